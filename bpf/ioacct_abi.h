@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The ABI shared by the BPF object and user space: map keys and values,
+ * operation numbers, access-size bins. Plain structs and constants only,
+ * no includes: the kernel side gets __u32/__u64 from vmlinux.h, user space
+ * from <linux/types.h>.
+ *
+ * Any change to a struct here must bump IOACCT_ABI_VERSION: the daemon
+ * refuses to reuse pinned maps of another ABI version.
+ */
+#ifndef IOACCT_ABI_H
+#define IOACCT_ABI_H
+
+#define IOACCT_ABI_VERSION 1
+
+/* Operations, in the order they are stored. Never renumber: stored data uses them. */
+enum ioacct_op {
+	IOACCT_OP_READ = 0,
+	IOACCT_OP_WRITE = 1,
+	IOACCT_OP_OPEN = 2,
+	IOACCT_OP_CREATE = 3,
+	IOACCT_OP_MKDIR = 4,
+	IOACCT_OP_UNLINK = 5,
+	IOACCT_OP_RMDIR = 6,
+	IOACCT_OP_FSYNC = 7,
+	IOACCT_OP_RENAME = 8,
+	IOACCT_OP_STAT = 9,
+	IOACCT_OP_COUNT = 10,
+};
+
+/*
+ * Darshan's access-size bins: a size goes in the first bin whose upper limit
+ * it does not exceed (0..100, 101..1024, ..., > 1 GiB).
+ */
+#define IOACCT_NR_SIZE_BINS 10
+#define IOACCT_SIZE_LIMIT_0 100ULL
+#define IOACCT_SIZE_LIMIT_1 1024ULL
+#define IOACCT_SIZE_LIMIT_2 10240ULL
+#define IOACCT_SIZE_LIMIT_3 102400ULL
+#define IOACCT_SIZE_LIMIT_4 1048576ULL
+#define IOACCT_SIZE_LIMIT_5 4194304ULL
+#define IOACCT_SIZE_LIMIT_6 10485760ULL
+#define IOACCT_SIZE_LIMIT_7 104857600ULL
+#define IOACCT_SIZE_LIMIT_8 1073741824ULL
+
+/* Which cgroup hierarchy a watched cgroup id belongs to. */
+enum ioacct_hier {
+	IOACCT_HIER_V2 = 0,
+	IOACCT_HIER_V1 = 1,
+};
+
+/* A slot number meaning "no watched cgroup" in the per-task cache. */
+#define IOACCT_SLOT_NONE 0xffffffffU
+/* The daemon's own process while it calibrates FMODE_CREATED: recorded, never counted. */
+#define IOACCT_SLOT_CALIB 0xfffffffeU
+
+/*
+ * The syscall table (rodata, filled by the daemon from the host's syscall
+ * numbers): sysmap[nr] = (op + 1) | kind << IOACCT_SYS_KIND_SHIFT, 0 for a
+ * syscall that is not watched.
+ */
+#define IOACCT_NR_SYSCALLS 512
+#define IOACCT_SYS_OP_MASK 0xff
+#define IOACCT_SYS_KIND_SHIFT 8
+
+/* Where a syscall's target is found. */
+enum ioacct_sys_kind {
+	IOACCT_SK_FD_DATA = 1,  /* fd = arg0, regular files only, bytes = return value */
+	IOACCT_SK_FD = 2,       /* fd = arg0, regular files and directories */
+	IOACCT_SK_PATH = 3,     /* path = arg0, relative to the cwd */
+	IOACCT_SK_AT = 4,       /* dirfd = arg0, path = arg1 */
+	IOACCT_SK_OPEN_PATH = 5,/* like PATH; the returned fd names the file */
+	IOACCT_SK_OPEN_AT = 6,  /* like AT; the returned fd names the file */
+	IOACCT_SK_UNLINKAT = 7, /* like AT; AT_REMOVEDIR in arg2 makes it an rmdir */
+};
+
+/* watch: cgroup -> slot. One entry per registered cgroup. */
+struct ioacct_watch_key {
+	__u64 cgroup_id;
+	__u32 hier;
+	__u32 pad;
+};
+
+struct ioacct_watch_val {
+	__u32 slot;
+	__u32 pad;
+};
+
+/* slots[slot]: the time base of the job the slot belongs to. */
+struct ioacct_slot {
+	__u64 start_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) at job start */
+	__u64 width_ns; /* bin width */
+	__u32 active;
+	__u32 pad;
+};
+
+/* stats: per-CPU counters for one (slot, mount, operation, time bin). */
+struct ioacct_stat_key {
+	__u32 slot;
+	__u32 mnt_id;
+	__u32 bin;
+	__u32 op;
+};
+
+struct ioacct_stat_val {
+	__u64 bytes;
+	__u64 calls;
+	__u64 errors;
+	__u64 ns;
+	__u64 size[IOACCT_NR_SIZE_BINS];
+};
+
+/* dropped[slot]: per-CPU, events that found the stats map full. */
+struct ioacct_drop_val {
+	__u64 events;
+	__u64 bytes;
+};
+
+/*
+ * state[0]: knobs the daemon changes at run time. gen is bumped whenever the
+ * set of watched cgroups changes, which invalidates every task's cached slot.
+ */
+struct ioacct_state {
+	__u64 gen;
+	__u32 nactive;       /* watched cgroups + calibration: 0 means nothing to do */
+	__u32 nwatch_v2;     /* number of watched v2 cgroups */
+	__u32 nwatch_v1;     /* number of watched v1 cgroups */
+	__u32 v1_ssid;       /* subsystem id of the v1 hierarchy used for attribution */
+	__u32 fmode_created; /* FMODE_CREATED bit, found by calibration; 0 = unknown */
+	__u32 calib_tgid;    /* process whose opens are recorded for calibration */
+	__u64 calib_fmode[2];/* f_mode of the calibrating process's last two opens */
+};
+
+/*
+ * mountpoints: longest-prefix match of an absolute path to a mount id, per
+ * mount namespace, for path-based operations whose file cannot be reached
+ * through a file descriptor (failed opens, mkdir, unlink, rename, stat).
+ */
+#define IOACCT_MP_PATH_MAX 248 /* the LPM trie takes at most 256 bytes of data */
+struct ioacct_mp_key {
+	__u32 prefixlen; /* in bits, counting the mntns field */
+	__u32 mntns;     /* inode number of the mount namespace */
+	char path[IOACCT_MP_PATH_MAX];
+};
+
+struct ioacct_mp_val {
+	__u32 mnt_id;
+	__u32 pad;
+};
+
+#endif /* IOACCT_ABI_H */

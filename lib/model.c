@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const op_names[IOACCT_OP_COUNT] = {
+	[IOACCT_OP_READ] = "read",     [IOACCT_OP_WRITE] = "write",
+	[IOACCT_OP_OPEN] = "open",     [IOACCT_OP_CREATE] = "create",
+	[IOACCT_OP_MKDIR] = "mkdir",   [IOACCT_OP_UNLINK] = "unlink",
+	[IOACCT_OP_RMDIR] = "rmdir",   [IOACCT_OP_FSYNC] = "fsync",
+	[IOACCT_OP_RENAME] = "rename", [IOACCT_OP_STAT] = "stat",
+};
+
+static const uint64_t size_limits[IOACCT_NR_SIZE_BINS] = {
+	IOACCT_SIZE_LIMIT_0, IOACCT_SIZE_LIMIT_1, IOACCT_SIZE_LIMIT_2, IOACCT_SIZE_LIMIT_3,
+	IOACCT_SIZE_LIMIT_4, IOACCT_SIZE_LIMIT_5, IOACCT_SIZE_LIMIT_6, IOACCT_SIZE_LIMIT_7,
+	IOACCT_SIZE_LIMIT_8, UINT64_MAX,
+};
+
+static const char *const size_names[IOACCT_NR_SIZE_BINS] = {
+	"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M",
+	"1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS",
+};
+
+const char *ioacct_op_name(unsigned int op)
+{
+	return op < IOACCT_OP_COUNT ? op_names[op] : NULL;
+}
+
+int ioacct_op_from_name(const char *name)
+{
+	for (unsigned int i = 0; i < IOACCT_OP_COUNT; i++)
+		if (strcmp(name, op_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+bool ioacct_op_is_data(unsigned int op)
+{
+	return op == IOACCT_OP_READ || op == IOACCT_OP_WRITE;
+}
+
+unsigned int ioacct_size_bin(uint64_t size)
+{
+	unsigned int i = 0;
+
+	while (i < IOACCT_NR_SIZE_BINS - 1 && size > size_limits[i])
+		i++;
+	return i;
+}
+
+const char *ioacct_size_bin_name(unsigned int bin)
+{
+	return bin < IOACCT_NR_SIZE_BINS ? size_names[bin] : NULL;
+}
+
+uint64_t ioacct_size_bin_limit(unsigned int bin)
+{
+	return bin < IOACCT_NR_SIZE_BINS ? size_limits[bin] : 0;
+}
+
+void ioacct_counters_add(struct ioacct_counters *dst, const struct ioacct_counters *src)
+{
+	dst->bytes += src->bytes;
+	dst->calls += src->calls;
+	dst->errors += src->errors;
+	dst->ns += src->ns;
+	for (unsigned int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
+		dst->size_hist[i] += src->size_hist[i];
+}
+
+bool ioacct_counters_is_zero(const struct ioacct_counters *c)
+{
+	static const struct ioacct_counters zero;
+
+	return memcmp(c, &zero, sizeof(zero)) == 0;
+}
+
+uint32_t ioacct_bin_of(uint64_t start_ns, uint64_t width_ns, uint64_t t_ns)
+{
+	uint64_t b;
+
+	if (t_ns <= start_ns || width_ns == 0)
+		return 0;
+	b = (t_ns - start_ns) / width_ns;
+	return b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+}
+
+const char *ioacct_step_name(uint32_t step_id, char *buf, size_t len)
+{
+	switch (step_id) {
+	case IOACCT_STEP_BATCH:
+		snprintf(buf, len, "batch");
+		break;
+	case IOACCT_STEP_EXTERN:
+		snprintf(buf, len, "extern");
+		break;
+	case IOACCT_STEP_INTERACTIVE:
+		snprintf(buf, len, "interactive");
+		break;
+	default:
+		snprintf(buf, len, "%u", step_id);
+	}
+	return buf;
+}
+
+int ioacct_step_parse(const char *s, uint32_t *step_id)
+{
+	char *end;
+	unsigned long v;
+
+	if (strcmp(s, "batch") == 0) {
+		*step_id = IOACCT_STEP_BATCH;
+		return 0;
+	}
+	if (strcmp(s, "extern") == 0) {
+		*step_id = IOACCT_STEP_EXTERN;
+		return 0;
+	}
+	if (strcmp(s, "interactive") == 0) {
+		*step_id = IOACCT_STEP_INTERACTIVE;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > UINT32_MAX)
+		return -EINVAL;
+	*step_id = (uint32_t)v;
+	return 0;
+}
+
+void ioacct_samples_sum(const struct ioacct_sample *s, size_t n, uint32_t step_id,
+			uint32_t mnt_id, uint32_t op, struct ioacct_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		if (step_id != UINT32_MAX && s[i].step_id != step_id)
+			continue;
+		if (mnt_id != UINT32_MAX && s[i].mnt_id != mnt_id)
+			continue;
+		if (op != UINT32_MAX && s[i].op != op)
+			continue;
+		ioacct_counters_add(out, &s[i].c);
+	}
+}
+
+int ioacct_strlcpy(char *dst, const char *src, size_t len)
+{
+	size_t n;
+
+	if (len == 0)
+		return -ENAMETOOLONG;
+	n = strnlen(src, len);
+	if (n == len) {
+		memcpy(dst, src, len - 1);
+		dst[len - 1] = '\0';
+		return -ENAMETOOLONG;
+	}
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+void ioacct_jobdata_free(struct ioacct_jobdata *jd)
+{
+	if (!jd)
+		return;
+	free(jd->steps);
+	free(jd->mounts);
+	free(jd->totals);
+	free(jd->series);
+	free(jd);
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The data model of ioacct: jobs, steps, mounts, operations, counters and
+ * time bins. Pure data and arithmetic: no I/O, no kernel, no SQLite.
+ */
+#ifndef IOACCT_MODEL_H
+#define IOACCT_MODEL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "ioacct_abi.h"
+
+/* Slurm's special step ids (slurm.h SLURM_BATCH_SCRIPT and friends). */
+#define IOACCT_STEP_BATCH 0xfffffffbU
+#define IOACCT_STEP_EXTERN 0xfffffffcU
+#define IOACCT_STEP_INTERACTIVE 0xfffffffdU
+
+#define IOACCT_NAME_MAX 256
+#define IOACCT_SHORT_MAX 64
+
+struct ioacct_counters {
+	uint64_t bytes;
+	uint64_t calls;
+	uint64_t errors;
+	uint64_t ns;
+	uint64_t size_hist[IOACCT_NR_SIZE_BINS];
+};
+
+struct ioacct_job {
+	int64_t key;                      /* store's row id, 0 when not stored */
+	uint64_t job_id;                  /* Slurm job id, or iorun's own */
+	char cluster[IOACCT_SHORT_MAX];   /* Slurm ClusterName, "iorun" for iorun */
+	char node[IOACCT_NAME_MAX];
+	char source[16];                  /* "slurm" or "iorun" */
+	uint32_t uid;
+	uint32_t gid;
+	char user[IOACCT_SHORT_MAX];
+	char name[IOACCT_NAME_MAX];
+	char workdir[PATH_MAX];
+	bool has_array;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	int64_t start_ns;                 /* wall clock, ns since the epoch */
+	int64_t end_ns;                   /* 0 while running */
+	char state[32];                   /* RUNNING, COMPLETED, FAILED, CANCELLED, ... */
+	int32_t exit_code;
+	char probe_mode[16];
+	uint64_t bin_width_ns;
+	uint64_t dropped_events;
+	uint64_t dropped_bytes;
+};
+
+struct ioacct_step {
+	uint32_t step_id;
+	int64_t start_ns;
+	int64_t end_ns;
+	char state[32];
+	int32_t exit_code;
+	char cgroup[PATH_MAX];
+};
+
+struct ioacct_mount {
+	uint32_t mnt_id;
+	char path[PATH_MAX];
+	char fstype[IOACCT_SHORT_MAX];
+	char source[PATH_MAX];
+};
+
+/* One time bin of one operation on one mount in one step. */
+struct ioacct_sample {
+	uint32_t step_id;
+	uint32_t mnt_id;
+	uint32_t op;
+	uint32_t bin;
+	struct ioacct_counters c;
+};
+
+/* Everything stored about one job, as loaded by ioacct_store_job_load(). */
+struct ioacct_jobdata {
+	struct ioacct_job job;
+	struct ioacct_step *steps;
+	size_t nsteps;
+	struct ioacct_mount *mounts;
+	size_t nmounts;
+	struct ioacct_sample *totals;     /* bin is 0; one per (step, mount, op) */
+	size_t ntotals;
+	struct ioacct_sample *series;     /* ordered by step, mount, op, bin */
+	size_t nseries;
+};
+
+void ioacct_jobdata_free(struct ioacct_jobdata *jd);
+
+/* "read", "write", ... ; NULL for an op out of range. */
+const char *ioacct_op_name(unsigned int op);
+/* -1 when unknown. */
+int ioacct_op_from_name(const char *name);
+bool ioacct_op_is_data(unsigned int op);
+
+/* Index of the Darshan access-size bin for a request of `size` bytes. */
+unsigned int ioacct_size_bin(uint64_t size);
+/* Darshan's counter suffix for a bin: "0_100", "100_1K", ..., "1G_PLUS". */
+const char *ioacct_size_bin_name(unsigned int bin);
+/* Inclusive upper limit of a bin; UINT64_MAX for the last. */
+uint64_t ioacct_size_bin_limit(unsigned int bin);
+
+void ioacct_counters_add(struct ioacct_counters *dst, const struct ioacct_counters *src);
+bool ioacct_counters_is_zero(const struct ioacct_counters *c);
+
+/* Time bin of an event at `t_ns` for a job that started at `start_ns`. */
+uint32_t ioacct_bin_of(uint64_t start_ns, uint64_t width_ns, uint64_t t_ns);
+
+/* "batch", "extern", "interactive" or the decimal number, into buf. */
+const char *ioacct_step_name(uint32_t step_id, char *buf, size_t len);
+/* Parses what ioacct_step_name() prints; -EINVAL on anything else. */
+int ioacct_step_parse(const char *s, uint32_t *step_id);
+
+/* Sum of every sample in `s` matching mount/op (UINT32_MAX = any). */
+void ioacct_samples_sum(const struct ioacct_sample *s, size_t n, uint32_t step_id,
+			uint32_t mnt_id, uint32_t op, struct ioacct_counters *out);
+
+/* Copies src into dst (size len) and always NUL-terminates; -ENAMETOOLONG if cut. */
+int ioacct_strlcpy(char *dst, const char *src, size_t len);
+
+#endif /* IOACCT_MODEL_H */

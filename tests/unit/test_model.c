@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "model.h"
+
+/* Darshan's bin edges: each limit is the last size of its bin, the next byte the next bin. */
+static void test_size_bins_edges(void **state)
+{
+	static const uint64_t limits[] = { 100, 1024, 10240, 102400, 1048576, 4194304, 10485760,
+					   104857600, 1073741824 };
+
+	(void)state;
+	assert_int_equal(ioacct_size_bin(0), 0);
+	for (unsigned int i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		assert_int_equal(ioacct_size_bin(limits[i]), i);
+		assert_int_equal(ioacct_size_bin(limits[i] + 1), i + 1);
+		assert_int_equal(ioacct_size_bin_limit(i), limits[i]);
+	}
+	assert_int_equal(ioacct_size_bin(UINT64_MAX), 9);
+	assert_int_equal(ioacct_size_bin(4096), 2);
+	assert_int_equal(ioacct_size_bin(65536), 3);
+	assert_true(ioacct_size_bin_limit(9) == UINT64_MAX);
+}
+
+static void test_size_bin_names(void **state)
+{
+	(void)state;
+	assert_string_equal(ioacct_size_bin_name(0), "0_100");
+	assert_string_equal(ioacct_size_bin_name(4), "100K_1M");
+	assert_string_equal(ioacct_size_bin_name(9), "1G_PLUS");
+	assert_null(ioacct_size_bin_name(10));
+}
+
+static void test_op_names(void **state)
+{
+	(void)state;
+	for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++) {
+		const char *name = ioacct_op_name(op);
+
+		assert_non_null(name);
+		assert_int_equal(ioacct_op_from_name(name), (int)op);
+	}
+	assert_string_equal(ioacct_op_name(IOACCT_OP_RMDIR), "rmdir");
+	assert_null(ioacct_op_name(IOACCT_OP_COUNT));
+	assert_int_equal(ioacct_op_from_name("close"), -1);
+	assert_true(ioacct_op_is_data(IOACCT_OP_READ));
+	assert_true(ioacct_op_is_data(IOACCT_OP_WRITE));
+	assert_false(ioacct_op_is_data(IOACCT_OP_OPEN));
+}
+
+static void test_counters_add(void **state)
+{
+	struct ioacct_counters a = { .bytes = 10, .calls = 2, .errors = 1, .ns = 100 };
+	struct ioacct_counters b = { .bytes = UINT64_MAX - 10, .calls = 3, .errors = 0, .ns = 5 };
+
+	(void)state;
+	a.size_hist[0] = 1;
+	b.size_hist[0] = 2;
+	b.size_hist[9] = 7;
+	assert_false(ioacct_counters_is_zero(&a));
+	ioacct_counters_add(&a, &b);
+	assert_true(a.bytes == UINT64_MAX);
+	assert_int_equal(a.calls, 5);
+	assert_int_equal(a.errors, 1);
+	assert_int_equal(a.ns, 105);
+	assert_int_equal(a.size_hist[0], 3);
+	assert_int_equal(a.size_hist[9], 7);
+	memset(&b, 0, sizeof(b));
+	assert_true(ioacct_counters_is_zero(&b));
+}
+
+static void test_bin_of(void **state)
+{
+	(void)state;
+	assert_int_equal(ioacct_bin_of(1000, 10, 1000), 0);
+	assert_int_equal(ioacct_bin_of(1000, 10, 1009), 0);
+	assert_int_equal(ioacct_bin_of(1000, 10, 1010), 1);
+	assert_int_equal(ioacct_bin_of(1000, 10, 999), 0);  /* before the start */
+	assert_int_equal(ioacct_bin_of(1000, 0, 5000), 0);  /* no width */
+	assert_int_equal(ioacct_bin_of(0, 1, UINT64_MAX), UINT32_MAX);
+	assert_int_equal(ioacct_bin_of(5000000000ULL, 1000000000ULL, 12500000000ULL), 7);
+}
+
+static void test_step_names(void **state)
+{
+	char buf[32];
+	uint32_t id;
+
+	(void)state;
+	assert_string_equal(ioacct_step_name(IOACCT_STEP_BATCH, buf, sizeof(buf)), "batch");
+	assert_string_equal(ioacct_step_name(IOACCT_STEP_EXTERN, buf, sizeof(buf)), "extern");
+	assert_string_equal(ioacct_step_name(IOACCT_STEP_INTERACTIVE, buf, sizeof(buf)), "interactive");
+	assert_string_equal(ioacct_step_name(12, buf, sizeof(buf)), "12");
+	assert_int_equal(ioacct_step_parse("batch", &id), 0);
+	assert_int_equal(id, IOACCT_STEP_BATCH);
+	assert_int_equal(ioacct_step_parse("extern", &id), 0);
+	assert_int_equal(id, IOACCT_STEP_EXTERN);
+	assert_int_equal(ioacct_step_parse("4294967295", &id), 0);
+	assert_int_equal(id, UINT32_MAX);
+	assert_int_equal(ioacct_step_parse("4294967296", &id), -EINVAL);
+	assert_int_equal(ioacct_step_parse("-1", &id), -EINVAL);
+	assert_int_equal(ioacct_step_parse("1x", &id), -EINVAL);
+	assert_int_equal(ioacct_step_parse("", &id), -EINVAL);
+}
+
+static void test_samples_sum(void **state)
+{
+	struct ioacct_sample s[4] = {
+		{ .step_id = 0, .mnt_id = 10, .op = IOACCT_OP_WRITE, .bin = 0, .c = { .bytes = 1, .calls = 1 } },
+		{ .step_id = 0, .mnt_id = 10, .op = IOACCT_OP_WRITE, .bin = 1, .c = { .bytes = 2, .calls = 1 } },
+		{ .step_id = 1, .mnt_id = 10, .op = IOACCT_OP_WRITE, .bin = 0, .c = { .bytes = 4, .calls = 1 } },
+		{ .step_id = 1, .mnt_id = 11, .op = IOACCT_OP_READ, .bin = 0, .c = { .bytes = 8, .calls = 1 } },
+	};
+	struct ioacct_counters c;
+
+	(void)state;
+	ioacct_samples_sum(s, 4, UINT32_MAX, UINT32_MAX, UINT32_MAX, &c);
+	assert_int_equal(c.bytes, 15);
+	assert_int_equal(c.calls, 4);
+	ioacct_samples_sum(s, 4, 0, 10, IOACCT_OP_WRITE, &c);
+	assert_int_equal(c.bytes, 3);
+	ioacct_samples_sum(s, 4, UINT32_MAX, 10, UINT32_MAX, &c);
+	assert_int_equal(c.bytes, 7);
+	ioacct_samples_sum(s, 4, 1, UINT32_MAX, IOACCT_OP_READ, &c);
+	assert_int_equal(c.bytes, 8);
+	ioacct_samples_sum(s, 4, 2, UINT32_MAX, UINT32_MAX, &c);
+	assert_true(ioacct_counters_is_zero(&c));
+}
+
+static void test_strlcpy(void **state)
+{
+	char buf[4];
+
+	(void)state;
+	assert_int_equal(ioacct_strlcpy(buf, "abc", sizeof(buf)), 0);
+	assert_string_equal(buf, "abc");
+	assert_int_equal(ioacct_strlcpy(buf, "abcd", sizeof(buf)), -ENAMETOOLONG);
+	assert_string_equal(buf, "abc");
+	assert_int_equal(ioacct_strlcpy(buf, "", sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(ioacct_strlcpy(buf, "x", 0), -ENAMETOOLONG);
+}
+
+static void test_jobdata_free_null(void **state)
+{
+	(void)state;
+	ioacct_jobdata_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_size_bins_edges),
+		cmocka_unit_test(test_size_bin_names),
+		cmocka_unit_test(test_op_names),
+		cmocka_unit_test(test_counters_add),
+		cmocka_unit_test(test_bin_of),
+		cmocka_unit_test(test_step_names),
+		cmocka_unit_test(test_samples_sum),
+		cmocka_unit_test(test_strlcpy),
+		cmocka_unit_test(test_jobdata_free_null),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
