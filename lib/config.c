@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "model.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define LINE_MAX_BYTES 4095
+/* Bound on how much of an offending value a message repeats. */
+#define QUOTE_MAX 80
+#define MSG_MAX 1024
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+enum key_type {
+	KEY_PATH,          /* absolute path */
+	KEY_SOCKET,        /* absolute path that also fits sun_path */
+	KEY_SECONDS_NS,    /* seconds with decimals, stored as ns */
+	KEY_SECONDS_MS,    /* seconds with decimals, stored as ms */
+	KEY_UINT32,
+	KEY_PROBE_MODE,
+	KEY_CGROUP_MODE,
+	KEY_CONTROLLER,    /* [a-z_]+ */
+	KEY_CGROUP_PATH,   /* relative, no ".." */
+	KEY_NAME,          /* [A-Za-z0-9_.-]+ */
+	KEY_LOG_LEVEL,
+	KEY_BOOL,
+};
+
+struct key {
+	const char *name;
+	enum key_type type;
+	size_t off;
+	size_t size;
+	uint64_t min, max;  /* KEY_UINT32: the value; KEY_SECONDS_*: ns */
+};
+
+#define FIELD(m) offsetof(struct ioacct_config, m), sizeof(((struct ioacct_config *)0)->m)
+
+static const struct key keys[] = {
+	{ "socket", KEY_SOCKET, FIELD(socket_path), 0, 0 },
+	{ "db", KEY_PATH, FIELD(db_path), 0, 0 },
+	{ "pidfile", KEY_PATH, FIELD(pid_file), 0, 0 },
+	{ "bpf_pin_dir", KEY_PATH, FIELD(pin_dir), 0, 0 },
+	{ "probe_mode", KEY_PROBE_MODE, FIELD(probe_mode), 0, 0 },
+	{ "bin_width", KEY_SECONDS_NS, FIELD(bin_width_ns), NSEC_PER_SEC / 10, 86400 * NSEC_PER_SEC },
+	{ "drain_interval", KEY_SECONDS_MS, FIELD(drain_interval_ms), NSEC_PER_SEC / 10,
+	  3600 * NSEC_PER_SEC },
+	{ "max_jobs", KEY_UINT32, FIELD(max_jobs), 1, 65536 },
+	{ "max_cgroups", KEY_UINT32, FIELD(max_cgroups), 1, 1048576 },
+	{ "max_entries", KEY_UINT32, FIELD(max_entries), 1, 16777216 },
+	{ "max_mountpoints", KEY_UINT32, FIELD(max_mountpoints), 1, 1048576 },
+	{ "cgroup_v1_hierarchy", KEY_CONTROLLER, FIELD(cgroup_v1_hierarchy), 0, 0 },
+	{ "cgroup_mode", KEY_CGROUP_MODE, FIELD(cgroup_mode), 0, 0 },
+	{ "cgroup_parent", KEY_CGROUP_PATH, FIELD(cgroup_parent), 0, 0 },
+	{ "cluster", KEY_NAME, FIELD(cluster), 0, 0 },
+	{ "node", KEY_NAME, FIELD(node), 0, 0 },
+	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
+	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
+};
+
+#define NKEYS ARRAY_SIZE(keys)
+
+/* set_keyword() stores both enums and log_level through an int pointer. */
+_Static_assert(sizeof(enum ioacct_probe_mode) == sizeof(int), "probe_mode is not int-sized");
+_Static_assert(sizeof(enum ioacct_cgroup_mode) == sizeof(int), "cgroup_mode is not int-sized");
+
+static const char *const probe_mode_names[] = {
+	[IOACCT_PROBE_AUTO] = "auto",
+	[IOACCT_PROBE_FENTRY] = "fentry",
+	[IOACCT_PROBE_KPROBE] = "kprobe",
+	[IOACCT_PROBE_TRACEPOINT] = "tracepoint",
+};
+
+static const char *const cgroup_mode_names[] = {
+	[IOACCT_CGROUP_AUTO] = "auto",
+	[IOACCT_CGROUP_V2] = "v2",
+	[IOACCT_CGROUP_V1] = "v1",
+};
+
+static const struct {
+	const char *name;
+	bool value;
+} bool_names[] = {
+	{ "yes", true }, { "no", false }, { "true", true }, { "false", false },
+	{ "on", true },  { "off", false }, { "1", true },   { "0", false },
+};
+
+/* Callers may pass no buffer when they only want the return value. */
+__attribute__((format(printf, 3, 4)))
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * The value between double quotes for a message, control characters escaped
+ * so that the message stays on one line, cut after QUOTE_MAX bytes.
+ */
+static const char *quote(const char *s, char *buf, size_t len)
+{
+	size_t o = 0, i;
+
+	buf[o++] = '"';
+	for (i = 0; s[i] && i < QUOTE_MAX && o + 8 < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+		else if (c == '"' || c == '\\')
+			o += (size_t)snprintf(buf + o, len - o, "\\%c", c);
+		else
+			buf[o++] = (char)c;
+	}
+	buf[o++] = '"';
+	if (s[i])
+		o += (size_t)snprintf(buf + o, len - o, "...");
+	buf[o] = '\0';
+	return buf;
+}
+
+#define QUOTE_BUFSZ (QUOTE_MAX * 4 + 16)
+
+/* "0.1", "5", "86400": the shortest exact decimal form of ns in seconds. */
+static const char *format_seconds(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t frac = ns % NSEC_PER_SEC;
+	int digits = 9;
+
+	if (frac == 0) {
+		snprintf(buf, len, "%llu", (unsigned long long)(ns / NSEC_PER_SEC));
+		return buf;
+	}
+	while (frac % 10 == 0) {
+		frac /= 10;
+		digits--;
+	}
+	snprintf(buf, len, "%llu.%0*llu", (unsigned long long)(ns / NSEC_PER_SEC), digits,
+		 (unsigned long long)frac);
+	return buf;
+}
+
+int ioacct_parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out_ns)
+{
+	uint64_t secs = 0, frac = 0, ns;
+	unsigned int decimals = 0;
+	bool overflow = false;
+	const char *p = s;
+
+	if (!s || !is_digit(*p))
+		return -EINVAL;
+	for (; is_digit(*p); p++) {
+		/* Keep scanning past an overflow so that "99...9x" is still -EINVAL. */
+		if (secs > UINT64_MAX / NSEC_PER_SEC)
+			overflow = true;
+		else
+			secs = secs * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		p++;
+		if (!is_digit(*p))
+			return -EINVAL;
+		for (; is_digit(*p); p++) {
+			if (++decimals > 9)
+				return -EINVAL;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+		}
+		for (; decimals < 9; decimals++)
+			frac *= 10;
+	}
+	if (*p != '\0')
+		return -EINVAL;
+	if (overflow || secs > UINT64_MAX / NSEC_PER_SEC)
+		return -ERANGE;
+	ns = secs * NSEC_PER_SEC;
+	if (ns > UINT64_MAX - frac)
+		return -ERANGE;
+	ns += frac;
+	if (ns < min_ns || ns > max_ns)
+		return -ERANGE;
+	*out_ns = ns;
+	return 0;
+}
+
+/* Decimal digits only: "+1", "0x10" and "1e3" are not numbers here. */
+static int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!is_digit(*s))
+		return -EINVAL;
+	/* Saturating: any max is below UINT64_MAX, so an overflow ends up out of range. */
+	for (; is_digit(*s); s++)
+		v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : v * 10 + (uint64_t)(*s - '0');
+	if (*s != '\0')
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+const char *ioacct_probe_mode_name(enum ioacct_probe_mode mode)
+{
+	if ((unsigned int)mode >= ARRAY_SIZE(probe_mode_names))
+		return "?";
+	return probe_mode_names[mode];
+}
+
+int ioacct_probe_mode_from_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(probe_mode_names); i++)
+		if (strcasecmp(name, probe_mode_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int cgroup_mode_from_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cgroup_mode_names); i++)
+		if (strcasecmp(name, cgroup_mode_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+void ioacct_config_defaults(struct ioacct_config *cfg)
+{
+	char *dot;
+
+	memset(cfg, 0, sizeof(*cfg));
+	ioacct_strlcpy(cfg->socket_path, "/run/ioacct/ioacctd.sock", sizeof(cfg->socket_path));
+	ioacct_strlcpy(cfg->db_path, "/var/lib/ioacct/ioacct.db", sizeof(cfg->db_path));
+	ioacct_strlcpy(cfg->pid_file, "/run/ioacct/ioacctd.pid", sizeof(cfg->pid_file));
+	ioacct_strlcpy(cfg->pin_dir, "/sys/fs/bpf/ioacct", sizeof(cfg->pin_dir));
+	cfg->probe_mode = IOACCT_PROBE_AUTO;
+	cfg->bin_width_ns = 5 * NSEC_PER_SEC;
+	cfg->drain_interval_ms = 2000;
+	cfg->max_jobs = 1024;
+	cfg->max_cgroups = 4096;
+	cfg->max_entries = 65536;
+	cfg->max_mountpoints = 4096;
+	ioacct_strlcpy(cfg->cgroup_v1_hierarchy, "freezer", sizeof(cfg->cgroup_v1_hierarchy));
+	cfg->cgroup_mode = IOACCT_CGROUP_AUTO;
+	ioacct_strlcpy(cfg->cgroup_parent, "ioacct", sizeof(cfg->cgroup_parent));
+	/* gethostname() need not terminate a truncated name; an unknown one stays empty. */
+	if (gethostname(cfg->node, sizeof(cfg->node) - 1) != 0)
+		cfg->node[0] = '\0';
+	cfg->node[sizeof(cfg->node) - 1] = '\0';
+	dot = strchr(cfg->node, '.');
+	if (dot)
+		*dot = '\0';
+	cfg->log_level = IOACCT_LOG_INFO;
+	cfg->private_data = false;
+}
+
+static const struct key *find_key(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(name, keys[i].name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static void unknown_key(const char *name, char *err, size_t errlen)
+{
+	char q[QUOTE_BUFSZ], list[MSG_MAX];
+	size_t o = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < NKEYS && o < sizeof(list); i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+				      keys[i].name);
+	set_err(err, errlen, "unknown key %s (valid keys: %s)", quote(name, q, sizeof(q)), list);
+}
+
+static bool all_in(const char *s, const char *extra, bool upper_and_digits)
+{
+	for (; *s; s++) {
+		char c = *s;
+
+		if ((c >= 'a' && c <= 'z') || strchr(extra, c))
+			continue;
+		if (upper_and_digits && ((c >= 'A' && c <= 'Z') || is_digit(c)))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+static bool has_dotdot(const char *path)
+{
+	const char *p = path;
+
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return true;
+		p += n;
+		p += strspn(p, "/");
+	}
+	return false;
+}
+
+static int set_path(const struct key *k, char *dst, const char *value, char *err, size_t errlen)
+{
+	const size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+	char q[QUOTE_BUFSZ];
+
+	if (value[0] != '/') {
+		set_err(err, errlen, "%s: %s is not an absolute path", k->name,
+			quote(value, q, sizeof(q)));
+		return -EINVAL;
+	}
+	if (k->type == KEY_SOCKET && strlen(value) > sun_max) {
+		set_err(err, errlen,
+			"%s: %s is too long for a Unix socket (at most %zu bytes, the size of sun_path)",
+			k->name, quote(value, q, sizeof(q)), sun_max);
+		return -EINVAL;
+	}
+	if (strlen(value) >= k->size) {
+		set_err(err, errlen, "%s: %s is too long (at most %zu bytes)", k->name,
+			quote(value, q, sizeof(q)), k->size - 1);
+		return -EINVAL;
+	}
+	ioacct_strlcpy(dst, value, k->size);
+	return 0;
+}
+
+static int set_seconds(const struct key *k, void *field, const char *value, char *err,
+		       size_t errlen)
+{
+	char q[QUOTE_BUFSZ], lo[32], hi[32];
+	uint64_t ns;
+	int ret;
+
+	ret = ioacct_parse_seconds(value, k->min, k->max, &ns);
+	if (ret == -EINVAL) {
+		set_err(err, errlen, "%s: %s is not a number of seconds (e.g. 5 or 0.5)", k->name,
+			quote(value, q, sizeof(q)));
+		return -EINVAL;
+	}
+	if (ret < 0) {
+		set_err(err, errlen, "%s: %s is out of range (%s .. %s seconds)", k->name,
+			quote(value, q, sizeof(q)), format_seconds(k->min, lo, sizeof(lo)),
+			format_seconds(k->max, hi, sizeof(hi)));
+		return -EINVAL;
+	}
+	if (k->type == KEY_SECONDS_NS) {
+		*(uint64_t *)field = ns;
+		return 0;
+	}
+	/* Rounding would silently change what the admin wrote. */
+	if (ns % NSEC_PER_MSEC != 0) {
+		set_err(err, errlen, "%s: %s is finer than a millisecond (at most 3 decimals)",
+			k->name, quote(value, q, sizeof(q)));
+		return -EINVAL;
+	}
+	*(uint64_t *)field = ns / NSEC_PER_MSEC;
+	return 0;
+}
+
+static int set_uint32(const struct key *k, uint32_t *field, const char *value, char *err,
+		      size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+	uint64_t v;
+	int ret;
+
+	ret = parse_uint(value, k->min, k->max, &v);
+	if (ret == -EINVAL) {
+		set_err(err, errlen, "%s: %s is not a decimal whole number", k->name,
+			quote(value, q, sizeof(q)));
+		return -EINVAL;
+	}
+	if (ret < 0) {
+		set_err(err, errlen, "%s: %s is out of range (%llu .. %llu)", k->name,
+			quote(value, q, sizeof(q)), (unsigned long long)k->min,
+			(unsigned long long)k->max);
+		return -EINVAL;
+	}
+	*field = (uint32_t)v;
+	return 0;
+}
+
+static int set_name(const struct key *k, char *dst, const char *value, char *err, size_t errlen)
+{
+	bool controller = k->type == KEY_CONTROLLER;
+	char q[QUOTE_BUFSZ];
+
+	if (!all_in(value, controller ? "_" : "_.-", !controller) || strlen(value) >= k->size) {
+		set_err(err, errlen, "%s: %s is not valid: use %s, at most %zu characters",
+			k->name, quote(value, q, sizeof(q)),
+			controller ? "a cgroup v1 controller name (a-z and _)"
+				   : "letters, digits, '_', '.' and '-'",
+			k->size - 1);
+		return -EINVAL;
+	}
+	ioacct_strlcpy(dst, value, k->size);
+	return 0;
+}
+
+static int set_cgroup_path(const struct key *k, char *dst, const char *value, char *err,
+			   size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+
+	if (value[0] == '/') {
+		set_err(err, errlen, "%s: %s must be relative to the cgroup root", k->name,
+			quote(value, q, sizeof(q)));
+		return -EINVAL;
+	}
+	if (has_dotdot(value)) {
+		set_err(err, errlen, "%s: %s must not contain \"..\" components", k->name,
+			quote(value, q, sizeof(q)));
+		return -EINVAL;
+	}
+	if (strlen(value) >= k->size) {
+		set_err(err, errlen, "%s: %s is too long (at most %zu bytes)", k->name,
+			quote(value, q, sizeof(q)), k->size - 1);
+		return -EINVAL;
+	}
+	ioacct_strlcpy(dst, value, k->size);
+	return 0;
+}
+
+static int set_keyword(const struct key *k, int *field, const char *value, char *err,
+		       size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+	const char *choices;
+	int v;
+
+	switch (k->type) {
+	case KEY_PROBE_MODE:
+		v = ioacct_probe_mode_from_name(value);
+		choices = "auto, fentry, kprobe, tracepoint";
+		break;
+	case KEY_CGROUP_MODE:
+		v = cgroup_mode_from_name(value);
+		choices = "auto, v2, v1";
+		break;
+	default: /* KEY_LOG_LEVEL */
+		v = ioacct_log_level_from_name(value);
+		choices = "error, warning, info, debug";
+		break;
+	}
+	if (v < 0) {
+		set_err(err, errlen, "%s: %s is not one of %s", k->name, quote(value, q, sizeof(q)),
+			choices);
+		return -EINVAL;
+	}
+	*field = v;
+	return 0;
+}
+
+static int set_bool(const struct key *k, bool *field, const char *value, char *err,
+		    size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+
+	for (size_t i = 0; i < ARRAY_SIZE(bool_names); i++) {
+		if (strcasecmp(value, bool_names[i].name) == 0) {
+			*field = bool_names[i].value;
+			return 0;
+		}
+	}
+	set_err(err, errlen, "%s: %s is not yes/no, true/false, on/off or 1/0", k->name,
+		quote(value, q, sizeof(q)));
+	return -EINVAL;
+}
+
+static int set_key(struct ioacct_config *cfg, const struct key *k, const char *value, char *err,
+		   size_t errlen)
+{
+	void *field = (char *)cfg + k->off;
+
+	if (value[0] == '\0') {
+		set_err(err, errlen, "%s: missing value", k->name);
+		return -EINVAL;
+	}
+	switch (k->type) {
+	case KEY_PATH:
+	case KEY_SOCKET:
+		return set_path(k, field, value, err, errlen);
+	case KEY_SECONDS_NS:
+	case KEY_SECONDS_MS:
+		return set_seconds(k, field, value, err, errlen);
+	case KEY_UINT32:
+		return set_uint32(k, field, value, err, errlen);
+	case KEY_CONTROLLER:
+	case KEY_NAME:
+		return set_name(k, field, value, err, errlen);
+	case KEY_CGROUP_PATH:
+		return set_cgroup_path(k, field, value, err, errlen);
+	case KEY_PROBE_MODE:
+	case KEY_CGROUP_MODE:
+	case KEY_LOG_LEVEL:
+		return set_keyword(k, field, value, err, errlen);
+	case KEY_BOOL:
+		return set_bool(k, field, value, err, errlen);
+	}
+	return -EINVAL;
+}
+
+int ioacct_config_set(struct ioacct_config *cfg, const char *key, const char *value, char *err,
+		      size_t errlen)
+{
+	const struct key *k = find_key(key);
+
+	set_err(err, errlen, "%s", "");
+	if (!k) {
+		unknown_key(key, err, errlen);
+		return -ENOENT;
+	}
+	return set_key(cfg, k, value, err, errlen);
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (is_space(*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && is_space(end[-1]))
+		end--;
+	*end = '\0';
+	return s;
+}
+
+/* One line without its '\n', NUL-terminated; the comment is cut off here. */
+static int parse_line(struct ioacct_config *cfg, char *line, unsigned int lineno,
+		      unsigned int seen[NKEYS], char *msg, size_t msglen)
+{
+	char q[QUOTE_BUFSZ], *eq, *key, *value;
+	const struct key *k;
+
+	for (char *p = line; *p; p++) {
+		if (*p == '#' && (p == line || is_space(p[-1]))) {
+			*p = '\0';
+			break;
+		}
+	}
+	line = trim(line);
+	if (*line == '\0')
+		return 0;
+	eq = strchr(line, '=');
+	if (!eq) {
+		set_err(msg, msglen, "%s is not \"key = value\"", quote(line, q, sizeof(q)));
+		return -EINVAL;
+	}
+	*eq = '\0';
+	key = trim(line);
+	value = trim(eq + 1);
+	if (*key == '\0') {
+		set_err(msg, msglen, "missing key before \"=\"");
+		return -EINVAL;
+	}
+	k = find_key(key);
+	if (!k) {
+		unknown_key(key, msg, msglen);
+		return -EINVAL;
+	}
+	if (seen[k - keys]) {
+		set_err(msg, msglen, "%s: already set on line %u", k->name, seen[k - keys]);
+		return -EINVAL;
+	}
+	seen[k - keys] = lineno;
+	return set_key(cfg, k, value, msg, msglen);
+}
+
+static int load_stream(struct ioacct_config *cfg, FILE *f, const char *path, char *err,
+		       size_t errlen)
+{
+	unsigned int seen[NKEYS] = { 0 };
+	char line[LINE_MAX_BYTES + 1], msg[MSG_MAX];
+	unsigned int lineno = 0;
+	int c = 0, ret;
+
+	while (c != EOF) {
+		size_t len = 0;
+
+		lineno++;
+		/* Byte by byte: bounded memory, and NUL bytes are seen. */
+		while ((c = getc(f)) != EOF && c != '\n') {
+			if (c == '\0') {
+				set_err(err, errlen, "%s:%u: NUL byte in the file", path, lineno);
+				return -EINVAL;
+			}
+			if (len == LINE_MAX_BYTES) {
+				set_err(err, errlen, "%s:%u: line longer than %d bytes", path,
+					lineno, LINE_MAX_BYTES);
+				return -EINVAL;
+			}
+			line[len++] = (char)c;
+		}
+		if (c == EOF && ferror(f)) {
+			ret = errno ? -errno : -EIO;
+			set_err(err, errlen, "%s: %s", path, strerror(-ret));
+			return ret;
+		}
+		line[len] = '\0';
+		ret = parse_line(cfg, line, lineno, seen, msg, sizeof(msg));
+		if (ret < 0) {
+			set_err(err, errlen, "%s:%u: %s", path, lineno, msg);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int ioacct_config_load(struct ioacct_config *cfg, const char *path, char *err, size_t errlen)
+{
+	bool optional = false;
+	FILE *f;
+	int ret;
+
+	set_err(err, errlen, "%s", "");
+	if (!path) {
+		/* secure_getenv: a set-id program must not read a file the caller picks. */
+		path = secure_getenv("IOACCT_CONF");
+		if (!path || !*path) {
+			path = IOACCT_CONFIG_FILE;
+			optional = true;
+		}
+	}
+	f = fopen(path, "re");
+	if (!f) {
+		ret = -errno;
+		if (ret == -ENOENT && optional)
+			return 0;
+		set_err(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	/* fopen() accepts a directory: the first read fails with EISDIR. */
+	ret = load_stream(cfg, f, path, err, errlen);
+	fclose(f);
+	return ret;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The configuration file, /etc/ioacct/ioacct.conf: `key = value` lines,
+ * `#` starts a comment, blank lines are ignored. Unknown keys and bad values
+ * are rejected with "file:line: message". Every program reads the same file.
+ */
+#ifndef IOACCT_CONFIG_H
+#define IOACCT_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IOACCT_CONFIG_FILE SYSCONFDIR "/ioacct/ioacct.conf"
+
+enum ioacct_probe_mode {
+	IOACCT_PROBE_AUTO = 0,
+	IOACCT_PROBE_FENTRY,
+	IOACCT_PROBE_KPROBE,
+	IOACCT_PROBE_TRACEPOINT,
+};
+
+enum ioacct_cgroup_mode {
+	IOACCT_CGROUP_AUTO = 0,   /* v2 when usable, else the v1 hierarchy */
+	IOACCT_CGROUP_V2,
+	IOACCT_CGROUP_V1,
+};
+
+struct ioacct_config {
+	char socket_path[PATH_MAX];      /* socket = /run/ioacct/ioacctd.sock */
+	char db_path[PATH_MAX];          /* db = /var/lib/ioacct/ioacct.db */
+	char pid_file[PATH_MAX];         /* pidfile = /run/ioacct/ioacctd.pid */
+	char pin_dir[PATH_MAX];          /* bpf_pin_dir = /sys/fs/bpf/ioacct */
+	enum ioacct_probe_mode probe_mode; /* probe_mode = auto */
+	uint64_t bin_width_ns;           /* bin_width = 5 (seconds, decimals allowed, 0.1 .. 86400) */
+	uint64_t drain_interval_ms;      /* drain_interval = 2 (seconds, decimals allowed, 0.1 .. 3600) */
+	uint32_t max_jobs;               /* max_jobs = 1024: watch slots (concurrent steps) */
+	uint32_t max_cgroups;            /* max_cgroups = 4096: registered cgroups */
+	uint32_t max_entries;            /* max_entries = 65536: (slot, mount, op, bin) entries in the kernel */
+	uint32_t max_mountpoints;        /* max_mountpoints = 4096: path prefixes over all namespaces */
+	char cgroup_v1_hierarchy[32];    /* cgroup_v1_hierarchy = freezer */
+	enum ioacct_cgroup_mode cgroup_mode; /* cgroup_mode = auto (iorun) */
+	char cgroup_parent[PATH_MAX];    /* cgroup_parent = ioacct: iorun's cgroups go below it */
+	char cluster[64];                /* cluster = (empty: Slurm's ClusterName; "iorun" for iorun) */
+	char node[256];                  /* node = (empty: the short host name) */
+	int log_level;                   /* log_level = info */
+	bool private_data;               /* private_data = no */
+};
+
+/* Fills every field with its default. */
+void ioacct_config_defaults(struct ioacct_config *cfg);
+
+/*
+ * Reads `path` over the values already in cfg. When `path` is NULL the
+ * default file is read and its absence is not an error. Returns 0 or -errno;
+ * on error `err` holds "path:line: what is wrong" (or "path: <strerror>").
+ */
+int ioacct_config_load(struct ioacct_config *cfg, const char *path, char *err, size_t errlen);
+
+/* Sets one key as if read from a file; -EINVAL/-ENOENT with a message. */
+int ioacct_config_set(struct ioacct_config *cfg, const char *key, const char *value,
+		      char *err, size_t errlen);
+
+/*
+ * Parses a duration in seconds with optional decimals ("5", "0.5", "2.25")
+ * into nanoseconds; -EINVAL when malformed, -ERANGE when outside [min_ns, max_ns].
+ */
+int ioacct_parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out_ns);
+
+const char *ioacct_probe_mode_name(enum ioacct_probe_mode mode);
+int ioacct_probe_mode_from_name(const char *name); /* -1 when unknown */
+
+#endif /* IOACCT_CONFIG_H */
