@@ -1,0 +1,1138 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The wire protocol; proto.h describes the framing. Each message type has a
+ * schema, a table of the attributes it carries and where they live in the
+ * C struct, walked by both the encoder and the decoder so that the two
+ * cannot disagree about a field.
+ *
+ * The decoder's error codes: -EMSGSIZE for a message over the size limit,
+ * -EPROTO for a malformed message (header, lengths, duplicates, nesting,
+ * too many rows), -EINVAL for a well-formed message with bad content (a
+ * missing required attribute, a string with a NUL or too long for its field).
+ */
+#include "proto.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define ATTR_HDR_LEN 4
+/* A message is depth 1, a snapshot row depth 2; bounds the decoder's recursion. */
+#define MAX_DEPTH 2
+#define MAX_ROWS 1000000
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Attribute numbers: one namespace for every message, so that a number has
+ * the same kind wherever it appears. Never renumber: both ends must agree.
+ */
+enum ioacct_attr {
+	IOACCT_ATTR_STATUS = 1,
+	IOACCT_ATTR_ERROR = 2,
+	IOACCT_ATTR_JOB_ID = 3,
+	IOACCT_ATTR_STEP_ID = 4,
+	IOACCT_ATTR_UID = 5,
+	IOACCT_ATTR_GID = 6,
+	IOACCT_ATTR_CGROUP = 7,
+	IOACCT_ATTR_PID = 8,
+	IOACCT_ATTR_CLUSTER = 9,
+	IOACCT_ATTR_SOURCE = 10,
+	IOACCT_ATTR_USER = 11,
+	IOACCT_ATTR_JOB_NAME = 12,
+	IOACCT_ATTR_WORKDIR = 13,
+	IOACCT_ATTR_BIN_WIDTH_NS = 14,
+	IOACCT_ATTR_HAS_ARRAY = 15,
+	IOACCT_ATTR_ARRAY_JOB_ID = 16,
+	IOACCT_ATTR_ARRAY_TASK_ID = 17,
+	IOACCT_ATTR_STATE = 18,
+	IOACCT_ATTR_EXIT_CODE = 19,
+	IOACCT_ATTR_JOB_KEY = 20,
+	IOACCT_ATTR_SLOT = 21,
+	IOACCT_ATTR_START_MONO_NS = 22,
+	IOACCT_ATTR_START_NS = 23,
+	IOACCT_ATTR_PROBE_MODE = 24,
+	IOACCT_ATTR_VERSION = 25,
+	IOACCT_ATTR_JOBS_RUNNING = 26,
+	IOACCT_ATTR_CGROUPS_WATCHED = 27,
+	IOACCT_ATTR_DROPPED_EVENTS = 28,
+	IOACCT_ATTR_UPTIME_S = 29,
+	IOACCT_ATTR_DETAIL = 30,
+	IOACCT_ATTR_DROPPED_BYTES = 31,
+	IOACCT_ATTR_ROW = 32,
+	IOACCT_ATTR_OP = 33,
+	IOACCT_ATTR_MNT_ID = 34,
+	IOACCT_ATTR_MNT_PATH = 35,
+	IOACCT_ATTR_MNT_FSTYPE = 36,
+	IOACCT_ATTR_MNT_SOURCE = 37,
+	IOACCT_ATTR_BYTES = 38,
+	IOACCT_ATTR_CALLS = 39,
+	IOACCT_ATTR_ERRORS = 40,
+	IOACCT_ATTR_NS = 41,
+	IOACCT_ATTR_SIZE_HIST = 42,
+	IOACCT_ATTR_COUNT
+};
+
+/* The decoder tracks the attributes it has seen in a 64-bit mask. */
+_Static_assert(IOACCT_ATTR_COUNT <= 64, "attribute numbers must fit a uint64_t mask");
+
+enum attr_kind {
+	KIND_U32,
+	KIND_I32,
+	KIND_U64,
+	KIND_I64,
+	KIND_STRING,
+	KIND_HIST,   /* IOACCT_NR_SIZE_BINS u64 */
+	KIND_NESTED, /* a list of attributes */
+};
+
+struct attr_info {
+	const char *name;
+	enum attr_kind kind;
+};
+
+static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
+	[IOACCT_ATTR_STATUS] = { "status", KIND_I32 },
+	[IOACCT_ATTR_ERROR] = { "error", KIND_STRING },
+	[IOACCT_ATTR_JOB_ID] = { "job_id", KIND_U64 },
+	[IOACCT_ATTR_STEP_ID] = { "step_id", KIND_U32 },
+	[IOACCT_ATTR_UID] = { "uid", KIND_U32 },
+	[IOACCT_ATTR_GID] = { "gid", KIND_U32 },
+	[IOACCT_ATTR_CGROUP] = { "cgroup", KIND_STRING },
+	[IOACCT_ATTR_PID] = { "pid", KIND_I32 },
+	[IOACCT_ATTR_CLUSTER] = { "cluster", KIND_STRING },
+	[IOACCT_ATTR_SOURCE] = { "source", KIND_STRING },
+	[IOACCT_ATTR_USER] = { "user", KIND_STRING },
+	[IOACCT_ATTR_JOB_NAME] = { "job_name", KIND_STRING },
+	[IOACCT_ATTR_WORKDIR] = { "workdir", KIND_STRING },
+	[IOACCT_ATTR_BIN_WIDTH_NS] = { "bin_width_ns", KIND_U64 },
+	[IOACCT_ATTR_HAS_ARRAY] = { "has_array", KIND_U32 },
+	[IOACCT_ATTR_ARRAY_JOB_ID] = { "array_job_id", KIND_U32 },
+	[IOACCT_ATTR_ARRAY_TASK_ID] = { "array_task_id", KIND_U32 },
+	[IOACCT_ATTR_STATE] = { "state", KIND_STRING },
+	[IOACCT_ATTR_EXIT_CODE] = { "exit_code", KIND_I32 },
+	[IOACCT_ATTR_JOB_KEY] = { "job_key", KIND_I64 },
+	[IOACCT_ATTR_SLOT] = { "slot", KIND_U32 },
+	[IOACCT_ATTR_START_MONO_NS] = { "start_mono_ns", KIND_U64 },
+	[IOACCT_ATTR_START_NS] = { "start_ns", KIND_I64 },
+	[IOACCT_ATTR_PROBE_MODE] = { "probe_mode", KIND_STRING },
+	[IOACCT_ATTR_VERSION] = { "version", KIND_STRING },
+	[IOACCT_ATTR_JOBS_RUNNING] = { "jobs_running", KIND_U32 },
+	[IOACCT_ATTR_CGROUPS_WATCHED] = { "cgroups_watched", KIND_U32 },
+	[IOACCT_ATTR_DROPPED_EVENTS] = { "dropped_events", KIND_U64 },
+	[IOACCT_ATTR_UPTIME_S] = { "uptime_s", KIND_U64 },
+	[IOACCT_ATTR_DETAIL] = { "detail", KIND_STRING },
+	[IOACCT_ATTR_DROPPED_BYTES] = { "dropped_bytes", KIND_U64 },
+	[IOACCT_ATTR_ROW] = { "row", KIND_NESTED },
+	[IOACCT_ATTR_OP] = { "op", KIND_U32 },
+	[IOACCT_ATTR_MNT_ID] = { "mnt_id", KIND_U32 },
+	[IOACCT_ATTR_MNT_PATH] = { "mnt_path", KIND_STRING },
+	[IOACCT_ATTR_MNT_FSTYPE] = { "mnt_fstype", KIND_STRING },
+	[IOACCT_ATTR_MNT_SOURCE] = { "mnt_source", KIND_STRING },
+	[IOACCT_ATTR_BYTES] = { "bytes", KIND_U64 },
+	[IOACCT_ATTR_CALLS] = { "calls", KIND_U64 },
+	[IOACCT_ATTR_ERRORS] = { "errors", KIND_U64 },
+	[IOACCT_ATTR_NS] = { "ns", KIND_U64 },
+	[IOACCT_ATTR_SIZE_HIST] = { "size_hist", KIND_HIST },
+};
+
+/*
+ * Required attributes are always sent; optional ones only when not zero or
+ * empty, which loses nothing since the decoder zero-fills.
+ */
+#define F_REQUIRED 1U
+#define F_REPEAT 2U
+
+struct field {
+	uint16_t attr;
+	unsigned int flags;
+	size_t off;
+	size_t size;
+};
+
+#define FIELD(type, member, attr, flags) \
+	{ attr, flags, offsetof(type, member), sizeof(((type *)0)->member) }
+
+#define REG(member, attr, flags) FIELD(struct ioacct_req_register, member, attr, flags)
+static const struct field register_fields[] = {
+	REG(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	REG(step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	REG(uid, IOACCT_ATTR_UID, F_REQUIRED),
+	REG(gid, IOACCT_ATTR_GID, F_REQUIRED),
+	REG(pid, IOACCT_ATTR_PID, 0),
+	REG(cgroup, IOACCT_ATTR_CGROUP, 0),
+	REG(cluster, IOACCT_ATTR_CLUSTER, 0),
+	REG(source, IOACCT_ATTR_SOURCE, 0),
+	REG(user, IOACCT_ATTR_USER, 0),
+	REG(job_name, IOACCT_ATTR_JOB_NAME, 0),
+	REG(workdir, IOACCT_ATTR_WORKDIR, 0),
+	REG(bin_width_ns, IOACCT_ATTR_BIN_WIDTH_NS, 0),
+	REG(has_array, IOACCT_ATTR_HAS_ARRAY, 0),
+	REG(array_job_id, IOACCT_ATTR_ARRAY_JOB_ID, 0),
+	REG(array_task_id, IOACCT_ATTR_ARRAY_TASK_ID, 0),
+};
+
+#define FIN(member, attr, flags) FIELD(struct ioacct_req_finish, member, attr, flags)
+static const struct field finish_step_fields[] = {
+	FIN(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	FIN(step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	FIN(cluster, IOACCT_ATTR_CLUSTER, 0),
+	FIN(state, IOACCT_ATTR_STATE, 0),
+	FIN(exit_code, IOACCT_ATTR_EXIT_CODE, 0),
+};
+
+static const struct field finish_job_fields[] = {
+	FIN(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	FIN(cluster, IOACCT_ATTR_CLUSTER, 0),
+	FIN(state, IOACCT_ATTR_STATE, 0),
+	FIN(exit_code, IOACCT_ATTR_EXIT_CODE, 0),
+};
+
+#define QUERY(member, attr, flags) FIELD(struct ioacct_req_query, member, attr, flags)
+static const struct field status_fields[] = {
+	QUERY(cluster, IOACCT_ATTR_CLUSTER, 0),
+};
+
+static const struct field snapshot_fields[] = {
+	QUERY(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	QUERY(cluster, IOACCT_ATTR_CLUSTER, 0),
+};
+
+#define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
+static const struct field reply_fields[] = {
+	REP(status, IOACCT_ATTR_STATUS, F_REQUIRED),
+	REP(error, IOACCT_ATTR_ERROR, 0),
+	REP(job_id, IOACCT_ATTR_JOB_ID, 0),
+	REP(job_key, IOACCT_ATTR_JOB_KEY, 0),
+	REP(slot, IOACCT_ATTR_SLOT, 0),
+	REP(start_mono_ns, IOACCT_ATTR_START_MONO_NS, 0),
+	REP(start_ns, IOACCT_ATTR_START_NS, 0),
+	REP(bin_width_ns, IOACCT_ATTR_BIN_WIDTH_NS, 0),
+	REP(probe_mode, IOACCT_ATTR_PROBE_MODE, 0),
+	REP(version, IOACCT_ATTR_VERSION, 0),
+	REP(jobs_running, IOACCT_ATTR_JOBS_RUNNING, 0),
+	REP(cgroups_watched, IOACCT_ATTR_CGROUPS_WATCHED, 0),
+	REP(dropped_events, IOACCT_ATTR_DROPPED_EVENTS, 0),
+	REP(uptime_s, IOACCT_ATTR_UPTIME_S, 0),
+	REP(detail, IOACCT_ATTR_DETAIL, 0),
+	REP(rows, IOACCT_ATTR_ROW, F_REPEAT),
+	REP(dropped_bytes, IOACCT_ATTR_DROPPED_BYTES, 0),
+};
+
+#define ROW(member, attr, flags) FIELD(struct ioacct_snap_row, member, attr, flags)
+static const struct field row_fields[] = {
+	ROW(step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	ROW(op, IOACCT_ATTR_OP, F_REQUIRED),
+	ROW(mount.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	ROW(mount.path, IOACCT_ATTR_MNT_PATH, 0),
+	ROW(mount.fstype, IOACCT_ATTR_MNT_FSTYPE, 0),
+	ROW(mount.source, IOACCT_ATTR_MNT_SOURCE, 0),
+	ROW(c.bytes, IOACCT_ATTR_BYTES, 0),
+	ROW(c.calls, IOACCT_ATTR_CALLS, 0),
+	ROW(c.errors, IOACCT_ATTR_ERRORS, 0),
+	ROW(c.ns, IOACCT_ATTR_NS, 0),
+	ROW(c.size_hist, IOACCT_ATTR_SIZE_HIST, 0),
+};
+
+struct schema {
+	uint16_t type;
+	size_t body_off; /* where the fields start in struct ioacct_request */
+	const struct field *fields;
+	size_t nfields;
+};
+
+#define SCHEMA(type, member, fields) \
+	{ type, offsetof(struct ioacct_request, member), fields, ARRAY_SIZE(fields) }
+static const struct schema request_schemas[] = {
+	SCHEMA(IOACCT_MSG_REGISTER, u.reg, register_fields),
+	SCHEMA(IOACCT_MSG_FINISH_STEP, u.fin, finish_step_fields),
+	SCHEMA(IOACCT_MSG_FINISH_JOB, u.fin, finish_job_fields),
+	SCHEMA(IOACCT_MSG_STATUS, u.query, status_fields),
+	SCHEMA(IOACCT_MSG_SNAPSHOT, u.query, snapshot_fields),
+};
+
+static const struct schema *request_schema(uint16_t type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(request_schemas); i++)
+		if (request_schemas[i].type == type)
+			return &request_schemas[i];
+	return NULL;
+}
+
+const char *ioacct_msg_type_name(uint16_t type)
+{
+	switch (type) {
+	case IOACCT_MSG_REGISTER:
+		return "register";
+	case IOACCT_MSG_FINISH_STEP:
+		return "finish_step";
+	case IOACCT_MSG_FINISH_JOB:
+		return "finish_job";
+	case IOACCT_MSG_STATUS:
+		return "status";
+	case IOACCT_MSG_SNAPSHOT:
+		return "snapshot";
+	case IOACCT_MSG_REPLY:
+		return "reply";
+	default:
+		return "unknown";
+	}
+}
+
+static bool attr_known(uint16_t type)
+{
+	return type < IOACCT_ATTR_COUNT && attr_info[type].name;
+}
+
+static const char *attr_name(uint16_t type)
+{
+	return attr_known(type) ? attr_info[type].name : "unknown";
+}
+
+/* The value length of a fixed-size kind, 0 for variable ones. */
+static size_t kind_len(enum attr_kind kind)
+{
+	switch (kind) {
+	case KIND_U32:
+	case KIND_I32:
+		return 4;
+	case KIND_U64:
+	case KIND_I64:
+		return 8;
+	case KIND_HIST:
+		return 8 * IOACCT_NR_SIZE_BINS;
+	case KIND_STRING:
+	case KIND_NESTED:
+		break;
+	}
+	return 0;
+}
+
+static size_t pad4(size_t n)
+{
+	return (n + 3) & ~(size_t)3;
+}
+
+static uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+static void put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Writes the message for an error into err (may be NULL) and returns code. */
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* ---- buffers ---- */
+
+void ioacct_buf_free(struct ioacct_buf *b)
+{
+	if (!b)
+		return;
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+void ioacct_buf_reset(struct ioacct_buf *b)
+{
+	b->len = 0;
+}
+
+/* Makes room for `extra` more bytes after len. */
+static int buf_reserve(struct ioacct_buf *b, size_t extra)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	uint8_t *data;
+
+	if (extra > SIZE_MAX - b->len)
+		return -ENOMEM;
+	if (b->len + extra <= b->cap)
+		return 0;
+	while (cap < b->len + extra) {
+		if (cap > SIZE_MAX / 2)
+			return -ENOMEM;
+		cap *= 2;
+	}
+	data = realloc(b->data, cap);
+	if (!data)
+		return -ENOMEM;
+	b->data = data;
+	b->cap = cap;
+	return 0;
+}
+
+/* ---- encoding ---- */
+
+/* Appends an attribute header announcing `len` bytes of value. */
+static int attr_begin(struct ioacct_buf *b, uint16_t type, size_t len)
+{
+	int ret;
+
+	if (len > UINT16_MAX)
+		return -EMSGSIZE;
+	ret = buf_reserve(b, ATTR_HDR_LEN);
+	if (ret)
+		return ret;
+	put_le16(b->data + b->len, type);
+	put_le16(b->data + b->len + 2, (uint16_t)len);
+	b->len += ATTR_HDR_LEN;
+	return 0;
+}
+
+static int attr_put(struct ioacct_buf *b, uint16_t type, const void *val, size_t len)
+{
+	int ret;
+
+	ret = attr_begin(b, type, len);
+	if (ret)
+		return ret;
+	ret = buf_reserve(b, pad4(len));
+	if (ret)
+		return ret;
+	memcpy(b->data + b->len, val, len);
+	memset(b->data + b->len + len, 0, pad4(len) - len);
+	b->len += pad4(len);
+	return 0;
+}
+
+static bool is_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static int encode_list(struct ioacct_buf *b, const struct field *fields, size_t nfields,
+		       const uint8_t *base, const struct ioacct_reply *rep);
+
+static int encode_rows(struct ioacct_buf *b, const struct ioacct_reply *rep)
+{
+	size_t start, len;
+	int ret;
+
+	if (rep->nrows && !rep->rows)
+		return -EINVAL;
+	for (size_t i = 0; i < rep->nrows; i++) {
+		start = b->len;
+		ret = attr_begin(b, IOACCT_ATTR_ROW, 0);
+		if (ret)
+			return ret;
+		ret = encode_list(b, row_fields, ARRAY_SIZE(row_fields),
+				  (const uint8_t *)&rep->rows[i], NULL);
+		if (ret)
+			return ret;
+		/* The row's attributes are padded already, so the row needs none. */
+		len = b->len - start - ATTR_HDR_LEN;
+		if (len > UINT16_MAX)
+			return -EMSGSIZE;
+		put_le16(b->data + start + 2, (uint16_t)len);
+	}
+	return 0;
+}
+
+static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8_t *base,
+			const struct ioacct_reply *rep)
+{
+	const uint8_t *src = base + f->off;
+	bool required = f->flags & F_REQUIRED;
+	uint8_t v[8 * IOACCT_NR_SIZE_BINS];
+	uint64_t x;
+	uint32_t y;
+	size_t n;
+
+	switch (attr_info[f->attr].kind) {
+	case KIND_U32:
+	case KIND_I32:
+		memcpy(&y, src, sizeof(y));
+		if (!y && !required)
+			return 0;
+		put_le32(v, y);
+		return attr_put(b, f->attr, v, 4);
+	case KIND_U64:
+	case KIND_I64:
+		memcpy(&x, src, sizeof(x));
+		if (!x && !required)
+			return 0;
+		put_le64(v, x);
+		return attr_put(b, f->attr, v, 8);
+	case KIND_HIST:
+		if (is_zero(src, f->size) && !required)
+			return 0;
+		for (size_t i = 0; i < IOACCT_NR_SIZE_BINS; i++) {
+			memcpy(&x, src + 8 * i, sizeof(x));
+			put_le64(v + 8 * i, x);
+		}
+		return attr_put(b, f->attr, v, sizeof(v));
+	case KIND_STRING:
+		n = strnlen((const char *)src, f->size);
+		if (n == f->size)
+			return -EINVAL; /* not terminated: the decoder could not store it */
+		if (!n && !required)
+			return 0;
+		return attr_put(b, f->attr, src, n);
+	case KIND_NESTED:
+		return encode_rows(b, rep);
+	}
+	return -EINVAL;
+}
+
+/* `rep` is where rows come from; only the reply schema has them. */
+static int encode_list(struct ioacct_buf *b, const struct field *fields, size_t nfields,
+		       const uint8_t *base, const struct ioacct_reply *rep)
+{
+	int ret;
+
+	for (size_t i = 0; i < nfields; i++) {
+		ret = encode_field(b, &fields[i], base, rep);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int msg_begin(struct ioacct_buf *b, uint16_t type, uint32_t seq)
+{
+	int ret;
+
+	ret = buf_reserve(b, IOACCT_PROTO_HDR_LEN);
+	if (ret)
+		return ret;
+	put_le32(b->data + b->len, IOACCT_PROTO_MAGIC);
+	put_le16(b->data + b->len + 4, IOACCT_PROTO_VERSION);
+	put_le16(b->data + b->len + 6, type);
+	put_le32(b->data + b->len + 8, 0);
+	put_le32(b->data + b->len + 12, seq);
+	b->len += IOACCT_PROTO_HDR_LEN;
+	return 0;
+}
+
+/* Fills in the length of the message that starts at `start`. */
+static int msg_end(struct ioacct_buf *b, size_t start)
+{
+	size_t total = b->len - start;
+
+	if (total > IOACCT_PROTO_MAX_MSG)
+		return -EMSGSIZE;
+	put_le32(b->data + start + 8, (uint32_t)(total - IOACCT_PROTO_HDR_LEN));
+	return 0;
+}
+
+static int encode_request(struct ioacct_buf *out, const struct ioacct_request *req, uint32_t seq)
+{
+	const struct schema *s = request_schema(req->type);
+	size_t start = out->len;
+	int ret;
+
+	if (!s) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = msg_begin(out, req->type, seq);
+	if (ret)
+		goto out;
+	ret = encode_list(out, s->fields, s->nfields, (const uint8_t *)req + s->body_off, NULL);
+	if (ret)
+		goto out;
+	ret = msg_end(out, start);
+out:
+	/* Never leave half a message behind. */
+	if (ret)
+		out->len = start;
+	return ret;
+}
+
+int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_request *req)
+{
+	return encode_request(out, req, req->seq);
+}
+
+int ioacct_proto_encode_reply(struct ioacct_buf *out, const struct ioacct_reply *rep)
+{
+	size_t start = out->len;
+	int ret;
+
+	/* The decoder insists on a message for every error: fail here, not there. */
+	if (rep->status != 0 && !rep->error[0]) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = msg_begin(out, IOACCT_MSG_REPLY, rep->seq);
+	if (ret)
+		goto out;
+	ret = encode_list(out, reply_fields, ARRAY_SIZE(reply_fields), (const uint8_t *)rep, rep);
+	if (ret)
+		goto out;
+	ret = msg_end(out, start);
+out:
+	if (ret)
+		out->len = start;
+	return ret;
+}
+
+/* ---- decoding ---- */
+
+struct attr {
+	uint16_t type;
+	uint16_t len;
+	const uint8_t *val;
+};
+
+struct cursor {
+	const uint8_t *p;
+	size_t left;
+};
+
+/* A list of attributes being decoded into a struct. */
+struct list {
+	const char *ctx; /* "register message", "reply row 3": starts every error */
+	const struct field *fields;
+	size_t nfields;
+	uint8_t *base;
+	unsigned int depth;
+	struct ioacct_reply *rep; /* where rows go; NULL outside a reply */
+};
+
+/* 1 with the next attribute in *a, 0 at the end of the list, or -EPROTO. */
+static int attr_next(struct cursor *c, struct attr *a, const char *ctx, char *err, size_t errlen)
+{
+	if (c->left == 0)
+		return 0;
+	if (c->left < ATTR_HDR_LEN)
+		return fail(err, errlen, -EPROTO,
+			    "%s: %zu bytes left at the end, too few for an attribute", ctx, c->left);
+	a->type = get_le16(c->p);
+	a->len = get_le16(c->p + 2);
+	a->val = c->p + ATTR_HDR_LEN;
+	if (a->len > c->left - ATTR_HDR_LEN)
+		return fail(err, errlen, -EPROTO,
+			    "%s: attribute %u (%s) has length %u, more than the %zu bytes left",
+			    ctx, a->type, attr_name(a->type), a->len, c->left - ATTR_HDR_LEN);
+	if (pad4(ATTR_HDR_LEN + a->len) > c->left)
+		return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) lacks its padding", ctx,
+			    a->type, attr_name(a->type));
+	c->p += pad4(ATTR_HDR_LEN + a->len);
+	c->left -= pad4(ATTR_HDR_LEN + a->len);
+	return 1;
+}
+
+/* What a known attribute must look like wherever it appears. */
+static int attr_check(const struct attr *a, unsigned int depth, const char *ctx, char *err,
+		      size_t errlen)
+{
+	enum attr_kind kind = attr_info[a->type].kind;
+	const uint8_t *nul;
+
+	if (kind_len(kind) && a->len != kind_len(kind))
+		return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) has length %u, expected %zu",
+			    ctx, a->type, attr_name(a->type), a->len, kind_len(kind));
+	if (kind == KIND_STRING && (nul = memchr(a->val, 0, a->len)))
+		return fail(err, errlen, -EINVAL, "%s: attribute %u (%s) has a NUL byte at offset %zu",
+			    ctx, a->type, attr_name(a->type), (size_t)(nul - a->val));
+	if (kind == KIND_NESTED && depth >= MAX_DEPTH)
+		return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) nests deeper than %d levels",
+			    ctx, a->type, attr_name(a->type), MAX_DEPTH);
+	return 0;
+}
+
+static const struct field *field_find(const struct list *l, uint16_t type)
+{
+	for (size_t i = 0; i < l->nfields; i++)
+		if (l->fields[i].attr == type)
+			return &l->fields[i];
+	return NULL;
+}
+
+static int decode_list(const struct list *l, const uint8_t *p, size_t n, char *err, size_t errlen);
+
+/* Rows were counted before; rep->rows has room for this one. */
+static int decode_row(const struct list *l, const struct attr *a, char *err, size_t errlen)
+{
+	char ctx[48];
+	struct list row = {
+		.ctx = ctx,
+		.fields = row_fields,
+		.nfields = ARRAY_SIZE(row_fields),
+		.base = (uint8_t *)&l->rep->rows[l->rep->nrows],
+		.depth = l->depth + 1,
+	};
+
+	snprintf(ctx, sizeof(ctx), "reply row %zu", l->rep->nrows);
+	l->rep->nrows++;
+	return decode_list(&row, a->val, a->len, err, errlen);
+}
+
+static int decode_attr(const struct list *l, const struct field *f, const struct attr *a,
+		       char *err, size_t errlen)
+{
+	uint8_t *dst = l->base + f->off;
+	uint64_t x;
+	uint32_t y;
+
+	switch (attr_info[a->type].kind) {
+	case KIND_U32:
+	case KIND_I32:
+		y = get_le32(a->val);
+		memcpy(dst, &y, sizeof(y));
+		break;
+	case KIND_U64:
+	case KIND_I64:
+		x = get_le64(a->val);
+		memcpy(dst, &x, sizeof(x));
+		break;
+	case KIND_HIST:
+		for (size_t i = 0; i < IOACCT_NR_SIZE_BINS; i++) {
+			x = get_le64(a->val + 8 * i);
+			memcpy(dst + 8 * i, &x, sizeof(x));
+		}
+		break;
+	case KIND_STRING:
+		if (a->len >= f->size)
+			return fail(err, errlen, -EINVAL,
+				    "%s: attribute %u (%s) has length %u, more than %zu", l->ctx,
+				    a->type, attr_name(a->type), a->len, f->size - 1);
+		memcpy(dst, a->val, a->len);
+		dst[a->len] = '\0';
+		break;
+	case KIND_NESTED:
+		return decode_row(l, a, err, errlen);
+	}
+	return 0;
+}
+
+static int decode_list(const struct list *l, const uint8_t *p, size_t n, char *err, size_t errlen)
+{
+	struct cursor cur = { p, n };
+	const struct field *f;
+	uint64_t seen = 0;
+	struct attr a;
+	int ret;
+
+	while ((ret = attr_next(&cur, &a, l->ctx, err, errlen)) > 0) {
+		/* Unknown: from a newer peer, ignored. */
+		if (!attr_known(a.type))
+			continue;
+		ret = attr_check(&a, l->depth, l->ctx, err, errlen);
+		if (ret)
+			return ret;
+		/* Known, but not part of this message: ignored likewise. */
+		f = field_find(l, a.type);
+		if (!f)
+			continue;
+		if ((seen & (1ULL << a.type)) && !(f->flags & F_REPEAT))
+			return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) appears twice",
+				    l->ctx, a.type, attr_name(a.type));
+		seen |= 1ULL << a.type;
+		ret = decode_attr(l, f, &a, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < l->nfields; i++) {
+		f = &l->fields[i];
+		if ((f->flags & F_REQUIRED) && !(seen & (1ULL << f->attr)))
+			return fail(err, errlen, -EINVAL, "%s lacks attribute %u (%s)", l->ctx,
+				    f->attr, attr_name(f->attr));
+	}
+	return 0;
+}
+
+int ioacct_proto_header_check(const uint8_t *hdr, size_t *msg_len, char *err, size_t errlen)
+{
+	uint32_t magic = get_le32(hdr);
+	uint16_t version = get_le16(hdr + 4);
+	uint32_t len = get_le32(hdr + 8);
+
+	if (magic != IOACCT_PROTO_MAGIC)
+		return fail(err, errlen, -EPROTO, "bad magic 0x%08x, not an ioacct message", magic);
+	if (version != IOACCT_PROTO_VERSION)
+		return fail(err, errlen, -EPROTO,
+			    "protocol version %u, this side speaks %u: run the same ioacct release on both ends",
+			    version, IOACCT_PROTO_VERSION);
+	if (len > IOACCT_PROTO_MAX_MSG - IOACCT_PROTO_HDR_LEN)
+		return fail(err, errlen, -EMSGSIZE,
+			    "message announces %zu bytes, more than the limit of %u",
+			    (size_t)len + IOACCT_PROTO_HDR_LEN, IOACCT_PROTO_MAX_MSG);
+	*msg_len = (size_t)len + IOACCT_PROTO_HDR_LEN;
+	return 0;
+}
+
+static int header_parse(const uint8_t *msg, size_t len, uint16_t *type, uint32_t *seq, char *err,
+			size_t errlen)
+{
+	size_t total;
+	int ret;
+
+	if (len < IOACCT_PROTO_HDR_LEN)
+		return fail(err, errlen, -EPROTO, "message of %zu bytes, shorter than its %d-byte header",
+			    len, IOACCT_PROTO_HDR_LEN);
+	ret = ioacct_proto_header_check(msg, &total, err, errlen);
+	if (ret)
+		return ret;
+	if (total != len)
+		return fail(err, errlen, -EPROTO, "message of %zu bytes, but its header announces %zu",
+			    len, total);
+	*type = get_le16(msg + 6);
+	*seq = get_le32(msg + 12);
+	return 0;
+}
+
+int ioacct_proto_decode_request(const uint8_t *msg, size_t len, struct ioacct_request *req,
+				char *err, size_t errlen)
+{
+	struct ioacct_req_register *reg = &req->u.reg;
+	const struct schema *s;
+	struct list l;
+	char ctx[48];
+	int ret;
+
+	memset(req, 0, sizeof(*req));
+	/* type and seq are kept even when the rest is bad, so an error can be answered. */
+	ret = header_parse(msg, len, &req->type, &req->seq, err, errlen);
+	if (ret)
+		return ret;
+	s = request_schema(req->type);
+	if (!s)
+		return fail(err, errlen, -EPROTO, "message type %u (%s) is not a request", req->type,
+			    ioacct_msg_type_name(req->type));
+	snprintf(ctx, sizeof(ctx), "%s message", ioacct_msg_type_name(req->type));
+	l = (struct list){
+		.ctx = ctx,
+		.fields = s->fields,
+		.nfields = s->nfields,
+		.base = (uint8_t *)req + s->body_off,
+		.depth = 1,
+	};
+	ret = decode_list(&l, msg + IOACCT_PROTO_HDR_LEN, len - IOACCT_PROTO_HDR_LEN, err, errlen);
+	if (ret)
+		return ret;
+	if (req->type == IOACCT_MSG_REGISTER && reg->pid <= 0 && !reg->cgroup[0])
+		return fail(err, errlen, -EINVAL,
+			    "%s has neither a pid (attribute %u) nor a cgroup (attribute %u)", ctx,
+			    IOACCT_ATTR_PID, IOACCT_ATTR_CGROUP);
+	return 0;
+}
+
+/* Counts the rows of a reply so that they are allocated once, and no more than sent. */
+static int count_rows(const uint8_t *p, size_t n, size_t *nrows, char *err, size_t errlen)
+{
+	struct cursor cur = { p, n };
+	struct attr a;
+	int ret;
+
+	*nrows = 0;
+	while ((ret = attr_next(&cur, &a, "reply message", err, errlen)) > 0)
+		if (a.type == IOACCT_ATTR_ROW)
+			(*nrows)++;
+	return ret;
+}
+
+int ioacct_proto_decode_reply(const uint8_t *msg, size_t len, struct ioacct_reply *rep,
+			      char *err, size_t errlen)
+{
+	struct list l = {
+		.ctx = "reply message",
+		.fields = reply_fields,
+		.nfields = ARRAY_SIZE(reply_fields),
+		.base = (uint8_t *)rep,
+		.depth = 1,
+		.rep = rep,
+	};
+	size_t nrows;
+	uint16_t type;
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	ret = header_parse(msg, len, &type, &rep->seq, err, errlen);
+	if (ret)
+		goto out;
+	if (type != IOACCT_MSG_REPLY) {
+		ret = fail(err, errlen, -EPROTO, "message type %u (%s) is not a reply", type,
+			   ioacct_msg_type_name(type));
+		goto out;
+	}
+	ret = count_rows(msg + IOACCT_PROTO_HDR_LEN, len - IOACCT_PROTO_HDR_LEN, &nrows, err,
+			 errlen);
+	if (ret)
+		goto out;
+	if (nrows > MAX_ROWS) {
+		ret = fail(err, errlen, -EPROTO, "reply message has %zu rows, more than %d", nrows,
+			   MAX_ROWS);
+		goto out;
+	}
+	if (nrows) {
+		rep->rows = calloc(nrows, sizeof(*rep->rows));
+		if (!rep->rows) {
+			ret = fail(err, errlen, -ENOMEM, "no memory for %zu rows", nrows);
+			goto out;
+		}
+	}
+	ret = decode_list(&l, msg + IOACCT_PROTO_HDR_LEN, len - IOACCT_PROTO_HDR_LEN, err, errlen);
+	if (ret)
+		goto out;
+	if (rep->status != 0 && !rep->error[0])
+		ret = fail(err, errlen, -EINVAL, "reply message has status %d but no attribute %u (%s)",
+			   rep->status, IOACCT_ATTR_ERROR, attr_name(IOACCT_ATTR_ERROR));
+out:
+	if (ret)
+		ioacct_reply_free(rep);
+	return ret;
+}
+
+void ioacct_reply_free(struct ioacct_reply *r)
+{
+	if (!r)
+		return;
+	free(r->rows);
+	r->rows = NULL;
+	r->nrows = 0;
+}
+
+/* ---- transport ---- */
+
+static int wait_fd(int fd, short events, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int n;
+
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == 0 ? -ETIMEDOUT : 0;
+}
+
+/* Reads exactly n bytes; *done says how many arrived, for error messages. */
+static int read_full(int fd, uint8_t *p, size_t n, int timeout_ms, size_t *done)
+{
+	ssize_t r;
+	int ret;
+
+	*done = 0;
+	while (*done < n) {
+		ret = wait_fd(fd, POLLIN, timeout_ms);
+		if (ret)
+			return ret;
+		r = read(fd, p + *done, n - *done);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ECONNRESET;
+		*done += (size_t)r;
+	}
+	return 0;
+}
+
+static int recv_fail(int ret, size_t done, size_t want, const char *what, int timeout_ms,
+		     char *err, size_t errlen)
+{
+	if (ret == -ECONNRESET)
+		return fail(err, errlen, ret, "connection closed after %zu of %zu bytes of the %s",
+			    done, want, what);
+	if (ret == -ETIMEDOUT)
+		return fail(err, errlen, ret, "nothing received for %d ms, after %zu of %zu bytes of the %s",
+			    timeout_ms, done, want, what);
+	return fail(err, errlen, ret, "cannot read the %s: %s", what, strerror(-ret));
+}
+
+int ioacct_proto_recv(int fd, struct ioacct_buf *in, int timeout_ms, char *err, size_t errlen)
+{
+	size_t total, done;
+	int ret;
+
+	ioacct_buf_reset(in);
+	ret = buf_reserve(in, IOACCT_PROTO_HDR_LEN);
+	if (ret)
+		return fail(err, errlen, ret, "no memory for a message");
+	ret = read_full(fd, in->data, IOACCT_PROTO_HDR_LEN, timeout_ms, &done);
+	if (ret)
+		return recv_fail(ret, done, IOACCT_PROTO_HDR_LEN, "header", timeout_ms, err, errlen);
+	in->len = IOACCT_PROTO_HDR_LEN;
+	ret = ioacct_proto_header_check(in->data, &total, err, errlen);
+	if (ret)
+		return ret;
+	ret = buf_reserve(in, total - IOACCT_PROTO_HDR_LEN);
+	if (ret)
+		return fail(err, errlen, ret, "no memory for a message of %zu bytes", total);
+	ret = read_full(fd, in->data + IOACCT_PROTO_HDR_LEN, total - IOACCT_PROTO_HDR_LEN,
+			timeout_ms, &done);
+	if (ret)
+		return recv_fail(ret, IOACCT_PROTO_HDR_LEN + done, total, "message", timeout_ms, err,
+				 errlen);
+	in->len = total;
+	return 0;
+}
+
+int ioacct_proto_send(int fd, const struct ioacct_buf *b, int timeout_ms)
+{
+	bool is_socket = true;
+	size_t done = 0;
+	ssize_t n;
+	int ret;
+
+	while (done < b->len) {
+		/* MSG_NOSIGNAL: a client gone away is an error to report, not a SIGPIPE. */
+		if (is_socket)
+			n = send(fd, b->data + done, b->len - done, MSG_NOSIGNAL);
+		else
+			n = write(fd, b->data + done, b->len - done);
+		if (n >= 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (errno == ENOTSOCK && is_socket) {
+			is_socket = false;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		ret = wait_fd(fd, POLLOUT, timeout_ms);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * A blocking connect() to a Unix socket waits while the daemon's backlog is
+ * full; the send timeout bounds that wait too.
+ */
+static int set_send_timeout(int fd, int timeout_ms)
+{
+	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = timeout_ms % 1000 * 1000 };
+
+	if (timeout_ms <= 0)
+		return 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
+}
+
+int ioacct_client_call(const char *socket_path, const struct ioacct_request *req,
+		       struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen)
+{
+	static uint32_t last_seq;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct ioacct_buf buf = { 0 };
+	size_t path_len = strlen(socket_path);
+	char why[512];
+	uint32_t seq;
+	int fd = -1;
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	if (path_len >= sizeof(addr.sun_path)) {
+		ret = fail(err, errlen, -ENAMETOOLONG,
+			   "cannot connect to %s: the path is longer than %zu bytes", socket_path,
+			   sizeof(addr.sun_path) - 1);
+		goto out;
+	}
+	memcpy(addr.sun_path, socket_path, path_len + 1);
+
+	/* req->seq is ignored: a counter tells this call's reply from a stale one. */
+	seq = __atomic_add_fetch(&last_seq, 1, __ATOMIC_RELAXED);
+	ret = encode_request(&buf, req, seq);
+	if (ret) {
+		fail(err, errlen, ret, "cannot encode a %s request: %s", ioacct_msg_type_name(req->type),
+		     strerror(-ret));
+		goto out;
+	}
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ret = -errno;
+		fail(err, errlen, ret, "cannot create a socket: %s", strerror(-ret));
+		goto out;
+	}
+	ret = set_send_timeout(fd, timeout_ms);
+	if (ret) {
+		fail(err, errlen, ret, "cannot set a timeout on a socket: %s", strerror(-ret));
+		goto out;
+	}
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		ret = errno == EAGAIN ? -ETIMEDOUT : -errno;
+		fail(err, errlen, ret, "cannot connect to %s: %s", socket_path, strerror(-ret));
+		goto out;
+	}
+	ret = ioacct_proto_send(fd, &buf, timeout_ms);
+	if (ret) {
+		fail(err, errlen, ret, "cannot send to ioacctd on %s: %s", socket_path, strerror(-ret));
+		goto out;
+	}
+	ret = ioacct_proto_recv(fd, &buf, timeout_ms, why, sizeof(why));
+	if (ret) {
+		fail(err, errlen, ret, "no reply from ioacctd on %s: %s", socket_path, why);
+		goto out;
+	}
+	ret = ioacct_proto_decode_reply(buf.data, buf.len, rep, why, sizeof(why));
+	if (ret) {
+		fail(err, errlen, ret, "bad reply from ioacctd on %s: %s", socket_path, why);
+		goto out;
+	}
+	if (rep->seq != seq) {
+		ioacct_reply_free(rep);
+		ret = fail(err, errlen, -EPROTO,
+			   "bad reply from ioacctd on %s: sequence number %u, expected %u",
+			   socket_path, rep->seq, seq);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	ioacct_buf_free(&buf);
+	return ret;
+}

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The wire protocol between ioacctd and its clients (iorun, the SPANK
+ * plugin, the tools), one module for both ends.
+ *
+ * A message is a 16-byte header followed by `len` bytes of attributes:
+ *
+ *   header:    u32 magic "IOAC" | u16 version | u16 type | u32 len | u32 seq
+ *   attribute: u16 type | u16 len | len bytes of value | padding to 4 bytes
+ *
+ * all integers little-endian (the socket never leaves the node, but a fixed
+ * byte order makes the format a format). Strings are sent without their NUL.
+ * A nested attribute's value is itself a list of attributes. Unknown
+ * attribute types are ignored so that a newer client can talk to an older
+ * daemon; a missing required attribute, a bad length, or a message larger
+ * than IOACCT_PROTO_MAX_MSG is an error, reported, never a crash.
+ *
+ * Every request gets exactly one reply of type IOACCT_MSG_REPLY carrying
+ * IOACCT_ATTR_STATUS (0 or -errno) and, on error, IOACCT_ATTR_ERROR.
+ */
+#ifndef IOACCT_PROTO_H
+#define IOACCT_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#define IOACCT_PROTO_MAGIC 0x43414f49U /* "IOAC" read as little-endian u32 */
+#define IOACCT_PROTO_VERSION 1
+#define IOACCT_PROTO_HDR_LEN 16
+#define IOACCT_PROTO_MAX_MSG (4U << 20)
+
+enum ioacct_msg_type {
+	IOACCT_MSG_REGISTER = 1,
+	IOACCT_MSG_FINISH_STEP = 2,
+	IOACCT_MSG_FINISH_JOB = 3,
+	IOACCT_MSG_STATUS = 4,
+	IOACCT_MSG_SNAPSHOT = 5,
+	IOACCT_MSG_REPLY = 0x100,
+};
+
+/* A growable byte buffer. */
+struct ioacct_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+};
+
+void ioacct_buf_free(struct ioacct_buf *b);
+void ioacct_buf_reset(struct ioacct_buf *b); /* len = 0, keeps memory */
+
+/* register: a cgroup becomes watched as (job, step). */
+struct ioacct_req_register {
+	uint64_t job_id;            /* 0 from iorun: the daemon assigns one */
+	uint32_t step_id;
+	uint32_t uid;
+	uint32_t gid;
+	int32_t pid;                /* a task in the cgroup: mounts and namespace are read from it */
+	char cgroup[PATH_MAX];      /* "" = read from /proc/<pid>/cgroup */
+	char cluster[IOACCT_SHORT_MAX];
+	char source[16];
+	char user[IOACCT_SHORT_MAX];
+	char job_name[IOACCT_NAME_MAX];
+	char workdir[PATH_MAX];
+	uint64_t bin_width_ns;      /* 0 = the daemon's default */
+	uint32_t has_array;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+};
+
+struct ioacct_req_finish {
+	uint64_t job_id;
+	uint32_t step_id;           /* ignored for FINISH_JOB */
+	char cluster[IOACCT_SHORT_MAX];
+	char state[32];             /* COMPLETED, FAILED, CANCELLED, ...; "" = COMPLETED */
+	int32_t exit_code;
+};
+
+/* status and snapshot have only these. */
+struct ioacct_req_query {
+	uint64_t job_id;            /* snapshot only */
+	char cluster[IOACCT_SHORT_MAX];
+};
+
+struct ioacct_request {
+	uint16_t type;
+	uint32_t seq;
+	union {
+		struct ioacct_req_register reg;
+		struct ioacct_req_finish fin;
+		struct ioacct_req_query query;
+	} u;
+};
+
+/* One row of a snapshot reply: a step's totals on one mount for one op. */
+struct ioacct_snap_row {
+	uint32_t step_id;
+	uint32_t op;
+	struct ioacct_mount mount;
+	struct ioacct_counters c;
+};
+
+struct ioacct_reply {
+	uint32_t seq;
+	int32_t status;             /* 0 or -errno */
+	char error[512];
+	/* register, finish */
+	uint64_t job_id;
+	int64_t job_key;
+	uint32_t slot;
+	uint64_t start_mono_ns;     /* the time base of the job's bins */
+	int64_t start_ns;           /* wall clock */
+	uint64_t bin_width_ns;
+	char probe_mode[16];
+	/* status */
+	char version[32];
+	uint32_t jobs_running;
+	uint32_t cgroups_watched;
+	uint64_t dropped_events;
+	uint64_t uptime_s;
+	char detail[1024];          /* free text: backend choice, map fill, ... */
+	/* snapshot; owned by the reply, freed by ioacct_reply_free() */
+	struct ioacct_snap_row *rows;
+	size_t nrows;
+	uint64_t dropped_bytes;
+};
+
+void ioacct_reply_free(struct ioacct_reply *r);
+
+/* Encoding: appends one whole message (header included) to `out`. 0 or -errno. */
+int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_request *req);
+int ioacct_proto_encode_reply(struct ioacct_buf *out, const struct ioacct_reply *rep);
+
+/*
+ * Decoding one whole message of `len` bytes (header included). 0, or
+ * -EPROTO/-EMSGSIZE/-EINVAL with `err` saying what is wrong.
+ */
+int ioacct_proto_decode_request(const uint8_t *msg, size_t len, struct ioacct_request *req,
+				char *err, size_t errlen);
+int ioacct_proto_decode_reply(const uint8_t *msg, size_t len, struct ioacct_reply *rep,
+			      char *err, size_t errlen);
+
+/*
+ * Validates a header (magic, version, length limit) and gives the total
+ * message length it announces. -EPROTO/-EMSGSIZE with `err`.
+ */
+int ioacct_proto_header_check(const uint8_t *hdr, size_t *msg_len, char *err, size_t errlen);
+
+/*
+ * Reads one whole message from a stream socket into `in`, waiting at most
+ * timeout_ms for each part (-ETIMEDOUT). -ECONNRESET on EOF before a whole
+ * message. Never reads more than the header's length allows.
+ */
+int ioacct_proto_recv(int fd, struct ioacct_buf *in, int timeout_ms, char *err, size_t errlen);
+/* Writes all of `b`; -errno. */
+int ioacct_proto_send(int fd, const struct ioacct_buf *b, int timeout_ms);
+
+/*
+ * Client side: connect to the daemon's socket, send `req`, wait for the
+ * reply. Returns 0 when a reply was received (look at rep->status), or
+ * -errno when the daemon could not be reached, with `err` saying why in one
+ * line ("cannot connect to /run/ioacct/ioacctd.sock: No such file or directory").
+ */
+int ioacct_client_call(const char *socket_path, const struct ioacct_request *req,
+		       struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen);
+
+const char *ioacct_msg_type_name(uint16_t type);
+
+#endif /* IOACCT_PROTO_H */
