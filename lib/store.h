@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The SQLite store: one file per node (/var/lib/ioacct/ioacct.db), WAL
+ * mode, a versioned schema migrated forward on open (PRAGMA user_version).
+ * The daemon writes; ioacct, ioreport and iorun read. Every function
+ * returns 0 or -errno (-ENOENT when a job is not there, -EBUSY when the
+ * database is locked past the busy timeout, -EIO/-EINVAL for a corrupt or
+ * foreign file) and leaves a one-line message in ioacct_store_errmsg().
+ *
+ * Tables (schema version IOACCT_STORE_SCHEMA_VERSION):
+ *   jobs     one row per job; state RUNNING until finished
+ *   steps    (job_key, step_id)
+ *   mounts   (job_key, mnt_id) -> path, fs type, source
+ *   series   (job_key, step_id, mnt_id, op, bin) -> counters
+ *   totals   (job_key, step_id, mnt_id, op) -> counters, written at finish
+ *   watches  the daemon's registry of watched cgroups (survives restarts)
+ */
+#ifndef IOACCT_STORE_H
+#define IOACCT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#define IOACCT_STORE_SCHEMA_VERSION 2
+
+struct ioacct_store;
+
+enum {
+	IOACCT_STORE_RDONLY = 0,
+	IOACCT_STORE_RDWR = 1,   /* creates the file and its directory, migrates */
+};
+
+/* NULL with errno set and `err` filled. */
+struct ioacct_store *ioacct_store_open(const char *path, int mode, char *err, size_t errlen);
+void ioacct_store_close(struct ioacct_store *st);
+const char *ioacct_store_errmsg(const struct ioacct_store *st);
+int ioacct_store_schema_version(struct ioacct_store *st);
+
+/* Explicit transactions, for the daemon's batched writes. Nested calls are errors. */
+int ioacct_store_begin(struct ioacct_store *st);
+int ioacct_store_commit(struct ioacct_store *st);
+int ioacct_store_rollback(struct ioacct_store *st);
+
+/* A watched cgroup, as the daemon persists it. */
+struct ioacct_watch {
+	int64_t job_key;
+	uint32_t step_id;
+	uint32_t slot;
+	uint64_t cgroup_id;
+	uint32_t hier;              /* enum ioacct_hier */
+	int32_t pid;
+	uint32_t mntns;
+	uint64_t start_mono_ns;     /* the job's time base (CLOCK_MONOTONIC) */
+	uint64_t bin_width_ns;
+	char cgroup[PATH_MAX];
+};
+
+/* ---- writer side (daemon) ---- */
+
+/* Inserts a RUNNING job; sets job->key. -EEXIST if (cluster, job_id) is running already. */
+int ioacct_store_job_insert(struct ioacct_store *st, struct ioacct_job *job);
+/* The RUNNING job for (cluster, job_id); -ENOENT. */
+int ioacct_store_job_find_running(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+				  struct ioacct_job *job);
+/* Largest job_id stored for a cluster, 0 when none (iorun numbers its jobs from it). */
+int ioacct_store_job_max_id(struct ioacct_store *st, const char *cluster, uint64_t *job_id);
+/* Insert or replace a step row. */
+int ioacct_store_step_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_step *step);
+/* Insert or replace a mount of a job. */
+int ioacct_store_mount_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_mount *m);
+/*
+ * Insert or REPLACE the counters of one bin. Replace, not add: the daemon
+ * drains a closed bin once, and re-draining after a crash must be idempotent.
+ */
+int ioacct_store_series_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_sample *s);
+int ioacct_store_watch_put(struct ioacct_store *st, const struct ioacct_watch *w);
+/* A step may watch several cgroups; this deletes every watch of the step. */
+int ioacct_store_watch_delete(struct ioacct_store *st, int64_t job_key, uint32_t step_id);
+/* Every persisted watch; *out is malloc'd, free() it. */
+int ioacct_store_watch_list(struct ioacct_store *st, struct ioacct_watch **out, size_t *n);
+/* Adds to the job's dropped counters. */
+int ioacct_store_job_add_dropped(struct ioacct_store *st, int64_t job_key, uint64_t events,
+				 uint64_t bytes);
+/*
+ * Finishes a job in one transaction: sets end, state and exit code, computes
+ * the totals table from the series, ends steps still open, deletes its
+ * watches. The caller has already written the final bins.
+ */
+int ioacct_store_job_finish(struct ioacct_store *st, int64_t job_key, int64_t end_ns,
+			    const char *state, int32_t exit_code);
+
+/* ---- reader side (tools) ---- */
+
+int ioacct_store_job_get(struct ioacct_store *st, int64_t job_key, struct ioacct_job *job);
+/* The newest job with this id on this cluster (any cluster when NULL); -ENOENT. */
+int ioacct_store_job_find(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+			  struct ioacct_job *job);
+/*
+ * Loads a whole job. For a finished job totals come from the totals table;
+ * for a running one they are summed from the series. *out malloc'd,
+ * free with ioacct_jobdata_free().
+ */
+int ioacct_store_job_load(struct ioacct_store *st, int64_t job_key, struct ioacct_jobdata **out);
+
+#endif /* IOACCT_STORE_H */
