@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Facts read from /proc and the cgroup file systems: mount tables, a task's
+ * cgroups, cgroup ids, subsystem ids, mount namespaces. Every /proc reader
+ * is a thin wrapper around a parser of the file's text, so unit tests run
+ * the parsers on fixtures.
+ */
+#ifndef IOACCT_PROCFS_H
+#define IOACCT_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "model.h"
+
+/*
+ * Reads a whole file into a malloc'd, NUL-terminated buffer. Meant for
+ * /proc files, whose size stat cannot tell. 0 or -errno.
+ */
+int ioacct_procfs_read(const char *path, char **text);
+
+/*
+ * Parses the text of a /proc/<pid>/mountinfo into a malloc'd array of *n
+ * mounts (mnt_id, mount point, fstype, source; octal escapes undone), in the
+ * file's order. A malformed line gives -EINVAL and its number in err (err may
+ * be NULL); a field too long for struct ioacct_mount gives -ENAMETOOLONG.
+ */
+int ioacct_mountinfo_parse(const char *text, struct ioacct_mount **out, size_t *n, char *err,
+			   size_t errlen);
+/* ioacct_mountinfo_parse() on /proc/<pid>/mountinfo; pid 0 is the caller. */
+int ioacct_mountinfo_read(pid_t pid, struct ioacct_mount **out, size_t *n, char *err,
+			  size_t errlen);
+
+/* The mount with this id; NULL and errno ENOENT when there is none. */
+const struct ioacct_mount *ioacct_mount_find(const struct ioacct_mount *m, size_t n,
+					     uint32_t mnt_id);
+/*
+ * The mount an absolute, normalised path lives on: the longest mount point
+ * that is a prefix of it on a component boundary. Of mounts stacked on the
+ * same mount point the last one listed wins, as it is the visible one.
+ * NULL and errno EINVAL for a relative path, ENOENT when nothing matches.
+ */
+const struct ioacct_mount *ioacct_mount_of_path(const struct ioacct_mount *m, size_t n,
+						const char *abs_path);
+
+/*
+ * From the text of a mountinfo: the mount point of the root of the cgroup2
+ * hierarchy (IOACCT_HIER_V2), or of the v1 hierarchy whose super options list
+ * v1_controller ("freezer", or "name=systemd" for a named hierarchy). The
+ * first such mount wins. -ENOENT when not mounted, -EINVAL on a malformed
+ * mountinfo or arguments, -ENAMETOOLONG when out is too small.
+ */
+int ioacct_cgroup_mountpoint_parse(const char *mountinfo, enum ioacct_hier hier,
+				   const char *v1_controller, char *out, size_t len);
+/* ioacct_cgroup_mountpoint_parse() on /proc/self/mountinfo. */
+int ioacct_cgroup_mountpoint(enum ioacct_hier hier, const char *v1_controller, char *out,
+			     size_t len);
+
+/*
+ * From the text of a /proc/<pid>/cgroup: the task's cgroup in the given
+ * hierarchy, relative to the hierarchy's root ("/slurm/uid_0/job_1/step_0").
+ * v1_controller is matched as in ioacct_cgroup_mountpoint_parse(). -ENOENT
+ * when the hierarchy is not listed, -EINVAL on malformed text or arguments,
+ * -ENAMETOOLONG when out is too small.
+ */
+int ioacct_cgroup_parse(const char *text, enum ioacct_hier hier, const char *v1_controller,
+			char *out, size_t len);
+/* ioacct_cgroup_parse() on /proc/<pid>/cgroup; pid 0 is the caller. */
+int ioacct_cgroup_of_pid(pid_t pid, enum ioacct_hier hier, const char *v1_controller, char *out,
+			 size_t len);
+
+/*
+ * The kernel's id of the cgroup whose directory is fs_path: its inode
+ * number. -ENOTDIR when fs_path is not a directory.
+ */
+int ioacct_cgroup_id(const char *fs_path, uint64_t *id);
+/* Which hierarchy the file system holding fs_path is; -EINVAL if no cgroup fs. */
+int ioacct_cgroup_hier_of_path(const char *fs_path, enum ioacct_hier *hier);
+
+/*
+ * From the text of /proc/cgroups: the subsystem id of a v1 controller, which
+ * is the index of its line since the kernel lists subsystems in id order.
+ * -ENOENT when the controller is not listed.
+ */
+int ioacct_cgroup_v1_ssid_parse(const char *text, const char *controller, uint32_t *ssid);
+/* ioacct_cgroup_v1_ssid_parse() on /proc/cgroups. */
+int ioacct_cgroup_v1_ssid(const char *controller, uint32_t *ssid);
+
+/* The inode number of the mount namespace of pid (0 is the caller). */
+int ioacct_proc_mntns(pid_t pid, uint32_t *inum);
+
+#endif /* IOACCT_PROCFS_H */
