@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ioacct's probes: per-cgroup, per-mount, per-operation I/O counters in
+ * time bins computed here, in the kernel, from the job's start.
+ *
+ * Backend "tracepoint": tp_btf sys_enter/sys_exit. sys_enter decides whether
+ * the task is watched, resolves the mount the operation targets and stashes
+ * {op, mount, slot, start time} in task-local storage; sys_exit adds the
+ * result to the per-CPU stats map. A task in no watched cgroup costs one
+ * task-storage lookup: its "not watched" verdict is cached per task and
+ * invalidated by a generation number (bumped by the daemon whenever the set
+ * of watched cgroups changes) and by the cgroup_attach_task tracepoint.
+ *
+ * The fentry and kprobe backends (kernel-portability work) feed the same
+ * maps through the same account() function.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "ioacct_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+#define S_IFDIR 0040000
+#define AT_FDCWD -100
+#define AT_REMOVEDIR 0x200
+/* Kernel-internal "restart the syscall" codes: the call is not over yet. */
+#define ERESTARTSYS 512
+#define ERESTART_RESTARTBLOCK 516
+/* How far up the cgroup tree a task's cgroup may be below a watched one. */
+#define MAX_CGROUP_DEPTH 8
+
+/* Set by the daemon before load. */
+const volatile __u16 sysmap[IOACCT_NR_SYSCALLS] = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ioacct_state);
+} state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ioacct_watch_key);
+	__type(value, struct ioacct_watch_val);
+} watch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct ioacct_slot);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ioacct_stat_key);
+	__type(value, struct ioacct_stat_val);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct ioacct_drop_val);
+} dropped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ioacct_mp_key);
+	__type(value, struct ioacct_mp_val);
+} mountpoints SEC(".maps");
+
+/* What a task is doing, between sys_enter and sys_exit, and its cached slot. */
+struct task_ent {
+	__u64 gen;   /* state.gen when `slot` was computed */
+	__u32 slot;  /* IOACCT_SLOT_NONE when not watched */
+	__u32 op;    /* pending op + 1, 0 when none */
+	__u64 ts;    /* sys_enter time */
+	__u32 mnt;   /* mount the pending op targets */
+	__u32 pslot; /* slot of the pending op */
+	__u32 kind;  /* IOACCT_SK_* of the pending op */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ent);
+} tasks SEC(".maps");
+
+/* Scratch space for a path lookup key: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ioacct_mp_key);
+} mpscratch SEC(".maps");
+
+static const struct ioacct_stat_val zero_val;
+
+static __always_inline struct ioacct_state *get_state(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&state, &zero);
+}
+
+static __always_inline __u32 size_bin(__u64 n)
+{
+	if (n <= IOACCT_SIZE_LIMIT_0)
+		return 0;
+	if (n <= IOACCT_SIZE_LIMIT_1)
+		return 1;
+	if (n <= IOACCT_SIZE_LIMIT_2)
+		return 2;
+	if (n <= IOACCT_SIZE_LIMIT_3)
+		return 3;
+	if (n <= IOACCT_SIZE_LIMIT_4)
+		return 4;
+	if (n <= IOACCT_SIZE_LIMIT_5)
+		return 5;
+	if (n <= IOACCT_SIZE_LIMIT_6)
+		return 6;
+	if (n <= IOACCT_SIZE_LIMIT_7)
+		return 7;
+	if (n <= IOACCT_SIZE_LIMIT_8)
+		return 8;
+	return 9;
+}
+
+static __always_inline __u32 cgroup_watched(struct cgroup *cg, __u32 hier)
+{
+	struct ioacct_watch_key key = { .hier = hier };
+	struct ioacct_watch_val *v;
+
+	for (int i = 0; i < MAX_CGROUP_DEPTH && cg; i++) {
+		key.cgroup_id = BPF_CORE_READ(cg, kn, id);
+		v = bpf_map_lookup_elem(&watch, &key);
+		if (v)
+			return v->slot;
+		/* cgroup.self is the css of the cgroup itself; its parent is the parent's self. */
+		struct cgroup_subsys_state *parent = BPF_CORE_READ(cg, self.parent);
+
+		if (!parent)
+			break;
+		cg = container_of(parent, struct cgroup, self);
+	}
+	return IOACCT_SLOT_NONE;
+}
+
+/* The slow path: which watched cgroup, if any, is the task in? */
+static __noinline __u32 resolve_slot(struct task_struct *task, struct ioacct_state *st)
+{
+	__u32 slot = IOACCT_SLOT_NONE;
+
+	if (!task)
+		return slot;
+	if (st->calib_tgid && task->tgid == (int)st->calib_tgid)
+		return IOACCT_SLOT_CALIB;
+	if (st->nwatch_v2) {
+		struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+
+		slot = cgroup_watched(cg, IOACCT_HIER_V2);
+		if (slot != IOACCT_SLOT_NONE)
+			return slot;
+	}
+	if (st->nwatch_v1) {
+		struct css_set *cset = BPF_CORE_READ(task, cgroups);
+		struct cgroup_subsys_state *css = NULL;
+		__u32 ssid = st->v1_ssid;
+
+		if (!cset || ssid >= 64)
+			return slot;
+		bpf_probe_read_kernel(&css, sizeof(css), &cset->subsys[ssid]);
+		if (!css)
+			return slot;
+		slot = cgroup_watched(BPF_CORE_READ(css, cgroup), IOACCT_HIER_V1);
+	}
+	return slot;
+}
+
+static __always_inline struct file *fd_file(struct task_struct *task, long fd)
+{
+	struct fdtable *fdt;
+	struct file **arr;
+	struct file *f = NULL;
+
+	if (fd < 0)
+		return NULL;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	arr = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &arr[fd]);
+	return f;
+}
+
+static __always_inline __u32 vfsmount_id(struct vfsmount *mnt)
+{
+	struct mount *m;
+
+	if (!mnt)
+		return 0;
+	m = container_of(mnt, struct mount, mnt);
+	return BPF_CORE_READ(m, mnt_id);
+}
+
+static __always_inline __u32 file_mnt(struct file *f)
+{
+	return f ? vfsmount_id(BPF_CORE_READ(f, f_path.mnt)) : 0;
+}
+
+static __always_inline __u32 file_type(struct file *f)
+{
+	return f ? BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT : 0;
+}
+
+/*
+ * The mount a path argument points into. Absolute paths: longest prefix
+ * among the mount points of the task's mount namespace (the daemon fills
+ * them from the job's mountinfo). Relative paths: the mount of the directory
+ * they start from. An empty path (AT_EMPTY_PATH) is the directory fd itself.
+ */
+static __noinline __u32 path_mnt(struct task_struct *task, long dirfd, const char *upath)
+{
+	struct ioacct_mp_key *key;
+	struct ioacct_mp_val *v;
+	__u32 zero = 0;
+	long n;
+
+	key = bpf_map_lookup_elem(&mpscratch, &zero);
+	if (!key || !task)
+		return 0;
+	n = bpf_probe_read_user_str(key->path, sizeof(key->path), upath);
+	if (n <= 0)
+		return 0;
+	if (key->path[0] == '/') {
+		key->prefixlen = 32 + 8 * IOACCT_MP_PATH_MAX;
+		key->mntns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+		v = bpf_map_lookup_elem(&mountpoints, key);
+		if (v)
+			return v->mnt_id;
+		return vfsmount_id(BPF_CORE_READ(task, fs, root.mnt));
+	}
+	if (dirfd == AT_FDCWD)
+		return vfsmount_id(BPF_CORE_READ(task, fs, pwd.mnt));
+	return file_mnt(fd_file(task, dirfd));
+}
+
+static __always_inline void count_drop(__u32 slot, __u64 bytes)
+{
+	struct ioacct_drop_val *d = bpf_map_lookup_elem(&dropped, &slot);
+
+	if (d) {
+		d->events++;
+		d->bytes += bytes;
+	}
+}
+
+/*
+ * Adds one finished operation to its (slot, mount, bin, op) counters; `where`
+ * carries slot, mount and op, the bin is computed here.
+ */
+static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end, __u64 dur, long ret)
+{
+	struct ioacct_stat_key key = *where;
+	__u32 slot = key.slot, op = key.op;
+	struct ioacct_stat_val *v;
+	struct ioacct_slot *s;
+	__u64 bytes = 0;
+
+	s = bpf_map_lookup_elem(&slots, &slot);
+	if (!s || !s->active)
+		return;
+	if (t_end > s->start_ns && s->width_ns)
+		key.bin = (t_end - s->start_ns) / s->width_ns;
+	if (ret > 0 && (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE))
+		bytes = ret;
+
+	v = bpf_map_lookup_elem(&stats, &key);
+	if (!v) {
+		/* EEXIST: another CPU created it first, which is fine. */
+		long err = bpf_map_update_elem(&stats, &key, &zero_val, BPF_NOEXIST);
+
+		if (err && err != -17) {
+			count_drop(slot, bytes);
+			return;
+		}
+		v = bpf_map_lookup_elem(&stats, &key);
+		if (!v) {
+			count_drop(slot, bytes);
+			return;
+		}
+	}
+	v->calls++;
+	v->ns += dur;
+	if (ret < 0) {
+		v->errors++;
+		return;
+	}
+	if (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE) {
+		__u32 b = size_bin(ret);
+
+		v->bytes += bytes;
+		if (b < IOACCT_NR_SIZE_BINS)
+			v->size[b]++;
+	}
+}
+
+static __always_inline long sys_arg(struct pt_regs *regs, int i)
+{
+	switch (i) {
+	case 0:
+		return PT_REGS_PARM1_SYSCALL(regs);
+	case 1:
+		return PT_REGS_PARM2_SYSCALL(regs);
+	default:
+		return PT_REGS_PARM3_SYSCALL(regs);
+	}
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *task;
+	struct ioacct_state *st;
+	struct task_ent *t;
+	__u32 op, kind, slot, mnt = 0;
+	__u16 e;
+
+	if (id < 0 || id >= IOACCT_NR_SYSCALLS)
+		return 0;
+	e = sysmap[id];
+	if (!e)
+		return 0;
+	st = get_state();
+	if (!st || !st->nactive)
+		return 0;
+
+	task = bpf_get_current_task_btf();
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (t && t->gen == st->gen) {
+		slot = t->slot;
+	} else {
+		__u64 gen = st->gen;
+
+		slot = resolve_slot(task, st);
+		if (!t)
+			t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!t)
+			return 0;
+		t->gen = gen;
+		t->slot = slot;
+	}
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+
+	op = (e & IOACCT_SYS_OP_MASK) - 1;
+	kind = e >> IOACCT_SYS_KIND_SHIFT;
+	switch (kind) {
+	case IOACCT_SK_FD_DATA: {
+		struct file *f = fd_file(task, sys_arg(regs, 0));
+
+		/* Only file-system I/O: pipes, sockets and devices are not. */
+		if (file_type(f) != S_IFREG)
+			return 0;
+		mnt = file_mnt(f);
+		break;
+	}
+	case IOACCT_SK_FD: {
+		struct file *f = fd_file(task, sys_arg(regs, 0));
+		__u32 type = file_type(f);
+
+		if (type != S_IFREG && type != S_IFDIR)
+			return 0;
+		mnt = file_mnt(f);
+		break;
+	}
+	case IOACCT_SK_PATH:
+	case IOACCT_SK_OPEN_PATH:
+		mnt = path_mnt(task, AT_FDCWD, (const char *)sys_arg(regs, 0));
+		break;
+	case IOACCT_SK_UNLINKAT:
+		if (sys_arg(regs, 2) & AT_REMOVEDIR)
+			op = IOACCT_OP_RMDIR;
+		/* fall through */
+	case IOACCT_SK_AT:
+	case IOACCT_SK_OPEN_AT:
+		mnt = path_mnt(task, sys_arg(regs, 0), (const char *)sys_arg(regs, 1));
+		break;
+	default:
+		return 0;
+	}
+	t->op = op + 1;
+	t->kind = kind;
+	t->mnt = mnt;
+	t->pslot = slot;
+	t->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_ent *t;
+	__u32 op, mnt, slot, created = 0;
+	__u64 now;
+
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (!t || !t->op)
+		return 0;
+	op = t->op - 1;
+	t->op = 0;
+	if (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)
+		return 0;
+	now = bpf_ktime_get_ns();
+	mnt = t->mnt;
+	slot = t->pslot;
+
+	if ((t->kind == IOACCT_SK_OPEN_PATH || t->kind == IOACCT_SK_OPEN_AT) && ret >= 0) {
+		struct file *f = fd_file(task, ret);
+		struct ioacct_state *st = get_state();
+		__u32 fmode = f ? BPF_CORE_READ(f, f_mode) : 0;
+
+		if (f)
+			mnt = file_mnt(f);
+		if (st) {
+			if (slot == IOACCT_SLOT_CALIB) {
+				st->calib_fmode[1] = st->calib_fmode[0];
+				st->calib_fmode[0] = fmode;
+				return 0;
+			}
+			created = st->fmode_created && (fmode & st->fmode_created);
+		}
+	}
+	if (slot == IOACCT_SLOT_CALIB)
+		return 0;
+	struct ioacct_stat_key where = { .slot = slot, .mnt_id = mnt, .op = op };
+
+	account(&where, now, now - t->ts, ret);
+	if (created) {
+		where.op = IOACCT_OP_CREATE;
+		account(&where, now, 0, 0);
+	}
+	return 0;
+}
+
+/* A task that changes cgroup must find its slot again. */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(ioacct_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	struct task_ent *t = bpf_task_storage_get(&tasks, task, 0, 0);
+
+	if (t)
+		t->gen = 0;
+	return 0;
+}
+
+/*
+ * Tiny programs the daemon loads and attaches, alone, to find out which
+ * mechanism this kernel allows (see daemon/probes.c). They do nothing.
+ */
+SEC("fentry/vfs_read")
+int BPF_PROG(ioacct_probe_fentry)
+{
+	return 0;
+}
+
+SEC("kprobe/vfs_read")
+int BPF_KPROBE(ioacct_probe_kprobe)
+{
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ioacct_probe_tracepoint, struct pt_regs *regs, long id)
+{
+	return 0;
+}

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * iorun: runs any command in a fresh cgroup watched by ioacctd, as a job of
+ * its own, and prints the job's per-mount I/O when it ends. No Slurm needed.
+ *
+ * The command is held on a pipe until it is in the cgroup and registered,
+ * so everything it does is counted. If monitoring is unavailable the command
+ * still runs and one line says why. The exit status is the command's
+ * (125 for iorun's own usage errors, 126/127 when the command cannot run).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "procfs.h"
+#include "proto.h"
+#include "store.h"
+#include "summary.h"
+
+#define EXIT_IORUN 125
+#define CALL_TIMEOUT_MS 10000
+
+struct iorun_opts {
+	const char *config_file;
+	const char *socket_path;
+	const char *output;
+	const char *cgroup_mode;
+	const char *bin_width;
+	uint64_t job_id;
+	bool json;
+	char **argv;
+};
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: iorun [OPTIONS] -- COMMAND [ARGS...]\n"
+		"Runs COMMAND in a fresh cgroup watched by ioacctd and prints its I/O per mount.\n"
+		"\n"
+		"  -c, --config FILE          configuration file (default %s)\n"
+		"      --socket PATH          ioacctd's socket (config: socket)\n"
+		"      --job-id ID            job id to record (default: the next free iorun id)\n"
+		"      --bin-width SECONDS    time bin width for this job (config: bin_width)\n"
+		"      --cgroup-mode MODE     auto, v2 or v1 (config: cgroup_mode)\n"
+		"      --json                 print the summary as JSON\n"
+		"  -o, --output FILE          write the summary to FILE instead of stderr\n"
+		"  -h, --help                 show this help\n"
+		"  -V, --version              show the version\n"
+		"\n"
+		"Needs root (registering a job with ioacctd does). Exit status: COMMAND's;\n"
+		"125 for iorun's own errors, 126 or 127 when COMMAND cannot be run.\n",
+		IOACCT_CONFIG_FILE);
+}
+
+static int parse_args(int argc, char **argv, struct iorun_opts *o)
+{
+	enum { OPT_SOCKET = 256, OPT_JOB, OPT_JSON, OPT_CGMODE, OPT_BIN };
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "job-id", required_argument, NULL, OPT_JOB },
+		{ "bin-width", required_argument, NULL, OPT_BIN },
+		{ "cgroup-mode", required_argument, NULL, OPT_CGMODE },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	/* "+": options stop at the command, so its own options are left alone. */
+	while ((c = getopt_long(argc, argv, "+c:o:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config_file = optarg;
+			break;
+		case OPT_SOCKET:
+			o->socket_path = optarg;
+			break;
+		case OPT_JOB:
+			errno = 0;
+			o->job_id = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || *optarg == '-' || o->job_id == 0) {
+				fprintf(stderr, "iorun: --job-id: '%s' is not a positive integer\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_BIN:
+			o->bin_width = optarg;
+			break;
+		case OPT_CGMODE:
+			o->cgroup_mode = optarg;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("iorun %s\n", PACKAGE_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "iorun: no command given\n");
+		usage(stderr);
+		return -EINVAL;
+	}
+	o->argv = argv + optind;
+	return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+
+	if (ioacct_strlcpy(buf, path, sizeof(buf)))
+		return -ENAMETOOLONG;
+	for (char *s = buf + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int cgroup_path(char *path, size_t len, const char *mnt, const char *parent)
+{
+	int n = snprintf(path, len, "%s/%s/iorun-%d", mnt, parent, (int)getpid());
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* A new cgroup for the command: v2 when usable, else the configured v1 hierarchy. */
+static int make_cgroup(const struct ioacct_config *cfg, char *path, size_t len, char *err, size_t errlen)
+{
+	char mnt[PATH_MAX];
+	int ret = -ENOENT;
+
+	if (cfg->cgroup_mode != IOACCT_CGROUP_V1) {
+		ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
+		if (ret == 0) {
+			ret = cgroup_path(path, len, mnt, cfg->cgroup_parent);
+			if (ret == 0)
+				ret = mkdir_p(path);
+			if (ret == 0)
+				return 0;
+		}
+		if (cfg->cgroup_mode == IOACCT_CGROUP_V2) {
+			snprintf(err, errlen, "cannot create a cgroup2 cgroup%s%s: %s", ret == -ENOENT ? "" : " ",
+				 ret == -ENOENT ? "" : path, ret == -ENOENT ? "no cgroup2 file system mounted" :
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V1, cfg->cgroup_v1_hierarchy, mnt, sizeof(mnt));
+	if (ret) {
+		snprintf(err, errlen, "no usable cgroup: cgroup2 unusable and v1 %s not mounted",
+			 cfg->cgroup_v1_hierarchy);
+		return ret;
+	}
+	ret = cgroup_path(path, len, mnt, cfg->cgroup_parent);
+	if (ret == 0)
+		ret = mkdir_p(path);
+	if (ret)
+		snprintf(err, errlen, "cannot create cgroup %s: %s", path, strerror(-ret));
+	return ret;
+}
+
+static int cgroup_enter(const char *cgroup, pid_t pid)
+{
+	char path[PATH_MAX + 32], buf[32];
+	int fd, n, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+	if (write(fd, buf, (size_t)n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static void user_name(uid_t uid, char *out, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		ioacct_strlcpy(out, pw->pw_name, len);
+	else
+		snprintf(out, len, "%u", (unsigned int)uid);
+}
+
+/* The state Slurm would give a job that ended this way. */
+static const char *job_state(int status, int32_t *exit_code)
+{
+	if (WIFSIGNALED(status)) {
+		*exit_code = 128 + WTERMSIG(status);
+		return WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT ? "CANCELLED" : "FAILED";
+	}
+	*exit_code = WEXITSTATUS(status);
+	return *exit_code == 0 ? "COMPLETED" : "FAILED";
+}
+
+static int print_summary(const struct ioacct_config *cfg, const struct iorun_opts *o, int64_t job_key)
+{
+	char err[512];
+	struct ioacct_store *st = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDONLY, err, sizeof(err));
+	struct ioacct_jobdata *jd = NULL;
+	FILE *f = stderr;
+	int ret;
+
+	if (!st) {
+		fprintf(stderr, "iorun: cannot read the job back: %s\n", err);
+		return -EIO;
+	}
+	ret = ioacct_store_job_load(st, job_key, &jd);
+	if (ret) {
+		fprintf(stderr, "iorun: cannot read the job back: %s\n", ioacct_store_errmsg(st));
+		goto out;
+	}
+	if (o->output) {
+		f = fopen(o->output, "we");
+		if (!f) {
+			ret = -errno;
+			fprintf(stderr, "iorun: cannot write %s: %s\n", o->output, strerror(errno));
+			goto out;
+		}
+	}
+	ret = o->json ? ioacct_summary_print_json(f, jd) : ioacct_summary_print_text(f, jd);
+	if (f != stderr && fclose(f)) {
+		ret = -errno;
+		fprintf(stderr, "iorun: cannot write %s: %s\n", o->output, strerror(errno));
+	}
+out:
+	ioacct_jobdata_free(jd);
+	ioacct_store_close(st);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct iorun_opts o = { 0 };
+	struct ioacct_config cfg;
+	struct ioacct_request req;
+	struct ioacct_reply rep;
+	struct sigaction sa;
+	char err[1024], cgroup[PATH_MAX] = "";
+	int go[2], status = 0, ret;
+	bool monitored = false;
+	int32_t exit_code = 0;
+	pid_t pid;
+
+	ioacct_log_set_ident("iorun");
+	if (parse_args(argc, argv, &o))
+		return EXIT_IORUN;
+	ioacct_config_defaults(&cfg);
+	if (ioacct_config_load(&cfg, o.config_file, err, sizeof(err))) {
+		fprintf(stderr, "iorun: %s\n", err);
+		return EXIT_IORUN;
+	}
+	if ((o.socket_path && ioacct_config_set(&cfg, "socket", o.socket_path, err, sizeof(err))) ||
+	    (o.cgroup_mode && ioacct_config_set(&cfg, "cgroup_mode", o.cgroup_mode, err, sizeof(err))) ||
+	    (o.bin_width && ioacct_config_set(&cfg, "bin_width", o.bin_width, err, sizeof(err)))) {
+		fprintf(stderr, "iorun: %s\n", err);
+		return EXIT_IORUN;
+	}
+	if (pipe2(go, O_CLOEXEC)) {
+		fprintf(stderr, "iorun: pipe: %s\n", strerror(errno));
+		return EXIT_IORUN;
+	}
+
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "iorun: fork: %s\n", strerror(errno));
+		return EXIT_IORUN;
+	}
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		/* Wait until the parent has put us in the cgroup (or given up on it). */
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(go[0]);
+		execvp(o.argv[0], o.argv);
+		fprintf(stderr, "iorun: cannot run %s: %s\n", o.argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	child_pid = pid;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (geteuid() != 0) {
+		snprintf(err, sizeof(err), "iorun needs root to create a cgroup and register it");
+	} else if (make_cgroup(&cfg, cgroup, sizeof(cgroup), err, sizeof(err)) == 0) {
+		ret = cgroup_enter(cgroup, pid);
+		if (ret) {
+			snprintf(err, sizeof(err), "cannot move the command into %s: %s", cgroup, strerror(-ret));
+		} else {
+			memset(&req, 0, sizeof(req));
+			req.type = IOACCT_MSG_REGISTER;
+			req.u.reg.job_id = o.job_id;
+			req.u.reg.step_id = 0;
+			req.u.reg.uid = getuid();
+			req.u.reg.gid = getgid();
+			req.u.reg.pid = pid;
+			req.u.reg.bin_width_ns = o.bin_width ? cfg.bin_width_ns : 0;
+			ioacct_strlcpy(req.u.reg.cgroup, cgroup, sizeof(req.u.reg.cgroup));
+			ioacct_strlcpy(req.u.reg.cluster, "iorun", sizeof(req.u.reg.cluster));
+			ioacct_strlcpy(req.u.reg.source, "iorun", sizeof(req.u.reg.source));
+			user_name(getuid(), req.u.reg.user, sizeof(req.u.reg.user));
+			ioacct_strlcpy(req.u.reg.job_name, o.argv[0], sizeof(req.u.reg.job_name));
+			if (!getcwd(req.u.reg.workdir, sizeof(req.u.reg.workdir)))
+				req.u.reg.workdir[0] = '\0';
+			ret = ioacct_client_call(cfg.socket_path, &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
+			if (ret == 0 && rep.status)
+				snprintf(err, sizeof(err), "ioacctd refused: %s", rep.error);
+			monitored = ret == 0 && rep.status == 0;
+			if (monitored)
+				o.job_id = rep.job_id;
+			ioacct_reply_free(&rep);
+		}
+	}
+	if (!monitored)
+		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", err);
+
+	/* Let the command run. */
+	if (write(go[1], "g", 1) != 1)
+		fprintf(stderr, "iorun: cannot start the command: %s\n", strerror(errno));
+	close(go[1]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "iorun: waitpid: %s\n", strerror(errno));
+			return EXIT_IORUN;
+		}
+	}
+	child_pid = 0;
+
+	if (monitored) {
+		const char *state = job_state(status, &exit_code);
+
+		memset(&req, 0, sizeof(req));
+		req.type = IOACCT_MSG_FINISH_JOB;
+		req.u.fin.job_id = o.job_id;
+		ioacct_strlcpy(req.u.fin.cluster, "iorun", sizeof(req.u.fin.cluster));
+		ioacct_strlcpy(req.u.fin.state, state, sizeof(req.u.fin.state));
+		req.u.fin.exit_code = exit_code;
+		ret = ioacct_client_call(cfg.socket_path, &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
+		if (ret)
+			fprintf(stderr, "ioacct: cannot finish job %llu: %s\n", (unsigned long long)o.job_id, err);
+		else if (rep.status)
+			fprintf(stderr, "ioacct: cannot finish job %llu: %s\n", (unsigned long long)o.job_id,
+				rep.error);
+		else
+			print_summary(&cfg, &o, rep.job_key);
+		ioacct_reply_free(&rep);
+	}
+	/* Processes the command left behind keep the cgroup busy; leave it then. */
+	if (cgroup[0] && rmdir(cgroup) && errno != ENOENT)
+		fprintf(stderr, "iorun: cgroup %s left in place: %s\n", cgroup, strerror(errno));
+
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

@@ -1,0 +1,1033 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "jobs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "procfs.h"
+
+struct dwatch {
+	uint64_t cgroup_id;
+	uint32_t hier;
+	char cgroup[PATH_MAX];
+};
+
+struct djob;
+
+struct dstep {
+	struct djob *job;
+	uint32_t step_id;
+	uint32_t slot;
+	int32_t pid;
+	struct dwatch *watches;
+	size_t nwatches;
+};
+
+struct djob {
+	struct ioacct_job job;
+	uint64_t start_mono_ns;
+	int32_t pid;                 /* a task of the job: its mountinfo names the mounts */
+	uint32_t mntns;
+	struct ioacct_mount *mounts; /* the job's mount table as last read */
+	size_t nmounts;
+	uint32_t *stored_mnts;       /* mount ids already in the store for this job */
+	size_t nstored_mnts;
+	struct dstep **steps;
+	size_t nsteps;
+	struct djob *next;
+};
+
+struct ioacct_registry {
+	const struct ioacct_config *cfg;
+	struct ioacct_store *store;
+	struct ioacct_probes *probes;
+	struct djob *jobs;
+	struct dstep **slots;        /* slot -> step, NULL when free */
+	uint32_t nslots;
+	uint32_t next_slot;          /* round robin: a freed slot is reused as late as possible */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void set_error(struct ioacct_reply *rep, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_error(struct ioacct_reply *rep, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	rep->status = status;
+	va_start(ap, fmt);
+	vsnprintf(rep->error, sizeof(rep->error), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- registry bookkeeping ------------------------------------------------------ */
+
+struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
+					       struct ioacct_store *store,
+					       struct ioacct_probes *probes)
+{
+	struct ioacct_registry *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->cfg = cfg;
+	r->store = store;
+	r->probes = probes;
+	r->nslots = ioacct_probes_max_jobs(probes);
+	r->slots = calloc(r->nslots, sizeof(*r->slots));
+	if (!r->slots) {
+		free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return r;
+}
+
+static void step_free(struct dstep *s)
+{
+	if (!s)
+		return;
+	free(s->watches);
+	free(s);
+}
+
+static void job_free(struct djob *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->nsteps; i++)
+		step_free(j->steps[i]);
+	free(j->steps);
+	free(j->mounts);
+	free(j->stored_mnts);
+	free(j);
+}
+
+void ioacct_registry_destroy(struct ioacct_registry *r)
+{
+	if (!r)
+		return;
+	while (r->jobs) {
+		struct djob *j = r->jobs;
+
+		r->jobs = j->next;
+		job_free(j);
+	}
+	free(r->slots);
+	free(r);
+}
+
+void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uint32_t *cgroups)
+{
+	*jobs = *cgroups = 0;
+	for (const struct djob *j = r->jobs; j; j = j->next) {
+		(*jobs)++;
+		for (size_t i = 0; i < j->nsteps; i++)
+			*cgroups += (uint32_t)j->steps[i]->nwatches;
+	}
+}
+
+static struct djob *job_lookup(struct ioacct_registry *r, const char *cluster, uint64_t job_id)
+{
+	for (struct djob *j = r->jobs; j; j = j->next)
+		if (j->job.job_id == job_id && strcmp(j->job.cluster, cluster) == 0)
+			return j;
+	return NULL;
+}
+
+static struct djob *job_lookup_key(struct ioacct_registry *r, int64_t key)
+{
+	for (struct djob *j = r->jobs; j; j = j->next)
+		if (j->job.key == key)
+			return j;
+	return NULL;
+}
+
+static struct dstep *step_lookup(struct djob *j, uint32_t step_id)
+{
+	for (size_t i = 0; i < j->nsteps; i++)
+		if (j->steps[i]->step_id == step_id)
+			return j->steps[i];
+	return NULL;
+}
+
+static void job_unlink(struct ioacct_registry *r, struct djob *j)
+{
+	for (struct djob **pp = &r->jobs; *pp; pp = &(*pp)->next) {
+		if (*pp == j) {
+			*pp = j->next;
+			return;
+		}
+	}
+}
+
+static int step_attach(struct djob *j, struct dstep *s)
+{
+	struct dstep **ns = realloc(j->steps, (j->nsteps + 1) * sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	j->steps = ns;
+	j->steps[j->nsteps++] = s;
+	s->job = j;
+	return 0;
+}
+
+static void step_detach(struct djob *j, struct dstep *s)
+{
+	for (size_t i = 0; i < j->nsteps; i++) {
+		if (j->steps[i] == s) {
+			j->steps[i] = j->steps[--j->nsteps];
+			return;
+		}
+	}
+}
+
+static int watch_attach(struct dstep *s, uint64_t cgroup_id, uint32_t hier, const char *cgroup)
+{
+	struct dwatch *nw;
+
+	for (size_t i = 0; i < s->nwatches; i++)
+		if (s->watches[i].cgroup_id == cgroup_id && s->watches[i].hier == hier)
+			return 0;
+	nw = realloc(s->watches, (s->nwatches + 1) * sizeof(*nw));
+	if (!nw)
+		return -ENOMEM;
+	s->watches = nw;
+	memset(&nw[s->nwatches], 0, sizeof(*nw));
+	nw[s->nwatches].cgroup_id = cgroup_id;
+	nw[s->nwatches].hier = hier;
+	ioacct_strlcpy(nw[s->nwatches].cgroup, cgroup, sizeof(nw->cgroup));
+	s->nwatches++;
+	return 1;
+}
+
+/* The job's mount table, from one of its tasks, else from the daemon's own namespace. */
+static void job_read_mounts(struct djob *j)
+{
+	struct ioacct_mount *m = NULL;
+	size_t n = 0;
+	char err[256];
+
+	if (j->pid > 0 && ioacct_mountinfo_read(j->pid, &m, &n, err, sizeof(err)) == 0)
+		goto done;
+	if (ioacct_mountinfo_read(0, &m, &n, err, sizeof(err)) != 0) {
+		log_warn("job %s/%llu: cannot read a mount table: %s", j->job.cluster,
+			 (unsigned long long)j->job.job_id, err);
+		return;
+	}
+done:
+	free(j->mounts);
+	j->mounts = m;
+	j->nmounts = n;
+}
+
+/* Puts the job's mount points into the kernel's path -> mount table. */
+static void job_publish_mountpoints(struct ioacct_registry *r, struct djob *j)
+{
+	for (size_t i = 0; i < j->nmounts; i++) {
+		int ret = ioacct_probes_mountpoint_add(r->probes, j->mntns, j->mounts[i].path,
+						       j->mounts[i].mnt_id);
+
+		if (ret == -ENAMETOOLONG)
+			log_debug("mount point %s too long for path matching", j->mounts[i].path);
+		else if (ret)
+			log_warn("cannot add mount point %s: %s", j->mounts[i].path, strerror(-ret));
+	}
+}
+
+/* Stores the description of a mount the first time the job's data names it. */
+static int job_store_mount(struct ioacct_registry *r, struct djob *j, uint32_t mnt_id)
+{
+	const struct ioacct_mount *m;
+	struct ioacct_mount unknown;
+	uint32_t *ns;
+	int ret;
+
+	for (size_t i = 0; i < j->nstored_mnts; i++)
+		if (j->stored_mnts[i] == mnt_id)
+			return 0;
+	m = ioacct_mount_find(j->mounts, j->nmounts, mnt_id);
+	if (!m) {
+		job_read_mounts(j);
+		m = ioacct_mount_find(j->mounts, j->nmounts, mnt_id);
+	}
+	if (!m) {
+		/* Unmounted since, or a kernel-internal mount: keep the data, say what is known. */
+		memset(&unknown, 0, sizeof(unknown));
+		unknown.mnt_id = mnt_id;
+		snprintf(unknown.path, sizeof(unknown.path), "mnt:%u", mnt_id);
+		snprintf(unknown.fstype, sizeof(unknown.fstype), "unknown");
+		m = &unknown;
+	}
+	ret = ioacct_store_mount_put(r->store, j->job.key, m);
+	if (ret)
+		return ret;
+	ns = realloc(j->stored_mnts, (j->nstored_mnts + 1) * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	j->stored_mnts = ns;
+	j->stored_mnts[j->nstored_mnts++] = mnt_id;
+	return 0;
+}
+
+/* ---- draining ------------------------------------------------------------------------- */
+
+struct drain_ctx {
+	struct ioacct_registry *r;
+	uint64_t now;
+	bool all;
+	int32_t only_slot;           /* -1 for every slot */
+};
+
+/*
+ * A bin is drained once it has been closed for a whole bin width: an
+ * operation computes its bin when it ends and adds to it right away, so no
+ * late addition can reach a bin that old, and each bin is stored exactly once.
+ */
+static bool want_entry(uint32_t slot, uint32_t bin, void *arg)
+{
+	const struct drain_ctx *c = arg;
+	const struct dstep *s;
+	uint64_t cur;
+
+	if (slot >= c->r->nslots || !(s = c->r->slots[slot]))
+		return false;
+	if (c->only_slot >= 0 && slot != (uint32_t)c->only_slot)
+		return false;
+	if (c->all)
+		return true;
+	cur = ioacct_bin_of(s->job->start_mono_ns, s->job->job.bin_width_ns, c->now);
+	return (uint64_t)bin + 2 <= cur;
+}
+
+/* Writes entries into the store, inside the caller's transaction. */
+static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct dstep *s = r->slots[e[i].slot];
+		struct ioacct_sample smp = { .step_id = s->step_id, .mnt_id = e[i].mnt_id,
+					     .op = e[i].op, .bin = e[i].bin, .c = e[i].c };
+		int ret = job_store_mount(r, s->job, e[i].mnt_id);
+
+		if (!ret)
+			ret = ioacct_store_series_put(r->store, s->job->job.key, &smp);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int drain(struct ioacct_registry *r, bool all, int32_t only_slot)
+{
+	struct drain_ctx c = { .r = r, .now = mono_ns(), .all = all, .only_slot = only_slot };
+	struct ioacct_probe_entry *e = NULL;
+	size_t n = 0;
+	int ret;
+
+	ret = ioacct_probes_read(r->probes, want_entry, &c, &e, &n);
+	if (ret || n == 0)
+		goto out;
+	ret = ioacct_store_begin(r->store);
+	if (ret)
+		goto out;
+	ret = store_entries(r, e, n);
+	if (ret) {
+		ioacct_store_rollback(r->store);
+		goto out;
+	}
+	ret = ioacct_store_commit(r->store);
+	if (ret)
+		goto out;
+	/* Only now that the store has them may the kernel forget them. */
+	ret = ioacct_probes_delete(r->probes, e, n);
+out:
+	if (ret)
+		log_warn("drain: %s; the counters stay in the kernel and are tried again",
+			 ret == -EBUSY || ret == -EIO ? ioacct_store_errmsg(r->store) : strerror(-ret));
+	free(e);
+	return ret;
+}
+
+int ioacct_registry_drain(struct ioacct_registry *r, bool all)
+{
+	return drain(r, all, -1);
+}
+
+/* ---- slots ------------------------------------------------------------------------------ */
+
+static int slot_alloc(struct ioacct_registry *r, struct dstep *s)
+{
+	for (uint32_t i = 0; i < r->nslots; i++) {
+		uint32_t slot = (r->next_slot + i) % r->nslots;
+		struct ioacct_probe_entry *e = NULL;
+		size_t n = 0;
+		uint64_t ev, by;
+		int ret;
+
+		if (r->slots[slot])
+			continue;
+		/* Leftovers of a step finished by a daemon that died before deleting them. */
+		struct drain_ctx c = { .r = r, .all = true, .only_slot = (int32_t)slot };
+		r->slots[slot] = s;
+		ret = ioacct_probes_read(r->probes, want_entry, &c, &e, &n);
+		if (!ret && n)
+			ioacct_probes_delete(r->probes, e, n);
+		free(e);
+		ioacct_probes_dropped(r->probes, slot, &ev, &by, true);
+		r->next_slot = (slot + 1) % r->nslots;
+		s->slot = slot;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/* ---- register ----------------------------------------------------------------------------- */
+
+/* The cgroup to watch: given as a path, or the one the task is in. */
+static int resolve_cgroup(struct ioacct_registry *r, const struct ioacct_req_register *req,
+			  char *fs_path, size_t len, uint64_t *id, enum ioacct_hier *hier,
+			  struct ioacct_reply *rep)
+{
+	char rel[PATH_MAX], mnt[PATH_MAX];
+	const char *ctrl = r->cfg->cgroup_v1_hierarchy;
+	int ret;
+
+	if (req->cgroup[0]) {
+		if (req->cgroup[0] != '/') {
+			set_error(rep, -EINVAL, "cgroup %s is not an absolute path", req->cgroup);
+			return -EINVAL;
+		}
+		ioacct_strlcpy(fs_path, req->cgroup, len);
+	} else {
+		/* A v1 hierarchy is used when the task is placed in it (Slurm's proctrack). */
+		ret = ioacct_cgroup_of_pid(req->pid, IOACCT_HIER_V1, ctrl, rel, sizeof(rel));
+		if (ret == 0 && strcmp(rel, "/") != 0 &&
+		    ioacct_cgroup_mountpoint(IOACCT_HIER_V1, ctrl, mnt, sizeof(mnt)) == 0) {
+			*hier = IOACCT_HIER_V1;
+		} else {
+			ret = ioacct_cgroup_of_pid(req->pid, IOACCT_HIER_V2, NULL, rel, sizeof(rel));
+			if (ret) {
+				set_error(rep, ret, "cannot read the cgroup of pid %d: %s", req->pid,
+					  strerror(-ret));
+				return ret;
+			}
+			if (strcmp(rel, "/") == 0) {
+				set_error(rep, -EINVAL,
+					  "pid %d is in the root cgroup of every hierarchy: nothing to watch",
+					  req->pid);
+				return -EINVAL;
+			}
+			ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
+			if (ret) {
+				set_error(rep, ret, "no cgroup2 file system is mounted");
+				return ret;
+			}
+		}
+		if ((size_t)snprintf(fs_path, len, "%s%s", mnt, rel) >= len) {
+			set_error(rep, -ENAMETOOLONG, "cgroup path too long");
+			return -ENAMETOOLONG;
+		}
+	}
+	ret = ioacct_cgroup_hier_of_path(fs_path, hier);
+	if (ret) {
+		set_error(rep, ret, "%s is not on a cgroup file system", fs_path);
+		return ret;
+	}
+	ret = ioacct_cgroup_id(fs_path, id);
+	if (ret) {
+		set_error(rep, ret, "cannot stat cgroup %s: %s", fs_path, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_register *req,
+			    struct ioacct_reply *rep)
+{
+	struct djob *j = calloc(1, sizeof(*j));
+	const char *cluster = req->cluster[0] ? req->cluster :
+			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
+	int ret;
+
+	if (!j) {
+		set_error(rep, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	ioacct_strlcpy(j->job.cluster, cluster, sizeof(j->job.cluster));
+	j->job.job_id = req->job_id;
+	if (j->job.job_id == 0) {
+		uint64_t max = 0;
+
+		ret = ioacct_store_job_max_id(r->store, cluster, &max);
+		if (ret) {
+			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+			goto fail;
+		}
+		j->job.job_id = max + 1;
+	}
+	ioacct_strlcpy(j->job.node, r->cfg->node, sizeof(j->job.node));
+	ioacct_strlcpy(j->job.source, req->source[0] ? req->source : "slurm", sizeof(j->job.source));
+	j->job.uid = req->uid;
+	j->job.gid = req->gid;
+	ioacct_strlcpy(j->job.user, req->user, sizeof(j->job.user));
+	ioacct_strlcpy(j->job.name, req->job_name, sizeof(j->job.name));
+	ioacct_strlcpy(j->job.workdir, req->workdir, sizeof(j->job.workdir));
+	j->job.has_array = req->has_array != 0;
+	j->job.array_job_id = req->array_job_id;
+	j->job.array_task_id = req->array_task_id;
+	j->start_mono_ns = mono_ns();
+	j->job.start_ns = wall_ns();
+	snprintf(j->job.state, sizeof(j->job.state), "RUNNING");
+	ioacct_strlcpy(j->job.probe_mode, ioacct_probes_mode(r->probes), sizeof(j->job.probe_mode));
+	j->job.bin_width_ns = req->bin_width_ns ? req->bin_width_ns : r->cfg->bin_width_ns;
+	ret = ioacct_store_job_insert(r->store, &j->job);
+	if (ret) {
+		if (ret == -EEXIST)
+			set_error(rep, ret, "job %llu of cluster %s is already running in the store",
+				  (unsigned long long)j->job.job_id, cluster);
+		else
+			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		goto fail;
+	}
+	j->next = r->jobs;
+	r->jobs = j;
+	return j;
+fail:
+	free(j);
+	return NULL;
+}
+
+static void handle_register(struct ioacct_registry *r, const struct ioacct_req_register *req,
+			    struct ioacct_reply *rep)
+{
+	const char *cluster = req->cluster[0] ? req->cluster :
+			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
+	char fs_path[PATH_MAX];
+	struct ioacct_watch w;
+	enum ioacct_hier hier = IOACCT_HIER_V2;
+	uint64_t cgid;
+	struct djob *j;
+	struct dstep *s;
+	bool new_step = false;
+	int ret;
+
+	if (req->bin_width_ns && (req->bin_width_ns < 100000000ULL ||
+				  req->bin_width_ns > 86400ULL * 1000000000ULL)) {
+		set_error(rep, -ERANGE, "bin width must be between 0.1 and 86400 seconds");
+		return;
+	}
+	if (resolve_cgroup(r, req, fs_path, sizeof(fs_path), &cgid, &hier, rep))
+		return;
+
+	j = req->job_id ? job_lookup(r, cluster, req->job_id) : NULL;
+	if (!j) {
+		j = job_new(r, req, rep);
+		if (!j)
+			return;
+	}
+	if (req->pid > 0) {
+		j->pid = req->pid;
+		if (ioacct_proc_mntns(req->pid, &j->mntns) == 0) {
+			job_read_mounts(j);
+			job_publish_mountpoints(r, j);
+		}
+	}
+
+	s = step_lookup(j, req->step_id);
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s) {
+			set_error(rep, -ENOMEM, "out of memory");
+			return;
+		}
+		s->step_id = req->step_id;
+		ret = slot_alloc(r, s);
+		if (ret) {
+			set_error(rep, ret, "all %u slots are in use (max_jobs in the config)", r->nslots);
+			free(s);
+			return;
+		}
+		step_attach(j, s);
+		new_step = true;
+		struct ioacct_step st = { .step_id = s->step_id, .start_ns = wall_ns() };
+
+		snprintf(st.state, sizeof(st.state), "RUNNING");
+		ioacct_strlcpy(st.cgroup, fs_path, sizeof(st.cgroup));
+		ret = ioacct_store_step_put(r->store, j->job.key, &st);
+		if (ret) {
+			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+			goto undo_step;
+		}
+		ret = ioacct_probes_slot_set(r->probes, s->slot, j->start_mono_ns, j->job.bin_width_ns);
+		if (ret) {
+			set_error(rep, ret, "cannot set up slot %u: %s", s->slot, strerror(-ret));
+			goto undo_step;
+		}
+	}
+	s->pid = req->pid;
+	ret = watch_attach(s, cgid, hier, fs_path);
+	if (ret < 0) {
+		set_error(rep, ret, "out of memory");
+		goto undo_step;
+	}
+	if (ret > 0) {
+		memset(&w, 0, sizeof(w));
+		w.job_key = j->job.key;
+		w.step_id = s->step_id;
+		w.slot = s->slot;
+		w.cgroup_id = cgid;
+		w.hier = hier;
+		w.pid = req->pid;
+		w.mntns = j->mntns;
+		w.start_mono_ns = j->start_mono_ns;
+		w.bin_width_ns = j->job.bin_width_ns;
+		ioacct_strlcpy(w.cgroup, fs_path, sizeof(w.cgroup));
+		ret = ioacct_store_watch_put(r->store, &w);
+		if (ret) {
+			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+			s->nwatches--;
+			goto undo_step;
+		}
+		ret = ioacct_probes_watch_add(r->probes, cgid, hier, s->slot);
+		if (!ret)
+			ret = ioacct_probes_publish(r->probes);
+		if (ret) {
+			set_error(rep, ret, "cannot watch cgroup %s: %s (max_cgroups in the config?)",
+				  fs_path, strerror(-ret));
+			ioacct_store_watch_delete(r->store, j->job.key, s->step_id);
+			s->nwatches--;
+			goto undo_step;
+		}
+		log_info("job %s/%llu step %u: watching %s (cgroup %s id %llu, slot %u)", j->job.cluster,
+			 (unsigned long long)j->job.job_id, s->step_id, fs_path,
+			 hier == IOACCT_HIER_V1 ? "v1" : "v2", (unsigned long long)cgid, s->slot);
+	}
+	rep->job_id = j->job.job_id;
+	rep->job_key = j->job.key;
+	rep->slot = s->slot;
+	rep->start_mono_ns = j->start_mono_ns;
+	rep->start_ns = j->job.start_ns;
+	rep->bin_width_ns = j->job.bin_width_ns;
+	ioacct_strlcpy(rep->probe_mode, j->job.probe_mode, sizeof(rep->probe_mode));
+	return;
+undo_step:
+	if (new_step && s->nwatches == 0) {
+		step_detach(j, s);
+		ioacct_probes_slot_clear(r->probes, s->slot);
+		r->slots[s->slot] = NULL;
+		step_free(s);
+	}
+}
+
+/* ---- finish ----------------------------------------------------------------------------- */
+
+/*
+ * Stops counting for a step and moves everything it counted into the
+ * store. The kernel's entries are deleted only after the commit; if the
+ * daemon dies in between, slot_alloc() removes them before reuse.
+ */
+static int step_finish(struct ioacct_registry *r, struct dstep *s, const char *state, int32_t exit_code)
+{
+	struct djob *j = s->job;
+	struct ioacct_probe_entry *e = NULL;
+	size_t n = 0;
+	uint64_t ev = 0, by = 0;
+	int ret;
+
+	for (size_t i = 0; i < s->nwatches; i++)
+		ioacct_probes_watch_del(r->probes, s->watches[i].cgroup_id, s->watches[i].hier);
+	ioacct_probes_publish(r->probes);
+	/* Calls that entered before the watch was removed still add to the slot: stop them. */
+	ioacct_probes_slot_clear(r->probes, s->slot);
+
+	struct drain_ctx c = { .r = r, .all = true, .only_slot = (int32_t)s->slot };
+	ret = ioacct_probes_read(r->probes, want_entry, &c, &e, &n);
+	if (ret)
+		goto out;
+	ioacct_probes_dropped(r->probes, s->slot, &ev, &by, false);
+	ret = ioacct_store_begin(r->store);
+	if (ret)
+		goto out;
+	ret = store_entries(r, e, n);
+	if (!ret && (ev || by))
+		ret = ioacct_store_job_add_dropped(r->store, j->job.key, ev, by);
+	if (!ret) {
+		struct ioacct_step st = { .step_id = s->step_id, .end_ns = wall_ns(), .exit_code = exit_code };
+
+		/* The start stays as registered: read it back. */
+		struct ioacct_jobdata *jd = NULL;
+		if (ioacct_store_job_load(r->store, j->job.key, &jd) == 0) {
+			for (size_t i = 0; i < jd->nsteps; i++)
+				if (jd->steps[i].step_id == s->step_id)
+					st = jd->steps[i];
+			ioacct_jobdata_free(jd);
+		}
+		st.end_ns = wall_ns();
+		st.exit_code = exit_code;
+		ioacct_strlcpy(st.state, state[0] ? state : "COMPLETED", sizeof(st.state));
+		ret = ioacct_store_step_put(r->store, j->job.key, &st);
+	}
+	if (!ret)
+		ret = ioacct_store_watch_delete(r->store, j->job.key, s->step_id);
+	if (ret) {
+		ioacct_store_rollback(r->store);
+		goto out;
+	}
+	ret = ioacct_store_commit(r->store);
+	if (ret)
+		goto out;
+	ioacct_probes_delete(r->probes, e, n);
+	ioacct_probes_dropped(r->probes, s->slot, &ev, &by, true);
+	log_info("job %s/%llu step %u finished (%s)", j->job.cluster,
+		 (unsigned long long)j->job.job_id, s->step_id, state[0] ? state : "COMPLETED");
+	r->slots[s->slot] = NULL;
+	step_detach(j, s);
+	step_free(s);
+out:
+	free(e);
+	if (ret)
+		log_err("job %s/%llu step %u: cannot store its data: %s; kept in the kernel",
+			j->job.cluster, (unsigned long long)j->job.job_id, s->step_id,
+			ioacct_store_errmsg(r->store));
+	return ret;
+}
+
+static void handle_finish_step(struct ioacct_registry *r, const struct ioacct_req_finish *req,
+			       struct ioacct_reply *rep)
+{
+	const char *cluster = req->cluster[0] ? req->cluster :
+			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
+	struct djob *j = job_lookup(r, cluster, req->job_id);
+	struct dstep *s = j ? step_lookup(j, req->step_id) : NULL;
+	int ret;
+
+	if (!s) {
+		set_error(rep, -ENOENT, "job %llu step %u is not being monitored",
+			  (unsigned long long)req->job_id, req->step_id);
+		return;
+	}
+	rep->job_id = j->job.job_id;
+	rep->job_key = j->job.key;
+	ret = step_finish(r, s, req->state, req->exit_code);
+	if (ret)
+		set_error(rep, ret, "cannot store the step: %s", ioacct_store_errmsg(r->store));
+}
+
+static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req_finish *req,
+			      struct ioacct_reply *rep)
+{
+	const char *cluster = req->cluster[0] ? req->cluster :
+			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
+	const char *state = req->state[0] ? req->state : "COMPLETED";
+	struct djob *j = job_lookup(r, cluster, req->job_id);
+	struct ioacct_job stored;
+	int ret;
+
+	if (j) {
+		while (j->nsteps) {
+			ret = step_finish(r, j->steps[0], state, req->exit_code);
+			if (ret) {
+				set_error(rep, ret, "cannot store step %u: %s", j->steps[0]->step_id,
+					  ioacct_store_errmsg(r->store));
+				return;
+			}
+		}
+	}
+	ret = ioacct_store_job_find_running(r->store, cluster, req->job_id, &stored);
+	if (ret == -ENOENT) {
+		set_error(rep, ret, "job %llu of cluster %s is not being monitored",
+			  (unsigned long long)req->job_id, cluster);
+		return;
+	}
+	if (ret) {
+		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		return;
+	}
+	ret = ioacct_store_job_finish(r->store, stored.key, wall_ns(), state, req->exit_code);
+	if (ret) {
+		set_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
+		return;
+	}
+	log_info("job %s/%llu finished (%s)", cluster, (unsigned long long)req->job_id, state);
+	if (j) {
+		job_unlink(r, j);
+		job_free(j);
+	}
+	rep->job_id = stored.job_id;
+	rep->job_key = stored.key;
+}
+
+/* ---- snapshot and status ---------------------------------------------------------------- */
+
+static int rows_add(struct ioacct_reply *rep, size_t *cap, uint32_t step_id, uint32_t op,
+		    const struct ioacct_mount *m, const struct ioacct_counters *c)
+{
+	for (size_t i = 0; i < rep->nrows; i++) {
+		struct ioacct_snap_row *row = &rep->rows[i];
+
+		if (row->step_id == step_id && row->op == op && row->mount.mnt_id == m->mnt_id) {
+			ioacct_counters_add(&row->c, c);
+			return 0;
+		}
+	}
+	if (rep->nrows == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 32;
+		struct ioacct_snap_row *nr = realloc(rep->rows, ncap * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		rep->rows = nr;
+		*cap = ncap;
+	}
+	memset(&rep->rows[rep->nrows], 0, sizeof(rep->rows[0]));
+	rep->rows[rep->nrows].step_id = step_id;
+	rep->rows[rep->nrows].op = op;
+	rep->rows[rep->nrows].mount = *m;
+	rep->rows[rep->nrows].c = *c;
+	rep->nrows++;
+	return 0;
+}
+
+static const struct ioacct_mount *jd_mount(const struct ioacct_jobdata *jd, uint32_t mnt_id,
+					   struct ioacct_mount *tmp)
+{
+	for (size_t i = 0; i < jd->nmounts; i++)
+		if (jd->mounts[i].mnt_id == mnt_id)
+			return &jd->mounts[i];
+	memset(tmp, 0, sizeof(*tmp));
+	tmp->mnt_id = mnt_id;
+	snprintf(tmp->path, sizeof(tmp->path), "mnt:%u", mnt_id);
+	return tmp;
+}
+
+/* Counts so far of a running job: what the store has plus what the kernel holds. */
+static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_query *req,
+			    uid_t peer, struct ioacct_reply *rep)
+{
+	const char *cluster = req->cluster[0] ? req->cluster :
+			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
+	struct djob *j = job_lookup(r, cluster, req->job_id);
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_probe_entry *e = NULL;
+	struct ioacct_mount tmp;
+	size_t n = 0, cap = 0;
+	int ret;
+
+	if (!j) {
+		set_error(rep, -ENOENT, "job %llu of cluster %s is not running under ioacct",
+			  (unsigned long long)req->job_id, cluster);
+		return;
+	}
+	if (peer != 0 && peer != j->job.uid) {
+		set_error(rep, -EPERM, "job %llu belongs to another user", (unsigned long long)req->job_id);
+		return;
+	}
+	ret = ioacct_store_job_load(r->store, j->job.key, &jd);
+	if (ret) {
+		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		return;
+	}
+	for (size_t i = 0; i < jd->ntotals; i++) {
+		const struct ioacct_sample *t = &jd->totals[i];
+
+		if (rows_add(rep, &cap, t->step_id, t->op, jd_mount(jd, t->mnt_id, &tmp), &t->c))
+			goto nomem;
+	}
+	struct drain_ctx c = { .r = r, .all = true, .only_slot = -1 };
+	if (ioacct_probes_read(r->probes, want_entry, &c, &e, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct dstep *s = r->slots[e[i].slot];
+			const struct ioacct_mount *m;
+
+			if (s->job != j)
+				continue;
+			m = ioacct_mount_find(j->mounts, j->nmounts, e[i].mnt_id);
+			if (!m)
+				m = jd_mount(jd, e[i].mnt_id, &tmp);
+			if (rows_add(rep, &cap, s->step_id, e[i].op, m, &e[i].c))
+				goto nomem;
+		}
+	}
+	for (size_t i = 0; i < j->nsteps; i++) {
+		uint64_t ev, by;
+
+		if (ioacct_probes_dropped(r->probes, j->steps[i]->slot, &ev, &by, false) == 0) {
+			rep->dropped_events += ev;
+			rep->dropped_bytes += by;
+		}
+	}
+	rep->dropped_events += jd->job.dropped_events;
+	rep->dropped_bytes += jd->job.dropped_bytes;
+	rep->job_id = j->job.job_id;
+	rep->job_key = j->job.key;
+	rep->start_ns = j->job.start_ns;
+	rep->start_mono_ns = j->start_mono_ns;
+	rep->bin_width_ns = j->job.bin_width_ns;
+	ioacct_strlcpy(rep->probe_mode, j->job.probe_mode, sizeof(rep->probe_mode));
+	free(e);
+	ioacct_jobdata_free(jd);
+	return;
+nomem:
+	free(e);
+	ioacct_jobdata_free(jd);
+	set_error(rep, -ENOMEM, "out of memory");
+}
+
+static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
+{
+	uint32_t entries = 0;
+
+	ioacct_registry_counts(r, &rep->jobs_running, &rep->cgroups_watched);
+	ioacct_probes_count(r->probes, &entries);
+	ioacct_strlcpy(rep->version, PACKAGE_VERSION, sizeof(rep->version));
+	ioacct_strlcpy(rep->probe_mode, ioacct_probes_mode(r->probes), sizeof(rep->probe_mode));
+	for (uint32_t s = 0; s < r->nslots; s++) {
+		uint64_t ev, by;
+
+		if (r->slots[s] && ioacct_probes_dropped(r->probes, s, &ev, &by, false) == 0)
+			rep->dropped_events += ev;
+	}
+	snprintf(rep->detail, sizeof(rep->detail),
+		 "probes: %s (%s); kernel entries: %u of %u; slots: %u; FMODE_CREATED: %s",
+		 ioacct_probes_mode(r->probes), ioacct_probes_reason(r->probes), entries,
+		 r->cfg->max_entries, r->nslots,
+		 ioacct_probes_fmode_created(r->probes) ? "calibrated" : "unknown");
+}
+
+void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_request *req,
+			    uid_t peer_uid, struct ioacct_reply *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	rep->seq = req->seq;
+	switch (req->type) {
+	case IOACCT_MSG_REGISTER:
+	case IOACCT_MSG_FINISH_STEP:
+	case IOACCT_MSG_FINISH_JOB:
+		if (peer_uid != 0) {
+			set_error(rep, -EPERM, "only root may %s (you are uid %u)",
+				  req->type == IOACCT_MSG_REGISTER ? "register jobs" : "finish jobs",
+				  (unsigned int)peer_uid);
+			return;
+		}
+		if (req->type == IOACCT_MSG_REGISTER)
+			handle_register(r, &req->u.reg, rep);
+		else if (req->type == IOACCT_MSG_FINISH_STEP)
+			handle_finish_step(r, &req->u.fin, rep);
+		else
+			handle_finish_job(r, &req->u.fin, rep);
+		return;
+	case IOACCT_MSG_STATUS:
+		handle_status(r, rep);
+		return;
+	case IOACCT_MSG_SNAPSHOT:
+		handle_snapshot(r, &req->u.query, peer_uid, rep);
+		return;
+	default:
+		set_error(rep, -EOPNOTSUPP, "request type %u is not one ioacctd serves", req->type);
+	}
+}
+
+/* ---- restart ------------------------------------------------------------------------------- */
+
+int ioacct_registry_restore(struct ioacct_registry *r)
+{
+	struct ioacct_watch *w = NULL;
+	size_t n = 0;
+	bool fresh = !ioacct_probes_reused(r->probes);
+	int ret;
+
+	ret = ioacct_store_watch_list(r->store, &w, &n);
+	if (ret) {
+		log_err("cannot read the registry from the store: %s", ioacct_store_errmsg(r->store));
+		return ret;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct djob *j = job_lookup_key(r, w[i].job_key);
+		struct dstep *s;
+		uint64_t id = 0;
+
+		if (!j) {
+			j = calloc(1, sizeof(*j));
+			if (!j) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			if (ioacct_store_job_get(r->store, w[i].job_key, &j->job)) {
+				log_warn("watch of unknown job key %lld dropped", (long long)w[i].job_key);
+				free(j);
+				ioacct_store_watch_delete(r->store, w[i].job_key, w[i].step_id);
+				continue;
+			}
+			j->start_mono_ns = w[i].start_mono_ns;
+			j->pid = w[i].pid;
+			j->mntns = w[i].mntns;
+			j->next = r->jobs;
+			r->jobs = j;
+			job_read_mounts(j);
+		}
+		s = step_lookup(j, w[i].step_id);
+		if (!s) {
+			if (w[i].slot >= r->nslots || r->slots[w[i].slot]) {
+				log_warn("job %llu step %u: slot %u unusable after restart; its counts are lost",
+					 (unsigned long long)j->job.job_id, w[i].step_id, w[i].slot);
+				continue;
+			}
+			s = calloc(1, sizeof(*s));
+			if (!s) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			s->step_id = w[i].step_id;
+			s->slot = w[i].slot;
+			s->pid = w[i].pid;
+			r->slots[s->slot] = s;
+			step_attach(j, s);
+		}
+		watch_attach(s, w[i].cgroup_id, w[i].hier, w[i].cgroup);
+		if (fresh) {
+			/* The kernel lost its maps (reboot, or probes unpinned): watch again if still there. */
+			if (ioacct_cgroup_id(w[i].cgroup, &id) || id != w[i].cgroup_id) {
+				log_warn("job %llu step %u: cgroup %s is gone; its data up to the last drain is kept",
+					 (unsigned long long)j->job.job_id, w[i].step_id, w[i].cgroup);
+				continue;
+			}
+			ioacct_probes_slot_set(r->probes, s->slot, j->start_mono_ns, j->job.bin_width_ns);
+			ioacct_probes_watch_add(r->probes, w[i].cgroup_id, w[i].hier, s->slot);
+			log_warn("job %llu step %u: watching %s again; I/O while ioacctd was down is not counted",
+				 (unsigned long long)j->job.job_id, w[i].step_id, w[i].cgroup);
+		}
+		log_info("job %s/%llu step %u: restored (slot %u)", j->job.cluster,
+			 (unsigned long long)j->job.job_id, w[i].step_id, w[i].slot);
+	}
+	for (struct djob *j = r->jobs; j; j = j->next)
+		if (j->mntns)
+			job_publish_mountpoints(r, j);
+	ret = ioacct_probes_publish(r->probes);
+out:
+	free(w);
+	return ret;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's registry of running jobs and the handlers of its requests.
+ *
+ * A job has steps; each step has one slot (its own counters in the kernel)
+ * and one or more watched cgroups. Everything needed to carry on after a
+ * restart is in the store (jobs, steps and the watches table); the kernel
+ * keeps counting in pinned maps meanwhile. Closed time bins are drained into
+ * the store every drain interval and deleted from the kernel only after the
+ * store has committed them.
+ */
+#ifndef IOACCT_JOBS_H
+#define IOACCT_JOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "probes.h"
+#include "proto.h"
+#include "store.h"
+
+struct ioacct_registry;
+
+struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
+					       struct ioacct_store *store,
+					       struct ioacct_probes *probes);
+void ioacct_registry_destroy(struct ioacct_registry *r);
+
+/* Loads the persisted watches and puts them back in the kernel where needed. */
+int ioacct_registry_restore(struct ioacct_registry *r);
+
+/* Moves closed bins (all bins with `all`) from the kernel into the store. */
+int ioacct_registry_drain(struct ioacct_registry *r, bool all);
+
+/* Number of running jobs and watched cgroups. */
+void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uint32_t *cgroups);
+
+/* One request from a peer with the given credentials; fills rep. */
+void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_request *req,
+			    uid_t peer_uid, struct ioacct_reply *rep);
+
+#endif /* IOACCT_JOBS_H */

@@ -1,0 +1,794 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "probes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ioacct.skel.h"
+#include "log.h"
+
+#define BPF_FS_MAGIC_ 0xcafe4a11
+#define TRACEFS_MAGIC_ 0x74726163
+
+/* The maps that carry state across daemon restarts, pinned by name. */
+#define PINNED_MAPS(X) X(state) X(watch) X(slots) X(stats) X(dropped) X(mountpoints) X(tasks)
+
+struct ioacct_probes {
+	struct ioacct_bpf *skel;
+	struct bpf_link *links[8];
+	size_t nlinks;
+	char dir[PATH_MAX];            /* pin_dir/abi<N> */
+	char mode[16];
+	char reason[512];
+	bool reused;
+	uint32_t max_jobs;
+	int ncpus;
+	struct ioacct_state st;        /* what the daemon last published */
+};
+
+/* ---- libbpf messages go through our log ----------------------------------- */
+
+static bool quiet_libbpf;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	enum ioacct_log_level l = IOACCT_LOG_DEBUG;
+
+	if (level == LIBBPF_WARN && !quiet_libbpf)
+		l = IOACCT_LOG_WARN;
+	else if (level == LIBBPF_DEBUG)
+		return 0;
+	ioacct_vlog(l, fmt, ap);
+	return 0;
+}
+
+/* ---- the syscall table ------------------------------------------------------ */
+
+#define SYS(nr, op, kind) { nr, IOACCT_OP_##op, IOACCT_SK_##kind }
+static const struct {
+	long nr;
+	unsigned int op, kind;
+} syscall_table[] = {
+	SYS(SYS_read, READ, FD_DATA),     SYS(SYS_write, WRITE, FD_DATA),
+	SYS(SYS_pread64, READ, FD_DATA),  SYS(SYS_pwrite64, WRITE, FD_DATA),
+	SYS(SYS_readv, READ, FD_DATA),    SYS(SYS_writev, WRITE, FD_DATA),
+	SYS(SYS_preadv, READ, FD_DATA),   SYS(SYS_pwritev, WRITE, FD_DATA),
+	SYS(SYS_preadv2, READ, FD_DATA),  SYS(SYS_pwritev2, WRITE, FD_DATA),
+#ifdef SYS_open
+	SYS(SYS_open, OPEN, OPEN_PATH),
+#endif
+#ifdef SYS_creat
+	SYS(SYS_creat, OPEN, OPEN_PATH),
+#endif
+	SYS(SYS_openat, OPEN, OPEN_AT),
+#ifdef SYS_openat2
+	SYS(SYS_openat2, OPEN, OPEN_AT),
+#endif
+#ifdef SYS_mkdir
+	SYS(SYS_mkdir, MKDIR, PATH),
+#endif
+	SYS(SYS_mkdirat, MKDIR, AT),
+#ifdef SYS_unlink
+	SYS(SYS_unlink, UNLINK, PATH),
+#endif
+#ifdef SYS_rmdir
+	SYS(SYS_rmdir, RMDIR, PATH),
+#endif
+	SYS(SYS_unlinkat, UNLINK, UNLINKAT),
+	SYS(SYS_fsync, FSYNC, FD),        SYS(SYS_fdatasync, FSYNC, FD),
+#ifdef SYS_rename
+	SYS(SYS_rename, RENAME, PATH),
+#endif
+#ifdef SYS_renameat
+	SYS(SYS_renameat, RENAME, AT),
+#endif
+	SYS(SYS_renameat2, RENAME, AT),
+#ifdef SYS_stat
+	SYS(SYS_stat, STAT, PATH),
+#endif
+#ifdef SYS_lstat
+	SYS(SYS_lstat, STAT, PATH),
+#endif
+	SYS(SYS_fstat, STAT, FD),
+#ifdef SYS_newfstatat
+	SYS(SYS_newfstatat, STAT, AT),
+#endif
+	SYS(SYS_statx, STAT, AT),
+};
+
+static void fill_sysmap(struct ioacct_bpf *skel)
+{
+	for (size_t i = 0; i < sizeof(syscall_table) / sizeof(syscall_table[0]); i++) {
+		long nr = syscall_table[i].nr;
+
+		if (nr >= 0 && nr < IOACCT_NR_SYSCALLS)
+			skel->rodata->sysmap[nr] = (uint16_t)((syscall_table[i].op + 1) |
+				syscall_table[i].kind << IOACCT_SYS_KIND_SHIFT);
+	}
+}
+
+/* ---- file systems the probes need ------------------------------------------- */
+
+static int ensure_fs(const char *dir, long magic, const char *type, const char *opts, bool required,
+		     char *err, size_t errlen)
+{
+	struct statfs sfs;
+
+	if (statfs(dir, &sfs) == 0 && (long)sfs.f_type == magic)
+		return 0;
+	if (mount(type, dir, type, 0, opts) == 0) {
+		log_info("mounted %s on %s", type, dir);
+		return 0;
+	}
+	if (!required) {
+		log_warn("cannot mount %s on %s: %s", type, dir, strerror(errno));
+		return 0;
+	}
+	snprintf(err, errlen, "cannot mount %s on %s: %s (ioacctd must run as root)", type, dir,
+		 strerror(errno));
+	return -errno;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+
+	if (ioacct_strlcpy(buf, path, sizeof(buf)))
+		return -ENAMETOOLONG;
+	for (char *s = buf + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, mode) && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(buf, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* ---- backends ------------------------------------------------------------------ */
+
+struct backend {
+	const char *name;
+	enum ioacct_probe_mode mode;
+	bool implemented;             /* this build has its full program set */
+};
+
+static const struct backend backends[] = {
+	{ "fentry", IOACCT_PROBE_FENTRY, false },
+	{ "kprobe", IOACCT_PROBE_KPROBE, false },
+	{ "tracepoint", IOACCT_PROBE_TRACEPOINT, true },
+};
+
+static struct bpf_program *probe_prog(struct ioacct_bpf *skel, enum ioacct_probe_mode mode)
+{
+	switch (mode) {
+	case IOACCT_PROBE_FENTRY:
+		return skel->progs.ioacct_probe_fentry;
+	case IOACCT_PROBE_KPROBE:
+		return skel->progs.ioacct_probe_kprobe;
+	default:
+		return skel->progs.ioacct_probe_tracepoint;
+	}
+}
+
+static void autoload_only(struct ioacct_bpf *skel, struct bpf_program *keep[], size_t n)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		bool on = false;
+
+		for (size_t i = 0; i < n; i++)
+			on |= prog == keep[i];
+		bpf_program__set_autoload(prog, on);
+	}
+}
+
+/*
+ * Really loads and attaches a do-nothing program of the backend's kind: a
+ * kernel may load a program type and still refuse to attach it.
+ */
+static int probe_backend(enum ioacct_probe_mode mode, char *why, size_t len)
+{
+	struct ioacct_bpf *skel;
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	struct bpf_map *map;
+	int err;
+
+	skel = ioacct_bpf__open();
+	if (!skel) {
+		snprintf(why, len, "cannot open the BPF object: %s", strerror(errno));
+		return -errno;
+	}
+	bpf_object__for_each_map(map, skel->obj)
+		if (bpf_map__type(map) != BPF_MAP_TYPE_TASK_STORAGE)
+			bpf_map__set_max_entries(map, 1);
+	prog = probe_prog(skel, mode);
+	autoload_only(skel, &prog, 1);
+	quiet_libbpf = true;
+	err = ioacct_bpf__load(skel);
+	if (err) {
+		snprintf(why, len, "load refused: %s", strerror(-err));
+		goto out;
+	}
+	link = bpf_program__attach(prog);
+	if (!link) {
+		err = -errno;
+		if (mode == IOACCT_PROBE_KPROBE && access("/sys/bus/event_source/devices/kprobe", F_OK))
+			snprintf(why, len, "attach refused: %s (kernel built without CONFIG_KPROBES)",
+				 strerror(-err));
+		else
+			snprintf(why, len, "attach refused: %s", strerror(-err));
+		goto out;
+	}
+	bpf_link__destroy(link);
+out:
+	quiet_libbpf = false;
+	ioacct_bpf__destroy(skel);
+	return err;
+}
+
+static int choose_backend(struct ioacct_probes *p, enum ioacct_probe_mode want, char *err,
+			  size_t errlen)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		const struct backend *b = &backends[i];
+		char why[256];
+
+		if (want != IOACCT_PROBE_AUTO && want != b->mode)
+			continue;
+		if (probe_backend(b->mode, why, sizeof(why)) == 0) {
+			if (b->implemented) {
+				snprintf(p->mode, sizeof(p->mode), "%s", b->name);
+				off += snprintf(p->reason + off, sizeof(p->reason) - off, "%s%s: usable",
+						off ? "; " : "", b->name);
+				return 0;
+			}
+			snprintf(why, sizeof(why), "the kernel allows it, but this build has no %s programs yet",
+				 b->name);
+		}
+		if (off < sizeof(p->reason))
+			off += snprintf(p->reason + off, sizeof(p->reason) - off, "%s%s: %s",
+					off ? "; " : "", b->name, why);
+		if (want != IOACCT_PROBE_AUTO) {
+			snprintf(err, errlen, "probe mode %s is not available on this kernel: %s", b->name, why);
+			return -EOPNOTSUPP;
+		}
+	}
+	snprintf(err, errlen, "no probe backend works on this kernel: %s", p->reason);
+	return -EOPNOTSUPP;
+}
+
+/* The programs of a backend, in attach order. */
+static size_t backend_progs(struct ioacct_bpf *skel, struct bpf_program **out)
+{
+	out[0] = skel->progs.ioacct_sys_enter;
+	out[1] = skel->progs.ioacct_sys_exit;
+	out[2] = skel->progs.ioacct_cgroup_attach;
+	return 3;
+}
+
+/* ---- pins ----------------------------------------------------------------------------- */
+
+static void pin_path(const struct ioacct_probes *p, const char *name, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s", p->dir, name);
+}
+
+static bool pins_present(const struct ioacct_probes *p)
+{
+	char path[PATH_MAX];
+
+	pin_path(p, "link_ioacct_sys_exit", path, sizeof(path));
+	return access(path, F_OK) == 0;
+}
+
+static void unpin_all(const struct ioacct_probes *p)
+{
+	static const char *const names[] = {
+#define NAME(m) #m,
+		PINNED_MAPS(NAME)
+#undef NAME
+		"link_ioacct_sys_enter", "link_ioacct_sys_exit", "link_ioacct_cgroup_attach",
+	};
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		pin_path(p, names[i], path, sizeof(path));
+		unlink(path);
+	}
+	rmdir(p->dir);
+}
+
+static int reuse_maps(struct ioacct_probes *p, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd, ret;
+
+#define REUSE(m)                                                                          \
+	pin_path(p, #m, path, sizeof(path));                                              \
+	fd = bpf_obj_get(path);                                                           \
+	if (fd < 0) {                                                                     \
+		snprintf(err, errlen, "cannot open pinned map %s: %s", path, strerror(errno)); \
+		return -errno;                                                            \
+	}                                                                                 \
+	ret = bpf_map__reuse_fd(p->skel->maps.m, fd);                                     \
+	close(fd);                                                                        \
+	if (ret) {                                                                        \
+		snprintf(err, errlen, "cannot reuse pinned map %s: %s", path, strerror(-ret)); \
+		return ret;                                                               \
+	}
+	PINNED_MAPS(REUSE)
+#undef REUSE
+	return 0;
+}
+
+static int pin_maps(struct ioacct_probes *p, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int ret;
+
+#define PIN(m)                                                                         \
+	pin_path(p, #m, path, sizeof(path));                                           \
+	ret = bpf_map__pin(p->skel->maps.m, path);                                     \
+	if (ret) {                                                                     \
+		snprintf(err, errlen, "cannot pin map at %s: %s", path, strerror(-ret)); \
+		return ret;                                                            \
+	}
+	PINNED_MAPS(PIN)
+#undef PIN
+	return 0;
+}
+
+static int publish_state(struct ioacct_probes *p)
+{
+	uint32_t zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.state), &zero, &p->st, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, char *err,
+					 size_t errlen)
+{
+	struct ioacct_probes *p;
+	struct bpf_program *progs[8];
+	size_t nprogs;
+	uint32_t zero = 0;
+	int ret;
+
+	libbpf_set_print(libbpf_print);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->ncpus = libbpf_num_possible_cpus();
+	if (p->ncpus <= 0) {
+		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-p->ncpus));
+		ret = p->ncpus;
+		goto fail;
+	}
+	ret = ensure_fs("/sys/fs/bpf", BPF_FS_MAGIC_, "bpf", "mode=0700", true, err, errlen);
+	if (ret)
+		goto fail;
+	if (access("/sys/kernel/tracing", F_OK) == 0)
+		ensure_fs("/sys/kernel/tracing", TRACEFS_MAGIC_, "tracefs", NULL, false, NULL, 0);
+	snprintf(p->dir, sizeof(p->dir), "%s/abi%d", opts->pin_dir, IOACCT_ABI_VERSION);
+	ret = mkdir_p(p->dir, 0700);
+	if (ret) {
+		snprintf(err, errlen, "cannot create %s: %s", p->dir, strerror(-ret));
+		goto fail;
+	}
+
+	p->skel = ioacct_bpf__open();
+	if (!p->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	p->reused = pins_present(p);
+	if (p->reused) {
+		/* An earlier daemon's programs are still attached and counting: keep them. */
+		autoload_only(p->skel, NULL, 0);
+		ret = reuse_maps(p, err, errlen);
+		if (ret)
+			goto fail;
+		snprintf(p->mode, sizeof(p->mode), "tracepoint");
+		snprintf(p->reason, sizeof(p->reason),
+			 "reused the programs an earlier ioacctd left attached in %s", p->dir);
+	} else {
+		unpin_all(p); /* leftovers of an interrupted start */
+		mkdir_p(p->dir, 0700);
+		ret = choose_backend(p, opts->mode, err, errlen);
+		if (ret)
+			goto fail;
+		bpf_map__set_max_entries(p->skel->maps.watch, opts->max_cgroups);
+		bpf_map__set_max_entries(p->skel->maps.slots, opts->max_jobs);
+		bpf_map__set_max_entries(p->skel->maps.dropped, opts->max_jobs);
+		bpf_map__set_max_entries(p->skel->maps.stats, opts->max_entries);
+		bpf_map__set_max_entries(p->skel->maps.mountpoints, opts->max_mountpoints);
+		fill_sysmap(p->skel);
+		nprogs = backend_progs(p->skel, progs);
+		autoload_only(p->skel, progs, nprogs);
+	}
+	ret = ioacct_bpf__load(p->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
+		goto fail;
+	}
+	p->max_jobs = bpf_map__max_entries(p->skel->maps.slots);
+
+	if (p->reused) {
+		ret = bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.state), &zero, &p->st) ? -errno : 0;
+		if (ret) {
+			snprintf(err, errlen, "cannot read the pinned state: %s", strerror(-ret));
+			goto fail;
+		}
+		/* A calibration cut short by a crash must not go on. */
+		if (p->st.calib_tgid) {
+			p->st.calib_tgid = 0;
+			p->st.nactive = p->st.nwatch_v1 + p->st.nwatch_v2;
+			p->st.gen++;
+			publish_state(p);
+		}
+		return p;
+	}
+
+	p->st.gen = 1;
+	p->st.v1_ssid = opts->v1_ssid;
+	ret = publish_state(p);
+	if (ret) {
+		snprintf(err, errlen, "cannot initialise the state map: %s", strerror(-ret));
+		goto fail;
+	}
+	ret = pin_maps(p, err, errlen);
+	if (ret)
+		goto fail;
+	nprogs = backend_progs(p->skel, progs);
+	for (size_t i = 0; i < nprogs; i++) {
+		char path[PATH_MAX], name[128];
+		struct bpf_link *link = bpf_program__attach(progs[i]);
+
+		if (!link) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot attach %s: %s", bpf_program__name(progs[i]),
+				 strerror(-ret));
+			goto fail;
+		}
+		p->links[p->nlinks++] = link;
+		snprintf(name, sizeof(name), "link_%s", bpf_program__name(progs[i]));
+		pin_path(p, name, path, sizeof(path));
+		ret = bpf_link__pin(link, path);
+		if (ret) {
+			snprintf(err, errlen, "cannot pin link at %s: %s", path, strerror(-ret));
+			goto fail;
+		}
+	}
+	return p;
+fail:
+	if (p->skel && !p->reused)
+		unpin_all(p);
+	ioacct_probes_close(p, false);
+	errno = -ret;
+	return NULL;
+}
+
+void ioacct_probes_close(struct ioacct_probes *p, bool unpin)
+{
+	if (!p)
+		return;
+	if (unpin && p->skel)
+		unpin_all(p);
+	for (size_t i = 0; i < p->nlinks; i++)
+		bpf_link__destroy(p->links[i]);
+	ioacct_bpf__destroy(p->skel);
+	free(p);
+}
+
+const char *ioacct_probes_mode(const struct ioacct_probes *p)
+{
+	return p->mode;
+}
+
+const char *ioacct_probes_reason(const struct ioacct_probes *p)
+{
+	return p->reason;
+}
+
+bool ioacct_probes_reused(const struct ioacct_probes *p)
+{
+	return p->reused;
+}
+
+uint32_t ioacct_probes_max_jobs(const struct ioacct_probes *p)
+{
+	return p->max_jobs;
+}
+
+/* ---- map operations ------------------------------------------------------------------- */
+
+int ioacct_probes_watch_add(struct ioacct_probes *p, uint64_t cgroup_id, uint32_t hier, uint32_t slot)
+{
+	struct ioacct_watch_key k = { .cgroup_id = cgroup_id, .hier = hier };
+	struct ioacct_watch_val v = { .slot = slot };
+
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.watch), &k, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int ioacct_probes_watch_del(struct ioacct_probes *p, uint64_t cgroup_id, uint32_t hier)
+{
+	struct ioacct_watch_key k = { .cgroup_id = cgroup_id, .hier = hier };
+
+	if (bpf_map_delete_elem(bpf_map__fd(p->skel->maps.watch), &k) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int ioacct_probes_publish(struct ioacct_probes *p)
+{
+	int fd = bpf_map__fd(p->skel->maps.watch);
+	struct ioacct_watch_key k, next, *prev = NULL;
+	uint32_t v1 = 0, v2 = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (next.hier == IOACCT_HIER_V1)
+			v1++;
+		else
+			v2++;
+		k = next;
+		prev = &k;
+	}
+	p->st.nwatch_v1 = v1;
+	p->st.nwatch_v2 = v2;
+	p->st.nactive = v1 + v2 + (p->st.calib_tgid ? 1 : 0);
+	p->st.gen++;
+	return publish_state(p);
+}
+
+int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t start_mono_ns,
+			   uint64_t width_ns)
+{
+	struct ioacct_slot s = { .start_ns = start_mono_ns, .width_ns = width_ns, .active = 1 };
+
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.slots), &slot, &s, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int ioacct_probes_slot_clear(struct ioacct_probes *p, uint32_t slot)
+{
+	struct ioacct_slot s = { 0 };
+
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.slots), &slot, &s, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const char *path,
+				 uint32_t mnt_id)
+{
+	struct ioacct_mp_key k;
+	struct ioacct_mp_val v = { .mnt_id = mnt_id };
+	size_t len = strlen(path);
+	int fd = bpf_map__fd(p->skel->maps.mountpoints);
+
+	/* The mount point itself, NUL included, and everything below it ("dir/"). */
+	if (len + 2 > sizeof(k.path))
+		return -ENAMETOOLONG;
+	memset(&k, 0, sizeof(k));
+	k.mntns = mntns;
+	memcpy(k.path, path, len + 1);
+	k.prefixlen = 32 + 8 * (uint32_t)(len + 1);
+	if (bpf_map_update_elem(fd, &k, &v, BPF_ANY))
+		return -errno;
+	if (len == 1) /* "/" already ends with its separator */
+		k.prefixlen = 32 + 8;
+	else {
+		k.path[len] = '/';
+		k.path[len + 1] = '\0';
+		k.prefixlen = 32 + 8 * (uint32_t)(len + 1);
+	}
+	if (bpf_map_update_elem(fd, &k, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int ioacct_probes_read(struct ioacct_probes *p,
+		       bool (*want)(uint32_t slot, uint32_t bin, void *ctx), void *ctx,
+		       struct ioacct_probe_entry **out, size_t *n)
+{
+	int fd = bpf_map__fd(p->skel->maps.stats);
+	size_t vsz = (sizeof(struct ioacct_stat_val) + 7) / 8 * 8;
+	struct ioacct_stat_key k, next, *prev = NULL;
+	struct ioacct_probe_entry *e = NULL;
+	size_t cnt = 0, cap = 0;
+	uint8_t *vals;
+	int ret = 0;
+
+	vals = malloc(vsz * (size_t)p->ncpus);
+	if (!vals)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (want && !want(k.slot, k.bin, ctx))
+			continue;
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue; /* deleted meanwhile */
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct ioacct_probe_entry *ne = realloc(e, ncap * sizeof(*e));
+
+			if (!ne) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			e = ne;
+			cap = ncap;
+		}
+		memset(&e[cnt], 0, sizeof(e[cnt]));
+		e[cnt].slot = k.slot;
+		e[cnt].mnt_id = k.mnt_id;
+		e[cnt].op = k.op;
+		e[cnt].bin = k.bin;
+		for (int cpu = 0; cpu < p->ncpus; cpu++) {
+			const struct ioacct_stat_val *v = (const void *)(vals + vsz * (size_t)cpu);
+			struct ioacct_counters c = { .bytes = v->bytes, .calls = v->calls,
+						     .errors = v->errors, .ns = v->ns };
+
+			memcpy(c.size_hist, v->size, sizeof(c.size_hist));
+			ioacct_counters_add(&e[cnt].c, &c);
+		}
+		cnt++;
+	}
+out:
+	free(vals);
+	if (ret) {
+		free(e);
+		return ret;
+	}
+	*out = e;
+	*n = cnt;
+	return 0;
+}
+
+int ioacct_probes_delete(struct ioacct_probes *p, const struct ioacct_probe_entry *e, size_t n)
+{
+	int fd = bpf_map__fd(p->skel->maps.stats);
+
+	for (size_t i = 0; i < n; i++) {
+		struct ioacct_stat_key k = { .slot = e[i].slot, .mnt_id = e[i].mnt_id,
+					     .bin = e[i].bin, .op = e[i].op };
+
+		if (bpf_map_delete_elem(fd, &k) && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
+int ioacct_probes_count(struct ioacct_probes *p, uint32_t *n)
+{
+	int fd = bpf_map__fd(p->skel->maps.stats);
+	struct ioacct_stat_key k, next, *prev = NULL;
+	uint32_t cnt = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		cnt++;
+	}
+	*n = cnt;
+	return 0;
+}
+
+int ioacct_probes_dropped(struct ioacct_probes *p, uint32_t slot, uint64_t *events, uint64_t *bytes,
+			  bool reset)
+{
+	int fd = bpf_map__fd(p->skel->maps.dropped);
+	size_t vsz = (sizeof(struct ioacct_drop_val) + 7) / 8 * 8;
+	uint8_t *vals = calloc((size_t)p->ncpus, vsz);
+	int ret = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	*events = *bytes = 0;
+	if (bpf_map_lookup_elem(fd, &slot, vals)) {
+		ret = -errno;
+		goto out;
+	}
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		const struct ioacct_drop_val *d = (const void *)(vals + vsz * (size_t)cpu);
+
+		*events += d->events;
+		*bytes += d->bytes;
+	}
+	if (reset) {
+		memset(vals, 0, vsz * (size_t)p->ncpus);
+		if (bpf_map_update_elem(fd, &slot, vals, BPF_ANY))
+			ret = -errno;
+	}
+out:
+	free(vals);
+	return ret;
+}
+
+/* ---- FMODE_CREATED calibration ---------------------------------------------------------- */
+
+static int calib_open(struct ioacct_probes *p, const char *path, int flags, uint32_t *fmode)
+{
+	uint32_t zero = 0;
+	struct ioacct_state st;
+	int fd = open(path, flags | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.state), &zero, &st))
+		return -errno;
+	*fmode = (uint32_t)st.calib_fmode[0];
+	return 0;
+}
+
+int ioacct_probes_calibrate(struct ioacct_probes *p, const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	uint32_t created = 0, existing = 0, bit;
+	int ret, ret2;
+
+	snprintf(path, sizeof(path), "%s/.ioacct-calibrate-%d", dir, (int)getpid());
+	unlink(path);
+	p->st.calib_tgid = (uint32_t)getpid();
+	ret = ioacct_probes_publish(p);
+	if (ret) {
+		snprintf(err, errlen, "cannot start calibration: %s", strerror(-ret));
+		return ret;
+	}
+	ret = calib_open(p, path, O_WRONLY | O_CREAT | O_EXCL, &created);
+	if (!ret)
+		ret = calib_open(p, path, O_WRONLY | O_CREAT, &existing);
+	unlink(path);
+	p->st.calib_tgid = 0;
+	ret2 = ioacct_probes_publish(p);
+	if (ret || ret2) {
+		snprintf(err, errlen, "calibration open in %s failed: %s", dir,
+			 strerror(ret ? -ret : -ret2));
+		return ret ? ret : ret2;
+	}
+	bit = created & ~existing;
+	if (!bit || (bit & (bit - 1))) {
+		snprintf(err, errlen,
+			 "cannot tell FMODE_CREATED from f_mode 0x%x (created) and 0x%x (existing): "
+			 "opens that create files are not counted as creates",
+			 created, existing);
+		return -EPROTO;
+	}
+	p->st.fmode_created = bit;
+	return publish_state(p);
+}
+
+uint32_t ioacct_probes_fmode_created(const struct ioacct_probes *p)
+{
+	return p->st.fmode_created;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's side of the BPF object: choosing a backend, loading and
+ * attaching it, pinning maps and links under the pin directory so counting
+ * survives a daemon restart, and the map operations the daemon needs. The
+ * only module that includes libbpf.
+ */
+#ifndef IOACCT_PROBES_H
+#define IOACCT_PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "model.h"
+
+struct ioacct_probes;
+
+struct ioacct_probes_opts {
+	const char *pin_dir;           /* e.g. /sys/fs/bpf/ioacct */
+	enum ioacct_probe_mode mode;
+	uint32_t max_jobs;             /* slots */
+	uint32_t max_cgroups;
+	uint32_t max_entries;
+	uint32_t max_mountpoints;
+	uint32_t v1_ssid;              /* subsystem id of the v1 attribution hierarchy */
+};
+
+/*
+ * Mounts bpffs and tracefs when missing, then either reuses what an earlier
+ * daemon pinned (its programs keep running, nothing is lost) or chooses a
+ * backend, loads, attaches and pins. NULL with errno and `err` on failure.
+ */
+struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, char *err,
+					 size_t errlen);
+/* With unpin, removes the pins so the programs detach; else they keep counting. */
+void ioacct_probes_close(struct ioacct_probes *p, bool unpin);
+
+/* "tracepoint", "fentry" or "kprobe". */
+const char *ioacct_probes_mode(const struct ioacct_probes *p);
+/* Why that mode: which backends were tried and why they were refused. */
+const char *ioacct_probes_reason(const struct ioacct_probes *p);
+bool ioacct_probes_reused(const struct ioacct_probes *p);
+uint32_t ioacct_probes_max_jobs(const struct ioacct_probes *p);
+
+int ioacct_probes_watch_add(struct ioacct_probes *p, uint64_t cgroup_id, uint32_t hier, uint32_t slot);
+int ioacct_probes_watch_del(struct ioacct_probes *p, uint64_t cgroup_id, uint32_t hier);
+/* Recounts the watch map, publishes the counts and bumps the generation. */
+int ioacct_probes_publish(struct ioacct_probes *p);
+int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t start_mono_ns,
+			   uint64_t width_ns);
+int ioacct_probes_slot_clear(struct ioacct_probes *p, uint32_t slot);
+int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const char *path,
+				 uint32_t mnt_id);
+
+/* One drained entry, summed over CPUs. */
+struct ioacct_probe_entry {
+	uint32_t slot;
+	uint32_t mnt_id;
+	uint32_t op;
+	uint32_t bin;
+	struct ioacct_counters c;
+};
+
+/*
+ * Reads every entry of the stats map for which `want` returns true (all when
+ * want is NULL) into *out (malloc'd). Does not delete: the caller deletes
+ * with ioacct_probes_delete() once what it read is safely stored.
+ */
+int ioacct_probes_read(struct ioacct_probes *p,
+		       bool (*want)(uint32_t slot, uint32_t bin, void *ctx), void *ctx,
+		       struct ioacct_probe_entry **out, size_t *n);
+int ioacct_probes_delete(struct ioacct_probes *p, const struct ioacct_probe_entry *e, size_t n);
+/* Number of entries in the stats map (for status). */
+int ioacct_probes_count(struct ioacct_probes *p, uint32_t *n);
+
+/* Sum over CPUs of the slot's dropped counters; reset zeroes them. */
+int ioacct_probes_dropped(struct ioacct_probes *p, uint32_t slot, uint64_t *events, uint64_t *bytes,
+			  bool reset);
+
+/*
+ * Finds the kernel's FMODE_CREATED bit by watching the daemon's own opens of
+ * a file it creates and of one that exists, in `dir`. Until it is known,
+ * opens that create files are not counted as creates.
+ */
+int ioacct_probes_calibrate(struct ioacct_probes *p, const char *dir, char *err, size_t errlen);
+uint32_t ioacct_probes_fmode_created(const struct ioacct_probes *p);
+
+#endif /* IOACCT_PROBES_H */

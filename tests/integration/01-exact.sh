@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Exactness: a known workload in a watched cgroup (v2, then v1) is counted to
+# the byte and to the call, per mount and per access-size bin, while a process
+# outside the cgroup does I/O to the same file systems at the same time.
+. "$(dirname "$0")/lib.sh"
+require_root_bpf
+setup
+start_daemon
+
+D=$T/root-fs
+mkdir -p "$D/files" "$D/dirs"
+SHM=/dev/shm/ioacct-test-$$
+ROOTMNT=$(mount_of "$D")
+SHMMNT=$(mount_of /dev/shm)
+[ "$ROOTMNT" != "$SHMMNT" ] || skip "$D and /dev/shm are on the same mount"
+
+cat > "$T/expect.json" <<JSON
+{
+  "$ROOTMNT": {"write_bytes": 104857600, "writes": 100, "read_bytes": 52428800, "reads": 50,
+               "opens": 107, "creates": 101, "mkdirs": 10, "unlinks": 100, "rmdirs": 10,
+               "errors": 5, "op_errors": {"opens": 5},
+               "write_sizes": {"100K_1M": 100}, "read_sizes": {"100K_1M": 50}},
+  "$SHMMNT": {"write_bytes": 40960000, "writes": 10000, "opens": 1, "creates": 1,
+              "write_sizes": {"1K_10K": 10000}}
+}
+JSON
+
+for mode in v2 v1; do
+	rm -rf "$D/big" "$SHM" "$D/outside"
+	# Noise from outside the cgroup, on both mounts, for the whole run.
+	( while :; do
+		dd if=/dev/zero of="$D/outside" bs=64k count=16 2>/dev/null
+		dd if=/dev/zero of="$SHM.outside" bs=4k count=16 2>/dev/null
+		cat "$D/outside" > /dev/null; ls "$D" > /dev/null
+	done ) &
+	NOISE=$!
+	"$IORUN" --cgroup-mode $mode --json -o "$T/out-$mode.json" -- "$IOWORK" \
+		write "$D/big" 1048576 100 , \
+		pwrite "$SHM" 4096 10000 , \
+		read "$D/big" 1048576 50 , \
+		create "$D/files" 100 , \
+		mkdir "$D/dirs" 10 , \
+		unlink "$D/files" 100 , \
+		rmdir "$D/dirs" 10 , \
+		missing "$D" 5 | cat || fail "iorun ($mode) failed"
+	kill $NOISE; wait $NOISE 2>/dev/null
+	grep -q '"probe_mode": "tracepoint"' "$T/out-$mode.json" || fail "$mode: probe mode not recorded"
+	python3 "$(dirname "$0")/check_mounts.py" "$T/out-$mode.json" "$T/expect.json" ||
+		{ cat "$T/out-$mode.json"; fail "cgroup $mode: counters differ"; }
+	ok "cgroup $mode: exact"
+done

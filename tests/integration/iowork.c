@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * iowork: a workload whose every file-system operation is known, for the
+ * integration tests. Linked statically so that starting it opens and reads
+ * nothing (no dynamic loader): the counts a test expects are exactly the
+ * operations listed on its command line.
+ *
+ *   iowork OP ARGS [, OP ARGS]...
+ *
+ *   write  PATH SIZE COUNT   create/truncate PATH, COUNT write()s of SIZE bytes
+ *   pwrite PATH SIZE COUNT   create PATH, COUNT pwrite()s of SIZE bytes
+ *   writev PATH SIZE COUNT   create/truncate PATH, COUNT writev()s of 2 x SIZE/2 bytes
+ *   read   PATH SIZE COUNT   COUNT read()s of SIZE bytes (each must be whole)
+ *   create DIR N             open(O_CREAT|O_EXCL) + close DIR/f0 .. DIR/f<N-1>
+ *   mkdir  DIR N             DIR/d0 .. DIR/d<N-1>
+ *   unlink DIR N             DIR/f0 ..
+ *   rmdir  DIR N             DIR/d0 ..
+ *   rename DIR N             DIR/f<i> -> DIR/g<i>
+ *   stat   PATH N            N stat()s
+ *   fsync  PATH N            N fsync()s on PATH opened for writing
+ *   missing DIR N            N opens of DIR/missing<i>, each must fail with ENOENT
+ *   sleep  SECONDS           nanosleep (decimals allowed)
+ *   wait                     block until a byte arrives on standard input
+ *   tick PATH SIZE COUNT     like write, and print "<start_ns> <end_ns>" (CLOCK_MONOTONIC)
+ *                            around each write on standard output
+ *
+ * Standard input and output must be pipes or terminals, not files, so that
+ * they do not count as file-system I/O. Exit 0 when every operation did what
+ * was asked, 1 otherwise (with a message).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *buf;
+static size_t bufsz;
+
+static int fail(const char *what, const char *path)
+{
+	dprintf(2, "iowork: %s %s: %s\n", what, path, strerror(errno));
+	return -1;
+}
+
+static unsigned long num(const char *s)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*s == '\0' || *end) {
+		dprintf(2, "iowork: '%s' is not a number\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+static void need_buf(size_t n)
+{
+	if (n <= bufsz)
+		return;
+	free(buf);
+	buf = malloc(n);
+	if (!buf) {
+		dprintf(2, "iowork: out of memory\n");
+		exit(1);
+	}
+	memset(buf, 'x', n);
+	bufsz = n;
+}
+
+static unsigned long long mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+static int op_write(const char *path, size_t size, unsigned long count, int mode)
+{
+	int flags = O_WRONLY | O_CREAT | (mode == 1 ? 0 : O_TRUNC);
+	int fd = open(path, flags, 0644);
+
+	if (fd < 0)
+		return fail("open", path);
+	need_buf(size);
+	for (unsigned long i = 0; i < count; i++) {
+		ssize_t n;
+		unsigned long long t0 = 0;
+
+		if (mode == 3)
+			t0 = mono();
+		if (mode == 1) {
+			n = pwrite(fd, buf, size, (off_t)(i * size));
+		} else if (mode == 2) {
+			struct iovec iov[2] = { { buf, size / 2 }, { buf, size - size / 2 } };
+
+			n = writev(fd, iov, 2);
+		} else {
+			n = write(fd, buf, size);
+		}
+		if (n != (ssize_t)size) {
+			close(fd);
+			return fail("short write to", path);
+		}
+		if (mode == 3)
+			dprintf(1, "%llu %llu\n", t0, mono());
+	}
+	return close(fd) ? fail("close", path) : 0;
+}
+
+static int op_read(const char *path, size_t size, unsigned long count)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return fail("open", path);
+	need_buf(size);
+	for (unsigned long i = 0; i < count; i++) {
+		if (read(fd, buf, size) != (ssize_t)size) {
+			close(fd);
+			return fail("short read from", path);
+		}
+	}
+	return close(fd) ? fail("close", path) : 0;
+}
+
+static int op_names(const char *op, const char *dir, unsigned long n)
+{
+	char p[4096], q[4096];
+
+	for (unsigned long i = 0; i < n; i++) {
+		int fd;
+
+		if (strcmp(op, "create") == 0) {
+			snprintf(p, sizeof(p), "%s/f%lu", dir, i);
+			fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+			if (fd < 0 || close(fd))
+				return fail("create", p);
+		} else if (strcmp(op, "mkdir") == 0) {
+			snprintf(p, sizeof(p), "%s/d%lu", dir, i);
+			if (mkdir(p, 0755))
+				return fail("mkdir", p);
+		} else if (strcmp(op, "unlink") == 0) {
+			snprintf(p, sizeof(p), "%s/f%lu", dir, i);
+			if (unlink(p))
+				return fail("unlink", p);
+		} else if (strcmp(op, "rmdir") == 0) {
+			snprintf(p, sizeof(p), "%s/d%lu", dir, i);
+			if (rmdir(p))
+				return fail("rmdir", p);
+		} else if (strcmp(op, "rename") == 0) {
+			snprintf(p, sizeof(p), "%s/f%lu", dir, i);
+			snprintf(q, sizeof(q), "%s/g%lu", dir, i);
+			if (rename(p, q))
+				return fail("rename", p);
+		} else if (strcmp(op, "missing") == 0) {
+			snprintf(p, sizeof(p), "%s/missing%lu", dir, i);
+			fd = open(p, O_RDONLY);
+			if (fd >= 0 || errno != ENOENT) {
+				errno = fd >= 0 ? EEXIST : errno;
+				return fail("open of missing", p);
+			}
+		}
+	}
+	return 0;
+}
+
+static int op_stat(const char *path, unsigned long n)
+{
+	struct stat st;
+
+	for (unsigned long i = 0; i < n; i++)
+		if (stat(path, &st))
+			return fail("stat", path);
+	return 0;
+}
+
+static int op_fsync(const char *path, unsigned long n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+
+	if (fd < 0)
+		return fail("open", path);
+	for (unsigned long i = 0; i < n; i++)
+		if (fsync(fd)) {
+			close(fd);
+			return fail("fsync", path);
+		}
+	return close(fd) ? fail("close", path) : 0;
+}
+
+static int op_sleep(const char *s)
+{
+	double d = strtod(s, NULL);
+	struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return 0;
+}
+
+static int op_wait(void)
+{
+	char c;
+	ssize_t n;
+
+	while ((n = read(0, &c, 1)) < 0 && errno == EINTR)
+		;
+	return n == 1 ? 0 : fail("wait on", "standard input");
+}
+
+/* Arguments an op takes, not counting its name. */
+static int nargs(const char *op)
+{
+	static const struct {
+		const char *name;
+		int n;
+	} ops[] = {
+		{ "write", 3 }, { "pwrite", 3 }, { "writev", 3 }, { "read", 3 }, { "tick", 3 },
+		{ "create", 2 }, { "mkdir", 2 }, { "unlink", 2 }, { "rmdir", 2 }, { "rename", 2 },
+		{ "missing", 2 }, { "stat", 2 }, { "fsync", 2 }, { "sleep", 1 }, { "wait", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strcmp(op, ops[i].name) == 0)
+			return ops[i].n;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	int i = 1;
+
+	while (i < argc) {
+		const char *op = argv[i];
+		int n = nargs(op), ret;
+		char **a = argv + i + 1;
+
+		if (n < 0 || i + n >= argc) {
+			dprintf(2, "iowork: bad or incomplete operation '%s'\n", op);
+			return 2;
+		}
+		if (!strcmp(op, "write"))
+			ret = op_write(a[0], num(a[1]), num(a[2]), 0);
+		else if (!strcmp(op, "pwrite"))
+			ret = op_write(a[0], num(a[1]), num(a[2]), 1);
+		else if (!strcmp(op, "writev"))
+			ret = op_write(a[0], num(a[1]), num(a[2]), 2);
+		else if (!strcmp(op, "tick"))
+			ret = op_write(a[0], num(a[1]), num(a[2]), 3);
+		else if (!strcmp(op, "read"))
+			ret = op_read(a[0], num(a[1]), num(a[2]));
+		else if (!strcmp(op, "stat"))
+			ret = op_stat(a[0], num(a[1]));
+		else if (!strcmp(op, "fsync"))
+			ret = op_fsync(a[0], num(a[1]));
+		else if (!strcmp(op, "sleep"))
+			ret = op_sleep(a[0]);
+		else if (!strcmp(op, "wait"))
+			ret = op_wait();
+		else
+			ret = op_names(op, a[0], num(a[1]));
+		if (ret)
+			return 1;
+		i += 1 + n;
+		if (i < argc && strcmp(argv[i], ",") == 0)
+			i++;
+	}
+	return 0;
+}
