@@ -381,9 +381,13 @@ static void client_read(struct client *c, struct ioacct_registry *reg)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (n <= 0) {
-			if (c->in.len)
-				log_warn("client uid %u: connection closed after %zu bytes of a request",
-					 (unsigned int)c->uid, c->in.len);
+			if (c->in.len) {
+				/* The peer may have shut down only its sending side: tell it why. */
+				snprintf(err, sizeof(err), "request truncated: %zu of %zu bytes arrived",
+					 c->in.len, want);
+				log_warn("client uid %u: %s", (unsigned int)c->uid, err);
+				reply_error(c, 0, -EPROTO, err);
+			}
 			client_close(c);
 			return;
 		}

@@ -237,7 +237,8 @@ static const char *job_state(int status, int32_t *exit_code)
 	return *exit_code == 0 ? "COMPLETED" : "FAILED";
 }
 
-static int print_summary(const struct ioacct_config *cfg, const struct iorun_opts *o, int64_t job_key)
+static int print_summary(const struct ioacct_config *cfg, const struct iorun_opts *o, int64_t job_key,
+			 uint64_t start_mono_ns)
 {
 	char err[512];
 	struct ioacct_store *st = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDONLY, err, sizeof(err));
@@ -254,6 +255,7 @@ static int print_summary(const struct ioacct_config *cfg, const struct iorun_opt
 		fprintf(stderr, "iorun: cannot read the job back: %s\n", ioacct_store_errmsg(st));
 		goto out;
 	}
+	jd->start_mono_ns = start_mono_ns;
 	if (o->output) {
 		f = fopen(o->output, "we");
 		if (!f) {
@@ -284,6 +286,7 @@ int main(int argc, char **argv)
 	int go[2], status = 0, ret;
 	bool monitored = false;
 	int32_t exit_code = 0;
+	uint64_t start_mono_ns = 0;
 	pid_t pid;
 
 	ioacct_log_set_ident("iorun");
@@ -356,8 +359,10 @@ int main(int argc, char **argv)
 			if (ret == 0 && rep.status)
 				snprintf(err, sizeof(err), "ioacctd refused: %s", rep.error);
 			monitored = ret == 0 && rep.status == 0;
-			if (monitored)
+			if (monitored) {
 				o.job_id = rep.job_id;
+				start_mono_ns = rep.start_mono_ns;
+			}
 			ioacct_reply_free(&rep);
 		}
 	}
@@ -392,7 +397,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ioacct: cannot finish job %llu: %s\n", (unsigned long long)o.job_id,
 				rep.error);
 		else
-			print_summary(&cfg, &o, rep.job_key);
+			print_summary(&cfg, &o, rep.job_key, start_mono_ns);
 		ioacct_reply_free(&rep);
 	}
 	/* Processes the command left behind keep the cgroup busy; leave it then. */

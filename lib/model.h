@@ -90,6 +90,8 @@ struct ioacct_jobdata {
 	size_t ntotals;
 	struct ioacct_sample *series;     /* ordered by step, mount, op, bin */
 	size_t nseries;
+	/* Not stored: the job's CLOCK_MONOTONIC time base, when the caller knows it (iorun). */
+	uint64_t start_mono_ns;
 };
 
 void ioacct_jobdata_free(struct ioacct_jobdata *jd);

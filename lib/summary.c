@@ -125,6 +125,8 @@ int ioacct_summary_print_json(FILE *f, const struct ioacct_jobdata *jd)
 		", \"bin_width_ns\": %" PRIu64 ", \"probe_mode\": ",
 		jd->job.exit_code, jd->job.start_ns, jd->job.end_ns, jd->job.bin_width_ns);
 	ioacct_json_string(f, jd->job.probe_mode);
+	if (jd->start_mono_ns)
+		fprintf(f, ", \"start_mono_ns\": %" PRIu64, jd->start_mono_ns);
 	fprintf(f, ", \"dropped\": %" PRIu64 ", \"dropped_bytes\": %" PRIu64 ", \"mounts\": [",
 		jd->job.dropped_events, jd->job.dropped_bytes);
 	for (size_t i = 0; i < n; i++) {

@@ -49,8 +49,9 @@ CONF
 start_daemon() {
 	"$IOACCTD" -f -c "$CONF" -v "$@" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
+	# Ready means answering: a socket file may be a stale one left by kill -9.
 	for _ in $(seq 1 200); do
-		[ -S "$T/ioacctd.sock" ] && return 0
+		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0
 		kill -0 "$DAEMON_PID" 2>/dev/null || { wait "$DAEMON_PID"; fail "ioacctd exited at start"; }
 		sleep 0.05
 	done
