@@ -3,13 +3,14 @@
  * ioacct's probes: per-cgroup, per-mount, per-operation I/O counters in
  * time bins computed here, in the kernel, from the job's start.
  *
- * Backend "tracepoint": tp_btf sys_enter/sys_exit. sys_enter decides whether
- * the task is watched, resolves the mount the operation targets and stashes
- * {op, mount, slot, start time} in task-local storage; sys_exit adds the
- * result to the per-CPU stats map. A task in no watched cgroup costs one
- * task-storage lookup: its "not watched" verdict is cached per task and
- * invalidated by a generation number (bumped by the daemon whenever the set
- * of watched cgroups changes) and by the cgroup_attach_task tracepoint.
+ * Backend "tracepoint": tp_btf sys_enter/sys_exit. Both first look the
+ * syscall up in a table (most syscalls stop there), then ask whether the
+ * task's cgroup is watched: a per-CPU direct-mapped cache keyed by cgroup id
+ * answers without a helper call or a hash lookup, and is invalidated by a
+ * generation number the daemon bumps whenever the set of watched cgroups
+ * changes. Only a watched task goes further: sys_enter resolves the mount the
+ * operation targets and stashes {op, mount, slot, start time} in task-local
+ * storage; sys_exit adds the result to the per-CPU stats map.
  *
  * The fentry and kprobe backends (kernel-portability work) feed the same
  * maps through the same account() function.
@@ -36,6 +37,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the daemon before load. */
 const volatile __u16 sysmap[IOACCT_NR_SYSCALLS] = {};
+/* Subsystem id of the v1 hierarchy used for attribution: a constant to the verifier. */
+const volatile __u32 v1_ssid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -81,17 +84,39 @@ struct {
 	__type(value, struct ioacct_mp_val);
 } mountpoints SEC(".maps");
 
-/* What a task is doing, between sys_enter and sys_exit, and its cached slot. */
+/*
+ * A watched task's pending operation, between sys_enter and sys_exit, and
+ * the last file it did I/O on (so a loop of writes to one file resolves its
+ * mount once): a file is the same when its inode and vfsmount are.
+ */
 struct task_ent {
-	__u64 gen;   /* state.gen when `slot` was computed */
-	__u32 slot;  /* IOACCT_SLOT_NONE when not watched */
-	__u32 op;    /* pending op + 1, 0 when none */
 	__u64 ts;    /* sys_enter time */
+	__u32 op;    /* pending op + 1, 0 when none */
 	__u32 mnt;   /* mount the pending op targets */
 	__u32 pslot; /* slot of the pending op */
 	__u32 kind;  /* IOACCT_SK_* of the pending op */
-	__u32 pad;
+	__u64 c_inode;
+	__u64 c_vfsmnt;
+	__u32 c_mnt;
+	__u32 c_type;
 };
+
+/* One line of the per-CPU watched-cgroup cache. */
+struct cg_cache_ent {
+	__u64 cgroup_id;
+	__u64 gen;
+	__u32 hier;
+	__u32 slot;
+};
+
+#define CG_CACHE_SIZE 256
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CG_CACHE_SIZE);
+	__type(key, __u32);
+	__type(value, struct cg_cache_ent);
+} cgcache SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -160,33 +185,63 @@ static __always_inline __u32 cgroup_watched(struct cgroup *cg, __u32 hier)
 	return IOACCT_SLOT_NONE;
 }
 
-/* The slow path: which watched cgroup, if any, is the task in? */
-static __noinline __u32 resolve_slot(struct task_struct *task, struct ioacct_state *st)
+/* The slow path: is this cgroup, or one of its ancestors, watched? Cached per CPU. */
+static __noinline __u32 cg_resolve(struct cgroup *cg, __u64 id, __u32 hier, __u64 gen)
 {
-	__u32 slot = IOACCT_SLOT_NONE;
+	__u32 idx = (__u32)(id ^ (id >> 8)) & (CG_CACHE_SIZE - 1);
+	struct cg_cache_ent *e = bpf_map_lookup_elem(&cgcache, &idx);
+	__u32 slot = cgroup_watched(cg, hier);
 
-	if (!task)
-		return slot;
+	if (e) {
+		e->cgroup_id = id;
+		e->hier = hier;
+		e->slot = slot;
+		e->gen = gen;
+	}
+	return slot;
+}
+
+static __always_inline __u32 cg_lookup(__u64 id, __u32 hier, __u64 gen, bool *hit)
+{
+	__u32 idx = (__u32)(id ^ (id >> 8)) & (CG_CACHE_SIZE - 1);
+	struct cg_cache_ent *e = bpf_map_lookup_elem(&cgcache, &idx);
+
+	*hit = e && e->cgroup_id == id && e->gen == gen && e->hier == hier;
+	return *hit ? e->slot : IOACCT_SLOT_NONE;
+}
+
+/*
+ * Which watched cgroup, if any, is the current task in? The v2 cgroup is
+ * checked first, then the v1 hierarchy's; each costs one cached lookup when
+ * the answer is known.
+ */
+static __always_inline __u32 current_slot(struct task_struct *task, const struct ioacct_state *st)
+{
+	__u64 gen = st->gen;
+	__u32 slot = IOACCT_SLOT_NONE;
+	bool hit;
+
 	if (st->calib_tgid && task->tgid == (int)st->calib_tgid)
 		return IOACCT_SLOT_CALIB;
 	if (st->nwatch_v2) {
-		struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+		__u64 id = bpf_get_current_cgroup_id();
 
-		slot = cgroup_watched(cg, IOACCT_HIER_V2);
+		slot = cg_lookup(id, IOACCT_HIER_V2, gen, &hit);
+		if (!hit)
+			slot = cg_resolve(task->cgroups->dfl_cgrp, id, IOACCT_HIER_V2, gen);
 		if (slot != IOACCT_SLOT_NONE)
 			return slot;
 	}
-	if (st->nwatch_v1) {
-		struct css_set *cset = BPF_CORE_READ(task, cgroups);
-		struct cgroup_subsys_state *css = NULL;
-		__u32 ssid = st->v1_ssid;
+	if (st->nwatch_v1 && v1_ssid < bpf_core_field_size(task->cgroups->subsys) / sizeof(void *)) {
+		struct cgroup_subsys_state *css = task->cgroups->subsys[v1_ssid];
+		struct cgroup *cg = css ? css->cgroup : NULL;
+		__u64 id = cg ? cg->kn->id : 0;
 
-		if (!cset || ssid >= 64)
-			return slot;
-		bpf_probe_read_kernel(&css, sizeof(css), &cset->subsys[ssid]);
-		if (!css)
-			return slot;
-		slot = cgroup_watched(BPF_CORE_READ(css, cgroup), IOACCT_HIER_V1);
+		if (!id)
+			return IOACCT_SLOT_NONE;
+		slot = cg_lookup(id, IOACCT_HIER_V1, gen, &hit);
+		if (!hit)
+			slot = cg_resolve(cg, id, IOACCT_HIER_V1, gen);
 	}
 	return slot;
 }
@@ -194,16 +249,14 @@ static __noinline __u32 resolve_slot(struct task_struct *task, struct ioacct_sta
 static __always_inline struct file *fd_file(struct task_struct *task, long fd)
 {
 	struct fdtable *fdt;
-	struct file **arr;
 	struct file *f = NULL;
 
 	if (fd < 0)
 		return NULL;
-	fdt = BPF_CORE_READ(task, files, fdt);
-	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+	fdt = task->files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
 		return NULL;
-	arr = BPF_CORE_READ(fdt, fd);
-	bpf_probe_read_kernel(&f, sizeof(f), &arr[fd]);
+	bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
 	return f;
 }
 
@@ -217,14 +270,55 @@ static __always_inline __u32 vfsmount_id(struct vfsmount *mnt)
 	return BPF_CORE_READ(m, mnt_id);
 }
 
-static __always_inline __u32 file_mnt(struct file *f)
-{
-	return f ? vfsmount_id(BPF_CORE_READ(f, f_path.mnt)) : 0;
-}
+/*
+ * What an fd-based call needs of a file: its mount and its type. The head
+ * of struct file is read in one go; the mount id and inode mode only when
+ * the file is not the one the task used last.
+ */
+#define FILE_HEAD 192
 
-static __always_inline __u32 file_type(struct file *f)
+struct file_info {
+	__u32 mnt;
+	__u32 type;
+	__u32 fmode;
+};
+
+static __noinline int file_info(struct file *f, struct task_ent *t, struct file_info *fi)
 {
-	return f ? BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT : 0;
+	__u8 head[FILE_HEAD];
+	__u64 inode, vfsmnt;
+	__u32 off_inode = bpf_core_field_offset(struct file, f_inode);
+	__u32 off_mnt = bpf_core_field_offset(struct file, f_path.mnt);
+	__u32 off_mode = bpf_core_field_offset(struct file, f_mode);
+
+	if (!f || !fi)
+		return -1;
+	if (off_inode > FILE_HEAD - 8 || off_mnt > FILE_HEAD - 8 || off_mode > FILE_HEAD - 4) {
+		/* A kernel whose struct file puts them further: read them one by one. */
+		inode = (__u64)BPF_CORE_READ(f, f_inode);
+		vfsmnt = (__u64)BPF_CORE_READ(f, f_path.mnt);
+		fi->fmode = BPF_CORE_READ(f, f_mode);
+	} else {
+		if (bpf_probe_read_kernel(head, sizeof(head), f))
+			return -1;
+		__builtin_memcpy(&inode, head + off_inode, 8);
+		__builtin_memcpy(&vfsmnt, head + off_mnt, 8);
+		__builtin_memcpy(&fi->fmode, head + off_mode, 4);
+	}
+	if (t && t->c_inode == inode && t->c_vfsmnt == vfsmnt) {
+		fi->mnt = t->c_mnt;
+		fi->type = t->c_type;
+		return 0;
+	}
+	fi->mnt = vfsmount_id((struct vfsmount *)vfsmnt);
+	fi->type = BPF_CORE_READ((struct inode *)inode, i_mode) & S_IFMT;
+	if (t) {
+		t->c_inode = inode;
+		t->c_vfsmnt = vfsmnt;
+		t->c_mnt = fi->mnt;
+		t->c_type = fi->type;
+	}
+	return 0;
 }
 
 /*
@@ -256,7 +350,10 @@ static __noinline __u32 path_mnt(struct task_struct *task, long dirfd, const cha
 	}
 	if (dirfd == AT_FDCWD)
 		return vfsmount_id(BPF_CORE_READ(task, fs, pwd.mnt));
-	return file_mnt(fd_file(task, dirfd));
+	struct file_info fi = {};
+
+	file_info(fd_file(task, dirfd), NULL, &fi);
+	return fi.mnt;
 }
 
 static __always_inline void count_drop(__u32 slot, __u64 bytes)
@@ -336,6 +433,7 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *task;
 	struct ioacct_state *st;
+	struct file_info fi = {};
 	struct task_ent *t;
 	__u32 op, kind, slot, mnt = 0;
 	__u16 e;
@@ -348,46 +446,29 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 	st = get_state();
 	if (!st || !st->nactive)
 		return 0;
-
 	task = bpf_get_current_task_btf();
-	t = bpf_task_storage_get(&tasks, task, 0, 0);
-	if (t && t->gen == st->gen) {
-		slot = t->slot;
-	} else {
-		__u64 gen = st->gen;
-
-		slot = resolve_slot(task, st);
-		if (!t)
-			t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!t)
-			return 0;
-		t->gen = gen;
-		t->slot = slot;
-	}
+	slot = current_slot(task, st);
 	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
 		return 0;
 
 	op = (e & IOACCT_SYS_OP_MASK) - 1;
 	kind = e >> IOACCT_SYS_KIND_SHIFT;
 	switch (kind) {
-	case IOACCT_SK_FD_DATA: {
-		struct file *f = fd_file(task, sys_arg(regs, 0));
-
+	case IOACCT_SK_FD_DATA:
 		/* Only file-system I/O: pipes, sockets and devices are not. */
-		if (file_type(f) != S_IFREG)
+		if (file_info(fd_file(task, sys_arg(regs, 0)), t, &fi) || fi.type != S_IFREG)
 			return 0;
-		mnt = file_mnt(f);
+		mnt = fi.mnt;
 		break;
-	}
-	case IOACCT_SK_FD: {
-		struct file *f = fd_file(task, sys_arg(regs, 0));
-		__u32 type = file_type(f);
-
-		if (type != S_IFREG && type != S_IFDIR)
+	case IOACCT_SK_FD:
+		if (file_info(fd_file(task, sys_arg(regs, 0)), t, &fi) ||
+		    (fi.type != S_IFREG && fi.type != S_IFDIR))
 			return 0;
-		mnt = file_mnt(f);
+		mnt = fi.mnt;
 		break;
-	}
 	case IOACCT_SK_PATH:
 	case IOACCT_SK_OPEN_PATH:
 		mnt = path_mnt(task, AT_FDCWD, (const char *)sys_arg(regs, 0));
@@ -411,14 +492,40 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
+/* The syscall number at sys_exit, where the tracepoint does not pass it. */
+static __always_inline long exit_syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->syscallno;
+#else
+#error "tell exit_syscall_nr() where this architecture keeps the syscall number"
+#endif
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task;
+	struct ioacct_state *st;
 	struct task_ent *t;
 	__u32 op, mnt, slot, created = 0;
+	long id = exit_syscall_nr(regs);
 	__u64 now;
 
+	if (id < 0 || id >= IOACCT_NR_SYSCALLS || !sysmap[id])
+		return 0;
+	st = get_state();
+	if (!st || !st->nactive)
+		return 0;
+	task = bpf_get_current_task_btf();
+	/*
+	 * The cached cgroup verdict is cheaper than a task-storage lookup. A
+	 * task moved out of a watched cgroup during a call loses that one call.
+	 */
+	if (current_slot(task, st) == IOACCT_SLOT_NONE)
+		return 0;
 	t = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!t || !t->op)
 		return 0;
@@ -431,20 +538,16 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 	slot = t->pslot;
 
 	if ((t->kind == IOACCT_SK_OPEN_PATH || t->kind == IOACCT_SK_OPEN_AT) && ret >= 0) {
-		struct file *f = fd_file(task, ret);
-		struct ioacct_state *st = get_state();
-		__u32 fmode = f ? BPF_CORE_READ(f, f_mode) : 0;
+		struct file_info fi = {};
 
-		if (f)
-			mnt = file_mnt(f);
-		if (st) {
-			if (slot == IOACCT_SLOT_CALIB) {
-				st->calib_fmode[1] = st->calib_fmode[0];
-				st->calib_fmode[0] = fmode;
-				return 0;
-			}
-			created = st->fmode_created && (fmode & st->fmode_created);
+		if (file_info(fd_file(task, ret), t, &fi) == 0)
+			mnt = fi.mnt;
+		if (slot == IOACCT_SLOT_CALIB) {
+			st->calib_fmode[1] = st->calib_fmode[0];
+			st->calib_fmode[0] = fi.fmode;
+			return 0;
 		}
+		created = st->fmode_created && (fi.fmode & st->fmode_created);
 	}
 	if (slot == IOACCT_SLOT_CALIB)
 		return 0;
@@ -455,18 +558,6 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 		where.op = IOACCT_OP_CREATE;
 		account(&where, now, 0, 0);
 	}
-	return 0;
-}
-
-/* A task that changes cgroup must find its slot again. */
-SEC("tp_btf/cgroup_attach_task")
-int BPF_PROG(ioacct_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
-	     bool threadgroup)
-{
-	struct task_ent *t = bpf_task_storage_get(&tasks, task, 0, 0);
-
-	if (t)
-		t->gen = 0;
 	return 0;
 }
 

@@ -125,9 +125,9 @@ struct ioacct_state {
 	__u32 nactive;       /* watched cgroups + calibration: 0 means nothing to do */
 	__u32 nwatch_v2;     /* number of watched v2 cgroups */
 	__u32 nwatch_v1;     /* number of watched v1 cgroups */
-	__u32 v1_ssid;       /* subsystem id of the v1 hierarchy used for attribution */
 	__u32 fmode_created; /* FMODE_CREATED bit, found by calibration; 0 = unknown */
 	__u32 calib_tgid;    /* process whose opens are recorded for calibration */
+	__u32 pad;
 	__u64 calib_fmode[2];/* f_mode of the calibrating process's last two opens */
 };
 

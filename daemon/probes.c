@@ -282,8 +282,7 @@ static size_t backend_progs(struct ioacct_bpf *skel, struct bpf_program **out)
 {
 	out[0] = skel->progs.ioacct_sys_enter;
 	out[1] = skel->progs.ioacct_sys_exit;
-	out[2] = skel->progs.ioacct_cgroup_attach;
-	return 3;
+	return 2;
 }
 
 /* ---- pins ----------------------------------------------------------------------------- */
@@ -307,7 +306,7 @@ static void unpin_all(const struct ioacct_probes *p)
 #define NAME(m) #m,
 		PINNED_MAPS(NAME)
 #undef NAME
-		"link_ioacct_sys_enter", "link_ioacct_sys_exit", "link_ioacct_cgroup_attach",
+		"link_ioacct_sys_enter", "link_ioacct_sys_exit",
 	};
 	char path[PATH_MAX];
 
@@ -428,6 +427,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		bpf_map__set_max_entries(p->skel->maps.stats, opts->max_entries);
 		bpf_map__set_max_entries(p->skel->maps.mountpoints, opts->max_mountpoints);
 		fill_sysmap(p->skel);
+		p->skel->rodata->v1_ssid = opts->v1_ssid;
 		nprogs = backend_progs(p->skel, progs);
 		autoload_only(p->skel, progs, nprogs);
 	}
@@ -455,7 +455,6 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 	}
 
 	p->st.gen = 1;
-	p->st.v1_ssid = opts->v1_ssid;
 	ret = publish_state(p);
 	if (ret) {
 		snprintf(err, errlen, "cannot initialise the state map: %s", strerror(-ret));
