@@ -95,6 +95,8 @@ struct task_ent {
 	__u32 mnt;   /* mount the pending op targets */
 	__u32 pslot; /* slot of the pending op */
 	__u32 kind;  /* IOACCT_SK_* of the pending op */
+	__u64 upath; /* path argument not readable at sys_enter: resolved at sys_exit */
+	__s64 dirfd;
 	__u64 c_inode;
 	__u64 c_vfsmnt;
 	__u32 c_mnt;
@@ -327,7 +329,7 @@ static __noinline int file_info(struct file *f, struct task_ent *t, struct file_
  * them from the job's mountinfo). Relative paths: the mount of the directory
  * they start from. An empty path (AT_EMPTY_PATH) is the directory fd itself.
  */
-static __noinline __u32 path_mnt(struct task_struct *task, long dirfd, const char *upath)
+static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char *upath)
 {
 	struct ioacct_mp_key *key;
 	struct ioacct_mp_val *v;
@@ -337,9 +339,14 @@ static __noinline __u32 path_mnt(struct task_struct *task, long dirfd, const cha
 	key = bpf_map_lookup_elem(&mpscratch, &zero);
 	if (!key || !task)
 		return 0;
+	/*
+	 * A tracing program cannot fault pages in: a path in a page the program
+	 * has not touched yet (fresh .rodata after exec) reads as an error here,
+	 * and is readable at sys_exit, the kernel having copied it meanwhile.
+	 */
 	n = bpf_probe_read_user_str(key->path, sizeof(key->path), upath);
 	if (n <= 0)
-		return 0;
+		return -1;
 	if (key->path[0] == '/') {
 		key->prefixlen = 32 + 8 * IOACCT_MP_PATH_MAX;
 		key->mntns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
@@ -354,6 +361,19 @@ static __noinline __u32 path_mnt(struct task_struct *task, long dirfd, const cha
 
 	file_info(fd_file(task, dirfd), NULL, &fi);
 	return fi.mnt;
+}
+
+/* path_mnt() now, or at sys_exit when the path cannot be read yet. */
+static __always_inline __u32 path_mnt_enter(struct task_struct *task, struct task_ent *t, int dirfd,
+					    const char *upath)
+{
+	__s64 m = path_mnt(task, dirfd, upath);
+
+	if (m >= 0)
+		return (__u32)m;
+	t->upath = (__u64)upath;
+	t->dirfd = dirfd;
+	return 0;
 }
 
 static __always_inline void count_drop(__u32 slot, __u64 bytes)
@@ -428,6 +448,12 @@ static __always_inline long sys_arg(struct pt_regs *regs, int i)
 	}
 }
 
+/* fd and dirfd arguments are ints: the upper half of the register is not theirs. */
+static __always_inline int sys_fd(struct pt_regs *regs, int i)
+{
+	return (int)sys_arg(regs, i);
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 {
@@ -459,19 +485,19 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 	switch (kind) {
 	case IOACCT_SK_FD_DATA:
 		/* Only file-system I/O: pipes, sockets and devices are not. */
-		if (file_info(fd_file(task, sys_arg(regs, 0)), t, &fi) || fi.type != S_IFREG)
+		if (file_info(fd_file(task, sys_fd(regs, 0)), t, &fi) || fi.type != S_IFREG)
 			return 0;
 		mnt = fi.mnt;
 		break;
 	case IOACCT_SK_FD:
-		if (file_info(fd_file(task, sys_arg(regs, 0)), t, &fi) ||
+		if (file_info(fd_file(task, sys_fd(regs, 0)), t, &fi) ||
 		    (fi.type != S_IFREG && fi.type != S_IFDIR))
 			return 0;
 		mnt = fi.mnt;
 		break;
 	case IOACCT_SK_PATH:
 	case IOACCT_SK_OPEN_PATH:
-		mnt = path_mnt(task, AT_FDCWD, (const char *)sys_arg(regs, 0));
+		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)sys_arg(regs, 0));
 		break;
 	case IOACCT_SK_UNLINKAT:
 		if (sys_arg(regs, 2) & AT_REMOVEDIR)
@@ -479,11 +505,13 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 		/* fall through */
 	case IOACCT_SK_AT:
 	case IOACCT_SK_OPEN_AT:
-		mnt = path_mnt(task, sys_arg(regs, 0), (const char *)sys_arg(regs, 1));
+		mnt = path_mnt_enter(task, t, sys_fd(regs, 0), (const char *)sys_arg(regs, 1));
 		break;
 	default:
 		return 0;
 	}
+	if (kind <= IOACCT_SK_FD)
+		t->upath = 0;
 	t->op = op + 1;
 	t->kind = kind;
 	t->mnt = mnt;
@@ -536,11 +564,18 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 	now = bpf_ktime_get_ns();
 	mnt = t->mnt;
 	slot = t->pslot;
+	if (t->upath) {
+		__s64 m = path_mnt(task, t->dirfd, (const char *)t->upath);
+
+		t->upath = 0;
+		if (m >= 0)
+			mnt = (__u32)m;
+	}
 
 	if ((t->kind == IOACCT_SK_OPEN_PATH || t->kind == IOACCT_SK_OPEN_AT) && ret >= 0) {
 		struct file_info fi = {};
 
-		if (file_info(fd_file(task, ret), t, &fi) == 0)
+		if (file_info(fd_file(task, (int)ret), t, &fi) == 0)
 			mnt = fi.mnt;
 		if (slot == IOACCT_SLOT_CALIB) {
 			st->calib_fmode[1] = st->calib_fmode[0];

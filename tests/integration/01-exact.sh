@@ -21,13 +21,15 @@ cat > "$T/expect.json" <<JSON
                "opens": 107, "creates": 101, "mkdirs": 10, "unlinks": 100, "rmdirs": 10,
                "errors": 5, "op_errors": {"opens": 5},
                "write_sizes": {"100K_1M": 100}, "read_sizes": {"100K_1M": 50}},
-  "$SHMMNT": {"write_bytes": 40960000, "writes": 10000, "opens": 1, "creates": 1,
+  "$SHMMNT": {"write_bytes": 40960000, "writes": 10000, "opens": 6, "creates": 4,
+              "unlinks": 3, "errors": 2, "op_errors": {"opens": 2},
               "write_sizes": {"1K_10K": 10000}}
 }
 JSON
 
 for mode in v2 v1; do
-	rm -rf "$D/big" "$SHM" "$D/outside"
+	rm -rf "$D/big" "$SHM" "$D/outside" "$SHM.d"
+	mkdir "$SHM.d"
 	# Noise from outside the cgroup, on both mounts, for the whole run.
 	( while :; do
 		dd if=/dev/zero of="$D/outside" bs=64k count=16 2>/dev/null
@@ -43,10 +45,20 @@ for mode in v2 v1; do
 		mkdir "$D/dirs" 10 , \
 		unlink "$D/files" 100 , \
 		rmdir "$D/dirs" 10 , \
-		missing "$D" 5 | cat || fail "iorun ($mode) failed"
+		missing "$D" 5 , \
+		cd "$SHM.d" , create . 3 , unlink . 3 , missing . 2 | cat || fail "iorun ($mode) failed"
 	kill $NOISE; wait $NOISE 2>/dev/null
 	grep -q '"probe_mode": "tracepoint"' "$T/out-$mode.json" || fail "$mode: probe mode not recorded"
 	python3 "$(dirname "$0")/check_mounts.py" "$T/out-$mode.json" "$T/expect.json" ||
 		{ cat "$T/out-$mode.json"; fail "cgroup $mode: counters differ"; }
 	ok "cgroup $mode: exact"
 done
+
+# A dynamically linked program through a shell: every call is put on a real
+# mount (relative paths, AT_FDCWD, AT_EMPTY_PATH, paths in pages not yet
+# faulted in at sys_enter).
+"$IORUN" --json -o "$T/sh.json" -- sh -c "cd $D && ls . > /dev/null && cat /etc/hostname > /dev/null" ||
+	fail "iorun sh failed"
+unresolved=$(json_get "$T/sh.json" '[m["mount"] for m in j["mounts"] if m["mount"].startswith("mnt:")]')
+[ "$unresolved" = "[]" ] || { cat "$T/sh.json"; fail "calls on unresolved mounts: $unresolved"; }
+ok "shell run: every call on a known mount"

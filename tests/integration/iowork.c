@@ -19,6 +19,7 @@
  *   stat   PATH N            N stat()s
  *   fsync  PATH N            N fsync()s on PATH opened for writing
  *   missing DIR N            N opens of DIR/missing<i>, each must fail with ENOENT
+ *   cd     DIR               chdir, so later relative paths start there
  *   sleep  SECONDS           nanosleep (decimals allowed)
  *   wait                     block until a byte arrives on standard input
  *   tick PATH SIZE COUNT     like write, and print "<start_ns> <end_ns>" (CLOCK_MONOTONIC)
@@ -225,6 +226,7 @@ static int nargs(const char *op)
 		{ "write", 3 }, { "pwrite", 3 }, { "writev", 3 }, { "read", 3 }, { "tick", 3 },
 		{ "create", 2 }, { "mkdir", 2 }, { "unlink", 2 }, { "rmdir", 2 }, { "rename", 2 },
 		{ "missing", 2 }, { "stat", 2 }, { "fsync", 2 }, { "sleep", 1 }, { "wait", 0 },
+		{ "cd", 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -264,6 +266,8 @@ int main(int argc, char **argv)
 			ret = op_sleep(a[0]);
 		else if (!strcmp(op, "wait"))
 			ret = op_wait();
+		else if (!strcmp(op, "cd"))
+			ret = chdir(a[0]) ? fail("chdir", a[0]) : 0;
 		else
 			ret = op_names(op, a[0], num(a[1]));
 		if (ret)
