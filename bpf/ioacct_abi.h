@@ -11,7 +11,7 @@
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 1
+#define IOACCT_ABI_VERSION 2
 
 /* Operations, in the order they are stored. Never renumber: stored data uses them. */
 enum ioacct_op {
