@@ -73,7 +73,7 @@ teardown() {
 	for d in /sys/fs/cgroup/unified/ioacct-test-$$ /sys/fs/cgroup/*/ioacct-test-$$; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
-	rm -f /dev/shm/ioacct-test-$$*
+	rm -rf /dev/shm/ioacct-test-$$*
 	if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then dump_log; fi
 	rm -rf "$T"
 	exit $rc

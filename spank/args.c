@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "args.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+static void add_err(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+	size_t n = strlen(err);
+
+	if (n + 3 >= errlen)
+		return;
+	if (n)
+		n += (size_t)snprintf(err + n, errlen - n, "; ");
+	snprintf(err + n, errlen - n, fmt, a, b);
+}
+
+static int set_path(char *dst, size_t len, const char *key, const char *v, bool absolute, char *err,
+		    size_t errlen)
+{
+	if (absolute && v[0] != '/') {
+		add_err(err, errlen, "%s=%s: not an absolute path", key, v);
+		return -1;
+	}
+	if (ioacct_strlcpy(dst, v, len)) {
+		add_err(err, errlen, "%s=%s: too long", key, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_bool(bool *dst, const char *key, const char *v, const char *on, const char *off,
+		    char *err, size_t errlen)
+{
+	if (strcmp(v, on) == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0 || strcmp(v, "on") == 0)
+		*dst = true;
+	else if (strcmp(v, off) == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0 || strcmp(v, "off") == 0)
+		*dst = false;
+	else {
+		add_err(err, errlen, "%s=%s: expected on or off", key, v);
+		return -1;
+	}
+	return 0;
+}
+
+int ioacct_spank_conf_parse(struct ioacct_spank_conf *c, int argc, char **argv, char *err,
+			    size_t errlen)
+{
+	int bad = 0;
+
+	memset(c, 0, sizeof(*c));
+	err[0] = '\0';
+	for (int i = 0; i < argc; i++) {
+		char key[64];
+		const char *eq = strchr(argv[i], '='), *v;
+		size_t kl;
+
+		if (!eq || eq == argv[i] || (size_t)(eq - argv[i]) >= sizeof(key)) {
+			add_err(err, errlen, "%s%s: expected key=value", argv[i], "");
+			bad++;
+			continue;
+		}
+		kl = (size_t)(eq - argv[i]);
+		memcpy(key, argv[i], kl);
+		key[kl] = '\0';
+		v = eq + 1;
+		if (strcmp(key, "config") == 0)
+			bad += set_path(c->config, sizeof(c->config), key, v, true, err, errlen) != 0;
+		else if (strcmp(key, "socket") == 0)
+			bad += set_path(c->socket, sizeof(c->socket), key, v, true, err, errlen) != 0;
+		else if (strcmp(key, "report") == 0)
+			bad += set_path(c->report, sizeof(c->report), key, v, false, err, errlen) != 0;
+		else if (strcmp(key, "report_copy_dir") == 0)
+			bad += set_path(c->report_copy_dir, sizeof(c->report_copy_dir), key, v, true, err,
+					errlen) != 0;
+		else if (strcmp(key, "default") == 0)
+			bad += set_bool(&c->default_on, key, v, "on", "off", err, errlen) != 0;
+		else if (strcmp(key, "strict") == 0)
+			bad += set_bool(&c->strict, key, v, "1", "0", err, errlen) != 0;
+		else {
+			add_err(err, errlen,
+				"%s: unknown key (valid: config, socket, report, report_copy_dir, default, strict)%s",
+				key, "");
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static const struct {
+	const char *name;
+	enum ioacct_report_format fmt;
+	const char *ext;
+} formats[] = {
+	{ "text", IOACCT_FMT_TEXT, ".txt" },
+	{ "json", IOACCT_FMT_JSON, ".json" },
+	{ "html", IOACCT_FMT_HTML, ".html" },
+	{ "darshan", IOACCT_FMT_DARSHAN, ".darshan" },
+};
+
+int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, char *err,
+			      size_t errlen)
+{
+	char buf[512], *save = NULL, *tok;
+	const char *key = NULL;
+
+	memset(o, 0, sizeof(*o));
+	/* Slurm hands an absent optional argument on to srun steps as "(null)". */
+	if (!arg || !*arg || strcmp(arg, "(null)") == 0)
+		return 0;
+	if (ioacct_strlcpy(buf, arg, sizeof(buf))) {
+		snprintf(err, errlen, "options too long");
+		return -EINVAL;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const char *val = tok;
+
+		if (eq) {
+			*eq = '\0';
+			key = tok;
+			val = eq + 1;
+		} else if (!key) {
+			snprintf(err, errlen, "'%s': expected format=... or bin=SECONDS", tok);
+			return -EINVAL;
+		}
+		if (strcmp(key, "format") == 0) {
+			size_t i;
+
+			for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+				if (strcmp(val, formats[i].name) == 0)
+					break;
+			if (i == sizeof(formats) / sizeof(formats[0])) {
+				snprintf(err, errlen, "format '%s' unknown (text, json, html, darshan)", val);
+				return -EINVAL;
+			}
+			o->formats |= formats[i].fmt;
+		} else if (strcmp(key, "bin") == 0) {
+			if (!eq) {
+				snprintf(err, errlen, "bin takes one value");
+				return -EINVAL;
+			}
+			if (ioacct_parse_seconds(val, 100000000ULL, 86400ULL * 1000000000ULL,
+						 &o->bin_width_ns)) {
+				snprintf(err, errlen, "bin=%s: a number of seconds from 0.1 to 86400", val);
+				return -EINVAL;
+			}
+		} else {
+			snprintf(err, errlen, "'%s' unknown (format=text,json,html,darshan or bin=SECONDS)", key);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int append(char *out, size_t len, size_t *n, const char *s)
+{
+	size_t l = strlen(s);
+
+	if (*n + l >= len)
+		return -ENAMETOOLONG;
+	memcpy(out + *n, s, l + 1);
+	*n += l;
+	return 0;
+}
+
+int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_vars *v, char *out,
+			      size_t len, char *err, size_t errlen)
+{
+	size_t n = 0;
+	char num[32];
+
+	if (!len)
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	for (const char *p = pattern; *p; p++) {
+		const char *s = num;
+		char lit[2] = { *p, '\0' };
+
+		if (*p != '%') {
+			s = lit;
+		} else {
+			switch (*++p) {
+			case 'j':
+				snprintf(num, sizeof(num), "%llu", (unsigned long long)v->job_id);
+				break;
+			case 'A':
+				snprintf(num, sizeof(num), "%llu", v->has_array ?
+					 (unsigned long long)v->array_job_id : (unsigned long long)v->job_id);
+				break;
+			case 'a':
+				snprintf(num, sizeof(num), "%u", v->has_array ? v->array_task_id : 4294967294U);
+				break;
+			case 'u':
+			case 'x':
+				s = *p == 'u' ? v->user : v->job_name;
+				if (!s || !*s)
+					s = *p == 'u' ? "unknown" : "job";
+				if (strchr(s, '/') || strcmp(s, "..") == 0) {
+					snprintf(err, errlen, "%%%c is '%s', which is not a file name", *p, s);
+					return -EINVAL;
+				}
+				break;
+			case 'w':
+				s = v->workdir;
+				if (!s || s[0] != '/') {
+					snprintf(err, errlen, "%%w: the job's working directory is unknown");
+					return -EINVAL;
+				}
+				break;
+			case '%':
+				s = "%";
+				break;
+			default:
+				snprintf(err, errlen, "unknown %%%c in report pattern '%s' (%%j %%A %%a %%u %%x %%w %%%%)",
+					 *p ? *p : ' ', pattern);
+				return -EINVAL;
+			}
+		}
+		if (append(out, len, &n, s)) {
+			snprintf(err, errlen, "report path from '%s' is too long", pattern);
+			return -ENAMETOOLONG;
+		}
+	}
+	if (out[0] != '/') {
+		snprintf(err, errlen, "report path '%s' is not absolute", out);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ioacct_report_path_for(const char *expanded, enum ioacct_report_format fmt, char *out, size_t len)
+{
+	const char *ext = ".txt", *slash = strrchr(expanded, '/'), *dot = strrchr(expanded, '.');
+	size_t base;
+
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (formats[i].fmt == fmt)
+			ext = formats[i].ext;
+	base = dot && (!slash || dot > slash) ? (size_t)(dot - expanded) : strlen(expanded);
+	if (base + strlen(ext) + 1 > len)
+		return -ENAMETOOLONG;
+	memcpy(out, expanded, base);
+	strcpy(out + base, ext);
+	return 0;
+}
+
+void ioacct_report_default_pattern(const char *stdout_path, char *out, size_t len)
+{
+	const char *slash = stdout_path ? strrchr(stdout_path, '/') : NULL;
+
+	/* Output sent to a device (/dev/null) has no directory to be next to. */
+	if (stdout_path && stdout_path[0] == '/' && strncmp(stdout_path, "/dev/", 5) != 0 && slash &&
+	    (size_t)(slash - stdout_path) + 20 < len)
+		snprintf(out, len, "%.*s/ioacct-%%j.txt", (int)(slash - stdout_path), stdout_path);
+	else
+		snprintf(out, len, "%%w/ioacct-%%j.txt");
+}

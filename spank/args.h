@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the SPANK plugin is told: its plugstack.conf arguments, the user's
+ * --io-monitor options, and report path patterns. No spank.h here, so the
+ * parsers are unit-tested without Slurm.
+ */
+#ifndef IOACCT_SPANK_ARGS_H
+#define IOACCT_SPANK_ARGS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* plugstack.conf: `required /path/spank_ioacct.so key=value ...` */
+struct ioacct_spank_conf {
+	char config[PATH_MAX];          /* config=: ioacct.conf to read (socket, db) */
+	char socket[PATH_MAX];          /* socket=: overrides the config's */
+	char report[PATH_MAX];          /* report=: path pattern, "" = next to the job's output */
+	char report_copy_dir[PATH_MAX]; /* report_copy_dir=: a copy for admins, "" = none */
+	bool default_on;                /* default=on: monitor every job */
+	bool strict;                    /* strict=1: fail the job when monitoring is unavailable */
+};
+
+/*
+ * Parses the arguments. Every bad one is described in err (one line each,
+ * "; "-separated) and skipped: a typo there must not break jobs. Returns the
+ * number of bad arguments.
+ */
+int ioacct_spank_conf_parse(struct ioacct_spank_conf *c, int argc, char **argv, char *err,
+			    size_t errlen);
+
+enum ioacct_report_format {
+	IOACCT_FMT_TEXT = 1,
+	IOACCT_FMT_JSON = 2,
+	IOACCT_FMT_HTML = 4,
+	IOACCT_FMT_DARSHAN = 8,
+};
+
+struct ioacct_monitor_opts {
+	unsigned int formats;          /* IOACCT_FMT_*; 0 = the default (text) */
+	uint64_t bin_width_ns;         /* 0 = the site's default */
+};
+
+/*
+ * --io-monitor[=OPTIONS]: comma-separated `format=F[,F...]` and
+ * `bin=SECONDS`; a word without '=' continues the list of the key before it
+ * ("format=text,html,bin=5"). NULL or "" means the defaults. -EINVAL with err.
+ */
+int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, char *err,
+			      size_t errlen);
+
+/* Values the % codes of a report pattern stand for. */
+struct ioacct_report_vars {
+	uint64_t job_id;
+	bool has_array;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	const char *user;
+	const char *job_name;
+	const char *workdir;
+};
+
+/*
+ * Expands %j (job id), %A (array master job id, else the job id), %a (array
+ * task id, else 4294967294 as Slurm prints), %u, %x, %w and %% into out.
+ * A name (%u, %x) containing '/' is refused: it would reach another
+ * directory. -EINVAL/-ENAMETOOLONG with err.
+ */
+int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_vars *v, char *out,
+			      size_t len, char *err, size_t errlen);
+
+/*
+ * The path of one format's report: the expanded pattern with its extension
+ * replaced by the format's (.txt, .json, .html, .darshan).
+ */
+int ioacct_report_path_for(const char *expanded, enum ioacct_report_format fmt, char *out,
+			   size_t len);
+
+/*
+ * The default pattern: next to the job's standard output, or in its working
+ * directory when the output goes to a device or its path is unknown.
+ */
+void ioacct_report_default_pattern(const char *stdout_path, char *out, size_t len);
+
+#endif /* IOACCT_SPANK_ARGS_H */

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * spank_ioacct.so: sbatch/salloc/srun --io-monitor[=OPTIONS].
+ *
+ * Every slurm_spank_* hook is here; each switches on the context it runs in.
+ *
+ *   init              all contexts    register the option, read plugstack args
+ *   init_post_opt     remote          decide whether this step is monitored
+ *   task_post_fork    remote, root    register the task's cgroup with ioacctd
+ *                                     (the task is in its final cgroup, before exec)
+ *   task_init         remote, user    if registration failed, tell the user in one line
+ *   exit              remote, root    finish the step
+ *   job_epilog        job script      finish the job, write the report as the user
+ *
+ * Monitoring never harms a job: every hook returns success whatever happens,
+ * unless the admin set strict=1.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "args.h"
+#include "config.h"
+#include "log.h"
+#include "proto.h"
+#include "store.h"
+#include "summary.h"
+#include "userfile.h"
+
+SPANK_PLUGIN(ioacct, 1);
+
+#define CALL_TIMEOUT_MS 5000
+/* Slurm's SLURM_EXTERN_CONT: the extern step holds no user task of the job. */
+#define STEP_EXTERN 0xfffffffcU
+
+static struct ioacct_spank_conf conf;
+static struct ioacct_config cfg;
+static struct ioacct_monitor_opts mopts;
+static bool opt_given;        /* --io-monitor was on the command line */
+static bool monitored;        /* this step (remote) is monitored */
+static bool registered;       /* this slurmstepd registered at least one task */
+static char reg_error[512];
+
+static void slurm_sink(enum ioacct_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	switch (level) {
+	case IOACCT_LOG_ERR:
+	case IOACCT_LOG_WARN:
+		slurm_error("ioacct: %s", msg);
+		break;
+	case IOACCT_LOG_INFO:
+		slurm_info("ioacct: %s", msg);
+		break;
+	default:
+		slurm_debug("ioacct: %s", msg);
+	}
+}
+
+static int opt_cb(int val, const char *optarg, int remote)
+{
+	char err[256];
+
+	(void)val;
+	if (ioacct_monitor_opts_parse(optarg, &mopts, err, sizeof(err))) {
+		/* At submission this stops sbatch with the reason; on the node it must not. */
+		slurm_error("ioacct: --io-monitor: %s", err);
+		return remote ? 0 : -1;
+	}
+	opt_given = true;
+	return 0;
+}
+
+static struct spank_option io_monitor_opt = {
+	"io-monitor", "OPTS",
+	"Record the job's file-system I/O with ioacct; OPTS: format=text,json,html,darshan bin=SECONDS",
+	2, 0, opt_cb,
+};
+
+static const char *socket_path(void)
+{
+	return conf.socket[0] ? conf.socket : cfg.socket_path;
+}
+
+/* The failure the admin wants to hear about: stop the job only with strict=1. */
+static int failure(void)
+{
+	return conf.strict ? -1 : 0;
+}
+
+/*
+ * The plugstack arguments and ioacct.conf, read once per process. Every hook
+ * gets the arguments, and not every context calls slurm_spank_init first
+ * (the prolog/epilog context does not).
+ */
+static void load_conf(int ac, char **av)
+{
+	static bool loaded;
+	char err[2048];
+
+	if (loaded)
+		return;
+	loaded = true;
+	ioacct_log_set_sink(slurm_sink, NULL);
+	if (ioacct_spank_conf_parse(&conf, ac, av, err, sizeof(err)))
+		slurm_error("ioacct: plugstack.conf: %s (ignored)", err);
+	ioacct_config_defaults(&cfg);
+	if (ioacct_config_load(&cfg, conf.config[0] ? conf.config : NULL, err, sizeof(err)))
+		slurm_error("ioacct: %s (using defaults)", err);
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	if (spank_option_register(sp, &io_monitor_opt) != ESPANK_SUCCESS)
+		slurm_error("ioacct: cannot register --io-monitor");
+	if (spank_context() == S_CTX_REMOTE)
+		load_conf(ac, av);
+	return 0;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	uint32_t step = 0;
+
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
+		return 0;
+	monitored = (opt_given || conf.default_on) && step != STEP_EXTERN;
+	return 0;
+}
+
+static void env_or(spank_t sp, const char *var, char *buf, size_t len, const char *dflt)
+{
+	if (spank_getenv(sp, var, buf, (int)len) != ESPANK_SUCCESS)
+		ioacct_strlcpy(buf, dflt, len);
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_REGISTER };
+	struct ioacct_req_register *r = &req.u.reg;
+	struct ioacct_reply rep;
+	uint32_t array_id = 0, array_task = 0;
+	char link[64], err[512];
+	pid_t pid = 0;
+	ssize_t n;
+	int ret;
+
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE || !monitored)
+		return 0;
+	uint32_t job = 0;
+	if (spank_get_item(sp, S_TASK_PID, &pid) || spank_get_item(sp, S_JOB_ID, &job) ||
+	    spank_get_item(sp, S_JOB_STEPID, &r->step_id) || spank_get_item(sp, S_JOB_UID, &r->uid) ||
+	    spank_get_item(sp, S_JOB_GID, &r->gid)) {
+		snprintf(reg_error, sizeof(reg_error), "Slurm did not give the task's ids");
+		slurm_error("ioacct: I/O monitoring unavailable: %s", reg_error);
+		return failure();
+	}
+	r->job_id = job;
+	r->pid = pid;
+	r->bin_width_ns = mopts.bin_width_ns;
+	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_id) == ESPANK_SUCCESS && array_id &&
+	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS) {
+		r->has_array = 1;
+		r->array_job_id = array_id;
+		r->array_task_id = array_task;
+	}
+	env_or(sp, "SLURM_CLUSTER_NAME", r->cluster, sizeof(r->cluster), "");
+	env_or(sp, "SLURM_JOB_USER", r->user, sizeof(r->user), "");
+	env_or(sp, "SLURM_JOB_NAME", r->job_name, sizeof(r->job_name), "");
+	ioacct_strlcpy(r->source, "slurm", sizeof(r->source));
+	/* The task has already changed to the job's working directory. */
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+	n = readlink(link, r->workdir, sizeof(r->workdir) - 1);
+	r->workdir[n > 0 ? n : 0] = '\0';
+
+	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
+	if (ret == 0 && rep.status)
+		snprintf(err, sizeof(err), "ioacctd refused: %s", rep.error);
+	if (ret == 0 && rep.status == 0) {
+		registered = true;
+		reg_error[0] = '\0';
+	} else {
+		snprintf(reg_error, sizeof(reg_error), "%s", err);
+		/* slurm_error() would reach the job's output too; task_init says it there once. */
+		slurm_info("ioacct: I/O monitoring unavailable for job %u step %u: %s", job, r->step_id, err);
+	}
+	ioacct_reply_free(&rep);
+	return registered ? 0 : failure();
+}
+
+/*
+ * In the task, as the job's user, just before exec: its standard error is
+ * the job's. The parent's registration result is not shared with this
+ * process, so ask the daemon whether the job is watched.
+ */
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_SNAPSHOT };
+	struct ioacct_reply rep;
+	uint32_t job = 0, rank = 1;
+	char err[512];
+	int ret;
+
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE || !monitored)
+		return 0;
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) || rank != 0 ||
+	    spank_get_item(sp, S_JOB_ID, &job))
+		return 0;
+	req.u.query.job_id = job;
+	env_or(sp, "SLURM_CLUSTER_NAME", req.u.query.cluster, sizeof(req.u.query.cluster), "");
+	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
+	if (ret == 0 && rep.status)
+		snprintf(err, sizeof(err), "%s", rep.error);
+	if (ret || rep.status)
+		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", err);
+	ioacct_reply_free(&rep);
+	return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_FINISH_STEP };
+	struct ioacct_reply rep;
+	uint32_t job = 0;
+	char err[512];
+	int ret;
+
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE || !registered)
+		return 0;
+	if (spank_get_item(sp, S_JOB_ID, &job) || spank_get_item(sp, S_JOB_STEPID, &req.u.fin.step_id))
+		return 0;
+	req.u.fin.job_id = job;
+	env_or(sp, "SLURM_CLUSTER_NAME", req.u.fin.cluster, sizeof(req.u.fin.cluster), "");
+	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
+	if (ret == 0 && rep.status)
+		snprintf(err, sizeof(err), "%s", rep.error);
+	if (ret || rep.status)
+		slurm_error("ioacct: cannot finish job %u step %u: %s", job, req.u.fin.step_id, err);
+	ioacct_reply_free(&rep);
+	return 0;
+}
+
+/* ---- epilog: finish the job and write its report ------------------------------------ */
+
+/*
+ * The job's final state as Slurm names it. During the epilog slurmctld still
+ * shows the job as COMPLETING (the flag clears when the epilog is done), so
+ * the state is taken when it is final, else derived: a signal ended the
+ * script (ExitCode=N:SIG) means CANCELLED, or TIMEOUT when the time limit did.
+ */
+static void job_final_state(char *state, size_t len, int32_t *exit_code)
+{
+	const char *id = getenv("SLURM_JOB_ID");
+	char cmd[128], line[8192], st[32] = "", reason[64] = "";
+	int code = 0, sig = 0;
+	const char *f;
+	FILE *p;
+
+	snprintf(state, len, "COMPLETED");
+	*exit_code = 0;
+	if (!id || !*id || strspn(id, "0123456789") != strlen(id))
+		return;
+	snprintf(cmd, sizeof(cmd), "scontrol -o show job %s 2>/dev/null", id);
+	p = popen(cmd, "r");
+	if (!p)
+		return;
+	if (!fgets(line, sizeof(line), p))
+		line[0] = '\0';
+	pclose(p);
+	if ((f = strstr(line, " JobState=")))
+		sscanf(f, " JobState=%31[A-Z_]", st);
+	if ((f = strstr(line, " Reason=")))
+		sscanf(f, " Reason=%63[A-Za-z_]", reason);
+	if ((f = strstr(line, " ExitCode=")))
+		sscanf(f, " ExitCode=%d:%d", &code, &sig);
+	*exit_code = sig ? 128 + sig : code;
+	if (st[0] && strcmp(st, "COMPLETING") && strcmp(st, "RUNNING"))
+		snprintf(state, len, "%s", st);
+	else if (sig)
+		snprintf(state, len, "%s", strcmp(reason, "TimeLimit") == 0 ? "TIMEOUT" : "CANCELLED");
+	else if (code)
+		snprintf(state, len, "FAILED");
+}
+
+static int render(const struct ioacct_jobdata *jd, enum ioacct_report_format fmt, char **buf,
+		  size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fmt == IOACCT_FMT_JSON ? ioacct_summary_print_json(f, jd) : ioacct_summary_print_text(f, jd);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	return ret;
+}
+
+static void write_reports(const struct ioacct_jobdata *jd)
+{
+	const struct ioacct_job *job = &jd->job;
+	struct ioacct_report_vars v = {
+		.job_id = job->job_id, .has_array = job->has_array, .array_job_id = job->array_job_id,
+		.array_task_id = job->array_task_id, .user = job->user, .job_name = job->name,
+		.workdir = job->workdir[0] ? job->workdir : getenv("SLURM_JOB_WORK_DIR"),
+	};
+	unsigned int formats = mopts.formats ? mopts.formats : IOACCT_FMT_TEXT;
+	char pattern[PATH_MAX], expanded[PATH_MAX], path[PATH_MAX], err[512];
+
+	if (conf.report[0])
+		ioacct_strlcpy(pattern, conf.report, sizeof(pattern));
+	else
+		ioacct_report_default_pattern(getenv("SLURM_JOB_STDOUT"), pattern, sizeof(pattern));
+	if (ioacct_report_path_expand(pattern, &v, expanded, sizeof(expanded), err, sizeof(err))) {
+		slurm_error("ioacct: job %llu: no report written: %s", (unsigned long long)job->job_id, err);
+		return;
+	}
+	for (unsigned int fmt = IOACCT_FMT_TEXT; fmt <= IOACCT_FMT_DARSHAN; fmt <<= 1) {
+		char *buf = NULL;
+		size_t len = 0;
+
+		if (!(formats & fmt))
+			continue;
+		if (fmt == IOACCT_FMT_HTML || fmt == IOACCT_FMT_DARSHAN) {
+			slurm_info("ioacct: job %llu: %s reports are not available yet",
+				   (unsigned long long)job->job_id, fmt == IOACCT_FMT_HTML ? "HTML" : "Darshan");
+			continue;
+		}
+		if (render(jd, fmt, &buf, &len) || ioacct_report_path_for(expanded, fmt, path, sizeof(path))) {
+			slurm_error("ioacct: job %llu: cannot render its report", (unsigned long long)job->job_id);
+			free(buf);
+			continue;
+		}
+		if (ioacct_write_as_user(path, job->uid, job->gid, buf, len, err, sizeof(err)))
+			slurm_error("ioacct: job %llu: report not written: %s", (unsigned long long)job->job_id, err);
+		if (conf.report_copy_dir[0]) {
+			char name[NAME_MAX];
+			const char *base = strrchr(path, '/') + 1;
+
+			snprintf(name, sizeof(name), "%s-%s", job->cluster, base);
+			if (ioacct_write_as_root(conf.report_copy_dir, name, buf, len, err, sizeof(err)))
+				slurm_error("ioacct: job %llu: admin copy not written: %s",
+					    (unsigned long long)job->job_id, err);
+		}
+		free(buf);
+	}
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_FINISH_JOB };
+	struct ioacct_reply rep;
+	struct ioacct_store *st;
+	struct ioacct_jobdata *jd = NULL;
+	const char *id = getenv("SLURM_JOB_ID"), *cluster = getenv("SLURM_CLUSTER_NAME");
+	char *optval = NULL, err[512];
+	int ret;
+
+	load_conf(ac, av);
+	if (spank_option_getopt(sp, &io_monitor_opt, &optval) == ESPANK_SUCCESS) {
+		opt_cb(0, optval, 1);
+		opt_given = true;
+	}
+	if ((!opt_given && !conf.default_on) || !id)
+		return 0;
+	req.u.fin.job_id = strtoull(id, NULL, 10);
+	ioacct_strlcpy(req.u.fin.cluster, cluster ? cluster : "", sizeof(req.u.fin.cluster));
+	job_final_state(req.u.fin.state, sizeof(req.u.fin.state), &req.u.fin.exit_code);
+	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
+	if (ret) {
+		slurm_error("ioacct: cannot finish job %s: %s", id, err);
+		return failure();
+	}
+	if (rep.status) {
+		/* -ENOENT: never registered (the daemon was down); the user was told then. */
+		bool never_registered = rep.status == -ENOENT;
+
+		if (!never_registered)
+			slurm_error("ioacct: cannot finish job %s: %s", id, rep.error);
+		ioacct_reply_free(&rep);
+		return never_registered ? 0 : failure();
+	}
+	st = ioacct_store_open(cfg.db_path, IOACCT_STORE_RDONLY, err, sizeof(err));
+	if (!st || ioacct_store_job_load(st, rep.job_key, &jd)) {
+		slurm_error("ioacct: job %s: cannot read it back: %s", id, st ? ioacct_store_errmsg(st) : err);
+	} else {
+		write_reports(jd);
+		ioacct_jobdata_free(jd);
+	}
+	ioacct_store_close(st);
+	ioacct_reply_free(&rep);
+	return 0;
+}

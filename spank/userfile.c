@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "userfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <limits.h>
+#include <unistd.h>
+
+enum step { STEP_GROUPS = 1, STEP_GID, STEP_UID, STEP_OPEN, STEP_NOT_OWNED, STEP_WRITE };
+
+static const char *const step_names[] = {
+	[STEP_GROUPS] = "set the user's groups", [STEP_GID] = "set gid", [STEP_UID] = "set uid",
+	[STEP_OPEN] = "open", [STEP_NOT_OWNED] = "refuse to replace (not a regular file of the user)",
+	[STEP_WRITE] = "write",
+};
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* In the child: returns the failing step, errno set; 0 when written. */
+static int child_write(const char *path, uid_t uid, gid_t gid, const void *data, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+	struct stat st;
+	int fd;
+
+	if (pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL))
+		return STEP_GROUPS;
+	if (setresgid(gid, gid, gid))
+		return STEP_GID;
+	if (setresuid(uid, uid, uid))
+		return STEP_UID;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST) {
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			return STEP_OPEN;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != uid) {
+			errno = EPERM;
+			return STEP_NOT_OWNED;
+		}
+		if (ftruncate(fd, 0))
+			return STEP_WRITE;
+	}
+	if (fd < 0)
+		return STEP_OPEN;
+	if (write_all(fd, data, len) || close(fd))
+		return STEP_WRITE;
+	return 0;
+}
+
+int ioacct_write_as_user(const char *path, uid_t uid, gid_t gid, const void *data, size_t len,
+			 char *err, size_t errlen)
+{
+	int pipefd[2], status = 0, msg[2] = { 0, 0 };
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		snprintf(err, errlen, "fork: %s", strerror(e));
+		return -e;
+	}
+	if (pid == 0) {
+		int r[2];
+
+		close(pipefd[0]);
+		r[0] = child_write(path, uid, gid, data, len);
+		r[1] = errno;
+		if (write(pipefd[1], r, sizeof(r)) != sizeof(r))
+			_exit(2);
+		_exit(r[0] ? 1 : 0);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], msg, sizeof(msg)) != sizeof(msg))
+		msg[0] = -1;
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (msg[0] == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (msg[0] > 0 && msg[0] <= STEP_WRITE) {
+		snprintf(err, errlen, "%s %s as uid %u: %s", step_names[msg[0]], path, (unsigned int)uid,
+			 strerror(msg[1]));
+		return msg[1] ? -msg[1] : -EIO;
+	}
+	snprintf(err, errlen, "writing %s as uid %u: the child failed", path, (unsigned int)uid);
+	return -EIO;
+}
+
+int ioacct_write_as_root(const char *dir, const char *name, const void *data, size_t len, char *err,
+			 size_t errlen)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	int fd, ret;
+
+	if (strchr(name, '/') || snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, name, (int)getpid()) >= (int)sizeof(tmp)) {
+		snprintf(err, errlen, "bad report name %s in %s", name, dir);
+		return -EINVAL;
+	}
+	/* A new file beside, then rename: the copy is whole or absent, never through a link. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "create %s: %s", tmp, strerror(errno));
+		return ret;
+	}
+	ret = write_all(fd, data, len);
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		snprintf(err, errlen, "write %s: %s", path, strerror(-ret));
+		unlink(tmp);
+	}
+	return ret;
+}
