@@ -79,7 +79,7 @@ static int opt_cb(int val, const char *optarg, int remote)
 
 static struct spank_option io_monitor_opt = {
 	"io-monitor", "OPTS",
-	"Record the job's file-system I/O with ioacct; OPTS: format=text,json,html,darshan bin=SECONDS",
+	"Record the job's file-system I/O with ioacct",
 	2, 0, opt_cb,
 };
 
