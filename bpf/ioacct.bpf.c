@@ -436,39 +436,19 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 	}
 }
 
-static __always_inline long sys_arg(struct pt_regs *regs, int i)
-{
-	switch (i) {
-	case 0:
-		return PT_REGS_PARM1_SYSCALL(regs);
-	case 1:
-		return PT_REGS_PARM2_SYSCALL(regs);
-	default:
-		return PT_REGS_PARM3_SYSCALL(regs);
-	}
-}
-
-/* fd and dirfd arguments are ints: the upper half of the register is not theirs. */
-static __always_inline int sys_fd(struct pt_regs *regs, int i)
-{
-	return (int)sys_arg(regs, i);
-}
-
-SEC("tp_btf/sys_enter")
-int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
+/*
+ * The start of an I/O call, common to every backend: a0..a2 are the
+ * syscall's first arguments. Stashes what sys_exit needs when the task is
+ * watched.
+ */
+static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 kind)
 {
 	struct task_struct *task;
 	struct ioacct_state *st;
 	struct file_info fi = {};
 	struct task_ent *t;
-	__u32 op, kind, slot, mnt = 0;
-	__u16 e;
+	__u32 slot, mnt = 0;
 
-	if (id < 0 || id >= IOACCT_NR_SYSCALLS)
-		return 0;
-	e = sysmap[id];
-	if (!e)
-		return 0;
 	st = get_state();
 	if (!st || !st->nactive)
 		return 0;
@@ -480,32 +460,31 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 	if (!t)
 		return 0;
 
-	op = (e & IOACCT_SYS_OP_MASK) - 1;
-	kind = e >> IOACCT_SYS_KIND_SHIFT;
 	switch (kind) {
 	case IOACCT_SK_FD_DATA:
 		/* Only file-system I/O: pipes, sockets and devices are not. */
-		if (file_info(fd_file(task, sys_fd(regs, 0)), t, &fi) || fi.type != S_IFREG)
+		if (file_info(fd_file(task, (int)a0), t, &fi) || fi.type != S_IFREG)
 			return 0;
 		mnt = fi.mnt;
 		break;
 	case IOACCT_SK_FD:
-		if (file_info(fd_file(task, sys_fd(regs, 0)), t, &fi) ||
+		if (file_info(fd_file(task, (int)a0), t, &fi) ||
 		    (fi.type != S_IFREG && fi.type != S_IFDIR))
 			return 0;
 		mnt = fi.mnt;
 		break;
 	case IOACCT_SK_PATH:
 	case IOACCT_SK_OPEN_PATH:
-		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)sys_arg(regs, 0));
+		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)a0);
 		break;
 	case IOACCT_SK_UNLINKAT:
-		if (sys_arg(regs, 2) & AT_REMOVEDIR)
+		if (a2 & AT_REMOVEDIR)
 			op = IOACCT_OP_RMDIR;
 		/* fall through */
 	case IOACCT_SK_AT:
 	case IOACCT_SK_OPEN_AT:
-		mnt = path_mnt_enter(task, t, sys_fd(regs, 0), (const char *)sys_arg(regs, 1));
+		/* fd and dirfd arguments are ints: the upper half of the register is not theirs. */
+		mnt = path_mnt_enter(task, t, (int)a0, (const char *)a1);
 		break;
 	default:
 		return 0;
@@ -520,6 +499,21 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
+{
+	__u16 e;
+
+	if (id < 0 || id >= IOACCT_NR_SYSCALLS)
+		return 0;
+	e = sysmap[id];
+	if (!e)
+		return 0;
+	return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
+			PT_REGS_PARM3_SYSCALL(regs), (e & IOACCT_SYS_OP_MASK) - 1,
+			e >> IOACCT_SYS_KIND_SHIFT);
+}
+
 /* The syscall number at sys_exit, where the tracepoint does not pass it. */
 static __always_inline long exit_syscall_nr(struct pt_regs *regs)
 {
@@ -532,18 +526,15 @@ static __always_inline long exit_syscall_nr(struct pt_regs *regs)
 #endif
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
+/* The end of an I/O call, common to every backend. */
+static __always_inline int on_exit(long ret)
 {
 	struct task_struct *task;
 	struct ioacct_state *st;
 	struct task_ent *t;
 	__u32 op, mnt, slot, created = 0;
-	long id = exit_syscall_nr(regs);
 	__u64 now;
 
-	if (id < 0 || id >= IOACCT_NR_SYSCALLS || !sysmap[id])
-		return 0;
 	st = get_state();
 	if (!st || !st->nactive)
 		return 0;
@@ -596,20 +587,87 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
+{
+	long id = exit_syscall_nr(regs);
+
+	if (id < 0 || id >= IOACCT_NR_SYSCALLS || !sysmap[id])
+		return 0;
+	return on_exit(ret);
+}
+
+/*
+ * The fentry and kprobe backends: a program pair per syscall, on the
+ * kernel's syscall entry function (__x64_sys_openat, ...). Its argument is
+ * the user's saved registers on every kernel version, so no signature change
+ * can break it, and the counts are the tracepoint backend's; but only these
+ * syscalls pay for the probes, not every syscall of every task. The daemon
+ * loads a pair only when its function exists in the running kernel.
+ *
+ * X(kernel name without prefix, op, kind): must agree with the daemon's
+ * syscall table for the tracepoint backend (daemon/probes.c).
+ */
+#define IOACCT_SYSCALLS(X)                                                                   \
+	X(read, READ, FD_DATA) X(write, WRITE, FD_DATA) X(pread64, READ, FD_DATA)              \
+	X(pwrite64, WRITE, FD_DATA) X(readv, READ, FD_DATA) X(writev, WRITE, FD_DATA)          \
+	X(preadv, READ, FD_DATA) X(pwritev, WRITE, FD_DATA) X(preadv2, READ, FD_DATA)          \
+	X(pwritev2, WRITE, FD_DATA) X(open, OPEN, OPEN_PATH) X(creat, OPEN, OPEN_PATH)         \
+	X(openat, OPEN, OPEN_AT) X(openat2, OPEN, OPEN_AT) X(mkdir, MKDIR, PATH)               \
+	X(mkdirat, MKDIR, AT) X(unlink, UNLINK, PATH) X(rmdir, RMDIR, PATH)                    \
+	X(unlinkat, UNLINK, UNLINKAT) X(fsync, FSYNC, FD) X(fdatasync, FSYNC, FD)              \
+	X(rename, RENAME, PATH) X(renameat, RENAME, AT) X(renameat2, RENAME, AT)               \
+	X(newstat, STAT, PATH) X(newlstat, STAT, PATH) X(newfstat, STAT, FD)                   \
+	X(newfstatat, STAT, AT) X(statx, STAT, AT)
+
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_FN(name) "__x64_sys_" #name
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSCALL_FN(name) "__arm64_sys_" #name
+#endif
+
+#define FENTRY_PAIR(name, op, kind)                                                          \
+	SEC("fentry/" SYSCALL_FN(name))                                                      \
+	int BPF_PROG(ioacct_fe_##name, struct pt_regs *regs)                                 \
+	{                                                                                    \
+		return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),    \
+				PT_REGS_PARM3_SYSCALL(regs), IOACCT_OP_##op, IOACCT_SK_##kind); \
+	}                                                                                    \
+	SEC("fexit/" SYSCALL_FN(name))                                                       \
+	int BPF_PROG(ioacct_fx_##name, struct pt_regs *regs, long ret)                       \
+	{                                                                                    \
+		return on_exit(ret);                                                         \
+	}
+
+#define KPROBE_PAIR(name, op, kind)                                                          \
+	SEC("ksyscall/" #name)                                                               \
+	int BPF_KSYSCALL(ioacct_ks_##name, long a0, long a1, long a2)                        \
+	{                                                                                    \
+		return on_enter(a0, a1, a2, IOACCT_OP_##op, IOACCT_SK_##kind);               \
+	}                                                                                    \
+	SEC("kretsyscall/" #name)                                                            \
+	int BPF_KRETPROBE(ioacct_kr_##name, long ret)                                        \
+	{                                                                                    \
+		return on_exit(ret);                                                         \
+	}
+
+IOACCT_SYSCALLS(FENTRY_PAIR)
+IOACCT_SYSCALLS(KPROBE_PAIR)
+
 /*
  * Tiny programs the daemon loads and attaches, alone, to find out which
  * mechanism this kernel allows (see daemon/probes.c). They do nothing.
  */
-SEC("fentry/vfs_read")
+SEC("fentry/" SYSCALL_FN(read))
 int BPF_PROG(ioacct_probe_fentry)
 {
 	return 0;
 }
 
-SEC("kprobe/vfs_read")
-int BPF_KPROBE(ioacct_probe_kprobe)
+SEC("ksyscall/read")
+int BPF_KSYSCALL(ioacct_probe_kprobe, long fd)
 {
-	return 0;
+	return fd < -1;
 }
 
 SEC("tp_btf/sys_enter")

@@ -13,7 +13,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "ioacct.skel.h"
@@ -27,11 +30,11 @@
 
 struct ioacct_probes {
 	struct ioacct_bpf *skel;
-	struct bpf_link *links[8];
-	size_t nlinks;
+	struct bpf_link **links;
+	size_t nlinks, caplinks;
 	char dir[PATH_MAX];            /* pin_dir/abi<N> */
 	char mode[16];
-	char reason[512];
+	char reason[1024];
 	bool reused;
 	uint32_t max_jobs;
 	int ncpus;
@@ -169,10 +172,43 @@ struct backend {
 };
 
 static const struct backend backends[] = {
-	{ "fentry", IOACCT_PROBE_FENTRY, false },
-	{ "kprobe", IOACCT_PROBE_KPROBE, false },
+	{ "fentry", IOACCT_PROBE_FENTRY, true },
+	{ "kprobe", IOACCT_PROBE_KPROBE, true },
 	{ "tracepoint", IOACCT_PROBE_TRACEPOINT, true },
 };
+
+/* Name prefixes of each backend's programs (see bpf/ioacct.bpf.c). */
+static bool prog_of_mode(const char *name, enum ioacct_probe_mode mode)
+{
+	switch (mode) {
+	case IOACCT_PROBE_FENTRY:
+		return !strncmp(name, "ioacct_fe_", 10) || !strncmp(name, "ioacct_fx_", 10);
+	case IOACCT_PROBE_KPROBE:
+		return !strncmp(name, "ioacct_ks_", 10) || !strncmp(name, "ioacct_kr_", 10);
+	default:
+		return !strcmp(name, "ioacct_sys_enter") || !strcmp(name, "ioacct_sys_exit");
+	}
+}
+
+#if defined(__x86_64__)
+#define SYSCALL_FN_PREFIX "__x64_sys_"
+#elif defined(__aarch64__)
+#define SYSCALL_FN_PREFIX "__arm64_sys_"
+#endif
+
+/* The kernel function a per-syscall program attaches to, from its section name. */
+static void prog_target(struct bpf_program *prog, char *fn, size_t len)
+{
+	const char *sec = bpf_program__section_name(prog), *slash = strchr(sec, '/');
+
+	fn[0] = '\0';
+	if (!slash)
+		return;
+	if (!strncmp(sec, "ksyscall/", 9) || !strncmp(sec, "kretsyscall/", 12))
+		snprintf(fn, len, SYSCALL_FN_PREFIX "%s", slash + 1);
+	else
+		snprintf(fn, len, "%s", slash + 1);
+}
 
 static struct bpf_program *probe_prog(struct ioacct_bpf *skel, enum ioacct_probe_mode mode)
 {
@@ -277,12 +313,45 @@ static int choose_backend(struct ioacct_probes *p, enum ioacct_probe_mode want, 
 	return -EOPNOTSUPP;
 }
 
-/* The programs of a backend, in attach order. */
-static size_t backend_progs(struct ioacct_bpf *skel, struct bpf_program **out)
+/*
+ * Turns on the programs of a backend whose kernel function exists (a
+ * syscall may be missing on an architecture or a kernel), off all others.
+ * Returns how many are on and says which syscalls are not covered.
+ */
+static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 {
-	out[0] = skel->progs.ioacct_sys_enter;
-	out[1] = skel->progs.ioacct_sys_exit;
-	return 2;
+	struct btf *vmlinux = mode == IOACCT_PROBE_TRACEPOINT ? NULL : btf__load_vmlinux_btf();
+	struct bpf_program *prog;
+	char missing[512] = "";
+	size_t on = 0, off = 0;
+
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		const char *name = bpf_program__name(prog);
+		bool use = prog_of_mode(name, mode);
+		char fn[128];
+
+		if (use && vmlinux) {
+			prog_target(prog, fn, sizeof(fn));
+			if (btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) < 0) {
+				use = false;
+				/* Each syscall has two programs: name it once. */
+				if (!strncmp(name, "ioacct_fe_", 10) || !strncmp(name, "ioacct_ks_", 10))
+					off += (size_t)snprintf(missing + off, sizeof(missing) - off, "%s%s",
+								off ? " " : "", name + 10);
+				if (off >= sizeof(missing))
+					off = sizeof(missing) - 1;
+			}
+		}
+		bpf_program__set_autoload(prog, use);
+		on += use;
+	}
+	btf__free(vmlinux);
+	if (missing[0]) {
+		size_t l = strlen(p->reason);
+
+		snprintf(p->reason + l, sizeof(p->reason) - l, " (no such syscall function here: %s)", missing);
+	}
+	return on;
 }
 
 /* ---- pins ----------------------------------------------------------------------------- */
@@ -292,28 +361,46 @@ static void pin_path(const struct ioacct_probes *p, const char *name, char *out,
 	snprintf(out, len, "%s/%s", p->dir, name);
 }
 
-static bool pins_present(const struct ioacct_probes *p)
+/*
+ * Which backend an earlier daemon left attached, from the names of its
+ * pinned links; "" when there are none.
+ */
+static const char *pinned_mode(const struct ioacct_probes *p)
 {
-	char path[PATH_MAX];
+	const char *mode = "";
+	struct dirent *de;
+	DIR *d = opendir(p->dir);
 
-	pin_path(p, "link_ioacct_sys_exit", path, sizeof(path));
-	return access(path, F_OK) == 0;
+	if (!d)
+		return mode;
+	while ((de = readdir(d)) && !mode[0]) {
+		if (!strncmp(de->d_name, "link_ioacct_fx_", 15))
+			mode = "fentry";
+		else if (!strncmp(de->d_name, "link_ioacct_kr_", 15))
+			mode = "kprobe";
+		else if (!strcmp(de->d_name, "link_ioacct_sys_exit"))
+			mode = "tracepoint";
+	}
+	closedir(d);
+	return mode;
 }
 
+/* Removes every pin: links detach when the daemon closes them too. */
 static void unpin_all(const struct ioacct_probes *p)
 {
-	static const char *const names[] = {
-#define NAME(m) #m,
-		PINNED_MAPS(NAME)
-#undef NAME
-		"link_ioacct_sys_enter", "link_ioacct_sys_exit",
-	};
 	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(p->dir);
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		pin_path(p, names[i], path, sizeof(path));
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		pin_path(p, de->d_name, path, sizeof(path));
 		unlink(path);
 	}
+	closedir(d);
 	rmdir(p->dir);
 }
 
@@ -370,8 +457,8 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 					 size_t errlen)
 {
 	struct ioacct_probes *p;
-	struct bpf_program *progs[8];
-	size_t nprogs;
+	struct bpf_program *prog;
+	enum ioacct_probe_mode mode = IOACCT_PROBE_TRACEPOINT;
 	uint32_t zero = 0;
 	int ret;
 
@@ -405,14 +492,14 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	p->reused = pins_present(p);
+	snprintf(p->mode, sizeof(p->mode), "%s", pinned_mode(p));
+	p->reused = p->mode[0] != '\0';
 	if (p->reused) {
 		/* An earlier daemon's programs are still attached and counting: keep them. */
 		autoload_only(p->skel, NULL, 0);
 		ret = reuse_maps(p, err, errlen);
 		if (ret)
 			goto fail;
-		snprintf(p->mode, sizeof(p->mode), "tracepoint");
 		snprintf(p->reason, sizeof(p->reason),
 			 "reused the programs an earlier ioacctd left attached in %s", p->dir);
 	} else {
@@ -428,8 +515,14 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		bpf_map__set_max_entries(p->skel->maps.mountpoints, opts->max_mountpoints);
 		fill_sysmap(p->skel);
 		p->skel->rodata->v1_ssid = opts->v1_ssid;
-		nprogs = backend_progs(p->skel, progs);
-		autoload_only(p->skel, progs, nprogs);
+		for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+			if (!strcmp(backends[i].name, p->mode))
+				mode = backends[i].mode;
+		if (select_progs(p, mode) == 0) {
+			snprintf(err, errlen, "no %s program can attach on this kernel", p->mode);
+			ret = -EOPNOTSUPP;
+			goto fail;
+		}
 	}
 	ret = ioacct_bpf__load(p->skel);
 	if (ret) {
@@ -463,19 +556,33 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 	ret = pin_maps(p, err, errlen);
 	if (ret)
 		goto fail;
-	nprogs = backend_progs(p->skel, progs);
-	for (size_t i = 0; i < nprogs; i++) {
+	bpf_object__for_each_program(prog, p->skel->obj) {
 		char path[PATH_MAX], name[128];
-		struct bpf_link *link = bpf_program__attach(progs[i]);
+		struct bpf_link *link;
 
+		if (!bpf_program__autoload(prog))
+			continue;
+		link = bpf_program__attach(prog);
 		if (!link) {
 			ret = -errno;
-			snprintf(err, errlen, "cannot attach %s: %s", bpf_program__name(progs[i]),
-				 strerror(-ret));
+			snprintf(err, errlen, "cannot attach %s: %s", bpf_program__name(prog), strerror(-ret));
 			goto fail;
 		}
+		if (p->nlinks == p->caplinks) {
+			size_t ncap = p->caplinks ? p->caplinks * 2 : 16;
+			struct bpf_link **nl = realloc(p->links, ncap * sizeof(*nl));
+
+			if (!nl) {
+				bpf_link__destroy(link);
+				ret = -ENOMEM;
+				snprintf(err, errlen, "out of memory");
+				goto fail;
+			}
+			p->links = nl;
+			p->caplinks = ncap;
+		}
 		p->links[p->nlinks++] = link;
-		snprintf(name, sizeof(name), "link_%s", bpf_program__name(progs[i]));
+		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
 		pin_path(p, name, path, sizeof(path));
 		ret = bpf_link__pin(link, path);
 		if (ret) {
@@ -500,6 +607,7 @@ void ioacct_probes_close(struct ioacct_probes *p, bool unpin)
 		unpin_all(p);
 	for (size_t i = 0; i < p->nlinks; i++)
 		bpf_link__destroy(p->links[i]);
+	free(p->links);
 	ioacct_bpf__destroy(p->skel);
 	free(p);
 }
