@@ -25,8 +25,8 @@
 #include "log.h"
 #include "procfs.h"
 #include "proto.h"
+#include "render.h"
 #include "store.h"
-#include "summary.h"
 
 #define EXIT_IORUN 125
 #define CALL_TIMEOUT_MS 10000
@@ -264,7 +264,10 @@ static int print_summary(const struct ioacct_config *cfg, const struct iorun_opt
 			goto out;
 		}
 	}
-	ret = o->json ? ioacct_summary_print_json(f, jd) : ioacct_summary_print_text(f, jd);
+	ret = ioacct_render_job(f, o->json ? IOACCT_RENDER_JSON : IOACCT_RENDER_TEXT, jd, &cfg->advice,
+			       NULL);
+	if (ret)
+		fprintf(stderr, "iorun: cannot write the report: %s\n", strerror(-ret));
 	if (f != stderr && fclose(f)) {
 		ret = -errno;
 		fprintf(stderr, "iorun: cannot write %s: %s\n", o->output, strerror(errno));

@@ -67,6 +67,24 @@ static const struct key keys[] = {
 	{ "node", KEY_NAME, FIELD(node), 0, 0 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
+	/* Thresholds of the report's advice (lib/report.c). */
+	{ "advice_small_requests_share", KEY_UINT32, FIELD(advice.small_share), 0, 100 },
+	{ "advice_small_requests_min", KEY_UINT32, FIELD(advice.small_min), 0, UINT32_MAX },
+	{ "advice_rw_intensive_share", KEY_UINT32, FIELD(advice.rw_share), 0, 100 },
+	{ "advice_meta_time_share", KEY_UINT32, FIELD(advice.meta_share), 0, 100 },
+	{ "advice_meta_time_min", KEY_SECONDS_NS, FIELD(advice.meta_min_ns), 0, 86400 * NSEC_PER_SEC },
+	{ "advice_meta_time_high", KEY_SECONDS_NS, FIELD(advice.meta_high_ns), 0, 86400 * NSEC_PER_SEC },
+	{ "advice_meta_ops_per_mib", KEY_UINT32, FIELD(advice.meta_per_mib), 0, UINT32_MAX },
+	{ "advice_meta_ops_min", KEY_UINT32, FIELD(advice.meta_ops_min), 0, UINT32_MAX },
+	{ "advice_fsync_min", KEY_UINT32, FIELD(advice.fsync_min), 0, UINT32_MAX },
+	{ "advice_fsync_write_share", KEY_UINT32, FIELD(advice.fsync_share), 0, 100 },
+	{ "advice_tiny_files_min", KEY_UINT32, FIELD(advice.tiny_files_min), 0, UINT32_MAX },
+	{ "advice_tiny_file_size", KEY_UINT32, FIELD(advice.tiny_file_size), 0, 1073741824 },
+	{ "advice_burst_ratio", KEY_UINT32, FIELD(advice.burst_ratio), 2, 1000000 },
+	{ "advice_burst_min_bandwidth", KEY_UINT32, FIELD(advice.burst_min_mibps), 0, 1048576 },
+	{ "advice_shared_meta_ops", KEY_UINT32, FIELD(advice.shared_meta_ops), 0, UINT32_MAX },
+	{ "advice_local_share", KEY_UINT32, FIELD(advice.local_share), 0, 100 },
+	{ "advice_step_imbalance", KEY_UINT32, FIELD(advice.step_imbalance), 0, 100 },
 };
 
 #define NKEYS ARRAY_SIZE(keys)
@@ -277,6 +295,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 		*dot = '\0';
 	cfg->log_level = IOACCT_LOG_INFO;
 	cfg->private_data = false;
+	ioacct_advice_limits_defaults(&cfg->advice);
 }
 
 static const struct key *find_key(const char *name)

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report.h"
+
 #define IOACCT_CONFIG_FILE SYSCONFDIR "/ioacct/ioacct.conf"
 
 enum ioacct_probe_mode {
@@ -46,6 +48,7 @@ struct ioacct_config {
 	char node[256];                  /* node = (empty: the short host name) */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
+	struct ioacct_advice_limits advice; /* advice_* = see report.h: report thresholds */
 };
 
 /* Fills every field with its default. */

@@ -30,7 +30,7 @@
 #include "log.h"
 #include "proto.h"
 #include "store.h"
-#include "summary.h"
+#include "render.h"
 #include "userfile.h"
 
 SPANK_PLUGIN(ioacct, 1);
@@ -298,15 +298,18 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 		snprintf(state, len, "FAILED");
 }
 
+/* The same renderers as ioreport and iorun, so a report looks the same whichever made it. */
 static int render(const struct ioacct_jobdata *jd, enum ioacct_report_format fmt, char **buf,
 		  size_t *len)
 {
+	enum ioacct_render_format rf = fmt == IOACCT_FMT_JSON ? IOACCT_RENDER_JSON :
+				       fmt == IOACCT_FMT_HTML ? IOACCT_RENDER_HTML : IOACCT_RENDER_TEXT;
 	FILE *f = open_memstream(buf, len);
 	int ret;
 
 	if (!f)
 		return -errno;
-	ret = fmt == IOACCT_FMT_JSON ? ioacct_summary_print_json(f, jd) : ioacct_summary_print_text(f, jd);
+	ret = ioacct_render_job(f, rf, jd, &cfg.advice, NULL);
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	return ret;
@@ -337,9 +340,9 @@ static void write_reports(const struct ioacct_jobdata *jd)
 
 		if (!(formats & fmt))
 			continue;
-		if (fmt == IOACCT_FMT_HTML || fmt == IOACCT_FMT_DARSHAN) {
-			slurm_info("ioacct: job %llu: %s reports are not available yet",
-				   (unsigned long long)job->job_id, fmt == IOACCT_FMT_HTML ? "HTML" : "Darshan");
+		if (fmt == IOACCT_FMT_DARSHAN) {
+			slurm_info("ioacct: job %llu: Darshan logs are not available yet",
+				   (unsigned long long)job->job_id);
 			continue;
 		}
 		if (render(jd, fmt, &buf, &len) || ioacct_report_path_for(expanded, fmt, path, sizeof(path))) {

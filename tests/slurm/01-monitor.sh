@@ -40,7 +40,7 @@ state=$(wait_job "$J")
 R=$W/ioacct-$J.txt
 [ -f "$R" ] || { ls -la "$W"; tail "$C/log/slurmd.log"; fail "no report $R"; }
 [ "$(stat -c %U "$R")" = "$U" ] || fail "report owned by $(stat -c %U "$R"), not $U"
-cat "$R"
+head -40 "$R"
 python3 - "$T/ioacct.db" "$J" "$WMNT" "$SMNT" <<'PY' || fail "stored per-step bytes differ"
 import sqlite3, sys
 db, job, wmnt, smnt = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -58,8 +58,9 @@ if steps != [0, 1, 4294967291]: bad.append(f"steps {steps}")
 if state != "COMPLETED": bad.append(f"state {state}")
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 PY
-grep -Eq "^$SMNT +tmpfs +0 +5242880 " "$R" || fail "report: /dev/shm line lacks 5242880 bytes written"
-grep -Eq "^$WMNT +[a-z0-9]+ +[0-9]+ +4194304 " "$R" || fail "report: $WMNT line lacks 4194304 bytes written"
+[ "$(report_bytes_written "$R" "$SMNT")" = 5242880 ] || fail "report: $SMNT is not 5242880 bytes written"
+[ "$(report_bytes_written "$R" "$WMNT")" = 4194304 ] || fail "report: $WMNT is not 4194304 bytes written"
+grep -q '^# state: COMPLETED$' "$R" || fail "report: state is not COMPLETED"
 ok "monitored job: report by the user, exact bytes per step and mount"
 
 # 2. Not monitored.
@@ -116,7 +117,8 @@ done
 for i in 1 2 3; do
 	f=$W/ioacct-${JR}_$i.txt
 	[ -f "$f" ] || { ls "$W"; fail "no report $f"; }
-	grep -Eq "^$WMNT +[a-z0-9]+ +[0-9]+ +$((65536 * i)) " "$f" || { cat "$f"; fail "$f: not $((65536 * i)) bytes written"; }
+	[ "$(report_bytes_written "$f" "$WMNT")" = $((65536 * i)) ] || { cat "$f"; fail "$f: not $((65536 * i)) bytes written"; }
+	grep -q "^# array: ${JR}_$i\$" "$f" || fail "$f: does not say it is array task ${JR}_$i"
 done
 echo "required $PLUGIN config=$CONF" > "$C/plugstack.conf"
 ok "job array: one exact report per task, named %A_%a"

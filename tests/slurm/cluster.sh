@@ -131,3 +131,9 @@ wait_job() {
 	done
 	fail "job $j still $(job_state "$j") after ${limit}s"
 }
+
+# report_bytes_written REPORT MOUNT: the mount's total_POSIX_BYTES_WRITTEN in a text report.
+report_bytes_written() {
+	awk -v m="# mount: $2" -F'\t' '$1 == m { s = 1; next } /^# mount: / { s = 0 }
+		s && /^total_POSIX_BYTES_WRITTEN: / { sub(/^[^:]*: /, ""); print; exit }' "$1"
+}

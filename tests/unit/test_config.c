@@ -281,7 +281,13 @@ static void test_whitespace(void **state)
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, bin_width, drain_interval, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, cgroup_v1_hierarchy, cgroup_mode, cgroup_parent, cluster, "
-		   "node, log_level, private_data)");
+		   "node, log_level, private_data, advice_small_requests_share, "
+		   "advice_small_requests_min, advice_rw_intensive_share, advice_meta_time_share, "
+		   "advice_meta_time_min, advice_meta_time_high, advice_meta_ops_per_mib, "
+		   "advice_meta_ops_min, advice_fsync_min, advice_fsync_write_share, "
+		   "advice_tiny_files_min, advice_tiny_file_size, advice_burst_ratio, "
+		   "advice_burst_min_bandwidth, advice_shared_meta_ops, advice_local_share, "
+		   "advice_step_imbalance)");
 }
 
 static void test_syntax_errors(void **state)
@@ -358,7 +364,12 @@ static void test_unknown_key(void **state)
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
 		"drain_interval", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
-		"log_level", "private_data",
+		"log_level", "private_data", "advice_small_requests_share", "advice_small_requests_min",
+		"advice_rw_intensive_share", "advice_meta_time_share", "advice_meta_time_min",
+		"advice_meta_time_high", "advice_meta_ops_per_mib", "advice_meta_ops_min",
+		"advice_fsync_min", "advice_fsync_write_share", "advice_tiny_files_min",
+		"advice_tiny_file_size", "advice_burst_ratio", "advice_burst_min_bandwidth",
+		"advice_shared_meta_ops", "advice_local_share", "advice_step_imbalance",
 	};
 	char path[PATH_MAX], err[2048], want[PATH_MAX + 64];
 	struct ioacct_config cfg;

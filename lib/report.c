@@ -1,0 +1,1082 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The report model (see report.h). The time series is merged per mount with
+ * a k-way merge of the stored runs (a run: consecutive samples of one mount
+ * in bin order, i.e. one step and one operation as the store orders them),
+ * so the cost is linear in the samples whatever the bin numbers are, and
+ * memory is bounded by the bins that hold data, not by the job's length.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_SEC 1000000000ULL
+#define MIB 1048576ULL
+/* Size bins 0 .. SMALL_BINS-1 hold requests of at most 1 MiB (Darshan's 100K_1M included). */
+#define SMALL_BINS 5
+
+void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
+{
+	*lim = (struct ioacct_advice_limits){
+		.small_share = 10,
+		.small_min = 1000,
+		.rw_share = 10,
+		.meta_share = 30,
+		.meta_min_ns = 1 * NSEC_PER_SEC,
+		.meta_high_ns = 30 * NSEC_PER_SEC,
+		.meta_per_mib = 100,
+		.meta_ops_min = 1000,
+		.fsync_min = 100,
+		.fsync_share = 10,
+		.tiny_files_min = 1000,
+		.tiny_file_size = 65536,
+		.burst_ratio = 10,
+		.burst_min_mibps = 100,
+		.shared_meta_ops = 10000,
+		.local_share = 50,
+		.step_imbalance = 15,
+	};
+}
+
+bool ioacct_op_is_meta(unsigned int op)
+{
+	return op < IOACCT_OP_COUNT && op != IOACCT_OP_READ && op != IOACCT_OP_WRITE &&
+	       op != IOACCT_OP_CREATE;
+}
+
+const char *ioacct_dir_name(unsigned int dir)
+{
+	return dir == IOACCT_DIR_READ ? "read" : dir == IOACCT_DIR_WRITE ? "write" : "?";
+}
+
+const char *ioacct_advice_level_name(enum ioacct_advice_level level)
+{
+	static const char *const names[] = { "OK", "INFO", "WARN", "HIGH" };
+
+	return (unsigned int)level < ARRAY_SIZE(names) ? names[level] : "?";
+}
+
+const char *ioacct_fs_kind_name(enum ioacct_fs_kind kind)
+{
+	static const char *const names[] = { "shared", "local", "pseudo", "unknown" };
+
+	return (unsigned int)kind < ARRAY_SIZE(names) ? names[kind] : "?";
+}
+
+enum ioacct_fs_kind ioacct_fs_kind_of(const char *fstype)
+{
+	static const char *const shared[] = {
+		"lustre", "gpfs", "nfs", "nfs4", "beegfs", "ceph", "cephfs", "fuse.cephfs",
+		"glusterfs", "fuse.glusterfs", "pvfs2", "orangefs", "panfs", "wekafs", "cifs",
+		"smb3", "afs", "fuse.sshfs", "9p", "virtiofs", "gfs2", "ocfs2", "daos", "fuse.dfuse",
+	};
+	static const char *const local[] = {
+		"ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "f2fs", "tmpfs", "ramfs",
+		"overlay", "vfat", "exfat", "reiserfs", "jfs", "squashfs", "iso9660",
+	};
+	static const char *const pseudo[] = {
+		"proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
+		"bpf", "securityfs", "mqueue", "hugetlbfs", "configfs", "fusectl", "pstore",
+		"efivarfs", "autofs", "binfmt_misc", "nsfs", "pipefs", "sockfs", "rpc_pipefs",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(shared); i++)
+		if (strcmp(fstype, shared[i]) == 0)
+			return IOACCT_FS_SHARED;
+	for (size_t i = 0; i < ARRAY_SIZE(local); i++)
+		if (strcmp(fstype, local[i]) == 0)
+			return IOACCT_FS_LOCAL;
+	for (size_t i = 0; i < ARRAY_SIZE(pseudo); i++)
+		if (strcmp(fstype, pseudo[i]) == 0)
+			return IOACCT_FS_PSEUDO;
+	return IOACCT_FS_UNKNOWN;
+}
+
+const char *ioacct_size_bin_label(unsigned int bin)
+{
+	static const char *const labels[IOACCT_NR_SIZE_BINS] = {
+		"0-100", "101-1K", "1K-10K", "10K-100K", "100K-1M",
+		"1M-4M", "4M-10M", "10M-100M", "100M-1G", "1G+",
+	};
+
+	return bin < IOACCT_NR_SIZE_BINS ? labels[bin] : NULL;
+}
+
+uint64_t ioacct_report_bin_width(const struct ioacct_report *r, uint32_t bin)
+{
+	return bin + 1 == r->nbins ? r->last_width_ns : r->bin_width_ns;
+}
+
+/* ---- named counters ---- */
+
+static void named(struct ioacct_named_counter *out, size_t *n, bool darshan,
+		  enum ioacct_counter_kind kind, uint64_t value, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+static void named(struct ioacct_named_counter *out, size_t *n, bool darshan,
+		  enum ioacct_counter_kind kind, uint64_t value, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n >= IOACCT_NAMED_COUNTERS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(out[*n].name, sizeof(out[*n].name), fmt, ap);
+	va_end(ap);
+	out[*n].kind = kind;
+	out[*n].darshan = darshan;
+	out[*n].value = value;
+	(*n)++;
+}
+
+static uint64_t ok_calls(const struct ioacct_counters *c)
+{
+	return c->calls >= c->errors ? c->calls - c->errors : 0;
+}
+
+size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct_named_counter *out)
+{
+	static const char *const upper[IOACCT_OP_COUNT] = {
+		"READ", "WRITE", "OPEN", "CREATE", "MKDIR", "UNLINK", "RMDIR", "FSYNC", "RENAME", "STAT",
+	};
+	const struct ioacct_counters *op = m->op;
+	size_t n = 0;
+
+	/* Darshan's order (darshan-posix-log-format.h). */
+	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_OPEN]), "POSIX_OPENS");
+	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_READ]), "POSIX_READS");
+	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_WRITE]), "POSIX_WRITES");
+	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_STAT]), "POSIX_STATS");
+	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_FSYNC]), "POSIX_FSYNCS");
+	named(out, &n, true, IOACCT_CK_COUNT, op[IOACCT_OP_READ].bytes, "POSIX_BYTES_READ");
+	named(out, &n, true, IOACCT_CK_COUNT, op[IOACCT_OP_WRITE].bytes, "POSIX_BYTES_WRITTEN");
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
+		named(out, &n, true, IOACCT_CK_COUNT, op[IOACCT_OP_READ].size_hist[b],
+		      "POSIX_SIZE_READ_%s", ioacct_size_bin_name(b));
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
+		named(out, &n, true, IOACCT_CK_COUNT, op[IOACCT_OP_WRITE].size_hist[b],
+		      "POSIX_SIZE_WRITE_%s", ioacct_size_bin_name(b));
+	named(out, &n, true, IOACCT_CK_TIME_NS, op[IOACCT_OP_READ].ns, "POSIX_F_READ_TIME");
+	named(out, &n, true, IOACCT_CK_TIME_NS, op[IOACCT_OP_WRITE].ns, "POSIX_F_WRITE_TIME");
+	named(out, &n, true, IOACCT_CK_TIME_NS, m->meta_ns, "POSIX_F_META_TIME");
+
+	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_CREATE]), "IOACCT_CREATES");
+	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_MKDIR]), "IOACCT_MKDIRS");
+	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_UNLINK]), "IOACCT_UNLINKS");
+	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_RMDIR]), "IOACCT_RMDIRS");
+	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_RENAME]), "IOACCT_RENAMES");
+	named(out, &n, false, IOACCT_CK_COUNT, m->errors, "IOACCT_ERRORS");
+	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
+		named(out, &n, false, IOACCT_CK_COUNT, op[k].errors, "IOACCT_%s_ERRORS", upper[k]);
+	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
+		named(out, &n, false, IOACCT_CK_COUNT, op[k].ns, "IOACCT_%s_TIME_NS", upper[k]);
+	return n;
+}
+
+/* ---- merging the time series ---- */
+
+struct run {
+	size_t i, end;   /* cursor and end in jd->series */
+};
+
+struct binvec {
+	struct ioacct_report_bin *v;
+	size_t n, cap;
+};
+
+static int binvec_push(struct binvec *bv, uint32_t bin)
+{
+	if (bv->n == bv->cap) {
+		size_t cap = bv->cap ? bv->cap * 2 : 64;
+		struct ioacct_report_bin *v = realloc(bv->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		bv->v = v;
+		bv->cap = cap;
+	}
+	memset(&bv->v[bv->n], 0, sizeof(bv->v[0]));
+	bv->v[bv->n++].bin = bin;
+	return 0;
+}
+
+static void bin_add(struct ioacct_report_bin *b, const struct ioacct_sample *s)
+{
+	if (s->op == IOACCT_OP_READ || s->op == IOACCT_OP_WRITE) {
+		unsigned int d = s->op == IOACCT_OP_READ ? IOACCT_DIR_READ : IOACCT_DIR_WRITE;
+
+		b->bytes[d] += s->c.bytes;
+		b->calls[d] += s->c.calls;
+	} else if (ioacct_op_is_meta(s->op)) {
+		b->meta += s->c.calls;
+	}
+}
+
+static uint32_t run_bin(const struct ioacct_sample *series, const struct run *r)
+{
+	return series[r->i].bin;
+}
+
+static void sift_down(const struct ioacct_sample *series, struct run *heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct run t;
+
+		if (l < n && run_bin(series, &heap[l]) < run_bin(series, &heap[m]))
+			m = l;
+		if (r < n && run_bin(series, &heap[r]) < run_bin(series, &heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		t = heap[i];
+		heap[i] = heap[m];
+		heap[m] = t;
+		i = m;
+	}
+}
+
+/* Merges sorted runs (consumed) into bins in bin order. */
+static int merge_runs(const struct ioacct_sample *series, struct run *heap, size_t n,
+		      struct ioacct_report_bin **out, size_t *nout)
+{
+	struct binvec bv = { 0 };
+
+	for (size_t i = n; i-- > 0;)
+		sift_down(series, heap, n, i);
+	while (n > 0) {
+		const struct ioacct_sample *s = &series[heap[0].i];
+
+		if ((bv.n == 0 || bv.v[bv.n - 1].bin != s->bin) && binvec_push(&bv, s->bin)) {
+			free(bv.v);
+			return -ENOMEM;
+		}
+		bin_add(&bv.v[bv.n - 1], s);
+		if (++heap[0].i == heap[0].end)
+			heap[0] = heap[--n];
+		sift_down(series, heap, n, 0);
+	}
+	*out = bv.v;
+	*nout = bv.n;
+	return 0;
+}
+
+/* Adds the bins of `m` to those of `all` (both in bin order). */
+static int merge_bins(struct ioacct_report_mount *all, const struct ioacct_report_mount *m)
+{
+	struct ioacct_report_bin *v;
+	size_t i = 0, k = 0, n = 0;
+
+	if (m->nbins == 0)
+		return 0;
+	v = malloc((all->nbins + m->nbins) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	while (i < all->nbins || k < m->nbins) {
+		if (k == m->nbins || (i < all->nbins && all->bins[i].bin < m->bins[k].bin)) {
+			v[n++] = all->bins[i++];
+		} else if (i == all->nbins || m->bins[k].bin < all->bins[i].bin) {
+			v[n++] = m->bins[k++];
+		} else {
+			struct ioacct_report_bin b = all->bins[i++];
+			const struct ioacct_report_bin *o = &m->bins[k++];
+
+			for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
+				b.bytes[d] += o->bytes[d];
+				b.calls[d] += o->calls[d];
+			}
+			b.meta += o->meta;
+			v[n++] = b;
+		}
+	}
+	free(all->bins);
+	all->bins = v;
+	all->nbins = n;
+	return 0;
+}
+
+/* ---- building ---- */
+
+static struct ioacct_report_mount *find_mount(struct ioacct_report *r, uint32_t mnt_id)
+{
+	for (size_t i = 0; i < r->nmounts; i++)
+		if (r->mounts[i].mnt_id == mnt_id)
+			return &r->mounts[i];
+	return NULL;
+}
+
+static void mount_add(struct ioacct_report_mount *m, const struct ioacct_sample *t)
+{
+	ioacct_counters_add(&m->op[t->op], &t->c);
+	m->calls += t->c.calls;
+	m->errors += t->c.errors;
+	m->ns += t->c.ns;
+	if (t->op != IOACCT_OP_READ && t->op != IOACCT_OP_WRITE)
+		m->meta_ns += t->c.ns;
+	if (ioacct_op_is_meta(t->op))
+		m->meta_calls += t->c.calls;
+}
+
+/* Every mount of the table, plus any the data names that the table lacks. */
+static int collect_mounts(struct ioacct_report *r, const char *only_mount)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	size_t cap = jd->nmounts + jd->ntotals + 1;
+
+	r->mounts = calloc(cap, sizeof(*r->mounts));
+	if (!r->mounts)
+		return -ENOMEM;
+	for (size_t i = 0; i < jd->nmounts; i++) {
+		struct ioacct_report_mount *m = &r->mounts[r->nmounts++];
+
+		m->mnt_id = jd->mounts[i].mnt_id;
+		m->path = jd->mounts[i].path;
+		m->fstype = jd->mounts[i].fstype;
+		m->source = jd->mounts[i].source;
+	}
+	for (size_t i = 0; i < jd->ntotals; i++) {
+		const struct ioacct_sample *t = &jd->totals[i];
+		struct ioacct_report_mount *m = find_mount(r, t->mnt_id);
+
+		if (t->op >= IOACCT_OP_COUNT)
+			continue;
+		if (!m) {
+			m = &r->mounts[r->nmounts++];
+			m->mnt_id = t->mnt_id;
+			snprintf(m->idname, sizeof(m->idname), "mnt:%" PRIu32, t->mnt_id);
+			m->path = m->idname;
+			m->fstype = "unknown";
+			m->source = "";
+		}
+		mount_add(m, t);
+		mount_add(&r->all, t);
+	}
+	/* Keep mounts with calls, in mount-id order. */
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < r->nmounts; i++) {
+			if (r->mounts[i].calls == 0)
+				continue;
+			if (only_mount && strcmp(r->mounts[i].path, only_mount) != 0)
+				continue;
+			r->mounts[k++] = r->mounts[i];
+		}
+		r->nmounts = k;
+	}
+	for (size_t i = 1; i < r->nmounts; i++) {
+		struct ioacct_report_mount t = r->mounts[i];
+		size_t j = i;
+
+		for (; j > 0 && r->mounts[j - 1].mnt_id > t.mnt_id; j--)
+			r->mounts[j] = r->mounts[j - 1];
+		r->mounts[j] = t;
+	}
+	for (size_t i = 0; i < r->nmounts; i++) {
+		struct ioacct_report_mount *m = &r->mounts[i];
+
+		/* Copied structs: the path of a synthetic mount points into its own copy. */
+		if (m->idname[0])
+			m->path = m->idname;
+		m->kind = ioacct_fs_kind_of(m->fstype);
+	}
+	if (only_mount) {
+		memset(&r->all, 0, sizeof(r->all));
+		for (size_t i = 0; i < r->nmounts; i++)
+			for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++) {
+				struct ioacct_sample t = { .op = k, .c = r->mounts[i].op[k] };
+
+				mount_add(&r->all, &t);
+			}
+	}
+	r->all.path = "all";
+	r->all.fstype = "";
+	r->all.source = "";
+	r->all.kind = IOACCT_FS_UNKNOWN;
+	return 0;
+}
+
+static int collect_steps(struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+
+	r->steps = calloc(jd->nsteps + jd->ntotals + 1, sizeof(*r->steps));
+	if (!r->steps)
+		return -ENOMEM;
+	for (size_t i = 0; i < jd->nsteps; i++) {
+		r->steps[r->nsteps].step_id = jd->steps[i].step_id;
+		r->steps[r->nsteps++].step = &jd->steps[i];
+	}
+	for (size_t i = 0; i < jd->ntotals; i++) {
+		const struct ioacct_sample *t = &jd->totals[i];
+		struct ioacct_report_step *s = NULL;
+
+		if (t->op >= IOACCT_OP_COUNT || !find_mount(r, t->mnt_id))
+			continue;
+		for (size_t k = 0; k < r->nsteps && !s; k++)
+			if (r->steps[k].step_id == t->step_id)
+				s = &r->steps[k];
+		if (!s) {
+			s = &r->steps[r->nsteps++];
+			s->step_id = t->step_id;
+		}
+		ioacct_counters_add(&s->op[t->op], &t->c);
+		s->calls += t->c.calls;
+		s->errors += t->c.errors;
+		s->ns += t->c.ns;
+		if (t->op != IOACCT_OP_READ && t->op != IOACCT_OP_WRITE)
+			s->meta_ns += t->c.ns;
+		if (ioacct_op_is_meta(t->op))
+			s->meta_calls += t->c.calls;
+	}
+	return 0;
+}
+
+/* The bins the job spans, and the width of the last one (cut at the job's end). */
+static void size_bins(struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	uint64_t w = jd->job.bin_width_ns ? jd->job.bin_width_ns : NSEC_PER_SEC;
+	uint64_t nrun = 0, run = 0, maxbin = 0, nbins;
+	bool any = false;
+
+	uint32_t last_id = 0;
+	bool last_kept = false;
+
+	for (size_t i = 0; i < jd->nseries; i++) {
+		/* Samples come in runs of one mount: look each run's mount up once. */
+		if (i == 0 || jd->series[i].mnt_id != last_id) {
+			last_id = jd->series[i].mnt_id;
+			last_kept = find_mount(r, last_id) != NULL;
+		}
+		if (!last_kept)
+			continue;
+		if (!any || jd->series[i].bin > maxbin)
+			maxbin = jd->series[i].bin;
+		any = true;
+	}
+	r->bin_width_ns = w;
+	if (jd->job.end_ns > jd->job.start_ns) {
+		run = (uint64_t)(jd->job.end_ns - jd->job.start_ns);
+		nrun = (run + w - 1) / w;
+	}
+	nbins = nrun > maxbin + 1 ? nrun : maxbin + 1;
+	r->nbins = nbins > UINT32_MAX ? UINT32_MAX : (uint32_t)nbins;
+	/* A bin past the recorded end (clocks disagree, or a running job) keeps its width. */
+	r->last_width_ns = nrun == r->nbins ? run - (nrun - 1) * w : w;
+	r->span_ns = (uint64_t)(r->nbins - 1) * w + r->last_width_ns;
+}
+
+static void rates(struct ioacct_report *r, struct ioacct_report_mount *m)
+{
+	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
+		struct ioacct_report_dir *dir = &m->dir[d];
+		size_t nbytes = 0, ncalls = 0;
+		double span = (double)r->span_ns / 1e9;
+
+		memset(dir, 0, sizeof(*dir));
+		dir->bw.min = dir->iops.min = -1;
+		for (size_t i = 0; i < m->nbins; i++) {
+			const struct ioacct_report_bin *b = &m->bins[i];
+			double w = (double)ioacct_report_bin_width(r, b->bin) / 1e9;
+			double bw = (double)b->bytes[d] / w, iops = (double)b->calls[d] / w;
+
+			dir->bytes += b->bytes[d];
+			dir->calls += b->calls[d];
+			if (b->bytes[d]) {
+				nbytes++;
+				if (bw > dir->bw.max) {
+					dir->bw.max = bw;
+					dir->bw.max_bin = b->bin;
+				}
+				if (dir->bw.min < 0 || bw < dir->bw.min)
+					dir->bw.min = bw;
+			}
+			if (b->calls[d]) {
+				ncalls++;
+				if (iops > dir->iops.max) {
+					dir->iops.max = iops;
+					dir->iops.max_bin = b->bin;
+				}
+				if (dir->iops.min < 0 || iops < dir->iops.min)
+					dir->iops.min = iops;
+			}
+		}
+		if (nbytes < r->nbins)
+			dir->bw.min = 0;
+		if (ncalls < r->nbins)
+			dir->iops.min = 0;
+		dir->bw.mean = (double)dir->bytes / span;
+		dir->iops.mean = (double)dir->calls / span;
+	}
+}
+
+static int merge_series(struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	struct run *runs, *heap;
+	size_t nruns = 0;
+	int *owner;
+	int ret = 0;
+
+	runs = calloc(jd->nseries + 1, sizeof(*runs));
+	heap = calloc(jd->nseries + 1, sizeof(*heap));
+	owner = calloc(jd->nseries + 1, sizeof(*owner));
+	if (!runs || !heap || !owner) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* Runs: same mount, bins not decreasing. */
+	for (size_t i = 0; i < jd->nseries;) {
+		const struct ioacct_sample *s = &jd->series[i];
+		struct ioacct_report_mount *m = find_mount(r, s->mnt_id);
+		size_t j = i + 1;
+
+		while (j < jd->nseries && jd->series[j].mnt_id == s->mnt_id &&
+		       jd->series[j].bin >= jd->series[j - 1].bin)
+			j++;
+		if (m) {
+			runs[nruns] = (struct run){ i, j };
+			owner[nruns++] = (int)(m - r->mounts);
+		}
+		i = j;
+	}
+	for (size_t k = 0; k < r->nmounts && !ret; k++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < nruns; i++)
+			if (owner[i] == (int)k)
+				heap[n++] = runs[i];
+		ret = merge_runs(jd->series, heap, n, &r->mounts[k].bins, &r->mounts[k].nbins);
+	}
+	for (size_t k = 0; k < r->nmounts && !ret; k++)
+		ret = merge_bins(&r->all, &r->mounts[k]);
+out:
+	free(runs);
+	free(heap);
+	free(owner);
+	return ret;
+}
+
+/* ---- advice ---- */
+
+struct advice_ctx {
+	struct ioacct_report *r;
+	size_t cap;
+	int err;
+};
+
+static struct ioacct_advice *advice_new(struct advice_ctx *ctx, enum ioacct_advice_level level,
+					const char *rule, const struct ioacct_report_mount *m, int dir)
+{
+	struct ioacct_report *r = ctx->r;
+	struct ioacct_advice *a;
+
+	if (ctx->err)
+		return NULL;
+	if (r->nadvice == ctx->cap) {
+		size_t cap = ctx->cap ? ctx->cap * 2 : 8;
+		struct ioacct_advice *v = realloc(r->advice, cap * sizeof(*v));
+
+		if (!v) {
+			ctx->err = -ENOMEM;
+			return NULL;
+		}
+		r->advice = v;
+		ctx->cap = cap;
+	}
+	a = &r->advice[r->nadvice++];
+	memset(a, 0, sizeof(*a));
+	a->level = level;
+	a->rule = rule;
+	a->mount = m;
+	a->dir = dir;
+	return a;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static void value_u(struct ioacct_advice_value *v, size_t *n, const char *name, uint64_t u)
+{
+	if (*n < IOACCT_ADVICE_VALUES)
+		v[(*n)++] = (struct ioacct_advice_value){ .name = name, .is_int = true, .u = u,
+							  .d = (double)u };
+}
+
+static void value_d(struct ioacct_advice_value *v, size_t *n, const char *name, double d)
+{
+	if (*n < IOACCT_ADVICE_VALUES)
+		v[(*n)++] = (struct ioacct_advice_value){ .name = name, .d = d };
+}
+
+#define VAL_U(a, name, u) value_u((a)->values, &(a)->nvalues, name, u)
+#define VAL_D(a, name, d) value_d((a)->values, &(a)->nvalues, name, d)
+#define THR_U(a, name, u) value_u((a)->thresholds, &(a)->nthresholds, name, u)
+#define THR_D(a, name, d) value_d((a)->thresholds, &(a)->nthresholds, name, d)
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* part / whole > share %, exactly. */
+static bool share_above(uint64_t part, uint64_t whole, uint32_t share)
+{
+	return (unsigned __int128)part * 100 > (unsigned __int128)whole * share;
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (double)MIB;
+}
+
+static void rule_small_requests(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+
+	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
+		const struct ioacct_counters *c = &m->op[d == IOACCT_DIR_READ ? IOACCT_OP_READ : IOACCT_OP_WRITE];
+		uint64_t small = 0, all = 0;
+		struct ioacct_advice *a;
+
+		for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
+			all += c->size_hist[b];
+			if (b < SMALL_BINS)
+				small += c->size_hist[b];
+		}
+		if (!share_above(small, all, l->small_share) || small <= l->small_min)
+			continue;
+		a = advice_new(ctx, IOACCT_ADVICE_HIGH, "small-requests", m, (int)d);
+		if (!a)
+			return;
+		say(a->message, sizeof(a->message),
+		    "%s: %" PRIu64 " of %" PRIu64 " %s requests (%.1f%%) were 1 MiB or smaller, "
+		    "%.1f KiB on average",
+		    m->path, small, all, ioacct_dir_name(d), pct(small, all),
+		    all ? (double)c->bytes / (double)all / 1024.0 : 0.0);
+		say(a->suggestion, sizeof(a->suggestion),
+		    "Make %s requests larger: buffer in memory and %s blocks of several MiB "
+		    "(a larger stdio buffer with setvbuf(), HDF5 chunks, MPI-IO collective "
+		    "buffering); on a striped file system align them to the stripe size.",
+		    ioacct_dir_name(d), d == IOACCT_DIR_READ ? "read whole" : "write whole");
+		VAL_U(a, "small_requests", small);
+		VAL_U(a, "requests", all);
+		VAL_D(a, "small_share_pct", pct(small, all));
+		THR_U(a, "advice_small_requests_share", l->small_share);
+		THR_U(a, "advice_small_requests_min", l->small_min);
+	}
+}
+
+static void rule_rw_intensive(struct advice_ctx *ctx)
+{
+	const struct ioacct_report *r = ctx->r;
+	uint64_t rd = r->all.op[IOACCT_OP_READ].bytes, wr = r->all.op[IOACCT_OP_WRITE].bytes;
+	uint64_t diff = rd > wr ? rd - wr : wr - rd;
+	bool reads = rd > wr;
+	struct ioacct_advice *a;
+
+	if (rd + wr == 0 || !share_above(diff, rd + wr, r->limits.rw_share))
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_INFO, reads ? "read-intensive" : "write-intensive", NULL,
+		       reads ? IOACCT_DIR_READ : IOACCT_DIR_WRITE);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "The job is %s-intensive: %" PRIu64 " bytes read, %" PRIu64 " bytes written "
+	    "(%.1f%% of the volume is the difference)",
+	    reads ? "read" : "write", rd, wr, pct(diff, rd + wr));
+	if (reads)
+		say(a->suggestion, sizeof(a->suggestion),
+		    "If the same input is read more than once, or by many tasks, read it once and "
+		    "share it, or stage it to node-local storage; keep input compressed if it is "
+		    "read sequentially.");
+	else
+		say(a->suggestion, sizeof(a->suggestion),
+		    "Check that everything written is needed: checkpoint less often, drop debug "
+		    "output, compress results, and write them to the file system meant for output.");
+	VAL_U(a, "bytes_read", rd);
+	VAL_U(a, "bytes_written", wr);
+	VAL_D(a, "difference_pct", pct(diff, rd + wr));
+	THR_U(a, "advice_rw_intensive_share", r->limits.rw_share);
+}
+
+static void rule_meta_time(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	uint64_t io = m->op[IOACCT_OP_READ].ns + m->op[IOACCT_OP_WRITE].ns + m->meta_ns;
+	enum ioacct_advice_level level;
+	struct ioacct_advice *a;
+
+	if (m->meta_ns >= l->meta_high_ns)
+		level = IOACCT_ADVICE_HIGH;
+	else if (m->meta_ns >= l->meta_min_ns && share_above(m->meta_ns, io, l->meta_share))
+		level = IOACCT_ADVICE_WARN;
+	else
+		return;
+	a = advice_new(ctx, level, "metadata-time", m, -1);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s: %.3f s in metadata calls (open, stat, mkdir, unlink, rename, fsync...), "
+	    "%.1f%% of the %.3f s spent in I/O calls",
+	    m->path, secs(m->meta_ns), pct(m->meta_ns, io), secs(io));
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Open files once and keep them open, avoid repeated stat() (ls -l, find, "
+	    "os.path.exists loops, Python imports from a shared file system), and create fewer "
+	    "files: put many small ones into one archive or container file.");
+	VAL_U(a, "meta_time_ns", m->meta_ns);
+	VAL_U(a, "io_time_ns", io);
+	VAL_D(a, "meta_share_pct", pct(m->meta_ns, io));
+	THR_U(a, "advice_meta_time_share", l->meta_share);
+	THR_D(a, "advice_meta_time_min", secs(l->meta_min_ns));
+	THR_D(a, "advice_meta_time_high", secs(l->meta_high_ns));
+}
+
+static void rule_meta_ops(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	uint64_t ops = m->op[IOACCT_OP_OPEN].calls + m->op[IOACCT_OP_STAT].calls;
+	uint64_t bytes = m->op[IOACCT_OP_READ].bytes + m->op[IOACCT_OP_WRITE].bytes;
+	struct ioacct_advice *a;
+
+	if (ops < l->meta_ops_min ||
+	    (unsigned __int128)ops * MIB <= (unsigned __int128)bytes * l->meta_per_mib)
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_WARN, "metadata-ops", m, -1);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s: %" PRIu64 " opens and stats for %.1f MiB of data read and written "
+	    "(%.0f per MiB)",
+	    m->path, ops, mib(bytes), bytes ? (double)ops / mib(bytes) : (double)ops);
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Each open and stat costs a round trip to the file system's metadata service while "
+	    "moving little data: cache what stat() returns, keep files open, and read or write "
+	    "more per open.");
+	VAL_U(a, "opens_and_stats", ops);
+	VAL_U(a, "bytes", bytes);
+	THR_U(a, "advice_meta_ops_per_mib", l->meta_per_mib);
+	THR_U(a, "advice_meta_ops_min", l->meta_ops_min);
+}
+
+static void rule_fsync(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	uint64_t fs = m->op[IOACCT_OP_FSYNC].calls, wr = m->op[IOACCT_OP_WRITE].calls;
+	struct ioacct_advice *a;
+
+	if (fs < l->fsync_min || !share_above(fs, wr, l->fsync_share))
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_WARN, "fsync-storm", m, IOACCT_DIR_WRITE);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s: %" PRIu64 " fsync calls for %" PRIu64 " write calls (%.1f%%), %.3f s spent "
+	    "in fsync",
+	    m->path, fs, wr, pct(fs, wr), secs(m->op[IOACCT_OP_FSYNC].ns));
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Sync once at the end of a phase or of a checkpoint, not after every write: each "
+	    "fsync waits for the storage (on a shared file system, for its servers).");
+	VAL_U(a, "fsyncs", fs);
+	VAL_U(a, "writes", wr);
+	VAL_U(a, "fsync_time_ns", m->op[IOACCT_OP_FSYNC].ns);
+	THR_U(a, "advice_fsync_min", l->fsync_min);
+	THR_U(a, "advice_fsync_write_share", l->fsync_share);
+}
+
+static void rule_tiny_files(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	uint64_t files = m->op[IOACCT_OP_CREATE].calls, bytes = m->op[IOACCT_OP_WRITE].bytes;
+	struct ioacct_advice *a;
+
+	if (files == 0 || files < l->tiny_files_min ||
+	    (unsigned __int128)bytes >= (unsigned __int128)files * l->tiny_file_size)
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_WARN, "tiny-files", m, IOACCT_DIR_WRITE);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s: %" PRIu64 " files created, %.1f KiB written per file on average",
+	    m->path, files, (double)bytes / (double)files / 1024.0);
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Write fewer, larger files: gather per-task or per-step output into one file per "
+	    "process or into a container format (HDF5, NetCDF, a tar or zip archive), or create "
+	    "them in node-local storage and pack them at the end.");
+	VAL_U(a, "files_created", files);
+	VAL_U(a, "bytes_written", bytes);
+	THR_U(a, "advice_tiny_files_min", l->tiny_files_min);
+	THR_U(a, "advice_tiny_file_size", l->tiny_file_size);
+}
+
+static void rule_bursts(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_report *r = ctx->r;
+	const struct ioacct_advice_limits *l = &r->limits;
+
+	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
+		const struct ioacct_rate *bw = &m->dir[d].bw;
+		struct ioacct_advice *a;
+
+		if (r->nbins < 2 || bw->mean <= 0 || bw->max < bw->mean * l->burst_ratio ||
+		    bw->max < (double)l->burst_min_mibps * MIB)
+			continue;
+		a = advice_new(ctx, IOACCT_ADVICE_INFO, "bursts", m, (int)d);
+		if (!a)
+			return;
+		say(a->message, sizeof(a->message),
+		    "%s: %s bandwidth peaks at %.1f MiB/s (bin %" PRIu32 ", %.0f s into the job), "
+		    "%.0f times its mean of %.2f MiB/s",
+		    m->path, ioacct_dir_name(d), bw->max / MIB, bw->max_bin,
+		    (double)bw->max_bin * secs(r->bin_width_ns), bw->max / bw->mean, bw->mean / MIB);
+		say(a->suggestion, sizeof(a->suggestion),
+		    "I/O comes in bursts (checkpoints, input at start): the storage idles most of "
+		    "the job and is saturated during bursts, slowing other jobs too. Spread it out "
+		    "(asynchronous or background I/O) or stage through node-local storage or a burst "
+		    "buffer.");
+		VAL_D(a, "peak_bytes_per_s", bw->max);
+		VAL_D(a, "mean_bytes_per_s", bw->mean);
+		VAL_U(a, "peak_bin", bw->max_bin);
+		THR_U(a, "advice_burst_ratio", l->burst_ratio);
+		THR_U(a, "advice_burst_min_bandwidth", l->burst_min_mibps);
+	}
+}
+
+static void rule_shared_meta(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	struct ioacct_advice *a;
+
+	if (m->kind != IOACCT_FS_SHARED || m->meta_calls < l->shared_meta_ops)
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_WARN, "shared-metadata", m, -1);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s (%s, shared): %" PRIu64 " metadata calls; each one goes to metadata servers "
+	    "that every job on the cluster shares",
+	    m->path, m->fstype, m->meta_calls);
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Do many-small-file work in node-local storage ($TMPDIR, /tmp or a local SSD): copy "
+	    "one archive in at the start, unpack it there, and copy one archive of the results "
+	    "back at the end.");
+	VAL_U(a, "meta_calls", m->meta_calls);
+	THR_U(a, "advice_shared_meta_ops", l->shared_meta_ops);
+}
+
+static void rule_local_data(struct advice_ctx *ctx)
+{
+	const struct ioacct_report *r = ctx->r;
+	uint64_t local = 0, all = 0;
+	char names[256] = "";
+	size_t o = 0;
+	struct ioacct_advice *a;
+
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+		uint64_t b = m->op[IOACCT_OP_READ].bytes + m->op[IOACCT_OP_WRITE].bytes;
+
+		all += b;
+		if (m->kind != IOACCT_FS_LOCAL || b == 0)
+			continue;
+		local += b;
+		if (o < sizeof(names))
+			o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s %s", o ? ", " : "",
+					      m->path, m->fstype);
+	}
+	if (local == 0 || !share_above(local, all, r->limits.local_share))
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_INFO, "node-local", NULL, -1);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%.1f%% of the data (%" PRIu64 " of %" PRIu64 " bytes) was read or written on "
+	    "node-local file systems (%s)",
+	    pct(local, all), local, all, names);
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Node-local storage is fast and spares the shared file systems, but other nodes cannot "
+	    "see it and it is usually wiped when the job ends: copy the results you need to "
+	    "shared storage before the job ends.");
+	VAL_U(a, "local_bytes", local);
+	VAL_U(a, "bytes", all);
+	VAL_D(a, "local_share_pct", pct(local, all));
+	THR_U(a, "advice_local_share", r->limits.local_share);
+}
+
+static void rule_step_imbalance(struct advice_ctx *ctx)
+{
+	const struct ioacct_report *r = ctx->r;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	uint32_t lo_id = 0, hi_id = 0;
+	size_t n = 0;
+	struct ioacct_advice *a;
+
+	/* Only srun steps: the batch script and the extern step do other work by design. */
+	for (size_t i = 0; i < r->nsteps; i++) {
+		const struct ioacct_report_step *s = &r->steps[i];
+		uint64_t b = s->op[IOACCT_OP_READ].bytes + s->op[IOACCT_OP_WRITE].bytes;
+
+		if (s->step_id >= IOACCT_STEP_BATCH)
+			continue;
+		n++;
+		if (b < lo) {
+			lo = b;
+			lo_id = s->step_id;
+		}
+		if (b > hi) {
+			hi = b;
+			hi_id = s->step_id;
+		}
+	}
+	if (n < 2 || hi == 0 || !share_above(hi - lo, hi, r->limits.step_imbalance))
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_INFO, "step-imbalance", NULL, -1);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "Steps moved unequal amounts of data: step %" PRIu32 " %" PRIu64 " bytes, step %" PRIu32
+	    " %" PRIu64 " bytes (%.1f%% less)",
+	    hi_id, hi, lo_id, lo, pct(hi - lo, hi));
+	say(a->suggestion, sizeof(a->suggestion),
+	    "If the steps do the same work, check how the data is divided between them: the "
+	    "step with the most I/O sets the pace. If they do different work, this is expected.");
+	VAL_U(a, "max_step_bytes", hi);
+	VAL_U(a, "min_step_bytes", lo);
+	VAL_D(a, "imbalance_pct", pct(hi - lo, hi));
+	THR_U(a, "advice_step_imbalance", r->limits.step_imbalance);
+}
+
+static void rule_dropped(struct advice_ctx *ctx)
+{
+	const struct ioacct_job *j = &ctx->r->jd->job;
+	struct ioacct_advice *a;
+
+	if (j->dropped_events == 0)
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_HIGH, "dropped-events", NULL, -1);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%" PRIu64 " events (%" PRIu64 " bytes) were not recorded: the kernel's counter map "
+	    "was full; every count in this report is too low",
+	    j->dropped_events, j->dropped_bytes);
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Ask the administrators to raise max_entries in ioacct.conf (or to shorten "
+	    "drain_interval) and restart ioacctd; a wider bin_width also needs fewer entries.");
+	VAL_U(a, "dropped_events", j->dropped_events);
+	VAL_U(a, "dropped_bytes", j->dropped_bytes);
+}
+
+static int advise(struct ioacct_report *r)
+{
+	struct advice_ctx ctx = { .r = r };
+	bool problem = false;
+
+	rule_dropped(&ctx);
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		if (m->kind == IOACCT_FS_PSEUDO)
+			continue;
+		rule_small_requests(&ctx, m);
+		rule_meta_time(&ctx, m);
+		rule_meta_ops(&ctx, m);
+		rule_fsync(&ctx, m);
+		rule_tiny_files(&ctx, m);
+		rule_shared_meta(&ctx, m);
+		rule_bursts(&ctx, m);
+	}
+	rule_rw_intensive(&ctx);
+	rule_local_data(&ctx);
+	rule_step_imbalance(&ctx);
+	if (ctx.err)
+		return ctx.err;
+	/* Most severe first; an insertion sort keeps the rules' order within a level. */
+	for (size_t i = 1; i < r->nadvice; i++) {
+		struct ioacct_advice t = r->advice[i];
+		size_t k = i;
+
+		for (; k > 0 && r->advice[k - 1].level < t.level; k--)
+			r->advice[k] = r->advice[k - 1];
+		r->advice[k] = t;
+	}
+	for (size_t i = 0; i < r->nadvice; i++)
+		problem |= r->advice[i].level >= IOACCT_ADVICE_WARN;
+	if (!problem) {
+		struct ioacct_advice *a = advice_new(&ctx, IOACCT_ADVICE_OK, "ok", NULL, -1);
+
+		if (!a)
+			return ctx.err;
+		say(a->message, sizeof(a->message),
+		    "No rule found a problem worth a warning in this job's I/O");
+		say(a->suggestion, sizeof(a->suggestion), "Nothing to change.");
+	}
+	return 0;
+}
+
+struct ioacct_report *ioacct_report_create(const struct ioacct_jobdata *jd,
+					   const struct ioacct_advice_limits *limits,
+					   const char *only_mount)
+{
+	struct ioacct_report *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r)
+		return NULL;
+	r->jd = jd;
+	if (limits)
+		r->limits = *limits;
+	else
+		ioacct_advice_limits_defaults(&r->limits);
+	ret = collect_mounts(r, only_mount);
+	if (!ret)
+		ret = collect_steps(r);
+	if (!ret) {
+		size_bins(r);
+		ret = merge_series(r);
+	}
+	if (!ret) {
+		for (size_t i = 0; i < r->nmounts; i++)
+			rates(r, &r->mounts[i]);
+		rates(r, &r->all);
+		ret = advise(r);
+	}
+	if (ret) {
+		ioacct_report_destroy(r);
+		errno = -ret;
+		return NULL;
+	}
+	return r;
+}
+
+void ioacct_report_destroy(struct ioacct_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nmounts; i++)
+		free(r->mounts[i].bins);
+	free(r->all.bins);
+	free(r->mounts);
+	free(r->steps);
+	free(r->advice);
+	free(r);
+}

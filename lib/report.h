@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The report model: everything a report shows about one job, derived from
+ * what ioacct_store_job_load() returns. Per mount: counters summed over
+ * steps, the time split (read, write, metadata), bandwidth and IOPS
+ * min / max / mean over the job's time bins, the time series merged over
+ * steps and operations; per step: counters; for the job: the advice, each
+ * item with a level, the numbers behind it and a suggestion.
+ *
+ * Pure arithmetic: no I/O. The renderers (reports/render.h) only format it,
+ * so that every output format says the same thing.
+ *
+ * Integers stay exact: counters are the stored ones, summed. Rates are
+ * doubles, computed from them.
+ */
+#ifndef IOACCT_REPORT_H
+#define IOACCT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* Version of the report content; every output format carries it. */
+#define IOACCT_REPORT_VERSION 1
+
+enum ioacct_dir {
+	IOACCT_DIR_READ = 0,
+	IOACCT_DIR_WRITE = 1,
+	IOACCT_DIR_COUNT = 2,
+};
+
+enum ioacct_advice_level {
+	IOACCT_ADVICE_OK = 0,
+	IOACCT_ADVICE_INFO = 1,
+	IOACCT_ADVICE_WARN = 2,
+	IOACCT_ADVICE_HIGH = 3,
+};
+
+/*
+ * Thresholds of the advice rules; config keys advice_* (ioacct.conf(5)).
+ * Shares are percentages, 0 .. 100.
+ */
+struct ioacct_advice_limits {
+	uint32_t small_share;      /* advice_small_requests_share = 10 (%) */
+	uint32_t small_min;        /* advice_small_requests_min = 1000 (requests) */
+	uint32_t rw_share;         /* advice_rw_intensive_share = 10 (%) */
+	uint32_t meta_share;       /* advice_meta_time_share = 30 (% of I/O time) */
+	uint64_t meta_min_ns;      /* advice_meta_time_min = 1 (s) */
+	uint64_t meta_high_ns;     /* advice_meta_time_high = 30 (s) */
+	uint32_t meta_per_mib;     /* advice_meta_ops_per_mib = 100 (opens + stats per MiB) */
+	uint32_t meta_ops_min;     /* advice_meta_ops_min = 1000 (opens + stats) */
+	uint32_t fsync_min;        /* advice_fsync_min = 100 (fsyncs) */
+	uint32_t fsync_share;      /* advice_fsync_write_share = 10 (% of write calls) */
+	uint32_t tiny_files_min;   /* advice_tiny_files_min = 1000 (files created) */
+	uint32_t tiny_file_size;   /* advice_tiny_file_size = 65536 (bytes written per file) */
+	uint32_t burst_ratio;      /* advice_burst_ratio = 10 (peak / mean bandwidth) */
+	uint32_t burst_min_mibps;  /* advice_burst_min_bandwidth = 100 (MiB/s at the peak) */
+	uint32_t shared_meta_ops;  /* advice_shared_meta_ops = 10000 (metadata calls) */
+	uint32_t local_share;      /* advice_local_share = 50 (% of the bytes) */
+	uint32_t step_imbalance;   /* advice_step_imbalance = 15 (%) */
+};
+
+void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim);
+
+/* One time bin of one mount (or of all mounts), summed over steps and operations. */
+struct ioacct_report_bin {
+	uint32_t bin;
+	uint64_t bytes[IOACCT_DIR_COUNT];
+	uint64_t calls[IOACCT_DIR_COUNT];
+	uint64_t meta;                    /* metadata calls */
+};
+
+/* Per second, over the job's bins (empty bins count: min is 0 if any bin is empty). */
+struct ioacct_rate {
+	double min;
+	double max;
+	double mean;                      /* total / span of the job */
+	uint32_t max_bin;                 /* the bin of the max */
+};
+
+struct ioacct_report_dir {
+	uint64_t bytes;                   /* from the time series, = the totals */
+	uint64_t calls;
+	struct ioacct_rate bw;            /* bytes per second */
+	struct ioacct_rate iops;          /* calls per second */
+};
+
+/* Where a mount's data lives, from its file-system type. */
+enum ioacct_fs_kind {
+	IOACCT_FS_SHARED = 0,             /* lustre, gpfs, nfs, beegfs, cephfs, ... */
+	IOACCT_FS_LOCAL,                  /* ext4, xfs, btrfs, tmpfs, ... */
+	IOACCT_FS_PSEUDO,                 /* proc, sysfs, devtmpfs, cgroup, ... */
+	IOACCT_FS_UNKNOWN,
+};
+
+struct ioacct_report_mount {
+	uint32_t mnt_id;
+	const char *path;
+	const char *fstype;
+	const char *source;
+	enum ioacct_fs_kind kind;
+	char idname[24];                  /* path storage for a mount missing from the table */
+	struct ioacct_counters op[IOACCT_OP_COUNT]; /* summed over steps */
+	uint64_t calls, errors, ns;       /* over every operation */
+	uint64_t meta_calls;              /* see ioacct_op_is_meta() */
+	uint64_t meta_ns;                 /* Darshan's META time: every operation but read and write */
+	struct ioacct_report_dir dir[IOACCT_DIR_COUNT];
+	struct ioacct_report_bin *bins;   /* bins with any call, in bin order */
+	size_t nbins;
+};
+
+struct ioacct_report_step {
+	uint32_t step_id;
+	const struct ioacct_step *step;   /* NULL when the step has data but no row */
+	struct ioacct_counters op[IOACCT_OP_COUNT]; /* summed over mounts */
+	uint64_t calls, errors, ns, meta_calls, meta_ns;
+};
+
+/* One number behind an advice item; integers stay integers. */
+struct ioacct_advice_value {
+	const char *name;
+	bool is_int;
+	uint64_t u;
+	double d;
+};
+
+#define IOACCT_ADVICE_VALUES 6
+#define IOACCT_ADVICE_TEXT 512
+
+struct ioacct_advice {
+	enum ioacct_advice_level level;
+	const char *rule;                 /* "small-requests", ... (docs/report-format.md) */
+	const struct ioacct_report_mount *mount; /* NULL: about the whole job */
+	int dir;                          /* enum ioacct_dir, or -1 */
+	char message[IOACCT_ADVICE_TEXT]; /* what was seen, with the numbers */
+	char suggestion[IOACCT_ADVICE_TEXT];
+	struct ioacct_advice_value values[IOACCT_ADVICE_VALUES];     /* measured */
+	size_t nvalues;
+	struct ioacct_advice_value thresholds[IOACCT_ADVICE_VALUES]; /* from the config */
+	size_t nthresholds;
+};
+
+struct ioacct_report {
+	const struct ioacct_jobdata *jd;  /* not owned */
+	struct ioacct_advice_limits limits;
+	uint64_t bin_width_ns;
+	uint32_t nbins;                   /* bins the job spans, empty ones included */
+	uint64_t last_width_ns;           /* the last bin is cut at the job's end */
+	uint64_t span_ns;                 /* (nbins - 1) * width + last width */
+	struct ioacct_report_mount *mounts; /* with any call, in mount-id order */
+	size_t nmounts;
+	struct ioacct_report_mount all;   /* every mount together */
+	struct ioacct_report_step *steps;
+	size_t nsteps;
+	struct ioacct_advice *advice;     /* most severe first; at least one item */
+	size_t nadvice;
+};
+
+/*
+ * Builds the report of `jd` (which must outlive it). `only_mount`, when not
+ * NULL, keeps the mount with that path alone (and `all` is that mount).
+ * NULL limits: the defaults. NULL with errno set (ENOMEM).
+ */
+struct ioacct_report *ioacct_report_create(const struct ioacct_jobdata *jd,
+					   const struct ioacct_advice_limits *limits,
+					   const char *only_mount);
+void ioacct_report_destroy(struct ioacct_report *r);
+
+/* Metadata operations: every one but read, write and create (creates are opens). */
+bool ioacct_op_is_meta(unsigned int op);
+/* Width in ns of bin `bin` of the job: the last one ends at the job's end. */
+uint64_t ioacct_report_bin_width(const struct ioacct_report *r, uint32_t bin);
+
+const char *ioacct_dir_name(unsigned int dir);               /* "read", "write" */
+const char *ioacct_advice_level_name(enum ioacct_advice_level level); /* "HIGH", ... */
+const char *ioacct_fs_kind_name(enum ioacct_fs_kind kind);   /* "shared", ... */
+enum ioacct_fs_kind ioacct_fs_kind_of(const char *fstype);
+/* Darshan's label of an access-size bin: "0-100", "101-1K", ..., "1G+". */
+const char *ioacct_size_bin_label(unsigned int bin);
+
+/*
+ * The per-mount counters under the names the text report and the JSON
+ * give them: Darshan's POSIX names where the meaning matches, IOACCT_* for
+ * the rest. Counts are successful calls, as Darshan counts them; times are
+ * nanoseconds, shown by the renderers as Darshan's float seconds.
+ */
+enum ioacct_counter_kind {
+	IOACCT_CK_COUNT,
+	IOACCT_CK_TIME_NS,
+};
+
+struct ioacct_named_counter {
+	char name[48];                    /* without Darshan's "total_" prefix */
+	enum ioacct_counter_kind kind;
+	bool darshan;                     /* a Darshan POSIX counter */
+	uint64_t value;
+};
+
+#define IOACCT_NAMED_COUNTERS 64
+
+/* Fills `out` (IOACCT_NAMED_COUNTERS entries) and returns how many were filled. */
+size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct_named_counter *out);
+
+#endif /* IOACCT_REPORT_H */

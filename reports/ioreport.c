@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ioreport: the report of one stored job, as text (darshan-parser's style),
+ * JSON or one self-contained HTML page. Reads the store read-only; the same
+ * renderers serve iorun and the Slurm plugin.
+ *
+ * Exit status: 0, 1 when the report cannot be made (no such job, store
+ * unreadable, write error), 2 for usage errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "render.h"
+#include "store.h"
+
+#define EXIT_USAGE 2
+
+struct opts {
+	const char *config_file;
+	const char *db;
+	const char *cluster;
+	const char *output;
+	const char *mount;
+	enum ioacct_render_format format;
+	uint64_t job_id;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: ioreport [OPTIONS] JOBID\n"
+		"Prints the I/O report of a job stored by ioacctd.\n"
+		"\n"
+		"  -c, --config FILE     configuration file (default %s)\n"
+		"      --db PATH         the store (config: db)\n"
+		"      --cluster NAME    the job's cluster (default: the newest job with this id)\n"
+		"  -f, --format FORMAT   text (default), json or html\n"
+		"  -m, --mount PATH      report this mount only (e.g. to diff with darshan-parser)\n"
+		"  -o, --output FILE     write the report to FILE instead of standard output\n"
+		"  -h, --help            show this help\n"
+		"  -V, --version         show the version\n"
+		"\n"
+		"Exit status: 0; 1 when the report cannot be made; 2 for usage errors.\n",
+		IOACCT_CONFIG_FILE);
+}
+
+static int parse_job_id(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end || *out == 0 ? -EINVAL : 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_DB = 256, OPT_CLUSTER };
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "cluster", required_argument, NULL, OPT_CLUSTER },
+		{ "format", required_argument, NULL, 'f' },
+		{ "mount", required_argument, NULL, 'm' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, fmt;
+
+	while ((c = getopt_long(argc, argv, "c:f:m:o:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config_file = optarg;
+			break;
+		case OPT_DB:
+			o->db = optarg;
+			break;
+		case OPT_CLUSTER:
+			o->cluster = optarg;
+			break;
+		case 'f':
+			fmt = ioacct_render_format_from_name(optarg);
+			if (fmt < 0) {
+				fprintf(stderr, "ioreport: --format: '%s' is not text, json or html\n", optarg);
+				return -EINVAL;
+			}
+			o->format = (enum ioacct_render_format)fmt;
+			break;
+		case 'm':
+			o->mount = optarg;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("ioreport %s\n", PACKAGE_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "ioreport: %s\n", optind >= argc ? "no job id given" : "one job id only");
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (parse_job_id(argv[optind], &o->job_id)) {
+		fprintf(stderr, "ioreport: '%s' is not a job id (a positive integer)\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Loads the job, or says why not. */
+static int load_job(const struct ioacct_config *cfg, const struct opts *o,
+		    struct ioacct_jobdata **jd)
+{
+	struct ioacct_store *st;
+	struct ioacct_job job;
+	char err[PATH_MAX + 256];
+	int ret;
+
+	st = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDONLY, err, sizeof(err));
+	if (!st) {
+		fprintf(stderr, "ioreport: %s\n", err);
+		return -errno;
+	}
+	ret = ioacct_store_job_find(st, o->cluster, o->job_id, &job);
+	if (ret == -ENOENT) {
+		fprintf(stderr, "ioreport: no job %llu%s%s in %s\n", (unsigned long long)o->job_id,
+			o->cluster ? " on cluster " : "", o->cluster ? o->cluster : "", cfg->db_path);
+		goto out;
+	}
+	if (ret) {
+		fprintf(stderr, "ioreport: %s\n", ioacct_store_errmsg(st));
+		goto out;
+	}
+	/* As sacct with PrivateData=jobs: only root and the owner see a job. */
+	if (cfg->private_data && getuid() != 0 && getuid() != job.uid) {
+		fprintf(stderr, "ioreport: job %llu belongs to another user (private_data = yes)\n",
+			(unsigned long long)o->job_id);
+		ret = -EPERM;
+		goto out;
+	}
+	ret = ioacct_store_job_load(st, job.key, jd);
+	if (ret)
+		fprintf(stderr, "ioreport: %s\n", ioacct_store_errmsg(st));
+out:
+	ioacct_store_close(st);
+	return ret;
+}
+
+/* With --mount, a path the job did no I/O on is an error that names the ones it did. */
+static bool mount_known(const struct ioacct_jobdata *jd, const char *mount)
+{
+	struct ioacct_report *all = ioacct_report_create(jd, NULL, NULL);
+	bool found = false;
+
+	if (!all)
+		return true; /* out of memory: let the real attempt report it */
+	for (size_t i = 0; i < all->nmounts; i++)
+		found |= strcmp(all->mounts[i].path, mount) == 0;
+	if (!found) {
+		fprintf(stderr, "ioreport: job %llu did no I/O on %s; it did on:",
+			(unsigned long long)jd->job.job_id, mount);
+		for (size_t i = 0; i < all->nmounts; i++)
+			fprintf(stderr, " %s", all->mounts[i].path);
+		fprintf(stderr, "%s\n", all->nmounts ? "" : " (no mount)");
+	}
+	ioacct_report_destroy(all);
+	return found;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .format = IOACCT_RENDER_TEXT };
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_config cfg;
+	char err[1024];
+	FILE *f = stdout;
+	int ret;
+
+	ioacct_log_set_ident("ioreport");
+	if (parse_args(argc, argv, &o))
+		return EXIT_USAGE;
+	ioacct_config_defaults(&cfg);
+	if (ioacct_config_load(&cfg, o.config_file, err, sizeof(err)) ||
+	    (o.db && ioacct_config_set(&cfg, "db", o.db, err, sizeof(err)))) {
+		fprintf(stderr, "ioreport: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (load_job(&cfg, &o, &jd))
+		return EXIT_FAILURE;
+	if (o.mount && !mount_known(jd, o.mount)) {
+		ioacct_jobdata_free(jd);
+		return EXIT_FAILURE;
+	}
+	if (o.output) {
+		f = fopen(o.output, "we");
+		if (!f) {
+			fprintf(stderr, "ioreport: cannot write %s: %s\n", o.output, strerror(errno));
+			ioacct_jobdata_free(jd);
+			return EXIT_FAILURE;
+		}
+	}
+	ret = ioacct_render_job(f, o.format, jd, &cfg.advice, o.mount);
+	if (f != stdout && fclose(f) && !ret)
+		ret = -errno;
+	if (ret)
+		fprintf(stderr, "ioreport: cannot write the report%s%s: %s\n", o.output ? " to " : "",
+			o.output ? o.output : "", strerror(-ret));
+	ioacct_jobdata_free(jd);
+	return ret ? EXIT_FAILURE : 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Formatting helpers shared by the renderers; not part of librender's interface. */
+#ifndef IOACCT_RENDER_INTERNAL_H
+#define IOACCT_RENDER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIB_D 1048576.0
+
+/* A decimal integer, without printf's parsing: the JSON series is large. */
+void r_u64(FILE *f, uint64_t v);
+/* s as a JSON string literal, quotes included. */
+void r_json_str(FILE *f, const char *s);
+/* s with &, <, >, " and ' escaped for HTML text and attributes. */
+void r_html(FILE *f, const char *s);
+
+/* ns as seconds with `decimals` digits, rounded half up, exactly (no floating point). */
+const char *r_secs(uint64_t ns, unsigned int decimals, char *buf, size_t len);
+/* Local time in ctime()'s form, as darshan-parser prints it: "Tue Nov 14 22:13:20 2023". */
+const char *r_ctime(int64_t ns, char *buf, size_t len);
+/* UTC, RFC 3339 with nanoseconds: "2023-11-14T22:13:20.000000000Z". */
+const char *r_iso_time(int64_t ns, char *buf, size_t len);
+/* 1536 -> "1.5 KiB"; below 1 KiB "N B". */
+const char *r_human_bytes(double bytes, char *buf, size_t len);
+
+/* Flushes and reports a write error: 0 or -errno. */
+int r_finish(FILE *f);
+
+#endif /* IOACCT_RENDER_INTERNAL_H */

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The JSON report: one object, schema in docs/report-format.md. Integers
+ * are exact (uint64 counters may exceed 2^53: parse them as integers, not
+ * doubles); rates are decimals with three digits. The top level and the
+ * "mounts" entries carry every field iorun's --json printed before the
+ * report existed, under the same names.
+ */
+#include "render.h"
+#include "render_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#define MAX_DEPTH 16
+
+/* A small writer: indented objects, or compact ones on one line. */
+struct jw {
+	FILE *f;
+	int depth;
+	bool first[MAX_DEPTH];
+	bool compact[MAX_DEPTH];
+};
+
+static void jw_sep(struct jw *w)
+{
+	if (w->depth == 0)
+		return;
+	if (!w->first[w->depth])
+		fputs_unlocked(w->compact[w->depth] ? ", " : ",", w->f);
+	if (!w->compact[w->depth])
+		fprintf(w->f, "\n%*s", 2 * w->depth, "");
+	w->first[w->depth] = false;
+}
+
+static void jw_key(struct jw *w, const char *key)
+{
+	jw_sep(w);
+	r_json_str(w->f, key);
+	fputs_unlocked(": ", w->f);
+}
+
+static void jw_open(struct jw *w, char c, bool compact)
+{
+	putc_unlocked(c, w->f);
+	w->depth++;
+	w->first[w->depth] = true;
+	w->compact[w->depth] = compact || (w->depth > 1 && w->compact[w->depth - 1]);
+}
+
+static void jw_close(struct jw *w, char c)
+{
+	bool compact = w->compact[w->depth], empty = w->first[w->depth];
+
+	w->depth--;
+	if (!compact && !empty)
+		fprintf(w->f, "\n%*s", 2 * w->depth, "");
+	putc_unlocked(c, w->f);
+}
+
+static void jw_u64(struct jw *w, const char *key, uint64_t v)
+{
+	jw_key(w, key);
+	r_u64(w->f, v);
+}
+
+static void jw_i64(struct jw *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	fprintf(w->f, "%" PRId64, v);
+}
+
+static void jw_dbl(struct jw *w, const char *key, double v)
+{
+	jw_key(w, key);
+	fprintf(w->f, "%.3f", isfinite(v) ? v : 0.0);
+}
+
+static void jw_str(struct jw *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	if (s)
+		r_json_str(w->f, s);
+	else
+		fputs_unlocked("null", w->f);
+}
+
+static void jw_raw(struct jw *w, const char *key, const char *raw)
+{
+	jw_key(w, key);
+	fputs_unlocked(raw, w->f);
+}
+
+/* Names of iorun's summary fields, kept. */
+static const char *const plural[IOACCT_OP_COUNT] = {
+	"reads", "writes", "opens", "creates", "mkdirs", "unlinks", "rmdirs", "fsyncs", "renames", "stats",
+};
+
+static void sizes(struct jw *w, const char *key, const struct ioacct_counters *c)
+{
+	jw_key(w, key);
+	jw_open(w, '{', true);
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
+		jw_u64(w, ioacct_size_bin_name(b), c->size_hist[b]);
+	jw_close(w, '}');
+}
+
+static void rate(struct jw *w, const char *key, const struct ioacct_rate *x)
+{
+	jw_key(w, key);
+	jw_open(w, '{', true);
+	jw_dbl(w, "min", x->min);
+	jw_dbl(w, "max", x->max);
+	jw_dbl(w, "mean", x->mean);
+	jw_u64(w, "max_bin", x->max_bin);
+	jw_close(w, '}');
+}
+
+static void ops(struct jw *w, const struct ioacct_counters *op)
+{
+	jw_key(w, "ops");
+	jw_open(w, '{', false);
+	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++) {
+		jw_key(w, ioacct_op_name(k));
+		jw_open(w, '{', true);
+		jw_u64(w, "calls", op[k].calls);
+		jw_u64(w, "errors", op[k].errors);
+		jw_u64(w, "bytes", op[k].bytes);
+		jw_u64(w, "time_ns", op[k].ns);
+		jw_close(w, '}');
+	}
+	jw_close(w, '}');
+}
+
+/* The fields of a mount, also used for the job's totals over every mount. */
+static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool named_counters)
+{
+	const struct ioacct_counters *op = m->op;
+
+	jw_u64(w, "read_bytes", op[IOACCT_OP_READ].bytes);
+	jw_u64(w, "write_bytes", op[IOACCT_OP_WRITE].bytes);
+	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
+		jw_u64(w, plural[k], op[k].calls);
+	jw_u64(w, "errors", m->errors);
+	jw_u64(w, "time_ns", m->ns);
+	jw_key(w, "op_errors");
+	jw_open(w, '{', true);
+	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
+		jw_u64(w, plural[k], op[k].errors);
+	jw_close(w, '}');
+	sizes(w, "read_sizes", &op[IOACCT_OP_READ]);
+	sizes(w, "write_sizes", &op[IOACCT_OP_WRITE]);
+	jw_u64(w, "meta_ops", m->meta_calls);
+	jw_key(w, "time_split_ns");
+	jw_open(w, '{', true);
+	jw_u64(w, "read", op[IOACCT_OP_READ].ns);
+	jw_u64(w, "write", op[IOACCT_OP_WRITE].ns);
+	jw_u64(w, "meta", m->meta_ns);
+	jw_close(w, '}');
+	ops(w, op);
+	jw_key(w, "rates");
+	jw_open(w, '{', false);
+	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
+		jw_key(w, ioacct_dir_name(d));
+		jw_open(w, '{', false);
+		jw_u64(w, "bytes", m->dir[d].bytes);
+		jw_u64(w, "calls", m->dir[d].calls);
+		rate(w, "bandwidth_bytes_per_s", &m->dir[d].bw);
+		rate(w, "iops", &m->dir[d].iops);
+		jw_close(w, '}');
+	}
+	jw_close(w, '}');
+	if (named_counters) {
+		struct ioacct_named_counter c[IOACCT_NAMED_COUNTERS];
+		size_t n = ioacct_report_counters(m, c);
+		char buf[32];
+
+		jw_key(w, "counters");
+		jw_open(w, '{', false);
+		for (size_t i = 0; i < n; i++) {
+			if (c[i].kind == IOACCT_CK_TIME_NS)
+				jw_raw(w, c[i].name, r_secs(c[i].value, 6, buf, sizeof(buf)));
+			else
+				jw_u64(w, c[i].name, c[i].value);
+		}
+		jw_close(w, '}');
+	}
+}
+
+static void job(struct jw *w, const struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	const struct ioacct_job *j = &jd->job;
+	char buf[64];
+
+	jw_u64(w, "schema_version", IOACCT_REPORT_VERSION);
+	jw_u64(w, "job_id", j->job_id);
+	jw_str(w, "cluster", j->cluster);
+	jw_str(w, "node", j->node);
+	jw_str(w, "source", j->source);
+	jw_u64(w, "uid", j->uid);
+	jw_u64(w, "gid", j->gid);
+	jw_str(w, "user", j->user);
+	jw_str(w, "name", j->name);
+	jw_str(w, "workdir", j->workdir);
+	if (j->has_array) {
+		jw_u64(w, "array_job_id", j->array_job_id);
+		jw_u64(w, "array_task_id", j->array_task_id);
+	} else {
+		jw_raw(w, "array_job_id", "null");
+		jw_raw(w, "array_task_id", "null");
+	}
+	jw_str(w, "state", j->state);
+	jw_i64(w, "exit_code", j->exit_code);
+	jw_i64(w, "start_ns", j->start_ns);
+	jw_i64(w, "end_ns", j->end_ns);
+	jw_str(w, "start_time", r_iso_time(j->start_ns, buf, sizeof(buf)));
+	jw_str(w, "end_time", j->end_ns ? r_iso_time(j->end_ns, buf, sizeof(buf)) : NULL);
+	if (j->end_ns > j->start_ns)
+		jw_raw(w, "run_time_s", r_secs((uint64_t)(j->end_ns - j->start_ns), 9, buf, sizeof(buf)));
+	else
+		jw_raw(w, "run_time_s", "null");
+	jw_u64(w, "bin_width_ns", j->bin_width_ns);
+	jw_u64(w, "nbins", r->nbins);
+	jw_u64(w, "last_bin_width_ns", r->last_width_ns);
+	jw_u64(w, "span_ns", r->span_ns);
+	jw_str(w, "probe_mode", j->probe_mode);
+	if (jd->start_mono_ns)
+		jw_u64(w, "start_mono_ns", jd->start_mono_ns);
+	jw_u64(w, "dropped", j->dropped_events);
+	jw_u64(w, "dropped_bytes", j->dropped_bytes);
+}
+
+static void steps(struct jw *w, const struct ioacct_report *r)
+{
+	char name[24];
+
+	jw_key(w, "steps");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < r->nsteps; i++) {
+		const struct ioacct_report_step *s = &r->steps[i];
+		const struct ioacct_step *st = s->step;
+
+		jw_sep(w);
+		jw_open(w, '{', false);
+		jw_str(w, "step", ioacct_step_name(s->step_id, name, sizeof(name)));
+		jw_u64(w, "step_id", s->step_id);
+		jw_str(w, "state", st ? st->state : NULL);
+		if (st)
+			jw_i64(w, "exit_code", st->exit_code);
+		else
+			jw_raw(w, "exit_code", "null");
+		jw_i64(w, "start_ns", st ? st->start_ns : 0);
+		jw_i64(w, "end_ns", st ? st->end_ns : 0);
+		jw_u64(w, "read_bytes", s->op[IOACCT_OP_READ].bytes);
+		jw_u64(w, "write_bytes", s->op[IOACCT_OP_WRITE].bytes);
+		jw_u64(w, "reads", s->op[IOACCT_OP_READ].calls);
+		jw_u64(w, "writes", s->op[IOACCT_OP_WRITE].calls);
+		jw_u64(w, "meta_ops", s->meta_calls);
+		jw_u64(w, "errors", s->errors);
+		jw_u64(w, "time_ns", s->ns);
+		ops(w, s->op);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+enum col { COL_BIN, COL_RB, COL_WB, COL_RC, COL_WC, COL_META };
+
+static void series_col(struct jw *w, const char *key, const struct ioacct_report_mount *m,
+		       enum col c)
+{
+	FILE *f = w->f;
+
+	jw_key(w, key);
+	putc_unlocked('[', f);
+	for (size_t i = 0; i < m->nbins; i++) {
+		const struct ioacct_report_bin *b = &m->bins[i];
+		uint64_t v = c == COL_BIN ? b->bin
+			   : c == COL_RB  ? b->bytes[IOACCT_DIR_READ]
+			   : c == COL_WB  ? b->bytes[IOACCT_DIR_WRITE]
+			   : c == COL_RC  ? b->calls[IOACCT_DIR_READ]
+			   : c == COL_WC  ? b->calls[IOACCT_DIR_WRITE]
+					  : b->meta;
+
+		if (i)
+			putc_unlocked(',', f);
+		r_u64(f, v);
+	}
+	putc_unlocked(']', f);
+}
+
+static void series(struct jw *w, const struct ioacct_report *r)
+{
+	jw_key(w, "series");
+	jw_open(w, '{', false);
+	jw_u64(w, "bin_width_ns", r->bin_width_ns);
+	jw_u64(w, "nbins", r->nbins);
+	jw_key(w, "mounts");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		jw_sep(w);
+		jw_open(w, '{', false);
+		jw_str(w, "mount", m->path);
+		series_col(w, "bin", m, COL_BIN);
+		series_col(w, "read_bytes", m, COL_RB);
+		series_col(w, "write_bytes", m, COL_WB);
+		series_col(w, "reads", m, COL_RC);
+		series_col(w, "writes", m, COL_WC);
+		series_col(w, "meta_ops", m, COL_META);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
+static void values(struct jw *w, const char *key, const struct ioacct_advice_value *v, size_t n)
+{
+	jw_key(w, key);
+	jw_open(w, '{', true);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].is_int)
+			jw_u64(w, v[i].name, v[i].u);
+		else
+			jw_dbl(w, v[i].name, v[i].d);
+	}
+	jw_close(w, '}');
+}
+
+static void advice(struct jw *w, const struct ioacct_report *r)
+{
+	jw_key(w, "advice");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < r->nadvice; i++) {
+		const struct ioacct_advice *a = &r->advice[i];
+
+		jw_sep(w);
+		jw_open(w, '{', false);
+		jw_str(w, "level", ioacct_advice_level_name(a->level));
+		jw_str(w, "rule", a->rule);
+		jw_str(w, "mount", a->mount ? a->mount->path : NULL);
+		jw_str(w, "direction", a->dir >= 0 ? ioacct_dir_name((unsigned int)a->dir) : NULL);
+		jw_str(w, "message", a->message);
+		jw_str(w, "suggestion", a->suggestion);
+		values(w, "values", a->values, a->nvalues);
+		values(w, "thresholds", a->thresholds, a->nthresholds);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+int ioacct_render_json(FILE *f, const struct ioacct_report *r)
+{
+	struct jw w = { .f = f };
+
+	jw_open(&w, '{', false);
+	job(&w, r);
+	jw_key(&w, "totals");
+	jw_open(&w, '{', false);
+	mount_body(&w, &r->all, false);
+	jw_close(&w, '}');
+	jw_key(&w, "mounts");
+	jw_open(&w, '[', false);
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		jw_sep(&w);
+		jw_open(&w, '{', false);
+		jw_str(&w, "mount", m->path);
+		jw_u64(&w, "mnt_id", m->mnt_id);
+		jw_str(&w, "fs_type", m->fstype);
+		jw_str(&w, "source", m->source);
+		jw_str(&w, "kind", ioacct_fs_kind_name(m->kind));
+		mount_body(&w, m, true);
+		jw_close(&w, '}');
+	}
+	jw_close(&w, ']');
+	steps(&w, r);
+	series(&w, r);
+	advice(&w, r);
+	jw_close(&w, '}');
+	putc_unlocked('\n', f);
+	return r_finish(f);
+}

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The text report. First darshan-parser's shape: a header of "# key: value"
+ * lines, then per mount the counters as `darshan-parser --total` prints
+ * them ("total_POSIX_OPENS: 102"), so that diff against Darshan is
+ * meaningful. Then the human part, every heading starting with "## ":
+ * tables of exact counts, bandwidth and IOPS over the job, the time split,
+ * steps, the time series and the advice.
+ */
+#include "render.h"
+#include "render_internal.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* The time series table: at most about this many rows per mount. */
+#define SERIES_ROWS 100
+/* Advice text is wrapped to this width. */
+#define WRAP 100
+
+struct cols {
+	int mount;   /* width of the mount column */
+};
+
+static void header(FILE *f, const struct ioacct_report *r)
+{
+	const struct ioacct_job *j = &r->jd->job;
+	char buf[64];
+
+	fprintf(f, "# ioacct report version: %d\n", IOACCT_REPORT_VERSION);
+	fprintf(f, "# jobid: %" PRIu64 "\n", j->job_id);
+	if (j->has_array)
+		fprintf(f, "# array: %" PRIu32 "_%" PRIu32 "\n", j->array_job_id, j->array_task_id);
+	fprintf(f, "# cluster: %s\n", j->cluster);
+	fprintf(f, "# uid: %" PRIu32 "\n", j->uid);
+	fprintf(f, "# gid: %" PRIu32 "\n", j->gid);
+	fprintf(f, "# user: %s\n", j->user);
+	fprintf(f, "# job name: %s\n", j->name);
+	fprintf(f, "# workdir: %s\n", j->workdir);
+	fprintf(f, "# nodes: %s\n", j->node);
+	fprintf(f, "# source: %s\n", j->source);
+	fprintf(f, "# state: %s\n", j->state);
+	fprintf(f, "# exit code: %" PRId32 "\n", j->exit_code);
+	fprintf(f, "# start_time: %" PRId64 "\n", (int64_t)(j->start_ns / 1000000000LL));
+	fprintf(f, "# start_time_asci: %s\n", r_ctime(j->start_ns, buf, sizeof(buf)));
+	if (j->end_ns) {
+		fprintf(f, "# end_time: %" PRId64 "\n", (int64_t)(j->end_ns / 1000000000LL));
+		fprintf(f, "# end_time_asci: %s\n", r_ctime(j->end_ns, buf, sizeof(buf)));
+		fprintf(f, "# run time: %s\n",
+			r_secs(j->end_ns > j->start_ns ? (uint64_t)(j->end_ns - j->start_ns) : 0, 4,
+			       buf, sizeof(buf)));
+	} else {
+		fprintf(f, "# end_time: 0\n# end_time_asci: (running)\n# run time: (running)\n");
+	}
+	fprintf(f, "# probe mode: %s\n", j->probe_mode);
+	fprintf(f, "# bin width: %s\n", r_secs(r->bin_width_ns, 3, buf, sizeof(buf)));
+	fprintf(f, "# bins: %" PRIu32 "\n", r->nbins);
+	fprintf(f, "# dropped events: %" PRIu64 "\n", j->dropped_events);
+	fprintf(f, "# dropped bytes: %" PRIu64 "\n", j->dropped_bytes);
+	for (size_t i = 0; i < r->nmounts; i++)
+		fprintf(f, "# mount entry:\t%s\t%s\n", r->mounts[i].path, r->mounts[i].fstype);
+}
+
+static void counters(FILE *f, const struct ioacct_report_mount *m)
+{
+	struct ioacct_named_counter c[IOACCT_NAMED_COUNTERS];
+	size_t n = ioacct_report_counters(m, c);
+	char buf[32];
+
+	fprintf(f, "\n# mount: %s\t%s\t%s\n", m->path, m->fstype, ioacct_fs_kind_name(m->kind));
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].kind == IOACCT_CK_TIME_NS)
+			fprintf(f, "total_%s: %s\n", c[i].name, r_secs(c[i].value, 6, buf, sizeof(buf)));
+		else
+			fprintf(f, "total_%s: %" PRIu64 "\n", c[i].name, c[i].value);
+	}
+}
+
+static void mounts_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
+{
+	char t[32];
+
+	fprintf(f, "\n## I/O per mount (calls include failed ones; META_OPS: every call but reads, "
+		   "writes and creates)\n");
+	fprintf(f, "%-*s %-10s %-7s %14s %14s %10s %10s %10s %8s %12s\n", w->mount, "MOUNT", "FSTYPE",
+		"KIND", "BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES", "META_OPS", "ERRORS",
+		"IO_TIME_S");
+	for (size_t i = 0; i <= r->nmounts; i++) {
+		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
+
+		if (i == r->nmounts && r->nmounts < 2)
+			break;
+		fprintf(f,
+			"%-*s %-10s %-7s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
+			" %10" PRIu64 " %8" PRIu64 " %12s\n",
+			w->mount, m->path, i < r->nmounts ? m->fstype : "-",
+			i < r->nmounts ? ioacct_fs_kind_name(m->kind) : "-", m->op[IOACCT_OP_READ].bytes,
+			m->op[IOACCT_OP_WRITE].bytes, m->op[IOACCT_OP_READ].calls,
+			m->op[IOACCT_OP_WRITE].calls, m->meta_calls, m->errors,
+			r_secs(m->ns, 6, t, sizeof(t)));
+	}
+	if (r->nmounts == 0)
+		fprintf(f, "(no file-system I/O was counted)\n");
+}
+
+static void rates_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
+{
+	char bw[32];
+
+	fprintf(f, "\n## Bandwidth and IOPS per bin: %" PRIu32 " bin%s of %s s "
+		   "(min / max / mean; mean = total / run time)\n",
+		r->nbins, r->nbins == 1 ? "" : "s", r_secs(r->bin_width_ns, 3, bw, sizeof(bw)));
+	fprintf(f, "%-*s %-5s %12s %12s %12s %10s %10s %10s %10s\n", w->mount, "MOUNT", "DIR",
+		"MIB/S_MIN", "MIB/S_MAX", "MIB/S_MEAN", "PEAK_AT_S", "IOPS_MIN", "IOPS_MAX",
+		"IOPS_MEAN");
+	for (size_t i = 0; i <= r->nmounts; i++) {
+		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
+
+		if (i == r->nmounts && r->nmounts < 2)
+			break;
+		for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
+			const struct ioacct_report_dir *x = &m->dir[d];
+
+			/* A mount shows the directions it used; "all" shows both. */
+			if (x->calls == 0 && i < r->nmounts)
+				continue;
+			fprintf(f, "%-*s %-5s %12.3f %12.3f %12.3f %10s %10.1f %10.1f %10.1f\n", w->mount,
+				m->path, ioacct_dir_name(d), x->bw.min / MIB_D, x->bw.max / MIB_D,
+				x->bw.mean / MIB_D,
+				x->bytes ? r_secs((uint64_t)x->bw.max_bin * r->bin_width_ns, 1, bw,
+						  sizeof(bw))
+					 : "-",
+				x->iops.min, x->iops.max, x->iops.mean);
+		}
+	}
+}
+
+static void time_split(FILE *f, const struct ioacct_report *r, const struct cols *w)
+{
+	char a[32], b[32], c[32];
+
+	fprintf(f, "\n## Time in I/O calls (seconds; metadata: every call but reads and writes)\n");
+	fprintf(f, "%-*s %12s %12s %12s %7s %7s %7s\n", w->mount, "MOUNT", "READ_S", "WRITE_S",
+		"META_S", "READ%", "WRITE%", "META%");
+	for (size_t i = 0; i <= r->nmounts; i++) {
+		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
+		uint64_t rd = m->op[IOACCT_OP_READ].ns, wr = m->op[IOACCT_OP_WRITE].ns;
+		double all = (double)(rd + wr + m->meta_ns);
+
+		if (i == r->nmounts && r->nmounts < 2)
+			break;
+		if (all == 0)
+			all = 1;
+		fprintf(f, "%-*s %12s %12s %12s %7.1f %7.1f %7.1f\n", w->mount, m->path,
+			r_secs(rd, 6, a, sizeof(a)), r_secs(wr, 6, b, sizeof(b)),
+			r_secs(m->meta_ns, 6, c, sizeof(c)), 100.0 * (double)rd / all,
+			100.0 * (double)wr / all, 100.0 * (double)m->meta_ns / all);
+	}
+}
+
+static void ops_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
+{
+	char t[32];
+
+	fprintf(f, "\n## Operations (calls include failed ones)\n");
+	fprintf(f, "%-*s %-7s %12s %10s %14s %12s\n", w->mount, "MOUNT", "OP", "CALLS", "ERRORS",
+		"BYTES", "TIME_S");
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++) {
+			const struct ioacct_counters *c = &m->op[k];
+
+			if (c->calls == 0)
+				continue;
+			fprintf(f, "%-*s %-7s %12" PRIu64 " %10" PRIu64 " %14" PRIu64 " %12s\n", w->mount,
+				m->path, ioacct_op_name(k), c->calls, c->errors, c->bytes,
+				r_secs(c->ns, 6, t, sizeof(t)));
+		}
+	}
+}
+
+static void sizes_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
+{
+	fprintf(f, "\n## Access sizes (requests per Darshan size bin, in bytes)\n");
+	fprintf(f, "%-*s %-5s", w->mount, "MOUNT", "DIR");
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
+		fprintf(f, " %9s", ioacct_size_bin_label(b));
+	fputc('\n', f);
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
+			const struct ioacct_counters *c =
+				&m->op[d == IOACCT_DIR_READ ? IOACCT_OP_READ : IOACCT_OP_WRITE];
+
+			if (c->calls == 0)
+				continue;
+			fprintf(f, "%-*s %-5s", w->mount, m->path, ioacct_dir_name(d));
+			for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
+				fprintf(f, " %9" PRIu64, c->size_hist[b]);
+			fputc('\n', f);
+		}
+	}
+}
+
+static void steps_table(FILE *f, const struct ioacct_report *r)
+{
+	const struct ioacct_job *j = &r->jd->job;
+	char name[24], s0[32], s1[32], t[32];
+
+	fprintf(f, "\n## Steps (START_S and END_S from the job's start)\n");
+	fprintf(f, "%-11s %-11s %5s %10s %10s %14s %14s %10s %10s %10s %8s %12s\n", "STEP", "STATE",
+		"EXIT", "START_S", "END_S", "BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES",
+		"META_OPS", "ERRORS", "IO_TIME_S");
+	for (size_t i = 0; i < r->nsteps; i++) {
+		const struct ioacct_report_step *s = &r->steps[i];
+		const struct ioacct_step *st = s->step;
+
+		snprintf(s0, sizeof(s0), "-");
+		snprintf(s1, sizeof(s1), "-");
+		if (st && st->start_ns >= j->start_ns)
+			r_secs((uint64_t)(st->start_ns - j->start_ns), 3, s0, sizeof(s0));
+		if (st && st->end_ns >= j->start_ns && st->end_ns)
+			r_secs((uint64_t)(st->end_ns - j->start_ns), 3, s1, sizeof(s1));
+		fprintf(f,
+			"%-11s %-11s %5" PRId32 " %10s %10s %14" PRIu64 " %14" PRIu64 " %10" PRIu64
+			" %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %12s\n",
+			ioacct_step_name(s->step_id, name, sizeof(name)), st ? st->state : "-",
+			st ? st->exit_code : 0, s0, s1, s->op[IOACCT_OP_READ].bytes,
+			s->op[IOACCT_OP_WRITE].bytes, s->op[IOACCT_OP_READ].calls,
+			s->op[IOACCT_OP_WRITE].calls, s->meta_calls, s->errors,
+			r_secs(s->ns, 6, t, sizeof(t)));
+	}
+	if (r->nsteps == 0)
+		fprintf(f, "(no steps)\n");
+}
+
+/* One row of the series: bins [b0, b1] of one mount, summed. */
+static void series_row(FILE *f, const struct ioacct_report *r, const struct cols *w,
+		       const struct ioacct_report_mount *m, uint32_t b0, uint32_t b1,
+		       const struct ioacct_report_bin *sum)
+{
+	char bins[32], t[32];
+
+	if (b1 >= r->nbins)
+		b1 = r->nbins - 1;
+	if (b0 >= b1)
+		snprintf(bins, sizeof(bins), "%" PRIu32, b0);
+	else
+		snprintf(bins, sizeof(bins), "%" PRIu32 "-%" PRIu32, b0, b1);
+	fprintf(f, "%-13s %12s %-*s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+		   "\n",
+		bins, r_secs((uint64_t)b0 * r->bin_width_ns, 3, t, sizeof(t)), w->mount, m->path,
+		sum->bytes[IOACCT_DIR_READ], sum->bytes[IOACCT_DIR_WRITE], sum->calls[IOACCT_DIR_READ],
+		sum->calls[IOACCT_DIR_WRITE], sum->meta);
+}
+
+static uint32_t group_end(uint32_t g, uint32_t group)
+{
+	uint64_t end = (uint64_t)g * group + group - 1;
+
+	return end > UINT32_MAX ? UINT32_MAX : (uint32_t)end;
+}
+
+static void series_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
+{
+	uint32_t group = 1;
+	size_t maxbins = 0;
+	char t[32];
+
+	for (size_t i = 0; i < r->nmounts; i++)
+		if (r->mounts[i].nbins > maxbins)
+			maxbins = r->mounts[i].nbins;
+	/* Long jobs: sum SERIES_ROWS-th parts of the job; the counts stay exact. */
+	if (maxbins > 2 * SERIES_ROWS)
+		group = (r->nbins + SERIES_ROWS - 1) / SERIES_ROWS;
+	if (group > 1)
+		fprintf(f, "\n## Time series: %" PRIu32 " bins of %s s, shown in groups of %" PRIu32
+			   " bins (rows without calls left out)\n",
+			r->nbins, r_secs(r->bin_width_ns, 3, t, sizeof(t)), group);
+	else
+		fprintf(f, "\n## Time series: %" PRIu32 " bin%s of %s s (rows without calls left out)\n",
+			r->nbins, r->nbins == 1 ? "" : "s", r_secs(r->bin_width_ns, 3, t, sizeof(t)));
+	fprintf(f, "%-13s %12s %-*s %14s %14s %10s %10s %10s\n", group > 1 ? "BINS" : "BIN", "START_S",
+		w->mount, "MOUNT", "BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES", "META_OPS");
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+		struct ioacct_report_bin sum = { 0 };
+		uint32_t cur = 0;
+		bool open = false;
+
+		for (size_t k = 0; k < m->nbins; k++) {
+			const struct ioacct_report_bin *b = &m->bins[k];
+			uint32_t g = b->bin / group;
+
+			if (open && g != cur) {
+				series_row(f, r, w, m, cur * group, group_end(cur, group), &sum);
+				memset(&sum, 0, sizeof(sum));
+			}
+			cur = g;
+			open = true;
+			for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
+				sum.bytes[d] += b->bytes[d];
+				sum.calls[d] += b->calls[d];
+			}
+			sum.meta += b->meta;
+		}
+		if (open)
+			series_row(f, r, w, m, cur * group, group_end(cur, group), &sum);
+	}
+}
+
+/* Writes `first` after `indent` spaces, then `text` wrapped at WRAP columns below it. */
+static void wrapped(FILE *f, int indent, const char *first, const char *text)
+{
+	int lead = indent + (int)strlen(first), col = lead;
+	bool start = true;
+
+	fprintf(f, "%*s%s", indent, "", first);
+	for (const char *p = text; *p;) {
+		size_t n;
+
+		p += strspn(p, " ");
+		if (!*p)
+			break;
+		n = strcspn(p, " ");
+		if (!start && col + 1 + (int)n > WRAP) {
+			fprintf(f, "\n%*s", lead, "");
+			col = lead;
+		} else if (!start) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, n, f);
+		col += (int)n;
+		p += n;
+		start = false;
+	}
+	fputc('\n', f);
+}
+
+static void advice(FILE *f, const struct ioacct_report *r)
+{
+	char lead[64];
+
+	fprintf(f, "\n## Advice (HIGH, WARN, INFO, OK; thresholds from ioacct.conf)\n");
+	for (size_t i = 0; i < r->nadvice; i++) {
+		const struct ioacct_advice *a = &r->advice[i];
+
+		snprintf(lead, sizeof(lead), "%-4s %s: ", ioacct_advice_level_name(a->level), a->rule);
+		wrapped(f, 0, lead, a->message);
+		wrapped(f, 5, "-> ", a->suggestion);
+	}
+}
+
+int ioacct_render_text(FILE *f, const struct ioacct_report *r)
+{
+	struct cols w = { .mount = 5 };
+
+	for (size_t i = 0; i < r->nmounts; i++) {
+		int n = (int)strlen(r->mounts[i].path);
+
+		if (n > w.mount)
+			w.mount = n > 40 ? 40 : n;
+	}
+	header(f, r);
+	for (size_t i = 0; i < r->nmounts; i++)
+		counters(f, &r->mounts[i]);
+	mounts_table(f, r, &w);
+	rates_table(f, r, &w);
+	time_split(f, r, &w);
+	ops_table(f, r, &w);
+	sizes_table(f, r, &w);
+	steps_table(f, r);
+	series_table(f, r, &w);
+	advice(f, r);
+	return r_finish(f);
+}

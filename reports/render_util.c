@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "render.h"
+#include "render_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+void r_u64(FILE *f, uint64_t v)
+{
+	char buf[24];
+	char *p = buf + sizeof(buf);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), f);
+}
+
+/* Length of the valid UTF-8 sequence at p (1 to 4), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n;
+	unsigned int cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		n = 2;
+		cp = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		n = 3;
+		cp = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void r_json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	putc_unlocked('"', f);
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (n == 0) {
+			/* Paths and job names are bytes; JSON text must be UTF-8. */
+			fputs_unlocked("\\ufffd", f);
+			p++;
+			continue;
+		}
+		if (n > 1) {
+			fwrite_unlocked(p, 1, n, f);
+			p += n;
+			continue;
+		}
+		switch (*p) {
+		case '"':
+			fputs_unlocked("\\\"", f);
+			break;
+		case '\\':
+			fputs_unlocked("\\\\", f);
+			break;
+		case '\n':
+			fputs_unlocked("\\n", f);
+			break;
+		case '\t':
+			fputs_unlocked("\\t", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				putc_unlocked(*p, f);
+		}
+		p++;
+	}
+	putc_unlocked('"', f);
+}
+
+void r_html(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '&':
+			fputs_unlocked("&amp;", f);
+			break;
+		case '<':
+			fputs_unlocked("&lt;", f);
+			break;
+		case '>':
+			fputs_unlocked("&gt;", f);
+			break;
+		case '"':
+			fputs_unlocked("&quot;", f);
+			break;
+		case '\'':
+			fputs_unlocked("&#39;", f);
+			break;
+		default:
+			/* Control characters have no business in a page; show them as '?'. */
+			putc_unlocked(*p < 0x20 && *p != '\t' ? '?' : *p, f);
+		}
+	}
+}
+
+const char *r_secs(uint64_t ns, unsigned int decimals, char *buf, size_t len)
+{
+	uint64_t unit = 1, scaled;
+
+	if (decimals > 9)
+		decimals = 9;
+	for (unsigned int i = decimals; i < 9; i++)
+		unit *= 10;
+	/* Round half up without overflowing near UINT64_MAX. */
+	scaled = ns / unit + (ns % unit >= (unit + 1) / 2 && unit > 1 ? 1 : 0);
+	if (decimals == 0) {
+		snprintf(buf, len, "%" PRIu64, scaled);
+	} else {
+		uint64_t div = 1;
+
+		for (unsigned int i = 0; i < decimals; i++)
+			div *= 10;
+		snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64, scaled / div, (int)decimals, scaled % div);
+	}
+	return buf;
+}
+
+const char *r_ctime(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000LL);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || strftime(buf, len, "%a %b %e %H:%M:%S %Y", &tm) == 0)
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+const char *r_iso_time(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000LL);
+	long frac = (long)(ns % 1000000000LL);
+	char day[40];
+	struct tm tm;
+
+	if (frac < 0) {
+		frac += 1000000000L;
+		t--;
+	}
+	if (!gmtime_r(&t, &tm) || strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%s.%09ldZ", day, frac);
+	return buf;
+}
+
+const char *r_human_bytes(double bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned int u = 0;
+
+	if (bytes < 1024) {
+		snprintf(buf, len, "%.0f B", bytes);
+		return buf;
+	}
+	bytes /= 1024;
+	while (bytes >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", bytes, units[u]);
+	return buf;
+}
+
+int r_finish(FILE *f)
+{
+	if (fflush(f) == EOF)
+		return errno ? -errno : -EIO;
+	return ferror(f) ? -EIO : 0;
+}
+
+static const char *const format_names[] = {
+	[IOACCT_RENDER_TEXT] = "text",
+	[IOACCT_RENDER_JSON] = "json",
+	[IOACCT_RENDER_HTML] = "html",
+};
+
+int ioacct_render_format_from_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(format_names); i++)
+		if (strcasecmp(name, format_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *ioacct_render_format_name(enum ioacct_render_format fmt)
+{
+	return (unsigned int)fmt < ARRAY_SIZE(format_names) ? format_names[fmt] : "?";
+}
+
+int ioacct_render(FILE *f, enum ioacct_render_format fmt, const struct ioacct_report *r)
+{
+	switch (fmt) {
+	case IOACCT_RENDER_TEXT:
+		return ioacct_render_text(f, r);
+	case IOACCT_RENDER_JSON:
+		return ioacct_render_json(f, r);
+	case IOACCT_RENDER_HTML:
+		return ioacct_render_html(f, r);
+	}
+	return -EINVAL;
+}
+
+int ioacct_render_job(FILE *f, enum ioacct_render_format fmt, const struct ioacct_jobdata *jd,
+		      const struct ioacct_advice_limits *limits, const char *only_mount)
+{
+	struct ioacct_report *r = ioacct_report_create(jd, limits, only_mount);
+	int ret;
+
+	if (!r)
+		return -errno;
+	ret = ioacct_render(f, fmt, r);
+	ioacct_report_destroy(r);
+	return ret;
+}
