@@ -528,6 +528,11 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		goto out;
 	}
+	/* private_data: the file becomes root's alone; users ask the socket (IOACCT_MSG_QUERY). */
+	if (ioacct_store_set_private(store, cfg.private_data)) {
+		log_err("%s", ioacct_store_errmsg(store));
+		goto out;
+	}
 	if (ioacct_cgroup_v1_ssid(cfg.cgroup_v1_hierarchy, &ssid))
 		log_info("cgroup v1 controller %s not in /proc/cgroups: v1 attribution is off",
 			 cfg.cgroup_v1_hierarchy);

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "procfs.h"
+#include "query_fetch.h"
 
 struct dwatch {
 	uint64_t cgroup_id;
@@ -897,6 +898,16 @@ nomem:
 	set_error(rep, -ENOMEM, "out of memory");
 }
 
+/*
+ * A page of jobs for ioacct. With private_data the store is root's alone,
+ * so this is how users read it: their own jobs only (query_fetch.c).
+ */
+static void handle_query(struct ioacct_registry *r, const struct ioacct_req_select *req,
+			 uid_t peer, struct ioacct_reply *rep)
+{
+	ioacct_query_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+}
+
 static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
 {
 	uint32_t entries = 0;
@@ -945,6 +956,9 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 		return;
 	case IOACCT_MSG_SNAPSHOT:
 		handle_snapshot(r, &req->u.query, peer_uid, rep);
+		return;
+	case IOACCT_MSG_QUERY:
+		handle_query(r, &req->u.select, peer_uid, rep);
 		return;
 	default:
 		set_error(rep, -EOPNOTSUPP, "request type %u is not one ioacctd serves", req->type);

@@ -78,6 +78,20 @@ enum ioacct_attr {
 	IOACCT_ATTR_ERRORS = 40,
 	IOACCT_ATTR_NS = 41,
 	IOACCT_ATTR_SIZE_HIST = 42,
+	IOACCT_ATTR_END_NS = 43,
+	IOACCT_ATTR_NODE = 44,
+	IOACCT_ATTR_QJOB = 45,
+	IOACCT_ATTR_QSTEP = 46,
+	IOACCT_ATTR_QMOUNT = 47,
+	IOACCT_ATTR_QTOTAL = 48,
+	IOACCT_ATTR_QPEAK = 49,
+	IOACCT_ATTR_PEAK_READ = 50,
+	IOACCT_ATTR_PEAK_WRITE = 51,
+	IOACCT_ATTR_MORE = 52,
+	IOACCT_ATTR_JOB_IDS = 53,
+	IOACCT_ATTR_UIDS = 54,
+	IOACCT_ATTR_CLUSTERS = 55,
+	IOACCT_ATTR_PEAKS = 56,
 	IOACCT_ATTR_COUNT
 };
 
@@ -142,6 +156,20 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_ERRORS] = { "errors", KIND_U64 },
 	[IOACCT_ATTR_NS] = { "ns", KIND_U64 },
 	[IOACCT_ATTR_SIZE_HIST] = { "size_hist", KIND_HIST },
+	[IOACCT_ATTR_END_NS] = { "end_ns", KIND_I64 },
+	[IOACCT_ATTR_NODE] = { "node", KIND_STRING },
+	[IOACCT_ATTR_QJOB] = { "job", KIND_NESTED },
+	[IOACCT_ATTR_QSTEP] = { "step", KIND_NESTED },
+	[IOACCT_ATTR_QMOUNT] = { "mount", KIND_NESTED },
+	[IOACCT_ATTR_QTOTAL] = { "total", KIND_NESTED },
+	[IOACCT_ATTR_QPEAK] = { "peak", KIND_NESTED },
+	[IOACCT_ATTR_PEAK_READ] = { "peak_read", KIND_U64 },
+	[IOACCT_ATTR_PEAK_WRITE] = { "peak_write", KIND_U64 },
+	[IOACCT_ATTR_MORE] = { "more", KIND_U32 },
+	[IOACCT_ATTR_JOB_IDS] = { "job_ids", KIND_STRING },
+	[IOACCT_ATTR_UIDS] = { "uids", KIND_STRING },
+	[IOACCT_ATTR_CLUSTERS] = { "clusters", KIND_STRING },
+	[IOACCT_ATTR_PEAKS] = { "peaks", KIND_U32 },
 };
 
 /*
@@ -206,6 +234,17 @@ static const struct field snapshot_fields[] = {
 	QUERY(cluster, IOACCT_ATTR_CLUSTER, 0),
 };
 
+#define SEL(member, attr, flags) FIELD(struct ioacct_req_select, member, attr, flags)
+static const struct field select_fields[] = {
+	SEL(job_ids, IOACCT_ATTR_JOB_IDS, 0),
+	SEL(uids, IOACCT_ATTR_UIDS, 0),
+	SEL(clusters, IOACCT_ATTR_CLUSTERS, 0),
+	SEL(start_ns, IOACCT_ATTR_START_NS, 0),
+	SEL(end_ns, IOACCT_ATTR_END_NS, 0),
+	SEL(after_key, IOACCT_ATTR_JOB_KEY, 0),
+	SEL(peaks, IOACCT_ATTR_PEAKS, 0),
+};
+
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
 static const struct field reply_fields[] = {
 	REP(status, IOACCT_ATTR_STATUS, F_REQUIRED),
@@ -225,6 +264,12 @@ static const struct field reply_fields[] = {
 	REP(detail, IOACCT_ATTR_DETAIL, 0),
 	REP(rows, IOACCT_ATTR_ROW, F_REPEAT),
 	REP(dropped_bytes, IOACCT_ATTR_DROPPED_BYTES, 0),
+	REP(jobs, IOACCT_ATTR_QJOB, F_REPEAT),
+	REP(qsteps, IOACCT_ATTR_QSTEP, F_REPEAT),
+	REP(qmounts, IOACCT_ATTR_QMOUNT, F_REPEAT),
+	REP(qtotals, IOACCT_ATTR_QTOTAL, F_REPEAT),
+	REP(qpeaks, IOACCT_ATTR_QPEAK, F_REPEAT),
+	REP(more, IOACCT_ATTR_MORE, 0),
 };
 
 #define ROW(member, attr, flags) FIELD(struct ioacct_snap_row, member, attr, flags)
@@ -242,6 +287,138 @@ static const struct field row_fields[] = {
 	ROW(c.size_hist, IOACCT_ATTR_SIZE_HIST, 0),
 };
 
+#define QJOB(member, attr, flags) FIELD(struct ioacct_job, member, attr, flags)
+static const struct field qjob_fields[] = {
+	QJOB(key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
+	QJOB(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	QJOB(cluster, IOACCT_ATTR_CLUSTER, 0),
+	QJOB(node, IOACCT_ATTR_NODE, 0),
+	QJOB(source, IOACCT_ATTR_SOURCE, 0),
+	QJOB(uid, IOACCT_ATTR_UID, 0),
+	QJOB(gid, IOACCT_ATTR_GID, 0),
+	QJOB(user, IOACCT_ATTR_USER, 0),
+	QJOB(name, IOACCT_ATTR_JOB_NAME, 0),
+	QJOB(workdir, IOACCT_ATTR_WORKDIR, 0),
+	QJOB(array_job_id, IOACCT_ATTR_ARRAY_JOB_ID, 0),
+	QJOB(array_task_id, IOACCT_ATTR_ARRAY_TASK_ID, 0),
+	QJOB(start_ns, IOACCT_ATTR_START_NS, 0),
+	QJOB(end_ns, IOACCT_ATTR_END_NS, 0),
+	QJOB(state, IOACCT_ATTR_STATE, 0),
+	QJOB(exit_code, IOACCT_ATTR_EXIT_CODE, 0),
+	QJOB(probe_mode, IOACCT_ATTR_PROBE_MODE, 0),
+	QJOB(bin_width_ns, IOACCT_ATTR_BIN_WIDTH_NS, 0),
+	QJOB(dropped_events, IOACCT_ATTR_DROPPED_EVENTS, 0),
+	QJOB(dropped_bytes, IOACCT_ATTR_DROPPED_BYTES, 0),
+};
+
+#define QSTEP(member, attr, flags) FIELD(struct ioacct_qstep_row, member, attr, flags)
+static const struct field qstep_fields[] = {
+	QSTEP(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
+	QSTEP(step.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	QSTEP(step.start_ns, IOACCT_ATTR_START_NS, 0),
+	QSTEP(step.end_ns, IOACCT_ATTR_END_NS, 0),
+	QSTEP(step.state, IOACCT_ATTR_STATE, 0),
+	QSTEP(step.exit_code, IOACCT_ATTR_EXIT_CODE, 0),
+};
+
+#define QMOUNT(member, attr, flags) FIELD(struct ioacct_qmount_row, member, attr, flags)
+static const struct field qmount_fields[] = {
+	QMOUNT(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
+	QMOUNT(mount.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	QMOUNT(mount.path, IOACCT_ATTR_MNT_PATH, 0),
+	QMOUNT(mount.fstype, IOACCT_ATTR_MNT_FSTYPE, 0),
+	QMOUNT(mount.source, IOACCT_ATTR_MNT_SOURCE, 0),
+};
+
+#define QTOTAL(member, attr, flags) FIELD(struct ioacct_qtotal_row, member, attr, flags)
+static const struct field qtotal_fields[] = {
+	QTOTAL(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
+	QTOTAL(s.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	QTOTAL(s.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	QTOTAL(s.op, IOACCT_ATTR_OP, F_REQUIRED),
+	QTOTAL(s.c.bytes, IOACCT_ATTR_BYTES, 0),
+	QTOTAL(s.c.calls, IOACCT_ATTR_CALLS, 0),
+	QTOTAL(s.c.errors, IOACCT_ATTR_ERRORS, 0),
+	QTOTAL(s.c.ns, IOACCT_ATTR_NS, 0),
+	QTOTAL(s.c.size_hist, IOACCT_ATTR_SIZE_HIST, 0),
+};
+
+#define QPEAK(member, attr, flags) FIELD(struct ioacct_qpeak_row, member, attr, flags)
+static const struct field qpeak_fields[] = {
+	QPEAK(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
+	QPEAK(step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	QPEAK(mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	QPEAK(read_bytes, IOACCT_ATTR_PEAK_READ, 0),
+	QPEAK(write_bytes, IOACCT_ATTR_PEAK_WRITE, 0),
+};
+
+/*
+ * The lists of nested attributes a reply may carry, each into an array of
+ * the reply. At most `max` of a kind, which bounds what a peer can make the
+ * decoder allocate.
+ */
+struct nested {
+	uint16_t attr;
+	const char *name; /* in messages: "reply row 3", "5 rows" */
+	const struct field *fields;
+	size_t nfields;
+	size_t size;      /* of one element */
+	size_t array_off; /* the array's pointer in struct ioacct_reply */
+	size_t count_off; /* its size_t count */
+	size_t max;
+};
+
+#define NESTED(attr, name, fields, type, array, count, max)                              \
+	{ attr, name, fields, ARRAY_SIZE(fields), sizeof(type),                            \
+	  offsetof(struct ioacct_reply, array), offsetof(struct ioacct_reply, count), max }
+static const struct nested nested[] = {
+	NESTED(IOACCT_ATTR_ROW, "row", row_fields, struct ioacct_snap_row, rows, nrows, MAX_ROWS),
+	NESTED(IOACCT_ATTR_QJOB, "job", qjob_fields, struct ioacct_job, jobs, njobs, 4096),
+	NESTED(IOACCT_ATTR_QSTEP, "step", qstep_fields, struct ioacct_qstep_row, qsteps, nqsteps,
+	       IOACCT_PROTO_MAX_QROWS),
+	NESTED(IOACCT_ATTR_QMOUNT, "mount", qmount_fields, struct ioacct_qmount_row, qmounts,
+	       nqmounts, IOACCT_PROTO_MAX_QROWS),
+	NESTED(IOACCT_ATTR_QTOTAL, "total", qtotal_fields, struct ioacct_qtotal_row, qtotals,
+	       nqtotals, MAX_ROWS),
+	NESTED(IOACCT_ATTR_QPEAK, "peak", qpeak_fields, struct ioacct_qpeak_row, qpeaks, nqpeaks,
+	       MAX_ROWS),
+};
+
+static const struct nested *nested_find(uint16_t attr)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(nested); i++)
+		if (nested[i].attr == attr)
+			return &nested[i];
+	return NULL;
+}
+
+/* The array and count of a nested list, through memcpy: they are typed pointers in the reply. */
+static void *nested_array(const struct nested *n, const struct ioacct_reply *rep)
+{
+	void *p;
+
+	memcpy(&p, (const uint8_t *)rep + n->array_off, sizeof(p));
+	return p;
+}
+
+static void nested_set_array(const struct nested *n, struct ioacct_reply *rep, void *p)
+{
+	memcpy((uint8_t *)rep + n->array_off, &p, sizeof(p));
+}
+
+static size_t nested_count(const struct nested *n, const struct ioacct_reply *rep)
+{
+	size_t c;
+
+	memcpy(&c, (const uint8_t *)rep + n->count_off, sizeof(c));
+	return c;
+}
+
+static void nested_set_count(const struct nested *n, struct ioacct_reply *rep, size_t c)
+{
+	memcpy((uint8_t *)rep + n->count_off, &c, sizeof(c));
+}
+
 struct schema {
 	uint16_t type;
 	size_t body_off; /* where the fields start in struct ioacct_request */
@@ -257,6 +434,7 @@ static const struct schema request_schemas[] = {
 	SCHEMA(IOACCT_MSG_FINISH_JOB, u.fin, finish_job_fields),
 	SCHEMA(IOACCT_MSG_STATUS, u.query, status_fields),
 	SCHEMA(IOACCT_MSG_SNAPSHOT, u.query, snapshot_fields),
+	SCHEMA(IOACCT_MSG_QUERY, u.select, select_fields),
 };
 
 static const struct schema *request_schema(uint16_t type)
@@ -280,6 +458,8 @@ const char *ioacct_msg_type_name(uint16_t type)
 		return "status";
 	case IOACCT_MSG_SNAPSHOT:
 		return "snapshot";
+	case IOACCT_MSG_QUERY:
+		return "query";
 	case IOACCT_MSG_REPLY:
 		return "reply";
 	default:
@@ -455,20 +635,25 @@ static bool is_zero(const uint8_t *p, size_t n)
 static int encode_list(struct ioacct_buf *b, const struct field *fields, size_t nfields,
 		       const uint8_t *base, const struct ioacct_reply *rep);
 
-static int encode_rows(struct ioacct_buf *b, const struct ioacct_reply *rep)
+static int encode_rows(struct ioacct_buf *b, uint16_t attr, const struct ioacct_reply *rep)
 {
-	size_t start, len;
+	const struct nested *n = nested_find(attr);
+	const uint8_t *array;
+	size_t start, len, count;
 	int ret;
 
-	if (rep->nrows && !rep->rows)
+	if (!n)
 		return -EINVAL;
-	for (size_t i = 0; i < rep->nrows; i++) {
+	array = nested_array(n, rep);
+	count = nested_count(n, rep);
+	if (count && !array)
+		return -EINVAL;
+	for (size_t i = 0; i < count; i++) {
 		start = b->len;
-		ret = attr_begin(b, IOACCT_ATTR_ROW, 0);
+		ret = attr_begin(b, attr, 0);
 		if (ret)
 			return ret;
-		ret = encode_list(b, row_fields, ARRAY_SIZE(row_fields),
-				  (const uint8_t *)&rep->rows[i], NULL);
+		ret = encode_list(b, n->fields, n->nfields, array + i * n->size, NULL);
 		if (ret)
 			return ret;
 		/* The row's attributes are padded already, so the row needs none. */
@@ -521,7 +706,7 @@ static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8
 			return 0;
 		return attr_put(b, f->attr, src, n);
 	case KIND_NESTED:
-		return encode_rows(b, rep);
+		return rep ? encode_rows(b, f->attr, rep) : -EINVAL;
 	}
 	return -EINVAL;
 }
@@ -694,20 +879,26 @@ static const struct field *field_find(const struct list *l, uint16_t type)
 
 static int decode_list(const struct list *l, const uint8_t *p, size_t n, char *err, size_t errlen);
 
-/* Rows were counted before; rep->rows has room for this one. */
+/* Rows were counted before; their array has room for this one. */
 static int decode_row(const struct list *l, const struct attr *a, char *err, size_t errlen)
 {
+	const struct nested *n = nested_find(a->type);
+	size_t i;
 	char ctx[48];
 	struct list row = {
 		.ctx = ctx,
-		.fields = row_fields,
-		.nfields = ARRAY_SIZE(row_fields),
-		.base = (uint8_t *)&l->rep->rows[l->rep->nrows],
 		.depth = l->depth + 1,
 	};
 
-	snprintf(ctx, sizeof(ctx), "reply row %zu", l->rep->nrows);
-	l->rep->nrows++;
+	if (!n || !l->rep)
+		return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) is not a list here", l->ctx,
+			    a->type, attr_name(a->type));
+	i = nested_count(n, l->rep);
+	row.fields = n->fields;
+	row.nfields = n->nfields;
+	row.base = (uint8_t *)nested_array(n, l->rep) + i * n->size;
+	snprintf(ctx, sizeof(ctx), "reply %s %zu", n->name, i);
+	nested_set_count(n, l->rep, i + 1);
 	return decode_list(&row, a->val, a->len, err, errlen);
 }
 
@@ -863,18 +1054,39 @@ int ioacct_proto_decode_request(const uint8_t *msg, size_t len, struct ioacct_re
 	return 0;
 }
 
-/* Counts the rows of a reply so that they are allocated once, and no more than sent. */
+/* Counts the rows of each list of a reply so that they are allocated once, and no more than sent. */
 static int count_rows(const uint8_t *p, size_t n, size_t *nrows, char *err, size_t errlen)
 {
 	struct cursor cur = { p, n };
 	struct attr a;
 	int ret;
 
-	*nrows = 0;
+	memset(nrows, 0, ARRAY_SIZE(nested) * sizeof(*nrows));
 	while ((ret = attr_next(&cur, &a, "reply message", err, errlen)) > 0)
-		if (a.type == IOACCT_ATTR_ROW)
-			(*nrows)++;
+		for (size_t i = 0; i < ARRAY_SIZE(nested); i++)
+			if (a.type == nested[i].attr)
+				nrows[i]++;
 	return ret;
+}
+
+static int alloc_rows(struct ioacct_reply *rep, const size_t *nrows, char *err, size_t errlen)
+{
+	void *p;
+
+	for (size_t i = 0; i < ARRAY_SIZE(nested); i++) {
+		const struct nested *n = &nested[i];
+
+		if (nrows[i] > n->max)
+			return fail(err, errlen, -EPROTO, "reply message has %zu %ss, more than %zu",
+				    nrows[i], n->name, n->max);
+		if (!nrows[i])
+			continue;
+		p = calloc(nrows[i], n->size);
+		if (!p)
+			return fail(err, errlen, -ENOMEM, "no memory for %zu %ss", nrows[i], n->name);
+		nested_set_array(n, rep, p);
+	}
+	return 0;
 }
 
 int ioacct_proto_decode_reply(const uint8_t *msg, size_t len, struct ioacct_reply *rep,
@@ -888,7 +1100,7 @@ int ioacct_proto_decode_reply(const uint8_t *msg, size_t len, struct ioacct_repl
 		.depth = 1,
 		.rep = rep,
 	};
-	size_t nrows;
+	size_t nrows[ARRAY_SIZE(nested)];
 	uint16_t type;
 	int ret;
 
@@ -901,22 +1113,13 @@ int ioacct_proto_decode_reply(const uint8_t *msg, size_t len, struct ioacct_repl
 			   ioacct_msg_type_name(type));
 		goto out;
 	}
-	ret = count_rows(msg + IOACCT_PROTO_HDR_LEN, len - IOACCT_PROTO_HDR_LEN, &nrows, err,
+	ret = count_rows(msg + IOACCT_PROTO_HDR_LEN, len - IOACCT_PROTO_HDR_LEN, nrows, err,
 			 errlen);
 	if (ret)
 		goto out;
-	if (nrows > MAX_ROWS) {
-		ret = fail(err, errlen, -EPROTO, "reply message has %zu rows, more than %d", nrows,
-			   MAX_ROWS);
+	ret = alloc_rows(rep, nrows, err, errlen);
+	if (ret)
 		goto out;
-	}
-	if (nrows) {
-		rep->rows = calloc(nrows, sizeof(*rep->rows));
-		if (!rep->rows) {
-			ret = fail(err, errlen, -ENOMEM, "no memory for %zu rows", nrows);
-			goto out;
-		}
-	}
 	ret = decode_list(&l, msg + IOACCT_PROTO_HDR_LEN, len - IOACCT_PROTO_HDR_LEN, err, errlen);
 	if (ret)
 		goto out;
@@ -933,9 +1136,52 @@ void ioacct_reply_free(struct ioacct_reply *r)
 {
 	if (!r)
 		return;
-	free(r->rows);
-	r->rows = NULL;
-	r->nrows = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(nested); i++) {
+		free(nested_array(&nested[i], r));
+		nested_set_array(&nested[i], r, NULL);
+		nested_set_count(&nested[i], r, 0);
+	}
+}
+
+/* Attribute header and value, padded. */
+static size_t attr_size(size_t len)
+{
+	return ATTR_HDR_LEN + pad4(len);
+}
+
+static size_t list_bound(const struct field *fields, size_t nfields)
+{
+	size_t n = ATTR_HDR_LEN; /* the list's own header */
+
+	for (size_t i = 0; i < nfields; i++) {
+		size_t len = kind_len(attr_info[fields[i].attr].kind);
+
+		/* A string's own length is added apart; here its header and padding. */
+		n += len ? attr_size(len) : ATTR_HDR_LEN + 3;
+	}
+	return n;
+}
+
+size_t ioacct_proto_query_job_size(const struct ioacct_job *job, size_t nsteps,
+				   const struct ioacct_mount *mounts, size_t nmounts, size_t ntotals,
+				   size_t npeaks)
+{
+	size_t n = list_bound(qjob_fields, ARRAY_SIZE(qjob_fields));
+
+	n += strnlen(job->cluster, sizeof(job->cluster)) + strnlen(job->node, sizeof(job->node)) +
+	     strnlen(job->source, sizeof(job->source)) + strnlen(job->user, sizeof(job->user)) +
+	     strnlen(job->name, sizeof(job->name)) + strnlen(job->workdir, sizeof(job->workdir)) +
+	     sizeof(job->state) + sizeof(job->probe_mode);
+	n += nsteps * (list_bound(qstep_fields, ARRAY_SIZE(qstep_fields)) +
+		       sizeof(((struct ioacct_step *)0)->state));
+	for (size_t i = 0; i < nmounts; i++)
+		n += list_bound(qmount_fields, ARRAY_SIZE(qmount_fields)) +
+		     strnlen(mounts[i].path, sizeof(mounts[i].path)) +
+		     strnlen(mounts[i].fstype, sizeof(mounts[i].fstype)) +
+		     strnlen(mounts[i].source, sizeof(mounts[i].source));
+	n += ntotals * list_bound(qtotal_fields, ARRAY_SIZE(qtotal_fields));
+	n += npeaks * list_bound(qpeak_fields, ARRAY_SIZE(qpeak_fields));
+	return n;
 }
 
 /* ---- transport ---- */

@@ -37,6 +37,7 @@ enum ioacct_msg_type {
 	IOACCT_MSG_FINISH_JOB = 3,
 	IOACCT_MSG_STATUS = 4,
 	IOACCT_MSG_SNAPSHOT = 5,
+	IOACCT_MSG_QUERY = 6,
 	IOACCT_MSG_REPLY = 0x100,
 };
 
@@ -83,6 +84,24 @@ struct ioacct_req_query {
 	char cluster[IOACCT_SHORT_MAX];
 };
 
+/*
+ * query: one page of the jobs ioacct selects, for users who may not read the
+ * store (private_data). Lists are comma-separated, "" matching everything:
+ * job ids and uids in decimal, cluster names. The reply carries the jobs
+ * with key > after_key in key order, each with its steps, mounts, totals
+ * and (with `peaks`) peaks; when `more` is set, ask again with after_key =
+ * the reply's job_key.
+ */
+struct ioacct_req_select {
+	char job_ids[4096];
+	char uids[1024];
+	char clusters[1024];
+	int64_t start_ns;           /* sacct's window; 0 = unbounded */
+	int64_t end_ns;
+	int64_t after_key;
+	uint32_t peaks;             /* 1: with each job's peaks, for Max*BW */
+};
+
 struct ioacct_request {
 	uint16_t type;
 	uint32_t seq;
@@ -90,6 +109,7 @@ struct ioacct_request {
 		struct ioacct_req_register reg;
 		struct ioacct_req_finish fin;
 		struct ioacct_req_query query;
+		struct ioacct_req_select select;
 	} u;
 };
 
@@ -99,6 +119,33 @@ struct ioacct_snap_row {
 	uint32_t op;
 	struct ioacct_mount mount;
 	struct ioacct_counters c;
+};
+
+/* Rows of a query reply, each tied to its job by job_key. At most this many steps or mounts. */
+#define IOACCT_PROTO_MAX_QROWS 65536
+
+struct ioacct_qstep_row {
+	int64_t job_key;
+	struct ioacct_step step;    /* the cgroup is not sent */
+};
+
+struct ioacct_qmount_row {
+	int64_t job_key;
+	struct ioacct_mount mount;
+};
+
+struct ioacct_qtotal_row {
+	int64_t job_key;
+	struct ioacct_sample s;     /* bin is not sent */
+};
+
+/* ioacct_qpeak of query.h: step or mount UINT32_MAX for all of them. */
+struct ioacct_qpeak_row {
+	int64_t job_key;
+	uint32_t step_id;
+	uint32_t mnt_id;
+	uint64_t read_bytes;
+	uint64_t write_bytes;
 };
 
 struct ioacct_reply {
@@ -124,6 +171,22 @@ struct ioacct_reply {
 	struct ioacct_snap_row *rows;
 	size_t nrows;
 	uint64_t dropped_bytes;
+	/*
+	 * query; owned by the reply, freed by ioacct_reply_free(). has_array is
+	 * not sent: a job is an array task when its array_job_id is not 0.
+	 * job_key is the last job's key, `more` says whether to ask again.
+	 */
+	struct ioacct_job *jobs;
+	size_t njobs;
+	struct ioacct_qstep_row *qsteps;
+	size_t nqsteps;
+	struct ioacct_qmount_row *qmounts;
+	size_t nqmounts;
+	struct ioacct_qtotal_row *qtotals;
+	size_t nqtotals;
+	struct ioacct_qpeak_row *qpeaks;
+	size_t nqpeaks;
+	uint32_t more;
 };
 
 void ioacct_reply_free(struct ioacct_reply *r);
@@ -166,5 +229,14 @@ int ioacct_client_call(const char *socket_path, const struct ioacct_request *req
 		       struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen);
 
 const char *ioacct_msg_type_name(uint16_t type);
+
+/*
+ * An upper bound of the bytes one job with these rows adds to an encoded
+ * query reply, so that the daemon fills a page up to a budget without
+ * encoding it twice.
+ */
+size_t ioacct_proto_query_job_size(const struct ioacct_job *job, size_t nsteps,
+				   const struct ioacct_mount *mounts, size_t nmounts, size_t ntotals,
+				   size_t npeaks);
 
 #endif /* IOACCT_PROTO_H */

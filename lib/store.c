@@ -120,6 +120,15 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_cluster_job_id ON jobs (cluster, job_id);"
 	"CREATE INDEX jobs_uid_start ON jobs (uid, start_ns);"
 	"CREATE INDEX jobs_start ON jobs (start_ns);",
+
+	/*
+	 * 3: ioacct's queries. By job id on any cluster; and for time windows,
+	 * the longest finished job (max over this expression) bounds how long
+	 * before a window its jobs may have started, running jobs apart.
+	 */
+	"CREATE INDEX jobs_job_id ON jobs (job_id);"
+	"CREATE INDEX jobs_duration ON jobs (end_ns - start_ns);"
+	"CREATE INDEX jobs_running ON jobs (start_ns) WHERE end_ns IS NULL;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -1384,5 +1393,274 @@ out:
 		return err;
 	}
 	*out = jd;
+	return 0;
+}
+
+/* ---- queries (ioacct) ---- */
+
+struct sql_buf {
+	char *p;
+	size_t len;
+	size_t cap;
+	bool failed;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void sql_add(struct sql_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = true;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len)
+			break;
+		char *tmp = realloc(b->p, 2 * b->cap + (size_t)n);
+
+		if (!tmp) {
+			b->failed = true;
+			return;
+		}
+		b->p = tmp;
+		b->cap = 2 * b->cap + (size_t)n;
+	}
+	b->len += (size_t)n;
+}
+
+/* Parameter numbers: the lists first, then these, after them. */
+enum { P_AFTER = 1, P_START, P_END, P_LOW, P_LIMIT, P_LISTS };
+
+/* " AND col IN (?a,?b,...)" numbered from *next. */
+static void sql_in(struct sql_buf *b, const char *col, size_t n, int *next)
+{
+	if (n == 0)
+		return;
+	sql_add(b, " AND %s IN (", col);
+	for (size_t i = 0; i < n; i++)
+		sql_add(b, "%s?%d", i ? "," : "", (*next)++);
+	sql_add(b, ")");
+}
+
+static void sql_common(struct sql_buf *b, const struct ioacct_store_filter *f)
+{
+	int next = P_LISTS;
+
+	sql_add(b, " key > ?%d", P_AFTER);
+	sql_in(b, "job_id", f->njob_ids, &next);
+	sql_in(b, "uid", f->nuids, &next);
+	sql_in(b, "cluster", f->nclusters, &next);
+}
+
+/*
+ * A window [S, E] matches the jobs started by E and not ended before S.
+ * Finished ones started at most the longest duration (the jobs_duration
+ * index gives it at once) before S, so their scan is bounded by time;
+ * running ones come from the small partial index jobs_running.
+ */
+static char *select_sql(const struct ioacct_store_filter *f)
+{
+	struct sql_buf b = { .p = malloc(1024), .cap = 1024 };
+
+	if (!b.p)
+		return NULL;
+	b.p[0] = '\0';
+	sql_add(&b, "SELECT " JOB_COLS " FROM jobs WHERE");
+	sql_common(&b, f);
+	if (f->start_ns) {
+		sql_add(&b, " AND start_ns >= ?%d AND start_ns <= ?%d AND (end_ns IS NULL OR end_ns >= ?%d)",
+			P_LOW, P_END, P_START);
+		sql_add(&b, " UNION ALL SELECT " JOB_COLS " FROM jobs INDEXED BY jobs_running WHERE");
+		sql_common(&b, f);
+		sql_add(&b, " AND end_ns IS NULL AND start_ns < ?%d AND start_ns <= ?%d ORDER BY 1", P_LOW,
+			P_END);
+	} else {
+		if (f->end_ns)
+			sql_add(&b, " AND start_ns <= ?%d", P_END);
+		sql_add(&b, " ORDER BY key");
+	}
+	sql_add(&b, " LIMIT ?%d", P_LIMIT);
+	if (b.failed) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+static int select_bind(sqlite3_stmt *s, const struct ioacct_store_filter *f, int64_t low)
+{
+	int next = P_LISTS, rc;
+
+	rc = bind_i64(s, P_AFTER, f->after_key) || bind_i64(s, P_START, f->start_ns) ||
+	     bind_i64(s, P_END, f->end_ns ? f->end_ns : INT64_MAX) || bind_i64(s, P_LOW, low) ||
+	     bind_i64(s, P_LIMIT, f->limit ? (int64_t)f->limit : -1);
+	for (size_t i = 0; !rc && i < f->njob_ids; i++)
+		rc = bind_u64(s, next++, f->job_ids[i]);
+	for (size_t i = 0; !rc && i < f->nuids; i++)
+		rc = bind_u64(s, next++, f->uids[i]);
+	for (size_t i = 0; !rc && i < f->nclusters; i++)
+		rc = sqlite3_bind_text(s, next++, f->clusters[i], -1, SQLITE_STATIC);
+	return rc;
+}
+
+/* The earliest start of a finished job that can still overlap a window starting at start_ns. */
+static int window_low(struct ioacct_store *st, int64_t start_ns, int64_t *low)
+{
+	sqlite3_stmt *s = NULL;
+	int rc, err = 0;
+
+	*low = start_ns;
+	rc = sqlite3_prepare_v2(st->db, "SELECT max(end_ns - start_ns) FROM jobs", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(st, rc, "longest job");
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		int64_t d = sqlite3_column_int64(s, 0);
+
+		if (d > 0)
+			*low = start_ns > INT64_MIN + d ? start_ns - d : INT64_MIN;
+	} else {
+		err = sql_error(st, rc, "longest job");
+	}
+	sqlite3_finalize(s);
+	return err;
+}
+
+static int select_run(struct ioacct_store *st, const struct ioacct_store_filter *f,
+		      ioacct_store_job_fn fn, void *arg)
+{
+	struct ioacct_job job;
+	sqlite3_stmt *s = NULL;
+	int64_t low = 0;
+	char *sql;
+	int rc, err;
+
+	if (f->start_ns) {
+		err = window_low(st, f->start_ns, &low);
+		if (err)
+			return err;
+	}
+	sql = select_sql(f);
+	if (!sql)
+		return store_error(st, -ENOMEM, "select jobs: out of memory");
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return sql_error(st, rc, "select jobs: unexpected database contents (damaged?)");
+	if (select_bind(s, f, low)) {
+		err = sql_error(st, sqlite3_errcode(st->db), "select jobs");
+		goto out;
+	}
+	err = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		read_job(s, &job);
+		err = fn(st, &job, arg);
+		if (err)
+			goto out;
+	}
+	if (rc != SQLITE_DONE)
+		err = sql_error(st, rc, "select jobs");
+out:
+	sqlite3_finalize(s);
+	return err;
+}
+
+int ioacct_store_jobs_select(struct ioacct_store *st, const struct ioacct_store_filter *f,
+			     ioacct_store_job_fn fn, void *arg)
+{
+	bool outer;
+	int err;
+
+	if (f->njob_ids > IOACCT_STORE_FILTER_MAX || f->nuids > IOACCT_STORE_FILTER_MAX ||
+	    f->nclusters > IOACCT_STORE_FILTER_MAX)
+		return store_error(st, -EINVAL, "select jobs: more than %d job ids, users or clusters",
+				   IOACCT_STORE_FILTER_MAX);
+	err = unit_begin(st, false, &outer);
+	if (err)
+		return err;
+	return unit_end(st, outer, select_run(st, f, fn, arg));
+}
+
+int ioacct_store_job_load_totals(struct ioacct_store *st, int64_t job_key,
+				 struct ioacct_jobdata **out)
+{
+	struct ioacct_jobdata *jd;
+	bool outer, running;
+	void *rows;
+	int err;
+
+	jd = calloc(1, sizeof(*jd));
+	if (!jd)
+		return store_error(st, -ENOMEM, "load job %" PRId64 ": out of memory", job_key);
+	err = unit_begin(st, false, &outer);
+	if (err)
+		goto out;
+	err = ioacct_store_job_get(st, job_key, &jd->job);
+	if (!err)
+		err = load_rows(st, ST_LOAD_STEPS, &job_key, sizeof(*jd->steps), row_step, &rows,
+				&jd->nsteps, "steps");
+	if (!err) {
+		jd->steps = rows;
+		err = load_rows(st, ST_LOAD_MOUNTS, &job_key, sizeof(*jd->mounts), row_mount, &rows,
+				&jd->nmounts, "mounts");
+	}
+	if (!err) {
+		jd->mounts = rows;
+		/* The totals table is written at finish; a running job's are summed now. */
+		running = strcmp(jd->job.state, "RUNNING") == 0;
+		err = load_rows(st, running ? ST_LOAD_TOTALS_RUNNING : ST_LOAD_TOTALS, &job_key,
+				sizeof(*jd->totals), row_sample, &rows, &jd->ntotals, "totals");
+	}
+	if (!err)
+		jd->totals = rows;
+	err = unit_end(st, outer, err);
+out:
+	if (err) {
+		ioacct_jobdata_free(jd);
+		return err;
+	}
+	*out = jd;
+	return 0;
+}
+
+int ioacct_store_job_series(struct ioacct_store *st, int64_t job_key, struct ioacct_sample **out,
+			    size_t *n)
+{
+	void *rows;
+	int err;
+
+	err = load_rows(st, ST_LOAD_SERIES, &job_key, sizeof(**out), row_sample, &rows, n, "series");
+	if (!err)
+		*out = rows;
+	return err;
+}
+
+int ioacct_store_set_private(struct ioacct_store *st, bool private_data)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	const char *db = sqlite3_db_filename(st->db, "main");
+	mode_t mode = private_data ? 0600 : 0644;
+	char path[PATH_MAX];
+	int err;
+
+	if (!db || !*db)
+		return store_error(st, -EINVAL, "set the mode of the database: it has no file");
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		if (snprintf(path, sizeof(path), "%s%s", db, suffixes[i]) >= (int)sizeof(path))
+			return store_error(st, -ENAMETOOLONG, "database path too long: %s", db);
+		/* SQLite gives new -wal and -shm files the mode of the database. */
+		if (chmod(path, mode) && errno != ENOENT) {
+			err = -errno;
+			return store_error(st, err, "cannot set the mode of %s to %04o: %s", path,
+					   (unsigned int)mode, strerror(-err));
+		}
+	}
 	return 0;
 }

@@ -18,12 +18,13 @@
 #ifndef IOACCT_STORE_H
 #define IOACCT_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 2
+#define IOACCT_STORE_SCHEMA_VERSION 3
 
 struct ioacct_store;
 
@@ -103,5 +104,48 @@ int ioacct_store_job_find(struct ioacct_store *st, const char *cluster, uint64_t
  * free with ioacct_jobdata_free().
  */
 int ioacct_store_job_load(struct ioacct_store *st, int64_t job_key, struct ioacct_jobdata **out);
+
+/* ---- queries (ioacct) ---- */
+
+/* At most this many items in each list of a filter. */
+#define IOACCT_STORE_FILTER_MAX 256
+
+/* Jobs as ioacct selects them; an empty list matches everything. */
+struct ioacct_store_filter {
+	const uint64_t *job_ids;
+	size_t njob_ids;
+	const uint32_t *uids;
+	size_t nuids;
+	const char *const *clusters;
+	size_t nclusters;
+	/* sacct's window: jobs running at some time in [start_ns, end_ns]; 0 = unbounded. */
+	int64_t start_ns;
+	int64_t end_ns;
+	int64_t after_key;          /* only keys above it: the next page */
+	size_t limit;               /* at most this many jobs; 0 = all */
+};
+
+/* Called for each job selected; a nonzero return stops the selection and is returned. */
+typedef int (*ioacct_store_job_fn)(struct ioacct_store *st, const struct ioacct_job *job,
+				   void *arg);
+
+/*
+ * Calls fn for every job matching f, in key order, inside one read
+ * transaction: what fn loads through the same store belongs to the same
+ * snapshot. -EINVAL for a list longer than IOACCT_STORE_FILTER_MAX.
+ */
+int ioacct_store_jobs_select(struct ioacct_store *st, const struct ioacct_store_filter *f,
+			     ioacct_store_job_fn fn, void *arg);
+/* ioacct_store_job_load() without the series: what a listing needs. */
+int ioacct_store_job_load_totals(struct ioacct_store *st, int64_t job_key,
+				 struct ioacct_jobdata **out);
+/* A job's series alone, ordered by step, mount, op, bin; *out malloc'd (NULL when none). */
+int ioacct_store_job_series(struct ioacct_store *st, int64_t job_key, struct ioacct_sample **out,
+			    size_t *n);
+/*
+ * private_data: the database and its -wal and -shm files become readable by
+ * root alone (0600), or by everyone again (0644). For the daemon, at start.
+ */
+int ioacct_store_set_private(struct ioacct_store *st, bool private_data);
 
 #endif /* IOACCT_STORE_H */

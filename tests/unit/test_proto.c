@@ -1357,6 +1357,221 @@ static void test_client_call_errors(void **state)
 	assert_err_contains(err, "longer than 107 bytes");
 }
 
+/* ---- query (ioacct through the daemon) ---- */
+
+enum { A_JOB_KEY = 20, A_QJOB = 45, A_QTOTAL = 48 };
+
+static void test_query_request_roundtrip(void **state)
+{
+	struct ioacct_request in, out;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_QUERY;
+	in.seq = 7;
+	strcpy(in.u.select.job_ids, "1,22,18446744073709551615");
+	strcpy(in.u.select.uids, "0,1000");
+	strcpy(in.u.select.clusters, "hpc,iorun");
+	in.u.select.start_ns = -5;
+	in.u.select.end_ns = INT64_MAX;
+	in.u.select.after_key = 1234567890123LL;
+	in.u.select.peaks = 1;
+	roundtrip_request(&in, &out);
+	assert_memory_equal(&out.u.select, &in.u.select, sizeof(in.u.select));
+	assert_string_equal(ioacct_msg_type_name(IOACCT_MSG_QUERY), "query");
+
+	/* Everything is optional: an empty query is "every job". */
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_QUERY;
+	roundtrip_request(&in, &out);
+	assert_memory_equal(&out.u.select, &in.u.select, sizeof(in.u.select));
+}
+
+/* A page of two jobs with every kind of row; rows of a job need not be adjacent. */
+static void fill_query_reply(struct ioacct_reply *rep)
+{
+	static struct ioacct_job jobs[2];
+	static struct ioacct_qstep_row steps[3];
+	static struct ioacct_qmount_row mounts[2];
+	static struct ioacct_qtotal_row totals[3];
+	static struct ioacct_qpeak_row peaks[2];
+
+	memset(rep, 0, sizeof(*rep));
+	memset(jobs, 0, sizeof(jobs));
+	memset(steps, 0, sizeof(steps));
+	memset(mounts, 0, sizeof(mounts));
+	memset(totals, 0, sizeof(totals));
+	for (int i = 0; i < 2; i++) {
+		struct ioacct_job *j = &jobs[i];
+
+		j->key = 100 + i;
+		j->job_id = UINT64_MAX - (uint64_t)i;
+		snprintf(j->cluster, sizeof(j->cluster), "cluster%d", i);
+		snprintf(j->node, sizeof(j->node), "node%d", i);
+		strcpy(j->source, "slurm");
+		j->uid = 4000000000U + (uint32_t)i;
+		j->gid = 100;
+		strcpy(j->user, "alice");
+		strcpy(j->name, "a \"name\"");
+		memset(j->workdir, 'w', sizeof(j->workdir) - 1); /* the longest there is */
+		j->array_job_id = i ? 77 : 0;
+		j->array_task_id = i ? 3 : 0;
+		j->start_ns = -1;
+		j->end_ns = INT64_MAX;
+		strcpy(j->state, "CANCELLED");
+		j->exit_code = -15;
+		strcpy(j->probe_mode, "tracepoint");
+		j->bin_width_ns = 5000000000ULL;
+		j->dropped_events = 1ULL << 63;
+		j->dropped_bytes = 9;
+	}
+	steps[0] = (struct ioacct_qstep_row){ .job_key = 100, .step = { .step_id = 0,
+		.start_ns = 5, .end_ns = 6, .state = "COMPLETED", .exit_code = 1 } };
+	steps[1] = (struct ioacct_qstep_row){ .job_key = 101, .step = { .step_id = IOACCT_STEP_BATCH,
+		.start_ns = 7, .state = "RUNNING" } };
+	steps[2] = (struct ioacct_qstep_row){ .job_key = 100, .step = { .step_id = IOACCT_STEP_EXTERN } };
+	mounts[0] = (struct ioacct_qmount_row){ .job_key = 101, .mount = { .mnt_id = 21, .path = "/",
+		.fstype = "ext4", .source = "/dev/sda1" } };
+	mounts[1] = (struct ioacct_qmount_row){ .job_key = 100, .mount = { .mnt_id = 0, .path = "mnt:0" } };
+	for (int i = 0; i < 3; i++) {
+		totals[i].job_key = i == 1 ? 101 : 100;
+		totals[i].s = (struct ioacct_sample){ .step_id = (uint32_t)i, .mnt_id = 21,
+						      .op = IOACCT_OP_STAT - (uint32_t)i };
+		totals[i].s.c.bytes = UINT64_MAX - (uint64_t)i;
+		totals[i].s.c.calls = 3;
+		totals[i].s.c.ns = 1ULL << 40;
+		totals[i].s.c.size_hist[9] = 8;
+	}
+	peaks[0] = (struct ioacct_qpeak_row){ .job_key = 100, .step_id = UINT32_MAX,
+		.mnt_id = UINT32_MAX, .read_bytes = 1, .write_bytes = UINT64_MAX };
+	peaks[1] = (struct ioacct_qpeak_row){ .job_key = 101, .step_id = 0, .mnt_id = 21 };
+	rep->seq = 9;
+	rep->jobs = jobs;
+	rep->njobs = 2;
+	rep->qsteps = steps;
+	rep->nqsteps = 3;
+	rep->qmounts = mounts;
+	rep->nqmounts = 2;
+	rep->qtotals = totals;
+	rep->nqtotals = 3;
+	rep->qpeaks = peaks;
+	rep->nqpeaks = 2;
+	rep->job_key = 101;
+	rep->more = 1;
+}
+
+static void test_query_reply_roundtrip(void **state)
+{
+	struct ioacct_reply in, out;
+	struct ioacct_buf b = { 0 };
+	size_t bound = 0, base;
+
+	(void)state;
+	fill_query_reply(&in);
+	roundtrip_reply(&in, &out);
+	assert_int_equal(out.njobs, 2);
+	/* has_array is not sent: 0 on both sides here; array_job_id says it. */
+	assert_memory_equal(out.jobs, in.jobs, 2 * sizeof(*in.jobs));
+	assert_int_equal(out.nqsteps, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(out.qsteps[i].job_key, in.qsteps[i].job_key);
+		assert_int_equal(out.qsteps[i].step.step_id, in.qsteps[i].step.step_id);
+		assert_int_equal(out.qsteps[i].step.start_ns, in.qsteps[i].step.start_ns);
+		assert_int_equal(out.qsteps[i].step.end_ns, in.qsteps[i].step.end_ns);
+		assert_string_equal(out.qsteps[i].step.state, in.qsteps[i].step.state);
+		assert_int_equal(out.qsteps[i].step.exit_code, in.qsteps[i].step.exit_code);
+	}
+	assert_int_equal(out.nqmounts, 2);
+	assert_memory_equal(out.qmounts, in.qmounts, 2 * sizeof(*in.qmounts));
+	assert_int_equal(out.nqtotals, 3);
+	assert_memory_equal(out.qtotals, in.qtotals, 3 * sizeof(*in.qtotals));
+	assert_int_equal(out.nqpeaks, 2);
+	assert_memory_equal(out.qpeaks, in.qpeaks, 2 * sizeof(*in.qpeaks));
+	assert_int_equal(out.job_key, 101);
+	assert_int_equal(out.more, 1);
+	ioacct_reply_free(&out);
+	assert_null(out.jobs);
+	assert_null(out.qpeaks);
+	assert_int_equal(out.nqtotals, 0);
+
+	/* The size bound holds: what the jobs add is no more than the daemon counted. */
+	memset(&out, 0, sizeof(out));
+	out.status = 0;
+	assert_int_equal(ioacct_proto_encode_reply(&b, &out), 0);
+	base = b.len;
+	ioacct_buf_reset(&b);
+	assert_int_equal(ioacct_proto_encode_reply(&b, &in), 0);
+	for (size_t i = 0; i < 2; i++) {
+		size_t ns = 0, nt = 0, np = 0;
+		struct ioacct_mount m[2];
+		size_t nm = 0;
+
+		for (size_t k = 0; k < in.nqsteps; k++)
+			ns += in.qsteps[k].job_key == in.jobs[i].key;
+		for (size_t k = 0; k < in.nqmounts; k++)
+			if (in.qmounts[k].job_key == in.jobs[i].key)
+				m[nm++] = in.qmounts[k].mount;
+		for (size_t k = 0; k < in.nqtotals; k++)
+			nt += in.qtotals[k].job_key == in.jobs[i].key;
+		for (size_t k = 0; k < in.nqpeaks; k++)
+			np += in.qpeaks[k].job_key == in.jobs[i].key;
+		bound += ioacct_proto_query_job_size(&in.jobs[i], ns, m, nm, nt, np);
+	}
+	/* job_key and more are the page's own: 24 bytes at most. */
+	assert_true(b.len - base <= bound + 24);
+	ioacct_buf_free(&b);
+}
+
+static void test_query_reply_bad(void **state)
+{
+	struct ioacct_reply rep;
+	struct raw r = { 0 };
+	char err[256];
+	size_t off;
+	uint8_t empty[4];
+
+	(void)state;
+	/* A job without its key. */
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_REPLY, 1);
+	raw_u32(&r, A_STATUS, 0);
+	off = raw_nest_begin(&r, A_QJOB);
+	raw_u64(&r, A_JOB_ID, 5);
+	raw_nest_end(&r, off);
+	raw_finish(&r);
+	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "reply job 0 lacks attribute 20 (job_key)");
+	assert_null(rep.jobs);
+	free(r.p);
+
+	/* A total nested in a job: one level too deep. */
+	memset(&r, 0, sizeof(r));
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_REPLY, 1);
+	raw_u32(&r, A_STATUS, 0);
+	off = raw_nest_begin(&r, A_QJOB);
+	raw_u64(&r, A_JOB_KEY, 5);
+	raw_u64(&r, A_JOB_ID, 5);
+	raw_nest_end(&r, raw_nest_begin(&r, A_QTOTAL));
+	raw_nest_end(&r, off);
+	raw_finish(&r);
+	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EPROTO);
+	assert_string_equal(err, "reply job 0: attribute 48 (total) nests deeper than 2 levels");
+	free(r.p);
+
+	/* More jobs than a reply may carry: refused before anything is allocated. */
+	memset(&r, 0, sizeof(r));
+	le16(empty, A_QJOB);
+	le16(empty + 2, 0);
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_REPLY, 1);
+	raw_u32(&r, A_STATUS, 0);
+	for (int i = 0; i < 4097; i++)
+		raw_bytes(&r, empty, sizeof(empty));
+	raw_finish(&r);
+	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EPROTO);
+	assert_string_equal(err, "reply message has 4097 jobs, more than 4096");
+	assert_null(rep.jobs);
+	free(r.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1377,6 +1592,9 @@ int main(void)
 		cmocka_unit_test(test_unknown_skipped),
 		cmocka_unit_test(test_nesting_too_deep),
 		cmocka_unit_test(test_too_many_rows),
+		cmocka_unit_test(test_query_request_roundtrip),
+		cmocka_unit_test(test_query_reply_roundtrip),
+		cmocka_unit_test(test_query_reply_bad),
 		cmocka_unit_test(test_truncated_everywhere),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_send_recv_large),

@@ -299,7 +299,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 2);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 3);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;
@@ -600,10 +600,10 @@ static void test_migrate_from_v1(void **state)
 		 "INSERT INTO series VALUES (7, 0, 21, 1, 1, 8192, 2, 1, 30, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0);");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 2);
-	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 2);
+	assert_int_equal(ioacct_store_schema_version(st), 3);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 3);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master"
-					  " WHERE type = 'index' AND name LIKE 'jobs_%'"), 3);
+					  " WHERE type = 'index' AND name LIKE 'jobs_%'"), 6);
 
 	assert_int_equal(ioacct_store_job_find(st, "hpc", 42, &got), 0);
 	assert_int_equal(got.key, 7);
@@ -626,7 +626,7 @@ static void test_migrate_from_v1(void **state)
 
 	/* Opening again finds nothing to do. */
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 2);
+	assert_int_equal(ioacct_store_schema_version(st), 3);
 	ioacct_store_close(st);
 }
 
@@ -636,7 +636,7 @@ static void test_newer_schema_refused(void **state)
 
 	ioacct_store_close(open_store(f, f->path, IOACCT_STORE_RDWR));
 	raw_exec(f->path, "PRAGMA user_version = 99");
-	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 2)");
+	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 3)");
 	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "newer ioacct");
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 99);
 	/* Nor can the test hook go back. */
@@ -897,6 +897,261 @@ static void test_ops_table(void **state)
 	assert_int_equal(hdr[19], 2);
 }
 
+/* ---- queries ---- */
+
+#define T0 1700000000000000000LL
+#define AT(s) (T0 + (int64_t)(s) * 1000000000LL)
+
+static struct ioacct_job query_job(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+				   uint32_t uid, int start, int end)
+{
+	struct ioacct_job j;
+
+	make_job(&j, cluster, job_id, AT(start));
+	j.uid = uid;
+	assert_int_equal(ioacct_store_job_insert(st, &j), 0);
+	if (end)
+		assert_int_equal(ioacct_store_job_finish(st, j.key, AT(end), "COMPLETED", 0), 0);
+	return j;
+}
+
+struct picked {
+	int64_t keys[16];
+	size_t n;
+	int stop_after; /* return -ECANCELED after this many; 0 = never */
+};
+
+static int pick(struct ioacct_store *st, const struct ioacct_job *job, void *arg)
+{
+	struct picked *p = arg;
+	struct ioacct_jobdata *jd;
+
+	/* Loading inside the selection is what ioacct does: it must see the same snapshot. */
+	assert_int_equal(ioacct_store_job_load_totals(st, job->key, &jd), 0);
+	assert_int_equal(jd->job.key, job->key);
+	ioacct_jobdata_free(jd);
+	assert_true(p->n < 16);
+	p->keys[p->n++] = job->key;
+	if (p->stop_after && p->n == (size_t)p->stop_after)
+		return -ECANCELED;
+	return 0;
+}
+
+static void assert_picked(struct ioacct_store *st, const struct ioacct_store_filter *f,
+			  const int64_t *want, size_t nwant)
+{
+	struct picked p = { .n = 0 };
+
+	assert_int_equal(ioacct_store_jobs_select(st, f, pick, &p), 0);
+	if (p.n != nwant)
+		print_error("selected %zu jobs, expected %zu\n", p.n, nwant);
+	assert_int_equal(p.n, nwant);
+	for (size_t i = 0; i < nwant; i++)
+		assert_int_equal(p.keys[i], want[i]);
+}
+
+static void test_select(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_store *st = open_store(f, f->path, IOACCT_STORE_RDWR);
+	/* a..f by start; d is the longest finished job (280 s), c and g never end. */
+	struct ioacct_job a = query_job(st, "hpc", 10, 1000, 100, 200);
+	struct ioacct_job b = query_job(st, "hpc", 11, 1001, 150, 160);
+	struct ioacct_job c = query_job(st, "other", 10, 1000, 300, 0);
+	struct ioacct_job d = query_job(st, "hpc", 12, 1000, 120, 400);
+	struct ioacct_job e = query_job(st, "hpc", 13, 1002, 500, 600);
+	struct ioacct_job g = query_job(st, "iorun", 1, 1000, 10, 0);
+	const uint64_t id10 = 10;
+	const uint32_t u1000 = 1000, u_other[] = { 1001, 1002 };
+	const char *hpc[] = { "hpc" };
+	uint64_t many[IOACCT_STORE_FILTER_MAX + 1] = { 0 };
+	struct ioacct_store_filter flt;
+	struct picked p = { .stop_after = 1 };
+	struct ioacct_store *r;
+
+	memset(&flt, 0, sizeof(flt));
+	assert_picked(st, &flt, (int64_t[]){ a.key, b.key, c.key, d.key, e.key, g.key }, 6);
+
+	/* A window ending before any job of it ends; g runs since before it. */
+	flt.start_ns = AT(170);
+	flt.end_ns = AT(250);
+	assert_picked(st, &flt, (int64_t[]){ a.key, d.key, g.key }, 3);
+	/* Later than the longest job is long: c and g come from the running jobs' index. */
+	flt.start_ns = AT(700);
+	flt.end_ns = AT(800);
+	assert_picked(st, &flt, (int64_t[]){ c.key, g.key }, 2);
+	/* A start alone: everything not ended before it. */
+	flt.start_ns = AT(550);
+	flt.end_ns = 0;
+	assert_picked(st, &flt, (int64_t[]){ c.key, e.key, g.key }, 3);
+	/* An end alone: everything started by then. */
+	flt.start_ns = 0;
+	flt.end_ns = AT(140);
+	assert_picked(st, &flt, (int64_t[]){ a.key, d.key, g.key }, 3);
+	/* Bounds are inclusive. */
+	flt.start_ns = AT(600);
+	flt.end_ns = AT(600);
+	assert_picked(st, &flt, (int64_t[]){ c.key, e.key, g.key }, 3);
+
+	memset(&flt, 0, sizeof(flt));
+	flt.job_ids = &id10;
+	flt.njob_ids = 1;
+	assert_picked(st, &flt, (int64_t[]){ a.key, c.key }, 2);
+	flt.clusters = hpc;
+	flt.nclusters = 1;
+	assert_picked(st, &flt, (int64_t[]){ a.key }, 1);
+
+	memset(&flt, 0, sizeof(flt));
+	flt.uids = &u1000;
+	flt.nuids = 1;
+	assert_picked(st, &flt, (int64_t[]){ a.key, c.key, d.key, g.key }, 4);
+	flt.uids = u_other;
+	flt.nuids = 2;
+	assert_picked(st, &flt, (int64_t[]){ b.key, e.key }, 2);
+
+	/* Pages. */
+	memset(&flt, 0, sizeof(flt));
+	flt.limit = 4;
+	assert_picked(st, &flt, (int64_t[]){ a.key, b.key, c.key, d.key }, 4);
+	flt.after_key = d.key;
+	assert_picked(st, &flt, (int64_t[]){ e.key, g.key }, 2);
+	flt.after_key = g.key;
+	assert_picked(st, &flt, NULL, 0);
+
+	/* A callback's error stops the selection and leaves no transaction behind. */
+	memset(&flt, 0, sizeof(flt));
+	assert_int_equal(ioacct_store_jobs_select(st, &flt, pick, &p), -ECANCELED);
+	assert_int_equal(p.n, 1);
+	assert_int_equal(ioacct_store_begin(st), 0);
+	assert_int_equal(ioacct_store_commit(st), 0);
+
+	flt.job_ids = many;
+	flt.njob_ids = IOACCT_STORE_FILTER_MAX + 1;
+	assert_int_equal(ioacct_store_jobs_select(st, &flt, pick, &p), -EINVAL);
+	assert_non_null(strstr(ioacct_store_errmsg(st), "more than"));
+
+	/* A reader selects the same. */
+	r = open_store(f, f->path, IOACCT_STORE_RDONLY);
+	memset(&flt, 0, sizeof(flt));
+	flt.start_ns = AT(170);
+	flt.end_ns = AT(250);
+	assert_picked(r, &flt, (int64_t[]){ a.key, d.key, g.key }, 3);
+	ioacct_store_close(r);
+	ioacct_store_close(st);
+}
+
+static void test_load_totals(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_store *st = open_store(f, f->path, IOACCT_STORE_RDWR);
+	struct ioacct_job j = insert_job(st, "hpc", 5, 100);
+	struct ioacct_step step = { .step_id = 0, .start_ns = 100, .state = "RUNNING" };
+	struct ioacct_mount m = { .mnt_id = 21, .path = "/", .fstype = "ext4", .source = "/dev/sda" };
+	struct ioacct_sample series[NSERIES], *got;
+	struct ioacct_jobdata *full, *jd;
+	size_t n;
+
+	assert_int_equal(ioacct_store_step_put(st, j.key, &step), 0);
+	assert_int_equal(ioacct_store_mount_put(st, j.key, &m), 0);
+	put_series(st, j.key, series);
+	for (int finished = 0; finished < 2; finished++) {
+		/* Running, totals are summed from the series; finished, read from totals. */
+		if (finished)
+			assert_int_equal(ioacct_store_job_finish(st, j.key, 200, "COMPLETED", 0), 0);
+		assert_int_equal(ioacct_store_job_load(st, j.key, &full), 0);
+		assert_int_equal(ioacct_store_job_load_totals(st, j.key, &jd), 0);
+		assert_job_equal(&jd->job, &full->job);
+		assert_int_equal(jd->nsteps, 1);
+		assert_int_equal(jd->nmounts, 1);
+		assert_string_equal(jd->mounts[0].fstype, "ext4");
+		assert_int_equal(jd->ntotals, full->ntotals);
+		for (size_t i = 0; i < jd->ntotals; i++)
+			assert_sample_equal(&jd->totals[i], &full->totals[i]);
+		assert_null(jd->series);
+		assert_int_equal(jd->nseries, 0);
+		ioacct_jobdata_free(jd);
+		ioacct_jobdata_free(full);
+	}
+	assert_int_equal(ioacct_store_job_series(st, j.key, &got, &n), 0);
+	assert_int_equal(n, NSERIES);
+	for (size_t i = 0; i < n; i++)
+		assert_sample_equal(&got[i], &series[i]);
+	free(got);
+	assert_int_equal(ioacct_store_job_load_totals(st, j.key + 100, &jd), -ENOENT);
+	assert_int_equal(ioacct_store_job_series(st, j.key + 100, &got, &n), 0);
+	assert_int_equal(n, 0);
+	free(got);
+	ioacct_store_close(st);
+}
+
+static void test_migrate_from_v2(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t id = 77;
+	struct ioacct_store_filter flt = { .job_ids = &id, .njob_ids = 1 };
+	struct ioacct_store *st;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 2, f->err, sizeof(f->err)), 0);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 2);
+	raw_exec(f->path,
+		 "INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		 " start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		 " dropped_bytes) VALUES (3, 'hpc', 77, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
+		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);");
+	/* A reader of this version does not upgrade it. */
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 3");
+
+	st = open_store(f, f->path, IOACCT_STORE_RDWR);
+	assert_int_equal(ioacct_store_schema_version(st), 3);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+					  " AND name IN ('jobs_job_id', 'jobs_duration', 'jobs_running')"),
+			 3);
+	assert_picked(st, &flt, (int64_t[]){ 3 }, 1);
+	flt.start_ns = 4000;
+	flt.end_ns = 4500;
+	assert_picked(st, &flt, (int64_t[]){ 3 }, 1);
+	flt.start_ns = 5001;
+	flt.end_ns = 0;
+	assert_picked(st, &flt, NULL, 0);
+	ioacct_store_close(st);
+	/* The planner uses the new indexes (a scan would be just as right, and slow). */
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM (SELECT key FROM jobs"
+					  " INDEXED BY jobs_running WHERE end_ns IS NULL)"), 0);
+}
+
+static void assert_mode(const char *path, const char *suffix, mode_t mode)
+{
+	char p[256];
+	struct stat sb;
+
+	snprintf(p, sizeof(p), "%s%s", path, suffix);
+	assert_int_equal(stat(p, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, mode);
+}
+
+static void test_set_private(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_store *st = open_store(f, f->path, IOACCT_STORE_RDWR);
+	struct ioacct_job j = insert_job(st, "hpc", 1, 100), got;
+	struct ioacct_store *r;
+
+	assert_int_equal(ioacct_store_set_private(st, true), 0);
+	assert_mode(f->path, "", 0600);
+	assert_mode(f->path, "-wal", 0600);
+	assert_mode(f->path, "-shm", 0600);
+	/* The owner still reads it. */
+	r = open_store(f, f->path, IOACCT_STORE_RDONLY);
+	assert_int_equal(ioacct_store_job_find(r, "hpc", 1, &got), 0);
+	assert_int_equal(got.key, j.key);
+	ioacct_store_close(r);
+	assert_int_equal(ioacct_store_set_private(st, false), 0);
+	assert_mode(f->path, "", 0644);
+	assert_mode(f->path, "-wal", 0644);
+	assert_mode(f->path, "-shm", 0644);
+	ioacct_store_close(st);
+}
+
 static void test_jobdata_free_null(void **state)
 {
 	(void)state;
@@ -925,6 +1180,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ops_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_totals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_from_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_private, setup, teardown),
 		cmocka_unit_test(test_jobdata_free_null),
 	};
 

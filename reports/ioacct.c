@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ioacct: lists the I/O of jobs from the store the way sacct lists their
+ * accounting: the same options, formats and output, with I/O fields. One row
+ * per job and per step, and per mount when a per-mount field is asked for.
+ *
+ * The store is read directly, read-only, while the daemon writes (WAL). With
+ * private_data = yes the file is root's alone, and users other than root ask
+ * ioacctd, which gives them their own jobs only.
+ *
+ * Exit status: 0 done, 1 the store or the daemon failed, 2 bad usage.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "query.h"
+#include "query_fetch.h"
+#include "store.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define CALL_TIMEOUT_MS 30000
+#define NS_PER_S 1000000000LL
+
+struct opts {
+	const char *config_file;
+	const char *db;
+	struct ioacct_qcol *cols;
+	size_t ncols;
+	struct ioacct_qjobsel *jobs;
+	size_t njobs;
+	char **users;
+	size_t nusers;
+	bool all_users;
+	char **clusters;
+	size_t nclusters;
+	bool all_clusters;
+	const char *start;
+	const char *end;
+	enum ioacct_qmode mode;
+	const char *delimiter;
+	bool no_header;
+	bool no_steps;
+	bool mounts;
+	bool json;
+	bool help_format;
+	unsigned int units;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: ioacct [OPTIONS]\n"
+		"Lists the file-system I/O of jobs, like sacct lists their accounting.\n"
+		"\n"
+		"Selection:\n"
+		"  -j, --jobs JOB[.STEP][,...]   these jobs or steps, of any user, at any time\n"
+		"  -u, --user, --uid USER[,...]  these users' jobs (names or uids)\n"
+		"  -a, --allusers                every user's jobs (default: your own; root: all)\n"
+		"  -M, --clusters NAME[,...]     these clusters' jobs (default: all; iorun's are \"iorun\")\n"
+		"  -L, --allclusters             every cluster's jobs (the default)\n"
+		"  -S, --starttime TIME          jobs not ended before TIME (default: midnight,\n"
+		"                                or all time with -j)\n"
+		"  -E, --endtime TIME            jobs started by TIME (default: now)\n"
+		"  -X, --allocations             job rows only, no steps\n"
+		"      --mounts                  one row per mount (as does any per-mount field)\n"
+		"Output:\n"
+		"  -o, --format, --fields F[%%[-]N],...  fields and widths (N: right, -N: left);\n"
+		"                                default $IOACCT_FORMAT or\n"
+		"                                %s\n"
+		"  -e, --helpformat              list the fields and what they mean\n"
+		"  -n, --noheader                no header\n"
+		"  -p, --parsable                fields followed by '|', no padding\n"
+		"  -P, --parsable2               fields separated by '|', no padding\n"
+		"      --delimiter STRING        the separator for -p and -P\n"
+		"      --json                    one JSON object, exact numbers\n"
+		"      --units K|M|G|T|P         bytes in KiB, MiB, ... (default: exact)\n"
+		"Sources:\n"
+		"      --db PATH                 the store to read (config: db)\n"
+		"      --config FILE             configuration (default %s, or $IOACCT_CONF)\n"
+		"  -h, --help                    this help\n"
+		"  -V, --version                 the version\n"
+		"\n"
+		"TIME: %s.\n"
+		"Exit status: 0 done, 1 the store or ioacctd failed, 2 bad usage.\n",
+		IOACCT_QUERY_DEFAULT_FORMAT, IOACCT_CONFIG_FILE, IOACCT_QUERY_TIME_FORMS);
+}
+
+/* Bad usage: one line, and the exit status for it. */
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ioacct: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see ioacct --help)\n");
+	return EXIT_USAGE;
+}
+
+/* getopt's complaint about argv[optind - 1], in one line of ours. */
+static int option_error(int c, char **argv)
+{
+	char opt[3] = { '-', (char)optopt, '\0' };
+	const char *last = argv[optind - 1];
+	const char *name = strncmp(last, "--", 2) == 0 || !optopt ? last : opt;
+
+	return usage_error(c == ':' ? "option %s needs a value" : "unknown option %s", name);
+}
+
+static int add_format(struct opts *o, const char *spec, const char *what)
+{
+	char err[2048];
+
+	if (ioacct_query_format_parse(spec, &o->cols, &o->ncols, err, sizeof(err))) {
+		fprintf(stderr, "ioacct: %s: %s\n", what, err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_DELIM = 256, OPT_JSON, OPT_UNITS, OPT_MOUNTS, OPT_DB, OPT_CONFIG };
+	static const struct option longopts[] = {
+		{ "allusers", no_argument, NULL, 'a' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "clusters", required_argument, NULL, 'M' },
+		{ "cluster", required_argument, NULL, 'M' },
+		{ "allclusters", no_argument, NULL, 'L' },
+		{ "starttime", required_argument, NULL, 'S' },
+		{ "endtime", required_argument, NULL, 'E' },
+		{ "allocations", no_argument, NULL, 'X' },
+		{ "mounts", no_argument, NULL, OPT_MOUNTS },
+		{ "format", required_argument, NULL, 'o' },
+		{ "fields", required_argument, NULL, 'o' },
+		{ "helpformat", no_argument, NULL, 'e' },
+		{ "noheader", no_argument, NULL, 'n' },
+		{ "parsable", no_argument, NULL, 'p' },
+		{ "parsable2", no_argument, NULL, 'P' },
+		{ "delimiter", required_argument, NULL, OPT_DELIM },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "units", required_argument, NULL, OPT_UNITS },
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[512];
+	int c, ret;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":aj:u:M:LS:E:Xo:enpPhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			o->all_users = true;
+			break;
+		case 'j':
+			if (ioacct_query_jobs_parse(optarg, &o->jobs, &o->njobs, err, sizeof(err)))
+				return usage_error("-j: %s", err);
+			break;
+		case 'u':
+			/* As in sacct, the last of -a and -u wins. */
+			o->all_users = false;
+			if (ioacct_query_list_split(optarg, &o->users, &o->nusers))
+				return EXIT_RUNTIME;
+			break;
+		case 'M':
+			if (strcasecmp(optarg, "all") == 0) {
+				o->all_clusters = true;
+				break;
+			}
+			if (ioacct_query_list_split(optarg, &o->clusters, &o->nclusters))
+				return EXIT_RUNTIME;
+			break;
+		case 'L':
+			o->all_clusters = true;
+			break;
+		case 'S':
+			o->start = optarg;
+			break;
+		case 'E':
+			o->end = optarg;
+			break;
+		case 'X':
+			o->no_steps = true;
+			break;
+		case OPT_MOUNTS:
+			o->mounts = true;
+			break;
+		case 'o':
+			ret = add_format(o, optarg, "-o");
+			if (ret)
+				return ret;
+			break;
+		case 'e':
+			o->help_format = true;
+			break;
+		case 'n':
+			o->no_header = true;
+			break;
+		case 'p':
+			o->mode = IOACCT_QM_PARSABLE;
+			break;
+		case 'P':
+			o->mode = IOACCT_QM_PARSABLE2;
+			break;
+		case OPT_DELIM:
+			o->delimiter = optarg;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_UNITS:
+			if (ioacct_query_units_parse(optarg, &o->units))
+				return usage_error("--units: '%s' is not one of K, M, G, T, P", optarg);
+			break;
+		case OPT_DB:
+			o->db = optarg;
+			break;
+		case OPT_CONFIG:
+			o->config_file = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ioacct %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			return option_error(c, argv);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->json)
+		o->mode = IOACCT_QM_JSON;
+	return -1;
+}
+
+/* A user name or uid; 0 or the exit status. */
+static int resolve_user(const char *s, uint32_t *uid)
+{
+	struct passwd *pw;
+	char *end;
+	unsigned long v;
+
+	if (isdigit((unsigned char)*s)) {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (!errno && !*end && v <= UINT32_MAX) {
+			*uid = (uint32_t)v;
+			return 0;
+		}
+	}
+	errno = 0;
+	pw = getpwnam(s);
+	if (!pw) {
+		if (errno)
+			fprintf(stderr, "ioacct: -u: cannot look up user '%s': %s\n", s, strerror(errno));
+		else
+			fprintf(stderr, "ioacct: -u: no user '%s'\n", s);
+		return errno ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	*uid = pw->pw_uid;
+	return 0;
+}
+
+/* What to select, and how rows are made of each job. */
+struct query {
+	struct ioacct_store_filter filter;
+	uint64_t *job_ids;
+	uint32_t *uids;
+	bool peaks;
+	struct ioacct_qrow_opts row_opts;
+	const struct opts *o;
+	struct ioacct_qprint print;
+	uint32_t *steps; /* the steps -j asked of the current job */
+};
+
+static int parse_time_opt(const char *what, const char *s, time_t now, time_t *t)
+{
+	char err[1024];
+
+	if (ioacct_query_time_parse(s, now, t, err, sizeof(err))) {
+		fprintf(stderr, "ioacct: %s: %s\n", what, err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int build_window(const struct opts *o, time_t now, struct ioacct_store_filter *f)
+{
+	time_t start = 0, end = now;
+	int ret;
+
+	/* sacct: from midnight, unless jobs are named; until now. */
+	if (o->start) {
+		ret = parse_time_opt("-S", o->start, now, &start);
+		if (ret)
+			return ret;
+	} else if (!o->njobs) {
+		start = ioacct_query_midnight(now);
+	}
+	if (o->end) {
+		ret = parse_time_opt("-E", o->end, now, &end);
+		if (ret)
+			return ret;
+	}
+	if (o->start || o->end || !o->njobs) {
+		if (start > end) {
+			fprintf(stderr, "ioacct: the start time (-S) is after the end time (-E)\n");
+			return EXIT_USAGE;
+		}
+		f->start_ns = start > 0 ? (int64_t)start * NS_PER_S : 0;
+		/* A time names a whole second. */
+		f->end_ns = (int64_t)end * NS_PER_S + NS_PER_S - 1;
+	}
+	return 0;
+}
+
+static int build_query(const struct opts *o, time_t now, struct query *q)
+{
+	struct ioacct_store_filter *f = &q->filter;
+	size_t n = 0;
+	int ret;
+
+	ret = build_window(o, now, f);
+	if (ret)
+		return ret;
+	if (o->njobs) {
+		q->job_ids = calloc(o->njobs, sizeof(*q->job_ids));
+		if (!q->job_ids)
+			return EXIT_RUNTIME;
+		for (size_t i = 0; i < o->njobs; i++) {
+			size_t k;
+
+			for (k = 0; k < n && q->job_ids[k] != o->jobs[i].job_id; k++)
+				;
+			if (k == n)
+				q->job_ids[n++] = o->jobs[i].job_id;
+		}
+		f->job_ids = q->job_ids;
+		f->njob_ids = n;
+		q->steps = calloc(o->njobs, sizeof(*q->steps));
+		if (!q->steps)
+			return EXIT_RUNTIME;
+	}
+	/* sacct: your own jobs, unless you are root or name users or jobs. */
+	if (o->nusers && !o->all_users) {
+		if (o->nusers > IOACCT_STORE_FILTER_MAX)
+			return usage_error("-u: more than 256 users%s", "");
+		q->uids = calloc(o->nusers, sizeof(*q->uids));
+		if (!q->uids)
+			return EXIT_RUNTIME;
+		for (size_t i = 0; i < o->nusers; i++) {
+			ret = resolve_user(o->users[i], &q->uids[i]);
+			if (ret)
+				return ret;
+		}
+		f->uids = q->uids;
+		f->nuids = o->nusers;
+	} else if (!o->all_users && !o->njobs && getuid() != 0) {
+		q->uids = calloc(1, sizeof(*q->uids));
+		if (!q->uids)
+			return EXIT_RUNTIME;
+		q->uids[0] = getuid();
+		f->uids = q->uids;
+		f->nuids = 1;
+	}
+	if (!o->all_clusters && o->nclusters) {
+		if (o->nclusters > IOACCT_STORE_FILTER_MAX)
+			return usage_error("-M: more than 256 clusters%s", "");
+		f->clusters = (const char *const *)o->clusters;
+		f->nclusters = o->nclusters;
+	}
+	for (size_t i = 0; i < o->ncols; i++) {
+		unsigned int flags = ioacct_query_field(o->cols[i].field)->flags;
+
+		q->row_opts.per_mount |= (flags & IOACCT_QF_PER_MOUNT) != 0;
+		q->peaks |= (flags & IOACCT_QF_PEAK) != 0;
+	}
+	q->row_opts.per_mount |= o->mounts;
+	q->row_opts.no_steps = o->no_steps;
+	q->row_opts.with_peaks = q->peaks;
+	q->print = (struct ioacct_qprint){
+		.f = stdout,
+		.mode = o->mode,
+		.delimiter = o->delimiter,
+		.header = !o->no_header,
+		.units = o->units,
+		.now_ns = (int64_t)now * NS_PER_S,
+		.cols = o->cols,
+		.ncols = o->ncols,
+	};
+	q->o = o;
+	return 0;
+}
+
+/* -j JOB.STEP without JOB alone: only those steps of the job, and no job row. */
+static void select_steps(struct query *q, uint64_t job_id)
+{
+	const struct opts *o = q->o;
+	size_t n = 0;
+
+	q->row_opts.steps = NULL;
+	q->row_opts.nsteps = 0;
+	for (size_t i = 0; i < o->njobs; i++) {
+		if (o->jobs[i].job_id != job_id)
+			continue;
+		if (o->jobs[i].step_id == IOACCT_QUERY_ALL)
+			return;
+		q->steps[n++] = o->jobs[i].step_id;
+	}
+	if (n) {
+		q->row_opts.steps = q->steps;
+		q->row_opts.nsteps = n;
+	}
+}
+
+static int print_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *peaks,
+		     size_t npeaks, void *arg)
+{
+	struct query *q = arg;
+	struct ioacct_qrow *rows;
+	size_t n;
+	int ret;
+
+	select_steps(q, jd->job.job_id);
+	ret = ioacct_query_rows(jd, peaks, npeaks, &q->row_opts, &rows, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n; i++)
+		ioacct_query_print_row(&q->print, &rows[i]);
+	free(rows);
+	/* A reader gone away (head, a closed pipe): stop reading the store. */
+	return ferror(stdout) ? -EPIPE : 0;
+}
+
+static int run_direct(const char *db, struct query *q)
+{
+	char err[PATH_MAX + 512];
+	struct ioacct_store *st;
+	int ret;
+
+	st = ioacct_store_open(db, IOACCT_STORE_RDONLY, err, sizeof(err));
+	if (!st) {
+		if (errno == ENOENT)
+			fprintf(stderr, "ioacct: %s (ioacctd creates it; see db in ioacct.conf, or --db)\n",
+				err);
+		else if (errno == EACCES || errno == EPERM)
+			fprintf(stderr,
+				"ioacct: %s: %s; with private_data = yes only root reads the store, users ask ioacctd (without --db)\n",
+				err, strerror(errno));
+		else
+			fprintf(stderr, "ioacct: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	err[0] = '\0';
+	ioacct_query_print_begin(&q->print);
+	ret = ioacct_query_fetch_store(st, &q->filter, q->peaks, print_job, q, err, sizeof(err));
+	if (ret == 0)
+		ioacct_query_print_end(&q->print);
+	else if (ret != -EPIPE)
+		fprintf(stderr, "ioacct: %s: %s\n", db, err[0] ? err : strerror(-ret));
+	ioacct_store_close(st);
+	return ret ? EXIT_RUNTIME : 0;
+}
+
+static int run_daemon(const char *socket_path, struct query *q)
+{
+	char err[1024] = "";
+	int ret;
+
+	ioacct_query_print_begin(&q->print);
+	ret = ioacct_query_fetch_daemon(socket_path, &q->filter, q->peaks, CALL_TIMEOUT_MS,
+					print_job, q, err, sizeof(err));
+	if (ret == 0)
+		ioacct_query_print_end(&q->print);
+	else if (ret != -EPIPE)
+		fprintf(stderr, "ioacct: with private_data = yes, jobs are read through ioacctd: %s\n",
+			err[0] ? err : strerror(-ret));
+	return ret ? EXIT_RUNTIME : 0;
+}
+
+static void opts_free(struct opts *o)
+{
+	free(o->cols);
+	free(o->jobs);
+	ioacct_query_list_free(o->users, o->nusers);
+	ioacct_query_list_free(o->clusters, o->nclusters);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .mode = IOACCT_QM_TABLE };
+	struct query q = { 0 };
+	struct ioacct_config cfg;
+	const char *env;
+	char err[1024];
+	int ret;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret >= 0)
+		goto out;
+	if (o.help_format) {
+		ioacct_query_fields_help(stdout);
+		ret = 0;
+		goto out;
+	}
+	ioacct_config_defaults(&cfg);
+	if (ioacct_config_load(&cfg, o.config_file, err, sizeof(err))) {
+		fprintf(stderr, "ioacct: %s\n", err);
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	env = getenv("IOACCT_FORMAT");
+	if (!o.ncols) {
+		ret = add_format(&o, env && *env ? env : IOACCT_QUERY_DEFAULT_FORMAT,
+				 env && *env ? "IOACCT_FORMAT" : "default format");
+		if (ret)
+			goto out;
+	}
+	ret = build_query(&o, time(NULL), &q);
+	if (ret)
+		goto out;
+	/* The file answers for who may read it; the daemon for those it shuts out. */
+	if (o.db || !cfg.private_data || geteuid() == 0)
+		ret = run_direct(o.db ? o.db : cfg.db_path, &q);
+	else
+		ret = run_daemon(cfg.socket_path, &q);
+	if (fflush(stdout) || ferror(stdout)) {
+		if (ret == 0)
+			fprintf(stderr, "ioacct: cannot write the output: %s\n", strerror(errno));
+		ret = EXIT_RUNTIME;
+	}
+out:
+	free(q.job_ids);
+	free(q.uids);
+	free(q.steps);
+	opts_free(&o);
+	return ret;
+}

@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of ioacct's sources of jobs: the store read directly, the
+ * daemon's page server (privacy, paging, size budget) and the client going
+ * through a real Unix socket to a server thread that answers as ioacctd
+ * does. Both sources must give the same jobs, rows and peaks.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "proto.h"
+#include "query.h"
+#include "query_fetch.h"
+#include "store.h"
+
+#define NS 1000000000LL
+#define T0 (1700000000LL * NS)
+#define ALICE 1000
+#define BOB 1001
+
+struct fixture {
+	char dir[64];
+	char db[128];
+	char sock[128];
+	struct ioacct_store *st;
+};
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
+	char err[1024];
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "%s/test_qf.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->db, sizeof(f->db), "%s/ioacct.db", f->dir);
+	snprintf(f->sock, sizeof(f->sock), "%s/sock", f->dir);
+	f->st = ioacct_store_open(f->db, IOACCT_STORE_RDWR, err, sizeof(err));
+	if (!f->st) {
+		print_error("%s\n", err);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	int rc;
+
+	ioacct_store_close(f->st);
+	rc = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return rc;
+}
+
+/*
+ * Job i: alice's when i is even, bob's when odd; steps batch and 0; writes
+ * and reads on two mounts over three bins; finished unless `running`.
+ */
+static int64_t add_job(struct ioacct_store *st, uint64_t job_id, bool running)
+{
+	struct ioacct_job j = { .job_id = job_id, .start_ns = T0 + (int64_t)job_id * NS };
+	struct ioacct_mount m[2] = {
+		{ .mnt_id = 21, .path = "/", .fstype = "ext4", .source = "/dev/sda1" },
+		{ .mnt_id = 30, .path = "/scratch", .fstype = "lustre", .source = "mds:/s" },
+	};
+	uint32_t steps[2] = { IOACCT_STEP_BATCH, 0 };
+
+	strcpy(j.cluster, job_id % 3 ? "hpc" : "iorun");
+	strcpy(j.node, "n1");
+	strcpy(j.source, "slurm");
+	j.uid = job_id % 2 ? BOB : ALICE;
+	strcpy(j.user, job_id % 2 ? "bob" : "alice");
+	strcpy(j.probe_mode, "tracepoint");
+	j.bin_width_ns = 5 * NS;
+	if (job_id % 5 == 0) {
+		j.has_array = true;
+		j.array_job_id = 9000;
+		j.array_task_id = (uint32_t)job_id;
+	}
+	assert_int_equal(ioacct_store_job_insert(st, &j), 0);
+	for (int s = 0; s < 2; s++) {
+		struct ioacct_step step = { .step_id = steps[s], .start_ns = j.start_ns,
+					    .state = "RUNNING" };
+
+		assert_int_equal(ioacct_store_step_put(st, j.key, &step), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ioacct_store_mount_put(st, j.key, &m[i]), 0);
+	for (uint32_t s = 0; s < 2; s++)
+		for (uint32_t mi = 0; mi < 2; mi++)
+			for (uint32_t op = IOACCT_OP_READ; op <= IOACCT_OP_OPEN; op++)
+				for (uint32_t bin = 0; bin < 3; bin++) {
+					struct ioacct_sample smp = { .step_id = steps[s],
+								     .mnt_id = m[mi].mnt_id,
+								     .op = op, .bin = bin };
+
+					smp.c.calls = 1 + bin;
+					smp.c.bytes = op == IOACCT_OP_OPEN ? 0 :
+						      (job_id * 1000 + s * 100 + mi * 10 + bin) * 4096;
+					smp.c.ns = 1000 * (bin + 1);
+					smp.c.size_hist[3] = smp.c.calls;
+					assert_int_equal(ioacct_store_series_put(st, j.key, &smp), 0);
+				}
+	if (!running)
+		assert_int_equal(ioacct_store_job_finish(st, j.key, j.start_ns + 60 * NS, "COMPLETED",
+						  0), 0);
+	return j.key;
+}
+
+/* What a fetch gave: one record per job. */
+struct got {
+	struct {
+		struct ioacct_jobdata *jd;
+		struct ioacct_qpeak *peaks;
+		size_t npeaks;
+	} jobs[400];
+	size_t n;
+	int fail_at; /* return -ECANCELED at this job (1-based); 0 never */
+};
+
+static struct ioacct_jobdata *jd_copy(const struct ioacct_jobdata *jd)
+{
+	struct ioacct_jobdata *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	c->job = jd->job;
+	c->nsteps = jd->nsteps;
+	c->nmounts = jd->nmounts;
+	c->ntotals = jd->ntotals;
+	c->steps = calloc(jd->nsteps + 1, sizeof(*c->steps));
+	c->mounts = calloc(jd->nmounts + 1, sizeof(*c->mounts));
+	c->totals = calloc(jd->ntotals + 1, sizeof(*c->totals));
+	assert_true(c->steps && c->mounts && c->totals);
+	memcpy(c->steps, jd->steps, jd->nsteps * sizeof(*c->steps));
+	memcpy(c->mounts, jd->mounts, jd->nmounts * sizeof(*c->mounts));
+	memcpy(c->totals, jd->totals, jd->ntotals * sizeof(*c->totals));
+	return c;
+}
+
+static int collect(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *peaks,
+		   size_t npeaks, void *arg)
+{
+	struct got *g = arg;
+
+	assert_true(g->n < 400);
+	assert_null(jd->series);
+	g->jobs[g->n].jd = jd_copy(jd);
+	g->jobs[g->n].npeaks = npeaks;
+	g->jobs[g->n].peaks = calloc(npeaks + 1, sizeof(*peaks));
+	assert_non_null(g->jobs[g->n].peaks);
+	if (npeaks)
+		memcpy(g->jobs[g->n].peaks, peaks, npeaks * sizeof(*peaks));
+	g->n++;
+	if (g->fail_at && g->n == (size_t)g->fail_at)
+		return -ECANCELED;
+	return 0;
+}
+
+static void got_free(struct got *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		ioacct_jobdata_free(g->jobs[i].jd);
+		free(g->jobs[i].peaks);
+	}
+	free(g);
+}
+
+static struct got *got_new(void)
+{
+	struct got *g = calloc(1, sizeof(*g));
+
+	assert_non_null(g);
+	return g;
+}
+
+/* The same jobs, rows and peaks; the store's cgroup is not sent by the daemon. */
+static void assert_same(const struct got *a, const struct got *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct ioacct_jobdata *x = a->jobs[i].jd, *y = b->jobs[i].jd;
+
+		assert_memory_equal(&x->job, &y->job, sizeof(x->job));
+		assert_int_equal(x->nsteps, y->nsteps);
+		for (size_t k = 0; k < x->nsteps; k++) {
+			assert_int_equal(x->steps[k].step_id, y->steps[k].step_id);
+			assert_int_equal(x->steps[k].start_ns, y->steps[k].start_ns);
+			assert_int_equal(x->steps[k].end_ns, y->steps[k].end_ns);
+			assert_string_equal(x->steps[k].state, y->steps[k].state);
+		}
+		assert_int_equal(x->nmounts, y->nmounts);
+		assert_memory_equal(x->mounts, y->mounts, x->nmounts * sizeof(*x->mounts));
+		assert_int_equal(x->ntotals, y->ntotals);
+		assert_memory_equal(x->totals, y->totals, x->ntotals * sizeof(*x->totals));
+		assert_int_equal(a->jobs[i].npeaks, b->jobs[i].npeaks);
+		assert_memory_equal(a->jobs[i].peaks, b->jobs[i].peaks,
+				    a->jobs[i].npeaks * sizeof(*a->jobs[i].peaks));
+	}
+}
+
+static void test_fetch_store(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_store_filter flt = { 0 };
+	struct ioacct_jobdata *full;
+	struct ioacct_qpeak *want;
+	struct got *g;
+	uint64_t ids[300];
+	int64_t keys[300];
+	size_t nwant;
+	char err[512] = "";
+
+	for (uint64_t i = 0; i < 300; i++) {
+		keys[i] = add_job(f->st, i + 1, i == 299);
+		ids[i] = i + 1;
+	}
+	/* Every job, in key order, each with its peaks as computed from its series. */
+	g = got_new();
+	assert_int_equal(ioacct_query_fetch_store(f->st, &flt, true, collect, g, err, sizeof(err)), 0);
+	assert_int_equal(g->n, 300);
+	for (size_t i = 0; i < 300; i += 37) {
+		assert_int_equal(g->jobs[i].jd->job.key, keys[i]);
+		assert_int_equal(ioacct_store_job_load(f->st, keys[i], &full), 0);
+		assert_int_equal(g->jobs[i].jd->ntotals, full->ntotals);
+		assert_memory_equal(g->jobs[i].jd->totals, full->totals,
+				    full->ntotals * sizeof(*full->totals));
+		assert_int_equal(ioacct_query_peaks(full->series, full->nseries, &want, &nwant), 0);
+		assert_int_equal(g->jobs[i].npeaks, nwant);
+		assert_memory_equal(g->jobs[i].peaks, want, nwant * sizeof(*want));
+		free(want);
+		ioacct_jobdata_free(full);
+	}
+	/* The running job's totals are summed from its series. */
+	assert_string_equal(g->jobs[299].jd->job.state, "RUNNING");
+	assert_int_equal(g->jobs[299].jd->ntotals, 2 * 2 * 3);
+	got_free(g);
+
+	/* 300 job ids: more than one selection can take, all found. */
+	flt.job_ids = ids;
+	flt.njob_ids = 300;
+	g = got_new();
+	assert_int_equal(ioacct_query_fetch_store(f->st, &flt, false, collect, g, err, sizeof(err)),
+			 0);
+	assert_int_equal(g->n, 300);
+	assert_int_equal(g->jobs[299].jd->job.job_id, 300);
+	assert_int_equal(g->jobs[0].npeaks, 0);
+	got_free(g);
+
+	/* A callback's error comes back as it was, the message untouched. */
+	g = got_new();
+	g->fail_at = 2;
+	strcpy(err, "untouched");
+	assert_int_equal(ioacct_query_fetch_store(f->st, &flt, false, collect, g, err, sizeof(err)),
+			 -ECANCELED);
+	assert_string_equal(err, "untouched");
+	assert_int_equal(g->n, 2);
+	got_free(g);
+}
+
+static void serve(struct fixture *f, const char *job_ids, const char *uids, uint32_t peer,
+		  bool private_data, int64_t after, struct ioacct_reply *rep)
+{
+	struct ioacct_req_select req = { .after_key = after, .peaks = 1 };
+
+	snprintf(req.job_ids, sizeof(req.job_ids), "%s", job_ids);
+	snprintf(req.uids, sizeof(req.uids), "%s", uids);
+	memset(rep, 0, sizeof(*rep));
+	ioacct_query_serve_page(f->st, &req, peer, private_data, rep);
+}
+
+static void test_serve_page(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_reply rep;
+	int64_t keys[200];
+
+	for (uint64_t i = 0; i < 200; i++)
+		keys[i] = add_job(f->st, i + 1, false);
+
+	/*
+	 * Pages of at most IOACCT_QUERY_PAGE_JOBS (fewer when the time budget
+	 * runs out on a slow machine), each starting after the last one's key.
+	 */
+	for (int64_t after = 0, seen = 0, pages = 0;; pages++) {
+		serve(f, "", "", 0, true, after, &rep);
+		assert_int_equal(rep.status, 0);
+		assert_true(rep.njobs <= IOACCT_QUERY_PAGE_JOBS);
+		for (size_t i = 0; i < rep.njobs; i++)
+			assert_int_equal(rep.jobs[i].key, keys[seen + (int64_t)i]);
+		assert_int_equal(rep.nqsteps, 2 * rep.njobs);
+		assert_int_equal(rep.nqmounts, 2 * rep.njobs);
+		assert_int_equal(rep.nqtotals, 2 * 2 * 3 * rep.njobs);
+		assert_int_equal(rep.nqpeaks, 9 * rep.njobs);
+		if (rep.nqsteps)
+			assert_int_equal(rep.qsteps[0].step.cgroup[0], '\0');
+		seen += (int64_t)rep.njobs;
+		if (!rep.more) {
+			assert_int_equal(seen, 200);
+			assert_true(pages >= 1);
+			ioacct_reply_free(&rep);
+			break;
+		}
+		assert_true(rep.njobs > 0);
+		assert_int_equal(rep.job_key, keys[seen - 1]);
+		after = rep.job_key;
+		ioacct_reply_free(&rep);
+	}
+
+	/* private_data: a user gets their own jobs whatever they ask for. */
+	serve(f, "1,2,3,4", "", ALICE, true, 0, &rep);
+	assert_int_equal(rep.status, 0);
+	assert_int_equal(rep.njobs, 2);
+	assert_int_equal(rep.jobs[0].job_id, 2);
+	assert_int_equal(rep.jobs[1].job_id, 4);
+	ioacct_reply_free(&rep);
+	serve(f, "1,3", "1001", ALICE, true, 0, &rep);
+	assert_int_equal(rep.status, 0);
+	assert_int_equal(rep.njobs, 0);
+	assert_false(rep.more);
+	ioacct_reply_free(&rep);
+	serve(f, "1,2,3,4", "1001,1000", ALICE, true, 0, &rep);
+	assert_int_equal(rep.njobs, 2);
+	assert_int_equal(rep.jobs[1].job_id, 4);
+	ioacct_reply_free(&rep);
+	/* Root, or anyone without private_data, gets what is asked. */
+	serve(f, "1,2,3,4", "1001", 0, true, 0, &rep);
+	assert_int_equal(rep.njobs, 2);
+	assert_int_equal(rep.jobs[0].uid, BOB);
+	ioacct_reply_free(&rep);
+	serve(f, "1,2,3,4", "", ALICE, false, 0, &rep);
+	assert_int_equal(rep.njobs, 4);
+	ioacct_reply_free(&rep);
+
+	/* Bad lists are errors, not crashes. */
+	serve(f, "1,x", "", 0, false, 0, &rep);
+	assert_int_equal(rep.status, -EINVAL);
+	assert_non_null(strstr(rep.error, "bad job id"));
+	assert_null(rep.jobs);
+	ioacct_reply_free(&rep);
+	serve(f, "", "4294967296", 0, false, 0, &rep);
+	assert_int_equal(rep.status, -EINVAL);
+	ioacct_reply_free(&rep);
+}
+
+/* A job of `nmounts` mounts with the longest paths: ~8 KiB of reply each. */
+static int64_t add_fat_job(struct ioacct_store *st, uint64_t job_id, int nmounts)
+{
+	struct ioacct_job j = { .job_id = job_id, .start_ns = T0, .uid = ALICE };
+	struct ioacct_mount m = { .fstype = "nfs" };
+
+	strcpy(j.cluster, "hpc");
+	strcpy(j.state, "RUNNING");
+	assert_int_equal(ioacct_store_job_insert(st, &j), 0);
+	memset(m.path, 'p', sizeof(m.path) - 1);
+	memset(m.source, 's', sizeof(m.source) - 1);
+	for (int i = 0; i < nmounts; i++) {
+		m.mnt_id = (uint32_t)i;
+		assert_int_equal(ioacct_store_mount_put(st, j.key, &m), 0);
+	}
+	return j.key;
+}
+
+static void test_serve_page_budget(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_reply rep;
+	struct ioacct_buf b = { 0 };
+	int64_t k[4];
+
+	assert_int_equal(ioacct_store_begin(f->st), 0);
+	for (int i = 0; i < 3; i++)
+		k[i] = add_fat_job(f->st, 10 + (uint64_t)i, 150);
+	k[3] = add_fat_job(f->st, 20, 600);
+	assert_int_equal(ioacct_store_commit(f->st), 0);
+
+	/* 150 mounts of 8 KiB: two such jobs fit the budget, not three. */
+	serve(f, "", "", 0, false, 0, &rep);
+	assert_int_equal(rep.status, 0);
+	assert_int_equal(rep.njobs, 2);
+	assert_true(rep.more);
+	assert_int_equal(rep.job_key, k[1]);
+	/* And the page does encode, under the message limit. */
+	assert_int_equal(ioacct_proto_encode_reply(&b, &rep), 0);
+	assert_true(b.len <= IOACCT_QUERY_PAGE_BYTES);
+	ioacct_buf_free(&b);
+	ioacct_reply_free(&rep);
+	serve(f, "", "", 0, false, k[1], &rep);
+	assert_int_equal(rep.njobs, 1);
+	assert_int_equal(rep.job_key, k[2]);
+	ioacct_reply_free(&rep);
+	/* A job larger than any message: said so, not sent half. */
+	serve(f, "", "", 0, false, k[2], &rep);
+	assert_int_equal(rep.status, -EMSGSIZE);
+	assert_non_null(strstr(rep.error, "job 20 of cluster hpc is too large"));
+	assert_null(rep.jobs);
+	ioacct_reply_free(&rep);
+}
+
+static void test_serve_page_rows(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_reply rep;
+	int64_t k[3];
+
+	/* Jobs of 5000 steps (srun in a loop): one per page, a page holds 8192 steps. */
+	assert_int_equal(ioacct_store_begin(f->st), 0);
+	for (int i = 0; i < 3; i++) {
+		k[i] = add_fat_job(f->st, 30 + (uint64_t)i, 1);
+		for (uint32_t s = 0; s < 5000; s++) {
+			struct ioacct_step step = { .step_id = s, .start_ns = T0, .state = "RUNNING" };
+
+			assert_int_equal(ioacct_store_step_put(f->st, k[i], &step), 0);
+		}
+	}
+	assert_int_equal(ioacct_store_commit(f->st), 0);
+	for (int i = 0; i < 3; i++) {
+		serve(f, "", "", 0, false, i ? k[i - 1] : 0, &rep);
+		assert_int_equal(rep.status, 0);
+		assert_int_equal(rep.njobs, 1);
+		assert_int_equal(rep.nqsteps, 5000);
+		assert_int_equal(rep.more, i < 2);
+		ioacct_reply_free(&rep);
+	}
+}
+
+/* ---- through a socket: a thread answering as ioacctd does ---- */
+
+struct server {
+	struct fixture *f;
+	int lfd;
+	uint32_t peer;
+	bool private_data;
+	pthread_t thread;
+	int requests;
+};
+
+static void *server_main(void *arg)
+{
+	struct server *srv = arg;
+	struct ioacct_buf in = { 0 }, out = { 0 };
+
+	for (;;) {
+		struct ioacct_request req;
+		struct ioacct_reply rep;
+		char err[256];
+		int fd = accept(srv->lfd, NULL, NULL);
+
+		if (fd < 0)
+			break;
+		if (ioacct_proto_recv(fd, &in, 5000, err, sizeof(err)) == 0 &&
+		    ioacct_proto_decode_request(in.data, in.len, &req, err, sizeof(err)) == 0 &&
+		    req.type == IOACCT_MSG_QUERY) {
+			memset(&rep, 0, sizeof(rep));
+			rep.seq = req.seq;
+			ioacct_query_serve_page(srv->f->st, &req.u.select, srv->peer,
+						srv->private_data, &rep);
+			/* Counted before the reply goes: the client reads the count after it. */
+			__atomic_add_fetch(&srv->requests, 1, __ATOMIC_SEQ_CST);
+			ioacct_buf_reset(&out);
+			if (ioacct_proto_encode_reply(&out, &rep) == 0)
+				ioacct_proto_send(fd, &out, 5000);
+			ioacct_reply_free(&rep);
+		}
+		close(fd);
+	}
+	ioacct_buf_free(&in);
+	ioacct_buf_free(&out);
+	return NULL;
+}
+
+static void server_start(struct server *srv, struct fixture *f, uint32_t peer, bool private_data)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+	memset(srv, 0, sizeof(*srv));
+	srv->f = f;
+	srv->peer = peer;
+	srv->private_data = private_data;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", f->sock);
+	unlink(f->sock);
+	srv->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(srv->lfd >= 0);
+	assert_int_equal(bind(srv->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(srv->lfd, 8), 0);
+	assert_int_equal(pthread_create(&srv->thread, NULL, server_main, srv), 0);
+}
+
+static void server_stop(struct server *srv)
+{
+	shutdown(srv->lfd, SHUT_RDWR);
+	pthread_join(srv->thread, NULL);
+	close(srv->lfd);
+}
+
+static void test_fetch_daemon(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_store_filter flt = { 0 };
+	const uint32_t alice = ALICE;
+	const char *hpc[] = { "hpc" };
+	struct got *direct, *daemon;
+	struct server srv;
+	uint64_t ids[300];
+	char err[512] = "";
+
+	for (uint64_t i = 0; i < 300; i++) {
+		add_job(f->st, i + 1, i >= 290);
+		ids[i] = i + 1;
+	}
+	/* Root through the daemon sees what the store has: 300 jobs in 3 pages or more. */
+	server_start(&srv, f, 0, true);
+	direct = got_new();
+	daemon = got_new();
+	assert_int_equal(ioacct_query_fetch_store(f->st, &flt, true, collect, direct, err,
+						  sizeof(err)), 0);
+	assert_int_equal(ioacct_query_fetch_daemon(f->sock, &flt, true, 5000, collect, daemon, err,
+						   sizeof(err)), 0);
+	assert_true(__atomic_load_n(&srv.requests, __ATOMIC_SEQ_CST) >= 3);
+	assert_int_equal(daemon->n, 300);
+	/* Array tasks come back as such. */
+	assert_true(daemon->jobs[4].jd->job.has_array);
+	assert_same(direct, daemon);
+	got_free(direct);
+	got_free(daemon);
+
+	/* Filters travel: ids (in batches), users, clusters, a window. */
+	flt.job_ids = ids;
+	flt.njob_ids = 300;
+	flt.uids = &alice;
+	flt.nuids = 1;
+	flt.clusters = hpc;
+	flt.nclusters = 1;
+	flt.start_ns = T0 + 100 * NS;
+	flt.end_ns = T0 + 200 * NS;
+	direct = got_new();
+	daemon = got_new();
+	assert_int_equal(ioacct_query_fetch_store(f->st, &flt, false, collect, direct, err,
+						  sizeof(err)), 0);
+	assert_int_equal(ioacct_query_fetch_daemon(f->sock, &flt, false, 5000, collect, daemon, err,
+						   sizeof(err)), 0);
+	assert_true(direct->n > 10);
+	for (size_t i = 0; i < direct->n; i++) {
+		assert_int_equal(direct->jobs[i].jd->job.uid, ALICE);
+		assert_string_equal(direct->jobs[i].jd->job.cluster, "hpc");
+	}
+	assert_same(direct, daemon);
+	got_free(direct);
+	got_free(daemon);
+	server_stop(&srv);
+
+	/* As bob, with private_data: bob's jobs only, even asking for alice's. */
+	server_start(&srv, f, BOB, true);
+	memset(&flt, 0, sizeof(flt));
+	flt.uids = &alice;
+	flt.nuids = 1;
+	daemon = got_new();
+	assert_int_equal(ioacct_query_fetch_daemon(f->sock, &flt, false, 5000, collect, daemon, err,
+						   sizeof(err)), 0);
+	assert_int_equal(daemon->n, 0);
+	got_free(daemon);
+	flt.nuids = 0;
+	daemon = got_new();
+	daemon->fail_at = 3;
+	assert_int_equal(ioacct_query_fetch_daemon(f->sock, &flt, false, 5000, collect, daemon, err,
+						   sizeof(err)), -ECANCELED);
+	for (size_t i = 0; i < daemon->n; i++)
+		assert_int_equal(daemon->jobs[i].jd->job.uid, BOB);
+	got_free(daemon);
+	server_stop(&srv);
+
+	/* No daemon: the client says where it looked. */
+	assert_int_equal(ioacct_query_fetch_daemon(f->sock, &flt, false, 5000, collect, NULL, err,
+						   sizeof(err)), -ECONNREFUSED);
+	assert_non_null(strstr(err, f->sock));
+	unlink(f->sock);
+	assert_int_equal(ioacct_query_fetch_daemon(f->sock, &flt, false, 5000, collect, NULL, err,
+						   sizeof(err)), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fetch_store, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_serve_page, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_serve_page_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_serve_page_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetch_daemon, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
