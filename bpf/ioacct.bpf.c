@@ -499,6 +499,22 @@ static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 k
 	return 0;
 }
 
+/*
+ * A 32-bit process's syscall numbers are another table's: the sysmap would
+ * misname them, so the tracepoint backend leaves them alone (the others
+ * only see the 64-bit entry functions anyway).
+ */
+static __always_inline bool compat_syscall(void)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (bpf_core_field_exists(task->thread_info.status))
+		return task->thread_info.status & 0x0002; /* TS_COMPAT */
+#endif
+	return false;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 {
@@ -507,7 +523,7 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 	if (id < 0 || id >= IOACCT_NR_SYSCALLS)
 		return 0;
 	e = sysmap[id];
-	if (!e)
+	if (!e || compat_syscall())
 		return 0;
 	return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
 			PT_REGS_PARM3_SYSCALL(regs), (e & IOACCT_SYS_OP_MASK) - 1,

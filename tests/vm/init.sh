@@ -1,0 +1,231 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# /init of the ioacct test VM (busybox sh; put there by tests/vm/mkinitramfs).
+#
+# Mounts what a node has (proc, sysfs, devtmpfs, tmpfs on /run /tmp /dev/shm,
+# pure cgroup2 on /sys/fs/cgroup, bpffs), then for each probe mode in $MODES
+# starts ioacctd --probe-mode MODE and runs the exactness workload of
+# tests/integration/01-exact.sh under iorun on two fresh tmpfs mounts, first in
+# a cgroup v2 cgroup, then (a v1 freezer hierarchy mounted for it) in a v1
+# cgroup, while a process outside the cgroup does I/O to the same mounts.
+# Prints one line per (mode, cgroup):
+#   RESULT kernel=K mode=M cgroup=C pass chosen=M2 time=S totals=...
+#   RESULT kernel=K mode=M cgroup=C fail reason=...
+#   RESULT kernel=K mode=M cgroup=C unavailable reason=<ioacctd's message>
+# and "DONE kernel=K", then powers the VM off. Settings: /etc/vmtest.conf.
+PATH=/usr/bin:/bin:/usr/sbin:/sbin
+export PATH
+umask 022
+
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+exec </dev/console >/dev/console 2>&1
+
+MODES="auto fentry kprobe tracepoint"
+NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 WRONG=0 START_TIMEOUT=120
+# shellcheck disable=SC1091 # written by mkinitramfs
+. /etc/vmtest.conf
+
+KVER=$(uname -r)
+CHECK=/usr/share/ioacct-vm/check.awk
+A=/mnt/a
+B=/mnt/b
+FREEZER=/run/cgroup-v1/freezer
+
+say() { echo "VM: $*"; }
+result() { echo "RESULT kernel=$KVER mode=$1 cgroup=$2 $3"; }
+now() { read -r up _ < /proc/uptime; echo "$up"; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# One line, the last field of a RESULT line: lines joined with " | ".
+oneline() { tr '\t' ' ' | sed 's/  */ /g' | awk 'NF { printf "%s%s", n++ ? " | " : "", $0 }' | cut -c1-400; }
+# The end of a log on the console, trimmed.
+show_log() {
+	echo "---- $1 (last ${3:-25} lines) ----"
+	tail -n "${3:-25}" "$2" | cut -c1-300 | sed 's/^/  | /'
+	echo "----"
+}
+bye() {
+	echo "DONE kernel=$KVER"
+	sync
+	poweroff -f
+	sleep 5
+	exit 1 # panics: with panic=-1 and -no-reboot, QEMU exits
+}
+
+setup_fail=
+need_mount() { # TYPE DIR [OPTIONS]
+	mkdir -p "$2"
+	mount -t "$1" ${3:+-o "$3"} "$1" "$2" || setup_fail="$setup_fail mount-$1-$2"
+}
+need_mount proc /proc
+need_mount sysfs /sys
+need_mount tmpfs /run mode=0755
+need_mount tmpfs /tmp mode=1777
+need_mount tmpfs /dev/shm mode=1777
+need_mount cgroup2 /sys/fs/cgroup
+need_mount bpf /sys/fs/bpf mode=0700
+ln -sf /proc/self/fd /dev/fd 2>/dev/null
+hostname vm
+
+# Modules the kernel package has as modules but the test needs (mkinitramfs --modules).
+for ko in /lib/modules/"$KVER"/*.ko; do
+	[ -e "$ko" ] || continue
+	if insmod "$ko"; then say "loaded module $(basename "$ko")"; else setup_fail="$setup_fail insmod-$(basename "$ko")"; fi
+done
+
+# What the test needs from the kernel, reported once.
+missing=
+for fs in tmpfs cgroup2 cgroup bpf devtmpfs; do
+	grep -qw "$fs" /proc/filesystems || missing="$missing fs:$fs"
+done
+grep -qw '^freezer' /proc/cgroups || missing="$missing cgroup-v1:freezer"
+[ -r /sys/kernel/btf/vmlinux ] || missing="$missing btf"
+echo "INFO kernel=$KVER cpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo) missing=${missing:-none}"
+if [ -n "$setup_fail" ]; then
+	for mode in $MODES; do
+		for cg in v2 v1; do result "$mode" "$cg" "fail reason=VM setup failed:$setup_fail"; done
+	done
+	bye
+fi
+
+# The expectation of 01-exact.sh's workload with this VM's sizes.
+write_expect() { # FILE MODE
+	wb=$((NW * 1048576))
+	[ "$WRONG" = 1 ] && wb=$((wb + 1))
+	{
+		echo "$A write_bytes=$wb writes=$NW read_bytes=$((NR * 1048576)) reads=$NR" \
+			"opens=$((2 + NCREATE + NMISS)) creates=$((1 + NCREATE)) mkdirs=$NMKDIR unlinks=$NCREATE" \
+			"rmdirs=$NMKDIR errors=$NMISS op_errors.opens=$NMISS" \
+			"write_sizes.100K_1M=$NW read_sizes.100K_1M=$NR"
+		echo "$B write_bytes=$((NPW * 4096)) writes=$NPW opens=6 creates=4 unlinks=3 errors=2" \
+			"op_errors.opens=2 write_sizes.1K_10K=$NPW"
+		[ "$2" = auto ] || echo "@ probe_mode=$2"
+	} > "$1"
+}
+
+# run_work MODE CGROUP: one exactness run under the running daemon.
+run_work() {
+	mode=$1 cg=$2 W=$R/$2
+	mkdir -p "$W"
+	for m in $A $B; do
+		mkdir -p "$m"
+		mount -t tmpfs -o size=600m tmpfs "$m" || { result "$mode" "$cg" "fail reason=cannot mount tmpfs on $m"; mode_failed=1; return; }
+	done
+	mkdir -p $A/files $A/dirs $B/d
+	# Noise from outside the cgroup, on both mounts, for the whole run.
+	(
+		while :; do
+			dd if=/dev/zero of=$A/outside bs=64k count=4 2>/dev/null
+			dd if=/dev/zero of=$B/outside bs=4k count=4 2>/dev/null
+			cat $A/outside > /dev/null
+			ls $A > /dev/null
+			usleep 20000
+		done
+	) &
+	noise=$!
+	t0=$(now)
+	# Standard output must be a pipe, not a file: see iowork.c.
+	{
+		iorun -c "$R/ioacct.conf" --cgroup-mode "$cg" --json -o "$W/out.json" -- iowork \
+			write $A/big 1048576 "$NW" , \
+			pwrite $B/shm 4096 "$NPW" , \
+			read $A/big 1048576 "$NR" , \
+			create $A/files "$NCREATE" , \
+			mkdir $A/dirs "$NMKDIR" , \
+			unlink $A/files "$NCREATE" , \
+			rmdir $A/dirs "$NMKDIR" , \
+			missing $A "$NMISS" , \
+			cd $B/d , create . 3 , unlink . 3 , missing . 2 2> "$W/iorun.err"
+		echo $? > "$W/rc"
+	} | cat
+	took=$(elapsed "$t0")
+	kill $noise
+	wait $noise 2>/dev/null
+	rc=$(cat "$W/rc")
+	write_expect "$W/expect" "$mode"
+	if [ "$rc" != 0 ]; then
+		result "$mode" "$cg" "fail reason=iorun exited with $rc: $(tail -n 3 "$W/iorun.err" | oneline)"
+		show_log "iorun stderr, mode $mode, cgroup $cg" "$W/iorun.err" 10
+		mode_failed=1
+	elif awk -f $CHECK "$W/out.json" "$W/expect" > "$W/check" 2>&1; then
+		result "$mode" "$cg" "pass chosen=$(sed -n 's/^OK probe_mode=\([^ ]*\).*/\1/p' "$W/check") time=$took $(sed -n 's/^OK probe_mode=[^ ]* //p' "$W/check")"
+	else
+		result "$mode" "$cg" "fail reason=counters differ: $(head -n 4 "$W/check" | sed 's/^MISMATCH: //' | oneline)"
+		show_log "check, mode $mode, cgroup $cg" "$W/check" 30
+		mode_failed=1
+	fi
+	for m in $A $B; do umount "$m"; done
+}
+
+# run_mode MODE: a daemon forced to MODE, the v2 run, the v1 run.
+run_mode() {
+	mode=$1 R=/run/ioacct-$1 mode_failed=0
+	mkdir -p "$R"
+	cat > "$R/ioacct.conf" <<CONF
+socket = $R/ioacctd.sock
+db = $R/ioacct.db
+pidfile = $R/ioacctd.pid
+bpf_pin_dir = /sys/fs/bpf/$mode
+cgroup_parent = ioacct-vm-$mode
+cgroup_mode = v2
+drain_interval = 0.2
+CONF
+	t0=$(now)
+	ioacctd -f -c "$R/ioacct.conf" --probe-mode "$mode" > "$R/ioacctd.log" 2>&1 &
+	dpid=$!
+	ready=0
+	while [ "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print (b - a < '"$START_TIMEOUT"') }')" = 1 ]; do
+		if iopoke "$R/ioacctd.sock" status 2>/dev/null | grep -q '^status=0'; then
+			ready=1
+			break
+		fi
+		kill -0 $dpid 2>/dev/null || break
+		usleep 100000
+	done
+	if [ $ready = 0 ]; then
+		if kill -0 $dpid 2>/dev/null; then
+			why="ioacctd not answering after ${START_TIMEOUT} s"
+			kill -TERM $dpid
+		else
+			why=$(sed -n 's/^ioacctd: error: //p' "$R/ioacctd.log" | tail -n 1)
+			[ -n "$why" ] || why="ioacctd exited at start: $(tail -n 1 "$R/ioacctd.log")"
+		fi
+		wait $dpid 2>/dev/null
+		case $why in
+		*"is not available on this kernel"* | "no probe backend works"*) verdict=unavailable ;;
+		*) verdict=fail ;;
+		esac
+		for cg in v2 v1; do result "$mode" "$cg" "$verdict reason=$(echo "$why" | oneline)"; done
+		[ $verdict = fail ] && show_log "ioacctd, mode $mode" "$R/ioacctd.log"
+		return
+	fi
+	echo "INFO kernel=$KVER mode=$mode started=$(elapsed "$t0")s $(sed -n 's/^ioacctd: probe mode /probe_mode=/p' "$R/ioacctd.log" | head -n 1)"
+	sed -n 's/^ioacctd: warning: /INFO kernel='"$KVER"' mode='"$mode"' ioacctd warning: /p' "$R/ioacctd.log" | head -n 5
+
+	run_work "$mode" v2
+	mkdir -p $FREEZER
+	if mount -t cgroup -o freezer freezer $FREEZER; then
+		run_work "$mode" v1
+		rmdir $FREEZER/ioacct-vm-"$mode" 2>/dev/null
+		umount $FREEZER
+	else
+		result "$mode" v1 "fail reason=cannot mount the cgroup v1 freezer hierarchy"
+		mode_failed=1
+	fi
+
+	t0=$(now)
+	kill -TERM $dpid
+	wait $dpid
+	drc=$?
+	echo "INFO kernel=$KVER mode=$mode stopped=$(elapsed "$t0")s exit=$drc"
+	[ $drc = 0 ] || echo "VM: ioacctd (mode $mode) exited with status $drc when stopped"
+	# The daemon's own account of a mode that failed.
+	if [ $drc != 0 ] || [ $mode_failed = 1 ]; then
+		show_log "ioacctd, mode $mode" "$R/ioacctd.log"
+	fi
+	rmdir /sys/fs/cgroup/ioacct-vm-"$mode" 2>/dev/null
+}
+
+for mode in $MODES; do
+	run_mode "$mode"
+done
+bye
