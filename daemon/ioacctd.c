@@ -170,37 +170,13 @@ static int load_config(const struct daemon_opts *o, struct ioacct_config *cfg)
 	return 0;
 }
 
-static int mkdir_parent(const char *path)
-{
-	char dir[PATH_MAX];
-	char *slash;
-
-	if (ioacct_strlcpy(dir, path, sizeof(dir)))
-		return -ENAMETOOLONG;
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	for (char *s = dir + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* A locked pidfile: a second daemon on the same pidfile refuses to start. */
 static int pidfile_open(const char *path, int *out)
 {
 	char buf[32];
 	int fd, ret;
 
-	ret = mkdir_parent(path);
+	ret = ioacct_mkdir_p(path, 0755, true);
 	if (ret) {
 		log_err("cannot create the directory of %s: %s", path, strerror(-ret));
 		return ret;
@@ -266,7 +242,7 @@ static int socket_open(const char *path, int *out)
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int fd, ret;
 
-	ret = mkdir_parent(path);
+	ret = ioacct_mkdir_p(path, 0755, true);
 	if (ret) {
 		log_err("cannot create the directory of %s: %s", path, strerror(-ret));
 		return ret;

@@ -138,25 +138,6 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 	return 0;
 }
 
-static int mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-
-	if (ioacct_strlcpy(buf, path, sizeof(buf)))
-		return -ENAMETOOLONG;
-	for (char *s = buf + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int cgroup_path(char *path, size_t len, const char *mnt, const char *parent)
 {
 	int n = snprintf(path, len, "%s/%s/iorun-%d", mnt, parent, (int)getpid());
@@ -175,7 +156,7 @@ static int make_cgroup(const struct ioacct_config *cfg, char *path, size_t len, 
 		if (ret == 0) {
 			ret = cgroup_path(path, len, mnt, cfg->cgroup_parent);
 			if (ret == 0)
-				ret = mkdir_p(path);
+				ret = ioacct_mkdir_p(path, 0755, false);
 			if (ret == 0)
 				return 0;
 		}
@@ -194,7 +175,7 @@ static int make_cgroup(const struct ioacct_config *cfg, char *path, size_t len, 
 	}
 	ret = cgroup_path(path, len, mnt, cfg->cgroup_parent);
 	if (ret == 0)
-		ret = mkdir_p(path);
+		ret = ioacct_mkdir_p(path, 0755, false);
 	if (ret)
 		snprintf(err, errlen, "cannot create cgroup %s: %s", path, strerror(-ret));
 	return ret;

@@ -144,25 +144,6 @@ static int ensure_fs(const char *dir, long magic, const char *type, const char *
 	return -errno;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-
-	if (ioacct_strlcpy(buf, path, sizeof(buf)))
-		return -ENAMETOOLONG;
-	for (char *s = buf + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, mode) && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(buf, mode) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* ---- backends ------------------------------------------------------------------ */
 
 struct backend {
@@ -480,7 +461,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 	if (access("/sys/kernel/tracing", F_OK) == 0)
 		ensure_fs("/sys/kernel/tracing", TRACEFS_MAGIC_, "tracefs", NULL, false, NULL, 0);
 	snprintf(p->dir, sizeof(p->dir), "%s/abi%d", opts->pin_dir, IOACCT_ABI_VERSION);
-	ret = mkdir_p(p->dir, 0700);
+	ret = ioacct_mkdir_p(p->dir, 0700, false);
 	if (ret) {
 		snprintf(err, errlen, "cannot create %s: %s", p->dir, strerror(-ret));
 		goto fail;
@@ -504,7 +485,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 			 "reused the programs an earlier ioacctd left attached in %s", p->dir);
 	} else {
 		unpin_all(p); /* leftovers of an interrupted start */
-		mkdir_p(p->dir, 0700);
+		ioacct_mkdir_p(p->dir, 0700, false);
 		ret = choose_backend(p, opts->mode, err, errlen);
 		if (ret)
 			goto fail;

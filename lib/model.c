@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const op_names[IOACCT_OP_COUNT] = {
 	[IOACCT_OP_READ] = "read",     [IOACCT_OP_WRITE] = "write",
@@ -174,4 +175,30 @@ void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 	free(jd->totals);
 	free(jd->series);
 	free(jd);
+}
+
+int ioacct_mkdir_p(const char *path, unsigned int mode, bool parent_only)
+{
+	char buf[PATH_MAX];
+	char *end;
+
+	if (ioacct_strlcpy(buf, path, sizeof(buf)))
+		return -ENAMETOOLONG;
+	if (parent_only) {
+		end = strrchr(buf, '/');
+		if (!end || end == buf)
+			return 0;
+		*end = '\0';
+	}
+	for (char *s = buf + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, (mode_t)mode) && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(buf, (mode_t)mode) && errno != EEXIST)
+		return -errno;
+	return 0;
 }

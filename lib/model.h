@@ -127,4 +127,11 @@ void ioacct_samples_sum(const struct ioacct_sample *s, size_t n, uint32_t step_i
 /* Copies src into dst (size len) and always NUL-terminates; -ENAMETOOLONG if cut. */
 int ioacct_strlcpy(char *dst, const char *src, size_t len);
 
+/*
+ * mkdir -p: creates path and its missing parents with mode (existing ones
+ * are left as they are). With parent_only, stops at the last component's
+ * parent, for a file's directory. 0 or -errno.
+ */
+int ioacct_mkdir_p(const char *path, unsigned int mode, bool parent_only);
+
 #endif /* IOACCT_MODEL_H */

@@ -11,14 +11,7 @@
 #  6. a job array: one report per task, named with %A_%a.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/cluster.sh"
-PLUGIN=$abs_top_builddir/spank/.libs/spank_ioacct.so
-require_root_bpf
-require_slurm
-[ -f "$PLUGIN" ] || skip "the SPANK plugin was not built (no slurm/spank.h at configure time)"
-setup
-trap 'stop_cluster; teardown' EXIT
-make_user
-U=$SLURM_USER_NAME
+slurm_test_setup
 start_daemon
 start_cluster "required $PLUGIN config=$CONF"
 

@@ -9,14 +9,7 @@
 #     is written there, the job completes.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/cluster.sh"
-PLUGIN=$abs_top_builddir/spank/.libs/spank_ioacct.so
-require_root_bpf
-require_slurm
-[ -f "$PLUGIN" ] || skip "the SPANK plugin was not built (no slurm/spank.h at configure time)"
-setup
-trap 'stop_cluster; teardown' EXIT
-make_user
-U=$SLURM_USER_NAME
+slurm_test_setup
 start_cluster "required $PLUGIN config=$CONF"
 W=$T/work; mkdir -p "$W"; chown "$U" "$W"
 WMNT=$(mount_of "$W")

@@ -13,6 +13,19 @@
 # `sbatch --wait` (slow polling).
 
 SLURM_USER_NAME=${SLURM_USER_NAME:-ioacct-test}
+PLUGIN=$abs_top_builddir/spank/.libs/spank_ioacct.so
+
+# What every plugin test starts with: skip where it cannot run, a private
+# daemon configuration, the unprivileged user $U, teardown of it all.
+slurm_test_setup() {
+	require_root_bpf
+	require_slurm
+	[ -f "$PLUGIN" ] || skip "the SPANK plugin was not built (no slurm/spank.h at configure time)"
+	setup
+	trap 'stop_cluster; teardown' EXIT
+	make_user
+	U=$SLURM_USER_NAME
+}
 
 require_slurm() {
 	for b in munged mungekey slurmctld slurmd sbatch scontrol sinfo; do

@@ -5,6 +5,10 @@
 #include <stdint.h>
 #include <errno.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "model.h"
@@ -147,6 +151,33 @@ static void test_strlcpy(void **state)
 	assert_int_equal(ioacct_strlcpy(buf, "x", 0), -ENAMETOOLONG);
 }
 
+static void test_mkdir_p(void **state)
+{
+	char dir[] = "/tmp/test_model.XXXXXX", path[256], file[256];
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a/b/c", dir);
+	assert_int_equal(ioacct_mkdir_p(path, 0700, false), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(ioacct_mkdir_p(path, 0700, false), 0); /* exists: fine */
+	snprintf(file, sizeof(file), "%s/x/y/file.sock", dir);
+	assert_int_equal(ioacct_mkdir_p(file, 0755, true), 0);
+	snprintf(path, sizeof(path), "%s/x/y", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(stat(file, &st), -1); /* only the parent */
+	/* A file in the way is an error, not a silent success. */
+	snprintf(path, sizeof(path), "%s/x/y/f", dir);
+	fclose(fopen(path, "w"));
+	snprintf(file, sizeof(file), "%s/x/y/f/g", dir);
+	assert_int_equal(ioacct_mkdir_p(file, 0755, false), -ENOTDIR);
+	unlink(path);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 static void test_jobdata_free_null(void **state)
 {
 	(void)state;
@@ -164,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_step_names),
 		cmocka_unit_test(test_samples_sum),
 		cmocka_unit_test(test_strlcpy),
+		cmocka_unit_test(test_mkdir_p),
 		cmocka_unit_test(test_jobdata_free_null),
 	};
 
