@@ -197,9 +197,10 @@ int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_va
 				break;
 			case 'u':
 			case 'x':
-				s = *p == 'u' ? v->user : v->job_name;
+			case 'N':
+				s = *p == 'u' ? v->user : *p == 'x' ? v->job_name : v->node;
 				if (!s || !*s)
-					s = *p == 'u' ? "unknown" : "job";
+					s = *p == 'u' ? "unknown" : *p == 'x' ? "job" : "node";
 				if (strchr(s, '/') || strcmp(s, "..") == 0) {
 					snprintf(err, errlen, "%%%c is '%s', which is not a file name", *p, s);
 					return -EINVAL;
@@ -216,7 +217,7 @@ int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_va
 				s = "%";
 				break;
 			default:
-				snprintf(err, errlen, "unknown %%%c in report pattern '%s' (%%j %%A %%a %%u %%x %%w %%%%)",
+				snprintf(err, errlen, "unknown %%%c in report pattern '%s' (%%j %%A %%a %%u %%x %%w %%N %%%%)",
 					 *p ? *p : ' ', pattern);
 				return -EINVAL;
 			}
@@ -233,7 +234,8 @@ int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_va
 	return 0;
 }
 
-int ioacct_report_path_for(const char *expanded, enum ioacct_report_format fmt, char *out, size_t len)
+int ioacct_report_path_for(const char *expanded, enum ioacct_report_format fmt, const char *node,
+			   char *out, size_t len)
 {
 	const char *ext = ".txt", *slash = strrchr(expanded, '/'), *dot = strrchr(expanded, '.');
 	size_t base;
@@ -242,10 +244,11 @@ int ioacct_report_path_for(const char *expanded, enum ioacct_report_format fmt, 
 		if (formats[i].fmt == fmt)
 			ext = formats[i].ext;
 	base = dot && (!slash || dot > slash) ? (size_t)(dot - expanded) : strlen(expanded);
-	if (base + strlen(ext) + 1 > len)
+	if ((size_t)snprintf(out, len, "%.*s%s%s%s", (int)base, expanded, node ? "." : "",
+			     node ? node : "", ext) >= len)
 		return -ENAMETOOLONG;
-	memcpy(out, expanded, base);
-	strcpy(out + base, ext);
+	if (node && strchr(node, '/'))
+		return -EINVAL;
 	return 0;
 }
 

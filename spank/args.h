@@ -61,11 +61,12 @@ struct ioacct_report_vars {
 	const char *user;
 	const char *job_name;
 	const char *workdir;
+	const char *node;              /* this node's name, for %N */
 };
 
 /*
  * Expands %j (job id), %A (array master job id, else the job id), %a (array
- * task id, else 4294967294 as Slurm prints), %u, %x, %w and %% into out.
+ * task id, else 4294967294 as Slurm prints), %u, %x, %w, %N (node) and %%.
  * A name (%u, %x) containing '/' is refused: it would reach another
  * directory. -EINVAL/-ENAMETOOLONG with err.
  */
@@ -74,10 +75,12 @@ int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_va
 
 /*
  * The path of one format's report: the expanded pattern with its extension
- * replaced by the format's (.txt, .json, .html, .darshan).
+ * replaced by the format's (.txt, .json, .html, .darshan), and ".NODE"
+ * before it when node is not NULL (a job on several nodes: each node's
+ * epilog writes its own part, which must not overwrite another's).
  */
-int ioacct_report_path_for(const char *expanded, enum ioacct_report_format fmt, char *out,
-			   size_t len);
+int ioacct_report_path_for(const char *expanded, enum ioacct_report_format fmt, const char *node,
+			   char *out, size_t len);
 
 /*
  * The default pattern: next to the job's standard output, or in its working

@@ -322,8 +322,10 @@ static void write_reports(const struct ioacct_jobdata *jd)
 		.job_id = job->job_id, .has_array = job->has_array, .array_job_id = job->array_job_id,
 		.array_task_id = job->array_task_id, .user = job->user, .job_name = job->name,
 		.workdir = job->workdir[0] ? job->workdir : getenv("SLURM_JOB_WORK_DIR"),
+		.node = job->node,
 	};
 	unsigned int formats = mopts.formats ? mopts.formats : IOACCT_FMT_TEXT;
+	const char *nnodes = getenv("SLURM_JOB_NUM_NODES");
 	char pattern[PATH_MAX], expanded[PATH_MAX], path[PATH_MAX], err[512];
 
 	if (conf.report[0])
@@ -345,7 +347,11 @@ static void write_reports(const struct ioacct_jobdata *jd)
 				   (unsigned long long)job->job_id);
 			continue;
 		}
-		if (render(jd, fmt, &buf, &len) || ioacct_report_path_for(expanded, fmt, path, sizeof(path))) {
+		/* Each node's epilog writes what this node saw: name the parts apart. */
+		const char *part = nnodes && atoi(nnodes) > 1 && !strstr(pattern, "%N") ? job->node : NULL;
+
+		if (render(jd, fmt, &buf, &len) ||
+		    ioacct_report_path_for(expanded, fmt, part, path, sizeof(path))) {
 			slurm_error("ioacct: job %llu: cannot render its report", (unsigned long long)job->job_id);
 			free(buf);
 			continue;

@@ -81,7 +81,7 @@ static void test_monitor_opts(void **state)
 static void test_report_path_expand(void **state)
 {
 	struct ioacct_report_vars v = { .job_id = 1234, .user = "alice", .job_name = "sim",
-					.workdir = "/home/alice/run" };
+					.workdir = "/home/alice/run", .node = "n07" };
 	char out[4096], err[256];
 
 	(void)state;
@@ -90,6 +90,8 @@ static void test_report_path_expand(void **state)
 	assert_int_equal(ioacct_report_path_expand("/r/%u/%x-%A_%a-100%%.txt", &v, out, sizeof(out), err,
 						   sizeof(err)), 0);
 	assert_string_equal(out, "/r/alice/sim-1234_4294967294-100%.txt");
+	assert_int_equal(ioacct_report_path_expand("/r/%N/%j", &v, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, "/r/n07/1234");
 	v.has_array = true;
 	v.array_job_id = 1200;
 	v.array_task_id = 3;
@@ -111,12 +113,16 @@ static void test_report_path_for_and_default(void **state)
 	char out[256];
 
 	(void)state;
-	assert_int_equal(ioacct_report_path_for("/a.b/ioacct-1.txt", IOACCT_FMT_JSON, out, sizeof(out)), 0);
+	assert_int_equal(ioacct_report_path_for("/a.b/ioacct-1.txt", IOACCT_FMT_JSON, NULL, out, sizeof(out)), 0);
 	assert_string_equal(out, "/a.b/ioacct-1.json");
-	assert_int_equal(ioacct_report_path_for("/a.b/report", IOACCT_FMT_HTML, out, sizeof(out)), 0);
+	assert_int_equal(ioacct_report_path_for("/a.b/report", IOACCT_FMT_HTML, NULL, out, sizeof(out)), 0);
 	assert_string_equal(out, "/a.b/report.html");
-	assert_int_equal(ioacct_report_path_for("/r/x.txt", IOACCT_FMT_TEXT, out, sizeof(out)), 0);
+	assert_int_equal(ioacct_report_path_for("/r/x.txt", IOACCT_FMT_TEXT, NULL, out, sizeof(out)), 0);
 	assert_string_equal(out, "/r/x.txt");
+	/* A job on several nodes: one part per node. */
+	assert_int_equal(ioacct_report_path_for("/r/ioacct-7.txt", IOACCT_FMT_TEXT, "node012", out, sizeof(out)), 0);
+	assert_string_equal(out, "/r/ioacct-7.node012.txt");
+	assert_int_equal(ioacct_report_path_for("/r/x.txt", IOACCT_FMT_TEXT, "a/b", out, sizeof(out)), -EINVAL);
 	ioacct_report_default_pattern("/home/a/out/slurm-%j.out", out, sizeof(out));
 	assert_string_equal(out, "/home/a/out/ioacct-%j.txt");
 	ioacct_report_default_pattern("/dev/null", out, sizeof(out));
