@@ -383,6 +383,14 @@ static void unpin_all(const struct ioacct_probes *p)
 	}
 	closedir(d);
 	rmdir(p->dir);
+	/* And the pin directory itself when nothing else is in it. */
+	char *slash = strrchr(p->dir, '/');
+
+	if (slash) {
+		*slash = '\0';
+		rmdir(p->dir);
+		*slash = '/';
+	}
 }
 
 static int reuse_maps(struct ioacct_probes *p, char *err, size_t errlen)
