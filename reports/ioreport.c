@@ -2,10 +2,13 @@
 /*
  * ioreport: the report of one stored job, as text (darshan-parser's style),
  * JSON or one self-contained HTML page. Reads the store read-only; the same
- * renderers serve iorun and the Slurm plugin.
+ * renderers serve iorun and the Slurm plugin. With --format darshan it
+ * writes the job as a Darshan log; with --compare it sets the job beside a
+ * Darshan log of it (reports/compare.c).
  *
  * Exit status: 0, 1 when the report cannot be made (no such job, store
- * unreadable, write error), 2 for usage errors.
+ * unreadable, a Darshan log that cannot be read, write error), 2 for usage
+ * errors.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,7 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "config.h"
+#include "darshan.h"
 #include "log.h"
 #include "render.h"
 #include "store.h"
@@ -27,6 +32,9 @@ struct opts {
 	const char *cluster;
 	const char *output;
 	const char *mount;
+	const char *compare;          /* a Darshan log to compare with */
+	bool darshan;                 /* --format darshan */
+	bool darshan_filter;
 	enum ioacct_render_format format;
 	uint64_t job_id;
 };
@@ -40,8 +48,13 @@ static void usage(FILE *out)
 		"  -c, --config FILE     configuration file (default %s)\n"
 		"      --db PATH         the store (config: db)\n"
 		"      --cluster NAME    the job's cluster (default: the newest job with this id)\n"
-		"  -f, --format FORMAT   text (default), json or html\n"
+		"  -f, --format FORMAT   text (default), json, html, or darshan: a Darshan log\n"
+		"                        of the job (needs -o)\n"
 		"  -m, --mount PATH      report this mount only (e.g. to diff with darshan-parser)\n"
+		"      --compare LOG     compare the job with a Darshan log of it, per mount and\n"
+		"                        per time bin (text)\n"
+		"      --darshan-filter  leave out the mounts Darshan does not record (with\n"
+		"                        --compare or --format darshan)\n"
 		"  -o, --output FILE     write the report to FILE instead of standard output\n"
 		"  -h, --help            show this help\n"
 		"  -V, --version         show the version\n"
@@ -63,13 +76,15 @@ static int parse_job_id(const char *s, uint64_t *out)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_DB = 256, OPT_CLUSTER };
+	enum { OPT_DB = 256, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "cluster", required_argument, NULL, OPT_CLUSTER },
 		{ "format", required_argument, NULL, 'f' },
 		{ "mount", required_argument, NULL, 'm' },
+		{ "compare", required_argument, NULL, OPT_COMPARE },
+		{ "darshan-filter", no_argument, NULL, OPT_DARSHAN_FILTER },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -89,12 +104,20 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->cluster = optarg;
 			break;
 		case 'f':
+			o->darshan = strcmp(optarg, "darshan") == 0;
 			fmt = ioacct_render_format_from_name(optarg);
-			if (fmt < 0) {
-				fprintf(stderr, "ioreport: --format: '%s' is not text, json or html\n", optarg);
+			if (fmt < 0 && !o->darshan) {
+				fprintf(stderr, "ioreport: --format: '%s' is not text, json, html or darshan\n",
+					optarg);
 				return -EINVAL;
 			}
-			o->format = (enum ioacct_render_format)fmt;
+			o->format = fmt < 0 ? IOACCT_RENDER_TEXT : (enum ioacct_render_format)fmt;
+			break;
+		case OPT_COMPARE:
+			o->compare = optarg;
+			break;
+		case OPT_DARSHAN_FILTER:
+			o->darshan_filter = true;
 			break;
 		case 'm':
 			o->mount = optarg;
@@ -120,6 +143,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (parse_job_id(argv[optind], &o->job_id)) {
 		fprintf(stderr, "ioreport: '%s' is not a job id (a positive integer)\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->darshan && !o->output) {
+		fprintf(stderr, "ioreport: --format darshan writes a binary log: name it with -o FILE\n");
+		return -EINVAL;
+	}
+	if (o->compare && (o->darshan || o->format != IOACCT_RENDER_TEXT)) {
+		fprintf(stderr, "ioreport: --compare prints text; it takes no --format\n");
+		return -EINVAL;
+	}
+	if (o->darshan_filter && !o->compare && !o->darshan) {
+		fprintf(stderr, "ioreport: --darshan-filter goes with --compare or --format darshan\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -185,6 +220,68 @@ static bool mount_known(const struct ioacct_jobdata *jd, const char *mount)
 	return found;
 }
 
+/* --format darshan: the job as a Darshan log, written to o->output. */
+static int write_darshan(const struct ioacct_jobdata *jd, const struct ioacct_config *cfg,
+			 const struct opts *o)
+{
+	struct ioacct_report *r = ioacct_report_create(jd, &cfg->advice, o->mount);
+	struct ioacct_darshan_log *log = r ? ioacct_darshan_from_report(r, o->darshan_filter) : NULL;
+	char err[PATH_MAX + 256];
+	int ret;
+
+	if (!log) {
+		ret = -errno;
+		fprintf(stderr, "ioreport: cannot build the Darshan log: %s\n", strerror(errno));
+	} else {
+		ret = ioacct_darshan_write_file(log, o->output, err, sizeof(err));
+		if (ret)
+			fprintf(stderr, "ioreport: %s\n", err);
+	}
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	return ret;
+}
+
+/* --compare: the job beside a Darshan log, on standard output or o->output. 0 or -1. */
+static int compare_darshan(const struct ioacct_jobdata *jd, const struct ioacct_config *cfg,
+			   const struct opts *o)
+{
+	char err[PATH_MAX + 512];
+	struct ioacct_darshan_log *log = ioacct_darshan_read(o->compare, err, sizeof(err));
+	struct ioacct_report *r = NULL;
+	struct ioacct_compare *c = NULL;
+	FILE *f = stdout;
+	int ret = -1;
+
+	if (!log) {
+		fprintf(stderr, "ioreport: %s\n", err);
+		return -1;
+	}
+	r = ioacct_report_create(jd, &cfg->advice, o->mount);
+	c = r ? ioacct_compare_create(r, log, o->darshan_filter, o->mount) : NULL;
+	if (!c) {
+		fprintf(stderr, "ioreport: cannot compare with %s: %s\n", o->compare, strerror(errno));
+		goto out;
+	}
+	if (o->output && !(f = fopen(o->output, "we"))) {
+		fprintf(stderr, "ioreport: cannot write %s: %s\n", o->output, strerror(errno));
+		goto out;
+	}
+	ret = ioacct_compare_render_text(f, c, o->compare);
+	if (f != stdout && fclose(f) && !ret)
+		ret = -errno;
+	if (ret) {
+		fprintf(stderr, "ioreport: cannot write the comparison%s%s: %s\n",
+			o->output ? " to " : "", o->output ? o->output : "", strerror(-ret));
+		ret = -1;
+	}
+out:
+	ioacct_compare_destroy(c);
+	ioacct_report_destroy(r);
+	ioacct_darshan_free(log);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .format = IOACCT_RENDER_TEXT };
@@ -208,6 +305,11 @@ int main(int argc, char **argv)
 	if (o.mount && !mount_known(jd, o.mount)) {
 		ioacct_jobdata_free(jd);
 		return EXIT_FAILURE;
+	}
+	if (o.darshan || o.compare) {
+		ret = o.darshan ? write_darshan(jd, &cfg, &o) : compare_darshan(jd, &cfg, &o);
+		ioacct_jobdata_free(jd);
+		return ret ? EXIT_FAILURE : 0;
 	}
 	if (o.output) {
 		f = fopen(o.output, "we");

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Darshan logs (darshan-hpc/darshan), read and written in plain C with zlib;
+ * no darshan-util. Log format versions 3.10, 3.20, 3.21 and 3.41 are read
+ * (the ones Darshan 3.1 to 3.5 write), 3.41 is written.
+ *
+ * A log: an uncompressed header (version string, magic number, compression,
+ * partial flag, offset and length of the name table and of each module's
+ * region, each module's record version), then zlib-compressed regions: the
+ * job (uid, start and end, nprocs, job id, 1024 bytes of key=value metadata,
+ * the command line and the mount table), the name table (record id -> path)
+ * and one region per module. Records of the POSIX, MPI-IO and STDIO modules
+ * are read, older record versions converted to the newest one the way
+ * darshan-util converts them; HEATMAP records are read as they are; other
+ * modules (HDF5, Lustre, DXT, ...) are listed but not read. docs/darshan.md
+ * has the details.
+ *
+ * A bad log (truncated, corrupt, not a Darshan log, lengths past the end of
+ * the file) gives a message saying what is wrong and where, never a crash.
+ * Memory is bounded: a region may inflate to at most 1032 times its
+ * compressed size (deflate's own limit) and everything a log allocates
+ * counts against one limit (IOACCT_DARSHAN_MEM_MAX unless told otherwise).
+ *
+ * Integers in logs are in the byte order of the machine that wrote them;
+ * the magic number tells which, and both are read. Logs are written in
+ * little-endian order.
+ */
+#ifndef IOACCT_DARSHAN_H
+#define IOACCT_DARSHAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report.h"
+
+#define IOACCT_DARSHAN_MAGIC 6567223
+#define IOACCT_DARSHAN_MAX_MODS 64
+#define IOACCT_DARSHAN_METADATA_LEN 1024
+/* What Darshan reads of the job region: the job struct, the exe and the mount table. */
+#define IOACCT_DARSHAN_JOB_REGION_MAX 4096
+/* Default limit of the memory one log may take (file, inflated regions, records). */
+#define IOACCT_DARSHAN_MEM_MAX (2048ULL << 20)
+/* Largest HEATMAP record darshan-parser accepts (its DEF_MOD_BUF_SIZE, 81920 bytes). */
+#define IOACCT_DARSHAN_HEATMAP_MAX_BINS 5117
+
+enum ioacct_darshan_comp {
+	IOACCT_DARSHAN_ZLIB = 0,
+	IOACCT_DARSHAN_BZIP2 = 1,
+	IOACCT_DARSHAN_NOCOMP = 2,
+};
+
+/* Module ids as log format 3.41 numbers them; older logs are renumbered on reading. */
+enum ioacct_darshan_mod_id {
+	IOACCT_DARSHAN_MOD_NULL = 0,
+	IOACCT_DARSHAN_MOD_POSIX = 1,
+	IOACCT_DARSHAN_MOD_MPIIO = 2,
+	IOACCT_DARSHAN_MOD_H5F = 3,
+	IOACCT_DARSHAN_MOD_H5D = 4,
+	IOACCT_DARSHAN_MOD_PNETCDF_FILE = 5,
+	IOACCT_DARSHAN_MOD_PNETCDF_VAR = 6,
+	IOACCT_DARSHAN_MOD_BGQ = 7,
+	IOACCT_DARSHAN_MOD_LUSTRE = 8,
+	IOACCT_DARSHAN_MOD_STDIO = 9,
+	IOACCT_DARSHAN_MOD_DXT_POSIX = 10,
+	IOACCT_DARSHAN_MOD_DXT_MPIIO = 11,
+	IOACCT_DARSHAN_MOD_MDHIM = 12,
+	IOACCT_DARSHAN_MOD_APXC = 13,
+	IOACCT_DARSHAN_MOD_APMPI = 14,
+	IOACCT_DARSHAN_MOD_HEATMAP = 15,
+	IOACCT_DARSHAN_MOD_DFS = 16,
+	IOACCT_DARSHAN_MOD_DAOS = 17,
+	IOACCT_DARSHAN_MOD_KNOWN = 18,
+};
+
+/* The modules whose counter records are read. */
+enum ioacct_darshan_kind {
+	IOACCT_DARSHAN_POSIX = 0,
+	IOACCT_DARSHAN_MPIIO = 1,
+	IOACCT_DARSHAN_STDIO = 2,
+	IOACCT_DARSHAN_NKINDS = 3,
+};
+
+/* The most counters of any module read (POSIX: 69 integers, 17 floats). */
+#define IOACCT_DARSHAN_MAX_COUNTERS 69
+#define IOACCT_DARSHAN_MAX_FCOUNTERS 17
+
+/* A module's counters, in the order of its newest record version. */
+struct ioacct_darshan_modinfo {
+	const char *name;                 /* as darshan-parser prints it: "POSIX", "MPI-IO", "STDIO" */
+	enum ioacct_darshan_mod_id mod_id;
+	uint32_t version;                 /* newest record version */
+	size_t ncounters;
+	size_t nfcounters;
+	const char *const *counters;      /* "POSIX_OPENS", ... */
+	const char *const *fcounters;     /* "POSIX_F_OPEN_START_TIMESTAMP", ... */
+};
+
+/* Indices of the POSIX counters ioacct measures (darshan-posix-log-format.h). */
+enum {
+	IOACCT_DARSHAN_POSIX_OPENS = 0,
+	IOACCT_DARSHAN_POSIX_READS = 3,
+	IOACCT_DARSHAN_POSIX_WRITES = 4,
+	IOACCT_DARSHAN_POSIX_STATS = 6,
+	IOACCT_DARSHAN_POSIX_FSYNCS = 8,
+	IOACCT_DARSHAN_POSIX_FDSYNCS = 9,
+	IOACCT_DARSHAN_POSIX_RENAME_SOURCES = 10,
+	IOACCT_DARSHAN_POSIX_BYTES_READ = 14,
+	IOACCT_DARSHAN_POSIX_BYTES_WRITTEN = 15,
+	IOACCT_DARSHAN_POSIX_SIZE_READ_0_100 = 29,
+	IOACCT_DARSHAN_POSIX_SIZE_WRITE_0_100 = 39,
+	IOACCT_DARSHAN_POSIX_FASTEST_RANK = 65,
+	IOACCT_DARSHAN_POSIX_FASTEST_RANK_BYTES = 66,
+	IOACCT_DARSHAN_POSIX_SLOWEST_RANK = 67,
+	IOACCT_DARSHAN_POSIX_SLOWEST_RANK_BYTES = 68,
+	IOACCT_DARSHAN_POSIX_NCOUNTERS = 69,
+};
+enum {
+	IOACCT_DARSHAN_POSIX_F_READ_TIME = 8,
+	IOACCT_DARSHAN_POSIX_F_WRITE_TIME = 9,
+	IOACCT_DARSHAN_POSIX_F_META_TIME = 10,
+	IOACCT_DARSHAN_POSIX_F_FASTEST_RANK_TIME = 13,
+	IOACCT_DARSHAN_POSIX_F_SLOWEST_RANK_TIME = 14,
+	IOACCT_DARSHAN_POSIX_NFCOUNTERS = 17,
+};
+
+/* A POSIX, MPI-IO or STDIO record; counters past the module's own count are 0. */
+struct ioacct_darshan_record {
+	uint64_t id;                      /* Darshan's hash of the path */
+	int64_t rank;                     /* -1: shared by every rank, counters aggregated */
+	int64_t counters[IOACCT_DARSHAN_MAX_COUNTERS];
+	double fcounters[IOACCT_DARSHAN_MAX_FCOUNTERS];
+};
+
+/* One HEATMAP record: bytes per time bin of one API ("heatmap:POSIX", ...) and rank. */
+struct ioacct_darshan_heatmap {
+	uint64_t id;
+	int64_t rank;
+	double bin_width;                 /* seconds */
+	uint64_t nbins;
+	int64_t *read_bins;               /* nbins each, malloc'd */
+	int64_t *write_bins;
+};
+
+struct ioacct_darshan_region {
+	uint64_t off;                     /* in the file */
+	uint64_t len;                     /* compressed */
+	uint32_t version;                 /* the module's record version */
+};
+
+struct ioacct_darshan_mount {
+	char *path;
+	char *fstype;
+};
+
+struct ioacct_darshan_name {
+	uint64_t id;
+	char *name;
+};
+
+struct ioacct_darshan_log {
+	char version[8];                  /* "3.21" */
+	unsigned int minor;               /* 10, 20, 21 or 41 */
+	enum ioacct_darshan_comp comp;
+	bool swapped;                     /* written on a machine of the other byte order */
+	uint64_t partial;                 /* bit per module id that ran out of memory */
+	int64_t uid;
+	int64_t start_sec, start_nsec;    /* nsec: 0 before format 3.41 */
+	int64_t end_sec, end_nsec;
+	int64_t nprocs;
+	int64_t jobid;
+	char metadata[IOACCT_DARSHAN_METADATA_LEN]; /* "key=value\n" lines */
+	char *exe;                        /* command line */
+	struct ioacct_darshan_mount *mounts; /* in the log's order */
+	size_t nmounts;
+	struct ioacct_darshan_name *names; /* sorted by id */
+	size_t nnames;
+	struct ioacct_darshan_region job_region;
+	struct ioacct_darshan_region name_region;
+	struct ioacct_darshan_region regions[IOACCT_DARSHAN_MAX_MODS]; /* by 3.41 module id */
+	struct ioacct_darshan_record *recs[IOACCT_DARSHAN_NKINDS];
+	size_t nrecs[IOACCT_DARSHAN_NKINDS];
+	struct ioacct_darshan_heatmap *heatmaps;
+	size_t nheatmaps;
+};
+
+const struct ioacct_darshan_modinfo *ioacct_darshan_modinfo(enum ioacct_darshan_kind kind);
+/* Darshan's name of a module id ("POSIX", "H5F", ...), NULL past the known ones. */
+const char *ioacct_darshan_mod_name(unsigned int mod_id);
+/* Index of a counter of `kind` by name; *is_float says which array. -1 when unknown. */
+int ioacct_darshan_counter_index(enum ioacct_darshan_kind kind, const char *name, bool *is_float);
+
+/*
+ * Parses a whole log held in memory. max_mem bounds what the log may
+ * allocate (0: IOACCT_DARSHAN_MEM_MAX). NULL with errno set and `err`
+ * filled: EINVAL not a Darshan log or corrupt, ENOTSUP a version or
+ * compression this reader does not read, EFBIG over the memory limit,
+ * ENOMEM.
+ */
+struct ioacct_darshan_log *ioacct_darshan_parse(const void *buf, size_t len, size_t max_mem,
+						char *err, size_t errlen);
+/* Reads and parses a log file; errors as ioacct_darshan_parse() and those of open/read. */
+struct ioacct_darshan_log *ioacct_darshan_read(const char *path, char *err, size_t errlen);
+/* Frees a log read or built; accepts NULL. */
+void ioacct_darshan_free(struct ioacct_darshan_log *log);
+
+/* The path of a record id, NULL when the name table lacks it. */
+const char *ioacct_darshan_name_of(const struct ioacct_darshan_log *log, uint64_t id);
+/* The mount a path lives on: the longest mount point that is a prefix of it up to a '/'. */
+const struct ioacct_darshan_mount *ioacct_darshan_mount_of(const struct ioacct_darshan_log *log,
+							   const char *path);
+
+/*
+ * The totals of a module as `darshan-parser --total` prints them: every
+ * record aggregated with darshan-util's rules (sums, maxima, earliest
+ * non-zero start, latest end, the four most common access sizes and
+ * strides, the fastest and slowest rank of shared files). Returns the
+ * number of records aggregated; *out is zero when there is none.
+ */
+size_t ioacct_darshan_total(const struct ioacct_darshan_log *log, enum ioacct_darshan_kind kind,
+			    struct ioacct_darshan_record *out);
+
+/* Darshan's record id of a name: Bob Jenkins' 64-bit hash (lookup8) with level 0. */
+uint64_t ioacct_darshan_hash(const void *key, size_t len, uint64_t level);
+
+/*
+ * Whether the Darshan runtime leaves out I/O on this mount: mount points
+ * under its excluded directories (/etc /dev /usr /bin /boot /lib /opt /sbin
+ * /sys /proc /var) and file systems it does not list in its mount table
+ * (tmpfs, proc, sysfs, devpts, cgroup, ...).
+ */
+bool ioacct_darshan_skips_mount(const char *path, const char *fstype);
+
+/*
+ * A log of a job from its report, format 3.41: the job record, the mount
+ * table, one POSIX record per mount with calls (rank -1) holding the
+ * counters ioacct measures (-1 for those it does not), and one
+ * "heatmap:POSIX" record (rank 0) of read and write bytes per time bin,
+ * bins merged pairwise while there are more than 200, as Darshan does.
+ * With darshan_filter, mounts Darshan skips are left out. NULL with errno.
+ */
+struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report *r,
+						      bool darshan_filter);
+
+/*
+ * Serialises a log as format 3.41, zlib-compressed, into a malloc'd buffer.
+ * 0 or -errno (-EINVAL with `err` filled when the log cannot be written:
+ * a job region over 4096 bytes, a heatmap with too many bins).
+ */
+int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_t *len, char *err,
+			 size_t errlen);
+/* ioacct_darshan_write() into a file, replaced whole or not at all. */
+int ioacct_darshan_write_file(const struct ioacct_darshan_log *log, const char *path, char *err,
+			      size_t errlen);
+
+#endif /* IOACCT_DARSHAN_H */

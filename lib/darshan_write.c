@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Writing Darshan logs (see darshan.h): a log held in memory, serialised as
+ * format 3.41 with every region zlib-compressed, and the log of a job built
+ * from its report. The byte layout is the one darshan-util reads:
+ *
+ *   0     version string "3.41", NUL-padded to 8 bytes
+ *   8     magic number 6567223 (int64)
+ *   16    compression type (1 byte; 0 zlib), 7 bytes of padding
+ *   24    partial flag (uint64, a bit per module id)
+ *   32    name table: offset, length (uint64 each)
+ *   48    64 module regions: offset, length
+ *   1072  64 module record versions (uint32)
+ *   1328  the job region, then the name table, then the module regions in
+ *         module-id order, each one zlib stream
+ */
+#include "darshan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define HEADER_SIZE 1328
+#define JOB_SIZE (7 * 8 + IOACCT_DARSHAN_METADATA_LEN)
+#define HEATMAP_HEAD 48
+/* Darshan keeps at most 200 heatmap bins, merging pairs of them as a job runs long. */
+#define HEATMAP_BINS 200
+#define NSEC_PER_SEC 1000000000ULL
+
+/* ---- a growing output buffer ---- */
+
+struct obuf {
+	unsigned char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void put(struct obuf *o, const void *src, size_t n)
+{
+	if (o->failed)
+		return;
+	if (o->cap - o->len < n) {
+		size_t cap = o->cap ? o->cap : 4096;
+		unsigned char *q;
+
+		while (cap - o->len < n)
+			cap *= 2;
+		q = realloc(o->p, cap);
+		if (!q) {
+			o->failed = true;
+			return;
+		}
+		o->p = q;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->len, src, n);
+	o->len += n;
+}
+
+static void put64(struct obuf *o, uint64_t v)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	put(o, b, sizeof(b));
+}
+
+static void putf(struct obuf *o, double d)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &d, sizeof(bits));
+	put64(o, bits);
+}
+
+static void set64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void set32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+/* ---- regions ---- */
+
+static int job_region(const struct ioacct_darshan_log *log, struct obuf *o, char *err, size_t errlen)
+{
+	char meta[IOACCT_DARSHAN_METADATA_LEN] = { 0 };
+	size_t mlen = strnlen(log->metadata, sizeof(log->metadata) - 1);
+	const char *nul = "";
+
+	put64(o, (uint64_t)log->uid);
+	put64(o, (uint64_t)log->start_sec);
+	put64(o, (uint64_t)log->start_nsec);
+	put64(o, (uint64_t)log->end_sec);
+	put64(o, (uint64_t)log->end_nsec);
+	put64(o, (uint64_t)log->nprocs);
+	put64(o, (uint64_t)log->jobid);
+	/* darshan-util ends the metadata with a newline. */
+	memcpy(meta, log->metadata, mlen);
+	if (mlen && meta[mlen - 1] != '\n' && mlen + 1 < sizeof(meta))
+		meta[mlen] = '\n';
+	put(o, meta, sizeof(meta));
+	put(o, log->exe ? log->exe : "", log->exe ? strlen(log->exe) : 0);
+	for (size_t i = 0; i < log->nmounts; i++) {
+		put(o, "\n", 1);
+		put(o, log->mounts[i].fstype, strlen(log->mounts[i].fstype));
+		put(o, "\t", 1);
+		put(o, log->mounts[i].path, strlen(log->mounts[i].path));
+	}
+	put(o, nul, 1);
+	if (!o->failed && o->len > IOACCT_DARSHAN_JOB_REGION_MAX)
+		return errf(err, errlen, -EINVAL, "the exe and mount table take %zu bytes, more than "
+			    "the %d a Darshan job region holds", o->len - JOB_SIZE,
+			    IOACCT_DARSHAN_JOB_REGION_MAX - JOB_SIZE);
+	return 0;
+}
+
+static void name_region(const struct ioacct_darshan_log *log, struct obuf *o)
+{
+	for (size_t i = 0; i < log->nnames; i++) {
+		put64(o, log->names[i].id);
+		put(o, log->names[i].name, strlen(log->names[i].name) + 1);
+	}
+}
+
+static void record_region(const struct ioacct_darshan_log *log, enum ioacct_darshan_kind kind,
+			  struct obuf *o)
+{
+	const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kind);
+
+	for (size_t i = 0; i < log->nrecs[kind]; i++) {
+		const struct ioacct_darshan_record *r = &log->recs[kind][i];
+
+		put64(o, r->id);
+		put64(o, (uint64_t)r->rank);
+		for (size_t k = 0; k < mi->ncounters; k++)
+			put64(o, (uint64_t)r->counters[k]);
+		for (size_t k = 0; k < mi->nfcounters; k++)
+			putf(o, r->fcounters[k]);
+	}
+}
+
+static int heatmap_region(const struct ioacct_darshan_log *log, struct obuf *o, char *err,
+			  size_t errlen)
+{
+	for (size_t i = 0; i < log->nheatmaps; i++) {
+		const struct ioacct_darshan_heatmap *h = &log->heatmaps[i];
+
+		if (h->nbins > IOACCT_DARSHAN_HEATMAP_MAX_BINS)
+			return errf(err, errlen, -EINVAL, "a HEATMAP record of %" PRIu64 " bins is "
+				    "more than darshan-parser reads (%d)", h->nbins,
+				    IOACCT_DARSHAN_HEATMAP_MAX_BINS);
+		put64(o, h->id);
+		put64(o, (uint64_t)h->rank);
+		putf(o, h->bin_width);
+		put64(o, h->nbins);
+		/* Two pointers in Darshan's struct, meaningless in a file. */
+		put64(o, 0);
+		put64(o, 0);
+		for (uint64_t b = 0; b < h->nbins; b++)
+			put64(o, (uint64_t)h->write_bins[b]);
+		for (uint64_t b = 0; b < h->nbins; b++)
+			put64(o, (uint64_t)h->read_bins[b]);
+	}
+	return 0;
+}
+
+/* Appends `raw` to the file as one zlib stream; the region's offset and length in *reg. */
+static int deflate_region(struct obuf *file, const struct obuf *raw, uint64_t *off, uint64_t *len)
+{
+	uLongf n;
+	unsigned char *z;
+
+	*off = *len = 0;
+	if (raw->len == 0)
+		return 0;
+	n = compressBound((uLong)raw->len);
+	z = malloc(n);
+	if (!z)
+		return -ENOMEM;
+	if (compress2(z, &n, raw->p, (uLong)raw->len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+		free(z);
+		return -ENOMEM;
+	}
+	*off = file->len;
+	*len = n;
+	put(file, z, n);
+	free(z);
+	return file->failed ? -ENOMEM : 0;
+}
+
+int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_t *len, char *err,
+			 size_t errlen)
+{
+	static const enum ioacct_darshan_kind kinds[] = {
+		IOACCT_DARSHAN_POSIX, IOACCT_DARSHAN_MPIIO, IOACCT_DARSHAN_STDIO,
+	};
+	struct obuf file = { 0 }, raw = { 0 };
+	unsigned char header[HEADER_SIZE] = { 0 };
+	uint64_t off, rlen;
+	int ret;
+
+	*buf = NULL;
+	*len = 0;
+	if (err && errlen)
+		err[0] = '\0';
+	put(&file, header, sizeof(header));
+
+	ret = job_region(log, &raw, err, errlen);
+	if (!ret)
+		ret = deflate_region(&file, &raw, &off, &rlen);
+	if (ret)
+		goto out;
+
+	raw.len = 0;
+	name_region(log, &raw);
+	ret = raw.failed ? -ENOMEM : deflate_region(&file, &raw, &off, &rlen);
+	if (ret)
+		goto out;
+	set64(header + 32, off);
+	set64(header + 40, rlen);
+
+	/* Module regions in module-id order: POSIX 1, MPI-IO 2, STDIO 9, HEATMAP 15. */
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kinds[k]);
+
+		raw.len = 0;
+		record_region(log, kinds[k], &raw);
+		ret = raw.failed ? -ENOMEM : deflate_region(&file, &raw, &off, &rlen);
+		if (ret)
+			goto out;
+		set64(header + 48 + 16 * mi->mod_id, off);
+		set64(header + 56 + 16 * mi->mod_id, rlen);
+		set32(header + 1072 + 4 * mi->mod_id, rlen ? mi->version : 0);
+	}
+	raw.len = 0;
+	ret = heatmap_region(log, &raw, err, errlen);
+	if (!ret)
+		ret = raw.failed ? -ENOMEM : deflate_region(&file, &raw, &off, &rlen);
+	if (ret)
+		goto out;
+	set64(header + 48 + 16 * IOACCT_DARSHAN_MOD_HEATMAP, off);
+	set64(header + 56 + 16 * IOACCT_DARSHAN_MOD_HEATMAP, rlen);
+	set32(header + 1072 + 4 * IOACCT_DARSHAN_MOD_HEATMAP, rlen ? 1 : 0);
+
+	memcpy(header, "3.41", 4);
+	set64(header + 8, IOACCT_DARSHAN_MAGIC);
+	header[16] = IOACCT_DARSHAN_ZLIB;
+	set64(header + 24, log->partial);
+	if (file.failed) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(file.p, header, sizeof(header));
+	*buf = file.p;
+	*len = file.len;
+	file.p = NULL;
+out:
+	if (ret == -ENOMEM && err && errlen && !err[0])
+		errf(err, errlen, ret, "out of memory");
+	free(file.p);
+	free(raw.p);
+	return ret;
+}
+
+int ioacct_darshan_write_file(const struct ioacct_darshan_log *log, const char *path, char *err,
+			      size_t errlen)
+{
+	char tmp[4096];
+	void *buf;
+	size_t len, done = 0;
+	int fd, ret;
+
+	ret = ioacct_darshan_write(log, &buf, &len, err, errlen);
+	if (ret)
+		return ret;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
+		free(buf);
+		return errf(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		free(buf);
+		return errf(err, errlen, ret, "cannot create %s: %s", tmp, strerror(-ret));
+	}
+	while (done < len) {
+		ssize_t n = write(fd, (char *)buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		done += (size_t)n;
+	}
+	free(buf);
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return errf(err, errlen, ret, "cannot write %s: %s", path, strerror(-ret));
+	}
+	return 0;
+}
+
+/* ---- the log of a job ---- */
+
+/* Copies s without newlines (which would end a metadata line or the exe). */
+static void oneline(char *dst, size_t cap, const char *s)
+{
+	size_t i = 0;
+
+	for (; s[i] && i + 1 < cap; i++)
+		dst[i] = s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
+	dst[i] = '\0';
+}
+
+/* A mount point with tabs and newlines written as the kernel writes them (\011, \012). */
+static char *mount_name(const char *path)
+{
+	size_t n = 0;
+	char *s, *d;
+
+	for (const char *p = path; *p; p++)
+		n += *p == '\t' || *p == '\n' ? 4 : 1;
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	d = s;
+	for (const char *p = path; *p; p++) {
+		if (*p == '\t' || *p == '\n')
+			d += sprintf(d, "\\%03o", (unsigned char)*p);
+		else
+			*d++ = *p;
+	}
+	*d = '\0';
+	return s;
+}
+
+static uint64_t ok_calls(const struct ioacct_counters *c)
+{
+	return c->calls >= c->errors ? c->calls - c->errors : 0;
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+/* The POSIX record of one mount: what ioacct measures, -1 for what it does not. */
+static void posix_record(const struct ioacct_report_mount *m, uint64_t id,
+			 struct ioacct_darshan_record *r)
+{
+	const struct ioacct_counters *op = m->op;
+	int64_t *c = r->counters;
+	double *f = r->fcounters;
+	uint64_t bytes = op[IOACCT_OP_READ].bytes + op[IOACCT_OP_WRITE].bytes;
+	double io_time = secs(op[IOACCT_OP_READ].ns) + secs(op[IOACCT_OP_WRITE].ns) + secs(m->meta_ns);
+
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	r->rank = -1;
+	for (size_t i = 0; i < IOACCT_DARSHAN_POSIX_NCOUNTERS; i++)
+		c[i] = -1;
+	for (size_t i = 0; i < IOACCT_DARSHAN_POSIX_NFCOUNTERS; i++)
+		f[i] = -1;
+	c[IOACCT_DARSHAN_POSIX_OPENS] = (int64_t)ok_calls(&op[IOACCT_OP_OPEN]);
+	c[IOACCT_DARSHAN_POSIX_READS] = (int64_t)ok_calls(&op[IOACCT_OP_READ]);
+	c[IOACCT_DARSHAN_POSIX_WRITES] = (int64_t)ok_calls(&op[IOACCT_OP_WRITE]);
+	c[IOACCT_DARSHAN_POSIX_STATS] = (int64_t)ok_calls(&op[IOACCT_OP_STAT]);
+	/* ioacct counts fdatasync with fsync. */
+	c[IOACCT_DARSHAN_POSIX_FSYNCS] = (int64_t)ok_calls(&op[IOACCT_OP_FSYNC]);
+	c[IOACCT_DARSHAN_POSIX_RENAME_SOURCES] = (int64_t)ok_calls(&op[IOACCT_OP_RENAME]);
+	c[12] = 0; /* RENAMED_FROM: a record id, 0 for none */
+	c[IOACCT_DARSHAN_POSIX_BYTES_READ] = (int64_t)op[IOACCT_OP_READ].bytes;
+	c[IOACCT_DARSHAN_POSIX_BYTES_WRITTEN] = (int64_t)op[IOACCT_OP_WRITE].bytes;
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
+		c[IOACCT_DARSHAN_POSIX_SIZE_READ_0_100 + b] = (int64_t)op[IOACCT_OP_READ].size_hist[b];
+		c[IOACCT_DARSHAN_POSIX_SIZE_WRITE_0_100 + b] = (int64_t)op[IOACCT_OP_WRITE].size_hist[b];
+	}
+	/* The common strides and access sizes: none recorded (values and counts 0). */
+	for (size_t i = 49; i < 65; i++)
+		c[i] = 0;
+	/* One shared record for the whole job: its own fastest and slowest "rank". */
+	c[IOACCT_DARSHAN_POSIX_FASTEST_RANK] = c[IOACCT_DARSHAN_POSIX_SLOWEST_RANK] = 0;
+	c[IOACCT_DARSHAN_POSIX_FASTEST_RANK_BYTES] = (int64_t)bytes;
+	c[IOACCT_DARSHAN_POSIX_SLOWEST_RANK_BYTES] = (int64_t)bytes;
+	f[IOACCT_DARSHAN_POSIX_F_READ_TIME] = secs(op[IOACCT_OP_READ].ns);
+	f[IOACCT_DARSHAN_POSIX_F_WRITE_TIME] = secs(op[IOACCT_OP_WRITE].ns);
+	f[IOACCT_DARSHAN_POSIX_F_META_TIME] = secs(m->meta_ns);
+	f[IOACCT_DARSHAN_POSIX_F_FASTEST_RANK_TIME] = io_time;
+	f[IOACCT_DARSHAN_POSIX_F_SLOWEST_RANK_TIME] = io_time;
+	f[15] = f[16] = 0; /* variances */
+}
+
+/*
+ * One heatmap of the job's read and write bytes per bin over the mounts
+ * written, bins merged pairwise until at most 200 remain. *any is false
+ * when no bin holds a byte (Darshan drops empty heatmaps) or bins have no
+ * width.
+ */
+static int heatmap_of(const struct ioacct_report *r, const bool *keep, uint64_t id,
+		      struct ioacct_darshan_heatmap *h, bool *any)
+{
+	uint64_t nbins = r->nbins ? r->nbins : 1;
+	unsigned int shift = 0;
+
+	*any = false;
+	while (((nbins - 1) >> shift) + 1 > HEATMAP_BINS)
+		shift++;
+	memset(h, 0, sizeof(*h));
+	h->id = id;
+	h->rank = 0;
+	h->nbins = ((nbins - 1) >> shift) + 1;
+	h->bin_width = ldexp((double)r->bin_width_ns, (int)shift) / 1e9;
+	h->read_bins = calloc(h->nbins, sizeof(int64_t));
+	h->write_bins = calloc(h->nbins, sizeof(int64_t));
+	if (!h->read_bins || !h->write_bins)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		if (!keep[i])
+			continue;
+		for (size_t b = 0; b < m->nbins; b++) {
+			uint64_t t = m->bins[b].bin >> shift;
+
+			if (t >= h->nbins)
+				continue;
+			h->read_bins[t] += (int64_t)m->bins[b].bytes[IOACCT_DIR_READ];
+			h->write_bins[t] += (int64_t)m->bins[b].bytes[IOACCT_DIR_WRITE];
+			*any |= m->bins[b].bytes[IOACCT_DIR_READ] || m->bins[b].bytes[IOACCT_DIR_WRITE];
+		}
+	}
+	*any &= r->bin_width_ns > 0;
+	return 0;
+}
+
+static int add_name(struct ioacct_darshan_log *log, uint64_t id, const char *name)
+{
+	for (size_t i = 0; i < log->nnames; i++)
+		if (log->names[i].id == id)
+			return 0;
+	log->names[log->nnames].id = id;
+	log->names[log->nnames].name = strdup(name);
+	if (!log->names[log->nnames].name)
+		return -ENOMEM;
+	log->nnames++;
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	const struct ioacct_darshan_name *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_report *r,
+			    const bool *keep)
+{
+	const struct ioacct_job *j = &r->jd->job;
+	static const char hm_name[] = "heatmap:POSIX";
+	int64_t end_ns = j->end_ns > 0 ? j->end_ns : j->start_ns + (int64_t)r->span_ns;
+	size_t room = IOACCT_DARSHAN_JOB_REGION_MAX - JOB_SIZE - 1;
+	char exe[1024], v[3][IOACCT_NAME_MAX];
+	bool any;
+	int ret;
+
+	memcpy(log->version, "3.41", 5);
+	log->minor = 41;
+	log->comp = IOACCT_DARSHAN_ZLIB;
+	log->uid = j->uid;
+	log->start_sec = j->start_ns / (int64_t)NSEC_PER_SEC;
+	log->start_nsec = j->start_ns % (int64_t)NSEC_PER_SEC;
+	log->end_sec = end_ns / (int64_t)NSEC_PER_SEC;
+	log->end_nsec = end_ns % (int64_t)NSEC_PER_SEC;
+	/* ioacct sees a job, not its processes: one "process". */
+	log->nprocs = 1;
+	log->jobid = (int64_t)j->job_id;
+	oneline(v[0], sizeof(v[0]), j->cluster);
+	oneline(v[1], sizeof(v[1]), j->node);
+	oneline(v[2], sizeof(v[2]), j->source);
+	snprintf(log->metadata, sizeof(log->metadata),
+		 "ioacct_ver=%s\ncluster=%s\nnode=%s\nsource=%s\nbin_width_ns=%" PRIu64 "\n",
+		 PACKAGE_VERSION, v[0], v[1], v[2], r->bin_width_ns);
+	oneline(exe, sizeof(exe), j->name[0] ? j->name : "(unknown)");
+	log->exe = strdup(exe);
+	log->mounts = calloc(r->nmounts ? r->nmounts : 1, sizeof(*log->mounts));
+	log->names = calloc(r->nmounts + 1, sizeof(*log->names));
+	log->recs[IOACCT_DARSHAN_POSIX] = calloc(r->nmounts ? r->nmounts : 1,
+						 sizeof(struct ioacct_darshan_record));
+	log->heatmaps = calloc(1, sizeof(*log->heatmaps));
+	if (!log->exe || !log->mounts || !log->names || !log->recs[IOACCT_DARSHAN_POSIX] ||
+	    !log->heatmaps)
+		return -ENOMEM;
+	room -= strlen(log->exe);
+
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+		char *path;
+		uint64_t id;
+		size_t need;
+		bool listed = false;
+
+		if (!keep[i])
+			continue;
+		path = mount_name(m->path);
+		if (!path)
+			return -ENOMEM;
+		id = ioacct_darshan_hash(path, strlen(path), 0);
+		for (size_t k = 0; k < log->nmounts; k++)
+			listed |= strcmp(log->mounts[k].path, path) == 0;
+		/* Like Darshan, the mount table keeps what fits. */
+		need = strlen(m->fstype) + strlen(path) + 2;
+		if (!listed && need <= room) {
+			struct ioacct_darshan_mount *dm = &log->mounts[log->nmounts];
+
+			dm->path = strdup(path);
+			dm->fstype = mount_name(m->fstype);
+			if (!dm->path || !dm->fstype) {
+				free(dm->path);
+				free(dm->fstype);
+				free(path);
+				return -ENOMEM;
+			}
+			log->nmounts++;
+			room -= need;
+		}
+		ret = add_name(log, id, path);
+		free(path);
+		if (ret)
+			return ret;
+		posix_record(m, id, &log->recs[IOACCT_DARSHAN_POSIX][log->nrecs[IOACCT_DARSHAN_POSIX]++]);
+	}
+
+	ret = heatmap_of(r, keep, ioacct_darshan_hash(hm_name, strlen(hm_name), 0),
+			 &log->heatmaps[0], &any);
+	log->nheatmaps = 1;
+	if (ret)
+		return ret;
+	if (any) {
+		ret = add_name(log, log->heatmaps[0].id, hm_name);
+		if (ret)
+			return ret;
+	} else {
+		free(log->heatmaps[0].read_bins);
+		free(log->heatmaps[0].write_bins);
+		log->nheatmaps = 0;
+	}
+	qsort(log->names, log->nnames, sizeof(*log->names), name_cmp);
+	return 0;
+}
+
+struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report *r,
+						      bool darshan_filter)
+{
+	struct ioacct_darshan_log *log = calloc(1, sizeof(*log));
+	bool *keep = calloc(r->nmounts ? r->nmounts : 1, sizeof(*keep));
+	int ret = -ENOMEM;
+
+	if (log && keep) {
+		for (size_t i = 0; i < r->nmounts; i++)
+			keep[i] = !darshan_filter ||
+				  !ioacct_darshan_skips_mount(r->mounts[i].path, r->mounts[i].fstype);
+		ret = fill_from_report(log, r, keep);
+	}
+	free(keep);
+	if (ret) {
+		ioacct_darshan_free(log);
+		errno = -ret;
+		return NULL;
+	}
+	return log;
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Writes seed logs for the fuzzer into a directory: what the sample logs
+ * lack, format 3.41 with HEATMAP records, written by ioacct itself (one
+ * zlib log, and one job of many bins and mounts).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "darshan.h"
+#include "jobbuild.h"
+#include "report.h"
+
+static int write_job(struct jb *b, const char *dir, const char *name)
+{
+	struct ioacct_report *r = ioacct_report_create(b->jd, NULL, NULL);
+	struct ioacct_darshan_log *log = r ? ioacct_darshan_from_report(r, false) : NULL;
+	char path[4096], err[512];
+	int ret = 1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (log && ioacct_darshan_write_file(log, path, err, sizeof(err)) == 0)
+		ret = 0;
+	else
+		fprintf(stderr, "mkseed: %s: %s\n", path, log ? err : "cannot build the log");
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b->jd);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct jb b;
+	int ret;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: mkseed DIR\n");
+		return 2;
+	}
+	jb_init(&b, JB_SEC, 30 * JB_SEC);
+	jb_mount(&b, 1, "/", "ext4");
+	jb_mount(&b, 2, "/scratch", "lustre");
+	jb_step(&b, 0, 0, 30 * JB_SEC);
+	jb_add(&b, 0, 2, IOACCT_OP_OPEN, 0, 3, 1, 0, 100);
+	jb_add(&b, 0, 2, IOACCT_OP_WRITE, 2, 16, 0, 16 * JB_MIB, 5000);
+	jb_add(&b, 0, 2, IOACCT_OP_READ, 20, 4, 0, 4 * 4096, 50);
+	jb_add(&b, 0, 1, IOACCT_OP_STAT, 29, 9, 2, 0, 7);
+	ret = write_job(&b, argv[1], "ioacct-341.darshan");
+
+	jb_init(&b, JB_SEC / 10, 100 * JB_SEC);
+	for (uint32_t m = 0; m < 6; m++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/mnt/fs%u", m);
+		jb_mount(&b, 10 + m, path, m % 2 ? "nfs" : "xfs");
+		for (uint32_t bin = m; bin < 1000; bin += 7)
+			jb_add(&b, 0, 10 + m, bin % 3 ? IOACCT_OP_WRITE : IOACCT_OP_READ, bin, 2, 0,
+			       2 * 1000 * (bin + 1), 10);
+	}
+	jb_step(&b, 0, 0, 100 * JB_SEC);
+	return ret | write_job(&b, argv[1], "ioacct-341-bins.darshan");
+}

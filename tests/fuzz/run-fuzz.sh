@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Fuzzes the Darshan log reader (lib/darshan.c) and what ioreport --compare
+# does with a log (reports/compare.c) with libFuzzer under AddressSanitizer
+# and UBSan, for IOACCT_FUZZ_SECONDS (60 by default). The seed corpus is made
+# here: the sample logs beside the source tree (../shared/darshan-logs, when
+# there) and logs written by ioacct (mkseed). A crash, a leak, a timeout or
+# a failed round trip fails the test; its input is kept in the build tree as
+# tests/fuzz/crash-* (or leak-*, timeout-*) to replay with
+# `tests/fuzz/fuzz_darshan FILE`. Skips (77) where clang cannot link
+# libFuzzer (Debian: apt-get install libclang-rt-dev).
+set -u
+: "${abs_top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${abs_top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+CLANG=${CLANG:-clang}
+SECS=${IOACCT_FUZZ_SECONDS:-60}
+SRC=$abs_top_srcdir
+OUT=$abs_top_builddir/tests/fuzz
+LOGS=${IOACCT_DARSHAN_LOGS:-$SRC/../shared/darshan-logs}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ioacct-fuzz.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$OUT"
+
+printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n)\n{ return (int)(d && n) * 0; }\n' \
+	> "$WORK/probe.c"
+if ! "$CLANG" -fsanitize=fuzzer,address "$WORK/probe.c" -o "$WORK/probe" 2> "$WORK/probe.log"; then
+	echo "SKIP: $CLANG cannot link -fsanitize=fuzzer: no libFuzzer runtime (Debian: apt-get install libclang-rt-dev)"
+	sed 's/^/  /' "$WORK/probe.log" | head -5
+	exit 77
+fi
+
+CFLAGS=(-g -O1 -include "$abs_top_builddir/ioacct-config.h" -I"$SRC/lib" -I"$SRC/bpf"
+	-I"$SRC/reports" -I"$SRC/tests/unit")
+SOURCES=("$SRC/lib/darshan.c" "$SRC/lib/darshan_write.c" "$SRC/lib/report.c" "$SRC/lib/model.c"
+	"$SRC/reports/compare.c" "$SRC/reports/render_util.c" "$SRC/reports/render_text.c"
+	"$SRC/reports/render_json.c" "$SRC/reports/render_html.c")
+LIBS=(${ZLIB_LIBS:--lz} -lm)
+
+echo "+ building tests/fuzz/fuzz_darshan with $CLANG -fsanitize=fuzzer,address,undefined"
+"$CLANG" "${CFLAGS[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-o "$OUT/fuzz_darshan" "$SRC/tests/fuzz/fuzz_darshan.c" "${SOURCES[@]}" "${LIBS[@]}" ||
+	{ echo "FAIL: cannot build the fuzz target"; exit 1; }
+"$CLANG" "${CFLAGS[@]}" -o "$OUT/mkseed" "$SRC/tests/fuzz/mkseed.c" "${SOURCES[@]}" "${LIBS[@]}" ||
+	{ echo "FAIL: cannot build mkseed"; exit 1; }
+
+CORPUS=$WORK/corpus
+mkdir -p "$CORPUS"
+"$OUT/mkseed" "$CORPUS" || { echo "FAIL: mkseed"; exit 1; }
+if [ -d "$LOGS" ]; then
+	cp "$LOGS"/*.darshan "$CORPUS"/
+	chmod u+w "$CORPUS"/*
+else
+	echo "note: $LOGS not found: seeds are ioacct's own logs only"
+fi
+echo "seed corpus: $(ls "$CORPUS" | wc -l) logs: $(ls "$CORPUS" | tr '\n' ' ')"
+
+echo "+ fuzz_darshan -max_total_time=$SECS (AddressSanitizer, UBSan, leak checks)"
+rc=0
+ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+"$OUT/fuzz_darshan" -max_total_time="$SECS" -timeout=25 -rss_limit_mb=2048 \
+	-error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
+	-artifact_prefix="$OUT/" "$CORPUS" > "$WORK/fuzz.log" 2>&1 || rc=$?
+grep -E '^(INFO: Seed|#[0-9]+ +(INITED|DONE))' "$WORK/fuzz.log" | head -3
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/fuzz.log")
+peak=$(sed -n 's/^stat::peak_rss_mb: *//p' "$WORK/fuzz.log")
+if [ "$rc" != 0 ]; then
+	tail -n 60 "$WORK/fuzz.log"
+	echo "FAIL: the fuzzer found a problem (exit $rc); inputs kept in $OUT/"
+	exit 1
+fi
+[ -n "$execs" ] && [ "$execs" -gt 0 ] || { tail -n 20 "$WORK/fuzz.log"; echo "FAIL: the fuzzer ran nothing"; exit 1; }
+echo "ok: $execs executions in $SECS s, no crash, leak or timeout (peak RSS ${peak:-?} MiB)"

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of ioreport --compare (reports/compare.c): a job compared with
+ * its own Darshan log (every ratio exactly 1, identical time series, a
+ * relative error of 0); a log whose counters differ (the ratios say by how
+ * much); Darshan's heatmap at another bin width and start time, resampled
+ * with its bytes kept; the Darshan filter; mounts on one side only; the
+ * text, with what each side cannot see.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "compare.h"
+#include "darshan.h"
+#include "jobbuild.h"
+#include "report.h"
+
+#define SEC JB_SEC
+#define MIB JB_MIB
+
+enum { M_ROOT = 1, M_SCRATCH = 3, M_SHM = 7 };
+
+struct fixture {
+	struct jb b;
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log;
+	struct ioacct_compare *c;
+};
+
+/* A 20 s job, 2 s bins, on /, /scratch and /dev/shm. */
+static void job(struct fixture *fx)
+{
+	struct jb *b = &fx->b;
+
+	memset(fx, 0, sizeof(*fx));
+	jb_init(b, 2 * SEC, 20 * SEC + SEC / 2);
+	jb_mount(b, M_ROOT, "/", "ext4");
+	jb_mount(b, M_SCRATCH, "/scratch", "lustre");
+	jb_mount(b, M_SHM, "/dev/shm", "tmpfs");
+	jb_step(b, 0, 0, 20 * SEC);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 4, 1, 0, 4000);
+	for (uint32_t bin = 0; bin < 10; bin++)
+		jb_add(b, 0, M_SCRATCH, IOACCT_OP_WRITE, bin, 8, 0, 8 * MIB, 1000000 + bin);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_READ, 10, 16, 0, 16 * 65536, 777777);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_FSYNC, 9, 2, 0, 0, 300000);
+	jb_add(b, 0, M_ROOT, IOACCT_OP_STAT, 0, 30, 3, 0, 999);
+	jb_add(b, 0, M_ROOT, IOACCT_OP_READ, 0, 3, 0, 3 * 4096, 12345);
+	jb_add(b, 0, M_SHM, IOACCT_OP_WRITE, 5, 100, 0, 100 * 1000, 5555);
+	fx->r = ioacct_report_create(b->jd, NULL, NULL);
+	assert_non_null(fx->r);
+}
+
+/* The job's own log, written and read back as a file would be. */
+static void own_log(struct fixture *fx, bool filter)
+{
+	struct ioacct_darshan_log *log = ioacct_darshan_from_report(fx->r, filter);
+	char err[256];
+	void *buf;
+	size_t len;
+
+	assert_non_null(log);
+	assert_int_equal(ioacct_darshan_write(log, &buf, &len, err, sizeof(err)), 0);
+	fx->log = ioacct_darshan_parse(buf, len, 0, err, sizeof(err));
+	assert_non_null(fx->log);
+	free(buf);
+	ioacct_darshan_free(log);
+}
+
+static void done(struct fixture *fx)
+{
+	ioacct_compare_destroy(fx->c);
+	ioacct_darshan_free(fx->log);
+	ioacct_report_destroy(fx->r);
+	ioacct_jobdata_free(fx->b.jd);
+}
+
+static const struct ioacct_compare_mount *mount(const struct ioacct_compare *c, const char *path)
+{
+	for (size_t i = 0; i < c->nmounts; i++)
+		if (strcmp(c->mounts[i].path, path) == 0)
+			return &c->mounts[i];
+	fail_msg("no mount %s in the comparison", path);
+	return NULL;
+}
+
+static const struct ioacct_compare_row *row(const struct ioacct_compare_mount *m, const char *name)
+{
+	for (size_t k = 0; k < IOACCT_COMPARE_ROWS; k++)
+		if (strcmp(m->rows[k].name, name) == 0)
+			return &m->rows[k];
+	fail_msg("no row %s", name);
+	return NULL;
+}
+
+static char *render(const struct ioacct_compare *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(ioacct_compare_render_text(f, c, "job.darshan"), 0);
+	fclose(f);
+	return text;
+}
+
+/* A job against its own log: every ratio exactly 1 where a side is not 0. */
+static void test_self(void **state)
+{
+	struct fixture fx;
+	const struct ioacct_compare_series *s;
+	size_t ones = 0;
+	char *text;
+
+	(void)state;
+	job(&fx);
+	own_log(&fx, false);
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	assert_int_equal(fx.c->nmounts, 3);
+	for (size_t i = 0; i < fx.c->nmounts; i++) {
+		const struct ioacct_compare_mount *m = &fx.c->mounts[i];
+
+		assert_true(m->in_ours);
+		assert_int_equal(m->posix_records, 1);
+		for (size_t k = 0; k < IOACCT_COMPARE_ROWS; k++) {
+			const struct ioacct_compare_row *rw = &m->rows[k];
+
+			assert_true(rw->name[0]);
+			assert_true(rw->darshan_known);
+			assert_true(rw->ours == rw->darshan);
+			if (rw->ours == 0) {
+				assert_true(isnan(rw->ratio));
+			} else {
+				assert_true(rw->ratio == 1.0);
+				ones++;
+			}
+		}
+	}
+	assert_true(ones >= 15);
+	assert_true(row(mount(fx.c, "/scratch"), "POSIX_BYTES_WRITTEN")->ours == 80.0 * MIB);
+	assert_true(row(mount(fx.c, "/scratch"), "POSIX_OPENS")->ours == 3);
+
+	s = &fx.c->series;
+	assert_true(s->present);
+	assert_int_equal(s->records, 1);
+	assert_int_equal(s->width_ns, 2 * SEC);
+	assert_int_equal(s->offset_ns, 0);
+	assert_int_equal(s->nbins, 11);
+	for (int d = 0; d < 2; d++) {
+		for (size_t t = 0; t < s->nbins; t++)
+			assert_true(s->ours[d][t] == s->darshan[d][t]);
+		assert_true(s->mean_ours[d] == s->mean_darshan[d]);
+		assert_true(s->rel_error[d] == 0);
+	}
+	assert_true(s->ours[IOACCT_DIR_WRITE][5] == 8 * MIB + 100000);
+
+	text = render(fx.c);
+	assert_non_null(strstr(text, "# mount: /scratch\tlustre\tours: yes\tDarshan: 1 POSIX record\n"));
+	assert_non_null(strstr(text, "## What each side cannot see"));
+	assert_non_null(strstr(text, "relative error (ours - Darshan) / Darshan: +0.0000%, ratio 1.000000\n"));
+	assert_non_null(strstr(text, "POSIX_BYTES_WRITTEN"));
+	assert_null(strstr(text, "inf"));
+	free(text);
+	done(&fx);
+}
+
+/* Darshan saw half the bytes written and no fsync; a counter it did not measure. */
+static void test_differences(void **state)
+{
+	struct fixture fx;
+	struct ioacct_darshan_record *rec;
+	const struct ioacct_compare_mount *m;
+	char *text;
+
+	(void)state;
+	job(&fx);
+	own_log(&fx, false);
+	for (size_t i = 0; i < fx.log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
+		rec = &fx.log->recs[IOACCT_DARSHAN_POSIX][i];
+		if (strcmp(ioacct_darshan_name_of(fx.log, rec->id), "/scratch") != 0)
+			continue;
+		rec->counters[IOACCT_DARSHAN_POSIX_BYTES_WRITTEN] *= 2;
+		rec->counters[IOACCT_DARSHAN_POSIX_FSYNCS] = 1;
+		rec->counters[IOACCT_DARSHAN_POSIX_FDSYNCS] = 1;   /* added to FSYNCS */
+		rec->counters[IOACCT_DARSHAN_POSIX_STATS] = -1;    /* not measured */
+		rec->fcounters[IOACCT_DARSHAN_POSIX_F_READ_TIME] = 0;
+	}
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	m = mount(fx.c, "/scratch");
+	assert_true(row(m, "POSIX_BYTES_WRITTEN")->ratio == 0.5);
+	assert_true(row(m, "POSIX_FSYNCS")->ratio == 1.0);
+	assert_false(row(m, "POSIX_STATS")->darshan_known);
+	assert_true(isnan(row(m, "POSIX_STATS")->ratio));
+	assert_true(isinf(row(m, "POSIX_F_READ_TIME")->ratio));
+	text = render(fx.c);
+	assert_non_null(strstr(text, "0.500000"));
+	assert_non_null(strstr(text, "n/a"));
+	assert_non_null(strstr(text, "inf"));
+	free(text);
+	done(&fx);
+}
+
+/* The Darshan filter leaves /dev/shm out of ours; Darshan's own log has no such mount. */
+static void test_filter(void **state)
+{
+	struct fixture fx;
+	char *text;
+
+	(void)state;
+	job(&fx);
+	own_log(&fx, true);
+	fx.c = ioacct_compare_create(fx.r, fx.log, true, NULL);
+	assert_non_null(fx.c);
+	assert_int_equal(fx.c->nfiltered, 1);
+	assert_string_equal(fx.c->filtered[0]->path, "/dev/shm");
+	assert_int_equal(fx.c->nmounts, 2);
+	for (int d = 0; d < 2; d++)
+		assert_true(fx.c->series.rel_error[d] == 0);
+	text = render(fx.c);
+	assert_non_null(strstr(text, "--darshan-filter; ours leaves out mounts Darshan does not "
+				     "record: /dev/shm (tmpfs)"));
+	free(text);
+	ioacct_compare_destroy(fx.c);
+
+	/* Unfiltered against a filtered log: /dev/shm is ours only, its bytes an error. */
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	assert_int_equal(fx.c->nmounts, 3);
+	assert_int_equal(mount(fx.c, "/dev/shm")->posix_records, 0);
+	assert_true(isinf(row(mount(fx.c, "/dev/shm"), "POSIX_WRITES")->ratio));
+	assert_true(fx.c->series.rel_error[IOACCT_DIR_WRITE] > 0);
+	done(&fx);
+}
+
+static void add_heatmap(struct ioacct_darshan_log *log, int64_t rank, double width, uint64_t nbins,
+			int64_t bytes_per_bin)
+{
+	struct ioacct_darshan_heatmap *h;
+
+	log->heatmaps = realloc(log->heatmaps, (log->nheatmaps + 1) * sizeof(*log->heatmaps));
+	assert_non_null(log->heatmaps);
+	h = &log->heatmaps[log->nheatmaps++];
+	memset(h, 0, sizeof(*h));
+	h->id = ioacct_darshan_hash("heatmap:POSIX", 13, 0);
+	h->rank = rank;
+	h->bin_width = width;
+	h->nbins = nbins;
+	h->read_bins = calloc(nbins, sizeof(int64_t));
+	h->write_bins = calloc(nbins, sizeof(int64_t));
+	assert_non_null(h->read_bins);
+	assert_non_null(h->write_bins);
+	for (uint64_t i = 0; i < nbins; i++)
+		h->write_bins[i] = bytes_per_bin;
+}
+
+/*
+ * Darshan: two ranks of 0.8 s bins starting 0.5 s after us; ours: 2 s bins.
+ * Common width 2 s; every byte lands in the grid; bins that straddle two
+ * grid bins are split by their overlap.
+ */
+static void test_resampling(void **state)
+{
+	struct fixture fx;
+	const struct ioacct_compare_series *s;
+	double total = 0;
+
+	(void)state;
+	job(&fx);
+	own_log(&fx, false);
+	for (size_t i = 0; i < fx.log->nheatmaps; i++) {
+		free(fx.log->heatmaps[i].read_bins);
+		free(fx.log->heatmaps[i].write_bins);
+	}
+	fx.log->nheatmaps = 0;
+	add_heatmap(fx.log, 0, 0.8, 25, 1000);
+	add_heatmap(fx.log, 1, 0.8, 25, 3000);
+	fx.log->start_nsec += 500000000;
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	s = &fx.c->series;
+	assert_int_equal(s->records, 2);
+	assert_int_equal(s->darshan_width_ns, 800000000);
+	assert_int_equal(s->width_ns, 2 * SEC);
+	assert_int_equal(s->offset_ns, 500000000);
+	assert_int_equal(s->origin_ns, 0);
+	assert_int_equal(s->nbins, 11);   /* up to 0.5 + 25 * 0.8 = 20.5 s */
+	for (size_t t = 0; t < s->nbins; t++)
+		total += s->darshan[IOACCT_DIR_WRITE][t];
+	assert_true(fabs(total - 25 * 4000) < 1e-6);
+	/* Grid bin 0, [0, 2): Darshan bins [0.5, 1.3) and [1.3, 2.1), that one 0.7 / 0.8 of it. */
+	assert_true(fabs(s->darshan[IOACCT_DIR_WRITE][0] - (4000 + 4000 * 0.7 / 0.8)) < 1e-6);
+	assert_true(s->rel_error[IOACCT_DIR_READ] != s->rel_error[IOACCT_DIR_READ]); /* NaN */
+	done(&fx);
+}
+
+/* --mount: both sides keep one mount; the heatmap stays whole. */
+static void test_only_mount(void **state)
+{
+	struct fixture fx;
+	char *text;
+
+	(void)state;
+	job(&fx);
+	own_log(&fx, false);
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, "/scratch");
+	assert_non_null(fx.c);
+	assert_int_equal(fx.c->nmounts, 1);
+	assert_true(row(mount(fx.c, "/scratch"), "POSIX_WRITES")->ratio == 1.0);
+	text = render(fx.c);
+	assert_non_null(strstr(text, "# only mount /scratch (--mount)"));
+	free(text);
+	done(&fx);
+}
+
+/* A log of another job: mounts of Darshan only, records of no known mount, no heatmap. */
+static void test_other_log(void **state)
+{
+	struct fixture fx;
+	struct ioacct_darshan_record *rec;
+	char *text;
+
+	(void)state;
+	job(&fx);
+	own_log(&fx, false);
+	free(fx.log->mounts[1].path);
+	fx.log->mounts[1].path = strdup("/gpfs");
+	rec = &fx.log->recs[IOACCT_DARSHAN_POSIX][0];
+	rec->id = 12345;   /* no name */
+	for (size_t i = 0; i < fx.log->nheatmaps; i++) {
+		free(fx.log->heatmaps[i].read_bins);
+		free(fx.log->heatmaps[i].write_bins);
+	}
+	fx.log->nheatmaps = 0;
+	fx.log->start_sec -= 30 * 86400;
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	assert_false(fx.c->series.present);
+	assert_false(mount(fx.c, "UNKNOWN")->in_ours);
+	assert_int_equal(mount(fx.c, "UNKNOWN")->posix_records, 1);
+	text = render(fx.c);
+	assert_non_null(strstr(text, "no heatmap:POSIX records"));
+	assert_non_null(strstr(text, "# mount: UNKNOWN\tUNKNOWN\tours: no I/O"));
+	free(text);
+	done(&fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_differences),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_resampling),
+		cmocka_unit_test(test_only_mount),
+		cmocka_unit_test(test_other_log),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

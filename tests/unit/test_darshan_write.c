@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of the Darshan log writer (lib/darshan_write.c):
+ * - the byte layout of a written log, checked at the offsets that
+ *   darshan-log-format.h, darshan-posix-log-format.h and
+ *   darshan-heatmap-log-format.h give (header fields, the job struct, the
+ *   exe and mount table, name records, 704-byte POSIX records, HEATMAP
+ *   records), decompressing the regions with zlib directly, not the reader;
+ * - the round trip: a job written as a log and read back has the same
+ *   counters, bins and job fields; the sample logs (when ../shared is there)
+ *   written again as format 3.41 read back record for record;
+ * - heatmap bins merged pairwise past 200, a mount table that does not fit,
+ *   the Darshan filter, writing a file.
+ * No darshan-parser or PyDarshan is packaged for Debian; these checks are
+ * what stands for them (docs/darshan.md).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "darshan.h"
+#include "jobbuild.h"
+#include "report.h"
+
+#define SEC JB_SEC
+#define MIB JB_MIB
+
+enum { M_SCRATCH = 3, M_ROOT = 1, M_SHM = 7, M_PROC = 9 };
+
+static struct jb job(uint64_t width, uint64_t run)
+{
+	struct jb b;
+
+	jb_init(&b, width, run);
+	b.jd->job.start_ns += 123456789; /* nanoseconds, kept by format 3.41 */
+	b.jd->job.end_ns += 123456789;
+	b.jd->job.uid = 1001;
+	ioacct_strlcpy(b.jd->job.name, "ior -w -t 1m", sizeof(b.jd->job.name));
+	jb_mount(&b, M_ROOT, "/", "ext4");
+	jb_mount(&b, M_SCRATCH, "/scratch", "lustre");
+	jb_mount(&b, M_SHM, "/dev/shm", "tmpfs");
+	jb_mount(&b, M_PROC, "/proc", "proc");
+	jb_step(&b, 0, 0, run);
+	return b;
+}
+
+/* Reads and writes on /scratch and /, small I/O on /dev/shm, a stat on /proc. */
+static void workload(struct jb *b)
+{
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 12, 2, 0, 120000);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_WRITE, 0, 64, 0, 64 * MIB, 900000000);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_WRITE, 3, 10, 1, 9 * 4096, 1234567);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_READ, 7, 100, 0, 100 * 65536, 22222222);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_FSYNC, 7, 3, 0, 0, 3000001);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_STAT, 8, 40, 4, 0, 80001);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_RENAME, 8, 2, 0, 0, 5000);
+	jb_add(b, 0, M_ROOT, IOACCT_OP_READ, 1, 30, 0, 30 * 512, 300);
+	jb_add(b, 0, M_ROOT, IOACCT_OP_OPEN, 1, 5, 5, 0, 1);
+	jb_add(b, 0, M_SHM, IOACCT_OP_WRITE, 2, 7, 0, 7 * 100, 77);
+	jb_add(b, 0, M_PROC, IOACCT_OP_STAT, 0, 1, 0, 0, 10);
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static double rdf(const unsigned char *p)
+{
+	uint64_t v = rd64(p);
+	double d;
+
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
+/* A region of the file, inflated with zlib alone. */
+static unsigned char *inflate_at(const unsigned char *file, uint64_t off, uint64_t len,
+				 size_t *out)
+{
+	uLongf n = 1 << 20;
+	unsigned char *buf = malloc(n);
+
+	assert_non_null(buf);
+	assert_int_equal(uncompress(buf, &n, file + off, (uLong)len), Z_OK);
+	*out = n;
+	return buf;
+}
+
+static struct ioacct_darshan_log *log_of(struct jb *b, struct ioacct_report **r, bool filter)
+{
+	struct ioacct_darshan_log *log;
+
+	*r = ioacct_report_create(b->jd, NULL, NULL);
+	assert_non_null(*r);
+	log = ioacct_darshan_from_report(*r, filter);
+	assert_non_null(log);
+	return log;
+}
+
+static void test_byte_layout(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log;
+	unsigned char *f, *job_raw, *names, *posix, *hm;
+	size_t len, jn, nn, pn, hn;
+	void *buf;
+	char err[256];
+	const char *trail;
+
+	(void)state;
+	workload(&b);
+	log = log_of(&b, &r, false);
+	assert_int_equal(ioacct_darshan_write(log, &buf, &len, err, sizeof(err)), 0);
+	f = buf;
+
+	/* Header: darshan_header of format 3.41, 1328 bytes. */
+	assert_memory_equal(f, "3.41\0\0\0\0", 8);
+	assert_true(rd64(f + 8) == IOACCT_DARSHAN_MAGIC);
+	assert_int_equal(f[16], 0);                          /* zlib */
+	assert_true(rd64(f + 24) == 0);                      /* partial flag */
+	assert_true(rd64(f + 32) > 1328);                    /* name table after the job */
+	assert_int_equal(rd32(f + 1072 + 4 * 1), 4);         /* POSIX record version */
+	assert_int_equal(rd32(f + 1072 + 4 * 15), 1);        /* HEATMAP */
+	for (unsigned int id = 0; id < 64; id++)
+		if (id != 1 && id != 15) {
+			assert_true(rd64(f + 48 + 16 * id + 8) == 0);
+			assert_int_equal(rd32(f + 1072 + 4 * id), 0);
+		}
+	/* Regions in order: job at 1328, names, POSIX, HEATMAP, to the end of the file. */
+	assert_true(rd64(f + 48 + 16) == rd64(f + 32) + rd64(f + 40));
+	assert_true(rd64(f + 48 + 16 * 15) == rd64(f + 48 + 16) + rd64(f + 56 + 16));
+	assert_true(rd64(f + 48 + 16 * 15) + rd64(f + 56 + 16 * 15) == len);
+
+	/* Job region: 7 int64, 1024 bytes of metadata, exe, "\n<type>\t<path>" per mount. */
+	job_raw = inflate_at(f, 1328, rd64(f + 32) - 1328, &jn);
+	assert_true(rd64(job_raw) == 1001);
+	assert_true(rd64(job_raw + 8) == 1700000000);
+	assert_true(rd64(job_raw + 16) == 123456789);
+	assert_true(rd64(job_raw + 24) == 1700000010);
+	assert_true(rd64(job_raw + 32) == 123456789);
+	assert_true(rd64(job_raw + 40) == 1);
+	assert_true(rd64(job_raw + 48) == 77);
+	assert_non_null(strstr((char *)job_raw + 56, "cluster=test\n"));
+	assert_non_null(strstr((char *)job_raw + 56, "bin_width_ns=1000000000\n"));
+	trail = (const char *)job_raw + 56 + 1024;
+	assert_string_equal(trail, "ior -w -t 1m\next4\t/\nlustre\t/scratch\ntmpfs\t/dev/shm\nproc\t/proc");
+	assert_int_equal(jn, 1080 + strlen(trail) + 1);
+
+	/* Name table: id, NUL-terminated name; ids are Darshan's hash of the name. */
+	names = inflate_at(f, rd64(f + 32), rd64(f + 40), &nn);
+	for (size_t p = 0, k = 0; p < nn; k++) {
+		const char *name = (const char *)names + p + 8;
+
+		assert_true(rd64(names + p) == ioacct_darshan_hash(name, strlen(name), 0));
+		p += 8 + strlen(name) + 1;
+		assert_true(k < 5);
+	}
+
+	/* POSIX: 4 records of 704 bytes (16 + 69 * 8 + 17 * 8), rank -1. */
+	posix = inflate_at(f, rd64(f + 48 + 16), rd64(f + 56 + 16), &pn);
+	assert_int_equal(pn, 4 * 704);
+	{
+		const unsigned char *s = posix + 704;   /* /scratch, the job's second mount */
+		const unsigned char *c = s + 16, *fl = s + 16 + 69 * 8;
+
+		assert_true(rd64(s) == ioacct_darshan_hash("/scratch", 8, 0));
+		assert_true((int64_t)rd64(s + 8) == -1);
+		assert_true(rd64(c + 0 * 8) == 10);                   /* OPENS: 12 - 2 failed */
+		assert_true((int64_t)rd64(c + 1 * 8) == -1);          /* FILENOS: not measured */
+		assert_true(rd64(c + 3 * 8) == 100);                  /* READS */
+		assert_true(rd64(c + 4 * 8) == 73);                   /* WRITES: 64 + 9 */
+		assert_true((int64_t)rd64(c + 5 * 8) == -1);          /* SEEKS */
+		assert_true(rd64(c + 6 * 8) == 36);                   /* STATS */
+		assert_true(rd64(c + 8 * 8) == 3);                    /* FSYNCS */
+		assert_true(rd64(c + 10 * 8) == 2);                   /* RENAME_SOURCES */
+		assert_true(rd64(c + 14 * 8) == 100 * 65536);         /* BYTES_READ */
+		assert_true(rd64(c + 15 * 8) == 64 * MIB + 9 * 4096); /* BYTES_WRITTEN */
+		assert_true(rd64(c + (29 + 3) * 8) == 100);           /* SIZE_READ_10K_100K */
+		assert_true(rd64(c + (39 + 4) * 8) == 64);            /* SIZE_WRITE_100K_1M: 1 MiB */
+		assert_true(rd64(c + (39 + 2) * 8) == 9);             /* SIZE_WRITE_1K_10K */
+		assert_true(rdf(fl + 8 * 8) == 22222222 / 1e9);       /* F_READ_TIME */
+		assert_true(rdf(fl + 9 * 8) == 901234567 / 1e9);      /* F_WRITE_TIME */
+		assert_true(rdf(fl + 10 * 8) == (120000 + 3000001 + 80001 + 5000) / 1e9);
+		assert_true(rdf(fl + 0 * 8) == -1);                   /* timestamps: not measured */
+	}
+
+	/* HEATMAP: id, rank, width (double), nbins, 2 pointers, write bins, read bins. */
+	hm = inflate_at(f, rd64(f + 48 + 16 * 15), rd64(f + 56 + 16 * 15), &hn);
+	assert_true(rd64(hm) == ioacct_darshan_hash("heatmap:POSIX", 13, 0));
+	assert_true(rd64(hm + 8) == 0);
+	assert_true(rdf(hm + 16) == 1.0);
+	assert_true(rd64(hm + 24) == 10);
+	assert_int_equal(hn, 48 + 2 * 10 * 8);
+	assert_true(rd64(hm + 48 + 0 * 8) == 64 * MIB);           /* write bin 0 */
+	assert_true(rd64(hm + 48 + 2 * 8) == 700);                /* write bin 2: /dev/shm */
+	assert_true(rd64(hm + 48 + 10 * 8 + 7 * 8) == 100 * 65536); /* read bin 7 */
+	assert_true(rd64(hm + 48 + 10 * 8 + 1 * 8) == 30 * 512);  /* read bin 1: / */
+
+	free(job_raw);
+	free(names);
+	free(posix);
+	free(hm);
+	free(buf);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+static void assert_logs_equal(const struct ioacct_darshan_log *a, const struct ioacct_darshan_log *b)
+{
+	assert_true(a->uid == b->uid && a->jobid == b->jobid && a->nprocs == b->nprocs);
+	assert_true(a->start_sec == b->start_sec && a->start_nsec == b->start_nsec);
+	assert_true(a->end_sec == b->end_sec && a->end_nsec == b->end_nsec);
+	assert_string_equal(a->exe, b->exe);
+	assert_int_equal(a->nmounts, b->nmounts);
+	for (size_t i = 0; i < a->nmounts; i++) {
+		assert_string_equal(a->mounts[i].path, b->mounts[i].path);
+		assert_string_equal(a->mounts[i].fstype, b->mounts[i].fstype);
+	}
+	assert_int_equal(a->nnames, b->nnames);
+	for (size_t i = 0; i < a->nnames; i++) {
+		assert_true(a->names[i].id == b->names[i].id);
+		assert_string_equal(a->names[i].name, b->names[i].name);
+	}
+	for (int k = 0; k < IOACCT_DARSHAN_NKINDS; k++) {
+		assert_int_equal(a->nrecs[k], b->nrecs[k]);
+		if (a->nrecs[k])
+			assert_memory_equal(a->recs[k], b->recs[k],
+					    a->nrecs[k] * sizeof(struct ioacct_darshan_record));
+	}
+	assert_int_equal(a->nheatmaps, b->nheatmaps);
+	for (size_t i = 0; i < a->nheatmaps; i++) {
+		const struct ioacct_darshan_heatmap *x = &a->heatmaps[i], *y = &b->heatmaps[i];
+
+		assert_true(x->id == y->id && x->rank == y->rank && x->nbins == y->nbins);
+		assert_true(x->bin_width == y->bin_width);
+		assert_memory_equal(x->read_bins, y->read_bins, x->nbins * sizeof(int64_t));
+		assert_memory_equal(x->write_bins, y->write_bins, x->nbins * sizeof(int64_t));
+	}
+}
+
+static struct ioacct_darshan_log *round_trip(const struct ioacct_darshan_log *log)
+{
+	struct ioacct_darshan_log *back;
+	char err[512];
+	void *buf;
+	size_t len;
+
+	if (ioacct_darshan_write(log, &buf, &len, err, sizeof(err)))
+		fail_msg("write: %s", err);
+	back = ioacct_darshan_parse(buf, len, 0, err, sizeof(err));
+	if (!back)
+		fail_msg("read back: %s", err);
+	free(buf);
+	return back;
+}
+
+/* Written by us, read by our reader: the same counters as the job's report. */
+static void test_round_trip_job(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log, *back;
+	struct ioacct_named_counter nc[IOACCT_NAMED_COUNTERS];
+
+	(void)state;
+	workload(&b);
+	log = log_of(&b, &r, false);
+	back = round_trip(log);
+	assert_logs_equal(log, back);
+	assert_string_equal(back->version, "3.41");
+	assert_int_equal(back->nrecs[IOACCT_DARSHAN_POSIX], r->nmounts);
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_darshan_record *rec = &back->recs[IOACCT_DARSHAN_POSIX][i];
+		size_t n = ioacct_report_counters(&r->mounts[i], nc);
+
+		assert_string_equal(ioacct_darshan_name_of(back, rec->id), r->mounts[i].path);
+		assert_string_equal(ioacct_darshan_mount_of(back, r->mounts[i].path)->fstype,
+				    r->mounts[i].fstype);
+		for (size_t k = 0; k < n; k++) {
+			bool is_float;
+			int idx;
+
+			if (!nc[k].darshan)
+				continue;
+			idx = ioacct_darshan_counter_index(IOACCT_DARSHAN_POSIX, nc[k].name, &is_float);
+			assert_true(idx >= 0);
+			if (is_float)
+				assert_true(rec->fcounters[idx] == (double)nc[k].value / 1e9);
+			else
+				assert_true(rec->counters[idx] == (int64_t)nc[k].value);
+		}
+	}
+	ioacct_darshan_free(back);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/* 1000 bins of 1 s: merged pairwise three times, 125 bins of 8 s, bytes kept. */
+static void test_heatmap_merging(void **state)
+{
+	struct jb b = job(SEC, 1000 * SEC);
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log;
+	int64_t sum = 0;
+
+	(void)state;
+	for (uint32_t bin = 0; bin < 1000; bin += 37)
+		jb_add(&b, 0, M_SCRATCH, IOACCT_OP_WRITE, bin, 1, 0, 1000 + bin, 1);
+	log = log_of(&b, &r, false);
+	assert_int_equal(log->nheatmaps, 1);
+	assert_int_equal(log->heatmaps[0].nbins, 125);
+	assert_true(log->heatmaps[0].bin_width == 8.0);
+	for (uint64_t i = 0; i < 125; i++)
+		sum += log->heatmaps[0].write_bins[i];
+	assert_true(sum == (int64_t)r->all.op[IOACCT_OP_WRITE].bytes);
+	assert_true(log->heatmaps[0].write_bins[37 / 8] == 1037);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/* --darshan-filter: /dev/shm (tmpfs) and /proc are left out. */
+static void test_filter(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log;
+
+	(void)state;
+	workload(&b);
+	log = log_of(&b, &r, true);
+	assert_int_equal(log->nmounts, 2);
+	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 2);
+	assert_int_equal(log->heatmaps[0].write_bins[2], 0);
+	assert_null(ioacct_darshan_name_of(log, ioacct_darshan_hash("/dev/shm", 8, 0)));
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/* More mounts than a job region holds: the table keeps what fits, records stay. */
+static void test_mount_table_full(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log, *back;
+	char path[300];
+
+	(void)state;
+	for (uint32_t i = 0; i < 40; i++) {
+		snprintf(path, sizeof(path), "/lustre/project/%0120u", i);
+		jb_mount(&b, 100 + i, path, "lustre");
+		jb_add(&b, 0, 100 + i, IOACCT_OP_READ, 0, 1, 0, 10, 1);
+	}
+	log = log_of(&b, &r, false);
+	assert_true(log->nmounts < 40);
+	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 40);
+	back = round_trip(log);
+	assert_logs_equal(log, back);
+	ioacct_darshan_free(back);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+static void test_write_errors(void **state)
+{
+	struct ioacct_darshan_log log = { .exe = NULL };
+	struct ioacct_darshan_heatmap h = { .nbins = 6000 };
+	char *exe = malloc(5000), err[256];
+	void *buf;
+	size_t len;
+
+	(void)state;
+	assert_non_null(exe);
+	memset(exe, 'x', 4999);
+	exe[4999] = '\0';
+	log.exe = exe;
+	assert_int_equal(ioacct_darshan_write(&log, &buf, &len, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "more than the 3016 a Darshan job region holds"));
+	exe[10] = '\0';
+	log.heatmaps = &h;
+	log.nheatmaps = 1;
+	assert_int_equal(ioacct_darshan_write(&log, &buf, &len, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "6000 bins"));
+	free(exe);
+	assert_int_equal(ioacct_darshan_write_file(&(struct ioacct_darshan_log){ .exe = NULL },
+						   "/nonexistent/dir/x.darshan", err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/dir/x.darshan"));
+}
+
+static void test_write_file(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log, *back;
+	char dir[] = "/tmp/test_darshan_write.XXXXXX", path[64], err[512];
+
+	(void)state;
+	workload(&b);
+	log = log_of(&b, &r, false);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/job.darshan", dir);
+	assert_int_equal(ioacct_darshan_write_file(log, path, err, sizeof(err)), 0);
+	back = ioacct_darshan_read(path, err, sizeof(err));
+	assert_non_null(back);
+	assert_logs_equal(log, back);
+	unlink(path);
+	rmdir(dir);
+	ioacct_darshan_free(back);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/* Real logs of every version, written again as 3.41: the same records and totals. */
+static void test_round_trip_samples(void **state)
+{
+	const char *env = getenv("IOACCT_DARSHAN_LOGS");
+	const char *dir = env && *env ? env : DARSHAN_LOGS_DIR;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	(void)state;
+	if (!d)
+		skip();
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char path[4400], err[1024];
+		struct ioacct_darshan_log *log, *back;
+		struct ioacct_darshan_record t1, t2;
+
+		if (len < 9 || strcmp(e->d_name + len - 8, ".darshan") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		log = ioacct_darshan_read(path, err, sizeof(err));
+		if (!log)
+			fail_msg("%s", err);
+		back = round_trip(log);
+		/* Before 3.41 start and end have no nanoseconds: the same, 0. */
+		assert_logs_equal(log, back);
+		for (int k = 0; k < IOACCT_DARSHAN_NKINDS; k++) {
+			ioacct_darshan_total(log, (enum ioacct_darshan_kind)k, &t1);
+			ioacct_darshan_total(back, (enum ioacct_darshan_kind)k, &t2);
+			assert_memory_equal(&t1, &t2, sizeof(t1));
+		}
+		ioacct_darshan_free(back);
+		ioacct_darshan_free(log);
+		n++;
+	}
+	closedir(d);
+	assert_true(n > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_byte_layout),
+		cmocka_unit_test(test_round_trip_job),
+		cmocka_unit_test(test_heatmap_merging),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_mount_table_full),
+		cmocka_unit_test(test_write_errors),
+		cmocka_unit_test(test_write_file),
+		cmocka_unit_test(test_round_trip_samples),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
