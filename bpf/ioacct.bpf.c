@@ -226,7 +226,8 @@ static __always_inline __u32 current_slot(struct task_struct *task, const struct
 	if (st->calib_tgid && task->tgid == (int)st->calib_tgid)
 		return IOACCT_SLOT_CALIB;
 	if (st->nwatch_v2) {
-		__u64 id = bpf_get_current_cgroup_id();
+		/* bpf_get_current_cgroup_id() without the helper call: four loads. */
+		__u64 id = task->cgroups->dfl_cgrp->kn->id;
 
 		slot = cg_lookup(id, IOACCT_HIER_V2, gen, &hit);
 		if (!hit)
@@ -273,40 +274,25 @@ static __always_inline __u32 vfsmount_id(struct vfsmount *mnt)
 }
 
 /*
- * What an fd-based call needs of a file: its mount and its type. The head
- * of struct file is read in one go; the mount id and inode mode only when
- * the file is not the one the task used last.
+ * What an fd-based call needs of a file: its mount and its type. Two reads
+ * (inode and vfsmount) tell whether the file is the one the task used last;
+ * the mount id and inode mode are read only when it is not. (Reading the
+ * head of struct file in one 192-byte copy instead costs more.)
  */
-#define FILE_HEAD 192
-
 struct file_info {
 	__u32 mnt;
 	__u32 type;
-	__u32 fmode;
 };
 
 static __noinline int file_info(struct file *f, struct task_ent *t, struct file_info *fi)
 {
-	__u8 head[FILE_HEAD];
-	__u64 inode, vfsmnt;
-	__u32 off_inode = bpf_core_field_offset(struct file, f_inode);
-	__u32 off_mnt = bpf_core_field_offset(struct file, f_path.mnt);
-	__u32 off_mode = bpf_core_field_offset(struct file, f_mode);
+	__u64 inode = 0, vfsmnt = 0;
 
 	if (!f || !fi)
 		return -1;
-	if (off_inode > FILE_HEAD - 8 || off_mnt > FILE_HEAD - 8 || off_mode > FILE_HEAD - 4) {
-		/* A kernel whose struct file puts them further: read them one by one. */
-		inode = (__u64)BPF_CORE_READ(f, f_inode);
-		vfsmnt = (__u64)BPF_CORE_READ(f, f_path.mnt);
-		fi->fmode = BPF_CORE_READ(f, f_mode);
-	} else {
-		if (bpf_probe_read_kernel(head, sizeof(head), f))
-			return -1;
-		__builtin_memcpy(&inode, head + off_inode, 8);
-		__builtin_memcpy(&vfsmnt, head + off_mnt, 8);
-		__builtin_memcpy(&fi->fmode, head + off_mode, 4);
-	}
+	if (bpf_core_read(&inode, sizeof(inode), &f->f_inode) ||
+	    bpf_core_read(&vfsmnt, sizeof(vfsmnt), &f->f_path.mnt))
+		return -1;
 	if (t && t->c_inode == inode && t->c_vfsmnt == vfsmnt) {
 		fi->mnt = t->c_mnt;
 		fi->type = t->c_type;
@@ -437,11 +423,26 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 }
 
 /*
+ * A 32-bit process's syscall numbers are another table's: the sysmap would
+ * misname them, so the tracepoint backend leaves them alone (the others
+ * only see the 64-bit entry functions anyway).
+ */
+static __always_inline bool compat_syscall(struct task_struct *task)
+{
+#if defined(__TARGET_ARCH_x86)
+	if (bpf_core_field_exists(task->thread_info.status))
+		return task->thread_info.status & 0x0002; /* TS_COMPAT */
+#endif
+	return false;
+}
+
+/*
  * The start of an I/O call, common to every backend: a0..a2 are the
  * syscall's first arguments. Stashes what sys_exit needs when the task is
  * watched.
  */
-static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 kind)
+static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 kind,
+				    bool tracepoint)
 {
 	struct task_struct *task;
 	struct ioacct_state *st;
@@ -455,6 +456,8 @@ static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 k
 	task = bpf_get_current_task_btf();
 	slot = current_slot(task, st);
 	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	if (tracepoint && compat_syscall(task))
 		return 0;
 	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t)
@@ -499,22 +502,6 @@ static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 k
 	return 0;
 }
 
-/*
- * A 32-bit process's syscall numbers are another table's: the sysmap would
- * misname them, so the tracepoint backend leaves them alone (the others
- * only see the 64-bit entry functions anyway).
- */
-static __always_inline bool compat_syscall(void)
-{
-#if defined(__TARGET_ARCH_x86)
-	struct task_struct *task = bpf_get_current_task_btf();
-
-	if (bpf_core_field_exists(task->thread_info.status))
-		return task->thread_info.status & 0x0002; /* TS_COMPAT */
-#endif
-	return false;
-}
-
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 {
@@ -523,11 +510,11 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 	if (id < 0 || id >= IOACCT_NR_SYSCALLS)
 		return 0;
 	e = sysmap[id];
-	if (!e || compat_syscall())
+	if (!e)
 		return 0;
 	return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
 			PT_REGS_PARM3_SYSCALL(regs), (e & IOACCT_SYS_OP_MASK) - 1,
-			e >> IOACCT_SYS_KIND_SHIFT);
+			e >> IOACCT_SYS_KIND_SHIFT, true);
 }
 
 /* The syscall number at sys_exit, where the tracepoint does not pass it. */
@@ -556,11 +543,11 @@ static __always_inline int on_exit(long ret)
 		return 0;
 	task = bpf_get_current_task_btf();
 	/*
-	 * The cached cgroup verdict is cheaper than a task-storage lookup. A
-	 * task moved out of a watched cgroup during a call loses that one call.
+	 * Only a call whose start was seen has anything pending: no cgroup
+	 * lookup here, and a task that never was watched has no storage at
+	 * all, so its lookup ends at once. A call whose task moves to another
+	 * cgroup meanwhile still counts for the job it started in.
 	 */
-	if (current_slot(task, st) == IOACCT_SLOT_NONE)
-		return 0;
 	t = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!t || !t->op)
 		return 0;
@@ -580,16 +567,20 @@ static __always_inline int on_exit(long ret)
 	}
 
 	if ((t->kind == IOACCT_SK_OPEN_PATH || t->kind == IOACCT_SK_OPEN_AT) && ret >= 0) {
+		struct file *f = fd_file(task, (int)ret);
 		struct file_info fi = {};
+		__u32 fmode = 0;
 
-		if (file_info(fd_file(task, (int)ret), t, &fi) == 0)
+		if (file_info(f, t, &fi) == 0) {
 			mnt = fi.mnt;
+			fmode = BPF_CORE_READ(f, f_mode);
+		}
 		if (slot == IOACCT_SLOT_CALIB) {
 			st->calib_fmode[1] = st->calib_fmode[0];
-			st->calib_fmode[0] = fi.fmode;
+			st->calib_fmode[0] = fmode;
 			return 0;
 		}
-		created = st->fmode_created && (fi.fmode & st->fmode_created);
+		created = st->fmode_created && (fmode & st->fmode_created);
 	}
 	if (slot == IOACCT_SLOT_CALIB)
 		return 0;
@@ -647,7 +638,8 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 	int BPF_PROG(ioacct_fe_##name, struct pt_regs *regs)                                 \
 	{                                                                                    \
 		return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),    \
-				PT_REGS_PARM3_SYSCALL(regs), IOACCT_OP_##op, IOACCT_SK_##kind); \
+				PT_REGS_PARM3_SYSCALL(regs), IOACCT_OP_##op, IOACCT_SK_##kind, \
+				false);                                                      \
 	}                                                                                    \
 	SEC("fexit/" SYSCALL_FN(name))                                                       \
 	int BPF_PROG(ioacct_fx_##name, struct pt_regs *regs, long ret)                       \
@@ -659,7 +651,7 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 	SEC("ksyscall/" #name)                                                               \
 	int BPF_KSYSCALL(ioacct_ks_##name, long a0, long a1, long a2)                        \
 	{                                                                                    \
-		return on_enter(a0, a1, a2, IOACCT_OP_##op, IOACCT_SK_##kind);               \
+		return on_enter(a0, a1, a2, IOACCT_OP_##op, IOACCT_SK_##kind, false);        \
 	}                                                                                    \
 	SEC("kretsyscall/" #name)                                                            \
 	int BPF_KRETPROBE(ioacct_kr_##name, long ret)                                        \
