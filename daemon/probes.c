@@ -442,11 +442,54 @@ static int publish_state(struct ioacct_probes *p)
 	return 0;
 }
 
+/* Attaches every program selected for loading; with pin, pins each link. */
+static int attach_all(struct ioacct_probes *p, bool pin, char *err, size_t errlen)
+{
+	struct bpf_program *prog;
+	int ret;
+
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		char path[PATH_MAX], name[128];
+		struct bpf_link *link;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		link = bpf_program__attach(prog);
+		if (!link) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot attach %s: %s", bpf_program__name(prog), strerror(-ret));
+			return ret;
+		}
+		if (p->nlinks == p->caplinks) {
+			size_t ncap = p->caplinks ? p->caplinks * 2 : 16;
+			struct bpf_link **nl = realloc(p->links, ncap * sizeof(*nl));
+
+			if (!nl) {
+				bpf_link__destroy(link);
+				snprintf(err, errlen, "out of memory");
+				return -ENOMEM;
+			}
+			p->links = nl;
+			p->caplinks = ncap;
+		}
+		p->links[p->nlinks++] = link;
+		if (!pin)
+			continue;
+		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
+		pin_path(p, name, path, sizeof(path));
+		ret = bpf_link__pin(link, path);
+		if (ret) {
+			snprintf(err, errlen, "cannot pin link at %s: %s", path, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, char *err,
 					 size_t errlen)
 {
 	struct ioacct_probes *p;
-	struct bpf_program *prog;
 	enum ioacct_probe_mode mode = IOACCT_PROBE_TRACEPOINT;
 	uint32_t zero = 0;
 	int ret;
@@ -545,40 +588,9 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 	ret = pin_maps(p, err, errlen);
 	if (ret)
 		goto fail;
-	bpf_object__for_each_program(prog, p->skel->obj) {
-		char path[PATH_MAX], name[128];
-		struct bpf_link *link;
-
-		if (!bpf_program__autoload(prog))
-			continue;
-		link = bpf_program__attach(prog);
-		if (!link) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot attach %s: %s", bpf_program__name(prog), strerror(-ret));
-			goto fail;
-		}
-		if (p->nlinks == p->caplinks) {
-			size_t ncap = p->caplinks ? p->caplinks * 2 : 16;
-			struct bpf_link **nl = realloc(p->links, ncap * sizeof(*nl));
-
-			if (!nl) {
-				bpf_link__destroy(link);
-				ret = -ENOMEM;
-				snprintf(err, errlen, "out of memory");
-				goto fail;
-			}
-			p->links = nl;
-			p->caplinks = ncap;
-		}
-		p->links[p->nlinks++] = link;
-		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
-		pin_path(p, name, path, sizeof(path));
-		ret = bpf_link__pin(link, path);
-		if (ret) {
-			snprintf(err, errlen, "cannot pin link at %s: %s", path, strerror(-ret));
-			goto fail;
-		}
-	}
+	ret = attach_all(p, true, err, errlen);
+	if (ret)
+		goto fail;
 	return p;
 fail:
 	if (p->skel && !p->reused)
@@ -599,6 +611,33 @@ void ioacct_probes_close(struct ioacct_probes *p, bool unpin)
 	free(p->links);
 	ioacct_bpf__destroy(p->skel);
 	free(p);
+}
+
+int ioacct_probes_detach(struct ioacct_probes *p)
+{
+	int ret = 0;
+
+	if (p->reused)
+		return -EPERM; /* an earlier daemon's links: not ours to take away */
+	for (size_t i = 0; i < p->nlinks; i++) {
+		if (bpf_link__pin_path(p->links[i]) && bpf_link__unpin(p->links[i]) && !ret)
+			ret = -errno;
+		bpf_link__destroy(p->links[i]);
+	}
+	p->nlinks = 0;
+	return ret;
+}
+
+int ioacct_probes_attach(struct ioacct_probes *p, char *err, size_t errlen)
+{
+	int ret;
+
+	if (p->nlinks)
+		return 0;
+	ret = attach_all(p, false, err, errlen);
+	if (ret)
+		ioacct_probes_detach(p);
+	return ret;
 }
 
 const char *ioacct_probes_mode(const struct ioacct_probes *p)

@@ -37,6 +37,15 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 /* With unpin, removes the pins so the programs detach; else they keep counting. */
 void ioacct_probes_close(struct ioacct_probes *p, bool unpin);
 
+/*
+ * Detaches every program (removing the link pins), so that no syscall pays
+ * anything; attach puts them back, unpinned. The maps stay as they are. For
+ * tests/bench/abbench, which alternates bare and monitored runs; refused
+ * (-EPERM) on programs reused from an earlier daemon.
+ */
+int ioacct_probes_detach(struct ioacct_probes *p);
+int ioacct_probes_attach(struct ioacct_probes *p, char *err, size_t errlen);
+
 /* "tracepoint", "fentry" or "kprobe". */
 const char *ioacct_probes_mode(const struct ioacct_probes *p);
 /* Why that mode: which backends were tried and why they were refused. */

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * abbench: the cost of ioacct per I/O call, with the three cases interleaved
+ * every few milliseconds inside one process, so that the drift of a shared
+ * machine (tens of percent between windows of seconds) cancels out.
+ *
+ *   abbench [-m MODE] [-r ROUNDS] [-n CALLS] [-s SIZE] [-f FILE]
+ *
+ * It loads ioacct's BPF programs through the daemon's own code
+ * (daemon/probes.c) under a pin directory of its own, creates two cgroups,
+ * watches one (slot 0) and not the other, and then, ROUNDS times, runs CALLS
+ * pwrite()s of SIZE bytes at offset 0 of FILE in each case, in an order
+ * rotated every round:
+ *   bare       programs detached: no syscall pays anything;
+ *   empty      (tracepoint mode) two empty programs on the raw tracepoints
+ *              sys_enter and sys_exit instead of ioacct's: the floor, what
+ *              the mechanism costs before a program does anything;
+ *   unwatched  programs attached, this process in the unwatched cgroup;
+ *   watched    programs attached, this process in the watched cgroup.
+ * After each switch it sleeps 1 ms and makes an eighth of the calls
+ * untimed. Per round it divides each case's ns per call by bare's of the same round;
+ * it prints the median ns per call of each case and the median, min and max
+ * of those ratios. Then it checks that the programs counted exactly the
+ * watched calls and bytes (the benchmark measured what it says), and exits 1
+ * when they did not.
+ *
+ * Needs root and no running ioacctd sharing its pin directory. Defaults:
+ * auto mode, 301 rounds of 20,000 calls of 4 KiB to /dev/shm. Run by
+ * tests/bench/syscall-cost; docs/performance.md has the method.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+
+#include "config.h"
+#include "ioacct_abi.h"
+#include "log.h"
+#include "probes.h"
+#include "procfs.h"
+
+#define CGROUP2_SUPER_MAGIC_ 0x63677270
+
+enum { BARE, EMPTY, UNWATCHED, WATCHED, NCASES };
+static const char *const case_name[NCASES] = { "bare", "empty", "unwatched", "watched" };
+
+static char cg_top[PATH_MAX], cg_root[PATH_MAX], cg_w[PATH_MAX], cg_u[PATH_MAX], pin_dir[PATH_MAX];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int join_cgroup(const char *dir)
+{
+	char path[PATH_MAX + 16], pid[32];
+	int fd, n, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, pid, (size_t)n) != n)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static void cleanup(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	if (cg_root[0]) {
+		join_cgroup(cg_top);
+		rmdir(cg_w);
+		rmdir(cg_u);
+		rmdir(cg_root);
+	}
+	if (pin_dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", pin_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "abbench: could not remove %s\n", pin_dir);
+	}
+}
+
+/* Two `r0 = 0; exit` programs on sys_enter and sys_exit: fds in fds[2]. */
+static int empty_attach(int fds[2])
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	const char *tp[2] = { "sys_enter", "sys_exit" };
+
+	for (int i = 0; i < 2; i++) {
+		int prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "abbench_empty", "GPL", insns, 2,
+					 NULL);
+
+		if (prog < 0)
+			return prog;
+		fds[i] = bpf_raw_tracepoint_open(tp[i], prog);
+		close(prog);
+		if (fds[i] < 0)
+			return fds[i];
+	}
+	return 0;
+}
+
+static void empty_detach(int fds[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+static double run_calls(int fd, const char *buf, size_t size, long calls)
+{
+	uint64_t t0 = now_ns();
+
+	for (long i = 0; i < calls; i++)
+		if (pwrite(fd, buf, size, 0) != (ssize_t)size) {
+			perror("abbench: pwrite");
+			exit(1);
+		}
+	return (double)(now_ns() - t0) / (double)calls;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: abbench [-m auto|fentry|kprobe|tracepoint] [-r ROUNDS] [-n CALLS]\n"
+		   "               [-s SIZE] [-f FILE]\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct ioacct_probes_opts opts = {
+		.mode = IOACCT_PROBE_AUTO, .max_jobs = 4, .max_cgroups = 16,
+		.max_entries = 4096, .max_mountpoints = 16,
+	};
+	const char *file = "/dev/shm/ioacct-abbench", *cg2 = NULL;
+	long rounds = 301, calls = 20000, size = 4096;
+	struct ioacct_probe_entry *e = NULL;
+	uint64_t cgid, want_calls = 0, got_calls = 0, got_bytes = 0;
+	double *ns[NCASES], *ratio[NCASES];
+	struct ioacct_probes *p;
+	struct statfs sfs;
+	struct statx stx;
+	char err[1024], *buf;
+	size_t n = 0;
+	int opt, fd, m, efd[2] = { -1, -1 };
+	bool tracepoint;
+
+	while ((opt = getopt(argc, argv, "m:r:n:s:f:h")) != -1) {
+		switch (opt) {
+		case 'm':
+			m = ioacct_probe_mode_from_name(optarg);
+			if (m < 0) {
+				fprintf(stderr, "abbench: unknown mode '%s'\n", optarg);
+				return 2;
+			}
+			opts.mode = (enum ioacct_probe_mode)m;
+			break;
+		case 'r': rounds = strtol(optarg, NULL, 10); break;
+		case 'n': calls = strtol(optarg, NULL, 10); break;
+		case 's': size = strtol(optarg, NULL, 10); break;
+		case 'f': file = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || rounds < 1 || calls < 1 || size < 1 || size > (1L << 30)) {
+		usage(stderr);
+		return 2;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "abbench: needs root (loads BPF programs, creates cgroups)\n");
+		return 1;
+	}
+	/* Pure v2, or the hybrid layout's v2 under unified/. */
+	if (!statfs("/sys/fs/cgroup", &sfs) && sfs.f_type == CGROUP2_SUPER_MAGIC_)
+		cg2 = "/sys/fs/cgroup";
+	else if (!statfs("/sys/fs/cgroup/unified", &sfs) && sfs.f_type == CGROUP2_SUPER_MAGIC_)
+		cg2 = "/sys/fs/cgroup/unified";
+	if (!cg2) {
+		fprintf(stderr, "abbench: no cgroup v2 hierarchy on /sys/fs/cgroup or /sys/fs/cgroup/unified\n");
+		return 1;
+	}
+	ioacct_log_set_ident("abbench");
+	ioacct_log_set_level(IOACCT_LOG_WARN);
+	atexit(cleanup);
+
+	snprintf(cg_top, sizeof(cg_top), "%s", cg2);
+	snprintf(cg_root, sizeof(cg_root), "%s/ioacct-abbench-%d", cg2, (int)getpid());
+	snprintf(cg_w, sizeof(cg_w), "%s/watched", cg_root);
+	snprintf(cg_u, sizeof(cg_u), "%s/unwatched", cg_root);
+	if (mkdir(cg_root, 0755) || mkdir(cg_w, 0755) || mkdir(cg_u, 0755)) {
+		fprintf(stderr, "abbench: cannot create cgroups under %s: %s\n", cg_root, strerror(errno));
+		return 1;
+	}
+	if (join_cgroup(cg_u)) {
+		fprintf(stderr, "abbench: cannot move into %s: %s\n", cg_u, strerror(errno));
+		return 1;
+	}
+	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/ioacct-abbench-%d", (int)getpid());
+	opts.pin_dir = pin_dir;
+	p = ioacct_probes_open(&opts, err, sizeof(err));
+	if (!p) {
+		fprintf(stderr, "abbench: %s\n", err);
+		return 1;
+	}
+	if (ioacct_cgroup_id(cg_w, &cgid) || ioacct_probes_slot_set(p, 0, now_ns(), 3600000000000ULL) ||
+	    ioacct_probes_watch_add(p, cgid, IOACCT_HIER_V2, 0) || ioacct_probes_publish(p)) {
+		fprintf(stderr, "abbench: cannot watch %s\n", cg_w);
+		return 1;
+	}
+
+	buf = malloc((size_t)size);
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (!buf || fd < 0) {
+		fprintf(stderr, "abbench: %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) || !(stx.stx_mask & STATX_MNT_ID)) {
+		fprintf(stderr, "abbench: cannot find the mount id of %s\n", file);
+		return 1;
+	}
+	memset(buf, 'x', (size_t)size);
+	for (int c = 0; c < NCASES; c++) {
+		ns[c] = calloc((size_t)rounds, sizeof(double));
+		ratio[c] = calloc((size_t)rounds, sizeof(double));
+		if (!ns[c] || !ratio[c])
+			return 1;
+	}
+	run_calls(fd, buf, (size_t)size, calls / 10 + 1); /* page cache warm */
+
+	tracepoint = strcmp(ioacct_probes_mode(p), "tracepoint") == 0;
+	fprintf(stderr, "abbench: %s mode, %ld rounds of %ld pwrites of %ld bytes to %s\n",
+		ioacct_probes_mode(p), rounds, calls, size, file);
+	for (long r = 0; r < rounds; r++) {
+		for (int k = 0; k < NCASES; k++) {
+			int c = (int)((r + k) % NCASES), ret;
+
+			if (c == EMPTY && !tracepoint)
+				continue;
+			snprintf(err, sizeof(err), "error %d", errno);
+			if (c == BARE || c == EMPTY)
+				ret = ioacct_probes_detach(p);
+			else
+				ret = ioacct_probes_attach(p, err, sizeof(err));
+			if (!ret)
+				ret = join_cgroup(c == WATCHED ? cg_w : cg_u);
+			if (!ret && c == EMPTY)
+				ret = empty_attach(efd);
+			if (ret) {
+				fprintf(stderr, "abbench: cannot switch to %s: %s\n", case_name[c],
+					c == BARE || c == EMPTY ? strerror(-ret) : err);
+				return 1;
+			}
+			/* Let the switch's aftermath (RCU callbacks, text patching) settle. */
+			usleep(1000);
+			run_calls(fd, buf, (size_t)size, calls / 8 + 1);
+			ns[c][r] = run_calls(fd, buf, (size_t)size, calls);
+			empty_detach(efd);
+			if (c == WATCHED)
+				want_calls += (uint64_t)(calls + calls / 8 + 1);
+		}
+		for (int c = 0; c < NCASES; c++)
+			ratio[c][r] = ns[c][r] / ns[BARE][r];
+		if ((r + 1) % 50 == 0)
+			fprintf(stderr, "abbench: round %ld/%ld\n", r + 1, rounds);
+	}
+	join_cgroup(cg_u);
+	close(fd);
+	unlink(file);
+
+	if (ioacct_probes_read(p, NULL, NULL, &e, &n)) {
+		fprintf(stderr, "abbench: cannot read the counters\n");
+		return 1;
+	}
+	/* Only the file's mount: moving between cgroups is a write too (cgroup.procs). */
+	for (size_t i = 0; i < n; i++)
+		if (e[i].slot == 0 && e[i].op == IOACCT_OP_WRITE && e[i].mnt_id == stx.stx_mnt_id) {
+			got_calls += e[i].c.calls;
+			got_bytes += e[i].c.bytes;
+		}
+	free(e);
+
+	printf("%-10s %12s %10s %10s %10s\n", "case", "ns/call", "ratio", "min", "max");
+	for (int c = 0; c < NCASES; c++) {
+		if (c == EMPTY && !tracepoint)
+			continue;
+		double med = median(ns[c], (size_t)rounds), rmed = median(ratio[c], (size_t)rounds);
+
+		printf("%-10s %12.1f %9.3fx %9.3fx %9.3fx\n", case_name[c], med, rmed, ratio[c][0],
+		       ratio[c][rounds - 1]);
+	}
+	printf("counted: %llu watched writes, %llu bytes (expected %llu, %llu)\n",
+	       (unsigned long long)got_calls, (unsigned long long)got_bytes,
+	       (unsigned long long)want_calls, (unsigned long long)want_calls * (uint64_t)size);
+	ioacct_probes_close(p, true);
+	if (got_calls != want_calls || got_bytes != want_calls * (uint64_t)size) {
+		fprintf(stderr, "abbench: the programs did not count exactly the watched calls\n");
+		return 1;
+	}
+	return 0;
+}
