@@ -94,7 +94,8 @@ struct task_ent {
 	__u32 op;    /* pending op + 1, 0 when none */
 	__u32 mnt;   /* mount the pending op targets */
 	__u32 pslot; /* slot of the pending op */
-	__u32 kind;  /* IOACCT_SK_* of the pending op */
+	__u16 kind;  /* IOACCT_SK_* of the pending op */
+	__u16 epoch; /* state epoch at sys_enter: the programs were not detached since */
 	__u64 upath; /* path argument not readable at sys_enter: resolved at sys_exit */
 	__s64 dirfd;
 	__u64 c_inode;
@@ -496,6 +497,7 @@ static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 k
 		t->upath = 0;
 	t->op = op + 1;
 	t->kind = kind;
+	t->epoch = (__u16)st->epoch;
 	t->mnt = mnt;
 	t->pslot = slot;
 	t->ts = bpf_ktime_get_ns();
@@ -554,6 +556,13 @@ static __always_inline int on_exit(long ret)
 	op = t->op - 1;
 	t->op = 0;
 	if (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)
+		return 0;
+	/*
+	 * The programs were detached (no cgroup watched) and attached again
+	 * since this op was recorded: its exit was never seen, this is
+	 * another call's.
+	 */
+	if (t->epoch != (__u16)st->epoch)
 		return 0;
 	now = bpf_ktime_get_ns();
 	mnt = t->mnt;

@@ -127,7 +127,7 @@ struct ioacct_state {
 	__u32 nwatch_v1;     /* number of watched v1 cgroups */
 	__u32 fmode_created; /* FMODE_CREATED bit, found by calibration; 0 = unknown */
 	__u32 calib_tgid;    /* process whose opens are recorded for calibration */
-	__u32 pad;
+	__u32 epoch;         /* bumped each time the programs are attached (low 16 bits used) */
 	__u64 calib_fmode[2];/* f_mode of the calibrating process's last two opens */
 };
 

@@ -35,7 +35,8 @@ struct ioacct_probes {
 	char dir[PATH_MAX];            /* pin_dir/abi<N> */
 	char mode[16];
 	char reason[1024];
-	bool reused;
+	bool reused;                   /* maps (and maybe links) of an earlier daemon */
+	bool detach_idle;              /* programs attached only while something is watched */
 	uint32_t max_jobs;
 	int ncpus;
 	struct ioacct_state st;        /* what the daemon last published */
@@ -361,6 +362,13 @@ static const char *pinned_mode(const struct ioacct_probes *p)
 			mode = "kprobe";
 		else if (!strcmp(de->d_name, "link_ioacct_sys_exit"))
 			mode = "tracepoint";
+		/* The marker left while detached (nothing watched): the maps are there. */
+		else if (!strcmp(de->d_name, "mode_fentry"))
+			mode = "fentry";
+		else if (!strcmp(de->d_name, "mode_kprobe"))
+			mode = "kprobe";
+		else if (!strcmp(de->d_name, "mode_tracepoint"))
+			mode = "tracepoint";
 	}
 	closedir(d);
 	return mode;
@@ -379,7 +387,8 @@ static void unpin_all(const struct ioacct_probes *p)
 		if (de->d_name[0] == '.')
 			continue;
 		pin_path(p, de->d_name, path, sizeof(path));
-		unlink(path);
+		if (unlink(path) && errno == EISDIR)
+			rmdir(path); /* the mode marker */
 	}
 	closedir(d);
 	rmdir(p->dir);
@@ -448,6 +457,13 @@ static int attach_all(struct ioacct_probes *p, bool pin, char *err, size_t errle
 	struct bpf_program *prog;
 	int ret;
 
+	/* What a call recorded before a detach is not finished by these programs. */
+	p->st.epoch++;
+	ret = publish_state(p);
+	if (ret) {
+		snprintf(err, errlen, "cannot update the state map: %s", strerror(-ret));
+		return ret;
+	}
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		char path[PATH_MAX], name[128];
 		struct bpf_link *link;
@@ -486,6 +502,81 @@ static int attach_all(struct ioacct_probes *p, bool pin, char *err, size_t errle
 	return 0;
 }
 
+/* Takes over the links an earlier daemon pinned, so that they can be detached. */
+static int adopt_links(struct ioacct_probes *p, char *err, size_t errlen)
+{
+	struct dirent *de;
+	DIR *d = opendir(p->dir);
+	int ret = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && !ret) {
+		char path[PATH_MAX];
+		struct bpf_link *link, **nl;
+
+		if (strncmp(de->d_name, "link_", 5))
+			continue;
+		pin_path(p, de->d_name, path, sizeof(path));
+		link = bpf_link__open(path);
+		if (!link) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot open pinned link %s: %s", path, strerror(errno));
+			break;
+		}
+		nl = realloc(p->links, (p->nlinks + 1) * sizeof(*nl));
+		if (!nl) {
+			bpf_link__destroy(link);
+			snprintf(err, errlen, "out of memory");
+			ret = -ENOMEM;
+			break;
+		}
+		p->links = nl;
+		p->caplinks = p->nlinks + 1;
+		p->links[p->nlinks++] = link;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* A directory named after the mode: a restart while detached knows the maps are there. */
+static int mode_marker(struct ioacct_probes *p)
+{
+	char path[PATH_MAX], name[32];
+
+	snprintf(name, sizeof(name), "mode_%s", p->mode);
+	pin_path(p, name, path, sizeof(path));
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * With detach_when_idle, the programs are attached only while a cgroup is
+ * watched (or the daemon calibrates): a node whose jobs are not monitored
+ * pays nothing. Links of an earlier daemon that are still attached are kept.
+ */
+static int sync_attach(struct ioacct_probes *p, char *err, size_t errlen)
+{
+	bool want = !p->detach_idle || p->st.nactive > 0;
+	int ret = 0;
+
+	if (want && !p->nlinks) {
+		ret = attach_all(p, true, err, errlen);
+		if (ret)
+			ioacct_probes_detach(p);
+		else
+			log_debug("probes attached (%zu programs)", p->nlinks);
+	} else if (!want && p->nlinks) {
+		ret = ioacct_probes_detach(p);
+		if (ret)
+			snprintf(err, errlen, "cannot detach the programs: %s", strerror(-ret));
+		else
+			log_debug("probes detached: nothing is watched");
+	}
+	return ret;
+}
+
 struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, char *err,
 					 size_t errlen)
 {
@@ -495,6 +586,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 	int ret;
 
 	libbpf_set_print(libbpf_print);
+	err[0] = '\0';
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
@@ -527,13 +619,16 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 	snprintf(p->mode, sizeof(p->mode), "%s", pinned_mode(p));
 	p->reused = p->mode[0] != '\0';
 	if (p->reused) {
-		/* An earlier daemon's programs are still attached and counting: keep them. */
-		autoload_only(p->skel, NULL, 0);
+		/*
+		 * An earlier daemon's maps, and its programs when they are still
+		 * attached and counting: keep them (adopt_links); load this
+		 * binary's programs of the same mode for the next attach.
+		 */
 		ret = reuse_maps(p, err, errlen);
 		if (ret)
 			goto fail;
 		snprintf(p->reason, sizeof(p->reason),
-			 "reused the programs an earlier ioacctd left attached in %s", p->dir);
+			 "reused the maps an earlier ioacctd left in %s", p->dir);
 	} else {
 		unpin_all(p); /* leftovers of an interrupted start */
 		ioacct_mkdir_p(p->dir, 0700, false);
@@ -545,16 +640,24 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		bpf_map__set_max_entries(p->skel->maps.dropped, opts->max_jobs);
 		bpf_map__set_max_entries(p->skel->maps.stats, opts->max_entries);
 		bpf_map__set_max_entries(p->skel->maps.mountpoints, opts->max_mountpoints);
-		fill_sysmap(p->skel);
-		p->skel->rodata->v1_ssid = opts->v1_ssid;
-		for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-			if (!strcmp(backends[i].name, p->mode))
-				mode = backends[i].mode;
-		if (select_progs(p, mode) == 0) {
-			snprintf(err, errlen, "no %s program can attach on this kernel", p->mode);
-			ret = -EOPNOTSUPP;
-			goto fail;
-		}
+	}
+	fill_sysmap(p->skel);
+	p->skel->rodata->v1_ssid = opts->v1_ssid;
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (!strcmp(backends[i].name, p->mode))
+			mode = backends[i].mode;
+	/*
+	 * auto: detach with the tracepoint backend, whose programs run on every
+	 * system call of every task and attach in a millisecond; keep fentry and
+	 * kprobe programs, which only the watched calls run and whose attach
+	 * (dozens of trampolines or probes) would delay a job's start.
+	 */
+	p->detach_idle = opts->detach_when_idle == IOACCT_DETACH_YES ||
+			 (opts->detach_when_idle == IOACCT_DETACH_AUTO && mode == IOACCT_PROBE_TRACEPOINT);
+	if (select_progs(p, mode) == 0) {
+		snprintf(err, errlen, "no %s program can attach on this kernel", p->mode);
+		ret = -EOPNOTSUPP;
+		goto fail;
 	}
 	ret = ioacct_bpf__load(p->skel);
 	if (ret) {
@@ -576,21 +679,34 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 			p->st.gen++;
 			publish_state(p);
 		}
-		return p;
+		ret = adopt_links(p, err, errlen);
+		if (ret)
+			goto fail;
+	} else {
+		p->st.gen = 1;
+		ret = publish_state(p);
+		if (ret) {
+			snprintf(err, errlen, "cannot initialise the state map: %s", strerror(-ret));
+			goto fail;
+		}
+		ret = pin_maps(p, err, errlen);
+		if (ret)
+			goto fail;
+		/* Attached once now, so that a kernel refusing them is told at start. */
+		ret = attach_all(p, true, err, errlen);
+		if (ret)
+			goto fail;
 	}
-
-	p->st.gen = 1;
-	ret = publish_state(p);
+	/*
+	 * Still attached when fresh (the daemon calibrates next, which needs
+	 * them); its first ioacct_probes_publish() detaches them if nothing is
+	 * watched.
+	 */
+	ret = mode_marker(p);
 	if (ret) {
-		snprintf(err, errlen, "cannot initialise the state map: %s", strerror(-ret));
+		snprintf(err, errlen, "cannot mark the pin directory %s: %s", p->dir, strerror(-ret));
 		goto fail;
 	}
-	ret = pin_maps(p, err, errlen);
-	if (ret)
-		goto fail;
-	ret = attach_all(p, true, err, errlen);
-	if (ret)
-		goto fail;
 	return p;
 fail:
 	if (p->skel && !p->reused)
@@ -617,8 +733,6 @@ int ioacct_probes_detach(struct ioacct_probes *p)
 {
 	int ret = 0;
 
-	if (p->reused)
-		return -EPERM; /* an earlier daemon's links: not ours to take away */
 	for (size_t i = 0; i < p->nlinks; i++) {
 		if (bpf_link__pin_path(p->links[i]) && bpf_link__unpin(p->links[i]) && !ret)
 			ret = -errno;
@@ -686,6 +800,8 @@ int ioacct_probes_publish(struct ioacct_probes *p)
 	int fd = bpf_map__fd(p->skel->maps.watch);
 	struct ioacct_watch_key k, next, *prev = NULL;
 	uint32_t v1 = 0, v2 = 0;
+	char err[512] = "";
+	int ret;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		if (next.hier == IOACCT_HIER_V1)
@@ -699,7 +815,17 @@ int ioacct_probes_publish(struct ioacct_probes *p)
 	p->st.nwatch_v2 = v2;
 	p->st.nactive = v1 + v2 + (p->st.calib_tgid ? 1 : 0);
 	p->st.gen++;
-	return publish_state(p);
+	ret = publish_state(p);
+	if (!ret)
+		ret = sync_attach(p, err, sizeof(err));
+	if (ret && err[0])
+		log_warn("%s", err);
+	return ret;
+}
+
+bool ioacct_probes_attached(const struct ioacct_probes *p)
+{
+	return p->nlinks > 0;
 }
 
 int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t start_mono_ns,
@@ -750,6 +876,94 @@ int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const 
 	return 0;
 }
 
+/* Appends one entry (its per-CPU values summed) to *e. */
+static int entry_add(struct ioacct_probes *p, const struct ioacct_stat_key *k, const uint8_t *vals,
+		     size_t vsz, struct ioacct_probe_entry **e, size_t *cnt, size_t *cap)
+{
+	struct ioacct_probe_entry *x;
+
+	if (*cnt == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct ioacct_probe_entry *ne = realloc(*e, ncap * sizeof(**e));
+
+		if (!ne)
+			return -ENOMEM;
+		*e = ne;
+		*cap = ncap;
+	}
+	x = &(*e)[(*cnt)++];
+	memset(x, 0, sizeof(*x));
+	x->slot = k->slot;
+	x->mnt_id = k->mnt_id;
+	x->op = k->op;
+	x->bin = k->bin;
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		const struct ioacct_stat_val *v = (const void *)(vals + vsz * (size_t)cpu);
+		struct ioacct_counters c = { .bytes = v->bytes, .calls = v->calls,
+					     .errors = v->errors, .ns = v->ns };
+
+		memcpy(c.size_hist, v->size, sizeof(c.size_hist));
+		ioacct_counters_add(&x->c, &c);
+	}
+	return 0;
+}
+
+/*
+ * The whole table in batches of up to 1,024 entries per bpf() call (kernel
+ * 5.6+): at 60,000 entries a key-by-key walk costs 120,000 system calls.
+ * -EINVAL and -EOPNOTSUPP tell the caller to walk key by key instead.
+ */
+static int read_batched(struct ioacct_probes *p, int fd, size_t vsz,
+			bool (*want)(uint32_t slot, uint32_t bin, void *ctx), void *ctx,
+			struct ioacct_probe_entry **e, size_t *cnt, size_t *cap)
+{
+	uint32_t nbatch = 1024, token = 0;
+	struct ioacct_stat_key *keys = NULL;
+	bool first = true, done = false;
+	uint8_t *vals = NULL;
+	int ret = 0;
+
+	while (!done) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 count = nbatch;
+		uint32_t next = 0;
+
+		if (!keys) {
+			keys = calloc(nbatch, sizeof(*keys));
+			vals = calloc(nbatch, vsz * (size_t)p->ncpus);
+			if (!keys || !vals) {
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &token, &next, keys, vals, &count, &opts);
+		if (ret && errno == ENOSPC && nbatch < (1u << 20)) {
+			/* A bucket holds more than a batch: larger buffers, same place. */
+			nbatch *= 4;
+			free(keys);
+			free(vals);
+			keys = NULL;
+			vals = NULL;
+			continue;
+		}
+		if (ret && errno != ENOENT) {
+			ret = -errno;
+			break;
+		}
+		done = ret != 0; /* ENOENT: this was the last batch */
+		ret = 0;
+		for (__u32 i = 0; i < count && !ret; i++)
+			if (!want || want(keys[i].slot, keys[i].bin, ctx))
+				ret = entry_add(p, &keys[i], vals + vsz * (size_t)p->ncpus * i, vsz, e, cnt,
+						cap);
+		token = next;
+		first = false;
+	}
+	free(keys);
+	free(vals);
+	return ret;
+}
+
 int ioacct_probes_read(struct ioacct_probes *p,
 		       bool (*want)(uint32_t slot, uint32_t bin, void *ctx), void *ctx,
 		       struct ioacct_probe_entry **out, size_t *n)
@@ -760,46 +974,30 @@ int ioacct_probes_read(struct ioacct_probes *p,
 	struct ioacct_probe_entry *e = NULL;
 	size_t cnt = 0, cap = 0;
 	uint8_t *vals;
-	int ret = 0;
+	int ret;
 
+	ret = read_batched(p, fd, vsz, want, ctx, &e, &cnt, &cap);
+	if (ret != -EINVAL && ret != -EOPNOTSUPP && ret != -524 /* ENOTSUPP */)
+		goto out;
+	/* A kernel without batch operations: key by key. */
+	cnt = 0;
+	ret = 0;
 	vals = malloc(vsz * (size_t)p->ncpus);
-	if (!vals)
-		return -ENOMEM;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+	if (!vals) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (bpf_map_get_next_key(fd, prev, &next) == 0 && !ret) {
 		k = next;
 		prev = &k;
 		if (want && !want(k.slot, k.bin, ctx))
 			continue;
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue; /* deleted meanwhile */
-		if (cnt == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct ioacct_probe_entry *ne = realloc(e, ncap * sizeof(*e));
-
-			if (!ne) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			e = ne;
-			cap = ncap;
-		}
-		memset(&e[cnt], 0, sizeof(e[cnt]));
-		e[cnt].slot = k.slot;
-		e[cnt].mnt_id = k.mnt_id;
-		e[cnt].op = k.op;
-		e[cnt].bin = k.bin;
-		for (int cpu = 0; cpu < p->ncpus; cpu++) {
-			const struct ioacct_stat_val *v = (const void *)(vals + vsz * (size_t)cpu);
-			struct ioacct_counters c = { .bytes = v->bytes, .calls = v->calls,
-						     .errors = v->errors, .ns = v->ns };
-
-			memcpy(c.size_hist, v->size, sizeof(c.size_hist));
-			ioacct_counters_add(&e[cnt].c, &c);
-		}
-		cnt++;
+		ret = entry_add(p, &k, vals, vsz, &e, &cnt, &cap);
 	}
-out:
 	free(vals);
+out:
 	if (ret) {
 		free(e);
 		return ret;
@@ -812,13 +1010,39 @@ out:
 int ioacct_probes_delete(struct ioacct_probes *p, const struct ioacct_probe_entry *e, size_t n)
 {
 	int fd = bpf_map__fd(p->skel->maps.stats);
+	struct ioacct_stat_key keys[256];
+	bool batch = true;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		struct ioacct_stat_key k = { .slot = e[i].slot, .mnt_id = e[i].mnt_id,
-					     .bin = e[i].bin, .op = e[i].op };
+	while (i < n) {
+		__u32 count = 0;
 
-		if (bpf_map_delete_elem(fd, &k) && errno != ENOENT)
-			return -errno;
+		while (count < 256 && i + count < n) {
+			const struct ioacct_probe_entry *x = &e[i + count];
+
+			keys[count++] = (struct ioacct_stat_key){ .slot = x->slot, .mnt_id = x->mnt_id,
+								  .bin = x->bin, .op = x->op };
+		}
+		if (batch) {
+			LIBBPF_OPTS(bpf_map_batch_opts, opts);
+			__u32 done = count;
+
+			if (bpf_map_delete_batch(fd, keys, &done, &opts) == 0) {
+				i += count;
+				continue;
+			}
+			if (errno == ENOENT) {
+				i += done + 1; /* gone already: the ones after it are next */
+				continue;
+			}
+			if (errno != EINVAL && errno != EOPNOTSUPP && errno != 524 /* ENOTSUPP */)
+				return -errno;
+			batch = false; /* an old kernel: one by one */
+		}
+		for (__u32 k = 0; k < count; k++)
+			if (bpf_map_delete_elem(fd, &keys[k]) && errno != ENOENT)
+				return -errno;
+		i += count;
 	}
 	return 0;
 }

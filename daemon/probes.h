@@ -25,12 +25,15 @@ struct ioacct_probes_opts {
 	uint32_t max_entries;
 	uint32_t max_mountpoints;
 	uint32_t v1_ssid;              /* subsystem id of the v1 attribution hierarchy */
+	enum ioacct_detach detach_when_idle; /* attach only while something is watched */
 };
 
 /*
  * Mounts bpffs and tracefs when missing, then either reuses what an earlier
  * daemon pinned (its programs keep running, nothing is lost) or chooses a
  * backend, loads, attaches and pins. NULL with errno and `err` on failure.
+ * With detach_when_idle, the first ioacct_probes_publish() detaches them
+ * when nothing is watched.
  */
 struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, char *err,
 					 size_t errlen);
@@ -39,12 +42,13 @@ void ioacct_probes_close(struct ioacct_probes *p, bool unpin);
 
 /*
  * Detaches every program (removing the link pins), so that no syscall pays
- * anything; attach puts them back, unpinned. The maps stay as they are. For
- * tests/bench/abbench, which alternates bare and monitored runs; refused
- * (-EPERM) on programs reused from an earlier daemon.
+ * anything; attach puts them back, unpinned. The maps stay as they are.
+ * With detach_when_idle, publish does this by itself; tests/bench/abbench
+ * calls them to alternate bare and monitored runs.
  */
 int ioacct_probes_detach(struct ioacct_probes *p);
 int ioacct_probes_attach(struct ioacct_probes *p, char *err, size_t errlen);
+bool ioacct_probes_attached(const struct ioacct_probes *p);
 
 /* "tracepoint", "fentry" or "kprobe". */
 const char *ioacct_probes_mode(const struct ioacct_probes *p);
@@ -55,7 +59,11 @@ uint32_t ioacct_probes_max_jobs(const struct ioacct_probes *p);
 
 int ioacct_probes_watch_add(struct ioacct_probes *p, uint64_t cgroup_id, uint32_t hier, uint32_t slot);
 int ioacct_probes_watch_del(struct ioacct_probes *p, uint64_t cgroup_id, uint32_t hier);
-/* Recounts the watch map, publishes the counts and bumps the generation. */
+/*
+ * Recounts the watch map, publishes the counts and bumps the generation;
+ * with detach_when_idle, attaches the programs when something is watched
+ * now and was not, and detaches them when nothing is.
+ */
 int ioacct_probes_publish(struct ioacct_probes *p);
 int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t start_mono_ns,
 			   uint64_t width_ns);

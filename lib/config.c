@@ -30,6 +30,7 @@ enum key_type {
 	KEY_UINT32,
 	KEY_PROBE_MODE,
 	KEY_CGROUP_MODE,
+	KEY_DETACH,
 	KEY_CONTROLLER,    /* [a-z_]+ */
 	KEY_CGROUP_PATH,   /* relative, no ".." */
 	KEY_NAME,          /* [A-Za-z0-9_.-]+ */
@@ -53,6 +54,7 @@ static const struct key keys[] = {
 	{ "pidfile", KEY_PATH, FIELD(pid_file), 0, 0 },
 	{ "bpf_pin_dir", KEY_PATH, FIELD(pin_dir), 0, 0 },
 	{ "probe_mode", KEY_PROBE_MODE, FIELD(probe_mode), 0, 0 },
+	{ "detach_when_idle", KEY_DETACH, FIELD(detach_when_idle), 0, 0 },
 	{ "bin_width", KEY_SECONDS_NS, FIELD(bin_width_ns), NSEC_PER_SEC / 10, 86400 * NSEC_PER_SEC },
 	{ "drain_interval", KEY_SECONDS_MS, FIELD(drain_interval_ms), NSEC_PER_SEC / 10,
 	  3600 * NSEC_PER_SEC },
@@ -92,6 +94,7 @@ static const struct key keys[] = {
 /* set_keyword() stores both enums and log_level through an int pointer. */
 _Static_assert(sizeof(enum ioacct_probe_mode) == sizeof(int), "probe_mode is not int-sized");
 _Static_assert(sizeof(enum ioacct_cgroup_mode) == sizeof(int), "cgroup_mode is not int-sized");
+_Static_assert(sizeof(enum ioacct_detach) == sizeof(int), "detach_when_idle is not int-sized");
 
 static const char *const probe_mode_names[] = {
 	[IOACCT_PROBE_AUTO] = "auto",
@@ -104,6 +107,12 @@ static const char *const cgroup_mode_names[] = {
 	[IOACCT_CGROUP_AUTO] = "auto",
 	[IOACCT_CGROUP_V2] = "v2",
 	[IOACCT_CGROUP_V1] = "v1",
+};
+
+static const char *const detach_names[] = {
+	[IOACCT_DETACH_AUTO] = "auto",
+	[IOACCT_DETACH_YES] = "yes",
+	[IOACCT_DETACH_NO] = "no",
 };
 
 static const struct {
@@ -259,6 +268,14 @@ int ioacct_probe_mode_from_name(const char *name)
 	return -1;
 }
 
+static int detach_from_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(detach_names); i++)
+		if (strcasecmp(name, detach_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 static int cgroup_mode_from_name(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(cgroup_mode_names); i++)
@@ -277,6 +294,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	ioacct_strlcpy(cfg->pid_file, "/run/ioacct/ioacctd.pid", sizeof(cfg->pid_file));
 	ioacct_strlcpy(cfg->pin_dir, "/sys/fs/bpf/ioacct", sizeof(cfg->pin_dir));
 	cfg->probe_mode = IOACCT_PROBE_AUTO;
+	cfg->detach_when_idle = IOACCT_DETACH_AUTO;
 	cfg->bin_width_ns = 5 * NSEC_PER_SEC;
 	cfg->drain_interval_ms = 2000;
 	cfg->max_jobs = 1024;
@@ -485,6 +503,10 @@ static int set_keyword(const struct key *k, int *field, const char *value, char 
 		v = cgroup_mode_from_name(value);
 		choices = "auto, v2, v1";
 		break;
+	case KEY_DETACH:
+		v = detach_from_name(value);
+		choices = "auto, yes, no";
+		break;
 	default: /* KEY_LOG_LEVEL */
 		v = ioacct_log_level_from_name(value);
 		choices = "error, warning, info, debug";
@@ -540,6 +562,7 @@ static int set_key(struct ioacct_config *cfg, const struct key *k, const char *v
 		return set_cgroup_path(k, field, value, err, errlen);
 	case KEY_PROBE_MODE:
 	case KEY_CGROUP_MODE:
+	case KEY_DETACH:
 	case KEY_LOG_LEVEL:
 		return set_keyword(k, field, value, err, errlen);
 	case KEY_BOOL:

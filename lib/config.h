@@ -23,6 +23,13 @@ enum ioacct_probe_mode {
 	IOACCT_PROBE_TRACEPOINT,
 };
 
+/* detach_when_idle: auto = yes with the tracepoint backend, no with fentry and kprobe. */
+enum ioacct_detach {
+	IOACCT_DETACH_AUTO = 0,
+	IOACCT_DETACH_YES,
+	IOACCT_DETACH_NO,
+};
+
 enum ioacct_cgroup_mode {
 	IOACCT_CGROUP_AUTO = 0,   /* v2 when usable, else the v1 hierarchy */
 	IOACCT_CGROUP_V2,
@@ -35,6 +42,7 @@ struct ioacct_config {
 	char pid_file[PATH_MAX];         /* pidfile = /run/ioacct/ioacctd.pid */
 	char pin_dir[PATH_MAX];          /* bpf_pin_dir = /sys/fs/bpf/ioacct */
 	enum ioacct_probe_mode probe_mode; /* probe_mode = auto */
+	enum ioacct_detach detach_when_idle; /* detach_when_idle = auto: programs attached only while watching */
 	uint64_t bin_width_ns;           /* bin_width = 5 (seconds, decimals allowed, 0.1 .. 86400) */
 	uint64_t drain_interval_ms;      /* drain_interval = 2 (seconds, decimals allowed, 0.1 .. 3600) */
 	uint32_t max_jobs;               /* max_jobs = 1024: watch slots (concurrent steps) */

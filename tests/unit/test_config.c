@@ -129,6 +129,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.cluster, "");
 	assert_int_equal(cfg.log_level, IOACCT_LOG_INFO);
 	assert_false(cfg.private_data);
+	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_AUTO);
 
 	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
 	host[strcspn(host, ".")] = '\0';
@@ -201,6 +202,10 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.log_level, IOACCT_LOG_DEBUG);
 	assert_true(cfg.private_data);
 
+	load_ok(&cfg, "detach_when_idle = no\n");
+	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_NO);
+	load_ok(&cfg, "detach_when_idle = YES\n");
+	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_YES);
 	load_ok(&cfg, "probe_mode = fentry\ncgroup_mode = v2\nlog_level = error\n");
 	assert_int_equal(cfg.probe_mode, IOACCT_PROBE_FENTRY);
 	assert_int_equal(cfg.cgroup_mode, IOACCT_CGROUP_V2);
@@ -279,7 +284,7 @@ static void test_whitespace(void **state)
 	/* Keys are not case-folded. */
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
-		   "probe_mode, bin_width, drain_interval, max_jobs, max_cgroups, max_entries, "
+		   "probe_mode, detach_when_idle, bin_width, drain_interval, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, cgroup_v1_hierarchy, cgroup_mode, cgroup_parent, cluster, "
 		   "node, log_level, private_data, advice_small_requests_share, "
 		   "advice_small_requests_min, advice_rw_intensive_share, advice_meta_time_share, "
@@ -437,6 +442,7 @@ static void test_bad_values(void **state)
 	value_fails("probe_mode", "ebpf",
 		    "probe_mode: \"ebpf\" is not one of auto, fentry, kprobe, tracepoint");
 	value_fails("cgroup_mode", "v3", "cgroup_mode: \"v3\" is not one of auto, v2, v1");
+	value_fails("detach_when_idle", "maybe", "detach_when_idle: \"maybe\" is not one of auto, yes, no");
 	value_fails("log_level", "verbose",
 		    "log_level: \"verbose\" is not one of error, warning, info, debug");
 	value_fails("private_data", "maybe",
