@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 {
 	struct ioacct_probes_opts opts = {
 		.mode = IOACCT_PROBE_AUTO, .max_jobs = 4, .max_cgroups = 16,
-		.max_entries = 4096, .max_mountpoints = 16,
+		.max_entries = 4096, .max_mountpoints = 16, .detach_when_idle = IOACCT_DETACH_NO,
 	};
 	const char *file = "/dev/shm/ioacct-abbench", *cg2 = NULL;
 	long rounds = 301, calls = 20000, size = 4096;
