@@ -688,11 +688,17 @@ static void handle_register(struct ioacct_registry *r, const struct ioacct_req_r
 			goto undo_step;
 		}
 		ret = ioacct_probes_watch_add(r->probes, cgid, hier, s->slot);
-		if (!ret)
-			ret = ioacct_probes_publish(r->probes);
-		if (ret) {
+		if (ret)
 			set_error(rep, ret, "cannot watch cgroup %s: %s (max_cgroups in the config?)",
 				  fs_path, strerror(-ret));
+		if (!ret && (ret = ioacct_probes_publish(r->probes))) {
+			/* For instance the programs could not be attached (detach_when_idle). */
+			set_error(rep, ret, "cannot start counting for cgroup %s: %s", fs_path,
+				  strerror(-ret));
+			ioacct_probes_watch_del(r->probes, cgid, hier);
+			ioacct_probes_publish(r->probes);
+		}
+		if (ret) {
 			ioacct_store_watch_delete(r->store, j->job.key, s->step_id);
 			s->nwatches--;
 			goto undo_step;
