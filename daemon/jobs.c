@@ -364,43 +364,6 @@ static int tx_commit(struct ioacct_registry *r)
 	return ret;
 }
 
-/* Writes entries into the store, inside the caller's transaction. */
-static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_entry *e, size_t n);
-
-/*
- * The one way counters leave the kernel: stored with whatever `more` adds,
- * in one transaction, and deleted from the kernel only once committed. A
- * crash in between leaves them in both; storing them again replaces the
- * same rows (ioacct_store_series_put), so nothing is counted twice.
- * `what` names the crash points: <what>-before-commit, <what>-after-commit.
- */
-static int store_then_forget(struct ioacct_registry *r, const struct ioacct_probe_entry *e,
-			     size_t n, int (*more)(struct ioacct_registry *r, void *arg), void *arg,
-			     const char *what)
-{
-	char point[64];
-	int ret;
-
-	ret = tx_begin(r);
-	if (ret)
-		return ret;
-	ret = store_entries(r, e, n);
-	if (!ret && more)
-		ret = more(r, arg);
-	if (ret) {
-		tx_rollback(r);
-		return ret;
-	}
-	snprintf(point, sizeof(point), "%s-before-commit", what);
-	ioacct_registry_crash_point(point);
-	ret = tx_commit(r);
-	if (ret)
-		return ret;
-	snprintf(point, sizeof(point), "%s-after-commit", what);
-	ioacct_registry_crash_point(point);
-	return n ? ioacct_probes_delete(r->probes, e, n) : 0;
-}
-
 /* ---- draining ------------------------------------------------------------------------- */
 
 struct drain_ctx {
@@ -445,6 +408,45 @@ static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_en
 		if (ret)
 			return ret;
 	}
+	return 0;
+}
+
+/*
+ * The one way counters leave the kernel: stored with whatever `more` adds,
+ * in one transaction, and deleted from the kernel only once committed. A
+ * crash in between leaves them in both; storing them again replaces the
+ * same rows (ioacct_store_series_put), so nothing is counted twice.
+ * `what` names the crash points: <what>-before-commit, <what>-after-commit.
+ */
+static int store_then_forget(struct ioacct_registry *r, const struct ioacct_probe_entry *e,
+			     size_t n, int (*more)(struct ioacct_registry *r, void *arg), void *arg,
+			     const char *what)
+{
+	char point[64];
+	int ret;
+
+	ret = tx_begin(r);
+	if (ret)
+		return ret;
+	ret = store_entries(r, e, n);
+	if (!ret && more)
+		ret = more(r, arg);
+	if (ret) {
+		tx_rollback(r);
+		return ret;
+	}
+	snprintf(point, sizeof(point), "%s-before-commit", what);
+	ioacct_registry_crash_point(point);
+	ret = tx_commit(r);
+	if (ret)
+		return ret;
+	snprintf(point, sizeof(point), "%s-after-commit", what);
+	ioacct_registry_crash_point(point);
+	ret = n ? ioacct_probes_delete(r->probes, e, n) : 0;
+	if (ret)
+		/* Stored: what stays in the kernel is stored again, over itself, next time. */
+		log_warn("%s: %zu entries stored but not deleted from the kernel: %s", what, n,
+			 strerror(-ret));
 	return 0;
 }
 
