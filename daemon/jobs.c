@@ -689,7 +689,6 @@ static int register_job(struct ioacct_registry *r, const struct ioacct_req_regis
 		r->jobs = u->job;
 		u->new_job = true;
 	}
-	u->job->idle_since_ns = 0;
 	/*
 	 * Before the watch: the row keeps the namespace for a restart, and the
 	 * path table must be there when the first path-based call is counted.
@@ -856,6 +855,7 @@ static void handle_register(struct ioacct_registry *r, const struct ioacct_req_r
 	ioacct_registry_crash_point("register-after-commit");
 	u.step->pid = req->pid;
 	u.step->empty_since_ns = 0;
+	u.job->idle_since_ns = 0;
 	if (u.new_watch)
 		log_info("job %s/%llu step %u: watching %s (cgroup %s id %llu, slot %u)",
 			 u.job->job.cluster, (unsigned long long)u.job->job.job_id, u.step->step_id,
@@ -1001,6 +1001,7 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 		while (j->nsteps) {
 			ret = ioacct_registry_step_finish(r, j->steps[0], state, req->exit_code);
 			if (ret) {
+				j->finish_lost = true;
 				set_error(rep, ret, "cannot store step %u: %s", j->steps[0]->step_id,
 					  ioacct_store_errmsg(r->store));
 				return;
@@ -1011,8 +1012,10 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 		rep->job_id = j->job.job_id;
 		rep->job_key = j->job.key;
 		ret = ioacct_registry_job_end(r, j, state, req->exit_code);
-		if (ret)
+		if (ret) {
 			set_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
+			j->finish_lost = true; /* nobody will ask again: the reaper ends it */
+		}
 		return;
 	}
 	/* Running in the store only: its daemon died before it could finish it. */

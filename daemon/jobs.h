@@ -40,7 +40,8 @@ int ioacct_registry_drain(struct ioacct_registry *r, bool all);
 /*
  * Finishes, without waiting for their finish request, the steps whose
  * cgroups have been empty or gone for reap_grace, and the jobs that have had
- * no step for that long (state ENDED, exit code unknown). From the drain timer.
+ * no step for that long and whose finish may have been lost (state ENDED,
+ * exit code unknown). From the drain timer.
  */
 int ioacct_registry_reap(struct ioacct_registry *r);
 

@@ -3,7 +3,8 @@
  * The reaper: every job ends, exactly once, even when its finish never
  * reached the daemon (killed, stopped, or its store failing at that moment).
  * A step whose watched cgroups have all been empty or gone for reap_grace is
- * finished by the daemon, and a job that has had no step for reap_grace too:
+ * finished by the daemon, and so is a job that has had no step for reap_grace
+ * when its finish may have been lost too (djob.finish_lost):
  * state ENDED, exit code unknown, counters drained and stored, slot freed.
  * The grace lets Slurm's own finish (the plugin, the epilog) win the race.
  */
@@ -127,6 +128,8 @@ static void reap_steps(struct ioacct_registry *r, struct djob *j, uint64_t now, 
 		log_info("job %s/%llu step %u: its cgroups emptied and no finish came: ending it (%s)",
 			 j->job.cluster, (unsigned long long)j->job.job_id, s->step_id,
 			 IOACCT_STATE_ENDED);
+		/* Its job's finish is likely lost too. */
+		j->finish_lost = true;
 		/* On failure (the store again) it stays, and is tried at the next drain. */
 		ioacct_registry_step_finish(r, s, IOACCT_STATE_ENDED, IOACCT_EXIT_UNKNOWN);
 	}
@@ -142,7 +145,7 @@ int ioacct_registry_reap(struct ioacct_registry *r)
 	for (; j; j = next) {
 		next = j->next;
 		reap_steps(r, j, now, grace);
-		if (j->nsteps) {
+		if (j->nsteps || !j->finish_lost) {
 			j->idle_since_ns = 0;
 			continue;
 		}
@@ -198,6 +201,7 @@ int ioacct_registry_adopt_running(struct ioacct_registry *r)
 		j->start_mono_ns = wall > j->job.start_ns && (uint64_t)(wall - j->job.start_ns) < now ?
 					   now - (uint64_t)(wall - j->job.start_ns) : now;
 		j->idle_since_ns = now;
+		j->finish_lost = true;
 		j->next = r->jobs;
 		r->jobs = j;
 		log_warn("job %s/%llu is running in the store with no step watched: ended in %llu s "

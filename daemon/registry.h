@@ -49,6 +49,12 @@ struct djob {
 	struct dstep **steps;
 	size_t nsteps;
 	uint64_t idle_since_ns;      /* CLOCK_MONOTONIC since when it has no step; 0: it has some */
+	/*
+	 * Its finish may have been lost: a step of it was reaped, it was adopted
+	 * at start, or finishing it failed. Only then does the reaper end it when
+	 * it has no step, or an salloc between two sruns would be ended.
+	 */
+	bool finish_lost;
 	struct djob *next;
 };
 

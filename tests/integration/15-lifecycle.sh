@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Every job ends, exactly once (issue 17), with the real daemon, probes and cgroups:
-#  1. a job whose finish never comes is reaped after reap_grace: ENDED, exact bytes, slot freed;
+#  1. a job whose finish never comes is reaped after reap_grace: ENDED, exact bytes, slot freed
+#     (but not one whose steps finished normally: it waits for its own finish);
 #  2. kill -9 (IOACCT_CRASH_AT) during register, finish and drain commits, then a restart:
 #     every job reaches a final state with exact bytes, no slot leaks, its id registers again;
 #  3. a full disk then freed: the job's mounts are named (no "mnt:N unknown"), bytes exact;
@@ -154,6 +155,19 @@ wait "$HELD_PID" || fail "iowork of job 105 failed"
 "$IOPOKE" "$SOCK" finish-job 105 | grep -q '^status=0' || fail "finish 105 failed"
 check_job 105 COMPLETED COMPLETED 262144 4
 ok "5. the same REGISTER twice: same job and slot ($(echo "$a" | grep '^job='))"
+
+# A job whose steps all finished normally waits for its own finish (an salloc
+# between two sruns): it is not ended, however long that takes.
+held j6 write "$D/f6" 8192 2
+register 106 j6 "$HELD_PID" | grep -q '^status=0' || fail "register 106 failed"
+release j6
+wait "$HELD_PID" || fail "iowork of job 106 failed"
+"$IOPOKE" "$SOCK" finish-step 106 0 | grep -q '^status=0' || fail "finish-step 106 0 failed"
+sleep 3 # three graces
+[ "$(status_jobs)" = "1 0" ] || fail "job 106, its step finished, was not left waiting: $(status_jobs)"
+"$IOPOKE" "$SOCK" finish-job 106 | grep -q '^status=0' || fail "finish 106 failed"
+check_job 106 COMPLETED COMPLETED 16384 2
+ok "1. job 106 with its step finished normally: waited for its finish, not reaped"
 
 # ---- 4. a REGISTER whose client hung up ----
 held j4 write "$D/f4" 4096 1
