@@ -987,6 +987,30 @@ static void handle_finish_step(struct ioacct_registry *r, const struct ioacct_re
 		set_error(rep, ret, "cannot store the step: %s", ioacct_store_errmsg(r->store));
 }
 
+/* Finishes a job of the registry: its steps, then itself. */
+static void job_finish_all(struct ioacct_registry *r, struct djob *j, const char *state,
+			   int32_t exit_code, struct ioacct_reply *rep)
+{
+	int ret;
+
+	rep->job_id = j->job.job_id;
+	rep->job_key = j->job.key;
+	while (j->nsteps) {
+		ret = ioacct_registry_step_finish(r, j->steps[0], state, exit_code);
+		if (ret) {
+			set_error(rep, ret, "cannot store step %u: %s", j->steps[0]->step_id,
+				  ioacct_store_errmsg(r->store));
+			j->finish_lost = true; /* nobody will ask again: the reaper ends it */
+			return;
+		}
+	}
+	ret = ioacct_registry_job_end(r, j, state, exit_code);
+	if (ret) {
+		set_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
+		j->finish_lost = true;
+	}
+}
+
 static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req_finish *req,
 			      struct ioacct_reply *rep)
 {
@@ -998,24 +1022,7 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 	int ret;
 
 	if (j) {
-		while (j->nsteps) {
-			ret = ioacct_registry_step_finish(r, j->steps[0], state, req->exit_code);
-			if (ret) {
-				j->finish_lost = true;
-				set_error(rep, ret, "cannot store step %u: %s", j->steps[0]->step_id,
-					  ioacct_store_errmsg(r->store));
-				return;
-			}
-		}
-	}
-	if (j) {
-		rep->job_id = j->job.job_id;
-		rep->job_key = j->job.key;
-		ret = ioacct_registry_job_end(r, j, state, req->exit_code);
-		if (ret) {
-			set_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
-			j->finish_lost = true; /* nobody will ask again: the reaper ends it */
-		}
+		job_finish_all(r, j, state, req->exit_code, rep);
 		return;
 	}
 	/* Running in the store only: its daemon died before it could finish it. */
