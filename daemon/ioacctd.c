@@ -319,6 +319,18 @@ static void reply_error(struct client *c, uint32_t seq, int status, const char *
 	ioacct_buf_free(&out);
 }
 
+/*
+ * Whether the peer has closed its socket: a REGISTER that arrives after its
+ * client gave up (timeout) must not leave a job nobody will finish.
+ * POLLHUP, not a read of 0 bytes: a client may shut down only its sending side.
+ */
+static bool peer_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 /* Reads what the client sent; once a whole request is there, serves it. */
 static void client_read(struct client *c, struct ioacct_registry *reg)
 {
@@ -378,15 +390,28 @@ static void client_read(struct client *c, struct ioacct_registry *reg)
 		return;
 	}
 	log_debug("uid %u: %s", (unsigned int)c->uid, ioacct_msg_type_name(req.type));
+	if (req.type == IOACCT_MSG_REGISTER && peer_gone(c->fd)) {
+		log_warn("uid %u: REGISTER of job %llu step %u ignored: its client has gone away",
+			 (unsigned int)c->uid, (unsigned long long)req.u.reg.job_id, req.u.reg.step_id);
+		client_close(c);
+		return;
+	}
 	ioacct_registry_handle(reg, &req, c->uid, &rep);
 	if (rep.status)
 		log_info("uid %u: %s refused: %s", (unsigned int)c->uid, ioacct_msg_type_name(req.type),
 			 rep.error);
 	ret = ioacct_proto_encode_reply(&out, &rep);
 	if (ret == 0)
-		ioacct_proto_send(c->fd, &out, REPLY_TIMEOUT_MS);
+		ret = ioacct_proto_send(c->fd, &out, REPLY_TIMEOUT_MS);
 	else
 		reply_error(c, req.seq, ret, "reply too large to encode");
+	if (ret && req.type == IOACCT_MSG_REGISTER && rep.status == 0) {
+		/* The client will never know it registered: nobody would finish the job. */
+		log_warn("uid %u: the reply to REGISTER of job %llu step %u was not delivered (%s): "
+			 "undoing it", (unsigned int)c->uid, (unsigned long long)rep.job_id,
+			 req.u.reg.step_id, strerror(-ret));
+		ioacct_registry_abort_register(reg, rep.job_key, req.u.reg.step_id);
+	}
 	ioacct_buf_free(&out);
 	ioacct_reply_free(&rep);
 	client_close(c);
@@ -441,6 +466,7 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 		}
 		if (now >= next_drain) {
 			ioacct_registry_drain(reg, false);
+			ioacct_registry_reap(reg);
 			next_drain = now + cfg->drain_interval_ms;
 		}
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "jobs.h"
+#include "registry.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +14,6 @@
 #include "log.h"
 #include "procfs.h"
 #include "query_fetch.h"
-
-struct dwatch {
-	uint64_t cgroup_id;
-	uint32_t hier;
-	char cgroup[PATH_MAX];
-};
-
-struct djob;
 
 /*
  * A mount table, shared by the jobs of one mount namespace: at 1,000 jobs
@@ -42,39 +35,6 @@ static void mnttab_put(struct mnttab *t)
 	}
 }
 
-struct dstep {
-	struct djob *job;
-	uint32_t step_id;
-	uint32_t slot;
-	int32_t pid;
-	struct dwatch *watches;
-	size_t nwatches;
-	uint64_t drained_cur;        /* the job's current bin at the last periodic drain */
-};
-
-struct djob {
-	struct ioacct_job job;
-	uint64_t start_mono_ns;
-	int32_t pid;                 /* a task of the job: its mountinfo names the mounts */
-	uint32_t mntns;
-	struct mnttab *mt;           /* the job's mount table as last read, shared per namespace */
-	uint32_t *stored_mnts;       /* mount ids already in the store for this job */
-	size_t nstored_mnts;
-	struct dstep **steps;
-	size_t nsteps;
-	struct djob *next;
-};
-
-struct ioacct_registry {
-	const struct ioacct_config *cfg;
-	struct ioacct_store *store;
-	struct ioacct_probes *probes;
-	struct djob *jobs;
-	struct dstep **slots;        /* slot -> step, NULL when free */
-	uint32_t nslots;
-	uint32_t next_slot;          /* round robin: a freed slot is reused as late as possible */
-};
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -89,6 +49,27 @@ static int64_t wall_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+uint64_t ioacct_registry_mono_ns(void)
+{
+	return mono_ns();
+}
+
+int64_t ioacct_registry_wall_ns(void)
+{
+	return wall_ns();
+}
+
+/* Read once, at the registry's creation: nothing else in the daemon looks at it. */
+static const char *crash_at;
+
+void ioacct_registry_crash_point(const char *point)
+{
+	if (crash_at && strcmp(crash_at, point) == 0) {
+		log_warn("IOACCT_CRASH_AT=%s: killing myself with SIGKILL (fault injection)", point);
+		raise(SIGKILL);
+	}
 }
 
 static void set_error(struct ioacct_reply *rep, int status, const char *fmt, ...)
@@ -114,6 +95,10 @@ struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
 
 	if (!r)
 		return NULL;
+	crash_at = getenv("IOACCT_CRASH_AT");
+	if (crash_at)
+		log_warn("IOACCT_CRASH_AT=%s: this daemon will kill itself there (tests only)",
+			 crash_at);
 	r->cfg = cfg;
 	r->store = store;
 	r->probes = probes;
@@ -295,18 +280,11 @@ done:
 	j->mt = t;
 }
 
-/* Puts the job's mount points into the kernel's path -> mount table. */
+/* Puts the job's mount points into the kernel's path -> mount table, as one swap. */
 static void job_publish_mountpoints(struct ioacct_registry *r, struct djob *j)
 {
-	for (size_t i = 0; j->mt && i < j->mt->n; i++) {
-		const struct ioacct_mount *m = &j->mt->m[i];
-		int ret = ioacct_probes_mountpoint_add(r->probes, j->mntns, m->path, m->mnt_id);
-
-		if (ret == -ENAMETOOLONG)
-			log_debug("mount point %s too long for path matching", m->path);
-		else if (ret)
-			log_warn("cannot add mount point %s: %s", m->path, strerror(-ret));
-	}
+	if (j->mt)
+		ioacct_probes_mountpoints_set(r->probes, j->mntns, j->mt->m, j->mt->n);
 }
 
 /* Stores the description of a mount the first time the job's data names it. */
@@ -342,6 +320,48 @@ static int job_store_mount(struct ioacct_registry *r, struct djob *j, uint32_t m
 	j->stored_mnts = ns;
 	j->stored_mnts[j->nstored_mnts++] = mnt_id;
 	return 0;
+}
+
+/* ---- transactions ------------------------------------------------------------------ */
+
+/*
+ * Store transactions that carry the registry's memory with them: what a
+ * rolled back (or failed) transaction wrote is forgotten in memory too, or
+ * a mount believed stored would never be written (issue 17: after a full
+ * disk every mount of the job showed as "mnt:N unknown").
+ */
+static int tx_begin(struct ioacct_registry *r)
+{
+	int ret = ioacct_store_begin(r->store);
+
+	if (ret)
+		return ret;
+	for (struct djob *j = r->jobs; j; j = j->next)
+		j->nstored_mnts_tx = j->nstored_mnts;
+	return 0;
+}
+
+static void tx_forget(struct ioacct_registry *r)
+{
+	for (struct djob *j = r->jobs; j; j = j->next)
+		if (j->nstored_mnts > j->nstored_mnts_tx)
+			j->nstored_mnts = j->nstored_mnts_tx;
+}
+
+static void tx_rollback(struct ioacct_registry *r)
+{
+	ioacct_store_rollback(r->store);
+	tx_forget(r);
+}
+
+/* On failure the store has rolled back (ioacct_store_commit never leaves it open). */
+static int tx_commit(struct ioacct_registry *r)
+{
+	int ret = ioacct_store_commit(r->store);
+
+	if (ret)
+		tx_forget(r);
+	return ret;
 }
 
 /* ---- draining ------------------------------------------------------------------------- */
@@ -391,6 +411,45 @@ static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_en
 	return 0;
 }
 
+/*
+ * The one way counters leave the kernel: stored with whatever `more` adds,
+ * in one transaction, and deleted from the kernel only once committed. A
+ * crash in between leaves them in both; storing them again replaces the
+ * same rows (ioacct_store_series_put), so nothing is counted twice.
+ * `what` names the crash points: <what>-before-commit, <what>-after-commit.
+ */
+static int store_then_forget(struct ioacct_registry *r, const struct ioacct_probe_entry *e,
+			     size_t n, int (*more)(struct ioacct_registry *r, void *arg), void *arg,
+			     const char *what)
+{
+	char point[64];
+	int ret;
+
+	ret = tx_begin(r);
+	if (ret)
+		return ret;
+	ret = store_entries(r, e, n);
+	if (!ret && more)
+		ret = more(r, arg);
+	if (ret) {
+		tx_rollback(r);
+		return ret;
+	}
+	snprintf(point, sizeof(point), "%s-before-commit", what);
+	ioacct_registry_crash_point(point);
+	ret = tx_commit(r);
+	if (ret)
+		return ret;
+	snprintf(point, sizeof(point), "%s-after-commit", what);
+	ioacct_registry_crash_point(point);
+	ret = n ? ioacct_probes_delete(r->probes, e, n) : 0;
+	if (ret)
+		/* Stored: what stays in the kernel is stored again, over itself, next time. */
+		log_warn("%s: %zu entries stored but not deleted from the kernel: %s", what, n,
+			 strerror(-ret));
+	return 0;
+}
+
 static int drain(struct ioacct_registry *r, bool all, int32_t only_slot)
 {
 	struct drain_ctx c = { .r = r, .now = mono_ns(), .all = all, .only_slot = only_slot };
@@ -401,19 +460,7 @@ static int drain(struct ioacct_registry *r, bool all, int32_t only_slot)
 	ret = ioacct_probes_read(r->probes, want_entry, &c, &e, &n);
 	if (ret || n == 0)
 		goto out;
-	ret = ioacct_store_begin(r->store);
-	if (ret)
-		goto out;
-	ret = store_entries(r, e, n);
-	if (ret) {
-		ioacct_store_rollback(r->store);
-		goto out;
-	}
-	ret = ioacct_store_commit(r->store);
-	if (ret)
-		goto out;
-	/* Only now that the store has them may the kernel forget them. */
-	ret = ioacct_probes_delete(r->probes, e, n);
+	ret = store_then_forget(r, e, n, NULL, NULL, "drain");
 out:
 	if (ret)
 		log_warn("drain: %s; the counters stay in the kernel and are tried again",
@@ -588,125 +635,168 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 		goto fail;
 	}
-	j->next = r->jobs;
-	r->jobs = j;
 	return j;
 fail:
 	free(j);
 	return NULL;
 }
 
-static void handle_register(struct ioacct_registry *r, const struct ioacct_req_register *req,
-			    struct ioacct_reply *rep)
+/*
+ * What one REGISTER created, so that a failure undoes exactly that: the
+ * store by rolling back its one transaction, memory and kernel here.
+ */
+struct reg_undo {
+	struct djob *job;
+	struct dstep *step;
+	bool new_job, new_step, new_watch, kernel_watch;
+	uint64_t cgroup_id;
+	uint32_t hier;
+};
+
+static void register_undo(struct ioacct_registry *r, struct reg_undo *u)
+{
+	if (u->kernel_watch) {
+		ioacct_probes_watch_del(r->probes, u->cgroup_id, u->hier);
+		ioacct_probes_publish(r->probes);
+	}
+	if (u->new_watch)
+		u->step->nwatches--;
+	if (u->new_step) {
+		ioacct_probes_slot_clear(r->probes, u->step->slot);
+		r->slots[u->step->slot] = NULL;
+		step_detach(u->job, u->step);
+		step_free(u->step);
+	}
+	if (u->new_job) {
+		job_unlink(r, u->job);
+		job_free(u->job);
+	}
+}
+
+/* The job of the request: the running one, or a new one (stored, not committed yet). */
+static int register_job(struct ioacct_registry *r, const struct ioacct_req_register *req,
+			struct reg_undo *u, struct ioacct_reply *rep)
 {
 	const char *cluster = req->cluster[0] ? req->cluster :
 			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
-	char fs_path[PATH_MAX];
-	struct ioacct_watch w;
-	enum ioacct_hier hier = IOACCT_HIER_V2;
-	uint64_t cgid;
-	struct djob *j;
-	struct dstep *s;
-	bool new_step = false;
+
+	u->job = req->job_id ? job_lookup(r, cluster, req->job_id) : NULL;
+	if (!u->job) {
+		u->job = job_new(r, req, rep);
+		if (!u->job)
+			return rep->status;
+		u->job->next = r->jobs;
+		r->jobs = u->job;
+		u->new_job = true;
+	}
+	/*
+	 * Before the watch: the row keeps the namespace for a restart, and the
+	 * path table must be there when the first path-based call is counted.
+	 */
+	if (req->pid > 0) {
+		u->job->pid = req->pid;
+		if (ioacct_proc_mntns(req->pid, &u->job->mntns) == 0) {
+			job_read_mounts(r, u->job);
+			job_publish_mountpoints(r, u->job);
+		}
+	}
+	return 0;
+}
+
+/* The step of the request: the registered one, or a new one with a slot. */
+static int register_step(struct ioacct_registry *r, const struct ioacct_req_register *req,
+			 const char *fs_path, struct reg_undo *u, struct ioacct_reply *rep)
+{
+	struct djob *j = u->job;
+	struct dstep *s = step_lookup(j, req->step_id);
+	struct ioacct_step st = { .step_id = req->step_id, .start_ns = wall_ns() };
 	int ret;
 
-	if (req->bin_width_ns && (req->bin_width_ns < 100000000ULL ||
-				  req->bin_width_ns > 86400ULL * 1000000000ULL)) {
-		set_error(rep, -ERANGE, "bin width must be between 0.1 and 86400 seconds");
-		return;
+	if (s) {
+		u->step = s;
+		return 0;
 	}
-	if (resolve_cgroup(r, req, fs_path, sizeof(fs_path), &cgid, &hier, rep))
-		return;
-
-	j = req->job_id ? job_lookup(r, cluster, req->job_id) : NULL;
-	if (!j) {
-		j = job_new(r, req, rep);
-		if (!j)
-			return;
-	}
-	if (req->pid > 0) {
-		j->pid = req->pid;
-		if (ioacct_proc_mntns(req->pid, &j->mntns) == 0) {
-			job_read_mounts(r, j);
-			job_publish_mountpoints(r, j);
-		}
-	}
-
-	s = step_lookup(j, req->step_id);
+	s = calloc(1, sizeof(*s));
 	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s) {
-			set_error(rep, -ENOMEM, "out of memory");
-			return;
-		}
-		s->step_id = req->step_id;
-		ret = slot_alloc(r, s);
-		if (ret) {
+		set_error(rep, -ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	s->step_id = req->step_id;
+	ret = slot_alloc(r, s);
+	if (!ret && (ret = step_attach(j, s)))
+		r->slots[s->slot] = NULL;
+	if (ret) {
+		if (ret == -ENOSPC)
 			set_error(rep, ret, "all %u slots are in use (max_jobs in the config)", r->nslots);
-			free(s);
-			return;
-		}
-		step_attach(j, s);
-		new_step = true;
-		struct ioacct_step st = { .step_id = s->step_id, .start_ns = wall_ns() };
+		else
+			set_error(rep, ret, "out of memory");
+		free(s);
+		return ret;
+	}
+	u->step = s;
+	u->new_step = true;
+	snprintf(st.state, sizeof(st.state), "RUNNING");
+	ioacct_strlcpy(st.cgroup, fs_path, sizeof(st.cgroup));
+	ret = ioacct_store_step_put(r->store, j->job.key, &st);
+	if (ret) {
+		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		return ret;
+	}
+	ret = ioacct_probes_slot_set(r->probes, s->slot, j->start_mono_ns, j->job.bin_width_ns);
+	if (ret)
+		set_error(rep, ret, "cannot set up slot %u: %s", s->slot, strerror(-ret));
+	return ret;
+}
 
-		snprintf(st.state, sizeof(st.state), "RUNNING");
-		ioacct_strlcpy(st.cgroup, fs_path, sizeof(st.cgroup));
-		ret = ioacct_store_step_put(r->store, j->job.key, &st);
-		if (ret) {
-			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
-			goto undo_step;
-		}
-		ret = ioacct_probes_slot_set(r->probes, s->slot, j->start_mono_ns, j->job.bin_width_ns);
-		if (ret) {
-			set_error(rep, ret, "cannot set up slot %u: %s", s->slot, strerror(-ret));
-			goto undo_step;
-		}
-	}
-	s->pid = req->pid;
-	ret = watch_attach(s, cgid, hier, fs_path);
-	if (ret < 0) {
-		set_error(rep, ret, "out of memory");
-		goto undo_step;
-	}
-	if (ret > 0) {
-		memset(&w, 0, sizeof(w));
-		w.job_key = j->job.key;
-		w.step_id = s->step_id;
-		w.slot = s->slot;
-		w.cgroup_id = cgid;
-		w.hier = hier;
-		w.pid = req->pid;
-		w.mntns = j->mntns;
-		w.start_mono_ns = j->start_mono_ns;
-		w.bin_width_ns = j->job.bin_width_ns;
-		ioacct_strlcpy(w.cgroup, fs_path, sizeof(w.cgroup));
-		ret = ioacct_store_watch_put(r->store, &w);
-		if (ret) {
-			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
-			s->nwatches--;
-			goto undo_step;
-		}
-		ret = ioacct_probes_watch_add(r->probes, cgid, hier, s->slot);
+/* The watch of the cgroup: stored, then in the kernel (both undone on failure). */
+static int register_watch(struct ioacct_registry *r, const struct ioacct_req_register *req,
+			  const char *fs_path, struct reg_undo *u, struct ioacct_reply *rep)
+{
+	struct djob *j = u->job;
+	struct dstep *s = u->step;
+	struct ioacct_watch w;
+	int ret;
+
+	ret = watch_attach(s, u->cgroup_id, u->hier, fs_path);
+	if (ret <= 0) {
 		if (ret)
-			set_error(rep, ret, "cannot watch cgroup %s: %s (max_cgroups in the config?)",
-				  fs_path, strerror(-ret));
-		if (!ret && (ret = ioacct_probes_publish(r->probes))) {
-			/* For instance the programs could not be attached (detach_when_idle). */
-			set_error(rep, ret, "cannot start counting for cgroup %s: %s", fs_path,
-				  strerror(-ret));
-			ioacct_probes_watch_del(r->probes, cgid, hier);
-			ioacct_probes_publish(r->probes);
-		}
-		if (ret) {
-			ioacct_store_watch_delete(r->store, j->job.key, s->step_id);
-			s->nwatches--;
-			goto undo_step;
-		}
-		log_info("job %s/%llu step %u: watching %s (cgroup %s id %llu, slot %u)", j->job.cluster,
-			 (unsigned long long)j->job.job_id, s->step_id, fs_path,
-			 hier == IOACCT_HIER_V1 ? "v1" : "v2", (unsigned long long)cgid, s->slot);
+			set_error(rep, ret, "out of memory");
+		return ret;
 	}
+	u->new_watch = true;
+	memset(&w, 0, sizeof(w));
+	w.job_key = j->job.key;
+	w.step_id = s->step_id;
+	w.slot = s->slot;
+	w.cgroup_id = u->cgroup_id;
+	w.hier = u->hier;
+	w.pid = req->pid;
+	w.mntns = j->mntns;
+	w.start_mono_ns = j->start_mono_ns;
+	w.bin_width_ns = j->job.bin_width_ns;
+	ioacct_strlcpy(w.cgroup, fs_path, sizeof(w.cgroup));
+	ret = ioacct_store_watch_put(r->store, &w);
+	if (ret) {
+		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		return ret;
+	}
+	ret = ioacct_probes_watch_add(r->probes, u->cgroup_id, u->hier, s->slot);
+	if (ret) {
+		set_error(rep, ret, "cannot watch cgroup %s: %s (max_cgroups in the config?)",
+			  fs_path, strerror(-ret));
+		return ret;
+	}
+	u->kernel_watch = true;
+	ret = ioacct_probes_publish(r->probes);
+	if (ret)
+		/* For instance the programs could not be attached (detach_when_idle). */
+		set_error(rep, ret, "cannot start counting for cgroup %s: %s", fs_path,
+			  strerror(-ret));
+	return ret;
+}
+
+static void register_reply(const struct djob *j, const struct dstep *s, struct ioacct_reply *rep)
+{
 	rep->job_id = j->job.job_id;
 	rep->job_key = j->job.key;
 	rep->slot = s->slot;
@@ -714,29 +804,121 @@ static void handle_register(struct ioacct_registry *r, const struct ioacct_req_r
 	rep->start_ns = j->job.start_ns;
 	rep->bin_width_ns = j->job.bin_width_ns;
 	ioacct_strlcpy(rep->probe_mode, j->job.probe_mode, sizeof(rep->probe_mode));
-	return;
-undo_step:
-	if (new_step && s->nwatches == 0) {
-		step_detach(j, s);
-		ioacct_probes_slot_clear(r->probes, s->slot);
-		r->slots[s->slot] = NULL;
-		step_free(s);
+}
+
+/*
+ * One transaction across store and kernel: the job, step and watch rows are
+ * written, the kernel told, and only then is the store committed. A failure
+ * undoes all of it; a kill -9 before the commit leaves kernel state that no
+ * row owns, which ioacct_registry_restore() removes, and after it a whole
+ * registration. Registering what is registered already changes nothing and
+ * answers the same job and slot: the plugin retries after a timeout.
+ */
+static void handle_register(struct ioacct_registry *r, const struct ioacct_req_register *req,
+			    struct ioacct_reply *rep)
+{
+	char fs_path[PATH_MAX];
+	enum ioacct_hier hier = IOACCT_HIER_V2;
+	struct reg_undo u = { 0 };
+	int ret;
+
+	if (req->bin_width_ns && (req->bin_width_ns < 100000000ULL ||
+				  req->bin_width_ns > 86400ULL * 1000000000ULL)) {
+		set_error(rep, -ERANGE, "bin width must be between 0.1 and 86400 seconds");
+		return;
 	}
+	if (resolve_cgroup(r, req, fs_path, sizeof(fs_path), &u.cgroup_id, &hier, rep))
+		return;
+	u.hier = hier;
+	ret = tx_begin(r);
+	if (ret) {
+		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		return;
+	}
+	ret = register_job(r, req, &u, rep);
+	if (!ret)
+		ret = register_step(r, req, fs_path, &u, rep);
+	if (!ret)
+		ret = register_watch(r, req, fs_path, &u, rep);
+	if (!ret) {
+		ioacct_registry_crash_point("register-before-commit");
+		ret = tx_commit(r);
+		if (ret)
+			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+	} else {
+		tx_rollback(r);
+	}
+	if (ret) {
+		register_undo(r, &u);
+		return;
+	}
+	ioacct_registry_crash_point("register-after-commit");
+	u.step->pid = req->pid;
+	u.step->empty_since_ns = 0;
+	u.job->idle_since_ns = 0;
+	if (u.new_watch)
+		log_info("job %s/%llu step %u: watching %s (cgroup %s id %llu, slot %u)",
+			 u.job->job.cluster, (unsigned long long)u.job->job.job_id, u.step->step_id,
+			 fs_path, hier == IOACCT_HIER_V1 ? "v1" : "v2",
+			 (unsigned long long)u.cgroup_id, u.step->slot);
+	else
+		log_info("job %s/%llu step %u: %s registered again: same job, slot %u",
+			 u.job->job.cluster, (unsigned long long)u.job->job.job_id, u.step->step_id,
+			 fs_path, u.step->slot);
+	register_reply(u.job, u.step, rep);
 }
 
 /* ---- finish ----------------------------------------------------------------------------- */
+
+struct step_end {
+	struct dstep *s;
+	const char *state;
+	int32_t exit_code;
+	uint64_t dropped_events, dropped_bytes;
+};
+
+/* The step's row with its end, its dropped counts, no more watch: in the finish's transaction. */
+static int step_end_store(struct ioacct_registry *r, void *arg)
+{
+	const struct step_end *x = arg;
+	const struct dstep *s = x->s;
+	int64_t key = s->job->job.key;
+	struct ioacct_step st = { .step_id = s->step_id };
+	struct ioacct_jobdata *jd = NULL;
+	int ret = 0;
+
+	if (x->dropped_events || x->dropped_bytes)
+		ret = ioacct_store_job_add_dropped(r->store, key, x->dropped_events, x->dropped_bytes);
+	if (ret)
+		return ret;
+	/* The start and cgroup stay as registered: read them back. */
+	if (ioacct_store_job_load(r->store, key, &jd) == 0) {
+		for (size_t i = 0; i < jd->nsteps; i++)
+			if (jd->steps[i].step_id == s->step_id)
+				st = jd->steps[i];
+		ioacct_jobdata_free(jd);
+	}
+	st.end_ns = wall_ns();
+	st.exit_code = x->exit_code;
+	ioacct_strlcpy(st.state, x->state, sizeof(st.state));
+	ret = ioacct_store_step_put(r->store, key, &st);
+	if (!ret)
+		ret = ioacct_store_watch_delete(r->store, key, s->step_id);
+	return ret;
+}
 
 /*
  * Stops counting for a step and moves everything it counted into the
  * store. The kernel's entries are deleted only after the commit; if the
  * daemon dies in between, slot_alloc() removes them before reuse.
  */
-static int step_finish(struct ioacct_registry *r, struct dstep *s, const char *state, int32_t exit_code)
+int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, const char *state,
+				int32_t exit_code)
 {
 	struct djob *j = s->job;
+	struct step_end x = { .s = s, .state = state[0] ? state : "COMPLETED", .exit_code = exit_code };
 	struct ioacct_probe_entry *e = NULL;
 	size_t n = 0;
-	uint64_t ev = 0, by = 0;
 	int ret;
 
 	for (size_t i = 0; i < s->nwatches; i++)
@@ -749,45 +931,18 @@ static int step_finish(struct ioacct_registry *r, struct dstep *s, const char *s
 	ret = ioacct_probes_read(r->probes, want_entry, &c, &e, &n);
 	if (ret)
 		goto out;
-	ioacct_probes_dropped(r->probes, s->slot, &ev, &by, false);
-	ret = ioacct_store_begin(r->store);
+	ioacct_probes_dropped(r->probes, s->slot, &x.dropped_events, &x.dropped_bytes, false);
+	ret = store_then_forget(r, e, n, step_end_store, &x, "finish");
 	if (ret)
 		goto out;
-	ret = store_entries(r, e, n);
-	if (!ret && (ev || by))
-		ret = ioacct_store_job_add_dropped(r->store, j->job.key, ev, by);
-	if (!ret) {
-		struct ioacct_step st = { .step_id = s->step_id, .end_ns = wall_ns(), .exit_code = exit_code };
-
-		/* The start stays as registered: read it back. */
-		struct ioacct_jobdata *jd = NULL;
-		if (ioacct_store_job_load(r->store, j->job.key, &jd) == 0) {
-			for (size_t i = 0; i < jd->nsteps; i++)
-				if (jd->steps[i].step_id == s->step_id)
-					st = jd->steps[i];
-			ioacct_jobdata_free(jd);
-		}
-		st.end_ns = wall_ns();
-		st.exit_code = exit_code;
-		ioacct_strlcpy(st.state, state[0] ? state : "COMPLETED", sizeof(st.state));
-		ret = ioacct_store_step_put(r->store, j->job.key, &st);
-	}
-	if (!ret)
-		ret = ioacct_store_watch_delete(r->store, j->job.key, s->step_id);
-	if (ret) {
-		ioacct_store_rollback(r->store);
-		goto out;
-	}
-	ret = ioacct_store_commit(r->store);
-	if (ret)
-		goto out;
-	ioacct_probes_delete(r->probes, e, n);
-	ioacct_probes_dropped(r->probes, s->slot, &ev, &by, true);
+	ioacct_probes_dropped(r->probes, s->slot, &x.dropped_events, &x.dropped_bytes, true);
 	log_info("job %s/%llu step %u finished (%s)", j->job.cluster,
-		 (unsigned long long)j->job.job_id, s->step_id, state[0] ? state : "COMPLETED");
+		 (unsigned long long)j->job.job_id, s->step_id, x.state);
 	r->slots[s->slot] = NULL;
 	step_detach(j, s);
 	step_free(s);
+	if (j->nsteps == 0)
+		j->idle_since_ns = mono_ns();
 out:
 	free(e);
 	if (ret)
@@ -795,6 +950,20 @@ out:
 			j->job.cluster, (unsigned long long)j->job.job_id, s->step_id,
 			ioacct_store_errmsg(r->store));
 	return ret;
+}
+
+int ioacct_registry_job_end(struct ioacct_registry *r, struct djob *j, const char *state,
+			    int32_t exit_code)
+{
+	int ret = ioacct_store_job_finish(r->store, j->job.key, wall_ns(), state, exit_code);
+
+	if (ret)
+		return ret;
+	log_info("job %s/%llu finished (%s)", j->job.cluster, (unsigned long long)j->job.job_id,
+		 state);
+	job_unlink(r, j);
+	job_free(j);
+	return 0;
 }
 
 static void handle_finish_step(struct ioacct_registry *r, const struct ioacct_req_finish *req,
@@ -813,9 +982,33 @@ static void handle_finish_step(struct ioacct_registry *r, const struct ioacct_re
 	}
 	rep->job_id = j->job.job_id;
 	rep->job_key = j->job.key;
-	ret = step_finish(r, s, req->state, req->exit_code);
+	ret = ioacct_registry_step_finish(r, s, req->state, req->exit_code);
 	if (ret)
 		set_error(rep, ret, "cannot store the step: %s", ioacct_store_errmsg(r->store));
+}
+
+/* Finishes a job of the registry: its steps, then itself. */
+static void job_finish_all(struct ioacct_registry *r, struct djob *j, const char *state,
+			   int32_t exit_code, struct ioacct_reply *rep)
+{
+	int ret;
+
+	rep->job_id = j->job.job_id;
+	rep->job_key = j->job.key;
+	while (j->nsteps) {
+		ret = ioacct_registry_step_finish(r, j->steps[0], state, exit_code);
+		if (ret) {
+			set_error(rep, ret, "cannot store step %u: %s", j->steps[0]->step_id,
+				  ioacct_store_errmsg(r->store));
+			j->finish_lost = true; /* nobody will ask again: the reaper ends it */
+			return;
+		}
+	}
+	ret = ioacct_registry_job_end(r, j, state, exit_code);
+	if (ret) {
+		set_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
+		j->finish_lost = true;
+	}
 }
 
 static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req_finish *req,
@@ -829,15 +1022,10 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 	int ret;
 
 	if (j) {
-		while (j->nsteps) {
-			ret = step_finish(r, j->steps[0], state, req->exit_code);
-			if (ret) {
-				set_error(rep, ret, "cannot store step %u: %s", j->steps[0]->step_id,
-					  ioacct_store_errmsg(r->store));
-				return;
-			}
-		}
+		job_finish_all(r, j, state, req->exit_code, rep);
+		return;
 	}
+	/* Running in the store only: its daemon died before it could finish it. */
 	ret = ioacct_store_job_find_running(r->store, cluster, req->job_id, &stored);
 	if (ret == -ENOENT) {
 		set_error(rep, ret, "job %llu of cluster %s is not being monitored",
@@ -854,10 +1042,6 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 		return;
 	}
 	log_info("job %s/%llu finished (%s)", cluster, (unsigned long long)req->job_id, state);
-	if (j) {
-		job_unlink(r, j);
-		job_free(j);
-	}
 	rep->job_id = stored.job_id;
 	rep->job_key = stored.key;
 }
@@ -1047,8 +1231,186 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 	}
 }
 
+/* ---- a registration whose client went away ------------------------------------------------ */
+
+/* Takes a step out of the kernel and of memory, with whatever it counted. */
+static void step_forget(struct ioacct_registry *r, struct dstep *s)
+{
+	struct drain_ctx c = { .r = r, .all = true, .only_slot = (int32_t)s->slot };
+	struct ioacct_probe_entry *e = NULL;
+	size_t n = 0;
+	uint64_t ev, by;
+
+	for (size_t i = 0; i < s->nwatches; i++)
+		ioacct_probes_watch_del(r->probes, s->watches[i].cgroup_id, s->watches[i].hier);
+	ioacct_probes_publish(r->probes);
+	ioacct_probes_slot_clear(r->probes, s->slot);
+	if (ioacct_probes_read(r->probes, want_entry, &c, &e, &n) == 0 && n)
+		ioacct_probes_delete(r->probes, e, n);
+	free(e);
+	ioacct_probes_dropped(r->probes, s->slot, &ev, &by, true);
+	r->slots[s->slot] = NULL;
+	step_detach(s->job, s);
+	step_free(s);
+}
+
+int ioacct_registry_abort_register(struct ioacct_registry *r, int64_t job_key, uint32_t step_id)
+{
+	struct djob *j = job_lookup_key(r, job_key);
+	struct dstep *s = j ? step_lookup(j, step_id) : NULL;
+	struct ioacct_jobdata *jd = NULL;
+	bool alone;
+	int ret;
+
+	if (!s)
+		return -ENOENT;
+	ret = ioacct_store_job_load(r->store, job_key, &jd);
+	if (ret)
+		goto out;
+	alone = j->nsteps == 1 && jd->nsteps == 1;
+	ioacct_jobdata_free(jd);
+	if (!alone) {
+		/* Other steps have data: keep the job, end this step. */
+		log_info("job %s/%llu step %u: its client went away before the reply; step cancelled",
+			 j->job.cluster, (unsigned long long)j->job.job_id, step_id);
+		ret = ioacct_registry_step_finish(r, s, "CANCELLED", IOACCT_EXIT_UNKNOWN);
+		goto out;
+	}
+	ret = ioacct_store_job_delete(r->store, job_key);
+	if (ret)
+		goto out;
+	log_info("job %s/%llu step %u: its client went away before the reply; registration undone",
+		 j->job.cluster, (unsigned long long)j->job.job_id, step_id);
+	step_forget(r, s);
+	job_unlink(r, j);
+	job_free(j);
+out:
+	if (ret)
+		log_warn("job %s/%llu step %u: cannot undo the registration its client did not hear of: "
+			 "%s; the reaper will finish it", j->job.cluster,
+			 (unsigned long long)j->job.job_id, step_id, ioacct_store_errmsg(r->store));
+	return ret;
+}
+
 /* ---- restart ------------------------------------------------------------------------------- */
 
+/* The job of a persisted watch, in memory again. */
+static struct djob *restore_job(struct ioacct_registry *r, const struct ioacct_watch *w)
+{
+	struct djob *j = job_lookup_key(r, w->job_key);
+
+	if (j)
+		return j;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	if (ioacct_store_job_get(r->store, w->job_key, &j->job) ||
+	    strcmp(j->job.state, "RUNNING") != 0) {
+		log_warn("watch of job key %lld, which is not running, dropped", (long long)w->job_key);
+		free(j);
+		ioacct_store_watch_delete(r->store, w->job_key, w->step_id);
+		errno = ENOENT;
+		return NULL;
+	}
+	j->start_mono_ns = w->start_mono_ns;
+	j->pid = w->pid;
+	j->mntns = w->mntns;
+	j->next = r->jobs;
+	r->jobs = j;
+	job_read_mounts(r, j);
+	return j;
+}
+
+static struct dstep *restore_step(struct ioacct_registry *r, struct djob *j,
+				  const struct ioacct_watch *w)
+{
+	struct dstep *s = step_lookup(j, w->step_id);
+
+	if (s)
+		return s;
+	if (w->slot >= r->nslots || r->slots[w->slot]) {
+		log_warn("job %llu step %u: slot %u unusable after restart; its counts are lost",
+			 (unsigned long long)j->job.job_id, w->step_id, w->slot);
+		errno = EBUSY;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || step_attach(j, s)) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->step_id = w->step_id;
+	s->slot = w->slot;
+	s->pid = w->pid;
+	r->slots[s->slot] = s;
+	return s;
+}
+
+/*
+ * The kernel as the store says, whether its maps survived or not: a daemon
+ * killed in the middle of a finish has taken the watch out of the kernel but
+ * not out of the store. Both writes change nothing when already so. A cgroup
+ * that is gone is left to the reaper, which finishes its step.
+ */
+static void restore_kernel(struct ioacct_registry *r, const struct djob *j, const struct dstep *s,
+			   const struct ioacct_watch *w, bool fresh)
+{
+	uint64_t id = 0;
+
+	if (ioacct_cgroup_id(w->cgroup, &id) || id != w->cgroup_id) {
+		log_warn("job %llu step %u: cgroup %s is gone; its data up to the last drain is kept",
+			 (unsigned long long)j->job.job_id, w->step_id, w->cgroup);
+		return;
+	}
+	ioacct_probes_slot_set(r->probes, s->slot, j->start_mono_ns, j->job.bin_width_ns);
+	ioacct_probes_watch_add(r->probes, w->cgroup_id, w->hier, s->slot);
+	if (fresh)
+		/* The kernel lost its maps (reboot, or probes unpinned). */
+		log_warn("job %llu step %u: watching %s again; I/O while ioacctd was down is not counted",
+			 (unsigned long long)j->job.job_id, w->step_id, w->cgroup);
+}
+
+static bool step_watches(const struct dstep *s, uint64_t cgroup_id, uint32_t hier)
+{
+	for (size_t i = 0; i < s->nwatches; i++)
+		if (s->watches[i].cgroup_id == cgroup_id && s->watches[i].hier == hier)
+			return true;
+	return false;
+}
+
+/*
+ * Kernel watches and slots that no persisted watch owns: left by a daemon
+ * killed during a registration, after telling the kernel and before its
+ * commit. They go, so that nothing counts for a job the store does not have.
+ */
+static void restore_sweep(struct ioacct_registry *r)
+{
+	struct ioacct_probe_watch *kw = NULL;
+	size_t n = 0;
+
+	if (ioacct_probes_watch_list(r->probes, &kw, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			const struct dstep *s = kw[i].slot < r->nslots ? r->slots[kw[i].slot] : NULL;
+
+			if (s && step_watches(s, kw[i].cgroup_id, kw[i].hier))
+				continue;
+			log_warn("kernel watch of cgroup id %llu (slot %u) has no registration: removed",
+				 (unsigned long long)kw[i].cgroup_id, kw[i].slot);
+			ioacct_probes_watch_del(r->probes, kw[i].cgroup_id, kw[i].hier);
+		}
+		free(kw);
+	}
+	for (uint32_t slot = 0; slot < r->nslots; slot++)
+		if (!r->slots[slot])
+			ioacct_probes_slot_clear(r->probes, slot);
+}
+
+/*
+ * Reconciles the registry in the store with the kernel and the cgroups:
+ * persisted watches come back (in the kernel too), kernel state nobody owns
+ * goes, jobs running without any watch are adopted for the reaper.
+ */
 int ioacct_registry_restore(struct ioacct_registry *r)
 {
 	struct ioacct_watch *w = NULL;
@@ -1062,63 +1424,27 @@ int ioacct_registry_restore(struct ioacct_registry *r)
 		return ret;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct djob *j = job_lookup_key(r, w[i].job_key);
-		struct dstep *s;
-		uint64_t id = 0;
+		struct djob *j = restore_job(r, &w[i]);
+		struct dstep *s = j ? restore_step(r, j, &w[i]) : NULL;
 
-		if (!j) {
-			j = calloc(1, sizeof(*j));
-			if (!j) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			if (ioacct_store_job_get(r->store, w[i].job_key, &j->job)) {
-				log_warn("watch of unknown job key %lld dropped", (long long)w[i].job_key);
-				free(j);
-				ioacct_store_watch_delete(r->store, w[i].job_key, w[i].step_id);
-				continue;
-			}
-			j->start_mono_ns = w[i].start_mono_ns;
-			j->pid = w[i].pid;
-			j->mntns = w[i].mntns;
-			j->next = r->jobs;
-			r->jobs = j;
-			job_read_mounts(r, j);
+		if (!s && errno == ENOMEM) {
+			ret = -ENOMEM;
+			goto out;
 		}
-		s = step_lookup(j, w[i].step_id);
-		if (!s) {
-			if (w[i].slot >= r->nslots || r->slots[w[i].slot]) {
-				log_warn("job %llu step %u: slot %u unusable after restart; its counts are lost",
-					 (unsigned long long)j->job.job_id, w[i].step_id, w[i].slot);
-				continue;
-			}
-			s = calloc(1, sizeof(*s));
-			if (!s) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			s->step_id = w[i].step_id;
-			s->slot = w[i].slot;
-			s->pid = w[i].pid;
-			r->slots[s->slot] = s;
-			step_attach(j, s);
+		if (!s)
+			continue;
+		if (watch_attach(s, w[i].cgroup_id, w[i].hier, w[i].cgroup) < 0) {
+			ret = -ENOMEM;
+			goto out;
 		}
-		watch_attach(s, w[i].cgroup_id, w[i].hier, w[i].cgroup);
-		if (fresh) {
-			/* The kernel lost its maps (reboot, or probes unpinned): watch again if still there. */
-			if (ioacct_cgroup_id(w[i].cgroup, &id) || id != w[i].cgroup_id) {
-				log_warn("job %llu step %u: cgroup %s is gone; its data up to the last drain is kept",
-					 (unsigned long long)j->job.job_id, w[i].step_id, w[i].cgroup);
-				continue;
-			}
-			ioacct_probes_slot_set(r->probes, s->slot, j->start_mono_ns, j->job.bin_width_ns);
-			ioacct_probes_watch_add(r->probes, w[i].cgroup_id, w[i].hier, s->slot);
-			log_warn("job %llu step %u: watching %s again; I/O while ioacctd was down is not counted",
-				 (unsigned long long)j->job.job_id, w[i].step_id, w[i].cgroup);
-		}
+		restore_kernel(r, j, s, &w[i], fresh);
 		log_info("job %s/%llu step %u: restored (slot %u)", j->job.cluster,
 			 (unsigned long long)j->job.job_id, w[i].step_id, w[i].slot);
 	}
+	restore_sweep(r);
+	ret = ioacct_registry_adopt_running(r);
+	if (ret)
+		goto out;
 	for (struct djob *j = r->jobs; j; j = j->next)
 		if (j->mntns)
 			job_publish_mountpoints(r, j);

@@ -28,11 +28,29 @@ struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
 					       struct ioacct_probes *probes);
 void ioacct_registry_destroy(struct ioacct_registry *r);
 
-/* Loads the persisted watches and puts them back in the kernel where needed. */
+/*
+ * Loads the persisted watches and reconciles them with the kernel (watches
+ * back in, unowned ones out) and adopts jobs left running without a watch.
+ */
 int ioacct_registry_restore(struct ioacct_registry *r);
 
 /* Moves closed bins (all bins with `all`) from the kernel into the store. */
 int ioacct_registry_drain(struct ioacct_registry *r, bool all);
+
+/*
+ * Finishes, without waiting for their finish request, the steps whose
+ * cgroups have been empty or gone for reap_grace, and the jobs that have had
+ * no step for that long and whose finish may have been lost (state ENDED,
+ * exit code unknown). From the drain timer.
+ */
+int ioacct_registry_reap(struct ioacct_registry *r);
+
+/*
+ * Undoes a REGISTER whose reply could not be delivered (the client gave up):
+ * the job goes with it when the step was its only one, else the step is
+ * finished as CANCELLED. -ENOENT when there is nothing to undo.
+ */
+int ioacct_registry_abort_register(struct ioacct_registry *r, int64_t job_key, uint32_t step_id);
 
 /* Number of running jobs and watched cgroups. */
 void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uint32_t *cgroups);

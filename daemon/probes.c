@@ -21,6 +21,7 @@
 
 #include "ioacct.skel.h"
 #include "log.h"
+#include "procfs.h"
 
 #define BPF_FS_MAGIC_ 0xcafe4a11
 #define TRACEFS_MAGIC_ 0x74726163
@@ -847,13 +848,25 @@ int ioacct_probes_slot_clear(struct ioacct_probes *p, uint32_t slot)
 	return 0;
 }
 
+/* Sets one key of the path table, writing only when it changes. */
+static int mountpoint_key_set(int fd, const struct ioacct_mp_key *k, uint32_t mnt_id)
+{
+	struct ioacct_mp_val v = { .mnt_id = mnt_id }, cur;
+
+	if (bpf_map_lookup_elem(fd, k, &cur) == 0 && cur.mnt_id == mnt_id)
+		return 0;
+	if (bpf_map_update_elem(fd, k, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const char *path,
 				 uint32_t mnt_id)
 {
 	struct ioacct_mp_key k;
-	struct ioacct_mp_val v = { .mnt_id = mnt_id };
 	size_t len = strlen(path);
 	int fd = bpf_map__fd(p->skel->maps.mountpoints);
+	int ret;
 
 	/* The mount point itself, NUL included, and everything below it ("dir/"). */
 	if (len + 2 > sizeof(k.path))
@@ -862,8 +875,9 @@ int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const 
 	k.mntns = mntns;
 	memcpy(k.path, path, len + 1);
 	k.prefixlen = 32 + 8 * (uint32_t)(len + 1);
-	if (bpf_map_update_elem(fd, &k, &v, BPF_ANY))
-		return -errno;
+	ret = mountpoint_key_set(fd, &k, mnt_id);
+	if (ret)
+		return ret;
 	if (len == 1) /* "/" already ends with its separator */
 		k.prefixlen = 32 + 8;
 	else {
@@ -871,8 +885,69 @@ int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const 
 		k.path[len + 1] = '\0';
 		k.prefixlen = 32 + 8 * (uint32_t)(len + 1);
 	}
-	if (bpf_map_update_elem(fd, &k, &v, BPF_ANY))
-		return -errno;
+	return mountpoint_key_set(fd, &k, mnt_id);
+}
+
+/*
+ * The new table is built first (the visible mount of each mount point), then
+ * each key goes straight from its old value to its new one: a key is never
+ * rewritten, so a lookup never sees a hidden mount of a stack, even for the
+ * moment between two writes (a restart republishing every job's table gave
+ * paths below /dev/shm the lower tmpfs, and the job a duplicate mount row).
+ */
+int ioacct_probes_mountpoints_set(struct ioacct_probes *p, uint32_t mntns,
+				  const struct ioacct_mount *m, size_t n)
+{
+	const struct ioacct_mount **v = n ? calloc(n, sizeof(*v)) : NULL;
+	size_t k;
+	int ret = 0;
+
+	if (n && !v)
+		return -ENOMEM;
+	k = ioacct_mounts_visible(m, n, v);
+	for (size_t i = 0; i < k; i++) {
+		int r = ioacct_probes_mountpoint_add(p, mntns, v[i]->path, v[i]->mnt_id);
+
+		if (r == -ENAMETOOLONG)
+			log_debug("mount point %s too long for path matching", v[i]->path);
+		else if (r && !ret)
+			ret = r;
+		if (r && r != -ENAMETOOLONG)
+			log_warn("cannot add mount point %s: %s", v[i]->path, strerror(-r));
+	}
+	free(v);
+	return ret;
+}
+
+int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch **out, size_t *n)
+{
+	int fd = bpf_map__fd(p->skel->maps.watch);
+	struct ioacct_watch_key k, next, *prev = NULL;
+	struct ioacct_probe_watch *w = NULL, *nw;
+	struct ioacct_watch_val v;
+	size_t cnt = 0, cap = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue; /* deleted meanwhile */
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 64;
+			nw = reallocarray(w, cap, sizeof(*w));
+			if (!nw) {
+				free(w);
+				return -ENOMEM;
+			}
+			w = nw;
+		}
+		w[cnt].cgroup_id = k.cgroup_id;
+		w[cnt].hier = k.hier;
+		w[cnt].slot = v.slot;
+		cnt++;
+	}
+	*out = w;
+	*n = cnt;
 	return 0;
 }
 

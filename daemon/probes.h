@@ -70,6 +70,24 @@ int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t star
 int ioacct_probes_slot_clear(struct ioacct_probes *p, uint32_t slot);
 int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const char *path,
 				 uint32_t mnt_id);
+/*
+ * Publishes a mount table of namespace mntns: the visible mount of each mount
+ * point, each key written only when its value changes (never a hidden mount of
+ * a stack, even for a moment). Returns the first error other than a path too
+ * long for the table (those are skipped), after trying every mount.
+ */
+int ioacct_probes_mountpoints_set(struct ioacct_probes *p, uint32_t mntns,
+				  const struct ioacct_mount *m, size_t n);
+
+/* A watched cgroup as the kernel has it. */
+struct ioacct_probe_watch {
+	uint64_t cgroup_id;
+	uint32_t hier;
+	uint32_t slot;
+};
+
+/* Every entry of the kernel's watch map; *out malloc'd (NULL when none). */
+int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch **out, size_t *n);
 
 /* One drained entry, summed over CPUs. */
 struct ioacct_probe_entry {

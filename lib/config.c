@@ -58,6 +58,7 @@ static const struct key keys[] = {
 	{ "bin_width", KEY_SECONDS_NS, FIELD(bin_width_ns), NSEC_PER_SEC / 10, 86400 * NSEC_PER_SEC },
 	{ "drain_interval", KEY_SECONDS_MS, FIELD(drain_interval_ms), NSEC_PER_SEC / 10,
 	  3600 * NSEC_PER_SEC },
+	{ "reap_grace", KEY_SECONDS_MS, FIELD(reap_grace_ms), 0, 86400 * NSEC_PER_SEC },
 	{ "max_jobs", KEY_UINT32, FIELD(max_jobs), 1, 65536 },
 	{ "max_cgroups", KEY_UINT32, FIELD(max_cgroups), 1, 1048576 },
 	{ "max_entries", KEY_UINT32, FIELD(max_entries), 1, 16777216 },
@@ -297,6 +298,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->detach_when_idle = IOACCT_DETACH_AUTO;
 	cfg->bin_width_ns = 5 * NSEC_PER_SEC;
 	cfg->drain_interval_ms = 2000;
+	cfg->reap_grace_ms = 30000;
 	cfg->max_jobs = 1024;
 	cfg->max_cgroups = 4096;
 	cfg->max_entries = 65536;

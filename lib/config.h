@@ -45,6 +45,7 @@ struct ioacct_config {
 	enum ioacct_detach detach_when_idle; /* detach_when_idle = auto: programs attached only while watching */
 	uint64_t bin_width_ns;           /* bin_width = 5 (seconds, decimals allowed, 0.1 .. 86400) */
 	uint64_t drain_interval_ms;      /* drain_interval = 2 (seconds, decimals allowed, 0.1 .. 3600) */
+	uint64_t reap_grace_ms;          /* reap_grace = 30: seconds an emptied cgroup waits for its finish */
 	uint32_t max_jobs;               /* max_jobs = 1024: watch slots (concurrent steps) */
 	uint32_t max_cgroups;            /* max_cgroups = 4096: registered cgroups */
 	uint32_t max_entries;            /* max_entries = 65536: (slot, mount, op, bin) entries in the kernel */

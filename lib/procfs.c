@@ -373,6 +373,22 @@ const struct ioacct_mount *ioacct_mount_of_path(const struct ioacct_mount *m, si
 	return best;
 }
 
+size_t ioacct_mounts_visible(const struct ioacct_mount *m, size_t n,
+			     const struct ioacct_mount **out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool hidden = false;
+
+		for (size_t j = i + 1; j < n && !hidden; j++)
+			hidden = strcmp(m[i].path, m[j].path) == 0;
+		if (!hidden)
+			out[k++] = &m[i];
+	}
+	return k;
+}
+
 /* Whether a comma-separated list holds item as a whole element. */
 static bool list_has(const char *list, const char *item)
 {

@@ -43,6 +43,13 @@ const struct ioacct_mount *ioacct_mount_find(const struct ioacct_mount *m, size_
  */
 const struct ioacct_mount *ioacct_mount_of_path(const struct ioacct_mount *m, size_t n,
 						const char *abs_path);
+/*
+ * The mounts a path can reach: of mounts stacked on one mount point only the
+ * last listed (the visible one). Fills out (room for n) with pointers into m,
+ * in the order of m; returns how many.
+ */
+size_t ioacct_mounts_visible(const struct ioacct_mount *m, size_t n,
+			     const struct ioacct_mount **out);
 
 /*
  * From the text of a mountinfo: the mount point of the root of the cgroup2

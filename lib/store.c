@@ -185,6 +185,8 @@ enum stmt_id {
 	ST_WATCH_DELETE,
 	ST_WATCHES_DELETE_JOB,
 	ST_WATCH_LIST,
+	ST_JOBS_RUNNING,
+	ST_JOB_DELETE,
 	ST_LOAD_STEPS,
 	ST_LOAD_MOUNTS,
 	ST_LOAD_TOTALS,
@@ -245,6 +247,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_WATCHES_DELETE_JOB] = "DELETE FROM watches WHERE job_key = ?1",
 	[ST_WATCH_LIST] = "SELECT job_key, step_id, slot, cgroup_id, hier, pid, mntns, start_mono_ns,"
 			  " bin_width_ns, cgroup FROM watches ORDER BY job_key, step_id",
+	[ST_JOBS_RUNNING] = "SELECT " JOB_COLS " FROM jobs WHERE state = 'RUNNING' ORDER BY key",
+	/* Its steps, mounts, series, totals and watches go with it (ON DELETE CASCADE). */
+	[ST_JOB_DELETE] = "DELETE FROM jobs WHERE key = ?1",
 	[ST_LOAD_STEPS] = "SELECT step_id, start_ns, end_ns, state, exit_code, cgroup FROM steps"
 			  " WHERE job_key = ?1 ORDER BY step_id",
 	[ST_LOAD_MOUNTS] = "SELECT mnt_id, path, fstype, source FROM mounts WHERE job_key = ?1"
@@ -1336,6 +1341,33 @@ int ioacct_store_watch_list(struct ioacct_store *st, struct ioacct_watch **out, 
 	err = load_rows(st, ST_WATCH_LIST, NULL, sizeof(**out), row_watch, &rows, n, "watches");
 	if (!err)
 		*out = rows;
+	return err;
+}
+
+static int row_job(sqlite3_stmt *s, void *elem)
+{
+	read_job(s, elem);
+	return 0;
+}
+
+int ioacct_store_jobs_running(struct ioacct_store *st, struct ioacct_job **out, size_t *n)
+{
+	void *rows;
+	int err;
+
+	err = load_rows(st, ST_JOBS_RUNNING, NULL, sizeof(**out), row_job, &rows, n,
+			"running jobs");
+	if (!err)
+		*out = rows;
+	return err;
+}
+
+int ioacct_store_job_delete(struct ioacct_store *st, int64_t job_key)
+{
+	int err = run_key(st, ST_JOB_DELETE, job_key, "delete");
+
+	if (!err && sqlite3_changes(st->db) == 0)
+		err = store_error(st, -ENOENT, "delete job: no job with key %" PRId64, job_key);
 	return err;
 }
 

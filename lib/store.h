@@ -81,6 +81,13 @@ int ioacct_store_watch_put(struct ioacct_store *st, const struct ioacct_watch *w
 int ioacct_store_watch_delete(struct ioacct_store *st, int64_t job_key, uint32_t step_id);
 /* Every persisted watch; *out is malloc'd, free() it. */
 int ioacct_store_watch_list(struct ioacct_store *st, struct ioacct_watch **out, size_t *n);
+/* Every RUNNING job (the daemon reconciles them at start); *out malloc'd, free() it. */
+int ioacct_store_jobs_running(struct ioacct_store *st, struct ioacct_job **out, size_t *n);
+/*
+ * Deletes a job and all its rows: only for a registration undone before its
+ * client heard of it (the client went away), never for a job with data.
+ */
+int ioacct_store_job_delete(struct ioacct_store *st, int64_t job_key);
 /* Adds to the job's dropped counters. */
 int ioacct_store_job_add_dropped(struct ioacct_store *st, int64_t job_key, uint64_t events,
 				 uint64_t bytes);

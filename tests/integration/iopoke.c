@@ -5,14 +5,16 @@
  *
  *   iopoke SOCKET status
  *   iopoke SOCKET register JOB STEP PID [CGROUP]
+ *   iopoke SOCKET register-hangup JOB STEP PID [CGROUP]
+ *                                  sends the REGISTER and closes without a reply
  *   iopoke SOCKET finish-step JOB STEP
  *   iopoke SOCKET finish-job JOB
  *   iopoke SOCKET snapshot JOB [CLUSTER]
  *   iopoke SOCKET garbage KIND     KIND: random, truncated, oversized, badmagic,
  *                                  badversion, badtype, shortattr
  *
- * Prints "status=N error=TEXT" (and rows for a snapshot) and exits 0 when a
- * reply came, 3 when none did.
+ * Prints "status=N error=TEXT" (and "job=N key=N slot=N" for a register,
+ * rows for a snapshot) and exits 0 when a reply came, 3 when none did.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -138,7 +140,8 @@ int main(int argc, char **argv)
 	memset(&req, 0, sizeof(req));
 	if (!strcmp(argv[2], "status")) {
 		req.type = IOACCT_MSG_STATUS;
-	} else if (!strcmp(argv[2], "register") && argc >= 6) {
+	} else if ((!strcmp(argv[2], "register") || !strcmp(argv[2], "register-hangup")) &&
+		   argc >= 6) {
 		req.type = IOACCT_MSG_REGISTER;
 		req.u.reg.job_id = strtoull(argv[3], NULL, 10);
 		req.u.reg.step_id = (uint32_t)strtoul(argv[4], NULL, 10);
@@ -163,12 +166,29 @@ int main(int argc, char **argv)
 		fprintf(stderr, "iopoke: bad arguments\n");
 		return 2;
 	}
+	if (!strcmp(argv[2], "register-hangup")) {
+		/* A client that gives up before the reply: the daemon must not keep the job. */
+		struct ioacct_buf out = { 0 };
+		int fd = connect_to(argv[1]);
+
+		if (ioacct_proto_encode_request(&out, &req) || ioacct_proto_send(fd, &out, 2000)) {
+			printf("send failed\n");
+			return 3;
+		}
+		ioacct_buf_free(&out);
+		close(fd);
+		printf("sent, hung up\n");
+		return 0;
+	}
 	ret = ioacct_client_call(argv[1], &req, &rep, 8000, err, sizeof(err));
 	if (ret) {
 		printf("no reply: %s\n", err);
 		return 3;
 	}
 	printf("status=%d error=%s\n", rep.status, rep.error);
+	if (req.type == IOACCT_MSG_REGISTER)
+		printf("job=%llu key=%lld slot=%u\n", (unsigned long long)rep.job_id,
+		       (long long)rep.job_key, rep.slot);
 	if (req.type == IOACCT_MSG_STATUS)
 		printf("jobs=%u cgroups=%u mode=%s detail=%s\n", rep.jobs_running, rep.cgroups_watched,
 		       rep.probe_mode, rep.detail);

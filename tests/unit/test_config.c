@@ -119,6 +119,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.probe_mode, IOACCT_PROBE_AUTO);
 	assert_int_equal(cfg.bin_width_ns, 5 * NS);
 	assert_int_equal(cfg.drain_interval_ms, 2000);
+	assert_int_equal(cfg.reap_grace_ms, 30000);
 	assert_int_equal(cfg.max_jobs, 1024);
 	assert_int_equal(cfg.max_cgroups, 4096);
 	assert_int_equal(cfg.max_entries, 65536);
@@ -284,7 +285,7 @@ static void test_whitespace(void **state)
 	/* Keys are not case-folded. */
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
-		   "probe_mode, detach_when_idle, bin_width, drain_interval, max_jobs, max_cgroups, max_entries, "
+		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, cgroup_v1_hierarchy, cgroup_mode, cgroup_parent, cluster, "
 		   "node, log_level, private_data, advice_small_requests_share, "
 		   "advice_small_requests_min, advice_rw_intensive_share, advice_meta_time_share, "
@@ -367,7 +368,7 @@ static void test_unknown_key(void **state)
 {
 	static const char *const names[] = {
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
-		"drain_interval", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
+		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
 		"log_level", "private_data", "advice_small_requests_share", "advice_small_requests_min",
 		"advice_rw_intensive_share", "advice_meta_time_share", "advice_meta_time_min",
@@ -420,6 +421,8 @@ static void test_bad_values(void **state)
 	value_fails("bin_width", "86400.000000001",
 		    "bin_width: \"86400.000000001\" is out of range (0.1 .. 86400 seconds)");
 	value_fails("bin_width", "5s", "bin_width: \"5s\" is not a number of seconds (e.g. 5 or 0.5)");
+	value_fails("reap_grace", "86401",
+		    "reap_grace: \"86401\" is out of range (0 .. 86400 seconds)");
 	value_fails("drain_interval", "3601",
 		    "drain_interval: \"3601\" is out of range (0.1 .. 3600 seconds)");
 	value_fails("drain_interval", "0.05",

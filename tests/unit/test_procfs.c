@@ -281,6 +281,42 @@ static void test_mount_of_path(void **state __attribute__((unused)))
 	free(m);
 }
 
+/* Two tmpfs stacked on /dev/shm, as on the test machine: only the top one is published. */
+static void test_mounts_visible(void **state __attribute__((unused)))
+{
+	static const char stacked[] =
+		"28 1 8:2 / / rw - ext4 /dev/sda2 rw\n"
+		"25 28 0:23 / /dev/shm rw - tmpfs tmpfs rw\n"
+		"60 28 0:50 / /scratch rw - xfs /dev/sdc rw\n"
+		"61 25 0:51 / /dev/shm rw - tmpfs tmpfs rw,size=1g\n";
+	const struct ioacct_mount *v[4];
+	struct ioacct_mount *m;
+	size_t n, k;
+
+	parse_ok(stacked, &m, &n);
+	assert_int_equal(n, 4);
+	k = ioacct_mounts_visible(m, n, v);
+	assert_int_equal(k, 3);
+	assert_int_equal(v[0]->mnt_id, 28);
+	assert_int_equal(v[1]->mnt_id, 60);
+	assert_int_equal(v[2]->mnt_id, 61);
+	/* Agrees with the lookup of a path below the stack. */
+	assert_ptr_equal(ioacct_mount_of_path(m, n, "/dev/shm/x"), v[2]);
+	free(m);
+
+	parse_ok(hybrid_mountinfo, &m, &n);
+	{
+		const struct ioacct_mount *hv[HYBRID_MOUNTS];
+
+		k = ioacct_mounts_visible(m, n, hv);
+		assert_int_equal(k, n - 1); /* NFS /home under its bind mount */
+		for (size_t i = 0; i < k; i++)
+			assert_int_not_equal(hv[i]->mnt_id, 42);
+	}
+	free(m);
+	assert_int_equal(ioacct_mounts_visible(NULL, 0, v), 0);
+}
+
 static void expect_mountpoint(const char *mi, enum ioacct_hier hier, const char *ctrl,
 			      const char *want)
 {
@@ -617,6 +653,7 @@ int main(void)
 		cmocka_unit_test(test_mountinfo_many),
 		cmocka_unit_test(test_mount_find),
 		cmocka_unit_test(test_mount_of_path),
+		cmocka_unit_test(test_mounts_visible),
 		cmocka_unit_test(test_cgroup_mountpoint_parse),
 		cmocka_unit_test(test_cgroup_parse_hybrid),
 		cmocka_unit_test(test_cgroup_parse_v2),

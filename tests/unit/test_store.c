@@ -556,6 +556,44 @@ static void test_watches(void **state)
 	ioacct_store_close(st);
 }
 
+/* What the daemon reconciles at start, and the undo of an unacknowledged registration. */
+static void test_running_and_delete(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_store *st = open_store(f, f->path, IOACCT_STORE_RDWR);
+	struct ioacct_job a = insert_job(st, "hpc", 1, 100);
+	struct ioacct_job b = insert_job(st, "hpc", 2, 100);
+	struct ioacct_job c = insert_job(st, "hpc", 3, 100);
+	struct ioacct_step step = { .step_id = 0, .start_ns = 1, .state = "RUNNING" };
+	struct ioacct_watch w = { .job_key = c.key, .step_id = 0, .slot = 1, .cgroup_id = 9,
+				  .cgroup = "/x" };
+	struct ioacct_job *list = NULL, got;
+	size_t n = 0;
+
+	assert_int_equal(ioacct_store_job_finish(st, b.key, 200, "COMPLETED", 0), 0);
+	assert_int_equal(ioacct_store_jobs_running(st, &list, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(list[0].key, a.key);
+	assert_int_equal(list[1].key, c.key);
+	assert_string_equal(list[1].state, "RUNNING");
+	free(list);
+
+	/* A delete takes every row of the job with it; the id can be inserted again. */
+	assert_int_equal(ioacct_store_step_put(st, c.key, &step), 0);
+	assert_int_equal(ioacct_store_watch_put(st, &w), 0);
+	assert_int_equal(ioacct_store_job_delete(st, c.key), 0);
+	assert_int_equal(ioacct_store_job_delete(st, c.key), -ENOENT);
+	assert_int_equal(ioacct_store_job_get(st, c.key, &got), -ENOENT);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM steps"), 0);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM watches"), 0);
+	assert_int_equal(ioacct_store_jobs_running(st, &list, &n), 0);
+	assert_int_equal(n, 1);
+	free(list);
+	c = insert_job(st, "hpc", 3, 100);
+	assert_true(c.key > 0);
+	ioacct_store_close(st);
+}
+
 static void test_dropped_add(void **state)
 {
 	struct fixture *f = *state;
@@ -1169,6 +1207,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_insert_running_eexist, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_running_and_delete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_add, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
