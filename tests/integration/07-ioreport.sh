@@ -29,7 +29,14 @@ JOB=4711
 	missing "$D" 3 , \
 	sleep 1.2 , \
 	pwrite "$SHM" 65536 200 | cat || fail "iorun failed"
-grep -q '^# ioacct report version: 1$' "$T/iorun.txt" || { cat "$T/iorun.txt"; fail "iorun did not print the report"; }
+[ "$(head -1 "$T/iorun.txt")" = '# ioacct report version: 2' ] || { cat "$T/iorun.txt"; fail "iorun did not print the report"; }
+# A person reads the summary first; the Darshan-named counters come last.
+[ "$(sed -n 3p "$T/iorun.txt")" = '## Summary' ] || fail "the report does not start with its summary"
+sect=$(grep '^## ' "$T/iorun.txt" | tail -1)
+case $sect in "## Darshan-named counters, for comparison with \`darshan-parser --total\`"*) ;;
+*) fail "the last section is not the Darshan-named counters: $sect" ;; esac
+[ "$(grep -n '^total_POSIX_OPENS' "$T/iorun.txt" | head -1 | cut -d: -f1)" -gt \
+  "$(grep -n '^## Advice' "$T/iorun.txt" | cut -d: -f1)" ] || fail "Darshan counters before the advice"
 grep -q "^# jobid: $JOB\$" "$T/iorun.txt" || fail "iorun's report lacks the job id"
 grep -q '^## Advice' "$T/iorun.txt" || fail "iorun's report lacks the advice"
 ok "iorun prints the text report"
