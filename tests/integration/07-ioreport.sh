@@ -85,7 +85,8 @@ chrome() {
 }
 chrome --dump-dom > "$T/dom.html" 2> "$T/chrome.log" || { tail "$T/chrome.log"; fail "chromium --dump-dom failed"; }
 for id in summary job-table advice mounts-table rates-table bw-0 bw-1 iops-0 iops-1 sizes-chart \
-	sizes-table ops-chart ops-table time-chart time-table steps-table series-table counters; do
+	sizes-table ops-chart ops-table errors-table errors-card time-chart time-table steps-table series-table \
+	counters; do
 	grep -q "id=\"$id\"" "$T/dom.html" || fail "the rendered page lacks #$id"
 done
 [ "$(grep -o '<path d="M' "$T/dom.html" | wc -l)" -ge 4 ] || fail "the plots have no lines"

@@ -464,7 +464,7 @@ static void test_html(void **state)
 		"id=\"rates-table\"", "id=\"bw-0\"", "id=\"bw-1\"", "id=\"iops-0\"", "id=\"iops-2\"",
 		"id=\"sizes-chart\"", "id=\"sizes-table\"", "id=\"ops-chart\"", "id=\"ops-table\"",
 		"id=\"time-chart\"", "id=\"time-table\"", "id=\"steps-table\"", "id=\"series-table\"",
-		"id=\"counters\"",
+		"id=\"counters\"", "id=\"errors-table\"", "id=\"errors-card\"",
 	};
 	struct fixture *f = *state;
 	struct ioacct_jobdata *jd = golden_job(f);
@@ -489,6 +489,14 @@ static void test_html(void **state)
 	assert_non_null(strstr(html, ">100K-1M<"));
 	assert_non_null(strstr(html, "class=\"HIGH\""));
 	assert_non_null(strstr(html, "small-requests"));
+	/* Summary first; real errors apart from lookups that found nothing, exactly. */
+	assert_true(strstr(html, "id=\"summary\"") < strstr(html, "id=\"mounts-table\""));
+	assert_true(strstr(html, "id=\"mounts-table\"") < strstr(html, "id=\"counters\""));
+	assert_non_null(strstr(html, "<span>Real errors</span><b>8</b><span>1 out of space, 1 I/O, "
+				     "2 denied; 24 lookups found nothing</span>"));
+	assert_non_null(strstr(html, "<tr><td>mnt:99</td><td>stat</td><td class=\"n\">2</td>"
+				     "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">0</td>"
+				     "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">2</td></tr>"));
 	/* Text is escaped. */
 	assert_non_null(strstr(html, "climate model"));
 	free(html);
