@@ -104,7 +104,7 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	const struct ioacct_job *j = &r->jd->job;
 	const struct ioacct_report_mount *all = &r->all;
 	char a[64], b[64], c[64], t[64];
-	size_t shown = 0;
+	size_t ndata = 0, nadvice = 0;
 
 	fprintf(f, "# ioacct report version: %d\n", IOACCT_REPORT_VERSION);
 	fprintf(f, "\n## Summary\n");
@@ -126,15 +126,14 @@ static void summary(FILE *f, const struct ioacct_report *r)
 
 		if (m->op[IOACCT_OP_READ].bytes == 0 && m->op[IOACCT_OP_WRITE].bytes == 0)
 			continue;
-		fprintf(f, "%-*s%s (%s): read %s, written %s\n", LABEL, shown++ ? "" : "Data", m->path,
+		fprintf(f, "%-*s%s (%s): read %s, written %s\n", LABEL, ndata++ ? "" : "Data", m->path,
 			m->fstype, bytes_text(m->op[IOACCT_OP_READ].bytes, a, sizeof(a)),
 			bytes_text(m->op[IOACCT_OP_WRITE].bytes, b, sizeof(b)));
 	}
-	if (shown < r->nmounts)
+	if (ndata < r->nmounts)
 		fprintf(f, "%-*s%s%zu mount%s with calls but no data read or written\n", LABEL,
-			shown ? "" : "Data", shown ? "and " : "", r->nmounts - shown,
-			r->nmounts - shown == 1 ? "" : "s");
-	shown = 0;
+			ndata ? "" : "Data", ndata ? "and " : "", r->nmounts - ndata,
+			r->nmounts - ndata == 1 ? "" : "s");
 	fprintf(f, "%-*s", LABEL, "Peak");
 	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
 		const struct ioacct_report_dir *x = &all->dir[d];
@@ -155,21 +154,21 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	if (j->dropped_events)
 		fprintf(f, "%-*s%" PRIu64 " events (%" PRIu64 " bytes) not recorded: every count is "
 			   "too low\n", LABEL, "Dropped", j->dropped_events, j->dropped_bytes);
-	for (size_t i = 0; i < r->nadvice && shown < SUMMARY_ADVICE; i++) {
+	for (size_t i = 0; i < r->nadvice && nadvice < SUMMARY_ADVICE; i++) {
 		const struct ioacct_advice *x = &r->advice[i];
 		char lead[96];
 
 		/* INFO items only when nothing is more severe: the summary is for problems. */
-		if (shown && x->level < IOACCT_ADVICE_WARN)
+		if (nadvice && x->level < IOACCT_ADVICE_WARN)
 			break;
-		snprintf(lead, sizeof(lead), "%-*s%-4s %s: ", LABEL, shown ? "" : "Advice",
+		snprintf(lead, sizeof(lead), "%-*s%-4s %s: ", LABEL, nadvice ? "" : "Advice",
 			 ioacct_advice_level_name(x->level), x->rule);
 		wrapped_at(f, lead, LABEL + 5, x->message);
-		shown++;
+		nadvice++;
 	}
-	if (r->nadvice > shown)
+	if (r->nadvice > nadvice)
 		fprintf(f, "%-*s(%zu more item%s under \"## Advice\")\n", LABEL, "",
-			r->nadvice - shown, r->nadvice - shown == 1 ? "" : "s");
+			r->nadvice - nadvice, r->nadvice - nadvice == 1 ? "" : "s");
 }
 
 static void counters(FILE *f, const struct ioacct_report_mount *m)
