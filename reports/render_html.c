@@ -62,6 +62,7 @@ static const char css[] =
 	".card{border:1px solid #e5e7eb;border-radius:6px;padding:8px 10px;background:#f9fafb}"
 	".card b{display:block;font-size:19px;font-weight:600;color:#111827}"
 	".card span{color:#6b7280;font-size:12px}"
+	".card.wide{grid-column:1/-1}"
 	"table{border-collapse:collapse;font-size:13px;width:100%}"
 	"th,td{padding:3px 8px;border-bottom:1px solid #eef0f3;text-align:left;white-space:nowrap}"
 	"th{background:#f9fafb;color:#374151;font-weight:600}"
@@ -727,12 +728,12 @@ static void summary(FILE *f, const struct ioacct_report *r)
 			a->meta_calls, r->nmounts, r->nmounts == 1 ? "" : "s", nwarn,
 			nwarn == 1 ? "" : "s");
 		/* Lookups that found nothing are set apart: every shell and loader makes them. */
-		fprintf(f, "<div class=\"card\" id=\"errors-card\"><span>Real errors</span><b>%" PRIu64
-			   "</b><span>%" PRIu64 " out of space, %" PRIu64 " I/O, %" PRIu64 " denied; %" PRIu64
-			   " lookups found nothing</span></div>",
+		fprintf(f, "<div class=\"card wide\" id=\"errors-card\"><span>Real errors</span><b>%" PRIu64
+			   "</b><span>%" PRIu64 " out of space, %" PRIu64 " I/O, %" PRIu64 " denied, %" PRIu64
+			   " other; %" PRIu64 " lookups found nothing (not errors)</span></div>",
 			ioacct_report_real_errors(a->errors, a->errclass), a->errclass[IOACCT_ERR_SPACE],
 			a->errclass[IOACCT_ERR_IO], a->errclass[IOACCT_ERR_ACCESS],
-			a->errclass[IOACCT_ERR_NOTFOUND]);
+			a->errclass[IOACCT_ERR_OTHER], a->errclass[IOACCT_ERR_NOTFOUND]);
 	}
 	fputs("</div></div></section>\n", f);
 }

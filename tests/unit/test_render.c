@@ -493,7 +493,7 @@ static void test_html(void **state)
 	assert_true(strstr(html, "id=\"summary\"") < strstr(html, "id=\"mounts-table\""));
 	assert_true(strstr(html, "id=\"mounts-table\"") < strstr(html, "id=\"counters\""));
 	assert_non_null(strstr(html, "<span>Real errors</span><b>8</b><span>1 out of space, 1 I/O, "
-				     "2 denied; 24 lookups found nothing</span>"));
+				     "2 denied, 2 other; 24 lookups found nothing (not errors)</span>"));
 	assert_non_null(strstr(html, "<tr><td>mnt:99</td><td>stat</td><td class=\"n\">2</td>"
 				     "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">0</td>"
 				     "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">2</td></tr>"));
