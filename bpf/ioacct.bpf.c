@@ -374,6 +374,41 @@ static __always_inline void count_drop(__u32 slot, __u64 bytes)
 }
 
 /*
+ * The class of a failed call's errno (enum ioacct_err_class). Only failed
+ * calls get here, and it is arithmetic on the return value: no map lookup,
+ * no helper call.
+ */
+static __always_inline __u32 err_class(long ret)
+{
+	switch (-ret) {
+	case 2:   /* ENOENT */
+	case 20:  /* ENOTDIR */
+		return IOACCT_ERR_NOTFOUND;
+	case 1:   /* EPERM */
+	case 13:  /* EACCES */
+	case 30:  /* EROFS */
+		return IOACCT_ERR_ACCESS;
+	case 27:  /* EFBIG */
+	case 28:  /* ENOSPC */
+	case 122: /* EDQUOT */
+		return IOACCT_ERR_SPACE;
+	case 5:   /* EIO */
+	case 6:   /* ENXIO */
+	case 19:  /* ENODEV */
+	case 67:  /* ENOLINK */
+	case 70:  /* ECOMM */
+	case 74:  /* EBADMSG (EFSBADCRC) */
+	case 110: /* ETIMEDOUT */
+	case 116: /* ESTALE */
+	case 117: /* EUCLEAN (EFSCORRUPTED) */
+	case 121: /* EREMOTEIO */
+		return IOACCT_ERR_IO;
+	default:
+		return IOACCT_ERR_OTHER;
+	}
+}
+
+/*
  * Adds one finished operation to its (slot, mount, bin, op) counters; `where`
  * carries slot, mount and op, the bin is computed here.
  */
@@ -411,7 +446,10 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 	v->calls++;
 	v->ns += dur;
 	if (ret < 0) {
-		v->errors++;
+		__u32 c = err_class(ret);
+
+		if (c < IOACCT_NR_ERR_CLASSES)
+			v->errors[c]++;
 		return;
 	}
 	if (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE) {

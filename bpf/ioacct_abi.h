@@ -11,7 +11,7 @@
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 2
+#define IOACCT_ABI_VERSION 3
 
 /* Operations, in the order they are stored. Never renumber: stored data uses them. */
 enum ioacct_op {
@@ -42,6 +42,19 @@ enum ioacct_op {
 #define IOACCT_SIZE_LIMIT_6 10485760ULL
 #define IOACCT_SIZE_LIMIT_7 104857600ULL
 #define IOACCT_SIZE_LIMIT_8 1073741824ULL
+
+/*
+ * Classes of failed calls, decided in the kernel from the errno (the only
+ * place it is known). Never renumber: stored data uses them.
+ */
+enum ioacct_err_class {
+	IOACCT_ERR_NOTFOUND = 0, /* ENOENT, ENOTDIR: a lookup that found nothing */
+	IOACCT_ERR_ACCESS = 1,   /* EACCES, EPERM, EROFS: permission denied */
+	IOACCT_ERR_SPACE = 2,    /* ENOSPC, EDQUOT, EFBIG: out of space or quota */
+	IOACCT_ERR_IO = 3,       /* EIO, ESTALE, ETIMEDOUT, ...: the storage failed */
+	IOACCT_ERR_OTHER = 4,    /* the rest: EEXIST, EINVAL, EBADF, EINTR, EAGAIN, ... */
+	IOACCT_NR_ERR_CLASSES = 5,
+};
 
 /* Which cgroup hierarchy a watched cgroup id belongs to. */
 enum ioacct_hier {
@@ -105,8 +118,9 @@ struct ioacct_stat_key {
 struct ioacct_stat_val {
 	__u64 bytes;
 	__u64 calls;
-	__u64 errors;
 	__u64 ns;
+	/* Failed calls per enum ioacct_err_class; their sum is every failed call. */
+	__u64 errors[IOACCT_NR_ERR_CLASSES];
 	__u64 size[IOACCT_NR_SIZE_BINS];
 };
 

@@ -974,10 +974,14 @@ static int entry_add(struct ioacct_probes *p, const struct ioacct_stat_key *k, c
 	x->bin = k->bin;
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		const struct ioacct_stat_val *v = (const void *)(vals + vsz * (size_t)cpu);
-		struct ioacct_counters c = { .bytes = v->bytes, .calls = v->calls,
-					     .errors = v->errors, .ns = v->ns };
+		struct ioacct_counters c = { .bytes = v->bytes, .calls = v->calls, .ns = v->ns };
 
 		memcpy(c.size_hist, v->size, sizeof(c.size_hist));
+		/* The kernel counts failed calls per class only: errors is their sum. */
+		for (unsigned int ec = 0; ec < IOACCT_NR_ERR_CLASSES; ec++) {
+			c.errclass[ec] = v->errors[ec];
+			c.errors += v->errors[ec];
+		}
 		ioacct_counters_add(&x->c, &c);
 	}
 	return 0;

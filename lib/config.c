@@ -88,6 +88,7 @@ static const struct key keys[] = {
 	{ "advice_shared_meta_ops", KEY_UINT32, FIELD(advice.shared_meta_ops), 0, UINT32_MAX },
 	{ "advice_local_share", KEY_UINT32, FIELD(advice.local_share), 0, 100 },
 	{ "advice_step_imbalance", KEY_UINT32, FIELD(advice.step_imbalance), 0, 100 },
+	{ "advice_notfound_min", KEY_UINT32, FIELD(advice.notfound_min), 0, UINT32_MAX },
 };
 
 #define NKEYS ARRAY_SIZE(keys)

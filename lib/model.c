@@ -26,6 +26,33 @@ static const char *const size_names[IOACCT_NR_SIZE_BINS] = {
 	"1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS",
 };
 
+static const char *const err_class_names[IOACCT_NR_ERR_CLASSES] = {
+	[IOACCT_ERR_NOTFOUND] = "notfound", [IOACCT_ERR_ACCESS] = "access",
+	[IOACCT_ERR_SPACE] = "space",       [IOACCT_ERR_IO] = "io",
+	[IOACCT_ERR_OTHER] = "other",
+};
+
+const char *ioacct_err_class_name(unsigned int cls)
+{
+	return cls < IOACCT_NR_ERR_CLASSES ? err_class_names[cls] : NULL;
+}
+
+uint64_t ioacct_counters_real_errors(const struct ioacct_counters *c)
+{
+	uint64_t nf = c->errclass[IOACCT_ERR_NOTFOUND];
+
+	return c->errors >= nf ? c->errors - nf : 0;
+}
+
+uint64_t ioacct_counters_unclassified(const struct ioacct_counters *c)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < IOACCT_NR_ERR_CLASSES; i++)
+		sum += c->errclass[i];
+	return c->errors >= sum ? c->errors - sum : 0;
+}
+
 const char *ioacct_op_name(unsigned int op)
 {
 	return op < IOACCT_OP_COUNT ? op_names[op] : NULL;
@@ -71,6 +98,8 @@ void ioacct_counters_add(struct ioacct_counters *dst, const struct ioacct_counte
 	dst->ns += src->ns;
 	for (unsigned int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
 		dst->size_hist[i] += src->size_hist[i];
+	for (unsigned int i = 0; i < IOACCT_NR_ERR_CLASSES; i++)
+		dst->errclass[i] += src->errclass[i];
 }
 
 bool ioacct_counters_is_zero(const struct ioacct_counters *c)

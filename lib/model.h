@@ -25,9 +25,14 @@
 struct ioacct_counters {
 	uint64_t bytes;
 	uint64_t calls;
-	uint64_t errors;
+	uint64_t errors;                  /* every failed call */
 	uint64_t ns;
 	uint64_t size_hist[IOACCT_NR_SIZE_BINS];
+	/*
+	 * Failed calls per enum ioacct_err_class. Jobs stored before errors were
+	 * classified (store schema < 4) have errors but every class 0.
+	 */
+	uint64_t errclass[IOACCT_NR_ERR_CLASSES];
 };
 
 struct ioacct_job {
@@ -108,6 +113,13 @@ unsigned int ioacct_size_bin(uint64_t size);
 const char *ioacct_size_bin_name(unsigned int bin);
 /* Inclusive upper limit of a bin; UINT64_MAX for the last. */
 uint64_t ioacct_size_bin_limit(unsigned int bin);
+
+/* "notfound", "access", "space", "io", "other"; NULL for a class out of range. */
+const char *ioacct_err_class_name(unsigned int cls);
+/* Failed calls that are real errors: every one but lookups that found nothing. */
+uint64_t ioacct_counters_real_errors(const struct ioacct_counters *c);
+/* Failed calls not given a class (stored before errors were classified). */
+uint64_t ioacct_counters_unclassified(const struct ioacct_counters *c);
 
 void ioacct_counters_add(struct ioacct_counters *dst, const struct ioacct_counters *src);
 bool ioacct_counters_is_zero(const struct ioacct_counters *c);

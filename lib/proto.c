@@ -92,9 +92,12 @@ enum ioacct_attr {
 	IOACCT_ATTR_UIDS = 54,
 	IOACCT_ATTR_CLUSTERS = 55,
 	IOACCT_ATTR_PEAKS = 56,
+	IOACCT_ATTR_ERR_CLASSES = 57,
 	IOACCT_ATTR_COUNT
 };
 
+/* encode_field()'s buffer holds the largest array kind. */
+_Static_assert(IOACCT_NR_ERR_CLASSES <= IOACCT_NR_SIZE_BINS, "err classes fit the hist buffer");
 /* The decoder tracks the attributes it has seen in a 64-bit mask. */
 _Static_assert(IOACCT_ATTR_COUNT <= 64, "attribute numbers must fit a uint64_t mask");
 
@@ -105,6 +108,7 @@ enum attr_kind {
 	KIND_I64,
 	KIND_STRING,
 	KIND_HIST,   /* IOACCT_NR_SIZE_BINS u64 */
+	KIND_ERRCLS, /* IOACCT_NR_ERR_CLASSES u64 */
 	KIND_NESTED, /* a list of attributes */
 };
 
@@ -170,6 +174,7 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_UIDS] = { "uids", KIND_STRING },
 	[IOACCT_ATTR_CLUSTERS] = { "clusters", KIND_STRING },
 	[IOACCT_ATTR_PEAKS] = { "peaks", KIND_U32 },
+	[IOACCT_ATTR_ERR_CLASSES] = { "err_classes", KIND_ERRCLS },
 };
 
 /*
@@ -188,6 +193,15 @@ struct field {
 
 #define FIELD(type, member, attr, flags) \
 	{ attr, flags, offsetof(type, member), sizeof(((type *)0)->member) }
+
+/*
+ * struct ioacct_counters, wherever a message carries it (`c` names it in the
+ * message's struct): the one place that says how counters travel.
+ */
+#define COUNTER_FIELDS(M, c)                                                      \
+	M(c.bytes, IOACCT_ATTR_BYTES, 0), M(c.calls, IOACCT_ATTR_CALLS, 0),       \
+	M(c.errors, IOACCT_ATTR_ERRORS, 0), M(c.ns, IOACCT_ATTR_NS, 0),           \
+	M(c.size_hist, IOACCT_ATTR_SIZE_HIST, 0), M(c.errclass, IOACCT_ATTR_ERR_CLASSES, 0)
 
 #define REG(member, attr, flags) FIELD(struct ioacct_req_register, member, attr, flags)
 static const struct field register_fields[] = {
@@ -280,11 +294,7 @@ static const struct field row_fields[] = {
 	ROW(mount.path, IOACCT_ATTR_MNT_PATH, 0),
 	ROW(mount.fstype, IOACCT_ATTR_MNT_FSTYPE, 0),
 	ROW(mount.source, IOACCT_ATTR_MNT_SOURCE, 0),
-	ROW(c.bytes, IOACCT_ATTR_BYTES, 0),
-	ROW(c.calls, IOACCT_ATTR_CALLS, 0),
-	ROW(c.errors, IOACCT_ATTR_ERRORS, 0),
-	ROW(c.ns, IOACCT_ATTR_NS, 0),
-	ROW(c.size_hist, IOACCT_ATTR_SIZE_HIST, 0),
+	COUNTER_FIELDS(ROW, c),
 };
 
 #define QJOB(member, attr, flags) FIELD(struct ioacct_job, member, attr, flags)
@@ -336,11 +346,7 @@ static const struct field qtotal_fields[] = {
 	QTOTAL(s.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
 	QTOTAL(s.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
 	QTOTAL(s.op, IOACCT_ATTR_OP, F_REQUIRED),
-	QTOTAL(s.c.bytes, IOACCT_ATTR_BYTES, 0),
-	QTOTAL(s.c.calls, IOACCT_ATTR_CALLS, 0),
-	QTOTAL(s.c.errors, IOACCT_ATTR_ERRORS, 0),
-	QTOTAL(s.c.ns, IOACCT_ATTR_NS, 0),
-	QTOTAL(s.c.size_hist, IOACCT_ATTR_SIZE_HIST, 0),
+	COUNTER_FIELDS(QTOTAL, s.c),
 };
 
 #define QPEAK(member, attr, flags) FIELD(struct ioacct_qpeak_row, member, attr, flags)
@@ -489,6 +495,8 @@ static size_t kind_len(enum attr_kind kind)
 		return 8;
 	case KIND_HIST:
 		return 8 * IOACCT_NR_SIZE_BINS;
+	case KIND_ERRCLS:
+		return 8 * IOACCT_NR_ERR_CLASSES;
 	case KIND_STRING:
 	case KIND_NESTED:
 		break;
@@ -691,13 +699,15 @@ static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8
 		put_le64(v, x);
 		return attr_put(b, f->attr, v, 8);
 	case KIND_HIST:
+	case KIND_ERRCLS:
 		if (is_zero(src, f->size) && !required)
 			return 0;
-		for (size_t i = 0; i < IOACCT_NR_SIZE_BINS; i++) {
+		n = kind_len(attr_info[f->attr].kind);
+		for (size_t i = 0; i < n / 8; i++) {
 			memcpy(&x, src + 8 * i, sizeof(x));
 			put_le64(v + 8 * i, x);
 		}
-		return attr_put(b, f->attr, v, sizeof(v));
+		return attr_put(b, f->attr, v, n);
 	case KIND_STRING:
 		n = strnlen((const char *)src, f->size);
 		if (n == f->size)
@@ -921,7 +931,8 @@ static int decode_attr(const struct list *l, const struct field *f, const struct
 		memcpy(dst, &x, sizeof(x));
 		break;
 	case KIND_HIST:
-		for (size_t i = 0; i < IOACCT_NR_SIZE_BINS; i++) {
+	case KIND_ERRCLS:
+		for (size_t i = 0; i < kind_len(attr_info[a->type].kind) / 8; i++) {
 			x = get_le64(a->val + 8 * i);
 			memcpy(dst + 8 * i, &x, sizeof(x));
 		}

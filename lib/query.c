@@ -59,6 +59,10 @@ static const struct ioacct_qfield_info fields[IOACCT_QF_COUNT] = {
 	F(RENAMES, "Renames", 8, INT, 0, "rename calls"),
 	F(STATS, "Stats", 8, INT, 0, "stat calls (stat, lstat, fstat, statx, ...)"),
 	F(ERRORS, "Errors", 7, INT, 0, "calls of any kind that failed"),
+	F(REALERRORS, "RealErrors", 10, INT, 0,
+	  "failed calls but lookups that found nothing: permission, space, I/O, ..."),
+	F(NOTFOUND, "NotFound", 9, INT, 0,
+	  "lookups that found nothing (ENOENT, ENOTDIR): failed calls, not errors"),
 	F(READTIME, "ReadTime", 12, REAL, 0, "seconds spent in reads"),
 	F(WRITETIME, "WriteTime", 12, REAL, 0, "seconds spent in writes"),
 	F(METATIME, "MetaTime", 12, REAL, 0,
@@ -1077,6 +1081,14 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 	case IOACCT_QF_ERRORS:
 		for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++)
 			errors += r->op[op].errors;
+		return put(buf, len, false, "%" PRIu64, errors);
+	case IOACCT_QF_REALERRORS:
+		for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++)
+			errors += ioacct_counters_real_errors(&r->op[op]);
+		return put(buf, len, false, "%" PRIu64, errors);
+	case IOACCT_QF_NOTFOUND:
+		for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++)
+			errors += r->op[op].errclass[IOACCT_ERR_NOTFOUND];
 		return put(buf, len, false, "%" PRIu64, errors);
 	case IOACCT_QF_READTIME:
 		return put(buf, len, false, "%.6f", (double)r->op[IOACCT_OP_READ].ns / 1e9);

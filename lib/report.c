@@ -41,6 +41,7 @@ void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
 		.shared_meta_ops = 10000,
 		.local_share = 50,
 		.step_imbalance = 15,
+		.notfound_min = 10000,
 	};
 }
 
@@ -108,6 +109,24 @@ const char *ioacct_size_bin_label(unsigned int bin)
 	return bin < IOACCT_NR_SIZE_BINS ? labels[bin] : NULL;
 }
 
+uint64_t ioacct_report_real_errors(uint64_t errors, const uint64_t *errclass)
+{
+	return errors >= errclass[IOACCT_ERR_NOTFOUND] ? errors - errclass[IOACCT_ERR_NOTFOUND] : 0;
+}
+
+const char *ioacct_err_class_text(unsigned int cls)
+{
+	static const char *const text[IOACCT_NR_ERR_CLASSES] = {
+		[IOACCT_ERR_NOTFOUND] = "lookups that found nothing (ENOENT, ENOTDIR)",
+		[IOACCT_ERR_ACCESS] = "permission denied (EACCES, EPERM, EROFS)",
+		[IOACCT_ERR_SPACE] = "out of space or quota (ENOSPC, EDQUOT, EFBIG)",
+		[IOACCT_ERR_IO] = "I/O errors (EIO, ESTALE, ETIMEDOUT, ...)",
+		[IOACCT_ERR_OTHER] = "other failures (EEXIST, EINVAL, EBADF, EINTR, ...)",
+	};
+
+	return cls < IOACCT_NR_ERR_CLASSES ? text[cls] : NULL;
+}
+
 uint64_t ioacct_report_bin_width(const struct ioacct_report *r, uint32_t bin)
 {
 	return bin + 1 == r->nbins ? r->last_width_ns : r->bin_width_ns;
@@ -145,6 +164,9 @@ size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct
 	static const char *const upper[IOACCT_OP_COUNT] = {
 		"READ", "WRITE", "OPEN", "CREATE", "MKDIR", "UNLINK", "RMDIR", "FSYNC", "RENAME", "STAT",
 	};
+	static const char *const cls_upper[IOACCT_NR_ERR_CLASSES] = {
+		"NOTFOUND", "ACCESS", "SPACE", "IO", "OTHER",
+	};
 	const struct ioacct_counters *op = m->op;
 	size_t n = 0;
 
@@ -172,6 +194,9 @@ size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct
 	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_RMDIR]), "IOACCT_RMDIRS");
 	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_RENAME]), "IOACCT_RENAMES");
 	named(out, &n, false, IOACCT_CK_COUNT, m->errors, "IOACCT_ERRORS");
+	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
+		named(out, &n, false, IOACCT_CK_COUNT, m->errclass[k], "IOACCT_ERRORS_%s",
+		      cls_upper[k]);
 	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
 		named(out, &n, false, IOACCT_CK_COUNT, op[k].errors, "IOACCT_%s_ERRORS", upper[k]);
 	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
@@ -316,6 +341,9 @@ static void mount_add(struct ioacct_report_mount *m, const struct ioacct_sample 
 	ioacct_counters_add(&m->op[t->op], &t->c);
 	m->calls += t->c.calls;
 	m->errors += t->c.errors;
+	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
+		m->errclass[k] += t->c.errclass[k];
+	m->unclassified += ioacct_counters_unclassified(&t->c);
 	m->ns += t->c.ns;
 	if (t->op != IOACCT_OP_READ && t->op != IOACCT_OP_WRITE)
 		m->meta_ns += t->c.ns;
@@ -429,6 +457,9 @@ static int collect_steps(struct ioacct_report *r)
 		ioacct_counters_add(&s->op[t->op], &t->c);
 		s->calls += t->c.calls;
 		s->errors += t->c.errors;
+		for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
+			s->errclass[k] += t->c.errclass[k];
+		s->unclassified += ioacct_counters_unclassified(&t->c);
 		s->ns += t->c.ns;
 		if (t->op != IOACCT_OP_READ && t->op != IOACCT_OP_WRITE)
 			s->meta_ns += t->c.ns;
@@ -986,6 +1017,96 @@ static void rule_dropped(struct advice_ctx *ctx)
 	VAL_U(a, "dropped_bytes", j->dropped_bytes);
 }
 
+/*
+ * Real errors: every failed call but the lookups that found nothing. Lost
+ * data (no space, I/O errors) is HIGH; permission denied, and errors stored
+ * before ioacct classified them, WARN; the rest (EEXIST from mkdir -p,
+ * EAGAIN, EINTR, ...) is usually handled by the program: INFO.
+ */
+static void rule_errors(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const uint64_t *e = m->errclass;
+	uint64_t real = ioacct_report_real_errors(m->errors, e);
+	static const unsigned int order[] = { IOACCT_ERR_SPACE, IOACCT_ERR_IO, IOACCT_ERR_ACCESS,
+					      IOACCT_ERR_OTHER };
+	enum ioacct_advice_level level = IOACCT_ADVICE_INFO;
+	struct ioacct_advice *a;
+	char what[400];
+	size_t len = 0;
+
+	if (real == 0)
+		return;
+	if (e[IOACCT_ERR_SPACE] || e[IOACCT_ERR_IO])
+		level = IOACCT_ADVICE_HIGH;
+	else if (e[IOACCT_ERR_ACCESS] || m->unclassified)
+		level = IOACCT_ADVICE_WARN;
+	a = advice_new(ctx, level, "errors", m, -1);
+	if (!a)
+		return;
+	/* The classes that occurred, most serious first. */
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		if (e[order[i]])
+			len += (size_t)snprintf(what + len, len < sizeof(what) ? sizeof(what) - len : 0,
+						"%s%" PRIu64 " %s", len ? ", " : "", e[order[i]],
+						ioacct_err_class_text(order[i]));
+	if (m->unclassified && len < sizeof(what))
+		snprintf(what + len, sizeof(what) - len,
+			 "%s%" PRIu64 " not classified (stored before ioacct classified errors)",
+			 len ? ", " : "", m->unclassified);
+	say(a->message, sizeof(a->message), "%s: %" PRIu64 " call%s failed with real errors: %s",
+	    m->path, real, real == 1 ? "" : "s", what);
+	if (level == IOACCT_ADVICE_HIGH)
+		say(a->suggestion, sizeof(a->suggestion),
+		    "Output may be missing or incomplete: check the job's output and error files. "
+		    "Out of space or quota: free space or ask for more (quota -s, lfs quota); "
+		    "I/O errors: tell the administrators the mount and the time.");
+	else if (level == IOACCT_ADVICE_WARN && !e[IOACCT_ERR_ACCESS])
+		say(a->suggestion, sizeof(a->suggestion),
+		    "This job was stored before ioacct classified errors, so its failed calls "
+		    "include lookups that found nothing, which are harmless; check the job's error "
+		    "file if it did not finish its work.");
+	else if (level == IOACCT_ADVICE_WARN)
+		say(a->suggestion, sizeof(a->suggestion),
+		    "Check the permissions of the files and directories the job uses (ls -l) and "
+		    "that it does not write into read-only places; check the job's error file.");
+	else
+		say(a->suggestion, sizeof(a->suggestion),
+		    "Usually harmless (EEXIST from mkdir -p, EAGAIN or EINTR the program retries); "
+		    "check the job's error file if it did not finish its work.");
+	VAL_U(a, "real_errors", real);
+	VAL_U(a, "space", e[IOACCT_ERR_SPACE]);
+	VAL_U(a, "io", e[IOACCT_ERR_IO]);
+	VAL_U(a, "access", e[IOACCT_ERR_ACCESS]);
+	VAL_U(a, "other", e[IOACCT_ERR_OTHER]);
+	VAL_U(a, "unclassified", m->unclassified);
+}
+
+/* Lookups that found nothing are not errors; very many of them cost time on a shared file system. */
+static void rule_notfound(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	uint64_t nf = m->errclass[IOACCT_ERR_NOTFOUND];
+	uint64_t lookups = m->op[IOACCT_OP_OPEN].calls + m->op[IOACCT_OP_STAT].calls;
+	struct ioacct_advice *a;
+
+	if (nf == 0 || nf < l->notfound_min)
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_INFO, "notfound-lookups", m, -1);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s: %" PRIu64 " lookups found nothing (ENOENT, ENOTDIR), %.1f%% of %" PRIu64
+	    " opens and stats; these are not errors (shells, loaders and Python search their "
+	    "paths this way), but each one is a metadata request",
+	    m->path, nf, pct(nf, lookups), lookups);
+	say(a->suggestion, sizeof(a->suggestion),
+	    "If the job starts slowly, shorten its search paths (PATH, LD_LIBRARY_PATH, "
+	    "PYTHONPATH) or install its software on local disk or in a container image.");
+	VAL_U(a, "notfound", nf);
+	VAL_U(a, "opens_and_stats", lookups);
+	THR_U(a, "advice_notfound_min", l->notfound_min);
+}
+
 static int advise(struct ioacct_report *r)
 {
 	struct advice_ctx ctx = { .r = r };
@@ -1004,6 +1125,8 @@ static int advise(struct ioacct_report *r)
 		rule_tiny_files(&ctx, m);
 		rule_shared_meta(&ctx, m);
 		rule_bursts(&ctx, m);
+		rule_errors(&ctx, m);
+		rule_notfound(&ctx, m);
 	}
 	rule_rw_intensive(&ctx);
 	rule_local_data(&ctx);

@@ -23,7 +23,7 @@
 #include "model.h"
 
 /* Version of the report content; every output format carries it. */
-#define IOACCT_REPORT_VERSION 1
+#define IOACCT_REPORT_VERSION 2
 
 enum ioacct_dir {
 	IOACCT_DIR_READ = 0,
@@ -60,6 +60,7 @@ struct ioacct_advice_limits {
 	uint32_t shared_meta_ops;  /* advice_shared_meta_ops = 10000 (metadata calls) */
 	uint32_t local_share;      /* advice_local_share = 50 (% of the bytes) */
 	uint32_t step_imbalance;   /* advice_step_imbalance = 15 (%) */
+	uint32_t notfound_min;     /* advice_notfound_min = 10000 (lookups that found nothing) */
 };
 
 void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim);
@@ -104,6 +105,8 @@ struct ioacct_report_mount {
 	char idname[24];                  /* path storage for a mount missing from the table */
 	struct ioacct_counters op[IOACCT_OP_COUNT]; /* summed over steps */
 	uint64_t calls, errors, ns;       /* over every operation */
+	uint64_t errclass[IOACCT_NR_ERR_CLASSES]; /* errors per enum ioacct_err_class */
+	uint64_t unclassified;            /* errors of jobs stored before errors were classified */
 	uint64_t meta_calls;              /* see ioacct_op_is_meta() */
 	uint64_t meta_ns;                 /* Darshan's META time: every operation but read and write */
 	struct ioacct_report_dir dir[IOACCT_DIR_COUNT];
@@ -116,6 +119,8 @@ struct ioacct_report_step {
 	const struct ioacct_step *step;   /* NULL when the step has data but no row */
 	struct ioacct_counters op[IOACCT_OP_COUNT]; /* summed over mounts */
 	uint64_t calls, errors, ns, meta_calls, meta_ns;
+	uint64_t errclass[IOACCT_NR_ERR_CLASSES];
+	uint64_t unclassified;
 };
 
 /* One number behind an advice item; integers stay integers. */
@@ -167,6 +172,14 @@ struct ioacct_report *ioacct_report_create(const struct ioacct_jobdata *jd,
 					   const struct ioacct_advice_limits *limits,
 					   const char *only_mount);
 void ioacct_report_destroy(struct ioacct_report *r);
+
+/*
+ * Real errors of a mount or step: every failed call but the lookups that
+ * found nothing (ENOENT, ENOTDIR), unclassified ones included.
+ */
+uint64_t ioacct_report_real_errors(uint64_t errors, const uint64_t *errclass);
+/* What a class means, for people: "lookups that found nothing", ... */
+const char *ioacct_err_class_text(unsigned int cls);
 
 /* Metadata operations: every one but read, write and create (creates are opens). */
 bool ioacct_op_is_meta(unsigned int op);

@@ -129,11 +129,29 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_job_id ON jobs (job_id);"
 	"CREATE INDEX jobs_duration ON jobs (end_ns - start_ns);"
 	"CREATE INDEX jobs_running ON jobs (start_ns) WHERE end_ns IS NULL;",
+
+	/*
+	 * 4: failed calls per class (enum ioacct_err_class), next to errors,
+	 * which stays every failed call. Rows of older jobs read 0 in every
+	 * class: they were not classified, and the report says so.
+	 */
+	"ALTER TABLE series ADD COLUMN err_notfound INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE series ADD COLUMN err_access INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE series ADD COLUMN err_space INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE series ADD COLUMN err_io INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE series ADD COLUMN err_other INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE totals ADD COLUMN err_notfound INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE totals ADD COLUMN err_access INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE totals ADD COLUMN err_space INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE totals ADD COLUMN err_io INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE totals ADD COLUMN err_other INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
 	       "one migration step per schema version");
 _Static_assert(IOACCT_NR_SIZE_BINS == 10, "the tables have columns s0..s9");
+_Static_assert(IOACCT_NR_ERR_CLASSES == 5 && IOACCT_ERR_NOTFOUND == 0 && IOACCT_ERR_OTHER == 4,
+	       "the tables have columns err_notfound..err_other in class order");
 
 /* Tables a database of a given schema must have; checked on open. */
 static const struct {
@@ -148,12 +166,16 @@ static const struct {
 	"key, cluster, job_id, node, source, uid, gid, user, name, workdir, "        \
 	"array_job_id, array_task_id, start_ns, end_ns, state, exit_code, probe_mode, " \
 	"bin_width_ns, dropped_events, dropped_bytes"
-#define COUNTER_COLS "bytes, calls, errors, ns, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9"
+#define COUNTER_COLS                                                                 \
+	"bytes, calls, errors, ns, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, "        \
+	"err_notfound, err_access, err_space, err_io, err_other"
 #define COUNTER_SUMS                                                                 \
 	"ioacct_u64sum(bytes), ioacct_u64sum(calls), ioacct_u64sum(errors), "       \
 	"ioacct_u64sum(ns), ioacct_u64sum(s0), ioacct_u64sum(s1), ioacct_u64sum(s2), " \
 	"ioacct_u64sum(s3), ioacct_u64sum(s4), ioacct_u64sum(s5), ioacct_u64sum(s6), " \
-	"ioacct_u64sum(s7), ioacct_u64sum(s8), ioacct_u64sum(s9)"
+	"ioacct_u64sum(s7), ioacct_u64sum(s8), ioacct_u64sum(s9), "                 \
+	"ioacct_u64sum(err_notfound), ioacct_u64sum(err_access), "                  \
+	"ioacct_u64sum(err_space), ioacct_u64sum(err_io), ioacct_u64sum(err_other)"
 
 enum stmt_id {
 	ST_BEGIN_READ,
@@ -235,7 +257,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 " VALUES (?1, ?2, ?3, ?4, ?5)",
 	[ST_SERIES_PUT] = "REPLACE INTO series (job_key, step_id, mnt_id, op, bin, " COUNTER_COLS ")"
 			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-			  " ?15, ?16, ?17, ?18, ?19)",
+			  " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
 	[ST_TOTALS_DELETE] = "DELETE FROM totals WHERE job_key = ?1",
 	[ST_TOTALS_COMPUTE] = "INSERT INTO totals (job_key, step_id, mnt_id, op, " COUNTER_COLS ")"
 			      " SELECT ?1, step_id, mnt_id, op, " COUNTER_SUMS
@@ -494,6 +516,8 @@ static int bind_counters(sqlite3_stmt *s, int first, const struct ioacct_counter
 
 	for (int i = 0; !rc && i < IOACCT_NR_SIZE_BINS; i++)
 		rc = bind_u64(s, first + 4 + i, c->size_hist[i]);
+	for (int i = 0; !rc && i < IOACCT_NR_ERR_CLASSES; i++)
+		rc = bind_u64(s, first + 4 + IOACCT_NR_SIZE_BINS + i, c->errclass[i]);
 	return rc;
 }
 
@@ -518,6 +542,8 @@ static void col_counters(sqlite3_stmt *s, int first, struct ioacct_counters *c)
 	c->ns = col_u64(s, first + 3);
 	for (int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
 		c->size_hist[i] = col_u64(s, first + 4 + i);
+	for (int i = 0; i < IOACCT_NR_ERR_CLASSES; i++)
+		c->errclass[i] = col_u64(s, first + 4 + IOACCT_NR_SIZE_BINS + i);
 }
 
 /* ---- transactions ---- */

@@ -11,7 +11,8 @@
  *   jobs     one row per job; state RUNNING until finished
  *   steps    (job_key, step_id)
  *   mounts   (job_key, mnt_id) -> path, fs type, source
- *   series   (job_key, step_id, mnt_id, op, bin) -> counters
+ *   series   (job_key, step_id, mnt_id, op, bin) -> counters (failed calls per
+ *            class err_* since schema 4; 0 in rows of older jobs)
  *   totals   (job_key, step_id, mnt_id, op) -> counters, written at finish
  *   watches  the daemon's registry of watched cgroups (survives restarts)
  */
@@ -24,7 +25,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 3
+#define IOACCT_STORE_SCHEMA_VERSION 4
 
 struct ioacct_store;
 

@@ -491,8 +491,15 @@ static void render_blind_spots(FILE *f)
 		"#   show as n/a; a mount's files in excluded directories cannot be told apart by ioacct.\n");
 }
 
-static void render_mount(FILE *f, const struct ioacct_compare_mount *m)
+/* 0 on both sides: nothing to compare, left out unless --all-counters. */
+static bool row_is_zero(const struct ioacct_compare_row *row)
 {
+	return row->ours == 0 && row->darshan_known && row->darshan == 0;
+}
+
+static void render_mount(FILE *f, const struct ioacct_compare_mount *m, bool all_counters)
+{
+	size_t omitted = 0;
 	char buf[64];
 
 	fprintf(f, "\n# mount: %s\t%s\tours: %s\tDarshan: %zu POSIX record%s\n", m->path, m->fstype,
@@ -505,11 +512,18 @@ static void render_mount(FILE *f, const struct ioacct_compare_mount *m)
 
 		if (!row->name[0])
 			continue;
+		if (!all_counters && row_is_zero(row)) {
+			omitted++;
+			continue;
+		}
 		fprintf(f, "%-30s", row->name);
 		print_value(f, row->is_time, true, row->ours);
 		print_value(f, row->is_time, row->darshan_known, row->darshan);
 		fprintf(f, " %12s\n", ratio_str(row->ratio, buf, sizeof(buf)));
 	}
+	if (omitted)
+		fprintf(f, "# %zu counter%s 0 on both sides left out (--all-counters shows them)\n",
+			omitted, omitted == 1 ? "" : "s");
 	if (m->stdio_records)
 		fprintf(f, "# Darshan STDIO here: %zu record%s, %.0f bytes read, %.0f"
 			" written (buffered by libc; ioacct counts what reaches a file as reads and writes)\n",
@@ -580,7 +594,7 @@ int ioacct_compare_render_text(FILE *f, const struct ioacct_compare *c, const ch
 	fprintf(f, "\n## Per mount: ours vs the sum of Darshan's POSIX records on it "
 		"(ratio = ours / Darshan; - where both are 0 or Darshan's is n/a)\n");
 	for (size_t i = 0; i < c->nmounts; i++)
-		render_mount(f, &c->mounts[i]);
+		render_mount(f, &c->mounts[i], c->all_counters);
 	if (!c->nmounts)
 		fprintf(f, "# no mount: neither side saw any I/O\n");
 	render_series(f, c);

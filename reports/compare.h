@@ -66,6 +66,8 @@ struct ioacct_compare {
 	const struct ioacct_report *report;    /* not owned */
 	const struct ioacct_darshan_log *log;  /* not owned */
 	bool darshan_filter;
+	/* Rendering: also the rows that are 0 on both sides (--all-counters); false by default. */
+	bool all_counters;
 	const char *only_mount;                /* NULL: every mount */
 	struct ioacct_compare_mount *mounts;   /* ours in report order, then Darshan's only */
 	size_t nmounts;

@@ -35,6 +35,7 @@ struct opts {
 	const char *compare;          /* a Darshan log to compare with */
 	bool darshan;                 /* --format darshan */
 	bool darshan_filter;
+	bool all_counters;            /* --compare: rows that are 0 on both sides too */
 	enum ioacct_render_format format;
 	uint64_t job_id;
 };
@@ -55,6 +56,8 @@ static void usage(FILE *out)
 		"                        per time bin (text)\n"
 		"      --darshan-filter  leave out the mounts Darshan does not record (with\n"
 		"                        --compare or --format darshan)\n"
+		"      --all-counters    with --compare, also the counters that are 0 on both\n"
+		"                        sides (left out by default)\n"
 		"  -o, --output FILE     write the report to FILE instead of standard output\n"
 		"  -h, --help            show this help\n"
 		"  -V, --version         show the version\n"
@@ -76,7 +79,7 @@ static int parse_job_id(const char *s, uint64_t *out)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_DB = 256, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER };
+	enum { OPT_DB = 256, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, OPT_DB },
@@ -85,6 +88,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "mount", required_argument, NULL, 'm' },
 		{ "compare", required_argument, NULL, OPT_COMPARE },
 		{ "darshan-filter", no_argument, NULL, OPT_DARSHAN_FILTER },
+		{ "all-counters", no_argument, NULL, OPT_ALL_COUNTERS },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -115,6 +119,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_COMPARE:
 			o->compare = optarg;
+			break;
+		case OPT_ALL_COUNTERS:
+			o->all_counters = true;
 			break;
 		case OPT_DARSHAN_FILTER:
 			o->darshan_filter = true;
@@ -151,6 +158,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->compare && (o->darshan || o->format != IOACCT_RENDER_TEXT)) {
 		fprintf(stderr, "ioreport: --compare prints text; it takes no --format\n");
+		return -EINVAL;
+	}
+	if (o->all_counters && !o->compare) {
+		fprintf(stderr, "ioreport: --all-counters goes with --compare\n");
 		return -EINVAL;
 	}
 	if (o->darshan_filter && !o->compare && !o->darshan) {
@@ -263,6 +274,7 @@ static int compare_darshan(const struct ioacct_jobdata *jd, const struct ioacct_
 		fprintf(stderr, "ioreport: cannot compare with %s: %s\n", o->compare, strerror(errno));
 		goto out;
 	}
+	c->all_counters = o->all_counters;
 	if (o->output && !(f = fopen(o->output, "we"))) {
 		fprintf(stderr, "ioreport: cannot write %s: %s\n", o->output, strerror(errno));
 		goto out;

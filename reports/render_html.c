@@ -62,6 +62,7 @@ static const char css[] =
 	".card{border:1px solid #e5e7eb;border-radius:6px;padding:8px 10px;background:#f9fafb}"
 	".card b{display:block;font-size:19px;font-weight:600;color:#111827}"
 	".card span{color:#6b7280;font-size:12px}"
+	".card.wide{grid-column:1/-1}"
 	"table{border-collapse:collapse;font-size:13px;width:100%}"
 	"th,td{padding:3px 8px;border-bottom:1px solid #eef0f3;text-align:left;white-space:nowrap}"
 	"th{background:#f9fafb;color:#374151;font-weight:600}"
@@ -726,6 +727,13 @@ static void summary(FILE *f, const struct ioacct_report *r)
 			   "mount%s, %zu warning%s</span></div>",
 			a->meta_calls, r->nmounts, r->nmounts == 1 ? "" : "s", nwarn,
 			nwarn == 1 ? "" : "s");
+		/* Lookups that found nothing are set apart: every shell and loader makes them. */
+		fprintf(f, "<div class=\"card wide\" id=\"errors-card\"><span>Real errors</span><b>%" PRIu64
+			   "</b><span>%" PRIu64 " out of space, %" PRIu64 " I/O, %" PRIu64 " denied, %" PRIu64
+			   " other; %" PRIu64 " lookups found nothing (not errors)</span></div>",
+			ioacct_report_real_errors(a->errors, a->errclass), a->errclass[IOACCT_ERR_SPACE],
+			a->errclass[IOACCT_ERR_IO], a->errclass[IOACCT_ERR_ACCESS],
+			a->errclass[IOACCT_ERR_OTHER], a->errclass[IOACCT_ERR_NOTFOUND]);
 	}
 	fputs("</div></div></section>\n", f);
 }
@@ -771,8 +779,8 @@ static void advice(FILE *f, const struct ioacct_report *r)
 static void mounts_tables(FILE *f, const struct ioacct_report *r)
 {
 	static const char *const cols[] = { "Mount", "FS type", "Kind", "Bytes read", "Bytes written",
-					     "Reads", "Writes", "Metadata calls", "Errors",
-					     "Time in calls (s)" };
+					     "Reads", "Writes", "Metadata calls", "Real errors",
+					     "Not found", "Time in calls (s)" };
 	static const char *const rcols[] = { "Mount", "Direction", "Min MiB/s", "Max MiB/s",
 					      "Mean MiB/s", "Peak at (s)", "Min IOPS", "Max IOPS",
 					      "Mean IOPS" };
@@ -797,7 +805,8 @@ static void mounts_tables(FILE *f, const struct ioacct_report *r)
 		td_u64(f, m->op[IOACCT_OP_READ].calls);
 		td_u64(f, m->op[IOACCT_OP_WRITE].calls);
 		td_u64(f, m->meta_calls);
-		td_u64(f, m->errors);
+		td_u64(f, ioacct_report_real_errors(m->errors, m->errclass));
+		td_u64(f, m->errclass[IOACCT_ERR_NOTFOUND]);
 		fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(m->ns, 6, t, sizeof(t)));
 	}
 	fprintf(f, "</tbody></table></div><h3>Bandwidth and IOPS over the job's %" PRIu32
@@ -865,8 +874,11 @@ static void sizes_section(FILE *f, const struct ioacct_report *r)
 
 static void ops_section(FILE *f, const struct ioacct_report *r)
 {
-	static const char *const cols[] = { "Mount", "Operation", "Calls", "Failed", "Bytes",
-					     "Time (s)" };
+	static const char *const cols[] = { "Mount", "Operation", "Calls", "Real errors",
+					     "Not found", "Bytes", "Time (s)" };
+	static const char *const ecols[] = { "Mount", "Operation", "Failed", "Not found",
+					      "Access", "Space", "I/O", "Other", "Unclassified" };
+	bool any = false;
 	char t[32];
 
 	fputs("<section id=\"ops\"><h2>Operation counts</h2><div class=\"grid\"><figure>", f);
@@ -888,12 +900,41 @@ static void ops_section(FILE *f, const struct ioacct_report *r)
 			td_text(f, m->path);
 			td_text(f, ioacct_op_name(k));
 			td_u64(f, c->calls);
-			td_u64(f, c->errors);
+			td_u64(f, ioacct_counters_real_errors(c));
+			td_u64(f, c->errclass[IOACCT_ERR_NOTFOUND]);
 			td_bytes(f, c->bytes);
 			fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(c->ns, 6, t, sizeof(t)));
 		}
 	}
-	fputs("</tbody></table></div></div></section>\n", f);
+	fputs("</tbody></table></div></div><h3>Failed calls by class (not found: ENOENT, ENOTDIR; "
+	      "access: EACCES, EPERM, EROFS; space: ENOSPC, EDQUOT, EFBIG; I/O: EIO, ESTALE, "
+	      "ETIMEDOUT, ...; other: the rest; unclassified: stored before ioacct classified "
+	      "errors)</h3><div class=\"scroll\"><table id=\"errors-table\">",
+	      f);
+	th_row(f, ecols, ARRAY_SIZE(ecols), 2);
+	fputs("<tbody>", f);
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++) {
+			const struct ioacct_counters *c = &m->op[k];
+
+			if (c->errors == 0)
+				continue;
+			any = true;
+			fputs("<tr>", f);
+			td_text(f, m->path);
+			td_text(f, ioacct_op_name(k));
+			td_u64(f, c->errors);
+			for (unsigned int e = 0; e < IOACCT_NR_ERR_CLASSES; e++)
+				td_u64(f, c->errclass[e]);
+			td_u64(f, ioacct_counters_unclassified(c));
+			fputs("</tr>", f);
+		}
+	}
+	if (!any)
+		fprintf(f, "<tr><td colspan=\"%zu\">No call failed.</td></tr>", ARRAY_SIZE(ecols));
+	fputs("</tbody></table></div></section>\n", f);
 }
 
 static void time_section(FILE *f, const struct ioacct_report *r)
@@ -935,7 +976,8 @@ static void steps_section(FILE *f, const struct ioacct_report *r)
 {
 	static const char *const cols[] = { "Step", "State", "Exit", "Start (s)", "End (s)",
 					     "Bytes read", "Bytes written", "Reads", "Writes",
-					     "Metadata calls", "Errors", "Time in calls (s)" };
+					     "Metadata calls", "Real errors", "Not found",
+					     "Time in calls (s)" };
 	const struct ioacct_job *j = &r->jd->job;
 	char name[24], t[32];
 
@@ -963,7 +1005,8 @@ static void steps_section(FILE *f, const struct ioacct_report *r)
 		td_u64(f, s->op[IOACCT_OP_READ].calls);
 		td_u64(f, s->op[IOACCT_OP_WRITE].calls);
 		td_u64(f, s->meta_calls);
-		td_u64(f, s->errors);
+		td_u64(f, ioacct_report_real_errors(s->errors, s->errclass));
+		td_u64(f, s->errclass[IOACCT_ERR_NOTFOUND]);
 		fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(s->ns, 6, t, sizeof(t)));
 	}
 	fputs("</tbody></table></div></section>\n", f);
@@ -1032,7 +1075,8 @@ static void counters_section(FILE *f, const struct ioacct_report *r)
 {
 	char t[32];
 
-	fputs("<section id=\"counters\"><h2>Counters under Darshan's names</h2>"
+	fputs("<section id=\"counters\"><h2>Counters under Darshan's names, for comparison with "
+	      "<code>darshan-parser --total</code></h2>"
 	      "<p class=\"nums\">As <code>darshan-parser --total</code> prints them; counts are "
 	      "successful calls, times are seconds. IOACCT_* counters have no Darshan "
 	      "equivalent.</p><div class=\"grid\">",

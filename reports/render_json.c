@@ -117,6 +117,17 @@ static void rate(struct jw *w, const char *key, const struct ioacct_rate *x)
 	jw_close(w, '}');
 }
 
+/* Failed calls per class; "unclassified": stored before ioacct classified errors. */
+static void err_classes(struct jw *w, const uint64_t *errclass, uint64_t unclassified)
+{
+	jw_key(w, "error_classes");
+	jw_open(w, '{', true);
+	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
+		jw_u64(w, ioacct_err_class_name(k), errclass[k]);
+	jw_u64(w, "unclassified", unclassified);
+	jw_close(w, '}');
+}
+
 static void ops(struct jw *w, const struct ioacct_counters *op)
 {
 	jw_key(w, "ops");
@@ -128,6 +139,8 @@ static void ops(struct jw *w, const struct ioacct_counters *op)
 		jw_u64(w, "errors", op[k].errors);
 		jw_u64(w, "bytes", op[k].bytes);
 		jw_u64(w, "time_ns", op[k].ns);
+		jw_u64(w, "real_errors", ioacct_counters_real_errors(&op[k]));
+		err_classes(w, op[k].errclass, ioacct_counters_unclassified(&op[k]));
 		jw_close(w, '}');
 	}
 	jw_close(w, '}');
@@ -143,6 +156,8 @@ static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool n
 	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
 		jw_u64(w, plural[k], op[k].calls);
 	jw_u64(w, "errors", m->errors);
+	jw_u64(w, "real_errors", ioacct_report_real_errors(m->errors, m->errclass));
+	err_classes(w, m->errclass, m->unclassified);
 	jw_u64(w, "time_ns", m->ns);
 	jw_key(w, "op_errors");
 	jw_open(w, '{', true);
@@ -259,6 +274,8 @@ static void steps(struct jw *w, const struct ioacct_report *r)
 		jw_u64(w, "writes", s->op[IOACCT_OP_WRITE].calls);
 		jw_u64(w, "meta_ops", s->meta_calls);
 		jw_u64(w, "errors", s->errors);
+		jw_u64(w, "real_errors", ioacct_report_real_errors(s->errors, s->errclass));
+		err_classes(w, s->errclass, s->unclassified);
 		jw_u64(w, "time_ns", s->ns);
 		ops(w, s->op);
 		jw_close(w, '}');

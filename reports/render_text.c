@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The text report. First darshan-parser's shape: a header of "# key: value"
- * lines, then per mount the counters as `darshan-parser --total` prints
- * them ("total_POSIX_OPENS: 102"), so that diff against Darshan is
- * meaningful. Then the human part, every heading starting with "## ":
- * tables of exact counts, bandwidth and IOPS over the job, the time split,
- * steps, the time series and the advice.
+ * The text report, for a person first: a short summary (job, state, time,
+ * data per mount, peak bandwidth, time in I/O, errors, the top advice), then
+ * every heading starting with "## ": tables of exact counts, bandwidth and
+ * IOPS over the job, the time split, steps, the time series and the advice.
+ * Last, in darshan-parser's shape, a header of "# key: value" lines and per
+ * mount the counters as `darshan-parser --total` prints them
+ * ("total_POSIX_OPENS: 102"), so that a diff against Darshan is meaningful.
  */
 #include "render.h"
 #include "render_internal.h"
@@ -17,6 +18,10 @@
 #define SERIES_ROWS 100
 /* Advice text is wrapped to this width. */
 #define WRAP 100
+/* The summary shows this many advice items at most. */
+#define SUMMARY_ADVICE 3
+/* Width of the summary's labels. */
+#define LABEL 13
 
 struct cols {
 	int mount;   /* width of the mount column */
@@ -27,7 +32,8 @@ static void header(FILE *f, const struct ioacct_report *r)
 	const struct ioacct_job *j = &r->jd->job;
 	char buf[64];
 
-	fprintf(f, "# ioacct report version: %d\n", IOACCT_REPORT_VERSION);
+	fprintf(f, "\n## Darshan-named counters, for comparison with `darshan-parser --total` "
+		   "(grep '^total_POSIX' for its lines)\n");
 	fprintf(f, "# jobid: %" PRIu64 "\n", j->job_id);
 	if (j->has_array)
 		fprintf(f, "# array: %" PRIu32 "_%" PRIu32 "\n", j->array_job_id, j->array_task_id);
@@ -61,6 +67,110 @@ static void header(FILE *f, const struct ioacct_report *r)
 		fprintf(f, "# mount entry:\t%s\t%s\n", r->mounts[i].path, r->mounts[i].fstype);
 }
 
+/* "N bytes (H)": exact, then readable. */
+static const char *bytes_text(uint64_t v, char *buf, size_t len)
+{
+	char h[32];
+
+	if (v < 1024)
+		snprintf(buf, len, "%" PRIu64 " bytes", v);
+	else
+		snprintf(buf, len, "%" PRIu64 " bytes (%s)", v, r_human_bytes((double)v, h, sizeof(h)));
+	return buf;
+}
+
+static void errors_line(FILE *f, const struct ioacct_report_mount *m)
+{
+	const uint64_t *e = m->errclass;
+	uint64_t real = ioacct_report_real_errors(m->errors, e);
+
+	fprintf(f, "%-*s%" PRIu64 " real error%s", LABEL, "Errors", real, real == 1 ? "" : "s");
+	if (real)
+		fprintf(f, ": %" PRIu64 " out of space or quota, %" PRIu64 " I/O, %" PRIu64
+			   " permission denied, %" PRIu64 " other",
+			e[IOACCT_ERR_SPACE], e[IOACCT_ERR_IO], e[IOACCT_ERR_ACCESS], e[IOACCT_ERR_OTHER]);
+	fputc('\n', f);
+	if (m->unclassified)
+		fprintf(f, "%-*s%" PRIu64 " of them not classified: stored before ioacct classified "
+			   "errors\n", LABEL, "", m->unclassified);
+	fprintf(f, "%-*s%" PRIu64 " lookup%s found nothing (ENOENT, ENOTDIR): not errors\n", LABEL, "",
+		e[IOACCT_ERR_NOTFOUND], e[IOACCT_ERR_NOTFOUND] == 1 ? "" : "s");
+}
+
+static void wrapped_at(FILE *f, const char *first, int lead, const char *text);
+
+static void summary(FILE *f, const struct ioacct_report *r)
+{
+	const struct ioacct_job *j = &r->jd->job;
+	const struct ioacct_report_mount *all = &r->all;
+	char a[64], b[64], c[64], t[64];
+	size_t ndata = 0, nadvice = 0;
+
+	fprintf(f, "# ioacct report version: %d\n", IOACCT_REPORT_VERSION);
+	fprintf(f, "\n## Summary\n");
+	fprintf(f, "%-*s%" PRIu64, LABEL, "Job", j->job_id);
+	if (j->has_array)
+		fprintf(f, " (array %" PRIu32 "_%" PRIu32 ")", j->array_job_id, j->array_task_id);
+	fprintf(f, " \"%s\", user %s (uid %" PRIu32 "), cluster %s, node %s\n", j->name, j->user,
+		j->uid, j->cluster, j->node);
+	fprintf(f, "%-*s%s, exit code %" PRId32 "\n", LABEL, "State", j->state, j->exit_code);
+	fprintf(f, "%-*s%s", LABEL, "Time", r_ctime(j->start_ns, a, sizeof(a)));
+	if (j->end_ns)
+		fprintf(f, " to %s, %s s\n", r_ctime(j->end_ns, a, sizeof(a)),
+			r_secs(j->end_ns > j->start_ns ? (uint64_t)(j->end_ns - j->start_ns) : 0, 4, b,
+			       sizeof(b)));
+	else
+		fprintf(f, " to (running)\n");
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		if (m->op[IOACCT_OP_READ].bytes == 0 && m->op[IOACCT_OP_WRITE].bytes == 0)
+			continue;
+		fprintf(f, "%-*s%s (%s): read %s, written %s\n", LABEL, ndata++ ? "" : "Data", m->path,
+			m->fstype, bytes_text(m->op[IOACCT_OP_READ].bytes, a, sizeof(a)),
+			bytes_text(m->op[IOACCT_OP_WRITE].bytes, b, sizeof(b)));
+	}
+	if (ndata < r->nmounts)
+		fprintf(f, "%-*s%s%zu mount%s with calls but no data read or written\n", LABEL,
+			ndata ? "" : "Data", ndata ? "and " : "", r->nmounts - ndata,
+			r->nmounts - ndata == 1 ? "" : "s");
+	fprintf(f, "%-*s", LABEL, "Peak");
+	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
+		const struct ioacct_report_dir *x = &all->dir[d];
+
+		fprintf(f, "%s%s ", d ? ", " : "", ioacct_dir_name(d));
+		if (x->bytes)
+			fprintf(f, "%.3f MiB/s at %s s", x->bw.max / MIB_D,
+				r_secs((uint64_t)x->bw.max_bin * r->bin_width_ns, 1, a, sizeof(a)));
+		else
+			fprintf(f, "-");
+	}
+	fprintf(f, " (every mount, per %s s bin)\n", r_secs(r->bin_width_ns, 3, a, sizeof(a)));
+	fprintf(f, "%-*s%s s: read %s, write %s, metadata %s\n", LABEL, "Time in I/O",
+		r_secs(all->ns, 6, a, sizeof(a)), r_secs(all->op[IOACCT_OP_READ].ns, 6, b, sizeof(b)),
+		r_secs(all->op[IOACCT_OP_WRITE].ns, 6, c, sizeof(c)),
+		r_secs(all->meta_ns, 6, t, sizeof(t)));
+	errors_line(f, all);
+	if (j->dropped_events)
+		fprintf(f, "%-*s%" PRIu64 " events (%" PRIu64 " bytes) not recorded: every count is "
+			   "too low\n", LABEL, "Dropped", j->dropped_events, j->dropped_bytes);
+	for (size_t i = 0; i < r->nadvice && nadvice < SUMMARY_ADVICE; i++) {
+		const struct ioacct_advice *x = &r->advice[i];
+		char lead[96];
+
+		/* INFO items only when nothing is more severe: the summary is for problems. */
+		if (nadvice && x->level < IOACCT_ADVICE_WARN)
+			break;
+		snprintf(lead, sizeof(lead), "%-*s%-4s %s: ", LABEL, nadvice ? "" : "Advice",
+			 ioacct_advice_level_name(x->level), x->rule);
+		wrapped_at(f, lead, LABEL + 5, x->message);
+		nadvice++;
+	}
+	if (r->nadvice > nadvice)
+		fprintf(f, "%-*s(%zu more item%s under \"## Advice\")\n", LABEL, "",
+			r->nadvice - nadvice, r->nadvice - nadvice == 1 ? "" : "s");
+}
+
 static void counters(FILE *f, const struct ioacct_report_mount *m)
 {
 	struct ioacct_named_counter c[IOACCT_NAMED_COUNTERS];
@@ -81,10 +191,10 @@ static void mounts_table(FILE *f, const struct ioacct_report *r, const struct co
 	char t[32];
 
 	fprintf(f, "\n## I/O per mount (calls include failed ones; META_OPS: every call but reads, "
-		   "writes and creates)\n");
-	fprintf(f, "%-*s %-10s %-7s %14s %14s %10s %10s %10s %8s %12s\n", w->mount, "MOUNT", "FSTYPE",
-		"KIND", "BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES", "META_OPS", "ERRORS",
-		"IO_TIME_S");
+		   "writes and creates; ERRORS: real errors; NOTFOUND: lookups that found nothing)\n");
+	fprintf(f, "%-*s %-10s %-7s %14s %14s %10s %10s %10s %8s %8s %12s\n", w->mount, "MOUNT",
+		"FSTYPE", "KIND", "BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES", "META_OPS", "ERRORS",
+		"NOTFOUND", "IO_TIME_S");
 	for (size_t i = 0; i <= r->nmounts; i++) {
 		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
 
@@ -92,12 +202,13 @@ static void mounts_table(FILE *f, const struct ioacct_report *r, const struct co
 			break;
 		fprintf(f,
 			"%-*s %-10s %-7s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
-			" %10" PRIu64 " %8" PRIu64 " %12s\n",
+			" %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12s\n",
 			w->mount, m->path, i < r->nmounts ? m->fstype : "-",
 			i < r->nmounts ? ioacct_fs_kind_name(m->kind) : "-", m->op[IOACCT_OP_READ].bytes,
 			m->op[IOACCT_OP_WRITE].bytes, m->op[IOACCT_OP_READ].calls,
-			m->op[IOACCT_OP_WRITE].calls, m->meta_calls, m->errors,
-			r_secs(m->ns, 6, t, sizeof(t)));
+			m->op[IOACCT_OP_WRITE].calls, m->meta_calls,
+			ioacct_report_real_errors(m->errors, m->errclass),
+			m->errclass[IOACCT_ERR_NOTFOUND], r_secs(m->ns, 6, t, sizeof(t)));
 	}
 	if (r->nmounts == 0)
 		fprintf(f, "(no file-system I/O was counted)\n");
@@ -162,9 +273,10 @@ static void ops_table(FILE *f, const struct ioacct_report *r, const struct cols 
 {
 	char t[32];
 
-	fprintf(f, "\n## Operations (calls include failed ones)\n");
-	fprintf(f, "%-*s %-7s %12s %10s %14s %12s\n", w->mount, "MOUNT", "OP", "CALLS", "ERRORS",
-		"BYTES", "TIME_S");
+	fprintf(f, "\n## Operations (calls include failed ones; ERRORS: real errors; NOTFOUND: "
+		   "lookups that found nothing)\n");
+	fprintf(f, "%-*s %-7s %12s %10s %10s %14s %12s\n", w->mount, "MOUNT", "OP", "CALLS", "ERRORS",
+		"NOTFOUND", "BYTES", "TIME_S");
 	for (size_t i = 0; i < r->nmounts; i++) {
 		const struct ioacct_report_mount *m = &r->mounts[i];
 
@@ -173,11 +285,43 @@ static void ops_table(FILE *f, const struct ioacct_report *r, const struct cols 
 
 			if (c->calls == 0)
 				continue;
-			fprintf(f, "%-*s %-7s %12" PRIu64 " %10" PRIu64 " %14" PRIu64 " %12s\n", w->mount,
-				m->path, ioacct_op_name(k), c->calls, c->errors, c->bytes,
+			fprintf(f, "%-*s %-7s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %14" PRIu64
+				   " %12s\n",
+				w->mount, m->path, ioacct_op_name(k), c->calls,
+				ioacct_counters_real_errors(c), c->errclass[IOACCT_ERR_NOTFOUND], c->bytes,
 				r_secs(c->ns, 6, t, sizeof(t)));
 		}
 	}
+}
+
+/* Failed calls per class, per mount and operation: only rows with any. */
+static void errors_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
+{
+	bool any = false;
+
+	fprintf(f, "\n## Failed calls by class (NOTFOUND: ENOENT, ENOTDIR; ACCESS: EACCES, EPERM, "
+		   "EROFS; SPACE: ENOSPC, EDQUOT, EFBIG; IO: EIO, ESTALE, ETIMEDOUT, ...; OTHER: the "
+		   "rest; UNCLASSIFIED: stored before ioacct classified errors)\n");
+	fprintf(f, "%-*s %-7s %10s %10s %10s %10s %10s %10s %12s\n", w->mount, "MOUNT", "OP",
+		"FAILED", "NOTFOUND", "ACCESS", "SPACE", "IO", "OTHER", "UNCLASSIFIED");
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++) {
+			const struct ioacct_counters *c = &m->op[k];
+
+			if (c->errors == 0)
+				continue;
+			any = true;
+			fprintf(f, "%-*s %-7s %10" PRIu64, w->mount, m->path, ioacct_op_name(k),
+				c->errors);
+			for (unsigned int e = 0; e < IOACCT_NR_ERR_CLASSES; e++)
+				fprintf(f, " %10" PRIu64, c->errclass[e]);
+			fprintf(f, " %12" PRIu64 "\n", ioacct_counters_unclassified(c));
+		}
+	}
+	if (!any)
+		fprintf(f, "(no call failed)\n");
 }
 
 static void sizes_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
@@ -210,9 +354,9 @@ static void steps_table(FILE *f, const struct ioacct_report *r)
 	char name[24], s0[32], s1[32], t[32];
 
 	fprintf(f, "\n## Steps (START_S and END_S from the job's start)\n");
-	fprintf(f, "%-11s %-11s %5s %10s %10s %14s %14s %10s %10s %10s %8s %12s\n", "STEP", "STATE",
-		"EXIT", "START_S", "END_S", "BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES",
-		"META_OPS", "ERRORS", "IO_TIME_S");
+	fprintf(f, "%-11s %-11s %5s %10s %10s %14s %14s %10s %10s %10s %8s %8s %12s\n", "STEP",
+		"STATE", "EXIT", "START_S", "END_S", "BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES",
+		"META_OPS", "ERRORS", "NOTFOUND", "IO_TIME_S");
 	for (size_t i = 0; i < r->nsteps; i++) {
 		const struct ioacct_report_step *s = &r->steps[i];
 		const struct ioacct_step *st = s->step;
@@ -225,12 +369,13 @@ static void steps_table(FILE *f, const struct ioacct_report *r)
 			r_secs((uint64_t)(st->end_ns - j->start_ns), 3, s1, sizeof(s1));
 		fprintf(f,
 			"%-11s %-11s %5" PRId32 " %10s %10s %14" PRIu64 " %14" PRIu64 " %10" PRIu64
-			" %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %12s\n",
+			" %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12s\n",
 			ioacct_step_name(s->step_id, name, sizeof(name)), st ? st->state : "-",
 			st ? st->exit_code : 0, s0, s1, s->op[IOACCT_OP_READ].bytes,
 			s->op[IOACCT_OP_WRITE].bytes, s->op[IOACCT_OP_READ].calls,
-			s->op[IOACCT_OP_WRITE].calls, s->meta_calls, s->errors,
-			r_secs(s->ns, 6, t, sizeof(t)));
+			s->op[IOACCT_OP_WRITE].calls, s->meta_calls,
+			ioacct_report_real_errors(s->errors, s->errclass),
+			s->errclass[IOACCT_ERR_NOTFOUND], r_secs(s->ns, 6, t, sizeof(t)));
 	}
 	if (r->nsteps == 0)
 		fprintf(f, "(no steps)\n");
@@ -311,13 +456,13 @@ static void series_table(FILE *f, const struct ioacct_report *r, const struct co
 	}
 }
 
-/* Writes `first` after `indent` spaces, then `text` wrapped at WRAP columns below it. */
-static void wrapped(FILE *f, int indent, const char *first, const char *text)
+/* Writes `first`, then `text` wrapped at WRAP columns, continued after `lead` spaces. */
+static void wrapped_at(FILE *f, const char *first, int lead, const char *text)
 {
-	int lead = indent + (int)strlen(first), col = lead;
+	int col = (int)strlen(first);
 	bool start = true;
 
-	fprintf(f, "%*s%s", indent, "", first);
+	fputs(first, f);
 	for (const char *p = text; *p;) {
 		size_t n;
 
@@ -338,6 +483,15 @@ static void wrapped(FILE *f, int indent, const char *first, const char *text)
 		start = false;
 	}
 	fputc('\n', f);
+}
+
+/* Writes `first` after `indent` spaces, then `text` wrapped at WRAP columns below it. */
+static void wrapped(FILE *f, int indent, const char *first, const char *text)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "%*s%s", indent, "", first);
+	wrapped_at(f, buf, indent + (int)strlen(first), text);
 }
 
 static void advice(FILE *f, const struct ioacct_report *r)
@@ -364,16 +518,18 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r)
 		if (n > w.mount)
 			w.mount = n > 40 ? 40 : n;
 	}
-	header(f, r);
-	for (size_t i = 0; i < r->nmounts; i++)
-		counters(f, &r->mounts[i]);
+	summary(f, r);
 	mounts_table(f, r, &w);
 	rates_table(f, r, &w);
 	time_split(f, r, &w);
 	ops_table(f, r, &w);
+	errors_table(f, r, &w);
 	sizes_table(f, r, &w);
 	steps_table(f, r);
 	series_table(f, r, &w);
 	advice(f, r);
+	header(f, r);
+	for (size_t i = 0; i < r->nmounts; i++)
+		counters(f, &r->mounts[i]);
 	return r_finish(f);
 }

@@ -263,9 +263,12 @@ int main(int argc, char **argv)
 			   " cgroup) VALUES (?1, ?2, ?3, ?4, ?5, 0, '')");
 	ins_mount = prepare("INSERT INTO mounts (job_key, mnt_id, path, fstype, source)"
 			    " VALUES (?1, ?2, ?3, ?4, ?5)");
-	ins_series = prepare("INSERT INTO series VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+	/* Columns named: later schemas add some (the error classes), left to their defaults. */
+	ins_series = prepare("INSERT INTO series (job_key, step_id, mnt_id, op, bin, bytes, calls,"
+			     " errors, ns, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
 			     " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
-	ins_total = prepare("INSERT INTO totals VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+	ins_total = prepare("INSERT INTO totals (job_key, step_id, mnt_id, op, bytes, calls, errors,"
+			    " ns, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
 			    " ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
 	for (uint64_t k = 1; k <= njobs; k++)
 		put_job((int64_t)k, k, njobs, bins);

@@ -29,7 +29,14 @@ JOB=4711
 	missing "$D" 3 , \
 	sleep 1.2 , \
 	pwrite "$SHM" 65536 200 | cat || fail "iorun failed"
-grep -q '^# ioacct report version: 1$' "$T/iorun.txt" || { cat "$T/iorun.txt"; fail "iorun did not print the report"; }
+[ "$(head -1 "$T/iorun.txt")" = '# ioacct report version: 2' ] || { cat "$T/iorun.txt"; fail "iorun did not print the report"; }
+# A person reads the summary first; the Darshan-named counters come last.
+[ "$(sed -n 3p "$T/iorun.txt")" = '## Summary' ] || fail "the report does not start with its summary"
+sect=$(grep '^## ' "$T/iorun.txt" | tail -1)
+case $sect in "## Darshan-named counters, for comparison with \`darshan-parser --total\`"*) ;;
+*) fail "the last section is not the Darshan-named counters: $sect" ;; esac
+[ "$(grep -n '^total_POSIX_OPENS' "$T/iorun.txt" | head -1 | cut -d: -f1)" -gt \
+  "$(grep -n '^## Advice' "$T/iorun.txt" | cut -d: -f1)" ] || fail "Darshan counters before the advice"
 grep -q "^# jobid: $JOB\$" "$T/iorun.txt" || fail "iorun's report lacks the job id"
 grep -q '^## Advice' "$T/iorun.txt" || fail "iorun's report lacks the advice"
 ok "iorun prints the text report"
@@ -78,7 +85,8 @@ chrome() {
 }
 chrome --dump-dom > "$T/dom.html" 2> "$T/chrome.log" || { tail "$T/chrome.log"; fail "chromium --dump-dom failed"; }
 for id in summary job-table advice mounts-table rates-table bw-0 bw-1 iops-0 iops-1 sizes-chart \
-	sizes-table ops-chart ops-table time-chart time-table steps-table series-table counters; do
+	sizes-table ops-chart ops-table errors-table errors-card time-chart time-table steps-table series-table \
+	counters; do
 	grep -q "id=\"$id\"" "$T/dom.html" || fail "the rendered page lacks #$id"
 done
 [ "$(grep -o '<path d="M' "$T/dom.html" | wc -l)" -ge 4 ] || fail "the plots have no lines"

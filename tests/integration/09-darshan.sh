@@ -106,6 +106,16 @@ grep -q '^## What each side cannot see' "$T/self.txt" || fail "the blind spots a
 grep -q '^# filter: none' "$T/self.txt" || fail "the filter is not stated"
 ok "the job against its own log: every ratio exactly 1, every time bin equal"
 
+# Rows that are 0 on both sides are left out and counted; --all-counters shows them.
+omitted=$(awk '/^# [0-9]+ counters? 0 on both sides left out \(--all-counters shows them\)$/ { n += $2 }
+	END { print n + 0 }' "$T/self.txt")
+[ "$omitted" -gt 0 ] || fail "no all-zero row left out of the comparison"
+"$IOREPORT" --compare "$T/job.darshan" --all-counters $JOB > "$T/all.txt" || fail "--all-counters failed"
+grep -q 'left out (--all-counters' "$T/all.txt" && fail "--all-counters still leaves rows out"
+[ $(($(grep -Ec '^POSIX_' "$T/all.txt") - $(grep -Ec '^POSIX_' "$T/self.txt"))) = "$omitted" ] ||
+	fail "--all-counters does not show the $omitted rows left out"
+ok "--compare leaves out $omitted all-zero rows, --all-counters shows them"
+
 "$IOREPORT" --compare "$T/job.darshan" --mount "$ROOTMNT" $JOB > "$T/one.txt" || fail "--compare --mount failed"
 [ "$(grep -c '^# mount: ' "$T/one.txt")" = 1 ] || fail "--compare --mount kept other mounts"
 ok "--compare --mount compares one mount"
@@ -140,6 +150,8 @@ rc=0; "$IOREPORT" --compare "$T/job.darshan" --format json $JOB 2> "$T/err" || r
 [ $rc = 2 ] || fail "--compare with --format json: exit $rc"
 rc=0; "$IOREPORT" --darshan-filter $JOB 2> "$T/err" || rc=$?
 [ $rc = 2 ] || fail "--darshan-filter alone: exit $rc"
+rc=0; "$IOREPORT" --all-counters $JOB 2> "$T/err" || rc=$?
+[ $rc = 2 ] && grep -q -- "--all-counters goes with --compare" "$T/err" || fail "--all-counters alone: exit $rc"
 ok "usage errors: exit 2"
 
 LOGS=${IOACCT_DARSHAN_LOGS:-$SRCDIR/../shared/darshan-logs}

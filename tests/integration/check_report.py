@@ -6,8 +6,9 @@
 
 Every counter the text prints for a mount ("total_POSIX_WRITES: N" ...) must
 equal the totals table summed over steps, exactly: successful calls plus the
-IOACCT_<OP>_ERRORS are the stored calls; bytes, access-size bins and
-nanoseconds likewise. The JSON must parse, carry schema_version 1 and iorun's
+IOACCT_<OP>_ERRORS are the stored calls; bytes, access-size bins,
+nanoseconds and the failed calls per class (IOACCT_ERRORS_NOTFOUND ...)
+likewise. The JSON must parse, carry schema_version 2 and iorun's
 summary fields, name the same counters with the same values, and its time
 series must add up to the totals. Prints every difference; exits 1 if any.
 """
@@ -25,20 +26,22 @@ PLURAL = ["reads", "writes", "opens", "creates", "mkdirs", "unlinks", "rmdirs", 
           "renames", "stats"]
 SIZES = ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M",
          "100M_1G", "1G_PLUS"]
+CLASSES = ["notfound", "access", "space", "io", "other"]
 U64 = 1 << 64
 
 
 def stored(db, cluster, job_id):
-    """{mount path: {op: [bytes, calls, errors, ns, s0..s9]}} from the totals table."""
+    """{mount path: {op: [bytes, calls, errors, ns, s0..s9, err_notfound..err_other]}}."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     key = con.execute("select key from jobs where cluster=? and job_id=? order by key desc",
                       (cluster, job_id)).fetchone()[0]
     names = dict(con.execute("select mnt_id, path from mounts where job_key=?", (key,)))
     out = {}
     for row in con.execute("select mnt_id, op, bytes, calls, errors, ns, s0, s1, s2, s3, s4, s5,"
-                           " s6, s7, s8, s9 from totals where job_key=?", (key,)):
+                           " s6, s7, s8, s9, err_notfound, err_access, err_space, err_io,"
+                           " err_other from totals where job_key=?", (key,)):
         path = names.get(row[0], f"mnt:{row[0]}")
-        acc = out.setdefault(path, {}).setdefault(OPS[row[1]], [0] * 14)
+        acc = out.setdefault(path, {}).setdefault(OPS[row[1]], [0] * 19)
         for i, v in enumerate(row[2:]):
             acc[i] = (acc[i] + v) % U64  # int64 in SQLite, uint64 in ioacct
     return {p: ops for p, ops in out.items() if sum(o[1] for o in ops.values())}
@@ -70,8 +73,8 @@ def main():
     for path, ops in want.items():
         c = text.get(path, {})
         for op in OPS:
-            b, calls, errors, ns = ops.get(op, [0] * 14)[:4]
-            hist = ops.get(op, [0] * 14)[4:]
+            b, calls, errors, ns = ops.get(op, [0] * 19)[:4]
+            hist = ops.get(op, [0] * 19)[4:14]
             got = int(c.get(COUNT[op], -1)) + int(c.get(f"IOACCT_{op}_ERRORS", -1))
             if got != calls:
                 bad.append(f"{path} {op}: text says {got} calls, store {calls}")
@@ -85,8 +88,13 @@ def main():
                     name = f"POSIX_SIZE_{op}_{s}"
                     if int(c.get(name, -1)) != hist[i]:
                         bad.append(f"{path} {name}: text {c.get(name)}, store {hist[i]}")
+        for i, cls in enumerate(CLASSES):
+            n = sum(o[14 + i] for o in ops.values())
+            name = f"IOACCT_ERRORS_{cls.upper()}"
+            if int(c.get(name, -1)) != n:
+                bad.append(f"{path} {name}: text {c.get(name)}, store {n}")
     # JSON: the same content.
-    if j.get("schema_version") != 1:
+    if j.get("schema_version") != 2:
         bad.append(f"schema_version {j.get('schema_version')}")
     for k in ("job_id", "cluster", "node", "state", "exit_code", "start_ns", "end_ns",
               "bin_width_ns", "probe_mode", "dropped", "dropped_bytes", "mounts", "steps",
@@ -101,6 +109,10 @@ def main():
         for i, op in enumerate(OPS):
             if m[PLURAL[i]] != ops.get(op, [0] * 4)[1]:
                 bad.append(f"JSON {path} {PLURAL[i]} = {m[PLURAL[i]]}")
+            for k, cls in enumerate(CLASSES):
+                got = m["ops"][op.lower()]["error_classes"][cls]
+                if got != ops.get(op, [0] * 19)[14 + k]:
+                    bad.append(f"JSON {path} {op} {cls} errors = {got}")
         for name, v in text.get(path, {}).items():
             jv = m["counters"].get(name)
             if jv is None or (str(jv) != v and f"{jv:.6f}" != v):

@@ -19,6 +19,12 @@
  *   stat   PATH N            N stat()s
  *   fsync  PATH N            N fsync()s on PATH opened for writing
  *   missing DIR N            N opens of DIR/missing<i>, each must fail with ENOENT
+ *   nostat DIR N             N stat()s of DIR/missing<i>, each must fail with ENOENT
+ *   denied PATH N            N opens of PATH for reading, each must fail with EACCES
+ *   rofs   DIR N             N opens of DIR/new<i> with O_CREAT, each must fail with EROFS
+ *   exists PATH N            N opens of PATH with O_CREAT|O_EXCL, each must fail with EEXIST
+ *   full   PATH SIZE COUNT   open PATH for appending, COUNT write()s of SIZE bytes, each
+ *                            must fail with ENOSPC (the file system is full already)
  *   cd     DIR               chdir, so later relative paths start there
  *   sleep  SECONDS           nanosleep (decimals allowed)
  *   wait                     block until a byte arrives on standard input
@@ -172,6 +178,55 @@ static int op_names(const char *op, const char *dir, unsigned long n)
 	return 0;
 }
 
+/* n calls of one kind on `path` that must each fail with `want`. */
+static int op_failing(const char *op, const char *path, unsigned long n, int want)
+{
+	char p[4096];
+	struct stat st;
+
+	for (unsigned long i = 0; i < n; i++) {
+		int ret;
+
+		if (strcmp(op, "nostat") == 0) {
+			snprintf(p, sizeof(p), "%s/missing%lu", path, i);
+			ret = stat(p, &st);
+		} else if (strcmp(op, "rofs") == 0) {
+			snprintf(p, sizeof(p), "%s/new%lu", path, i);
+			ret = open(p, O_WRONLY | O_CREAT, 0644);
+		} else {
+			snprintf(p, sizeof(p), "%s", path);
+			ret = open(p, strcmp(op, "exists") == 0 ? O_WRONLY | O_CREAT | O_EXCL : O_RDONLY,
+				   0644);
+		}
+		if (ret >= 0 || errno != want) {
+			if (ret >= 0 && strcmp(op, "nostat") != 0)
+				close(ret);
+			errno = ret >= 0 ? 0 : errno;
+			dprintf(2, "iowork: %s %s: %s, not %s\n", op, p,
+				ret >= 0 ? "succeeded" : strerror(errno), strerror(want));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int op_full(const char *path, size_t size, unsigned long count)
+{
+	int fd = open(path, O_WRONLY | O_APPEND);
+
+	if (fd < 0)
+		return fail("open", path);
+	need_buf(size);
+	for (unsigned long i = 0; i < count; i++) {
+		if (write(fd, buf, size) >= 0 || errno != ENOSPC) {
+			close(fd);
+			errno = errno == ENOSPC ? 0 : errno;
+			return fail("write to a full file system did not fail with ENOSPC:", path);
+		}
+	}
+	return close(fd) ? fail("close", path) : 0;
+}
+
 static int op_stat(const char *path, unsigned long n)
 {
 	struct stat st;
@@ -226,7 +281,8 @@ static int nargs(const char *op)
 		{ "write", 3 }, { "pwrite", 3 }, { "writev", 3 }, { "read", 3 }, { "tick", 3 },
 		{ "create", 2 }, { "mkdir", 2 }, { "unlink", 2 }, { "rmdir", 2 }, { "rename", 2 },
 		{ "missing", 2 }, { "stat", 2 }, { "fsync", 2 }, { "sleep", 1 }, { "wait", 0 },
-		{ "cd", 1 },
+		{ "cd", 1 }, { "nostat", 2 }, { "denied", 2 }, { "rofs", 2 }, { "exists", 2 },
+		{ "full", 3 },
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -266,6 +322,16 @@ int main(int argc, char **argv)
 			ret = op_sleep(a[0]);
 		else if (!strcmp(op, "wait"))
 			ret = op_wait();
+		else if (!strcmp(op, "nostat"))
+			ret = op_failing(op, a[0], num(a[1]), ENOENT);
+		else if (!strcmp(op, "denied"))
+			ret = op_failing(op, a[0], num(a[1]), EACCES);
+		else if (!strcmp(op, "rofs"))
+			ret = op_failing(op, a[0], num(a[1]), EROFS);
+		else if (!strcmp(op, "exists"))
+			ret = op_failing(op, a[0], num(a[1]), EEXIST);
+		else if (!strcmp(op, "full"))
+			ret = op_full(a[0], num(a[1]), num(a[2]));
 		else if (!strcmp(op, "cd"))
 			ret = chdir(a[0]) ? fail("chdir", a[0]) : 0;
 		else

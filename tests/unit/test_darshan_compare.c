@@ -170,6 +170,26 @@ static void test_self(void **state)
 	assert_non_null(strstr(text, "relative error (ours - Darshan) / Darshan: +0.0000%, ratio 1.000000\n"));
 	assert_non_null(strstr(text, "POSIX_BYTES_WRITTEN"));
 	assert_null(strstr(text, "inf"));
+	/* Rows that are 0 on both sides are left out, and counted. */
+	{
+		const struct ioacct_compare_mount *m = mount(fx.c, "/scratch");
+		size_t zero = 0;
+		char line[96];
+
+		for (size_t k = 0; k < IOACCT_COMPARE_ROWS; k++)
+			zero += m->rows[k].ours == 0 && m->rows[k].darshan == 0;
+		assert_true(zero > 0);
+		assert_true(row(m, "POSIX_SIZE_READ_1G_PLUS")->ours == 0);
+		snprintf(line, sizeof(line), "\n# %zu counter%s 0 on both sides left out "
+			 "(--all-counters shows them)\n", zero, zero == 1 ? "" : "s");
+		assert_non_null(strstr(text, line));
+		assert_null(strstr(text, "POSIX_SIZE_READ_1G_PLUS"));
+		free(text);
+		fx.c->all_counters = true;
+		text = render(fx.c);
+		assert_non_null(strstr(text, "POSIX_SIZE_READ_1G_PLUS"));
+		assert_null(strstr(text, "left out (--all-counters"));
+	}
 	free(text);
 	done(&fx);
 }

@@ -39,6 +39,7 @@ enum {
 	A_OP = 33,
 	A_MNT_ID = 34,
 	A_SIZE_HIST = 42,
+	A_ERR_CLASSES = 57,
 	A_UNKNOWN = 999,
 };
 
@@ -211,6 +212,8 @@ static void fill_row(struct ioacct_snap_row *row, unsigned int i)
 	row->c.ns = 123456789ULL * (i + 1);
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
 		row->c.size_hist[b] = (uint64_t)(i + 1) << (b * 6);
+	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
+		row->c.errclass[k] = k == IOACCT_ERR_NOTFOUND ? UINT64_MAX - i : (uint64_t)(k + i) << (k * 8);
 }
 
 static void fill_reply(struct ioacct_reply *rep, struct ioacct_snap_row *rows, size_t nrows)
@@ -253,6 +256,8 @@ static void assert_row_equal(const struct ioacct_snap_row *a, const struct ioacc
 	assert_true(a->c.ns == b->c.ns);
 	for (unsigned int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
 		assert_true(a->c.size_hist[i] == b->c.size_hist[i]);
+	for (unsigned int i = 0; i < IOACCT_NR_ERR_CLASSES; i++)
+		assert_true(a->c.errclass[i] == b->c.errclass[i]);
 }
 
 static void assert_reply_equal(const struct ioacct_reply *a, const struct ioacct_reply *b)
@@ -677,6 +682,21 @@ static void test_bad_lengths(void **state)
 	raw_finish(&r);
 	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EPROTO);
 	assert_string_equal(err, "reply row 0: attribute 42 (size_hist) has length 72, expected 80");
+	assert_null(rep.rows);
+
+	/* Error classes of 4 instead of 5. */
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_REPLY, 1);
+	raw_u32(&r, A_STATUS, 0);
+	off = raw_nest_begin(&r, A_ROW);
+	raw_u32(&r, A_STEP_ID, 0);
+	raw_u32(&r, A_OP, 0);
+	raw_u32(&r, A_MNT_ID, 0);
+	memset(s, 0, 4 * 8);
+	raw_attr(&r, A_ERR_CLASSES, s, 4 * 8);
+	raw_nest_end(&r, off);
+	raw_finish(&r);
+	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EPROTO);
+	assert_string_equal(err, "reply row 0: attribute 57 (err_classes) has length 32, expected 40");
 	assert_null(rep.rows);
 
 	/* A row whose last attribute runs past the row's end, though not the message's. */
@@ -1441,6 +1461,9 @@ static void fill_query_reply(struct ioacct_reply *rep)
 		totals[i].s.c.calls = 3;
 		totals[i].s.c.ns = 1ULL << 40;
 		totals[i].s.c.size_hist[9] = 8;
+		totals[i].s.c.errors = 6 + (uint64_t)i;
+		totals[i].s.c.errclass[IOACCT_ERR_NOTFOUND] = 5;
+		totals[i].s.c.errclass[IOACCT_ERR_SPACE + (unsigned int)i] = 1 + (uint64_t)i;
 	}
 	peaks[0] = (struct ioacct_qpeak_row){ .job_key = 100, .step_id = UINT32_MAX,
 		.mnt_id = UINT32_MAX, .read_bytes = 1, .write_bytes = UINT64_MAX };

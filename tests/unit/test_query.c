@@ -49,7 +49,8 @@ static void test_field_find(void **state)
 	static const char *const wanted[] = {
 		"JobID", "User", "UID", "Node", "Start", "End", "Elapsed", "Step", "Mount",
 		"FSType", "ReadBytes", "WriteBytes", "Reads", "Writes", "Opens", "Creates",
-		"Mkdirs", "Unlinks", "Rmdirs", "Fsyncs", "Renames", "Stats", "Errors",
+		"Mkdirs", "Unlinks", "Rmdirs", "Fsyncs", "Renames", "Stats", "Errors", "RealErrors",
+		"NotFound",
 		"ReadTime", "WriteTime", "MetaTime", "AveReadBW", "AveWriteBW", "MaxReadBW",
 		"MaxWriteBW", "AveReadIOPS", "AveWriteIOPS", "Dropped", "ProbeMode", "Cluster",
 	};
@@ -469,6 +470,7 @@ static void job_fixture(struct job_fixture *f)
 					      .source = "/dev/sda1" };
 	tot(&f->totals[0], 0, 30, IOACCT_OP_WRITE, 7340032, 7, 0, 3000000);
 	tot(&f->totals[1], 0, 30, IOACCT_OP_OPEN, 0, 3, 1, 2000);
+	f->totals[1].c.errclass[IOACCT_ERR_NOTFOUND] = 1;
 	tot(&f->totals[2], 0, 99, IOACCT_OP_STAT, 0, 5, 0, 500);
 	tot(&f->totals[3], IOACCT_STEP_BATCH, 21, IOACCT_OP_READ, 1536, 2, 0, 1000000);
 	tot(&f->totals[4], IOACCT_STEP_BATCH, 21, IOACCT_OP_FSYNC, 0, 1, 1, 250000);
@@ -608,6 +610,9 @@ static void test_values(void **state)
 	assert_string_equal(val(&r[0], IOACCT_QF_FSYNCS, 0), "1");
 	assert_string_equal(val(&r[0], IOACCT_QF_CREATES, 0), "0");
 	assert_string_equal(val(&r[0], IOACCT_QF_ERRORS, 0), "2");
+	/* The ENOENT open is a lookup; the fsync error (stored unclassified) a real one. */
+	assert_string_equal(val(&r[0], IOACCT_QF_REALERRORS, 0), "1");
+	assert_string_equal(val(&r[0], IOACCT_QF_NOTFOUND, 0), "1");
 	assert_string_equal(val(&r[0], IOACCT_QF_READTIME, 0), "0.001000");
 	assert_string_equal(val(&r[0], IOACCT_QF_WRITETIME, 0), "0.003000");
 	assert_string_equal(val(&r[0], IOACCT_QF_METATIME, 0), "0.000253");

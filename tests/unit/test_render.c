@@ -103,6 +103,26 @@ static void put(struct fixture *f, uint32_t step, uint32_t mnt, uint32_t op, uin
 	assert_int_equal(ioacct_store_series_put(f->st, f->key, &s), 0);
 }
 
+/* Like put(), with the failed calls per class (notfound, access, space, io, other). */
+static void put_cls(struct fixture *f, uint32_t step, uint32_t mnt, uint32_t op, uint32_t bin,
+		    uint64_t calls, const uint64_t cls[IOACCT_NR_ERR_CLASSES], uint64_t bytes,
+		    uint64_t ns)
+{
+	struct ioacct_sample s = { .step_id = step, .mnt_id = mnt, .op = op, .bin = bin };
+
+	s.c.calls = calls;
+	s.c.ns = ns;
+	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++) {
+		s.c.errclass[k] = cls[k];
+		s.c.errors += cls[k];
+	}
+	if ((op == IOACCT_OP_READ || op == IOACCT_OP_WRITE) && calls > s.c.errors) {
+		s.c.bytes = bytes;
+		s.c.size_hist[ioacct_size_bin(bytes / (calls - s.c.errors))] = calls - s.c.errors;
+	}
+	assert_int_equal(ioacct_store_series_put(f->st, f->key, &s), 0);
+}
+
 static void put_step(struct fixture *f, uint32_t id, int64_t start_off, int64_t end_off)
 {
 	struct ioacct_step s = { .step_id = id };
@@ -161,7 +181,8 @@ static struct ioacct_jobdata *load(struct fixture *f)
 /*
  * The fixed job of the golden files: a batch script and two steps on a shared
  * /scratch, a local /tmp, /proc and a mount missing from the table, 61.5 s in
- * 5 s bins (the last one 1.5 s), with dropped events.
+ * 5 s bins (the last one 1.5 s), with dropped events. Failed calls of every
+ * class, and two on the missing mount stored unclassified (as by schema 3).
  */
 static struct ioacct_jobdata *golden_job(struct fixture *f)
 {
@@ -178,19 +199,20 @@ static struct ioacct_jobdata *golden_job(struct fixture *f)
 	for (uint32_t bin = 1; bin <= 6; bin++)
 		put(f, 0, SCRATCH, IOACCT_OP_WRITE, bin, 500, 0, 500 * 4096, 50000000 + bin);
 	put(f, 0, SCRATCH, IOACCT_OP_READ, 0, 64, 0, 64 * MIB, 80000000);
-	put(f, 0, SCRATCH, IOACCT_OP_OPEN, 0, 130, 5, 0, 3000000);
+	put_cls(f, 0, SCRATCH, IOACCT_OP_OPEN, 0, 130, (uint64_t[]){ 3, 2, 0, 0, 0 }, 0, 3000000);
 	put(f, 0, SCRATCH, IOACCT_OP_CREATE, 0, 100, 0, 0, 0);
-	put(f, 0, SCRATCH, IOACCT_OP_STAT, 0, 400, 20, 0, 1500000);
+	put_cls(f, 0, SCRATCH, IOACCT_OP_STAT, 0, 400, (uint64_t[]){ 20, 0, 0, 0, 0 }, 0, 1500000);
 	put(f, 0, SCRATCH, IOACCT_OP_FSYNC, 7, 12, 0, 0, 90000000);
-	put(f, 0, SCRATCH, IOACCT_OP_UNLINK, 7, 3, 3, 0, 30000);
+	put_cls(f, 0, SCRATCH, IOACCT_OP_UNLINK, 7, 3, (uint64_t[]){ 1, 0, 0, 0, 2 }, 0, 30000);
 	put(f, 0, GONE, IOACCT_OP_STAT, 3, 2, 2, 0, 4000);
 	put(f, 1, SCRATCH, IOACCT_OP_WRITE, 9, 100, 0, 100 * MIB, 400000000);
 	put(f, 1, SCRATCH, IOACCT_OP_READ, 10, 10, 0, 10 * MIB, 7000000);
 	put(f, batch, TMP, IOACCT_OP_WRITE, 0, 20, 0, 20 * MIB, 60000000);
-	put(f, batch, TMP, IOACCT_OP_READ, 12, 21, 1, 20 * MIB, 9000000);
+	put_cls(f, batch, TMP, IOACCT_OP_READ, 12, 21, (uint64_t[]){ 0, 0, 0, 1, 0 }, 20 * MIB,
+		9000000);
 	put(f, batch, TMP, IOACCT_OP_MKDIR, 0, 2, 0, 0, 20000);
 	put(f, batch, TMP, IOACCT_OP_RMDIR, 12, 1, 0, 0, 10000);
-	put(f, batch, TMP, IOACCT_OP_RENAME, 12, 4, 1, 0, 40000);
+	put_cls(f, batch, TMP, IOACCT_OP_RENAME, 12, 4, (uint64_t[]){ 0, 0, 1, 0, 0 }, 0, 40000);
 	put(f, batch, PROC, IOACCT_OP_STAT, 0, 7, 0, 0, 7000);
 	assert_int_equal(ioacct_store_job_add_dropped(f->st, f->key, 3, 12288), 0);
 	assert_int_equal(ioacct_store_job_finish(f->st, f->key, START_NS + 61500000000LL,
@@ -442,7 +464,7 @@ static void test_html(void **state)
 		"id=\"rates-table\"", "id=\"bw-0\"", "id=\"bw-1\"", "id=\"iops-0\"", "id=\"iops-2\"",
 		"id=\"sizes-chart\"", "id=\"sizes-table\"", "id=\"ops-chart\"", "id=\"ops-table\"",
 		"id=\"time-chart\"", "id=\"time-table\"", "id=\"steps-table\"", "id=\"series-table\"",
-		"id=\"counters\"",
+		"id=\"counters\"", "id=\"errors-table\"", "id=\"errors-card\"",
 	};
 	struct fixture *f = *state;
 	struct ioacct_jobdata *jd = golden_job(f);
@@ -467,6 +489,14 @@ static void test_html(void **state)
 	assert_non_null(strstr(html, ">100K-1M<"));
 	assert_non_null(strstr(html, "class=\"HIGH\""));
 	assert_non_null(strstr(html, "small-requests"));
+	/* Summary first; real errors apart from lookups that found nothing, exactly. */
+	assert_true(strstr(html, "id=\"summary\"") < strstr(html, "id=\"mounts-table\""));
+	assert_true(strstr(html, "id=\"mounts-table\"") < strstr(html, "id=\"counters\""));
+	assert_non_null(strstr(html, "<span>Real errors</span><b>8</b><span>1 out of space, 1 I/O, "
+				     "2 denied, 2 other; 24 lookups found nothing (not errors)</span>"));
+	assert_non_null(strstr(html, "<tr><td>mnt:99</td><td>stat</td><td class=\"n\">2</td>"
+				     "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">0</td>"
+				     "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">2</td></tr>"));
 	/* Text is escaped. */
 	assert_non_null(strstr(html, "climate model"));
 	free(html);

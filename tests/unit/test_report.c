@@ -567,6 +567,115 @@ static void test_dropped(void **state)
 	expect_rule(&b, NULL, "dropped-events", NULL, false, 0);
 }
 
+/* The last sample jb_add() stored (and its total) gets failed calls per class. */
+static void classify(struct jb *b, uint64_t notfound, uint64_t access, uint64_t space, uint64_t io,
+		     uint64_t other)
+{
+	struct ioacct_jobdata *jd = b->jd;
+	struct ioacct_sample *s = &jd->series[jd->nseries - 1];
+	const uint64_t cls[IOACCT_NR_ERR_CLASSES] = { notfound, access, space, io, other };
+
+	for (size_t i = 0; i < jd->ntotals; i++) {
+		struct ioacct_sample *t = &jd->totals[i];
+
+		if (t->step_id != s->step_id || t->mnt_id != s->mnt_id || t->op != s->op)
+			continue;
+		for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++) {
+			assert_true(s->c.errclass[k] == 0);
+			t->c.errclass[k] += cls[k];
+		}
+	}
+	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
+		s->c.errclass[k] = cls[k];
+}
+
+/* Real errors are flagged by what they mean; lookups that found nothing never are. */
+static void test_errors(void **state)
+{
+	struct ioacct_report *r;
+	const struct ioacct_advice *a;
+	struct jb b;
+
+	(void)state;
+	/* 5000 ENOENT opens and stats: not errors, and below advice_notfound_min. */
+	base(&b);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 3000, 3000, 0, 10);
+	classify(&b, 3000, 0, 0, 0, 0);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_STAT, 0, 2000, 2000, 0, 10);
+	classify(&b, 2000, 0, 0, 0, 0);
+	r = build(&b, NULL);
+	assert_null(find(r, "errors", NULL));
+	assert_null(find(r, "notfound-lookups", NULL));
+	assert_int_equal(r->all.errors, 5000);
+	assert_int_equal(r->all.errclass[IOACCT_ERR_NOTFOUND], 5000);
+	assert_int_equal(ioacct_report_real_errors(r->all.errors, r->all.errclass), 0);
+	assert_int_equal(r->all.unclassified, 0);
+	done(&b, r);
+
+	/* 12000 of them: an INFO note, still no error. */
+	base(&b);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 14000, 12000, 0, 10);
+	classify(&b, 12000, 0, 0, 0, 0);
+	r = build(&b, NULL);
+	assert_null(find(r, "errors", NULL));
+	a = find(r, "notfound-lookups", "/scratch");
+	assert_non_null(a);
+	assert_int_equal(a->level, IOACCT_ADVICE_INFO);
+	assert_string_equal(a->values[0].name, "notfound");
+	assert_int_equal(a->values[0].u, 12000);
+	assert_int_equal(a->values[1].u, 14000);
+	assert_int_equal(a->thresholds[0].u, 10000);
+	done(&b, r);
+
+	/* No space and I/O errors: HIGH, with every class counted. */
+	base(&b);
+	jb_add(&b, 0, M_TMP, IOACCT_OP_WRITE, 0, 10, 4, 6 * 4096, 10);
+	classify(&b, 0, 0, 3, 1, 0);
+	jb_add(&b, 0, M_TMP, IOACCT_OP_OPEN, 0, 10, 7, 0, 10);
+	classify(&b, 5, 2, 0, 0, 0);
+	r = build(&b, NULL);
+	a = find(r, "errors", "/tmp");
+	assert_non_null(a);
+	assert_int_equal(a->level, IOACCT_ADVICE_HIGH);
+	assert_int_equal(a->values[0].u, 6); /* real errors */
+	assert_int_equal(a->values[1].u, 3); /* space */
+	assert_int_equal(a->values[2].u, 1); /* io */
+	assert_int_equal(a->values[3].u, 2); /* access */
+	assert_int_equal(a->values[4].u, 0); /* other */
+	assert_non_null(strstr(a->message, "/tmp: 6 calls failed with real errors: 3 out of space"));
+	assert_null(strstr(a->message, "5 lookups"));
+	done(&b, r);
+
+	/* Permission denied: WARN. Other failures alone (EEXIST ...): INFO. */
+	base(&b);
+	jb_add(&b, 0, M_TMP, IOACCT_OP_OPEN, 0, 10, 2, 0, 10);
+	classify(&b, 0, 2, 0, 0, 0);
+	expect_rule(&b, NULL, "errors", "/tmp", true, IOACCT_ADVICE_WARN);
+	base(&b);
+	jb_add(&b, 0, M_TMP, IOACCT_OP_MKDIR, 0, 10, 2, 0, 10);
+	classify(&b, 0, 0, 0, 0, 2);
+	expect_rule(&b, NULL, "errors", "/tmp", true, IOACCT_ADVICE_INFO);
+
+	/* A job stored before errors were classified: its failures are unclassified, WARN. */
+	base(&b);
+	jb_add(&b, 0, M_TMP, IOACCT_OP_OPEN, 0, 10, 3, 0, 10);
+	r = build(&b, NULL);
+	assert_int_equal(r->all.unclassified, 3);
+	assert_int_equal(ioacct_report_real_errors(r->all.errors, r->all.errclass), 3);
+	a = find(r, "errors", "/tmp");
+	assert_non_null(a);
+	assert_int_equal(a->level, IOACCT_ADVICE_WARN);
+	assert_non_null(strstr(a->message, "not classified"));
+	assert_non_null(strstr(a->suggestion, "before ioacct classified errors"));
+	done(&b, r);
+
+	/* Pseudo file systems are left alone. */
+	base(&b);
+	jb_add(&b, 0, M_PROC, IOACCT_OP_OPEN, 0, 10, 2, 0, 10);
+	classify(&b, 0, 2, 0, 0, 0);
+	expect_rule(&b, NULL, "errors", NULL, false, 0);
+}
+
 static void test_ok_and_order(void **state)
 {
 	struct jb b;
@@ -641,7 +750,8 @@ static void test_config_keys(void **state)
 	     "advice_burst_min_bandwidth = 10\n"
 	     "advice_shared_meta_ops = 500\n"
 	     "advice_local_share = 90\n"
-	     "advice_step_imbalance = 30\n",
+	     "advice_step_imbalance = 30\n"
+	     "advice_notfound_min = 50\n",
 	     0, NULL);
 	assert_int_equal(cfg.advice.small_share, 50);
 	assert_int_equal(cfg.advice.small_min, 5000);
@@ -660,6 +770,7 @@ static void test_config_keys(void **state)
 	assert_int_equal(cfg.advice.shared_meta_ops, 500);
 	assert_int_equal(cfg.advice.local_share, 90);
 	assert_int_equal(cfg.advice.step_imbalance, 30);
+	assert_int_equal(cfg.advice.notfound_min, 50);
 
 	/* The rules use them: 2000 small writes are fewer than 5000. */
 	base(&b);
@@ -688,7 +799,7 @@ static void test_keys_documented(void **state)
 		"advice_meta_ops_per_mib", "advice_meta_ops_min", "advice_fsync_min",
 		"advice_fsync_write_share", "advice_tiny_files_min", "advice_tiny_file_size",
 		"advice_burst_ratio", "advice_burst_min_bandwidth", "advice_shared_meta_ops",
-		"advice_local_share", "advice_step_imbalance",
+		"advice_local_share", "advice_step_imbalance", "advice_notfound_min",
 	};
 	static const char *const files[] = { "/../../etc/ioacct.conf", "/../../docs/man/ioacct.conf.5" };
 	struct ioacct_config cfg;
@@ -744,6 +855,7 @@ int main(void)
 		cmocka_unit_test(test_node_local),
 		cmocka_unit_test(test_step_imbalance),
 		cmocka_unit_test(test_dropped),
+		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_ok_and_order),
 		cmocka_unit_test(test_config_keys),
 		cmocka_unit_test(test_keys_documented),

@@ -299,7 +299,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 3);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 4);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;
@@ -638,8 +638,8 @@ static void test_migrate_from_v1(void **state)
 		 "INSERT INTO series VALUES (7, 0, 21, 1, 1, 8192, 2, 1, 30, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0);");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 3);
-	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 3);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), IOACCT_STORE_SCHEMA_VERSION);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master"
 					  " WHERE type = 'index' AND name LIKE 'jobs_%'"), 6);
 
@@ -664,7 +664,76 @@ static void test_migrate_from_v1(void **state)
 
 	/* Opening again finds nothing to do. */
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 3);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	ioacct_store_close(st);
+}
+
+/*
+ * Schema 3 to 4: series and totals gain the failed calls per class; rows of
+ * old jobs read 0 in every class (their errors are unclassified), new rows
+ * keep their classes through the totals.
+ */
+static void test_migrate_from_v3(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_sample smp = { .step_id = 0, .mnt_id = 21, .op = IOACCT_OP_OPEN, .bin = 0 };
+	struct ioacct_job job;
+	struct ioacct_store *st;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 3, f->err, sizeof(f->err)), 0);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 3);
+	raw_exec(f->path,
+		 "INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		 " start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		 " dropped_bytes) VALUES (5, 'hpc', 55, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
+		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);"
+		 "INSERT INTO series VALUES (5, 0, 21, 2, 0, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);"
+		 "INSERT INTO totals VALUES (5, 0, 21, 2, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 4");
+
+	st = open_store(f, f->path, IOACCT_STORE_RDWR);
+	assert_int_equal(ioacct_store_schema_version(st), 4);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 4);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->ntotals, 1);
+	assert_int_equal(jd->totals[0].c.calls, 10);
+	assert_int_equal(jd->totals[0].c.errors, 4);
+	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
+		assert_int_equal(jd->totals[0].c.errclass[k], 0);
+	assert_int_equal(ioacct_counters_unclassified(&jd->totals[0].c), 4);
+	assert_int_equal(ioacct_counters_real_errors(&jd->totals[0].c), 4);
+	ioacct_jobdata_free(jd);
+	jd = NULL;
+
+	/* A job stored now keeps its classes, in the series and in the totals. */
+	make_job(&job, "hpc", 56, 1700000000000000000LL);
+	assert_int_equal(ioacct_store_job_insert(st, &job), 0);
+	smp.c.calls = 9;
+	smp.c.errclass[IOACCT_ERR_NOTFOUND] = 5;
+	smp.c.errclass[IOACCT_ERR_ACCESS] = 1;
+	smp.c.errclass[IOACCT_ERR_SPACE] = 1;
+	smp.c.errclass[IOACCT_ERR_IO] = 1;
+	smp.c.errclass[IOACCT_ERR_OTHER] = 1;
+	smp.c.errors = 9;
+	assert_int_equal(ioacct_store_series_put(st, job.key, &smp), 0);
+	smp.bin = 1;
+	assert_int_equal(ioacct_store_series_put(st, job.key, &smp), 0);
+	assert_int_equal(ioacct_store_job_finish(st, job.key, 1700000001000000000LL, "COMPLETED", 0),
+			 0);
+	assert_int_equal(ioacct_store_job_load(st, job.key, &jd), 0);
+	assert_int_equal(jd->nseries, 2);
+	assert_int_equal(jd->series[1].c.errclass[IOACCT_ERR_IO], 1);
+	assert_int_equal(jd->ntotals, 1);
+	assert_int_equal(jd->totals[0].c.errors, 18);
+	assert_int_equal(jd->totals[0].c.errclass[IOACCT_ERR_NOTFOUND], 10);
+	assert_int_equal(jd->totals[0].c.errclass[IOACCT_ERR_ACCESS], 2);
+	assert_int_equal(jd->totals[0].c.errclass[IOACCT_ERR_SPACE], 2);
+	assert_int_equal(jd->totals[0].c.errclass[IOACCT_ERR_IO], 2);
+	assert_int_equal(jd->totals[0].c.errclass[IOACCT_ERR_OTHER], 2);
+	assert_int_equal(ioacct_counters_unclassified(&jd->totals[0].c), 0);
+	assert_int_equal(ioacct_counters_real_errors(&jd->totals[0].c), 8);
+	ioacct_jobdata_free(jd);
 	ioacct_store_close(st);
 }
 
@@ -674,7 +743,7 @@ static void test_newer_schema_refused(void **state)
 
 	ioacct_store_close(open_store(f, f->path, IOACCT_STORE_RDWR));
 	raw_exec(f->path, "PRAGMA user_version = 99");
-	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 3)");
+	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 4)");
 	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "newer ioacct");
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 99);
 	/* Nor can the test hook go back. */
@@ -896,7 +965,7 @@ static void test_hostile_rows(void **state)
 
 	/* An operation this ioacct does not know. */
 	snprintf(sql, sizeof(sql),
-		 "INSERT INTO series VALUES (%lld, 0, 1, 77, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)",
+		 "INSERT INTO series VALUES (%lld, 0, 1, 77, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0)",
 		 (long long)b.key);
 	raw_exec(f->path, sql);
 	assert_int_equal(ioacct_store_job_load(st, b.key, &jd), -EIO);
@@ -1137,10 +1206,10 @@ static void test_migrate_from_v2(void **state)
 		 " dropped_bytes) VALUES (3, 'hpc', 77, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);");
 	/* A reader of this version does not upgrade it. */
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 3");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 4");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 3);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
 					  " AND name IN ('jobs_job_id', 'jobs_duration', 'jobs_running')"),
 			 3);
@@ -1210,6 +1279,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_running_and_delete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_add, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_from_v3, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),

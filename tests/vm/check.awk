@@ -9,7 +9,8 @@
 # and optionally one line "@ KEY=VALUE..." for top-level fields (probe_mode=...).
 # The rules are those of tests/integration/check_mounts.py, a little stricter:
 #  - every counter of a named mount that is not named must be 0 (the counts,
-#    every size-histogram bin and every per-operation error count);
+#    every size-histogram bin, every per-operation error count and every
+#    error class);
 #  - a named key the summary does not have is an error (no silent typo);
 #  - mounts not named must not appear; "dropped" must be 0.
 # Prints "MISMATCH: ..." for every difference and exits 1 if there is any;
@@ -133,7 +134,7 @@ END {
 	if (!(("mounts.0.mount") in flat) && !(("dropped") in flat))
 		fatal("no \"mounts\" in the summary")
 
-	ncounts = split("read_bytes write_bytes reads writes opens creates mkdirs unlinks rmdirs fsyncs renames stats errors", counts, " ")
+	ncounts = split("read_bytes write_bytes reads writes opens creates mkdirs unlinks rmdirs fsyncs renames stats errors real_errors", counts, " ")
 	for (i = 0; ("mounts." i ".mount") in flat; i++)
 		idx[flat["mounts." i ".mount"]] = i
 
@@ -160,12 +161,12 @@ END {
 			else if (flat[p k] "" != e "")
 				mismatch("mount " m ": " k " = " flat[p k] ", expected " e)
 		}
-		# Every size bin and per-operation error count, named or 0.
+		# Every size bin, per-operation error count and error class, named or 0.
 		for (key in flat) {
 			if (index(key, p) != 1)
 				continue
 			k = substr(key, length(p) + 1)
-			if (k !~ /^(read_sizes|write_sizes|op_errors)\./)
+			if (k !~ /^(read_sizes|write_sizes|op_errors|error_classes)\./)
 				continue
 			e = ((m, k) in expv) ? expv[m, k] : 0
 			if (flat[key] "" != e "")

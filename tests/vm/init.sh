@@ -21,7 +21,7 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 exec </dev/console >/dev/console 2>&1
 
 MODES="auto fentry kprobe tracepoint"
-NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 WRONG=0 START_TIMEOUT=120
+NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 WRONG=0 START_TIMEOUT=120
 # shellcheck disable=SC1091 # written by mkinitramfs
 . /etc/vmtest.conf
 
@@ -93,11 +93,13 @@ write_expect() { # FILE MODE
 	[ "$WRONG" = 1 ] && wb=$((wb + 1))
 	{
 		echo "$A write_bytes=$wb writes=$NW read_bytes=$((NR * 1048576)) reads=$NR" \
-			"opens=$((2 + NCREATE + NMISS)) creates=$((1 + NCREATE)) mkdirs=$NMKDIR unlinks=$NCREATE" \
-			"rmdirs=$NMKDIR errors=$NMISS op_errors.opens=$NMISS" \
+			"opens=$((2 + NCREATE + NMISS + NEXIST)) creates=$((1 + NCREATE)) mkdirs=$NMKDIR" \
+			"unlinks=$NCREATE rmdirs=$NMKDIR errors=$((NMISS + NEXIST)) real_errors=$NEXIST" \
+			"op_errors.opens=$((NMISS + NEXIST)) error_classes.notfound=$NMISS" \
+			"error_classes.other=$NEXIST" \
 			"write_sizes.100K_1M=$NW read_sizes.100K_1M=$NR"
 		echo "$B write_bytes=$((NPW * 4096)) writes=$NPW opens=6 creates=4 unlinks=3 errors=2" \
-			"op_errors.opens=2 write_sizes.1K_10K=$NPW"
+			"op_errors.opens=2 error_classes.notfound=2 write_sizes.1K_10K=$NPW"
 		[ "$2" = auto ] || echo "@ probe_mode=$2"
 	} > "$1"
 }
@@ -134,6 +136,7 @@ run_work() {
 			unlink $A/files "$NCREATE" , \
 			rmdir $A/dirs "$NMKDIR" , \
 			missing $A "$NMISS" , \
+			exists $A/big "$NEXIST" , \
 			cd $B/d , create . 3 , unlink . 3 , missing . 2 2> "$W/iorun.err"
 		echo $? > "$W/rc"
 	} | cat
