@@ -360,6 +360,30 @@ static const struct ioacct_mount *job_mount_in_container(struct ioacct_registry 
 	return buf;
 }
 
+/*
+ * A mount no task's mountinfo lists any more (a container that exited before
+ * the drain): what the probes noted of it, its file-system type at least.
+ * The path stays mnt:N, since only the last component of the mount point is
+ * known; the source says what is.
+ */
+static void job_mount_noted(struct ioacct_registry *r, const struct djob *j, struct ioacct_mount *m)
+{
+	char fstype[sizeof(m->fstype)], name[IOACCT_NOTE_NAME_MAX];
+	uint32_t ns = 0;
+
+	if (ioacct_probes_mount_note(r->probes, m->mnt_id, fstype, sizeof(fstype), name,
+				     sizeof(name), &ns))
+		return;
+	ioacct_strlcpy(m->fstype, fstype, sizeof(m->fstype));
+	/* A namespace's root is on "/"; other mount points are known by their last component. */
+	snprintf(m->source, sizeof(m->source),
+		 "gone before it could be named: mount point %s%s in mount namespace %u",
+		 name[0] == '/' ? "" : ".../", name, ns);
+	log_info("job %s/%llu: mount %u is gone; it was a %s on %s%s in mount namespace %u",
+		 j->job.cluster, (unsigned long long)j->job.job_id, m->mnt_id, fstype,
+		 name[0] == '/' ? "" : ".../", name, ns);
+}
+
 /* Stores the description of a mount the first time the job's data names it. */
 static int job_store_mount(struct ioacct_registry *r, struct djob *j, uint32_t mnt_id)
 {
@@ -384,6 +408,7 @@ static int job_store_mount(struct ioacct_registry *r, struct djob *j, uint32_t m
 		unknown.mnt_id = mnt_id;
 		snprintf(unknown.path, sizeof(unknown.path), "mnt:%u", mnt_id);
 		snprintf(unknown.fstype, sizeof(unknown.fstype), "unknown");
+		job_mount_noted(r, j, &unknown);
 		m = &unknown;
 	}
 	ret = ioacct_store_mount_put(r->store, j->job.key, m);

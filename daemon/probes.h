@@ -70,6 +70,15 @@ int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t star
 int ioacct_probes_slot_clear(struct ioacct_probes *p, uint32_t slot);
 int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const char *path,
 				 uint32_t mnt_id);
+/*
+ * What the probes noted of a mount a watched task did fd I/O on: its
+ * file-system type, the last component of its mount point and its mount
+ * namespace, for a mount no mountinfo lists any more. -ENOENT when not
+ * noted (no fd I/O on it, evicted, or noted by an earlier daemon's
+ * programs, which are still the attached ones).
+ */
+int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t mnt_id, char *fstype,
+			     size_t fstype_len, char *name, size_t name_len, uint32_t *mntns);
 
 /* One drained entry, summed over CPUs. */
 struct ioacct_probe_entry {
