@@ -21,6 +21,8 @@ MX=$T/mx
 MY=$T/my
 SRC=$T/bind-src
 mkdir -p "$MX" "$MY" "$SRC"
+unshare -m --propagation private mount -t tmpfs ioacct-test "$MX" 2>/dev/null ||
+	skip "cannot mount a tmpfs in a new mount namespace here"
 # The bind mount's file system is the one $SRC lives on, as mountinfo names it.
 SRCMNT=$(mount_of "$SRC")
 BINDFS=$(awk -v m="$SRCMNT" '{ for (i = 7; $i != "-"; i++); if ($5 == m) fs = $(i + 1) } END { print fs }' \
