@@ -136,6 +136,14 @@ struct {
 	__type(value, struct ioacct_mp_key);
 } mpscratch SEC(".maps");
 
+/* Mounts noted for the daemon (ioacct_abi.h); names, not counts, so an LRU is fine. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct ioacct_mnt_note);
+} mntnotes SEC(".maps");
+
 static const struct ioacct_stat_val zero_val;
 
 static __always_inline struct ioacct_state *get_state(void)
@@ -409,6 +417,35 @@ static __always_inline __u32 err_class(long ret)
 }
 
 /*
+ * Notes the file-system type and mount point name of a mount the current
+ * task does I/O on, so that the daemon can say what it was if the task's
+ * mount namespace is gone before the drain. Called only when a counter
+ * entry is created (once per slot, mount, bin and operation), never on the
+ * per-call path; the mount is the task's last file's, when it is that one.
+ */
+static __noinline void note_mount(__u32 id)
+{
+	struct ioacct_mnt_note n = {}, *old;
+	struct vfsmount *mnt;
+	struct task_ent *t;
+	struct mount *m;
+
+	t = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	if (!t || t->c_mnt != id || !t->c_vfsmnt)
+		return;
+	old = bpf_map_lookup_elem(&mntnotes, &id);
+	if (old && old->vfsmnt == t->c_vfsmnt)
+		return;
+	mnt = (struct vfsmount *)t->c_vfsmnt;
+	m = container_of(mnt, struct mount, mnt);
+	n.vfsmnt = t->c_vfsmnt;
+	n.mntns = BPF_CORE_READ(m, mnt_ns, ns.inum);
+	bpf_probe_read_kernel_str(n.fstype, sizeof(n.fstype), BPF_CORE_READ(mnt, mnt_sb, s_type, name));
+	bpf_probe_read_kernel_str(n.name, sizeof(n.name), BPF_CORE_READ(m, mnt_mountpoint, d_name.name));
+	bpf_map_update_elem(&mntnotes, &id, &n, BPF_ANY);
+}
+
+/*
  * Adds one finished operation to its (slot, mount, bin, op) counters; `where`
  * carries slot, mount and op, the bin is computed here.
  */
@@ -437,6 +474,8 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 			count_drop(slot, bytes);
 			return;
 		}
+		if (!err)
+			note_mount(key.mnt_id);
 		v = bpf_map_lookup_elem(&stats, &key);
 		if (!v) {
 			count_drop(slot, bytes);

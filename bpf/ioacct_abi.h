@@ -162,4 +162,20 @@ struct ioacct_mp_val {
 	__u32 pad;
 };
 
+/*
+ * mntnotes: mount id -> what the kernel knows of a mount a watched task did
+ * fd I/O on, for the daemon to name a mount whose namespace is gone before
+ * the drain (a short-lived container). Not pinned: a new daemon's programs
+ * start an empty one, so this needs no ABI version of its own.
+ */
+#define IOACCT_NOTE_FSTYPE_MAX 32
+#define IOACCT_NOTE_NAME_MAX 64
+struct ioacct_mnt_note {
+	__u64 vfsmnt;                        /* which of the mounts that had this id */
+	__u32 mntns;                         /* inode number of its mount namespace */
+	__u32 pad;
+	char fstype[IOACCT_NOTE_FSTYPE_MAX]; /* mnt_sb->s_type->name */
+	char name[IOACCT_NOTE_NAME_MAX];     /* last component of its mount point */
+};
+
 #endif /* IOACCT_ABI_H */

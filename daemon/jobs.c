@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "mntns.h"
 #include "procfs.h"
 #include "query_fetch.h"
 
@@ -104,7 +105,10 @@ struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
 	r->probes = probes;
 	r->nslots = ioacct_probes_max_jobs(probes);
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
-	if (!r->slots) {
+	r->mntns = ioacct_mntns_create();
+	if (!r->slots || !r->mntns) {
+		free(r->slots);
+		ioacct_mntns_destroy(r->mntns);
 		free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -143,6 +147,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 		job_free(j);
 	}
 	free(r->slots);
+	ioacct_mntns_destroy(r->mntns);
 	free(r);
 }
 
@@ -287,6 +292,75 @@ static void job_publish_mountpoints(struct ioacct_registry *r, struct djob *j)
 		ioacct_probes_mountpoints_set(r->probes, j->mntns, j->mt->m, j->mt->n);
 }
 
+/*
+ * A mount of another mount namespace than the job's (a container's), from
+ * the tasks in the job's watched cgroups: see mntns.h. NULL if none has it.
+ */
+static const struct ioacct_mount *job_mount_in_container(struct ioacct_registry *r,
+							 struct djob *j, uint32_t mnt_id,
+							 struct ioacct_mount *buf)
+{
+	const char **cgroups = NULL;
+	size_t n = 0, max = 0;
+	uint32_t ns = 0;
+	int ret;
+
+	for (size_t i = 0; i < j->nsteps; i++)
+		max += j->steps[i]->nwatches;
+	if (max == 0 || !(cgroups = calloc(max, sizeof(*cgroups))))
+		return NULL;
+	for (size_t i = 0; i < j->nsteps; i++)
+		for (size_t k = 0; k < j->steps[i]->nwatches; k++)
+			cgroups[n++] = j->steps[i]->watches[k].cgroup;
+	ret = ioacct_mntns_find(r->mntns, j->job.key, cgroups, n, j->mntns, mnt_id, buf, &ns);
+	free(cgroups);
+	if (ret)
+		return NULL;
+	/*
+	 * A mount point the job's own namespace has too (the "/" of `unshare -m`,
+	 * a container's /home) would give the report two mounts of one name:
+	 * say whose this one is. Mounts of the container's own keep their path.
+	 */
+	for (size_t i = 0; j->mt && i < j->mt->n; i++) {
+		if (strcmp(j->mt->m[i].path, buf->path) == 0) {
+			char path[sizeof(buf->path)];
+
+			ioacct_strlcpy(path, buf->path, sizeof(path));
+			if ((size_t)snprintf(buf->path, sizeof(buf->path), "%s (mount namespace %u)",
+					     path, ns) >= sizeof(buf->path))
+				ioacct_strlcpy(buf->path, path, sizeof(buf->path));
+			break;
+		}
+	}
+	log_info("job %s/%llu: mount %u is %s (%s) in mount namespace %u", j->job.cluster,
+		 (unsigned long long)j->job.job_id, mnt_id, buf->path, buf->fstype, ns);
+	return buf;
+}
+
+/*
+ * A mount no task's mountinfo lists any more (a container that exited before
+ * the drain): what the probes noted of it, its file-system type at least.
+ * The path stays mnt:N, since only the last component of the mount point is
+ * known; the source says what is.
+ */
+static void job_mount_noted(struct ioacct_registry *r, const struct djob *j, struct ioacct_mount *m)
+{
+	char fstype[sizeof(m->fstype)], name[IOACCT_NOTE_NAME_MAX];
+	uint32_t ns = 0;
+
+	if (ioacct_probes_mount_note(r->probes, m->mnt_id, fstype, sizeof(fstype), name,
+				     sizeof(name), &ns))
+		return;
+	ioacct_strlcpy(m->fstype, fstype, sizeof(m->fstype));
+	/* A namespace's root is on "/"; other mount points are known by their last component. */
+	snprintf(m->source, sizeof(m->source),
+		 "gone before it could be named: mount point %s%s in mount namespace %u",
+		 name[0] == '/' ? "" : ".../", name, ns);
+	log_info("job %s/%llu: mount %u is gone; it was a %s on %s%s in mount namespace %u",
+		 j->job.cluster, (unsigned long long)j->job.job_id, m->mnt_id, fstype,
+		 name[0] == '/' ? "" : ".../", name, ns);
+}
+
 /* Stores the description of a mount the first time the job's data names it. */
 static int job_store_mount(struct ioacct_registry *r, struct djob *j, uint32_t mnt_id)
 {
@@ -303,12 +377,15 @@ static int job_store_mount(struct ioacct_registry *r, struct djob *j, uint32_t m
 		job_read_mounts(r, j);
 		m = job_mount(j, mnt_id);
 	}
+	if (!m)
+		m = job_mount_in_container(r, j, mnt_id, &unknown);
 	if (!m) {
 		/* Unmounted since, or a kernel-internal mount: keep the data, say what is known. */
 		memset(&unknown, 0, sizeof(unknown));
 		unknown.mnt_id = mnt_id;
 		snprintf(unknown.path, sizeof(unknown.path), "mnt:%u", mnt_id);
 		snprintf(unknown.fstype, sizeof(unknown.fstype), "unknown");
+		job_mount_noted(r, j, &unknown);
 		m = &unknown;
 	}
 	ret = ioacct_store_mount_put(r->store, j->job.key, m);
@@ -397,6 +474,7 @@ static bool want_entry(uint32_t slot, uint32_t bin, void *arg)
 /* Writes entries into the store, inside the caller's transaction. */
 static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_entry *e, size_t n)
 {
+	ioacct_mntns_pass(r->mntns);
 	for (size_t i = 0; i < n; i++) {
 		struct dstep *s = r->slots[e[i].slot];
 		struct ioacct_sample smp = { .step_id = s->step_id, .mnt_id = e[i].mnt_id,

@@ -951,6 +951,24 @@ int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch 
 	return 0;
 }
 
+int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t mnt_id, char *fstype,
+			     size_t fstype_len, char *name, size_t name_len, uint32_t *mntns)
+{
+	struct ioacct_mnt_note n;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.mntnotes), &mnt_id, &n))
+		return -errno;
+	/* The kernel's strings are NUL-terminated by bpf_probe_read_kernel_str; make sure. */
+	n.fstype[sizeof(n.fstype) - 1] = '\0';
+	n.name[sizeof(n.name) - 1] = '\0';
+	if (!n.fstype[0])
+		return -ENOENT;
+	ioacct_strlcpy(fstype, n.fstype, fstype_len);
+	ioacct_strlcpy(name, n.name, name_len);
+	*mntns = n.mntns;
+	return 0;
+}
+
 /* Appends one entry (its per-CPU values summed) to *e. */
 static int entry_add(struct ioacct_probes *p, const struct ioacct_stat_key *k, const uint8_t *vals,
 		     size_t vsz, struct ioacct_probe_entry **e, size_t *cnt, size_t *cap)

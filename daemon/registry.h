@@ -62,6 +62,7 @@ struct ioacct_registry {
 	const struct ioacct_config *cfg;
 	struct ioacct_store *store;
 	struct ioacct_probes *probes;
+	struct ioacct_mntns *mntns;  /* mount tables of the jobs' containers */
 	struct djob *jobs;
 	struct dstep **slots;        /* slot -> step, NULL when free */
 	uint32_t nslots;

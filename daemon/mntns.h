@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Mounts of other mount namespaces: a job in a container (Apptainer,
+ * enroot, `unshare -m`) does its I/O on mounts its registering task's
+ * mountinfo does not list. Mount ids are unique system-wide, so such a
+ * mount is found in the mountinfo of a task of the job that lives in the
+ * container's namespace. The tables read are cached per namespace inode;
+ * each drain pass scans a job's cgroups at most once and reads each
+ * namespace at most once.
+ */
+#ifndef IOACCT_MNTNS_H
+#define IOACCT_MNTNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+struct ioacct_mntns;
+
+/* NULL and errno ENOMEM. */
+struct ioacct_mntns *ioacct_mntns_create(void);
+void ioacct_mntns_destroy(struct ioacct_mntns *c);
+
+/* Starts a drain pass: scans and reads of the last pass are not trusted any more. */
+void ioacct_mntns_pass(struct ioacct_mntns *c);
+
+/*
+ * Names mount mnt_id from the mount namespaces of the tasks in the job's
+ * cgroups (cgroup directories of either hierarchy, with their descendants),
+ * leaving out skip_ns (the namespace whose table the caller has just read;
+ * 0 for none). Fills *out (the path as seen inside the namespace) and *ns.
+ * -ENOENT when no task of the job lives in a namespace that has the mount
+ * (it is unmounted, or its namespace is gone), -ENOMEM.
+ */
+int ioacct_mntns_find(struct ioacct_mntns *c, int64_t job_key, const char *const *cgroups,
+		      size_t ncgroups, uint32_t skip_ns, uint32_t mnt_id, struct ioacct_mount *out,
+		      uint32_t *ns);
+
+#endif /* IOACCT_MNTNS_H */
