@@ -664,6 +664,7 @@ static int next_timeout(const struct ioacct_server *s, int timeout_ms)
 int ioacct_server_run(struct ioacct_server *s, int timeout_ms)
 {
 	struct epoll_event ev[EVENT_BATCH];
+	uint64_t until = now_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
 	int n = epoll_wait(s->epfd, ev, EVENT_BATCH, next_timeout(s, timeout_ms));
 
 	if (n < 0 && errno != EINTR) {
@@ -672,6 +673,14 @@ int ioacct_server_run(struct ioacct_server *s, int timeout_ms)
 	}
 	for (int i = 0; i < n; i++) {
 		struct client *c = ev[i].data.ptr;
+
+		/*
+		 * Time is up (handlers took it: QUERY pages take up to 100 ms): the
+		 * caller has a drain to do. epoll is level-triggered, so whatever
+		 * is left is reported again next round.
+		 */
+		if (i > 0 && now_ms() > until)
+			break;
 
 		if (!c) {
 			accept_clients(s);
