@@ -671,25 +671,29 @@ int ioacct_server_run(struct ioacct_server *s, int timeout_ms)
 		log_err("epoll_wait: %s", strerror(errno));
 		return -errno;
 	}
-	for (int i = 0; i < n; i++) {
-		struct client *c = ev[i].data.ptr;
+	/*
+	 * Root's clients and the backlog first, then the users': root's requests
+	 * never wait behind a user's QUERY pages. Once time is up (handlers took
+	 * it: a QUERY page takes up to 100 ms) the caller has a drain to do;
+	 * epoll is level-triggered, so what is left is reported again next round.
+	 * At least one user's event is served each round, so that users are
+	 * never starved by drains that take all the time.
+	 */
+	for (int pass = 0, served = 0; pass < 2; pass++) {
+		for (int i = 0; i < n; i++) {
+			struct client *c = ev[i].data.ptr;
 
-		/*
-		 * Time is up (handlers took it: QUERY pages take up to 100 ms): the
-		 * caller has a drain to do. epoll is level-triggered, so whatever
-		 * is left is reported again next round.
-		 */
-		if (i > 0 && now_ms() > until)
-			break;
-
-		if (!c) {
-			accept_clients(s);
-			continue;
+			if ((pass == 0) != (!c || c->uid == 0))
+				continue;
+			if (pass == 1 && served++ > 0 && now_ms() > until)
+				break;
+			if (!c)
+				accept_clients(s);
+			else if (c->state == CLIENT_READING)
+				client_read(s, c);
+			else if (c->state == CLIENT_WRITING)
+				client_write(s, c);
 		}
-		if (c->state == CLIENT_READING)
-			client_read(s, c);
-		else if (c->state == CLIENT_WRITING)
-			client_write(s, c);
 	}
 	free_dead(s);
 	expire(s);
