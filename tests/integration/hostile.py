@@ -10,7 +10,7 @@
   hostile.py SOCKET flood N              N malformed requests in a row, each reply read
   hostile.py SOCKET query-size           one QUERY (with peaks), read: prints the reply's bytes
 
-Each prints one line "MODE: key=value ..." saying what it achieved, so that the test can
+The modes that last SECONDS stop earlier on SIGTERM. Each prints one line "MODE: key=value ..." saying what it achieved, so that the test can
 check the attack really happened. Messages are built by hand (lib/proto.h: 16-byte
 header, u32 magic "IOAC", u16 version, u16 type, u32 len, u32 seq; TLV attributes).
 """
@@ -18,6 +18,7 @@ import errno
 import fcntl
 import resource
 import select
+import signal
 import socket
 import struct
 import sys
@@ -58,6 +59,14 @@ def closed_by_peer(s):
     return any(ev & (select.POLLHUP | select.POLLERR | select.POLLRDHUP) for _, ev in p.poll(0))
 
 
+STOP = False
+
+
+def on_term(signum, frame):
+    global STOP
+    STOP = True
+
+
 def hold(path, n, seconds, first, step):
     """Keeps n connections open for `seconds`, each started with first(sock) and
     redone when the daemon drops it; step(socks) between rounds. Returns (most
@@ -66,7 +75,7 @@ def hold(path, n, seconds, first, step):
     soon as it is accepted, but looks open while it waits in the backlog."""
     socks, since, redone, most = [None] * n, [0.0] * n, 0, 0
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end and not STOP:
         for i, s in enumerate(socks):
             if s is not None and not closed_by_peer(s):
                 continue
@@ -91,6 +100,7 @@ def hold(path, n, seconds, first, step):
 
 def main():
     path, mode = sys.argv[1], sys.argv[2]
+    signal.signal(signal.SIGTERM, on_term)
     # Thousands of sockets at once: as many open files as this user may have.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
