@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,19 +26,8 @@
 #include "probes.h"
 #include "procfs.h"
 #include "proto.h"
+#include "server.h"
 #include "store.h"
-
-#define MAX_CLIENTS 64
-/* A client that has not sent a whole request by then is dropped. */
-#define CLIENT_TIMEOUT_MS 5000
-#define REPLY_TIMEOUT_MS 2000
-
-struct client {
-	int fd;
-	uid_t uid;
-	uint64_t since_ms;
-	struct ioacct_buf in;
-};
 
 struct daemon_opts {
 	bool foreground;
@@ -236,6 +224,8 @@ static int daemonize(void)
 /*
  * Binds the socket, replacing a stale one left by a dead daemon but never a
  * live one. Anyone may connect; what they may do is checked per request.
+ * The backlog is SOMAXCONN so that a burst of connections waits in the
+ * kernel's queue rather than being refused (server.c empties it each round).
  */
 static int socket_open(const char *path, int *out)
 {
@@ -261,7 +251,7 @@ static int socket_open(const char *path, int *out)
 	}
 	unlink(path);
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || chmod(path, 0666) ||
-	    listen(fd, 128)) {
+	    listen(fd, SOMAXCONN)) {
 		ret = -errno;
 		log_err("cannot serve %s: %s", path, strerror(errno));
 		close(fd);
@@ -271,208 +261,50 @@ static int socket_open(const char *path, int *out)
 	return 0;
 }
 
-static void client_close(struct client *c)
-{
-	if (c->fd >= 0)
-		close(c->fd);
-	ioacct_buf_free(&c->in);
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
-}
-
-static void client_accept(int lfd, struct client *clients)
-{
-	for (;;) {
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
-		struct client *c = NULL;
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-		if (fd < 0)
-			return;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
-			close(fd);
-			continue;
-		}
-		for (int i = 0; i < MAX_CLIENTS && !c; i++)
-			if (clients[i].fd < 0)
-				c = &clients[i];
-		if (!c) {
-			log_warn("too many clients; refusing uid %u", (unsigned int)cred.uid);
-			close(fd);
-			continue;
-		}
-		c->fd = fd;
-		c->uid = cred.uid;
-		c->since_ms = now_ms();
-	}
-}
-
-static void reply_error(struct client *c, uint32_t seq, int status, const char *msg)
-{
-	struct ioacct_reply rep = { .seq = seq, .status = status };
-	struct ioacct_buf out = { 0 };
-
-	ioacct_strlcpy(rep.error, msg, sizeof(rep.error));
-	if (ioacct_proto_encode_reply(&out, &rep) == 0)
-		ioacct_proto_send(c->fd, &out, REPLY_TIMEOUT_MS);
-	ioacct_buf_free(&out);
-}
-
 /*
- * Whether the peer has closed its socket: a REGISTER that arrives after its
- * client gave up (timeout) must not leave a job nobody will finish.
- * POLLHUP, not a read of 0 bytes: a client may shut down only its sending side.
+ * The reply to root's REGISTER did not reach its client (iorun, slurmstepd),
+ * which will never know it registered: nobody would finish the job. Undo it.
  */
-static bool peer_gone(int fd)
+static void on_undelivered(void *ctx, uid_t uid, const struct ioacct_request *req,
+			   const struct ioacct_reply *rep)
 {
-	struct pollfd p = { .fd = fd, .events = 0 };
-
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+	if (req->type != IOACCT_MSG_REGISTER || rep->status)
+		return;
+	log_warn("uid %u: the reply to REGISTER of job %llu step %u was not delivered: undoing it",
+		 (unsigned int)uid, (unsigned long long)rep->job_id, req->u.reg.step_id);
+	ioacct_registry_abort_register(ctx, rep->job_key, req->u.reg.step_id);
 }
 
-/* Reads what the client sent; once a whole request is there, serves it. */
-static void client_read(struct client *c, struct ioacct_registry *reg)
-{
-	char err[512];
-	size_t want = IOACCT_PROTO_HDR_LEN;
-	struct ioacct_request req;
-	struct ioacct_reply rep;
-	struct ioacct_buf out = { 0 };
-	int ret;
-
-	for (;;) {
-		ssize_t n;
-
-		if (c->in.len >= IOACCT_PROTO_HDR_LEN) {
-			ret = ioacct_proto_header_check(c->in.data, &want, err, sizeof(err));
-			if (ret) {
-				log_warn("client uid %u: %s", (unsigned int)c->uid, err);
-				reply_error(c, 0, ret, err);
-				client_close(c);
-				return;
-			}
-		}
-		if (c->in.len >= want && c->in.len >= IOACCT_PROTO_HDR_LEN)
-			break;
-		if (c->in.cap < want) {
-			uint8_t *nd = realloc(c->in.data, want);
-
-			if (!nd) {
-				client_close(c);
-				return;
-			}
-			c->in.data = nd;
-			c->in.cap = want;
-		}
-		n = read(c->fd, c->in.data + c->in.len, want - c->in.len);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n <= 0) {
-			if (c->in.len) {
-				/* The peer may have shut down only its sending side: tell it why. */
-				snprintf(err, sizeof(err), "request truncated: %zu of %zu bytes arrived",
-					 c->in.len, want);
-				log_warn("client uid %u: %s", (unsigned int)c->uid, err);
-				reply_error(c, 0, -EPROTO, err);
-			}
-			client_close(c);
-			return;
-		}
-		c->in.len += (size_t)n;
-	}
-
-	ret = ioacct_proto_decode_request(c->in.data, c->in.len, &req, err, sizeof(err));
-	if (ret) {
-		log_warn("client uid %u: bad request: %s", (unsigned int)c->uid, err);
-		reply_error(c, 0, ret, err);
-		client_close(c);
-		return;
-	}
-	log_debug("uid %u: %s", (unsigned int)c->uid, ioacct_msg_type_name(req.type));
-	if (req.type == IOACCT_MSG_REGISTER && peer_gone(c->fd)) {
-		log_warn("uid %u: REGISTER of job %llu step %u ignored: its client has gone away",
-			 (unsigned int)c->uid, (unsigned long long)req.u.reg.job_id, req.u.reg.step_id);
-		client_close(c);
-		return;
-	}
-	ioacct_registry_handle(reg, &req, c->uid, &rep);
-	if (rep.status)
-		log_info("uid %u: %s refused: %s", (unsigned int)c->uid, ioacct_msg_type_name(req.type),
-			 rep.error);
-	ret = ioacct_proto_encode_reply(&out, &rep);
-	if (ret == 0)
-		ret = ioacct_proto_send(c->fd, &out, REPLY_TIMEOUT_MS);
-	else
-		reply_error(c, req.seq, ret, "reply too large to encode");
-	if (ret && req.type == IOACCT_MSG_REGISTER && rep.status == 0) {
-		/* The client will never know it registered: nobody would finish the job. */
-		log_warn("uid %u: the reply to REGISTER of job %llu step %u was not delivered (%s): "
-			 "undoing it", (unsigned int)c->uid, (unsigned long long)rep.job_id,
-			 req.u.reg.step_id, strerror(-ret));
-		ioacct_registry_abort_register(reg, rep.job_key, req.u.reg.step_id);
-	}
-	ioacct_buf_free(&out);
-	ioacct_reply_free(&rep);
-	client_close(c);
-}
-
+/* Serves clients, and drains closed bins on schedule whatever the clients do. */
 static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registry *reg)
 {
-	struct client clients[MAX_CLIENTS];
-	struct pollfd pfd[MAX_CLIENTS + 1];
+	struct ioacct_server *srv = ioacct_server_create(lfd, reg);
 	uint64_t next_drain = now_ms() + cfg->drain_interval_ms;
+	int ret = 0;
 
-	for (int i = 0; i < MAX_CLIENTS; i++) {
-		memset(&clients[i], 0, sizeof(clients[i]));
-		clients[i].fd = -1;
+	if (!srv) {
+		log_err("cannot serve the socket: %s", strerror(errno));
+		return -errno;
 	}
+	ioacct_server_set_undelivered(srv, on_undelivered, reg);
 	while (!stop_signal) {
-		int n = 0, map[MAX_CLIENTS + 1];
 		uint64_t now = now_ms();
 		int timeout = next_drain > now ? (int)(next_drain - now) : 0;
 
-		pfd[n].fd = lfd;
-		pfd[n].events = POLLIN;
-		map[n++] = -1;
-		for (int i = 0; i < MAX_CLIENTS; i++) {
-			if (clients[i].fd < 0)
-				continue;
-			pfd[n].fd = clients[i].fd;
-			pfd[n].events = POLLIN;
-			map[n++] = i;
-		}
 		if (timeout > 1000)
 			timeout = 1000;
-		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
-			log_err("poll: %s", strerror(errno));
-			return -errno;
-		}
-		for (int k = 0; k < n; k++) {
-			if (!pfd[k].revents)
-				continue;
-			if (map[k] < 0)
-				client_accept(lfd, clients);
-			else
-				client_read(&clients[map[k]], reg);
-		}
+		ret = ioacct_server_run(srv, timeout);
+		if (ret)
+			break;
 		now = now_ms();
-		for (int i = 0; i < MAX_CLIENTS; i++) {
-			if (clients[i].fd >= 0 && now - clients[i].since_ms > CLIENT_TIMEOUT_MS) {
-				log_warn("client uid %u sent no whole request in %d ms; dropped",
-					 (unsigned int)clients[i].uid, CLIENT_TIMEOUT_MS);
-				client_close(&clients[i]);
-			}
-		}
 		if (now >= next_drain) {
 			ioacct_registry_drain(reg, false);
 			ioacct_registry_reap(reg);
 			next_drain = now + cfg->drain_interval_ms;
 		}
 	}
-	for (int i = 0; i < MAX_CLIENTS; i++)
-		client_close(&clients[i]);
-	return 0;
+	ioacct_server_destroy(srv);
+	return ret;
 }
 
 static int dir_of(const char *path, char *out, size_t len)
