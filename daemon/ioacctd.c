@@ -461,6 +461,31 @@ static int dir_of(const char *path, char *out, size_t len)
 	return 0;
 }
 
+/*
+ * The store, checked before anything is added to it: a corrupt file would
+ * otherwise serve jobs with missing counters (0 bytes) without a word.
+ */
+static struct ioacct_store *store_open_checked(const char *path)
+{
+	struct ioacct_store *st;
+	char err[1024];
+	uint64_t t0;
+
+	st = ioacct_store_open(path, IOACCT_STORE_RDWR, err, sizeof(err));
+	if (!st) {
+		log_err("%s", err);
+		return NULL;
+	}
+	t0 = now_ms();
+	if (ioacct_store_quick_check(st)) {
+		log_err("%s", ioacct_store_errmsg(st));
+		ioacct_store_close(st);
+		return NULL;
+	}
+	log_debug("store %s checked in %llu ms", path, (unsigned long long)(now_ms() - t0));
+	return st;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_opts o = { 0 };
@@ -499,11 +524,9 @@ int main(int argc, char **argv)
 
 	if (pidfile_open(cfg.pid_file, &pidfd))
 		goto out;
-	store = ioacct_store_open(cfg.db_path, IOACCT_STORE_RDWR, err, sizeof(err));
-	if (!store) {
-		log_err("%s", err);
+	store = store_open_checked(cfg.db_path);
+	if (!store)
 		goto out;
-	}
 	/* private_data: the file becomes root's alone; users ask the socket (IOACCT_MSG_QUERY). */
 	if (ioacct_store_set_private(store, cfg.private_data)) {
 		log_err("%s", ioacct_store_errmsg(store));

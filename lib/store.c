@@ -610,7 +610,7 @@ static int create_file(struct ioacct_store *st, const char *path)
 {
 	int fd, err = 0;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		if (errno == EEXIST)
 			return 0;
@@ -623,6 +623,162 @@ static int create_file(struct ioacct_store *st, const char *path)
 	}
 	close(fd);
 	return err;
+}
+
+/*
+ * May the daemon trust directory `dir` (lstat'ed as `d`) with its entry
+ * `name` (lstat'ed as `e`, or NULL when absent)? Nobody else may be able to
+ * replace the entry: the directory is writable only by root (or the daemon's
+ * own user), or it is sticky and the entry is theirs.
+ */
+static int check_entry(struct ioacct_store *st, const char *dir, const struct stat *d,
+		       const char *name, const struct stat *e)
+{
+	uid_t me = geteuid();
+	bool others_write = (d->st_mode & S_IWOTH) || ((d->st_mode & S_IWGRP) && d->st_gid != 0);
+
+	if (d->st_uid != 0 && d->st_uid != me)
+		return store_error(st, -EPERM,
+				   "refusing database path: directory %s belongs to uid %u, who could replace %s: keep db in a directory of root's such as /var/lib/ioacct",
+				   dir, (unsigned int)d->st_uid, name);
+	if (!others_write)
+		return 0;
+	if ((d->st_mode & S_ISVTX) && (!e || e->st_uid == 0 || e->st_uid == me))
+		return 0;
+	return store_error(st, -EPERM,
+			   "refusing database path: directory %s is writable by others (mode %04o)%s, so %s could be replaced: keep db in a directory only root can write, such as /var/lib/ioacct",
+			   dir, (unsigned int)(d->st_mode & 07777),
+			   (d->st_mode & S_ISVTX) ? " and the entry is not root's" : "", name);
+}
+
+/*
+ * Walks `path` from / with lstat: every directory on the way must be one
+ * that only root can change (see check_entry), and a symbolic link on the
+ * way must be root's in such a directory; its target is walked in turn.
+ * `depth` bounds the links followed.
+ */
+static int check_dirs(struct ioacct_store *st, const char *path, int depth)
+{
+	char cur[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], next[PATH_MAX];
+	struct stat d, e;
+	const char *p = path, *end;
+	size_t len;
+	ssize_t n;
+	int err;
+
+	if (depth > 8)
+		return store_error(st, -ELOOP, "refusing database path %s: too many symbolic links", path);
+	if (path[0] != '/')
+		return store_error(st, -EINVAL, "database path %s is not absolute", path);
+	if (lstat("/", &d))
+		return store_error(st, -errno, "cannot check /: %s", strerror(errno));
+	strcpy(parent, "/");
+	cur[0] = '\0';
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			return 0;
+		end = strchr(p, '/');
+		if (!end)
+			end = p + strlen(p);
+		len = strlen(cur);
+		if (len + 1 + (size_t)(end - p) >= sizeof(cur))
+			return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+		snprintf(cur + len, sizeof(cur) - len, "/%.*s", (int)(end - p), p);
+		if (lstat(cur, &e)) {
+			/* The rest does not exist yet: make_parents creates it, root's. */
+			if (errno == ENOENT)
+				return 0;
+			err = -errno;
+			return store_error(st, err, "cannot check %s: %s", cur, strerror(-err));
+		}
+		err = check_entry(st, parent, &d, cur, &e);
+		if (err)
+			return err;
+		if (S_ISLNK(e.st_mode)) {
+			if (e.st_uid != 0 && e.st_uid != geteuid())
+				return store_error(st, -EPERM,
+						   "refusing database path: %s is a symbolic link of uid %u",
+						   cur, (unsigned int)e.st_uid);
+			n = readlink(cur, target, sizeof(target) - 1);
+			if (n < 0)
+				return store_error(st, -errno, "cannot read link %s: %s", cur,
+						   strerror(errno));
+			target[n] = '\0';
+			/* A relative target is relative to the link's directory. */
+			if (snprintf(next, sizeof(next), "%s%s%s%s", target[0] == '/' ? "" : parent,
+				     target[0] == '/' || !strcmp(parent, "/") ? "" : "/", target, end) >=
+			    (int)sizeof(next))
+				return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+			return check_dirs(st, next, depth + 1);
+		}
+		if (!*end)
+			return 0;
+		if (!S_ISDIR(e.st_mode))
+			return store_error(st, -ENOTDIR, "database path %s: %s is not a directory",
+					   path, cur);
+		d = e;
+		strcpy(parent, cur);
+		p = end;
+	}
+}
+
+/*
+ * The daemon writes the store as root: a db path that someone else could
+ * point elsewhere (a symbolic link planted in a world-writable directory)
+ * would hand them the whole store or let them overwrite a file of root's.
+ * The directories up to the file are walked, and the file, its -wal and
+ * its -shm are lstat'ed: no link, nothing another user could replace.
+ */
+static int check_path(struct ioacct_store *st, const char *path)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	char dir[PATH_MAX], f[PATH_MAX];
+	struct stat d, e;
+	char *slash;
+	int err;
+
+	if (ioacct_strlcpy(dir, path, sizeof(dir)))
+		return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return store_error(st, -EINVAL, "database path %s is not absolute", path);
+	*slash = '\0';
+	err = check_dirs(st, dir[0] ? dir : "/", 0);
+	if (err)
+		return err;
+	/* The directory itself, links resolved: its mode decides who may replace the file. */
+	if (stat(dir[0] ? dir : "/", &d)) {
+		err = -errno;
+		return store_error(st, err, "cannot check the directory of %s: %s", path,
+				   strerror(-err));
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		if (snprintf(f, sizeof(f), "%s%s", path, suffixes[i]) >= (int)sizeof(f))
+			return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+		if (lstat(f, &e)) {
+			/* Absent: the directory alone says whether someone may put one there. */
+			if (errno == ENOENT) {
+				err = check_entry(st, dir[0] ? dir : "/", &d, f, NULL);
+				if (err)
+					return err;
+				continue;
+			}
+			err = -errno;
+			return store_error(st, err, "cannot check %s: %s", f, strerror(-err));
+		}
+		if (S_ISLNK(e.st_mode))
+			return store_error(st, -ELOOP,
+					   "refusing database %s: it is a symbolic link (someone may have planted it): remove it, and keep db in a directory only root can write",
+					   f);
+		if (!S_ISREG(e.st_mode))
+			return store_error(st, -EINVAL, "refusing database %s: not a regular file", f);
+		err = check_entry(st, dir[0] ? dir : "/", &d, f, &e);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int read_version(struct ioacct_store *st, const char *path, int *version)
@@ -799,12 +955,18 @@ static int open_db(struct ioacct_store *st, const char *path)
 	int rc, err, flags;
 
 	if (st->mode == IOACCT_STORE_RDWR) {
-		err = make_parents(st, path);
+		err = check_path(st, path);
+		if (!err)
+			err = make_parents(st, path);
 		if (!err)
 			err = create_file(st, path);
+		/* Again: the file exists now, and something may have raced the creation. */
+		if (!err)
+			err = check_path(st, path);
 		if (err)
 			return err;
-		flags = SQLITE_OPEN_READWRITE;
+		/* And SQLite itself refuses a link put there after the check. */
+		flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW;
 	} else {
 		if (stat(path, &sb)) {
 			err = -errno;
@@ -1640,6 +1802,44 @@ int ioacct_store_job_series(struct ioacct_store *st, int64_t job_key, struct ioa
 	if (!err)
 		*out = rows;
 	return err;
+}
+
+int ioacct_store_quick_check(struct ioacct_store *st)
+{
+	const char *db = sqlite3_db_filename(st->db, "main");
+	sqlite3_stmt *s = NULL;
+	const char *first;
+	char msg[256] = "";
+	int rc, nrows = 0;
+
+	/* quick_check: the b-trees and their pages, not the indexes' contents (O(N), no sort). */
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check(8)", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(st, rc, "%s: cannot check the database", db);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		first = (const char *)sqlite3_column_text(s, 0);
+		if (!first)
+			first = "?";
+		/* "*** in database main ***\nPage 8: ...": the page is what says something. */
+		if (!strncmp(first, "*** in database ", 16) && strchr(first, '\n'))
+			first = strchr(first, '\n') + 1;
+		if (nrows++ == 0)
+			snprintf(msg, sizeof(msg), "%s", first);
+	}
+	/* One line in the log. */
+	for (char *c = msg; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE && nrows == 0)
+		return store_error(st, -EIO,
+				   "%s is corrupt (%s): move it aside (mv %s %s.corrupt, with its -wal and -shm) and start ioacctd again, which starts a new, empty store",
+				   db, sqlite3_errstr(rc), db, db);
+	if (nrows == 1 && !strcmp(msg, "ok"))
+		return 0;
+	return store_error(st, -EIO,
+			   "%s is corrupt (quick_check: %s%s): move it aside (mv %s %s.corrupt, with its -wal and -shm) and start ioacctd again, which starts a new, empty store",
+			   db, msg, nrows > 1 ? ", ..." : "", db, db);
 }
 
 int ioacct_store_set_private(struct ioacct_store *st, bool private_data)

@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The store cannot be hijacked or silently wrong (issue 17), with the real
+# daemon:
+#  1. db is a symbolic link a user planted in a sticky world-writable
+#     directory: refused, nothing written through it;
+#  2. db is a symbolic link in root's own directory: refused (O_NOFOLLOW);
+#  3. db in a world-writable directory without the sticky bit: refused;
+#     with the sticky bit and a file of root's: accepted;
+#  4. a corrupt store: refused with a message naming the file and what to
+#     do, exit status 1; moved aside, a new store starts.
+. "$(dirname "$0")/lib.sh"
+require_root_bpf
+setup
+id nobody >/dev/null 2>&1 || skip "no user nobody to plant links as"
+
+# conf_with DB: a copy of the test's configuration with another db.
+conf_with() {
+	sed "s|^db = .*|db = $1|" "$CONF" > "$T/alt.conf"
+	echo "$T/alt.conf"
+}
+
+# refused CONF PATTERN WHAT: ioacctd must exit 1 at start, saying PATTERN.
+refused() {
+	local rc=0
+	timeout 60 "$IOACCTD" -f -c "$1" > "$T/refused.log" 2>&1 || rc=$?
+	cat "$T/refused.log"
+	[ "$rc" = 1 ] || fail "$3: ioacctd exited $rc, not 1"
+	grep -q -- "$2" "$T/refused.log" || fail "$3: the log does not say '$2'"
+	[ ! -S "$T/ioacctd.sock" ] || fail "$3: ioacctd created its socket"
+}
+
+chmod 755 "$T"
+
+# 1. A link planted by nobody in a sticky, world-writable directory.
+mkdir -m 1777 "$T/pub"
+echo precious > "$T/victim"
+ln -s "$T/victim" "$T/pub/ioacct.db"
+chown -h nobody "$T/pub/ioacct.db"
+refused "$(conf_with "$T/pub/ioacct.db")" "symbolic link" "planted link"
+[ "$(cat "$T/victim")" = precious ] || fail "the file behind the planted link was changed"
+[ ! -e "$T/victim-wal" ] && [ ! -e "$T/pub/ioacct.db-wal" ] || fail "a WAL file was created"
+ok "planted db symlink refused, its target untouched"
+
+# 2. A link even in root's directory: SQLite would follow it.
+mkdir -m 755 "$T/own"
+ln -s "$T/victim" "$T/own/ioacct.db"
+refused "$(conf_with "$T/own/ioacct.db")" "symbolic link" "link in root's directory"
+[ "$(cat "$T/victim")" = precious ] || fail "the file behind the link was changed"
+ok "db symlink in root's directory refused"
+
+# 3. World-writable without the sticky bit: anyone may replace the file.
+mkdir -m 777 "$T/ww"
+chmod 777 "$T/ww"
+refused "$(conf_with "$T/ww/ioacct.db")" "writable by others" "world-writable directory"
+[ ! -e "$T/ww/ioacct.db" ] || fail "the db was created in the world-writable directory"
+# A directory on the way writable by others is as bad.
+mkdir -m 755 "$T/ww/sub"
+refused "$(conf_with "$T/ww/sub/ioacct.db")" "writable by others" "world-writable parent"
+ok "db in a world-writable directory refused"
+# Sticky and root's file: nobody else can replace it.
+DB=$T/pub/store.db
+sed -i "s|^db = .*|db = $DB|" "$CONF"
+start_daemon
+stop_daemon
+[ "$(stat -c %U "$DB")" = root ] || fail "$DB is not root's"
+ok "db in a sticky world-writable directory, the file root's: accepted"
+# The same place, the file someone else's: refused.
+chown nobody "$DB"
+refused "$CONF" "not root's" "nobody's file in a sticky directory"
+chown root "$DB"
+rm -f "$DB" "$DB-wal" "$DB-shm"
+ok "nobody's db file in a sticky directory refused"
+
+# 4. A corrupt store: a job of 5000 bytes, then the page of its totals zeroed.
+DB=$T/ioacct.db
+sed -i "s|^db = .*|db = $DB|" "$CONF"
+start_daemon
+"$IORUN" --json -o "$T/out.json" -- "$IOWORK" write "$T/w.dat" 5000 1 > /dev/null ||
+	fail "iorun failed"
+[ "$(json_get "$T/out.json" 'sum(m["write_bytes"] for m in j["mounts"])')" = 5000 ] ||
+	fail "the job's 5000 bytes are not in its report"
+stop_daemon
+python3 - "$DB" <<'PY' || fail "cannot corrupt the test store"
+import sqlite3, sys
+db = sys.argv[1]
+con = sqlite3.connect(db)
+con.execute("pragma wal_checkpoint(truncate)")
+page_size = con.execute("pragma page_size").fetchone()[0]
+root = con.execute("select rootpage from sqlite_master where name = 'totals'").fetchone()[0]
+con.close()
+with open(db, "r+b") as f:
+    f.seek((root - 1) * page_size)
+    f.write(b"\xff" * page_size)
+print(f"zeroed page {root} of {db} (table totals)")
+PY
+refused "$CONF" "is corrupt" "corrupt store"
+grep -q "$DB is corrupt.*move it aside" "$T/refused.log" || fail "the message does not name the file and what to do"
+ok "corrupt store refused: $(grep -o 'is corrupt.*' "$T/refused.log" | head -c 80)..."
+mv "$DB" "$DB.corrupt"
+rm -f "$DB-wal" "$DB-shm"
+start_daemon
+ok "moved aside, a new store starts"
