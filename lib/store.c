@@ -965,8 +965,11 @@ static int open_db(struct ioacct_store *st, const char *path)
 			err = check_path(st, path);
 		if (err)
 			return err;
-		/* And SQLite itself refuses a link put there after the check. */
-		flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW;
+		flags = SQLITE_OPEN_READWRITE;
+#ifdef SQLITE_OPEN_NOFOLLOW
+		/* And SQLite itself (3.31 or later) refuses a link put there after the check. */
+		flags |= SQLITE_OPEN_NOFOLLOW;
+#endif
 	} else {
 		if (stat(path, &sb)) {
 			err = -errno;
