@@ -26,9 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
+
+#include "log.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -264,6 +267,14 @@ struct ioacct_store {
 	int version;
 	sqlite3_stmt *stmt[ST_COUNT]; /* prepared on first use, kept until close */
 	char errmsg[PATH_MAX + 256];
+	/* The writer's file, to notice it removed or replaced under the daemon. */
+	char path[PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+	bool lost;                    /* the file at path is not ours: being recreated */
+	uint64_t retry_at_ms;
+	unsigned int backoff_ms;
+	int private_mode;             /* -1: never set; else what ioacct_store_set_private() chose */
 };
 
 /* ---- errors ---- */
@@ -548,8 +559,16 @@ static int unit_end(struct ioacct_store *st, bool outer, int err)
 	return err;
 }
 
+static int store_check_file(struct ioacct_store *st);
+
 int ioacct_store_begin(struct ioacct_store *st)
 {
+	int err;
+
+	/* The daemon's writes come in transactions: each one first makes sure the file is there. */
+	err = store_check_file(st);
+	if (err)
+		return err;
 	if (!sqlite3_get_autocommit(st->db))
 		return store_error(st, -EINVAL, "begin: a transaction is open already");
 	return stmt_exec(st, st->mode == IOACCT_STORE_RDWR ? ST_BEGIN_WRITE : ST_BEGIN_READ,
@@ -750,6 +769,9 @@ static int check_path(struct ioacct_store *st, const char *path)
 		return err;
 	/* The directory itself, links resolved: its mode decides who may replace the file. */
 	if (stat(dir[0] ? dir : "/", &d)) {
+		/* Not there yet: make_parents creates it, root's, and the second check sees it. */
+		if (errno == ENOENT)
+			return 0;
 		err = -errno;
 		return store_error(st, err, "cannot check the directory of %s: %s", path,
 				   strerror(-err));
@@ -993,6 +1015,23 @@ static int open_db(struct ioacct_store *st, const char *path)
 	return register_functions(st);
 }
 
+/* The file the writer has open, by identity: see store_check_file(). */
+static int remember_file(struct ioacct_store *st, const char *path)
+{
+	struct stat sb;
+	int err;
+
+	if (ioacct_strlcpy(st->path, path, sizeof(st->path)))
+		return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+	if (stat(path, &sb)) {
+		err = -errno;
+		return store_error(st, err, "cannot stat %s: %s", path, strerror(-err));
+	}
+	st->dev = sb.st_dev;
+	st->ino = sb.st_ino;
+	return 0;
+}
+
 static struct ioacct_store *store_open(const char *path, int mode, int target, char *errbuf,
 				       size_t errlen)
 {
@@ -1006,6 +1045,7 @@ static struct ioacct_store *store_open(const char *path, int mode, int target, c
 		return NULL;
 	}
 	st->mode = mode;
+	st->private_mode = -1;
 	if (!path || !*path || (mode != IOACCT_STORE_RDONLY && mode != IOACCT_STORE_RDWR)) {
 		err = store_error(st, -EINVAL, "open database: bad path or mode");
 		goto fail;
@@ -1020,6 +1060,8 @@ static struct ioacct_store *store_open(const char *path, int mode, int target, c
 	}
 	if (!err)
 		err = check_tables(st, path);
+	if (!err && mode == IOACCT_STORE_RDWR)
+		err = remember_file(st, path);
 	if (!err)
 		return st;
 fail:
@@ -1853,6 +1895,8 @@ int ioacct_store_set_private(struct ioacct_store *st, bool private_data)
 	char path[PATH_MAX];
 	int err;
 
+	/* A store recreated under the daemon gets the same modes. */
+	st->private_mode = private_data;
 	if (!db || !*db)
 		return store_error(st, -EINVAL, "set the mode of the database: it has no file");
 	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
@@ -1865,5 +1909,187 @@ int ioacct_store_set_private(struct ioacct_store *st, bool private_data)
 					   (unsigned int)mode, strerror(-err));
 		}
 	}
+	return 0;
+}
+
+/* ---- a store removed or replaced under the daemon ---- */
+
+#define RESTORE_BACKOFF_MIN_MS 1000
+#define RESTORE_BACKOFF_MAX_MS 60000
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Copies the open database, which may be unlinked, into a new file `tmp` (created here, ours). */
+static int store_copy_to(struct ioacct_store *st, const char *tmp)
+{
+	sqlite3 *dst = NULL;
+	sqlite3_backup *b;
+	int rc, err = 0;
+
+	rc = sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL);
+	if (rc != SQLITE_OK) {
+		err = store_error(st, -EIO, "cannot open the copy %s: %s", tmp,
+				  dst ? sqlite3_errmsg(dst) : "out of memory");
+		goto out;
+	}
+	b = sqlite3_backup_init(dst, "main", st->db, "main");
+	if (!b) {
+		err = store_error(st, -EIO, "cannot copy the database to %s: %s", tmp,
+				  sqlite3_errmsg(dst));
+		goto out;
+	}
+	rc = sqlite3_backup_step(b, -1);
+	sqlite3_backup_finish(b);
+	if (rc != SQLITE_DONE)
+		err = store_error(st, sql_errno(dst, rc), "cannot copy the database to %s: %s", tmp,
+				  sqlite3_errstr(rc));
+out:
+	sqlite3_close(dst);
+	return err;
+}
+
+/*
+ * Puts the store back at its path from the connection the daemon still has
+ * open (an unlinked file keeps its data while it is open): a copy made with
+ * SQLite's backup API in `path.restore`, renamed into place only if nothing
+ * is there (never over another file), opened like at start-up; then the new
+ * connection replaces the old one. Until it has, the old one stays in use.
+ */
+static int store_restore(struct ioacct_store *st)
+{
+	static const char *const side[] = { "-wal", "-shm" };
+	char tmp[PATH_MAX], a[PATH_MAX], b[PATH_MAX], err_open[PATH_MAX + 256];
+	struct ioacct_store *nst;
+	bool aside[2] = { false, false };
+	int err;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.restore", st->path) >= (int)sizeof(tmp))
+		return store_error(st, -ENAMETOOLONG, "database path too long: %s", st->path);
+	err = check_path(st, st->path);
+	if (err)
+		return err;
+	/* A copy left by an earlier try is ours, but may be partial. */
+	unlink(tmp);
+	snprintf(a, sizeof(a), "%s-journal", tmp);
+	unlink(a);
+	err = create_file(st, tmp);
+	/* private_data: nobody may read the copy either. */
+	if (!err && st->private_mode == 1 && chmod(tmp, 0600))
+		err = store_error(st, -errno, "cannot set the mode of %s: %s", tmp, strerror(errno));
+	if (!err)
+		err = store_copy_to(st, tmp);
+	if (err)
+		goto fail;
+	/*
+	 * A -wal or -shm left at the old names belongs to the old connection:
+	 * a new connection must not share them. Moved aside, the old one keeps
+	 * them open until it is closed.
+	 */
+	for (size_t i = 0; i < ARRAY_SIZE(side); i++) {
+		snprintf(a, sizeof(a), "%s%s", st->path, side[i]);
+		snprintf(b, sizeof(b), "%s%s.stale", st->path, side[i]);
+		if (rename(a, b) == 0)
+			aside[i] = true;
+		else if (errno != ENOENT) {
+			err = store_error(st, -errno, "cannot move %s aside: %s", a, strerror(errno));
+			goto fail;
+		}
+	}
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, st->path, RENAME_NOREPLACE)) {
+		err = -errno;
+		if (err == -EEXIST)
+			store_error(st, err,
+				    "another file is at %s now: move it away, and ioacctd puts its store back there",
+				    st->path);
+		else
+			store_error(st, err, "cannot rename %s to %s: %s", tmp, st->path,
+				    strerror(-err));
+		goto fail;
+	}
+	nst = store_open(st->path, IOACCT_STORE_RDWR, st->version, err_open, sizeof(err_open));
+	if (!nst) {
+		err = store_error(st, -errno, "%s", err_open);
+		/* Only a copy: the data is still in the old connection, for the next try. */
+		unlink(st->path);
+		goto fail;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(st->stmt); i++)
+		sqlite3_finalize(st->stmt[i]);
+	sqlite3_close(st->db);
+	st->db = nst->db;
+	memcpy(st->stmt, nst->stmt, sizeof(st->stmt));
+	st->dev = nst->dev;
+	st->ino = nst->ino;
+	free(nst);
+	for (size_t i = 0; i < ARRAY_SIZE(side); i++) {
+		snprintf(b, sizeof(b), "%s%s.stale", st->path, side[i]);
+		if (aside[i])
+			unlink(b);
+	}
+	if (st->private_mode >= 0 && ioacct_store_set_private(st, st->private_mode))
+		log_warn("%s", st->errmsg);
+	return 0;
+fail:
+	unlink(tmp);
+	for (size_t i = 0; i < ARRAY_SIZE(side); i++) {
+		if (!aside[i])
+			continue;
+		snprintf(a, sizeof(a), "%s%s", st->path, side[i]);
+		snprintf(b, sizeof(b), "%s%s.stale", st->path, side[i]);
+		rename(b, a);
+	}
+	return err;
+}
+
+/*
+ * Before each of the daemon's transactions: is the file at the path still
+ * the one open? SQLite would go on writing a removed file (lost at close,
+ * never seen by the tools) or, with its -shm truncated or replaced, fault
+ * (SIGBUS) on the mapped WAL index. When it is not, say so once, keep the
+ * counters in the kernel (the caller's transaction fails with -EAGAIN) and
+ * put the store back from the open connection, retrying with a backoff of
+ * 1 s doubling to 60 s.
+ */
+static int store_check_file(struct ioacct_store *st)
+{
+	struct stat sb;
+	uint64_t now;
+	int err;
+
+	if (st->mode != IOACCT_STORE_RDWR || !st->path[0])
+		return 0;
+	if (!st->lost) {
+		err = stat(st->path, &sb) ? errno : 0;
+		if (!err && sb.st_dev == st->dev && sb.st_ino == st->ino)
+			return 0;
+		st->lost = true;
+		st->backoff_ms = RESTORE_BACKOFF_MIN_MS;
+		st->retry_at_ms = 0;
+		log_err("store %s %s under ioacctd: its data is safe in the open file and new counters stay in the kernel; putting it back",
+			st->path,
+			err == ENOENT ? "was removed" :
+			err ? strerror(err) : "was replaced by another file");
+	}
+	now = mono_ms();
+	if (now < st->retry_at_ms)
+		return store_error(st, -EAGAIN, "store %s is being put back; next try in %llu ms",
+				   st->path, (unsigned long long)(st->retry_at_ms - now));
+	err = store_restore(st);
+	if (err) {
+		log_warn("store %s not back yet: %s; next try in %u s (counters stay in the kernel)",
+			 st->path, st->errmsg, st->backoff_ms / 1000);
+		st->retry_at_ms = now + st->backoff_ms;
+		st->backoff_ms = st->backoff_ms * 2 > RESTORE_BACKOFF_MAX_MS ? RESTORE_BACKOFF_MAX_MS :
+									   st->backoff_ms * 2;
+		return store_error(st, -EAGAIN, "store %s is being put back", st->path);
+	}
+	st->lost = false;
+	log_warn("store %s is back (copied from the open database); draining again", st->path);
 	return 0;
 }

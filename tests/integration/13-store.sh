@@ -8,7 +8,10 @@
 #  3. db in a world-writable directory without the sticky bit: refused;
 #     with the sticky bit and a file of root's: accepted;
 #  4. a corrupt store: refused with a message naming the file and what to
-#     do, exit status 1; moved aside, a new store starts.
+#     do, exit status 1; moved aside, a new store starts;
+#  5. the store removed under the running daemon while an iorun job writes,
+#     its directory read-only for a while: the daemon says so, survives,
+#     puts the store back once it can, and the job's bytes are exact.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 setup
@@ -101,3 +104,63 @@ mv "$DB" "$DB.corrupt"
 rm -f "$DB-wal" "$DB-shm"
 start_daemon
 ok "moved aside, a new store starts"
+
+# 5. Removed under the daemon while a job runs; the directory read-only a while.
+stop_daemon
+S=$T/store
+mkdir -m 755 "$S"
+sed -i "s|^db = .*|db = $S/ioacct.db|" "$CONF"
+echo "bin_width = 0.2" >> "$CONF"
+start_daemon
+mkfifo "$T/ctl"
+( "$IORUN" --json -o "$T/out5.json" -- "$IOWORK" \
+	tick "$T/v1" 1048576 3 , wait , tick "$T/v2" 1048576 4 , wait , write "$T/v3" 1048576 5 \
+	< "$T/ctl" 2> "$T/iorun5.err" | cat > "$T/ticks"; echo "${PIPESTATUS[0]}" > "$T/iorun5.rc" ) &
+IORUN_PID=$!
+exec 3> "$T/ctl"
+# wait_for WHAT SECONDS COMMAND...: polls COMMAND.
+wait_for() {
+	local what=$1 limit=$2
+	shift 2
+	for _ in $(seq 1 $((limit * 10))); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	fail "$what not within ${limit}s"
+}
+lines_at_least() { [ "$(wc -l < "$T/ticks")" -ge "$1" ]; }
+wait_for "the first 3 MiB" 30 lines_at_least 3
+# Drained into the store before it goes (bins of 0.2 s, drain every 0.2 s).
+sleep 2
+rm -f "$S/ioacct.db" "$S/ioacct.db-wal" "$S/ioacct.db-shm"
+RO=0
+if mount --bind "$S" "$S" && mount -o remount,bind,ro "$S"; then
+	RO=1
+	trap 'umount "$S" 2>/dev/null; teardown' EXIT
+else
+	umount "$S" 2>/dev/null
+	echo "note: cannot make $S read-only with a bind mount; only the removal is tested"
+fi
+printf x >&3
+wait_for "the next 4 MiB" 30 lines_at_least 7
+wait_for "a log line saying the store was removed" 30 grep -q "ioacct.db was removed under ioacctd" "$T/ioacctd.log"
+if [ "$RO" = 1 ]; then
+	wait_for "a log line saying the store is not back" 30 grep -q "ioacct.db not back yet: .*Read-only" "$T/ioacctd.log"
+	[ ! -e "$S/ioacct.db" ] || fail "a store appeared in the read-only directory"
+	kill -0 "$DAEMON_PID" || fail "ioacctd died with its store gone"
+	umount "$S"
+	trap teardown EXIT
+fi
+wait_for "a log line saying the store is back" 90 grep -q "ioacct.db is back" "$T/ioacctd.log"
+[ -f "$S/ioacct.db" ] || fail "the store is not back at $S/ioacct.db"
+printf x >&3
+exec 3>&-
+wait "$IORUN_PID"
+[ "$(cat "$T/iorun5.rc")" = 0 ] || { cat "$T/iorun5.err"; fail "iorun failed"; }
+kill -0 "$DAEMON_PID" || fail "ioacctd did not survive"
+got=$(json_get "$T/out5.json" 'sum(m["write_bytes"] for m in j["mounts"])')
+[ "$got" = 12582912 ] || { cat "$T/out5.json"; fail "the job wrote 12582912 bytes, the store says $got"; }
+writes=$(json_get "$T/out5.json" 'sum(m["writes"] for m in j["mounts"])')
+[ "$writes" = 12 ] || fail "12 writes made, the store says $writes"
+grep -E "store|ioacct.db" "$T/ioacctd.log" | grep -v debug
+ok "store removed (and read-only: $RO) under the daemon: logged, survived, put back, 12 MiB exact"
