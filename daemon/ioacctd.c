@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +57,35 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+/*
+ * A file SQLite maps (the store's -shm) truncated under the daemon between
+ * two of the checks in ioacct_store_begin() is a SIGBUS: the daemon cannot
+ * go on, but it says why on its way out (the probes stay pinned and keep
+ * counting for the next ioacctd, as after kill -9).
+ */
+static void on_sigbus(int sig)
+{
+	static const char msg[] =
+		"ioacctd: fatal: SIGBUS: a file mapped in memory (the store's -shm WAL index?) was truncated under the daemon; the probes stay pinned and keep counting: start ioacctd again\n";
+	ssize_t n __attribute__((unused));
+
+	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	/* Not async-signal-safe, but the process is ending anyway and syslog is where a daemon's words go. */
+	syslog(LOG_CRIT, "%.*s", (int)sizeof(msg) - 10, msg + 9);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void on_sigbus_say_why(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sa.sa_flags = SA_RESETHAND;
+	sigaction(SIGBUS, &sa, NULL);
 }
 
 static uint64_t now_ms(void)
@@ -482,7 +512,7 @@ static struct ioacct_store *store_open_checked(const char *path)
 		ioacct_store_close(st);
 		return NULL;
 	}
-	log_debug("store %s checked in %llu ms", path, (unsigned long long)(now_ms() - t0));
+	log_info("store %s checked (quick_check) in %llu ms", path, (unsigned long long)(now_ms() - t0));
 	return st;
 }
 
@@ -521,6 +551,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	on_sigbus_say_why();
 
 	if (pidfile_open(cfg.pid_file, &pidfd))
 		goto out;

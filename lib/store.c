@@ -275,6 +275,9 @@ struct ioacct_store {
 	uint64_t retry_at_ms;
 	unsigned int backoff_ms;
 	int private_mode;             /* -1: never set; else what ioacct_store_set_private() chose */
+	dev_t shm_dev;                /* the -shm (WAL index) SQLite maps, and its size */
+	ino_t shm_ino;
+	off_t shm_size;
 };
 
 /* ---- errors ---- */
@@ -877,9 +880,17 @@ static int setup_writer(struct ioacct_store *st, const char *path)
 	stmt_done(s);
 	if (err)
 		return err;
-	/* A size limit also makes the kept WAL file (below) shrink to nothing at close. */
+	/*
+	 * FULL: every commit (a drain, a finished step or job) is on disk when it
+	 * returns, so a power loss loses no finished job; NORMAL could lose the
+	 * commits since the last checkpoint. It costs one fsync of the WAL per
+	 * commit (2.7 ms against 0.3 ms measured, every drain_interval).
+	 * A size limit also makes the kept WAL file (below) shrink to nothing at close.
+	 * No memory-mapped I/O on the main file: a file truncated under it would
+	 * be a SIGBUS instead of an error.
+	 */
 	rc = sqlite3_exec(st->db,
-			  "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+			  "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA mmap_size = 0;"
 			  " PRAGMA journal_size_limit = 67108864",
 			  NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
@@ -1015,6 +1026,8 @@ static int open_db(struct ioacct_store *st, const char *path)
 	return register_functions(st);
 }
 
+static void store_check_shm(struct ioacct_store *st);
+
 /* The file the writer has open, by identity: see store_check_file(). */
 static int remember_file(struct ioacct_store *st, const char *path)
 {
@@ -1029,6 +1042,8 @@ static int remember_file(struct ioacct_store *st, const char *path)
 	}
 	st->dev = sb.st_dev;
 	st->ino = sb.st_ino;
+	st->shm_ino = 0;
+	store_check_shm(st);
 	return 0;
 }
 
@@ -2026,6 +2041,9 @@ static int store_restore(struct ioacct_store *st)
 	memcpy(st->stmt, nst->stmt, sizeof(st->stmt));
 	st->dev = nst->dev;
 	st->ino = nst->ino;
+	st->shm_dev = nst->shm_dev;
+	st->shm_ino = nst->shm_ino;
+	st->shm_size = nst->shm_size;
 	free(nst);
 	for (size_t i = 0; i < ARRAY_SIZE(side); i++) {
 		snprintf(b, sizeof(b), "%s%s.stale", st->path, side[i]);
@@ -2056,6 +2074,37 @@ fail:
  * put the store back from the open connection, retrying with a backoff of
  * 1 s doubling to 60 s.
  */
+/*
+ * SQLite maps the -shm file (the WAL index) shared: truncated under it
+ * (by hand, or by a tool that thinks itself alone), the next access to the
+ * mapping is a SIGBUS. Its size is put back: the pages read as zeros, an
+ * invalid index header, which SQLite rebuilds from the WAL.
+ */
+static void store_check_shm(struct ioacct_store *st)
+{
+	char shm[PATH_MAX];
+	struct stat sb;
+
+	if (snprintf(shm, sizeof(shm), "%s-shm", st->path) >= (int)sizeof(shm) || stat(shm, &sb))
+		return; /* removed: the mapping keeps the old file */
+	if (sb.st_dev != st->shm_dev || sb.st_ino != st->shm_ino) {
+		st->shm_dev = sb.st_dev;
+		st->shm_ino = sb.st_ino;
+		st->shm_size = sb.st_size;
+		return;
+	}
+	if (sb.st_size >= st->shm_size) {
+		st->shm_size = sb.st_size;
+		return;
+	}
+	if (truncate(shm, st->shm_size))
+		log_err("store %s: its WAL index %s was truncated under ioacctd (%lld bytes, was %lld) and its size cannot be put back: %s; the next access will fault (SIGBUS): restart ioacctd",
+			st->path, shm, (long long)sb.st_size, (long long)st->shm_size, strerror(errno));
+	else
+		log_err("store %s: its WAL index %s was truncated under ioacctd (%lld bytes, was %lld): size put back, SQLite rebuilds the index from the WAL",
+			st->path, shm, (long long)sb.st_size, (long long)st->shm_size);
+}
+
 static int store_check_file(struct ioacct_store *st)
 {
 	struct stat sb;
@@ -2064,6 +2113,8 @@ static int store_check_file(struct ioacct_store *st)
 
 	if (st->mode != IOACCT_STORE_RDWR || !st->path[0])
 		return 0;
+	if (!st->lost)
+		store_check_shm(st);
 	if (!st->lost) {
 		err = stat(st->path, &sb) ? errno : 0;
 		if (!err && sb.st_dev == st->dev && sb.st_ino == st->ino)

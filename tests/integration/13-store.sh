@@ -11,7 +11,9 @@
 #     do, exit status 1; moved aside, a new store starts;
 #  5. the store removed under the running daemon while an iorun job writes,
 #     its directory read-only for a while: the daemon says so, survives,
-#     puts the store back once it can, and the job's bytes are exact.
+#     puts the store back once it can, and the job's bytes are exact;
+#  6. its -shm (the WAL index SQLite maps) truncated under the daemon while a
+#     job runs: a SIGBUS before; now logged, the daemon survives, bytes exact.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 setup
@@ -164,3 +166,18 @@ writes=$(json_get "$T/out5.json" 'sum(m["writes"] for m in j["mounts"])')
 [ "$writes" = 12 ] || fail "12 writes made, the store says $writes"
 grep -E "store|ioacct.db" "$T/ioacctd.log" | grep -v debug
 ok "store removed (and read-only: $RO) under the daemon: logged, survived, put back, 12 MiB exact"
+
+# 6. The WAL index truncated under the daemon (it used to die of SIGBUS, silently).
+( "$IORUN" --json -o "$T/out6.json" -- "$IOWORK" write "$T/w6a" 1048576 3 , sleep 3 , write "$T/w6b" 1048576 4 \
+	> /dev/null 2> "$T/iorun6.err"; echo $? > "$T/iorun6.rc" ) &
+IORUN_PID=$!
+wait_for "the first 3 MiB" 30 test -s "$T/w6a"
+[ -s "$S/ioacct.db-shm" ] || fail "no $S/ioacct.db-shm to truncate"
+truncate -s 0 "$S/ioacct.db-shm"
+wait "$IORUN_PID"
+kill -0 "$DAEMON_PID" || { wait "$DAEMON_PID"; fail "ioacctd died (status $?) after its -shm was truncated"; }
+[ "$(cat "$T/iorun6.rc")" = 0 ] || { cat "$T/iorun6.err"; fail "iorun failed"; }
+grep -q "ioacct.db-shm was truncated under ioacctd" "$T/ioacctd.log" || fail "no log line about the truncated -shm"
+got=$(json_get "$T/out6.json" 'sum(m["write_bytes"] for m in j["mounts"])')
+[ "$got" = 7340032 ] || { cat "$T/out6.json"; fail "the job wrote 7340032 bytes, the store says $got"; }
+ok "-shm truncated under the daemon: logged, survived, 7 MiB exact"
