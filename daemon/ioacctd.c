@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +45,35 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+/*
+ * A file SQLite maps (the store's -shm) truncated under the daemon between
+ * two of the checks in ioacct_store_begin() is a SIGBUS: the daemon cannot
+ * go on, but it says why on its way out (the probes stay pinned and keep
+ * counting for the next ioacctd, as after kill -9).
+ */
+static void on_sigbus(int sig)
+{
+	static const char msg[] =
+		"ioacctd: fatal: SIGBUS: a file mapped in memory (the store's -shm WAL index?) was truncated under the daemon; the probes stay pinned and keep counting: start ioacctd again\n";
+	ssize_t n __attribute__((unused));
+
+	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	/* Not async-signal-safe, but the process is ending anyway and syslog is where a daemon's words go. */
+	syslog(LOG_CRIT, "%.*s", (int)sizeof(msg) - 10, msg + 9);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void on_sigbus_say_why(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sa.sa_flags = SA_RESETHAND;
+	sigaction(SIGBUS, &sa, NULL);
 }
 
 static uint64_t now_ms(void)
@@ -319,6 +349,31 @@ static int dir_of(const char *path, char *out, size_t len)
 	return 0;
 }
 
+/*
+ * The store, checked before anything is added to it: a corrupt file would
+ * otherwise serve jobs with missing counters (0 bytes) without a word.
+ */
+static struct ioacct_store *store_open_checked(const char *path)
+{
+	struct ioacct_store *st;
+	char err[1024];
+	uint64_t t0;
+
+	st = ioacct_store_open(path, IOACCT_STORE_RDWR, err, sizeof(err));
+	if (!st) {
+		log_err("%s", err);
+		return NULL;
+	}
+	t0 = now_ms();
+	if (ioacct_store_quick_check(st)) {
+		log_err("%s", ioacct_store_errmsg(st));
+		ioacct_store_close(st);
+		return NULL;
+	}
+	log_info("store %s checked (quick_check) in %llu ms", path, (unsigned long long)(now_ms() - t0));
+	return st;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_opts o = { 0 };
@@ -354,14 +409,13 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	on_sigbus_say_why();
 
 	if (pidfile_open(cfg.pid_file, &pidfd))
 		goto out;
-	store = ioacct_store_open(cfg.db_path, IOACCT_STORE_RDWR, err, sizeof(err));
-	if (!store) {
-		log_err("%s", err);
+	store = store_open_checked(cfg.db_path);
+	if (!store)
 		goto out;
-	}
 	/* private_data: the file becomes root's alone; users ask the socket (IOACCT_MSG_QUERY). */
 	if (ioacct_store_set_private(store, cfg.private_data)) {
 		log_err("%s", ioacct_store_errmsg(store));

@@ -540,7 +540,8 @@ static int drain(struct ioacct_registry *r, bool all, int32_t only_slot)
 		goto out;
 	ret = store_then_forget(r, e, n, NULL, NULL, "drain");
 out:
-	if (ret)
+	/* -EAGAIN: the store is being put back, and said so once. */
+	if (ret && ret != -EAGAIN)
 		log_warn("drain: %s; the counters stay in the kernel and are tried again",
 			 ret == -EBUSY || ret == -EIO ? ioacct_store_errmsg(r->store) : strerror(-ret));
 	free(e);

@@ -26,9 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
+
+#include "log.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -291,6 +294,17 @@ struct ioacct_store {
 	int version;
 	sqlite3_stmt *stmt[ST_COUNT]; /* prepared on first use, kept until close */
 	char errmsg[PATH_MAX + 256];
+	/* The writer's file, to notice it removed or replaced under the daemon. */
+	char path[PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+	bool lost;                    /* the file at path is not ours: being recreated */
+	uint64_t retry_at_ms;
+	unsigned int backoff_ms;
+	int private_mode;             /* -1: never set; else what ioacct_store_set_private() chose */
+	dev_t shm_dev;                /* the -shm (WAL index) SQLite maps, and its size */
+	ino_t shm_ino;
+	off_t shm_size;
 };
 
 /* ---- errors ---- */
@@ -579,8 +593,16 @@ static int unit_end(struct ioacct_store *st, bool outer, int err)
 	return err;
 }
 
+static int store_check_file(struct ioacct_store *st);
+
 int ioacct_store_begin(struct ioacct_store *st)
 {
+	int err;
+
+	/* The daemon's writes come in transactions: each one first makes sure the file is there. */
+	err = store_check_file(st);
+	if (err)
+		return err;
 	if (!sqlite3_get_autocommit(st->db))
 		return store_error(st, -EINVAL, "begin: a transaction is open already");
 	return stmt_exec(st, st->mode == IOACCT_STORE_RDWR ? ST_BEGIN_WRITE : ST_BEGIN_READ,
@@ -641,7 +663,7 @@ static int create_file(struct ioacct_store *st, const char *path)
 {
 	int fd, err = 0;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		if (errno == EEXIST)
 			return 0;
@@ -654,6 +676,165 @@ static int create_file(struct ioacct_store *st, const char *path)
 	}
 	close(fd);
 	return err;
+}
+
+/*
+ * May the daemon trust directory `dir` (lstat'ed as `d`) with its entry
+ * `name` (lstat'ed as `e`, or NULL when absent)? Nobody else may be able to
+ * replace the entry: the directory is writable only by root (or the daemon's
+ * own user), or it is sticky and the entry is theirs.
+ */
+static int check_entry(struct ioacct_store *st, const char *dir, const struct stat *d,
+		       const char *name, const struct stat *e)
+{
+	uid_t me = geteuid();
+	bool others_write = (d->st_mode & S_IWOTH) || ((d->st_mode & S_IWGRP) && d->st_gid != 0);
+
+	if (d->st_uid != 0 && d->st_uid != me)
+		return store_error(st, -EPERM,
+				   "refusing database path: directory %s belongs to uid %u, who could replace %s: keep db in a directory of root's such as /var/lib/ioacct",
+				   dir, (unsigned int)d->st_uid, name);
+	if (!others_write)
+		return 0;
+	if ((d->st_mode & S_ISVTX) && (!e || e->st_uid == 0 || e->st_uid == me))
+		return 0;
+	return store_error(st, -EPERM,
+			   "refusing database path: directory %s is writable by others (mode %04o)%s, so %s could be replaced: keep db in a directory only root can write, such as /var/lib/ioacct",
+			   dir, (unsigned int)(d->st_mode & 07777),
+			   (d->st_mode & S_ISVTX) ? " and the entry is not root's" : "", name);
+}
+
+/*
+ * Walks `path` from / with lstat: every directory on the way must be one
+ * that only root can change (see check_entry), and a symbolic link on the
+ * way must be root's in such a directory; its target is walked in turn.
+ * `depth` bounds the links followed.
+ */
+static int check_dirs(struct ioacct_store *st, const char *path, int depth)
+{
+	char cur[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], next[PATH_MAX];
+	struct stat d, e;
+	const char *p = path, *end;
+	size_t len;
+	ssize_t n;
+	int err;
+
+	if (depth > 8)
+		return store_error(st, -ELOOP, "refusing database path %s: too many symbolic links", path);
+	if (path[0] != '/')
+		return store_error(st, -EINVAL, "database path %s is not absolute", path);
+	if (lstat("/", &d))
+		return store_error(st, -errno, "cannot check /: %s", strerror(errno));
+	strcpy(parent, "/");
+	cur[0] = '\0';
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			return 0;
+		end = strchr(p, '/');
+		if (!end)
+			end = p + strlen(p);
+		len = strlen(cur);
+		if (len + 1 + (size_t)(end - p) >= sizeof(cur))
+			return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+		snprintf(cur + len, sizeof(cur) - len, "/%.*s", (int)(end - p), p);
+		if (lstat(cur, &e)) {
+			/* The rest does not exist yet: make_parents creates it, root's. */
+			if (errno == ENOENT)
+				return 0;
+			err = -errno;
+			return store_error(st, err, "cannot check %s: %s", cur, strerror(-err));
+		}
+		err = check_entry(st, parent, &d, cur, &e);
+		if (err)
+			return err;
+		if (S_ISLNK(e.st_mode)) {
+			if (e.st_uid != 0 && e.st_uid != geteuid())
+				return store_error(st, -EPERM,
+						   "refusing database path: %s is a symbolic link of uid %u",
+						   cur, (unsigned int)e.st_uid);
+			n = readlink(cur, target, sizeof(target) - 1);
+			if (n < 0)
+				return store_error(st, -errno, "cannot read link %s: %s", cur,
+						   strerror(errno));
+			target[n] = '\0';
+			/* A relative target is relative to the link's directory. */
+			if (snprintf(next, sizeof(next), "%s%s%s%s", target[0] == '/' ? "" : parent,
+				     target[0] == '/' || !strcmp(parent, "/") ? "" : "/", target, end) >=
+			    (int)sizeof(next))
+				return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+			return check_dirs(st, next, depth + 1);
+		}
+		if (!*end)
+			return 0;
+		if (!S_ISDIR(e.st_mode))
+			return store_error(st, -ENOTDIR, "database path %s: %s is not a directory",
+					   path, cur);
+		d = e;
+		strcpy(parent, cur);
+		p = end;
+	}
+}
+
+/*
+ * The daemon writes the store as root: a db path that someone else could
+ * point elsewhere (a symbolic link planted in a world-writable directory)
+ * would hand them the whole store or let them overwrite a file of root's.
+ * The directories up to the file are walked, and the file, its -wal and
+ * its -shm are lstat'ed: no link, nothing another user could replace.
+ */
+static int check_path(struct ioacct_store *st, const char *path)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	char dir[PATH_MAX], f[PATH_MAX];
+	struct stat d, e;
+	char *slash;
+	int err;
+
+	if (ioacct_strlcpy(dir, path, sizeof(dir)))
+		return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return store_error(st, -EINVAL, "database path %s is not absolute", path);
+	*slash = '\0';
+	err = check_dirs(st, dir[0] ? dir : "/", 0);
+	if (err)
+		return err;
+	/* The directory itself, links resolved: its mode decides who may replace the file. */
+	if (stat(dir[0] ? dir : "/", &d)) {
+		/* Not there yet: make_parents creates it, root's, and the second check sees it. */
+		if (errno == ENOENT)
+			return 0;
+		err = -errno;
+		return store_error(st, err, "cannot check the directory of %s: %s", path,
+				   strerror(-err));
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		if (snprintf(f, sizeof(f), "%s%s", path, suffixes[i]) >= (int)sizeof(f))
+			return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+		if (lstat(f, &e)) {
+			/* Absent: the directory alone says whether someone may put one there. */
+			if (errno == ENOENT) {
+				err = check_entry(st, dir[0] ? dir : "/", &d, f, NULL);
+				if (err)
+					return err;
+				continue;
+			}
+			err = -errno;
+			return store_error(st, err, "cannot check %s: %s", f, strerror(-err));
+		}
+		if (S_ISLNK(e.st_mode))
+			return store_error(st, -ELOOP,
+					   "refusing database %s: it is a symbolic link (someone may have planted it): remove it, and keep db in a directory only root can write",
+					   f);
+		if (!S_ISREG(e.st_mode))
+			return store_error(st, -EINVAL, "refusing database %s: not a regular file", f);
+		err = check_entry(st, dir[0] ? dir : "/", &d, f, &e);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int read_version(struct ioacct_store *st, const char *path, int *version)
@@ -730,9 +911,17 @@ static int setup_writer(struct ioacct_store *st, const char *path)
 	stmt_done(s);
 	if (err)
 		return err;
-	/* A size limit also makes the kept WAL file (below) shrink to nothing at close. */
+	/*
+	 * FULL: every commit (a drain, a finished step or job) is on disk when it
+	 * returns, so a power loss loses no finished job; NORMAL could lose the
+	 * commits since the last checkpoint. It costs one fsync of the WAL per
+	 * commit (2.7 ms against 0.3 ms measured, every drain_interval).
+	 * A size limit also makes the kept WAL file (below) shrink to nothing at close.
+	 * No memory-mapped I/O on the main file: a file truncated under it would
+	 * be a SIGBUS instead of an error.
+	 */
 	rc = sqlite3_exec(st->db,
-			  "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+			  "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA mmap_size = 0;"
 			  " PRAGMA journal_size_limit = 67108864",
 			  NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
@@ -830,12 +1019,21 @@ static int open_db(struct ioacct_store *st, const char *path)
 	int rc, err, flags;
 
 	if (st->mode == IOACCT_STORE_RDWR) {
-		err = make_parents(st, path);
+		err = check_path(st, path);
+		if (!err)
+			err = make_parents(st, path);
 		if (!err)
 			err = create_file(st, path);
+		/* Again: the file exists now, and something may have raced the creation. */
+		if (!err)
+			err = check_path(st, path);
 		if (err)
 			return err;
 		flags = SQLITE_OPEN_READWRITE;
+#ifdef SQLITE_OPEN_NOFOLLOW
+		/* And SQLite itself (3.31 or later) refuses a link put there after the check. */
+		flags |= SQLITE_OPEN_NOFOLLOW;
+#endif
 	} else {
 		if (stat(path, &sb)) {
 			err = -errno;
@@ -859,6 +1057,27 @@ static int open_db(struct ioacct_store *st, const char *path)
 	return register_functions(st);
 }
 
+static void store_check_shm(struct ioacct_store *st);
+
+/* The file the writer has open, by identity: see store_check_file(). */
+static int remember_file(struct ioacct_store *st, const char *path)
+{
+	struct stat sb;
+	int err;
+
+	if (ioacct_strlcpy(st->path, path, sizeof(st->path)))
+		return store_error(st, -ENAMETOOLONG, "database path too long: %s", path);
+	if (stat(path, &sb)) {
+		err = -errno;
+		return store_error(st, err, "cannot stat %s: %s", path, strerror(-err));
+	}
+	st->dev = sb.st_dev;
+	st->ino = sb.st_ino;
+	st->shm_ino = 0;
+	store_check_shm(st);
+	return 0;
+}
+
 static struct ioacct_store *store_open(const char *path, int mode, int target, char *errbuf,
 				       size_t errlen)
 {
@@ -872,6 +1091,7 @@ static struct ioacct_store *store_open(const char *path, int mode, int target, c
 		return NULL;
 	}
 	st->mode = mode;
+	st->private_mode = -1;
 	if (!path || !*path || (mode != IOACCT_STORE_RDONLY && mode != IOACCT_STORE_RDWR)) {
 		err = store_error(st, -EINVAL, "open database: bad path or mode");
 		goto fail;
@@ -886,6 +1106,8 @@ static struct ioacct_store *store_open(const char *path, int mode, int target, c
 	}
 	if (!err)
 		err = check_tables(st, path);
+	if (!err && mode == IOACCT_STORE_RDWR)
+		err = remember_file(st, path);
 	if (!err)
 		return st;
 fail:
@@ -1700,6 +1922,44 @@ int ioacct_store_job_series(struct ioacct_store *st, int64_t job_key, struct ioa
 	return err;
 }
 
+int ioacct_store_quick_check(struct ioacct_store *st)
+{
+	const char *db = sqlite3_db_filename(st->db, "main");
+	sqlite3_stmt *s = NULL;
+	const char *first;
+	char msg[256] = "";
+	int rc, nrows = 0;
+
+	/* quick_check: the b-trees and their pages, not the indexes' contents (O(N), no sort). */
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check(8)", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return sql_error(st, rc, "%s: cannot check the database", db);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		first = (const char *)sqlite3_column_text(s, 0);
+		if (!first)
+			first = "?";
+		/* "*** in database main ***\nPage 8: ...": the page is what says something. */
+		if (!strncmp(first, "*** in database ", 16) && strchr(first, '\n'))
+			first = strchr(first, '\n') + 1;
+		if (nrows++ == 0)
+			snprintf(msg, sizeof(msg), "%s", first);
+	}
+	/* One line in the log. */
+	for (char *c = msg; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE && nrows == 0)
+		return store_error(st, -EIO,
+				   "%s is corrupt (%s): move it aside (mv %s %s.corrupt, with its -wal and -shm) and start ioacctd again, which starts a new, empty store",
+				   db, sqlite3_errstr(rc), db, db);
+	if (nrows == 1 && !strcmp(msg, "ok"))
+		return 0;
+	return store_error(st, -EIO,
+			   "%s is corrupt (quick_check: %s%s): move it aside (mv %s %s.corrupt, with its -wal and -shm) and start ioacctd again, which starts a new, empty store",
+			   db, msg, nrows > 1 ? ", ..." : "", db, db);
+}
+
 int ioacct_store_set_private(struct ioacct_store *st, bool private_data)
 {
 	static const char *const suffixes[] = { "", "-wal", "-shm" };
@@ -1708,6 +1968,8 @@ int ioacct_store_set_private(struct ioacct_store *st, bool private_data)
 	char path[PATH_MAX];
 	int err;
 
+	/* A store recreated under the daemon gets the same modes. */
+	st->private_mode = private_data;
 	if (!db || !*db)
 		return store_error(st, -EINVAL, "set the mode of the database: it has no file");
 	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
@@ -1720,5 +1982,223 @@ int ioacct_store_set_private(struct ioacct_store *st, bool private_data)
 					   (unsigned int)mode, strerror(-err));
 		}
 	}
+	return 0;
+}
+
+/* ---- a store removed or replaced under the daemon ---- */
+
+#define RESTORE_BACKOFF_MIN_MS 1000
+#define RESTORE_BACKOFF_MAX_MS 60000
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Copies the open database, which may be unlinked, into a new file `tmp` (created here, ours). */
+static int store_copy_to(struct ioacct_store *st, const char *tmp)
+{
+	sqlite3 *dst = NULL;
+	sqlite3_backup *b;
+	int rc, err = 0;
+
+	rc = sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL);
+	if (rc != SQLITE_OK) {
+		err = store_error(st, -EIO, "cannot open the copy %s: %s", tmp,
+				  dst ? sqlite3_errmsg(dst) : "out of memory");
+		goto out;
+	}
+	b = sqlite3_backup_init(dst, "main", st->db, "main");
+	if (!b) {
+		err = store_error(st, -EIO, "cannot copy the database to %s: %s", tmp,
+				  sqlite3_errmsg(dst));
+		goto out;
+	}
+	rc = sqlite3_backup_step(b, -1);
+	sqlite3_backup_finish(b);
+	if (rc != SQLITE_DONE)
+		err = store_error(st, sql_errno(dst, rc), "cannot copy the database to %s: %s", tmp,
+				  sqlite3_errstr(rc));
+out:
+	sqlite3_close(dst);
+	return err;
+}
+
+/*
+ * Puts the store back at its path from the connection the daemon still has
+ * open (an unlinked file keeps its data while it is open): a copy made with
+ * SQLite's backup API in `path.restore`, renamed into place only if nothing
+ * is there (never over another file), opened like at start-up; then the new
+ * connection replaces the old one. Until it has, the old one stays in use.
+ */
+static int store_restore(struct ioacct_store *st)
+{
+	static const char *const side[] = { "-wal", "-shm" };
+	char tmp[PATH_MAX], a[PATH_MAX], b[PATH_MAX], err_open[PATH_MAX + 256];
+	struct ioacct_store *nst;
+	bool aside[2] = { false, false };
+	int err;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.restore", st->path) >= (int)sizeof(tmp))
+		return store_error(st, -ENAMETOOLONG, "database path too long: %s", st->path);
+	err = check_path(st, st->path);
+	if (err)
+		return err;
+	/* A copy left by an earlier try is ours, but may be partial. */
+	unlink(tmp);
+	snprintf(a, sizeof(a), "%s-journal", tmp);
+	unlink(a);
+	err = create_file(st, tmp);
+	/* private_data: nobody may read the copy either. */
+	if (!err && st->private_mode == 1 && chmod(tmp, 0600))
+		err = store_error(st, -errno, "cannot set the mode of %s: %s", tmp, strerror(errno));
+	if (!err)
+		err = store_copy_to(st, tmp);
+	if (err)
+		goto fail;
+	/*
+	 * A -wal or -shm left at the old names belongs to the old connection:
+	 * a new connection must not share them. Moved aside, the old one keeps
+	 * them open until it is closed.
+	 */
+	for (size_t i = 0; i < ARRAY_SIZE(side); i++) {
+		snprintf(a, sizeof(a), "%s%s", st->path, side[i]);
+		snprintf(b, sizeof(b), "%s%s.stale", st->path, side[i]);
+		if (rename(a, b) == 0)
+			aside[i] = true;
+		else if (errno != ENOENT) {
+			err = store_error(st, -errno, "cannot move %s aside: %s", a, strerror(errno));
+			goto fail;
+		}
+	}
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, st->path, RENAME_NOREPLACE)) {
+		err = -errno;
+		if (err == -EEXIST)
+			store_error(st, err,
+				    "another file is at %s now: move it away, and ioacctd puts its store back there",
+				    st->path);
+		else
+			store_error(st, err, "cannot rename %s to %s: %s", tmp, st->path,
+				    strerror(-err));
+		goto fail;
+	}
+	nst = store_open(st->path, IOACCT_STORE_RDWR, st->version, err_open, sizeof(err_open));
+	if (!nst) {
+		err = store_error(st, -errno, "%s", err_open);
+		/* Only a copy: the data is still in the old connection, for the next try. */
+		unlink(st->path);
+		goto fail;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(st->stmt); i++)
+		sqlite3_finalize(st->stmt[i]);
+	sqlite3_close(st->db);
+	st->db = nst->db;
+	memcpy(st->stmt, nst->stmt, sizeof(st->stmt));
+	st->dev = nst->dev;
+	st->ino = nst->ino;
+	st->shm_dev = nst->shm_dev;
+	st->shm_ino = nst->shm_ino;
+	st->shm_size = nst->shm_size;
+	free(nst);
+	for (size_t i = 0; i < ARRAY_SIZE(side); i++) {
+		snprintf(b, sizeof(b), "%s%s.stale", st->path, side[i]);
+		if (aside[i])
+			unlink(b);
+	}
+	if (st->private_mode >= 0 && ioacct_store_set_private(st, st->private_mode))
+		log_warn("%s", st->errmsg);
+	return 0;
+fail:
+	unlink(tmp);
+	for (size_t i = 0; i < ARRAY_SIZE(side); i++) {
+		if (!aside[i])
+			continue;
+		snprintf(a, sizeof(a), "%s%s", st->path, side[i]);
+		snprintf(b, sizeof(b), "%s%s.stale", st->path, side[i]);
+		rename(b, a);
+	}
+	return err;
+}
+
+/*
+ * Before each of the daemon's transactions: is the file at the path still
+ * the one open? SQLite would go on writing a removed file (lost at close,
+ * never seen by the tools) or, with its -shm truncated or replaced, fault
+ * (SIGBUS) on the mapped WAL index. When it is not, say so once, keep the
+ * counters in the kernel (the caller's transaction fails with -EAGAIN) and
+ * put the store back from the open connection, retrying with a backoff of
+ * 1 s doubling to 60 s.
+ */
+/*
+ * SQLite maps the -shm file (the WAL index) shared: truncated under it
+ * (by hand, or by a tool that thinks itself alone), the next access to the
+ * mapping is a SIGBUS. Its size is put back: the pages read as zeros, an
+ * invalid index header, which SQLite rebuilds from the WAL.
+ */
+static void store_check_shm(struct ioacct_store *st)
+{
+	char shm[PATH_MAX];
+	struct stat sb;
+
+	if (snprintf(shm, sizeof(shm), "%s-shm", st->path) >= (int)sizeof(shm) || stat(shm, &sb))
+		return; /* removed: the mapping keeps the old file */
+	if (sb.st_dev != st->shm_dev || sb.st_ino != st->shm_ino) {
+		st->shm_dev = sb.st_dev;
+		st->shm_ino = sb.st_ino;
+		st->shm_size = sb.st_size;
+		return;
+	}
+	if (sb.st_size >= st->shm_size) {
+		st->shm_size = sb.st_size;
+		return;
+	}
+	if (truncate(shm, st->shm_size))
+		log_err("store %s: its WAL index %s was truncated under ioacctd (%lld bytes, was %lld) and its size cannot be put back: %s; the next access will fault (SIGBUS): restart ioacctd",
+			st->path, shm, (long long)sb.st_size, (long long)st->shm_size, strerror(errno));
+	else
+		log_err("store %s: its WAL index %s was truncated under ioacctd (%lld bytes, was %lld): size put back, SQLite rebuilds the index from the WAL",
+			st->path, shm, (long long)sb.st_size, (long long)st->shm_size);
+}
+
+static int store_check_file(struct ioacct_store *st)
+{
+	struct stat sb;
+	uint64_t now;
+	int err;
+
+	if (st->mode != IOACCT_STORE_RDWR || !st->path[0])
+		return 0;
+	if (!st->lost)
+		store_check_shm(st);
+	if (!st->lost) {
+		err = stat(st->path, &sb) ? errno : 0;
+		if (!err && sb.st_dev == st->dev && sb.st_ino == st->ino)
+			return 0;
+		st->lost = true;
+		st->backoff_ms = RESTORE_BACKOFF_MIN_MS;
+		st->retry_at_ms = 0;
+		log_err("store %s %s under ioacctd: its data is safe in the open file and new counters stay in the kernel; putting it back",
+			st->path,
+			err == ENOENT ? "was removed" :
+			err ? strerror(err) : "was replaced by another file");
+	}
+	now = mono_ms();
+	if (now < st->retry_at_ms)
+		return store_error(st, -EAGAIN, "store %s is being put back; next try in %llu ms",
+				   st->path, (unsigned long long)(st->retry_at_ms - now));
+	err = store_restore(st);
+	if (err) {
+		log_warn("store %s not back yet: %s; next try in %u s (counters stay in the kernel)",
+			 st->path, st->errmsg, st->backoff_ms / 1000);
+		st->retry_at_ms = now + st->backoff_ms;
+		st->backoff_ms = st->backoff_ms * 2 > RESTORE_BACKOFF_MAX_MS ? RESTORE_BACKOFF_MAX_MS :
+									   st->backoff_ms * 2;
+		return store_error(st, -EAGAIN, "store %s is being put back", st->path);
+	}
+	st->lost = false;
+	log_warn("store %s is back (copied from the open database); draining again", st->path);
 	return 0;
 }

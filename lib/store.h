@@ -37,6 +37,8 @@ enum {
 /* NULL with errno set and `err` filled. */
 struct ioacct_store *ioacct_store_open(const char *path, int mode, char *err, size_t errlen);
 void ioacct_store_close(struct ioacct_store *st);
+/* PRAGMA quick_check: -EIO with a message naming the file and what to do when it is corrupt. */
+int ioacct_store_quick_check(struct ioacct_store *st);
 const char *ioacct_store_errmsg(const struct ioacct_store *st);
 int ioacct_store_schema_version(struct ioacct_store *st);
 

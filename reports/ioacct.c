@@ -87,7 +87,7 @@ static void usage(FILE *out)
 		"      --units K|M|G|T|P         bytes in KiB, MiB, ... (default: exact)\n"
 		"Sources:\n"
 		"      --db PATH                 the store to read (config: db)\n"
-		"      --config FILE             configuration (default %s, or $IOACCT_CONF)\n"
+		"  -c, --config FILE             configuration (default %s, or $IOACCT_CONF)\n"
 		"  -h, --help                    this help\n"
 		"  -V, --version                 the version\n"
 		"\n"
@@ -152,7 +152,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "units", required_argument, NULL, OPT_UNITS },
 		{ "db", required_argument, NULL, OPT_DB },
-		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -161,7 +161,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":aj:u:M:LS:E:Xo:enpPhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":aj:u:M:LS:E:Xo:enpPc:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			o->all_users = true;
@@ -229,7 +229,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_DB:
 			o->db = optarg;
 			break;
-		case OPT_CONFIG:
+		case 'c':
 			o->config_file = optarg;
 			break;
 		case 'h':
