@@ -21,8 +21,11 @@ WMNT=$(mount_of "$W"); SMNT=$(mount_of /dev/shm)
 cat > "$W/job.sh" <<JOB
 #!/bin/bash
 $IOWORK write $W/batch.dat 1048576 3
-srun -n1 $IOWORK write $SHM/step0.dat 1048576 5
-srun -n1 $IOWORK write $W/step1.dat 1048576 1
+# --quiet: under load srun says "step creation temporarily disabled, retrying"
+# into the job's output file on \$W's mount, which the batch step's exact
+# byte count would then include.
+srun --quiet -n1 $IOWORK write $SHM/step0.dat 1048576 5
+srun --quiet -n1 $IOWORK write $W/step1.dat 1048576 1
 JOB
 chmod 755 "$W/job.sh"
 
