@@ -92,6 +92,8 @@ enum ioacct_attr {
 	IOACCT_ATTR_UIDS = 54,
 	IOACCT_ATTR_CLUSTERS = 55,
 	IOACCT_ATTR_PEAKS = 56,
+	IOACCT_ATTR_BIN = 57,
+	IOACCT_ATTR_QSERIES = 58,
 	IOACCT_ATTR_COUNT
 };
 
@@ -170,6 +172,8 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_UIDS] = { "uids", KIND_STRING },
 	[IOACCT_ATTR_CLUSTERS] = { "clusters", KIND_STRING },
 	[IOACCT_ATTR_PEAKS] = { "peaks", KIND_U32 },
+	[IOACCT_ATTR_BIN] = { "bin", KIND_U32 },
+	[IOACCT_ATTR_QSERIES] = { "series", KIND_NESTED },
 };
 
 /*
@@ -245,6 +249,19 @@ static const struct field select_fields[] = {
 	SEL(peaks, IOACCT_ATTR_PEAKS, 0),
 };
 
+/* The cursor reuses the sample's attributes: `more` says it is set. */
+#define JOBREQ(member, attr, flags) FIELD(struct ioacct_req_job, member, attr, flags)
+static const struct field job_fields[] = {
+	JOBREQ(job_id, IOACCT_ATTR_JOB_ID, 0),
+	JOBREQ(cluster, IOACCT_ATTR_CLUSTER, 0),
+	JOBREQ(job_key, IOACCT_ATTR_JOB_KEY, 0),
+	JOBREQ(after, IOACCT_ATTR_MORE, 0),
+	JOBREQ(after_step, IOACCT_ATTR_STEP_ID, 0),
+	JOBREQ(after_mnt, IOACCT_ATTR_MNT_ID, 0),
+	JOBREQ(after_op, IOACCT_ATTR_OP, 0),
+	JOBREQ(after_bin, IOACCT_ATTR_BIN, 0),
+};
+
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
 static const struct field reply_fields[] = {
 	REP(status, IOACCT_ATTR_STATUS, F_REQUIRED),
@@ -269,6 +286,7 @@ static const struct field reply_fields[] = {
 	REP(qmounts, IOACCT_ATTR_QMOUNT, F_REPEAT),
 	REP(qtotals, IOACCT_ATTR_QTOTAL, F_REPEAT),
 	REP(qpeaks, IOACCT_ATTR_QPEAK, F_REPEAT),
+	REP(qseries, IOACCT_ATTR_QSERIES, F_REPEAT),
 	REP(more, IOACCT_ATTR_MORE, 0),
 };
 
@@ -330,12 +348,14 @@ static const struct field qmount_fields[] = {
 	QMOUNT(mount.source, IOACCT_ATTR_MNT_SOURCE, 0),
 };
 
+/* Totals and series rows alike: one table, so that a new counter reaches both. */
 #define QTOTAL(member, attr, flags) FIELD(struct ioacct_qtotal_row, member, attr, flags)
 static const struct field qtotal_fields[] = {
 	QTOTAL(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
 	QTOTAL(s.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
 	QTOTAL(s.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
 	QTOTAL(s.op, IOACCT_ATTR_OP, F_REQUIRED),
+	QTOTAL(s.bin, IOACCT_ATTR_BIN, 0),
 	QTOTAL(s.c.bytes, IOACCT_ATTR_BYTES, 0),
 	QTOTAL(s.c.calls, IOACCT_ATTR_CALLS, 0),
 	QTOTAL(s.c.errors, IOACCT_ATTR_ERRORS, 0),
@@ -382,6 +402,8 @@ static const struct nested nested[] = {
 	       nqtotals, MAX_ROWS),
 	NESTED(IOACCT_ATTR_QPEAK, "peak", qpeak_fields, struct ioacct_qpeak_row, qpeaks, nqpeaks,
 	       MAX_ROWS),
+	NESTED(IOACCT_ATTR_QSERIES, "series row", qtotal_fields, struct ioacct_qtotal_row, qseries,
+	       nqseries, MAX_ROWS),
 };
 
 static const struct nested *nested_find(uint16_t attr)
@@ -435,6 +457,7 @@ static const struct schema request_schemas[] = {
 	SCHEMA(IOACCT_MSG_STATUS, u.query, status_fields),
 	SCHEMA(IOACCT_MSG_SNAPSHOT, u.query, snapshot_fields),
 	SCHEMA(IOACCT_MSG_QUERY, u.select, select_fields),
+	SCHEMA(IOACCT_MSG_JOB, u.job, job_fields),
 };
 
 static const struct schema *request_schema(uint16_t type)
@@ -460,6 +483,8 @@ const char *ioacct_msg_type_name(uint16_t type)
 		return "snapshot";
 	case IOACCT_MSG_QUERY:
 		return "query";
+	case IOACCT_MSG_JOB:
+		return "job";
 	case IOACCT_MSG_REPLY:
 		return "reply";
 	default:
@@ -1182,6 +1207,11 @@ size_t ioacct_proto_query_job_size(const struct ioacct_job *job, size_t nsteps,
 	n += ntotals * list_bound(qtotal_fields, ARRAY_SIZE(qtotal_fields));
 	n += npeaks * list_bound(qpeak_fields, ARRAY_SIZE(qpeak_fields));
 	return n;
+}
+
+size_t ioacct_proto_series_row_size(void)
+{
+	return list_bound(qtotal_fields, ARRAY_SIZE(qtotal_fields));
 }
 
 /* ---- transport ---- */

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ioreport: the report of one stored job, as text (darshan-parser's style),
- * JSON or one self-contained HTML page. Reads the store read-only; the same
- * renderers serve iorun and the Slurm plugin. With --format darshan it
+ * JSON or one self-contained HTML page. Asks ioacctd for the job (its socket,
+ * so that the store's path and permissions are the daemon's business), or
+ * with --db reads a store file directly; the same renderers serve iorun and
+ * the Slurm plugin. With --format darshan it
  * writes the job as a Darshan log; with --compare it sets the job beside a
  * Darshan log of it (reports/compare.c).
  *
- * Exit status: 0, 1 when the report cannot be made (no such job, store
- * unreadable, a Darshan log that cannot be read, write error), 2 for usage
+ * Exit status: 0, 1 when the report cannot be made (no such job, daemon
+ * unreachable, store unreadable, a Darshan log that cannot be read, write error), 2 for usage
  * errors.
  */
 #include <errno.h>
@@ -20,15 +22,18 @@
 #include "compare.h"
 #include "config.h"
 #include "darshan.h"
+#include "job_fetch.h"
 #include "log.h"
 #include "render.h"
 #include "store.h"
 
 #define EXIT_USAGE 2
+#define CALL_TIMEOUT_MS 30000
 
 struct opts {
 	const char *config_file;
 	const char *db;
+	const char *socket_path;
 	const char *cluster;
 	const char *output;
 	const char *mount;
@@ -46,7 +51,9 @@ static void usage(FILE *out)
 		"Prints the I/O report of a job stored by ioacctd.\n"
 		"\n"
 		"  -c, --config FILE     configuration file (default %s)\n"
-		"      --db PATH         the store (config: db)\n"
+		"      --socket PATH     ioacctd's socket, where jobs are read (config: socket)\n"
+		"      --db PATH         read this store file instead, without ioacctd (offline;\n"
+		"                        root, or whoever may read the file)\n"
 		"      --cluster NAME    the job's cluster (default: the newest job with this id)\n"
 		"  -f, --format FORMAT   text (default), json, html, or darshan: a Darshan log\n"
 		"                        of the job (needs -o)\n"
@@ -76,10 +83,11 @@ static int parse_job_id(const char *s, uint64_t *out)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_DB = 256, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER };
+	enum { OPT_DB = 256, OPT_SOCKET, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, OPT_DB },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "cluster", required_argument, NULL, OPT_CLUSTER },
 		{ "format", required_argument, NULL, 'f' },
 		{ "mount", required_argument, NULL, 'm' },
@@ -99,6 +107,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_DB:
 			o->db = optarg;
+			break;
+		case OPT_SOCKET:
+			o->socket_path = optarg;
 			break;
 		case OPT_CLUSTER:
 			o->cluster = optarg;
@@ -160,42 +171,21 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* Loads the job, or says why not. */
+/* Loads the job, or says why not: from ioacctd, or with --db from that file. */
 static int load_job(const struct ioacct_config *cfg, const struct opts *o,
 		    struct ioacct_jobdata **jd)
 {
-	struct ioacct_store *st;
-	struct ioacct_job job;
-	char err[PATH_MAX + 256];
+	struct ioacct_source src = {
+		.socket_path = cfg->socket_path,
+		.db_path = o->db,
+		.timeout_ms = CALL_TIMEOUT_MS,
+	};
+	char err[PATH_MAX + 1024];
 	int ret;
 
-	st = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDONLY, err, sizeof(err));
-	if (!st) {
-		fprintf(stderr, "ioreport: %s\n", err);
-		return -errno;
-	}
-	ret = ioacct_store_job_find(st, o->cluster, o->job_id, &job);
-	if (ret == -ENOENT) {
-		fprintf(stderr, "ioreport: no job %llu%s%s in %s\n", (unsigned long long)o->job_id,
-			o->cluster ? " on cluster " : "", o->cluster ? o->cluster : "", cfg->db_path);
-		goto out;
-	}
-	if (ret) {
-		fprintf(stderr, "ioreport: %s\n", ioacct_store_errmsg(st));
-		goto out;
-	}
-	/* As sacct with PrivateData=jobs: only root and the owner see a job. */
-	if (cfg->private_data && getuid() != 0 && getuid() != job.uid) {
-		fprintf(stderr, "ioreport: job %llu belongs to another user (private_data = yes)\n",
-			(unsigned long long)o->job_id);
-		ret = -EPERM;
-		goto out;
-	}
-	ret = ioacct_store_job_load(st, job.key, jd);
+	ret = ioacct_source_load_job(&src, o->cluster, o->job_id, 0, jd, err, sizeof(err));
 	if (ret)
-		fprintf(stderr, "ioreport: %s\n", ioacct_store_errmsg(st));
-out:
-	ioacct_store_close(st);
+		fprintf(stderr, "ioreport: %s\n", err);
 	return ret;
 }
 
@@ -296,7 +286,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	ioacct_config_defaults(&cfg);
 	if (ioacct_config_load(&cfg, o.config_file, err, sizeof(err)) ||
-	    (o.db && ioacct_config_set(&cfg, "db", o.db, err, sizeof(err)))) {
+	    (o.socket_path && ioacct_config_set(&cfg, "socket", o.socket_path, err, sizeof(err)))) {
 		fprintf(stderr, "ioreport: %s\n", err);
 		return EXIT_USAGE;
 	}
