@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,8 +355,19 @@ static int load_store(const char *db_path, const char *cluster, uint64_t job_id,
 	int ret;
 
 	st = ioacct_store_open(db_path, IOACCT_STORE_RDONLY, err, errlen);
-	if (!st)
-		return -errno;
+	if (!st) {
+		ret = -errno;
+		/* With private_data the file is root's: the daemon is the way in. */
+		if (ret == -EACCES || ret == -EPERM) {
+			char why[PATH_MAX + 256];
+
+			snprintf(why, sizeof(why), "%s", err);
+			job_err(err, errlen, ret,
+				"%s: %s; with private_data = yes only root reads the store, users ask ioacctd (without --db)",
+				why, strerror(-ret));
+		}
+		return ret;
+	}
 	if (job_key)
 		ret = ioacct_store_job_get(st, job_key, &job);
 	else
