@@ -38,7 +38,7 @@ struct iorun_opts {
 	const char *cgroup_mode;
 	const char *bin_width;
 	uint64_t job_id;
-	bool json;
+	enum ioacct_render_format format;
 	char **argv;
 };
 
@@ -62,14 +62,16 @@ static void usage(FILE *out)
 		"      --job-id ID            job id to record (default: the next free iorun id)\n"
 		"      --bin-width SECONDS    time bin width for this job (config: bin_width)\n"
 		"      --cgroup-mode MODE     auto, v2 or v1 (config: cgroup_mode)\n"
-		"      --json                 print the summary as JSON\n"
-		"  -o, --output FILE          write the summary to FILE instead of stderr\n"
+		"  -f, --format FORMAT        %s (default text); darshan, a binary\n"
+		"                             Darshan log, needs -o\n"
+		"      --json                 the same as --format json\n"
+		"  -o, --output FILE          write the report to FILE instead of stderr\n"
 		"  -h, --help                 show this help\n"
 		"  -V, --version              show the version\n"
 		"\n"
 		"Needs root (registering a job with ioacctd does). Exit status: COMMAND's;\n"
 		"125 for iorun's own errors, 126 or 127 when COMMAND cannot be run.\n",
-		IOACCT_CONFIG_FILE);
+		IOACCT_CONFIG_FILE, ioacct_render_format_names());
 }
 
 static int parse_args(int argc, char **argv, struct iorun_opts *o)
@@ -81,6 +83,7 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 		{ "job-id", required_argument, NULL, OPT_JOB },
 		{ "bin-width", required_argument, NULL, OPT_BIN },
 		{ "cgroup-mode", required_argument, NULL, OPT_CGMODE },
+		{ "format", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -88,10 +91,10 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
-	int c;
+	int c, fmt;
 
 	/* "+": options stop at the command, so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+c:o:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:f:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config_file = optarg;
@@ -113,8 +116,17 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 		case OPT_CGMODE:
 			o->cgroup_mode = optarg;
 			break;
+		case 'f':
+			fmt = ioacct_render_format_from_name(optarg);
+			if (fmt < 0) {
+				fprintf(stderr, "iorun: --format: '%s' is not %s\n", optarg,
+					ioacct_render_format_names());
+				return -EINVAL;
+			}
+			o->format = (enum ioacct_render_format)fmt;
+			break;
 		case OPT_JSON:
-			o->json = true;
+			o->format = IOACCT_RENDER_JSON;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -133,6 +145,11 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 	if (optind >= argc) {
 		fprintf(stderr, "iorun: no command given\n");
 		usage(stderr);
+		return -EINVAL;
+	}
+	if (ioacct_render_formats[o->format].darshan && !o->output) {
+		fprintf(stderr, "iorun: --format %s writes a binary log: name it with -o FILE\n",
+			ioacct_render_formats[o->format].name);
 		return -EINVAL;
 	}
 	o->argv = argv + optind;
@@ -243,8 +260,7 @@ static int print_summary(const struct ioacct_config *cfg, const struct iorun_opt
 			goto out;
 		}
 	}
-	ret = ioacct_render_job(f, o->json ? IOACCT_RENDER_JSON : IOACCT_RENDER_TEXT, jd, &cfg->advice,
-			       NULL);
+	ret = ioacct_render_job(f, o->format, jd, &cfg->advice, NULL);
 	if (ret)
 		fprintf(stderr, "iorun: cannot write the report: %s\n", strerror(-ret));
 	if (f != stderr && fclose(f)) {

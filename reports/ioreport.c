@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ioreport: the report of one stored job, as text (darshan-parser's style),
- * JSON or one self-contained HTML page. Asks ioacctd for the job (its socket,
- * so that the store's path and permissions are the daemon's business), or
- * with --db reads a store file directly; the same renderers serve iorun and
- * the Slurm plugin. With --format darshan it
- * writes the job as a Darshan log; with --compare it sets the job beside a
- * Darshan log of it (reports/compare.c).
+ * JSON, one self-contained HTML page or a Darshan log (render.h lists the
+ * formats). Asks ioacctd for the job (its socket, so that the store's path
+ * and permissions are the daemon's business), or with --db reads a store
+ * file directly; the same renderers serve iorun and the Slurm plugin. With
+ * --compare it sets the job beside a Darshan log of it (reports/compare.c).
  *
  * Exit status: 0, 1 when the report cannot be made (no such job, daemon
  * unreachable, store unreadable, a Darshan log that cannot be read, write error), 2 for usage
@@ -38,7 +37,6 @@ struct opts {
 	const char *output;
 	const char *mount;
 	const char *compare;          /* a Darshan log to compare with */
-	bool darshan;                 /* --format darshan */
 	bool darshan_filter;
 	enum ioacct_render_format format;
 	uint64_t job_id;
@@ -55,8 +53,8 @@ static void usage(FILE *out)
 		"      --db PATH         read this store file instead, without ioacctd (offline;\n"
 		"                        root, or whoever may read the file)\n"
 		"      --cluster NAME    the job's cluster (default: the newest job with this id)\n"
-		"  -f, --format FORMAT   text (default), json, html, or darshan: a Darshan log\n"
-		"                        of the job (needs -o)\n"
+		"  -f, --format FORMAT   %s (default text); darshan is a Darshan log\n"
+		"                        of the job, binary (needs -o)\n"
 		"  -m, --mount PATH      report this mount only (e.g. to diff with darshan-parser)\n"
 		"      --compare LOG     compare the job with a Darshan log of it, per mount and\n"
 		"                        per time bin (text)\n"
@@ -67,7 +65,7 @@ static void usage(FILE *out)
 		"  -V, --version         show the version\n"
 		"\n"
 		"Exit status: 0; 1 when the report cannot be made; 2 for usage errors.\n",
-		IOACCT_CONFIG_FILE);
+		IOACCT_CONFIG_FILE, ioacct_render_format_names());
 }
 
 static int parse_job_id(const char *s, uint64_t *out)
@@ -115,14 +113,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->cluster = optarg;
 			break;
 		case 'f':
-			o->darshan = strcmp(optarg, "darshan") == 0;
 			fmt = ioacct_render_format_from_name(optarg);
-			if (fmt < 0 && !o->darshan) {
-				fprintf(stderr, "ioreport: --format: '%s' is not text, json, html or darshan\n",
-					optarg);
+			if (fmt < 0) {
+				fprintf(stderr, "ioreport: --format: '%s' is not %s\n", optarg,
+					ioacct_render_format_names());
 				return -EINVAL;
 			}
-			o->format = fmt < 0 ? IOACCT_RENDER_TEXT : (enum ioacct_render_format)fmt;
+			o->format = (enum ioacct_render_format)fmt;
 			break;
 		case OPT_COMPARE:
 			o->compare = optarg;
@@ -156,15 +153,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "ioreport: '%s' is not a job id (a positive integer)\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (o->darshan && !o->output) {
-		fprintf(stderr, "ioreport: --format darshan writes a binary log: name it with -o FILE\n");
+	if (ioacct_render_formats[o->format].darshan && !o->output) {
+		fprintf(stderr, "ioreport: --format %s writes a binary log: name it with -o FILE\n",
+			ioacct_render_formats[o->format].name);
 		return -EINVAL;
 	}
-	if (o->compare && (o->darshan || o->format != IOACCT_RENDER_TEXT)) {
+	if (o->compare && o->format != IOACCT_RENDER_TEXT) {
 		fprintf(stderr, "ioreport: --compare prints text; it takes no --format\n");
 		return -EINVAL;
 	}
-	if (o->darshan_filter && !o->compare && !o->darshan) {
+	if (o->darshan_filter && !o->compare && !ioacct_render_formats[o->format].darshan) {
 		fprintf(stderr, "ioreport: --darshan-filter goes with --compare or --format darshan\n");
 		return -EINVAL;
 	}
@@ -210,28 +208,6 @@ static bool mount_known(const struct ioacct_jobdata *jd, const char *mount)
 	return found;
 }
 
-/* --format darshan: the job as a Darshan log, written to o->output. */
-static int write_darshan(const struct ioacct_jobdata *jd, const struct ioacct_config *cfg,
-			 const struct opts *o)
-{
-	struct ioacct_report *r = ioacct_report_create(jd, &cfg->advice, o->mount);
-	struct ioacct_darshan_log *log = r ? ioacct_darshan_from_report(r, o->darshan_filter) : NULL;
-	char err[PATH_MAX + 256];
-	int ret;
-
-	if (!log) {
-		ret = -errno;
-		fprintf(stderr, "ioreport: cannot build the Darshan log: %s\n", strerror(errno));
-	} else {
-		ret = ioacct_darshan_write_file(log, o->output, err, sizeof(err));
-		if (ret)
-			fprintf(stderr, "ioreport: %s\n", err);
-	}
-	ioacct_darshan_free(log);
-	ioacct_report_destroy(r);
-	return ret;
-}
-
 /* --compare: the job beside a Darshan log, on standard output or o->output. 0 or -1. */
 static int compare_darshan(const struct ioacct_jobdata *jd, const struct ioacct_config *cfg,
 			   const struct opts *o)
@@ -272,6 +248,23 @@ out:
 	return ret;
 }
 
+/* The report in o->format; --darshan-filter is the one option a renderer takes. */
+static int render(FILE *f, const struct ioacct_jobdata *jd, const struct ioacct_config *cfg,
+		  const struct opts *o)
+{
+	struct ioacct_report *r;
+	int ret;
+
+	if (!o->darshan_filter)
+		return ioacct_render_job(f, o->format, jd, &cfg->advice, o->mount);
+	r = ioacct_report_create(jd, &cfg->advice, o->mount);
+	if (!r)
+		return -errno;
+	ret = ioacct_render_darshan_log(f, r, true);
+	ioacct_report_destroy(r);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .format = IOACCT_RENDER_TEXT };
@@ -296,8 +289,8 @@ int main(int argc, char **argv)
 		ioacct_jobdata_free(jd);
 		return EXIT_FAILURE;
 	}
-	if (o.darshan || o.compare) {
-		ret = o.darshan ? write_darshan(jd, &cfg, &o) : compare_darshan(jd, &cfg, &o);
+	if (o.compare) {
+		ret = compare_darshan(jd, &cfg, &o);
 		ioacct_jobdata_free(jd);
 		return ret ? EXIT_FAILURE : 0;
 	}
@@ -309,7 +302,7 @@ int main(int argc, char **argv)
 			return EXIT_FAILURE;
 		}
 	}
-	ret = ioacct_render_job(f, o.format, jd, &cfg.advice, o.mount);
+	ret = render(f, jd, &cfg, &o);
 	if (f != stdout && fclose(f) && !ret)
 		ret = -errno;
 	if (ret)

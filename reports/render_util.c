@@ -196,36 +196,46 @@ int r_finish(FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-static const char *const format_names[] = {
-	[IOACCT_RENDER_TEXT] = "text",
-	[IOACCT_RENDER_JSON] = "json",
-	[IOACCT_RENDER_HTML] = "html",
+const struct ioacct_render_format_info ioacct_render_formats[IOACCT_RENDER_NFORMATS] = {
+	[IOACCT_RENDER_TEXT] = { "text", ".txt", ioacct_render_text, false },
+	[IOACCT_RENDER_JSON] = { "json", ".json", ioacct_render_json, false },
+	[IOACCT_RENDER_HTML] = { "html", ".html", ioacct_render_html, false },
+	[IOACCT_RENDER_DARSHAN] = { "darshan", ".darshan", ioacct_render_darshan, true },
 };
 
 int ioacct_render_format_from_name(const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(format_names); i++)
-		if (strcasecmp(name, format_names[i]) == 0)
+	for (size_t i = 0; i < ARRAY_SIZE(ioacct_render_formats); i++)
+		if (strcasecmp(name, ioacct_render_formats[i].name) == 0)
 			return (int)i;
 	return -1;
 }
 
 const char *ioacct_render_format_name(enum ioacct_render_format fmt)
 {
-	return (unsigned int)fmt < ARRAY_SIZE(format_names) ? format_names[fmt] : "?";
+	return (unsigned int)fmt < ARRAY_SIZE(ioacct_render_formats) ? ioacct_render_formats[fmt].name : "?";
+}
+
+const char *ioacct_render_format_names(void)
+{
+	static char names[128];
+
+	if (!names[0]) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < ARRAY_SIZE(ioacct_render_formats); i++)
+			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+					      i == 0 ? "" : i + 1 < ARRAY_SIZE(ioacct_render_formats) ? ", " : " or ",
+					      ioacct_render_formats[i].name);
+	}
+	return names;
 }
 
 int ioacct_render(FILE *f, enum ioacct_render_format fmt, const struct ioacct_report *r)
 {
-	switch (fmt) {
-	case IOACCT_RENDER_TEXT:
-		return ioacct_render_text(f, r);
-	case IOACCT_RENDER_JSON:
-		return ioacct_render_json(f, r);
-	case IOACCT_RENDER_HTML:
-		return ioacct_render_html(f, r);
-	}
-	return -EINVAL;
+	if ((unsigned int)fmt >= ARRAY_SIZE(ioacct_render_formats))
+		return -EINVAL;
+	return ioacct_render_formats[fmt].render(f, r);
 }
 
 int ioacct_render_job(FILE *f, enum ioacct_render_format fmt, const struct ioacct_jobdata *jd,

@@ -317,17 +317,15 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 }
 
 /* The same renderers as ioreport and iorun, so a report looks the same whichever made it. */
-static int render(const struct ioacct_jobdata *jd, enum ioacct_report_format fmt, char **buf,
+static int render(const struct ioacct_jobdata *jd, enum ioacct_render_format fmt, char **buf,
 		  size_t *len)
 {
-	enum ioacct_render_format rf = fmt == IOACCT_FMT_JSON ? IOACCT_RENDER_JSON :
-				       fmt == IOACCT_FMT_HTML ? IOACCT_RENDER_HTML : IOACCT_RENDER_TEXT;
 	FILE *f = open_memstream(buf, len);
 	int ret;
 
 	if (!f)
 		return -errno;
-	ret = ioacct_render_job(f, rf, jd, &cfg.advice, NULL);
+	ret = ioacct_render_job(f, fmt, jd, &cfg.advice, NULL);
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	return ret;
@@ -342,7 +340,7 @@ static void write_reports(const struct ioacct_jobdata *jd)
 		.workdir = job->workdir[0] ? job->workdir : getenv("SLURM_JOB_WORK_DIR"),
 		.node = job->node,
 	};
-	unsigned int formats = mopts.formats ? mopts.formats : IOACCT_FMT_TEXT;
+	unsigned int formats = mopts.formats ? mopts.formats : IOACCT_FMT(IOACCT_RENDER_TEXT);
 	const char *nnodes = getenv("SLURM_JOB_NUM_NODES");
 	char pattern[PATH_MAX], expanded[PATH_MAX], path[PATH_MAX], err[512];
 
@@ -354,23 +352,20 @@ static void write_reports(const struct ioacct_jobdata *jd)
 		slurm_error("ioacct: job %llu: no report written: %s", (unsigned long long)job->job_id, err);
 		return;
 	}
-	for (unsigned int fmt = IOACCT_FMT_TEXT; fmt <= IOACCT_FMT_DARSHAN; fmt <<= 1) {
+	for (enum ioacct_render_format fmt = 0; fmt < IOACCT_RENDER_NFORMATS; fmt++) {
 		char *buf = NULL;
 		size_t len = 0;
 
-		if (!(formats & fmt))
+		if (!(formats & IOACCT_FMT(fmt)))
 			continue;
-		if (fmt == IOACCT_FMT_DARSHAN) {
-			slurm_info("ioacct: job %llu: Darshan logs are not available yet",
-				   (unsigned long long)job->job_id);
-			continue;
-		}
 		/* Each node's epilog writes what this node saw: name the parts apart. */
 		const char *part = nnodes && atoi(nnodes) > 1 && !strstr(pattern, "%N") ? job->node : NULL;
 
-		if (render(jd, fmt, &buf, &len) ||
-		    ioacct_report_path_for(expanded, fmt, part, path, sizeof(path))) {
-			slurm_error("ioacct: job %llu: cannot render its report", (unsigned long long)job->job_id);
+		int ret = render(jd, fmt, &buf, &len);
+
+		if (ret || (ret = ioacct_report_path_for(expanded, fmt, part, path, sizeof(path)))) {
+			slurm_error("ioacct: job %llu: cannot render its %s report: %s",
+				    (unsigned long long)job->job_id, ioacct_render_format_name(fmt), strerror(-ret));
 			free(buf);
 			continue;
 		}
