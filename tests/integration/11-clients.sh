@@ -4,7 +4,8 @@
 # (socket, store, pins in the test's directory) and no configuration file
 # for the clients, which are given only --socket: iorun prints its report,
 # ioreport gives text, JSON, HTML, a Darshan log and a comparison with it,
-# ioacct lists the job, all with the exact bytes written. Then private_data
+# ioacct lists the job, all with the exact bytes written; both encode an odd
+# job name to the same JSON bytes. Then private_data
 # = yes and a user who is not root: their own job in every format, exactly;
 # another user's job refused with a clear message. The daemon stopped: one
 # line saying so, exit 1; --db still reads the store, offline.
@@ -102,6 +103,37 @@ ok "ioreport --socket only: text, JSON, HTML, Darshan and --compare, exact"
 	fail "ioacct --socket failed"
 grep -Fxq "6101|$ROOTMNT|196608|196608" "$T/out" || { cat "$T/out"; fail "ioacct: not 196608 both ways"; }
 ok "ioacct --socket only: 6101|$ROOTMNT|196608|196608"
+
+# One JSON string encoder: a job name (the command's path) with a quote, a
+# backslash, control characters, bytes that are not UTF-8 and a truncated
+# sequence comes out of ioacct --json and ioreport --format json as the same
+# bytes, and as Python encodes it (maximal subparts to U+FFFD, kept as \ufffd).
+ODD=$T/$'q"b\\s\x01t\tx\xff\xe2\x82-caf\xc3\xa9\xc0\xaf'
+ln -s "$IOWORK" "$ODD"
+"$IORUN" --socket "$SOCK" --job-id 6103 -o /dev/null -- "$ODD" write "$D/odd" 4096 1 | cat ||
+	fail "iorun with an odd command name failed"
+"$IOACCT" --socket "$SOCK" -j 6103 -X --json -o JobID,JobName > "$T/odd-ioacct.json" || fail "ioacct --json failed"
+"$IOREPORT" --socket "$SOCK" --format json 6103 > "$T/odd-ioreport.json" || fail "ioreport --format json failed"
+python3 - "$ODD" "$T/odd-ioacct.json" "$T/odd-ioreport.json" <<'PY' || fail "the job name is not encoded the same way"
+import json, os, sys
+name = os.fsencode(sys.argv[1])
+want = json.dumps(name.decode("utf-8", "replace"), ensure_ascii=False)
+want = want.replace("\ufffd", "\\ufffd").encode()
+def literal(path, key):
+    data = open(path, "rb").read()
+    i = data.index(b'"%s": "' % key) + len(key) + 4
+    j = i + 1
+    while data[j:j + 1] != b'"':
+        j += 2 if data[j:j + 1] == b"\\" else 1
+    json.loads(data)  # and the whole output is JSON
+    return data[i:j + 1]
+got = literal(sys.argv[2], b"JobName"), literal(sys.argv[3], b"name")
+for g in got:
+    if g != want:
+        sys.exit("got %r, want %r" % (g, want))
+print("job name:", want.decode())
+PY
+ok "ioacct --json and ioreport --format json encode an odd job name to the same bytes"
 
 # A second job that becomes the user's, as if Slurm had run it for them: 5 x 4096.
 "$IORUN" --socket "$SOCK" --job-id 6102 -o /dev/null -- \
