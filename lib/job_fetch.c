@@ -8,25 +8,15 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "query_fetch.h"
+#include "util.h"
 
-__attribute__((format(printf, 4, 5)))
-static int job_err(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
+/* The one error helper (util.h), under this file's own name. */
+#define job_err(...) ioacct_seterr(__VA_ARGS__)
 
 /* "job 12" or "job 12 of cluster c", for messages. */
 static void job_name(char *buf, size_t len, const char *cluster, uint64_t job_id, int64_t key)
@@ -41,17 +31,7 @@ static void job_name(char *buf, size_t len, const char *cluster, uint64_t job_id
 
 /* ---- the daemon's side ---- */
 
-__attribute__((format(printf, 3, 4)))
-static void serve_error(struct ioacct_reply *rep, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	ioacct_reply_free(rep);
-	rep->status = status;
-	va_start(ap, fmt);
-	vsnprintf(rep->error, sizeof(rep->error), fmt, ap);
-	va_end(ap);
-}
+#define serve_error(...) ioacct_reply_error(__VA_ARGS__)
 
 /* The first page's part: the job's steps, mounts and totals. Its encoded size in *bytes. */
 static int serve_children(struct ioacct_store *st, const struct ioacct_job *job,

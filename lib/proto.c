@@ -11,6 +11,7 @@
  * missing required attribute, a string with a NUL or too long for its field).
  */
 #include "proto.h"
+#include "util.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -29,7 +30,6 @@
 #define MAX_DEPTH 2
 #define MAX_ROWS 1000000
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
  * Attribute numbers: one namespace for every message, so that a number has
@@ -559,21 +559,8 @@ static void put_le64(uint8_t *p, uint64_t v)
 	put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* Writes the message for an error into err (may be NULL) and returns code. */
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
+/* The one error helper (util.h), under this file's own name. */
+#define fail(...) ioacct_seterr(__VA_ARGS__)
 
 /* ---- buffers ---- */
 
@@ -1166,6 +1153,17 @@ void ioacct_reply_free(struct ioacct_reply *r)
 		nested_set_array(&nested[i], r, NULL);
 		nested_set_count(&nested[i], r, 0);
 	}
+}
+
+void ioacct_reply_error(struct ioacct_reply *r, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	ioacct_reply_free(r);
+	r->status = status;
+	va_start(ap, fmt);
+	ioacct_vseterr(r->error, sizeof(r->error), status, fmt, ap);
+	va_end(ap);
 }
 
 /* Attribute header and value, padded. */

@@ -215,6 +215,9 @@ struct ioacct_reply {
 };
 
 void ioacct_reply_free(struct ioacct_reply *r);
+/* An error reply: what the reply held freed, status (-errno) and the message for the client. */
+void ioacct_reply_error(struct ioacct_reply *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Encoding: appends one whole message (header included) to `out`. 0 or -errno. */
 int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_request *req);

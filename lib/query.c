@@ -4,6 +4,7 @@
  */
 #include "query.h"
 #include "json.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NS_PER_S 1000000000LL
 
 #define F(id, name, width, kind, flags, help) \
@@ -85,18 +85,8 @@ static const struct ioacct_qfield_info fields[IOACCT_QF_COUNT] = {
 #undef PEAK
 #undef JOB_ONLY
 
-__attribute__((format(printf, 3, 4)))
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* The one error helper (util.h), under this file's own name: every error here is -EINVAL. */
+#define set_err(err, errlen, ...) ioacct_seterr(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* ---- fields and formats ---- */
 

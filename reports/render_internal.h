@@ -9,8 +9,8 @@
 
 #include "json.h"
 #include "report.h"
+#include "util.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIB_D 1048576.0
 
 /* A decimal integer, without printf's parsing: the JSON series is large. */

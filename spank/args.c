@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "util.h"
 
 static void add_err(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
 {
@@ -130,7 +131,7 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 				snprintf(err, errlen, "bin takes one value");
 				return -EINVAL;
 			}
-			if (ioacct_parse_seconds(val, 100000000ULL, 86400ULL * 1000000000ULL,
+			if (ioacct_parse_seconds(val, NSEC_PER_SEC / 10, 86400 * NSEC_PER_SEC,
 						 &o->bin_width_ns)) {
 				snprintf(err, errlen, "bin=%s: a number of seconds from 0.1 to 86400", val);
 				return -EINVAL;
