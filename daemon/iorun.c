@@ -22,11 +22,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "job_fetch.h"
 #include "log.h"
 #include "procfs.h"
 #include "proto.h"
 #include "render.h"
-#include "store.h"
 
 #define EXIT_IORUN 125
 #define CALL_TIMEOUT_MS 10000
@@ -38,7 +38,7 @@ struct iorun_opts {
 	const char *cgroup_mode;
 	const char *bin_width;
 	uint64_t job_id;
-	bool json;
+	enum ioacct_render_format format;
 	char **argv;
 };
 
@@ -57,18 +57,21 @@ static void usage(FILE *out)
 		"Runs COMMAND in a fresh cgroup watched by ioacctd and prints its I/O per mount.\n"
 		"\n"
 		"  -c, --config FILE          configuration file (default %s)\n"
-		"      --socket PATH          ioacctd's socket (config: socket)\n"
+		"      --socket PATH          ioacctd's socket, also where the report is read\n"
+		"                             (config: socket)\n"
 		"      --job-id ID            job id to record (default: the next free iorun id)\n"
 		"      --bin-width SECONDS    time bin width for this job (config: bin_width)\n"
 		"      --cgroup-mode MODE     auto, v2 or v1 (config: cgroup_mode)\n"
-		"      --json                 print the summary as JSON\n"
-		"  -o, --output FILE          write the summary to FILE instead of stderr\n"
+		"  -f, --format FORMAT        %s\n"
+		"                             (default text; darshan: a Darshan log, needs -o)\n"
+		"      --json                 the same as --format json\n"
+		"  -o, --output FILE          write the report to FILE instead of stderr\n"
 		"  -h, --help                 show this help\n"
 		"  -V, --version              show the version\n"
 		"\n"
 		"Needs root (registering a job with ioacctd does). Exit status: COMMAND's;\n"
 		"125 for iorun's own errors, 126 or 127 when COMMAND cannot be run.\n",
-		IOACCT_CONFIG_FILE);
+		IOACCT_CONFIG_FILE, ioacct_render_format_names());
 }
 
 static int parse_args(int argc, char **argv, struct iorun_opts *o)
@@ -80,6 +83,7 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 		{ "job-id", required_argument, NULL, OPT_JOB },
 		{ "bin-width", required_argument, NULL, OPT_BIN },
 		{ "cgroup-mode", required_argument, NULL, OPT_CGMODE },
+		{ "format", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -87,10 +91,10 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
-	int c;
+	int c, fmt;
 
 	/* "+": options stop at the command, so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+c:o:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:f:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config_file = optarg;
@@ -112,8 +116,17 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 		case OPT_CGMODE:
 			o->cgroup_mode = optarg;
 			break;
+		case 'f':
+			fmt = ioacct_render_format_from_name(optarg);
+			if (fmt < 0) {
+				fprintf(stderr, "iorun: --format: '%s' is not %s\n", optarg,
+					ioacct_render_format_names());
+				return -EINVAL;
+			}
+			o->format = (enum ioacct_render_format)fmt;
+			break;
 		case OPT_JSON:
-			o->json = true;
+			o->format = IOACCT_RENDER_JSON;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -132,6 +145,11 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 	if (optind >= argc) {
 		fprintf(stderr, "iorun: no command given\n");
 		usage(stderr);
+		return -EINVAL;
+	}
+	if (ioacct_render_formats[o->format].darshan && !o->output) {
+		fprintf(stderr, "iorun: --format %s writes a binary log: name it with -o FILE\n",
+			ioacct_render_formats[o->format].name);
 		return -EINVAL;
 	}
 	o->argv = argv + optind;
@@ -218,23 +236,20 @@ static const char *job_state(int status, int32_t *exit_code)
 	return *exit_code == 0 ? "COMPLETED" : "FAILED";
 }
 
+/* The job's report, as ioacctd has it: through the socket, wherever the store is. */
 static int print_summary(const struct ioacct_config *cfg, const struct iorun_opts *o, int64_t job_key,
 			 uint64_t start_mono_ns)
 {
-	char err[512];
-	struct ioacct_store *st = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDONLY, err, sizeof(err));
+	struct ioacct_source src = { .socket_path = cfg->socket_path, .timeout_ms = CALL_TIMEOUT_MS };
 	struct ioacct_jobdata *jd = NULL;
+	char err[PATH_MAX + 1024];
 	FILE *f = stderr;
 	int ret;
 
-	if (!st) {
-		fprintf(stderr, "iorun: cannot read the job back: %s\n", err);
-		return -EIO;
-	}
-	ret = ioacct_store_job_load(st, job_key, &jd);
+	ret = ioacct_source_load_job(&src, NULL, 0, job_key, &jd, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "iorun: cannot read the job back: %s\n", ioacct_store_errmsg(st));
-		goto out;
+		fprintf(stderr, "iorun: cannot read the job back: %s\n", err);
+		return ret;
 	}
 	jd->start_mono_ns = start_mono_ns;
 	if (o->output) {
@@ -245,8 +260,7 @@ static int print_summary(const struct ioacct_config *cfg, const struct iorun_opt
 			goto out;
 		}
 	}
-	ret = ioacct_render_job(f, o->json ? IOACCT_RENDER_JSON : IOACCT_RENDER_TEXT, jd, &cfg->advice,
-			       NULL);
+	ret = ioacct_render_job(f, o->format, jd, &cfg->advice, NULL);
 	if (ret)
 		fprintf(stderr, "iorun: cannot write the report: %s\n", strerror(-ret));
 	if (f != stderr && fclose(f)) {
@@ -255,138 +269,198 @@ static int print_summary(const struct ioacct_config *cfg, const struct iorun_opt
 	}
 out:
 	ioacct_jobdata_free(jd);
-	ioacct_store_close(st);
 	return ret;
 }
 
-int main(int argc, char **argv)
+/* The configuration file, then the command line's settings over it. */
+static int load_config(const struct iorun_opts *o, struct ioacct_config *cfg)
 {
-	struct iorun_opts o = { 0 };
-	struct ioacct_config cfg;
-	struct ioacct_request req;
-	struct ioacct_reply rep;
+	char err[1024];
+
+	ioacct_config_defaults(cfg);
+	if (ioacct_config_load(cfg, o->config_file, err, sizeof(err)) ||
+	    (o->socket_path && ioacct_config_set(cfg, "socket", o->socket_path, err, sizeof(err))) ||
+	    (o->cgroup_mode && ioacct_config_set(cfg, "cgroup_mode", o->cgroup_mode, err, sizeof(err))) ||
+	    (o->bin_width && ioacct_config_set(cfg, "bin_width", o->bin_width, err, sizeof(err)))) {
+		fprintf(stderr, "iorun: %s\n", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Forks the command, held on a pipe until start_command(): *go is the end
+ * that lets it run. Signals to iorun are passed on to it.
+ */
+static int fork_command(char **argv, pid_t *pid, int *go)
+{
 	struct sigaction sa;
-	char err[1024], cgroup[PATH_MAX] = "";
-	int go[2], status = 0, ret;
-	bool monitored = false;
-	int32_t exit_code = 0;
-	uint64_t start_mono_ns = 0;
-	pid_t pid;
+	int fds[2];
 
-	ioacct_log_set_ident("iorun");
-	if (parse_args(argc, argv, &o))
-		return EXIT_IORUN;
-	ioacct_config_defaults(&cfg);
-	if (ioacct_config_load(&cfg, o.config_file, err, sizeof(err))) {
-		fprintf(stderr, "iorun: %s\n", err);
-		return EXIT_IORUN;
-	}
-	if ((o.socket_path && ioacct_config_set(&cfg, "socket", o.socket_path, err, sizeof(err))) ||
-	    (o.cgroup_mode && ioacct_config_set(&cfg, "cgroup_mode", o.cgroup_mode, err, sizeof(err))) ||
-	    (o.bin_width && ioacct_config_set(&cfg, "bin_width", o.bin_width, err, sizeof(err)))) {
-		fprintf(stderr, "iorun: %s\n", err);
-		return EXIT_IORUN;
-	}
-	if (pipe2(go, O_CLOEXEC)) {
+	if (pipe2(fds, O_CLOEXEC)) {
 		fprintf(stderr, "iorun: pipe: %s\n", strerror(errno));
-		return EXIT_IORUN;
+		return -errno;
 	}
-
-	pid = fork();
-	if (pid < 0) {
+	*pid = fork();
+	if (*pid < 0) {
 		fprintf(stderr, "iorun: fork: %s\n", strerror(errno));
-		return EXIT_IORUN;
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
 	}
-	if (pid == 0) {
+	if (*pid == 0) {
 		char c;
 
-		close(go[1]);
+		close(fds[1]);
 		/* Wait until the parent has put us in the cgroup (or given up on it). */
-		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+		while (read(fds[0], &c, 1) < 0 && errno == EINTR)
 			;
-		close(go[0]);
-		execvp(o.argv[0], o.argv);
-		fprintf(stderr, "iorun: cannot run %s: %s\n", o.argv[0], strerror(errno));
+		close(fds[0]);
+		execvp(argv[0], argv);
+		fprintf(stderr, "iorun: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	close(go[0]);
-	child_pid = pid;
+	close(fds[0]);
+	*go = fds[1];
+	child_pid = *pid;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = forward_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	return 0;
+}
+
+static void start_command(int go)
+{
+	if (write(go, "g", 1) != 1)
+		fprintf(stderr, "iorun: cannot start the command: %s\n", strerror(errno));
+	close(go);
+}
+
+/* What registering the command gave: a job, or why not. */
+struct iorun_job {
+	bool monitored;
+	uint64_t job_id;
+	uint64_t start_mono_ns;
+	char cgroup[PATH_MAX];      /* "" when none was made */
+	char err[1024];
+};
+
+/* Puts the command in a cgroup of its own and registers it with ioacctd. */
+static void register_command(const struct ioacct_config *cfg, const struct iorun_opts *o, pid_t pid,
+			     struct iorun_job *j)
+{
+	struct ioacct_request req;
+	struct ioacct_reply rep;
+	int ret;
 
 	if (geteuid() != 0) {
-		snprintf(err, sizeof(err), "iorun needs root to create a cgroup and register it");
-	} else if (make_cgroup(&cfg, cgroup, sizeof(cgroup), err, sizeof(err)) == 0) {
-		ret = cgroup_enter(cgroup, pid);
-		if (ret) {
-			snprintf(err, sizeof(err), "cannot move the command into %s: %s", cgroup, strerror(-ret));
-		} else {
-			memset(&req, 0, sizeof(req));
-			req.type = IOACCT_MSG_REGISTER;
-			req.u.reg.job_id = o.job_id;
-			req.u.reg.step_id = 0;
-			req.u.reg.uid = getuid();
-			req.u.reg.gid = getgid();
-			req.u.reg.pid = pid;
-			req.u.reg.bin_width_ns = o.bin_width ? cfg.bin_width_ns : 0;
-			ioacct_strlcpy(req.u.reg.cgroup, cgroup, sizeof(req.u.reg.cgroup));
-			ioacct_strlcpy(req.u.reg.cluster, "iorun", sizeof(req.u.reg.cluster));
-			ioacct_strlcpy(req.u.reg.source, "iorun", sizeof(req.u.reg.source));
-			user_name(getuid(), req.u.reg.user, sizeof(req.u.reg.user));
-			ioacct_strlcpy(req.u.reg.job_name, o.argv[0], sizeof(req.u.reg.job_name));
-			if (!getcwd(req.u.reg.workdir, sizeof(req.u.reg.workdir)))
-				req.u.reg.workdir[0] = '\0';
-			ret = ioacct_client_call(cfg.socket_path, &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
-			if (ret == 0 && rep.status)
-				snprintf(err, sizeof(err), "ioacctd refused: %s", rep.error);
-			monitored = ret == 0 && rep.status == 0;
-			if (monitored) {
-				o.job_id = rep.job_id;
-				start_mono_ns = rep.start_mono_ns;
-			}
-			ioacct_reply_free(&rep);
-		}
+		snprintf(j->err, sizeof(j->err), "iorun needs root to create a cgroup and register it");
+		return;
 	}
-	if (!monitored)
-		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", err);
+	if (make_cgroup(cfg, j->cgroup, sizeof(j->cgroup), j->err, sizeof(j->err))) {
+		j->cgroup[0] = '\0';
+		return;
+	}
+	ret = cgroup_enter(j->cgroup, pid);
+	if (ret) {
+		snprintf(j->err, sizeof(j->err), "cannot move the command into %s: %s", j->cgroup,
+			 strerror(-ret));
+		return;
+	}
+	memset(&req, 0, sizeof(req));
+	req.type = IOACCT_MSG_REGISTER;
+	req.u.reg.job_id = o->job_id;
+	req.u.reg.step_id = 0;
+	req.u.reg.uid = getuid();
+	req.u.reg.gid = getgid();
+	req.u.reg.pid = pid;
+	req.u.reg.bin_width_ns = o->bin_width ? cfg->bin_width_ns : 0;
+	ioacct_strlcpy(req.u.reg.cgroup, j->cgroup, sizeof(req.u.reg.cgroup));
+	ioacct_strlcpy(req.u.reg.cluster, "iorun", sizeof(req.u.reg.cluster));
+	ioacct_strlcpy(req.u.reg.source, "iorun", sizeof(req.u.reg.source));
+	user_name(getuid(), req.u.reg.user, sizeof(req.u.reg.user));
+	ioacct_strlcpy(req.u.reg.job_name, o->argv[0], sizeof(req.u.reg.job_name));
+	if (!getcwd(req.u.reg.workdir, sizeof(req.u.reg.workdir)))
+		req.u.reg.workdir[0] = '\0';
+	ret = ioacct_client_call(cfg->socket_path, &req, &rep, CALL_TIMEOUT_MS, j->err, sizeof(j->err));
+	if (ret == 0 && rep.status)
+		snprintf(j->err, sizeof(j->err), "ioacctd refused: %s", rep.error);
+	j->monitored = ret == 0 && rep.status == 0;
+	if (j->monitored) {
+		j->job_id = rep.job_id;
+		j->start_mono_ns = rep.start_mono_ns;
+	}
+	ioacct_reply_free(&rep);
+}
 
-	/* Let the command run. */
-	if (write(go[1], "g", 1) != 1)
-		fprintf(stderr, "iorun: cannot start the command: %s\n", strerror(errno));
-	close(go[1]);
-	while (waitpid(pid, &status, 0) < 0) {
+/* The command's wait status; -1 when waitpid itself failed. */
+static int wait_command(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "iorun: waitpid: %s\n", strerror(errno));
-			return EXIT_IORUN;
+			return -1;
 		}
 	}
 	child_pid = 0;
+	return 0;
+}
 
-	if (monitored) {
-		const char *state = job_state(status, &exit_code);
+/* Tells ioacctd the job ended, then prints its report. */
+static void finish_job(const struct ioacct_config *cfg, const struct iorun_opts *o,
+		       const struct iorun_job *j, int status)
+{
+	struct ioacct_request req;
+	struct ioacct_reply rep;
+	int32_t exit_code = 0;
+	const char *state = job_state(status, &exit_code);
+	char err[1024];
+	int ret;
 
-		memset(&req, 0, sizeof(req));
-		req.type = IOACCT_MSG_FINISH_JOB;
-		req.u.fin.job_id = o.job_id;
-		ioacct_strlcpy(req.u.fin.cluster, "iorun", sizeof(req.u.fin.cluster));
-		ioacct_strlcpy(req.u.fin.state, state, sizeof(req.u.fin.state));
-		req.u.fin.exit_code = exit_code;
-		ret = ioacct_client_call(cfg.socket_path, &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
-		if (ret)
-			fprintf(stderr, "ioacct: cannot finish job %llu: %s\n", (unsigned long long)o.job_id, err);
-		else if (rep.status)
-			fprintf(stderr, "ioacct: cannot finish job %llu: %s\n", (unsigned long long)o.job_id,
-				rep.error);
-		else
-			print_summary(&cfg, &o, rep.job_key, start_mono_ns);
-		ioacct_reply_free(&rep);
-	}
+	memset(&req, 0, sizeof(req));
+	req.type = IOACCT_MSG_FINISH_JOB;
+	req.u.fin.job_id = j->job_id;
+	ioacct_strlcpy(req.u.fin.cluster, "iorun", sizeof(req.u.fin.cluster));
+	ioacct_strlcpy(req.u.fin.state, state, sizeof(req.u.fin.state));
+	req.u.fin.exit_code = exit_code;
+	ret = ioacct_client_call(cfg->socket_path, &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "ioacct: cannot finish job %llu: %s\n", (unsigned long long)j->job_id, err);
+	else if (rep.status)
+		fprintf(stderr, "ioacct: cannot finish job %llu: %s\n", (unsigned long long)j->job_id,
+			rep.error);
+	else
+		print_summary(cfg, o, rep.job_key, j->start_mono_ns);
+	ioacct_reply_free(&rep);
+}
+
+int main(int argc, char **argv)
+{
+	struct iorun_opts o = { 0 };
+	struct iorun_job j = { 0 };
+	struct ioacct_config cfg;
+	int go = -1, status = 0;
+	pid_t pid = 0;
+
+	ioacct_log_set_ident("iorun");
+	if (parse_args(argc, argv, &o) || load_config(&o, &cfg))
+		return EXIT_IORUN;
+	if (fork_command(o.argv, &pid, &go))
+		return EXIT_IORUN;
+	j.job_id = o.job_id;
+	register_command(&cfg, &o, pid, &j);
+	if (!j.monitored)
+		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", j.err);
+	start_command(go);
+	if (wait_command(pid, &status))
+		return EXIT_IORUN;
+	if (j.monitored)
+		finish_job(&cfg, &o, &j, status);
 	/* Processes the command left behind keep the cgroup busy; leave it then. */
-	if (cgroup[0] && rmdir(cgroup) && errno != ENOENT)
-		fprintf(stderr, "iorun: cgroup %s left in place: %s\n", cgroup, strerror(errno));
+	if (j.cgroup[0] && rmdir(j.cgroup) && errno != ENOENT)
+		fprintf(stderr, "iorun: cgroup %s left in place: %s\n", j.cgroup, strerror(errno));
 
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);

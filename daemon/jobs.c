@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "job_fetch.h"
 #include "log.h"
 #include "mntns.h"
 #include "procfs.h"
@@ -1304,6 +1305,11 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 		return;
 	case IOACCT_MSG_QUERY:
 		handle_query(r, &req->u.select, peer_uid, rep);
+		return;
+	case IOACCT_MSG_JOB:
+		/* One job for the clients (lib/job_fetch.c), by the same rule as a query. */
+		ioacct_job_serve_page(r->store, &req->u.job, (uint32_t)peer_uid, r->cfg->private_data,
+				      rep);
 		return;
 	default:
 		set_error(rep, -EOPNOTSUPP, "request type %u is not one ioacctd serves", req->type);

@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +11,13 @@
 
 #include "log.h"
 #include "model.h"
+#include "util.h"
 
-#define NSEC_PER_SEC 1000000000ULL
-#define NSEC_PER_MSEC 1000000ULL
 #define LINE_MAX_BYTES 4095
 /* Bound on how much of an offending value a message repeats. */
 #define QUOTE_MAX 80
 #define MSG_MAX 1024
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 enum key_type {
 	KEY_PATH,          /* absolute path */
@@ -125,18 +122,8 @@ static const struct {
 	{ "on", true },  { "off", false }, { "1", true },   { "0", false },
 };
 
-/* Callers may pass no buffer when they only want the return value. */
-__attribute__((format(printf, 3, 4)))
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+/* The one error helper (util.h) under this file's own name; err may be NULL. */
+#define set_err(err, errlen, ...) ((void)ioacct_seterr(err, errlen, 0, __VA_ARGS__))
 
 static bool is_space(char c)
 {

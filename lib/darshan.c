@@ -6,6 +6,7 @@
  * darshan-util's per-module readers; docs/darshan.md lists them.
  */
 #include "darshan.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Header sizes: 16 module slots up to format 3.21, 64 from 3.41 on. */
 #define HEADER_SIZE_OLD 360
@@ -189,11 +189,9 @@ static int fail(struct pctx *c, int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (c->err && c->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(c->err, c->errlen, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	ioacct_vseterr(c->err, c->errlen, -err, fmt, ap);
+	va_end(ap);
 	return -err;
 }
 

@@ -15,12 +15,12 @@
  *         module-id order, each one zlib stream
  */
 #include "darshan.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,6 @@
 #define HEATMAP_HEAD 48
 /* Darshan keeps at most 200 heatmap bins, merging pairs of them as a job runs long. */
 #define HEATMAP_BINS 200
-#define NSEC_PER_SEC 1000000000ULL
 
 /* ---- a growing output buffer ---- */
 
@@ -93,20 +92,8 @@ static void set32(unsigned char *p, uint32_t v)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
+/* The one error helper (util.h), under this file's own name. */
+#define errf(...) ioacct_seterr(__VA_ARGS__)
 
 /* ---- regions ---- */
 
@@ -249,7 +236,7 @@ int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_
 	set64(header + 40, rlen);
 
 	/* Module regions in module-id order: POSIX 1, MPI-IO 2, STDIO 9, HEATMAP 15. */
-	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
 		const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kinds[k]);
 
 		raw.len = 0;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,7 +38,7 @@ void ioacct_log_set_ident(const char *ident)
 
 int ioacct_log_level_from_name(const char *name)
 {
-	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(level_names); i++)
 		if (strcasecmp(name, level_names[i]) == 0)
 			return (int)i;
 	if (strcasecmp(name, "err") == 0)
@@ -49,7 +50,7 @@ int ioacct_log_level_from_name(const char *name)
 
 const char *ioacct_log_level_name(enum ioacct_log_level level)
 {
-	if ((unsigned int)level >= sizeof(level_names) / sizeof(level_names[0]))
+	if ((unsigned int)level >= ARRAY_SIZE(level_names))
 		return "?";
 	return level_names[level];
 }

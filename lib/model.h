@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The data model of ioacct: jobs, steps, mounts, operations, counters and
- * time bins. Pure data and arithmetic: no I/O, no kernel, no SQLite.
+ * time bins. Data and arithmetic, no kernel and no SQLite; the one call that
+ * touches the file system is ioacct_mkdir_p().
  */
 #ifndef IOACCT_MODEL_H
 #define IOACCT_MODEL_H

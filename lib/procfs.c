@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <linux/magic.h>
 
 #include "model.h"
+#include "util.h"
 
 /* Room for "/proc/<pid>/" and the longest file name asked for here. */
 #define PROC_PATH_MAX 64
@@ -30,19 +30,8 @@ struct mi_line {
 
 typedef int (*mi_line_fn)(const struct mi_line *l, void *ctx);
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+/* The one error helper (util.h), under this file's own name. */
+#define set_err(err, errlen, ...) ((void)ioacct_seterr(err, errlen, 0, __VA_ARGS__))
 
 static void proc_path(pid_t pid, const char *file, char *buf, size_t len)
 {

@@ -11,6 +11,7 @@
  * missing required attribute, a string with a NUL or too long for its field).
  */
 #include "proto.h"
+#include "util.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -29,7 +30,6 @@
 #define MAX_DEPTH 2
 #define MAX_ROWS 1000000
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
  * Attribute numbers: one namespace for every message, so that a number has
@@ -93,6 +93,8 @@ enum ioacct_attr {
 	IOACCT_ATTR_CLUSTERS = 55,
 	IOACCT_ATTR_PEAKS = 56,
 	IOACCT_ATTR_ERR_CLASSES = 57,
+	IOACCT_ATTR_BIN = 58,
+	IOACCT_ATTR_QSERIES = 59,
 	IOACCT_ATTR_COUNT
 };
 
@@ -175,6 +177,8 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_CLUSTERS] = { "clusters", KIND_STRING },
 	[IOACCT_ATTR_PEAKS] = { "peaks", KIND_U32 },
 	[IOACCT_ATTR_ERR_CLASSES] = { "err_classes", KIND_ERRCLS },
+	[IOACCT_ATTR_BIN] = { "bin", KIND_U32 },
+	[IOACCT_ATTR_QSERIES] = { "series", KIND_NESTED },
 };
 
 /*
@@ -259,6 +263,19 @@ static const struct field select_fields[] = {
 	SEL(peaks, IOACCT_ATTR_PEAKS, 0),
 };
 
+/* The cursor reuses the sample's attributes: `more` says it is set. */
+#define JOBREQ(member, attr, flags) FIELD(struct ioacct_req_job, member, attr, flags)
+static const struct field job_fields[] = {
+	JOBREQ(job_id, IOACCT_ATTR_JOB_ID, 0),
+	JOBREQ(cluster, IOACCT_ATTR_CLUSTER, 0),
+	JOBREQ(job_key, IOACCT_ATTR_JOB_KEY, 0),
+	JOBREQ(after, IOACCT_ATTR_MORE, 0),
+	JOBREQ(after_step, IOACCT_ATTR_STEP_ID, 0),
+	JOBREQ(after_mnt, IOACCT_ATTR_MNT_ID, 0),
+	JOBREQ(after_op, IOACCT_ATTR_OP, 0),
+	JOBREQ(after_bin, IOACCT_ATTR_BIN, 0),
+};
+
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
 static const struct field reply_fields[] = {
 	REP(status, IOACCT_ATTR_STATUS, F_REQUIRED),
@@ -283,6 +300,7 @@ static const struct field reply_fields[] = {
 	REP(qmounts, IOACCT_ATTR_QMOUNT, F_REPEAT),
 	REP(qtotals, IOACCT_ATTR_QTOTAL, F_REPEAT),
 	REP(qpeaks, IOACCT_ATTR_QPEAK, F_REPEAT),
+	REP(qseries, IOACCT_ATTR_QSERIES, F_REPEAT),
 	REP(more, IOACCT_ATTR_MORE, 0),
 };
 
@@ -340,12 +358,14 @@ static const struct field qmount_fields[] = {
 	QMOUNT(mount.source, IOACCT_ATTR_MNT_SOURCE, 0),
 };
 
+/* Totals and series rows alike: one table, so that a new counter reaches both. */
 #define QTOTAL(member, attr, flags) FIELD(struct ioacct_qtotal_row, member, attr, flags)
 static const struct field qtotal_fields[] = {
 	QTOTAL(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
 	QTOTAL(s.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
 	QTOTAL(s.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
 	QTOTAL(s.op, IOACCT_ATTR_OP, F_REQUIRED),
+	QTOTAL(s.bin, IOACCT_ATTR_BIN, 0),
 	COUNTER_FIELDS(QTOTAL, s.c),
 };
 
@@ -388,6 +408,8 @@ static const struct nested nested[] = {
 	       nqtotals, MAX_ROWS),
 	NESTED(IOACCT_ATTR_QPEAK, "peak", qpeak_fields, struct ioacct_qpeak_row, qpeaks, nqpeaks,
 	       MAX_ROWS),
+	NESTED(IOACCT_ATTR_QSERIES, "series row", qtotal_fields, struct ioacct_qtotal_row, qseries,
+	       nqseries, MAX_ROWS),
 };
 
 static const struct nested *nested_find(uint16_t attr)
@@ -441,6 +463,7 @@ static const struct schema request_schemas[] = {
 	SCHEMA(IOACCT_MSG_STATUS, u.query, status_fields),
 	SCHEMA(IOACCT_MSG_SNAPSHOT, u.query, snapshot_fields),
 	SCHEMA(IOACCT_MSG_QUERY, u.select, select_fields),
+	SCHEMA(IOACCT_MSG_JOB, u.job, job_fields),
 };
 
 static const struct schema *request_schema(uint16_t type)
@@ -466,6 +489,8 @@ const char *ioacct_msg_type_name(uint16_t type)
 		return "snapshot";
 	case IOACCT_MSG_QUERY:
 		return "query";
+	case IOACCT_MSG_JOB:
+		return "job";
 	case IOACCT_MSG_REPLY:
 		return "reply";
 	default:
@@ -542,21 +567,8 @@ static void put_le64(uint8_t *p, uint64_t v)
 	put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* Writes the message for an error into err (may be NULL) and returns code. */
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
+/* The one error helper (util.h), under this file's own name. */
+#define fail(...) ioacct_seterr(__VA_ARGS__)
 
 /* ---- buffers ---- */
 
@@ -1154,6 +1166,17 @@ void ioacct_reply_free(struct ioacct_reply *r)
 	}
 }
 
+void ioacct_reply_error(struct ioacct_reply *r, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	ioacct_reply_free(r);
+	r->status = status;
+	va_start(ap, fmt);
+	ioacct_vseterr(r->error, sizeof(r->error), status, fmt, ap);
+	va_end(ap);
+}
+
 /* Attribute header and value, padded. */
 static size_t attr_size(size_t len)
 {
@@ -1193,6 +1216,11 @@ size_t ioacct_proto_query_job_size(const struct ioacct_job *job, size_t nsteps,
 	n += ntotals * list_bound(qtotal_fields, ARRAY_SIZE(qtotal_fields));
 	n += npeaks * list_bound(qpeak_fields, ARRAY_SIZE(qpeak_fields));
 	return n;
+}
+
+size_t ioacct_proto_series_row_size(void)
+{
+	return list_bound(qtotal_fields, ARRAY_SIZE(qtotal_fields));
 }
 
 /* ---- transport ---- */

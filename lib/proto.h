@@ -38,6 +38,7 @@ enum ioacct_msg_type {
 	IOACCT_MSG_STATUS = 4,
 	IOACCT_MSG_SNAPSHOT = 5,
 	IOACCT_MSG_QUERY = 6,
+	IOACCT_MSG_JOB = 7,
 	IOACCT_MSG_REPLY = 0x100,
 };
 
@@ -102,6 +103,26 @@ struct ioacct_req_select {
 	uint32_t peaks;             /* 1: with each job's peaks, for Max*BW */
 };
 
+/*
+ * job: one whole job, everything a report, a comparison or a Darshan log is
+ * built from, for clients that may not (private_data) or need not know where
+ * the store is. The job is job_key when not 0, else the newest with job_id
+ * on cluster ("" = any). Every reply carries the job row; the first (no
+ * cursor) also its steps, mounts and totals; each one as much of the series
+ * as fits, in (step, mount, op, bin) order. When `more` is set, ask again
+ * with the reply's job_key and the last series row as the cursor.
+ */
+struct ioacct_req_job {
+	uint64_t job_id;
+	char cluster[IOACCT_SHORT_MAX];
+	int64_t job_key;
+	uint32_t after;             /* 1: the cursor below is set, series only */
+	uint32_t after_step;
+	uint32_t after_mnt;
+	uint32_t after_op;
+	uint32_t after_bin;
+};
+
 struct ioacct_request {
 	uint16_t type;
 	uint32_t seq;
@@ -110,6 +131,7 @@ struct ioacct_request {
 		struct ioacct_req_finish fin;
 		struct ioacct_req_query query;
 		struct ioacct_req_select select;
+		struct ioacct_req_job job;
 	} u;
 };
 
@@ -136,7 +158,7 @@ struct ioacct_qmount_row {
 
 struct ioacct_qtotal_row {
 	int64_t job_key;
-	struct ioacct_sample s;     /* bin is not sent */
+	struct ioacct_sample s;     /* bin is sent for series rows only (0 in totals) */
 };
 
 /* ioacct_qpeak of query.h: step or mount UINT32_MAX for all of them. */
@@ -186,10 +208,16 @@ struct ioacct_reply {
 	size_t nqtotals;
 	struct ioacct_qpeak_row *qpeaks;
 	size_t nqpeaks;
+	/* job: a page of the series, with bins; owned and freed likewise */
+	struct ioacct_qtotal_row *qseries;
+	size_t nqseries;
 	uint32_t more;
 };
 
 void ioacct_reply_free(struct ioacct_reply *r);
+/* An error reply: what the reply held freed, status (-errno) and the message for the client. */
+void ioacct_reply_error(struct ioacct_reply *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Encoding: appends one whole message (header included) to `out`. 0 or -errno. */
 int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_request *req);
@@ -238,5 +266,8 @@ const char *ioacct_msg_type_name(uint16_t type);
 size_t ioacct_proto_query_job_size(const struct ioacct_job *job, size_t nsteps,
 				   const struct ioacct_mount *mounts, size_t nmounts, size_t ntotals,
 				   size_t npeaks);
+
+/* An upper bound of the bytes one series row adds to an encoded job reply. */
+size_t ioacct_proto_series_row_size(void);
 
 #endif /* IOACCT_PROTO_H */

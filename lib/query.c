@@ -3,6 +3,8 @@
  * ioacct's fields, time formats, rows and output (see query.h).
  */
 #include "query.h"
+#include "json.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NS_PER_S 1000000000LL
 
 #define F(id, name, width, kind, flags, help) \
@@ -88,18 +89,8 @@ static const struct ioacct_qfield_info fields[IOACCT_QF_COUNT] = {
 #undef PEAK
 #undef JOB_ONLY
 
-__attribute__((format(printf, 3, 4)))
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* The one error helper (util.h), under this file's own name: every error here is -EINVAL. */
+#define set_err(err, errlen, ...) ioacct_seterr(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* ---- fields and formats ---- */
 
@@ -1232,12 +1223,12 @@ static void print_json_row(struct ioacct_qprint *p, const struct ioacct_qrow *r)
 
 		if (i)
 			fputs(", ", p->f);
-		ioacct_query_json_string(p->f, fields[f].name);
+		ioacct_json_string(p->f, fields[f].name);
 		fputs(": ", p->f);
 		if (absent)
 			fputs("null", p->f);
 		else if (fields[f].kind == IOACCT_QK_TEXT)
-			ioacct_query_json_string(p->f, buf);
+			ioacct_json_string(p->f, buf);
 		else
 			fputs(buf, p->f);
 	}
@@ -1274,60 +1265,4 @@ void ioacct_query_print_end(struct ioacct_qprint *p)
 {
 	if (p->mode == IOACCT_QM_JSON)
 		fputs(p->nrows ? "\n]}\n" : "]}\n", p->f);
-}
-
-/* Length of the UTF-8 sequence at s, 0 when it is not valid UTF-8. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-void ioacct_query_json_string(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', f);
-	while (*p) {
-		size_t n = utf8_len(p);
-
-		if (*p == '"' || *p == '\\') {
-			fputc('\\', f);
-			fputc(*p, f);
-		} else if (*p == '\n') {
-			fputs("\\n", f);
-		} else if (*p == '\t') {
-			fputs("\\t", f);
-		} else if (*p == '\r') {
-			fputs("\\r", f);
-		} else if (*p < 0x20 || *p == 0x7f || n == 0) {
-			fprintf(f, "\\u%04x", *p);
-			n = 1;
-		} else {
-			fwrite(p, 1, n, f);
-		}
-		p += n ? n : 1;
-	}
-	fputc('"', f);
 }

@@ -239,10 +239,4 @@ void ioacct_query_print_begin(struct ioacct_qprint *p);
 void ioacct_query_print_row(struct ioacct_qprint *p, const struct ioacct_qrow *r);
 void ioacct_query_print_end(struct ioacct_qprint *p);
 
-/*
- * A JSON string: quotes, backslashes and control characters escaped, and
- * bytes that are not UTF-8 written as \u00XX so that the output stays JSON.
- */
-void ioacct_query_json_string(FILE *f, const char *s);
-
 #endif /* IOACCT_QUERY_H */

@@ -4,29 +4,18 @@
  * query_fetch.h).
  */
 #include "query_fetch.h"
+#include "util.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
-__attribute__((format(printf, 4, 5)))
-static int fetch_err(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
+/* The one error helper (util.h), under this file's own name. */
+#define fetch_err(...) ioacct_seterr(__VA_ARGS__)
 
 /* A job's data and, when asked, its peaks computed from its series. */
 static int load_job(struct ioacct_store *st, int64_t key, bool want_peaks,
@@ -190,14 +179,6 @@ static int page_add(struct page *pg, const struct ioacct_jobdata *jd,
 /* Returned by page_job when the page is full: not an error. */
 #define PAGE_FULL 1
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int page_job(struct ioacct_store *st, const struct ioacct_job *job, void *arg)
 {
 	struct page *pg = arg;
@@ -207,7 +188,7 @@ static int page_job(struct ioacct_store *st, const struct ioacct_job *job, void 
 	int ret;
 
 	/* Long jobs' series can take a while to read: leave the rest to the next page. */
-	if (pg->rep->njobs && mono_ns() > pg->deadline_ns)
+	if (pg->rep->njobs && ioacct_mono_ns() > pg->deadline_ns)
 		return PAGE_FULL;
 	ret = load_job(st, job->key, pg->peaks, &jd, &peaks, &npeaks);
 	if (ret) {
@@ -237,25 +218,13 @@ static int page_job(struct ioacct_store *st, const struct ioacct_job *job, void 
 	return ret;
 }
 
-static void serve_error(struct ioacct_reply *rep, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void serve_error(struct ioacct_reply *rep, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	ioacct_reply_free(rep);
-	rep->status = status;
-	va_start(ap, fmt);
-	vsnprintf(rep->error, sizeof(rep->error), fmt, ap);
-	va_end(ap);
-}
+#define serve_error(...) ioacct_reply_error(__VA_ARGS__)
 
 void ioacct_query_serve_page(struct ioacct_store *st, const struct ioacct_req_select *req,
 			     uint32_t peer_uid, bool private_data, struct ioacct_reply *rep)
 {
 	struct page pg = { .rep = rep, .peaks = req->peaks != 0,
-			   .deadline_ns = mono_ns() + IOACCT_QUERY_PAGE_MS * 1000000ULL };
+			   .deadline_ns = ioacct_mono_ns() + IOACCT_QUERY_PAGE_MS * NSEC_PER_MSEC };
 	struct ioacct_store_filter f = {
 		.start_ns = req->start_ns,
 		.end_ns = req->end_ns,

@@ -217,6 +217,7 @@ enum stmt_id {
 	ST_LOAD_TOTALS,
 	ST_LOAD_TOTALS_RUNNING,
 	ST_LOAD_SERIES,
+	ST_LOAD_SERIES_PAGE,
 	ST_COUNT,
 };
 
@@ -286,6 +287,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 				   " ORDER BY step_id, mnt_id, op",
 	[ST_LOAD_SERIES] = "SELECT step_id, mnt_id, op, bin, " COUNTER_COLS " FROM series"
 			   " WHERE job_key = ?1 ORDER BY step_id, mnt_id, op, bin",
+	/* ?2 NULL: from the first row. The primary key's order, so it walks the index. */
+	[ST_LOAD_SERIES_PAGE] = "SELECT step_id, mnt_id, op, bin, " COUNTER_COLS " FROM series"
+				" WHERE job_key = ?1 AND (?2 IS NULL OR"
+				" (step_id, mnt_id, op, bin) > (?2, ?3, ?4, ?5))"
+				" ORDER BY step_id, mnt_id, op, bin LIMIT ?6",
 };
 
 struct ioacct_store {
@@ -1958,6 +1964,32 @@ int ioacct_store_quick_check(struct ioacct_store *st)
 	return store_error(st, -EIO,
 			   "%s is corrupt (quick_check: %s%s): move it aside (mv %s %s.corrupt, with its -wal and -shm) and start ioacctd again, which starts a new, empty store",
 			   db, msg, nrows > 1 ? ", ..." : "", db, db);
+}
+
+int ioacct_store_job_series_page(struct ioacct_store *st, int64_t job_key,
+				 const struct ioacct_sample *after, size_t limit,
+				 struct ioacct_sample **out, size_t *n)
+{
+	sqlite3_stmt *s = NULL;
+	void *rows;
+	int err;
+
+	/* load_rows binds ?1 on the same prepared statement and resets it. */
+	err = stmt_get(st, ST_LOAD_SERIES_PAGE, &s);
+	if (err)
+		return err;
+	if ((after && (bind_i64(s, 2, after->step_id) || bind_i64(s, 3, after->mnt_id) ||
+		       bind_i64(s, 4, after->op) || bind_i64(s, 5, after->bin))) ||
+	    bind_i64(s, 6, limit > INT64_MAX ? INT64_MAX : (int64_t)limit)) {
+		err = sql_error(st, sqlite3_errcode(st->db), "read series");
+		stmt_done(s);
+		return err;
+	}
+	err = load_rows(st, ST_LOAD_SERIES_PAGE, &job_key, sizeof(**out), row_sample, &rows, n,
+			"series");
+	if (!err)
+		*out = rows;
+	return err;
 }
 
 int ioacct_store_set_private(struct ioacct_store *st, bool private_data)

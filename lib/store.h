@@ -153,6 +153,14 @@ int ioacct_store_job_load_totals(struct ioacct_store *st, int64_t job_key,
 int ioacct_store_job_series(struct ioacct_store *st, int64_t job_key, struct ioacct_sample **out,
 			    size_t *n);
 /*
+ * At most `limit` rows of a job's series after `after` (NULL: from the
+ * first) in (step, mount, op, bin) order: a page of it for ioacctd's
+ * replies. *out malloc'd (NULL when none).
+ */
+int ioacct_store_job_series_page(struct ioacct_store *st, int64_t job_key,
+				 const struct ioacct_sample *after, size_t limit,
+				 struct ioacct_sample **out, size_t *n);
+/*
  * private_data: the database and its -wal and -shm files become readable by
  * root alone (0600), or by everyone again (0644). For the daemon, at start.
  */

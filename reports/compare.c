@@ -22,7 +22,6 @@
 
 #include "render_internal.h"
 
-#define NSEC_PER_SEC 1000000000LL
 #define MAX_GRID_BINS 2000
 /* Logs further apart than this are not lined up in time, only at their starts. */
 #define MAX_OFFSET_NS (7LL * 86400 * NSEC_PER_SEC)

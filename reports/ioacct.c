@@ -4,9 +4,11 @@
  * accounting: the same options, formats and output, with I/O fields. One row
  * per job and per step, and per mount when a per-mount field is asked for.
  *
- * The store is read directly, read-only, while the daemon writes (WAL). With
- * private_data = yes the file is root's alone, and users other than root ask
- * ioacctd, which gives them their own jobs only.
+ * Jobs are asked of ioacctd, whose socket is all a client needs to know: the
+ * store's path and permissions are the daemon's business, and with
+ * private_data = yes it gives users other than root their own jobs only.
+ * --db reads a store file directly instead, read-only (offline: a copied
+ * store, or no daemon), which is root's with private_data.
  *
  * Exit status: 0 done, 1 the store or the daemon failed, 2 bad usage.
  */
@@ -24,6 +26,7 @@
 
 #include "config.h"
 #include "query.h"
+#include "job_fetch.h"
 #include "query_fetch.h"
 #include "store.h"
 
@@ -35,6 +38,7 @@
 struct opts {
 	const char *config_file;
 	const char *db;
+	const char *socket_path;
 	struct ioacct_qcol *cols;
 	size_t ncols;
 	struct ioacct_qjobsel *jobs;
@@ -86,7 +90,9 @@ static void usage(FILE *out)
 		"      --json                    one JSON object, exact numbers\n"
 		"      --units K|M|G|T|P         bytes in KiB, MiB, ... (default: exact)\n"
 		"Sources:\n"
-		"      --db PATH                 the store to read (config: db)\n"
+		"      --socket PATH             ioacctd's socket, where jobs are read (config: socket)\n"
+		"      --db PATH                 read this store file instead, without ioacctd\n"
+		"                                (offline; root, or whoever may read the file)\n"
 		"  -c, --config FILE             configuration (default %s, or $IOACCT_CONF)\n"
 		"  -h, --help                    this help\n"
 		"  -V, --version                 the version\n"
@@ -129,7 +135,8 @@ static int add_format(struct opts *o, const char *spec, const char *what)
 /* -1 to go on, or the exit status. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_DELIM = 256, OPT_JSON, OPT_UNITS, OPT_MOUNTS, OPT_DB, OPT_CONFIG };
+	enum { OPT_DELIM = 256, OPT_JSON, OPT_UNITS, OPT_MOUNTS, OPT_DB, OPT_CONFIG,
+	       OPT_SOCKET };
 	static const struct option longopts[] = {
 		{ "allusers", no_argument, NULL, 'a' },
 		{ "jobs", required_argument, NULL, 'j' },
@@ -153,6 +160,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "units", required_argument, NULL, OPT_UNITS },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -229,6 +237,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_DB:
 			o->db = optarg;
 			break;
+		case OPT_SOCKET:
+			o->socket_path = optarg;
+			break;
 		case 'c':
 			o->config_file = optarg;
 			break;
@@ -287,6 +298,7 @@ struct query {
 	const struct opts *o;
 	struct ioacct_qprint print;
 	uint32_t *steps; /* the steps -j asked of the current job */
+	bool begun;      /* the header is out: not before a first answer, so a failure is one line */
 };
 
 static int parse_time_opt(const char *what, const char *s, time_t now, time_t *t)
@@ -437,6 +449,10 @@ static int print_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak 
 	size_t n;
 	int ret;
 
+	if (!q->begun) {
+		ioacct_query_print_begin(&q->print);
+		q->begun = true;
+	}
 	select_steps(q, jd->job.job_id);
 	ret = ioacct_query_rows(jd, peaks, npeaks, &q->row_opts, &rows, &n);
 	if (ret)
@@ -446,6 +462,15 @@ static int print_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak 
 	free(rows);
 	/* A reader gone away (head, a closed pipe): stop reading the store. */
 	return ferror(stdout) ? -EPIPE : 0;
+}
+
+/* The end of the output, and its header first when no job came. */
+static void print_end(struct query *q)
+{
+	if (!q->begun)
+		ioacct_query_print_begin(&q->print);
+	q->begun = true;
+	ioacct_query_print_end(&q->print);
 }
 
 static int run_direct(const char *db, struct query *q)
@@ -468,10 +493,9 @@ static int run_direct(const char *db, struct query *q)
 		return EXIT_RUNTIME;
 	}
 	err[0] = '\0';
-	ioacct_query_print_begin(&q->print);
 	ret = ioacct_query_fetch_store(st, &q->filter, q->peaks, print_job, q, err, sizeof(err));
 	if (ret == 0)
-		ioacct_query_print_end(&q->print);
+		print_end(q);
 	else if (ret != -EPIPE)
 		fprintf(stderr, "ioacct: %s: %s\n", db, err[0] ? err : strerror(-ret));
 	ioacct_store_close(st);
@@ -480,17 +504,20 @@ static int run_direct(const char *db, struct query *q)
 
 static int run_daemon(const char *socket_path, struct query *q)
 {
-	char err[1024] = "";
+	char err[2048] = "", why[1024] = "";
 	int ret;
 
-	ioacct_query_print_begin(&q->print);
 	ret = ioacct_query_fetch_daemon(socket_path, &q->filter, q->peaks, CALL_TIMEOUT_MS,
-					print_job, q, err, sizeof(err));
+					print_job, q, why, sizeof(why));
+	/* The daemon not there: say so, and the way around it. */
+	if (ret && strncmp(why, "cannot connect to ", 18) == 0)
+		ioacct_source_unreachable(socket_path, ret, why, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", why);
 	if (ret == 0)
-		ioacct_query_print_end(&q->print);
+		print_end(q);
 	else if (ret != -EPIPE)
-		fprintf(stderr, "ioacct: with private_data = yes, jobs are read through ioacctd: %s\n",
-			err[0] ? err : strerror(-ret));
+		fprintf(stderr, "ioacct: %s\n", err[0] ? err : strerror(-ret));
 	return ret ? EXIT_RUNTIME : 0;
 }
 
@@ -535,11 +562,11 @@ int main(int argc, char **argv)
 	ret = build_query(&o, time(NULL), &q);
 	if (ret)
 		goto out;
-	/* The file answers for who may read it; the daemon for those it shuts out. */
-	if (o.db || !cfg.private_data || geteuid() == 0)
-		ret = run_direct(o.db ? o.db : cfg.db_path, &q);
+	/* The daemon by default; a store file only when named (offline). */
+	if (o.db)
+		ret = run_direct(o.db, &q);
 	else
-		ret = run_daemon(cfg.socket_path, &q);
+		ret = run_daemon(o.socket_path ? o.socket_path : cfg.socket_path, &q);
 	if (fflush(stdout) || ferror(stdout)) {
 		if (ret == 0)
 			fprintf(stderr, "ioacct: cannot write the output: %s\n", strerror(errno));

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ioreport: the report of one stored job, as text (darshan-parser's style),
- * JSON or one self-contained HTML page. Reads the store read-only; the same
- * renderers serve iorun and the Slurm plugin. With --format darshan it
- * writes the job as a Darshan log; with --compare it sets the job beside a
- * Darshan log of it (reports/compare.c).
+ * JSON, one self-contained HTML page or a Darshan log (render.h lists the
+ * formats). Asks ioacctd for the job (its socket, so that the store's path
+ * and permissions are the daemon's business), or with --db reads a store
+ * file directly; the same renderers serve iorun and the Slurm plugin. With
+ * --compare it sets the job beside a Darshan log of it (reports/compare.c).
  *
- * Exit status: 0, 1 when the report cannot be made (no such job, store
- * unreadable, a Darshan log that cannot be read, write error), 2 for usage
+ * Exit status: 0, 1 when the report cannot be made (no such job, daemon
+ * unreachable, store unreadable, a Darshan log that cannot be read, write error), 2 for usage
  * errors.
  */
 #include <errno.h>
@@ -20,20 +21,22 @@
 #include "compare.h"
 #include "config.h"
 #include "darshan.h"
+#include "job_fetch.h"
 #include "log.h"
 #include "render.h"
 #include "store.h"
 
 #define EXIT_USAGE 2
+#define CALL_TIMEOUT_MS 30000
 
 struct opts {
 	const char *config_file;
 	const char *db;
+	const char *socket_path;
 	const char *cluster;
 	const char *output;
 	const char *mount;
 	const char *compare;          /* a Darshan log to compare with */
-	bool darshan;                 /* --format darshan */
 	bool darshan_filter;
 	bool all_counters;            /* --compare: rows that are 0 on both sides too */
 	enum ioacct_render_format format;
@@ -47,10 +50,12 @@ static void usage(FILE *out)
 		"Prints the I/O report of a job stored by ioacctd.\n"
 		"\n"
 		"  -c, --config FILE     configuration file (default %s)\n"
-		"      --db PATH         the store (config: db)\n"
+		"      --socket PATH     ioacctd's socket, where jobs are read (config: socket)\n"
+		"      --db PATH         read this store file instead, without ioacctd (offline;\n"
+		"                        root, or whoever may read the file)\n"
 		"      --cluster NAME    the job's cluster (default: the newest job with this id)\n"
-		"  -f, --format FORMAT   text (default), json, html, or darshan: a Darshan log\n"
-		"                        of the job (needs -o)\n"
+		"  -f, --format FORMAT   %s\n"
+		"                        (default text; darshan: a binary Darshan log, needs -o)\n"
 		"  -m, --mount PATH      report this mount only (e.g. to diff with darshan-parser)\n"
 		"      --compare LOG     compare the job with a Darshan log of it, per mount and\n"
 		"                        per time bin (text)\n"
@@ -63,7 +68,7 @@ static void usage(FILE *out)
 		"  -V, --version         show the version\n"
 		"\n"
 		"Exit status: 0; 1 when the report cannot be made; 2 for usage errors.\n",
-		IOACCT_CONFIG_FILE);
+		IOACCT_CONFIG_FILE, ioacct_render_format_names());
 }
 
 static int parse_job_id(const char *s, uint64_t *out)
@@ -79,10 +84,11 @@ static int parse_job_id(const char *s, uint64_t *out)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_DB = 256, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS };
+	enum { OPT_DB = 256, OPT_SOCKET, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, OPT_DB },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "cluster", required_argument, NULL, OPT_CLUSTER },
 		{ "format", required_argument, NULL, 'f' },
 		{ "mount", required_argument, NULL, 'm' },
@@ -104,18 +110,20 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_DB:
 			o->db = optarg;
 			break;
+		case OPT_SOCKET:
+			o->socket_path = optarg;
+			break;
 		case OPT_CLUSTER:
 			o->cluster = optarg;
 			break;
 		case 'f':
-			o->darshan = strcmp(optarg, "darshan") == 0;
 			fmt = ioacct_render_format_from_name(optarg);
-			if (fmt < 0 && !o->darshan) {
-				fprintf(stderr, "ioreport: --format: '%s' is not text, json, html or darshan\n",
-					optarg);
+			if (fmt < 0) {
+				fprintf(stderr, "ioreport: --format: '%s' is not %s\n", optarg,
+					ioacct_render_format_names());
 				return -EINVAL;
 			}
-			o->format = fmt < 0 ? IOACCT_RENDER_TEXT : (enum ioacct_render_format)fmt;
+			o->format = (enum ioacct_render_format)fmt;
 			break;
 		case OPT_COMPARE:
 			o->compare = optarg;
@@ -152,11 +160,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "ioreport: '%s' is not a job id (a positive integer)\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (o->darshan && !o->output) {
-		fprintf(stderr, "ioreport: --format darshan writes a binary log: name it with -o FILE\n");
+	if (ioacct_render_formats[o->format].darshan && !o->output) {
+		fprintf(stderr, "ioreport: --format %s writes a binary log: name it with -o FILE\n",
+			ioacct_render_formats[o->format].name);
 		return -EINVAL;
 	}
-	if (o->compare && (o->darshan || o->format != IOACCT_RENDER_TEXT)) {
+	if (o->compare && o->format != IOACCT_RENDER_TEXT) {
 		fprintf(stderr, "ioreport: --compare prints text; it takes no --format\n");
 		return -EINVAL;
 	}
@@ -164,49 +173,28 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "ioreport: --all-counters goes with --compare\n");
 		return -EINVAL;
 	}
-	if (o->darshan_filter && !o->compare && !o->darshan) {
+	if (o->darshan_filter && !o->compare && !ioacct_render_formats[o->format].darshan) {
 		fprintf(stderr, "ioreport: --darshan-filter goes with --compare or --format darshan\n");
 		return -EINVAL;
 	}
 	return 0;
 }
 
-/* Loads the job, or says why not. */
+/* Loads the job, or says why not: from ioacctd, or with --db from that file. */
 static int load_job(const struct ioacct_config *cfg, const struct opts *o,
 		    struct ioacct_jobdata **jd)
 {
-	struct ioacct_store *st;
-	struct ioacct_job job;
-	char err[PATH_MAX + 256];
+	struct ioacct_source src = {
+		.socket_path = cfg->socket_path,
+		.db_path = o->db,
+		.timeout_ms = CALL_TIMEOUT_MS,
+	};
+	char err[PATH_MAX + 1024];
 	int ret;
 
-	st = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDONLY, err, sizeof(err));
-	if (!st) {
-		fprintf(stderr, "ioreport: %s\n", err);
-		return -errno;
-	}
-	ret = ioacct_store_job_find(st, o->cluster, o->job_id, &job);
-	if (ret == -ENOENT) {
-		fprintf(stderr, "ioreport: no job %llu%s%s in %s\n", (unsigned long long)o->job_id,
-			o->cluster ? " on cluster " : "", o->cluster ? o->cluster : "", cfg->db_path);
-		goto out;
-	}
-	if (ret) {
-		fprintf(stderr, "ioreport: %s\n", ioacct_store_errmsg(st));
-		goto out;
-	}
-	/* As sacct with PrivateData=jobs: only root and the owner see a job. */
-	if (cfg->private_data && getuid() != 0 && getuid() != job.uid) {
-		fprintf(stderr, "ioreport: job %llu belongs to another user (private_data = yes)\n",
-			(unsigned long long)o->job_id);
-		ret = -EPERM;
-		goto out;
-	}
-	ret = ioacct_store_job_load(st, job.key, jd);
+	ret = ioacct_source_load_job(&src, o->cluster, o->job_id, 0, jd, err, sizeof(err));
 	if (ret)
-		fprintf(stderr, "ioreport: %s\n", ioacct_store_errmsg(st));
-out:
-	ioacct_store_close(st);
+		fprintf(stderr, "ioreport: %s\n", err);
 	return ret;
 }
 
@@ -229,28 +217,6 @@ static bool mount_known(const struct ioacct_jobdata *jd, const char *mount)
 	}
 	ioacct_report_destroy(all);
 	return found;
-}
-
-/* --format darshan: the job as a Darshan log, written to o->output. */
-static int write_darshan(const struct ioacct_jobdata *jd, const struct ioacct_config *cfg,
-			 const struct opts *o)
-{
-	struct ioacct_report *r = ioacct_report_create(jd, &cfg->advice, o->mount);
-	struct ioacct_darshan_log *log = r ? ioacct_darshan_from_report(r, o->darshan_filter) : NULL;
-	char err[PATH_MAX + 256];
-	int ret;
-
-	if (!log) {
-		ret = -errno;
-		fprintf(stderr, "ioreport: cannot build the Darshan log: %s\n", strerror(errno));
-	} else {
-		ret = ioacct_darshan_write_file(log, o->output, err, sizeof(err));
-		if (ret)
-			fprintf(stderr, "ioreport: %s\n", err);
-	}
-	ioacct_darshan_free(log);
-	ioacct_report_destroy(r);
-	return ret;
 }
 
 /* --compare: the job beside a Darshan log, on standard output or o->output. 0 or -1. */
@@ -294,6 +260,23 @@ out:
 	return ret;
 }
 
+/* The report in o->format; --darshan-filter is the one option a renderer takes. */
+static int render(FILE *f, const struct ioacct_jobdata *jd, const struct ioacct_config *cfg,
+		  const struct opts *o)
+{
+	struct ioacct_report *r;
+	int ret;
+
+	if (!o->darshan_filter)
+		return ioacct_render_job(f, o->format, jd, &cfg->advice, o->mount);
+	r = ioacct_report_create(jd, &cfg->advice, o->mount);
+	if (!r)
+		return -errno;
+	ret = ioacct_render_darshan_log(f, r, true);
+	ioacct_report_destroy(r);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .format = IOACCT_RENDER_TEXT };
@@ -308,7 +291,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	ioacct_config_defaults(&cfg);
 	if (ioacct_config_load(&cfg, o.config_file, err, sizeof(err)) ||
-	    (o.db && ioacct_config_set(&cfg, "db", o.db, err, sizeof(err)))) {
+	    (o.socket_path && ioacct_config_set(&cfg, "socket", o.socket_path, err, sizeof(err)))) {
 		fprintf(stderr, "ioreport: %s\n", err);
 		return EXIT_USAGE;
 	}
@@ -318,8 +301,8 @@ int main(int argc, char **argv)
 		ioacct_jobdata_free(jd);
 		return EXIT_FAILURE;
 	}
-	if (o.darshan || o.compare) {
-		ret = o.darshan ? write_darshan(jd, &cfg, &o) : compare_darshan(jd, &cfg, &o);
+	if (o.compare) {
+		ret = compare_darshan(jd, &cfg, &o);
 		ioacct_jobdata_free(jd);
 		return ret ? EXIT_FAILURE : 0;
 	}
@@ -331,7 +314,7 @@ int main(int argc, char **argv)
 			return EXIT_FAILURE;
 		}
 	}
-	ret = ioacct_render_job(f, o.format, jd, &cfg.advice, o.mount);
+	ret = render(f, jd, &cfg, &o);
 	if (f != stdout && fclose(f) && !ret)
 		ret = -errno;
 	if (ret)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The report renderers (librender): text in darshan-parser's style, JSON
- * (docs/report-format.md) and one self-contained HTML page with inline SVG
- * plots. ioreport, iorun and the Slurm plugin all render through here, so a
- * report looks the same however it was made.
+ * (docs/report-format.md), one self-contained HTML page with inline SVG
+ * plots, and a Darshan log (lib/darshan.h). ioreport, iorun and the Slurm
+ * plugin all render through here and pick formats from one table, so a
+ * report looks the same however it was made, and a new format is a line in
+ * that table plus its renderer.
  *
  * Each function writes the whole report to `f` and returns 0, or -errno
  * when writing failed (-EIO when the stream does not say why).
@@ -11,23 +13,51 @@
 #ifndef IOACCT_RENDER_H
 #define IOACCT_RENDER_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "report.h"
 
+/* Indexes into ioacct_render_formats[]. */
 enum ioacct_render_format {
 	IOACCT_RENDER_TEXT = 0,
 	IOACCT_RENDER_JSON,
 	IOACCT_RENDER_HTML,
+	IOACCT_RENDER_DARSHAN,
+	IOACCT_RENDER_NFORMATS,
 };
 
-/* "text", "json", "html"; -1 when unknown. */
+struct ioacct_render_format_info {
+	const char *name;       /* ioreport/iorun --format, --io-monitor=format= */
+	const char *ext;        /* the file name extension of the plugin's reports */
+	int (*render)(FILE *f, const struct ioacct_report *r);
+	/*
+	 * A Darshan log: binary, so never to a terminal (tools want -o), and
+	 * made by lib/libdarshan (zlib), which whoever links librender links too.
+	 */
+	bool darshan;
+};
+
+/* The one list of formats, indexed by enum ioacct_render_format. */
+extern const struct ioacct_render_format_info ioacct_render_formats[IOACCT_RENDER_NFORMATS];
+
+/* "text", "json", "html", "darshan" (any case); -1 when unknown. */
 int ioacct_render_format_from_name(const char *name);
 const char *ioacct_render_format_name(enum ioacct_render_format fmt);
+/* "text, json, html or darshan": the names, for usage and error messages. */
+const char *ioacct_render_format_names(void);
 
 int ioacct_render_text(FILE *f, const struct ioacct_report *r);
 int ioacct_render_json(FILE *f, const struct ioacct_report *r);
 int ioacct_render_html(FILE *f, const struct ioacct_report *r);
+/*
+ * The report as a Darshan log (format 3.41, lib/darshan.h), every mount;
+ * ioacct_render_darshan_log() with darshan_filter leaves out the mounts
+ * Darshan does not record. A log that cannot be written (-EINVAL) is
+ * explained through log.h.
+ */
+int ioacct_render_darshan(FILE *f, const struct ioacct_report *r);
+int ioacct_render_darshan_log(FILE *f, const struct ioacct_report *r, bool darshan_filter);
 int ioacct_render(FILE *f, enum ioacct_render_format fmt, const struct ioacct_report *r);
 
 /*

@@ -7,15 +7,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json.h"
 #include "report.h"
+#include "util.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIB_D 1048576.0
 
 /* A decimal integer, without printf's parsing: the JSON series is large. */
 void r_u64(FILE *f, uint64_t v);
-/* s as a JSON string literal, quotes included. */
-void r_json_str(FILE *f, const char *s);
+/* s as a JSON string literal, quotes included: lib/json.h's encoder, as everywhere. */
+static inline void r_json_str(FILE *f, const char *s)
+{
+	ioacct_json_string(f, s);
+}
 /* s with &, <, >, " and ' escaped for HTML text and attributes. */
 void r_html(FILE *f, const char *s);
 

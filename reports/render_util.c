@@ -20,81 +20,6 @@ void r_u64(FILE *f, uint64_t v)
 	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), f);
 }
 
-/* Length of the valid UTF-8 sequence at p (1 to 4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n;
-	unsigned int cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		n = 2;
-		cp = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		n = 3;
-		cp = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		n = 4;
-		cp = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-void r_json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	putc_unlocked('"', f);
-	while (*p) {
-		size_t n = utf8_len(p);
-
-		if (n == 0) {
-			/* Paths and job names are bytes; JSON text must be UTF-8. */
-			fputs_unlocked("\\ufffd", f);
-			p++;
-			continue;
-		}
-		if (n > 1) {
-			fwrite_unlocked(p, 1, n, f);
-			p += n;
-			continue;
-		}
-		switch (*p) {
-		case '"':
-			fputs_unlocked("\\\"", f);
-			break;
-		case '\\':
-			fputs_unlocked("\\\\", f);
-			break;
-		case '\n':
-			fputs_unlocked("\\n", f);
-			break;
-		case '\t':
-			fputs_unlocked("\\t", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				putc_unlocked(*p, f);
-		}
-		p++;
-	}
-	putc_unlocked('"', f);
-}
-
 void r_html(FILE *f, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -196,36 +121,46 @@ int r_finish(FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-static const char *const format_names[] = {
-	[IOACCT_RENDER_TEXT] = "text",
-	[IOACCT_RENDER_JSON] = "json",
-	[IOACCT_RENDER_HTML] = "html",
+const struct ioacct_render_format_info ioacct_render_formats[IOACCT_RENDER_NFORMATS] = {
+	[IOACCT_RENDER_TEXT] = { "text", ".txt", ioacct_render_text, false },
+	[IOACCT_RENDER_JSON] = { "json", ".json", ioacct_render_json, false },
+	[IOACCT_RENDER_HTML] = { "html", ".html", ioacct_render_html, false },
+	[IOACCT_RENDER_DARSHAN] = { "darshan", ".darshan", ioacct_render_darshan, true },
 };
 
 int ioacct_render_format_from_name(const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(format_names); i++)
-		if (strcasecmp(name, format_names[i]) == 0)
+	for (size_t i = 0; i < ARRAY_SIZE(ioacct_render_formats); i++)
+		if (strcasecmp(name, ioacct_render_formats[i].name) == 0)
 			return (int)i;
 	return -1;
 }
 
 const char *ioacct_render_format_name(enum ioacct_render_format fmt)
 {
-	return (unsigned int)fmt < ARRAY_SIZE(format_names) ? format_names[fmt] : "?";
+	return (unsigned int)fmt < ARRAY_SIZE(ioacct_render_formats) ? ioacct_render_formats[fmt].name : "?";
+}
+
+const char *ioacct_render_format_names(void)
+{
+	static char names[128];
+
+	if (!names[0]) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < ARRAY_SIZE(ioacct_render_formats); i++)
+			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+					      i == 0 ? "" : i + 1 < ARRAY_SIZE(ioacct_render_formats) ? ", " : " or ",
+					      ioacct_render_formats[i].name);
+	}
+	return names;
 }
 
 int ioacct_render(FILE *f, enum ioacct_render_format fmt, const struct ioacct_report *r)
 {
-	switch (fmt) {
-	case IOACCT_RENDER_TEXT:
-		return ioacct_render_text(f, r);
-	case IOACCT_RENDER_JSON:
-		return ioacct_render_json(f, r);
-	case IOACCT_RENDER_HTML:
-		return ioacct_render_html(f, r);
-	}
-	return -EINVAL;
+	if ((unsigned int)fmt >= ARRAY_SIZE(ioacct_render_formats))
+		return -EINVAL;
+	return ioacct_render_formats[fmt].render(f, r);
 }
 
 int ioacct_render_job(FILE *f, enum ioacct_render_format fmt, const struct ioacct_jobdata *jd,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "util.h"
 
 static void add_err(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
 {
@@ -91,17 +92,6 @@ int ioacct_spank_conf_parse(struct ioacct_spank_conf *c, int argc, char **argv, 
 	return bad;
 }
 
-static const struct {
-	const char *name;
-	enum ioacct_report_format fmt;
-	const char *ext;
-} formats[] = {
-	{ "text", IOACCT_FMT_TEXT, ".txt" },
-	{ "json", IOACCT_FMT_JSON, ".json" },
-	{ "html", IOACCT_FMT_HTML, ".html" },
-	{ "darshan", IOACCT_FMT_DARSHAN, ".darshan" },
-};
-
 int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, char *err,
 			      size_t errlen)
 {
@@ -129,28 +119,25 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 			return -EINVAL;
 		}
 		if (strcmp(key, "format") == 0) {
-			size_t i;
+			int fmt = ioacct_render_format_from_name(val);
 
-			for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-				if (strcmp(val, formats[i].name) == 0)
-					break;
-			if (i == sizeof(formats) / sizeof(formats[0])) {
-				snprintf(err, errlen, "format '%s' unknown (text, json, html, darshan)", val);
+			if (fmt < 0) {
+				snprintf(err, errlen, "format '%s' unknown (%s)", val, ioacct_render_format_names());
 				return -EINVAL;
 			}
-			o->formats |= formats[i].fmt;
+			o->formats |= IOACCT_FMT(fmt);
 		} else if (strcmp(key, "bin") == 0) {
 			if (!eq) {
 				snprintf(err, errlen, "bin takes one value");
 				return -EINVAL;
 			}
-			if (ioacct_parse_seconds(val, 100000000ULL, 86400ULL * 1000000000ULL,
+			if (ioacct_parse_seconds(val, NSEC_PER_SEC / 10, 86400 * NSEC_PER_SEC,
 						 &o->bin_width_ns)) {
 				snprintf(err, errlen, "bin=%s: a number of seconds from 0.1 to 86400", val);
 				return -EINVAL;
 			}
 		} else {
-			snprintf(err, errlen, "'%s' unknown (format=text,json,html,darshan or bin=SECONDS)", key);
+			snprintf(err, errlen, "'%s' unknown (format=FORMAT[,FORMAT...] or bin=SECONDS)", key);
 			return -EINVAL;
 		}
 	}
@@ -234,15 +221,16 @@ int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_va
 	return 0;
 }
 
-int ioacct_report_path_for(const char *expanded, enum ioacct_report_format fmt, const char *node,
+int ioacct_report_path_for(const char *expanded, enum ioacct_render_format fmt, const char *node,
 			   char *out, size_t len)
 {
-	const char *ext = ".txt", *slash = strrchr(expanded, '/'), *dot = strrchr(expanded, '.');
+	const char *slash = strrchr(expanded, '/'), *dot = strrchr(expanded, '.');
+	const char *ext;
 	size_t base;
 
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (formats[i].fmt == fmt)
-			ext = formats[i].ext;
+	if ((unsigned int)fmt >= IOACCT_RENDER_NFORMATS)
+		return -EINVAL;
+	ext = ioacct_render_formats[fmt].ext;
 	base = dot && (!slash || dot > slash) ? (size_t)(dot - expanded) : strlen(expanded);
 	if ((size_t)snprintf(out, len, "%.*s%s%s%s", (int)base, expanded, node ? "." : "",
 			     node ? node : "", ext) >= len)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "render.h"
 
 /* plugstack.conf: `required /path/spank_ioacct.so key=value ...` */
 struct ioacct_spank_conf {
@@ -32,15 +33,11 @@ struct ioacct_spank_conf {
 int ioacct_spank_conf_parse(struct ioacct_spank_conf *c, int argc, char **argv, char *err,
 			    size_t errlen);
 
-enum ioacct_report_format {
-	IOACCT_FMT_TEXT = 1,
-	IOACCT_FMT_JSON = 2,
-	IOACCT_FMT_HTML = 4,
-	IOACCT_FMT_DARSHAN = 8,
-};
+/* A set of report formats (render.h): bit 1 << enum ioacct_render_format. */
+#define IOACCT_FMT(fmt) (1U << (fmt))
 
 struct ioacct_monitor_opts {
-	unsigned int formats;          /* IOACCT_FMT_*; 0 = the default (text) */
+	unsigned int formats;          /* IOACCT_FMT(...) | ...; 0 = the default (text) */
 	uint64_t bin_width_ns;         /* 0 = the site's default */
 };
 
@@ -75,11 +72,11 @@ int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_va
 
 /*
  * The path of one format's report: the expanded pattern with its extension
- * replaced by the format's (.txt, .json, .html, .darshan), and ".NODE"
+ * replaced by the format's (render.h: .txt, .json, .html, .darshan), and ".NODE"
  * before it when node is not NULL (a job on several nodes: each node's
  * epilog writes its own part, which must not overwrite another's).
  */
-int ioacct_report_path_for(const char *expanded, enum ioacct_report_format fmt, const char *node,
+int ioacct_report_path_for(const char *expanded, enum ioacct_render_format fmt, const char *node,
 			   char *out, size_t len);
 
 /*

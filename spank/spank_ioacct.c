@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,15 +28,17 @@
 
 #include "args.h"
 #include "config.h"
+#include "job_fetch.h"
 #include "log.h"
 #include "proto.h"
-#include "store.h"
 #include "render.h"
 #include "userfile.h"
 
 SPANK_PLUGIN(ioacct, 1);
 
 #define CALL_TIMEOUT_MS 5000
+/* Reading a job back is pages of it: more than one call's worth of time. */
+#define LOAD_TIMEOUT_MS 30000
 /* Slurm's SLURM_EXTERN_CONT: the extern step holds no user task of the job. */
 #define STEP_EXTERN 0xfffffffcU
 
@@ -144,6 +147,18 @@ static void env_or(spank_t sp, const char *var, char *buf, size_t len, const cha
 		ioacct_strlcpy(buf, dflt, len);
 }
 
+/* The user's name from the passwd database, when Slurm gives none ("" when there is none). */
+static void user_from_uid(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char pwbuf[4096];
+
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		ioacct_strlcpy(buf, res->pw_name, len);
+	else
+		buf[0] = '\0';
+}
+
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_REGISTER };
@@ -178,6 +193,9 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	}
 	env_or(sp, "SLURM_CLUSTER_NAME", r->cluster, sizeof(r->cluster), "");
 	env_or(sp, "SLURM_JOB_USER", r->user, sizeof(r->user), "");
+	/* slurmstepd does not always export it: the report's user: line wants it. */
+	if (!r->user[0])
+		user_from_uid(r->uid, r->user, sizeof(r->user));
 	env_or(sp, "SLURM_JOB_NAME", r->job_name, sizeof(r->job_name), "");
 	ioacct_strlcpy(r->source, "slurm", sizeof(r->source));
 	/* The task has already changed to the job's working directory. */
@@ -299,17 +317,15 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 }
 
 /* The same renderers as ioreport and iorun, so a report looks the same whichever made it. */
-static int render(const struct ioacct_jobdata *jd, enum ioacct_report_format fmt, char **buf,
+static int render(const struct ioacct_jobdata *jd, enum ioacct_render_format fmt, char **buf,
 		  size_t *len)
 {
-	enum ioacct_render_format rf = fmt == IOACCT_FMT_JSON ? IOACCT_RENDER_JSON :
-				       fmt == IOACCT_FMT_HTML ? IOACCT_RENDER_HTML : IOACCT_RENDER_TEXT;
 	FILE *f = open_memstream(buf, len);
 	int ret;
 
 	if (!f)
 		return -errno;
-	ret = ioacct_render_job(f, rf, jd, &cfg.advice, NULL);
+	ret = ioacct_render_job(f, fmt, jd, &cfg.advice, NULL);
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	return ret;
@@ -324,7 +340,7 @@ static void write_reports(const struct ioacct_jobdata *jd)
 		.workdir = job->workdir[0] ? job->workdir : getenv("SLURM_JOB_WORK_DIR"),
 		.node = job->node,
 	};
-	unsigned int formats = mopts.formats ? mopts.formats : IOACCT_FMT_TEXT;
+	unsigned int formats = mopts.formats ? mopts.formats : IOACCT_FMT(IOACCT_RENDER_TEXT);
 	const char *nnodes = getenv("SLURM_JOB_NUM_NODES");
 	char pattern[PATH_MAX], expanded[PATH_MAX], path[PATH_MAX], err[512];
 
@@ -336,23 +352,20 @@ static void write_reports(const struct ioacct_jobdata *jd)
 		slurm_error("ioacct: job %llu: no report written: %s", (unsigned long long)job->job_id, err);
 		return;
 	}
-	for (unsigned int fmt = IOACCT_FMT_TEXT; fmt <= IOACCT_FMT_DARSHAN; fmt <<= 1) {
+	for (enum ioacct_render_format fmt = 0; fmt < IOACCT_RENDER_NFORMATS; fmt++) {
 		char *buf = NULL;
 		size_t len = 0;
 
-		if (!(formats & fmt))
+		if (!(formats & IOACCT_FMT(fmt)))
 			continue;
-		if (fmt == IOACCT_FMT_DARSHAN) {
-			slurm_info("ioacct: job %llu: Darshan logs are not available yet",
-				   (unsigned long long)job->job_id);
-			continue;
-		}
 		/* Each node's epilog writes what this node saw: name the parts apart. */
 		const char *part = nnodes && atoi(nnodes) > 1 && !strstr(pattern, "%N") ? job->node : NULL;
 
-		if (render(jd, fmt, &buf, &len) ||
-		    ioacct_report_path_for(expanded, fmt, part, path, sizeof(path))) {
-			slurm_error("ioacct: job %llu: cannot render its report", (unsigned long long)job->job_id);
+		int ret = render(jd, fmt, &buf, &len);
+
+		if (ret || (ret = ioacct_report_path_for(expanded, fmt, part, path, sizeof(path)))) {
+			slurm_error("ioacct: job %llu: cannot render its %s report: %s",
+				    (unsigned long long)job->job_id, ioacct_render_format_name(fmt), strerror(-ret));
 			free(buf);
 			continue;
 		}
@@ -375,13 +388,14 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_FINISH_JOB };
 	struct ioacct_reply rep;
-	struct ioacct_store *st;
+	struct ioacct_source src = { .timeout_ms = LOAD_TIMEOUT_MS };
 	struct ioacct_jobdata *jd = NULL;
 	const char *id = getenv("SLURM_JOB_ID"), *cluster = getenv("SLURM_CLUSTER_NAME");
-	char *optval = NULL, err[512];
+	char *optval = NULL, err[1024];
 	int ret;
 
 	load_conf(ac, av);
+	src.socket_path = socket_path();
 	if (spank_option_getopt(sp, &io_monitor_opt, &optval) == ESPANK_SUCCESS) {
 		opt_cb(0, optval, 1);
 		opt_given = true;
@@ -405,14 +419,15 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 		ioacct_reply_free(&rep);
 		return never_registered ? 0 : failure();
 	}
-	st = ioacct_store_open(cfg.db_path, IOACCT_STORE_RDONLY, err, sizeof(err));
-	if (!st || ioacct_store_job_load(st, rep.job_key, &jd)) {
-		slurm_error("ioacct: job %s: cannot read it back: %s", id, st ? ioacct_store_errmsg(st) : err);
+	/* From the daemon, which knows where its store is: plugstack.conf needs only socket=. */
+	if (ioacct_source_load_job(&src, NULL, 0, rep.job_key, &jd, err, sizeof(err))) {
+		slurm_error("ioacct: job %s: cannot read it back: %s", id, err);
 	} else {
+		if (!jd->job.user[0])
+			user_from_uid(jd->job.uid, jd->job.user, sizeof(jd->job.user));
 		write_reports(jd);
 		ioacct_jobdata_free(jd);
 	}
-	ioacct_store_close(st);
 	ioacct_reply_free(&rep);
 	return 0;
 }

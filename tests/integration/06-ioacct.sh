@@ -160,13 +160,14 @@ as_user "$IOACCT" -u root -j 5101,5103 -n -P -o JobID > "$T/out" || fail "user i
 expect_lines "private: another user's jobs by name or id" "$T/out"
 as_user "$IOACCT" -j 5102 -P -o JobID,Mount,WriteBytes,ReadBytes,MaxWriteBW --json > "$T/user.json" ||
 	fail "user ioacct --json (private) failed"
-"$IOACCT" -j 5102 -P -o JobID,Mount,WriteBytes,ReadBytes,MaxWriteBW --json > "$T/root.json" ||
-	fail "root ioacct --json failed"
+# Root reads the file itself (--db): the daemon's answer must be the store's.
+"$IOACCT" --db "$T/ioacct.db" -j 5102 -P -o JobID,Mount,WriteBytes,ReadBytes,MaxWriteBW --json > "$T/root.json" ||
+	fail "root ioacct --db --json failed"
 cmp -s "$T/user.json" "$T/root.json" || { diff "$T/root.json" "$T/user.json"; fail "the daemon's answer differs from the store's"; }
 [ "$(json_get "$T/user.json" '[r["WriteBytes"] for r in j["rows"] if r["JobID"] == "5102" and r["Mount"] == "'"$ROOTMNT"'"]')" = "[196608]" ] ||
 	{ cat "$T/user.json"; fail "private: the user's bytes"; }
 "$IOACCT" -S now-1hours -X -n -P -o JobID > "$T/out" || fail "root ioacct (private) failed"
 expect_lines "private: root sees all" "$T/out" 5101 5102 5103
 stop_daemon
-check_error "private, no daemon" 1 "jobs are read through ioacctd" as_user "$IOACCT" -j 5102
+check_error "private, no daemon" 1 "cannot reach ioacctd at $T/ioacctd.sock" as_user "$IOACCT" -j 5102
 ok "private_data = yes: store 0600, a user sees their own jobs through ioacctd, exactly"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Darshan interop end to end, with the real daemon: a workload runs under
-# iorun; `ioreport --format darshan` writes its log, whose layout is checked
-# with Python's zlib against the format (header, regions, record sizes); the
+# iorun; `ioreport --format darshan` writes its log (and iorun --format darshan
+# the same bytes), whose layout is checked with Python's zlib against the
+# format (header, regions, record sizes); the
 # job compared with its own log (`ioreport --compare`) gives every ratio
 # exactly 1, the same bandwidth in every time bin and a relative error of 0;
 # --darshan-filter leaves /dev/shm out on both sides; bad logs and bad usage
@@ -21,7 +22,7 @@ SHM=/dev/shm/ioacct-test-$$
 mkdir -p "$D/files"
 JOB=4909
 
-"$IORUN" --job-id $JOB --bin-width 0.5 -o "$T/iorun.txt" -- "$IOWORK" \
+"$IORUN" --job-id $JOB --bin-width 0.5 --format darshan -o "$T/iorun.darshan" -- "$IOWORK" \
 	write "$D/big" 1048576 32 , \
 	fsync "$D/big" 3 , \
 	sleep 0.6 , \
@@ -35,6 +36,10 @@ JOB=4909
 ROOTMNT=$(mount_of "$D")
 
 "$IOREPORT" --format darshan -o "$T/job.darshan" $JOB || fail "ioreport --format darshan failed"
+# One list of formats: iorun writes the same log as ioreport.
+cmp "$T/iorun.darshan" "$T/job.darshan" || fail "iorun --format darshan and ioreport --format darshan differ"
+rc=0; "$IORUN" --format darshan -- true 2> "$T/err" || rc=$?
+[ $rc = 125 ] && grep -q -- "-o FILE" "$T/err" || { cat "$T/err"; fail "iorun --format darshan without -o: exit $rc"; }
 python3 - "$T/job.darshan" <<'PY' || fail "the .darshan log does not have Darshan's layout"
 # Offsets from darshan-log-format.h (format 3.41), darshan-posix-log-format.h
 # and darshan-heatmap-log-format.h.

@@ -1595,6 +1595,201 @@ static void test_query_reply_bad(void **state)
 	free(r.p);
 }
 
+/* ---- job (one whole job through the daemon) ---- */
+
+enum { A_MORE = 52, A_BIN = 58, A_QSERIES = 59 };
+
+static void test_job_request_roundtrip(void **state)
+{
+	struct ioacct_request in, out;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_JOB;
+	in.seq = 9;
+	in.u.job.job_id = UINT64_MAX;
+	strcpy(in.u.job.cluster, "hpc");
+	roundtrip_request(&in, &out);
+	assert_memory_equal(&out.u.job, &in.u.job, sizeof(in.u.job));
+	assert_string_equal(ioacct_msg_type_name(IOACCT_MSG_JOB), "job");
+
+	/* A later page: by key, after a cursor whose every part may be 0 or the largest. */
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_JOB;
+	in.u.job.job_key = INT64_MAX;
+	in.u.job.after = 1;
+	in.u.job.after_step = IOACCT_STEP_BATCH;
+	in.u.job.after_mnt = 0;
+	in.u.job.after_op = IOACCT_OP_COUNT - 1;
+	in.u.job.after_bin = UINT32_MAX;
+	roundtrip_request(&in, &out);
+	assert_memory_equal(&out.u.job, &in.u.job, sizeof(in.u.job));
+}
+
+/* A page of a job: its row, a step, a mount, a total and series rows with bins. */
+static void fill_job_reply(struct ioacct_reply *rep, struct ioacct_qtotal_row *series, size_t n)
+{
+	static struct ioacct_job job;
+	static struct ioacct_qstep_row step;
+	static struct ioacct_qmount_row mount;
+	static struct ioacct_qtotal_row total;
+
+	memset(rep, 0, sizeof(*rep));
+	memset(&job, 0, sizeof(job));
+	job.key = 42;
+	job.job_id = 12;
+	strcpy(job.cluster, "hpc");
+	strcpy(job.user, "alice");
+	job.uid = 1000;
+	strcpy(job.state, "RUNNING");
+	step = (struct ioacct_qstep_row){ .job_key = 42, .step = { .step_id = IOACCT_STEP_BATCH } };
+	strcpy(step.step.state, "RUNNING");
+	mount = (struct ioacct_qmount_row){ .job_key = 42, .mount = { .mnt_id = 21 } };
+	strcpy(mount.mount.path, "/scratch");
+	strcpy(mount.mount.fstype, "lustre");
+	total = (struct ioacct_qtotal_row){ .job_key = 42, .s = { .step_id = IOACCT_STEP_BATCH,
+			.mnt_id = 21, .op = IOACCT_OP_WRITE } };
+	total.s.c.bytes = 1;
+	for (size_t i = 0; i < n; i++) {
+		memset(&series[i], 0, sizeof(series[i]));
+		series[i].job_key = 42;
+		series[i].s.step_id = IOACCT_STEP_BATCH;
+		series[i].s.mnt_id = 21;
+		series[i].s.op = IOACCT_OP_WRITE;
+		series[i].s.bin = i ? UINT32_MAX - (uint32_t)(n - i) : 0;
+		series[i].s.c.bytes = UINT64_MAX - i;
+		series[i].s.c.calls = i;
+		series[i].s.c.ns = 7;
+		series[i].s.c.size_hist[IOACCT_NR_SIZE_BINS - 1] = i + 1;
+	}
+	rep->jobs = &job;
+	rep->njobs = 1;
+	rep->qsteps = &step;
+	rep->nqsteps = 1;
+	rep->qmounts = &mount;
+	rep->nqmounts = 1;
+	rep->qtotals = &total;
+	rep->nqtotals = 1;
+	rep->qseries = series;
+	rep->nqseries = n;
+	rep->job_key = 42;
+	rep->more = 1;
+}
+
+static void test_job_reply_roundtrip(void **state)
+{
+	struct ioacct_qtotal_row series[5];
+	struct ioacct_reply in, out, empty = { 0 };
+	struct ioacct_buf b = { 0 };
+	size_t base;
+
+	(void)state;
+	fill_job_reply(&in, series, 5);
+	roundtrip_reply(&in, &out);
+	assert_int_equal(out.njobs, 1);
+	assert_memory_equal(out.jobs, in.jobs, sizeof(*in.jobs));
+	assert_int_equal(out.nqtotals, 1);
+	assert_memory_equal(out.qtotals, in.qtotals, sizeof(*in.qtotals));
+	/* Series rows keep their bins, the first one's 0 too; totals none. */
+	assert_int_equal(out.nqseries, 5);
+	assert_memory_equal(out.qseries, series, sizeof(series));
+	assert_int_equal(out.qtotals[0].s.bin, 0);
+	assert_int_equal(out.more, 1);
+	assert_int_equal(out.job_key, 42);
+	ioacct_reply_free(&out);
+	assert_null(out.qseries);
+	assert_int_equal(out.nqseries, 0);
+
+	/* Each series row adds no more than the bound the daemon fills its pages by. */
+	assert_int_equal(ioacct_proto_encode_reply(&b, &empty), 0);
+	base = b.len;
+	ioacct_buf_reset(&b);
+	in.njobs = in.nqsteps = in.nqmounts = in.nqtotals = 0;
+	in.job_key = 0;
+	in.more = 0;
+	assert_int_equal(ioacct_proto_encode_reply(&b, &in), 0);
+	assert_true(b.len - base <= 5 * ioacct_proto_series_row_size());
+	ioacct_buf_free(&b);
+}
+
+static void test_job_reply_bad(void **state)
+{
+	struct ioacct_qtotal_row series[3];
+	struct ioacct_reply in, rep;
+	struct ioacct_buf b = { 0 };
+	struct raw r = { 0 };
+	char err[256];
+	size_t off;
+	uint8_t *m;
+
+	(void)state;
+	/* A series row without its op. */
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_REPLY, 1);
+	raw_u32(&r, A_STATUS, 0);
+	off = raw_nest_begin(&r, A_QSERIES);
+	raw_u64(&r, A_JOB_KEY, 5);
+	raw_u32(&r, A_STEP_ID, 0);
+	raw_u32(&r, A_MNT_ID, 21);
+	raw_u32(&r, A_BIN, 3);
+	raw_nest_end(&r, off);
+	raw_finish(&r);
+	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "reply series row 0 lacks attribute 33 (op)");
+	assert_null(rep.qseries);
+	free(r.p);
+
+	/* A bin of the wrong size. */
+	memset(&r, 0, sizeof(r));
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_REPLY, 1);
+	raw_u32(&r, A_STATUS, 0);
+	off = raw_nest_begin(&r, A_QSERIES);
+	raw_u64(&r, A_JOB_KEY, 5);
+	raw_u32(&r, A_STEP_ID, 0);
+	raw_u32(&r, A_MNT_ID, 21);
+	raw_u32(&r, A_OP, 1);
+	raw_u64(&r, A_BIN, 3);
+	raw_nest_end(&r, off);
+	raw_finish(&r);
+	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EPROTO);
+	assert_string_equal(err, "reply series row 0: attribute 58 (bin) has length 8, expected 4");
+	free(r.p);
+
+	/* A cursor flag of the wrong size in a request. */
+	memset(&r, 0, sizeof(r));
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_JOB, 1);
+	raw_u64(&r, A_JOB_ID, 12);
+	raw_u64(&r, A_MORE, 1);
+	raw_finish(&r);
+	{
+		struct ioacct_request req;
+
+		assert_int_equal(ioacct_proto_decode_request(r.p, r.len, &req, err, sizeof(err)),
+				 -EPROTO);
+		assert_string_equal(err, "job message: attribute 52 (more) has length 8, expected 4");
+	}
+	free(r.p);
+
+	/* Cut anywhere, a page of a job is refused, never half taken. */
+	fill_job_reply(&in, series, 3);
+	assert_int_equal(ioacct_proto_encode_reply(&b, &in), 0);
+	for (size_t len = 0; len < b.len; len++) {
+		m = malloc(len ? len : 1);
+		assert_non_null(m);
+		memcpy(m, b.data, len);
+		if (len >= HDR)
+			le32(m + 8, (uint32_t)(len - HDR));
+		if (ioacct_proto_decode_reply(m, len, &rep, err, sizeof(err)) == 0) {
+			/* Whole attributes dropped off the end: fewer rows, never a torn one. */
+			assert_true(rep.nqseries < 3 || len % 4 == 0);
+			ioacct_reply_free(&rep);
+		} else {
+			assert_null(rep.qseries);
+		}
+		free(m);
+	}
+	ioacct_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1618,6 +1813,9 @@ int main(void)
 		cmocka_unit_test(test_query_request_roundtrip),
 		cmocka_unit_test(test_query_reply_roundtrip),
 		cmocka_unit_test(test_query_reply_bad),
+		cmocka_unit_test(test_job_request_roundtrip),
+		cmocka_unit_test(test_job_reply_roundtrip),
+		cmocka_unit_test(test_job_reply_bad),
 		cmocka_unit_test(test_truncated_everywhere),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_send_recv_large),

@@ -828,47 +828,6 @@ static void test_print_empty(void **state)
 	free(buf);
 }
 
-static char *json(const char *s)
-{
-	char *buf = NULL;
-	size_t len;
-	FILE *f = open_memstream(&buf, &len);
-
-	ioacct_query_json_string(f, s);
-	fclose(f);
-	return buf;
-}
-
-static void test_json_string(void **state)
-{
-	static const struct {
-		const char *in, *out;
-	} cases[] = {
-		{ "", "\"\"" },
-		{ "plain /path", "\"plain /path\"" },
-		{ "a\"b\\c", "\"a\\\"b\\\\c\"" },
-		{ "l1\nl2\tx\ry", "\"l1\\nl2\\tx\\ry\"" },
-		{ "\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"" },
-		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"" },
-		/* Not UTF-8: bytes of Latin-1, escaped so that the output is JSON. */
-		{ "\xff", "\"\\u00ff\"" },
-		{ "x\xc3", "\"x\\u00c3\"" },
-		{ "\xc3(", "\"\\u00c3(\"" },
-		{ "\xc0\xaf", "\"\\u00c0\\u00af\"" },
-		{ "\xe0\x80\xaf", "\"\\u00e0\\u0080\\u00af\"" },
-		{ "\xed\xa0\x80", "\"\\u00ed\\u00a0\\u0080\"" },
-		{ "\xf4\x90\x80\x80", "\"\\u00f4\\u0090\\u0080\\u0080\"" },
-	};
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *got = json(cases[i].in);
-
-		assert_string_equal(got, cases[i].out);
-		free(got);
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,7 +845,6 @@ int main(void)
 		cmocka_unit_test_setup(test_print_parsable, setup_utc),
 		cmocka_unit_test_setup(test_print_json, setup_utc),
 		cmocka_unit_test(test_print_empty),
-		cmocka_unit_test(test_json_string),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "job_fetch.h"
 #include "proto.h"
 #include "query.h"
 #include "query_fetch.h"
@@ -478,11 +479,15 @@ static void *server_main(void *arg)
 			break;
 		if (ioacct_proto_recv(fd, &in, 5000, err, sizeof(err)) == 0 &&
 		    ioacct_proto_decode_request(in.data, in.len, &req, err, sizeof(err)) == 0 &&
-		    req.type == IOACCT_MSG_QUERY) {
+		    (req.type == IOACCT_MSG_QUERY || req.type == IOACCT_MSG_JOB)) {
 			memset(&rep, 0, sizeof(rep));
 			rep.seq = req.seq;
-			ioacct_query_serve_page(srv->f->st, &req.u.select, srv->peer,
-						srv->private_data, &rep);
+			if (req.type == IOACCT_MSG_JOB)
+				ioacct_job_serve_page(srv->f->st, &req.u.job, srv->peer,
+						      srv->private_data, &rep);
+			else
+				ioacct_query_serve_page(srv->f->st, &req.u.select, srv->peer,
+							srv->private_data, &rep);
 			/* Counted before the reply goes: the client reads the count after it. */
 			__atomic_add_fetch(&srv->requests, 1, __ATOMIC_SEQ_CST);
 			ioacct_buf_reset(&out);
@@ -606,6 +611,147 @@ static void test_fetch_daemon(void **state)
 						   sizeof(err)), -ENOENT);
 }
 
+/* ---- one whole job (IOACCT_MSG_JOB) ---- */
+
+/* A job as the daemon gives it equals the store's, the steps' cgroups aside (not sent). */
+static void assert_same_job(const struct ioacct_jobdata *a, const struct ioacct_jobdata *b)
+{
+	assert_memory_equal(&a->job, &b->job, sizeof(a->job));
+	assert_int_equal(a->nsteps, b->nsteps);
+	for (size_t i = 0; i < a->nsteps; i++) {
+		assert_int_equal(a->steps[i].step_id, b->steps[i].step_id);
+		assert_int_equal(a->steps[i].start_ns, b->steps[i].start_ns);
+		assert_int_equal(a->steps[i].end_ns, b->steps[i].end_ns);
+		assert_string_equal(a->steps[i].state, b->steps[i].state);
+		assert_int_equal(a->steps[i].exit_code, b->steps[i].exit_code);
+	}
+	assert_int_equal(a->nmounts, b->nmounts);
+	if (a->nmounts)
+		assert_memory_equal(a->mounts, b->mounts, a->nmounts * sizeof(*a->mounts));
+	assert_int_equal(a->ntotals, b->ntotals);
+	if (a->ntotals)
+		assert_memory_equal(a->totals, b->totals, a->ntotals * sizeof(*a->totals));
+	assert_int_equal(a->nseries, b->nseries);
+	if (a->nseries)
+		assert_memory_equal(a->series, b->series, a->nseries * sizeof(*a->series));
+}
+
+/* A running job with a series longer than a few pages: one op, `nbins` bins. */
+static int64_t add_long_job(struct ioacct_store *st, uint64_t job_id, uint32_t nbins)
+{
+	struct ioacct_job j = { .job_id = job_id, .start_ns = T0, .uid = ALICE };
+	struct ioacct_mount m = { .mnt_id = 21, .path = "/", .fstype = "ext4" };
+	struct ioacct_step step = { .step_id = 0, .start_ns = T0, .state = "RUNNING" };
+
+	strcpy(j.cluster, "hpc");
+	strcpy(j.state, "RUNNING");
+	j.bin_width_ns = NS;
+	assert_int_equal(ioacct_store_begin(st), 0);
+	assert_int_equal(ioacct_store_job_insert(st, &j), 0);
+	assert_int_equal(ioacct_store_step_put(st, j.key, &step), 0);
+	assert_int_equal(ioacct_store_mount_put(st, j.key, &m), 0);
+	for (uint32_t bin = 0; bin < nbins; bin++) {
+		struct ioacct_sample smp = { .step_id = 0, .mnt_id = 21, .op = IOACCT_OP_WRITE,
+					     .bin = bin };
+
+		smp.c.calls = 1;
+		smp.c.bytes = 4096 + bin;
+		assert_int_equal(ioacct_store_series_put(st, j.key, &smp), 0);
+	}
+	assert_int_equal(ioacct_store_commit(st), 0);
+	return j.key;
+}
+
+static void test_job_fetch(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_source offline = { .db_path = f->db };
+	struct ioacct_jobdata *want, *got;
+	struct ioacct_counters sum = { 0 };
+	struct server srv;
+	int64_t k5, klong;
+	char err[1024] = "";
+
+	add_job(f->st, 4, false);
+	k5 = add_job(f->st, 5, false);  /* bob's, an array task */
+	klong = add_long_job(f->st, 77, 40000);
+
+	/* Root, private_data: every job, whole, the long one in several pages. */
+	server_start(&srv, f, 0, true);
+	assert_int_equal(ioacct_store_job_load(f->st, k5, &want), 0);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, NULL, 5, 0, 5000, &got, err, sizeof(err)),
+			 0);
+	assert_true(got->job.has_array);
+	assert_same_job(want, got);
+	ioacct_jobdata_free(want);
+	ioacct_jobdata_free(got);
+
+	assert_int_equal(ioacct_store_job_load(f->st, klong, &want), 0);
+	__atomic_store_n(&srv.requests, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, "hpc", 77, 0, 5000, &got, err,
+						 sizeof(err)), 0);
+	assert_true(__atomic_load_n(&srv.requests, __ATOMIC_SEQ_CST) >= 3);
+	assert_int_equal(got->nseries, 40000);
+	assert_same_job(want, got);
+	/* A running job's totals are what its series add up to, as in the store. */
+	ioacct_samples_sum(got->series, got->nseries, 0, 21, IOACCT_OP_WRITE, &sum);
+	assert_int_equal(sum.bytes, 40000ULL * 4096 + 40000ULL * 39999 / 2);
+	assert_int_equal(got->ntotals, 1);
+	assert_int_equal(got->totals[0].c.bytes, sum.bytes);
+	ioacct_jobdata_free(want);
+	ioacct_jobdata_free(got);
+
+	/* By store key, as iorun and the plugin ask after finishing the job. */
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, NULL, 0, k5, 5000, &got, err,
+						 sizeof(err)), 0);
+	assert_int_equal(got->job.job_id, 5);
+	ioacct_jobdata_free(got);
+
+	/* No such job, no such cluster. */
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, NULL, 999, 0, 5000, &got, err,
+						 sizeof(err)), -ENOENT);
+	assert_string_equal(err, "no job 999 in ioacctd's store");
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, "other", 5, 0, 5000, &got, err,
+						 sizeof(err)), -ENOENT);
+	assert_string_equal(err, "no job 5 of cluster other in ioacctd's store");
+	server_stop(&srv);
+
+	/* Bob, private_data: his job, not alice's. */
+	server_start(&srv, f, BOB, true);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, NULL, 5, 0, 5000, &got, err, sizeof(err)),
+			 0);
+	ioacct_jobdata_free(got);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, NULL, 4, 0, 5000, &got, err, sizeof(err)),
+			 -EPERM);
+	assert_string_equal(err, "job 4 belongs to another user (private_data = yes)");
+	server_stop(&srv);
+
+	/* Without private_data the store is everyone's, and so is the daemon's answer. */
+	server_start(&srv, f, BOB, false);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, NULL, 4, 0, 5000, &got, err, sizeof(err)),
+			 0);
+	assert_int_equal(got->job.uid, ALICE);
+	ioacct_jobdata_free(got);
+	server_stop(&srv);
+
+	/* No daemon: one line saying where, and the way around it; then that way. */
+	unlink(f->sock);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, NULL, 5, 0, 5000, &got, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "cannot reach ioacctd at "));
+	assert_non_null(strstr(err, f->sock));
+	assert_non_null(strstr(err, "(is it running? or use --db FILE as root)"));
+	assert_int_equal(ioacct_store_job_load(f->st, k5, &want), 0);
+	assert_int_equal(ioacct_source_load_job(&offline, NULL, 5, 0, &got, err, sizeof(err)), 0);
+	assert_memory_equal(&want->job, &got->job, sizeof(want->job));
+	assert_int_equal(want->nseries, got->nseries);
+	ioacct_jobdata_free(want);
+	ioacct_jobdata_free(got);
+	assert_int_equal(ioacct_source_load_job(&offline, "hpc", 999, 0, &got, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "no job 999 of cluster hpc in "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,6 +760,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_serve_page_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_serve_page_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_daemon, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_fetch, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "darshan.h"
 #include "jobbuild.h"
 #include "model.h"
 #include "render.h"
@@ -591,7 +592,7 @@ static void test_write_errors(void **state)
 	jb_init(&b, SEC, 3 * SEC);
 	jb_mount(&b, 3, "/tmp", "ext4");
 	jb_add(&b, 0, 3, IOACCT_OP_READ, 0, 1, 0, 10, 1);
-	for (int fmt = IOACCT_RENDER_TEXT; fmt <= IOACCT_RENDER_HTML; fmt++) {
+	for (int fmt = IOACCT_RENDER_TEXT; fmt < IOACCT_RENDER_NFORMATS; fmt++) {
 		full = fopen("/dev/full", "we");
 		if (!full)
 			skip();
@@ -602,6 +603,32 @@ static void test_write_errors(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+/* The Darshan format renders a log the reader takes back, with the bytes the job moved. */
+static void test_darshan_format(void **state)
+{
+	struct ioacct_darshan_record tot;
+	struct ioacct_darshan_log *log;
+	char err[256];
+	size_t len;
+	struct jb b;
+	char *out;
+
+	(void)state;
+	jb_init(&b, SEC, 3 * SEC);
+	jb_mount(&b, 3, "/scratch", "ext4");
+	jb_add(&b, 0, 3, IOACCT_OP_READ, 0, 4, 0, 4096, 10);
+	jb_add(&b, 0, 3, IOACCT_OP_WRITE, 1, 3, 0, 3000, 10);
+	out = render(b.jd, IOACCT_RENDER_DARSHAN, &len);
+	log = ioacct_darshan_parse(out, len, 0, err, sizeof(err));
+	assert_non_null(log);
+	assert_int_equal(ioacct_darshan_total(log, IOACCT_DARSHAN_POSIX, &tot), 1);
+	assert_int_equal(tot.counters[IOACCT_DARSHAN_POSIX_BYTES_READ], 4096);
+	assert_int_equal(tot.counters[IOACCT_DARSHAN_POSIX_BYTES_WRITTEN], 3000);
+	ioacct_darshan_free(log);
+	free(out);
+	ioacct_jobdata_free(b.jd);
+}
+
 static void test_format_names(void **state)
 {
 	(void)state;
@@ -609,7 +636,16 @@ static void test_format_names(void **state)
 	assert_int_equal(ioacct_render_format_from_name("JSON"), IOACCT_RENDER_JSON);
 	assert_int_equal(ioacct_render_format_from_name("html"), IOACCT_RENDER_HTML);
 	assert_int_equal(ioacct_render_format_from_name("pdf"), -1);
+	assert_int_equal(ioacct_render_format_from_name("darshan"), IOACCT_RENDER_DARSHAN);
 	assert_string_equal(ioacct_render_format_name(IOACCT_RENDER_HTML), "html");
+	assert_string_equal(ioacct_render_format_names(), "text, json, html or darshan");
+	/* The table is whole: every format has a name, an extension and a renderer. */
+	for (int fmt = 0; fmt < IOACCT_RENDER_NFORMATS; fmt++) {
+		assert_non_null(ioacct_render_formats[fmt].name);
+		assert_int_equal(ioacct_render_formats[fmt].ext[0], '.');
+		assert_non_null(ioacct_render_formats[fmt].render);
+		assert_int_equal(ioacct_render_formats[fmt].darshan, fmt == IOACCT_RENDER_DARSHAN);
+	}
 }
 
 int main(void)
@@ -624,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_empty_job),
 		cmocka_unit_test(test_long_job),
 		cmocka_unit_test(test_write_errors),
+		cmocka_unit_test(test_darshan_format),
 		cmocka_unit_test(test_format_names),
 	};
 

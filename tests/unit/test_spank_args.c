@@ -64,13 +64,14 @@ static void test_monitor_opts(void **state)
 	assert_int_equal(ioacct_monitor_opts_parse("(null)", &o, err, sizeof(err)), 0);
 	assert_int_equal(o.formats, 0);
 	assert_int_equal(ioacct_monitor_opts_parse("format=text,html,json,bin=2.5", &o, err, sizeof(err)), 0);
-	assert_int_equal(o.formats, IOACCT_FMT_TEXT | IOACCT_FMT_HTML | IOACCT_FMT_JSON);
+	assert_int_equal(o.formats, IOACCT_FMT(IOACCT_RENDER_TEXT) | IOACCT_FMT(IOACCT_RENDER_HTML) |
+				   IOACCT_FMT(IOACCT_RENDER_JSON));
 	assert_true(o.bin_width_ns == 2500000000ULL);
 	assert_int_equal(ioacct_monitor_opts_parse("bin=1,format=darshan", &o, err, sizeof(err)), 0);
-	assert_int_equal(o.formats, IOACCT_FMT_DARSHAN);
+	assert_int_equal(o.formats, IOACCT_FMT(IOACCT_RENDER_DARSHAN));
 	assert_true(o.bin_width_ns == 1000000000ULL);
 	assert_int_equal(ioacct_monitor_opts_parse("format=pdf", &o, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "format 'pdf' unknown"));
+	assert_non_null(strstr(err, "format 'pdf' unknown (text, json, html or darshan)"));
 	assert_int_equal(ioacct_monitor_opts_parse("bin=0.01", &o, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "0.1 to 86400"));
 	assert_int_equal(ioacct_monitor_opts_parse("text", &o, err, sizeof(err)), -EINVAL);
@@ -113,16 +114,18 @@ static void test_report_path_for_and_default(void **state)
 	char out[256];
 
 	(void)state;
-	assert_int_equal(ioacct_report_path_for("/a.b/ioacct-1.txt", IOACCT_FMT_JSON, NULL, out, sizeof(out)), 0);
+	assert_int_equal(ioacct_report_path_for("/a.b/ioacct-1.txt", IOACCT_RENDER_JSON, NULL, out, sizeof(out)), 0);
 	assert_string_equal(out, "/a.b/ioacct-1.json");
-	assert_int_equal(ioacct_report_path_for("/a.b/report", IOACCT_FMT_HTML, NULL, out, sizeof(out)), 0);
+	assert_int_equal(ioacct_report_path_for("/a.b/report", IOACCT_RENDER_HTML, NULL, out, sizeof(out)), 0);
 	assert_string_equal(out, "/a.b/report.html");
-	assert_int_equal(ioacct_report_path_for("/r/x.txt", IOACCT_FMT_TEXT, NULL, out, sizeof(out)), 0);
+	assert_int_equal(ioacct_report_path_for("/r/x.txt", IOACCT_RENDER_TEXT, NULL, out, sizeof(out)), 0);
 	assert_string_equal(out, "/r/x.txt");
+	assert_int_equal(ioacct_report_path_for("/r/x.txt", IOACCT_RENDER_DARSHAN, NULL, out, sizeof(out)), 0);
+	assert_string_equal(out, "/r/x.darshan");
 	/* A job on several nodes: one part per node. */
-	assert_int_equal(ioacct_report_path_for("/r/ioacct-7.txt", IOACCT_FMT_TEXT, "node012", out, sizeof(out)), 0);
+	assert_int_equal(ioacct_report_path_for("/r/ioacct-7.txt", IOACCT_RENDER_TEXT, "node012", out, sizeof(out)), 0);
 	assert_string_equal(out, "/r/ioacct-7.node012.txt");
-	assert_int_equal(ioacct_report_path_for("/r/x.txt", IOACCT_FMT_TEXT, "a/b", out, sizeof(out)), -EINVAL);
+	assert_int_equal(ioacct_report_path_for("/r/x.txt", IOACCT_RENDER_TEXT, "a/b", out, sizeof(out)), -EINVAL);
 	ioacct_report_default_pattern("/home/a/out/slurm-%j.out", out, sizeof(out));
 	assert_string_equal(out, "/home/a/out/ioacct-%j.txt");
 	ioacct_report_default_pattern("/dev/null", out, sizeof(out));

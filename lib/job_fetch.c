@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One job from the daemon or from a store file, and the daemon's pages of
+ * it (see job_fetch.h).
+ */
+#include "job_fetch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_fetch.h"
+#include "util.h"
+
+/* The one error helper (util.h), under this file's own name. */
+#define job_err(...) ioacct_seterr(__VA_ARGS__)
+
+/* "job 12" or "job 12 of cluster c", for messages. */
+static void job_name(char *buf, size_t len, const char *cluster, uint64_t job_id, int64_t key)
+{
+	if (!job_id)
+		snprintf(buf, len, "job with store key %" PRId64, key);
+	else if (cluster && *cluster)
+		snprintf(buf, len, "job %" PRIu64 " of cluster %s", job_id, cluster);
+	else
+		snprintf(buf, len, "job %" PRIu64, job_id);
+}
+
+/* ---- the daemon's side ---- */
+
+#define serve_error(...) ioacct_reply_error(__VA_ARGS__)
+
+/* The first page's part: the job's steps, mounts and totals. Its encoded size in *bytes. */
+static int serve_children(struct ioacct_store *st, const struct ioacct_job *job,
+			  struct ioacct_reply *rep, size_t *bytes)
+{
+	struct ioacct_jobdata *jd = NULL;
+	int ret;
+
+	ret = ioacct_store_job_load_totals(st, job->key, &jd);
+	if (ret) {
+		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
+		return ret;
+	}
+	*bytes = ioacct_proto_query_job_size(&jd->job, jd->nsteps, jd->mounts, jd->nmounts,
+					     jd->ntotals, 0);
+	if (*bytes > IOACCT_QUERY_PAGE_BYTES || jd->nsteps > IOACCT_PROTO_MAX_QROWS ||
+	    jd->nmounts > IOACCT_PROTO_MAX_QROWS) {
+		serve_error(rep, -EMSGSIZE,
+			    "job %" PRIu64 " of cluster %s is too large for a reply of ioacctd (%zu steps, %zu mounts, %zu totals); root can read it with --db",
+			    jd->job.job_id, jd->job.cluster, jd->nsteps, jd->nmounts, jd->ntotals);
+		ioacct_jobdata_free(jd);
+		return -EMSGSIZE;
+	}
+	rep->qsteps = calloc(jd->nsteps ? jd->nsteps : 1, sizeof(*rep->qsteps));
+	rep->qmounts = calloc(jd->nmounts ? jd->nmounts : 1, sizeof(*rep->qmounts));
+	rep->qtotals = calloc(jd->ntotals ? jd->ntotals : 1, sizeof(*rep->qtotals));
+	if (!rep->qsteps || !rep->qmounts || !rep->qtotals) {
+		ioacct_jobdata_free(jd);
+		serve_error(rep, -ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < jd->nsteps; i++) {
+		rep->qsteps[i].job_key = job->key;
+		rep->qsteps[i].step = jd->steps[i];
+		/* Not sent, and may be as long as the encoder allows strings to be. */
+		rep->qsteps[i].step.cgroup[0] = '\0';
+	}
+	rep->nqsteps = jd->nsteps;
+	for (size_t i = 0; i < jd->nmounts; i++) {
+		rep->qmounts[i].job_key = job->key;
+		rep->qmounts[i].mount = jd->mounts[i];
+	}
+	rep->nqmounts = jd->nmounts;
+	for (size_t i = 0; i < jd->ntotals; i++) {
+		rep->qtotals[i].job_key = job->key;
+		rep->qtotals[i].s = jd->totals[i];
+		rep->qtotals[i].s.bin = 0;
+	}
+	rep->nqtotals = jd->ntotals;
+	ioacct_jobdata_free(jd);
+	return 0;
+}
+
+void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job *req,
+			   uint32_t peer_uid, bool private_data, struct ioacct_reply *rep)
+{
+	struct ioacct_sample after = {
+		.step_id = req->after_step, .mnt_id = req->after_mnt,
+		.op = req->after_op, .bin = req->after_bin,
+	};
+	struct ioacct_sample *series = NULL;
+	size_t bytes = 0, nseries = 0, limit;
+	struct ioacct_job job;
+	char name[IOACCT_SHORT_MAX + 64];
+	int ret;
+
+	job_name(name, sizeof(name), req->cluster, req->job_id, req->job_key);
+	if (!req->job_key && !req->job_id) {
+		serve_error(rep, -EINVAL, "job: neither a job id nor a store key given");
+		return;
+	}
+	if (req->job_key)
+		ret = ioacct_store_job_get(st, req->job_key, &job);
+	else
+		ret = ioacct_store_job_find(st, req->cluster[0] ? req->cluster : NULL, req->job_id,
+					    &job);
+	if (ret == -ENOENT) {
+		serve_error(rep, ret, "no %s in ioacctd's store", name);
+		return;
+	}
+	if (ret) {
+		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
+		return;
+	}
+	/* As sacct with PrivateData=jobs: the file is root's, and the daemon answers for it. */
+	if (private_data && peer_uid != 0 && job.uid != peer_uid) {
+		job_name(name, sizeof(name), NULL, job.job_id, job.key);
+		serve_error(rep, -EPERM, "%s belongs to another user (private_data = yes)", name);
+		return;
+	}
+	rep->jobs = calloc(1, sizeof(*rep->jobs));
+	if (!rep->jobs) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	rep->jobs[0] = job;
+	rep->njobs = 1;
+	rep->job_key = job.key;
+	if (!req->after && serve_children(st, &job, rep, &bytes))
+		return;
+
+	/* The rest of the page's bytes for the series; one more row says whether there is more. */
+	limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_series_row_size();
+	if (limit > IOACCT_JOB_PAGE_SERIES)
+		limit = IOACCT_JOB_PAGE_SERIES;
+	if (limit == 0)
+		limit = 1;
+	ret = ioacct_store_job_series_page(st, job.key, req->after ? &after : NULL, limit + 1,
+					   &series, &nseries);
+	if (ret) {
+		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
+		return;
+	}
+	rep->more = nseries > limit;
+	if (rep->more)
+		nseries = limit;
+	rep->qseries = calloc(nseries ? nseries : 1, sizeof(*rep->qseries));
+	if (!rep->qseries) {
+		free(series);
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < nseries; i++) {
+		rep->qseries[i].job_key = job.key;
+		rep->qseries[i].s = series[i];
+	}
+	rep->nqseries = nseries;
+	free(series);
+}
+
+/* ---- through the daemon ---- */
+
+void ioacct_source_unreachable(const char *socket_path, int ret, const char *why, char *err,
+			       size_t errlen)
+{
+	/* A connect() failure is the daemon not being there; say that, and the way around it. */
+	if (ret == -ENOENT || ret == -ECONNREFUSED || ret == -ENOTSOCK || ret == -EACCES ||
+	    ret == -ENAMETOOLONG)
+		job_err(err, errlen, ret,
+			"cannot reach ioacctd at %s: %s (is it running? or use --db FILE as root)",
+			socket_path, strerror(-ret));
+	else
+		job_err(err, errlen, ret, "cannot reach ioacctd at %s: %s", socket_path, why);
+}
+
+/* Whether the daemon is a peer to trust with indexes: every op within range. */
+static bool rows_sane(const struct ioacct_qtotal_row *rows, size_t n, int64_t key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].job_key != key || rows[i].s.op >= IOACCT_OP_COUNT)
+			return false;
+	return true;
+}
+
+/* a < b in the series' order. */
+static bool sample_before(const struct ioacct_sample *a, const struct ioacct_sample *b)
+{
+	if (a->step_id != b->step_id)
+		return a->step_id < b->step_id;
+	if (a->mnt_id != b->mnt_id)
+		return a->mnt_id < b->mnt_id;
+	if (a->op != b->op)
+		return a->op < b->op;
+	return a->bin < b->bin;
+}
+
+/* The first page: the job, its steps, mounts and totals. */
+static int take_first(const struct ioacct_reply *rep, struct ioacct_jobdata *jd)
+{
+	const int64_t key = rep->jobs[0].key;
+
+	jd->job = rep->jobs[0];
+	jd->job.has_array = jd->job.array_job_id != 0;
+	if (!rows_sane(rep->qtotals, rep->nqtotals, key))
+		return -EPROTO;
+	for (size_t i = 0; i < rep->nqsteps; i++)
+		if (rep->qsteps[i].job_key != key)
+			return -EPROTO;
+	for (size_t i = 0; i < rep->nqmounts; i++)
+		if (rep->qmounts[i].job_key != key)
+			return -EPROTO;
+	jd->steps = calloc(rep->nqsteps ? rep->nqsteps : 1, sizeof(*jd->steps));
+	jd->mounts = calloc(rep->nqmounts ? rep->nqmounts : 1, sizeof(*jd->mounts));
+	jd->totals = calloc(rep->nqtotals ? rep->nqtotals : 1, sizeof(*jd->totals));
+	if (!jd->steps || !jd->mounts || !jd->totals)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->nqsteps; i++)
+		jd->steps[i] = rep->qsteps[i].step;
+	jd->nsteps = rep->nqsteps;
+	for (size_t i = 0; i < rep->nqmounts; i++)
+		jd->mounts[i] = rep->qmounts[i].mount;
+	jd->nmounts = rep->nqmounts;
+	for (size_t i = 0; i < rep->nqtotals; i++)
+		jd->totals[i] = rep->qtotals[i].s;
+	jd->ntotals = rep->nqtotals;
+	return 0;
+}
+
+/* Appends a page of series, each row after the one before: a page never goes back. */
+static int take_series(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap)
+{
+	struct ioacct_sample *p;
+	size_t ncap = *cap ? *cap : 64;
+
+	if (!rows_sane(rep->qseries, rep->nqseries, jd->job.key))
+		return -EPROTO;
+	if (jd->nseries + rep->nqseries > *cap) {
+		while (ncap < jd->nseries + rep->nqseries)
+			ncap *= 2;
+		p = reallocarray(jd->series, ncap, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		jd->series = p;
+		*cap = ncap;
+	}
+	for (size_t i = 0; i < rep->nqseries; i++) {
+		if (jd->nseries && !sample_before(&jd->series[jd->nseries - 1], &rep->qseries[i].s))
+			return -EPROTO;
+		jd->series[jd->nseries++] = rep->qseries[i].s;
+	}
+	return 0;
+}
+
+int ioacct_job_fetch_daemon(const char *socket_path, const char *cluster, uint64_t job_id,
+			    int64_t job_key, int timeout_ms, struct ioacct_jobdata **out, char *err,
+			    size_t errlen)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_JOB };
+	struct ioacct_req_job *r = &req.u.job;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_reply rep;
+	char why[1024];
+	size_t cap = 0;
+	bool first = true;
+	int ret;
+
+	r->job_id = job_id;
+	r->job_key = job_key;
+	if (cluster && ioacct_strlcpy(r->cluster, cluster, sizeof(r->cluster)))
+		return job_err(err, errlen, -ENAMETOOLONG, "cluster name too long: %s", cluster);
+	jd = calloc(1, sizeof(*jd));
+	if (!jd)
+		return job_err(err, errlen, -ENOMEM, "out of memory");
+	for (;;) {
+		ret = ioacct_client_call(socket_path, &req, &rep, timeout_ms, why, sizeof(why));
+		if (ret) {
+			ioacct_source_unreachable(socket_path, ret, why, err, errlen);
+			goto out;
+		}
+		if (rep.status) {
+			ret = job_err(err, errlen, rep.status, "%s", rep.error);
+			ioacct_reply_free(&rep);
+			goto out;
+		}
+		ret = rep.njobs != 1 || (!first && rep.jobs[0].key != jd->job.key) ? -EPROTO : 0;
+		if (!ret && first)
+			ret = take_first(&rep, jd);
+		if (!ret)
+			ret = take_series(&rep, jd, &cap);
+		/* Each page must move on, or a confused daemon would keep us here. */
+		if (!ret && rep.more && !rep.nqseries)
+			ret = -EPROTO;
+		if (ret) {
+			job_err(err, errlen, ret, "bad reply from ioacctd on %s: %s", socket_path,
+				ret == -EPROTO ? "rows of another job, out of order or out of range" :
+						 strerror(-ret));
+			ioacct_reply_free(&rep);
+			goto out;
+		}
+		first = false;
+		if (!rep.more) {
+			ioacct_reply_free(&rep);
+			break;
+		}
+		/* The next page: this job exactly, after the last row received. */
+		r->job_key = jd->job.key;
+		r->after = 1;
+		r->after_step = jd->series[jd->nseries - 1].step_id;
+		r->after_mnt = jd->series[jd->nseries - 1].mnt_id;
+		r->after_op = jd->series[jd->nseries - 1].op;
+		r->after_bin = jd->series[jd->nseries - 1].bin;
+		ioacct_reply_free(&rep);
+	}
+out:
+	if (ret) {
+		ioacct_jobdata_free(jd);
+		return ret;
+	}
+	*out = jd;
+	return 0;
+}
+
+/* ---- a store file ---- */
+
+static int load_store(const char *db_path, const char *cluster, uint64_t job_id, int64_t job_key,
+		      struct ioacct_jobdata **out, char *err, size_t errlen)
+{
+	struct ioacct_store *st;
+	struct ioacct_job job;
+	char name[IOACCT_SHORT_MAX + 64];
+	int ret;
+
+	st = ioacct_store_open(db_path, IOACCT_STORE_RDONLY, err, errlen);
+	if (!st) {
+		ret = -errno;
+		/* With private_data the file is root's: the daemon is the way in. */
+		if (ret == -EACCES || ret == -EPERM) {
+			char why[PATH_MAX + 256];
+
+			snprintf(why, sizeof(why), "%s", err);
+			job_err(err, errlen, ret,
+				"%s: %s; with private_data = yes only root reads the store, users ask ioacctd (without --db)",
+				why, strerror(-ret));
+		}
+		return ret;
+	}
+	if (job_key)
+		ret = ioacct_store_job_get(st, job_key, &job);
+	else
+		ret = ioacct_store_job_find(st, cluster && *cluster ? cluster : NULL, job_id, &job);
+	if (ret == -ENOENT) {
+		job_name(name, sizeof(name), cluster, job_id, job_key);
+		job_err(err, errlen, ret, "no %s in %s", name, db_path);
+		goto out;
+	}
+	if (!ret)
+		ret = ioacct_store_job_load(st, job.key, out);
+	if (ret)
+		job_err(err, errlen, ret, "%s", ioacct_store_errmsg(st));
+out:
+	ioacct_store_close(st);
+	return ret;
+}
+
+int ioacct_source_load_job(const struct ioacct_source *src, const char *cluster, uint64_t job_id,
+			   int64_t job_key, struct ioacct_jobdata **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (src->db_path)
+		return load_store(src->db_path, cluster, job_id, job_key, out, err, errlen);
+	return ioacct_job_fetch_daemon(src->socket_path, cluster, job_id, job_key,
+				       src->timeout_ms, out, err, errlen);
+}
