@@ -1307,7 +1307,7 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 		handle_query(r, &req->u.select, peer_uid, rep);
 		return;
 	case IOACCT_MSG_JOB:
-		/* One job for the clients (lib/job_fetch.c), by the same rule as a query. */
+		/* One job for the clients (lib/store/job_fetch.c), by the same rule as a query. */
 		ioacct_job_serve_page(r->store, &req->u.job, (uint32_t)peer_uid, r->cfg->private_data,
 				      rep);
 		return;

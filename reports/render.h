@@ -2,7 +2,7 @@
 /*
  * The report renderers (librender): text in darshan-parser's style, JSON
  * (docs/report-format.md), one self-contained HTML page with inline SVG
- * plots, and a Darshan log (lib/darshan.h). ioreport, iorun and the Slurm
+ * plots, and a Darshan log (lib/darshan/darshan.h). ioreport, iorun and the Slurm
  * plugin all render through here and pick formats from one table, so a
  * report looks the same however it was made, and a new format is a line in
  * that table plus its renderer.
@@ -51,7 +51,7 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r);
 int ioacct_render_json(FILE *f, const struct ioacct_report *r);
 int ioacct_render_html(FILE *f, const struct ioacct_report *r);
 /*
- * The report as a Darshan log (format 3.41, lib/darshan.h), every mount;
+ * The report as a Darshan log (format 3.41, lib/darshan/darshan.h), every mount;
  * ioacct_render_darshan_log() with darshan_filter leaves out the mounts
  * Darshan does not record. A log that cannot be written (-EINVAL) is
  * explained through log.h.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The report as a Darshan log: lib/darshan_write.c does the work, this fits it to librender. */
+/* The report as a Darshan log: lib/darshan/darshan_write.c does the work, this fits it to librender. */
 #include "render.h"
 #include "render_internal.h"
 

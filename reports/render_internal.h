@@ -15,7 +15,7 @@
 
 /* A decimal integer, without printf's parsing: the JSON series is large. */
 void r_u64(FILE *f, uint64_t v);
-/* s as a JSON string literal, quotes included: lib/json.h's encoder, as everywhere. */
+/* s as a JSON string literal, quotes included: lib/core/json.h's encoder, as everywhere. */
 static inline void r_json_str(FILE *f, const char *s)
 {
 	ioacct_json_string(f, s);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libFuzzer target for the Darshan log reader (lib/darshan.c), built with
+ * libFuzzer target for the Darshan log reader (lib/darshan/darshan.c), built with
  * clang -fsanitize=fuzzer,address,undefined by run-fuzz.sh. Every input is
  * parsed under a 256 MiB memory limit; a log that parses is aggregated,
  * looked up, compared with a fixed job as `ioreport --compare` would

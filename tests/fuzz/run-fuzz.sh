@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Fuzzes the Darshan log reader (lib/darshan.c) and what ioreport --compare
+# Fuzzes the Darshan log reader (lib/darshan/darshan.c) and what ioreport --compare
 # does with a log (reports/compare.c) with libFuzzer under AddressSanitizer
 # and UBSan, for IOACCT_FUZZ_SECONDS (60 by default). The seed corpus is made
 # here: the sample logs beside the source tree (../shared/darshan-logs, when
@@ -30,9 +30,9 @@ if ! "$CLANG" -fsanitize=fuzzer,address "$WORK/probe.c" -o "$WORK/probe" 2> "$WO
 	exit 77
 fi
 
-CFLAGS=(-g -O1 -include "$abs_top_builddir/ioacct-config.h" -I"$SRC/lib" -I"$SRC/bpf"
+CFLAGS=(-g -O1 -include "$abs_top_builddir/ioacct-config.h" -I"$SRC/lib/core" -I"$SRC/lib/report" -I"$SRC/lib/darshan" -I"$SRC/bpf"
 	-I"$SRC/reports" -I"$SRC/tests/unit")
-SOURCES=("$SRC/lib/darshan.c" "$SRC/lib/darshan_write.c" "$SRC/lib/report.c" "$SRC/lib/model.c"
+SOURCES=("$SRC/lib/darshan/darshan.c" "$SRC/lib/darshan/darshan_write.c" "$SRC/lib/report/report.c" "$SRC/lib/core/model.c"
 	"$SRC/reports/compare.c" "$SRC/reports/render_util.c" "$SRC/reports/render_text.c"
 	"$SRC/reports/render_json.c" "$SRC/reports/render_html.c")
 LIBS=(${ZLIB_LIBS:--lz} -lm)

@@ -11,7 +11,7 @@
   hostile.py SOCKET query-size           one QUERY (with peaks), read: prints the reply's bytes
 
 The modes that last SECONDS stop earlier on SIGTERM. Each prints one line "MODE: key=value ..." saying what it achieved, so that the test can
-check the attack really happened. Messages are built by hand (lib/proto.h: 16-byte
+check the attack really happened. Messages are built by hand (lib/core/proto.h: 16-byte
 header, u32 magic "IOAC", u16 version, u16 type, u32 len, u32 seq; TLV attributes).
 """
 import errno

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of the Darshan log reader (lib/darshan.c) on logs built here
+ * Unit tests of the Darshan log reader (lib/darshan/darshan.c) on logs built here
  * byte by byte: every supported format version and record version with
  * darshan-util's conversions, both byte orders, zlib (several streams per
  * region) and uncompressed regions; and bad logs: not a log, bad magic,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The reader (lib/darshan.c) against Darshan's own tool: for every log in
+ * The reader (lib/darshan/darshan.c) against Darshan's own tool: for every log in
  * ../shared/darshan-logs/ (beside the source tree; IOACCT_DARSHAN_LOGS
  * overrides), what darshan-parser 3.5.0 printed in expected/:
  *   <name>.total.txt   (darshan-parser --total): the job lines, the size and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of the Darshan log writer (lib/darshan_write.c):
+ * Unit tests of the Darshan log writer (lib/darshan/darshan_write.c):
  * - the byte layout of a written log, checked at the offsets that
  *   darshan-log-format.h, darshan-posix-log-format.h and
  *   darshan-heatmap-log-format.h give (header fields, the job struct, the

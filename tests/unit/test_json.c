@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* lib/json.c: the one JSON string encoder (RFC 8259, U+FFFD for what is not UTF-8). */
+/* lib/core/json.c: the one JSON string encoder (RFC 8259, U+FFFD for what is not UTF-8). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of the report model (lib/report.c): sums over steps, the time
+ * Unit tests of the report model (lib/report/report.c): sums over steps, the time
  * series merged per mount, bandwidth and IOPS min / max / mean, the
  * Darshan-named counters, and every advice rule, once firing and once not,
  * with its thresholds read from the configuration file.

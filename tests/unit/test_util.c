@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* lib/util.c: clocks and the one error-message helper. */
+/* lib/core/util.c: clocks and the one error-message helper. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -67,7 +67,7 @@ static const struct key keys[] = {
 	{ "node", KEY_NAME, FIELD(node), 0, 0 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
-	/* Thresholds of the report's advice (lib/report.c). */
+	/* Thresholds of the report's advice (lib/report/report.c). */
 	{ "advice_small_requests_share", KEY_UINT32, FIELD(advice.small_share), 0, 100 },
 	{ "advice_small_requests_min", KEY_UINT32, FIELD(advice.small_min), 0, UINT32_MAX },
 	{ "advice_rw_intensive_share", KEY_UINT32, FIELD(advice.rw_share), 0, 100 },
