@@ -61,57 +61,51 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 /* ---- the syscall table ------------------------------------------------------ */
 
-#define SYS(nr, op, kind) { nr, IOACCT_OP_##op, IOACCT_SK_##kind }
+/*
+ * Syscalls some architectures lack (arm64 has only the *at forms) or older
+ * headers do not name: -1 leaves them out of the table.
+ */
+#ifndef SYS_open
+#define SYS_open -1
+#endif
+#ifndef SYS_creat
+#define SYS_creat -1
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 -1
+#endif
+#ifndef SYS_mkdir
+#define SYS_mkdir -1
+#endif
+#ifndef SYS_unlink
+#define SYS_unlink -1
+#endif
+#ifndef SYS_rmdir
+#define SYS_rmdir -1
+#endif
+#ifndef SYS_rename
+#define SYS_rename -1
+#endif
+#ifndef SYS_renameat
+#define SYS_renameat -1
+#endif
+#ifndef SYS_stat
+#define SYS_stat -1
+#endif
+#ifndef SYS_lstat
+#define SYS_lstat -1
+#endif
+#ifndef SYS_newfstatat
+#define SYS_newfstatat -1
+#endif
+
+/* IOACCT_SYSCALLS (ioacct_ops.h) by this architecture's numbers. */
+#define SYS(name, uname, op, kind) { SYS_##uname, IOACCT_OP_##op, IOACCT_SK_##kind },
 static const struct {
 	long nr;
 	unsigned int op, kind;
-} syscall_table[] = {
-	SYS(SYS_read, READ, FD_DATA),     SYS(SYS_write, WRITE, FD_DATA),
-	SYS(SYS_pread64, READ, FD_DATA),  SYS(SYS_pwrite64, WRITE, FD_DATA),
-	SYS(SYS_readv, READ, FD_DATA),    SYS(SYS_writev, WRITE, FD_DATA),
-	SYS(SYS_preadv, READ, FD_DATA),   SYS(SYS_pwritev, WRITE, FD_DATA),
-	SYS(SYS_preadv2, READ, FD_DATA),  SYS(SYS_pwritev2, WRITE, FD_DATA),
-#ifdef SYS_open
-	SYS(SYS_open, OPEN, OPEN_PATH),
-#endif
-#ifdef SYS_creat
-	SYS(SYS_creat, OPEN, OPEN_PATH),
-#endif
-	SYS(SYS_openat, OPEN, OPEN_AT),
-#ifdef SYS_openat2
-	SYS(SYS_openat2, OPEN, OPEN_AT),
-#endif
-#ifdef SYS_mkdir
-	SYS(SYS_mkdir, MKDIR, PATH),
-#endif
-	SYS(SYS_mkdirat, MKDIR, AT),
-#ifdef SYS_unlink
-	SYS(SYS_unlink, UNLINK, PATH),
-#endif
-#ifdef SYS_rmdir
-	SYS(SYS_rmdir, RMDIR, PATH),
-#endif
-	SYS(SYS_unlinkat, UNLINK, UNLINKAT),
-	SYS(SYS_fsync, FSYNC, FD),        SYS(SYS_fdatasync, FSYNC, FD),
-#ifdef SYS_rename
-	SYS(SYS_rename, RENAME, PATH),
-#endif
-#ifdef SYS_renameat
-	SYS(SYS_renameat, RENAME, AT),
-#endif
-	SYS(SYS_renameat2, RENAME, AT),
-#ifdef SYS_stat
-	SYS(SYS_stat, STAT, PATH),
-#endif
-#ifdef SYS_lstat
-	SYS(SYS_lstat, STAT, PATH),
-#endif
-	SYS(SYS_fstat, STAT, FD),
-#ifdef SYS_newfstatat
-	SYS(SYS_newfstatat, STAT, AT),
-#endif
-	SYS(SYS_statx, STAT, AT),
-};
+} syscall_table[] = { IOACCT_SYSCALLS(SYS) };
+#undef SYS
 
 static void fill_sysmap(struct ioacct_bpf *skel)
 {
