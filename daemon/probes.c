@@ -572,12 +572,144 @@ static int sync_attach(struct ioacct_probes *p, char *err, size_t errlen)
 	return ret;
 }
 
+/* bpffs for the pins (required), tracefs for kprobes (if the kernel has it), the pin directory. */
+static int open_dirs(struct ioacct_probes *p, const struct ioacct_probes_opts *opts, char *err,
+		     size_t errlen)
+{
+	int ret;
+
+	ret = ensure_fs("/sys/fs/bpf", BPF_FS_MAGIC_, "bpf", "mode=0700", true, err, errlen);
+	if (ret)
+		return ret;
+	if (access("/sys/kernel/tracing", F_OK) == 0)
+		ensure_fs("/sys/kernel/tracing", TRACEFS_MAGIC_, "tracefs", NULL, false, NULL, 0);
+	snprintf(p->dir, sizeof(p->dir), "%s/abi%d", opts->pin_dir, IOACCT_ABI_VERSION);
+	ret = ioacct_mkdir_p(p->dir, 0700, false);
+	if (ret)
+		snprintf(err, errlen, "cannot create %s: %s", p->dir, strerror(-ret));
+	return ret;
+}
+
+/*
+ * Opens the BPF object and sets it up before load: the maps of an earlier
+ * daemon and its mode, or a backend chosen now and the map sizes of the
+ * config; the syscall table and the load-time constants.
+ */
+static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts *opts, char *err,
+		       size_t errlen)
+{
+	int ret;
+
+	p->skel = ioacct_bpf__open();
+	if (!p->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		return ret;
+	}
+	snprintf(p->mode, sizeof(p->mode), "%s", pinned_mode(p));
+	p->reused = p->mode[0] != '\0';
+	if (p->reused) {
+		/*
+		 * An earlier daemon's maps, and its programs when they are still
+		 * attached and counting: keep them (adopt_links); load this
+		 * binary's programs of the same mode for the next attach.
+		 */
+		ret = reuse_maps(p, err, errlen);
+		if (ret)
+			return ret;
+		snprintf(p->reason, sizeof(p->reason),
+			 "reused the maps an earlier ioacctd left in %s", p->dir);
+	} else {
+		unpin_all(p); /* leftovers of an interrupted start */
+		ioacct_mkdir_p(p->dir, 0700, false);
+		ret = choose_backend(p, opts->mode, err, errlen);
+		if (ret)
+			return ret;
+		bpf_map__set_max_entries(p->skel->maps.watch, opts->max_cgroups);
+		bpf_map__set_max_entries(p->skel->maps.slots, opts->max_jobs);
+		bpf_map__set_max_entries(p->skel->maps.dropped, opts->max_jobs);
+		bpf_map__set_max_entries(p->skel->maps.stats, opts->max_entries);
+		bpf_map__set_max_entries(p->skel->maps.mountpoints, opts->max_mountpoints);
+	}
+	fill_sysmap(p->skel);
+	p->skel->rodata->v1_ssid = opts->v1_ssid;
+	return 0;
+}
+
+/* Loads the programs of the mode chosen, and decides whether they stay attached when idle. */
+static int load_object(struct ioacct_probes *p, const struct ioacct_probes_opts *opts, char *err,
+		       size_t errlen)
+{
+	enum ioacct_probe_mode mode = IOACCT_PROBE_TRACEPOINT;
+	int ret;
+
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (!strcmp(backends[i].name, p->mode))
+			mode = backends[i].mode;
+	/*
+	 * auto: detach with the tracepoint backend, whose programs run on every
+	 * system call of every task and attach in a millisecond; keep fentry and
+	 * kprobe programs, which only the watched calls run and whose attach
+	 * (dozens of trampolines or probes) would delay a job's start.
+	 */
+	p->detach_idle = opts->detach_when_idle == IOACCT_DETACH_YES ||
+			 (opts->detach_when_idle == IOACCT_DETACH_AUTO && mode == IOACCT_PROBE_TRACEPOINT);
+	if (select_progs(p, mode) == 0) {
+		snprintf(err, errlen, "no %s program can attach on this kernel", p->mode);
+		return -EOPNOTSUPP;
+	}
+	ret = ioacct_bpf__load(p->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
+		return ret;
+	}
+	p->max_jobs = bpf_map__max_entries(p->skel->maps.slots);
+	return 0;
+}
+
+/* Picks up the state and the attached programs an earlier daemon left. */
+static int resume_state(struct ioacct_probes *p, char *err, size_t errlen)
+{
+	uint32_t zero = 0;
+	int ret;
+
+	ret = bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.state), &zero, &p->st) ? -errno : 0;
+	if (ret) {
+		snprintf(err, errlen, "cannot read the pinned state: %s", strerror(-ret));
+		return ret;
+	}
+	/* A calibration cut short by a crash must not go on. */
+	if (p->st.calib_tgid) {
+		p->st.calib_tgid = 0;
+		p->st.nactive = p->st.nwatch_v1 + p->st.nwatch_v2;
+		p->st.gen++;
+		publish_state(p);
+	}
+	return adopt_links(p, err, errlen);
+}
+
+/* A fresh start: the first state, the pins, and one attach. */
+static int fresh_state(struct ioacct_probes *p, char *err, size_t errlen)
+{
+	int ret;
+
+	p->st.gen = 1;
+	ret = publish_state(p);
+	if (ret) {
+		snprintf(err, errlen, "cannot initialise the state map: %s", strerror(-ret));
+		return ret;
+	}
+	ret = pin_maps(p, err, errlen);
+	if (ret)
+		return ret;
+	/* Attached once now, so that a kernel refusing them is told at start. */
+	return attach_all(p, true, err, errlen);
+}
+
 struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, char *err,
 					 size_t errlen)
 {
 	struct ioacct_probes *p;
-	enum ioacct_probe_mode mode = IOACCT_PROBE_TRACEPOINT;
-	uint32_t zero = 0;
 	int ret;
 
 	libbpf_set_print(libbpf_print);
@@ -593,105 +725,15 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		ret = p->ncpus;
 		goto fail;
 	}
-	ret = ensure_fs("/sys/fs/bpf", BPF_FS_MAGIC_, "bpf", "mode=0700", true, err, errlen);
+	ret = open_dirs(p, opts, err, errlen);
+	if (!ret)
+		ret = open_object(p, opts, err, errlen);
+	if (!ret)
+		ret = load_object(p, opts, err, errlen);
+	if (!ret)
+		ret = p->reused ? resume_state(p, err, errlen) : fresh_state(p, err, errlen);
 	if (ret)
 		goto fail;
-	if (access("/sys/kernel/tracing", F_OK) == 0)
-		ensure_fs("/sys/kernel/tracing", TRACEFS_MAGIC_, "tracefs", NULL, false, NULL, 0);
-	snprintf(p->dir, sizeof(p->dir), "%s/abi%d", opts->pin_dir, IOACCT_ABI_VERSION);
-	ret = ioacct_mkdir_p(p->dir, 0700, false);
-	if (ret) {
-		snprintf(err, errlen, "cannot create %s: %s", p->dir, strerror(-ret));
-		goto fail;
-	}
-
-	p->skel = ioacct_bpf__open();
-	if (!p->skel) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
-		goto fail;
-	}
-	snprintf(p->mode, sizeof(p->mode), "%s", pinned_mode(p));
-	p->reused = p->mode[0] != '\0';
-	if (p->reused) {
-		/*
-		 * An earlier daemon's maps, and its programs when they are still
-		 * attached and counting: keep them (adopt_links); load this
-		 * binary's programs of the same mode for the next attach.
-		 */
-		ret = reuse_maps(p, err, errlen);
-		if (ret)
-			goto fail;
-		snprintf(p->reason, sizeof(p->reason),
-			 "reused the maps an earlier ioacctd left in %s", p->dir);
-	} else {
-		unpin_all(p); /* leftovers of an interrupted start */
-		ioacct_mkdir_p(p->dir, 0700, false);
-		ret = choose_backend(p, opts->mode, err, errlen);
-		if (ret)
-			goto fail;
-		bpf_map__set_max_entries(p->skel->maps.watch, opts->max_cgroups);
-		bpf_map__set_max_entries(p->skel->maps.slots, opts->max_jobs);
-		bpf_map__set_max_entries(p->skel->maps.dropped, opts->max_jobs);
-		bpf_map__set_max_entries(p->skel->maps.stats, opts->max_entries);
-		bpf_map__set_max_entries(p->skel->maps.mountpoints, opts->max_mountpoints);
-	}
-	fill_sysmap(p->skel);
-	p->skel->rodata->v1_ssid = opts->v1_ssid;
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-		if (!strcmp(backends[i].name, p->mode))
-			mode = backends[i].mode;
-	/*
-	 * auto: detach with the tracepoint backend, whose programs run on every
-	 * system call of every task and attach in a millisecond; keep fentry and
-	 * kprobe programs, which only the watched calls run and whose attach
-	 * (dozens of trampolines or probes) would delay a job's start.
-	 */
-	p->detach_idle = opts->detach_when_idle == IOACCT_DETACH_YES ||
-			 (opts->detach_when_idle == IOACCT_DETACH_AUTO && mode == IOACCT_PROBE_TRACEPOINT);
-	if (select_progs(p, mode) == 0) {
-		snprintf(err, errlen, "no %s program can attach on this kernel", p->mode);
-		ret = -EOPNOTSUPP;
-		goto fail;
-	}
-	ret = ioacct_bpf__load(p->skel);
-	if (ret) {
-		snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
-		goto fail;
-	}
-	p->max_jobs = bpf_map__max_entries(p->skel->maps.slots);
-
-	if (p->reused) {
-		ret = bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.state), &zero, &p->st) ? -errno : 0;
-		if (ret) {
-			snprintf(err, errlen, "cannot read the pinned state: %s", strerror(-ret));
-			goto fail;
-		}
-		/* A calibration cut short by a crash must not go on. */
-		if (p->st.calib_tgid) {
-			p->st.calib_tgid = 0;
-			p->st.nactive = p->st.nwatch_v1 + p->st.nwatch_v2;
-			p->st.gen++;
-			publish_state(p);
-		}
-		ret = adopt_links(p, err, errlen);
-		if (ret)
-			goto fail;
-	} else {
-		p->st.gen = 1;
-		ret = publish_state(p);
-		if (ret) {
-			snprintf(err, errlen, "cannot initialise the state map: %s", strerror(-ret));
-			goto fail;
-		}
-		ret = pin_maps(p, err, errlen);
-		if (ret)
-			goto fail;
-		/* Attached once now, so that a kernel refusing them is told at start. */
-		ret = attach_all(p, true, err, errlen);
-		if (ret)
-			goto fail;
-	}
 	/*
 	 * Still attached when fresh (the daemon calibrates next, which needs
 	 * them); its first ioacct_probes_publish() detaches them if nothing is
