@@ -71,8 +71,9 @@ static void test_op_table(void **state)
 	char plural[32];
 
 	(void)state;
-	assert_int_equal(IOACCT_OP_COUNT, 10);
-	for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++) {
+	/* New operations come after these. */
+	assert_true(IOACCT_OP_COUNT >= sizeof(stored) / sizeof(stored[0]));
+	for (unsigned int op = 0; op < sizeof(stored) / sizeof(stored[0]); op++) {
 		assert_string_equal(ioacct_op_name(op), stored[op]);
 		assert_string_equal(ioacct_op_upper(op), upper[op]);
 		snprintf(plural, sizeof(plural), "%ss", stored[op]);
@@ -89,7 +90,7 @@ static void test_op_table(void **state)
 	assert_int_equal(ioacct_op_kind(IOACCT_OP_READ), IOACCT_OPK_DATA);
 	assert_int_equal(ioacct_op_kind(IOACCT_OP_WRITE), IOACCT_OPK_DATA);
 	assert_int_equal(ioacct_op_kind(IOACCT_OP_CREATE), IOACCT_OPK_MARK);
-	for (unsigned int op = IOACCT_OP_OPEN; op < IOACCT_OP_COUNT; op++)
+	for (unsigned int op = IOACCT_OP_OPEN; op <= IOACCT_OP_STAT; op++)
 		if (op != IOACCT_OP_CREATE)
 			assert_int_equal(ioacct_op_kind(op), IOACCT_OPK_META);
 	assert_false(ioacct_op_is_data(IOACCT_OP_COUNT));
