@@ -572,7 +572,7 @@ static int sync_attach(struct ioacct_probes *p, char *err, size_t errlen)
 	return ret;
 }
 
-/* bpffs for the pins (required), tracefs for kprobes (if the kernel has it), the pin directory. */
+/* bpffs for the pins (required), tracefs where the kernel has it, and the pin directory. */
 static int open_dirs(struct ioacct_probes *p, const struct ioacct_probes_opts *opts, char *err,
 		     size_t errlen)
 {

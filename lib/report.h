@@ -212,8 +212,9 @@ struct ioacct_named_counter {
 };
 
 /*
- * Bytes read and written, three times, the errors; the size bins of reads and
- * writes; the error classes; per operation its count, errors and time.
+ * POSIX_BYTES_READ and _WRITTEN, the three POSIX_F_*_TIME, IOACCT_ERRORS; the
+ * size bins of reads and writes; the error classes; per operation its count,
+ * its errors and its time.
  */
 #define IOACCT_NAMED_COUNTERS \
 	(6 + 2 * IOACCT_NR_SIZE_BINS + IOACCT_NR_ERR_CLASSES + 3 * IOACCT_OP_COUNT)
