@@ -21,6 +21,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "ioacct_abi.h"
+#include "ioacct_ops.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -696,22 +697,9 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
  * the user's saved registers on every kernel version, so no signature change
  * can break it, and the counts are the tracepoint backend's; but only these
  * syscalls pay for the probes, not every syscall of every task. The daemon
- * loads a pair only when its function exists in the running kernel.
- *
- * X(kernel name without prefix, op, kind): must agree with the daemon's
- * syscall table for the tracepoint backend (daemon/probes.c).
+ * loads a pair only when its function exists in the running kernel. The
+ * syscalls and what each one is: IOACCT_SYSCALLS in ioacct_ops.h.
  */
-#define IOACCT_SYSCALLS(X)                                                                   \
-	X(read, READ, FD_DATA) X(write, WRITE, FD_DATA) X(pread64, READ, FD_DATA)              \
-	X(pwrite64, WRITE, FD_DATA) X(readv, READ, FD_DATA) X(writev, WRITE, FD_DATA)          \
-	X(preadv, READ, FD_DATA) X(pwritev, WRITE, FD_DATA) X(preadv2, READ, FD_DATA)          \
-	X(pwritev2, WRITE, FD_DATA) X(open, OPEN, OPEN_PATH) X(creat, OPEN, OPEN_PATH)         \
-	X(openat, OPEN, OPEN_AT) X(openat2, OPEN, OPEN_AT) X(mkdir, MKDIR, PATH)               \
-	X(mkdirat, MKDIR, AT) X(unlink, UNLINK, PATH) X(rmdir, RMDIR, PATH)                    \
-	X(unlinkat, UNLINK, UNLINKAT) X(fsync, FSYNC, FD) X(fdatasync, FSYNC, FD)              \
-	X(rename, RENAME, PATH) X(renameat, RENAME, AT) X(renameat2, RENAME, AT)               \
-	X(newstat, STAT, PATH) X(newlstat, STAT, PATH) X(newfstat, STAT, FD)                   \
-	X(newfstatat, STAT, AT) X(statx, STAT, AT)
 
 #if defined(__TARGET_ARCH_x86)
 #define SYSCALL_FN(name) "__x64_sys_" #name
@@ -719,7 +707,7 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 #define SYSCALL_FN(name) "__arm64_sys_" #name
 #endif
 
-#define FENTRY_PAIR(name, op, kind)                                                          \
+#define FENTRY_PAIR(name, uname, op, kind)                                                   \
 	SEC("fentry/" SYSCALL_FN(name))                                                      \
 	int BPF_PROG(ioacct_fe_##name, struct pt_regs *regs)                                 \
 	{                                                                                    \
@@ -733,7 +721,7 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 		return on_exit(ret);                                                         \
 	}
 
-#define KPROBE_PAIR(name, op, kind)                                                          \
+#define KPROBE_PAIR(name, uname, op, kind)                                                   \
 	SEC("ksyscall/" #name)                                                               \
 	int BPF_KSYSCALL(ioacct_ks_##name, long a0, long a1, long a2)                        \
 	{                                                                                    \

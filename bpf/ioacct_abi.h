@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The ABI shared by the BPF object and user space: map keys and values,
- * operation numbers, access-size bins. Plain structs and constants only,
- * no includes: the kernel side gets __u32/__u64 from vmlinux.h, user space
- * from <linux/types.h>.
+ * access-size bins (operation numbers: ioacct_ops.h). Plain structs and
+ * constants only, no includes: the kernel side gets __u32/__u64 from
+ * vmlinux.h, user space from <linux/types.h>.
  *
  * Any change to a struct here must bump IOACCT_ABI_VERSION: the daemon
  * refuses to reuse pinned maps of another ABI version.
@@ -13,20 +13,7 @@
 
 #define IOACCT_ABI_VERSION 3
 
-/* Operations, in the order they are stored. Never renumber: stored data uses them. */
-enum ioacct_op {
-	IOACCT_OP_READ = 0,
-	IOACCT_OP_WRITE = 1,
-	IOACCT_OP_OPEN = 2,
-	IOACCT_OP_CREATE = 3,
-	IOACCT_OP_MKDIR = 4,
-	IOACCT_OP_UNLINK = 5,
-	IOACCT_OP_RMDIR = 6,
-	IOACCT_OP_FSYNC = 7,
-	IOACCT_OP_RENAME = 8,
-	IOACCT_OP_STAT = 9,
-	IOACCT_OP_COUNT = 10,
-};
+/* Operations (enum ioacct_op) and the watched system calls: ioacct_ops.h. */
 
 /*
  * Darshan's access-size bins: a size goes in the first bin whose upper limit

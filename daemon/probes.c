@@ -61,57 +61,51 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 /* ---- the syscall table ------------------------------------------------------ */
 
-#define SYS(nr, op, kind) { nr, IOACCT_OP_##op, IOACCT_SK_##kind }
+/*
+ * Syscalls some architectures lack (arm64 has only the *at forms) or older
+ * headers do not name: -1 leaves them out of the table.
+ */
+#ifndef SYS_open
+#define SYS_open -1
+#endif
+#ifndef SYS_creat
+#define SYS_creat -1
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 -1
+#endif
+#ifndef SYS_mkdir
+#define SYS_mkdir -1
+#endif
+#ifndef SYS_unlink
+#define SYS_unlink -1
+#endif
+#ifndef SYS_rmdir
+#define SYS_rmdir -1
+#endif
+#ifndef SYS_rename
+#define SYS_rename -1
+#endif
+#ifndef SYS_renameat
+#define SYS_renameat -1
+#endif
+#ifndef SYS_stat
+#define SYS_stat -1
+#endif
+#ifndef SYS_lstat
+#define SYS_lstat -1
+#endif
+#ifndef SYS_newfstatat
+#define SYS_newfstatat -1
+#endif
+
+/* IOACCT_SYSCALLS (ioacct_ops.h) by this architecture's numbers. */
+#define SYS(name, uname, op, kind) { SYS_##uname, IOACCT_OP_##op, IOACCT_SK_##kind },
 static const struct {
 	long nr;
 	unsigned int op, kind;
-} syscall_table[] = {
-	SYS(SYS_read, READ, FD_DATA),     SYS(SYS_write, WRITE, FD_DATA),
-	SYS(SYS_pread64, READ, FD_DATA),  SYS(SYS_pwrite64, WRITE, FD_DATA),
-	SYS(SYS_readv, READ, FD_DATA),    SYS(SYS_writev, WRITE, FD_DATA),
-	SYS(SYS_preadv, READ, FD_DATA),   SYS(SYS_pwritev, WRITE, FD_DATA),
-	SYS(SYS_preadv2, READ, FD_DATA),  SYS(SYS_pwritev2, WRITE, FD_DATA),
-#ifdef SYS_open
-	SYS(SYS_open, OPEN, OPEN_PATH),
-#endif
-#ifdef SYS_creat
-	SYS(SYS_creat, OPEN, OPEN_PATH),
-#endif
-	SYS(SYS_openat, OPEN, OPEN_AT),
-#ifdef SYS_openat2
-	SYS(SYS_openat2, OPEN, OPEN_AT),
-#endif
-#ifdef SYS_mkdir
-	SYS(SYS_mkdir, MKDIR, PATH),
-#endif
-	SYS(SYS_mkdirat, MKDIR, AT),
-#ifdef SYS_unlink
-	SYS(SYS_unlink, UNLINK, PATH),
-#endif
-#ifdef SYS_rmdir
-	SYS(SYS_rmdir, RMDIR, PATH),
-#endif
-	SYS(SYS_unlinkat, UNLINK, UNLINKAT),
-	SYS(SYS_fsync, FSYNC, FD),        SYS(SYS_fdatasync, FSYNC, FD),
-#ifdef SYS_rename
-	SYS(SYS_rename, RENAME, PATH),
-#endif
-#ifdef SYS_renameat
-	SYS(SYS_renameat, RENAME, AT),
-#endif
-	SYS(SYS_renameat2, RENAME, AT),
-#ifdef SYS_stat
-	SYS(SYS_stat, STAT, PATH),
-#endif
-#ifdef SYS_lstat
-	SYS(SYS_lstat, STAT, PATH),
-#endif
-	SYS(SYS_fstat, STAT, FD),
-#ifdef SYS_newfstatat
-	SYS(SYS_newfstatat, STAT, AT),
-#endif
-	SYS(SYS_statx, STAT, AT),
-};
+} syscall_table[] = { IOACCT_SYSCALLS(SYS) };
+#undef SYS
 
 static void fill_sysmap(struct ioacct_bpf *skel)
 {
@@ -578,12 +572,144 @@ static int sync_attach(struct ioacct_probes *p, char *err, size_t errlen)
 	return ret;
 }
 
+/* bpffs for the pins (required), tracefs where the kernel has it, and the pin directory. */
+static int open_dirs(struct ioacct_probes *p, const struct ioacct_probes_opts *opts, char *err,
+		     size_t errlen)
+{
+	int ret;
+
+	ret = ensure_fs("/sys/fs/bpf", BPF_FS_MAGIC_, "bpf", "mode=0700", true, err, errlen);
+	if (ret)
+		return ret;
+	if (access("/sys/kernel/tracing", F_OK) == 0)
+		ensure_fs("/sys/kernel/tracing", TRACEFS_MAGIC_, "tracefs", NULL, false, NULL, 0);
+	snprintf(p->dir, sizeof(p->dir), "%s/abi%d", opts->pin_dir, IOACCT_ABI_VERSION);
+	ret = ioacct_mkdir_p(p->dir, 0700, false);
+	if (ret)
+		snprintf(err, errlen, "cannot create %s: %s", p->dir, strerror(-ret));
+	return ret;
+}
+
+/*
+ * Opens the BPF object and sets it up before load: the maps of an earlier
+ * daemon and its mode, or a backend chosen now and the map sizes of the
+ * config; the syscall table and the load-time constants.
+ */
+static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts *opts, char *err,
+		       size_t errlen)
+{
+	int ret;
+
+	p->skel = ioacct_bpf__open();
+	if (!p->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		return ret;
+	}
+	snprintf(p->mode, sizeof(p->mode), "%s", pinned_mode(p));
+	p->reused = p->mode[0] != '\0';
+	if (p->reused) {
+		/*
+		 * An earlier daemon's maps, and its programs when they are still
+		 * attached and counting: keep them (adopt_links); load this
+		 * binary's programs of the same mode for the next attach.
+		 */
+		ret = reuse_maps(p, err, errlen);
+		if (ret)
+			return ret;
+		snprintf(p->reason, sizeof(p->reason),
+			 "reused the maps an earlier ioacctd left in %s", p->dir);
+	} else {
+		unpin_all(p); /* leftovers of an interrupted start */
+		ioacct_mkdir_p(p->dir, 0700, false);
+		ret = choose_backend(p, opts->mode, err, errlen);
+		if (ret)
+			return ret;
+		bpf_map__set_max_entries(p->skel->maps.watch, opts->max_cgroups);
+		bpf_map__set_max_entries(p->skel->maps.slots, opts->max_jobs);
+		bpf_map__set_max_entries(p->skel->maps.dropped, opts->max_jobs);
+		bpf_map__set_max_entries(p->skel->maps.stats, opts->max_entries);
+		bpf_map__set_max_entries(p->skel->maps.mountpoints, opts->max_mountpoints);
+	}
+	fill_sysmap(p->skel);
+	p->skel->rodata->v1_ssid = opts->v1_ssid;
+	return 0;
+}
+
+/* Loads the programs of the mode chosen, and decides whether they stay attached when idle. */
+static int load_object(struct ioacct_probes *p, const struct ioacct_probes_opts *opts, char *err,
+		       size_t errlen)
+{
+	enum ioacct_probe_mode mode = IOACCT_PROBE_TRACEPOINT;
+	int ret;
+
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (!strcmp(backends[i].name, p->mode))
+			mode = backends[i].mode;
+	/*
+	 * auto: detach with the tracepoint backend, whose programs run on every
+	 * system call of every task and attach in a millisecond; keep fentry and
+	 * kprobe programs, which only the watched calls run and whose attach
+	 * (dozens of trampolines or probes) would delay a job's start.
+	 */
+	p->detach_idle = opts->detach_when_idle == IOACCT_DETACH_YES ||
+			 (opts->detach_when_idle == IOACCT_DETACH_AUTO && mode == IOACCT_PROBE_TRACEPOINT);
+	if (select_progs(p, mode) == 0) {
+		snprintf(err, errlen, "no %s program can attach on this kernel", p->mode);
+		return -EOPNOTSUPP;
+	}
+	ret = ioacct_bpf__load(p->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
+		return ret;
+	}
+	p->max_jobs = bpf_map__max_entries(p->skel->maps.slots);
+	return 0;
+}
+
+/* Picks up the state and the attached programs an earlier daemon left. */
+static int resume_state(struct ioacct_probes *p, char *err, size_t errlen)
+{
+	uint32_t zero = 0;
+	int ret;
+
+	ret = bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.state), &zero, &p->st) ? -errno : 0;
+	if (ret) {
+		snprintf(err, errlen, "cannot read the pinned state: %s", strerror(-ret));
+		return ret;
+	}
+	/* A calibration cut short by a crash must not go on. */
+	if (p->st.calib_tgid) {
+		p->st.calib_tgid = 0;
+		p->st.nactive = p->st.nwatch_v1 + p->st.nwatch_v2;
+		p->st.gen++;
+		publish_state(p);
+	}
+	return adopt_links(p, err, errlen);
+}
+
+/* A fresh start: the first state, the pins, and one attach. */
+static int fresh_state(struct ioacct_probes *p, char *err, size_t errlen)
+{
+	int ret;
+
+	p->st.gen = 1;
+	ret = publish_state(p);
+	if (ret) {
+		snprintf(err, errlen, "cannot initialise the state map: %s", strerror(-ret));
+		return ret;
+	}
+	ret = pin_maps(p, err, errlen);
+	if (ret)
+		return ret;
+	/* Attached once now, so that a kernel refusing them is told at start. */
+	return attach_all(p, true, err, errlen);
+}
+
 struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, char *err,
 					 size_t errlen)
 {
 	struct ioacct_probes *p;
-	enum ioacct_probe_mode mode = IOACCT_PROBE_TRACEPOINT;
-	uint32_t zero = 0;
 	int ret;
 
 	libbpf_set_print(libbpf_print);
@@ -599,105 +725,15 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		ret = p->ncpus;
 		goto fail;
 	}
-	ret = ensure_fs("/sys/fs/bpf", BPF_FS_MAGIC_, "bpf", "mode=0700", true, err, errlen);
+	ret = open_dirs(p, opts, err, errlen);
+	if (!ret)
+		ret = open_object(p, opts, err, errlen);
+	if (!ret)
+		ret = load_object(p, opts, err, errlen);
+	if (!ret)
+		ret = p->reused ? resume_state(p, err, errlen) : fresh_state(p, err, errlen);
 	if (ret)
 		goto fail;
-	if (access("/sys/kernel/tracing", F_OK) == 0)
-		ensure_fs("/sys/kernel/tracing", TRACEFS_MAGIC_, "tracefs", NULL, false, NULL, 0);
-	snprintf(p->dir, sizeof(p->dir), "%s/abi%d", opts->pin_dir, IOACCT_ABI_VERSION);
-	ret = ioacct_mkdir_p(p->dir, 0700, false);
-	if (ret) {
-		snprintf(err, errlen, "cannot create %s: %s", p->dir, strerror(-ret));
-		goto fail;
-	}
-
-	p->skel = ioacct_bpf__open();
-	if (!p->skel) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
-		goto fail;
-	}
-	snprintf(p->mode, sizeof(p->mode), "%s", pinned_mode(p));
-	p->reused = p->mode[0] != '\0';
-	if (p->reused) {
-		/*
-		 * An earlier daemon's maps, and its programs when they are still
-		 * attached and counting: keep them (adopt_links); load this
-		 * binary's programs of the same mode for the next attach.
-		 */
-		ret = reuse_maps(p, err, errlen);
-		if (ret)
-			goto fail;
-		snprintf(p->reason, sizeof(p->reason),
-			 "reused the maps an earlier ioacctd left in %s", p->dir);
-	} else {
-		unpin_all(p); /* leftovers of an interrupted start */
-		ioacct_mkdir_p(p->dir, 0700, false);
-		ret = choose_backend(p, opts->mode, err, errlen);
-		if (ret)
-			goto fail;
-		bpf_map__set_max_entries(p->skel->maps.watch, opts->max_cgroups);
-		bpf_map__set_max_entries(p->skel->maps.slots, opts->max_jobs);
-		bpf_map__set_max_entries(p->skel->maps.dropped, opts->max_jobs);
-		bpf_map__set_max_entries(p->skel->maps.stats, opts->max_entries);
-		bpf_map__set_max_entries(p->skel->maps.mountpoints, opts->max_mountpoints);
-	}
-	fill_sysmap(p->skel);
-	p->skel->rodata->v1_ssid = opts->v1_ssid;
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-		if (!strcmp(backends[i].name, p->mode))
-			mode = backends[i].mode;
-	/*
-	 * auto: detach with the tracepoint backend, whose programs run on every
-	 * system call of every task and attach in a millisecond; keep fentry and
-	 * kprobe programs, which only the watched calls run and whose attach
-	 * (dozens of trampolines or probes) would delay a job's start.
-	 */
-	p->detach_idle = opts->detach_when_idle == IOACCT_DETACH_YES ||
-			 (opts->detach_when_idle == IOACCT_DETACH_AUTO && mode == IOACCT_PROBE_TRACEPOINT);
-	if (select_progs(p, mode) == 0) {
-		snprintf(err, errlen, "no %s program can attach on this kernel", p->mode);
-		ret = -EOPNOTSUPP;
-		goto fail;
-	}
-	ret = ioacct_bpf__load(p->skel);
-	if (ret) {
-		snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
-		goto fail;
-	}
-	p->max_jobs = bpf_map__max_entries(p->skel->maps.slots);
-
-	if (p->reused) {
-		ret = bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.state), &zero, &p->st) ? -errno : 0;
-		if (ret) {
-			snprintf(err, errlen, "cannot read the pinned state: %s", strerror(-ret));
-			goto fail;
-		}
-		/* A calibration cut short by a crash must not go on. */
-		if (p->st.calib_tgid) {
-			p->st.calib_tgid = 0;
-			p->st.nactive = p->st.nwatch_v1 + p->st.nwatch_v2;
-			p->st.gen++;
-			publish_state(p);
-		}
-		ret = adopt_links(p, err, errlen);
-		if (ret)
-			goto fail;
-	} else {
-		p->st.gen = 1;
-		ret = publish_state(p);
-		if (ret) {
-			snprintf(err, errlen, "cannot initialise the state map: %s", strerror(-ret));
-			goto fail;
-		}
-		ret = pin_maps(p, err, errlen);
-		if (ret)
-			goto fail;
-		/* Attached once now, so that a kernel refusing them is told at start. */
-		ret = attach_all(p, true, err, errlen);
-		if (ret)
-			goto fail;
-	}
 	/*
 	 * Still attached when fresh (the daemon calibrates next, which needs
 	 * them); its first ioacct_probes_publish() detaches them if nothing is

@@ -23,8 +23,15 @@
 #include "darshan.h"
 #include "report.h"
 
-/* Rows of a mount: counts, volumes, 20 size bins, 3 times. */
-#define IOACCT_COMPARE_ROWS 30
+/*
+ * Rows of a mount, the counters reports name as Darshan's: the counts of the
+ * operations reported as POSIX_* (IOACCT_OPS), 2 volumes, the size bins of
+ * reads and writes, 3 times.
+ */
+#define IOACCT_COMPARE_OP_POSIX +1
+#define IOACCT_COMPARE_OP_IOACCT
+#define IOACCT_COMPARE_OP_(NAME, num, name, kind, darshan, report, ...) IOACCT_COMPARE_OP_##report
+#define IOACCT_COMPARE_ROWS (5 + 2 * IOACCT_NR_SIZE_BINS IOACCT_OPS(IOACCT_COMPARE_OP_))
 
 struct ioacct_compare_row {
 	char name[48];                    /* Darshan's counter name */

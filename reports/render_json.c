@@ -92,11 +92,6 @@ static void jw_raw(struct jw *w, const char *key, const char *raw)
 	fputs_unlocked(raw, w->f);
 }
 
-/* Names of iorun's summary fields, kept. */
-static const char *const plural[IOACCT_OP_COUNT] = {
-	"reads", "writes", "opens", "creates", "mkdirs", "unlinks", "rmdirs", "fsyncs", "renames", "stats",
-};
-
 static void sizes(struct jw *w, const char *key, const struct ioacct_counters *c)
 {
 	jw_key(w, key);
@@ -154,7 +149,7 @@ static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool n
 	jw_u64(w, "read_bytes", op[IOACCT_OP_READ].bytes);
 	jw_u64(w, "write_bytes", op[IOACCT_OP_WRITE].bytes);
 	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
-		jw_u64(w, plural[k], op[k].calls);
+		jw_u64(w, ioacct_op_plural(k), op[k].calls);
 	jw_u64(w, "errors", m->errors);
 	jw_u64(w, "real_errors", ioacct_report_real_errors(m->errors, m->errclass));
 	err_classes(w, m->errclass, m->unclassified);
@@ -162,7 +157,7 @@ static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool n
 	jw_key(w, "op_errors");
 	jw_open(w, '{', true);
 	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
-		jw_u64(w, plural[k], op[k].errors);
+		jw_u64(w, ioacct_op_plural(k), op[k].errors);
 	jw_close(w, '}');
 	sizes(w, "read_sizes", &op[IOACCT_OP_READ]);
 	sizes(w, "write_sizes", &op[IOACCT_OP_WRITE]);

@@ -7,13 +7,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const op_names[IOACCT_OP_COUNT] = {
-	[IOACCT_OP_READ] = "read",     [IOACCT_OP_WRITE] = "write",
-	[IOACCT_OP_OPEN] = "open",     [IOACCT_OP_CREATE] = "create",
-	[IOACCT_OP_MKDIR] = "mkdir",   [IOACCT_OP_UNLINK] = "unlink",
-	[IOACCT_OP_RMDIR] = "rmdir",   [IOACCT_OP_FSYNC] = "fsync",
-	[IOACCT_OP_RENAME] = "rename", [IOACCT_OP_STAT] = "stat",
+static const struct {
+	const char *name, *plural, *upper;
+	enum ioacct_op_kind kind;
+} ops[IOACCT_OP_COUNT] = {
+#define OP(NAME, num, name, kind, ...) \
+	[num] = { #name, #name "s", #NAME, IOACCT_OPK_##kind },
+	IOACCT_OPS(OP)
+#undef OP
 };
+
+/* Numbers 0 .. IOACCT_OP_COUNT - 1, each once: a gap would leave a row empty. */
+#define OP_CHECK(NAME, num, ...) +(1 << (num))
+_Static_assert((0 IOACCT_OPS(OP_CHECK)) == (1 << IOACCT_OP_COUNT) - 1,
+	       "IOACCT_OPS numbers its operations 0, 1, 2, ... without a gap or a repeat");
+#undef OP_CHECK
 
 static const uint64_t size_limits[IOACCT_NR_SIZE_BINS] = {
 	IOACCT_SIZE_LIMIT_0, IOACCT_SIZE_LIMIT_1, IOACCT_SIZE_LIMIT_2, IOACCT_SIZE_LIMIT_3,
@@ -55,20 +63,35 @@ uint64_t ioacct_counters_unclassified(const struct ioacct_counters *c)
 
 const char *ioacct_op_name(unsigned int op)
 {
-	return op < IOACCT_OP_COUNT ? op_names[op] : NULL;
+	return op < IOACCT_OP_COUNT ? ops[op].name : NULL;
+}
+
+const char *ioacct_op_plural(unsigned int op)
+{
+	return op < IOACCT_OP_COUNT ? ops[op].plural : NULL;
+}
+
+const char *ioacct_op_upper(unsigned int op)
+{
+	return op < IOACCT_OP_COUNT ? ops[op].upper : NULL;
 }
 
 int ioacct_op_from_name(const char *name)
 {
 	for (unsigned int i = 0; i < IOACCT_OP_COUNT; i++)
-		if (strcmp(name, op_names[i]) == 0)
+		if (strcmp(name, ops[i].name) == 0)
 			return (int)i;
 	return -1;
 }
 
+enum ioacct_op_kind ioacct_op_kind(unsigned int op)
+{
+	return op < IOACCT_OP_COUNT ? ops[op].kind : IOACCT_OPK_MARK;
+}
+
 bool ioacct_op_is_data(unsigned int op)
 {
-	return op == IOACCT_OP_READ || op == IOACCT_OP_WRITE;
+	return op < IOACCT_OP_COUNT && ops[op].kind == IOACCT_OPK_DATA;
 }
 
 unsigned int ioacct_size_bin(uint64_t size)

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include "ioacct_abi.h"
+#include "ioacct_ops.h"
 
 /* Slurm's special step ids (slurm.h SLURM_BATCH_SCRIPT and friends). */
 #define IOACCT_STEP_BATCH 0xfffffffbU
@@ -104,9 +105,16 @@ void ioacct_jobdata_free(struct ioacct_jobdata *jd);
 
 /* "read", "write", ... ; NULL for an op out of range. */
 const char *ioacct_op_name(unsigned int op);
+/* "reads", "writes", ... ; NULL for an op out of range. */
+const char *ioacct_op_plural(unsigned int op);
+/* "READ", "WRITE", ... (IOACCT_READ_ERRORS); NULL for an op out of range. */
+const char *ioacct_op_upper(unsigned int op);
 /* -1 when unknown. */
 int ioacct_op_from_name(const char *name);
+/* Moves bytes: read, write (IOACCT_OPK_DATA); false for an op out of range. */
 bool ioacct_op_is_data(unsigned int op);
+/* What an operation is (see IOACCT_OPS); IOACCT_OPK_MARK for an op out of range. */
+enum ioacct_op_kind ioacct_op_kind(unsigned int op);
 
 /* Index of the Darshan access-size bin for a request of `size` bytes. */
 unsigned int ioacct_size_bin(uint64_t size);

@@ -98,6 +98,7 @@ struct ioacct_darshan_modinfo {
 
 /* Indices of the POSIX counters ioacct measures (darshan-posix-log-format.h). */
 enum {
+	IOACCT_DARSHAN_POSIX_NONE = -1, /* an operation Darshan does not count (ioacct_ops.h) */
 	IOACCT_DARSHAN_POSIX_OPENS = 0,
 	IOACCT_DARSHAN_POSIX_READS = 3,
 	IOACCT_DARSHAN_POSIX_WRITES = 4,

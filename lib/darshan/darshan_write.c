@@ -366,6 +366,11 @@ static double secs(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
+/* The POSIX counter of each operation's successful calls (IOACCT_OPS), or NONE. */
+#define OP(NAME, num, name, kind, darshan, ...) [num] = IOACCT_DARSHAN_POSIX_##darshan,
+static const int op_counter[IOACCT_OP_COUNT] = { IOACCT_OPS(OP) };
+#undef OP
+
 /* The POSIX record of one mount: what ioacct measures, -1 for what it does not. */
 static void posix_record(const struct ioacct_report_mount *m, uint64_t id,
 			 struct ioacct_darshan_record *r)
@@ -383,13 +388,10 @@ static void posix_record(const struct ioacct_report_mount *m, uint64_t id,
 		c[i] = -1;
 	for (size_t i = 0; i < IOACCT_DARSHAN_POSIX_NFCOUNTERS; i++)
 		f[i] = -1;
-	c[IOACCT_DARSHAN_POSIX_OPENS] = (int64_t)ok_calls(&op[IOACCT_OP_OPEN]);
-	c[IOACCT_DARSHAN_POSIX_READS] = (int64_t)ok_calls(&op[IOACCT_OP_READ]);
-	c[IOACCT_DARSHAN_POSIX_WRITES] = (int64_t)ok_calls(&op[IOACCT_OP_WRITE]);
-	c[IOACCT_DARSHAN_POSIX_STATS] = (int64_t)ok_calls(&op[IOACCT_OP_STAT]);
-	/* ioacct counts fdatasync with fsync. */
-	c[IOACCT_DARSHAN_POSIX_FSYNCS] = (int64_t)ok_calls(&op[IOACCT_OP_FSYNC]);
-	c[IOACCT_DARSHAN_POSIX_RENAME_SOURCES] = (int64_t)ok_calls(&op[IOACCT_OP_RENAME]);
+	/* Successful calls of the operations Darshan counts (IOACCT_OPS); fsync has fdatasync. */
+	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
+		if (op_counter[k] != IOACCT_DARSHAN_POSIX_NONE)
+			c[op_counter[k]] = (int64_t)ok_calls(&op[k]);
 	c[12] = 0; /* RENAMED_FROM: a record id, 0 for none */
 	c[IOACCT_DARSHAN_POSIX_BYTES_READ] = (int64_t)op[IOACCT_OP_READ].bytes;
 	c[IOACCT_DARSHAN_POSIX_BYTES_WRITTEN] = (int64_t)op[IOACCT_OP_WRITE].bytes;

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "darshan.h"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NSEC_PER_SEC 1000000000ULL
 #define MIB 1048576ULL
@@ -47,8 +49,7 @@ void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
 
 bool ioacct_op_is_meta(unsigned int op)
 {
-	return op < IOACCT_OP_COUNT && op != IOACCT_OP_READ && op != IOACCT_OP_WRITE &&
-	       op != IOACCT_OP_CREATE;
+	return op < IOACCT_OP_COUNT && ioacct_op_kind(op) == IOACCT_OPK_META;
 }
 
 const char *ioacct_dir_name(unsigned int dir)
@@ -159,23 +160,36 @@ static uint64_t ok_calls(const struct ioacct_counters *c)
 	return c->calls >= c->errors ? c->calls - c->errors : 0;
 }
 
+/*
+ * The counter each operation's successful calls are reported as (column
+ * report of IOACCT_OPS): Darshan's, with its index (IOACCT_DARSHAN_POSIX_*),
+ * or ioacct's own (index -1).
+ */
+#define COUNTER_POSIX(NAME, darshan) { IOACCT_DARSHAN_POSIX_##darshan, "POSIX_" #darshan }
+#define COUNTER_IOACCT(NAME, darshan) { -1, "IOACCT_" #NAME "S" }
+#define OP(NAME, num, name, kind, darshan, report, ...) [num] = COUNTER_##report(NAME, darshan),
+static const struct {
+	int darshan;
+	const char *name;
+} op_counters[IOACCT_OP_COUNT] = { IOACCT_OPS(OP) };
+#undef OP
+#undef COUNTER_POSIX
+#undef COUNTER_IOACCT
+
 size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct_named_counter *out)
 {
-	static const char *const upper[IOACCT_OP_COUNT] = {
-		"READ", "WRITE", "OPEN", "CREATE", "MKDIR", "UNLINK", "RMDIR", "FSYNC", "RENAME", "STAT",
-	};
 	static const char *const cls_upper[IOACCT_NR_ERR_CLASSES] = {
 		"NOTFOUND", "ACCESS", "SPACE", "IO", "OTHER",
 	};
 	const struct ioacct_counters *op = m->op;
 	size_t n = 0;
 
-	/* Darshan's order (darshan-posix-log-format.h). */
-	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_OPEN]), "POSIX_OPENS");
-	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_READ]), "POSIX_READS");
-	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_WRITE]), "POSIX_WRITES");
-	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_STAT]), "POSIX_STATS");
-	named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_FSYNC]), "POSIX_FSYNCS");
+	/* Darshan's order (darshan-posix-log-format.h): the operations by counter index. */
+	for (int idx = 0; idx < IOACCT_DARSHAN_POSIX_NCOUNTERS; idx++)
+		for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
+			if (op_counters[k].darshan == idx)
+				named(out, &n, true, IOACCT_CK_COUNT, ok_calls(&op[k]), "%s",
+				      op_counters[k].name);
 	named(out, &n, true, IOACCT_CK_COUNT, op[IOACCT_OP_READ].bytes, "POSIX_BYTES_READ");
 	named(out, &n, true, IOACCT_CK_COUNT, op[IOACCT_OP_WRITE].bytes, "POSIX_BYTES_WRITTEN");
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
@@ -188,19 +202,20 @@ size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct
 	named(out, &n, true, IOACCT_CK_TIME_NS, op[IOACCT_OP_WRITE].ns, "POSIX_F_WRITE_TIME");
 	named(out, &n, true, IOACCT_CK_TIME_NS, m->meta_ns, "POSIX_F_META_TIME");
 
-	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_CREATE]), "IOACCT_CREATES");
-	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_MKDIR]), "IOACCT_MKDIRS");
-	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_UNLINK]), "IOACCT_UNLINKS");
-	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_RMDIR]), "IOACCT_RMDIRS");
-	named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[IOACCT_OP_RENAME]), "IOACCT_RENAMES");
+	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
+		if (op_counters[k].darshan < 0)
+			named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[k]), "%s",
+			      op_counters[k].name);
 	named(out, &n, false, IOACCT_CK_COUNT, m->errors, "IOACCT_ERRORS");
 	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
 		named(out, &n, false, IOACCT_CK_COUNT, m->errclass[k], "IOACCT_ERRORS_%s",
 		      cls_upper[k]);
 	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
-		named(out, &n, false, IOACCT_CK_COUNT, op[k].errors, "IOACCT_%s_ERRORS", upper[k]);
+		named(out, &n, false, IOACCT_CK_COUNT, op[k].errors, "IOACCT_%s_ERRORS",
+		      ioacct_op_upper(k));
 	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
-		named(out, &n, false, IOACCT_CK_COUNT, op[k].ns, "IOACCT_%s_TIME_NS", upper[k]);
+		named(out, &n, false, IOACCT_CK_COUNT, op[k].ns, "IOACCT_%s_TIME_NS",
+		      ioacct_op_upper(k));
 	return n;
 }
 
@@ -345,7 +360,7 @@ static void mount_add(struct ioacct_report_mount *m, const struct ioacct_sample 
 		m->errclass[k] += t->c.errclass[k];
 	m->unclassified += ioacct_counters_unclassified(&t->c);
 	m->ns += t->c.ns;
-	if (t->op != IOACCT_OP_READ && t->op != IOACCT_OP_WRITE)
+	if (!ioacct_op_is_data(t->op))
 		m->meta_ns += t->c.ns;
 	if (ioacct_op_is_meta(t->op))
 		m->meta_calls += t->c.calls;
@@ -461,7 +476,7 @@ static int collect_steps(struct ioacct_report *r)
 			s->errclass[k] += t->c.errclass[k];
 		s->unclassified += ioacct_counters_unclassified(&t->c);
 		s->ns += t->c.ns;
-		if (t->op != IOACCT_OP_READ && t->op != IOACCT_OP_WRITE)
+		if (!ioacct_op_is_data(t->op))
 			s->meta_ns += t->c.ns;
 		if (ioacct_op_is_meta(t->op))
 			s->meta_calls += t->c.calls;

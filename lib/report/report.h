@@ -181,7 +181,7 @@ uint64_t ioacct_report_real_errors(uint64_t errors, const uint64_t *errclass);
 /* What a class means, for people: "lookups that found nothing", ... */
 const char *ioacct_err_class_text(unsigned int cls);
 
-/* Metadata operations: every one but read, write and create (creates are opens). */
+/* Metadata operations (IOACCT_OPK_META): every one but read, write and create. */
 bool ioacct_op_is_meta(unsigned int op);
 /* Width in ns of bin `bin` of the job: the last one ends at the job's end. */
 uint64_t ioacct_report_bin_width(const struct ioacct_report *r, uint32_t bin);
@@ -211,7 +211,13 @@ struct ioacct_named_counter {
 	uint64_t value;
 };
 
-#define IOACCT_NAMED_COUNTERS 64
+/*
+ * POSIX_BYTES_READ and _WRITTEN, the three POSIX_F_*_TIME, IOACCT_ERRORS; the
+ * size bins of reads and writes; the error classes; per operation its count,
+ * its errors and its time.
+ */
+#define IOACCT_NAMED_COUNTERS \
+	(6 + 2 * IOACCT_NR_SIZE_BINS + IOACCT_NR_ERR_CLASSES + 3 * IOACCT_OP_COUNT)
 
 /* Fills `out` (IOACCT_NAMED_COUNTERS entries) and returns how many were filled. */
 size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct_named_counter *out);

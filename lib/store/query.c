@@ -49,16 +49,10 @@ static const struct ioacct_qfield_info fields[IOACCT_QF_COUNT] = {
 	  "what is mounted there: device, server:/export, ..."),
 	F(READBYTES, "ReadBytes", 12, INT, BYTES, "bytes read"),
 	F(WRITEBYTES, "WriteBytes", 12, INT, BYTES, "bytes written"),
-	F(READS, "Reads", 9, INT, 0, "read calls (read, pread64, readv, ...)"),
-	F(WRITES, "Writes", 9, INT, 0, "write calls (write, pwrite64, writev, ...)"),
-	F(OPENS, "Opens", 8, INT, 0, "opens, failed ones included"),
-	F(CREATES, "Creates", 8, INT, 0, "opens that created their file"),
-	F(MKDIRS, "Mkdirs", 7, INT, 0, "mkdir calls"),
-	F(UNLINKS, "Unlinks", 8, INT, 0, "unlink calls"),
-	F(RMDIRS, "Rmdirs", 7, INT, 0, "rmdir calls"),
-	F(FSYNCS, "Fsyncs", 7, INT, 0, "fsync and fdatasync calls"),
-	F(RENAMES, "Renames", 8, INT, 0, "rename calls"),
-	F(STATS, "Stats", 8, INT, 0, "stat calls (stat, lstat, fstat, statx, ...)"),
+#define OP(NAME, num, name, kind, darshan, report, title, width, help) \
+	F(NAME##S, title, width, INT, 0, help),
+	IOACCT_OPS(OP)
+#undef OP
 	F(ERRORS, "Errors", 7, INT, 0, "calls of any kind that failed"),
 	F(REALERRORS, "RealErrors", 10, INT, 0,
 	  "failed calls but lookups that found nothing: permission, space, I/O, ..."),
@@ -989,18 +983,15 @@ static uint64_t meta_ns(const struct ioacct_qrow *r)
 	uint64_t ns = 0;
 
 	for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++)
-		if (op != IOACCT_OP_READ && op != IOACCT_OP_WRITE)
+		if (!ioacct_op_is_data(op))
 			ns += r->op[op].ns;
 	return ns;
 }
 
-static const unsigned int calls_op[IOACCT_QF_COUNT] = {
-	[IOACCT_QF_READS] = IOACCT_OP_READ + 1,     [IOACCT_QF_WRITES] = IOACCT_OP_WRITE + 1,
-	[IOACCT_QF_OPENS] = IOACCT_OP_OPEN + 1,     [IOACCT_QF_CREATES] = IOACCT_OP_CREATE + 1,
-	[IOACCT_QF_MKDIRS] = IOACCT_OP_MKDIR + 1,   [IOACCT_QF_UNLINKS] = IOACCT_OP_UNLINK + 1,
-	[IOACCT_QF_RMDIRS] = IOACCT_OP_RMDIR + 1,   [IOACCT_QF_FSYNCS] = IOACCT_OP_FSYNC + 1,
-	[IOACCT_QF_RENAMES] = IOACCT_OP_RENAME + 1, [IOACCT_QF_STATS] = IOACCT_OP_STAT + 1,
-};
+/* Field of an operation's calls -> that operation + 1; 0 for other fields. */
+#define OP(NAME, ...) [IOACCT_QF_##NAME##S] = IOACCT_OP_##NAME + 1,
+static const unsigned int calls_op[IOACCT_QF_COUNT] = { IOACCT_OPS(OP) };
+#undef OP
 
 bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsigned int units,
 			int64_t now_ns, char *buf, size_t len)

@@ -165,6 +165,14 @@ static const struct {
 	{ "totals", 1 }, { "ops", 1 },   { "watches", 2 },
 };
 
+/*
+ * The ops table's rows, from IOACCT_OPS: migration 1 wrote those of its
+ * time, every writer adds the ones since (migrate()).
+ */
+#define OP_ROW(NAME, num, name, ...) "INSERT OR IGNORE INTO ops VALUES (" #num ", '" #name "');"
+static const char ops_rows[] = IOACCT_OPS(OP_ROW);
+#undef OP_ROW
+
 #define JOB_COLS                                                                      \
 	"key, cluster, job_id, node, source, uid, gid, user, name, workdir, "        \
 	"array_job_id, array_task_id, start_ns, end_ns, state, exit_code, probe_mode, " \
@@ -974,6 +982,13 @@ static int migrate(struct ioacct_store *st, const char *path, int target)
 			goto rollback;
 	}
 	st->version = v;
+	if (v >= 1) {
+		rc = sqlite3_exec(st->db, ops_rows, NULL, NULL, NULL);
+		if (rc != SQLITE_OK) {
+			err = sql_error(st, rc, "%s: name the operations in table ops", path);
+			goto rollback;
+		}
+	}
 	return stmt_exec(st, ST_COMMIT, "commit the schema upgrade");
 rollback:
 	if (!sqlite3_get_autocommit(st->db))

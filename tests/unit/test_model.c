@@ -58,6 +58,44 @@ static void test_op_names(void **state)
 	assert_false(ioacct_op_is_data(IOACCT_OP_OPEN));
 }
 
+/*
+ * The numbers are stored: they never change. And every table generated from
+ * IOACCT_OPS agrees with the enum.
+ */
+static void test_op_table(void **state)
+{
+	static const char *const stored[] = { "read",   "write", "open",  "create", "mkdir",
+					      "unlink", "rmdir", "fsync", "rename", "stat" };
+	static const char *const upper[] = { "READ",   "WRITE", "OPEN",  "CREATE", "MKDIR",
+					     "UNLINK", "RMDIR", "FSYNC", "RENAME", "STAT" };
+	char plural[32];
+
+	(void)state;
+	/* New operations come after these. */
+	assert_true(IOACCT_OP_COUNT >= sizeof(stored) / sizeof(stored[0]));
+	for (unsigned int op = 0; op < sizeof(stored) / sizeof(stored[0]); op++) {
+		assert_string_equal(ioacct_op_name(op), stored[op]);
+		assert_string_equal(ioacct_op_upper(op), upper[op]);
+		snprintf(plural, sizeof(plural), "%ss", stored[op]);
+		assert_string_equal(ioacct_op_plural(op), plural);
+	}
+#define CHECK(NAME, num, name, ...)                                  \
+	assert_int_equal(IOACCT_OP_##NAME, num);                     \
+	assert_string_equal(ioacct_op_name(IOACCT_OP_##NAME), #name); \
+	assert_string_equal(ioacct_op_upper(IOACCT_OP_##NAME), #NAME);
+	IOACCT_OPS(CHECK)
+#undef CHECK
+	assert_null(ioacct_op_plural(IOACCT_OP_COUNT));
+	assert_null(ioacct_op_upper(IOACCT_OP_COUNT));
+	assert_int_equal(ioacct_op_kind(IOACCT_OP_READ), IOACCT_OPK_DATA);
+	assert_int_equal(ioacct_op_kind(IOACCT_OP_WRITE), IOACCT_OPK_DATA);
+	assert_int_equal(ioacct_op_kind(IOACCT_OP_CREATE), IOACCT_OPK_MARK);
+	for (unsigned int op = IOACCT_OP_OPEN; op <= IOACCT_OP_STAT; op++)
+		if (op != IOACCT_OP_CREATE)
+			assert_int_equal(ioacct_op_kind(op), IOACCT_OPK_META);
+	assert_false(ioacct_op_is_data(IOACCT_OP_COUNT));
+}
+
 static void test_counters_add(void **state)
 {
 	struct ioacct_counters a = { .bytes = 10, .calls = 2, .errors = 1, .ns = 100 };
@@ -190,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_size_bins_edges),
 		cmocka_unit_test(test_size_bin_names),
 		cmocka_unit_test(test_op_names),
+		cmocka_unit_test(test_op_table),
 		cmocka_unit_test(test_counters_add),
 		cmocka_unit_test(test_bin_of),
 		cmocka_unit_test(test_step_names),

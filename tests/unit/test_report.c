@@ -313,6 +313,25 @@ static void test_named_counters(void **state)
 	assert_int_equal(counter(c, n, "IOACCT_RENAME_ERRORS"), 1);
 	assert_int_equal(counter(c, n, "IOACCT_ERRORS"), 2 + 1 + 4 + 1);
 	assert_int_equal(counter(c, n, "IOACCT_STAT_TIME_NS"), 400);
+	/* The order reports print them in: Darshan's for its counters, then the operations'. */
+	assert_int_equal(n, 61);
+	assert_string_equal(c[0].name, "POSIX_OPENS");
+	assert_string_equal(c[1].name, "POSIX_READS");
+	assert_string_equal(c[2].name, "POSIX_WRITES");
+	assert_string_equal(c[3].name, "POSIX_STATS");
+	assert_string_equal(c[4].name, "POSIX_FSYNCS");
+	assert_string_equal(c[5].name, "POSIX_BYTES_READ");
+	assert_string_equal(c[29].name, "POSIX_F_META_TIME");
+	assert_string_equal(c[30].name, "IOACCT_CREATES");
+	assert_string_equal(c[31].name, "IOACCT_MKDIRS");
+	assert_string_equal(c[32].name, "IOACCT_UNLINKS");
+	assert_string_equal(c[33].name, "IOACCT_RMDIRS");
+	assert_string_equal(c[34].name, "IOACCT_RENAMES");
+	assert_string_equal(c[35].name, "IOACCT_ERRORS");
+	assert_string_equal(c[41].name, "IOACCT_READ_ERRORS");
+	assert_string_equal(c[50].name, "IOACCT_STAT_ERRORS");
+	assert_string_equal(c[51].name, "IOACCT_READ_TIME_NS");
+	assert_string_equal(c[60].name, "IOACCT_STAT_TIME_NS");
 	done(&b, r);
 }
 

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The one list of operations and the one list of system calls, as X-macros:
+ * the BPF object, the daemon's syscall table, the model, the reports, the
+ * query fields and the store are generated from them. Adding an operation
+ * is a row here, plus the code that does something new with it.
+ *
+ * Like ioacct_abi.h: no includes, no types, so that the kernel side and user
+ * space can both include it.
+ */
+#ifndef IOACCT_OPS_H
+#define IOACCT_OPS_H
+
+/*
+ * X(NAME, number, name, kind, darshan, report, title, width, help), one row
+ * per operation, in number order. Never renumber: stored data uses them.
+ *
+ *   NAME    enum ioacct_op: IOACCT_OP_NAME; reports print IOACCT_NAME_ERRORS,
+ *           IOACCT_NAME_TIME_NS; the query field of its calls is NAMES
+ *   number  its value, stored in the kernel's maps and in the database
+ *   name    "read": reports, JSON keys, the store's ops table; the plural
+ *           ("reads") names its calls in JSON and iorun's summary
+ *   kind    DATA: moves bytes (bandwidth, access sizes, the kernel counts
+ *           its bytes); META: a metadata call (meta ops and meta time);
+ *           MARK: marks another call (create: an open that made its file),
+ *           has no time of its own and is not a metadata call by itself
+ *   darshan the Darshan POSIX counter of its successful calls
+ *           (IOACCT_DARSHAN_POSIX_<darshan> in lib/darshan.h), NONE if none
+ *   report  how reports name the count of its successful calls: POSIX_<darshan>,
+ *           Darshan's name, compared with Darshan's logs by ioreport --compare;
+ *           or IOACCT_<NAME>S, ioacct's own
+ *   title, width, help: its query field (ioacct --format), as ioacct(1) lists it
+ */
+#define IOACCT_OPS(X)                                                                       \
+	X(READ, 0, read, DATA, READS, POSIX, "Reads", 9,                                    \
+	  "read calls (read, pread64, readv, ...)")                                         \
+	X(WRITE, 1, write, DATA, WRITES, POSIX, "Writes", 9,                                \
+	  "write calls (write, pwrite64, writev, ...)")                                     \
+	X(OPEN, 2, open, META, OPENS, POSIX, "Opens", 8, "opens, failed ones included")     \
+	X(CREATE, 3, create, MARK, NONE, IOACCT, "Creates", 8,                              \
+	  "opens that created their file")                                                  \
+	X(MKDIR, 4, mkdir, META, NONE, IOACCT, "Mkdirs", 7, "mkdir calls")                  \
+	X(UNLINK, 5, unlink, META, NONE, IOACCT, "Unlinks", 8, "unlink calls")              \
+	X(RMDIR, 6, rmdir, META, NONE, IOACCT, "Rmdirs", 7, "rmdir calls")                  \
+	/* fdatasync too: Darshan counts it apart (POSIX_FDSYNCS), --compare adds it */     \
+	X(FSYNC, 7, fsync, META, FSYNCS, POSIX, "Fsyncs", 7, "fsync and fdatasync calls")   \
+	/* POSIX_RENAME_SOURCES in the logs ioreport writes; reports say IOACCT_RENAMES */  \
+	X(RENAME, 8, rename, META, RENAME_SOURCES, IOACCT, "Renames", 8, "rename calls")    \
+	X(STAT, 9, stat, META, STATS, POSIX, "Stats", 8,                                    \
+	  "stat calls (stat, lstat, fstat, statx, ...)")
+
+/* The kind column. */
+enum ioacct_op_kind {
+	IOACCT_OPK_DATA = 0,
+	IOACCT_OPK_META = 1,
+	IOACCT_OPK_MARK = 2,
+};
+
+#define IOACCT_OP_ENUM_(NAME, num, ...) IOACCT_OP_##NAME = num,
+#define IOACCT_OP_ONE_(...) +1
+
+enum ioacct_op {
+	IOACCT_OPS(IOACCT_OP_ENUM_)
+	IOACCT_OP_COUNT = 0 IOACCT_OPS(IOACCT_OP_ONE_),
+};
+
+/*
+ * X(kernel name, user-space name, OP, KIND), one row per system call the
+ * probes watch: OP is an IOACCT_OP_ name, KIND an IOACCT_SK_ name (where its
+ * target is found, enum ioacct_sys_kind in ioacct_abi.h). The kernel name is
+ * the syscall function's without its prefix (__x64_sys_newstat), for the
+ * fentry and kprobe backends; the user-space name is SYS_<name> in
+ * <sys/syscall.h>, for the daemon's table of the tracepoint backend. An
+ * architecture may lack some (arm64 has only the *at forms): the daemon
+ * leaves out a program whose function the kernel does not have.
+ */
+#define IOACCT_SYSCALLS(X)                                                                  \
+	X(read, read, READ, FD_DATA) X(write, write, WRITE, FD_DATA)                        \
+	X(pread64, pread64, READ, FD_DATA) X(pwrite64, pwrite64, WRITE, FD_DATA)            \
+	X(readv, readv, READ, FD_DATA) X(writev, writev, WRITE, FD_DATA)                    \
+	X(preadv, preadv, READ, FD_DATA) X(pwritev, pwritev, WRITE, FD_DATA)                \
+	X(preadv2, preadv2, READ, FD_DATA) X(pwritev2, pwritev2, WRITE, FD_DATA)            \
+	X(open, open, OPEN, OPEN_PATH) X(creat, creat, OPEN, OPEN_PATH)                     \
+	X(openat, openat, OPEN, OPEN_AT) X(openat2, openat2, OPEN, OPEN_AT)                 \
+	X(mkdir, mkdir, MKDIR, PATH) X(mkdirat, mkdirat, MKDIR, AT)                         \
+	X(unlink, unlink, UNLINK, PATH) X(rmdir, rmdir, RMDIR, PATH)                        \
+	X(unlinkat, unlinkat, UNLINK, UNLINKAT)                                             \
+	X(fsync, fsync, FSYNC, FD) X(fdatasync, fdatasync, FSYNC, FD)                       \
+	X(rename, rename, RENAME, PATH) X(renameat, renameat, RENAME, AT)                   \
+	X(renameat2, renameat2, RENAME, AT)                                                 \
+	X(newstat, stat, STAT, PATH) X(newlstat, lstat, STAT, PATH)                         \
+	X(newfstat, fstat, STAT, FD) X(newfstatat, newfstatat, STAT, AT)                    \
+	X(statx, statx, STAT, AT)
+
+#endif /* IOACCT_OPS_H */
