@@ -22,6 +22,7 @@
 #include "ioacct.skel.h"
 #include "log.h"
 #include "procfs.h"
+#include "util.h"
 
 #define BPF_FS_MAGIC_ 0xcafe4a11
 #define TRACEFS_MAGIC_ 0x74726163
@@ -109,7 +110,7 @@ static const struct {
 
 static void fill_sysmap(struct ioacct_bpf *skel)
 {
-	for (size_t i = 0; i < sizeof(syscall_table) / sizeof(syscall_table[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(syscall_table); i++) {
 		long nr = syscall_table[i].nr;
 
 		if (nr >= 0 && nr < IOACCT_NR_SYSCALLS)
@@ -262,7 +263,7 @@ static int choose_backend(struct ioacct_probes *p, enum ioacct_probe_mode want, 
 {
 	size_t off = 0;
 
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(backends); i++) {
 		const struct backend *b = &backends[i];
 		char why[256];
 
@@ -643,7 +644,7 @@ static int load_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 	enum ioacct_probe_mode mode = IOACCT_PROBE_TRACEPOINT;
 	int ret;
 
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(backends); i++)
 		if (!strcmp(backends[i].name, p->mode))
 			mode = backends[i].mode;
 	/*

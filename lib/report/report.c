@@ -16,9 +16,8 @@
 #include <string.h>
 
 #include "darshan.h"
+#include "util.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define NSEC_PER_SEC 1000000000ULL
 #define MIB 1048576ULL
 /* Size bins 0 .. SMALL_BINS-1 hold requests of at most 1 MiB (Darshan's 100K_1M included). */
 #define SMALL_BINS 5
