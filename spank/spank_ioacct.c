@@ -179,6 +179,8 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	env_or(sp, "SLURM_CLUSTER_NAME", r->cluster, sizeof(r->cluster), "");
 	env_or(sp, "SLURM_JOB_USER", r->user, sizeof(r->user), "");
 	env_or(sp, "SLURM_JOB_NAME", r->job_name, sizeof(r->job_name), "");
+	/* slurmd's node name, which need not be the host name (slurmd -N, several per host). */
+	env_or(sp, "SLURMD_NODENAME", r->node_name, sizeof(r->node_name), "");
 	ioacct_strlcpy(r->source, "slurm", sizeof(r->source));
 	/* The task has already changed to the job's working directory. */
 	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
