@@ -5,6 +5,7 @@
  * time bins into the SQLite store.
  */
 #include "config.h"
+#include "export.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,7 @@ struct daemon_opts {
 	const char *db_path;
 	const char *probe_mode;
 	const char *bin_width;
+	const char *node_name;
 	bool verbose;
 };
 
@@ -78,6 +80,7 @@ static void usage(FILE *out)
 		"      --db PATH            SQLite store (config: db)\n"
 		"      --probe-mode MODE    auto, fentry, kprobe or tracepoint (config: probe_mode)\n"
 		"      --bin-width SECONDS  default time bin width (config: bin_width)\n"
+		"      --node-name NAME     this node's name when the client sends none (config: node_name)\n"
 		"  -v, --verbose            log debug messages\n"
 		"  -h, --help               show this help\n"
 		"  -V, --version            show the version\n"
@@ -88,7 +91,7 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct daemon_opts *o)
 {
-	enum { OPT_SOCKET = 256, OPT_DB, OPT_PROBE, OPT_BIN };
+	enum { OPT_SOCKET = 256, OPT_DB, OPT_PROBE, OPT_BIN, OPT_NODE };
 	static const struct option longopts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "config", required_argument, NULL, 'c' },
@@ -96,6 +99,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "probe-mode", required_argument, NULL, OPT_PROBE },
 		{ "bin-width", required_argument, NULL, OPT_BIN },
+		{ "node-name", required_argument, NULL, OPT_NODE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -122,6 +126,9 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 			break;
 		case OPT_BIN:
 			o->bin_width = optarg;
+			break;
+		case OPT_NODE:
+			o->node_name = optarg;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -164,6 +171,7 @@ static int load_config(const struct daemon_opts *o, struct ioacct_config *cfg)
 	OVERRIDE(o->db_path, "db")
 	OVERRIDE(o->probe_mode, "probe_mode")
 	OVERRIDE(o->bin_width, "bin_width")
+	OVERRIDE(o->node_name, "node_name")
 #undef OVERRIDE
 	if (o->verbose)
 		cfg->log_level = IOACCT_LOG_DEBUG;
@@ -417,7 +425,8 @@ static void client_read(struct client *c, struct ioacct_registry *reg)
 	client_close(c);
 }
 
-static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registry *reg)
+static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registry *reg,
+		 struct ioacct_export *ex)
 {
 	struct client clients[MAX_CLIENTS];
 	struct pollfd pfd[MAX_CLIENTS + 1];
@@ -455,6 +464,8 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 				client_accept(lfd, clients);
 			else
 				client_read(&clients[map[k]], reg);
+			/* A request may have finished a job: the exporter looks now. */
+			ioacct_export_poke(ex);
 		}
 		now = now_ms();
 		for (int i = 0; i < MAX_CLIENTS; i++) {
@@ -467,6 +478,7 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 		if (now >= next_drain) {
 			ioacct_registry_drain(reg, false);
 			ioacct_registry_reap(reg);
+			ioacct_export_poke(ex);
 			next_drain = now + cfg->drain_interval_ms;
 		}
 	}
@@ -494,6 +506,7 @@ int main(int argc, char **argv)
 	struct ioacct_store *store = NULL;
 	struct ioacct_probes *probes = NULL;
 	struct ioacct_registry *reg = NULL;
+	struct ioacct_export *ex = NULL;
 	struct ioacct_probes_opts popts;
 	struct sigaction sa;
 	char err[1024], dbdir[PATH_MAX];
@@ -566,13 +579,17 @@ int main(int argc, char **argv)
 		goto out;
 	if (socket_open(cfg.socket_path, &lfd))
 		goto out;
-	log_info("ioacctd %s serving %s, store %s", PACKAGE_VERSION, cfg.socket_path, cfg.db_path);
+	log_info("ioacctd %s serving %s, store %s, node %s", PACKAGE_VERSION, cfg.socket_path,
+		 cfg.db_path, cfg.node);
+	/* Without the cluster store jobs are still counted and kept: the outbox waits. */
+	ioacct_export_start(&cfg, &ex);
 
-	ret = serve(&cfg, lfd, reg) ? 1 : 0;
+	ret = serve(&cfg, lfd, reg, ex) ? 1 : 0;
 	log_info("stopping on signal %d", (int)stop_signal);
 	ioacct_registry_drain(reg, false);
 	ioacct_registry_counts(reg, &njobs, &ncg);
 out:
+	ioacct_export_stop(ex);
 	if (lfd >= 0) {
 		close(lfd);
 		unlink(cfg.socket_path);
