@@ -9,6 +9,7 @@
 #     (IOACCT_CRASH_AT=export-after-pg-commit), restart: no duplicate rows.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
+. "$(dirname "$0")/pgcompare.sh"
 require_root_bpf
 pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
 id postgres > /dev/null 2>&1 || skip "no postgres user (Debian: postgresql)"
@@ -16,7 +17,6 @@ command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the store"
 command -v runuser > /dev/null || skip "runuser is needed to run PostgreSQL as postgres"
 grep -q '^#define HAVE_LIBPQ 1' "$abs_top_builddir/ioacct-config.h" ||
 	skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
-PSQL=$PGBIN/psql
 
 # The postgres user must reach its directory: not inside the private $T.
 PGD=$(mktemp -d /var/tmp/ioacct-pg.XXXXXX)
@@ -32,7 +32,6 @@ mkdir -p "$D"
 MNT=$(mount_of "$D")
 start_daemon
 
-pg() { "$PSQL" -X -q -At -F '|' "$PGURL" -c "$1"; }
 queued() { sqlite3 "$DB" 'SELECT count(*) FROM export_queue'; }
 
 # wait_drained: until the outbox is empty (generous: the machine is shared).
@@ -42,38 +41,6 @@ wait_drained() {
 		sleep 0.1
 	done
 	fail "$(queued) jobs still wait for the cluster store after 60 s"
-}
-
-# Every row of both stores, in one canonical text form each, must be equal.
-COUNTERS="bytes, calls, errors, ns, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9"
-compare_stores() {
-	local q_sqlite q_pg what
-	for what in jobs steps mounts totals series; do
-		case $what in
-		jobs)
-			q_sqlite="SELECT cluster, job_id, node, start_ns, end_ns, state, exit_code, uid, user, name, workdir, source, probe_mode, bin_width_ns, dropped_events, dropped_bytes FROM jobs j WHERE end_ns IS NOT NULL ORDER BY 1, 2, 3, 4"
-			q_pg="SELECT cluster, job_id, node, start_ns, end_ns, state, exit_code, uid, \"user\", name, workdir, source, probe_mode, bin_width_ns, dropped_events, dropped_bytes FROM jobs j ORDER BY 1, 2, 3, 4" ;;
-		steps)
-			q_sqlite="SELECT j.cluster, j.job_id, j.node, j.start_ns, c.step_id, c.start_ns, c.end_ns, c.state, c.exit_code, c.cgroup FROM steps c JOIN jobs j ON j.key = c.job_key WHERE j.end_ns IS NOT NULL ORDER BY 1, 2, 3, 4, 5"
-			q_pg="SELECT j.cluster, j.job_id, j.node, j.start_ns, c.step_id, c.start_ns, c.end_ns, c.state, c.exit_code, c.cgroup FROM steps c JOIN jobs j ON j.id = c.job ORDER BY 1, 2, 3, 4, 5" ;;
-		mounts)
-			q_sqlite="SELECT j.cluster, j.job_id, j.node, j.start_ns, c.mnt_id, c.path, c.fstype, c.source FROM mounts c JOIN jobs j ON j.key = c.job_key WHERE j.end_ns IS NOT NULL ORDER BY 1, 2, 3, 4, 5"
-			q_pg="SELECT j.cluster, j.job_id, j.node, j.start_ns, c.mnt_id, c.path, c.fstype, c.source FROM mounts c JOIN jobs j ON j.id = c.job ORDER BY 1, 2, 3, 4, 5" ;;
-		totals)
-			q_sqlite="SELECT j.cluster, j.job_id, j.node, j.start_ns, c.step_id, c.mnt_id, c.op, $COUNTERS FROM totals c JOIN jobs j ON j.key = c.job_key WHERE j.end_ns IS NOT NULL ORDER BY 1, 2, 3, 4, 5, 6, 7"
-			q_pg="SELECT j.cluster, j.job_id, j.node, j.start_ns, c.step_id, c.mnt_id, c.op, $COUNTERS FROM totals c JOIN jobs j ON j.id = c.job ORDER BY 1, 2, 3, 4, 5, 6, 7" ;;
-		series)
-			q_sqlite="SELECT j.cluster, j.job_id, j.node, j.start_ns, c.step_id, c.mnt_id, c.op, c.bin, $COUNTERS FROM series c JOIN jobs j ON j.key = c.job_key WHERE j.end_ns IS NOT NULL ORDER BY 1, 2, 3, 4, 5, 6, 7, 8"
-			q_pg="SELECT j.cluster, j.job_id, j.node, j.start_ns, c.step_id, c.mnt_id, c.op, c.bin, $COUNTERS FROM series c JOIN jobs j ON j.id = c.job ORDER BY 1, 2, 3, 4, 5, 6, 7, 8" ;;
-		esac
-		# LC_ALL=C: both sides sort text the same way.
-		sqlite3 -separator '|' "$DB" "$q_sqlite" | LC_ALL=C sort > "$T/sqlite-$what" || fail "sqlite3: $what"
-		pg "$q_pg" | LC_ALL=C sort > "$T/pg-$what" || fail "psql: $what"
-		[ -s "$T/sqlite-$what" ] || fail "no $what in the SQLite store"
-		diff "$T/sqlite-$what" "$T/pg-$what" > "$T/diff-$what" ||
-			{ head -n 20 "$T/diff-$what"; fail "$1: PostgreSQL's $what differ from SQLite's"; }
-	done
-	ok "$1: PostgreSQL holds exactly the SQLite store ($(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows)"
 }
 
 # pg_write_bytes JOB: what PostgreSQL has the job write on $MNT, over all its copies.
@@ -104,7 +71,7 @@ wait_drained
 [ "$(pg "SELECT count(*) FROM jobs WHERE node = '$(hostname -s)'")" = 3 ] ||
 	fail "the jobs are not stored under node $(hostname -s)"
 [ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 1 ] || fail "PostgreSQL schema version is not 1"
-compare_stores "three jobs"
+compare_stores "$DB" "" "three jobs"
 
 # ---- 2. PostgreSQL down while a job finishes, back 30 s later ----------------------
 pg_stop "$PGD"
@@ -122,7 +89,7 @@ wait_drained
 grep -q 'cluster store back' "$T/ioacctd.log" || fail "no 'cluster store back' in the log"
 [ "$(pg_copies 201)" = 1 ] || fail "job 201 is $(pg_copies 201) times in PostgreSQL, not once"
 [ "$(pg_write_bytes 201)" = 458752 ] || fail "job 201: PostgreSQL has $(pg_write_bytes 201) bytes, not 458752"
-compare_stores "after a 30 s outage"
+compare_stores "$DB" "" "after a 30 s outage"
 
 # ---- 3. kill -9 between PostgreSQL's commit and SQLite's unqueue ----------------------
 stop_daemon
@@ -143,6 +110,6 @@ start_daemon
 wait_drained
 [ "$(pg_copies 301)" = 1 ] || fail "job 301 is $(pg_copies 301) times in PostgreSQL after the re-export"
 [ "$(pg_write_bytes 301)" = 73728 ] || fail "job 301: PostgreSQL has $(pg_write_bytes 301) bytes, not 73728"
-compare_stores "after kill -9 mid-export"
+compare_stores "$DB" "" "after kill -9 mid-export"
 stop_daemon
 exit 0
