@@ -219,6 +219,13 @@ static void rollback_quiet(struct ioacct_pgstore *pg)
 
 /* ---- open, migrate ---- */
 
+/* PostgreSQL's notices ("column ... already exists, skipping") are no news for the log. */
+static void notice_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
 static int schema_version(struct ioacct_pgstore *pg, int *version)
 {
 	PGresult *res = PQexec(pg->conn, "SELECT coalesce(max(version), 0) FROM ioacct_schema");
@@ -326,6 +333,7 @@ struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size
 		errno = ECONNREFUSED;
 		return NULL;
 	}
+	PQsetNoticeProcessor(pg->conn, notice_quiet, NULL);
 	ret = migrate(pg);
 	if (ret) {
 		snprintf(err, errlen, "%s", pg->errmsg);

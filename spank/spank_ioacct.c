@@ -144,6 +144,28 @@ static void env_or(spank_t sp, const char *var, char *buf, size_t len, const cha
 		ioacct_strlcpy(buf, dflt, len);
 }
 
+/*
+ * slurmd's node name, which need not be the host name (slurmd -N, several per
+ * host). Not SLURMD_NODENAME: here, before the task's environment is set up,
+ * that is the one srun inherited (from a batch script: the batch node's). The
+ * step's node list and this node's place in it say it right; when they cannot,
+ * nothing is sent and ioacctd uses its node_name.
+ */
+static void node_name(spank_t sp, char *buf, size_t len)
+{
+	char list[4096];
+	uint32_t nodeid;
+
+	buf[0] = '\0';
+	if (spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS)
+		return;
+	if (spank_getenv(sp, "SLURM_STEP_NODELIST", list, (int)sizeof(list)) != ESPANK_SUCCESS &&
+	    spank_getenv(sp, "SLURM_NODELIST", list, (int)sizeof(list)) != ESPANK_SUCCESS)
+		return;
+	if (ioacct_hostlist_nth(list, nodeid, buf, len))
+		buf[0] = '\0';
+}
+
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_REGISTER };
@@ -179,8 +201,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	env_or(sp, "SLURM_CLUSTER_NAME", r->cluster, sizeof(r->cluster), "");
 	env_or(sp, "SLURM_JOB_USER", r->user, sizeof(r->user), "");
 	env_or(sp, "SLURM_JOB_NAME", r->job_name, sizeof(r->job_name), "");
-	/* slurmd's node name, which need not be the host name (slurmd -N, several per host). */
-	env_or(sp, "SLURMD_NODENAME", r->node_name, sizeof(r->node_name), "");
+	node_name(sp, r->node_name, sizeof(r->node_name));
 	ioacct_strlcpy(r->source, "slurm", sizeof(r->source));
 	/* The task has already changed to the job's working directory. */
 	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
