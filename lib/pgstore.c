@@ -312,9 +312,16 @@ bool ioacct_pgstore_available(void)
 
 struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
 {
-	/* Ours first: what the connection string says overrides them. */
-	const char *const keys[] = { "connect_timeout", "application_name", "dbname", NULL };
-	const char *const values[] = { "10", "ioacctd", conninfo, NULL };
+	/*
+	 * Ours first: what the connection string says overrides them. A server
+	 * gone silent must not hold the exporter (and the daemon's stop) for
+	 * hours: TCP keepalives and a user timeout of a minute (no effect on a
+	 * Unix socket).
+	 */
+	const char *const keys[] = { "connect_timeout", "application_name", "keepalives_idle",
+				     "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+				     "dbname", NULL };
+	const char *const values[] = { "10", "ioacctd", "30", "10", "3", "60000", conninfo, NULL };
 	struct ioacct_pgstore *pg = calloc(1, sizeof(*pg));
 	char line[768];
 	int ret;
