@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # A private PostgreSQL for scripts/minicluster and the tests: initdb and pg_ctl
 # as the postgres user, listening on a Unix socket in its own directory only,
 # peer authentication, a database `ioacct` owned by root. Sourced (bash).

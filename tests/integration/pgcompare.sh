@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # For the tests of the cluster store: reading PostgreSQL, and comparing it with
 # a node's SQLite store row by row. Sourced after lib.sh and scripts/pg.sh;
 # needs $PGBIN and $PGURL (pg_init) and sqlite3.
