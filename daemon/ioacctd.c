@@ -5,6 +5,7 @@
  * time bins into the SQLite store.
  */
 #include "config.h"
+#include "export.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,7 @@ struct daemon_opts {
 	const char *db_path;
 	const char *probe_mode;
 	const char *bin_width;
+	const char *node_name;
 	bool verbose;
 };
 
@@ -96,6 +98,7 @@ static void usage(FILE *out)
 		"      --db PATH            SQLite store (config: db)\n"
 		"      --probe-mode MODE    auto, fentry, kprobe or tracepoint (config: probe_mode)\n"
 		"      --bin-width SECONDS  default time bin width (config: bin_width)\n"
+		"      --node-name NAME     this node's name when the client sends none (config: node_name)\n"
 		"  -v, --verbose            log debug messages\n"
 		"  -h, --help               show this help\n"
 		"  -V, --version            show the version\n"
@@ -106,7 +109,7 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct daemon_opts *o)
 {
-	enum { OPT_SOCKET = 256, OPT_DB, OPT_PROBE, OPT_BIN };
+	enum { OPT_SOCKET = 256, OPT_DB, OPT_PROBE, OPT_BIN, OPT_NODE };
 	static const struct option longopts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "config", required_argument, NULL, 'c' },
@@ -114,6 +117,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "probe-mode", required_argument, NULL, OPT_PROBE },
 		{ "bin-width", required_argument, NULL, OPT_BIN },
+		{ "node-name", required_argument, NULL, OPT_NODE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -140,6 +144,9 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 			break;
 		case OPT_BIN:
 			o->bin_width = optarg;
+			break;
+		case OPT_NODE:
+			o->node_name = optarg;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -182,6 +189,7 @@ static int load_config(const struct daemon_opts *o, struct ioacct_config *cfg)
 	OVERRIDE(o->db_path, "db")
 	OVERRIDE(o->probe_mode, "probe_mode")
 	OVERRIDE(o->bin_width, "bin_width")
+	OVERRIDE(o->node_name, "node_name")
 #undef OVERRIDE
 	if (o->verbose)
 		cfg->log_level = IOACCT_LOG_DEBUG;
@@ -306,7 +314,8 @@ static void on_undelivered(void *ctx, uid_t uid, const struct ioacct_request *re
 }
 
 /* Serves clients, and drains closed bins on schedule whatever the clients do. */
-static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registry *reg)
+static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registry *reg,
+		 struct ioacct_export *ex)
 {
 	struct ioacct_server *srv = ioacct_server_create(lfd, reg);
 	uint64_t next_drain = now_ms() + cfg->drain_interval_ms;
@@ -326,10 +335,13 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 		ret = ioacct_server_run(srv, timeout);
 		if (ret)
 			break;
+		/* A request may have finished a job: the exporter looks now. */
+		ioacct_export_poke(ex);
 		now = now_ms();
 		if (now >= next_drain) {
 			ioacct_registry_drain(reg, false);
 			ioacct_registry_reap(reg);
+			ioacct_export_poke(ex);
 			next_drain = now + cfg->drain_interval_ms;
 		}
 	}
@@ -381,6 +393,7 @@ int main(int argc, char **argv)
 	struct ioacct_store *store = NULL;
 	struct ioacct_probes *probes = NULL;
 	struct ioacct_registry *reg = NULL;
+	struct ioacct_export *ex = NULL;
 	struct ioacct_probes_opts popts;
 	struct sigaction sa;
 	char err[1024], dbdir[PATH_MAX];
@@ -452,13 +465,17 @@ int main(int argc, char **argv)
 		goto out;
 	if (socket_open(cfg.socket_path, &lfd))
 		goto out;
-	log_info("ioacctd %s serving %s, store %s", PACKAGE_VERSION, cfg.socket_path, cfg.db_path);
+	log_info("ioacctd %s serving %s, store %s, node %s", PACKAGE_VERSION, cfg.socket_path,
+		 cfg.db_path, cfg.node);
+	/* Without the cluster store jobs are still counted and kept: the outbox waits. */
+	ioacct_export_start(&cfg, &ex);
 
-	ret = serve(&cfg, lfd, reg) ? 1 : 0;
+	ret = serve(&cfg, lfd, reg, ex) ? 1 : 0;
 	log_info("stopping on signal %d", (int)stop_signal);
 	ioacct_registry_drain(reg, false);
 	ioacct_registry_counts(reg, &njobs, &ncg);
 out:
+	ioacct_export_stop(ex);
 	if (lfd >= 0) {
 		close(lfd);
 		unlink(cfg.socket_path);

@@ -691,7 +691,9 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 		}
 		j->job.job_id = max + 1;
 	}
-	ioacct_strlcpy(j->job.node, r->cfg->node, sizeof(j->job.node));
+	/* The client's node name (Slurm's) wins: several simulated nodes may share a host. */
+	ioacct_strlcpy(j->job.node, req->node_name[0] ? req->node_name : r->cfg->node,
+		       sizeof(j->job.node));
 	ioacct_strlcpy(j->job.source, req->source[0] ? req->source : "slurm", sizeof(j->job.source));
 	j->job.uid = req->uid;
 	j->job.gid = req->gid;

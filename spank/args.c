@@ -251,3 +251,80 @@ void ioacct_report_default_pattern(const char *stdout_path, char *out, size_t le
 	else
 		snprintf(out, len, "%%w/ioacct-%%j.txt");
 }
+
+/*
+ * One range list "1-3,07,9-10" of a bracket: the n-th number, with the
+ * zero padding of its range's start. *n is decreased by the count skipped.
+ */
+static int range_nth(const char *r, size_t rlen, unsigned int *n, char *num, size_t numlen)
+{
+	const char *p = r, *end = r + rlen;
+
+	while (p < end) {
+		char *q;
+		unsigned long lo, hi;
+		int width;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		width = (int)strspn(p, "0123456789");
+		lo = strtoul(p, &q, 10);
+		hi = lo;
+		if (q < end && *q == '-') {
+			if (q[1] < '0' || q[1] > '9')
+				return -EINVAL;
+			hi = strtoul(q + 1, &q, 10);
+		}
+		if (hi < lo || (q < end && *q != ',') || q > end)
+			return -EINVAL;
+		if (*n <= hi - lo) {
+			snprintf(num, numlen, "%0*lu", width, lo + *n);
+			return 0;
+		}
+		*n -= (unsigned int)(hi - lo + 1);
+		p = q < end ? q + 1 : end;
+	}
+	return -ENOENT;
+}
+
+int ioacct_hostlist_nth(const char *list, unsigned int n, char *out, size_t len)
+{
+	const char *p = list;
+
+	while (*p) {
+		/* One item: up to the next comma outside brackets. */
+		const char *open = NULL, *close = NULL, *e = p;
+		char num[32];
+		int ret;
+
+		for (; *e && (*e != ',' || (open && !close)); e++) {
+			if (*e == '[') {
+				if (open)
+					return -EINVAL; /* several brackets: not handled */
+				open = e;
+			} else if (*e == ']') {
+				if (!open || close)
+					return -EINVAL;
+				close = e;
+			}
+		}
+		if (e == p || (open && !close))
+			return -EINVAL;
+		if (!open) {
+			if (n == 0)
+				return (size_t)snprintf(out, len, "%.*s", (int)(e - p), p) < len ?
+					       0 : -ENAMETOOLONG;
+			n--;
+		} else {
+			ret = range_nth(open + 1, (size_t)(close - open - 1), &n, num, sizeof(num));
+			if (ret == 0)
+				return (size_t)snprintf(out, len, "%.*s%s%.*s", (int)(open - p), p, num,
+							(int)(e - close - 1), close + 1) < len ?
+					       0 : -ENAMETOOLONG;
+			if (ret != -ENOENT)
+				return ret;
+		}
+		p = *e ? e + 1 : e;
+	}
+	return -ENOENT;
+}

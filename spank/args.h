@@ -85,4 +85,11 @@ int ioacct_report_path_for(const char *expanded, enum ioacct_render_format fmt, 
  */
 void ioacct_report_default_pattern(const char *stdout_path, char *out, size_t len);
 
+/*
+ * The n-th host (from 0) of a Slurm host list such as "mc[1-3],gpu[01-02]x,login":
+ * which node a step's task runs on, from SLURM_STEP_NODELIST and its node id.
+ * -ENOENT past the end, -EINVAL for a form not handled (several brackets).
+ */
+int ioacct_hostlist_nth(const char *list, unsigned int n, char *out, size_t len);
+
 #endif /* IOACCT_SPANK_ARGS_H */

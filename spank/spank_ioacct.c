@@ -159,6 +159,28 @@ static void user_from_uid(uint32_t uid, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
+/*
+ * slurmd's node name, which need not be the host name (slurmd -N, several per
+ * host). Not SLURMD_NODENAME: here, before the task's environment is set up,
+ * that is the one srun inherited (from a batch script: the batch node's). The
+ * step's node list and this node's place in it say it right; when they cannot,
+ * nothing is sent and ioacctd uses its node_name.
+ */
+static void node_name(spank_t sp, char *buf, size_t len)
+{
+	char list[4096];
+	uint32_t nodeid;
+
+	buf[0] = '\0';
+	if (spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS)
+		return;
+	if (spank_getenv(sp, "SLURM_STEP_NODELIST", list, (int)sizeof(list)) != ESPANK_SUCCESS &&
+	    spank_getenv(sp, "SLURM_NODELIST", list, (int)sizeof(list)) != ESPANK_SUCCESS)
+		return;
+	if (ioacct_hostlist_nth(list, nodeid, buf, len))
+		buf[0] = '\0';
+}
+
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_REGISTER };
@@ -197,6 +219,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	if (!r->user[0])
 		user_from_uid(r->uid, r->user, sizeof(r->user));
 	env_or(sp, "SLURM_JOB_NAME", r->job_name, sizeof(r->job_name), "");
+	node_name(sp, r->node_name, sizeof(r->node_name));
 	ioacct_strlcpy(r->source, "slurm", sizeof(r->source));
 	/* The task has already changed to the job's working directory. */
 	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);

@@ -33,6 +33,7 @@ enum key_type {
 	KEY_NAME,          /* [A-Za-z0-9_.-]+ */
 	KEY_LOG_LEVEL,
 	KEY_BOOL,
+	KEY_CONNINFO,      /* a libpq connection string without a password */
 };
 
 struct key {
@@ -64,7 +65,10 @@ static const struct key keys[] = {
 	{ "cgroup_mode", KEY_CGROUP_MODE, FIELD(cgroup_mode), 0, 0 },
 	{ "cgroup_parent", KEY_CGROUP_PATH, FIELD(cgroup_parent), 0, 0 },
 	{ "cluster", KEY_NAME, FIELD(cluster), 0, 0 },
+	{ "node_name", KEY_NAME, FIELD(node), 0, 0 },
+	/* The first name of node_name, still read. */
 	{ "node", KEY_NAME, FIELD(node), 0, 0 },
+	{ "cluster_db", KEY_CONNINFO, FIELD(cluster_db), 0, 0 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
 	/* Thresholds of the report's advice (lib/report/report.c). */
@@ -436,6 +440,44 @@ static int set_uint32(const struct key *k, uint32_t *field, const char *value, c
 	return 0;
 }
 
+/*
+ * A libpq connection string, "postgresql://..." or "key=value ...". The
+ * configuration file is world-readable: a password in it (password=, or
+ * user:secret@ in a URI) is refused; it belongs in ~/.pgpass or PGPASSFILE.
+ */
+static int set_conninfo(const struct key *k, char *dst, const char *value, char *err,
+			size_t errlen)
+{
+	static const char *const uri[] = { "postgresql://", "postgres://" };
+	const char *at, *colon, *auth = NULL;
+	char q[QUOTE_BUFSZ];
+
+	for (size_t i = 0; i < ARRAY_SIZE(uri); i++)
+		if (strncmp(value, uri[i], strlen(uri[i])) == 0)
+			auth = value + strlen(uri[i]);
+	if (strlen(value) >= k->size) {
+		set_err(err, errlen, "%s: longer than %zu characters", k->name, k->size - 1);
+		return -EINVAL;
+	}
+	for (const char *c = value; *c; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			set_err(err, errlen, "%s: %s has a control character", k->name,
+				quote(value, q, sizeof(q)));
+			return -EINVAL;
+		}
+	}
+	at = auth ? strpbrk(auth, "@/?") : NULL;
+	colon = at && *at == '@' ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+	if (strcasestr(value, "password") || colon) {
+		set_err(err, errlen,
+			"%s: holds a password, and this file is world-readable: put it in root's ~/.pgpass or in PGPASSFILE instead",
+			k->name);
+		return -EINVAL;
+	}
+	ioacct_strlcpy(dst, value, k->size);
+	return 0;
+}
+
 static int set_name(const struct key *k, char *dst, const char *value, char *err, size_t errlen)
 {
 	bool controller = k->type == KEY_CONTROLLER;
@@ -557,6 +599,8 @@ static int set_key(struct ioacct_config *cfg, const struct key *k, const char *v
 		return set_keyword(k, field, value, err, errlen);
 	case KEY_BOOL:
 		return set_bool(k, field, value, err, errlen);
+	case KEY_CONNINFO:
+		return set_conninfo(k, field, value, err, errlen);
 	}
 	return -EINVAL;
 }

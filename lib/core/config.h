@@ -54,7 +54,8 @@ struct ioacct_config {
 	enum ioacct_cgroup_mode cgroup_mode; /* cgroup_mode = auto (iorun) */
 	char cgroup_parent[PATH_MAX];    /* cgroup_parent = ioacct: iorun's cgroups go below it */
 	char cluster[64];                /* cluster = (empty: Slurm's ClusterName; "iorun" for iorun) */
-	char node[256];                  /* node = (empty: the short host name) */
+	char node[256];                  /* node_name = (default: the short host name); old name: node */
+	char cluster_db[1024];           /* cluster_db = (empty: no cluster store): libpq connection string */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
 	struct ioacct_advice_limits advice; /* advice_* = see report.h: report thresholds */

@@ -95,13 +95,18 @@ enum ioacct_attr {
 	IOACCT_ATTR_ERR_CLASSES = 57,
 	IOACCT_ATTR_BIN = 58,
 	IOACCT_ATTR_QSERIES = 59,
+	/* 60..69 free; 70 on: the cluster store's. */
+	IOACCT_ATTR_NODE_NAME = 70,
 	IOACCT_ATTR_COUNT
 };
 
 /* encode_field()'s buffer holds the largest array kind. */
 _Static_assert(IOACCT_NR_ERR_CLASSES <= IOACCT_NR_SIZE_BINS, "err classes fit the hist buffer");
-/* The decoder tracks the attributes it has seen in a 64-bit mask. */
-_Static_assert(IOACCT_ATTR_COUNT <= 64, "attribute numbers must fit a uint64_t mask");
+/* The decoder tracks the attributes it has seen in a bit set of SEEN_WORDS words. */
+#define SEEN_WORDS 2
+_Static_assert(IOACCT_ATTR_COUNT <= 64 * SEEN_WORDS, "attribute numbers must fit the seen set");
+#define SEEN_BIT(a) (1ULL << ((a) % 64))
+#define SEEN_WORD(seen, a) ((seen)[(a) / 64])
 
 enum attr_kind {
 	KIND_U32,
@@ -179,6 +184,7 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_ERR_CLASSES] = { "err_classes", KIND_ERRCLS },
 	[IOACCT_ATTR_BIN] = { "bin", KIND_U32 },
 	[IOACCT_ATTR_QSERIES] = { "series", KIND_NESTED },
+	[IOACCT_ATTR_NODE_NAME] = { "node_name", KIND_STRING },
 };
 
 /*
@@ -224,6 +230,7 @@ static const struct field register_fields[] = {
 	REG(has_array, IOACCT_ATTR_HAS_ARRAY, 0),
 	REG(array_job_id, IOACCT_ATTR_ARRAY_JOB_ID, 0),
 	REG(array_task_id, IOACCT_ATTR_ARRAY_TASK_ID, 0),
+	REG(node_name, IOACCT_ATTR_NODE_NAME, 0),
 };
 
 #define FIN(member, attr, flags) FIELD(struct ioacct_req_finish, member, attr, flags)
@@ -967,7 +974,7 @@ static int decode_list(const struct list *l, const uint8_t *p, size_t n, char *e
 {
 	struct cursor cur = { p, n };
 	const struct field *f;
-	uint64_t seen = 0;
+	uint64_t seen[SEEN_WORDS] = { 0 };
 	struct attr a;
 	int ret;
 
@@ -982,10 +989,10 @@ static int decode_list(const struct list *l, const uint8_t *p, size_t n, char *e
 		f = field_find(l, a.type);
 		if (!f)
 			continue;
-		if ((seen & (1ULL << a.type)) && !(f->flags & F_REPEAT))
+		if ((SEEN_WORD(seen, a.type) & SEEN_BIT(a.type)) && !(f->flags & F_REPEAT))
 			return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) appears twice",
 				    l->ctx, a.type, attr_name(a.type));
-		seen |= 1ULL << a.type;
+		SEEN_WORD(seen, a.type) |= SEEN_BIT(a.type);
 		ret = decode_attr(l, f, &a, err, errlen);
 		if (ret)
 			return ret;
@@ -994,7 +1001,7 @@ static int decode_list(const struct list *l, const uint8_t *p, size_t n, char *e
 		return ret;
 	for (size_t i = 0; i < l->nfields; i++) {
 		f = &l->fields[i];
-		if ((f->flags & F_REQUIRED) && !(seen & (1ULL << f->attr)))
+		if ((f->flags & F_REQUIRED) && !(SEEN_WORD(seen, f->attr) & SEEN_BIT(f->attr)))
 			return fail(err, errlen, -EINVAL, "%s lacks attribute %u (%s)", l->ctx,
 				    f->attr, attr_name(f->attr));
 	}

@@ -69,6 +69,8 @@ struct ioacct_req_register {
 	uint32_t has_array;
 	uint32_t array_job_id;
 	uint32_t array_task_id;
+	/* The Slurm node name (SLURMD_NODENAME); "" = the daemon's node_name. Old clients omit it. */
+	char node_name[IOACCT_NAME_MAX];
 };
 
 struct ioacct_req_finish {

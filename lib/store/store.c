@@ -49,6 +49,17 @@
 	"s5 INTEGER NOT NULL, s6 INTEGER NOT NULL, s7 INTEGER NOT NULL, "          \
 	"s8 INTEGER NOT NULL, s9 INTEGER NOT NULL"
 
+/*
+ * The outbox of the cluster store (daemon/export.c): a finished job waits
+ * here until PostgreSQL has committed it. Jobs finished before this step
+ * wait too, so that a node's whole history reaches the cluster store. Its
+ * own step (schema 5).
+ */
+#define MIGRATION_EXPORT_QUEUE                                                         \
+	"CREATE TABLE export_queue ("                                                  \
+	" job_key INTEGER PRIMARY KEY REFERENCES jobs(key) ON DELETE CASCADE);"        \
+	"INSERT INTO export_queue SELECT key FROM jobs WHERE end_ns IS NOT NULL;"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -148,6 +159,7 @@ static const char *const migrations[] = {
 	"ALTER TABLE totals ADD COLUMN err_space INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE totals ADD COLUMN err_io INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE totals ADD COLUMN err_other INTEGER NOT NULL DEFAULT 0;",
+	MIGRATION_EXPORT_QUEUE,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -163,6 +175,7 @@ static const struct {
 } tables[] = {
 	{ "jobs", 1 },   { "steps", 1 }, { "mounts", 1 },  { "series", 1 },
 	{ "totals", 1 }, { "ops", 1 },   { "watches", 2 },
+	{ "export_queue", 5 },
 };
 
 /*
@@ -177,9 +190,7 @@ static const char ops_rows[] = IOACCT_OPS(OP_ROW);
 	"key, cluster, job_id, node, source, uid, gid, user, name, workdir, "        \
 	"array_job_id, array_task_id, start_ns, end_ns, state, exit_code, probe_mode, " \
 	"bin_width_ns, dropped_events, dropped_bytes"
-#define COUNTER_COLS                                                                 \
-	"bytes, calls, errors, ns, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, "        \
-	"err_notfound, err_access, err_space, err_io, err_other"
+#define COUNTER_COLS IOACCT_STORE_COUNTER_COLS
 #define COUNTER_SUMS                                                                 \
 	"ioacct_u64sum(bytes), ioacct_u64sum(calls), ioacct_u64sum(errors), "       \
 	"ioacct_u64sum(ns), ioacct_u64sum(s0), ioacct_u64sum(s1), ioacct_u64sum(s2), " \
@@ -226,6 +237,10 @@ enum stmt_id {
 	ST_LOAD_TOTALS_RUNNING,
 	ST_LOAD_SERIES,
 	ST_LOAD_SERIES_PAGE,
+	ST_EXPORT_QUEUE,
+	ST_EXPORT_NEXT,
+	ST_EXPORT_DONE,
+	ST_EXPORT_COUNT,
 	ST_COUNT,
 };
 
@@ -300,6 +315,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 				" WHERE job_key = ?1 AND (?2 IS NULL OR"
 				" (step_id, mnt_id, op, bin) > (?2, ?3, ?4, ?5))"
 				" ORDER BY step_id, mnt_id, op, bin LIMIT ?6",
+	[ST_EXPORT_QUEUE] = "INSERT OR IGNORE INTO export_queue (job_key) VALUES (?1)",
+	[ST_EXPORT_NEXT] = "SELECT job_key FROM export_queue WHERE job_key > ?1 ORDER BY job_key LIMIT 1",
+	[ST_EXPORT_DONE] = "DELETE FROM export_queue WHERE job_key = ?1",
+	[ST_EXPORT_COUNT] = "SELECT count(*) FROM export_queue",
 };
 
 struct ioacct_store {
@@ -537,15 +556,30 @@ static int bind_buf(sqlite3_stmt *s, int i, const char *buf, size_t len)
 
 #define BIND_BUF(s, i, field) bind_buf((s), (i), (field), sizeof(field))
 
+size_t ioacct_store_counter_values(const struct ioacct_counters *c,
+				   uint64_t v[IOACCT_STORE_NR_COUNTERS])
+{
+	size_t n = 0;
+
+	v[n++] = c->bytes;
+	v[n++] = c->calls;
+	v[n++] = c->errors;
+	v[n++] = c->ns;
+	for (int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
+		v[n++] = c->size_hist[i];
+	for (int i = 0; i < IOACCT_NR_ERR_CLASSES; i++)
+		v[n++] = c->errclass[i];
+	return n;
+}
+
 static int bind_counters(sqlite3_stmt *s, int first, const struct ioacct_counters *c)
 {
-	int rc = bind_u64(s, first, c->bytes) || bind_u64(s, first + 1, c->calls) ||
-		 bind_u64(s, first + 2, c->errors) || bind_u64(s, first + 3, c->ns);
+	uint64_t v[IOACCT_STORE_NR_COUNTERS];
+	size_t n = ioacct_store_counter_values(c, v);
+	int rc = 0;
 
-	for (int i = 0; !rc && i < IOACCT_NR_SIZE_BINS; i++)
-		rc = bind_u64(s, first + 4 + i, c->size_hist[i]);
-	for (int i = 0; !rc && i < IOACCT_NR_ERR_CLASSES; i++)
-		rc = bind_u64(s, first + 4 + IOACCT_NR_SIZE_BINS + i, c->errclass[i]);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = bind_u64(s, first + (int)i, v[i]);
 	return rc;
 }
 
@@ -1350,6 +1384,9 @@ static int finish_in_unit(struct ioacct_store *st, int64_t job_key, int64_t end_
 		err = run_key(st, ST_TOTALS_COMPUTE, job_key, "compute the totals");
 	if (!err)
 		err = run_key(st, ST_WATCHES_DELETE_JOB, job_key, "delete the watches");
+	/* In the same transaction: a finished job is never missing from the outbox. */
+	if (!err)
+		err = run_key(st, ST_EXPORT_QUEUE, job_key, "queue for the cluster store");
 	return err;
 }
 
@@ -2248,4 +2285,47 @@ static int store_check_file(struct ioacct_store *st)
 	st->lost = false;
 	log_warn("store %s is back (copied from the open database); draining again", st->path);
 	return 0;
+}
+
+/* ---- the outbox of the cluster store ---- */
+
+int ioacct_store_export_next(struct ioacct_store *st, int64_t after_key, int64_t *job_key)
+{
+	sqlite3_stmt *s = NULL;
+	sqlite3_int64 v;
+	int rc, err;
+
+	err = stmt_get(st, ST_EXPORT_NEXT, &s);
+	if (err)
+		return err;
+	rc = bind_i64(s, 1, after_key) ? sqlite3_errcode(st->db) : sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		v = sqlite3_column_int64(s, 0);
+		*job_key = v;
+	} else if (rc == SQLITE_DONE) {
+		err = store_error(st, -ENOENT, "no job waits for the cluster store");
+	} else {
+		err = sql_error(st, rc, "read the export queue");
+	}
+	stmt_done(s);
+	return err;
+}
+
+int ioacct_store_export_done(struct ioacct_store *st, int64_t job_key)
+{
+	return run_key(st, ST_EXPORT_DONE, job_key, "unqueue from the cluster store");
+}
+
+int ioacct_store_export_count(struct ioacct_store *st, uint64_t *n)
+{
+	sqlite3_stmt *s = NULL;
+	sqlite3_int64 v = 0;
+	int err;
+
+	err = stmt_get(st, ST_EXPORT_COUNT, &s);
+	if (!err)
+		err = stmt_int(st, s, 0, &v, "count the export queue");
+	if (!err)
+		*n = (uint64_t)v;
+	return err;
 }

@@ -15,6 +15,7 @@
  *            class err_* since schema 4; 0 in rows of older jobs)
  *   totals   (job_key, step_id, mnt_id, op) -> counters, written at finish
  *   watches  the daemon's registry of watched cgroups (survives restarts)
+ *   export_queue  finished jobs not yet committed to the cluster store
  */
 #ifndef IOACCT_STORE_H
 #define IOACCT_STORE_H
@@ -25,9 +26,22 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 4
+#define IOACCT_STORE_SCHEMA_VERSION 5
 
 struct ioacct_store;
+
+/*
+ * The counter columns of series and totals, in the order
+ * ioacct_store_counter_values() gives them: the one list that the SQLite
+ * tables, their statements and the cluster store (pgstore.c) all follow.
+ */
+#define IOACCT_STORE_COUNTER_COLS                                                   \
+	"bytes, calls, errors, ns, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, "        \
+	"err_notfound, err_access, err_space, err_io, err_other"
+#define IOACCT_STORE_NR_COUNTERS (4 + IOACCT_NR_SIZE_BINS + IOACCT_NR_ERR_CLASSES)
+/* c's values in the order of IOACCT_STORE_COUNTER_COLS; returns how many. */
+size_t ioacct_store_counter_values(const struct ioacct_counters *c,
+				   uint64_t v[IOACCT_STORE_NR_COUNTERS]);
 
 enum {
 	IOACCT_STORE_RDONLY = 0,
@@ -101,6 +115,16 @@ int ioacct_store_job_add_dropped(struct ioacct_store *st, int64_t job_key, uint6
  */
 int ioacct_store_job_finish(struct ioacct_store *st, int64_t job_key, int64_t end_ns,
 			    const char *state, int32_t exit_code);
+
+/*
+ * The outbox of the cluster store: job_finish queues every finished job in
+ * its own transaction; the exporter takes them in key order and unqueues
+ * one only after PostgreSQL has committed it.
+ */
+/* The first queued job with a key above after_key; -ENOENT when none. */
+int ioacct_store_export_next(struct ioacct_store *st, int64_t after_key, int64_t *job_key);
+int ioacct_store_export_done(struct ioacct_store *st, int64_t job_key);
+int ioacct_store_export_count(struct ioacct_store *st, uint64_t *n);
 
 /* ---- reader side (tools) ---- */
 

@@ -99,7 +99,9 @@ static void put_counters(int64_t key, uint32_t step, uint32_t mnt, unsigned int 
 		uint64_t v[4] = { calls * size, calls, next() % 8 == 0 ? next() % 3 : 0,
 				  calls * (2000 + next() % 50000) };
 		unsigned int sb = data ? ioacct_size_bin(size) : 0;
-		uint32_t bin = (uint32_t)(bins > 1 ? b * (width_bins / bins) : 0);
+		/* Spread over the job; a job shorter than BINS bins gets consecutive ones. */
+		uint64_t step_bins = width_bins / bins ? width_bins / bins : 1;
+		uint32_t bin = (uint32_t)(bins > 1 ? b * step_bins : 0);
 
 		sqlite3_bind_int64(ins_series, 1, key);
 		sqlite3_bind_int64(ins_series, 2, step);

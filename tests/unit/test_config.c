@@ -203,6 +203,23 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.log_level, IOACCT_LOG_DEBUG);
 	assert_true(cfg.private_data);
 
+	/* node_name is node's new name; the old one is still read. */
+	load_ok(&cfg, "node_name = mc2\n");
+	assert_string_equal(cfg.node, "mc2");
+	load_ok(&cfg, "cluster_db = postgresql:///ioacct?host=/run/pg&sslmode=require\n");
+	assert_string_equal(cfg.cluster_db, "postgresql:///ioacct?host=/run/pg&sslmode=require");
+	load_ok(&cfg, "cluster_db = host=db1 dbname=ioacct user=ioacct passfile=/etc/ioacct/pgpass\n");
+	assert_string_equal(cfg.cluster_db, "host=db1 dbname=ioacct user=ioacct passfile=/etc/ioacct/pgpass");
+	/* The file is world-readable: no password in it, in either form. */
+	load_fails("cluster_db = host=db1 password=s3cret\n", 1,
+		   "cluster_db: holds a password, and this file is world-readable: put it in root's "
+		   "~/.pgpass or in PGPASSFILE instead");
+	load_fails("cluster_db = postgresql://ioacct:s3cret@db1/ioacct\n", 1,
+		   "cluster_db: holds a password, and this file is world-readable: put it in root's "
+		   "~/.pgpass or in PGPASSFILE instead");
+	load_ok(&cfg, "cluster_db = postgresql://ioacct@db1:5433/ioacct\n");
+	assert_string_equal(cfg.cluster_db, "postgresql://ioacct@db1:5433/ioacct");
+
 	load_ok(&cfg, "detach_when_idle = no\n");
 	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_NO);
 	load_ok(&cfg, "detach_when_idle = YES\n");
@@ -287,7 +304,7 @@ static void test_whitespace(void **state)
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, cgroup_v1_hierarchy, cgroup_mode, cgroup_parent, cluster, "
-		   "node, log_level, private_data, advice_small_requests_share, "
+		   "node_name, node, cluster_db, log_level, private_data, advice_small_requests_share, "
 		   "advice_small_requests_min, advice_rw_intensive_share, advice_meta_time_share, "
 		   "advice_meta_time_min, advice_meta_time_high, advice_meta_ops_per_mib, "
 		   "advice_meta_ops_min, advice_fsync_min, advice_fsync_write_share, "

@@ -195,6 +195,7 @@ static void fill_register(struct ioacct_request *req)
 	r->has_array = 1;
 	r->array_job_id = 41;
 	r->array_task_id = 7;
+	snprintf(r->node_name, sizeof(r->node_name), "mc3");
 }
 
 static void fill_row(struct ioacct_snap_row *row, unsigned int i)
@@ -343,6 +344,8 @@ static void test_register_roundtrip(void **state)
 	assert_int_equal(a->has_array, b->has_array);
 	assert_int_equal(a->array_job_id, b->array_job_id);
 	assert_int_equal(a->array_task_id, b->array_task_id);
+	/* Attribute 70: past the first word of the decoder's seen set. */
+	assert_string_equal(a->node_name, b->node_name);
 }
 
 static void test_register_longest_strings(void **state)

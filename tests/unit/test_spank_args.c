@@ -202,6 +202,36 @@ static void test_write_as_root(void **state)
 	rmdir(dir);
 }
 
+static void assert_nth(const char *list, unsigned int n, const char *want)
+{
+	char out[64] = "";
+
+	assert_int_equal(ioacct_hostlist_nth(list, n, out, sizeof(out)), 0);
+	assert_string_equal(out, want);
+}
+
+static void test_hostlist_nth(void **state)
+{
+	char out[8];
+
+	(void)state;
+	assert_nth("mc1", 0, "mc1");
+	assert_nth("mc[1-3]", 0, "mc1");
+	assert_nth("mc[1-3]", 2, "mc3");
+	assert_nth("n[007-010,12],login,gpu[1-2]x", 3, "n010");
+	assert_nth("n[007-010,12],login,gpu[1-2]x", 4, "n12");
+	assert_nth("n[007-010,12],login,gpu[1-2]x", 5, "login");
+	assert_nth("n[007-010,12],login,gpu[1-2]x", 7, "gpu2x");
+	assert_int_equal(ioacct_hostlist_nth("mc[1-3]", 3, out, sizeof(out)), -ENOENT);
+	assert_int_equal(ioacct_hostlist_nth("", 0, out, sizeof(out)), -ENOENT);
+	assert_int_equal(ioacct_hostlist_nth("a[1-2]b[1-2]", 0, out, sizeof(out)), -EINVAL);
+	assert_int_equal(ioacct_hostlist_nth("a[3-1]", 0, out, sizeof(out)), -EINVAL);
+	assert_int_equal(ioacct_hostlist_nth("a[1-", 0, out, sizeof(out)), -EINVAL);
+	assert_int_equal(ioacct_hostlist_nth("a,,b", 1, out, sizeof(out)), -EINVAL);
+	assert_int_equal(ioacct_hostlist_nth("averyveryverylongname", 0, out, sizeof(out)),
+			 -ENAMETOOLONG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_report_path_for_and_default),
 		cmocka_unit_test(test_write_as_user),
 		cmocka_unit_test(test_write_as_root),
+		cmocka_unit_test(test_hostlist_nth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -299,7 +299,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 4);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 5);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;
@@ -414,6 +414,41 @@ static void test_running_load_sums_series(void **state)
 		assert_sample_equal(&finished->totals[i], &running->totals[i]);
 	ioacct_jobdata_free(running);
 	ioacct_jobdata_free(finished);
+	ioacct_store_close(st);
+}
+
+/* Finishing queues a job for the cluster store, once; only the exporter unqueues it. */
+static void test_export_queue(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_store *st = open_store(f, f->path, IOACCT_STORE_RDWR);
+	struct ioacct_job a = insert_job(st, "hpc", 11, 100);
+	struct ioacct_job b = insert_job(st, "hpc", 12, 100);
+	int64_t key = -1;
+	uint64_t n = 99;
+
+	assert_int_equal(ioacct_store_export_count(st, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(ioacct_store_export_next(st, 0, &key), -ENOENT);
+	assert_int_equal(ioacct_store_job_finish(st, b.key, 200, "COMPLETED", 0), 0);
+	assert_int_equal(ioacct_store_job_finish(st, a.key, 200, "FAILED", 1), 0);
+	/* A second finish (a retried request) queues nothing more. */
+	assert_int_equal(ioacct_store_job_finish(st, a.key, 300, "FAILED", 1), 0);
+	assert_int_equal(ioacct_store_export_count(st, &n), 0);
+	assert_int_equal(n, 2);
+	/* Oldest first, and past a refused one. */
+	assert_int_equal(ioacct_store_export_next(st, 0, &key), 0);
+	assert_int_equal(key, a.key);
+	assert_int_equal(ioacct_store_export_next(st, a.key, &key), 0);
+	assert_int_equal(key, b.key);
+	assert_int_equal(ioacct_store_export_next(st, b.key, &key), -ENOENT);
+	assert_int_equal(ioacct_store_export_done(st, a.key), 0);
+	assert_int_equal(ioacct_store_export_next(st, 0, &key), 0);
+	assert_int_equal(key, b.key);
+	/* Deleting a job unqueues it. */
+	assert_int_equal(ioacct_store_job_delete(st, b.key), 0);
+	assert_int_equal(ioacct_store_export_count(st, &n), 0);
+	assert_int_equal(n, 0);
 	ioacct_store_close(st);
 }
 
@@ -640,6 +675,8 @@ static void test_migrate_from_v1(void **state)
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), IOACCT_STORE_SCHEMA_VERSION);
+	/* A running job is not for the cluster store yet. */
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM export_queue"), 0);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master"
 					  " WHERE type = 'index' AND name LIKE 'jobs_%'"), 6);
 
@@ -690,11 +727,11 @@ static void test_migrate_from_v3(void **state)
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);"
 		 "INSERT INTO series VALUES (5, 0, 21, 2, 0, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);"
 		 "INSERT INTO totals VALUES (5, 0, 21, 2, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);");
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 4");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 5");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 4);
-	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 4);
+	assert_int_equal(ioacct_store_schema_version(st), 5);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 5);
 	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
 	assert_int_equal(jd->ntotals, 1);
 	assert_int_equal(jd->totals[0].c.calls, 10);
@@ -743,7 +780,7 @@ static void test_newer_schema_refused(void **state)
 
 	ioacct_store_close(open_store(f, f->path, IOACCT_STORE_RDWR));
 	raw_exec(f->path, "PRAGMA user_version = 99");
-	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 4)");
+	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 5)");
 	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "newer ioacct");
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 99);
 	/* Nor can the test hook go back. */
@@ -1209,10 +1246,12 @@ static void test_migrate_from_v2(void **state)
 		 " dropped_bytes) VALUES (3, 'hpc', 77, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);");
 	/* A reader of this version does not upgrade it. */
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 4");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 5");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	/* A job finished before the outbox existed still goes to the cluster store. */
+	assert_int_equal(raw_int(f->path, "SELECT job_key FROM export_queue"), 3);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
 					  " AND name IN ('jobs_job_id', 'jobs_duration', 'jobs_running')"),
 			 3);
@@ -1295,6 +1334,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_totals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_private, setup, teardown),
 		cmocka_unit_test(test_jobdata_free_null),
 	};

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The exporter (see export.h). One thread: connect, take the oldest queued
+ * job, write it to PostgreSQL, unqueue it in SQLite, next. When PostgreSQL
+ * cannot be reached it retries after 1 s, doubling to 60 s, and logs only
+ * when the state changes ("unreachable ...; N jobs waiting", "back").
+ */
+#include "export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "pgstore.h"
+#include "registry.h"
+#include "store.h"
+
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS 60000
+/* With an empty outbox, look again this often even without a poke. */
+#define IDLE_POLL_MS 2000
+
+struct ioacct_export {
+	const struct ioacct_config *cfg;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;                   /* under lock */
+	bool poked;                  /* under lock */
+	/* The thread's own: */
+	struct ioacct_store *store;
+	struct ioacct_pgstore *pg;
+	bool down;                   /* "unreachable" was logged, "back" was not yet */
+	int64_t after;               /* jobs refused this round: take the ones after them */
+	uint64_t backoff_ms;
+};
+
+/* Waits up to ms, or until poked or stopped; returns whether to stop. */
+static bool wait_ms(struct ioacct_export *ex, uint64_t ms)
+{
+	struct timespec ts;
+	bool stop;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(ms / 1000);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&ex->lock);
+	while (!ex->stop && !ex->poked)
+		if (pthread_cond_timedwait(&ex->cond, &ex->lock, &ts) == ETIMEDOUT)
+			break;
+	ex->poked = false;
+	stop = ex->stop;
+	pthread_mutex_unlock(&ex->lock);
+	return stop;
+}
+
+static bool stopping(struct ioacct_export *ex)
+{
+	bool stop;
+
+	pthread_mutex_lock(&ex->lock);
+	stop = ex->stop;
+	pthread_mutex_unlock(&ex->lock);
+	return stop;
+}
+
+static uint64_t waiting(struct ioacct_export *ex)
+{
+	uint64_t n = 0;
+
+	if (ioacct_store_export_count(ex->store, &n))
+		return 0;
+	return n;
+}
+
+/* A failure of the cluster store: log it once, back off. */
+static void went_down(struct ioacct_export *ex, const char *why)
+{
+	if (!ex->down)
+		log_warn("cluster store unreachable: %s; %" PRIu64 " jobs waiting (retrying, up to every %d s)",
+			 why, waiting(ex), BACKOFF_MAX_MS / 1000);
+	else
+		log_debug("cluster store still unreachable: %s", why);
+	ex->down = true;
+	ex->after = 0;
+	ex->backoff_ms = ex->backoff_ms ? ex->backoff_ms * 2 : BACKOFF_MIN_MS;
+	if (ex->backoff_ms > BACKOFF_MAX_MS)
+		ex->backoff_ms = BACKOFF_MAX_MS;
+}
+
+static int connect_pg(struct ioacct_export *ex)
+{
+	char err[1024];
+
+	if (ioacct_pgstore_connected(ex->pg))
+		return 0;
+	ioacct_pgstore_close(ex->pg);
+	ex->pg = ioacct_pgstore_open(ex->cfg->cluster_db, err, sizeof(err));
+	if (!ex->pg) {
+		went_down(ex, err);
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Exports one job: 0 when done (or gone), -ENOENT when the outbox is empty,
+ * another -errno when it failed and the exporter must back off.
+ */
+static int export_one(struct ioacct_export *ex)
+{
+	struct ioacct_jobdata *jd = NULL;
+	int64_t key;
+	int err;
+
+	err = ioacct_store_export_next(ex->store, ex->after, &key);
+	if (err == -ENOENT && ex->after) {
+		/* The end of a round with refused jobs: try them again after the backoff. */
+		ex->after = 0;
+		return -EAGAIN;
+	}
+	if (err) {
+		if (err != -ENOENT)
+			log_warn("cluster store: cannot read the outbox: %s",
+				 ioacct_store_errmsg(ex->store));
+		return err;
+	}
+	err = ioacct_store_job_load(ex->store, key, &jd);
+	if (err == -ENOENT) {
+		/* Deleted from the store since (ON DELETE CASCADE should have unqueued it). */
+		return ioacct_store_export_done(ex->store, key);
+	}
+	if (err) {
+		log_warn("cluster store: cannot load job %" PRId64 " from %s: %s", key,
+			 ex->cfg->db_path, ioacct_store_errmsg(ex->store));
+		return err;
+	}
+	err = connect_pg(ex);
+	if (!err)
+		err = ioacct_pgstore_job_put(ex->pg, jd);
+	if (err && ex->pg) {
+		if (ioacct_pgstore_connected(ex->pg)) {
+			/* Connected, and refused: this job may always fail, so say which one. */
+			log_warn("%s; it stays queued", ioacct_pgstore_errmsg(ex->pg));
+			ex->after = key;
+			ex->backoff_ms = ex->backoff_ms ? ex->backoff_ms * 2 : BACKOFF_MIN_MS;
+			if (ex->backoff_ms > BACKOFF_MAX_MS)
+				ex->backoff_ms = BACKOFF_MAX_MS;
+		} else {
+			went_down(ex, ioacct_pgstore_errmsg(ex->pg));
+		}
+	}
+	if (err)
+		goto out;
+	if (ex->down) {
+		log_info("cluster store back; %" PRIu64 " jobs waiting", waiting(ex));
+		ex->down = false;
+	}
+	ex->backoff_ms = 0;
+	/* PostgreSQL has committed: a crash from here re-exports the job, harmlessly. */
+	ioacct_registry_crash_point("export-after-pg-commit");
+	err = ioacct_store_export_done(ex->store, key);
+	if (err)
+		log_warn("cluster store: job %" PRIu64 " exported but not unqueued (it will be written again): %s",
+			 jd->job.job_id, ioacct_store_errmsg(ex->store));
+	else
+		log_debug("cluster store: job %" PRIu64 " of cluster %s exported", jd->job.job_id,
+			  jd->job.cluster);
+out:
+	ioacct_jobdata_free(jd);
+	return err;
+}
+
+static void *export_main(void *arg)
+{
+	struct ioacct_export *ex = arg;
+	int err;
+
+	while (!stopping(ex)) {
+		err = export_one(ex);
+		if (err == -ENOENT) {
+			if (wait_ms(ex, IDLE_POLL_MS))
+				break;
+		} else if (err && !ex->after) {
+			if (wait_ms(ex, ex->backoff_ms ? ex->backoff_ms : BACKOFF_MIN_MS))
+				break;
+		}
+	}
+	return NULL;
+}
+
+int ioacct_export_start(const struct ioacct_config *cfg, struct ioacct_export **out)
+{
+	struct ioacct_export *ex;
+	pthread_condattr_t ca;
+	char err[1024];
+	int ret;
+
+	*out = NULL;
+	if (!cfg->cluster_db[0])
+		return 0;
+	if (!ioacct_pgstore_available()) {
+		log_err("cluster_db is set, but this ioacctd was built without libpq: jobs are not exported (install libpq-dev and rebuild)");
+		return -ENOTSUP;
+	}
+	ex = calloc(1, sizeof(*ex));
+	if (!ex)
+		return -ENOMEM;
+	ex->cfg = cfg;
+	/* Its own connection: SQLite connections are not to be shared between threads. */
+	ex->store = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDWR, err, sizeof(err));
+	if (!ex->store) {
+		ret = -errno;
+		log_err("cluster store: cannot open the outbox: %s", err);
+		free(ex);
+		return ret;
+	}
+	pthread_mutex_init(&ex->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&ex->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	ret = pthread_create(&ex->thread, NULL, export_main, ex);
+	if (ret) {
+		log_err("cluster store: cannot start the exporter thread: %s", strerror(ret));
+		ioacct_store_close(ex->store);
+		pthread_cond_destroy(&ex->cond);
+		pthread_mutex_destroy(&ex->lock);
+		free(ex);
+		return -ret;
+	}
+	log_info("exporting finished jobs to the cluster store (cluster_db)");
+	*out = ex;
+	return 0;
+}
+
+void ioacct_export_poke(struct ioacct_export *ex)
+{
+	if (!ex)
+		return;
+	pthread_mutex_lock(&ex->lock);
+	ex->poked = true;
+	pthread_cond_signal(&ex->cond);
+	pthread_mutex_unlock(&ex->lock);
+}
+
+void ioacct_export_stop(struct ioacct_export *ex)
+{
+	if (!ex)
+		return;
+	pthread_mutex_lock(&ex->lock);
+	ex->stop = true;
+	pthread_cond_signal(&ex->cond);
+	pthread_mutex_unlock(&ex->lock);
+	pthread_join(ex->thread, NULL);
+	ioacct_pgstore_close(ex->pg);
+	ioacct_store_close(ex->store);
+	pthread_cond_destroy(&ex->cond);
+	pthread_mutex_destroy(&ex->lock);
+	free(ex);
+}

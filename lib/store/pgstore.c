@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cluster store on PostgreSQL (see pgstore.h for the contract).
+ *
+ * Rows go in as text: parameters of the job's row, COPY for its children
+ * (a job has thousands of series rows; one COPY costs one round trip).
+ * Without libpq this file only says so.
+ */
+#include "pgstore.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+#ifdef HAVE_LIBPQ
+#include <libpq-fe.h>
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#ifndef HAVE_LIBPQ
+
+bool ioacct_pgstore_available(void)
+{
+	return false;
+}
+
+struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
+{
+	(void)conninfo;
+	snprintf(err, errlen,
+		 "cluster store: this ioacctd was built without libpq (Debian: libpq-dev; then rebuild): cluster_db is ignored");
+	errno = ENOTSUP;
+	return NULL;
+}
+
+void ioacct_pgstore_close(struct ioacct_pgstore *pg)
+{
+	(void)pg;
+}
+
+const char *ioacct_pgstore_errmsg(const struct ioacct_pgstore *pg)
+{
+	(void)pg;
+	return "built without libpq";
+}
+
+bool ioacct_pgstore_connected(const struct ioacct_pgstore *pg)
+{
+	(void)pg;
+	return false;
+}
+
+int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd)
+{
+	(void)pg;
+	(void)jd;
+	return -ENOTSUP;
+}
+
+#else /* HAVE_LIBPQ */
+
+/*
+ * Migration step k brings schema k-1 to k; never edit a released one. The
+ * counter columns of totals and series are not here: they are added from
+ * IOACCT_STORE_COUNTER_COLS on every connect (sync_counter_cols).
+ */
+static const char *const migrations[] = {
+	/* 1: jobs and their rows, indexes for sacct-like queries. */
+	"CREATE TABLE jobs ("
+	" id bigserial PRIMARY KEY,"
+	" cluster text NOT NULL,"
+	" job_id bigint NOT NULL,"
+	" node text NOT NULL,"
+	" source text NOT NULL,"
+	" uid bigint NOT NULL,"
+	" gid bigint NOT NULL,"
+	" \"user\" text NOT NULL,"
+	" name text NOT NULL,"
+	" workdir text NOT NULL,"
+	" array_job_id bigint,"
+	" array_task_id bigint,"
+	" start_ns bigint NOT NULL,"
+	" end_ns bigint,"
+	" state text NOT NULL,"
+	" exit_code integer NOT NULL,"
+	" probe_mode text NOT NULL,"
+	" bin_width_ns bigint NOT NULL,"
+	" dropped_events numeric(20,0) NOT NULL,"
+	" dropped_bytes numeric(20,0) NOT NULL,"
+	" exported_at timestamptz NOT NULL DEFAULT now(),"
+	" UNIQUE (cluster, job_id, node, start_ns));"
+	"CREATE TABLE steps ("
+	" job bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	" step_id bigint NOT NULL,"
+	" start_ns bigint NOT NULL,"
+	" end_ns bigint,"
+	" state text NOT NULL,"
+	" exit_code integer NOT NULL,"
+	" cgroup text NOT NULL,"
+	" PRIMARY KEY (job, step_id));"
+	"CREATE TABLE mounts ("
+	" job bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	" mnt_id bigint NOT NULL,"
+	" path text NOT NULL,"
+	" fstype text NOT NULL,"
+	" source text NOT NULL,"
+	" PRIMARY KEY (job, mnt_id));"
+	"CREATE TABLE totals ("
+	" job bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	" step_id bigint NOT NULL,"
+	" mnt_id bigint NOT NULL,"
+	" op smallint NOT NULL,"
+	" PRIMARY KEY (job, step_id, mnt_id, op));"
+	"CREATE TABLE series ("
+	" job bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	" step_id bigint NOT NULL,"
+	" mnt_id bigint NOT NULL,"
+	" op smallint NOT NULL,"
+	" bin integer NOT NULL,"
+	" PRIMARY KEY (job, step_id, mnt_id, op, bin));"
+	"CREATE TABLE ops (op smallint PRIMARY KEY, name text NOT NULL);"
+	"INSERT INTO ops VALUES (0, 'read'), (1, 'write'), (2, 'open'), (3, 'create'),"
+	" (4, 'mkdir'), (5, 'unlink'), (6, 'rmdir'), (7, 'fsync'), (8, 'rename'), (9, 'stat');"
+	"CREATE INDEX jobs_cluster_job_id ON jobs (cluster, job_id);"
+	"CREATE INDEX jobs_job_id ON jobs (job_id);"
+	"CREATE INDEX jobs_uid_start ON jobs (uid, start_ns);"
+	"CREATE INDEX jobs_start ON jobs (start_ns);"
+	"CREATE INDEX jobs_end ON jobs (end_ns);",
+};
+
+_Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,
+	       "one migration step per schema version");
+
+/* Any 64-bit number: ioacctds of every node migrate one at a time under it. */
+#define MIGRATE_LOCK "7308049115212693097"
+
+/* Flush COPY data to the server in pieces of about this size. */
+#define COPY_CHUNK (256 * 1024)
+
+struct ioacct_pgstore {
+	PGconn *conn;
+	char errmsg[1024];
+};
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+/* ---- errors ---- */
+
+__attribute__((format(printf, 3, 4)))
+static int pg_error(struct ioacct_pgstore *pg, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(pg->errmsg, sizeof(pg->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* libpq's messages end with a newline and may have several lines: keep one. */
+static const char *one_line(const char *msg, char *buf, size_t len)
+{
+	size_t i, o = 0;
+
+	for (i = 0; msg[i] && o + 1 < len; i++) {
+		char c = msg[i] == '\n' || msg[i] == '\r' || msg[i] == '\t' ? ' ' : msg[i];
+
+		if (c == ' ' && (o == 0 || buf[o - 1] == ' '))
+			continue;
+		buf[o++] = c;
+	}
+	while (o && buf[o - 1] == ' ')
+		o--;
+	buf[o] = '\0';
+	return buf;
+}
+
+/* The error of a failed call: the connection's when it broke, else the result's. */
+static int conn_error(struct ioacct_pgstore *pg, const PGresult *res, const char *what)
+{
+	const char *msg = res && PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res) :
+								PQerrorMessage(pg->conn);
+	char line[768];
+
+	one_line(msg, line, sizeof(line));
+	if (PQstatus(pg->conn) != CONNECTION_OK)
+		return pg_error(pg, -ECONNRESET, "cluster store: %s: connection lost: %s", what, line);
+	return pg_error(pg, -EIO, "cluster store: %s: %s", what, line);
+}
+
+/* Runs SQL that returns nothing (or rows nobody reads). */
+static int exec(struct ioacct_pgstore *pg, const char *sql, const char *what)
+{
+	PGresult *res = PQexec(pg->conn, sql);
+	ExecStatusType st = PQresultStatus(res);
+	int err = 0;
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+		err = conn_error(pg, res, what);
+	PQclear(res);
+	return err;
+}
+
+static void rollback_quiet(struct ioacct_pgstore *pg)
+{
+	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE)
+		PQclear(PQexec(pg->conn, "ROLLBACK"));
+}
+
+/* ---- open, migrate ---- */
+
+/* PostgreSQL's notices ("column ... already exists, skipping") are no news for the log. */
+static void notice_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static int schema_version(struct ioacct_pgstore *pg, int *version)
+{
+	PGresult *res = PQexec(pg->conn, "SELECT coalesce(max(version), 0) FROM ioacct_schema");
+	int err = 0;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		err = conn_error(pg, res, "read the schema version");
+	else
+		*version = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return err;
+}
+
+/*
+ * Every column of the counter list, in totals and series: new ones come
+ * from newer ioacctds (and older rows read 0 there, which they were).
+ */
+static int sync_counter_cols(struct ioacct_pgstore *pg)
+{
+	static const char *const tables[] = { "totals", "series" };
+	const char *p = IOACCT_STORE_COUNTER_COLS;
+	char sql[256], col[64];
+	int err;
+
+	while (*p) {
+		size_t n = strcspn(p, ", ");
+
+		if (n == 0 || n >= sizeof(col))
+			return pg_error(pg, -EINVAL, "cluster store: bad counter column list");
+		memcpy(col, p, n);
+		col[n] = '\0';
+		for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+			snprintf(sql, sizeof(sql),
+				 "ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s numeric(20,0) NOT NULL DEFAULT 0",
+				 tables[t], col);
+			err = exec(pg, sql, "add a counter column");
+			if (err)
+				return err;
+		}
+		p += n;
+		p += strspn(p, ", ");
+	}
+	return 0;
+}
+
+static int migrate(struct ioacct_pgstore *pg)
+{
+	char sql[64];
+	int err, v = 0;
+
+	err = exec(pg, "BEGIN", "begin the migration");
+	if (err)
+		return err;
+	/* Every node connects at once after an upgrade: one migrates, the others wait. */
+	err = exec(pg, "SELECT pg_advisory_xact_lock(" MIGRATE_LOCK ")", "lock the schema");
+	if (!err)
+		err = exec(pg, "CREATE TABLE IF NOT EXISTS ioacct_schema (version integer NOT NULL)",
+			   "create the schema version table");
+	if (!err)
+		err = schema_version(pg, &v);
+	if (!err && v > IOACCT_PGSTORE_SCHEMA_VERSION)
+		err = pg_error(pg, -ENOTSUP,
+			       "cluster store has schema %d, newer than this ioacctd's %d: upgrade ioacct on this node",
+			       v, IOACCT_PGSTORE_SCHEMA_VERSION);
+	for (; !err && v < IOACCT_PGSTORE_SCHEMA_VERSION; v++) {
+		err = exec(pg, migrations[v], "migrate the schema");
+		snprintf(sql, sizeof(sql), "INSERT INTO ioacct_schema VALUES (%d)", v + 1);
+		if (!err)
+			err = exec(pg, sql, "record the schema version");
+	}
+	if (!err)
+		err = sync_counter_cols(pg);
+	if (!err)
+		err = exec(pg, "COMMIT", "commit the migration");
+	if (err)
+		rollback_quiet(pg);
+	return err;
+}
+
+bool ioacct_pgstore_available(void)
+{
+	return true;
+}
+
+struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
+{
+	/*
+	 * Ours first: what the connection string says overrides them. A server
+	 * gone silent must not hold the exporter (and the daemon's stop) for
+	 * hours: TCP keepalives and a user timeout of a minute (no effect on a
+	 * Unix socket).
+	 */
+	const char *const keys[] = { "connect_timeout", "application_name", "keepalives_idle",
+				     "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+				     "dbname", NULL };
+	const char *const values[] = { "10", "ioacctd", "30", "10", "3", "60000", conninfo, NULL };
+	struct ioacct_pgstore *pg = calloc(1, sizeof(*pg));
+	char line[768];
+	int ret;
+
+	if (!pg) {
+		snprintf(err, errlen, "cluster store: out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	pg->conn = PQconnectdbParams(keys, values, 1);
+	if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
+		snprintf(err, errlen, "cannot connect: %s",
+			 pg->conn ? one_line(PQerrorMessage(pg->conn), line, sizeof(line)) :
+				    "out of memory");
+		ioacct_pgstore_close(pg);
+		errno = ECONNREFUSED;
+		return NULL;
+	}
+	PQsetNoticeProcessor(pg->conn, notice_quiet, NULL);
+	ret = migrate(pg);
+	if (ret) {
+		snprintf(err, errlen, "%s", pg->errmsg);
+		ioacct_pgstore_close(pg);
+		errno = -ret;
+		return NULL;
+	}
+	return pg;
+}
+
+void ioacct_pgstore_close(struct ioacct_pgstore *pg)
+{
+	if (!pg)
+		return;
+	if (pg->conn)
+		PQfinish(pg->conn);
+	free(pg);
+}
+
+const char *ioacct_pgstore_errmsg(const struct ioacct_pgstore *pg)
+{
+	return pg->errmsg;
+}
+
+bool ioacct_pgstore_connected(const struct ioacct_pgstore *pg)
+{
+	return pg && pg->conn && PQstatus(pg->conn) == CONNECTION_OK;
+}
+
+/* ---- writing a job ---- */
+
+__attribute__((format(printf, 2, 3)))
+static void buf_add(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		if (b->failed)
+			return;
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = true;
+			return;
+		}
+		if (b->p && (size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = b->cap * 2 + (size_t)n + 4096;
+		char *p = realloc(b->p, cap);
+
+		if (!p) {
+			b->failed = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+}
+
+/* A string field of COPY's text format: backslash, tab and line ends escaped. */
+static void buf_text(struct buf *b, const char *s, size_t max, char sep)
+{
+	size_t n = strnlen(s, max);
+
+	for (size_t i = 0; i < n && !b->failed; i++) {
+		switch (s[i]) {
+		case '\\': buf_add(b, "\\\\"); break;
+		case '\t': buf_add(b, "\\t"); break;
+		case '\n': buf_add(b, "\\n"); break;
+		case '\r': buf_add(b, "\\r"); break;
+		default: buf_add(b, "%c", s[i]); break;
+		}
+	}
+	buf_add(b, "%c", sep);
+}
+
+/* 0 (not ended) is NULL, as in SQLite. */
+static void buf_end(struct buf *b, int64_t end_ns)
+{
+	if (end_ns)
+		buf_add(b, "%" PRId64 "\t", end_ns);
+	else
+		buf_add(b, "\\N\t");
+}
+
+static void buf_counters(struct buf *b, const struct ioacct_counters *c)
+{
+	uint64_t v[IOACCT_STORE_NR_COUNTERS];
+	size_t n = ioacct_store_counter_values(c, v);
+
+	for (size_t i = 0; i < n; i++)
+		buf_add(b, "%" PRIu64 "%c", v[i], i + 1 < n ? '\t' : '\n');
+}
+
+/* Sends what the buffer holds when it is big enough (or always, with force). */
+static int copy_flush(struct ioacct_pgstore *pg, struct buf *b, bool force)
+{
+	if (b->failed)
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	if (!force && b->len < COPY_CHUNK)
+		return 0;
+	if (b->len && PQputCopyData(pg->conn, b->p, (int)b->len) != 1)
+		return conn_error(pg, NULL, "send rows");
+	b->len = 0;
+	return 0;
+}
+
+static int copy_begin(struct ioacct_pgstore *pg, const char *sql)
+{
+	PGresult *res = PQexec(pg->conn, sql);
+	int err = 0;
+
+	if (PQresultStatus(res) != PGRES_COPY_IN)
+		err = conn_error(pg, res, "start COPY");
+	PQclear(res);
+	return err;
+}
+
+static int copy_end(struct ioacct_pgstore *pg, struct buf *b, int err, const char *what)
+{
+	PGresult *res;
+
+	if (!err)
+		err = copy_flush(pg, b, true);
+	if (PQputCopyEnd(pg->conn, err ? "ioacctd gave up" : NULL) != 1 && !err)
+		err = conn_error(pg, NULL, what);
+	while ((res = PQgetResult(pg->conn))) {
+		if (!err && PQresultStatus(res) != PGRES_COMMAND_OK)
+			err = conn_error(pg, res, what);
+		PQclear(res);
+	}
+	return err;
+}
+
+static int put_steps(struct ioacct_pgstore *pg, const char *id, const struct ioacct_jobdata *jd,
+		     struct buf *b)
+{
+	int err = copy_begin(pg, "COPY steps (job, step_id, start_ns, end_ns, state, exit_code, cgroup)"
+				 " FROM STDIN");
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < jd->nsteps && !err; i++) {
+		const struct ioacct_step *s = &jd->steps[i];
+
+		buf_add(b, "%s\t%" PRIu32 "\t%" PRId64 "\t", id, s->step_id, s->start_ns);
+		buf_end(b, s->end_ns);
+		buf_text(b, s->state, sizeof(s->state), '\t');
+		buf_add(b, "%" PRId32 "\t", s->exit_code);
+		buf_text(b, s->cgroup, sizeof(s->cgroup), '\n');
+		err = copy_flush(pg, b, false);
+	}
+	return copy_end(pg, b, err, "store the steps");
+}
+
+static int put_mounts(struct ioacct_pgstore *pg, const char *id,
+		      const struct ioacct_jobdata *jd, struct buf *b)
+{
+	int err = copy_begin(pg, "COPY mounts (job, mnt_id, path, fstype, source) FROM STDIN");
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < jd->nmounts && !err; i++) {
+		const struct ioacct_mount *m = &jd->mounts[i];
+
+		buf_add(b, "%s\t%" PRIu32 "\t", id, m->mnt_id);
+		buf_text(b, m->path, sizeof(m->path), '\t');
+		buf_text(b, m->fstype, sizeof(m->fstype), '\t');
+		buf_text(b, m->source, sizeof(m->source), '\n');
+		err = copy_flush(pg, b, false);
+	}
+	return copy_end(pg, b, err, "store the mounts");
+}
+
+/* totals (with_bin false) or series. */
+static int put_samples(struct ioacct_pgstore *pg, const char *id, const struct ioacct_sample *s,
+		       size_t n, bool with_bin, struct buf *b)
+{
+	char sql[512];
+	int err;
+
+	snprintf(sql, sizeof(sql), "COPY %s (job, step_id, mnt_id, op, %s" IOACCT_STORE_COUNTER_COLS
+		 ") FROM STDIN", with_bin ? "series" : "totals", with_bin ? "bin, " : "");
+	err = copy_begin(pg, sql);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && !err; i++) {
+		buf_add(b, "%s\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t", id, s[i].step_id,
+			s[i].mnt_id, s[i].op);
+		if (with_bin)
+			buf_add(b, "%" PRIu32 "\t", s[i].bin);
+		buf_counters(b, &s[i].c);
+		err = copy_flush(pg, b, false);
+	}
+	return copy_end(pg, b, err, with_bin ? "store the series" : "store the totals");
+}
+
+static int put_job_row(struct ioacct_pgstore *pg, const struct ioacct_job *j, char *id,
+		       size_t idlen)
+{
+	char job_id[24], uid[16], gid[16], ajob[16], atask[16], start[24], end[24], ec[16], bw[24],
+		de[24], db[24];
+	const char *params[19];
+	PGresult *res;
+	int err = 0;
+
+	snprintf(job_id, sizeof(job_id), "%" PRIu64, j->job_id);
+	snprintf(start, sizeof(start), "%" PRId64, j->start_ns);
+	params[0] = j->cluster;
+	params[1] = job_id;
+	params[2] = j->node;
+	params[3] = start;
+	/* That node's earlier copy of this job, with its rows (ON DELETE CASCADE). */
+	res = PQexecParams(pg->conn,
+			   "DELETE FROM jobs WHERE cluster = $1 AND job_id = $2 AND node = $3"
+			   " AND start_ns = $4",
+			   4, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		err = conn_error(pg, res, "replace the job");
+	PQclear(res);
+	if (err)
+		return err;
+
+	snprintf(uid, sizeof(uid), "%" PRIu32, j->uid);
+	snprintf(gid, sizeof(gid), "%" PRIu32, j->gid);
+	snprintf(ajob, sizeof(ajob), "%" PRIu32, j->array_job_id);
+	snprintf(atask, sizeof(atask), "%" PRIu32, j->array_task_id);
+	snprintf(end, sizeof(end), "%" PRId64, j->end_ns);
+	snprintf(ec, sizeof(ec), "%" PRId32, j->exit_code);
+	snprintf(bw, sizeof(bw), "%" PRIu64, j->bin_width_ns);
+	snprintf(de, sizeof(de), "%" PRIu64, j->dropped_events);
+	snprintf(db, sizeof(db), "%" PRIu64, j->dropped_bytes);
+	params[4] = j->source;
+	params[5] = uid;
+	params[6] = gid;
+	params[7] = j->user;
+	params[8] = j->name;
+	params[9] = j->workdir;
+	params[10] = j->has_array ? ajob : NULL;
+	params[11] = j->has_array ? atask : NULL;
+	params[12] = j->end_ns ? end : NULL;
+	params[13] = j->state;
+	params[14] = ec;
+	params[15] = j->probe_mode;
+	params[16] = bw;
+	params[17] = de;
+	params[18] = db;
+	res = PQexecParams(pg->conn,
+			   "INSERT INTO jobs (cluster, job_id, node, start_ns, source, uid, gid, \"user\","
+			   " name, workdir, array_job_id, array_task_id, end_ns, state, exit_code,"
+			   " probe_mode, bin_width_ns, dropped_events, dropped_bytes)"
+			   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
+			   " $16, $17, $18, $19) RETURNING id",
+			   19, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		err = conn_error(pg, res, "store the job");
+	else
+		snprintf(id, idlen, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return err;
+}
+
+int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd)
+{
+	struct buf b = { 0 };
+	char id[32];
+	int err;
+
+	if (!ioacct_pgstore_connected(pg))
+		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
+	err = exec(pg, "BEGIN", "begin a transaction");
+	if (err)
+		return err;
+	err = put_job_row(pg, &jd->job, id, sizeof(id));
+	if (!err)
+		err = put_steps(pg, id, jd, &b);
+	if (!err)
+		err = put_mounts(pg, id, jd, &b);
+	if (!err)
+		err = put_samples(pg, id, jd->totals, jd->ntotals, false, &b);
+	if (!err)
+		err = put_samples(pg, id, jd->series, jd->nseries, true, &b);
+	if (!err)
+		err = exec(pg, "COMMIT", "commit");
+	if (err)
+		rollback_quiet(pg);
+	free(b.p);
+	if (!err)
+		return 0;
+	/* Name the job: the message goes to the log of a node with many. */
+	{
+		char msg[sizeof(pg->errmsg)];
+
+		snprintf(msg, sizeof(msg), "%s", pg->errmsg);
+		pg_error(pg, err, "%s (job %" PRIu64 " of cluster %s)", msg, jd->job.job_id,
+			 jd->job.cluster);
+	}
+	return err;
+}
+
+#endif /* HAVE_LIBPQ */

@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The cluster store (issue 13): one real ioacctd with cluster_db set to a private
+# PostgreSQL (scripts/pg.sh, as scripts/minicluster starts it):
+#  1. iorun jobs with exact bytes reach PostgreSQL; its rows equal the SQLite store's;
+#  2. PostgreSQL stopped: a job runs and finishes, its report is exact, it waits in
+#     the outbox; PostgreSQL started 30 s later: it arrives, exactly once;
+#  3. kill -9 after PostgreSQL's commit and before SQLite's unqueue
+#     (IOACCT_CRASH_AT=export-after-pg-commit), restart: no duplicate rows.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../scripts/pg.sh"
+. "$(dirname "$0")/pgcompare.sh"
+require_root_bpf
+pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
+id postgres > /dev/null 2>&1 || skip "no postgres user (Debian: postgresql)"
+command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the store"
+command -v runuser > /dev/null || skip "runuser is needed to run PostgreSQL as postgres"
+grep -q '^#define HAVE_LIBPQ 1' "$abs_top_builddir/ioacct-config.h" ||
+	skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
+
+# The postgres user must reach its directory: not inside the private $T.
+PGD=$(mktemp -d /var/tmp/ioacct-pg.XXXXXX)
+chmod 755 "$PGD"
+EXTRA_CONF="cluster_db = $(pg_url "$PGD")
+bin_width = 0.5"
+setup
+trap 'rc=$?; stop_daemon; pg_stop "$PGD"; rm -rf "$PGD"; (exit $rc); teardown' EXIT
+pg_init "$PGD" || fail "cannot start PostgreSQL in $PGD"
+DB=$T/ioacct.db
+D=$T/files
+mkdir -p "$D"
+MNT=$(mount_of "$D")
+start_daemon
+
+queued() { sqlite3 "$DB" 'SELECT count(*) FROM export_queue'; }
+
+# wait_drained: until the outbox is empty (generous: the machine is shared).
+wait_drained() {
+	for _ in $(seq 1 600); do
+		[ "$(queued)" = 0 ] && return 0
+		sleep 0.1
+	done
+	fail "$(queued) jobs still wait for the cluster store after 60 s"
+}
+
+# pg_write_bytes JOB: what PostgreSQL has the job write on $MNT, over all its copies.
+pg_write_bytes() {
+	pg "SELECT coalesce(sum(t.bytes), 0) FROM totals t JOIN jobs j ON j.id = t.job
+	    JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
+	    WHERE j.job_id = $1 AND t.op = 1 AND m.path = '$MNT'"
+}
+pg_copies() { pg "SELECT count(*) FROM jobs WHERE job_id = $1"; }
+
+# run_job ID SIZE COUNT: an iorun job writing COUNT x SIZE bytes to $D; its report must be exact.
+run_job() {
+	"$IORUN" --job-id "$1" --json -o "$T/job-$1.json" -- "$IOWORK" write "$D/f$1" "$2" "$3" ||
+		fail "iorun job $1 failed"
+	local got
+	got=$(json_get "$T/job-$1.json" "[m['write_bytes'] for m in j['mounts'] if m['mount'] == '$MNT'][0]")
+	[ "$got" = $(($2 * $3)) ] || fail "job $1: the report says $got bytes written, not $(($2 * $3))"
+}
+
+# ---- 1. jobs reach PostgreSQL, equal to SQLite -------------------------------------
+run_job 101 1048576 3
+run_job 102 4096 25
+run_job 103 1 12345
+wait_drained
+[ "$(pg_write_bytes 101)" = 3145728 ] || fail "job 101: PostgreSQL has $(pg_write_bytes 101) bytes, not 3145728"
+[ "$(pg_write_bytes 102)" = 102400 ] || fail "job 102: PostgreSQL has $(pg_write_bytes 102) bytes, not 102400"
+[ "$(pg_write_bytes 103)" = 12345 ] || fail "job 103: PostgreSQL has $(pg_write_bytes 103) bytes, not 12345"
+[ "$(pg "SELECT count(*) FROM jobs WHERE node = '$(hostname -s)'")" = 3 ] ||
+	fail "the jobs are not stored under node $(hostname -s)"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 1 ] || fail "PostgreSQL schema version is not 1"
+compare_stores "$DB" "" "three jobs"
+
+# ---- 2. PostgreSQL down while a job finishes, back 30 s later ----------------------
+pg_stop "$PGD"
+run_job 201 65536 7
+grep -q 'cluster store unreachable: .*jobs waiting' "$T/ioacctd.log" ||
+	{ sleep 3; grep -q 'cluster store unreachable' "$T/ioacctd.log"; } ||
+	fail "no 'cluster store unreachable' in the log"
+[ "$(grep -c 'cluster store unreachable' "$T/ioacctd.log")" = 1 ] ||
+	fail "'cluster store unreachable' logged more than once for one outage"
+[ "$(queued)" = 1 ] || fail "$(queued) jobs in the outbox while PostgreSQL is down, not 1"
+sleep 30
+[ "$(queued)" = 1 ] || fail "the job left the outbox while PostgreSQL was down"
+pg_start "$PGD" || fail "cannot start PostgreSQL again"
+wait_drained
+grep -q 'cluster store back' "$T/ioacctd.log" || fail "no 'cluster store back' in the log"
+[ "$(pg_copies 201)" = 1 ] || fail "job 201 is $(pg_copies 201) times in PostgreSQL, not once"
+[ "$(pg_write_bytes 201)" = 458752 ] || fail "job 201: PostgreSQL has $(pg_write_bytes 201) bytes, not 458752"
+compare_stores "$DB" "" "after a 30 s outage"
+
+# ---- 3. kill -9 between PostgreSQL's commit and SQLite's unqueue ----------------------
+stop_daemon
+IOACCT_CRASH_AT=export-after-pg-commit start_daemon
+run_job 301 8192 9
+for _ in $(seq 1 300); do
+	kill -0 "$DAEMON_PID" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$DAEMON_PID" 2>/dev/null && fail "ioacctd did not reach export-after-pg-commit"
+wait "$DAEMON_PID" 2>/dev/null
+DAEMON_PID=
+grep -q 'IOACCT_CRASH_AT=export-after-pg-commit: killing myself' "$T/ioacctd.log" ||
+	fail "ioacctd died, but not at export-after-pg-commit"
+[ "$(queued)" = 1 ] || fail "after the crash $(queued) jobs are queued, not job 301 alone"
+[ "$(pg_copies 301)" = 1 ] || fail "PostgreSQL had not committed job 301 before the crash"
+start_daemon
+wait_drained
+[ "$(pg_copies 301)" = 1 ] || fail "job 301 is $(pg_copies 301) times in PostgreSQL after the re-export"
+[ "$(pg_write_bytes 301)" = 73728 ] || fail "job 301: PostgreSQL has $(pg_write_bytes 301) bytes, not 73728"
+compare_stores "$DB" "" "after kill -9 mid-export"
+stop_daemon
+exit 0

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+# For the tests of the cluster store: reading PostgreSQL, and comparing it with
+# a node's SQLite store row by row. Sourced after lib.sh and scripts/pg.sh;
+# needs $PGBIN and $PGURL (pg_init) and sqlite3.
+
+# pg SQL: the rows of a query, fields separated by '|', no headers.
+pg() { "$PGBIN/psql" -X -q -At -F '|' "$PGURL" -c "$1"; }
+
+# The counter columns, as IOACCT_STORE_COUNTER_COLS has them.
+COUNTERS="bytes, calls, errors, ns, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9"
+
+# compare_stores DB NODE LABEL: every finished job of the SQLite store DB, with
+# its steps, mounts, totals and series, is in PostgreSQL exactly once, and
+# PostgreSQL has nothing else for NODE (for every node when NODE is empty).
+# Both sides are printed in one canonical text form and must be equal.
+compare_stores() {
+	local db=$1 node=$2 label=$3 what cols from_sqlite from_pg
+	local head="j.cluster, j.job_id, j.node, j.start_ns"
+	for what in jobs steps mounts totals series; do
+		case $what in
+		jobs) cols="j.end_ns, j.state, j.exit_code, j.uid, j.gid, j.USER_COL, j.name, j.workdir, j.source, j.probe_mode, j.bin_width_ns, j.dropped_events, j.dropped_bytes, j.array_job_id, j.array_task_id" ;;
+		steps) cols="c.step_id, c.start_ns, c.end_ns, c.state, c.exit_code, c.cgroup" ;;
+		mounts) cols="c.mnt_id, c.path, c.fstype, c.source" ;;
+		totals) cols="c.step_id, c.mnt_id, c.op, $COUNTERS" ;;
+		series) cols="c.step_id, c.mnt_id, c.op, c.bin, $COUNTERS" ;;
+		esac
+		if [ $what = jobs ]; then
+			from_sqlite="FROM jobs j"
+			from_pg="FROM jobs j"
+		else
+			from_sqlite="FROM $what c JOIN jobs j ON j.key = c.job_key"
+			from_pg="FROM $what c JOIN jobs j ON j.id = c.job"
+		fi
+		# user is a reserved word in PostgreSQL only. LC_ALL=C: both sides sorted alike.
+		sqlite3 -separator '|' "$db" \
+			"SELECT $head, ${cols/USER_COL/user} $from_sqlite WHERE j.end_ns IS NOT NULL" \
+			> "$T/sqlite-$what.raw" || fail "$label: sqlite3 cannot read the $what of $db"
+		pg "SELECT $head, ${cols/USER_COL/\"user\"} $from_pg ${node:+WHERE j.node = '$node'}" \
+			> "$T/pg-$what.raw" || fail "$label: psql cannot read the $what"
+		LC_ALL=C sort "$T/sqlite-$what.raw" > "$T/sqlite-$what"
+		LC_ALL=C sort "$T/pg-$what.raw" > "$T/pg-$what"
+		[ -s "$T/sqlite-$what" ] || fail "$label: no $what in the SQLite store $db"
+		diff "$T/sqlite-$what" "$T/pg-$what" > "$T/diff-$what" ||
+			{ head -n 20 "$T/diff-$what"; fail "$label: PostgreSQL's $what${node:+ of node $node} differ from $db"; }
+	done
+	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
+}

@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The cluster store across nodes (issue 13), on scripts/minicluster (3 nodes
+# mc1..mc3 on this host, one ioacctd each, one private PostgreSQL): sbatch -N 3
+# --io-monitor, one srun on each node writing a different exact number of bytes.
+# Each node's rows in PostgreSQL equal that node's SQLite store, under its Slurm
+# node name, with the exact bytes of its step. Run under the Slurm lock:
+#   flock /tmp/ioacct-slurm.lock make -C build/tests/slurm check TESTS=04-multinode.sh
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/cluster.sh"
+. "$(dirname "$0")/../../scripts/pg.sh"
+. "$(dirname "$0")/../integration/pgcompare.sh"
+require_root_bpf
+require_slurm
+command -v unshare > /dev/null || skip "unshare not installed (util-linux)"
+[ -f "$PLUGIN" ] || skip "the SPANK plugin was not built (no slurm/spank.h at configure time)"
+pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
+command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the stores"
+grep -q '^#define HAVE_LIBPQ 1' "$abs_top_builddir/ioacct-config.h" ||
+	skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
+MINICLUSTER=$(cd "$(dirname "$0")/../../scripts" && pwd)/minicluster
+
+T=$(mktemp -d /var/tmp/ioacct-mc.XXXXXX)
+chmod 755 "$T"
+MC=$T/mc
+trap 'rc=$?; "$MINICLUSTER" down --dir "$MC" > /dev/null 2>&1; rm -rf "$T"; exit $rc' EXIT
+"$MINICLUSTER" up --nodes 3 --dir "$MC" --build "$abs_top_builddir" > "$T/up.out" 2> "$T/up.err" ||
+	{ cat "$T/up.err"; fail "scripts/minicluster up --nodes 3 failed"; }
+# shellcheck source=/dev/null
+. "$MC/minicluster.state"
+[ -n "${MC_PGURL:-}" ] || fail "minicluster started no PostgreSQL"
+PGURL=$MC_PGURL
+export SLURM_CONF=$MC/slurm.conf
+dump_log() { tail -n 15 "$MC"/log/ioacctd-mc*.log 2>/dev/null; }
+
+W=$T/work
+mkdir -p "$W"
+WMNT=$(mount_of "$W")
+# Step k runs on node mc(k+1) and writes SIZE x COUNT bytes.
+cat > "$W/job.sh" <<JOB
+#!/bin/bash
+srun -N1 -n1 -w mc1 $IOWORK write $W/a.dat 1000 7
+srun -N1 -n1 -w mc2 $IOWORK write $W/b.dat 2000 11
+srun -N1 -n1 -w mc3 $IOWORK write $W/c.dat 3000 13
+JOB
+chmod 755 "$W/job.sh"
+J=$(submit_as root -N 3 --io-monitor --chdir="$W" -o "$W/out-%j.txt" "$W/job.sh")
+state=$(wait_job "$J" 120)
+[ "$state" = COMPLETED ] || { cat "$W/out-$J.txt"; fail "job $J ended $state"; }
+
+for k in 1 2 3; do
+	for _ in $(seq 1 600); do
+		n=$(sqlite3 "$MC/mc$k/ioacct.db" 'SELECT count(*) FROM export_queue')
+		[ "$n" = 0 ] && break
+		sleep 0.1
+	done
+	[ "$n" = 0 ] || fail "mc$k: $n jobs still wait for the cluster store after 60 s"
+done
+
+# Per node: its job row under its Slurm name, its step's exact bytes on $WMNT.
+want=(x 7000 22000 39000)
+for k in 1 2 3; do
+	[ "$(pg "SELECT count(*) FROM jobs WHERE job_id = $J AND node = 'mc$k'")" = 1 ] ||
+		fail "job $J is not once in PostgreSQL under node mc$k"
+	step=$((k - 1))
+	got=$(pg "SELECT coalesce(sum(t.bytes), 0) FROM totals t JOIN jobs j ON j.id = t.job
+		  JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
+		  WHERE j.job_id = $J AND j.node = 'mc$k' AND t.step_id = $step AND t.op = 1
+		  AND m.path = '$WMNT'")
+	[ "$got" = "${want[$k]}" ] || fail "mc$k: step $step wrote $got bytes in PostgreSQL, not ${want[$k]}"
+	compare_stores "$MC/mc$k/ioacct.db" "mc$k" "node mc$k"
+done
+# Nothing but those three nodes' rows.
+[ "$(pg "SELECT count(*) FROM jobs WHERE node NOT IN ('mc1', 'mc2', 'mc3')")" = 0 ] ||
+	fail "PostgreSQL has jobs of nodes other than mc1..mc3"
+[ "$(pg "SELECT string_agg(DISTINCT node, ',' ORDER BY node) FROM jobs WHERE job_id = $J")" = mc1,mc2,mc3 ] ||
+	fail "job $J is not on nodes mc1,mc2,mc3 in PostgreSQL"
+ok "3 nodes: PostgreSQL equals the 3 SQLite stores, node names mc1..mc3, exact bytes per node"
+exit 0
