@@ -24,6 +24,7 @@
 
 #include "jobs.h"
 #include "log.h"
+#include "metrics.h"
 #include "probes.h"
 #include "procfs.h"
 #include "proto.h"
@@ -64,6 +65,14 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
 static void usage(FILE *out)
@@ -417,7 +426,8 @@ static void client_read(struct client *c, struct ioacct_registry *reg)
 	client_close(c);
 }
 
-static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registry *reg)
+static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registry *reg,
+		 struct ioacct_metrics *metrics)
 {
 	struct client clients[MAX_CLIENTS];
 	struct pollfd pfd[MAX_CLIENTS + 1];
@@ -465,8 +475,12 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 			}
 		}
 		if (now >= next_drain) {
+			uint64_t t0 = now_ns();
+
 			ioacct_registry_drain(reg, false);
 			ioacct_registry_reap(reg);
+			/* /metrics: rebuilt here, never by a scrape (metrics.h). */
+			ioacct_metrics_update(metrics, reg, now_ns() - t0);
 			next_drain = now + cfg->drain_interval_ms;
 		}
 	}
@@ -494,6 +508,7 @@ int main(int argc, char **argv)
 	struct ioacct_store *store = NULL;
 	struct ioacct_probes *probes = NULL;
 	struct ioacct_registry *reg = NULL;
+	struct ioacct_metrics *metrics = NULL;
 	struct ioacct_probes_opts popts;
 	struct sigaction sa;
 	char err[1024], dbdir[PATH_MAX];
@@ -564,11 +579,20 @@ int main(int argc, char **argv)
 	}
 	if (ioacct_registry_restore(reg))
 		goto out;
+	if (cfg.metrics_listen[0]) {
+		metrics = ioacct_metrics_start(&cfg, err, sizeof(err));
+		if (!metrics) {
+			log_err("%s", err);
+			goto out;
+		}
+		ioacct_metrics_update(metrics, reg, 0);
+		log_info("serving /metrics on %s", cfg.metrics_listen);
+	}
 	if (socket_open(cfg.socket_path, &lfd))
 		goto out;
 	log_info("ioacctd %s serving %s, store %s", PACKAGE_VERSION, cfg.socket_path, cfg.db_path);
 
-	ret = serve(&cfg, lfd, reg) ? 1 : 0;
+	ret = serve(&cfg, lfd, reg, metrics) ? 1 : 0;
 	log_info("stopping on signal %d", (int)stop_signal);
 	ioacct_registry_drain(reg, false);
 	ioacct_registry_counts(reg, &njobs, &ncg);
@@ -577,6 +601,7 @@ out:
 		close(lfd);
 		unlink(cfg.socket_path);
 	}
+	ioacct_metrics_stop(metrics);
 	if (probes && njobs)
 		log_info("%u jobs still running: the probes stay attached and keep counting", njobs);
 	ioacct_registry_destroy(reg);
