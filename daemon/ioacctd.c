@@ -540,6 +540,11 @@ int main(int argc, char **argv)
 
 	if (pidfile_open(cfg.pid_file, &pidfd))
 		goto out;
+	/* Before the probes: a taken address must fail before anything is loaded. */
+	if (cfg.metrics_listen[0] && !(metrics = ioacct_metrics_start(&cfg, err, sizeof(err)))) {
+		log_err("%s", err);
+		goto out;
+	}
 	store = ioacct_store_open(cfg.db_path, IOACCT_STORE_RDWR, err, sizeof(err));
 	if (!store) {
 		log_err("%s", err);
@@ -579,12 +584,7 @@ int main(int argc, char **argv)
 	}
 	if (ioacct_registry_restore(reg))
 		goto out;
-	if (cfg.metrics_listen[0]) {
-		metrics = ioacct_metrics_start(&cfg, err, sizeof(err));
-		if (!metrics) {
-			log_err("%s", err);
-			goto out;
-		}
+	if (metrics) {
 		ioacct_metrics_update(metrics, reg, 0);
 		log_info("serving /metrics on %s", cfg.metrics_listen);
 	}
