@@ -49,6 +49,7 @@ struct daemon_opts {
 	const char *db_path;
 	const char *probe_mode;
 	const char *bin_width;
+	const char *metrics_listen;
 	bool verbose;
 };
 
@@ -87,6 +88,8 @@ static void usage(FILE *out)
 		"      --db PATH            SQLite store (config: db)\n"
 		"      --probe-mode MODE    auto, fentry, kprobe or tracepoint (config: probe_mode)\n"
 		"      --bin-width SECONDS  default time bin width (config: bin_width)\n"
+		"      --metrics-listen ADDR:PORT  serve /metrics for Prometheus there\n"
+		"                           (config: metrics_listen; e.g. 127.0.0.1:9464)\n"
 		"  -v, --verbose            log debug messages\n"
 		"  -h, --help               show this help\n"
 		"  -V, --version            show the version\n"
@@ -97,7 +100,7 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct daemon_opts *o)
 {
-	enum { OPT_SOCKET = 256, OPT_DB, OPT_PROBE, OPT_BIN };
+	enum { OPT_SOCKET = 256, OPT_DB, OPT_PROBE, OPT_BIN, OPT_METRICS };
 	static const struct option longopts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "config", required_argument, NULL, 'c' },
@@ -105,6 +108,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "probe-mode", required_argument, NULL, OPT_PROBE },
 		{ "bin-width", required_argument, NULL, OPT_BIN },
+		{ "metrics-listen", required_argument, NULL, OPT_METRICS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -131,6 +135,9 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 			break;
 		case OPT_BIN:
 			o->bin_width = optarg;
+			break;
+		case OPT_METRICS:
+			o->metrics_listen = optarg;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -173,6 +180,7 @@ static int load_config(const struct daemon_opts *o, struct ioacct_config *cfg)
 	OVERRIDE(o->db_path, "db")
 	OVERRIDE(o->probe_mode, "probe_mode")
 	OVERRIDE(o->bin_width, "bin_width")
+	OVERRIDE(o->metrics_listen, "metrics_listen")
 #undef OVERRIDE
 	if (o->verbose)
 		cfg->log_level = IOACCT_LOG_DEBUG;
