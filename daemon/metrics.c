@@ -17,6 +17,7 @@
 
 #ifdef HAVE_MHD
 #include <arpa/inet.h>
+#include <crypt.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -177,6 +178,9 @@ struct ioacct_metrics {
 	size_t len;
 #ifdef HAVE_MHD
 	struct MHD_Daemon *mhd;
+	char *tls_cert, *tls_key;    /* PEM, read at start: libmicrohttpd wants them in memory */
+	struct cred *creds;          /* metrics_auth_file; none: no authentication */
+	size_t ncreds;
 #endif
 };
 
@@ -553,6 +557,149 @@ void ioacct_metrics_update(struct ioacct_metrics *m, struct ioacct_registry *r, 
 
 #ifdef HAVE_MHD
 
+/* Bounds of what metrics_auth_file and the TLS files may hold. */
+#define AUTH_FILE_MAX (64 * 1024)
+#define PEM_FILE_MAX (1024 * 1024)
+
+struct cred {
+	char *user;
+	char *hash;                  /* crypt(3): $y$ (yescrypt), $2b$ (bcrypt), $6$ (SHA-512) */
+};
+
+/* A whole small file, NUL-terminated; -errno, or -EFBIG beyond max bytes. */
+static int read_small_file(const char *path, size_t max, char **out)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t n;
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	buf = malloc(max + 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	n = fread(buf, 1, max + 1, f);
+	if (ferror(f))
+		ret = -EIO;
+	else if (n > max)
+		ret = -EFBIG;
+	else if (memchr(buf, '\0', n))
+		ret = -EINVAL;
+	buf[n <= max ? n : max] = '\0';
+out:
+	fclose(f);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* metrics_auth_file: "user:hash" lines; '#' lines and blank lines are skipped. */
+static int load_creds(struct ioacct_metrics *m, const char *path, char *err, size_t errlen)
+{
+	char *text = NULL, *line;
+	unsigned int lineno = 0;
+	int ret;
+
+	ret = read_small_file(path, AUTH_FILE_MAX, &text);
+	if (ret) {
+		snprintf(err, errlen, "metrics_auth_file %s: %s", path,
+			 ret == -EFBIG ? "larger than 64 KiB" :
+			 ret == -EINVAL ? "NUL byte in the file" : strerror(-ret));
+		return ret;
+	}
+	/* strsep, not strtok: empty lines count, so that messages give the right line. */
+	for (char *p = text; (line = strsep(&p, "\n"));) {
+		char *colon, *hash;
+		struct cred *nc;
+
+		lineno++;
+		line[strcspn(line, "\r")] = '\0';
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		colon = strchr(line, ':');
+		hash = colon ? colon + 1 : NULL;
+		if (!colon || colon == line || hash[0] != '$' || strchr(hash, ':')) {
+			snprintf(err, errlen, "metrics_auth_file %s:%u: not \"user:hash\" with a "
+				 "crypt(3) hash (make one with: mkpasswd -m yescrypt, or "
+				 "openssl passwd -6)", path, lineno);
+			ret = -EINVAL;
+			goto out;
+		}
+		*colon = '\0';
+		nc = realloc(m->creds, (m->ncreds + 1) * sizeof(*nc));
+		if (!nc) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "metrics_auth_file: out of memory");
+			goto out;
+		}
+		m->creds = nc;
+		nc[m->ncreds].user = strdup(line);
+		nc[m->ncreds].hash = strdup(hash);
+		m->ncreds++;
+		if (!nc[m->ncreds - 1].user || !nc[m->ncreds - 1].hash) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "metrics_auth_file: out of memory");
+			goto out;
+		}
+	}
+	if (m->ncreds == 0) {
+		snprintf(err, errlen, "metrics_auth_file %s: no \"user:hash\" line; an empty file "
+			 "would let nobody in", path);
+		ret = -EINVAL;
+	}
+out:
+	free(text);
+	return ret;
+}
+
+/* Equal strings, in a time that does not depend on where they differ. */
+static bool same_secret(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d = la != lb;
+
+	for (size_t i = 0; i < la && i < lb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* Whether the request's basic credentials match a line of metrics_auth_file. */
+static bool authorized(struct ioacct_metrics *m, struct MHD_Connection *conn)
+{
+	struct crypt_data *cd;
+	char *pass = NULL, *user;
+	const struct cred *c = NULL;
+	bool ok = false;
+
+	user = MHD_basic_auth_get_username_password(conn, &pass);
+	if (!user || !pass)
+		goto out;
+	for (size_t i = 0; i < m->ncreds && !c; i++)
+		if (strcmp(m->creds[i].user, user) == 0)
+			c = &m->creds[i];
+	cd = calloc(1, sizeof(*cd));
+	if (cd) {
+		/* An unknown user costs a hash too: the timing does not tell who exists. */
+		const char *hash = c ? c->hash : m->creds[0].hash;
+		const char *h = crypt_r(pass, hash, cd);
+
+		ok = c && h && h[0] != '*' && same_secret(h, hash);
+		free(cd);
+	}
+out:
+	if (user)
+		MHD_free(user);
+	if (pass)
+		MHD_free(pass);
+	return ok;
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	ioacct_vlog(IOACCT_LOG_WARN, fmt, ap);
@@ -597,6 +744,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return respond_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 				    "ioacctd: only GET /metrics is served\n");
+	if (m->ncreds && !authorized(m, conn)) {
+		struct MHD_Response *resp;
+		const char *msg = "ioacctd: authentication required (metrics_auth_file)\n";
+		enum MHD_Result ret;
+
+		resp = MHD_create_response_from_buffer(strlen(msg), (void *)msg,
+						       MHD_RESPMEM_PERSISTENT);
+		if (!resp)
+			return MHD_NO;
+		ret = MHD_queue_basic_auth_fail_response(conn, "ioacct", resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
 	if (strcmp(url, "/metrics") != 0)
 		return respond_text(conn, MHD_HTTP_NOT_FOUND,
 				    "ioacctd: not found; the counters are at /metrics\n");
@@ -646,22 +806,59 @@ struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, cha
 	}
 	m->cfg = cfg;
 	pthread_mutex_init(&m->lock, NULL);
-	errno = 0;
+	if (!cfg->metrics_tls_cert[0] != !cfg->metrics_tls_key[0]) {
+		snprintf(err, errlen, "metrics_tls_cert and metrics_tls_key go together: set both "
+			 "for HTTPS, or neither");
+		goto fail;
+	}
+	if (cfg->metrics_tls_cert[0]) {
+		const char *path = cfg->metrics_tls_cert;
+		int ret;
+
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			snprintf(err, errlen, "metrics_tls_cert: this libmicrohttpd has no TLS support; "
+				 "use one built with GnuTLS, or a TLS proxy in front of ioacctd");
+			goto fail;
+		}
+		ret = read_small_file(path, PEM_FILE_MAX, &m->tls_cert);
+		if (!ret) {
+			path = cfg->metrics_tls_key;
+			ret = read_small_file(path, PEM_FILE_MAX, &m->tls_key);
+		}
+		if (ret) {
+			snprintf(err, errlen, "cannot read %s for /metrics over HTTPS: %s", path,
+				 ret == -EFBIG ? "larger than 1 MiB" :
+				 ret == -EINVAL ? "NUL byte in the file" : strerror(-ret));
+			goto fail;
+		}
+		flags |= MHD_USE_TLS;
+	}
+	if (cfg->metrics_auth_file[0] && load_creds(m, cfg->metrics_auth_file, err, errlen))
+		goto fail;
 	/* The logger first, or MHD prints what comes before it to stderr. */
-	m->mhd = MHD_start_daemon(flags, port, NULL, NULL, handle, m,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-				  MHD_OPTION_SOCK_ADDR, sa,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+	struct MHD_OptionItem opts[] = {
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
+		{ MHD_OPTION_SOCK_ADDR, 0, sa },
+		{ MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL },
+		{ m->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, m->tls_cert },
+		{ m->tls_key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, m->tls_key },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	errno = 0;
+	m->mhd = MHD_start_daemon(flags, port, NULL, NULL, handle, m, MHD_OPTION_ARRAY, opts,
 				  MHD_OPTION_END);
 	if (!m->mhd) {
 		snprintf(err, errlen, "cannot serve /metrics on %s: %s; is another program "
-			 "listening there? Change metrics_listen or remove it",
-			 cfg->metrics_listen, errno ? strerror(errno) : "libmicrohttpd refused");
-		ioacct_metrics_stop(m);
-		return NULL;
+			 "listening there? Change metrics_listen or remove it%s",
+			 cfg->metrics_listen, errno ? strerror(errno) : "libmicrohttpd refused",
+			 m->tls_cert ? " (or check metrics_tls_cert and metrics_tls_key)" : "");
+		goto fail;
 	}
 	return m;
+fail:
+	ioacct_metrics_stop(m);
+	return NULL;
 }
 
 #else /* !HAVE_MHD */
@@ -684,6 +881,17 @@ void ioacct_metrics_stop(struct ioacct_metrics *m)
 #ifdef HAVE_MHD
 	if (m->mhd)
 		MHD_stop_daemon(m->mhd);
+	for (size_t i = 0; i < m->ncreds; i++) {
+		free(m->creds[i].user);
+		free(m->creds[i].hash);
+	}
+	free(m->creds);
+	free(m->tls_cert);
+	if (m->tls_key) {
+		/* A private key does not stay behind in freed memory. */
+		explicit_bzero(m->tls_key, strlen(m->tls_key));
+		free(m->tls_key);
+	}
 #endif
 	while (m->jobs) {
 		struct mjob *mj = m->jobs;

@@ -74,6 +74,9 @@ static const struct key keys[] = {
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
 	{ "metrics_listen", KEY_LISTEN, FIELD(metrics_listen), 0, 0 },
 	{ "metrics_linger", KEY_SECONDS_MS, FIELD(metrics_linger_ms), 0, 86400 * NSEC_PER_SEC },
+	{ "metrics_tls_cert", KEY_PATH, FIELD(metrics_tls_cert), 0, 0 },
+	{ "metrics_tls_key", KEY_PATH, FIELD(metrics_tls_key), 0, 0 },
+	{ "metrics_auth_file", KEY_PATH, FIELD(metrics_auth_file), 0, 0 },
 	/* Thresholds of the report's advice (lib/report.c). */
 	{ "advice_small_requests_share", KEY_UINT32, FIELD(advice.small_share), 0, 100 },
 	{ "advice_small_requests_min", KEY_UINT32, FIELD(advice.small_min), 0, UINT32_MAX },

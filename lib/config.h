@@ -59,6 +59,9 @@ struct ioacct_config {
 	bool private_data;               /* private_data = no */
 	char metrics_listen[64];         /* metrics_listen = (empty: off) ADDR:PORT of /metrics */
 	uint64_t metrics_linger_ms;      /* metrics_linger = 60: seconds a finished job stays in /metrics */
+	char metrics_tls_cert[PATH_MAX]; /* metrics_tls_cert = (empty: plain HTTP) PEM certificate chain */
+	char metrics_tls_key[PATH_MAX];  /* metrics_tls_key = (empty) its PEM private key */
+	char metrics_auth_file[PATH_MAX]; /* metrics_auth_file = (empty: no auth) user:crypt-hash lines */
 	struct ioacct_advice_limits advice; /* advice_* = see report.h: report thresholds */
 };
 

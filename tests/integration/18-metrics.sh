@@ -6,10 +6,11 @@
 # store's total, the counter never went back (resets() is 0), and it was live
 # (values in between). promtool accepts the exposition; the Grafana dashboard
 # is valid JSON whose queries name only exported metrics and parse in PromQL.
+# Then HTTPS with basic authentication.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
-for p in prometheus promtool curl; do
-	command -v $p >/dev/null || skip "$p is not installed (Debian: apt-get install prometheus curl)"
+for p in prometheus promtool curl openssl; do
+	command -v $p >/dev/null || skip "$p is not installed (Debian: apt-get install prometheus curl openssl)"
 done
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 DASH=$SRC/etc/grafana/ioacct-job.json
@@ -218,3 +219,43 @@ print(f"{len(set(exprs))} queries checked against {len(exported)} exported names
 sys.exit(1 if bad else 0)
 PY
 ok "Grafana dashboard: valid JSON, queries name exported metrics and parse"
+
+# HTTPS and basic authentication (metrics_tls_cert, metrics_tls_key, metrics_auth_file).
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 \
+	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 > "$T/openssl.log" 2>&1 ||
+	{ cat "$T/openssl.log"; fail "openssl could not make a test certificate"; }
+printf '# scrapers\n\nscraper:%s\n' "$(openssl passwd -6 's3cret pass')" > "$T/metrics.passwd"
+# A malformed auth file is refused, with its line.
+printf 'scraper:plaintext\n' > "$T/bad.passwd"
+cat "$T/other.conf" > "$T/bad.conf"
+echo "metrics_auth_file = $T/bad.passwd" >> "$T/bad.conf"
+sed -i "s|^metrics_listen = .*|metrics_listen = 127.0.0.1:$(free_port)|" "$T/bad.conf"
+"$IOACCTD" -f -c "$T/bad.conf" > "$T/bad.log" 2>&1 && fail "ioacctd started with a bad metrics_auth_file"
+grep -q "bad.passwd:1: not \"user:hash\"" "$T/bad.log" || { cat "$T/bad.log"; fail "no clear message for a bad metrics_auth_file"; }
+ok "a malformed metrics_auth_file is refused with its line"
+
+stop_daemon
+cat >> "$CONF" <<CONF
+metrics_tls_cert = $T/cert.pem
+metrics_tls_key = $T/key.pem
+metrics_auth_file = $T/metrics.passwd
+CONF
+start_daemon
+S=https://127.0.0.1:$MPORT/metrics
+status() { curl -s --cacert "$T/cert.pem" -o "$T/tls.out" -w '%{http_code}' "$@"; }
+for _ in $(seq 1 100); do
+	[ "$(status -u 'scraper:s3cret pass' "$S")" = 200 ] && break
+	sleep 0.1
+done
+[ "$(status -u 'scraper:s3cret pass' "$S")" = 200 ] || fail "HTTPS with the right password: not 200"
+grep -q '^ioacct_up 1$' "$T/tls.out" || fail "ioacct_up 1 missing over HTTPS"
+promtool check metrics < "$T/tls.out" > "$T/promtool.out" 2>&1 ||
+	{ cat "$T/promtool.out"; fail "promtool check metrics refuses the HTTPS exposition"; }
+for cred in "" "scraper:wrong" "other:s3cret pass" "scraper:"; do
+	if [ -n "$cred" ]; then code=$(status -u "$cred" "$S"); else code=$(status "$S"); fi
+	[ "$code" = 401 ] || fail "HTTPS with credentials '$cred': HTTP $code, expected 401"
+	grep -q '^ioacct_' "$T/tls.out" && fail "counters given with credentials '$cred'"
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MPORT/metrics")
+[ "$code" = 200 ] && fail "plain HTTP answered while metrics_tls_cert is set"
+ok "HTTPS with basic authentication: 200 with the password, 401 without or with a wrong one"

@@ -134,6 +134,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_AUTO);
 	assert_string_equal(cfg.metrics_listen, "");
 	assert_int_equal(cfg.metrics_linger_ms, 60000);
+	assert_string_equal(cfg.metrics_tls_cert, "");
+	assert_string_equal(cfg.metrics_auth_file, "");
 
 	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
 	host[strcspn(host, ".")] = '\0';
@@ -188,7 +190,10 @@ static void test_every_key(void **state)
 		      "log_level = debug\n"
 		      "private_data = yes\n"
 		      "metrics_listen = 127.0.0.1:9464\n"
-		      "metrics_linger = 2.5\n");
+		      "metrics_linger = 2.5\n"
+		      "metrics_tls_cert = /etc/ioacct/cert.pem\n"
+		      "metrics_tls_key = /etc/ioacct/key.pem\n"
+		      "metrics_auth_file = /etc/ioacct/metrics.passwd\n");
 	assert_string_equal(cfg.socket_path, "/tmp/s.sock");
 	assert_string_equal(cfg.db_path, "/data/ioacct.db");
 	assert_string_equal(cfg.pid_file, "/tmp/d.pid");
@@ -209,6 +214,9 @@ static void test_every_key(void **state)
 	assert_true(cfg.private_data);
 	assert_string_equal(cfg.metrics_listen, "127.0.0.1:9464");
 	assert_int_equal(cfg.metrics_linger_ms, 2500);
+	assert_string_equal(cfg.metrics_tls_cert, "/etc/ioacct/cert.pem");
+	assert_string_equal(cfg.metrics_tls_key, "/etc/ioacct/key.pem");
+	assert_string_equal(cfg.metrics_auth_file, "/etc/ioacct/metrics.passwd");
 
 	load_ok(&cfg, "detach_when_idle = no\n");
 	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_NO);
@@ -295,6 +303,7 @@ static void test_whitespace(void **state)
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, cgroup_v1_hierarchy, cgroup_mode, cgroup_parent, cluster, "
 		   "node, log_level, private_data, metrics_listen, metrics_linger, "
+		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, "
 		   "advice_small_requests_share, "
 		   "advice_small_requests_min, advice_rw_intensive_share, advice_meta_time_share, "
 		   "advice_meta_time_min, advice_meta_time_high, advice_meta_ops_per_mib, "
@@ -379,6 +388,7 @@ static void test_unknown_key(void **state)
 		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
 		"log_level", "private_data", "metrics_listen", "metrics_linger",
+		"metrics_tls_cert", "metrics_tls_key", "metrics_auth_file",
 		"advice_small_requests_share", "advice_small_requests_min",
 		"advice_rw_intensive_share", "advice_meta_time_share", "advice_meta_time_min",
 		"advice_meta_time_high", "advice_meta_ops_per_mib", "advice_meta_ops_min",
