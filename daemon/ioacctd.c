@@ -25,11 +25,13 @@
 
 #include "jobs.h"
 #include "log.h"
+#include "metrics.h"
 #include "probes.h"
 #include "procfs.h"
 #include "proto.h"
 #include "server.h"
 #include "store.h"
+#include "util.h"
 
 struct daemon_opts {
 	bool foreground;
@@ -39,6 +41,7 @@ struct daemon_opts {
 	const char *probe_mode;
 	const char *bin_width;
 	const char *node_name;
+	const char *metrics_listen;
 	bool verbose;
 };
 
@@ -78,14 +81,6 @@ static void on_sigbus_say_why(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -99,6 +94,8 @@ static void usage(FILE *out)
 		"      --probe-mode MODE    auto, fentry, kprobe or tracepoint (config: probe_mode)\n"
 		"      --bin-width SECONDS  default time bin width (config: bin_width)\n"
 		"      --node-name NAME     this node's name when the client sends none (config: node_name)\n"
+		"      --metrics-listen ADDR:PORT  serve /metrics for Prometheus there\n"
+		"                           (config: metrics_listen; e.g. 127.0.0.1:9464)\n"
 		"  -v, --verbose            log debug messages\n"
 		"  -h, --help               show this help\n"
 		"  -V, --version            show the version\n"
@@ -109,7 +106,7 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct daemon_opts *o)
 {
-	enum { OPT_SOCKET = 256, OPT_DB, OPT_PROBE, OPT_BIN, OPT_NODE };
+	enum { OPT_SOCKET = 256, OPT_DB, OPT_PROBE, OPT_BIN, OPT_NODE, OPT_METRICS };
 	static const struct option longopts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "config", required_argument, NULL, 'c' },
@@ -118,6 +115,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "probe-mode", required_argument, NULL, OPT_PROBE },
 		{ "bin-width", required_argument, NULL, OPT_BIN },
 		{ "node-name", required_argument, NULL, OPT_NODE },
+		{ "metrics-listen", required_argument, NULL, OPT_METRICS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -147,6 +145,9 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 			break;
 		case OPT_NODE:
 			o->node_name = optarg;
+			break;
+		case OPT_METRICS:
+			o->metrics_listen = optarg;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -190,6 +191,7 @@ static int load_config(const struct daemon_opts *o, struct ioacct_config *cfg)
 	OVERRIDE(o->probe_mode, "probe_mode")
 	OVERRIDE(o->bin_width, "bin_width")
 	OVERRIDE(o->node_name, "node_name")
+	OVERRIDE(o->metrics_listen, "metrics_listen")
 #undef OVERRIDE
 	if (o->verbose)
 		cfg->log_level = IOACCT_LOG_DEBUG;
@@ -315,10 +317,10 @@ static void on_undelivered(void *ctx, uid_t uid, const struct ioacct_request *re
 
 /* Serves clients, and drains closed bins on schedule whatever the clients do. */
 static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registry *reg,
-		 struct ioacct_export *ex)
+		 struct ioacct_export *ex, struct ioacct_metrics *metrics)
 {
 	struct ioacct_server *srv = ioacct_server_create(lfd, reg);
-	uint64_t next_drain = now_ms() + cfg->drain_interval_ms;
+	uint64_t next_drain = ioacct_mono_ms() + cfg->drain_interval_ms;
 	int ret = 0;
 
 	if (!srv) {
@@ -327,7 +329,7 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 	}
 	ioacct_server_set_undelivered(srv, on_undelivered, reg);
 	while (!stop_signal) {
-		uint64_t now = now_ms();
+		uint64_t now = ioacct_mono_ms();
 		int timeout = next_drain > now ? (int)(next_drain - now) : 0;
 
 		if (timeout > 1000)
@@ -337,11 +339,15 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 			break;
 		/* A request may have finished a job: the exporter looks now. */
 		ioacct_export_poke(ex);
-		now = now_ms();
+		now = ioacct_mono_ms();
 		if (now >= next_drain) {
+			uint64_t t0 = ioacct_mono_ns();
+
 			ioacct_registry_drain(reg, false);
 			ioacct_registry_reap(reg);
 			ioacct_export_poke(ex);
+			/* /metrics: rebuilt here, never by a scrape (metrics.h). */
+			ioacct_metrics_update(metrics, reg, ioacct_mono_ns() - t0);
 			next_drain = now + cfg->drain_interval_ms;
 		}
 	}
@@ -376,13 +382,13 @@ static struct ioacct_store *store_open_checked(const char *path)
 		log_err("%s", err);
 		return NULL;
 	}
-	t0 = now_ms();
+	t0 = ioacct_mono_ms();
 	if (ioacct_store_quick_check(st)) {
 		log_err("%s", ioacct_store_errmsg(st));
 		ioacct_store_close(st);
 		return NULL;
 	}
-	log_info("store %s checked (quick_check) in %llu ms", path, (unsigned long long)(now_ms() - t0));
+	log_info("store %s checked (quick_check) in %llu ms", path, (unsigned long long)(ioacct_mono_ms() - t0));
 	return st;
 }
 
@@ -394,6 +400,7 @@ int main(int argc, char **argv)
 	struct ioacct_probes *probes = NULL;
 	struct ioacct_registry *reg = NULL;
 	struct ioacct_export *ex = NULL;
+	struct ioacct_metrics *metrics = NULL;
 	struct ioacct_probes_opts popts;
 	struct sigaction sa;
 	char err[1024], dbdir[PATH_MAX];
@@ -426,6 +433,11 @@ int main(int argc, char **argv)
 
 	if (pidfile_open(cfg.pid_file, &pidfd))
 		goto out;
+	/* Before the probes: a taken address must fail before anything is loaded. */
+	if (cfg.metrics_listen[0] && !(metrics = ioacct_metrics_start(&cfg, err, sizeof(err)))) {
+		log_err("%s", err);
+		goto out;
+	}
 	store = store_open_checked(cfg.db_path);
 	if (!store)
 		goto out;
@@ -463,6 +475,10 @@ int main(int argc, char **argv)
 	}
 	if (ioacct_registry_restore(reg))
 		goto out;
+	if (metrics) {
+		ioacct_metrics_update(metrics, reg, 0);
+		log_info("serving /metrics on %s", cfg.metrics_listen);
+	}
 	if (socket_open(cfg.socket_path, &lfd))
 		goto out;
 	log_info("ioacctd %s serving %s, store %s, node %s", PACKAGE_VERSION, cfg.socket_path,
@@ -470,7 +486,7 @@ int main(int argc, char **argv)
 	/* Without the cluster store jobs are still counted and kept: the outbox waits. */
 	ioacct_export_start(&cfg, &ex);
 
-	ret = serve(&cfg, lfd, reg, ex) ? 1 : 0;
+	ret = serve(&cfg, lfd, reg, ex, metrics) ? 1 : 0;
 	log_info("stopping on signal %d", (int)stop_signal);
 	ioacct_registry_drain(reg, false);
 	ioacct_registry_counts(reg, &njobs, &ncg);
@@ -480,6 +496,7 @@ out:
 		close(lfd);
 		unlink(cfg.socket_path);
 	}
+	ioacct_metrics_stop(metrics);
 	if (probes && njobs)
 		log_info("%u jobs still running: the probes stay attached and keep counting", njobs);
 	ioacct_registry_destroy(reg);

@@ -1171,6 +1171,66 @@ static const struct ioacct_mount *jd_mount(const struct ioacct_jobdata *jd, uint
 	return tmp;
 }
 
+int ioacct_registry_kernel_read(struct ioacct_registry *r, struct ioacct_probe_entry **e,
+				size_t *n)
+{
+	struct drain_ctx c = { .r = r, .all = true, .only_slot = -1 };
+
+	*e = NULL;
+	*n = 0;
+	return ioacct_probes_read(r->probes, want_entry, &c, e, n);
+}
+
+int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, struct djob *j,
+			     const struct ioacct_probe_entry *e, size_t n, struct ioacct_job *job,
+			     struct ioacct_reply *rep)
+{
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_mount tmp;
+	size_t cap = rep->nrows;
+	int ret;
+
+	/* Totals alone: a running job's are summed in SQL, its series are not needed. */
+	ret = ioacct_store_job_load_totals(r->store, job_key, &jd);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < jd->ntotals; i++) {
+		const struct ioacct_sample *t = &jd->totals[i];
+
+		if (rows_add(rep, &cap, t->step_id, t->op, jd_mount(jd, t->mnt_id, &tmp), &t->c))
+			goto nomem;
+	}
+	for (size_t i = 0; j && i < n; i++) {
+		struct dstep *s = e[i].slot < r->nslots ? r->slots[e[i].slot] : NULL;
+		const struct ioacct_mount *m;
+
+		if (!s || s->job != j)
+			continue;
+		m = job_mount(j, e[i].mnt_id);
+		if (!m)
+			m = jd_mount(jd, e[i].mnt_id, &tmp);
+		if (rows_add(rep, &cap, s->step_id, e[i].op, m, &e[i].c))
+			goto nomem;
+	}
+	for (size_t i = 0; j && i < j->nsteps; i++) {
+		uint64_t ev, by;
+
+		if (ioacct_probes_dropped(r->probes, j->steps[i]->slot, &ev, &by, false) == 0) {
+			rep->dropped_events += ev;
+			rep->dropped_bytes += by;
+		}
+	}
+	rep->dropped_events += jd->job.dropped_events;
+	rep->dropped_bytes += jd->job.dropped_bytes;
+	if (job)
+		*job = jd->job;
+	ioacct_jobdata_free(jd);
+	return 0;
+nomem:
+	ioacct_jobdata_free(jd);
+	return -ENOMEM;
+}
+
 /* Counts so far of a running job: what the store has plus what the kernel holds. */
 static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_query *req,
 			    uid_t peer, struct ioacct_reply *rep)
@@ -1178,10 +1238,8 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 	const char *cluster = req->cluster[0] ? req->cluster :
 			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
 	struct djob *j = job_lookup(r, cluster, req->job_id);
-	struct ioacct_jobdata *jd = NULL;
 	struct ioacct_probe_entry *e = NULL;
-	struct ioacct_mount tmp;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	int ret;
 
 	if (!j) {
@@ -1193,55 +1251,28 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 		set_error(rep, -EPERM, "job %llu belongs to another user", (unsigned long long)req->job_id);
 		return;
 	}
-	ret = ioacct_store_job_load(r->store, j->job.key, &jd);
+	if (ioacct_registry_kernel_read(r, &e, &n)) {
+		/* As before: the store's part alone when the kernel cannot be read. */
+		free(e);
+		e = NULL;
+		n = 0;
+	}
+	ret = ioacct_registry_snapshot(r, j->job.key, j, e, n, NULL, rep);
+	free(e);
+	if (ret == -ENOMEM) {
+		set_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
 	if (ret) {
 		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 		return;
 	}
-	for (size_t i = 0; i < jd->ntotals; i++) {
-		const struct ioacct_sample *t = &jd->totals[i];
-
-		if (rows_add(rep, &cap, t->step_id, t->op, jd_mount(jd, t->mnt_id, &tmp), &t->c))
-			goto nomem;
-	}
-	struct drain_ctx c = { .r = r, .all = true, .only_slot = -1 };
-	if (ioacct_probes_read(r->probes, want_entry, &c, &e, &n) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			struct dstep *s = r->slots[e[i].slot];
-			const struct ioacct_mount *m;
-
-			if (s->job != j)
-				continue;
-			m = job_mount(j, e[i].mnt_id);
-			if (!m)
-				m = jd_mount(jd, e[i].mnt_id, &tmp);
-			if (rows_add(rep, &cap, s->step_id, e[i].op, m, &e[i].c))
-				goto nomem;
-		}
-	}
-	for (size_t i = 0; i < j->nsteps; i++) {
-		uint64_t ev, by;
-
-		if (ioacct_probes_dropped(r->probes, j->steps[i]->slot, &ev, &by, false) == 0) {
-			rep->dropped_events += ev;
-			rep->dropped_bytes += by;
-		}
-	}
-	rep->dropped_events += jd->job.dropped_events;
-	rep->dropped_bytes += jd->job.dropped_bytes;
 	rep->job_id = j->job.job_id;
 	rep->job_key = j->job.key;
 	rep->start_ns = j->job.start_ns;
 	rep->start_mono_ns = j->start_mono_ns;
 	rep->bin_width_ns = j->job.bin_width_ns;
 	ioacct_strlcpy(rep->probe_mode, j->job.probe_mode, sizeof(rep->probe_mode));
-	free(e);
-	ioacct_jobdata_free(jd);
-	return;
-nomem:
-	free(e);
-	ioacct_jobdata_free(jd);
-	set_error(rep, -ENOMEM, "out of memory");
 }
 
 /*

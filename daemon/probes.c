@@ -1285,3 +1285,29 @@ uint32_t ioacct_probes_fmode_created(const struct ioacct_probes *p)
 {
 	return p->st.fmode_created;
 }
+
+/* ---- run time of the programs (kernel.bpf_stats_enabled) ------------------------------- */
+
+int ioacct_probes_run_stats(struct ioacct_probes *p, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_program *prog;
+	bool any = false;
+
+	*run_ns = 0;
+	*run_cnt = 0;
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		*run_ns += info.run_time_ns;
+		*run_cnt += info.run_cnt;
+		any = true;
+	}
+	return any ? 0 : -ENOENT;
+}

@@ -132,4 +132,11 @@ int ioacct_probes_dropped(struct ioacct_probes *p, uint32_t slot, uint64_t *even
 int ioacct_probes_calibrate(struct ioacct_probes *p, const char *dir, char *err, size_t errlen);
 uint32_t ioacct_probes_fmode_created(const struct ioacct_probes *p);
 
+/*
+ * Time spent in and runs of the loaded programs, summed; the kernel counts
+ * them only while sysctl kernel.bpf_stats_enabled is 1. -ENOENT when no
+ * program is loaded by this daemon.
+ */
+int ioacct_probes_run_stats(struct ioacct_probes *p, uint64_t *run_ns, uint64_t *run_cnt);
+
 #endif /* IOACCT_PROBES_H */

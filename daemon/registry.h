@@ -91,6 +91,23 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 int ioacct_registry_job_end(struct ioacct_registry *r, struct djob *j, const char *state,
 			    int32_t exit_code);
 
+/*
+ * Every entry the kernel holds for the watched slots, open bins included;
+ * *e malloc'd. For ioacct_registry_snapshot(), read once for many jobs.
+ */
+int ioacct_registry_kernel_read(struct ioacct_registry *r, struct ioacct_probe_entry **e,
+				size_t *n);
+/*
+ * A job's counts so far, added to rep's rows (one per step, mount and op) and
+ * dropped counters: the store's totals plus, when j is the running job, its
+ * entries among the n kernel entries e. With j NULL (a finished job) the
+ * store's alone. *job, when not NULL, gets the job as stored. 0, -ENOMEM, or
+ * the store's error.
+ */
+int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, struct djob *j,
+			     const struct ioacct_probe_entry *e, size_t n, struct ioacct_job *job,
+			     struct ioacct_reply *rep);
+
 /* Re-creates, at start, the jobs the store has RUNNING but no watch of (see reaper.c). */
 int ioacct_registry_adopt_running(struct ioacct_registry *r);
 

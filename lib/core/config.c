@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ enum key_type {
 	KEY_LOG_LEVEL,
 	KEY_BOOL,
 	KEY_CONNINFO,      /* a libpq connection string without a password */
+	KEY_LISTEN,        /* IPv4:PORT or [IPv6]:PORT */
 };
 
 struct key {
@@ -71,6 +73,11 @@ static const struct key keys[] = {
 	{ "cluster_db", KEY_CONNINFO, FIELD(cluster_db), 0, 0 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
+	{ "metrics_listen", KEY_LISTEN, FIELD(metrics_listen), 0, 0 },
+	{ "metrics_linger", KEY_SECONDS_MS, FIELD(metrics_linger_ms), 0, 86400 * NSEC_PER_SEC },
+	{ "metrics_tls_cert", KEY_PATH, FIELD(metrics_tls_cert), 0, 0 },
+	{ "metrics_tls_key", KEY_PATH, FIELD(metrics_tls_key), 0, 0 },
+	{ "metrics_auth_file", KEY_PATH, FIELD(metrics_auth_file), 0, 0 },
 	/* Thresholds of the report's advice (lib/report/report.c). */
 	{ "advice_small_requests_share", KEY_UINT32, FIELD(advice.small_share), 0, 100 },
 	{ "advice_small_requests_min", KEY_UINT32, FIELD(advice.small_min), 0, UINT32_MAX },
@@ -307,6 +314,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 		*dot = '\0';
 	cfg->log_level = IOACCT_LOG_INFO;
 	cfg->private_data = false;
+	cfg->metrics_linger_ms = 60000;
 	ioacct_advice_limits_defaults(&cfg->advice);
 }
 
@@ -569,6 +577,64 @@ static int set_bool(const struct key *k, bool *field, const char *value, char *e
 	return -EINVAL;
 }
 
+int ioacct_listen_parse(const char *s, int *family, void *addr, uint16_t *port)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *colon;
+	uint64_t p;
+	size_t len;
+	int fam = AF_INET;
+
+	if (s[0] == '[') {
+		colon = strstr(s, "]:");
+		if (!colon)
+			return -EINVAL;
+		len = (size_t)(colon - s - 1);
+		s++;
+		colon++;
+		fam = AF_INET6;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -EINVAL;
+		len = (size_t)(colon - s);
+	}
+	if (len == 0 || len >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, len);
+	host[len] = '\0';
+	if (parse_uint(colon + 1, 1, 65535, &p))
+		return -EINVAL;
+	{
+		unsigned char buf[sizeof(struct in6_addr)];
+
+		if (inet_pton(fam, host, buf) != 1)
+			return -EINVAL;
+		if (addr)
+			memcpy(addr, buf, fam == AF_INET ? sizeof(struct in_addr) : sizeof(struct in6_addr));
+	}
+	if (family)
+		*family = fam;
+	if (port)
+		*port = (uint16_t)p;
+	return 0;
+}
+
+static int set_listen(const struct key *k, char *dst, const char *value, char *err,
+		      size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+
+	if (strlen(value) >= k->size || ioacct_listen_parse(value, NULL, NULL, NULL)) {
+		set_err(err, errlen,
+			"%s: %s is not ADDRESS:PORT (e.g. 127.0.0.1:9464 or [::1]:9464; "
+			"port 1 .. 65535, numeric address)", k->name, quote(value, q, sizeof(q)));
+		return -EINVAL;
+	}
+	ioacct_strlcpy(dst, value, k->size);
+	return 0;
+}
+
 static int set_key(struct ioacct_config *cfg, const struct key *k, const char *value, char *err,
 		   size_t errlen)
 {
@@ -601,6 +667,8 @@ static int set_key(struct ioacct_config *cfg, const struct key *k, const char *v
 		return set_bool(k, field, value, err, errlen);
 	case KEY_CONNINFO:
 		return set_conninfo(k, field, value, err, errlen);
+	case KEY_LISTEN:
+		return set_listen(k, field, value, err, errlen);
 	}
 	return -EINVAL;
 }

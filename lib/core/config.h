@@ -58,6 +58,11 @@ struct ioacct_config {
 	char cluster_db[1024];           /* cluster_db = (empty: no cluster store): libpq connection string */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
+	char metrics_listen[64];         /* metrics_listen = (empty: off) ADDR:PORT of /metrics */
+	uint64_t metrics_linger_ms;      /* metrics_linger = 60: seconds a finished job stays in /metrics */
+	char metrics_tls_cert[PATH_MAX]; /* metrics_tls_cert = (empty: plain HTTP) PEM certificate chain */
+	char metrics_tls_key[PATH_MAX];  /* metrics_tls_key = (empty) its PEM private key */
+	char metrics_auth_file[PATH_MAX]; /* metrics_auth_file = (empty: no auth) user:crypt-hash lines */
 	struct ioacct_advice_limits advice; /* advice_* = see report.h: report thresholds */
 };
 
@@ -80,6 +85,13 @@ int ioacct_config_set(struct ioacct_config *cfg, const char *key, const char *va
  * into nanoseconds; -EINVAL when malformed, -ERANGE when outside [min_ns, max_ns].
  */
 int ioacct_parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out_ns);
+
+/*
+ * Parses metrics_listen's "IPv4:PORT" or "[IPv6]:PORT" (numeric address):
+ * family AF_INET or AF_INET6, addr (struct in_addr or in6_addr, network
+ * order) and port (host order); any output may be NULL. -EINVAL otherwise.
+ */
+int ioacct_listen_parse(const char *s, int *family, void *addr, uint16_t *port);
 
 const char *ioacct_probe_mode_name(enum ioacct_probe_mode mode);
 int ioacct_probe_mode_from_name(const char *name); /* -1 when unknown */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -131,6 +132,10 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.log_level, IOACCT_LOG_INFO);
 	assert_false(cfg.private_data);
 	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_AUTO);
+	assert_string_equal(cfg.metrics_listen, "");
+	assert_int_equal(cfg.metrics_linger_ms, 60000);
+	assert_string_equal(cfg.metrics_tls_cert, "");
+	assert_string_equal(cfg.metrics_auth_file, "");
 
 	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
 	host[strcspn(host, ".")] = '\0';
@@ -183,7 +188,12 @@ static void test_every_key(void **state)
 		      "cluster = tera-1.x_y\n"
 		      "node = n042\n"
 		      "log_level = debug\n"
-		      "private_data = yes\n");
+		      "private_data = yes\n"
+		      "metrics_listen = 127.0.0.1:9464\n"
+		      "metrics_linger = 2.5\n"
+		      "metrics_tls_cert = /etc/ioacct/cert.pem\n"
+		      "metrics_tls_key = /etc/ioacct/key.pem\n"
+		      "metrics_auth_file = /etc/ioacct/metrics.passwd\n");
 	assert_string_equal(cfg.socket_path, "/tmp/s.sock");
 	assert_string_equal(cfg.db_path, "/data/ioacct.db");
 	assert_string_equal(cfg.pid_file, "/tmp/d.pid");
@@ -202,6 +212,11 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.node, "n042");
 	assert_int_equal(cfg.log_level, IOACCT_LOG_DEBUG);
 	assert_true(cfg.private_data);
+	assert_string_equal(cfg.metrics_listen, "127.0.0.1:9464");
+	assert_int_equal(cfg.metrics_linger_ms, 2500);
+	assert_string_equal(cfg.metrics_tls_cert, "/etc/ioacct/cert.pem");
+	assert_string_equal(cfg.metrics_tls_key, "/etc/ioacct/key.pem");
+	assert_string_equal(cfg.metrics_auth_file, "/etc/ioacct/metrics.passwd");
 
 	/* node_name is node's new name; the old one is still read. */
 	load_ok(&cfg, "node_name = mc2\n");
@@ -304,7 +319,9 @@ static void test_whitespace(void **state)
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, cgroup_v1_hierarchy, cgroup_mode, cgroup_parent, cluster, "
-		   "node_name, node, cluster_db, log_level, private_data, advice_small_requests_share, "
+		   "node_name, node, cluster_db, log_level, private_data, metrics_listen, metrics_linger, "
+		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, "
+		   "advice_small_requests_share, "
 		   "advice_small_requests_min, advice_rw_intensive_share, advice_meta_time_share, "
 		   "advice_meta_time_min, advice_meta_time_high, advice_meta_ops_per_mib, "
 		   "advice_meta_ops_min, advice_fsync_min, advice_fsync_write_share, "
@@ -387,7 +404,9 @@ static void test_unknown_key(void **state)
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
 		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
-		"log_level", "private_data", "advice_small_requests_share", "advice_small_requests_min",
+		"log_level", "private_data", "metrics_listen", "metrics_linger",
+		"metrics_tls_cert", "metrics_tls_key", "metrics_auth_file",
+		"advice_small_requests_share", "advice_small_requests_min",
 		"advice_rw_intensive_share", "advice_meta_time_share", "advice_meta_time_min",
 		"advice_meta_time_high", "advice_meta_ops_per_mib", "advice_meta_ops_min",
 		"advice_fsync_min", "advice_fsync_write_share", "advice_tiny_files_min",
@@ -477,6 +496,44 @@ static void test_bad_values(void **state)
 	value_fails("node", "n/1",
 		    "node: \"n/1\" is not valid: use letters, digits, '_', '.' and '-', at most 255 "
 		    "characters");
+}
+
+/* metrics_listen: a numeric address and a port, nothing a resolver would have to look up. */
+static void test_metrics_listen(void **state)
+{
+	static const char *const good[] = { "127.0.0.1:9464", "0.0.0.0:1", "[::1]:65535",
+					    "[::]:9464", "10.1.2.3:80" };
+	static const char *const bad[] = { "127.0.0.1", "localhost:9464", "127.0.0.1:0",
+					   "127.0.0.1:65536", "127.0.0.1:", ":9464", "::1:9464",
+					   "[::1]9464", "[::1]:", "[127.0.0.1]:80", "1.2.3.4:+80",
+					   "1.2.3.4:80 ", "[]:80" };
+	struct ioacct_config cfg;
+	unsigned char addr[16];
+	char err[512], want[512];
+	uint16_t port = 0;
+	int family = 0;
+
+	(void)state;
+	ioacct_config_defaults(&cfg);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_int_equal(ioacct_config_set(&cfg, "metrics_listen", good[i], err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(ioacct_config_set(&cfg, "metrics_listen", bad[i], err, sizeof(err)),
+				 -EINVAL);
+		snprintf(want, sizeof(want), "metrics_listen: \"%s\" is not ADDRESS:PORT (e.g. "
+			 "127.0.0.1:9464 or [::1]:9464; port 1 .. 65535, numeric address)", bad[i]);
+		assert_string_equal(err, want);
+	}
+	assert_int_equal(ioacct_listen_parse("127.0.0.1:9464", &family, addr, &port), 0);
+	assert_int_equal(family, AF_INET);
+	assert_int_equal(port, 9464);
+	assert_memory_equal(addr, "\x7f\0\0\x01", 4);
+	assert_int_equal(ioacct_listen_parse("[::1]:80", &family, addr, &port), 0);
+	assert_int_equal(family, AF_INET6);
+	assert_int_equal(port, 80);
+	assert_memory_equal(addr, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x01", 16);
+	value_fails("metrics_linger", "86401",
+		    "metrics_linger: \"86401\" is out of range (0 .. 86400 seconds)");
 }
 
 static void test_ranges(void **state)
@@ -874,6 +931,7 @@ int main(void)
 		cmocka_unit_test(test_messages_stay_on_one_line),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_parse_seconds),
 		cmocka_unit_test(test_parse_seconds_bounds),
 		cmocka_unit_test(test_booleans),

@@ -1,0 +1,905 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * /metrics for Prometheus: see metrics.h for why the text is built in the
+ * main loop and served from a copy. Prometheus text format 0.0.4; the names
+ * are documented in ioacctd(8).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef HAVE_MHD
+#include <arpa/inet.h>
+#include <crypt.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#endif
+
+#include "log.h"
+#include "metrics.h"
+#include "model.h"
+#include "probes.h"
+#include "registry.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_SEC 1000000000ULL
+/* At most this many scrapes at once; Prometheus makes one per target. */
+#define MAX_CONNECTIONS 16
+/* Seconds an idle or slow connection is kept. */
+#define CONNECTION_TIMEOUT_S 10
+
+/* A growing text buffer; `failed` once an allocation failed, then it stays so. */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = true;
+			return;
+		}
+		if ((size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t ncap = b->cap ? b->cap * 2 : 4096;
+		while (ncap - b->len <= (size_t)n)
+			ncap *= 2;
+		char *np = realloc(b->p, ncap);
+		if (!np) {
+			b->failed = true;
+			return;
+		}
+		b->p = np;
+		b->cap = ncap;
+	}
+}
+
+/* A label value: backslash, double quote and newline escaped, as the format wants. */
+static void sb_label(struct sbuf *b, const char *name, const char *value, bool comma)
+{
+	sb_printf(b, "%s%s=\"", comma ? "," : "", name);
+	for (const char *s = value; *s; s++) {
+		if (*s == '\\')
+			sb_printf(b, "\\\\");
+		else if (*s == '"')
+			sb_printf(b, "\\\"");
+		else if (*s == '\n')
+			sb_printf(b, "\\n");
+		else
+			sb_printf(b, "%c", *s);
+	}
+	sb_printf(b, "\"");
+}
+
+static void sb_free(struct sbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ns as seconds, exactly: "12.000345678". */
+static void sb_seconds(struct sbuf *b, uint64_t ns)
+{
+	sb_printf(b, "%llu.%09llu", (unsigned long long)(ns / NSEC_PER_SEC),
+		  (unsigned long long)(ns % NSEC_PER_SEC));
+}
+
+/* The families of a job's series, in the order they are exposed. */
+enum fam {
+	F_READ_BYTES,
+	F_WRITE_BYTES,
+	F_CALLS,
+	F_ERRORS,
+	F_ERROR_CLASS,
+	F_SECONDS,
+	F_SIZE,
+	F_DROPPED_EVENTS,
+	F_DROPPED_BYTES,
+	F_START,
+	F_RUNNING,
+	NFAM,
+};
+
+static const struct {
+	const char *name, *type, *help;
+} fams[NFAM] = {
+	[F_READ_BYTES] = { "ioacct_read_bytes_total", "counter",
+			   "Bytes read by the job step on the mount." },
+	[F_WRITE_BYTES] = { "ioacct_write_bytes_total", "counter",
+			    "Bytes written by the job step on the mount." },
+	[F_CALLS] = { "ioacct_calls_total", "counter",
+		      "Calls of the operation by the job step on the mount, failed ones included." },
+	[F_ERRORS] = { "ioacct_errors_total", "counter",
+		       "Failed calls of the operation by the job step on the mount." },
+	[F_ERROR_CLASS] = { "ioacct_error_class_total", "counter",
+			    "Failed calls by error class (notfound, access, space, io, other); "
+			    "only the classes that occurred." },
+	[F_SECONDS] = { "ioacct_io_seconds_total", "counter",
+			"Time spent in calls of the operation by the job step on the mount." },
+	[F_SIZE] = { "ioacct_request_size_bytes", "histogram",
+		     "Sizes of the read and write requests (Darshan's access-size bins)." },
+	[F_DROPPED_EVENTS] = { "ioacct_dropped_events_total", "counter",
+			       "Events of the job not counted because a kernel map was full." },
+	[F_DROPPED_BYTES] = { "ioacct_dropped_bytes_total", "counter",
+			      "Bytes of the job's dropped events." },
+	[F_START] = { "ioacct_job_start_time_seconds", "gauge",
+		      "Start of the job, seconds since the epoch." },
+	[F_RUNNING] = { "ioacct_job_running", "gauge",
+			"1 while the job runs, 0 during metrics_linger after its end." },
+};
+
+/* One job's part of the text, family by family: families must not be interleaved. */
+struct mjob {
+	int64_t key;
+	struct sbuf f[NFAM];
+	bool running;
+	bool seen;
+	uint64_t gone_ms;            /* CLOCK_MONOTONIC when it was seen finished */
+	uint64_t dropped_events;
+	struct mjob *next;
+};
+
+struct ioacct_metrics {
+	const struct ioacct_config *cfg;
+	struct mjob *jobs;
+	/* Self metrics. */
+	uint64_t drains;
+	uint64_t drain_ns_total;
+	uint64_t last_drain_ns;
+	uint64_t last_build_ns;
+	uint64_t builds_failed;
+	/* What the server thread serves; NULL until the first build. */
+	pthread_mutex_t lock;
+	char *text;
+	size_t len;
+#ifdef HAVE_MHD
+	struct MHD_Daemon *mhd;
+	char *tls_cert, *tls_key;    /* PEM, read at start: libmicrohttpd wants them in memory */
+	struct cred *creds;          /* metrics_auth_file; none: no authentication */
+	size_t ncreds;
+#endif
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void mjob_free(struct mjob *mj)
+{
+	for (int i = 0; i < NFAM; i++)
+		sb_free(&mj->f[i]);
+	free(mj);
+}
+
+/* `{cluster=..,job_id=..,user=..` without the closing brace. */
+static void job_labels(struct sbuf *b, const struct ioacct_job *job)
+{
+	char id[32];
+
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)job->job_id);
+	sb_printf(b, "{");
+	sb_label(b, "cluster", job->cluster, false);
+	sb_label(b, "job_id", id, true);
+	sb_label(b, "user", job->user[0] ? job->user : "?", true);
+}
+
+static void row_labels(struct sbuf *b, const struct ioacct_job *job,
+		       const struct ioacct_snap_row *row)
+{
+	char step[32];
+
+	job_labels(b, job);
+	sb_label(b, "step", ioacct_step_name(row->step_id, step, sizeof(step)), true);
+	sb_label(b, "mount", row->mount.path, true);
+	sb_label(b, "fstype", row->mount.fstype[0] ? row->mount.fstype : "?", true);
+}
+
+static void row_sample(struct sbuf *b, const char *name, const struct ioacct_job *job,
+		       const struct ioacct_snap_row *row, bool with_op)
+{
+	sb_printf(b, "%s", name);
+	row_labels(b, job, row);
+	if (with_op)
+		sb_label(b, "op", ioacct_op_name(row->op), true);
+}
+
+/* One (step, mount, op) of a job: its lines in each family. */
+static void render_row(struct mjob *mj, const struct ioacct_job *job,
+		       const struct ioacct_snap_row *row)
+{
+	const struct ioacct_counters *c = &row->c;
+
+	if (row->op == IOACCT_OP_READ || row->op == IOACCT_OP_WRITE) {
+		struct sbuf *b = &mj->f[row->op == IOACCT_OP_READ ? F_READ_BYTES : F_WRITE_BYTES];
+		uint64_t cum = 0;
+
+		row_sample(b, fams[row->op == IOACCT_OP_READ ? F_READ_BYTES : F_WRITE_BYTES].name, job,
+			   row, false);
+		sb_printf(b, "} %llu\n", (unsigned long long)c->bytes);
+		b = &mj->f[F_SIZE];
+		for (unsigned int i = 0; i < IOACCT_NR_SIZE_BINS; i++) {
+			char le[32];
+
+			cum += c->size_hist[i];
+			if (i == IOACCT_NR_SIZE_BINS - 1)
+				snprintf(le, sizeof(le), "+Inf");
+			else
+				snprintf(le, sizeof(le), "%llu",
+					 (unsigned long long)ioacct_size_bin_limit(i));
+			row_sample(b, "ioacct_request_size_bytes_bucket", job, row, true);
+			sb_label(b, "le", le, true);
+			sb_printf(b, "} %llu\n", (unsigned long long)cum);
+		}
+		row_sample(b, "ioacct_request_size_bytes_sum", job, row, true);
+		sb_printf(b, "} %llu\n", (unsigned long long)c->bytes);
+		row_sample(b, "ioacct_request_size_bytes_count", job, row, true);
+		sb_printf(b, "} %llu\n", (unsigned long long)cum);
+	}
+	row_sample(&mj->f[F_CALLS], fams[F_CALLS].name, job, row, true);
+	sb_printf(&mj->f[F_CALLS], "} %llu\n", (unsigned long long)c->calls);
+	row_sample(&mj->f[F_ERRORS], fams[F_ERRORS].name, job, row, true);
+	sb_printf(&mj->f[F_ERRORS], "} %llu\n", (unsigned long long)c->errors);
+	for (unsigned int i = 0; i < IOACCT_NR_ERR_CLASSES; i++) {
+		if (!c->errclass[i])
+			continue;
+		row_sample(&mj->f[F_ERROR_CLASS], fams[F_ERROR_CLASS].name, job, row, true);
+		sb_label(&mj->f[F_ERROR_CLASS], "class", ioacct_err_class_name(i), true);
+		sb_printf(&mj->f[F_ERROR_CLASS], "} %llu\n", (unsigned long long)c->errclass[i]);
+	}
+	if (ioacct_counters_unclassified(c)) {
+		row_sample(&mj->f[F_ERROR_CLASS], fams[F_ERROR_CLASS].name, job, row, true);
+		sb_label(&mj->f[F_ERROR_CLASS], "class", "unclassified", true);
+		sb_printf(&mj->f[F_ERROR_CLASS], "} %llu\n",
+			  (unsigned long long)ioacct_counters_unclassified(c));
+	}
+	row_sample(&mj->f[F_SECONDS], fams[F_SECONDS].name, job, row, true);
+	sb_printf(&mj->f[F_SECONDS], "} ");
+	sb_seconds(&mj->f[F_SECONDS], c->ns);
+	sb_printf(&mj->f[F_SECONDS], "\n");
+}
+
+/* Rows whose labels are equal sort together: two mount ids may share a path and type. */
+static int row_cmp(const void *a, const void *b)
+{
+	const struct ioacct_snap_row *x = *(const struct ioacct_snap_row *const *)a;
+	const struct ioacct_snap_row *y = *(const struct ioacct_snap_row *const *)b;
+	int d;
+
+	if (x->step_id != y->step_id)
+		return x->step_id < y->step_id ? -1 : 1;
+	d = strcmp(x->mount.path, y->mount.path);
+	if (d)
+		return d;
+	d = strcmp(x->mount.fstype, y->mount.fstype);
+	if (d)
+		return d;
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	return 0;
+}
+
+/* Renders a job's snapshot into mj, replacing what it had. -ENOMEM. */
+static int render_job(struct mjob *mj, const struct ioacct_job *job, struct ioacct_reply *rep,
+		      bool running)
+{
+	struct ioacct_snap_row **rows = NULL;
+	int ret = 0;
+
+	for (int i = 0; i < NFAM; i++)
+		sb_free(&mj->f[i]);
+	if (rep->nrows && !(rows = calloc(rep->nrows, sizeof(*rows))))
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->nrows; i++)
+		rows[i] = &rep->rows[i];
+	qsort(rows, rep->nrows, sizeof(*rows), row_cmp);
+	for (size_t i = 0; i < rep->nrows;) {
+		struct ioacct_snap_row merged = *rows[i];
+		size_t k = i + 1;
+
+		for (; k < rep->nrows && row_cmp(&rows[i], &rows[k]) == 0; k++)
+			ioacct_counters_add(&merged.c, &rows[k]->c);
+		render_row(mj, job, &merged);
+		i = k;
+	}
+	free(rows);
+	sb_printf(&mj->f[F_DROPPED_EVENTS], "%s", fams[F_DROPPED_EVENTS].name);
+	job_labels(&mj->f[F_DROPPED_EVENTS], job);
+	sb_printf(&mj->f[F_DROPPED_EVENTS], "} %llu\n", (unsigned long long)rep->dropped_events);
+	sb_printf(&mj->f[F_DROPPED_BYTES], "%s", fams[F_DROPPED_BYTES].name);
+	job_labels(&mj->f[F_DROPPED_BYTES], job);
+	sb_printf(&mj->f[F_DROPPED_BYTES], "} %llu\n", (unsigned long long)rep->dropped_bytes);
+	sb_printf(&mj->f[F_START], "%s", fams[F_START].name);
+	job_labels(&mj->f[F_START], job);
+	sb_printf(&mj->f[F_START], "} %lld.%09lld\n", (long long)(job->start_ns / (int64_t)NSEC_PER_SEC),
+		  (long long)(job->start_ns % (int64_t)NSEC_PER_SEC));
+	sb_printf(&mj->f[F_RUNNING], "%s", fams[F_RUNNING].name);
+	job_labels(&mj->f[F_RUNNING], job);
+	sb_printf(&mj->f[F_RUNNING], "} %d\n", running ? 1 : 0);
+	mj->running = running;
+	mj->dropped_events = rep->dropped_events;
+	for (int i = 0; i < NFAM; i++)
+		if (mj->f[i].failed)
+			ret = -ENOMEM;
+	return ret;
+}
+
+static struct mjob *mjob_get(struct ioacct_metrics *m, int64_t key)
+{
+	struct mjob *mj;
+
+	for (mj = m->jobs; mj; mj = mj->next)
+		if (mj->key == key)
+			return mj;
+	mj = calloc(1, sizeof(*mj));
+	if (!mj)
+		return NULL;
+	mj->key = key;
+	mj->next = m->jobs;
+	m->jobs = mj;
+	return mj;
+}
+
+/* Whether sysctl kernel.bpf_stats_enabled is on: only then do programs count their run time. */
+static bool bpf_stats_enabled(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "re");
+	int v = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v == 1;
+}
+
+static void self_metrics(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbuf *b)
+{
+	uint32_t njobs = 0, ncg = 0, entries = 0;
+	uint64_t dropped = 0, run_ns, run_cnt;
+
+	for (struct mjob *mj = m->jobs; mj; mj = mj->next)
+		if (mj->running)
+			dropped += mj->dropped_events;
+	ioacct_registry_counts(r, &njobs, &ncg);
+	sb_printf(b, "# HELP ioacct_up 1: ioacctd is serving.\n# TYPE ioacct_up gauge\nioacct_up 1\n");
+	sb_printf(b, "# HELP ioacct_build_info The version of ioacctd.\n"
+		     "# TYPE ioacct_build_info gauge\nioacct_build_info{version=\"%s\"} 1\n",
+		  PACKAGE_VERSION);
+	sb_printf(b, "# HELP ioacct_jobs_watched Jobs running under ioacct.\n"
+		     "# TYPE ioacct_jobs_watched gauge\nioacct_jobs_watched %u\n", njobs);
+	sb_printf(b, "# HELP ioacct_cgroups_watched Cgroups the probes watch.\n"
+		     "# TYPE ioacct_cgroups_watched gauge\nioacct_cgroups_watched %u\n", ncg);
+	if (ioacct_probes_count(r->probes, &entries) == 0)
+		sb_printf(b, "# HELP ioacct_kernel_entries Entries in the kernel's counter map.\n"
+			     "# TYPE ioacct_kernel_entries gauge\nioacct_kernel_entries %u\n"
+			     "# HELP ioacct_kernel_entries_max Size of the kernel's counter map "
+			     "(max_entries).\n# TYPE ioacct_kernel_entries_max gauge\n"
+			     "ioacct_kernel_entries_max %u\n", entries, m->cfg->max_entries);
+	sb_printf(b, "# HELP ioacct_running_dropped_events Events dropped so far by the running "
+		     "jobs (kernel map full).\n# TYPE ioacct_running_dropped_events gauge\n"
+		     "ioacct_running_dropped_events %llu\n", (unsigned long long)dropped);
+	sb_printf(b, "# HELP ioacct_drains_total Drains of closed bins into the store.\n"
+		     "# TYPE ioacct_drains_total counter\nioacct_drains_total %llu\n",
+		  (unsigned long long)m->drains);
+	sb_printf(b, "# HELP ioacct_drain_seconds_total Time spent draining.\n"
+		     "# TYPE ioacct_drain_seconds_total counter\nioacct_drain_seconds_total ");
+	sb_seconds(b, m->drain_ns_total);
+	sb_printf(b, "\n# HELP ioacct_last_drain_seconds Duration of the last drain.\n"
+		     "# TYPE ioacct_last_drain_seconds gauge\nioacct_last_drain_seconds ");
+	sb_seconds(b, m->last_drain_ns);
+	sb_printf(b, "\n# HELP ioacct_metrics_build_seconds Time the last build of this page took.\n"
+		     "# TYPE ioacct_metrics_build_seconds gauge\nioacct_metrics_build_seconds ");
+	sb_seconds(b, m->last_build_ns);
+	sb_printf(b, "\n# HELP ioacct_metrics_build_failures_total Builds of this page that failed "
+		     "(the previous page was served).\n"
+		     "# TYPE ioacct_metrics_build_failures_total counter\n"
+		     "ioacct_metrics_build_failures_total %llu\n", (unsigned long long)m->builds_failed);
+	sb_printf(b, "# HELP ioacct_probe_mode_info The probe backend in use.\n"
+		     "# TYPE ioacct_probe_mode_info gauge\nioacct_probe_mode_info");
+	sb_printf(b, "{");
+	sb_label(b, "mode", ioacct_probes_mode(r->probes), false);
+	sb_printf(b, "} 1\n");
+	sb_printf(b, "# HELP ioacct_probes_attached 1 when the programs are attached.\n"
+		     "# TYPE ioacct_probes_attached gauge\nioacct_probes_attached %d\n",
+		  ioacct_probes_attached(r->probes) ? 1 : 0);
+	if (bpf_stats_enabled() && ioacct_probes_run_stats(r->probes, &run_ns, &run_cnt) == 0) {
+		sb_printf(b, "# HELP ioacct_bpf_run_seconds_total Time spent in ioacct's BPF programs "
+			     "(while kernel.bpf_stats_enabled is 1).\n"
+			     "# TYPE ioacct_bpf_run_seconds_total counter\nioacct_bpf_run_seconds_total ");
+		sb_seconds(b, run_ns);
+		sb_printf(b, "\n# HELP ioacct_bpf_runs_total Runs of ioacct's BPF programs "
+			     "(while kernel.bpf_stats_enabled is 1).\n"
+			     "# TYPE ioacct_bpf_runs_total counter\nioacct_bpf_runs_total %llu\n",
+			  (unsigned long long)run_cnt);
+	}
+}
+
+/* Builds the whole page; -ENOMEM, or the error that kept the counts from being read. */
+static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbuf *out)
+{
+	struct ioacct_probe_entry *e = NULL;
+	uint64_t now_ms = mono_ns() / 1000000;
+	size_t n = 0;
+	int ret;
+
+	/*
+	 * Without the kernel's part a running job's counters would go back:
+	 * serve the previous page rather than a wrong one.
+	 */
+	ret = ioacct_registry_kernel_read(r, &e, &n);
+	if (ret) {
+		log_warn("metrics: cannot read the kernel's counters: %s; /metrics keeps its "
+			 "previous page", strerror(-ret));
+		free(e);
+		return ret;
+	}
+	for (struct mjob *mj = m->jobs; mj; mj = mj->next)
+		mj->seen = false;
+	for (struct djob *j = r->jobs; j; j = j->next) {
+		struct ioacct_reply rep = { 0 };
+		struct ioacct_job job;
+		struct mjob *mj = mjob_get(m, j->job.key);
+
+		if (!mj) {
+			ret = -ENOMEM;
+			break;
+		}
+		mj->seen = true;
+		ret = ioacct_registry_snapshot(r, j->job.key, j, e, n, &job, &rep);
+		if (ret == 0)
+			ret = render_job(mj, &job, &rep, true);
+		ioacct_reply_free(&rep);
+		if (ret)
+			break;
+	}
+	free(e);
+	if (ret) {
+		log_warn("metrics: cannot build /metrics: %s; it keeps its previous page",
+			 ret == -ENOMEM ? "out of memory" : ioacct_store_errmsg(r->store));
+		return ret;
+	}
+	/* Jobs that left the registry since: their final counts, once, from the store. */
+	for (struct mjob **pp = &m->jobs; *pp;) {
+		struct mjob *mj = *pp;
+
+		if (!mj->seen && mj->running) {
+			struct ioacct_reply rep = { 0 };
+			struct ioacct_job job;
+
+			ret = ioacct_registry_snapshot(r, mj->key, NULL, NULL, 0, &job, &rep);
+			if (ret == 0)
+				ret = render_job(mj, &job, &rep, false);
+			ioacct_reply_free(&rep);
+			mj->gone_ms = now_ms;
+			if (ret) {
+				/* Undone registrations are deleted from the store: nothing to show. */
+				if (ret != -ENOENT)
+					log_warn("metrics: job key %lld left without its final counts: %s",
+						 (long long)mj->key, ret == -ENOMEM ? "out of memory" :
+						 ioacct_store_errmsg(r->store));
+				mj->running = false;
+				mj->gone_ms = 0;
+			}
+		}
+		if (!mj->seen && !mj->running && now_ms - mj->gone_ms >= m->cfg->metrics_linger_ms) {
+			*pp = mj->next;
+			mjob_free(mj);
+			continue;
+		}
+		pp = &mj->next;
+	}
+	self_metrics(m, r, out);
+	for (int f = 0; f < NFAM; f++) {
+		sb_printf(out, "# HELP %s %s\n# TYPE %s %s\n", fams[f].name, fams[f].help,
+			  fams[f].name, fams[f].type);
+		for (struct mjob *mj = m->jobs; mj; mj = mj->next)
+			if (mj->f[f].len)
+				sb_printf(out, "%.*s", (int)mj->f[f].len, mj->f[f].p);
+	}
+	return out->failed ? -ENOMEM : 0;
+}
+
+void ioacct_metrics_update(struct ioacct_metrics *m, struct ioacct_registry *r, uint64_t drain_ns)
+{
+	struct sbuf out = { 0 };
+	uint64_t t0 = mono_ns();
+	char *old;
+
+	if (!m)
+		return;
+	if (drain_ns) {
+		m->drains++;
+		m->drain_ns_total += drain_ns;
+		m->last_drain_ns = drain_ns;
+	}
+	if (build(m, r, &out)) {
+		m->builds_failed++;
+		sb_free(&out);
+		return;
+	}
+	m->last_build_ns = mono_ns() - t0;
+	pthread_mutex_lock(&m->lock);
+	old = m->text;
+	m->text = out.p;
+	m->len = out.len;
+	pthread_mutex_unlock(&m->lock);
+	free(old);
+}
+
+#ifdef HAVE_MHD
+
+/* Bounds of what metrics_auth_file and the TLS files may hold. */
+#define AUTH_FILE_MAX (64 * 1024)
+#define PEM_FILE_MAX (1024 * 1024)
+
+struct cred {
+	char *user;
+	char *hash;                  /* crypt(3): $y$ (yescrypt), $2b$ (bcrypt), $6$ (SHA-512) */
+};
+
+/* A whole small file, NUL-terminated; -errno, or -EFBIG beyond max bytes. */
+static int read_small_file(const char *path, size_t max, char **out)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t n;
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	buf = malloc(max + 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	n = fread(buf, 1, max + 1, f);
+	if (ferror(f))
+		ret = -EIO;
+	else if (n > max)
+		ret = -EFBIG;
+	else if (memchr(buf, '\0', n))
+		ret = -EINVAL;
+	buf[n <= max ? n : max] = '\0';
+out:
+	fclose(f);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* metrics_auth_file: "user:hash" lines; '#' lines and blank lines are skipped. */
+static int load_creds(struct ioacct_metrics *m, const char *path, char *err, size_t errlen)
+{
+	char *text = NULL, *line;
+	unsigned int lineno = 0;
+	int ret;
+
+	ret = read_small_file(path, AUTH_FILE_MAX, &text);
+	if (ret) {
+		snprintf(err, errlen, "metrics_auth_file %s: %s", path,
+			 ret == -EFBIG ? "larger than 64 KiB" :
+			 ret == -EINVAL ? "NUL byte in the file" : strerror(-ret));
+		return ret;
+	}
+	/* strsep, not strtok: empty lines count, so that messages give the right line. */
+	for (char *p = text; (line = strsep(&p, "\n"));) {
+		char *colon, *hash;
+		struct cred *nc;
+
+		lineno++;
+		line[strcspn(line, "\r")] = '\0';
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		colon = strchr(line, ':');
+		hash = colon ? colon + 1 : NULL;
+		if (!colon || colon == line || hash[0] != '$' || strchr(hash, ':')) {
+			snprintf(err, errlen, "metrics_auth_file %s:%u: not \"user:hash\" with a "
+				 "crypt(3) hash (make one with: mkpasswd -m yescrypt, or "
+				 "openssl passwd -6)", path, lineno);
+			ret = -EINVAL;
+			goto out;
+		}
+		*colon = '\0';
+		nc = realloc(m->creds, (m->ncreds + 1) * sizeof(*nc));
+		if (!nc) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "metrics_auth_file: out of memory");
+			goto out;
+		}
+		m->creds = nc;
+		nc[m->ncreds].user = strdup(line);
+		nc[m->ncreds].hash = strdup(hash);
+		m->ncreds++;
+		if (!nc[m->ncreds - 1].user || !nc[m->ncreds - 1].hash) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "metrics_auth_file: out of memory");
+			goto out;
+		}
+	}
+	if (m->ncreds == 0) {
+		snprintf(err, errlen, "metrics_auth_file %s: no \"user:hash\" line; an empty file "
+			 "would let nobody in", path);
+		ret = -EINVAL;
+	}
+out:
+	free(text);
+	return ret;
+}
+
+/* Equal strings, in a time that does not depend on where they differ. */
+static bool same_secret(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d = la != lb;
+
+	for (size_t i = 0; i < la && i < lb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* Whether the request's basic credentials match a line of metrics_auth_file. */
+static bool authorized(struct ioacct_metrics *m, struct MHD_Connection *conn)
+{
+	struct crypt_data *cd;
+	char *pass = NULL, *user;
+	const struct cred *c = NULL;
+	bool ok = false;
+
+	user = MHD_basic_auth_get_username_password(conn, &pass);
+	if (!user || !pass)
+		goto out;
+	for (size_t i = 0; i < m->ncreds && !c; i++)
+		if (strcmp(m->creds[i].user, user) == 0)
+			c = &m->creds[i];
+	cd = calloc(1, sizeof(*cd));
+	if (cd) {
+		/* An unknown user costs a hash too: the timing does not tell who exists. */
+		const char *hash = c ? c->hash : m->creds[0].hash;
+		const char *h = crypt_r(pass, hash, cd);
+
+		ok = c && h && h[0] != '*' && same_secret(h, hash);
+		free(cd);
+	}
+out:
+	if (user)
+		MHD_free(user);
+	if (pass)
+		MHD_free(pass);
+	return ok;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	ioacct_vlog(IOACCT_LOG_WARN, fmt, ap);
+}
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned int status, char *body,
+			       size_t len, const char *type)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result respond_text(struct MHD_Connection *conn, unsigned int status,
+				    const char *msg)
+{
+	char *body = strdup(msg);
+
+	if (!body)
+		return MHD_NO;
+	return respond(conn, status, body, strlen(body), "text/plain; charset=utf-8");
+}
+
+/* The server thread: copies the last page under the lock, never more. */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **req_cls)
+{
+	struct ioacct_metrics *m = cls;
+	char *body = NULL;
+	size_t len = 0;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return respond_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				    "ioacctd: only GET /metrics is served\n");
+	if (m->ncreds && !authorized(m, conn)) {
+		struct MHD_Response *resp;
+		const char *msg = "ioacctd: authentication required (metrics_auth_file)\n";
+		enum MHD_Result ret;
+
+		resp = MHD_create_response_from_buffer(strlen(msg), (void *)msg,
+						       MHD_RESPMEM_PERSISTENT);
+		if (!resp)
+			return MHD_NO;
+		ret = MHD_queue_basic_auth_fail_response(conn, "ioacct", resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	if (strcmp(url, "/metrics") != 0)
+		return respond_text(conn, MHD_HTTP_NOT_FOUND,
+				    "ioacctd: not found; the counters are at /metrics\n");
+	pthread_mutex_lock(&m->lock);
+	if (m->text && (body = malloc(m->len ? m->len : 1))) {
+		memcpy(body, m->text, m->len);
+		len = m->len;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!body)
+		return respond_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				    "ioacctd: the counters are not ready yet; try again\n");
+	return respond(conn, MHD_HTTP_OK, body, len, "text/plain; version=0.0.4; charset=utf-8");
+}
+
+struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, char *err,
+					    size_t errlen)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	struct ioacct_metrics *m;
+	struct sockaddr *sa;
+	unsigned char addr[sizeof(struct in6_addr)];
+	uint16_t port;
+	int family;
+
+	if (ioacct_listen_parse(cfg->metrics_listen, &family, addr, &port)) {
+		snprintf(err, errlen, "metrics_listen: \"%s\" is not ADDRESS:PORT",
+			 cfg->metrics_listen);
+		return NULL;
+	}
+	if (family == AF_INET6) {
+		memcpy(&a6.sin6_addr, addr, sizeof(a6.sin6_addr));
+		a6.sin6_port = htons(port);
+		sa = (struct sockaddr *)&a6;
+		flags |= MHD_USE_IPv6;
+	} else {
+		memcpy(&a4.sin_addr, addr, sizeof(a4.sin_addr));
+		a4.sin_port = htons(port);
+		sa = (struct sockaddr *)&a4;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "metrics: out of memory");
+		return NULL;
+	}
+	m->cfg = cfg;
+	pthread_mutex_init(&m->lock, NULL);
+	if (!cfg->metrics_tls_cert[0] != !cfg->metrics_tls_key[0]) {
+		snprintf(err, errlen, "metrics_tls_cert and metrics_tls_key go together: set both "
+			 "for HTTPS, or neither");
+		goto fail;
+	}
+	if (cfg->metrics_tls_cert[0]) {
+		const char *path = cfg->metrics_tls_cert;
+		int ret;
+
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			snprintf(err, errlen, "metrics_tls_cert: this libmicrohttpd has no TLS support; "
+				 "use one built with GnuTLS, or a TLS proxy in front of ioacctd");
+			goto fail;
+		}
+		ret = read_small_file(path, PEM_FILE_MAX, &m->tls_cert);
+		if (!ret) {
+			path = cfg->metrics_tls_key;
+			ret = read_small_file(path, PEM_FILE_MAX, &m->tls_key);
+		}
+		if (ret) {
+			snprintf(err, errlen, "cannot read %s for /metrics over HTTPS: %s", path,
+				 ret == -EFBIG ? "larger than 1 MiB" :
+				 ret == -EINVAL ? "NUL byte in the file" : strerror(-ret));
+			goto fail;
+		}
+		flags |= MHD_USE_TLS;
+	}
+	if (cfg->metrics_auth_file[0] && load_creds(m, cfg->metrics_auth_file, err, errlen))
+		goto fail;
+	/* The logger first, or MHD prints what comes before it to stderr. */
+	struct MHD_OptionItem opts[] = {
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
+		{ MHD_OPTION_SOCK_ADDR, 0, sa },
+		{ MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL },
+		{ m->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, m->tls_cert },
+		{ m->tls_key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, m->tls_key },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	errno = 0;
+	m->mhd = MHD_start_daemon(flags, port, NULL, NULL, handle, m, MHD_OPTION_ARRAY, opts,
+				  MHD_OPTION_END);
+	if (!m->mhd) {
+		snprintf(err, errlen, "cannot serve /metrics on %s: %s; is another program "
+			 "listening there? Change metrics_listen or remove it%s",
+			 cfg->metrics_listen, errno ? strerror(errno) : "libmicrohttpd refused",
+			 m->tls_cert ? " (or check metrics_tls_cert and metrics_tls_key)" : "");
+		goto fail;
+	}
+	return m;
+fail:
+	ioacct_metrics_stop(m);
+	return NULL;
+}
+
+#else /* !HAVE_MHD */
+
+struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, char *err,
+					    size_t errlen)
+{
+	snprintf(err, errlen, "metrics_listen = %s: this ioacctd was built without libmicrohttpd, "
+		 "so it cannot serve /metrics; install libmicrohttpd-dev and rebuild, or remove "
+		 "metrics_listen from the configuration", cfg->metrics_listen);
+	return NULL;
+}
+
+#endif
+
+void ioacct_metrics_stop(struct ioacct_metrics *m)
+{
+	if (!m)
+		return;
+#ifdef HAVE_MHD
+	if (m->mhd)
+		MHD_stop_daemon(m->mhd);
+	for (size_t i = 0; i < m->ncreds; i++) {
+		free(m->creds[i].user);
+		free(m->creds[i].hash);
+	}
+	free(m->creds);
+	free(m->tls_cert);
+	if (m->tls_key) {
+		/* A private key does not stay behind in freed memory. */
+		explicit_bzero(m->tls_key, strlen(m->tls_key));
+		free(m->tls_key);
+	}
+#endif
+	while (m->jobs) {
+		struct mjob *mj = m->jobs;
+
+		m->jobs = mj->next;
+		mjob_free(mj);
+	}
+	pthread_mutex_destroy(&m->lock);
+	free(m->text);
+	free(m);
+}

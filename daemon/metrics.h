@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The live view: /metrics over HTTP for Prometheus (metrics_listen).
+ *
+ * The exposition text is built in the daemon's main loop after each drain,
+ * from the same counts as a SNAPSHOT request (the store's plus the kernel's),
+ * and served by libmicrohttpd's own thread from a copy under a mutex: a
+ * scrape never touches the registry, the store or the maps, and a slow or
+ * hostile client never holds up the loop. A job finished since stays in the
+ * text, with its final counts, for metrics_linger.
+ */
+#ifndef IOACCT_METRICS_H
+#define IOACCT_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "jobs.h"
+
+struct ioacct_metrics;
+
+/*
+ * Starts serving cfg->metrics_listen. NULL with `err` when it cannot (the
+ * address is taken, or ioacctd was built without libmicrohttpd).
+ */
+struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, char *err,
+					    size_t errlen);
+
+/*
+ * Rebuilds the exposition from the registry; from the main loop, after a
+ * drain that took drain_ns (0 when this call does not follow one). Nothing
+ * changes on failure: scrapes get the previous page.
+ */
+void ioacct_metrics_update(struct ioacct_metrics *m, struct ioacct_registry *r, uint64_t drain_ns);
+
+/* Stops the server and frees everything; NULL is fine. */
+void ioacct_metrics_stop(struct ioacct_metrics *m);
+
+#endif /* IOACCT_METRICS_H */
