@@ -15,6 +15,7 @@
 #include "log.h"
 #include "mntns.h"
 #include "procfs.h"
+#include "util.h"
 #include "query_fetch.h"
 
 /*
@@ -37,32 +38,6 @@ static void mnttab_put(struct mnttab *t)
 	}
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static int64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-uint64_t ioacct_registry_mono_ns(void)
-{
-	return mono_ns();
-}
-
-int64_t ioacct_registry_wall_ns(void)
-{
-	return wall_ns();
-}
-
 /* Read once, at the registry's creation: nothing else in the daemon looks at it. */
 static const char *crash_at;
 
@@ -72,19 +47,6 @@ void ioacct_registry_crash_point(const char *point)
 		log_warn("IOACCT_CRASH_AT=%s: killing myself with SIGKILL (fault injection)", point);
 		raise(SIGKILL);
 	}
-}
-
-static void set_error(struct ioacct_reply *rep, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_error(struct ioacct_reply *rep, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	rep->status = status;
-	va_start(ap, fmt);
-	vsnprintf(rep->error, sizeof(rep->error), fmt, ap);
-	va_end(ap);
 }
 
 /* ---- registry bookkeeping ------------------------------------------------------ */
@@ -531,7 +493,7 @@ static int store_then_forget(struct ioacct_registry *r, const struct ioacct_prob
 
 static int drain(struct ioacct_registry *r, bool all, int32_t only_slot)
 {
-	struct drain_ctx c = { .r = r, .now = mono_ns(), .all = all, .only_slot = only_slot };
+	struct drain_ctx c = { .r = r, .now = ioacct_mono_ns(), .all = all, .only_slot = only_slot };
 	struct ioacct_probe_entry *e = NULL;
 	size_t n = 0;
 	int ret;
@@ -557,7 +519,7 @@ out:
  */
 int ioacct_registry_drain(struct ioacct_registry *r, bool all)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = ioacct_mono_ns();
 	bool due = all;
 	int ret;
 
@@ -620,7 +582,7 @@ static int resolve_cgroup(struct ioacct_registry *r, const struct ioacct_req_reg
 
 	if (req->cgroup[0]) {
 		if (req->cgroup[0] != '/') {
-			set_error(rep, -EINVAL, "cgroup %s is not an absolute path", req->cgroup);
+			ioacct_reply_error(rep, -EINVAL, "cgroup %s is not an absolute path", req->cgroup);
 			return -EINVAL;
 		}
 		ioacct_strlcpy(fs_path, req->cgroup, len);
@@ -633,35 +595,35 @@ static int resolve_cgroup(struct ioacct_registry *r, const struct ioacct_req_reg
 		} else {
 			ret = ioacct_cgroup_of_pid(req->pid, IOACCT_HIER_V2, NULL, rel, sizeof(rel));
 			if (ret) {
-				set_error(rep, ret, "cannot read the cgroup of pid %d: %s", req->pid,
+				ioacct_reply_error(rep, ret, "cannot read the cgroup of pid %d: %s", req->pid,
 					  strerror(-ret));
 				return ret;
 			}
 			if (strcmp(rel, "/") == 0) {
-				set_error(rep, -EINVAL,
+				ioacct_reply_error(rep, -EINVAL,
 					  "pid %d is in the root cgroup of every hierarchy: nothing to watch",
 					  req->pid);
 				return -EINVAL;
 			}
 			ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
 			if (ret) {
-				set_error(rep, ret, "no cgroup2 file system is mounted");
+				ioacct_reply_error(rep, ret, "no cgroup2 file system is mounted");
 				return ret;
 			}
 		}
 		if ((size_t)snprintf(fs_path, len, "%s%s", mnt, rel) >= len) {
-			set_error(rep, -ENAMETOOLONG, "cgroup path too long");
+			ioacct_reply_error(rep, -ENAMETOOLONG, "cgroup path too long");
 			return -ENAMETOOLONG;
 		}
 	}
 	ret = ioacct_cgroup_hier_of_path(fs_path, hier);
 	if (ret) {
-		set_error(rep, ret, "%s is not on a cgroup file system", fs_path);
+		ioacct_reply_error(rep, ret, "%s is not on a cgroup file system", fs_path);
 		return ret;
 	}
 	ret = ioacct_cgroup_id(fs_path, id);
 	if (ret) {
-		set_error(rep, ret, "cannot stat cgroup %s: %s", fs_path, strerror(-ret));
+		ioacct_reply_error(rep, ret, "cannot stat cgroup %s: %s", fs_path, strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -676,7 +638,7 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 	int ret;
 
 	if (!j) {
-		set_error(rep, -ENOMEM, "out of memory");
+		ioacct_reply_error(rep, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	ioacct_strlcpy(j->job.cluster, cluster, sizeof(j->job.cluster));
@@ -686,7 +648,7 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 
 		ret = ioacct_store_job_max_id(r->store, cluster, &max);
 		if (ret) {
-			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+			ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 			goto fail;
 		}
 		j->job.job_id = max + 1;
@@ -703,18 +665,18 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 	j->job.has_array = req->has_array != 0;
 	j->job.array_job_id = req->array_job_id;
 	j->job.array_task_id = req->array_task_id;
-	j->start_mono_ns = mono_ns();
-	j->job.start_ns = wall_ns();
+	j->start_mono_ns = ioacct_mono_ns();
+	j->job.start_ns = ioacct_wall_ns();
 	snprintf(j->job.state, sizeof(j->job.state), "RUNNING");
 	ioacct_strlcpy(j->job.probe_mode, ioacct_probes_mode(r->probes), sizeof(j->job.probe_mode));
 	j->job.bin_width_ns = req->bin_width_ns ? req->bin_width_ns : r->cfg->bin_width_ns;
 	ret = ioacct_store_job_insert(r->store, &j->job);
 	if (ret) {
 		if (ret == -EEXIST)
-			set_error(rep, ret, "job %llu of cluster %s is already running in the store",
+			ioacct_reply_error(rep, ret, "job %llu of cluster %s is already running in the store",
 				  (unsigned long long)j->job.job_id, cluster);
 		else
-			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+			ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 		goto fail;
 	}
 	return j;
@@ -791,7 +753,7 @@ static int register_step(struct ioacct_registry *r, const struct ioacct_req_regi
 {
 	struct djob *j = u->job;
 	struct dstep *s = step_lookup(j, req->step_id);
-	struct ioacct_step st = { .step_id = req->step_id, .start_ns = wall_ns() };
+	struct ioacct_step st = { .step_id = req->step_id, .start_ns = ioacct_wall_ns() };
 	int ret;
 
 	if (s) {
@@ -800,7 +762,7 @@ static int register_step(struct ioacct_registry *r, const struct ioacct_req_regi
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		set_error(rep, -ENOMEM, "out of memory");
+		ioacct_reply_error(rep, -ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
 	s->step_id = req->step_id;
@@ -809,9 +771,9 @@ static int register_step(struct ioacct_registry *r, const struct ioacct_req_regi
 		r->slots[s->slot] = NULL;
 	if (ret) {
 		if (ret == -ENOSPC)
-			set_error(rep, ret, "all %u slots are in use (max_jobs in the config)", r->nslots);
+			ioacct_reply_error(rep, ret, "all %u slots are in use (max_jobs in the config)", r->nslots);
 		else
-			set_error(rep, ret, "out of memory");
+			ioacct_reply_error(rep, ret, "out of memory");
 		free(s);
 		return ret;
 	}
@@ -821,12 +783,12 @@ static int register_step(struct ioacct_registry *r, const struct ioacct_req_regi
 	ioacct_strlcpy(st.cgroup, fs_path, sizeof(st.cgroup));
 	ret = ioacct_store_step_put(r->store, j->job.key, &st);
 	if (ret) {
-		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 		return ret;
 	}
 	ret = ioacct_probes_slot_set(r->probes, s->slot, j->start_mono_ns, j->job.bin_width_ns);
 	if (ret)
-		set_error(rep, ret, "cannot set up slot %u: %s", s->slot, strerror(-ret));
+		ioacct_reply_error(rep, ret, "cannot set up slot %u: %s", s->slot, strerror(-ret));
 	return ret;
 }
 
@@ -842,7 +804,7 @@ static int register_watch(struct ioacct_registry *r, const struct ioacct_req_reg
 	ret = watch_attach(s, u->cgroup_id, u->hier, fs_path);
 	if (ret <= 0) {
 		if (ret)
-			set_error(rep, ret, "out of memory");
+			ioacct_reply_error(rep, ret, "out of memory");
 		return ret;
 	}
 	u->new_watch = true;
@@ -859,12 +821,12 @@ static int register_watch(struct ioacct_registry *r, const struct ioacct_req_reg
 	ioacct_strlcpy(w.cgroup, fs_path, sizeof(w.cgroup));
 	ret = ioacct_store_watch_put(r->store, &w);
 	if (ret) {
-		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 		return ret;
 	}
 	ret = ioacct_probes_watch_add(r->probes, u->cgroup_id, u->hier, s->slot);
 	if (ret) {
-		set_error(rep, ret, "cannot watch cgroup %s: %s (max_cgroups in the config?)",
+		ioacct_reply_error(rep, ret, "cannot watch cgroup %s: %s (max_cgroups in the config?)",
 			  fs_path, strerror(-ret));
 		return ret;
 	}
@@ -872,7 +834,7 @@ static int register_watch(struct ioacct_registry *r, const struct ioacct_req_reg
 	ret = ioacct_probes_publish(r->probes);
 	if (ret)
 		/* For instance the programs could not be attached (detach_when_idle). */
-		set_error(rep, ret, "cannot start counting for cgroup %s: %s", fs_path,
+		ioacct_reply_error(rep, ret, "cannot start counting for cgroup %s: %s", fs_path,
 			  strerror(-ret));
 	return ret;
 }
@@ -905,8 +867,8 @@ static void handle_register(struct ioacct_registry *r, const struct ioacct_req_r
 	int ret;
 
 	if (req->bin_width_ns && (req->bin_width_ns < 100000000ULL ||
-				  req->bin_width_ns > 86400ULL * 1000000000ULL)) {
-		set_error(rep, -ERANGE, "bin width must be between 0.1 and 86400 seconds");
+				  req->bin_width_ns > 86400ULL * NSEC_PER_SEC)) {
+		ioacct_reply_error(rep, -ERANGE, "bin width must be between 0.1 and 86400 seconds");
 		return;
 	}
 	if (resolve_cgroup(r, req, fs_path, sizeof(fs_path), &u.cgroup_id, &hier, rep))
@@ -914,7 +876,7 @@ static void handle_register(struct ioacct_registry *r, const struct ioacct_req_r
 	u.hier = hier;
 	ret = tx_begin(r);
 	if (ret) {
-		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 		return;
 	}
 	ret = register_job(r, req, &u, rep);
@@ -926,7 +888,7 @@ static void handle_register(struct ioacct_registry *r, const struct ioacct_req_r
 		ioacct_registry_crash_point("register-before-commit");
 		ret = tx_commit(r);
 		if (ret)
-			set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+			ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 	} else {
 		tx_rollback(r);
 	}
@@ -980,7 +942,7 @@ static int step_end_store(struct ioacct_registry *r, void *arg)
 				st = jd->steps[i];
 		ioacct_jobdata_free(jd);
 	}
-	st.end_ns = wall_ns();
+	st.end_ns = ioacct_wall_ns();
 	st.exit_code = x->exit_code;
 	ioacct_strlcpy(st.state, x->state, sizeof(st.state));
 	ret = ioacct_store_step_put(r->store, key, &st);
@@ -1024,7 +986,7 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 	step_detach(j, s);
 	step_free(s);
 	if (j->nsteps == 0)
-		j->idle_since_ns = mono_ns();
+		j->idle_since_ns = ioacct_mono_ns();
 out:
 	free(e);
 	if (ret)
@@ -1037,7 +999,7 @@ out:
 int ioacct_registry_job_end(struct ioacct_registry *r, struct djob *j, const char *state,
 			    int32_t exit_code)
 {
-	int ret = ioacct_store_job_finish(r->store, j->job.key, wall_ns(), state, exit_code);
+	int ret = ioacct_store_job_finish(r->store, j->job.key, ioacct_wall_ns(), state, exit_code);
 
 	if (ret)
 		return ret;
@@ -1058,7 +1020,7 @@ static void handle_finish_step(struct ioacct_registry *r, const struct ioacct_re
 	int ret;
 
 	if (!s) {
-		set_error(rep, -ENOENT, "job %llu step %u is not being monitored",
+		ioacct_reply_error(rep, -ENOENT, "job %llu step %u is not being monitored",
 			  (unsigned long long)req->job_id, req->step_id);
 		return;
 	}
@@ -1066,7 +1028,7 @@ static void handle_finish_step(struct ioacct_registry *r, const struct ioacct_re
 	rep->job_key = j->job.key;
 	ret = ioacct_registry_step_finish(r, s, req->state, req->exit_code);
 	if (ret)
-		set_error(rep, ret, "cannot store the step: %s", ioacct_store_errmsg(r->store));
+		ioacct_reply_error(rep, ret, "cannot store the step: %s", ioacct_store_errmsg(r->store));
 }
 
 /* Finishes a job of the registry: its steps, then itself. */
@@ -1080,7 +1042,7 @@ static void job_finish_all(struct ioacct_registry *r, struct djob *j, const char
 	while (j->nsteps) {
 		ret = ioacct_registry_step_finish(r, j->steps[0], state, exit_code);
 		if (ret) {
-			set_error(rep, ret, "cannot store step %u: %s", j->steps[0]->step_id,
+			ioacct_reply_error(rep, ret, "cannot store step %u: %s", j->steps[0]->step_id,
 				  ioacct_store_errmsg(r->store));
 			j->finish_lost = true; /* nobody will ask again: the reaper ends it */
 			return;
@@ -1088,7 +1050,7 @@ static void job_finish_all(struct ioacct_registry *r, struct djob *j, const char
 	}
 	ret = ioacct_registry_job_end(r, j, state, exit_code);
 	if (ret) {
-		set_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
+		ioacct_reply_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
 		j->finish_lost = true;
 	}
 }
@@ -1110,17 +1072,17 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 	/* Running in the store only: its daemon died before it could finish it. */
 	ret = ioacct_store_job_find_running(r->store, cluster, req->job_id, &stored);
 	if (ret == -ENOENT) {
-		set_error(rep, ret, "job %llu of cluster %s is not being monitored",
+		ioacct_reply_error(rep, ret, "job %llu of cluster %s is not being monitored",
 			  (unsigned long long)req->job_id, cluster);
 		return;
 	}
 	if (ret) {
-		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 		return;
 	}
-	ret = ioacct_store_job_finish(r->store, stored.key, wall_ns(), state, req->exit_code);
+	ret = ioacct_store_job_finish(r->store, stored.key, ioacct_wall_ns(), state, req->exit_code);
 	if (ret) {
-		set_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
+		ioacct_reply_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
 		return;
 	}
 	log_info("job %s/%llu finished (%s)", cluster, (unsigned long long)req->job_id, state);
@@ -1243,12 +1205,12 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 	int ret;
 
 	if (!j) {
-		set_error(rep, -ENOENT, "job %llu of cluster %s is not running under ioacct",
+		ioacct_reply_error(rep, -ENOENT, "job %llu of cluster %s is not running under ioacct",
 			  (unsigned long long)req->job_id, cluster);
 		return;
 	}
 	if (peer != 0 && peer != j->job.uid) {
-		set_error(rep, -EPERM, "job %llu belongs to another user", (unsigned long long)req->job_id);
+		ioacct_reply_error(rep, -EPERM, "job %llu belongs to another user", (unsigned long long)req->job_id);
 		return;
 	}
 	if (ioacct_registry_kernel_read(r, &e, &n)) {
@@ -1260,11 +1222,11 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 	ret = ioacct_registry_snapshot(r, j->job.key, j, e, n, NULL, rep);
 	free(e);
 	if (ret == -ENOMEM) {
-		set_error(rep, -ENOMEM, "out of memory");
+		ioacct_reply_error(rep, -ENOMEM, "out of memory");
 		return;
 	}
 	if (ret) {
-		set_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 		return;
 	}
 	rep->job_id = j->job.job_id;
@@ -1318,7 +1280,7 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 	case IOACCT_MSG_FINISH_STEP:
 	case IOACCT_MSG_FINISH_JOB:
 		if (peer_uid != 0) {
-			set_error(rep, -EPERM, "only root may %s (you are uid %u)",
+			ioacct_reply_error(rep, -EPERM, "only root may %s (you are uid %u)",
 				  req->type == IOACCT_MSG_REGISTER ? "register jobs" : "finish jobs",
 				  (unsigned int)peer_uid);
 			return;
@@ -1345,7 +1307,7 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 				      rep);
 		return;
 	default:
-		set_error(rep, -EOPNOTSUPP, "request type %u is not one ioacctd serves", req->type);
+		ioacct_reply_error(rep, -EOPNOTSUPP, "request type %u is not one ioacctd serves", req->type);
 	}
 }
 

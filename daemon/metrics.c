@@ -28,9 +28,8 @@
 #include "model.h"
 #include "probes.h"
 #include "registry.h"
+#include "util.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define NSEC_PER_SEC 1000000000ULL
 /* At most this many scrapes at once; Prometheus makes one per target. */
 #define MAX_CONNECTIONS 16
 /* Seconds an idle or slow connection is kept. */
@@ -183,14 +182,6 @@ struct ioacct_metrics {
 	size_t ncreds;
 #endif
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static void mjob_free(struct mjob *mj)
 {
@@ -447,7 +438,7 @@ static void self_metrics(struct ioacct_metrics *m, struct ioacct_registry *r, st
 static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbuf *out)
 {
 	struct ioacct_probe_entry *e = NULL;
-	uint64_t now_ms = mono_ns() / 1000000;
+	uint64_t now_ms = ioacct_mono_ns() / 1000000;
 	size_t n = 0;
 	int ret;
 
@@ -531,7 +522,7 @@ static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbu
 void ioacct_metrics_update(struct ioacct_metrics *m, struct ioacct_registry *r, uint64_t drain_ns)
 {
 	struct sbuf out = { 0 };
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = ioacct_mono_ns();
 	char *old;
 
 	if (!m)
@@ -546,7 +537,7 @@ void ioacct_metrics_update(struct ioacct_metrics *m, struct ioacct_registry *r, 
 		sb_free(&out);
 		return;
 	}
-	m->last_build_ns = mono_ns() - t0;
+	m->last_build_ns = ioacct_mono_ns() - t0;
 	pthread_mutex_lock(&m->lock);
 	old = m->text;
 	m->text = out.p;

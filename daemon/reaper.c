@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "procfs.h"
+#include "util.h"
 
 /* Deep enough for Slurm's job/step/user/task trees; deeper ones count as live. */
 #define REAP_MAX_DEPTH 8
@@ -137,7 +138,7 @@ static void reap_steps(struct ioacct_registry *r, struct djob *j, uint64_t now, 
 
 int ioacct_registry_reap(struct ioacct_registry *r)
 {
-	uint64_t now = ioacct_registry_mono_ns();
+	uint64_t now = ioacct_mono_ns();
 	uint64_t grace = r->cfg->reap_grace_ms * 1000000ULL;
 	struct djob *j = r->jobs, *next;
 	int ret = 0;
@@ -172,8 +173,8 @@ int ioacct_registry_reap(struct ioacct_registry *r)
 int ioacct_registry_adopt_running(struct ioacct_registry *r)
 {
 	struct ioacct_job *jobs = NULL;
-	uint64_t now = ioacct_registry_mono_ns();
-	int64_t wall = ioacct_registry_wall_ns();
+	uint64_t now = ioacct_mono_ns();
+	int64_t wall = ioacct_wall_ns();
 	size_t n = 0;
 	int ret;
 

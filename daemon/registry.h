@@ -69,9 +69,6 @@ struct ioacct_registry {
 	uint32_t next_slot;          /* round robin: a freed slot is reused as late as possible */
 };
 
-uint64_t ioacct_registry_mono_ns(void);
-int64_t ioacct_registry_wall_ns(void);
-
 /*
  * Debug-only fault injection for the lifecycle tests: when ioacctd was
  * started with IOACCT_CRASH_AT=<point> in its environment, it kills itself

@@ -32,8 +32,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "util.h"
 
 #define RDWR_BUSY_MS 5000
 #define RDONLY_BUSY_MS 2000
@@ -2074,14 +2073,6 @@ int ioacct_store_set_private(struct ioacct_store *st, bool private_data)
 #define RESTORE_BACKOFF_MIN_MS 1000
 #define RESTORE_BACKOFF_MAX_MS 60000
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Copies the open database, which may be unlinked, into a new file `tmp` (created here, ours). */
 static int store_copy_to(struct ioacct_store *st, const char *tmp)
 {
@@ -2269,7 +2260,7 @@ static int store_check_file(struct ioacct_store *st)
 			err == ENOENT ? "was removed" :
 			err ? strerror(err) : "was replaced by another file");
 	}
-	now = mono_ms();
+	now = ioacct_mono_ms();
 	if (now < st->retry_at_ms)
 		return store_error(st, -EAGAIN, "store %s is being put back; next try in %llu ms",
 				   st->path, (unsigned long long)(st->retry_at_ms - now));
