@@ -8,7 +8,9 @@
  * jobs, and the reply says when (the daemon's CLOCK_MONOTONIC), so that the
  * client's rates are differences of exact counters over the daemon's clock.
  * Who sees what is QUERY's rule: with private_data a user other than root
- * sees only their own jobs, without it every job.
+ * sees only their own jobs, without it every job. Like a QUERY page, one
+ * reply stops adding jobs after IOACCT_QUERY_PAGE_MS (at least one job) or
+ * half the message limit, and says `more`; jobs_running still counts all.
  */
 #include "registry.h"
 
@@ -19,6 +21,7 @@
 
 #include "log.h"
 #include "procfs.h"
+#include "query_fetch.h"
 
 struct live {
 	struct ioacct_reply *rep;
@@ -189,10 +192,13 @@ void ioacct_registry_live(struct ioacct_registry *r, const struct ioacct_req_que
 	bool own_only = peer != 0 && r->cfg->private_data;
 	struct ioacct_probe_entry *e = NULL;
 	struct live l = { .rep = rep };
+	uint64_t deadline;
 	size_t n = 0;
 	int ret;
 
 	rep->start_mono_ns = ioacct_registry_mono_ns();
+	/* QUERY's budget: a user refreshing often cannot hold up drains and root's requests. */
+	deadline = rep->start_mono_ns + IOACCT_QUERY_PAGE_MS * 1000000ULL;
 	ret = ioacct_probes_read(r->probes, want_live, r, &e, &n);
 	if (ret) {
 		rep->status = ret;
@@ -208,6 +214,10 @@ void ioacct_registry_live(struct ioacct_registry *r, const struct ioacct_req_que
 		rep->jobs_running++;
 		if (rep->more)
 			continue;
+		if (rep->njobs && ioacct_registry_mono_ns() > deadline) {
+			rep->more = 1;
+			continue;
+		}
 		ret = job_add(r, &l, j, e, n);
 		if (ret < 0) {
 			free(e);

@@ -85,6 +85,7 @@ struct sample {
 
 static volatile sig_atomic_t got_quit;
 static volatile sig_atomic_t got_winch;
+static volatile sig_atomic_t got_tstp;
 
 static void on_quit(int sig)
 {
@@ -95,6 +96,12 @@ static void on_winch(int sig)
 {
 	(void)sig;
 	got_winch = 1;
+}
+
+static void on_tstp(int sig)
+{
+	(void)sig;
+	got_tstp = 1;
 }
 
 static void usage(FILE *out)
@@ -213,27 +220,33 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	return -1;
 }
 
-static int sample_take(const struct top_opts *o, const char *socket_path, struct sample *s)
+/* One LIVE reading into s; on failure `err` says why in one line. */
+static int sample_take(const struct top_opts *o, const char *socket_path, struct sample *s,
+		       char *err, size_t errlen)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_LIVE };
-	char err[512];
+	char why[512];
 	int ret;
 
 	ioacct_reply_free(&s->rep);
+	memset(&s->rep, 0, sizeof(s->rep));
 	s->valid = false;
 	if (o->cluster && ioacct_strlcpy(req.u.query.cluster, o->cluster,
 					 sizeof(req.u.query.cluster))) {
-		fprintf(stderr, "ioacct top: cluster name %s is too long\n", o->cluster);
+		snprintf(err, errlen, "cluster name %s is too long", o->cluster);
 		return -ENAMETOOLONG;
 	}
-	ret = ioacct_client_call(socket_path, &req, &s->rep, CALL_TIMEOUT_MS, err, sizeof(err));
+	ret = ioacct_client_call(socket_path, &req, &s->rep, CALL_TIMEOUT_MS, why, sizeof(why));
 	if (ret) {
-		fprintf(stderr, "ioacct top: %s; is ioacctd running?\n", err);
+		snprintf(err, errlen, "%s; is ioacctd running?", why);
 		return ret;
 	}
 	if (s->rep.status) {
-		fprintf(stderr, "ioacct top: ioacctd refused the live totals: %s\n", s->rep.error);
-		return s->rep.status;
+		snprintf(err, errlen, "ioacctd refused the live totals: %s", s->rep.error);
+		ret = s->rep.status;
+		ioacct_reply_free(&s->rep);
+		memset(&s->rep, 0, sizeof(s->rep));
+		return ret;
 	}
 	s->valid = true;
 	return 0;
@@ -500,6 +513,7 @@ static void batch_print(const char *head, const struct row *rows, size_t n,
 struct term {
 	struct termios saved;
 	bool raw;
+	bool atexit_set;
 	unsigned rows, cols;
 };
 
@@ -563,7 +577,8 @@ static int term_setup(void)
 		return -errno;
 	}
 	term.raw = true;
-	atexit(term_restore);
+	if (!term.atexit_set)
+		term.atexit_set = atexit(term_restore) == 0;
 	term_write("\033[?1049h\033[?25l");
 	term_size();
 	return 0;
@@ -633,7 +648,7 @@ static void wait_until(uint64_t deadline, bool interactive, enum sort_key *sort,
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		char c;
 
-		if (got_quit || now >= deadline)
+		if (got_quit || got_tstp || now >= deadline)
 			return;
 		if (got_winch) {
 			got_winch = 0;
@@ -665,7 +680,8 @@ static void wait_until(uint64_t deadline, bool interactive, enum sort_key *sort,
 
 /* The reading `cur` with rates against `prev`: on the screen, or a block of batch output. */
 static int show(const struct top_opts *o, bool interactive, const char *node,
-		const struct sample *cur, const struct sample *prev, uint64_t interval_ns)
+		const struct sample *cur, const struct sample *prev, uint64_t interval_ns,
+		const char *problem)
 {
 	struct row *rows = NULL;
 	char head[1024], status[256];
@@ -675,8 +691,11 @@ static int show(const struct top_opts *o, bool interactive, const char *node,
 	rows_sort(rows, cur->rep.njobs, o->sort);
 	header(head, sizeof(head), node, &cur->rep, rows, interval_ns, o->sort);
 	if (interactive) {
-		snprintf(status, sizeof(status), "keys: b r w i t sort, q quit%s",
-			 interval_ns ? "" : "; rates after the first interval");
+		if (problem[0])
+			snprintf(status, sizeof(status), "%s; trying again every interval", problem);
+		else
+			snprintf(status, sizeof(status), "keys: b r w i t sort, q quit%s",
+				 interval_ns ? "" : "; rates after the first interval");
 		screen_draw(head, rows, cur->rep.njobs, status);
 	} else {
 		batch_print(head, rows, cur->rep.njobs, interval_ns);
@@ -685,18 +704,33 @@ static int show(const struct top_opts *o, bool interactive, const char *node,
 	return 0;
 }
 
+/* Ctrl-Z: the terminal as it was while stopped, the view back on SIGCONT. */
+static int suspend(const struct sigaction *tstp)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	got_tstp = 0;
+	term_restore();
+	sigaction(SIGTSTP, &dfl, NULL);
+	raise(SIGTSTP);
+	/* Stopped here until SIGCONT. */
+	sigaction(SIGTSTP, tstp, NULL);
+	term_size();
+	return term_setup();
+}
+
 int ioacct_top_main(int argc, char **argv)
 {
 	struct top_opts o = { .delay = 1.0, .sort = SORT_BW };
 	struct sample s[2] = { 0 };
 	struct ioacct_config cfg;
-	struct sigaction sa = { 0 };
+	struct sigaction sa = { 0 }, tstp = { .sa_handler = on_tstp };
 	bool interactive, redraw;
-	char err[1024], node[256];
+	char err[1024], node[256], problem[768] = "";
 	const char *socket_path;
 	uint64_t delay_ns, interval_ns = 0, next;
 	long done = 0;
-	int cur = 0, ret;
+	int cur = 0, nxt, ret;
 
 	ret = parse_args(argc, argv, &o);
 	if (ret >= 0)
@@ -716,8 +750,12 @@ int ioacct_top_main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_winch;
 	sigaction(SIGWINCH, &sa, NULL);
+	if (interactive)
+		sigaction(SIGTSTP, &tstp, NULL);
 
-	if (sample_take(&o, socket_path, &s[cur])) {
+	/* The first reading decides: no daemon, no screen. */
+	if (sample_take(&o, socket_path, &s[cur], err, sizeof(err))) {
+		fprintf(stderr, "ioacct top: %s\n", err);
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
@@ -731,35 +769,56 @@ int ioacct_top_main(int argc, char **argv)
 	ret = 0;
 	while (!got_quit) {
 		if (redraw) {
-			if (show(&o, interactive, node, &s[cur], &s[!cur], interval_ns))
+			if (show(&o, interactive, node, &s[cur], &s[!cur], interval_ns, problem))
 				goto nomem;
 			redraw = false;
 		}
 		if (o.iterations && done >= o.iterations)
 			break;
 		wait_until(next, interactive, &o.sort, &redraw);
+		if (got_tstp) {
+			if (suspend(&tstp)) {
+				ret = EXIT_RUNTIME;
+				break;
+			}
+			redraw = true;
+		}
 		if (got_quit || redraw)
 			continue;
-		cur = !cur;
-		if (sample_take(&o, socket_path, &s[cur])) {
-			ret = EXIT_RUNTIME;
-			break;
-		}
-		interval_ns = s[cur].rep.start_mono_ns - s[!cur].rep.start_mono_ns;
-		if (s[cur].rep.start_mono_ns <= s[!cur].rep.start_mono_ns) {
-			/* Another daemon, another clock: start again from this reading. */
-			interval_ns = 0;
-			s[!cur].valid = false;
-		}
 		next += delay_ns;
 		if (next < mono_now())
 			next = mono_now() + delay_ns;
 		done++;
 		redraw = true;
-		if (!interactive && ferror(stdout)) {
-			fprintf(stderr, "ioacct top: cannot write the output: %s\n", strerror(errno));
-			ret = EXIT_RUNTIME;
-			break;
+		/* Into the other slot: s[cur] stays the last good reading if this one fails. */
+		nxt = !cur;
+		if (sample_take(&o, socket_path, &s[nxt], err, sizeof(err))) {
+			if (!interactive) {
+				fprintf(stderr, "ioacct top: %s\n", err);
+				ret = EXIT_RUNTIME;
+				break;
+			}
+			/* A daemon restarting: say so on the screen and ask again. */
+			snprintf(problem, sizeof(problem), "%s", err);
+			continue;
+		}
+		problem[0] = '\0';
+		cur = nxt;
+		interval_ns = 0;
+		if (s[!cur].valid && s[cur].rep.start_mono_ns > s[!cur].rep.start_mono_ns)
+			interval_ns = s[cur].rep.start_mono_ns - s[!cur].rep.start_mono_ns;
+		else
+			s[!cur].valid = false;
+		if (!interactive) {
+			if (show(&o, interactive, node, &s[cur], &s[!cur], interval_ns, problem))
+				goto nomem;
+			redraw = false;
+			if (ferror(stdout)) {
+				fprintf(stderr, "ioacct top: cannot write the output: %s\n",
+					strerror(errno));
+				ret = EXIT_RUNTIME;
+				break;
+			}
 		}
 	}
 	goto out;

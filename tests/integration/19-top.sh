@@ -196,13 +196,20 @@ wait_screen() {
 # job_order: the job ids in screen order.
 job_order() { screen | awk '$1 ~ /^700[0-9]$/ { printf "%s ", $1 }'; }
 
-CMD="stty -g > $T/stty.before; echo ready; IOACCT_CONF=$CONF $IOACCT top -d 0.5; echo TOP-EXITED \$?; stty -g > $T/stty.after; sleep 600"
-$TM new-session -d -s top -x 120 -y 30 "$CMD" || skip "tmux cannot start a session here"
+# An interactive shell with job control, as a user has: top runs in its own process group.
+$TM new-session -d -s top -x 120 -y 30 "env -i PATH=$PATH TERM=screen PS1='$ ' bash --norc --noprofile -i" ||
+	skip "tmux cannot start a session here"
+$TM send-keys -t top "stty -g > $T/stty.before; IOACCT_CONF=$CONF $IOACCT top -d 0.5" Enter
 wait_screen '^ioacct top - node .*3 jobs'
 wait_screen '^7001 .*root'
 screen
+SHPID=$($TM display -p -t top '#{pane_pid}')
+TOPPID=$(pgrep -P "$SHPID" -x ioacct)
+[ -n "$TOPPID" ] || fail "cannot find ioacct top's pid under the shell $SHPID"
+TTY=$($TM display -p -t top '#{pane_tty}')
 [ "$($TM display -p -t top '#{alternate_on}')" = 1 ] || fail "top does not use the alternate screen"
 for id in 7001 7002 7003; do grep -q "^$id " "$T/screen" || fail "job $id not on the screen"; done
+ok "tmux: the three jobs on the screen"
 $TM send-keys -t top w
 wait_screen 'sort write'
 for _ in $(seq 1 50); do [ "$(job_order)" = "7001 7003 7002 " ] && break; sleep 0.1; done
@@ -215,7 +222,32 @@ ok "tmux: the jobs on screen; w sorts by write rate, r by read rate (ties by job
 $TM resize-window -t top -x 70 -y 12 2>/dev/null &&
 	{ sleep 1; wait_screen '^ioacct top - node'; screen | awk 'length > 70 { exit 1 }' ||
 	  fail "lines wider than the resized window"; ok "SIGWINCH: redrawn at 70 columns"; }
+$TM resize-window -t top -x 200 -y 30 2>/dev/null
+# Ctrl-Z: the shell's screen back while stopped; fg: the view again.
+$TM send-keys -t top C-z
+stopped() { ps -o stat= -p "$TOPPID" | grep -q '^T'; }
+for _ in $(seq 1 100); do stopped && break; sleep 0.1; done
+stopped || fail "Ctrl-Z did not stop top"
+wait_screen 'Stopped'
+[ "$($TM display -p -t top '#{alternate_on}')" = 0 ] || fail "Ctrl-Z: still on the alternate screen"
+[ "$($TM display -p -t top '#{cursor_flag}')" = 1 ] || fail "Ctrl-Z: the cursor is hidden"
+$TM send-keys -t top fg Enter
+wait_screen '^ioacct top - node'
+[ "$($TM display -p -t top '#{alternate_on}')" = 1 ] || fail "fg: the view did not come back"
+ok "Ctrl-Z: the shell's screen while stopped; fg: the view back"
+# The daemon going away: said on the screen, and the view carries on when it is back.
+stop_daemon
+wait_screen '^cannot connect to '
+kill -0 "$TOPPID" || fail "top ended when the daemon stopped"
+start_daemon
+wait_screen '^keys: b r w i t sort, q quit$'
+wait_screen '^7001 +root +1 +0 +[0-9.]+[KM] '
+ok "daemon stopped and started again: top says so, then shows rates again"
 $TM send-keys -t top q
+for _ in $(seq 1 100); do kill -0 "$TOPPID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$TOPPID" 2>/dev/null && fail "q did not end top"
+# fg made top a command of its own: its status is $? now.
+$TM send-keys -t top "echo TOP-EXITED \$?; stty -g > $T/stty.after" Enter
 wait_screen '^TOP-EXITED 0'
 screen
 grep -q '^ioacct top - node' "$T/screen" && fail "the top screen is still shown after q"
