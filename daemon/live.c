@@ -37,6 +37,29 @@ static bool want_live(uint32_t slot, uint32_t bin, void *arg)
 	return slot < r->nslots && r->slots[slot];
 }
 
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct ioacct_probe_entry *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* The first of the entries (sorted by slot) of this slot, or where it would be. */
+static size_t slot_first(const struct ioacct_probe_entry *e, size_t n, uint32_t slot)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Makes room for one more element in *array of *n, capacity *cap. */
 static int grow(void **array, size_t n, size_t *cap, size_t size)
 {
@@ -136,12 +159,13 @@ static int job_add(struct ioacct_registry *r, struct live *l, struct djob *j,
 		if (!ret)
 			ret = mount_add(l, m0, j, jd, jd->totals[i].mnt_id);
 	}
-	for (size_t i = 0; i < n && !ret; i++) {
-		if (r->slots[e[i].slot]->job != j)
-			continue;
-		ret = total_add(l, t0, j->job.key, e[i].mnt_id, e[i].op, &e[i].c);
-		if (!ret)
-			ret = mount_add(l, m0, j, jd, e[i].mnt_id);
+	for (size_t k = 0; k < j->nsteps && !ret; k++) {
+		for (size_t i = slot_first(e, n, j->steps[k]->slot);
+		     i < n && e[i].slot == j->steps[k]->slot && !ret; i++) {
+			ret = total_add(l, t0, j->job.key, e[i].mnt_id, e[i].op, &e[i].c);
+			if (!ret)
+				ret = mount_add(l, m0, j, jd, e[i].mnt_id);
+		}
 	}
 	for (size_t i = 0; i < j->nsteps && !ret; i++) {
 		struct ioacct_qstep_row *s;
@@ -206,6 +230,9 @@ void ioacct_registry_live(struct ioacct_registry *r, const struct ioacct_req_que
 			 strerror(-ret));
 		return;
 	}
+	/* By slot: each job finds its steps' entries without a pass over all of them. */
+	if (n)
+		qsort(e, n, sizeof(*e), entry_cmp);
 	for (struct djob *j = r->jobs; j; j = j->next) {
 		if (own_only && j->job.uid != (uint32_t)peer)
 			continue;
