@@ -204,6 +204,11 @@ static const struct ioacct_mount *job_mount(const struct djob *j, uint32_t mnt_i
 	return j->mt ? ioacct_mount_find(j->mt->m, j->mt->n, mnt_id) : NULL;
 }
 
+const struct ioacct_mount *ioacct_registry_job_mount(const struct djob *j, uint32_t mnt_id)
+{
+	return job_mount(j, mnt_id);
+}
+
 /*
  * The job's mount table, from one of its tasks, else from the daemon's own
  * namespace; shared with the other jobs of the same mount namespace, whose
@@ -1204,13 +1209,15 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 	size_t n = 0;
 	int ret;
 
-	if (!j) {
+	/* With private_data, another user's job is not there: its existence is private too. */
+	if (!j || (peer != 0 && peer != j->job.uid && r->cfg->private_data)) {
 		ioacct_reply_error(rep, -ENOENT, "job %llu of cluster %s is not running under ioacct",
-			  (unsigned long long)req->job_id, cluster);
+				   (unsigned long long)req->job_id, cluster);
 		return;
 	}
 	if (peer != 0 && peer != j->job.uid) {
-		ioacct_reply_error(rep, -EPERM, "job %llu belongs to another user", (unsigned long long)req->job_id);
+		ioacct_reply_error(rep, -EPERM, "job %llu belongs to another user",
+				   (unsigned long long)req->job_id);
 		return;
 	}
 	if (ioacct_registry_kernel_read(r, &e, &n)) {
@@ -1305,6 +1312,9 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 		/* One job for the clients (lib/store/job_fetch.c), by the same rule as a query. */
 		ioacct_job_serve_page(r->store, &req->u.job, (uint32_t)peer_uid, r->cfg->private_data,
 				      rep);
+		return;
+	case IOACCT_MSG_LIVE:
+		ioacct_registry_live(r, &req->u.query, peer_uid, rep);
 		return;
 	default:
 		ioacct_reply_error(rep, -EOPNOTSUPP, "request type %u is not one ioacctd serves", req->type);

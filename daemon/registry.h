@@ -105,6 +105,13 @@ int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, struct 
 			     const struct ioacct_probe_entry *e, size_t n, struct ioacct_job *job,
 			     struct ioacct_reply *rep);
 
+/* The job's mount with this id, from its mount table as last read; NULL when not there. */
+const struct ioacct_mount *ioacct_registry_job_mount(const struct djob *j, uint32_t mnt_id);
+
+/* LIVE (live.c): every running job `peer` may see, with its totals so far. */
+void ioacct_registry_live(struct ioacct_registry *r, const struct ioacct_req_query *req,
+			  uid_t peer, struct ioacct_reply *rep);
+
 /* Re-creates, at start, the jobs the store has RUNNING but no watch of (see reaper.c). */
 int ioacct_registry_adopt_running(struct ioacct_registry *r);
 

@@ -29,6 +29,7 @@
 #include "job_fetch.h"
 #include "query_fetch.h"
 #include "store.h"
+#include "top.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -65,6 +66,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: ioacct [OPTIONS]\n"
+		"       ioacct top [OPTIONS]   (the running jobs, live: ioacct top --help)\n"
 		"Lists the file-system I/O of jobs, like sacct lists their accounting.\n"
 		"\n"
 		"Selection:\n"
@@ -538,6 +540,8 @@ int main(int argc, char **argv)
 	char err[1024];
 	int ret;
 
+	if (argc > 1 && strcmp(argv[1], "top") == 0)
+		return ioacct_top_main(argc - 1, argv + 1);
 	ret = parse_args(argc, argv, &o);
 	if (ret >= 0)
 		goto out;

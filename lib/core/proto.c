@@ -259,6 +259,10 @@ static const struct field snapshot_fields[] = {
 	QUERY(cluster, IOACCT_ATTR_CLUSTER, 0),
 };
 
+static const struct field live_fields[] = {
+	QUERY(cluster, IOACCT_ATTR_CLUSTER, 0),
+};
+
 #define SEL(member, attr, flags) FIELD(struct ioacct_req_select, member, attr, flags)
 static const struct field select_fields[] = {
 	SEL(job_ids, IOACCT_ATTR_JOB_IDS, 0),
@@ -471,6 +475,7 @@ static const struct schema request_schemas[] = {
 	SCHEMA(IOACCT_MSG_SNAPSHOT, u.query, snapshot_fields),
 	SCHEMA(IOACCT_MSG_QUERY, u.select, select_fields),
 	SCHEMA(IOACCT_MSG_JOB, u.job, job_fields),
+	SCHEMA(IOACCT_MSG_LIVE, u.query, live_fields),
 };
 
 static const struct schema *request_schema(uint16_t type)
@@ -498,6 +503,8 @@ const char *ioacct_msg_type_name(uint16_t type)
 		return "query";
 	case IOACCT_MSG_JOB:
 		return "job";
+	case IOACCT_MSG_LIVE:
+		return "live";
 	case IOACCT_MSG_REPLY:
 		return "reply";
 	default:

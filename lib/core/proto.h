@@ -39,6 +39,17 @@ enum ioacct_msg_type {
 	IOACCT_MSG_SNAPSHOT = 5,
 	IOACCT_MSG_QUERY = 6,
 	IOACCT_MSG_JOB = 7,
+	/*
+	 * live: every running job the caller may see, with its totals so far
+	 * (store + kernel, summed over steps: step_id UINT32_MAX) in the query
+	 * reply's lists, for ioacct top. Request: u.query, cluster only ("" =
+	 * every cluster). Reply: jobs, qsteps (running steps), qmounts, qtotals
+	 * (bytes, calls, errors, ns only: no histograms), jobs_running (what the
+	 * caller may see), start_mono_ns = the daemon's CLOCK_MONOTONIC when it
+	 * read the counters (rates are differences over that clock), more = 1
+	 * when jobs were left out to stay under IOACCT_PROTO_MAX_MSG.
+	 */
+	IOACCT_MSG_LIVE = 90,
 	IOACCT_MSG_REPLY = 0x100,
 };
 
@@ -81,7 +92,7 @@ struct ioacct_req_finish {
 	int32_t exit_code;
 };
 
-/* status and snapshot have only these. */
+/* status, snapshot and live have only these. */
 struct ioacct_req_query {
 	uint64_t job_id;            /* snapshot only */
 	char cluster[IOACCT_SHORT_MAX];

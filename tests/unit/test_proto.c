@@ -1486,6 +1486,42 @@ static void fill_query_reply(struct ioacct_reply *rep)
 	rep->more = 1;
 }
 
+/* LIVE (ioacct top): a cluster or nothing; a job id is not part of it. */
+static void test_live_roundtrip(void **state)
+{
+	struct ioacct_request in, out;
+	struct ioacct_reply rin, rout;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_LIVE;
+	in.seq = 9;
+	in.u.query.job_id = 77;
+	snprintf(in.u.query.cluster, sizeof(in.u.query.cluster), "hpc");
+	roundtrip_request(&in, &out);
+	assert_int_equal(out.type, IOACCT_MSG_LIVE);
+	assert_string_equal(out.u.query.cluster, "hpc");
+	assert_true(out.u.query.job_id == 0);
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_LIVE;
+	roundtrip_request(&in, &out);
+	assert_string_equal(out.u.query.cluster, "");
+
+	/* The reply: QUERY's lists, the reading's clock, how many jobs the caller may see. */
+	fill_query_reply(&rin);
+	rin.start_mono_ns = 123456789012345ULL;
+	rin.jobs_running = 5;
+	roundtrip_reply(&rin, &rout);
+	assert_true(rout.start_mono_ns == rin.start_mono_ns);
+	assert_int_equal(rout.jobs_running, 5);
+	assert_int_equal(rout.njobs, 2);
+	assert_int_equal(rout.nqtotals, 3);
+	assert_memory_equal(rout.qtotals, rin.qtotals, 3 * sizeof(*rin.qtotals));
+	assert_int_equal(rout.more, 1);
+	ioacct_reply_free(&rout);
+	assert_string_equal(ioacct_msg_type_name(IOACCT_MSG_LIVE), "live");
+}
+
 static void test_query_reply_roundtrip(void **state)
 {
 	struct ioacct_reply in, out;
@@ -1801,6 +1837,7 @@ int main(void)
 		cmocka_unit_test(test_finish_step_roundtrip),
 		cmocka_unit_test(test_finish_job_roundtrip),
 		cmocka_unit_test(test_status_snapshot_roundtrip),
+		cmocka_unit_test(test_live_roundtrip),
 		cmocka_unit_test(test_reply_roundtrip),
 		cmocka_unit_test(test_required_only),
 		cmocka_unit_test(test_encode_appends),
