@@ -86,7 +86,8 @@ static void usage(FILE *out)
 		"                         exit 1 if one does not hold (e.g. 'count(op=open)<=100')\n"
 		"      --pid PID          trace process PID (its cgroup's calls, kept if PID's) until it exits\n"
 		"      --buffer-size N    ring buffer bytes, a power of 2 >= 4096 (default 4M; K, M allowed)\n"
-		"  -c, --config FILE      configuration (cgroup_parent; default " IOACCT_CONFIG_FILE ")\n"
+		"  -c, --config FILE      configuration (cgroup_parent; default " IOACCT_CONFIG_FILE ",\n"
+		"                         or $IOACCT_CONF)\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"Exit status: 0, or 1 when an assertion fails; when COMMAND fails, its exit status\n"
@@ -137,7 +138,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	o->format = IOACCT_TRACE_DEFAULT_FORMAT;
 	o->buffer_size = 4UL << 20;
-	o->config = IOACCT_CONFIG_FILE;
 	while ((c = getopt_long(argc, argv, "+p:c:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -499,7 +499,7 @@ static int make_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id
 	int ret;
 
 	ioacct_config_defaults(&cfg);
-	if (access(o->config, F_OK) == 0 && ioacct_config_load(&cfg, o->config, err, sizeof(err))) {
+	if (ioacct_config_load(&cfg, o->config, err, sizeof(err))) {
 		fprintf(stderr, "iotrace: %s\n", err);
 		return -EINVAL;
 	}
@@ -667,6 +667,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	t.t0 = ioacct_mono_ns();
+	if (o.pid)
+		fprintf(stderr, "iotrace: tracing pid %d until it exits (interrupt to stop)\n", (int)o.pid);
 	if (child) {
 		if (write(go, "g", 1) != 1) {
 			fprintf(stderr, "iotrace: cannot start the command: %s\n", strerror(errno));
