@@ -90,7 +90,7 @@ int ioacct_trace_format_check(const char *fmt, char *err, size_t errlen)
 		if (p - start > 5)
 			return ioacct_seterr(err, errlen, -EINVAL, "'%.*s' at column %d: width too large",
 					     (int)(p - start), start, (int)(start - fmt) + 1);
-		if (*p == '%' && p == start + 1)
+		if (*p == '%')
 			continue;
 		if (!*p || !strchr(directives, *p))
 			return ioacct_seterr(err, errlen, -EINVAL,
