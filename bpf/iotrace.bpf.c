@@ -160,6 +160,8 @@ int BPF_PROG(iotrace_sys_enter, struct pt_regs *regs, long id)
 		/* fd and dirfd arguments are ints: the upper half of the register is not theirs. */
 		dirfd = (int)a0;
 		upath = a1;
+		/* fstat is newfstatat(fd, "", AT_EMPTY_PATH): the fd names the file then. */
+		fd = dirfd;
 		break;
 	default:
 		return 0;

@@ -37,7 +37,7 @@ struct iotrace_event {
 	__u32 tid;
 	__u32 mnt_id;    /* 0: not known in the kernel (absolute paths: user space resolves) */
 	__u32 op;        /* enum ioacct_op, or IOTRACE_OP_CLOSE */
-	__s32 fd;        /* fd the call used, or that an open returned; -1 if none */
+	__s32 fd;        /* fd (or dirfd) the call used, or that an open returned; < 0 if none */
 	__u32 syscall;   /* the syscall's number */
 	char comm[IOTRACE_COMM_LEN];
 	char path[IOTRACE_PATH_MAX]; /* path argument of path-based calls, else "" */
