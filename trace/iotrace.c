@@ -332,11 +332,17 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	for (size_t i = 0; i < t->o->nasserts; i++)
 		ioacct_trace_assert_add(&t->o->asserts[i], &r);
-	if (ioacct_trace_filter_match(&t->o->filter, &r)) {
+	if (!t->out_err && ioacct_trace_filter_match(&t->o->filter, &r)) {
 		if (t->o->json)
 			ioacct_trace_json_print(stdout, &r);
 		else
 			ioacct_trace_format_print(stdout, t->o->format, &r);
+		/* A reader gone (| head): keep tracing for the assertions, the command keeps running. */
+		if (ferror(stdout)) {
+			t->out_err = errno ? errno : EIO;
+			fprintf(stderr, "iotrace: standard output: %s; still tracing, printing no more\n",
+				strerror(t->out_err));
+		}
 	}
 	if (is_open && ev->ret >= 0 && path[0])
 		fd_set_path(t, ev->pid, (int32_t)ev->ret, path);
@@ -589,6 +595,8 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* After the fork: the command must not inherit an ignored SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 }
 
 /* Polls the ring buffer until the command (or --pid's process) is gone. */
@@ -679,7 +687,9 @@ int main(int argc, char **argv)
 	}
 	if (trace_loop(rb, &o, child, &status))
 		goto out;
-	fflush(stdout);
+	if (fflush(stdout) && !t.out_err)
+		fprintf(stderr, "iotrace: standard output: %s; some events were not printed\n",
+			strerror(errno));
 
 	lost = lost_events(skel);
 	if (lost)
