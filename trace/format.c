@@ -206,6 +206,10 @@ void ioacct_trace_json_print(FILE *out, const struct ioacct_trace_rec *r)
 	ioacct_json_string(out, op ? op : "?");
 	fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"comm\":", r->pid, r->tid);
 	ioacct_json_string(out, r->comm);
+	if (r->mnt_id)
+		fprintf(out, ",\"mnt_id\":%" PRIu32, r->mnt_id);
+	else
+		fputs(",\"mnt_id\":null", out);
 	fputs(",\"mount\":", out);
 	if (r->mount[0])
 		ioacct_json_string(out, r->mount);

@@ -268,16 +268,21 @@ static void fd_forget(struct tracer *t, uint32_t pid, int32_t fd)
  * for a mount it lacks (the command mounted something, or lives in another
  * mount namespace), from the table of the process that did the call.
  */
-static const char *mount_name(struct tracer *t, uint32_t id, uint32_t pid, const char *path)
+static const char *mount_name(struct tracer *t, uint32_t *idp, uint32_t pid, const char *path)
 {
 	const struct ioacct_mount *m;
 	struct ioacct_mount *fresh;
+	uint32_t id = *idp;
 	size_t n;
 	char err[256];
 
+	/* An absolute path the kernel did not resolve (a failed open, mkdir, stat, ...). */
 	if (!id) {
 		m = path[0] == '/' ? ioacct_mount_of_path(t->mounts, t->nmounts, path) : NULL;
-		return m ? m->path : "";
+		if (!m)
+			return "";
+		*idp = m->mnt_id;
+		return m->path;
 	}
 	m = ioacct_mount_find(t->mounts, t->nmounts, id);
 	if (m)
@@ -321,7 +326,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	r.tid = ev->tid;
 	r.comm = comm;
 	r.path = path;
-	r.mount = mount_name(t, ev->mnt_id, ev->pid, path);
+	r.mnt_id = ev->mnt_id;
+	r.mount = mount_name(t, &r.mnt_id, ev->pid, path);
 	r.offset = ev->offset;
 	r.ret = ev->ret;
 	r.size = (ev->op == IOACCT_OP_READ || ev->op == IOACCT_OP_WRITE) && ev->ret > 0 ?

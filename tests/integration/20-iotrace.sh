@@ -35,6 +35,8 @@ assert [e["result"] for e in ev] == [fd, 100, 2000, 30000, 0, 0, -2], [e["result
 assert len({e["pid"] for e in ev}) == 1 and all(e["tid"] == e["pid"] for e in ev), "one process, one thread"
 assert all(e["comm"] == "ioseq" for e in ev), [e["comm"] for e in ev]
 assert all(e["mount"] == mnt for e in ev), "mounts %s, wanted %s" % ([e["mount"] for e in ev], mnt)
+ids = {int(l.split()[0]): l.split()[4] for l in open("/proc/self/mountinfo")}
+assert all(ids.get(e["mnt_id"]) == mnt for e in ev), "mount ids %s, wanted that of %s" % ([e["mnt_id"] for e in ev], mnt)
 starts = [e["start_ns"] for e in ev]
 assert starts == sorted(starts), "not in order: %s" % starts
 assert all(e["duration_ns"] > 0 for e in ev), [e["duration_ns"] for e in ev]

@@ -13,7 +13,7 @@
 #include "trace.h"
 
 static const struct ioacct_trace_rec write_rec = {
-	.op = 1, .pid = 42, .tid = 43, .comm = "ioseq", .mount = "/scratch",
+	.op = 1, .pid = 42, .tid = 43, .comm = "ioseq", .mnt_id = 77, .mount = "/scratch",
 	.path = "/scratch/out.h5", .offset = 2100, .size = 30000, .ret = 30000,
 	.start_ns = 1234567890, .dur_ns = 21672,
 };
@@ -111,11 +111,11 @@ static void test_bad_formats(void **state)
 static void test_json(void **state)
 {
 	expect(NULL, &write_rec,
-	       "{\"op\":\"write\",\"pid\":42,\"tid\":43,\"comm\":\"ioseq\",\"mount\":\"/scratch\","
+	       "{\"op\":\"write\",\"pid\":42,\"tid\":43,\"comm\":\"ioseq\",\"mnt_id\":77,\"mount\":\"/scratch\","
 	       "\"path\":\"/scratch/out.h5\",\"offset\":2100,\"size\":30000,\"result\":30000,"
 	       "\"errno\":null,\"start_ns\":1234567890,\"duration_ns\":21672}\n");
 	expect(NULL, &failed_open,
-	       "{\"op\":\"open\",\"pid\":42,\"tid\":42,\"comm\":\"ioseq\",\"mount\":null,"
+	       "{\"op\":\"open\",\"pid\":42,\"tid\":42,\"comm\":\"ioseq\",\"mnt_id\":null,\"mount\":null,"
 	       "\"path\":null,\"offset\":null,\"size\":0,\"result\":-2,"
 	       "\"errno\":\"ENOENT\",\"start_ns\":5,\"duration_ns\":999}\n");
 	/* A path is any bytes: it is escaped. */
