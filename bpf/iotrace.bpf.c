@@ -239,6 +239,13 @@ int BPF_PROG(iotrace_sys_exit, struct pt_regs *regs, long ret)
 		file_mnt_type(fd_file(task, ret), &ev->mnt_id, &type);
 	}
 	p->op = 0;
-	bpf_ringbuf_submit(ev, 0);
+	/*
+	 * Waking iotrace for every event would cost the traced job a wakeup
+	 * per call: wake it when a quarter of the buffer is used, it polls
+	 * every 100 ms for the rest.
+	 */
+	bpf_ringbuf_submit(ev, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+			       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4 ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
