@@ -225,6 +225,7 @@ struct tracer {
 	struct ioacct_mount *mounts;
 	size_t nmounts;
 	struct fd_ent *fds[FD_BUCKETS];
+	uint32_t unknown_mnt;  /* last mount id no table had: not looked for again and again */
 	uint64_t t0;
 	uint64_t events;
 	int out_err;
@@ -287,11 +288,15 @@ static const char *mount_name(struct tracer *t, uint32_t *idp, uint32_t pid, con
 	m = ioacct_mount_find(t->mounts, t->nmounts, id);
 	if (m)
 		return m->path;
+	if (id == t->unknown_mnt)
+		return "";
+	t->unknown_mnt = id;
 	if (ioacct_mountinfo_read((pid_t)pid, &fresh, &n, err, sizeof(err)) == 0) {
 		if (ioacct_mount_find(fresh, n, id)) {
 			free(t->mounts);
 			t->mounts = fresh;
 			t->nmounts = n;
+			t->unknown_mnt = 0;
 			return ioacct_mount_find(t->mounts, t->nmounts, id)->path;
 		}
 		free(fresh);
@@ -699,8 +704,8 @@ int main(int argc, char **argv)
 
 	lost = lost_events(skel);
 	if (lost)
-		fprintf(stderr, "iotrace: %" PRIu64 " events lost (ring buffer full; --buffer-size is %lu)\n",
-			lost, o.buffer_size);
+		fprintf(stderr, "iotrace: %" PRIu64 " events lost (ring buffer full; %" PRIu64
+			" received; --buffer-size is %lu)\n", lost, t.events, o.buffer_size);
 	exit_code = 0;
 	for (size_t i = 0; i < o.nasserts; i++) {
 		const struct ioacct_trace_assert *a = &o.asserts[i];

@@ -43,6 +43,16 @@ assert all(e["duration_ns"] > 0 for e in ev), [e["duration_ns"] for e in ev]
 PY
 ok "known sequence: open, 3 writes, fsync, close, failed open, exactly, with the right fields"
 
+# ---- mounts: a tmpfs of its own, named for every call, the failed open too ----
+mkdir "$T/mnt"
+mount -t tmpfs -o size=1m tmpfs "$T/mnt" || skip "cannot mount a tmpfs"
+"$IOTRACE" -p '%c %m' -- "$IOSEQ" "$T/mnt/f" "$T/mnt/missing" > "$T/mnt.out"; rc=$?
+umount "$T/mnt"
+[ $rc = 0 ] || fail "iotrace on a tmpfs: exit $rc"
+printf '%s\n' open write write write fsync close open | sed "s|\$| $T/mnt|" | diff - "$T/mnt.out" ||
+	fail "calls on a tmpfs are not named by its mount point"
+ok "mounts: the tmpfs of the calls, for fd calls, opens and a failed open"
+
 # ---- -p FORMAT: widths and alignment ----
 "$IOTRACE" -p '%-6c|%5s|%o|%r|%m|%f|%%' -- "$IOSEQ" "$T/f" "$T/missing" > "$T/fmt.out" ||
 	fail "iotrace -p: exit $?"
