@@ -43,6 +43,19 @@ assert all(e["duration_ns"] > 0 for e in ev), [e["duration_ns"] for e in ev]
 PY
 ok "known sequence: open, 3 writes, fsync, close, failed open, exactly, with the right fields"
 
+# ---- threads: the tid of the thread that made the call; pwrite's offset argument ----
+"$IOTRACE" -p '%c %p %t %o %s %f' -- "$IOSEQ" -t "$T/thr" > "$T/thr.out" || fail "iotrace of a thread: exit $?"
+python3 - "$T" <<'PY' || fail "threads: $(cat "$T/thr.out")"
+import sys
+T = sys.argv[1]
+ev = [l.split() for l in open(T + "/thr.out")]
+assert [e[0] for e in ev] == ["open", "write", "close"], ev
+(_, p0, t0, _, _, f0), (_, p1, t1, o1, s1, f1), (_, p2, t2, _, _, _) = ev
+assert p0 == p1 == p2 == t0 == t2 and t1 != p1, "pids %s, tids %s" % ((p0, p1, p2), (t0, t1, t2))
+assert (o1, s1, f1) == ("100", "10", T + "/thr"), ev[1]
+PY
+ok "threads: the pwrite of a second thread, with its tid, offset 100, 10 bytes"
+
 # ---- mounts: a tmpfs of its own, named for every call, the failed open too ----
 mkdir "$T/mnt"
 mount -t tmpfs -o size=1m tmpfs "$T/mnt" || skip "cannot mount a tmpfs"

@@ -8,11 +8,15 @@
  *                         2000 and 30000 bytes, fsync, close, then open
  *                         MISSING, which must fail with ENOENT
  *   ioseq -n N FILE       N writes of 1 byte to FILE (a chatty command)
+ *   ioseq -t FILE         open FILE, a second thread pwrite()s 10 bytes at
+ *                         offset 100, then close: a tid that is not the pid,
+ *                         an offset that is an argument
  *
  * Exit 0 when every call did what was asked, 1 otherwise (with a message).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,13 @@ static int fail(const char *what, const char *path)
 {
 	dprintf(2, "ioseq: %s %s: %s\n", what, path, strerror(errno));
 	return 1;
+}
+
+static void *pwriter(void *arg)
+{
+	int fd = *(int *)arg;
+
+	return pwrite(fd, buf, 10, 100) == 10 ? NULL : (void *)1;
 }
 
 int main(int argc, char **argv)
@@ -43,8 +54,20 @@ int main(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "-t")) {
+		pthread_t th;
+		void *res;
+
+		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			return fail("open", argv[2]);
+		if (pthread_create(&th, NULL, pwriter, &fd) || pthread_join(th, &res) || res)
+			return fail("pwrite in a thread", argv[2]);
+		close(fd);
+		return 0;
+	}
 	if (argc != 3) {
-		dprintf(2, "usage: ioseq FILE MISSING | ioseq -n N FILE\n");
+		dprintf(2, "usage: ioseq FILE MISSING | ioseq -n N FILE | ioseq -t FILE\n");
 		return 1;
 	}
 	memset(buf, 'x', sizeof(buf));
