@@ -22,17 +22,10 @@
 
 #include "ioacct_abi.h"
 #include "ioacct_ops.h"
+#include "ioacct_bpf_common.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define S_IFMT 00170000
-#define S_IFREG 0100000
-#define S_IFDIR 0040000
-#define AT_FDCWD -100
-#define AT_REMOVEDIR 0x200
-/* Kernel-internal "restart the syscall" codes: the call is not over yet. */
-#define ERESTARTSYS 512
-#define ERESTART_RESTARTBLOCK 516
 /* How far up the cgroup tree a task's cgroup may be below a watched one. */
 #define MAX_CGROUP_DEPTH 8
 
@@ -259,30 +252,6 @@ static __always_inline __u32 current_slot(struct task_struct *task, const struct
 	return slot;
 }
 
-static __always_inline struct file *fd_file(struct task_struct *task, long fd)
-{
-	struct fdtable *fdt;
-	struct file *f = NULL;
-
-	if (fd < 0)
-		return NULL;
-	fdt = task->files->fdt;
-	if (!fdt || fd >= fdt->max_fds)
-		return NULL;
-	bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
-	return f;
-}
-
-static __always_inline __u32 vfsmount_id(struct vfsmount *mnt)
-{
-	struct mount *m;
-
-	if (!mnt)
-		return 0;
-	m = container_of(mnt, struct mount, mnt);
-	return BPF_CORE_READ(m, mnt_id);
-}
-
 /*
  * What an fd-based call needs of a file: its mount and its type. Two reads
  * (inode and vfsmount) tell whether the file is the one the task used last;
@@ -502,20 +471,6 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 }
 
 /*
- * A 32-bit process's syscall numbers are another table's: the sysmap would
- * misname them, so the tracepoint backend leaves them alone (the others
- * only see the 64-bit entry functions anyway).
- */
-static __always_inline bool compat_syscall(struct task_struct *task)
-{
-#if defined(__TARGET_ARCH_x86)
-	if (bpf_core_field_exists(task->thread_info.status))
-		return task->thread_info.status & 0x0002; /* TS_COMPAT */
-#endif
-	return false;
-}
-
-/*
  * The start of an I/O call, common to every backend: a0..a2 are the
  * syscall's first arguments. Stashes what sys_exit needs when the task is
  * watched.
@@ -595,18 +550,6 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 	return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
 			PT_REGS_PARM3_SYSCALL(regs), (e & IOACCT_SYS_OP_MASK) - 1,
 			e >> IOACCT_SYS_KIND_SHIFT, true);
-}
-
-/* The syscall number at sys_exit, where the tracepoint does not pass it. */
-static __always_inline long exit_syscall_nr(struct pt_regs *regs)
-{
-#if defined(__TARGET_ARCH_x86)
-	return regs->orig_ax;
-#elif defined(__TARGET_ARCH_arm64)
-	return regs->syscallno;
-#else
-#error "tell exit_syscall_nr() where this architecture keeps the syscall number"
-#endif
 }
 
 /* The end of an I/O call, common to every backend. */

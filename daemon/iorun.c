@@ -156,65 +156,6 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 	return 0;
 }
 
-static int cgroup_path(char *path, size_t len, const char *mnt, const char *parent)
-{
-	int n = snprintf(path, len, "%s/%s/iorun-%d", mnt, parent, (int)getpid());
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-/* A new cgroup for the command: v2 when usable, else the configured v1 hierarchy. */
-static int make_cgroup(const struct ioacct_config *cfg, char *path, size_t len, char *err, size_t errlen)
-{
-	char mnt[PATH_MAX];
-	int ret = -ENOENT;
-
-	if (cfg->cgroup_mode != IOACCT_CGROUP_V1) {
-		ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
-		if (ret == 0) {
-			ret = cgroup_path(path, len, mnt, cfg->cgroup_parent);
-			if (ret == 0)
-				ret = ioacct_mkdir_p(path, 0755, false);
-			if (ret == 0)
-				return 0;
-		}
-		if (cfg->cgroup_mode == IOACCT_CGROUP_V2) {
-			snprintf(err, errlen, "cannot create a cgroup2 cgroup%s%s: %s", ret == -ENOENT ? "" : " ",
-				 ret == -ENOENT ? "" : path, ret == -ENOENT ? "no cgroup2 file system mounted" :
-				 strerror(-ret));
-			return ret;
-		}
-	}
-	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V1, cfg->cgroup_v1_hierarchy, mnt, sizeof(mnt));
-	if (ret) {
-		snprintf(err, errlen, "no usable cgroup: cgroup2 unusable and v1 %s not mounted",
-			 cfg->cgroup_v1_hierarchy);
-		return ret;
-	}
-	ret = cgroup_path(path, len, mnt, cfg->cgroup_parent);
-	if (ret == 0)
-		ret = ioacct_mkdir_p(path, 0755, false);
-	if (ret)
-		snprintf(err, errlen, "cannot create cgroup %s: %s", path, strerror(-ret));
-	return ret;
-}
-
-static int cgroup_enter(const char *cgroup, pid_t pid)
-{
-	char path[PATH_MAX + 32], buf[32];
-	int fd, n, ret = 0;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
-	if (write(fd, buf, (size_t)n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static void user_name(uid_t uid, char *out, size_t len)
 {
 	struct passwd *pw = getpwuid(uid);
@@ -359,11 +300,11 @@ static void register_command(const struct ioacct_config *cfg, const struct iorun
 		snprintf(j->err, sizeof(j->err), "iorun needs root to create a cgroup and register it");
 		return;
 	}
-	if (make_cgroup(cfg, j->cgroup, sizeof(j->cgroup), j->err, sizeof(j->err))) {
+	if (ioacct_cgroup_make(cfg, "iorun", j->cgroup, sizeof(j->cgroup), j->err, sizeof(j->err))) {
 		j->cgroup[0] = '\0';
 		return;
 	}
-	ret = cgroup_enter(j->cgroup, pid);
+	ret = ioacct_cgroup_enter(j->cgroup, pid);
 	if (ret) {
 		snprintf(j->err, sizeof(j->err), "cannot move the command into %s: %s", j->cgroup,
 			 strerror(-ret));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "config.h"
 #include "model.h"
 #include "util.h"
 
@@ -606,4 +607,64 @@ int ioacct_proc_mntns(pid_t pid, uint32_t *inum)
 		return -EOVERFLOW;
 	*inum = (uint32_t)st.st_ino;
 	return 0;
+}
+
+/* Moves process pid into the cgroup at fs_path (a directory of a mounted hierarchy). */
+int ioacct_cgroup_enter(const char *cgroup, pid_t pid)
+{
+	char path[PATH_MAX + 32], buf[32];
+	int fd, n, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+	if (write(fd, buf, (size_t)n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int cgroup_path(char *path, size_t len, const char *mnt, const char *parent, const char *prefix)
+{
+	int n = snprintf(path, len, "%s/%s/%s-%d", mnt, parent, prefix, (int)getpid());
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int ioacct_cgroup_make(const struct ioacct_config *cfg, const char *prefix, char *path, size_t len,
+		       char *err, size_t errlen)
+{
+	char mnt[PATH_MAX];
+	int ret = -ENOENT;
+
+	if (cfg->cgroup_mode != IOACCT_CGROUP_V1) {
+		ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
+		if (ret == 0) {
+			ret = cgroup_path(path, len, mnt, cfg->cgroup_parent, prefix);
+			if (ret == 0)
+				ret = ioacct_mkdir_p(path, 0755, false);
+			if (ret == 0)
+				return 0;
+		}
+		if (cfg->cgroup_mode == IOACCT_CGROUP_V2) {
+			snprintf(err, errlen, "cannot create a cgroup2 cgroup%s%s: %s", ret == -ENOENT ? "" : " ",
+				 ret == -ENOENT ? "" : path, ret == -ENOENT ? "no cgroup2 file system mounted" :
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V1, cfg->cgroup_v1_hierarchy, mnt, sizeof(mnt));
+	if (ret) {
+		snprintf(err, errlen, "no usable cgroup: cgroup2 unusable and v1 %s not mounted",
+			 cfg->cgroup_v1_hierarchy);
+		return ret;
+	}
+	ret = cgroup_path(path, len, mnt, cfg->cgroup_parent, prefix);
+	if (ret == 0)
+		ret = ioacct_mkdir_p(path, 0755, false);
+	if (ret)
+		snprintf(err, errlen, "cannot create cgroup %s: %s", path, strerror(-ret));
+	return ret;
 }

@@ -82,6 +82,16 @@ int ioacct_cgroup_of_pid(pid_t pid, enum ioacct_hier hier, const char *v1_contro
  * number. -ENOTDIR when fs_path is not a directory.
  */
 int ioacct_cgroup_id(const char *fs_path, uint64_t *id);
+/*
+ * A new cgroup for a command, <mount>/<cgroup_parent>/<prefix>-<our pid>
+ * (iorun, iotrace): v2 when usable, else the configured v1 hierarchy
+ * (cfg->cgroup_mode). Its directory in path; 0, or -errno and why in err.
+ */
+struct ioacct_config;
+int ioacct_cgroup_make(const struct ioacct_config *cfg, const char *prefix, char *path, size_t len,
+		       char *err, size_t errlen);
+/* Moves pid into the cgroup whose directory is fs_path: 0 or -errno. */
+int ioacct_cgroup_enter(const char *fs_path, pid_t pid);
 /* Which hierarchy the file system holding fs_path is; -EINVAL if no cgroup fs. */
 int ioacct_cgroup_hier_of_path(const char *fs_path, enum ioacct_hier *hier);
 

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kernel-side helpers shared by the BPF objects (ioacct.bpf.c, the counters;
+ * iotrace.bpf.c, the tracer): reaching a file from an fd, a mount's id,
+ * where the syscall number is at sys_exit. Include after vmlinux.h and the
+ * libbpf headers; every function is inline or static, so an object that
+ * does not use one pays nothing for it.
+ */
+#ifndef IOACCT_BPF_COMMON_H
+#define IOACCT_BPF_COMMON_H
+
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+#define S_IFDIR 0040000
+#define AT_FDCWD -100
+#define AT_REMOVEDIR 0x200
+/* Kernel-internal "restart the syscall" codes: the call is not over yet. */
+#define ERESTARTSYS 512
+#define ERESTART_RESTARTBLOCK 516
+
+static __always_inline struct file *fd_file(struct task_struct *task, long fd)
+{
+	struct fdtable *fdt;
+	struct file *f = NULL;
+
+	if (fd < 0)
+		return NULL;
+	fdt = task->files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
+		return NULL;
+	bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
+	return f;
+}
+
+static __always_inline __u32 vfsmount_id(struct vfsmount *mnt)
+{
+	struct mount *m;
+
+	if (!mnt)
+		return 0;
+	m = container_of(mnt, struct mount, mnt);
+	return BPF_CORE_READ(m, mnt_id);
+}
+
+/*
+ * A 32-bit process's syscall numbers are another table's: the sysmap would
+ * misname them, so the tracepoint backend leaves them alone (the others
+ * only see the 64-bit entry functions anyway).
+ */
+static __always_inline bool compat_syscall(struct task_struct *task)
+{
+#if defined(__TARGET_ARCH_x86)
+	if (bpf_core_field_exists(task->thread_info.status))
+		return task->thread_info.status & 0x0002; /* TS_COMPAT */
+#endif
+	return false;
+}
+
+/* The syscall number at sys_exit, where the tracepoint does not pass it. */
+static __always_inline long exit_syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->syscallno;
+#else
+#error "tell exit_syscall_nr() where this architecture keeps the syscall number"
+#endif
+}
+
+#endif /* IOACCT_BPF_COMMON_H */

@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * iotrace: prints the I/O calls of a command (or of a running process) one
+ * line per completed call, with filters and assertions for regression tests
+ * (iotrace(1)). Its own BPF object (bpf/iotrace.bpf.c), attached only while
+ * it runs and only for the traced cgroup: the rest of the node pays a few
+ * loads per syscall, and nothing once iotrace exits.
+ *
+ * `-- COMMAND`: the command is forked, held on a pipe until it is in a fresh
+ * cgroup2 cgroup and the programs are attached, then released, so its first
+ * call is traced; the trace ends when it exits. `--pid PID`: the programs
+ * trace PID's cgroup, and only PID's events are kept (in user space, by
+ * thread group id), until PID exits or iotrace is interrupted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "config.h"
+#include "iotrace.skel.h"
+#include "ioacct_abi.h"
+#include "ioacct_ops.h"
+#include "iotrace_abi.h"
+#include "procfs.h"
+#include "trace.h"
+#include "util.h"
+
+/* iotrace's own failures; 1 is a failed assertion, the command's failures are its own. */
+#define EXIT_USAGE 2
+#define EXIT_TRACE 125
+
+#define MAX_ASSERTS 64
+
+struct opts {
+	const char *format;
+	bool json;
+	struct ioacct_trace_filter filter;
+	struct ioacct_trace_assert asserts[MAX_ASSERTS];
+	size_t nasserts;
+	pid_t pid;
+	unsigned long buffer_size;
+	const char *config;
+	char **argv;
+};
+
+static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+	else
+		stop = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: iotrace [OPTIONS] -- COMMAND [ARGS...]\n"
+		"       iotrace [OPTIONS] --pid PID\n"
+		"Prints every I/O call of COMMAND (or of process PID), one line per completed call.\n"
+		"\n"
+		"  -p, --format FORMAT    line format (default \"%s\"):\n"
+		"                         %%c op, %%p pid, %%t tid, %%n comm, %%m mount, %%f path,\n"
+		"                         %%o offset, %%s size, %%r result or errno, %%T start (s.us),\n"
+		"                         %%D duration (us), %%%%; width and - as in printf (%%-8c)\n"
+		"      --json             one JSON object per line instead\n"
+		"      --filter EXPR      print only matching calls: FIELD OP VALUE[|VALUE...][,...]\n"
+		"                         fields op pid tid comm mount path size offset errno result dur,\n"
+		"                         OP = != < <= > >= ~ !~ (e.g. op=write,size>=1M,path~*.h5)\n"
+		"      --assert EXPR      count(FILTER) CMP N or bytes(FILTER) CMP N over every call;\n"
+		"                         exit 1 if one does not hold (e.g. 'count(op=open)<=100')\n"
+		"      --pid PID          trace process PID (its cgroup's calls, kept if PID's) until it exits\n"
+		"      --buffer-size N    ring buffer bytes, a power of 2 >= 4096 (default 4M; K, M allowed)\n"
+		"  -c, --config FILE      configuration (cgroup_parent; default " IOACCT_CONFIG_FILE ",\n"
+		"                         or $IOACCT_CONF)\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"Exit status: 0, or 1 when an assertion fails; when COMMAND fails, its exit status\n"
+		"(128 + signal if killed); 2 on bad usage, 125 when iotrace cannot trace.\n",
+		IOACCT_TRACE_DEFAULT_FORMAT);
+}
+
+enum { OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB };
+
+static int parse_size(const char *s, unsigned long *out)
+{
+	char *end;
+	unsigned long v, mul = 1;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -EINVAL;
+	if (*end == 'K')
+		mul = 1024;
+	else if (*end == 'M')
+		mul = 1024 * 1024;
+	else if (*end)
+		return -EINVAL;
+	if (*end && end[1])
+		return -EINVAL;
+	*out = v * mul;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "filter", required_argument, NULL, OPT_FILTER },
+		{ "assert", required_argument, NULL, OPT_ASSERT },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "job", required_argument, NULL, OPT_JOB },
+		{ "buffer-size", required_argument, NULL, OPT_BUFSZ },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[1024];
+	char *end;
+	int c;
+
+	o->format = IOACCT_TRACE_DEFAULT_FORMAT;
+	o->buffer_size = 4UL << 20;
+	while ((c = getopt_long(argc, argv, "+p:c:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (ioacct_trace_format_check(optarg, err, sizeof(err))) {
+				fprintf(stderr, "iotrace: -p: %s\n", err);
+				return -EINVAL;
+			}
+			o->format = optarg;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_FILTER:
+			if (ioacct_trace_filter_parse(optarg, &o->filter, err, sizeof(err))) {
+				fprintf(stderr, "iotrace: --filter: %s\n", err);
+				return -EINVAL;
+			}
+			break;
+		case OPT_ASSERT:
+			if (o->nasserts == MAX_ASSERTS) {
+				fprintf(stderr, "iotrace: --assert: at most %d assertions\n", MAX_ASSERTS);
+				return -EINVAL;
+			}
+			if (ioacct_trace_assert_parse(optarg, &o->asserts[o->nasserts], err, sizeof(err))) {
+				fprintf(stderr, "iotrace: --assert: %s\n", err);
+				return -EINVAL;
+			}
+			o->nasserts++;
+			break;
+		case OPT_PID:
+			errno = 0;
+			o->pid = (pid_t)strtol(optarg, &end, 10);
+			if (errno || *end || o->pid <= 0) {
+				fprintf(stderr, "iotrace: --pid: '%s' is not a process id\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_JOB:
+			fprintf(stderr, "iotrace: --job is not implemented yet: trace a step's process with --pid\n");
+			return -EINVAL;
+		case OPT_BUFSZ: {
+			long page = sysconf(_SC_PAGESIZE);
+
+			if (parse_size(optarg, &o->buffer_size) || o->buffer_size < (unsigned long)page ||
+			    (o->buffer_size & (o->buffer_size - 1)) || o->buffer_size > (1UL << 30)) {
+				fprintf(stderr,
+					"iotrace: --buffer-size: '%s' is not a power of 2 between %ld and 1G bytes\n",
+					optarg, page);
+				return -EINVAL;
+			}
+			break;
+		}
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	o->argv = argv + optind;
+	if (!o->pid == !o->argv[0]) {
+		fprintf(stderr, "iotrace: give either -- COMMAND [ARGS...] or --pid PID (see --help)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- what user space adds to the events: mount names, paths of fds ------------- */
+
+/* Paths of open fds, from the opens traced, so fd calls print a path too. */
+#define FD_BUCKETS 1024
+struct fd_ent {
+	struct fd_ent *next;
+	uint32_t pid;
+	int32_t fd;
+	char path[IOTRACE_PATH_MAX];
+};
+
+struct tracer {
+	struct opts *o;
+	struct ioacct_mount *mounts;
+	size_t nmounts;
+	struct fd_ent *fds[FD_BUCKETS];
+	uint32_t unknown_mnt;  /* last mount id no table had: not looked for again and again */
+	uint64_t t0;
+	uint64_t events;
+	int out_err;
+};
+
+static struct fd_ent **fd_slot(struct tracer *t, uint32_t pid, int32_t fd)
+{
+	struct fd_ent **e = &t->fds[(pid * 31u + (uint32_t)fd) % FD_BUCKETS];
+
+	while (*e && ((*e)->pid != pid || (*e)->fd != fd))
+		e = &(*e)->next;
+	return e;
+}
+
+static void fd_set_path(struct tracer *t, uint32_t pid, int32_t fd, const char *path)
+{
+	struct fd_ent **e = fd_slot(t, pid, fd);
+
+	if (!*e) {
+		*e = calloc(1, sizeof(**e));
+		if (!*e)
+			return; /* the path of this fd will just not be known */
+		(*e)->pid = pid;
+		(*e)->fd = fd;
+	}
+	ioacct_strlcpy((*e)->path, path, sizeof((*e)->path));
+}
+
+static void fd_forget(struct tracer *t, uint32_t pid, int32_t fd)
+{
+	struct fd_ent **e = fd_slot(t, pid, fd), *dead = *e;
+
+	if (dead) {
+		*e = dead->next;
+		free(dead);
+	}
+}
+
+/*
+ * The mount point of mount id `id`: from the mount table read at start, or,
+ * for a mount it lacks (the command mounted something, or lives in another
+ * mount namespace), from the table of the process that did the call.
+ */
+static const char *mount_name(struct tracer *t, uint32_t *idp, uint32_t pid, const char *path)
+{
+	const struct ioacct_mount *m;
+	struct ioacct_mount *fresh;
+	uint32_t id = *idp;
+	size_t n;
+	char err[256];
+
+	/* An absolute path the kernel did not resolve (a failed open, mkdir, stat, ...). */
+	if (!id) {
+		m = path[0] == '/' ? ioacct_mount_of_path(t->mounts, t->nmounts, path) : NULL;
+		if (!m)
+			return "";
+		*idp = m->mnt_id;
+		return m->path;
+	}
+	m = ioacct_mount_find(t->mounts, t->nmounts, id);
+	if (m)
+		return m->path;
+	if (id == t->unknown_mnt)
+		return "";
+	t->unknown_mnt = id;
+	if (ioacct_mountinfo_read((pid_t)pid, &fresh, &n, err, sizeof(err)) == 0) {
+		if (ioacct_mount_find(fresh, n, id)) {
+			free(t->mounts);
+			t->mounts = fresh;
+			t->nmounts = n;
+			t->unknown_mnt = 0;
+			return ioacct_mount_find(t->mounts, t->nmounts, id)->path;
+		}
+		free(fresh);
+	}
+	return "";
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct tracer *t = ctx;
+	const struct iotrace_event *ev = data;
+	struct ioacct_trace_rec r = { 0 };
+	char comm[IOTRACE_COMM_LEN + 1], path[IOTRACE_PATH_MAX + 1];
+	bool is_open = ev->op == IOACCT_OP_OPEN;
+	struct fd_ent **fe;
+
+	if (len < sizeof(*ev))
+		return 0;
+	if (t->o->pid && ev->pid != (uint32_t)t->o->pid)
+		return 0;
+	memcpy(comm, ev->comm, IOTRACE_COMM_LEN);
+	comm[IOTRACE_COMM_LEN] = '\0';
+	memcpy(path, ev->path, IOTRACE_PATH_MAX);
+	path[IOTRACE_PATH_MAX] = '\0';
+	if (!path[0] && ev->fd >= 0 && !is_open) {
+		fe = fd_slot(t, ev->pid, ev->fd);
+		if (*fe)
+			ioacct_strlcpy(path, (*fe)->path, sizeof(path));
+	}
+	r.op = ev->op;
+	r.pid = ev->pid;
+	r.tid = ev->tid;
+	r.comm = comm;
+	r.path = path;
+	r.mnt_id = ev->mnt_id;
+	r.mount = mount_name(t, &r.mnt_id, ev->pid, path);
+	r.offset = ev->offset;
+	r.ret = ev->ret;
+	r.size = (ev->op == IOACCT_OP_READ || ev->op == IOACCT_OP_WRITE) && ev->ret > 0 ?
+		 (uint64_t)ev->ret : 0;
+	r.start_ns = ev->start_ns > t->t0 ? ev->start_ns - t->t0 : 0;
+	r.dur_ns = ev->dur_ns;
+	t->events++;
+
+	for (size_t i = 0; i < t->o->nasserts; i++)
+		ioacct_trace_assert_add(&t->o->asserts[i], &r);
+	if (!t->out_err && ioacct_trace_filter_match(&t->o->filter, &r)) {
+		if (t->o->json)
+			ioacct_trace_json_print(stdout, &r);
+		else
+			ioacct_trace_format_print(stdout, t->o->format, &r);
+		/* A reader gone (| head): keep tracing for the assertions, the command keeps running. */
+		if (ferror(stdout)) {
+			t->out_err = errno ? errno : EIO;
+			fprintf(stderr, "iotrace: standard output: %s; still tracing, printing no more\n",
+				strerror(t->out_err));
+		}
+	}
+	if (is_open && ev->ret >= 0 && path[0])
+		fd_set_path(t, ev->pid, (int32_t)ev->ret, path);
+	else if (ev->op == IOTRACE_OP_CLOSE && ev->fd >= 0)
+		fd_forget(t, ev->pid, ev->fd);
+	return 0;
+}
+
+/* ---- the BPF side ---------------------------------------------------------------- */
+
+#ifndef SYS_open
+#define SYS_open -1
+#endif
+#ifndef SYS_creat
+#define SYS_creat -1
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 -1
+#endif
+#ifndef SYS_mkdir
+#define SYS_mkdir -1
+#endif
+#ifndef SYS_unlink
+#define SYS_unlink -1
+#endif
+#ifndef SYS_rmdir
+#define SYS_rmdir -1
+#endif
+#ifndef SYS_rename
+#define SYS_rename -1
+#endif
+#ifndef SYS_renameat
+#define SYS_renameat -1
+#endif
+#ifndef SYS_stat
+#define SYS_stat -1
+#endif
+#ifndef SYS_lstat
+#define SYS_lstat -1
+#endif
+#ifndef SYS_newfstatat
+#define SYS_newfstatat -1
+#endif
+
+/* IOACCT_SYSCALLS (ioacct_ops.h), the counters' list, by this architecture's numbers. */
+#define SYS(name, uname, op, kind) { SYS_##uname, #uname, IOACCT_OP_##op, IOACCT_SK_##kind },
+static const struct {
+	long nr;
+	const char *name;
+	unsigned int op, kind;
+} syscall_table[] = {
+	IOACCT_SYSCALLS(SYS)
+	{ SYS_close, "close", IOTRACE_OP_CLOSE, IOACCT_SK_FD },
+};
+#undef SYS
+
+static void fill_sysmap(struct iotrace_bpf *skel)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(syscall_table); i++) {
+		long nr = syscall_table[i].nr;
+		const char *name = syscall_table[i].name;
+		uint16_t e;
+
+		if (nr < 0 || nr >= IOACCT_NR_SYSCALLS)
+			continue;
+		e = (uint16_t)((syscall_table[i].op + 1) | syscall_table[i].kind << IOACCT_SYS_KIND_SHIFT);
+		/* pread64, preadv, preadv2, pwrite64, ...: the offset is an argument. */
+		if (!strncmp(name, "pread", 5) || !strncmp(name, "pwrite", 6))
+			e |= IOTRACE_SYS_POSITIONAL;
+		skel->rodata->sysmap[nr] = e;
+	}
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	fputs("iotrace: libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Loads and attaches the tracer for cgroup `cgid` at depth `level`. */
+static int tracer_open(struct iotrace_bpf **out, const struct opts *o, uint64_t cgid,
+		       uint32_t level)
+{
+	struct iotrace_bpf *skel;
+	int ret;
+
+	libbpf_set_print(libbpf_quiet);
+	skel = iotrace_bpf__open();
+	if (!skel) {
+		ret = -errno;
+		fprintf(stderr, "iotrace: cannot open the BPF object: %s\n", strerror(-ret));
+		return ret;
+	}
+	fill_sysmap(skel);
+	skel->rodata->target_cgid = cgid;
+	skel->rodata->target_level = level;
+	ret = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->buffer_size);
+	if (!ret)
+		ret = iotrace_bpf__load(skel);
+	if (ret) {
+		fprintf(stderr, "iotrace: cannot load the BPF programs: %s (root, and a kernel with BTF "
+			"and BPF ring buffers, 5.8 or later, are needed)\n", strerror(-ret));
+		goto fail;
+	}
+	ret = iotrace_bpf__attach(skel);
+	if (ret) {
+		fprintf(stderr, "iotrace: cannot attach to the sys_enter/sys_exit tracepoints: %s\n",
+			strerror(-ret));
+		goto fail;
+	}
+	*out = skel;
+	return 0;
+fail:
+	iotrace_bpf__destroy(skel);
+	return ret;
+}
+
+static uint64_t lost_events(struct iotrace_bpf *skel)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t sum = 0, *vals;
+	uint32_t zero = 0;
+
+	if (ncpus <= 0)
+		return 0;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &zero, vals) == 0)
+		for (int i = 0; i < ncpus; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+/* ---- cgroups ------------------------------------------------------------------------ */
+
+/* The id and depth of the cgroup2 directory `dir` below the hierarchy's mount `mnt`. */
+static int cgroup_target(const char *mnt, const char *dir, uint64_t *id, uint32_t *level)
+{
+	const char *rel = dir + strlen(mnt);
+	int ret = ioacct_cgroup_id(dir, id);
+
+	if (ret)
+		return ret;
+	*level = 0;
+	for (const char *p = rel; *p; p++)
+		if (*p == '/' && p[1] && p[1] != '/')
+			(*level)++;
+	return 0;
+}
+
+/* A fresh cgroup2 cgroup for the command, like iorun's (cgroup_parent from the configuration). */
+static int make_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id, uint32_t *level)
+{
+	struct ioacct_config cfg;
+	char err[1024], mnt[PATH_MAX];
+	int ret;
+
+	ioacct_config_defaults(&cfg);
+	if (ioacct_config_load(&cfg, o->config, err, sizeof(err))) {
+		fprintf(stderr, "iotrace: %s\n", err);
+		return -EINVAL;
+	}
+	/* The programs follow the task's cgroup2 cgroup: a v1 cgroup would not do. */
+	cfg.cgroup_mode = IOACCT_CGROUP_V2;
+	ret = ioacct_cgroup_make(&cfg, "iotrace", dir, len, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "iotrace: %s (iotrace needs root and cgroup2)\n", err);
+		return ret;
+	}
+	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
+	if (!ret)
+		ret = cgroup_target(mnt, dir, id, level);
+	if (ret)
+		fprintf(stderr, "iotrace: cannot find the id of cgroup %s: %s\n", dir, strerror(-ret));
+	return ret;
+}
+
+static int pid_cgroup(pid_t pid, uint64_t *id, uint32_t *level)
+{
+	char mnt[PATH_MAX], rel[PATH_MAX], dir[2 * PATH_MAX];
+	int ret;
+
+	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
+	if (ret) {
+		fprintf(stderr, "iotrace: --pid needs cgroup2, and none is mounted\n");
+		return ret;
+	}
+	ret = ioacct_cgroup_of_pid(pid, IOACCT_HIER_V2, NULL, rel, sizeof(rel));
+	if (ret) {
+		fprintf(stderr, "iotrace: --pid %d: cannot read its cgroup2 cgroup: %s\n", (int)pid,
+			strerror(-ret));
+		return ret;
+	}
+	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
+	ret = cgroup_target(mnt, dir, id, level);
+	if (ret)
+		fprintf(stderr, "iotrace: --pid %d: cannot find the id of cgroup %s: %s\n", (int)pid,
+			dir, strerror(-ret));
+	return ret;
+}
+
+/* ---- the command ---------------------------------------------------------------------- */
+
+/* Forks the command, held on a pipe until *go is written to or closed. */
+static int fork_command(char **argv, pid_t *pid, int *go)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		fprintf(stderr, "iotrace: pipe: %s\n", strerror(errno));
+		return -errno;
+	}
+	*pid = fork();
+	if (*pid < 0) {
+		fprintf(stderr, "iotrace: fork: %s\n", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (*pid == 0) {
+		char c;
+		ssize_t n;
+
+		close(fds[1]);
+		while ((n = read(fds[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		/* EOF: iotrace gave up before tracing; do not run untraced. */
+		if (n != 1)
+			_exit(EXIT_TRACE);
+		close(fds[0]);
+		execvp(argv[0], argv);
+		fprintf(stderr, "iotrace: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return 0;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* After the fork: the command must not inherit an ignored SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Polls the ring buffer until the command (or --pid's process) is gone. */
+static int trace_loop(struct ring_buffer *rb, const struct opts *o, pid_t child, int *status)
+{
+	int ret;
+
+	for (;;) {
+		ret = ring_buffer__poll(rb, 100);
+		if (ret < 0 && ret != -EINTR) {
+			fprintf(stderr, "iotrace: reading the ring buffer: %s\n", strerror(-ret));
+			return ret;
+		}
+		if (child > 0) {
+			pid_t w = waitpid(child, status, WNOHANG);
+
+			if (w == child)
+				break;
+		} else if (stop || (kill(o->pid, 0) < 0 && errno == ESRCH)) {
+			break;
+		}
+	}
+	/* What the last calls left in the buffer. */
+	ret = ring_buffer__consume(rb);
+	return ret < 0 ? ret : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct tracer t = { .o = &o };
+	struct iotrace_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	char cgroup[PATH_MAX] = "", err[256];
+	int go = -1, status = 0, ret, exit_code = EXIT_TRACE;
+	uint64_t cgid = 0, lost;
+	uint32_t level = 0;
+	pid_t child = 0;
+	bool failed = false;
+
+	if (parse_args(argc, argv, &o))
+		return EXIT_USAGE;
+	if (geteuid() != 0) {
+		fprintf(stderr, "iotrace: needs root (it loads BPF programs%s)\n",
+			o.pid ? "" : " and creates a cgroup");
+		return EXIT_TRACE;
+	}
+	ret = ioacct_mountinfo_read(getpid(), &t.mounts, &t.nmounts, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "iotrace: mount names unknown: %s\n", err);
+
+	if (o.pid) {
+		if (pid_cgroup(o.pid, &cgid, &level))
+			goto out;
+	} else {
+		if (make_cgroup(&o, cgroup, sizeof(cgroup), &cgid, &level)) {
+			cgroup[0] = '\0';
+			goto out;
+		}
+		if (fork_command(o.argv, &child, &go))
+			goto out;
+		child_pid = child;
+		ret = ioacct_cgroup_enter(cgroup, child);
+		if (ret) {
+			fprintf(stderr, "iotrace: cannot move the command into %s: %s\n", cgroup,
+				strerror(-ret));
+			goto out;
+		}
+	}
+	install_signals();
+	if (tracer_open(&skel, &o, cgid, level))
+		goto out;
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &t, NULL);
+	if (!rb) {
+		fprintf(stderr, "iotrace: cannot read the ring buffer: %s\n", strerror(errno));
+		goto out;
+	}
+	t.t0 = ioacct_mono_ns();
+	if (o.pid)
+		fprintf(stderr, "iotrace: tracing pid %d until it exits (interrupt to stop)\n", (int)o.pid);
+	if (child) {
+		if (write(go, "g", 1) != 1) {
+			fprintf(stderr, "iotrace: cannot start the command: %s\n", strerror(errno));
+			goto out;
+		}
+		close(go);
+		go = -1;
+	}
+	if (trace_loop(rb, &o, child, &status))
+		goto out;
+	if (fflush(stdout) && !t.out_err)
+		fprintf(stderr, "iotrace: standard output: %s; some events were not printed\n",
+			strerror(errno));
+
+	lost = lost_events(skel);
+	if (lost)
+		fprintf(stderr, "iotrace: %" PRIu64 " events lost (ring buffer full; %" PRIu64
+			" received; --buffer-size is %lu)\n", lost, t.events, o.buffer_size);
+	exit_code = 0;
+	for (size_t i = 0; i < o.nasserts; i++) {
+		const struct ioacct_trace_assert *a = &o.asserts[i];
+		bool holds = ioacct_trace_assert_holds(a);
+
+		fprintf(stderr, "iotrace: assertion %s: %s (seen %" PRIu64 "%s)\n",
+			holds ? "holds" : "FAILED", a->text, a->seen,
+			lost ? ", with events lost: not every call was seen" : "");
+		if (!holds || lost)
+			failed = true;
+	}
+	if (failed)
+		exit_code = 1;
+	if (child) {
+		int code = WIFEXITED(status) ? WEXITSTATUS(status) :
+			   WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+
+		if (code) {
+			if (WIFSIGNALED(status))
+				fprintf(stderr, "iotrace: the command was killed by signal %d\n",
+					WTERMSIG(status));
+			else
+				fprintf(stderr, "iotrace: the command failed with exit status %d\n", code);
+			if (!failed)
+				exit_code = code;
+		}
+	}
+out:
+	if (go >= 0)
+		close(go); /* the command, not started, exits */
+	if (child && exit_code == EXIT_TRACE) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	ring_buffer__free(rb);
+	iotrace_bpf__destroy(skel);
+	/* Processes the command left behind keep the cgroup busy; leave it then. */
+	if (cgroup[0] && rmdir(cgroup) && errno != ENOENT)
+		fprintf(stderr, "iotrace: cgroup %s left in place: %s\n", cgroup, strerror(errno));
+	for (size_t i = 0; i < FD_BUCKETS; i++)
+		while (t.fds[i])
+			fd_forget(&t, t.fds[i]->pid, t.fds[i]->fd);
+	free(t.mounts);
+	ioacct_trace_filter_free(&o.filter);
+	for (size_t i = 0; i < o.nasserts; i++)
+		ioacct_trace_assert_free(&o.asserts[i]);
+	return exit_code;
+}
