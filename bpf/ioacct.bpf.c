@@ -572,14 +572,14 @@ static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 k
 		__u32 ends = 0;
 
 		/*
-		 * The destination first, so that the source is the task's last
-		 * file: note_mount() can name its mount. Either end may be a
-		 * pipe or a socket, which is not file-system I/O.
+		 * Either end may be a pipe or a socket, which is not file-system
+		 * I/O. The task's last file (which note_mount() can name) stays
+		 * the source when that is a file, else becomes the destination.
 		 */
-		if (!file_info(fd_file(task, (int)dst), t, &fo) && fo.type == S_IFREG)
-			ends |= PAIR_DST;
 		if (!file_info(fd_file(task, (int)src), t, &fi) && fi.type == S_IFREG)
 			ends |= PAIR_SRC;
+		if (!file_info(fd_file(task, (int)dst), ends ? NULL : t, &fo) && fo.type == S_IFREG)
+			ends |= PAIR_DST;
 		if (!ends)
 			return 0;
 		mnt = fi.mnt;
