@@ -91,12 +91,21 @@ struct task_ent {
 	__u16 kind;  /* IOACCT_SK_* of the pending op */
 	__u16 epoch; /* state epoch at sys_enter: the programs were not detached since */
 	__u64 upath; /* path argument not readable at sys_enter: resolved at sys_exit */
-	__s64 dirfd;
+	union {
+		__s64 dirfd; /* what upath is relative to */
+		struct {
+			__u32 out_mnt; /* FD_PAIR kinds: the destination's mount (mnt: the source's) */
+			__u32 ends;    /* PAIR_SRC | PAIR_DST: which ends are regular files */
+		} pair;
+	};
 	__u64 c_inode;
 	__u64 c_vfsmnt;
 	__u32 c_mnt;
 	__u32 c_type;
 };
+
+#define PAIR_SRC 1
+#define PAIR_DST 2
 
 /* One line of the per-CPU watched-cgroup cache. */
 struct cg_cache_ent {
@@ -510,6 +519,30 @@ static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 k
 			return 0;
 		mnt = fi.mnt;
 		break;
+	case IOACCT_SK_FD_PAIR:
+	case IOACCT_SK_FD_PAIR_OUT: {
+		long src = kind == IOACCT_SK_FD_PAIR ? a0 : a1;
+		long dst = kind == IOACCT_SK_FD_PAIR ? a2 : a0;
+		struct file_info fo = {};
+		__u32 ends = 0;
+
+		/*
+		 * Either end may be a pipe or a socket, which is not file-system
+		 * I/O. The task's last file (which note_mount() can name) stays
+		 * the source when that is a file, else becomes the destination.
+		 */
+		if (!file_info(fd_file(task, (int)src), t, &fi) && fi.type == S_IFREG)
+			ends |= PAIR_SRC;
+		if (!file_info(fd_file(task, (int)dst), ends ? NULL : t, &fo) && fo.type == S_IFREG)
+			ends |= PAIR_DST;
+		if (!ends)
+			return 0;
+		mnt = fi.mnt;
+		t->pair.out_mnt = fo.mnt;
+		t->pair.ends = ends;
+		t->upath = 0;
+		break;
+	}
 	case IOACCT_SK_PATH:
 	case IOACCT_SK_OPEN_PATH:
 		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)a0);
@@ -596,6 +629,26 @@ static __always_inline int on_exit(long ret)
 			mnt = (__u32)m;
 	}
 
+	/*
+	 * Two ends (sendfile, splice, copy_file_range): what moved is a read
+	 * of the source and a write of the destination, each a call with its
+	 * bytes, its size bin, its error and the call's whole time.
+	 */
+	if (t->kind >= IOACCT_SK_FD_PAIR) {
+		struct ioacct_stat_key pw = { .slot = slot, .mnt_id = mnt, .op = IOACCT_OP_READ };
+		__u32 ends = t->pair.ends;
+
+		if (slot == IOACCT_SLOT_CALIB)
+			return 0;
+		if (ends & PAIR_SRC)
+			account(&pw, now, now - t->ts, ret);
+		if (ends & PAIR_DST) {
+			pw.mnt_id = t->pair.out_mnt;
+			pw.op = IOACCT_OP_WRITE;
+			account(&pw, now, now - t->ts, ret);
+		}
+		return 0;
+	}
 	if ((t->kind == IOACCT_SK_OPEN_PATH || t->kind == IOACCT_SK_OPEN_AT) && ret >= 0) {
 		struct file *f = fd_file(task, (int)ret);
 		struct file_info fi = {};

@@ -72,6 +72,13 @@ enum ioacct_sys_kind {
 	IOACCT_SK_OPEN_PATH = 5,/* like PATH; the returned fd names the file */
 	IOACCT_SK_OPEN_AT = 6,  /* like AT; the returned fd names the file */
 	IOACCT_SK_UNLINKAT = 7, /* like AT; AT_REMOVEDIR in arg2 makes it an rmdir */
+	/*
+	 * Two ends, bytes = return value: a read of the source when it is a
+	 * regular file, a write of the destination when it is one (a pipe or
+	 * socket end is not file-system I/O). The row's op is not used.
+	 */
+	IOACCT_SK_FD_PAIR = 8,  /* source fd = arg0, destination fd = arg2 (splice, copy_file_range) */
+	IOACCT_SK_FD_PAIR_OUT = 9, /* destination fd = arg0, source fd = arg1 (sendfile) */
 };
 
 /* watch: cgroup -> slot. One entry per registered cgroup. */

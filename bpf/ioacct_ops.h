@@ -73,6 +73,10 @@ enum ioacct_op {
  * <sys/syscall.h>, for the daemon's table of the tracepoint backend. An
  * architecture may lack some (arm64 has only the *at forms): the daemon
  * leaves out a program whose function the kernel does not have.
+ *
+ * The FD_PAIR kinds move bytes between two fds: a read on the source's
+ * mount and a write on the destination's, whatever the OP column says.
+ * vmsplice is not here: its one fd is always a pipe, never a file.
  */
 #define IOACCT_SYSCALLS(X)                                                                  \
 	X(read, read, READ, FD_DATA) X(write, write, WRITE, FD_DATA)                        \
@@ -90,6 +94,8 @@ enum ioacct_op {
 	X(renameat2, renameat2, RENAME, AT)                                                 \
 	X(newstat, stat, STAT, PATH) X(newlstat, lstat, STAT, PATH)                         \
 	X(newfstat, fstat, STAT, FD) X(newfstatat, newfstatat, STAT, AT)                    \
-	X(statx, statx, STAT, AT)
+	X(statx, statx, STAT, AT)                                                           \
+	X(sendfile64, sendfile, READ, FD_PAIR_OUT) X(splice, splice, READ, FD_PAIR)         \
+	X(copy_file_range, copy_file_range, READ, FD_PAIR)
 
 #endif /* IOACCT_OPS_H */

@@ -26,6 +26,16 @@
  *   full   PATH SIZE COUNT   open PATH for appending, COUNT write()s of SIZE bytes, each
  *                            must fail with ENOSPC (the file system is full already)
  *   cd     DIR               chdir, so later relative paths start there
+ *   sendfile SRC DST SIZE COUNT  COUNT sendfile()s of SIZE bytes from SRC to DST (created,
+ *                            truncated); DST "socket": into a socket pair, drained by read()s
+ *   splice SRC DST SIZE COUNT    COUNT times: splice() SIZE bytes of SRC into a pipe, then
+ *                            splice() them out of the pipe into DST (created, truncated);
+ *                            SIZE at most 65536 (a pipe's capacity)
+ *   copy   SRC DST SIZE COUNT    COUNT copy_file_range()s of SIZE bytes from SRC to DST
+ *                            (created, truncated)
+ *   (each of these must move exactly SIZE bytes per call)
+ *   xcopy  SRC DST SIZE COUNT    like copy, but each call must fail with EXDEV (SRC and DST
+ *                            on file systems of different types)
  *   sleep  SECONDS           nanosleep (decimals allowed)
  *   wait                     block until a byte arrives on standard input
  *   tick PATH SIZE COUNT     like write, and print "<start_ns> <end_ns>" (CLOCK_MONOTONIC)
@@ -35,11 +45,15 @@
  * they do not count as file-system I/O. Exit 0 when every operation did what
  * was asked, 1 otherwise (with a message).
  */
+#define _GNU_SOURCE /* splice, copy_file_range */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -135,6 +149,76 @@ static int op_read(const char *path, size_t size, unsigned long count)
 		}
 	}
 	return close(fd) ? fail("close", path) : 0;
+}
+
+/*
+ * sendfile, splice, copy_file_range: COUNT calls (two per round for splice,
+ * file -> pipe -> file), each of which must move exactly SIZE bytes.
+ */
+static int op_pair(const char *op, const char *src, const char *dst, size_t size,
+		   unsigned long count)
+{
+	int in, out, p[2] = { -1, -1 }, ret = -1;
+	bool sock = !strcmp(op, "sendfile") && !strcmp(dst, "socket");
+
+	in = open(src, O_RDONLY);
+	if (in < 0)
+		return fail("open", src);
+	if (sock)
+		out = socketpair(AF_UNIX, SOCK_STREAM, 0, p) ? -1 : p[0];
+	else
+		out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (out < 0) {
+		close(in);
+		return fail("open", dst);
+	}
+	if (!strcmp(op, "splice") && pipe(p)) {
+		fail("pipe for", dst);
+		goto out;
+	}
+	need_buf(size);
+	for (unsigned long i = 0; i < count; i++) {
+		ssize_t n;
+
+		if (!strcmp(op, "sendfile")) {
+			n = sendfile(out, in, NULL, size);
+		} else if (!strcmp(op, "copy") || !strcmp(op, "xcopy")) {
+			n = copy_file_range(in, NULL, out, NULL, size, 0);
+			if (op[0] == 'x') {
+				if (n >= 0 || errno != EXDEV) {
+					dprintf(2, "iowork: xcopy %s: did not fail with EXDEV\n", src);
+					goto out;
+				}
+				continue;
+			}
+		} else {
+			n = splice(in, NULL, p[1], NULL, size, 0);
+			if (n == (ssize_t)size)
+				n = splice(p[0], NULL, out, NULL, size, 0);
+		}
+		if (n != (ssize_t)size) {
+			fail(n < 0 ? op : "short transfer by", src);
+			goto out;
+		}
+		/* The socket's other end is drained by read()s: not file-system I/O. */
+		for (size_t got = 0; sock && got < size; got += (size_t)n) {
+			n = read(p[1], buf, size - got);
+			if (n <= 0) {
+				fail("read from the socket of", src);
+				goto out;
+			}
+		}
+	}
+	ret = 0;
+out:
+	if (p[0] >= 0 && p[0] != out)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	close(in);
+	if (close(out) && ret == 0)
+		ret = fail("close", dst);
+	return ret;
 }
 
 static int op_names(const char *op, const char *dir, unsigned long n)
@@ -282,7 +366,8 @@ static int nargs(const char *op)
 		{ "create", 2 }, { "mkdir", 2 }, { "unlink", 2 }, { "rmdir", 2 }, { "rename", 2 },
 		{ "missing", 2 }, { "stat", 2 }, { "fsync", 2 }, { "sleep", 1 }, { "wait", 0 },
 		{ "cd", 1 }, { "nostat", 2 }, { "denied", 2 }, { "rofs", 2 }, { "exists", 2 },
-		{ "full", 3 },
+		{ "full", 3 }, { "sendfile", 4 }, { "splice", 4 }, { "copy", 4 },
+		{ "xcopy", 4 },
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -332,6 +417,9 @@ int main(int argc, char **argv)
 			ret = op_failing(op, a[0], num(a[1]), EEXIST);
 		else if (!strcmp(op, "full"))
 			ret = op_full(a[0], num(a[1]), num(a[2]));
+		else if (!strcmp(op, "sendfile") || !strcmp(op, "splice") || !strcmp(op, "copy") ||
+			 !strcmp(op, "xcopy"))
+			ret = op_pair(op, a[0], a[1], num(a[2]), num(a[3]));
 		else if (!strcmp(op, "cd"))
 			ret = chdir(a[0]) ? fail("chdir", a[0]) : 0;
 		else

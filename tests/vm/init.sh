@@ -7,7 +7,9 @@
 # starts ioacctd --probe-mode MODE and runs the exactness workload of
 # tests/integration/01-exact.sh under iorun on two fresh tmpfs mounts, first in
 # a cgroup v2 cgroup, then (a v1 freezer hierarchy mounted for it) in a v1
-# cgroup, while a process outside the cgroup does I/O to the same mounts.
+# cgroup, while a process outside the cgroup does I/O to the same mounts; and
+# in the same job the calls of tests/integration/21-splice.sh (sendfile,
+# splice, copy_file_range: a read of the source, a write of the destination).
 # Prints one line per (mode, cgroup):
 #   RESULT kernel=K mode=M cgroup=C pass chosen=M2 time=S totals=...
 #   RESULT kernel=K mode=M cgroup=C fail reason=...
@@ -21,7 +23,7 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 exec </dev/console >/dev/console 2>&1
 
 MODES="auto fentry kprobe tracepoint"
-NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 WRONG=0 START_TIMEOUT=120
+NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 WRONG=0 START_TIMEOUT=120
 # shellcheck disable=SC1091 # written by mkinitramfs
 . /etc/vmtest.conf
 
@@ -91,15 +93,26 @@ fi
 write_expect() { # FILE MODE
 	wb=$((NW * 1048576))
 	[ "$WRONG" = 1 ] && wb=$((wb + 1))
+	# The NPAIR calls of each kind: A is the source of sendfile and splice
+	# (64 KiB each, to B), of copy (4 KiB, to A) and of xcopy (fails with
+	# EXDEV, to B: a failed read on A, a failed write on B); B the source of
+	# sendfile into a socket (4 KiB, nothing written on a file). Opens: each
+	# call's files; creates: its destinations.
 	{
-		echo "$A write_bytes=$wb writes=$NW read_bytes=$((NR * 1048576)) reads=$NR" \
-			"opens=$((2 + NCREATE + NMISS + NEXIST)) creates=$((1 + NCREATE)) mkdirs=$NMKDIR" \
-			"unlinks=$NCREATE rmdirs=$NMKDIR errors=$((NMISS + NEXIST)) real_errors=$NEXIST" \
-			"op_errors.opens=$((NMISS + NEXIST)) error_classes.notfound=$NMISS" \
-			"error_classes.other=$NEXIST" \
-			"write_sizes.100K_1M=$NW read_sizes.100K_1M=$NR"
-		echo "$B write_bytes=$((NPW * 4096)) writes=$NPW opens=6 creates=4 unlinks=3 errors=2" \
-			"op_errors.opens=2 error_classes.notfound=2 write_sizes.1K_10K=$NPW"
+		echo "$A write_bytes=$((wb + NPAIR * 4096)) writes=$((NW + NPAIR))" \
+			"read_bytes=$((NR * 1048576 + NPAIR * (2 * 65536 + 4096))) reads=$((NR + 4 * NPAIR))" \
+			"opens=$((2 + NCREATE + NMISS + NEXIST + 5)) creates=$((1 + NCREATE + 1)) mkdirs=$NMKDIR" \
+			"unlinks=$NCREATE rmdirs=$NMKDIR errors=$((NMISS + NEXIST + NPAIR))" \
+			"real_errors=$((NEXIST + NPAIR)) op_errors.opens=$((NMISS + NEXIST))" \
+			"op_errors.reads=$NPAIR error_classes.notfound=$NMISS" \
+			"error_classes.other=$((NEXIST + NPAIR))" \
+			"write_sizes.100K_1M=$NW write_sizes.1K_10K=$NPAIR read_sizes.100K_1M=$NR" \
+			"read_sizes.10K_100K=$((2 * NPAIR)) read_sizes.1K_10K=$NPAIR"
+		echo "$B write_bytes=$((NPW * 4096 + NPAIR * 2 * 65536)) writes=$((NPW + 3 * NPAIR))" \
+			"read_bytes=$((NPAIR * 4096)) reads=$NPAIR opens=$((6 + 4)) creates=$((4 + 3))" \
+			"unlinks=3 errors=$((2 + NPAIR)) real_errors=$NPAIR op_errors.opens=2" \
+			"op_errors.writes=$NPAIR error_classes.notfound=2 error_classes.other=$NPAIR" \
+			"write_sizes.1K_10K=$NPW write_sizes.10K_100K=$((2 * NPAIR)) read_sizes.1K_10K=$NPAIR"
 		[ "$2" = auto ] || echo "@ probe_mode=$2"
 	} > "$1"
 }
@@ -131,6 +144,11 @@ run_work() {
 			write $A/big 1048576 "$NW" , \
 			pwrite $B/shm 4096 "$NPW" , \
 			read $A/big 1048576 "$NR" , \
+			sendfile $A/big $B/sf 65536 "$NPAIR" , \
+			sendfile $B/shm socket 4096 "$NPAIR" , \
+			splice $A/big $B/sp 65536 "$NPAIR" , \
+			copy $A/big $A/cp 4096 "$NPAIR" , \
+			xcopy $A/big $B/x 4096 "$NPAIR" , \
 			create $A/files "$NCREATE" , \
 			mkdir $A/dirs "$NMKDIR" , \
 			unlink $A/files "$NCREATE" , \
@@ -175,7 +193,7 @@ CONF
 	# Every mode but tracepoint runs with the default detach_when_idle (auto:
 	# fentry and kprobe stay attached). Forced to yes, fentry and kprobe
 	# detach and attach correctly on both kernels (run by hand), but attaching
-	# 58 programs under single-threaded TCG outlasts iorun's registration
+	# 64 programs under single-threaded TCG outlasts iorun's registration
 	# timeout. The tracepoint run stays attached (auto would detach): its patch
 	# site, syscall_trace_enter, is the one every syscall runs, where TCG was
 	# seen to oops; tests/integration/10-idle tests that detaching on the host.
