@@ -18,6 +18,11 @@ SRC=$abs_top_srcdir
 OUT=$abs_top_builddir/tests/fuzz
 LOGS=${IOACCT_DARSHAN_LOGS:-$SRC/../shared/darshan-logs}
 
+if [ "${IOACCT_DISTCHECK:-}" = 1 ]; then
+	echo "SKIP: IOACCT_DISTCHECK=1 (make distcheck): the fuzzer runs in make check"
+	exit 77
+fi
+
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ioacct-fuzz.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$OUT"

@@ -12,6 +12,7 @@ PLUGIN=$abs_top_builddir/spank/.libs/spank_ioacct.so
 # What every plugin test starts with: skip where it cannot run, a private
 # daemon configuration, the unprivileged user $U, teardown of it all.
 slurm_test_setup() {
+	[ "${IOACCT_DISTCHECK:-}" != 1 ] || skip "IOACCT_DISTCHECK=1 (make distcheck): the Slurm tests run in make check"
 	require_root_bpf
 	require_slurm
 	[ -f "$PLUGIN" ] || skip "the SPANK plugin was not built (no slurm/spank.h at configure time)"
