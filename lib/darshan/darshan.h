@@ -271,11 +271,13 @@ struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report
 						      bool darshan_filter);
 
 /*
- * Adds one traced operation to the DXT_POSIX record of (id, rank) of a log
- * being built, creating the record (shared_record -1, `hostname`) when it is
- * new. 0 or -ENOMEM (the log unchanged).
+ * Adds one traced operation on `path` to the DXT_POSIX record of (path,
+ * rank) of a log being built: the record id is Darshan's hash of the path,
+ * added to the name table when new; a new record has shared_record -1 and
+ * `hostname`. Segments are kept in the order added (Darshan's: the order
+ * operations ended). 0 or -ENOMEM (the log unchanged).
  */
-int ioacct_darshan_dxt_add(struct ioacct_darshan_log *log, uint64_t id, int64_t rank,
+int ioacct_darshan_dxt_add(struct ioacct_darshan_log *log, const char *path, int64_t rank,
 			   const char *hostname, bool write, const struct ioacct_darshan_dxt_seg *seg);
 
 /*

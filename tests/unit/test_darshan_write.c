@@ -5,7 +5,7 @@
  *   darshan-log-format.h, darshan-posix-log-format.h and
  *   darshan-heatmap-log-format.h give (header fields, the job struct, the
  *   exe and mount table, name records, 704-byte POSIX records, HEATMAP
- *   records), decompressing the regions with zlib directly, not the reader;
+ *   and DXT_POSIX records), decompressing the regions with zlib directly, not the reader;
  * - the round trip: a job written as a log and read back has the same
  *   counters, bins and job fields; the sample logs (when ../shared is there)
  *   written again as format 3.41 read back record for record;
@@ -258,6 +258,20 @@ static void assert_logs_equal(const struct ioacct_darshan_log *a, const struct i
 		assert_memory_equal(x->read_bins, y->read_bins, x->nbins * sizeof(int64_t));
 		assert_memory_equal(x->write_bins, y->write_bins, x->nbins * sizeof(int64_t));
 	}
+	assert_int_equal(a->ndxt, b->ndxt);
+	for (size_t i = 0; i < a->ndxt; i++) {
+		const struct ioacct_darshan_dxt *x = &a->dxt[i], *y = &b->dxt[i];
+
+		assert_true(x->id == y->id && x->rank == y->rank);
+		assert_true(x->shared_record == y->shared_record);
+		assert_string_equal(x->hostname, y->hostname);
+		assert_int_equal(x->nwrites, y->nwrites);
+		assert_int_equal(x->nreads, y->nreads);
+		if (x->nwrites)
+			assert_memory_equal(x->writes, y->writes, x->nwrites * sizeof(*x->writes));
+		if (x->nreads)
+			assert_memory_equal(x->reads, y->reads, x->nreads * sizeof(*x->reads));
+	}
 }
 
 static struct ioacct_darshan_log *round_trip(const struct ioacct_darshan_log *log)
@@ -312,6 +326,74 @@ static void test_round_trip_job(void **state)
 				assert_true(rec->counters[idx] == (int64_t)nc[k].value);
 		}
 	}
+	ioacct_darshan_free(back);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/*
+ * DXT_POSIX: three writes and a read on one file, a write on another, added
+ * to a job's log; the region checked byte by byte at darshan-dxt-log-format.h's
+ * offsets (104-byte head: id, rank, shared_record, hostname[64], write_count,
+ * read_count; then 32-byte segments, writes before reads), then read back.
+ */
+static void test_dxt(void **state)
+{
+	static const char *const fa = "/scratch/u/a.dat", *const fb = "/scratch/u/b.dat";
+	const struct ioacct_darshan_dxt_seg w[3] = {
+		{ 0, 4096, 0.5, 0.625 }, { 4096, 100, 1.25, 1.5 }, { 1 << 20, 7, 2, 2.5 },
+	}, rd = { 8, 16, 3, 3.25 }, wb = { 0, 1, 4, 4.5 };
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log, *back;
+	unsigned char *file, *raw;
+	const unsigned char *p;
+	size_t len, n, names;
+	char err[256];
+	void *buf;
+
+	(void)state;
+	workload(&b);
+	log = log_of(&b, &r, false);
+	names = log->nnames;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(ioacct_darshan_dxt_add(log, fa, 0, "node7", true, &w[i]), 0);
+	assert_int_equal(ioacct_darshan_dxt_add(log, fa, 0, "node7", false, &rd), 0);
+	assert_int_equal(ioacct_darshan_dxt_add(log, fb, 0, "node7", true, &wb), 0);
+	assert_int_equal(log->ndxt, 2);
+	assert_int_equal(log->nnames, names + 2);
+	for (size_t i = 1; i < log->nnames; i++)
+		assert_true(log->names[i - 1].id < log->names[i].id);
+	assert_string_equal(ioacct_darshan_name_of(log, log->dxt[0].id), fa);
+
+	assert_int_equal(ioacct_darshan_write(log, &buf, &len, err, sizeof(err)), 0);
+	file = buf;
+	assert_int_equal(rd32(file + 1072 + 4 * 10), 1);
+	raw = inflate_at(file, rd64(file + 48 + 16 * 10), rd64(file + 56 + 16 * 10), &n);
+	assert_int_equal(n, 2 * 104 + 5 * 32);
+	p = raw;
+	assert_true(rd64(p) == ioacct_darshan_hash(fa, strlen(fa), 0));
+	assert_true(rd64(p + 8) == 0);
+	assert_true((int64_t)rd64(p + 16) == -1);
+	assert_string_equal((const char *)p + 24, "node7");
+	assert_true(rd64(p + 88) == 3 && rd64(p + 96) == 1);
+	for (int i = 0; i < 3; i++) {
+		const unsigned char *s = p + 104 + 32 * i;
+
+		assert_true((int64_t)rd64(s) == w[i].offset && (int64_t)rd64(s + 8) == w[i].length);
+		assert_true(rdf(s + 16) == w[i].start && rdf(s + 24) == w[i].end);
+	}
+	assert_true(rd64(p + 104 + 96) == 8 && rd64(p + 104 + 104) == 16);
+	p += 104 + 4 * 32;
+	assert_true(rd64(p) == ioacct_darshan_hash(fb, strlen(fb), 0));
+	assert_true(rd64(p + 88) == 1 && rd64(p + 96) == 0);
+	free(raw);
+	free(buf);
+
+	back = round_trip(log);
+	assert_logs_equal(log, back);
+	assert_string_equal(ioacct_darshan_name_of(back, back->dxt[1].id), fb);
 	ioacct_darshan_free(back);
 	ioacct_darshan_free(log);
 	ioacct_report_destroy(r);
@@ -488,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_write_errors),
 		cmocka_unit_test(test_write_file),
 		cmocka_unit_test(test_round_trip_samples),
+		cmocka_unit_test(test_dxt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
