@@ -281,6 +281,13 @@ int ioacct_darshan_dxt_add(struct ioacct_darshan_log *log, const char *path, int
 			   const char *hostname, bool write, const struct ioacct_darshan_dxt_seg *seg);
 
 /*
+ * Moves the DXT_POSIX records of `from` (with their names) to the end of
+ * those of `to`: a trace gathered apart, put in the log of the job's
+ * counters. 0, or -ENOMEM with both logs as they were.
+ */
+int ioacct_darshan_dxt_move(struct ioacct_darshan_log *to, struct ioacct_darshan_log *from);
+
+/*
  * Serialises a log as format 3.41, zlib-compressed, into a malloc'd buffer.
  * 0 or -errno (-EINVAL with `err` filled when the log cannot be written:
  * a job region over 4096 bytes, a heatmap with too many bins).

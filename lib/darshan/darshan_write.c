@@ -284,6 +284,31 @@ int ioacct_darshan_dxt_add(struct ioacct_darshan_log *log, const char *path, int
 	return 0;
 }
 
+int ioacct_darshan_dxt_move(struct ioacct_darshan_log *to, struct ioacct_darshan_log *from)
+{
+	struct ioacct_darshan_dxt *recs;
+
+	if (!from->ndxt)
+		return 0;
+	recs = realloc(to->dxt, (to->ndxt + from->ndxt) * sizeof(*recs));
+	if (!recs)
+		return -ENOMEM;
+	to->dxt = recs;
+	/* Names first: an insert that fails leaves extra names at worst, never a record without one. */
+	for (size_t i = 0; i < from->ndxt; i++) {
+		const char *name = ioacct_darshan_name_of(from, from->dxt[i].id);
+
+		if (name && insert_name(to, from->dxt[i].id, name))
+			return -ENOMEM;
+	}
+	memcpy(&to->dxt[to->ndxt], from->dxt, from->ndxt * sizeof(*recs));
+	to->ndxt += from->ndxt;
+	free(from->dxt);
+	from->dxt = NULL;
+	from->ndxt = 0;
+	return 0;
+}
+
 /* Appends `raw` to the file as one zlib stream; the region's offset and length in *reg. */
 static int deflate_region(struct obuf *file, const struct obuf *raw, uint64_t *off, uint64_t *len)
 {
