@@ -400,6 +400,87 @@ static void test_dxt(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+/*
+ * A trace gathered apart moved into a job's log (iorun --trace): records
+ * appended, names merged in id order; then a corrupt DXT region (a write
+ * count past the region's end) refused with a message, not a crash.
+ */
+static void test_dxt_move_and_corrupt(void **state)
+{
+	const struct ioacct_darshan_dxt_seg seg = { 0, 10, 0.25, 0.5 };
+	struct ioacct_darshan_log *log = calloc(1, sizeof(*log)), *trace = calloc(1, sizeof(*trace));
+	struct ioacct_darshan_log *back;
+	unsigned char *file, *raw, *z;
+	uint64_t off, zlen;
+	uLongf zn;
+	size_t len, n, names;
+	char err[256];
+	void *buf;
+
+	(void)state;
+	assert_non_null(log);
+	assert_non_null(trace);
+	log->exe = strdup("job");
+	assert_int_equal(ioacct_darshan_dxt_add(log, "/a", 0, "h", true, &seg), 0);
+	for (int i = 0; i < 50; i++) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "/f%d", i);
+		assert_int_equal(ioacct_darshan_dxt_add(trace, path, 0, "h", i % 2, &seg), 0);
+	}
+	names = log->nnames + trace->nnames;
+	assert_int_equal(ioacct_darshan_dxt_move(log, trace), 0);
+	assert_int_equal(trace->ndxt, 0);
+	assert_int_equal(log->ndxt, 51);
+	assert_int_equal(log->nnames, names);
+	for (size_t i = 1; i < log->nnames; i++)
+		assert_true(log->names[i - 1].id < log->names[i].id);
+	for (size_t i = 0; i < log->ndxt; i++)
+		assert_non_null(ioacct_darshan_name_of(log, log->dxt[i].id));
+	assert_string_equal(ioacct_darshan_name_of(log, log->dxt[50].id), "/f49");
+	back = round_trip(log);
+	assert_logs_equal(log, back);
+	ioacct_darshan_free(back);
+
+	/* No POSIX or HEATMAP records: the DXT region is the file's last; rewrite it corrupt. */
+	assert_int_equal(ioacct_darshan_write(log, &buf, &len, err, sizeof(err)), 0);
+	file = buf;
+	off = rd64(file + 48 + 16 * 10);
+	zlen = rd64(file + 56 + 16 * 10);
+	assert_true(off + zlen == len);
+	raw = inflate_at(file, off, zlen, &n);
+	raw[88 + 7] = 0x01; /* write_count of the first record: 2^56 + 1 */
+	zn = compressBound((uLong)n);
+	z = malloc(zn);
+	assert_non_null(z);
+	assert_int_equal(compress2(z, &zn, raw, (uLong)n, Z_DEFAULT_COMPRESSION), Z_OK);
+	file = realloc(file, off + zn);
+	assert_non_null(file);
+	memcpy(file + off, z, zn);
+	for (int i = 0; i < 8; i++)
+		file[56 + 16 * 10 + i] = (unsigned char)((uint64_t)zn >> (8 * i));
+	back = ioacct_darshan_parse(file, off + zn, 0, err, sizeof(err));
+	assert_null(back);
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(err, "DXT_POSIX record 1 claims"));
+	/* Cut short: the last record's segment half gone. */
+	raw[88 + 7] = 0;
+	zn = compressBound((uLong)n);
+	assert_int_equal(compress2(z, &zn, raw, (uLong)n - 16, Z_DEFAULT_COMPRESSION), Z_OK);
+	memcpy(file + off, z, zn);
+	for (int i = 0; i < 8; i++)
+		file[56 + 16 * 10 + i] = (unsigned char)((uint64_t)zn >> (8 * i));
+	back = ioacct_darshan_parse(file, off + zn, 0, err, sizeof(err));
+	assert_null(back);
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(err, "DXT_POSIX record 51 claims 1 write"));
+	free(z);
+	free(raw);
+	free(file);
+	ioacct_darshan_free(trace);
+	ioacct_darshan_free(log);
+}
+
 /* 1000 bins of 1 s: merged pairwise three times, 125 bins of 8 s, bytes kept. */
 static void test_heatmap_merging(void **state)
 {
@@ -571,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_write_file),
 		cmocka_unit_test(test_round_trip_samples),
 		cmocka_unit_test(test_dxt),
+		cmocka_unit_test(test_dxt_move_and_corrupt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
