@@ -7,7 +7,8 @@
 # --format darshan ones and `ioreport --compare` still reads it, every ratio
 # 1; relative paths are named from the command's directory;
 # --trace-max-events drops and says so, in the log's metadata too; lost and
-# dropped events are always printed; bad usage is refused.
+# dropped events are always printed; bad usage is refused; without a daemon
+# the command runs untraced, its exit status kept.
 . "$(dirname "$0")/lib.sh"
 IOREPORT=$abs_top_builddir/reports/ioreport
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
@@ -115,7 +116,7 @@ assert (meta["trace_dropped"], meta["trace_max_events"]) == ("1", "2"), meta
 PY
 ok "--trace-max-events 2: the first 2 writes kept, 1 dropped and said; a relative path named from the cwd"
 
-# ---- reads: a chatty command, every call a segment ----
+# ---- a chatty command: every write a segment at its offset ----
 "$IORUN" --trace "$T/n.darshan" -- "$IOSEQ" -n 5000 "$T/n" > /dev/null 2> "$T/n.err" || fail "iorun of 5000 writes: exit $?"
 python3 - "$T" "$(grep -o '[0-9]* events lost' "$T/n.err" | cut -d' ' -f1)" <<'PY' || fail "5000 writes: $(cat "$T/n.err")"
 import sys
@@ -142,3 +143,10 @@ rc=0; "$IORUN" --trace /nonexistent/dir/t.darshan -- true 2> "$T/err" || rc=$?
 [ $rc = 0 ] || fail "an unwritable trace failed the command: exit $rc"
 grep -q "^iorun: --trace: cannot .*/nonexistent/dir/t.darshan" "$T/err" || fail "an unwritable trace: $(cat "$T/err")"
 ok "bad --trace-max-events refused (125); an unwritable log said, the command's status kept"
+
+# ---- monitoring never breaks a job: no daemon, no trace, the command runs ----
+rc=0; "$IORUN" --socket "$T/none.sock" --trace "$T/none.darshan" -- sh -c 'echo ran > "$0"; exit 3' "$T/ran" 2> "$T/err" || rc=$?
+[ $rc = 3 ] && [ "$(cat "$T/ran")" = ran ] || fail "without a daemon: exit $rc, $(cat "$T/err")"
+grep -q "^iorun: --trace: not tracing, the job is not monitored" "$T/err" || fail "without a daemon: $(cat "$T/err")"
+[ ! -e "$T/none.darshan" ] || fail "a trace log without a job"
+ok "no daemon: not tracing, said; the command ran with its own exit status"
