@@ -237,7 +237,10 @@ static void on_trace_event(void *ctx, const struct ioacct_trace_rec *r)
 	/* Darshan traces the reads and writes that did not fail, of 0 bytes too. */
 	if ((r->op != IOACCT_OP_READ && !write) || r->ret < 0)
 		return;
-	/* Stdin, pipes, sockets: no open of a path made the fd; Darshan has no record for them. */
+	/*
+	 * No path: the process did not open the fd under the trace (stdin, an fd
+	 * inherited from its parent). Counted and said, not guessed.
+	 */
 	if (!r->path[0]) {
 		t->nopath++;
 		return;
@@ -303,6 +306,10 @@ static int write_trace(const struct iorun_opts *o, struct iorun_trace *t,
 		"--trace-max-events %" PRIu64 "%s)%s\n", o->trace, nw, nr, ndxt, lost, t->dropped,
 		t->max, t->nomem ? ", or out of memory" : "",
 		t->broken ? "; the ring buffer failed, the trace ends early" : "");
+	if (t->nopath)
+		fprintf(stderr, "iorun: trace: %" PRIu64 " reads and writes on fds whose open the "
+			"process did not make under the trace (stdin, inherited fds) have no file, so "
+			"no DXT record\n", t->nopath);
 out:
 	ioacct_darshan_free(log);
 	ioacct_report_destroy(r);

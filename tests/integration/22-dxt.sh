@@ -132,6 +132,14 @@ if not lost:
 PY
 ok "5000 one-byte writes: $(grep -o '[0-9]* events lost' "$T/n.err") and the rest, each at its offset"
 
+# ---- an fd inherited from the parent process: no path known, no record, and said ----
+"$IORUN" --trace "$T/inh.darshan" -- sh -c 'exec 3> "$0"; sh -c "echo hello >&3"' "$T/inh" > /dev/null 2> "$T/inh.err" ||
+	fail "iorun --trace of an inherited fd: exit $? ($(cat "$T/inh.err"))"
+grep -q '^iorun: trace: 1 reads and writes on fds whose open the process did not make under the trace (stdin, inherited fds) have no file, so no DXT record$' "$T/inh.err" ||
+	fail "the write on an inherited fd is not said: $(cat "$T/inh.err")"
+[ "$(cat "$T/inh")" = hello ] || fail "the command did not write"
+ok "a write on an fd inherited from the parent: no DXT record, counted and said"
+
 # ---- bad usage ----
 for bad in 0 -1 x 1.5; do
 	rc=0; "$IORUN" --trace "$T/x.darshan" --trace-max-events "$bad" -- true 2> "$T/err" || rc=$?
