@@ -7,10 +7,18 @@
  * so everything it does is counted. If monitoring is unavailable the command
  * still runs and one line says why. The exit status is the command's
  * (125 for iorun's own usage errors, 126/127 when the command cannot run).
+ *
+ * --trace FILE (opt-in) also runs the tracer (trace/libtracer.la) on the
+ * command's cgroup and writes FILE, a Darshan log of the job's counters plus
+ * a DXT_POSIX record per file of its reads and writes (offset, length, start
+ * and end), as darshan-dxt-parser reads them. Events lost (ring buffer full)
+ * or dropped (past --trace-max-events) are counted and said, in the log's
+ * metadata too. Tracing that cannot start is said, and the command runs.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -22,14 +30,21 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "darshan.h"
+#include "ioacct_ops.h"
 #include "job_fetch.h"
 #include "log.h"
 #include "procfs.h"
 #include "proto.h"
 #include "render.h"
+#include "report.h"
+#include "tracer.h"
+#include "util.h"
 
 #define EXIT_IORUN 125
 #define CALL_TIMEOUT_MS 10000
+/* --trace-max-events unless told: 32 MB of segments. */
+#define TRACE_MAX_EVENTS_DEFAULT 1000000
 
 struct iorun_opts {
 	const char *config_file;
@@ -38,6 +53,8 @@ struct iorun_opts {
 	const char *cgroup_mode;
 	const char *bin_width;
 	uint64_t job_id;
+	const char *trace;          /* --trace FILE: the Darshan log with DXT records */
+	uint64_t trace_max;         /* read/write events kept, past which they are dropped */
 	enum ioacct_render_format format;
 	char **argv;
 };
@@ -66,17 +83,22 @@ static void usage(FILE *out)
 		"                             (default text; darshan: a Darshan log, needs -o)\n"
 		"      --json                 the same as --format json\n"
 		"  -o, --output FILE          write the report to FILE instead of stderr\n"
+		"      --trace FILE           also trace every read and write of COMMAND and\n"
+		"                             write FILE, a Darshan log of the counters and\n"
+		"                             DXT_POSIX trace records (darshan-dxt-parser)\n"
+		"      --trace-max-events N   keep at most N reads and writes in the trace\n"
+		"                             (default %d); the rest are counted as dropped\n"
 		"  -h, --help                 show this help\n"
 		"  -V, --version              show the version\n"
 		"\n"
 		"Needs root (registering a job with ioacctd does). Exit status: COMMAND's;\n"
 		"125 for iorun's own errors, 126 or 127 when COMMAND cannot be run.\n",
-		IOACCT_CONFIG_FILE, ioacct_render_format_names());
+		IOACCT_CONFIG_FILE, ioacct_render_format_names(), TRACE_MAX_EVENTS_DEFAULT);
 }
 
 static int parse_args(int argc, char **argv, struct iorun_opts *o)
 {
-	enum { OPT_SOCKET = 256, OPT_JOB, OPT_JSON, OPT_CGMODE, OPT_BIN };
+	enum { OPT_SOCKET = 256, OPT_JOB, OPT_JSON, OPT_CGMODE, OPT_BIN, OPT_TRACE, OPT_TRACE_MAX };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, OPT_SOCKET },
@@ -86,6 +108,8 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 		{ "format", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "output", required_argument, NULL, 'o' },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "trace-max-events", required_argument, NULL, OPT_TRACE_MAX },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -112,6 +136,18 @@ static int parse_args(int argc, char **argv, struct iorun_opts *o)
 			break;
 		case OPT_BIN:
 			o->bin_width = optarg;
+			break;
+		case OPT_TRACE:
+			o->trace = optarg;
+			break;
+		case OPT_TRACE_MAX:
+			errno = 0;
+			o->trace_max = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || *optarg == '-' || o->trace_max == 0) {
+				fprintf(stderr, "iorun: --trace-max-events: '%s' is not a positive "
+					"integer\n", optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_CGMODE:
 			o->cgroup_mode = optarg;
@@ -177,9 +213,112 @@ static const char *job_state(int status, int32_t *exit_code)
 	return *exit_code == 0 ? "COMPLETED" : "FAILED";
 }
 
+/* ---- --trace: the job's reads and writes as DXT_POSIX records ---- */
+
+struct iorun_trace {
+	struct ioacct_tracer *tracer;      /* NULL: not tracing */
+	struct ioacct_darshan_log *dxt;    /* the DXT records and their names alone */
+	char host[IOACCT_DARSHAN_DXT_HOSTNAME];
+	char cwd[PATH_MAX];                /* the command's, for relative paths */
+	uint64_t max;                      /* --trace-max-events */
+	uint64_t kept, dropped, nopath;
+	bool broken;                       /* the ring buffer could not be read to the end */
+	bool nomem;
+	bool written;                      /* the log was written */
+};
+
+static void on_trace_event(void *ctx, const struct ioacct_trace_rec *r)
+{
+	struct iorun_trace *t = ctx;
+	struct ioacct_darshan_dxt_seg seg;
+	char path[2 * PATH_MAX];
+	bool write = r->op == IOACCT_OP_WRITE;
+
+	/* Darshan traces the reads and writes that did not fail, of 0 bytes too. */
+	if ((r->op != IOACCT_OP_READ && !write) || r->ret < 0)
+		return;
+	/*
+	 * No path: the process did not open the fd under the trace (stdin, an fd
+	 * inherited from its parent). Counted and said, not guessed.
+	 */
+	if (!r->path[0]) {
+		t->nopath++;
+		return;
+	}
+	if (t->kept >= t->max) {
+		t->dropped++;
+		return;
+	}
+	if (r->path[0] == '/')
+		ioacct_strlcpy(path, r->path, sizeof(path));
+	else
+		snprintf(path, sizeof(path), "%s/%s", t->cwd, r->path);
+	seg.offset = r->offset;
+	seg.length = r->ret;
+	seg.start = (double)r->start_ns / 1e9;
+	seg.end = (double)(r->start_ns + r->dur_ns) / 1e9;
+	if (ioacct_darshan_dxt_add(t->dxt, path, 0, t->host, write, &seg)) {
+		t->nomem = true;
+		t->dropped++;
+		return;
+	}
+	t->kept++;
+}
+
+/*
+ * The Darshan log of the job's counters with the trace's DXT records, in
+ * o->trace; then one line saying what the trace holds and what it lost.
+ */
+static int write_trace(const struct iorun_opts *o, struct iorun_trace *t,
+		       const struct ioacct_jobdata *jd)
+{
+	struct ioacct_report *r = ioacct_report_create(jd, NULL, NULL);
+	struct ioacct_darshan_log *log = r ? ioacct_darshan_from_report(r, false) : NULL;
+	uint64_t lost = ioacct_tracer_lost(t->tracer), nw = 0, nr = 0;
+	size_t ndxt = t->dxt->ndxt, mlen;
+	char err[PATH_MAX + 512];
+	int ret;
+
+	if (!log || ioacct_darshan_dxt_move(log, t->dxt)) {
+		ret = -ENOMEM;
+		fprintf(stderr, "iorun: --trace: cannot make the Darshan log %s: out of memory\n",
+			o->trace);
+		goto out;
+	}
+	for (size_t i = 0; i < log->ndxt; i++) {
+		nw += log->dxt[i].nwrites;
+		nr += log->dxt[i].nreads;
+	}
+	/* What the trace lacks, in the log itself: a reader must not take it for complete. */
+	mlen = strnlen(log->metadata, sizeof(log->metadata));
+	snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen,
+		 "trace_events=%" PRIu64 "\ntrace_lost=%" PRIu64 "\ntrace_dropped=%" PRIu64
+		 "\ntrace_max_events=%" PRIu64 "\n", ioacct_tracer_events(t->tracer), lost, t->dropped,
+		 t->max);
+	ret = ioacct_darshan_write_file(log, o->trace, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "iorun: --trace: %s\n", err);
+		goto out;
+	}
+	t->written = true;
+	fprintf(stderr, "iorun: trace in %s: %" PRIu64 " writes and %" PRIu64 " reads on %zu "
+		"files; %" PRIu64 " events lost (ring buffer full), %" PRIu64 " dropped (past "
+		"--trace-max-events %" PRIu64 "%s)%s\n", o->trace, nw, nr, ndxt, lost, t->dropped,
+		t->max, t->nomem ? ", or out of memory" : "",
+		t->broken ? "; the ring buffer failed, the trace ends early" : "");
+	if (t->nopath)
+		fprintf(stderr, "iorun: trace: %" PRIu64 " reads and writes on fds whose open the "
+			"process did not make under the trace (stdin, inherited fds) have no file, so "
+			"no DXT record\n", t->nopath);
+out:
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	return ret;
+}
+
 /* The job's report, as ioacctd has it: through the socket, wherever the store is. */
 static int print_summary(const struct ioacct_config *cfg, const struct iorun_opts *o, int64_t job_key,
-			 uint64_t start_mono_ns)
+			 uint64_t start_mono_ns, struct iorun_trace *t)
 {
 	struct ioacct_source src = { .socket_path = cfg->socket_path, .timeout_ms = CALL_TIMEOUT_MS };
 	struct ioacct_jobdata *jd = NULL;
@@ -193,6 +332,8 @@ static int print_summary(const struct ioacct_config *cfg, const struct iorun_opt
 		return ret;
 	}
 	jd->start_mono_ns = start_mono_ns;
+	if (t->tracer)
+		write_trace(o, t, jd);
 	if (o->output) {
 		f = fopen(o->output, "we");
 		if (!f) {
@@ -349,9 +490,89 @@ static int wait_command(pid_t pid, int *status)
 	return 0;
 }
 
+/*
+ * Attaches the tracer to the job's cgroup before the command starts, with
+ * the job's start as time 0. A trace that cannot start is said; the
+ * command runs all the same.
+ */
+static void trace_start(const struct iorun_opts *o, const struct iorun_job *j, struct iorun_trace *t)
+{
+	char mnt[PATH_MAX], err[1024];
+	uint64_t cgid = 0;
+	uint32_t level = 0;
+	int ret;
+
+	if (!j->monitored) {
+		fprintf(stderr, "iorun: --trace: not tracing, the job is not monitored (see above)\n");
+		return;
+	}
+	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
+	if (ret || strncmp(j->cgroup, mnt, strlen(mnt)) || j->cgroup[strlen(mnt)] != '/') {
+		fprintf(stderr, "iorun: --trace: not tracing, the tracer needs a cgroup2 cgroup and "
+			"the job's is %s (cgroup_mode v2 in ioacct.conf, or --cgroup-mode v2)\n",
+			j->cgroup);
+		return;
+	}
+	ret = ioacct_tracer_cgroup(mnt, j->cgroup, &cgid, &level);
+	if (ret) {
+		fprintf(stderr, "iorun: --trace: not tracing, cannot find the id of cgroup %s: %s\n",
+			j->cgroup, strerror(-ret));
+		return;
+	}
+	t->dxt = calloc(1, sizeof(*t->dxt));
+	if (!t->dxt) {
+		fprintf(stderr, "iorun: --trace: not tracing: out of memory\n");
+		return;
+	}
+	if (gethostname(t->host, sizeof(t->host) - 1))
+		ioacct_strlcpy(t->host, "localhost", sizeof(t->host));
+	if (!getcwd(t->cwd, sizeof(t->cwd)))
+		t->cwd[0] = '\0';
+	t->max = o->trace_max ? o->trace_max : TRACE_MAX_EVENTS_DEFAULT;
+	ret = ioacct_tracer_open(&t->tracer, "iorun", cgid, level, IOACCT_TRACER_BUFFER_DEFAULT,
+				 j->start_mono_ns, on_trace_event, t, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "iorun: --trace: not tracing: %s\n", err);
+		t->tracer = NULL;
+	}
+}
+
+/* Like wait_command(), reading the trace meanwhile, then what the last calls left. */
+static int wait_traced(pid_t pid, int *status, struct iorun_trace *t)
+{
+	int ret;
+
+	for (;;) {
+		pid_t w;
+
+		ret = ioacct_tracer_poll(t->tracer, 100);
+		if (ret) {
+			fprintf(stderr, "iorun: --trace: reading the ring buffer: %s; the trace ends "
+				"here\n", strerror(-ret));
+			t->broken = true;
+			return wait_command(pid, status);
+		}
+		w = waitpid(pid, status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			fprintf(stderr, "iorun: waitpid: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	child_pid = 0;
+	ret = ioacct_tracer_drain(t->tracer);
+	if (ret) {
+		fprintf(stderr, "iorun: --trace: reading the ring buffer: %s; the trace may lack "
+			"the last calls\n", strerror(-ret));
+		t->broken = true;
+	}
+	return 0;
+}
+
 /* Tells ioacctd the job ended, then prints its report. */
 static void finish_job(const struct ioacct_config *cfg, const struct iorun_opts *o,
-		       const struct iorun_job *j, int status)
+		       const struct iorun_job *j, int status, struct iorun_trace *t)
 {
 	struct ioacct_request req;
 	struct ioacct_reply rep;
@@ -373,7 +594,7 @@ static void finish_job(const struct ioacct_config *cfg, const struct iorun_opts 
 		fprintf(stderr, "ioacct: cannot finish job %llu: %s\n", (unsigned long long)j->job_id,
 			rep.error);
 	else
-		print_summary(cfg, o, rep.job_key, j->start_mono_ns);
+		print_summary(cfg, o, rep.job_key, j->start_mono_ns, t);
 	ioacct_reply_free(&rep);
 }
 
@@ -381,6 +602,7 @@ int main(int argc, char **argv)
 {
 	struct iorun_opts o = { 0 };
 	struct iorun_job j = { 0 };
+	struct iorun_trace t = { 0 };
 	struct ioacct_config cfg;
 	int go = -1, status = 0;
 	pid_t pid = 0;
@@ -394,11 +616,18 @@ int main(int argc, char **argv)
 	register_command(&cfg, &o, pid, &j);
 	if (!j.monitored)
 		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", j.err);
+	if (o.trace)
+		trace_start(&o, &j, &t);
 	start_command(go);
-	if (wait_command(pid, &status))
+	if (t.tracer ? wait_traced(pid, &status, &t) : wait_command(pid, &status))
 		return EXIT_IORUN;
 	if (j.monitored)
-		finish_job(&cfg, &o, &j, status);
+		finish_job(&cfg, &o, &j, status, &t);
+	if (t.tracer && !t.written)
+		fprintf(stderr, "iorun: --trace: %s not written: the job's counters could not be "
+			"read back (see above)\n", o.trace);
+	ioacct_tracer_close(t.tracer);
+	ioacct_darshan_free(t.dxt);
 	/* Processes the command left behind keep the cgroup busy; leave it then. */
 	if (j.cgroup[0] && rmdir(j.cgroup) && errno != ENOENT)
 		fprintf(stderr, "iorun: cgroup %s left in place: %s\n", j.cgroup, strerror(errno));

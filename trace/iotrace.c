@@ -26,16 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
 #include "config.h"
-#include "iotrace.skel.h"
-#include "ioacct_abi.h"
-#include "ioacct_ops.h"
-#include "iotrace_abi.h"
 #include "procfs.h"
 #include "trace.h"
+#include "tracer.h"
 #include "util.h"
 
 /* iotrace's own failures; 1 is a failed assertion, the command's failures are its own. */
@@ -137,7 +131,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	o->format = IOACCT_TRACE_DEFAULT_FORMAT;
-	o->buffer_size = 4UL << 20;
+	o->buffer_size = IOACCT_TRACER_BUFFER_DEFAULT;
 	while ((c = getopt_long(argc, argv, "+p:c:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -209,145 +203,29 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* ---- what user space adds to the events: mount names, paths of fds ------------- */
-
-/* Paths of open fds, from the opens traced, so fd calls print a path too. */
-#define FD_BUCKETS 1024
-struct fd_ent {
-	struct fd_ent *next;
-	uint32_t pid;
-	int32_t fd;
-	char path[IOTRACE_PATH_MAX];
-};
+/* ---- what iotrace does with each call: assertions, then the line ------------------- */
 
 struct tracer {
 	struct opts *o;
-	struct ioacct_mount *mounts;
-	size_t nmounts;
-	struct fd_ent *fds[FD_BUCKETS];
-	uint32_t unknown_mnt;  /* last mount id no table had: not looked for again and again */
-	uint64_t t0;
 	uint64_t events;
 	int out_err;
 };
 
-static struct fd_ent **fd_slot(struct tracer *t, uint32_t pid, int32_t fd)
-{
-	struct fd_ent **e = &t->fds[(pid * 31u + (uint32_t)fd) % FD_BUCKETS];
-
-	while (*e && ((*e)->pid != pid || (*e)->fd != fd))
-		e = &(*e)->next;
-	return e;
-}
-
-static void fd_set_path(struct tracer *t, uint32_t pid, int32_t fd, const char *path)
-{
-	struct fd_ent **e = fd_slot(t, pid, fd);
-
-	if (!*e) {
-		*e = calloc(1, sizeof(**e));
-		if (!*e)
-			return; /* the path of this fd will just not be known */
-		(*e)->pid = pid;
-		(*e)->fd = fd;
-	}
-	ioacct_strlcpy((*e)->path, path, sizeof((*e)->path));
-}
-
-static void fd_forget(struct tracer *t, uint32_t pid, int32_t fd)
-{
-	struct fd_ent **e = fd_slot(t, pid, fd), *dead = *e;
-
-	if (dead) {
-		*e = dead->next;
-		free(dead);
-	}
-}
-
-/*
- * The mount point of mount id `id`: from the mount table read at start, or,
- * for a mount it lacks (the command mounted something, or lives in another
- * mount namespace), from the table of the process that did the call.
- */
-static const char *mount_name(struct tracer *t, uint32_t *idp, uint32_t pid, const char *path)
-{
-	const struct ioacct_mount *m;
-	struct ioacct_mount *fresh;
-	uint32_t id = *idp;
-	size_t n;
-	char err[256];
-
-	/* An absolute path the kernel did not resolve (a failed open, mkdir, stat, ...). */
-	if (!id) {
-		m = path[0] == '/' ? ioacct_mount_of_path(t->mounts, t->nmounts, path) : NULL;
-		if (!m)
-			return "";
-		*idp = m->mnt_id;
-		return m->path;
-	}
-	m = ioacct_mount_find(t->mounts, t->nmounts, id);
-	if (m)
-		return m->path;
-	if (id == t->unknown_mnt)
-		return "";
-	t->unknown_mnt = id;
-	if (ioacct_mountinfo_read((pid_t)pid, &fresh, &n, err, sizeof(err)) == 0) {
-		if (ioacct_mount_find(fresh, n, id)) {
-			free(t->mounts);
-			t->mounts = fresh;
-			t->nmounts = n;
-			t->unknown_mnt = 0;
-			return ioacct_mount_find(t->mounts, t->nmounts, id)->path;
-		}
-		free(fresh);
-	}
-	return "";
-}
-
-static int on_event(void *ctx, void *data, size_t len)
+static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 {
 	struct tracer *t = ctx;
-	const struct iotrace_event *ev = data;
-	struct ioacct_trace_rec r = { 0 };
-	char comm[IOTRACE_COMM_LEN + 1], path[IOTRACE_PATH_MAX + 1];
-	bool is_open = ev->op == IOACCT_OP_OPEN;
-	struct fd_ent **fe;
 
-	if (len < sizeof(*ev))
-		return 0;
-	if (t->o->pid && ev->pid != (uint32_t)t->o->pid)
-		return 0;
-	memcpy(comm, ev->comm, IOTRACE_COMM_LEN);
-	comm[IOTRACE_COMM_LEN] = '\0';
-	memcpy(path, ev->path, IOTRACE_PATH_MAX);
-	path[IOTRACE_PATH_MAX] = '\0';
-	if (!path[0] && ev->fd >= 0 && !is_open) {
-		fe = fd_slot(t, ev->pid, ev->fd);
-		if (*fe)
-			ioacct_strlcpy(path, (*fe)->path, sizeof(path));
-	}
-	r.op = ev->op;
-	r.pid = ev->pid;
-	r.tid = ev->tid;
-	r.comm = comm;
-	r.path = path;
-	r.mnt_id = ev->mnt_id;
-	r.mount = mount_name(t, &r.mnt_id, ev->pid, path);
-	r.offset = ev->offset;
-	r.ret = ev->ret;
-	r.size = (ev->op == IOACCT_OP_READ || ev->op == IOACCT_OP_WRITE) && ev->ret > 0 ?
-		 (uint64_t)ev->ret : 0;
-	r.start_ns = ev->start_ns > t->t0 ? ev->start_ns - t->t0 : 0;
-	r.dur_ns = ev->dur_ns;
+	/* --pid: the BPF side traces PID's cgroup; only PID's calls are kept. */
+	if (t->o->pid && r->pid != (uint32_t)t->o->pid)
+		return;
 	t->events++;
-
 	for (size_t i = 0; i < t->o->nasserts; i++)
-		ioacct_trace_assert_add(&t->o->asserts[i], &r);
-	if (!t->out_err && ioacct_trace_filter_match(&t->o->filter, &r)) {
+		ioacct_trace_assert_add(&t->o->asserts[i], r);
+	if (!t->out_err && ioacct_trace_filter_match(&t->o->filter, r)) {
 		if (t->o->json)
-			ioacct_trace_json_print(stdout, &r);
+			ioacct_trace_json_print(stdout, r);
 		else
-			ioacct_trace_format_print(stdout, t->o->format, &r);
+			ioacct_trace_format_print(stdout, t->o->format, r);
 		/* A reader gone (| head): keep tracing for the assertions, the command keeps running. */
 		if (ferror(stdout)) {
 			t->out_err = errno ? errno : EIO;
@@ -355,158 +233,9 @@ static int on_event(void *ctx, void *data, size_t len)
 				strerror(t->out_err));
 		}
 	}
-	if (is_open && ev->ret >= 0 && path[0])
-		fd_set_path(t, ev->pid, (int32_t)ev->ret, path);
-	else if (ev->op == IOTRACE_OP_CLOSE && ev->fd >= 0)
-		fd_forget(t, ev->pid, ev->fd);
-	return 0;
-}
-
-/* ---- the BPF side ---------------------------------------------------------------- */
-
-#ifndef SYS_open
-#define SYS_open -1
-#endif
-#ifndef SYS_creat
-#define SYS_creat -1
-#endif
-#ifndef SYS_openat2
-#define SYS_openat2 -1
-#endif
-#ifndef SYS_mkdir
-#define SYS_mkdir -1
-#endif
-#ifndef SYS_unlink
-#define SYS_unlink -1
-#endif
-#ifndef SYS_rmdir
-#define SYS_rmdir -1
-#endif
-#ifndef SYS_rename
-#define SYS_rename -1
-#endif
-#ifndef SYS_renameat
-#define SYS_renameat -1
-#endif
-#ifndef SYS_stat
-#define SYS_stat -1
-#endif
-#ifndef SYS_lstat
-#define SYS_lstat -1
-#endif
-#ifndef SYS_newfstatat
-#define SYS_newfstatat -1
-#endif
-
-/* IOACCT_SYSCALLS (ioacct_ops.h), the counters' list, by this architecture's numbers. */
-#define SYS(name, uname, op, kind) { SYS_##uname, #uname, IOACCT_OP_##op, IOACCT_SK_##kind },
-static const struct {
-	long nr;
-	const char *name;
-	unsigned int op, kind;
-} syscall_table[] = {
-	IOACCT_SYSCALLS(SYS)
-	{ SYS_close, "close", IOTRACE_OP_CLOSE, IOACCT_SK_FD },
-};
-#undef SYS
-
-static void fill_sysmap(struct iotrace_bpf *skel)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(syscall_table); i++) {
-		long nr = syscall_table[i].nr;
-		const char *name = syscall_table[i].name;
-		uint16_t e;
-
-		if (nr < 0 || nr >= IOACCT_NR_SYSCALLS)
-			continue;
-		e = (uint16_t)((syscall_table[i].op + 1) | syscall_table[i].kind << IOACCT_SYS_KIND_SHIFT);
-		/* pread64, preadv, preadv2, pwrite64, ...: the offset is an argument. */
-		if (!strncmp(name, "pread", 5) || !strncmp(name, "pwrite", 6))
-			e |= IOTRACE_SYS_POSITIONAL;
-		skel->rodata->sysmap[nr] = e;
-	}
-}
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level != LIBBPF_WARN)
-		return 0;
-	fputs("iotrace: libbpf: ", stderr);
-	return vfprintf(stderr, fmt, ap);
-}
-
-/* Loads and attaches the tracer for cgroup `cgid` at depth `level`. */
-static int tracer_open(struct iotrace_bpf **out, const struct opts *o, uint64_t cgid,
-		       uint32_t level)
-{
-	struct iotrace_bpf *skel;
-	int ret;
-
-	libbpf_set_print(libbpf_quiet);
-	skel = iotrace_bpf__open();
-	if (!skel) {
-		ret = -errno;
-		fprintf(stderr, "iotrace: cannot open the BPF object: %s\n", strerror(-ret));
-		return ret;
-	}
-	fill_sysmap(skel);
-	skel->rodata->target_cgid = cgid;
-	skel->rodata->target_level = level;
-	ret = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->buffer_size);
-	if (!ret)
-		ret = iotrace_bpf__load(skel);
-	if (ret) {
-		fprintf(stderr, "iotrace: cannot load the BPF programs: %s (root, and a kernel with BTF "
-			"and BPF ring buffers, 5.8 or later, are needed)\n", strerror(-ret));
-		goto fail;
-	}
-	ret = iotrace_bpf__attach(skel);
-	if (ret) {
-		fprintf(stderr, "iotrace: cannot attach to the sys_enter/sys_exit tracepoints: %s\n",
-			strerror(-ret));
-		goto fail;
-	}
-	*out = skel;
-	return 0;
-fail:
-	iotrace_bpf__destroy(skel);
-	return ret;
-}
-
-static uint64_t lost_events(struct iotrace_bpf *skel)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	uint64_t sum = 0, *vals;
-	uint32_t zero = 0;
-
-	if (ncpus <= 0)
-		return 0;
-	vals = calloc((size_t)ncpus, sizeof(*vals));
-	if (!vals)
-		return 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &zero, vals) == 0)
-		for (int i = 0; i < ncpus; i++)
-			sum += vals[i];
-	free(vals);
-	return sum;
 }
 
 /* ---- cgroups ------------------------------------------------------------------------ */
-
-/* The id and depth of the cgroup2 directory `dir` below the hierarchy's mount `mnt`. */
-static int cgroup_target(const char *mnt, const char *dir, uint64_t *id, uint32_t *level)
-{
-	const char *rel = dir + strlen(mnt);
-	int ret = ioacct_cgroup_id(dir, id);
-
-	if (ret)
-		return ret;
-	*level = 0;
-	for (const char *p = rel; *p; p++)
-		if (*p == '/' && p[1] && p[1] != '/')
-			(*level)++;
-	return 0;
-}
 
 /* A fresh cgroup2 cgroup for the command, like iorun's (cgroup_parent from the configuration). */
 static int make_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id, uint32_t *level)
@@ -529,7 +258,7 @@ static int make_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id
 	}
 	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
 	if (!ret)
-		ret = cgroup_target(mnt, dir, id, level);
+		ret = ioacct_tracer_cgroup(mnt, dir, id, level);
 	if (ret)
 		fprintf(stderr, "iotrace: cannot find the id of cgroup %s: %s\n", dir, strerror(-ret));
 	return ret;
@@ -552,7 +281,7 @@ static int pid_cgroup(pid_t pid, uint64_t *id, uint32_t *level)
 		return ret;
 	}
 	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
-	ret = cgroup_target(mnt, dir, id, level);
+	ret = ioacct_tracer_cgroup(mnt, dir, id, level);
 	if (ret)
 		fprintf(stderr, "iotrace: --pid %d: cannot find the id of cgroup %s: %s\n", (int)pid,
 			dir, strerror(-ret));
@@ -611,13 +340,13 @@ static void install_signals(void)
 }
 
 /* Polls the ring buffer until the command (or --pid's process) is gone. */
-static int trace_loop(struct ring_buffer *rb, const struct opts *o, pid_t child, int *status)
+static int trace_loop(struct ioacct_tracer *tr, const struct opts *o, pid_t child, int *status)
 {
 	int ret;
 
 	for (;;) {
-		ret = ring_buffer__poll(rb, 100);
-		if (ret < 0 && ret != -EINTR) {
+		ret = ioacct_tracer_poll(tr, 100);
+		if (ret < 0) {
 			fprintf(stderr, "iotrace: reading the ring buffer: %s\n", strerror(-ret));
 			return ret;
 		}
@@ -631,17 +360,18 @@ static int trace_loop(struct ring_buffer *rb, const struct opts *o, pid_t child,
 		}
 	}
 	/* What the last calls left in the buffer. */
-	ret = ring_buffer__consume(rb);
-	return ret < 0 ? ret : 0;
+	ret = ioacct_tracer_drain(tr);
+	if (ret)
+		fprintf(stderr, "iotrace: reading the ring buffer: %s\n", strerror(-ret));
+	return ret;
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	struct tracer t = { .o = &o };
-	struct iotrace_bpf *skel = NULL;
-	struct ring_buffer *rb = NULL;
-	char cgroup[PATH_MAX] = "", err[256];
+	struct ioacct_tracer *tr = NULL;
+	char cgroup[PATH_MAX] = "", err[1024];
 	int go = -1, status = 0, ret, exit_code = EXIT_TRACE;
 	uint64_t cgid = 0, lost;
 	uint32_t level = 0;
@@ -655,10 +385,6 @@ int main(int argc, char **argv)
 			o.pid ? "" : " and creates a cgroup");
 		return EXIT_TRACE;
 	}
-	ret = ioacct_mountinfo_read(getpid(), &t.mounts, &t.nmounts, err, sizeof(err));
-	if (ret)
-		fprintf(stderr, "iotrace: mount names unknown: %s\n", err);
-
 	if (o.pid) {
 		if (pid_cgroup(o.pid, &cgid, &level))
 			goto out;
@@ -678,14 +404,11 @@ int main(int argc, char **argv)
 		}
 	}
 	install_signals();
-	if (tracer_open(&skel, &o, cgid, level))
-		goto out;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &t, NULL);
-	if (!rb) {
-		fprintf(stderr, "iotrace: cannot read the ring buffer: %s\n", strerror(errno));
+	if (ioacct_tracer_open(&tr, "iotrace", cgid, level, o.buffer_size, 0, on_event, &t, err,
+			       sizeof(err))) {
+		fprintf(stderr, "iotrace: %s\n", err);
 		goto out;
 	}
-	t.t0 = ioacct_mono_ns();
 	if (o.pid)
 		fprintf(stderr, "iotrace: tracing pid %d until it exits (interrupt to stop)\n", (int)o.pid);
 	if (child) {
@@ -696,13 +419,13 @@ int main(int argc, char **argv)
 		close(go);
 		go = -1;
 	}
-	if (trace_loop(rb, &o, child, &status))
+	if (trace_loop(tr, &o, child, &status))
 		goto out;
 	if (fflush(stdout) && !t.out_err)
 		fprintf(stderr, "iotrace: standard output: %s; some events were not printed\n",
 			strerror(errno));
 
-	lost = lost_events(skel);
+	lost = ioacct_tracer_lost(tr);
 	if (lost)
 		fprintf(stderr, "iotrace: %" PRIu64 " events lost (ring buffer full; %" PRIu64
 			" received; --buffer-size is %lu)\n", lost, t.events, o.buffer_size);
@@ -740,15 +463,10 @@ out:
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
-	ring_buffer__free(rb);
-	iotrace_bpf__destroy(skel);
+	ioacct_tracer_close(tr);
 	/* Processes the command left behind keep the cgroup busy; leave it then. */
 	if (cgroup[0] && rmdir(cgroup) && errno != ENOENT)
 		fprintf(stderr, "iotrace: cgroup %s left in place: %s\n", cgroup, strerror(errno));
-	for (size_t i = 0; i < FD_BUCKETS; i++)
-		while (t.fds[i])
-			fd_forget(&t, t.fds[i]->pid, t.fds[i]->fd);
-	free(t.mounts);
 	ioacct_trace_filter_free(&o.filter);
 	for (size_t i = 0; i < o.nasserts; i++)
 		ioacct_trace_assert_free(&o.asserts[i]);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The Darshan log reader (see darshan.h): header, job region, name table,
- * POSIX / MPI-IO / STDIO / HEATMAP records, darshan-parser's totals, the
+ * POSIX / MPI-IO / STDIO / HEATMAP / DXT_POSIX records, darshan-parser's totals, the
  * record-id hash. Layouts and conversions follow darshan-log-format.h and
  * darshan-util's per-module readers; docs/darshan.md lists them.
  */
@@ -1002,6 +1002,92 @@ out:
 	return ret;
 }
 
+/* ---- DXT_POSIX records (darshan-dxt-log-format.h) ---- */
+
+static void read_segs(const struct pctx *c, const unsigned char *p, uint64_t n,
+		      struct ioacct_darshan_dxt_seg *out)
+{
+	for (uint64_t i = 0; i < n; i++, p += IOACCT_DARSHAN_DXT_SEG) {
+		out[i].offset = (int64_t)word64(c, p);
+		out[i].length = (int64_t)word64(c, p + 8);
+		out[i].start = as_double(word64(c, p + 16));
+		out[i].end = as_double(word64(c, p + 24));
+	}
+}
+
+static int parse_dxt(struct pctx *c, struct ioacct_darshan_log *log)
+{
+	const struct ioacct_darshan_region *r = &log->regions[IOACCT_DARSHAN_MOD_DXT_POSIX];
+	unsigned char *buf;
+	size_t n, off, count = 0;
+	int why = 0, ret;
+
+	if (r->len == 0)
+		return 0;
+	if (r->version != 1)
+		return fail(c, r->version > 1 ? ENOTSUP : EINVAL, "the DXT_POSIX records are "
+			    "version %u; this reader knows version 1", r->version);
+	ret = load_region(c, "DXT_POSIX module", r, c->budget, false, &buf, &n);
+	if (ret)
+		return ret;
+	/* First pass: check every record's counts against the bytes left. */
+	for (off = 0; off < n; count++) {
+		const unsigned char *p = buf + off;
+		uint64_t nw, nr, left;
+
+		if (n - off < IOACCT_DARSHAN_DXT_HEAD) {
+			ret = fail(c, EINVAL, "truncated or corrupt: DXT_POSIX record %zu is cut "
+				   "short (%zu bytes left, its head alone is %d)", count + 1,
+				   n - off, IOACCT_DARSHAN_DXT_HEAD);
+			goto out;
+		}
+		nw = word64(c, p + IOACCT_DARSHAN_DXT_HEAD - 16);
+		nr = word64(c, p + IOACCT_DARSHAN_DXT_HEAD - 8);
+		left = (n - off - IOACCT_DARSHAN_DXT_HEAD) / IOACCT_DARSHAN_DXT_SEG;
+		if (nw > left || nr > left - nw) {
+			ret = fail(c, EINVAL, "truncated or corrupt: DXT_POSIX record %zu claims %"
+				   PRId64 " write and %" PRId64 " read segments, more than the %zu "
+				   "bytes left hold", count + 1, (int64_t)nw, (int64_t)nr,
+				   n - off - IOACCT_DARSHAN_DXT_HEAD);
+			goto out;
+		}
+		off += IOACCT_DARSHAN_DXT_HEAD + IOACCT_DARSHAN_DXT_SEG * (size_t)(nw + nr);
+	}
+	log->dxt = budget_alloc(c, count, sizeof(*log->dxt), &why);
+	if (!log->dxt) {
+		ret = alloc_failed(c, why, "the DXT_POSIX records", count * sizeof(*log->dxt));
+		goto out;
+	}
+	for (off = 0; off < n; log->ndxt++) {
+		struct ioacct_darshan_dxt *d = &log->dxt[log->ndxt];
+		const unsigned char *p = buf + off;
+
+		d->id = word64(c, p);
+		d->rank = (int64_t)word64(c, p + 8);
+		d->shared_record = (int64_t)word64(c, p + 16);
+		memcpy(d->hostname, p + 24, sizeof(d->hostname));
+		d->hostname[sizeof(d->hostname) - 1] = '\0';
+		d->nwrites = word64(c, p + IOACCT_DARSHAN_DXT_HEAD - 16);
+		d->nreads = word64(c, p + IOACCT_DARSHAN_DXT_HEAD - 8);
+		off += IOACCT_DARSHAN_DXT_HEAD + IOACCT_DARSHAN_DXT_SEG * (size_t)(d->nwrites +
+									    d->nreads);
+		d->writes = budget_alloc(c, d->nwrites, sizeof(*d->writes), &why);
+		d->reads = d->writes ? budget_alloc(c, d->nreads, sizeof(*d->reads), &why) : NULL;
+		if (!d->reads) {
+			log->ndxt++;
+			ret = alloc_failed(c, why, "the DXT_POSIX segments",
+					   (size_t)(d->nwrites + d->nreads) * sizeof(*d->writes));
+			goto out;
+		}
+		read_segs(c, p + IOACCT_DARSHAN_DXT_HEAD, d->nwrites, d->writes);
+		read_segs(c, p + IOACCT_DARSHAN_DXT_HEAD + IOACCT_DARSHAN_DXT_SEG * d->nwrites,
+			  d->nreads, d->reads);
+	}
+out:
+	budget_free(c, buf, n);
+	return ret;
+}
+
 /* ---- the whole log ---- */
 
 struct ioacct_darshan_log *ioacct_darshan_parse(const void *buf, size_t len, size_t max_mem,
@@ -1034,6 +1120,8 @@ struct ioacct_darshan_log *ioacct_darshan_parse(const void *buf, size_t len, siz
 		ret = parse_records(&c, log, (enum ioacct_darshan_kind)k);
 	if (!ret)
 		ret = parse_heatmaps(&c, log);
+	if (!ret)
+		ret = parse_dxt(&c, log);
 	if (ret) {
 		ioacct_darshan_free(log);
 		errno = -ret;
@@ -1121,6 +1209,11 @@ void ioacct_darshan_free(struct ioacct_darshan_log *log)
 		free(log->heatmaps[i].write_bins);
 	}
 	free(log->heatmaps);
+	for (size_t i = 0; i < log->ndxt; i++) {
+		free(log->dxt[i].writes);
+		free(log->dxt[i].reads);
+	}
+	free(log->dxt);
 	free(log);
 }
 

@@ -11,9 +11,9 @@
  * the command line and the mount table), the name table (record id -> path)
  * and one region per module. Records of the POSIX, MPI-IO and STDIO modules
  * are read, older record versions converted to the newest one the way
- * darshan-util converts them; HEATMAP records are read as they are; other
- * modules (HDF5, Lustre, DXT, ...) are listed but not read. docs/darshan.md
- * has the details.
+ * darshan-util converts them; HEATMAP and DXT_POSIX (trace) records are
+ * read as they are; other modules (HDF5, Lustre, DXT_MPIIO, ...) are listed
+ * but not read. docs/darshan.md has the details.
  *
  * A bad log (truncated, corrupt, not a Darshan log, lengths past the end of
  * the file) gives a message saying what is wrong and where, never a crash.
@@ -143,6 +143,31 @@ struct ioacct_darshan_heatmap {
 	int64_t *write_bins;
 };
 
+/* One traced operation of a DXT record (darshan-dxt-log-format.h's segment_info). */
+struct ioacct_darshan_dxt_seg {
+	int64_t offset;
+	int64_t length;
+	double start;                     /* seconds since the job's start */
+	double end;
+};
+
+/* Darshan's hostname field of a DXT record. */
+#define IOACCT_DARSHAN_DXT_HOSTNAME 64
+/* A DXT record before its segments: id, rank, shared_record, hostname, two counts. */
+#define IOACCT_DARSHAN_DXT_HEAD (16 + 8 + IOACCT_DARSHAN_DXT_HOSTNAME + 16)
+#define IOACCT_DARSHAN_DXT_SEG 32
+
+/* One DXT_POSIX record: the read and write operations of a file on a rank, in order. */
+struct ioacct_darshan_dxt {
+	uint64_t id;                      /* the name record's hash */
+	int64_t rank;
+	int64_t shared_record;            /* -1: shared by every rank */
+	char hostname[IOACCT_DARSHAN_DXT_HOSTNAME]; /* NUL-terminated */
+	uint64_t nwrites, nreads;
+	struct ioacct_darshan_dxt_seg *writes; /* nwrites each, malloc'd */
+	struct ioacct_darshan_dxt_seg *reads;
+};
+
 struct ioacct_darshan_region {
 	uint64_t off;                     /* in the file */
 	uint64_t len;                     /* compressed */
@@ -183,6 +208,8 @@ struct ioacct_darshan_log {
 	size_t nrecs[IOACCT_DARSHAN_NKINDS];
 	struct ioacct_darshan_heatmap *heatmaps;
 	size_t nheatmaps;
+	struct ioacct_darshan_dxt *dxt;   /* DXT_POSIX records, in the log's order */
+	size_t ndxt;
 };
 
 const struct ioacct_darshan_modinfo *ioacct_darshan_modinfo(enum ioacct_darshan_kind kind);
@@ -242,6 +269,23 @@ bool ioacct_darshan_skips_mount(const char *path, const char *fstype);
  */
 struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report *r,
 						      bool darshan_filter);
+
+/*
+ * Adds one traced operation on `path` to the DXT_POSIX record of (path,
+ * rank) of a log being built: the record id is Darshan's hash of the path,
+ * added to the name table when new; a new record has shared_record -1 and
+ * `hostname`. Segments are kept in the order added (Darshan's: the order
+ * operations ended). 0 or -ENOMEM (the log unchanged).
+ */
+int ioacct_darshan_dxt_add(struct ioacct_darshan_log *log, const char *path, int64_t rank,
+			   const char *hostname, bool write, const struct ioacct_darshan_dxt_seg *seg);
+
+/*
+ * Moves the DXT_POSIX records of `from` (with their names) to the end of
+ * those of `to`: a trace gathered apart, put in the log of the job's
+ * counters. 0, or -ENOMEM with both logs as they were.
+ */
+int ioacct_darshan_dxt_move(struct ioacct_darshan_log *to, struct ioacct_darshan_log *from);
 
 /*
  * Serialises a log as format 3.41, zlib-compressed, into a malloc'd buffer.

@@ -180,6 +180,135 @@ static int heatmap_region(const struct ioacct_darshan_log *log, struct obuf *o, 
 	return 0;
 }
 
+/* DXT_POSIX records as darshan-dxt-log-format.h lays them out: head, writes, reads. */
+static void put_segs(struct obuf *o, const struct ioacct_darshan_dxt_seg *s, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		put64(o, (uint64_t)s[i].offset);
+		put64(o, (uint64_t)s[i].length);
+		putf(o, s[i].start);
+		putf(o, s[i].end);
+	}
+}
+
+static void dxt_region(const struct ioacct_darshan_log *log, struct obuf *o)
+{
+	for (size_t i = 0; i < log->ndxt; i++) {
+		const struct ioacct_darshan_dxt *d = &log->dxt[i];
+		char host[IOACCT_DARSHAN_DXT_HOSTNAME] = { 0 };
+
+		put64(o, d->id);
+		put64(o, (uint64_t)d->rank);
+		put64(o, (uint64_t)d->shared_record);
+		memcpy(host, d->hostname, strnlen(d->hostname, sizeof(host) - 1));
+		put(o, host, sizeof(host));
+		put64(o, d->nwrites);
+		put64(o, d->nreads);
+		put_segs(o, d->writes, d->nwrites);
+		put_segs(o, d->reads, d->nreads);
+	}
+}
+
+/* Adds (id, name) to a log's name table, kept sorted by id; 0 or -ENOMEM. */
+static int insert_name(struct ioacct_darshan_log *log, uint64_t id, const char *name)
+{
+	struct ioacct_darshan_name *names;
+	size_t lo = 0, hi = log->nnames;
+	char *copy;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (log->names[mid].id == id)
+			return 0;
+		if (log->names[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	copy = strdup(name);
+	names = copy ? realloc(log->names, (log->nnames + 1) * sizeof(*names)) : NULL;
+	if (!names) {
+		free(copy);
+		return -ENOMEM;
+	}
+	log->names = names;
+	memmove(&names[lo + 1], &names[lo], (log->nnames - lo) * sizeof(*names));
+	names[lo].id = id;
+	names[lo].name = copy;
+	log->nnames++;
+	return 0;
+}
+
+int ioacct_darshan_dxt_add(struct ioacct_darshan_log *log, const char *path, int64_t rank,
+			   const char *hostname, bool write, const struct ioacct_darshan_dxt_seg *seg)
+{
+	uint64_t id = ioacct_darshan_hash(path, strlen(path), 0);
+	struct ioacct_darshan_dxt *d = NULL;
+	struct ioacct_darshan_dxt_seg **segs, *grown;
+	uint64_t *n;
+
+	/* The last record first: a job's operations on one file tend to come in runs. */
+	for (size_t i = log->ndxt; i-- > 0;) {
+		if (log->dxt[i].id == id && log->dxt[i].rank == rank) {
+			d = &log->dxt[i];
+			break;
+		}
+	}
+	if (!d) {
+		struct ioacct_darshan_dxt *recs;
+
+		if (insert_name(log, id, path))
+			return -ENOMEM;
+		recs = realloc(log->dxt, (log->ndxt + 1) * sizeof(*recs));
+		if (!recs)
+			return -ENOMEM;
+		log->dxt = recs;
+		d = &log->dxt[log->ndxt++];
+		memset(d, 0, sizeof(*d));
+		d->id = id;
+		d->rank = rank;
+		d->shared_record = -1;
+		snprintf(d->hostname, sizeof(d->hostname), "%s", hostname ? hostname : "");
+	}
+	segs = write ? &d->writes : &d->reads;
+	n = write ? &d->nwrites : &d->nreads;
+	/* Doubling at powers of two keeps a long trace's appends amortised O(1). */
+	if ((*n & (*n - 1)) == 0) {
+		grown = realloc(*segs, (*n ? 2 * *n : 1) * sizeof(**segs));
+		if (!grown)
+			return -ENOMEM;
+		*segs = grown;
+	}
+	(*segs)[(*n)++] = *seg;
+	return 0;
+}
+
+int ioacct_darshan_dxt_move(struct ioacct_darshan_log *to, struct ioacct_darshan_log *from)
+{
+	struct ioacct_darshan_dxt *recs;
+
+	if (!from->ndxt)
+		return 0;
+	recs = realloc(to->dxt, (to->ndxt + from->ndxt) * sizeof(*recs));
+	if (!recs)
+		return -ENOMEM;
+	to->dxt = recs;
+	/* Names first: an insert that fails leaves extra names at worst, never a record without one. */
+	for (size_t i = 0; i < from->ndxt; i++) {
+		const char *name = ioacct_darshan_name_of(from, from->dxt[i].id);
+
+		if (name && insert_name(to, from->dxt[i].id, name))
+			return -ENOMEM;
+	}
+	memcpy(&to->dxt[to->ndxt], from->dxt, from->ndxt * sizeof(*recs));
+	to->ndxt += from->ndxt;
+	free(from->dxt);
+	from->dxt = NULL;
+	from->ndxt = 0;
+	return 0;
+}
+
 /* Appends `raw` to the file as one zlib stream; the region's offset and length in *reg. */
 static int deflate_region(struct obuf *file, const struct obuf *raw, uint64_t *off, uint64_t *len)
 {
@@ -235,7 +364,7 @@ int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_
 	set64(header + 32, off);
 	set64(header + 40, rlen);
 
-	/* Module regions in module-id order: POSIX 1, MPI-IO 2, STDIO 9, HEATMAP 15. */
+	/* Module regions in module-id order: POSIX 1, MPI-IO 2, STDIO 9, DXT_POSIX 10, HEATMAP 15. */
 	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
 		const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kinds[k]);
 
@@ -248,6 +377,14 @@ int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_
 		set64(header + 56 + 16 * mi->mod_id, rlen);
 		set32(header + 1072 + 4 * mi->mod_id, rlen ? mi->version : 0);
 	}
+	raw.len = 0;
+	dxt_region(log, &raw);
+	ret = raw.failed ? -ENOMEM : deflate_region(&file, &raw, &off, &rlen);
+	if (ret)
+		goto out;
+	set64(header + 48 + 16 * IOACCT_DARSHAN_MOD_DXT_POSIX, off);
+	set64(header + 56 + 16 * IOACCT_DARSHAN_MOD_DXT_POSIX, rlen);
+	set32(header + 1072 + 4 * IOACCT_DARSHAN_MOD_DXT_POSIX, rlen ? 1 : 0);
 	raw.len = 0;
 	ret = heatmap_region(log, &raw, err, errlen);
 	if (!ret)

@@ -56,6 +56,19 @@ static void check_same(const struct ioacct_darshan_log *a, const struct ioacct_d
 		    memcmp(a->heatmaps[i].write_bins, b->heatmaps[i].write_bins,
 			   a->heatmaps[i].nbins * sizeof(int64_t)))
 			abort();
+	if (a->ndxt != b->ndxt)
+		abort();
+	for (size_t i = 0; i < a->ndxt; i++) {
+		const struct ioacct_darshan_dxt *x = &a->dxt[i], *y = &b->dxt[i];
+
+		/* Bytes after the hostname's NUL are not written again: strcmp, not memcmp. */
+		if (x->id != y->id || x->rank != y->rank || x->shared_record != y->shared_record ||
+		    strcmp(x->hostname, y->hostname) || x->nwrites != y->nwrites ||
+		    x->nreads != y->nreads ||
+		    (x->nwrites && memcmp(x->writes, y->writes, x->nwrites * sizeof(*x->writes))) ||
+		    (x->nreads && memcmp(x->reads, y->reads, x->nreads * sizeof(*x->reads))))
+			abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

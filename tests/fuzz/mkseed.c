@@ -2,8 +2,9 @@
 /*
  * Writes seed logs for the fuzzer into a directory: what the sample logs
  * lack, format 3.41 with HEATMAP records, written by ioacct itself (one
- * zlib log, and one job of many bins and mounts).
+ * zlib log with DXT_POSIX trace records, and one job of many bins and mounts).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,7 +12,7 @@
 #include "jobbuild.h"
 #include "report.h"
 
-static int write_job(struct jb *b, const char *dir, const char *name)
+static int write_job(struct jb *b, const char *dir, const char *name, bool dxt)
 {
 	struct ioacct_report *r = ioacct_report_create(b->jd, NULL, NULL);
 	struct ioacct_darshan_log *log = r ? ioacct_darshan_from_report(r, false) : NULL;
@@ -19,6 +20,16 @@ static int write_job(struct jb *b, const char *dir, const char *name)
 	int ret = 1;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* A trace as iorun --trace writes it: two files, writes and reads. */
+	for (int i = 0; dxt && log && i < 6; i++) {
+		struct ioacct_darshan_dxt_seg seg = { 4096 * i, 4096, 0.5 * i, 0.5 * i + 0.25 };
+
+		if (ioacct_darshan_dxt_add(log, i % 2 ? "/scratch/a" : "/scratch/b", 0, "node1",
+					   i < 4, &seg)) {
+			ioacct_darshan_free(log);
+			log = NULL;
+		}
+	}
 	if (log && ioacct_darshan_write_file(log, path, err, sizeof(err)) == 0)
 		ret = 0;
 	else
@@ -46,7 +57,7 @@ int main(int argc, char **argv)
 	jb_add(&b, 0, 2, IOACCT_OP_WRITE, 2, 16, 0, 16 * JB_MIB, 5000);
 	jb_add(&b, 0, 2, IOACCT_OP_READ, 20, 4, 0, 4 * 4096, 50);
 	jb_add(&b, 0, 1, IOACCT_OP_STAT, 29, 9, 2, 0, 7);
-	ret = write_job(&b, argv[1], "ioacct-341.darshan");
+	ret = write_job(&b, argv[1], "ioacct-341.darshan", true);
 
 	jb_init(&b, JB_SEC / 10, 100 * JB_SEC);
 	for (uint32_t m = 0; m < 6; m++) {
@@ -59,5 +70,5 @@ int main(int argc, char **argv)
 			       2 * 1000 * (bin + 1), 10);
 	}
 	jb_step(&b, 0, 0, 100 * JB_SEC);
-	return ret | write_job(&b, argv[1], "ioacct-341-bins.darshan");
+	return ret | write_job(&b, argv[1], "ioacct-341-bins.darshan", false);
 }

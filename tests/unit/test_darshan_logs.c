@@ -430,12 +430,64 @@ static void test_record_ids(void **state)
 	assert_true(hashed + 1 >= n);
 }
 
+/*
+ * The DXT sample log (Darshan 3.2, 16 ranks) read with its trace: every
+ * DXT_POSIX record names a file of the name table and holds exactly the
+ * writes and reads its POSIX record counts, bytes included, segments in
+ * time order and within the job. Pins the record layout to real Darshan.
+ */
+static void test_dxt_sample(void **state)
+{
+	struct ioacct_darshan_log *log = read_log("sample-dxt-simple");
+	int64_t segs_w = 0, bytes_w = 0;
+
+	(void)state;
+	assert_int_equal(log->regions[IOACCT_DARSHAN_MOD_DXT_POSIX].version, 1);
+	assert_true(log->ndxt >= 1);
+	for (size_t i = 0; i < log->ndxt; i++) {
+		const struct ioacct_darshan_dxt *d = &log->dxt[i];
+		const struct ioacct_darshan_record *p = NULL;
+		int64_t bw = 0, br = 0;
+
+		assert_non_null(ioacct_darshan_name_of(log, d->id));
+		assert_true(d->hostname[0] != '\0');
+		for (size_t k = 0; k < log->nrecs[IOACCT_DARSHAN_POSIX]; k++)
+			if (log->recs[IOACCT_DARSHAN_POSIX][k].id == d->id &&
+			    log->recs[IOACCT_DARSHAN_POSIX][k].rank == d->rank)
+				p = &log->recs[IOACCT_DARSHAN_POSIX][k];
+		assert_non_null(p);
+		assert_int_equal(d->nwrites, p->counters[IOACCT_DARSHAN_POSIX_WRITES]);
+		assert_int_equal(d->nreads, p->counters[IOACCT_DARSHAN_POSIX_READS]);
+		for (uint64_t s = 0; s < d->nwrites; s++) {
+			assert_true(d->writes[s].length >= 0 && d->writes[s].offset >= 0);
+			assert_true(d->writes[s].start >= 0 && d->writes[s].end >= d->writes[s].start);
+			bw += d->writes[s].length;
+		}
+		for (uint64_t s = 0; s < d->nreads; s++)
+			br += d->reads[s].length;
+		assert_int_equal(bw, p->counters[IOACCT_DARSHAN_POSIX_BYTES_WRITTEN]);
+		assert_int_equal(br, p->counters[IOACCT_DARSHAN_POSIX_BYTES_READ]);
+		segs_w += (int64_t)d->nwrites;
+		bytes_w += bw;
+	}
+	/* darshan-parser --total of this log: POSIX_WRITES 2, POSIX_BYTES_WRITTEN 4040. */
+	assert_int_equal(segs_w, 2);
+	assert_int_equal(bytes_w, 4040);
+	ioacct_darshan_free(log);
+
+	/* The other sample logs have no trace. */
+	log = read_log("sample");
+	assert_int_equal(log->ndxt, 0);
+	ioacct_darshan_free(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_record_ids),
+		cmocka_unit_test(test_dxt_sample),
 	};
 	const char *env = getenv("IOACCT_DARSHAN_LOGS");
 

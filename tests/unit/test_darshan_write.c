@@ -5,7 +5,7 @@
  *   darshan-log-format.h, darshan-posix-log-format.h and
  *   darshan-heatmap-log-format.h give (header fields, the job struct, the
  *   exe and mount table, name records, 704-byte POSIX records, HEATMAP
- *   records), decompressing the regions with zlib directly, not the reader;
+ *   and DXT_POSIX records), decompressing the regions with zlib directly, not the reader;
  * - the round trip: a job written as a log and read back has the same
  *   counters, bins and job fields; the sample logs (when ../shared is there)
  *   written again as format 3.41 read back record for record;
@@ -258,6 +258,20 @@ static void assert_logs_equal(const struct ioacct_darshan_log *a, const struct i
 		assert_memory_equal(x->read_bins, y->read_bins, x->nbins * sizeof(int64_t));
 		assert_memory_equal(x->write_bins, y->write_bins, x->nbins * sizeof(int64_t));
 	}
+	assert_int_equal(a->ndxt, b->ndxt);
+	for (size_t i = 0; i < a->ndxt; i++) {
+		const struct ioacct_darshan_dxt *x = &a->dxt[i], *y = &b->dxt[i];
+
+		assert_true(x->id == y->id && x->rank == y->rank);
+		assert_true(x->shared_record == y->shared_record);
+		assert_string_equal(x->hostname, y->hostname);
+		assert_int_equal(x->nwrites, y->nwrites);
+		assert_int_equal(x->nreads, y->nreads);
+		if (x->nwrites)
+			assert_memory_equal(x->writes, y->writes, x->nwrites * sizeof(*x->writes));
+		if (x->nreads)
+			assert_memory_equal(x->reads, y->reads, x->nreads * sizeof(*x->reads));
+	}
 }
 
 static struct ioacct_darshan_log *round_trip(const struct ioacct_darshan_log *log)
@@ -316,6 +330,155 @@ static void test_round_trip_job(void **state)
 	ioacct_darshan_free(log);
 	ioacct_report_destroy(r);
 	ioacct_jobdata_free(b.jd);
+}
+
+/*
+ * DXT_POSIX: three writes and a read on one file, a write on another, added
+ * to a job's log; the region checked byte by byte at darshan-dxt-log-format.h's
+ * offsets (104-byte head: id, rank, shared_record, hostname[64], write_count,
+ * read_count; then 32-byte segments, writes before reads), then read back.
+ */
+static void test_dxt(void **state)
+{
+	static const char *const fa = "/scratch/u/a.dat", *const fb = "/scratch/u/b.dat";
+	const struct ioacct_darshan_dxt_seg w[3] = {
+		{ 0, 4096, 0.5, 0.625 }, { 4096, 100, 1.25, 1.5 }, { 1 << 20, 7, 2, 2.5 },
+	}, rd = { 8, 16, 3, 3.25 }, wb = { 0, 1, 4, 4.5 };
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log, *back;
+	unsigned char *file, *raw;
+	const unsigned char *p;
+	size_t len, n, names;
+	char err[256];
+	void *buf;
+
+	(void)state;
+	workload(&b);
+	log = log_of(&b, &r, false);
+	names = log->nnames;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(ioacct_darshan_dxt_add(log, fa, 0, "node7", true, &w[i]), 0);
+	assert_int_equal(ioacct_darshan_dxt_add(log, fa, 0, "node7", false, &rd), 0);
+	assert_int_equal(ioacct_darshan_dxt_add(log, fb, 0, "node7", true, &wb), 0);
+	assert_int_equal(log->ndxt, 2);
+	assert_int_equal(log->nnames, names + 2);
+	for (size_t i = 1; i < log->nnames; i++)
+		assert_true(log->names[i - 1].id < log->names[i].id);
+	assert_string_equal(ioacct_darshan_name_of(log, log->dxt[0].id), fa);
+
+	assert_int_equal(ioacct_darshan_write(log, &buf, &len, err, sizeof(err)), 0);
+	file = buf;
+	assert_int_equal(rd32(file + 1072 + 4 * 10), 1);
+	raw = inflate_at(file, rd64(file + 48 + 16 * 10), rd64(file + 56 + 16 * 10), &n);
+	assert_int_equal(n, 2 * 104 + 5 * 32);
+	p = raw;
+	assert_true(rd64(p) == ioacct_darshan_hash(fa, strlen(fa), 0));
+	assert_true(rd64(p + 8) == 0);
+	assert_true((int64_t)rd64(p + 16) == -1);
+	assert_string_equal((const char *)p + 24, "node7");
+	assert_true(rd64(p + 88) == 3 && rd64(p + 96) == 1);
+	for (int i = 0; i < 3; i++) {
+		const unsigned char *s = p + 104 + 32 * i;
+
+		assert_true((int64_t)rd64(s) == w[i].offset && (int64_t)rd64(s + 8) == w[i].length);
+		assert_true(rdf(s + 16) == w[i].start && rdf(s + 24) == w[i].end);
+	}
+	assert_true(rd64(p + 104 + 96) == 8 && rd64(p + 104 + 104) == 16);
+	p += 104 + 4 * 32;
+	assert_true(rd64(p) == ioacct_darshan_hash(fb, strlen(fb), 0));
+	assert_true(rd64(p + 88) == 1 && rd64(p + 96) == 0);
+	free(raw);
+	free(buf);
+
+	back = round_trip(log);
+	assert_logs_equal(log, back);
+	assert_string_equal(ioacct_darshan_name_of(back, back->dxt[1].id), fb);
+	ioacct_darshan_free(back);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/*
+ * A trace gathered apart moved into a job's log (iorun --trace): records
+ * appended, names merged in id order; then a corrupt DXT region (a write
+ * count past the region's end) refused with a message, not a crash.
+ */
+static void test_dxt_move_and_corrupt(void **state)
+{
+	const struct ioacct_darshan_dxt_seg seg = { 0, 10, 0.25, 0.5 };
+	struct ioacct_darshan_log *log = calloc(1, sizeof(*log)), *trace = calloc(1, sizeof(*trace));
+	struct ioacct_darshan_log *back;
+	unsigned char *file, *raw, *z;
+	uint64_t off, zlen;
+	uLongf zn;
+	size_t len, n, names;
+	char err[256];
+	void *buf;
+
+	(void)state;
+	assert_non_null(log);
+	assert_non_null(trace);
+	log->exe = strdup("job");
+	assert_int_equal(ioacct_darshan_dxt_add(log, "/a", 0, "h", true, &seg), 0);
+	for (int i = 0; i < 50; i++) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "/f%d", i);
+		assert_int_equal(ioacct_darshan_dxt_add(trace, path, 0, "h", i % 2, &seg), 0);
+	}
+	names = log->nnames + trace->nnames;
+	assert_int_equal(ioacct_darshan_dxt_move(log, trace), 0);
+	assert_int_equal(trace->ndxt, 0);
+	assert_int_equal(log->ndxt, 51);
+	assert_int_equal(log->nnames, names);
+	for (size_t i = 1; i < log->nnames; i++)
+		assert_true(log->names[i - 1].id < log->names[i].id);
+	for (size_t i = 0; i < log->ndxt; i++)
+		assert_non_null(ioacct_darshan_name_of(log, log->dxt[i].id));
+	assert_string_equal(ioacct_darshan_name_of(log, log->dxt[50].id), "/f49");
+	back = round_trip(log);
+	assert_logs_equal(log, back);
+	ioacct_darshan_free(back);
+
+	/* No POSIX or HEATMAP records: the DXT region is the file's last; rewrite it corrupt. */
+	assert_int_equal(ioacct_darshan_write(log, &buf, &len, err, sizeof(err)), 0);
+	file = buf;
+	off = rd64(file + 48 + 16 * 10);
+	zlen = rd64(file + 56 + 16 * 10);
+	assert_true(off + zlen == len);
+	raw = inflate_at(file, off, zlen, &n);
+	raw[88 + 7] = 0x01; /* write_count of the first record: 2^56 + 1 */
+	zn = compressBound((uLong)n);
+	z = malloc(zn);
+	assert_non_null(z);
+	assert_int_equal(compress2(z, &zn, raw, (uLong)n, Z_DEFAULT_COMPRESSION), Z_OK);
+	file = realloc(file, off + zn);
+	assert_non_null(file);
+	memcpy(file + off, z, zn);
+	for (int i = 0; i < 8; i++)
+		file[56 + 16 * 10 + i] = (unsigned char)((uint64_t)zn >> (8 * i));
+	back = ioacct_darshan_parse(file, off + zn, 0, err, sizeof(err));
+	assert_null(back);
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(err, "DXT_POSIX record 1 claims"));
+	/* Cut short: the last record's segment half gone. */
+	raw[88 + 7] = 0;
+	zn = compressBound((uLong)n);
+	assert_int_equal(compress2(z, &zn, raw, (uLong)n - 16, Z_DEFAULT_COMPRESSION), Z_OK);
+	memcpy(file + off, z, zn);
+	for (int i = 0; i < 8; i++)
+		file[56 + 16 * 10 + i] = (unsigned char)((uint64_t)zn >> (8 * i));
+	back = ioacct_darshan_parse(file, off + zn, 0, err, sizeof(err));
+	assert_null(back);
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(err, "DXT_POSIX record 51 claims 1 write"));
+	free(z);
+	free(raw);
+	free(file);
+	ioacct_darshan_free(trace);
+	ioacct_darshan_free(log);
 }
 
 /* 1000 bins of 1 s: merged pairwise three times, 125 bins of 8 s, bytes kept. */
@@ -488,6 +651,8 @@ int main(void)
 		cmocka_unit_test(test_write_errors),
 		cmocka_unit_test(test_write_file),
 		cmocka_unit_test(test_round_trip_samples),
+		cmocka_unit_test(test_dxt),
+		cmocka_unit_test(test_dxt_move_and_corrupt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The tracer (see tracer.h): iotrace's BPF object attached for one cgroup,
+ * its ring buffer read into ioacct_trace_rec records. The BPF side only
+ * sees the calls of the traced cgroup and costs the rest of the node a few
+ * loads per syscall while attached, nothing once closed.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "iotrace.skel.h"
+#include "ioacct_abi.h"
+#include "ioacct_ops.h"
+#include "iotrace_abi.h"
+#include "procfs.h"
+#include "tracer.h"
+#include "util.h"
+
+/* ---- what user space adds to the events: mount names, paths of fds ------------- */
+
+/* Paths of open fds, from the opens traced, so fd calls have a path too. */
+#define FD_BUCKETS 1024
+struct fd_ent {
+	struct fd_ent *next;
+	uint32_t pid;
+	int32_t fd;
+	char path[IOTRACE_PATH_MAX];
+};
+
+struct ioacct_tracer {
+	struct iotrace_bpf *skel;
+	struct ring_buffer *rb;
+	ioacct_tracer_fn fn;
+	void *ctx;
+	struct ioacct_mount *mounts;
+	size_t nmounts;
+	struct fd_ent *fds[FD_BUCKETS];
+	uint32_t unknown_mnt;  /* last mount id no table had: not looked for again and again */
+	uint64_t t0;
+	uint64_t events;
+};
+
+static struct fd_ent **fd_slot(struct ioacct_tracer *t, uint32_t pid, int32_t fd)
+{
+	struct fd_ent **e = &t->fds[(pid * 31u + (uint32_t)fd) % FD_BUCKETS];
+
+	while (*e && ((*e)->pid != pid || (*e)->fd != fd))
+		e = &(*e)->next;
+	return e;
+}
+
+static void fd_set_path(struct ioacct_tracer *t, uint32_t pid, int32_t fd, const char *path)
+{
+	struct fd_ent **e = fd_slot(t, pid, fd);
+
+	if (!*e) {
+		*e = calloc(1, sizeof(**e));
+		if (!*e)
+			return; /* the path of this fd will just not be known */
+		(*e)->pid = pid;
+		(*e)->fd = fd;
+	}
+	ioacct_strlcpy((*e)->path, path, sizeof((*e)->path));
+}
+
+static void fd_forget(struct ioacct_tracer *t, uint32_t pid, int32_t fd)
+{
+	struct fd_ent **e = fd_slot(t, pid, fd), *dead = *e;
+
+	if (dead) {
+		*e = dead->next;
+		free(dead);
+	}
+}
+
+/*
+ * The mount point of mount id `id`: from the mount table read at start, or,
+ * for a mount it lacks (the command mounted something, or lives in another
+ * mount namespace), from the table of the process that did the call.
+ */
+static const char *mount_name(struct ioacct_tracer *t, uint32_t *idp, uint32_t pid, const char *path)
+{
+	const struct ioacct_mount *m;
+	struct ioacct_mount *fresh;
+	uint32_t id = *idp;
+	size_t n;
+	char err[256];
+
+	/* An absolute path the kernel did not resolve (a failed open, mkdir, stat, ...). */
+	if (!id) {
+		m = path[0] == '/' ? ioacct_mount_of_path(t->mounts, t->nmounts, path) : NULL;
+		if (!m)
+			return "";
+		*idp = m->mnt_id;
+		return m->path;
+	}
+	m = ioacct_mount_find(t->mounts, t->nmounts, id);
+	if (m)
+		return m->path;
+	if (id == t->unknown_mnt)
+		return "";
+	t->unknown_mnt = id;
+	if (ioacct_mountinfo_read((pid_t)pid, &fresh, &n, err, sizeof(err)) == 0) {
+		if (ioacct_mount_find(fresh, n, id)) {
+			free(t->mounts);
+			t->mounts = fresh;
+			t->nmounts = n;
+			t->unknown_mnt = 0;
+			return ioacct_mount_find(t->mounts, t->nmounts, id)->path;
+		}
+		free(fresh);
+	}
+	return "";
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct ioacct_tracer *t = ctx;
+	const struct iotrace_event *ev = data;
+	struct ioacct_trace_rec r = { 0 };
+	char comm[IOTRACE_COMM_LEN + 1], path[IOTRACE_PATH_MAX + 1];
+	bool is_open = ev->op == IOACCT_OP_OPEN;
+	struct fd_ent **fe;
+
+	if (len < sizeof(*ev))
+		return 0;
+	memcpy(comm, ev->comm, IOTRACE_COMM_LEN);
+	comm[IOTRACE_COMM_LEN] = '\0';
+	memcpy(path, ev->path, IOTRACE_PATH_MAX);
+	path[IOTRACE_PATH_MAX] = '\0';
+	if (!path[0] && ev->fd >= 0 && !is_open) {
+		fe = fd_slot(t, ev->pid, ev->fd);
+		if (*fe)
+			ioacct_strlcpy(path, (*fe)->path, sizeof(path));
+	}
+	r.op = ev->op;
+	r.pid = ev->pid;
+	r.tid = ev->tid;
+	r.comm = comm;
+	r.path = path;
+	r.mnt_id = ev->mnt_id;
+	r.mount = mount_name(t, &r.mnt_id, ev->pid, path);
+	r.offset = ev->offset;
+	r.ret = ev->ret;
+	r.size = (ev->op == IOACCT_OP_READ || ev->op == IOACCT_OP_WRITE) && ev->ret > 0 ?
+		 (uint64_t)ev->ret : 0;
+	r.start_ns = ev->start_ns > t->t0 ? ev->start_ns - t->t0 : 0;
+	r.dur_ns = ev->dur_ns;
+	t->events++;
+	t->fn(t->ctx, &r);
+
+	if (is_open && ev->ret >= 0 && path[0])
+		fd_set_path(t, ev->pid, (int32_t)ev->ret, path);
+	else if (ev->op == IOTRACE_OP_CLOSE && ev->fd >= 0)
+		fd_forget(t, ev->pid, ev->fd);
+	return 0;
+}
+
+/* ---- the BPF side ---------------------------------------------------------------- */
+
+#ifndef SYS_open
+#define SYS_open -1
+#endif
+#ifndef SYS_creat
+#define SYS_creat -1
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 -1
+#endif
+#ifndef SYS_mkdir
+#define SYS_mkdir -1
+#endif
+#ifndef SYS_unlink
+#define SYS_unlink -1
+#endif
+#ifndef SYS_rmdir
+#define SYS_rmdir -1
+#endif
+#ifndef SYS_rename
+#define SYS_rename -1
+#endif
+#ifndef SYS_renameat
+#define SYS_renameat -1
+#endif
+#ifndef SYS_stat
+#define SYS_stat -1
+#endif
+#ifndef SYS_lstat
+#define SYS_lstat -1
+#endif
+#ifndef SYS_newfstatat
+#define SYS_newfstatat -1
+#endif
+
+/* IOACCT_SYSCALLS (ioacct_ops.h), the counters' list, by this architecture's numbers. */
+#define SYS(name, uname, op, kind) { SYS_##uname, #uname, IOACCT_OP_##op, IOACCT_SK_##kind },
+static const struct {
+	long nr;
+	const char *name;
+	unsigned int op, kind;
+} syscall_table[] = {
+	IOACCT_SYSCALLS(SYS)
+	{ SYS_close, "close", IOTRACE_OP_CLOSE, IOACCT_SK_FD },
+};
+#undef SYS
+
+static void fill_sysmap(struct iotrace_bpf *skel)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(syscall_table); i++) {
+		long nr = syscall_table[i].nr;
+		const char *name = syscall_table[i].name;
+		uint16_t e;
+
+		if (nr < 0 || nr >= IOACCT_NR_SYSCALLS)
+			continue;
+		e = (uint16_t)((syscall_table[i].op + 1) | syscall_table[i].kind << IOACCT_SYS_KIND_SHIFT);
+		/* pread64, preadv, preadv2, pwrite64, ...: the offset is an argument. */
+		if (!strncmp(name, "pread", 5) || !strncmp(name, "pwrite", 6))
+			e |= IOTRACE_SYS_POSITIONAL;
+		skel->rodata->sysmap[nr] = e;
+	}
+}
+
+/* libbpf's warnings, after the name of the program that loads the tracer. */
+static const char *libbpf_ident = "iotrace";
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	fprintf(stderr, "%s: libbpf: ", libbpf_ident);
+	return vfprintf(stderr, fmt, ap);
+}
+
+int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident, uint64_t cgid, uint32_t level,
+		       unsigned long buffer_size, uint64_t t0_ns, ioacct_tracer_fn fn, void *ctx,
+		       char *err, size_t errlen)
+{
+	struct ioacct_tracer *t;
+	char merr[256];
+	int ret;
+
+	*out = NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return ioacct_seterr(err, errlen, -ENOMEM, "out of memory");
+	t->fn = fn;
+	t->ctx = ctx;
+	/* Mount names of the calls; without the table they are looked up per process. */
+	if (ioacct_mountinfo_read(getpid(), &t->mounts, &t->nmounts, merr, sizeof(merr)))
+		t->nmounts = 0;
+	libbpf_ident = ident;
+	libbpf_set_print(libbpf_quiet);
+	t->skel = iotrace_bpf__open();
+	if (!t->skel) {
+		ret = ioacct_seterr(err, errlen, -errno, "cannot open the BPF object: %s",
+				    strerror(errno));
+		goto fail;
+	}
+	fill_sysmap(t->skel);
+	t->skel->rodata->target_cgid = cgid;
+	t->skel->rodata->target_level = level;
+	ret = bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)buffer_size);
+	if (!ret)
+		ret = iotrace_bpf__load(t->skel);
+	if (ret) {
+		ret = ioacct_seterr(err, errlen, ret, "cannot load the BPF programs: %s (root, and a "
+				    "kernel with BTF and BPF ring buffers, 5.8 or later, are needed)",
+				    strerror(-ret));
+		goto fail;
+	}
+	ret = iotrace_bpf__attach(t->skel);
+	if (ret) {
+		ret = ioacct_seterr(err, errlen, ret, "cannot attach to the sys_enter/sys_exit "
+				    "tracepoints: %s", strerror(-ret));
+		goto fail;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);
+	if (!t->rb) {
+		ret = ioacct_seterr(err, errlen, -errno, "cannot read the ring buffer: %s",
+				    strerror(errno));
+		goto fail;
+	}
+	t->t0 = t0_ns ? t0_ns : ioacct_mono_ns();
+	*out = t;
+	return 0;
+fail:
+	ioacct_tracer_close(t);
+	return ret;
+}
+
+int ioacct_tracer_poll(struct ioacct_tracer *t, int timeout_ms)
+{
+	int ret = ring_buffer__poll(t->rb, timeout_ms);
+
+	return ret < 0 && ret != -EINTR ? ret : 0;
+}
+
+int ioacct_tracer_drain(struct ioacct_tracer *t)
+{
+	int ret = ring_buffer__consume(t->rb);
+
+	return ret < 0 ? ret : 0;
+}
+
+uint64_t ioacct_tracer_events(const struct ioacct_tracer *t)
+{
+	return t->events;
+}
+
+uint64_t ioacct_tracer_lost(const struct ioacct_tracer *t)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t sum = 0, *vals;
+	uint32_t zero = 0;
+
+	if (ncpus <= 0)
+		return 0;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.lost), &zero, vals) == 0)
+		for (int i = 0; i < ncpus; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+void ioacct_tracer_close(struct ioacct_tracer *t)
+{
+	if (!t)
+		return;
+	ring_buffer__free(t->rb);
+	iotrace_bpf__destroy(t->skel);
+	for (size_t i = 0; i < FD_BUCKETS; i++)
+		while (t->fds[i])
+			fd_forget(t, t->fds[i]->pid, t->fds[i]->fd);
+	free(t->mounts);
+	free(t);
+}
+
+/* ---- cgroups ------------------------------------------------------------------------ */
+
+int ioacct_tracer_cgroup(const char *mnt, const char *dir, uint64_t *id, uint32_t *level)
+{
+	const char *rel = dir + strlen(mnt);
+	int ret = ioacct_cgroup_id(dir, id);
+
+	if (ret)
+		return ret;
+	*level = 0;
+	for (const char *p = rel; *p; p++)
+		if (*p == '/' && p[1] && p[1] != '/')
+			(*level)++;
+	return 0;
+}

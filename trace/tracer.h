@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The tracer as a library (trace/libtracer.la, libbpf): loads iotrace's BPF
+ * object (bpf/iotrace.bpf.c) for one cgroup2 cgroup, reads its ring buffer
+ * and hands each completed call to a callback as an ioacct_trace_rec, with
+ * the mount point and, for fd calls, the path of the open that made the fd.
+ * Used by iotrace (lines) and iorun --trace (Darshan DXT records).
+ */
+#ifndef IOACCT_TRACER_H
+#define IOACCT_TRACER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+/* Ring buffer bytes unless told: a few thousand events of slack for a burst. */
+#define IOACCT_TRACER_BUFFER_DEFAULT (4UL << 20)
+
+struct ioacct_tracer;
+
+/* Called for every event, in the order the ring buffer gives them (completion order). */
+typedef void (*ioacct_tracer_fn)(void *ctx, const struct ioacct_trace_rec *r);
+
+/*
+ * The id and depth of cgroup2 directory `dir` below the hierarchy's mount
+ * `mnt` (what ioacct_tracer_open() targets). 0 or -errno.
+ */
+int ioacct_tracer_cgroup(const char *mnt, const char *dir, uint64_t *id, uint32_t *level);
+
+/*
+ * Loads and attaches the tracer for cgroup `cgid` at depth `level` with a
+ * ring buffer of `buffer_size` bytes (a power of 2, a page or more). Event
+ * times are counted from `t0_ns` (CLOCK_MONOTONIC; 0: from when the tracer
+ * is attached). libbpf's warnings go to stderr after "`ident`: libbpf: ".
+ * 0, or -errno with what failed in err.
+ */
+int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident, uint64_t cgid, uint32_t level,
+		       unsigned long buffer_size, uint64_t t0_ns, ioacct_tracer_fn fn, void *ctx,
+		       char *err, size_t errlen);
+/* Waits up to timeout_ms for events and hands them over; 0 or -errno (-EINTR is 0). */
+int ioacct_tracer_poll(struct ioacct_tracer *t, int timeout_ms);
+/* Hands over what is left in the ring buffer without waiting; 0 or -errno. */
+int ioacct_tracer_drain(struct ioacct_tracer *t);
+/* Events handed over so far. */
+uint64_t ioacct_tracer_events(const struct ioacct_tracer *t);
+/* Events the BPF side could not queue (ring buffer full): lost, never seen. */
+uint64_t ioacct_tracer_lost(const struct ioacct_tracer *t);
+/* Detaches and frees; accepts NULL. */
+void ioacct_tracer_close(struct ioacct_tracer *t);
+
+#endif /* IOACCT_TRACER_H */
