@@ -14,6 +14,7 @@
 #include "job_fetch.h"
 #include "log.h"
 #include "mntns.h"
+#include "pgstore.h"
 #include "procfs.h"
 #include "query_fetch.h"
 
@@ -149,6 +150,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 	}
 	free(r->slots);
 	ioacct_mntns_destroy(r->mntns);
+	ioacct_pgstore_close(r->pgq);
 	free(r);
 }
 
@@ -1276,13 +1278,62 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 }
 
 /*
+ * The longest a query of the cluster store may hold the event loop, per
+ * statement (there are four or five a page) and to connect.
+ */
+#define CLUSTER_QUERY_MS 2000
+
+struct cluster_src {
+	struct ioacct_registry *r;
+};
+
+/* ioacct_query_select_fn over the cluster store, (re)connecting when needed. */
+static int cluster_select(void *src, const struct ioacct_store_filter *f, bool peaks,
+			  ioacct_query_fetch_fn fn, void *arg, char *err, size_t errlen)
+{
+	struct ioacct_registry *r = ((struct cluster_src *)src)->r;
+	char why[1024];
+	int ret;
+
+	if (!ioacct_pgstore_connected(r->pgq)) {
+		ioacct_pgstore_close(r->pgq);
+		r->pgq = ioacct_pgstore_open_query(r->cfg->cluster_db, CLUSTER_QUERY_MS, why,
+						   sizeof(why));
+		if (!r->pgq) {
+			ret = errno ? -errno : -EIO;
+			snprintf(err, errlen,
+				 "cluster store (cluster_db) unavailable: %s; ioacct --local lists this node's jobs alone",
+				 why);
+			return ret;
+		}
+	}
+	ret = ioacct_pgstore_jobs_select(r->pgq, f, peaks, fn, arg);
+	if (ret < 0 && ioacct_pgstore_connected(r->pgq))
+		snprintf(err, errlen, "%s", ioacct_pgstore_errmsg(r->pgq));
+	else if (ret < 0)
+		snprintf(err, errlen,
+			 "cluster store (cluster_db) unavailable: %s; ioacct --local lists this node's jobs alone",
+			 ioacct_pgstore_errmsg(r->pgq));
+	return ret;
+}
+
+/*
  * A page of jobs for ioacct. With private_data the store is root's alone,
- * so this is how users read it: their own jobs only (query_fetch.c).
+ * so this is how users read it: their own jobs only (query_fetch.c). With
+ * a cluster store, jobs are the cluster's, whole (unless asked for this
+ * node's); when PostgreSQL is down that is an error saying so, not this
+ * node's part of the jobs passed off as the whole.
  */
 static void handle_query(struct ioacct_registry *r, const struct ioacct_req_select *req,
 			 uid_t peer, struct ioacct_reply *rep)
 {
-	ioacct_query_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+	struct cluster_src src = { .r = r };
+
+	if (r->cfg->cluster_db[0] && !req->local && ioacct_pgstore_available())
+		ioacct_query_serve_page_from(cluster_select, &src, req, (uint32_t)peer,
+					     r->cfg->private_data, rep);
+	else
+		ioacct_query_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
 }
 
 static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)

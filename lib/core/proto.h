@@ -103,6 +103,13 @@ struct ioacct_req_select {
 	int64_t end_ns;
 	int64_t after_key;
 	uint32_t peaks;             /* 1: with each job's peaks, for Max*BW */
+	/*
+	 * With a cluster store (cluster_db), jobs are whole: every node's rows
+	 * summed into one. by_node: one job per node instead; local: this
+	 * node's store alone (what answers anyway without a cluster store).
+	 */
+	uint32_t by_node;
+	uint32_t local;
 };
 
 /*
