@@ -2,6 +2,7 @@
 #include "registry.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1287,33 +1288,47 @@ struct cluster_src {
 	struct ioacct_registry *r;
 };
 
-/* ioacct_query_select_fn over the cluster store, (re)connecting when needed. */
+/* The query connection to the cluster store, (re)connected when needed. */
+static int cluster_connect(struct ioacct_registry *r, const char *tool, char *err, size_t errlen)
+{
+	char why[1024];
+
+	if (ioacct_pgstore_connected(r->pgq))
+		return 0;
+	ioacct_pgstore_close(r->pgq);
+	r->pgq = ioacct_pgstore_open_query(r->cfg->cluster_db, CLUSTER_QUERY_MS, why, sizeof(why));
+	if (r->pgq)
+		return 0;
+	snprintf(err, errlen,
+		 "cluster store (cluster_db) unavailable: %s; %s --local reads this node's part alone",
+		 why, tool);
+	return errno ? -errno : -EIO;
+}
+
+/* The message of a failed read of the cluster store. */
+static void cluster_error(struct ioacct_registry *r, const char *tool, char *err, size_t errlen)
+{
+	if (ioacct_pgstore_connected(r->pgq))
+		snprintf(err, errlen, "%s", ioacct_pgstore_errmsg(r->pgq));
+	else
+		snprintf(err, errlen,
+			 "cluster store (cluster_db) unavailable: %s; %s --local reads this node's part alone",
+			 ioacct_pgstore_errmsg(r->pgq), tool);
+}
+
+/* ioacct_query_select_fn over the cluster store. */
 static int cluster_select(void *src, const struct ioacct_store_filter *f, bool peaks,
 			  ioacct_query_fetch_fn fn, void *arg, char *err, size_t errlen)
 {
 	struct ioacct_registry *r = ((struct cluster_src *)src)->r;
-	char why[1024];
 	int ret;
 
-	if (!ioacct_pgstore_connected(r->pgq)) {
-		ioacct_pgstore_close(r->pgq);
-		r->pgq = ioacct_pgstore_open_query(r->cfg->cluster_db, CLUSTER_QUERY_MS, why,
-						   sizeof(why));
-		if (!r->pgq) {
-			ret = errno ? -errno : -EIO;
-			snprintf(err, errlen,
-				 "cluster store (cluster_db) unavailable: %s; ioacct --local lists this node's jobs alone",
-				 why);
-			return ret;
-		}
-	}
+	ret = cluster_connect(r, "ioacct", err, errlen);
+	if (ret)
+		return ret;
 	ret = ioacct_pgstore_jobs_select(r->pgq, f, peaks, fn, arg);
-	if (ret < 0 && ioacct_pgstore_connected(r->pgq))
-		snprintf(err, errlen, "%s", ioacct_pgstore_errmsg(r->pgq));
-	else if (ret < 0)
-		snprintf(err, errlen,
-			 "cluster store (cluster_db) unavailable: %s; ioacct --local lists this node's jobs alone",
-			 ioacct_pgstore_errmsg(r->pgq));
+	if (ret < 0)
+		cluster_error(r, "ioacct", err, errlen);
 	return ret;
 }
 
@@ -1334,6 +1349,50 @@ static void handle_query(struct ioacct_registry *r, const struct ioacct_req_sele
 					     r->cfg->private_data, rep);
 	else
 		ioacct_query_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+}
+
+/*
+ * One job for the clients (lib/store/job_fetch.c), by the same rule as a
+ * query. By key (iorun and spank: the job they ran here) or --local, this
+ * node's store. By job id with a cluster store, the whole job from there,
+ * loaded again for each page (a later increment may keep it); a job it does
+ * not have yet (running, or waiting in the outbox) is this node's.
+ */
+static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *req, uid_t peer,
+		       struct ioacct_reply *rep)
+{
+	struct ioacct_jobdata *jd = NULL;
+	char err[1536];
+	int ret;
+
+	if (!r->cfg->cluster_db[0] || req->local || !req->job_id || !ioacct_pgstore_available()) {
+		ioacct_job_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+		return;
+	}
+	ret = cluster_connect(r, "ioreport", err, sizeof(err));
+	if (!ret) {
+		ret = ioacct_pgstore_job_load(r->pgq, req->cluster, req->job_id, &jd);
+		if (ret && ret != -ENOENT)
+			cluster_error(r, "ioreport", err, sizeof(err));
+	}
+	if (ret == -ENOENT) {
+		ioacct_job_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+		return;
+	}
+	if (ret) {
+		set_error(rep, ret, "job: %s", err);
+		return;
+	}
+	if (r->cfg->private_data && peer != 0 && jd->job.uid != (uint32_t)peer)
+		set_error(rep, -EPERM, "job %" PRIu64 " belongs to another user (private_data = yes)",
+			  jd->job.job_id);
+	else if (req->job_key && req->job_key != jd->job.key)
+		set_error(rep, -EAGAIN,
+			  "job %" PRIu64 " changed in the cluster store while it was read: ask again",
+			  jd->job.job_id);
+	else
+		ioacct_job_serve_page_jd(jd, req, rep);
+	ioacct_jobdata_free(jd);
 }
 
 static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
@@ -1392,8 +1451,7 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 		return;
 	case IOACCT_MSG_JOB:
 		/* One job for the clients (lib/store/job_fetch.c), by the same rule as a query. */
-		ioacct_job_serve_page(r->store, &req->u.job, (uint32_t)peer_uid, r->cfg->private_data,
-				      rep);
+		handle_job(r, &req->u.job, peer_uid, rep);
 		return;
 	default:
 		set_error(rep, -EOPNOTSUPP, "request type %u is not one ioacctd serves", req->type);

@@ -287,6 +287,7 @@ static const struct field job_fields[] = {
 	JOBREQ(after_mnt, IOACCT_ATTR_MNT_ID, 0),
 	JOBREQ(after_op, IOACCT_ATTR_OP, 0),
 	JOBREQ(after_bin, IOACCT_ATTR_BIN, 0),
+	JOBREQ(local, IOACCT_ATTR_LOCAL, 0),
 };
 
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)

@@ -130,6 +130,11 @@ struct ioacct_req_job {
 	uint32_t after_mnt;
 	uint32_t after_op;
 	uint32_t after_bin;
+	/*
+	 * By job id, with a cluster store (cluster_db), the job is the whole
+	 * of it there (every node's rows summed); local: this node's store.
+	 */
+	uint32_t local;
 };
 
 struct ioacct_request {

@@ -81,6 +81,16 @@ int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_st
 	return -ENOTSUP;
 }
 
+int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    struct ioacct_jobdata **out)
+{
+	(void)pg;
+	(void)cluster;
+	(void)job_id;
+	*out = NULL;
+	return -ENOTSUP;
+}
+
 #else /* HAVE_LIBPQ */
 
 /*
@@ -874,11 +884,55 @@ static int sample_add(struct ioacct_sample **a, size_t *n, size_t *cap, bool wit
 	return 0;
 }
 
+static int sample_cmp(const void *pa, const void *pb)
+{
+	const struct ioacct_sample *a = pa, *b = pb;
+
+	if (a->step_id != b->step_id)
+		return a->step_id < b->step_id ? -1 : 1;
+	if (a->mnt_id != b->mnt_id)
+		return a->mnt_id < b->mnt_id ? -1 : 1;
+	if (a->op != b->op)
+		return a->op < b->op ? -1 : 1;
+	if (a->bin != b->bin)
+		return a->bin < b->bin ? -1 : 1;
+	return 0;
+}
+
+static void counters_sum(struct ioacct_counters *d, const struct ioacct_counters *c)
+{
+	d->bytes += c->bytes;
+	d->calls += c->calls;
+	d->errors += c->errors;
+	d->ns += c->ns;
+	for (int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
+		d->size_hist[i] += c->size_hist[i];
+	for (int i = 0; i < IOACCT_NR_ERR_CLASSES; i++)
+		d->errclass[i] += c->errclass[i];
+}
+
+/* The series in (step, mount, op, bin) order, the nodes' rows of one bin summed. */
+static void series_merge(struct ioacct_jobdata *jd)
+{
+	size_t o = 0;
+
+	if (!jd->nseries)
+		return;
+	qsort(jd->series, jd->nseries, sizeof(*jd->series), sample_cmp);
+	for (size_t i = 1; i < jd->nseries; i++) {
+		if (sample_cmp(&jd->series[o], &jd->series[i]) == 0)
+			counters_sum(&jd->series[o].c, &jd->series[i].c);
+		else
+			jd->series[++o] = jd->series[i];
+	}
+	jd->nseries = o + 1;
+}
+
 /* The whole job of members m[0..n): its jobdata and peaks, then fn. */
 static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		      const struct children *steps, const struct children *mounts,
 		      const struct children *totals, const struct children *series, bool peaks,
-		      ioacct_pgstore_job_fn fn, void *arg)
+		      bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
 {
 	struct ioacct_jobdata jd = { 0 };
 	struct ioacct_qpeak *pk = NULL;
@@ -980,7 +1034,7 @@ static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 				goto out;
 		}
 	}
-	if (peaks) {
+	if (peaks || keep_series) {
 		for (size_t i = 0; i < n; i++) {
 			int cnt, first = child_range(series, m[i].id, &cnt);
 
@@ -998,12 +1052,16 @@ static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 			}
 		}
 		/* Bins of the same number on different nodes add up (query.h). */
-		if (ioacct_query_peaks(jd.series, jd.nseries, &pk, &npk))
+		if (peaks && ioacct_query_peaks(jd.series, jd.nseries, &pk, &npk))
 			goto out;
 	}
-	free(jd.series);
-	jd.series = NULL;
-	jd.nseries = 0;
+	if (keep_series) {
+		series_merge(&jd);
+	} else {
+		free(jd.series);
+		jd.series = NULL;
+		jd.nseries = 0;
+	}
 	ret = fn(&jd, pk, npk, arg);
 out:
 	if (ret == -ENOMEM)
@@ -1053,8 +1111,8 @@ static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter
 	return b->failed ? pg_error(pg, -ENOMEM, "cluster store: out of memory") : 0;
 }
 
-int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
-			       bool peaks, ioacct_pgstore_job_fn fn, void *arg)
+static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, bool peaks,
+		       bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
 {
 	struct children steps = { 0 }, mounts = { 0 }, totals = { 0 }, series = { 0 };
 	struct buf b = { 0 }, ids = { 0 };
@@ -1128,7 +1186,7 @@ int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_st
 		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, " IOACCT_STORE_COUNTER_COLS
 				  " FROM totals WHERE job = ANY($1::bigint[]) ORDER BY job", ids.p,
 				  &totals, "select totals");
-	if (!ret && peaks)
+	if (!ret && (peaks || keep_series))
 		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, bin, "
 				  IOACCT_STORE_COUNTER_COLS " FROM series"
 				  " WHERE job = ANY($1::bigint[]) ORDER BY job", ids.p, &series,
@@ -1138,7 +1196,8 @@ int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_st
 
 		while (j < nm && m[j].key == m[i].key)
 			j++;
-		ret = group_emit(pg, m + i, j - i, &steps, &mounts, &totals, &series, peaks, fn, arg);
+		ret = group_emit(pg, m + i, j - i, &steps, &mounts, &totals, &series, peaks,
+				 keep_series, fn, arg);
 		i = j;
 	}
 out:
@@ -1155,6 +1214,67 @@ out:
 	free(b.p);
 	free(ids.p);
 	return ret;
+}
+
+int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
+			       bool peaks, ioacct_pgstore_job_fn fn, void *arg)
+{
+	return select_jobs(pg, f, peaks, false, fn, arg);
+}
+
+/* Keeps a copy of the job with the highest key (the newest cluster's, with -M none). */
+static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *peaks,
+		       size_t npeaks, void *arg)
+{
+	struct ioacct_jobdata **out = arg, *c;
+
+	(void)peaks;
+	(void)npeaks;
+	if (*out && (*out)->job.key > jd->job.key)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = *jd;
+	c->steps = malloc((jd->nsteps ? jd->nsteps : 1) * sizeof(*c->steps));
+	c->mounts = malloc((jd->nmounts ? jd->nmounts : 1) * sizeof(*c->mounts));
+	c->totals = malloc((jd->ntotals ? jd->ntotals : 1) * sizeof(*c->totals));
+	c->series = malloc((jd->nseries ? jd->nseries : 1) * sizeof(*c->series));
+	if (!c->steps || !c->mounts || !c->totals || !c->series) {
+		ioacct_jobdata_free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->steps, jd->steps, jd->nsteps * sizeof(*c->steps));
+	memcpy(c->mounts, jd->mounts, jd->nmounts * sizeof(*c->mounts));
+	memcpy(c->totals, jd->totals, jd->ntotals * sizeof(*c->totals));
+	memcpy(c->series, jd->series, jd->nseries * sizeof(*c->series));
+	ioacct_jobdata_free(*out);
+	*out = c;
+	return 0;
+}
+
+int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    struct ioacct_jobdata **out)
+{
+	const char *clusters[1] = { cluster };
+	struct ioacct_store_filter f = {
+		.job_ids = &job_id,
+		.njob_ids = 1,
+		.clusters = clusters,
+		.nclusters = cluster && *cluster ? 1 : 0,
+	};
+	int ret;
+
+	*out = NULL;
+	ret = select_jobs(pg, &f, false, true, keep_newest, out);
+	if (ret == -ENOMEM)
+		pg_error(pg, ret, "cluster store: out of memory");
+	if (ret) {
+		ioacct_jobdata_free(*out);
+		*out = NULL;
+		return ret;
+	}
+	return *out ? 0 : -ENOENT;
 }
 
 #endif /* HAVE_LIBPQ */

@@ -87,4 +87,14 @@ typedef int (*ioacct_pgstore_job_fn)(const struct ioacct_jobdata *jd,
 int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
 			       bool peaks, ioacct_pgstore_job_fn fn, void *arg);
 
+/*
+ * Job job_id of cluster (NULL or "": the one with the highest key) whole,
+ * as ioacct_pgstore_jobs_select() sums it, with its series: the nodes'
+ * bins of the same number summed, each node's counted from its own start
+ * (aligning them in time is for a later increment). -ENOENT when the
+ * cluster store does not have it. *out: ioacct_jobdata_free().
+ */
+int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    struct ioacct_jobdata **out);
+
 #endif /* IOACCT_PGSTORE_H */

@@ -168,6 +168,36 @@ q "$CONF2" -S now-1hours -o JobID,Mount,WriteBytes --mounts
 expect_lines "private: root sees every job" "$T/out" "7001|$MNT|3166208" "7002|$MNT|138072"
 ok "private_data = yes: a user sees only their own jobs, whole, cluster-wide"
 
+# ---- ioreport: the whole job, its series the nodes' summed bin by bin -----------------
+IOREPORT=$abs_top_builddir/reports/ioreport
+# report_bytes JSON: "WRITE-BYTES SERIES-SUM WRITES SERIES-WRITES" on $MNT.
+report_bytes() {
+	python3 - "$1" "$MNT" << 'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = [m for m in j["mounts"] if m["mount"] == sys.argv[2]][0]
+s = [s for s in j["series"]["mounts"] if s["mount"] == sys.argv[2]][0]
+print(m["write_bytes"], sum(s["write_bytes"]), m["writes"], sum(s["writes"]))
+PY
+}
+for c in "$CONF" "$CONF2"; do
+	IOACCT_CONF=$c "$IOREPORT" --format json -o "$T/r.json" 7001 || fail "ioreport 7001 through $c failed"
+	[ "$(report_bytes "$T/r.json")" = "3166208 3166208 8 8" ] ||
+		fail "ioreport 7001 through $c: $(report_bytes "$T/r.json"), not 3166208 bytes in 8 writes, series too"
+done
+IOACCT_CONF=$CONF "$IOREPORT" --local --format json -o "$T/r.json" 7001 || fail "ioreport --local failed"
+[ "$(report_bytes "$T/r.json")" = "3145728 3145728 3 3" ] ||
+	fail "ioreport --local 7001 on n1: $(report_bytes "$T/r.json"), not n1's 3145728 bytes in 3 writes"
+runuser -u "$U" -- env IOACCT_CONF="$CONF2" "$IOREPORT" --format json 7002 > "$T/r.json" ||
+	fail "user ioreport 7002 (private) failed"
+[ "$(report_bytes "$T/r.json")" = "138072 138072 9 9" ] ||
+	fail "user ioreport 7002: $(report_bytes "$T/r.json"), not 138072 bytes in 9 writes"
+rc=0
+runuser -u "$U" -- env IOACCT_CONF="$CONF2" "$IOREPORT" 7001 > /dev/null 2> "$T/err" || rc=$?
+[ $rc = 1 ] && grep -q 'belongs to another user' "$T/err" ||
+	{ cat "$T/err"; fail "user ioreport of root's job 7001: exit $rc, not refused"; }
+ok "ioreport through either node: the whole job, exact, series summed; --local: the node's; private"
+
 # ---- 3. PostgreSQL down: an error saying so; --local; back again ---------------------
 pg_stop "$PGD"
 for attempt in 1 2; do
@@ -180,6 +210,19 @@ for attempt in 1 2; do
 done
 q "$CONF" --local -j 7001 -o JobID,NodeList,Mount,WriteBytes --mounts
 expect_lines "--local with PostgreSQL down: this node's part" "$T/out" "7001|n1|$MNT|3145728"
+rc=0
+IOACCT_CONF=$CONF "$IOREPORT" 7001 > /dev/null 2> "$T/err" || rc=$?
+[ $rc = 1 ] && grep -q 'cluster store (cluster_db) unavailable: .*ioreport --local' "$T/err" ||
+	{ cat "$T/err"; fail "ioreport with PostgreSQL down: exit $rc, or the error does not say so"; }
+IOACCT_CONF=$CONF "$IOREPORT" --local --format json -o "$T/r.json" 7001 ||
+	fail "ioreport --local with PostgreSQL down failed"
+[ "$(report_bytes "$T/r.json")" = "3145728 3145728 3 3" ] ||
+	fail "ioreport --local 7001 with PostgreSQL down: $(report_bytes "$T/r.json")"
+# A job run now still gets its exact report from iorun (this node's store, by key).
+IOACCT_CONF=$CONF "$IORUN" --job-id 7003 --json -o "$T/r.json" -- "$IOWORK" write "$D/g" 4096 3 ||
+	fail "iorun with PostgreSQL down failed"
+[ "$(report_bytes "$T/r.json")" = "12288 12288 3 3" ] ||
+	fail "iorun's report with PostgreSQL down: $(report_bytes "$T/r.json"), not 12288 bytes in 3 writes"
 q "$CONF2" --local -j 7001 -o JobID,NodeList,Mount,WriteBytes --mounts
 expect_lines "--local on n2: n2's part" "$T/out" "7001|n2|$MNT|20480"
 pg_start "$PGD" || fail "cannot start PostgreSQL again"
