@@ -1286,7 +1286,60 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 
 struct cluster_src {
 	struct ioacct_registry *r;
+	/* Counting what the cluster store gave, then passing on this node's running jobs. */
+	bool peaks;
+	ioacct_query_fetch_fn fn;
+	void *arg;
+	size_t given, limit;
 };
+
+/*
+ * Keys of this node's running jobs in the pages of a cluster query: above
+ * every cluster store key (ids, times 2^20 per node), so that they come last.
+ */
+#define RUNNING_KEY_BASE (INT64_C(1) << 62)
+
+static int count_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *peaks,
+		     size_t npeaks, void *arg)
+{
+	struct cluster_src *c = arg;
+	int ret = c->fn(jd, peaks, npeaks, c->arg);
+
+	c->given += ret == 0;
+	return ret;
+}
+
+/* A running job of this node's store, keyed above the cluster store's. */
+static int running_job(struct ioacct_store *st, const struct ioacct_job *job, void *arg)
+{
+	struct cluster_src *c = arg;
+	struct ioacct_jobdata *jd = NULL, moved;
+	struct ioacct_sample *series = NULL;
+	struct ioacct_qpeak *peaks = NULL;
+	size_t nseries = 0, npeaks = 0;
+	int ret;
+
+	/* Finished jobs are the cluster store's (or soon will be: the outbox drains in seconds). */
+	if (job->end_ns)
+		return 0;
+	/* The page is full: 1 is the page server's PAGE_FULL (query_fetch.c). */
+	if (c->limit && c->given >= c->limit)
+		return 1;
+	ret = ioacct_store_job_load_totals(st, job->key, &jd);
+	if (!ret && c->peaks)
+		ret = ioacct_store_job_series(st, job->key, &series, &nseries);
+	if (!ret && c->peaks)
+		ret = ioacct_query_peaks(series, nseries, &peaks, &npeaks);
+	if (!ret) {
+		moved = *jd;
+		moved.job.key += RUNNING_KEY_BASE;
+		ret = count_job(&moved, peaks, npeaks, c);
+	}
+	free(series);
+	free(peaks);
+	ioacct_jobdata_free(jd);
+	return ret;
+}
 
 /* The query connection to the cluster store, (re)connected when needed. */
 static int cluster_connect(struct ioacct_registry *r, const char *tool, char *err, size_t errlen)
@@ -1320,15 +1373,35 @@ static void cluster_error(struct ioacct_registry *r, const char *tool, char *err
 static int cluster_select(void *src, const struct ioacct_store_filter *f, bool peaks,
 			  ioacct_query_fetch_fn fn, void *arg, char *err, size_t errlen)
 {
-	struct ioacct_registry *r = ((struct cluster_src *)src)->r;
+	struct cluster_src *c = src;
+	struct ioacct_registry *r = c->r;
+	struct ioacct_store_filter local;
 	int ret;
 
+	c->peaks = peaks;
+	c->fn = fn;
+	c->arg = arg;
+	c->limit = f->limit;
 	ret = cluster_connect(r, "ioacct", err, errlen);
 	if (ret)
 		return ret;
-	ret = ioacct_pgstore_jobs_select(r->pgq, f, peaks, fn, arg);
+	if (f->after_key < RUNNING_KEY_BASE) {
+		ret = ioacct_pgstore_jobs_select(r->pgq, f, peaks, count_job, c);
+		if (ret < 0)
+			cluster_error(r, "ioacct", err, errlen);
+		if (ret || (f->limit && c->given >= f->limit))
+			return ret;
+	}
+	/*
+	 * Then this node's running jobs, which the cluster store has not yet:
+	 * this node's part of them (per node, as --local would list them).
+	 */
+	local = *f;
+	local.after_key = f->after_key > RUNNING_KEY_BASE ? f->after_key - RUNNING_KEY_BASE : 0;
+	local.limit = 0;
+	ret = ioacct_store_jobs_select(r->store, &local, running_job, c);
 	if (ret < 0)
-		cluster_error(r, "ioacct", err, errlen);
+		snprintf(err, errlen, "%s", ioacct_store_errmsg(r->store));
 	return ret;
 }
 

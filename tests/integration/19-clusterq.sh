@@ -150,6 +150,28 @@ expect_lines "ioacct -S now-1hours: each job once, summed" "$T/out" \
 	"7001|n1,n2|$MNT|3166208" "7002|n1,n2|$MNT|138072"
 ok "ioacct -j through either node: the whole job, exact; --nodes and Node: one exact row per node"
 
+# A running job is in no cluster store yet: its node lists it (its part), after the others.
+mkfifo "$T/go"
+IOACCT_CONF=$CONF "$IORUN" --job-id 7004 -o /dev/null -- "$IOWORK" write "$D/r" 4096 2 , wait < "$T/go" &
+RUNNING=$!
+exec 9> "$T/go"
+for _ in $(seq 1 300); do
+	q "$CONF" -S now-1hours -o JobID,NodeList,Mount,WriteBytes,State --mounts
+	grep -q "^7004|n1|$MNT|8192|RUNNING$" "$T/out" && break
+	sleep 0.1
+done
+expect_lines "a running job after the cluster's" "$T/out" \
+	"7001|n1,n2|$MNT|3166208|COMPLETED" "7002|n1,n2|$MNT|138072|COMPLETED" "7004|n1|$MNT|8192|RUNNING"
+q "$CONF2" -S now-1hours -o JobID,Mount,WriteBytes --mounts
+expect_lines "n2 does not run job 7004" "$T/out" "7001|$MNT|3166208" "7002|$MNT|138072"
+echo go >&9
+exec 9>&-
+wait $RUNNING || fail "iorun 7004 failed"
+wait_drained "$T/ioacct.db"
+q "$CONF" -j 7004 -o JobID,NodeList,Mount,WriteBytes,State --mounts
+expect_lines "job 7004 finished: from the cluster store" "$T/out" "7004|n1|$MNT|8192|COMPLETED"
+ok "a running job: listed by its node (its part) after the cluster store's, then from the cluster store"
+
 # ---- 2. private_data = yes: a user sees their own jobs, cluster-wide -----------------
 as_user() { runuser -u "$U" -- env IOACCT_CONF="$CONF2" "$@"; }
 as_user "$IOACCT" -S now-1hours -X -n -P -o JobID,User,NodeList,Mount,WriteBytes --mounts > "$T/raw" ||
@@ -165,7 +187,8 @@ as_user "$IOACCT" -j 7002 --nodes -X -n -P -o JobID,Node,Mount,WriteBytes --moun
 grep -F "|$MNT|" "$T/raw" > "$T/out" || :
 expect_lines "private: the user's job per node" "$T/out" "7002|n1|$MNT|131072" "7002|n2|$MNT|7000"
 q "$CONF2" -S now-1hours -o JobID,Mount,WriteBytes --mounts
-expect_lines "private: root sees every job" "$T/out" "7001|$MNT|3166208" "7002|$MNT|138072"
+expect_lines "private: root sees every job" "$T/out" "7001|$MNT|3166208" "7002|$MNT|138072" \
+	"7004|$MNT|8192"
 ok "private_data = yes: a user sees only their own jobs, whole, cluster-wide"
 
 # ---- ioreport: the whole job, its series the nodes' summed bin by bin -----------------
