@@ -2,6 +2,7 @@
 #include "registry.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "job_fetch.h"
 #include "log.h"
 #include "mntns.h"
+#include "pgstore.h"
 #include "procfs.h"
 #include "util.h"
 #include "query_fetch.h"
@@ -111,6 +113,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 	}
 	free(r->slots);
 	ioacct_mntns_destroy(r->mntns);
+	ioacct_pgstore_close(r->pgq);
 	free(r);
 }
 
@@ -1245,13 +1248,193 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 }
 
 /*
+ * The longest a query of the cluster store may hold the event loop, per
+ * statement (there are four or five a page) and to connect.
+ */
+#define CLUSTER_QUERY_MS 2000
+
+struct cluster_src {
+	struct ioacct_registry *r;
+	/* Counting what the cluster store gave, then passing on this node's running jobs. */
+	bool peaks;
+	ioacct_query_fetch_fn fn;
+	void *arg;
+	size_t given, limit;
+};
+
+/*
+ * Keys of this node's running jobs in the pages of a cluster query: above
+ * every cluster store key (ids, times 2^20 per node), so that they come last.
+ */
+#define RUNNING_KEY_BASE (INT64_C(1) << 62)
+
+static int count_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *peaks,
+		     size_t npeaks, void *arg)
+{
+	struct cluster_src *c = arg;
+	int ret = c->fn(jd, peaks, npeaks, c->arg);
+
+	c->given += ret == 0;
+	return ret;
+}
+
+/* A running job of this node's store, keyed above the cluster store's. */
+static int running_job(struct ioacct_store *st, const struct ioacct_job *job, void *arg)
+{
+	struct cluster_src *c = arg;
+	struct ioacct_jobdata *jd = NULL, moved;
+	struct ioacct_sample *series = NULL;
+	struct ioacct_qpeak *peaks = NULL;
+	size_t nseries = 0, npeaks = 0;
+	int ret;
+
+	/* Finished jobs are the cluster store's (or soon will be: the outbox drains in seconds). */
+	if (job->end_ns)
+		return 0;
+	/* The page is full: 1 is the page server's PAGE_FULL (query_fetch.c). */
+	if (c->limit && c->given >= c->limit)
+		return 1;
+	ret = ioacct_store_job_load_totals(st, job->key, &jd);
+	if (!ret && c->peaks)
+		ret = ioacct_store_job_series(st, job->key, &series, &nseries);
+	if (!ret && c->peaks)
+		ret = ioacct_query_peaks(series, nseries, &peaks, &npeaks);
+	if (!ret) {
+		moved = *jd;
+		moved.job.key += RUNNING_KEY_BASE;
+		ret = count_job(&moved, peaks, npeaks, c);
+	}
+	free(series);
+	free(peaks);
+	ioacct_jobdata_free(jd);
+	return ret;
+}
+
+/* The query connection to the cluster store, (re)connected when needed. */
+static int cluster_connect(struct ioacct_registry *r, const char *tool, char *err, size_t errlen)
+{
+	char why[1024];
+
+	if (ioacct_pgstore_connected(r->pgq))
+		return 0;
+	ioacct_pgstore_close(r->pgq);
+	r->pgq = ioacct_pgstore_open_query(r->cfg->cluster_db, CLUSTER_QUERY_MS, why, sizeof(why));
+	if (r->pgq)
+		return 0;
+	snprintf(err, errlen,
+		 "cluster store (cluster_db) unavailable: %s; %s --local reads this node's part alone",
+		 why, tool);
+	return errno ? -errno : -EIO;
+}
+
+/* The message of a failed read of the cluster store. */
+static void cluster_error(struct ioacct_registry *r, const char *tool, char *err, size_t errlen)
+{
+	if (ioacct_pgstore_connected(r->pgq))
+		snprintf(err, errlen, "%s", ioacct_pgstore_errmsg(r->pgq));
+	else
+		snprintf(err, errlen,
+			 "cluster store (cluster_db) unavailable: %s; %s --local reads this node's part alone",
+			 ioacct_pgstore_errmsg(r->pgq), tool);
+}
+
+/* ioacct_query_select_fn over the cluster store. */
+static int cluster_select(void *src, const struct ioacct_store_filter *f, bool peaks,
+			  ioacct_query_fetch_fn fn, void *arg, char *err, size_t errlen)
+{
+	struct cluster_src *c = src;
+	struct ioacct_registry *r = c->r;
+	struct ioacct_store_filter local;
+	int ret;
+
+	c->peaks = peaks;
+	c->fn = fn;
+	c->arg = arg;
+	c->limit = f->limit;
+	ret = cluster_connect(r, "ioacct", err, errlen);
+	if (ret)
+		return ret;
+	if (f->after_key < RUNNING_KEY_BASE) {
+		ret = ioacct_pgstore_jobs_select(r->pgq, f, peaks, count_job, c);
+		if (ret < 0)
+			cluster_error(r, "ioacct", err, errlen);
+		if (ret || (f->limit && c->given >= f->limit))
+			return ret;
+	}
+	/*
+	 * Then this node's running jobs, which the cluster store has not yet:
+	 * this node's part of them (per node, as --local would list them).
+	 */
+	local = *f;
+	local.after_key = f->after_key > RUNNING_KEY_BASE ? f->after_key - RUNNING_KEY_BASE : 0;
+	local.limit = 0;
+	ret = ioacct_store_jobs_select(r->store, &local, running_job, c);
+	if (ret < 0)
+		snprintf(err, errlen, "%s", ioacct_store_errmsg(r->store));
+	return ret;
+}
+
+/*
  * A page of jobs for ioacct. With private_data the store is root's alone,
- * so this is how users read it: their own jobs only (query_fetch.c).
+ * so this is how users read it: their own jobs only (query_fetch.c). With
+ * a cluster store, jobs are the cluster's, whole (unless asked for this
+ * node's); when PostgreSQL is down that is an error saying so, not this
+ * node's part of the jobs passed off as the whole.
  */
 static void handle_query(struct ioacct_registry *r, const struct ioacct_req_select *req,
 			 uid_t peer, struct ioacct_reply *rep)
 {
-	ioacct_query_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+	struct cluster_src src = { .r = r };
+
+	if (r->cfg->cluster_db[0] && !req->local && ioacct_pgstore_available())
+		ioacct_query_serve_page_from(cluster_select, &src, req, (uint32_t)peer,
+					     r->cfg->private_data, rep);
+	else
+		ioacct_query_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+}
+
+/*
+ * One job for the clients (lib/store/job_fetch.c), by the same rule as a
+ * query. By key (iorun and spank: the job they ran here) or --local, this
+ * node's store. By job id with a cluster store, the whole job from there,
+ * loaded again for each page (a later increment may keep it); a job it does
+ * not have yet (running, or waiting in the outbox) is this node's.
+ */
+static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *req, uid_t peer,
+		       struct ioacct_reply *rep)
+{
+	struct ioacct_jobdata *jd = NULL;
+	char err[1536];
+	int ret;
+
+	if (!r->cfg->cluster_db[0] || req->local || !req->job_id || !ioacct_pgstore_available()) {
+		ioacct_job_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+		return;
+	}
+	ret = cluster_connect(r, "ioreport", err, sizeof(err));
+	if (!ret) {
+		ret = ioacct_pgstore_job_load(r->pgq, req->cluster, req->job_id, &jd);
+		if (ret && ret != -ENOENT)
+			cluster_error(r, "ioreport", err, sizeof(err));
+	}
+	if (ret == -ENOENT) {
+		ioacct_job_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+		return;
+	}
+	if (ret) {
+		ioacct_reply_error(rep, ret, "job: %s", err);
+		return;
+	}
+	if (r->cfg->private_data && peer != 0 && jd->job.uid != (uint32_t)peer)
+		ioacct_reply_error(rep, -EPERM, "job %" PRIu64 " belongs to another user (private_data = yes)",
+			  jd->job.job_id);
+	else if (req->job_key && req->job_key != jd->job.key)
+		ioacct_reply_error(rep, -EAGAIN,
+			  "job %" PRIu64 " changed in the cluster store while it was read: ask again",
+			  jd->job.job_id);
+	else
+		ioacct_job_serve_page_jd(jd, req, rep);
+	ioacct_jobdata_free(jd);
 }
 
 static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
@@ -1310,8 +1493,7 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 		return;
 	case IOACCT_MSG_JOB:
 		/* One job for the clients (lib/store/job_fetch.c), by the same rule as a query. */
-		ioacct_job_serve_page(r->store, &req->u.job, (uint32_t)peer_uid, r->cfg->private_data,
-				      rep);
+		handle_job(r, &req->u.job, peer_uid, rep);
 		return;
 	case IOACCT_MSG_LIVE:
 		ioacct_registry_live(r, &req->u.query, peer_uid, rep);

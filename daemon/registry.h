@@ -67,6 +67,7 @@ struct ioacct_registry {
 	struct dstep **slots;        /* slot -> step, NULL when free */
 	uint32_t nslots;
 	uint32_t next_slot;          /* round robin: a freed slot is reused as late as possible */
+	struct ioacct_pgstore *pgq;  /* cluster store for queries (cluster_db), opened when asked */
 };
 
 /*

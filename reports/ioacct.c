@@ -57,6 +57,8 @@ struct opts {
 	bool no_header;
 	bool no_steps;
 	bool mounts;
+	bool nodes;
+	bool local;
 	bool json;
 	bool help_format;
 	unsigned int units;
@@ -80,6 +82,9 @@ static void usage(FILE *out)
 		"  -E, --endtime TIME            jobs started by TIME (default: now)\n"
 		"  -X, --allocations             job rows only, no steps\n"
 		"      --mounts                  one row per mount (as does any per-mount field)\n"
+		"      --nodes                   with a cluster store: one row per node of each\n"
+		"                                job (as does the Node field); default: summed\n"
+		"      --local                   with a cluster store: this node's jobs alone\n"
 		"Output:\n"
 		"  -o, --format, --fields F[%%[-]N],...  fields and widths (N: right, -N: left);\n"
 		"                                default $IOACCT_FORMAT or\n"
@@ -138,7 +143,7 @@ static int add_format(struct opts *o, const char *spec, const char *what)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_DELIM = 256, OPT_JSON, OPT_UNITS, OPT_MOUNTS, OPT_DB, OPT_CONFIG,
-	       OPT_SOCKET };
+	       OPT_SOCKET, OPT_NODES, OPT_LOCAL };
 	static const struct option longopts[] = {
 		{ "allusers", no_argument, NULL, 'a' },
 		{ "jobs", required_argument, NULL, 'j' },
@@ -151,6 +156,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "endtime", required_argument, NULL, 'E' },
 		{ "allocations", no_argument, NULL, 'X' },
 		{ "mounts", no_argument, NULL, OPT_MOUNTS },
+		{ "nodes", no_argument, NULL, OPT_NODES },
+		{ "local", no_argument, NULL, OPT_LOCAL },
 		{ "format", required_argument, NULL, 'o' },
 		{ "fields", required_argument, NULL, 'o' },
 		{ "helpformat", no_argument, NULL, 'e' },
@@ -208,6 +215,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_MOUNTS:
 			o->mounts = true;
+			break;
+		case OPT_NODES:
+			o->nodes = true;
+			break;
+		case OPT_LOCAL:
+			o->local = true;
 			break;
 		case 'o':
 			ret = add_format(o, optarg, "-o");
@@ -404,8 +417,11 @@ static int build_query(const struct opts *o, time_t now, struct query *q)
 
 		q->row_opts.per_mount |= (flags & IOACCT_QF_PER_MOUNT) != 0;
 		q->peaks |= (flags & IOACCT_QF_PEAK) != 0;
+		f->by_node |= (flags & IOACCT_QF_PER_NODE) != 0;
 	}
 	q->row_opts.per_mount |= o->mounts;
+	f->by_node |= o->nodes;
+	f->local = o->local;
 	q->row_opts.no_steps = o->no_steps;
 	q->row_opts.with_peaks = q->peaks;
 	q->print = (struct ioacct_qprint){

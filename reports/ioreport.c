@@ -37,6 +37,7 @@ struct opts {
 	const char *output;
 	const char *mount;
 	const char *compare;          /* a Darshan log to compare with */
+	bool local;                   /* --local: this node's part of a cluster job */
 	bool darshan_filter;
 	bool all_counters;            /* --compare: rows that are 0 on both sides too */
 	enum ioacct_render_format format;
@@ -54,6 +55,8 @@ static void usage(FILE *out)
 		"      --db PATH         read this store file instead, without ioacctd (offline;\n"
 		"                        root, or whoever may read the file)\n"
 		"      --cluster NAME    the job's cluster (default: the newest job with this id)\n"
+		"      --local           with a cluster store (cluster_db): this node's part of\n"
+		"                        the job (default: the whole job, every node summed)\n"
 		"  -f, --format FORMAT   %s\n"
 		"                        (default text; darshan: a binary Darshan log, needs -o)\n"
 		"  -m, --mount PATH      report this mount only (e.g. to diff with darshan-parser)\n"
@@ -84,12 +87,14 @@ static int parse_job_id(const char *s, uint64_t *out)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_DB = 256, OPT_SOCKET, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS };
+	enum { OPT_DB = 256, OPT_SOCKET, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS,
+	       OPT_LOCAL };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "cluster", required_argument, NULL, OPT_CLUSTER },
+		{ "local", no_argument, NULL, OPT_LOCAL },
 		{ "format", required_argument, NULL, 'f' },
 		{ "mount", required_argument, NULL, 'm' },
 		{ "compare", required_argument, NULL, OPT_COMPARE },
@@ -115,6 +120,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_CLUSTER:
 			o->cluster = optarg;
+			break;
+		case OPT_LOCAL:
+			o->local = true;
 			break;
 		case 'f':
 			fmt = ioacct_render_format_from_name(optarg);
@@ -188,6 +196,7 @@ static int load_job(const struct ioacct_config *cfg, const struct opts *o,
 		.socket_path = cfg->socket_path,
 		.db_path = o->db,
 		.timeout_ms = CALL_TIMEOUT_MS,
+		.local = o->local,
 	};
 	char err[PATH_MAX + 1024];
 	int ret;

@@ -207,8 +207,13 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	r->job_id = job;
 	r->pid = pid;
 	r->bin_width_ns = mopts.bin_width_ns;
+	/*
+	 * Steps on nodes other than the batch host get the job's own id and
+	 * NO_VAL (0xfffffffe) for a job that is no array: not an array task.
+	 */
 	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_id) == ESPANK_SUCCESS && array_id &&
-	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS) {
+	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS &&
+	    array_task < 0xfffffffeU) {
 		r->has_array = 1;
 		r->array_job_id = array_id;
 		r->array_task_id = array_task;

@@ -97,6 +97,8 @@ enum ioacct_attr {
 	IOACCT_ATTR_QSERIES = 59,
 	/* 60..69 free; 70 on: the cluster store's. */
 	IOACCT_ATTR_NODE_NAME = 70,
+	IOACCT_ATTR_BY_NODE = 71,
+	IOACCT_ATTR_LOCAL = 72,
 	IOACCT_ATTR_COUNT
 };
 
@@ -185,6 +187,8 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_BIN] = { "bin", KIND_U32 },
 	[IOACCT_ATTR_QSERIES] = { "series", KIND_NESTED },
 	[IOACCT_ATTR_NODE_NAME] = { "node_name", KIND_STRING },
+	[IOACCT_ATTR_BY_NODE] = { "by_node", KIND_U32 },
+	[IOACCT_ATTR_LOCAL] = { "local", KIND_U32 },
 };
 
 /*
@@ -272,6 +276,8 @@ static const struct field select_fields[] = {
 	SEL(end_ns, IOACCT_ATTR_END_NS, 0),
 	SEL(after_key, IOACCT_ATTR_JOB_KEY, 0),
 	SEL(peaks, IOACCT_ATTR_PEAKS, 0),
+	SEL(by_node, IOACCT_ATTR_BY_NODE, 0),
+	SEL(local, IOACCT_ATTR_LOCAL, 0),
 };
 
 /* The cursor reuses the sample's attributes: `more` says it is set. */
@@ -285,6 +291,7 @@ static const struct field job_fields[] = {
 	JOBREQ(after_mnt, IOACCT_ATTR_MNT_ID, 0),
 	JOBREQ(after_op, IOACCT_ATTR_OP, 0),
 	JOBREQ(after_bin, IOACCT_ATTR_BIN, 0),
+	JOBREQ(local, IOACCT_ATTR_LOCAL, 0),
 };
 
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)

@@ -114,6 +114,13 @@ struct ioacct_req_select {
 	int64_t end_ns;
 	int64_t after_key;
 	uint32_t peaks;             /* 1: with each job's peaks, for Max*BW */
+	/*
+	 * With a cluster store (cluster_db), jobs are whole: every node's rows
+	 * summed into one. by_node: one job per node instead; local: this
+	 * node's store alone (what answers anyway without a cluster store).
+	 */
+	uint32_t by_node;
+	uint32_t local;
 };
 
 /*
@@ -134,6 +141,11 @@ struct ioacct_req_job {
 	uint32_t after_mnt;
 	uint32_t after_op;
 	uint32_t after_bin;
+	/*
+	 * By job id, with a cluster store (cluster_db), the job is the whole
+	 * of it there (every node's rows summed); local: this node's store.
+	 */
+	uint32_t local;
 };
 
 struct ioacct_request {

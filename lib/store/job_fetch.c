@@ -33,7 +33,48 @@ static void job_name(char *buf, size_t len, const char *cluster, uint64_t job_id
 
 #define serve_error(...) ioacct_reply_error(__VA_ARGS__)
 
-/* The first page's part: the job's steps, mounts and totals. Its encoded size in *bytes. */
+/* The first page's part from jd: the job's steps, mounts and totals. Its encoded size in *bytes. */
+static int fill_children(const struct ioacct_jobdata *jd, int64_t key, struct ioacct_reply *rep,
+			 size_t *bytes, const char *how)
+{
+	*bytes = ioacct_proto_query_job_size(&jd->job, jd->nsteps, jd->mounts, jd->nmounts,
+					     jd->ntotals, 0);
+	if (*bytes > IOACCT_QUERY_PAGE_BYTES || jd->nsteps > IOACCT_PROTO_MAX_QROWS ||
+	    jd->nmounts > IOACCT_PROTO_MAX_QROWS) {
+		serve_error(rep, -EMSGSIZE,
+			    "job %" PRIu64 " of cluster %s is too large for a reply of ioacctd (%zu steps, %zu mounts, %zu totals); %s",
+			    jd->job.job_id, jd->job.cluster, jd->nsteps, jd->nmounts, jd->ntotals, how);
+		return -EMSGSIZE;
+	}
+	rep->qsteps = calloc(jd->nsteps ? jd->nsteps : 1, sizeof(*rep->qsteps));
+	rep->qmounts = calloc(jd->nmounts ? jd->nmounts : 1, sizeof(*rep->qmounts));
+	rep->qtotals = calloc(jd->ntotals ? jd->ntotals : 1, sizeof(*rep->qtotals));
+	if (!rep->qsteps || !rep->qmounts || !rep->qtotals) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < jd->nsteps; i++) {
+		rep->qsteps[i].job_key = key;
+		rep->qsteps[i].step = jd->steps[i];
+		/* Not sent, and may be as long as the encoder allows strings to be. */
+		rep->qsteps[i].step.cgroup[0] = '\0';
+	}
+	rep->nqsteps = jd->nsteps;
+	for (size_t i = 0; i < jd->nmounts; i++) {
+		rep->qmounts[i].job_key = key;
+		rep->qmounts[i].mount = jd->mounts[i];
+	}
+	rep->nqmounts = jd->nmounts;
+	for (size_t i = 0; i < jd->ntotals; i++) {
+		rep->qtotals[i].job_key = key;
+		rep->qtotals[i].s = jd->totals[i];
+		rep->qtotals[i].s.bin = 0;
+	}
+	rep->nqtotals = jd->ntotals;
+	return 0;
+}
+
+/* The first page's part, from the store. */
 static int serve_children(struct ioacct_store *st, const struct ioacct_job *job,
 			  struct ioacct_reply *rep, size_t *bytes)
 {
@@ -45,44 +86,66 @@ static int serve_children(struct ioacct_store *st, const struct ioacct_job *job,
 		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
 		return ret;
 	}
-	*bytes = ioacct_proto_query_job_size(&jd->job, jd->nsteps, jd->mounts, jd->nmounts,
-					     jd->ntotals, 0);
-	if (*bytes > IOACCT_QUERY_PAGE_BYTES || jd->nsteps > IOACCT_PROTO_MAX_QROWS ||
-	    jd->nmounts > IOACCT_PROTO_MAX_QROWS) {
-		serve_error(rep, -EMSGSIZE,
-			    "job %" PRIu64 " of cluster %s is too large for a reply of ioacctd (%zu steps, %zu mounts, %zu totals); root can read it with --db",
-			    jd->job.job_id, jd->job.cluster, jd->nsteps, jd->nmounts, jd->ntotals);
-		ioacct_jobdata_free(jd);
-		return -EMSGSIZE;
-	}
-	rep->qsteps = calloc(jd->nsteps ? jd->nsteps : 1, sizeof(*rep->qsteps));
-	rep->qmounts = calloc(jd->nmounts ? jd->nmounts : 1, sizeof(*rep->qmounts));
-	rep->qtotals = calloc(jd->ntotals ? jd->ntotals : 1, sizeof(*rep->qtotals));
-	if (!rep->qsteps || !rep->qmounts || !rep->qtotals) {
-		ioacct_jobdata_free(jd);
-		serve_error(rep, -ENOMEM, "out of memory");
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < jd->nsteps; i++) {
-		rep->qsteps[i].job_key = job->key;
-		rep->qsteps[i].step = jd->steps[i];
-		/* Not sent, and may be as long as the encoder allows strings to be. */
-		rep->qsteps[i].step.cgroup[0] = '\0';
-	}
-	rep->nqsteps = jd->nsteps;
-	for (size_t i = 0; i < jd->nmounts; i++) {
-		rep->qmounts[i].job_key = job->key;
-		rep->qmounts[i].mount = jd->mounts[i];
-	}
-	rep->nqmounts = jd->nmounts;
-	for (size_t i = 0; i < jd->ntotals; i++) {
-		rep->qtotals[i].job_key = job->key;
-		rep->qtotals[i].s = jd->totals[i];
-		rep->qtotals[i].s.bin = 0;
-	}
-	rep->nqtotals = jd->ntotals;
+	ret = fill_children(jd, job->key, rep, bytes, "root can read it with --db");
 	ioacct_jobdata_free(jd);
-	return 0;
+	return ret;
+}
+
+/* a < b in the series' order. */
+static bool sample_before(const struct ioacct_sample *a, const struct ioacct_sample *b)
+{
+	if (a->step_id != b->step_id)
+		return a->step_id < b->step_id;
+	if (a->mnt_id != b->mnt_id)
+		return a->mnt_id < b->mnt_id;
+	if (a->op != b->op)
+		return a->op < b->op;
+	return a->bin < b->bin;
+}
+
+void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
+			      struct ioacct_reply *rep)
+{
+	struct ioacct_sample after = {
+		.step_id = req->after_step, .mnt_id = req->after_mnt,
+		.op = req->after_op, .bin = req->after_bin,
+	};
+	size_t bytes = 0, first = 0, limit, n;
+
+	rep->jobs = calloc(1, sizeof(*rep->jobs));
+	if (!rep->jobs) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	rep->jobs[0] = jd->job;
+	rep->njobs = 1;
+	rep->job_key = jd->job.key;
+	if (!req->after && fill_children(jd, jd->job.key, rep, &bytes,
+					 "ioacct lists it, root reads each node's store with --db"))
+		return;
+	limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_series_row_size();
+	if (limit > IOACCT_JOB_PAGE_SERIES)
+		limit = IOACCT_JOB_PAGE_SERIES;
+	if (limit == 0)
+		limit = 1;
+	/* The series is in order: the page starts after the cursor. */
+	if (req->after)
+		while (first < jd->nseries && !sample_before(&after, &jd->series[first]))
+			first++;
+	n = jd->nseries - first;
+	rep->more = n > limit;
+	if (rep->more)
+		n = limit;
+	rep->qseries = calloc(n ? n : 1, sizeof(*rep->qseries));
+	if (!rep->qseries) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rep->qseries[i].job_key = jd->job.key;
+		rep->qseries[i].s = jd->series[first + i];
+	}
+	rep->nqseries = n;
 }
 
 void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job *req,
@@ -186,18 +249,6 @@ static bool rows_sane(const struct ioacct_qtotal_row *rows, size_t n, int64_t ke
 	return true;
 }
 
-/* a < b in the series' order. */
-static bool sample_before(const struct ioacct_sample *a, const struct ioacct_sample *b)
-{
-	if (a->step_id != b->step_id)
-		return a->step_id < b->step_id;
-	if (a->mnt_id != b->mnt_id)
-		return a->mnt_id < b->mnt_id;
-	if (a->op != b->op)
-		return a->op < b->op;
-	return a->bin < b->bin;
-}
-
 /* The first page: the job, its steps, mounts and totals. */
 static int take_first(const struct ioacct_reply *rep, struct ioacct_jobdata *jd)
 {
@@ -255,9 +306,9 @@ static int take_series(const struct ioacct_reply *rep, struct ioacct_jobdata *jd
 	return 0;
 }
 
-int ioacct_job_fetch_daemon(const char *socket_path, const char *cluster, uint64_t job_id,
-			    int64_t job_key, int timeout_ms, struct ioacct_jobdata **out, char *err,
-			    size_t errlen)
+static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t job_id,
+			int64_t job_key, int timeout_ms, bool local, struct ioacct_jobdata **out,
+			char *err, size_t errlen)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_JOB };
 	struct ioacct_req_job *r = &req.u.job;
@@ -270,6 +321,7 @@ int ioacct_job_fetch_daemon(const char *socket_path, const char *cluster, uint64
 
 	r->job_id = job_id;
 	r->job_key = job_key;
+	r->local = local;
 	if (cluster && ioacct_strlcpy(r->cluster, cluster, sizeof(r->cluster)))
 		return job_err(err, errlen, -ENAMETOOLONG, "cluster name too long: %s", cluster);
 	jd = calloc(1, sizeof(*jd));
@@ -324,6 +376,14 @@ out:
 	return 0;
 }
 
+int ioacct_job_fetch_daemon(const char *socket_path, const char *cluster, uint64_t job_id,
+			    int64_t job_key, int timeout_ms, struct ioacct_jobdata **out, char *err,
+			    size_t errlen)
+{
+	return fetch_daemon(socket_path, cluster, job_id, job_key, timeout_ms, false, out, err,
+			    errlen);
+}
+
 /* ---- a store file ---- */
 
 static int load_store(const char *db_path, const char *cluster, uint64_t job_id, int64_t job_key,
@@ -372,6 +432,6 @@ int ioacct_source_load_job(const struct ioacct_source *src, const char *cluster,
 	*out = NULL;
 	if (src->db_path)
 		return load_store(src->db_path, cluster, job_id, job_key, out, err, errlen);
-	return ioacct_job_fetch_daemon(src->socket_path, cluster, job_id, job_key,
-				       src->timeout_ms, out, err, errlen);
+	return fetch_daemon(src->socket_path, cluster, job_id, job_key, src->timeout_ms,
+			    src->local, out, err, errlen);
 }

@@ -31,6 +31,7 @@ struct ioacct_source {
 	const char *socket_path;   /* ioacctd's socket: the default */
 	const char *db_path;       /* not NULL: this store file, read directly (offline) */
 	int timeout_ms;            /* for each call to the daemon */
+	bool local;                /* ioacctd with a cluster store: this node's part alone */
 };
 
 /*
@@ -63,5 +64,13 @@ void ioacct_source_unreachable(const char *socket_path, int ret, const char *why
  */
 void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job *req,
 			   uint32_t peer_uid, bool private_data, struct ioacct_reply *rep);
+
+/*
+ * The same from a job already loaded whole, with its series in order (the
+ * cluster store's, in ioacctd): the page after req's cursor. The caller has
+ * applied the uid rule.
+ */
+void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
+			      struct ioacct_reply *rep);
 
 #endif /* IOACCT_JOB_FETCH_H */

@@ -63,6 +63,34 @@ int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdat
 	return -ENOTSUP;
 }
 
+struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
+						 size_t errlen)
+{
+	(void)timeout_ms;
+	return ioacct_pgstore_open(conninfo, err, errlen);
+}
+
+int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
+			       bool peaks, ioacct_pgstore_job_fn fn, void *arg)
+{
+	(void)pg;
+	(void)f;
+	(void)peaks;
+	(void)fn;
+	(void)arg;
+	return -ENOTSUP;
+}
+
+int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    struct ioacct_jobdata **out)
+{
+	(void)pg;
+	(void)cluster;
+	(void)job_id;
+	*out = NULL;
+	return -ENOTSUP;
+}
+
 #else /* HAVE_LIBPQ */
 
 /*
@@ -132,6 +160,11 @@ static const char *const migrations[] = {
 	"CREATE INDEX jobs_uid_start ON jobs (uid, start_ns);"
 	"CREATE INDEX jobs_start ON jobs (start_ns);"
 	"CREATE INDEX jobs_end ON jobs (end_ns);",
+	/*
+	 * 2: cluster-wide queries. A window [S, E] scans the jobs started in
+	 * [S - the longest duration, E]: this index gives that duration at once.
+	 */
+	"CREATE INDEX jobs_duration ON jobs ((end_ns - start_ns));",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,
@@ -310,7 +343,9 @@ bool ioacct_pgstore_available(void)
 	return true;
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
+/* connect_timeout in seconds; options: the server's settings ("-c name=value"), or "". */
+static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_timeout,
+				      const char *options, char *err, size_t errlen)
 {
 	/*
 	 * Ours first: what the connection string says overrides them. A server
@@ -320,8 +355,9 @@ struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size
 	 */
 	const char *const keys[] = { "connect_timeout", "application_name", "keepalives_idle",
 				     "keepalives_interval", "keepalives_count", "tcp_user_timeout",
-				     "dbname", NULL };
-	const char *const values[] = { "10", "ioacctd", "30", "10", "3", "60000", conninfo, NULL };
+				     "options", "dbname", NULL };
+	const char *const values[] = { connect_timeout, "ioacctd", "30", "10", "3", "60000",
+				       options, conninfo, NULL };
 	struct ioacct_pgstore *pg = calloc(1, sizeof(*pg));
 	char line[768];
 	int ret;
@@ -349,6 +385,22 @@ struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size
 		return NULL;
 	}
 	return pg;
+}
+
+struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
+{
+	return pg_open(conninfo, "10", "", err, errlen);
+}
+
+struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
+						 size_t errlen)
+{
+	char options[64], connect[16];
+
+	snprintf(options, sizeof(options), "-c statement_timeout=%d", timeout_ms);
+	/* libpq's smallest is 2 seconds. */
+	snprintf(connect, sizeof(connect), "%d", timeout_ms / 1000 > 2 ? timeout_ms / 1000 : 2);
+	return pg_open(conninfo, connect, options, err, errlen);
 }
 
 void ioacct_pgstore_close(struct ioacct_pgstore *pg)
@@ -643,6 +695,586 @@ int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdat
 			 jd->job.cluster);
 	}
 	return err;
+}
+
+/* ---- reading jobs (cluster-wide queries) ---- */
+
+#define JOB_SEL_COLS                                                                   \
+	"j.id, j.cluster, j.job_id, j.node, j.source, j.uid, j.gid, j.\"user\", j.name,"  \
+	" j.workdir, j.array_job_id, j.array_task_id, j.start_ns, j.end_ns, j.state,"      \
+	" j.exit_code, j.probe_mode, j.bin_width_ns, j.dropped_events, j.dropped_bytes"
+
+/*
+ * Per node (by_node), a job's row n (from 1, by node name) is keyed
+ * key * NODE_RANKS + n: as many nodes, and ids up to 2^63 / NODE_RANKS.
+ */
+#define NODE_RANKS (1 << 20)
+
+/* A node's row of a job, and where its children are in the page's results. */
+struct member {
+	int64_t key;             /* the job it belongs to */
+	int64_t id;
+	struct ioacct_job job;
+	uint32_t *mnt_from, *mnt_to; /* its mount ids -> the whole job's */
+	size_t nmnt;
+};
+
+/* A page's children, one result each, ordered by job. */
+struct children {
+	PGresult *res;
+	int64_t *job;            /* the job column, parsed */
+	int n;
+};
+
+static uint64_t val_u64(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? 0 : strtoull(PQgetvalue(res, row, col), NULL, 10);
+}
+
+static int64_t val_i64(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+static void val_str(const PGresult *res, int row, int col, char *dst, size_t len)
+{
+	ioacct_strlcpy(dst, PQgetisnull(res, row, col) ? "" : PQgetvalue(res, row, col), len);
+}
+
+/* The counters in columns first.. in IOACCT_STORE_COUNTER_COLS order, added to c. */
+static void counters_add(struct ioacct_counters *c, const PGresult *res, int row, int first)
+{
+	int k = first;
+
+	c->bytes += val_u64(res, row, k++);
+	c->calls += val_u64(res, row, k++);
+	c->errors += val_u64(res, row, k++);
+	c->ns += val_u64(res, row, k++);
+	for (int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
+		c->size_hist[i] += val_u64(res, row, k++);
+	for (int i = 0; i < IOACCT_NR_ERR_CLASSES; i++)
+		c->errclass[i] += val_u64(res, row, k++);
+}
+
+static void job_from_row(const PGresult *res, int row, struct ioacct_job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->key = val_i64(res, row, 1);
+	val_str(res, row, 2, j->cluster, sizeof(j->cluster));
+	j->job_id = val_u64(res, row, 3);
+	val_str(res, row, 4, j->node, sizeof(j->node));
+	val_str(res, row, 5, j->source, sizeof(j->source));
+	j->uid = (uint32_t)val_u64(res, row, 6);
+	j->gid = (uint32_t)val_u64(res, row, 7);
+	val_str(res, row, 8, j->user, sizeof(j->user));
+	val_str(res, row, 9, j->name, sizeof(j->name));
+	val_str(res, row, 10, j->workdir, sizeof(j->workdir));
+	j->has_array = !PQgetisnull(res, row, 11);
+	j->array_job_id = (uint32_t)val_u64(res, row, 11);
+	j->array_task_id = (uint32_t)val_u64(res, row, 12);
+	j->start_ns = val_i64(res, row, 13);
+	j->end_ns = val_i64(res, row, 14);
+	val_str(res, row, 15, j->state, sizeof(j->state));
+	j->exit_code = (int32_t)val_i64(res, row, 16);
+	val_str(res, row, 17, j->probe_mode, sizeof(j->probe_mode));
+	j->bin_width_ns = val_u64(res, row, 18);
+	j->dropped_events = val_u64(res, row, 19);
+	j->dropped_bytes = val_u64(res, row, 20);
+}
+
+/* One node's row into the whole job: see pgstore.h for the rules. */
+static void job_merge(struct ioacct_job *w, const struct ioacct_job *n)
+{
+	size_t len = strlen(w->node);
+
+	/* The node list: as many as fit, then "+" for the rest. */
+	if (len + strlen(n->node) + 2 < sizeof(w->node))
+		snprintf(w->node + len, sizeof(w->node) - len, ",%s", n->node);
+	else if (len + 2 < sizeof(w->node) && w->node[len - 1] != '+')
+		snprintf(w->node + len, sizeof(w->node) - len, "+");
+	if (n->start_ns < w->start_ns)
+		w->start_ns = n->start_ns;
+	if (!w->end_ns || !n->end_ns)
+		w->end_ns = 0;
+	else if (n->end_ns > w->end_ns)
+		w->end_ns = n->end_ns;
+	if (n->exit_code > w->exit_code) {
+		w->exit_code = n->exit_code;
+		ioacct_strlcpy(w->state, n->state, sizeof(w->state));
+	}
+	w->dropped_events += n->dropped_events;
+	w->dropped_bytes += n->dropped_bytes;
+}
+
+static int child_query(struct ioacct_pgstore *pg, const char *sql, const char *ids,
+		       struct children *c, const char *what)
+{
+	const char *params[1] = { ids };
+
+	c->res = PQexecParams(pg->conn, sql, 1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(c->res) != PGRES_TUPLES_OK)
+		return conn_error(pg, c->res, what);
+	c->n = PQntuples(c->res);
+	c->job = calloc(c->n ? (size_t)c->n : 1, sizeof(*c->job));
+	if (!c->job)
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	for (int i = 0; i < c->n; i++)
+		c->job[i] = val_i64(c->res, i, 0);
+	return 0;
+}
+
+static void children_free(struct children *c)
+{
+	PQclear(c->res);
+	free(c->job);
+}
+
+/* The first row of job id in c (sorted by job), and how many. */
+static int child_range(const struct children *c, int64_t id, int *count)
+{
+	int lo = 0, hi = c->n, end;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (c->job[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < c->n && c->job[end] == id; end++)
+		;
+	*count = end - lo;
+	return lo;
+}
+
+static uint32_t mnt_map(const struct member *m, uint32_t mnt_id)
+{
+	for (size_t i = 0; i < m->nmnt; i++)
+		if (m->mnt_from[i] == mnt_id)
+			return m->mnt_to[i];
+	return mnt_id;
+}
+
+/* Adds a sample to an array, summed into the one of the same (step, mount, op[, bin]). */
+static int sample_add(struct ioacct_sample **a, size_t *n, size_t *cap, bool with_bin,
+		      const struct ioacct_sample *s, const PGresult *res, int row, int first)
+{
+	size_t i;
+
+	/* Per job there are a few per node: a scan is enough for totals. */
+	for (i = 0; !with_bin && i < *n; i++)
+		if ((*a)[i].step_id == s->step_id && (*a)[i].mnt_id == s->mnt_id &&
+		    (*a)[i].op == s->op)
+			break;
+	if (with_bin || i == *n) {
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 64;
+			void *p = reallocarray(*a, ncap, sizeof(**a));
+
+			if (!p)
+				return -ENOMEM;
+			*a = p;
+			*cap = ncap;
+		}
+		i = (*n)++;
+		(*a)[i] = *s;
+	}
+	counters_add(&(*a)[i].c, res, row, first);
+	return 0;
+}
+
+static int sample_cmp(const void *pa, const void *pb)
+{
+	const struct ioacct_sample *a = pa, *b = pb;
+
+	if (a->step_id != b->step_id)
+		return a->step_id < b->step_id ? -1 : 1;
+	if (a->mnt_id != b->mnt_id)
+		return a->mnt_id < b->mnt_id ? -1 : 1;
+	if (a->op != b->op)
+		return a->op < b->op ? -1 : 1;
+	if (a->bin != b->bin)
+		return a->bin < b->bin ? -1 : 1;
+	return 0;
+}
+
+static void counters_sum(struct ioacct_counters *d, const struct ioacct_counters *c)
+{
+	d->bytes += c->bytes;
+	d->calls += c->calls;
+	d->errors += c->errors;
+	d->ns += c->ns;
+	for (int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
+		d->size_hist[i] += c->size_hist[i];
+	for (int i = 0; i < IOACCT_NR_ERR_CLASSES; i++)
+		d->errclass[i] += c->errclass[i];
+}
+
+/* The series in (step, mount, op, bin) order, the nodes' rows of one bin summed. */
+static void series_merge(struct ioacct_jobdata *jd)
+{
+	size_t o = 0;
+
+	if (!jd->nseries)
+		return;
+	qsort(jd->series, jd->nseries, sizeof(*jd->series), sample_cmp);
+	for (size_t i = 1; i < jd->nseries; i++) {
+		if (sample_cmp(&jd->series[o], &jd->series[i]) == 0)
+			counters_sum(&jd->series[o].c, &jd->series[i].c);
+		else
+			jd->series[++o] = jd->series[i];
+	}
+	jd->nseries = o + 1;
+}
+
+/* The whole job of members m[0..n): its jobdata and peaks, then fn. */
+static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
+		      const struct children *steps, const struct children *mounts,
+		      const struct children *totals, const struct children *series, bool peaks,
+		      bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
+{
+	struct ioacct_jobdata jd = { 0 };
+	struct ioacct_qpeak *pk = NULL;
+	size_t npk = 0, cap_m = 0, cap_t = 0, cap_s = 0, cap_st = 0;
+	int ret = -ENOMEM;
+
+	jd.job = m[0].job;
+	jd.job.key = m[0].key;
+	for (size_t i = 1; i < n; i++)
+		job_merge(&jd.job, &m[i].job);
+	for (size_t i = 0; i < n; i++) {
+		int cnt, first = child_range(mounts, m[i].id, &cnt);
+
+		m[i].mnt_from = calloc(cnt ? (size_t)cnt : 1, sizeof(uint32_t));
+		m[i].mnt_to = calloc(cnt ? (size_t)cnt : 1, sizeof(uint32_t));
+		if (!m[i].mnt_from || !m[i].mnt_to)
+			goto out;
+		for (int r = first; r < first + cnt; r++) {
+			const char *path = PQgetvalue(mounts->res, r, 2);
+			uint32_t id = (uint32_t)val_u64(mounts->res, r, 1);
+			size_t k;
+
+			/* One node's mount ids mean nothing on another: whole jobs go by path. */
+			for (k = 0; n > 1 && k < jd.nmounts && strcmp(jd.mounts[k].path, path); k++)
+				;
+			if (n == 1 || k == jd.nmounts) {
+				if (jd.nmounts == cap_m) {
+					size_t ncap = cap_m ? cap_m * 2 : 8;
+					void *p = reallocarray(jd.mounts, ncap, sizeof(*jd.mounts));
+
+					if (!p)
+						goto out;
+					jd.mounts = p;
+					cap_m = ncap;
+				}
+				k = jd.nmounts++;
+				memset(&jd.mounts[k], 0, sizeof(jd.mounts[k]));
+				jd.mounts[k].mnt_id = n == 1 ? id : (uint32_t)k + 1;
+				val_str(mounts->res, r, 2, jd.mounts[k].path, sizeof(jd.mounts[k].path));
+				val_str(mounts->res, r, 3, jd.mounts[k].fstype,
+					sizeof(jd.mounts[k].fstype));
+				val_str(mounts->res, r, 4, jd.mounts[k].source,
+					sizeof(jd.mounts[k].source));
+			}
+			m[i].mnt_from[m[i].nmnt] = id;
+			m[i].mnt_to[m[i].nmnt++] = jd.mounts[k].mnt_id;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int cnt, first = child_range(steps, m[i].id, &cnt);
+
+		for (int r = first; r < first + cnt; r++) {
+			struct ioacct_step st = { 0 };
+			size_t k;
+
+			st.step_id = (uint32_t)val_u64(steps->res, r, 1);
+			st.start_ns = val_i64(steps->res, r, 2);
+			st.end_ns = val_i64(steps->res, r, 3);
+			val_str(steps->res, r, 4, st.state, sizeof(st.state));
+			st.exit_code = (int32_t)val_i64(steps->res, r, 5);
+			for (k = 0; k < jd.nsteps && jd.steps[k].step_id != st.step_id; k++)
+				;
+			if (k < jd.nsteps) {
+				struct ioacct_step *w = &jd.steps[k];
+
+				if (st.start_ns < w->start_ns)
+					w->start_ns = st.start_ns;
+				w->end_ns = !w->end_ns || !st.end_ns ? 0 :
+					    st.end_ns > w->end_ns ? st.end_ns : w->end_ns;
+				if (st.exit_code > w->exit_code) {
+					w->exit_code = st.exit_code;
+					ioacct_strlcpy(w->state, st.state, sizeof(w->state));
+				}
+				continue;
+			}
+			if (jd.nsteps == cap_st) {
+				size_t ncap = cap_st ? cap_st * 2 : 8;
+				void *p = reallocarray(jd.steps, ncap, sizeof(*jd.steps));
+
+				if (!p)
+					goto out;
+				jd.steps = p;
+				cap_st = ncap;
+			}
+			jd.steps[jd.nsteps++] = st;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int cnt, first = child_range(totals, m[i].id, &cnt);
+
+		for (int r = first; r < first + cnt; r++) {
+			struct ioacct_sample s = {
+				.step_id = (uint32_t)val_u64(totals->res, r, 1),
+				.mnt_id = mnt_map(&m[i], (uint32_t)val_u64(totals->res, r, 2)),
+				.op = (uint32_t)val_u64(totals->res, r, 3),
+			};
+
+			if (sample_add(&jd.totals, &jd.ntotals, &cap_t, false, &s, totals->res, r, 4))
+				goto out;
+		}
+	}
+	if (peaks || keep_series) {
+		for (size_t i = 0; i < n; i++) {
+			int cnt, first = child_range(series, m[i].id, &cnt);
+
+			for (int r = first; r < first + cnt; r++) {
+				struct ioacct_sample s = {
+					.step_id = (uint32_t)val_u64(series->res, r, 1),
+					.mnt_id = mnt_map(&m[i], (uint32_t)val_u64(series->res, r, 2)),
+					.op = (uint32_t)val_u64(series->res, r, 3),
+					.bin = (uint32_t)val_u64(series->res, r, 4),
+				};
+
+				if (sample_add(&jd.series, &jd.nseries, &cap_s, true, &s, series->res,
+					       r, 5))
+					goto out;
+			}
+		}
+		/* Bins of the same number on different nodes add up (query.h). */
+		if (peaks && ioacct_query_peaks(jd.series, jd.nseries, &pk, &npk))
+			goto out;
+	}
+	if (keep_series) {
+		series_merge(&jd);
+	} else {
+		free(jd.series);
+		jd.series = NULL;
+		jd.nseries = 0;
+	}
+	ret = fn(&jd, pk, npk, arg);
+out:
+	if (ret == -ENOMEM)
+		pg_error(pg, ret, "cluster store: out of memory");
+	free(pk);
+	free(jd.steps);
+	free(jd.mounts);
+	free(jd.totals);
+	free(jd.series);
+	return ret;
+}
+
+/* The WHERE of the jobs selected: numbers inline, cluster names escaped. */
+static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, struct buf *b)
+{
+	buf_add(b, " WHERE true");
+	if (f->njob_ids) {
+		buf_add(b, " AND j.job_id IN (");
+		for (size_t i = 0; i < f->njob_ids; i++)
+			buf_add(b, "%s%" PRIu64, i ? "," : "", f->job_ids[i]);
+		buf_add(b, ")");
+	}
+	if (f->nuids) {
+		buf_add(b, " AND j.uid IN (");
+		for (size_t i = 0; i < f->nuids; i++)
+			buf_add(b, "%s%" PRIu32, i ? "," : "", f->uids[i]);
+		buf_add(b, ")");
+	}
+	if (f->nclusters) {
+		buf_add(b, " AND j.cluster IN (");
+		for (size_t i = 0; i < f->nclusters; i++) {
+			char *lit = PQescapeLiteral(pg->conn, f->clusters[i], strlen(f->clusters[i]));
+
+			if (!lit)
+				return conn_error(pg, NULL, "quote a cluster name");
+			buf_add(b, "%s%s", i ? "," : "", lit);
+			PQfreemem(lit);
+		}
+		buf_add(b, ")");
+	}
+	if (f->start_ns)
+		buf_add(b, " AND j.start_ns >= %" PRId64 " - (SELECT coalesce(max(end_ns - start_ns), 0)"
+			" FROM jobs) AND coalesce(j.end_ns, 9223372036854775807) >= %" PRId64,
+			f->start_ns, f->start_ns);
+	if (f->end_ns)
+		buf_add(b, " AND j.start_ns <= %" PRId64, f->end_ns);
+	return b->failed ? pg_error(pg, -ENOMEM, "cluster store: out of memory") : 0;
+}
+
+static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, bool peaks,
+		       bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
+{
+	struct children steps = { 0 }, mounts = { 0 }, totals = { 0 }, series = { 0 };
+	struct buf b = { 0 }, ids = { 0 };
+	struct member *m = NULL;
+	PGresult *res = NULL;
+	size_t nm = 0;
+	int ret;
+
+	if (!ioacct_pgstore_connected(pg))
+		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
+	/* The page's jobs (keys), then each with its nodes' rows, in key order. */
+	buf_add(&b, "WITH sel AS (SELECT " JOB_SEL_COLS " FROM jobs j");
+	ret = where_sql(pg, f, &b);
+	if (ret)
+		goto out;
+	/*
+	 * Per node, a job's rows come together, by node: each is keyed by its
+	 * job's key and its rank among the job's nodes, which pages go by.
+	 */
+	if (f->by_node)
+		buf_add(&b, "), g AS (SELECT id, min(id) OVER w * %d + row_number() OVER"
+			" (w ORDER BY node, start_ns, id) AS key FROM sel"
+			" WINDOW w AS (PARTITION BY cluster, job_id)),"
+			" k AS (SELECT id, key FROM g WHERE key > %" PRId64 " ORDER BY key LIMIT %zu)"
+			" SELECT k.key, sel.* FROM k JOIN sel ON sel.id = k.id ORDER BY k.key",
+			NODE_RANKS, f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
+	else
+		buf_add(&b, "), k AS (SELECT min(id) AS key, cluster, job_id FROM sel"
+			" GROUP BY cluster, job_id HAVING min(id) > %" PRId64 " ORDER BY 1 LIMIT %zu)"
+			" SELECT k.key, sel.* FROM k JOIN sel USING (cluster, job_id)"
+			" ORDER BY k.key, sel.node, sel.start_ns",
+			f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
+	if (b.failed) {
+		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+		goto out;
+	}
+	res = PQexec(pg->conn, b.p);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		ret = conn_error(pg, res, "select jobs");
+		goto out;
+	}
+	nm = (size_t)PQntuples(res);
+	m = calloc(nm ? nm : 1, sizeof(*m));
+	if (!m) {
+		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+		goto out;
+	}
+	buf_add(&ids, "{");
+	for (size_t i = 0; i < nm; i++) {
+		m[i].key = val_i64(res, (int)i, 0);
+		m[i].id = val_i64(res, (int)i, 1);
+		job_from_row(res, (int)i, &m[i].job);
+		m[i].job.key = m[i].id;
+		buf_add(&ids, "%s%" PRId64, i ? "," : "", m[i].id);
+	}
+	buf_add(&ids, "}");
+	if (ids.failed) {
+		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+		goto out;
+	}
+	if (!nm)
+		goto out;
+	ret = child_query(pg, "SELECT job, step_id, start_ns, end_ns, state, exit_code FROM steps"
+			  " WHERE job = ANY($1::bigint[]) ORDER BY job, step_id", ids.p, &steps,
+			  "select steps");
+	if (!ret)
+		ret = child_query(pg, "SELECT job, mnt_id, path, fstype, source FROM mounts"
+				  " WHERE job = ANY($1::bigint[]) ORDER BY job, mnt_id", ids.p,
+				  &mounts, "select mounts");
+	if (!ret)
+		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, " IOACCT_STORE_COUNTER_COLS
+				  " FROM totals WHERE job = ANY($1::bigint[]) ORDER BY job", ids.p,
+				  &totals, "select totals");
+	if (!ret && (peaks || keep_series))
+		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, bin, "
+				  IOACCT_STORE_COUNTER_COLS " FROM series"
+				  " WHERE job = ANY($1::bigint[]) ORDER BY job", ids.p, &series,
+				  "select series");
+	for (size_t i = 0; !ret && i < nm;) {
+		size_t j = i + 1;
+
+		while (j < nm && m[j].key == m[i].key)
+			j++;
+		ret = group_emit(pg, m + i, j - i, &steps, &mounts, &totals, &series, peaks,
+				 keep_series, fn, arg);
+		i = j;
+	}
+out:
+	for (size_t i = 0; i < nm; i++) {
+		free(m[i].mnt_from);
+		free(m[i].mnt_to);
+	}
+	free(m);
+	PQclear(res);
+	children_free(&steps);
+	children_free(&mounts);
+	children_free(&totals);
+	children_free(&series);
+	free(b.p);
+	free(ids.p);
+	return ret;
+}
+
+int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
+			       bool peaks, ioacct_pgstore_job_fn fn, void *arg)
+{
+	return select_jobs(pg, f, peaks, false, fn, arg);
+}
+
+/* Keeps a copy of the job with the highest key (the newest cluster's, with -M none). */
+static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *peaks,
+		       size_t npeaks, void *arg)
+{
+	struct ioacct_jobdata **out = arg, *c;
+
+	(void)peaks;
+	(void)npeaks;
+	if (*out && (*out)->job.key > jd->job.key)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = *jd;
+	c->steps = malloc((jd->nsteps ? jd->nsteps : 1) * sizeof(*c->steps));
+	c->mounts = malloc((jd->nmounts ? jd->nmounts : 1) * sizeof(*c->mounts));
+	c->totals = malloc((jd->ntotals ? jd->ntotals : 1) * sizeof(*c->totals));
+	c->series = malloc((jd->nseries ? jd->nseries : 1) * sizeof(*c->series));
+	if (!c->steps || !c->mounts || !c->totals || !c->series) {
+		ioacct_jobdata_free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->steps, jd->steps, jd->nsteps * sizeof(*c->steps));
+	memcpy(c->mounts, jd->mounts, jd->nmounts * sizeof(*c->mounts));
+	memcpy(c->totals, jd->totals, jd->ntotals * sizeof(*c->totals));
+	memcpy(c->series, jd->series, jd->nseries * sizeof(*c->series));
+	ioacct_jobdata_free(*out);
+	*out = c;
+	return 0;
+}
+
+int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    struct ioacct_jobdata **out)
+{
+	const char *clusters[1] = { cluster };
+	struct ioacct_store_filter f = {
+		.job_ids = &job_id,
+		.njob_ids = 1,
+		.clusters = clusters,
+		.nclusters = cluster && *cluster ? 1 : 0,
+	};
+	int ret;
+
+	*out = NULL;
+	ret = select_jobs(pg, &f, false, true, keep_newest, out);
+	if (ret == -ENOMEM)
+		pg_error(pg, ret, "cluster store: out of memory");
+	if (ret) {
+		ioacct_jobdata_free(*out);
+		*out = NULL;
+		return ret;
+	}
+	return *out ? 0 : -ENOENT;
 }
 
 #endif /* HAVE_LIBPQ */

@@ -29,8 +29,10 @@
 #include <stddef.h>
 
 #include "model.h"
+#include "query.h"
+#include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 1
+#define IOACCT_PGSTORE_SCHEMA_VERSION 2
 
 struct ioacct_pgstore;
 
@@ -54,5 +56,45 @@ bool ioacct_pgstore_connected(const struct ioacct_pgstore *pg);
  * 0 once PostgreSQL has committed; -errno otherwise (nothing written).
  */
 int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd);
+
+/*
+ * A connection for queries, which ioacctd makes in its event loop: it gives
+ * up connecting after a few seconds and every statement after timeout_ms
+ * (statement_timeout), so that a slow or absent PostgreSQL holds nobody
+ * long. The exporter has its own (ioacct_pgstore_open).
+ */
+struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
+						 size_t errlen);
+
+/* Called for each job selected; a nonzero return stops the selection and is returned. */
+typedef int (*ioacct_pgstore_job_fn)(const struct ioacct_jobdata *jd,
+				     const struct ioacct_qpeak *peaks, size_t npeaks, void *arg);
+
+/*
+ * The jobs of f, as ioacct_store_jobs_select() gives a node's (f->local is
+ * the caller's business). A job is whole: the rows of every node with the
+ * same cluster and job id summed into one (f->by_node: one per node, the
+ * nodes of a job together, by name, keyed as pgstore.c says). Its
+ * key is the smallest id of its rows, its Node the list of its nodes, its
+ * start the earliest, its end the latest, its state and exit code those of
+ * the node with the highest exit code. Steps of the same id are one step;
+ * mounts of the same path are one mount (renumbered from 1); totals are
+ * summed, and with `peaks` the series too, bin by bin as each node numbered
+ * them (from its own start). The cluster store holds finished jobs: those
+ * selected by a window are the ones started by its end and ended in it or
+ * after. 0, fn's nonzero return, or -errno (message in errmsg).
+ */
+int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
+			       bool peaks, ioacct_pgstore_job_fn fn, void *arg);
+
+/*
+ * Job job_id of cluster (NULL or "": the one with the highest key) whole,
+ * as ioacct_pgstore_jobs_select() sums it, with its series: the nodes'
+ * bins of the same number summed, each node's counted from its own start
+ * (aligning them in time is for a later increment). -ENOENT when the
+ * cluster store does not have it. *out: ioacct_jobdata_free().
+ */
+int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    struct ioacct_jobdata **out);
 
 #endif /* IOACCT_PGSTORE_H */

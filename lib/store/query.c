@@ -33,7 +33,10 @@ static const struct ioacct_qfield_info fields[IOACCT_QF_COUNT] = {
 	F(USER, "User", -9, TEXT, JOB_ONLY, "user name"),
 	F(UID, "UID", 6, INT, JOB_ONLY, "user id"),
 	F(GID, "GID", 6, INT, JOB_ONLY, "group id"),
-	F(NODE, "Node", -10, TEXT, 0, "node whose daemon counted the job"),
+	F(NODE, "Node", -10, TEXT, IOACCT_QF_PER_NODE,
+	  "node whose daemon counted the job; from a cluster store, one row per node"),
+	F(NODELIST, "NodeList", -15, TEXT, 0,
+	  "the job's nodes (from a cluster store, all of them, summed over; else this node)"),
 	F(SOURCE, "Source", -6, TEXT, JOB_ONLY, "who registered the job: slurm or iorun"),
 	F(WORKDIR, "WorkDir", -20, TEXT, JOB_ONLY, "working directory"),
 	F(START, "Start", 19, TEXT, 0, "start time"),
@@ -1023,6 +1026,7 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 	case IOACCT_QF_GID:
 		return put(buf, len, false, "%" PRIu32, j->gid);
 	case IOACCT_QF_NODE:
+	case IOACCT_QF_NODELIST:
 		return put(buf, len, false, "%s", j->node);
 	case IOACCT_QF_SOURCE:
 		return put(buf, len, false, "%s", j->source);

@@ -31,6 +31,7 @@ enum ioacct_qfield {
 	IOACCT_QF_UID,
 	IOACCT_QF_GID,
 	IOACCT_QF_NODE,
+	IOACCT_QF_NODELIST,
 	IOACCT_QF_SOURCE,
 	IOACCT_QF_WORKDIR,
 	IOACCT_QF_START,
@@ -78,6 +79,7 @@ enum ioacct_qkind {
 #define IOACCT_QF_BYTES 0x2U     /* bytes or bytes/s: scaled by --units */
 #define IOACCT_QF_PEAK 0x4U      /* needs the time series */
 #define IOACCT_QF_JOB_ONLY 0x8U  /* blank on step rows, as sacct leaves User */
+#define IOACCT_QF_PER_NODE 0x10U /* asking for it gives one job per node (cluster store) */
 
 struct ioacct_qfield_info {
 	const char *name;

@@ -179,22 +179,17 @@ static int page_add(struct page *pg, const struct ioacct_jobdata *jd,
 /* Returned by page_job when the page is full: not an error. */
 #define PAGE_FULL 1
 
-static int page_job(struct ioacct_store *st, const struct ioacct_job *job, void *arg)
+/* One job onto the page, or PAGE_FULL when it does not fit (the next page starts with it). */
+static int page_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *peaks,
+		    size_t npeaks, void *arg)
 {
 	struct page *pg = arg;
-	struct ioacct_jobdata *jd;
-	struct ioacct_qpeak *peaks;
-	size_t npeaks, size;
+	size_t size;
 	int ret;
 
 	/* Long jobs' series can take a while to read: leave the rest to the next page. */
 	if (pg->rep->njobs && ioacct_mono_ns() > pg->deadline_ns)
 		return PAGE_FULL;
-	ret = load_job(st, job->key, pg->peaks, &jd, &peaks, &npeaks);
-	if (ret) {
-		snprintf(pg->err, sizeof(pg->err), "%s", ioacct_store_errmsg(st));
-		return ret;
-	}
 	size = ioacct_proto_query_job_size(&jd->job, jd->nsteps, jd->mounts, jd->nmounts,
 					   jd->ntotals, npeaks);
 	if (pg->rep->njobs && (pg->bytes + size > IOACCT_QUERY_PAGE_BYTES ||
@@ -213,15 +208,50 @@ static int page_job(struct ioacct_store *st, const struct ioacct_job *job, void 
 			snprintf(pg->err, sizeof(pg->err), "out of memory");
 		pg->bytes += size;
 	}
+	return ret;
+}
+
+/* ioacct_query_select_fn over a store file. */
+struct store_src {
+	struct ioacct_store *st;
+	bool peaks;
+	ioacct_query_fetch_fn fn;
+	void *arg;
+};
+
+static int store_src_job(struct ioacct_store *st, const struct ioacct_job *job, void *arg)
+{
+	struct store_src *s = arg;
+	struct ioacct_jobdata *jd;
+	struct ioacct_qpeak *peaks;
+	size_t npeaks;
+	int ret;
+
+	ret = load_job(st, job->key, s->peaks, &jd, &peaks, &npeaks);
+	if (ret)
+		return ret;
+	ret = s->fn(jd, peaks, npeaks, s->arg);
 	free(peaks);
 	ioacct_jobdata_free(jd);
 	return ret;
 }
 
+static int store_select(void *src, const struct ioacct_store_filter *f, bool peaks,
+			ioacct_query_fetch_fn fn, void *arg, char *err, size_t errlen)
+{
+	struct store_src s = { .st = src, .peaks = peaks, .fn = fn, .arg = arg };
+	int ret = ioacct_store_jobs_select(s.st, f, store_src_job, &s);
+
+	if (ret < 0)
+		snprintf(err, errlen, "%s", ioacct_store_errmsg(s.st));
+	return ret;
+}
+
 #define serve_error(...) ioacct_reply_error(__VA_ARGS__)
 
-void ioacct_query_serve_page(struct ioacct_store *st, const struct ioacct_req_select *req,
-			     uint32_t peer_uid, bool private_data, struct ioacct_reply *rep)
+void ioacct_query_serve_page_from(ioacct_query_select_fn select, void *src,
+				  const struct ioacct_req_select *req, uint32_t peer_uid,
+				  bool private_data, struct ioacct_reply *rep)
 {
 	struct page pg = { .rep = rep, .peaks = req->peaks != 0,
 			   .deadline_ns = ioacct_mono_ns() + IOACCT_QUERY_PAGE_MS * NSEC_PER_MSEC };
@@ -230,11 +260,14 @@ void ioacct_query_serve_page(struct ioacct_store *st, const struct ioacct_req_se
 		.end_ns = req->end_ns,
 		.after_key = req->after_key,
 		.limit = IOACCT_QUERY_PAGE_JOBS,
+		.by_node = req->by_node != 0,
+		.local = req->local != 0,
 	};
 	uint64_t *ids = NULL, *uids64 = NULL;
 	uint32_t *uids = NULL;
 	char **clusters = NULL;
 	size_t nids = 0, nuids = 0, nclusters = 0;
+	char serr[512] = "";
 	int ret;
 
 	if (ioacct_query_u64_list(req->job_ids, &ids, &nids) ||
@@ -275,9 +308,9 @@ void ioacct_query_serve_page(struct ioacct_store *st, const struct ioacct_req_se
 	f.nuids = nuids;
 	f.clusters = (const char *const *)clusters;
 	f.nclusters = nclusters;
-	ret = ioacct_store_jobs_select(st, &f, page_job, &pg);
+	ret = select(src, &f, pg.peaks, page_job, &pg, serr, sizeof(serr));
 	if (ret < 0) {
-		serve_error(rep, ret, "query: %s", pg.err[0] ? pg.err : ioacct_store_errmsg(st));
+		serve_error(rep, ret, "query: %s", pg.err[0] ? pg.err : serr);
 		goto out;
 	}
 	rep->more = ret == PAGE_FULL || rep->njobs == IOACCT_QUERY_PAGE_JOBS;
@@ -286,6 +319,12 @@ out:
 	free(uids64);
 	free(uids);
 	ioacct_query_list_free(clusters, nclusters);
+}
+
+void ioacct_query_serve_page(struct ioacct_store *st, const struct ioacct_req_select *req,
+			     uint32_t peer_uid, bool private_data, struct ioacct_reply *rep)
+{
+	ioacct_query_serve_page_from(store_select, st, req, peer_uid, private_data, rep);
 }
 
 /* ---- through the daemon ---- */
@@ -414,6 +453,8 @@ int ioacct_query_fetch_daemon(const char *socket_path, const struct ioacct_store
 	req.u.select.start_ns = f->start_ns;
 	req.u.select.end_ns = f->end_ns;
 	req.u.select.peaks = peaks;
+	req.u.select.by_node = f->by_node;
+	req.u.select.local = f->local;
 	if (f->nuids) {
 		uids = calloc(f->nuids, sizeof(*uids));
 		if (!uids)

@@ -53,4 +53,19 @@ int ioacct_query_fetch_daemon(const char *socket_path, const struct ioacct_store
 void ioacct_query_serve_page(struct ioacct_store *st, const struct ioacct_req_select *req,
 			     uint32_t peer_uid, bool private_data, struct ioacct_reply *rep);
 
+/*
+ * Where the page server reads jobs: fn for every job of f, in key order,
+ * from f->after_key, at most f->limit; fn's nonzero return stops it and is
+ * returned. -errno with a one-line message in err. A store file is one
+ * (ioacct_query_serve_page); the cluster store is another (ioacctd).
+ */
+typedef int (*ioacct_query_select_fn)(void *src, const struct ioacct_store_filter *f,
+				      bool peaks, ioacct_query_fetch_fn fn, void *arg, char *err,
+				      size_t errlen);
+
+/* ioacct_query_serve_page() from any source of jobs. */
+void ioacct_query_serve_page_from(ioacct_query_select_fn select, void *src,
+				  const struct ioacct_req_select *req, uint32_t peer_uid,
+				  bool private_data, struct ioacct_reply *rep);
+
 #endif /* IOACCT_QUERY_FETCH_H */

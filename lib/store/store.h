@@ -157,6 +157,9 @@ struct ioacct_store_filter {
 	int64_t end_ns;
 	int64_t after_key;          /* only keys above it: the next page */
 	size_t limit;               /* at most this many jobs; 0 = all */
+	/* For ioacctd with a cluster store (query_fetch.h); a store file ignores them. */
+	bool by_node;               /* one job per node, not summed over them */
+	bool local;                 /* this node's store, not the cluster's */
 };
 
 /* Called for each job selected; a nonzero return stops the selection and is returned. */

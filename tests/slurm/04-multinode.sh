@@ -4,7 +4,8 @@
 # mc1..mc3 on this host, one ioacctd each, one private PostgreSQL): sbatch -N 3
 # --io-monitor, one srun on each node writing a different exact number of bytes.
 # Each node's rows in PostgreSQL equal that node's SQLite store, under its Slurm
-# node name, with the exact bytes of its step. Run under the Slurm lock:
+# node name, with the exact bytes of its step; ioacct -j on any node shows the
+# whole job, every step exact, and --nodes each node's. Run under the Slurm lock:
 #   flock /tmp/ioacct-slurm.lock make -C build/tests/slurm check TESTS=04-multinode.sh
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/cluster.sh"
@@ -76,4 +77,24 @@ done
 [ "$(pg "SELECT string_agg(DISTINCT node, ',' ORDER BY node) FROM jobs WHERE job_id = $J")" = mc1,mc2,mc3 ] ||
 	fail "job $J is not on nodes mc1,mc2,mc3 in PostgreSQL"
 ok "3 nodes: PostgreSQL equals the 3 SQLite stores, node names mc1..mc3, exact bytes per node"
+
+# ioacct -j on any node: the whole job, from the cluster store (cluster-wide queries).
+IOACCT=$abs_top_builddir/reports/ioacct
+all=$(pg "SELECT coalesce(sum(t.bytes), 0) FROM totals t JOIN jobs j ON j.id = t.job
+	  JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
+	  WHERE j.job_id = $J AND t.op = 1 AND m.path = '$WMNT'")
+for k in 1 2 3; do
+	sock=$MC/mc$k/run/ioacctd.sock
+	"$IOACCT" -c "$MC/mc$k/run/ioacct.conf" --socket "$sock" -j "$J" -n -P \
+		-o JobID,NodeList,Mount,WriteBytes --mounts > "$T/q.out" || fail "ioacct -j $J on mc$k failed"
+	grep -F "|$WMNT|" "$T/q.out" | grep -E "^$J(\.[0-2])?\|" > "$T/q.rows" || :
+	printf '%s\n' "$J|mc1,mc2,mc3|$WMNT|$all" "$J.0|mc1,mc2,mc3|$WMNT|7000" \
+		"$J.1|mc1,mc2,mc3|$WMNT|22000" "$J.2|mc1,mc2,mc3|$WMNT|39000" > "$T/q.want"
+	diff -u "$T/q.want" "$T/q.rows" || { cat "$T/q.out"; fail "ioacct -j $J on mc$k: not the whole job"; }
+	"$IOACCT" -c "$MC/mc$k/run/ioacct.conf" --socket "$sock" -j "$J.1" --nodes -n -P \
+		-o JobID,Node,Mount,WriteBytes --mounts > "$T/q.out" || fail "ioacct -j $J.1 --nodes on mc$k failed"
+	grep -F "$J.1|mc2|$WMNT|22000" "$T/q.out" > /dev/null ||
+		{ cat "$T/q.out"; fail "ioacct -j $J.1 --nodes on mc$k: no exact row of mc2"; }
+done
+ok "ioacct -j $J on each node: the whole job ($all bytes on $WMNT), each step's exact bytes, --nodes"
 exit 0

@@ -1399,6 +1399,8 @@ static void test_query_request_roundtrip(void **state)
 	in.u.select.end_ns = INT64_MAX;
 	in.u.select.after_key = 1234567890123LL;
 	in.u.select.peaks = 1;
+	in.u.select.by_node = 1;
+	in.u.select.local = 1;
 	roundtrip_request(&in, &out);
 	assert_memory_equal(&out.u.select, &in.u.select, sizeof(in.u.select));
 	assert_string_equal(ioacct_msg_type_name(IOACCT_MSG_QUERY), "query");
@@ -1661,6 +1663,7 @@ static void test_job_request_roundtrip(void **state)
 	in.u.job.after_mnt = 0;
 	in.u.job.after_op = IOACCT_OP_COUNT - 1;
 	in.u.job.after_bin = UINT32_MAX;
+	in.u.job.local = 1;
 	roundtrip_request(&in, &out);
 	assert_memory_equal(&out.u.job, &in.u.job, sizeof(in.u.job));
 }

@@ -1,0 +1,255 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Cluster-wide queries (issue 13): two real ioacctds on this machine, node_name n1
+# and n2, each with its own socket, store and pins, both exporting to one private
+# PostgreSQL (scripts/pg.sh). Each runs an iorun job with the same job id writing
+# different exact bytes; once both are exported:
+#  1. ioacct -j through either daemon shows one job, the bytes summed exactly, its
+#     NodeList both nodes; --nodes (or the Node field) one exact row per node;
+#  2. private_data = yes (n2): a user sees their own job, summed over the nodes, and
+#     nothing of root's;
+#  3. PostgreSQL down: ioacct fails with a message saying so and how to read this
+#     node's store (--local), which gives this node's part exactly; PostgreSQL back:
+#     the whole job again, without restarting ioacctd.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../scripts/pg.sh"
+require_root_bpf
+IOACCT=$abs_top_builddir/reports/ioacct
+[ -x "$IOACCT" ] || fail "$IOACCT not built"
+pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
+id postgres > /dev/null 2>&1 || skip "no postgres user (Debian: postgresql)"
+command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the store"
+command -v runuser > /dev/null || skip "runuser is needed to run PostgreSQL and ioacct as other users"
+command -v useradd > /dev/null || skip "useradd is needed to create an unprivileged user"
+grep -q '^#define HAVE_LIBPQ 1' "$abs_top_builddir/ioacct-config.h" ||
+	skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
+
+PGD=$(mktemp -d /var/tmp/ioacct-pg.XXXXXX)
+chmod 755 "$PGD"
+EXTRA_CONF="cluster_db = $(pg_url "$PGD")
+node_name = n1"
+setup
+PIN2=$PIN-n2
+CG2=ioacct-test-$$-n2
+N2=$T/n2
+D2_PID=
+stop_n2() {
+	[ -n "$D2_PID" ] || return 0
+	kill -TERM "$D2_PID" 2>/dev/null
+	wait "$D2_PID" 2>/dev/null
+	D2_PID=
+}
+cleanup() {
+	local rc=$?
+	stop_daemon
+	stop_n2
+	pg_stop "$PGD"
+	rm -rf "$PGD" "$PIN2" 2>/dev/null
+	for d in /sys/fs/cgroup/unified/$CG2 /sys/fs/cgroup/*/$CG2; do
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	(exit $rc)
+	teardown
+}
+trap cleanup EXIT
+pg_init "$PGD" || fail "cannot start PostgreSQL in $PGD"
+
+U=ioacct-test
+id "$U" > /dev/null 2>&1 || useradd -M -s /bin/sh "$U" || skip "cannot create user $U"
+UID_U=$(id -u "$U")
+
+# n2: the same cluster store, its own everything else, and private_data.
+mkdir -p "$N2"
+CONF2=$N2/ioacct.conf
+cat > "$CONF2" << CONF
+socket = $N2/ioacctd.sock
+db = $N2/ioacct.db
+pidfile = $N2/ioacctd.pid
+bpf_pin_dir = $PIN2
+cgroup_parent = $CG2
+drain_interval = 0.2
+cluster_db = $(pg_url "$PGD")
+node_name = n2
+private_data = yes
+CONF
+# The user must reach the configurations and the sockets.
+chmod 755 "$T" "$N2"
+
+start_daemon
+"$IOACCTD" -f -c "$CONF2" -v >> "$N2/ioacctd.log" 2>&1 &
+D2_PID=$!
+for _ in $(seq 1 200); do
+	"$IOPOKE" "$N2/ioacctd.sock" status 2> /dev/null | grep -q '^status=0' && break
+	kill -0 "$D2_PID" 2> /dev/null || { tail "$N2/ioacctd.log"; fail "ioacctd n2 exited at start"; }
+	sleep 0.05
+done
+"$IOPOKE" "$N2/ioacctd.sock" status 2> /dev/null | grep -q '^status=0' ||
+	fail "ioacctd n2 did not answer in 10 s"
+
+D=$T/files
+mkdir -p "$D"
+MNT=$(mount_of "$D")
+
+# run_on CONF JOB SIZE COUNT: an iorun job through that daemon writing COUNT x SIZE bytes.
+run_on() {
+	IOACCT_CONF=$1 "$IORUN" --job-id "$2" -o /dev/null -- "$IOWORK" write "$D/f-$2-$RANDOM" "$3" "$4" ||
+		fail "iorun job $2 on $1 failed"
+}
+# wait_drained DB: until that node's outbox is empty.
+wait_drained() {
+	for _ in $(seq 1 600); do
+		[ "$(sqlite3 "$1" 'SELECT count(*) FROM export_queue')" = 0 ] && return 0
+		sleep 0.1
+	done
+	fail "jobs of $1 still wait for the cluster store after 60 s"
+}
+pg() { runuser -u postgres -- "$PGBIN/psql" -h "$PGD" -d ioacct -tAq -c "$1"; }
+
+# expect_lines WHAT FILE LINE...: FILE holds exactly these lines, in this order.
+expect_lines() {
+	local what=$1 file=$2
+	shift 2
+	if [ $# -eq 0 ]; then : > "$T/expected"; else printf '%s\n' "$@" > "$T/expected"; fi
+	diff -u "$T/expected" "$file" > "$T/diff" || { cat "$T/diff"; fail "$what"; }
+}
+# q CONF ARGS...: ioacct through that node's daemon; the rows on $MNT, job rows only.
+q() {
+	local conf=$1
+	shift
+	IOACCT_CONF=$conf "$IOACCT" -X -n -P "$@" > "$T/raw" || { cat "$T/raw"; fail "ioacct $* failed"; }
+	grep -F "|$MNT|" "$T/raw" > "$T/out" || :
+}
+
+# Job 7001 on both nodes (root's), job 7002 on both nodes (the user's, below).
+run_on "$CONF" 7001 1048576 3
+run_on "$CONF2" 7001 4096 5
+run_on "$CONF" 7002 65536 2
+run_on "$CONF2" 7002 1000 7
+wait_drained "$T/ioacct.db"
+wait_drained "$N2/ioacct.db"
+[ "$(pg 'SELECT count(*) FROM jobs WHERE job_id IN (7001, 7002)')" = 4 ] ||
+	fail "PostgreSQL has $(pg 'SELECT count(*) FROM jobs WHERE job_id IN (7001, 7002)') rows of jobs 7001 and 7002, not 4"
+# Job 7002 becomes the user's, on both nodes, as if Slurm had run it for them.
+pg "UPDATE jobs SET uid = $UID_U, \"user\" = '$U' WHERE job_id = 7002" > /dev/null ||
+	fail "cannot give job 7002 to $U"
+
+# ---- 1. whole jobs through either daemon; per node on demand -------------------------
+for c in "$CONF" "$CONF2"; do
+	q "$c" -j 7001 -o JobID,NodeList,Mount,WriteBytes --mounts
+	expect_lines "ioacct -j 7001 through $c: one job, summed" "$T/out" "7001|n1,n2|$MNT|3166208"
+	q "$c" -j 7001 -o JobID,Node,Mount,WriteBytes --mounts
+	expect_lines "ioacct -j 7001 -o Node through $c: one row per node" "$T/out" \
+		"7001|n1|$MNT|3145728" "7001|n2|$MNT|20480"
+	q "$c" -j 7001 --nodes -o JobID,NodeList,Mount,WriteBytes,Writes --mounts
+	expect_lines "ioacct -j 7001 --nodes through $c" "$T/out" \
+		"7001|n1|$MNT|3145728|3" "7001|n2|$MNT|20480|5"
+done
+# Without a job id: every job of the window, each once.
+q "$CONF" -S now-1hours -o JobID,NodeList,Mount,WriteBytes --mounts
+expect_lines "ioacct -S now-1hours: each job once, summed" "$T/out" \
+	"7001|n1,n2|$MNT|3166208" "7002|n1,n2|$MNT|138072"
+ok "ioacct -j through either node: the whole job, exact; --nodes and Node: one exact row per node"
+
+# A running job is in no cluster store yet: its node lists it (its part), after the others.
+mkfifo "$T/go"
+IOACCT_CONF=$CONF "$IORUN" --job-id 7004 -o /dev/null -- "$IOWORK" write "$D/r" 4096 2 , wait < "$T/go" &
+RUNNING=$!
+exec 9> "$T/go"
+for _ in $(seq 1 300); do
+	q "$CONF" -S now-1hours -o JobID,NodeList,Mount,WriteBytes,State --mounts
+	grep -q "^7004|n1|$MNT|8192|RUNNING$" "$T/out" && break
+	sleep 0.1
+done
+expect_lines "a running job after the cluster's" "$T/out" \
+	"7001|n1,n2|$MNT|3166208|COMPLETED" "7002|n1,n2|$MNT|138072|COMPLETED" "7004|n1|$MNT|8192|RUNNING"
+q "$CONF2" -S now-1hours -o JobID,Mount,WriteBytes --mounts
+expect_lines "n2 does not run job 7004" "$T/out" "7001|$MNT|3166208" "7002|$MNT|138072"
+echo go >&9
+exec 9>&-
+wait $RUNNING || fail "iorun 7004 failed"
+wait_drained "$T/ioacct.db"
+q "$CONF" -j 7004 -o JobID,NodeList,Mount,WriteBytes,State --mounts
+expect_lines "job 7004 finished: from the cluster store" "$T/out" "7004|n1|$MNT|8192|COMPLETED"
+ok "a running job: listed by its node (its part) after the cluster store's, then from the cluster store"
+
+# ---- 2. private_data = yes: a user sees their own jobs, cluster-wide -----------------
+as_user() { runuser -u "$U" -- env IOACCT_CONF="$CONF2" "$@"; }
+as_user "$IOACCT" -S now-1hours -X -n -P -o JobID,User,NodeList,Mount,WriteBytes --mounts > "$T/raw" ||
+	{ cat "$T/raw"; fail "user ioacct (private) failed"; }
+grep -F "|$MNT|" "$T/raw" > "$T/out" || :
+expect_lines "private: the user's own job, summed over the nodes" "$T/out" "7002|$U|n1,n2|$MNT|138072"
+as_user "$IOACCT" -j 7001 -X -n -P -o JobID > "$T/out" || fail "user ioacct -j 7001 failed"
+expect_lines "private: root's job is not there for the user" "$T/out"
+as_user "$IOACCT" -u root -S now-1hours -X -n -P -o JobID > "$T/out" || fail "user ioacct -u root failed"
+expect_lines "private: -u root gives the user nothing" "$T/out"
+as_user "$IOACCT" -j 7002 --nodes -X -n -P -o JobID,Node,Mount,WriteBytes --mounts > "$T/raw" ||
+	fail "user ioacct --nodes failed"
+grep -F "|$MNT|" "$T/raw" > "$T/out" || :
+expect_lines "private: the user's job per node" "$T/out" "7002|n1|$MNT|131072" "7002|n2|$MNT|7000"
+q "$CONF2" -S now-1hours -o JobID,Mount,WriteBytes --mounts
+expect_lines "private: root sees every job" "$T/out" "7001|$MNT|3166208" "7002|$MNT|138072" \
+	"7004|$MNT|8192"
+ok "private_data = yes: a user sees only their own jobs, whole, cluster-wide"
+
+# ---- ioreport: the whole job, its series the nodes' summed bin by bin -----------------
+IOREPORT=$abs_top_builddir/reports/ioreport
+# report_bytes JSON: "WRITE-BYTES SERIES-SUM WRITES SERIES-WRITES" on $MNT.
+report_bytes() {
+	python3 - "$1" "$MNT" << 'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = [m for m in j["mounts"] if m["mount"] == sys.argv[2]][0]
+s = [s for s in j["series"]["mounts"] if s["mount"] == sys.argv[2]][0]
+print(m["write_bytes"], sum(s["write_bytes"]), m["writes"], sum(s["writes"]))
+PY
+}
+for c in "$CONF" "$CONF2"; do
+	IOACCT_CONF=$c "$IOREPORT" --format json -o "$T/r.json" 7001 || fail "ioreport 7001 through $c failed"
+	[ "$(report_bytes "$T/r.json")" = "3166208 3166208 8 8" ] ||
+		fail "ioreport 7001 through $c: $(report_bytes "$T/r.json"), not 3166208 bytes in 8 writes, series too"
+done
+IOACCT_CONF=$CONF "$IOREPORT" --local --format json -o "$T/r.json" 7001 || fail "ioreport --local failed"
+[ "$(report_bytes "$T/r.json")" = "3145728 3145728 3 3" ] ||
+	fail "ioreport --local 7001 on n1: $(report_bytes "$T/r.json"), not n1's 3145728 bytes in 3 writes"
+runuser -u "$U" -- env IOACCT_CONF="$CONF2" "$IOREPORT" --format json 7002 > "$T/r.json" ||
+	fail "user ioreport 7002 (private) failed"
+[ "$(report_bytes "$T/r.json")" = "138072 138072 9 9" ] ||
+	fail "user ioreport 7002: $(report_bytes "$T/r.json"), not 138072 bytes in 9 writes"
+rc=0
+runuser -u "$U" -- env IOACCT_CONF="$CONF2" "$IOREPORT" 7001 > /dev/null 2> "$T/err" || rc=$?
+[ $rc = 1 ] && grep -q 'belongs to another user' "$T/err" ||
+	{ cat "$T/err"; fail "user ioreport of root's job 7001: exit $rc, not refused"; }
+ok "ioreport through either node: the whole job, exact, series summed; --local: the node's; private"
+
+# ---- 3. PostgreSQL down: an error saying so; --local; back again ---------------------
+pg_stop "$PGD"
+for attempt in 1 2; do
+	if IOACCT_CONF=$CONF "$IOACCT" -j 7001 -X -n -P > "$T/out" 2> "$T/err"; then
+		fail "ioacct -j 7001 succeeded with PostgreSQL down (attempt $attempt): $(cat "$T/out")"
+	fi
+	[ "$(wc -l < "$T/err")" = 1 ] || { cat "$T/err"; fail "PostgreSQL down: not one line of error"; }
+	grep -q 'cluster store (cluster_db) unavailable: .*ioacct --local' "$T/err" ||
+		{ cat "$T/err"; fail "PostgreSQL down: the error does not say so (attempt $attempt)"; }
+done
+q "$CONF" --local -j 7001 -o JobID,NodeList,Mount,WriteBytes --mounts
+expect_lines "--local with PostgreSQL down: this node's part" "$T/out" "7001|n1|$MNT|3145728"
+rc=0
+IOACCT_CONF=$CONF "$IOREPORT" 7001 > /dev/null 2> "$T/err" || rc=$?
+[ $rc = 1 ] && grep -q 'cluster store (cluster_db) unavailable: .*ioreport --local' "$T/err" ||
+	{ cat "$T/err"; fail "ioreport with PostgreSQL down: exit $rc, or the error does not say so"; }
+IOACCT_CONF=$CONF "$IOREPORT" --local --format json -o "$T/r.json" 7001 ||
+	fail "ioreport --local with PostgreSQL down failed"
+[ "$(report_bytes "$T/r.json")" = "3145728 3145728 3 3" ] ||
+	fail "ioreport --local 7001 with PostgreSQL down: $(report_bytes "$T/r.json")"
+# A job run now still gets its exact report from iorun (this node's store, by key).
+IOACCT_CONF=$CONF "$IORUN" --job-id 7003 --json -o "$T/r.json" -- "$IOWORK" write "$D/g" 4096 3 ||
+	fail "iorun with PostgreSQL down failed"
+[ "$(report_bytes "$T/r.json")" = "12288 12288 3 3" ] ||
+	fail "iorun's report with PostgreSQL down: $(report_bytes "$T/r.json"), not 12288 bytes in 3 writes"
+q "$CONF2" --local -j 7001 -o JobID,NodeList,Mount,WriteBytes --mounts
+expect_lines "--local on n2: n2's part" "$T/out" "7001|n2|$MNT|20480"
+pg_start "$PGD" || fail "cannot start PostgreSQL again"
+q "$CONF" -j 7001 -o JobID,NodeList,Mount,WriteBytes --mounts
+expect_lines "PostgreSQL back: the whole job again" "$T/out" "7001|n1,n2|$MNT|3166208"
+ok "PostgreSQL down: a one-line error naming the way out (--local, exact); back: whole jobs again"
+exit 0
