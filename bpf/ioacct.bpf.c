@@ -380,8 +380,6 @@ static __always_inline __u32 err_class(long ret)
 	case 122: /* EDQUOT */
 		return IOACCT_ERR_SPACE;
 	case 5:   /* EIO */
-	case 6:   /* ENXIO */
-	case 19:  /* ENODEV */
 	case 67:  /* ENOLINK */
 	case 70:  /* ECOMM */
 	case 74:  /* EBADMSG (EFSBADCRC) */

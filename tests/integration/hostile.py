@@ -60,6 +60,7 @@ def closed_by_peer(s):
 
 
 STOP = False
+HELD_S = 2.5
 
 
 def on_term(signum, frame):
@@ -71,8 +72,11 @@ def hold(path, n, seconds, first, step):
     """Keeps n connections open for `seconds`, each started with first(sock) and
     redone when the daemon drops it; step(socks) between rounds. Returns (most
     connections held at once, how many were dropped and redone). Held means still
-    open a second after connecting: a connection the daemon refuses is closed as
-    soon as it is accepted, but looks open while it waits in the backlog."""
+    open HELD_S after connecting: a connection the daemon refuses is closed as
+    soon as it is accepted, but looks open while it waits in the backlog, which
+    on a loaded machine (the 10,000-connection burst runs at the same time) can
+    take more than a second. HELD_S stays below the daemon's 5 s request deadline,
+    after which even an accepted idle connection is dropped."""
     socks, since, redone, most = [None] * n, [0.0] * n, 0, 0
     end = time.monotonic() + seconds
     while time.monotonic() < end and not STOP:
@@ -91,7 +95,7 @@ def hold(path, n, seconds, first, step):
         step([s for s in socks if s is not None])
         now = time.monotonic()
         most = max(most, sum(1 for i, s in enumerate(socks)
-                             if s is not None and now - since[i] >= 1 and not closed_by_peer(s)))
+                             if s is not None and now - since[i] >= HELD_S and not closed_by_peer(s)))
     for s in socks:
         if s is not None:
             s.close()
