@@ -148,10 +148,20 @@ make_user() {
 	id "$1" >/dev/null 2>&1 || useradd -m -s /bin/bash "$1"
 }
 
+# sbatch passes on the submitter's environment (--export=ALL), and runuser
+# keeps ours: root's PATH, with directories like /root/.cargo/bin that the
+# user cannot search. The job's shell then fails a stat with EACCES in each
+# of them for every command it looks up (5 for a `dd`), which the job's
+# report rightly counts as permission errors and WARNs of. A user submits
+# with a PATH of their own, so the job gets ours without the directories
+# the user cannot search.
 submit_as() {
-	local user=$1 out
+	local user=$1 out path
 	shift
-	out=$(runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable "$@") ||
+	path=$(runuser -u "$user" -- bash -c 'IFS=:; p=; for d in $PATH; do
+		[ -d "$d" ] && [ -x "$d" ] && p=${p:+$p:}$d; done; echo "$p"') ||
+		fail "runuser -u $user failed: cannot submit as $user"
+	out=$(runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" PATH="$path" sbatch --parsable "$@") ||
 		fail "sbatch $* failed: $out"
 	echo "${out%%;*}"
 }

@@ -4,7 +4,8 @@
 # slurmd started here), jobs submitted by an unprivileged user:
 #  1. sbatch --io-monitor with a batch step and two srun steps writing exact,
 #     different byte counts to two mounts: report where the pattern says,
-#     owned by the user, exact per-mount and per-step bytes in the store;
+#     owned by the user, exact per-mount and per-step bytes in the store, no
+#     permission (nor space, I/O) errors and no errors advice;
 #  2. a job without the flag: no report, nothing stored; with default=on in
 #     plugstack.conf, monitored anyway;
 #  5. two jobs running at once: no byte of one is attributed to the other;
@@ -59,6 +60,12 @@ PY
 [ "$(report_bytes_written "$R" "$SMNT")" = 5242880 ] || fail "report: $SMNT is not 5242880 bytes written"
 [ "$(report_bytes_written "$R" "$WMNT")" = 4194304 ] || fail "report: $WMNT is not 4194304 bytes written"
 grep -q '^# state: COMPLETED$' "$R" || fail "report: state is not COMPLETED"
+# A plain job fails no call for want of permission. Once it did: sbatch
+# passed on the submitter's (root's) PATH, and the job's shell, looking for
+# srun, stat'ed /root/.cargo/bin/srun and friends: 5 EACCES, a WARN.
+! grep -E '^(HIGH|WARN) errors:' "$R" || fail "report: a plain job WARNs of errors"
+n=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select coalesce(sum(t.err_access + t.err_space + t.err_io), -1) from totals t join jobs j on j.key=t.job_key where j.job_id=?", (int(sys.argv[2]),)).fetchone()[0])' "$T/ioacct.db" "$J")
+[ "$n" = 0 ] || fail "store: job $J has $n permission, space or I/O errors, expected 0"
 ok "monitored job: report by the user, exact bytes per step and mount"
 
 # 2. Not monitored.
