@@ -95,7 +95,7 @@ static void usage(FILE *out)
 		"  -M, --cluster NAME     with --job: the job's cluster (default: the daemon's; iorun\n"
 		"                         jobs are cluster iorun)\n"
 		"      --buffer-size N    ring buffer bytes, a power of 2 >= 4096 (default 4M; K, M allowed)\n"
-		"  -c, --config FILE      configuration (cgroup_parent; default " IOACCT_CONFIG_FILE ",\n"
+		"  -c, --config FILE      configuration (cgroup_parent, socket; default " IOACCT_CONFIG_FILE ",\n"
 		"                         or $IOACCT_CONF)\n"
 		"  -h, --help             this help\n"
 		"\n"
