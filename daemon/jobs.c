@@ -1201,6 +1201,32 @@ nomem:
 	return -ENOMEM;
 }
 
+/* The cgroups the job's running steps are watched through, for iotrace --job. -ENOMEM. */
+static int snapshot_watches(const struct djob *j, struct ioacct_reply *rep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->nsteps; i++)
+		n += j->steps[i]->nwatches;
+	if (!n)
+		return 0;
+	rep->watches = calloc(n, sizeof(*rep->watches));
+	if (!rep->watches)
+		return -ENOMEM;
+	for (size_t i = 0; i < j->nsteps; i++) {
+		const struct dstep *s = j->steps[i];
+
+		for (size_t k = 0; k < s->nwatches; k++) {
+			struct ioacct_watch_row *w = &rep->watches[rep->nwatches++];
+
+			w->step_id = s->step_id;
+			w->hier = s->watches[k].hier;
+			ioacct_strlcpy(w->cgroup, s->watches[k].cgroup, sizeof(w->cgroup));
+		}
+	}
+	return 0;
+}
+
 /* Counts so far of a running job: what the store has plus what the kernel holds. */
 static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_query *req,
 			    uid_t peer, struct ioacct_reply *rep)
@@ -1237,6 +1263,11 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 	}
 	if (ret) {
 		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
+		return;
+	}
+	ret = snapshot_watches(j, rep);
+	if (ret) {
+		ioacct_reply_error(rep, ret, "out of memory");
 		return;
 	}
 	rep->job_id = j->job.job_id;

@@ -10,7 +10,10 @@
  * cgroup2 cgroup and the programs are attached, then released, so its first
  * call is traced; the trace ends when it exits. `--pid PID`: the programs
  * trace PID's cgroup, and only PID's events are kept (in user space, by
- * thread group id), until PID exits or iotrace is interrupted.
+ * thread group id), until PID exits or iotrace is interrupted. `--job ID`:
+ * the local ioacctd says which cgroups the job's running steps are watched
+ * through (its snapshot reply); the programs trace the step's cgroup2 cgroup
+ * until it is empty or gone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,7 @@
 
 #include "config.h"
 #include "procfs.h"
+#include "proto.h"
 #include "trace.h"
 #include "tracer.h"
 #include "util.h"
@@ -45,6 +49,10 @@ struct opts {
 	struct ioacct_trace_assert asserts[MAX_ASSERTS];
 	size_t nasserts;
 	pid_t pid;
+	uint64_t job;
+	uint32_t step;
+	bool has_step;
+	const char *cluster;
 	unsigned long buffer_size;
 	const char *config;
 	char **argv;
@@ -66,7 +74,9 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: iotrace [OPTIONS] -- COMMAND [ARGS...]\n"
 		"       iotrace [OPTIONS] --pid PID\n"
-		"Prints every I/O call of COMMAND (or of process PID), one line per completed call.\n"
+		"       iotrace [OPTIONS] --job ID [--step S] [-M CLUSTER]\n"
+		"Prints every I/O call of COMMAND (or of process PID, or of a running job's step),\n"
+		"one line per completed call.\n"
 		"\n"
 		"  -p, --format FORMAT    line format (default \"%s\"):\n"
 		"                         %%c op, %%p pid, %%t tid, %%n comm, %%m mount, %%f path,\n"
@@ -79,8 +89,13 @@ static void usage(FILE *out)
 		"      --assert EXPR      count(FILTER) CMP N or bytes(FILTER) CMP N over every call;\n"
 		"                         exit 1 if one does not hold (e.g. 'count(op=open)<=100')\n"
 		"      --pid PID          trace process PID (its cgroup's calls, kept if PID's) until it exits\n"
+		"      --job ID           trace the running job ID's step on this node (its cgroup2 cgroup,\n"
+		"                         as the local ioacctd watches it) until the step ends\n"
+		"      --step S           with --job: that step (needed when several are running)\n"
+		"  -M, --cluster NAME     with --job: the job's cluster (default: the daemon's; iorun\n"
+		"                         jobs are cluster iorun)\n"
 		"      --buffer-size N    ring buffer bytes, a power of 2 >= 4096 (default 4M; K, M allowed)\n"
-		"  -c, --config FILE      configuration (cgroup_parent; default " IOACCT_CONFIG_FILE ",\n"
+		"  -c, --config FILE      configuration (cgroup_parent, socket; default " IOACCT_CONFIG_FILE ",\n"
 		"                         or $IOACCT_CONF)\n"
 		"  -h, --help             this help\n"
 		"\n"
@@ -89,7 +104,7 @@ static void usage(FILE *out)
 		IOACCT_TRACE_DEFAULT_FORMAT);
 }
 
-enum { OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB };
+enum { OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB, OPT_STEP };
 
 static int parse_size(const char *s, unsigned long *out)
 {
@@ -121,6 +136,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "assert", required_argument, NULL, OPT_ASSERT },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "job", required_argument, NULL, OPT_JOB },
+		{ "step", required_argument, NULL, OPT_STEP },
+		{ "cluster", required_argument, NULL, 'M' },
 		{ "buffer-size", required_argument, NULL, OPT_BUFSZ },
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
@@ -132,7 +149,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	o->format = IOACCT_TRACE_DEFAULT_FORMAT;
 	o->buffer_size = IOACCT_TRACER_BUFFER_DEFAULT;
-	while ((c = getopt_long(argc, argv, "+p:c:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:c:M:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (ioacct_trace_format_check(optarg, err, sizeof(err))) {
@@ -170,8 +187,33 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case OPT_JOB:
-			fprintf(stderr, "iotrace: --job is not implemented yet: trace a step's process with --pid\n");
-			return -EINVAL;
+			errno = 0;
+			o->job = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || *optarg == '-' || o->job == 0) {
+				fprintf(stderr, "iotrace: --job: '%s' is not a job id\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_STEP: {
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || *optarg == '-' || v > UINT32_MAX) {
+				fprintf(stderr, "iotrace: --step: '%s' is not a step id\n", optarg);
+				return -EINVAL;
+			}
+			o->step = (uint32_t)v;
+			o->has_step = true;
+			break;
+		}
+		case 'M':
+			if (strlen(optarg) >= IOACCT_SHORT_MAX) {
+				fprintf(stderr, "iotrace: -M: cluster name '%s' is too long\n", optarg);
+				return -EINVAL;
+			}
+			o->cluster = optarg;
+			break;
 		case OPT_BUFSZ: {
 			long page = sysconf(_SC_PAGESIZE);
 
@@ -196,8 +238,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		}
 	}
 	o->argv = argv + optind;
-	if (!o->pid == !o->argv[0]) {
-		fprintf(stderr, "iotrace: give either -- COMMAND [ARGS...] or --pid PID (see --help)\n");
+	if ((o->pid != 0) + (o->job != 0) + (o->argv[0] != NULL) != 1) {
+		fprintf(stderr,
+			"iotrace: give one of -- COMMAND [ARGS...], --pid PID or --job ID (see --help)\n");
+		return -EINVAL;
+	}
+	if ((o->has_step || o->cluster) && !o->job) {
+		fprintf(stderr, "iotrace: --step and -M go with --job\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -288,6 +335,111 @@ static int pid_cgroup(pid_t pid, uint64_t *id, uint32_t *level)
 	return ret;
 }
 
+/*
+ * --job: asks the local ioacctd (its snapshot reply lists the cgroups the
+ * job's running steps are watched through) for the step's cgroup2 cgroup.
+ */
+static int job_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id, uint32_t *level)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_SNAPSHOT };
+	struct ioacct_reply rep = { 0 };
+	const struct ioacct_watch_row *v2 = NULL, *v1 = NULL;
+	struct ioacct_config cfg;
+	char err[1024], mnt[PATH_MAX], step[32] = "";
+	unsigned long long job = (unsigned long long)o->job;
+	size_t nv2 = 0;
+	int ret;
+
+	ioacct_config_defaults(&cfg);
+	if (ioacct_config_load(&cfg, o->config, err, sizeof(err))) {
+		fprintf(stderr, "iotrace: %s\n", err);
+		return -EINVAL;
+	}
+	if (o->has_step)
+		snprintf(step, sizeof(step), " %u", o->step);
+	req.u.query.job_id = o->job;
+	if (o->cluster)
+		ioacct_strlcpy(req.u.query.cluster, o->cluster, sizeof(req.u.query.cluster));
+	ret = ioacct_client_call(cfg.socket_path, &req, &rep, 10000, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "iotrace: --job %llu: %s (is ioacctd running on this node?)\n", job, err);
+		goto out;
+	}
+	if (rep.status) {
+		ret = rep.status;
+		fprintf(stderr, "iotrace: --job %llu: %s\n", job, rep.error);
+		goto out;
+	}
+	for (size_t i = 0; i < rep.nwatches; i++) {
+		const struct ioacct_watch_row *w = &rep.watches[i];
+
+		if (o->has_step && w->step_id != o->step)
+			continue;
+		if (w->hier != IOACCT_HIER_V2) {
+			v1 = v1 ? v1 : w;
+			continue;
+		}
+		/* Steps of one job may share a cgroup (iorun's, a v2 job cgroup): one is enough. */
+		if (!v2 || strcmp(v2->cgroup, w->cgroup))
+			nv2++;
+		v2 = v2 ? v2 : w;
+	}
+	ret = -ENOENT;
+	if (!rep.nwatches) {
+		fprintf(stderr,
+			"iotrace: --job %llu: ioacctd named no cgroup for it (the job has no running step on "
+			"this node, or ioacctd is older than iotrace)\n", job);
+		goto out;
+	}
+	if (!v2 && v1) {
+		ret = -EOPNOTSUPP;
+		fprintf(stderr,
+			"iotrace: --job %llu%s is watched through cgroup v1 only (%s): iotrace traces cgroup2 "
+			"cgroups; trace one of its processes with --pid if it also has a cgroup2 cgroup\n",
+			job, step, v1->cgroup);
+		goto out;
+	}
+	if (!v2) {
+		fprintf(stderr, "iotrace: --job %llu has no running step%s on this node\n", job, step);
+		goto out;
+	}
+	if (nv2 > 1) {
+		ret = -EINVAL;
+		fprintf(stderr,
+			"iotrace: --job %llu has %zu running steps in different cgroups: choose one with --step\n",
+			job, nv2);
+		goto out;
+	}
+	ioacct_strlcpy(dir, v2->cgroup, len);
+	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
+	if (!ret)
+		ret = ioacct_tracer_cgroup(mnt, dir, id, level);
+	if (ret)
+		fprintf(stderr, "iotrace: --job %llu: cannot find the id of cgroup %s: %s\n", job, dir,
+			strerror(-ret));
+out:
+	ioacct_reply_free(&rep);
+	return ret;
+}
+
+/* Whether cgroup2 directory `dir` still has processes (cgroup.events); false once it is gone. */
+static bool cgroup_populated(const char *dir)
+{
+	char path[PATH_MAX + 32], line[128];
+	bool populated = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "populated ", 10))
+			populated = line[10] == '1';
+	fclose(f);
+	return populated;
+}
+
 /* ---- the command ---------------------------------------------------------------------- */
 
 /* Forks the command, held on a pipe until *go is written to or closed. */
@@ -339,8 +491,9 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Polls the ring buffer until the command (or --pid's process) is gone. */
-static int trace_loop(struct ioacct_tracer *tr, const struct opts *o, pid_t child, int *status)
+/* Polls the ring buffer until the command (or --pid's process, or --job's step) is gone. */
+static int trace_loop(struct ioacct_tracer *tr, const struct opts *o, const char *jobdir, pid_t child,
+		      int *status)
 {
 	int ret;
 
@@ -355,7 +508,11 @@ static int trace_loop(struct ioacct_tracer *tr, const struct opts *o, pid_t chil
 
 			if (w == child)
 				break;
-		} else if (stop || (kill(o->pid, 0) < 0 && errno == ESRCH)) {
+		} else if (stop) {
+			break;
+		} else if (o->pid && kill(o->pid, 0) < 0 && errno == ESRCH) {
+			break;
+		} else if (o->job && !cgroup_populated(jobdir)) {
 			break;
 		}
 	}
@@ -371,7 +528,7 @@ int main(int argc, char **argv)
 	struct opts o = { 0 };
 	struct tracer t = { .o = &o };
 	struct ioacct_tracer *tr = NULL;
-	char cgroup[PATH_MAX] = "", err[1024];
+	char cgroup[PATH_MAX] = "", jobdir[PATH_MAX] = "", err[1024];
 	int go = -1, status = 0, ret, exit_code = EXIT_TRACE;
 	uint64_t cgid = 0, lost;
 	uint32_t level = 0;
@@ -382,11 +539,14 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	if (geteuid() != 0) {
 		fprintf(stderr, "iotrace: needs root (it loads BPF programs%s)\n",
-			o.pid ? "" : " and creates a cgroup");
+			o.argv[0] ? " and creates a cgroup" : "");
 		return EXIT_TRACE;
 	}
 	if (o.pid) {
 		if (pid_cgroup(o.pid, &cgid, &level))
+			goto out;
+	} else if (o.job) {
+		if (job_cgroup(&o, jobdir, sizeof(jobdir), &cgid, &level))
 			goto out;
 	} else {
 		if (make_cgroup(&o, cgroup, sizeof(cgroup), &cgid, &level)) {
@@ -411,6 +571,9 @@ int main(int argc, char **argv)
 	}
 	if (o.pid)
 		fprintf(stderr, "iotrace: tracing pid %d until it exits (interrupt to stop)\n", (int)o.pid);
+	if (o.job)
+		fprintf(stderr, "iotrace: tracing job %llu in %s until it is empty (interrupt to stop)\n",
+			(unsigned long long)o.job, jobdir);
 	if (child) {
 		if (write(go, "g", 1) != 1) {
 			fprintf(stderr, "iotrace: cannot start the command: %s\n", strerror(errno));
@@ -419,7 +582,7 @@ int main(int argc, char **argv)
 		close(go);
 		go = -1;
 	}
-	if (trace_loop(tr, &o, child, &status))
+	if (trace_loop(tr, &o, jobdir, child, &status))
 		goto out;
 	if (fflush(stdout) && !t.out_err)
 		fprintf(stderr, "iotrace: standard output: %s; some events were not printed\n",

@@ -95,7 +95,10 @@ enum ioacct_attr {
 	IOACCT_ATTR_ERR_CLASSES = 57,
 	IOACCT_ATTR_BIN = 58,
 	IOACCT_ATTR_QSERIES = 59,
-	/* 60..69 free; 70 on: the cluster store's. */
+	/* A snapshot reply's watched cgroups (iotrace --job); older clients ignore them. */
+	IOACCT_ATTR_HIER = 60,
+	IOACCT_ATTR_WATCH = 61,
+	/* 62..69 free; 70 on: the cluster store's. */
 	IOACCT_ATTR_NODE_NAME = 70,
 	IOACCT_ATTR_BY_NODE = 71,
 	IOACCT_ATTR_LOCAL = 72,
@@ -186,6 +189,8 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_ERR_CLASSES] = { "err_classes", KIND_ERRCLS },
 	[IOACCT_ATTR_BIN] = { "bin", KIND_U32 },
 	[IOACCT_ATTR_QSERIES] = { "series", KIND_NESTED },
+	[IOACCT_ATTR_HIER] = { "hier", KIND_U32 },
+	[IOACCT_ATTR_WATCH] = { "watch", KIND_NESTED },
 	[IOACCT_ATTR_NODE_NAME] = { "node_name", KIND_STRING },
 	[IOACCT_ATTR_BY_NODE] = { "by_node", KIND_U32 },
 	[IOACCT_ATTR_LOCAL] = { "local", KIND_U32 },
@@ -320,6 +325,7 @@ static const struct field reply_fields[] = {
 	REP(qpeaks, IOACCT_ATTR_QPEAK, F_REPEAT),
 	REP(qseries, IOACCT_ATTR_QSERIES, F_REPEAT),
 	REP(more, IOACCT_ATTR_MORE, 0),
+	REP(watches, IOACCT_ATTR_WATCH, F_REPEAT),
 };
 
 #define ROW(member, attr, flags) FIELD(struct ioacct_snap_row, member, attr, flags)
@@ -331,6 +337,13 @@ static const struct field row_fields[] = {
 	ROW(mount.fstype, IOACCT_ATTR_MNT_FSTYPE, 0),
 	ROW(mount.source, IOACCT_ATTR_MNT_SOURCE, 0),
 	COUNTER_FIELDS(ROW, c),
+};
+
+#define WATCH(member, attr, flags) FIELD(struct ioacct_watch_row, member, attr, flags)
+static const struct field watch_fields[] = {
+	WATCH(step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	WATCH(hier, IOACCT_ATTR_HIER, F_REQUIRED),
+	WATCH(cgroup, IOACCT_ATTR_CGROUP, F_REQUIRED),
 };
 
 #define QJOB(member, attr, flags) FIELD(struct ioacct_job, member, attr, flags)
@@ -428,6 +441,8 @@ static const struct nested nested[] = {
 	       MAX_ROWS),
 	NESTED(IOACCT_ATTR_QSERIES, "series row", qtotal_fields, struct ioacct_qtotal_row, qseries,
 	       nqseries, MAX_ROWS),
+	NESTED(IOACCT_ATTR_WATCH, "watch", watch_fields, struct ioacct_watch_row, watches, nwatches,
+	       IOACCT_PROTO_MAX_QROWS),
 };
 
 static const struct nested *nested_find(uint16_t attr)

@@ -168,6 +168,17 @@ struct ioacct_snap_row {
 	struct ioacct_counters c;
 };
 
+/*
+ * A cgroup a running step is watched through, in a snapshot reply (for
+ * iotrace --job): hier is IOACCT_HIER_V2 (0) or IOACCT_HIER_V1 (1), cgroup
+ * its directory ("/sys/fs/cgroup/ioacct/iorun-42").
+ */
+struct ioacct_watch_row {
+	uint32_t step_id;
+	uint32_t hier;
+	char cgroup[PATH_MAX];
+};
+
 /* Rows of a query reply, each tied to its job by job_key. At most this many steps or mounts. */
 #define IOACCT_PROTO_MAX_QROWS 65536
 
@@ -237,6 +248,9 @@ struct ioacct_reply {
 	struct ioacct_qtotal_row *qseries;
 	size_t nqseries;
 	uint32_t more;
+	/* snapshot: the running steps' watched cgroups; owned and freed likewise */
+	struct ioacct_watch_row *watches;
+	size_t nwatches;
 };
 
 void ioacct_reply_free(struct ioacct_reply *r);

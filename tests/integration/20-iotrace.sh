@@ -3,7 +3,8 @@
 # iotrace (issue 16): a known sequence of calls is printed exactly, in order,
 # with the right fields; -p formats; every filter and assertion form; a
 # process outside the traced cgroup never appears; --pid; events lost to a
-# full ring buffer are counted and printed.
+# full ring buffer are counted and printed; --job: the cgroup of a running
+# iorun job, from ioacctd, and a v1-only job refused with a reason.
 . "$(dirname "$0")/lib.sh"
 IOTRACE=$abs_top_builddir/trace/iotrace
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
@@ -192,3 +193,60 @@ grep -q "with events lost" "$T/ovf.err" || fail "the assertion does not say even
 out=$("$IOTRACE" --buffer-size 5000 -- true 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "^iotrace: --buffer-size: '5000' is not a power of 2" || fail "--buffer-size 5000: $out"
 ok "ring buffer full: $lost of $total events lost, counted and printed; assertions fail then"
+
+# ---- --job: the cgroup of a running iorun job, named by the local ioacctd ----
+start_daemon
+# job_wait ID: until ioacctd has job ID of cluster iorun running.
+job_wait() {
+	for _ in $(seq 1 400); do
+		"$IOPOKE" "$T/ioacctd.sock" snapshot "$1" iorun 2>/dev/null | grep -q '^status=0' && return 0
+		sleep 0.05
+	done
+	fail "iorun job $1 did not start"
+}
+mkfifo "$T/jfifo"
+"$IORUN" --job-id 4242 -o "$T/job.report" -- "$IOWORK" wait , write "$T/byjob" 4096 3 < "$T/jfifo" &
+jpid=$!
+exec 4> "$T/jfifo"
+job_wait 4242
+"$IOTRACE" -p '%c %s %f' --job 4242 -M iorun > "$T/job.out" 2> "$T/job.err" &
+tpid=$!
+for _ in $(seq 1 200); do grep -q '^iotrace: tracing job' "$T/job.err" && break; sleep 0.05; done
+grep -q "^iotrace: tracing job 4242 in /sys/fs/cgroup.*/ioacct-test-$$/" "$T/job.err" ||
+	fail "iotrace --job did not start: $(cat "$T/job.err")"
+# Not in the job: never printed.
+echo noise > "$T/job-noise"
+echo x >&4
+exec 4>&-
+wait $jpid || fail "iorun job 4242 failed"
+timeout 30 tail --pid=$tpid -f /dev/null || fail "iotrace --job did not end with the job"
+wait $tpid || fail "iotrace --job: exit $? ($(cat "$T/job.err"))"
+grep -q job-noise "$T/job.out" && fail "--job printed calls from outside the job"
+printf 'write 4096 %s\n' "$T/byjob" "$T/byjob" "$T/byjob" > "$T/job.want"
+grep '^write ' "$T/job.out" | diff "$T/job.want" - || fail "--job writes: $(cat "$T/job.out")"
+grep -q "^open 0 $T/byjob\$" "$T/job.out" || fail "--job open: $(cat "$T/job.out")"
+ok "--job: the job's cgroup from ioacctd, its 3 writes of 4096 bytes exactly, until it ends"
+
+# Errors: no such job, a step it does not have, a v1-only job, bad arguments.
+out=$("$IOTRACE" --job 4243 -M iorun 2>&1); rc=$?
+[ $rc = 125 ] && echo "$out" | grep -q "^iotrace: --job 4243: job 4243 of cluster iorun is not running under ioacct" ||
+	fail "--job of no job: exit $rc: $out"
+mkfifo "$T/v1fifo"
+"$IORUN" --cgroup-mode v1 --job-id 4244 -o /dev/null -- "$IOWORK" wait < "$T/v1fifo" &
+jpid=$!
+exec 4> "$T/v1fifo"
+job_wait 4244
+out=$("$IOTRACE" --job 4244 -M iorun --step 7 2>&1); rc=$?
+[ $rc = 125 ] && echo "$out" | grep -q "^iotrace: --job 4244 has no running step 7 on this node" ||
+	fail "--job --step 7: exit $rc: $out"
+out=$("$IOTRACE" --job 4244 -M iorun 2>&1); rc=$?
+[ $rc = 125 ] && echo "$out" | grep -q "^iotrace: --job 4244 is watched through cgroup v1 only (/sys/fs/cgroup/" ||
+	fail "--job of a v1 job: exit $rc: $out"
+echo x >&4
+exec 4>&-
+wait $jpid || fail "iorun job 4244 failed"
+out=$("$IOTRACE" --job x 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "^iotrace: --job: 'x' is not a job id" || fail "--job x: $out"
+out=$("$IOTRACE" --step 1 -- true 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "^iotrace: --step and -M go with --job" || fail "--step alone: $out"
+ok "--job: no such job, no such step, a v1-only job (said so), bad arguments"

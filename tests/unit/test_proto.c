@@ -1754,6 +1754,36 @@ static void test_job_reply_roundtrip(void **state)
 	ioacct_buf_free(&b);
 }
 
+/* A snapshot reply's watched cgroups (iotrace --job), with the rows; a v1 one and a longest path. */
+static void test_snapshot_watches_roundtrip(void **state)
+{
+	struct ioacct_snap_row rows[2];
+	struct ioacct_watch_row w[3];
+	struct ioacct_reply in, out;
+
+	(void)state;
+	fill_reply(&in, rows, 2);
+	memset(w, 0, sizeof(w));
+	w[0].step_id = 0;
+	w[0].hier = IOACCT_HIER_V2;
+	snprintf(w[0].cgroup, sizeof(w[0].cgroup), "/sys/fs/cgroup/ioacct/iorun-42");
+	w[1].step_id = 4294967294U;
+	w[1].hier = IOACCT_HIER_V1;
+	snprintf(w[1].cgroup, sizeof(w[1].cgroup), "/sys/fs/cgroup/memory/slurm/uid_0/job_42/step_batch");
+	w[2].step_id = 3;
+	w[2].hier = IOACCT_HIER_V2;
+	memset(w[2].cgroup, 'c', sizeof(w[2].cgroup) - 1);
+	in.watches = w;
+	in.nwatches = 3;
+	roundtrip_reply(&in, &out);
+	assert_reply_equal(&in, &out);
+	assert_int_equal(out.nwatches, 3);
+	assert_memory_equal(out.watches, w, sizeof(w));
+	ioacct_reply_free(&out);
+	assert_null(out.watches);
+	assert_int_equal(out.nwatches, 0);
+}
+
 static void test_job_reply_bad(void **state)
 {
 	struct ioacct_qtotal_row series[3];
@@ -1858,6 +1888,7 @@ int main(void)
 		cmocka_unit_test(test_query_reply_bad),
 		cmocka_unit_test(test_job_request_roundtrip),
 		cmocka_unit_test(test_job_reply_roundtrip),
+		cmocka_unit_test(test_snapshot_watches_roundtrip),
 		cmocka_unit_test(test_job_reply_bad),
 		cmocka_unit_test(test_truncated_everywhere),
 		cmocka_unit_test(test_fuzz),
