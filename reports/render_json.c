@@ -238,6 +238,9 @@ static void job(struct jw *w, const struct ioacct_report *r)
 	jw_str(w, "probe_mode", j->probe_mode);
 	if (jd->start_mono_ns)
 		jw_u64(w, "start_mono_ns", jd->start_mono_ns);
+	/* A job of several nodes, their bins aligned to the bin: how far off they may be. */
+	if (j->skew_ns)
+		jw_u64(w, "skew_ns", j->skew_ns);
 	jw_u64(w, "dropped", j->dropped_events);
 	jw_u64(w, "dropped_bytes", j->dropped_bytes);
 }

@@ -61,6 +61,9 @@ static void header(FILE *f, const struct ioacct_report *r)
 	fprintf(f, "# probe mode: %s\n", j->probe_mode);
 	fprintf(f, "# bin width: %s\n", r_secs(r->bin_width_ns, 3, buf, sizeof(buf)));
 	fprintf(f, "# bins: %" PRIu32 "\n", r->nbins);
+	if (j->skew_ns)
+		fprintf(f, "# node skew: %s (the nodes' bins aligned on the first node's start, to the bin)\n",
+			r_secs(j->skew_ns, 3, buf, sizeof(buf)));
 	fprintf(f, "# dropped events: %" PRIu64 "\n", j->dropped_events);
 	fprintf(f, "# dropped bytes: %" PRIu64 "\n", j->dropped_bytes);
 	for (size_t i = 0; i < r->nmounts; i++)

@@ -59,6 +59,12 @@ struct ioacct_job {
 	uint64_t bin_width_ns;
 	uint64_t dropped_events;
 	uint64_t dropped_bytes;
+	/*
+	 * Not stored: a job read whole from the cluster store has its nodes' bins
+	 * aligned on its earliest node's start, to the bin; this is the largest
+	 * rest, under one bin (ioacct_bin_shift). 0 for one node.
+	 */
+	uint64_t skew_ns;
 };
 
 struct ioacct_step {
@@ -122,6 +128,19 @@ unsigned int ioacct_size_bin(uint64_t size);
 const char *ioacct_size_bin_name(unsigned int bin);
 /* Inclusive upper limit of a bin; UINT64_MAX for the last. */
 uint64_t ioacct_size_bin_limit(unsigned int bin);
+
+/* Shifts beyond this many bins are not applied (ioacct_bin_shift). */
+#define IOACCT_BIN_SHIFT_MAX (1u << 24)
+/*
+ * Where one node's bins go on a multi-node job's common time axis. Each node
+ * counts its bins from its own registration (start_ns); on the axis of the
+ * earliest node (origin_ns) its bin b is bin b + the returned shift. Exact
+ * to the bin when the nodes' widths are equal; what is left, under one bin,
+ * is the skew (*skew_ns) the report must own up to. A node that started
+ * before origin_ns, a zero width or a shift over IOACCT_BIN_SHIFT_MAX gets
+ * no shift, and all of start_ns - origin_ns as its skew.
+ */
+uint32_t ioacct_bin_shift(int64_t start_ns, int64_t origin_ns, uint64_t width_ns, uint64_t *skew_ns);
 
 /* "notfound", "access", "space", "io", "other"; NULL for a class out of range. */
 const char *ioacct_err_class_name(unsigned int cls);

@@ -99,6 +99,7 @@ enum ioacct_attr {
 	IOACCT_ATTR_NODE_NAME = 70,
 	IOACCT_ATTR_BY_NODE = 71,
 	IOACCT_ATTR_LOCAL = 72,
+	IOACCT_ATTR_SKEW_NS = 73,
 	IOACCT_ATTR_COUNT
 };
 
@@ -189,6 +190,7 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_NODE_NAME] = { "node_name", KIND_STRING },
 	[IOACCT_ATTR_BY_NODE] = { "by_node", KIND_U32 },
 	[IOACCT_ATTR_LOCAL] = { "local", KIND_U32 },
+	[IOACCT_ATTR_SKEW_NS] = { "skew_ns", KIND_U64 },
 };
 
 /*
@@ -355,6 +357,7 @@ static const struct field qjob_fields[] = {
 	QJOB(bin_width_ns, IOACCT_ATTR_BIN_WIDTH_NS, 0),
 	QJOB(dropped_events, IOACCT_ATTR_DROPPED_EVENTS, 0),
 	QJOB(dropped_bytes, IOACCT_ATTR_DROPPED_BYTES, 0),
+	QJOB(skew_ns, IOACCT_ATTR_SKEW_NS, 0),
 };
 
 #define QSTEP(member, attr, flags) FIELD(struct ioacct_qstep_row, member, attr, flags)

@@ -1037,13 +1037,26 @@ static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 	if (peaks || keep_series) {
 		for (size_t i = 0; i < n; i++) {
 			int cnt, first = child_range(series, m[i].id, &cnt);
+			uint64_t skew = 0;
+			uint32_t shift = 0;
 
+			/*
+			 * Each node counts bins from its own start: put them on the
+			 * earliest node's (jd.job.start_ns, the smallest). Nodes of
+			 * another width cannot be aligned exactly: they stay as they are.
+			 */
+			if (m[i].job.bin_width_ns == jd.job.bin_width_ns)
+				shift = ioacct_bin_shift(m[i].job.start_ns, jd.job.start_ns,
+							 jd.job.bin_width_ns, &skew);
+			if (skew > jd.job.skew_ns)
+				jd.job.skew_ns = skew;
 			for (int r = first; r < first + cnt; r++) {
+				uint64_t bin = val_u64(series->res, r, 4);
 				struct ioacct_sample s = {
 					.step_id = (uint32_t)val_u64(series->res, r, 1),
 					.mnt_id = mnt_map(&m[i], (uint32_t)val_u64(series->res, r, 2)),
 					.op = (uint32_t)val_u64(series->res, r, 3),
-					.bin = (uint32_t)val_u64(series->res, r, 4),
+					.bin = bin + shift > UINT32_MAX ? (uint32_t)bin : (uint32_t)(bin + shift),
 				};
 
 				if (sample_add(&jd.series, &jd.nseries, &cap_s, true, &s, series->res,
@@ -1051,7 +1064,7 @@ static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 					goto out;
 			}
 		}
-		/* Bins of the same number on different nodes add up (query.h). */
+		/* Aligned, bins of the same number on different nodes add up (query.h). */
 		if (peaks && ioacct_query_peaks(jd.series, jd.nseries, &pk, &npk))
 			goto out;
 	}

@@ -221,6 +221,57 @@ runuser -u "$U" -- env IOACCT_CONF="$CONF2" "$IOREPORT" 7001 > /dev/null 2> "$T/
 	{ cat "$T/err"; fail "user ioreport of root's job 7001: exit $rc, not refused"; }
 ok "ioreport through either node: the whole job, exact, series summed; --local: the node's; private"
 
+# ---- ioreport: the nodes' bins aligned on the earliest node's start ------------------
+# Each node counts bins from its own start. Move n2's part of job 7001 to 2.5 bins after
+# n1's: its bin b must land on bin b + 2 of the whole job, the 0.5 bin of rest said as skew.
+# series_of JSON [SHIFT]: "bin:writes:write_bytes" on $MNT, one line per bin with writes,
+# every bin moved by SHIFT.
+series_of() {
+	python3 - "$1" "$MNT" "${2:-0}" << 'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = [s for s in j["series"]["mounts"] if s["mount"] == sys.argv[2]][0]
+for b, w, wb in zip(s["bin"], s["writes"], s["write_bytes"]):
+    if w:
+        print("%d:%d:%d" % (b + int(sys.argv[3]), w, wb))
+PY
+}
+# skew_of JSON: the report's skew_ns, "None" without.
+skew_of() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("skew_ns"))' "$1"
+}
+W=$(pg "SELECT bin_width_ns FROM jobs WHERE job_id = 7001 AND node = 'n1'")
+[ "$(pg "SELECT count(DISTINCT bin_width_ns) FROM jobs WHERE job_id = 7001")" = 1 ] ||
+	fail "the parts of job 7001 have different bin widths"
+pg "UPDATE jobs SET start_ns = (SELECT start_ns FROM jobs WHERE job_id = 7001 AND node = 'n1')
+	+ 5 * $W / 2 WHERE job_id = 7001 AND node = 'n2'" > /dev/null || fail "cannot move n2's part of 7001"
+IOACCT_CONF=$CONF "$IOREPORT" --local --format json -o "$T/r1.json" 7001 || fail "ioreport --local on n1 failed"
+IOACCT_CONF=$CONF2 "$IOREPORT" --local --format json -o "$T/r2.json" 7001 || fail "ioreport --local on n2 failed"
+[ "$(skew_of "$T/r1.json")" = None ] || fail "ioreport --local of one node reports a skew"
+{ series_of "$T/r1.json"; series_of "$T/r2.json" 2; } | python3 -c '
+import sys
+t = {}
+for l in sys.stdin:
+    b, w, wb = map(int, l.split(":"))
+    o = t.get(b, (0, 0))
+    t[b] = (o[0] + w, o[1] + wb)
+for b in sorted(t):
+    print("%d:%d:%d" % (b, t[b][0], t[b][1]))' > "$T/expected-series"
+grep -q . "$T/expected-series" || fail "the nodes' reports of 7001 have no write in their series"
+for c in "$CONF" "$CONF2"; do
+	IOACCT_CONF=$c "$IOREPORT" --format json -o "$T/r.json" 7001 || fail "ioreport 7001 through $c failed"
+	series_of "$T/r.json" > "$T/series"
+	diff -u "$T/expected-series" "$T/series" ||
+		fail "ioreport 7001 through $c: n2's bins not moved by 2 onto n1's start"
+	[ "$(report_bytes "$T/r.json")" = "3166208 3166208 8 8" ] ||
+		fail "ioreport 7001 through $c, aligned: $(report_bytes "$T/r.json")"
+	[ "$(skew_of "$T/r.json")" = $((W / 2)) ] ||
+		fail "ioreport 7001 through $c: skew_ns $(skew_of "$T/r.json"), not $((W / 2))"
+done
+IOACCT_CONF=$CONF "$IOREPORT" 7001 > "$T/r.txt" || fail "ioreport 7001 (text) failed"
+grep -q '^# node skew: ' "$T/r.txt" || { head -30 "$T/r.txt"; fail "the text report does not say the skew"; }
+ok "ioreport: the nodes' bins aligned on the earliest node's start, exact; the skew said"
+
 # ---- 3. PostgreSQL down: an error saying so; --local; back again ---------------------
 pg_stop "$PGD"
 for attempt in 1 2; do
