@@ -245,6 +245,7 @@ void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 	free(jd->mounts);
 	free(jd->totals);
 	free(jd->series);
+	free(jd->nodes);
 	free(jd);
 }
 

@@ -93,6 +93,20 @@ struct ioacct_sample {
 };
 
 /* Everything stored about one job, as loaded by ioacct_store_job_load(). */
+/*
+ * One node's part of a job read whole from the cluster store (not stored):
+ * its own totals, every step and mount, for the report's per-node rows.
+ */
+struct ioacct_node_part {
+	char node[IOACCT_NAME_MAX];
+	int64_t start_ns;                 /* its own registration, wall clock */
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+	uint64_t reads;
+	uint64_t writes;
+	uint64_t ns;                      /* time in I/O calls, every operation */
+};
+
 struct ioacct_jobdata {
 	struct ioacct_job job;
 	struct ioacct_step *steps;
@@ -105,6 +119,9 @@ struct ioacct_jobdata {
 	size_t nseries;
 	/* Not stored: the job's CLOCK_MONOTONIC time base, when the caller knows it (iorun). */
 	uint64_t start_mono_ns;
+	/* Not stored: a job of several nodes from the cluster store, by node name; else none. */
+	struct ioacct_node_part *nodes;
+	size_t nnodes;
 };
 
 void ioacct_jobdata_free(struct ioacct_jobdata *jd);

@@ -272,6 +272,36 @@ IOACCT_CONF=$CONF "$IOREPORT" 7001 > "$T/r.txt" || fail "ioreport 7001 (text) fa
 grep -q '^# node skew: ' "$T/r.txt" || { head -30 "$T/r.txt"; fail "the text report does not say the skew"; }
 ok "ioreport: the nodes' bins aligned on the earliest node's start, exact; the skew said"
 
+# ---- ioreport: one row per node, exact, each its node's own report's totals -----------
+# nodes_of JSON...: "node:read_bytes:write_bytes:reads:writes:time_ns" of each node row,
+# or of the totals of each single-node report given.
+nodes_of() {
+	python3 - "$@" << 'PY'
+import json, sys
+for f in sys.argv[1:]:
+    j = json.load(open(f))
+    for n in j.get("nodes") or [dict(j["totals"], node=j["node"])]:
+        print("%s:%d:%d:%d:%d:%d" % (n["node"], n["read_bytes"], n["write_bytes"], n["reads"],
+                                     n["writes"], n["time_ns"]))
+PY
+}
+nodes_of "$T/r1.json" "$T/r2.json" > "$T/expected-nodes"
+grep -q '^n1:[0-9]*:3145728:[0-9]*:3:' "$T/expected-nodes" && grep -q '^n2:[0-9]*:20480:[0-9]*:5:' "$T/expected-nodes" ||
+	{ cat "$T/expected-nodes"; fail "the nodes' own reports of 7001 are not 3145728 and 20480 bytes written"; }
+for c in "$CONF" "$CONF2"; do
+	IOACCT_CONF=$c "$IOREPORT" --format json -o "$T/r.json" 7001 || fail "ioreport 7001 through $c failed"
+	nodes_of "$T/r.json" > "$T/nodes"
+	diff -u "$T/expected-nodes" "$T/nodes" || fail "ioreport 7001 through $c: the node rows are not each node's own"
+done
+IOACCT_CONF=$CONF "$IOREPORT" 7001 > "$T/r.txt" || fail "ioreport 7001 (text) failed"
+S2=$(python3 -c "print('%.3f' % ($W * 5 / 2 / 1e9))")
+grep -q '^## Nodes' "$T/r.txt" && grep -Eq "^n2 +${S2//./\\.} " "$T/r.txt" ||
+	{ sed -n '/^## Nodes/,/^$/p' "$T/r.txt"; fail "the text report has no node rows, or n2 not 2.5 bins after n1"; }
+# One node alone: no node rows.
+python3 -c 'import json, sys; sys.exit("nodes" in json.load(open(sys.argv[1])))' "$T/r1.json" ||
+	fail "ioreport --local of one node has node rows"
+ok "ioreport: one exact row per node, each its node's own totals"
+
 # ---- 3. PostgreSQL down: an error saying so; --local; back again ---------------------
 pg_stop "$PGD"
 for attempt in 1 2; do
