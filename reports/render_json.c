@@ -238,6 +238,9 @@ static void job(struct jw *w, const struct ioacct_report *r)
 	jw_str(w, "probe_mode", j->probe_mode);
 	if (jd->start_mono_ns)
 		jw_u64(w, "start_mono_ns", jd->start_mono_ns);
+	/* A job of several nodes, their bins aligned to the bin: how far off they may be. */
+	if (j->skew_ns)
+		jw_u64(w, "skew_ns", j->skew_ns);
 	jw_u64(w, "dropped", j->dropped_events);
 	jw_u64(w, "dropped_bytes", j->dropped_bytes);
 }
@@ -273,6 +276,32 @@ static void steps(struct jw *w, const struct ioacct_report *r)
 		err_classes(w, s->errclass, s->unclassified);
 		jw_u64(w, "time_ns", s->ns);
 		ops(w, s->op);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+/* A job of several nodes from the cluster store: each node's own totals; none else. */
+static void nodes(struct jw *w, const struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+
+	if (jd->nnodes == 0)
+		return;
+	jw_key(w, "nodes");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < jd->nnodes; i++) {
+		const struct ioacct_node_part *p = &jd->nodes[i];
+
+		jw_sep(w);
+		jw_open(w, '{', false);
+		jw_str(w, "node", p->node);
+		jw_i64(w, "start_ns", p->start_ns);
+		jw_u64(w, "read_bytes", p->read_bytes);
+		jw_u64(w, "write_bytes", p->write_bytes);
+		jw_u64(w, "reads", p->reads);
+		jw_u64(w, "writes", p->writes);
+		jw_u64(w, "time_ns", p->ns);
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
@@ -391,6 +420,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 	}
 	jw_close(&w, ']');
 	steps(&w, r);
+	nodes(&w, r);
 	series(&w, r);
 	advice(&w, r);
 	jw_close(&w, '}');

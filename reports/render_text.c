@@ -61,6 +61,9 @@ static void header(FILE *f, const struct ioacct_report *r)
 	fprintf(f, "# probe mode: %s\n", j->probe_mode);
 	fprintf(f, "# bin width: %s\n", r_secs(r->bin_width_ns, 3, buf, sizeof(buf)));
 	fprintf(f, "# bins: %" PRIu32 "\n", r->nbins);
+	if (j->skew_ns)
+		fprintf(f, "# node skew: %s (the nodes' bins aligned on the first node's start, to the bin)\n",
+			r_secs(j->skew_ns, 3, buf, sizeof(buf)));
 	fprintf(f, "# dropped events: %" PRIu64 "\n", j->dropped_events);
 	fprintf(f, "# dropped bytes: %" PRIu64 "\n", j->dropped_bytes);
 	for (size_t i = 0; i < r->nmounts; i++)
@@ -381,6 +384,29 @@ static void steps_table(FILE *f, const struct ioacct_report *r)
 		fprintf(f, "(no steps)\n");
 }
 
+/* A job of several nodes from the cluster store: each node's own totals. */
+static void nodes_table(FILE *f, const struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	char s0[32], t[32];
+
+	if (jd->nnodes == 0)
+		return;
+	fprintf(f, "\n## Nodes (START_S from the job's start, the earliest node's)\n");
+	fprintf(f, "%-20s %10s %14s %14s %10s %10s %12s\n", "NODE", "START_S", "BYTES_READ",
+		"BYTES_WRITTEN", "READS", "WRITES", "IO_TIME_S");
+	for (size_t i = 0; i < jd->nnodes; i++) {
+		const struct ioacct_node_part *p = &jd->nodes[i];
+
+		snprintf(s0, sizeof(s0), "-");
+		if (p->start_ns >= jd->job.start_ns)
+			r_secs((uint64_t)(p->start_ns - jd->job.start_ns), 3, s0, sizeof(s0));
+		fprintf(f, "%-20s %10s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12s\n",
+			p->node, s0, p->read_bytes, p->write_bytes, p->reads, p->writes,
+			r_secs(p->ns, 6, t, sizeof(t)));
+	}
+}
+
 /* One row of the series: bins [b0, b1] of one mount, summed. */
 static void series_row(FILE *f, const struct ioacct_report *r, const struct cols *w,
 		       const struct ioacct_report_mount *m, uint32_t b0, uint32_t b1,
@@ -526,6 +552,7 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r)
 	errors_table(f, r, &w);
 	sizes_table(f, r, &w);
 	steps_table(f, r);
+	nodes_table(f, r);
 	series_table(f, r, &w);
 	advice(f, r);
 	header(f, r);

@@ -97,6 +97,7 @@ static const struct key keys[] = {
 	{ "advice_local_share", KEY_UINT32, FIELD(advice.local_share), 0, 100 },
 	{ "advice_step_imbalance", KEY_UINT32, FIELD(advice.step_imbalance), 0, 100 },
 	{ "advice_notfound_min", KEY_UINT32, FIELD(advice.notfound_min), 0, UINT32_MAX },
+	{ "advice_node_imbalance", KEY_UINT32, FIELD(advice.node_imbalance), 0, 1000 },
 };
 
 #define NKEYS ARRAY_SIZE(keys)

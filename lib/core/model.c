@@ -113,6 +113,25 @@ uint64_t ioacct_size_bin_limit(unsigned int bin)
 	return bin < IOACCT_NR_SIZE_BINS ? size_limits[bin] : 0;
 }
 
+uint32_t ioacct_bin_shift(int64_t start_ns, int64_t origin_ns, uint64_t width_ns, uint64_t *skew_ns)
+{
+	uint64_t d, shift;
+
+	if (start_ns <= origin_ns) {
+		*skew_ns = start_ns < origin_ns ? (uint64_t)origin_ns - (uint64_t)start_ns : 0;
+		return 0;
+	}
+	/* Unsigned: the distance between any two int64_t fits. */
+	d = (uint64_t)start_ns - (uint64_t)origin_ns;
+	shift = width_ns ? d / width_ns : 0;
+	if (!width_ns || shift > IOACCT_BIN_SHIFT_MAX) {
+		*skew_ns = d;
+		return 0;
+	}
+	*skew_ns = d % width_ns;
+	return (uint32_t)shift;
+}
+
 void ioacct_counters_add(struct ioacct_counters *dst, const struct ioacct_counters *src)
 {
 	dst->bytes += src->bytes;
@@ -226,6 +245,7 @@ void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 	free(jd->mounts);
 	free(jd->totals);
 	free(jd->series);
+	free(jd->nodes);
 	free(jd);
 }
 

@@ -59,6 +59,12 @@ struct ioacct_job {
 	uint64_t bin_width_ns;
 	uint64_t dropped_events;
 	uint64_t dropped_bytes;
+	/*
+	 * Not stored: a job read whole from the cluster store has its nodes' bins
+	 * aligned on its earliest node's start, to the bin; this is the largest
+	 * rest, under one bin (ioacct_bin_shift). 0 for one node.
+	 */
+	uint64_t skew_ns;
 };
 
 struct ioacct_step {
@@ -87,6 +93,20 @@ struct ioacct_sample {
 };
 
 /* Everything stored about one job, as loaded by ioacct_store_job_load(). */
+/*
+ * One node's part of a job read whole from the cluster store (not stored):
+ * its own totals, every step and mount, for the report's per-node rows.
+ */
+struct ioacct_node_part {
+	char node[IOACCT_NAME_MAX];
+	int64_t start_ns;                 /* its own registration, wall clock */
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+	uint64_t reads;
+	uint64_t writes;
+	uint64_t ns;                      /* time in I/O calls, every operation */
+};
+
 struct ioacct_jobdata {
 	struct ioacct_job job;
 	struct ioacct_step *steps;
@@ -99,6 +119,9 @@ struct ioacct_jobdata {
 	size_t nseries;
 	/* Not stored: the job's CLOCK_MONOTONIC time base, when the caller knows it (iorun). */
 	uint64_t start_mono_ns;
+	/* Not stored: a job of several nodes from the cluster store, by node name; else none. */
+	struct ioacct_node_part *nodes;
+	size_t nnodes;
 };
 
 void ioacct_jobdata_free(struct ioacct_jobdata *jd);
@@ -122,6 +145,19 @@ unsigned int ioacct_size_bin(uint64_t size);
 const char *ioacct_size_bin_name(unsigned int bin);
 /* Inclusive upper limit of a bin; UINT64_MAX for the last. */
 uint64_t ioacct_size_bin_limit(unsigned int bin);
+
+/* Shifts beyond this many bins are not applied (ioacct_bin_shift). */
+#define IOACCT_BIN_SHIFT_MAX (1u << 24)
+/*
+ * Where one node's bins go on a multi-node job's common time axis. Each node
+ * counts its bins from its own registration (start_ns); on the axis of the
+ * earliest node (origin_ns) its bin b is bin b + the returned shift. Exact
+ * to the bin when the nodes' widths are equal; what is left, under one bin,
+ * is the skew (*skew_ns) the report must own up to. A node that started
+ * before origin_ns, a zero width or a shift over IOACCT_BIN_SHIFT_MAX gets
+ * no shift, and all of start_ns - origin_ns as its skew.
+ */
+uint32_t ioacct_bin_shift(int64_t start_ns, int64_t origin_ns, uint64_t width_ns, uint64_t *skew_ns);
 
 /* "notfound", "access", "space", "io", "other"; NULL for a class out of range. */
 const char *ioacct_err_class_name(unsigned int cls);

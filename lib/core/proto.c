@@ -102,6 +102,12 @@ enum ioacct_attr {
 	IOACCT_ATTR_NODE_NAME = 70,
 	IOACCT_ATTR_BY_NODE = 71,
 	IOACCT_ATTR_LOCAL = 72,
+	IOACCT_ATTR_SKEW_NS = 73,
+	IOACCT_ATTR_QNODE = 74,
+	IOACCT_ATTR_READ_BYTES = 75,
+	IOACCT_ATTR_WRITE_BYTES = 76,
+	IOACCT_ATTR_READS = 77,
+	IOACCT_ATTR_WRITES = 78,
 	IOACCT_ATTR_COUNT
 };
 
@@ -194,6 +200,12 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_NODE_NAME] = { "node_name", KIND_STRING },
 	[IOACCT_ATTR_BY_NODE] = { "by_node", KIND_U32 },
 	[IOACCT_ATTR_LOCAL] = { "local", KIND_U32 },
+	[IOACCT_ATTR_SKEW_NS] = { "skew_ns", KIND_U64 },
+	[IOACCT_ATTR_QNODE] = { "node_part", KIND_NESTED },
+	[IOACCT_ATTR_READ_BYTES] = { "read_bytes", KIND_U64 },
+	[IOACCT_ATTR_WRITE_BYTES] = { "write_bytes", KIND_U64 },
+	[IOACCT_ATTR_READS] = { "reads", KIND_U64 },
+	[IOACCT_ATTR_WRITES] = { "writes", KIND_U64 },
 };
 
 /*
@@ -324,6 +336,7 @@ static const struct field reply_fields[] = {
 	REP(qtotals, IOACCT_ATTR_QTOTAL, F_REPEAT),
 	REP(qpeaks, IOACCT_ATTR_QPEAK, F_REPEAT),
 	REP(qseries, IOACCT_ATTR_QSERIES, F_REPEAT),
+	REP(qnodes, IOACCT_ATTR_QNODE, F_REPEAT),
 	REP(more, IOACCT_ATTR_MORE, 0),
 	REP(watches, IOACCT_ATTR_WATCH, F_REPEAT),
 };
@@ -368,6 +381,7 @@ static const struct field qjob_fields[] = {
 	QJOB(bin_width_ns, IOACCT_ATTR_BIN_WIDTH_NS, 0),
 	QJOB(dropped_events, IOACCT_ATTR_DROPPED_EVENTS, 0),
 	QJOB(dropped_bytes, IOACCT_ATTR_DROPPED_BYTES, 0),
+	QJOB(skew_ns, IOACCT_ATTR_SKEW_NS, 0),
 };
 
 #define QSTEP(member, attr, flags) FIELD(struct ioacct_qstep_row, member, attr, flags)
@@ -398,6 +412,18 @@ static const struct field qtotal_fields[] = {
 	QTOTAL(s.op, IOACCT_ATTR_OP, F_REQUIRED),
 	QTOTAL(s.bin, IOACCT_ATTR_BIN, 0),
 	COUNTER_FIELDS(QTOTAL, s.c),
+};
+
+#define QNODE(member, attr, flags) FIELD(struct ioacct_qnode_row, member, attr, flags)
+static const struct field qnode_fields[] = {
+	QNODE(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
+	QNODE(p.node, IOACCT_ATTR_NODE, F_REQUIRED),
+	QNODE(p.start_ns, IOACCT_ATTR_START_NS, 0),
+	QNODE(p.read_bytes, IOACCT_ATTR_READ_BYTES, 0),
+	QNODE(p.write_bytes, IOACCT_ATTR_WRITE_BYTES, 0),
+	QNODE(p.reads, IOACCT_ATTR_READS, 0),
+	QNODE(p.writes, IOACCT_ATTR_WRITES, 0),
+	QNODE(p.ns, IOACCT_ATTR_NS, 0),
 };
 
 #define QPEAK(member, attr, flags) FIELD(struct ioacct_qpeak_row, member, attr, flags)
@@ -443,6 +469,8 @@ static const struct nested nested[] = {
 	       nqseries, MAX_ROWS),
 	NESTED(IOACCT_ATTR_WATCH, "watch", watch_fields, struct ioacct_watch_row, watches, nwatches,
 	       IOACCT_PROTO_MAX_QROWS),
+	NESTED(IOACCT_ATTR_QNODE, "node part", qnode_fields, struct ioacct_qnode_row, qnodes,
+	       nqnodes, IOACCT_PROTO_MAX_QROWS),
 };
 
 static const struct nested *nested_find(uint16_t attr)
@@ -1252,6 +1280,12 @@ size_t ioacct_proto_query_job_size(const struct ioacct_job *job, size_t nsteps,
 	n += ntotals * list_bound(qtotal_fields, ARRAY_SIZE(qtotal_fields));
 	n += npeaks * list_bound(qpeak_fields, ARRAY_SIZE(qpeak_fields));
 	return n;
+}
+
+size_t ioacct_proto_node_row_size(void)
+{
+	return list_bound(qnode_fields, ARRAY_SIZE(qnode_fields)) +
+	       sizeof(((struct ioacct_node_part *)0)->node);
 }
 
 size_t ioacct_proto_series_row_size(void)

@@ -197,6 +197,12 @@ struct ioacct_qtotal_row {
 	struct ioacct_sample s;     /* bin is sent for series rows only (0 in totals) */
 };
 
+/* A node's part of a job read whole from the cluster store (first page of a job reply). */
+struct ioacct_qnode_row {
+	int64_t job_key;
+	struct ioacct_node_part p;
+};
+
 /* ioacct_qpeak of query.h: step or mount UINT32_MAX for all of them. */
 struct ioacct_qpeak_row {
 	int64_t job_key;
@@ -247,6 +253,9 @@ struct ioacct_reply {
 	/* job: a page of the series, with bins; owned and freed likewise */
 	struct ioacct_qtotal_row *qseries;
 	size_t nqseries;
+	/* job, first page: the nodes' parts of a job from the cluster store */
+	struct ioacct_qnode_row *qnodes;
+	size_t nqnodes;
 	uint32_t more;
 	/* snapshot: the running steps' watched cgroups; owned and freed likewise */
 	struct ioacct_watch_row *watches;
@@ -308,5 +317,7 @@ size_t ioacct_proto_query_job_size(const struct ioacct_job *job, size_t nsteps,
 
 /* An upper bound of the bytes one series row adds to an encoded job reply. */
 size_t ioacct_proto_series_row_size(void);
+/* Bound on the bytes of one node part row. */
+size_t ioacct_proto_node_row_size(void);
 
 #endif /* IOACCT_PROTO_H */

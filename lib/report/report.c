@@ -43,6 +43,7 @@ void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
 		.local_share = 50,
 		.step_imbalance = 15,
 		.notfound_min = 10000,
+		.node_imbalance = 25,
 	};
 }
 
@@ -1010,6 +1011,48 @@ static void rule_step_imbalance(struct advice_ctx *ctx)
 	THR_U(a, "advice_step_imbalance", r->limits.step_imbalance);
 }
 
+/*
+ * A job of several nodes (from the cluster store): the slowest node, the one
+ * with the most time in I/O calls, sets the pace when the nodes wait for
+ * each other. Compared with the nodes' mean, exactly: max * n vs sum.
+ */
+static void rule_node_imbalance(struct advice_ctx *ctx)
+{
+	const struct ioacct_jobdata *jd = ctx->r->jd;
+	const struct ioacct_node_part *slow = NULL;
+	unsigned __int128 sum = 0;
+	struct ioacct_advice *a;
+	double mean;
+
+	if (jd->nnodes < 2)
+		return;
+	for (size_t i = 0; i < jd->nnodes; i++) {
+		sum += jd->nodes[i].ns;
+		if (!slow || jd->nodes[i].ns > slow->ns)
+			slow = &jd->nodes[i];
+	}
+	/* (max - mean) / mean > share: (max * n - sum) * 100 > sum * share. */
+	if (sum == 0 ||
+	    ((unsigned __int128)slow->ns * jd->nnodes - sum) * 100 <=
+		    sum * ctx->r->limits.node_imbalance)
+		return;
+	mean = (double)sum / (double)jd->nnodes;
+	a = advice_new(ctx, IOACCT_ADVICE_WARN, "node-imbalance", NULL, -1);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "Node %s spent %.3f s in I/O calls, %.1f%% more than the mean of the job's %zu nodes (%.3f s)",
+	    slow->node, secs(slow->ns), ((double)slow->ns - mean) * 100.0 / mean, jd->nnodes,
+	    mean / 1e9);
+	say(a->suggestion, sizeof(a->suggestion),
+	    "When the nodes wait for each other, the slowest one sets the pace: divide the I/O "
+	    "evenly, or check node %s's file systems and network.", slow->node);
+	VAL_U(a, "max_node_time_ns", slow->ns);
+	VAL_D(a, "mean_node_time_ns", mean);
+	VAL_D(a, "imbalance_pct", ((double)slow->ns - mean) * 100.0 / mean);
+	THR_U(a, "advice_node_imbalance", ctx->r->limits.node_imbalance);
+}
+
 static void rule_dropped(struct advice_ctx *ctx)
 {
 	const struct ioacct_job *j = &ctx->r->jd->job;
@@ -1145,6 +1188,7 @@ static int advise(struct ioacct_report *r)
 	rule_rw_intensive(&ctx);
 	rule_local_data(&ctx);
 	rule_step_imbalance(&ctx);
+	rule_node_imbalance(&ctx);
 	if (ctx.err)
 		return ctx.err;
 	/* Most severe first; an insertion sort keeps the rules' order within a level. */

@@ -61,6 +61,7 @@ struct ioacct_advice_limits {
 	uint32_t local_share;      /* advice_local_share = 50 (% of the bytes) */
 	uint32_t step_imbalance;   /* advice_step_imbalance = 15 (%) */
 	uint32_t notfound_min;     /* advice_notfound_min = 10000 (lookups that found nothing) */
+	uint32_t node_imbalance;   /* advice_node_imbalance = 25 (% over the nodes' mean I/O time) */
 };
 
 void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim);

@@ -38,9 +38,10 @@ static int fill_children(const struct ioacct_jobdata *jd, int64_t key, struct io
 			 size_t *bytes, const char *how)
 {
 	*bytes = ioacct_proto_query_job_size(&jd->job, jd->nsteps, jd->mounts, jd->nmounts,
-					     jd->ntotals, 0);
+					     jd->ntotals, 0) +
+		 jd->nnodes * ioacct_proto_node_row_size();
 	if (*bytes > IOACCT_QUERY_PAGE_BYTES || jd->nsteps > IOACCT_PROTO_MAX_QROWS ||
-	    jd->nmounts > IOACCT_PROTO_MAX_QROWS) {
+	    jd->nmounts > IOACCT_PROTO_MAX_QROWS || jd->nnodes > IOACCT_PROTO_MAX_QROWS) {
 		serve_error(rep, -EMSGSIZE,
 			    "job %" PRIu64 " of cluster %s is too large for a reply of ioacctd (%zu steps, %zu mounts, %zu totals); %s",
 			    jd->job.job_id, jd->job.cluster, jd->nsteps, jd->nmounts, jd->ntotals, how);
@@ -49,7 +50,8 @@ static int fill_children(const struct ioacct_jobdata *jd, int64_t key, struct io
 	rep->qsteps = calloc(jd->nsteps ? jd->nsteps : 1, sizeof(*rep->qsteps));
 	rep->qmounts = calloc(jd->nmounts ? jd->nmounts : 1, sizeof(*rep->qmounts));
 	rep->qtotals = calloc(jd->ntotals ? jd->ntotals : 1, sizeof(*rep->qtotals));
-	if (!rep->qsteps || !rep->qmounts || !rep->qtotals) {
+	rep->qnodes = calloc(jd->nnodes ? jd->nnodes : 1, sizeof(*rep->qnodes));
+	if (!rep->qsteps || !rep->qmounts || !rep->qtotals || !rep->qnodes) {
 		serve_error(rep, -ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
@@ -71,6 +73,11 @@ static int fill_children(const struct ioacct_jobdata *jd, int64_t key, struct io
 		rep->qtotals[i].s.bin = 0;
 	}
 	rep->nqtotals = jd->ntotals;
+	for (size_t i = 0; i < jd->nnodes; i++) {
+		rep->qnodes[i].job_key = key;
+		rep->qnodes[i].p = jd->nodes[i];
+	}
+	rep->nqnodes = jd->nnodes;
 	return 0;
 }
 
@@ -264,6 +271,17 @@ static int take_first(const struct ioacct_reply *rep, struct ioacct_jobdata *jd)
 	for (size_t i = 0; i < rep->nqmounts; i++)
 		if (rep->qmounts[i].job_key != key)
 			return -EPROTO;
+	for (size_t i = 0; i < rep->nqnodes; i++)
+		if (rep->qnodes[i].job_key != key)
+			return -EPROTO;
+	if (rep->nqnodes) {
+		jd->nodes = calloc(rep->nqnodes, sizeof(*jd->nodes));
+		if (!jd->nodes)
+			return -ENOMEM;
+		for (size_t i = 0; i < rep->nqnodes; i++)
+			jd->nodes[i] = rep->qnodes[i].p;
+		jd->nnodes = rep->nqnodes;
+	}
 	jd->steps = calloc(rep->nqsteps ? rep->nqsteps : 1, sizeof(*jd->steps));
 	jd->mounts = calloc(rep->nqmounts ? rep->nqmounts : 1, sizeof(*jd->mounts));
 	jd->totals = calloc(rep->nqtotals ? rep->nqtotals : 1, sizeof(*jd->totals));

@@ -884,6 +884,30 @@ static int sample_add(struct ioacct_sample **a, size_t *n, size_t *cap, bool wit
 	return 0;
 }
 
+/* A node's totals, summed over its steps and mounts. */
+static void node_part_add(struct ioacct_node_part *p, uint32_t op, const PGresult *res, int row,
+			  int first)
+{
+	struct ioacct_counters c = { 0 };
+
+	counters_add(&c, res, row, first);
+	if (op == IOACCT_OP_READ) {
+		p->read_bytes += c.bytes;
+		p->reads += c.calls;
+	} else if (op == IOACCT_OP_WRITE) {
+		p->write_bytes += c.bytes;
+		p->writes += c.calls;
+	}
+	p->ns += c.ns;
+}
+
+static int node_part_cmp(const void *pa, const void *pb)
+{
+	const struct ioacct_node_part *a = pa, *b = pb;
+
+	return strcmp(a->node, b->node);
+}
+
 static int sample_cmp(const void *pa, const void *pb)
 {
 	const struct ioacct_sample *a = pa, *b = pb;
@@ -1020,9 +1044,20 @@ static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 			jd.steps[jd.nsteps++] = st;
 		}
 	}
+	/* Several nodes: each one's own totals too, for the report's per-node rows. */
+	if (n > 1) {
+		jd.nodes = calloc(n, sizeof(*jd.nodes));
+		if (!jd.nodes)
+			goto out;
+		jd.nnodes = n;
+	}
 	for (size_t i = 0; i < n; i++) {
 		int cnt, first = child_range(totals, m[i].id, &cnt);
 
+		if (jd.nodes) {
+			ioacct_strlcpy(jd.nodes[i].node, m[i].job.node, sizeof(jd.nodes[i].node));
+			jd.nodes[i].start_ns = m[i].job.start_ns;
+		}
 		for (int r = first; r < first + cnt; r++) {
 			struct ioacct_sample s = {
 				.step_id = (uint32_t)val_u64(totals->res, r, 1),
@@ -1032,18 +1067,35 @@ static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 
 			if (sample_add(&jd.totals, &jd.ntotals, &cap_t, false, &s, totals->res, r, 4))
 				goto out;
+			if (jd.nodes)
+				node_part_add(&jd.nodes[i], s.op, totals->res, r, 4);
 		}
 	}
+	if (jd.nodes)
+		qsort(jd.nodes, jd.nnodes, sizeof(*jd.nodes), node_part_cmp);
 	if (peaks || keep_series) {
 		for (size_t i = 0; i < n; i++) {
 			int cnt, first = child_range(series, m[i].id, &cnt);
+			uint64_t skew = 0;
+			uint32_t shift = 0;
 
+			/*
+			 * Each node counts bins from its own start: put them on the
+			 * earliest node's (jd.job.start_ns, the smallest). Nodes of
+			 * another width cannot be aligned exactly: they stay as they are.
+			 */
+			if (m[i].job.bin_width_ns == jd.job.bin_width_ns)
+				shift = ioacct_bin_shift(m[i].job.start_ns, jd.job.start_ns,
+							 jd.job.bin_width_ns, &skew);
+			if (skew > jd.job.skew_ns)
+				jd.job.skew_ns = skew;
 			for (int r = first; r < first + cnt; r++) {
+				uint64_t bin = val_u64(series->res, r, 4);
 				struct ioacct_sample s = {
 					.step_id = (uint32_t)val_u64(series->res, r, 1),
 					.mnt_id = mnt_map(&m[i], (uint32_t)val_u64(series->res, r, 2)),
 					.op = (uint32_t)val_u64(series->res, r, 3),
-					.bin = (uint32_t)val_u64(series->res, r, 4),
+					.bin = bin + shift > UINT32_MAX ? (uint32_t)bin : (uint32_t)(bin + shift),
 				};
 
 				if (sample_add(&jd.series, &jd.nseries, &cap_s, true, &s, series->res,
@@ -1051,7 +1103,7 @@ static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 					goto out;
 			}
 		}
-		/* Bins of the same number on different nodes add up (query.h). */
+		/* Aligned, bins of the same number on different nodes add up (query.h). */
 		if (peaks && ioacct_query_peaks(jd.series, jd.nseries, &pk, &npk))
 			goto out;
 	}
@@ -1071,6 +1123,7 @@ out:
 	free(jd.mounts);
 	free(jd.totals);
 	free(jd.series);
+	free(jd.nodes);
 	return ret;
 }
 
@@ -1240,7 +1293,8 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 	c->mounts = malloc((jd->nmounts ? jd->nmounts : 1) * sizeof(*c->mounts));
 	c->totals = malloc((jd->ntotals ? jd->ntotals : 1) * sizeof(*c->totals));
 	c->series = malloc((jd->nseries ? jd->nseries : 1) * sizeof(*c->series));
-	if (!c->steps || !c->mounts || !c->totals || !c->series) {
+	c->nodes = malloc((jd->nnodes ? jd->nnodes : 1) * sizeof(*c->nodes));
+	if (!c->steps || !c->mounts || !c->totals || !c->series || !c->nodes) {
 		ioacct_jobdata_free(c);
 		return -ENOMEM;
 	}
@@ -1248,6 +1302,7 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 	memcpy(c->mounts, jd->mounts, jd->nmounts * sizeof(*c->mounts));
 	memcpy(c->totals, jd->totals, jd->ntotals * sizeof(*c->totals));
 	memcpy(c->series, jd->series, jd->nseries * sizeof(*c->series));
+	memcpy(c->nodes, jd->nodes, jd->nnodes * sizeof(*c->nodes));
 	ioacct_jobdata_free(*out);
 	*out = c;
 	return 0;

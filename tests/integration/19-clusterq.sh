@@ -221,6 +221,87 @@ runuser -u "$U" -- env IOACCT_CONF="$CONF2" "$IOREPORT" 7001 > /dev/null 2> "$T/
 	{ cat "$T/err"; fail "user ioreport of root's job 7001: exit $rc, not refused"; }
 ok "ioreport through either node: the whole job, exact, series summed; --local: the node's; private"
 
+# ---- ioreport: the nodes' bins aligned on the earliest node's start ------------------
+# Each node counts bins from its own start. Move n2's part of job 7001 to 2.5 bins after
+# n1's: its bin b must land on bin b + 2 of the whole job, the 0.5 bin of rest said as skew.
+# series_of JSON [SHIFT]: "bin:writes:write_bytes" on $MNT, one line per bin with writes,
+# every bin moved by SHIFT.
+series_of() {
+	python3 - "$1" "$MNT" "${2:-0}" << 'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = [s for s in j["series"]["mounts"] if s["mount"] == sys.argv[2]][0]
+for b, w, wb in zip(s["bin"], s["writes"], s["write_bytes"]):
+    if w:
+        print("%d:%d:%d" % (b + int(sys.argv[3]), w, wb))
+PY
+}
+# skew_of JSON: the report's skew_ns, "None" without.
+skew_of() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("skew_ns"))' "$1"
+}
+W=$(pg "SELECT bin_width_ns FROM jobs WHERE job_id = 7001 AND node = 'n1'")
+[ "$(pg "SELECT count(DISTINCT bin_width_ns) FROM jobs WHERE job_id = 7001")" = 1 ] ||
+	fail "the parts of job 7001 have different bin widths"
+pg "UPDATE jobs SET start_ns = (SELECT start_ns FROM jobs WHERE job_id = 7001 AND node = 'n1')
+	+ 5 * $W / 2 WHERE job_id = 7001 AND node = 'n2'" > /dev/null || fail "cannot move n2's part of 7001"
+IOACCT_CONF=$CONF "$IOREPORT" --local --format json -o "$T/r1.json" 7001 || fail "ioreport --local on n1 failed"
+IOACCT_CONF=$CONF2 "$IOREPORT" --local --format json -o "$T/r2.json" 7001 || fail "ioreport --local on n2 failed"
+[ "$(skew_of "$T/r1.json")" = None ] || fail "ioreport --local of one node reports a skew"
+{ series_of "$T/r1.json"; series_of "$T/r2.json" 2; } | python3 -c '
+import sys
+t = {}
+for l in sys.stdin:
+    b, w, wb = map(int, l.split(":"))
+    o = t.get(b, (0, 0))
+    t[b] = (o[0] + w, o[1] + wb)
+for b in sorted(t):
+    print("%d:%d:%d" % (b, t[b][0], t[b][1]))' > "$T/expected-series"
+grep -q . "$T/expected-series" || fail "the nodes' reports of 7001 have no write in their series"
+for c in "$CONF" "$CONF2"; do
+	IOACCT_CONF=$c "$IOREPORT" --format json -o "$T/r.json" 7001 || fail "ioreport 7001 through $c failed"
+	series_of "$T/r.json" > "$T/series"
+	diff -u "$T/expected-series" "$T/series" ||
+		fail "ioreport 7001 through $c: n2's bins not moved by 2 onto n1's start"
+	[ "$(report_bytes "$T/r.json")" = "3166208 3166208 8 8" ] ||
+		fail "ioreport 7001 through $c, aligned: $(report_bytes "$T/r.json")"
+	[ "$(skew_of "$T/r.json")" = $((W / 2)) ] ||
+		fail "ioreport 7001 through $c: skew_ns $(skew_of "$T/r.json"), not $((W / 2))"
+done
+IOACCT_CONF=$CONF "$IOREPORT" 7001 > "$T/r.txt" || fail "ioreport 7001 (text) failed"
+grep -q '^# node skew: ' "$T/r.txt" || { head -30 "$T/r.txt"; fail "the text report does not say the skew"; }
+ok "ioreport: the nodes' bins aligned on the earliest node's start, exact; the skew said"
+
+# ---- ioreport: one row per node, exact, each its node's own report's totals -----------
+# nodes_of JSON...: "node:read_bytes:write_bytes:reads:writes:time_ns" of each node row,
+# or of the totals of each single-node report given.
+nodes_of() {
+	python3 - "$@" << 'PY'
+import json, sys
+for f in sys.argv[1:]:
+    j = json.load(open(f))
+    for n in j.get("nodes") or [dict(j["totals"], node=j["node"])]:
+        print("%s:%d:%d:%d:%d:%d" % (n["node"], n["read_bytes"], n["write_bytes"], n["reads"],
+                                     n["writes"], n["time_ns"]))
+PY
+}
+nodes_of "$T/r1.json" "$T/r2.json" > "$T/expected-nodes"
+grep -q '^n1:[0-9]*:3145728:[0-9]*:3:' "$T/expected-nodes" && grep -q '^n2:[0-9]*:20480:[0-9]*:5:' "$T/expected-nodes" ||
+	{ cat "$T/expected-nodes"; fail "the nodes' own reports of 7001 are not 3145728 and 20480 bytes written"; }
+for c in "$CONF" "$CONF2"; do
+	IOACCT_CONF=$c "$IOREPORT" --format json -o "$T/r.json" 7001 || fail "ioreport 7001 through $c failed"
+	nodes_of "$T/r.json" > "$T/nodes"
+	diff -u "$T/expected-nodes" "$T/nodes" || fail "ioreport 7001 through $c: the node rows are not each node's own"
+done
+IOACCT_CONF=$CONF "$IOREPORT" 7001 > "$T/r.txt" || fail "ioreport 7001 (text) failed"
+S2=$(python3 -c "print('%.3f' % ($W * 5 / 2 / 1e9))")
+grep -q '^## Nodes' "$T/r.txt" && grep -Eq "^n2 +${S2//./\\.} " "$T/r.txt" ||
+	{ sed -n '/^## Nodes/,/^$/p' "$T/r.txt"; fail "the text report has no node rows, or n2 not 2.5 bins after n1"; }
+# One node alone: no node rows.
+python3 -c 'import json, sys; sys.exit("nodes" in json.load(open(sys.argv[1])))' "$T/r1.json" ||
+	fail "ioreport --local of one node has node rows"
+ok "ioreport: one exact row per node, each its node's own totals"
+
 # ---- 3. PostgreSQL down: an error saying so; --local; back again ---------------------
 pg_stop "$PGD"
 for attempt in 1 2; do

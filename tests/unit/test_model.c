@@ -222,6 +222,40 @@ static void test_jobdata_free_null(void **state)
 	ioacct_jobdata_free(NULL);
 }
 
+/*
+ * A synthetic 3-node job, 5 s bins: n1 registered first (the origin), n2
+ * 11.5 s later, n3 0.25 s later. n2's bin 1 (12.5 .. 17.5 s after n1) goes
+ * to bin 3 (15 .. 20 s), rounded down by the 1.5 s of skew; n3 stays put.
+ */
+static void test_bin_shift(void **state)
+{
+	const uint64_t w = 5000000000ULL;
+	const int64_t origin = 1700000000000000000LL;
+	uint64_t skew = 7;
+
+	(void)state;
+	assert_int_equal(ioacct_bin_shift(origin, origin, w, &skew), 0);
+	assert_int_equal(skew, 0);
+	assert_int_equal(ioacct_bin_shift(origin + 11500000000LL, origin, w, &skew), 2);
+	assert_int_equal(skew, 1500000000ULL);
+	assert_int_equal(1 + ioacct_bin_shift(origin + 11500000000LL, origin, w, &skew), 3);
+	assert_int_equal(ioacct_bin_shift(origin + 250000000LL, origin, w, &skew), 0);
+	assert_int_equal(skew, 250000000ULL);
+	/* Exactly on a bin edge: no skew. */
+	assert_int_equal(ioacct_bin_shift(origin + 3 * (int64_t)w, origin, w, &skew), 3);
+	assert_int_equal(skew, 0);
+	/* Before the origin, no width, absurdly far: no shift, all of it skew. */
+	assert_int_equal(ioacct_bin_shift(origin - 10, origin, w, &skew), 0);
+	assert_int_equal(skew, 10);
+	assert_int_equal(ioacct_bin_shift(origin + 10, origin, 0, &skew), 0);
+	assert_int_equal(skew, 10);
+	assert_int_equal(ioacct_bin_shift(INT64_MAX, INT64_MIN, w, &skew), 0);
+	assert_true(skew == UINT64_MAX);
+	assert_int_equal(ioacct_bin_shift(origin + (int64_t)IOACCT_BIN_SHIFT_MAX * (int64_t)w, origin,
+					  w, &skew), IOACCT_BIN_SHIFT_MAX);
+	assert_int_equal(skew, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_strlcpy),
 		cmocka_unit_test(test_mkdir_p),
 		cmocka_unit_test(test_jobdata_free_null),
+		cmocka_unit_test(test_bin_shift),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1524,6 +1524,43 @@ static void test_live_roundtrip(void **state)
 	assert_string_equal(ioacct_msg_type_name(IOACCT_MSG_LIVE), "live");
 }
 
+/* A job from the cluster store: its skew and its nodes' parts (attributes 73 to 78). */
+static void test_node_parts_roundtrip(void **state)
+{
+	static struct ioacct_job job;
+	static struct ioacct_qnode_row nodes[3];
+	struct ioacct_reply in, out;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	job.key = 42;
+	job.job_id = 7001;
+	strcpy(job.node, "n1,n2,n3");
+	job.skew_ns = 2500000000ULL;
+	for (int i = 0; i < 3; i++) {
+		nodes[i].job_key = 42;
+		snprintf(nodes[i].p.node, sizeof(nodes[i].p.node), "node%03d", i + 1);
+		nodes[i].p.start_ns = 1700000000000000000LL + i;
+		nodes[i].p.read_bytes = UINT64_MAX - (uint64_t)i;
+		nodes[i].p.write_bytes = 3145728 + (uint64_t)i;
+		nodes[i].p.reads = (uint64_t)i;
+		nodes[i].p.writes = 3 + (uint64_t)i;
+		nodes[i].p.ns = 1ULL << (40 + i);
+	}
+	in.jobs = &job;
+	in.njobs = 1;
+	in.qnodes = nodes;
+	in.nqnodes = 3;
+	roundtrip_reply(&in, &out);
+	assert_int_equal(out.njobs, 1);
+	assert_true(out.jobs[0].skew_ns == 2500000000ULL);
+	assert_int_equal(out.nqnodes, 3);
+	assert_memory_equal(out.qnodes, nodes, sizeof(nodes));
+	ioacct_reply_free(&out);
+	assert_null(out.qnodes);
+	assert_true(ioacct_proto_node_row_size() > sizeof(nodes[0].p.node));
+}
+
 static void test_query_reply_roundtrip(void **state)
 {
 	struct ioacct_reply in, out;
@@ -1885,6 +1922,7 @@ int main(void)
 		cmocka_unit_test(test_too_many_rows),
 		cmocka_unit_test(test_query_request_roundtrip),
 		cmocka_unit_test(test_query_reply_roundtrip),
+		cmocka_unit_test(test_node_parts_roundtrip),
 		cmocka_unit_test(test_query_reply_bad),
 		cmocka_unit_test(test_job_request_roundtrip),
 		cmocka_unit_test(test_job_reply_roundtrip),

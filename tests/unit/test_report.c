@@ -570,6 +570,61 @@ static void test_step_imbalance(void **state)
 	expect_rule(&b, NULL, "step-imbalance", NULL, false, 0);
 }
 
+/* A synthetic 3-node job from the cluster store: NS1..NS3 seconds in I/O on n1..n3. */
+static void three_nodes(struct jb *b, uint64_t ns1, uint64_t ns2, uint64_t ns3)
+{
+	const uint64_t ns[3] = { ns1, ns2, ns3 };
+
+	base(b);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_WRITE, 0, 30, 0, 30 * MIB, ns1 + ns2 + ns3);
+	b->jd->nodes = calloc(3, sizeof(*b->jd->nodes));
+	assert_non_null(b->jd->nodes);
+	b->jd->nnodes = 3;
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(b->jd->nodes[i].node, sizeof(b->jd->nodes[i].node), "n%zu", i + 1);
+		b->jd->nodes[i].start_ns = b->jd->job.start_ns + (int64_t)i;
+		b->jd->nodes[i].write_bytes = 10 * MIB;
+		b->jd->nodes[i].writes = 10;
+		b->jd->nodes[i].ns = ns[i];
+	}
+}
+
+static void test_node_imbalance(void **state)
+{
+	struct ioacct_advice_limits lim;
+	struct ioacct_report *r;
+	const struct ioacct_advice *a;
+	struct jb b;
+
+	(void)state;
+	/* Mean 40 s, n3 60 s: 50% over, above the default 25%; named. */
+	three_nodes(&b, 30 * SEC, 30 * SEC, 60 * SEC);
+	r = build(&b, NULL);
+	a = find(r, "node-imbalance", NULL);
+	assert_non_null(a);
+	assert_int_equal(a->level, IOACCT_ADVICE_WARN);
+	assert_non_null(strstr(a->message, "Node n3 spent 60.000 s"));
+	assert_non_null(strstr(a->message, "50.0% more than the mean of the job's 3 nodes (40.000 s)"));
+	done(&b, r);
+	/* Exactly 25% over the mean (max 50, mean 40): not above. */
+	three_nodes(&b, 35 * SEC, 35 * SEC, 50 * SEC);
+	expect_rule(&b, NULL, "node-imbalance", NULL, false, 0);
+	/* One nanosecond more: above. */
+	three_nodes(&b, 35 * SEC, 35 * SEC - 2, 50 * SEC + 2);
+	expect_rule(&b, NULL, "node-imbalance", NULL, true, IOACCT_ADVICE_WARN);
+	/* The threshold from the configuration. */
+	ioacct_advice_limits_defaults(&lim);
+	lim.node_imbalance = 60;
+	three_nodes(&b, 30 * SEC, 30 * SEC, 60 * SEC);
+	expect_rule(&b, &lim, "node-imbalance", NULL, false, 0);
+	/* One node (no node parts), or no I/O time: nothing to compare. */
+	base(&b);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_WRITE, 0, 30, 0, 30 * MIB, 10);
+	expect_rule(&b, NULL, "node-imbalance", NULL, false, 0);
+	three_nodes(&b, 0, 0, 0);
+	expect_rule(&b, NULL, "node-imbalance", NULL, false, 0);
+}
+
 static void test_dropped(void **state)
 {
 	struct jb b;
@@ -819,6 +874,7 @@ static void test_keys_documented(void **state)
 		"advice_fsync_write_share", "advice_tiny_files_min", "advice_tiny_file_size",
 		"advice_burst_ratio", "advice_burst_min_bandwidth", "advice_shared_meta_ops",
 		"advice_local_share", "advice_step_imbalance", "advice_notfound_min",
+		"advice_node_imbalance",
 	};
 	static const char *const files[] = { "/../../etc/ioacct.conf", "/../../docs/man/ioacct.conf.5" };
 	struct ioacct_config cfg;
@@ -873,6 +929,7 @@ int main(void)
 		cmocka_unit_test(test_shared_metadata),
 		cmocka_unit_test(test_node_local),
 		cmocka_unit_test(test_step_imbalance),
+		cmocka_unit_test(test_node_imbalance),
 		cmocka_unit_test(test_dropped),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_ok_and_order),
