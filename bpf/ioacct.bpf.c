@@ -727,8 +727,30 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 		return on_exit(ret);                                                         \
 	}
 
+/*
+ * The syscall-tp backend: the per-syscall tracepoints (syscalls:sys_enter_X,
+ * sys_exit_X), which only these syscalls run, unlike the raw sys_enter and
+ * sys_exit of the tracepoint backend; and they need neither trampolines nor
+ * kprobes. Their records hold the syscall's six arguments and its return
+ * value. The kernel fires them for native syscalls only, never for compat
+ * ones. The tracepoints are named after the kernel name (sys_enter_newstat).
+ */
+#define SYSCALL_TP_PAIR(name, uname, op, kind)                                               \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                          \
+	int ioacct_te_##name(struct trace_event_raw_sys_enter *ctx)                          \
+	{                                                                                    \
+		return on_enter((long)ctx->args[0], (long)ctx->args[1], (long)ctx->args[2],  \
+				IOACCT_OP_##op, IOACCT_SK_##kind, false);                    \
+	}                                                                                    \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                           \
+	int ioacct_tx_##name(struct trace_event_raw_sys_exit *ctx)                           \
+	{                                                                                    \
+		return on_exit(ctx->ret);                                                    \
+	}
+
 IOACCT_SYSCALLS(FENTRY_PAIR)
 IOACCT_SYSCALLS(KPROBE_PAIR)
+IOACCT_SYSCALLS(SYSCALL_TP_PAIR)
 
 /*
  * Tiny programs the daemon loads and attaches, alone, to find out which
@@ -744,6 +766,12 @@ SEC("ksyscall/read")
 int BPF_KSYSCALL(ioacct_probe_kprobe, long fd)
 {
 	return fd < -1;
+}
+
+SEC("tracepoint/syscalls/sys_enter_read")
+int ioacct_probe_syscall_tp(void *ctx)
+{
+	return 0;
 }
 
 SEC("tp_btf/sys_enter")

@@ -91,7 +91,7 @@ static void usage(FILE *out)
 		"  -c, --config FILE        configuration file (default %s)\n"
 		"      --socket PATH        Unix socket to serve (config: socket)\n"
 		"      --db PATH            SQLite store (config: db)\n"
-		"      --probe-mode MODE    auto, fentry, kprobe or tracepoint (config: probe_mode)\n"
+		"      --probe-mode MODE    auto, fentry, kprobe, tracepoint or syscall-tp (config: probe_mode)\n"
 		"      --bin-width SECONDS  default time bin width (config: bin_width)\n"
 		"      --node-name NAME     this node's name when the client sends none (config: node_name)\n"
 		"      --metrics-listen ADDR:PORT  serve /metrics for Prometheus there\n"

@@ -153,6 +153,7 @@ static const struct backend backends[] = {
 	{ "fentry", IOACCT_PROBE_FENTRY, true },
 	{ "kprobe", IOACCT_PROBE_KPROBE, true },
 	{ "tracepoint", IOACCT_PROBE_TRACEPOINT, true },
+	{ "syscall-tp", IOACCT_PROBE_SYSCALL_TP, true },
 };
 
 /* Name prefixes of each backend's programs (see bpf/ioacct.bpf.c). */
@@ -163,6 +164,8 @@ static bool prog_of_mode(const char *name, enum ioacct_probe_mode mode)
 		return !strncmp(name, "ioacct_fe_", 10) || !strncmp(name, "ioacct_fx_", 10);
 	case IOACCT_PROBE_KPROBE:
 		return !strncmp(name, "ioacct_ks_", 10) || !strncmp(name, "ioacct_kr_", 10);
+	case IOACCT_PROBE_SYSCALL_TP:
+		return !strncmp(name, "ioacct_te_", 10) || !strncmp(name, "ioacct_tx_", 10);
 	default:
 		return !strcmp(name, "ioacct_sys_enter") || !strcmp(name, "ioacct_sys_exit");
 	}
@@ -184,8 +187,27 @@ static void prog_target(struct bpf_program *prog, char *fn, size_t len)
 		return;
 	if (!strncmp(sec, "ksyscall/", 9) || !strncmp(sec, "kretsyscall/", 12))
 		snprintf(fn, len, SYSCALL_FN_PREFIX "%s", slash + 1);
+	else if (!strncmp(sec, "tracepoint/", 11))
+		snprintf(fn, len, "%s", strrchr(sec, '/') + 1); /* sys_enter_read */
 	else
 		snprintf(fn, len, "%s", slash + 1);
+}
+
+/*
+ * Whether the per-syscall tracepoint exists, in tracefs wherever libbpf
+ * looks for it: a syscall may be missing on an architecture or a kernel.
+ */
+static bool syscall_tp_exists(const char *tp)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
+		snprintf(path, sizeof(path), "%s/events/syscalls/%s/id", roots[i], tp);
+		if (!access(path, F_OK))
+			return true;
+	}
+	return false;
 }
 
 static struct bpf_program *probe_prog(struct ioacct_bpf *skel, enum ioacct_probe_mode mode)
@@ -195,6 +217,8 @@ static struct bpf_program *probe_prog(struct ioacct_bpf *skel, enum ioacct_probe
 		return skel->progs.ioacct_probe_fentry;
 	case IOACCT_PROBE_KPROBE:
 		return skel->progs.ioacct_probe_kprobe;
+	case IOACCT_PROBE_SYSCALL_TP:
+		return skel->progs.ioacct_probe_syscall_tp;
 	default:
 		return skel->progs.ioacct_probe_tracepoint;
 	}
@@ -247,6 +271,11 @@ static int probe_backend(enum ioacct_probe_mode mode, char *why, size_t len)
 		if (mode == IOACCT_PROBE_KPROBE && access("/sys/bus/event_source/devices/kprobe", F_OK))
 			snprintf(why, len, "attach refused: %s (kernel built without CONFIG_KPROBES)",
 				 strerror(-err));
+		else if (mode == IOACCT_PROBE_SYSCALL_TP && !syscall_tp_exists("sys_enter_read"))
+			snprintf(why, len,
+				 "attach refused: %s (no syscalls tracepoints in tracefs: kernel built "
+				 "without CONFIG_FTRACE_SYSCALLS, or tracefs not mounted)",
+				 strerror(-err));
 		else
 			snprintf(why, len, "attach refused: %s", strerror(-err));
 		goto out;
@@ -298,7 +327,8 @@ static int choose_backend(struct ioacct_probes *p, enum ioacct_probe_mode want, 
  */
 static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 {
-	struct btf *vmlinux = mode == IOACCT_PROBE_TRACEPOINT ? NULL : btf__load_vmlinux_btf();
+	struct btf *vmlinux = mode == IOACCT_PROBE_FENTRY || mode == IOACCT_PROBE_KPROBE ?
+				      btf__load_vmlinux_btf() : NULL;
 	struct bpf_program *prog;
 	char missing[512] = "";
 	size_t on = 0, off = 0;
@@ -308,12 +338,14 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 		bool use = prog_of_mode(name, mode);
 		char fn[128];
 
-		if (use && vmlinux) {
+		if (use && (vmlinux || mode == IOACCT_PROBE_SYSCALL_TP)) {
 			prog_target(prog, fn, sizeof(fn));
-			if (btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) < 0) {
+			if (mode == IOACCT_PROBE_SYSCALL_TP ? !syscall_tp_exists(fn) :
+			    btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) < 0) {
 				use = false;
 				/* Each syscall has two programs: name it once. */
-				if (!strncmp(name, "ioacct_fe_", 10) || !strncmp(name, "ioacct_ks_", 10))
+				if (!strncmp(name, "ioacct_fe_", 10) || !strncmp(name, "ioacct_ks_", 10) ||
+				    !strncmp(name, "ioacct_te_", 10))
 					off += (size_t)snprintf(missing + off, sizeof(missing) - off, "%s%s",
 								off ? " " : "", name + 10);
 				if (off >= sizeof(missing))
@@ -358,6 +390,8 @@ static const char *pinned_mode(const struct ioacct_probes *p)
 			mode = "kprobe";
 		else if (!strcmp(de->d_name, "link_ioacct_sys_exit"))
 			mode = "tracepoint";
+		else if (!strncmp(de->d_name, "link_ioacct_tx_", 15))
+			mode = "syscall-tp";
 		/* The marker left while detached (nothing watched): the maps are there. */
 		else if (!strcmp(de->d_name, "mode_fentry"))
 			mode = "fentry";
@@ -365,6 +399,8 @@ static const char *pinned_mode(const struct ioacct_probes *p)
 			mode = "kprobe";
 		else if (!strcmp(de->d_name, "mode_tracepoint"))
 			mode = "tracepoint";
+		else if (!strcmp(de->d_name, "mode_syscall-tp"))
+			mode = "syscall-tp";
 	}
 	closedir(d);
 	return mode;
@@ -651,10 +687,13 @@ static int load_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 	 * auto: detach with the tracepoint backend, whose programs run on every
 	 * system call of every task and attach in a millisecond; keep fentry and
 	 * kprobe programs, which only the watched calls run and whose attach
-	 * (dozens of trampolines or probes) would delay a job's start.
+	 * (dozens of trampolines or probes) would delay a job's start. Detach
+	 * with syscall-tp too: while any syscall tracepoint is enabled, the
+	 * kernel sends every system call of every task down its slow path.
 	 */
 	p->detach_idle = opts->detach_when_idle == IOACCT_DETACH_YES ||
-			 (opts->detach_when_idle == IOACCT_DETACH_AUTO && mode == IOACCT_PROBE_TRACEPOINT);
+			 (opts->detach_when_idle == IOACCT_DETACH_AUTO &&
+			  (mode == IOACCT_PROBE_TRACEPOINT || mode == IOACCT_PROBE_SYSCALL_TP));
 	if (select_progs(p, mode) == 0) {
 		snprintf(err, errlen, "no %s program can attach on this kernel", p->mode);
 		return -EOPNOTSUPP;

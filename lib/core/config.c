@@ -112,6 +112,7 @@ static const char *const probe_mode_names[] = {
 	[IOACCT_PROBE_FENTRY] = "fentry",
 	[IOACCT_PROBE_KPROBE] = "kprobe",
 	[IOACCT_PROBE_TRACEPOINT] = "tracepoint",
+	[IOACCT_PROBE_SYSCALL_TP] = "syscall-tp",
 };
 
 static const char *const cgroup_mode_names[] = {

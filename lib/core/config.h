@@ -21,6 +21,7 @@ enum ioacct_probe_mode {
 	IOACCT_PROBE_FENTRY,
 	IOACCT_PROBE_KPROBE,
 	IOACCT_PROBE_TRACEPOINT,
+	IOACCT_PROBE_SYSCALL_TP,
 };
 
 /* detach_when_idle: auto = yes with the tracepoint backend, no with fentry and kprobe. */

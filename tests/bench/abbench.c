@@ -156,7 +156,7 @@ static double run_calls(int fd, const char *buf, size_t size, long calls)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: abbench [-m auto|fentry|kprobe|tracepoint] [-r ROUNDS] [-n CALLS]\n"
+	fprintf(f, "usage: abbench [-m auto|fentry|kprobe|tracepoint|syscall-tp] [-r ROUNDS] [-n CALLS]\n"
 		   "               [-s SIZE] [-f FILE]\n");
 }
 

@@ -3,10 +3,11 @@
 # Exactness: a known workload in a watched cgroup (v2, then v1) is counted to
 # the byte and to the call, per mount and per access-size bin, while a process
 # outside the cgroup does I/O to the same file systems at the same time.
+# Then the same with the per-syscall tracepoint backend forced: every
+# backend counts the same.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 setup
-start_daemon
 
 D=$T/root-fs
 mkdir -p "$D/files" "$D/dirs"
@@ -27,6 +28,7 @@ cat > "$T/expect.json" <<JSON
 }
 JSON
 
+exact_runs() { # PROBE_MODE
 for mode in v2 v1; do
 	rm -rf "$D/big" "$SHM" "$D/outside" "$SHM.d"
 	mkdir "$SHM.d"
@@ -48,11 +50,18 @@ for mode in v2 v1; do
 		missing "$D" 5 , \
 		cd "$SHM.d" , create . 3 , unlink . 3 , missing . 2 | cat || fail "iorun ($mode) failed"
 	kill $NOISE; wait $NOISE 2>/dev/null
-	grep -q '"probe_mode": "tracepoint"' "$T/out-$mode.json" || fail "$mode: probe mode not recorded"
+	grep -q "\"probe_mode\": \"$1\"" "$T/out-$mode.json" || fail "$mode: probe mode $1 not recorded"
 	python3 "$(dirname "$0")/check_mounts.py" "$T/out-$mode.json" "$T/expect.json" ||
-		{ cat "$T/out-$mode.json"; fail "cgroup $mode: counters differ"; }
-	ok "cgroup $mode: exact"
+		{ cat "$T/out-$mode.json"; fail "$1, cgroup $mode: counters differ"; }
+	ok "$1, cgroup $mode: exact"
 done
+}
+
+start_daemon
+exact_runs tracepoint
+stop_daemon
+start_daemon --probe-mode syscall-tp
+exact_runs syscall-tp
 
 # A dynamically linked program through a shell: every call is put on a real
 # mount (relative paths, AT_FDCWD, AT_EMPTY_PATH, paths in pages not yet

@@ -7,7 +7,7 @@
 require_root_bpf
 setup
 
-for mode in fentry kprobe; do
+for mode in fentry kprobe syscall-tp; do
 	out=$(timeout 30 "$IOACCTD" -f -c "$CONF" --probe-mode $mode 2>&1 &
 	      pid=$!; sleep 3; kill $pid 2>/dev/null; wait $pid; echo "exit=$?")
 	if echo "$out" | grep -q "probe mode $mode is not available on this kernel: "; then
@@ -24,7 +24,7 @@ done
 start_daemon
 line=$(grep 'probe mode ' "$T/ioacctd.log" | head -1)
 echo "$line"
-chosen=$(echo "$line" | sed -n 's/.*probe mode \([a-z]*\): .*/\1/p')
+chosen=$(echo "$line" | sed -n 's/.*probe mode \([a-z-]*\): .*/\1/p')
 [ -n "$chosen" ] || fail "auto did not say which backend it chose"
 for b in fentry kprobe tracepoint; do
 	echo "$line" | grep -q "$b: " || fail "auto did not say what became of $b"

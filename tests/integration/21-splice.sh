@@ -71,7 +71,7 @@ start_mode() {
 }
 
 ran=0
-for mode in tracepoint fentry kprobe; do
+for mode in tracepoint fentry kprobe syscall-tp; do
 	if ! start_mode $mode; then
 		echo "  $mode: $(grep -o 'not available on this kernel.*' "$T/ioacctd.log" | head -1)"
 		continue

@@ -904,8 +904,9 @@ static void test_probe_mode_names(void **state)
 	assert_string_equal(ioacct_probe_mode_name(IOACCT_PROBE_FENTRY), "fentry");
 	assert_string_equal(ioacct_probe_mode_name(IOACCT_PROBE_KPROBE), "kprobe");
 	assert_string_equal(ioacct_probe_mode_name(IOACCT_PROBE_TRACEPOINT), "tracepoint");
+	assert_string_equal(ioacct_probe_mode_name(IOACCT_PROBE_SYSCALL_TP), "syscall-tp");
 	assert_string_equal(ioacct_probe_mode_name((enum ioacct_probe_mode)99), "?");
-	for (int m = IOACCT_PROBE_AUTO; m <= IOACCT_PROBE_TRACEPOINT; m++)
+	for (int m = IOACCT_PROBE_AUTO; m <= IOACCT_PROBE_SYSCALL_TP; m++)
 		assert_int_equal(
 			ioacct_probe_mode_from_name(ioacct_probe_mode_name((enum ioacct_probe_mode)m)),
 			m);

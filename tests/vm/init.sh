@@ -22,7 +22,7 @@ umask 022
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 exec </dev/console >/dev/console 2>&1
 
-MODES="auto fentry kprobe tracepoint"
+MODES="auto fentry kprobe tracepoint syscall-tp"
 NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 WRONG=0 START_TIMEOUT=120
 # shellcheck disable=SC1091 # written by mkinitramfs
 . /etc/vmtest.conf
@@ -197,7 +197,8 @@ CONF
 	# timeout. The tracepoint run stays attached (auto would detach): its patch
 	# site, syscall_trace_enter, is the one every syscall runs, where TCG was
 	# seen to oops; tests/integration/10-idle tests that detaching on the host.
-	[ "$mode" = tracepoint ] && echo "detach_when_idle = no" >> "$R/ioacct.conf"
+	# So does syscall-tp: the per-syscall tracepoints patch the same site.
+	case $mode in tracepoint | syscall-tp) echo "detach_when_idle = no" >> "$R/ioacct.conf" ;; esac
 
 	t0=$(now)
 	ioacctd -f -c "$R/ioacct.conf" --probe-mode "$mode" > "$R/ioacctd.log" 2>&1 &
