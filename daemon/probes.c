@@ -10,7 +10,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -21,6 +20,7 @@
 
 #include "ioacct.skel.h"
 #include "log.h"
+#include "sysnr.h"
 #include "procfs.h"
 #include "util.h"
 
@@ -61,44 +61,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 }
 
 /* ---- the syscall table ------------------------------------------------------ */
-
-/*
- * Syscalls some architectures lack (arm64 has only the *at forms) or older
- * headers do not name: -1 leaves them out of the table.
- */
-#ifndef SYS_open
-#define SYS_open -1
-#endif
-#ifndef SYS_creat
-#define SYS_creat -1
-#endif
-#ifndef SYS_openat2
-#define SYS_openat2 -1
-#endif
-#ifndef SYS_mkdir
-#define SYS_mkdir -1
-#endif
-#ifndef SYS_unlink
-#define SYS_unlink -1
-#endif
-#ifndef SYS_rmdir
-#define SYS_rmdir -1
-#endif
-#ifndef SYS_rename
-#define SYS_rename -1
-#endif
-#ifndef SYS_renameat
-#define SYS_renameat -1
-#endif
-#ifndef SYS_stat
-#define SYS_stat -1
-#endif
-#ifndef SYS_lstat
-#define SYS_lstat -1
-#endif
-#ifndef SYS_newfstatat
-#define SYS_newfstatat -1
-#endif
 
 /* IOACCT_SYSCALLS (ioacct_ops.h) by this architecture's numbers. */
 #define SYS(name, uname, op, kind) { SYS_##uname, IOACCT_OP_##op, IOACCT_SK_##kind },

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -21,6 +20,7 @@
 #include "ioacct_ops.h"
 #include "iotrace_abi.h"
 #include "procfs.h"
+#include "sysnr.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -165,40 +165,6 @@ static int on_event(void *ctx, void *data, size_t len)
 }
 
 /* ---- the BPF side ---------------------------------------------------------------- */
-
-#ifndef SYS_open
-#define SYS_open -1
-#endif
-#ifndef SYS_creat
-#define SYS_creat -1
-#endif
-#ifndef SYS_openat2
-#define SYS_openat2 -1
-#endif
-#ifndef SYS_mkdir
-#define SYS_mkdir -1
-#endif
-#ifndef SYS_unlink
-#define SYS_unlink -1
-#endif
-#ifndef SYS_rmdir
-#define SYS_rmdir -1
-#endif
-#ifndef SYS_rename
-#define SYS_rename -1
-#endif
-#ifndef SYS_renameat
-#define SYS_renameat -1
-#endif
-#ifndef SYS_stat
-#define SYS_stat -1
-#endif
-#ifndef SYS_lstat
-#define SYS_lstat -1
-#endif
-#ifndef SYS_newfstatat
-#define SYS_newfstatat -1
-#endif
 
 /* IOACCT_SYSCALLS (ioacct_ops.h), the counters' list, by this architecture's numbers. */
 #define SYS(name, uname, op, kind) { SYS_##uname, #uname, IOACCT_OP_##op, IOACCT_SK_##kind },
