@@ -43,6 +43,21 @@ static __always_inline __u32 vfsmount_id(struct vfsmount *mnt)
 }
 
 /*
+ * The task's cgroup in the v1 hierarchy of subsystem `ssid` (the daemon's
+ * cgroup_v1_hierarchy, by its id in /proc/cgroups), or NULL. A v1-only Slurm
+ * job's tasks sit in the cgroup2 root: only this says which job they are of.
+ */
+static __always_inline struct cgroup *task_v1_cgroup(struct task_struct *task, __u32 ssid)
+{
+	struct cgroup_subsys_state *css;
+
+	if (ssid >= bpf_core_field_size(task->cgroups->subsys) / sizeof(void *))
+		return NULL;
+	css = task->cgroups->subsys[ssid];
+	return css ? css->cgroup : NULL;
+}
+
+/*
  * A 32-bit process's syscall numbers are another table's: the sysmap would
  * misname them, so the tracepoint backend leaves them alone (the others
  * only see the 64-bit entry functions anyway).
