@@ -107,27 +107,6 @@ static void usage(FILE *out)
 
 enum { OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB, OPT_STEP };
 
-static int parse_size(const char *s, unsigned long *out)
-{
-	char *end;
-	unsigned long v, mul = 1;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (end == s || errno || *s == '-')
-		return -EINVAL;
-	if (*end == 'K')
-		mul = 1024;
-	else if (*end == 'M')
-		mul = 1024 * 1024;
-	else if (*end)
-		return -EINVAL;
-	if (*end && end[1])
-		return -EINVAL;
-	*out = v * mul;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
@@ -217,14 +196,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_BUFSZ: {
 			long page = sysconf(_SC_PAGESIZE);
+			uint64_t size = 0;
 
-			if (parse_size(optarg, &o->buffer_size) || o->buffer_size < (unsigned long)page ||
-			    (o->buffer_size & (o->buffer_size - 1)) || o->buffer_size > (1UL << 30)) {
+			if (ioacct_parse_size(optarg, &size) || size < (uint64_t)page ||
+			    (size & (size - 1)) || size > (1UL << 30)) {
 				fprintf(stderr,
 					"iotrace: --buffer-size: '%s' is not a power of 2 between %ld and 1G bytes\n",
 					optarg, page);
 				return -EINVAL;
 			}
+			o->buffer_size = (unsigned long)size;
 			break;
 		}
 		case 'c':

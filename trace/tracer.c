@@ -211,6 +211,7 @@ int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident,
 		       const struct ioacct_tracer_target *tg, unsigned long buffer_size,
 		       uint64_t t0_ns, ioacct_tracer_fn fn, void *ctx, char *err, size_t errlen)
 {
+	libbpf_print_fn_t old_print;
 	struct ioacct_tracer *t;
 	char merr[256];
 	int ret;
@@ -225,7 +226,8 @@ int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident,
 	if (ioacct_mountinfo_read(getpid(), &t->mounts, &t->nmounts, merr, sizeof(merr)))
 		t->nmounts = 0;
 	libbpf_ident = ident;
-	libbpf_set_print(libbpf_quiet);
+	/* Only while loading: the daemon's own handler (probes.c) is back after. */
+	old_print = libbpf_set_print(libbpf_quiet);
 	t->skel = iotrace_bpf__open();
 	if (!t->skel) {
 		ret = ioacct_seterr(err, errlen, -errno, "cannot open the BPF object: %s",
@@ -259,10 +261,12 @@ int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident,
 		goto fail;
 	}
 	t->t0 = t0_ns ? t0_ns : ioacct_mono_ns();
+	libbpf_set_print(old_print);
 	*out = t;
 	return 0;
 fail:
 	ioacct_tracer_close(t);
+	libbpf_set_print(old_print);
 	return ret;
 }
 

@@ -195,6 +195,29 @@ static const char *format_seconds(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+int ioacct_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	if (*end) {
+		const char *units = "KMG", *u = strchr(units, *end);
+
+		if (!u || end[1])
+			return -EINVAL;
+		shift = 10 * (unsigned int)(u - units + 1);
+	}
+	if (v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 int ioacct_parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out_ns)
 {
 	uint64_t secs = 0, frac = 0, ns;

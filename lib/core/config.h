@@ -86,6 +86,8 @@ int ioacct_config_set(struct ioacct_config *cfg, const char *key, const char *va
  * into nanoseconds; -EINVAL when malformed, -ERANGE when outside [min_ns, max_ns].
  */
 int ioacct_parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out_ns);
+/* A byte count: digits and an optional K, M or G (powers of 1024). 0 or -EINVAL (-ERANGE on overflow). */
+int ioacct_parse_size(const char *s, uint64_t *out);
 
 /*
  * Parses metrics_listen's "IPv4:PORT" or "[IPv6]:PORT" (numeric address):

@@ -288,6 +288,23 @@ int ioacct_darshan_dxt_add(struct ioacct_darshan_log *log, const char *path, int
 int ioacct_darshan_dxt_move(struct ioacct_darshan_log *to, struct ioacct_darshan_log *from);
 
 /*
+ * A trace spooled apart (sbatch --io-monitor=trace: ioacctd writes it, the
+ * epilog reads it) put in the log of the job's counters: its DXT_POSIX
+ * records moved as ioacct_darshan_dxt_move() does, and its metadata lines
+ * "trace_*=..." (events, lost, dropped, cap) appended to the log's. 0 or
+ * -ENOMEM.
+ */
+int ioacct_darshan_trace_merge(struct ioacct_darshan_log *to, struct ioacct_darshan_log *trace);
+
+/*
+ * Where ioacctd spools the trace of job `job_id` of `cluster` for the
+ * epilog: <directory of db_path>/trace/<cluster>-<job_id>.darshan, root's
+ * alone. 0, -EINVAL for a cluster name that is no file name, -ENAMETOOLONG.
+ */
+int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
+			      size_t len);
+
+/*
  * Serialises a log as format 3.41, zlib-compressed, into a malloc'd buffer.
  * 0 or -errno (-EINVAL with `err` filled when the log cannot be written:
  * a job region over 4096 bytes, a heatmap with too many bins).
