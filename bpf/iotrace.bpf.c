@@ -223,6 +223,8 @@ int BPF_PROG(iotrace_sys_exit, struct pt_regs *regs, long ret)
 	ev->fd = p->fd;
 	ev->syscall = id;
 	ev->mnt_id = p->mnt;
+	ev->uid = (__u32)bpf_get_current_uid_gid();
+	ev->pad = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = '\0';
 	if (p->upath) {

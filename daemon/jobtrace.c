@@ -39,6 +39,7 @@ struct jobtrace {
 	int64_t key;
 	char cluster[IOACCT_SHORT_MAX];
 	uint64_t job_id;
+	uint32_t uid;                      /* the job's user: root's calls are Slurm's (0: kept) */
 	struct ioacct_tracer *tracer;
 	struct ioacct_darshan_log *dxt;    /* the DXT records and their names alone */
 	char host[IOACCT_DARSHAN_DXT_HOSTNAME];
@@ -46,7 +47,7 @@ struct jobtrace {
 	char cgroup[PATH_MAX];
 	uint64_t max_segs;                 /* trace_max in segments */
 	uint64_t max_bytes;
-	uint64_t kept, dropped, nopath;
+	uint64_t kept, dropped, nopath, failed;
 	bool nomem, broken;
 	struct task_rank tasks[MAX_TASKS]; /* registered tasks */
 	size_t ntasks;
@@ -162,9 +163,17 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 	char path[2 * PATH_MAX];
 	bool write = r->op == IOACCT_OP_WRITE;
 
-	/* Darshan traces the reads and writes that did not fail, of 0 bytes too. */
-	if ((r->op != IOACCT_OP_READ && !write) || r->ret < 0)
+	/*
+	 * The job's tasks run as its user; Slurm's own processes in the job's
+	 * cgroup (slurmstepd, freezing and emptying it) as root: not the job's.
+	 */
+	if ((r->op != IOACCT_OP_READ && !write) || (j->uid && r->uid != j->uid))
 		return;
+	/* Darshan traces the reads and writes that did not fail, of 0 bytes too. */
+	if (r->ret < 0) {
+		j->failed++;
+		return;
+	}
 	/* An fd opened before the trace (stdin, inherited): no file to name. */
 	if (!r->path[0]) {
 		j->nopath++;
@@ -250,6 +259,7 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 	}
 	j->key = key;
 	j->job_id = req->job_id;
+	j->uid = req->uid;
 	ioacct_strlcpy(j->cluster, cluster, sizeof(j->cluster));
 	ioacct_strlcpy(j->host, node, sizeof(j->host));
 	ioacct_strlcpy(j->workdir, workdir, sizeof(j->workdir));
@@ -324,8 +334,8 @@ static int spool(const struct ioacct_jobtraces *t, struct jobtrace *j, uint64_t 
 	mlen = strnlen(j->dxt->metadata, sizeof(j->dxt->metadata));
 	snprintf(j->dxt->metadata + mlen, sizeof(j->dxt->metadata) - mlen,
 		 "trace_events=%" PRIu64 "\ntrace_lost=%" PRIu64 "\ntrace_dropped=%" PRIu64
-		 "\ntrace_max=%" PRIu64 "\ntrace_nopath=%" PRIu64 "\n%s",
-		 ioacct_tracer_events(j->tracer), lost, j->dropped, j->max_bytes, j->nopath,
+		 "\ntrace_max=%" PRIu64 "\ntrace_nopath=%" PRIu64 "\ntrace_failed=%" PRIu64 "\n%s",
+		 ioacct_tracer_events(j->tracer), lost, j->dropped, j->max_bytes, j->nopath, j->failed,
 		 j->broken ? "trace_broken=1\n" : "");
 	ret = ioacct_darshan_write_file(j->dxt, path, err, sizeof(err));
 	if (ret)

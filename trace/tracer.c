@@ -145,6 +145,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	r.op = ev->op;
 	r.pid = ev->pid;
 	r.tid = ev->tid;
+	r.uid = ev->uid;
 	r.comm = comm;
 	r.path = path;
 	r.mnt_id = ev->mnt_id;

@@ -3,7 +3,9 @@
  * dxtdump LOG: the DXT_POSIX records of a .darshan log as our reader
  * (lib/darshan) reads them, for the tests: one line per segment,
  *   PATH RANK HOST write|read OFFSET LENGTH START END
- * in the record's order, after the log's "trace_*=N" metadata lines.
+ * in the record's order, after the log's "trace_*=N" metadata lines and
+ * "posix_reads=N" and "posix_writes=N", the sums of the POSIX records'
+ * counters (every call the counters saw, to hold the trace against).
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +26,7 @@ static void segs(const struct ioacct_darshan_log *log, const struct ioacct_darsh
 int main(int argc, char **argv)
 {
 	struct ioacct_darshan_log *log;
+	int64_t reads = 0, writes = 0;
 	char err[1024];
 	size_t mlen;
 
@@ -44,6 +47,11 @@ int main(int argc, char **argv)
 		if (!strncmp(l, "trace_", 6))
 			printf("%.*s\n", (int)(nl ? n - 1 : n), l);
 	}
+	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
+		reads += log->recs[IOACCT_DARSHAN_POSIX][i].counters[IOACCT_DARSHAN_POSIX_READS];
+		writes += log->recs[IOACCT_DARSHAN_POSIX][i].counters[IOACCT_DARSHAN_POSIX_WRITES];
+	}
+	printf("posix_reads=%lld\nposix_writes=%lld\n", (long long)reads, (long long)writes);
 	for (size_t i = 0; i < log->ndxt; i++) {
 		segs(log, &log->dxt[i], "write", log->dxt[i].writes, log->dxt[i].nwrites);
 		segs(log, &log->dxt[i], "read", log->dxt[i].reads, log->dxt[i].nreads);

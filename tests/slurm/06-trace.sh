@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# sbatch --io-monitor=trace (issue 16) on a real one-node Slurm cluster
+# (cgroup/v1 on this host: the tracer follows the job's v1 cgroup):
+#  1. a job whose batch step runs a known sequence (open, writes of 100,
+#     2000 and 30000 bytes, fsync, close, a failed open) and whose srun -n2
+#     step runs it once per rank: the job's .darshan report has DXT_POSIX
+#     records with exactly those writes (offsets, lengths) per rank and file,
+#     read back by our reader (dxtdump) and by the layout of
+#     darshan-dxt-log-format.h (dxt.py, zlib and struct alone; Debian has no
+#     darshan-util); a file written outside the job meanwhile never appears;
+#     the spooled trace is gone once the report is written;
+#  2. trace_max=4K: exactly 128 segments (4096 / 32 bytes) kept, the rest
+#     dropped and counted (trace_dropped in the report's metadata, and the
+#     epilog's log line says trace_max was reached): kept + dropped are the
+#     reads and writes ioacct's counters saw, less the failed ones and those
+#     on fds opened before the trace;
+#  3. bad trace_max refused by sbatch.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/cluster.sh"
+IOSEQ=$abs_top_builddir/tests/integration/ioseq
+DXTDUMP=$abs_top_builddir/tests/integration/dxtdump
+slurm_test_setup
+[ -x "$IOSEQ" ] && [ -x "$DXTDUMP" ] || fail "build tests/integration first (make check does)"
+start_daemon
+start_cluster "required $PLUGIN config=$CONF"
+cp "$(dirname "$0")/../integration/dxt.py" "$T/dxt.py"
+
+W=$T/work; mkdir -p "$W"; chown "$U" "$W"
+cat > "$W/job.sh" <<JOB
+#!/bin/bash
+$IOSEQ $W/seq.dat $W/missing
+srun --quiet -n2 bash -c 'exec $IOSEQ $W/rank\$SLURM_PROCID.dat $W/missing'
+while [ ! -e $W/go ]; do sleep 0.1; done
+JOB
+chmod 755 "$W/job.sh"
+
+# ---- 1. the known sequence, per rank and file ----
+J=$(submit_as "$U" --io-monitor=trace,format=text --chdir="$W" -o "$W/out-%j.txt" -n2 "$W/job.sh")
+for _ in $(seq 1 300); do [ -s "$W/rank1.dat" ] && [ -s "$W/rank0.dat" ] && break; sleep 0.1; done
+# Outside the job, while it is traced: never in its trace.
+echo noise > "$W/noise.dat"
+cat "$W/noise.dat" > /dev/null
+touch "$W/go"
+state=$(wait_job "$J")
+[ "$state" = COMPLETED ] || { cat "$W/out-$J.txt"; fail "job $J ended $state"; }
+D=$W/ioacct-$J.darshan
+[ -f "$D" ] || { ls -la "$W"; grep -i ioacct "$C/log/slurmd.log" | tail; fail "no Darshan report $D"; }
+[ -f "$W/ioacct-$J.txt" ] || fail "format=text asked too: no text report"
+[ "$(stat -c %U "$D")" = "$U" ] || fail "report owned by $(stat -c %U "$D"), not $U"
+grep -q "ioacct: job $J: trace: .* DXT records; 0 events lost (ring buffer full), 0 dropped$" \
+	"$C/log/slurmd.log" || { grep ioacct "$C/log/slurmd.log" | tail; fail "the epilog's trace line"; }
+grep -q "job ioacct-test/$J: tracing /sys/fs/cgroup/freezer/.*/job_$J (cgroup v1" "$T/ioacctd.log" ||
+	{ grep -i trac "$T/ioacctd.log"; fail "ioacctd did not trace job $J's v1 cgroup"; }
+[ -z "$(ls -A "$T/trace" 2>/dev/null)" ] || fail "the spooled trace was left: $(ls "$T/trace")"
+"$DXTDUMP" "$D" > "$T/dump" || fail "our reader: dxtdump $D failed"
+python3 - "$T/dump" "$W" "$(hostname -s)" <<'PY' || fail "the DXT records, read by our reader"
+import sys
+dump, W, host = sys.argv[1], sys.argv[2], sys.argv[3]
+lines = open(dump).read().splitlines()
+meta = dict(l.split("=", 1) for l in lines if " " not in l)
+segs = [l.split() for l in lines if " " in l]
+mine = {}
+for path, rank, h, op, off, length, start, end in segs:
+    assert h == host, "hostname %s, wanted %s" % (h, host)
+    assert float(end) >= float(start) >= 0, (start, end)
+    if path.startswith(W + "/"):
+        mine.setdefault((path[len(W) + 1:], int(rank), op), []).append((int(off), int(length)))
+seq = [(0, 100), (100, 2000), (2100, 30000)]
+want = {("seq.dat", 0, "write"): seq, ("rank0.dat", 0, "write"): seq, ("rank1.dat", 1, "write"): seq}
+print("trace metadata:", meta, "\njob files:", mine)
+import collections
+print("segments per (file, rank, op):", dict(collections.Counter((s[0], s[1], s[3]) for s in segs)))
+assert mine == want, "the job's files: %s\nwanted %s" % (mine, want)
+assert meta["trace_dropped"] == "0" and meta["trace_lost"] == "0", meta
+assert meta["trace_max"] == str(64 << 20), meta
+PY
+python3 - "$T" "$D" "$W" <<'PY' || fail "the DXT records, by darshan-dxt-log-format.h's layout"
+import sys
+sys.path.insert(0, sys.argv[1]); from dxt import log
+D, W = sys.argv[2], sys.argv[3]
+recs, run, meta, regions = log(D)
+assert 1 in regions and 10 in regions, "regions %s: wanted POSIX and DXT_POSIX" % regions
+got = {(r["path"][len(W) + 1:], r["rank"]): [(w[0], w[1]) for w in r["w"]] for r in recs
+       if r["path"].startswith(W + "/")}
+seq = [(0, 100), (100, 2000), (2100, 30000)]
+assert got == {("seq.dat", 0): seq, ("rank0.dat", 0): seq, ("rank1.dat", 1): seq}, got
+for r in recs:
+    assert r["shared"] == -1, r
+    times = [t for w in r["w"] for t in w[2:]]
+    assert all(0 <= t <= run + 1 for t in times), "segments outside the job's %g s: %s" % (run, r)
+assert meta.get("trace_dropped") == "0", meta
+PY
+ok "job $J: DXT_POSIX records of exactly the 3 writes (0+100, 100+2000, 2100+30000) per rank and file (seq.dat rank 0, rank0.dat rank 0, rank1.dat rank 1), nothing from outside; our reader and the format's layout agree"
+
+# ---- 2. trace_max: the cap, and what it dropped ----
+# Every read and write the counters saw (the report's POSIX records) is a
+# segment kept, dropped past the cap, failed, or on an fd opened before the
+# trace (stdout): nothing is lost without being counted.
+cat > "$W/cap.sh" <<JOB
+#!/bin/bash
+exec $IOWORK write $W/cap.dat 1 1000
+JOB
+chmod 755 "$W/cap.sh"
+J2=$(submit_as "$U" --io-monitor=trace_max=4K --chdir="$W" -o "$W/out-%j.txt" "$W/cap.sh")
+[ "$(wait_job "$J2")" = COMPLETED ] || fail "job $J2 failed"
+"$DXTDUMP" "$W/ioacct-$J2.darshan" > "$T/capped" || fail "dxtdump of job $J2"
+read -r kept dropped calls < <(python3 - "$T/capped" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+m = dict(l.split("=", 1) for l in lines if "=" in l and " " not in l)
+kept = sum(1 for l in lines if " " in l)
+print(kept, m["trace_dropped"], int(m["posix_reads"]) + int(m["posix_writes"]) - int(m["trace_nopath"]) -
+      int(m["trace_failed"]))
+PY
+)
+echo "trace_max=4K job $J2: $kept segments kept, $dropped dropped, $calls reads and writes the trace could keep"
+[ "$kept" = 128 ] || fail "trace_max=4K kept $kept segments, wanted 128 (4096 / 32)"
+[ "$dropped" = $((calls - 128)) ] || fail "trace_max=4K dropped $dropped, wanted $((calls - 128)) ($calls - 128)"
+[ "$calls" -ge 1000 ] || fail "the counters saw $calls reads and writes, fewer than the 1000 writes of cap.dat"
+grep -q "ioacct: job $J2: trace: .* $dropped dropped (trace_max was reached)$" "$C/log/slurmd.log" ||
+	fail "the epilog's line does not say trace_max was reached"
+grep -q "^trace_max=4096$" "$T/capped" || fail "trace_max=4096 not in the report's metadata"
+ok "trace_max=4K: 128 segments kept, $dropped of $calls dropped and counted, in the report and said"
+
+# ---- 3. bad values refused at submission ----
+for bad in trace_max=0 trace_max=1X trace_max=100 trace_max; do
+	out=$(runuser -u "$U" -- env SLURM_CONF="$SLURM_CONF" sbatch --io-monitor=$bad "$W/cap.sh" 2>&1) &&
+		fail "sbatch --io-monitor=$bad was accepted: $out"
+	echo "$out" | grep -q "ioacct: --io-monitor: .*trace_max" || fail "--io-monitor=$bad: $out"
+done
+ok "bad trace_max values refused by sbatch with the reason"
