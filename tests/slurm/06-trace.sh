@@ -15,7 +15,10 @@
 #     epilog's log line says trace_max was reached): kept + dropped are the
 #     reads and writes ioacct's counters saw, less the failed ones and those
 #     on fds opened before the trace;
-#  3. bad trace_max refused by sbatch.
+#  3. a trace ioacctd cannot keep (its spool directory cannot be made):
+#     the job completes and gets its report, without DXT records, and one
+#     line says why;
+#  4. bad trace_max refused by sbatch.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
@@ -123,7 +126,22 @@ grep -q "ioacct: job $J2: trace: .* $dropped dropped (trace_max was reached)$" "
 grep -q "^trace_max=4096$" "$T/capped" || fail "trace_max=4096 not in the report's metadata"
 ok "trace_max=4K: 128 segments kept, $dropped of $calls dropped and counted, in the report and said"
 
-# ---- 3. bad values refused at submission ----
+# ---- 3. a trace that cannot be kept: the job runs, its report is written, one line says why ----
+# The spool directory cannot be made (a file is in its way): a real failure of ioacctd's.
+rmdir "$T/trace" && : > "$T/trace" || fail "cannot put a file where the trace spool is"
+J3=$(submit_as "$U" --io-monitor=trace --chdir="$W" -o "$W/out-%j.txt" "$W/cap.sh")
+[ "$(wait_job "$J3")" = COMPLETED ] || fail "job $J3 failed: a trace that cannot be spooled broke it"
+[ "$(stat -c %s "$W/cap.dat")" = 1000 ] || fail "job $J3 did not write its 1000 bytes"
+"$DXTDUMP" "$W/ioacct-$J3.darshan" > "$T/nospool" || fail "job $J3: no readable Darshan report"
+! grep -q ' ' "$T/nospool" || fail "job $J3: DXT records from nowhere: $(head -3 "$T/nospool")"
+grep -q "job ioacct-test/$J3: cannot spool its trace: cannot create $T/trace/" "$T/ioacctd.log" ||
+	fail "ioacctd did not say why job $J3's trace was not kept"
+[ "$(grep -c "ioacct: job $J3: no trace: " "$C/log/slurmd.log")" = 1 ] ||
+	fail "the epilog did not say in one line that job $J3 has no trace"
+rm -f "$T/trace"
+ok "a trace that cannot be spooled: the job completed, its report without DXT records, one line each from ioacctd and the epilog"
+
+# ---- 4. bad values refused at submission ----
 for bad in trace_max=0 trace_max=1X trace_max=100 trace_max; do
 	out=$(runuser -u "$U" -- env SLURM_CONF="$SLURM_CONF" sbatch --io-monitor=$bad "$W/cap.sh" 2>&1) &&
 		fail "sbatch --io-monitor=$bad was accepted: $out"
