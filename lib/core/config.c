@@ -201,10 +201,12 @@ int ioacct_parse_size(const char *s, uint64_t *out)
 	unsigned int shift = 0;
 	char *end;
 
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
+	if (errno == ERANGE)
+		return -ERANGE;
 	if (*end) {
 		const char *units = "KMG", *u = strchr(units, *end);
 

@@ -627,6 +627,49 @@ static void test_parse_seconds_bounds(void **state)
 	assert_int_equal(ioacct_parse_seconds("x", NS / 10, 86400 * NS, &ns), -EINVAL);
 }
 
+static void test_parse_size(void **state)
+{
+	static const struct {
+		const char *s;
+		int ret;
+		uint64_t v;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "4096", 0, 4096 },
+		{ "4K", 0, 4096 },
+		{ "64M", 0, 64ULL << 20 },
+		{ "2G", 0, 2ULL << 30 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "17179869183G", 0, 17179869183ULL << 30 },
+		{ "17179869184G", -ERANGE, 0 },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "K", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
+		{ "+1", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ "1k", -EINVAL, 0 },
+		{ "1KB", -EINVAL, 0 },
+		{ "1T", -EINVAL, 0 },
+		{ "1.5M", -EINVAL, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 42;
+		int ret = ioacct_parse_size(cases[i].s, &v);
+
+		if (ret != cases[i].ret)
+			fail_msg("\"%s\": got %d, want %d", cases[i].s, ret, cases[i].ret);
+		if (ret == 0 && v != cases[i].v)
+			fail_msg("\"%s\": got %llu, want %llu", cases[i].s, (unsigned long long)v,
+				 (unsigned long long)cases[i].v);
+		if (ret != 0)
+			assert_int_equal(v, 42);
+	}
+}
+
 static void test_booleans(void **state)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1", "YES", "True", "On" };
@@ -935,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_parse_seconds),
 		cmocka_unit_test(test_parse_seconds_bounds),
+		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_booleans),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_socket_too_long),
