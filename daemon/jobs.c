@@ -1619,6 +1619,7 @@ int ioacct_registry_abort_register(struct ioacct_registry *r, int64_t job_key, u
 	log_info("job %s/%llu step %u: its client went away before the reply; registration undone",
 		 j->job.cluster, (unsigned long long)j->job.job_id, step_id);
 	step_forget(r, s);
+	ioacct_jobtraces_forget(r->traces, job_key);
 	job_unlink(r, j);
 	job_free(j);
 out:

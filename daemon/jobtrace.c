@@ -343,15 +343,24 @@ static int spool(const struct ioacct_jobtraces *t, struct jobtrace *j, uint64_t 
 	return ret;
 }
 
-void ioacct_jobtraces_end(struct ioacct_jobtraces *t, int64_t key)
+/* Job `key`'s trace taken out of the list; NULL when it has none. */
+static struct jobtrace *take(struct ioacct_jobtraces *t, int64_t key)
 {
 	struct jobtrace **slot = t ? lookup(t, key) : NULL, *j = slot ? *slot : NULL;
+
+	if (j)
+		*slot = j->next;
+	return j;
+}
+
+void ioacct_jobtraces_end(struct ioacct_jobtraces *t, int64_t key)
+{
+	struct jobtrace *j = take(t, key);
 	char path[PATH_MAX];
 	uint64_t lost, nw = 0, nr = 0;
 
 	if (!j)
 		return;
-	*slot = j->next;
 	drain(j, true);
 	lost = ioacct_tracer_lost(j->tracer);
 	for (size_t i = 0; i < j->dxt->ndxt; i++) {
@@ -364,5 +373,15 @@ void ioacct_jobtraces_end(struct ioacct_jobtraces *t, int64_t key)
 			 PRIu64 " dropped (past trace_max=%" PRIu64 "%s)", j->cluster, j->job_id, path,
 			 nw, nr, j->dxt->ndxt, lost, j->dropped, j->max_bytes,
 			 j->nomem ? ", or out of memory" : "");
+	jobtrace_free(j);
+}
+
+void ioacct_jobtraces_forget(struct ioacct_jobtraces *t, int64_t key)
+{
+	struct jobtrace *j = take(t, key);
+
+	if (!j)
+		return;
+	log_info("job %s/%" PRIu64 ": trace dropped with its registration", j->cluster, j->job_id);
 	jobtrace_free(j);
 }

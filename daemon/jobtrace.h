@@ -51,5 +51,7 @@ void ioacct_jobtraces_poll(struct ioacct_jobtraces *t);
 bool ioacct_jobtraces_active(const struct ioacct_jobtraces *t);
 /* Job `key` ended: its tracer stopped and its trace spooled (logged on failure). */
 void ioacct_jobtraces_end(struct ioacct_jobtraces *t, int64_t key);
+/* Job `key`'s registration was undone: its tracer stopped, nothing kept. */
+void ioacct_jobtraces_forget(struct ioacct_jobtraces *t, int64_t key);
 
 #endif /* IOACCT_JOBTRACE_H */
