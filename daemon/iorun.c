@@ -230,8 +230,6 @@ struct iorun_trace {
 static void on_trace_event(void *ctx, const struct ioacct_trace_rec *r)
 {
 	struct iorun_trace *t = ctx;
-	struct ioacct_darshan_dxt_seg seg;
-	char path[2 * PATH_MAX];
 	bool write = r->op == IOACCT_OP_WRITE;
 
 	/* Darshan traces the reads and writes that did not fail, of 0 bytes too. */
@@ -249,15 +247,8 @@ static void on_trace_event(void *ctx, const struct ioacct_trace_rec *r)
 		t->dropped++;
 		return;
 	}
-	if (r->path[0] == '/')
-		ioacct_strlcpy(path, r->path, sizeof(path));
-	else
-		snprintf(path, sizeof(path), "%s/%s", t->cwd, r->path);
-	seg.offset = r->offset;
-	seg.length = r->ret;
-	seg.start = (double)r->start_ns / 1e9;
-	seg.end = (double)(r->start_ns + r->dur_ns) / 1e9;
-	if (ioacct_darshan_dxt_add(t->dxt, path, 0, t->host, write, &seg)) {
+	if (ioacct_darshan_dxt_add_call(t->dxt, r->path, t->cwd, 0, t->host, write, r->offset, r->ret,
+					r->start_ns, r->dur_ns)) {
 		t->nomem = true;
 		t->dropped++;
 		return;

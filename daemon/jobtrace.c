@@ -159,8 +159,6 @@ static int64_t rank_of(struct jobtrace *j, int32_t pid)
 static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 {
 	struct jobtrace *j = ctx;
-	struct ioacct_darshan_dxt_seg seg;
-	char path[2 * PATH_MAX];
 	bool write = r->op == IOACCT_OP_WRITE;
 
 	/*
@@ -183,15 +181,8 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 		j->dropped++;
 		return;
 	}
-	if (r->path[0] == '/')
-		ioacct_strlcpy(path, r->path, sizeof(path));
-	else
-		snprintf(path, sizeof(path), "%s/%s", j->workdir, r->path);
-	seg.offset = r->offset;
-	seg.length = r->ret;
-	seg.start = (double)r->start_ns / 1e9;
-	seg.end = (double)(r->start_ns + r->dur_ns) / 1e9;
-	if (ioacct_darshan_dxt_add(j->dxt, path, rank_of(j, (int32_t)r->pid), j->host, write, &seg)) {
+	if (ioacct_darshan_dxt_add_call(j->dxt, r->path, j->workdir, rank_of(j, (int32_t)r->pid), j->host,
+					write, r->offset, r->ret, r->start_ns, r->dur_ns)) {
 		j->nomem = true;
 		j->dropped++;
 		return;

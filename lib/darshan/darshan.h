@@ -281,6 +281,16 @@ int ioacct_darshan_dxt_add(struct ioacct_darshan_log *log, const char *path, int
 			   const char *hostname, bool write, const struct ioacct_darshan_dxt_seg *seg);
 
 /*
+ * ioacct_darshan_dxt_add() of one traced read or write as the tracer gives
+ * it (iorun --trace, ioacctd's job traces): `path` as the call named it, a
+ * relative one joined to `cwd`; the offset and the bytes it moved; start
+ * and duration in ns since the job's start. 0 or -ENOMEM.
+ */
+int ioacct_darshan_dxt_add_call(struct ioacct_darshan_log *log, const char *path, const char *cwd,
+				int64_t rank, const char *hostname, bool write, int64_t offset,
+				int64_t bytes, uint64_t start_ns, uint64_t dur_ns);
+
+/*
  * Moves the DXT_POSIX records of `from` (with their names) to the end of
  * those of `to`: a trace gathered apart, put in the log of the job's
  * counters. 0, or -ENOMEM with both logs as they were.

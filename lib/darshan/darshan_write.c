@@ -766,3 +766,20 @@ int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t
 		     cluster, job_id);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
+
+int ioacct_darshan_dxt_add_call(struct ioacct_darshan_log *log, const char *path, const char *cwd,
+				int64_t rank, const char *hostname, bool write, int64_t offset,
+				int64_t bytes, uint64_t start_ns, uint64_t dur_ns)
+{
+	struct ioacct_darshan_dxt_seg seg = {
+		.offset = offset, .length = bytes, .start = (double)start_ns / 1e9,
+		.end = (double)(start_ns + dur_ns) / 1e9,
+	};
+	char full[2 * PATH_MAX];
+
+	if (path[0] != '/') {
+		snprintf(full, sizeof(full), "%s/%s", cwd, path);
+		path = full;
+	}
+	return ioacct_darshan_dxt_add(log, path, rank, hostname, write, &seg);
+}
