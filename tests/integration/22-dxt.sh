@@ -15,7 +15,7 @@ IOSEQ=$abs_top_builddir/tests/integration/ioseq
 require_root_bpf
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 grep -q cgroup2 /proc/filesystems || skip "the tracer needs cgroup2"
-# The tracer follows a task's cgroup2 cgroup: iorun's job cgroup must be one.
+# iorun's job cgroups are cgroup2 ones unless told (--cgroup-mode v1 below).
 EXTRA_CONF="cgroup_mode = v2" setup
 start_daemon
 MNT=$(mount_of "$T")
@@ -81,6 +81,21 @@ assert [(w[0], w[1]) for w in recs[0]["w"]] == [(0, 100), (100, 2000)], recs[0][
 assert (meta["trace_dropped"], meta["trace_max_events"]) == ("1", "2"), meta
 PY
 ok "--trace-max-events 2: the first 2 writes kept, 1 dropped and said; a relative path named from the cwd"
+
+# ---- a cgroup v1 job cgroup (--cgroup-mode v1): the tracer follows it there too ----
+"$IORUN" --cgroup-mode v1 --job-id 4925 --trace "$T/v1.darshan" -- "$IOSEQ" "$T/v1f" "$T/missing" \
+	> /dev/null 2> "$T/v1.err" || fail "iorun --cgroup-mode v1 --trace: exit $? ($(cat "$T/v1.err"))"
+grep -q "^iorun: trace in $T/v1.darshan: 3 writes and 0 reads on 1 files; 0 events lost" "$T/v1.err" ||
+	fail "iorun --cgroup-mode v1 --trace: $(cat "$T/v1.err")"
+python3 - "$T" <<'PY' || fail "the DXT records of a v1 job"
+import sys
+sys.path.insert(0, sys.argv[1]); from dxt import log
+T = sys.argv[1]
+recs, run, meta, regions = log(T + "/v1.darshan")
+assert [(r["path"], [(w[0], w[1]) for w in r["w"]]) for r in recs] == \
+    [(T + "/v1f", [(0, 100), (100, 2000), (2100, 30000)])], recs
+PY
+ok "iorun --cgroup-mode v1 --trace: the job's v1 cgroup traced, its 3 writes exactly"
 
 # ---- a chatty command: every write a segment at its offset ----
 "$IORUN" --trace "$T/n.darshan" -- "$IOSEQ" -n 5000 "$T/n" > /dev/null 2> "$T/n.err" || fail "iorun of 5000 writes: exit $?"
