@@ -133,7 +133,8 @@ static int32_t parent_pid(int32_t pid)
 /*
  * The rank of the task process `pid` descends from. A process gone before
  * its events were read has no ancestry left: with one task on the node it
- * is that task's, else rank 0.
+ * is that task's, else rank 0. Cached per pid either way: a process's events
+ * come in runs.
  */
 static int64_t rank_of(struct jobtrace *j, int32_t pid)
 {
@@ -148,7 +149,7 @@ static int64_t rank_of(struct jobtrace *j, int32_t pid)
 			p = parent_pid(p);
 	}
 	if (rank < 0)
-		return j->ntasks == 1 ? j->tasks[0].rank : 0;
+		rank = j->ntasks == 1 ? j->tasks[0].rank : 0;
 	c->pid = pid;
 	c->rank = rank;
 	return rank;

@@ -92,6 +92,14 @@ int ioacct_spank_conf_parse(struct ioacct_spank_conf *c, int argc, char **argv, 
 	return bad;
 }
 
+void ioacct_monitor_opts_trace(struct ioacct_monitor_opts *o, uint64_t trace_max)
+{
+	o->trace_max = trace_max;
+	/* A trace is written into the Darshan report: there is one, besides the default text. */
+	o->formats |= IOACCT_FMT(IOACCT_RENDER_DARSHAN) |
+		      (o->formats ? 0 : IOACCT_FMT(IOACCT_RENDER_TEXT));
+}
+
 int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, char *err,
 			      size_t errlen)
 {
@@ -154,10 +162,8 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 			return -EINVAL;
 		}
 	}
-	/* A trace is written into the Darshan report: there is one. */
 	if (o->trace_max)
-		o->formats |= IOACCT_FMT(IOACCT_RENDER_DARSHAN) |
-			      (o->formats ? 0 : IOACCT_FMT(IOACCT_RENDER_TEXT));
+		ioacct_monitor_opts_trace(o, o->trace_max);
 	return 0;
 }
 

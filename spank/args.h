@@ -56,6 +56,9 @@ struct ioacct_monitor_opts {
 int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, char *err,
 			      size_t errlen);
 
+/* A trace of at most trace_max bytes, and the Darshan report it goes in. */
+void ioacct_monitor_opts_trace(struct ioacct_monitor_opts *o, uint64_t trace_max);
+
 /* Values the % codes of a report pattern stand for. */
 struct ioacct_report_vars {
 	uint64_t job_id;

@@ -214,6 +214,14 @@ static int render_trace(const struct ioacct_jobdata *jd, char **buf, size_t *len
 	return ret;
 }
 
+/* A step traced when the job was not asked to be: its trace still gets a report. */
+static void trace_epilog(const struct ioacct_jobdata *jd)
+{
+	if (mopts.trace_max || !ioacct_spank_trace_spooled(&jd->job, cfg.db_path))
+		return;
+	ioacct_monitor_opts_trace(&mopts, IOACCT_TRACE_MAX_DEFAULT);
+}
+
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_REGISTER };
@@ -489,6 +497,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	} else {
 		if (!jd->job.user[0])
 			user_from_uid(jd->job.uid, jd->job.user, sizeof(jd->job.user));
+		trace_epilog(jd);
 		write_reports(jd);
 		ioacct_jobdata_free(jd);
 	}

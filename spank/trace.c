@@ -87,3 +87,11 @@ out:
 	ioacct_report_destroy(r);
 	return ret;
 }
+
+bool ioacct_spank_trace_spooled(const struct ioacct_job *job, const char *db_path)
+{
+	char path[PATH_MAX];
+
+	return ioacct_darshan_spool_path(db_path, job->cluster, job->job_id, path, sizeof(path)) == 0 &&
+	       access(path, F_OK) == 0;
+}

@@ -7,6 +7,7 @@
 #ifndef IOACCT_SPANK_TRACE_H
 #define IOACCT_SPANK_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "model.h"
@@ -21,5 +22,12 @@
  */
 int ioacct_spank_trace_render(const struct ioacct_jobdata *jd, const char *db_path, char **buf,
 			      size_t *len, char *msg, size_t msglen);
+
+/*
+ * Whether ioacctd spooled a trace for the job: a step was submitted with
+ * `trace` when the job was not (srun --io-monitor=trace in a batch job
+ * without it), and the epilog must still put it in a report.
+ */
+bool ioacct_spank_trace_spooled(const struct ioacct_job *job, const char *db_path);
 
 #endif /* IOACCT_SPANK_TRACE_H */

@@ -9,7 +9,8 @@
 #     read back by our reader (dxtdump) and by the layout of
 #     darshan-dxt-log-format.h (dxt.py, zlib and struct alone; Debian has no
 #     darshan-util); a file written outside the job meanwhile never appears;
-#     the spooled trace is gone once the report is written;
+#     the spooled trace is gone once the report is written; a job whose
+#     srun step alone asked for the trace gets its .darshan report too;
 #  2. trace_max=4K: exactly 128 segments (4096 / 32 bytes) kept, the rest
 #     dropped and counted (trace_dropped in the report's metadata, and the
 #     epilog's log line says trace_max was reached): kept + dropped are the
@@ -95,6 +96,21 @@ for r in recs:
 assert meta.get("trace_dropped") == "0", meta
 PY
 ok "job $J: DXT_POSIX records of exactly the 3 writes (0+100, 100+2000, 2100+30000) per rank and file (seq.dat rank 0, rank0.dat rank 0, rank1.dat rank 1), nothing from outside; our reader and the format's layout agree"
+
+# ---- 1b. one srun step traced in a job that was not: the trace still reaches a report ----
+cat > "$W/step.sh" <<JOB
+#!/bin/bash
+srun --quiet -n1 --io-monitor=trace $IOSEQ $W/step.dat $W/missing
+JOB
+chmod 755 "$W/step.sh"
+J1=$(submit_as "$U" --io-monitor=format=text --chdir="$W" -o "$W/out-%j.txt" "$W/step.sh")
+[ "$(wait_job "$J1")" = COMPLETED ] || { cat "$W/out-$J1.txt"; fail "job $J1 failed"; }
+[ -f "$W/ioacct-$J1.txt" ] || fail "job $J1: no text report"
+[ -f "$W/ioacct-$J1.darshan" ] || fail "job $J1: its srun step was traced, but no Darshan report"
+"$DXTDUMP" "$W/ioacct-$J1.darshan" | grep " write " | grep "^$W/step.dat " | awk '{ print $2, $5, $6 }' > "$T/step.got"
+printf '0 0 100\n0 100 2000\n0 2100 30000\n' | diff - "$T/step.got" || fail "job $J1: the traced step's writes"
+[ -z "$(ls -A "$T/trace" 2>/dev/null)" ] || fail "job $J1: its spooled trace was left: $(ls "$T/trace")"
+ok "srun --io-monitor=trace in a job without it: the step's 3 writes in the job's .darshan report, spool removed"
 
 # ---- 2. trace_max: the cap, and what it dropped ----
 # Every read and write the counters saw (the report's POSIX records) is a
