@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Kernel-side helpers shared by the BPF objects (ioacct.bpf.c, the counters;
- * iotrace.bpf.c, the tracer): reaching a file from an fd, a mount's id,
- * where the syscall number is at sys_exit. Include after vmlinux.h and the
- * libbpf headers; every function is inline or static, so an object that
- * does not use one pays nothing for it.
+ * iotrace.bpf.c, the tracer): reaching a file from an fd, a mount's id, a
+ * task's cgroup in a v1 hierarchy, where the syscall number is at sys_exit.
+ * Include after vmlinux.h and the libbpf headers; every function is inline
+ * or static, so an object that does not use one pays nothing for it.
  */
 #ifndef IOACCT_BPF_COMMON_H
 #define IOACCT_BPF_COMMON_H
