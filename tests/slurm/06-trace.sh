@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # sbatch --io-monitor=trace (issue 16) on a real one-node Slurm cluster
-# (cgroup/v1 on this host: the tracer follows the job's v1 cgroup):
+# (cgroup/v1 on this host: the tracer follows the job's v1 cgroup; ioacctd
+# holds its programs while the job runs, never after):
 #  1. a job whose batch step runs a known sequence (open, writes of 100,
 #     2000 and 30000 bytes, fsync, close, a failed open) and whose srun -n2
 #     step runs it once per rank: the job's .darshan report has DXT_POSIX
@@ -30,6 +31,18 @@ start_daemon
 start_cluster "required $PLUGIN config=$CONF"
 cp "$(dirname "$0")/../integration/dxt.py" "$T/dxt.py"
 
+# The names of the BPF programs ioacctd holds (its fds of programs and links), one a line.
+daemon_progs() {
+	local f id
+	for f in /proc/"$DAEMON_PID"/fdinfo/*; do sed -n 's/^prog_id:[[:space:]]*//p' "$f" 2>/dev/null; done |
+		sort -u | while read -r id; do
+			bpftool -j prog show id "$id" 2>/dev/null |
+				python3 -c 'import json, sys; print(json.load(sys.stdin)["name"])' 2>/dev/null
+		done | sort -u
+}
+command -v bpftool > /dev/null || skip "bpftool not installed (Debian: bpftool)"
+[ -z "$(daemon_progs | grep '^iotrace_')" ] || fail "ioacctd holds tracer programs before any traced job"
+
 W=$T/work; mkdir -p "$W"; chown "$U" "$W"
 cat > "$W/job.sh" <<JOB
 #!/bin/bash
@@ -42,6 +55,9 @@ chmod 755 "$W/job.sh"
 # ---- 1. the known sequence, per rank and file ----
 J=$(submit_as "$U" --io-monitor=trace,format=text --chdir="$W" -o "$W/out-%j.txt" -n2 "$W/job.sh")
 for _ in $(seq 1 300); do [ -s "$W/rank1.dat" ] && [ -s "$W/rank0.dat" ] && break; sleep 0.1; done
+# While the job runs, ioacctd holds the tracer's programs; never once it is over.
+progs=$(daemon_progs | grep '^iotrace_' | tr '\n' ' ')
+[ "$progs" = "iotrace_sys_enter iotrace_sys_exit " ] || fail "while job $J runs, ioacctd's tracer programs: '$progs'"
 # Outside the job, while it is traced: never in its trace.
 echo noise > "$W/noise.dat"
 cat "$W/noise.dat" > /dev/null
@@ -57,6 +73,7 @@ grep -q "ioacct: job $J: trace: .* DXT records; 0 events lost (ring buffer full)
 grep -q "job ioacct-test/$J: tracing /sys/fs/cgroup/freezer/.*/job_$J (cgroup v1" "$T/ioacctd.log" ||
 	{ grep -i trac "$T/ioacctd.log"; fail "ioacctd did not trace job $J's v1 cgroup"; }
 [ -z "$(ls -A "$T/trace" 2>/dev/null)" ] || fail "the spooled trace was left: $(ls "$T/trace")"
+[ -z "$(daemon_progs | grep '^iotrace_')" ] || fail "ioacctd still holds the tracer after job $J: $(daemon_progs)"
 "$DXTDUMP" "$D" > "$T/dump" || fail "our reader: dxtdump $D failed"
 python3 - "$T/dump" "$W" "$(hostname -s)" <<'PY' || fail "the DXT records, read by our reader"
 import sys
@@ -95,7 +112,7 @@ for r in recs:
     assert all(0 <= t <= run + 1 for t in times), "segments outside the job's %g s: %s" % (run, r)
 assert meta.get("trace_dropped") == "0", meta
 PY
-ok "job $J: DXT_POSIX records of exactly the 3 writes (0+100, 100+2000, 2100+30000) per rank and file (seq.dat rank 0, rank0.dat rank 0, rank1.dat rank 1), nothing from outside; our reader and the format's layout agree"
+ok "job $J: the tracer attached while it ran, detached after; DXT_POSIX records of exactly the 3 writes (0+100, 100+2000, 2100+30000) per rank and file (seq.dat rank 0, rank0.dat rank 0, rank1.dat rank 1), nothing from outside; our reader and the format's layout agree"
 
 # ---- 1b. one srun step traced in a job that was not: the trace still reaches a report ----
 cat > "$W/step.sh" <<JOB
