@@ -57,6 +57,7 @@ struct jobtrace {
 struct ioacct_jobtraces {
 	const struct ioacct_config *cfg;
 	struct jobtrace *jobs;
+	uint32_t njobs;
 };
 
 struct ioacct_jobtraces *ioacct_jobtraces_create(const struct ioacct_config *cfg)
@@ -239,6 +240,11 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 					     "below the traced %s", req->step_id, cgroup, j->cgroup);
 		return add_task(j, req);
 	}
+	if (t->njobs >= t->cfg->max_traced_jobs)
+		return ioacct_seterr(err, errlen, -EBUSY, t->cfg->max_traced_jobs ?
+				     "%u jobs are traced on this node already (max_traced_jobs)" :
+				     "traces are off on this node (max_traced_jobs = %u)",
+				     t->cfg->max_traced_jobs);
 	job_dir(cgroup, dir, sizeof(dir));
 	ret = ioacct_tracer_target(dir, hier == IOACCT_HIER_V1 ? t->cfg->cgroup_v1_hierarchy : NULL,
 				   &tg, terr, sizeof(terr));
@@ -256,8 +262,10 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 	ioacct_strlcpy(j->host, node, sizeof(j->host));
 	ioacct_strlcpy(j->workdir, workdir, sizeof(j->workdir));
 	ioacct_strlcpy(j->cgroup, dir, sizeof(j->cgroup));
-	j->max_bytes = req->trace_max;
-	j->max_segs = req->trace_max / IOACCT_DARSHAN_DXT_SEG;
+	/* The site's cap on what one job keeps in the daemon's memory. */
+	j->max_bytes = req->trace_max < (uint64_t)t->cfg->max_trace_mib << 20 ?
+		       req->trace_max : (uint64_t)t->cfg->max_trace_mib << 20;
+	j->max_segs = j->max_bytes / IOACCT_DARSHAN_DXT_SEG;
 	add_task(j, req);
 	ret = ioacct_tracer_open(&j->tracer, "ioacctd", &tg, IOACCT_JOBTRACE_BUFFER, start_mono_ns,
 				 on_event, j, terr, sizeof(terr));
@@ -266,9 +274,10 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 		return ioacct_seterr(err, errlen, ret, "%s", terr);
 	}
 	*slot = j;
+	t->njobs++;
 	log_info("job %s/%" PRIu64 ": tracing %s (cgroup %s, at most %" PRIu64 " bytes of DXT "
 		 "segments)", cluster, req->job_id, dir, hier == IOACCT_HIER_V1 ? "v1" : "v2",
-		 req->trace_max);
+		 j->max_bytes);
 	return 0;
 }
 
@@ -340,8 +349,10 @@ static struct jobtrace *take(struct ioacct_jobtraces *t, int64_t key)
 {
 	struct jobtrace **slot = t ? lookup(t, key) : NULL, *j = slot ? *slot : NULL;
 
-	if (j)
+	if (j) {
 		*slot = j->next;
+		t->njobs--;
+	}
 	return j;
 }
 

@@ -194,11 +194,15 @@ static void trace_request(spank_t sp, struct ioacct_req_register *r)
 		r->task_rank = (int32_t)rank;
 }
 
-/* The job runs untraced: one line, to the job's output too. */
+/* The step runs untraced: one line (for its first task), to the job's output too. */
 static void trace_reply(uint32_t job, uint32_t step, const struct ioacct_reply *rep)
 {
-	if (mopts.trace_max && rep->trace_error[0])
+	static bool said;
+
+	if (mopts.trace_max && rep->trace_error[0] && !said) {
 		slurm_error("ioacct: job %u step %u: not traced: %s", job, step, rep->trace_error);
+		said = true;
+	}
 }
 
 /* The .darshan report with the trace ioacctd spooled; said in the log either way. */

@@ -63,6 +63,9 @@ static const struct key keys[] = {
 	{ "max_cgroups", KEY_UINT32, FIELD(max_cgroups), 1, 1048576 },
 	{ "max_entries", KEY_UINT32, FIELD(max_entries), 1, 16777216 },
 	{ "max_mountpoints", KEY_UINT32, FIELD(max_mountpoints), 1, 1048576 },
+	/* sbatch --io-monitor=trace (daemon/jobtrace.c): how many, how large. */
+	{ "max_traced_jobs", KEY_UINT32, FIELD(max_traced_jobs), 0, 1024 },
+	{ "max_trace_size", KEY_UINT32, FIELD(max_trace_mib), 1, 1048576 },
 	{ "cgroup_v1_hierarchy", KEY_CONTROLLER, FIELD(cgroup_v1_hierarchy), 0, 0 },
 	{ "cgroup_mode", KEY_CGROUP_MODE, FIELD(cgroup_mode), 0, 0 },
 	{ "cgroup_parent", KEY_CGROUP_PATH, FIELD(cgroup_parent), 0, 0 },
@@ -329,6 +332,8 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->max_cgroups = 4096;
 	cfg->max_entries = 65536;
 	cfg->max_mountpoints = 4096;
+	cfg->max_traced_jobs = 4;
+	cfg->max_trace_mib = 1024;
 	ioacct_strlcpy(cfg->cgroup_v1_hierarchy, "freezer", sizeof(cfg->cgroup_v1_hierarchy));
 	cfg->cgroup_mode = IOACCT_CGROUP_AUTO;
 	ioacct_strlcpy(cfg->cgroup_parent, "ioacct", sizeof(cfg->cgroup_parent));

@@ -20,7 +20,10 @@
 #  3. a trace ioacctd cannot keep (its spool directory cannot be made):
 #     the job completes and gets its report, without DXT records, and one
 #     line says why;
-#  4. bad trace_max refused by sbatch.
+#  4. traces off on the node (max_traced_jobs = 0): the job runs monitored,
+#     untraced, and its output says so in one line; max_trace_size cuts a
+#     larger trace_max;
+#  5. bad trace_max refused by sbatch.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
@@ -174,7 +177,35 @@ grep -q "job ioacct-test/$J3: cannot spool its trace: cannot create $T/trace/" "
 rm -f "$T/trace"
 ok "a trace that cannot be spooled: the job completed, its report without DXT records, one line each from ioacctd and the epilog"
 
-# ---- 4. bad values refused at submission ----
+# ---- 4. traces off on this node (max_traced_jobs = 0): the job runs, one line says so ----
+echo "max_traced_jobs = 0" >> "$CONF"
+stop_daemon
+start_daemon
+J4=$(submit_as "$U" --io-monitor=trace --chdir="$W" -o "$W/out-%j.txt" "$W/cap.sh")
+[ "$(wait_job "$J4")" = COMPLETED ] || fail "job $J4 failed: a refused trace broke it"
+[ "$(stat -c %s "$W/cap.dat")" = 1000 ] || fail "job $J4 did not write its 1000 bytes"
+[ "$(grep -c 'ioacct: ' "$W/out-$J4.txt")" = 1 ] &&
+	grep -q "ioacct: job $J4 step 4294967291: not traced: traces are off on this node (max_traced_jobs = 0)\$" \
+		"$W/out-$J4.txt" || { cat "$W/out-$J4.txt"; fail "job $J4's output does not say once why it is not traced"; }
+[ -f "$W/ioacct-$J4.txt" ] || fail "job $J4: an untraced job lost its text report"
+"$DXTDUMP" "$W/ioacct-$J4.darshan" > "$T/off" || fail "job $J4: no readable Darshan report"
+! grep -q ' ' "$T/off" || fail "job $J4: DXT records with traces off"
+[ -z "$(daemon_progs | grep '^iotrace_')" ] || fail "traces off, yet ioacctd loaded the tracer"
+ok "max_traced_jobs = 0: the job completed, monitored, its output saying once it is not traced"
+
+# The site's cap on a job's trace: a larger trace_max is cut to max_trace_size.
+sed -i 's/^max_traced_jobs = 0$/max_traced_jobs = 1\nmax_trace_size = 1/' "$CONF"
+stop_daemon
+start_daemon
+J5=$(submit_as "$U" --io-monitor=trace_max=2M --chdir="$W" -o "$W/out-%j.txt" "$W/cap.sh")
+[ "$(wait_job "$J5")" = COMPLETED ] || fail "job $J5 failed"
+"$DXTDUMP" "$W/ioacct-$J5.darshan" | grep -qx 'trace_max=1048576' ||
+	fail "job $J5: trace_max=2M was not cut to max_trace_size = 1 (MiB)"
+grep -q "job ioacct-test/$J5: tracing .* at most 1048576 bytes of DXT segments" "$T/ioacctd.log" ||
+	fail "ioacctd did not trace job $J5 with the site's cap"
+ok "max_trace_size = 1: a job's trace_max=2M cut to 1 MiB"
+
+# ---- 5. bad values refused at submission ----
 for bad in trace_max=0 trace_max=1X trace_max=100 trace_max; do
 	out=$(runuser -u "$U" -- env SLURM_CONF="$SLURM_CONF" sbatch --io-monitor=$bad "$W/cap.sh" 2>&1) &&
 		fail "sbatch --io-monitor=$bad was accepted: $out"

@@ -182,6 +182,8 @@ static void test_every_key(void **state)
 		      "max_cgroups = 8\n"
 		      "max_entries = 9\n"
 		      "max_mountpoints = 10\n"
+		      "max_traced_jobs = 0\n"
+		      "max_trace_size = 64\n"
 		      "cgroup_v1_hierarchy = net_cls\n"
 		      "cgroup_mode = v1\n"
 		      "cgroup_parent = system.slice/ioacct\n"
@@ -205,6 +207,8 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.max_cgroups, 8);
 	assert_int_equal(cfg.max_entries, 9);
 	assert_int_equal(cfg.max_mountpoints, 10);
+	assert_int_equal(cfg.max_traced_jobs, 0);
+	assert_int_equal(cfg.max_trace_mib, 64);
 	assert_string_equal(cfg.cgroup_v1_hierarchy, "net_cls");
 	assert_int_equal(cfg.cgroup_mode, IOACCT_CGROUP_V1);
 	assert_string_equal(cfg.cgroup_parent, "system.slice/ioacct");
@@ -318,7 +322,8 @@ static void test_whitespace(void **state)
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
-		   "max_mountpoints, cgroup_v1_hierarchy, cgroup_mode, cgroup_parent, cluster, "
+		   "max_mountpoints, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
+		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, log_level, private_data, metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, "
 		   "advice_small_requests_share, "
