@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -310,11 +311,11 @@ bool ioacct_jobtraces_active(const struct ioacct_jobtraces *t)
 
 /* ---- end: the trace spooled for the epilog ------------------------------------------------- */
 
-static int spool(const struct ioacct_jobtraces *t, struct jobtrace *j, uint64_t lost, char *path,
-		 size_t len)
+/* The spool file's name, its directory made. 0 or -errno (logged). */
+static int spool_prepare(const struct ioacct_jobtraces *t, const struct jobtrace *j, char *path,
+			 size_t len)
 {
-	char err[PATH_MAX + 512], dir[PATH_MAX];
-	size_t mlen;
+	char dir[PATH_MAX];
 	int ret;
 
 	ret = ioacct_darshan_spool_path(t->cfg->db_path, j->cluster, j->job_id, path, len);
@@ -326,22 +327,71 @@ static int spool(const struct ioacct_jobtraces *t, struct jobtrace *j, uint64_t 
 	ioacct_strlcpy(dir, path, sizeof(dir));
 	*strrchr(dir, '/') = '\0';
 	ret = ioacct_mkdir_p(dir, 0700, false);
-	if (ret) {
+	if (ret)
 		log_err("job %s/%" PRIu64 ": cannot make the trace spool %s: %s", j->cluster,
 			j->job_id, dir, strerror(-ret));
-		return ret;
-	}
-	j->dxt->jobid = (int64_t)j->job_id;
-	mlen = strnlen(j->dxt->metadata, sizeof(j->dxt->metadata));
-	snprintf(j->dxt->metadata + mlen, sizeof(j->dxt->metadata) - mlen,
-		 "trace_events=%" PRIu64 "\ntrace_lost=%" PRIu64 "\ntrace_dropped=%" PRIu64
-		 "\ntrace_max=%" PRIu64 "\ntrace_nopath=%" PRIu64 "\ntrace_failed=%" PRIu64 "\n%s",
-		 ioacct_tracer_events(j->tracer), lost, j->dropped, j->max_bytes, j->nopath, j->failed,
-		 j->broken ? "trace_broken=1\n" : "");
-	ret = ioacct_darshan_write_file(j->dxt, path, err, sizeof(err));
-	if (ret)
-		log_err("job %s/%" PRIu64 ": cannot spool its trace: %s", j->cluster, j->job_id, err);
 	return ret;
+}
+
+/* Writes the trace (compressing it takes seconds for millions of segments) and says so. */
+static void spool_write(struct jobtrace *j, const char *path, uint64_t lost)
+{
+	char err[PATH_MAX + 512];
+	uint64_t nw = 0, nr = 0, t0 = ioacct_mono_ns();
+
+	for (size_t i = 0; i < j->dxt->ndxt; i++) {
+		nw += j->dxt->dxt[i].nwrites;
+		nr += j->dxt->dxt[i].nreads;
+	}
+	if (ioacct_darshan_write_file(j->dxt, path, err, sizeof(err))) {
+		log_err("job %s/%" PRIu64 ": cannot spool its trace: %s", j->cluster, j->job_id, err);
+		return;
+	}
+	log_info("job %s/%" PRIu64 ": trace spooled in %s: %" PRIu64 " writes and %" PRIu64
+		 " reads in %zu DXT records; %" PRIu64 " events lost (ring buffer full), %" PRIu64
+		 " dropped (past trace_max=%" PRIu64 "%s); %" PRIu64 " ms", j->cluster, j->job_id,
+		 path, nw, nr, j->dxt->ndxt, lost, j->dropped, j->max_bytes,
+		 j->nomem ? ", or out of memory" : "", (ioacct_mono_ns() - t0) / 1000000);
+}
+
+/*
+ * Spools in a grandchild, so that the event loop goes on serving the node's
+ * other jobs meanwhile; the pending marker tells the epilog to wait for it.
+ * Without a marker or a fork, here and now.
+ */
+static void spool(struct jobtrace *j, const char *path, uint64_t lost)
+{
+	char pending[PATH_MAX + 16];
+	int fd, status = 0;
+	pid_t pid;
+
+	snprintf(pending, sizeof(pending), "%s" IOACCT_DARSHAN_SPOOL_PENDING, path);
+	fd = open(pending, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		spool_write(j, path, lost);
+		return;
+	}
+	close(fd);
+	pid = fork();
+	if (pid == 0) {
+		pid_t g = fork();
+
+		if (g == 0) {
+			/* This job's programs are detached with the daemon's copy. */
+			ioacct_tracer_close(j->tracer);
+			j->tracer = NULL;
+			spool_write(j, path, lost);
+			unlink(pending);
+			_exit(0);
+		}
+		_exit(g < 0 ? 1 : 0);
+	}
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		spool_write(j, path, lost);
+		unlink(pending);
+	}
 }
 
 /* Job `key`'s trace taken out of the list; NULL when it has none. */
@@ -360,22 +410,22 @@ void ioacct_jobtraces_end(struct ioacct_jobtraces *t, int64_t key)
 {
 	struct jobtrace *j = take(t, key);
 	char path[PATH_MAX];
-	uint64_t lost, nw = 0, nr = 0;
+	uint64_t lost;
+	size_t mlen;
 
 	if (!j)
 		return;
 	drain(j, true);
 	lost = ioacct_tracer_lost(j->tracer);
-	for (size_t i = 0; i < j->dxt->ndxt; i++) {
-		nw += j->dxt->dxt[i].nwrites;
-		nr += j->dxt->dxt[i].nreads;
-	}
-	if (!spool(t, j, lost, path, sizeof(path)))
-		log_info("job %s/%" PRIu64 ": trace spooled in %s: %" PRIu64 " writes and %" PRIu64
-			 " reads in %zu DXT records; %" PRIu64 " events lost (ring buffer full), %"
-			 PRIu64 " dropped (past trace_max=%" PRIu64 "%s)", j->cluster, j->job_id, path,
-			 nw, nr, j->dxt->ndxt, lost, j->dropped, j->max_bytes,
-			 j->nomem ? ", or out of memory" : "");
+	j->dxt->jobid = (int64_t)j->job_id;
+	mlen = strnlen(j->dxt->metadata, sizeof(j->dxt->metadata));
+	snprintf(j->dxt->metadata + mlen, sizeof(j->dxt->metadata) - mlen,
+		 "trace_events=%" PRIu64 "\ntrace_lost=%" PRIu64 "\ntrace_dropped=%" PRIu64
+		 "\ntrace_max=%" PRIu64 "\ntrace_nopath=%" PRIu64 "\ntrace_failed=%" PRIu64 "\n%s",
+		 ioacct_tracer_events(j->tracer), lost, j->dropped, j->max_bytes, j->nopath, j->failed,
+		 j->broken ? "trace_broken=1\n" : "");
+	if (!spool_prepare(t, j, path, sizeof(path)))
+		spool(j, path, lost);
 	jobtrace_free(j);
 }
 

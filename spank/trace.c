@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "darshan.h"
@@ -29,6 +30,20 @@ static uint64_t meta_u64(const struct ioacct_darshan_log *log, const char *key)
 	return 0;
 }
 
+/*
+ * ioacctd writes a large trace in the background: wait while its pending
+ * marker is there, at most IOACCT_SPANK_TRACE_WAIT_MS.
+ */
+static void wait_spooled(const char *path)
+{
+	char pending[PATH_MAX + 16];
+	struct timespec nap = { 0, 50000000 };
+
+	snprintf(pending, sizeof(pending), "%s" IOACCT_DARSHAN_SPOOL_PENDING, path);
+	for (int i = 0; i < IOACCT_SPANK_TRACE_WAIT_MS / 50 && access(pending, F_OK) == 0; i++)
+		nanosleep(&nap, NULL);
+}
+
 int ioacct_spank_trace_render(const struct ioacct_jobdata *jd, const char *db_path, char **buf,
 			      size_t *len, char *msg, size_t msglen)
 {
@@ -44,6 +59,7 @@ int ioacct_spank_trace_render(const struct ioacct_jobdata *jd, const char *db_pa
 	ret = ioacct_darshan_spool_path(db_path, job->cluster, job->job_id, path, sizeof(path));
 	if (ret)
 		return ioacct_seterr(msg, msglen, ret, "no trace spool file name: %s", strerror(-ret));
+	wait_spooled(path);
 	trace = ioacct_darshan_read(path, err, sizeof(err));
 	if (!trace)
 		snprintf(msg, msglen, "no trace: %s%s", err,

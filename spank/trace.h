@@ -15,11 +15,15 @@
 /*
  * The job's Darshan report (as format=darshan renders it) with the DXT_POSIX
  * records and trace_* metadata of the trace spooled next to the store at
- * `db_path`, which is then removed. Without a spool file the report has no
+ * `db_path` (waited for while ioacctd still writes it, at most
+ * IOACCT_SPANK_TRACE_WAIT_MS), which is then removed. Without a spool file the report has no
  * DXT records. In msg, one line for the admin's log: what the trace holds
  * and what it lost, or why there is none. 0 or -errno (the report was not
  * made; msg says why).
  */
+/* How long the epilog waits for a trace ioacctd is still writing. */
+#define IOACCT_SPANK_TRACE_WAIT_MS 120000
+
 int ioacct_spank_trace_render(const struct ioacct_jobdata *jd, const char *db_path, char **buf,
 			      size_t *len, char *msg, size_t msglen);
 

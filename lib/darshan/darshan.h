@@ -313,6 +313,8 @@ int ioacct_darshan_trace_merge(struct ioacct_darshan_log *to, struct ioacct_dars
  */
 int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
 			      size_t len);
+/* Beside the spool file while ioacctd still writes it (in the background): wait. */
+#define IOACCT_DARSHAN_SPOOL_PENDING ".pending"
 
 /*
  * Serialises a log as format 3.41, zlib-compressed, into a malloc'd buffer.
