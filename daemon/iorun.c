@@ -247,8 +247,8 @@ static void on_trace_event(void *ctx, const struct ioacct_trace_rec *r)
 		t->dropped++;
 		return;
 	}
-	if (ioacct_darshan_dxt_add_call(t->dxt, r->path, t->cwd, 0, t->host, write, r->offset, r->ret,
-					r->start_ns, r->dur_ns)) {
+	if (ioacct_darshan_dxt_add_call(t->dxt, r->path, t->cwd, 0, t->host, write, r->offset,
+					r->ret, r->start_ns, r->dur_ns)) {
 		t->nomem = true;
 		t->dropped++;
 		return;
@@ -491,6 +491,7 @@ static void trace_start(const struct ioacct_config *cfg, const struct iorun_opts
 {
 	struct ioacct_tracer_target tg;
 	char err[1024], v2[PATH_MAX] = "";
+	bool is_v2;
 	size_t n;
 	int ret;
 
@@ -501,8 +502,9 @@ static void trace_start(const struct ioacct_config *cfg, const struct iorun_opts
 	/* The job's cgroup is cgroup2's when usable, else in the configured v1 hierarchy. */
 	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, v2, sizeof(v2));
 	n = strlen(v2);
-	ret = ioacct_tracer_target(j->cgroup, !ret && !strncmp(j->cgroup, v2, n) && j->cgroup[n] == '/' ?
-				   NULL : cfg->cgroup_v1_hierarchy, &tg, err, sizeof(err));
+	is_v2 = !ret && !strncmp(j->cgroup, v2, n) && j->cgroup[n] == '/';
+	ret = ioacct_tracer_target(j->cgroup, is_v2 ? NULL : cfg->cgroup_v1_hierarchy, &tg, err,
+				   sizeof(err));
 	if (ret) {
 		fprintf(stderr, "iorun: --trace: not tracing: %s\n", err);
 		return;

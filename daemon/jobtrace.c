@@ -163,6 +163,7 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 {
 	struct jobtrace *j = ctx;
 	bool write = r->op == IOACCT_OP_WRITE;
+	int64_t rank;
 
 	/*
 	 * The job's tasks run as its user; Slurm's own processes in the job's
@@ -184,8 +185,9 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 		j->dropped++;
 		return;
 	}
-	if (ioacct_darshan_dxt_add_call(j->dxt, r->path, j->workdir, rank_of(j, (int32_t)r->pid), j->host,
-					write, r->offset, r->ret, r->start_ns, r->dur_ns)) {
+	rank = rank_of(j, (int32_t)r->pid);
+	if (ioacct_darshan_dxt_add_call(j->dxt, r->path, j->workdir, rank, j->host, write, r->offset,
+					r->ret, r->start_ns, r->dur_ns)) {
 		j->nomem = true;
 		j->dropped++;
 		return;
