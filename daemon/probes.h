@@ -54,6 +54,10 @@ bool ioacct_probes_attached(const struct ioacct_probes *p);
 const char *ioacct_probes_mode(const struct ioacct_probes *p);
 /* Why that mode: which backends were tried and why they were refused. */
 const char *ioacct_probes_reason(const struct ioacct_probes *p);
+/* The page-cache and mmap views loaded ("cache,mmap,readahead"; "none"), issue 14. */
+const char *ioacct_probes_views(const struct ioacct_probes *p);
+/* What each job records as its probe mode: "tracepoint views=cache,mmap,readahead". */
+const char *ioacct_probes_job_mode(const struct ioacct_probes *p);
 bool ioacct_probes_reused(const struct ioacct_probes *p);
 uint32_t ioacct_probes_max_jobs(const struct ioacct_probes *p);
 

@@ -141,6 +141,41 @@ static void ops(struct jw *w, const struct ioacct_counters *op)
 	jw_close(w, '}');
 }
 
+/* One fadvise or madvise op's calls by advice class. */
+static void hints(struct jw *w, const char *key, const struct ioacct_counters *c)
+{
+	jw_key(w, key);
+	jw_open(w, '{', true);
+	for (unsigned int h = 0; h < IOACCT_NR_HINTS; h++)
+		jw_u64(w, ioacct_hint_name(h), c->size_hist[h]);
+	jw_close(w, '}');
+}
+
+/*
+ * The page-cache and mmap views (issue 14): mmap_faults and the other calls
+ * are with the ops' plurals; here their bytes, the hit ratio and the hints.
+ */
+static void page_cache(struct jw *w, const struct ioacct_counters *op)
+{
+	uint64_t miss = op[IOACCT_OP_CACHE_FILL].bytes;
+	double hit = ioacct_hit_ratio(ioacct_report_read_all(op), miss);
+	char b[32];
+
+	jw_u64(w, "mmap_read_bytes", op[IOACCT_OP_MMAP_FAULT].bytes);
+	jw_u64(w, "cache_miss_bytes", miss);
+	jw_u64(w, "readahead_bytes", op[IOACCT_OP_READAHEAD].bytes);
+	jw_u64(w, "readahead_sync", op[IOACCT_OP_READAHEAD].size_hist[0]);
+	jw_u64(w, "readahead_async", op[IOACCT_OP_READAHEAD].size_hist[1]);
+	if (hit < 0) {
+		jw_raw(w, "hit_ratio", "null");
+	} else {
+		snprintf(b, sizeof(b), "%.4f", hit);
+		jw_raw(w, "hit_ratio", b);
+	}
+	hints(w, "fadvise_advice", &op[IOACCT_OP_FADVISE]);
+	hints(w, "madvise_advice", &op[IOACCT_OP_MADVISE]);
+}
+
 /* The fields of a mount, also used for the job's totals over every mount. */
 static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool named_counters)
 {
@@ -169,6 +204,7 @@ static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool n
 	jw_u64(w, "meta", m->meta_ns);
 	jw_close(w, '}');
 	ops(w, op);
+	page_cache(w, op);
 	jw_key(w, "rates");
 	jw_open(w, '{', false);
 	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
@@ -235,7 +271,19 @@ static void job(struct jw *w, const struct ioacct_report *r)
 	jw_u64(w, "nbins", r->nbins);
 	jw_u64(w, "last_bin_width_ns", r->last_width_ns);
 	jw_u64(w, "span_ns", r->span_ns);
-	jw_str(w, "probe_mode", j->probe_mode);
+	{
+		/* "tracepoint views=cache,mmap,readahead": the mode, and the views apart. */
+		const char *v = strstr(j->probe_mode, " views=");
+		char mode[sizeof(j->probe_mode)];
+
+		snprintf(mode, sizeof(mode), "%.*s", v ? (int)(v - j->probe_mode) : (int)sizeof(mode),
+			 j->probe_mode);
+		jw_str(w, "probe_mode", mode);
+		if (v)
+			jw_str(w, "views", v + 7);
+		else
+			jw_raw(w, "views", "null");
+	}
 	if (jd->start_mono_ns)
 		jw_u64(w, "start_mono_ns", jd->start_mono_ns);
 	/* A job of several nodes, their bins aligned to the bin: how far off they may be. */

@@ -47,6 +47,30 @@ void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
 	};
 }
 
+double ioacct_hit_ratio(uint64_t read_bytes, uint64_t miss_bytes)
+{
+	if (!read_bytes)
+		return -1;
+	if (miss_bytes >= read_bytes)
+		return 0;
+	return 1.0 - (double)miss_bytes / (double)read_bytes;
+}
+
+uint64_t ioacct_report_read_all(const struct ioacct_counters *op)
+{
+	return op[IOACCT_OP_READ].bytes + op[IOACCT_OP_MMAP_FAULT].bytes;
+}
+
+const char *ioacct_hint_name(unsigned int hint)
+{
+	static const char *const names[IOACCT_NR_HINTS] = {
+		"normal", "random", "sequential", "willneed", "dontneed",
+		"noreuse", "free", "cold", "hugepage", "other",
+	};
+
+	return hint < IOACCT_NR_HINTS ? names[hint] : NULL;
+}
+
 bool ioacct_op_is_meta(unsigned int op)
 {
 	return op < IOACCT_OP_COUNT && ioacct_op_kind(op) == IOACCT_OPK_META;
@@ -255,6 +279,8 @@ static void bin_add(struct ioacct_report_bin *b, const struct ioacct_sample *s)
 		b->calls[d] += s->c.calls;
 	} else if (ioacct_op_is_meta(s->op)) {
 		b->meta += s->c.calls;
+	} else if (s->op == IOACCT_OP_CACHE_FILL) {
+		b->miss_bytes += s->c.bytes;
 	}
 }
 
@@ -332,6 +358,7 @@ static int merge_bins(struct ioacct_report_mount *all, const struct ioacct_repor
 				b.calls[d] += o->calls[d];
 			}
 			b.meta += o->meta;
+			b.miss_bytes += o->miss_bytes;
 			v[n++] = b;
 		}
 	}
@@ -354,6 +381,9 @@ static struct ioacct_report_mount *find_mount(struct ioacct_report *r, uint32_t 
 static void mount_add(struct ioacct_report_mount *m, const struct ioacct_sample *t)
 {
 	ioacct_counters_add(&m->op[t->op], &t->c);
+	/* The page-cache and mmap views are not calls: not in the mount's calls or time. */
+	if (ioacct_op_kind(t->op) == IOACCT_OPK_VIEW)
+		return;
 	m->calls += t->c.calls;
 	m->errors += t->c.errors;
 	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
@@ -470,6 +500,8 @@ static int collect_steps(struct ioacct_report *r)
 			s->step_id = t->step_id;
 		}
 		ioacct_counters_add(&s->op[t->op], &t->c);
+		if (ioacct_op_kind(t->op) == IOACCT_OPK_VIEW)
+			continue;
 		s->calls += t->c.calls;
 		s->errors += t->c.errors;
 		for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
