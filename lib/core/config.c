@@ -98,6 +98,10 @@ static const struct key keys[] = {
 	{ "advice_step_imbalance", KEY_UINT32, FIELD(advice.step_imbalance), 0, 100 },
 	{ "advice_notfound_min", KEY_UINT32, FIELD(advice.notfound_min), 0, UINT32_MAX },
 	{ "advice_node_imbalance", KEY_UINT32, FIELD(advice.node_imbalance), 0, 1000 },
+	{ "advice_pcache_min", KEY_UINT32, FIELD(advice.pcache_min_mib), 0, UINT32_MAX },
+	{ "advice_hit_ratio", KEY_UINT32, FIELD(advice.hit_ratio), 0, 100 },
+	{ "advice_readahead_waste", KEY_UINT32, FIELD(advice.ra_waste), 0, 100 },
+	{ "advice_mmap_faults_min", KEY_UINT32, FIELD(advice.mmap_faults_min), 0, UINT32_MAX },
 };
 
 #define NKEYS ARRAY_SIZE(keys)

@@ -62,6 +62,11 @@ struct ioacct_advice_limits {
 	uint32_t step_imbalance;   /* advice_step_imbalance = 15 (%) */
 	uint32_t notfound_min;     /* advice_notfound_min = 10000 (lookups that found nothing) */
 	uint32_t node_imbalance;   /* advice_node_imbalance = 25 (% over the nodes' mean I/O time) */
+	/* The page-cache and mmap views (issue 14). */
+	uint32_t pcache_min_mib;   /* advice_pcache_min = 64 (MiB read or missed on a mount) */
+	uint32_t hit_ratio;        /* advice_hit_ratio = 50 (% hit ratio under which to advise) */
+	uint32_t ra_waste;         /* advice_readahead_waste = 25 (% of the misses never read) */
+	uint32_t mmap_faults_min;  /* advice_mmap_faults_min = 1000 (faults on file mappings) */
 };
 
 void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim);
@@ -230,7 +235,7 @@ struct ioacct_named_counter {
  * its errors and its time.
  */
 #define IOACCT_NAMED_COUNTERS \
-	(6 + 2 * IOACCT_NR_SIZE_BINS + IOACCT_NR_ERR_CLASSES + 3 * IOACCT_OP_COUNT)
+	(9 + 2 * IOACCT_NR_SIZE_BINS + IOACCT_NR_ERR_CLASSES + 3 * IOACCT_OP_COUNT)
 
 /* Fills `out` (IOACCT_NAMED_COUNTERS entries) and returns how many were filled. */
 size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct_named_counter *out);

@@ -327,7 +327,9 @@ static void test_whitespace(void **state)
 		   "advice_meta_ops_min, advice_fsync_min, advice_fsync_write_share, "
 		   "advice_tiny_files_min, advice_tiny_file_size, advice_burst_ratio, "
 		   "advice_burst_min_bandwidth, advice_shared_meta_ops, advice_local_share, "
-		   "advice_step_imbalance, advice_notfound_min, advice_node_imbalance)");
+		   "advice_step_imbalance, advice_notfound_min, advice_node_imbalance, "
+		   "advice_pcache_min, advice_hit_ratio, advice_readahead_waste, "
+		   "advice_mmap_faults_min)");
 }
 
 static void test_syntax_errors(void **state)
@@ -412,7 +414,8 @@ static void test_unknown_key(void **state)
 		"advice_fsync_min", "advice_fsync_write_share", "advice_tiny_files_min",
 		"advice_tiny_file_size", "advice_burst_ratio", "advice_burst_min_bandwidth",
 		"advice_shared_meta_ops", "advice_local_share", "advice_step_imbalance",
-		"advice_notfound_min", "advice_node_imbalance",
+		"advice_notfound_min", "advice_node_imbalance", "advice_pcache_min",
+		"advice_hit_ratio", "advice_readahead_waste", "advice_mmap_faults_min",
 	};
 	char path[PATH_MAX], err[2048], want[PATH_MAX + 64];
 	struct ioacct_config cfg;
