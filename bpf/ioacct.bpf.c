@@ -934,15 +934,36 @@ static __always_inline __u32 view_slot(struct task_struct *task)
 	return slot == IOACCT_SLOT_CALIB ? IOACCT_SLOT_NONE : slot;
 }
 
-/* The mount a watched task reached an inode through (0: not known, a file it never opened). */
-static __always_inline __u32 inode_mnt(struct task_ent *t, __u64 inode)
+/*
+ * The mount a watched task reached an inode through: its last file's, or
+ * one it opened (inomnt). A file it never opened (its own executable and
+ * libraries, an fd it inherited) gets the mount of the task's root or
+ * working directory when that is of the same file system; else 0, unknown.
+ */
+static __noinline __u32 inode_mnt(struct task_ent *t, __u64 inode)
 {
-	__u32 *m;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vfsmount *root, *pwd;
+	struct super_block *sb;
+	__u32 *m, id = 0;
 
 	if (t && t->c_inode == inode)
 		return t->c_mnt;
 	m = bpf_map_lookup_elem(&inomnt, &inode);
-	return m ? *m : 0;
+	if (m)
+		return *m;
+	if (!inode)
+		return 0;
+	sb = BPF_CORE_READ((struct inode *)inode, i_sb);
+	root = BPF_CORE_READ(task, fs, root.mnt);
+	pwd = BPF_CORE_READ(task, fs, pwd.mnt);
+	if (root && BPF_CORE_READ(root, mnt_sb) == sb)
+		id = vfsmount_id(root);
+	else if (pwd && BPF_CORE_READ(pwd, mnt_sb) == sb)
+		id = vfsmount_id(pwd);
+	if (id)
+		bpf_map_update_elem(&inomnt, &inode, &id, BPF_ANY);
+	return id;
 }
 
 /* Adds calls and bytes to where's (slot, mount, op) in the current bin; hist: a size-histogram index or -1. */

@@ -39,6 +39,7 @@ struct ioacct_probes {
 	char reason[1024];
 	bool reused;                   /* maps (and maybe links) of an earlier daemon */
 	bool detach_idle;              /* programs attached only while something is watched */
+	bool no_views;                 /* page_cache_views = no */
 	uint32_t max_jobs;
 	int ncpus;
 	char views[48];                /* the page-cache and mmap views loaded: "cache,mmap,readahead" */
@@ -378,7 +379,7 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 		char fn[128];
 
 		if (view_prog(name)) {
-			use = view_usable(vmlinux, name);
+			use = !p->no_views && view_usable(vmlinux, name);
 			bpf_program__set_autoload(prog, use);
 			continue;
 		}
@@ -814,6 +815,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	p->no_views = opts->no_views;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-p->ncpus));

@@ -26,6 +26,7 @@ struct ioacct_probes_opts {
 	uint32_t max_mountpoints;
 	uint32_t v1_ssid;              /* subsystem id of the v1 attribution hierarchy */
 	enum ioacct_detach detach_when_idle; /* attach only while something is watched */
+	bool no_views;                 /* leave the page-cache and mmap views out (page_cache_views = no) */
 };
 
 /*

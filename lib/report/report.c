@@ -289,6 +289,8 @@ static void bin_add(struct ioacct_report_bin *b, const struct ioacct_sample *s)
 		b->meta += s->c.calls;
 	} else if (s->op == IOACCT_OP_CACHE_FILL) {
 		b->miss_bytes += s->c.bytes;
+	} else if (s->op == IOACCT_OP_MMAP_FAULT) {
+		b->mmap_bytes += s->c.bytes;
 	}
 }
 
@@ -367,6 +369,7 @@ static int merge_bins(struct ioacct_report_mount *all, const struct ioacct_repor
 			}
 			b.meta += o->meta;
 			b.miss_bytes += o->miss_bytes;
+			b.mmap_bytes += o->mmap_bytes;
 			v[n++] = b;
 		}
 	}

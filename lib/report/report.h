@@ -78,6 +78,7 @@ struct ioacct_report_bin {
 	uint64_t calls[IOACCT_DIR_COUNT];
 	uint64_t meta;                    /* metadata calls */
 	uint64_t miss_bytes;              /* page-cache misses (cache_fill bytes) */
+	uint64_t mmap_bytes;              /* file pages faulted into mappings (mmap_fault bytes) */
 };
 
 /* Per second, over the job's bins (empty bins count: min is 0 if any bin is empty). */

@@ -787,6 +787,9 @@ static int row_add(struct rows *rs, const struct ioacct_jobdata *jd, const struc
 	row->mount = mnt ? mnt->m : NULL;
 	for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++) {
 		ioacct_samples_sum(jd->totals, jd->ntotals, sid, mid, op, &row->op[op]);
+		/* fadvise and madvise alone do not make a mount's row (madvise has no mount: 0). */
+		if (mnt && (op == IOACCT_OP_FADVISE || op == IOACCT_OP_MADVISE))
+			continue;
 		idle &= row->op[op].calls == 0 && row->op[op].errors == 0 && row->op[op].bytes == 0;
 	}
 	if (skip_idle && idle)
