@@ -273,14 +273,12 @@ static void job(struct jw *w, const struct ioacct_report *r)
 	jw_u64(w, "span_ns", r->span_ns);
 	{
 		/* "tracepoint views=cache,mmap,readahead": the mode, and the views apart. */
-		const char *v = strstr(j->probe_mode, " views=");
+		const char *v = ioacct_probe_views(j->probe_mode);
 		char mode[sizeof(j->probe_mode)];
 
-		snprintf(mode, sizeof(mode), "%.*s", v ? (int)(v - j->probe_mode) : (int)sizeof(mode),
-			 j->probe_mode);
-		jw_str(w, "probe_mode", mode);
+		jw_str(w, "probe_mode", ioacct_probe_backend(j->probe_mode, mode, sizeof(mode)));
 		if (v)
-			jw_str(w, "views", v + 7);
+			jw_str(w, "views", v);
 		else
 			jw_raw(w, "views", "null");
 	}

@@ -51,15 +51,6 @@ void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
 	};
 }
 
-double ioacct_hit_ratio(uint64_t read_bytes, uint64_t miss_bytes)
-{
-	if (!read_bytes)
-		return -1;
-	if (miss_bytes >= read_bytes)
-		return 0;
-	return 1.0 - (double)miss_bytes / (double)read_bytes;
-}
-
 uint64_t ioacct_report_read_all(const struct ioacct_counters *op)
 {
 	return op[IOACCT_OP_READ].bytes + op[IOACCT_OP_MMAP_FAULT].bytes;

@@ -189,12 +189,6 @@ uint64_t ioacct_report_real_errors(uint64_t errors, const uint64_t *errclass);
 /* What a class means, for people: "lookups that found nothing", ... */
 const char *ioacct_err_class_text(unsigned int cls);
 
-/*
- * The page-cache hit ratio of reads: 1 - misses / bytes read (read calls
- * and mmap faults, ioacct_report_read_all); -1 when nothing was read. Misses
- * include readahead, so a ratio of 0 can mean more was brought in than read.
- */
-double ioacct_hit_ratio(uint64_t read_bytes, uint64_t miss_bytes);
 /* Bytes read through the page cache: read calls and file pages faulted into mappings. */
 uint64_t ioacct_report_read_all(const struct ioacct_counters *op);
 /* "normal", "random", ..., the IOACCT_HINT_ classes of fadvise and madvise; NULL out of range. */
