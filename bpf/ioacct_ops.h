@@ -53,11 +53,11 @@
 	X(STAT, 9, stat, META, STATS, POSIX, "Stats", 8,                                    \
 	  "stat calls (stat, lstat, fstat, statx, ...)")                                    \
 	/* Numbers 10.. may be renumbered by the lead at merge (io_uring adds its own). */  \
-	X(MMAP_FAULT, 10, mmap_fault, VIEW, NONE, IOACCT, "MmapFlts", 9,                    \
+	X(MMAP_FAULT, 10, mmap_fault, VIEW, NONE, IOACCT, "MmapFaults", 10,                 \
 	  "page faults on file mappings; bytes: file pages mapped (mmap_read_bytes)")       \
-	X(CACHE_FILL, 11, cache_fill, VIEW, NONE, IOACCT, "CacheFill", 9,                   \
+	X(CACHE_FILL, 11, cache_fill, VIEW, NONE, IOACCT, "CacheFills", 10,                 \
 	  "folios the reads and faults filled from storage (misses); bytes: cache_miss_bytes")   \
-	X(READAHEAD, 12, readahead, VIEW, NONE, IOACCT, "Readahead", 9,                     \
+	X(READAHEAD, 12, readahead, VIEW, NONE, IOACCT, "Readaheads", 10,                   \
 	  "sync and async readahead decisions; bytes: read ahead beyond the request")       \
 	X(FADVISE, 13, fadvise, VIEW, NONE, IOACCT, "Fadvises", 8,                          \
 	  "posix_fadvise calls (by advice in reports)")                                     \

@@ -1396,6 +1396,12 @@ uint32_t ioacct_probes_fmode_created(const struct ioacct_probes *p)
 
 int ioacct_probes_run_stats(struct ioacct_probes *p, uint64_t *run_ns, uint64_t *run_cnt)
 {
+	return ioacct_probes_run_stats_of(p, NULL, run_ns, run_cnt);
+}
+
+int ioacct_probes_run_stats_of(struct ioacct_probes *p, const char *prefix, uint64_t *run_ns,
+			       uint64_t *run_cnt)
+{
 	struct bpf_program *prog;
 	bool any = false;
 
@@ -1406,7 +1412,7 @@ int ioacct_probes_run_stats(struct ioacct_probes *p, uint64_t *run_ns, uint64_t 
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
-		if (fd < 0)
+		if (fd < 0 || (prefix && strncmp(bpf_program__name(prog), prefix, strlen(prefix))))
 			continue;
 		memset(&info, 0, sizeof(info));
 		if (bpf_obj_get_info_by_fd(fd, &info, &len))

@@ -143,5 +143,8 @@ uint32_t ioacct_probes_fmode_created(const struct ioacct_probes *p);
  * program is loaded by this daemon.
  */
 int ioacct_probes_run_stats(struct ioacct_probes *p, uint64_t *run_ns, uint64_t *run_cnt);
+/* The same, of the programs whose name starts with prefix ("ioacct_pc_": the page-cache views). */
+int ioacct_probes_run_stats_of(struct ioacct_probes *p, const char *prefix, uint64_t *run_ns,
+			       uint64_t *run_cnt);
 
 #endif /* IOACCT_PROBES_H */

@@ -150,6 +150,8 @@ static void empty_detach(int fds[2])
 }
 
 static bool miss_mode;
+/* -M: the view programs' run time and runs per case (kernel.bpf_stats_enabled). */
+static uint64_t view_ns[4], view_runs[4];
 
 static double run_calls(int fd, char *buf, size_t size, long calls)
 {
@@ -313,7 +315,15 @@ int main(int argc, char **argv)
 			/* Let the switch's aftermath (RCU callbacks, text patching) settle. */
 			usleep(1000);
 			run_calls(fd, buf, (size_t)size, calls / 8 + 1);
-			ns[c][r] = run_calls(fd, buf, (size_t)size, calls);
+			{
+				uint64_t n0 = 0, r0 = 0, n1 = 0, r1 = 0;
+
+				ioacct_probes_run_stats_of(p, "ioacct_pc_", &n0, &r0);
+				ns[c][r] = run_calls(fd, buf, (size_t)size, calls);
+				ioacct_probes_run_stats_of(p, "ioacct_pc_", &n1, &r1);
+				view_ns[c] += n1 - n0;
+				view_runs[c] += r1 - r0;
+			}
 			empty_detach(efd);
 			if (c == WATCHED)
 				want_calls += (uint64_t)(calls + calls / 8 + 1);
@@ -360,6 +370,11 @@ int main(int argc, char **argv)
 		printf("views %s: cache misses %llu bytes (expected %llu)\n", ioacct_probes_views(p),
 		       (unsigned long long)got_miss,
 		       (unsigned long long)(opts.no_views ? 0 : want_calls * (uint64_t)size));
+	for (int c = UNWATCHED; c <= WATCHED && miss_mode && view_runs[c]; c++)
+		printf("view programs, %s: %.1f ns per run, %.2f runs per call, %.1f ns per call\n",
+		       case_name[c], (double)view_ns[c] / (double)view_runs[c],
+		       (double)view_runs[c] / ((double)rounds * (double)calls),
+		       (double)view_ns[c] / ((double)rounds * (double)calls));
 	ioacct_probes_close(p, true);
 	if (got_calls != want_calls || got_bytes != want_calls * (uint64_t)size ||
 	    (miss_mode && got_miss != (opts.no_views ? 0 : want_calls * (uint64_t)size))) {
