@@ -1072,8 +1072,11 @@ int BPF_PROG(ioacct_pc_fault, struct address_space *mapping, unsigned long index
 	if (!t)
 		return 0;
 	inode = (__u64)BPF_CORE_READ(mapping, host);
-	t->rq_lo = (__u64)index << page_shift;
-	t->rq_hi = t->rq_lo + (1ULL << page_shift);
+	/* A fault inside a read (its buffer is a mapping) leaves the read's range alone. */
+	if (!t->op) {
+		t->rq_lo = (__u64)index << page_shift;
+		t->rq_hi = t->rq_lo + (1ULL << page_shift);
+	}
 	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1, 1ULL << page_shift, -1);
 	return 0;
 }

@@ -155,10 +155,11 @@ static void hints(struct jw *w, const char *key, const struct ioacct_counters *c
  * The page-cache and mmap views (issue 14): mmap_faults and the other calls
  * are with the ops' plurals; here their bytes, the hit ratio and the hints.
  */
-static void page_cache(struct jw *w, const struct ioacct_counters *op)
+static void page_cache(struct jw *w, const struct ioacct_counters *op, bool cache_view)
 {
 	uint64_t miss = op[IOACCT_OP_CACHE_FILL].bytes;
-	double hit = ioacct_hit_ratio(ioacct_report_read_all(op), miss);
+	/* Without the cache view there are no misses to count: no ratio either. */
+	double hit = cache_view ? ioacct_hit_ratio(ioacct_report_read_all(op), miss) : -1;
 	char b[32];
 
 	jw_u64(w, "mmap_read_bytes", op[IOACCT_OP_MMAP_FAULT].bytes);
@@ -177,7 +178,8 @@ static void page_cache(struct jw *w, const struct ioacct_counters *op)
 }
 
 /* The fields of a mount, also used for the job's totals over every mount. */
-static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool named_counters)
+static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool named_counters,
+		       bool cache_view)
 {
 	const struct ioacct_counters *op = m->op;
 
@@ -204,7 +206,7 @@ static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool n
 	jw_u64(w, "meta", m->meta_ns);
 	jw_close(w, '}');
 	ops(w, op);
-	page_cache(w, op);
+	page_cache(w, op, cache_view);
 	jw_key(w, "rates");
 	jw_open(w, '{', false);
 	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
@@ -447,7 +449,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 	job(&w, r);
 	jw_key(&w, "totals");
 	jw_open(&w, '{', false);
-	mount_body(&w, &r->all, false);
+	mount_body(&w, &r->all, false, ioacct_probe_has_view(r->jd->job.probe_mode, "cache"));
 	jw_close(&w, '}');
 	jw_key(&w, "mounts");
 	jw_open(&w, '[', false);
@@ -461,7 +463,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 		jw_str(&w, "fs_type", m->fstype);
 		jw_str(&w, "source", m->source);
 		jw_str(&w, "kind", ioacct_fs_kind_name(m->kind));
-		mount_body(&w, m, true);
+		mount_body(&w, m, true, ioacct_probe_has_view(r->jd->job.probe_mode, "cache"));
 		jw_close(&w, '}');
 	}
 	jw_close(&w, ']');

@@ -237,6 +237,18 @@ const char *ioacct_probe_views(const char *probe_mode)
 	return v ? v + 7 : NULL;
 }
 
+bool ioacct_probe_has_view(const char *probe_mode, const char *view)
+{
+	const char *v = ioacct_probe_views(probe_mode);
+	size_t n = strlen(view);
+
+	for (; v && *v; v += strcspn(v, ",") + (v[strcspn(v, ",")] == ',')) {
+		if (!strncmp(v, view, n) && (v[n] == ',' || v[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len)
 {
 	const char *v = strstr(probe_mode, " views=");

@@ -194,6 +194,8 @@ double ioacct_hit_ratio(uint64_t read_bytes, uint64_t miss_bytes);
  * (or "none" when none was active).
  */
 const char *ioacct_probe_views(const char *probe_mode);
+/* Whether the view ("cache", "mmap", "readahead") was active; false for a job stored before. */
+bool ioacct_probe_has_view(const char *probe_mode, const char *view);
 /* Its backend part, "tracepoint", into buf. */
 const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len);
 

@@ -1136,6 +1136,9 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 		double h = ioacct_hit_ratio(r->op[IOACCT_OP_READ].bytes + r->op[IOACCT_OP_MMAP_FAULT].bytes,
 					    r->op[IOACCT_OP_CACHE_FILL].bytes);
 
+		if (!ioacct_probe_has_view(j->probe_mode, "cache"))
+			h = -1; /* no misses counted: no ratio */
+
 		return h < 0 ? put(buf, len, false, "%s", "") : put(buf, len, false, "%.4f", h);
 	}
 	case IOACCT_QF_BINWIDTH:

@@ -815,6 +815,14 @@ static void test_hit_ratio(void **state)
 	assert_string_equal(ioacct_hint_name(IOACCT_HINT_SEQUENTIAL), "sequential");
 	assert_string_equal(ioacct_hint_name(IOACCT_HINT_OTHER), "other");
 	assert_null(ioacct_hint_name(IOACCT_NR_HINTS));
+	assert_true(ioacct_probe_has_view("tracepoint views=cache,mmap,readahead", "cache"));
+	assert_true(ioacct_probe_has_view("tracepoint views=cache,mmap,readahead", "readahead"));
+	assert_true(ioacct_probe_has_view("fentry views=mmap", "mmap"));
+	assert_false(ioacct_probe_has_view("fentry views=mmap", "cache"));
+	assert_false(ioacct_probe_has_view("tracepoint views=none", "cache"));
+	assert_false(ioacct_probe_has_view("tracepoint views=cachex", "cache"));
+	assert_false(ioacct_probe_has_view("tracepoint", "cache"));
+	assert_null(ioacct_probe_views("tracepoint"));
 }
 
 static void test_low_hit_sequential(void **state)
