@@ -102,6 +102,15 @@ struct task_ent {
 	__u64 c_vfsmnt;
 	__u32 c_mnt;
 	__u32 c_type;
+	/*
+	 * The page-cache view: the byte range the pending read asked for, or
+	 * (no call pending) the page the last fault on a file mapping wanted.
+	 * A page brought in outside it was read ahead.
+	 */
+	__u64 rq_lo;
+	__u64 rq_hi;
+	__u32 advice; /* the pending fadvise or madvise call's IOACCT_HINT_ */
+	__u32 pad;
 };
 
 #define PAIR_SRC 1
@@ -261,6 +270,25 @@ static __always_inline __u32 current_slot(struct task_struct *task, const struct
 }
 
 /*
+ * The page-cache view's map from a watched task's files to their mounts: a
+ * page-cache event names an inode, not the mount it was reached through.
+ * Filled when a watched task resolves a file it had not used just before
+ * (an open, the first read of another file), never on the per-call path.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u32);
+} inomnt SEC(".maps");
+
+static __always_inline void note_inode(__u64 inode, __u32 mnt, __u32 type)
+{
+	if (type == S_IFREG)
+		bpf_map_update_elem(&inomnt, &inode, &mnt, BPF_ANY);
+}
+
+/*
  * What an fd-based call needs of a file: its mount and its type. Two reads
  * (inode and vfsmount) tell whether the file is the one the task used last;
  * the mount id and inode mode are read only when it is not. (Reading the
@@ -292,6 +320,7 @@ static __noinline int file_info(struct file *f, struct task_ent *t, struct file_
 		t->c_vfsmnt = vfsmnt;
 		t->c_mnt = fi->mnt;
 		t->c_type = fi->type;
+		note_inode(inode, fi->mnt, fi->type);
 	}
 	return 0;
 }
@@ -422,42 +451,57 @@ static __noinline void note_mount(__u32 id)
 }
 
 /*
+ * The counters of (slot, mount, op) in the bin of t_end, created when
+ * missing; NULL (and counted as dropped) when the slot is gone or the map
+ * is full. key->bin is set here.
+ */
+static __noinline struct ioacct_stat_val *stat_get(struct ioacct_stat_key *key, __u64 t_end,
+						   __u64 bytes)
+{
+	__u32 slot = key->slot;
+	struct ioacct_stat_val *v;
+	struct ioacct_slot *s;
+
+	s = bpf_map_lookup_elem(&slots, &slot);
+	if (!s || !s->active)
+		return NULL;
+	if (t_end > s->start_ns && s->width_ns)
+		key->bin = (t_end - s->start_ns) / s->width_ns;
+
+	v = bpf_map_lookup_elem(&stats, key);
+	if (!v) {
+		/* EEXIST: another CPU created it first, which is fine. */
+		long err = bpf_map_update_elem(&stats, key, &zero_val, BPF_NOEXIST);
+
+		if (err && err != -17) {
+			count_drop(slot, bytes);
+			return NULL;
+		}
+		if (!err)
+			note_mount(key->mnt_id);
+		v = bpf_map_lookup_elem(&stats, key);
+		if (!v)
+			count_drop(slot, bytes);
+	}
+	return v;
+}
+
+/*
  * Adds one finished operation to its (slot, mount, bin, op) counters; `where`
  * carries slot, mount and op, the bin is computed here.
  */
 static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end, __u64 dur, long ret)
 {
 	struct ioacct_stat_key key = *where;
-	__u32 slot = key.slot, op = key.op;
+	__u32 op = key.op;
 	struct ioacct_stat_val *v;
-	struct ioacct_slot *s;
 	__u64 bytes = 0;
 
-	s = bpf_map_lookup_elem(&slots, &slot);
-	if (!s || !s->active)
-		return;
-	if (t_end > s->start_ns && s->width_ns)
-		key.bin = (t_end - s->start_ns) / s->width_ns;
 	if (ret > 0 && (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE))
 		bytes = ret;
-
-	v = bpf_map_lookup_elem(&stats, &key);
-	if (!v) {
-		/* EEXIST: another CPU created it first, which is fine. */
-		long err = bpf_map_update_elem(&stats, &key, &zero_val, BPF_NOEXIST);
-
-		if (err && err != -17) {
-			count_drop(slot, bytes);
-			return;
-		}
-		if (!err)
-			note_mount(key.mnt_id);
-		v = bpf_map_lookup_elem(&stats, &key);
-		if (!v) {
-			count_drop(slot, bytes);
-			return;
-		}
-	}
+	v = stat_get(&key, t_end, bytes);
+	if (!v)
+		return;
 	v->calls++;
 	v->ns += dur;
 	if (ret < 0) {
@@ -473,6 +517,59 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 		v->bytes += bytes;
 		if (b < IOACCT_NR_SIZE_BINS)
 			v->size[b]++;
+	} else if (op == IOACCT_OP_FADVISE || op == IOACCT_OP_MADVISE) {
+		/* ret is the advice class here (on_exit) */
+		if (ret < IOACCT_NR_HINTS)
+			v->size[ret]++;
+	}
+}
+
+/*
+ * ---- The page-cache and mmap views (issue 14) ----------------------------
+ *
+ * Kernel events that name a page of a file, not a call: a page brought into
+ * the page cache (a miss), a page fault on a file mapping, a readahead
+ * decision. They fire for every task, so each program starts with the same
+ * early exit as a syscall's (nothing watched, or the task's cgroup is not:
+ * one per-CPU cache lookup); only a watched task's event goes further.
+ * Each is counted as an op of kind VIEW (ioacct_ops.h).
+ */
+
+/* Set by the daemon before load: log2 of the page size. */
+const volatile __u32 page_shift = 12;
+
+/* The byte range a read asks for, for the page-cache view (see task_ent). */
+static __always_inline void read_range(struct task_ent *t, struct file *f, long count, long off,
+				       __u32 flags)
+{
+	__s64 lo = flags & IOACCT_SKF_POS ? off : -1;
+
+	if (lo < 0)
+		lo = BPF_CORE_READ(f, f_pos);
+	t->rq_lo = lo;
+	t->rq_hi = (flags & IOACCT_SKF_VEC) || count < 0 ? ~0ULL : (__u64)lo + count;
+}
+
+/* The IOACCT_HINT_ class of a posix_fadvise or madvise advice. */
+static __always_inline __u32 advice_class(long advice, bool madv)
+{
+	if (advice >= 0 && advice <= 4)
+		return advice; /* NORMAL, RANDOM, SEQUENTIAL, WILLNEED, DONTNEED: the same in both */
+	if (!madv)
+		return advice == 5 ? IOACCT_HINT_NOREUSE : IOACCT_HINT_OTHER;
+	switch (advice) {
+	case 8:  /* MADV_FREE */
+	case 9:  /* MADV_REMOVE */
+		return IOACCT_HINT_FREE;
+	case 20: /* MADV_COLD */
+	case 21: /* MADV_PAGEOUT */
+		return IOACCT_HINT_COLD;
+	case 14: /* MADV_HUGEPAGE */
+	case 15: /* MADV_NOHUGEPAGE */
+	case 25: /* MADV_COLLAPSE */
+		return IOACCT_HINT_HUGEPAGE;
+	default:
+		return IOACCT_HINT_OTHER;
 	}
 }
 
@@ -481,9 +578,11 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
  * syscall's first arguments. Stashes what sys_exit needs when the task is
  * watched.
  */
-static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 kind,
+static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op, __u32 kind,
 				    bool tracepoint)
 {
+	__u32 flags = kind & ~IOACCT_SK_BASE_MASK;
+
 	struct task_struct *task;
 	struct ioacct_state *st;
 	struct file_info fi = {};
@@ -503,13 +602,19 @@ static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 k
 	if (!t)
 		return 0;
 
+	kind &= IOACCT_SK_BASE_MASK;
 	switch (kind) {
-	case IOACCT_SK_FD_DATA:
+	case IOACCT_SK_FD_DATA: {
+		struct file *f = fd_file(task, (int)a0);
+
 		/* Only file-system I/O: pipes, sockets and devices are not. */
-		if (file_info(fd_file(task, (int)a0), t, &fi) || fi.type != S_IFREG)
+		if (file_info(f, t, &fi) || fi.type != S_IFREG)
 			return 0;
 		mnt = fi.mnt;
+		if (op == IOACCT_OP_READ)
+			read_range(t, f, a2, a3, flags);
 		break;
+	}
 	case IOACCT_SK_FD:
 		if (file_info(fd_file(task, (int)a0), t, &fi) ||
 		    (fi.type != S_IFREG && fi.type != S_IFDIR))
@@ -540,6 +645,15 @@ static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 k
 		t->upath = 0;
 		break;
 	}
+	case IOACCT_SK_FADVISE:
+		if (file_info(fd_file(task, (int)a0), t, &fi))
+			return 0;
+		mnt = fi.mnt;
+		t->advice = advice_class(a3, false);
+		break;
+	case IOACCT_SK_MADVISE:
+		t->advice = advice_class(a2, true);
+		break;
 	case IOACCT_SK_PATH:
 	case IOACCT_SK_OPEN_PATH:
 		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)a0);
@@ -556,7 +670,7 @@ static __always_inline int on_enter(long a0, long a1, long a2, __u32 op, __u32 k
 	default:
 		return 0;
 	}
-	if (kind <= IOACCT_SK_FD)
+	if (kind <= IOACCT_SK_FD || kind >= IOACCT_SK_FADVISE)
 		t->upath = 0;
 	t->op = op + 1;
 	t->kind = kind;
@@ -578,8 +692,8 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 	if (!e)
 		return 0;
 	return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
-			PT_REGS_PARM3_SYSCALL(regs), (e & IOACCT_SYS_OP_MASK) - 1,
-			e >> IOACCT_SYS_KIND_SHIFT, true);
+			PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),
+			(e & IOACCT_SYS_OP_MASK) - 1, e >> IOACCT_SYS_KIND_SHIFT, true);
 }
 
 /* The end of an I/O call, common to every backend. */
@@ -631,7 +745,7 @@ static __always_inline int on_exit(long ret)
 	 * of the source and a write of the destination, each a call with its
 	 * bytes, its size bin, its error and the call's whole time.
 	 */
-	if (t->kind >= IOACCT_SK_FD_PAIR) {
+	if (t->kind == IOACCT_SK_FD_PAIR || t->kind == IOACCT_SK_FD_PAIR_OUT) {
 		struct ioacct_stat_key pw = { .slot = slot, .mnt_id = mnt, .op = IOACCT_OP_READ };
 		__u32 ends = t->pair.ends;
 
@@ -665,6 +779,12 @@ static __always_inline int on_exit(long ret)
 	if (slot == IOACCT_SLOT_CALIB)
 		return 0;
 	struct ioacct_stat_key where = { .slot = slot, .mnt_id = mnt, .op = op };
+
+	/* An access hint: its advice class, no time (not I/O), see account(). */
+	if (t->kind == IOACCT_SK_FADVISE || t->kind == IOACCT_SK_MADVISE) {
+		account(&where, now, 0, ret < 0 ? ret : t->advice);
+		return 0;
+	}
 
 	account(&where, now, now - t->ts, ret);
 	if (created) {
@@ -700,13 +820,26 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 #define SYSCALL_FN(name) "__arm64_sys_" #name
 #endif
 
+/*
+ * The read flags of a syscall, from its name (folded at compile time):
+ * pread* take their offset in arg3, *v and *v2 a vector of buffers. The
+ * tracepoint backend has them in the sysmap (daemon/probes.c).
+ */
+#define SYS_NAME_LAST(name, i) (#name[sizeof(#name) - 1 - (i)])
+#define SYS_FLAGS(name)                                                                      \
+	((!__builtin_memcmp(#name, "pread", sizeof(#name) > 5 ? 5 : sizeof(#name)) ?          \
+		  IOACCT_SKF_POS : 0) |                                                      \
+	 (SYS_NAME_LAST(name, 1) == 'v' ||                                                   \
+			  (SYS_NAME_LAST(name, 1) == '2' && SYS_NAME_LAST(name, 2) == 'v') ?       \
+		  IOACCT_SKF_VEC : 0))
+
 #define FENTRY_PAIR(name, uname, op, kind)                                                   \
 	SEC("fentry/" SYSCALL_FN(name))                                                      \
 	int BPF_PROG(ioacct_fe_##name, struct pt_regs *regs)                                 \
 	{                                                                                    \
 		return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),    \
-				PT_REGS_PARM3_SYSCALL(regs), IOACCT_OP_##op, IOACCT_SK_##kind, \
-				false);                                                      \
+				PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),    \
+				IOACCT_OP_##op, IOACCT_SK_##kind | SYS_FLAGS(name), false);  \
 	}                                                                                    \
 	SEC("fexit/" SYSCALL_FN(name))                                                       \
 	int BPF_PROG(ioacct_fx_##name, struct pt_regs *regs, long ret)                       \
@@ -716,9 +849,10 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 
 #define KPROBE_PAIR(name, uname, op, kind)                                                   \
 	SEC("ksyscall/" #name)                                                               \
-	int BPF_KSYSCALL(ioacct_ks_##name, long a0, long a1, long a2)                        \
+	int BPF_KSYSCALL(ioacct_ks_##name, long a0, long a1, long a2, long a3)               \
 	{                                                                                    \
-		return on_enter(a0, a1, a2, IOACCT_OP_##op, IOACCT_SK_##kind, false);        \
+		return on_enter(a0, a1, a2, a3, IOACCT_OP_##op,                              \
+				IOACCT_SK_##kind | SYS_FLAGS(name), false);                  \
 	}                                                                                    \
 	SEC("kretsyscall/" #name)                                                            \
 	int BPF_KRETPROBE(ioacct_kr_##name, long ret)                                        \
@@ -739,7 +873,8 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 	int ioacct_te_##name(struct trace_event_raw_sys_enter *ctx)                          \
 	{                                                                                    \
 		return on_enter((long)ctx->args[0], (long)ctx->args[1], (long)ctx->args[2],  \
-				IOACCT_OP_##op, IOACCT_SK_##kind, false);                    \
+				(long)ctx->args[3], IOACCT_OP_##op,                          \
+				IOACCT_SK_##kind | SYS_FLAGS(name), false);                  \
 	}                                                                                    \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                                           \
 	int ioacct_tx_##name(struct trace_event_raw_sys_exit *ctx)                           \
@@ -777,4 +912,219 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(ioacct_probe_tracepoint, struct pt_regs *regs, long id)
 {
 	return 0;
+}
+
+/*
+ * ---- The page-cache and mmap views: programs (issue 14) ------------------
+ * tp_btf programs, each loaded only when its tracepoint is in the running
+ * kernel's BTF (daemon/probes.c, "views" in ioacctd status); none is needed
+ * for the rest to work.
+ */
+
+/* The current task's slot for a page-cache event; IOACCT_SLOT_NONE at once when nothing is watched. */
+static __always_inline __u32 view_slot(struct task_struct *task)
+{
+	struct ioacct_state *st = get_state();
+	__u32 slot;
+
+	if (!st || !st->nactive)
+		return IOACCT_SLOT_NONE;
+	slot = current_slot(task, st);
+	return slot == IOACCT_SLOT_CALIB ? IOACCT_SLOT_NONE : slot;
+}
+
+/*
+ * The mount a watched task reached an inode through: its last file's, or
+ * one it opened (inomnt). A file it never opened (its own executable and
+ * libraries, an fd it inherited) gets the mount of the task's root or
+ * working directory when that is of the same file system; else 0, unknown.
+ */
+static __noinline __u32 inode_mnt(struct task_ent *t, __u64 inode)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vfsmount *root, *pwd;
+	struct super_block *sb;
+	__u32 *m, id = 0;
+
+	if (t && t->c_inode == inode)
+		return t->c_mnt;
+	m = bpf_map_lookup_elem(&inomnt, &inode);
+	if (m)
+		return *m;
+	if (!inode)
+		return 0;
+	sb = BPF_CORE_READ((struct inode *)inode, i_sb);
+	root = BPF_CORE_READ(task, fs, root.mnt);
+	pwd = BPF_CORE_READ(task, fs, pwd.mnt);
+	if (root && BPF_CORE_READ(root, mnt_sb) == sb)
+		id = vfsmount_id(root);
+	else if (pwd && BPF_CORE_READ(pwd, mnt_sb) == sb)
+		id = vfsmount_id(pwd);
+	if (id)
+		bpf_map_update_elem(&inomnt, &inode, &id, BPF_ANY);
+	return id;
+}
+
+/* Adds calls and bytes to where's (slot, mount, op) in the current bin; hist: a size-histogram index or -1. */
+static __noinline void view_add(const struct ioacct_stat_key *where, __u64 calls, __u64 bytes, int hist)
+{
+	struct ioacct_stat_key key = *where;
+	struct ioacct_stat_val *v = stat_get(&key, bpf_ktime_get_ns(), bytes);
+
+	if (!v)
+		return;
+	v->calls += calls;
+	v->bytes += bytes;
+	if (hist >= 0 && hist < IOACCT_NR_SIZE_BINS)
+		v->size[hist]++;
+}
+
+#define VIEW_ADD(s_, m_, o_, calls, bytes, hist)                                             \
+	do {                                                                                 \
+		struct ioacct_stat_key w_ = { .slot = (s_), .mnt_id = (m_), .op = (o_) };    \
+		view_add(&w_, (calls), (bytes), (hist));                                     \
+	} while (0)
+
+/* Before 6.1's folio->_nr_pages: the field of the same meaning. */
+struct folio___old {
+	unsigned int _folio_nr_pages;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 folio_pages(struct folio *folio)
+{
+	__u64 flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio); /* flags is the first word on every version */
+	if (!(flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	if (bpf_core_field_exists(folio->_nr_pages))
+		return BPF_CORE_READ(folio, _nr_pages);
+	if (bpf_core_field_exists(((struct folio___old *)folio)->_folio_nr_pages))
+		return BPF_CORE_READ((struct folio___old *)folio, _folio_nr_pages);
+	return 1;
+}
+
+/*
+ * A folio added to the page cache of a regular file while a watched task
+ * reads it (a read call, or a page fault when no call is pending): a miss,
+ * brought in from storage. Pages outside the range the read asked for were
+ * read ahead. Writes (a page created to be written) and the other calls are
+ * not misses; nor are pages brought in by other tasks (kswapd, a
+ * neighbour's readahead) for the job.
+ */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(ioacct_pc_add, struct folio *folio)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 inode, pages, lo, hi, first, end, inside = 0;
+	__u32 slot = view_slot(task), mnt;
+	struct task_ent *t;
+
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	if (t->op) {
+		/* fadvise(WILLNEED) and madvise(WILLNEED) read ahead: every page of theirs is. */
+		if (t->kind == IOACCT_SK_FADVISE || t->kind == IOACCT_SK_MADVISE)
+			lo = hi = 0;
+		else if (t->op - 1 == IOACCT_OP_READ && t->kind == IOACCT_SK_FD_DATA)
+			lo = t->rq_lo, hi = t->rq_hi;
+		else
+			return 0;
+	} else {
+		lo = t->rq_lo;
+		hi = t->rq_hi;
+	}
+	inode = (__u64)BPF_CORE_READ(folio, mapping, host);
+	if (!inode || (BPF_CORE_READ((struct inode *)inode, i_mode) & S_IFMT) != S_IFREG)
+		return 0;
+	mnt = inode_mnt(t, inode);
+	pages = folio_pages(folio);
+	first = BPF_CORE_READ(folio, index) << page_shift;
+	end = first + (pages << page_shift);
+	if (hi > first && lo < end)
+		inside = (hi < end ? hi : end) - (lo > first ? lo : first);
+	VIEW_ADD(slot, mnt, IOACCT_OP_CACHE_FILL, 1, pages << page_shift, -1);
+	if (inside < (pages << page_shift))
+		VIEW_ADD(slot, mnt, IOACCT_OP_READAHEAD, 0, (pages << page_shift) - inside, -1);
+	return 0;
+}
+
+/*
+ * A page fault on a file mapping that found no page mapped: one fault, one
+ * page; the page it wants is the request of the page-cache view until the
+ * next fault or call.
+ */
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(ioacct_pc_fault, struct address_space *mapping, unsigned long index)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 slot = view_slot(task);
+	struct task_ent *t;
+	__u64 inode;
+
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	inode = (__u64)BPF_CORE_READ(mapping, host);
+	/* A fault inside a read (its buffer is a mapping) leaves the read's range alone. */
+	if (!t->op) {
+		t->rq_lo = (__u64)index << page_shift;
+		t->rq_hi = t->rq_lo + (1ULL << page_shift);
+	}
+	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1, 1ULL << page_shift, -1);
+	return 0;
+}
+
+/*
+ * Fault-around: a fault served from pages already in the page cache, which
+ * maps the pages of [start, last] that are there; counted as one fault and
+ * that range, an upper bound of what it mapped (see docs/design.md).
+ */
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(ioacct_pc_map_pages, struct address_space *mapping, unsigned long start,
+	     unsigned long last)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 slot = view_slot(task);
+	struct task_ent *t;
+	__u64 inode;
+
+	if (slot == IOACCT_SLOT_NONE || last < start)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	inode = (__u64)BPF_CORE_READ(mapping, host);
+	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1,
+		 (__u64)(last - start + 1) << page_shift, -1);
+	return 0;
+}
+
+/* A readahead decision: size histogram 0 counts the synchronous, 1 the asynchronous. */
+static __always_inline int ra_event(struct inode *inode, int which)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 slot = view_slot(task);
+	struct task_ent *t;
+
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	VIEW_ADD(slot, inode_mnt(t, (__u64)inode), IOACCT_OP_READAHEAD, 1, 0, which);
+	return 0;
+}
+
+SEC("tp_btf/page_cache_sync_ra")
+int BPF_PROG(ioacct_pc_sync_ra, struct inode *inode)
+{
+	return ra_event(inode, 0);
+}
+
+SEC("tp_btf/page_cache_async_ra")
+int BPF_PROG(ioacct_pc_async_ra, struct inode *inode)
+{
+	return ra_event(inode, 1);
 }

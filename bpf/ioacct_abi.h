@@ -11,7 +11,7 @@
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 3
+#define IOACCT_ABI_VERSION 4
 
 /* Operations (enum ioacct_op) and the watched system calls: ioacct_ops.h. */
 
@@ -79,6 +79,41 @@ enum ioacct_sys_kind {
 	 */
 	IOACCT_SK_FD_PAIR = 8,  /* source fd = arg0, destination fd = arg2 (splice, copy_file_range) */
 	IOACCT_SK_FD_PAIR_OUT = 9, /* destination fd = arg0, source fd = arg1 (sendfile) */
+	/*
+	 * Access hints (issue 14), counted by advice. Multiples of 8, so that
+	 * the tracer's 3-bit kind mask (iotrace_abi.h) leaves them alone.
+	 */
+	IOACCT_SK_FADVISE = 16, /* fd = arg0, advice = arg3 */
+	IOACCT_SK_MADVISE = 24, /* advice = arg2; no file: mount 0 */
+};
+
+/*
+ * Flags on a kind (the page-cache view's request range of a read): the
+ * offset is arg3 (pread64, preadv, preadv2; -1: the file position), and the
+ * length is a vector's (readv, preadv: unknown, so every page from the
+ * offset on counts as requested).
+ */
+#define IOACCT_SKF_POS 0x20
+#define IOACCT_SKF_VEC 0x40
+#define IOACCT_SK_BASE_MASK 0x1f
+
+/*
+ * Advice classes, the size-histogram index a fadvise or madvise call is
+ * counted in (their op has no sizes). posix_fadvise's advice values are
+ * the first six; madvise's common ones share them, the rest are apart.
+ */
+enum ioacct_hint {
+	IOACCT_HINT_NORMAL = 0,
+	IOACCT_HINT_RANDOM = 1,
+	IOACCT_HINT_SEQUENTIAL = 2,
+	IOACCT_HINT_WILLNEED = 3,
+	IOACCT_HINT_DONTNEED = 4,
+	IOACCT_HINT_NOREUSE = 5,  /* POSIX_FADV_NOREUSE */
+	IOACCT_HINT_FREE = 6,     /* MADV_FREE, MADV_REMOVE */
+	IOACCT_HINT_COLD = 7,     /* MADV_COLD, MADV_PAGEOUT */
+	IOACCT_HINT_HUGEPAGE = 8, /* MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_COLLAPSE */
+	IOACCT_HINT_OTHER = 9,    /* the rest: MADV_DONTFORK, MADV_POPULATE_*, ... */
+	IOACCT_NR_HINTS = 10,      /* = IOACCT_NR_SIZE_BINS */
 };
 
 /* watch: cgroup -> slot. One entry per registered cgroup. */

@@ -23,7 +23,11 @@
  *   kind    DATA: moves bytes (bandwidth, access sizes, the kernel counts
  *           its bytes); META: a metadata call (meta ops and meta time);
  *           MARK: marks another call (create: an open that made its file),
- *           has no time of its own and is not a metadata call by itself
+ *           has no time of its own and is not a metadata call by itself;
+ *           VIEW: the page-cache and mmap views and the access hints (issue
+ *           14): counted by their own probes, never a call's time, never in
+ *           a mount's calls, meta ops or time; what calls and bytes mean is
+ *           the row's help
  *   darshan the Darshan POSIX counter of its successful calls
  *           (IOACCT_DARSHAN_POSIX_<darshan> in lib/darshan.h), NONE if none
  *   report  how reports name the count of its successful calls: POSIX_<darshan>,
@@ -47,13 +51,25 @@
 	/* POSIX_RENAME_SOURCES in the logs ioreport writes; reports say IOACCT_RENAMES */  \
 	X(RENAME, 8, rename, META, RENAME_SOURCES, IOACCT, "Renames", 8, "rename calls")    \
 	X(STAT, 9, stat, META, STATS, POSIX, "Stats", 8,                                    \
-	  "stat calls (stat, lstat, fstat, statx, ...)")
+	  "stat calls (stat, lstat, fstat, statx, ...)")                                    \
+	/* Numbers 10.. may be renumbered by the lead at merge (io_uring adds its own). */  \
+	X(MMAP_FAULT, 10, mmap_fault, VIEW, NONE, IOACCT, "MmapFaults", 10,                 \
+	  "page faults on file mappings; bytes: file pages mapped (mmap_read_bytes)")       \
+	X(CACHE_FILL, 11, cache_fill, VIEW, NONE, IOACCT, "CacheFills", 10,                 \
+	  "folios the reads and faults filled from storage (misses); bytes: cache_miss_bytes")   \
+	X(READAHEAD, 12, readahead, VIEW, NONE, IOACCT, "Readaheads", 10,                   \
+	  "sync and async readahead decisions; bytes: read ahead beyond the request")       \
+	X(FADVISE, 13, fadvise, VIEW, NONE, IOACCT, "Fadvises", 8,                          \
+	  "posix_fadvise calls (by advice in reports)")                                     \
+	X(MADVISE, 14, madvise, VIEW, NONE, IOACCT, "Madvises", 8,                          \
+	  "madvise calls (by advice in reports)")
 
 /* The kind column. */
 enum ioacct_op_kind {
 	IOACCT_OPK_DATA = 0,
 	IOACCT_OPK_META = 1,
 	IOACCT_OPK_MARK = 2,
+	IOACCT_OPK_VIEW = 3,
 };
 
 #define IOACCT_OP_ENUM_(NAME, num, ...) IOACCT_OP_##NAME = num,
@@ -77,6 +93,11 @@ enum ioacct_op {
  * The FD_PAIR kinds move bytes between two fds: a read on the source's
  * mount and a write on the destination's, whatever the OP column says.
  * vmsplice is not here: its one fd is always a pipe, never a file.
+ *
+ * fadvise64 and madvise count calls by advice (IOACCT_HINT_* in
+ * ioacct_abi.h), in the size histogram of their op: they move no bytes.
+ * On arm64 the kernel's function is fadvise64_64: only the tracepoint
+ * backend sees it there.
  */
 #define IOACCT_SYSCALLS(X)                                                                  \
 	X(read, read, READ, FD_DATA) X(write, write, WRITE, FD_DATA)                        \
@@ -96,6 +117,7 @@ enum ioacct_op {
 	X(newfstat, fstat, STAT, FD) X(newfstatat, newfstatat, STAT, AT)                    \
 	X(statx, statx, STAT, AT)                                                           \
 	X(sendfile64, sendfile, READ, FD_PAIR_OUT) X(splice, splice, READ, FD_PAIR)         \
-	X(copy_file_range, copy_file_range, READ, FD_PAIR)
+	X(copy_file_range, copy_file_range, READ, FD_PAIR)                                  \
+	X(fadvise64, fadvise64, FADVISE, FADVISE) X(madvise, madvise, MADVISE, MADVISE)
 
 #endif /* IOACCT_OPS_H */

@@ -680,7 +680,7 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 	j->start_mono_ns = ioacct_mono_ns();
 	j->job.start_ns = ioacct_wall_ns();
 	snprintf(j->job.state, sizeof(j->job.state), "RUNNING");
-	ioacct_strlcpy(j->job.probe_mode, ioacct_probes_mode(r->probes), sizeof(j->job.probe_mode));
+	ioacct_strlcpy(j->job.probe_mode, ioacct_probes_job_mode(r->probes), sizeof(j->job.probe_mode));
 	j->job.bin_width_ns = req->bin_width_ns ? req->bin_width_ns : r->cfg->bin_width_ns;
 	ret = ioacct_store_job_insert(r->store, &j->job);
 	if (ret) {
@@ -1509,7 +1509,7 @@ static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
 	ioacct_registry_counts(r, &rep->jobs_running, &rep->cgroups_watched);
 	ioacct_probes_count(r->probes, &entries);
 	ioacct_strlcpy(rep->version, PACKAGE_VERSION, sizeof(rep->version));
-	ioacct_strlcpy(rep->probe_mode, ioacct_probes_mode(r->probes), sizeof(rep->probe_mode));
+	ioacct_strlcpy(rep->probe_mode, ioacct_probes_job_mode(r->probes), sizeof(rep->probe_mode));
 	for (uint32_t s = 0; s < r->nslots; s++) {
 		uint64_t ev, by;
 
@@ -1517,10 +1517,11 @@ static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
 			rep->dropped_events += ev;
 	}
 	snprintf(rep->detail, sizeof(rep->detail),
-		 "probes: %s, %s (%s); kernel entries: %u of %u; slots: %u; FMODE_CREATED: %s",
+		 "probes: %s, %s (%s); page-cache views: %s; kernel entries: %u of %u; slots: %u; "
+		 "FMODE_CREATED: %s",
 		 ioacct_probes_mode(r->probes),
 		 ioacct_probes_attached(r->probes) ? "attached" : "detached (nothing watched)",
-		 ioacct_probes_reason(r->probes), entries,
+		 ioacct_probes_reason(r->probes), ioacct_probes_views(r->probes), entries,
 		 r->cfg->max_entries, r->nslots,
 		 ioacct_probes_fmode_created(r->probes) ? "calibrated" : "unknown");
 }

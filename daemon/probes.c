@@ -39,8 +39,11 @@ struct ioacct_probes {
 	char reason[1024];
 	bool reused;                   /* maps (and maybe links) of an earlier daemon */
 	bool detach_idle;              /* programs attached only while something is watched */
+	bool no_views;                 /* page_cache_views = no */
 	uint32_t max_jobs;
 	int ncpus;
+	char views[48];                /* the page-cache and mmap views loaded: "cache,mmap,readahead" */
+	char job_mode[64];             /* mode and views, as each job records them */
 	struct ioacct_state st;        /* what the daemon last published */
 };
 
@@ -63,22 +66,38 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 /* ---- the syscall table ------------------------------------------------------ */
 
 /* IOACCT_SYSCALLS (ioacct_ops.h) by this architecture's numbers. */
-#define SYS(name, uname, op, kind) { SYS_##uname, IOACCT_OP_##op, IOACCT_SK_##kind },
+#define SYS(name, uname, op, kind) { SYS_##uname, #uname, IOACCT_OP_##op, IOACCT_SK_##kind },
 static const struct {
 	long nr;
+	const char *name;
 	unsigned int op, kind;
 } syscall_table[] = { IOACCT_SYSCALLS(SYS) };
 #undef SYS
+
+/* The kind flags of a read (IOACCT_SKF_*, the page-cache view's request range), by name. */
+static unsigned int sys_flags(const char *name)
+{
+	size_t n = strlen(name);
+	unsigned int f = 0;
+
+	if (!strncmp(name, "pread", 5))
+		f |= IOACCT_SKF_POS;
+	if (n >= 2 && (name[n - 1] == 'v' || (name[n - 1] == '2' && name[n - 2] == 'v')))
+		f |= IOACCT_SKF_VEC;
+	return f;
+}
 
 static void fill_sysmap(struct ioacct_bpf *skel)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(syscall_table); i++) {
 		long nr = syscall_table[i].nr;
+		unsigned int kind = syscall_table[i].kind | sys_flags(syscall_table[i].name);
 
 		if (nr >= 0 && nr < IOACCT_NR_SYSCALLS)
 			skel->rodata->sysmap[nr] = (uint16_t)((syscall_table[i].op + 1) |
-				syscall_table[i].kind << IOACCT_SYS_KIND_SHIFT);
+				kind << IOACCT_SYS_KIND_SHIFT);
 	}
+	skel->rodata->page_shift = (uint32_t)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 }
 
 /* ---- file systems the probes need ------------------------------------------- */
@@ -283,14 +302,73 @@ static int choose_backend(struct ioacct_probes *p, enum ioacct_probe_mode want, 
 }
 
 /*
+ * The page-cache and mmap views (issue 14): tp_btf programs named
+ * ioacct_pc_*, each on when its tracepoint is in the kernel's BTF, whatever
+ * the backend. The views they make, for status and each job's probe mode.
+ */
+static const struct {
+	const char *prog, *tp, *view;
+} view_progs[] = {
+	{ "ioacct_pc_add", "mm_filemap_add_to_page_cache", "cache" },
+	{ "ioacct_pc_fault", "mm_filemap_fault", "mmap" },
+	{ "ioacct_pc_map_pages", "mm_filemap_map_pages", "mmap" },
+	{ "ioacct_pc_sync_ra", "page_cache_sync_ra", "readahead" },
+	{ "ioacct_pc_async_ra", "page_cache_async_ra", "readahead" },
+};
+
+static bool view_prog(const char *name)
+{
+	return !strncmp(name, "ioacct_pc_", 10);
+}
+
+/* Whether a view program's tracepoint is in vmlinux BTF (btf_trace_<tp>). */
+static bool view_usable(const struct btf *vmlinux, const char *name)
+{
+	char type[96];
+
+	for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++) {
+		if (strcmp(view_progs[i].prog, name))
+			continue;
+		snprintf(type, sizeof(type), "btf_trace_%s", view_progs[i].tp);
+		return vmlinux && btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF) >= 0;
+	}
+	return false;
+}
+
+/* Lists the views whose programs are all loaded, in p->views and p->job_mode. */
+static void views_note(struct ioacct_probes *p)
+{
+	static const char *const names[] = { "cache", "mmap", "readahead" };
+	size_t off = 0;
+
+	p->views[0] = '\0';
+	for (size_t v = 0; v < ARRAY_SIZE(names); v++) {
+		bool all = true;
+
+		for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++) {
+			struct bpf_program *prog;
+
+			if (strcmp(view_progs[i].view, names[v]))
+				continue;
+			prog = bpf_object__find_program_by_name(p->skel->obj, view_progs[i].prog);
+			all &= prog && bpf_program__autoload(prog);
+		}
+		if (all && off < sizeof(p->views))
+			off += (size_t)snprintf(p->views + off, sizeof(p->views) - off, "%s%s",
+						off ? "," : "", names[v]);
+	}
+	snprintf(p->job_mode, sizeof(p->job_mode), "%s views=%s", p->mode,
+		 p->views[0] ? p->views : "none");
+}
+
+/*
  * Turns on the programs of a backend whose kernel function exists (a
  * syscall may be missing on an architecture or a kernel), off all others.
  * Returns how many are on and says which syscalls are not covered.
  */
 static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 {
-	struct btf *vmlinux = mode == IOACCT_PROBE_FENTRY || mode == IOACCT_PROBE_KPROBE ?
-				      btf__load_vmlinux_btf() : NULL;
+	struct btf *vmlinux = btf__load_vmlinux_btf();
 	struct bpf_program *prog;
 	char missing[512] = "";
 	size_t on = 0, off = 0;
@@ -300,7 +378,14 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 		bool use = prog_of_mode(name, mode);
 		char fn[128];
 
-		if (use && (vmlinux || mode == IOACCT_PROBE_SYSCALL_TP)) {
+		if (view_prog(name)) {
+			use = !p->no_views && view_usable(vmlinux, name);
+			bpf_program__set_autoload(prog, use);
+			continue;
+		}
+		if (use && (vmlinux || mode == IOACCT_PROBE_SYSCALL_TP) &&
+		    (mode == IOACCT_PROBE_FENTRY || mode == IOACCT_PROBE_KPROBE ||
+		     mode == IOACCT_PROBE_SYSCALL_TP)) {
 			prog_target(prog, fn, sizeof(fn));
 			if (mode == IOACCT_PROBE_SYSCALL_TP ? !syscall_tp_exists(fn) :
 			    btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) < 0) {
@@ -323,6 +408,7 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 
 		snprintf(p->reason + l, sizeof(p->reason) - l, " (no such syscall function here: %s)", missing);
 	}
+	views_note(p);
 	return on;
 }
 
@@ -465,6 +551,14 @@ static int attach_all(struct ioacct_probes *p, bool pin, char *err, size_t errle
 		if (!bpf_program__autoload(prog))
 			continue;
 		link = bpf_program__attach(prog);
+		if (!link && view_prog(bpf_program__name(prog))) {
+			/* A view is extra: the kernel refusing one costs only that view. */
+			log_warn("page-cache view program %s does not attach (%s): view off",
+				 bpf_program__name(prog), strerror(errno));
+			bpf_program__set_autoload(prog, false);
+			views_note(p);
+			continue;
+		}
 		if (!link) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot attach %s: %s", bpf_program__name(prog), strerror(-ret));
@@ -721,6 +815,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	p->no_views = opts->no_views;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-p->ncpus));
@@ -796,6 +891,16 @@ int ioacct_probes_attach(struct ioacct_probes *p, char *err, size_t errlen)
 const char *ioacct_probes_mode(const struct ioacct_probes *p)
 {
 	return p->mode;
+}
+
+const char *ioacct_probes_views(const struct ioacct_probes *p)
+{
+	return p->views[0] ? p->views : "none";
+}
+
+const char *ioacct_probes_job_mode(const struct ioacct_probes *p)
+{
+	return p->job_mode[0] ? p->job_mode : p->mode;
 }
 
 const char *ioacct_probes_reason(const struct ioacct_probes *p)
@@ -1291,6 +1396,12 @@ uint32_t ioacct_probes_fmode_created(const struct ioacct_probes *p)
 
 int ioacct_probes_run_stats(struct ioacct_probes *p, uint64_t *run_ns, uint64_t *run_cnt)
 {
+	return ioacct_probes_run_stats_of(p, NULL, run_ns, run_cnt);
+}
+
+int ioacct_probes_run_stats_of(struct ioacct_probes *p, const char *prefix, uint64_t *run_ns,
+			       uint64_t *run_cnt)
+{
 	struct bpf_program *prog;
 	bool any = false;
 
@@ -1301,7 +1412,7 @@ int ioacct_probes_run_stats(struct ioacct_probes *p, uint64_t *run_ns, uint64_t 
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
-		if (fd < 0)
+		if (fd < 0 || (prefix && strncmp(bpf_program__name(prog), prefix, strlen(prefix))))
 			continue;
 		memset(&info, 0, sizeof(info));
 		if (bpf_obj_get_info_by_fd(fd, &info, &len))

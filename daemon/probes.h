@@ -26,6 +26,7 @@ struct ioacct_probes_opts {
 	uint32_t max_mountpoints;
 	uint32_t v1_ssid;              /* subsystem id of the v1 attribution hierarchy */
 	enum ioacct_detach detach_when_idle; /* attach only while something is watched */
+	bool no_views;                 /* leave the page-cache and mmap views out (page_cache_views = no) */
 };
 
 /*
@@ -54,6 +55,10 @@ bool ioacct_probes_attached(const struct ioacct_probes *p);
 const char *ioacct_probes_mode(const struct ioacct_probes *p);
 /* Why that mode: which backends were tried and why they were refused. */
 const char *ioacct_probes_reason(const struct ioacct_probes *p);
+/* The page-cache and mmap views loaded ("cache,mmap,readahead"; "none"), issue 14. */
+const char *ioacct_probes_views(const struct ioacct_probes *p);
+/* What each job records as its probe mode: "tracepoint views=cache,mmap,readahead". */
+const char *ioacct_probes_job_mode(const struct ioacct_probes *p);
 bool ioacct_probes_reused(const struct ioacct_probes *p);
 uint32_t ioacct_probes_max_jobs(const struct ioacct_probes *p);
 
@@ -138,5 +143,8 @@ uint32_t ioacct_probes_fmode_created(const struct ioacct_probes *p);
  * program is loaded by this daemon.
  */
 int ioacct_probes_run_stats(struct ioacct_probes *p, uint64_t *run_ns, uint64_t *run_cnt);
+/* The same, of the programs whose name starts with prefix ("ioacct_pc_": the page-cache views). */
+int ioacct_probes_run_stats_of(struct ioacct_probes *p, const char *prefix, uint64_t *run_ns,
+			       uint64_t *run_cnt);
 
 #endif /* IOACCT_PROBES_H */

@@ -263,7 +263,7 @@ static void svg_open(FILE *f, const char *id, const char *title)
 
 /* ---- time-series plots ---- */
 
-enum { S_RB, S_WB, S_RC, S_WC, S_META, S_COUNT };
+enum { S_RB, S_WB, S_RC, S_WC, S_META, S_MISS, S_MMAP, S_COUNT };
 
 struct plot {
 	size_t npts;
@@ -305,7 +305,8 @@ static int plot_make(const struct ioacct_report *r, const struct ioacct_report_m
 		size_t j = b->bin / p->group;
 		double bw = (double)ioacct_report_bin_width(r, b->bin) / 1e9;
 		uint64_t v[S_COUNT] = { b->bytes[IOACCT_DIR_READ], b->bytes[IOACCT_DIR_WRITE],
-					b->calls[IOACCT_DIR_READ], b->calls[IOACCT_DIR_WRITE], b->meta };
+					b->calls[IOACCT_DIR_READ], b->calls[IOACCT_DIR_WRITE], b->meta,
+					b->miss_bytes, b->mmap_bytes };
 
 		if (j >= p->npts)
 			continue;
@@ -455,6 +456,75 @@ static int time_charts(FILE *f, const struct ioacct_report *r)
 		plot_free(&p);
 	}
 	fputs("</div></section>\n", f);
+	return 0;
+}
+
+/*
+ * The page-cache hit ratio over time (issue 14): 1 - misses / bytes read
+ * (read calls and mmap faults) per point, in %; no line where nothing was
+ * read.
+ */
+static void hit_chart(FILE *f, const struct ioacct_report *r, const struct plot *p, const char *id,
+		      const char *title)
+{
+	struct axis x, y;
+	bool open = false;
+	char xlabel[64];
+
+	time_axis((double)r->span_ns / 1e9, &x);
+	y.div = 1;
+	y.unit = "%";
+	nice_axis(100, &y);
+	svg_open(f, id, title);
+	snprintf(xlabel, sizeof(xlabel), "time since job start (%s)", x.unit);
+	axes(f, &x, &y, "hit ratio (%)", xlabel);
+	fprintf(f, "<path d=\"");
+	for (size_t j = 0; j < p->npts; j++) {
+		double rd = p->mean[S_RB][j] + p->mean[S_MMAP][j], miss = p->mean[S_MISS][j];
+		double h = rd > 0 ? 100 * (1 - (miss < rd ? miss / rd : 1)) : -1;
+
+		if (h < 0) {
+			open = false;
+			continue;
+		}
+		if (!open)
+			fprintf(f, "M%.1f %.1f", sx(p->edge[j], &x), sy(h, &y));
+		fprintf(f, "V%.1fH%.1f", sy(h, &y), sx(p->edge[j + 1], &x));
+		open = true;
+	}
+	fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"/>", C_READ);
+	fputs("</svg>", f);
+}
+
+static int hit_charts(FILE *f, const struct ioacct_report *r)
+{
+	char id[32], title[PATH_MAX + 64];
+	bool any = false;
+
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+		struct plot p;
+
+		if (!m->op[IOACCT_OP_CACHE_FILL].bytes && !m->op[IOACCT_OP_MMAP_FAULT].bytes)
+			continue;
+		if (!any)
+			fputs("<section id=\"hit-ratio\"><h2>Page-cache hit ratio over time</h2>"
+			      "<div class=\"grid\">", f);
+		any = true;
+		if (plot_make(r, m, &p))
+			return -ENOMEM;
+		snprintf(id, sizeof(id), "hit-%zu", i);
+		snprintf(title, sizeof(title), "Page-cache hit ratio of reads and mmap faults on %s",
+			 m->path);
+		fputs("<figure>", f);
+		hit_chart(f, r, &p, id, title);
+		fputs("<figcaption>", f);
+		r_html(f, title);
+		fputs(": 1 - bytes brought in from storage / bytes read</figcaption></figure>", f);
+		plot_free(&p);
+	}
+	if (any)
+		fputs("</div></section>\n", f);
 	return 0;
 }
 
@@ -1132,6 +1202,8 @@ int ioacct_render_html(FILE *f, const struct ioacct_report *r)
 	advice(f, r);
 	mounts_tables(f, r);
 	ret = time_charts(f, r);
+	if (!ret)
+		ret = hit_charts(f, r);
 	if (ret)
 		return ret;
 	sizes_section(f, r);

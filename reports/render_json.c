@@ -141,8 +141,45 @@ static void ops(struct jw *w, const struct ioacct_counters *op)
 	jw_close(w, '}');
 }
 
+/* One fadvise or madvise op's calls by advice class. */
+static void hints(struct jw *w, const char *key, const struct ioacct_counters *c)
+{
+	jw_key(w, key);
+	jw_open(w, '{', true);
+	for (unsigned int h = 0; h < IOACCT_NR_HINTS; h++)
+		jw_u64(w, ioacct_hint_name(h), c->size_hist[h]);
+	jw_close(w, '}');
+}
+
+/*
+ * The page-cache and mmap views (issue 14): mmap_faults and the other calls
+ * are with the ops' plurals; here their bytes, the hit ratio and the hints.
+ */
+static void page_cache(struct jw *w, const struct ioacct_counters *op, bool cache_view)
+{
+	uint64_t miss = op[IOACCT_OP_CACHE_FILL].bytes;
+	/* Without the cache view there are no misses to count: no ratio either. */
+	double hit = cache_view ? ioacct_hit_ratio(ioacct_report_read_all(op), miss) : -1;
+	char b[32];
+
+	jw_u64(w, "mmap_read_bytes", op[IOACCT_OP_MMAP_FAULT].bytes);
+	jw_u64(w, "cache_miss_bytes", miss);
+	jw_u64(w, "readahead_bytes", op[IOACCT_OP_READAHEAD].bytes);
+	jw_u64(w, "readahead_sync", op[IOACCT_OP_READAHEAD].size_hist[0]);
+	jw_u64(w, "readahead_async", op[IOACCT_OP_READAHEAD].size_hist[1]);
+	if (hit < 0) {
+		jw_raw(w, "hit_ratio", "null");
+	} else {
+		snprintf(b, sizeof(b), "%.4f", hit);
+		jw_raw(w, "hit_ratio", b);
+	}
+	hints(w, "fadvise_advice", &op[IOACCT_OP_FADVISE]);
+	hints(w, "madvise_advice", &op[IOACCT_OP_MADVISE]);
+}
+
 /* The fields of a mount, also used for the job's totals over every mount. */
-static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool named_counters)
+static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool named_counters,
+		       bool cache_view)
 {
 	const struct ioacct_counters *op = m->op;
 
@@ -169,6 +206,7 @@ static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool n
 	jw_u64(w, "meta", m->meta_ns);
 	jw_close(w, '}');
 	ops(w, op);
+	page_cache(w, op, cache_view);
 	jw_key(w, "rates");
 	jw_open(w, '{', false);
 	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
@@ -235,7 +273,17 @@ static void job(struct jw *w, const struct ioacct_report *r)
 	jw_u64(w, "nbins", r->nbins);
 	jw_u64(w, "last_bin_width_ns", r->last_width_ns);
 	jw_u64(w, "span_ns", r->span_ns);
-	jw_str(w, "probe_mode", j->probe_mode);
+	{
+		/* "tracepoint views=cache,mmap,readahead": the mode, and the views apart. */
+		const char *v = ioacct_probe_views(j->probe_mode);
+		char mode[sizeof(j->probe_mode)];
+
+		jw_str(w, "probe_mode", ioacct_probe_backend(j->probe_mode, mode, sizeof(mode)));
+		if (v)
+			jw_str(w, "views", v);
+		else
+			jw_raw(w, "views", "null");
+	}
 	if (jd->start_mono_ns)
 		jw_u64(w, "start_mono_ns", jd->start_mono_ns);
 	/* A job of several nodes, their bins aligned to the bin: how far off they may be. */
@@ -401,7 +449,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 	job(&w, r);
 	jw_key(&w, "totals");
 	jw_open(&w, '{', false);
-	mount_body(&w, &r->all, false);
+	mount_body(&w, &r->all, false, ioacct_probe_has_view(r->jd->job.probe_mode, "cache"));
 	jw_close(&w, '}');
 	jw_key(&w, "mounts");
 	jw_open(&w, '[', false);
@@ -415,7 +463,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 		jw_str(&w, "fs_type", m->fstype);
 		jw_str(&w, "source", m->source);
 		jw_str(&w, "kind", ioacct_fs_kind_name(m->kind));
-		mount_body(&w, m, true);
+		mount_body(&w, m, true, ioacct_probe_has_view(r->jd->job.probe_mode, "cache"));
 		jw_close(&w, '}');
 	}
 	jw_close(&w, ']');

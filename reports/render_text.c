@@ -351,6 +351,68 @@ static void sizes_table(FILE *f, const struct ioacct_report *r, const struct col
 	}
 }
 
+/* A hit ratio as a percentage, "-" when nothing was read. */
+static const char *hit_pct(uint64_t read, uint64_t miss, char *buf, size_t len)
+{
+	double h = ioacct_hit_ratio(read, miss);
+
+	if (h < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", 100 * h);
+	return buf;
+}
+
+/* The page-cache and mmap views and the access hints (issue 14), when there is any. */
+static void pcache_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
+{
+	static const unsigned int view_ops[] = { IOACCT_OP_MMAP_FAULT, IOACCT_OP_CACHE_FILL,
+						 IOACCT_OP_READAHEAD, IOACCT_OP_FADVISE,
+						 IOACCT_OP_MADVISE };
+	const struct ioacct_report_mount *all = &r->all;
+	bool any = false;
+	char t[16];
+
+	for (size_t k = 0; k < ARRAY_SIZE(view_ops); k++)
+		any |= all->op[view_ops[k]].calls || all->op[view_ops[k]].bytes;
+	if (!any)
+		return;
+	fprintf(f, "\n## Page cache and mmap (MISS: bytes the job's reads and faults brought in "
+		   "from storage; RA: of those, read ahead of the request; HIT: 1 - MISS / "
+		   "(READ + MMAP))\n");
+	fprintf(f, "%-*s %14s %14s %10s %14s %14s %7s\n", w->mount, "MOUNT", "READ", "MMAP",
+		"FAULTS", "MISS", "RA", "HIT");
+	for (size_t i = 0; i <= r->nmounts; i++) {
+		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : all;
+		const struct ioacct_counters *op = m->op;
+		uint64_t rd = ioacct_report_read_all(op);
+
+		if (i < r->nmounts && !rd && !op[IOACCT_OP_CACHE_FILL].bytes)
+			continue;
+		fprintf(f, "%-*s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64 " %14" PRIu64
+			   " %7s\n",
+			w->mount, m->path, op[IOACCT_OP_READ].bytes, op[IOACCT_OP_MMAP_FAULT].bytes,
+			op[IOACCT_OP_MMAP_FAULT].calls, op[IOACCT_OP_CACHE_FILL].bytes,
+			op[IOACCT_OP_READAHEAD].bytes,
+			hit_pct(rd, op[IOACCT_OP_CACHE_FILL].bytes, t, sizeof(t)));
+	}
+	for (unsigned int k = IOACCT_OP_FADVISE; k <= IOACCT_OP_MADVISE; k++) {
+		const struct ioacct_counters *c = &all->op[k];
+		bool first = true;
+
+		if (!c->calls)
+			continue;
+		fprintf(f, "%s calls by advice:", ioacct_op_name(k));
+		for (unsigned int h = 0; h < IOACCT_NR_HINTS; h++)
+			if (c->size_hist[h]) {
+				fprintf(f, "%s %s %" PRIu64, first ? "" : ",", ioacct_hint_name(h),
+					c->size_hist[h]);
+				first = false;
+			}
+		fputc('\n', f);
+	}
+}
+
 static void steps_table(FILE *f, const struct ioacct_report *r)
 {
 	const struct ioacct_job *j = &r->jd->job;
@@ -551,6 +613,7 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r)
 	ops_table(f, r, &w);
 	errors_table(f, r, &w);
 	sizes_table(f, r, &w);
+	pcache_table(f, r, &w);
 	steps_table(f, r);
 	nodes_table(f, r);
 	series_table(f, r, &w);

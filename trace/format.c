@@ -17,12 +17,21 @@
 #include "json.h"
 #include "util.h"
 
-#define OP_NAME_(NAME, num, name, ...) [IOACCT_OP_##NAME] = #name,
+/* The calls the tracer records: not the page-cache views (kind VIEW), which are no events of its. */
+#define OP_NAME_DATA(NAME, name) [IOACCT_OP_##NAME] = #name,
+#define OP_NAME_META OP_NAME_DATA
+#define OP_NAME_MARK OP_NAME_DATA
+#define OP_NAME_VIEW(NAME, name)
+#define OP_NAME_(NAME, num, name, kind, ...) OP_NAME_##kind(NAME, name)
 static const char *const op_names[IOTRACE_NR_OPS] = {
 	IOACCT_OPS(OP_NAME_)
 	[IOTRACE_OP_CLOSE] = "close",
 };
 #undef OP_NAME_
+#undef OP_NAME_DATA
+#undef OP_NAME_META
+#undef OP_NAME_MARK
+#undef OP_NAME_VIEW
 
 const char *ioacct_trace_op_name(uint32_t op)
 {

@@ -76,6 +76,7 @@ static const struct key keys[] = {
 	{ "cluster_db", KEY_CONNINFO, FIELD(cluster_db), 0, 0 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
+	{ "page_cache_views", KEY_BOOL, FIELD(page_cache_views), 0, 0 },
 	{ "metrics_listen", KEY_LISTEN, FIELD(metrics_listen), 0, 0 },
 	{ "metrics_linger", KEY_SECONDS_MS, FIELD(metrics_linger_ms), 0, 86400 * NSEC_PER_SEC },
 	{ "metrics_tls_cert", KEY_PATH, FIELD(metrics_tls_cert), 0, 0 },
@@ -101,6 +102,10 @@ static const struct key keys[] = {
 	{ "advice_step_imbalance", KEY_UINT32, FIELD(advice.step_imbalance), 0, 100 },
 	{ "advice_notfound_min", KEY_UINT32, FIELD(advice.notfound_min), 0, UINT32_MAX },
 	{ "advice_node_imbalance", KEY_UINT32, FIELD(advice.node_imbalance), 0, 1000 },
+	{ "advice_pcache_min", KEY_UINT32, FIELD(advice.pcache_min_mib), 0, UINT32_MAX },
+	{ "advice_hit_ratio", KEY_UINT32, FIELD(advice.hit_ratio), 0, 100 },
+	{ "advice_readahead_waste", KEY_UINT32, FIELD(advice.ra_waste), 0, 100 },
+	{ "advice_mmap_faults_min", KEY_UINT32, FIELD(advice.mmap_faults_min), 0, UINT32_MAX },
 };
 
 #define NKEYS ARRAY_SIZE(keys)
@@ -346,6 +351,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 		*dot = '\0';
 	cfg->log_level = IOACCT_LOG_INFO;
 	cfg->private_data = false;
+	cfg->page_cache_views = true;
 	cfg->metrics_linger_ms = 60000;
 	ioacct_advice_limits_defaults(&cfg->advice);
 }

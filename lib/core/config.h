@@ -61,6 +61,7 @@ struct ioacct_config {
 	char cluster_db[1024];           /* cluster_db = (empty: no cluster store): libpq connection string */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
+	bool page_cache_views;           /* page_cache_views = yes: the page-cache and mmap views */
 	char metrics_listen[64];         /* metrics_listen = (empty: off) ADDR:PORT of /metrics */
 	uint64_t metrics_linger_ms;      /* metrics_linger = 60: seconds a finished job stays in /metrics */
 	char metrics_tls_cert[PATH_MAX]; /* metrics_tls_cert = (empty: plain HTTP) PEM certificate chain */

@@ -221,6 +221,42 @@ void ioacct_samples_sum(const struct ioacct_sample *s, size_t n, uint32_t step_i
 	}
 }
 
+double ioacct_hit_ratio(uint64_t read_bytes, uint64_t miss_bytes)
+{
+	if (!read_bytes)
+		return -1;
+	if (miss_bytes >= read_bytes)
+		return 0;
+	return 1.0 - (double)miss_bytes / (double)read_bytes;
+}
+
+const char *ioacct_probe_views(const char *probe_mode)
+{
+	const char *v = strstr(probe_mode, " views=");
+
+	return v ? v + 7 : NULL;
+}
+
+bool ioacct_probe_has_view(const char *probe_mode, const char *view)
+{
+	const char *v = ioacct_probe_views(probe_mode);
+	size_t n = strlen(view);
+
+	for (; v && *v; v += strcspn(v, ",") + (v[strcspn(v, ",")] == ',')) {
+		if (!strncmp(v, view, n) && (v[n] == ',' || v[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len)
+{
+	const char *v = strstr(probe_mode, " views=");
+
+	snprintf(buf, len, "%.*s", v ? (int)(v - probe_mode) : (int)strlen(probe_mode), probe_mode);
+	return buf;
+}
+
 int ioacct_strlcpy(char *dst, const char *src, size_t len)
 {
 	size_t n;

@@ -55,7 +55,7 @@ struct ioacct_job {
 	int64_t end_ns;                   /* 0 while running */
 	char state[32];                   /* RUNNING, COMPLETED, FAILED, CANCELLED, ... */
 	int32_t exit_code;
-	char probe_mode[16];
+	char probe_mode[64];
 	uint64_t bin_width_ns;
 	uint64_t dropped_events;
 	uint64_t dropped_bytes;
@@ -180,6 +180,24 @@ int ioacct_step_parse(const char *s, uint32_t *step_id);
 /* Sum of every sample in `s` matching mount/op (UINT32_MAX = any). */
 void ioacct_samples_sum(const struct ioacct_sample *s, size_t n, uint32_t step_id,
 			uint32_t mnt_id, uint32_t op, struct ioacct_counters *out);
+
+/*
+ * The page-cache hit ratio of reads: 1 - misses / bytes read (read calls
+ * and mmap faults); -1 when nothing was read. Misses include readahead, so
+ * a ratio of 0 can mean more was brought in than read.
+ */
+double ioacct_hit_ratio(uint64_t read_bytes, uint64_t miss_bytes);
+
+/*
+ * A job's probe mode is "tracepoint views=cache,mmap,readahead" since the
+ * page-cache views (issue 14): the views part, NULL for a job stored before
+ * (or "none" when none was active).
+ */
+const char *ioacct_probe_views(const char *probe_mode);
+/* Whether the view ("cache", "mmap", "readahead") was active; false for a job stored before. */
+bool ioacct_probe_has_view(const char *probe_mode, const char *view);
+/* Its backend part, "tracepoint", into buf. */
+const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len);
 
 /* Copies src into dst (size len) and always NUL-terminates; -ENAMETOOLONG if cut. */
 int ioacct_strlcpy(char *dst, const char *src, size_t len);

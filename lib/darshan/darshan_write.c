@@ -639,9 +639,25 @@ static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_
 	oneline(v[0], sizeof(v[0]), j->cluster);
 	oneline(v[1], sizeof(v[1]), j->node);
 	oneline(v[2], sizeof(v[2]), j->source);
-	snprintf(log->metadata, sizeof(log->metadata),
-		 "ioacct_ver=%s\ncluster=%s\nnode=%s\nsource=%s\nbin_width_ns=%" PRIu64 "\n",
-		 PACKAGE_VERSION, v[0], v[1], v[2], r->bin_width_ns);
+	{
+		/*
+		 * The page-cache views (issue 14) have no Darshan counter (POSIX_MMAPS
+		 * counts mmap() calls, which ioacct does not): the job's totals here,
+		 * under ioacct's names.
+		 */
+		const struct ioacct_counters *op = r->all.op;
+		const char *views = ioacct_probe_views(j->probe_mode);
+
+		snprintf(log->metadata, sizeof(log->metadata),
+			 "ioacct_ver=%s\ncluster=%s\nnode=%s\nsource=%s\nbin_width_ns=%" PRIu64 "\n"
+			 "ioacct_views=%s\nioacct_mmap_faults=%" PRIu64 "\nioacct_mmap_read_bytes=%" PRIu64
+			 "\nioacct_cache_miss_bytes=%" PRIu64 "\nioacct_readahead_bytes=%" PRIu64
+			 "\nioacct_fadvises=%" PRIu64 "\nioacct_madvises=%" PRIu64 "\n",
+			 PACKAGE_VERSION, v[0], v[1], v[2], r->bin_width_ns, views ? views : "unknown",
+			 op[IOACCT_OP_MMAP_FAULT].calls, op[IOACCT_OP_MMAP_FAULT].bytes,
+			 op[IOACCT_OP_CACHE_FILL].bytes, op[IOACCT_OP_READAHEAD].bytes,
+			 op[IOACCT_OP_FADVISE].calls, op[IOACCT_OP_MADVISE].calls);
+	}
 	oneline(exe, sizeof(exe), j->name[0] ? j->name : "(unknown)");
 	log->exe = strdup(exe);
 	log->mounts = calloc(r->nmounts ? r->nmounts : 1, sizeof(*log->mounts));

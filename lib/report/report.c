@@ -44,7 +44,26 @@ void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
 		.step_imbalance = 15,
 		.notfound_min = 10000,
 		.node_imbalance = 25,
+		.pcache_min_mib = 64,
+		.hit_ratio = 50,
+		.ra_waste = 25,
+		.mmap_faults_min = 1000,
 	};
+}
+
+uint64_t ioacct_report_read_all(const struct ioacct_counters *op)
+{
+	return op[IOACCT_OP_READ].bytes + op[IOACCT_OP_MMAP_FAULT].bytes;
+}
+
+const char *ioacct_hint_name(unsigned int hint)
+{
+	static const char *const names[IOACCT_NR_HINTS] = {
+		"normal", "random", "sequential", "willneed", "dontneed",
+		"noreuse", "free", "cold", "hugepage", "other",
+	};
+
+	return hint < IOACCT_NR_HINTS ? names[hint] : NULL;
 }
 
 bool ioacct_op_is_meta(unsigned int op)
@@ -206,6 +225,10 @@ size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct
 		if (op_counters[k].darshan < 0)
 			named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[k]), "%s",
 			      op_counters[k].name);
+	/* The page-cache and mmap views' bytes (their calls are with the operations'). */
+	named(out, &n, false, IOACCT_CK_COUNT, op[IOACCT_OP_MMAP_FAULT].bytes, "IOACCT_MMAP_READ_BYTES");
+	named(out, &n, false, IOACCT_CK_COUNT, op[IOACCT_OP_CACHE_FILL].bytes, "IOACCT_CACHE_MISS_BYTES");
+	named(out, &n, false, IOACCT_CK_COUNT, op[IOACCT_OP_READAHEAD].bytes, "IOACCT_READAHEAD_BYTES");
 	named(out, &n, false, IOACCT_CK_COUNT, m->errors, "IOACCT_ERRORS");
 	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
 		named(out, &n, false, IOACCT_CK_COUNT, m->errclass[k], "IOACCT_ERRORS_%s",
@@ -255,6 +278,10 @@ static void bin_add(struct ioacct_report_bin *b, const struct ioacct_sample *s)
 		b->calls[d] += s->c.calls;
 	} else if (ioacct_op_is_meta(s->op)) {
 		b->meta += s->c.calls;
+	} else if (s->op == IOACCT_OP_CACHE_FILL) {
+		b->miss_bytes += s->c.bytes;
+	} else if (s->op == IOACCT_OP_MMAP_FAULT) {
+		b->mmap_bytes += s->c.bytes;
 	}
 }
 
@@ -332,6 +359,8 @@ static int merge_bins(struct ioacct_report_mount *all, const struct ioacct_repor
 				b.calls[d] += o->calls[d];
 			}
 			b.meta += o->meta;
+			b.miss_bytes += o->miss_bytes;
+			b.mmap_bytes += o->mmap_bytes;
 			v[n++] = b;
 		}
 	}
@@ -354,6 +383,9 @@ static struct ioacct_report_mount *find_mount(struct ioacct_report *r, uint32_t 
 static void mount_add(struct ioacct_report_mount *m, const struct ioacct_sample *t)
 {
 	ioacct_counters_add(&m->op[t->op], &t->c);
+	/* The page-cache and mmap views are not calls: not in the mount's calls or time. */
+	if (ioacct_op_kind(t->op) == IOACCT_OPK_VIEW)
+		return;
 	m->calls += t->c.calls;
 	m->errors += t->c.errors;
 	for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
@@ -470,6 +502,8 @@ static int collect_steps(struct ioacct_report *r)
 			s->step_id = t->step_id;
 		}
 		ioacct_counters_add(&s->op[t->op], &t->c);
+		if (ioacct_op_kind(t->op) == IOACCT_OPK_VIEW)
+			continue;
 		s->calls += t->c.calls;
 		s->errors += t->c.errors;
 		for (unsigned int k = 0; k < IOACCT_NR_ERR_CLASSES; k++)
@@ -1053,6 +1087,150 @@ static void rule_node_imbalance(struct advice_ctx *ctx)
 	THR_U(a, "advice_node_imbalance", ctx->r->limits.node_imbalance);
 }
 
+
+/* ---- the page-cache and mmap views (issue 14) ---- */
+
+/* Bytes on a mount worth looking at: read (calls and mappings) or missed. */
+static bool pcache_big(const struct ioacct_advice_limits *l, const struct ioacct_counters *op)
+{
+	uint64_t big = (uint64_t)l->pcache_min_mib * MIB;
+	uint64_t rd = ioacct_report_read_all(op);
+
+	return rd >= big || op[IOACCT_OP_CACHE_FILL].bytes >= big;
+}
+
+/*
+ * Sequential reads (the kernel's asynchronous readahead followed them) that
+ * mostly came from storage anyway: the readahead window was too small, or
+ * the program did not say it reads sequentially.
+ */
+static void rule_low_hit_sequential(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	const struct ioacct_counters *op = m->op;
+	uint64_t rd = ioacct_report_read_all(op), miss = op[IOACCT_OP_CACHE_FILL].bytes;
+	uint64_t async = op[IOACCT_OP_READAHEAD].size_hist[1];
+	double hit = ioacct_hit_ratio(rd, miss);
+	struct ioacct_advice *a;
+
+	if (!pcache_big(l, op) || hit < 0 || hit * 100 >= l->hit_ratio || !async ||
+	    op[IOACCT_OP_FADVISE].size_hist[IOACCT_HINT_SEQUENTIAL])
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_INFO, "low-hit-ratio-sequential", m, IOACCT_DIR_READ);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s: %.1f%% of %.1f MiB read came from the page cache; %.1f MiB came from storage, "
+	    "in a sequential stream (%" PRIu64 " asynchronous readahead decisions)",
+	    m->path, 100 * hit, mib(rd), mib(miss), async);
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Data read once comes from storage anyway, but a sequential reader can have it "
+	    "arrive before it asks: posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL) doubles the "
+	    "readahead window; larger reads, or a larger read_ahead_kb on the device (an "
+	    "administrator's setting), do more.");
+	VAL_U(a, "read_bytes", rd);
+	VAL_U(a, "cache_miss_bytes", miss);
+	VAL_D(a, "hit_ratio", hit);
+	VAL_U(a, "readahead_async", async);
+	THR_U(a, "advice_pcache_min", l->pcache_min_mib);
+	THR_U(a, "advice_hit_ratio", l->hit_ratio);
+}
+
+/* More came in from storage than the job read at all: readahead nobody used. */
+static void rule_readahead_waste(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	const struct ioacct_counters *op = m->op;
+	uint64_t rd = ioacct_report_read_all(op), miss = op[IOACCT_OP_CACHE_FILL].bytes;
+	uint64_t ra = op[IOACCT_OP_READAHEAD].bytes, waste = miss > rd ? miss - rd : 0;
+	struct ioacct_advice *a;
+
+	if (!pcache_big(l, op) || !ra || !share_above(waste, miss, l->ra_waste))
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_WARN, "readahead-unused", m, IOACCT_DIR_READ);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s: %.1f MiB came in from storage for %.1f MiB read: at least %.1f MiB (%.1f%%) "
+	    "of what was read ahead was never used",
+	    m->path, mib(miss), mib(rd), mib(waste), pct(waste, miss));
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Random access defeats readahead: tell the kernel with "
+	    "posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) (files read with read()) or "
+	    "madvise(addr, len, MADV_RANDOM) (mappings), so that it reads only what is asked.");
+	VAL_U(a, "cache_miss_bytes", miss);
+	VAL_U(a, "read_bytes", rd);
+	VAL_U(a, "readahead_bytes", ra);
+	VAL_U(a, "unused_bytes", waste);
+	THR_U(a, "advice_pcache_min", l->pcache_min_mib);
+	THR_U(a, "advice_readahead_waste", l->ra_waste);
+}
+
+/*
+ * Many faults on file mappings, each mapping little (fault-around found no
+ * neighbouring pages in the cache): random access through mmap, each fault
+ * waiting for storage.
+ */
+static void rule_random_mmap(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	const struct ioacct_counters *f = &m->op[IOACCT_OP_MMAP_FAULT];
+	uint64_t miss = m->op[IOACCT_OP_CACHE_FILL].bytes;
+	struct ioacct_advice *a;
+
+	/* Under 4 pages of 4 KiB per fault: fault-around (16 pages) rarely found any. */
+	if (f->calls < l->mmap_faults_min || f->bytes >= f->calls * 16384 || !miss ||
+	    m->op[IOACCT_OP_MADVISE].size_hist[IOACCT_HINT_RANDOM])
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_WARN, "random-mmap-faults", m, IOACCT_DIR_READ);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s: %" PRIu64 " page faults on file mappings, %.1f KiB mapped per fault, %.1f MiB "
+	    "brought in from storage: random access through mmap",
+	    m->path, f->calls, (double)f->bytes / (double)f->calls / 1024.0, mib(miss));
+	say(a->suggestion, sizeof(a->suggestion),
+	    "madvise(addr, len, MADV_RANDOM) stops the kernel reading around each fault; when "
+	    "the data fits in memory, madvise(MADV_WILLNEED) or MAP_POPULATE (or a read of the "
+	    "file first) brings it in at once, in large requests.");
+	VAL_U(a, "mmap_faults", f->calls);
+	VAL_U(a, "mmap_read_bytes", f->bytes);
+	VAL_U(a, "cache_miss_bytes", miss);
+	THR_U(a, "advice_mmap_faults_min", l->mmap_faults_min);
+}
+
+/*
+ * The job dropped pages from the cache (DONTNEED) and brought as much in
+ * again: it read the same data from storage more than once. ioacct has no
+ * per-page state, so only eviction the job asked for is seen; pages the
+ * kernel evicted under memory pressure and read again are not told apart.
+ */
+static void rule_reread(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	const struct ioacct_counters *op = m->op;
+	uint64_t drops = op[IOACCT_OP_FADVISE].size_hist[IOACCT_HINT_DONTNEED] +
+			 ctx->r->all.op[IOACCT_OP_MADVISE].size_hist[IOACCT_HINT_DONTNEED];
+	uint64_t miss = op[IOACCT_OP_CACHE_FILL].bytes;
+	struct ioacct_advice *a;
+
+	if (!pcache_big(l, op) || !drops || !miss)
+		return;
+	a = advice_new(ctx, IOACCT_ADVICE_INFO, "reread-from-storage", m, IOACCT_DIR_READ);
+	if (!a)
+		return;
+	say(a->message, sizeof(a->message),
+	    "%s: the job dropped cached pages %" PRIu64 " times (POSIX_FADV_DONTNEED, "
+	    "MADV_DONTNEED) and brought %.1f MiB in from storage",
+	    m->path, drops, mib(miss));
+	say(a->suggestion, sizeof(a->suggestion),
+	    "Data dropped from the page cache and read again comes from storage again: drop "
+	    "only what will not be read again, or keep what is reused in memory.");
+	VAL_U(a, "dontneed_calls", drops);
+	VAL_U(a, "cache_miss_bytes", miss);
+	THR_U(a, "advice_pcache_min", l->pcache_min_mib);
+}
+
 static void rule_dropped(struct advice_ctx *ctx)
 {
 	const struct ioacct_job *j = &ctx->r->jd->job;
@@ -1184,6 +1362,10 @@ static int advise(struct ioacct_report *r)
 		rule_bursts(&ctx, m);
 		rule_errors(&ctx, m);
 		rule_notfound(&ctx, m);
+		rule_low_hit_sequential(&ctx, m);
+		rule_readahead_waste(&ctx, m);
+		rule_random_mmap(&ctx, m);
+		rule_reread(&ctx, m);
 	}
 	rule_rw_intensive(&ctx);
 	rule_local_data(&ctx);

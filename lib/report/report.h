@@ -62,6 +62,11 @@ struct ioacct_advice_limits {
 	uint32_t step_imbalance;   /* advice_step_imbalance = 15 (%) */
 	uint32_t notfound_min;     /* advice_notfound_min = 10000 (lookups that found nothing) */
 	uint32_t node_imbalance;   /* advice_node_imbalance = 25 (% over the nodes' mean I/O time) */
+	/* The page-cache and mmap views (issue 14). */
+	uint32_t pcache_min_mib;   /* advice_pcache_min = 64 (MiB read or missed on a mount) */
+	uint32_t hit_ratio;        /* advice_hit_ratio = 50 (% hit ratio under which to advise) */
+	uint32_t ra_waste;         /* advice_readahead_waste = 25 (% of the misses never read) */
+	uint32_t mmap_faults_min;  /* advice_mmap_faults_min = 1000 (faults on file mappings) */
 };
 
 void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim);
@@ -72,6 +77,8 @@ struct ioacct_report_bin {
 	uint64_t bytes[IOACCT_DIR_COUNT];
 	uint64_t calls[IOACCT_DIR_COUNT];
 	uint64_t meta;                    /* metadata calls */
+	uint64_t miss_bytes;              /* page-cache misses (cache_fill bytes) */
+	uint64_t mmap_bytes;              /* file pages faulted into mappings (mmap_fault bytes) */
 };
 
 /* Per second, over the job's bins (empty bins count: min is 0 if any bin is empty). */
@@ -182,6 +189,11 @@ uint64_t ioacct_report_real_errors(uint64_t errors, const uint64_t *errclass);
 /* What a class means, for people: "lookups that found nothing", ... */
 const char *ioacct_err_class_text(unsigned int cls);
 
+/* Bytes read through the page cache: read calls and file pages faulted into mappings. */
+uint64_t ioacct_report_read_all(const struct ioacct_counters *op);
+/* "normal", "random", ..., the IOACCT_HINT_ classes of fadvise and madvise; NULL out of range. */
+const char *ioacct_hint_name(unsigned int hint);
+
 /* Metadata operations (IOACCT_OPK_META): every one but read, write and create. */
 bool ioacct_op_is_meta(unsigned int op);
 /* Width in ns of bin `bin` of the job: the last one ends at the job's end. */
@@ -218,7 +230,7 @@ struct ioacct_named_counter {
  * its errors and its time.
  */
 #define IOACCT_NAMED_COUNTERS \
-	(6 + 2 * IOACCT_NR_SIZE_BINS + IOACCT_NR_ERR_CLASSES + 3 * IOACCT_OP_COUNT)
+	(9 + 2 * IOACCT_NR_SIZE_BINS + IOACCT_NR_ERR_CLASSES + 3 * IOACCT_OP_COUNT)
 
 /* Fills `out` (IOACCT_NAMED_COUNTERS entries) and returns how many were filled. */
 size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct_named_counter *out);

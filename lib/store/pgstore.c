@@ -304,6 +304,24 @@ static int sync_counter_cols(struct ioacct_pgstore *pg)
 	return 0;
 }
 
+/*
+ * The ops table's rows, from IOACCT_OPS, like the SQLite store's: operations
+ * newer than the schema (the page-cache views, issue 14) get their names.
+ */
+#define OP_ROW(NAME, num, name, ...) "(" #num ", '" #name "'),"
+static const char pg_ops_rows[] = "INSERT INTO ops VALUES " IOACCT_OPS(OP_ROW);
+#undef OP_ROW
+
+static int sync_ops(struct ioacct_pgstore *pg)
+{
+	char sql[sizeof(pg_ops_rows) + 32];
+
+	/* The list ends with a comma: replace it with the conflict clause. */
+	snprintf(sql, sizeof(sql), "%.*s ON CONFLICT (op) DO NOTHING", (int)sizeof(pg_ops_rows) - 2,
+		 pg_ops_rows);
+	return exec(pg, sql, "name the operations");
+}
+
 static int migrate(struct ioacct_pgstore *pg)
 {
 	char sql[64];
@@ -331,6 +349,8 @@ static int migrate(struct ioacct_pgstore *pg)
 	}
 	if (!err)
 		err = sync_counter_cols(pg);
+	if (!err)
+		err = sync_ops(pg);
 	if (!err)
 		err = exec(pg, "COMMIT", "commit the migration");
 	if (err)

@@ -78,6 +78,16 @@ static const struct ioacct_qfield_info fields[IOACCT_QF_COUNT] = {
 	F(DROPPEDBYTES, "DroppedBytes", 12, INT, BYTES | JOB_ONLY, "bytes of the dropped events"),
 	F(PROBEMODE, "ProbeMode", -10, TEXT, 0, "probe backend that counted the job"),
 	F(BINWIDTH, "BinWidth", 8, REAL, 0, "width of the job's time bins, seconds"),
+	F(VIEWS, "Views", -20, TEXT, 0,
+	  "page-cache views active for the job: cache, mmap, readahead; none"),
+	F(MMAPREADBYTES, "MmapReadBytes", 13, INT, BYTES,
+	  "bytes of file pages faulted into the job's mappings (fault-around: at most)"),
+	F(CACHEMISSBYTES, "CacheMissBytes", 14, INT, BYTES,
+	  "bytes the job's reads and faults brought in from storage"),
+	F(READAHEADBYTES, "ReadaheadBytes", 14, INT, BYTES,
+	  "of the misses, bytes brought in outside the range a read or fault asked for"),
+	F(HITRATIO, "HitRatio", 8, REAL, 0,
+	  "page-cache hit ratio: 1 - CacheMissBytes / (ReadBytes + MmapReadBytes)"),
 };
 
 #undef F
@@ -787,6 +797,9 @@ static int row_add(struct rows *rs, const struct ioacct_jobdata *jd, const struc
 	row->mount = mnt ? mnt->m : NULL;
 	for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++) {
 		ioacct_samples_sum(jd->totals, jd->ntotals, sid, mid, op, &row->op[op]);
+		/* fadvise and madvise alone do not make a mount's row (madvise has no mount: 0). */
+		if (mnt && (op == IOACCT_OP_FADVISE || op == IOACCT_OP_MADVISE))
+			continue;
 		idle &= row->op[op].calls == 0 && row->op[op].errors == 0 && row->op[op].bytes == 0;
 	}
 	if (skip_idle && idle)
@@ -1102,8 +1115,32 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 		return put(buf, len, false, "%" PRIu64, j->dropped_events);
 	case IOACCT_QF_DROPPEDBYTES:
 		return put_u64_bytes(buf, len, j->dropped_bytes, units);
-	case IOACCT_QF_PROBEMODE:
-		return put(buf, len, false, "%s", j->probe_mode);
+	case IOACCT_QF_PROBEMODE: {
+		char mode[sizeof(j->probe_mode)];
+
+		return put(buf, len, false, "%s",
+			   ioacct_probe_backend(j->probe_mode, mode, sizeof(mode)));
+	}
+	case IOACCT_QF_VIEWS: {
+		const char *v = ioacct_probe_views(j->probe_mode);
+
+		return put(buf, len, false, "%s", v ? v : "");
+	}
+	case IOACCT_QF_MMAPREADBYTES:
+		return put_u64_bytes(buf, len, r->op[IOACCT_OP_MMAP_FAULT].bytes, units);
+	case IOACCT_QF_CACHEMISSBYTES:
+		return put_u64_bytes(buf, len, r->op[IOACCT_OP_CACHE_FILL].bytes, units);
+	case IOACCT_QF_READAHEADBYTES:
+		return put_u64_bytes(buf, len, r->op[IOACCT_OP_READAHEAD].bytes, units);
+	case IOACCT_QF_HITRATIO: {
+		double h = ioacct_hit_ratio(r->op[IOACCT_OP_READ].bytes + r->op[IOACCT_OP_MMAP_FAULT].bytes,
+					    r->op[IOACCT_OP_CACHE_FILL].bytes);
+
+		if (!ioacct_probe_has_view(j->probe_mode, "cache"))
+			h = -1; /* no misses counted: no ratio */
+
+		return h < 0 ? put(buf, len, false, "%s", "") : put(buf, len, false, "%.4f", h);
+	}
 	case IOACCT_QF_BINWIDTH:
 		return put(buf, len, false, "%g", (double)j->bin_width_ns / 1e9);
 	default:

@@ -4,7 +4,14 @@
  * every few milliseconds inside one process, so that the drift of a shared
  * machine (tens of percent between windows of seconds) cancels out.
  *
- *   abbench [-m MODE] [-r ROUNDS] [-n CALLS] [-s SIZE] [-f FILE]
+ *   abbench [-m MODE] [-r ROUNDS] [-n CALLS] [-s SIZE] [-f FILE] [-M] [-V]
+ *
+ * -M (issue 14): each call is a page-cache miss instead: posix_fadvise
+ * (DONTNEED) of the file's first SIZE bytes, then a pread() of them, which
+ * brings them in again from storage (FILE on a disk file system); then the
+ * page-cache view programs run on every page, in every case where they are
+ * attached, and the check also wants every page counted as a miss.
+ * -V: without the page-cache view programs (page_cache_views = no).
  *
  * It loads ioacct's BPF programs through the daemon's own code
  * (daemon/probes.c) under a pin directory of its own, creates two cgroups,
@@ -142,22 +149,35 @@ static void empty_detach(int fds[2])
 	}
 }
 
-static double run_calls(int fd, const char *buf, size_t size, long calls)
+static bool miss_mode;
+/* -M: the view programs' run time and runs per case (kernel.bpf_stats_enabled). */
+static uint64_t view_ns[4], view_runs[4];
+
+static double run_calls(int fd, char *buf, size_t size, long calls)
 {
 	uint64_t t0 = now_ns();
 
-	for (long i = 0; i < calls; i++)
+	for (long i = 0; i < calls; i++) {
+		if (miss_mode) {
+			if (posix_fadvise(fd, 0, (off_t)size, POSIX_FADV_DONTNEED) ||
+			    pread(fd, buf, size, 0) != (ssize_t)size) {
+				perror("abbench: fadvise and pread");
+				exit(1);
+			}
+			continue;
+		}
 		if (pwrite(fd, buf, size, 0) != (ssize_t)size) {
 			perror("abbench: pwrite");
 			exit(1);
 		}
+	}
 	return (double)(now_ns() - t0) / (double)calls;
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: abbench [-m auto|fentry|kprobe|tracepoint|syscall-tp] [-r ROUNDS] [-n CALLS]\n"
-		   "               [-s SIZE] [-f FILE]\n");
+		   "               [-s SIZE] [-f FILE] [-M] [-V]\n");
 }
 
 int main(int argc, char **argv)
@@ -169,7 +189,7 @@ int main(int argc, char **argv)
 	const char *file = "/dev/shm/ioacct-abbench", *cg2 = NULL;
 	long rounds = 301, calls = 20000, size = 4096;
 	struct ioacct_probe_entry *e = NULL;
-	uint64_t cgid, want_calls = 0, got_calls = 0, got_bytes = 0;
+	uint64_t cgid, want_calls = 0, got_calls = 0, got_bytes = 0, got_miss = 0;
 	double *ns[NCASES], *ratio[NCASES];
 	struct ioacct_probes *p;
 	struct statfs sfs;
@@ -179,7 +199,7 @@ int main(int argc, char **argv)
 	int opt, fd, m, efd[2] = { -1, -1 };
 	bool tracepoint;
 
-	while ((opt = getopt(argc, argv, "m:r:n:s:f:h")) != -1) {
+	while ((opt = getopt(argc, argv, "m:r:n:s:f:MVh")) != -1) {
 		switch (opt) {
 		case 'm':
 			m = ioacct_probe_mode_from_name(optarg);
@@ -193,6 +213,8 @@ int main(int argc, char **argv)
 		case 'n': calls = strtol(optarg, NULL, 10); break;
 		case 's': size = strtol(optarg, NULL, 10); break;
 		case 'f': file = optarg; break;
+		case 'M': miss_mode = true; break;
+		case 'V': opts.no_views = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -244,7 +266,7 @@ int main(int argc, char **argv)
 	}
 
 	buf = malloc((size_t)size);
-	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (!buf || fd < 0) {
 		fprintf(stderr, "abbench: %s: %s\n", file, strerror(errno));
 		return 1;
@@ -259,6 +281,11 @@ int main(int argc, char **argv)
 		ratio[c] = calloc((size_t)rounds, sizeof(double));
 		if (!ns[c] || !ratio[c])
 			return 1;
+	}
+	/* -M: the data, on the disk, so that DONTNEED can drop it. */
+	if (miss_mode && (pwrite(fd, buf, (size_t)size, 0) != (ssize_t)size || fsync(fd))) {
+		perror("abbench: writing the file");
+		return 1;
 	}
 	run_calls(fd, buf, (size_t)size, calls / 10 + 1); /* page cache warm */
 
@@ -288,7 +315,15 @@ int main(int argc, char **argv)
 			/* Let the switch's aftermath (RCU callbacks, text patching) settle. */
 			usleep(1000);
 			run_calls(fd, buf, (size_t)size, calls / 8 + 1);
-			ns[c][r] = run_calls(fd, buf, (size_t)size, calls);
+			{
+				uint64_t n0 = 0, r0 = 0, n1 = 0, r1 = 0;
+
+				ioacct_probes_run_stats_of(p, "ioacct_pc_", &n0, &r0);
+				ns[c][r] = run_calls(fd, buf, (size_t)size, calls);
+				ioacct_probes_run_stats_of(p, "ioacct_pc_", &n1, &r1);
+				view_ns[c] += n1 - n0;
+				view_runs[c] += r1 - r0;
+			}
 			empty_detach(efd);
 			if (c == WATCHED)
 				want_calls += (uint64_t)(calls + calls / 8 + 1);
@@ -308,9 +343,13 @@ int main(int argc, char **argv)
 	}
 	/* Only the file's mount: moving between cgroups is a write too (cgroup.procs). */
 	for (size_t i = 0; i < n; i++)
-		if (e[i].slot == 0 && e[i].op == IOACCT_OP_WRITE && e[i].mnt_id == stx.stx_mnt_id) {
-			got_calls += e[i].c.calls;
-			got_bytes += e[i].c.bytes;
+		if (e[i].slot == 0 && e[i].mnt_id == stx.stx_mnt_id) {
+			if (e[i].op == (miss_mode ? IOACCT_OP_READ : IOACCT_OP_WRITE)) {
+				got_calls += e[i].c.calls;
+				got_bytes += e[i].c.bytes;
+			}
+			if (e[i].op == IOACCT_OP_CACHE_FILL)
+				got_miss += e[i].c.bytes;
 		}
 	free(e);
 
@@ -323,11 +362,22 @@ int main(int argc, char **argv)
 		printf("%-10s %12.1f %9.3fx %9.3fx %9.3fx\n", case_name[c], med, rmed, ratio[c][0],
 		       ratio[c][rounds - 1]);
 	}
-	printf("counted: %llu watched writes, %llu bytes (expected %llu, %llu)\n",
-	       (unsigned long long)got_calls, (unsigned long long)got_bytes,
-	       (unsigned long long)want_calls, (unsigned long long)want_calls * (uint64_t)size);
+	printf("counted: %llu watched %s, %llu bytes (expected %llu, %llu)\n",
+	       (unsigned long long)got_calls, miss_mode ? "reads" : "writes",
+	       (unsigned long long)got_bytes, (unsigned long long)want_calls,
+	       (unsigned long long)want_calls * (uint64_t)size);
+	if (miss_mode)
+		printf("views %s: cache misses %llu bytes (expected %llu)\n", ioacct_probes_views(p),
+		       (unsigned long long)got_miss,
+		       (unsigned long long)(opts.no_views ? 0 : want_calls * (uint64_t)size));
+	for (int c = UNWATCHED; c <= WATCHED && miss_mode && view_runs[c]; c++)
+		printf("view programs, %s: %.1f ns per run, %.2f runs per call, %.1f ns per call\n",
+		       case_name[c], (double)view_ns[c] / (double)view_runs[c],
+		       (double)view_runs[c] / ((double)rounds * (double)calls),
+		       (double)view_ns[c] / ((double)rounds * (double)calls));
 	ioacct_probes_close(p, true);
-	if (got_calls != want_calls || got_bytes != want_calls * (uint64_t)size) {
+	if (got_calls != want_calls || got_bytes != want_calls * (uint64_t)size ||
+	    (miss_mode && got_miss != (opts.no_views ? 0 : want_calls * (uint64_t)size))) {
 		fprintf(stderr, "abbench: the programs did not count exactly the watched calls\n");
 		return 1;
 	}

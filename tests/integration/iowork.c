@@ -38,6 +38,14 @@
  *                            on file systems of different types)
  *   sleep  SECONDS           nanosleep (decimals allowed)
  *   wait                     block until a byte arrives on standard input
+ *   mmapread PATH            map PATH whole (read-only, shared) and touch one byte of
+ *                            each page in order; print the sum of those bytes
+ *   fadvise PATH ADVICE      posix_fadvise(ADVICE) on PATH whole: normal, random,
+ *                            sequential, willneed, dontneed, noreuse
+ *   madvise PATH ADVICE      map PATH and madvise(ADVICE) it: normal, random, sequential,
+ *                            willneed, dontneed, cold
+ *   evict  PATH              fdatasync and posix_fadvise(DONTNEED) PATH: its pages leave
+ *                            the page cache (file systems that honour it: ext4, xfs, ...)
  *   tick PATH SIZE COUNT     like write, and print "<start_ns> <end_ns>" (CLOCK_MONOTONIC)
  *                            around each write on standard output
  *
@@ -52,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -355,6 +364,80 @@ static int op_wait(void)
 	return n == 1 ? 0 : fail("wait on", "standard input");
 }
 
+static int op_mmapread(const char *path)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned long sum = 0;
+	struct stat st;
+	char *m;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st))
+		return fail("open", path);
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return fail("mmap", path);
+	for (off_t o = 0; o < st.st_size; o += pg)
+		sum += ((volatile unsigned char *)m)[o];
+	dprintf(1, "%lu\n", sum);
+	munmap(m, (size_t)st.st_size);
+	return close(fd) ? fail("close", path) : 0;
+}
+
+static int advice_of(const char *name, bool madv)
+{
+	static const struct {
+		const char *name;
+		int fadv, madv;
+	} a[] = {
+		{ "normal", POSIX_FADV_NORMAL, MADV_NORMAL },
+		{ "random", POSIX_FADV_RANDOM, MADV_RANDOM },
+		{ "sequential", POSIX_FADV_SEQUENTIAL, MADV_SEQUENTIAL },
+		{ "willneed", POSIX_FADV_WILLNEED, MADV_WILLNEED },
+		{ "dontneed", POSIX_FADV_DONTNEED, MADV_DONTNEED },
+		{ "noreuse", POSIX_FADV_NOREUSE, -1 },
+		{ "cold", -1, MADV_COLD },
+	};
+
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
+		if (!strcmp(name, a[i].name))
+			return madv ? a[i].madv : a[i].fadv;
+	return -1;
+}
+
+/* fadvise, madvise, evict */
+static int op_advise(const char *op, const char *path, const char *name)
+{
+	bool madv = !strcmp(op, "madvise");
+	int advice = name ? advice_of(name, madv) : POSIX_FADV_DONTNEED;
+	struct stat st;
+	int fd = open(path, O_RDONLY), ret;
+
+	if (advice < 0) {
+		dprintf(2, "iowork: unknown advice %s\n", name);
+		return 1;
+	}
+	if (fd < 0 || fstat(fd, &st))
+		return fail("open", path);
+	if (!name && fdatasync(fd))
+		return fail("fdatasync", path);
+	if (madv) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+
+		if (m == MAP_FAILED)
+			return fail("mmap", path);
+		ret = madvise(m, (size_t)st.st_size, advice) ? errno : 0;
+		munmap(m, (size_t)st.st_size);
+	} else {
+		ret = posix_fadvise(fd, 0, 0, advice);
+	}
+	if (ret) {
+		errno = ret;
+		return fail(op, path);
+	}
+	return close(fd) ? fail("close", path) : 0;
+}
+
 /* Arguments an op takes, not counting its name. */
 static int nargs(const char *op)
 {
@@ -367,7 +450,7 @@ static int nargs(const char *op)
 		{ "missing", 2 }, { "stat", 2 }, { "fsync", 2 }, { "sleep", 1 }, { "wait", 0 },
 		{ "cd", 1 }, { "nostat", 2 }, { "denied", 2 }, { "rofs", 2 }, { "exists", 2 },
 		{ "full", 3 }, { "sendfile", 4 }, { "splice", 4 }, { "copy", 4 },
-		{ "xcopy", 4 },
+		{ "xcopy", 4 }, { "mmapread", 1 }, { "fadvise", 2 }, { "madvise", 2 }, { "evict", 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -420,6 +503,12 @@ int main(int argc, char **argv)
 		else if (!strcmp(op, "sendfile") || !strcmp(op, "splice") || !strcmp(op, "copy") ||
 			 !strcmp(op, "xcopy"))
 			ret = op_pair(op, a[0], a[1], num(a[2]), num(a[3]));
+		else if (!strcmp(op, "mmapread"))
+			ret = op_mmapread(a[0]);
+		else if (!strcmp(op, "fadvise") || !strcmp(op, "madvise"))
+			ret = op_advise(op, a[0], a[1]);
+		else if (!strcmp(op, "evict"))
+			ret = op_advise(op, a[0], NULL);
 		else if (!strcmp(op, "cd"))
 			ret = chdir(a[0]) ? fail("chdir", a[0]) : 0;
 		else

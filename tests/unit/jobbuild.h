@@ -102,6 +102,9 @@ static inline void jb_add(struct jb *b, uint32_t step, uint32_t mnt, uint32_t op
 		s.c.bytes = bytes;
 		s.c.size_hist[ioacct_size_bin(bytes / (calls - errors))] = calls - errors;
 	}
+	/* The page-cache views: bytes as they are; their histogram is set by jb_view(). */
+	if (ioacct_op_kind(op) == IOACCT_OPK_VIEW)
+		s.c.bytes = bytes;
 	if (jd->nseries == b->cap_series) {
 		b->cap_series = b->cap_series ? 2 * b->cap_series : 64;
 		jd->series = jb_grow(jd->series, b->cap_series, sizeof(*jd->series));
@@ -119,6 +122,23 @@ static inline void jb_add(struct jb *b, uint32_t step, uint32_t mnt, uint32_t op
 		t->op = op;
 	}
 	ioacct_counters_add(&t->c, &s.c);
+}
+
+/*
+ * A page-cache view or hint op (kind VIEW) in one bin: calls, bytes, and
+ * `hist_n` counted in size-histogram slot `hist` (readahead: 0 sync, 1
+ * async; fadvise, madvise: the IOACCT_HINT_ class).
+ */
+static inline void jb_view(struct jb *b, uint32_t mnt, uint32_t op, uint64_t calls, uint64_t bytes,
+			   unsigned int hist, uint64_t hist_n)
+{
+	struct ioacct_jobdata *jd = b->jd;
+
+	jb_add(b, 0, mnt, op, 0, calls, 0, bytes, 0);
+	jd->series[jd->nseries - 1].c.size_hist[hist] += hist_n;
+	for (size_t i = 0; i < jd->ntotals; i++)
+		if (jd->totals[i].step_id == 0 && jd->totals[i].mnt_id == mnt && jd->totals[i].op == op)
+			jd->totals[i].c.size_hist[hist] += hist_n;
 }
 
 #endif /* IOACCT_TEST_JOBBUILD_H */

@@ -324,7 +324,8 @@ static void test_whitespace(void **state)
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
-		   "node_name, node, cluster_db, log_level, private_data, metrics_listen, metrics_linger, "
+		   "node_name, node, cluster_db, log_level, private_data, page_cache_views, "
+		   "metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, "
 		   "advice_small_requests_share, "
 		   "advice_small_requests_min, advice_rw_intensive_share, advice_meta_time_share, "
@@ -332,7 +333,9 @@ static void test_whitespace(void **state)
 		   "advice_meta_ops_min, advice_fsync_min, advice_fsync_write_share, "
 		   "advice_tiny_files_min, advice_tiny_file_size, advice_burst_ratio, "
 		   "advice_burst_min_bandwidth, advice_shared_meta_ops, advice_local_share, "
-		   "advice_step_imbalance, advice_notfound_min, advice_node_imbalance)");
+		   "advice_step_imbalance, advice_notfound_min, advice_node_imbalance, "
+		   "advice_pcache_min, advice_hit_ratio, advice_readahead_waste, "
+		   "advice_mmap_faults_min)");
 }
 
 static void test_syntax_errors(void **state)
@@ -409,7 +412,7 @@ static void test_unknown_key(void **state)
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
 		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
-		"log_level", "private_data", "metrics_listen", "metrics_linger",
+		"log_level", "private_data", "page_cache_views", "metrics_listen", "metrics_linger",
 		"metrics_tls_cert", "metrics_tls_key", "metrics_auth_file",
 		"advice_small_requests_share", "advice_small_requests_min",
 		"advice_rw_intensive_share", "advice_meta_time_share", "advice_meta_time_min",
@@ -417,7 +420,8 @@ static void test_unknown_key(void **state)
 		"advice_fsync_min", "advice_fsync_write_share", "advice_tiny_files_min",
 		"advice_tiny_file_size", "advice_burst_ratio", "advice_burst_min_bandwidth",
 		"advice_shared_meta_ops", "advice_local_share", "advice_step_imbalance",
-		"advice_notfound_min", "advice_node_imbalance",
+		"advice_notfound_min", "advice_node_imbalance", "advice_pcache_min",
+		"advice_hit_ratio", "advice_readahead_waste", "advice_mmap_faults_min",
 	};
 	char path[PATH_MAX], err[2048], want[PATH_MAX + 64];
 	struct ioacct_config cfg;

@@ -314,7 +314,8 @@ static void test_named_counters(void **state)
 	assert_int_equal(counter(c, n, "IOACCT_ERRORS"), 2 + 1 + 4 + 1);
 	assert_int_equal(counter(c, n, "IOACCT_STAT_TIME_NS"), 400);
 	/* The order reports print them in: Darshan's for its counters, then the operations'. */
-	assert_int_equal(n, 61);
+	/* + 5 view and hint counts, + their 3 byte counters, + their 10 errors and times (issue 14) */
+	assert_int_equal(n, 61 + 5 + 3 + 10);
 	assert_string_equal(c[0].name, "POSIX_OPENS");
 	assert_string_equal(c[1].name, "POSIX_READS");
 	assert_string_equal(c[2].name, "POSIX_WRITES");
@@ -327,11 +328,15 @@ static void test_named_counters(void **state)
 	assert_string_equal(c[32].name, "IOACCT_UNLINKS");
 	assert_string_equal(c[33].name, "IOACCT_RMDIRS");
 	assert_string_equal(c[34].name, "IOACCT_RENAMES");
-	assert_string_equal(c[35].name, "IOACCT_ERRORS");
-	assert_string_equal(c[41].name, "IOACCT_READ_ERRORS");
-	assert_string_equal(c[50].name, "IOACCT_STAT_ERRORS");
-	assert_string_equal(c[51].name, "IOACCT_READ_TIME_NS");
-	assert_string_equal(c[60].name, "IOACCT_STAT_TIME_NS");
+	assert_string_equal(c[35].name, "IOACCT_MMAP_FAULTS");
+	assert_string_equal(c[39].name, "IOACCT_MADVISES");
+	assert_string_equal(c[40].name, "IOACCT_MMAP_READ_BYTES");
+	assert_string_equal(c[42].name, "IOACCT_READAHEAD_BYTES");
+	assert_string_equal(c[43].name, "IOACCT_ERRORS");
+	assert_string_equal(c[49].name, "IOACCT_READ_ERRORS");
+	assert_string_equal(c[58].name, "IOACCT_STAT_ERRORS");
+	assert_string_equal(c[64].name, "IOACCT_READ_TIME_NS");
+	assert_string_equal(c[73].name, "IOACCT_STAT_TIME_NS");
 	done(&b, r);
 }
 
@@ -797,6 +802,140 @@ static void load(struct ioacct_config *cfg, const char *text, int expect, const 
 	unlink(path);
 }
 
+
+/* ---- the page-cache and mmap views (issue 14) ---- */
+
+static void test_hit_ratio(void **state)
+{
+	(void)state;
+	assert_true(ioacct_hit_ratio(0, 0) < 0);
+	assert_true(ioacct_hit_ratio(100, 0) == 1.0);
+	assert_true(ioacct_hit_ratio(100, 25) == 0.75);
+	assert_true(ioacct_hit_ratio(100, 400) == 0.0);
+	assert_string_equal(ioacct_hint_name(IOACCT_HINT_SEQUENTIAL), "sequential");
+	assert_string_equal(ioacct_hint_name(IOACCT_HINT_OTHER), "other");
+	assert_null(ioacct_hint_name(IOACCT_NR_HINTS));
+	assert_true(ioacct_probe_has_view("tracepoint views=cache,mmap,readahead", "cache"));
+	assert_true(ioacct_probe_has_view("tracepoint views=cache,mmap,readahead", "readahead"));
+	assert_true(ioacct_probe_has_view("fentry views=mmap", "mmap"));
+	assert_false(ioacct_probe_has_view("fentry views=mmap", "cache"));
+	assert_false(ioacct_probe_has_view("tracepoint views=none", "cache"));
+	assert_false(ioacct_probe_has_view("tracepoint views=cachex", "cache"));
+	assert_false(ioacct_probe_has_view("tracepoint", "cache"));
+	assert_null(ioacct_probe_views("tracepoint"));
+}
+
+static void test_low_hit_sequential(void **state)
+{
+	struct jb b;
+
+	(void)state;
+	/* 1 GiB read sequentially, 900 MiB of it from storage. */
+	base(&b);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 1024, 0, 1024 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 900 * 256, 900 * MIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_READAHEAD, 50, 800 * MIB, 1, 49);
+	expect_rule(&b, NULL, "low-hit-ratio-sequential", "/scratch", true, IOACCT_ADVICE_INFO);
+
+	base(&b); /* the program said so already */
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 1024, 0, 1024 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 900 * 256, 900 * MIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_READAHEAD, 50, 800 * MIB, 1, 49);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_FADVISE, 1, 0, IOACCT_HINT_SEQUENTIAL, 1);
+	expect_rule(&b, NULL, "low-hit-ratio-sequential", NULL, false, 0);
+
+	base(&b); /* not sequential: no asynchronous readahead */
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 1024, 0, 1024 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 900 * 256, 900 * MIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_READAHEAD, 50, 0, 0, 50);
+	expect_rule(&b, NULL, "low-hit-ratio-sequential", NULL, false, 0);
+
+	base(&b); /* from the cache: 90% hits */
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 1024, 0, 1024 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 100 * 256, 100 * MIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_READAHEAD, 50, 80 * MIB, 1, 49);
+	expect_rule(&b, NULL, "low-hit-ratio-sequential", NULL, false, 0);
+
+	base(&b); /* too little to matter: 32 MiB */
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 32, 0, 32 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 32 * 256, 32 * MIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_READAHEAD, 5, 30 * MIB, 1, 4);
+	expect_rule(&b, NULL, "low-hit-ratio-sequential", NULL, false, 0);
+}
+
+static void test_readahead_unused(void **state)
+{
+	struct jb b;
+
+	(void)state;
+	/* 100 MiB read, 400 MiB brought in: 300 MiB of readahead never read. */
+	base(&b);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 25600, 0, 100 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 400 * 256, 400 * MIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_READAHEAD, 25000, 350 * MIB, 0, 25000);
+	expect_rule(&b, NULL, "readahead-unused", "/scratch", true, IOACCT_ADVICE_WARN);
+
+	base(&b); /* 110 MiB brought in for 100 MiB read: 9% */
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 25600, 0, 100 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 110 * 256, 110 * MIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_READAHEAD, 100, 60 * MIB, 0, 100);
+	expect_rule(&b, NULL, "readahead-unused", NULL, false, 0);
+
+	base(&b); /* no readahead at all (O_DIRECT-like misses): not readahead's fault */
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 25600, 0, 100 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 400 * 256, 400 * MIB, 0, 0);
+	expect_rule(&b, NULL, "readahead-unused", NULL, false, 0);
+}
+
+static void test_random_mmap(void **state)
+{
+	struct jb b;
+
+	(void)state;
+	/* 100000 faults of one page each, 390 MiB from storage. */
+	base(&b);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_MMAP_FAULT, 100000, 100000 * 4 * KIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 100000, 100000 * 4 * KIB, 0, 0);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 1, 0, 0, 10);
+	expect_rule(&b, NULL, "random-mmap-faults", "/scratch", true, IOACCT_ADVICE_WARN);
+
+	base(&b); /* sequential: fault-around maps 16 pages a fault */
+	jb_view(&b, M_SCRATCH, IOACCT_OP_MMAP_FAULT, 100000, 100000 * 64 * KIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 100000, 100000 * 4 * KIB, 0, 0);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 1, 0, 0, 10);
+	expect_rule(&b, NULL, "random-mmap-faults", NULL, false, 0);
+
+	base(&b); /* random, but the program said so */
+	jb_view(&b, M_SCRATCH, IOACCT_OP_MMAP_FAULT, 100000, 100000 * 4 * KIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 100000, 100000 * 4 * KIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_MADVISE, 1, 0, IOACCT_HINT_RANDOM, 1);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 1, 0, 0, 10);
+	expect_rule(&b, NULL, "random-mmap-faults", NULL, false, 0);
+
+	base(&b); /* random, all from the cache */
+	jb_view(&b, M_SCRATCH, IOACCT_OP_MMAP_FAULT, 100000, 100000 * 4 * KIB, 0, 0);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 1, 0, 0, 10);
+	expect_rule(&b, NULL, "random-mmap-faults", NULL, false, 0);
+}
+
+static void test_reread(void **state)
+{
+	struct jb b;
+
+	(void)state;
+	base(&b);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 1024, 0, 1024 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 1024 * 256, 1024 * MIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_FADVISE, 4, 0, IOACCT_HINT_DONTNEED, 4);
+	expect_rule(&b, NULL, "reread-from-storage", "/scratch", true, IOACCT_ADVICE_INFO);
+
+	base(&b); /* no page dropped */
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_READ, 0, 1024, 0, 1024 * MIB, 10);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 1024 * 256, 1024 * MIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_FADVISE, 4, 0, IOACCT_HINT_WILLNEED, 4);
+	expect_rule(&b, NULL, "reread-from-storage", NULL, false, 0);
+}
+
 static void test_config_keys(void **state)
 {
 	struct ioacct_advice_limits def;
@@ -874,7 +1013,8 @@ static void test_keys_documented(void **state)
 		"advice_fsync_write_share", "advice_tiny_files_min", "advice_tiny_file_size",
 		"advice_burst_ratio", "advice_burst_min_bandwidth", "advice_shared_meta_ops",
 		"advice_local_share", "advice_step_imbalance", "advice_notfound_min",
-		"advice_node_imbalance",
+		"advice_node_imbalance", "advice_pcache_min", "advice_hit_ratio",
+		"advice_readahead_waste", "advice_mmap_faults_min",
 	};
 	static const char *const files[] = { "/../../etc/ioacct.conf", "/../../docs/man/ioacct.conf.5" };
 	struct ioacct_config cfg;
@@ -924,6 +1064,11 @@ int main(void)
 		cmocka_unit_test(test_meta_time),
 		cmocka_unit_test(test_meta_ops),
 		cmocka_unit_test(test_fsync),
+		cmocka_unit_test(test_hit_ratio),
+		cmocka_unit_test(test_low_hit_sequential),
+		cmocka_unit_test(test_readahead_unused),
+		cmocka_unit_test(test_random_mmap),
+		cmocka_unit_test(test_reread),
 		cmocka_unit_test(test_tiny_files),
 		cmocka_unit_test(test_bursts),
 		cmocka_unit_test(test_shared_metadata),
