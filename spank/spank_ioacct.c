@@ -344,21 +344,58 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 		snprintf(state, len, "FAILED");
 }
 
-/* The same renderers as ioreport and iorun, so a report looks the same whichever made it. */
-static int render(const struct ioacct_jobdata *jd, enum ioacct_render_format fmt, char **buf,
-		  size_t *len)
+/* The report pattern: plugstack's report=, else next to the job's output. */
+static void report_pattern(char *pattern, size_t len)
 {
-	FILE *f = open_memstream(buf, len);
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = ioacct_render_job(f, fmt, jd, &cfg.advice, NULL);
-	if (fclose(f) && !ret)
-		ret = -EIO;
-	return ret;
+	if (conf.report[0])
+		ioacct_strlcpy(pattern, conf.report, len);
+	else
+		ioacct_report_default_pattern(getenv("SLURM_JOB_STDOUT"), pattern, len);
 }
 
+static unsigned int report_formats(void)
+{
+	return mopts.formats ? mopts.formats : IOACCT_FMT(IOACCT_RENDER_TEXT);
+}
+
+/*
+ * The job's nodes, comma-separated, from SLURM_JOB_NODELIST (in the epilog's
+ * environment); `scontrol show hostnames` for a list form the plugin does not
+ * expand itself. "" when unknown: then nobody merges.
+ */
+static void job_nodes(char *out, size_t len)
+{
+	const char *list = getenv("SLURM_JOB_NODELIST");
+	char line[256];
+	size_t n = 0;
+	FILE *p;
+	int w;
+
+	out[0] = '\0';
+	if (!list || !*list)
+		return;
+	if (ioacct_hostlist_expand(list, out, len) == 0)
+		return;
+	out[0] = '\0';
+	/* Run like job_final_state() runs scontrol; the list comes through the environment. */
+	p = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r");
+	if (!p)
+		return;
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0])
+			continue;
+		w = snprintf(out + n, len - n, "%s%s", n ? "," : "", line);
+		if (w < 0 || (size_t)w >= len - n) {
+			out[0] = '\0';
+			break;
+		}
+		n += (size_t)w;
+	}
+	pclose(p);
+}
+
+/* This node's part of the job: one report per node, named apart when the job has several. */
 static void write_reports(const struct ioacct_jobdata *jd)
 {
 	const struct ioacct_job *job = &jd->job;
@@ -368,48 +405,19 @@ static void write_reports(const struct ioacct_jobdata *jd)
 		.workdir = job->workdir[0] ? job->workdir : getenv("SLURM_JOB_WORK_DIR"),
 		.node = job->node,
 	};
-	unsigned int formats = mopts.formats ? mopts.formats : IOACCT_FMT(IOACCT_RENDER_TEXT);
 	const char *nnodes = getenv("SLURM_JOB_NUM_NODES");
-	char pattern[PATH_MAX], expanded[PATH_MAX], path[PATH_MAX], err[512];
+	char pattern[PATH_MAX], expanded[PATH_MAX], err[512];
+	const char *part;
 
-	if (conf.report[0])
-		ioacct_strlcpy(pattern, conf.report, sizeof(pattern));
-	else
-		ioacct_report_default_pattern(getenv("SLURM_JOB_STDOUT"), pattern, sizeof(pattern));
+	report_pattern(pattern, sizeof(pattern));
 	if (ioacct_report_path_expand(pattern, &v, expanded, sizeof(expanded), err, sizeof(err))) {
 		slurm_error("ioacct: job %llu: no report written: %s", (unsigned long long)job->job_id, err);
 		return;
 	}
-	for (enum ioacct_render_format fmt = 0; fmt < IOACCT_RENDER_NFORMATS; fmt++) {
-		char *buf = NULL;
-		size_t len = 0;
-
-		if (!(formats & IOACCT_FMT(fmt)))
-			continue;
-		/* Each node's epilog writes what this node saw: name the parts apart. */
-		const char *part = nnodes && atoi(nnodes) > 1 && !strstr(pattern, "%N") ? job->node : NULL;
-
-		int ret = render(jd, fmt, &buf, &len);
-
-		if (ret || (ret = ioacct_report_path_for(expanded, fmt, part, path, sizeof(path)))) {
-			slurm_error("ioacct: job %llu: cannot render its %s report: %s",
-				    (unsigned long long)job->job_id, ioacct_render_format_name(fmt), strerror(-ret));
-			free(buf);
-			continue;
-		}
-		if (ioacct_write_as_user(path, job->uid, job->gid, buf, len, err, sizeof(err)))
-			slurm_error("ioacct: job %llu: report not written: %s", (unsigned long long)job->job_id, err);
-		if (conf.report_copy_dir[0]) {
-			char name[NAME_MAX];
-			const char *base = strrchr(path, '/') + 1;
-
-			snprintf(name, sizeof(name), "%s-%s", job->cluster, base);
-			if (ioacct_write_as_root(conf.report_copy_dir, name, buf, len, err, sizeof(err)))
-				slurm_error("ioacct: job %llu: admin copy not written: %s",
-					    (unsigned long long)job->job_id, err);
-		}
-		free(buf);
-	}
+	/* Each node's epilog writes what this node saw: name the parts apart. */
+	part = nnodes && atoi(nnodes) > 1 && !strstr(pattern, "%N") ? job->node : NULL;
+	ioacct_report_write_files(jd, expanded, report_formats(), part, job->uid, job->gid,
+				  conf.report_copy_dir, &cfg.advice);
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
@@ -433,6 +441,17 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	req.u.fin.job_id = strtoull(id, NULL, 10);
 	ioacct_strlcpy(req.u.fin.cluster, cluster ? cluster : "", sizeof(req.u.fin.cluster));
 	job_final_state(req.u.fin.state, sizeof(req.u.fin.state), &req.u.fin.exit_code);
+	/*
+	 * The report as this epilog would write it: the pattern (ioacctd expands
+	 * it from the job it has, as write_reports() does here), the formats, the
+	 * job's nodes. With a cluster store and several nodes ioacctd takes it
+	 * over and one node writes one merged report.
+	 */
+	report_pattern(req.u.fin.report.path, sizeof(req.u.fin.report.path));
+	req.u.fin.report.formats = report_formats();
+	job_nodes(req.u.fin.report.nodes, sizeof(req.u.fin.report.nodes));
+	ioacct_strlcpy(req.u.fin.report.copy_dir, conf.report_copy_dir,
+		       sizeof(req.u.fin.report.copy_dir));
 	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
 	if (ret) {
 		slurm_error("ioacct: cannot finish job %s: %s", id, err);
@@ -446,6 +465,12 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 			slurm_error("ioacct: cannot finish job %s: %s", id, rep.error);
 		ioacct_reply_free(&rep);
 		return never_registered ? 0 : failure();
+	}
+	if (rep.report_merged) {
+		slurm_info("ioacct: job %s: one merged report for its nodes (%s), written by ioacctd once every node's part is in the cluster store",
+			   id, req.u.fin.report.nodes);
+		ioacct_reply_free(&rep);
+		return 0;
 	}
 	/* From the daemon, which knows where its store is: plugstack.conf needs only socket=. */
 	if (ioacct_source_load_job(&src, NULL, 0, rep.job_key, &jd, err, sizeof(err))) {
