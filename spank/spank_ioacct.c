@@ -304,6 +304,20 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 
 /* ---- epilog: finish the job and write its report ------------------------------------ */
 
+/* The first line of a command's output, without its newline ("" when none). */
+static void first_line(const char *cmd, char *line, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+
+	line[0] = '\0';
+	if (!p)
+		return;
+	if (!fgets(line, (int)len, p))
+		line[0] = '\0';
+	pclose(p);
+	line[strcspn(line, "\n")] = '\0';
+}
+
 /*
  * The job's final state as Slurm names it. During the epilog slurmctld still
  * shows the job as COMPLETING (the flag clears when the epilog is done), so
@@ -316,19 +330,13 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 	char cmd[128], line[8192], st[32] = "", reason[64] = "";
 	int code = 0, sig = 0;
 	const char *f;
-	FILE *p;
 
 	snprintf(state, len, "COMPLETED");
 	*exit_code = 0;
 	if (!id || !*id || strspn(id, "0123456789") != strlen(id))
 		return;
 	snprintf(cmd, sizeof(cmd), "scontrol -o show job %s 2>/dev/null", id);
-	p = popen(cmd, "r");
-	if (!p)
-		return;
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	pclose(p);
+	first_line(cmd, line, sizeof(line));
 	if ((f = strstr(line, " JobState=")))
 		sscanf(f, " JobState=%31[A-Z_]", st);
 	if ((f = strstr(line, " Reason=")))
@@ -359,33 +367,48 @@ static unsigned int report_formats(void)
 }
 
 /*
- * The job's nodes, comma-separated, from SLURM_JOB_NODELIST (in the epilog's
- * environment); `scontrol show hostnames` for a list form the plugin does not
- * expand itself. "" when unknown: then nobody merges.
+ * The job's nodes, comma-separated: SLURM_JOB_NODELIST (or SLURM_NODELIST)
+ * when the epilog's environment has it, else the NodeList of `scontrol show
+ * job`, run like job_final_state() runs it; `scontrol show hostnames` for a
+ * list form the plugin does not expand itself. "" when unknown: then
+ * nobody merges, and each node writes its own part.
  */
 static void job_nodes(char *out, size_t len)
 {
-	const char *list = getenv("SLURM_JOB_NODELIST");
-	char line[256];
+	const char *id = getenv("SLURM_JOB_ID"), *env = getenv("SLURM_JOB_NODELIST");
+	char list[8192], line[8192], cmd[128];
+	const char *f;
 	size_t n = 0;
 	FILE *p;
 	int w;
 
-	out[0] = '\0';
-	if (!list || !*list)
+	out[0] = list[0] = '\0';
+	if (!env || !*env)
+		env = getenv("SLURM_NODELIST");
+	if (env && *env) {
+		ioacct_strlcpy(list, env, sizeof(list));
+	} else if (id && *id && strspn(id, "0123456789") == strlen(id)) {
+		snprintf(cmd, sizeof(cmd), "scontrol -o show job %s 2>/dev/null", id);
+		first_line(cmd, line, sizeof(line));
+		if ((f = strstr(line, " NodeList=")))
+			sscanf(f, " NodeList=%8191[^ ]", list);
+	}
+	if (!list[0] || strcmp(list, "(null)") == 0)
 		return;
 	if (ioacct_hostlist_expand(list, out, len) == 0)
 		return;
 	out[0] = '\0';
-	/* Run like job_final_state() runs scontrol; the list comes through the environment. */
-	p = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r");
+	if (strspn(list, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,[]") != strlen(list))
+		return;
+	snprintf(line, sizeof(line), "scontrol show hostnames '%s' 2>/dev/null", list);
+	p = popen(line, "r");
 	if (!p)
 		return;
-	while (fgets(line, sizeof(line), p)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!line[0])
+	while (fgets(cmd, sizeof(cmd), p)) {
+		cmd[strcspn(cmd, "\n")] = '\0';
+		if (!cmd[0])
 			continue;
-		w = snprintf(out + n, len - n, "%s%s", n ? "," : "", line);
+		w = snprintf(out + n, len - n, "%s%s", n ? "," : "", cmd);
 		if (w < 0 || (size_t)w >= len - n) {
 			out[0] = '\0';
 			break;
@@ -466,6 +489,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 		ioacct_reply_free(&rep);
 		return never_registered ? 0 : failure();
 	}
+	if (!rep.report_merged && strchr(req.u.fin.report.nodes, ','))
+		slurm_debug("ioacct: job %s: one report per node (no cluster store, or ioacctd did not take the report of nodes %s)",
+			    id, req.u.fin.report.nodes);
 	if (rep.report_merged) {
 		slurm_info("ioacct: job %s: one merged report for its nodes (%s), written by ioacctd once every node's part is in the cluster store",
 			   id, req.u.fin.report.nodes);

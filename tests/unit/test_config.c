@@ -319,7 +319,7 @@ static void test_whitespace(void **state)
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, cgroup_v1_hierarchy, cgroup_mode, cgroup_parent, cluster, "
-		   "node_name, node, cluster_db, log_level, private_data, metrics_listen, metrics_linger, "
+		   "node_name, node, cluster_db, merge_timeout, log_level, private_data, metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, "
 		   "advice_small_requests_share, "
 		   "advice_small_requests_min, advice_rw_intensive_share, advice_meta_time_share, "

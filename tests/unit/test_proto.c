@@ -402,6 +402,46 @@ static void test_finish_job_roundtrip(void **state)
 	assert_string_equal(out.u.fin.cluster, "hpc");
 	assert_string_equal(out.u.fin.state, "CANCELLED");
 	assert_int_equal(out.u.fin.exit_code, -9);
+	/* No report sent: none decoded. */
+	assert_string_equal(out.u.fin.report.path, "");
+	assert_int_equal(out.u.fin.report.formats, 0);
+}
+
+/* The epilog's report spec travels with FINISH_JOB; the reply says whether the daemon took it. */
+static void test_finish_job_report_roundtrip(void **state)
+{
+	static struct ioacct_request in, out;
+	static struct ioacct_reply rin, rout;
+	size_t i;
+
+	(void)state;
+	fill_finish(&in, IOACCT_MSG_FINISH_JOB);
+	ioacct_strlcpy(in.u.fin.report.path, "/home/u/ioacct-%j.txt", sizeof(in.u.fin.report.path));
+	in.u.fin.report.formats = 5;
+	/* The longest node list that fits. */
+	for (i = 0; i + 1 < sizeof(in.u.fin.report.nodes); i++)
+		in.u.fin.report.nodes[i] = i % 4 == 3 ? ',' : 'n';
+	in.u.fin.report.nodes[i] = '\0';
+	ioacct_strlcpy(in.u.fin.report.copy_dir, "/var/log/ioacct", sizeof(in.u.fin.report.copy_dir));
+	roundtrip_request(&in, &out);
+	assert_string_equal(out.u.fin.report.path, in.u.fin.report.path);
+	assert_int_equal(out.u.fin.report.formats, 5);
+	assert_string_equal(out.u.fin.report.nodes, in.u.fin.report.nodes);
+	assert_string_equal(out.u.fin.report.copy_dir, "/var/log/ioacct");
+	/* FINISH_STEP carries none of it. */
+	in.type = IOACCT_MSG_FINISH_STEP;
+	roundtrip_request(&in, &out);
+	assert_string_equal(out.u.fin.report.path, "");
+	assert_string_equal(out.u.fin.report.nodes, "");
+
+	memset(&rin, 0, sizeof(rin));
+	rin.job_key = 7;
+	rin.report_merged = 1;
+	roundtrip_reply(&rin, &rout);
+	assert_int_equal(rout.report_merged, 1);
+	rin.report_merged = 0;
+	roundtrip_reply(&rin, &rout);
+	assert_int_equal(rout.report_merged, 0);
 }
 
 static void test_status_snapshot_roundtrip(void **state)
@@ -1906,6 +1946,7 @@ int main(void)
 		cmocka_unit_test(test_register_longest_strings),
 		cmocka_unit_test(test_finish_step_roundtrip),
 		cmocka_unit_test(test_finish_job_roundtrip),
+		cmocka_unit_test(test_finish_job_report_roundtrip),
 		cmocka_unit_test(test_status_snapshot_roundtrip),
 		cmocka_unit_test(test_live_roundtrip),
 		cmocka_unit_test(test_reply_roundtrip),
