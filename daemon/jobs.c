@@ -1094,6 +1094,69 @@ static bool report_spec(const struct ioacct_registry *r, const struct ioacct_job
 	return true;
 }
 
+/* Whether `node` is one of a comma-separated list. */
+static bool in_list(const char *list, const char *node)
+{
+	size_t n = strlen(node);
+
+	while (*list) {
+		size_t l = strcspn(list, ",");
+
+		if (l == n && strncmp(list, node, n) == 0)
+			return true;
+		list += l;
+		list += strspn(list, ",");
+	}
+	return false;
+}
+
+/*
+ * A job of several nodes with a merged report, none of whose steps was
+ * monitored here (it ran on other nodes only): an empty finished part,
+ * exported like any other, so that the report counts this node in rather
+ * than waiting merge_timeout for it and naming it missing. No spec: the
+ * nodes with data offer and write the report. 0, or -errno to answer as
+ * before (not monitored).
+ */
+static int empty_part(struct ioacct_registry *r, const char *cluster,
+		      const struct ioacct_req_finish *req, struct ioacct_reply *rep)
+{
+	const char *node = req->node_name[0] ? req->node_name : r->cfg->node;
+	struct ioacct_job job = { .job_id = req->job_id };
+	int ret;
+
+	if (!req->report.path[0] || !req->report.formats || !r->cfg->cluster_db[0] ||
+	    !ioacct_pgstore_available() || !strchr(req->report.nodes, ',') ||
+	    !in_list(req->report.nodes, node))
+		return -ENOENT;
+	ioacct_strlcpy(job.cluster, cluster, sizeof(job.cluster));
+	ioacct_strlcpy(job.node, node, sizeof(job.node));
+	ioacct_strlcpy(job.source, "slurm", sizeof(job.source));
+	job.uid = req->uid;
+	job.gid = req->gid;
+	ioacct_strlcpy(job.user, req->user, sizeof(job.user));
+	ioacct_strlcpy(job.workdir, req->workdir, sizeof(job.workdir));
+	job.start_ns = ioacct_wall_ns();
+	snprintf(job.state, sizeof(job.state), "RUNNING");
+	ioacct_strlcpy(job.probe_mode, ioacct_probes_mode(r->probes), sizeof(job.probe_mode));
+	job.bin_width_ns = r->cfg->bin_width_ns;
+	ret = ioacct_store_job_insert(r->store, &job);
+	if (!ret)
+		ret = ioacct_store_job_finish(r->store, job.key, ioacct_wall_ns(),
+					      req->state[0] ? req->state : "COMPLETED", req->exit_code);
+	if (ret) {
+		log_warn("job %s/%llu: cannot keep this node's empty part: %s", cluster,
+			 (unsigned long long)req->job_id, ioacct_store_errmsg(r->store));
+		return ret;
+	}
+	log_info("job %s/%llu finished (%s): no step of it monitored on %s, an empty part for its merged report",
+		 cluster, (unsigned long long)req->job_id, req->state[0] ? req->state : "COMPLETED", node);
+	rep->job_id = req->job_id;
+	rep->job_key = job.key;
+	rep->report_merged = 1;
+	return 0;
+}
+
 static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req_finish *req,
 			      struct ioacct_reply *rep)
 {
@@ -1115,6 +1178,8 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 	}
 	/* Running in the store only: its daemon died before it could finish it. */
 	ret = ioacct_store_job_find_running(r->store, cluster, req->job_id, &stored);
+	if (ret == -ENOENT && empty_part(r, cluster, req, rep) == 0)
+		return;
 	if (ret == -ENOENT) {
 		ioacct_reply_error(rep, ret, "job %llu of cluster %s is not being monitored",
 			  (unsigned long long)req->job_id, cluster);

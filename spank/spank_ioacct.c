@@ -159,6 +159,16 @@ static void user_from_uid(uint32_t uid, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
+/* The user's primary group, when the environment does not say it. */
+static void user_gid(uint32_t uid, uint32_t *gid)
+{
+	struct passwd pw, *res = NULL;
+	char pwbuf[4096];
+
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		*gid = res->pw_gid;
+}
+
 /*
  * slurmd's node name, which need not be the host name (slurmd -N, several per
  * host). Not SLURMD_NODENAME: here, before the task's environment is set up,
@@ -449,7 +459,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	struct ioacct_reply rep;
 	struct ioacct_source src = { .timeout_ms = LOAD_TIMEOUT_MS };
 	struct ioacct_jobdata *jd = NULL;
-	const char *id = getenv("SLURM_JOB_ID"), *cluster = getenv("SLURM_CLUSTER_NAME");
+	const char *id = getenv("SLURM_JOB_ID"), *cluster = getenv("SLURM_CLUSTER_NAME"), *env;
 	char *optval = NULL, err[1024];
 	int ret;
 
@@ -475,6 +485,19 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	job_nodes(req.u.fin.report.nodes, sizeof(req.u.fin.report.nodes));
 	ioacct_strlcpy(req.u.fin.report.copy_dir, conf.report_copy_dir,
 		       sizeof(req.u.fin.report.copy_dir));
+	/* For a node where no step ran: its empty part (the epilog's own environment). */
+	env = getenv("SLURM_JOB_UID");
+	req.u.fin.uid = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
+	env = getenv("SLURM_JOB_GID");
+	req.u.fin.gid = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
+	if (!env && req.u.fin.uid)
+		user_gid(req.u.fin.uid, &req.u.fin.gid);
+	env = getenv("SLURM_JOB_USER");
+	ioacct_strlcpy(req.u.fin.user, env ? env : "", sizeof(req.u.fin.user));
+	env = getenv("SLURMD_NODENAME");
+	ioacct_strlcpy(req.u.fin.node_name, env ? env : "", sizeof(req.u.fin.node_name));
+	env = getenv("SLURM_JOB_WORK_DIR");
+	ioacct_strlcpy(req.u.fin.workdir, env ? env : "", sizeof(req.u.fin.workdir));
 	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
 	if (ret) {
 		slurm_error("ioacct: cannot finish job %s: %s", id, err);

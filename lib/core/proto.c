@@ -283,6 +283,11 @@ static const struct field finish_job_fields[] = {
 	FIN(report.formats, IOACCT_ATTR_REPORT_FORMATS, 0),
 	FIN(report.nodes, IOACCT_ATTR_REPORT_NODES, 0),
 	FIN(report.copy_dir, IOACCT_ATTR_REPORT_COPY_DIR, 0),
+	FIN(uid, IOACCT_ATTR_UID, 0),
+	FIN(gid, IOACCT_ATTR_GID, 0),
+	FIN(user, IOACCT_ATTR_USER, 0),
+	FIN(node_name, IOACCT_ATTR_NODE_NAME, 0),
+	FIN(workdir, IOACCT_ATTR_WORKDIR, 0),
 };
 
 #define QUERY(member, attr, flags) FIELD(struct ioacct_req_query, member, attr, flags)

@@ -96,6 +96,17 @@ struct ioacct_req_finish {
 	 * and one node writes the merged report (reply: report_merged).
 	 */
 	struct ioacct_report_spec report;
+	/*
+	 * FINISH_JOB only, with a report: the job's owner and this node's Slurm
+	 * name, for a node where no step of the job was monitored. Its daemon
+	 * keeps an empty part then, so that the merged report does not wait
+	 * for it and name it missing.
+	 */
+	uint32_t uid;
+	uint32_t gid;
+	char user[IOACCT_SHORT_MAX];
+	char node_name[IOACCT_NAME_MAX];
+	char workdir[PATH_MAX];
 };
 
 /* status, snapshot and live have only these. */

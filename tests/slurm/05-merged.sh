@@ -9,6 +9,8 @@
 #     SQLite stores; ioacct -j on each node the whole job, --nodes per node.
 #  2. kill -9 of mc2's ioacctd in the middle of its step, started again before
 #     the step goes on: totals still exact, no duplicate rows.
+#  2b. a job of 3 nodes with steps on 2: the third node's empty part, so the
+#     report comes at once and names no node missing.
 #  3. mc3's ioacctd down through the job and past merge_timeout: the job
 #     completes at once, the report appears after the timeout, names mc3 as
 #     missing and has exactly mc1's and mc2's bytes.
@@ -144,12 +146,7 @@ total=$(pg "SELECT sum(bytes) FROM totals t JOIN jobs j ON j.id = t.job WHERE j.
 ok "job $J on 3 nodes: one report per format, owned by $U, exact per node and mount (7000+1500, 22000+3500, 39000+6300), per mount (68000, 11300)"
 
 for k in 1 2 3; do
-	for _ in $(seq 1 600); do
-		n=$(sqlite3 "$MC/mc$k/ioacct.db" 'SELECT count(*) FROM export_queue')
-		[ "$n" = 0 ] && break
-		sleep 0.1
-	done
-	[ "$n" = 0 ] || fail "mc$k: $n jobs still wait for the cluster store after 60 s"
+	wait_exported "$MC/mc$k/ioacct.db" "mc$k"
 	compare_stores "$MC/mc$k/ioacct.db" "mc$k" "node mc$k"
 done
 for k in 1 2 3; do
@@ -195,6 +192,25 @@ check_nodes "$J2" "$W/ioacct-$J2.json" "" "mc1 $WMNT 3000" "mc2 $WMNT 10000" "mc
 [ "$(pg "SELECT count(*) FROM jobs WHERE job_id = $J2")" = 3 ] || fail "job $J2: not 3 rows in PostgreSQL"
 for k in 1 2 3; do compare_stores "$MC/mc$k/ioacct.db" "mc$k" "node mc$k"; done
 ok "job $J2: mc2's ioacctd killed -9 mid-step and restarted: exact (3000, 10000+8000, 3000), no duplicate rows"
+
+# ---- 2b. a node where no step runs: its empty part, no waiting ---------------------------
+cat > "$W/job4.sh" <<JOB
+#!/bin/bash
+srun -N1 -n1 -w mc1 $IOWORK write $W/a4.dat 1000 4
+srun -N1 -n1 -w mc2 $IOWORK write $W/b4.dat 2000 4
+JOB
+chmod 755 "$W/job4.sh"
+J4=$(submit_as "$U" -N 3 --io-monitor=format=json --chdir="$W" -o "$W/out-%j.txt" "$W/job4.sh")
+state=$(wait_job "$J4" 60)
+[ "$state" = COMPLETED ] || { cat "$W/out-$J4.txt"; fail "job $J4 ended $state"; }
+t0=$(date +%s)
+wait_file "$W/ioacct-$J4.json" $((TIMEOUT - 5)) ||
+	{ ls -l "$W"; fail "job $J4: no report within $((TIMEOUT - 5)) s: it waited for mc3, which ran nothing"; }
+[ "$(json_key "$W/ioacct-$J4.json" missing_nodes)" = null ] || fail "job $J4: names mc3 missing, which only ran no step"
+[ "$(python3 -c 'import json,sys; print(",".join(n["node"] for n in json.load(open(sys.argv[1]))["nodes"]))' "$W/ioacct-$J4.json")" = mc1,mc2,mc3 ] ||
+	fail "job $J4: the report's nodes are not mc1,mc2,mc3"
+[ "$(json_mount "$W/ioacct-$J4.json" "$WMNT")" = 12000 ] || fail "job $J4: not exactly 12000 bytes on $WMNT"
+ok "job $J4 on 3 nodes, steps on 2: report in $(($(date +%s) - t0)) s, mc3 an empty part, not missing; exactly 12000 bytes"
 
 # ---- 3. mc3's ioacctd down past merge_timeout ----------------------------------------------
 kill -9 "$(cat "$MC/mc3/ioacctd.pid")" || fail "cannot kill mc3's ioacctd"

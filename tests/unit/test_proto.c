@@ -423,7 +423,17 @@ static void test_finish_job_report_roundtrip(void **state)
 		in.u.fin.report.nodes[i] = i % 4 == 3 ? ',' : 'n';
 	in.u.fin.report.nodes[i] = '\0';
 	ioacct_strlcpy(in.u.fin.report.copy_dir, "/var/log/ioacct", sizeof(in.u.fin.report.copy_dir));
+	in.u.fin.uid = 1001;
+	in.u.fin.gid = 1002;
+	ioacct_strlcpy(in.u.fin.user, "alice", sizeof(in.u.fin.user));
+	ioacct_strlcpy(in.u.fin.node_name, "mc3", sizeof(in.u.fin.node_name));
+	ioacct_strlcpy(in.u.fin.workdir, "/home/alice", sizeof(in.u.fin.workdir));
 	roundtrip_request(&in, &out);
+	assert_int_equal(out.u.fin.uid, 1001);
+	assert_int_equal(out.u.fin.gid, 1002);
+	assert_string_equal(out.u.fin.user, "alice");
+	assert_string_equal(out.u.fin.node_name, "mc3");
+	assert_string_equal(out.u.fin.workdir, "/home/alice");
 	assert_string_equal(out.u.fin.report.path, in.u.fin.report.path);
 	assert_int_equal(out.u.fin.report.formats, 5);
 	assert_string_equal(out.u.fin.report.nodes, in.u.fin.report.nodes);
@@ -433,6 +443,7 @@ static void test_finish_job_report_roundtrip(void **state)
 	roundtrip_request(&in, &out);
 	assert_string_equal(out.u.fin.report.path, "");
 	assert_string_equal(out.u.fin.report.nodes, "");
+	assert_string_equal(out.u.fin.node_name, "");
 
 	memset(&rin, 0, sizeof(rin));
 	rin.job_key = 7;
