@@ -284,8 +284,10 @@ static void *export_main(void *arg)
 
 	while (!stopping(ex)) {
 		err = export_one(ex);
-		if (err == -ENOENT) {
+		/* Nothing left to export, or only jobs PostgreSQL refused: the kept reports. */
+		if (err == -ENOENT || err == -EAGAIN)
 			merge_poll(ex);
+		if (err == -ENOENT) {
 			if (wait_ms(ex, IDLE_POLL_MS))
 				break;
 		} else if (err && !ex->after) {

@@ -1398,8 +1398,8 @@ int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint
 int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_job *job,
 				const struct ioacct_report_spec *spec, uint32_t merge_timeout_s)
 {
-	char job_id[24], formats[16], uid[16], gid[16], timeout[16];
-	const char *params[9];
+	char job_id[24], formats[16], uid[16], gid[16], timeout[16], start[24];
+	const char *params[10];
 	PGresult *res;
 	int err = 0;
 
@@ -1417,14 +1417,26 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 	params[6] = gid;
 	params[7] = spec->copy_dir;
 	params[8] = timeout;
-	/* The first node's offer stands: its deadline counts from the first part. */
+	snprintf(start, sizeof(start), "%" PRId64, job->start_ns);
+	params[9] = start;
+	/*
+	 * The first node's offer stands: its deadline counts from the first part.
+	 * A row made before this node's part started is an earlier run of the
+	 * same job id (requeued, or ids started again): this run starts afresh.
+	 */
 	res = PQexecParams(pg->conn,
 			   "INSERT INTO job_reports (cluster, job_id, expected, path, formats, uid, gid,"
 			   " copy_dir, merge_timeout_s, deadline)"
 			   " VALUES ($1, $2, string_to_array($3, ','), $4, $5, $6, $7, $8, $9,"
 			   " now() + make_interval(secs => $9::integer))"
-			   " ON CONFLICT (cluster, job_id) DO NOTHING",
-			   9, NULL, params, NULL, NULL, 0);
+			   " ON CONFLICT (cluster, job_id) DO UPDATE SET expected = EXCLUDED.expected,"
+			   " path = EXCLUDED.path, formats = EXCLUDED.formats, uid = EXCLUDED.uid,"
+			   " gid = EXCLUDED.gid, copy_dir = EXCLUDED.copy_dir,"
+			   " merge_timeout_s = EXCLUDED.merge_timeout_s, first_at = now(),"
+			   " deadline = EXCLUDED.deadline, written_at = NULL, written_by = NULL,"
+			   " missing = NULL"
+			   " WHERE job_reports.first_at < to_timestamp($10::bigint / 1e9)",
+			   10, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = conn_error(pg, res, "offer the merged report");
 	PQclear(res);

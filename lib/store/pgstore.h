@@ -103,7 +103,9 @@ int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint
 /*
  * The merged report of a job of several nodes (issue 13). Every node, after
  * committing its part, offers the report (the first offer makes the row,
- * its deadline now + merge_timeout_s on PostgreSQL's clock), then claims it.
+ * its deadline now + merge_timeout_s on PostgreSQL's clock; a row older
+ * than the part's start, an earlier run of the same job id, is made anew),
+ * then claims it.
  */
 int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_job *job,
 				const struct ioacct_report_spec *spec, uint32_t merge_timeout_s);

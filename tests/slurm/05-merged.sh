@@ -11,6 +11,8 @@
 #     the step goes on: totals still exact, no duplicate rows.
 #  2b. a job of 3 nodes with steps on 2: the third node's empty part, so the
 #     report comes at once and names no node missing.
+#  2c. PostgreSQL stopped before the job ends and started 30 s later: the job
+#     completes, the report is written after, every byte reaches PostgreSQL once.
 #  3. mc3's ioacctd down through the job and past merge_timeout: the job
 #     completes at once, the report appears after the timeout, names mc3 as
 #     missing and has exactly mc1's and mc2's bytes.
@@ -211,6 +213,36 @@ wait_file "$W/ioacct-$J4.json" $((TIMEOUT - 5)) ||
 	fail "job $J4: the report's nodes are not mc1,mc2,mc3"
 [ "$(json_mount "$W/ioacct-$J4.json" "$WMNT")" = 12000 ] || fail "job $J4: not exactly 12000 bytes on $WMNT"
 ok "job $J4 on 3 nodes, steps on 2: report in $(($(date +%s) - t0)) s, mc3 an empty part, not missing; exactly 12000 bytes"
+
+# ---- 2c. PostgreSQL stopped before the job ends, started 30 s later ------------------------
+cat > "$W/job5.sh" <<JOB
+#!/bin/bash
+srun -N1 -n1 -w mc1 $IOWORK write $W/a5.dat 1000 5
+srun -N1 -n1 -w mc2 $IOWORK write $W/b5.dat 2000 5
+srun -N1 -n1 -w mc3 $IOWORK write $F/c5.dat 3000 5
+while [ ! -e $W/go5 ]; do sleep 0.2; done
+JOB
+chmod 755 "$W/job5.sh"
+J5=$(submit_as "$U" -N 3 --io-monitor=format=json --chdir="$W" -o "$W/out-%j.txt" "$W/job5.sh")
+for _ in $(seq 1 600); do [ -e "$W/c5.dat" ] || [ -e "$F/c5.dat" ] && break; sleep 0.1; done
+pg_stop "$MC/pg"
+touch "$W/go5"
+state=$(wait_job "$J5" 60)
+[ "$state" = COMPLETED ] || { cat "$W/out-$J5.txt"; fail "job $J5 ended $state with PostgreSQL down"; }
+sleep 30
+[ ! -e "$W/ioacct-$J5.json" ] || fail "job $J5: a report while PostgreSQL was down"
+pg_start "$MC/pg" || fail "PostgreSQL did not start again"
+tpg=$(date +%s)
+wait_file "$W/ioacct-$J5.json" 120 || { ls -l "$W"; dump_log; fail "job $J5: no report 120 s after PostgreSQL came back"; }
+[ "$(json_key "$W/ioacct-$J5.json" missing_nodes)" = null ] || fail "job $J5: names missing nodes after PostgreSQL's return"
+check_nodes "$J5" "$W/ioacct-$J5.json" "" "mc1 $WMNT 5000" "mc2 $WMNT 10000" "mc3 $F 15000"
+for k in 1 2 3; do
+	wait_exported "$MC/mc$k/ioacct.db" "mc$k"
+	compare_stores "$MC/mc$k/ioacct.db" "mc$k" "node mc$k"
+done
+files=$(cd "$W" && ls ioacct-"$J5"* | sort | tr '\n' ' ')
+[ "$files" = "ioacct-$J5.json " ] || fail "job $J5: report files '$files'"
+ok "job $J5: PostgreSQL down 30 s from before the job's end: one report $(($(date +%s) - tpg)) s after its return, every byte once (5000, 10000, 15000)"
 
 # ---- 3. mc3's ioacctd down past merge_timeout ----------------------------------------------
 kill -9 "$(cat "$MC/mc3/ioacctd.pid")" || fail "cannot kill mc3's ioacctd"
