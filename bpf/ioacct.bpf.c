@@ -247,9 +247,8 @@ static __always_inline __u32 current_slot(struct task_struct *task, const struct
 		if (slot != IOACCT_SLOT_NONE)
 			return slot;
 	}
-	if (st->nwatch_v1 && v1_ssid < bpf_core_field_size(task->cgroups->subsys) / sizeof(void *)) {
-		struct cgroup_subsys_state *css = task->cgroups->subsys[v1_ssid];
-		struct cgroup *cg = css ? css->cgroup : NULL;
+	if (st->nwatch_v1) {
+		struct cgroup *cg = task_v1_cgroup(task, v1_ssid);
 		__u64 id = cg ? cg->kn->id : 0;
 
 		if (!id)

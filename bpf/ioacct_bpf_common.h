@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Kernel-side helpers shared by the BPF objects (ioacct.bpf.c, the counters;
- * iotrace.bpf.c, the tracer): reaching a file from an fd, a mount's id,
- * where the syscall number is at sys_exit. Include after vmlinux.h and the
- * libbpf headers; every function is inline or static, so an object that
- * does not use one pays nothing for it.
+ * iotrace.bpf.c, the tracer): reaching a file from an fd, a mount's id, a
+ * task's cgroup in a v1 hierarchy, where the syscall number is at sys_exit.
+ * Include after vmlinux.h and the libbpf headers; every function is inline
+ * or static, so an object that does not use one pays nothing for it.
  */
 #ifndef IOACCT_BPF_COMMON_H
 #define IOACCT_BPF_COMMON_H
@@ -40,6 +40,21 @@ static __always_inline __u32 vfsmount_id(struct vfsmount *mnt)
 		return 0;
 	m = container_of(mnt, struct mount, mnt);
 	return BPF_CORE_READ(m, mnt_id);
+}
+
+/*
+ * The task's cgroup in the v1 hierarchy of subsystem `ssid` (the daemon's
+ * cgroup_v1_hierarchy, by its id in /proc/cgroups), or NULL. A v1-only Slurm
+ * job's tasks sit in the cgroup2 root: only this says which job they are of.
+ */
+static __always_inline struct cgroup *task_v1_cgroup(struct task_struct *task, __u32 ssid)
+{
+	struct cgroup_subsys_state *css;
+
+	if (ssid >= bpf_core_field_size(task->cgroups->subsys) / sizeof(void *))
+		return NULL;
+	css = task->cgroups->subsys[ssid];
+	return css ? css->cgroup : NULL;
 }
 
 /*

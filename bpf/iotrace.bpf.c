@@ -6,7 +6,8 @@
  * exits the programs are gone.
  *
  * Backend "tracepoint": tp_btf sys_enter/sys_exit. sys_enter first asks
- * whether the task is in the traced cgroup (or below it): every other task
+ * whether the task is in the traced cgroup (or below it; a cgroup2 cgroup,
+ * or one of the v1 hierarchy the daemon attributes by, as ioacct.bpf.c): every other task
  * of the node stops there, at a few loads. A traced task's I/O call is
  * stashed in task-local storage; sys_exit turns it into an event. An event
  * that finds the ring buffer full is counted in `lost`, never silently
@@ -30,8 +31,10 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by iotrace before load. */
 const volatile __u16 sysmap[IOACCT_NR_SYSCALLS] = {};
-const volatile __u64 target_cgid = 0;  /* kernfs id of the traced cgroup2 cgroup */
-const volatile __u32 target_level = 0; /* its depth: / is 0 */
+const volatile __u64 target_cgid = 0;  /* kernfs id of the traced cgroup */
+const volatile __u32 target_level = 0; /* its depth: the hierarchy's root is 0 */
+const volatile __u32 target_v1 = 0;    /* 1: a v1 cgroup, of subsystem v1_ssid's hierarchy */
+const volatile __u32 v1_ssid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -72,7 +75,7 @@ struct {
  */
 static __always_inline bool traced(struct task_struct *task)
 {
-	struct cgroup *cg = task->cgroups->dfl_cgrp;
+	struct cgroup *cg = target_v1 ? task_v1_cgroup(task, v1_ssid) : task->cgroups->dfl_cgrp;
 	int level;
 
 	if (!cg)
@@ -220,6 +223,8 @@ int BPF_PROG(iotrace_sys_exit, struct pt_regs *regs, long ret)
 	ev->fd = p->fd;
 	ev->syscall = id;
 	ev->mnt_id = p->mnt;
+	ev->uid = (__u32)bpf_get_current_uid_gid();
+	ev->pad = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = '\0';
 	if (p->upath) {

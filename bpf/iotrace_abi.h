@@ -39,6 +39,8 @@ struct iotrace_event {
 	__u32 op;        /* enum ioacct_op, or IOTRACE_OP_CLOSE */
 	__s32 fd;        /* fd (or dirfd) the call used, or that an open returned; < 0 if none */
 	__u32 syscall;   /* the syscall's number */
+	__u32 uid;       /* the caller's real uid (ioacctd keeps a job's user's calls alone) */
+	__u32 pad;
 	char comm[IOTRACE_COMM_LEN];
 	char path[IOTRACE_PATH_MAX]; /* path argument of path-based calls, else "" */
 };

@@ -168,7 +168,7 @@ static void merge_report(struct ioacct_export *ex, int64_t key, const struct ioa
 		return;
 	}
 	failed = ioacct_report_write_files(jd, rep.spec.path, rep.spec.formats, NULL, rep.uid,
-					   rep.gid, rep.spec.copy_dir, &ex->cfg->advice);
+					   rep.gid, rep.spec.copy_dir, &ex->cfg->advice, NULL);
 	/* Written or not, it is done: a file that cannot be written now will not be later. */
 	err = ioacct_pgstore_report_written(ex->pg, job->cluster, job->job_id, job->node,
 					    jd->missing_nodes);

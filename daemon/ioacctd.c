@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "jobs.h"
+#include "jobtrace.h"
 #include "log.h"
 #include "metrics.h"
 #include "probes.h"
@@ -334,9 +335,12 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 
 		if (timeout > 1000)
 			timeout = 1000;
+		if (ioacct_registry_tracing(reg) && timeout > IOACCT_JOBTRACE_POLL_MS)
+			timeout = IOACCT_JOBTRACE_POLL_MS;
 		ret = ioacct_server_run(srv, timeout);
 		if (ret)
 			break;
+		ioacct_registry_trace_poll(reg);
 		/* A request may have finished a job: the exporter looks now. */
 		ioacct_export_poke(ex);
 		now = ioacct_mono_ms();

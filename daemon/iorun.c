@@ -230,8 +230,6 @@ struct iorun_trace {
 static void on_trace_event(void *ctx, const struct ioacct_trace_rec *r)
 {
 	struct iorun_trace *t = ctx;
-	struct ioacct_darshan_dxt_seg seg;
-	char path[2 * PATH_MAX];
 	bool write = r->op == IOACCT_OP_WRITE;
 
 	/* Darshan traces the reads and writes that did not fail, of 0 bytes too. */
@@ -249,15 +247,8 @@ static void on_trace_event(void *ctx, const struct ioacct_trace_rec *r)
 		t->dropped++;
 		return;
 	}
-	if (r->path[0] == '/')
-		ioacct_strlcpy(path, r->path, sizeof(path));
-	else
-		snprintf(path, sizeof(path), "%s/%s", t->cwd, r->path);
-	seg.offset = r->offset;
-	seg.length = r->ret;
-	seg.start = (double)r->start_ns / 1e9;
-	seg.end = (double)(r->start_ns + r->dur_ns) / 1e9;
-	if (ioacct_darshan_dxt_add(t->dxt, path, 0, t->host, write, &seg)) {
+	if (ioacct_darshan_dxt_add_call(t->dxt, r->path, t->cwd, 0, t->host, write, r->offset,
+					r->ret, r->start_ns, r->dur_ns)) {
 		t->nomem = true;
 		t->dropped++;
 		return;
@@ -495,28 +486,27 @@ static int wait_command(pid_t pid, int *status)
  * the job's start as time 0. A trace that cannot start is said; the
  * command runs all the same.
  */
-static void trace_start(const struct iorun_opts *o, const struct iorun_job *j, struct iorun_trace *t)
+static void trace_start(const struct ioacct_config *cfg, const struct iorun_opts *o,
+			const struct iorun_job *j, struct iorun_trace *t)
 {
-	char mnt[PATH_MAX], err[1024];
-	uint64_t cgid = 0;
-	uint32_t level = 0;
+	struct ioacct_tracer_target tg;
+	char err[1024], v2[PATH_MAX] = "";
+	bool is_v2;
+	size_t n;
 	int ret;
 
 	if (!j->monitored) {
 		fprintf(stderr, "iorun: --trace: not tracing, the job is not monitored (see above)\n");
 		return;
 	}
-	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
-	if (ret || strncmp(j->cgroup, mnt, strlen(mnt)) || j->cgroup[strlen(mnt)] != '/') {
-		fprintf(stderr, "iorun: --trace: not tracing, the tracer needs a cgroup2 cgroup and "
-			"the job's is %s (cgroup_mode v2 in ioacct.conf, or --cgroup-mode v2)\n",
-			j->cgroup);
-		return;
-	}
-	ret = ioacct_tracer_cgroup(mnt, j->cgroup, &cgid, &level);
+	/* The job's cgroup is cgroup2's when usable, else in the configured v1 hierarchy. */
+	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, v2, sizeof(v2));
+	n = strlen(v2);
+	is_v2 = !ret && !strncmp(j->cgroup, v2, n) && j->cgroup[n] == '/';
+	ret = ioacct_tracer_target(j->cgroup, is_v2 ? NULL : cfg->cgroup_v1_hierarchy, &tg, err,
+				   sizeof(err));
 	if (ret) {
-		fprintf(stderr, "iorun: --trace: not tracing, cannot find the id of cgroup %s: %s\n",
-			j->cgroup, strerror(-ret));
+		fprintf(stderr, "iorun: --trace: not tracing: %s\n", err);
 		return;
 	}
 	t->dxt = calloc(1, sizeof(*t->dxt));
@@ -529,7 +519,7 @@ static void trace_start(const struct iorun_opts *o, const struct iorun_job *j, s
 	if (!getcwd(t->cwd, sizeof(t->cwd)))
 		t->cwd[0] = '\0';
 	t->max = o->trace_max ? o->trace_max : TRACE_MAX_EVENTS_DEFAULT;
-	ret = ioacct_tracer_open(&t->tracer, "iorun", cgid, level, IOACCT_TRACER_BUFFER_DEFAULT,
+	ret = ioacct_tracer_open(&t->tracer, "iorun", &tg, IOACCT_TRACER_BUFFER_DEFAULT,
 				 j->start_mono_ns, on_trace_event, t, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "iorun: --trace: not tracing: %s\n", err);
@@ -617,7 +607,7 @@ int main(int argc, char **argv)
 	if (!j.monitored)
 		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", j.err);
 	if (o.trace)
-		trace_start(&o, &j, &t);
+		trace_start(&cfg, &o, &j, &t);
 	start_command(go);
 	if (t.tracer ? wait_traced(pid, &status, &t) : wait_command(pid, &status))
 		return EXIT_IORUN;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "job_fetch.h"
+#include "jobtrace.h"
 #include "log.h"
 #include "mntns.h"
 #include "pgstore.h"
@@ -72,9 +73,11 @@ struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
 	r->nslots = ioacct_probes_max_jobs(probes);
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
 	r->mntns = ioacct_mntns_create();
-	if (!r->slots || !r->mntns) {
+	r->traces = ioacct_jobtraces_create(cfg);
+	if (!r->slots || !r->mntns || !r->traces) {
 		free(r->slots);
 		ioacct_mntns_destroy(r->mntns);
+		ioacct_jobtraces_destroy(r->traces);
 		free(r);
 		errno = ENOMEM;
 		return NULL;
@@ -114,6 +117,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 	}
 	free(r->slots);
 	ioacct_mntns_destroy(r->mntns);
+	ioacct_jobtraces_destroy(r->traces);
 	ioacct_pgstore_close(r->pgq);
 	free(r);
 }
@@ -860,6 +864,33 @@ static void register_reply(const struct djob *j, const struct dstep *s, struct i
 }
 
 /*
+ * sbatch --io-monitor=trace: the job's tracer (jobtrace.h). A trace that
+ * cannot start leaves the job monitored; the reply says why, once.
+ */
+static void register_trace(struct ioacct_registry *r, const struct djob *j,
+			   const struct ioacct_req_register *req, const char *fs_path,
+			   enum ioacct_hier hier, struct ioacct_reply *rep)
+{
+	int ret = ioacct_jobtraces_register(r->traces, j->job.key, j->job.cluster, j->job.node,
+					    j->job.workdir, j->start_mono_ns, req, fs_path, hier,
+					    rep->trace_error, sizeof(rep->trace_error));
+
+	if (ret)
+		log_warn("job %s/%llu step %u: not traced: %s", j->job.cluster,
+			 (unsigned long long)j->job.job_id, req->step_id, rep->trace_error);
+}
+
+void ioacct_registry_trace_poll(struct ioacct_registry *r)
+{
+	ioacct_jobtraces_poll(r->traces);
+}
+
+bool ioacct_registry_tracing(const struct ioacct_registry *r)
+{
+	return ioacct_jobtraces_active(r->traces);
+}
+
+/*
  * One transaction across store and kernel: the job, step and watch rows are
  * written, the kernel told, and only then is the store committed. A failure
  * undoes all of it; a kill -9 before the commit leaves kernel state that no
@@ -919,6 +950,8 @@ static void handle_register(struct ioacct_registry *r, const struct ioacct_req_r
 			 u.job->job.cluster, (unsigned long long)u.job->job.job_id, u.step->step_id,
 			 fs_path, u.step->slot);
 	register_reply(u.job, u.step, rep);
+	if (req->trace_max)
+		register_trace(r, u.job, req, fs_path, hier, rep);
 }
 
 /* ---- finish ----------------------------------------------------------------------------- */
@@ -1015,6 +1048,7 @@ int ioacct_registry_job_end(struct ioacct_registry *r, struct djob *j, const cha
 		return ret;
 	log_info("job %s/%llu finished (%s)", j->job.cluster, (unsigned long long)j->job.job_id,
 		 state);
+	ioacct_jobtraces_end(r->traces, j->job.key);
 	job_unlink(r, j);
 	job_free(j);
 	return 0;
@@ -1690,6 +1724,7 @@ int ioacct_registry_abort_register(struct ioacct_registry *r, int64_t job_key, u
 	log_info("job %s/%llu step %u: its client went away before the reply; registration undone",
 		 j->job.cluster, (unsigned long long)j->job.job_id, step_id);
 	step_forget(r, s);
+	ioacct_jobtraces_forget(r->traces, job_key);
 	job_unlink(r, j);
 	job_free(j);
 out:

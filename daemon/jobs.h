@@ -53,6 +53,10 @@ int ioacct_registry_reap(struct ioacct_registry *r);
 int ioacct_registry_abort_register(struct ioacct_registry *r, int64_t job_key, uint32_t step_id);
 
 /* Number of running jobs and watched cgroups. */
+/* sbatch --io-monitor=trace: reads the running jobs' tracers (jobtrace.h). */
+void ioacct_registry_trace_poll(struct ioacct_registry *r);
+/* Whether a job is traced: the event loop then reads every IOACCT_JOBTRACE_POLL_MS. */
+bool ioacct_registry_tracing(const struct ioacct_registry *r);
 void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uint32_t *cgroups);
 
 /* One request from a peer with the given credentials; fills rep. */

@@ -113,12 +113,16 @@ int ioacct_report_path_for(const char *expanded, enum ioacct_render_format fmt, 
  * (IOACCT_FMT bits) rendered and written at ioacct_report_path_for(expanded,
  * fmt, part) as uid:gid (lib/report/userfile.h), and when copy_dir is not
  * "" a copy there as root named CLUSTER-FILE. The plugin's epilog and
- * ioacctd's merged reports both write through here. Each failure is
- * logged (log.h); returns how many files were not written.
+ * ioacctd's merged reports both write through here. render_darshan, when
+ * not NULL, renders the Darshan format instead (the plugin's traced jobs,
+ * with their DXT records). Each failure is logged (log.h); returns how many
+ * files were not written.
  */
+typedef int (*ioacct_report_render_fn)(const struct ioacct_jobdata *jd, char **buf, size_t *len);
 unsigned int ioacct_report_write_files(const struct ioacct_jobdata *jd, const char *expanded,
 				       unsigned int formats, const char *part, uint32_t uid,
 				       uint32_t gid, const char *copy_dir,
-				       const struct ioacct_advice_limits *limits);
+				       const struct ioacct_advice_limits *limits,
+				       ioacct_report_render_fn render_darshan);
 
 #endif /* IOACCT_RENDER_H */

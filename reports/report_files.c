@@ -142,7 +142,8 @@ static int render_mem(const struct ioacct_jobdata *jd, enum ioacct_render_format
 unsigned int ioacct_report_write_files(const struct ioacct_jobdata *jd, const char *expanded,
 				       unsigned int formats, const char *part, uint32_t uid,
 				       uint32_t gid, const char *copy_dir,
-				       const struct ioacct_advice_limits *limits)
+				       const struct ioacct_advice_limits *limits,
+				       ioacct_report_render_fn render_darshan)
 {
 	const struct ioacct_job *job = &jd->job;
 	char path[PATH_MAX], err[512];
@@ -155,7 +156,8 @@ unsigned int ioacct_report_write_files(const struct ioacct_jobdata *jd, const ch
 
 		if (!(formats & IOACCT_FMT(fmt)))
 			continue;
-		ret = render_mem(jd, fmt, limits, &buf, &len);
+		ret = fmt == IOACCT_RENDER_DARSHAN && render_darshan ? render_darshan(jd, &buf, &len) :
+								      render_mem(jd, fmt, limits, &buf, &len);
 		if (ret || (ret = ioacct_report_path_for(expanded, fmt, part, path, sizeof(path)))) {
 			log_err("job %llu: cannot render its %s report: %s",
 				(unsigned long long)job->job_id, ioacct_render_format_name(fmt), strerror(-ret));

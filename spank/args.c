@@ -92,6 +92,14 @@ int ioacct_spank_conf_parse(struct ioacct_spank_conf *c, int argc, char **argv, 
 	return bad;
 }
 
+void ioacct_monitor_opts_trace(struct ioacct_monitor_opts *o, uint64_t trace_max)
+{
+	o->trace_max = trace_max;
+	/* A trace is written into the Darshan report: there is one, besides the default text. */
+	o->formats |= IOACCT_FMT(IOACCT_RENDER_DARSHAN) |
+		      (o->formats ? 0 : IOACCT_FMT(IOACCT_RENDER_TEXT));
+}
+
 int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, char *err,
 			      size_t errlen)
 {
@@ -110,12 +118,17 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 		char *eq = strchr(tok, '=');
 		const char *val = tok;
 
+		if (!eq && strcmp(tok, "trace") == 0) {
+			o->trace_max = o->trace_max ? o->trace_max : IOACCT_TRACE_MAX_DEFAULT;
+			key = NULL;
+			continue;
+		}
 		if (eq) {
 			*eq = '\0';
 			key = tok;
 			val = eq + 1;
 		} else if (!key) {
-			snprintf(err, errlen, "'%s': expected format=... or bin=SECONDS", tok);
+			snprintf(err, errlen, "'%s': expected format=..., bin=SECONDS or trace", tok);
 			return -EINVAL;
 		}
 		if (strcmp(key, "format") == 0) {
@@ -136,11 +149,21 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 				snprintf(err, errlen, "bin=%s: a number of seconds from 0.1 to 86400", val);
 				return -EINVAL;
 			}
+		} else if (strcmp(key, "trace_max") == 0) {
+			if (!eq || ioacct_parse_size(val, &o->trace_max) ||
+			    o->trace_max < IOACCT_TRACE_MAX_MIN) {
+				snprintf(err, errlen, "trace_max=%s: a size of at least 4K (K, M, G: "
+					 "powers of 1024)", val);
+				return -EINVAL;
+			}
 		} else {
-			snprintf(err, errlen, "'%s' unknown (format=FORMAT[,FORMAT...] or bin=SECONDS)", key);
+			snprintf(err, errlen, "'%s' unknown (format=FORMAT[,FORMAT...], bin=SECONDS, "
+				 "trace or trace_max=SIZE)", key);
 			return -EINVAL;
 		}
 	}
+	if (o->trace_max)
+		ioacct_monitor_opts_trace(o, o->trace_max);
 	return 0;
 }
 

@@ -33,18 +33,28 @@ struct ioacct_spank_conf {
 int ioacct_spank_conf_parse(struct ioacct_spank_conf *c, int argc, char **argv, char *err,
 			    size_t errlen);
 
+/* trace_max unless told: bytes of DXT segments (32 each) kept per node. */
+#define IOACCT_TRACE_MAX_DEFAULT (64ULL << 20)
+#define IOACCT_TRACE_MAX_MIN 4096
+
 struct ioacct_monitor_opts {
 	unsigned int formats;          /* IOACCT_FMT(...) | ...; 0 = the default (text) */
 	uint64_t bin_width_ns;         /* 0 = the site's default */
+	uint64_t trace_max;            /* trace: bytes of DXT segments per node; 0 = no trace */
 };
 
 /*
- * --io-monitor[=OPTIONS]: comma-separated `format=F[,F...]` and
- * `bin=SECONDS`; a word without '=' continues the list of the key before it
- * ("format=text,html,bin=5"). NULL or "" means the defaults. -EINVAL with err.
+ * --io-monitor[=OPTIONS]: comma-separated `format=F[,F...]`, `bin=SECONDS`,
+ * `trace` (DXT traces in the .darshan report; implies format darshan) and
+ * `trace_max=SIZE` (K, M, G; implies trace); a word without '=' continues
+ * the list of the key before it ("format=text,html,bin=5"), except `trace`.
+ * NULL or "" means the defaults. -EINVAL with err.
  */
 int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, char *err,
 			      size_t errlen);
+
+/* A trace of at most trace_max bytes, and the Darshan report it goes in. */
+void ioacct_monitor_opts_trace(struct ioacct_monitor_opts *o, uint64_t trace_max);
 
 /*
  * The n-th host (from 0) of a Slurm host list such as "mc[1-3],gpu[01-02]x,login":

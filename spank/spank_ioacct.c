@@ -32,6 +32,7 @@
 #include "log.h"
 #include "proto.h"
 #include "render.h"
+#include "trace.h"
 #include "userfile.h"
 
 SPANK_PLUGIN(ioacct, 1);
@@ -191,6 +192,50 @@ static void node_name(spank_t sp, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
+/* ---- --io-monitor=trace (trace.h, daemon/jobtrace.h) ---------------------------------- */
+
+/* The trace cap and the task's rank in REGISTER: ioacctd traces the job when the cap is set. */
+static void trace_request(spank_t sp, struct ioacct_req_register *r)
+{
+	uint32_t rank = 0;
+
+	r->trace_max = mopts.trace_max;
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) == ESPANK_SUCCESS)
+		r->task_rank = (int32_t)rank;
+}
+
+/* The step runs untraced: one line (for its first task), to the job's output too. */
+static void trace_reply(uint32_t job, uint32_t step, const struct ioacct_reply *rep)
+{
+	static bool said;
+
+	if (mopts.trace_max && rep->trace_error[0] && !said) {
+		slurm_error("ioacct: job %u step %u: not traced: %s", job, step, rep->trace_error);
+		said = true;
+	}
+}
+
+/* The .darshan report with the trace ioacctd spooled; said in the log either way. */
+static int render_trace(const struct ioacct_jobdata *jd, char **buf, size_t *len)
+{
+	char msg[1024] = "";
+	int ret = ioacct_spank_trace_render(jd, cfg.db_path, buf, len, msg, sizeof(msg));
+
+	if (ret)
+		slurm_error("ioacct: job %llu: %s", (unsigned long long)jd->job.job_id, msg);
+	else
+		slurm_info("ioacct: job %llu: %s", (unsigned long long)jd->job.job_id, msg);
+	return ret;
+}
+
+/* A step traced when the job was not asked to be: its trace still gets a report. */
+static void trace_epilog(const struct ioacct_jobdata *jd)
+{
+	if (mopts.trace_max || !ioacct_spank_trace_spooled(&jd->job, cfg.db_path))
+		return;
+	ioacct_monitor_opts_trace(&mopts, IOACCT_TRACE_MAX_DEFAULT);
+}
+
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_REGISTER };
@@ -217,6 +262,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	r->job_id = job;
 	r->pid = pid;
 	r->bin_width_ns = mopts.bin_width_ns;
+	trace_request(sp, r);
 	/*
 	 * Steps on nodes other than the batch host get the job's own id and
 	 * NO_VAL (0xfffffffe) for a job that is no array: not an array task.
@@ -247,6 +293,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	if (ret == 0 && rep.status == 0) {
 		registered = true;
 		reg_error[0] = '\0';
+		trace_reply(job, r->step_id, &rep);
 	} else {
 		snprintf(reg_error, sizeof(reg_error), "%s", err);
 		/* slurm_error() would reach the job's output too; task_init says it there once. */
@@ -449,8 +496,9 @@ static void write_reports(const struct ioacct_jobdata *jd)
 	}
 	/* Each node's epilog writes what this node saw: name the parts apart. */
 	part = nnodes && atoi(nnodes) > 1 && !strstr(pattern, "%N") ? job->node : NULL;
+	/* A traced job's .darshan report carries the trace ioacctd spooled. */
 	ioacct_report_write_files(jd, expanded, report_formats(), part, job->uid, job->gid,
-				  conf.report_copy_dir, &cfg.advice);
+				  conf.report_copy_dir, &cfg.advice, mopts.trace_max ? render_trace : NULL);
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
@@ -480,7 +528,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	 * job's nodes. With a cluster store and several nodes ioacctd takes it
 	 * over and one node writes one merged report.
 	 */
-	report_pattern(req.u.fin.report.path, sizeof(req.u.fin.report.path));
+	/* A traced job keeps its per-node .darshan reports, each with its node's trace. */
+	if (!mopts.trace_max)
+		report_pattern(req.u.fin.report.path, sizeof(req.u.fin.report.path));
 	req.u.fin.report.formats = report_formats();
 	job_nodes(req.u.fin.report.nodes, sizeof(req.u.fin.report.nodes));
 	ioacct_strlcpy(req.u.fin.report.copy_dir, conf.report_copy_dir,
@@ -527,6 +577,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	} else {
 		if (!jd->job.user[0])
 			user_from_uid(jd->job.uid, jd->job.user, sizeof(jd->job.user));
+		trace_epilog(jd);
 		write_reports(jd);
 		ioacct_jobdata_free(jd);
 	}

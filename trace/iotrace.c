@@ -12,9 +12,10 @@
  * trace PID's cgroup, and only PID's events are kept (in user space, by
  * thread group id), until PID exits or iotrace is interrupted. `--job ID`:
  * the local ioacctd says which cgroups the job's running steps are watched
- * through (its snapshot reply); the programs trace the step's cgroup2 cgroup
- * until it is empty or gone.
+ * through (its snapshot reply); the programs trace the step's cgroup2 cgroup,
+ * or its v1 one (a Slurm cgroup/v1 job), until it is empty or gone.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -89,7 +90,7 @@ static void usage(FILE *out)
 		"      --assert EXPR      count(FILTER) CMP N or bytes(FILTER) CMP N over every call;\n"
 		"                         exit 1 if one does not hold (e.g. 'count(op=open)<=100')\n"
 		"      --pid PID          trace process PID (its cgroup's calls, kept if PID's) until it exits\n"
-		"      --job ID           trace the running job ID's step on this node (its cgroup2 cgroup,\n"
+		"      --job ID           trace the running job ID's step on this node (its cgroup2 or v1 cgroup,\n"
 		"                         as the local ioacctd watches it) until the step ends\n"
 		"      --step S           with --job: that step (needed when several are running)\n"
 		"  -M, --cluster NAME     with --job: the job's cluster (default: the daemon's; iorun\n"
@@ -105,27 +106,6 @@ static void usage(FILE *out)
 }
 
 enum { OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB, OPT_STEP };
-
-static int parse_size(const char *s, unsigned long *out)
-{
-	char *end;
-	unsigned long v, mul = 1;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (end == s || errno || *s == '-')
-		return -EINVAL;
-	if (*end == 'K')
-		mul = 1024;
-	else if (*end == 'M')
-		mul = 1024 * 1024;
-	else if (*end)
-		return -EINVAL;
-	if (*end && end[1])
-		return -EINVAL;
-	*out = v * mul;
-	return 0;
-}
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -216,14 +196,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_BUFSZ: {
 			long page = sysconf(_SC_PAGESIZE);
+			uint64_t size = 0;
 
-			if (parse_size(optarg, &o->buffer_size) || o->buffer_size < (unsigned long)page ||
-			    (o->buffer_size & (o->buffer_size - 1)) || o->buffer_size > (1UL << 30)) {
+			if (ioacct_parse_size(optarg, &size) || size < (uint64_t)page ||
+			    (size & (size - 1)) || size > (1UL << 30)) {
 				fprintf(stderr,
 					"iotrace: --buffer-size: '%s' is not a power of 2 between %ld and 1G bytes\n",
 					optarg, page);
 				return -EINVAL;
 			}
+			o->buffer_size = (unsigned long)size;
 			break;
 		}
 		case 'c':
@@ -285,10 +267,10 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 /* ---- cgroups ------------------------------------------------------------------------ */
 
 /* A fresh cgroup2 cgroup for the command, like iorun's (cgroup_parent from the configuration). */
-static int make_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id, uint32_t *level)
+static int make_cgroup(const struct opts *o, char *dir, size_t len, struct ioacct_tracer_target *tg)
 {
 	struct ioacct_config cfg;
-	char err[1024], mnt[PATH_MAX];
+	char err[1024];
 	int ret;
 
 	ioacct_config_defaults(&cfg);
@@ -296,24 +278,22 @@ static int make_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id
 		fprintf(stderr, "iotrace: %s\n", err);
 		return -EINVAL;
 	}
-	/* The programs follow the task's cgroup2 cgroup: a v1 cgroup would not do. */
+	/* A cgroup2 cgroup: the command's own, whatever the daemon uses. */
 	cfg.cgroup_mode = IOACCT_CGROUP_V2;
 	ret = ioacct_cgroup_make(&cfg, "iotrace", dir, len, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "iotrace: %s (iotrace needs root and cgroup2)\n", err);
 		return ret;
 	}
-	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
-	if (!ret)
-		ret = ioacct_tracer_cgroup(mnt, dir, id, level);
+	ret = ioacct_tracer_target(dir, NULL, tg, err, sizeof(err));
 	if (ret)
-		fprintf(stderr, "iotrace: cannot find the id of cgroup %s: %s\n", dir, strerror(-ret));
+		fprintf(stderr, "iotrace: %s\n", err);
 	return ret;
 }
 
-static int pid_cgroup(pid_t pid, uint64_t *id, uint32_t *level)
+static int pid_cgroup(pid_t pid, struct ioacct_tracer_target *tg)
 {
-	char mnt[PATH_MAX], rel[PATH_MAX], dir[2 * PATH_MAX];
+	char mnt[PATH_MAX], rel[PATH_MAX], dir[2 * PATH_MAX], err[1024];
 	int ret;
 
 	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
@@ -328,26 +308,28 @@ static int pid_cgroup(pid_t pid, uint64_t *id, uint32_t *level)
 		return ret;
 	}
 	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
-	ret = ioacct_tracer_cgroup(mnt, dir, id, level);
+	ret = ioacct_tracer_target(dir, NULL, tg, err, sizeof(err));
 	if (ret)
-		fprintf(stderr, "iotrace: --pid %d: cannot find the id of cgroup %s: %s\n", (int)pid,
-			dir, strerror(-ret));
+		fprintf(stderr, "iotrace: --pid %d: %s\n", (int)pid, err);
 	return ret;
 }
 
 /*
  * --job: asks the local ioacctd (its snapshot reply lists the cgroups the
- * job's running steps are watched through) for the step's cgroup2 cgroup.
+ * job's running steps are watched through) for the step's cgroup: its
+ * cgroup2 one, else its cgroup of the v1 hierarchy ioacctd attributes by
+ * (cgroup_v1_hierarchy, as a Slurm cgroup/v1 job is watched).
  */
-static int job_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id, uint32_t *level)
+static int job_cgroup(const struct opts *o, char *dir, size_t len, struct ioacct_tracer_target *tg)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_SNAPSHOT };
 	struct ioacct_reply rep = { 0 };
-	const struct ioacct_watch_row *v2 = NULL, *v1 = NULL;
+	const struct ioacct_watch_row *pick = NULL;
 	struct ioacct_config cfg;
-	char err[1024], mnt[PATH_MAX], step[32] = "";
+	char err[1024], step[32] = "";
 	unsigned long long job = (unsigned long long)o->job;
-	size_t nv2 = 0;
+	enum ioacct_hier hier = IOACCT_HIER_V1;
+	size_t n = 0;
 	int ret;
 
 	ioacct_config_defaults(&cfg);
@@ -370,19 +352,20 @@ static int job_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id,
 		fprintf(stderr, "iotrace: --job %llu: %s\n", job, rep.error);
 		goto out;
 	}
+	/* cgroup2 if the step has one, else v1. */
+	for (size_t i = 0; i < rep.nwatches; i++)
+		if ((!o->has_step || rep.watches[i].step_id == o->step) &&
+		    rep.watches[i].hier == IOACCT_HIER_V2)
+			hier = IOACCT_HIER_V2;
 	for (size_t i = 0; i < rep.nwatches; i++) {
 		const struct ioacct_watch_row *w = &rep.watches[i];
 
-		if (o->has_step && w->step_id != o->step)
+		if ((o->has_step && w->step_id != o->step) || w->hier != hier)
 			continue;
-		if (w->hier != IOACCT_HIER_V2) {
-			v1 = v1 ? v1 : w;
-			continue;
-		}
 		/* Steps of one job may share a cgroup (iorun's, a v2 job cgroup): one is enough. */
-		if (!v2 || strcmp(v2->cgroup, w->cgroup))
-			nv2++;
-		v2 = v2 ? v2 : w;
+		if (!pick || strcmp(pick->cgroup, w->cgroup))
+			n++;
+		pick = pick ? pick : w;
 	}
 	ret = -ENOENT;
 	if (!rep.nwatches) {
@@ -391,38 +374,54 @@ static int job_cgroup(const struct opts *o, char *dir, size_t len, uint64_t *id,
 			"this node, or ioacctd is older than iotrace)\n", job);
 		goto out;
 	}
-	if (!v2 && v1) {
-		ret = -EOPNOTSUPP;
-		fprintf(stderr,
-			"iotrace: --job %llu%s is watched through cgroup v1 only (%s): iotrace traces cgroup2 "
-			"cgroups; trace one of its processes with --pid if it also has a cgroup2 cgroup\n",
-			job, step, v1->cgroup);
-		goto out;
-	}
-	if (!v2) {
+	if (!pick) {
 		fprintf(stderr, "iotrace: --job %llu has no running step%s on this node\n", job, step);
 		goto out;
 	}
-	if (nv2 > 1) {
+	if (n > 1) {
 		ret = -EINVAL;
 		fprintf(stderr,
 			"iotrace: --job %llu has %zu running steps in different cgroups: choose one with --step\n",
-			job, nv2);
+			job, n);
 		goto out;
 	}
-	ioacct_strlcpy(dir, v2->cgroup, len);
-	ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
-	if (!ret)
-		ret = ioacct_tracer_cgroup(mnt, dir, id, level);
+	ioacct_strlcpy(dir, pick->cgroup, len);
+	ret = ioacct_tracer_target(dir, hier == IOACCT_HIER_V1 ? cfg.cgroup_v1_hierarchy : NULL, tg,
+				   err, sizeof(err));
 	if (ret)
-		fprintf(stderr, "iotrace: --job %llu: cannot find the id of cgroup %s: %s\n", job, dir,
-			strerror(-ret));
+		fprintf(stderr, "iotrace: --job %llu: %s\n", job, err);
 out:
 	ioacct_reply_free(&rep);
 	return ret;
 }
 
-/* Whether cgroup2 directory `dir` still has processes (cgroup.events); false once it is gone. */
+/* Whether any cgroup.procs at or below v1 cgroup `dir` lists a process. */
+static bool v1_populated(const char *dir, int depth)
+{
+	char path[PATH_MAX + 32], line[32];
+	bool populated = false;
+	struct dirent *de;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	populated = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	if (populated || depth >= 8 || !(d = opendir(dir)))
+		return populated;
+	while (!populated && (de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			populated = v1_populated(path, depth + 1);
+		}
+	closedir(d);
+	return populated;
+}
+
+/* Whether cgroup directory `dir` still has processes; false once it is gone. */
 static bool cgroup_populated(const char *dir)
 {
 	char path[PATH_MAX + 32], line[128];
@@ -431,8 +430,8 @@ static bool cgroup_populated(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/cgroup.events", dir);
 	f = fopen(path, "re");
-	if (!f)
-		return false;
+	if (!f) /* a v1 cgroup: no cgroup.events */
+		return errno == ENOENT && v1_populated(dir, 0);
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "populated ", 10))
 			populated = line[10] == '1';
@@ -530,8 +529,8 @@ int main(int argc, char **argv)
 	struct ioacct_tracer *tr = NULL;
 	char cgroup[PATH_MAX] = "", jobdir[PATH_MAX] = "", err[1024];
 	int go = -1, status = 0, ret, exit_code = EXIT_TRACE;
-	uint64_t cgid = 0, lost;
-	uint32_t level = 0;
+	struct ioacct_tracer_target tg;
+	uint64_t lost;
 	pid_t child = 0;
 	bool failed = false;
 
@@ -543,13 +542,13 @@ int main(int argc, char **argv)
 		return EXIT_TRACE;
 	}
 	if (o.pid) {
-		if (pid_cgroup(o.pid, &cgid, &level))
+		if (pid_cgroup(o.pid, &tg))
 			goto out;
 	} else if (o.job) {
-		if (job_cgroup(&o, jobdir, sizeof(jobdir), &cgid, &level))
+		if (job_cgroup(&o, jobdir, sizeof(jobdir), &tg))
 			goto out;
 	} else {
-		if (make_cgroup(&o, cgroup, sizeof(cgroup), &cgid, &level)) {
+		if (make_cgroup(&o, cgroup, sizeof(cgroup), &tg)) {
 			cgroup[0] = '\0';
 			goto out;
 		}
@@ -564,7 +563,7 @@ int main(int argc, char **argv)
 		}
 	}
 	install_signals();
-	if (ioacct_tracer_open(&tr, "iotrace", cgid, level, o.buffer_size, 0, on_event, &t, err,
+	if (ioacct_tracer_open(&tr, "iotrace", &tg, o.buffer_size, 0, on_event, &t, err,
 			       sizeof(err))) {
 		fprintf(stderr, "iotrace: %s\n", err);
 		goto out;

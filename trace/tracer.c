@@ -6,6 +6,7 @@
  * loads per syscall while attached, nothing once closed.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	r.op = ev->op;
 	r.pid = ev->pid;
 	r.tid = ev->tid;
+	r.uid = ev->uid;
 	r.comm = comm;
 	r.path = path;
 	r.mnt_id = ev->mnt_id;
@@ -206,10 +208,11 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident, uint64_t cgid, uint32_t level,
-		       unsigned long buffer_size, uint64_t t0_ns, ioacct_tracer_fn fn, void *ctx,
-		       char *err, size_t errlen)
+int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident,
+		       const struct ioacct_tracer_target *tg, unsigned long buffer_size,
+		       uint64_t t0_ns, ioacct_tracer_fn fn, void *ctx, char *err, size_t errlen)
 {
+	libbpf_print_fn_t old_print;
 	struct ioacct_tracer *t;
 	char merr[256];
 	int ret;
@@ -224,7 +227,8 @@ int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident, uint64_t c
 	if (ioacct_mountinfo_read(getpid(), &t->mounts, &t->nmounts, merr, sizeof(merr)))
 		t->nmounts = 0;
 	libbpf_ident = ident;
-	libbpf_set_print(libbpf_quiet);
+	/* Only while loading: the daemon's own handler (probes.c) is back after. */
+	old_print = libbpf_set_print(libbpf_quiet);
 	t->skel = iotrace_bpf__open();
 	if (!t->skel) {
 		ret = ioacct_seterr(err, errlen, -errno, "cannot open the BPF object: %s",
@@ -232,8 +236,10 @@ int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident, uint64_t c
 		goto fail;
 	}
 	fill_sysmap(t->skel);
-	t->skel->rodata->target_cgid = cgid;
-	t->skel->rodata->target_level = level;
+	t->skel->rodata->target_cgid = tg->cgid;
+	t->skel->rodata->target_level = tg->level;
+	t->skel->rodata->target_v1 = tg->v1;
+	t->skel->rodata->v1_ssid = tg->v1_ssid;
 	ret = bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)buffer_size);
 	if (!ret)
 		ret = iotrace_bpf__load(t->skel);
@@ -256,10 +262,12 @@ int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident, uint64_t c
 		goto fail;
 	}
 	t->t0 = t0_ns ? t0_ns : ioacct_mono_ns();
+	libbpf_set_print(old_print);
 	*out = t;
 	return 0;
 fail:
 	ioacct_tracer_close(t);
+	libbpf_set_print(old_print);
 	return ret;
 }
 
@@ -268,6 +276,11 @@ int ioacct_tracer_poll(struct ioacct_tracer *t, int timeout_ms)
 	int ret = ring_buffer__poll(t->rb, timeout_ms);
 
 	return ret < 0 && ret != -EINTR ? ret : 0;
+}
+
+int ioacct_tracer_fd(const struct ioacct_tracer *t)
+{
+	return ring_buffer__epoll_fd(t->rb);
 }
 
 int ioacct_tracer_drain(struct ioacct_tracer *t)
@@ -315,16 +328,36 @@ void ioacct_tracer_close(struct ioacct_tracer *t)
 
 /* ---- cgroups ------------------------------------------------------------------------ */
 
-int ioacct_tracer_cgroup(const char *mnt, const char *dir, uint64_t *id, uint32_t *level)
+int ioacct_tracer_target(const char *dir, const char *v1_controller, struct ioacct_tracer_target *t,
+			 char *err, size_t errlen)
 {
-	const char *rel = dir + strlen(mnt);
-	int ret = ioacct_cgroup_id(dir, id);
+	enum ioacct_hier hier = v1_controller ? IOACCT_HIER_V1 : IOACCT_HIER_V2;
+	const char *what = v1_controller ? v1_controller : "cgroup2";
+	char mnt[PATH_MAX];
+	size_t n;
+	int ret;
 
+	memset(t, 0, sizeof(*t));
+	ret = ioacct_cgroup_mountpoint(hier, v1_controller, mnt, sizeof(mnt));
 	if (ret)
-		return ret;
-	*level = 0;
-	for (const char *p = rel; *p; p++)
+		return ioacct_seterr(err, errlen, ret, "no %s cgroup hierarchy is mounted", what);
+	n = strlen(mnt);
+	if (strncmp(dir, mnt, n) || (dir[n] != '/' && dir[n]))
+		return ioacct_seterr(err, errlen, -EINVAL, "cgroup %s is not in the %s hierarchy (%s)",
+				     dir, what, mnt);
+	ret = ioacct_cgroup_id(dir, &t->cgid);
+	if (ret)
+		return ioacct_seterr(err, errlen, ret, "cannot find the id of cgroup %s: %s", dir,
+				     strerror(-ret));
+	for (const char *p = dir + n; *p; p++)
 		if (*p == '/' && p[1] && p[1] != '/')
-			(*level)++;
+			t->level++;
+	if (v1_controller) {
+		ret = ioacct_cgroup_v1_ssid(v1_controller, &t->v1_ssid);
+		if (ret)
+			return ioacct_seterr(err, errlen, ret, "no cgroup v1 controller %s in "
+					     "/proc/cgroups", v1_controller);
+		t->v1 = true;
+	}
 	return 0;
 }

@@ -63,6 +63,9 @@ static const struct key keys[] = {
 	{ "max_cgroups", KEY_UINT32, FIELD(max_cgroups), 1, 1048576 },
 	{ "max_entries", KEY_UINT32, FIELD(max_entries), 1, 16777216 },
 	{ "max_mountpoints", KEY_UINT32, FIELD(max_mountpoints), 1, 1048576 },
+	/* sbatch --io-monitor=trace (daemon/jobtrace.c): how many, how large. */
+	{ "max_traced_jobs", KEY_UINT32, FIELD(max_traced_jobs), 0, 1024 },
+	{ "max_trace_size", KEY_UINT32, FIELD(max_trace_mib), 1, 1048576 },
 	{ "cgroup_v1_hierarchy", KEY_CONTROLLER, FIELD(cgroup_v1_hierarchy), 0, 0 },
 	{ "cgroup_mode", KEY_CGROUP_MODE, FIELD(cgroup_mode), 0, 0 },
 	{ "cgroup_parent", KEY_CGROUP_PATH, FIELD(cgroup_parent), 0, 0 },
@@ -196,6 +199,31 @@ static const char *format_seconds(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+int ioacct_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end) {
+		const char *units = "KMG", *u = strchr(units, *end);
+
+		if (!u || end[1])
+			return -EINVAL;
+		shift = 10 * (unsigned int)(u - units + 1);
+	}
+	if (v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 int ioacct_parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out_ns)
 {
 	uint64_t secs = 0, frac = 0, ns;
@@ -305,6 +333,8 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->max_cgroups = 4096;
 	cfg->max_entries = 65536;
 	cfg->max_mountpoints = 4096;
+	cfg->max_traced_jobs = 4;
+	cfg->max_trace_mib = 1024;
 	ioacct_strlcpy(cfg->cgroup_v1_hierarchy, "freezer", sizeof(cfg->cgroup_v1_hierarchy));
 	cfg->cgroup_mode = IOACCT_CGROUP_AUTO;
 	ioacct_strlcpy(cfg->cgroup_parent, "ioacct", sizeof(cfg->cgroup_parent));

@@ -51,6 +51,8 @@ struct ioacct_config {
 	uint32_t max_cgroups;            /* max_cgroups = 4096: registered cgroups */
 	uint32_t max_entries;            /* max_entries = 65536: (slot, mount, op, bin) entries in the kernel */
 	uint32_t max_mountpoints;        /* max_mountpoints = 4096: path prefixes over all namespaces */
+	uint32_t max_traced_jobs;        /* max_traced_jobs = 4: --io-monitor=trace jobs at once (0: none) */
+	uint32_t max_trace_mib;          /* max_trace_size = 1024: MiB of DXT segments a traced job may keep */
 	char cgroup_v1_hierarchy[32];    /* cgroup_v1_hierarchy = freezer */
 	enum ioacct_cgroup_mode cgroup_mode; /* cgroup_mode = auto (iorun) */
 	char cgroup_parent[PATH_MAX];    /* cgroup_parent = ioacct: iorun's cgroups go below it */
@@ -87,6 +89,8 @@ int ioacct_config_set(struct ioacct_config *cfg, const char *key, const char *va
  * into nanoseconds; -EINVAL when malformed, -ERANGE when outside [min_ns, max_ns].
  */
 int ioacct_parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out_ns);
+/* A byte count: digits and an optional K, M or G (powers of 1024). 0 or -EINVAL (-ERANGE on overflow). */
+int ioacct_parse_size(const char *s, uint64_t *out);
 
 /*
  * Parses metrics_listen's "IPv4:PORT" or "[IPv6]:PORT" (numeric address):

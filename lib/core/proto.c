@@ -98,7 +98,11 @@ enum ioacct_attr {
 	/* A snapshot reply's watched cgroups (iotrace --job); older clients ignore them. */
 	IOACCT_ATTR_HIER = 60,
 	IOACCT_ATTR_WATCH = 61,
-	/* 62..69 free; 70 on: the cluster store's. */
+	/* sbatch --io-monitor=trace: register asks for a trace, its reply says why there is none. */
+	IOACCT_ATTR_TRACE_MAX = 62,
+	IOACCT_ATTR_TASK_RANK = 63,
+	IOACCT_ATTR_TRACE_ERROR = 64,
+	/* 65..69 free; 70 on: the cluster store's. */
 	IOACCT_ATTR_NODE_NAME = 70,
 	IOACCT_ATTR_BY_NODE = 71,
 	IOACCT_ATTR_LOCAL = 72,
@@ -145,6 +149,9 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_STATUS] = { "status", KIND_I32 },
 	[IOACCT_ATTR_ERROR] = { "error", KIND_STRING },
 	[IOACCT_ATTR_JOB_ID] = { "job_id", KIND_U64 },
+	[IOACCT_ATTR_TRACE_MAX] = { "trace_max", KIND_U64 },
+	[IOACCT_ATTR_TASK_RANK] = { "task_rank", KIND_I32 },
+	[IOACCT_ATTR_TRACE_ERROR] = { "trace_error", KIND_STRING },
 	[IOACCT_ATTR_STEP_ID] = { "step_id", KIND_U32 },
 	[IOACCT_ATTR_UID] = { "uid", KIND_U32 },
 	[IOACCT_ATTR_GID] = { "gid", KIND_U32 },
@@ -263,6 +270,8 @@ static const struct field register_fields[] = {
 	REG(array_job_id, IOACCT_ATTR_ARRAY_JOB_ID, 0),
 	REG(array_task_id, IOACCT_ATTR_ARRAY_TASK_ID, 0),
 	REG(node_name, IOACCT_ATTR_NODE_NAME, 0),
+	REG(trace_max, IOACCT_ATTR_TRACE_MAX, 0),
+	REG(task_rank, IOACCT_ATTR_TASK_RANK, 0),
 };
 
 #define FIN(member, attr, flags) FIELD(struct ioacct_req_finish, member, attr, flags)
@@ -342,6 +351,7 @@ static const struct field reply_fields[] = {
 	REP(start_ns, IOACCT_ATTR_START_NS, 0),
 	REP(bin_width_ns, IOACCT_ATTR_BIN_WIDTH_NS, 0),
 	REP(probe_mode, IOACCT_ATTR_PROBE_MODE, 0),
+	REP(trace_error, IOACCT_ATTR_TRACE_ERROR, 0),
 	REP(version, IOACCT_ATTR_VERSION, 0),
 	REP(jobs_running, IOACCT_ATTR_JOBS_RUNNING, 0),
 	REP(cgroups_watched, IOACCT_ATTR_CGROUPS_WATCHED, 0),

@@ -82,6 +82,13 @@ struct ioacct_req_register {
 	uint32_t array_task_id;
 	/* The Slurm node name (SLURMD_NODENAME); "" = the daemon's node_name. Old clients omit it. */
 	char node_name[IOACCT_NAME_MAX];
+	/*
+	 * sbatch --io-monitor=trace: trace the job's reads and writes into
+	 * DXT records, at most this many bytes of them on this node (0: no
+	 * trace). task_rank: the registered task's global rank (DXT's rank).
+	 */
+	uint64_t trace_max;
+	int32_t task_rank;
 };
 
 struct ioacct_req_finish {
@@ -241,6 +248,8 @@ struct ioacct_reply {
 	int64_t start_ns;           /* wall clock */
 	uint64_t bin_width_ns;
 	char probe_mode[16];
+	/* register with trace_max: why the job is not traced ("" when it is) */
+	char trace_error[256];
 	/* status */
 	char version[32];
 	uint32_t jobs_running;

@@ -281,11 +281,40 @@ int ioacct_darshan_dxt_add(struct ioacct_darshan_log *log, const char *path, int
 			   const char *hostname, bool write, const struct ioacct_darshan_dxt_seg *seg);
 
 /*
+ * ioacct_darshan_dxt_add() of one traced read or write as the tracer gives
+ * it (iorun --trace, ioacctd's job traces): `path` as the call named it, a
+ * relative one joined to `cwd`; the offset and the bytes it moved; start
+ * and duration in ns since the job's start. 0 or -ENOMEM.
+ */
+int ioacct_darshan_dxt_add_call(struct ioacct_darshan_log *log, const char *path, const char *cwd,
+				int64_t rank, const char *hostname, bool write, int64_t offset,
+				int64_t bytes, uint64_t start_ns, uint64_t dur_ns);
+
+/*
  * Moves the DXT_POSIX records of `from` (with their names) to the end of
  * those of `to`: a trace gathered apart, put in the log of the job's
  * counters. 0, or -ENOMEM with both logs as they were.
  */
 int ioacct_darshan_dxt_move(struct ioacct_darshan_log *to, struct ioacct_darshan_log *from);
+
+/*
+ * A trace spooled apart (sbatch --io-monitor=trace: ioacctd writes it, the
+ * epilog reads it) put in the log of the job's counters: its DXT_POSIX
+ * records moved as ioacct_darshan_dxt_move() does, and its metadata lines
+ * "trace_*=..." (events, lost, dropped, cap) appended to the log's. 0 or
+ * -ENOMEM.
+ */
+int ioacct_darshan_trace_merge(struct ioacct_darshan_log *to, struct ioacct_darshan_log *trace);
+
+/*
+ * Where ioacctd spools the trace of job `job_id` of `cluster` for the
+ * epilog: <directory of db_path>/trace/<cluster>-<job_id>.darshan, root's
+ * alone. 0, -EINVAL for a cluster name that is no file name, -ENAMETOOLONG.
+ */
+int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
+			      size_t len);
+/* Beside the spool file while ioacctd still writes it (in the background): wait. */
+#define IOACCT_DARSHAN_SPOOL_PENDING ".pending"
 
 /*
  * Serialises a log as format 3.41, zlib-compressed, into a malloc'd buffer.

@@ -731,3 +731,55 @@ struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report
 	}
 	return log;
 }
+
+int ioacct_darshan_trace_merge(struct ioacct_darshan_log *to, struct ioacct_darshan_log *trace)
+{
+	size_t mlen = strnlen(to->metadata, sizeof(to->metadata));
+	size_t tlen = strnlen(trace->metadata, sizeof(trace->metadata));
+	int ret = ioacct_darshan_dxt_move(to, trace);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0, n; i < tlen; i += n) {
+		const char *l = trace->metadata + i, *nl = memchr(l, '\n', tlen - i);
+
+		n = nl ? (size_t)(nl - l) + 1 : tlen - i;
+		if (!strncmp(l, "trace_", 6) && mlen + n < sizeof(to->metadata)) {
+			memcpy(to->metadata + mlen, l, n);
+			mlen += n;
+			to->metadata[mlen] = '\0';
+		}
+	}
+	return 0;
+}
+
+int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
+			      size_t len)
+{
+	const char *slash = strrchr(db_path, '/');
+	int dirlen = slash ? (int)(slash - db_path) : 1;
+	int n;
+
+	if (!cluster[0] || strchr(cluster, '/') || cluster[0] == '.')
+		return -EINVAL;
+	n = snprintf(out, len, "%.*s/trace/%s-%" PRIu64 ".darshan", dirlen, slash ? db_path : ".",
+		     cluster, job_id);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int ioacct_darshan_dxt_add_call(struct ioacct_darshan_log *log, const char *path, const char *cwd,
+				int64_t rank, const char *hostname, bool write, int64_t offset,
+				int64_t bytes, uint64_t start_ns, uint64_t dur_ns)
+{
+	struct ioacct_darshan_dxt_seg seg = {
+		.offset = offset, .length = bytes, .start = (double)start_ns / 1e9,
+		.end = (double)(start_ns + dur_ns) / 1e9,
+	};
+	char full[2 * PATH_MAX];
+
+	if (path[0] != '/') {
+		snprintf(full, sizeof(full), "%s/%s", cwd, path);
+		path = full;
+	}
+	return ioacct_darshan_dxt_add(log, path, rank, hostname, write, &seg);
+}

@@ -4,7 +4,7 @@
 # with the right fields; -p formats; every filter and assertion form; a
 # process outside the traced cgroup never appears; --pid; events lost to a
 # full ring buffer are counted and printed; --job: the cgroup of a running
-# iorun job, from ioacctd, and a v1-only job refused with a reason.
+# iorun job, from ioacctd, of a cgroup2 job and of a cgroup v1 job.
 . "$(dirname "$0")/lib.sh"
 IOTRACE=$abs_top_builddir/trace/iotrace
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
@@ -231,22 +231,36 @@ ok "--job: the job's cgroup from ioacctd, its 3 writes of 4096 bytes exactly, un
 out=$("$IOTRACE" --job 4243 -M iorun 2>&1); rc=$?
 [ $rc = 125 ] && echo "$out" | grep -q "^iotrace: --job 4243: job 4243 of cluster iorun is not running under ioacct" ||
 	fail "--job of no job: exit $rc: $out"
+# A cgroup v1 job (Slurm's cgroup/v1): its cgroup in the v1 hierarchy ioacctd attributes by.
 mkfifo "$T/v1fifo"
-"$IORUN" --cgroup-mode v1 --job-id 4244 -o /dev/null -- "$IOWORK" wait < "$T/v1fifo" &
+"$IORUN" --cgroup-mode v1 --job-id 4244 -o /dev/null -- "$IOWORK" wait , write "$T/byv1" 512 2 < "$T/v1fifo" &
 jpid=$!
 exec 4> "$T/v1fifo"
 job_wait 4244
 out=$("$IOTRACE" --job 4244 -M iorun --step 7 2>&1); rc=$?
 [ $rc = 125 ] && echo "$out" | grep -q "^iotrace: --job 4244 has no running step 7 on this node" ||
 	fail "--job --step 7: exit $rc: $out"
-out=$("$IOTRACE" --job 4244 -M iorun 2>&1); rc=$?
-[ $rc = 125 ] && echo "$out" | grep -q "^iotrace: --job 4244 is watched through cgroup v1 only (/sys/fs/cgroup/" ||
-	fail "--job of a v1 job: exit $rc: $out"
+"$IOTRACE" -p '%c %s %f' --job 4244 -M iorun > "$T/v1.out" 2> "$T/v1.err" &
+tpid=$!
+for _ in $(seq 1 200); do grep -q '^iotrace: tracing job' "$T/v1.err" && break; sleep 0.05; done
+v1dir=$(sed -n 's/^iotrace: tracing job 4244 in \(.*\) until it is empty.*/\1/p' "$T/v1.err")
+case $v1dir in
+/sys/fs/cgroup/unified/*|"") fail "iotrace --job of a v1 job did not trace its v1 cgroup: $(cat "$T/v1.err")";;
+esac
+# Outside the job: the test's shell, in another cgroup of the same v1 hierarchy.
+echo noise > "$T/v1-noise"
 echo x >&4
 exec 4>&-
 wait $jpid || fail "iorun job 4244 failed"
+timeout 30 tail --pid=$tpid -f /dev/null || fail "iotrace --job (v1) did not end with the job"
+wait $tpid || fail "iotrace --job (v1): exit $? ($(cat "$T/v1.err"))"
+grep -q v1-noise "$T/v1.out" && fail "--job (v1) printed calls from outside the job"
+printf 'write 512 %s\n' "$T/byv1" "$T/byv1" > "$T/v1.want"
+grep '^write ' "$T/v1.out" | diff "$T/v1.want" - || fail "--job (v1) writes: $(cat "$T/v1.out")"
+grep -q "^open 0 $T/byv1\$" "$T/v1.out" || fail "--job (v1) open: $(cat "$T/v1.out")"
+ok "--job of a cgroup v1 job ($v1dir): its 2 writes of 512 bytes exactly, nothing from outside"
 out=$("$IOTRACE" --job x 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "^iotrace: --job: 'x' is not a job id" || fail "--job x: $out"
 out=$("$IOTRACE" --step 1 -- true 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "^iotrace: --step and -M go with --job" || fail "--step alone: $out"
-ok "--job: no such job, no such step, a v1-only job (said so), bad arguments"
+ok "--job: no such job, no such step, bad arguments"

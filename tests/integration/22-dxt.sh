@@ -15,47 +15,13 @@ IOSEQ=$abs_top_builddir/tests/integration/ioseq
 require_root_bpf
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 grep -q cgroup2 /proc/filesystems || skip "the tracer needs cgroup2"
-# The tracer follows a task's cgroup2 cgroup: iorun's job cgroup must be one.
+# iorun's job cgroups are cgroup2 ones unless told (--cgroup-mode v1 below).
 EXTRA_CONF="cgroup_mode = v2" setup
 start_daemon
 MNT=$(mount_of "$T")
 
-# The checker: parses the log with zlib and struct alone, not our reader.
-cat > "$T/dxt.py" <<'PY'
-import socket, struct, sys, zlib
-def log(path):
-    d = open(path, "rb").read()
-    assert d[:8] == b"3.41\0\0\0\0" and struct.unpack_from("<q", d, 8)[0] == 6567223
-    name_off, name_len = struct.unpack_from("<QQ", d, 32)
-    maps = [struct.unpack_from("<QQ", d, 48 + 16 * i) for i in range(64)]
-    vers = struct.unpack_from("<64I", d, 1072)
-    job = zlib.decompress(d[1328:name_off])
-    raw = zlib.decompress(d[name_off:name_off + name_len])
-    names, o = {}, 0
-    while o < len(raw):
-        rid, = struct.unpack_from("<Q", raw, o)
-        end = raw.index(b"\0", o + 8)
-        names[rid] = raw[o + 8:end].decode()
-        o = end + 1
-    recs = []
-    if maps[10][1]:
-        assert vers[10] == 1, "DXT_POSIX version %d" % vers[10]
-        r = zlib.decompress(d[maps[10][0]:maps[10][0] + maps[10][1]])
-        o = 0
-        while o < len(r):
-            rid, rank, shared = struct.unpack_from("<Qqq", r, o)
-            host = r[o + 24:o + 88].rstrip(b"\0").decode()
-            nw, nr = struct.unpack_from("<qq", r, o + 88)
-            o += 104
-            segs = [struct.unpack_from("<qqdd", r, o + 32 * i) for i in range(nw + nr)]
-            o += 32 * (nw + nr)
-            recs.append(dict(path=names[rid], rank=rank, shared=shared, host=host,
-                             w=segs[:nw], r=segs[nw:]))
-        assert o == len(r), "DXT region: %d bytes left over" % (len(r) - o)
-    s, sn, e, en = struct.unpack_from("<4q", job, 8)
-    meta = dict(l.split("=", 1) for l in job[56:56 + 1024].rstrip(b"\0").decode().splitlines() if "=" in l)
-    return recs, (e * 1e9 + en - s * 1e9 - sn) / 1e9, meta, [i for i in range(64) if maps[i][1]]
-PY
+# The checker (dxt.py) parses the log with zlib and struct alone, not our reader.
+cp "$(dirname "$0")/dxt.py" "$T/dxt.py"
 
 # ---- the known sequence: 3 writes of 100, 2000 and 30000 bytes ----
 "$IORUN" --job-id 4922 --trace "$T/seq.darshan" -- "$IOSEQ" "$T/f" "$T/missing" > "$T/seq.out" 2> "$T/seq.err" ||
@@ -115,6 +81,21 @@ assert [(w[0], w[1]) for w in recs[0]["w"]] == [(0, 100), (100, 2000)], recs[0][
 assert (meta["trace_dropped"], meta["trace_max_events"]) == ("1", "2"), meta
 PY
 ok "--trace-max-events 2: the first 2 writes kept, 1 dropped and said; a relative path named from the cwd"
+
+# ---- a cgroup v1 job cgroup (--cgroup-mode v1): the tracer follows it there too ----
+"$IORUN" --cgroup-mode v1 --job-id 4925 --trace "$T/v1.darshan" -- "$IOSEQ" "$T/v1f" "$T/missing" \
+	> /dev/null 2> "$T/v1.err" || fail "iorun --cgroup-mode v1 --trace: exit $? ($(cat "$T/v1.err"))"
+grep -q "^iorun: trace in $T/v1.darshan: 3 writes and 0 reads on 1 files; 0 events lost" "$T/v1.err" ||
+	fail "iorun --cgroup-mode v1 --trace: $(cat "$T/v1.err")"
+python3 - "$T" <<'PY' || fail "the DXT records of a v1 job"
+import sys
+sys.path.insert(0, sys.argv[1]); from dxt import log
+T = sys.argv[1]
+recs, run, meta, regions = log(T + "/v1.darshan")
+assert [(r["path"], [(w[0], w[1]) for w in r["w"]]) for r in recs] == \
+    [(T + "/v1f", [(0, 100), (100, 2000), (2100, 30000)])], recs
+PY
+ok "iorun --cgroup-mode v1 --trace: the job's v1 cgroup traced, its 3 writes exactly"
 
 # ---- a chatty command: every write a segment at its offset ----
 "$IORUN" --trace "$T/n.darshan" -- "$IOSEQ" -n 5000 "$T/n" > /dev/null 2> "$T/n.err" || fail "iorun of 5000 writes: exit $?"

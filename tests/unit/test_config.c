@@ -182,6 +182,8 @@ static void test_every_key(void **state)
 		      "max_cgroups = 8\n"
 		      "max_entries = 9\n"
 		      "max_mountpoints = 10\n"
+		      "max_traced_jobs = 0\n"
+		      "max_trace_size = 64\n"
 		      "cgroup_v1_hierarchy = net_cls\n"
 		      "cgroup_mode = v1\n"
 		      "cgroup_parent = system.slice/ioacct\n"
@@ -205,6 +207,8 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.max_cgroups, 8);
 	assert_int_equal(cfg.max_entries, 9);
 	assert_int_equal(cfg.max_mountpoints, 10);
+	assert_int_equal(cfg.max_traced_jobs, 0);
+	assert_int_equal(cfg.max_trace_mib, 64);
 	assert_string_equal(cfg.cgroup_v1_hierarchy, "net_cls");
 	assert_int_equal(cfg.cgroup_mode, IOACCT_CGROUP_V1);
 	assert_string_equal(cfg.cgroup_parent, "system.slice/ioacct");
@@ -318,7 +322,8 @@ static void test_whitespace(void **state)
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
-		   "max_mountpoints, cgroup_v1_hierarchy, cgroup_mode, cgroup_parent, cluster, "
+		   "max_mountpoints, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
+		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, merge_timeout, log_level, private_data, metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, "
 		   "advice_small_requests_share, "
@@ -625,6 +630,49 @@ static void test_parse_seconds_bounds(void **state)
 	assert_int_equal(ioacct_parse_seconds("86400.000000001", NS / 10, 86400 * NS, &ns),
 			 -ERANGE);
 	assert_int_equal(ioacct_parse_seconds("x", NS / 10, 86400 * NS, &ns), -EINVAL);
+}
+
+static void test_parse_size(void **state)
+{
+	static const struct {
+		const char *s;
+		int ret;
+		uint64_t v;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "4096", 0, 4096 },
+		{ "4K", 0, 4096 },
+		{ "64M", 0, 64ULL << 20 },
+		{ "2G", 0, 2ULL << 30 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "17179869183G", 0, 17179869183ULL << 30 },
+		{ "17179869184G", -ERANGE, 0 },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "K", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
+		{ "+1", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ "1k", -EINVAL, 0 },
+		{ "1KB", -EINVAL, 0 },
+		{ "1T", -EINVAL, 0 },
+		{ "1.5M", -EINVAL, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 42;
+		int ret = ioacct_parse_size(cases[i].s, &v);
+
+		if (ret != cases[i].ret)
+			fail_msg("\"%s\": got %d, want %d", cases[i].s, ret, cases[i].ret);
+		if (ret == 0 && v != cases[i].v)
+			fail_msg("\"%s\": got %llu, want %llu", cases[i].s, (unsigned long long)v,
+				 (unsigned long long)cases[i].v);
+		if (ret != 0)
+			assert_int_equal(v, 42);
+	}
 }
 
 static void test_booleans(void **state)
@@ -935,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_parse_seconds),
 		cmocka_unit_test(test_parse_seconds_bounds),
+		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_booleans),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_socket_too_long),

@@ -481,6 +481,55 @@ static void test_dxt_move_and_corrupt(void **state)
 	ioacct_darshan_free(log);
 }
 
+/*
+ * sbatch --io-monitor=trace: a trace spooled as a log of its own (DXT records
+ * and trace_* metadata alone, as ioacctd writes it) read back and merged
+ * into the job's log: records and names moved, trace_* lines appended and
+ * nothing else of its metadata; where the spool is.
+ */
+static void test_trace_spool_merge(void **state)
+{
+	const struct ioacct_darshan_dxt_seg seg = { 100, 2000, 0.25, 0.5 };
+	struct ioacct_darshan_log *log = calloc(1, sizeof(*log)), *trace = calloc(1, sizeof(*trace));
+	struct ioacct_darshan_log *spooled, *back;
+	char path[64];
+
+	(void)state;
+	assert_non_null(log);
+	assert_non_null(trace);
+	log->exe = strdup("job");
+	snprintf(log->metadata, sizeof(log->metadata), "lib_ver=3.4.1\n");
+	assert_int_equal(ioacct_darshan_dxt_add(trace, "/w/seq.dat", 1, "vm", true, &seg), 0);
+	snprintf(trace->metadata, sizeof(trace->metadata),
+		 "h=romio_no_indep_rw=true\ntrace_events=7\ntrace_dropped=3\ntrace_max=4096");
+	spooled = round_trip(trace);
+	assert_int_equal(ioacct_darshan_trace_merge(log, spooled), 0);
+	assert_int_equal(spooled->ndxt, 0);
+	assert_int_equal(log->ndxt, 1);
+	assert_true(log->dxt[0].rank == 1 && log->dxt[0].nwrites == 1);
+	assert_string_equal(ioacct_darshan_name_of(log, log->dxt[0].id), "/w/seq.dat");
+	assert_string_equal(log->metadata,
+			    "lib_ver=3.4.1\ntrace_events=7\ntrace_dropped=3\ntrace_max=4096\n");
+	back = round_trip(log);
+	assert_logs_equal(log, back);
+	ioacct_darshan_free(back);
+	ioacct_darshan_free(spooled);
+	ioacct_darshan_free(trace);
+	ioacct_darshan_free(log);
+
+	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "c1", 42, path,
+						   sizeof(path)), 0);
+	assert_string_equal(path, "/var/lib/ioacct/trace/c1-42.darshan");
+	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "../x", 42, path,
+						   sizeof(path)), -EINVAL);
+	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "a/b", 42, path,
+						   sizeof(path)), -EINVAL);
+	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "", 42, path,
+						   sizeof(path)), -EINVAL);
+	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "cluster-name-long",
+						   42, path, 20), -ENAMETOOLONG);
+}
+
 /* 1000 bins of 1 s: merged pairwise three times, 125 bins of 8 s, bytes kept. */
 static void test_heatmap_merging(void **state)
 {
@@ -653,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_samples),
 		cmocka_unit_test(test_dxt),
 		cmocka_unit_test(test_dxt_move_and_corrupt),
+		cmocka_unit_test(test_trace_spool_merge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -196,6 +196,8 @@ static void fill_register(struct ioacct_request *req)
 	r->array_job_id = 41;
 	r->array_task_id = 7;
 	snprintf(r->node_name, sizeof(r->node_name), "mc3");
+	r->trace_max = 5ULL << 32;
+	r->task_rank = 17;
 }
 
 static void fill_row(struct ioacct_snap_row *row, unsigned int i)
@@ -230,6 +232,7 @@ static void fill_reply(struct ioacct_reply *rep, struct ioacct_snap_row *rows, s
 	rep->start_ns = -1;
 	rep->bin_width_ns = 5000000000ULL;
 	snprintf(rep->probe_mode, sizeof(rep->probe_mode), "fentry");
+	snprintf(rep->trace_error, sizeof(rep->trace_error), "no cgroup2 cgroup hierarchy is mounted");
 	snprintf(rep->version, sizeof(rep->version), "0.1.0");
 	rep->jobs_running = 3;
 	rep->cgroups_watched = 5;
@@ -273,6 +276,7 @@ static void assert_reply_equal(const struct ioacct_reply *a, const struct ioacct
 	assert_true(a->start_ns == b->start_ns);
 	assert_true(a->bin_width_ns == b->bin_width_ns);
 	assert_string_equal(a->probe_mode, b->probe_mode);
+	assert_string_equal(a->trace_error, b->trace_error);
 	assert_string_equal(a->version, b->version);
 	assert_int_equal(a->jobs_running, b->jobs_running);
 	assert_int_equal(a->cgroups_watched, b->cgroups_watched);
@@ -346,6 +350,9 @@ static void test_register_roundtrip(void **state)
 	assert_int_equal(a->array_task_id, b->array_task_id);
 	/* Attribute 70: past the first word of the decoder's seen set. */
 	assert_string_equal(a->node_name, b->node_name);
+	/* sbatch --io-monitor=trace: attributes 62 and 63. */
+	assert_true(a->trace_max == b->trace_max);
+	assert_int_equal(a->task_rank, b->task_rank);
 }
 
 static void test_register_longest_strings(void **state)

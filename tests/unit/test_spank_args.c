@@ -79,6 +79,36 @@ static void test_monitor_opts(void **state)
 	assert_int_equal(ioacct_monitor_opts_parse("bin=1,2", &o, err, sizeof(err)), -EINVAL);
 }
 
+/* trace[,trace_max=SIZE]: a cap in bytes, and a Darshan report to put the trace in. */
+static void test_monitor_opts_trace(void **state)
+{
+	struct ioacct_monitor_opts o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(ioacct_monitor_opts_parse("format=json", &o, err, sizeof(err)), 0);
+	assert_true(o.trace_max == 0);
+	assert_int_equal(ioacct_monitor_opts_parse("trace", &o, err, sizeof(err)), 0);
+	assert_true(o.trace_max == IOACCT_TRACE_MAX_DEFAULT && o.trace_max == 64ULL << 20);
+	assert_int_equal(o.formats, IOACCT_FMT(IOACCT_RENDER_TEXT) | IOACCT_FMT(IOACCT_RENDER_DARSHAN));
+	/* A bare "trace" after format= is the switch, not a format. */
+	assert_int_equal(ioacct_monitor_opts_parse("format=html,trace,trace_max=4K", &o, err, sizeof(err)), 0);
+	assert_true(o.trace_max == 4096);
+	assert_int_equal(o.formats, IOACCT_FMT(IOACCT_RENDER_HTML) | IOACCT_FMT(IOACCT_RENDER_DARSHAN));
+	assert_int_equal(ioacct_monitor_opts_parse("trace_max=2G,format=darshan", &o, err, sizeof(err)), 0);
+	assert_true(o.trace_max == 2ULL << 30);
+	assert_int_equal(o.formats, IOACCT_FMT(IOACCT_RENDER_DARSHAN));
+	assert_int_equal(ioacct_monitor_opts_parse("trace,trace_max=1M,trace", &o, err, sizeof(err)), 0);
+	assert_true(o.trace_max == 1ULL << 20);
+	assert_int_equal(ioacct_monitor_opts_parse("trace_max=100", &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "trace_max=100: a size of at least 4K"));
+	assert_int_equal(ioacct_monitor_opts_parse("trace_max=1X", &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_monitor_opts_parse("trace_max=-4K", &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_monitor_opts_parse("trace_max", &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_monitor_opts_parse("trace_max=", &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_monitor_opts_parse("trace_max=16777216T", &o, err, sizeof(err)), -EINVAL);
+}
+
 static void test_report_path_expand(void **state)
 {
 	struct ioacct_report_vars v = { .job_id = 1234, .user = "alice", .job_name = "sim",
@@ -254,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_conf_all_keys),
 		cmocka_unit_test(test_conf_bad_keys_skipped),
 		cmocka_unit_test(test_monitor_opts),
+		cmocka_unit_test(test_monitor_opts_trace),
 		cmocka_unit_test(test_report_path_expand),
 		cmocka_unit_test(test_report_path_for_and_default),
 		cmocka_unit_test(test_write_as_user),

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * sbatch --io-monitor=trace: one tracer per traced job, its reads and
+ * writes as DXT_POSIX records, spooled for the epilog when the job ends
+ * (jobtrace.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "darshan.h"
+#include "ioacct_ops.h"
+#include "jobtrace.h"
+#include "log.h"
+#include "model.h"
+#include "tracer.h"
+#include "util.h"
+
+#define MAX_TASKS 4096
+#define RANK_CACHE 1024
+/* How far up the process tree a process may be from the task it belongs to. */
+#define MAX_ANCESTRY 32
+
+struct task_rank {
+	int32_t pid;
+	int32_t rank;
+};
+
+struct jobtrace {
+	struct jobtrace *next;
+	int64_t key;
+	char cluster[IOACCT_SHORT_MAX];
+	uint64_t job_id;
+	uint32_t uid;                      /* the job's user: root's calls are Slurm's (0: kept) */
+	struct ioacct_tracer *tracer;
+	struct ioacct_darshan_log *dxt;    /* the DXT records and their names alone */
+	char host[IOACCT_DARSHAN_DXT_HOSTNAME];
+	char workdir[PATH_MAX];            /* relative paths are the job's working directory's */
+	char cgroup[PATH_MAX];
+	uint64_t max_segs;                 /* trace_max in segments */
+	uint64_t max_bytes;
+	uint64_t kept, dropped, nopath, failed;
+	bool nomem, broken;
+	struct task_rank tasks[MAX_TASKS]; /* registered tasks */
+	size_t ntasks;
+	struct task_rank cache[RANK_CACHE]; /* pid -> rank of the processes seen, 0: free */
+};
+
+struct ioacct_jobtraces {
+	const struct ioacct_config *cfg;
+	struct jobtrace *jobs;
+	uint32_t njobs;
+};
+
+struct ioacct_jobtraces *ioacct_jobtraces_create(const struct ioacct_config *cfg)
+{
+	struct ioacct_jobtraces *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->cfg = cfg;
+	return t;
+}
+
+static void jobtrace_free(struct jobtrace *j)
+{
+	ioacct_tracer_close(j->tracer);
+	ioacct_darshan_free(j->dxt);
+	free(j);
+}
+
+void ioacct_jobtraces_destroy(struct ioacct_jobtraces *t)
+{
+	if (!t)
+		return;
+	while (t->jobs) {
+		struct jobtrace *j = t->jobs;
+
+		t->jobs = j->next;
+		log_warn("job %s/%" PRIu64 ": trace abandoned (ioacctd stops)", j->cluster, j->job_id);
+		jobtrace_free(j);
+	}
+	free(t);
+}
+
+static struct jobtrace **lookup(struct ioacct_jobtraces *t, int64_t key)
+{
+	struct jobtrace **j = &t->jobs;
+
+	while (*j && (*j)->key != key)
+		j = &(*j)->next;
+	return j;
+}
+
+/* ---- ranks: which task a process is of, by its ancestry ------------------------------- */
+
+static int32_t task_rank_of(const struct jobtrace *j, int32_t pid)
+{
+	for (size_t i = 0; i < j->ntasks; i++)
+		if (j->tasks[i].pid == pid)
+			return j->tasks[i].rank;
+	return -1;
+}
+
+static int32_t parent_pid(int32_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything, the last ')' ends it. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+/*
+ * The rank of the task process `pid` descends from. A process gone before
+ * its events were read has no ancestry left: with one task on the node it
+ * is that task's, else rank 0. Cached per pid either way: a process's events
+ * come in runs.
+ */
+static int64_t rank_of(struct jobtrace *j, int32_t pid)
+{
+	struct task_rank *c = &j->cache[(uint32_t)pid % RANK_CACHE];
+	int32_t rank = -1, p = pid;
+
+	if (c->pid == pid)
+		return c->rank;
+	for (int i = 0; i < MAX_ANCESTRY && p > 1 && rank < 0; i++) {
+		rank = task_rank_of(j, p);
+		if (rank < 0)
+			p = parent_pid(p);
+	}
+	if (rank < 0)
+		rank = j->ntasks == 1 ? j->tasks[0].rank : 0;
+	c->pid = pid;
+	c->rank = rank;
+	return rank;
+}
+
+/* ---- events ------------------------------------------------------------------------- */
+
+static void on_event(void *ctx, const struct ioacct_trace_rec *r)
+{
+	struct jobtrace *j = ctx;
+	bool write = r->op == IOACCT_OP_WRITE;
+	int64_t rank;
+
+	/*
+	 * The job's tasks run as its user; Slurm's own processes in the job's
+	 * cgroup (slurmstepd, freezing and emptying it) as root: not the job's.
+	 */
+	if ((r->op != IOACCT_OP_READ && !write) || (j->uid && r->uid != j->uid))
+		return;
+	/* Darshan traces the reads and writes that did not fail, of 0 bytes too. */
+	if (r->ret < 0) {
+		j->failed++;
+		return;
+	}
+	/* An fd opened before the trace (stdin, inherited): no file to name. */
+	if (!r->path[0]) {
+		j->nopath++;
+		return;
+	}
+	if (j->kept >= j->max_segs) {
+		j->dropped++;
+		return;
+	}
+	rank = rank_of(j, (int32_t)r->pid);
+	if (ioacct_darshan_dxt_add_call(j->dxt, r->path, j->workdir, rank, j->host, write, r->offset,
+					r->ret, r->start_ns, r->dur_ns)) {
+		j->nomem = true;
+		j->dropped++;
+		return;
+	}
+	j->kept++;
+}
+
+/* ---- start ---------------------------------------------------------------------------- */
+
+/* A Slurm step's cgroup (".../job_J/step_S"): the job's directory; else the cgroup itself. */
+static void job_dir(const char *cgroup, char *out, size_t len)
+{
+	const char *base = strrchr(cgroup, '/');
+
+	ioacct_strlcpy(out, cgroup, len);
+	if (base && !strncmp(base + 1, "step_", 5)) {
+		char *slash = strrchr(out, '/');
+		const char *parent = slash ? memrchr(out, '/', (size_t)(slash - out)) : NULL;
+
+		if (parent && !strncmp(parent + 1, "job_", 4))
+			*slash = '\0';
+	}
+}
+
+static int add_task(struct jobtrace *j, const struct ioacct_req_register *req)
+{
+	if (req->pid <= 0 || task_rank_of(j, req->pid) >= 0)
+		return 0;
+	if (j->ntasks >= MAX_TASKS)
+		return -ENOSPC;
+	j->tasks[j->ntasks].pid = req->pid;
+	j->tasks[j->ntasks].rank = req->task_rank < 0 ? 0 : req->task_rank;
+	j->ntasks++;
+	return 0;
+}
+
+int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const char *cluster,
+			      const char *node, const char *workdir, uint64_t start_mono_ns,
+			      const struct ioacct_req_register *req, const char *cgroup,
+			      uint32_t hier, char *err, size_t errlen)
+{
+	struct jobtrace **slot = lookup(t, key), *j = *slot;
+	struct ioacct_tracer_target tg;
+	char dir[PATH_MAX], terr[1024];
+	int ret;
+
+	if (j) {
+		/* A later step: in the traced directory, or not traced (said, once per step). */
+		size_t n = strlen(j->cgroup);
+
+		if (strncmp(cgroup, j->cgroup, n) || (cgroup[n] && cgroup[n] != '/'))
+			return ioacct_seterr(err, errlen, -EXDEV, "step %u is in cgroup %s, not "
+					     "below the traced %s", req->step_id, cgroup, j->cgroup);
+		return add_task(j, req);
+	}
+	if (t->njobs >= t->cfg->max_traced_jobs)
+		return ioacct_seterr(err, errlen, -EBUSY, t->cfg->max_traced_jobs ?
+				     "%u jobs are traced on this node already (max_traced_jobs)" :
+				     "traces are off on this node (max_traced_jobs = %u)",
+				     t->cfg->max_traced_jobs);
+	job_dir(cgroup, dir, sizeof(dir));
+	ret = ioacct_tracer_target(dir, hier == IOACCT_HIER_V1 ? t->cfg->cgroup_v1_hierarchy : NULL,
+				   &tg, terr, sizeof(terr));
+	if (ret)
+		return ioacct_seterr(err, errlen, ret, "%s", terr);
+	j = calloc(1, sizeof(*j));
+	if (!j || !(j->dxt = calloc(1, sizeof(*j->dxt)))) {
+		free(j);
+		return ioacct_seterr(err, errlen, -ENOMEM, "out of memory");
+	}
+	j->key = key;
+	j->job_id = req->job_id;
+	j->uid = req->uid;
+	ioacct_strlcpy(j->cluster, cluster, sizeof(j->cluster));
+	ioacct_strlcpy(j->host, node, sizeof(j->host));
+	ioacct_strlcpy(j->workdir, workdir, sizeof(j->workdir));
+	ioacct_strlcpy(j->cgroup, dir, sizeof(j->cgroup));
+	/* The site's cap on what one job keeps in the daemon's memory. */
+	j->max_bytes = req->trace_max < (uint64_t)t->cfg->max_trace_mib << 20 ?
+		       req->trace_max : (uint64_t)t->cfg->max_trace_mib << 20;
+	j->max_segs = j->max_bytes / IOACCT_DARSHAN_DXT_SEG;
+	add_task(j, req);
+	ret = ioacct_tracer_open(&j->tracer, "ioacctd", &tg, IOACCT_JOBTRACE_BUFFER, start_mono_ns,
+				 on_event, j, terr, sizeof(terr));
+	if (ret) {
+		jobtrace_free(j);
+		return ioacct_seterr(err, errlen, ret, "%s", terr);
+	}
+	*slot = j;
+	t->njobs++;
+	log_info("job %s/%" PRIu64 ": tracing %s (cgroup %s, at most %" PRIu64 " bytes of DXT "
+		 "segments)", cluster, req->job_id, dir, hier == IOACCT_HIER_V1 ? "v1" : "v2",
+		 j->max_bytes);
+	return 0;
+}
+
+/* ---- the event loop ------------------------------------------------------------------------ */
+
+static void drain(struct jobtrace *j, bool all)
+{
+	int ret;
+
+	if (j->broken)
+		return;
+	ret = all ? ioacct_tracer_drain(j->tracer) : ioacct_tracer_poll(j->tracer, 0);
+	if (ret) {
+		log_err("job %s/%" PRIu64 ": reading its trace: %s; the trace ends here", j->cluster,
+			j->job_id, strerror(-ret));
+		j->broken = true;
+	}
+}
+
+void ioacct_jobtraces_poll(struct ioacct_jobtraces *t)
+{
+	for (struct jobtrace *j = t->jobs; j; j = j->next)
+		drain(j, false);
+}
+
+bool ioacct_jobtraces_active(const struct ioacct_jobtraces *t)
+{
+	return t && t->jobs;
+}
+
+/* ---- end: the trace spooled for the epilog ------------------------------------------------- */
+
+/* The spool file's name, its directory made. 0 or -errno (logged). */
+static int spool_prepare(const struct ioacct_jobtraces *t, const struct jobtrace *j, char *path,
+			 size_t len)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	ret = ioacct_darshan_spool_path(t->cfg->db_path, j->cluster, j->job_id, path, len);
+	if (ret) {
+		log_err("job %s/%" PRIu64 ": no spool file name for its trace: %s", j->cluster,
+			j->job_id, strerror(-ret));
+		return ret;
+	}
+	ioacct_strlcpy(dir, path, sizeof(dir));
+	*strrchr(dir, '/') = '\0';
+	ret = ioacct_mkdir_p(dir, 0700, false);
+	if (ret)
+		log_err("job %s/%" PRIu64 ": cannot make the trace spool %s: %s", j->cluster,
+			j->job_id, dir, strerror(-ret));
+	return ret;
+}
+
+/* Writes the trace (compressing it takes seconds for millions of segments) and says so. */
+static void spool_write(struct jobtrace *j, const char *path, uint64_t lost)
+{
+	char err[PATH_MAX + 512];
+	uint64_t nw = 0, nr = 0, t0 = ioacct_mono_ns();
+
+	for (size_t i = 0; i < j->dxt->ndxt; i++) {
+		nw += j->dxt->dxt[i].nwrites;
+		nr += j->dxt->dxt[i].nreads;
+	}
+	if (ioacct_darshan_write_file(j->dxt, path, err, sizeof(err))) {
+		log_err("job %s/%" PRIu64 ": cannot spool its trace: %s", j->cluster, j->job_id, err);
+		return;
+	}
+	log_info("job %s/%" PRIu64 ": trace spooled in %s: %" PRIu64 " writes and %" PRIu64
+		 " reads in %zu DXT records; %" PRIu64 " events lost (ring buffer full), %" PRIu64
+		 " dropped (past trace_max=%" PRIu64 "%s); %" PRIu64 " ms", j->cluster, j->job_id,
+		 path, nw, nr, j->dxt->ndxt, lost, j->dropped, j->max_bytes,
+		 j->nomem ? ", or out of memory" : "", (ioacct_mono_ns() - t0) / 1000000);
+}
+
+/*
+ * Spools in a grandchild, so that the event loop goes on serving the node's
+ * other jobs meanwhile; the pending marker tells the epilog to wait for it.
+ * Without a marker or a fork, here and now.
+ */
+static void spool(struct jobtrace *j, const char *path, uint64_t lost)
+{
+	char pending[PATH_MAX + 16];
+	int fd, status = 0;
+	pid_t pid;
+
+	snprintf(pending, sizeof(pending), "%s" IOACCT_DARSHAN_SPOOL_PENDING, path);
+	fd = open(pending, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		spool_write(j, path, lost);
+		return;
+	}
+	close(fd);
+	pid = fork();
+	if (pid == 0) {
+		pid_t g = fork();
+
+		if (g == 0) {
+			/* This job's programs are detached with the daemon's copy. */
+			ioacct_tracer_close(j->tracer);
+			j->tracer = NULL;
+			spool_write(j, path, lost);
+			unlink(pending);
+			_exit(0);
+		}
+		_exit(g < 0 ? 1 : 0);
+	}
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		spool_write(j, path, lost);
+		unlink(pending);
+	}
+}
+
+/* Job `key`'s trace taken out of the list; NULL when it has none. */
+static struct jobtrace *take(struct ioacct_jobtraces *t, int64_t key)
+{
+	struct jobtrace **slot = t ? lookup(t, key) : NULL, *j = slot ? *slot : NULL;
+
+	if (j) {
+		*slot = j->next;
+		t->njobs--;
+	}
+	return j;
+}
+
+void ioacct_jobtraces_end(struct ioacct_jobtraces *t, int64_t key)
+{
+	struct jobtrace *j = take(t, key);
+	char path[PATH_MAX];
+	uint64_t lost;
+	size_t mlen;
+
+	if (!j)
+		return;
+	drain(j, true);
+	lost = ioacct_tracer_lost(j->tracer);
+	j->dxt->jobid = (int64_t)j->job_id;
+	mlen = strnlen(j->dxt->metadata, sizeof(j->dxt->metadata));
+	snprintf(j->dxt->metadata + mlen, sizeof(j->dxt->metadata) - mlen,
+		 "trace_events=%" PRIu64 "\ntrace_lost=%" PRIu64 "\ntrace_dropped=%" PRIu64
+		 "\ntrace_max=%" PRIu64 "\ntrace_nopath=%" PRIu64 "\ntrace_failed=%" PRIu64 "\n%s",
+		 ioacct_tracer_events(j->tracer), lost, j->dropped, j->max_bytes, j->nopath, j->failed,
+		 j->broken ? "trace_broken=1\n" : "");
+	if (!spool_prepare(t, j, path, sizeof(path)))
+		spool(j, path, lost);
+	jobtrace_free(j);
+}
+
+void ioacct_jobtraces_forget(struct ioacct_jobtraces *t, int64_t key)
+{
+	struct jobtrace *j = take(t, key);
+
+	if (!j)
+		return;
+	log_info("job %s/%" PRIu64 ": trace dropped with its registration", j->cluster, j->job_id);
+	jobtrace_free(j);
+}
