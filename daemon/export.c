@@ -4,6 +4,16 @@
  * job, write it to PostgreSQL, unqueue it in SQLite, next. When PostgreSQL
  * cannot be reached it retries after 1 s, doubling to 60 s, and logs only
  * when the state changes ("unreachable ...; N jobs waiting", "back").
+ *
+ * A job of several nodes whose epilog asked for a merged report has its
+ * spec in SQLite (report_specs, with the finish). After its part is
+ * committed the exporter offers the report in PostgreSQL (job_reports)
+ * and claims it under the row's lock: the node that sees every expected
+ * part there writes it, as the user, and marks it written; the others see
+ * it written, or not yet complete. With an empty outbox it looks again at
+ * the specs it keeps: written elsewhere (drop), or past the deadline
+ * (merge_timeout) with nodes missing, then written without them (FOR
+ * UPDATE SKIP LOCKED: one node does). The job never waits for any of it.
  */
 #include "export.h"
 
@@ -19,6 +29,7 @@
 #include "log.h"
 #include "pgstore.h"
 #include "registry.h"
+#include "render.h"
 #include "store.h"
 
 #define BACKOFF_MIN_MS 1000
@@ -114,6 +125,89 @@ static int connect_pg(struct ioacct_export *ex)
 }
 
 /*
+ * The merged report of job key (cluster/job_id), if this node keeps one:
+ * offer it, then claim it (skip_locked: the idle poll) and write it when
+ * this node is the one. The spec is dropped once the report is written,
+ * here or by another node; kept while it waits, or PostgreSQL failed.
+ */
+static void merge_report(struct ioacct_export *ex, int64_t key, const struct ioacct_job *job,
+			 bool skip_locked)
+{
+	struct ioacct_report_spec *spec;
+	struct ioacct_pgstore_report rep;
+	struct ioacct_jobdata *jd = NULL;
+	unsigned int failed;
+	int err;
+
+	spec = malloc(sizeof(*spec));
+	if (!spec)
+		return;
+	err = ioacct_store_report_spec_get(ex->store, key, spec);
+	if (err) {
+		if (err != -ENOENT)
+			log_warn("cluster store: %s", ioacct_store_errmsg(ex->store));
+		free(spec);
+		return;
+	}
+	err = ioacct_pgstore_report_offer(ex->pg, job, spec, ex->cfg->merge_timeout_s);
+	free(spec);
+	if (!err)
+		err = ioacct_pgstore_report_claim(ex->pg, job->cluster, job->job_id, skip_locked, &rep,
+						  &jd);
+	if (err == -EAGAIN)
+		return;
+	if (err == -EALREADY) {
+		log_debug("job %s/%" PRIu64 ": merged report written by another node", job->cluster,
+			  job->job_id);
+		ioacct_store_report_spec_done(ex->store, key);
+		return;
+	}
+	if (err) {
+		log_warn("job %s/%" PRIu64 ": merged report: %s", job->cluster, job->job_id,
+			 ioacct_pgstore_errmsg(ex->pg));
+		return;
+	}
+	failed = ioacct_report_write_files(jd, rep.spec.path, rep.spec.formats, NULL, rep.uid,
+					   rep.gid, rep.spec.copy_dir, &ex->cfg->advice, NULL);
+	/* Written or not, it is done: a file that cannot be written now will not be later. */
+	err = ioacct_pgstore_report_written(ex->pg, job->cluster, job->job_id, job->node,
+					    jd->missing_nodes);
+	if (err) {
+		log_warn("job %s/%" PRIu64 ": merged report written, not marked (it may be written again): %s",
+			 job->cluster, job->job_id, ioacct_pgstore_errmsg(ex->pg));
+	} else {
+		ioacct_store_report_spec_done(ex->store, key);
+		if (jd->missing_nodes[0])
+			log_warn("job %s/%" PRIu64 ": merged report %s written without nodes %s (nothing from them within %" PRIu32 " s)",
+				 job->cluster, job->job_id, rep.spec.path, jd->missing_nodes,
+				 jd->missing_after_s);
+		else
+			log_info("job %s/%" PRIu64 ": merged report of nodes %s written%s", job->cluster,
+				 job->job_id, rep.spec.nodes, failed ? " (some files failed, see above)" : "");
+	}
+	ioacct_jobdata_free(jd);
+}
+
+/*
+ * With an empty outbox: every merged report this node keeps, once. Those
+ * written elsewhere are dropped, overdue ones written without the missing.
+ */
+static void merge_poll(struct ioacct_export *ex)
+{
+	struct ioacct_job job;
+	int64_t key = 0;
+
+	if (connect_pg(ex))
+		return;
+	while (!stopping(ex) && ioacct_store_report_spec_next(ex->store, key, &key) == 0) {
+		if (ioacct_store_job_get(ex->store, key, &job) == 0)
+			merge_report(ex, key, &job, true);
+		if (!ioacct_pgstore_connected(ex->pg))
+			break;
+	}
+}
+
+/*
  * Exports one job: 0 when done (or gone), -ENOENT when the outbox is empty,
  * another -errno when it failed and the exporter must back off.
  */
@@ -176,6 +270,8 @@ static int export_one(struct ioacct_export *ex)
 	else
 		log_debug("cluster store: job %" PRIu64 " of cluster %s exported", jd->job.job_id,
 			  jd->job.cluster);
+	/* This node's part is in: maybe the last one of a merged report. */
+	merge_report(ex, key, &jd->job, false);
 out:
 	ioacct_jobdata_free(jd);
 	return err;
@@ -188,6 +284,9 @@ static void *export_main(void *arg)
 
 	while (!stopping(ex)) {
 		err = export_one(ex);
+		/* Nothing left to export, or only jobs PostgreSQL refused: the kept reports. */
+		if (err == -ENOENT || err == -EAGAIN)
+			merge_poll(ex);
 		if (err == -ENOENT) {
 			if (wait_ms(ex, IDLE_POLL_MS))
 				break;

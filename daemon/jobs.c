@@ -20,6 +20,7 @@
 #include "procfs.h"
 #include "util.h"
 #include "query_fetch.h"
+#include "render.h"
 
 /*
  * A mount table, shared by the jobs of one mount namespace: at 1,000 jobs
@@ -1038,9 +1039,10 @@ out:
 }
 
 int ioacct_registry_job_end(struct ioacct_registry *r, struct djob *j, const char *state,
-			    int32_t exit_code)
+			    int32_t exit_code, const struct ioacct_report_spec *spec)
 {
-	int ret = ioacct_store_job_finish(r->store, j->job.key, ioacct_wall_ns(), state, exit_code);
+	int ret = ioacct_store_job_finish_report(r->store, j->job.key, ioacct_wall_ns(), state,
+						 exit_code, spec);
 
 	if (ret)
 		return ret;
@@ -1075,7 +1077,8 @@ static void handle_finish_step(struct ioacct_registry *r, const struct ioacct_re
 
 /* Finishes a job of the registry: its steps, then itself. */
 static void job_finish_all(struct ioacct_registry *r, struct djob *j, const char *state,
-			   int32_t exit_code, struct ioacct_reply *rep)
+			   int32_t exit_code, const struct ioacct_report_spec *spec,
+			   struct ioacct_reply *rep)
 {
 	int ret;
 
@@ -1090,11 +1093,102 @@ static void job_finish_all(struct ioacct_registry *r, struct djob *j, const char
 			return;
 		}
 	}
-	ret = ioacct_registry_job_end(r, j, state, exit_code);
+	ret = ioacct_registry_job_end(r, j, state, exit_code, spec);
 	if (ret) {
 		ioacct_reply_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
 		j->finish_lost = true;
 	}
+}
+
+/*
+ * Whether this daemon takes over the job's report, into *out: a report
+ * asked, a cluster store to merge in, and more than one node. Its pattern
+ * is expanded here from the job as registered, as the epilog would expand
+ * it. false: the epilog writes this node's part as before.
+ */
+static bool report_spec(const struct ioacct_registry *r, const struct ioacct_job *job,
+			const struct ioacct_report_spec *req, struct ioacct_report_spec *out)
+{
+	struct ioacct_report_vars v = {
+		.job_id = job->job_id, .has_array = job->has_array, .array_job_id = job->array_job_id,
+		.array_task_id = job->array_task_id, .user = job->user, .job_name = job->name,
+		.workdir = job->workdir, .node = job->node,
+	};
+	char err[512];
+
+	if (!req->path[0] || !req->formats || !r->cfg->cluster_db[0] ||
+	    !ioacct_pgstore_available() || !strchr(req->nodes, ','))
+		return false;
+	*out = *req;
+	if (ioacct_report_path_expand(req->path, &v, out->path, sizeof(out->path), err, sizeof(err))) {
+		log_warn("job %s/%llu: no merged report (%s): each node writes its own",
+			 job->cluster, (unsigned long long)job->job_id, err);
+		return false;
+	}
+	return true;
+}
+
+/* Whether `node` is one of a comma-separated list. */
+static bool in_list(const char *list, const char *node)
+{
+	size_t n = strlen(node);
+
+	while (*list) {
+		size_t l = strcspn(list, ",");
+
+		if (l == n && strncmp(list, node, n) == 0)
+			return true;
+		list += l;
+		list += strspn(list, ",");
+	}
+	return false;
+}
+
+/*
+ * A job of several nodes with a merged report, none of whose steps was
+ * monitored here (it ran on other nodes only): an empty finished part,
+ * exported like any other, so that the report counts this node in rather
+ * than waiting merge_timeout for it and naming it missing. No spec: the
+ * nodes with data offer and write the report. 0, or -errno to answer as
+ * before (not monitored).
+ */
+static int empty_part(struct ioacct_registry *r, const char *cluster,
+		      const struct ioacct_req_finish *req, struct ioacct_reply *rep)
+{
+	const char *node = req->node_name[0] ? req->node_name : r->cfg->node;
+	struct ioacct_job job = { .job_id = req->job_id };
+	int ret;
+
+	if (!req->report.path[0] || !req->report.formats || !r->cfg->cluster_db[0] ||
+	    !ioacct_pgstore_available() || !strchr(req->report.nodes, ',') ||
+	    !in_list(req->report.nodes, node))
+		return -ENOENT;
+	ioacct_strlcpy(job.cluster, cluster, sizeof(job.cluster));
+	ioacct_strlcpy(job.node, node, sizeof(job.node));
+	ioacct_strlcpy(job.source, "slurm", sizeof(job.source));
+	job.uid = req->uid;
+	job.gid = req->gid;
+	ioacct_strlcpy(job.user, req->user, sizeof(job.user));
+	ioacct_strlcpy(job.workdir, req->workdir, sizeof(job.workdir));
+	job.start_ns = ioacct_wall_ns();
+	snprintf(job.state, sizeof(job.state), "RUNNING");
+	ioacct_strlcpy(job.probe_mode, ioacct_probes_mode(r->probes), sizeof(job.probe_mode));
+	job.bin_width_ns = r->cfg->bin_width_ns;
+	ret = ioacct_store_job_insert(r->store, &job);
+	if (!ret)
+		ret = ioacct_store_job_finish(r->store, job.key, ioacct_wall_ns(),
+					      req->state[0] ? req->state : "COMPLETED", req->exit_code);
+	if (ret) {
+		log_warn("job %s/%llu: cannot keep this node's empty part: %s", cluster,
+			 (unsigned long long)req->job_id, ioacct_store_errmsg(r->store));
+		return ret;
+	}
+	log_info("job %s/%llu finished (%s): no step of it monitored on %s, an empty part for its merged report",
+		 cluster, (unsigned long long)req->job_id, req->state[0] ? req->state : "COMPLETED", node);
+	rep->job_id = req->job_id;
+	rep->job_key = job.key;
+	rep->report_merged = 1;
+	return 0;
 }
 
 static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req_finish *req,
@@ -1104,15 +1198,22 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
 	const char *state = req->state[0] ? req->state : "COMPLETED";
 	struct djob *j = job_lookup(r, cluster, req->job_id);
+	/* Static: the event loop is one thread, and it is 16 KiB. */
+	static struct ioacct_report_spec merged;
 	struct ioacct_job stored;
 	int ret;
 
 	if (j) {
-		job_finish_all(r, j, state, req->exit_code, rep);
+		bool m = report_spec(r, &j->job, &req->report, &merged);
+
+		job_finish_all(r, j, state, req->exit_code, m ? &merged : NULL, rep);
+		rep->report_merged = m && rep->status == 0;
 		return;
 	}
 	/* Running in the store only: its daemon died before it could finish it. */
 	ret = ioacct_store_job_find_running(r->store, cluster, req->job_id, &stored);
+	if (ret == -ENOENT && empty_part(r, cluster, req, rep) == 0)
+		return;
 	if (ret == -ENOENT) {
 		ioacct_reply_error(rep, ret, "job %llu of cluster %s is not being monitored",
 			  (unsigned long long)req->job_id, cluster);
@@ -1122,7 +1223,10 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
 		return;
 	}
-	ret = ioacct_store_job_finish(r->store, stored.key, ioacct_wall_ns(), state, req->exit_code);
+	bool m = report_spec(r, &stored, &req->report, &merged);
+
+	ret = ioacct_store_job_finish_report(r->store, stored.key, ioacct_wall_ns(), state,
+					     req->exit_code, m ? &merged : NULL);
 	if (ret) {
 		ioacct_reply_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
 		return;
@@ -1130,6 +1234,7 @@ static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req
 	log_info("job %s/%llu finished (%s)", cluster, (unsigned long long)req->job_id, state);
 	rep->job_id = stored.job_id;
 	rep->job_key = stored.key;
+	rep->report_merged = m;
 }
 
 /* ---- snapshot and status ---------------------------------------------------------------- */

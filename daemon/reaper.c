@@ -154,7 +154,7 @@ int ioacct_registry_reap(struct ioacct_registry *r)
 			continue;
 		log_info("job %s/%llu: no step left and no finish came: ending it (%s)",
 			 j->job.cluster, (unsigned long long)j->job.job_id, IOACCT_STATE_ENDED);
-		if (ioacct_registry_job_end(r, j, IOACCT_STATE_ENDED, IOACCT_EXIT_UNKNOWN)) {
+		if (ioacct_registry_job_end(r, j, IOACCT_STATE_ENDED, IOACCT_EXIT_UNKNOWN, NULL)) {
 			log_warn("job %s/%llu: cannot end it: %s; tried again at the next drain",
 				 j->job.cluster, (unsigned long long)j->job.job_id,
 				 ioacct_store_errmsg(r->store));

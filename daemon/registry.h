@@ -88,7 +88,7 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 				int32_t exit_code);
 /* Finishes a job with no step left in the store (totals, state) and forgets it. */
 int ioacct_registry_job_end(struct ioacct_registry *r, struct djob *j, const char *state,
-			    int32_t exit_code);
+			    int32_t exit_code, const struct ioacct_report_spec *spec);
 
 /*
  * Every entry the kernel holds for the watched slots, open bins included;

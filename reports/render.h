@@ -14,6 +14,7 @@
 #define IOACCT_RENDER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "report.h"
@@ -66,5 +67,62 @@ int ioacct_render(FILE *f, enum ioacct_render_format fmt, const struct ioacct_re
  */
 int ioacct_render_job(FILE *f, enum ioacct_render_format fmt, const struct ioacct_jobdata *jd,
 		      const struct ioacct_advice_limits *limits, const char *only_mount);
+
+/* Values the % codes of a report pattern stand for. */
+struct ioacct_report_vars {
+	uint64_t job_id;
+	bool has_array;
+	uint32_t array_job_id;
+	uint32_t array_task_id;
+	const char *user;
+	const char *job_name;
+	const char *workdir;
+	const char *node;              /* this node's name, for %N */
+};
+
+/*
+ * Expands %j (job id), %A (array master job id, else the job id), %a (array
+ * task id, else 4294967294 as Slurm prints), %u, %x, %w, %N (node) and %%.
+ * A name (%u, %x) containing '/' is refused: it would reach another
+ * directory. -EINVAL/-ENAMETOOLONG with err.
+ */
+int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_vars *v, char *out,
+			      size_t len, char *err, size_t errlen);
+
+/*
+ * The default pattern: next to the job's standard output, or in its working
+ * directory when the output goes to a device or its path is unknown.
+ */
+void ioacct_report_default_pattern(const char *stdout_path, char *out, size_t len);
+
+/* A set of report formats: bit 1 << enum ioacct_render_format. */
+#define IOACCT_FMT(fmt) (1U << (fmt))
+
+/*
+ * The path of one format's report: the expanded pattern with its extension
+ * replaced by the format's (.txt, .json, .html, .darshan), and ".NODE"
+ * before it when node is not NULL (a job on several nodes without a
+ * merged report: each node's epilog writes its own part, which must not
+ * overwrite another's).
+ */
+int ioacct_report_path_for(const char *expanded, enum ioacct_render_format fmt, const char *node,
+			   char *out, size_t len);
+
+/*
+ * Writes a job's report files (report_files.c): each format of `formats`
+ * (IOACCT_FMT bits) rendered and written at ioacct_report_path_for(expanded,
+ * fmt, part) as uid:gid (lib/report/userfile.h), and when copy_dir is not
+ * "" a copy there as root named CLUSTER-FILE. The plugin's epilog and
+ * ioacctd's merged reports both write through here. render_darshan, when
+ * not NULL, renders the Darshan format instead (the plugin's traced jobs,
+ * with their DXT records). Each failure is logged (log.h); returns how many
+ * files were not written.
+ */
+typedef int (*ioacct_report_render_fn)(const struct ioacct_jobdata *jd, char **buf, size_t *len);
+unsigned int ioacct_report_write_files(const struct ioacct_jobdata *jd, const char *expanded,
+				       unsigned int formats, const char *part, uint32_t uid,
+				       uint32_t gid, const char *copy_dir,
+				       const struct ioacct_advice_limits *limits,
+				       ioacct_report_render_fn render_darshan);
 
 #endif /* IOACCT_RENDER_H */

@@ -750,6 +750,11 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	job_row(f, "User", b);
 	snprintf(b, sizeof(b), "%s on cluster %s (%s)", j->node, j->cluster, j->source);
 	job_row(f, "Node", b);
+	if (r->jd->missing_nodes[0]) {
+		snprintf(b, sizeof(b), "%s (no data within %" PRIu32 " s of the first node)",
+			 r->jd->missing_nodes, r->jd->missing_after_s);
+		job_row(f, "Missing nodes", b);
+	}
 	snprintf(b, sizeof(b), "%s, exit code %" PRId32, j->state, j->exit_code);
 	job_row(f, "State", b);
 	job_row(f, "Started", r_iso_time(j->start_ns, t, sizeof(t)));

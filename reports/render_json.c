@@ -355,6 +355,35 @@ static void nodes(struct jw *w, const struct ioacct_report *r)
 	jw_close(w, ']');
 }
 
+/*
+ * A merged report written without some nodes (they sent nothing within
+ * missing_after_s of the first): their names; the key only then.
+ */
+static void missing_nodes(struct jw *w, const struct ioacct_report *r)
+{
+	const char *p = r->jd->missing_nodes;
+	char name[IOACCT_NAME_MAX];
+
+	if (!*p)
+		return;
+	jw_key(w, "missing_nodes");
+	jw_open(w, '[', true);
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n && n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			jw_sep(w);
+			r_json_str(w->f, name);
+		}
+		p += n;
+		p += strspn(p, ",");
+	}
+	jw_close(w, ']');
+	jw_u64(w, "missing_after_s", r->jd->missing_after_s);
+}
+
 enum col { COL_BIN, COL_RB, COL_WB, COL_RC, COL_WC, COL_META };
 
 static void series_col(struct jw *w, const char *key, const struct ioacct_report_mount *m,
@@ -469,6 +498,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 	jw_close(&w, ']');
 	steps(&w, r);
 	nodes(&w, r);
+	missing_nodes(&w, r);
 	series(&w, r);
 	advice(&w, r);
 	jw_close(&w, '}');

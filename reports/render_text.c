@@ -44,6 +44,8 @@ static void header(FILE *f, const struct ioacct_report *r)
 	fprintf(f, "# job name: %s\n", j->name);
 	fprintf(f, "# workdir: %s\n", j->workdir);
 	fprintf(f, "# nodes: %s\n", j->node);
+	if (r->jd->missing_nodes[0])
+		fprintf(f, "# missing nodes: %s\n", r->jd->missing_nodes);
 	fprintf(f, "# source: %s\n", j->source);
 	fprintf(f, "# state: %s\n", j->state);
 	fprintf(f, "# exit code: %" PRId32 "\n", j->exit_code);
@@ -117,6 +119,10 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	fprintf(f, " \"%s\", user %s (uid %" PRIu32 "), cluster %s, node %s\n", j->name, j->user,
 		j->uid, j->cluster, j->node);
 	fprintf(f, "%-*s%s, exit code %" PRId32 "\n", LABEL, "State", j->state, j->exit_code);
+	/* A merged report written without some nodes: say so before any figure. */
+	if (r->jd->missing_nodes[0])
+		fprintf(f, "%-*smissing nodes: %s (no data within %" PRIu32 " s of the first node)\n",
+			LABEL, "Nodes", r->jd->missing_nodes, r->jd->missing_after_s);
 	fprintf(f, "%-*s%s", LABEL, "Time", r_ctime(j->start_ns, a, sizeof(a)));
 	if (j->end_ns)
 		fprintf(f, " to %s, %s s\n", r_ctime(j->end_ns, a, sizeof(a)),

@@ -167,114 +167,6 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 	return 0;
 }
 
-static int append(char *out, size_t len, size_t *n, const char *s)
-{
-	size_t l = strlen(s);
-
-	if (*n + l >= len)
-		return -ENAMETOOLONG;
-	memcpy(out + *n, s, l + 1);
-	*n += l;
-	return 0;
-}
-
-int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_vars *v, char *out,
-			      size_t len, char *err, size_t errlen)
-{
-	size_t n = 0;
-	char num[32];
-
-	if (!len)
-		return -ENAMETOOLONG;
-	out[0] = '\0';
-	for (const char *p = pattern; *p; p++) {
-		const char *s = num;
-		char lit[2] = { *p, '\0' };
-
-		if (*p != '%') {
-			s = lit;
-		} else {
-			switch (*++p) {
-			case 'j':
-				snprintf(num, sizeof(num), "%llu", (unsigned long long)v->job_id);
-				break;
-			case 'A':
-				snprintf(num, sizeof(num), "%llu", v->has_array ?
-					 (unsigned long long)v->array_job_id : (unsigned long long)v->job_id);
-				break;
-			case 'a':
-				snprintf(num, sizeof(num), "%u", v->has_array ? v->array_task_id : 4294967294U);
-				break;
-			case 'u':
-			case 'x':
-			case 'N':
-				s = *p == 'u' ? v->user : *p == 'x' ? v->job_name : v->node;
-				if (!s || !*s)
-					s = *p == 'u' ? "unknown" : *p == 'x' ? "job" : "node";
-				if (strchr(s, '/') || strcmp(s, "..") == 0) {
-					snprintf(err, errlen, "%%%c is '%s', which is not a file name", *p, s);
-					return -EINVAL;
-				}
-				break;
-			case 'w':
-				s = v->workdir;
-				if (!s || s[0] != '/') {
-					snprintf(err, errlen, "%%w: the job's working directory is unknown");
-					return -EINVAL;
-				}
-				break;
-			case '%':
-				s = "%";
-				break;
-			default:
-				snprintf(err, errlen, "unknown %%%c in report pattern '%s' (%%j %%A %%a %%u %%x %%w %%N %%%%)",
-					 *p ? *p : ' ', pattern);
-				return -EINVAL;
-			}
-		}
-		if (append(out, len, &n, s)) {
-			snprintf(err, errlen, "report path from '%s' is too long", pattern);
-			return -ENAMETOOLONG;
-		}
-	}
-	if (out[0] != '/') {
-		snprintf(err, errlen, "report path '%s' is not absolute", out);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int ioacct_report_path_for(const char *expanded, enum ioacct_render_format fmt, const char *node,
-			   char *out, size_t len)
-{
-	const char *slash = strrchr(expanded, '/'), *dot = strrchr(expanded, '.');
-	const char *ext;
-	size_t base;
-
-	if ((unsigned int)fmt >= IOACCT_RENDER_NFORMATS)
-		return -EINVAL;
-	ext = ioacct_render_formats[fmt].ext;
-	base = dot && (!slash || dot > slash) ? (size_t)(dot - expanded) : strlen(expanded);
-	if ((size_t)snprintf(out, len, "%.*s%s%s%s", (int)base, expanded, node ? "." : "",
-			     node ? node : "", ext) >= len)
-		return -ENAMETOOLONG;
-	if (node && strchr(node, '/'))
-		return -EINVAL;
-	return 0;
-}
-
-void ioacct_report_default_pattern(const char *stdout_path, char *out, size_t len)
-{
-	const char *slash = stdout_path ? strrchr(stdout_path, '/') : NULL;
-
-	/* Output sent to a device (/dev/null) has no directory to be next to. */
-	if (stdout_path && stdout_path[0] == '/' && strncmp(stdout_path, "/dev/", 5) != 0 && slash &&
-	    (size_t)(slash - stdout_path) + 20 < len)
-		snprintf(out, len, "%.*s/ioacct-%%j.txt", (int)(slash - stdout_path), stdout_path);
-	else
-		snprintf(out, len, "%%w/ioacct-%%j.txt");
-}
-
 /*
  * One range list "1-3,07,9-10" of a bracket: the n-th number, with the
  * zero padding of its range's start. *n is decreased by the count skipped.
@@ -350,4 +242,26 @@ int ioacct_hostlist_nth(const char *list, unsigned int n, char *out, size_t len)
 		p = *e ? e + 1 : e;
 	}
 	return -ENOENT;
+}
+
+int ioacct_hostlist_expand(const char *list, char *out, size_t len)
+{
+	char host[256];
+	size_t n = 0;
+	int ret;
+
+	if (!len)
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	for (unsigned int i = 0;; i++) {
+		ret = ioacct_hostlist_nth(list, i, host, sizeof(host));
+		if (ret == -ENOENT)
+			return i ? 0 : -EINVAL;
+		if (ret)
+			return ret;
+		ret = snprintf(out + n, len - n, "%s%s", i ? "," : "", host);
+		if (ret < 0 || (size_t)ret >= len - n)
+			return -ENAMETOOLONG;
+		n += (size_t)ret;
+	}
 }

@@ -33,9 +33,6 @@ struct ioacct_spank_conf {
 int ioacct_spank_conf_parse(struct ioacct_spank_conf *c, int argc, char **argv, char *err,
 			    size_t errlen);
 
-/* A set of report formats (render.h): bit 1 << enum ioacct_render_format. */
-#define IOACCT_FMT(fmt) (1U << (fmt))
-
 /* trace_max unless told: bytes of DXT segments (32 each) kept per node. */
 #define IOACCT_TRACE_MAX_DEFAULT (64ULL << 20)
 #define IOACCT_TRACE_MAX_MIN 4096
@@ -59,47 +56,18 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 /* A trace of at most trace_max bytes, and the Darshan report it goes in. */
 void ioacct_monitor_opts_trace(struct ioacct_monitor_opts *o, uint64_t trace_max);
 
-/* Values the % codes of a report pattern stand for. */
-struct ioacct_report_vars {
-	uint64_t job_id;
-	bool has_array;
-	uint32_t array_job_id;
-	uint32_t array_task_id;
-	const char *user;
-	const char *job_name;
-	const char *workdir;
-	const char *node;              /* this node's name, for %N */
-};
-
-/*
- * Expands %j (job id), %A (array master job id, else the job id), %a (array
- * task id, else 4294967294 as Slurm prints), %u, %x, %w, %N (node) and %%.
- * A name (%u, %x) containing '/' is refused: it would reach another
- * directory. -EINVAL/-ENAMETOOLONG with err.
- */
-int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_vars *v, char *out,
-			      size_t len, char *err, size_t errlen);
-
-/*
- * The path of one format's report: the expanded pattern with its extension
- * replaced by the format's (render.h: .txt, .json, .html, .darshan), and ".NODE"
- * before it when node is not NULL (a job on several nodes: each node's
- * epilog writes its own part, which must not overwrite another's).
- */
-int ioacct_report_path_for(const char *expanded, enum ioacct_render_format fmt, const char *node,
-			   char *out, size_t len);
-
-/*
- * The default pattern: next to the job's standard output, or in its working
- * directory when the output goes to a device or its path is unknown.
- */
-void ioacct_report_default_pattern(const char *stdout_path, char *out, size_t len);
-
 /*
  * The n-th host (from 0) of a Slurm host list such as "mc[1-3],gpu[01-02]x,login":
  * which node a step's task runs on, from SLURM_STEP_NODELIST and its node id.
  * -ENOENT past the end, -EINVAL for a form not handled (several brackets).
  */
 int ioacct_hostlist_nth(const char *list, unsigned int n, char *out, size_t len);
+
+/*
+ * Every host of a Slurm host list, comma-separated ("mc[1-3]" gives
+ * "mc1,mc2,mc3"): a job's nodes for its merged report. -EINVAL for a form
+ * ioacct_hostlist_nth() does not handle, -ENAMETOOLONG when out is short.
+ */
+int ioacct_hostlist_expand(const char *list, char *out, size_t len);
 
 #endif /* IOACCT_SPANK_ARGS_H */

@@ -160,6 +160,16 @@ static void user_from_uid(uint32_t uid, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
+/* The user's primary group, when the environment does not say it. */
+static void user_gid(uint32_t uid, uint32_t *gid)
+{
+	struct passwd pw, *res = NULL;
+	char pwbuf[4096];
+
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		*gid = res->pw_gid;
+}
+
 /*
  * slurmd's node name, which need not be the host name (slurmd -N, several per
  * host). Not SLURMD_NODENAME: here, before the task's environment is set up,
@@ -351,6 +361,20 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 
 /* ---- epilog: finish the job and write its report ------------------------------------ */
 
+/* The first line of a command's output, without its newline ("" when none). */
+static void first_line(const char *cmd, char *line, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+
+	line[0] = '\0';
+	if (!p)
+		return;
+	if (!fgets(line, (int)len, p))
+		line[0] = '\0';
+	pclose(p);
+	line[strcspn(line, "\n")] = '\0';
+}
+
 /*
  * The job's final state as Slurm names it. During the epilog slurmctld still
  * shows the job as COMPLETING (the flag clears when the epilog is done), so
@@ -363,19 +387,13 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 	char cmd[128], line[8192], st[32] = "", reason[64] = "";
 	int code = 0, sig = 0;
 	const char *f;
-	FILE *p;
 
 	snprintf(state, len, "COMPLETED");
 	*exit_code = 0;
 	if (!id || !*id || strspn(id, "0123456789") != strlen(id))
 		return;
 	snprintf(cmd, sizeof(cmd), "scontrol -o show job %s 2>/dev/null", id);
-	p = popen(cmd, "r");
-	if (!p)
-		return;
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	pclose(p);
+	first_line(cmd, line, sizeof(line));
 	if ((f = strstr(line, " JobState=")))
 		sscanf(f, " JobState=%31[A-Z_]", st);
 	if ((f = strstr(line, " Reason=")))
@@ -391,21 +409,73 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 		snprintf(state, len, "FAILED");
 }
 
-/* The same renderers as ioreport and iorun, so a report looks the same whichever made it. */
-static int render(const struct ioacct_jobdata *jd, enum ioacct_render_format fmt, char **buf,
-		  size_t *len)
+/* The report pattern: plugstack's report=, else next to the job's output. */
+static void report_pattern(char *pattern, size_t len)
 {
-	FILE *f = open_memstream(buf, len);
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = ioacct_render_job(f, fmt, jd, &cfg.advice, NULL);
-	if (fclose(f) && !ret)
-		ret = -EIO;
-	return ret;
+	if (conf.report[0])
+		ioacct_strlcpy(pattern, conf.report, len);
+	else
+		ioacct_report_default_pattern(getenv("SLURM_JOB_STDOUT"), pattern, len);
 }
 
+static unsigned int report_formats(void)
+{
+	return mopts.formats ? mopts.formats : IOACCT_FMT(IOACCT_RENDER_TEXT);
+}
+
+/*
+ * The job's nodes, comma-separated: SLURM_JOB_NODELIST (or SLURM_NODELIST)
+ * when the epilog's environment has it, else the NodeList of `scontrol show
+ * job`, run like job_final_state() runs it; `scontrol show hostnames` for a
+ * list form the plugin does not expand itself. "" when unknown: then
+ * nobody merges, and each node writes its own part.
+ */
+static void job_nodes(char *out, size_t len)
+{
+	const char *id = getenv("SLURM_JOB_ID"), *env = getenv("SLURM_JOB_NODELIST");
+	char list[8192], line[8192], cmd[128];
+	const char *f;
+	size_t n = 0;
+	FILE *p;
+	int w;
+
+	out[0] = list[0] = '\0';
+	if (!env || !*env)
+		env = getenv("SLURM_NODELIST");
+	if (env && *env) {
+		ioacct_strlcpy(list, env, sizeof(list));
+	} else if (id && *id && strspn(id, "0123456789") == strlen(id)) {
+		snprintf(cmd, sizeof(cmd), "scontrol -o show job %s 2>/dev/null", id);
+		first_line(cmd, line, sizeof(line));
+		if ((f = strstr(line, " NodeList=")))
+			sscanf(f, " NodeList=%8191[^ ]", list);
+	}
+	if (!list[0] || strcmp(list, "(null)") == 0)
+		return;
+	if (ioacct_hostlist_expand(list, out, len) == 0)
+		return;
+	out[0] = '\0';
+	if (strspn(list, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,[]") != strlen(list))
+		return;
+	snprintf(line, sizeof(line), "scontrol show hostnames '%s' 2>/dev/null", list);
+	p = popen(line, "r");
+	if (!p)
+		return;
+	while (fgets(cmd, sizeof(cmd), p)) {
+		cmd[strcspn(cmd, "\n")] = '\0';
+		if (!cmd[0])
+			continue;
+		w = snprintf(out + n, len - n, "%s%s", n ? "," : "", cmd);
+		if (w < 0 || (size_t)w >= len - n) {
+			out[0] = '\0';
+			break;
+		}
+		n += (size_t)w;
+	}
+	pclose(p);
+}
+
+/* This node's part of the job: one report per node, named apart when the job has several. */
 static void write_reports(const struct ioacct_jobdata *jd)
 {
 	const struct ioacct_job *job = &jd->job;
@@ -415,49 +485,20 @@ static void write_reports(const struct ioacct_jobdata *jd)
 		.workdir = job->workdir[0] ? job->workdir : getenv("SLURM_JOB_WORK_DIR"),
 		.node = job->node,
 	};
-	unsigned int formats = mopts.formats ? mopts.formats : IOACCT_FMT(IOACCT_RENDER_TEXT);
 	const char *nnodes = getenv("SLURM_JOB_NUM_NODES");
-	char pattern[PATH_MAX], expanded[PATH_MAX], path[PATH_MAX], err[512];
+	char pattern[PATH_MAX], expanded[PATH_MAX], err[512];
+	const char *part;
 
-	if (conf.report[0])
-		ioacct_strlcpy(pattern, conf.report, sizeof(pattern));
-	else
-		ioacct_report_default_pattern(getenv("SLURM_JOB_STDOUT"), pattern, sizeof(pattern));
+	report_pattern(pattern, sizeof(pattern));
 	if (ioacct_report_path_expand(pattern, &v, expanded, sizeof(expanded), err, sizeof(err))) {
 		slurm_error("ioacct: job %llu: no report written: %s", (unsigned long long)job->job_id, err);
 		return;
 	}
-	for (enum ioacct_render_format fmt = 0; fmt < IOACCT_RENDER_NFORMATS; fmt++) {
-		char *buf = NULL;
-		size_t len = 0;
-
-		if (!(formats & IOACCT_FMT(fmt)))
-			continue;
-		/* Each node's epilog writes what this node saw: name the parts apart. */
-		const char *part = nnodes && atoi(nnodes) > 1 && !strstr(pattern, "%N") ? job->node : NULL;
-
-		int ret = fmt == IOACCT_RENDER_DARSHAN && mopts.trace_max ? render_trace(jd, &buf, &len) :
-			  render(jd, fmt, &buf, &len);
-
-		if (ret || (ret = ioacct_report_path_for(expanded, fmt, part, path, sizeof(path)))) {
-			slurm_error("ioacct: job %llu: cannot render its %s report: %s",
-				    (unsigned long long)job->job_id, ioacct_render_format_name(fmt), strerror(-ret));
-			free(buf);
-			continue;
-		}
-		if (ioacct_write_as_user(path, job->uid, job->gid, buf, len, err, sizeof(err)))
-			slurm_error("ioacct: job %llu: report not written: %s", (unsigned long long)job->job_id, err);
-		if (conf.report_copy_dir[0]) {
-			char name[NAME_MAX];
-			const char *base = strrchr(path, '/') + 1;
-
-			snprintf(name, sizeof(name), "%s-%s", job->cluster, base);
-			if (ioacct_write_as_root(conf.report_copy_dir, name, buf, len, err, sizeof(err)))
-				slurm_error("ioacct: job %llu: admin copy not written: %s",
-					    (unsigned long long)job->job_id, err);
-		}
-		free(buf);
-	}
+	/* Each node's epilog writes what this node saw: name the parts apart. */
+	part = nnodes && atoi(nnodes) > 1 && !strstr(pattern, "%N") ? job->node : NULL;
+	/* A traced job's .darshan report carries the trace ioacctd spooled. */
+	ioacct_report_write_files(jd, expanded, report_formats(), part, job->uid, job->gid,
+				  conf.report_copy_dir, &cfg.advice, mopts.trace_max ? render_trace : NULL);
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
@@ -466,7 +507,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	struct ioacct_reply rep;
 	struct ioacct_source src = { .timeout_ms = LOAD_TIMEOUT_MS };
 	struct ioacct_jobdata *jd = NULL;
-	const char *id = getenv("SLURM_JOB_ID"), *cluster = getenv("SLURM_CLUSTER_NAME");
+	const char *id = getenv("SLURM_JOB_ID"), *cluster = getenv("SLURM_CLUSTER_NAME"), *env;
 	char *optval = NULL, err[1024];
 	int ret;
 
@@ -481,6 +522,32 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	req.u.fin.job_id = strtoull(id, NULL, 10);
 	ioacct_strlcpy(req.u.fin.cluster, cluster ? cluster : "", sizeof(req.u.fin.cluster));
 	job_final_state(req.u.fin.state, sizeof(req.u.fin.state), &req.u.fin.exit_code);
+	/*
+	 * The report as this epilog would write it: the pattern (ioacctd expands
+	 * it from the job it has, as write_reports() does here), the formats, the
+	 * job's nodes. With a cluster store and several nodes ioacctd takes it
+	 * over and one node writes one merged report.
+	 */
+	/* A traced job keeps its per-node .darshan reports, each with its node's trace. */
+	if (!mopts.trace_max)
+		report_pattern(req.u.fin.report.path, sizeof(req.u.fin.report.path));
+	req.u.fin.report.formats = report_formats();
+	job_nodes(req.u.fin.report.nodes, sizeof(req.u.fin.report.nodes));
+	ioacct_strlcpy(req.u.fin.report.copy_dir, conf.report_copy_dir,
+		       sizeof(req.u.fin.report.copy_dir));
+	/* For a node where no step ran: its empty part (the epilog's own environment). */
+	env = getenv("SLURM_JOB_UID");
+	req.u.fin.uid = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
+	env = getenv("SLURM_JOB_GID");
+	req.u.fin.gid = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
+	if (!env && req.u.fin.uid)
+		user_gid(req.u.fin.uid, &req.u.fin.gid);
+	env = getenv("SLURM_JOB_USER");
+	ioacct_strlcpy(req.u.fin.user, env ? env : "", sizeof(req.u.fin.user));
+	env = getenv("SLURMD_NODENAME");
+	ioacct_strlcpy(req.u.fin.node_name, env ? env : "", sizeof(req.u.fin.node_name));
+	env = getenv("SLURM_JOB_WORK_DIR");
+	ioacct_strlcpy(req.u.fin.workdir, env ? env : "", sizeof(req.u.fin.workdir));
 	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
 	if (ret) {
 		slurm_error("ioacct: cannot finish job %s: %s", id, err);
@@ -494,6 +561,15 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 			slurm_error("ioacct: cannot finish job %s: %s", id, rep.error);
 		ioacct_reply_free(&rep);
 		return never_registered ? 0 : failure();
+	}
+	if (!rep.report_merged && strchr(req.u.fin.report.nodes, ','))
+		slurm_debug("ioacct: job %s: one report per node (no cluster store, or ioacctd did not take the report of nodes %s)",
+			    id, req.u.fin.report.nodes);
+	if (rep.report_merged) {
+		slurm_info("ioacct: job %s: one merged report for its nodes (%s), written by ioacctd once every node's part is in the cluster store",
+			   id, req.u.fin.report.nodes);
+		ioacct_reply_free(&rep);
+		return 0;
 	}
 	/* From the daemon, which knows where its store is: plugstack.conf needs only socket=. */
 	if (ioacct_source_load_job(&src, NULL, 0, rep.job_key, &jd, err, sizeof(err))) {

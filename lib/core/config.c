@@ -74,6 +74,7 @@ static const struct key keys[] = {
 	/* The first name of node_name, still read. */
 	{ "node", KEY_NAME, FIELD(node), 0, 0 },
 	{ "cluster_db", KEY_CONNINFO, FIELD(cluster_db), 0, 0 },
+	{ "merge_timeout", KEY_UINT32, FIELD(merge_timeout_s), 1, 7 * 86400 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
 	{ "page_cache_views", KEY_BOOL, FIELD(page_cache_views), 0, 0 },
@@ -353,6 +354,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->private_data = false;
 	cfg->page_cache_views = true;
 	cfg->metrics_linger_ms = 60000;
+	cfg->merge_timeout_s = 300;
 	ioacct_advice_limits_defaults(&cfg->advice);
 }
 

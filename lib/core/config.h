@@ -59,6 +59,7 @@ struct ioacct_config {
 	char cluster[64];                /* cluster = (empty: Slurm's ClusterName; "iorun" for iorun) */
 	char node[256];                  /* node_name = (default: the short host name); old name: node */
 	char cluster_db[1024];           /* cluster_db = (empty: no cluster store): libpq connection string */
+	uint32_t merge_timeout_s;        /* merge_timeout = 300: seconds a merged report waits for every node */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
 	bool page_cache_views;           /* page_cache_views = yes: the page-cache and mmap views */

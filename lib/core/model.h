@@ -107,6 +107,20 @@ struct ioacct_node_part {
 	uint64_t ns;                      /* time in I/O calls, every operation */
 };
 
+/* The longest node list of a merged report ("mc1,mc2,..."): 8 KiB. */
+#define IOACCT_REPORT_NODES_MAX 8192
+
+/*
+ * The report of a job of several nodes, as the epilog asks for it: one
+ * merged file for the whole job, written by one node's ioacctd (issue 13).
+ */
+struct ioacct_report_spec {
+	char path[4096];                  /* expanded base path, no format suffix */
+	uint32_t formats;                 /* IOACCT_FMT() bits of reports/render.h */
+	char nodes[IOACCT_REPORT_NODES_MAX]; /* the job's nodes, "mc1,mc2,mc3" */
+	char copy_dir[4096];              /* the admin's copy (report_copy_dir), "" = none */
+};
+
 struct ioacct_jobdata {
 	struct ioacct_job job;
 	struct ioacct_step *steps;
@@ -122,6 +136,13 @@ struct ioacct_jobdata {
 	/* Not stored: a job of several nodes from the cluster store, by node name; else none. */
 	struct ioacct_node_part *nodes;
 	size_t nnodes;
+	/*
+	 * Not stored: a merged report written without some nodes' parts, the
+	 * nodes missing ("mc3,mc4"; "" when none) and how long after the first
+	 * node's part the report waited for them (merge_timeout).
+	 */
+	char missing_nodes[1024];
+	uint32_t missing_after_s;
 };
 
 void ioacct_jobdata_free(struct ioacct_jobdata *jd);

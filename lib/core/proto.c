@@ -112,6 +112,12 @@ enum ioacct_attr {
 	IOACCT_ATTR_WRITE_BYTES = 76,
 	IOACCT_ATTR_READS = 77,
 	IOACCT_ATTR_WRITES = 78,
+	/* FINISH_JOB's report of a job of several nodes, merged by ioacctd (issue 13). */
+	IOACCT_ATTR_REPORT_PATH = 79,
+	IOACCT_ATTR_REPORT_FORMATS = 80,
+	IOACCT_ATTR_REPORT_NODES = 81,
+	IOACCT_ATTR_REPORT_COPY_DIR = 82,
+	IOACCT_ATTR_REPORT_MERGED = 83,
 	IOACCT_ATTR_COUNT
 };
 
@@ -213,6 +219,11 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 	[IOACCT_ATTR_WRITE_BYTES] = { "write_bytes", KIND_U64 },
 	[IOACCT_ATTR_READS] = { "reads", KIND_U64 },
 	[IOACCT_ATTR_WRITES] = { "writes", KIND_U64 },
+	[IOACCT_ATTR_REPORT_PATH] = { "report_path", KIND_STRING },
+	[IOACCT_ATTR_REPORT_FORMATS] = { "report_formats", KIND_U32 },
+	[IOACCT_ATTR_REPORT_NODES] = { "report_nodes", KIND_STRING },
+	[IOACCT_ATTR_REPORT_COPY_DIR] = { "report_copy_dir", KIND_STRING },
+	[IOACCT_ATTR_REPORT_MERGED] = { "report_merged", KIND_U32 },
 };
 
 /*
@@ -277,6 +288,15 @@ static const struct field finish_job_fields[] = {
 	FIN(cluster, IOACCT_ATTR_CLUSTER, 0),
 	FIN(state, IOACCT_ATTR_STATE, 0),
 	FIN(exit_code, IOACCT_ATTR_EXIT_CODE, 0),
+	FIN(report.path, IOACCT_ATTR_REPORT_PATH, 0),
+	FIN(report.formats, IOACCT_ATTR_REPORT_FORMATS, 0),
+	FIN(report.nodes, IOACCT_ATTR_REPORT_NODES, 0),
+	FIN(report.copy_dir, IOACCT_ATTR_REPORT_COPY_DIR, 0),
+	FIN(uid, IOACCT_ATTR_UID, 0),
+	FIN(gid, IOACCT_ATTR_GID, 0),
+	FIN(user, IOACCT_ATTR_USER, 0),
+	FIN(node_name, IOACCT_ATTR_NODE_NAME, 0),
+	FIN(workdir, IOACCT_ATTR_WORKDIR, 0),
 };
 
 #define QUERY(member, attr, flags) FIELD(struct ioacct_req_query, member, attr, flags)
@@ -348,6 +368,7 @@ static const struct field reply_fields[] = {
 	REP(qseries, IOACCT_ATTR_QSERIES, F_REPEAT),
 	REP(qnodes, IOACCT_ATTR_QNODE, F_REPEAT),
 	REP(more, IOACCT_ATTR_MORE, 0),
+	REP(report_merged, IOACCT_ATTR_REPORT_MERGED, 0),
 	REP(watches, IOACCT_ATTR_WATCH, F_REPEAT),
 };
 

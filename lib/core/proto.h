@@ -97,6 +97,23 @@ struct ioacct_req_finish {
 	char cluster[IOACCT_SHORT_MAX];
 	char state[32];             /* COMPLETED, FAILED, CANCELLED, ...; "" = COMPLETED */
 	int32_t exit_code;
+	/*
+	 * FINISH_JOB only: the job's report as the epilog would write it ("" path:
+	 * none sent). With cluster_db and more than one node the daemon keeps it
+	 * and one node writes the merged report (reply: report_merged).
+	 */
+	struct ioacct_report_spec report;
+	/*
+	 * FINISH_JOB only, with a report: the job's owner and this node's Slurm
+	 * name, for a node where no step of the job was monitored. Its daemon
+	 * keeps an empty part then, so that the merged report does not wait
+	 * for it and name it missing.
+	 */
+	uint32_t uid;
+	uint32_t gid;
+	char user[IOACCT_SHORT_MAX];
+	char node_name[IOACCT_NAME_MAX];
+	char workdir[PATH_MAX];
 };
 
 /* status, snapshot and live have only these. */
@@ -266,6 +283,8 @@ struct ioacct_reply {
 	struct ioacct_qnode_row *qnodes;
 	size_t nqnodes;
 	uint32_t more;
+	/* finish job: 1 when the daemon writes the job's merged report (the epilog writes none) */
+	uint32_t report_merged;
 	/* snapshot: the running steps' watched cgroups; owned and freed likewise */
 	struct ioacct_watch_row *watches;
 	size_t nwatches;

@@ -91,6 +91,45 @@ int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint
 	return -ENOTSUP;
 }
 
+int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_job *job,
+				const struct ioacct_report_spec *spec, uint32_t merge_timeout_s)
+{
+	(void)pg;
+	(void)job;
+	(void)spec;
+	(void)merge_timeout_s;
+	return -ENOTSUP;
+}
+
+int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+				bool skip_locked, struct ioacct_pgstore_report *rep,
+				struct ioacct_jobdata **jd)
+{
+	(void)pg;
+	(void)cluster;
+	(void)job_id;
+	(void)skip_locked;
+	(void)rep;
+	*jd = NULL;
+	return -ENOTSUP;
+}
+
+int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+				  const char *node, const char *missing)
+{
+	(void)pg;
+	(void)cluster;
+	(void)job_id;
+	(void)node;
+	(void)missing;
+	return -ENOTSUP;
+}
+
+void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
+{
+	(void)pg;
+}
+
 #else /* HAVE_LIBPQ */
 
 /*
@@ -165,6 +204,28 @@ static const char *const migrations[] = {
 	 * [S - the longest duration, E]: this index gives that duration at once.
 	 */
 	"CREATE INDEX jobs_duration ON jobs ((end_ns - start_ns));",
+	/*
+	 * 3: the merged report of a job of several nodes (issue 13): one row
+	 * per job, made by the first node to export its part; the node that
+	 * writes the report sets written_at under the row's lock.
+	 */
+	"CREATE TABLE job_reports ("
+	" cluster text NOT NULL,"
+	" job_id bigint NOT NULL,"
+	" expected text[] NOT NULL,"
+	" path text NOT NULL,"
+	" formats integer NOT NULL,"
+	" uid bigint NOT NULL,"
+	" gid bigint NOT NULL,"
+	" copy_dir text NOT NULL,"
+	" merge_timeout_s integer NOT NULL,"
+	" first_at timestamptz NOT NULL DEFAULT now(),"
+	" deadline timestamptz NOT NULL,"
+	" written_at timestamptz,"
+	" written_by text,"
+	" missing text[],"
+	" PRIMARY KEY (cluster, job_id));"
+	"CREATE INDEX job_reports_waiting ON job_reports (deadline) WHERE written_at IS NULL;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,
@@ -1350,6 +1411,149 @@ int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint
 		return ret;
 	}
 	return *out ? 0 : -ENOENT;
+}
+
+/* ---- the merged report of a job of several nodes ---- */
+
+int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_job *job,
+				const struct ioacct_report_spec *spec, uint32_t merge_timeout_s)
+{
+	char job_id[24], formats[16], uid[16], gid[16], timeout[16], start[24];
+	const char *params[10];
+	PGresult *res;
+	int err = 0;
+
+	snprintf(job_id, sizeof(job_id), "%" PRIu64, job->job_id);
+	snprintf(formats, sizeof(formats), "%" PRIu32, spec->formats);
+	snprintf(uid, sizeof(uid), "%" PRIu32, job->uid);
+	snprintf(gid, sizeof(gid), "%" PRIu32, job->gid);
+	snprintf(timeout, sizeof(timeout), "%" PRIu32, merge_timeout_s);
+	params[0] = job->cluster;
+	params[1] = job_id;
+	params[2] = spec->nodes;
+	params[3] = spec->path;
+	params[4] = formats;
+	params[5] = uid;
+	params[6] = gid;
+	params[7] = spec->copy_dir;
+	params[8] = timeout;
+	snprintf(start, sizeof(start), "%" PRId64, job->start_ns);
+	params[9] = start;
+	/*
+	 * The first node's offer stands: its deadline counts from the first part.
+	 * A row made before this node's part started is an earlier run of the
+	 * same job id (requeued, or ids started again): this run starts afresh.
+	 */
+	res = PQexecParams(pg->conn,
+			   "INSERT INTO job_reports (cluster, job_id, expected, path, formats, uid, gid,"
+			   " copy_dir, merge_timeout_s, deadline)"
+			   " VALUES ($1, $2, string_to_array($3, ','), $4, $5, $6, $7, $8, $9,"
+			   " now() + make_interval(secs => $9::integer))"
+			   " ON CONFLICT (cluster, job_id) DO UPDATE SET expected = EXCLUDED.expected,"
+			   " path = EXCLUDED.path, formats = EXCLUDED.formats, uid = EXCLUDED.uid,"
+			   " gid = EXCLUDED.gid, copy_dir = EXCLUDED.copy_dir,"
+			   " merge_timeout_s = EXCLUDED.merge_timeout_s, first_at = now(),"
+			   " deadline = EXCLUDED.deadline, written_at = NULL, written_by = NULL,"
+			   " missing = NULL"
+			   " WHERE job_reports.first_at < to_timestamp($10::bigint / 1e9)",
+			   10, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		err = conn_error(pg, res, "offer the merged report");
+	PQclear(res);
+	return err;
+}
+
+void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
+{
+	rollback_quiet(pg);
+}
+
+int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+				bool skip_locked, struct ioacct_pgstore_report *rep,
+				struct ioacct_jobdata **jd)
+{
+	/* Missing: expected nodes with no part in jobs yet, by name. */
+	static const char sql[] =
+		"SELECT r.path, r.formats, r.uid, r.gid, r.copy_dir,"
+		" array_to_string(r.expected, ','), r.written_at IS NOT NULL, now() >= r.deadline,"
+		" coalesce((SELECT string_agg(n, ',' ORDER BY n) FROM unnest(r.expected) n"
+		"  WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.cluster = r.cluster"
+		"  AND j.job_id = r.job_id AND j.node = n)), ''), r.merge_timeout_s"
+		" FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2 FOR UPDATE";
+	char job_id_s[24], q[sizeof(sql) + 16];
+	const char *params[2] = { cluster, job_id_s };
+	char missing[sizeof((*jd)->missing_nodes)];
+	uint32_t timeout = 0;
+	bool written = false, overdue = false;
+	PGresult *res;
+	int err;
+
+	*jd = NULL;
+	memset(rep, 0, sizeof(*rep));
+	snprintf(job_id_s, sizeof(job_id_s), "%" PRIu64, job_id);
+	snprintf(q, sizeof(q), "%s%s", sql, skip_locked ? " SKIP LOCKED" : "");
+	err = exec(pg, "BEGIN", "begin a transaction");
+	if (err)
+		return err;
+	res = PQexecParams(pg->conn, q, 2, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		err = conn_error(pg, res, "lock the merged report");
+	} else if (PQntuples(res) != 1) {
+		/* None, or another node holds it (SKIP LOCKED). */
+		err = skip_locked ? -EAGAIN : -ENOENT;
+	} else {
+		ioacct_strlcpy(rep->spec.path, PQgetvalue(res, 0, 0), sizeof(rep->spec.path));
+		rep->spec.formats = (uint32_t)strtoul(PQgetvalue(res, 0, 1), NULL, 10);
+		rep->uid = (uint32_t)strtoul(PQgetvalue(res, 0, 2), NULL, 10);
+		rep->gid = (uint32_t)strtoul(PQgetvalue(res, 0, 3), NULL, 10);
+		ioacct_strlcpy(rep->spec.copy_dir, PQgetvalue(res, 0, 4), sizeof(rep->spec.copy_dir));
+		ioacct_strlcpy(rep->spec.nodes, PQgetvalue(res, 0, 5), sizeof(rep->spec.nodes));
+		written = PQgetvalue(res, 0, 6)[0] == 't';
+		overdue = PQgetvalue(res, 0, 7)[0] == 't';
+		ioacct_strlcpy(missing, PQgetvalue(res, 0, 8), sizeof(missing));
+		timeout = (uint32_t)strtoul(PQgetvalue(res, 0, 9), NULL, 10);
+	}
+	PQclear(res);
+	if (!err && written)
+		err = -EALREADY;
+	else if (!err && missing[0] && !overdue)
+		err = -EAGAIN;
+	if (!err) {
+		err = ioacct_pgstore_job_load(pg, cluster, job_id, jd);
+		if (err == -ENOENT)
+			pg_error(pg, err, "cluster store: job %" PRIu64 " has a report but no part", job_id);
+	}
+	if (err) {
+		rollback_quiet(pg);
+		return err;
+	}
+	ioacct_strlcpy((*jd)->missing_nodes, missing, sizeof((*jd)->missing_nodes));
+	(*jd)->missing_after_s = missing[0] ? timeout : 0;
+	return 0;
+}
+
+int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+				  const char *node, const char *missing)
+{
+	char job_id_s[24];
+	const char *params[4] = { cluster, job_id_s, node, missing };
+	PGresult *res;
+	int err = 0;
+
+	snprintf(job_id_s, sizeof(job_id_s), "%" PRIu64, job_id);
+	res = PQexecParams(pg->conn,
+			   "UPDATE job_reports SET written_at = now(), written_by = $3,"
+			   " missing = CASE WHEN $4 = '' THEN NULL ELSE string_to_array($4, ',') END"
+			   " WHERE cluster = $1 AND job_id = $2",
+			   4, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		err = conn_error(pg, res, "mark the merged report written");
+	PQclear(res);
+	if (!err)
+		err = exec(pg, "COMMIT", "commit the merged report");
+	if (err)
+		rollback_quiet(pg);
+	return err;
 }
 
 #endif /* HAVE_LIBPQ */

@@ -13,6 +13,9 @@
  *   mounts  (job, mnt_id) -> path, fs type, source
  *   totals  (job, step_id, mnt_id, op) -> counters
  *   series  (job, step_id, mnt_id, op, bin) -> counters
+ *   job_reports  (cluster, job_id) -> the merged report of a job of several
+ *           nodes: expected nodes, path, formats, owner, deadline, and
+ *           who wrote it when, without which nodes (schema 3)
  * The counters are numeric(20,0): exact for the whole uint64 range, in sums too.
  * Their columns follow IOACCT_STORE_COUNTER_COLS: a column new there is added
  * here on connect.
@@ -32,7 +35,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 2
+#define IOACCT_PGSTORE_SCHEMA_VERSION 3
 
 struct ioacct_pgstore;
 
@@ -96,5 +99,40 @@ int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_st
  */
 int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
 			    struct ioacct_jobdata **out);
+
+/*
+ * The merged report of a job of several nodes (issue 13). Every node, after
+ * committing its part, offers the report (the first offer makes the row,
+ * its deadline now + merge_timeout_s on PostgreSQL's clock; a row older
+ * than the part's start, an earlier run of the same job id, is made anew),
+ * then claims it.
+ */
+int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_job *job,
+				const struct ioacct_report_spec *spec, uint32_t merge_timeout_s);
+
+/* What a claim gives the writer: the spec, and the user to write as. */
+struct ioacct_pgstore_report {
+	struct ioacct_report_spec spec;
+	uint32_t uid, gid;
+};
+
+/*
+ * Opens a transaction and locks the job's report row (skip_locked: FOR
+ * UPDATE SKIP LOCKED, for the idle poll; else waits for the lock). 0: this
+ * caller writes it, the transaction stays open, *jd is the whole job
+ * (ioacct_pgstore_job_load) with missing_nodes set when the deadline passed
+ * without some nodes; then ioacct_pgstore_report_written() or _abort().
+ * Otherwise the transaction is over: -EALREADY when written already,
+ * -EAGAIN when it must wait (nodes missing before the deadline, or locked
+ * with skip_locked), -ENOENT without a row, another -errno on failure.
+ */
+int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+				bool skip_locked, struct ioacct_pgstore_report *rep,
+				struct ioacct_jobdata **jd);
+/* Marks the claimed report written by `node` and commits. */
+int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+				  const char *node, const char *missing);
+/* Gives a claim up (rolls back): another node, or a later poll, tries again. */
+void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg);
 
 #endif /* IOACCT_PGSTORE_H */

@@ -59,6 +59,18 @@
 	" job_key INTEGER PRIMARY KEY REFERENCES jobs(key) ON DELETE CASCADE);"        \
 	"INSERT INTO export_queue SELECT key FROM jobs WHERE end_ns IS NOT NULL;"
 
+/*
+ * 6: the spec of a job's merged report (issue 13), kept with the finished
+ * job until this node has seen the report written. Its own step.
+ */
+#define MIGRATION_REPORT_SPECS                                                          \
+	"CREATE TABLE report_specs ("                                                   \
+	" job_key INTEGER PRIMARY KEY REFERENCES jobs(key) ON DELETE CASCADE,"          \
+	" path TEXT NOT NULL,"                                                          \
+	" formats INTEGER NOT NULL,"                                                    \
+	" nodes TEXT NOT NULL,"                                                         \
+	" copy_dir TEXT NOT NULL);"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -159,6 +171,7 @@ static const char *const migrations[] = {
 	"ALTER TABLE totals ADD COLUMN err_io INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE totals ADD COLUMN err_other INTEGER NOT NULL DEFAULT 0;",
 	MIGRATION_EXPORT_QUEUE,
+	MIGRATION_REPORT_SPECS,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -175,6 +188,7 @@ static const struct {
 	{ "jobs", 1 },   { "steps", 1 }, { "mounts", 1 },  { "series", 1 },
 	{ "totals", 1 }, { "ops", 1 },   { "watches", 2 },
 	{ "export_queue", 5 },
+	{ "report_specs", 6 },
 };
 
 /*
@@ -240,6 +254,10 @@ enum stmt_id {
 	ST_EXPORT_NEXT,
 	ST_EXPORT_DONE,
 	ST_EXPORT_COUNT,
+	ST_SPEC_PUT,
+	ST_SPEC_GET,
+	ST_SPEC_NEXT,
+	ST_SPEC_DONE,
 	ST_COUNT,
 };
 
@@ -318,6 +336,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_EXPORT_NEXT] = "SELECT job_key FROM export_queue WHERE job_key > ?1 ORDER BY job_key LIMIT 1",
 	[ST_EXPORT_DONE] = "DELETE FROM export_queue WHERE job_key = ?1",
 	[ST_EXPORT_COUNT] = "SELECT count(*) FROM export_queue",
+	[ST_SPEC_PUT] = "INSERT OR REPLACE INTO report_specs (job_key, path, formats, nodes, copy_dir)"
+			" VALUES (?1, ?2, ?3, ?4, ?5)",
+	[ST_SPEC_GET] = "SELECT path, formats, nodes, copy_dir FROM report_specs WHERE job_key = ?1",
+	[ST_SPEC_NEXT] = "SELECT job_key FROM report_specs WHERE job_key > ?1 ORDER BY job_key LIMIT 1",
+	[ST_SPEC_DONE] = "DELETE FROM report_specs WHERE job_key = ?1",
 };
 
 struct ioacct_store {
@@ -1389,12 +1412,28 @@ static int finish_in_unit(struct ioacct_store *st, int64_t job_key, int64_t end_
 	return err;
 }
 
+static int spec_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_report_spec *spec)
+{
+	sqlite3_stmt *s = NULL;
+	int err;
+
+	err = stmt_get(st, ST_SPEC_PUT, &s);
+	if (err)
+		return err;
+	return stmt_run(st, s,
+			bind_i64(s, 1, job_key) || BIND_BUF(s, 2, spec->path) ||
+				sqlite3_bind_int64(s, 3, spec->formats) || BIND_BUF(s, 4, spec->nodes) ||
+				BIND_BUF(s, 5, spec->copy_dir),
+			"keep the merged report of job %" PRId64, job_key);
+}
+
 /*
  * Works inside an explicit transaction too, as a savepoint: the finish is
  * then committed (or lost) with the caller's transaction.
  */
-int ioacct_store_job_finish(struct ioacct_store *st, int64_t job_key, int64_t end_ns,
-			    const char *state, int32_t exit_code)
+int ioacct_store_job_finish_report(struct ioacct_store *st, int64_t job_key, int64_t end_ns,
+				   const char *state, int32_t exit_code,
+				   const struct ioacct_report_spec *spec)
 {
 	bool outer;
 	int err;
@@ -1406,7 +1445,17 @@ int ioacct_store_job_finish(struct ioacct_store *st, int64_t job_key, int64_t en
 	err = unit_begin(st, true, &outer);
 	if (err)
 		return err;
-	return unit_end(st, outer, finish_in_unit(st, job_key, end_ns, state, exit_code));
+	err = finish_in_unit(st, job_key, end_ns, state, exit_code);
+	/* With the finish and its outbox row: the exporter never sees one without the other. */
+	if (!err && spec)
+		err = spec_put(st, job_key, spec);
+	return unit_end(st, outer, err);
+}
+
+int ioacct_store_job_finish(struct ioacct_store *st, int64_t job_key, int64_t end_ns,
+			    const char *state, int32_t exit_code)
+{
+	return ioacct_store_job_finish_report(st, job_key, end_ns, state, exit_code, NULL);
 }
 
 int ioacct_store_job_get(struct ioacct_store *st, int64_t job_key, struct ioacct_job *job)
@@ -2319,4 +2368,53 @@ int ioacct_store_export_count(struct ioacct_store *st, uint64_t *n)
 	if (!err)
 		*n = (uint64_t)v;
 	return err;
+}
+
+int ioacct_store_report_spec_get(struct ioacct_store *st, int64_t job_key,
+				 struct ioacct_report_spec *spec)
+{
+	sqlite3_stmt *s = NULL;
+	int rc, err;
+
+	memset(spec, 0, sizeof(*spec));
+	err = stmt_get(st, ST_SPEC_GET, &s);
+	if (err)
+		return err;
+	rc = bind_i64(s, 1, job_key) ? sqlite3_errcode(st->db) : sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		col_str(s, 0, spec->path, sizeof(spec->path));
+		spec->formats = (uint32_t)sqlite3_column_int64(s, 1);
+		col_str(s, 2, spec->nodes, sizeof(spec->nodes));
+		col_str(s, 3, spec->copy_dir, sizeof(spec->copy_dir));
+	} else if (rc == SQLITE_DONE) {
+		err = store_error(st, -ENOENT, "job %" PRId64 " has no merged report", job_key);
+	} else {
+		err = sql_error(st, rc, "read the merged report of job %" PRId64, job_key);
+	}
+	stmt_done(s);
+	return err;
+}
+
+int ioacct_store_report_spec_next(struct ioacct_store *st, int64_t after_key, int64_t *job_key)
+{
+	sqlite3_stmt *s = NULL;
+	int rc, err;
+
+	err = stmt_get(st, ST_SPEC_NEXT, &s);
+	if (err)
+		return err;
+	rc = bind_i64(s, 1, after_key) ? sqlite3_errcode(st->db) : sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*job_key = sqlite3_column_int64(s, 0);
+	else if (rc == SQLITE_DONE)
+		err = store_error(st, -ENOENT, "no merged report waits");
+	else
+		err = sql_error(st, rc, "read the merged reports");
+	stmt_done(s);
+	return err;
+}
+
+int ioacct_store_report_spec_done(struct ioacct_store *st, int64_t job_key)
+{
+	return run_key(st, ST_SPEC_DONE, job_key, "drop the merged report");
 }

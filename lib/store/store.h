@@ -16,6 +16,7 @@
  *   totals   (job_key, step_id, mnt_id, op) -> counters, written at finish
  *   watches  the daemon's registry of watched cgroups (survives restarts)
  *   export_queue  finished jobs not yet committed to the cluster store
+ *   report_specs  a finished job's merged report until it is written (schema 6)
  */
 #ifndef IOACCT_STORE_H
 #define IOACCT_STORE_H
@@ -26,7 +27,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 5
+#define IOACCT_STORE_SCHEMA_VERSION 6
 
 struct ioacct_store;
 
@@ -115,6 +116,13 @@ int ioacct_store_job_add_dropped(struct ioacct_store *st, int64_t job_key, uint6
  */
 int ioacct_store_job_finish(struct ioacct_store *st, int64_t job_key, int64_t end_ns,
 			    const char *state, int32_t exit_code);
+/*
+ * The same, keeping in the same transaction the spec of the job's merged
+ * report (spec NULL: none), so that a restart loses neither.
+ */
+int ioacct_store_job_finish_report(struct ioacct_store *st, int64_t job_key, int64_t end_ns,
+				   const char *state, int32_t exit_code,
+				   const struct ioacct_report_spec *spec);
 
 /*
  * The outbox of the cluster store: job_finish queues every finished job in
@@ -125,6 +133,16 @@ int ioacct_store_job_finish(struct ioacct_store *st, int64_t job_key, int64_t en
 int ioacct_store_export_next(struct ioacct_store *st, int64_t after_key, int64_t *job_key);
 int ioacct_store_export_done(struct ioacct_store *st, int64_t job_key);
 int ioacct_store_export_count(struct ioacct_store *st, uint64_t *n);
+/*
+ * The specs of merged reports this node still has to see written: the
+ * exporter reads the one of a job it exported (-ENOENT: none), walks them
+ * in key order when idle (next: the first above after_key), and drops one
+ * once the report is written, by whichever node.
+ */
+int ioacct_store_report_spec_get(struct ioacct_store *st, int64_t job_key,
+				 struct ioacct_report_spec *spec);
+int ioacct_store_report_spec_next(struct ioacct_store *st, int64_t after_key, int64_t *job_key);
+int ioacct_store_report_spec_done(struct ioacct_store *st, int64_t job_key);
 
 /* ---- reader side (tools) ---- */
 

@@ -7,6 +7,17 @@
 # pg SQL: the rows of a query, fields separated by '|', no headers.
 pg() { "$PGBIN/psql" -X -q -At -F '|' "$PGURL" -c "$1"; }
 
+# wait_exported DB LABEL: the SQLite store DB's outbox empties within 60 s.
+wait_exported() {
+	local n
+	for _ in $(seq 1 600); do
+		n=$(sqlite3 "$1" 'SELECT count(*) FROM export_queue')
+		[ "$n" = 0 ] && return 0
+		sleep 0.1
+	done
+	fail "$2: $n jobs still wait for the cluster store after 60 s"
+}
+
 # The counter columns, as IOACCT_STORE_COUNTER_COLS has them.
 COUNTERS="bytes, calls, errors, ns, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9"
 

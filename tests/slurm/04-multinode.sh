@@ -50,12 +50,7 @@ state=$(wait_job "$J" 120)
 [ "$state" = COMPLETED ] || { cat "$W/out-$J.txt"; fail "job $J ended $state"; }
 
 for k in 1 2 3; do
-	for _ in $(seq 1 600); do
-		n=$(sqlite3 "$MC/mc$k/ioacct.db" 'SELECT count(*) FROM export_queue')
-		[ "$n" = 0 ] && break
-		sleep 0.1
-	done
-	[ "$n" = 0 ] || fail "mc$k: $n jobs still wait for the cluster store after 60 s"
+	wait_exported "$MC/mc$k/ioacct.db" "mc$k"
 done
 
 # Per node: its job row under its Slurm name, its step's exact bytes on $WMNT.

@@ -409,6 +409,57 @@ static void test_finish_job_roundtrip(void **state)
 	assert_string_equal(out.u.fin.cluster, "hpc");
 	assert_string_equal(out.u.fin.state, "CANCELLED");
 	assert_int_equal(out.u.fin.exit_code, -9);
+	/* No report sent: none decoded. */
+	assert_string_equal(out.u.fin.report.path, "");
+	assert_int_equal(out.u.fin.report.formats, 0);
+}
+
+/* The epilog's report spec travels with FINISH_JOB; the reply says whether the daemon took it. */
+static void test_finish_job_report_roundtrip(void **state)
+{
+	static struct ioacct_request in, out;
+	static struct ioacct_reply rin, rout;
+	size_t i;
+
+	(void)state;
+	fill_finish(&in, IOACCT_MSG_FINISH_JOB);
+	ioacct_strlcpy(in.u.fin.report.path, "/home/u/ioacct-%j.txt", sizeof(in.u.fin.report.path));
+	in.u.fin.report.formats = 5;
+	/* The longest node list that fits. */
+	for (i = 0; i + 1 < sizeof(in.u.fin.report.nodes); i++)
+		in.u.fin.report.nodes[i] = i % 4 == 3 ? ',' : 'n';
+	in.u.fin.report.nodes[i] = '\0';
+	ioacct_strlcpy(in.u.fin.report.copy_dir, "/var/log/ioacct", sizeof(in.u.fin.report.copy_dir));
+	in.u.fin.uid = 1001;
+	in.u.fin.gid = 1002;
+	ioacct_strlcpy(in.u.fin.user, "alice", sizeof(in.u.fin.user));
+	ioacct_strlcpy(in.u.fin.node_name, "mc3", sizeof(in.u.fin.node_name));
+	ioacct_strlcpy(in.u.fin.workdir, "/home/alice", sizeof(in.u.fin.workdir));
+	roundtrip_request(&in, &out);
+	assert_int_equal(out.u.fin.uid, 1001);
+	assert_int_equal(out.u.fin.gid, 1002);
+	assert_string_equal(out.u.fin.user, "alice");
+	assert_string_equal(out.u.fin.node_name, "mc3");
+	assert_string_equal(out.u.fin.workdir, "/home/alice");
+	assert_string_equal(out.u.fin.report.path, in.u.fin.report.path);
+	assert_int_equal(out.u.fin.report.formats, 5);
+	assert_string_equal(out.u.fin.report.nodes, in.u.fin.report.nodes);
+	assert_string_equal(out.u.fin.report.copy_dir, "/var/log/ioacct");
+	/* FINISH_STEP carries none of it. */
+	in.type = IOACCT_MSG_FINISH_STEP;
+	roundtrip_request(&in, &out);
+	assert_string_equal(out.u.fin.report.path, "");
+	assert_string_equal(out.u.fin.report.nodes, "");
+	assert_string_equal(out.u.fin.node_name, "");
+
+	memset(&rin, 0, sizeof(rin));
+	rin.job_key = 7;
+	rin.report_merged = 1;
+	roundtrip_reply(&rin, &rout);
+	assert_int_equal(rout.report_merged, 1);
+	rin.report_merged = 0;
+	roundtrip_reply(&rin, &rout);
+	assert_int_equal(rout.report_merged, 0);
 }
 
 static void test_status_snapshot_roundtrip(void **state)
@@ -1913,6 +1964,7 @@ int main(void)
 		cmocka_unit_test(test_register_longest_strings),
 		cmocka_unit_test(test_finish_step_roundtrip),
 		cmocka_unit_test(test_finish_job_roundtrip),
+		cmocka_unit_test(test_finish_job_report_roundtrip),
 		cmocka_unit_test(test_status_snapshot_roundtrip),
 		cmocka_unit_test(test_live_roundtrip),
 		cmocka_unit_test(test_reply_roundtrip),

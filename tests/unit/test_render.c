@@ -553,6 +553,33 @@ static void test_empty_job(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+/* A merged report without some nodes names them in every format; none named otherwise. */
+static void test_missing_nodes(void **state)
+{
+	struct jb b;
+	char *out;
+
+	(void)state;
+	jb_init(&b, 5 * SEC, 2 * SEC);
+	out = render(b.jd, IOACCT_RENDER_JSON, NULL);
+	assert_null(strstr(out, "missing"));
+	free(out);
+	ioacct_strlcpy(b.jd->missing_nodes, "mc3,mc4", sizeof(b.jd->missing_nodes));
+	b.jd->missing_after_s = 15;
+	out = render(b.jd, IOACCT_RENDER_TEXT, NULL);
+	assert_non_null(strstr(out, "missing nodes: mc3,mc4 (no data within 15 s of the first node)\n"));
+	assert_non_null(strstr(out, "# missing nodes: mc3,mc4\n"));
+	free(out);
+	out = render(b.jd, IOACCT_RENDER_JSON, NULL);
+	assert_non_null(strstr(out, "\"missing_nodes\": [\"mc3\", \"mc4\"]"));
+	assert_non_null(strstr(out, "\"missing_after_s\": 15"));
+	free(out);
+	out = render(b.jd, IOACCT_RENDER_HTML, NULL);
+	assert_non_null(strstr(out, "mc3,mc4 (no data within 15 s of the first node)"));
+	free(out);
+	ioacct_jobdata_free(b.jd);
+}
+
 /* A day in 1 s bins: plots are downsampled, tables grouped, counts still exact. */
 static void test_long_job(void **state)
 {
@@ -662,6 +689,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_html, setup, teardown),
 		cmocka_unit_test(test_html_escapes),
 		cmocka_unit_test(test_empty_job),
+		cmocka_unit_test(test_missing_nodes),
 		cmocka_unit_test(test_long_job),
 		cmocka_unit_test(test_write_errors),
 		cmocka_unit_test(test_darshan_format),

@@ -240,6 +240,22 @@ static void assert_nth(const char *list, unsigned int n, const char *want)
 	assert_string_equal(out, want);
 }
 
+static void test_hostlist_expand(void **state)
+{
+	char out[64], small[8];
+
+	(void)state;
+	assert_int_equal(ioacct_hostlist_expand("mc[1-3]", out, sizeof(out)), 0);
+	assert_string_equal(out, "mc1,mc2,mc3");
+	assert_int_equal(ioacct_hostlist_expand("n[09-11],login", out, sizeof(out)), 0);
+	assert_string_equal(out, "n09,n10,n11,login");
+	assert_int_equal(ioacct_hostlist_expand("mc1", out, sizeof(out)), 0);
+	assert_string_equal(out, "mc1");
+	assert_int_equal(ioacct_hostlist_expand("", out, sizeof(out)), -EINVAL);
+	assert_int_equal(ioacct_hostlist_expand("a[1-2]b[1-2]", out, sizeof(out)), -EINVAL);
+	assert_int_equal(ioacct_hostlist_expand("mc[1-3]", small, sizeof(small)), -ENAMETOOLONG);
+}
+
 static void test_hostlist_nth(void **state)
 {
 	char out[8];
@@ -274,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_write_as_user),
 		cmocka_unit_test(test_write_as_root),
 		cmocka_unit_test(test_hostlist_nth),
+		cmocka_unit_test(test_hostlist_expand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -299,7 +299,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 5);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 6);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;
@@ -449,6 +449,50 @@ static void test_export_queue(void **state)
 	assert_int_equal(ioacct_store_job_delete(st, b.key), 0);
 	assert_int_equal(ioacct_store_export_count(st, &n), 0);
 	assert_int_equal(n, 0);
+	ioacct_store_close(st);
+}
+
+/* A merged report's spec is kept with the finish, read back whole, walked, dropped. */
+static void test_report_specs(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_store *st = open_store(f, f->path, IOACCT_STORE_RDWR);
+	struct ioacct_job a = insert_job(st, "hpc", 21, 100);
+	struct ioacct_job b = insert_job(st, "hpc", 22, 100);
+	struct ioacct_job c = insert_job(st, "hpc", 23, 100);
+	static struct ioacct_report_spec spec, got;
+	int64_t key = -1;
+	uint64_t n = 0;
+
+	ioacct_strlcpy(spec.path, "/home/u/ioacct-21.txt", sizeof(spec.path));
+	spec.formats = 3;
+	ioacct_strlcpy(spec.nodes, "mc1,mc2,mc3", sizeof(spec.nodes));
+	ioacct_strlcpy(spec.copy_dir, "/var/log/ioacct", sizeof(spec.copy_dir));
+	assert_int_equal(ioacct_store_job_finish_report(st, a.key, 200, "COMPLETED", 0, &spec), 0);
+	assert_int_equal(ioacct_store_job_finish_report(st, b.key, 200, "COMPLETED", 0, NULL), 0);
+	/* Refused finish (no end time): no spec either. */
+	assert_int_equal(ioacct_store_job_finish_report(st, c.key, 0, "COMPLETED", 0, &spec), -EINVAL);
+	assert_int_equal(ioacct_store_report_spec_get(st, c.key, &got), -ENOENT);
+	assert_int_equal(ioacct_store_export_count(st, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(ioacct_store_report_spec_get(st, a.key, &got), 0);
+	assert_string_equal(got.path, spec.path);
+	assert_int_equal(got.formats, 3);
+	assert_string_equal(got.nodes, spec.nodes);
+	assert_string_equal(got.copy_dir, spec.copy_dir);
+	assert_int_equal(ioacct_store_report_spec_get(st, b.key, &got), -ENOENT);
+	assert_int_equal(ioacct_store_report_spec_next(st, 0, &key), 0);
+	assert_int_equal(key, a.key);
+	assert_int_equal(ioacct_store_report_spec_next(st, a.key, &key), -ENOENT);
+	/* Unqueued from the outbox, it stays until the report is written. */
+	assert_int_equal(ioacct_store_export_done(st, a.key), 0);
+	assert_int_equal(ioacct_store_report_spec_get(st, a.key, &got), 0);
+	assert_int_equal(ioacct_store_report_spec_done(st, a.key), 0);
+	assert_int_equal(ioacct_store_report_spec_next(st, 0, &key), -ENOENT);
+	/* Deleting a job drops its spec. */
+	assert_int_equal(ioacct_store_job_finish_report(st, b.key, 300, "COMPLETED", 0, &spec), 0);
+	assert_int_equal(ioacct_store_job_delete(st, b.key), 0);
+	assert_int_equal(ioacct_store_report_spec_next(st, 0, &key), -ENOENT);
 	ioacct_store_close(st);
 }
 
@@ -727,11 +771,11 @@ static void test_migrate_from_v3(void **state)
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);"
 		 "INSERT INTO series VALUES (5, 0, 21, 2, 0, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);"
 		 "INSERT INTO totals VALUES (5, 0, 21, 2, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);");
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 5");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 6");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 5);
-	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 5);
+	assert_int_equal(ioacct_store_schema_version(st), 6);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 6);
 	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
 	assert_int_equal(jd->ntotals, 1);
 	assert_int_equal(jd->totals[0].c.calls, 10);
@@ -780,7 +824,7 @@ static void test_newer_schema_refused(void **state)
 
 	ioacct_store_close(open_store(f, f->path, IOACCT_STORE_RDWR));
 	raw_exec(f->path, "PRAGMA user_version = 99");
-	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 5)");
+	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 6)");
 	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "newer ioacct");
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 99);
 	/* Nor can the test hook go back. */
@@ -1246,7 +1290,7 @@ static void test_migrate_from_v2(void **state)
 		 " dropped_bytes) VALUES (3, 'hpc', 77, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);");
 	/* A reader of this version does not upgrade it. */
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 5");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 6");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
@@ -1334,6 +1378,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_totals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_specs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_export_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_private, setup, teardown),
 		cmocka_unit_test(test_jobdata_free_null),

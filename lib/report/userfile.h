@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Writing a report where a user asked for it, as that user: the epilog runs
- * as root, and root must never create or follow anything in a user's
- * directory. A child drops to the user's uid, gid and groups, then opens the
+ * Writing a report where a user asked for it, as that user: the epilog and
+ * ioacctd (a multi-node job's merged report, daemon/export.c) run as root,
+ * and root must never create or follow anything in a user's directory. A child drops to the user's uid, gid and groups, then opens the
  * file with O_NOFOLLOW; an existing file is replaced only when it is a
  * regular file the user owns.
+ * The user's groups are resolved before the fork and the child makes only
+ * async-signal-safe calls, so a threaded process may call it.
  */
 #ifndef IOACCT_USERFILE_H
 #define IOACCT_USERFILE_H

@@ -39,14 +39,19 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-/* In the child: returns the failing step, errno set; 0 when written. */
-static int child_write(const char *path, uid_t uid, gid_t gid, const void *data, size_t len)
+/*
+ * In the child: returns the failing step, errno set; 0 when written. Only
+ * async-signal-safe calls: the parent may be a threaded daemon (ioacctd's
+ * exporter), where another thread may have held a lock of malloc or of
+ * the passwd database at the fork. The groups were resolved before it.
+ */
+static int child_write(const char *path, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+		       const void *data, size_t len)
 {
-	struct passwd *pw = getpwuid(uid);
 	struct stat st;
 	int fd;
 
-	if (pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL))
+	if (setgroups(ngroups, groups))
 		return STEP_GROUPS;
 	if (setresgid(gid, gid, gid))
 		return STEP_GID;
@@ -71,20 +76,67 @@ static int child_write(const char *path, uid_t uid, gid_t gid, const void *data,
 	return 0;
 }
 
+/*
+ * The user's supplementary groups, as initgroups() would set them (none for
+ * a uid without a passwd entry). *groups: free().
+ */
+static int user_groups(uid_t uid, gid_t gid, gid_t **groups, size_t *ngroups)
+{
+	struct passwd pw, *res = NULL;
+	char pwbuf[4096];
+	int n = 64;
+	gid_t *g;
+
+	*groups = NULL;
+	*ngroups = 0;
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) || !res)
+		return 0;
+	for (;;) {
+		int want = n;
+
+		g = malloc((size_t)n * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		if (getgrouplist(res->pw_name, gid, g, &n) >= 0)
+			break;
+		free(g);
+		if (n <= want)
+			n = want * 2;
+		if (n > 65536)
+			return -E2BIG;
+	}
+	*groups = g;
+	*ngroups = (size_t)n;
+	return 0;
+}
+
 int ioacct_write_as_user(const char *path, uid_t uid, gid_t gid, const void *data, size_t len,
 			 char *err, size_t errlen)
 {
 	int pipefd[2], status = 0, msg[2] = { 0, 0 };
+	gid_t *groups;
+	size_t ngroups;
 	pid_t pid;
+	int ret;
 
-	if (pipe2(pipefd, O_CLOEXEC))
-		return -errno;
+	ret = user_groups(uid, gid, &groups, &ngroups);
+	if (ret) {
+		snprintf(err, errlen, "the groups of uid %u: %s", (unsigned int)uid, strerror(-ret));
+		return ret;
+	}
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		ret = -errno;
+		free(groups);
+		snprintf(err, errlen, "pipe: %s", strerror(-ret));
+		return ret;
+	}
 	pid = fork();
 	if (pid < 0) {
 		int e = errno;
 
 		close(pipefd[0]);
 		close(pipefd[1]);
+		free(groups);
 		snprintf(err, errlen, "fork: %s", strerror(e));
 		return -e;
 	}
@@ -92,13 +144,14 @@ int ioacct_write_as_user(const char *path, uid_t uid, gid_t gid, const void *dat
 		int r[2];
 
 		close(pipefd[0]);
-		r[0] = child_write(path, uid, gid, data, len);
+		r[0] = child_write(path, uid, gid, groups, ngroups, data, len);
 		r[1] = errno;
 		if (write(pipefd[1], r, sizeof(r)) != sizeof(r))
 			_exit(2);
 		_exit(r[0] ? 1 : 0);
 	}
 	close(pipefd[1]);
+	free(groups);
 	if (read(pipefd[0], msg, sizeof(msg)) != sizeof(msg))
 		msg[0] = -1;
 	close(pipefd[0]);
