@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "job_fetch.h"
+#include "jobload.h"
 #include "jobtrace.h"
 #include "log.h"
 #include "mntns.h"
@@ -119,6 +120,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 	ioacct_mntns_destroy(r->mntns);
 	ioacct_jobtraces_destroy(r->traces);
 	ioacct_pgstore_close(r->pgq);
+	ioacct_jobload_free(r->jobload);
 	free(r);
 }
 
@@ -1567,13 +1569,14 @@ static void handle_query(struct ioacct_registry *r, const struct ioacct_req_sele
  * One job for the clients (lib/store/job_fetch.c), by the same rule as a
  * query. By key (iorun and spank: the job they ran here) or --local, this
  * node's store. By job id with a cluster store, the whole job from there,
- * loaded again for each page (a later increment may keep it); a job it does
+ * read by the loader's thread (jobload.h: the event loop never waits for
+ * PostgreSQL summing a big job) and kept for the next pages; a job it does
  * not have yet (running, or waiting in the outbox) is this node's.
  */
 static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *req, uid_t peer,
 		       struct ioacct_reply *rep)
 {
-	struct ioacct_jobdata *jd = NULL;
+	const struct ioacct_jobdata *jd = NULL;
 	char err[1536];
 	int ret;
 
@@ -1581,11 +1584,16 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		ioacct_job_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
 		return;
 	}
-	ret = cluster_connect(r, "ioreport", err, sizeof(err));
-	if (!ret) {
-		ret = ioacct_pgstore_job_load(r->pgq, req->cluster, req->job_id, &jd);
-		if (ret && ret != -ENOENT)
-			cluster_error(r, "ioreport", err, sizeof(err));
+	if (!r->jobload && !(r->jobload = ioacct_jobload_new(r->cfg->cluster_db))) {
+		ioacct_reply_error(rep, -ENOMEM, "job: out of memory");
+		return;
+	}
+	ret = ioacct_jobload_get(r->jobload, req->cluster, req->job_id, !req->after, &jd, err,
+				 sizeof(err));
+	if (ret == -EINPROGRESS) {
+		ioacct_reply_error(rep, ret, "job %" PRIu64 " is being read from the cluster store: ask again",
+				   req->job_id);
+		return;
 	}
 	if (ret == -ENOENT) {
 		ioacct_job_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
@@ -1604,7 +1612,6 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 			  jd->job.job_id);
 	else
 		ioacct_job_serve_page_jd(jd, req, rep);
-	ioacct_jobdata_free(jd);
 }
 
 static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)

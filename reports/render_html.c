@@ -88,6 +88,8 @@ static const char css[] =
 	".sugg{color:#374151;margin-top:2px}"
 	".nums{color:#6b7280;font-size:12px}"
 	"details{margin:4px 0}summary{cursor:pointer;color:#1f2937}"
+	"td.bar{width:30%}td.bar span{display:block;height:10px;background:#60a5fa;border-radius:2px}"
+	"tr.slowest td{background:#fffbeb}tr.slowest td.bar span{background:#d97706}"
 	"footer{color:#6b7280;font-size:12px;text-align:center;padding:0 0 16px}";
 
 /* ---- axes ---- */
@@ -768,6 +770,11 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	snprintf(b, sizeof(b), "%s, bins of %s s (%" PRIu32 ")", j->probe_mode,
 		 r_secs(r->bin_width_ns, 3, t, sizeof(t)), r->nbins);
 	job_row(f, "Probes", b);
+	if (j->skew_ns) {
+		snprintf(b, sizeof(b), "%s s (the nodes' bins aligned on the first node's start, to the bin)",
+			 r_secs(j->skew_ns, 3, t, sizeof(t)));
+		job_row(f, "Node skew", b);
+	}
 	snprintf(b, sizeof(b), "%" PRIu64 " events, %" PRIu64 " bytes", j->dropped_events,
 		 j->dropped_bytes);
 	job_row(f, "Dropped", b);
@@ -1087,6 +1094,56 @@ static void steps_section(FILE *f, const struct ioacct_report *r)
 	fputs("</tbody></table></div></section>\n", f);
 }
 
+/*
+ * A job of several nodes from the cluster store: each node's own totals, with
+ * a bar of its time in I/O calls; the slowest node (the most time in calls,
+ * the one that sets the pace) is marked, as the node-imbalance advice names it.
+ */
+static void nodes_section(FILE *f, const struct ioacct_report *r)
+{
+	static const char *const cols[] = { "Node", "Start (s)", "Bytes read", "Bytes written",
+					     "Reads", "Writes", "Time in calls (s)", "" };
+	const struct ioacct_jobdata *jd = r->jd;
+	uint64_t max_ns = 0;
+	size_t slowest = 0;
+	char t[32];
+
+	if (jd->nnodes == 0)
+		return;
+	for (size_t i = 0; i < jd->nnodes; i++)
+		if (jd->nodes[i].ns > max_ns) {
+			max_ns = jd->nodes[i].ns;
+			slowest = i;
+		}
+	fprintf(f, "<section id=\"nodes\"><h2>Nodes</h2><p class=\"nums\">%zu nodes; start from the "
+		   "job's start (the earliest node's)", jd->nnodes);
+	if (max_ns)
+		fprintf(f, "; the slowest node, %s, spent the most time in I/O calls",
+			jd->nodes[slowest].node);
+	fputs("</p><div class=\"scroll\"><table id=\"nodes-table\">", f);
+	th_row(f, cols, ARRAY_SIZE(cols), 1);
+	fputs("<tbody>", f);
+	for (size_t i = 0; i < jd->nnodes; i++) {
+		const struct ioacct_node_part *p = &jd->nodes[i];
+		bool slow = max_ns && i == slowest;
+
+		fprintf(f, "<tr%s>", slow ? " class=\"slowest\"" : "");
+		td_text(f, p->node);
+		fprintf(f, "<td class=\"n\">%s</td>",
+			p->start_ns >= jd->job.start_ns
+				? r_secs((uint64_t)(p->start_ns - jd->job.start_ns), 3, t, sizeof(t))
+				: "-");
+		td_bytes(f, p->read_bytes);
+		td_bytes(f, p->write_bytes);
+		td_u64(f, p->reads);
+		td_u64(f, p->writes);
+		fprintf(f, "<td class=\"n\">%s</td>", r_secs(p->ns, 6, t, sizeof(t)));
+		fprintf(f, "<td class=\"bar\"><span style=\"width:%.1f%%\" title=\"%s\"></span></td></tr>",
+			max_ns ? 100.0 * (double)p->ns / (double)max_ns : 0.0, slow ? "slowest" : "");
+	}
+	fputs("</tbody></table></div></section>\n", f);
+}
+
 static void series_section(FILE *f, const struct ioacct_report *r)
 {
 	static const char *const cols[] = { "Bins", "Start (s)", "Mount", "Bytes read",
@@ -1215,6 +1272,7 @@ int ioacct_render_html(FILE *f, const struct ioacct_report *r)
 	ops_section(f, r);
 	time_section(f, r);
 	steps_section(f, r);
+	nodes_section(f, r);
 	series_section(f, r);
 	counters_section(f, r);
 	fprintf(f, "</main><footer>ioacct report version %d &middot; counted by ioacct's eBPF "

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "query_fetch.h"
 #include "util.h"
@@ -324,6 +325,9 @@ static int take_series(const struct ioacct_reply *rep, struct ioacct_jobdata *jd
 	return 0;
 }
 
+/* How long a client waits for the daemon to read a job from the cluster store. */
+#define LOAD_WAIT_MS 120000
+
 static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t job_id,
 			int64_t job_key, int timeout_ms, bool local, struct ioacct_jobdata **out,
 			char *err, size_t errlen)
@@ -335,6 +339,7 @@ static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t j
 	char why[1024];
 	size_t cap = 0;
 	bool first = true;
+	unsigned int delay_ms = 10, waited_ms = 0;
 	int ret;
 
 	r->job_id = job_id;
@@ -350,6 +355,14 @@ static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t j
 		if (ret) {
 			ioacct_source_unreachable(socket_path, ret, why, err, errlen);
 			goto out;
+		}
+		/* A big job from the cluster store: the daemon reads it meanwhile. */
+		if (rep.status == -EINPROGRESS && waited_ms < LOAD_WAIT_MS) {
+			ioacct_reply_free(&rep);
+			usleep(delay_ms * 1000);
+			waited_ms += delay_ms;
+			delay_ms = delay_ms * 2 > 250 ? 250 : delay_ms * 2;
+			continue;
 		}
 		if (rep.status) {
 			ret = job_err(err, errlen, rep.status, "%s", rep.error);

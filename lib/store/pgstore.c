@@ -470,17 +470,23 @@ static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_
 
 struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
 {
-	return pg_open(conninfo, "10", "", err, errlen);
+	/* JIT: seconds of compiling for the merged read of a big job (merged-bench), for nothing. */
+	return pg_open(conninfo, "10", "-c jit=off", err, errlen);
 }
 
 struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
 						 size_t errlen)
 {
 	char options[64], connect[16];
+	int connect_s = timeout_ms / 1000;
 
-	snprintf(options, sizeof(options), "-c statement_timeout=%d", timeout_ms);
-	/* libpq's smallest is 2 seconds. */
-	snprintf(connect, sizeof(connect), "%d", timeout_ms / 1000 > 2 ? timeout_ms / 1000 : 2);
+	snprintf(options, sizeof(options), "-c statement_timeout=%d -c jit=off", timeout_ms);
+	/* libpq's smallest is 2 seconds; an absent server is said within 5. */
+	if (connect_s < 2)
+		connect_s = 2;
+	if (connect_s > 5)
+		connect_s = 5;
+	snprintf(connect, sizeof(connect), "%d", connect_s);
 	return pg_open(conninfo, connect, options, err, errlen);
 }
 
@@ -1033,6 +1039,97 @@ static void series_merge(struct ioacct_jobdata *jd)
 	jd->nseries = o + 1;
 }
 
+/*
+ * The series of a job of several nodes, summed by PostgreSQL: each node's
+ * bins shifted by shift[i] onto the whole job's axis (as the C path would,
+ * a bin that would pass UINT32_MAX left where it is), its mount ids mapped to
+ * the whole job's, then one row per (step, mount, op, bin). A 64-node job of
+ * an hour of 1 s bins is 2.8 million rows in the table and 43 thousand here:
+ * fetching them all made the load slower than the query timeout and the
+ * result over a gigabyte (tests/bench/merged-bench).
+ */
+static int series_summed(struct ioacct_pgstore *pg, const struct member *m, size_t n,
+			 const uint32_t *shift, struct ioacct_jobdata *jd, size_t *cap)
+{
+	static const char cols[] = IOACCT_STORE_COUNTER_COLS;
+	struct buf sql = { 0 }, ids = { 0 }, shifts = { 0 }, mjob = { 0 }, mfrom = { 0 }, mto = { 0 };
+	const char *params[5];
+	PGresult *res = NULL;
+	int ret = 0;
+
+	buf_add(&sql, "SELECT s.step_id, coalesce(mp.mnt_to, s.mnt_id), s.op,"
+		" CASE WHEN s.bin + sh.shift > 4294967295 THEN s.bin ELSE s.bin + sh.shift END");
+	for (const char *c = cols; *c;) {
+		size_t len = strcspn(c, ", ");
+
+		buf_add(&sql, ", sum(s.%.*s)", (int)len, c);
+		c += len;
+		c += strspn(c, ", ");
+	}
+	buf_add(&sql, " FROM series s"
+		" JOIN unnest($1::bigint[], $2::bigint[]) AS sh(job, shift) ON sh.job = s.job"
+		" LEFT JOIN unnest($3::bigint[], $4::bigint[], $5::bigint[]) AS mp(job, mnt_from, mnt_to)"
+		" ON mp.job = s.job AND mp.mnt_from = s.mnt_id"
+		" WHERE s.job = ANY($1::bigint[]) GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4");
+	buf_add(&ids, "{");
+	buf_add(&shifts, "{");
+	buf_add(&mjob, "{");
+	buf_add(&mfrom, "{");
+	buf_add(&mto, "{");
+	for (size_t i = 0; i < n; i++) {
+		buf_add(&ids, "%s%" PRId64, i ? "," : "", m[i].id);
+		buf_add(&shifts, "%s%" PRIu32, i ? "," : "", shift[i]);
+		for (size_t k = 0; k < m[i].nmnt; k++) {
+			bool first = !i && !k;
+
+			buf_add(&mjob, "%s%" PRId64, first ? "" : ",", m[i].id);
+			buf_add(&mfrom, "%s%" PRIu32, first ? "" : ",", m[i].mnt_from[k]);
+			buf_add(&mto, "%s%" PRIu32, first ? "" : ",", m[i].mnt_to[k]);
+		}
+	}
+	buf_add(&ids, "}");
+	buf_add(&shifts, "}");
+	buf_add(&mjob, "}");
+	buf_add(&mfrom, "}");
+	buf_add(&mto, "}");
+	if (sql.failed || ids.failed || shifts.failed || mjob.failed || mfrom.failed || mto.failed) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	params[0] = ids.p;
+	params[1] = shifts.p;
+	params[2] = mjob.p;
+	params[3] = mfrom.p;
+	params[4] = mto.p;
+	res = PQexecParams(pg->conn, sql.p, 5, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		ret = conn_error(pg, res, "select series");
+		goto out;
+	}
+	for (int r = 0; r < PQntuples(res); r++) {
+		struct ioacct_sample s = {
+			.step_id = (uint32_t)val_u64(res, r, 0),
+			.mnt_id = (uint32_t)val_u64(res, r, 1),
+			.op = (uint32_t)val_u64(res, r, 2),
+			.bin = (uint32_t)val_u64(res, r, 3),
+		};
+
+		if (sample_add(&jd->series, &jd->nseries, cap, true, &s, res, r, 4)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+out:
+	PQclear(res);
+	free(sql.p);
+	free(ids.p);
+	free(shifts.p);
+	free(mjob.p);
+	free(mfrom.p);
+	free(mto.p);
+	return ret;
+}
+
 /* The whole job of members m[0..n): its jobdata and peaks, then fn. */
 static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		      const struct children *steps, const struct children *mounts,
@@ -1155,10 +1252,12 @@ static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 	if (jd.nodes)
 		qsort(jd.nodes, jd.nnodes, sizeof(*jd.nodes), node_part_cmp);
 	if (peaks || keep_series) {
+		uint32_t *shift = calloc(n, sizeof(*shift));
+
+		if (!shift)
+			goto out;
 		for (size_t i = 0; i < n; i++) {
-			int cnt, first = child_range(series, m[i].id, &cnt);
 			uint64_t skew = 0;
-			uint32_t shift = 0;
 
 			/*
 			 * Each node counts bins from its own start: put them on the
@@ -1166,24 +1265,39 @@ static int group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 			 * another width cannot be aligned exactly: they stay as they are.
 			 */
 			if (m[i].job.bin_width_ns == jd.job.bin_width_ns)
-				shift = ioacct_bin_shift(m[i].job.start_ns, jd.job.start_ns,
-							 jd.job.bin_width_ns, &skew);
+				shift[i] = ioacct_bin_shift(m[i].job.start_ns, jd.job.start_ns,
+							    jd.job.bin_width_ns, &skew);
 			if (skew > jd.job.skew_ns)
 				jd.job.skew_ns = skew;
+		}
+		if (n > 1) {
+			int err = series_summed(pg, m, n, shift, &jd, &cap_s);
+
+			if (err) {
+				free(shift);
+				ret = err;
+				goto out;
+			}
+		}
+		for (size_t i = 0; n == 1 && i < n; i++) {
+			int cnt, first = child_range(series, m[i].id, &cnt);
+
 			for (int r = first; r < first + cnt; r++) {
-				uint64_t bin = val_u64(series->res, r, 4);
 				struct ioacct_sample s = {
 					.step_id = (uint32_t)val_u64(series->res, r, 1),
 					.mnt_id = mnt_map(&m[i], (uint32_t)val_u64(series->res, r, 2)),
 					.op = (uint32_t)val_u64(series->res, r, 3),
-					.bin = bin + shift > UINT32_MAX ? (uint32_t)bin : (uint32_t)(bin + shift),
+					.bin = (uint32_t)val_u64(series->res, r, 4),
 				};
 
 				if (sample_add(&jd.series, &jd.nseries, &cap_s, true, &s, series->res,
-					       r, 5))
+					       r, 5)) {
+					free(shift);
 					goto out;
+				}
 			}
 		}
+		free(shift);
 		/* Aligned, bins of the same number on different nodes add up (query.h). */
 		if (peaks && ioacct_query_peaks(jd.series, jd.nseries, &pk, &npk))
 			goto out;
@@ -1249,7 +1363,7 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 		       bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
 {
 	struct children steps = { 0 }, mounts = { 0 }, totals = { 0 }, series = { 0 };
-	struct buf b = { 0 }, ids = { 0 };
+	struct buf b = { 0 }, ids = { 0 }, ids1 = { 0 };
 	struct member *m = NULL;
 	PGresult *res = NULL;
 	size_t nm = 0;
@@ -1320,10 +1434,18 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, " IOACCT_STORE_COUNTER_COLS
 				  " FROM totals WHERE job = ANY($1::bigint[]) ORDER BY job", ids.p,
 				  &totals, "select totals");
+	/* Raw rows only for jobs of one node: PostgreSQL sums the others' (series_summed). */
+	buf_add(&ids1, "{");
+	for (size_t i = 0, k = 0; i < nm; i++)
+		if ((i == 0 || m[i - 1].key != m[i].key) && (i + 1 == nm || m[i + 1].key != m[i].key))
+			buf_add(&ids1, "%s%" PRId64, k++ ? "," : "", m[i].id);
+	buf_add(&ids1, "}");
+	if (!ret && ids1.failed)
+		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	if (!ret && (peaks || keep_series))
 		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, bin, "
 				  IOACCT_STORE_COUNTER_COLS " FROM series"
-				  " WHERE job = ANY($1::bigint[]) ORDER BY job", ids.p, &series,
+				  " WHERE job = ANY($1::bigint[]) ORDER BY job", ids1.p, &series,
 				  "select series");
 	for (size_t i = 0; !ret && i < nm;) {
 		size_t j = i + 1;
@@ -1347,6 +1469,7 @@ out:
 	children_free(&series);
 	free(b.p);
 	free(ids.p);
+	free(ids1.p);
 	return ret;
 }
 

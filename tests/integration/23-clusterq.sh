@@ -300,7 +300,87 @@ grep -q '^## Nodes' "$T/r.txt" && grep -Eq "^n2 +${S2//./\\.} " "$T/r.txt" ||
 # One node alone: no node rows.
 python3 -c 'import json, sys; sys.exit("nodes" in json.load(open(sys.argv[1])))' "$T/r1.json" ||
 	fail "ioreport --local of one node has node rows"
-ok "ioreport: one exact row per node, each its node's own totals"
+# The HTML report: the same rows in its Nodes table (bytes exact, time to the microsecond),
+# the slowest node marked, the skew said.
+IOACCT_CONF=$CONF "$IOREPORT" --format html -o "$T/r.html" 7001 || fail "ioreport --format html 7001 failed"
+python3 - "$T/r.html" > "$T/html-nodes" << 'PY' || fail "the HTML report has no Nodes table"
+import sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.rows, self.on, self.row, self.cell, self.th = [], False, None, None, None
+        self.slow, self.skew, self.cls = None, False, None
+    def handle_starttag(self, tag, a):
+        a = dict(a)
+        if tag == "table":
+            self.on = a.get("id") == "nodes-table"
+        elif self.on and tag == "tr":
+            self.row, self.cls = [], a.get("class")
+        elif self.on and tag == "td" and self.row is not None:
+            self.cell = ""
+        elif tag == "th":
+            self.th = ""
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.on = False
+        elif self.on and tag == "td" and self.cell is not None:
+            self.row.append(self.cell.strip())
+            self.cell = None
+        elif self.on and tag == "tr" and self.row:
+            self.rows.append(self.row)
+            if self.cls == "slowest":
+                self.slow = self.row[0]
+            self.row = None
+        elif tag == "th" and self.th is not None:
+            self.skew = self.skew or self.th.strip() == "Node skew"
+            self.th = None
+    def handle_data(self, d):
+        if self.cell is not None:
+            self.cell += d
+        if self.th is not None:
+            self.th += d
+p = P()
+p.feed(open(sys.argv[1]).read())
+if not p.rows:
+    sys.exit(1)
+for r in p.rows:
+    print("%s:%d:%d:%d:%d:%d" % (r[0], int(r[2].split()[0]), int(r[3].split()[0]), int(r[4]),
+                                 int(r[5]), round(float(r[6]) * 1e6)))
+print("slowest:%s" % p.slow)
+print("skew:%s" % p.skew)
+PY
+python3 - "$T/expected-nodes" > "$T/expected-html" << 'PY'
+import sys
+rows = [l.strip().split(":") for l in open(sys.argv[1]) if l.strip()]
+for r in rows:
+    print("%s:%s:%s:%s:%s:%d" % (r[0], r[1], r[2], r[3], r[4], (int(r[5]) + 500) // 1000))
+print("slowest:%s" % max(rows, key=lambda r: int(r[5]))[0])
+print("skew:True")
+PY
+diff -u "$T/expected-html" "$T/html-nodes" ||
+	fail "the HTML report's Nodes table is not each node's own totals, or the slowest node or the skew is wrong"
+ok "ioreport: one exact row per node, each its node's own totals (text, JSON, HTML)"
+
+# ---- ioreport --compare on the whole job: ours summed over the nodes -------------------
+# Against n1's part as a Darshan log (what a log of only n1's ranks would say): ours is the
+# whole job (3166208 bytes in 8 writes), Darshan's n1's 3145728 in 3; against the whole job's
+# own log every figure is equal.
+IOACCT_CONF=$CONF "$IOREPORT" --local --format darshan -o "$T/n1.darshan" 7001 ||
+	fail "ioreport --local --format darshan 7001 failed"
+IOACCT_CONF=$CONF "$IOREPORT" --format darshan -o "$T/all.darshan" 7001 ||
+	fail "ioreport --format darshan 7001 (whole job) failed"
+IOACCT_CONF=$CONF2 "$IOREPORT" --compare "$T/n1.darshan" 7001 > "$T/cmp.txt" ||
+	fail "ioreport --compare 7001 through n2 failed"
+grep -Eq '^POSIX_BYTES_WRITTEN +3166208 +3145728 ' "$T/cmp.txt" &&
+	grep -Eq '^POSIX_WRITES +8 +3 ' "$T/cmp.txt" ||
+	{ grep -E '^POSIX_(BYTES_WRITTEN|WRITES) ' "$T/cmp.txt"; fail "--compare of the whole job with n1's log: ours is not the whole job"; }
+IOACCT_CONF=$CONF2 "$IOREPORT" --compare "$T/all.darshan" 7001 > "$T/cmp.txt" ||
+	fail "ioreport --compare 7001 with its own log failed"
+grep -Eq '^POSIX_BYTES_WRITTEN +3166208 +3166208 +1\.000000$' "$T/cmp.txt" &&
+	grep -Eq '^POSIX_WRITES +8 +8 +1\.000000$' "$T/cmp.txt" ||
+	{ grep -E '^POSIX_(BYTES_WRITTEN|WRITES) ' "$T/cmp.txt"; fail "--compare of the whole job with its own log is not equal"; }
+ok "ioreport --compare on a multi-node job: ours is the whole job, exact"
 
 # ---- 3. PostgreSQL down: an error saying so; --local; back again ---------------------
 pg_stop "$PGD"
