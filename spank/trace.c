@@ -106,8 +106,11 @@ out:
 
 bool ioacct_spank_trace_spooled(const struct ioacct_job *job, const char *db_path)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], pending[PATH_MAX + 16];
 
-	return ioacct_darshan_spool_path(db_path, job->cluster, job->job_id, path, sizeof(path)) == 0 &&
-	       access(path, F_OK) == 0;
+	if (ioacct_darshan_spool_path(db_path, job->cluster, job->job_id, path, sizeof(path)))
+		return false;
+	/* Still being written (a grandchild of ioacctd's): it will be there; render waits. */
+	snprintf(pending, sizeof(pending), "%s" IOACCT_DARSHAN_SPOOL_PENDING, path);
+	return access(path, F_OK) == 0 || access(pending, F_OK) == 0;
 }
