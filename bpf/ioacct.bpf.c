@@ -1128,3 +1128,98 @@ int BPF_PROG(ioacct_pc_async_ra, struct inode *inode)
 {
 	return ra_event(inode, 1);
 }
+
+/*
+ * ---- io_uring (issue 14) --------------------------------------------------
+ *
+ * A request is counted when it completes, by the job of the task that
+ * SUBMITTED it, whoever completes it (the submitter's task work, an io-wq
+ * worker, the SQPOLL thread): at submission the watched task's slot is kept
+ * by the request's address (uring_reqs); at completion the request's file
+ * gives the mount (a fixed file is only assigned when the request is issued)
+ * and the result its bytes or error. Reads and writes of every read/write
+ * opcode, and fsyncs, are counted as the reads, writes and fsyncs of system
+ * calls are; every request also as one io_uring_op on its file's mount (0
+ * without a file). io_uring_enter is in no syscall table: nothing twice.
+ * On when io_uring_submit_req and io_uring_complete(ctx, req, cqe) are in
+ * the kernel's BTF (daemon/probes.c, the "uring" view).
+ */
+struct uring_req {
+	__u32 slot;
+	__u32 op;                     /* IOACCT_OP_READ, _WRITE, _FSYNC, or _IO_URING_OP alone */
+	__u64 t0;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct uring_req);
+} uring_reqs SEC(".maps");
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 slot = view_slot(task);
+	struct uring_req r = { .slot = slot, .op = IOACCT_OP_IO_URING_OP };
+	__u64 key = (__u64)req;
+
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	switch (BPF_CORE_READ(req, opcode)) {
+	case IORING_OP_READV:
+	case IORING_OP_READ_FIXED:
+	case IORING_OP_READ:
+		r.op = IOACCT_OP_READ;
+		break;
+	case IORING_OP_WRITEV:
+	case IORING_OP_WRITE_FIXED:
+	case IORING_OP_WRITE:
+		r.op = IOACCT_OP_WRITE;
+		break;
+	case IORING_OP_FSYNC:
+		r.op = IOACCT_OP_FSYNC;
+		break;
+	default:
+		break;
+	}
+	r.t0 = bpf_ktime_get_ns();
+	bpf_map_update_elem(&uring_reqs, &key, &r, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(ioacct_pc_uring_complete, struct io_ring_ctx *rctx, void *req, struct io_uring_cqe *cqe)
+{
+	__u64 key = (__u64)req, now;
+	struct file_info fi = { 0 };
+	struct uring_req *r;
+	struct ioacct_stat_key where = { 0 };
+	struct file *f;
+	long res;
+
+	r = bpf_map_lookup_elem(&uring_reqs, &key);
+	if (!r)
+		return 0;
+	now = bpf_ktime_get_ns();
+	f = BPF_CORE_READ((struct io_kiocb *)req, file);
+	/* Only file-system I/O, as for system calls: pipes, sockets and devices are not. */
+	if (f && (file_info(f, NULL, &fi) || (fi.type != S_IFREG && fi.type != S_IFDIR))) {
+		bpf_map_delete_elem(&uring_reqs, &key);
+		return 0;
+	}
+	if (fi.type != S_IFREG && r->op != IOACCT_OP_FSYNC)
+		r->op = IOACCT_OP_IO_URING_OP;
+	res = BPF_CORE_READ(cqe, res);
+	where.slot = r->slot;
+	where.mnt_id = fi.mnt;
+	if (r->op != IOACCT_OP_IO_URING_OP) {
+		where.op = r->op;
+		account(&where, now, now > r->t0 ? now - r->t0 : 0, res);
+	}
+	where.op = IOACCT_OP_IO_URING_OP;
+	view_add(&where, 1, 0, -1);
+	bpf_map_delete_elem(&uring_reqs, &key);
+	return 0;
+}

@@ -11,7 +11,7 @@
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 4
+#define IOACCT_ABI_VERSION 5
 
 /* Operations (enum ioacct_op) and the watched system calls: ioacct_ops.h. */
 

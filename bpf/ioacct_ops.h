@@ -62,7 +62,9 @@
 	X(FADVISE, 13, fadvise, VIEW, NONE, IOACCT, "Fadvises", 8,                          \
 	  "posix_fadvise calls (by advice in reports)")                                     \
 	X(MADVISE, 14, madvise, VIEW, NONE, IOACCT, "Madvises", 8,                          \
-	  "madvise calls (by advice in reports)")
+	  "madvise calls (by advice in reports)")                                           \
+	X(IO_URING_OP, 15, io_uring_op, VIEW, NONE, IOACCT, "UringOps", 8,                  \
+	  "io_uring requests completed (their reads, writes, fsyncs counted as those too)")
 
 /* The kind column. */
 enum ioacct_op_kind {

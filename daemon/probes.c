@@ -314,6 +314,8 @@ static const struct {
 	{ "ioacct_pc_map_pages", "mm_filemap_map_pages", "mmap" },
 	{ "ioacct_pc_sync_ra", "page_cache_sync_ra", "readahead" },
 	{ "ioacct_pc_async_ra", "page_cache_async_ra", "readahead" },
+	{ "ioacct_pc_uring_submit", "io_uring_submit_req", "uring" },
+	{ "ioacct_pc_uring_complete", "io_uring_complete", "uring" },
 };
 
 static bool view_prog(const char *name)
@@ -321,7 +323,19 @@ static bool view_prog(const char *name)
 	return !strncmp(name, "ioacct_pc_", 10);
 }
 
-/* Whether a view program's tracepoint is in vmlinux BTF (btf_trace_<tp>). */
+/* The number of arguments of a btf_trace_<tp> typedef's function (the first is the context). */
+static int tp_nargs(const struct btf *vmlinux, const char *type)
+{
+	int id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF);
+	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(vmlinux, (__u32)id);
+
+	/* typedef -> pointer -> function prototype */
+	for (int hop = 0; t && hop < 2; hop++)
+		t = btf__type_by_id(vmlinux, t->type);
+	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
+}
+
+/* Whether a view program's tracepoint is in vmlinux BTF (btf_trace_<tp>), in the form it expects. */
 static bool view_usable(const struct btf *vmlinux, const char *name)
 {
 	char type[96];
@@ -330,7 +344,12 @@ static bool view_usable(const struct btf *vmlinux, const char *name)
 		if (strcmp(view_progs[i].prog, name))
 			continue;
 		snprintf(type, sizeof(type), "btf_trace_%s", view_progs[i].tp);
-		return vmlinux && btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF) >= 0;
+		if (!vmlinux || btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF) < 0)
+			return false;
+		/* Before 6.x io_uring_complete passed (ctx, req, user_data, res, ...), not the cqe. */
+		if (!strcmp(view_progs[i].tp, "io_uring_complete"))
+			return tp_nargs(vmlinux, type) == 4;
+		return true;
 	}
 	return false;
 }
@@ -338,7 +357,7 @@ static bool view_usable(const struct btf *vmlinux, const char *name)
 /* Lists the views whose programs are all loaded, in p->views and p->job_mode. */
 static void views_note(struct ioacct_probes *p)
 {
-	static const char *const names[] = { "cache", "mmap", "readahead" };
+	static const char *const names[] = { "cache", "mmap", "readahead", "uring" };
 	size_t off = 0;
 
 	p->views[0] = '\0';

@@ -314,8 +314,8 @@ static void test_named_counters(void **state)
 	assert_int_equal(counter(c, n, "IOACCT_ERRORS"), 2 + 1 + 4 + 1);
 	assert_int_equal(counter(c, n, "IOACCT_STAT_TIME_NS"), 400);
 	/* The order reports print them in: Darshan's for its counters, then the operations'. */
-	/* + 5 view and hint counts, + their 3 byte counters, + their 10 errors and times (issue 14) */
-	assert_int_equal(n, 61 + 5 + 3 + 10);
+	/* + 6 view, hint and io_uring counts, + 3 byte counters, + their 12 errors and times (issue 14) */
+	assert_int_equal(n, 61 + 6 + 3 + 12);
 	assert_string_equal(c[0].name, "POSIX_OPENS");
 	assert_string_equal(c[1].name, "POSIX_READS");
 	assert_string_equal(c[2].name, "POSIX_WRITES");
@@ -330,13 +330,14 @@ static void test_named_counters(void **state)
 	assert_string_equal(c[34].name, "IOACCT_RENAMES");
 	assert_string_equal(c[35].name, "IOACCT_MMAP_FAULTS");
 	assert_string_equal(c[39].name, "IOACCT_MADVISES");
-	assert_string_equal(c[40].name, "IOACCT_MMAP_READ_BYTES");
-	assert_string_equal(c[42].name, "IOACCT_READAHEAD_BYTES");
-	assert_string_equal(c[43].name, "IOACCT_ERRORS");
-	assert_string_equal(c[49].name, "IOACCT_READ_ERRORS");
-	assert_string_equal(c[58].name, "IOACCT_STAT_ERRORS");
-	assert_string_equal(c[64].name, "IOACCT_READ_TIME_NS");
-	assert_string_equal(c[73].name, "IOACCT_STAT_TIME_NS");
+	assert_string_equal(c[40].name, "IOACCT_IO_URING_OPS");
+	assert_string_equal(c[41].name, "IOACCT_MMAP_READ_BYTES");
+	assert_string_equal(c[43].name, "IOACCT_READAHEAD_BYTES");
+	assert_string_equal(c[44].name, "IOACCT_ERRORS");
+	assert_string_equal(c[50].name, "IOACCT_READ_ERRORS");
+	assert_string_equal(c[59].name, "IOACCT_STAT_ERRORS");
+	assert_string_equal(c[66].name, "IOACCT_READ_TIME_NS");
+	assert_string_equal(c[75].name, "IOACCT_STAT_TIME_NS");
 	done(&b, r);
 }
 
