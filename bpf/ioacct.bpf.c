@@ -1189,15 +1189,18 @@ int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
 	return 0;
 }
 
-SEC("tp_btf/io_uring_complete")
-int BPF_PROG(ioacct_pc_uring_complete, struct io_ring_ctx *rctx, void *req, struct io_uring_cqe *cqe)
+/*
+ * A request completed with result res: counted for the job that submitted
+ * it, whatever task completes it. Every form of the io_uring_complete
+ * tracepoint calls this.
+ */
+static __always_inline int uring_done(void *req, long res)
 {
 	__u64 key = (__u64)req, now;
 	struct file_info fi = { 0 };
 	struct uring_req *r;
 	struct ioacct_stat_key where = { 0 };
 	struct file *f;
-	long res;
 
 	r = bpf_map_lookup_elem(&uring_reqs, &key);
 	if (!r)
@@ -1211,7 +1214,6 @@ int BPF_PROG(ioacct_pc_uring_complete, struct io_ring_ctx *rctx, void *req, stru
 	}
 	if (fi.type != S_IFREG && r->op != IOACCT_OP_FSYNC)
 		r->op = IOACCT_OP_IO_URING_OP;
-	res = BPF_CORE_READ(cqe, res);
 	where.slot = r->slot;
 	where.mnt_id = fi.mnt;
 	if (r->op != IOACCT_OP_IO_URING_OP) {
@@ -1222,4 +1224,11 @@ int BPF_PROG(ioacct_pc_uring_complete, struct io_ring_ctx *rctx, void *req, stru
 	view_add(&where, 1, 0, -1);
 	bpf_map_delete_elem(&uring_reqs, &key);
 	return 0;
+}
+
+/* io_uring_complete(ctx, req, cqe), as in 6.12: the result is in the cqe. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(ioacct_pc_uring_complete, struct io_ring_ctx *rctx, void *req, struct io_uring_cqe *cqe)
+{
+	return uring_done(req, BPF_CORE_READ(cqe, res));
 }
