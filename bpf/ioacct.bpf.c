@@ -326,29 +326,17 @@ static __noinline int file_info(struct file *f, struct task_ent *t, struct file_
 }
 
 /*
- * The mount a path argument points into. Absolute paths: longest prefix
- * among the mount points of the task's mount namespace (the daemon fills
- * them from the job's mountinfo). Relative paths: the mount of the directory
- * they start from. An empty path (AT_EMPTY_PATH) is the directory fd itself.
+ * The mount of the path in key->path. Absolute paths: longest prefix among
+ * the mount points of the task's mount namespace (the daemon fills them from
+ * the job's mountinfo). Relative paths: the mount of the directory they
+ * start from. An empty path (AT_EMPTY_PATH) is the directory fd itself.
  */
-static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char *upath)
+static __noinline __s64 key_mnt(struct task_struct *task, int dirfd, struct ioacct_mp_key *key)
 {
-	struct ioacct_mp_key *key;
 	struct ioacct_mp_val *v;
-	__u32 zero = 0;
-	long n;
 
-	key = bpf_map_lookup_elem(&mpscratch, &zero);
 	if (!key || !task)
 		return 0;
-	/*
-	 * A tracing program cannot fault pages in: a path in a page the program
-	 * has not touched yet (fresh .rodata after exec) reads as an error here,
-	 * and is readable at sys_exit, the kernel having copied it meanwhile.
-	 */
-	n = bpf_probe_read_user_str(key->path, sizeof(key->path), upath);
-	if (n <= 0)
-		return -1;
 	if (key->path[0] == '/') {
 		key->prefixlen = 32 + 8 * IOACCT_MP_PATH_MAX;
 		key->mntns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
@@ -363,6 +351,25 @@ static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char
 
 	file_info(fd_file(task, dirfd), NULL, &fi);
 	return fi.mnt;
+}
+
+/* The mount a system call's path argument, in user memory, points into (key_mnt()). */
+static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char *upath)
+{
+	struct ioacct_mp_key *key;
+	__u32 zero = 0;
+
+	key = bpf_map_lookup_elem(&mpscratch, &zero);
+	if (!key)
+		return 0;
+	/*
+	 * A tracing program cannot fault pages in: a path in a page the program
+	 * has not touched yet (fresh .rodata after exec) reads as an error here,
+	 * and is readable at sys_exit, the kernel having copied it meanwhile.
+	 */
+	if (bpf_probe_read_user_str(key->path, sizeof(key->path), upath) <= 0)
+		return -1;
+	return key_mnt(task, dirfd, key);
 }
 
 /* path_mnt() now, or at sys_exit when the path cannot be read yet. */
