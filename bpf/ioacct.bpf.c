@@ -326,29 +326,17 @@ static __noinline int file_info(struct file *f, struct task_ent *t, struct file_
 }
 
 /*
- * The mount a path argument points into. Absolute paths: longest prefix
- * among the mount points of the task's mount namespace (the daemon fills
- * them from the job's mountinfo). Relative paths: the mount of the directory
- * they start from. An empty path (AT_EMPTY_PATH) is the directory fd itself.
+ * The mount of the path in key->path. Absolute paths: longest prefix among
+ * the mount points of the task's mount namespace (the daemon fills them from
+ * the job's mountinfo). Relative paths: the mount of the directory they
+ * start from. An empty path (AT_EMPTY_PATH) is the directory fd itself.
  */
-static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char *upath)
+static __noinline __s64 key_mnt(struct task_struct *task, int dirfd, struct ioacct_mp_key *key)
 {
-	struct ioacct_mp_key *key;
 	struct ioacct_mp_val *v;
-	__u32 zero = 0;
-	long n;
 
-	key = bpf_map_lookup_elem(&mpscratch, &zero);
 	if (!key || !task)
 		return 0;
-	/*
-	 * A tracing program cannot fault pages in: a path in a page the program
-	 * has not touched yet (fresh .rodata after exec) reads as an error here,
-	 * and is readable at sys_exit, the kernel having copied it meanwhile.
-	 */
-	n = bpf_probe_read_user_str(key->path, sizeof(key->path), upath);
-	if (n <= 0)
-		return -1;
 	if (key->path[0] == '/') {
 		key->prefixlen = 32 + 8 * IOACCT_MP_PATH_MAX;
 		key->mntns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
@@ -363,6 +351,43 @@ static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char
 
 	file_info(fd_file(task, dirfd), NULL, &fi);
 	return fi.mnt;
+}
+
+/* The mount a system call's path argument, in user memory, points into (key_mnt()). */
+static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char *upath)
+{
+	struct ioacct_mp_key *key;
+	__u32 zero = 0;
+
+	key = bpf_map_lookup_elem(&mpscratch, &zero);
+	if (!key)
+		return 0;
+	/*
+	 * A tracing program cannot fault pages in: a path in a page the program
+	 * has not touched yet (fresh .rodata after exec) reads as an error here,
+	 * and is readable at sys_exit, the kernel having copied it meanwhile.
+	 */
+	if (bpf_probe_read_user_str(key->path, sizeof(key->path), upath) <= 0)
+		return -1;
+	return key_mnt(task, dirfd, key);
+}
+
+/*
+ * The same for a path the kernel has already copied in (an io_uring
+ * request's struct filename): NULL is the empty path.
+ */
+static __noinline __s64 kpath_mnt(struct task_struct *task, int dirfd, const char *kpath)
+{
+	struct ioacct_mp_key *key;
+	__u32 zero = 0;
+
+	key = bpf_map_lookup_elem(&mpscratch, &zero);
+	if (!key)
+		return 0;
+	key->path[0] = 0;
+	if (kpath && bpf_probe_read_kernel_str(key->path, sizeof(key->path), kpath) <= 0)
+		return -1;
+	return key_mnt(task, dirfd, key);
 }
 
 /* path_mnt() now, or at sys_exit when the path cannot be read yet. */
@@ -1138,17 +1163,81 @@ int BPF_PROG(ioacct_pc_async_ra, struct inode *inode)
  * by the request's address (uring_reqs); at completion the request's file
  * gives the mount (a fixed file is only assigned when the request is issued)
  * and the result its bytes or error. Reads and writes of every read/write
- * opcode, and fsyncs, are counted as the reads, writes and fsyncs of system
- * calls are; every request also as one io_uring_op on its file's mount (0
- * without a file). io_uring_enter is in no syscall table: nothing twice.
- * On when io_uring_submit_req and io_uring_complete(ctx, req, cqe) are in
- * the kernel's BTF (daemon/probes.c, the "uring" view).
+ * opcode, fsyncs, opens, statx, unlinks, mkdirs and renames are counted as
+ * those of system calls are; every request also as one io_uring_op on its
+ * file's mount (0 without a file). io_uring_enter is in no syscall table:
+ * nothing twice. On when io_uring_submit_req and io_uring_complete(ctx,
+ * req, cqe) are in the kernel's BTF (daemon/probes.c, the "uring" view).
+ *
+ * The path-based requests (opens, statx, unlink, mkdir, rename) have no
+ * file: their mount is resolved at submission, in the submitter's context,
+ * from the path and directory fd the kernel prepared before the tracepoint
+ * (io_init_req() runs the opcode's prep). An open's mount is then its new
+ * fd's file at completion, which also says whether it created the file:
+ * io-wq workers share the submitter's file table. A direct descriptor
+ * (file_index) has no fd: its open keeps the path's mount and is never a
+ * create.
+ *
+ * Only io_uring_ops: SPLICE and TEE (their second file is not looked at),
+ * FADVISE and MADVISE (no advice class), and the opcodes without a watched
+ * system call (FALLOCATE, FTRUNCATE, SYNC_FILE_RANGE, LINKAT, SYMLINKAT,
+ * the xattr ones). READ_MULTISHOT reads pollable files only, never a
+ * regular file's bytes.
  */
 struct uring_req {
 	__u32 slot;
-	__u32 op;                     /* IOACCT_OP_READ, _WRITE, _FSYNC, or _IO_URING_OP alone */
+	__u32 mnt;   /* URING_SUBMIT_MNT: the mount resolved at submission */
 	__u64 t0;
+	__u16 op;    /* IOACCT_OP_READ, _WRITE, _FSYNC, _OPEN, ..., or _IO_URING_OP alone */
+	__u16 flags; /* URING_* */
+	__u32 pad;
 };
+
+#define URING_SUBMIT_MNT 1 /* no file at completion: mnt is the request's mount */
+#define URING_DIRECT 2     /* an open into a direct descriptor: res is no fd */
+
+/* UAPI opcode numbers newer than some kernels whose vmlinux.h may build this. */
+#define URING_OP_READV_FIXED 60
+#define URING_OP_WRITEV_FIXED 61
+
+/*
+ * The prepared data of the path-based opcodes (io_uring/openclose.c,
+ * statx.c, fs.c): the start of struct io_kiocb (io_kiocb_to_cmd()), only the
+ * fields read here, matched by name on the running kernel. On every kernel
+ * with io_uring_submit_req their paths are struct filename, copied in by
+ * the prep.
+ */
+struct io_open___ioacct {
+	int dfd;
+	__u32 file_slot; /* 5.15 */
+	struct filename *filename;
+} __attribute__((preserve_access_index));
+
+struct io_statx___ioacct {
+	int dfd;
+	struct filename *filename;
+} __attribute__((preserve_access_index));
+
+struct io_unlink___ioacct {
+	int dfd;
+	int flags;
+	struct filename *filename;
+} __attribute__((preserve_access_index));
+
+struct io_mkdir___ioacct {
+	int dfd;
+	struct filename *filename;
+} __attribute__((preserve_access_index));
+
+struct io_rename___ioacct {
+	int old_dfd;
+	struct filename *oldpath;
+} __attribute__((preserve_access_index));
+
+struct io_close___ioacct {
+	int fd;
+	__u32 file_slot;
+} __attribute__((preserve_access_index));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -1157,36 +1246,147 @@ struct {
 	__type(value, struct uring_req);
 } uring_reqs SEC(".maps");
 
+/* The mount of a request's path (kpath_mnt()), 0 when it cannot be read. */
+static __always_inline __u32 uring_path_mnt(struct task_struct *task, int dfd, struct filename *fn)
+{
+	__s64 m = kpath_mnt(task, dfd, fn ? BPF_CORE_READ(fn, name) : NULL);
+
+	return m > 0 ? (__u32)m : 0;
+}
+
+/*
+ * What a path-based or close request is, and on which mount: r->op and
+ * r->mnt. Returns false when it is not file-system I/O (the close of a
+ * pipe or socket), not to be counted.
+ */
+static __noinline bool uring_submit_meta(struct task_struct *task, struct io_kiocb *req,
+					 __u32 opcode, struct uring_req *r)
+{
+	r->flags = URING_SUBMIT_MNT;
+	switch (opcode) {
+	case IORING_OP_OPENAT:
+	case IORING_OP_OPENAT2: {
+		struct io_open___ioacct *o = (void *)req;
+
+		if (!bpf_core_field_exists(o->filename))
+			break;
+		r->op = IOACCT_OP_OPEN;
+		if (bpf_core_field_exists(o->file_slot) && BPF_CORE_READ(o, file_slot))
+			r->flags |= URING_DIRECT;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, dfd), BPF_CORE_READ(o, filename));
+		break;
+	}
+	case IORING_OP_STATX: {
+		struct io_statx___ioacct *o = (void *)req;
+
+		if (!bpf_core_field_exists(o->filename))
+			break;
+		r->op = IOACCT_OP_STAT;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, dfd), BPF_CORE_READ(o, filename));
+		break;
+	}
+	case IORING_OP_UNLINKAT: {
+		struct io_unlink___ioacct *o = (void *)req;
+
+		if (!bpf_core_field_exists(o->filename))
+			break;
+		r->op = BPF_CORE_READ(o, flags) & AT_REMOVEDIR ? IOACCT_OP_RMDIR : IOACCT_OP_UNLINK;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, dfd), BPF_CORE_READ(o, filename));
+		break;
+	}
+	case IORING_OP_MKDIRAT: {
+		struct io_mkdir___ioacct *o = (void *)req;
+
+		if (!bpf_core_field_exists(o->filename))
+			break;
+		r->op = IOACCT_OP_MKDIR;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, dfd), BPF_CORE_READ(o, filename));
+		break;
+	}
+	case IORING_OP_RENAMEAT: {
+		struct io_rename___ioacct *o = (void *)req;
+
+		/* The source's mount, as for renameat(2). */
+		if (!bpf_core_field_exists(o->oldpath))
+			break;
+		r->op = IOACCT_OP_RENAME;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, old_dfd), BPF_CORE_READ(o, oldpath));
+		break;
+	}
+	case IORING_OP_CLOSE: {
+		/* No close op (nor for close(2)): an io_uring_op on the file's mount, found before it goes. */
+		struct io_close___ioacct *o = (void *)req;
+		struct file_info fi = {};
+		struct file *f;
+
+		if (!bpf_core_field_exists(o->fd) ||
+		    (bpf_core_field_exists(o->file_slot) && BPF_CORE_READ(o, file_slot)))
+			break;
+		f = fd_file(task, BPF_CORE_READ(o, fd));
+		if (f && (file_info(f, NULL, &fi) || (fi.type != S_IFREG && fi.type != S_IFDIR)))
+			return false;
+		r->mnt = fi.mnt;
+		break;
+	}
+	default:
+		r->flags = 0;
+		break;
+	}
+	return true;
+}
+
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 slot = view_slot(task);
+	__u32 slot = view_slot(task), opcode;
 	struct uring_req r = { .slot = slot, .op = IOACCT_OP_IO_URING_OP };
 	__u64 key = (__u64)req;
 
 	if (slot == IOACCT_SLOT_NONE)
 		return 0;
-	switch (BPF_CORE_READ(req, opcode)) {
+	opcode = BPF_CORE_READ(req, opcode);
+	switch (opcode) {
 	case IORING_OP_READV:
 	case IORING_OP_READ_FIXED:
 	case IORING_OP_READ:
+	case URING_OP_READV_FIXED:
 		r.op = IOACCT_OP_READ;
 		break;
 	case IORING_OP_WRITEV:
 	case IORING_OP_WRITE_FIXED:
 	case IORING_OP_WRITE:
+	case URING_OP_WRITEV_FIXED:
 		r.op = IOACCT_OP_WRITE;
 		break;
 	case IORING_OP_FSYNC:
 		r.op = IOACCT_OP_FSYNC;
 		break;
 	default:
+		if (!uring_submit_meta(task, req, opcode, &r))
+			return 0;
 		break;
 	}
 	r.t0 = bpf_ktime_get_ns();
 	bpf_map_update_elem(&uring_reqs, &key, &r, BPF_ANY);
 	return 0;
+}
+
+/*
+ * The file a successful open request installed as fd `fd` in the current
+ * task's table (the submitter's: see above): its mount in *mnt, and whether
+ * the open created it.
+ */
+static __noinline bool uring_opened(long fd, __u32 *mnt)
+{
+	struct file *f = fd_file(bpf_get_current_task_btf(), fd);
+	struct ioacct_state *st = get_state();
+	struct file_info fi = {};
+
+	if (!f || !mnt || file_info(f, NULL, &fi))
+		return false;
+	*mnt = fi.mnt;
+	return st && st->fmode_created && (BPF_CORE_READ(f, f_mode) & st->fmode_created);
 }
 
 /*
@@ -1196,33 +1396,47 @@ int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
  */
 static __always_inline int uring_done(void *req, long res)
 {
-	__u64 key = (__u64)req, now;
+	__u64 key = (__u64)req, now, dur;
+	struct ioacct_stat_key where = { 0 };
 	struct file_info fi = { 0 };
 	struct uring_req *r;
-	struct ioacct_stat_key where = { 0 };
+	bool created = false;
 	struct file *f;
+	__u32 op;
 
 	r = bpf_map_lookup_elem(&uring_reqs, &key);
 	if (!r)
 		return 0;
 	now = bpf_ktime_get_ns();
-	f = BPF_CORE_READ((struct io_kiocb *)req, file);
-	/* Only file-system I/O, as for system calls: pipes, sockets and devices are not. */
-	if (f && (file_info(f, NULL, &fi) || (fi.type != S_IFREG && fi.type != S_IFDIR))) {
-		bpf_map_delete_elem(&uring_reqs, &key);
-		return 0;
-	}
-	if (fi.type != S_IFREG && r->op != IOACCT_OP_FSYNC)
-		r->op = IOACCT_OP_IO_URING_OP;
+	dur = now > r->t0 ? now - r->t0 : 0;
+	op = r->op;
 	where.slot = r->slot;
-	where.mnt_id = fi.mnt;
-	if (r->op != IOACCT_OP_IO_URING_OP) {
-		where.op = r->op;
-		account(&where, now, now > r->t0 ? now - r->t0 : 0, res);
+	if (r->flags & URING_SUBMIT_MNT) {
+		where.mnt_id = r->mnt;
+		if (op == IOACCT_OP_OPEN && res >= 0 && !(r->flags & URING_DIRECT))
+			created = uring_opened(res, &where.mnt_id);
+	} else {
+		f = BPF_CORE_READ((struct io_kiocb *)req, file);
+		/* Only file-system I/O, as for system calls: pipes, sockets and devices are not. */
+		if (f && (file_info(f, NULL, &fi) || (fi.type != S_IFREG && fi.type != S_IFDIR))) {
+			bpf_map_delete_elem(&uring_reqs, &key);
+			return 0;
+		}
+		if (fi.type != S_IFREG && op != IOACCT_OP_FSYNC)
+			op = IOACCT_OP_IO_URING_OP;
+		where.mnt_id = fi.mnt;
+	}
+	bpf_map_delete_elem(&uring_reqs, &key);
+	if (op != IOACCT_OP_IO_URING_OP) {
+		where.op = op;
+		account(&where, now, dur, res);
+	}
+	if (created) {
+		where.op = IOACCT_OP_CREATE;
+		account(&where, now, 0, 0);
 	}
 	where.op = IOACCT_OP_IO_URING_OP;
 	view_add(&where, 1, 0, -1);
-	bpf_map_delete_elem(&uring_reqs, &key);
 	return 0;
 }
 
