@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Linux AIO (libaio, issue 14): a job moving exact bytes through io_submit's
-# PWRITE, PWRITEV, FSYNC, PREAD and PREADV iocbs, one at a time and in a
-# batch of 4 reaped by one io_getevents (tests/integration/ioaio.c), has
-# them counted as 4 writes and 4 reads of exactly 4 x N bytes and 1 fsync on
-# each file's mount (tmpfs and the test directory's), with their size bins,
+# PWRITE, PWRITEV, FSYNC, PREAD and PREADV iocbs, one at a time, in a batch
+# of 4 reaped by one io_getevents, and 4 reaped by another thread
+# (tests/integration/ioaio.c), has them counted as 8 writes of 8 x N bytes,
+# 4 reads of 4 x N bytes and 1 fsync on each file's mount (tmpfs and the
+# test directory's), with their size bins,
 # nothing twice (io_submit and io_getevents are no reads); an iocb io_submit
 # refuses (EBADF) and one whose event says EINVAL are failed reads. While a
 # process outside the job does the same on the same mounts all along. On
@@ -24,14 +25,14 @@ SHMMNT=$(mount_of "$SHM")
 N=65536
 "$IOAIO" $N "$SHM/probe" "$D/probe" || { rc=$?; [ $rc = 77 ] && skip "Linux AIO is not allowed here (io_setup failed)"; fail "ioaio failed outside any job"; }
 
-# Per mount: 4 writes, 4 reads of 4N bytes, 1 fsync, 1 failed read; 2 opens, 1 create.
+# Per mount: 8 writes of 8N bytes, 4 reads of 4N bytes, 1 fsync, 1 failed read; 2 opens, 1 create.
 cat > "$T/expect.json" <<JSON
 {
   "$SHMMNT": {"reads": 5, "read_bytes": $((4 * N)), "read_sizes": {"10K_100K": 4},
-              "writes": 4, "write_bytes": $((4 * N)), "write_sizes": {"10K_100K": 4},
+              "writes": 8, "write_bytes": $((8 * N)), "write_sizes": {"10K_100K": 8},
               "fsyncs": 1, "opens": 2, "creates": 1, "errors": 1, "op_errors": {"reads": 1}},
   "$DMNT": {"reads": 5, "read_bytes": $((4 * N)), "read_sizes": {"10K_100K": 4},
-            "writes": 4, "write_bytes": $((4 * N)), "write_sizes": {"10K_100K": 4},
+            "writes": 8, "write_bytes": $((8 * N)), "write_sizes": {"10K_100K": 8},
             "fsyncs": 1, "opens": 2, "creates": 1, "errors": 1, "op_errors": {"reads": 1}}
 }
 JSON
@@ -72,7 +73,7 @@ for mode in tracepoint fentry kprobe syscall-tp; do
 	[ "$(json_get "$T/out-$mode.json" 'j["probe_mode"]')" = $mode ] || fail "$mode: not the job's probe mode"
 	python3 "$(dirname "$0")/check_mounts.py" "$T/out-$mode.json" "$T/expect.json" ||
 		{ cat "$T/out-$mode.json"; fail "$mode: Linux AIO's reads, writes and fsyncs are not exact"; }
-	ok "$mode: AIO: 4 writes and 4 reads of exactly $((4 * N)) bytes, 1 fsync, 1 failed read on $SHMMNT and on $DMNT, nothing twice, nothing from outside"
+	ok "$mode: AIO: 8 writes of exactly $((8 * N)) bytes, 4 reads of $((4 * N)), 1 fsync, 1 failed read on $SHMMNT and on $DMNT, nothing twice, nothing from outside"
 	ran=$((ran + 1))
 done
 [ $ran -gt 0 ] || fail "no backend could run"

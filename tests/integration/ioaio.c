@@ -12,11 +12,15 @@
  *
  *   PWRITE N at 2N, PWRITE N at 3N, PREAD N at 0, PREAD N at N
  *
+ * then 4 io_submits of PWRITE N at 4N .. 7N whose events a second thread,
+ * already waiting in io_getevents, reaps (a buffered write completes inside
+ * io_submit: the reaper may have it before the submitter's io_submit ends);
+ *
  * then one that fails: on SHMFILE, PREAD on a second fd opened O_WRONLY,
  * which io_submit refuses with EBADF; on DISKFILE, PREAD of 4096 bytes at
  * offset 1 on a second fd opened O_DIRECT, whose event says EINVAL.
  *
- * Per file: 4 writes and 4 reads of 4N bytes each, 1 fsync, 1 failed read,
+ * Per file: 8 writes of 8N bytes, 4 reads of 4N bytes, 1 fsync, 1 failed read,
  * 2 opens, 1 create, and no read or write system call. Linked statically
  * (like iowork), so that starting it reads nothing. Exits 1 saying what did
  * not move what it should, 77 when the kernel refuses an AIO context.
@@ -25,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libaio.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +70,20 @@ static int run(io_context_t ctx, const char *what, struct iocb **iocbs, const lo
 		}
 	}
 	return 0;
+}
+
+struct reaper {
+	io_context_t ctx;
+	struct io_event ev[BATCH];
+	int got;
+};
+
+static void *reap(void *arg)
+{
+	struct reaper *r = arg;
+
+	r->got = io_getevents(r->ctx, BATCH, BATCH, r->ev, NULL);
+	return NULL;
 }
 
 static int one(io_context_t ctx, const char *what, struct iocb *cb, long want)
@@ -109,6 +128,33 @@ static int file_io(io_context_t ctx, const char *path, char *buf, int direct)
 		cbs[i] = &cb[i];
 	if (run(ctx, "batch", cbs, want, BATCH))
 		return -1;
+
+	struct reaper r = { .ctx = ctx };
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, reap, &r)) {
+		fprintf(stderr, "ioaio: pthread_create failed\n");
+		return -1;
+	}
+	for (int i = 0; i < BATCH; i++) {
+		io_prep_pwrite(&cb[i], fd, buf, n, (4 + i) * (long long)n);
+		cbs[i] = &cb[i];
+		ret = io_submit(ctx, 1, &cbs[i]);
+		if (ret != 1) {
+			fprintf(stderr, "ioaio: reaped by a thread: io_submit %d, not 1\n", ret);
+			return -1;
+		}
+	}
+	pthread_join(th, NULL);
+	if (r.got != BATCH) {
+		fprintf(stderr, "ioaio: reaper thread: io_getevents %d, not %d\n", r.got, BATCH);
+		return -1;
+	}
+	for (int i = 0; i < BATCH; i++)
+		if ((long)r.ev[i].res != (long)n) {
+			fprintf(stderr, "ioaio: reaped by a thread: %ld, not %zu\n", (long)r.ev[i].res, n);
+			return -1;
+		}
 
 	if (direct) {
 		/* Misaligned direct I/O: accepted, then completed with EINVAL. */
