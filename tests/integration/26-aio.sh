@@ -23,7 +23,7 @@ DMNT=$(mount_of "$D")
 SHMMNT=$(mount_of "$SHM")
 [ "$DMNT" != "$SHMMNT" ] || skip "$D and /dev/shm are on the same mount"
 N=65536
-"$IOAIO" $N "$SHM/probe" "$D/probe" || { rc=$?; [ $rc = 77 ] && skip "Linux AIO is not allowed here (io_setup failed)"; fail "ioaio failed outside any job"; }
+"$IOAIO" $N "$SHM/probe" "$D/probe" || { rc=$?; [ $rc = 77 ] && skip "Linux AIO is not allowed here (io_setup failed), or $D's file system has no O_DIRECT"; fail "ioaio failed outside any job"; }
 
 # Per mount: 8 writes of 8N bytes, 4 reads of 4N bytes, 1 fsync, 1 failed read; 2 opens, 1 create.
 cat > "$T/expect.json" <<JSON

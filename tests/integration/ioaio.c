@@ -23,7 +23,8 @@
  * Per file: 8 writes of 8N bytes, 4 reads of 4N bytes, 1 fsync, 1 failed read,
  * 2 opens, 1 create, and no read or write system call. Linked statically
  * (like iowork), so that starting it reads nothing. Exits 1 saying what did
- * not move what it should, 77 when the kernel refuses an AIO context.
+ * not move what it should, 77 when the kernel refuses an AIO context or
+ * DISKFILE's file system has no O_DIRECT.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -159,6 +160,10 @@ static int file_io(io_context_t ctx, const char *path, char *buf, int direct)
 	if (direct) {
 		/* Misaligned direct I/O: accepted, then completed with EINVAL. */
 		fd2 = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (fd2 < 0 && errno == EINVAL) {
+			fprintf(stderr, "ioaio: %s: its file system has no O_DIRECT\n", path);
+			return 77;
+		}
 		if (fd2 < 0) {
 			perror(path);
 			return -1;
@@ -207,8 +212,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ioaio: io_setup: %s\n", strerror(-ret));
 		return 77;
 	}
-	if (file_io(ctx, argv[2], buf, 0) || file_io(ctx, argv[3], buf, 1))
-		return 1;
+	ret = file_io(ctx, argv[2], buf, 0);
+	if (!ret)
+		ret = file_io(ctx, argv[3], buf, 1);
+	if (ret)
+		return ret == 77 ? 77 : 1;
 	io_destroy(ctx);
 	free(buf);
 	return 0;
