@@ -715,16 +715,21 @@ static long aio_record_one(__u64 i, void *ctx)
 	    bpf_probe_read_user(&io, sizeof(io), (void *)(iocb + AIO_IOCB_OPCODE_OFF)))
 		return 1;
 	w->done = i + 1;
+	k.obj = iocb;
 	op = aio_op(io.opcode);
-	if (op < 0)
+	/*
+	 * Only file-system I/O, as for system calls; an fsync of a directory
+	 * too. An iocb not counted forgets what its address meant before (an
+	 * iocb of a process that had this mm before and never reaped it).
+	 */
+	if (op < 0 ||
+	    file_info(fd_file(task, (long)io.fildes), bpf_task_storage_get(&tasks, task, 0, 0), &fi) ||
+	    (fi.type != S_IFREG && (op != IOACCT_OP_FSYNC || fi.type != S_IFDIR))) {
+		bpf_map_delete_elem(&aio_reqs, &k);
 		return 0;
-	/* Only file-system I/O, as for system calls; an fsync of a directory too. */
-	if (file_info(fd_file(task, (long)io.fildes), bpf_task_storage_get(&tasks, task, 0, 0), &fi) ||
-	    (fi.type != S_IFREG && (op != IOACCT_OP_FSYNC || fi.type != S_IFDIR)))
-		return 0;
+	}
 	r.mnt = fi.mnt;
 	r.op = op;
-	k.obj = iocb;
 	if (bpf_map_update_elem(&aio_reqs, &k, &r, BPF_ANY))
 		count_drops(w->slot, 1);
 	return 0;
