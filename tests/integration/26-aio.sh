@@ -5,11 +5,11 @@
 # of 4 reaped by one io_getevents, and 4 reaped by another thread
 # (tests/integration/ioaio.c), has them counted as 8 writes of 8 x N bytes,
 # 4 reads of 4 x N bytes and 1 fsync on each file's mount (tmpfs and the
-# test directory's), with their size bins,
-# nothing twice (io_submit and io_getevents are no reads); an iocb io_submit
-# refuses (EBADF) and one whose event says EINVAL are failed reads. While a
-# process outside the job does the same on the same mounts all along. On
-# the tracepoint backend and on every other one this kernel allows.
+# test directory's), with their size bins; nothing twice (io_submit and
+# io_getevents are no reads), nothing for the iocbs of a pipe; an iocb
+# io_submit refuses (EBADF) and one whose event says EINVAL are failed
+# reads. While a process outside the job does the same on the same mounts
+# all along. On the tracepoint backend and every other one this kernel allows.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 IOAIO=$abs_top_builddir/tests/integration/ioaio

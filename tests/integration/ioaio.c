@@ -20,6 +20,9 @@
  * which io_submit refuses with EBADF; on DISKFILE, PREAD of 4096 bytes at
  * offset 1 on a second fd opened O_DIRECT, whose event says EINVAL.
  *
+ * Before them, a PWRITE of 100 bytes into a pipe and a PREAD of them, which
+ * count nothing (no file system).
+ *
  * Per file: 8 writes of 8N bytes, 4 reads of 4N bytes, 1 fsync, 1 failed read,
  * 2 opens, 1 create, and no read or write system call. Linked statically
  * (like iowork), so that starting it reads nothing. Exits 1 saying what did
@@ -191,6 +194,27 @@ static int file_io(io_context_t ctx, const char *path, char *buf, int direct)
 	return 0;
 }
 
+/* A pipe is no file-system I/O: its iocbs count nothing. */
+static int pipe_io(io_context_t ctx, char *buf)
+{
+	struct iocb cb;
+	int p[2];
+
+	if (pipe(p)) {
+		perror("pipe");
+		return -1;
+	}
+	io_prep_pwrite(&cb, p[1], buf, 100, 0);
+	if (one(ctx, "pwrite to a pipe", &cb, 100))
+		return -1;
+	io_prep_pread(&cb, p[0], buf, 100, 0);
+	if (one(ctx, "pread from a pipe", &cb, 100))
+		return -1;
+	close(p[0]);
+	close(p[1]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	io_context_t ctx = 0;
@@ -212,7 +236,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ioaio: io_setup: %s\n", strerror(-ret));
 		return 77;
 	}
-	ret = file_io(ctx, argv[2], buf, 0);
+	ret = pipe_io(ctx, buf);
+	if (!ret)
+		ret = file_io(ctx, argv[2], buf, 0);
 	if (!ret)
 		ret = file_io(ctx, argv[3], buf, 1);
 	if (ret)
