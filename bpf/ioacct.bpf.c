@@ -1299,6 +1299,9 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 			lo = hi = 0;
 		else if (t->op - 1 == IOACCT_OP_READ && t->kind == IOACCT_SK_FD_DATA)
 			lo = t->rq_lo, hi = t->rq_hi;
+		/* io_submit's buffered reads: their ranges are not kept, so none is told read ahead. */
+		else if (t->kind == IOACCT_SK_AIO_SUBMIT)
+			lo = 0, hi = ~0ULL;
 		else
 			return 0;
 	} else {
