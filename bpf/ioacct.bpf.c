@@ -97,6 +97,7 @@ struct task_ent {
 			__u32 out_mnt; /* FD_PAIR kinds: the destination's mount (mnt: the source's) */
 			__u32 ends;    /* PAIR_SRC | PAIR_DST: which ends are regular files */
 		} pair;
+		__u64 aio_uptr;        /* AIO kinds: io_submit's iocb pointers, io_getevents' events */
 	};
 	__u64 c_inode;
 	__u64 c_vfsmnt;
@@ -110,7 +111,7 @@ struct task_ent {
 	__u64 rq_lo;
 	__u64 rq_hi;
 	__u32 advice; /* the pending fadvise or madvise call's IOACCT_HINT_ */
-	__u32 pad;
+	__u32 aio_n;  /* the pending io_submit's iocbs looked at (recorded or not a file's) */
 };
 
 #define PAIR_SRC 1
@@ -599,6 +600,233 @@ static __always_inline __u32 advice_class(long advice, bool madv)
 }
 
 /*
+ * ---- Linux AIO (issue 14) -------------------------------------------------
+ *
+ * io_submit and io_getevents are no reads or writes themselves: the iocbs
+ * they carry are. At io_submit's start (a watched task) each iocb's opcode
+ * and fd are read from the user's memory, which the application has just
+ * written, and its file's mount, its op and the job's slot are kept by
+ * (mm, iocb address) in aio_reqs: at the start, because a buffered iocb
+ * completes inside io_submit and another thread may reap it before the
+ * submitter's sys_exit. At io_submit's end the iocbs the kernel did not take
+ * are forgotten (a failure of the first one is counted as a failed call of
+ * its kind). When io_getevents or io_pgetevents returns events, each one's
+ * iocb (io_event.obj) is looked up and counted with the event's result, for
+ * the submitter's job, once; the time is from submission to reaping.
+ * The loops run in bpf_loop (5.17+): without it, AIO is not counted.
+ */
+#define IOCB_CMD_PREAD 0
+#define IOCB_CMD_PWRITE 1
+#define IOCB_CMD_FSYNC 2
+#define IOCB_CMD_FDSYNC 3
+#define IOCB_CMD_PREADV 7
+#define IOCB_CMD_PWRITEV 8
+
+/* iocbs of one io_submit, events of one io_getevents looked at; the rest count as dropped. */
+#define AIO_MAX_BATCH 1024
+
+struct aio_key {
+	__u64 mm;  /* the submitter's address space: iocb addresses are its */
+	__u64 obj; /* the iocb's user address, io_event.obj */
+};
+
+struct aio_req {
+	__u32 slot;
+	__u32 mnt;
+	__u32 op;  /* IOACCT_OP_READ, _WRITE or _FSYNC */
+	__u32 pad;
+	__u64 t0;  /* io_submit's start */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct aio_key);
+	__type(value, struct aio_req);
+} aio_reqs SEC(".maps");
+
+/* The uapi's struct iocb from aio_lio_opcode on (offset 16), and struct io_event: a stable ABI. */
+#define AIO_IOCB_OPCODE_OFF 16
+struct aio_iocb_op {
+	__u16 opcode;
+	__s16 reqprio;
+	__u32 fildes;
+};
+
+struct aio_event {
+	__u64 data;
+	__u64 obj;
+	__s64 res;
+	__s64 res2;
+};
+
+/* What a bpf_loop callback over an io_submit's iocbs or an io_getevents' events works on. */
+struct aio_walk {
+	__u64 uptr;  /* the user's array of iocb pointers, or of events */
+	__u64 mm;
+	__u64 now;
+	__u32 slot;
+	__u32 first; /* index of the first element */
+	__u32 done;  /* elements read */
+	__u32 lost;  /* events that could not be read */
+	__s32 err;   /* io_submit's error: its first iocb's */
+	__u32 pad;
+};
+
+static __always_inline void count_drops(__u32 slot, __u32 n)
+{
+	struct ioacct_drop_val *d = bpf_map_lookup_elem(&dropped, &slot);
+
+	if (d)
+		d->events += n;
+}
+
+/* The op an iocb's opcode is counted as, -1 for none (IOCB_CMD_POLL, IOCB_CMD_NOOP). */
+static __always_inline int aio_op(__u16 opcode)
+{
+	switch (opcode) {
+	case IOCB_CMD_PREAD:
+	case IOCB_CMD_PREADV:
+		return IOACCT_OP_READ;
+	case IOCB_CMD_PWRITE:
+	case IOCB_CMD_PWRITEV:
+		return IOACCT_OP_WRITE;
+	case IOCB_CMD_FSYNC:
+	case IOCB_CMD_FDSYNC:
+		return IOACCT_OP_FSYNC;
+	default:
+		return -1;
+	}
+}
+
+/* io_submit's start: records iocb i; stops at the first that cannot be read. */
+static long aio_record_one(__u64 i, void *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct aio_walk *w = ctx;
+	struct aio_req r = { .slot = w->slot, .t0 = w->now };
+	struct aio_key k = { .mm = w->mm };
+	struct file_info fi = {};
+	struct aio_iocb_op io;
+	__u64 iocb = 0;
+	int op;
+
+	if (bpf_probe_read_user(&iocb, sizeof(iocb), (void *)(w->uptr + i * sizeof(iocb))) ||
+	    bpf_probe_read_user(&io, sizeof(io), (void *)(iocb + AIO_IOCB_OPCODE_OFF)))
+		return 1;
+	w->done = i + 1;
+	k.obj = iocb;
+	op = aio_op(io.opcode);
+	/*
+	 * Only file-system I/O, as for system calls; an fsync of a directory
+	 * too. An iocb not counted forgets what its address meant before (an
+	 * iocb of a process that had this mm before and never reaped it).
+	 */
+	if (op < 0 ||
+	    file_info(fd_file(task, (long)io.fildes), bpf_task_storage_get(&tasks, task, 0, 0), &fi) ||
+	    (fi.type != S_IFREG && (op != IOACCT_OP_FSYNC || fi.type != S_IFDIR))) {
+		bpf_map_delete_elem(&aio_reqs, &k);
+		return 0;
+	}
+	r.mnt = fi.mnt;
+	r.op = op;
+	if (bpf_map_update_elem(&aio_reqs, &k, &r, BPF_ANY))
+		count_drops(w->slot, 1);
+	return 0;
+}
+
+/*
+ * io_submit's end: iocb first + i was not taken. The call's error, when it
+ * failed, is the first iocb's: a failed call of its kind.
+ */
+static long aio_forget_one(__u64 i, void *ctx)
+{
+	struct aio_walk *w = ctx;
+	struct aio_key k = { .mm = w->mm };
+	struct aio_req *r;
+
+	if (bpf_probe_read_user(&k.obj, sizeof(k.obj), (void *)(w->uptr + (w->first + i) * 8)))
+		return 1;
+	if (i == 0 && w->err) {
+		r = bpf_map_lookup_elem(&aio_reqs, &k);
+		if (r) {
+			struct ioacct_stat_key where = { .slot = r->slot, .mnt_id = r->mnt, .op = r->op };
+
+			account(&where, w->now, w->now > r->t0 ? w->now - r->t0 : 0, w->err);
+		}
+	}
+	bpf_map_delete_elem(&aio_reqs, &k);
+	return 0;
+}
+
+/* io_getevents' end: event i reaped; its iocb counted if it was recorded. */
+static long aio_reap_one(__u64 i, void *ctx)
+{
+	struct aio_walk *w = ctx;
+	struct aio_key k = { .mm = w->mm };
+	struct aio_event ev;
+	struct aio_req *r;
+
+	if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(w->uptr + i * sizeof(ev)))) {
+		w->lost++;
+		return 0;
+	}
+	k.obj = ev.obj;
+	r = bpf_map_lookup_elem(&aio_reqs, &k);
+	if (!r)
+		return 0;
+	struct ioacct_stat_key where = { .slot = r->slot, .mnt_id = r->mnt, .op = r->op };
+
+	account(&where, w->now, w->now > r->t0 ? w->now - r->t0 : 0, ev.res);
+	bpf_map_delete_elem(&aio_reqs, &k);
+	return 0;
+}
+
+/* io_submit's start: records up to AIO_MAX_BATCH iocbs, returns how many were looked at. */
+static __noinline __u32 aio_submit_enter(__u64 mm, long nr, __u64 uptr, __u32 slot)
+{
+	struct aio_walk w = { .uptr = uptr, .mm = mm, .now = bpf_ktime_get_ns(), .slot = slot };
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop) || nr <= 0 || !mm)
+		return 0;
+	bpf_loop(nr < AIO_MAX_BATCH ? nr : AIO_MAX_BATCH, aio_record_one, &w, 0);
+	return w.done;
+}
+
+/* The end of io_submit (AIO_SUBMIT) or io_getevents (AIO_REAP) with ret. */
+static __noinline void aio_exit(struct task_ent *t, __u64 mm, long ret, __u64 now)
+{
+	struct aio_walk w = { .mm = mm, .now = now };
+	__u32 n, slot;
+
+	if (!t || !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop) || !mm)
+		return;
+	w.uptr = t->aio_uptr;
+	slot = t->pslot;
+	n = t->aio_n;
+	if (t->kind == IOACCT_SK_AIO_REAP) {
+		if (ret <= 0)
+			return;
+		n = ret < AIO_MAX_BATCH ? ret : AIO_MAX_BATCH;
+		bpf_loop(n, aio_reap_one, &w, 0);
+		if (ret > n || w.lost)
+			count_drops(slot, ret - n + w.lost);
+		return;
+	}
+	/* io_submit: ret iocbs taken, the first n looked at. */
+	if (ret < 0) {
+		w.err = (__s32)ret;
+		ret = 0;
+	}
+	if (ret > n)
+		count_drops(slot, ret - n);
+	if (ret < n) {
+		w.first = ret;
+		bpf_loop(n - ret, aio_forget_one, &w, 0);
+	}
+}
+
+/*
  * The start of an I/O call, common to every backend: a0..a2 are the
  * syscall's first arguments. Stashes what sys_exit needs when the task is
  * watched.
@@ -679,6 +907,17 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 	case IOACCT_SK_MADVISE:
 		t->advice = advice_class(a2, true);
 		break;
+	case IOACCT_SK_AIO_SUBMIT:
+		if (slot == IOACCT_SLOT_CALIB)
+			return 0;
+		t->aio_uptr = a2;
+		t->aio_n = aio_submit_enter((__u64)task->mm, a1, a2, slot);
+		t->upath = 0;
+		break;
+	case IOACCT_SK_AIO_REAP:
+		t->aio_uptr = a3;
+		t->upath = 0;
+		break;
 	case IOACCT_SK_PATH:
 	case IOACCT_SK_OPEN_PATH:
 		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)a0);
@@ -755,6 +994,10 @@ static __always_inline int on_exit(long ret)
 	if (t->epoch != (__u16)st->epoch)
 		return 0;
 	now = bpf_ktime_get_ns();
+	if (t->kind == IOACCT_SK_AIO_SUBMIT || t->kind == IOACCT_SK_AIO_REAP) {
+		aio_exit(t, (__u64)task->mm, ret, now);
+		return 0;
+	}
 	mnt = t->mnt;
 	slot = t->pslot;
 	if (t->upath) {
@@ -1056,6 +1299,9 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 			lo = hi = 0;
 		else if (t->op - 1 == IOACCT_OP_READ && t->kind == IOACCT_SK_FD_DATA)
 			lo = t->rq_lo, hi = t->rq_hi;
+		/* io_submit's buffered reads: their ranges are not kept, so none is told read ahead. */
+		else if (t->kind == IOACCT_SK_AIO_SUBMIT)
+			lo = 0, hi = ~0ULL;
 		else
 			return 0;
 	} else {
