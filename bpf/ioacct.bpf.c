@@ -1141,8 +1141,9 @@ int BPF_PROG(ioacct_pc_async_ra, struct inode *inode)
  * opcode, and fsyncs, are counted as the reads, writes and fsyncs of system
  * calls are; every request also as one io_uring_op on its file's mount (0
  * without a file). io_uring_enter is in no syscall table: nothing twice.
- * On when io_uring_submit_req and io_uring_complete(ctx, req, cqe) are in
- * the kernel's BTF (daemon/probes.c, the "uring" view).
+ * On when the kernel's BTF has a submit tracepoint (io_uring_submit_req, or
+ * io_uring_submit_sqe before 6.4) and io_uring_complete in one of its two
+ * forms (daemon/probes.c, the "uring" view).
  */
 struct uring_req {
 	__u32 slot;
@@ -1157,8 +1158,8 @@ struct {
 	__type(value, struct uring_req);
 } uring_reqs SEC(".maps");
 
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
+/* A request submitted: its job and what it does, kept until it completes. */
+static __always_inline int uring_submit(struct io_kiocb *req)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 slot = view_slot(task);
@@ -1187,6 +1188,20 @@ int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
 	r.t0 = bpf_ktime_get_ns();
 	bpf_map_update_elem(&uring_reqs, &key, &r, BPF_ANY);
 	return 0;
+}
+
+/* io_uring_submit_req(req), since 6.4. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
+{
+	return uring_submit(req);
+}
+
+/* io_uring_submit_sqe(req, force_nonblock), its name until 6.3 (Debian's 6.1). */
+SEC("tp_btf/io_uring_submit_sqe")
+int BPF_PROG(ioacct_pc_uring_submit_sqe, struct io_kiocb *req, bool force_nonblock)
+{
+	return uring_submit(req);
 }
 
 /*
@@ -1226,9 +1241,17 @@ static __always_inline int uring_done(void *req, long res)
 	return 0;
 }
 
-/* io_uring_complete(ctx, req, cqe), as in 6.12: the result is in the cqe. */
+/* io_uring_complete(ctx, req, cqe), as on 6.18: the result is in the cqe. */
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(ioacct_pc_uring_complete, struct io_ring_ctx *rctx, void *req, struct io_uring_cqe *cqe)
 {
 	return uring_done(req, BPF_CORE_READ(cqe, res));
+}
+
+/* io_uring_complete(ctx, req, user_data, res, cflags, extra1, extra2), as on 6.1 and 6.12. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(ioacct_pc_uring_complete7, void *rctx, void *req, __u64 user_data, int res, unsigned int cflags,
+	     __u64 extra1, __u64 extra2)
+{
+	return uring_done(req, res);
 }
