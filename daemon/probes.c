@@ -321,9 +321,18 @@ static const struct view_prog {
 } view_progs[] = {
 	{ "ioacct_pc_add", "cache", "add", VIEW_TP, "mm_filemap_add_to_page_cache", 0 },
 	{ "ioacct_pc_fault", "mmap", "fault", VIEW_TP, "mm_filemap_fault", 0 },
+	{ "ioacct_pc_fault_fe", "mmap", "fault", VIEW_FENTRY, "filemap_fault", 0 },
+	{ "ioacct_pc_fault_kp", "mmap", "fault", VIEW_KPROBE, "filemap_fault", 0 },
 	{ "ioacct_pc_map_pages", "mmap", "map_pages", VIEW_TP, "mm_filemap_map_pages", 0 },
+	{ "ioacct_pc_map_pages_fx", "mmap", "map_pages", VIEW_FENTRY, "filemap_map_pages", 0 },
+	{ "ioacct_pc_map_pages_kp", "mmap", "map_pages", VIEW_KPROBE, "filemap_map_pages", 0 },
+	{ "ioacct_pc_map_pages_kr", "mmap", "map_pages", VIEW_KPROBE, "filemap_map_pages", 0 },
 	{ "ioacct_pc_sync_ra", "readahead", "sync_ra", VIEW_TP, "page_cache_sync_ra", 0 },
+	{ "ioacct_pc_sync_ra_fe", "readahead", "sync_ra", VIEW_FENTRY, "page_cache_sync_ra", 0 },
+	{ "ioacct_pc_sync_ra_kp", "readahead", "sync_ra", VIEW_KPROBE, "page_cache_sync_ra", 0 },
 	{ "ioacct_pc_async_ra", "readahead", "async_ra", VIEW_TP, "page_cache_async_ra", 0 },
+	{ "ioacct_pc_async_ra_fe", "readahead", "async_ra", VIEW_FENTRY, "page_cache_async_ra", 0 },
+	{ "ioacct_pc_async_ra_kp", "readahead", "async_ra", VIEW_KPROBE, "page_cache_async_ra", 0 },
 	{ "ioacct_pc_uring_submit", "uring", "submit", VIEW_TP, "io_uring_submit_req", 0 },
 	{ "ioacct_pc_uring_submit_sqe", "uring", "submit", VIEW_TP, "io_uring_submit_sqe", 0 },
 	{ "ioacct_pc_uring_complete", "uring", "complete", VIEW_TP, "io_uring_complete", 3 },
@@ -389,6 +398,18 @@ static bool view_kind_ok(enum view_kind kind, enum ioacct_probe_mode mode, int o
 						 why, sizeof(why)) == 0;
 	}
 	return ok[kind] == 1;
+}
+
+/* Whether any view program is to be loaded. */
+static bool views_loading(const struct ioacct_probes *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(p->skel->obj, view_progs[i].prog);
+
+		if (prog && bpf_program__autoload(prog))
+			return true;
+	}
+	return false;
 }
 
 static bool view_same_group(const struct view_prog *a, const struct view_prog *b)
@@ -945,6 +966,16 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		ret = open_object(p, opts, err, errlen);
 	if (!ret)
 		ret = load_object(p, opts, err, errlen);
+	if (ret && p->skel && views_loading(p)) {
+		/* A view the verifier refuses must not keep the daemon from starting: again without them. */
+		log_warn("%s: starting without the page-cache, mmap and io_uring views", err);
+		ioacct_bpf__destroy(p->skel);
+		p->skel = NULL;
+		p->no_views = true;
+		ret = open_object(p, opts, err, errlen);
+		if (!ret)
+			ret = load_object(p, opts, err, errlen);
+	}
 	if (!ret)
 		ret = p->reused ? resume_state(p, err, errlen) : fresh_state(p, err, errlen);
 	if (ret)
