@@ -426,6 +426,7 @@ static void select_views(struct ioacct_probes *p, const struct btf *vmlinux, enu
 {
 	int ok[3] = { 1, -1, -1 };
 	bool on[ARRAY_SIZE(view_progs)] = { false };
+	struct bpf_program *prog;
 
 	for (size_t i = 0; i < ARRAY_SIZE(view_progs) && !p->no_views; i++) {
 		const struct view_prog *v = &view_progs[i];
@@ -444,11 +445,15 @@ static void select_views(struct ioacct_probes *p, const struct btf *vmlinux, enu
 			for (j = i; j < ARRAY_SIZE(view_progs) && view_same_group(&view_progs[j], v); j++)
 				on[j] = true;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(p->skel->obj, view_progs[i].prog);
+	/* A view program not in the table is never loaded. */
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		bool use = false;
 
-		if (prog)
-			bpf_program__set_autoload(prog, on[i]);
+		if (!view_prog(bpf_program__name(prog)))
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++)
+			use |= on[i] && !strcmp(view_progs[i].prog, bpf_program__name(prog));
+		bpf_program__set_autoload(prog, use);
 	}
 }
 

@@ -203,11 +203,11 @@ URING_N=65536
 vresult() { echo "VRESULT kernel=$KVER mode=$1 view=$2 $3"; }
 
 # vjob NAME EXPECT_LINE -- CMD...: runs CMD as a job and checks its summary
-# (mounts not named allowed); adds to $vbad what differs and to $vseen what
-# the views counted.
+# (mounts not named allowed; the job records the views status names); adds
+# to $vbad what differs and to $vseen what the views counted.
 vjob() {
 	vname=$1
-	printf '%s\n@ _others_allowed=1\n' "$2" > "$VW/$vname.expect"
+	printf '%s\n@ _others_allowed=1 views=%s\n' "$2" "$views" > "$VW/$vname.expect"
 	shift 3
 	{
 		iorun -c "$R/ioacct.conf" --cgroup-mode v2 --json -o "$VW/$vname.json" -- "$@" > /dev/null 2> "$VW/$vname.err"
