@@ -97,6 +97,7 @@ struct task_ent {
 			__u32 out_mnt; /* FD_PAIR kinds: the destination's mount (mnt: the source's) */
 			__u32 ends;    /* PAIR_SRC | PAIR_DST: which ends are regular files */
 		} pair;
+		__u64 aio_uptr;        /* AIO kinds: io_submit's iocb pointers, io_getevents' events */
 	};
 	__u64 c_inode;
 	__u64 c_vfsmnt;
@@ -110,7 +111,7 @@ struct task_ent {
 	__u64 rq_lo;
 	__u64 rq_hi;
 	__u32 advice; /* the pending fadvise or madvise call's IOACCT_HINT_ */
-	__u32 pad;
+	__u32 aio_n;  /* the pending io_submit's iocbs looked at (recorded or not a file's) */
 };
 
 #define PAIR_SRC 1
@@ -326,29 +327,17 @@ static __noinline int file_info(struct file *f, struct task_ent *t, struct file_
 }
 
 /*
- * The mount a path argument points into. Absolute paths: longest prefix
- * among the mount points of the task's mount namespace (the daemon fills
- * them from the job's mountinfo). Relative paths: the mount of the directory
- * they start from. An empty path (AT_EMPTY_PATH) is the directory fd itself.
+ * The mount of the path in key->path. Absolute paths: longest prefix among
+ * the mount points of the task's mount namespace (the daemon fills them from
+ * the job's mountinfo). Relative paths: the mount of the directory they
+ * start from. An empty path (AT_EMPTY_PATH) is the directory fd itself.
  */
-static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char *upath)
+static __noinline __s64 key_mnt(struct task_struct *task, int dirfd, struct ioacct_mp_key *key)
 {
-	struct ioacct_mp_key *key;
 	struct ioacct_mp_val *v;
-	__u32 zero = 0;
-	long n;
 
-	key = bpf_map_lookup_elem(&mpscratch, &zero);
 	if (!key || !task)
 		return 0;
-	/*
-	 * A tracing program cannot fault pages in: a path in a page the program
-	 * has not touched yet (fresh .rodata after exec) reads as an error here,
-	 * and is readable at sys_exit, the kernel having copied it meanwhile.
-	 */
-	n = bpf_probe_read_user_str(key->path, sizeof(key->path), upath);
-	if (n <= 0)
-		return -1;
 	if (key->path[0] == '/') {
 		key->prefixlen = 32 + 8 * IOACCT_MP_PATH_MAX;
 		key->mntns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
@@ -363,6 +352,43 @@ static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char
 
 	file_info(fd_file(task, dirfd), NULL, &fi);
 	return fi.mnt;
+}
+
+/* The mount a system call's path argument, in user memory, points into (key_mnt()). */
+static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char *upath)
+{
+	struct ioacct_mp_key *key;
+	__u32 zero = 0;
+
+	key = bpf_map_lookup_elem(&mpscratch, &zero);
+	if (!key)
+		return 0;
+	/*
+	 * A tracing program cannot fault pages in: a path in a page the program
+	 * has not touched yet (fresh .rodata after exec) reads as an error here,
+	 * and is readable at sys_exit, the kernel having copied it meanwhile.
+	 */
+	if (bpf_probe_read_user_str(key->path, sizeof(key->path), upath) <= 0)
+		return -1;
+	return key_mnt(task, dirfd, key);
+}
+
+/*
+ * The same for a path the kernel has already copied in (an io_uring
+ * request's struct filename): NULL is the empty path.
+ */
+static __noinline __s64 kpath_mnt(struct task_struct *task, int dirfd, const char *kpath)
+{
+	struct ioacct_mp_key *key;
+	__u32 zero = 0;
+
+	key = bpf_map_lookup_elem(&mpscratch, &zero);
+	if (!key)
+		return 0;
+	key->path[0] = 0;
+	if (kpath && bpf_probe_read_kernel_str(key->path, sizeof(key->path), kpath) <= 0)
+		return -1;
+	return key_mnt(task, dirfd, key);
 }
 
 /* path_mnt() now, or at sys_exit when the path cannot be read yet. */
@@ -574,6 +600,233 @@ static __always_inline __u32 advice_class(long advice, bool madv)
 }
 
 /*
+ * ---- Linux AIO (issue 14) -------------------------------------------------
+ *
+ * io_submit and io_getevents are no reads or writes themselves: the iocbs
+ * they carry are. At io_submit's start (a watched task) each iocb's opcode
+ * and fd are read from the user's memory, which the application has just
+ * written, and its file's mount, its op and the job's slot are kept by
+ * (mm, iocb address) in aio_reqs: at the start, because a buffered iocb
+ * completes inside io_submit and another thread may reap it before the
+ * submitter's sys_exit. At io_submit's end the iocbs the kernel did not take
+ * are forgotten (a failure of the first one is counted as a failed call of
+ * its kind). When io_getevents or io_pgetevents returns events, each one's
+ * iocb (io_event.obj) is looked up and counted with the event's result, for
+ * the submitter's job, once; the time is from submission to reaping.
+ * The loops run in bpf_loop (5.17+): without it, AIO is not counted.
+ */
+#define IOCB_CMD_PREAD 0
+#define IOCB_CMD_PWRITE 1
+#define IOCB_CMD_FSYNC 2
+#define IOCB_CMD_FDSYNC 3
+#define IOCB_CMD_PREADV 7
+#define IOCB_CMD_PWRITEV 8
+
+/* iocbs of one io_submit, events of one io_getevents looked at; the rest count as dropped. */
+#define AIO_MAX_BATCH 1024
+
+struct aio_key {
+	__u64 mm;  /* the submitter's address space: iocb addresses are its */
+	__u64 obj; /* the iocb's user address, io_event.obj */
+};
+
+struct aio_req {
+	__u32 slot;
+	__u32 mnt;
+	__u32 op;  /* IOACCT_OP_READ, _WRITE or _FSYNC */
+	__u32 pad;
+	__u64 t0;  /* io_submit's start */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct aio_key);
+	__type(value, struct aio_req);
+} aio_reqs SEC(".maps");
+
+/* The uapi's struct iocb from aio_lio_opcode on (offset 16), and struct io_event: a stable ABI. */
+#define AIO_IOCB_OPCODE_OFF 16
+struct aio_iocb_op {
+	__u16 opcode;
+	__s16 reqprio;
+	__u32 fildes;
+};
+
+struct aio_event {
+	__u64 data;
+	__u64 obj;
+	__s64 res;
+	__s64 res2;
+};
+
+/* What a bpf_loop callback over an io_submit's iocbs or an io_getevents' events works on. */
+struct aio_walk {
+	__u64 uptr;  /* the user's array of iocb pointers, or of events */
+	__u64 mm;
+	__u64 now;
+	__u32 slot;
+	__u32 first; /* index of the first element */
+	__u32 done;  /* elements read */
+	__u32 lost;  /* events that could not be read */
+	__s32 err;   /* io_submit's error: its first iocb's */
+	__u32 pad;
+};
+
+static __always_inline void count_drops(__u32 slot, __u32 n)
+{
+	struct ioacct_drop_val *d = bpf_map_lookup_elem(&dropped, &slot);
+
+	if (d)
+		d->events += n;
+}
+
+/* The op an iocb's opcode is counted as, -1 for none (IOCB_CMD_POLL, IOCB_CMD_NOOP). */
+static __always_inline int aio_op(__u16 opcode)
+{
+	switch (opcode) {
+	case IOCB_CMD_PREAD:
+	case IOCB_CMD_PREADV:
+		return IOACCT_OP_READ;
+	case IOCB_CMD_PWRITE:
+	case IOCB_CMD_PWRITEV:
+		return IOACCT_OP_WRITE;
+	case IOCB_CMD_FSYNC:
+	case IOCB_CMD_FDSYNC:
+		return IOACCT_OP_FSYNC;
+	default:
+		return -1;
+	}
+}
+
+/* io_submit's start: records iocb i; stops at the first that cannot be read. */
+static long aio_record_one(__u64 i, void *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct aio_walk *w = ctx;
+	struct aio_req r = { .slot = w->slot, .t0 = w->now };
+	struct aio_key k = { .mm = w->mm };
+	struct file_info fi = {};
+	struct aio_iocb_op io;
+	__u64 iocb = 0;
+	int op;
+
+	if (bpf_probe_read_user(&iocb, sizeof(iocb), (void *)(w->uptr + i * sizeof(iocb))) ||
+	    bpf_probe_read_user(&io, sizeof(io), (void *)(iocb + AIO_IOCB_OPCODE_OFF)))
+		return 1;
+	w->done = i + 1;
+	k.obj = iocb;
+	op = aio_op(io.opcode);
+	/*
+	 * Only file-system I/O, as for system calls; an fsync of a directory
+	 * too. An iocb not counted forgets what its address meant before (an
+	 * iocb of a process that had this mm before and never reaped it).
+	 */
+	if (op < 0 ||
+	    file_info(fd_file(task, (long)io.fildes), bpf_task_storage_get(&tasks, task, 0, 0), &fi) ||
+	    (fi.type != S_IFREG && (op != IOACCT_OP_FSYNC || fi.type != S_IFDIR))) {
+		bpf_map_delete_elem(&aio_reqs, &k);
+		return 0;
+	}
+	r.mnt = fi.mnt;
+	r.op = op;
+	if (bpf_map_update_elem(&aio_reqs, &k, &r, BPF_ANY))
+		count_drops(w->slot, 1);
+	return 0;
+}
+
+/*
+ * io_submit's end: iocb first + i was not taken. The call's error, when it
+ * failed, is the first iocb's: a failed call of its kind.
+ */
+static long aio_forget_one(__u64 i, void *ctx)
+{
+	struct aio_walk *w = ctx;
+	struct aio_key k = { .mm = w->mm };
+	struct aio_req *r;
+
+	if (bpf_probe_read_user(&k.obj, sizeof(k.obj), (void *)(w->uptr + (w->first + i) * 8)))
+		return 1;
+	if (i == 0 && w->err) {
+		r = bpf_map_lookup_elem(&aio_reqs, &k);
+		if (r) {
+			struct ioacct_stat_key where = { .slot = r->slot, .mnt_id = r->mnt, .op = r->op };
+
+			account(&where, w->now, w->now > r->t0 ? w->now - r->t0 : 0, w->err);
+		}
+	}
+	bpf_map_delete_elem(&aio_reqs, &k);
+	return 0;
+}
+
+/* io_getevents' end: event i reaped; its iocb counted if it was recorded. */
+static long aio_reap_one(__u64 i, void *ctx)
+{
+	struct aio_walk *w = ctx;
+	struct aio_key k = { .mm = w->mm };
+	struct aio_event ev;
+	struct aio_req *r;
+
+	if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(w->uptr + i * sizeof(ev)))) {
+		w->lost++;
+		return 0;
+	}
+	k.obj = ev.obj;
+	r = bpf_map_lookup_elem(&aio_reqs, &k);
+	if (!r)
+		return 0;
+	struct ioacct_stat_key where = { .slot = r->slot, .mnt_id = r->mnt, .op = r->op };
+
+	account(&where, w->now, w->now > r->t0 ? w->now - r->t0 : 0, ev.res);
+	bpf_map_delete_elem(&aio_reqs, &k);
+	return 0;
+}
+
+/* io_submit's start: records up to AIO_MAX_BATCH iocbs, returns how many were looked at. */
+static __noinline __u32 aio_submit_enter(__u64 mm, long nr, __u64 uptr, __u32 slot)
+{
+	struct aio_walk w = { .uptr = uptr, .mm = mm, .now = bpf_ktime_get_ns(), .slot = slot };
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop) || nr <= 0 || !mm)
+		return 0;
+	bpf_loop(nr < AIO_MAX_BATCH ? nr : AIO_MAX_BATCH, aio_record_one, &w, 0);
+	return w.done;
+}
+
+/* The end of io_submit (AIO_SUBMIT) or io_getevents (AIO_REAP) with ret. */
+static __noinline void aio_exit(struct task_ent *t, __u64 mm, long ret, __u64 now)
+{
+	struct aio_walk w = { .mm = mm, .now = now };
+	__u32 n, slot;
+
+	if (!t || !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop) || !mm)
+		return;
+	w.uptr = t->aio_uptr;
+	slot = t->pslot;
+	n = t->aio_n;
+	if (t->kind == IOACCT_SK_AIO_REAP) {
+		if (ret <= 0)
+			return;
+		n = ret < AIO_MAX_BATCH ? ret : AIO_MAX_BATCH;
+		bpf_loop(n, aio_reap_one, &w, 0);
+		if (ret > n || w.lost)
+			count_drops(slot, ret - n + w.lost);
+		return;
+	}
+	/* io_submit: ret iocbs taken, the first n looked at. */
+	if (ret < 0) {
+		w.err = (__s32)ret;
+		ret = 0;
+	}
+	if (ret > n)
+		count_drops(slot, ret - n);
+	if (ret < n) {
+		w.first = ret;
+		bpf_loop(n - ret, aio_forget_one, &w, 0);
+	}
+}
+
+/*
  * The start of an I/O call, common to every backend: a0..a2 are the
  * syscall's first arguments. Stashes what sys_exit needs when the task is
  * watched.
@@ -654,6 +907,17 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 	case IOACCT_SK_MADVISE:
 		t->advice = advice_class(a2, true);
 		break;
+	case IOACCT_SK_AIO_SUBMIT:
+		if (slot == IOACCT_SLOT_CALIB)
+			return 0;
+		t->aio_uptr = a2;
+		t->aio_n = aio_submit_enter((__u64)task->mm, a1, a2, slot);
+		t->upath = 0;
+		break;
+	case IOACCT_SK_AIO_REAP:
+		t->aio_uptr = a3;
+		t->upath = 0;
+		break;
 	case IOACCT_SK_PATH:
 	case IOACCT_SK_OPEN_PATH:
 		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)a0);
@@ -730,6 +994,10 @@ static __always_inline int on_exit(long ret)
 	if (t->epoch != (__u16)st->epoch)
 		return 0;
 	now = bpf_ktime_get_ns();
+	if (t->kind == IOACCT_SK_AIO_SUBMIT || t->kind == IOACCT_SK_AIO_REAP) {
+		aio_exit(t, (__u64)task->mm, ret, now);
+		return 0;
+	}
 	mnt = t->mnt;
 	slot = t->pslot;
 	if (t->upath) {
@@ -1032,6 +1300,9 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 			lo = hi = 0;
 		else if (t->op - 1 == IOACCT_OP_READ && t->kind == IOACCT_SK_FD_DATA)
 			lo = t->rq_lo, hi = t->rq_hi;
+		/* io_submit's buffered reads: their ranges are not kept, so none is told read ahead. */
+		else if (t->kind == IOACCT_SK_AIO_SUBMIT)
+			lo = 0, hi = ~0ULL;
 		else
 			return 0;
 	} else {
@@ -1278,18 +1549,83 @@ int BPF_KPROBE(ioacct_pc_async_ra_kp, struct readahead_control *ractl, struct fo
  * by the request's address (uring_reqs); at completion the request's file
  * gives the mount (a fixed file is only assigned when the request is issued)
  * and the result its bytes or error. Reads and writes of every read/write
- * opcode, and fsyncs, are counted as the reads, writes and fsyncs of system
- * calls are; every request also as one io_uring_op on its file's mount (0
- * without a file). io_uring_enter is in no syscall table: nothing twice.
- * On when the kernel's BTF has a submit tracepoint (io_uring_submit_req, or
- * io_uring_submit_sqe before 6.4) and io_uring_complete in one of its two
- * forms (daemon/probes.c, the "uring" view).
+ * opcode, fsyncs, opens, statx, unlinks, mkdirs and renames are counted as
+ * those of system calls are; every request also as one io_uring_op on its
+ * file's mount (0 without a file). io_uring_enter is in no syscall table:
+ * nothing twice. On when the kernel's BTF has a submit tracepoint
+ * (io_uring_submit_req, or io_uring_submit_sqe before 6.4) and
+ * io_uring_complete in one of its two forms (daemon/probes.c, the "uring"
+ * view).
+ *
+ * The path-based requests (opens, statx, unlink, mkdir, rename) have no
+ * file: their mount is resolved at submission, in the submitter's context,
+ * from the path and directory fd the kernel prepared before the tracepoint
+ * (io_init_req() runs the opcode's prep). An open's mount is then its new
+ * fd's file at completion, which also says whether it created the file:
+ * io-wq workers share the submitter's file table. A direct descriptor
+ * (file_index) has no fd: its open keeps the path's mount and is never a
+ * create.
+ *
+ * Only io_uring_ops: SPLICE and TEE (their second file is not looked at),
+ * FADVISE and MADVISE (no advice class), and the opcodes without a watched
+ * system call (FALLOCATE, FTRUNCATE, SYNC_FILE_RANGE, LINKAT, SYMLINKAT,
+ * the xattr ones). READ_MULTISHOT reads pollable files only, never a
+ * regular file's bytes.
  */
 struct uring_req {
 	__u32 slot;
-	__u32 op;                     /* IOACCT_OP_READ, _WRITE, _FSYNC, or _IO_URING_OP alone */
+	__u32 mnt;   /* URING_SUBMIT_MNT: the mount resolved at submission */
 	__u64 t0;
+	__u16 op;    /* IOACCT_OP_READ, _WRITE, _FSYNC, _OPEN, ..., or _IO_URING_OP alone */
+	__u16 flags; /* URING_* */
+	__u32 pad;
 };
+
+#define URING_SUBMIT_MNT 1 /* no file at completion: mnt is the request's mount */
+#define URING_DIRECT 2     /* an open into a direct descriptor: res is no fd */
+
+/* UAPI opcode numbers newer than some kernels whose vmlinux.h may build this. */
+#define URING_OP_READV_FIXED 60
+#define URING_OP_WRITEV_FIXED 61
+
+/*
+ * The prepared data of the path-based opcodes (io_uring/openclose.c,
+ * statx.c, fs.c): the start of struct io_kiocb (io_kiocb_to_cmd()), only the
+ * fields read here, matched by name on the running kernel. On every kernel
+ * with io_uring_submit_req their paths are struct filename, copied in by
+ * the prep.
+ */
+struct io_open___ioacct {
+	int dfd;
+	__u32 file_slot; /* 5.15 */
+	struct filename *filename;
+} __attribute__((preserve_access_index));
+
+struct io_statx___ioacct {
+	int dfd;
+	struct filename *filename;
+} __attribute__((preserve_access_index));
+
+struct io_unlink___ioacct {
+	int dfd;
+	int flags;
+	struct filename *filename;
+} __attribute__((preserve_access_index));
+
+struct io_mkdir___ioacct {
+	int dfd;
+	struct filename *filename;
+} __attribute__((preserve_access_index));
+
+struct io_rename___ioacct {
+	int old_dfd;
+	struct filename *oldpath;
+} __attribute__((preserve_access_index));
+
+struct io_close___ioacct {
+	int fd;
+	__u32 file_slot;
+} __attribute__((preserve_access_index));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -1298,31 +1634,125 @@ struct {
 	__type(value, struct uring_req);
 } uring_reqs SEC(".maps");
 
+/* The mount of a request's path (kpath_mnt()), 0 when it cannot be read. */
+static __always_inline __u32 uring_path_mnt(struct task_struct *task, int dfd, struct filename *fn)
+{
+	__s64 m = kpath_mnt(task, dfd, fn ? BPF_CORE_READ(fn, name) : NULL);
+
+	return m > 0 ? (__u32)m : 0;
+}
+
+/*
+ * What a path-based or close request is, and on which mount: r->op and
+ * r->mnt. Returns false when it is not file-system I/O (the close of a
+ * pipe or socket), not to be counted.
+ */
+static __noinline bool uring_submit_meta(struct task_struct *task, struct io_kiocb *req,
+					 __u32 opcode, struct uring_req *r)
+{
+	r->flags = URING_SUBMIT_MNT;
+	switch (opcode) {
+	case IORING_OP_OPENAT:
+	case IORING_OP_OPENAT2: {
+		struct io_open___ioacct *o = (void *)req;
+
+		if (!bpf_core_field_exists(o->filename))
+			break;
+		r->op = IOACCT_OP_OPEN;
+		if (bpf_core_field_exists(o->file_slot) && BPF_CORE_READ(o, file_slot))
+			r->flags |= URING_DIRECT;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, dfd), BPF_CORE_READ(o, filename));
+		break;
+	}
+	case IORING_OP_STATX: {
+		struct io_statx___ioacct *o = (void *)req;
+
+		if (!bpf_core_field_exists(o->filename))
+			break;
+		r->op = IOACCT_OP_STAT;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, dfd), BPF_CORE_READ(o, filename));
+		break;
+	}
+	case IORING_OP_UNLINKAT: {
+		struct io_unlink___ioacct *o = (void *)req;
+
+		if (!bpf_core_field_exists(o->filename))
+			break;
+		r->op = BPF_CORE_READ(o, flags) & AT_REMOVEDIR ? IOACCT_OP_RMDIR : IOACCT_OP_UNLINK;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, dfd), BPF_CORE_READ(o, filename));
+		break;
+	}
+	case IORING_OP_MKDIRAT: {
+		struct io_mkdir___ioacct *o = (void *)req;
+
+		if (!bpf_core_field_exists(o->filename))
+			break;
+		r->op = IOACCT_OP_MKDIR;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, dfd), BPF_CORE_READ(o, filename));
+		break;
+	}
+	case IORING_OP_RENAMEAT: {
+		struct io_rename___ioacct *o = (void *)req;
+
+		/* The source's mount, as for renameat(2). */
+		if (!bpf_core_field_exists(o->oldpath))
+			break;
+		r->op = IOACCT_OP_RENAME;
+		r->mnt = uring_path_mnt(task, BPF_CORE_READ(o, old_dfd), BPF_CORE_READ(o, oldpath));
+		break;
+	}
+	case IORING_OP_CLOSE: {
+		/* No close op (nor for close(2)): an io_uring_op on the file's mount, found before it goes. */
+		struct io_close___ioacct *o = (void *)req;
+		struct file_info fi = {};
+		struct file *f;
+
+		if (!bpf_core_field_exists(o->fd) ||
+		    (bpf_core_field_exists(o->file_slot) && BPF_CORE_READ(o, file_slot)))
+			break;
+		f = fd_file(task, BPF_CORE_READ(o, fd));
+		if (f && (file_info(f, NULL, &fi) || (fi.type != S_IFREG && fi.type != S_IFDIR)))
+			return false;
+		r->mnt = fi.mnt;
+		break;
+	}
+	default:
+		r->flags = 0;
+		break;
+	}
+	return true;
+}
+
 /* A request submitted: its job and what it does, kept until it completes. */
 static __always_inline int uring_submit(struct io_kiocb *req)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 slot = view_slot(task);
+	__u32 slot = view_slot(task), opcode;
 	struct uring_req r = { .slot = slot, .op = IOACCT_OP_IO_URING_OP };
 	__u64 key = (__u64)req;
 
 	if (slot == IOACCT_SLOT_NONE)
 		return 0;
-	switch (BPF_CORE_READ(req, opcode)) {
+	opcode = BPF_CORE_READ(req, opcode);
+	switch (opcode) {
 	case IORING_OP_READV:
 	case IORING_OP_READ_FIXED:
 	case IORING_OP_READ:
+	case URING_OP_READV_FIXED:
 		r.op = IOACCT_OP_READ;
 		break;
 	case IORING_OP_WRITEV:
 	case IORING_OP_WRITE_FIXED:
 	case IORING_OP_WRITE:
+	case URING_OP_WRITEV_FIXED:
 		r.op = IOACCT_OP_WRITE;
 		break;
 	case IORING_OP_FSYNC:
 		r.op = IOACCT_OP_FSYNC;
 		break;
 	default:
+		if (!uring_submit_meta(task, req, opcode, &r))
+			return 0;
 		break;
 	}
 	r.t0 = bpf_ktime_get_ns();
@@ -1345,39 +1775,70 @@ int BPF_PROG(ioacct_pc_uring_submit_sqe, struct io_kiocb *req, bool force_nonblo
 }
 
 /*
+ * The file a successful open request installed as fd `fd` in the current
+ * task's table (the submitter's: see above): its mount in *mnt, and whether
+ * the open created it.
+ */
+static __noinline bool uring_opened(long fd, __u32 *mnt)
+{
+	struct file *f = fd_file(bpf_get_current_task_btf(), fd);
+	struct ioacct_state *st = get_state();
+	struct file_info fi = {};
+
+	if (!f || !mnt || file_info(f, NULL, &fi))
+		return false;
+	*mnt = fi.mnt;
+	return st && st->fmode_created && (BPF_CORE_READ(f, f_mode) & st->fmode_created);
+}
+
+/*
  * A request completed with result res: counted for the job that submitted
  * it, whatever task completes it. Every form of the io_uring_complete
  * tracepoint calls this.
  */
 static __always_inline int uring_done(void *req, long res)
 {
-	__u64 key = (__u64)req, now;
+	__u64 key = (__u64)req, now, dur;
+	struct ioacct_stat_key where = { 0 };
 	struct file_info fi = { 0 };
 	struct uring_req *r;
-	struct ioacct_stat_key where = { 0 };
+	bool created = false;
 	struct file *f;
+	__u32 op;
 
 	r = bpf_map_lookup_elem(&uring_reqs, &key);
 	if (!r)
 		return 0;
 	now = bpf_ktime_get_ns();
-	f = BPF_CORE_READ((struct io_kiocb *)req, file);
-	/* Only file-system I/O, as for system calls: pipes, sockets and devices are not. */
-	if (f && (file_info(f, NULL, &fi) || (fi.type != S_IFREG && fi.type != S_IFDIR))) {
-		bpf_map_delete_elem(&uring_reqs, &key);
-		return 0;
-	}
-	if (fi.type != S_IFREG && r->op != IOACCT_OP_FSYNC)
-		r->op = IOACCT_OP_IO_URING_OP;
+	dur = now > r->t0 ? now - r->t0 : 0;
+	op = r->op;
 	where.slot = r->slot;
-	where.mnt_id = fi.mnt;
-	if (r->op != IOACCT_OP_IO_URING_OP) {
-		where.op = r->op;
-		account(&where, now, now > r->t0 ? now - r->t0 : 0, res);
+	if (r->flags & URING_SUBMIT_MNT) {
+		where.mnt_id = r->mnt;
+		if (op == IOACCT_OP_OPEN && res >= 0 && !(r->flags & URING_DIRECT))
+			created = uring_opened(res, &where.mnt_id);
+	} else {
+		f = BPF_CORE_READ((struct io_kiocb *)req, file);
+		/* Only file-system I/O, as for system calls: pipes, sockets and devices are not. */
+		if (f && (file_info(f, NULL, &fi) || (fi.type != S_IFREG && fi.type != S_IFDIR))) {
+			bpf_map_delete_elem(&uring_reqs, &key);
+			return 0;
+		}
+		if (fi.type != S_IFREG && op != IOACCT_OP_FSYNC)
+			op = IOACCT_OP_IO_URING_OP;
+		where.mnt_id = fi.mnt;
+	}
+	bpf_map_delete_elem(&uring_reqs, &key);
+	if (op != IOACCT_OP_IO_URING_OP) {
+		where.op = op;
+		account(&where, now, dur, res);
+	}
+	if (created) {
+		where.op = IOACCT_OP_CREATE;
+		account(&where, now, 0, 0);
 	}
 	where.op = IOACCT_OP_IO_URING_OP;
 	view_add(&where, 1, 0, -1);
-	bpf_map_delete_elem(&uring_reqs, &key);
 	return 0;
 }
 

@@ -80,11 +80,16 @@ enum ioacct_sys_kind {
 	IOACCT_SK_FD_PAIR = 8,  /* source fd = arg0, destination fd = arg2 (splice, copy_file_range) */
 	IOACCT_SK_FD_PAIR_OUT = 9, /* destination fd = arg0, source fd = arg1 (sendfile) */
 	/*
-	 * Access hints (issue 14), counted by advice. Multiples of 8, so that
-	 * the tracer's 3-bit kind mask (iotrace_abi.h) leaves them alone.
+	 * Linux AIO (issue 14): the iocbs a call submits are counted as reads,
+	 * writes and fsyncs of their files when io_getevents reaps their
+	 * events, by the submitter's job. The row's op is not used.
 	 */
+	IOACCT_SK_AIO_SUBMIT = 10, /* io_submit: nr = arg1, iocb pointers = arg2 */
+	IOACCT_SK_AIO_REAP = 11,   /* io_getevents, io_pgetevents: events = arg3, count = return value */
+	/* Access hints (issue 14), counted by advice. */
 	IOACCT_SK_FADVISE = 16, /* fd = arg0, advice = arg3 */
 	IOACCT_SK_MADVISE = 24, /* advice = arg2; no file: mount 0 */
+	/* Kinds are < 32 (IOACCT_SK_BASE_MASK): the flags below sit above. */
 };
 
 /*

@@ -100,6 +100,11 @@ enum ioacct_op {
  * ioacct_abi.h), in the size histogram of their op: they move no bytes.
  * On arm64 the kernel's function is fadvise64_64: only the tracepoint
  * backend sees it there.
+ *
+ * The AIO kinds are not calls of their own: io_submit records the reads,
+ * writes and fsyncs its iocbs ask for, io_getevents and io_pgetevents count
+ * those whose events they return (bpf/ioacct.bpf.c). The 32-bit forms
+ * (io_getevents_time32) are compat syscalls, not watched.
  */
 #define IOACCT_SYSCALLS(X)                                                                  \
 	X(read, read, READ, FD_DATA) X(write, write, WRITE, FD_DATA)                        \
@@ -120,6 +125,9 @@ enum ioacct_op {
 	X(statx, statx, STAT, AT)                                                           \
 	X(sendfile64, sendfile, READ, FD_PAIR_OUT) X(splice, splice, READ, FD_PAIR)         \
 	X(copy_file_range, copy_file_range, READ, FD_PAIR)                                  \
-	X(fadvise64, fadvise64, FADVISE, FADVISE) X(madvise, madvise, MADVISE, MADVISE)
+	X(fadvise64, fadvise64, FADVISE, FADVISE) X(madvise, madvise, MADVISE, MADVISE)     \
+	X(io_submit, io_submit, READ, AIO_SUBMIT)                                           \
+	X(io_getevents, io_getevents, READ, AIO_REAP)                                       \
+	X(io_pgetevents, io_pgetevents, READ, AIO_REAP)
 
 #endif /* IOACCT_OPS_H */

@@ -22,7 +22,11 @@
  * whose offset is their fourth argument (pread64, pwritev2, ...).
  */
 #define IOTRACE_SYS_POSITIONAL 0x8000
-#define IOTRACE_SYS_KIND_MASK 0x7
+/*
+ * The whole kind (IOACCT_SK_BASE_MASK): the tracer handles kinds 1 to 7 and
+ * ignores the others (two fds, AIO, hints), which it does not report.
+ */
+#define IOTRACE_SYS_KIND_MASK 0x1f
 
 #define IOTRACE_PATH_MAX 256
 #define IOTRACE_COMM_LEN 16

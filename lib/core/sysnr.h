@@ -43,5 +43,8 @@
 #ifndef SYS_newfstatat
 #define SYS_newfstatat -1
 #endif
+#ifndef SYS_io_pgetevents
+#define SYS_io_pgetevents -1
+#endif
 
 #endif /* IOACCT_SYSNR_H */

@@ -1,13 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # io_uring (issue 14): a job moving exact bytes through io_uring's WRITE,
-# WRITEV, WRITE_FIXED, FSYNC, READ, READV and READ_FIXED (tests/integration/
-# iouring.c, one request at a time) has them counted as 3 writes and 3 reads
-# of exactly 3 x N bytes, 1 fsync and 7 io_uring requests on the file's mount,
-# with their size bins, and nothing twice (io_uring_enter is no read); while a
-# process outside the job does the same on the same mount all along. Where
-# the kernel lacks the tracepoints the view is off, ioacctd says so and the
-# test skips.
+# WRITEV, WRITE_FIXED, FSYNC, READ, READV and READ_FIXED, and WRITEV_FIXED
+# and READV_FIXED where the kernel has them (tests/integration/iouring.c, one
+# request at a time) has them counted as 3 (4) writes and 3 (4) reads of
+# exactly 3 (4) x N bytes, 1 fsync and 7 (9) io_uring requests on the file's
+# mount, with their size bins, and nothing twice (io_uring_enter is no read); while a
+# process outside the job does the same on the same mount all along.
+# Then io_uring's metadata requests (iouring --meta: OPENAT with O_CREAT,
+# OPENAT2, STATX, MKDIRAT, RENAMEAT, UNLINKAT with and without AT_REMOVEDIR,
+# CLOSE, an open into a direct descriptor, an open of a missing file) on two
+# mounts, /dev/shm by absolute paths and a tmpfs of the test's by paths
+# relative to a directory fd and to the cwd: the same opens, creates, stats,
+# mkdirs, renames, unlinks, rmdirs and errors (not found) as their system
+# calls, on the right mount, exactly, the outside process again doing the
+# same all along. Where the kernel lacks the tracepoints the view is off,
+# ioacctd says so and the test skips.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 IOURING=$abs_top_builddir/tests/integration/iouring
@@ -23,26 +31,59 @@ SHM=/dev/shm/ioacct-test-$$
 mkdir -p "$SHM"
 SHMMNT=$(mount_of "$SHM")
 N=65536
+"$IOURING" "$SHM/probe" 4096 > "$T/probe.out" 2>&1 || { rc=$?; [ $rc = 77 ] && skip "io_uring is not allowed here (io_uring_queue_init failed)"; fail "iouring failed outside any job"; }
+# K reads and K writes of N bytes: 4 where the kernel has READV_FIXED and WRITEV_FIXED.
+K=3 REQS=7
+grep -qx vfixed "$T/probe.out" && K=4 REQS=9
 cat > "$T/expect.json" <<JSON
 {
   "_others_allowed": true,
-  "$SHMMNT": {"reads": 3, "read_bytes": $((3 * N)), "read_sizes": {"10K_100K": 3},
-              "writes": 3, "write_bytes": $((3 * N)), "write_sizes": {"10K_100K": 3},
-              "fsyncs": 1, "opens": 1, "creates": 1}
+  "$SHMMNT": {"reads": $K, "read_bytes": $((K * N)), "read_sizes": {"10K_100K": $K},
+              "writes": $K, "write_bytes": $((K * N)), "write_sizes": {"10K_100K": $K},
+              "fsyncs": 1, "opens": 1, "creates": 1, "io_uring_ops": $REQS}
 }
 JSON
-"$IOURING" "$SHM/probe" 4096 > /dev/null 2>&1 || { rc=$?; [ $rc = 77 ] && skip "io_uring is not allowed here (io_uring_queue_init failed)"; fail "iouring failed outside any job"; }
 
 # The same requests from outside the job, on the same mount, all along.
-( while :; do "$IOURING" "$SHM/outside" $N || break; done ) &
+( while :; do "$IOURING" "$SHM/outside" $N > /dev/null || break; done ) &
 NOISE=$!
-"$IORUN" --json -o "$T/out.json" -- "$IOURING" "$SHM/job" $N > /dev/null || fail "iorun iouring failed"
+"$IORUN" --json -o "$T/out.json" -- "$IOURING" "$SHM/job" $N > "$T/job.out" || fail "iorun iouring failed"
 kill $NOISE; wait $NOISE 2>/dev/null
+[ "$(cat "$T/job.out")" = "$(cat "$T/probe.out")" ] || fail "the job's iouring did not do what the probe did"
 python3 "$(dirname "$0")/check_mounts.py" "$T/out.json" "$T/expect.json" ||
 	{ cat "$T/out.json"; fail "io_uring's reads, writes and fsyncs are not exact"; }
-got=$(json_get "$T/out.json" '[m.get("io_uring_ops", 0) for m in j["mounts"] if m["mount"] == "'"$SHMMNT"'"][0]')
-[ "$got" = 7 ] || fail "io_uring_ops on $SHMMNT: $got, not 7"
 views=$(json_get "$T/out.json" 'j.get("views", "")')
 case ",$views," in *,uring,*) ;; *) fail "the job's views ($views) do not say uring" ;; esac
-ok "io_uring: 3 writes and 3 reads of exactly $((3 * N)) bytes, 1 fsync, 7 requests on $SHMMNT, nothing twice, nothing from outside"
+ok "io_uring: $K writes and $K reads of exactly $((K * N)) bytes ($(grep -qx vfixed "$T/probe.out" && echo "READV_FIXED and WRITEV_FIXED included" || echo "no READV_FIXED, WRITEV_FIXED in this kernel")), 1 fsync, $REQS requests on $SHMMNT, nothing twice, nothing from outside"
+
+# The metadata requests: /dev/shm by absolute paths, a tmpfs of our own
+# (another mount than /dev/shm and than / where the loader opens its
+# libraries) by relative ones.
+REL=$T/rel
+mkdir -p "$REL" "$SHM/meta-job" "$SHM/meta-out"
+mount -t tmpfs -o size=1m ioacct-test-uring "$REL" || skip "cannot mount a tmpfs on $REL"
+trap 'rc=$?; umount "$REL" 2>/dev/null; (exit $rc); teardown' EXIT
+mkdir -p "$REL/job" "$REL/out"
+[ "$(mount_of "$REL/job")" = "$REL" ] || fail "$REL/job is not on the tmpfs mounted on $REL"
+cat > "$T/expect-meta.json" <<JSON
+{
+  "_others_allowed": true,
+  "$SHMMNT": {"opens": 2, "creates": 1, "stats": 1, "mkdirs": 1, "renames": 1, "unlinks": 1,
+              "rmdirs": 1, "errors": 1, "op_errors": {"opens": 1},
+              "error_classes": {"notfound": 1, "access": 0, "space": 0, "io": 0, "other": 0},
+              "io_uring_ops": 8},
+  "$REL": {"opens": 4, "creates": 1, "stats": 1, "mkdirs": 1, "renames": 1, "unlinks": 1,
+           "rmdirs": 1, "errors": 1, "op_errors": {"opens": 1},
+           "error_classes": {"notfound": 1, "access": 0, "space": 0, "io": 0, "other": 0},
+           "io_uring_ops": 11}
+}
+JSON
+( while :; do "$IOURING" --meta "$SHM/meta-out" "$REL/out" || break; done ) &
+NOISE=$!
+"$IORUN" --json -o "$T/meta.json" -- "$IOURING" --meta "$SHM/meta-job" "$REL/job" > /dev/null ||
+	fail "iorun iouring --meta failed"
+kill $NOISE; wait $NOISE 2>/dev/null
+python3 "$(dirname "$0")/check_mounts.py" "$T/meta.json" "$T/expect-meta.json" ||
+	{ cat "$T/meta.json"; fail "io_uring's metadata requests are not exact"; }
+ok "io_uring metadata: $SHMMNT (absolute paths) and $REL (relative to a dfd, to the cwd): opens, creates, stats, mkdirs, renames, unlinks, rmdirs, a not-found open and every request exact, nothing from outside"
 exit 0

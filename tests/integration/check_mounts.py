@@ -4,8 +4,10 @@
 
     check_mounts.py SUMMARY.json EXPECT.json
 
-EXPECT maps a mount point to the fields it must have, exactly; a field not
-named must be 0 (size histograms: every bin not named must be 0). Mounts not
+EXPECT maps a mount point to the fields it must have, exactly; a field of
+COUNTS not named must be 0 (size histograms: every bin not named must be
+0); any other field of the summary's mount (io_uring_ops, ...) and the
+classes in "op_errors" and "error_classes" are checked when named. Mounts not
 named must not appear at all, unless EXPECT has "_others_allowed": true.
 Prints every difference; exits 1 if there is any.
 """
@@ -34,9 +36,14 @@ def main():
             for b, v in m[h].items():
                 if v != exp.get(h, {}).get(b, 0):
                     bad.append(f"mount {mnt}: {h}[{b}] = {v}, expected {exp.get(h, {}).get(b, 0)}")
-        for op, v in exp.get("op_errors", {}).items():
-            if m["op_errors"][op] != v:
-                bad.append(f"mount {mnt}: op_errors[{op}] = {m['op_errors'][op]}, expected {v}")
+        for d in ("op_errors", "error_classes"):
+            for k, v in exp.get(d, {}).items():
+                if m[d][k] != v:
+                    bad.append(f"mount {mnt}: {d}[{k}] = {m[d][k]}, expected {v}")
+        for k, v in exp.items():
+            if k not in COUNTS and k not in ("read_sizes", "write_sizes", "op_errors", "error_classes") \
+                    and m.get(k) != v:
+                bad.append(f"mount {mnt}: {k} = {m.get(k)}, expected {v}")
     if not others:
         for mnt in mounts:
             if mnt not in want:

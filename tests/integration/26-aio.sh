@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Linux AIO (libaio, issue 14): a job moving exact bytes through io_submit's
+# PWRITE, PWRITEV, FSYNC, PREAD and PREADV iocbs, one at a time, in a batch
+# of 4 reaped by one io_getevents, and 4 reaped by another thread
+# (tests/integration/ioaio.c), has them counted as 8 writes of 8 x N bytes,
+# 4 reads of 4 x N bytes and 1 fsync on each file's mount (tmpfs and the
+# test directory's), with their size bins; nothing twice (io_submit and
+# io_getevents are no reads), nothing for the iocbs of a pipe; an iocb
+# io_submit refuses (EBADF) and one whose event says EINVAL are failed
+# reads. While a process outside the job does the same on the same mounts
+# all along. On the tracepoint backend and every other one this kernel allows.
+. "$(dirname "$0")/lib.sh"
+require_root_bpf
+IOAIO=$abs_top_builddir/tests/integration/ioaio
+[ -x "$IOAIO" ] || skip "tests/integration/ioaio not built (libaio-dev missing at configure time)"
+setup
+
+D=$T/disk
+SHM=/dev/shm/ioacct-test-$$
+mkdir -p "$D" "$SHM"
+DMNT=$(mount_of "$D")
+SHMMNT=$(mount_of "$SHM")
+[ "$DMNT" != "$SHMMNT" ] || skip "$D and /dev/shm are on the same mount"
+# The EINVAL of a misaligned O_DIRECT read needs a block file system: tmpfs takes it.
+[ "$(stat -f -c %T "$D")" != tmpfs ] || skip "$D is on a tmpfs, whose O_DIRECT takes misaligned reads"
+N=65536
+"$IOAIO" $N "$SHM/probe" "$D/probe" || { rc=$?; [ $rc = 77 ] && skip "Linux AIO is not allowed here (io_setup failed), or $D's file system has no O_DIRECT"; fail "ioaio failed outside any job"; }
+
+# Per mount: 8 writes of 8N bytes, 4 reads of 4N bytes, 1 fsync, 1 failed read; 2 opens, 1 create.
+cat > "$T/expect.json" <<JSON
+{
+  "$SHMMNT": {"reads": 5, "read_bytes": $((4 * N)), "read_sizes": {"10K_100K": 4},
+              "writes": 8, "write_bytes": $((8 * N)), "write_sizes": {"10K_100K": 8},
+              "fsyncs": 1, "opens": 2, "creates": 1, "errors": 1, "op_errors": {"reads": 1}},
+  "$DMNT": {"reads": 5, "read_bytes": $((4 * N)), "read_sizes": {"10K_100K": 4},
+            "writes": 8, "write_bytes": $((8 * N)), "write_sizes": {"10K_100K": 8},
+            "fsyncs": 1, "opens": 2, "creates": 1, "errors": 1, "op_errors": {"reads": 1}}
+}
+JSON
+
+# Starts the daemon with a backend; 1 when this kernel does not allow it (as 21-splice.sh).
+start_mode() {
+	stop_daemon
+	rm -rf "$PIN"
+	: > "$T/ioacctd.log"
+	"$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
+	DAEMON_PID=$!
+	for _ in $(seq 1 200); do
+		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0
+		if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+			wait "$DAEMON_PID"
+			DAEMON_PID=
+			grep -q "probe mode $1 is not available on this kernel" "$T/ioacctd.log" && return 1
+			fail "ioacctd --probe-mode $1 exited at start"
+		fi
+		sleep 0.05
+	done
+	fail "ioacctd --probe-mode $1 did not answer in 10 s"
+}
+
+ran=0
+for mode in tracepoint fentry kprobe syscall-tp; do
+	if ! start_mode $mode; then
+		echo "  $mode: $(grep -o 'not available on this kernel.*' "$T/ioacctd.log" | head -1)"
+		continue
+	fi
+	rm -f "$SHM/job" "$D/job"
+	# The same iocbs from outside the job, on the same mounts, all along.
+	( while :; do "$IOAIO" $N "$SHM/outside" "$D/outside" || break; done ) &
+	NOISE=$!
+	"$IORUN" --json -o "$T/out-$mode.json" -- "$IOAIO" $N "$SHM/job" "$D/job" > /dev/null ||
+		fail "$mode: iorun ioaio failed"
+	kill $NOISE; wait $NOISE 2>/dev/null
+	[ "$(json_get "$T/out-$mode.json" 'j["probe_mode"]')" = $mode ] || fail "$mode: not the job's probe mode"
+	python3 "$(dirname "$0")/check_mounts.py" "$T/out-$mode.json" "$T/expect.json" ||
+		{ cat "$T/out-$mode.json"; fail "$mode: Linux AIO's reads, writes and fsyncs are not exact"; }
+	ok "$mode: AIO: 8 writes of exactly $((8 * N)) bytes, 4 reads of $((4 * N)), 1 fsync, 1 failed read on $SHMMNT and on $DMNT, nothing twice, nothing from outside"
+	ran=$((ran + 1))
+done
+[ $ran -gt 0 ] || fail "no backend could run"
+exit 0
