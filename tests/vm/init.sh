@@ -39,6 +39,7 @@ CHECK=/usr/share/ioacct-vm/check.awk
 A=/mnt/a
 B=/mnt/b
 U=/mnt/u # a fresh tmpfs: io_uring
+U2=/mnt/u2 # another: io_uring's requests by relative paths
 E=/mnt/e # the ext4 disk, read-only: the page cache
 FREEZER=/run/cgroup-v1/freezer
 
@@ -85,7 +86,7 @@ done
 
 # The ext4 disk of the page-cache views, when run-matrix attached one.
 if [ "${DISK:-0}" = 1 ]; then
-	for i in 1 2 3 4 5 6 7 8 9 10; do
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		[ -b /dev/vda ] && break
 		sleep 0.5
 	done
@@ -250,6 +251,15 @@ run_views() {
 		mount -t tmpfs -o size=16m tmpfs $U
 		vjob uring "$U reads=3 read_bytes=$((3 * URING_N)) read_sizes.10K_100K=3 writes=3 write_bytes=$((3 * URING_N)) write_sizes.10K_100K=3 fsyncs=1 opens=1 creates=1 io_uring_ops=7" -- \
 			iouring $U/job $URING_N
+		# The metadata requests (tests/integration/25-uring.sh): by absolute
+		# paths on $U, relative ones on a second tmpfs.
+		mkdir -p $U/abs $U2
+		mount -t tmpfs -o size=1m tmpfs $U2
+		mkdir -p $U2/rel
+		meta="opens=2 creates=1 stats=1 mkdirs=1 renames=1 unlinks=1 rmdirs=1 errors=1 op_errors.opens=1 error_classes.notfound=1"
+		vjob umeta "$(printf '%s\n%s' "$U $meta io_uring_ops=8" "$U2 ${meta#opens=2 } opens=4 io_uring_ops=11")" -- \
+			iouring --meta $U/abs $U2/rel
+		umount $U2
 		umount $U
 		vdone "$1" uring
 	fi
