@@ -1184,9 +1184,10 @@ int BPF_PROG(ioacct_probe_tracepoint, struct pt_regs *regs, long id)
 
 /*
  * ---- The page-cache and mmap views: programs (issue 14) ------------------
- * tp_btf programs, each loaded only when its tracepoint is in the running
- * kernel's BTF (daemon/probes.c, "views" in ioacctd status); none is needed
- * for the rest to work.
+ * One body per event, with thin programs on it: tp_btf where the running
+ * kernel's BTF has the tracepoint, else fentry/fexit or kprobe on the kernel
+ * function that fires it (daemon/probes.c picks one per event; "views" in
+ * ioacctd status); none is needed for the rest to work.
  */
 
 /* The current task's slot for a page-cache event; IOACCT_SLOT_NONE at once when nothing is watched. */
@@ -1328,8 +1329,7 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
  * page; the page it wants is the request of the page-cache view until the
  * next fault or call.
  */
-SEC("tp_btf/mm_filemap_fault")
-int BPF_PROG(ioacct_pc_fault, struct address_space *mapping, unsigned long index)
+static __always_inline int pc_fault(struct address_space *mapping, unsigned long index)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 slot = view_slot(task);
@@ -1351,14 +1351,47 @@ int BPF_PROG(ioacct_pc_fault, struct address_space *mapping, unsigned long index
 	return 0;
 }
 
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(ioacct_pc_fault, struct address_space *mapping, unsigned long index)
+{
+	return pc_fault(mapping, index);
+}
+
+/*
+ * Where the kernel has no mm_filemap_fault (Debian's 6.1): filemap_fault(vmf)
+ * itself, which fires the tracepoint once it has found the page inside the
+ * file (a fault beyond its end is SIGBUS, not counted).
+ */
+static __always_inline int pc_fault_fn(struct vm_fault *vmf)
+{
+	struct address_space *mapping = BPF_CORE_READ(vmf, vma, vm_file, f_mapping);
+	unsigned long index = BPF_CORE_READ(vmf, pgoff);
+	__u64 size = BPF_CORE_READ(mapping, host, i_size);
+
+	if (!mapping || index >= (size + (1ULL << page_shift) - 1) >> page_shift)
+		return 0;
+	return pc_fault(mapping, index);
+}
+
+SEC("fentry/filemap_fault")
+int BPF_PROG(ioacct_pc_fault_fe, struct vm_fault *vmf)
+{
+	return pc_fault_fn(vmf);
+}
+
+SEC("kprobe/filemap_fault")
+int BPF_KPROBE(ioacct_pc_fault_kp, struct vm_fault *vmf)
+{
+	return pc_fault_fn(vmf);
+}
+
 /*
  * Fault-around: a fault served from pages already in the page cache, which
  * maps the pages of [start, last] that are there; counted as one fault and
  * that range, an upper bound of what it mapped (see docs/design.md).
  */
-SEC("tp_btf/mm_filemap_map_pages")
-int BPF_PROG(ioacct_pc_map_pages, struct address_space *mapping, unsigned long start,
-	     unsigned long last)
+static __always_inline int pc_map_pages(struct address_space *mapping, unsigned long start,
+					unsigned long last)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 slot = view_slot(task);
@@ -1372,6 +1405,72 @@ int BPF_PROG(ioacct_pc_map_pages, struct address_space *mapping, unsigned long s
 	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1,
 		 (__u64)(last - start + 1) << page_shift, -1);
 	return 0;
+}
+
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(ioacct_pc_map_pages, struct address_space *mapping, unsigned long start,
+	     unsigned long last)
+{
+	return pc_map_pages(mapping, start, last);
+}
+
+/*
+ * Without mm_filemap_map_pages: filemap_map_pages(vmf, start, end) on its
+ * return. The kernel fires the tracepoint once it has found a page to map
+ * and locked the page table, which leaves vmf->pte set (it is NULL when the
+ * fault comes in): a call that found nothing is not counted.
+ */
+static __always_inline int pc_map_pages_fn(struct vm_fault *vmf, unsigned long start, unsigned long end)
+{
+	if (!BPF_CORE_READ(vmf, pte))
+		return 0;
+	return pc_map_pages(BPF_CORE_READ(vmf, vma, vm_file, f_mapping), start, end);
+}
+
+SEC("fexit/filemap_map_pages")
+int BPF_PROG(ioacct_pc_map_pages_fx, struct vm_fault *vmf, unsigned long start, unsigned long end,
+	     vm_fault_t ret)
+{
+	return pc_map_pages_fn(vmf, start, end);
+}
+
+/* A kretprobe sees no arguments: the kprobe keeps them, by thread. */
+struct map_call {
+	struct vm_fault *vmf;
+	unsigned long start, end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct map_call);
+} map_calls SEC(".maps");
+
+SEC("kprobe/filemap_map_pages")
+int BPF_KPROBE(ioacct_pc_map_pages_kp, struct vm_fault *vmf, unsigned long start, unsigned long end)
+{
+	struct map_call c = { .vmf = vmf, .start = start, .end = end };
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (view_slot(bpf_get_current_task_btf()) == IOACCT_SLOT_NONE)
+		return 0;
+	bpf_map_update_elem(&map_calls, &id, &c, BPF_ANY);
+	return 0;
+}
+
+SEC("kretprobe/filemap_map_pages")
+int BPF_KRETPROBE(ioacct_pc_map_pages_kr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct map_call *c = bpf_map_lookup_elem(&map_calls, &id);
+	struct map_call call;
+
+	if (!c)
+		return 0;
+	call = *c;
+	bpf_map_delete_elem(&map_calls, &id);
+	return pc_map_pages_fn(call.vmf, call.start, call.end);
 }
 
 /* A readahead decision: size histogram 0 counts the synchronous, 1 the asynchronous. */
@@ -1401,6 +1500,47 @@ int BPF_PROG(ioacct_pc_async_ra, struct inode *inode)
 }
 
 /*
+ * Without the readahead tracepoints (6.1, 6.12): the functions that fire
+ * them, page_cache_sync_ra(ractl, req_count), at once, and
+ * page_cache_async_ra(ractl, folio, req_count), once it has seen that
+ * readahead is on and the folio is not under writeback.
+ */
+static __always_inline int pc_async_ra_fn(struct readahead_control *ractl, struct folio *folio)
+{
+	__u64 flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio); /* the first word, as in folio_pages() */
+	if (!BPF_CORE_READ(ractl, ra, ra_pages) ||
+	    (flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_writeback))))
+		return 0;
+	return ra_event(BPF_CORE_READ(ractl, mapping, host), 1);
+}
+
+SEC("fentry/page_cache_sync_ra")
+int BPF_PROG(ioacct_pc_sync_ra_fe, struct readahead_control *ractl)
+{
+	return ra_event(BPF_CORE_READ(ractl, mapping, host), 0);
+}
+
+SEC("kprobe/page_cache_sync_ra")
+int BPF_KPROBE(ioacct_pc_sync_ra_kp, struct readahead_control *ractl)
+{
+	return ra_event(BPF_CORE_READ(ractl, mapping, host), 0);
+}
+
+SEC("fentry/page_cache_async_ra")
+int BPF_PROG(ioacct_pc_async_ra_fe, struct readahead_control *ractl, struct folio *folio)
+{
+	return pc_async_ra_fn(ractl, folio);
+}
+
+SEC("kprobe/page_cache_async_ra")
+int BPF_KPROBE(ioacct_pc_async_ra_kp, struct readahead_control *ractl, struct folio *folio)
+{
+	return pc_async_ra_fn(ractl, folio);
+}
+
+/*
  * ---- io_uring (issue 14) --------------------------------------------------
  *
  * A request is counted when it completes, by the job of the task that
@@ -1412,8 +1552,10 @@ int BPF_PROG(ioacct_pc_async_ra, struct inode *inode)
  * opcode, fsyncs, opens, statx, unlinks, mkdirs and renames are counted as
  * those of system calls are; every request also as one io_uring_op on its
  * file's mount (0 without a file). io_uring_enter is in no syscall table:
- * nothing twice. On when io_uring_submit_req and io_uring_complete(ctx,
- * req, cqe) are in the kernel's BTF (daemon/probes.c, the "uring" view).
+ * nothing twice. On when the kernel's BTF has a submit tracepoint
+ * (io_uring_submit_req, or io_uring_submit_sqe before 6.4) and
+ * io_uring_complete in one of its two forms (daemon/probes.c, the "uring"
+ * view).
  *
  * The path-based requests (opens, statx, unlink, mkdir, rename) have no
  * file: their mount is resolved at submission, in the submitter's context,
@@ -1581,8 +1723,8 @@ static __noinline bool uring_submit_meta(struct task_struct *task, struct io_kio
 	return true;
 }
 
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
+/* A request submitted: its job and what it does, kept until it completes. */
+static __always_inline int uring_submit(struct io_kiocb *req)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 slot = view_slot(task), opcode;
@@ -1616,6 +1758,20 @@ int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
 	r.t0 = bpf_ktime_get_ns();
 	bpf_map_update_elem(&uring_reqs, &key, &r, BPF_ANY);
 	return 0;
+}
+
+/* io_uring_submit_req(req), since 6.4. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(ioacct_pc_uring_submit, struct io_kiocb *req)
+{
+	return uring_submit(req);
+}
+
+/* io_uring_submit_sqe(req, force_nonblock), its name until 6.3 (Debian's 6.1). */
+SEC("tp_btf/io_uring_submit_sqe")
+int BPF_PROG(ioacct_pc_uring_submit_sqe, struct io_kiocb *req, bool force_nonblock)
+{
+	return uring_submit(req);
 }
 
 /*
@@ -1686,9 +1842,17 @@ static __always_inline int uring_done(void *req, long res)
 	return 0;
 }
 
-/* io_uring_complete(ctx, req, cqe), as in 6.12: the result is in the cqe. */
+/* io_uring_complete(ctx, req, cqe), as on 6.18: the result is in the cqe. */
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(ioacct_pc_uring_complete, struct io_ring_ctx *rctx, void *req, struct io_uring_cqe *cqe)
 {
 	return uring_done(req, BPF_CORE_READ(cqe, res));
+}
+
+/* io_uring_complete(ctx, req, user_data, res, cflags, extra1, extra2), as on 6.1 and 6.12. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(ioacct_pc_uring_complete7, void *rctx, void *req, __u64 user_data, int res, unsigned int cflags,
+	     __u64 extra1, __u64 extra2)
+{
+	return uring_done(req, res);
 }

@@ -44,6 +44,7 @@ struct ioacct_probes {
 	int ncpus;
 	char views[48];                /* the page-cache and mmap views loaded: "cache,mmap,readahead" */
 	char job_mode[64];             /* mode and views, as each job records them */
+	char views_detail[192];        /* the views and what serves them, for status */
 	struct ioacct_state st;        /* what the daemon last published */
 };
 
@@ -302,21 +303,44 @@ static int choose_backend(struct ioacct_probes *p, enum ioacct_probe_mode want, 
 }
 
 /*
- * The page-cache and mmap views (issue 14): tp_btf programs named
- * ioacct_pc_*, each on when its tracepoint is in the kernel's BTF, whatever
- * the backend. The views they make, for status and each job's probe mode.
+ * The views (issue 14): programs named ioacct_pc_*, beside whatever backend.
+ * Each event of a view has alternatives, taken in this order: the tp_btf
+ * program of a tracepoint the kernel's BTF has in the form it expects (nargs:
+ * the tracepoint's arguments, 0 for any), else the fentry program on the
+ * kernel function, else the kprobe one (see view_kind_ok). Entries of one
+ * event, kind and target go together (a kprobe and its kretprobe). A view is
+ * on when each of its events has a program loaded; none is needed to start.
  */
-static const struct {
-	const char *prog, *tp, *view;
+enum view_kind { VIEW_TP, VIEW_FENTRY, VIEW_KPROBE };
+
+static const struct view_prog {
+	const char *prog, *view, *event;
+	enum view_kind kind;
+	const char *target;            /* the tracepoint, or the kernel function */
+	int nargs;
 } view_progs[] = {
-	{ "ioacct_pc_add", "mm_filemap_add_to_page_cache", "cache" },
-	{ "ioacct_pc_fault", "mm_filemap_fault", "mmap" },
-	{ "ioacct_pc_map_pages", "mm_filemap_map_pages", "mmap" },
-	{ "ioacct_pc_sync_ra", "page_cache_sync_ra", "readahead" },
-	{ "ioacct_pc_async_ra", "page_cache_async_ra", "readahead" },
-	{ "ioacct_pc_uring_submit", "io_uring_submit_req", "uring" },
-	{ "ioacct_pc_uring_complete", "io_uring_complete", "uring" },
+	{ "ioacct_pc_add", "cache", "add", VIEW_TP, "mm_filemap_add_to_page_cache", 0 },
+	{ "ioacct_pc_fault", "mmap", "fault", VIEW_TP, "mm_filemap_fault", 0 },
+	{ "ioacct_pc_fault_fe", "mmap", "fault", VIEW_FENTRY, "filemap_fault", 0 },
+	{ "ioacct_pc_fault_kp", "mmap", "fault", VIEW_KPROBE, "filemap_fault", 0 },
+	{ "ioacct_pc_map_pages", "mmap", "map_pages", VIEW_TP, "mm_filemap_map_pages", 0 },
+	{ "ioacct_pc_map_pages_fx", "mmap", "map_pages", VIEW_FENTRY, "filemap_map_pages", 0 },
+	{ "ioacct_pc_map_pages_kp", "mmap", "map_pages", VIEW_KPROBE, "filemap_map_pages", 0 },
+	{ "ioacct_pc_map_pages_kr", "mmap", "map_pages", VIEW_KPROBE, "filemap_map_pages", 0 },
+	{ "ioacct_pc_sync_ra", "readahead", "sync_ra", VIEW_TP, "page_cache_sync_ra", 0 },
+	{ "ioacct_pc_sync_ra_fe", "readahead", "sync_ra", VIEW_FENTRY, "page_cache_sync_ra", 0 },
+	{ "ioacct_pc_sync_ra_kp", "readahead", "sync_ra", VIEW_KPROBE, "page_cache_sync_ra", 0 },
+	{ "ioacct_pc_async_ra", "readahead", "async_ra", VIEW_TP, "page_cache_async_ra", 0 },
+	{ "ioacct_pc_async_ra_fe", "readahead", "async_ra", VIEW_FENTRY, "page_cache_async_ra", 0 },
+	{ "ioacct_pc_async_ra_kp", "readahead", "async_ra", VIEW_KPROBE, "page_cache_async_ra", 0 },
+	{ "ioacct_pc_uring_submit", "uring", "submit", VIEW_TP, "io_uring_submit_req", 0 },
+	{ "ioacct_pc_uring_submit_sqe", "uring", "submit", VIEW_TP, "io_uring_submit_sqe", 0 },
+	{ "ioacct_pc_uring_complete", "uring", "complete", VIEW_TP, "io_uring_complete", 3 },
+	{ "ioacct_pc_uring_complete7", "uring", "complete", VIEW_TP, "io_uring_complete", 7 },
 };
+
+static const char *const view_names[] = { "cache", "mmap", "readahead", "uring" };
+static const char *const view_kind_names[] = { "tracepoint", "fentry", "kprobe" };
 
 static bool view_prog(const char *name)
 {
@@ -335,47 +359,150 @@ static int tp_nargs(const struct btf *vmlinux, const char *type)
 	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
 }
 
-/* Whether a view program's tracepoint is in vmlinux BTF (btf_trace_<tp>), in the form it expects. */
-static bool view_usable(const struct btf *vmlinux, const char *name)
+/* Whether the kernel's BTF has an entry's tracepoint in its form, or its function. */
+static bool view_target_exists(const struct btf *vmlinux, const struct view_prog *v)
 {
 	char type[96];
 
-	for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++) {
-		if (strcmp(view_progs[i].prog, name))
-			continue;
-		snprintf(type, sizeof(type), "btf_trace_%s", view_progs[i].tp);
-		if (!vmlinux || btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF) < 0)
-			return false;
-		/* Before 6.x io_uring_complete passed (ctx, req, user_data, res, ...), not the cqe. */
-		if (!strcmp(view_progs[i].tp, "io_uring_complete"))
-			return tp_nargs(vmlinux, type) == 4;
+	if (!vmlinux)
+		return false;
+	if (v->kind != VIEW_TP)
+		return btf__find_by_name_kind(vmlinux, v->target, BTF_KIND_FUNC) >= 0;
+	snprintf(type, sizeof(type), "btf_trace_%s", v->target);
+	if (btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF) < 0)
+		return false;
+	return !v->nargs || tp_nargs(vmlinux, type) == v->nargs + 1;
+}
+
+/*
+ * Whether programs of a kind may serve a view: tracepoints always; fentry
+ * with the fentry backend, or, with tracepoint or syscall-tp, when a fentry
+ * program attaches here; kprobes with the kprobe backend (chosen where fentry
+ * is refused, or forced), or when a kprobe attaches. Each kernel is asked
+ * once, and only when a view needs it (ok: -1 not asked yet, 0 no, 1 yes).
+ */
+static bool view_kind_ok(enum view_kind kind, enum ioacct_probe_mode mode, int ok[])
+{
+	char why[256];
+
+	if (kind == VIEW_TP)
 		return true;
+	if (ok[kind] < 0) {
+		if (kind == VIEW_FENTRY && mode == IOACCT_PROBE_KPROBE)
+			ok[kind] = 0;
+		else if ((kind == VIEW_FENTRY && mode == IOACCT_PROBE_FENTRY) ||
+			 (kind == VIEW_KPROBE && mode == IOACCT_PROBE_KPROBE))
+			ok[kind] = 1;
+		else
+			ok[kind] = probe_backend(kind == VIEW_FENTRY ? IOACCT_PROBE_FENTRY : IOACCT_PROBE_KPROBE,
+						 why, sizeof(why)) == 0;
+	}
+	return ok[kind] == 1;
+}
+
+/* Whether any view program is to be loaded. */
+static bool views_loading(const struct ioacct_probes *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(p->skel->obj, view_progs[i].prog);
+
+		if (prog && bpf_program__autoload(prog))
+			return true;
 	}
 	return false;
 }
 
-/* Lists the views whose programs are all loaded, in p->views and p->job_mode. */
+static bool view_same_group(const struct view_prog *a, const struct view_prog *b)
+{
+	return !strcmp(a->event, b->event) && a->kind == b->kind && !strcmp(a->target, b->target) &&
+	       a->nargs == b->nargs;
+}
+
+/*
+ * Turns on, for each event of a view, the first group of programs that can
+ * serve it on this kernel, and every other view program off.
+ */
+static void select_views(struct ioacct_probes *p, const struct btf *vmlinux, enum ioacct_probe_mode mode)
+{
+	int ok[3] = { 1, -1, -1 };
+	bool on[ARRAY_SIZE(view_progs)] = { false };
+	struct bpf_program *prog;
+
+	for (size_t i = 0; i < ARRAY_SIZE(view_progs) && !p->no_views; i++) {
+		const struct view_prog *v = &view_progs[i];
+		bool taken = false, usable = true;
+		size_t j;
+
+		for (j = 0; j < i && !taken; j++)
+			taken = on[j] && !strcmp(view_progs[j].event, v->event);
+		if (taken || (i > 0 && view_same_group(&view_progs[i - 1], v)))
+			continue;
+		/* The whole group, from i on. */
+		for (j = i; j < ARRAY_SIZE(view_progs) && view_same_group(&view_progs[j], v); j++)
+			usable &= bpf_object__find_program_by_name(p->skel->obj, view_progs[j].prog) &&
+				  view_target_exists(vmlinux, &view_progs[j]);
+		if (usable && view_kind_ok(v->kind, mode, ok))
+			for (j = i; j < ARRAY_SIZE(view_progs) && view_same_group(&view_progs[j], v); j++)
+				on[j] = true;
+	}
+	/* A view program not in the table is never loaded. */
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		bool use = false;
+
+		if (!view_prog(bpf_program__name(prog)))
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++)
+			use |= on[i] && !strcmp(view_progs[i].prog, bpf_program__name(prog));
+		bpf_program__set_autoload(prog, use);
+	}
+}
+
+/*
+ * Lists the views whose events all have a program loaded, in p->views and
+ * p->job_mode, and in p->views_detail with what serves those not served by
+ * tracepoints ("cache,mmap,uring (mmap by fentry)").
+ */
 static void views_note(struct ioacct_probes *p)
 {
-	static const char *const names[] = { "cache", "mmap", "readahead", "uring" };
-	size_t off = 0;
+	size_t off = 0, doff = 0;
+	char how[128] = "";
 
 	p->views[0] = '\0';
-	for (size_t v = 0; v < ARRAY_SIZE(names); v++) {
+	for (size_t v = 0; v < ARRAY_SIZE(view_names); v++) {
 		bool all = true;
+		enum view_kind kind = VIEW_TP;
 
 		for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++) {
-			struct bpf_program *prog;
+			const struct view_prog *e = &view_progs[i];
+			bool served = false;
 
-			if (strcmp(view_progs[i].view, names[v]))
+			if (strcmp(e->view, view_names[v]))
 				continue;
-			prog = bpf_object__find_program_by_name(p->skel->obj, view_progs[i].prog);
-			all &= prog && bpf_program__autoload(prog);
+			for (size_t j = 0; j < ARRAY_SIZE(view_progs); j++) {
+				struct bpf_program *prog;
+
+				if (strcmp(view_progs[j].event, e->event))
+					continue;
+				prog = bpf_object__find_program_by_name(p->skel->obj, view_progs[j].prog);
+				if (prog && bpf_program__autoload(prog)) {
+					served = true;
+					if (view_progs[j].kind > kind)
+						kind = view_progs[j].kind;
+				}
+			}
+			all &= served;
 		}
-		if (all && off < sizeof(p->views))
+		if (!all)
+			continue;
+		if (off < sizeof(p->views))
 			off += (size_t)snprintf(p->views + off, sizeof(p->views) - off, "%s%s",
-						off ? "," : "", names[v]);
+						off ? "," : "", view_names[v]);
+		if (kind != VIEW_TP && doff < sizeof(how))
+			doff += (size_t)snprintf(how + doff, sizeof(how) - doff, "%s%s by %s",
+						 doff ? ", " : "", view_names[v], view_kind_names[kind]);
 	}
+	snprintf(p->views_detail, sizeof(p->views_detail), "%s%s%s%s", p->views[0] ? p->views : "none",
+		 how[0] ? " (" : "", how, how[0] ? ")" : "");
 	snprintf(p->job_mode, sizeof(p->job_mode), "%s views=%s", p->mode,
 		 p->views[0] ? p->views : "none");
 }
@@ -397,11 +524,8 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 		bool use = prog_of_mode(name, mode);
 		char fn[128];
 
-		if (view_prog(name)) {
-			use = !p->no_views && view_usable(vmlinux, name);
-			bpf_program__set_autoload(prog, use);
+		if (view_prog(name))
 			continue;
-		}
 		if (use && (vmlinux || mode == IOACCT_PROBE_SYSCALL_TP) &&
 		    (mode == IOACCT_PROBE_FENTRY || mode == IOACCT_PROBE_KPROBE ||
 		     mode == IOACCT_PROBE_SYSCALL_TP)) {
@@ -421,6 +545,7 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 		bpf_program__set_autoload(prog, use);
 		on += use;
 	}
+	select_views(p, vmlinux, mode);
 	btf__free(vmlinux);
 	if (missing[0]) {
 		size_t l = strlen(p->reason);
@@ -846,6 +971,16 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		ret = open_object(p, opts, err, errlen);
 	if (!ret)
 		ret = load_object(p, opts, err, errlen);
+	if (ret && p->skel && views_loading(p)) {
+		/* A view the verifier refuses must not keep the daemon from starting: again without them. */
+		log_warn("%s: starting without the page-cache, mmap and io_uring views", err);
+		ioacct_bpf__destroy(p->skel);
+		p->skel = NULL;
+		p->no_views = true;
+		ret = open_object(p, opts, err, errlen);
+		if (!ret)
+			ret = load_object(p, opts, err, errlen);
+	}
 	if (!ret)
 		ret = p->reused ? resume_state(p, err, errlen) : fresh_state(p, err, errlen);
 	if (ret)
@@ -914,7 +1049,7 @@ const char *ioacct_probes_mode(const struct ioacct_probes *p)
 
 const char *ioacct_probes_views(const struct ioacct_probes *p)
 {
-	return p->views[0] ? p->views : "none";
+	return p->views_detail[0] ? p->views_detail : "none";
 }
 
 const char *ioacct_probes_job_mode(const struct ioacct_probes *p)

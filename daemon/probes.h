@@ -55,7 +55,11 @@ bool ioacct_probes_attached(const struct ioacct_probes *p);
 const char *ioacct_probes_mode(const struct ioacct_probes *p);
 /* Why that mode: which backends were tried and why they were refused. */
 const char *ioacct_probes_reason(const struct ioacct_probes *p);
-/* The page-cache and mmap views loaded ("cache,mmap,readahead"; "none"), issue 14. */
+/*
+ * The page-cache, mmap and io_uring views loaded, issue 14, and what serves
+ * those not served by tracepoints: "cache,mmap,readahead,uring (mmap by
+ * fentry, readahead by fentry)"; "none".
+ */
 const char *ioacct_probes_views(const struct ioacct_probes *p);
 /* What each job records as its probe mode: "tracepoint views=cache,mmap,readahead". */
 const char *ioacct_probes_job_mode(const struct ioacct_probes *p);

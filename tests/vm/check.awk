@@ -6,15 +6,18 @@
 #
 # EXPECT has one line per mount: its mount point, then KEY=VALUE words,
 #   /mnt/a write_bytes=104857600 writes=100 op_errors.opens=5 write_sizes.100K_1M=100
-# and optionally one line "@ KEY=VALUE..." for top-level fields (probe_mode=...).
+# and optionally one line "@ KEY=VALUE..." for top-level fields (probe_mode=...,
+# views=...; "@ _others_allowed=1" lets mounts not named appear). A mount's
+# KEY>=VALUE or KEY<=VALUE bounds a count instead (mmap_read_bytes>=1048576).
 # The rules are those of tests/integration/check_mounts.py, a little stricter:
 #  - every counter of a named mount that is not named must be 0 (the counts,
 #    every size-histogram bin, every per-operation error count and every
 #    error class);
 #  - a named key the summary does not have is an error (no silent typo);
 #  - mounts not named must not appear; "dropped" must be 0.
-# Prints "MISMATCH: ..." for every difference and exits 1 if there is any;
-# otherwise prints "OK probe_mode=M totals=MOUNT:wb=..,rb=..,ops=..,err=..;..."
+# Prints "MISMATCH: ..." for every difference, then "SEEN k=v,..." (the
+# non-zero counts of the views on the named mounts), and exits 1 if there is
+# any difference; otherwise prints "OK probe_mode=M totals=MOUNT:wb=..,rb=..,ops=..,err=..;..."
 # (ops: reads + writes + opens + creates + mkdirs + unlinks + rmdirs + fsyncs +
 # renames + stats). Exits 2 when the summary is not JSON it can read.
 
@@ -95,6 +98,34 @@ function pvalue(path,   c, k, i, tok) {
 	flat[path] = tok
 }
 
+# Splits a KEY=VALUE, KEY>=VALUE or KEY<=VALUE word into kv_key, kv_op, kv_val.
+function split_kv(word) {
+	if (!match(word, /[<>]?=/)) {
+		kv_key = word
+		kv_op = "="
+		kv_val = ""
+		return
+	}
+	kv_key = substr(word, 1, RSTART - 1)
+	kv_op = substr(word, RSTART, RLENGTH)
+	kv_val = substr(word, RSTART + RLENGTH)
+}
+
+# Whether a count got meets the expectation of (mount m, key k): 0 when none.
+function meets(got, m, k,   op, e) {
+	e = ((m, k) in expv) ? expv[m, k] : 0
+	op = ((m, k) in expop) ? expop[m, k] : "="
+	if (op == ">=")
+		return got + 0 >= e + 0
+	if (op == "<=")
+		return got + 0 <= e + 0
+	return got "" == e ""
+}
+
+function expected(m, k) {
+	return (((m, k) in expop) && expop[m, k] != "=" ? expop[m, k] " " : "") (((m, k) in expv) ? expv[m, k] : 0)
+}
+
 function mismatch(msg) {
 	print "MISMATCH: " msg
 	nbad++
@@ -116,9 +147,10 @@ FILENAME == ARGV[2] && NF > 0 && $1 !~ /^#/ {
 	want[$1] = 1
 	order[++nwant] = $1
 	for (i = 2; i <= NF; i++) {
-		eq = index($i, "=")
-		expv[$1, substr($i, 1, eq - 1)] = substr($i, eq + 1)
-		named[$1, ++nnamed[$1]] = substr($i, 1, eq - 1)
+		split_kv($i)
+		expv[$1, kv_key] = kv_val
+		expop[$1, kv_key] = kv_op
+		named[$1, ++nnamed[$1]] = kv_key
 	}
 }
 
@@ -135,6 +167,10 @@ END {
 		fatal("no \"mounts\" in the summary")
 
 	ncounts = split("read_bytes write_bytes reads writes opens creates mkdirs unlinks rmdirs fsyncs renames stats errors real_errors", counts, " ")
+	for (j = 1; j <= ncounts; j++)
+		is_count[counts[j]] = 1
+	others_allowed = ("_others_allowed" in top)
+	delete top["_others_allowed"]
 	for (i = 0; ("mounts." i ".mount") in flat; i++)
 		idx[flat["mounts." i ".mount"]] = i
 
@@ -148,18 +184,23 @@ END {
 			continue
 		}
 		p = "mounts." idx[m] "."
-		# Every named key must exist.
-		for (j = 1; j <= nnamed[m]; j++)
-			if (!((p named[m, j]) in flat))
-				mismatch("mount " m ": the summary has no field " named[m, j])
+		# Every named key must exist; those of the views (cache_miss_bytes,
+		# io_uring_ops, ...), neither counts nor bins, are checked here.
+		for (j = 1; j <= nnamed[m]; j++) {
+			k = named[m, j]
+			if (!((p k) in flat))
+				mismatch("mount " m ": the summary has no field " k)
+			else if (!(k in is_count) && k !~ /^(read_sizes|write_sizes|op_errors|error_classes)\./ &&
+				 !meets(flat[p k], m, k))
+				mismatch("mount " m ": " k " = " flat[p k] ", expected " expected(m, k))
+		}
 		# Counts, named or 0.
 		for (j = 1; j <= ncounts; j++) {
 			k = counts[j]
-			e = ((m, k) in expv) ? expv[m, k] : 0
 			if (!((p k) in flat))
 				mismatch("mount " m ": the summary has no field " k)
-			else if (flat[p k] "" != e "")
-				mismatch("mount " m ": " k " = " flat[p k] ", expected " e)
+			else if (!meets(flat[p k], m, k))
+				mismatch("mount " m ": " k " = " flat[p k] ", expected " expected(m, k))
 		}
 		# Every size bin, per-operation error count and error class, named or 0.
 		for (key in flat) {
@@ -168,13 +209,12 @@ END {
 			k = substr(key, length(p) + 1)
 			if (k !~ /^(read_sizes|write_sizes|op_errors|error_classes)\./)
 				continue
-			e = ((m, k) in expv) ? expv[m, k] : 0
-			if (flat[key] "" != e "")
-				mismatch("mount " m ": " k " = " flat[key] ", expected " e)
+			if (!meets(flat[key], m, k))
+				mismatch("mount " m ": " k " = " flat[key] ", expected " expected(m, k))
 		}
 	}
 	for (x in idx)
-		if (!(x in want))
+		if (!(x in want) && !others_allowed)
 			mismatch("mount " x ": unexpected (write_bytes " flat["mounts." idx[x] ".write_bytes"] \
 				 ", read_bytes " flat["mounts." idx[x] ".read_bytes"] ", opens " flat["mounts." idx[x] ".opens"] ")")
 	if (!("dropped" in top))
@@ -185,6 +225,18 @@ END {
 		else if (flat[k] "" != top[k] "")
 			mismatch(k " = " flat[k] ", expected " top[k])
 	}
+	# What the views counted on the named mounts, for the record.
+	nviews = split("cache_miss_bytes cache_fills readahead_bytes readahead_sync readahead_async mmap_faults mmap_read_bytes io_uring_ops", vf, " ")
+	out = ""
+	for (w = 1; w <= nwant; w++) {
+		if (!(order[w] in idx))
+			continue
+		p = "mounts." idx[order[w]] "."
+		for (j = 1; j <= nviews; j++)
+			if ((p vf[j]) in flat && flat[p vf[j]] + 0 != 0)
+				out = out (out == "" ? "" : ",") vf[j] "=" flat[p vf[j]]
+	}
+	print "SEEN " (out == "" ? "-" : out)
 	if (nbad)
 		exit 1
 

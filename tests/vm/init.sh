@@ -14,6 +14,12 @@
 #   RESULT kernel=K mode=M cgroup=C pass chosen=M2 time=S totals=...
 #   RESULT kernel=K mode=M cgroup=C fail reason=...
 #   RESULT kernel=K mode=M cgroup=C unavailable reason=<ioacctd's message>
+# In the modes of $VIEW_MODES it then checks the views (issue 14) the daemon
+# says are on: io_uring on a tmpfs, and, on the ext4 disk run-matrix attaches
+# (/dev/vda), cold and warm reads, mmap reads and readahead; one line for
+# what status says and one per view:
+#   VIEWS kernel=K mode=M views=cache,mmap,uring detail=<status's views>
+#   VRESULT kernel=K mode=M view=V pass|fail|off <what was seen>
 # and "DONE kernel=K", then powers the VM off. Settings: /etc/vmtest.conf.
 PATH=/usr/bin:/bin:/usr/sbin:/sbin
 export PATH
@@ -24,6 +30,7 @@ exec </dev/console >/dev/console 2>&1
 
 MODES="auto fentry kprobe tracepoint syscall-tp"
 NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 WRONG=0 START_TIMEOUT=120
+VIEW_MODES="fentry kprobe tracepoint"
 # shellcheck disable=SC1091 # written by mkinitramfs
 . /etc/vmtest.conf
 
@@ -31,6 +38,9 @@ KVER=$(uname -r)
 CHECK=/usr/share/ioacct-vm/check.awk
 A=/mnt/a
 B=/mnt/b
+U=/mnt/u # a fresh tmpfs: io_uring
+U2=/mnt/u2 # another: io_uring's requests by relative paths
+E=/mnt/e # the ext4 disk, read-only: the page cache
 FREEZER=/run/cgroup-v1/freezer
 
 say() { echo "VM: $*"; }
@@ -73,6 +83,16 @@ for ko in /lib/modules/"$KVER"/*.ko; do
 	[ -e "$ko" ] || continue
 	if insmod "$ko"; then say "loaded module $(basename "$ko")"; else setup_fail="$setup_fail insmod-$(basename "$ko")"; fi
 done
+
+# The ext4 disk of the page-cache views, when run-matrix attached one.
+if [ "${DISK:-0}" = 1 ]; then
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ -b /dev/vda ] && break
+		sleep 0.5
+	done
+	mkdir -p $E
+	mount -t ext4 -o ro /dev/vda $E || say "cannot mount the ext4 disk /dev/vda on $E"
+fi
 
 # What the test needs from the kernel, reported once.
 missing=
@@ -177,6 +197,115 @@ run_work() {
 	for m in $A $B; do umount "$m"; done
 }
 
+# ---- The views (issue 14) ----
+PCF=$E/data             # 1 MiB of random bytes, made by run-matrix
+PCSIZE=1048576
+URING_N=65536
+vresult() { echo "VRESULT kernel=$KVER mode=$1 view=$2 $3"; }
+
+# vjob NAME EXPECT_LINE -- CMD...: runs CMD as a job and checks its summary
+# (mounts not named allowed; the job records the views status names); adds
+# to $vbad what differs and to $vseen what the views counted.
+vjob() {
+	vname=$1
+	printf '%s\n@ _others_allowed=1 views=%s\n' "$2" "$views" > "$VW/$vname.expect"
+	shift 3
+	{
+		iorun -c "$R/ioacct.conf" --cgroup-mode v2 --json -o "$VW/$vname.json" -- "$@" > /dev/null 2> "$VW/$vname.err"
+		echo $? > "$VW/$vname.rc"
+	} | cat
+	if [ "$(cat "$VW/$vname.rc")" != 0 ]; then
+		vbad="$vbad $vname: iorun exited with $(cat "$VW/$vname.rc"): $(tail -n 2 "$VW/$vname.err" | oneline);"
+		return
+	fi
+	awk -f $CHECK "$VW/$vname.json" "$VW/$vname.expect" > "$VW/$vname.check" 2>&1 ||
+		vbad="$vbad $vname: $(grep '^MISMATCH' "$VW/$vname.check" | head -n 4 | sed 's/^MISMATCH: //' | oneline);"
+	vseen="$vseen $vname:$(sed -n 's/^SEEN //p' "$VW/$vname.check")"
+}
+
+# vdone MODE VIEW: the VRESULT of a view whose jobs ran.
+vdone() {
+	if [ -n "$vbad" ]; then
+		vresult "$1" "$2" "fail reason=$(echo "$vbad" | cut -c1-400)"
+	else
+		vresult "$1" "$2" "pass seen=$(echo "$vseen" | sed 's/^ //; s/ /;/g')"
+	fi
+}
+
+# run_views MODE: under the running daemon, the checks of every view it says is on.
+run_views() {
+	VW=$R/views
+	mkdir -p "$VW"
+	st=$(iopoke "$R/ioacctd.sock" status 2>&1)
+	views=$(echo "$st" | sed -n 's/.* views=\([a-z,]*\).*/\1/p' | head -n 1)
+	echo "VIEWS kernel=$KVER mode=$1 views=${views:-none} detail=$(echo "$st" | sed -n 's/.*page-cache views: \([^;]*\);.*/\1/p' | head -n 1)"
+	on() { case ",$views," in *,$1,*) return 0 ;; esac; return 1; }
+
+	if ! on uring; then
+		vresult "$1" uring off
+	elif ! command -v iouring > /dev/null; then
+		vresult "$1" uring "fail reason=no iouring in the initramfs (liburing-dev missing at configure time)"
+	else
+		vbad='' vseen=''
+		mkdir -p $U
+		mount -t tmpfs -o size=16m tmpfs $U
+		vjob uring "$U reads=3 read_bytes=$((3 * URING_N)) read_sizes.10K_100K=3 writes=3 write_bytes=$((3 * URING_N)) write_sizes.10K_100K=3 fsyncs=1 opens=1 creates=1 io_uring_ops=7" -- \
+			iouring $U/job $URING_N
+		# The metadata requests (tests/integration/25-uring.sh): by absolute
+		# paths on $U, relative ones on a second tmpfs.
+		mkdir -p $U/abs $U2
+		mount -t tmpfs -o size=1m tmpfs $U2
+		mkdir -p $U2/rel
+		meta="opens=2 creates=1 stats=1 mkdirs=1 renames=1 unlinks=1 rmdirs=1 errors=1 op_errors.opens=1 error_classes.notfound=1"
+		vjob umeta "$(printf '%s\n%s' "$U $meta io_uring_ops=8" "$U2 ${meta#opens=2 } opens=4 io_uring_ops=11")" -- \
+			iouring --meta $U/abs $U2/rel
+		umount $U2
+		umount $U
+		vdone "$1" uring
+	fi
+
+	if ! grep -q " $E ext4 " /proc/mounts; then
+		for v in cache mmap readahead; do
+			if on $v; then vresult "$1" $v "fail reason=no ext4 disk at $E (virtio_blk, /dev/vda)"; else vresult "$1" $v off; fi
+		done
+		return
+	fi
+	# Cold: evicted from outside the job first; warm: read from outside first.
+	if on cache; then
+		vbad='' vseen=''
+		iowork evict $PCF > /dev/null
+		vjob cold "$E read_bytes=$PCSIZE reads=1 opens=1 read_sizes.100K_1M=1 cache_miss_bytes=$PCSIZE readahead_bytes=0" -- \
+			iowork read $PCF $PCSIZE 1
+		iowork read $PCF $PCSIZE 1 > /dev/null
+		vjob warm "$E read_bytes=$PCSIZE reads=1 opens=1 read_sizes.100K_1M=1 cache_miss_bytes=0 cache_fills=0 readahead_bytes=0" -- \
+			iowork read $PCF $PCSIZE 1
+		vdone "$1" cache
+	else
+		vresult "$1" cache off
+	fi
+	if on mmap; then
+		vbad='' vseen=''
+		iowork evict $PCF > /dev/null
+		vjob mcold "$E opens=1 $(on cache && echo cache_miss_bytes=$PCSIZE) mmap_faults>=1 mmap_read_bytes>=$PCSIZE" -- \
+			iowork mmapread $PCF
+		iowork read $PCF $PCSIZE 1 , mmapread $PCF > /dev/null
+		vjob mwarm "$E opens=1 $(on cache && echo cache_miss_bytes=0) mmap_faults>=1 mmap_read_bytes>=$PCSIZE" -- \
+			iowork mmapread $PCF
+		vdone "$1" mmap
+	else
+		vresult "$1" mmap off
+	fi
+	if on readahead; then
+		vbad='' vseen=''
+		iowork evict $PCF > /dev/null
+		vjob chunks "$E read_bytes=$PCSIZE reads=$((PCSIZE / 16384)) opens=1 read_sizes.10K_100K=$((PCSIZE / 16384)) $(on cache && echo cache_miss_bytes=$PCSIZE) readahead_bytes>=1 readahead_bytes<=$PCSIZE readahead_sync>=1" -- \
+			iowork read $PCF 16384 $((PCSIZE / 16384))
+		vdone "$1" readahead
+	else
+		vresult "$1" readahead off
+	fi
+}
+
 # run_mode MODE: a daemon forced to MODE, the v2 run, the v1 run.
 run_mode() {
 	mode=$1 R=/run/ioacct-$1 mode_failed=0
@@ -242,6 +371,7 @@ CONF
 		result "$mode" v1 "fail reason=cannot mount the cgroup v1 freezer hierarchy"
 		mode_failed=1
 	fi
+	case " $VIEW_MODES " in *" $mode "*) run_views "$mode" ;; esac
 
 	t0=$(now)
 	kill -TERM $dpid
