@@ -651,7 +651,37 @@ struct aio_iocb_op {
 	__u16 opcode;
 	__s16 reqprio;
 	__u32 fildes;
+	__u64 buf;
+	__u64 nbytes; /* PREADV, PWRITEV: the number of iovecs */
+	__s64 offset;
 };
+
+/*
+ * The page-cache view of an io_submit: the byte ranges its read and its
+ * write iocbs ask of each file, so that a folio added meanwhile is a read's
+ * miss (inside the reads' range) or read ahead (outside both), and a folio
+ * a write creates (inside the writes' range only) no miss, as for write(2).
+ * Keyed by task and inode; `gen` is the io_submit's start time (the task's
+ * pending call's ts), so a range of an earlier call is never taken for this
+ * one's.
+ */
+struct aio_range_key {
+	__u64 task;
+	__u64 inode;
+};
+
+struct aio_range {
+	__u64 gen;
+	__u64 lo, hi;   /* what its reads ask for; lo == hi: none */
+	__u64 wlo, whi; /* what its writes write; wlo == whi: none */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct aio_range_key);
+	__type(value, struct aio_range);
+} aio_ranges SEC(".maps");
 
 struct aio_event {
 	__u64 data;
@@ -699,6 +729,35 @@ static __always_inline int aio_op(__u16 opcode)
 	}
 }
 
+/* Widens the range the current io_submit (gen) reads or writes of f's inode by an iocb's. */
+static __noinline void aio_range_add(struct task_struct *task, struct file *f,
+				     const struct aio_iocb_op *io, __u64 gen, bool write)
+{
+	struct aio_range_key k = { .task = (__u64)task };
+	struct aio_range r = { .gen = gen }, *old;
+	__u64 lo, hi, *rlo, *rhi;
+
+	if (!f || !io)
+		return;
+	k.inode = (__u64)BPF_CORE_READ(f, f_inode);
+	lo = io->offset < 0 ? 0 : io->offset;
+	/* A vector's length is not read: every byte from its offset on. */
+	hi = io->opcode == IOCB_CMD_PREADV || io->opcode == IOCB_CMD_PWRITEV ? ~0ULL : lo + io->nbytes;
+	old = bpf_map_lookup_elem(&aio_ranges, &k);
+	if (old && old->gen == gen)
+		r = *old;
+	rlo = write ? &r.wlo : &r.lo;
+	rhi = write ? &r.whi : &r.hi;
+	if (*rlo == *rhi) {
+		*rlo = lo;
+		*rhi = hi;
+	} else {
+		*rlo = *rlo < lo ? *rlo : lo;
+		*rhi = *rhi > hi ? *rhi : hi;
+	}
+	bpf_map_update_elem(&aio_ranges, &k, &r, BPF_ANY);
+}
+
 /* io_submit's start: records iocb i; stops at the first that cannot be read. */
 static long aio_record_one(__u64 i, void *ctx)
 {
@@ -730,8 +789,12 @@ static long aio_record_one(__u64 i, void *ctx)
 	}
 	r.mnt = fi.mnt;
 	r.op = op;
-	if (bpf_map_update_elem(&aio_reqs, &k, &r, BPF_ANY))
+	if (bpf_map_update_elem(&aio_reqs, &k, &r, BPF_ANY)) {
 		count_drops(w->slot, 1);
+		return 0;
+	}
+	if (op != IOACCT_OP_FSYNC)
+		aio_range_add(task, fd_file(task, (long)io.fildes), &io, w->now, op == IOACCT_OP_WRITE);
 	return 0;
 }
 
@@ -782,15 +845,22 @@ static long aio_reap_one(__u64 i, void *ctx)
 	return 0;
 }
 
-/* io_submit's start: records up to AIO_MAX_BATCH iocbs, returns how many were looked at. */
-static __noinline __u32 aio_submit_enter(__u64 mm, long nr, __u64 uptr, __u32 slot)
+/*
+ * io_submit's start: records up to AIO_MAX_BATCH iocbs; t->aio_n says how
+ * many were looked at. t->ts is the call's start: the read ranges' gen.
+ */
+static __noinline void aio_submit_enter(struct task_ent *t, __u64 mm, long nr, __u64 uptr, __u32 slot)
 {
 	struct aio_walk w = { .uptr = uptr, .mm = mm, .now = bpf_ktime_get_ns(), .slot = slot };
 
+	if (!t)
+		return;
+	t->ts = w.now;
+	t->aio_n = 0;
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop) || nr <= 0 || !mm)
-		return 0;
+		return;
 	bpf_loop(nr < AIO_MAX_BATCH ? nr : AIO_MAX_BATCH, aio_record_one, &w, 0);
-	return w.done;
+	t->aio_n = w.done;
 }
 
 /* The end of io_submit (AIO_SUBMIT) or io_getevents (AIO_REAP) with ret. */
@@ -911,7 +981,7 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 		if (slot == IOACCT_SLOT_CALIB)
 			return 0;
 		t->aio_uptr = a2;
-		t->aio_n = aio_submit_enter((__u64)task->mm, a1, a2, slot);
+		aio_submit_enter(t, (__u64)task->mm, a1, a2, slot);
 		t->upath = 0;
 		break;
 	case IOACCT_SK_AIO_REAP:
@@ -941,7 +1011,9 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 	t->epoch = (__u16)st->epoch;
 	t->mnt = mnt;
 	t->pslot = slot;
-	t->ts = bpf_ktime_get_ns();
+	/* io_submit's is set already: its read ranges carry it (aio_submit_enter()). */
+	if (kind != IOACCT_SK_AIO_SUBMIT)
+		t->ts = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -1285,7 +1357,7 @@ SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(ioacct_pc_add, struct folio *folio)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 inode, pages, lo, hi, first, end, inside = 0;
+	__u64 inode, pages, lo, hi, first, end, inside = 0, wlo = 0, whi = 0;
 	__u32 slot = view_slot(task), mnt;
 	struct task_ent *t;
 
@@ -1300,11 +1372,21 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 			lo = hi = 0;
 		else if (t->op - 1 == IOACCT_OP_READ && t->kind == IOACCT_SK_FD_DATA)
 			lo = t->rq_lo, hi = t->rq_hi;
-		/* io_submit's buffered reads: their ranges are not kept, so none is told read ahead. */
-		else if (t->kind == IOACCT_SK_AIO_SUBMIT)
-			lo = 0, hi = ~0ULL;
-		else
+		/* io_submit: the range its reads ask of this file, if any (aio_ranges). */
+		else if (t->kind == IOACCT_SK_AIO_SUBMIT) {
+			struct aio_range_key k = { .task = (__u64)task,
+						   .inode = (__u64)BPF_CORE_READ(folio, mapping, host) };
+			struct aio_range *r = bpf_map_lookup_elem(&aio_ranges, &k);
+
+			if (!r || r->gen != t->ts)
+				return 0;
+			lo = r->lo;
+			hi = r->hi;
+			wlo = r->wlo;
+			whi = r->whi;
+		} else {
 			return 0;
+		}
 	} else {
 		lo = t->rq_lo;
 		hi = t->rq_hi;
@@ -1312,10 +1394,13 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 	inode = (__u64)BPF_CORE_READ(folio, mapping, host);
 	if (!inode || (BPF_CORE_READ((struct inode *)inode, i_mode) & S_IFMT) != S_IFREG)
 		return 0;
-	mnt = inode_mnt(t, inode);
 	pages = folio_pages(folio);
 	first = BPF_CORE_READ(folio, index) << page_shift;
 	end = first + (pages << page_shift);
+	/* A folio an io_submit's write touches and none of its reads asks for: no miss, as for write(2). */
+	if (wlo < whi && whi > first && wlo < end && !(hi > first && lo < end))
+		return 0;
+	mnt = inode_mnt(t, inode);
 	if (hi > first && lo < end)
 		inside = (hi < end ? hi : end) - (lo > first ? lo : first);
 	VIEW_ADD(slot, mnt, IOACCT_OP_CACHE_FILL, 1, pages << page_shift, -1);

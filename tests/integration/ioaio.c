@@ -23,6 +23,8 @@
  * Before them, a PWRITE of 100 bytes into a pipe and a PREAD of them, which
  * count nothing (no file system).
  *
+ * ioaio --read FILE reads the whole of FILE in one PREAD iocb.
+ *
  * Per file: 8 writes of 8N bytes, 4 reads of 4N bytes, 1 fsync, 1 failed read,
  * 2 opens, 1 create, and no read or write system call. Linked statically
  * (like iowork), so that starting it reads nothing. Exits 1 saying what did
@@ -37,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -215,14 +218,49 @@ static int pipe_io(io_context_t ctx, char *buf)
 	return 0;
 }
 
+/* ioaio --read FILE: the whole of FILE in one PREAD iocb (the page-cache view's cold read). */
+static int read_whole(io_context_t ctx, const char *path)
+{
+	struct stat st;
+	struct iocb cb;
+	void *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) || st.st_size <= 0) {
+		fprintf(stderr, "ioaio: %s: cannot open it, or it is empty\n", path);
+		return -1;
+	}
+	if (posix_memalign(&buf, 4096, (size_t)st.st_size)) {
+		fprintf(stderr, "ioaio: out of memory\n");
+		return -1;
+	}
+	io_prep_pread(&cb, fd, buf, (size_t)st.st_size, 0);
+	if (one(ctx, "pread of the whole file", &cb, (long)st.st_size))
+		return -1;
+	close(fd);
+	free(buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	io_context_t ctx = 0;
 	char *buf;
 	int ret;
 
+	if (argc == 3 && !strcmp(argv[1], "--read")) {
+		ret = io_setup(1, &ctx);
+		if (ret) {
+			fprintf(stderr, "ioaio: io_setup: %s\n", strerror(-ret));
+			return 77;
+		}
+		ret = read_whole(ctx, argv[2]);
+		io_destroy(ctx);
+		return ret ? 1 : 0;
+	}
 	if (argc != 4 || (n = strtoul(argv[1], NULL, 10)) < 4096 || n % 4096) {
-		fprintf(stderr, "usage: ioaio N SHMFILE DISKFILE (N a multiple of 4096)\n");
+		fprintf(stderr, "usage: ioaio N SHMFILE DISKFILE (N a multiple of 4096)\n"
+				"       ioaio --read FILE\n");
 		return 2;
 	}
 	/* Aligned for O_DIRECT; three N-byte buffers for the batch. */

@@ -15,8 +15,9 @@
 #   RESULT kernel=K mode=M cgroup=C fail reason=...
 #   RESULT kernel=K mode=M cgroup=C unavailable reason=<ioacctd's message>
 # In the modes of $VIEW_MODES it then checks the views (issue 14) the daemon
-# says are on: io_uring on a tmpfs, and, on the ext4 disk run-matrix attaches
-# (/dev/vda), cold and warm reads, mmap reads and readahead; one line for
+# says are on: io_uring on a tmpfs, Linux AIO on a tmpfs and the ext4 disk
+# run-matrix attaches (/dev/vda), on which also cold and warm reads, mmap
+# reads and readahead; one line for
 # what status says and one per view:
 #   VIEWS kernel=K mode=M views=cache,mmap,uring detail=<status's views>
 #   VRESULT kernel=K mode=M view=V pass|fail|off <what was seen>
@@ -40,7 +41,7 @@ A=/mnt/a
 B=/mnt/b
 U=/mnt/u # a fresh tmpfs: io_uring
 U2=/mnt/u2 # another: io_uring's requests by relative paths
-E=/mnt/e # the ext4 disk, read-only: the page cache
+E=/mnt/e # the ext4 disk (a snapshot: writes are lost at power-off): the page cache, AIO
 FREEZER=/run/cgroup-v1/freezer
 
 say() { echo "VM: $*"; }
@@ -91,7 +92,7 @@ if [ "${DISK:-0}" = 1 ]; then
 		sleep 0.5
 	done
 	mkdir -p $E
-	mount -t ext4 -o ro /dev/vda $E || say "cannot mount the ext4 disk /dev/vda on $E"
+	mount -t ext4 /dev/vda $E || say "cannot mount the ext4 disk /dev/vda on $E"
 fi
 
 # What the test needs from the kernel, reported once.
@@ -262,6 +263,24 @@ run_views() {
 		umount $U2
 		umount $U
 		vdone "$1" uring
+	fi
+
+	# Linux AIO (tests/integration/26-aio.sh): each backend counts it, checked
+	# here with the views; its O_DIRECT read needs the ext4 disk.
+	if ! command -v ioaio > /dev/null; then
+		vresult "$1" aio "off reason=no ioaio in the initramfs (libaio-dev missing at configure time)"
+	elif ! grep -q " $E ext4 " /proc/mounts; then
+		vresult "$1" aio "fail reason=no ext4 disk at $E (virtio_blk, /dev/vda)"
+	else
+		vbad='' vseen=''
+		mkdir -p $U $E/aio
+		mount -t tmpfs -o size=16m tmpfs $U
+		rm -f $E/aio/job
+		aio="reads=5 read_bytes=$((4 * URING_N)) read_sizes.10K_100K=4 writes=8 write_bytes=$((8 * URING_N)) write_sizes.10K_100K=8 fsyncs=1 opens=2 creates=1 errors=1 real_errors=1 error_classes.other=1 op_errors.reads=1"
+		# What the reads read, the writes just left in the page cache; a page a write creates is no miss.
+		vjob aio "$(printf '%s\n%s' "$U $aio" "$E $aio $(on cache && echo cache_miss_bytes=0)")" -- ioaio $URING_N $U/job $E/aio/job
+		umount $U
+		vdone "$1" aio
 	fi
 
 	if ! grep -q " $E ext4 " /proc/mounts; then
