@@ -457,7 +457,7 @@ int main(int argc, char **argv)
 		.pin_dir = cfg.pin_dir, .mode = cfg.probe_mode, .max_jobs = cfg.max_jobs,
 		.max_cgroups = cfg.max_cgroups, .max_entries = cfg.max_entries,
 		.max_mountpoints = cfg.max_mountpoints, .v1_ssid = ssid,
-		.detach_when_idle = cfg.detach_when_idle, .no_views = !cfg.page_cache_views,
+		.detach_when_idle = cfg.detach_when_idle, .views = cfg.views,
 	};
 	probes = ioacct_probes_open(&popts, err, sizeof(err));
 	if (!probes) {

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "ioacct.skel.h"
+#include "config.h"
 #include "log.h"
 #include "sysnr.h"
 #include "procfs.h"
@@ -39,7 +40,7 @@ struct ioacct_probes {
 	char reason[1024];
 	bool reused;                   /* maps (and maybe links) of an earlier daemon */
 	bool detach_idle;              /* programs attached only while something is watched */
-	bool no_views;                 /* page_cache_views = no */
+	uint32_t want_views;           /* views = in ioacct.conf: bit i for ioacct_view_names[i] */
 	uint32_t max_jobs;
 	int ncpus;
 	char views[48];                /* the page-cache and mmap views loaded: "cache,mmap,readahead" */
@@ -339,7 +340,6 @@ static const struct view_prog {
 	{ "ioacct_pc_uring_complete7", "uring", "complete", VIEW_TP, "io_uring_complete", 7 },
 };
 
-static const char *const view_names[] = { "cache", "mmap", "readahead", "uring" };
 static const char *const view_kind_names[] = { "tracepoint", "fentry", "kprobe" };
 
 static bool view_prog(const char *name)
@@ -422,17 +422,28 @@ static bool view_same_group(const struct view_prog *a, const struct view_prog *b
  * Turns on, for each event of a view, the first group of programs that can
  * serve it on this kernel, and every other view program off.
  */
+/* Whether ioacct.conf's views = asks for the view of this name. */
+static bool view_wanted(const struct ioacct_probes *p, const char *view)
+{
+	for (size_t i = 0; i < IOACCT_NR_VIEWS; i++)
+		if (!strcmp(ioacct_view_names[i], view))
+			return p->want_views & (1u << i);
+	return false;
+}
+
 static void select_views(struct ioacct_probes *p, const struct btf *vmlinux, enum ioacct_probe_mode mode)
 {
 	int ok[3] = { 1, -1, -1 };
 	bool on[ARRAY_SIZE(view_progs)] = { false };
 	struct bpf_program *prog;
 
-	for (size_t i = 0; i < ARRAY_SIZE(view_progs) && !p->no_views; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++) {
 		const struct view_prog *v = &view_progs[i];
 		bool taken = false, usable = true;
 		size_t j;
 
+		if (!view_wanted(p, v->view))
+			continue;
 		for (j = 0; j < i && !taken; j++)
 			taken = on[j] && !strcmp(view_progs[j].event, v->event);
 		if (taken || (i > 0 && view_same_group(&view_progs[i - 1], v)))
@@ -468,7 +479,7 @@ static void views_note(struct ioacct_probes *p)
 	char how[128] = "";
 
 	p->views[0] = '\0';
-	for (size_t v = 0; v < ARRAY_SIZE(view_names); v++) {
+	for (size_t v = 0; v < IOACCT_NR_VIEWS; v++) {
 		bool all = true;
 		enum view_kind kind = VIEW_TP;
 
@@ -476,7 +487,7 @@ static void views_note(struct ioacct_probes *p)
 			const struct view_prog *e = &view_progs[i];
 			bool served = false;
 
-			if (strcmp(e->view, view_names[v]))
+			if (strcmp(e->view, ioacct_view_names[v]))
 				continue;
 			for (size_t j = 0; j < ARRAY_SIZE(view_progs); j++) {
 				struct bpf_program *prog;
@@ -496,10 +507,10 @@ static void views_note(struct ioacct_probes *p)
 			continue;
 		if (off < sizeof(p->views))
 			off += (size_t)snprintf(p->views + off, sizeof(p->views) - off, "%s%s",
-						off ? "," : "", view_names[v]);
+						off ? "," : "", ioacct_view_names[v]);
 		if (kind != VIEW_TP && doff < sizeof(how))
 			doff += (size_t)snprintf(how + doff, sizeof(how) - doff, "%s%s by %s",
-						 doff ? ", " : "", view_names[v], view_kind_names[kind]);
+						 doff ? ", " : "", ioacct_view_names[v], view_kind_names[kind]);
 	}
 	snprintf(p->views_detail, sizeof(p->views_detail), "%s%s%s%s", p->views[0] ? p->views : "none",
 		 how[0] ? " (" : "", how, how[0] ? ")" : "");
@@ -959,7 +970,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	p->no_views = opts->no_views;
+	p->want_views = opts->views;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-p->ncpus));
@@ -976,7 +987,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		log_warn("%s: starting without the page-cache, mmap and io_uring views", err);
 		ioacct_bpf__destroy(p->skel);
 		p->skel = NULL;
-		p->no_views = true;
+		p->want_views = 0;
 		ret = open_object(p, opts, err, errlen);
 		if (!ret)
 			ret = load_object(p, opts, err, errlen);

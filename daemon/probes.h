@@ -26,7 +26,7 @@ struct ioacct_probes_opts {
 	uint32_t max_mountpoints;
 	uint32_t v1_ssid;              /* subsystem id of the v1 attribution hierarchy */
 	enum ioacct_detach detach_when_idle; /* attach only while something is watched */
-	bool no_views;                 /* leave the page-cache and mmap views out (page_cache_views = no) */
+	uint32_t views;                /* the views to load where the kernel allows (views =), IOACCT_VIEWS_ALL */
 };
 
 /*

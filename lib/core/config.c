@@ -36,6 +36,8 @@ enum key_type {
 	KEY_BOOL,
 	KEY_CONNINFO,      /* a libpq connection string without a password */
 	KEY_LISTEN,        /* IPv4:PORT or [IPv6]:PORT */
+	KEY_VIEWS,         /* all, none, or a list of ioacct_view_names */
+	KEY_VIEWS_BOOL,    /* yes: all views, no: none (the old page_cache_views) */
 };
 
 struct key {
@@ -77,7 +79,9 @@ static const struct key keys[] = {
 	{ "merge_timeout", KEY_UINT32, FIELD(merge_timeout_s), 1, 7 * 86400 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
-	{ "page_cache_views", KEY_BOOL, FIELD(page_cache_views), 0, 0 },
+	{ "views", KEY_VIEWS, FIELD(views), 0, 0 },
+	/* The first spelling of views = all / none, still read. */
+	{ "page_cache_views", KEY_VIEWS_BOOL, FIELD(views), 0, 0 },
 	{ "metrics_listen", KEY_LISTEN, FIELD(metrics_listen), 0, 0 },
 	{ "metrics_linger", KEY_SECONDS_MS, FIELD(metrics_linger_ms), 0, 86400 * NSEC_PER_SEC },
 	{ "metrics_tls_cert", KEY_PATH, FIELD(metrics_tls_cert), 0, 0 },
@@ -352,7 +356,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 		*dot = '\0';
 	cfg->log_level = IOACCT_LOG_INFO;
 	cfg->private_data = false;
-	cfg->page_cache_views = true;
+	cfg->views = IOACCT_VIEWS_ALL;
 	cfg->metrics_linger_ms = 60000;
 	cfg->merge_timeout_s = 300;
 	ioacct_advice_limits_defaults(&cfg->advice);
@@ -577,7 +581,7 @@ static int set_keyword(const struct key *k, int *field, const char *value, char 
 	switch (k->type) {
 	case KEY_PROBE_MODE:
 		v = ioacct_probe_mode_from_name(value);
-		choices = "auto, fentry, kprobe, tracepoint";
+		choices = "auto, fentry, kprobe, tracepoint, syscall-tp";
 		break;
 	case KEY_CGROUP_MODE:
 		v = cgroup_mode_from_name(value);
@@ -615,6 +619,61 @@ static int set_bool(const struct key *k, bool *field, const char *value, char *e
 	set_err(err, errlen, "%s: %s is not yes/no, true/false, on/off or 1/0", k->name,
 		quote(value, q, sizeof(q)));
 	return -EINVAL;
+}
+
+const char *const ioacct_view_names[IOACCT_NR_VIEWS] = { "cache", "mmap", "readahead", "uring" };
+
+int ioacct_views_parse(const char *s, uint32_t *mask, char *err, size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+	uint32_t m = 0;
+	const char *p = s;
+
+	if (!strcasecmp(s, "all") || !strcasecmp(s, "none")) {
+		*mask = strcasecmp(s, "all") ? 0 : IOACCT_VIEWS_ALL;
+		return 0;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ","), i;
+
+		for (i = 0; i < IOACCT_NR_VIEWS; i++)
+			if (len == strlen(ioacct_view_names[i]) && !strncasecmp(p, ioacct_view_names[i], len))
+				break;
+		if (i == IOACCT_NR_VIEWS) {
+			set_err(err, errlen, "%s is not all, none, or a comma-separated list of "
+				"cache, mmap, readahead and uring", quote(s, q, sizeof(q)));
+			return -EINVAL;
+		}
+		m |= 1u << i;
+		p += len;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p == ',') {
+			set_err(err, errlen, "%s ends with a comma", quote(s, q, sizeof(q)));
+			return -EINVAL;
+		}
+	}
+	*mask = m;
+	return 0;
+}
+
+static int set_views(const struct key *k, uint32_t *field, const char *value, char *err,
+		     size_t errlen)
+{
+	char msg[MSG_MAX];
+	bool on;
+
+	if (k->type == KEY_VIEWS_BOOL) {
+		if (set_bool(k, &on, value, err, errlen))
+			return -EINVAL;
+		*field = on ? IOACCT_VIEWS_ALL : 0;
+		return 0;
+	}
+	if (ioacct_views_parse(value, field, msg, sizeof(msg))) {
+		set_err(err, errlen, "%s: %s", k->name, msg);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int ioacct_listen_parse(const char *s, int *family, void *addr, uint16_t *port)
@@ -709,6 +768,9 @@ static int set_key(struct ioacct_config *cfg, const struct key *k, const char *v
 		return set_conninfo(k, field, value, err, errlen);
 	case KEY_LISTEN:
 		return set_listen(k, field, value, err, errlen);
+	case KEY_VIEWS:
+	case KEY_VIEWS_BOOL:
+		return set_views(k, field, value, err, errlen);
 	}
 	return -EINVAL;
 }
@@ -772,8 +834,15 @@ static int parse_line(struct ioacct_config *cfg, char *line, unsigned int lineno
 		unknown_key(key, msg, msglen);
 		return -EINVAL;
 	}
-	if (seen[k - keys]) {
-		set_err(msg, msglen, "%s: already set on line %u", k->name, seen[k - keys]);
+	/* A key and its old name (node_name and node, views and page_cache_views) are one setting. */
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (!seen[i] || keys[i].off != k->off)
+			continue;
+		if (&keys[i] == k)
+			set_err(msg, msglen, "%s: already set on line %u", k->name, seen[i]);
+		else
+			set_err(msg, msglen, "%s: already set on line %u, as %s", k->name, seen[i],
+				keys[i].name);
 		return -EINVAL;
 	}
 	seen[k - keys] = lineno;

@@ -62,7 +62,7 @@ struct ioacct_config {
 	uint32_t merge_timeout_s;        /* merge_timeout = 300: seconds a merged report waits for every node */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
-	bool page_cache_views;           /* page_cache_views = yes: the page-cache and mmap views */
+	uint32_t views;                  /* views = all: bit i for ioacct_view_names[i] (IOACCT_VIEWS_ALL) */
 	char metrics_listen[64];         /* metrics_listen = (empty: off) ADDR:PORT of /metrics */
 	uint64_t metrics_linger_ms;      /* metrics_linger = 60: seconds a finished job stays in /metrics */
 	char metrics_tls_cert[PATH_MAX]; /* metrics_tls_cert = (empty: plain HTTP) PEM certificate chain */
@@ -99,6 +99,17 @@ int ioacct_parse_size(const char *s, uint64_t *out);
  * order) and port (host order); any output may be NULL. -EINVAL otherwise.
  */
 int ioacct_listen_parse(const char *s, int *family, void *addr, uint16_t *port);
+
+/*
+ * The views of issue 14 ioacctd may load, by name; `views` in ioacct.conf
+ * is "all", "none" or a comma-separated list of them.
+ */
+#define IOACCT_NR_VIEWS 4
+#define IOACCT_VIEWS_ALL ((1u << IOACCT_NR_VIEWS) - 1)
+extern const char *const ioacct_view_names[IOACCT_NR_VIEWS]; /* cache, mmap, readahead, uring */
+
+/* "all", "none" or a list of view names to a mask; -EINVAL (the name in err) otherwise. */
+int ioacct_views_parse(const char *s, uint32_t *mask, char *err, size_t errlen);
 
 const char *ioacct_probe_mode_name(enum ioacct_probe_mode mode);
 int ioacct_probe_mode_from_name(const char *name); /* -1 when unknown */

@@ -185,6 +185,7 @@ int main(int argc, char **argv)
 	struct ioacct_probes_opts opts = {
 		.mode = IOACCT_PROBE_AUTO, .max_jobs = 4, .max_cgroups = 16,
 		.max_entries = 4096, .max_mountpoints = 16, .detach_when_idle = IOACCT_DETACH_NO,
+		.views = IOACCT_VIEWS_ALL,
 	};
 	const char *file = "/dev/shm/ioacct-abbench", *cg2 = NULL;
 	long rounds = 301, calls = 20000, size = 4096;
@@ -214,7 +215,7 @@ int main(int argc, char **argv)
 		case 's': size = strtol(optarg, NULL, 10); break;
 		case 'f': file = optarg; break;
 		case 'M': miss_mode = true; break;
-		case 'V': opts.no_views = true; break;
+		case 'V': opts.views = 0; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -369,7 +370,7 @@ int main(int argc, char **argv)
 	if (miss_mode)
 		printf("views %s: cache misses %llu bytes (expected %llu)\n", ioacct_probes_views(p),
 		       (unsigned long long)got_miss,
-		       (unsigned long long)(opts.no_views ? 0 : want_calls * (uint64_t)size));
+		       (unsigned long long)(!opts.views ? 0 : want_calls * (uint64_t)size));
 	for (int c = UNWATCHED; c <= WATCHED && miss_mode && view_runs[c]; c++)
 		printf("view programs, %s: %.1f ns per run, %.2f runs per call, %.1f ns per call\n",
 		       case_name[c], (double)view_ns[c] / (double)view_runs[c],
@@ -377,7 +378,7 @@ int main(int argc, char **argv)
 		       (double)view_ns[c] / ((double)rounds * (double)calls));
 	ioacct_probes_close(p, true);
 	if (got_calls != want_calls || got_bytes != want_calls * (uint64_t)size ||
-	    (miss_mode && got_miss != (opts.no_views ? 0 : want_calls * (uint64_t)size))) {
+	    (miss_mode && got_miss != (!opts.views ? 0 : want_calls * (uint64_t)size))) {
 		fprintf(stderr, "abbench: the programs did not count exactly the watched calls\n");
 		return 1;
 	}

@@ -162,3 +162,21 @@ start_daemon
 job off read "$F" $SIZE 1
 check off "j['views'] == 'none' and m['read_bytes'] == $SIZE and m['cache_miss_bytes'] == 0 and m['hit_ratio'] is None"
 ok "page_cache_views = no: status and job say views=none; reads still exact, no miss counted"
+
+# views = LIST: only those.
+stop_daemon
+sed -i '/^page_cache_views = /d' "$CONF"
+echo "views = cache,uring" >> "$CONF"
+start_daemon
+"$IOPOKE" "$T/ioacctd.sock" status | grep -Eq 'page-cache views: cache,uring($|[ ;])' ||
+	{ "$IOPOKE" "$T/ioacctd.sock" status; fail "status does not say views cache,uring"; }
+"$IOWORK" evict "$F"
+job some read "$F" $SIZE 1 , mmapread "$F"
+check some "j['views'] == 'cache,uring' and m['cache_miss_bytes'] == $SIZE and m['mmap_faults'] == 0 and m['readaheads'] == 0"
+ok "views = cache,uring: status and job say so; misses counted, no mmap fault nor readahead decision"
+stop_daemon
+sed -i 's/^views = .*/views = mmap,bogus/' "$CONF"
+"$IOACCTD" -f -c "$CONF" > "$T/bad.log" 2>&1 && fail "ioacctd started with views = mmap,bogus"
+grep -q 'views: "mmap,bogus" is not all, none, or a comma-separated list' "$T/bad.log" ||
+	{ cat "$T/bad.log"; fail "no clear error for views = mmap,bogus"; }
+ok "views = mmap,bogus: ioacctd refuses to start and says why"

@@ -222,6 +222,10 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.metrics_tls_key, "/etc/ioacct/key.pem");
 	assert_string_equal(cfg.metrics_auth_file, "/etc/ioacct/metrics.passwd");
 
+	/* A setting given under both its names is refused, as twice under one. */
+	load_fails("page_cache_views = no\nviews = cache\n", 2,
+		   "views: already set on line 1, as page_cache_views");
+	load_fails("node = a\nnode_name = b\n", 2, "node_name: already set on line 1, as node");
 	/* node_name is node's new name; the old one is still read. */
 	load_ok(&cfg, "node_name = mc2\n");
 	assert_string_equal(cfg.node, "mc2");
@@ -324,7 +328,7 @@ static void test_whitespace(void **state)
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
-		   "node_name, node, cluster_db, merge_timeout, log_level, private_data, page_cache_views, "
+		   "node_name, node, cluster_db, merge_timeout, log_level, private_data, views, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, "
 		   "advice_small_requests_share, "
@@ -412,7 +416,7 @@ static void test_unknown_key(void **state)
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
 		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
-		"log_level", "private_data", "page_cache_views", "metrics_listen", "metrics_linger",
+		"log_level", "private_data", "views", "page_cache_views", "metrics_listen", "metrics_linger",
 		"metrics_tls_cert", "metrics_tls_key", "metrics_auth_file",
 		"advice_small_requests_share", "advice_small_requests_min",
 		"advice_rw_intensive_share", "advice_meta_time_share", "advice_meta_time_min",
@@ -489,7 +493,7 @@ static void test_bad_values(void **state)
 	value_fails("max_mountpoints", "1048577",
 		    "max_mountpoints: \"1048577\" is out of range (1 .. 1048576)");
 	value_fails("probe_mode", "ebpf",
-		    "probe_mode: \"ebpf\" is not one of auto, fentry, kprobe, tracepoint");
+		    "probe_mode: \"ebpf\" is not one of auto, fentry, kprobe, tracepoint, syscall-tp");
 	value_fails("cgroup_mode", "v3", "cgroup_mode: \"v3\" is not one of auto, v2, v1");
 	value_fails("detach_when_idle", "maybe", "detach_when_idle: \"maybe\" is not one of auto, yes, no");
 	value_fails("log_level", "verbose",
@@ -698,6 +702,41 @@ static void test_booleans(void **state)
 	assert_int_equal(ioacct_config_set(&cfg, "private_data", "2", err, sizeof(err)), -EINVAL);
 	assert_int_equal(ioacct_config_set(&cfg, "private_data", "y", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "private_data: \"y\" is not yes/no, true/false, on/off or 1/0");
+}
+
+/* views = all, none or a list; page_cache_views = yes/no, its first spelling. */
+static void test_views(void **state)
+{
+	struct ioacct_config cfg;
+	char err[256];
+
+	(void)state;
+	ioacct_config_defaults(&cfg);
+	assert_int_equal(cfg.views, IOACCT_VIEWS_ALL);
+	assert_int_equal(ioacct_config_set(&cfg, "views", "none", err, sizeof(err)), 0);
+	assert_int_equal(cfg.views, 0);
+	assert_int_equal(ioacct_config_set(&cfg, "views", "cache,uring", err, sizeof(err)), 0);
+	assert_int_equal(cfg.views, 1u << 0 | 1u << 3);
+	assert_int_equal(ioacct_config_set(&cfg, "views", "ALL", err, sizeof(err)), 0);
+	assert_int_equal(cfg.views, IOACCT_VIEWS_ALL);
+	assert_int_equal(ioacct_config_set(&cfg, "views", "readahead", err, sizeof(err)), 0);
+	assert_int_equal(cfg.views, 1u << 2);
+	assert_int_equal(ioacct_config_set(&cfg, "page_cache_views", "no", err, sizeof(err)), 0);
+	assert_int_equal(cfg.views, 0);
+	assert_int_equal(ioacct_config_set(&cfg, "page_cache_views", "yes", err, sizeof(err)), 0);
+	assert_int_equal(cfg.views, IOACCT_VIEWS_ALL);
+	value_fails("views", "cache,disk",
+		    "views: \"cache,disk\" is not all, none, or a comma-separated list of cache, mmap, "
+		    "readahead and uring");
+	value_fails("views", "cache,", "views: \"cache,\" ends with a comma");
+	value_fails("views", "cache,,mmap",
+		    "views: \"cache,,mmap\" is not all, none, or a comma-separated list of cache, mmap, "
+		    "readahead and uring");
+	value_fails("page_cache_views", "cache",
+		    "page_cache_views: \"cache\" is not yes/no, true/false, on/off or 1/0");
+	/* A value refused changes nothing. */
+	assert_int_equal(ioacct_config_set(&cfg, "views", "mmap, uring", err, sizeof(err)), -EINVAL);
+	assert_int_equal(cfg.views, IOACCT_VIEWS_ALL);
 }
 
 static void test_paths(void **state)
@@ -1001,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(test_directory),
 		cmocka_unit_test(test_unreadable),
 		cmocka_unit_test(test_probe_mode_names),
+		cmocka_unit_test(test_views),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
