@@ -1353,6 +1353,32 @@ static __always_inline __u64 folio_pages(struct folio *folio)
  * not misses; nor are pages brought in by other tasks (kswapd, a
  * neighbour's readahead) for the job.
  */
+/*
+ * The page-cache view of io_uring reads: the byte range the job's pending
+ * read requests ask of each file, by (slot, inode), with how many are
+ * pending. A folio added while no system call is pending (in io_uring_enter,
+ * or in an io-wq worker, which has no call of its own) is a read's miss
+ * inside that range and read ahead outside it. Kept from submission to
+ * completion (uring_submit(), uring_done()).
+ */
+struct uring_range_key {
+	__u32 slot;
+	__u32 pad;
+	__u64 inode;
+};
+
+struct uring_range {
+	__u64 lo, hi;
+	__u64 pending;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct uring_range_key);
+	__type(value, struct uring_range);
+} uring_ranges SEC(".maps");
+
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(ioacct_pc_add, struct folio *folio)
 {
@@ -1394,6 +1420,15 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 	inode = (__u64)BPF_CORE_READ(folio, mapping, host);
 	if (!inode || (BPF_CORE_READ((struct inode *)inode, i_mode) & S_IFMT) != S_IFREG)
 		return 0;
+	if (!t->op) {
+		struct uring_range_key uk = { .slot = slot, .inode = inode };
+		struct uring_range *ur = bpf_map_lookup_elem(&uring_ranges, &uk);
+
+		if (ur && ur->pending) {
+			lo = ur->lo;
+			hi = ur->hi;
+		}
+	}
 	pages = folio_pages(folio);
 	first = BPF_CORE_READ(folio, index) << page_shift;
 	end = first + (pages << page_shift);
@@ -1664,6 +1699,7 @@ struct uring_req {
 	__u16 op;    /* IOACCT_OP_READ, _WRITE, _FSYNC, _OPEN, ..., or _IO_URING_OP alone */
 	__u16 flags; /* URING_* */
 	__u32 pad;
+	__u64 inode; /* a read's file, whose uring_ranges entry it holds; 0 if none */
 };
 
 #define URING_SUBMIT_MNT 1 /* no file at completion: mnt is the request's mount */
@@ -1809,6 +1845,74 @@ static __noinline bool uring_submit_meta(struct task_struct *task, struct io_kio
 }
 
 /* A request submitted: its job and what it does, kept until it completes. */
+/* The parts of a read request's prepared data read here (io_uring/rw.c). */
+struct io_rw___ioacct {
+	struct kiocb kiocb;
+	__u32 len; /* bytes, or the vector's length (READV) */
+} __attribute__((preserve_access_index));
+
+struct io_cqe___ioacct {
+	int fd;
+} __attribute__((preserve_access_index));
+
+struct io_kiocb___ioacct {
+	struct io_cqe___ioacct cqe;
+} __attribute__((preserve_access_index));
+
+#define URING_REQ_F_FIXED_FILE 1 /* IOSQE_FIXED_FILE, the first of req->flags */
+
+/*
+ * At a read's submission: adds its byte range to its file's uring_ranges
+ * entry and returns the file's inode, 0 when it has none (a fixed file, not
+ * a regular file, a kernel without req->cqe.fd).
+ */
+static __noinline __u64 uring_range_add(struct task_struct *task, struct io_kiocb *req, __u32 opcode,
+					__u32 slot)
+{
+	struct io_rw___ioacct *rw = (void *)req;
+	struct uring_range_key k = { .slot = slot };
+	struct uring_range nr = { .pending = 1 }, *old;
+	struct file_info fi = {};
+	struct file *f;
+	__s64 lo;
+	__u64 hi;
+
+	if (!bpf_core_field_exists(((struct io_kiocb___ioacct *)req)->cqe.fd) ||
+	    (BPF_CORE_READ(req, flags) & URING_REQ_F_FIXED_FILE))
+		return 0;
+	f = fd_file(task, BPF_CORE_READ((struct io_kiocb___ioacct *)req, cqe.fd));
+	if (!f || file_info(f, NULL, &fi) || fi.type != S_IFREG)
+		return 0;
+	k.inode = (__u64)BPF_CORE_READ(f, f_inode);
+	lo = BPF_CORE_READ(rw, kiocb.ki_pos);
+	if (lo < 0) /* -1: the file position */
+		lo = BPF_CORE_READ(f, f_pos);
+	hi = opcode == IORING_OP_READV || opcode == URING_OP_READV_FIXED ? ~0ULL :
+	     (__u64)lo + BPF_CORE_READ(rw, len);
+	old = bpf_map_lookup_elem(&uring_ranges, &k);
+	if (old && old->pending) {
+		if ((__u64)lo < old->lo)
+			old->lo = lo;
+		if (hi > old->hi)
+			old->hi = hi;
+		__sync_fetch_and_add(&old->pending, 1);
+		return k.inode;
+	}
+	nr.lo = lo;
+	nr.hi = hi;
+	return bpf_map_update_elem(&uring_ranges, &k, &nr, BPF_ANY) ? 0 : k.inode;
+}
+
+/* A read request of the file is over: its range goes with the last one pending. */
+static __noinline void uring_range_put(__u32 slot, __u64 inode)
+{
+	struct uring_range_key k = { .slot = slot, .inode = inode };
+	struct uring_range *r = bpf_map_lookup_elem(&uring_ranges, &k);
+
+	if (r && __sync_fetch_and_add(&r->pending, -1) <= 1)
+		bpf_map_delete_elem(&uring_ranges, &k);
+}
+
 static __always_inline int uring_submit(struct io_kiocb *req)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -1841,7 +1945,10 @@ static __always_inline int uring_submit(struct io_kiocb *req)
 		break;
 	}
 	r.t0 = bpf_ktime_get_ns();
-	bpf_map_update_elem(&uring_reqs, &key, &r, BPF_ANY);
+	if (r.op == IOACCT_OP_READ)
+		r.inode = uring_range_add(task, req, opcode, slot);
+	if (bpf_map_update_elem(&uring_reqs, &key, &r, BPF_ANY) && r.inode)
+		uring_range_put(slot, r.inode);
 	return 0;
 }
 
@@ -1898,6 +2005,8 @@ static __always_inline int uring_done(void *req, long res)
 	dur = now > r->t0 ? now - r->t0 : 0;
 	op = r->op;
 	where.slot = r->slot;
+	if (r->inode)
+		uring_range_put(r->slot, r->inode);
 	if (r->flags & URING_SUBMIT_MNT) {
 		where.mnt_id = r->mnt;
 		if (op == IOACCT_OP_OPEN && res >= 0 && !(r->flags & URING_DIRECT))

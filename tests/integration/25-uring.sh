@@ -86,4 +86,31 @@ kill $NOISE; wait $NOISE 2>/dev/null
 python3 "$(dirname "$0")/check_mounts.py" "$T/meta.json" "$T/expect-meta.json" ||
 	{ cat "$T/meta.json"; fail "io_uring's metadata requests are not exact"; }
 ok "io_uring metadata: $SHMMNT (absolute paths) and $REL (relative to a dfd, to the cwd): opens, creates, stats, mkdirs, renames, unlinks, rmdirs, a not-found open and every request exact, nothing from outside"
+
+# The page-cache view of an io_uring read: a cold 1 MiB file read by one READ
+# request (completed by an io-wq worker, which has no read call of its own)
+# misses exactly its pages, none read ahead, on a file system with a page
+# cache (the test directory's; not a tmpfs). Something on this machine may
+# read a page back in between the eviction and the job: up to 3 attempts.
+D=$T/disk
+mkdir -p "$D"
+DMNT=$(mount_of "$D")
+if [ "$(stat -f -c %T "$D")" = tmpfs ]; then
+	echo "  $D is on a tmpfs: the cold io_uring read is not checked"
+elif ! grep -q 'views: [a-z,]*cache' "$T/status"; then
+	echo "  the cache view is off here: the cold io_uring read is not checked"
+else
+	SIZE=1048576
+	head -c $SIZE /dev/urandom > "$D/cold"
+	for try in 1 2 3; do
+		"$IOWORK" evict "$D/cold" > /dev/null || fail "iowork evict"
+		"$IORUN" --json -o "$T/cold.json" -- "$IOURING" --read "$D/cold" > /dev/null || fail "iorun iouring --read failed"
+		# iouring is dynamic: the loader's reads of its libraries are on / too.
+		got=$(json_get "$T/cold.json" "[(m['read_bytes'] >= $SIZE, m['cache_miss_bytes'], m['readahead_bytes']) for m in j['mounts'] if m['mount'] == '$DMNT'][0]")
+		[ "$got" = "(True, $SIZE, 0)" ] && break
+		echo "  attempt $try: (read_bytes >= $SIZE, cache_miss_bytes, readahead_bytes) = $got"
+		[ $try = 3 ] && fail "a cold io_uring read of $SIZE bytes: $got, not (True, $SIZE, 0)"
+	done
+	ok "cold io_uring read: $SIZE bytes missed of $SIZE read, none read ahead (attempt $try)"
+fi
 exit 0

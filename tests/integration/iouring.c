@@ -11,6 +11,10 @@
  * of 3N bytes each (4 of 4N with vfixed), 1 fsync, 7 io_uring requests (9),
  * one open (O_CREAT) and no read or write system call.
  *
+ * iouring --read FILE: the whole of FILE in one READ request, and no read
+ * system call (the page-cache view's cold read of a request completed by
+ * an io-wq worker).
+ *
  * iouring --meta ABS REL: io_uring's metadata requests, in two existing
  * directories (ABS named by absolute paths, REL by paths relative to a
  * directory fd, then to the working directory) and no file-system system
@@ -211,6 +215,32 @@ static int meta(const char *abs, const char *rel)
 	return ret ? 1 : 0;
 }
 
+/* iouring --read FILE */
+static int read_whole(const char *path)
+{
+	struct io_uring ring;
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0 || fstat(fd, &st) || st.st_size <= 0 || !(buf = malloc((size_t)st.st_size))) {
+		fprintf(stderr, "iouring: %s: cannot open it, it is empty, or no memory\n", path);
+		return 1;
+	}
+	ret = io_uring_queue_init(2, &ring, 0);
+	if (ret) {
+		fprintf(stderr, "iouring: io_uring_queue_init: %s\n", strerror(-ret));
+		return 77;
+	}
+	io_uring_prep_read(io_uring_get_sqe(&ring), fd, buf, (unsigned)st.st_size, 0);
+	if (run(&ring, "read of the whole file", (long)st.st_size))
+		return 1;
+	io_uring_queue_exit(&ring);
+	close(fd);
+	free(buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct io_uring ring;
@@ -221,8 +251,10 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "--meta"))
 		return meta(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "--read"))
+		return read_whole(argv[2]);
 	if (argc != 3 || (n = strtoul(argv[2], NULL, 10)) < 2 || n % 2) {
-		fprintf(stderr, "usage: iouring FILE N (N even) | iouring --meta ABS_DIR REL_DIR\n");
+		fprintf(stderr, "usage: iouring FILE N (N even) | iouring --meta ABS_DIR REL_DIR | iouring --read FILE\n");
 		return 2;
 	}
 	fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
