@@ -6,12 +6,14 @@
  * vmlinux.h, user space from <linux/types.h>.
  *
  * Any change to a struct here must bump IOACCT_ABI_VERSION: the daemon
- * refuses to reuse pinned maps of another ABI version.
+ * refuses to reuse pinned maps of another ABI version. So must a change of
+ * the pinned task storage's value (struct task_ent in ioacct.bpf.c):
+ * version 6 added the per-task accumulator to it.
  */
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 5
+#define IOACCT_ABI_VERSION 6
 
 /* Operations (enum ioacct_op) and the watched system calls: ioacct_ops.h. */
 

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -47,6 +49,7 @@ struct ioacct_probes {
 	char job_mode[64];             /* mode and views, as each job records them */
 	char views_detail[192];        /* the views and what serves them, for status */
 	struct ioacct_state st;        /* what the daemon last published */
+	struct bpf_link *acc_iter;     /* the accumulators' flush, run before each read of stats */
 };
 
 /* ---- libbpf messages go through our log ----------------------------------- */
@@ -142,6 +145,9 @@ static const struct backend backends[] = {
 /* Name prefixes of each backend's programs (see bpf/ioacct.bpf.c). */
 static bool prog_of_mode(const char *name, enum ioacct_probe_mode mode)
 {
+	/* The per-task accumulators' exit and flush: every backend's on_exit fills them. */
+	if (!strncmp(name, "ioacct_acc_", 11))
+		return true;
 	switch (mode) {
 	case IOACCT_PROBE_FENTRY:
 		return !strncmp(name, "ioacct_fe_", 10) || !strncmp(name, "ioacct_fx_", 10);
@@ -537,7 +543,8 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 
 		if (view_prog(name))
 			continue;
-		if (use && (vmlinux || mode == IOACCT_PROBE_SYSCALL_TP) &&
+		if (use && strncmp(name, "ioacct_acc_", 11) &&
+		    (vmlinux || mode == IOACCT_PROBE_SYSCALL_TP) &&
 		    (mode == IOACCT_PROBE_FENTRY || mode == IOACCT_PROBE_KPROBE ||
 		     mode == IOACCT_PROBE_SYSCALL_TP)) {
 			prog_target(prog, fn, sizeof(fn));
@@ -703,7 +710,7 @@ static int attach_all(struct ioacct_probes *p, bool pin, char *err, size_t errle
 		char path[PATH_MAX], name[128];
 		struct bpf_link *link;
 
-		if (!bpf_program__autoload(prog))
+		if (!bpf_program__autoload(prog) || prog == p->skel->progs.ioacct_acc_iter)
 			continue;
 		link = bpf_program__attach(prog);
 		if (!link && view_prog(bpf_program__name(prog))) {
@@ -914,6 +921,13 @@ static int load_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 		snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
 		return ret;
 	}
+	/* Without it the accumulators could not be read: refuse to start rather than never drain. */
+	p->acc_iter = bpf_program__attach_iter(p->skel->progs.ioacct_acc_iter, NULL);
+	if (!p->acc_iter) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot attach the accumulators' task iterator: %s", strerror(-ret));
+		return ret;
+	}
 	p->max_jobs = bpf_map__max_entries(p->skel->maps.slots);
 	return 0;
 }
@@ -1024,6 +1038,7 @@ void ioacct_probes_close(struct ioacct_probes *p, bool unpin)
 	for (size_t i = 0; i < p->nlinks; i++)
 		bpf_link__destroy(p->links[i]);
 	free(p->links);
+	bpf_link__destroy(p->acc_iter);
 	ioacct_bpf__destroy(p->skel);
 	free(p);
 }
@@ -1147,11 +1162,20 @@ int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t star
 	return 0;
 }
 
+/*
+ * Inactive, but with its start kept: the tasks' accumulators hold calls
+ * counted under that start, which the finishing step's read must still get
+ * (acc_flush).
+ */
 int ioacct_probes_slot_clear(struct ioacct_probes *p, uint32_t slot)
 {
+	int fd = bpf_map__fd(p->skel->maps.slots);
 	struct ioacct_slot s = { 0 };
 
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.slots), &slot, &s, BPF_ANY))
+	if (bpf_map_lookup_elem(fd, &slot, &s))
+		return -errno;
+	s.active = 0;
+	if (bpf_map_update_elem(fd, &slot, &s, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -1369,6 +1393,55 @@ static int read_batched(struct ioacct_probes *p, int fd, size_t vsz,
 	return ret;
 }
 
+/* One run of the accumulators' flush over every task; *busy: the tasks it must visit again. */
+static int acc_iter_run(struct ioacct_probes *p, uint64_t *busy)
+{
+	char buf[64];
+	ssize_t got;
+	int fd;
+
+	p->skel->bss->acc_busy = 0;
+	fd = bpf_iter_create(bpf_link__fd(p->acc_iter));
+	if (fd < 0)
+		return -errno;
+	while ((got = read(fd, buf, sizeof(buf))) > 0 || (got < 0 && errno == EAGAIN))
+		;
+	got = got < 0 ? -errno : 0;
+	close(fd);
+	*busy = p->skel->bss->acc_busy;
+	return (int)got;
+}
+
+/*
+ * Moves what the tasks' accumulators hold into stats (issue 18), before any
+ * read of it: a bin is drained (and its row replaced in the store) only
+ * once, so nothing may reach it afterwards but the calls that end within a
+ * bin width of the read, as without accumulators; and a finishing step gets
+ * what its living tasks hold. A task that holds its accumulator while the
+ * iterator passes it (tens of ns per call) is visited again; those flushed
+ * in this read are not (acc_pass).
+ */
+static int acc_collect(struct ioacct_probes *p)
+{
+	struct timespec ts;
+	uint64_t busy = 0;
+	int ret = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	p->skel->bss->acc_pass = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	for (int i = 0; i < 10000 && !ret; i++) {
+		ret = acc_iter_run(p, &busy);
+		if (!busy)
+			break;
+		sched_yield();
+	}
+	if (!ret && busy)
+		ret = -EBUSY;
+	if (ret)
+		log_warn("cannot flush the tasks' accumulators: %s", strerror(-ret));
+	return ret;
+}
+
 int ioacct_probes_read(struct ioacct_probes *p,
 		       bool (*want)(uint32_t slot, uint32_t bin, void *ctx), void *ctx,
 		       struct ioacct_probe_entry **out, size_t *n)
@@ -1381,6 +1454,9 @@ int ioacct_probes_read(struct ioacct_probes *p,
 	uint8_t *vals;
 	int ret;
 
+	ret = acc_collect(p);
+	if (ret)
+		return ret;
 	ret = read_batched(p, fd, vsz, want, ctx, &e, &cnt, &cap);
 	if (ret != -EINVAL && ret != -EOPNOTSUPP && ret != -524 /* ENOTSUPP */)
 		goto out;
