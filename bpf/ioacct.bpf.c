@@ -1553,6 +1553,9 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t)
 		return 0;
+	inode = (__u64)BPF_CORE_READ(folio, mapping, host);
+	if (!inode || (BPF_CORE_READ((struct inode *)inode, i_mode) & S_IFMT) != S_IFREG)
+		return 0;
 	if (t->op) {
 		/* fadvise(WILLNEED) and madvise(WILLNEED) read ahead: every page of theirs is. */
 		if (t->kind == IOACCT_SK_FADVISE || t->kind == IOACCT_SK_MADVISE)
@@ -1561,8 +1564,7 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 			lo = t->rq_lo, hi = t->rq_hi;
 		/* io_submit: the range its reads ask of this file, if any (aio_ranges). */
 		else if (t->kind == IOACCT_SK_AIO_SUBMIT) {
-			struct aio_range_key k = { .task = (__u64)task,
-						   .inode = (__u64)BPF_CORE_READ(folio, mapping, host) };
+			struct aio_range_key k = { .task = (__u64)task, .inode = inode };
 			struct aio_range *r = bpf_map_lookup_elem(&aio_ranges, &k);
 
 			if (!r || r->gen != t->ts)
@@ -1575,20 +1577,12 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 			return 0;
 		}
 	} else {
-		lo = t->rq_lo;
-		hi = t->rq_hi;
-	}
-	inode = (__u64)BPF_CORE_READ(folio, mapping, host);
-	if (!inode || (BPF_CORE_READ((struct inode *)inode, i_mode) & S_IFMT) != S_IFREG)
-		return 0;
-	if (!t->op) {
+		/* No call pending: an io_uring read's (uring_ranges), else the last fault's page. */
 		struct uring_range_key uk = { .slot = slot, .inode = inode };
 		struct uring_range *ur = bpf_map_lookup_elem(&uring_ranges, &uk);
 
-		if (ur && ur->pending) {
-			lo = ur->lo;
-			hi = ur->hi;
-		}
+		lo = ur && ur->pending ? ur->lo : t->rq_lo;
+		hi = ur && ur->pending ? ur->hi : t->rq_hi;
 	}
 	pages = folio_pages(folio);
 	first = BPF_CORE_READ(folio, index) << page_shift;

@@ -50,26 +50,6 @@ cat > "$T/expect.json" <<JSON
 }
 JSON
 
-# Starts the daemon with a backend; 1 when this kernel does not allow it.
-start_mode() {
-	stop_daemon
-	rm -rf "$PIN"
-	: > "$T/ioacctd.log"
-	"$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
-	DAEMON_PID=$!
-	for _ in $(seq 1 200); do
-		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0
-		if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
-			wait "$DAEMON_PID"
-			DAEMON_PID=
-			grep -q "probe mode $1 is not available on this kernel" "$T/ioacctd.log" && return 1
-			fail "ioacctd --probe-mode $1 exited at start"
-		fi
-		sleep 0.05
-	done
-	fail "ioacctd --probe-mode $1 did not answer in 10 s"
-}
-
 ran=0
 for mode in tracepoint fentry kprobe syscall-tp; do
 	if ! start_mode $mode; then

@@ -42,26 +42,6 @@ cat > "$T/expect.json" <<JSON
 }
 JSON
 
-# Starts the daemon with a backend; 1 when this kernel does not allow it (as 21-splice.sh).
-start_mode() {
-	stop_daemon
-	rm -rf "$PIN"
-	: > "$T/ioacctd.log"
-	"$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
-	DAEMON_PID=$!
-	for _ in $(seq 1 200); do
-		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0
-		if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
-			wait "$DAEMON_PID"
-			DAEMON_PID=
-			grep -q "probe mode $1 is not available on this kernel" "$T/ioacctd.log" && return 1
-			fail "ioacctd --probe-mode $1 exited at start"
-		fi
-		sleep 0.05
-	done
-	fail "ioacctd --probe-mode $1 did not answer in 10 s"
-}
-
 ran=0
 for mode in tracepoint fentry kprobe syscall-tp; do
 	if ! start_mode $mode; then
@@ -91,15 +71,9 @@ start_mode tracepoint || fail "the tracepoint backend does not start"
 if "$IOPOKE" "$T/ioacctd.sock" status | grep -q 'views: [a-z,]*cache'; then
 	SIZE=1048576
 	head -c $SIZE /dev/urandom > "$D/cold"
-	for try in 1 2 3; do
-		"$IOWORK" evict "$D/cold" > /dev/null || fail "iowork evict"
-		"$IORUN" --json -o "$T/cold.json" -- "$IOAIO" --read "$D/cold" > /dev/null || fail "iorun ioaio --read failed"
-		got=$(json_get "$T/cold.json" "[(m['reads'], m['read_bytes'], m['cache_miss_bytes'], m['readahead_bytes']) for m in j['mounts'] if m['mount'] == '$DMNT'][0]")
-		[ "$got" = "(1, $SIZE, $SIZE, 0)" ] && break
-		echo "  attempt $try: (reads, read_bytes, cache_miss_bytes, readahead_bytes) = $got"
-		[ $try = 3 ] && fail "a cold AIO read of $SIZE bytes: $got, not (1, $SIZE, $SIZE, 0)"
-	done
-	ok "cold AIO read: $SIZE bytes missed of $SIZE read, none read ahead (attempt $try)"
+	cold_read "$D/cold" "[(m['reads'], m['read_bytes'], m['cache_miss_bytes'], m['readahead_bytes']) for m in j['mounts'] if m['mount'] == '$DMNT'][0]" \
+		"(1, $SIZE, $SIZE, 0)" "$IOAIO" --read "$D/cold"
+	ok "cold AIO read: $SIZE bytes missed of $SIZE read, none read ahead (attempt $TRY)"
 else
 	echo "  the cache view is off here: the cold AIO read is not checked"
 fi

@@ -86,3 +86,41 @@ json_get() {
 
 # The mount point a path lives on, as the kernel sees it.
 mount_of() { stat -c %m "$1"; }
+
+# start_mode MODE: (re)starts the daemon with probe backend MODE, its log
+# emptied; returns 1 when this kernel does not allow MODE (the log says why).
+start_mode() {
+	stop_daemon
+	rm -rf "$PIN"
+	: > "$T/ioacctd.log"
+	"$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
+	DAEMON_PID=$!
+	for _ in $(seq 1 200); do
+		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0
+		if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+			wait "$DAEMON_PID"
+			DAEMON_PID=
+			grep -q "probe mode $1 is not available on this kernel" "$T/ioacctd.log" && return 1
+			fail "ioacctd --probe-mode $1 exited at start"
+		fi
+		sleep 0.05
+	done
+	fail "ioacctd --probe-mode $1 did not answer in 10 s"
+}
+
+# cold_read FILE EXPR WANT CMD...: evicts FILE from the page cache and runs
+# CMD under iorun ($T/cold.json) until json_get's EXPR prints WANT. Something
+# on the machine may read a page back in between: up to 3 attempts, each
+# exact or not; then it fails with what it got. TRY: the attempt that matched.
+cold_read() {
+	local file=$1 expr=$2 want=$3 got=''
+	shift 3
+	for TRY in 1 2 3; do
+		"$IOWORK" evict "$file" > /dev/null || fail "iowork evict $file"
+		"$IORUN" --json -o "$T/cold.json" -- "$@" > /dev/null || fail "iorun $* failed"
+		got=$(json_get "$T/cold.json" "$expr")
+		[ "$got" = "$want" ] && return 0
+		echo "  attempt $TRY: $got, not $want"
+	done
+	fail "a cold read by $*: $got, not $want"
+}
