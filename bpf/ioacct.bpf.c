@@ -183,6 +183,16 @@ struct {
 
 static const struct ioacct_stat_val zero_val;
 
+/*
+ * A task with no task storage of any program (nearly every task a job does
+ * not own) has nothing in tasks: one load says so, where the lookup is a
+ * helper call (30 ns of an unwatched task's sys_exit on the development host).
+ */
+static __always_inline bool no_storage(struct task_struct *task)
+{
+	return bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage;
+}
+
 static __always_inline struct ioacct_state *get_state(void)
 {
 	__u32 zero = 0;
@@ -330,8 +340,9 @@ static __noinline int file_info(struct file *f, struct task_ent *t, struct file_
 
 	if (!f || !fi)
 		return -1;
-	if (bpf_core_read(&inode, sizeof(inode), &f->f_inode) ||
-	    bpf_core_read(&vfsmnt, sizeof(vfsmnt), &f->f_path.mnt))
+	inode = (__u64)KREAD(struct file, f, f_inode);
+	vfsmnt = (__u64)KREAD(struct file, f, f_path.mnt);
+	if (!inode || !vfsmnt)
 		return -1;
 	if (t && t->c_inode == inode && t->c_vfsmnt == vfsmnt) {
 		fi->mnt = t->c_mnt;
@@ -339,7 +350,7 @@ static __noinline int file_info(struct file *f, struct task_ent *t, struct file_
 		return 0;
 	}
 	fi->mnt = vfsmount_id((struct vfsmount *)vfsmnt);
-	fi->type = BPF_CORE_READ((struct inode *)inode, i_mode) & S_IFMT;
+	fi->type = KREAD(struct inode, inode, i_mode) & S_IFMT;
 	if (t) {
 		t->c_inode = inode;
 		t->c_vfsmnt = vfsmnt;
@@ -672,7 +683,7 @@ int ioacct_acc_iter(struct bpf_iter__task *ctx)
 	__u64 pass = acc_pass;
 	struct task_ent *t;
 
-	if (!task)
+	if (!task || no_storage(task))
 		return 0;
 	t = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!t || t->acc_pass == pass)
@@ -696,8 +707,12 @@ int ioacct_acc_iter(struct bpf_iter__task *ctx)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ioacct_acc_exit)
 {
-	struct task_ent *t = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_ent *t;
 
+	if (no_storage(task))
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!t || !t->acc.calls)
 		return 0;
 	if (__sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) != 0)
@@ -728,7 +743,7 @@ static __always_inline void read_range(struct task_ent *t, struct file *f, long 
 	__s64 lo = flags & IOACCT_SKF_POS ? off : -1;
 
 	if (lo < 0)
-		lo = BPF_CORE_READ(f, f_pos);
+		lo = KREAD(struct file, f, f_pos);
 	t->rq_lo = lo;
 	t->rq_hi = (flags & IOACCT_SKF_VEC) || count < 0 ? ~0ULL : (__u64)lo + count;
 }
@@ -1146,15 +1161,23 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 		t->upath = 0;
 		break;
 	case IOACCT_SK_PATH:
-	case IOACCT_SK_OPEN_PATH:
 		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)a0);
+		break;
+	case IOACCT_SK_OPEN_PATH:
+	case IOACCT_SK_OPEN_AT:
+		/*
+		 * The fd an open returns names its file and mount (on_exit): the
+		 * path matters only when it fails, and is read then, not here (a
+		 * string read and a mount-point lookup saved on every open).
+		 */
+		t->upath = kind == IOACCT_SK_OPEN_PATH ? a0 : a1;
+		t->dirfd = kind == IOACCT_SK_OPEN_PATH ? AT_FDCWD : (int)a0;
 		break;
 	case IOACCT_SK_UNLINKAT:
 		if (a2 & AT_REMOVEDIR)
 			op = IOACCT_OP_RMDIR;
 		/* fall through */
 	case IOACCT_SK_AT:
-	case IOACCT_SK_OPEN_AT:
 		/* fd and dirfd arguments are ints: the upper half of the register is not theirs. */
 		mnt = path_mnt_enter(task, t, (int)a0, (const char *)a1);
 		break;
@@ -1195,7 +1218,8 @@ static __always_inline int on_exit(long ret)
 	struct task_struct *task;
 	struct ioacct_state *st;
 	struct task_ent *t;
-	__u32 op, mnt, slot, created = 0;
+	__u32 op, mnt, slot, created = 0, fmode = 0;
+	bool opened;
 	__u64 now;
 
 	st = get_state();
@@ -1208,6 +1232,8 @@ static __always_inline int on_exit(long ret)
 	 * all, so its lookup ends at once. A call whose task moves to another
 	 * cgroup meanwhile still counts for the job it started in.
 	 */
+	if (no_storage(task))
+		return 0;
 	t = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!t || !t->op)
 		return 0;
@@ -1229,6 +1255,17 @@ static __always_inline int on_exit(long ret)
 	}
 	mnt = t->mnt;
 	slot = t->pslot;
+	opened = (t->kind == IOACCT_SK_OPEN_PATH || t->kind == IOACCT_SK_OPEN_AT) && ret >= 0;
+	if (opened) {
+		struct file *f = fd_file(task, (int)ret);
+		struct file_info fi = {};
+
+		if (file_info(f, t, &fi) == 0) {
+			t->upath = 0;
+			mnt = fi.mnt;
+			fmode = KREAD(struct file, f, f_mode);
+		}
+	}
 	if (t->upath) {
 		__s64 m = path_mnt(task, t->dirfd, (const char *)t->upath);
 
@@ -1257,15 +1294,7 @@ static __always_inline int on_exit(long ret)
 		}
 		return 0;
 	}
-	if ((t->kind == IOACCT_SK_OPEN_PATH || t->kind == IOACCT_SK_OPEN_AT) && ret >= 0) {
-		struct file *f = fd_file(task, (int)ret);
-		struct file_info fi = {};
-		__u32 fmode = 0;
-
-		if (file_info(f, t, &fi) == 0) {
-			mnt = fi.mnt;
-			fmode = BPF_CORE_READ(f, f_mode);
-		}
+	if (opened) {
 		if (slot == IOACCT_SLOT_CALIB) {
 			st->calib_fmode[1] = st->calib_fmode[0];
 			st->calib_fmode[0] = fmode;

@@ -1629,11 +1629,12 @@ static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
 			rep->dropped_events += ev;
 	}
 	snprintf(rep->detail, sizeof(rep->detail),
-		 "probes: %s, %s (%s); page-cache views: %s; kernel entries: %u of %u; slots: %u; "
-		 "FMODE_CREATED: %s",
+		 "probes: %s, %s (%s); kernel reads: %s; page-cache views: %s; kernel entries: %u of %u; "
+		 "slots: %u; FMODE_CREATED: %s",
 		 ioacct_probes_mode(r->probes),
 		 ioacct_probes_attached(r->probes) ? "attached" : "detached (nothing watched)",
-		 ioacct_probes_reason(r->probes), ioacct_probes_views(r->probes), entries,
+		 ioacct_probes_reason(r->probes), ioacct_probes_reads(r->probes),
+		 ioacct_probes_views(r->probes), entries,
 		 r->cfg->max_entries, r->nslots,
 		 ioacct_probes_fmode_created(r->probes) ? "calibrated" : "unknown");
 }

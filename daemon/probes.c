@@ -52,6 +52,63 @@ struct ioacct_probes {
 	struct bpf_link *acc_iter;     /* the accumulators' flush, run before each read of stats */
 };
 
+/* ---- which object --------------------------------------------------------------- */
+
+/*
+ * Whether to load the object that reads kernel memory by plain loads
+ * (bpf/ioacct_bpf_common.h, KREAD): where the kernel's BTF has the kfunc
+ * bpf_rdonly_cast, unless IOACCT_BPF_COMPAT=1 asks for the other (to compare
+ * the two on one kernel). Decided once.
+ */
+static bool direct_reads(void)
+{
+	static int direct = -1;
+
+	if (direct < 0) {
+		const char *force = getenv("IOACCT_BPF_COMPAT");
+		struct btf *vmlinux = btf__load_vmlinux_btf();
+
+		direct = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) >= 0;
+		btf__free(vmlinux);
+		if (force && !strcmp(force, "1"))
+			direct = 0;
+	}
+	return direct;
+}
+
+/*
+ * ioacct_bpf__open(), of the object this kernel takes: the skeleton's own,
+ * or the compatible one, which has the same maps, programs and globals (the
+ * build checks), so the skeleton's pointers fit it too.
+ */
+static struct ioacct_bpf *skel_open(void)
+{
+	struct ioacct_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ioacct_bpf__create_skeleton(obj);
+	if (!err && !direct_reads())
+		obj->skeleton->data = (void *)ioacct_probes_compat_obj(&obj->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	if (err) {
+		ioacct_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
+const char *ioacct_probes_reads(const struct ioacct_probes *p)
+{
+	(void)p;
+	return direct_reads() ? "direct" : "probe-read";
+}
+
 /* ---- libbpf messages go through our log ----------------------------------- */
 
 static bool quiet_libbpf;
@@ -238,7 +295,7 @@ static int probe_backend(enum ioacct_probe_mode mode, char *why, size_t len)
 	struct bpf_map *map;
 	int err;
 
-	skel = ioacct_bpf__open();
+	skel = skel_open();
 	if (!skel) {
 		snprintf(why, len, "cannot open the BPF object: %s", strerror(errno));
 		return -errno;
@@ -855,7 +912,7 @@ static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 {
 	int ret;
 
-	p->skel = ioacct_bpf__open();
+	p->skel = skel_open();
 	if (!p->skel) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));

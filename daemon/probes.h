@@ -53,6 +53,14 @@ bool ioacct_probes_attached(const struct ioacct_probes *p);
 
 /* "tracepoint", "fentry" or "kprobe". */
 const char *ioacct_probes_mode(const struct ioacct_probes *p);
+/*
+ * How the programs read kernel memory: "direct" (loads through
+ * bpf_rdonly_cast, 6.2+) or "probe-read" (bpf_probe_read_kernel: older
+ * kernels, or IOACCT_BPF_COMPAT=1 in the daemon's environment).
+ */
+const char *ioacct_probes_reads(const struct ioacct_probes *p);
+/* The object for kernels without bpf_rdonly_cast, embedded (compat_obj.c). */
+const void *ioacct_probes_compat_obj(size_t *size);
 /* Why that mode: which backends were tried and why they were refused. */
 const char *ioacct_probes_reason(const struct ioacct_probes *p);
 /*

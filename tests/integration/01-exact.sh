@@ -3,8 +3,9 @@
 # Exactness: a known workload in a watched cgroup (v2, then v1) is counted to
 # the byte and to the call, per mount and per access-size bin, while a process
 # outside the cgroup does I/O to the same file systems at the same time.
-# Then the same with the per-syscall tracepoint backend forced: every
-# backend counts the same.
+# Then the same with the object that reads kernel memory by helper calls
+# (kernels before 6.2), and with the per-syscall tracepoint backend forced:
+# every object and backend counts the same.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 setup
@@ -57,7 +58,22 @@ for mode in v2 v1; do
 done
 }
 
+# The daemon reads kernel memory by plain loads where the kernel has
+# bpf_rdonly_cast (6.2+), else by bpf_probe_read_kernel (its second object);
+# IOACCT_BPF_COMPAT=1 makes it take the second here, so both count alike.
+if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "FUNC 'bpf_rdonly_cast'"; then
+	reads=direct
+else
+	reads=probe-read
+fi
 start_daemon
+"$IOPOKE" "$T/ioacctd.sock" status | grep -q "kernel reads: $reads;" ||
+	fail "status does not say kernel reads: $reads"
+exact_runs tracepoint
+stop_daemon
+IOACCT_BPF_COMPAT=1 start_daemon
+"$IOPOKE" "$T/ioacctd.sock" status | grep -q "kernel reads: probe-read;" ||
+	fail "IOACCT_BPF_COMPAT=1: status does not say kernel reads: probe-read"
 exact_runs tracepoint
 stop_daemon
 start_daemon --probe-mode syscall-tp

@@ -239,7 +239,7 @@ run_views() {
 	mkdir -p "$VW"
 	st=$(iopoke "$R/ioacctd.sock" status 2>&1)
 	views=$(echo "$st" | sed -n 's/.* views=\([a-z,]*\).*/\1/p' | head -n 1)
-	echo "VIEWS kernel=$KVER mode=$1 views=${views:-none} detail=$(echo "$st" | sed -n 's/.*page-cache views: \([^;]*\);.*/\1/p' | head -n 1)"
+	echo "VIEWS kernel=$KVER mode=$1 views=${views:-none} reads=$(echo "$st" | sed -n 's/.*kernel reads: \([^;]*\);.*/\1/p' | head -n 1) detail=$(echo "$st" | sed -n 's/.*page-cache views: \([^;]*\);.*/\1/p' | head -n 1)"
 	on() { case ",$views," in *,$1,*) return 0 ;; esac; return 1; }
 
 	if ! on uring; then
