@@ -910,7 +910,7 @@ static int open_dirs(struct ioacct_probes *p, const struct ioacct_probes_opts *o
 static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts *opts, char *err,
 		       size_t errlen)
 {
-	int ret;
+	int ret, ncpus;
 
 	p->skel = skel_open();
 	if (!p->skel) {
@@ -945,6 +945,14 @@ static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 	}
 	fill_sysmap(p->skel);
 	p->skel->rodata->v1_ssid = opts->v1_ssid;
+	/*
+	 * inomnt's LRU lists are per CPU (BPF_F_NO_COMMON_LRU: an insertion
+	 * evicts from its own CPU's list, without the global lock), so each CPU
+	 * keeps max_entries / CPUs of them: at least 256 each.
+	 */
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus > 0 && bpf_map__max_entries(p->skel->maps.inomnt) < 256u * (unsigned)ncpus)
+		bpf_map__set_max_entries(p->skel->maps.inomnt, 256u * (unsigned)ncpus);
 	return 0;
 }
 
