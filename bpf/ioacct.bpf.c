@@ -641,7 +641,7 @@ static __noinline void acc_flush(struct task_ent *t, bool iter)
  * when it must be counted the ordinary way instead (account()): the
  * daemon's iterator holds the accumulator at this moment.
  */
-static __noinline int acc_add(struct task_ent *t, const struct ioacct_stat_key *where, __u64 t_end,
+static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_key *where, __u64 t_end,
 			      __u64 dur, long ret)
 {
 	struct ioacct_stat_key key = *where;
@@ -1113,8 +1113,19 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 	case IOACCT_SK_FD_DATA: {
 		struct file *f = fd_file(task, (int)a0);
 
-		/* Only file-system I/O: pipes, sockets and devices are not. */
-		if (file_info(f, t, &fi) || fi.type != S_IFREG)
+		/*
+		 * The task's last file again (a run of calls on one file): its
+		 * mount and type without a call to file_info(). Only file-system
+		 * I/O: pipes, sockets and devices are not.
+		 */
+		if (f && t->c_inode && t->c_inode == (__u64)KREAD(struct file, f, f_inode) &&
+		    t->c_vfsmnt == (__u64)KREAD(struct file, f, f_path.mnt)) {
+			fi.mnt = t->c_mnt;
+			fi.type = t->c_type;
+		} else if (file_info(f, t, &fi)) {
+			return 0;
+		}
+		if (fi.type != S_IFREG)
 			return 0;
 		mnt = fi.mnt;
 		if (op == IOACCT_OP_READ)
