@@ -3,7 +3,7 @@
  * iobench: the cost of one I/O call, for tests/bench/sidebyside, vm-bench and
  * event-cost.
  *
- *   iobench pwrite|write|pread FILE SIZE COUNT
+ *   iobench pwrite|write|pread|rw FILE SIZE COUNT
  *   iobench meta DIR SIZE COUNT
  *
  * Prints the mean nanoseconds per call (meta: per file) of the timed part.
@@ -14,6 +14,9 @@
  *                  write rewinding every 64 calls: the file stays small)
  *   pread          one pwrite of SIZE bytes, then 1,000 + COUNT preads of
  *                  SIZE bytes at offset 0
+ *   rw             as pread, but the calls alternate pwrite and pread (each
+ *                  call another operation than the last: the per-task
+ *                  accumulator's worst case)
  *   meta           for each of 100 + COUNT files in DIR: open(O_CREAT) and
  *                  write SIZE bytes (none when SIZE is 0), close, stat,
  *                  open read-only, close, unlink
@@ -29,7 +32,7 @@
 #define WARMUP_CALLS 1000
 #define WARMUP_FILES 100
 
-enum mode { M_PWRITE, M_WRITE, M_PREAD, M_META };
+enum mode { M_PWRITE, M_WRITE, M_PREAD, M_RW, M_META };
 
 static double now_ns(void)
 {
@@ -51,6 +54,9 @@ static int one_call(enum mode m, int fd, char *buf, size_t size, long i)
 		n = write(fd, buf, size);
 		if ((i & 63) == 63)
 			lseek(fd, 0, SEEK_SET);
+		break;
+	case M_RW:
+		n = i & 1 ? pread(fd, buf, size, 0) : pwrite(fd, buf, size, 0);
 		break;
 	default:
 		n = pread(fd, buf, size, 0);
@@ -106,7 +112,7 @@ static int run_meta(const char *dir, size_t size, long count)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "pwrite", "write", "pread", "meta" };
+	static const char *const names[] = { "pwrite", "write", "pread", "rw", "meta" };
 	enum mode m = M_PWRITE;
 	size_t size;
 	long count;
@@ -114,11 +120,11 @@ int main(int argc, char **argv)
 	char *buf;
 	double t0;
 
-	for (k = 0; argc == 5 && k < 4; k++)
+	for (k = 0; argc == 5 && k < 5; k++)
 		if (strcmp(argv[1], names[k]) == 0)
 			break;
-	if (argc != 5 || k == 4) {
-		fprintf(stderr, "usage: iobench pwrite|write|pread FILE SIZE COUNT\n"
+	if (argc != 5 || k == 5) {
+		fprintf(stderr, "usage: iobench pwrite|write|pread|rw FILE SIZE COUNT\n"
 				"       iobench meta DIR SIZE COUNT\n");
 		return 2;
 	}
@@ -132,13 +138,13 @@ int main(int argc, char **argv)
 	if (m == M_META)
 		return run_meta(argv[2], size, count);
 	buf = malloc(size ? size : 1);
-	fd = open(argv[2], (m == M_PREAD ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC, 0644);
+	fd = open(argv[2], (m == M_PREAD || m == M_RW ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC, 0644);
 	if (!buf || fd < 0 || size == 0) {
 		perror("iobench");
 		return 1;
 	}
 	memset(buf, 'x', size);
-	if (m == M_PREAD && pwrite(fd, buf, size, 0) != (ssize_t)size) {
+	if ((m == M_PREAD || m == M_RW) && pwrite(fd, buf, size, 0) != (ssize_t)size) {
 		perror("iobench: pwrite");
 		return 1;
 	}
