@@ -336,30 +336,19 @@ static __always_inline void note_inode(__u64 inode, __u32 mnt, __u32 type)
 
 /*
  * What an fd-based call needs of a file: its mount and its type. Two reads
- * (inode and vfsmount) tell whether the file is the one the task used last;
- * the mount id and inode mode are read only when it is not. (Reading the
- * head of struct file in one 192-byte copy instead costs more.)
+ * (inode and vfsmount) tell whether the file is the one the task used last,
+ * inline (a run of calls on one file makes no subprogram call); the mount id
+ * and inode mode are read only when it is not, by file_resolve().
  */
 struct file_info {
 	__u32 mnt;
 	__u32 type;
 };
 
-static __noinline int file_info(struct file *f, struct task_ent *t, struct file_info *fi)
+static __noinline int file_resolve(__u64 inode, __u64 vfsmnt, struct task_ent *t, struct file_info *fi)
 {
-	__u64 inode = 0, vfsmnt = 0;
-
-	if (!f || !fi)
+	if (!fi)
 		return -1;
-	inode = (__u64)KREAD(struct file, f, f_inode);
-	vfsmnt = (__u64)KREAD(struct file, f, f_path.mnt);
-	if (!inode || !vfsmnt)
-		return -1;
-	if (t && t->c_inode == inode && t->c_vfsmnt == vfsmnt) {
-		fi->mnt = t->c_mnt;
-		fi->type = t->c_type;
-		return 0;
-	}
 	fi->mnt = vfsmount_id((struct vfsmount *)vfsmnt);
 	fi->type = KREAD(struct inode, inode, i_mode) & S_IFMT;
 	if (t) {
@@ -370,6 +359,24 @@ static __noinline int file_info(struct file *f, struct task_ent *t, struct file_
 		note_inode(inode, fi->mnt, fi->type);
 	}
 	return 0;
+}
+
+static __always_inline int file_info(struct file *f, struct task_ent *t, struct file_info *fi)
+{
+	__u64 inode, vfsmnt;
+
+	if (!f)
+		return -1;
+	inode = (__u64)KREAD(struct file, f, f_inode);
+	vfsmnt = (__u64)KREAD(struct file, f, f_path.mnt);
+	if (!inode || !vfsmnt)
+		return -1;
+	if (t && t->c_inode == inode && t->c_vfsmnt == vfsmnt) {
+		fi->mnt = t->c_mnt;
+		fi->type = t->c_type;
+		return 0;
+	}
+	return file_resolve(inode, vfsmnt, t, fi);
 }
 
 /*
@@ -1113,19 +1120,8 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 	case IOACCT_SK_FD_DATA: {
 		struct file *f = fd_file(task, (int)a0);
 
-		/*
-		 * The task's last file again (a run of calls on one file): its
-		 * mount and type without a call to file_info(). Only file-system
-		 * I/O: pipes, sockets and devices are not.
-		 */
-		if (f && t->c_inode && t->c_inode == (__u64)KREAD(struct file, f, f_inode) &&
-		    t->c_vfsmnt == (__u64)KREAD(struct file, f, f_path.mnt)) {
-			fi.mnt = t->c_mnt;
-			fi.type = t->c_type;
-		} else if (file_info(f, t, &fi)) {
-			return 0;
-		}
-		if (fi.type != S_IFREG)
+		/* Only file-system I/O: pipes, sockets and devices are not. */
+		if (file_info(f, t, &fi) || fi.type != S_IFREG)
 			return 0;
 		mnt = fi.mnt;
 		if (op == IOACCT_OP_READ)

@@ -910,7 +910,7 @@ static int open_dirs(struct ioacct_probes *p, const struct ioacct_probes_opts *o
 static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts *opts, char *err,
 		       size_t errlen)
 {
-	int ret, ncpus;
+	int ret;
 
 	p->skel = skel_open();
 	if (!p->skel) {
@@ -950,9 +950,8 @@ static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 	 * evicts from its own CPU's list, without the global lock), so each CPU
 	 * keeps max_entries / CPUs of them: at least 256 each.
 	 */
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus > 0 && bpf_map__max_entries(p->skel->maps.inomnt) < 256u * (unsigned)ncpus)
-		bpf_map__set_max_entries(p->skel->maps.inomnt, 256u * (unsigned)ncpus);
+	if (bpf_map__max_entries(p->skel->maps.inomnt) < 256u * (unsigned)p->ncpus)
+		bpf_map__set_max_entries(p->skel->maps.inomnt, 256u * (unsigned)p->ncpus);
 	return 0;
 }
 
