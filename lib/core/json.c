@@ -4,48 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/*
- * The length of the UTF-8 sequence at p, with *valid; when it is not valid,
- * the length of its maximal subpart: the longest start of a well-formed
- * sequence (Unicode table 3-7), at least one byte. The NUL that ends the
- * string is never a continuation byte, so this never reads past it.
- */
-static size_t utf8_seq(const unsigned char *p, bool *valid)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	*valid = false;
-	if (p[0] < 0x80) {
-		*valid = true;
-		return 1;
-	}
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4;
-	else
-		return 1;
-	/* The second byte's range rules out overlong forms, surrogates and > U+10FFFF. */
-	if (p[0] == 0xe0)
-		lo = 0xa0;
-	else if (p[0] == 0xed)
-		hi = 0x9f;
-	else if (p[0] == 0xf0)
-		lo = 0x90;
-	else if (p[0] == 0xf4)
-		hi = 0x8f;
-	for (size_t i = 1; i < n; i++) {
-		if (p[i] < lo || p[i] > hi)
-			return i;
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	*valid = true;
-	return n;
-}
+#include "text.h"
 
 void ioacct_json_string(FILE *f, const char *s)
 {
@@ -57,7 +16,7 @@ void ioacct_json_string(FILE *f, const char *s)
 		const char *esc = NULL;
 		char u[7];
 		bool valid;
-		size_t n = utf8_seq(p, &valid);
+		size_t n = ioacct_utf8_seq(p, &valid);
 
 		if (valid && n > 1) {
 			p += n;
