@@ -150,8 +150,14 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 				return -EINVAL;
 			}
 		} else if (strcmp(key, "trace_max") == 0) {
-			if (!eq || ioacct_parse_size(val, &o->trace_max) ||
-			    o->trace_max < IOACCT_TRACE_MAX_MIN) {
+			int r = eq ? ioacct_parse_size(val, &o->trace_max) : -EINVAL;
+
+			if (r == -ERANGE) {
+				snprintf(err, errlen, "trace_max=%s: too large for 64 bits (each node caps "
+					 "a trace at its max_trace_size anyway)", val);
+				return -EINVAL;
+			}
+			if (r || o->trace_max < IOACCT_TRACE_MAX_MIN) {
 				snprintf(err, errlen, "trace_max=%s: a size of at least 4K (K, M, G: "
 					 "powers of 1024)", val);
 				return -EINVAL;

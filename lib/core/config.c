@@ -492,21 +492,98 @@ static int set_uint32(const struct key *k, uint32_t *field, const char *value, c
 	return 0;
 }
 
+/* The value of hex digit c, or -1. */
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /*
- * A libpq connection string, "postgresql://..." or "key=value ...". The
- * configuration file is world-readable: a password in it (password=, or
- * user:secret@ in a URI) is refused; it belongs in ~/.pgpass or PGPASSFILE.
+ * A connection URI percent-decoded into out (as libpq decodes every part of
+ * it before reading it): -EINVAL for a '%' not followed by two hex digits.
+ */
+static int uri_decode(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 1 < len; o++) {
+		if (*s != '%') {
+			out[o] = *s++;
+			continue;
+		}
+		if (hexval(s[1]) < 0 || hexval(s[2]) < 0)
+			return -EINVAL;
+		out[o] = (char)(hexval(s[1]) << 4 | hexval(s[2]));
+		s += 3;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/*
+ * libpq's keyword/value form: `keyword = value` pairs apart by blanks, a
+ * value bare (backslash escapes) or single-quoted (with \' and \\). Sets
+ * *password when a keyword is "password". -EINVAL on anything else, as
+ * libpq would refuse it at the first connection, hours after start.
+ */
+static int kv_parse(const char *s, bool *password)
+{
+	*password = false;
+	for (;;) {
+		const char *kw;
+		size_t kwlen;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			return 0;
+		for (kw = s; (*s >= 'a' && *s <= 'z') || *s == '_'; s++)
+			;
+		kwlen = (size_t)(s - kw);
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (kwlen == 0 || *s++ != '=')
+			return -EINVAL;
+		if (kwlen == 8 && strncmp(kw, "password", 8) == 0)
+			*password = true;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == '\'') {
+			for (s++; *s != '\''; s++) {
+				if (!*s || (*s == '\\' && !*++s))
+					return -EINVAL;
+			}
+			s++;
+			if (*s && *s != ' ' && *s != '\t')
+				return -EINVAL;
+		} else {
+			for (; *s && *s != ' ' && *s != '\t'; s++)
+				if (*s == '\\' && !*++s)
+					return -EINVAL;
+		}
+	}
+}
+
+/*
+ * A libpq connection string, "postgresql://..." or "keyword=value ...". The
+ * configuration file is world-readable: a password in it (a password
+ * keyword or parameter, user:secret@ in a URI, in any percent-encoded
+ * spelling) is refused; it belongs in ~/.pgpass or PGPASSFILE.
  */
 static int set_conninfo(const struct key *k, char *dst, const char *value, char *err,
 			size_t errlen)
 {
 	static const char *const uri[] = { "postgresql://", "postgres://" };
 	const char *at, *colon, *auth = NULL;
-	char q[QUOTE_BUFSZ];
+	char q[QUOTE_BUFSZ], dec[IOACCT_CONNINFO_MAX];
+	bool password = false;
 
-	for (size_t i = 0; i < ARRAY_SIZE(uri); i++)
-		if (strncmp(value, uri[i], strlen(uri[i])) == 0)
-			auth = value + strlen(uri[i]);
 	if (strlen(value) >= k->size) {
 		set_err(err, errlen, "%s: longer than %zu characters", k->name, k->size - 1);
 		return -EINVAL;
@@ -518,9 +595,27 @@ static int set_conninfo(const struct key *k, char *dst, const char *value, char 
 			return -EINVAL;
 		}
 	}
-	at = auth ? strpbrk(auth, "@/?") : NULL;
-	colon = at && *at == '@' ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-	if (strcasestr(value, "password") || colon) {
+	for (size_t i = 0; i < ARRAY_SIZE(uri); i++)
+		if (strncmp(value, uri[i], strlen(uri[i])) == 0)
+			auth = value + strlen(uri[i]);
+	if (auth) {
+		if (uri_decode(value, dec, sizeof(dec))) {
+			set_err(err, errlen, "%s: %s is not a valid URI: a '%%' must be followed by two hex digits",
+				k->name, quote(value, q, sizeof(q)));
+			return -EINVAL;
+		}
+		/* user:secret@ before the host, in the raw text (a decoded ':' is the user's). */
+		at = strpbrk(auth, "@/?");
+		colon = at && *at == '@' ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+		password = colon || strcasestr(dec, "password");
+	} else if (kv_parse(value, &password)) {
+		set_err(err, errlen,
+			"%s: %s is neither a postgresql:// URI nor keyword=value pairs (keywords in a-z and _, "
+			"values bare or in single quotes)",
+			k->name, quote(value, q, sizeof(q)));
+		return -EINVAL;
+	}
+	if (password) {
 		set_err(err, errlen,
 			"%s: holds a password, and this file is world-readable: put it in root's ~/.pgpass or in PGPASSFILE instead",
 			k->name);

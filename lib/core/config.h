@@ -15,6 +15,8 @@
 #include "report.h"
 
 #define IOACCT_CONFIG_FILE SYSCONFDIR "/ioacct/ioacct.conf"
+/* The longest cluster_db connection string, and its NUL. */
+#define IOACCT_CONNINFO_MAX 1024
 
 enum ioacct_probe_mode {
 	IOACCT_PROBE_AUTO = 0,
@@ -58,7 +60,7 @@ struct ioacct_config {
 	char cgroup_parent[PATH_MAX];    /* cgroup_parent = ioacct: iorun's cgroups go below it */
 	char cluster[64];                /* cluster = (empty: Slurm's ClusterName; "iorun" for iorun) */
 	char node[256];                  /* node_name = (default: the short host name); old name: node */
-	char cluster_db[1024];           /* cluster_db = (empty: no cluster store): libpq connection string */
+	char cluster_db[IOACCT_CONNINFO_MAX];           /* cluster_db = (empty: no cluster store): libpq connection string */
 	uint32_t merge_timeout_s;        /* merge_timeout = 300: seconds a merged report waits for every node */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */

@@ -242,6 +242,33 @@ static void test_every_key(void **state)
 		   "~/.pgpass or in PGPASSFILE instead");
 	load_ok(&cfg, "cluster_db = postgresql://ioacct@db1:5433/ioacct\n");
 	assert_string_equal(cfg.cluster_db, "postgresql://ioacct@db1:5433/ioacct");
+	/* Any spelling of a password is one: percent-encoded in a URI, quoted or spaced. */
+	for (size_t i = 0; i < 5; i++) {
+		static const char *const pw[] = {
+			"cluster_db = postgresql://db1/ioacct?pass%77ord=s3cret\n",
+			"cluster_db = postgresql://db1/ioacct?%70%61%73%73%77%6f%72%64=s3cret\n",
+			"cluster_db = postgresql://ioacct%3Ax@db1/ioacct?PASSWORD=s3cret\n",
+			"cluster_db = host=db1 password = 's3 cret'\n",
+			"cluster_db = host=db1 user=ioacct password='s3cret'\n",
+		};
+
+		load_fails(pw[i], 1, "cluster_db: holds a password, and this file is world-readable: "
+				     "put it in root's ~/.pgpass or in PGPASSFILE instead");
+	}
+	/* Neither a URI nor keyword=value pairs: refused at start, not at the first export. */
+	load_fails("cluster_db = db1:5432/ioacct\n", 1,
+		   "cluster_db: \"db1:5432/ioacct\" is neither a postgresql:// URI nor keyword=value pairs "
+		   "(keywords in a-z and _, values bare or in single quotes)");
+	load_fails("cluster_db = host='db1 dbname=x\n", 1,
+		   "cluster_db: \"host='db1 dbname=x\" is neither a postgresql:// URI nor keyword=value pairs "
+		   "(keywords in a-z and _, values bare or in single quotes)");
+	load_fails("cluster_db = postgresql://db1/io%zzacct\n", 1,
+		   "cluster_db: \"postgresql://db1/io%zzacct\" is not a valid URI: a '%' must be followed by "
+		   "two hex digits");
+	load_ok(&cfg, "cluster_db = host='/run/my pg' dbname=io\\'acct sslmode=require\n");
+	assert_string_equal(cfg.cluster_db, "host='/run/my pg' dbname=io\\'acct sslmode=require");
+	/* A passfile is no password, nor is a database whose name says "pass". */
+	load_ok(&cfg, "cluster_db = dbname=passwords_not_here passfile=/etc/ioacct/pgpass\n");
 
 	load_ok(&cfg, "detach_when_idle = no\n");
 	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_NO);

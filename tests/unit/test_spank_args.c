@@ -102,6 +102,14 @@ static void test_monitor_opts_trace(void **state)
 	assert_true(o.trace_max == 1ULL << 20);
 	assert_int_equal(ioacct_monitor_opts_parse("trace_max=100", &o, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "trace_max=100: a size of at least 4K"));
+	/* Too large is said as such, not as "at least 4K". */
+	assert_int_equal(ioacct_monitor_opts_parse("trace_max=99999999999999999999", &o, err,
+						   sizeof(err)), -EINVAL);
+	assert_string_equal(err, "trace_max=99999999999999999999: too large for 64 bits (each node "
+				 "caps a trace at its max_trace_size anyway)");
+	assert_int_equal(ioacct_monitor_opts_parse("trace_max=17179869184G", &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "too large for 64 bits"));
 	assert_int_equal(ioacct_monitor_opts_parse("trace_max=1X", &o, err, sizeof(err)), -EINVAL);
 	assert_int_equal(ioacct_monitor_opts_parse("trace_max=-4K", &o, err, sizeof(err)), -EINVAL);
 	assert_int_equal(ioacct_monitor_opts_parse("trace_max", &o, err, sizeof(err)), -EINVAL);
