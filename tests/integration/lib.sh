@@ -65,6 +65,19 @@ stop_daemon() {
 	DAEMON_PID=
 }
 
+# umount_under DIR: whatever is still mounted under DIR (a loop device, a
+# tmpfs; a test that failed before its own umount, or whose umount found the
+# mount busy) is detached, deepest first, lazily if busy: no test leaves a
+# mount or a loop device behind, whatever way it ended.
+umount_under() {
+	local m
+	[ -n "$1" ] || return 0
+	awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+		while IFS= read -r m; do
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+		done
+}
+
 teardown() {
 	local rc=$?
 	stop_daemon
@@ -75,6 +88,7 @@ teardown() {
 	done
 	rm -rf /dev/shm/ioacct-test-$$*
 	if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then dump_log; fi
+	umount_under "$T"
 	rm -rf "$T"
 	exit $rc
 }
