@@ -30,7 +30,7 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 exec </dev/console >/dev/console 2>&1
 
 MODES="auto fentry kprobe tracepoint syscall-tp"
-NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 WRONG=0 START_TIMEOUT=120
+NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 WRONG=0 START_TIMEOUT=300
 VIEW_MODES="fentry kprobe tracepoint"
 # shellcheck disable=SC1091 # written by mkinitramfs
 . /etc/vmtest.conf
