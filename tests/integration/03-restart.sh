@@ -17,7 +17,7 @@ mkfifo "$T/ctl"
 IORUN_PID=$!
 exec 3> "$T/ctl"
 wait_lines() {
-	for _ in $(seq 1 200); do
+	for _ in $(seq 1 2400); do
 		[ "$(wc -l < "$T/ticks")" -ge "$1" ] && return 0
 		sleep 0.05
 	done

@@ -49,7 +49,7 @@ mkfifo "$T/ctl"
 	< "$T/ctl" > "$T/c.out" 2>&1; echo $? > "$T/c.rc" ) &
 JOB=$!
 exec 3> "$T/ctl"
-for _ in $(seq 1 200); do
+for _ in $(seq 1 2400); do
 	"$IOPOKE" "$T/ioacctd.sock" status | grep -q 'jobs=1 ' && break
 	sleep 0.05
 done

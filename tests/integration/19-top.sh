@@ -74,7 +74,7 @@ PIDS+=($!)
 # Kept open to the end: what is written waits in the pipe until iowork reads it.
 exec {FD_GO3}<> "$T/go3"
 # Registered once setpriv has become iowork (static: nothing read before its "wait").
-for _ in $(seq 1 200); do
+for _ in $(seq 1 2400); do
 	[ "$(readlink "/proc/$P3/exe")" = "$(readlink -f "$IOWORK")" ] && break
 	sleep 0.05
 done
@@ -86,7 +86,7 @@ grep -q '^status=0' "$T/out" || { cat "$T/out"; fail "register 7003 refused"; }
 printf x >&"$FD_GO3"
 
 # Until all three are running and 7002 has written its 5 x 64 KiB.
-for _ in $(seq 1 200); do
+for _ in $(seq 1 600); do
 	"$IOACCT" top --once -d 0.2 > "$T/top" 2> "$T/err" || { cat "$T/err"; fail "ioacct top --once failed"; }
 	awk '$1 == 7002 && $10 == 327680 { f = 1 } END { exit !f }' "$T/top" &&
 		grep -q '^7001 ' "$T/top" && grep -q '^7003 ' "$T/top" && break

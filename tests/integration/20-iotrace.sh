@@ -160,7 +160,7 @@ wpid=$!
 exec 4> "$T/fifo"
 "$IOTRACE" -p '%p %c %s %f' --pid $wpid > "$T/pid.out" 2> "$T/pid.err" &
 tpid=$!
-for _ in $(seq 1 200); do grep -q '^iotrace: tracing pid' "$T/pid.err" && break; sleep 0.05; done
+for _ in $(seq 1 2400); do grep -q '^iotrace: tracing pid' "$T/pid.err" && break; sleep 0.05; done
 grep -q '^iotrace: tracing pid' "$T/pid.err" || fail "iotrace --pid did not start: $(cat "$T/pid.err")"
 # The test's own shell is in the same cgroup: its I/O must not be printed.
 echo noise > "$T/shell-noise"
@@ -211,7 +211,7 @@ exec 4> "$T/jfifo"
 job_wait 4242
 "$IOTRACE" -p '%c %s %f' --job 4242 -M iorun > "$T/job.out" 2> "$T/job.err" &
 tpid=$!
-for _ in $(seq 1 200); do grep -q '^iotrace: tracing job' "$T/job.err" && break; sleep 0.05; done
+for _ in $(seq 1 2400); do grep -q '^iotrace: tracing job' "$T/job.err" && break; sleep 0.05; done
 grep -q "^iotrace: tracing job 4242 in /sys/fs/cgroup.*/ioacct-test-$$/" "$T/job.err" ||
 	fail "iotrace --job did not start: $(cat "$T/job.err")"
 # Not in the job: never printed.
@@ -242,7 +242,7 @@ out=$("$IOTRACE" --job 4244 -M iorun --step 7 2>&1); rc=$?
 	fail "--job --step 7: exit $rc: $out"
 "$IOTRACE" -p '%c %s %f' --job 4244 -M iorun > "$T/v1.out" 2> "$T/v1.err" &
 tpid=$!
-for _ in $(seq 1 200); do grep -q '^iotrace: tracing job' "$T/v1.err" && break; sleep 0.05; done
+for _ in $(seq 1 2400); do grep -q '^iotrace: tracing job' "$T/v1.err" && break; sleep 0.05; done
 v1dir=$(sed -n 's/^iotrace: tracing job 4244 in \(.*\) until it is empty.*/\1/p' "$T/v1.err")
 case $v1dir in
 /sys/fs/cgroup/unified/*|"") fail "iotrace --job of a v1 job did not trace its v1 cgroup: $(cat "$T/v1.err")";;

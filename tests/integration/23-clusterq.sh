@@ -78,13 +78,13 @@ chmod 755 "$T" "$N2"
 start_daemon
 "$IOACCTD" -f -c "$CONF2" -v >> "$N2/ioacctd.log" 2>&1 &
 D2_PID=$!
-for _ in $(seq 1 200); do
+for _ in $(seq 1 2400); do
 	"$IOPOKE" "$N2/ioacctd.sock" status 2> /dev/null | grep -q '^status=0' && break
 	kill -0 "$D2_PID" 2> /dev/null || { tail "$N2/ioacctd.log"; fail "ioacctd n2 exited at start"; }
 	sleep 0.05
 done
 "$IOPOKE" "$N2/ioacctd.sock" status 2> /dev/null | grep -q '^status=0' ||
-	fail "ioacctd n2 did not answer in 10 s"
+	fail "ioacctd n2 did not answer in 120 s"
 
 D=$T/files
 mkdir -p "$D"

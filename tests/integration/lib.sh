@@ -50,12 +50,12 @@ start_daemon() {
 	"$IOACCTD" -f -c "$CONF" -v "$@" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
 	# Ready means answering: a socket file may be a stale one left by kill -9.
-	for _ in $(seq 1 200); do
+	for _ in $(seq 1 2400); do
 		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0
 		kill -0 "$DAEMON_PID" 2>/dev/null || { wait "$DAEMON_PID"; fail "ioacctd exited at start"; }
 		sleep 0.05
 	done
-	fail "ioacctd did not create its socket in 10 s"
+	fail "ioacctd did not answer in 120 s"
 }
 
 stop_daemon() {
@@ -109,7 +109,7 @@ start_mode() {
 	: > "$T/ioacctd.log"
 	"$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
-	for _ in $(seq 1 200); do
+	for _ in $(seq 1 2400); do
 		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0
 		if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
 			wait "$DAEMON_PID"
@@ -119,7 +119,7 @@ start_mode() {
 		fi
 		sleep 0.05
 	done
-	fail "ioacctd --probe-mode $1 did not answer in 10 s"
+	fail "ioacctd --probe-mode $1 did not answer in 120 s"
 }
 
 # cold_read FILE EXPR WANT CMD...: evicts FILE from the page cache and runs
