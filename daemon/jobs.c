@@ -16,6 +16,7 @@
 #include "jobload.h"
 #include "jobtrace.h"
 #include "log.h"
+#include "kmounts.h"
 #include "mntns.h"
 #include "pgstore.h"
 #include "procfs.h"
@@ -75,8 +76,9 @@ struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
 	r->mntns = ioacct_mntns_create();
 	r->traces = ioacct_jobtraces_create(cfg);
-	if (!r->slots || !r->mntns || !r->traces) {
+	if (!r->slots || !r->mntns || !r->traces || ioacct_kmounts_read(&r->kmounts, &r->nkmounts)) {
 		free(r->slots);
+		free(r->kmounts);
 		ioacct_mntns_destroy(r->mntns);
 		ioacct_jobtraces_destroy(r->traces);
 		free(r);
@@ -117,6 +119,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 		job_free(j);
 	}
 	free(r->slots);
+	free(r->kmounts);
 	ioacct_mntns_destroy(r->mntns);
 	ioacct_jobtraces_destroy(r->traces);
 	ioacct_pgstore_close(r->pgq);
@@ -356,9 +359,11 @@ static int job_store_mount(struct ioacct_registry *r, struct djob *j, uint32_t m
 		m = job_mount(j, mnt_id);
 	}
 	if (!m)
+		m = ioacct_kmounts_find(r->kmounts, r->nkmounts, mnt_id);
+	if (!m)
 		m = job_mount_in_container(r, j, mnt_id, &unknown);
 	if (!m) {
-		/* Unmounted since, or a kernel-internal mount: keep the data, say what is known. */
+		/* Unmounted since: keep the data, say what is known. */
 		memset(&unknown, 0, sizeof(unknown));
 		unknown.mnt_id = mnt_id;
 		snprintf(unknown.path, sizeof(unknown.path), "mnt:%u", mnt_id);

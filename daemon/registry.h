@@ -63,6 +63,8 @@ struct ioacct_registry {
 	struct ioacct_store *store;
 	struct ioacct_probes *probes;
 	struct ioacct_mntns *mntns;  /* mount tables of the jobs' containers */
+	struct ioacct_mount *kmounts; /* the kernel-internal mounts (pipes, sockets...) */
+	size_t nkmounts;
 	struct djob *jobs;
 	struct dstep **slots;        /* slot -> step, NULL when free */
 	uint32_t nslots;

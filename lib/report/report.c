@@ -105,6 +105,7 @@ enum ioacct_fs_kind ioacct_fs_kind_of(const char *fstype)
 		"proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
 		"bpf", "securityfs", "mqueue", "hugetlbfs", "configfs", "fusectl", "pstore",
 		"efivarfs", "autofs", "binfmt_misc", "nsfs", "pipefs", "sockfs", "rpc_pipefs",
+		"anon_inodefs", "pidfs",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(shared); i++)
