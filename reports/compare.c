@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "render_internal.h"
+#include "text.h"
 
 #define MAX_GRID_BINS 2000
 /* Logs further apart than this are not lined up in time, only at their starts. */
@@ -424,13 +425,19 @@ static void render_header(FILE *f, const struct ioacct_compare *c, const char *l
 	bool partial = false;
 
 	fprintf(f, "# ioacct report version: %d\n", IOACCT_REPORT_VERSION);
-	fprintf(f, "# comparison: ioacct job %" PRIu64 " on %s vs the Darshan log %s\n", j->job_id,
-		j->cluster, log_path);
+	fprintf(f, "# comparison: ioacct job %" PRIu64 " on ", j->job_id);
+	ioacct_text_put(f, j->cluster);
+	fputs(" vs the Darshan log ", f);
+	ioacct_text_put(f, log_path);
+	fputc('\n', f);
 	fprintf(f, "# ioacct start: %s (%s s run time, bin width %s s)\n",
 		r_ctime(j->start_ns, tb, sizeof(tb)), r_secs(c->report->span_ns, 4, run, sizeof(run)),
 		r_secs(c->report->bin_width_ns, 3, width, sizeof(width)));
-	fprintf(f, "# darshan log version: %s\n", log->version);
-	fprintf(f, "# darshan exe: %s\n", log->exe ? log->exe : "");
+	fputs("# darshan log version: ", f);
+	ioacct_text_put(f, log->version);
+	fputs("\n# darshan exe: ", f);
+	ioacct_text_put(f, log->exe ? log->exe : "");
+	fputc('\n', f);
 	fprintf(f, "# darshan uid: %" PRId64 "\n", log->uid);
 	fprintf(f, "# darshan jobid: %" PRId64 "\n", log->jobid);
 	if (localtime_r(&t, &tm) && strftime(tb, sizeof(tb), "%a %b %e %H:%M:%S %Y", &tm))
@@ -464,13 +471,20 @@ static void render_header(FILE *f, const struct ioacct_compare *c, const char *l
 			"(--darshan-filter leaves out what Darshan skips)\n");
 	} else {
 		fprintf(f, "# filter: --darshan-filter; ours leaves out mounts Darshan does not record:");
-		for (size_t i = 0; i < c->nfiltered; i++)
-			fprintf(f, " %s (%s)", c->filtered[i]->path, c->filtered[i]->fstype);
+		for (size_t i = 0; i < c->nfiltered; i++) {
+			fputc(' ', f);
+			ioacct_text_put(f, c->filtered[i]->path);
+			fputs(" (", f);
+			ioacct_text_put(f, c->filtered[i]->fstype);
+			fputc(')', f);
+		}
 		fprintf(f, "%s\n", c->nfiltered ? "" : " none here");
 	}
-	if (c->only_mount)
-		fprintf(f, "# only mount %s (--mount); Darshan's heatmap still covers every mount\n",
-			c->only_mount);
+	if (c->only_mount) {
+		fputs("# only mount ", f);
+		ioacct_text_put(f, c->only_mount);
+		fputs(" (--mount); Darshan's heatmap still covers every mount\n", f);
+	}
 }
 
 static void render_blind_spots(FILE *f)
@@ -497,7 +511,10 @@ static void render_blind_spots(FILE *f)
 		"#   view), which Darshan cannot see at all, and Linux AIO's (libaio's io_submit\n"
 		"#   iocbs, reaped by io_getevents), which Darshan's POSIX module does not wrap.\n"
 		"# Both count successful calls. ioacct's POSIX_FSYNCS includes fdatasync; Darshan's\n"
-		"#   side here is POSIX_FSYNCS + POSIX_FDSYNCS. Darshan's counters of -1 (not measured)\n"
+		"#   side here is POSIX_FSYNCS + POSIX_FDSYNCS. Both add fsync and fdatasync time to\n"
+		"#   POSIX_F_WRITE_TIME, not POSIX_F_META_TIME, as Darshan's wrappers do (ioacct's\n"
+		"#   own tables count it in metadata time).\n"
+		"#   Darshan's counters of -1 (not measured)\n"
 		"#   show as n/a; a mount's files in excluded directories cannot be told apart by ioacct.\n");
 }
 
@@ -512,8 +529,13 @@ static void render_mount(FILE *f, const struct ioacct_compare_mount *m, bool all
 	size_t omitted = 0;
 	char buf[64];
 
-	fprintf(f, "\n# mount: %s\t%s\tours: %s\tDarshan: %zu POSIX record%s\n", m->path, m->fstype,
-		m->in_ours ? "yes" : "no I/O", m->posix_records, m->posix_records == 1 ? "" : "s");
+	/* Names are anyone's bytes: no newline in one may forge a line of the comparison. */
+	fputs("\n# mount: ", f);
+	ioacct_text_put(f, m->path);
+	fputc('\t', f);
+	ioacct_text_put(f, m->fstype);
+	fprintf(f, "\tours: %s\tDarshan: %zu POSIX record%s\n", m->in_ours ? "yes" : "no I/O",
+		m->posix_records, m->posix_records == 1 ? "" : "s");
 	/* A mount of Darshan's STDIO or MPI-IO records alone has nothing to compare. */
 	if (m->in_ours || m->posix_records)
 		fprintf(f, "%-30s %18s %18s %12s\n", "COUNTER", "OURS", "DARSHAN", "RATIO");

@@ -544,8 +544,9 @@ static void posix_record(const struct ioacct_report_mount *m, uint64_t id,
 	c[IOACCT_DARSHAN_POSIX_FASTEST_RANK_BYTES] = (int64_t)bytes;
 	c[IOACCT_DARSHAN_POSIX_SLOWEST_RANK_BYTES] = (int64_t)bytes;
 	f[IOACCT_DARSHAN_POSIX_F_READ_TIME] = secs(op[IOACCT_OP_READ].ns);
-	f[IOACCT_DARSHAN_POSIX_F_WRITE_TIME] = secs(op[IOACCT_OP_WRITE].ns);
-	f[IOACCT_DARSHAN_POSIX_F_META_TIME] = secs(m->meta_ns);
+	/* Darshan counts fsync and fdatasync time as write time (ioacct_report_counters()). */
+	f[IOACCT_DARSHAN_POSIX_F_WRITE_TIME] = secs(op[IOACCT_OP_WRITE].ns + op[IOACCT_OP_FSYNC].ns);
+	f[IOACCT_DARSHAN_POSIX_F_META_TIME] = secs(m->meta_ns - op[IOACCT_OP_FSYNC].ns);
 	f[IOACCT_DARSHAN_POSIX_F_FASTEST_RANK_TIME] = io_time;
 	f[IOACCT_DARSHAN_POSIX_F_SLOWEST_RANK_TIME] = io_time;
 	f[15] = f[16] = 0; /* variances */
