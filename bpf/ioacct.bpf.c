@@ -1562,12 +1562,14 @@ static __always_inline __u64 folio_pages(struct folio *folio)
  * neighbour's readahead) for the job.
  */
 /*
- * The page-cache view of io_uring reads: the byte range the job's pending
- * read requests ask of each file, by (slot, inode), with how many are
- * pending. A folio added while no system call is pending (in io_uring_enter,
- * or in an io-wq worker, which has no call of its own) is a read's miss
- * inside that range and read ahead outside it. Kept from submission to
- * completion (uring_submit(), uring_done()).
+ * The page-cache view of io_uring reads and writes: the byte ranges the
+ * job's pending read and write requests ask of each file, by (slot, inode),
+ * with how many of each are pending. A folio added while no system call is
+ * pending (in io_uring_enter, or in an io-wq worker, which has no call of
+ * its own) is a read's miss inside the read range and read ahead outside
+ * it; a folio a write creates (inside the write range, outside the read
+ * range) is no miss, as for write(2). Kept from submission to completion
+ * (uring_submit(), uring_done()).
  */
 struct uring_range_key {
 	__u32 slot;
@@ -1576,8 +1578,10 @@ struct uring_range_key {
 };
 
 struct uring_range {
-	__u64 lo, hi;
+	__u64 lo, hi;   /* reads */
 	__u64 pending;
+	__u64 wlo, whi; /* writes */
+	__u64 wpending;
 };
 
 struct {
@@ -1624,17 +1628,24 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 			return 0;
 		}
 	} else {
-		/* No call pending: an io_uring read's (uring_ranges), else the last fault's page. */
+		/* No call pending: an io_uring request's (uring_ranges), else the last fault's page. */
 		struct uring_range_key uk = { .slot = slot, .inode = inode };
 		struct uring_range *ur = bpf_map_lookup_elem(&uring_ranges, &uk);
 
 		lo = ur && ur->pending ? ur->lo : t->rq_lo;
 		hi = ur && ur->pending ? ur->hi : t->rq_hi;
+		if (ur && ur->wpending) {
+			wlo = ur->wlo;
+			whi = ur->whi;
+		}
 	}
 	pages = folio_pages(folio);
 	first = BPF_CORE_READ(folio, index) << page_shift;
 	end = first + (pages << page_shift);
-	/* A folio an io_submit's write touches and none of its reads asks for: no miss, as for write(2). */
+	/*
+	 * A folio an io_submit's or io_uring's write touches and none of their
+	 * reads asks for: no miss, as for write(2).
+	 */
 	if (wlo < whi && whi > first && wlo < end && !(hi > first && lo < end))
 		return 0;
 	mnt = inode_mnt(t, inode);
@@ -1901,7 +1912,7 @@ struct uring_req {
 	__u16 op;    /* IOACCT_OP_READ, _WRITE, _FSYNC, _OPEN, ..., or _IO_URING_OP alone */
 	__u16 flags; /* URING_* */
 	__u32 pad;
-	__u64 inode; /* a read's file, whose uring_ranges entry it holds; 0 if none */
+	__u64 inode; /* a read's or write's file, whose uring_ranges entry it holds; 0 if none */
 };
 
 #define URING_SUBMIT_MNT 1 /* no file at completion: mnt is the request's mount */
@@ -2064,12 +2075,12 @@ struct io_kiocb___ioacct {
 #define URING_REQ_F_FIXED_FILE 1 /* IOSQE_FIXED_FILE, the first of req->flags */
 
 /*
- * At a read's submission: adds its byte range to its file's uring_ranges
- * entry and returns the file's inode, 0 when it has none (a fixed file, not
- * a regular file, a kernel without req->cqe.fd).
+ * At a read's or a write's submission: adds its byte range to its file's
+ * uring_ranges entry and returns the file's inode, 0 when it has none (a
+ * fixed file, not a regular file, a kernel without req->cqe.fd).
  */
 static __noinline __u64 uring_range_add(struct task_struct *task, struct io_kiocb *req, __u32 opcode,
-					__u32 slot)
+					__u32 slot, bool write)
 {
 	struct io_rw___ioacct *rw = (void *)req;
 	struct uring_range_key k = { .slot = slot };
@@ -2089,29 +2100,51 @@ static __noinline __u64 uring_range_add(struct task_struct *task, struct io_kioc
 	lo = BPF_CORE_READ(rw, kiocb.ki_pos);
 	if (lo < 0) /* -1: the file position */
 		lo = BPF_CORE_READ(f, f_pos);
-	hi = opcode == IORING_OP_READV || opcode == URING_OP_READV_FIXED ? ~0ULL :
-	     (__u64)lo + BPF_CORE_READ(rw, len);
+	/* A vectored request's length is its iovec count: its range is the rest of the file. */
+	hi = opcode == IORING_OP_READV || opcode == URING_OP_READV_FIXED || opcode == IORING_OP_WRITEV ||
+	     opcode == URING_OP_WRITEV_FIXED ? ~0ULL : (__u64)lo + BPF_CORE_READ(rw, len);
 	old = bpf_map_lookup_elem(&uring_ranges, &k);
-	if (old && old->pending) {
-		if ((__u64)lo < old->lo)
+	if (old && write) {
+		if (!old->wpending || (__u64)lo < old->wlo)
+			old->wlo = lo;
+		if (!old->wpending || hi > old->whi)
+			old->whi = hi;
+		__sync_fetch_and_add(&old->wpending, 1);
+		return k.inode;
+	}
+	if (old) {
+		if (!old->pending || (__u64)lo < old->lo)
 			old->lo = lo;
-		if (hi > old->hi)
+		if (!old->pending || hi > old->hi)
 			old->hi = hi;
 		__sync_fetch_and_add(&old->pending, 1);
 		return k.inode;
 	}
-	nr.lo = lo;
-	nr.hi = hi;
+	if (write) {
+		nr.pending = 0;
+		nr.wpending = 1;
+		nr.wlo = lo;
+		nr.whi = hi;
+	} else {
+		nr.lo = lo;
+		nr.hi = hi;
+	}
 	return bpf_map_update_elem(&uring_ranges, &k, &nr, BPF_ANY) ? 0 : k.inode;
 }
 
-/* A read request of the file is over: its range goes with the last one pending. */
-static __noinline void uring_range_put(__u32 slot, __u64 inode)
+/*
+ * A read or write request of the file is over: its range goes with the last
+ * one of its kind pending, the entry with the last of both.
+ */
+static __noinline void uring_range_put(__u32 slot, __u64 inode, bool write)
 {
 	struct uring_range_key k = { .slot = slot, .inode = inode };
 	struct uring_range *r = bpf_map_lookup_elem(&uring_ranges, &k);
 
-	if (r && __sync_fetch_and_add(&r->pending, -1) <= 1)
+	if (!r)
+		return;
+	if (__sync_fetch_and_add(write ? &r->wpending : &r->pending, -1) <= 1 &&
+	    !(write ? r->pending : r->wpending))
 		bpf_map_delete_elem(&uring_ranges, &k);
 }
 
@@ -2147,10 +2180,10 @@ static __always_inline int uring_submit(struct io_kiocb *req)
 		break;
 	}
 	r.t0 = bpf_ktime_get_ns();
-	if (r.op == IOACCT_OP_READ)
-		r.inode = uring_range_add(task, req, opcode, slot);
+	if (r.op == IOACCT_OP_READ || r.op == IOACCT_OP_WRITE)
+		r.inode = uring_range_add(task, req, opcode, slot, r.op == IOACCT_OP_WRITE);
 	if (bpf_map_update_elem(&uring_reqs, &key, &r, BPF_ANY) && r.inode)
-		uring_range_put(slot, r.inode);
+		uring_range_put(slot, r.inode, r.op == IOACCT_OP_WRITE);
 	return 0;
 }
 
@@ -2208,7 +2241,7 @@ static __always_inline int uring_done(void *req, long res)
 	op = r->op;
 	where.slot = r->slot;
 	if (r->inode)
-		uring_range_put(r->slot, r->inode);
+		uring_range_put(r->slot, r->inode, r->op == IOACCT_OP_WRITE);
 	if (r->flags & URING_SUBMIT_MNT) {
 		where.mnt_id = r->mnt;
 		if (op == IOACCT_OP_OPEN && res >= 0 && !(r->flags & URING_DIRECT))
