@@ -22,8 +22,9 @@
 /* Cgroup levels below a watched one looked at: the kernel side goes 8 ancestors up. */
 #define MNTNS_MAX_DEPTH 8
 /*
- * Tasks listed per job and pass. Finding a task's namespace is a stat() of
- * /proc/PID/ns/mnt, about 10 us: a mount no task has costs 1 s at the limit,
+ * Tasks listed per job and pass. Finding a task's namespace is an open,
+ * fstat and ioctl of /proc/PID/ns/mnt (3 us measured, a stat 2 us; 10 us
+ * under load): a mount no task has costs 1 s at the limit,
  * once per pass (10,000 tasks: 100 ms, measured); a mount that is there is
  * found at the first task of its namespace.
  */
