@@ -229,12 +229,15 @@ const struct ioacct_mount *ioacct_registry_job_mount(const struct djob *j, uint3
  */
 static void job_read_mounts(struct ioacct_registry *r, struct djob *j)
 {
+	struct ioacct_mntns_ref ns = { .inum = j->mntns, .id = j->mntns_id };
 	struct ioacct_mount *m = NULL;
 	struct mnttab *t = j->mt;
 	size_t n = 0;
 	char err[256];
 
-	if (j->pid > 0 && ioacct_mountinfo_read(j->pid, &m, &n, err, sizeof(err)) == 0)
+	/* Not the pid's namespace now: once the task is gone, the pid may be a stranger's. */
+	if (j->pid > 0 && j->mntns &&
+	    ioacct_mountinfo_read_ns(j->pid, &ns, &m, &n, err, sizeof(err)) == 0)
 		goto done;
 	if (ioacct_mountinfo_read(0, &m, &n, err, sizeof(err)) != 0) {
 		log_warn("job %s/%llu: cannot read a mount table: %s", j->job.cluster,
@@ -247,7 +250,8 @@ done:
 		t = j->mt = NULL;
 	}
 	for (struct djob *o = r->jobs; !t && j->mntns && o; o = o->next)
-		if (o != j && o->mt && o->mt->mntns == j->mntns) {
+		if (o != j && o->mt && o->mt->mntns == j->mntns &&
+		    (!o->mntns_id || !j->mntns_id || o->mntns_id == j->mntns_id)) {
 			t = o->mt;
 			t->refs++;
 		}
@@ -758,8 +762,12 @@ static int register_job(struct ioacct_registry *r, const struct ioacct_req_regis
 	 * path table must be there when the first path-based call is counted.
 	 */
 	if (req->pid > 0) {
+		struct ioacct_mntns_ref ns;
+
 		u->job->pid = req->pid;
-		if (ioacct_proc_mntns(req->pid, &u->job->mntns) == 0) {
+		if (ioacct_proc_mntns_ref(req->pid, &ns) == 0) {
+			u->job->mntns = ns.inum;
+			u->job->mntns_id = ns.id;
 			job_read_mounts(r, u->job);
 			job_publish_mountpoints(r, u->job);
 		}

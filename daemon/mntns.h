@@ -4,9 +4,13 @@
  * enroot, `unshare -m`) does its I/O on mounts its registering task's
  * mountinfo does not list. Mount ids are unique system-wide, so such a
  * mount is found in the mountinfo of a task of the job that lives in the
- * container's namespace. The tables read are cached per namespace inode;
- * each drain pass scans a job's cgroups at most once and reads each
- * namespace at most once.
+ * container's namespace. Each drain pass scans a job's cgroups at most once
+ * and reads each namespace at most once. The tables read are kept across
+ * passes only under the kernel's 64-bit namespace id (Linux 6.9): the inode
+ * number of a freed namespace, and its mount ids, are given to the next ones
+ * made, so without that id a table is trusted in the pass that read it and
+ * for its job only. A pid listed in a cgroup is made sure to be the job's
+ * task (pidfd) before its namespace names anything (issue 24).
  */
 #ifndef IOACCT_MNTNS_H
 #define IOACCT_MNTNS_H

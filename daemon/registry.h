@@ -42,6 +42,7 @@ struct djob {
 	uint64_t start_mono_ns;
 	int32_t pid;                 /* a task of the job: its mountinfo names the mounts */
 	uint32_t mntns;
+	uint64_t mntns_id;           /* the kernel's id of it, 0 unknown (before Linux 6.9, restarts) */
 	struct mnttab *mt;           /* the job's mount table as last read, shared per namespace */
 	uint32_t *stored_mnts;       /* mount ids already in the store for this job */
 	size_t nstored_mnts;

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -15,6 +17,11 @@
 #include "config.h"
 #include "model.h"
 #include "util.h"
+
+/* linux/nsfs.h of Linux 6.9; older headers lack it. */
+#ifndef NS_GET_MNTNS_ID
+#define NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t)
+#endif
 
 /* Room for "/proc/<pid>/" and the longest file name asked for here. */
 #define PROC_PATH_MAX 64
@@ -170,8 +177,8 @@ static int mi_split(char *line, struct mi_line *l, const char **why)
 		*why = "fewer than 3 fields after the separator";
 		return -EINVAL;
 	}
-	if (unescape(source)) {
-		*why = "bad escape in source";
+	if (unescape(fstype) || unescape(source)) {
+		*why = "bad escape in file system type or source";
 		return -EINVAL;
 	}
 	l->root = root;
@@ -594,19 +601,92 @@ out:
 	return ret;
 }
 
-int ioacct_proc_mntns(pid_t pid, uint32_t *inum)
+int ioacct_proc_mntns_ref(pid_t pid, struct ioacct_mntns_ref *ref)
 {
 	char path[PROC_PATH_MAX];
 	struct stat st;
+	uint64_t id = 0;
+	int fd, ret = 0;
 
 	proc_path(pid, "ns/mnt", path, sizeof(path));
-	if (stat(path, &st) < 0)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out;
+	}
 	/* The kernel's namespace inode numbers are 32 bits; the BPF side keeps them so. */
-	if (st.st_ino > UINT32_MAX)
-		return -EOVERFLOW;
-	*inum = (uint32_t)st.st_ino;
-	return 0;
+	if (st.st_ino > UINT32_MAX) {
+		ret = -EOVERFLOW;
+		goto out;
+	}
+	/* Before Linux 6.9 nsfs answers ENOTTY: the inode number is all there is. */
+	if (ioctl(fd, NS_GET_MNTNS_ID, &id) < 0)
+		id = 0;
+	ref->inum = (uint32_t)st.st_ino;
+	ref->id = id;
+out:
+	close(fd);
+	return ret;
+}
+
+bool ioacct_mntns_ref_same(const struct ioacct_mntns_ref *a, const struct ioacct_mntns_ref *b)
+{
+	return a->inum == b->inum && (!a->id || !b->id || a->id == b->id);
+}
+
+int ioacct_proc_pin(pid_t pid)
+{
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int ioacct_proc_unpin(int pidfd)
+{
+	/* Signal 0 reaches a zombie too: only a reaped process frees its pid. */
+	int ret = syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 ? -ESRCH : 0;
+
+	close(pidfd);
+	return ret;
+}
+
+int ioacct_mountinfo_read_ns(pid_t pid, const struct ioacct_mntns_ref *ns,
+			     struct ioacct_mount **out, size_t *n, char *err, size_t errlen)
+{
+	struct ioacct_mntns_ref before, after;
+	int fd = ioacct_proc_pin(pid), ret;
+
+	if (fd < 0) {
+		set_err(err, errlen, "process %d: %s", (int)pid, strerror(-fd));
+		return fd;
+	}
+	ret = ioacct_proc_mntns_ref(pid, &before);
+	if (!ret && !ioacct_mntns_ref_same(&before, ns))
+		ret = -ESTALE;
+	if (ret) {
+		set_err(err, errlen, "process %d is not in mount namespace %u: %s", (int)pid,
+			ns->inum, strerror(-ret));
+		ioacct_proc_unpin(fd);
+		return ret;
+	}
+	ret = ioacct_mountinfo_read(pid, out, n, err, errlen);
+	if (ret) {
+		ioacct_proc_unpin(fd);
+		return ret;
+	}
+	if (ioacct_proc_mntns_ref(pid, &after) || !ioacct_mntns_ref_same(&after, ns))
+		ret = -ESTALE;
+	if (ioacct_proc_unpin(fd))
+		ret = -ESRCH;
+	if (ret) {
+		set_err(err, errlen, "process %d left mount namespace %u during the read", (int)pid,
+			ns->inum);
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
 }
 
 /* Moves process pid into the cgroup at fs_path (a directory of a mounted hierarchy). */

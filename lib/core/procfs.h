@@ -8,6 +8,7 @@
 #ifndef IOACCT_PROCFS_H
 #define IOACCT_PROCFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -104,7 +105,39 @@ int ioacct_cgroup_v1_ssid_parse(const char *text, const char *controller, uint32
 /* ioacct_cgroup_v1_ssid_parse() on /proc/cgroups. */
 int ioacct_cgroup_v1_ssid(const char *controller, uint32_t *ssid);
 
-/* The inode number of the mount namespace of pid (0 is the caller). */
-int ioacct_proc_mntns(pid_t pid, uint32_t *inum);
+/*
+ * A mount namespace as the kernel names it: the inode number of its nsfs
+ * file, which the kernel gives to a new namespace once this one is freed,
+ * and its 64-bit id (NS_GET_MNTNS_ID, Linux 6.9), which it never reuses;
+ * id 0 on older kernels.
+ */
+struct ioacct_mntns_ref {
+	uint32_t inum;
+	uint64_t id;
+};
+
+/* The mount namespace of pid (0 is the caller): 0 or -errno. */
+int ioacct_proc_mntns_ref(pid_t pid, struct ioacct_mntns_ref *ref);
+/* Whether a and b are one namespace: by id when both are known, else by inode number. */
+bool ioacct_mntns_ref_same(const struct ioacct_mntns_ref *a, const struct ioacct_mntns_ref *b);
+
+/*
+ * A pidfd on process pid (pidfd_open(2)), or -errno. The kernel does not
+ * give a pid to a new process before the old one is reaped, so what is read
+ * of /proc/<pid> after this call is of that process if ioacct_proc_unpin()
+ * then finds it not reaped; otherwise it may be of a stranger that got the pid.
+ */
+int ioacct_proc_pin(pid_t pid);
+/* Closes a pidfd of ioacct_proc_pin(): 0 if its process was not reaped yet, else -ESRCH. */
+int ioacct_proc_unpin(int pidfd);
+
+/*
+ * ioacct_mountinfo_read() of process pid, only if it lives in mount
+ * namespace ns for the whole read. -ESRCH when pid is gone or was reused
+ * meanwhile, -ESTALE when it is in another namespace: the pid is not the
+ * task it was, or the task has moved (setns, unshare).
+ */
+int ioacct_mountinfo_read_ns(pid_t pid, const struct ioacct_mntns_ref *ns,
+			     struct ioacct_mount **out, size_t *n, char *err, size_t errlen);
 
 #endif /* IOACCT_PROCFS_H */

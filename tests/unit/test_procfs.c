@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -143,6 +145,36 @@ static void test_mountinfo_last_line_unterminated(void **state __attribute__((un
 	free(m);
 }
 
+/*
+ * The kernel escapes space, tab, newline, backslash (and, since 6.x, '#')
+ * in mount points, sources and file-system types as \ooo: the real bytes
+ * come back, non-ASCII bytes pass as they are, and an escaped backslash
+ * followed by digits stays a backslash and digits (issue 24).
+ */
+static void test_mountinfo_escapes(void **state __attribute__((unused)))
+{
+	static const char text[] =
+		"21 1 8:1 / / rw - ext4 /dev/vda1 rw\n"
+		"60 21 0:50 / /tmp/28007-sp\\040ace\\011tab\\012nl\\134bs rw - tmpfs ioacct-28007 rw\n"
+		"61 21 0:51 / /tmp/a\\134040b rw - tmpfs a\\043b rw\n"
+		"62 21 0:52 / /tmp/\xc3\xa9t\xc3\xa9\\040\xff rw - fuse.my\\040fs me\\134\\134x rw\n"
+		"63 21 0:53 /sub\\040dir /tmp/\\043hash rw - tmpfs \\040 rw\n";
+	struct ioacct_mount *m;
+	size_t n;
+
+	parse_ok(text, &m, &n);
+	assert_int_equal(n, 5);
+	assert_string_equal(m[1].path, "/tmp/28007-sp ace\ttab\nnl\\bs");
+	assert_string_equal(m[2].path, "/tmp/a\\040b");
+	assert_string_equal(m[2].source, "a#b");
+	assert_string_equal(m[3].path, "/tmp/\xc3\xa9t\xc3\xa9 \xff");
+	assert_string_equal(m[3].fstype, "fuse.my fs");
+	assert_string_equal(m[3].source, "me\\\\x");
+	assert_string_equal(m[4].path, "/tmp/#hash");
+	assert_string_equal(m[4].source, " ");
+	free(m);
+}
+
 static void test_mountinfo_malformed(void **state __attribute__((unused)))
 {
 	static const char good[] = "21 1 8:1 / / rw - ext4 /dev/vda1 rw\n";
@@ -163,6 +195,8 @@ static void test_mountinfo_malformed(void **state __attribute__((unused)))
 		"22 1 8:1 / /a\\400 rw - ext4 /dev/vda1 rw",            /* > 0377 */
 		"22 1 8:1 / /a\\x rw - ext4 /dev/vda1 rw",              /* lone backslash */
 		"22 1 8:1 / /a rw - ext4 /dev/vd\\9a1 rw",              /* bad source */
+		"22 1 8:1 / /a rw - ext\\4 /dev/vda1 rw",               /* bad fstype */
+		"22 1 8:1 / /a\\ rw - ext4 /dev/vda1 rw",               /* backslash at the end */
 		"4294967296 1 8:1 / /a rw - ext4 /dev/vda1 rw",         /* id > u32 */
 	};
 	struct ioacct_mount *m = NULL;
@@ -632,15 +666,76 @@ static void test_live_v1_ssid(void **state __attribute__((unused)))
 
 static void test_live_mntns(void **state __attribute__((unused)))
 {
+	struct ioacct_mntns_ref ref = { 0 }, ref2 = { 0 };
 	struct stat st;
-	uint32_t inum = 0, inum2 = 0;
 
 	assert_int_equal(stat("/proc/self/ns/mnt", &st), 0);
-	assert_int_equal(ioacct_proc_mntns(0, &inum), 0);
-	assert_int_equal(inum, st.st_ino);
-	assert_int_equal(ioacct_proc_mntns(getpid(), &inum2), 0);
-	assert_int_equal(inum2, inum);
-	assert_int_equal(ioacct_proc_mntns(5000000, &inum), -ENOENT);
+	assert_int_equal(ioacct_proc_mntns_ref(0, &ref), 0);
+	assert_int_equal(ref.inum, st.st_ino);
+	assert_int_equal(ioacct_proc_mntns_ref(getpid(), &ref2), 0);
+	assert_int_equal(ref2.inum, ref.inum);
+	assert_true(ref2.id == ref.id);
+	assert_true(ioacct_mntns_ref_same(&ref, &ref2));
+	assert_int_equal(ioacct_proc_mntns_ref(5000000, &ref), -ENOENT);
+}
+
+static void test_mntns_ref_same(void **state __attribute__((unused)))
+{
+	const struct ioacct_mntns_ref a = { 7, 100 }, b = { 7, 101 }, c = { 8, 100 }, old = { 7, 0 };
+
+	assert_true(ioacct_mntns_ref_same(&a, &a));
+	/* One inode number, two namespaces one after the other: the ids tell them apart. */
+	assert_false(ioacct_mntns_ref_same(&a, &b));
+	assert_false(ioacct_mntns_ref_same(&a, &c));
+	/* Without the kernel's id, the inode number is all there is. */
+	assert_true(ioacct_mntns_ref_same(&a, &old));
+	assert_true(ioacct_mntns_ref_same(&old, &b));
+}
+
+/* A pin tells whether what was read of /proc/<pid> was of the process pinned. */
+static void test_live_pin(void **state __attribute__((unused)))
+{
+	struct ioacct_mntns_ref self, other;
+	struct ioacct_mount *m = NULL;
+	char err[256] = "";
+	size_t n = 0;
+	int fd, status;
+	pid_t child;
+
+	assert_int_equal(ioacct_proc_mntns_ref(0, &self), 0);
+	fd = ioacct_proc_pin(getpid());
+	if (fd == -ENOSYS)
+		skip();
+	assert_true(fd >= 0);
+	assert_int_equal(ioacct_proc_unpin(fd), 0);
+
+	assert_int_equal(ioacct_mountinfo_read_ns(getpid(), &self, &m, &n, err, sizeof(err)), 0);
+	assert_non_null(m);
+	assert_true(n > 0);
+	free(m);
+	m = NULL;
+	other = self;
+	other.inum++;
+	assert_int_equal(ioacct_mountinfo_read_ns(getpid(), &other, &m, &n, err, sizeof(err)),
+			 -ESTALE);
+	assert_non_null(strstr(err, "not in mount namespace"));
+	assert_null(m);
+
+	/* Pinned, then reaped: its pid is free for anyone, and the pin says so. */
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	fd = ioacct_proc_pin(child);
+	assert_true(fd >= 0);
+	/* A zombie still holds its pid. */
+	while (ioacct_proc_mntns_ref(child, &other) == 0)
+		usleep(1000);
+	assert_int_equal(syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0), 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(ioacct_proc_unpin(fd), -ESRCH);
+	assert_int_equal(ioacct_mountinfo_read_ns(child, &self, &m, &n, err, sizeof(err)), -ESRCH);
+	assert_null(m);
 }
 
 int main(void)
@@ -648,6 +743,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mountinfo_hybrid),
 		cmocka_unit_test(test_mountinfo_last_line_unterminated),
+		cmocka_unit_test(test_mountinfo_escapes),
 		cmocka_unit_test(test_mountinfo_malformed),
 		cmocka_unit_test(test_mountinfo_too_long),
 		cmocka_unit_test(test_mountinfo_many),
@@ -667,6 +763,8 @@ int main(void)
 		cmocka_unit_test(test_live_cgroup_errors),
 		cmocka_unit_test(test_live_v1_ssid),
 		cmocka_unit_test(test_live_mntns),
+		cmocka_unit_test(test_mntns_ref_same),
+		cmocka_unit_test(test_live_pin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
