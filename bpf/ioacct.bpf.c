@@ -181,6 +181,29 @@ struct {
 	__type(value, struct ioacct_mnt_note);
 } mntnotes SEC(".maps");
 
+/*
+ * Where note_mount() builds a note: the walk's state, a mount point's
+ * components (their names, deepest first) and the path written from them.
+ * Off the stack, which the call chain above note_mount() already uses.
+ */
+#define NOTE_MAX_COMPONENTS 16 /* note_put() masks with 15 */
+#define NOTE_MAX_STEPS 48      /* components and mount crossings, together */
+struct note_scratch {
+	struct ioacct_mnt_note n;
+	__u64 d, parent; /* the walk: a dentry, and the mount it is on */
+	__u32 ncomp, off;
+	__u32 complete, pad;
+	__u64 names[NOTE_MAX_COMPONENTS];
+	char buf[2 * IOACCT_NOTE_PATH_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct note_scratch);
+} notescratch SEC(".maps");
+
 static const struct ioacct_stat_val zero_val;
 
 /*
@@ -501,18 +524,103 @@ static __always_inline __u32 err_class(long ret)
 }
 
 /*
- * Notes the file-system type and mount point name of a mount the current
- * task does I/O on, so that the daemon can say what it was if the task's
- * mount namespace is gone before the drain. Called only when a counter
- * entry is created (once per slot, mount, bin and operation), never on the
- * per-call path; the mount is the task's last file's, when it is that one.
+ * One step of the walk from a mount point up to its namespace's root, as
+ * d_path() goes: a dentry's name and its parent, up to the root of the
+ * mount it is on, then that mount's mount point, up to the namespace's root
+ * mount (its own parent). A bpf_loop callback (5.17+): the verifier sees
+ * one step, not every path through 48 of them.
+ */
+static long note_walk(__u64 i, void *ctx)
+{
+	struct note_scratch *s = *(struct note_scratch **)ctx;
+	struct dentry *d = (struct dentry *)s->d;
+	struct mount *parent = (struct mount *)s->parent, *pp;
+
+	if (!d || !parent)
+		return 1;
+	if (d == BPF_CORE_READ(parent, mnt.mnt_root)) {
+		pp = BPF_CORE_READ(parent, mnt_parent);
+		if (pp == parent) {
+			s->complete = 1;
+			return 1;
+		}
+		s->d = (__u64)BPF_CORE_READ(parent, mnt_mountpoint);
+		s->parent = (__u64)pp;
+		return 0;
+	}
+	/* Out of room, or a dentry that is its own parent but no mount's root: unlinked. */
+	if (s->ncomp >= NOTE_MAX_COMPONENTS || BPF_CORE_READ(d, d_parent) == d)
+		return 1;
+	s->names[s->ncomp & (NOTE_MAX_COMPONENTS - 1)] = (__u64)BPF_CORE_READ(d, d_name.name);
+	s->ncomp++;
+	s->d = (__u64)BPF_CORE_READ(d, d_parent);
+	return 0;
+}
+
+/* Writes component i of the path (0: the one nearest the root): "/" and its name. */
+static long note_put(__u64 i, void *ctx)
+{
+	struct note_scratch *s = *(struct note_scratch **)ctx;
+	__u32 k = s->ncomp - 1 - (__u32)i;
+	long len;
+
+	if (k >= NOTE_MAX_COMPONENTS || s->off >= IOACCT_NOTE_PATH_MAX) {
+		s->complete = 0;
+		return 1;
+	}
+	s->buf[s->off & (IOACCT_NOTE_PATH_MAX - 1)] = '/';
+	s->off++;
+	/* The compiler drops a mask it can prove idle; the verifier needs to see it. */
+	asm volatile("%0 &= 15" : "+r"(k));
+	len = bpf_probe_read_kernel_str(&s->buf[s->off & (IOACCT_NOTE_PATH_MAX - 1)],
+					IOACCT_NOTE_PATH_MAX, (void *)s->names[k]);
+	if (len > 1)
+		s->off += len - 1;
+	return 0;
+}
+
+/*
+ * The path of mount m's mount point in its namespace, as d_path() would
+ * give it from the namespace's root, into s->n.path. Bounded: a path of
+ * more components or bytes than fit is not marked complete.
+ */
+static __always_inline void note_path(struct note_scratch *s, struct mount *m)
+{
+	s->d = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
+	s->parent = (__u64)BPF_CORE_READ(m, mnt_parent);
+	s->ncomp = s->off = s->complete = 0;
+	/* bpf_loop's context is on the stack: a pointer to the scratch. */
+	bpf_loop(NOTE_MAX_STEPS, note_walk, &s, 0);
+	if (s->ncomp)
+		bpf_loop(s->ncomp, note_put, &s, 0);
+	else
+		s->buf[s->off++ & (IOACCT_NOTE_PATH_MAX - 1)] = '/';
+	if (s->off >= IOACCT_NOTE_PATH_MAX) {
+		s->complete = 0;
+		s->off = IOACCT_NOTE_PATH_MAX - 1;
+	}
+	s->buf[s->off & (2 * IOACCT_NOTE_PATH_MAX - 1)] = '\0';
+	__builtin_memcpy(s->n.path, s->buf, IOACCT_NOTE_PATH_MAX);
+	s->n.path[IOACCT_NOTE_PATH_MAX - 1] = '\0';
+	s->n.flags = s->complete ? IOACCT_NOTE_PATH_COMPLETE : 0;
+}
+
+/*
+ * Notes the file-system type and mount point of a mount the current task
+ * does I/O on, so that the daemon can name it if the task's mount namespace
+ * is gone before the drain (a container step of a second). Called only when
+ * a counter entry is created (once per slot, mount, bin and operation),
+ * never on the per-call path; the mount is the task's last file's, when it
+ * is that one.
  */
 static __noinline void note_mount(__u32 id)
 {
-	struct ioacct_mnt_note n = {}, *old;
+	struct ioacct_mnt_note *old;
+	struct note_scratch *s;
 	struct vfsmount *mnt;
 	struct task_ent *t;
 	struct mount *m;
+	__u32 zero = 0;
 
 	t = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!t || t->c_mnt != id || !t->c_vfsmnt)
@@ -520,13 +628,16 @@ static __noinline void note_mount(__u32 id)
 	old = bpf_map_lookup_elem(&mntnotes, &id);
 	if (old && old->vfsmnt == t->c_vfsmnt)
 		return;
+	s = bpf_map_lookup_elem(&notescratch, &zero);
+	if (!s)
+		return;
 	mnt = (struct vfsmount *)t->c_vfsmnt;
 	m = container_of(mnt, struct mount, mnt);
-	n.vfsmnt = t->c_vfsmnt;
-	n.mntns = BPF_CORE_READ(m, mnt_ns, ns.inum);
-	bpf_probe_read_kernel_str(n.fstype, sizeof(n.fstype), BPF_CORE_READ(mnt, mnt_sb, s_type, name));
-	bpf_probe_read_kernel_str(n.name, sizeof(n.name), BPF_CORE_READ(m, mnt_mountpoint, d_name.name));
-	bpf_map_update_elem(&mntnotes, &id, &n, BPF_ANY);
+	s->n.vfsmnt = t->c_vfsmnt;
+	s->n.mntns = BPF_CORE_READ(m, mnt_ns, ns.inum);
+	bpf_probe_read_kernel_str(s->n.fstype, sizeof(s->n.fstype), BPF_CORE_READ(mnt, mnt_sb, s_type, name));
+	note_path(s, m);
+	bpf_map_update_elem(&mntnotes, &id, &s->n, BPF_ANY);
 }
 
 /*

@@ -205,13 +205,15 @@ struct ioacct_mp_val {
  * start an empty one, so this needs no ABI version of its own.
  */
 #define IOACCT_NOTE_FSTYPE_MAX 32
-#define IOACCT_NOTE_NAME_MAX 64
+#define IOACCT_NOTE_PATH_MAX 256     /* a power of two: the BPF side masks offsets with it */
+#define IOACCT_NOTE_PATH_COMPLETE 1  /* path is the whole mount point, from its namespace's root */
 struct ioacct_mnt_note {
 	__u64 vfsmnt;                        /* which of the mounts that had this id */
 	__u32 mntns;                         /* inode number of its mount namespace */
-	__u32 pad;
+	__u32 flags;                         /* IOACCT_NOTE_PATH_* */
 	char fstype[IOACCT_NOTE_FSTYPE_MAX]; /* mnt_sb->s_type->name */
-	char name[IOACCT_NOTE_NAME_MAX];     /* last component of its mount point */
+	/* Its mount point's path in its namespace; without _COMPLETE, its last components. */
+	char path[IOACCT_NOTE_PATH_MAX];
 };
 
 #endif /* IOACCT_ABI_H */

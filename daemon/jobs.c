@@ -278,6 +278,26 @@ static void job_publish_mountpoints(struct ioacct_registry *r, struct djob *j)
 }
 
 /*
+ * A mount point the job's own namespace has too (the "/" of `unshare -m`, a
+ * container's /home) would give the report two mounts of one name: m's path
+ * says whose it is, namespace ns. Mounts of the container's own keep theirs.
+ */
+static void say_whose(const struct djob *j, struct ioacct_mount *m, uint32_t ns)
+{
+	for (size_t i = 0; j->mt && i < j->mt->n; i++) {
+		if (strcmp(j->mt->m[i].path, m->path) == 0) {
+			char path[sizeof(m->path)];
+
+			ioacct_strlcpy(path, m->path, sizeof(path));
+			if ((size_t)snprintf(m->path, sizeof(m->path), "%s (mount namespace %u)", path,
+					     ns) >= sizeof(m->path))
+				ioacct_strlcpy(m->path, path, sizeof(m->path));
+			break;
+		}
+	}
+}
+
+/*
  * A mount of another mount namespace than the job's (a container's), from
  * the tasks in the job's watched cgroups: see mntns.h. NULL if none has it.
  */
@@ -301,49 +321,42 @@ static const struct ioacct_mount *job_mount_in_container(struct ioacct_registry 
 	free(cgroups);
 	if (ret)
 		return NULL;
-	/*
-	 * A mount point the job's own namespace has too (the "/" of `unshare -m`,
-	 * a container's /home) would give the report two mounts of one name:
-	 * say whose this one is. Mounts of the container's own keep their path.
-	 */
-	for (size_t i = 0; j->mt && i < j->mt->n; i++) {
-		if (strcmp(j->mt->m[i].path, buf->path) == 0) {
-			char path[sizeof(buf->path)];
-
-			ioacct_strlcpy(path, buf->path, sizeof(path));
-			if ((size_t)snprintf(buf->path, sizeof(buf->path), "%s (mount namespace %u)",
-					     path, ns) >= sizeof(buf->path))
-				ioacct_strlcpy(buf->path, path, sizeof(buf->path));
-			break;
-		}
-	}
+	say_whose(j, buf, ns);
 	log_info("job %s/%llu: mount %u is %s (%s) in mount namespace %u", j->job.cluster,
 		 (unsigned long long)j->job.job_id, mnt_id, buf->path, buf->fstype, ns);
 	return buf;
 }
 
 /*
- * A mount no task's mountinfo lists any more (a container that exited before
- * the drain): what the probes noted of it, its file-system type at least.
- * The path stays mnt:N, since only the last component of the mount point is
- * known; the source says what is.
+ * A mount no task's mountinfo lists any more (a container step that ended
+ * before the drain): named from what the probes noted of it, its mount
+ * point's path in its namespace, which the kernel walked when the job first
+ * did I/O on it. Where the path did not fit, the path stays mnt:N and the
+ * source gives its last components.
  */
 static void job_mount_noted(struct ioacct_registry *r, const struct djob *j, struct ioacct_mount *m)
 {
-	char fstype[sizeof(m->fstype)], name[IOACCT_NOTE_NAME_MAX];
+	char fstype[sizeof(m->fstype)], path[IOACCT_NOTE_PATH_MAX];
+	bool complete = false;
 	uint32_t ns = 0;
 
-	if (ioacct_probes_mount_note(r->probes, m->mnt_id, fstype, sizeof(fstype), name,
-				     sizeof(name), &ns))
+	if (ioacct_probes_mount_note(r->probes, m->mnt_id, fstype, sizeof(fstype), path,
+				     sizeof(path), &ns, &complete))
 		return;
 	ioacct_strlcpy(m->fstype, fstype, sizeof(m->fstype));
-	/* A namespace's root is on "/"; other mount points are known by their last component. */
-	snprintf(m->source, sizeof(m->source),
-		 "gone before it could be named: mount point %s%s in mount namespace %u",
-		 name[0] == '/' ? "" : ".../", name, ns);
+	if (complete) {
+		ioacct_strlcpy(m->path, path, sizeof(m->path));
+		say_whose(j, m, ns);
+		snprintf(m->source, sizeof(m->source),
+			 "mount namespace %u, gone before the drain (named by the probes)", ns);
+	} else {
+		snprintf(m->source, sizeof(m->source),
+			 "gone before it could be named: mount point ...%s in mount namespace %u", path,
+			 ns);
+	}
 	log_info("job %s/%llu: mount %u is gone; it was a %s on %s%s in mount namespace %u",
 		 j->job.cluster, (unsigned long long)j->job.job_id, m->mnt_id, fstype,
-		 name[0] == '/' ? "" : ".../", name, ns);
+		 complete ? "" : "...", path, ns);
 }
 
 /* Stores the description of a mount the first time the job's data names it. */

@@ -1348,7 +1348,8 @@ int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch 
 }
 
 int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t mnt_id, char *fstype,
-			     size_t fstype_len, char *name, size_t name_len, uint32_t *mntns)
+			     size_t fstype_len, char *path, size_t path_len, uint32_t *mntns,
+			     bool *complete)
 {
 	struct ioacct_mnt_note n;
 
@@ -1356,12 +1357,13 @@ int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t mnt_id, char *fst
 		return -errno;
 	/* The kernel's strings are NUL-terminated by bpf_probe_read_kernel_str; make sure. */
 	n.fstype[sizeof(n.fstype) - 1] = '\0';
-	n.name[sizeof(n.name) - 1] = '\0';
-	if (!n.fstype[0])
+	n.path[sizeof(n.path) - 1] = '\0';
+	if (!n.fstype[0] || n.path[0] != '/')
 		return -ENOENT;
 	ioacct_strlcpy(fstype, n.fstype, fstype_len);
-	ioacct_strlcpy(name, n.name, name_len);
+	ioacct_strlcpy(path, n.path, path_len);
 	*mntns = n.mntns;
+	*complete = n.flags & IOACCT_NOTE_PATH_COMPLETE;
 	return 0;
 }
 

@@ -6,7 +6,7 @@
 # mount, and named in the reports (text and JSON) by their paths as seen
 # inside the container and their file systems, not as `mnt:N unknown`. Then
 # a namespace whose tasks are all gone before the drain: its bytes are still
-# exact and its tmpfs is known as one, from what the probes noted.
+# exact and its mounts named by their paths, from what the probes noted.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 IOREPORT=$abs_top_builddir/reports/ioreport
@@ -102,19 +102,25 @@ for mode in v2 v1; do
 	ok "cgroup $mode: ioreport (text and JSON) names the container's mounts; counters equal the store's"
 done
 
-# A namespace gone before the drain (the step ends with it): no mountinfo
-# lists its mounts any more, but no byte is lost, and what the probes noted
-# of the tmpfs (its type, its mount point's last component) is kept.
+# A namespace gone before the drain (the step ends with it, as a container's
+# step of a second does): no mountinfo lists its mounts any more, but no byte
+# is lost, and the tmpfs is named by its full path in its namespace, which
+# the probes walked when the job first wrote to it (issue 29: mnt:N before),
+# with the namespace it lived in. The same for a mount point two levels
+# below a mount of the namespace's own (a tmpfs on a tmpfs).
 "$IORUN" --job-id $((JOB + 1)) --json -o "$T/gone.json" -- \
 	sh -c "unshare -m --propagation private sh -c '
 		mount -t tmpfs -o size=16m ioacct-test \"$MX\" &&
-		exec \"$IOWORK\" write \"$MX/f\" 4096 25'" | cat || fail "iorun (short-lived namespace) failed"
-got=$(json_get "$T/gone.json" "sorted((m['mount'].startswith('mnt:'), m['fs_type'], m['write_bytes'], m['writes']) for m in j['mounts'] if m['write_bytes'])")
-[ "$got" = "[(True, 'tmpfs', 102400, 25)]" ] ||
-	{ cat "$T/gone.json"; fail "short-lived namespace: got $got, expected [(True, 'tmpfs', 102400, 25)]"; }
+		mkdir -p \"$MX/a b/c\" && mount -t tmpfs -o size=16m ioacct-test2 \"$MX/a b/c\" &&
+		\"$IOWORK\" write \"$MX/f\" 4096 25 && exec \"$IOWORK\" write \"$MX/a b/c/g\" 4096 5'" | cat ||
+	fail "iorun (short-lived namespace) failed"
+got=$(json_get "$T/gone.json" "sorted((m['mount'], m['fs_type'], m['write_bytes'], m['writes']) for m in j['mounts'] if m['write_bytes'])")
+want="[('$MX', 'tmpfs', 102400, 25), ('$MX/a b/c', 'tmpfs', 20480, 5)]"
+[ "$got" = "$want" ] ||
+	{ cat "$T/gone.json"; fail "short-lived namespace: got $got, expected $want"; }
 src=$(json_get "$T/gone.json" "[m['source'] for m in j['mounts'] if m['write_bytes']][0]")
 case $src in
-"gone before it could be named: mount point .../mx in mount namespace "[0-9]*) ;;
+"mount namespace "[0-9]*", gone before the drain (named by the probes)") ;;
 *) cat "$T/gone.json"; fail "short-lived namespace: source is '$src'" ;;
 esac
-ok "short-lived namespace: 102400 bytes in 25 writes, exact, on a tmpfs (mnt:N, mount point .../mx)"
+ok "short-lived namespace: 102400 and 20480 bytes, exact, on tmpfs mounts named by their paths ($src)"
