@@ -38,7 +38,7 @@ fi
 CFLAGS=(-g -O1 -include "$abs_top_builddir/ioacct-config.h" -I"$SRC/lib/core" -I"$SRC/lib/report" -I"$SRC/lib/darshan" -I"$SRC/bpf"
 	-I"$SRC/reports" -I"$SRC/tests/unit")
 SOURCES=("$SRC/lib/darshan/darshan.c" "$SRC/lib/darshan/darshan_write.c" "$SRC/lib/report/report.c" "$SRC/lib/core/model.c"
-	"$SRC/lib/core/util.c" "$SRC/lib/core/json.c" "$SRC/lib/core/log.c" "$SRC/reports/render_darshan.c"
+	"$SRC/lib/core/util.c" "$SRC/lib/core/json.c" "$SRC/lib/core/text.c" "$SRC/lib/core/log.c" "$SRC/reports/render_darshan.c"
 	"$SRC/reports/compare.c" "$SRC/reports/render_util.c" "$SRC/reports/render_text.c"
 	"$SRC/reports/render_json.c" "$SRC/reports/render_html.c")
 LIBS=(${ZLIB_LIBS:--lz} -lm)
