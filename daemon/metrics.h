@@ -8,6 +8,11 @@
  * scrape never touches the registry, the store or the maps, and a slow or
  * hostile client never holds up the loop. A job finished since stays in the
  * text, with its final counts, for metrics_linger.
+ *
+ * Nor does one keep the others out: connections are limited per address,
+ * with slots kept for metrics_priority; a request has a budget of time in
+ * all, not only between bytes; failed logins throttle their address before
+ * any hash is computed; the server's messages are rate-limited.
  */
 #ifndef IOACCT_METRICS_H
 #define IOACCT_METRICS_H

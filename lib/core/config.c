@@ -36,6 +36,7 @@ enum key_type {
 	KEY_BOOL,
 	KEY_CONNINFO,      /* a libpq connection string without a password */
 	KEY_LISTEN,        /* IPv4:PORT or [IPv6]:PORT */
+	KEY_ADDRS,         /* numeric IPv4 or IPv6 addresses, comma-separated */
 	KEY_VIEWS,         /* all, none, or a list of ioacct_view_names */
 	KEY_VIEWS_BOOL,    /* yes: all views, no: none (the old page_cache_views) */
 };
@@ -87,6 +88,7 @@ static const struct key keys[] = {
 	{ "metrics_tls_cert", KEY_PATH, FIELD(metrics_tls_cert), 0, 0 },
 	{ "metrics_tls_key", KEY_PATH, FIELD(metrics_tls_key), 0, 0 },
 	{ "metrics_auth_file", KEY_PATH, FIELD(metrics_auth_file), 0, 0 },
+	{ "metrics_priority", KEY_ADDRS, FIELD(metrics_priority), 0, 0 },
 	/* Thresholds of the report's advice (lib/report/report.c). */
 	{ "advice_small_requests_share", KEY_UINT32, FIELD(advice.small_share), 0, 100 },
 	{ "advice_small_requests_min", KEY_UINT32, FIELD(advice.small_min), 0, UINT32_MAX },
@@ -774,6 +776,7 @@ static int set_views(const struct key *k, uint32_t *field, const char *value, ch
 int ioacct_listen_parse(const char *s, int *family, void *addr, uint16_t *port)
 {
 	char host[INET6_ADDRSTRLEN + 1];
+	struct in6_addr buf;
 	const char *colon;
 	uint64_t p;
 	size_t len;
@@ -799,19 +802,61 @@ int ioacct_listen_parse(const char *s, int *family, void *addr, uint16_t *port)
 	host[len] = '\0';
 	if (parse_uint(colon + 1, 1, 65535, &p))
 		return -EINVAL;
-	{
-		unsigned char buf[sizeof(struct in6_addr)];
-
-		if (inet_pton(fam, host, buf) != 1)
-			return -EINVAL;
-		if (addr)
-			memcpy(addr, buf, fam == AF_INET ? sizeof(struct in_addr) : sizeof(struct in6_addr));
+	if (inet_pton(fam, host, &buf) != 1)
+		return -EINVAL;
+	/*
+	 * [::ffff:127.0.0.1] is an IPv4 address: an IPv6 socket bound to it
+	 * with IPV6_V6ONLY, as libmicrohttpd makes them, would refuse to start.
+	 */
+	if (fam == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&buf)) {
+		fam = AF_INET;
+		memmove(&buf, &buf.s6_addr[12], sizeof(struct in_addr));
 	}
+	if (addr)
+		memcpy(addr, &buf, fam == AF_INET ? sizeof(struct in_addr) : sizeof(struct in6_addr));
 	if (family)
 		*family = fam;
 	if (port)
 		*port = (uint16_t)p;
 	return 0;
+}
+
+int ioacct_addrs_parse(const char *s, struct in6_addr *out, size_t max)
+{
+	size_t n = 0;
+
+	while (*s) {
+		char host[INET6_ADDRSTRLEN + 1];
+		size_t len = strcspn(s, ",");
+		struct in6_addr a6;
+		struct in_addr a4;
+		size_t b = 0, e = len;
+
+		while (b < e && (s[b] == ' ' || s[b] == '\t'))
+			b++;
+		while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+			e--;
+		if (e == b || e - b >= sizeof(host) || n == max)
+			return -EINVAL;
+		memcpy(host, s + b, e - b);
+		host[e - b] = '\0';
+		if (inet_pton(AF_INET, host, &a4) == 1) {
+			/* One form for both families: IPv4 as ::ffff:a.b.c.d. */
+			memset(&a6, 0, sizeof(a6));
+			a6.s6_addr[10] = 0xff;
+			a6.s6_addr[11] = 0xff;
+			memcpy(&a6.s6_addr[12], &a4, sizeof(a4));
+		} else if (inet_pton(AF_INET6, host, &a6) != 1) {
+			return -EINVAL;
+		}
+		if (out)
+			out[n] = a6;
+		n++;
+		s += len;
+		if (*s == ',' && !*++s)
+			return -EINVAL;
+	}
+	return n ? (int)n : -EINVAL;
 }
 
 static int set_listen(const struct key *k, char *dst, const char *value, char *err,
@@ -823,6 +868,22 @@ static int set_listen(const struct key *k, char *dst, const char *value, char *e
 		set_err(err, errlen,
 			"%s: %s is not ADDRESS:PORT (e.g. 127.0.0.1:9464 or [::1]:9464; "
 			"port 1 .. 65535, numeric address)", k->name, quote(value, q, sizeof(q)));
+		return -EINVAL;
+	}
+	ioacct_strlcpy(dst, value, k->size);
+	return 0;
+}
+
+static int set_addrs(const struct key *k, char *dst, const char *value, char *err, size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+
+	if (strlen(value) >= k->size ||
+	    ioacct_addrs_parse(value, NULL, IOACCT_ADDRS_MAX) < 0) {
+		set_err(err, errlen,
+			"%s: %s is not a list of numeric addresses (e.g. 10.0.0.5, ::1; at most "
+			"%d, separated by commas)", k->name, quote(value, q, sizeof(q)),
+			IOACCT_ADDRS_MAX);
 		return -EINVAL;
 	}
 	ioacct_strlcpy(dst, value, k->size);
@@ -863,6 +924,8 @@ static int set_key(struct ioacct_config *cfg, const struct key *k, const char *v
 		return set_conninfo(k, field, value, err, errlen);
 	case KEY_LISTEN:
 		return set_listen(k, field, value, err, errlen);
+	case KEY_ADDRS:
+		return set_addrs(k, field, value, err, errlen);
 	case KEY_VIEWS:
 	case KEY_VIEWS_BOOL:
 		return set_views(k, field, value, err, errlen);

@@ -70,6 +70,7 @@ struct ioacct_config {
 	char metrics_tls_cert[PATH_MAX]; /* metrics_tls_cert = (empty: plain HTTP) PEM certificate chain */
 	char metrics_tls_key[PATH_MAX];  /* metrics_tls_key = (empty) its PEM private key */
 	char metrics_auth_file[PATH_MAX]; /* metrics_auth_file = (empty: no auth) user:crypt-hash lines */
+	char metrics_priority[256];      /* metrics_priority = (empty) addresses with reserved /metrics slots */
 	struct ioacct_advice_limits advice; /* advice_* = see report.h: report thresholds */
 };
 
@@ -99,8 +100,21 @@ int ioacct_parse_size(const char *s, uint64_t *out);
  * Parses metrics_listen's "IPv4:PORT" or "[IPv6]:PORT" (numeric address):
  * family AF_INET or AF_INET6, addr (struct in_addr or in6_addr, network
  * order) and port (host order); any output may be NULL. -EINVAL otherwise.
+ * A v4-mapped address ([::ffff:127.0.0.1]:PORT) comes out as AF_INET.
  */
 int ioacct_listen_parse(const char *s, int *family, void *addr, uint16_t *port);
+
+/* The most addresses metrics_priority may list. */
+#define IOACCT_ADDRS_MAX 16
+
+/*
+ * Parses a comma-separated list of numeric IPv4 or IPv6 addresses (blanks
+ * around each allowed) into out[] (may be NULL), IPv4 ones as v4-mapped
+ * IPv6 (::ffff:a.b.c.d), so that one comparison serves both. How many, or
+ * -EINVAL when malformed, empty or longer than max.
+ */
+struct in6_addr;
+int ioacct_addrs_parse(const char *s, struct in6_addr *out, size_t max);
 
 /*
  * The views of issue 14 ioacctd may load, by name; `views` in ioacct.conf

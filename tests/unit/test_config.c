@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -357,7 +358,7 @@ static void test_whitespace(void **state)
 		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, merge_timeout, log_level, private_data, views, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
-		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, "
+		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, metrics_priority, "
 		   "advice_small_requests_share, "
 		   "advice_small_requests_min, advice_rw_intensive_share, advice_meta_time_share, "
 		   "advice_meta_time_min, advice_meta_time_high, advice_meta_ops_per_mib, "
@@ -542,7 +543,7 @@ static void test_bad_values(void **state)
 static void test_metrics_listen(void **state)
 {
 	static const char *const good[] = { "127.0.0.1:9464", "0.0.0.0:1", "[::1]:65535",
-					    "[::]:9464", "10.1.2.3:80" };
+					    "[::]:9464", "10.1.2.3:80", "[::ffff:127.0.0.1]:9464" };
 	static const char *const bad[] = { "127.0.0.1", "localhost:9464", "127.0.0.1:0",
 					   "127.0.0.1:65536", "127.0.0.1:", ":9464", "::1:9464",
 					   "[::1]9464", "[::1]:", "[127.0.0.1]:80", "1.2.3.4:+80",
@@ -572,8 +573,46 @@ static void test_metrics_listen(void **state)
 	assert_int_equal(family, AF_INET6);
 	assert_int_equal(port, 80);
 	assert_memory_equal(addr, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x01", 16);
+	/* An IPv4 address written as IPv6 is served as IPv4 (an IPv6-only socket could not bind it). */
+	assert_int_equal(ioacct_listen_parse("[::ffff:127.0.0.1]:9464", &family, addr, &port), 0);
+	assert_int_equal(family, AF_INET);
+	assert_int_equal(port, 9464);
+	assert_memory_equal(addr, "\x7f\0\0\x01", 4);
 	value_fails("metrics_linger", "86401",
 		    "metrics_linger: \"86401\" is out of range (0 .. 86400 seconds)");
+}
+
+/* metrics_priority: numeric addresses, IPv4 ones in their v4-mapped form. */
+static void test_metrics_priority(void **state)
+{
+	static const char *const bad[] = { "", "localhost", "127.0.0.1,", ",::1", "1.2.3.4:80",
+					   "10.0.0.1,,10.0.0.2", "[::1]", "1.2.3",
+					   "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17" };
+	struct in6_addr a[IOACCT_ADDRS_MAX], want4, want6;
+	struct ioacct_config cfg;
+	char err[512];
+
+	(void)state;
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &want4);
+	inet_pton(AF_INET6, "fe80::1", &want6);
+	assert_int_equal(ioacct_addrs_parse("127.0.0.1", a, IOACCT_ADDRS_MAX), 1);
+	assert_memory_equal(&a[0], &want4, sizeof(want4));
+	assert_int_equal(ioacct_addrs_parse(" 127.0.0.1 ,fe80::1,\t::ffff:127.0.0.1", a,
+					    IOACCT_ADDRS_MAX), 3);
+	assert_memory_equal(&a[0], &want4, sizeof(want4));
+	assert_memory_equal(&a[1], &want6, sizeof(want6));
+	assert_memory_equal(&a[2], &want4, sizeof(want4));
+	assert_int_equal(ioacct_addrs_parse("1.1.1.1,2.2.2.2", a, 1), -EINVAL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(ioacct_addrs_parse(bad[i], a, IOACCT_ADDRS_MAX), -EINVAL);
+	load_ok(&cfg, "metrics_priority = 10.0.0.5, ::1\n");
+	assert_string_equal(cfg.metrics_priority, "10.0.0.5, ::1");
+	value_fails("metrics_priority", "prometheus.example",
+		    "metrics_priority: \"prometheus.example\" is not a list of numeric addresses "
+		    "(e.g. 10.0.0.5, ::1; at most 16, separated by commas)");
+	ioacct_config_defaults(&cfg);
+	assert_int_equal(ioacct_config_set(&cfg, "metrics_priority", "1.2.3.4:80", err, sizeof(err)),
+			 -EINVAL);
 }
 
 static void test_ranges(void **state)
@@ -1051,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_metrics_listen),
+		cmocka_unit_test(test_metrics_priority),
 		cmocka_unit_test(test_parse_seconds),
 		cmocka_unit_test(test_parse_seconds_bounds),
 		cmocka_unit_test(test_parse_size),
