@@ -375,6 +375,34 @@ static void test_other_log(void **state)
 	done(&fx);
 }
 
+/* Names are anyone's bytes: a mount path cannot forge a line of the comparison. */
+static void test_hostile_names(void **state)
+{
+	struct fixture fx;
+	struct jb *b = &fx.b;
+	char *text;
+
+	(void)state;
+	memset(&fx, 0, sizeof(fx));
+	jb_init(b, 2 * SEC, 4 * SEC);
+	jb_mount(b, M_SCRATCH, "/x\ntotal_POSIX_BYTES_WRITTEN: 999999999999\n# y\xff", "t\x1b[31m\a");
+	jb_step(b, 0, 0, 4 * SEC);
+	jb_add(b, 0, M_SCRATCH, IOACCT_OP_WRITE, 0, 1, 0, 4096, 1000);
+	fx.r = ioacct_report_create(b->jd, NULL, NULL);
+	assert_non_null(fx.r);
+	own_log(&fx, false);
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	text = render(fx.c);
+	assert_null(strstr(text, "\ntotal_POSIX_BYTES_WRITTEN: 999999999999"));
+	assert_non_null(strstr(text, "# mount: /x\\ntotal_POSIX_BYTES_WRITTEN: 999999999999\\n# y\xef\xbf\xbd\t"
+				     "t\\x1b[31m\\x07\t"));
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		assert_true(*p >= 0x20 || *p == '\n' || *p == '\t');
+	free(text);
+	done(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_resampling),
 		cmocka_unit_test(test_only_mount),
 		cmocka_unit_test(test_other_log),
+		cmocka_unit_test(test_hostile_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
