@@ -931,11 +931,11 @@ int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdat
 		return 0;
 	/* Name the job: the message goes to the log of a node with many. */
 	{
-		char msg[sizeof(pg->errmsg)];
+		char msg[sizeof(pg->errmsg)], cluster[sizeof(jd->job.cluster) * 4];
 
 		snprintf(msg, sizeof(msg), "%s", pg->errmsg);
 		pg_error(pg, err, "%s (job %" PRIu64 " of cluster %s)", msg, jd->job.job_id,
-			 jd->job.cluster);
+			 ioacct_text_clean(cluster, sizeof(cluster), jd->job.cluster));
 	}
 	return err;
 }
