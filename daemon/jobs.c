@@ -1434,10 +1434,15 @@ static bool cluster_query(const struct ioacct_registry *r, const struct ioacct_r
 	       ioacct_pgstore_available();
 }
 
-static void handle_query(struct ioacct_registry *r, const struct ioacct_req_select *req,
+static void handle_query(struct ioacct_registry *r, const struct ioacct_request *req,
 			 uid_t peer, struct ioacct_reply *rep)
 {
-	ioacct_query_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+	if (cluster_query(r, req))
+		ioacct_reply_error(rep, -EOPNOTSUPP,
+				   "query: the cluster store is read off the event loop (ioacct_registry_defer)");
+	else
+		ioacct_query_serve_page(r->store, &req->u.select, (uint32_t)peer,
+					r->cfg->private_data, rep);
 }
 
 int ioacct_registry_defer(struct ioacct_registry *r, const struct ioacct_request *req,
@@ -1449,11 +1454,11 @@ int ioacct_registry_defer(struct ioacct_registry *r, const struct ioacct_request
 		return 0;
 	memset(rep, 0, sizeof(*rep));
 	rep->seq = req->seq;
-	if (!r->clusterq && !(r->clusterq = ioacct_clusterq_new(r->cfg))) {
-		ret = -errno;
-		ioacct_reply_error(rep, ret, "cluster queries: cannot start their thread: %s",
-				   strerror(errno));
-		return ret;
+	/* Started with the server (ioacct_registry_answers_fd()), which waits for its answers. */
+	if (!r->clusterq) {
+		ioacct_reply_error(rep, -EAGAIN,
+				   "cluster store (cluster_db) unavailable: ioacctd could not start the thread that reads it (see its log); ioacct --local reads this node's part alone");
+		return -EAGAIN;
 	}
 	ret = ioacct_clusterq_submit(r->clusterq, req, peer_uid, tag, rep);
 	if (ret == -ENOMEM)
@@ -1587,7 +1592,7 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 		handle_snapshot(r, &req->u.query, peer_uid, rep);
 		return;
 	case IOACCT_MSG_QUERY:
-		handle_query(r, &req->u.select, peer_uid, rep);
+		handle_query(r, req, peer_uid, rep);
 		return;
 	case IOACCT_MSG_JOB:
 		/* One job for the clients (lib/store/job_fetch.c), by the same rule as a query. */

@@ -522,12 +522,12 @@ static void client_read(struct ioacct_server *s, struct client *c)
 /* The oldest connection of a user, to make room for root. */
 static struct client *oldest_user_client(struct ioacct_server *s)
 {
-	for (struct client *c = s->reading.head; c; c = c->next)
-		if (c->uid != 0)
-			return c;
-	for (struct client *c = s->writing.head; c; c = c->next)
-		if (c->uid != 0)
-			return c;
+	struct client_list *lists[] = { &s->reading, &s->parked, &s->writing };
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		for (struct client *c = lists[i]->head; c; c = c->next)
+			if (c->uid != 0)
+				return c;
 	return NULL;
 }
 
