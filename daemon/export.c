@@ -14,6 +14,10 @@
  * the specs it keeps: written elsewhere (drop), or past the deadline
  * (merge_timeout) with nodes missing, then written without them (FOR
  * UPDATE SKIP LOCKED: one node does). The job never waits for any of it.
+ *
+ * A job whose data PostgreSQL refuses (a constraint, a value out of range)
+ * is said once and unqueued, never retried; its merged report, if it had
+ * one, becomes this node's part, written here (issue 24).
  */
 #include "export.h"
 
@@ -31,6 +35,7 @@
 #include "registry.h"
 #include "render.h"
 #include "store.h"
+#include "text.h"
 
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 60000
@@ -208,6 +213,44 @@ static void merge_poll(struct ioacct_export *ex)
 }
 
 /*
+ * PostgreSQL refused the job's data (pgstore.h: -EINVAL), which it would
+ * refuse again: said once, unqueued (the job stays in this node's store),
+ * and when the epilog left its report to a merged one, this node's part
+ * written here instead, as the epilog would have written it.
+ */
+static void refused(struct ioacct_export *ex, int64_t key, const struct ioacct_jobdata *jd)
+{
+	struct ioacct_report_spec *spec;
+	char cluster[sizeof(jd->job.cluster) * 4];
+	int err;
+
+	ioacct_text_clean(cluster, sizeof(cluster), jd->job.cluster);
+	log_err("job %s/%" PRIu64 " refused by the cluster store, not exported (it stays in %s): %s",
+		cluster, jd->job.job_id, ex->cfg->db_path, ioacct_pgstore_errmsg(ex->pg));
+	err = ioacct_store_export_done(ex->store, key);
+	if (err)
+		log_warn("cluster store: job %" PRIu64 " refused but not unqueued: %s", jd->job.job_id,
+			 ioacct_store_errmsg(ex->store));
+	spec = malloc(sizeof(*spec));
+	if (!spec)
+		return;
+	err = ioacct_store_report_spec_get(ex->store, key, spec);
+	if (!err) {
+		unsigned int failed = ioacct_report_write_files(jd, spec->path, spec->formats,
+								 jd->job.node, jd->job.uid,
+								 jd->job.gid, spec->copy_dir,
+								 &ex->cfg->advice, NULL);
+
+		log_info("job %s/%" PRIu64 ": no merged report; this node's part written%s", cluster,
+			 jd->job.job_id, failed ? " in part (see above)" : "");
+		ioacct_store_report_spec_done(ex->store, key);
+	} else if (err != -ENOENT) {
+		log_warn("cluster store: %s", ioacct_store_errmsg(ex->store));
+	}
+	free(spec);
+}
+
+/*
  * Exports one job: 0 when done (or gone), -ENOENT when the outbox is empty,
  * another -errno when it failed and the exporter must back off.
  */
@@ -242,9 +285,14 @@ static int export_one(struct ioacct_export *ex)
 	err = connect_pg(ex);
 	if (!err)
 		err = ioacct_pgstore_job_put(ex->pg, jd);
+	if (err == -EINVAL && ioacct_pgstore_connected(ex->pg)) {
+		refused(ex, key, jd);
+		err = 0;
+		goto out;
+	}
 	if (err && ex->pg) {
 		if (ioacct_pgstore_connected(ex->pg)) {
-			/* Connected, and refused: this job may always fail, so say which one. */
+			/* Connected, and failed (not for its data): say which job, try it again later. */
 			log_warn("%s; it stays queued", ioacct_pgstore_errmsg(ex->pg));
 			ex->after = key;
 			ex->backoff_ms = ex->backoff_ms ? ex->backoff_ms * 2 : BACKOFF_MIN_MS;

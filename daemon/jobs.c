@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clusterq.h"
 #include "job_fetch.h"
 #include "jobload.h"
 #include "jobtrace.h"
@@ -122,7 +123,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 	free(r->kmounts);
 	ioacct_mntns_destroy(r->mntns);
 	ioacct_jobtraces_destroy(r->traces);
-	ioacct_pgstore_close(r->pgq);
+	ioacct_clusterq_free(r->clusterq);
 	ioacct_jobload_free(r->jobload);
 	free(r);
 }
@@ -1446,149 +1447,72 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 }
 
 /*
- * The longest a query of the cluster store may hold the event loop, per
- * statement (there are four or five a page) and to connect.
- */
-#define CLUSTER_QUERY_MS 2000
-
-struct cluster_src {
-	struct ioacct_registry *r;
-	/* Counting what the cluster store gave, then passing on this node's running jobs. */
-	bool peaks;
-	ioacct_query_fetch_fn fn;
-	void *arg;
-	size_t given, limit;
-};
-
-/*
- * Keys of this node's running jobs in the pages of a cluster query: above
- * every cluster store key (ids, times 2^20 per node), so that they come last.
- */
-#define RUNNING_KEY_BASE (INT64_C(1) << 62)
-
-static int count_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *peaks,
-		     size_t npeaks, void *arg)
-{
-	struct cluster_src *c = arg;
-	int ret = c->fn(jd, peaks, npeaks, c->arg);
-
-	c->given += ret == 0;
-	return ret;
-}
-
-/* A running job of this node's store, keyed above the cluster store's. */
-static int running_job(struct ioacct_store *st, const struct ioacct_job *job, void *arg)
-{
-	struct cluster_src *c = arg;
-	struct ioacct_jobdata *jd = NULL, moved;
-	struct ioacct_sample *series = NULL;
-	struct ioacct_qpeak *peaks = NULL;
-	size_t nseries = 0, npeaks = 0;
-	int ret;
-
-	/* Finished jobs are the cluster store's (or soon will be: the outbox drains in seconds). */
-	if (job->end_ns)
-		return 0;
-	/* The page is full: 1 is the page server's PAGE_FULL (query_fetch.c). */
-	if (c->limit && c->given >= c->limit)
-		return 1;
-	ret = ioacct_store_job_load_totals(st, job->key, &jd);
-	if (!ret && c->peaks)
-		ret = ioacct_store_job_series(st, job->key, &series, &nseries);
-	if (!ret && c->peaks)
-		ret = ioacct_query_peaks(series, nseries, &peaks, &npeaks);
-	if (!ret) {
-		moved = *jd;
-		moved.job.key += RUNNING_KEY_BASE;
-		ret = count_job(&moved, peaks, npeaks, c);
-	}
-	free(series);
-	free(peaks);
-	ioacct_jobdata_free(jd);
-	return ret;
-}
-
-/* The query connection to the cluster store, (re)connected when needed. */
-static int cluster_connect(struct ioacct_registry *r, const char *tool, char *err, size_t errlen)
-{
-	char why[1024];
-
-	if (ioacct_pgstore_connected(r->pgq))
-		return 0;
-	ioacct_pgstore_close(r->pgq);
-	r->pgq = ioacct_pgstore_open_query(r->cfg->cluster_db, CLUSTER_QUERY_MS, why, sizeof(why));
-	if (r->pgq)
-		return 0;
-	snprintf(err, errlen,
-		 "cluster store (cluster_db) unavailable: %s; %s --local reads this node's part alone",
-		 why, tool);
-	return errno ? -errno : -EIO;
-}
-
-/* The message of a failed read of the cluster store. */
-static void cluster_error(struct ioacct_registry *r, const char *tool, char *err, size_t errlen)
-{
-	if (ioacct_pgstore_connected(r->pgq))
-		snprintf(err, errlen, "%s", ioacct_pgstore_errmsg(r->pgq));
-	else
-		snprintf(err, errlen,
-			 "cluster store (cluster_db) unavailable: %s; %s --local reads this node's part alone",
-			 ioacct_pgstore_errmsg(r->pgq), tool);
-}
-
-/* ioacct_query_select_fn over the cluster store. */
-static int cluster_select(void *src, const struct ioacct_store_filter *f, bool peaks,
-			  ioacct_query_fetch_fn fn, void *arg, char *err, size_t errlen)
-{
-	struct cluster_src *c = src;
-	struct ioacct_registry *r = c->r;
-	struct ioacct_store_filter local;
-	int ret;
-
-	c->peaks = peaks;
-	c->fn = fn;
-	c->arg = arg;
-	c->limit = f->limit;
-	ret = cluster_connect(r, "ioacct", err, errlen);
-	if (ret)
-		return ret;
-	if (f->after_key < RUNNING_KEY_BASE) {
-		ret = ioacct_pgstore_jobs_select(r->pgq, f, peaks, count_job, c);
-		if (ret < 0)
-			cluster_error(r, "ioacct", err, errlen);
-		if (ret || (f->limit && c->given >= f->limit))
-			return ret;
-	}
-	/*
-	 * Then this node's running jobs, which the cluster store has not yet:
-	 * this node's part of them (per node, as --local would list them).
-	 */
-	local = *f;
-	local.after_key = f->after_key > RUNNING_KEY_BASE ? f->after_key - RUNNING_KEY_BASE : 0;
-	local.limit = 0;
-	ret = ioacct_store_jobs_select(r->store, &local, running_job, c);
-	if (ret < 0)
-		snprintf(err, errlen, "%s", ioacct_store_errmsg(r->store));
-	return ret;
-}
-
-/*
  * A page of jobs for ioacct. With private_data the store is root's alone,
  * so this is how users read it: their own jobs only (query_fetch.c). With
  * a cluster store, jobs are the cluster's, whole (unless asked for this
- * node's); when PostgreSQL is down that is an error saying so, not this
- * node's part of the jobs passed off as the whole.
+ * node's): those are answered off the event loop (ioacct_registry_defer());
+ * when PostgreSQL is down that is an error saying so, not this node's part
+ * of the jobs passed off as the whole.
  */
-static void handle_query(struct ioacct_registry *r, const struct ioacct_req_select *req,
+static bool cluster_query(const struct ioacct_registry *r, const struct ioacct_request *req)
+{
+	return req->type == IOACCT_MSG_QUERY && r->cfg->cluster_db[0] && !req->u.select.local &&
+	       ioacct_pgstore_available();
+}
+
+static void handle_query(struct ioacct_registry *r, const struct ioacct_request *req,
 			 uid_t peer, struct ioacct_reply *rep)
 {
-	struct cluster_src src = { .r = r };
-
-	if (r->cfg->cluster_db[0] && !req->local && ioacct_pgstore_available())
-		ioacct_query_serve_page_from(cluster_select, &src, req, (uint32_t)peer,
-					     r->cfg->private_data, rep);
+	if (cluster_query(r, req))
+		ioacct_reply_error(rep, -EOPNOTSUPP,
+				   "query: the cluster store is read off the event loop (ioacct_registry_defer)");
 	else
-		ioacct_query_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
+		ioacct_query_serve_page(r->store, &req->u.select, (uint32_t)peer,
+					r->cfg->private_data, rep);
+}
+
+int ioacct_registry_defer(struct ioacct_registry *r, const struct ioacct_request *req,
+			  uid_t peer_uid, void *tag, struct ioacct_reply *rep)
+{
+	int ret;
+
+	if (!cluster_query(r, req))
+		return 0;
+	memset(rep, 0, sizeof(*rep));
+	rep->seq = req->seq;
+	/* Started with the server (ioacct_registry_answers_fd()), which waits for its answers. */
+	if (!r->clusterq) {
+		ioacct_reply_error(rep, -EAGAIN,
+				   "cluster store (cluster_db) unavailable: ioacctd could not start the thread that reads it (see its log); ioacct --local reads this node's part alone");
+		return -EAGAIN;
+	}
+	ret = ioacct_clusterq_submit(r->clusterq, req, peer_uid, tag, rep);
+	if (ret == -ENOMEM)
+		ioacct_reply_error(rep, ret, "cluster queries: out of memory");
+	return ret ? ret : 1;
+}
+
+int ioacct_registry_answers_fd(struct ioacct_registry *r)
+{
+	if (!r->cfg->cluster_db[0] || !ioacct_pgstore_available())
+		return -1;
+	if (!r->clusterq && !(r->clusterq = ioacct_clusterq_new(r->cfg))) {
+		log_err("cluster queries: cannot start their thread: %s; ioacct reads only this node's store",
+			strerror(errno));
+		return -1;
+	}
+	return ioacct_clusterq_fd(r->clusterq);
+}
+
+bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, struct ioacct_reply *rep)
+{
+	return r->clusterq && ioacct_clusterq_take(r->clusterq, tag, rep);
+}
+
+void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag)
+{
+	if (r->clusterq)
+		ioacct_clusterq_cancel(r->clusterq, tag);
 }
 
 /*
@@ -1694,7 +1618,7 @@ void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_reque
 		handle_snapshot(r, &req->u.query, peer_uid, rep);
 		return;
 	case IOACCT_MSG_QUERY:
-		handle_query(r, &req->u.select, peer_uid, rep);
+		handle_query(r, req, peer_uid, rep);
 		return;
 	case IOACCT_MSG_JOB:
 		/* One job for the clients (lib/store/job_fetch.c), by the same rule as a query. */

@@ -59,6 +59,22 @@ void ioacct_registry_trace_poll(struct ioacct_registry *r);
 bool ioacct_registry_tracing(const struct ioacct_registry *r);
 void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uint32_t *cgroups);
 
+/*
+ * Whether a request is answered off the event loop (a QUERY of the cluster
+ * store, clusterq.h): 1 when it was queued for the client `tag`, whose
+ * answer ioacct_registry_answer() gives later; 0 when it is not one of
+ * those (ioacct_registry_handle() it); -errno with rep filled when it was
+ * refused (-EBUSY: too many wait; ask again).
+ */
+int ioacct_registry_defer(struct ioacct_registry *r, const struct ioacct_request *req,
+			  uid_t peer_uid, void *tag, struct ioacct_reply *rep);
+/* An fd readable when answers are ready (starts their thread); -1 without a cluster store. */
+int ioacct_registry_answers_fd(struct ioacct_registry *r);
+/* One ready answer: true with its client's tag and the reply (the caller frees it). */
+bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, struct ioacct_reply *rep);
+/* The client `tag` went away: its queued request and answer are dropped. */
+void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag);
+
 /* One request from a peer with the given credentials; fills rep. */
 void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_request *req,
 			    uid_t peer_uid, struct ioacct_reply *rep);

@@ -70,7 +70,7 @@ struct ioacct_registry {
 	struct dstep **slots;        /* slot -> step, NULL when free */
 	uint32_t nslots;
 	uint32_t next_slot;          /* round robin: a freed slot is reused as late as possible */
-	struct ioacct_pgstore *pgq;  /* cluster store for queries (cluster_db), opened when asked */
+	struct ioacct_clusterq *clusterq; /* cluster-wide queries, off the loop (clusterq.h) */
 	struct ioacct_jobload *jobload; /* whole jobs from the cluster store, read off the loop */
 	struct ioacct_jobtraces *traces; /* sbatch --io-monitor=trace (jobtrace.h) */
 };

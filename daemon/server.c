@@ -37,7 +37,12 @@
 /* Uids with their own log budget; the rest share one. */
 #define LOG_MAX_UIDS 1024
 
-enum client_state { CLIENT_READING, CLIENT_WRITING, CLIENT_DEAD };
+/*
+ * PARKED: its request is answered off the event loop (a query of the cluster
+ * store, ioacct_registry_defer()); it waits for the answer, watched only for
+ * hanging up. Its wait is bounded by the answerer (clusterq.h), not here.
+ */
+enum client_state { CLIENT_READING, CLIENT_PARKED, CLIENT_WRITING, CLIENT_DEAD };
 
 struct client {
 	int fd;
@@ -71,7 +76,10 @@ struct ioacct_server {
 	unsigned int max_clients;
 	unsigned int nclients;
 	unsigned int nuser; /* of them, not root's */
-	struct client_list reading, writing, dead;
+	struct client_list reading, parked, writing, dead;
+	/* The registry's answers fd (-1: none); its epoll events carry &answers. */
+	int afd;
+	char answers;
 	struct peer *peers;
 	size_t npeers, peers_cap;
 	uint64_t accept_paused_until;
@@ -118,6 +126,8 @@ static struct client_list *list_of(struct ioacct_server *s, struct client *c)
 	switch (c->state) {
 	case CLIENT_READING:
 		return &s->reading;
+	case CLIENT_PARKED:
+		return &s->parked;
 	case CLIENT_WRITING:
 		return &s->writing;
 	default:
@@ -221,6 +231,8 @@ static void client_close(struct ioacct_server *s, struct client *c, bool deliver
 		return;
 	if (!delivered && c->req && s->undelivered)
 		s->undelivered(s->undelivered_ctx, c->uid, c->req, c->rep);
+	if (c->state == CLIENT_PARKED)
+		ioacct_registry_forget_client(s->reg, c);
 	list_remove(list_of(s, c), c);
 	close(c->fd);
 	c->fd = -1;
@@ -279,7 +291,7 @@ static void client_reply(struct ioacct_server *s, struct client *c, struct ioacc
 	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = c };
 	struct peer *p = peer_find(s, c->uid);
 
-	list_remove(&s->reading, c);
+	list_remove(list_of(s, c), c);
 	ioacct_buf_free(&c->in);
 	c->out = *out;
 	*out = (struct ioacct_buf){ 0 };
@@ -324,13 +336,72 @@ static bool peer_gone(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }
 
-/* Serves a whole request: the handler is synchronous (and quick), only the I/O is not. */
+/* Its answer comes later (ioacct_registry_answer()): meanwhile only a hang-up is news. */
+static void client_park(struct ioacct_server *s, struct client *c)
+{
+	struct epoll_event ev = { .events = 0, .data.ptr = c };
+
+	list_remove(&s->reading, c);
+	ioacct_buf_free(&c->in);
+	c->state = CLIENT_PARKED;
+	list_append(&s->parked, c);
+	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev)) {
+		log_err("epoll_ctl on a client of uid %u: %s; dropped", (unsigned int)c->uid,
+			strerror(errno));
+		client_close(s, c, true);
+	}
+}
+
+/*
+ * Encodes the reply (taken over) and starts writing it; root's request and
+ * reply are kept for the undelivered hook.
+ */
+static void client_answer(struct ioacct_server *s, struct client *c,
+			  const struct ioacct_request *req, struct ioacct_reply *rep)
+{
+	struct ioacct_buf out = { 0 };
+	int ret;
+
+	if (rep->status)
+		peer_log(s, IOACCT_LOG_INFO, c->uid, "uid %u: %s refused: %s", (unsigned int)c->uid,
+			 ioacct_msg_type_name(req->type), rep->error);
+	ret = ioacct_proto_encode_reply(&out, rep);
+	if (ret) {
+		ioacct_buf_free(&out);
+		ioacct_reply_free(rep);
+		reply_error(s, c, req->seq, ret, "reply too large to encode");
+		return;
+	}
+	/* Root's requests are the ones that change state: keep them for the undelivered hook. */
+	if (c->uid == 0 && s->undelivered) {
+		c->req = malloc(sizeof(*c->req));
+		c->rep = malloc(sizeof(*c->rep));
+		if (c->req && c->rep) {
+			*c->req = *req;
+			*c->rep = *rep;
+			memset(rep, 0, sizeof(*rep));
+		} else {
+			free(c->req);
+			free(c->rep);
+			c->req = NULL;
+			c->rep = NULL;
+			log_warn("out of memory: if the reply to root's %s is not delivered, "
+				 "nobody will know", ioacct_msg_type_name(req->type));
+		}
+	}
+	ioacct_reply_free(rep);
+	client_reply(s, c, &out);
+}
+
+/*
+ * Serves a whole request: the handler is synchronous (and quick), only the
+ * I/O is not; a query of the cluster store is answered off the loop.
+ */
 static void client_handle(struct ioacct_server *s, struct client *c)
 {
 	char err[512];
 	struct ioacct_request req;
 	struct ioacct_reply rep;
-	struct ioacct_buf out = { 0 };
 	struct peer *p;
 	int ret;
 
@@ -361,36 +432,29 @@ static void client_handle(struct ioacct_server *s, struct client *c)
 		client_close(s, c, false);
 		return;
 	}
-	ioacct_registry_handle(s->reg, &req, c->uid, &rep);
-	if (rep.status)
-		peer_log(s, IOACCT_LOG_INFO, c->uid, "uid %u: %s refused: %s", (unsigned int)c->uid,
-			 ioacct_msg_type_name(req.type), rep.error);
-	ret = ioacct_proto_encode_reply(&out, &rep);
-	if (ret) {
-		ioacct_buf_free(&out);
-		ioacct_reply_free(&rep);
-		reply_error(s, c, req.seq, ret, "reply too large to encode");
+	ret = ioacct_registry_defer(s->reg, &req, c->uid, c, &rep);
+	if (ret == 1) {
+		client_park(s, c);
 		return;
 	}
-	/* Root's requests are the ones that change state: keep them for the undelivered hook. */
-	if (c->uid == 0 && s->undelivered) {
-		c->req = malloc(sizeof(*c->req));
-		c->rep = malloc(sizeof(*c->rep));
-		if (c->req && c->rep) {
-			*c->req = req;
-			*c->rep = rep;
-			rep = (struct ioacct_reply){ 0 };
-		} else {
-			free(c->req);
-			free(c->rep);
-			c->req = NULL;
-			c->rep = NULL;
-			log_warn("out of memory: if the reply to root's %s is not delivered, "
-				 "nobody will know", ioacct_msg_type_name(req.type));
-		}
+	if (ret == 0)
+		ioacct_registry_handle(s->reg, &req, c->uid, &rep);
+	client_answer(s, c, &req, &rep);
+}
+
+/* The answers the registry has ready for parked clients. */
+static void answers_take(struct ioacct_server *s)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_QUERY };
+	struct ioacct_reply rep;
+	void *tag;
+
+	while (ioacct_registry_answer(s->reg, &tag, &rep)) {
+		struct client *c = tag;
+
+		req.seq = rep.seq;
+		client_answer(s, c, &req, &rep);
 	}
-	ioacct_reply_free(&rep);
-	client_reply(s, c, &out);
 }
 
 /* Reads what the client sent; once a whole request is there, serves it. */
@@ -458,12 +522,12 @@ static void client_read(struct ioacct_server *s, struct client *c)
 /* The oldest connection of a user, to make room for root. */
 static struct client *oldest_user_client(struct ioacct_server *s)
 {
-	for (struct client *c = s->reading.head; c; c = c->next)
-		if (c->uid != 0)
-			return c;
-	for (struct client *c = s->writing.head; c; c = c->next)
-		if (c->uid != 0)
-			return c;
+	struct client_list *lists[] = { &s->reading, &s->parked, &s->writing };
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		for (struct client *c = lists[i]->head; c; c = c->next)
+			if (c->uid != 0)
+				return c;
 	return NULL;
 }
 
@@ -655,6 +719,15 @@ struct ioacct_server *ioacct_server_create(int lfd, struct ioacct_registry *reg)
 			      LOG_MAX_UIDS);
 	ioacct_ratelimit_init(&s->rl_debug, IOACCT_SERVER_LOG_BURST, IOACCT_SERVER_LOG_WINDOW_MS,
 			      LOG_MAX_UIDS);
+	s->afd = ioacct_registry_answers_fd(reg);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &s->answers };
+	if (s->afd >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->afd, &ev)) {
+		err = errno;
+		close(s->epfd);
+		free(s);
+		errno = err;
+		return NULL;
+	}
 	s->max_clients = nofile_clients();
 	log_info("at most %u clients (%u per user, %u kept for root), %d ms to send a request, "
 		 "%d ms to read the reply", s->max_clients, IOACCT_SERVER_PER_UID,
@@ -702,16 +775,21 @@ int ioacct_server_run(struct ioacct_server *s, int timeout_ms)
 	 */
 	for (int pass = 0, served = 0; pass < 2; pass++) {
 		for (int i = 0; i < n; i++) {
-			struct client *c = ev[i].data.ptr;
+			void *p = ev[i].data.ptr;
+			struct client *c = p == &s->answers ? NULL : p;
 
 			if ((pass == 0) != (!c || c->uid == 0))
 				continue;
 			if (pass == 1 && served++ > 0 && now_ms() > until)
 				break;
-			if (!c)
+			if (p == &s->answers)
+				answers_take(s);
+			else if (!c)
 				accept_clients(s);
 			else if (c->state == CLIENT_READING)
 				client_read(s, c);
+			else if (c->state == CLIENT_PARKED && peer_gone(c->fd))
+				client_close(s, c, true);
 			else if (c->state == CLIENT_WRITING)
 				client_write(s, c);
 		}
@@ -731,6 +809,8 @@ void ioacct_server_destroy(struct ioacct_server *s)
 		return;
 	while (s->reading.head)
 		client_close(s, s->reading.head, true);
+	while (s->parked.head)
+		client_close(s, s->parked.head, true);
 	while (s->writing.head)
 		client_close(s, s->writing.head, false);
 	free_dead(s);

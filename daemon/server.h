@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ioacctd's socket server: accepts, reads one request per connection,
- * hands it to the registry, writes the reply, closes. Everything is
+ * hands it to the registry, writes the reply, closes. A request the
+ * registry answers off the event loop (a query of the cluster store,
+ * ioacct_registry_defer()) parks its client until the answer is ready. Everything is
  * non-blocking and driven by epoll, so that no client, however slow or
  * hostile, holds the event loop: the daemon keeps draining bins on schedule
  * and root's requests (register, finish: slurmstepd, the epilog, iorun) are

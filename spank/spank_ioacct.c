@@ -384,8 +384,8 @@ static void first_line(const char *cmd, char *line, size_t len)
 static void job_final_state(char *state, size_t len, int32_t *exit_code)
 {
 	const char *id = getenv("SLURM_JOB_ID");
-	char cmd[128], line[8192], st[32] = "", reason[64] = "";
-	int code = 0, sig = 0;
+	char cmd[128], line[8192], st[32] = "", reason[64] = "", end[32] = "";
+	int code = 0, sig = 0, restarts = 0;
 	const char *f;
 
 	snprintf(state, len, "COMPLETED");
@@ -400,8 +400,19 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 		sscanf(f, " Reason=%63[A-Za-z_]", reason);
 	if ((f = strstr(line, " ExitCode=")))
 		sscanf(f, " ExitCode=%d:%d", &code, &sig);
+	if ((f = strstr(line, " Restarts=")))
+		sscanf(f, " Restarts=%d", &restarts);
+	if ((f = strstr(line, " EndTime=")))
+		sscanf(f, " EndTime=%31s", end);
 	*exit_code = sig ? 128 + sig : code;
-	if (st[0] && strcmp(st, "COMPLETING") && strcmp(st, "RUNNING"))
+	/*
+	 * Requeued while running (scontrol requeue, a node failure): the epilog
+	 * sees the job COMPLETING like any other, but Slurm has already counted
+	 * the restart and cleared the end for the next run. sacct says REQUEUED.
+	 */
+	if (strcmp(st, "COMPLETING") == 0 && restarts > 0 && strcmp(end, "Unknown") == 0)
+		snprintf(state, len, "REQUEUED");
+	else if (st[0] && strcmp(st, "COMPLETING") && strcmp(st, "RUNNING"))
 		snprintf(state, len, "%s", st);
 	else if (sig)
 		snprintf(state, len, "%s", strcmp(reason, "TimeLimit") == 0 ? "TIMEOUT" : "CANCELLED");

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "store.h"
+#include "text.h"
 
 #ifdef HAVE_LIBPQ
 #include <libpq-fe.h>
@@ -226,6 +227,16 @@ static const char *const migrations[] = {
 	" missing text[],"
 	" PRIMARY KEY (cluster, job_id));"
 	"CREATE INDEX job_reports_waiting ON job_reports (deadline) WHERE written_at IS NULL;",
+	/*
+	 * 4: names are bytes, text is UTF-8 (issue 24). A path that is not valid
+	 * UTF-8 is stored with U+FFFD in its text column, for people and
+	 * queries, and its exact bytes here beside it (NULL when the text is
+	 * exact): a report is written, a directory found, at the real path.
+	 */
+	"ALTER TABLE jobs ADD COLUMN workdir_raw bytea;"
+	"ALTER TABLE mounts ADD COLUMN path_raw bytea;"
+	"ALTER TABLE job_reports ADD COLUMN path_raw bytea;"
+	"ALTER TABLE job_reports ADD COLUMN copy_dir_raw bytea;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,
@@ -279,7 +290,23 @@ static const char *one_line(const char *msg, char *buf, size_t len)
 	return buf;
 }
 
-/* The error of a failed call: the connection's when it broke, else the result's. */
+/*
+ * Whether PostgreSQL refused the data itself: SQLSTATE class 22 (data
+ * exception: a bad byte, a number out of range) or 23 (a constraint).
+ * Sending the same rows again fails the same way; anything else (a lost
+ * connection, no space, a lock, a permission) may pass later.
+ */
+static bool data_refused(const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	return state && (strncmp(state, "22", 2) == 0 || strncmp(state, "23", 2) == 0);
+}
+
+/*
+ * The error of a failed call: the connection's when it broke (-ECONNRESET),
+ * else the result's: -EINVAL when the data was refused, else -EIO.
+ */
 static int conn_error(struct ioacct_pgstore *pg, const PGresult *res, const char *what)
 {
 	const char *msg = res && PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res) :
@@ -289,7 +316,71 @@ static int conn_error(struct ioacct_pgstore *pg, const PGresult *res, const char
 	one_line(msg, line, sizeof(line));
 	if (PQstatus(pg->conn) != CONNECTION_OK)
 		return pg_error(pg, -ECONNRESET, "cluster store: %s: connection lost: %s", what, line);
-	return pg_error(pg, -EIO, "cluster store: %s: %s", what, line);
+	return pg_error(pg, data_refused(res) ? -EINVAL : -EIO, "cluster store: %s: %s", what,
+			line);
+}
+
+/*
+ * A name as a text parameter: PostgreSQL's text is UTF-8 (client_encoding
+ * is set so), and a byte that is not refuses the whole job. Valid names go
+ * as they are; others as a copy with U+FFFD for their invalid bytes, kept
+ * in *owned for the caller to free. NULL (errno ENOMEM) when out of memory.
+ */
+static const char *text_param(const char *s, char **owned)
+{
+	*owned = NULL;
+	if (ioacct_utf8_valid(s))
+		return s;
+	*owned = ioacct_utf8_dup(s);
+	return *owned;
+}
+
+/*
+ * The exact bytes of a path that is not valid UTF-8, as bytea input
+ * (\x and hex digits, malloc'd); NULL when the path is valid UTF-8 (its
+ * text column is exact), or out of memory (*nomem).
+ */
+static char *raw_param(const char *s, bool *nomem)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(s);
+	char *out, *o;
+
+	if (ioacct_utf8_valid(s))
+		return NULL;
+	out = malloc(2 + 2 * n + 1);
+	if (!out) {
+		*nomem = true;
+		return NULL;
+	}
+	o = out;
+	*o++ = '\\';
+	*o++ = 'x';
+	for (size_t i = 0; i < n; i++) {
+		*o++ = hex[(unsigned char)s[i] >> 4];
+		*o++ = hex[(unsigned char)s[i] & 15];
+	}
+	*o = '\0';
+	return out;
+}
+
+/* A bytea column's value (text output, \x...), unescaped into dst; false when NULL. */
+static bool raw_value(const PGresult *res, int row, int col, char *dst, size_t len)
+{
+	unsigned char *bytes;
+	size_t n;
+
+	if (PQgetisnull(res, row, col))
+		return false;
+	bytes = PQunescapeBytea((const unsigned char *)PQgetvalue(res, row, col), &n);
+	if (!bytes)
+		return false;
+	if (n >= len)
+		n = len - 1;
+	memcpy(dst, bytes, n);
+	dst[n] = '\0';
+	PQfreemem(bytes);
+	return true;
 }
 
 /* Runs SQL that returns nothing (or rows nobody reads). */
@@ -436,9 +527,10 @@ static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_
 	 */
 	const char *const keys[] = { "connect_timeout", "application_name", "keepalives_idle",
 				     "keepalives_interval", "keepalives_count", "tcp_user_timeout",
-				     "options", "dbname", NULL };
+				     "client_encoding", "options", "dbname", NULL };
+	/* UTF8: what every text ioacctd sends is (text_param()), whatever the locale says. */
 	const char *const values[] = { connect_timeout, "ioacctd", "30", "10", "3", "60000",
-				       options, conninfo, NULL };
+				       "UTF8", options, conninfo, NULL };
 	struct ioacct_pgstore *pg = calloc(1, sizeof(*pg));
 	char line[768];
 	int ret;
@@ -543,21 +635,51 @@ static void buf_add(struct buf *b, const char *fmt, ...)
 	}
 }
 
-/* A string field of COPY's text format: backslash, tab and line ends escaped. */
+/*
+ * A string field of COPY's text format: backslash, tab and line ends
+ * escaped, and valid UTF-8 as text_param() makes it (U+FFFD for bytes that
+ * are not).
+ */
 static void buf_text(struct buf *b, const char *s, size_t max, char sep)
 {
 	size_t n = strnlen(s, max);
 
-	for (size_t i = 0; i < n && !b->failed; i++) {
-		switch (s[i]) {
-		case '\\': buf_add(b, "\\\\"); break;
-		case '\t': buf_add(b, "\\t"); break;
-		case '\n': buf_add(b, "\\n"); break;
-		case '\r': buf_add(b, "\\r"); break;
-		default: buf_add(b, "%c", s[i]); break;
-		}
+	for (size_t i = 0; i < n && !b->failed;) {
+		bool valid;
+		size_t len = ioacct_utf8_seq((const unsigned char *)s + i, &valid);
+
+		if (len > n - i)
+			len = n - i;
+		if (!valid)
+			buf_add(b, IOACCT_UTF8_REPLACEMENT);
+		else if (s[i] == '\\')
+			buf_add(b, "\\\\");
+		else if (s[i] == '\t')
+			buf_add(b, "\\t");
+		else if (s[i] == '\n')
+			buf_add(b, "\\n");
+		else if (s[i] == '\r')
+			buf_add(b, "\\r");
+		else
+			buf_add(b, "%.*s", (int)len, s + i);
+		i += len;
 	}
 	buf_add(b, "%c", sep);
+}
+
+/* A path's exact bytes (bytea, raw_param()) when it is not valid UTF-8, else NULL. */
+static void buf_raw(struct buf *b, const char *s, char sep)
+{
+	bool nomem = false;
+	char *raw = raw_param(s, &nomem);
+
+	if (nomem)
+		b->failed = true;
+	else if (raw)
+		buf_add(b, "\\%s%c", raw, sep); /* COPY's text format: the backslash escaped */
+	else
+		buf_add(b, "\\N%c", sep);
+	free(raw);
 }
 
 /* 0 (not ended) is NULL, as in SQLite. */
@@ -642,7 +764,8 @@ static int put_steps(struct ioacct_pgstore *pg, const char *id, const struct ioa
 static int put_mounts(struct ioacct_pgstore *pg, const char *id,
 		      const struct ioacct_jobdata *jd, struct buf *b)
 {
-	int err = copy_begin(pg, "COPY mounts (job, mnt_id, path, fstype, source) FROM STDIN");
+	int err = copy_begin(pg, "COPY mounts (job, mnt_id, path, fstype, source, path_raw)"
+				 " FROM STDIN");
 
 	if (err)
 		return err;
@@ -652,7 +775,8 @@ static int put_mounts(struct ioacct_pgstore *pg, const char *id,
 		buf_add(b, "%s\t%" PRIu32 "\t", id, m->mnt_id);
 		buf_text(b, m->path, sizeof(m->path), '\t');
 		buf_text(b, m->fstype, sizeof(m->fstype), '\t');
-		buf_text(b, m->source, sizeof(m->source), '\n');
+		buf_text(b, m->source, sizeof(m->source), '\t');
+		buf_raw(b, m->path, '\n');
 		err = copy_flush(pg, b, false);
 	}
 	return copy_end(pg, b, err, "store the mounts");
@@ -681,20 +805,47 @@ static int put_samples(struct ioacct_pgstore *pg, const char *id, const struct i
 	return copy_end(pg, b, err, with_bin ? "store the series" : "store the totals");
 }
 
+/* The job's names as text parameters (text_param()), in the order of the job's row. */
+enum { T_CLUSTER, T_NODE, T_SOURCE, T_USER, T_NAME, T_WORKDIR, T_STATE, T_PROBE, NR_T };
+
+static int job_texts(struct ioacct_pgstore *pg, const struct ioacct_job *j, const char **t,
+		     char **owned)
+{
+	const char *const src[NR_T] = { j->cluster, j->node, j->source, j->user, j->name,
+					j->workdir, j->state, j->probe_mode };
+
+	for (int i = 0; i < NR_T; i++) {
+		t[i] = text_param(src[i], &owned[i]);
+		if (!t[i])
+			return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	}
+	return 0;
+}
+
 static int put_job_row(struct ioacct_pgstore *pg, const struct ioacct_job *j, char *id,
 		       size_t idlen)
 {
 	char job_id[24], uid[16], gid[16], ajob[16], atask[16], start[24], end[24], ec[16], bw[24],
 		de[24], db[24];
-	const char *params[19];
+	const char *params[20], *t[NR_T];
+	char *owned[NR_T] = { 0 }, *workdir_raw = NULL;
+	bool nomem = false;
 	PGresult *res;
-	int err = 0;
+	int err;
 
+	err = job_texts(pg, j, t, owned);
+	if (!err) {
+		workdir_raw = raw_param(j->workdir, &nomem);
+		if (nomem)
+			err = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	}
+	if (err)
+		goto out;
 	snprintf(job_id, sizeof(job_id), "%" PRIu64, j->job_id);
 	snprintf(start, sizeof(start), "%" PRId64, j->start_ns);
-	params[0] = j->cluster;
+	params[0] = t[T_CLUSTER];
 	params[1] = job_id;
-	params[2] = j->node;
+	params[2] = t[T_NODE];
 	params[3] = start;
 	/* That node's earlier copy of this job, with its rows (ON DELETE CASCADE). */
 	res = PQexecParams(pg->conn,
@@ -705,7 +856,7 @@ static int put_job_row(struct ioacct_pgstore *pg, const struct ioacct_job *j, ch
 		err = conn_error(pg, res, "replace the job");
 	PQclear(res);
 	if (err)
-		return err;
+		goto out;
 
 	snprintf(uid, sizeof(uid), "%" PRIu32, j->uid);
 	snprintf(gid, sizeof(gid), "%" PRIu32, j->gid);
@@ -716,33 +867,38 @@ static int put_job_row(struct ioacct_pgstore *pg, const struct ioacct_job *j, ch
 	snprintf(bw, sizeof(bw), "%" PRIu64, j->bin_width_ns);
 	snprintf(de, sizeof(de), "%" PRIu64, j->dropped_events);
 	snprintf(db, sizeof(db), "%" PRIu64, j->dropped_bytes);
-	params[4] = j->source;
+	params[4] = t[T_SOURCE];
 	params[5] = uid;
 	params[6] = gid;
-	params[7] = j->user;
-	params[8] = j->name;
-	params[9] = j->workdir;
+	params[7] = t[T_USER];
+	params[8] = t[T_NAME];
+	params[9] = t[T_WORKDIR];
 	params[10] = j->has_array ? ajob : NULL;
 	params[11] = j->has_array ? atask : NULL;
 	params[12] = j->end_ns ? end : NULL;
-	params[13] = j->state;
+	params[13] = t[T_STATE];
 	params[14] = ec;
-	params[15] = j->probe_mode;
+	params[15] = t[T_PROBE];
 	params[16] = bw;
 	params[17] = de;
 	params[18] = db;
+	params[19] = workdir_raw;
 	res = PQexecParams(pg->conn,
 			   "INSERT INTO jobs (cluster, job_id, node, start_ns, source, uid, gid, \"user\","
 			   " name, workdir, array_job_id, array_task_id, end_ns, state, exit_code,"
-			   " probe_mode, bin_width_ns, dropped_events, dropped_bytes)"
+			   " probe_mode, bin_width_ns, dropped_events, dropped_bytes, workdir_raw)"
 			   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
-			   " $16, $17, $18, $19) RETURNING id",
-			   19, NULL, params, NULL, NULL, 0);
+			   " $16, $17, $18, $19, $20) RETURNING id",
+			   20, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
 		err = conn_error(pg, res, "store the job");
 	else
 		snprintf(id, idlen, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
+out:
+	for (int i = 0; i < NR_T; i++)
+		free(owned[i]);
+	free(workdir_raw);
 	return err;
 }
 
@@ -775,11 +931,11 @@ int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdat
 		return 0;
 	/* Name the job: the message goes to the log of a node with many. */
 	{
-		char msg[sizeof(pg->errmsg)];
+		char msg[sizeof(pg->errmsg)], cluster[sizeof(jd->job.cluster) * 4];
 
 		snprintf(msg, sizeof(msg), "%s", pg->errmsg);
 		pg_error(pg, err, "%s (job %" PRIu64 " of cluster %s)", msg, jd->job.job_id,
-			 jd->job.cluster);
+			 ioacct_text_clean(cluster, sizeof(cluster), jd->job.cluster));
 	}
 	return err;
 }
@@ -1341,8 +1497,12 @@ static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter
 	if (f->nclusters) {
 		buf_add(b, " AND j.cluster IN (");
 		for (size_t i = 0; i < f->nclusters; i++) {
-			char *lit = PQescapeLiteral(pg->conn, f->clusters[i], strlen(f->clusters[i]));
+			char *owned, *lit = NULL;
+			const char *name = text_param(f->clusters[i], &owned);
 
+			if (name)
+				lit = PQescapeLiteral(pg->conn, name, strlen(name));
+			free(owned);
 			if (!lit)
 				return conn_error(pg, NULL, "quote a cluster name");
 			buf_add(b, "%s%s", i ? "," : "", lit);
@@ -1542,26 +1702,36 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 				const struct ioacct_report_spec *spec, uint32_t merge_timeout_s)
 {
 	char job_id[24], formats[16], uid[16], gid[16], timeout[16], start[24];
-	const char *params[10];
+	const char *params[12];
+	char *owned[4] = { 0 }, *path_raw = NULL, *copy_dir_raw = NULL;
+	bool nomem = false;
 	PGresult *res;
 	int err = 0;
 
+	params[0] = text_param(job->cluster, &owned[0]);
+	params[2] = text_param(spec->nodes, &owned[1]);
+	params[3] = text_param(spec->path, &owned[2]);
+	params[7] = text_param(spec->copy_dir, &owned[3]);
+	path_raw = raw_param(spec->path, &nomem);
+	copy_dir_raw = raw_param(spec->copy_dir, &nomem);
+	if (!params[0] || !params[2] || !params[3] || !params[7] || nomem) {
+		err = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+		goto out;
+	}
 	snprintf(job_id, sizeof(job_id), "%" PRIu64, job->job_id);
 	snprintf(formats, sizeof(formats), "%" PRIu32, spec->formats);
 	snprintf(uid, sizeof(uid), "%" PRIu32, job->uid);
 	snprintf(gid, sizeof(gid), "%" PRIu32, job->gid);
 	snprintf(timeout, sizeof(timeout), "%" PRIu32, merge_timeout_s);
-	params[0] = job->cluster;
 	params[1] = job_id;
-	params[2] = spec->nodes;
-	params[3] = spec->path;
 	params[4] = formats;
 	params[5] = uid;
 	params[6] = gid;
-	params[7] = spec->copy_dir;
 	params[8] = timeout;
 	snprintf(start, sizeof(start), "%" PRId64, job->start_ns);
 	params[9] = start;
+	params[10] = path_raw;
+	params[11] = copy_dir_raw;
 	/*
 	 * The first node's offer stands: its deadline counts from the first part.
 	 * A row made before this node's part started is an earlier run of the
@@ -1569,20 +1739,26 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 	 */
 	res = PQexecParams(pg->conn,
 			   "INSERT INTO job_reports (cluster, job_id, expected, path, formats, uid, gid,"
-			   " copy_dir, merge_timeout_s, deadline)"
+			   " copy_dir, merge_timeout_s, deadline, path_raw, copy_dir_raw)"
 			   " VALUES ($1, $2, string_to_array($3, ','), $4, $5, $6, $7, $8, $9,"
-			   " now() + make_interval(secs => $9::integer))"
+			   " now() + make_interval(secs => $9::integer), $11, $12)"
 			   " ON CONFLICT (cluster, job_id) DO UPDATE SET expected = EXCLUDED.expected,"
 			   " path = EXCLUDED.path, formats = EXCLUDED.formats, uid = EXCLUDED.uid,"
 			   " gid = EXCLUDED.gid, copy_dir = EXCLUDED.copy_dir,"
+			   " path_raw = EXCLUDED.path_raw, copy_dir_raw = EXCLUDED.copy_dir_raw,"
 			   " merge_timeout_s = EXCLUDED.merge_timeout_s, first_at = now(),"
 			   " deadline = EXCLUDED.deadline, written_at = NULL, written_by = NULL,"
 			   " missing = NULL"
 			   " WHERE job_reports.first_at < to_timestamp($10::bigint / 1e9)",
-			   10, NULL, params, NULL, NULL, 0);
+			   12, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = conn_error(pg, res, "offer the merged report");
 	PQclear(res);
+out:
+	for (size_t i = 0; i < ARRAY_SIZE(owned); i++)
+		free(owned[i]);
+	free(path_raw);
+	free(copy_dir_raw);
 	return err;
 }
 
@@ -1601,11 +1777,12 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 		" array_to_string(r.expected, ','), r.written_at IS NOT NULL, now() >= r.deadline,"
 		" coalesce((SELECT string_agg(n, ',' ORDER BY n) FROM unnest(r.expected) n"
 		"  WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.cluster = r.cluster"
-		"  AND j.job_id = r.job_id AND j.node = n)), ''), r.merge_timeout_s"
+		"  AND j.job_id = r.job_id AND j.node = n)), ''), r.merge_timeout_s, r.path_raw,"
+		" r.copy_dir_raw"
 		" FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2 FOR UPDATE";
 	char job_id_s[24], q[sizeof(sql) + 16];
-	const char *params[2] = { cluster, job_id_s };
-	char missing[sizeof((*jd)->missing_nodes)];
+	const char *params[2] = { NULL, job_id_s };
+	char *owned = NULL, missing[sizeof((*jd)->missing_nodes)];
 	uint32_t timeout = 0;
 	bool written = false, overdue = false;
 	PGresult *res;
@@ -1615,10 +1792,16 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 	memset(rep, 0, sizeof(*rep));
 	snprintf(job_id_s, sizeof(job_id_s), "%" PRIu64, job_id);
 	snprintf(q, sizeof(q), "%s%s", sql, skip_locked ? " SKIP LOCKED" : "");
+	params[0] = text_param(cluster, &owned);
+	if (!params[0])
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	err = exec(pg, "BEGIN", "begin a transaction");
-	if (err)
+	if (err) {
+		free(owned);
 		return err;
+	}
 	res = PQexecParams(pg->conn, q, 2, NULL, params, NULL, NULL, 0);
+	free(owned);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		err = conn_error(pg, res, "lock the merged report");
 	} else if (PQntuples(res) != 1) {
@@ -1635,6 +1818,9 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 		overdue = PQgetvalue(res, 0, 7)[0] == 't';
 		ioacct_strlcpy(missing, PQgetvalue(res, 0, 8), sizeof(missing));
 		timeout = (uint32_t)strtoul(PQgetvalue(res, 0, 9), NULL, 10);
+		/* The exact paths, where the text has U+FFFD for bytes that were not UTF-8. */
+		raw_value(res, 0, 10, rep->spec.path, sizeof(rep->spec.path));
+		raw_value(res, 0, 11, rep->spec.copy_dir, sizeof(rep->spec.copy_dir));
 	}
 	PQclear(res);
 	if (!err && written)
@@ -1658,11 +1844,18 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
 				  const char *node, const char *missing)
 {
-	char job_id_s[24];
-	const char *params[4] = { cluster, job_id_s, node, missing };
+	char job_id_s[24], *owned[3] = { 0 };
+	const char *params[4] = { text_param(cluster, &owned[0]), job_id_s,
+				  text_param(node, &owned[1]), text_param(missing, &owned[2]) };
 	PGresult *res;
 	int err = 0;
 
+	if (!params[0] || !params[2] || !params[3]) {
+		for (size_t i = 0; i < ARRAY_SIZE(owned); i++)
+			free(owned[i]);
+		rollback_quiet(pg);
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	}
 	snprintf(job_id_s, sizeof(job_id_s), "%" PRIu64, job_id);
 	res = PQexecParams(pg->conn,
 			   "UPDATE job_reports SET written_at = now(), written_by = $3,"
@@ -1672,6 +1865,8 @@ int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = conn_error(pg, res, "mark the merged report written");
 	PQclear(res);
+	for (size_t i = 0; i < ARRAY_SIZE(owned); i++)
+		free(owned[i]);
 	if (!err)
 		err = exec(pg, "COMMIT", "commit the merged report");
 	if (err)

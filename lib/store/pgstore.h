@@ -16,6 +16,11 @@
  *   job_reports  (cluster, job_id) -> the merged report of a job of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
+ * Text is UTF-8: a name with bytes that are not (a job name, a workdir, a
+ * mount path: anyone's bytes) is stored with U+FFFD for them, as the JSON
+ * output shows it, and a path's exact bytes kept beside it in a bytea
+ * column (jobs.workdir_raw, mounts.path_raw, job_reports.path_raw and
+ * copy_dir_raw; NULL when the text is exact; schema 4).
  * The counters are numeric(20,0): exact for the whole uint64 range, in sums too.
  * Their columns follow IOACCT_STORE_COUNTER_COLS: a column new there is added
  * here on connect.
@@ -35,7 +40,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 3
+#define IOACCT_PGSTORE_SCHEMA_VERSION 4
 
 struct ioacct_pgstore;
 
@@ -56,7 +61,10 @@ bool ioacct_pgstore_connected(const struct ioacct_pgstore *pg);
 /*
  * Writes a finished job, its steps, mounts, totals and series in one
  * transaction, replacing what an earlier write of the same job left.
- * 0 once PostgreSQL has committed; -errno otherwise (nothing written).
+ * 0 once PostgreSQL has committed; -errno otherwise (nothing written):
+ * -EINVAL when PostgreSQL refused the job's data (SQLSTATE class 22 or 23:
+ * writing it again would fail again), -ECONNRESET when the connection was
+ * lost, -EIO for another failure (which may pass later).
  */
 int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd);
 

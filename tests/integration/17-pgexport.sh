@@ -70,7 +70,7 @@ wait_drained
 [ "$(pg_write_bytes 103)" = 12345 ] || fail "job 103: PostgreSQL has $(pg_write_bytes 103) bytes, not 12345"
 [ "$(pg "SELECT count(*) FROM jobs WHERE node = '$(hostname -s)'")" = 3 ] ||
 	fail "the jobs are not stored under node $(hostname -s)"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 3 ] || fail "PostgreSQL schema version is not 3"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 4 ] || fail "PostgreSQL schema version is not 4"
 compare_stores "$DB" "" "three jobs"
 
 # ---- 2. PostgreSQL down while a job finishes, back 30 s later ----------------------

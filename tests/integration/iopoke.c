@@ -8,7 +8,9 @@
  *   iopoke SOCKET register-hangup JOB STEP PID [CGROUP]
  *                                  sends the REGISTER and closes without a reply
  *   iopoke SOCKET finish-step JOB STEP
- *   iopoke SOCKET finish-job JOB
+ *   iopoke SOCKET finish-job JOB [REPORT NODES]
+ *                                  REPORT: a report's path as the epilog sends it
+ *                                  (JSON), NODES the job's, "n1,n2": a merged report
  *   iopoke SOCKET snapshot JOB [CLUSTER]
  *   iopoke SOCKET garbage KIND     KIND: random, truncated, oversized, badmagic,
  *                                  badversion, badtype, shortattr
@@ -154,9 +156,14 @@ int main(int argc, char **argv)
 		req.type = IOACCT_MSG_FINISH_STEP;
 		req.u.fin.job_id = strtoull(argv[3], NULL, 10);
 		req.u.fin.step_id = (uint32_t)strtoul(argv[4], NULL, 10);
-	} else if (!strcmp(argv[2], "finish-job") && argc == 4) {
+	} else if (!strcmp(argv[2], "finish-job") && (argc == 4 || argc == 6)) {
 		req.type = IOACCT_MSG_FINISH_JOB;
 		req.u.fin.job_id = strtoull(argv[3], NULL, 10);
+		if (argc == 6) {
+			snprintf(req.u.fin.report.path, sizeof(req.u.fin.report.path), "%s", argv[4]);
+			req.u.fin.report.formats = 1U << 1; /* IOACCT_FMT(IOACCT_RENDER_JSON) */
+			snprintf(req.u.fin.report.nodes, sizeof(req.u.fin.report.nodes), "%s", argv[5]);
+		}
 	} else if (!strcmp(argv[2], "snapshot") && argc >= 4) {
 		req.type = IOACCT_MSG_SNAPSHOT;
 		req.u.query.job_id = strtoull(argv[3], NULL, 10);
