@@ -464,8 +464,13 @@ static void render_header(FILE *f, const struct ioacct_compare *c, const char *l
 			"(--darshan-filter leaves out what Darshan skips)\n");
 	} else {
 		fprintf(f, "# filter: --darshan-filter; ours leaves out mounts Darshan does not record:");
-		for (size_t i = 0; i < c->nfiltered; i++)
-			fprintf(f, " %s (%s)", c->filtered[i]->path, c->filtered[i]->fstype);
+		for (size_t i = 0; i < c->nfiltered; i++) {
+			fputc(' ', f);
+			r_text(f, c->filtered[i]->path);
+			fputs(" (", f);
+			r_text(f, c->filtered[i]->fstype);
+			fputc(')', f);
+		}
 		fprintf(f, "%s\n", c->nfiltered ? "" : " none here");
 	}
 	if (c->only_mount)
@@ -512,8 +517,11 @@ static void render_mount(FILE *f, const struct ioacct_compare_mount *m, bool all
 	size_t omitted = 0;
 	char buf[64];
 
-	fprintf(f, "\n# mount: %s\t%s\tours: %s\tDarshan: %zu POSIX record%s\n", m->path, m->fstype,
-		m->in_ours ? "yes" : "no I/O", m->posix_records, m->posix_records == 1 ? "" : "s");
+	fputs("\n# mount: ", f);
+	r_text(f, m->path);
+	fputc('\t', f);
+	r_text(f, m->fstype);
+	fprintf(f, "\tours: %s\tDarshan: %zu POSIX record%s\n", m->in_ours ? "yes" : "no I/O", m->posix_records, m->posix_records == 1 ? "" : "s");
 	/* A mount of Darshan's STDIO or MPI-IO records alone has nothing to compare. */
 	if (m->in_ours || m->posix_records)
 		fprintf(f, "%-30s %18s %18s %12s\n", "COUNTER", "OURS", "DARSHAN", "RATIO");
