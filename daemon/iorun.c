@@ -38,6 +38,7 @@
 #include "proto.h"
 #include "render.h"
 #include "report.h"
+#include "text.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -272,8 +273,9 @@ static int write_trace(const struct iorun_opts *o, struct iorun_trace *t,
 
 	if (!log || ioacct_darshan_dxt_move(log, t->dxt)) {
 		ret = -ENOMEM;
-		fprintf(stderr, "iorun: --trace: cannot make the Darshan log %s: out of memory\n",
-			o->trace);
+		fputs("iorun: --trace: cannot make the Darshan log ", stderr);
+		ioacct_text_put(stderr, o->trace);
+		fputs(": out of memory\n", stderr);
 		goto out;
 	}
 	for (size_t i = 0; i < log->ndxt; i++) {
@@ -288,13 +290,17 @@ static int write_trace(const struct iorun_opts *o, struct iorun_trace *t,
 		 t->max);
 	ret = ioacct_darshan_write_file(log, o->trace, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "iorun: --trace: %s\n", err);
+		fputs("iorun: --trace: ", stderr);
+		ioacct_text_put(stderr, err);
+		fputc('\n', stderr);
 		goto out;
 	}
 	t->written = true;
-	fprintf(stderr, "iorun: trace in %s: %" PRIu64 " writes and %" PRIu64 " reads on %zu "
+	fputs("iorun: trace in ", stderr);
+	ioacct_text_put(stderr, o->trace);
+	fprintf(stderr, ": %" PRIu64 " writes and %" PRIu64 " reads on %zu "
 		"files; %" PRIu64 " events lost (ring buffer full), %" PRIu64 " dropped (past "
-		"--trace-max-events %" PRIu64 "%s)%s\n", o->trace, nw, nr, ndxt, lost, t->dropped,
+		"--trace-max-events %" PRIu64 "%s)%s\n", nw, nr, ndxt, lost, t->dropped,
 		t->max, t->nomem ? ", or out of memory" : "",
 		t->broken ? "; the ring buffer failed, the trace ends early" : "");
 	if (t->nopath)
@@ -305,6 +311,14 @@ out:
 	ioacct_darshan_free(log);
 	ioacct_report_destroy(r);
 	return ret;
+}
+
+/* "iorun: cannot write PATH: ERROR", the path as a line of text can hold it. */
+static void cannot_write(const char *path, int err)
+{
+	fputs("iorun: cannot write ", stderr);
+	ioacct_text_put(stderr, path);
+	fprintf(stderr, ": %s\n", strerror(err));
 }
 
 /* The job's report, as ioacctd has it: through the socket, wherever the store is. */
@@ -329,7 +343,7 @@ static int print_summary(const struct ioacct_config *cfg, const struct iorun_opt
 		f = fopen(o->output, "we");
 		if (!f) {
 			ret = -errno;
-			fprintf(stderr, "iorun: cannot write %s: %s\n", o->output, strerror(errno));
+			cannot_write(o->output, -ret);
 			goto out;
 		}
 	}
@@ -338,7 +352,7 @@ static int print_summary(const struct ioacct_config *cfg, const struct iorun_opt
 		fprintf(stderr, "iorun: cannot write the report: %s\n", strerror(-ret));
 	if (f != stderr && fclose(f)) {
 		ret = -errno;
-		fprintf(stderr, "iorun: cannot write %s: %s\n", o->output, strerror(errno));
+		cannot_write(o->output, -ret);
 	}
 out:
 	ioacct_jobdata_free(jd);
@@ -383,6 +397,7 @@ static int fork_command(char **argv, pid_t *pid, int *go)
 	}
 	if (*pid == 0) {
 		char c;
+		int e;
 
 		close(fds[1]);
 		/* Wait until the parent has put us in the cgroup (or given up on it). */
@@ -390,8 +405,12 @@ static int fork_command(char **argv, pid_t *pid, int *go)
 			;
 		close(fds[0]);
 		execvp(argv[0], argv);
-		fprintf(stderr, "iorun: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		e = errno;
+		/* The command is the job's name: no byte of it may forge a line here either. */
+		fputs("iorun: cannot run ", stderr);
+		ioacct_text_put(stderr, argv[0]);
+		fprintf(stderr, ": %s\n", strerror(e));
+		_exit(e == ENOENT ? 127 : 126);
 	}
 	close(fds[0]);
 	*go = fds[1];
@@ -613,9 +632,11 @@ int main(int argc, char **argv)
 		return EXIT_IORUN;
 	if (j.monitored)
 		finish_job(&cfg, &o, &j, status, &t);
-	if (t.tracer && !t.written)
-		fprintf(stderr, "iorun: --trace: %s not written: the job's counters could not be "
-			"read back (see above)\n", o.trace);
+	if (t.tracer && !t.written) {
+		fputs("iorun: --trace: ", stderr);
+		ioacct_text_put(stderr, o.trace);
+		fputs(" not written: the job's counters could not be read back (see above)\n", stderr);
+	}
 	ioacct_tracer_close(t.tracer);
 	ioacct_darshan_free(t.dxt);
 	/* Processes the command left behind keep the cgroup busy; leave it then. */

@@ -97,19 +97,31 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 	}
 }
 
-/* A label value: backslash, double quote and newline escaped, as the format wants. */
+/*
+ * A label value: valid UTF-8 (U+FFFD for bytes that are not: one bad mount
+ * path must not make the node's whole page unreadable to Prometheus), then
+ * backslash, double quote and newline escaped, as the format wants.
+ */
 static void sb_label(struct sbuf *b, const char *name, const char *value, bool comma)
 {
+	const unsigned char *s = (const unsigned char *)value;
+
 	sb_printf(b, "%s%s=\"", comma ? "," : "", name);
-	for (const char *s = value; *s; s++) {
-		if (*s == '\\')
+	while (*s) {
+		bool valid;
+		size_t n = ioacct_utf8_seq(s, &valid);
+
+		if (!valid)
+			sb_printf(b, "%s", IOACCT_UTF8_REPLACEMENT);
+		else if (*s == '\\')
 			sb_printf(b, "\\\\");
 		else if (*s == '"')
 			sb_printf(b, "\\\"");
 		else if (*s == '\n')
 			sb_printf(b, "\\n");
 		else
-			sb_printf(b, "%c", *s);
+			sb_printf(b, "%.*s", (int)n, (const char *)s);
+		s += n;
 	}
 	sb_printf(b, "\"");
 }
@@ -333,6 +345,17 @@ static int row_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* s, of size len, made valid UTF-8 in place as sb_label() writes it (cut to fit). */
+static void utf8_fix(char *s, size_t len)
+{
+	char tmp[PATH_MAX];
+
+	if (ioacct_utf8_valid(s) || len > sizeof(tmp))
+		return;
+	ioacct_utf8_copy(tmp, len, s, NULL);
+	memcpy(s, tmp, strlen(tmp) + 1);
+}
+
 /* Renders a job's snapshot into mj, replacing what it had. -ENOMEM. */
 static int render_job(struct mjob *mj, const struct ioacct_job *job, struct ioacct_reply *rep,
 		      bool running)
@@ -344,8 +367,16 @@ static int render_job(struct mjob *mj, const struct ioacct_job *job, struct ioac
 		sb_free(&mj->f[i]);
 	if (rep->nrows && !(rows = calloc(rep->nrows, sizeof(*rows))))
 		return -ENOMEM;
-	for (size_t i = 0; i < rep->nrows; i++)
+	for (size_t i = 0; i < rep->nrows; i++) {
 		rows[i] = &rep->rows[i];
+		/*
+		 * Two paths that differ only in bytes that are not UTF-8 get the same
+		 * labels: make them equal here (the snapshot is this page's own copy)
+		 * so that they merge into one series, not two of the same name.
+		 */
+		utf8_fix(rows[i]->mount.path, sizeof(rows[i]->mount.path));
+		utf8_fix(rows[i]->mount.fstype, sizeof(rows[i]->mount.fstype));
+	}
 	qsort(rows, rep->nrows, sizeof(*rows), row_cmp);
 	for (size_t i = 0; i < rep->nrows;) {
 		struct ioacct_snap_row merged = *rows[i];

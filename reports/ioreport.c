@@ -25,6 +25,7 @@
 #include "log.h"
 #include "render.h"
 #include "store.h"
+#include "text.h"
 
 #define EXIT_USAGE 2
 #define CALL_TIMEOUT_MS 30000
@@ -220,8 +221,10 @@ static bool mount_known(const struct ioacct_jobdata *jd, const char *mount)
 	if (!found) {
 		fprintf(stderr, "ioreport: job %llu did no I/O on %s; it did on:",
 			(unsigned long long)jd->job.job_id, mount);
-		for (size_t i = 0; i < all->nmounts; i++)
-			fprintf(stderr, " %s", all->mounts[i].path);
+		for (size_t i = 0; i < all->nmounts; i++) {
+			fputc(' ', stderr);
+			ioacct_text_put(stderr, all->mounts[i].path);
+		}
 		fprintf(stderr, "%s\n", all->nmounts ? "" : " (no mount)");
 	}
 	ioacct_report_destroy(all);

@@ -432,7 +432,9 @@ static int time_charts(FILE *f, const struct ioacct_report *r)
 		time_chart(f, r, &p, id, title, U_BYTES_PER_S, bw, ARRAY_SIZE(bw));
 		fputs("<figcaption>", f);
 		r_html(f, title);
-		fprintf(f, " (%s, %s); %" PRIu32 " bin%s of %s s</figcaption></figure>", m->fstype,
+		fputs(" (", f);
+		r_html(f, m->fstype);
+		fprintf(f, ", %s); %" PRIu32 " bin%s of %s s</figcaption></figure>",
 			ioacct_fs_kind_name(m->kind), r->nbins, r->nbins == 1 ? "" : "s",
 			r_secs(r->bin_width_ns, 3, w, sizeof(w)));
 		plot_free(&p);
@@ -1117,9 +1119,11 @@ static void nodes_section(FILE *f, const struct ioacct_report *r)
 		}
 	fprintf(f, "<section id=\"nodes\"><h2>Nodes</h2><p class=\"nums\">%zu nodes; start from the "
 		   "job's start (the earliest node's)", jd->nnodes);
-	if (max_ns)
-		fprintf(f, "; the slowest node, %s, spent the most time in I/O calls",
-			jd->nodes[slowest].node);
+	if (max_ns) {
+		fputs("; the slowest node, ", f);
+		r_html(f, jd->nodes[slowest].node);
+		fputs(", spent the most time in I/O calls", f);
+	}
 	fputs("</p><div class=\"scroll\"><table id=\"nodes-table\">", f);
 	th_row(f, cols, ARRAY_SIZE(cols), 1);
 	fputs("<tbody>", f);
@@ -1219,7 +1223,9 @@ static void counters_section(FILE *f, const struct ioacct_report *r)
 
 		fputs("<details><summary>", f);
 		r_html(f, r->mounts[i].path);
-		fprintf(f, " (%s)</summary><table class=\"counters\"><tbody>", r->mounts[i].fstype);
+		fputs(" (", f);
+		r_html(f, r->mounts[i].fstype);
+		fputs(")</summary><table class=\"counters\"><tbody>", f);
 		for (size_t k = 0; k < n; k++) {
 			fprintf(f, "<tr><td><code>total_%s</code></td><td class=\"n\">", c[k].name);
 			if (c[k].kind == IOACCT_CK_TIME_NS)
@@ -1254,7 +1260,9 @@ int ioacct_render_html(FILE *f, const struct ioacct_report *r)
 	r_html(f, j->user);
 	fputs(" on ", f);
 	r_html(f, j->node);
-	fprintf(f, " &middot; %s &middot; ", j->state);
+	fputs(" &middot; ", f);
+	r_html(f, j->state);
+	fputs(" &middot; ", f);
 	if (j->end_ns > j->start_ns)
 		fprintf(f, "%s s", r_secs((uint64_t)(j->end_ns - j->start_ns), 3, t, sizeof(t)));
 	else
@@ -1276,7 +1284,8 @@ int ioacct_render_html(FILE *f, const struct ioacct_report *r)
 	series_section(f, r);
 	counters_section(f, r);
 	fprintf(f, "</main><footer>ioacct report version %d &middot; counted by ioacct's eBPF "
-		   "probes (%s); times are spent in system calls</footer></body></html>\n",
-		IOACCT_REPORT_VERSION, j->probe_mode);
+		   "probes (", IOACCT_REPORT_VERSION);
+	r_html(f, j->probe_mode);
+	fputs("); times are spent in system calls</footer></body></html>\n", f);
 	return r_finish(f);
 }

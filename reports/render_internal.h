@@ -9,6 +9,7 @@
 
 #include "json.h"
 #include "report.h"
+#include "text.h"
 #include "util.h"
 
 #define MIB_D 1048576.0
@@ -20,8 +21,23 @@ static inline void r_json_str(FILE *f, const char *s)
 {
 	ioacct_json_string(f, s);
 }
-/* s with &, <, >, " and ' escaped for HTML text and attributes. */
-void r_html(FILE *f, const char *s);
+/*
+ * Every name a user controls (job, user, workdir, mount path, fs type, the
+ * advice that quotes them) leaves a renderer through one of these: the store
+ * keeps the real bytes, the output is made safe as it is written.
+ */
+/* s for HTML text and attributes: lib/core/text.h's escaping. */
+static inline void r_html(FILE *f, const char *s)
+{
+	ioacct_html_put(f, s);
+}
+/* s for a line of text: no byte of it can end the line or drive a terminal. */
+static inline void r_text(FILE *f, const char *s)
+{
+	ioacct_text_put(f, s);
+}
+/* r_text(), then spaces up to `width` bytes, as printf's "%-*s" pads. */
+void r_text_pad(FILE *f, int width, const char *s);
 
 /* ns as seconds with `decimals` digits, rounded half up, exactly (no floating point). */
 const char *r_secs(uint64_t ns, unsigned int decimals, char *buf, size_t len);

@@ -12,6 +12,7 @@
 #include "render_internal.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <string.h>
 
 /* The time series table: at most about this many rows per mount. */
@@ -27,6 +28,14 @@ struct cols {
 	int mount;   /* width of the mount column */
 };
 
+/* "# key: value" with a name in it. */
+static void name_line(FILE *f, const char *key, const char *value)
+{
+	fprintf(f, "# %s: ", key);
+	r_text(f, value);
+	fputc('\n', f);
+}
+
 static void header(FILE *f, const struct ioacct_report *r)
 {
 	const struct ioacct_job *j = &r->jd->job;
@@ -37,17 +46,17 @@ static void header(FILE *f, const struct ioacct_report *r)
 	fprintf(f, "# jobid: %" PRIu64 "\n", j->job_id);
 	if (j->has_array)
 		fprintf(f, "# array: %" PRIu32 "_%" PRIu32 "\n", j->array_job_id, j->array_task_id);
-	fprintf(f, "# cluster: %s\n", j->cluster);
+	name_line(f, "cluster", j->cluster);
 	fprintf(f, "# uid: %" PRIu32 "\n", j->uid);
 	fprintf(f, "# gid: %" PRIu32 "\n", j->gid);
-	fprintf(f, "# user: %s\n", j->user);
-	fprintf(f, "# job name: %s\n", j->name);
-	fprintf(f, "# workdir: %s\n", j->workdir);
-	fprintf(f, "# nodes: %s\n", j->node);
+	name_line(f, "user", j->user);
+	name_line(f, "job name", j->name);
+	name_line(f, "workdir", j->workdir);
+	name_line(f, "nodes", j->node);
 	if (r->jd->missing_nodes[0])
-		fprintf(f, "# missing nodes: %s\n", r->jd->missing_nodes);
-	fprintf(f, "# source: %s\n", j->source);
-	fprintf(f, "# state: %s\n", j->state);
+		name_line(f, "missing nodes", r->jd->missing_nodes);
+	name_line(f, "source", j->source);
+	name_line(f, "state", j->state);
 	fprintf(f, "# exit code: %" PRId32 "\n", j->exit_code);
 	fprintf(f, "# start_time: %" PRId64 "\n", (int64_t)(j->start_ns / 1000000000LL));
 	fprintf(f, "# start_time_asci: %s\n", r_ctime(j->start_ns, buf, sizeof(buf)));
@@ -60,7 +69,7 @@ static void header(FILE *f, const struct ioacct_report *r)
 	} else {
 		fprintf(f, "# end_time: 0\n# end_time_asci: (running)\n# run time: (running)\n");
 	}
-	fprintf(f, "# probe mode: %s\n", j->probe_mode);
+	name_line(f, "probe mode", j->probe_mode);
 	fprintf(f, "# bin width: %s\n", r_secs(r->bin_width_ns, 3, buf, sizeof(buf)));
 	fprintf(f, "# bins: %" PRIu32 "\n", r->nbins);
 	if (j->skew_ns)
@@ -68,8 +77,13 @@ static void header(FILE *f, const struct ioacct_report *r)
 			r_secs(j->skew_ns, 3, buf, sizeof(buf)));
 	fprintf(f, "# dropped events: %" PRIu64 "\n", j->dropped_events);
 	fprintf(f, "# dropped bytes: %" PRIu64 "\n", j->dropped_bytes);
-	for (size_t i = 0; i < r->nmounts; i++)
-		fprintf(f, "# mount entry:\t%s\t%s\n", r->mounts[i].path, r->mounts[i].fstype);
+	for (size_t i = 0; i < r->nmounts; i++) {
+		fputs("# mount entry:\t", f);
+		r_text(f, r->mounts[i].path);
+		fputc('\t', f);
+		r_text(f, r->mounts[i].fstype);
+		fputc('\n', f);
+	}
 }
 
 /* "N bytes (H)": exact, then readable. */
@@ -116,13 +130,24 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	fprintf(f, "%-*s%" PRIu64, LABEL, "Job", j->job_id);
 	if (j->has_array)
 		fprintf(f, " (array %" PRIu32 "_%" PRIu32 ")", j->array_job_id, j->array_task_id);
-	fprintf(f, " \"%s\", user %s (uid %" PRIu32 "), cluster %s, node %s\n", j->name, j->user,
-		j->uid, j->cluster, j->node);
-	fprintf(f, "%-*s%s, exit code %" PRId32 "\n", LABEL, "State", j->state, j->exit_code);
+	fputs(" \"", f);
+	r_text(f, j->name);
+	fputs("\", user ", f);
+	r_text(f, j->user);
+	fprintf(f, " (uid %" PRIu32 "), cluster ", j->uid);
+	r_text(f, j->cluster);
+	fputs(", node ", f);
+	r_text(f, j->node);
+	fprintf(f, "\n%-*s", LABEL, "State");
+	r_text(f, j->state);
+	fprintf(f, ", exit code %" PRId32 "\n", j->exit_code);
 	/* A merged report written without some nodes: say so before any figure. */
-	if (r->jd->missing_nodes[0])
-		fprintf(f, "%-*smissing nodes: %s (no data within %" PRIu32 " s of the first node)\n",
-			LABEL, "Nodes", r->jd->missing_nodes, r->jd->missing_after_s);
+	if (r->jd->missing_nodes[0]) {
+		fprintf(f, "%-*smissing nodes: ", LABEL, "Nodes");
+		r_text(f, r->jd->missing_nodes);
+		fprintf(f, " (no data within %" PRIu32 " s of the first node)\n",
+			r->jd->missing_after_s);
+	}
 	fprintf(f, "%-*s%s", LABEL, "Time", r_ctime(j->start_ns, a, sizeof(a)));
 	if (j->end_ns)
 		fprintf(f, " to %s, %s s\n", r_ctime(j->end_ns, a, sizeof(a)),
@@ -135,8 +160,12 @@ static void summary(FILE *f, const struct ioacct_report *r)
 
 		if (m->op[IOACCT_OP_READ].bytes == 0 && m->op[IOACCT_OP_WRITE].bytes == 0)
 			continue;
-		fprintf(f, "%-*s%s (%s): read %s, written %s\n", LABEL, ndata++ ? "" : "Data", m->path,
-			m->fstype, bytes_text(m->op[IOACCT_OP_READ].bytes, a, sizeof(a)),
+		fprintf(f, "%-*s", LABEL, ndata++ ? "" : "Data");
+		r_text(f, m->path);
+		fputs(" (", f);
+		r_text(f, m->fstype);
+		fprintf(f, "): read %s, written %s\n",
+			bytes_text(m->op[IOACCT_OP_READ].bytes, a, sizeof(a)),
 			bytes_text(m->op[IOACCT_OP_WRITE].bytes, b, sizeof(b)));
 	}
 	if (ndata < r->nmounts)
@@ -186,7 +215,11 @@ static void counters(FILE *f, const struct ioacct_report_mount *m)
 	size_t n = ioacct_report_counters(m, c);
 	char buf[32];
 
-	fprintf(f, "\n# mount: %s\t%s\t%s\n", m->path, m->fstype, ioacct_fs_kind_name(m->kind));
+	fputs("\n# mount: ", f);
+	r_text(f, m->path);
+	fputc('\t', f);
+	r_text(f, m->fstype);
+	fprintf(f, "\t%s\n", ioacct_fs_kind_name(m->kind));
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].kind == IOACCT_CK_TIME_NS)
 			fprintf(f, "total_%s: %s\n", c[i].name, r_secs(c[i].value, 6, buf, sizeof(buf)));
@@ -209,10 +242,12 @@ static void mounts_table(FILE *f, const struct ioacct_report *r, const struct co
 
 		if (i == r->nmounts && r->nmounts < 2)
 			break;
+		r_text_pad(f, w->mount, m->path);
+		fputc(' ', f);
+		r_text_pad(f, 10, i < r->nmounts ? m->fstype : "-");
 		fprintf(f,
-			"%-*s %-10s %-7s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
+			" %-7s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
 			" %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12s\n",
-			w->mount, m->path, i < r->nmounts ? m->fstype : "-",
 			i < r->nmounts ? ioacct_fs_kind_name(m->kind) : "-", m->op[IOACCT_OP_READ].bytes,
 			m->op[IOACCT_OP_WRITE].bytes, m->op[IOACCT_OP_READ].calls,
 			m->op[IOACCT_OP_WRITE].calls, m->meta_calls,
@@ -244,8 +279,9 @@ static void rates_table(FILE *f, const struct ioacct_report *r, const struct col
 			/* A mount shows the directions it used; "all" shows both. */
 			if (x->calls == 0 && i < r->nmounts)
 				continue;
-			fprintf(f, "%-*s %-5s %12.3f %12.3f %12.3f %10s %10.1f %10.1f %10.1f\n", w->mount,
-				m->path, ioacct_dir_name(d), x->bw.min / MIB_D, x->bw.max / MIB_D,
+			r_text_pad(f, w->mount, m->path);
+			fprintf(f, " %-5s %12.3f %12.3f %12.3f %10s %10.1f %10.1f %10.1f\n",
+				ioacct_dir_name(d), x->bw.min / MIB_D, x->bw.max / MIB_D,
 				x->bw.mean / MIB_D,
 				x->bytes ? r_secs((uint64_t)x->bw.max_bin * r->bin_width_ns, 1, bw,
 						  sizeof(bw))
@@ -271,8 +307,8 @@ static void time_split(FILE *f, const struct ioacct_report *r, const struct cols
 			break;
 		if (all == 0)
 			all = 1;
-		fprintf(f, "%-*s %12s %12s %12s %7.1f %7.1f %7.1f\n", w->mount, m->path,
-			r_secs(rd, 6, a, sizeof(a)), r_secs(wr, 6, b, sizeof(b)),
+		r_text_pad(f, w->mount, m->path);
+		fprintf(f, " %12s %12s %12s %7.1f %7.1f %7.1f\n", r_secs(rd, 6, a, sizeof(a)), r_secs(wr, 6, b, sizeof(b)),
 			r_secs(m->meta_ns, 6, c, sizeof(c)), 100.0 * (double)rd / all,
 			100.0 * (double)wr / all, 100.0 * (double)m->meta_ns / all);
 	}
@@ -294,9 +330,9 @@ static void ops_table(FILE *f, const struct ioacct_report *r, const struct cols 
 
 			if (c->calls == 0)
 				continue;
-			fprintf(f, "%-*s %-7s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %14" PRIu64
-				   " %12s\n",
-				w->mount, m->path, ioacct_op_name(k), c->calls,
+			r_text_pad(f, w->mount, m->path);
+			fprintf(f, " %-7s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %14" PRIu64 " %12s\n",
+				ioacct_op_name(k), c->calls,
 				ioacct_counters_real_errors(c), c->errclass[IOACCT_ERR_NOTFOUND], c->bytes,
 				r_secs(c->ns, 6, t, sizeof(t)));
 		}
@@ -322,8 +358,8 @@ static void errors_table(FILE *f, const struct ioacct_report *r, const struct co
 			if (c->errors == 0)
 				continue;
 			any = true;
-			fprintf(f, "%-*s %-7s %10" PRIu64, w->mount, m->path, ioacct_op_name(k),
-				c->errors);
+			r_text_pad(f, w->mount, m->path);
+			fprintf(f, " %-7s %10" PRIu64, ioacct_op_name(k), c->errors);
 			for (unsigned int e = 0; e < IOACCT_NR_ERR_CLASSES; e++)
 				fprintf(f, " %10" PRIu64, c->errclass[e]);
 			fprintf(f, " %12" PRIu64 "\n", ioacct_counters_unclassified(c));
@@ -349,7 +385,8 @@ static void sizes_table(FILE *f, const struct ioacct_report *r, const struct col
 
 			if (c->calls == 0)
 				continue;
-			fprintf(f, "%-*s %-5s", w->mount, m->path, ioacct_dir_name(d));
+			r_text_pad(f, w->mount, m->path);
+			fprintf(f, " %-5s", ioacct_dir_name(d));
 			for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
 				fprintf(f, " %9" PRIu64, c->size_hist[b]);
 			fputc('\n', f);
@@ -395,9 +432,9 @@ static void pcache_table(FILE *f, const struct ioacct_report *r, const struct co
 
 		if (i < r->nmounts && !rd && !op[IOACCT_OP_CACHE_FILL].bytes)
 			continue;
-		fprintf(f, "%-*s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64 " %14" PRIu64
-			   " %7s\n",
-			w->mount, m->path, op[IOACCT_OP_READ].bytes, op[IOACCT_OP_MMAP_FAULT].bytes,
+		r_text_pad(f, w->mount, m->path);
+		fprintf(f, " %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %7s\n",
+			op[IOACCT_OP_READ].bytes, op[IOACCT_OP_MMAP_FAULT].bytes,
 			op[IOACCT_OP_MMAP_FAULT].calls, op[IOACCT_OP_CACHE_FILL].bytes,
 			op[IOACCT_OP_READAHEAD].bytes,
 			hit_pct(rd, op[IOACCT_OP_CACHE_FILL].bytes, t, sizeof(t)));
@@ -438,10 +475,11 @@ static void steps_table(FILE *f, const struct ioacct_report *r)
 			r_secs((uint64_t)(st->start_ns - j->start_ns), 3, s0, sizeof(s0));
 		if (st && st->end_ns >= j->start_ns && st->end_ns)
 			r_secs((uint64_t)(st->end_ns - j->start_ns), 3, s1, sizeof(s1));
+		fprintf(f, "%-11s ", ioacct_step_name(s->step_id, name, sizeof(name)));
+		r_text_pad(f, 11, st ? st->state : "-");
 		fprintf(f,
-			"%-11s %-11s %5" PRId32 " %10s %10s %14" PRIu64 " %14" PRIu64 " %10" PRIu64
+			" %5" PRId32 " %10s %10s %14" PRIu64 " %14" PRIu64 " %10" PRIu64
 			" %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12s\n",
-			ioacct_step_name(s->step_id, name, sizeof(name)), st ? st->state : "-",
 			st ? st->exit_code : 0, s0, s1, s->op[IOACCT_OP_READ].bytes,
 			s->op[IOACCT_OP_WRITE].bytes, s->op[IOACCT_OP_READ].calls,
 			s->op[IOACCT_OP_WRITE].calls, s->meta_calls,
@@ -469,8 +507,9 @@ static void nodes_table(FILE *f, const struct ioacct_report *r)
 		snprintf(s0, sizeof(s0), "-");
 		if (p->start_ns >= jd->job.start_ns)
 			r_secs((uint64_t)(p->start_ns - jd->job.start_ns), 3, s0, sizeof(s0));
-		fprintf(f, "%-20s %10s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12s\n",
-			p->node, s0, p->read_bytes, p->write_bytes, p->reads, p->writes,
+		r_text_pad(f, 20, p->node);
+		fprintf(f, " %10s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12s\n", s0,
+			p->read_bytes, p->write_bytes, p->reads, p->writes,
 			r_secs(p->ns, 6, t, sizeof(t)));
 	}
 }
@@ -488,9 +527,9 @@ static void series_row(FILE *f, const struct ioacct_report *r, const struct cols
 		snprintf(bins, sizeof(bins), "%" PRIu32, b0);
 	else
 		snprintf(bins, sizeof(bins), "%" PRIu32 "-%" PRIu32, b0, b1);
-	fprintf(f, "%-13s %12s %-*s %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-		   "\n",
-		bins, r_secs((uint64_t)b0 * r->bin_width_ns, 3, t, sizeof(t)), w->mount, m->path,
+	fprintf(f, "%-13s %12s ", bins, r_secs((uint64_t)b0 * r->bin_width_ns, 3, t, sizeof(t)));
+	r_text_pad(f, w->mount, m->path);
+	fprintf(f, " %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
 		sum->bytes[IOACCT_DIR_READ], sum->bytes[IOACCT_DIR_WRITE], sum->calls[IOACCT_DIR_READ],
 		sum->calls[IOACCT_DIR_WRITE], sum->meta);
 }
@@ -550,14 +589,19 @@ static void series_table(FILE *f, const struct ioacct_report *r, const struct co
 	}
 }
 
-/* Writes `first`, then `text` wrapped at WRAP columns, continued after `lead` spaces. */
+/*
+ * Writes `first`, then `text` wrapped at WRAP columns, continued after `lead`
+ * spaces. The text is advice, which quotes mount paths: cleaned whole first,
+ * so that no name can break a line where the wrapping did not.
+ */
 static void wrapped_at(FILE *f, const char *first, int lead, const char *text)
 {
+	char clean[4 * IOACCT_ADVICE_TEXT + 1];
 	int col = (int)strlen(first);
 	bool start = true;
 
 	fputs(first, f);
-	for (const char *p = text; *p;) {
+	for (const char *p = ioacct_text_clean(clean, sizeof(clean), text); *p;) {
 		size_t n;
 
 		p += strspn(p, " ");
@@ -607,7 +651,8 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r)
 	struct cols w = { .mount = 5 };
 
 	for (size_t i = 0; i < r->nmounts; i++) {
-		int n = (int)strlen(r->mounts[i].path);
+		char clean[4 * PATH_MAX + 1];
+		int n = (int)strlen(ioacct_text_clean(clean, sizeof(clean), r->mounts[i].path));
 
 		if (n > w.mount)
 			w.mount = n > 40 ? 40 : n;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -20,30 +21,15 @@ void r_u64(FILE *f, uint64_t v)
 	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), f);
 }
 
-void r_html(FILE *f, const char *s)
+void r_text_pad(FILE *f, int width, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '&':
-			fputs_unlocked("&amp;", f);
-			break;
-		case '<':
-			fputs_unlocked("&lt;", f);
-			break;
-		case '>':
-			fputs_unlocked("&gt;", f);
-			break;
-		case '"':
-			fputs_unlocked("&quot;", f);
-			break;
-		case '\'':
-			fputs_unlocked("&#39;", f);
-			break;
-		default:
-			/* Control characters have no business in a page; show them as '?'. */
-			putc_unlocked(*p < 0x20 && *p != '\t' ? '?' : *p, f);
-		}
-	}
+	/* An escape takes 4 bytes ("\\xNN") for each byte of s at most: a path fits whole. */
+	char buf[4 * PATH_MAX + 1];
+	int n = (int)strlen(ioacct_text_clean(buf, sizeof(buf), s));
+
+	fputs(buf, f);
+	if (n < width)
+		fprintf(f, "%*s", width - n, "");
 }
 
 const char *r_secs(uint64_t ns, unsigned int decimals, char *buf, size_t len)

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "proto.h"
 #include "render.h"
+#include "text.h"
 #include "trace.h"
 #include "userfile.h"
 
@@ -51,9 +52,22 @@ static bool monitored;        /* this step (remote) is monitored */
 static bool registered;       /* this slurmstepd registered at least one task */
 static char reg_error[512];
 
+/*
+ * A message fit for one line of slurmd's log and of the job's output: the
+ * messages quote job names, workdirs and report paths, anyone's bytes.
+ */
+#define LINE_MAX_BYTES 2048
+static const char *one_line(const char *msg, char buf[LINE_MAX_BYTES])
+{
+	return ioacct_text_clean(buf, LINE_MAX_BYTES, msg);
+}
+
 static void slurm_sink(enum ioacct_log_level level, const char *msg, void *ctx)
 {
+	char line[LINE_MAX_BYTES];
+
 	(void)ctx;
+	msg = one_line(msg, line);
 	switch (level) {
 	case IOACCT_LOG_ERR:
 	case IOACCT_LOG_WARN:
@@ -209,8 +223,11 @@ static void trace_reply(uint32_t job, uint32_t step, const struct ioacct_reply *
 {
 	static bool said;
 
+	char line[LINE_MAX_BYTES];
+
 	if (mopts.trace_max && rep->trace_error[0] && !said) {
-		slurm_error("ioacct: job %u step %u: not traced: %s", job, step, rep->trace_error);
+		slurm_error("ioacct: job %u step %u: not traced: %s", job, step,
+			    one_line(rep->trace_error, line));
 		said = true;
 	}
 }
@@ -218,13 +235,15 @@ static void trace_reply(uint32_t job, uint32_t step, const struct ioacct_reply *
 /* The .darshan report with the trace ioacctd spooled; said in the log either way. */
 static int render_trace(const struct ioacct_jobdata *jd, char **buf, size_t *len)
 {
-	char msg[1024] = "";
+	char msg[1024] = "", line[LINE_MAX_BYTES];
 	int ret = ioacct_spank_trace_render(jd, cfg.db_path, buf, len, msg, sizeof(msg));
 
 	if (ret)
-		slurm_error("ioacct: job %llu: %s", (unsigned long long)jd->job.job_id, msg);
+		slurm_error("ioacct: job %llu: %s", (unsigned long long)jd->job.job_id,
+			    one_line(msg, line));
 	else
-		slurm_info("ioacct: job %llu: %s", (unsigned long long)jd->job.job_id, msg);
+		slurm_info("ioacct: job %llu: %s", (unsigned long long)jd->job.job_id,
+			   one_line(msg, line));
 	return ret;
 }
 
@@ -242,7 +261,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	struct ioacct_req_register *r = &req.u.reg;
 	struct ioacct_reply rep;
 	uint32_t array_id = 0, array_task = 0;
-	char link[64], err[512];
+	char link[64], err[512], line[LINE_MAX_BYTES];
 	pid_t pid = 0;
 	ssize_t n;
 	int ret;
@@ -256,7 +275,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	    spank_get_item(sp, S_JOB_STEPID, &r->step_id) || spank_get_item(sp, S_JOB_UID, &r->uid) ||
 	    spank_get_item(sp, S_JOB_GID, &r->gid)) {
 		snprintf(reg_error, sizeof(reg_error), "Slurm did not give the task's ids");
-		slurm_error("ioacct: I/O monitoring unavailable: %s", reg_error);
+		slurm_error("ioacct: I/O monitoring unavailable: %s", one_line(reg_error, line));
 		return failure();
 	}
 	r->job_id = job;
@@ -297,7 +316,8 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	} else {
 		snprintf(reg_error, sizeof(reg_error), "%s", err);
 		/* slurm_error() would reach the job's output too; task_init says it there once. */
-		slurm_info("ioacct: I/O monitoring unavailable for job %u step %u: %s", job, r->step_id, err);
+		slurm_info("ioacct: I/O monitoring unavailable for job %u step %u: %s", job, r->step_id,
+			   one_line(err, line));
 	}
 	ioacct_reply_free(&rep);
 	return registered ? 0 : failure();
@@ -313,7 +333,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	struct ioacct_request req = { .type = IOACCT_MSG_SNAPSHOT };
 	struct ioacct_reply rep;
 	uint32_t job = 0, rank = 1;
-	char err[512];
+	char err[512], line[LINE_MAX_BYTES];
 	int ret;
 
 	(void)ac;
@@ -329,7 +349,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (ret == 0 && rep.status)
 		snprintf(err, sizeof(err), "%s", rep.error);
 	if (ret || rep.status)
-		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", err);
+		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", one_line(err, line));
 	ioacct_reply_free(&rep);
 	return 0;
 }
@@ -339,7 +359,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	struct ioacct_request req = { .type = IOACCT_MSG_FINISH_STEP };
 	struct ioacct_reply rep;
 	uint32_t job = 0;
-	char err[512];
+	char err[512], line[LINE_MAX_BYTES];
 	int ret;
 
 	(void)ac;
@@ -354,7 +374,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (ret == 0 && rep.status)
 		snprintf(err, sizeof(err), "%s", rep.error);
 	if (ret || rep.status)
-		slurm_error("ioacct: cannot finish job %u step %u: %s", job, req.u.fin.step_id, err);
+		slurm_error("ioacct: cannot finish job %u step %u: %s", job, req.u.fin.step_id,
+			    one_line(err, line));
 	ioacct_reply_free(&rep);
 	return 0;
 }
@@ -497,12 +518,13 @@ static void write_reports(const struct ioacct_jobdata *jd)
 		.node = job->node,
 	};
 	const char *nnodes = getenv("SLURM_JOB_NUM_NODES");
-	char pattern[PATH_MAX], expanded[PATH_MAX], err[512];
+	char pattern[PATH_MAX], expanded[PATH_MAX], err[512], line[LINE_MAX_BYTES];
 	const char *part;
 
 	report_pattern(pattern, sizeof(pattern));
 	if (ioacct_report_path_expand(pattern, &v, expanded, sizeof(expanded), err, sizeof(err))) {
-		slurm_error("ioacct: job %llu: no report written: %s", (unsigned long long)job->job_id, err);
+		slurm_error("ioacct: job %llu: no report written: %s", (unsigned long long)job->job_id,
+			    one_line(err, line));
 		return;
 	}
 	/* Each node's epilog writes what this node saw: name the parts apart. */
@@ -519,7 +541,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	struct ioacct_source src = { .timeout_ms = LOAD_TIMEOUT_MS };
 	struct ioacct_jobdata *jd = NULL;
 	const char *id = getenv("SLURM_JOB_ID"), *cluster = getenv("SLURM_CLUSTER_NAME"), *env;
-	char *optval = NULL, err[1024];
+	char *optval = NULL, err[1024], line[LINE_MAX_BYTES];
 	int ret;
 
 	load_conf(ac, av);
@@ -561,7 +583,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	ioacct_strlcpy(req.u.fin.workdir, env ? env : "", sizeof(req.u.fin.workdir));
 	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
 	if (ret) {
-		slurm_error("ioacct: cannot finish job %s: %s", id, err);
+		slurm_error("ioacct: cannot finish job %s: %s", id, one_line(err, line));
 		return failure();
 	}
 	if (rep.status) {
@@ -569,7 +591,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 		bool never_registered = rep.status == -ENOENT;
 
 		if (!never_registered)
-			slurm_error("ioacct: cannot finish job %s: %s", id, rep.error);
+			slurm_error("ioacct: cannot finish job %s: %s", id, one_line(rep.error, line));
 		ioacct_reply_free(&rep);
 		return never_registered ? 0 : failure();
 	}
@@ -584,7 +606,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	}
 	/* From the daemon, which knows where its store is: plugstack.conf needs only socket=. */
 	if (ioacct_source_load_job(&src, NULL, 0, rep.job_key, &jd, err, sizeof(err))) {
-		slurm_error("ioacct: job %s: cannot read it back: %s", id, err);
+		slurm_error("ioacct: job %s: cannot read it back: %s", id, one_line(err, line));
 	} else {
 		if (!jd->job.user[0])
 			user_from_uid(jd->job.uid, jd->job.user, sizeof(jd->job.user));

@@ -10,7 +10,9 @@
  *   - the counters the text report prints equal the stored totals exactly,
  *     values above 2^63 included;
  *   - the HTML page is self-contained and has every plot and table;
- *   - a day of 1 s bins stays small and readable; write errors are reported.
+ *   - a day of 1 s bins stays small and readable; write errors are reported;
+ *   - hostile names (control characters, invalid UTF-8, markup) forge no
+ *     line in the text, no element in the HTML (issue 24).
  * Times are printed in UTC here (TZ=UTC), as the golden files expect.
  */
 #include <errno.h>
@@ -35,6 +37,7 @@
 #include "render.h"
 #include "report.h"
 #include "store.h"
+#include "text.h"
 
 #define SEC 1000000000ULL
 #define MIB 1048576ULL
@@ -532,6 +535,103 @@ static void test_html_escapes(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+/*
+ * Names are anyone's bytes (issue 24): a job, user, workdir, node, step
+ * state, mount path and fs type carrying invalid UTF-8, a newline followed
+ * by a forged counter line, CR, a terminal escape, BEL and markup. The fs
+ * type only comes from the kernel's mount table, so this hand-built job is
+ * the one place a test can make it anything.
+ */
+#define HOSTILE "x\ntotal_POSIX_BYTES_WRITTEN: 999999999999\n# y\r\x1b[31m\x07<script>" \
+		"document.title='PWNED'</script><img src=x onerror=alert(1)>\"'&\xff\xfe|"
+
+/*
+ * Every byte is UTF-8 and no control character but \n and \t is in the
+ * output; C1 controls (U+0080-U+009F) too unless `c1` (JSON has them as
+ * they are, as RFC 8259 allows).
+ */
+static void assert_clean(const char *out, size_t len, const char *what, bool c1)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)out[i];
+
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+			fail_msg("%s: control byte 0x%02x at %zu", what, c, i);
+		if (!c1 && c == 0xc2 && i + 1 < len && (unsigned char)out[i + 1] < 0xa0)
+			fail_msg("%s: C1 control at %zu", what, i);
+	}
+	if (strlen(out) != len)
+		fail_msg("%s: a NUL byte in the output", what);
+	if (!ioacct_utf8_valid(out))
+		fail_msg("%s: not valid UTF-8", what);
+}
+
+static void test_hostile_names(void **state)
+{
+	static const char *const lines[] = { "\ntotal_POSIX_BYTES_WRITTEN: 999999999999", "\n# y",
+					     "\n# user: root" };
+	static const char *const tags[] = { "<script", "<img", "<svg/", "<marquee", "<blink",
+					    "<dialog", "<meter" };
+	struct ioacct_jobdata *jd;
+	struct jb b;
+	size_t len;
+	char *out;
+
+	(void)state;
+	jb_init(&b, SEC, 3 * SEC);
+	jd = b.jd;
+	ioacct_strlcpy(jd->job.name, HOSTILE, sizeof(jd->job.name));
+	ioacct_strlcpy(jd->job.user, "u\n# user: root\xff", sizeof(jd->job.user));
+	ioacct_strlcpy(jd->job.cluster, "c\r\x1b]0;t\x07", sizeof(jd->job.cluster));
+	ioacct_strlcpy(jd->job.node, "n\n<marquee>", sizeof(jd->job.node));
+	ioacct_strlcpy(jd->job.workdir, "/home/" HOSTILE, sizeof(jd->job.workdir));
+	ioacct_strlcpy(jd->job.state, "DONE\n<blink>", sizeof(jd->job.state));
+	ioacct_strlcpy(jd->missing_nodes, "m\n<dialog>", sizeof(jd->missing_nodes));
+	jd->missing_after_s = 15;
+	jb_mount(&b, 3, "/mnt/" HOSTILE, "fuse.<svg/onload=alert(1)>\n\xff");
+	jb_step(&b, 0, 0, 2 * SEC);
+	ioacct_strlcpy(jd->steps[0].state, "OK\n<meter>\xc2\x9b", sizeof(jd->steps[0].state));
+	/* Failed calls make advice that quotes the mount path. */
+	jb_add(&b, 0, 3, IOACCT_OP_WRITE, 0, 50, 10, 40 * 10, 1000);
+	jd->nodes = calloc(1, sizeof(*jd->nodes));
+	assert_non_null(jd->nodes);
+	jd->nnodes = 1;
+	ioacct_strlcpy(jd->nodes[0].node, "n\n<svg/onload=alert(2)>", sizeof(jd->nodes[0].node));
+	jd->nodes[0].start_ns = jd->job.start_ns;
+	jd->nodes[0].ns = 5;
+
+	out = render(jd, IOACCT_RENDER_TEXT, &len);
+	assert_clean(out, len, "text", false);
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		if (strstr(out, lines[i]))
+			fail_msg("text: a forged line \"%s\"", lines[i] + 1);
+	assert_non_null(strstr(out, "# job name: x\\ntotal_POSIX_BYTES_WRITTEN: 999999999999\\n# "
+				    "y\\r\\x1b[31m\\x07<script>"));
+	assert_non_null(strstr(out, "\"'&\xef\xbf\xbd\xef\xbf\xbd|"));
+	assert_non_null(strstr(out, "\tfuse.<svg/onload=alert(1)>\\n\xef\xbf\xbd\n"));
+	assert_non_null(strstr(out, "# user: u\\n# user: root\xef\xbf\xbd\n"));
+	assert_non_null(strstr(out, "OK\\n<meter>\\x9b"));
+	/* The advice quotes the path, cleaned. */
+	assert_non_null(strstr(out, "failed with real errors"));
+	assert_int_equal(count(out, "/mnt/x\\ntotal_POSIX"), count(out, "/mnt/x"));
+	free(out);
+
+	out = render(jd, IOACCT_RENDER_HTML, &len);
+	assert_clean(out, len, "HTML", false);
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+		if (strstr(out, tags[i]))
+			fail_msg("HTML: markup from a name: %s", tags[i]);
+	assert_non_null(strstr(out, "fuse.&lt;svg/onload=alert(1)&gt;\n\xef\xbf\xbd"));
+	assert_non_null(strstr(out, "&lt;script&gt;document.title=&#39;PWNED&#39;&lt;/script&gt;"));
+	free(out);
+
+	out = render(jd, IOACCT_RENDER_JSON, &len);
+	assert_clean(out, len, "JSON", true);
+	assert_non_null(strstr(out, "\"fs_type\": \"fuse.<svg/onload=alert(1)>\\n\\ufffd\""));
+	free(out);
+	ioacct_jobdata_free(jd);
+}
+
 /* A job with no I/O at all still renders in every format. */
 static void test_empty_job(void **state)
 {
@@ -688,6 +788,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_totals_exact_big, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_html, setup, teardown),
 		cmocka_unit_test(test_html_escapes),
+		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_empty_job),
 		cmocka_unit_test(test_missing_nodes),
 		cmocka_unit_test(test_long_job),
