@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
+#include "text.h"
 #include "util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -55,9 +57,42 @@ const char *ioacct_log_level_name(enum ioacct_log_level level)
 	return level_names[level];
 }
 
+/*
+ * One line of a message, fit for a log that people and grep read: a
+ * control character (a job's name, a mount path: anyone's bytes) as \xNN,
+ * bytes that are not UTF-8 as U+FFFD. out holds 4 bytes per byte of line.
+ */
+static void log_clean(char *out, const char *line, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)line, *end = p + len;
+	size_t o = 0;
+
+	while (p < end) {
+		bool valid;
+		size_t n = ioacct_utf8_seq(p, &valid);
+
+		if (n > (size_t)(end - p))
+			n = (size_t)(end - p), valid = false;
+		if (!valid) {
+			memcpy(out + o, IOACCT_UTF8_REPLACEMENT, 3);
+			o += 3;
+		} else if (n == 1 && (*p < 0x20 || *p == 0x7f) && *p != '\t') {
+			out[o++] = '\\', out[o++] = 'x';
+			out[o++] = hex[*p >> 4], out[o++] = hex[*p & 0xf];
+		} else {
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	out[o] = '\0';
+}
+
 void ioacct_vlog(enum ioacct_log_level level, const char *fmt, va_list ap)
 {
-	char msg[2048];
+	char msg[2048], line[4 * 2048 + 8];
+	const char *p, *nl;
 	size_t n;
 
 	if (level > log_level)
@@ -67,7 +102,24 @@ void ioacct_vlog(enum ioacct_log_level level, const char *fmt, va_list ap)
 	n = strlen(msg);
 	while (n > 0 && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	log_sink(level, msg, log_ctx);
+	/*
+	 * A message of several lines (libbpf's verifier log) goes out a line at
+	 * a time, the later ones marked as its continuation: a newline in a
+	 * user's name cannot start what looks like a message of the daemon's.
+	 */
+	for (p = msg;; p = nl + 1) {
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		if (p == msg) {
+			log_clean(line, p, n);
+		} else {
+			memcpy(line, "  | ", 4);
+			log_clean(line + 4, p, n);
+		}
+		log_sink(level, line, log_ctx);
+		if (!nl)
+			break;
+	}
 }
 
 void ioacct_log(enum ioacct_log_level level, const char *fmt, ...)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "log.h"
 #include "text.h"
 
 #define R IOACCT_UTF8_REPLACEMENT
@@ -107,6 +108,29 @@ static void test_html(void **state)
 	check(ioacct_html_put, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
+static char logged[8][256];
+static size_t nlogged;
+
+static void capture(enum ioacct_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	if (nlogged < 8)
+		snprintf(logged[nlogged++], sizeof(logged[0]), "%s", msg);
+}
+
+/* The daemon's log: a mount path cannot forge a line of it. */
+static void test_log(void **state)
+{
+	(void)state;
+	ioacct_log_set_sink(capture, NULL);
+	log_info("mount 5 is %s (%s)", "/x\nioacctd: job 7 finished\r\x1b[2J\xff", "tmpfs");
+	ioacct_log_set_sink(NULL, NULL);
+	assert_int_equal(nlogged, 2);
+	assert_string_equal(logged[0], "mount 5 is /x");
+	assert_string_equal(logged[1], "  | ioacctd: job 7 finished\\x0d\\x1b[2J" R " (tmpfs)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -114,6 +138,7 @@ int main(void)
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_log),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
