@@ -418,12 +418,18 @@ static int time_charts(FILE *f, const struct ioacct_report *r)
 		{ "metadata", C_META, S_META },
 	};
 	char id[32], title[PATH_MAX + 64], w[32];
+	size_t nodata = 0, nocalls = 0;
 
 	fprintf(f, "<section id=\"bandwidth\"><h2>Bandwidth over time</h2><div class=\"grid\">");
 	for (size_t i = 0; i < r->nmounts; i++) {
 		const struct ioacct_report_mount *m = &r->mounts[i];
 		struct plot p;
 
+		/* An empty plot says nothing the table does not: left out, and counted below. */
+		if (m->op[IOACCT_OP_READ].bytes + m->op[IOACCT_OP_WRITE].bytes == 0) {
+			nodata++;
+			continue;
+		}
 		if (plot_make(r, m, &p))
 			return -ENOMEM;
 		snprintf(id, sizeof(id), "bw-%zu", i);
@@ -441,12 +447,23 @@ static int time_charts(FILE *f, const struct ioacct_report *r)
 	}
 	if (r->nmounts == 0)
 		fputs("<p>No file-system I/O was counted.</p>", f);
-	fprintf(f, "</div></section>\n<section id=\"iops\"><h2>Operations per second over time</h2>"
+	fputs("</div>", f);
+	if (nodata && nodata < r->nmounts)
+		fprintf(f, "<p>%zu mount%s with calls but no byte read or written %s left out (the "
+			   "tables list %s).</p>", nodata, nodata == 1 ? "" : "s",
+			nodata == 1 ? "is" : "are", nodata == 1 ? "it" : "them");
+	else if (nodata)
+		fputs("<p>No byte was read or written: the tables list the calls.</p>", f);
+	fprintf(f, "</section>\n<section id=\"iops\"><h2>Operations per second over time</h2>"
 		   "<div class=\"grid\">");
 	for (size_t i = 0; i < r->nmounts; i++) {
 		const struct ioacct_report_mount *m = &r->mounts[i];
 		struct plot p;
 
+		if (m->calls == 0) {
+			nocalls++;
+			continue;
+		}
 		if (plot_make(r, m, &p))
 			return -ENOMEM;
 		snprintf(id, sizeof(id), "iops-%zu", i);
@@ -459,7 +476,11 @@ static int time_charts(FILE *f, const struct ioacct_report *r)
 		fputs("</figcaption></figure>", f);
 		plot_free(&p);
 	}
-	fputs("</div></section>\n", f);
+	fputs("</div>", f);
+	if (nocalls)
+		fprintf(f, "<p>%zu mount%s with no call (only the page-cache views saw %s) left "
+			   "out.</p>", nocalls, nocalls == 1 ? "" : "s", nocalls == 1 ? "it" : "them");
+	fputs("</section>\n", f);
 	return 0;
 }
 

@@ -507,6 +507,12 @@ static void test_html(void **state)
 				     "<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">2</td></tr>"));
 	/* Text is escaped. */
 	assert_non_null(strstr(html, "climate model"));
+	/* /proc and mnt:99 have no data: no empty bandwidth plots, the page says so (issue 29). */
+	assert_null(strstr(html, ">no calls<"));
+	assert_null(strstr(html, "Read and write bandwidth on mnt:99"));
+	assert_non_null(strstr(html, "Reads, writes and metadata calls per second on mnt:99"));
+	assert_non_null(strstr(html, "<p>2 mounts with calls but no byte read or written are left out "
+				     "(the tables list them).</p>"));
 	free(html);
 	ioacct_jobdata_free(jd);
 }
