@@ -71,25 +71,7 @@ grep -q "cannot serve /metrics on 127.0.0.1:$MPORT" "$T/other.log" ||
 	{ cat "$T/other.log"; fail "no clear message for a metrics address in use"; }
 ok "an address in use is refused with a clear message"
 
-mkdir -p "$T/prom"
-cat > "$T/prometheus.yml" <<YML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-scrape_configs:
-  - job_name: ioacct
-    static_configs:
-      - targets: ['127.0.0.1:$MPORT']
-YML
-prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom" \
-	--web.listen-address="127.0.0.1:$PPORT" > "$T/prometheus.log" 2>&1 &
-PROM_PID=$!
-for _ in $(seq 1 300); do
-	curl -sf "$P/-/ready" > /dev/null && break
-	kill -0 "$PROM_PID" 2>/dev/null || fail "prometheus exited at start"
-	sleep 0.1
-done
-curl -sf "$P/-/ready" > /dev/null || fail "prometheus not ready in 30 s"
+start_prometheus "$MPORT" "$PPORT"
 
 # promql QUERY: the result vector as JSON on stdout.
 promql() {

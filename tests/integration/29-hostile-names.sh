@@ -110,25 +110,7 @@ promtool check metrics < "$T/live.prom" > "$T/promtool.out" 2>&1 ||
 	{ cat "$T/promtool.out"; fail "promtool check metrics refuses the exposition"; }
 ok "promtool check metrics accepts it"
 
-mkdir -p "$T/prom"
-cat > "$T/prometheus.yml" <<YML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-scrape_configs:
-  - job_name: ioacct
-    static_configs:
-      - targets: ['127.0.0.1:$MPORT']
-YML
-prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom" \
-	--web.listen-address="127.0.0.1:$PPORT" > "$T/prometheus.log" 2>&1 &
-PROM_PID=$!
-for _ in $(seq 1 600); do
-	curl -sf "$P/-/ready" > /dev/null && break
-	kill -0 "$PROM_PID" 2>/dev/null || fail "prometheus exited at start"
-	sleep 0.2
-done
-curl -sf "$P/-/ready" > /dev/null || fail "prometheus not ready in 2 minutes"
+start_prometheus "$MPORT" "$PPORT"
 # Three scrapes while the job runs: each must find the node up.
 for _ in $(seq 1 600); do
 	n=$(curl -sf "$P/api/v1/query" --data-urlencode "query=count_over_time(up[1m])" |

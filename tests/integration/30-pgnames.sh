@@ -14,12 +14,7 @@
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
 require_root_bpf
-pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
-id postgres > /dev/null 2>&1 || skip "no postgres user (Debian: postgresql)"
-command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the store"
-command -v runuser > /dev/null || skip "runuser is needed to run PostgreSQL as postgres"
-grep -q '^#define HAVE_LIBPQ 1' "$abs_top_builddir/ioacct-config.h" ||
-	skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
+require_pg
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$CG2" ] || skip "no cgroup2 mount"
 

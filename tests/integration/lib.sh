@@ -138,3 +138,28 @@ cold_read() {
 	done
 	fail "a cold read by $*: $got, not $want"
 }
+
+# start_prometheus MPORT PPORT: a real Prometheus on 127.0.0.1:PPORT scraping
+# ioacctd's /metrics on 127.0.0.1:MPORT every second, its files in $T; sets
+# PROM_PID (the caller stops it) and waits until it is ready (2 minutes).
+start_prometheus() {
+	mkdir -p "$T/prom"
+	cat > "$T/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+scrape_configs:
+  - job_name: ioacct
+    static_configs:
+      - targets: ['127.0.0.1:$1']
+YML
+	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom" \
+		--web.listen-address="127.0.0.1:$2" > "$T/prometheus.log" 2>&1 &
+	PROM_PID=$!
+	for _ in $(seq 1 600); do
+		curl -sf "http://127.0.0.1:$2/-/ready" > /dev/null && return 0
+		kill -0 "$PROM_PID" 2>/dev/null || fail "prometheus exited at start"
+		sleep 0.2
+	done
+	fail "prometheus not ready in 2 minutes"
+}

@@ -4,6 +4,17 @@
 # a node's SQLite store row by row. Sourced after lib.sh and scripts/pg.sh;
 # needs $PGBIN and $PGURL (pg_init) and sqlite3.
 
+# require_pg: skips unless a private PostgreSQL can run here and ioacctd
+# exports to it (the server, its user, sqlite3, runuser, a build with libpq).
+require_pg() {
+	pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
+	id postgres > /dev/null 2>&1 || skip "no postgres user (Debian: postgresql)"
+	command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the store"
+	command -v runuser > /dev/null || skip "runuser is needed to run PostgreSQL as postgres"
+	grep -q '^#define HAVE_LIBPQ 1' "$abs_top_builddir/ioacct-config.h" ||
+		skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
+}
+
 # pg SQL: the rows of a query, fields separated by '|', no headers.
 pg() { "$PGBIN/psql" -X -q -At -F '|' "$PGURL" -c "$1"; }
 
