@@ -303,9 +303,14 @@ wall=$(( ($(date +%s%N) - t0) / 10000000 ))   # in ticks of 10 ms
 cpu=$(( $(cpu_ticks "$DAEMON_PID") - c0 ))
 r=$(percent_ok "$T/scrape-auth.out" "scrapes with the password during the guessing")
 grep -q '^[0-9]' "$T/brute.out" || fail "the guessing client got no answer: $(cat "$T/brute.out")"
-[ $((cpu * 100)) -le $((wall * 30)) ] ||
-	fail "guessing ($(cat "$T/brute.out")) cost ioacctd $cpu of $wall ticks of CPU (> 30 %)"
-ok "10 s of guesses (status:count $(cat "$T/brute.out")): ioacctd used $cpu of $wall CPU ticks; priority scrapes $r"
+# What a guess costs is a password check: how many were made is the measure
+# that holds on a loaded machine (5 before the first block, then one after
+# each block of 1, 2, 4... s ends: under 20 in 10 s); the CPU time is shown,
+# and measured against a guess's cost in the benchmark's way, not asserted.
+checked=$(tr ' ' '\n' < "$T/brute.out" | sed -n 's/^401://p')
+[ "${checked:-0}" -le 20 ] ||
+	fail "guessing ($(cat "$T/brute.out")): $checked passwords checked in 10 s (> 20)"
+ok "10 s of guesses (status:count $(cat "$T/brute.out")): $checked passwords checked; ioacctd used $cpu of $wall CPU ticks; priority scrapes $r"
 for _ in $(seq 1 140); do
 	code=$(client get 1 127.0.0.2 scraper:s3cret)
 	[ "$code" = 200 ] && break
