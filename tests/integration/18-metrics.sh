@@ -27,15 +27,8 @@ metrics_linger = 300"
 setup
 cleanup() {
 	local rc=$?
-	if [ -n "${PROM_PID:-}" ]; then
-		kill "$PROM_PID" 2>/dev/null
-		wait "$PROM_PID" 2>/dev/null
-	fi
+	stop_prometheus $rc
 	rm -rf "$PIN-other" 2>/dev/null
-	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$T/prometheus.log" ]; then
-		echo "---- prometheus log (last 10 lines) ----"
-		tail -n 10 "$T/prometheus.log"
-	fi
 	(exit $rc)
 	teardown
 }

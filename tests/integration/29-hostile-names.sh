@@ -33,14 +33,7 @@ cleanup() {
 	local rc=$?
 	exec 3>&-
 	[ -n "${IORUN_JOB:-}" ] && wait "$IORUN_JOB" 2>/dev/null
-	if [ -n "${PROM_PID:-}" ]; then
-		kill "$PROM_PID" 2>/dev/null
-		wait "$PROM_PID" 2>/dev/null
-	fi
-	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$T/prometheus.log" ]; then
-		echo "---- prometheus log (last 10 lines) ----"
-		tail -n 10 "$T/prometheus.log"
-	fi
+	stop_prometheus $rc
 	(exit $rc)
 	teardown
 }

@@ -163,3 +163,17 @@ YML
 	done
 	fail "prometheus not ready in 2 minutes"
 }
+
+# stop_prometheus RC: stops what start_prometheus started; when the test
+# failed (RC not 0 or 77), shows the end of its log.
+stop_prometheus() {
+	if [ -n "${PROM_PID:-}" ]; then
+		kill "$PROM_PID" 2>/dev/null
+		wait "$PROM_PID" 2>/dev/null
+		PROM_PID=
+	fi
+	if [ "$1" -ne 0 ] && [ "$1" -ne 77 ] && [ -f "$T/prometheus.log" ]; then
+		echo "---- prometheus log (last 10 lines) ----"
+		tail -n 10 "$T/prometheus.log"
+	fi
+}
