@@ -613,9 +613,15 @@ static __always_inline void note_path(struct note_scratch *s, struct mount *m)
  * never on the per-call path; the mount is the task's last file's, when it
  * is that one.
  */
+/* mnt_id_unique (6.8+), matched by name on the running kernel. */
+struct mount___ioacct {
+	__u64 mnt_id_unique;
+} __attribute__((preserve_access_index));
+
 static __noinline void note_mount(__u32 id)
 {
 	struct ioacct_mnt_note *old;
+	__u64 uniq = 0;
 	struct note_scratch *s;
 	struct vfsmount *mnt;
 	struct task_ent *t;
@@ -625,15 +631,25 @@ static __noinline void note_mount(__u32 id)
 	t = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!t || t->c_mnt != id || !t->c_vfsmnt)
 		return;
+	mnt = (struct vfsmount *)t->c_vfsmnt;
+	m = container_of(mnt, struct mount, mnt);
+	/*
+	 * A freed mount's id and its struct's address are both reused (a
+	 * container's tmpfs in the memory of an earlier container's bind
+	 * mount): only the 64-bit mnt_id_unique tells the mount noted before.
+	 * Without it (before 6.8) the note is taken again, walk and all, at
+	 * each new counter entry: not per call.
+	 */
+	if (bpf_core_field_exists(((struct mount___ioacct *)m)->mnt_id_unique))
+		uniq = BPF_CORE_READ((struct mount___ioacct *)m, mnt_id_unique);
 	old = bpf_map_lookup_elem(&mntnotes, &id);
-	if (old && old->vfsmnt == t->c_vfsmnt)
+	if (old && uniq && old->uniq == uniq && old->vfsmnt == t->c_vfsmnt)
 		return;
 	s = bpf_map_lookup_elem(&notescratch, &zero);
 	if (!s)
 		return;
-	mnt = (struct vfsmount *)t->c_vfsmnt;
-	m = container_of(mnt, struct mount, mnt);
 	s->n.vfsmnt = t->c_vfsmnt;
+	s->n.uniq = uniq;
 	s->n.mntns = BPF_CORE_READ(m, mnt_ns, ns.inum);
 	bpf_probe_read_kernel_str(s->n.fstype, sizeof(s->n.fstype), BPF_CORE_READ(mnt, mnt_sb, s_type, name));
 	note_path(s, m);

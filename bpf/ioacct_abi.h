@@ -209,6 +209,7 @@ struct ioacct_mp_val {
 #define IOACCT_NOTE_PATH_COMPLETE 1  /* path is the whole mount point, from its namespace's root */
 struct ioacct_mnt_note {
 	__u64 vfsmnt;                        /* which of the mounts that had this id */
+	__u64 uniq;                          /* mnt_id_unique (6.8+, never reused); 0 unknown */
 	__u32 mntns;                         /* inode number of its mount namespace */
 	__u32 flags;                         /* IOACCT_NOTE_PATH_* */
 	char fstype[IOACCT_NOTE_FSTYPE_MAX]; /* mnt_sb->s_type->name */
