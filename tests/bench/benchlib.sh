@@ -26,7 +26,7 @@ CONF
 
 daemon_on() {
 	local mode=${1:-auto}
-	"$B/daemon/ioacctd" -f -c "$T/conf" --probe-mode "$mode" >> "$T/ioacctd.log" 2>&1 &
+	"$B/tools/ioacctd" -f -c "$T/conf" --probe-mode "$mode" >> "$T/ioacctd.log" 2>&1 &
 	DPID=$!
 	for _ in $(seq 200); do
 		"$B/tests/integration/iopoke" "$T/sock" status 2>/dev/null | grep -q '^status=0' && break
@@ -39,7 +39,7 @@ daemon_on() {
 		sleep 0.05
 	done
 	# One watched job, so that the probes are live for everyone.
-	"$B/daemon/iorun" -c "$T/conf" -o /dev/null -- sleep 1000000 &
+	"$B/tools/iorun" -c "$T/conf" -o /dev/null -- sleep 1000000 &
 	HOLD=$!
 	for _ in $(seq 100); do
 		"$B/tests/integration/iopoke" "$T/sock" status | grep -q 'jobs=1 ' && return 0

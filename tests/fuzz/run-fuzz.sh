@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Fuzzes the Darshan log reader (lib/darshan/darshan.c) and what ioreport --compare
-# does with a log (reports/compare.c) with libFuzzer under AddressSanitizer
+# does with a log (lib/render/compare.c) with libFuzzer under AddressSanitizer
 # and UBSan, for IOACCT_FUZZ_SECONDS (60 by default). The seed corpus is made
 # here: the sample logs beside the source tree (../shared/darshan-logs, when
 # there) and logs written by ioacct (mkseed). A crash, a leak, a timeout or
@@ -36,11 +36,11 @@ if ! "$CLANG" -fsanitize=fuzzer,address "$WORK/probe.c" -o "$WORK/probe" 2> "$WO
 fi
 
 CFLAGS=(-g -O1 -include "$abs_top_builddir/ioacct-config.h" -I"$SRC/lib/core" -I"$SRC/lib/report" -I"$SRC/lib/darshan" -I"$SRC/bpf"
-	-I"$SRC/reports" -I"$SRC/tests/unit")
+	-I"$SRC/lib/render" -I"$SRC/tests/unit")
 SOURCES=("$SRC/lib/darshan/darshan.c" "$SRC/lib/darshan/darshan_write.c" "$SRC/lib/report/report.c" "$SRC/lib/core/model.c"
-	"$SRC/lib/core/util.c" "$SRC/lib/core/json.c" "$SRC/lib/core/text.c" "$SRC/lib/core/log.c" "$SRC/reports/render_darshan.c"
-	"$SRC/reports/compare.c" "$SRC/reports/render_util.c" "$SRC/reports/render_text.c"
-	"$SRC/reports/render_json.c" "$SRC/reports/render_html.c")
+	"$SRC/lib/core/util.c" "$SRC/lib/core/json.c" "$SRC/lib/core/text.c" "$SRC/lib/core/log.c" "$SRC/lib/render/render_darshan.c"
+	"$SRC/lib/render/compare.c" "$SRC/lib/render/render_util.c" "$SRC/lib/render/render_text.c"
+	"$SRC/lib/render/render_json.c" "$SRC/lib/render/render_html.c")
 LIBS=(${ZLIB_LIBS:--lz} -lm)
 
 echo "+ building tests/fuzz/fuzz_darshan with $CLANG -fsanitize=fuzzer,address,undefined"

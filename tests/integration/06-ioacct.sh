@@ -6,7 +6,7 @@
 # store is root's alone and a user sees only their own jobs, through ioacctd.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
-IOACCT=$abs_top_builddir/reports/ioacct
+IOACCT=$abs_top_builddir/tools/ioacct
 [ -x "$IOACCT" ] || fail "$IOACCT not built"
 command -v useradd >/dev/null || skip "useradd is needed to create an unprivileged user"
 command -v runuser >/dev/null || skip "runuser is needed to run ioacct as another user"

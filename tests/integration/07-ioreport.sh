@@ -7,7 +7,7 @@
 # tests/integration/ioreport-screenshot.png in the build tree.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
-IOREPORT=$abs_top_builddir/reports/ioreport
+IOREPORT=$abs_top_builddir/tools/ioreport
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 setup
 start_daemon

@@ -11,7 +11,7 @@
 # (beside the source tree) is compared too when it is there.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
-IOREPORT=$abs_top_builddir/reports/ioreport
+IOREPORT=$abs_top_builddir/tools/ioreport
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 SRCDIR=$(cd "$(dirname "$0")/../.." && pwd)
 setup

@@ -11,8 +11,8 @@
 # line saying so, exit 1; --db still reads the store, offline.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
-IOREPORT=$abs_top_builddir/reports/ioreport
-IOACCT=$abs_top_builddir/reports/ioacct
+IOREPORT=$abs_top_builddir/tools/ioreport
+IOACCT=$abs_top_builddir/tools/ioacct
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 [ -x "$IOACCT" ] || fail "$IOACCT not built"
 command -v useradd >/dev/null || skip "useradd is needed to create an unprivileged user"

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 command -v setpriv >/dev/null || skip "setpriv (util-linux) is needed to run the job as nobody"
-IOREPORT=$abs_top_builddir/reports/ioreport
+IOREPORT=$abs_top_builddir/tools/ioreport
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 EXTRA_CONF="advice_notfound_min = 60"
 setup

@@ -9,7 +9,7 @@
 # exact and its mounts named by their paths, from what the probes noted.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
-IOREPORT=$abs_top_builddir/reports/ioreport
+IOREPORT=$abs_top_builddir/tools/ioreport
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 unshare -m --propagation private true 2>/dev/null || skip "cannot create a mount namespace here"

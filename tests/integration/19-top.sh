@@ -10,7 +10,7 @@
 # order, q quits, SIGTERM quits, and the terminal is as it was.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
-IOACCT=$abs_top_builddir/reports/ioacct
+IOACCT=$abs_top_builddir/tools/ioacct
 [ -x "$IOACCT" ] || fail "$IOACCT not built"
 command -v useradd >/dev/null || skip "useradd is needed to create an unprivileged user"
 command -v runuser >/dev/null || skip "runuser is needed to run ioacct top as another user"

@@ -6,7 +6,7 @@
 # full ring buffer are counted and printed; --job: the cgroup of a running
 # iorun job, from ioacctd, of a cgroup2 job and of a cgroup v1 job.
 . "$(dirname "$0")/lib.sh"
-IOTRACE=$abs_top_builddir/trace/iotrace
+IOTRACE=$abs_top_builddir/tools/iotrace
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
 require_root_bpf
 [ -x "$IOTRACE" ] || fail "$IOTRACE not built"

@@ -10,7 +10,7 @@
 # dropped events are always printed; bad usage is refused; without a daemon
 # the command runs untraced, its exit status kept.
 . "$(dirname "$0")/lib.sh"
-IOREPORT=$abs_top_builddir/reports/ioreport
+IOREPORT=$abs_top_builddir/tools/ioreport
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
 require_root_bpf
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"

@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 require_root_bpf
-IOACCT=$abs_top_builddir/reports/ioacct
+IOACCT=$abs_top_builddir/tools/ioacct
 [ -x "$IOACCT" ] || fail "$IOACCT not built"
 pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
 id postgres > /dev/null 2>&1 || skip "no postgres user (Debian: postgresql)"
@@ -192,7 +192,7 @@ expect_lines "private: root sees every job" "$T/out" "7001|$MNT|3166208" "7002|$
 ok "private_data = yes: a user sees only their own jobs, whole, cluster-wide"
 
 # ---- ioreport: the whole job, its series the nodes' summed bin by bin -----------------
-IOREPORT=$abs_top_builddir/reports/ioreport
+IOREPORT=$abs_top_builddir/tools/ioreport
 # report_bytes JSON: "WRITE-BYTES SERIES-SUM WRITES SERIES-WRITES" on $MNT.
 report_bytes() {
 	python3 - "$1" "$MNT" << 'PY'

@@ -73,14 +73,14 @@ check cold "m['read_bytes'] == $SIZE and m['cache_miss_bytes'] == $SIZE and m['r
 check cold "j['views'] in ('cache,mmap,readahead', 'cache,mmap,readahead,uring') and m['hit_ratio'] == 0"
 ok "cold read of $SIZE bytes in one call: cache_miss_bytes $SIZE, readahead_bytes 0"
 # The query tool: the same numbers per mount, the views of the job.
-IOACCTQ=$abs_top_builddir/reports/ioacct
+IOACCTQ=$abs_top_builddir/tools/ioacct
 JID=$(json_get "$T/cold.json" 'j["job_id"]')
 "$IOACCTQ" -j "$JID" -M iorun -P -o Mount,ReadBytes,CacheMissBytes,ReadaheadBytes,HitRatio,Views \
 	> "$T/q" 2>&1 || { cat "$T/q"; fail "ioacct -o CacheMissBytes ..."; }
 grep -Eqx "$MNT\|$SIZE\|$SIZE\|0\|0\.0000\|cache,mmap,readahead(,uring)?" "$T/q" || { cat "$T/q"; fail "ioacct query fields"; }
 ok "ioacct -o Mount,ReadBytes,CacheMissBytes,ReadaheadBytes,HitRatio,Views: $(grep "^$MNT|" "$T/q")"
 # ioreport: the text table, the HTML hit-ratio plot, the Darshan log's metadata.
-IOREPORT=$abs_top_builddir/reports/ioreport
+IOREPORT=$abs_top_builddir/tools/ioreport
 "$IOREPORT" --cluster iorun "$JID" > "$T/cold.txt" || fail "ioreport (text)"
 grep -q '^## Page cache and mmap' "$T/cold.txt" || { cat "$T/cold.txt"; fail "no page-cache table"; }
 grep -Eq "^$MNT +$SIZE +0 +0 +$SIZE +0 +0\.0%\$" "$T/cold.txt" ||

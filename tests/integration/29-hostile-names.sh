@@ -12,7 +12,7 @@
 # headless Chromium has no element, handler or title from a name.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
-IOREPORT=$abs_top_builddir/reports/ioreport
+IOREPORT=$abs_top_builddir/tools/ioreport
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 for p in prometheus promtool curl chromium bindfs fusermount unshare; do
 	command -v $p >/dev/null ||

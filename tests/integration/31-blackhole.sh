@@ -8,7 +8,7 @@
 # answer (an error saying the cluster store is unavailable, or busy), not a hang.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
-IOACCT=$abs_top_builddir/reports/ioacct
+IOACCT=$abs_top_builddir/tools/ioacct
 [ -x "$IOACCT" ] || fail "$IOACCT not built"
 command -v runuser > /dev/null || skip "runuser is needed to run ioacct as a user"
 command -v useradd > /dev/null || skip "useradd is needed to create an unprivileged user"

@@ -5,8 +5,8 @@
 
 set -u
 : "${abs_top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-IOACCTD=$abs_top_builddir/daemon/ioacctd
-IORUN=$abs_top_builddir/daemon/iorun
+IOACCTD=$abs_top_builddir/tools/ioacctd
+IORUN=$abs_top_builddir/tools/iorun
 IOWORK=$abs_top_builddir/tests/integration/iowork
 IOPOKE=$abs_top_builddir/tests/integration/iopoke
 

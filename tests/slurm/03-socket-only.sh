@@ -38,7 +38,7 @@ ok "plugstack.conf with only socket=: reports by the user, exact bytes, user: $U
 # The Darshan log (the plugin links libdarshan): the user's, and the job itself
 # when ioreport compares the job with it (read through the same socket).
 D=$W/ioacct-$J.darshan
-IOREPORT=$abs_top_builddir/reports/ioreport
+IOREPORT=$abs_top_builddir/tools/ioreport
 [ -f "$D" ] || { grep -i ioacct "$C/log/slurmd.log" | tail; fail "no Darshan log $D"; }
 [ "$(stat -c %U "$D")" = "$U" ] || fail "Darshan log owned by $(stat -c %U "$D"), not $U"
 "$IOREPORT" --socket "$T/ioacctd.sock" --compare "$D" "$J" > "$T/compare.txt" ||

@@ -74,7 +74,7 @@ done
 ok "3 nodes: PostgreSQL equals the 3 SQLite stores, node names mc1..mc3, exact bytes per node"
 
 # ioacct -j on any node: the whole job, from the cluster store (cluster-wide queries).
-IOACCT=$abs_top_builddir/reports/ioacct
+IOACCT=$abs_top_builddir/tools/ioacct
 all=$(pg "SELECT coalesce(sum(t.bytes), 0) FROM totals t JOIN jobs j ON j.id = t.job
 	  JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
 	  WHERE j.job_id = $J AND t.op = 1 AND m.path = '$WMNT'")

@@ -53,7 +53,7 @@ U=$SLURM_USER_NAME
 PGURL=$MC_PGURL
 export SLURM_CONF=$MC/slurm.conf
 dump_log() { tail -n 15 "$MC"/log/ioacctd-mc*.log 2>/dev/null; }
-IOACCT=$abs_top_builddir/reports/ioacct
+IOACCT=$abs_top_builddir/tools/ioacct
 
 W=$T/work
 mkdir -p "$W"

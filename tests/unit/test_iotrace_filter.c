@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "trace.h"
+#include "tracefmt.h"
 
 static const struct ioacct_trace_rec recs[] = {
 	{ .op = 2, .pid = 10, .tid = 10, .comm = "python3", .mount = "/home", .path = "/home/u/a.py",

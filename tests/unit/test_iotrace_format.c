@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "trace.h"
+#include "tracefmt.h"
 
 static const struct ioacct_trace_rec write_rec = {
 	.op = 1, .pid = 42, .tid = 43, .comm = "ioseq", .mnt_id = 77, .mount = "/scratch",

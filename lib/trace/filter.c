@@ -9,7 +9,7 @@
  *
  * Sizes take K, M, G, T (powers of 1024), durations ns, us, ms, s.
  */
-#include "trace.h"
+#include "tracefmt.h"
 
 #include <errno.h>
 #include <fnmatch.h>

@@ -5,8 +5,8 @@
  * directives, the --filter grammar and the --assert expressions. See
  * iotrace(1) for the grammar.
  */
-#ifndef IOACCT_TRACE_H
-#define IOACCT_TRACE_H
+#ifndef IOACCT_TRACEFMT_H
+#define IOACCT_TRACEFMT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -107,4 +107,4 @@ void ioacct_trace_assert_add(struct ioacct_trace_assert *a, const struct ioacct_
 bool ioacct_trace_assert_holds(const struct ioacct_trace_assert *a);
 void ioacct_trace_assert_free(struct ioacct_trace_assert *a);
 
-#endif /* IOACCT_TRACE_H */
+#endif /* IOACCT_TRACEFMT_H */

@@ -33,7 +33,7 @@
 #include "config.h"
 #include "procfs.h"
 #include "proto.h"
-#include "trace.h"
+#include "tracefmt.h"
 #include "tracer.h"
 #include "util.h"
 

@@ -3,7 +3,7 @@
  * The events as iotrace prints them: operation and errno names, the -p
  * format directives and --json lines.
  */
-#include "trace.h"
+#include "tracefmt.h"
 
 #include <ctype.h>
 #include <errno.h>

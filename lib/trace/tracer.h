@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace.h"
+#include "tracefmt.h"
 
 /* Ring buffer bytes unless told: a few thousand events of slack for a burst. */
 #define IOACCT_TRACER_BUFFER_DEFAULT (4UL << 20)
