@@ -751,6 +751,25 @@ static void th_row(FILE *f, const char *const *cols, size_t n, size_t nleft)
 	fputs("</tr></thead>", f);
 }
 
+/*
+ * The end of a mount's or a step's row: bytes and calls read and written,
+ * metadata calls, real errors, not found, time in calls; closes the row.
+ */
+static void td_totals(FILE *f, const struct ioacct_counters *op, uint64_t meta_calls,
+		      uint64_t errors, const uint64_t *errclass, uint64_t ns)
+{
+	char t[32];
+
+	td_bytes(f, op[IOACCT_OP_READ].bytes);
+	td_bytes(f, op[IOACCT_OP_WRITE].bytes);
+	td_u64(f, op[IOACCT_OP_READ].calls);
+	td_u64(f, op[IOACCT_OP_WRITE].calls);
+	td_u64(f, meta_calls);
+	td_u64(f, ioacct_report_real_errors(errors, errclass));
+	td_u64(f, errclass[IOACCT_ERR_NOTFOUND]);
+	fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(ns, 6, t, sizeof(t)));
+}
+
 static void job_row(FILE *f, const char *key, const char *value)
 {
 	fprintf(f, "<tr><th>%s</th><td>", key);
@@ -905,14 +924,7 @@ static void mounts_tables(FILE *f, const struct ioacct_report *r)
 		td_text(f, i < r->nmounts ? m->path : "all mounts");
 		td_text(f, i < r->nmounts ? m->fstype : "");
 		td_text(f, i < r->nmounts ? ioacct_fs_kind_name(m->kind) : "");
-		td_bytes(f, m->op[IOACCT_OP_READ].bytes);
-		td_bytes(f, m->op[IOACCT_OP_WRITE].bytes);
-		td_u64(f, m->op[IOACCT_OP_READ].calls);
-		td_u64(f, m->op[IOACCT_OP_WRITE].calls);
-		td_u64(f, m->meta_calls);
-		td_u64(f, ioacct_report_real_errors(m->errors, m->errclass));
-		td_u64(f, m->errclass[IOACCT_ERR_NOTFOUND]);
-		fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(m->ns, 6, t, sizeof(t)));
+		td_totals(f, m->op, m->meta_calls, m->errors, m->errclass, m->ns);
 	}
 	fprintf(f, "</tbody></table></div><h3>Bandwidth and IOPS over the job's %" PRIu32
 		   " bin%s of %s s (min / max / mean; the mean is the total over the run time)</h3>"
@@ -957,22 +969,13 @@ static void sizes_section(FILE *f, const struct ioacct_report *r)
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
 		fprintf(f, "<th class=\"n\">%s</th>", ioacct_size_bin_label(b));
 	fputs("</tr></thead><tbody>", f);
-	for (size_t i = 0; i < r->nmounts; i++) {
-		const struct ioacct_report_mount *m = &r->mounts[i];
-
-		for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
-			const struct ioacct_counters *c =
-				&m->op[d == IOACCT_DIR_READ ? IOACCT_OP_READ : IOACCT_OP_WRITE];
-
-			if (c->calls == 0)
-				continue;
-			fputs("<tr>", f);
-			td_text(f, m->path);
-			td_text(f, ioacct_dir_name(d));
-			for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
-				td_u64(f, c->size_hist[b]);
-			fputs("</tr>", f);
-		}
+	for (struct r_cell it = { 0 }; r_next_dir(r, &it);) {
+		fputs("<tr>", f);
+		td_text(f, it.m->path);
+		td_text(f, ioacct_dir_name(it.k));
+		for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
+			td_u64(f, it.c->size_hist[b]);
+		fputs("</tr>", f);
 	}
 	fputs("</tbody></table></div></section>\n", f);
 }
@@ -993,23 +996,17 @@ static void ops_section(FILE *f, const struct ioacct_report *r)
 	      f);
 	th_row(f, cols, ARRAY_SIZE(cols), 2);
 	fputs("<tbody>", f);
-	for (size_t i = 0; i < r->nmounts; i++) {
-		const struct ioacct_report_mount *m = &r->mounts[i];
+	for (struct r_cell it = { 0 }; r_next_op(r, &it, R_CELL_CALLS);) {
+		const struct ioacct_counters *c = it.c;
 
-		for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++) {
-			const struct ioacct_counters *c = &m->op[k];
-
-			if (c->calls == 0)
-				continue;
-			fputs("<tr>", f);
-			td_text(f, m->path);
-			td_text(f, ioacct_op_name(k));
-			td_u64(f, c->calls);
-			td_u64(f, ioacct_counters_real_errors(c));
-			td_u64(f, c->errclass[IOACCT_ERR_NOTFOUND]);
-			td_bytes(f, c->bytes);
-			fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(c->ns, 6, t, sizeof(t)));
-		}
+		fputs("<tr>", f);
+		td_text(f, it.m->path);
+		td_text(f, ioacct_op_name(it.k));
+		td_u64(f, c->calls);
+		td_u64(f, ioacct_counters_real_errors(c));
+		td_u64(f, c->errclass[IOACCT_ERR_NOTFOUND]);
+		td_bytes(f, c->bytes);
+		fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(c->ns, 6, t, sizeof(t)));
 	}
 	fputs("</tbody></table></div></div><h3>Failed calls by class (not found: ENOENT, ENOTDIR; "
 	      "access: EACCES, EPERM, EROFS; space: ENOSPC, EDQUOT, EFBIG; I/O: EIO, ESTALE, "
@@ -1018,24 +1015,16 @@ static void ops_section(FILE *f, const struct ioacct_report *r)
 	      f);
 	th_row(f, ecols, ARRAY_SIZE(ecols), 2);
 	fputs("<tbody>", f);
-	for (size_t i = 0; i < r->nmounts; i++) {
-		const struct ioacct_report_mount *m = &r->mounts[i];
-
-		for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++) {
-			const struct ioacct_counters *c = &m->op[k];
-
-			if (c->errors == 0)
-				continue;
-			any = true;
-			fputs("<tr>", f);
-			td_text(f, m->path);
-			td_text(f, ioacct_op_name(k));
-			td_u64(f, c->errors);
-			for (unsigned int e = 0; e < IOACCT_NR_ERR_CLASSES; e++)
-				td_u64(f, c->errclass[e]);
-			td_u64(f, ioacct_counters_unclassified(c));
-			fputs("</tr>", f);
-		}
+	for (struct r_cell it = { 0 }; r_next_op(r, &it, R_CELL_ERRORS);) {
+		any = true;
+		fputs("<tr>", f);
+		td_text(f, it.m->path);
+		td_text(f, ioacct_op_name(it.k));
+		td_u64(f, it.c->errors);
+		for (unsigned int e = 0; e < IOACCT_NR_ERR_CLASSES; e++)
+			td_u64(f, it.c->errclass[e]);
+		td_u64(f, ioacct_counters_unclassified(it.c));
+		fputs("</tr>", f);
 	}
 	if (!any)
 		fprintf(f, "<tr><td colspan=\"%zu\">No call failed.</td></tr>", ARRAY_SIZE(ecols));
@@ -1105,14 +1094,7 @@ static void steps_section(FILE *f, const struct ioacct_report *r)
 			st && st->end_ns && st->end_ns >= j->start_ns
 				? r_secs((uint64_t)(st->end_ns - j->start_ns), 3, t, sizeof(t))
 				: "-");
-		td_bytes(f, s->op[IOACCT_OP_READ].bytes);
-		td_bytes(f, s->op[IOACCT_OP_WRITE].bytes);
-		td_u64(f, s->op[IOACCT_OP_READ].calls);
-		td_u64(f, s->op[IOACCT_OP_WRITE].calls);
-		td_u64(f, s->meta_calls);
-		td_u64(f, ioacct_report_real_errors(s->errors, s->errclass));
-		td_u64(f, s->errclass[IOACCT_ERR_NOTFOUND]);
-		fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(s->ns, 6, t, sizeof(t)));
+		td_totals(f, s->op, s->meta_calls, s->errors, s->errclass, s->ns);
 	}
 	fputs("</tbody></table></div></section>\n", f);
 }

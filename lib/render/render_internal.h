@@ -3,6 +3,7 @@
 #ifndef IOACCT_RENDER_INTERNAL_H
 #define IOACCT_RENDER_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,24 @@ const char *r_ctime(int64_t ns, char *buf, size_t len);
 const char *r_iso_time(int64_t ns, char *buf, size_t len);
 /* 1536 -> "1.5 KiB"; below 1 KiB "N B". */
 const char *r_human_bytes(double bytes, char *buf, size_t len);
+
+/*
+ * The cells of a report's per-mount tables, in report order: each mount with
+ * each operation (r_next_op) or each direction (r_next_dir: reads, writes)
+ * whose counters have calls (errors, with R_CELL_ERRORS). Start from
+ * `struct r_cell it = { 0 }`; each call fills m, k and c and returns false
+ * after the last cell.
+ */
+struct r_cell {
+	size_t i;                              /* the mount's index */
+	unsigned int k;                        /* enum ioacct_op, or enum ioacct_dir */
+	bool started;
+	const struct ioacct_report_mount *m;
+	const struct ioacct_counters *c;
+};
+enum r_cell_keep { R_CELL_CALLS, R_CELL_ERRORS };
+bool r_next_op(const struct ioacct_report *r, struct r_cell *it, enum r_cell_keep keep);
+bool r_next_dir(const struct ioacct_report *r, struct r_cell *it);
 
 /* Flushes and reports a write error: 0 or -errno. */
 int r_finish(FILE *f);

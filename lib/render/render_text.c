@@ -322,20 +322,13 @@ static void ops_table(FILE *f, const struct ioacct_report *r, const struct cols 
 		   "lookups that found nothing)\n");
 	fprintf(f, "%-*s %-7s %12s %10s %10s %14s %12s\n", w->mount, "MOUNT", "OP", "CALLS", "ERRORS",
 		"NOTFOUND", "BYTES", "TIME_S");
-	for (size_t i = 0; i < r->nmounts; i++) {
-		const struct ioacct_report_mount *m = &r->mounts[i];
+	for (struct r_cell it = { 0 }; r_next_op(r, &it, R_CELL_CALLS);) {
+		const struct ioacct_counters *c = it.c;
 
-		for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++) {
-			const struct ioacct_counters *c = &m->op[k];
-
-			if (c->calls == 0)
-				continue;
-			r_text_pad(f, w->mount, m->path);
-			fprintf(f, " %-7s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %14" PRIu64 " %12s\n",
-				ioacct_op_name(k), c->calls,
-				ioacct_counters_real_errors(c), c->errclass[IOACCT_ERR_NOTFOUND], c->bytes,
-				r_secs(c->ns, 6, t, sizeof(t)));
-		}
+		r_text_pad(f, w->mount, it.m->path);
+		fprintf(f, " %-7s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %14" PRIu64 " %12s\n",
+			ioacct_op_name(it.k), c->calls, ioacct_counters_real_errors(c),
+			c->errclass[IOACCT_ERR_NOTFOUND], c->bytes, r_secs(c->ns, 6, t, sizeof(t)));
 	}
 }
 
@@ -349,21 +342,13 @@ static void errors_table(FILE *f, const struct ioacct_report *r, const struct co
 		   "rest; UNCLASSIFIED: stored before ioacct classified errors)\n");
 	fprintf(f, "%-*s %-7s %10s %10s %10s %10s %10s %10s %12s\n", w->mount, "MOUNT", "OP",
 		"FAILED", "NOTFOUND", "ACCESS", "SPACE", "IO", "OTHER", "UNCLASSIFIED");
-	for (size_t i = 0; i < r->nmounts; i++) {
-		const struct ioacct_report_mount *m = &r->mounts[i];
-
-		for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++) {
-			const struct ioacct_counters *c = &m->op[k];
-
-			if (c->errors == 0)
-				continue;
-			any = true;
-			r_text_pad(f, w->mount, m->path);
-			fprintf(f, " %-7s %10" PRIu64, ioacct_op_name(k), c->errors);
-			for (unsigned int e = 0; e < IOACCT_NR_ERR_CLASSES; e++)
-				fprintf(f, " %10" PRIu64, c->errclass[e]);
-			fprintf(f, " %12" PRIu64 "\n", ioacct_counters_unclassified(c));
-		}
+	for (struct r_cell it = { 0 }; r_next_op(r, &it, R_CELL_ERRORS);) {
+		any = true;
+		r_text_pad(f, w->mount, it.m->path);
+		fprintf(f, " %-7s %10" PRIu64, ioacct_op_name(it.k), it.c->errors);
+		for (unsigned int e = 0; e < IOACCT_NR_ERR_CLASSES; e++)
+			fprintf(f, " %10" PRIu64, it.c->errclass[e]);
+		fprintf(f, " %12" PRIu64 "\n", ioacct_counters_unclassified(it.c));
 	}
 	if (!any)
 		fprintf(f, "(no call failed)\n");
@@ -376,21 +361,12 @@ static void sizes_table(FILE *f, const struct ioacct_report *r, const struct col
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
 		fprintf(f, " %9s", ioacct_size_bin_label(b));
 	fputc('\n', f);
-	for (size_t i = 0; i < r->nmounts; i++) {
-		const struct ioacct_report_mount *m = &r->mounts[i];
-
-		for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
-			const struct ioacct_counters *c =
-				&m->op[d == IOACCT_DIR_READ ? IOACCT_OP_READ : IOACCT_OP_WRITE];
-
-			if (c->calls == 0)
-				continue;
-			r_text_pad(f, w->mount, m->path);
-			fprintf(f, " %-5s", ioacct_dir_name(d));
-			for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
-				fprintf(f, " %9" PRIu64, c->size_hist[b]);
-			fputc('\n', f);
-		}
+	for (struct r_cell it = { 0 }; r_next_dir(r, &it);) {
+		r_text_pad(f, w->mount, it.m->path);
+		fprintf(f, " %-5s", ioacct_dir_name(it.k));
+		for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
+			fprintf(f, " %9" PRIu64, it.c->size_hist[b]);
+		fputc('\n', f);
 	}
 }
 

@@ -106,3 +106,37 @@ int r_finish(FILE *f)
 		return errno ? -errno : -EIO;
 	return ferror(f) ? -EIO : 0;
 }
+
+/* The next (mount, k) after it's, k below `nk`; false after the last. */
+static bool next_cell(const struct ioacct_report *r, struct r_cell *it, unsigned int nk)
+{
+	if (!it->started)
+		it->started = true;
+	else if (++it->k == nk) {
+		it->k = 0;
+		it->i++;
+	}
+	return it->i < r->nmounts;
+}
+
+bool r_next_op(const struct ioacct_report *r, struct r_cell *it, enum r_cell_keep keep)
+{
+	while (next_cell(r, it, IOACCT_OP_COUNT)) {
+		it->m = &r->mounts[it->i];
+		it->c = &it->m->op[it->k];
+		if (keep == R_CELL_ERRORS ? it->c->errors : it->c->calls)
+			return true;
+	}
+	return false;
+}
+
+bool r_next_dir(const struct ioacct_report *r, struct r_cell *it)
+{
+	while (next_cell(r, it, IOACCT_DIR_COUNT)) {
+		it->m = &r->mounts[it->i];
+		it->c = &it->m->op[it->k == IOACCT_DIR_READ ? IOACCT_OP_READ : IOACCT_OP_WRITE];
+		if (it->c->calls)
+			return true;
+	}
+	return false;
+}
