@@ -60,9 +60,8 @@ struct opts {
 	unsigned int units;
 };
 
-static void usage(const struct ioacct_cli *cli, FILE *out)
+static void usage(FILE *out)
 {
-	(void)cli;
 	fprintf(out,
 		"Usage: ioacct [OPTIONS]\n"
 		"       ioacct top [OPTIONS]   (the running jobs, live: ioacct top --help)\n"
@@ -140,11 +139,7 @@ static const struct option options[] = {
 static struct opts opts = { .mode = IOACCT_QM_TABLE };
 
 static struct ioacct_cli cli = {
-	.prog = "ioacct",
-	.options = options,
-	.option = option,
-	.usage = usage,
-	.ctx = &opts,
+	.prog = "ioacct", .options = options, .option = option, .usage = usage, .ctx = &opts,
 };
 
 static int add_format(struct opts *o, const char *spec, const char *what)

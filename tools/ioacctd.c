@@ -80,9 +80,8 @@ static void on_sigbus_say_why(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
-static void usage(const struct ioacct_cli *cli, FILE *out)
+static void usage(FILE *out)
 {
-	(void)cli;
 	fprintf(out,
 		"Usage: ioacctd [OPTIONS]\n"
 		"Per-job I/O accounting daemon: keeps eBPF probes loaded, keyed by cgroup.\n"

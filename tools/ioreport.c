@@ -38,13 +38,13 @@ struct opts {
 	bool local;                   /* --local: this node's part of a cluster job */
 	bool darshan_filter;
 	bool all_counters;            /* --compare: rows that are 0 on both sides too */
+	const char *format_name;      /* -f: NULL for text */
 	enum ioacct_render_format format;
 	uint64_t job_id;
 };
 
-static void usage(const struct ioacct_cli *cli, FILE *out)
+static void usage(FILE *out)
 {
-	(void)cli;
 	fprintf(out,
 		"Usage: ioreport [OPTIONS] JOBID\n"
 		"Prints the I/O report of a job stored by ioacctd.\n"
@@ -89,7 +89,6 @@ static const struct option options[] = {
 static int option(struct ioacct_cli *cli, int key, const char *arg)
 {
 	struct opts *o = cli->ctx;
-	int fmt;
 
 	switch (key) {
 	case OPT_DB:
@@ -102,11 +101,7 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 		o->local = true;
 		break;
 	case 'f':
-		fmt = ioacct_render_format_from_name(arg);
-		if (fmt < 0)
-			return ioacct_cli_bad(cli, "--format: '%s' is not %s", arg,
-					      ioacct_render_format_names());
-		o->format = (enum ioacct_render_format)fmt;
+		o->format_name = arg;
 		break;
 	case OPT_COMPARE:
 		o->compare = arg;
@@ -130,22 +125,23 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 /* The job id and the options that go together: 0, or the exit status. */
 static int check_args(const struct ioacct_cli *cli, struct opts *o)
 {
-	const struct ioacct_render_format_info *f = &ioacct_render_formats[o->format];
+	char err[256];
+	int fmt = ioacct_render_format_arg(o->format_name, o->output, err, sizeof(err));
 
+	if (fmt < 0)
+		return ioacct_cli_bad(cli, "%s", err);
+	o->format = (enum ioacct_render_format)fmt;
 	if (cli->argc != 1)
 		return ioacct_cli_usage_error(cli, "%s",
 					      cli->argc ? "one job id only" : "no job id given");
 	if (ioacct_cli_uint(cli->argv[0], 1, UINT64_MAX, &o->job_id))
 		return ioacct_cli_bad(cli, "'%s' is not a job id (a positive integer)",
 				      cli->argv[0]);
-	if (f->darshan && !o->output)
-		return ioacct_cli_bad(cli, "--format %s writes a binary log: name it with -o FILE",
-				      f->name);
 	if (o->compare && o->format != IOACCT_RENDER_TEXT)
 		return ioacct_cli_bad(cli, "--compare prints text; it takes no --format");
 	if (o->all_counters && !o->compare)
 		return ioacct_cli_bad(cli, "--all-counters goes with --compare");
-	if (o->darshan_filter && !o->compare && !f->darshan)
+	if (o->darshan_filter && !o->compare && !ioacct_render_formats[fmt].darshan)
 		return ioacct_cli_bad(cli, "--darshan-filter goes with --compare or --format darshan");
 	return 0;
 }

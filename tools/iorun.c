@@ -51,6 +51,7 @@ struct iorun_opts {
 	const char *cgroup_mode;
 	const char *bin_width;
 	uint64_t job_id;
+	const char *format_name;    /* -f, --json: NULL for text */
 	const char *trace;          /* --trace FILE: the Darshan log with DXT records */
 	uint64_t trace_max;         /* read/write events kept, past which they are dropped */
 	enum ioacct_render_format format;
@@ -65,9 +66,8 @@ static void forward_signal(int sig)
 		kill(child_pid, sig);
 }
 
-static void usage(const struct ioacct_cli *cli, FILE *out)
+static void usage(FILE *out)
 {
-	(void)cli;
 	fprintf(out,
 		"Usage: iorun [OPTIONS] -- COMMAND [ARGS...]\n"
 		"Runs COMMAND in a fresh cgroup watched by ioacctd and prints its I/O per mount.\n"
@@ -111,7 +111,6 @@ static const struct option options[] = {
 static int option(struct ioacct_cli *cli, int key, const char *arg)
 {
 	struct iorun_opts *o = cli->ctx;
-	int fmt;
 
 	switch (key) {
 	case OPT_JOB:
@@ -133,14 +132,10 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 		o->cgroup_mode = arg;
 		break;
 	case 'f':
-		fmt = ioacct_render_format_from_name(arg);
-		if (fmt < 0)
-			return ioacct_cli_bad(cli, "--format: '%s' is not %s", arg,
-					      ioacct_render_format_names());
-		o->format = (enum ioacct_render_format)fmt;
+		o->format_name = arg;
 		break;
 	case OPT_JSON:
-		o->format = IOACCT_RENDER_JSON;
+		o->format_name = "json";
 		break;
 	case 'o':
 		o->output = arg;
@@ -153,13 +148,8 @@ static struct iorun_opts opts;
 
 /* IOACCT_CLI_COMMAND: options stop at the command, so its own options are left alone. */
 static struct ioacct_cli cli = {
-	.prog = "iorun",
-	.options = options,
-	.option = option,
-	.usage = usage,
-	.args = IOACCT_CLI_COMMAND,
-	.usage_status = EXIT_OWN,
-	.ctx = &opts,
+	.prog = "iorun", .options = options, .option = option, .usage = usage,
+	.args = IOACCT_CLI_COMMAND, .usage_status = EXIT_OWN, .ctx = &opts,
 };
 
 /*
@@ -172,15 +162,17 @@ static int setup(int argc, char **argv, struct iorun_opts *o, struct ioacct_conf
 		{ "cgroup-mode", "cgroup_mode", NULL },
 		{ "bin-width", "bin_width", NULL },
 	};
+	char err[256];
 	int ret = ioacct_cli_parse(&cli, argc, argv);
 
 	if (ret != IOACCT_CLI_GO)
 		return ret;
+	ret = ioacct_render_format_arg(o->format_name, o->output, err, sizeof(err));
+	if (ret < 0)
+		return ioacct_cli_bad(&cli, "%s", err);
+	o->format = (enum ioacct_render_format)ret;
 	if (!cli.argc)
 		return ioacct_cli_usage_error(&cli, "no command given");
-	if (ioacct_render_formats[o->format].darshan && !o->output)
-		return ioacct_cli_bad(&cli, "--format %s writes a binary log: name it with -o FILE",
-				      ioacct_render_formats[o->format].name);
 	o->argv = cli.argv;
 	sets[0].value = o->cgroup_mode;
 	sets[1].value = o->bin_width;

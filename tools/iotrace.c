@@ -65,9 +65,8 @@ static void on_signal(int sig)
 		stop = 1;
 }
 
-static void usage(const struct ioacct_cli *cli, FILE *out)
+static void usage(FILE *out)
 {
-	(void)cli;
 	fprintf(out,
 		"Usage: iotrace [OPTIONS] -- COMMAND [ARGS...]\n"
 		"       iotrace [OPTIONS] --pid PID\n"
@@ -201,12 +200,8 @@ static struct opts opts = {
 
 /* IOACCT_CLI_COMMAND: options stop at the command, so its own options are left alone. */
 static struct ioacct_cli cli = {
-	.prog = "iotrace",
-	.options = options,
-	.option = option,
-	.usage = usage,
-	.args = IOACCT_CLI_COMMAND,
-	.ctx = &opts,
+	.prog = "iotrace", .options = options, .option = option, .usage = usage,
+	.args = IOACCT_CLI_COMMAND, .ctx = &opts,
 };
 
 /* What to trace: one of a command, --pid and --job. IOACCT_CLI_GO, or the exit status. */

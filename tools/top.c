@@ -100,9 +100,8 @@ static void on_tstp(int sig)
 	got_tstp = 1;
 }
 
-static void usage(const struct ioacct_cli *cli, FILE *out)
+static void usage(FILE *out)
 {
-	(void)cli;
 	fprintf(out,
 		"Usage: ioacct top [OPTIONS]\n"
 		"The running jobs of this node, live: per job the read and write bandwidth,\n"

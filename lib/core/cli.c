@@ -182,7 +182,7 @@ static int take(struct ioacct_cli *cli, int c, char **argv)
 		cli->socket_path = optarg;
 		return IOACCT_CLI_GO;
 	case 'h':
-		cli->usage(cli, stdout);
+		cli->usage(stdout);
 		return 0;
 	case 'V':
 		printf("%s %s\n", cli->prog, PACKAGE_VERSION);

@@ -53,7 +53,7 @@ struct ioacct_cli {
 	/* One of its own options (the key its table gives it); 0, or an exit status. */
 	int (*option)(struct ioacct_cli *cli, int key, const char *arg);
 	/* Its help, on `out`; ioacct_cli_help_common() prints the frame's part. */
-	void (*usage)(const struct ioacct_cli *cli, FILE *out);
+	void (*usage)(FILE *out);
 	enum ioacct_cli_args args;
 	int usage_status;                 /* the exit status of bad usage; 0: EXIT_USAGE */
 	void *ctx;                        /* the program's, for option() */
