@@ -14,7 +14,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "query.h"
 #include "job_fetch.h"
@@ -31,15 +31,11 @@
 #include "store.h"
 #include "top.h"
 
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
 #define CALL_TIMEOUT_MS 30000
 #define NS_PER_S 1000000000LL
 
 struct opts {
-	const char *config_file;
 	const char *db;
-	const char *socket_path;
 	struct ioacct_qcol *cols;
 	size_t ncols;
 	struct ioacct_qjobsel *jobs;
@@ -97,36 +93,54 @@ static void usage(FILE *out)
 		"      --json                    one JSON object, exact numbers\n"
 		"      --units K|M|G|T|P         bytes in KiB, MiB, ... (default: exact)\n"
 		"Sources:\n"
-		"      --socket PATH             ioacctd's socket, where jobs are read (config: socket)\n"
-		"      --db PATH                 read this store file instead, without ioacctd\n"
+		"      --db PATH                 read this store file instead of asking ioacctd\n"
 		"                                (offline; root, or whoever may read the file)\n"
-		"  -c, --config FILE             configuration (default %s, or $IOACCT_CONF)\n"
-		"  -h, --help                    this help\n"
-		"  -V, --version                 the version\n"
+		"Common options:\n",
+		IOACCT_QUERY_DEFAULT_FORMAT);
+	ioacct_cli_help_common(out, 32);
+	fprintf(out,
 		"\n"
 		"TIME: %s.\n"
 		"Exit status: 0 done, 1 the store or ioacctd failed, 2 bad usage.\n",
-		IOACCT_QUERY_DEFAULT_FORMAT, IOACCT_CONFIG_FILE, IOACCT_QUERY_TIME_FORMS);
+		IOACCT_QUERY_TIME_FORMS);
 }
 
-/* Bad usage: one line, and the exit status for it. */
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "ioacct: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " (see ioacct --help)\n");
-	return EXIT_USAGE;
-}
+static int option(struct ioacct_cli *cli, int key, const char *arg);
 
-/* getopt's complaint about argv[optind - 1], in one line of ours. */
-static int option_error(int c, char **argv)
-{
-	char opt[3] = { '-', (char)optopt, '\0' };
-	const char *last = argv[optind - 1];
-	const char *name = strncmp(last, "--", 2) == 0 || !optopt ? last : opt;
+enum { OPT_DELIM = 256, OPT_JSON, OPT_UNITS, OPT_MOUNTS, OPT_DB, OPT_NODES, OPT_LOCAL };
 
-	return usage_error(c == ':' ? "option %s needs a value" : "unknown option %s", name);
-}
+static const struct option options[] = {
+	{ "allusers", no_argument, NULL, 'a' },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "uid", required_argument, NULL, 'u' },
+	{ "clusters", required_argument, NULL, 'M' },
+	{ "cluster", required_argument, NULL, 'M' },
+	{ "allclusters", no_argument, NULL, 'L' },
+	{ "starttime", required_argument, NULL, 'S' },
+	{ "endtime", required_argument, NULL, 'E' },
+	{ "allocations", no_argument, NULL, 'X' },
+	{ "mounts", no_argument, NULL, OPT_MOUNTS },
+	{ "nodes", no_argument, NULL, OPT_NODES },
+	{ "local", no_argument, NULL, OPT_LOCAL },
+	{ "format", required_argument, NULL, 'o' },
+	{ "fields", required_argument, NULL, 'o' },
+	{ "helpformat", no_argument, NULL, 'e' },
+	{ "noheader", no_argument, NULL, 'n' },
+	{ "parsable", no_argument, NULL, 'p' },
+	{ "parsable2", no_argument, NULL, 'P' },
+	{ "delimiter", required_argument, NULL, OPT_DELIM },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "units", required_argument, NULL, OPT_UNITS },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ NULL, 0, NULL, 0 },
+};
+
+static struct opts opts = { .mode = IOACCT_QM_TABLE };
+
+static struct ioacct_cli cli = {
+	.prog = "ioacct", .options = options, .option = option, .usage = usage, .ctx = &opts,
+};
 
 static int add_format(struct opts *o, const char *spec, const char *what)
 {
@@ -139,140 +153,93 @@ static int add_format(struct opts *o, const char *spec, const char *what)
 	return 0;
 }
 
-/* -1 to go on, or the exit status. */
-static int parse_args(int argc, char **argv, struct opts *o)
+/* The options that select jobs; -1 when `key` is not one of them. */
+static int selection_option(struct opts *o, int key, const char *arg)
 {
-	enum { OPT_DELIM = 256, OPT_JSON, OPT_UNITS, OPT_MOUNTS, OPT_DB, OPT_CONFIG,
-	       OPT_SOCKET, OPT_NODES, OPT_LOCAL };
-	static const struct option longopts[] = {
-		{ "allusers", no_argument, NULL, 'a' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "uid", required_argument, NULL, 'u' },
-		{ "clusters", required_argument, NULL, 'M' },
-		{ "cluster", required_argument, NULL, 'M' },
-		{ "allclusters", no_argument, NULL, 'L' },
-		{ "starttime", required_argument, NULL, 'S' },
-		{ "endtime", required_argument, NULL, 'E' },
-		{ "allocations", no_argument, NULL, 'X' },
-		{ "mounts", no_argument, NULL, OPT_MOUNTS },
-		{ "nodes", no_argument, NULL, OPT_NODES },
-		{ "local", no_argument, NULL, OPT_LOCAL },
-		{ "format", required_argument, NULL, 'o' },
-		{ "fields", required_argument, NULL, 'o' },
-		{ "helpformat", no_argument, NULL, 'e' },
-		{ "noheader", no_argument, NULL, 'n' },
-		{ "parsable", no_argument, NULL, 'p' },
-		{ "parsable2", no_argument, NULL, 'P' },
-		{ "delimiter", required_argument, NULL, OPT_DELIM },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "units", required_argument, NULL, OPT_UNITS },
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "config", required_argument, NULL, 'c' },
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char err[512];
-	int c, ret;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":aj:u:M:LS:E:Xo:enpPc:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			o->all_users = true;
-			break;
-		case 'j':
-			if (ioacct_query_jobs_parse(optarg, &o->jobs, &o->njobs, err, sizeof(err)))
-				return usage_error("-j: %s", err);
-			break;
-		case 'u':
-			/* As in sacct, the last of -a and -u wins. */
-			o->all_users = false;
-			if (ioacct_query_list_split(optarg, &o->users, &o->nusers))
-				return EXIT_RUNTIME;
-			break;
-		case 'M':
-			if (strcasecmp(optarg, "all") == 0) {
-				o->all_clusters = true;
-				break;
-			}
-			if (ioacct_query_list_split(optarg, &o->clusters, &o->nclusters))
-				return EXIT_RUNTIME;
-			break;
-		case 'L':
+	switch (key) {
+	case 'a':
+		o->all_users = true;
+		return 0;
+	case 'j':
+		if (ioacct_query_jobs_parse(arg, &o->jobs, &o->njobs, err, sizeof(err)))
+			return ioacct_cli_usage_error(&cli, "-j: %s", err);
+		return 0;
+	case 'u':
+		/* As in sacct, the last of -a and -u wins. */
+		o->all_users = false;
+		return ioacct_query_list_split(arg, &o->users, &o->nusers) ? EXIT_RUNTIME : 0;
+	case 'M':
+		if (strcasecmp(arg, "all") == 0) {
 			o->all_clusters = true;
-			break;
-		case 'S':
-			o->start = optarg;
-			break;
-		case 'E':
-			o->end = optarg;
-			break;
-		case 'X':
-			o->no_steps = true;
-			break;
-		case OPT_MOUNTS:
-			o->mounts = true;
-			break;
-		case OPT_NODES:
-			o->nodes = true;
-			break;
-		case OPT_LOCAL:
-			o->local = true;
-			break;
-		case 'o':
-			ret = add_format(o, optarg, "-o");
-			if (ret)
-				return ret;
-			break;
-		case 'e':
-			o->help_format = true;
-			break;
-		case 'n':
-			o->no_header = true;
-			break;
-		case 'p':
-			o->mode = IOACCT_QM_PARSABLE;
-			break;
-		case 'P':
-			o->mode = IOACCT_QM_PARSABLE2;
-			break;
-		case OPT_DELIM:
-			o->delimiter = optarg;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_UNITS:
-			if (ioacct_query_units_parse(optarg, &o->units))
-				return usage_error("--units: '%s' is not one of K, M, G, T, P", optarg);
-			break;
-		case OPT_DB:
-			o->db = optarg;
-			break;
-		case OPT_SOCKET:
-			o->socket_path = optarg;
-			break;
-		case 'c':
-			o->config_file = optarg;
-			break;
-		case 'h':
-			usage(stdout);
 			return 0;
-		case 'V':
-			printf("ioacct %s\n", PACKAGE_VERSION);
-			return 0;
-		default:
-			return option_error(c, argv);
 		}
+		return ioacct_query_list_split(arg, &o->clusters, &o->nclusters) ? EXIT_RUNTIME : 0;
+	case 'L':
+		o->all_clusters = true;
+		return 0;
+	case 'S':
+		o->start = arg;
+		return 0;
+	case 'E':
+		o->end = arg;
+		return 0;
+	case 'X':
+		o->no_steps = true;
+		return 0;
+	case OPT_MOUNTS:
+		o->mounts = true;
+		return 0;
+	case OPT_NODES:
+		o->nodes = true;
+		return 0;
+	case OPT_LOCAL:
+		o->local = true;
+		return 0;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (o->json)
-		o->mode = IOACCT_QM_JSON;
 	return -1;
+}
+
+/* One of ioacct's own options: 0, or the exit status. */
+static int option(struct ioacct_cli *c, int key, const char *arg)
+{
+	struct opts *o = c->ctx;
+	int ret = selection_option(o, key, arg);
+
+	if (ret >= 0)
+		return ret;
+	switch (key) {
+	case 'o':
+		return add_format(o, arg, "-o");
+	case 'e':
+		o->help_format = true;
+		break;
+	case 'n':
+		o->no_header = true;
+		break;
+	case 'p':
+		o->mode = IOACCT_QM_PARSABLE;
+		break;
+	case 'P':
+		o->mode = IOACCT_QM_PARSABLE2;
+		break;
+	case OPT_DELIM:
+		o->delimiter = arg;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case OPT_UNITS:
+		if (ioacct_query_units_parse(arg, &o->units))
+			return ioacct_cli_usage_error(c, "--units: '%s' is not one of K, M, G, T, P",
+						      arg);
+		break;
+	case OPT_DB:
+		o->db = arg;
+		break;
+	}
+	return 0;
 }
 
 /* A user name or uid; 0 or the exit status. */
@@ -387,7 +354,7 @@ static int build_query(const struct opts *o, time_t now, struct query *q)
 	/* sacct: your own jobs, unless you are root or name users or jobs. */
 	if (o->nusers && !o->all_users) {
 		if (o->nusers > IOACCT_STORE_FILTER_MAX)
-			return usage_error("-u: more than 256 users%s", "");
+			return ioacct_cli_usage_error(&cli, "-u: more than 256 users");
 		q->uids = calloc(o->nusers, sizeof(*q->uids));
 		if (!q->uids)
 			return EXIT_RUNTIME;
@@ -408,7 +375,7 @@ static int build_query(const struct opts *o, time_t now, struct query *q)
 	}
 	if (!o->all_clusters && o->nclusters) {
 		if (o->nclusters > IOACCT_STORE_FILTER_MAX)
-			return usage_error("-M: more than 256 clusters%s", "");
+			return ioacct_cli_usage_error(&cli, "-M: more than 256 clusters");
 		f->clusters = (const char *const *)o->clusters;
 		f->nclusters = o->nclusters;
 	}
@@ -549,44 +516,42 @@ static void opts_free(struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .mode = IOACCT_QM_TABLE };
+	struct opts *o = &opts;
 	struct query q = { 0 };
 	struct ioacct_config cfg;
 	const char *env;
-	char err[1024];
 	int ret;
 
 	if (argc > 1 && strcmp(argv[1], "top") == 0)
 		return ioacct_top_main(argc - 1, argv + 1);
-	ret = parse_args(argc, argv, &o);
-	if (ret >= 0)
+	ret = ioacct_cli_parse(&cli, argc, argv);
+	if (ret != IOACCT_CLI_GO)
 		goto out;
-	if (o.help_format) {
+	if (o->json)
+		o->mode = IOACCT_QM_JSON;
+	if (o->help_format) {
 		ioacct_query_fields_help(stdout);
 		ret = 0;
 		goto out;
 	}
-	ioacct_config_defaults(&cfg);
-	if (ioacct_config_load(&cfg, o.config_file, err, sizeof(err))) {
-		fprintf(stderr, "ioacct: %s\n", err);
-		ret = EXIT_RUNTIME;
+	ret = ioacct_cli_config(&cli, &cfg, NULL, 0);
+	if (ret)
 		goto out;
-	}
 	env = getenv("IOACCT_FORMAT");
-	if (!o.ncols) {
-		ret = add_format(&o, env && *env ? env : IOACCT_QUERY_DEFAULT_FORMAT,
+	if (!o->ncols) {
+		ret = add_format(o, env && *env ? env : IOACCT_QUERY_DEFAULT_FORMAT,
 				 env && *env ? "IOACCT_FORMAT" : "default format");
 		if (ret)
 			goto out;
 	}
-	ret = build_query(&o, time(NULL), &q);
+	ret = build_query(o, time(NULL), &q);
 	if (ret)
 		goto out;
 	/* The daemon by default; a store file only when named (offline). */
-	if (o.db)
-		ret = run_direct(o.db, &q);
+	if (o->db)
+		ret = run_direct(o->db, &q);
 	else
-		ret = run_daemon(o.socket_path ? o.socket_path : cfg.socket_path, &q);
+		ret = run_daemon(cfg.socket_path, &q);
 	if (fflush(stdout) || ferror(stdout)) {
 		if (ret == 0)
 			fprintf(stderr, "ioacct: cannot write the output: %s\n", strerror(errno));
@@ -596,6 +561,6 @@ out:
 	free(q.job_ids);
 	free(q.uids);
 	free(q.steps);
-	opts_free(&o);
+	opts_free(o);
 	return ret;
 }

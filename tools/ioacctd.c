@@ -4,12 +4,12 @@
  * registers and finishes jobs on request over a Unix socket; drains closed
  * time bins into the SQLite store.
  */
+#include "cli.h"
 #include "config.h"
 #include "export.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,8 +36,6 @@
 
 struct daemon_opts {
 	bool foreground;
-	const char *config_file;
-	const char *socket_path;
 	const char *db_path;
 	const char *probe_mode;
 	const char *bin_width;
@@ -89,8 +87,6 @@ static void usage(FILE *out)
 		"Per-job I/O accounting daemon: keeps eBPF probes loaded, keyed by cgroup.\n"
 		"\n"
 		"  -f, --foreground         stay in the foreground, log to stderr\n"
-		"  -c, --config FILE        configuration file (default %s)\n"
-		"      --socket PATH        Unix socket to serve (config: socket)\n"
 		"      --db PATH            SQLite store (config: db)\n"
 		"      --probe-mode MODE    auto, fentry, kprobe, tracepoint or syscall-tp (config: probe_mode)\n"
 		"      --bin-width SECONDS  default time bin width (config: bin_width)\n"
@@ -98,105 +94,83 @@ static void usage(FILE *out)
 		"      --metrics-listen ADDR:PORT  serve /metrics for Prometheus there\n"
 		"                           (config: metrics_listen; e.g. 127.0.0.1:9464)\n"
 		"  -v, --verbose            log debug messages\n"
-		"  -h, --help               show this help\n"
-		"  -V, --version            show the version\n"
-		"\n"
-		"See ioacctd(8) and ioacct.conf(5).\n",
-		IOACCT_CONFIG_FILE);
+		"Common options (the socket: the one ioacctd serves):\n");
+	ioacct_cli_help_common(out, 27);
+	fprintf(out, "\nSee ioacctd(8) and ioacct.conf(5).\n");
 }
 
-static int parse_args(int argc, char **argv, struct daemon_opts *o)
-{
-	enum { OPT_SOCKET = 256, OPT_DB, OPT_PROBE, OPT_BIN, OPT_NODE, OPT_METRICS };
-	static const struct option longopts[] = {
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "probe-mode", required_argument, NULL, OPT_PROBE },
-		{ "bin-width", required_argument, NULL, OPT_BIN },
-		{ "node-name", required_argument, NULL, OPT_NODE },
-		{ "metrics-listen", required_argument, NULL, OPT_METRICS },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+enum { OPT_DB = 256, OPT_PROBE, OPT_BIN, OPT_NODE, OPT_METRICS };
 
-	while ((c = getopt_long(argc, argv, "fc:vhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			o->foreground = true;
-			break;
-		case 'c':
-			o->config_file = optarg;
-			break;
-		case OPT_SOCKET:
-			o->socket_path = optarg;
-			break;
-		case OPT_DB:
-			o->db_path = optarg;
-			break;
-		case OPT_PROBE:
-			o->probe_mode = optarg;
-			break;
-		case OPT_BIN:
-			o->bin_width = optarg;
-			break;
-		case OPT_NODE:
-			o->node_name = optarg;
-			break;
-		case OPT_METRICS:
-			o->metrics_listen = optarg;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("ioacctd %s\n", PACKAGE_VERSION);
-			exit(0);
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "ioacctd: unexpected argument '%s'\n", argv[optind]);
-		return -EINVAL;
+static const struct option options[] = {
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "probe-mode", required_argument, NULL, OPT_PROBE },
+	{ "bin-width", required_argument, NULL, OPT_BIN },
+	{ "node-name", required_argument, NULL, OPT_NODE },
+	{ "metrics-listen", required_argument, NULL, OPT_METRICS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One of ioacctd's own options: 0 (its values are checked with the configuration's). */
+static int option(struct ioacct_cli *cli, int key, const char *arg)
+{
+	struct daemon_opts *o = cli->ctx;
+
+	switch (key) {
+	case 'f':
+		o->foreground = true;
+		break;
+	case OPT_DB:
+		o->db_path = arg;
+		break;
+	case OPT_PROBE:
+		o->probe_mode = arg;
+		break;
+	case OPT_BIN:
+		o->bin_width = arg;
+		break;
+	case OPT_NODE:
+		o->node_name = arg;
+		break;
+	case OPT_METRICS:
+		o->metrics_listen = arg;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
 	}
 	return 0;
 }
 
-static int load_config(const struct daemon_opts *o, struct ioacct_config *cfg)
+/* The command line, then the configuration with it over: IOACCT_CLI_GO or the exit status. */
+static int setup(int argc, char **argv, struct daemon_opts *o, struct ioacct_config *cfg)
 {
-	char err[1024];
-	int ret;
+	struct ioacct_cli cli = {
+		.prog = "ioacctd", .options = options, .option = option, .usage = usage, .ctx = o,
+	};
+	struct ioacct_cli_set sets[] = {
+		{ "db", "db", NULL },
+		{ "probe-mode", "probe_mode", NULL },
+		{ "bin-width", "bin_width", NULL },
+		{ "node-name", "node_name", NULL },
+		{ "metrics-listen", "metrics_listen", NULL },
+	};
+	int ret = ioacct_cli_parse(&cli, argc, argv);
 
-	ioacct_config_defaults(cfg);
-	ret = ioacct_config_load(cfg, o->config_file, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "ioacctd: %s\n", err);
+	if (ret != IOACCT_CLI_GO)
 		return ret;
-	}
-#define OVERRIDE(opt, key)                                                             \
-	if (opt && (ret = ioacct_config_set(cfg, key, opt, err, sizeof(err)))) {       \
-		fprintf(stderr, "ioacctd: --%s: %s\n", key, err);                      \
-		return ret;                                                            \
-	}
-	OVERRIDE(o->socket_path, "socket")
-	OVERRIDE(o->db_path, "db")
-	OVERRIDE(o->probe_mode, "probe_mode")
-	OVERRIDE(o->bin_width, "bin_width")
-	OVERRIDE(o->node_name, "node_name")
-	OVERRIDE(o->metrics_listen, "metrics_listen")
-#undef OVERRIDE
+	sets[0].value = o->db_path;
+	sets[1].value = o->probe_mode;
+	sets[2].value = o->bin_width;
+	sets[3].value = o->node_name;
+	sets[4].value = o->metrics_listen;
+	ret = ioacct_cli_config(&cli, cfg, sets, sizeof(sets) / sizeof(sets[0]));
+	if (ret)
+		return ret;
 	if (o->verbose)
 		cfg->log_level = IOACCT_LOG_DEBUG;
-	return 0;
+	return IOACCT_CLI_GO;
 }
 
 /* A locked pidfile: a second daemon on the same pidfile refuses to start. */
@@ -396,6 +370,39 @@ static struct ioacct_store *store_open_checked(const char *path)
 	return st;
 }
 
+/* The probes, loaded or found pinned, FMODE_CREATED measured if need be; NULL when they fail (said). */
+static struct ioacct_probes *probes_start(const struct ioacct_config *cfg)
+{
+	struct ioacct_probes_opts popts;
+	struct ioacct_probes *probes;
+	char err[1024], dbdir[PATH_MAX];
+	uint32_t ssid = 0;
+
+	if (ioacct_cgroup_v1_ssid(cfg->cgroup_v1_hierarchy, &ssid))
+		log_info("cgroup v1 controller %s not in /proc/cgroups: v1 attribution is off",
+			 cfg->cgroup_v1_hierarchy);
+	popts = (struct ioacct_probes_opts){
+		.pin_dir = cfg->pin_dir, .mode = cfg->probe_mode, .max_jobs = cfg->max_jobs,
+		.max_cgroups = cfg->max_cgroups, .max_entries = cfg->max_entries,
+		.max_mountpoints = cfg->max_mountpoints, .v1_ssid = ssid,
+		.detach_when_idle = cfg->detach_when_idle, .views = cfg->views,
+	};
+	probes = ioacct_probes_open(&popts, err, sizeof(err));
+	if (!probes) {
+		log_err("%s", err);
+		return NULL;
+	}
+	log_info("probe mode %s: %s", ioacct_probes_mode(probes), ioacct_probes_reason(probes));
+	if (!ioacct_probes_fmode_created(probes)) {
+		dir_of(cfg->db_path, dbdir, sizeof(dbdir));
+		if (ioacct_probes_calibrate(probes, dbdir, err, sizeof(err)))
+			log_warn("%s", err);
+		else
+			log_debug("FMODE_CREATED is 0x%x", ioacct_probes_fmode_created(probes));
+	}
+	return probes;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_opts o = { 0 };
@@ -405,24 +412,25 @@ int main(int argc, char **argv)
 	struct ioacct_registry *reg = NULL;
 	struct ioacct_export *ex = NULL;
 	struct ioacct_metrics *metrics = NULL;
-	struct ioacct_probes_opts popts;
 	struct sigaction sa;
-	char err[1024], dbdir[PATH_MAX];
-	int pidfd = -1, lfd = -1, ret = 1;
-	uint32_t ssid = 0, njobs = 0, ncg = 0;
+	char err[1024];
+	int pidfd = -1, lfd = -1, ret;
+	uint32_t njobs = 0, ncg = 0;
 
-	if (parse_args(argc, argv, &o) || load_config(&o, &cfg))
-		return 2;
+	ret = setup(argc, argv, &o, &cfg);
+	if (ret != IOACCT_CLI_GO)
+		return ret;
+	ret = EXIT_RUNTIME;
 	ioacct_log_set_ident("ioacctd");
 	ioacct_log_set_level((enum ioacct_log_level)cfg.log_level);
 	if (geteuid() != 0) {
 		fprintf(stderr, "ioacctd: must run as root (it loads BPF programs)\n");
-		return 1;
+		return EXIT_RUNTIME;
 	}
 	if (!o.foreground) {
 		if (daemonize()) {
 			fprintf(stderr, "ioacctd: cannot become a daemon: %s\n", strerror(errno));
-			return 1;
+			return EXIT_RUNTIME;
 		}
 		ioacct_log_set_sink(ioacct_log_sink_syslog, NULL);
 	}
@@ -450,28 +458,9 @@ int main(int argc, char **argv)
 		log_err("%s", ioacct_store_errmsg(store));
 		goto out;
 	}
-	if (ioacct_cgroup_v1_ssid(cfg.cgroup_v1_hierarchy, &ssid))
-		log_info("cgroup v1 controller %s not in /proc/cgroups: v1 attribution is off",
-			 cfg.cgroup_v1_hierarchy);
-	popts = (struct ioacct_probes_opts){
-		.pin_dir = cfg.pin_dir, .mode = cfg.probe_mode, .max_jobs = cfg.max_jobs,
-		.max_cgroups = cfg.max_cgroups, .max_entries = cfg.max_entries,
-		.max_mountpoints = cfg.max_mountpoints, .v1_ssid = ssid,
-		.detach_when_idle = cfg.detach_when_idle, .views = cfg.views,
-	};
-	probes = ioacct_probes_open(&popts, err, sizeof(err));
-	if (!probes) {
-		log_err("%s", err);
+	probes = probes_start(&cfg);
+	if (!probes)
 		goto out;
-	}
-	log_info("probe mode %s: %s", ioacct_probes_mode(probes), ioacct_probes_reason(probes));
-	if (!ioacct_probes_fmode_created(probes)) {
-		dir_of(cfg.db_path, dbdir, sizeof(dbdir));
-		if (ioacct_probes_calibrate(probes, dbdir, err, sizeof(err)))
-			log_warn("%s", err);
-		else
-			log_debug("FMODE_CREATED is 0x%x", ioacct_probes_fmode_created(probes));
-	}
 	reg = ioacct_registry_create(&cfg, store, probes);
 	if (!reg) {
 		log_err("out of memory");
@@ -490,7 +479,7 @@ int main(int argc, char **argv)
 	/* Without the cluster store jobs are still counted and kept: the outbox waits. */
 	ioacct_export_start(&cfg, &ex);
 
-	ret = serve(&cfg, lfd, reg, ex, metrics) ? 1 : 0;
+	ret = serve(&cfg, lfd, reg, ex, metrics) ? EXIT_RUNTIME : 0;
 	log_info("stopping on signal %d", (int)stop_signal);
 	ioacct_registry_drain(reg, false);
 	ioacct_registry_counts(reg, &njobs, &ncg);

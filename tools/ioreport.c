@@ -12,12 +12,12 @@
  * errors.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "compare.h"
 #include "config.h"
 #include "darshan.h"
@@ -27,13 +27,10 @@
 #include "store.h"
 #include "text.h"
 
-#define EXIT_USAGE 2
 #define CALL_TIMEOUT_MS 30000
 
 struct opts {
-	const char *config_file;
 	const char *db;
-	const char *socket_path;
 	const char *cluster;
 	const char *output;
 	const char *mount;
@@ -41,6 +38,7 @@ struct opts {
 	bool local;                   /* --local: this node's part of a cluster job */
 	bool darshan_filter;
 	bool all_counters;            /* --compare: rows that are 0 on both sides too */
+	const char *format_name;      /* -f: NULL for text */
 	enum ioacct_render_format format;
 	uint64_t job_id;
 };
@@ -51,9 +49,7 @@ static void usage(FILE *out)
 		"Usage: ioreport [OPTIONS] JOBID\n"
 		"Prints the I/O report of a job stored by ioacctd.\n"
 		"\n"
-		"  -c, --config FILE     configuration file (default %s)\n"
-		"      --socket PATH     ioacctd's socket, where jobs are read (config: socket)\n"
-		"      --db PATH         read this store file instead, without ioacctd (offline;\n"
+		"      --db PATH         read this store file instead of asking ioacctd (offline;\n"
 		"                        root, or whoever may read the file)\n"
 		"      --cluster NAME    the job's cluster (default: the newest job with this id)\n"
 		"      --local           with a cluster store (cluster_db): this node's part of\n"
@@ -68,124 +64,85 @@ static void usage(FILE *out)
 		"      --all-counters    with --compare, also the counters that are 0 on both\n"
 		"                        sides (left out by default)\n"
 		"  -o, --output FILE     write the report to FILE instead of standard output\n"
-		"  -h, --help            show this help\n"
-		"  -V, --version         show the version\n"
-		"\n"
-		"Exit status: 0; 1 when the report cannot be made; 2 for usage errors.\n",
-		IOACCT_CONFIG_FILE, ioacct_render_format_names());
+		"Common options:\n",
+		ioacct_render_format_names());
+	ioacct_cli_help_common(out, 24);
+	fprintf(out, "\nExit status: 0; 1 when the report cannot be made; 2 for usage errors.\n");
 }
 
-static int parse_job_id(const char *s, uint64_t *out)
-{
-	char *end;
+enum { OPT_DB = 256, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS, OPT_LOCAL };
 
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end || *out == 0 ? -EINVAL : 0;
+static const struct option options[] = {
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "cluster", required_argument, NULL, OPT_CLUSTER },
+	{ "local", no_argument, NULL, OPT_LOCAL },
+	{ "format", required_argument, NULL, 'f' },
+	{ "mount", required_argument, NULL, 'm' },
+	{ "compare", required_argument, NULL, OPT_COMPARE },
+	{ "darshan-filter", no_argument, NULL, OPT_DARSHAN_FILTER },
+	{ "all-counters", no_argument, NULL, OPT_ALL_COUNTERS },
+	{ "output", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One of ioreport's own options: 0, or the exit status. */
+static int option(struct ioacct_cli *cli, int key, const char *arg)
+{
+	struct opts *o = cli->ctx;
+
+	switch (key) {
+	case OPT_DB:
+		o->db = arg;
+		break;
+	case OPT_CLUSTER:
+		o->cluster = arg;
+		break;
+	case OPT_LOCAL:
+		o->local = true;
+		break;
+	case 'f':
+		o->format_name = arg;
+		break;
+	case OPT_COMPARE:
+		o->compare = arg;
+		break;
+	case OPT_ALL_COUNTERS:
+		o->all_counters = true;
+		break;
+	case OPT_DARSHAN_FILTER:
+		o->darshan_filter = true;
+		break;
+	case 'm':
+		o->mount = arg;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	}
+	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+/* The job id and the options that go together: 0, or the exit status. */
+static int check_args(const struct ioacct_cli *cli, struct opts *o)
 {
-	enum { OPT_DB = 256, OPT_SOCKET, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS,
-	       OPT_LOCAL };
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "cluster", required_argument, NULL, OPT_CLUSTER },
-		{ "local", no_argument, NULL, OPT_LOCAL },
-		{ "format", required_argument, NULL, 'f' },
-		{ "mount", required_argument, NULL, 'm' },
-		{ "compare", required_argument, NULL, OPT_COMPARE },
-		{ "darshan-filter", no_argument, NULL, OPT_DARSHAN_FILTER },
-		{ "all-counters", no_argument, NULL, OPT_ALL_COUNTERS },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, fmt;
+	char err[256];
+	int fmt = ioacct_render_format_arg(o->format_name, o->output, err, sizeof(err));
 
-	while ((c = getopt_long(argc, argv, "c:f:m:o:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			o->config_file = optarg;
-			break;
-		case OPT_DB:
-			o->db = optarg;
-			break;
-		case OPT_SOCKET:
-			o->socket_path = optarg;
-			break;
-		case OPT_CLUSTER:
-			o->cluster = optarg;
-			break;
-		case OPT_LOCAL:
-			o->local = true;
-			break;
-		case 'f':
-			fmt = ioacct_render_format_from_name(optarg);
-			if (fmt < 0) {
-				fprintf(stderr, "ioreport: --format: '%s' is not %s\n", optarg,
-					ioacct_render_format_names());
-				return -EINVAL;
-			}
-			o->format = (enum ioacct_render_format)fmt;
-			break;
-		case OPT_COMPARE:
-			o->compare = optarg;
-			break;
-		case OPT_ALL_COUNTERS:
-			o->all_counters = true;
-			break;
-		case OPT_DARSHAN_FILTER:
-			o->darshan_filter = true;
-			break;
-		case 'm':
-			o->mount = optarg;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("ioreport %s\n", PACKAGE_VERSION);
-			exit(0);
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "ioreport: %s\n", optind >= argc ? "no job id given" : "one job id only");
-		usage(stderr);
-		return -EINVAL;
-	}
-	if (parse_job_id(argv[optind], &o->job_id)) {
-		fprintf(stderr, "ioreport: '%s' is not a job id (a positive integer)\n", argv[optind]);
-		return -EINVAL;
-	}
-	if (ioacct_render_formats[o->format].darshan && !o->output) {
-		fprintf(stderr, "ioreport: --format %s writes a binary log: name it with -o FILE\n",
-			ioacct_render_formats[o->format].name);
-		return -EINVAL;
-	}
-	if (o->compare && o->format != IOACCT_RENDER_TEXT) {
-		fprintf(stderr, "ioreport: --compare prints text; it takes no --format\n");
-		return -EINVAL;
-	}
-	if (o->all_counters && !o->compare) {
-		fprintf(stderr, "ioreport: --all-counters goes with --compare\n");
-		return -EINVAL;
-	}
-	if (o->darshan_filter && !o->compare && !ioacct_render_formats[o->format].darshan) {
-		fprintf(stderr, "ioreport: --darshan-filter goes with --compare or --format darshan\n");
-		return -EINVAL;
-	}
+	if (fmt < 0)
+		return ioacct_cli_bad(cli, "%s", err);
+	o->format = (enum ioacct_render_format)fmt;
+	if (cli->argc != 1)
+		return ioacct_cli_usage_error(cli, "%s",
+					      cli->argc ? "one job id only" : "no job id given");
+	if (ioacct_cli_uint(cli->argv[0], 1, UINT64_MAX, &o->job_id))
+		return ioacct_cli_bad(cli, "'%s' is not a job id (a positive integer)",
+				      cli->argv[0]);
+	if (o->compare && o->format != IOACCT_RENDER_TEXT)
+		return ioacct_cli_bad(cli, "--compare prints text; it takes no --format");
+	if (o->all_counters && !o->compare)
+		return ioacct_cli_bad(cli, "--all-counters goes with --compare");
+	if (o->darshan_filter && !o->compare && !ioacct_render_formats[fmt].darshan)
+		return ioacct_cli_bad(cli, "--darshan-filter goes with --compare or --format darshan");
 	return 0;
 }
 
@@ -292,38 +249,41 @@ static int render(FILE *f, const struct ioacct_jobdata *jd, const struct ioacct_
 int main(int argc, char **argv)
 {
 	struct opts o = { .format = IOACCT_RENDER_TEXT };
+	struct ioacct_cli cli = {
+		.prog = "ioreport", .options = options, .option = option, .usage = usage,
+		.args = IOACCT_CLI_ARGS, .ctx = &o,
+	};
 	struct ioacct_jobdata *jd = NULL;
 	struct ioacct_config cfg;
-	char err[1024];
 	FILE *f = stdout;
 	int ret;
 
 	ioacct_log_set_ident("ioreport");
-	if (parse_args(argc, argv, &o))
-		return EXIT_USAGE;
-	ioacct_config_defaults(&cfg);
-	if (ioacct_config_load(&cfg, o.config_file, err, sizeof(err)) ||
-	    (o.socket_path && ioacct_config_set(&cfg, "socket", o.socket_path, err, sizeof(err)))) {
-		fprintf(stderr, "ioreport: %s\n", err);
-		return EXIT_USAGE;
-	}
+	ret = ioacct_cli_parse(&cli, argc, argv);
+	if (ret != IOACCT_CLI_GO)
+		return ret;
+	ret = check_args(&cli, &o);
+	if (!ret)
+		ret = ioacct_cli_config(&cli, &cfg, NULL, 0);
+	if (ret)
+		return ret;
 	if (load_job(&cfg, &o, &jd))
-		return EXIT_FAILURE;
+		return EXIT_RUNTIME;
 	if (o.mount && !mount_known(jd, o.mount)) {
 		ioacct_jobdata_free(jd);
-		return EXIT_FAILURE;
+		return EXIT_RUNTIME;
 	}
 	if (o.compare) {
 		ret = compare_darshan(jd, &cfg, &o);
 		ioacct_jobdata_free(jd);
-		return ret ? EXIT_FAILURE : 0;
+		return ret ? EXIT_RUNTIME : 0;
 	}
 	if (o.output) {
 		f = fopen(o.output, "we");
 		if (!f) {
 			fprintf(stderr, "ioreport: cannot write %s: %s\n", o.output, strerror(errno));
 			ioacct_jobdata_free(jd);
-			return EXIT_FAILURE;
+			return EXIT_RUNTIME;
 		}
 	}
 	ret = render(f, jd, &cfg, &o);
@@ -333,5 +293,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ioreport: cannot write the report%s%s: %s\n", o.output ? " to " : "",
 			o.output ? o.output : "", strerror(-ret));
 	ioacct_jobdata_free(jd);
-	return ret ? EXIT_FAILURE : 0;
+	return ret ? EXIT_RUNTIME : 0;
 }

@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
@@ -29,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "darshan.h"
 #include "ioacct_ops.h"
@@ -42,18 +42,16 @@
 #include "tracer.h"
 #include "util.h"
 
-#define EXIT_IORUN 125
 #define CALL_TIMEOUT_MS 10000
 /* --trace-max-events unless told: 32 MB of segments. */
 #define TRACE_MAX_EVENTS_DEFAULT 1000000
 
 struct iorun_opts {
-	const char *config_file;
-	const char *socket_path;
 	const char *output;
 	const char *cgroup_mode;
 	const char *bin_width;
 	uint64_t job_id;
+	const char *format_name;    /* -f, --json: NULL for text */
 	const char *trace;          /* --trace FILE: the Darshan log with DXT records */
 	uint64_t trace_max;         /* read/write events kept, past which they are dropped */
 	enum ioacct_render_format format;
@@ -74,9 +72,6 @@ static void usage(FILE *out)
 		"Usage: iorun [OPTIONS] -- COMMAND [ARGS...]\n"
 		"Runs COMMAND in a fresh cgroup watched by ioacctd and prints its I/O per mount.\n"
 		"\n"
-		"  -c, --config FILE          configuration file (default %s)\n"
-		"      --socket PATH          ioacctd's socket, also where the report is read\n"
-		"                             (config: socket)\n"
 		"      --job-id ID            job id to record (default: the next free iorun id)\n"
 		"      --bin-width SECONDS    time bin width for this job (config: bin_width)\n"
 		"      --cgroup-mode MODE     auto, v2 or v1 (config: cgroup_mode)\n"
@@ -89,108 +84,100 @@ static void usage(FILE *out)
 		"                             DXT_POSIX trace records (darshan-dxt-parser)\n"
 		"      --trace-max-events N   keep at most N reads and writes in the trace\n"
 		"                             (default %d); the rest are counted as dropped\n"
-		"  -h, --help                 show this help\n"
-		"  -V, --version              show the version\n"
+		"Common options (the socket: where the job is registered and read back):\n",
+		ioacct_render_format_names(), TRACE_MAX_EVENTS_DEFAULT);
+	ioacct_cli_help_common(out, 29);
+	fprintf(out,
 		"\n"
 		"Needs root (registering a job with ioacctd does). Exit status: COMMAND's;\n"
-		"125 for iorun's own errors, 126 or 127 when COMMAND cannot be run.\n",
-		IOACCT_CONFIG_FILE, ioacct_render_format_names(), TRACE_MAX_EVENTS_DEFAULT);
+		"125 for iorun's own errors, 126 or 127 when COMMAND cannot be run.\n");
 }
 
-static int parse_args(int argc, char **argv, struct iorun_opts *o)
-{
-	enum { OPT_SOCKET = 256, OPT_JOB, OPT_JSON, OPT_CGMODE, OPT_BIN, OPT_TRACE, OPT_TRACE_MAX };
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "job-id", required_argument, NULL, OPT_JOB },
-		{ "bin-width", required_argument, NULL, OPT_BIN },
-		{ "cgroup-mode", required_argument, NULL, OPT_CGMODE },
-		{ "format", required_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "output", required_argument, NULL, 'o' },
-		{ "trace", required_argument, NULL, OPT_TRACE },
-		{ "trace-max-events", required_argument, NULL, OPT_TRACE_MAX },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	int c, fmt;
+enum { OPT_JOB = 256, OPT_JSON, OPT_CGMODE, OPT_BIN, OPT_TRACE, OPT_TRACE_MAX };
 
-	/* "+": options stop at the command, so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+c:f:o:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			o->config_file = optarg;
-			break;
-		case OPT_SOCKET:
-			o->socket_path = optarg;
-			break;
-		case OPT_JOB:
-			errno = 0;
-			o->job_id = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || *optarg == '-' || o->job_id == 0) {
-				fprintf(stderr, "iorun: --job-id: '%s' is not a positive integer\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_BIN:
-			o->bin_width = optarg;
-			break;
-		case OPT_TRACE:
-			o->trace = optarg;
-			break;
-		case OPT_TRACE_MAX:
-			errno = 0;
-			o->trace_max = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || *optarg == '-' || o->trace_max == 0) {
-				fprintf(stderr, "iorun: --trace-max-events: '%s' is not a positive "
-					"integer\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_CGMODE:
-			o->cgroup_mode = optarg;
-			break;
-		case 'f':
-			fmt = ioacct_render_format_from_name(optarg);
-			if (fmt < 0) {
-				fprintf(stderr, "iorun: --format: '%s' is not %s\n", optarg,
-					ioacct_render_format_names());
-				return -EINVAL;
-			}
-			o->format = (enum ioacct_render_format)fmt;
-			break;
-		case OPT_JSON:
-			o->format = IOACCT_RENDER_JSON;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("iorun %s\n", PACKAGE_VERSION);
-			exit(0);
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
+static const struct option options[] = {
+	{ "job-id", required_argument, NULL, OPT_JOB },
+	{ "bin-width", required_argument, NULL, OPT_BIN },
+	{ "cgroup-mode", required_argument, NULL, OPT_CGMODE },
+	{ "format", required_argument, NULL, 'f' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "output", required_argument, NULL, 'o' },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "trace-max-events", required_argument, NULL, OPT_TRACE_MAX },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One of iorun's own options: 0, or the exit status. */
+static int option(struct ioacct_cli *cli, int key, const char *arg)
+{
+	struct iorun_opts *o = cli->ctx;
+
+	switch (key) {
+	case OPT_JOB:
+		if (ioacct_cli_uint(arg, 1, UINT64_MAX, &o->job_id))
+			return ioacct_cli_bad(cli, "--job-id: '%s' is not a positive integer", arg);
+		break;
+	case OPT_BIN:
+		o->bin_width = arg;
+		break;
+	case OPT_TRACE:
+		o->trace = arg;
+		break;
+	case OPT_TRACE_MAX:
+		if (ioacct_cli_uint(arg, 1, UINT64_MAX, &o->trace_max))
+			return ioacct_cli_bad(cli, "--trace-max-events: '%s' is not a positive "
+					      "integer", arg);
+		break;
+	case OPT_CGMODE:
+		o->cgroup_mode = arg;
+		break;
+	case 'f':
+		o->format_name = arg;
+		break;
+	case OPT_JSON:
+		o->format_name = "json";
+		break;
+	case 'o':
+		o->output = arg;
+		break;
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "iorun: no command given\n");
-		usage(stderr);
-		return -EINVAL;
-	}
-	if (ioacct_render_formats[o->format].darshan && !o->output) {
-		fprintf(stderr, "iorun: --format %s writes a binary log: name it with -o FILE\n",
-			ioacct_render_formats[o->format].name);
-		return -EINVAL;
-	}
-	o->argv = argv + optind;
 	return 0;
+}
+
+static struct iorun_opts opts;
+
+/* IOACCT_CLI_COMMAND: options stop at the command, so its own options are left alone. */
+static struct ioacct_cli cli = {
+	.prog = "iorun", .options = options, .option = option, .usage = usage,
+	.args = IOACCT_CLI_COMMAND, .usage_status = EXIT_OWN, .ctx = &opts,
+};
+
+/*
+ * The command line, the command and the configuration with the options over
+ * it: IOACCT_CLI_GO, or the exit status.
+ */
+static int setup(int argc, char **argv, struct iorun_opts *o, struct ioacct_config *cfg)
+{
+	struct ioacct_cli_set sets[] = {
+		{ "cgroup-mode", "cgroup_mode", NULL },
+		{ "bin-width", "bin_width", NULL },
+	};
+	char err[256];
+	int ret = ioacct_cli_parse(&cli, argc, argv);
+
+	if (ret != IOACCT_CLI_GO)
+		return ret;
+	ret = ioacct_render_format_arg(o->format_name, o->output, err, sizeof(err));
+	if (ret < 0)
+		return ioacct_cli_bad(&cli, "%s", err);
+	o->format = (enum ioacct_render_format)ret;
+	if (!cli.argc)
+		return ioacct_cli_usage_error(&cli, "no command given");
+	o->argv = cli.argv;
+	sets[0].value = o->cgroup_mode;
+	sets[1].value = o->bin_width;
+	ret = ioacct_cli_config(&cli, cfg, sets, sizeof(sets) / sizeof(sets[0]));
+	return ret ? ret : IOACCT_CLI_GO;
 }
 
 static void user_name(uid_t uid, char *out, size_t len)
@@ -359,61 +346,18 @@ out:
 	return ret;
 }
 
-/* The configuration file, then the command line's settings over it. */
-static int load_config(const struct iorun_opts *o, struct ioacct_config *cfg)
-{
-	char err[1024];
-
-	ioacct_config_defaults(cfg);
-	if (ioacct_config_load(cfg, o->config_file, err, sizeof(err)) ||
-	    (o->socket_path && ioacct_config_set(cfg, "socket", o->socket_path, err, sizeof(err))) ||
-	    (o->cgroup_mode && ioacct_config_set(cfg, "cgroup_mode", o->cgroup_mode, err, sizeof(err))) ||
-	    (o->bin_width && ioacct_config_set(cfg, "bin_width", o->bin_width, err, sizeof(err)))) {
-		fprintf(stderr, "iorun: %s\n", err);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /*
- * Forks the command, held on a pipe until start_command(): *go is the end
- * that lets it run. Signals to iorun are passed on to it.
+ * Forks the command, held on a pipe until ioacct_cli_release(*go); run even
+ * if iorun gives up on the cgroup. Signals to iorun are passed on to it.
  */
 static int fork_command(char **argv, pid_t *pid, int *go)
 {
 	struct sigaction sa;
-	int fds[2];
+	int ret;
 
-	if (pipe2(fds, O_CLOEXEC)) {
-		fprintf(stderr, "iorun: pipe: %s\n", strerror(errno));
-		return -errno;
-	}
-	*pid = fork();
-	if (*pid < 0) {
-		fprintf(stderr, "iorun: fork: %s\n", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		return -errno;
-	}
-	if (*pid == 0) {
-		char c;
-		int e;
-
-		close(fds[1]);
-		/* Wait until the parent has put us in the cgroup (or given up on it). */
-		while (read(fds[0], &c, 1) < 0 && errno == EINTR)
-			;
-		close(fds[0]);
-		execvp(argv[0], argv);
-		e = errno;
-		/* The command is the job's name: no byte of it may forge a line here either. */
-		fputs("iorun: cannot run ", stderr);
-		ioacct_text_put(stderr, argv[0]);
-		fprintf(stderr, ": %s\n", strerror(e));
-		_exit(e == ENOENT ? 127 : 126);
-	}
-	close(fds[0]);
-	*go = fds[1];
+	ret = ioacct_cli_fork_held(&cli, argv, true, pid, go);
+	if (ret)
+		return ret;
 	child_pid = *pid;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = forward_signal;
@@ -421,13 +365,6 @@ static int fork_command(char **argv, pid_t *pid, int *go)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	return 0;
-}
-
-static void start_command(int go)
-{
-	if (write(go, "g", 1) != 1)
-		fprintf(stderr, "iorun: cannot start the command: %s\n", strerror(errno));
-	close(go);
 }
 
 /* What registering the command gave: a job, or why not. */
@@ -609,32 +546,33 @@ static void finish_job(const struct ioacct_config *cfg, const struct iorun_opts 
 
 int main(int argc, char **argv)
 {
-	struct iorun_opts o = { 0 };
+	struct iorun_opts *o = &opts;
 	struct iorun_job j = { 0 };
 	struct iorun_trace t = { 0 };
 	struct ioacct_config cfg;
-	int go = -1, status = 0;
+	int go = -1, status = 0, ret;
 	pid_t pid = 0;
 
 	ioacct_log_set_ident("iorun");
-	if (parse_args(argc, argv, &o) || load_config(&o, &cfg))
-		return EXIT_IORUN;
-	if (fork_command(o.argv, &pid, &go))
-		return EXIT_IORUN;
-	j.job_id = o.job_id;
-	register_command(&cfg, &o, pid, &j);
+	ret = setup(argc, argv, o, &cfg);
+	if (ret != IOACCT_CLI_GO)
+		return ret;
+	if (fork_command(o->argv, &pid, &go))
+		return EXIT_OWN;
+	j.job_id = o->job_id;
+	register_command(&cfg, o, pid, &j);
 	if (!j.monitored)
 		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", j.err);
-	if (o.trace)
-		trace_start(&cfg, &o, &j, &t);
-	start_command(go);
+	if (o->trace)
+		trace_start(&cfg, o, &j, &t);
+	ioacct_cli_release(&cli, go);
 	if (t.tracer ? wait_traced(pid, &status, &t) : wait_command(pid, &status))
-		return EXIT_IORUN;
+		return EXIT_OWN;
 	if (j.monitored)
-		finish_job(&cfg, &o, &j, status, &t);
+		finish_job(&cfg, o, &j, status, &t);
 	if (t.tracer && !t.written) {
 		fputs("iorun: --trace: ", stderr);
-		ioacct_text_put(stderr, o.trace);
+		ioacct_text_put(stderr, o->trace);
 		fputs(" not written: the job's counters could not be read back (see above)\n", stderr);
 	}
 	ioacct_tracer_close(t.tracer);

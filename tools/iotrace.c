@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -30,16 +29,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "procfs.h"
 #include "proto.h"
 #include "tracefmt.h"
 #include "tracer.h"
 #include "util.h"
-
-/* iotrace's own failures; 1 is a failed assertion, the command's failures are its own. */
-#define EXIT_USAGE 2
-#define EXIT_TRACE 125
 
 #define MAX_ASSERTS 64
 
@@ -55,7 +51,6 @@ struct opts {
 	bool has_step;
 	const char *cluster;
 	unsigned long buffer_size;
-	const char *config;
 	char **argv;
 };
 
@@ -96,140 +91,134 @@ static void usage(FILE *out)
 		"  -M, --cluster NAME     with --job: the job's cluster (default: the daemon's; iorun\n"
 		"                         jobs are cluster iorun)\n"
 		"      --buffer-size N    ring buffer bytes, a power of 2 >= 4096 (default 4M; K, M allowed)\n"
-		"  -c, --config FILE      configuration (cgroup_parent, socket; default " IOACCT_CONFIG_FILE ",\n"
-		"                         or $IOACCT_CONF)\n"
-		"  -h, --help             this help\n"
+		"Common options (the configuration's cgroup_parent; with --job, the socket):\n",
+		IOACCT_TRACE_DEFAULT_FORMAT);
+	ioacct_cli_help_common(out, 25);
+	fprintf(out,
 		"\n"
 		"Exit status: 0, or 1 when an assertion fails; when COMMAND fails, its exit status\n"
-		"(128 + signal if killed); 2 on bad usage, 125 when iotrace cannot trace.\n",
-		IOACCT_TRACE_DEFAULT_FORMAT);
+		"(128 + signal if killed); 2 on bad usage, 125 when iotrace cannot trace.\n");
 }
 
 enum { OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB, OPT_STEP };
 
-static int parse_args(int argc, char **argv, struct opts *o)
+static const struct option options[] = {
+	{ "format", required_argument, NULL, 'p' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "filter", required_argument, NULL, OPT_FILTER },
+	{ "assert", required_argument, NULL, OPT_ASSERT },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "job", required_argument, NULL, OPT_JOB },
+	{ "step", required_argument, NULL, OPT_STEP },
+	{ "cluster", required_argument, NULL, 'M' },
+	{ "buffer-size", required_argument, NULL, OPT_BUFSZ },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The options that say what to trace; -1 when `key` is not one of them. */
+static int target_option(const struct ioacct_cli *cli, struct opts *o, int key, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "filter", required_argument, NULL, OPT_FILTER },
-		{ "assert", required_argument, NULL, OPT_ASSERT },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "job", required_argument, NULL, OPT_JOB },
-		{ "step", required_argument, NULL, OPT_STEP },
-		{ "cluster", required_argument, NULL, 'M' },
-		{ "buffer-size", required_argument, NULL, OPT_BUFSZ },
-		{ "config", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	uint64_t v;
+
+	switch (key) {
+	case OPT_PID:
+		if (ioacct_cli_uint(arg, 1, INT_MAX, &v))
+			return ioacct_cli_bad(cli, "--pid: '%s' is not a process id", arg);
+		o->pid = (pid_t)v;
+		return 0;
+	case OPT_JOB:
+		if (ioacct_cli_uint(arg, 1, UINT64_MAX, &o->job))
+			return ioacct_cli_bad(cli, "--job: '%s' is not a job id", arg);
+		return 0;
+	case OPT_STEP:
+		if (ioacct_cli_uint(arg, 0, UINT32_MAX, &v))
+			return ioacct_cli_bad(cli, "--step: '%s' is not a step id", arg);
+		o->step = (uint32_t)v;
+		o->has_step = true;
+		return 0;
+	case 'M':
+		if (strlen(arg) >= IOACCT_SHORT_MAX)
+			return ioacct_cli_bad(cli, "-M: cluster name '%s' is too long", arg);
+		o->cluster = arg;
+		return 0;
+	}
+	return -1;
+}
+
+static int buffer_size_option(const struct ioacct_cli *cli, struct opts *o, const char *arg)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t size = 0;
+
+	if (ioacct_parse_size(arg, &size) || size < (uint64_t)page || (size & (size - 1)) ||
+	    size > (1UL << 30))
+		return ioacct_cli_bad(cli, "--buffer-size: '%s' is not a power of 2 between %ld "
+				      "and 1G bytes", arg, page);
+	o->buffer_size = (unsigned long)size;
+	return 0;
+}
+
+/* One of iotrace's own options: 0, or the exit status. */
+static int option(struct ioacct_cli *cli, int key, const char *arg)
+{
+	struct opts *o = cli->ctx;
 	char err[1024];
-	char *end;
-	int c;
+	int ret = target_option(cli, o, key, arg);
 
-	o->format = IOACCT_TRACE_DEFAULT_FORMAT;
-	o->buffer_size = IOACCT_TRACER_BUFFER_DEFAULT;
-	while ((c = getopt_long(argc, argv, "+p:c:M:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (ioacct_trace_format_check(optarg, err, sizeof(err))) {
-				fprintf(stderr, "iotrace: -p: %s\n", err);
-				return -EINVAL;
-			}
-			o->format = optarg;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_FILTER:
-			if (ioacct_trace_filter_parse(optarg, &o->filter, err, sizeof(err))) {
-				fprintf(stderr, "iotrace: --filter: %s\n", err);
-				return -EINVAL;
-			}
-			break;
-		case OPT_ASSERT:
-			if (o->nasserts == MAX_ASSERTS) {
-				fprintf(stderr, "iotrace: --assert: at most %d assertions\n", MAX_ASSERTS);
-				return -EINVAL;
-			}
-			if (ioacct_trace_assert_parse(optarg, &o->asserts[o->nasserts], err, sizeof(err))) {
-				fprintf(stderr, "iotrace: --assert: %s\n", err);
-				return -EINVAL;
-			}
-			o->nasserts++;
-			break;
-		case OPT_PID:
-			errno = 0;
-			o->pid = (pid_t)strtol(optarg, &end, 10);
-			if (errno || *end || o->pid <= 0) {
-				fprintf(stderr, "iotrace: --pid: '%s' is not a process id\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_JOB:
-			errno = 0;
-			o->job = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || *optarg == '-' || o->job == 0) {
-				fprintf(stderr, "iotrace: --job: '%s' is not a job id\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_STEP: {
-			unsigned long v;
-
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *end || !*optarg || *optarg == '-' || v > UINT32_MAX) {
-				fprintf(stderr, "iotrace: --step: '%s' is not a step id\n", optarg);
-				return -EINVAL;
-			}
-			o->step = (uint32_t)v;
-			o->has_step = true;
-			break;
-		}
-		case 'M':
-			if (strlen(optarg) >= IOACCT_SHORT_MAX) {
-				fprintf(stderr, "iotrace: -M: cluster name '%s' is too long\n", optarg);
-				return -EINVAL;
-			}
-			o->cluster = optarg;
-			break;
-		case OPT_BUFSZ: {
-			long page = sysconf(_SC_PAGESIZE);
-			uint64_t size = 0;
-
-			if (ioacct_parse_size(optarg, &size) || size < (uint64_t)page ||
-			    (size & (size - 1)) || size > (1UL << 30)) {
-				fprintf(stderr,
-					"iotrace: --buffer-size: '%s' is not a power of 2 between %ld and 1G bytes\n",
-					optarg, page);
-				return -EINVAL;
-			}
-			o->buffer_size = (unsigned long)size;
-			break;
-		}
-		case 'c':
-			o->config = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	o->argv = argv + optind;
-	if ((o->pid != 0) + (o->job != 0) + (o->argv[0] != NULL) != 1) {
-		fprintf(stderr,
-			"iotrace: give one of -- COMMAND [ARGS...], --pid PID or --job ID (see --help)\n");
-		return -EINVAL;
-	}
-	if ((o->has_step || o->cluster) && !o->job) {
-		fprintf(stderr, "iotrace: --step and -M go with --job\n");
-		return -EINVAL;
+	if (ret >= 0)
+		return ret;
+	switch (key) {
+	case 'p':
+		if (ioacct_trace_format_check(arg, err, sizeof(err)))
+			return ioacct_cli_bad(cli, "-p: %s", err);
+		o->format = arg;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case OPT_FILTER:
+		if (ioacct_trace_filter_parse(arg, &o->filter, err, sizeof(err)))
+			return ioacct_cli_bad(cli, "--filter: %s", err);
+		break;
+	case OPT_ASSERT:
+		if (o->nasserts == MAX_ASSERTS)
+			return ioacct_cli_bad(cli, "--assert: at most %d assertions", MAX_ASSERTS);
+		if (ioacct_trace_assert_parse(arg, &o->asserts[o->nasserts], err, sizeof(err)))
+			return ioacct_cli_bad(cli, "--assert: %s", err);
+		o->nasserts++;
+		break;
+	case OPT_BUFSZ:
+		return buffer_size_option(cli, o, arg);
 	}
 	return 0;
+}
+
+static struct opts opts = {
+	.format = IOACCT_TRACE_DEFAULT_FORMAT,
+	.buffer_size = IOACCT_TRACER_BUFFER_DEFAULT,
+};
+
+/* IOACCT_CLI_COMMAND: options stop at the command, so its own options are left alone. */
+static struct ioacct_cli cli = {
+	.prog = "iotrace", .options = options, .option = option, .usage = usage,
+	.args = IOACCT_CLI_COMMAND, .ctx = &opts,
+};
+
+/* What to trace: one of a command, --pid and --job. IOACCT_CLI_GO, or the exit status. */
+static int parse_args(int argc, char **argv, struct opts *o, struct ioacct_config *cfg)
+{
+	int ret = ioacct_cli_parse(&cli, argc, argv);
+
+	if (ret != IOACCT_CLI_GO)
+		return ret;
+	o->argv = cli.argv;
+	if ((o->pid != 0) + (o->job != 0) + (o->argv[0] != NULL) != 1)
+		return ioacct_cli_bad(&cli, "give one of -- COMMAND [ARGS...], --pid PID or --job ID "
+				      "(see --help)");
+	if ((o->has_step || o->cluster) && !o->job)
+		return ioacct_cli_bad(&cli, "--step and -M go with --job");
+	ret = ioacct_cli_config(&cli, cfg, NULL, 0);
+	return ret ? ret : IOACCT_CLI_GO;
 }
 
 /* ---- what iotrace does with each call: assertions, then the line ------------------- */
@@ -267,20 +256,15 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 /* ---- cgroups ------------------------------------------------------------------------ */
 
 /* A fresh cgroup2 cgroup for the command, like iorun's (cgroup_parent from the configuration). */
-static int make_cgroup(const struct opts *o, char *dir, size_t len, struct ioacct_tracer_target *tg)
+static int make_cgroup(struct ioacct_config *cfg, char *dir, size_t len,
+		       struct ioacct_tracer_target *tg)
 {
-	struct ioacct_config cfg;
 	char err[1024];
 	int ret;
 
-	ioacct_config_defaults(&cfg);
-	if (ioacct_config_load(&cfg, o->config, err, sizeof(err))) {
-		fprintf(stderr, "iotrace: %s\n", err);
-		return -EINVAL;
-	}
 	/* A cgroup2 cgroup: the command's own, whatever the daemon uses. */
-	cfg.cgroup_mode = IOACCT_CGROUP_V2;
-	ret = ioacct_cgroup_make(&cfg, "iotrace", dir, len, err, sizeof(err));
+	cfg->cgroup_mode = IOACCT_CGROUP_V2;
+	ret = ioacct_cgroup_make(cfg, "iotrace", dir, len, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "iotrace: %s (iotrace needs root and cgroup2)\n", err);
 		return ret;
@@ -320,29 +304,24 @@ static int pid_cgroup(pid_t pid, struct ioacct_tracer_target *tg)
  * cgroup2 one, else its cgroup of the v1 hierarchy ioacctd attributes by
  * (cgroup_v1_hierarchy, as a Slurm cgroup/v1 job is watched).
  */
-static int job_cgroup(const struct opts *o, char *dir, size_t len, struct ioacct_tracer_target *tg)
+static int job_cgroup(const struct opts *o, const struct ioacct_config *cfg, char *dir, size_t len,
+		      struct ioacct_tracer_target *tg)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_SNAPSHOT };
 	struct ioacct_reply rep = { 0 };
 	const struct ioacct_watch_row *pick = NULL;
-	struct ioacct_config cfg;
 	char err[1024], step[32] = "";
 	unsigned long long job = (unsigned long long)o->job;
 	enum ioacct_hier hier = IOACCT_HIER_V1;
 	size_t n = 0;
 	int ret;
 
-	ioacct_config_defaults(&cfg);
-	if (ioacct_config_load(&cfg, o->config, err, sizeof(err))) {
-		fprintf(stderr, "iotrace: %s\n", err);
-		return -EINVAL;
-	}
 	if (o->has_step)
 		snprintf(step, sizeof(step), " %u", o->step);
 	req.u.query.job_id = o->job;
 	if (o->cluster)
 		ioacct_strlcpy(req.u.query.cluster, o->cluster, sizeof(req.u.query.cluster));
-	ret = ioacct_client_call(cfg.socket_path, &req, &rep, 10000, err, sizeof(err));
+	ret = ioacct_client_call(cfg->socket_path, &req, &rep, 10000, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "iotrace: --job %llu: %s (is ioacctd running on this node?)\n", job, err);
 		goto out;
@@ -386,7 +365,7 @@ static int job_cgroup(const struct opts *o, char *dir, size_t len, struct ioacct
 		goto out;
 	}
 	ioacct_strlcpy(dir, pick->cgroup, len);
-	ret = ioacct_tracer_target(dir, hier == IOACCT_HIER_V1 ? cfg.cgroup_v1_hierarchy : NULL, tg,
+	ret = ioacct_tracer_target(dir, hier == IOACCT_HIER_V1 ? cfg->cgroup_v1_hierarchy : NULL, tg,
 				   err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "iotrace: --job %llu: %s\n", job, err);
@@ -441,42 +420,6 @@ static bool cgroup_populated(const char *dir)
 
 /* ---- the command ---------------------------------------------------------------------- */
 
-/* Forks the command, held on a pipe until *go is written to or closed. */
-static int fork_command(char **argv, pid_t *pid, int *go)
-{
-	int fds[2];
-
-	if (pipe2(fds, O_CLOEXEC)) {
-		fprintf(stderr, "iotrace: pipe: %s\n", strerror(errno));
-		return -errno;
-	}
-	*pid = fork();
-	if (*pid < 0) {
-		fprintf(stderr, "iotrace: fork: %s\n", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		return -errno;
-	}
-	if (*pid == 0) {
-		char c;
-		ssize_t n;
-
-		close(fds[1]);
-		while ((n = read(fds[0], &c, 1)) < 0 && errno == EINTR)
-			;
-		/* EOF: iotrace gave up before tracing; do not run untraced. */
-		if (n != 1)
-			_exit(EXIT_TRACE);
-		close(fds[0]);
-		execvp(argv[0], argv);
-		fprintf(stderr, "iotrace: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	close(fds[0]);
-	*go = fds[1];
-	return 0;
-}
-
 static void install_signals(void)
 {
 	struct sigaction sa;
@@ -522,78 +465,53 @@ static int trace_loop(struct ioacct_tracer *tr, const struct opts *o, const char
 	return ret;
 }
 
-int main(int argc, char **argv)
-{
-	struct opts o = { 0 };
-	struct tracer t = { .o = &o };
-	struct ioacct_tracer *tr = NULL;
-	char cgroup[PATH_MAX] = "", jobdir[PATH_MAX] = "", err[1024];
-	int go = -1, status = 0, ret, exit_code = EXIT_TRACE;
+/* Where the trace is: --pid's cgroup, --job's, or a fresh one for the command. */
+struct target {
 	struct ioacct_tracer_target tg;
-	uint64_t lost;
-	pid_t child = 0;
+	char cgroup[PATH_MAX];      /* the command's, made here; "" when none */
+	char jobdir[PATH_MAX];      /* --job's */
+	pid_t child;                /* the command, held until released through go */
+	int go;
+};
+
+/* Finds or makes the cgroup to trace; the command forked into it, not yet running. 0 or -errno. */
+static int find_target(const struct opts *o, struct ioacct_config *cfg, struct target *g)
+{
+	int ret;
+
+	if (o->pid)
+		return pid_cgroup(o->pid, &g->tg);
+	if (o->job)
+		return job_cgroup(o, cfg, g->jobdir, sizeof(g->jobdir), &g->tg);
+	ret = make_cgroup(cfg, g->cgroup, sizeof(g->cgroup), &g->tg);
+	if (ret) {
+		g->cgroup[0] = '\0';
+		return ret;
+	}
+	/* Not released (iotrace gave up): the command must not run untraced. */
+	ret = ioacct_cli_fork_held(&cli, o->argv, false, &g->child, &g->go);
+	if (ret)
+		return ret;
+	child_pid = g->child;
+	ret = ioacct_cgroup_enter(g->cgroup, g->child);
+	if (ret)
+		fprintf(stderr, "iotrace: cannot move the command into %s: %s\n", g->cgroup,
+			strerror(-ret));
+	return ret;
+}
+
+/* The exit status once the trace is over: the assertions, then the command's. */
+static int verdict(const struct opts *o, const struct tracer *t, uint64_t lost, pid_t child,
+		   int status)
+{
 	bool failed = false;
+	int exit_code = 0;
 
-	if (parse_args(argc, argv, &o))
-		return EXIT_USAGE;
-	if (geteuid() != 0) {
-		fprintf(stderr, "iotrace: needs root (it loads BPF programs%s)\n",
-			o.argv[0] ? " and creates a cgroup" : "");
-		return EXIT_TRACE;
-	}
-	if (o.pid) {
-		if (pid_cgroup(o.pid, &tg))
-			goto out;
-	} else if (o.job) {
-		if (job_cgroup(&o, jobdir, sizeof(jobdir), &tg))
-			goto out;
-	} else {
-		if (make_cgroup(&o, cgroup, sizeof(cgroup), &tg)) {
-			cgroup[0] = '\0';
-			goto out;
-		}
-		if (fork_command(o.argv, &child, &go))
-			goto out;
-		child_pid = child;
-		ret = ioacct_cgroup_enter(cgroup, child);
-		if (ret) {
-			fprintf(stderr, "iotrace: cannot move the command into %s: %s\n", cgroup,
-				strerror(-ret));
-			goto out;
-		}
-	}
-	install_signals();
-	if (ioacct_tracer_open(&tr, "iotrace", &tg, o.buffer_size, 0, on_event, &t, err,
-			       sizeof(err))) {
-		fprintf(stderr, "iotrace: %s\n", err);
-		goto out;
-	}
-	if (o.pid)
-		fprintf(stderr, "iotrace: tracing pid %d until it exits (interrupt to stop)\n", (int)o.pid);
-	if (o.job)
-		fprintf(stderr, "iotrace: tracing job %llu in %s until it is empty (interrupt to stop)\n",
-			(unsigned long long)o.job, jobdir);
-	if (child) {
-		if (write(go, "g", 1) != 1) {
-			fprintf(stderr, "iotrace: cannot start the command: %s\n", strerror(errno));
-			goto out;
-		}
-		close(go);
-		go = -1;
-	}
-	if (trace_loop(tr, &o, jobdir, child, &status))
-		goto out;
-	if (fflush(stdout) && !t.out_err)
-		fprintf(stderr, "iotrace: standard output: %s; some events were not printed\n",
-			strerror(errno));
-
-	lost = ioacct_tracer_lost(tr);
 	if (lost)
 		fprintf(stderr, "iotrace: %" PRIu64 " events lost (ring buffer full; %" PRIu64
-			" received; --buffer-size is %lu)\n", lost, t.events, o.buffer_size);
-	exit_code = 0;
-	for (size_t i = 0; i < o.nasserts; i++) {
-		const struct ioacct_trace_assert *a = &o.asserts[i];
+			" received; --buffer-size is %lu)\n", lost, t->events, o->buffer_size);
+	for (size_t i = 0; i < o->nasserts; i++) {
+		const struct ioacct_trace_assert *a = &o->asserts[i];
 		bool holds = ioacct_trace_assert_holds(a);
 
 		fprintf(stderr, "iotrace: assertion %s: %s (seen %" PRIu64 "%s)\n",
@@ -618,19 +536,66 @@ int main(int argc, char **argv)
 				exit_code = code;
 		}
 	}
+	return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts *o = &opts;
+	struct tracer t = { .o = o };
+	struct target g = { .go = -1 };
+	struct ioacct_tracer *tr = NULL;
+	struct ioacct_config cfg;
+	char err[1024];
+	int status = 0, ret, exit_code = EXIT_OWN;
+
+	ret = parse_args(argc, argv, o, &cfg);
+	if (ret != IOACCT_CLI_GO)
+		return ret;
+	if (geteuid() != 0) {
+		fprintf(stderr, "iotrace: needs root (it loads BPF programs%s)\n",
+			o->argv[0] ? " and creates a cgroup" : "");
+		return EXIT_OWN;
+	}
+	if (find_target(o, &cfg, &g))
+		goto out;
+	install_signals();
+	if (ioacct_tracer_open(&tr, "iotrace", &g.tg, o->buffer_size, 0, on_event, &t, err,
+			       sizeof(err))) {
+		fprintf(stderr, "iotrace: %s\n", err);
+		goto out;
+	}
+	if (o->pid)
+		fprintf(stderr, "iotrace: tracing pid %d until it exits (interrupt to stop)\n",
+			(int)o->pid);
+	if (o->job)
+		fprintf(stderr, "iotrace: tracing job %llu in %s until it is empty (interrupt to stop)\n",
+			(unsigned long long)o->job, g.jobdir);
+	if (g.child) {
+		ret = ioacct_cli_release(&cli, g.go);
+		g.go = -1;
+		if (ret)
+			goto out;
+	}
+	if (trace_loop(tr, o, g.jobdir, g.child, &status))
+		goto out;
+	if (fflush(stdout) && !t.out_err)
+		fprintf(stderr, "iotrace: standard output: %s; some events were not printed\n",
+			strerror(errno));
+	exit_code = verdict(o, &t, ioacct_tracer_lost(tr), g.child, status);
 out:
-	if (go >= 0)
-		close(go); /* the command, not started, exits */
-	if (child && exit_code == EXIT_TRACE) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+	if (g.go >= 0)
+		close(g.go); /* the command, not started, exits */
+	if (g.child && exit_code == EXIT_OWN) {
+		kill(g.child, SIGKILL);
+		waitpid(g.child, NULL, 0);
 	}
 	ioacct_tracer_close(tr);
 	/* Processes the command left behind keep the cgroup busy; leave it then. */
-	if (cgroup[0] && rmdir(cgroup) && errno != ENOENT)
-		fprintf(stderr, "iotrace: cgroup %s left in place: %s\n", cgroup, strerror(errno));
-	ioacct_trace_filter_free(&o.filter);
-	for (size_t i = 0; i < o.nasserts; i++)
-		ioacct_trace_assert_free(&o.asserts[i]);
+	if (g.cgroup[0] && rmdir(g.cgroup) && errno != ENOENT)
+		fprintf(stderr, "iotrace: cgroup %s left in place: %s\n", g.cgroup, strerror(errno));
+	ioacct_trace_filter_free(&o->filter);
+	for (size_t i = 0; i < o->nasserts; i++)
+		ioacct_trace_assert_free(&o->asserts[i]);
 	return exit_code;
 }

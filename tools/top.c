@@ -15,7 +15,6 @@
 #include "top.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
@@ -32,11 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "proto.h"
 
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
 #define CALL_TIMEOUT_MS 30000
 #define NS_PER_S 1000000000ULL
 
@@ -52,8 +50,6 @@ static const struct {
 };
 
 struct top_opts {
-	const char *config_file;
-	const char *socket_path;
 	const char *cluster;
 	double delay;
 	long iterations;            /* 0: until q or a signal */
@@ -119,21 +115,12 @@ static void usage(FILE *out)
 		"  -s, --sort KEY           b[andwidth] (read + write, the default), r[ead],\n"
 		"                           w[rite], i[ops], t[ime]\n"
 		"  -M, --cluster NAME       only this cluster's jobs\n"
-		"      --socket PATH        ioacctd's socket (config: socket)\n"
-		"  -c, --config FILE        configuration (default %s, or $IOACCT_CONF)\n"
-		"  -h, --help               show this help\n"
+		"Common options:\n");
+	ioacct_cli_help_common(out, 27);
+	fprintf(out,
 		"\n"
 		"Keys on a terminal: b r w i t sort, q quits.\n"
-		"With private_data = yes a user other than root sees only their own jobs.\n",
-		IOACCT_CONFIG_FILE);
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "ioacct top: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "; see ioacct top --help\n");
-	return EXIT_USAGE;
+		"With private_data = yes a user other than root sees only their own jobs.\n");
 }
 
 static int sort_parse(const char *s, enum sort_key *out)
@@ -148,76 +135,56 @@ static int sort_parse(const char *s, enum sort_key *out)
 	return -EINVAL;
 }
 
-/* -1 to go on, or the exit status. */
-static int parse_args(int argc, char **argv, struct top_opts *o)
-{
-	enum { OPT_ONCE = 256, OPT_SOCKET };
-	static const struct option longopts[] = {
-		{ "delay", required_argument, NULL, 'd' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "sort", required_argument, NULL, 's' },
-		{ "cluster", required_argument, NULL, 'M' },
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "config", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	int c;
+enum { OPT_ONCE = 256 };
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":d:n:bs:M:c:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			errno = 0;
-			o->delay = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->delay >= 0.1 && o->delay <= 3600))
-				return usage_error("-d %s: the delay is a number of seconds from 0.1 to 3600",
-						   optarg);
-			break;
-		case 'n':
-			errno = 0;
-			o->iterations = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || o->iterations < 1)
-				return usage_error("-n %s: the number of refreshes is a whole number, 1 or more",
-						   optarg);
-			break;
-		case 'b':
-			o->batch = true;
-			break;
-		case OPT_ONCE:
-			o->batch = true;
-			o->iterations = 1;
-			break;
-		case 's':
-			if (sort_parse(optarg, &o->sort))
-				return usage_error("--sort %s: the keys are b, r, w, i and t "
-						   "(bandwidth, read, write, iops, time)", optarg);
-			break;
-		case 'M':
-			o->cluster = optarg;
-			break;
-		case OPT_SOCKET:
-			o->socket_path = optarg;
-			break;
-		case 'c':
-			o->config_file = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case ':':
-			return usage_error("option %s needs a value", argv[optind - 1]);
-		default:
-			return usage_error("unknown option %s", argv[optind - 1]);
-		}
+static const struct option options[] = {
+	{ "delay", required_argument, NULL, 'd' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "sort", required_argument, NULL, 's' },
+	{ "cluster", required_argument, NULL, 'M' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One of top's own options: 0, or the exit status. */
+static int option(struct ioacct_cli *cli, int key, const char *arg)
+{
+	struct top_opts *o = cli->ctx;
+	char *end;
+
+	switch (key) {
+	case 'd':
+		errno = 0;
+		o->delay = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->delay >= 0.1 && o->delay <= 3600))
+			return ioacct_cli_usage_error(cli, "-d %s: the delay is a number of seconds "
+						      "from 0.1 to 3600", arg);
+		break;
+	case 'n':
+		errno = 0;
+		o->iterations = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || o->iterations < 1)
+			return ioacct_cli_usage_error(cli, "-n %s: the number of refreshes is a "
+						      "whole number, 1 or more", arg);
+		break;
+	case 'b':
+		o->batch = true;
+		break;
+	case OPT_ONCE:
+		o->batch = true;
+		o->iterations = 1;
+		break;
+	case 's':
+		if (sort_parse(arg, &o->sort))
+			return ioacct_cli_usage_error(cli, "--sort %s: the keys are b, r, w, i and t "
+						      "(bandwidth, read, write, iops, time)", arg);
+		break;
+	case 'M':
+		o->cluster = arg;
+		break;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument %s", argv[optind]);
-	return -1;
+	return 0;
 }
 
 /* One LIVE reading into s; on failure `err` says why in one line. */
@@ -719,30 +686,31 @@ static int suspend(const struct sigaction *tstp)
 	return term_setup();
 }
 
-int ioacct_top_main(int argc, char **argv)
+/*
+ * The next reading, into the other slot of s: s[*cur] stays the last good
+ * one if it fails (err says why, -1). Else *cur is the new one, and
+ * *interval_ns the time since the one before (0: no rate).
+ */
+static int next_reading(const struct top_opts *o, const char *socket_path, struct sample s[2],
+			int *cur, uint64_t *interval_ns, char *err, size_t errlen)
 {
-	struct top_opts o = { .delay = 1.0, .sort = SORT_BW };
-	struct sample s[2] = { 0 };
-	struct ioacct_config cfg;
-	struct sigaction sa = { 0 }, tstp = { .sa_handler = on_tstp };
-	bool interactive, redraw;
-	char err[1024], node[256], problem[768] = "";
-	const char *socket_path;
-	uint64_t delay_ns, interval_ns = 0, next;
-	long done = 0;
-	int cur = 0, nxt, ret;
+	int nxt = !*cur;
 
-	ret = parse_args(argc, argv, &o);
-	if (ret >= 0)
-		return ret;
-	ioacct_config_defaults(&cfg);
-	if (ioacct_config_load(&cfg, o.config_file, err, sizeof(err))) {
-		fprintf(stderr, "ioacct top: %s\n", err);
-		return EXIT_RUNTIME;
-	}
-	socket_path = o.socket_path ? o.socket_path : cfg.socket_path;
-	interactive = !o.batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-	delay_ns = (uint64_t)llround(o.delay * 1e9);
+	if (sample_take(o, socket_path, &s[nxt], err, errlen))
+		return -1;
+	*cur = nxt;
+	*interval_ns = 0;
+	if (s[!nxt].valid && s[nxt].rep.start_mono_ns > s[!nxt].rep.start_mono_ns)
+		*interval_ns = s[nxt].rep.start_mono_ns - s[!nxt].rep.start_mono_ns;
+	else
+		s[!nxt].valid = false;
+	return 0;
+}
+
+/* Quit on INT, TERM and HUP; a new size on WINCH; on a terminal, Ctrl-Z through `tstp`. */
+static void signals_install(bool interactive, const struct sigaction *tstp)
+{
+	struct sigaction sa = { 0 };
 
 	sa.sa_handler = on_quit;
 	sigaction(SIGINT, &sa, NULL);
@@ -751,7 +719,36 @@ int ioacct_top_main(int argc, char **argv)
 	sa.sa_handler = on_winch;
 	sigaction(SIGWINCH, &sa, NULL);
 	if (interactive)
-		sigaction(SIGTSTP, &tstp, NULL);
+		sigaction(SIGTSTP, tstp, NULL);
+}
+
+int ioacct_top_main(int argc, char **argv)
+{
+	struct top_opts o = { .delay = 1.0, .sort = SORT_BW };
+	struct ioacct_cli cli = {
+		.prog = "ioacct top", .options = options, .option = option, .usage = usage,
+		.ctx = &o,
+	};
+	struct sample s[2] = { 0 };
+	struct ioacct_config cfg;
+	struct sigaction tstp = { .sa_handler = on_tstp };
+	bool interactive, redraw;
+	char err[1024], node[256], problem[768] = "";
+	const char *socket_path;
+	uint64_t delay_ns, interval_ns = 0, next;
+	long done = 0;
+	int cur = 0, ret;
+
+	ret = ioacct_cli_parse(&cli, argc, argv);
+	if (ret != IOACCT_CLI_GO)
+		return ret;
+	ret = ioacct_cli_config(&cli, &cfg, NULL, 0);
+	if (ret)
+		return ret;
+	socket_path = cfg.socket_path;
+	interactive = !o.batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	delay_ns = (uint64_t)llround(o.delay * 1e9);
+	signals_install(interactive, &tstp);
 
 	/* The first reading decides: no daemon, no screen. */
 	if (sample_take(&o, socket_path, &s[cur], err, sizeof(err))) {
@@ -790,9 +787,7 @@ int ioacct_top_main(int argc, char **argv)
 			next = mono_now() + delay_ns;
 		done++;
 		redraw = true;
-		/* Into the other slot: s[cur] stays the last good reading if this one fails. */
-		nxt = !cur;
-		if (sample_take(&o, socket_path, &s[nxt], err, sizeof(err))) {
+		if (next_reading(&o, socket_path, s, &cur, &interval_ns, err, sizeof(err))) {
 			if (!interactive) {
 				fprintf(stderr, "ioacct top: %s\n", err);
 				ret = EXIT_RUNTIME;
@@ -803,12 +798,6 @@ int ioacct_top_main(int argc, char **argv)
 			continue;
 		}
 		problem[0] = '\0';
-		cur = nxt;
-		interval_ns = 0;
-		if (s[!cur].valid && s[cur].rep.start_mono_ns > s[!cur].rep.start_mono_ns)
-			interval_ns = s[cur].rep.start_mono_ns - s[!cur].rep.start_mono_ns;
-		else
-			s[!cur].valid = false;
 		if (!interactive) {
 			if (show(&o, interactive, node, &s[cur], &s[!cur], interval_ns, problem))
 				goto nomem;

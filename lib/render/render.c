@@ -46,6 +46,22 @@ const char *ioacct_render_format_names(void)
 	return names;
 }
 
+int ioacct_render_format_arg(const char *name, const char *output, char *err, size_t errlen)
+{
+	int fmt = name ? ioacct_render_format_from_name(name) : IOACCT_RENDER_TEXT;
+
+	if (fmt < 0) {
+		snprintf(err, errlen, "--format: '%s' is not %s", name, ioacct_render_format_names());
+		return -1;
+	}
+	if (ioacct_render_formats[fmt].darshan && !output) {
+		snprintf(err, errlen, "--format %s writes a binary log: name it with -o FILE",
+			 ioacct_render_formats[fmt].name);
+		return -1;
+	}
+	return fmt;
+}
+
 int ioacct_render(FILE *f, enum ioacct_render_format fmt, const struct ioacct_report *r)
 {
 	if ((unsigned int)fmt >= ARRAY_SIZE(ioacct_render_formats))

@@ -47,6 +47,12 @@ int ioacct_render_format_from_name(const char *name);
 const char *ioacct_render_format_name(enum ioacct_render_format fmt);
 /* "text, json, html or darshan": the names, for usage and error messages. */
 const char *ioacct_render_format_names(void);
+/*
+ * A tool's --format NAME (NULL: text) for a report to `output` (NULL: the
+ * standard output or error): the format, or -1 with `err` saying why in
+ * one line: not a format's name, or a binary Darshan log without -o FILE.
+ */
+int ioacct_render_format_arg(const char *name, const char *output, char *err, size_t errlen);
 
 int ioacct_render_text(FILE *f, const struct ioacct_report *r);
 int ioacct_render_json(FILE *f, const struct ioacct_report *r);
