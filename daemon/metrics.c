@@ -32,7 +32,6 @@
 #include "metrics.h"
 #include "model.h"
 #include "probes.h"
-#include "registry.h"
 #include "text.h"
 #include "util.h"
 
@@ -441,6 +440,7 @@ static bool bpf_stats_enabled(void)
 
 static void self_metrics(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbuf *b)
 {
+	struct ioacct_probes *probes = ioacct_registry_probes(r);
 	uint32_t njobs = 0, ncg = 0, entries = 0;
 	uint64_t dropped = 0, run_ns, run_cnt;
 
@@ -456,7 +456,7 @@ static void self_metrics(struct ioacct_metrics *m, struct ioacct_registry *r, st
 		     "# TYPE ioacct_jobs_watched gauge\nioacct_jobs_watched %u\n", njobs);
 	sb_printf(b, "# HELP ioacct_cgroups_watched Cgroups the probes watch.\n"
 		     "# TYPE ioacct_cgroups_watched gauge\nioacct_cgroups_watched %u\n", ncg);
-	if (ioacct_probes_count(r->probes, &entries) == 0)
+	if (ioacct_probes_count(probes, &entries) == 0)
 		sb_printf(b, "# HELP ioacct_kernel_entries Entries in the kernel's counter map.\n"
 			     "# TYPE ioacct_kernel_entries gauge\nioacct_kernel_entries %u\n"
 			     "# HELP ioacct_kernel_entries_max Size of the kernel's counter map "
@@ -484,12 +484,12 @@ static void self_metrics(struct ioacct_metrics *m, struct ioacct_registry *r, st
 	sb_printf(b, "# HELP ioacct_probe_mode_info The probe backend in use.\n"
 		     "# TYPE ioacct_probe_mode_info gauge\nioacct_probe_mode_info");
 	sb_printf(b, "{");
-	sb_label(b, "mode", ioacct_probes_mode(r->probes), false);
+	sb_label(b, "mode", ioacct_probes_mode(probes), false);
 	sb_printf(b, "} 1\n");
 	sb_printf(b, "# HELP ioacct_probes_attached 1 when the programs are attached.\n"
 		     "# TYPE ioacct_probes_attached gauge\nioacct_probes_attached %d\n",
-		  ioacct_probes_attached(r->probes) ? 1 : 0);
-	if (bpf_stats_enabled() && ioacct_probes_run_stats(r->probes, &run_ns, &run_cnt) == 0) {
+		  ioacct_probes_attached(probes) ? 1 : 0);
+	if (bpf_stats_enabled() && ioacct_probes_run_stats(probes, &run_ns, &run_cnt) == 0) {
 		sb_printf(b, "# HELP ioacct_bpf_run_seconds_total Time spent in ioacct's BPF programs "
 			     "(while kernel.bpf_stats_enabled is 1).\n"
 			     "# TYPE ioacct_bpf_run_seconds_total counter\nioacct_bpf_run_seconds_total ");
@@ -522,17 +522,18 @@ static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbu
 	}
 	for (struct mjob *mj = m->jobs; mj; mj = mj->next)
 		mj->seen = false;
-	for (struct djob *j = r->jobs; j; j = j->next) {
+	for (struct djob *j = ioacct_registry_jobs(r); j; j = ioacct_registry_job_next(j)) {
+		int64_t key = ioacct_registry_job_info(j)->key;
 		struct ioacct_reply rep = { 0 };
 		struct ioacct_job job;
-		struct mjob *mj = mjob_get(m, j->job.key);
+		struct mjob *mj = mjob_get(m, key);
 
 		if (!mj) {
 			ret = -ENOMEM;
 			break;
 		}
 		mj->seen = true;
-		ret = ioacct_registry_snapshot(r, j->job.key, j, e, n, &job, &rep);
+		ret = ioacct_registry_snapshot(r, key, j, e, n, &job, &rep);
 		if (ret == 0)
 			ret = render_job(mj, &job, &rep, true);
 		ioacct_reply_free(&rep);
@@ -542,7 +543,7 @@ static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbu
 	free(e);
 	if (ret) {
 		log_warn("metrics: cannot build /metrics: %s; it keeps its previous page",
-			 ret == -ENOMEM ? "out of memory" : ioacct_store_errmsg(r->store));
+			 ret == -ENOMEM ? "out of memory" : ioacct_store_errmsg(ioacct_registry_store(r)));
 		return ret;
 	}
 	/* Jobs that left the registry since: their final counts, once, from the store. */
@@ -563,7 +564,7 @@ static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbu
 				if (ret != -ENOENT)
 					log_warn("metrics: job key %lld left without its final counts: %s",
 						 (long long)mj->key, ret == -ENOMEM ? "out of memory" :
-						 ioacct_store_errmsg(r->store));
+						 ioacct_store_errmsg(ioacct_registry_store(r)));
 				mj->running = false;
 				mj->gone_ms = 0;
 			}
