@@ -30,9 +30,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "crash.h"
 #include "log.h"
 #include "pgstore.h"
-#include "registry.h"
 #include "render.h"
 #include "store.h"
 #include "text.h"
@@ -310,7 +310,7 @@ static int export_one(struct ioacct_export *ex)
 	}
 	ex->backoff_ms = 0;
 	/* PostgreSQL has committed: a crash from here re-exports the job, harmlessly. */
-	ioacct_registry_crash_point("export-after-pg-commit");
+	ioacct_crash_point("export-after-pg-commit");
 	err = ioacct_store_export_done(ex->store, key);
 	if (err)
 		log_warn("cluster store: job %" PRIu64 " exported but not unqueued (it will be written again): %s",
@@ -391,24 +391,26 @@ int ioacct_export_start(const struct ioacct_config *cfg, struct ioacct_export **
 	return 0;
 }
 
-void ioacct_export_poke(struct ioacct_export *ex)
+/* Sets one of the flags the thread waits on (poked, stop) and wakes it. */
+static void wake(struct ioacct_export *ex, bool *flag)
 {
-	if (!ex)
-		return;
 	pthread_mutex_lock(&ex->lock);
-	ex->poked = true;
+	*flag = true;
 	pthread_cond_signal(&ex->cond);
 	pthread_mutex_unlock(&ex->lock);
+}
+
+void ioacct_export_poke(struct ioacct_export *ex)
+{
+	if (ex)
+		wake(ex, &ex->poked);
 }
 
 void ioacct_export_stop(struct ioacct_export *ex)
 {
 	if (!ex)
 		return;
-	pthread_mutex_lock(&ex->lock);
-	ex->stop = true;
-	pthread_cond_signal(&ex->cond);
-	pthread_mutex_unlock(&ex->lock);
+	wake(ex, &ex->stop);
 	pthread_join(ex->thread, NULL);
 	ioacct_pgstore_close(ex->pg);
 	ioacct_store_close(ex->store);

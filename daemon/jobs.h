@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The daemon's registry of running jobs and the handlers of its requests.
+ * The daemon's registry of running jobs, and the handlers of its requests.
  *
  * A job has steps; each step has one slot (its own counters in the kernel)
  * and one or more watched cgroups. Everything needed to carry on after a
@@ -8,11 +8,18 @@
  * keeps counting in pinned maps meanwhile. Closed time bins are drained into
  * the store every drain interval and deleted from the kernel only after the
  * store has committed them.
+ *
+ * The registry (registry.c, with jobmounts.c and reaper.c) owns that state;
+ * the request handlers (handlers.c) and /metrics (metrics.c) see it through
+ * the functions below alone: a running job is a `struct djob` they hold but
+ * do not open, valid until the registry next changes (the event loop's
+ * current request or timer).
  */
 #ifndef IOACCT_JOBS_H
 #define IOACCT_JOBS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -22,6 +29,7 @@
 #include "store.h"
 
 struct ioacct_registry;
+struct djob;
 
 struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
 					       struct ioacct_store *store,
@@ -41,7 +49,7 @@ int ioacct_registry_drain(struct ioacct_registry *r, bool all);
  * Finishes, without waiting for their finish request, the steps whose
  * cgroups have been empty or gone for reap_grace, and the jobs that have had
  * no step for that long and whose finish may have been lost (state ENDED,
- * exit code unknown). From the drain timer.
+ * exit code unknown). From the drain timer (reaper.c).
  */
 int ioacct_registry_reap(struct ioacct_registry *r);
 
@@ -52,12 +60,14 @@ int ioacct_registry_reap(struct ioacct_registry *r);
  */
 int ioacct_registry_abort_register(struct ioacct_registry *r, int64_t job_key, uint32_t step_id);
 
-/* Number of running jobs and watched cgroups. */
 /* sbatch --io-monitor=trace: reads the running jobs' tracers (jobtrace.h). */
 void ioacct_registry_trace_poll(struct ioacct_registry *r);
 /* Whether a job is traced: the event loop then reads every IOACCT_JOBTRACE_POLL_MS. */
 bool ioacct_registry_tracing(const struct ioacct_registry *r);
+/* Number of running jobs and watched cgroups. */
 void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uint32_t *cgroups);
+
+/* ---- requests (handlers.c) ---- */
 
 /*
  * Whether a request is answered off the event loop (a QUERY of the cluster
@@ -78,5 +88,86 @@ void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag);
 /* One request from a peer with the given credentials; fills rep. */
 void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_request *req,
 			    uid_t peer_uid, struct ioacct_reply *rep);
+
+/* ---- what the handlers and /metrics see of the registry (registry.c) ---- */
+
+const struct ioacct_config *ioacct_registry_config(const struct ioacct_registry *r);
+struct ioacct_store *ioacct_registry_store(const struct ioacct_registry *r);
+struct ioacct_probes *ioacct_registry_probes(const struct ioacct_registry *r);
+/* The number of slots (max_jobs), and the events dropped so far by the steps holding one. */
+uint32_t ioacct_registry_nslots(const struct ioacct_registry *r);
+uint64_t ioacct_registry_dropped_events(const struct ioacct_registry *r);
+
+/*
+ * The readers of the cluster store that the handlers start on first use
+ * and keep between requests (clusterq.h, jobload.h); the registry holds
+ * them so that they go with it.
+ */
+struct ioacct_cluster_readers {
+	struct ioacct_clusterq *clusterq; /* cluster-wide queries, off the loop */
+	struct ioacct_jobload *jobload;   /* whole jobs from the cluster store, read off the loop */
+};
+struct ioacct_cluster_readers *ioacct_registry_readers(struct ioacct_registry *r);
+
+/* A request's cluster: the one it names, else the configured one, else "local". */
+const char *ioacct_registry_cluster(const struct ioacct_registry *r, const char *asked);
+
+/* The running jobs, newest first: for (j = ioacct_registry_jobs(r); j; j = ..._job_next(j)). */
+struct djob *ioacct_registry_jobs(const struct ioacct_registry *r);
+struct djob *ioacct_registry_job_next(const struct djob *j);
+/* The running job of that cluster and id; NULL when there is none. */
+struct djob *ioacct_registry_job_find(const struct ioacct_registry *r, const char *cluster,
+				      uint64_t job_id);
+/* The job as registered (and stored); its time base, CLOCK_MONOTONIC. */
+const struct ioacct_job *ioacct_registry_job_info(const struct djob *j);
+uint64_t ioacct_registry_job_start_mono(const struct djob *j);
+/* Its running steps: how many, and the id of the i-th with its slot in *slot. */
+size_t ioacct_registry_job_nsteps(const struct djob *j);
+uint32_t ioacct_registry_job_step(const struct djob *j, size_t i, uint32_t *slot);
+/* The job's mount with this id, from its mount table as last read; NULL when not there. */
+const struct ioacct_mount *ioacct_registry_job_mount(const struct djob *j, uint32_t mnt_id);
+/* The cgroups the job's running steps are watched through, into rep->watches. -ENOMEM. */
+int ioacct_registry_job_watches(const struct djob *j, struct ioacct_reply *rep);
+
+/*
+ * REGISTER of a cgroup already resolved (fs_path, its id and hierarchy):
+ * one transaction across store and kernel. Fills rep: the job, its slot,
+ * or the error.
+ */
+void ioacct_registry_register(struct ioacct_registry *r, const struct ioacct_req_register *req,
+			      const char *fs_path, uint64_t cgroup_id, enum ioacct_hier hier,
+			      struct ioacct_reply *rep);
+/*
+ * Finishes step `step_id` of the job: its counters and end into the store,
+ * its slot freed. -ENOENT (nothing done) when the job has no such step, else
+ * 0 or the store's error (the counters stay in the kernel).
+ */
+int ioacct_registry_finish_step(struct ioacct_registry *r, struct djob *j, uint32_t step_id,
+				const char *state, int32_t exit_code);
+/*
+ * Finishes the job: its steps, then itself, with its merged report's spec
+ * when this node writes one (NULL otherwise). Fills rep's job and, on
+ * failure, its error; the job is then left to the reaper.
+ */
+void ioacct_registry_job_finish(struct ioacct_registry *r, struct djob *j, const char *state,
+				int32_t exit_code, const struct ioacct_report_spec *spec,
+				struct ioacct_reply *rep);
+
+/*
+ * Every entry the kernel holds for the watched slots, open bins included;
+ * *e malloc'd. For ioacct_registry_snapshot(), read once for many jobs.
+ */
+int ioacct_registry_kernel_read(struct ioacct_registry *r, struct ioacct_probe_entry **e,
+				size_t *n);
+/*
+ * A job's counts so far, added to rep's rows (one per step, mount and op) and
+ * dropped counters: the store's totals plus, when j is the running job, its
+ * entries among the n kernel entries e. With j NULL (a finished job) the
+ * store's alone. *job, when not NULL, gets the job as stored. 0, -ENOMEM, or
+ * the store's error.
+ */
+int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, const struct djob *j,
+			     const struct ioacct_probe_entry *e, size_t n, struct ioacct_job *job,
+			     struct ioacct_reply *rep);
 
 #endif /* IOACCT_JOBS_H */

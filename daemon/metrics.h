@@ -12,7 +12,8 @@
  * Nor does one keep the others out: connections are limited per address,
  * with slots kept for metrics_priority; a request has a budget of time in
  * all, not only between bytes; failed logins throttle their address before
- * any hash is computed; the server's messages are rate-limited.
+ * any hash is computed; the server's messages are rate-limited. The page is
+ * built here (metrics.c); the server is httpd.c.
  */
 #ifndef IOACCT_METRICS_H
 #define IOACCT_METRICS_H

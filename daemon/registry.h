@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Inside the registry: what jobs.c (requests, drains, restore) and reaper.c
- * (jobs whose finish never came) share. Not for anyone else.
+ * Inside the registry: the structures of registry.c (state, slots,
+ * transactions, drains, restore), jobmounts.c (the jobs' mount tables) and
+ * reaper.c (jobs whose finish never came). Not for anyone else: the request
+ * handlers and /metrics go through jobs.h.
  */
 #ifndef IOACCT_REGISTRY_H
 #define IOACCT_REGISTRY_H
@@ -70,19 +72,9 @@ struct ioacct_registry {
 	struct dstep **slots;        /* slot -> step, NULL when free */
 	uint32_t nslots;
 	uint32_t next_slot;          /* round robin: a freed slot is reused as late as possible */
-	struct ioacct_clusterq *clusterq; /* cluster-wide queries, off the loop (clusterq.h) */
-	struct ioacct_jobload *jobload; /* whole jobs from the cluster store, read off the loop */
+	struct ioacct_cluster_readers readers; /* the handlers', freed with the registry */
 	struct ioacct_jobtraces *traces; /* sbatch --io-monitor=trace (jobtrace.h) */
 };
-
-/*
- * Debug-only fault injection for the lifecycle tests: when ioacctd was
- * started with IOACCT_CRASH_AT=<point> in its environment, it kills itself
- * with SIGKILL on reaching that point. Points: register-before-commit,
- * register-after-commit, finish-before-commit, finish-after-commit,
- * drain-before-commit, drain-after-commit.
- */
-void ioacct_registry_crash_point(const char *point);
 
 /*
  * Stops counting for a step, stores everything it counted and its end, frees
@@ -94,31 +86,23 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 int ioacct_registry_job_end(struct ioacct_registry *r, struct djob *j, const char *state,
 			    int32_t exit_code, const struct ioacct_report_spec *spec);
 
+/* ---- the jobs' mount tables (jobmounts.c) ---- */
+
+/* Drops the job's hold on its mount table (shared per mount namespace); NULL is fine. */
+void ioacct_mnttab_put(struct mnttab *t);
 /*
- * Every entry the kernel holds for the watched slots, open bins included;
- * *e malloc'd. For ioacct_registry_snapshot(), read once for many jobs.
+ * Reads the job's mount table, from one of its tasks, else from the daemon's
+ * own namespace; shared with the other jobs of the same mount namespace,
+ * whose copy this read refreshes.
  */
-int ioacct_registry_kernel_read(struct ioacct_registry *r, struct ioacct_probe_entry **e,
-				size_t *n);
+void ioacct_jobmounts_read(struct ioacct_registry *r, struct djob *j);
+/* Puts the job's mount points into the kernel's path -> mount table, as one swap. */
+void ioacct_jobmounts_publish(struct ioacct_registry *r, struct djob *j);
 /*
- * A job's counts so far, added to rep's rows (one per step, mount and op) and
- * dropped counters: the store's totals plus, when j is the running job, its
- * entries among the n kernel entries e. With j NULL (a finished job) the
- * store's alone. *job, when not NULL, gets the job as stored. 0, -ENOMEM, or
- * the store's error.
+ * Stores the description of a mount the first time the job's data names it
+ * (inside the caller's transaction: see tx_begin() in registry.c). 0 or the
+ * store's error, -ENOMEM.
  */
-int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, struct djob *j,
-			     const struct ioacct_probe_entry *e, size_t n, struct ioacct_job *job,
-			     struct ioacct_reply *rep);
-
-/* The job's mount with this id, from its mount table as last read; NULL when not there. */
-const struct ioacct_mount *ioacct_registry_job_mount(const struct djob *j, uint32_t mnt_id);
-
-/* LIVE (live.c): every running job `peer` may see, with its totals so far. */
-void ioacct_registry_live(struct ioacct_registry *r, const struct ioacct_req_query *req,
-			  uid_t peer, struct ioacct_reply *rep);
-
-/* Re-creates, at start, the jobs the store has RUNNING but no watch of (see reaper.c). */
-int ioacct_registry_adopt_running(struct ioacct_registry *r);
+int ioacct_jobmounts_store(struct ioacct_registry *r, struct djob *j, uint32_t mnt_id);
 
 #endif /* IOACCT_REGISTRY_H */

@@ -1,60 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The registry: its state (jobs, steps, watches, slots), the transactions
+ * that keep memory, store and kernel in step, the drains, a registration and
+ * a finish, and the restore after a restart. The request handlers
+ * (handlers.c) and /metrics see it through jobs.h; the jobs' mount tables
+ * (jobmounts.c) and the reaper (reaper.c) share its structures (registry.h).
+ */
 #include "registry.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "clusterq.h"
-#include "job_fetch.h"
+#include "crash.h"
 #include "jobload.h"
 #include "jobtrace.h"
-#include "log.h"
 #include "kmounts.h"
+#include "log.h"
 #include "mntns.h"
-#include "pgstore.h"
 #include "procfs.h"
 #include "util.h"
-#include "query_fetch.h"
-#include "render.h"
-
-/*
- * A mount table, shared by the jobs of one mount namespace: at 1,000 jobs
- * on a node with 40 mounts, one copy each would be 330 MB (an entry holds
- * two PATH_MAX strings).
- */
-struct mnttab {
-	unsigned refs;
-	uint32_t mntns; /* 0: unknown, never shared */
-	size_t n;
-	struct ioacct_mount *m;
-};
-
-static void mnttab_put(struct mnttab *t)
-{
-	if (t && --t->refs == 0) {
-		free(t->m);
-		free(t);
-	}
-}
-
-/* Read once, at the registry's creation: nothing else in the daemon looks at it. */
-static const char *crash_at;
-
-void ioacct_registry_crash_point(const char *point)
-{
-	if (crash_at && strcmp(crash_at, point) == 0) {
-		log_warn("IOACCT_CRASH_AT=%s: killing myself with SIGKILL (fault injection)", point);
-		raise(SIGKILL);
-	}
-}
 
 /* ---- registry bookkeeping ------------------------------------------------------ */
 
@@ -66,10 +34,7 @@ struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
 
 	if (!r)
 		return NULL;
-	crash_at = getenv("IOACCT_CRASH_AT");
-	if (crash_at)
-		log_warn("IOACCT_CRASH_AT=%s: this daemon will kill itself there (tests only)",
-			 crash_at);
+	ioacct_crash_init();
 	r->cfg = cfg;
 	r->store = store;
 	r->probes = probes;
@@ -78,11 +43,7 @@ struct ioacct_registry *ioacct_registry_create(const struct ioacct_config *cfg,
 	r->mntns = ioacct_mntns_create();
 	r->traces = ioacct_jobtraces_create(cfg);
 	if (!r->slots || !r->mntns || !r->traces || ioacct_kmounts_read(&r->kmounts, &r->nkmounts)) {
-		free(r->slots);
-		free(r->kmounts);
-		ioacct_mntns_destroy(r->mntns);
-		ioacct_jobtraces_destroy(r->traces);
-		free(r);
+		ioacct_registry_destroy(r);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -104,7 +65,7 @@ static void job_free(struct djob *j)
 	for (size_t i = 0; i < j->nsteps; i++)
 		step_free(j->steps[i]);
 	free(j->steps);
-	mnttab_put(j->mt);
+	ioacct_mnttab_put(j->mt);
 	free(j->stored_mnts);
 	free(j);
 }
@@ -123,8 +84,8 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 	free(r->kmounts);
 	ioacct_mntns_destroy(r->mntns);
 	ioacct_jobtraces_destroy(r->traces);
-	ioacct_clusterq_free(r->clusterq);
-	ioacct_jobload_free(r->jobload);
+	ioacct_clusterq_free(r->readers.clusterq);
+	ioacct_jobload_free(r->readers.jobload);
 	free(r);
 }
 
@@ -138,7 +99,8 @@ void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uin
 	}
 }
 
-static struct djob *job_lookup(struct ioacct_registry *r, const char *cluster, uint64_t job_id)
+struct djob *ioacct_registry_job_find(const struct ioacct_registry *r, const char *cluster,
+				      uint64_t job_id)
 {
 	for (struct djob *j = r->jobs; j; j = j->next)
 		if (j->job.job_id == job_id && strcmp(j->job.cluster, cluster) == 0)
@@ -146,7 +108,7 @@ static struct djob *job_lookup(struct ioacct_registry *r, const char *cluster, u
 	return NULL;
 }
 
-static struct djob *job_lookup_key(struct ioacct_registry *r, int64_t key)
+static struct djob *job_lookup_key(const struct ioacct_registry *r, int64_t key)
 {
 	for (struct djob *j = r->jobs; j; j = j->next)
 		if (j->job.key == key)
@@ -194,13 +156,21 @@ static void step_detach(struct djob *j, struct dstep *s)
 	}
 }
 
+static bool step_watches(const struct dstep *s, uint64_t cgroup_id, uint32_t hier)
+{
+	for (size_t i = 0; i < s->nwatches; i++)
+		if (s->watches[i].cgroup_id == cgroup_id && s->watches[i].hier == hier)
+			return true;
+	return false;
+}
+
+/* 1 when the watch was added, 0 when the step had it already, -ENOMEM. */
 static int watch_attach(struct dstep *s, uint64_t cgroup_id, uint32_t hier, const char *cgroup)
 {
 	struct dwatch *nw;
 
-	for (size_t i = 0; i < s->nwatches; i++)
-		if (s->watches[i].cgroup_id == cgroup_id && s->watches[i].hier == hier)
-			return 0;
+	if (step_watches(s, cgroup_id, hier))
+		return 0;
 	nw = realloc(s->watches, (s->nwatches + 1) * sizeof(*nw));
 	if (!nw)
 		return -ENOMEM;
@@ -213,190 +183,105 @@ static int watch_attach(struct dstep *s, uint64_t cgroup_id, uint32_t hier, cons
 	return 1;
 }
 
-static const struct ioacct_mount *job_mount(const struct djob *j, uint32_t mnt_id)
+/* ---- what the handlers and /metrics see (jobs.h) ------------------------------------ */
+
+const struct ioacct_config *ioacct_registry_config(const struct ioacct_registry *r)
 {
-	return j->mt ? ioacct_mount_find(j->mt->m, j->mt->n, mnt_id) : NULL;
+	return r->cfg;
 }
 
-const struct ioacct_mount *ioacct_registry_job_mount(const struct djob *j, uint32_t mnt_id)
+struct ioacct_store *ioacct_registry_store(const struct ioacct_registry *r)
 {
-	return job_mount(j, mnt_id);
+	return r->store;
 }
 
-/*
- * The job's mount table, from one of its tasks, else from the daemon's own
- * namespace; shared with the other jobs of the same mount namespace, whose
- * copy this read refreshes.
- */
-static void job_read_mounts(struct ioacct_registry *r, struct djob *j)
+struct ioacct_probes *ioacct_registry_probes(const struct ioacct_registry *r)
 {
-	struct ioacct_mntns_ref ns = { .inum = j->mntns, .id = j->mntns_id };
-	struct ioacct_mount *m = NULL;
-	struct mnttab *t = j->mt;
+	return r->probes;
+}
+
+uint32_t ioacct_registry_nslots(const struct ioacct_registry *r)
+{
+	return r->nslots;
+}
+
+uint64_t ioacct_registry_dropped_events(const struct ioacct_registry *r)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t s = 0; s < r->nslots; s++) {
+		uint64_t ev, by;
+
+		if (r->slots[s] && ioacct_probes_dropped(r->probes, s, &ev, &by, false) == 0)
+			sum += ev;
+	}
+	return sum;
+}
+
+struct ioacct_cluster_readers *ioacct_registry_readers(struct ioacct_registry *r)
+{
+	return &r->readers;
+}
+
+const char *ioacct_registry_cluster(const struct ioacct_registry *r, const char *asked)
+{
+	return asked[0] ? asked : (r->cfg->cluster[0] ? r->cfg->cluster : "local");
+}
+
+struct djob *ioacct_registry_jobs(const struct ioacct_registry *r)
+{
+	return r->jobs;
+}
+
+struct djob *ioacct_registry_job_next(const struct djob *j)
+{
+	return j->next;
+}
+
+const struct ioacct_job *ioacct_registry_job_info(const struct djob *j)
+{
+	return &j->job;
+}
+
+uint64_t ioacct_registry_job_start_mono(const struct djob *j)
+{
+	return j->start_mono_ns;
+}
+
+size_t ioacct_registry_job_nsteps(const struct djob *j)
+{
+	return j->nsteps;
+}
+
+uint32_t ioacct_registry_job_step(const struct djob *j, size_t i, uint32_t *slot)
+{
+	*slot = j->steps[i]->slot;
+	return j->steps[i]->step_id;
+}
+
+/* For SNAPSHOT: iotrace --job follows the job's cgroups. */
+int ioacct_registry_job_watches(const struct djob *j, struct ioacct_reply *rep)
+{
 	size_t n = 0;
-	char err[256];
-
-	/* Not the pid's namespace now: once the task is gone, the pid may be a stranger's. */
-	if (j->pid > 0 && j->mntns &&
-	    ioacct_mountinfo_read_ns(j->pid, &ns, &m, &n, err, sizeof(err)) == 0)
-		goto done;
-	if (ioacct_mountinfo_read(0, &m, &n, err, sizeof(err)) != 0) {
-		log_warn("job %s/%llu: cannot read a mount table: %s", j->job.cluster,
-			 (unsigned long long)j->job.job_id, err);
-		return;
-	}
-done:
-	if (t && t->mntns != j->mntns) {
-		mnttab_put(t); /* the job's namespace is another one now */
-		t = j->mt = NULL;
-	}
-	for (struct djob *o = r->jobs; !t && j->mntns && o; o = o->next)
-		if (o != j && o->mt && o->mt->mntns == j->mntns &&
-		    (!o->mntns_id || !j->mntns_id || o->mntns_id == j->mntns_id)) {
-			t = o->mt;
-			t->refs++;
-		}
-	if (!t) {
-		t = calloc(1, sizeof(*t));
-		if (!t) {
-			free(m);
-			return;
-		}
-		t->refs = 1;
-		t->mntns = j->mntns;
-	}
-	free(t->m);
-	t->m = m;
-	t->n = n;
-	j->mt = t;
-}
-
-/* Puts the job's mount points into the kernel's path -> mount table, as one swap. */
-static void job_publish_mountpoints(struct ioacct_registry *r, struct djob *j)
-{
-	if (j->mt)
-		ioacct_probes_mountpoints_set(r->probes, j->mntns, j->mt->m, j->mt->n);
-}
-
-/*
- * A mount point the job's own namespace has too (the "/" of `unshare -m`, a
- * container's /home) would give the report two mounts of one name: m's path
- * says whose it is, namespace ns. Mounts of the container's own keep theirs.
- */
-static void say_whose(const struct djob *j, struct ioacct_mount *m, uint32_t ns)
-{
-	for (size_t i = 0; j->mt && i < j->mt->n; i++) {
-		if (strcmp(j->mt->m[i].path, m->path) == 0) {
-			char path[sizeof(m->path)];
-
-			ioacct_strlcpy(path, m->path, sizeof(path));
-			if ((size_t)snprintf(m->path, sizeof(m->path), "%s (mount namespace %u)", path,
-					     ns) >= sizeof(m->path))
-				ioacct_strlcpy(m->path, path, sizeof(m->path));
-			break;
-		}
-	}
-}
-
-/*
- * A mount of another mount namespace than the job's (a container's), from
- * the tasks in the job's watched cgroups: see mntns.h. NULL if none has it.
- */
-static const struct ioacct_mount *job_mount_in_container(struct ioacct_registry *r,
-							 struct djob *j, uint32_t mnt_id,
-							 struct ioacct_mount *buf)
-{
-	const char **cgroups = NULL;
-	size_t n = 0, max = 0;
-	uint32_t ns = 0;
-	int ret;
 
 	for (size_t i = 0; i < j->nsteps; i++)
-		max += j->steps[i]->nwatches;
-	if (max == 0 || !(cgroups = calloc(max, sizeof(*cgroups))))
-		return NULL;
-	for (size_t i = 0; i < j->nsteps; i++)
-		for (size_t k = 0; k < j->steps[i]->nwatches; k++)
-			cgroups[n++] = j->steps[i]->watches[k].cgroup;
-	ret = ioacct_mntns_find(r->mntns, j->job.key, cgroups, n, j->mntns, mnt_id, buf, &ns);
-	free(cgroups);
-	if (ret)
-		return NULL;
-	say_whose(j, buf, ns);
-	log_info("job %s/%llu: mount %u is %s (%s) in mount namespace %u", j->job.cluster,
-		 (unsigned long long)j->job.job_id, mnt_id, buf->path, buf->fstype, ns);
-	return buf;
-}
-
-/*
- * A mount no task's mountinfo lists any more (a container step that ended
- * before the drain): named from what the probes noted of it, its mount
- * point's path in its namespace, which the kernel walked when the job first
- * did I/O on it. Where the path did not fit, the path stays mnt:N and the
- * source gives its last components.
- */
-static void job_mount_noted(struct ioacct_registry *r, const struct djob *j, struct ioacct_mount *m)
-{
-	char fstype[sizeof(m->fstype)], path[IOACCT_NOTE_PATH_MAX];
-	bool complete = false;
-	uint32_t ns = 0;
-
-	if (ioacct_probes_mount_note(r->probes, m->mnt_id, fstype, sizeof(fstype), path,
-				     sizeof(path), &ns, &complete))
-		return;
-	ioacct_strlcpy(m->fstype, fstype, sizeof(m->fstype));
-	if (complete) {
-		ioacct_strlcpy(m->path, path, sizeof(m->path));
-		say_whose(j, m, ns);
-		snprintf(m->source, sizeof(m->source),
-			 "mount namespace %u, gone before the drain (named by the probes)", ns);
-	} else {
-		snprintf(m->source, sizeof(m->source),
-			 "gone before it could be named: mount point ...%s in mount namespace %u", path,
-			 ns);
-	}
-	log_info("job %s/%llu: mount %u is gone; it was a %s on %s%s in mount namespace %u",
-		 j->job.cluster, (unsigned long long)j->job.job_id, m->mnt_id, fstype,
-		 complete ? "" : "...", path, ns);
-}
-
-/* Stores the description of a mount the first time the job's data names it. */
-static int job_store_mount(struct ioacct_registry *r, struct djob *j, uint32_t mnt_id)
-{
-	const struct ioacct_mount *m;
-	struct ioacct_mount unknown;
-	uint32_t *ns;
-	int ret;
-
-	for (size_t i = 0; i < j->nstored_mnts; i++)
-		if (j->stored_mnts[i] == mnt_id)
-			return 0;
-	m = job_mount(j, mnt_id);
-	if (!m) {
-		job_read_mounts(r, j);
-		m = job_mount(j, mnt_id);
-	}
-	if (!m)
-		m = ioacct_kmounts_find(r->kmounts, r->nkmounts, mnt_id);
-	if (!m)
-		m = job_mount_in_container(r, j, mnt_id, &unknown);
-	if (!m) {
-		/* Unmounted since: keep the data, say what is known. */
-		memset(&unknown, 0, sizeof(unknown));
-		unknown.mnt_id = mnt_id;
-		snprintf(unknown.path, sizeof(unknown.path), "mnt:%u", mnt_id);
-		snprintf(unknown.fstype, sizeof(unknown.fstype), "unknown");
-		job_mount_noted(r, j, &unknown);
-		m = &unknown;
-	}
-	ret = ioacct_store_mount_put(r->store, j->job.key, m);
-	if (ret)
-		return ret;
-	ns = realloc(j->stored_mnts, (j->nstored_mnts + 1) * sizeof(*ns));
-	if (!ns)
+		n += j->steps[i]->nwatches;
+	if (!n)
+		return 0;
+	rep->watches = calloc(n, sizeof(*rep->watches));
+	if (!rep->watches)
 		return -ENOMEM;
-	j->stored_mnts = ns;
-	j->stored_mnts[j->nstored_mnts++] = mnt_id;
+	for (size_t i = 0; i < j->nsteps; i++) {
+		const struct dstep *s = j->steps[i];
+
+		for (size_t k = 0; k < s->nwatches; k++) {
+			struct ioacct_watch_row *w = &rep->watches[rep->nwatches++];
+
+			w->step_id = s->step_id;
+			w->hier = s->watches[k].hier;
+			ioacct_strlcpy(w->cgroup, s->watches[k].cgroup, sizeof(w->cgroup));
+		}
+	}
 	return 0;
 }
 
@@ -480,7 +365,7 @@ static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_en
 		struct dstep *s = r->slots[e[i].slot];
 		struct ioacct_sample smp = { .step_id = s->step_id, .mnt_id = e[i].mnt_id,
 					     .op = e[i].op, .bin = e[i].bin, .c = e[i].c };
-		int ret = job_store_mount(r, s->job, e[i].mnt_id);
+		int ret = ioacct_jobmounts_store(r, s->job, e[i].mnt_id);
 
 		if (!ret)
 			ret = ioacct_store_series_put(r->store, s->job->job.key, &smp);
@@ -515,12 +400,12 @@ static int store_then_forget(struct ioacct_registry *r, const struct ioacct_prob
 		return ret;
 	}
 	snprintf(point, sizeof(point), "%s-before-commit", what);
-	ioacct_registry_crash_point(point);
+	ioacct_crash_point(point);
 	ret = tx_commit(r);
 	if (ret)
 		return ret;
 	snprintf(point, sizeof(point), "%s-after-commit", what);
-	ioacct_registry_crash_point(point);
+	ioacct_crash_point(point);
 	ret = n ? ioacct_probes_delete(r->probes, e, n) : 0;
 	if (ret)
 		/* Stored: what stays in the kernel is stored again, over itself, next time. */
@@ -609,70 +494,11 @@ static int slot_alloc(struct ioacct_registry *r, struct dstep *s)
 
 /* ---- register ----------------------------------------------------------------------------- */
 
-/* The cgroup to watch: given as a path, or the one the task is in. */
-static int resolve_cgroup(struct ioacct_registry *r, const struct ioacct_req_register *req,
-			  char *fs_path, size_t len, uint64_t *id, enum ioacct_hier *hier,
-			  struct ioacct_reply *rep)
-{
-	char rel[PATH_MAX], mnt[PATH_MAX];
-	const char *ctrl = r->cfg->cgroup_v1_hierarchy;
-	int ret;
-
-	if (req->cgroup[0]) {
-		if (req->cgroup[0] != '/') {
-			ioacct_reply_error(rep, -EINVAL, "cgroup %s is not an absolute path", req->cgroup);
-			return -EINVAL;
-		}
-		ioacct_strlcpy(fs_path, req->cgroup, len);
-	} else {
-		/* A v1 hierarchy is used when the task is placed in it (Slurm's proctrack). */
-		ret = ioacct_cgroup_of_pid(req->pid, IOACCT_HIER_V1, ctrl, rel, sizeof(rel));
-		if (ret == 0 && strcmp(rel, "/") != 0 &&
-		    ioacct_cgroup_mountpoint(IOACCT_HIER_V1, ctrl, mnt, sizeof(mnt)) == 0) {
-			*hier = IOACCT_HIER_V1;
-		} else {
-			ret = ioacct_cgroup_of_pid(req->pid, IOACCT_HIER_V2, NULL, rel, sizeof(rel));
-			if (ret) {
-				ioacct_reply_error(rep, ret, "cannot read the cgroup of pid %d: %s", req->pid,
-					  strerror(-ret));
-				return ret;
-			}
-			if (strcmp(rel, "/") == 0) {
-				ioacct_reply_error(rep, -EINVAL,
-					  "pid %d is in the root cgroup of every hierarchy: nothing to watch",
-					  req->pid);
-				return -EINVAL;
-			}
-			ret = ioacct_cgroup_mountpoint(IOACCT_HIER_V2, NULL, mnt, sizeof(mnt));
-			if (ret) {
-				ioacct_reply_error(rep, ret, "no cgroup2 file system is mounted");
-				return ret;
-			}
-		}
-		if ((size_t)snprintf(fs_path, len, "%s%s", mnt, rel) >= len) {
-			ioacct_reply_error(rep, -ENAMETOOLONG, "cgroup path too long");
-			return -ENAMETOOLONG;
-		}
-	}
-	ret = ioacct_cgroup_hier_of_path(fs_path, hier);
-	if (ret) {
-		ioacct_reply_error(rep, ret, "%s is not on a cgroup file system", fs_path);
-		return ret;
-	}
-	ret = ioacct_cgroup_id(fs_path, id);
-	if (ret) {
-		ioacct_reply_error(rep, ret, "cannot stat cgroup %s: %s", fs_path, strerror(-ret));
-		return ret;
-	}
-	return 0;
-}
-
 static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_register *req,
 			    struct ioacct_reply *rep)
 {
 	struct djob *j = calloc(1, sizeof(*j));
-	const char *cluster = req->cluster[0] ? req->cluster :
-			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
+	const char *cluster = ioacct_registry_cluster(r, req->cluster);
 	int ret;
 
 	if (!j) {
@@ -759,10 +585,9 @@ static void register_undo(struct ioacct_registry *r, struct reg_undo *u)
 static int register_job(struct ioacct_registry *r, const struct ioacct_req_register *req,
 			struct reg_undo *u, struct ioacct_reply *rep)
 {
-	const char *cluster = req->cluster[0] ? req->cluster :
-			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
+	const char *cluster = ioacct_registry_cluster(r, req->cluster);
 
-	u->job = req->job_id ? job_lookup(r, cluster, req->job_id) : NULL;
+	u->job = req->job_id ? ioacct_registry_job_find(r, cluster, req->job_id) : NULL;
 	if (!u->job) {
 		u->job = job_new(r, req, rep);
 		if (!u->job)
@@ -782,8 +607,8 @@ static int register_job(struct ioacct_registry *r, const struct ioacct_req_regis
 		if (ioacct_proc_mntns_ref(req->pid, &ns) == 0) {
 			u->job->mntns = ns.inum;
 			u->job->mntns_id = ns.id;
-			job_read_mounts(r, u->job);
-			job_publish_mountpoints(r, u->job);
+			ioacct_jobmounts_read(r, u->job);
+			ioacct_jobmounts_publish(r, u->job);
 		}
 	}
 	return 0;
@@ -927,22 +752,13 @@ bool ioacct_registry_tracing(const struct ioacct_registry *r)
  * registration. Registering what is registered already changes nothing and
  * answers the same job and slot: the plugin retries after a timeout.
  */
-static void handle_register(struct ioacct_registry *r, const struct ioacct_req_register *req,
-			    struct ioacct_reply *rep)
+void ioacct_registry_register(struct ioacct_registry *r, const struct ioacct_req_register *req,
+			      const char *fs_path, uint64_t cgroup_id, enum ioacct_hier hier,
+			      struct ioacct_reply *rep)
 {
-	char fs_path[PATH_MAX];
-	enum ioacct_hier hier = IOACCT_HIER_V2;
-	struct reg_undo u = { 0 };
+	struct reg_undo u = { .cgroup_id = cgroup_id, .hier = hier };
 	int ret;
 
-	if (req->bin_width_ns && (req->bin_width_ns < 100000000ULL ||
-				  req->bin_width_ns > 86400ULL * NSEC_PER_SEC)) {
-		ioacct_reply_error(rep, -ERANGE, "bin width must be between 0.1 and 86400 seconds");
-		return;
-	}
-	if (resolve_cgroup(r, req, fs_path, sizeof(fs_path), &u.cgroup_id, &hier, rep))
-		return;
-	u.hier = hier;
 	ret = tx_begin(r);
 	if (ret) {
 		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
@@ -954,7 +770,7 @@ static void handle_register(struct ioacct_registry *r, const struct ioacct_req_r
 	if (!ret)
 		ret = register_watch(r, req, fs_path, &u, rep);
 	if (!ret) {
-		ioacct_registry_crash_point("register-before-commit");
+		ioacct_crash_point("register-before-commit");
 		ret = tx_commit(r);
 		if (ret)
 			ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
@@ -965,7 +781,7 @@ static void handle_register(struct ioacct_registry *r, const struct ioacct_req_r
 		register_undo(r, &u);
 		return;
 	}
-	ioacct_registry_crash_point("register-after-commit");
+	ioacct_crash_point("register-after-commit");
 	u.step->pid = req->pid;
 	u.step->empty_since_ns = 0;
 	u.job->idle_since_ns = 0;
@@ -1083,31 +899,17 @@ int ioacct_registry_job_end(struct ioacct_registry *r, struct djob *j, const cha
 	return 0;
 }
 
-static void handle_finish_step(struct ioacct_registry *r, const struct ioacct_req_finish *req,
-			       struct ioacct_reply *rep)
+int ioacct_registry_finish_step(struct ioacct_registry *r, struct djob *j, uint32_t step_id,
+				const char *state, int32_t exit_code)
 {
-	const char *cluster = req->cluster[0] ? req->cluster :
-			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
-	struct djob *j = job_lookup(r, cluster, req->job_id);
-	struct dstep *s = j ? step_lookup(j, req->step_id) : NULL;
-	int ret;
+	struct dstep *s = step_lookup(j, step_id);
 
-	if (!s) {
-		ioacct_reply_error(rep, -ENOENT, "job %llu step %u is not being monitored",
-			  (unsigned long long)req->job_id, req->step_id);
-		return;
-	}
-	rep->job_id = j->job.job_id;
-	rep->job_key = j->job.key;
-	ret = ioacct_registry_step_finish(r, s, req->state, req->exit_code);
-	if (ret)
-		ioacct_reply_error(rep, ret, "cannot store the step: %s", ioacct_store_errmsg(r->store));
+	return s ? ioacct_registry_step_finish(r, s, state, exit_code) : -ENOENT;
 }
 
-/* Finishes a job of the registry: its steps, then itself. */
-static void job_finish_all(struct ioacct_registry *r, struct djob *j, const char *state,
-			   int32_t exit_code, const struct ioacct_report_spec *spec,
-			   struct ioacct_reply *rep)
+void ioacct_registry_job_finish(struct ioacct_registry *r, struct djob *j, const char *state,
+				int32_t exit_code, const struct ioacct_report_spec *spec,
+				struct ioacct_reply *rep)
 {
 	int ret;
 
@@ -1129,144 +931,7 @@ static void job_finish_all(struct ioacct_registry *r, struct djob *j, const char
 	}
 }
 
-/*
- * Whether this daemon takes over the job's report, into *out: a report
- * asked, a cluster store to merge in, and more than one node. Its pattern
- * is expanded here from the job as registered, as the epilog would expand
- * it. false: the epilog writes this node's part as before.
- */
-static bool report_spec(const struct ioacct_registry *r, const struct ioacct_job *job,
-			const struct ioacct_report_spec *req, struct ioacct_report_spec *out)
-{
-	struct ioacct_report_vars v = {
-		.job_id = job->job_id, .has_array = job->has_array, .array_job_id = job->array_job_id,
-		.array_task_id = job->array_task_id, .user = job->user, .job_name = job->name,
-		.workdir = job->workdir, .node = job->node,
-	};
-	char err[512];
-
-	if (!req->path[0] || !req->formats || !r->cfg->cluster_db[0] ||
-	    !ioacct_pgstore_available() || !strchr(req->nodes, ','))
-		return false;
-	*out = *req;
-	if (ioacct_report_path_expand(req->path, &v, out->path, sizeof(out->path), err, sizeof(err))) {
-		log_warn("job %s/%llu: no merged report (%s): each node writes its own",
-			 job->cluster, (unsigned long long)job->job_id, err);
-		return false;
-	}
-	return true;
-}
-
-/* Whether `node` is one of a comma-separated list. */
-static bool in_list(const char *list, const char *node)
-{
-	size_t n = strlen(node);
-
-	while (*list) {
-		size_t l = strcspn(list, ",");
-
-		if (l == n && strncmp(list, node, n) == 0)
-			return true;
-		list += l;
-		list += strspn(list, ",");
-	}
-	return false;
-}
-
-/*
- * A job of several nodes with a merged report, none of whose steps was
- * monitored here (it ran on other nodes only): an empty finished part,
- * exported like any other, so that the report counts this node in rather
- * than waiting merge_timeout for it and naming it missing. No spec: the
- * nodes with data offer and write the report. 0, or -errno to answer as
- * before (not monitored).
- */
-static int empty_part(struct ioacct_registry *r, const char *cluster,
-		      const struct ioacct_req_finish *req, struct ioacct_reply *rep)
-{
-	const char *node = req->node_name[0] ? req->node_name : r->cfg->node;
-	struct ioacct_job job = { .job_id = req->job_id };
-	int ret;
-
-	if (!req->report.path[0] || !req->report.formats || !r->cfg->cluster_db[0] ||
-	    !ioacct_pgstore_available() || !strchr(req->report.nodes, ',') ||
-	    !in_list(req->report.nodes, node))
-		return -ENOENT;
-	ioacct_strlcpy(job.cluster, cluster, sizeof(job.cluster));
-	ioacct_strlcpy(job.node, node, sizeof(job.node));
-	ioacct_strlcpy(job.source, "slurm", sizeof(job.source));
-	job.uid = req->uid;
-	job.gid = req->gid;
-	ioacct_strlcpy(job.user, req->user, sizeof(job.user));
-	ioacct_strlcpy(job.workdir, req->workdir, sizeof(job.workdir));
-	job.start_ns = ioacct_wall_ns();
-	snprintf(job.state, sizeof(job.state), "RUNNING");
-	ioacct_strlcpy(job.probe_mode, ioacct_probes_mode(r->probes), sizeof(job.probe_mode));
-	job.bin_width_ns = r->cfg->bin_width_ns;
-	ret = ioacct_store_job_insert(r->store, &job);
-	if (!ret)
-		ret = ioacct_store_job_finish(r->store, job.key, ioacct_wall_ns(),
-					      req->state[0] ? req->state : "COMPLETED", req->exit_code);
-	if (ret) {
-		log_warn("job %s/%llu: cannot keep this node's empty part: %s", cluster,
-			 (unsigned long long)req->job_id, ioacct_store_errmsg(r->store));
-		return ret;
-	}
-	log_info("job %s/%llu finished (%s): no step of it monitored on %s, an empty part for its merged report",
-		 cluster, (unsigned long long)req->job_id, req->state[0] ? req->state : "COMPLETED", node);
-	rep->job_id = req->job_id;
-	rep->job_key = job.key;
-	rep->report_merged = 1;
-	return 0;
-}
-
-static void handle_finish_job(struct ioacct_registry *r, const struct ioacct_req_finish *req,
-			      struct ioacct_reply *rep)
-{
-	const char *cluster = req->cluster[0] ? req->cluster :
-			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
-	const char *state = req->state[0] ? req->state : "COMPLETED";
-	struct djob *j = job_lookup(r, cluster, req->job_id);
-	/* Static: the event loop is one thread, and it is 16 KiB. */
-	static struct ioacct_report_spec merged;
-	struct ioacct_job stored;
-	int ret;
-
-	if (j) {
-		bool m = report_spec(r, &j->job, &req->report, &merged);
-
-		job_finish_all(r, j, state, req->exit_code, m ? &merged : NULL, rep);
-		rep->report_merged = m && rep->status == 0;
-		return;
-	}
-	/* Running in the store only: its daemon died before it could finish it. */
-	ret = ioacct_store_job_find_running(r->store, cluster, req->job_id, &stored);
-	if (ret == -ENOENT && empty_part(r, cluster, req, rep) == 0)
-		return;
-	if (ret == -ENOENT) {
-		ioacct_reply_error(rep, ret, "job %llu of cluster %s is not being monitored",
-			  (unsigned long long)req->job_id, cluster);
-		return;
-	}
-	if (ret) {
-		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
-		return;
-	}
-	bool m = report_spec(r, &stored, &req->report, &merged);
-
-	ret = ioacct_store_job_finish_report(r->store, stored.key, ioacct_wall_ns(), state,
-					     req->exit_code, m ? &merged : NULL);
-	if (ret) {
-		ioacct_reply_error(rep, ret, "cannot finish job: %s", ioacct_store_errmsg(r->store));
-		return;
-	}
-	log_info("job %s/%llu finished (%s)", cluster, (unsigned long long)req->job_id, state);
-	rep->job_id = stored.job_id;
-	rep->job_key = stored.key;
-	rep->report_merged = m;
-}
-
-/* ---- snapshot and status ---------------------------------------------------------------- */
+/* ---- counts so far ----------------------------------------------------------------------- */
 
 static int rows_add(struct ioacct_reply *rep, size_t *cap, uint32_t step_id, uint32_t op,
 		    const struct ioacct_mount *m, const struct ioacct_counters *c)
@@ -1319,7 +984,7 @@ int ioacct_registry_kernel_read(struct ioacct_registry *r, struct ioacct_probe_e
 	return ioacct_probes_read(r->probes, want_entry, &c, e, n);
 }
 
-int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, struct djob *j,
+int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, const struct djob *j,
 			     const struct ioacct_probe_entry *e, size_t n, struct ioacct_job *job,
 			     struct ioacct_reply *rep)
 {
@@ -1344,7 +1009,7 @@ int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, struct 
 
 		if (!s || s->job != j)
 			continue;
-		m = job_mount(j, e[i].mnt_id);
+		m = ioacct_registry_job_mount(j, e[i].mnt_id);
 		if (!m)
 			m = jd_mount(jd, e[i].mnt_id, &tmp);
 		if (rows_add(rep, &cap, s->step_id, e[i].op, m, &e[i].c))
@@ -1367,269 +1032,6 @@ int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, struct 
 nomem:
 	ioacct_jobdata_free(jd);
 	return -ENOMEM;
-}
-
-/* The cgroups the job's running steps are watched through, for iotrace --job. -ENOMEM. */
-static int snapshot_watches(const struct djob *j, struct ioacct_reply *rep)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < j->nsteps; i++)
-		n += j->steps[i]->nwatches;
-	if (!n)
-		return 0;
-	rep->watches = calloc(n, sizeof(*rep->watches));
-	if (!rep->watches)
-		return -ENOMEM;
-	for (size_t i = 0; i < j->nsteps; i++) {
-		const struct dstep *s = j->steps[i];
-
-		for (size_t k = 0; k < s->nwatches; k++) {
-			struct ioacct_watch_row *w = &rep->watches[rep->nwatches++];
-
-			w->step_id = s->step_id;
-			w->hier = s->watches[k].hier;
-			ioacct_strlcpy(w->cgroup, s->watches[k].cgroup, sizeof(w->cgroup));
-		}
-	}
-	return 0;
-}
-
-/* Counts so far of a running job: what the store has plus what the kernel holds. */
-static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_query *req,
-			    uid_t peer, struct ioacct_reply *rep)
-{
-	const char *cluster = req->cluster[0] ? req->cluster :
-			      (r->cfg->cluster[0] ? r->cfg->cluster : "local");
-	struct djob *j = job_lookup(r, cluster, req->job_id);
-	struct ioacct_probe_entry *e = NULL;
-	size_t n = 0;
-	int ret;
-
-	/* With private_data, another user's job is not there: its existence is private too. */
-	if (!j || (peer != 0 && peer != j->job.uid && r->cfg->private_data)) {
-		ioacct_reply_error(rep, -ENOENT, "job %llu of cluster %s is not running under ioacct",
-				   (unsigned long long)req->job_id, cluster);
-		return;
-	}
-	if (peer != 0 && peer != j->job.uid) {
-		ioacct_reply_error(rep, -EPERM, "job %llu belongs to another user",
-				   (unsigned long long)req->job_id);
-		return;
-	}
-	if (ioacct_registry_kernel_read(r, &e, &n)) {
-		/* As before: the store's part alone when the kernel cannot be read. */
-		free(e);
-		e = NULL;
-		n = 0;
-	}
-	ret = ioacct_registry_snapshot(r, j->job.key, j, e, n, NULL, rep);
-	free(e);
-	if (ret == -ENOMEM) {
-		ioacct_reply_error(rep, -ENOMEM, "out of memory");
-		return;
-	}
-	if (ret) {
-		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
-		return;
-	}
-	ret = snapshot_watches(j, rep);
-	if (ret) {
-		ioacct_reply_error(rep, ret, "out of memory");
-		return;
-	}
-	rep->job_id = j->job.job_id;
-	rep->job_key = j->job.key;
-	rep->start_ns = j->job.start_ns;
-	rep->start_mono_ns = j->start_mono_ns;
-	rep->bin_width_ns = j->job.bin_width_ns;
-	ioacct_strlcpy(rep->probe_mode, j->job.probe_mode, sizeof(rep->probe_mode));
-}
-
-/*
- * A page of jobs for ioacct. With private_data the store is root's alone,
- * so this is how users read it: their own jobs only (query_fetch.c). With
- * a cluster store, jobs are the cluster's, whole (unless asked for this
- * node's): those are answered off the event loop (ioacct_registry_defer());
- * when PostgreSQL is down that is an error saying so, not this node's part
- * of the jobs passed off as the whole.
- */
-static bool cluster_query(const struct ioacct_registry *r, const struct ioacct_request *req)
-{
-	return req->type == IOACCT_MSG_QUERY && r->cfg->cluster_db[0] && !req->u.select.local &&
-	       ioacct_pgstore_available();
-}
-
-static void handle_query(struct ioacct_registry *r, const struct ioacct_request *req,
-			 uid_t peer, struct ioacct_reply *rep)
-{
-	if (cluster_query(r, req))
-		ioacct_reply_error(rep, -EOPNOTSUPP,
-				   "query: the cluster store is read off the event loop (ioacct_registry_defer)");
-	else
-		ioacct_query_serve_page(r->store, &req->u.select, (uint32_t)peer,
-					r->cfg->private_data, rep);
-}
-
-int ioacct_registry_defer(struct ioacct_registry *r, const struct ioacct_request *req,
-			  uid_t peer_uid, void *tag, struct ioacct_reply *rep)
-{
-	int ret;
-
-	if (!cluster_query(r, req))
-		return 0;
-	memset(rep, 0, sizeof(*rep));
-	rep->seq = req->seq;
-	/* Started with the server (ioacct_registry_answers_fd()), which waits for its answers. */
-	if (!r->clusterq) {
-		ioacct_reply_error(rep, -EAGAIN,
-				   "cluster store (cluster_db) unavailable: ioacctd could not start the thread that reads it (see its log); ioacct --local reads this node's part alone");
-		return -EAGAIN;
-	}
-	ret = ioacct_clusterq_submit(r->clusterq, req, peer_uid, tag, rep);
-	if (ret == -ENOMEM)
-		ioacct_reply_error(rep, ret, "cluster queries: out of memory");
-	return ret ? ret : 1;
-}
-
-int ioacct_registry_answers_fd(struct ioacct_registry *r)
-{
-	if (!r->cfg->cluster_db[0] || !ioacct_pgstore_available())
-		return -1;
-	if (!r->clusterq && !(r->clusterq = ioacct_clusterq_new(r->cfg))) {
-		log_err("cluster queries: cannot start their thread: %s; ioacct reads only this node's store",
-			strerror(errno));
-		return -1;
-	}
-	return ioacct_clusterq_fd(r->clusterq);
-}
-
-bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, struct ioacct_reply *rep)
-{
-	return r->clusterq && ioacct_clusterq_take(r->clusterq, tag, rep);
-}
-
-void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag)
-{
-	if (r->clusterq)
-		ioacct_clusterq_cancel(r->clusterq, tag);
-}
-
-/*
- * One job for the clients (lib/store/job_fetch.c), by the same rule as a
- * query. By key (iorun and spank: the job they ran here) or --local, this
- * node's store. By job id with a cluster store, the whole job from there,
- * read by the loader's thread (jobload.h: the event loop never waits for
- * PostgreSQL summing a big job) and kept for the next pages; a job it does
- * not have yet (running, or waiting in the outbox) is this node's.
- */
-static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *req, uid_t peer,
-		       struct ioacct_reply *rep)
-{
-	const struct ioacct_jobdata *jd = NULL;
-	char err[1536];
-	int ret;
-
-	if (!r->cfg->cluster_db[0] || req->local || !req->job_id || !ioacct_pgstore_available()) {
-		ioacct_job_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
-		return;
-	}
-	if (!r->jobload && !(r->jobload = ioacct_jobload_new(r->cfg->cluster_db))) {
-		ioacct_reply_error(rep, -ENOMEM, "job: out of memory");
-		return;
-	}
-	ret = ioacct_jobload_get(r->jobload, req->cluster, req->job_id, !req->after, &jd, err,
-				 sizeof(err));
-	if (ret == -EINPROGRESS) {
-		ioacct_reply_error(rep, ret, "job %" PRIu64 " is being read from the cluster store: ask again",
-				   req->job_id);
-		return;
-	}
-	if (ret == -ENOENT) {
-		ioacct_job_serve_page(r->store, req, (uint32_t)peer, r->cfg->private_data, rep);
-		return;
-	}
-	if (ret) {
-		ioacct_reply_error(rep, ret, "job: %s", err);
-		return;
-	}
-	if (r->cfg->private_data && peer != 0 && jd->job.uid != (uint32_t)peer)
-		ioacct_reply_error(rep, -EPERM, "job %" PRIu64 " belongs to another user (private_data = yes)",
-			  jd->job.job_id);
-	else if (req->job_key && req->job_key != jd->job.key)
-		ioacct_reply_error(rep, -EAGAIN,
-			  "job %" PRIu64 " changed in the cluster store while it was read: ask again",
-			  jd->job.job_id);
-	else
-		ioacct_job_serve_page_jd(jd, req, rep);
-}
-
-static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
-{
-	uint32_t entries = 0;
-
-	ioacct_registry_counts(r, &rep->jobs_running, &rep->cgroups_watched);
-	ioacct_probes_count(r->probes, &entries);
-	ioacct_strlcpy(rep->version, PACKAGE_VERSION, sizeof(rep->version));
-	ioacct_strlcpy(rep->probe_mode, ioacct_probes_job_mode(r->probes), sizeof(rep->probe_mode));
-	for (uint32_t s = 0; s < r->nslots; s++) {
-		uint64_t ev, by;
-
-		if (r->slots[s] && ioacct_probes_dropped(r->probes, s, &ev, &by, false) == 0)
-			rep->dropped_events += ev;
-	}
-	snprintf(rep->detail, sizeof(rep->detail),
-		 "probes: %s, %s (%s); kernel reads: %s; page-cache views: %s; kernel entries: %u of %u; "
-		 "slots: %u; FMODE_CREATED: %s",
-		 ioacct_probes_mode(r->probes),
-		 ioacct_probes_attached(r->probes) ? "attached" : "detached (nothing watched)",
-		 ioacct_probes_reason(r->probes), ioacct_probes_reads(r->probes),
-		 ioacct_probes_views(r->probes), entries,
-		 r->cfg->max_entries, r->nslots,
-		 ioacct_probes_fmode_created(r->probes) ? "calibrated" : "unknown");
-}
-
-void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_request *req,
-			    uid_t peer_uid, struct ioacct_reply *rep)
-{
-	memset(rep, 0, sizeof(*rep));
-	rep->seq = req->seq;
-	switch (req->type) {
-	case IOACCT_MSG_REGISTER:
-	case IOACCT_MSG_FINISH_STEP:
-	case IOACCT_MSG_FINISH_JOB:
-		if (peer_uid != 0) {
-			ioacct_reply_error(rep, -EPERM, "only root may %s (you are uid %u)",
-				  req->type == IOACCT_MSG_REGISTER ? "register jobs" : "finish jobs",
-				  (unsigned int)peer_uid);
-			return;
-		}
-		if (req->type == IOACCT_MSG_REGISTER)
-			handle_register(r, &req->u.reg, rep);
-		else if (req->type == IOACCT_MSG_FINISH_STEP)
-			handle_finish_step(r, &req->u.fin, rep);
-		else
-			handle_finish_job(r, &req->u.fin, rep);
-		return;
-	case IOACCT_MSG_STATUS:
-		handle_status(r, rep);
-		return;
-	case IOACCT_MSG_SNAPSHOT:
-		handle_snapshot(r, &req->u.query, peer_uid, rep);
-		return;
-	case IOACCT_MSG_QUERY:
-		handle_query(r, req, peer_uid, rep);
-		return;
-	case IOACCT_MSG_JOB:
-		/* One job for the clients (lib/store/job_fetch.c), by the same rule as a query. */
-		handle_job(r, &req->u.job, peer_uid, rep);
-		return;
-	case IOACCT_MSG_LIVE:
-		ioacct_registry_live(r, &req->u.query, peer_uid, rep);
-		return;
-	default:
-		ioacct_reply_error(rep, -EOPNOTSUPP, "request type %u is not one ioacctd serves", req->type);
-	}
 }
 
 /* ---- a registration whose client went away ------------------------------------------------ */
@@ -1719,7 +1121,7 @@ static struct djob *restore_job(struct ioacct_registry *r, const struct ioacct_w
 	j->mntns = w->mntns;
 	j->next = r->jobs;
 	r->jobs = j;
-	job_read_mounts(r, j);
+	ioacct_jobmounts_read(r, j);
 	return j;
 }
 
@@ -1773,14 +1175,6 @@ static void restore_kernel(struct ioacct_registry *r, const struct djob *j, cons
 			 (unsigned long long)j->job.job_id, w->step_id, w->cgroup);
 }
 
-static bool step_watches(const struct dstep *s, uint64_t cgroup_id, uint32_t hier)
-{
-	for (size_t i = 0; i < s->nwatches; i++)
-		if (s->watches[i].cgroup_id == cgroup_id && s->watches[i].hier == hier)
-			return true;
-	return false;
-}
-
 /*
  * Kernel watches and slots that no persisted watch owns: left by a daemon
  * killed during a registration, after telling the kernel and before its
@@ -1806,6 +1200,55 @@ static void restore_sweep(struct ioacct_registry *r)
 	for (uint32_t slot = 0; slot < r->nslots; slot++)
 		if (!r->slots[slot])
 			ioacct_probes_slot_clear(r->probes, slot);
+}
+
+/*
+ * A job the store has RUNNING without any watch: its daemon died between
+ * finishing its last step and finishing it, or it predates atomic
+ * registration. It comes back without steps; its finish may still come
+ * (Slurm's epilog), else the reaper ends it after the grace (reaper.c).
+ */
+static int adopt_running(struct ioacct_registry *r)
+{
+	struct ioacct_job *jobs = NULL;
+	uint64_t now = ioacct_mono_ns();
+	int64_t wall = ioacct_wall_ns();
+	size_t n = 0;
+	int ret;
+
+	ret = ioacct_store_jobs_running(r->store, &jobs, &n);
+	if (ret) {
+		log_err("cannot read the running jobs from the store: %s",
+			ioacct_store_errmsg(r->store));
+		return ret;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct djob *j;
+		bool known = false;
+
+		for (j = r->jobs; j && !known; j = j->next)
+			known = j->job.key == jobs[i].key;
+		if (known)
+			continue;
+		j = calloc(1, sizeof(*j));
+		if (!j) {
+			ret = -ENOMEM;
+			break;
+		}
+		j->job = jobs[i];
+		/* Its time base, from its wall-clock start: a step registered later bins alike. */
+		j->start_mono_ns = wall > j->job.start_ns && (uint64_t)(wall - j->job.start_ns) < now ?
+					   now - (uint64_t)(wall - j->job.start_ns) : now;
+		j->idle_since_ns = now;
+		j->finish_lost = true;
+		j->next = r->jobs;
+		r->jobs = j;
+		log_warn("job %s/%llu is running in the store with no step watched: ended in %llu s "
+			 "unless its finish comes", j->job.cluster, (unsigned long long)j->job.job_id,
+			 (unsigned long long)(r->cfg->reap_grace_ms / 1000));
+	}
+	free(jobs);
+	return ret;
 }
 
 /*
@@ -1844,12 +1287,12 @@ int ioacct_registry_restore(struct ioacct_registry *r)
 			 (unsigned long long)j->job.job_id, w[i].step_id, w[i].slot);
 	}
 	restore_sweep(r);
-	ret = ioacct_registry_adopt_running(r);
+	ret = adopt_running(r);
 	if (ret)
 		goto out;
 	for (struct djob *j = r->jobs; j; j = j->next)
 		if (j->mntns)
-			job_publish_mountpoints(r, j);
+			ioacct_jobmounts_publish(r, j);
 	ret = ioacct_probes_publish(r->probes);
 out:
 	free(w);
