@@ -11,6 +11,7 @@
  * missing required attribute, a string with a NUL or too long for its field).
  */
 #include "proto.h"
+#include "proto_attrs.h"
 #include "util.h"
 
 #include <errno.h>
@@ -31,95 +32,34 @@
 #define MAX_ROWS 1000000
 
 
-/*
- * Attribute numbers: one namespace for every message, so that a number has
- * the same kind wherever it appears. Never renumber: both ends must agree.
- */
+/* Attribute numbers, from the one list (proto_attrs.h). */
 enum ioacct_attr {
-	IOACCT_ATTR_STATUS = 1,
-	IOACCT_ATTR_ERROR = 2,
-	IOACCT_ATTR_JOB_ID = 3,
-	IOACCT_ATTR_STEP_ID = 4,
-	IOACCT_ATTR_UID = 5,
-	IOACCT_ATTR_GID = 6,
-	IOACCT_ATTR_CGROUP = 7,
-	IOACCT_ATTR_PID = 8,
-	IOACCT_ATTR_CLUSTER = 9,
-	IOACCT_ATTR_SOURCE = 10,
-	IOACCT_ATTR_USER = 11,
-	IOACCT_ATTR_JOB_NAME = 12,
-	IOACCT_ATTR_WORKDIR = 13,
-	IOACCT_ATTR_BIN_WIDTH_NS = 14,
-	IOACCT_ATTR_HAS_ARRAY = 15,
-	IOACCT_ATTR_ARRAY_JOB_ID = 16,
-	IOACCT_ATTR_ARRAY_TASK_ID = 17,
-	IOACCT_ATTR_STATE = 18,
-	IOACCT_ATTR_EXIT_CODE = 19,
-	IOACCT_ATTR_JOB_KEY = 20,
-	IOACCT_ATTR_SLOT = 21,
-	IOACCT_ATTR_START_MONO_NS = 22,
-	IOACCT_ATTR_START_NS = 23,
-	IOACCT_ATTR_PROBE_MODE = 24,
-	IOACCT_ATTR_VERSION = 25,
-	IOACCT_ATTR_JOBS_RUNNING = 26,
-	IOACCT_ATTR_CGROUPS_WATCHED = 27,
-	IOACCT_ATTR_DROPPED_EVENTS = 28,
-	IOACCT_ATTR_UPTIME_S = 29,
-	IOACCT_ATTR_DETAIL = 30,
-	IOACCT_ATTR_DROPPED_BYTES = 31,
-	IOACCT_ATTR_ROW = 32,
-	IOACCT_ATTR_OP = 33,
-	IOACCT_ATTR_MNT_ID = 34,
-	IOACCT_ATTR_MNT_PATH = 35,
-	IOACCT_ATTR_MNT_FSTYPE = 36,
-	IOACCT_ATTR_MNT_SOURCE = 37,
-	IOACCT_ATTR_BYTES = 38,
-	IOACCT_ATTR_CALLS = 39,
-	IOACCT_ATTR_ERRORS = 40,
-	IOACCT_ATTR_NS = 41,
-	IOACCT_ATTR_SIZE_HIST = 42,
-	IOACCT_ATTR_END_NS = 43,
-	IOACCT_ATTR_NODE = 44,
-	IOACCT_ATTR_QJOB = 45,
-	IOACCT_ATTR_QSTEP = 46,
-	IOACCT_ATTR_QMOUNT = 47,
-	IOACCT_ATTR_QTOTAL = 48,
-	IOACCT_ATTR_QPEAK = 49,
-	IOACCT_ATTR_PEAK_READ = 50,
-	IOACCT_ATTR_PEAK_WRITE = 51,
-	IOACCT_ATTR_MORE = 52,
-	IOACCT_ATTR_JOB_IDS = 53,
-	IOACCT_ATTR_UIDS = 54,
-	IOACCT_ATTR_CLUSTERS = 55,
-	IOACCT_ATTR_PEAKS = 56,
-	IOACCT_ATTR_ERR_CLASSES = 57,
-	IOACCT_ATTR_BIN = 58,
-	IOACCT_ATTR_QSERIES = 59,
-	/* A snapshot reply's watched cgroups (iotrace --job); older clients ignore them. */
-	IOACCT_ATTR_HIER = 60,
-	IOACCT_ATTR_WATCH = 61,
-	/* sbatch --io-monitor=trace: register asks for a trace, its reply says why there is none. */
-	IOACCT_ATTR_TRACE_MAX = 62,
-	IOACCT_ATTR_TASK_RANK = 63,
-	IOACCT_ATTR_TRACE_ERROR = 64,
-	/* 65..69 free; 70 on: the cluster store's. */
-	IOACCT_ATTR_NODE_NAME = 70,
-	IOACCT_ATTR_BY_NODE = 71,
-	IOACCT_ATTR_LOCAL = 72,
-	IOACCT_ATTR_SKEW_NS = 73,
-	IOACCT_ATTR_QNODE = 74,
-	IOACCT_ATTR_READ_BYTES = 75,
-	IOACCT_ATTR_WRITE_BYTES = 76,
-	IOACCT_ATTR_READS = 77,
-	IOACCT_ATTR_WRITES = 78,
-	/* FINISH_JOB's report of a job of several nodes, merged by ioacctd (issue 13). */
-	IOACCT_ATTR_REPORT_PATH = 79,
-	IOACCT_ATTR_REPORT_FORMATS = 80,
-	IOACCT_ATTR_REPORT_NODES = 81,
-	IOACCT_ATTR_REPORT_COPY_DIR = 82,
-	IOACCT_ATTR_REPORT_MERGED = 83,
-	IOACCT_ATTR_COUNT
+#define X(NAME, number, name, kind) IOACCT_ATTR_##NAME = number,
+	IOACCT_PROTO_ATTRS(X)
+#undef X
 };
+
+/*
+ * One past the largest attribute number: a union is as large as its largest
+ * member. (Member names are pasted: VERSION alone is config.h's macro.)
+ */
+union attr_numbers {
+#define X(NAME, number, name, kind) char a_##NAME[number];
+	IOACCT_PROTO_ATTRS(X)
+#undef X
+};
+#define IOACCT_ATTR_COUNT (sizeof(union attr_numbers) + 1)
+
+/* Never called: two rows of one number would be two equal cases, which do not compile. */
+static inline void attr_numbers_unique(void)
+{
+	switch (0) {
+#define X(NAME, number, name, kind) case number:
+		IOACCT_PROTO_ATTRS(X)
+#undef X
+		break;
+	}
+}
 
 /* encode_field()'s buffer holds the largest array kind. */
 _Static_assert(IOACCT_NR_ERR_CLASSES <= IOACCT_NR_SIZE_BINS, "err classes fit the hist buffer");
@@ -146,84 +86,9 @@ struct attr_info {
 };
 
 static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
-	[IOACCT_ATTR_STATUS] = { "status", KIND_I32 },
-	[IOACCT_ATTR_ERROR] = { "error", KIND_STRING },
-	[IOACCT_ATTR_JOB_ID] = { "job_id", KIND_U64 },
-	[IOACCT_ATTR_TRACE_MAX] = { "trace_max", KIND_U64 },
-	[IOACCT_ATTR_TASK_RANK] = { "task_rank", KIND_I32 },
-	[IOACCT_ATTR_TRACE_ERROR] = { "trace_error", KIND_STRING },
-	[IOACCT_ATTR_STEP_ID] = { "step_id", KIND_U32 },
-	[IOACCT_ATTR_UID] = { "uid", KIND_U32 },
-	[IOACCT_ATTR_GID] = { "gid", KIND_U32 },
-	[IOACCT_ATTR_CGROUP] = { "cgroup", KIND_STRING },
-	[IOACCT_ATTR_PID] = { "pid", KIND_I32 },
-	[IOACCT_ATTR_CLUSTER] = { "cluster", KIND_STRING },
-	[IOACCT_ATTR_SOURCE] = { "source", KIND_STRING },
-	[IOACCT_ATTR_USER] = { "user", KIND_STRING },
-	[IOACCT_ATTR_JOB_NAME] = { "job_name", KIND_STRING },
-	[IOACCT_ATTR_WORKDIR] = { "workdir", KIND_STRING },
-	[IOACCT_ATTR_BIN_WIDTH_NS] = { "bin_width_ns", KIND_U64 },
-	[IOACCT_ATTR_HAS_ARRAY] = { "has_array", KIND_U32 },
-	[IOACCT_ATTR_ARRAY_JOB_ID] = { "array_job_id", KIND_U32 },
-	[IOACCT_ATTR_ARRAY_TASK_ID] = { "array_task_id", KIND_U32 },
-	[IOACCT_ATTR_STATE] = { "state", KIND_STRING },
-	[IOACCT_ATTR_EXIT_CODE] = { "exit_code", KIND_I32 },
-	[IOACCT_ATTR_JOB_KEY] = { "job_key", KIND_I64 },
-	[IOACCT_ATTR_SLOT] = { "slot", KIND_U32 },
-	[IOACCT_ATTR_START_MONO_NS] = { "start_mono_ns", KIND_U64 },
-	[IOACCT_ATTR_START_NS] = { "start_ns", KIND_I64 },
-	[IOACCT_ATTR_PROBE_MODE] = { "probe_mode", KIND_STRING },
-	[IOACCT_ATTR_VERSION] = { "version", KIND_STRING },
-	[IOACCT_ATTR_JOBS_RUNNING] = { "jobs_running", KIND_U32 },
-	[IOACCT_ATTR_CGROUPS_WATCHED] = { "cgroups_watched", KIND_U32 },
-	[IOACCT_ATTR_DROPPED_EVENTS] = { "dropped_events", KIND_U64 },
-	[IOACCT_ATTR_UPTIME_S] = { "uptime_s", KIND_U64 },
-	[IOACCT_ATTR_DETAIL] = { "detail", KIND_STRING },
-	[IOACCT_ATTR_DROPPED_BYTES] = { "dropped_bytes", KIND_U64 },
-	[IOACCT_ATTR_ROW] = { "row", KIND_NESTED },
-	[IOACCT_ATTR_OP] = { "op", KIND_U32 },
-	[IOACCT_ATTR_MNT_ID] = { "mnt_id", KIND_U32 },
-	[IOACCT_ATTR_MNT_PATH] = { "mnt_path", KIND_STRING },
-	[IOACCT_ATTR_MNT_FSTYPE] = { "mnt_fstype", KIND_STRING },
-	[IOACCT_ATTR_MNT_SOURCE] = { "mnt_source", KIND_STRING },
-	[IOACCT_ATTR_BYTES] = { "bytes", KIND_U64 },
-	[IOACCT_ATTR_CALLS] = { "calls", KIND_U64 },
-	[IOACCT_ATTR_ERRORS] = { "errors", KIND_U64 },
-	[IOACCT_ATTR_NS] = { "ns", KIND_U64 },
-	[IOACCT_ATTR_SIZE_HIST] = { "size_hist", KIND_HIST },
-	[IOACCT_ATTR_END_NS] = { "end_ns", KIND_I64 },
-	[IOACCT_ATTR_NODE] = { "node", KIND_STRING },
-	[IOACCT_ATTR_QJOB] = { "job", KIND_NESTED },
-	[IOACCT_ATTR_QSTEP] = { "step", KIND_NESTED },
-	[IOACCT_ATTR_QMOUNT] = { "mount", KIND_NESTED },
-	[IOACCT_ATTR_QTOTAL] = { "total", KIND_NESTED },
-	[IOACCT_ATTR_QPEAK] = { "peak", KIND_NESTED },
-	[IOACCT_ATTR_PEAK_READ] = { "peak_read", KIND_U64 },
-	[IOACCT_ATTR_PEAK_WRITE] = { "peak_write", KIND_U64 },
-	[IOACCT_ATTR_MORE] = { "more", KIND_U32 },
-	[IOACCT_ATTR_JOB_IDS] = { "job_ids", KIND_STRING },
-	[IOACCT_ATTR_UIDS] = { "uids", KIND_STRING },
-	[IOACCT_ATTR_CLUSTERS] = { "clusters", KIND_STRING },
-	[IOACCT_ATTR_PEAKS] = { "peaks", KIND_U32 },
-	[IOACCT_ATTR_ERR_CLASSES] = { "err_classes", KIND_ERRCLS },
-	[IOACCT_ATTR_BIN] = { "bin", KIND_U32 },
-	[IOACCT_ATTR_QSERIES] = { "series", KIND_NESTED },
-	[IOACCT_ATTR_HIER] = { "hier", KIND_U32 },
-	[IOACCT_ATTR_WATCH] = { "watch", KIND_NESTED },
-	[IOACCT_ATTR_NODE_NAME] = { "node_name", KIND_STRING },
-	[IOACCT_ATTR_BY_NODE] = { "by_node", KIND_U32 },
-	[IOACCT_ATTR_LOCAL] = { "local", KIND_U32 },
-	[IOACCT_ATTR_SKEW_NS] = { "skew_ns", KIND_U64 },
-	[IOACCT_ATTR_QNODE] = { "node_part", KIND_NESTED },
-	[IOACCT_ATTR_READ_BYTES] = { "read_bytes", KIND_U64 },
-	[IOACCT_ATTR_WRITE_BYTES] = { "write_bytes", KIND_U64 },
-	[IOACCT_ATTR_READS] = { "reads", KIND_U64 },
-	[IOACCT_ATTR_WRITES] = { "writes", KIND_U64 },
-	[IOACCT_ATTR_REPORT_PATH] = { "report_path", KIND_STRING },
-	[IOACCT_ATTR_REPORT_FORMATS] = { "report_formats", KIND_U32 },
-	[IOACCT_ATTR_REPORT_NODES] = { "report_nodes", KIND_STRING },
-	[IOACCT_ATTR_REPORT_COPY_DIR] = { "report_copy_dir", KIND_STRING },
-	[IOACCT_ATTR_REPORT_MERGED] = { "report_merged", KIND_U32 },
+#define X(NAME, number, name, kind) [number] = { #name, KIND_##kind },
+	IOACCT_PROTO_ATTRS(X)
+#undef X
 };
 
 /*
@@ -314,7 +179,7 @@ static const struct field live_fields[] = {
 };
 
 #define SEL(member, attr, flags) FIELD(struct ioacct_req_select, member, attr, flags)
-static const struct field select_fields[] = {
+static const struct field query_fields[] = {
 	SEL(job_ids, IOACCT_ATTR_JOB_IDS, 0),
 	SEL(uids, IOACCT_ATTR_UIDS, 0),
 	SEL(clusters, IOACCT_ATTR_CLUSTERS, 0),
@@ -546,17 +411,12 @@ struct schema {
 	size_t nfields;
 };
 
-#define SCHEMA(type, member, fields) \
-	{ type, offsetof(struct ioacct_request, member), fields, ARRAY_SIZE(fields) }
 static const struct schema request_schemas[] = {
-	SCHEMA(IOACCT_MSG_REGISTER, u.reg, register_fields),
-	SCHEMA(IOACCT_MSG_FINISH_STEP, u.fin, finish_step_fields),
-	SCHEMA(IOACCT_MSG_FINISH_JOB, u.fin, finish_job_fields),
-	SCHEMA(IOACCT_MSG_STATUS, u.query, status_fields),
-	SCHEMA(IOACCT_MSG_SNAPSHOT, u.query, snapshot_fields),
-	SCHEMA(IOACCT_MSG_QUERY, u.select, select_fields),
-	SCHEMA(IOACCT_MSG_JOB, u.job, job_fields),
-	SCHEMA(IOACCT_MSG_LIVE, u.query, live_fields),
+#define X(NAME, number, name, body) \
+	{ IOACCT_MSG_##NAME, offsetof(struct ioacct_request, body), name##_fields, \
+	  ARRAY_SIZE(name##_fields) },
+	IOACCT_PROTO_REQUESTS(X)
+#undef X
 };
 
 static const struct schema *request_schema(uint16_t type)
@@ -570,22 +430,11 @@ static const struct schema *request_schema(uint16_t type)
 const char *ioacct_msg_type_name(uint16_t type)
 {
 	switch (type) {
-	case IOACCT_MSG_REGISTER:
-		return "register";
-	case IOACCT_MSG_FINISH_STEP:
-		return "finish_step";
-	case IOACCT_MSG_FINISH_JOB:
-		return "finish_job";
-	case IOACCT_MSG_STATUS:
-		return "status";
-	case IOACCT_MSG_SNAPSHOT:
-		return "snapshot";
-	case IOACCT_MSG_QUERY:
-		return "query";
-	case IOACCT_MSG_JOB:
-		return "job";
-	case IOACCT_MSG_LIVE:
-		return "live";
+#define X(NAME, number, name, body) \
+	case IOACCT_MSG_##NAME:     \
+		return #name;
+		IOACCT_PROTO_REQUESTS(X)
+#undef X
 	case IOACCT_MSG_REPLY:
 		return "reply";
 	default:
