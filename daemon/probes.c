@@ -127,37 +127,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 /* ---- the syscall table ------------------------------------------------------ */
 
-/* IOACCT_SYSCALLS (ioacct_ops.h) by this architecture's numbers. */
-#define SYS(name, uname, op, kind) { SYS_##uname, #uname, IOACCT_OP_##op, IOACCT_SK_##kind },
-static const struct {
-	long nr;
-	const char *name;
-	unsigned int op, kind;
-} syscall_table[] = { IOACCT_SYSCALLS(SYS) };
-#undef SYS
-
-/* The kind flags of a read (IOACCT_SKF_*, the page-cache view's request range), by name. */
-static unsigned int sys_flags(const char *name)
-{
-	size_t n = strlen(name);
-	unsigned int f = 0;
-
-	if (!strncmp(name, "pread", 5))
-		f |= IOACCT_SKF_POS;
-	if (n >= 2 && (name[n - 1] == 'v' || (name[n - 1] == '2' && name[n - 2] == 'v')))
-		f |= IOACCT_SKF_VEC;
-	return f;
-}
-
 static void fill_sysmap(struct ioacct_bpf *skel)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(syscall_table); i++) {
-		long nr = syscall_table[i].nr;
-		unsigned int kind = syscall_table[i].kind | sys_flags(syscall_table[i].name);
+	for (size_t i = 0; i < ioacct_nsyscalls; i++) {
+		const struct ioacct_syscall *s = &ioacct_syscalls[i];
 
-		if (nr >= 0 && nr < IOACCT_NR_SYSCALLS)
-			skel->rodata->sysmap[nr] = (uint16_t)((syscall_table[i].op + 1) |
-				kind << IOACCT_SYS_KIND_SHIFT);
+		if (s->nr >= 0 && s->nr < IOACCT_NR_SYSCALLS)
+			skel->rodata->sysmap[s->nr] =
+				ioacct_sysmap_entry(s->op, s->kind | ioacct_syscall_flags(s->name));
 	}
 	skel->rodata->page_shift = (uint32_t)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 }
