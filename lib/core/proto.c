@@ -488,11 +488,6 @@ static uint32_t get_le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static uint64_t get_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
 static void put_le16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;
@@ -509,6 +504,33 @@ static void put_le64(uint8_t *p, uint64_t v)
 {
 	put_le32(p, (uint32_t)v);
 	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* The size of one number of a numeric kind: 4 or 8 bytes. */
+static size_t kind_word(enum attr_kind kind)
+{
+	return kind == KIND_U32 || kind == KIND_I32 ? 4 : 8;
+}
+
+/*
+ * n bytes of numbers of `word` bytes each, from host order at src to
+ * little-endian at dst, or the other way: either is the same reordering of
+ * each word's bytes (none on a little-endian host, a reversal on others).
+ */
+static void words_le(uint8_t *dst, const uint8_t *src, size_t n, size_t word)
+{
+	uint64_t x;
+	uint32_t y;
+
+	for (size_t i = 0; i < n; i += word) {
+		if (word == 4) {
+			memcpy(&y, src + i, sizeof(y));
+			put_le32(dst + i, y);
+		} else {
+			memcpy(&x, src + i, sizeof(x));
+			put_le64(dst + i, x);
+		}
+	}
 }
 
 /* The one error helper (util.h), under this file's own name. */
@@ -632,49 +654,27 @@ static int encode_rows(struct ioacct_buf *b, uint16_t attr, const struct ioacct_
 static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8_t *base,
 			const struct ioacct_reply *rep)
 {
+	enum attr_kind kind = attr_info[f->attr].kind;
 	const uint8_t *src = base + f->off;
 	bool required = f->flags & F_REQUIRED;
 	uint8_t v[8 * IOACCT_NR_SIZE_BINS];
-	uint64_t x;
-	uint32_t y;
-	size_t n;
+	size_t n = kind_len(kind);
 
-	switch (attr_info[f->attr].kind) {
-	case KIND_U32:
-	case KIND_I32:
-		memcpy(&y, src, sizeof(y));
-		if (!y && !required)
+	/* The numeric kinds: n bytes of numbers, sent unless all are zero. */
+	if (n) {
+		if (is_zero(src, n) && !required)
 			return 0;
-		put_le32(v, y);
-		return attr_put(b, f->attr, v, 4);
-	case KIND_U64:
-	case KIND_I64:
-		memcpy(&x, src, sizeof(x));
-		if (!x && !required)
-			return 0;
-		put_le64(v, x);
-		return attr_put(b, f->attr, v, 8);
-	case KIND_HIST:
-	case KIND_ERRCLS:
-		if (is_zero(src, f->size) && !required)
-			return 0;
-		n = kind_len(attr_info[f->attr].kind);
-		for (size_t i = 0; i < n / 8; i++) {
-			memcpy(&x, src + 8 * i, sizeof(x));
-			put_le64(v + 8 * i, x);
-		}
+		words_le(v, src, n, kind_word(kind));
 		return attr_put(b, f->attr, v, n);
-	case KIND_STRING:
-		n = strnlen((const char *)src, f->size);
-		if (n == f->size)
-			return -EINVAL; /* not terminated: the decoder could not store it */
-		if (!n && !required)
-			return 0;
-		return attr_put(b, f->attr, src, n);
-	case KIND_NESTED:
-		return rep ? encode_rows(b, f->attr, rep) : -EINVAL;
 	}
-	return -EINVAL;
+	if (kind == KIND_NESTED)
+		return rep ? encode_rows(b, f->attr, rep) : -EINVAL;
+	n = strnlen((const char *)src, f->size);
+	if (n == f->size)
+		return -EINVAL; /* not terminated: the decoder could not store it */
+	if (!n && !required)
+		return 0;
+	return attr_put(b, f->attr, src, n);
 }
 
 /* `rep` is where rows come from; only the reply schema has them. */
@@ -718,28 +718,32 @@ static int msg_end(struct ioacct_buf *b, size_t start)
 	return 0;
 }
 
-static int encode_request(struct ioacct_buf *out, const struct ioacct_request *req, uint32_t seq)
+/* One whole message of `type` with the attributes of `fields` at base, or nothing at all. */
+static int encode_msg(struct ioacct_buf *out, uint16_t type, uint32_t seq, const struct field *fields,
+		      size_t nfields, const uint8_t *base, const struct ioacct_reply *rep)
 {
-	const struct schema *s = request_schema(req->type);
 	size_t start = out->len;
 	int ret;
 
-	if (!s) {
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = msg_begin(out, req->type, seq);
-	if (ret)
-		goto out;
-	ret = encode_list(out, s->fields, s->nfields, (const uint8_t *)req + s->body_off, NULL);
-	if (ret)
-		goto out;
-	ret = msg_end(out, start);
-out:
+	ret = msg_begin(out, type, seq);
+	if (!ret)
+		ret = encode_list(out, fields, nfields, base, rep);
+	if (!ret)
+		ret = msg_end(out, start);
 	/* Never leave half a message behind. */
 	if (ret)
 		out->len = start;
 	return ret;
+}
+
+static int encode_request(struct ioacct_buf *out, const struct ioacct_request *req, uint32_t seq)
+{
+	const struct schema *s = request_schema(req->type);
+
+	if (!s)
+		return -EINVAL;
+	return encode_msg(out, req->type, seq, s->fields, s->nfields,
+			  (const uint8_t *)req + s->body_off, NULL);
 }
 
 int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_request *req)
@@ -749,25 +753,11 @@ int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_requ
 
 int ioacct_proto_encode_reply(struct ioacct_buf *out, const struct ioacct_reply *rep)
 {
-	size_t start = out->len;
-	int ret;
-
 	/* The decoder insists on a message for every error: fail here, not there. */
-	if (rep->status != 0 && !rep->error[0]) {
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = msg_begin(out, IOACCT_MSG_REPLY, rep->seq);
-	if (ret)
-		goto out;
-	ret = encode_list(out, reply_fields, ARRAY_SIZE(reply_fields), (const uint8_t *)rep, rep);
-	if (ret)
-		goto out;
-	ret = msg_end(out, start);
-out:
-	if (ret)
-		out->len = start;
-	return ret;
+	if (rep->status != 0 && !rep->error[0])
+		return -EINVAL;
+	return encode_msg(out, IOACCT_MSG_REPLY, rep->seq, reply_fields, ARRAY_SIZE(reply_fields),
+			  (const uint8_t *)rep, rep);
 }
 
 /* ---- decoding ---- */
@@ -871,39 +861,21 @@ static int decode_row(const struct list *l, const struct attr *a, char *err, siz
 static int decode_attr(const struct list *l, const struct field *f, const struct attr *a,
 		       char *err, size_t errlen)
 {
+	enum attr_kind kind = attr_info[a->type].kind;
 	uint8_t *dst = l->base + f->off;
-	uint64_t x;
-	uint32_t y;
 
-	switch (attr_info[a->type].kind) {
-	case KIND_U32:
-	case KIND_I32:
-		y = get_le32(a->val);
-		memcpy(dst, &y, sizeof(y));
-		break;
-	case KIND_U64:
-	case KIND_I64:
-		x = get_le64(a->val);
-		memcpy(dst, &x, sizeof(x));
-		break;
-	case KIND_HIST:
-	case KIND_ERRCLS:
-		for (size_t i = 0; i < kind_len(attr_info[a->type].kind) / 8; i++) {
-			x = get_le64(a->val + 8 * i);
-			memcpy(dst + 8 * i, &x, sizeof(x));
-		}
-		break;
-	case KIND_STRING:
-		if (a->len >= f->size)
-			return fail(err, errlen, -EINVAL,
-				    "%s: attribute %u (%s) has length %u, more than %zu", l->ctx,
-				    a->type, attr_name(a->type), a->len, f->size - 1);
-		memcpy(dst, a->val, a->len);
-		dst[a->len] = '\0';
-		break;
-	case KIND_NESTED:
-		return decode_row(l, a, err, errlen);
+	/* A numeric kind: attr_check() saw that the length is kind_len(kind). */
+	if (kind_len(kind)) {
+		words_le(dst, a->val, kind_len(kind), kind_word(kind));
+		return 0;
 	}
+	if (kind == KIND_NESTED)
+		return decode_row(l, a, err, errlen);
+	if (a->len >= f->size)
+		return fail(err, errlen, -EINVAL, "%s: attribute %u (%s) has length %u, more than %zu",
+			    l->ctx, a->type, attr_name(a->type), a->len, f->size - 1);
+	memcpy(dst, a->val, a->len);
+	dst[a->len] = '\0';
 	return 0;
 }
 
