@@ -11,6 +11,7 @@
  * missing required attribute, a string with a NUL or too long for its field).
  */
 #include "proto.h"
+#include "proto_attrs.h"
 #include "util.h"
 
 #include <errno.h>
@@ -31,95 +32,34 @@
 #define MAX_ROWS 1000000
 
 
-/*
- * Attribute numbers: one namespace for every message, so that a number has
- * the same kind wherever it appears. Never renumber: both ends must agree.
- */
+/* Attribute numbers, from the one list (proto_attrs.h). */
 enum ioacct_attr {
-	IOACCT_ATTR_STATUS = 1,
-	IOACCT_ATTR_ERROR = 2,
-	IOACCT_ATTR_JOB_ID = 3,
-	IOACCT_ATTR_STEP_ID = 4,
-	IOACCT_ATTR_UID = 5,
-	IOACCT_ATTR_GID = 6,
-	IOACCT_ATTR_CGROUP = 7,
-	IOACCT_ATTR_PID = 8,
-	IOACCT_ATTR_CLUSTER = 9,
-	IOACCT_ATTR_SOURCE = 10,
-	IOACCT_ATTR_USER = 11,
-	IOACCT_ATTR_JOB_NAME = 12,
-	IOACCT_ATTR_WORKDIR = 13,
-	IOACCT_ATTR_BIN_WIDTH_NS = 14,
-	IOACCT_ATTR_HAS_ARRAY = 15,
-	IOACCT_ATTR_ARRAY_JOB_ID = 16,
-	IOACCT_ATTR_ARRAY_TASK_ID = 17,
-	IOACCT_ATTR_STATE = 18,
-	IOACCT_ATTR_EXIT_CODE = 19,
-	IOACCT_ATTR_JOB_KEY = 20,
-	IOACCT_ATTR_SLOT = 21,
-	IOACCT_ATTR_START_MONO_NS = 22,
-	IOACCT_ATTR_START_NS = 23,
-	IOACCT_ATTR_PROBE_MODE = 24,
-	IOACCT_ATTR_VERSION = 25,
-	IOACCT_ATTR_JOBS_RUNNING = 26,
-	IOACCT_ATTR_CGROUPS_WATCHED = 27,
-	IOACCT_ATTR_DROPPED_EVENTS = 28,
-	IOACCT_ATTR_UPTIME_S = 29,
-	IOACCT_ATTR_DETAIL = 30,
-	IOACCT_ATTR_DROPPED_BYTES = 31,
-	IOACCT_ATTR_ROW = 32,
-	IOACCT_ATTR_OP = 33,
-	IOACCT_ATTR_MNT_ID = 34,
-	IOACCT_ATTR_MNT_PATH = 35,
-	IOACCT_ATTR_MNT_FSTYPE = 36,
-	IOACCT_ATTR_MNT_SOURCE = 37,
-	IOACCT_ATTR_BYTES = 38,
-	IOACCT_ATTR_CALLS = 39,
-	IOACCT_ATTR_ERRORS = 40,
-	IOACCT_ATTR_NS = 41,
-	IOACCT_ATTR_SIZE_HIST = 42,
-	IOACCT_ATTR_END_NS = 43,
-	IOACCT_ATTR_NODE = 44,
-	IOACCT_ATTR_QJOB = 45,
-	IOACCT_ATTR_QSTEP = 46,
-	IOACCT_ATTR_QMOUNT = 47,
-	IOACCT_ATTR_QTOTAL = 48,
-	IOACCT_ATTR_QPEAK = 49,
-	IOACCT_ATTR_PEAK_READ = 50,
-	IOACCT_ATTR_PEAK_WRITE = 51,
-	IOACCT_ATTR_MORE = 52,
-	IOACCT_ATTR_JOB_IDS = 53,
-	IOACCT_ATTR_UIDS = 54,
-	IOACCT_ATTR_CLUSTERS = 55,
-	IOACCT_ATTR_PEAKS = 56,
-	IOACCT_ATTR_ERR_CLASSES = 57,
-	IOACCT_ATTR_BIN = 58,
-	IOACCT_ATTR_QSERIES = 59,
-	/* A snapshot reply's watched cgroups (iotrace --job); older clients ignore them. */
-	IOACCT_ATTR_HIER = 60,
-	IOACCT_ATTR_WATCH = 61,
-	/* sbatch --io-monitor=trace: register asks for a trace, its reply says why there is none. */
-	IOACCT_ATTR_TRACE_MAX = 62,
-	IOACCT_ATTR_TASK_RANK = 63,
-	IOACCT_ATTR_TRACE_ERROR = 64,
-	/* 65..69 free; 70 on: the cluster store's. */
-	IOACCT_ATTR_NODE_NAME = 70,
-	IOACCT_ATTR_BY_NODE = 71,
-	IOACCT_ATTR_LOCAL = 72,
-	IOACCT_ATTR_SKEW_NS = 73,
-	IOACCT_ATTR_QNODE = 74,
-	IOACCT_ATTR_READ_BYTES = 75,
-	IOACCT_ATTR_WRITE_BYTES = 76,
-	IOACCT_ATTR_READS = 77,
-	IOACCT_ATTR_WRITES = 78,
-	/* FINISH_JOB's report of a job of several nodes, merged by ioacctd (issue 13). */
-	IOACCT_ATTR_REPORT_PATH = 79,
-	IOACCT_ATTR_REPORT_FORMATS = 80,
-	IOACCT_ATTR_REPORT_NODES = 81,
-	IOACCT_ATTR_REPORT_COPY_DIR = 82,
-	IOACCT_ATTR_REPORT_MERGED = 83,
-	IOACCT_ATTR_COUNT
+#define X(NAME, number, name, kind) IOACCT_ATTR_##NAME = number,
+	IOACCT_PROTO_ATTRS(X)
+#undef X
 };
+
+/*
+ * One past the largest attribute number: a union is as large as its largest
+ * member. (Member names are pasted: VERSION alone is config.h's macro.)
+ */
+union attr_numbers {
+#define X(NAME, number, name, kind) char a_##NAME[number];
+	IOACCT_PROTO_ATTRS(X)
+#undef X
+};
+#define IOACCT_ATTR_COUNT (sizeof(union attr_numbers) + 1)
+
+/* Never called: two rows of one number would be two equal cases, which do not compile. */
+static inline void attr_numbers_unique(void)
+{
+	switch (0) {
+#define X(NAME, number, name, kind) case number:
+		IOACCT_PROTO_ATTRS(X)
+#undef X
+		break;
+	}
+}
 
 /* encode_field()'s buffer holds the largest array kind. */
 _Static_assert(IOACCT_NR_ERR_CLASSES <= IOACCT_NR_SIZE_BINS, "err classes fit the hist buffer");
@@ -146,84 +86,9 @@ struct attr_info {
 };
 
 static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
-	[IOACCT_ATTR_STATUS] = { "status", KIND_I32 },
-	[IOACCT_ATTR_ERROR] = { "error", KIND_STRING },
-	[IOACCT_ATTR_JOB_ID] = { "job_id", KIND_U64 },
-	[IOACCT_ATTR_TRACE_MAX] = { "trace_max", KIND_U64 },
-	[IOACCT_ATTR_TASK_RANK] = { "task_rank", KIND_I32 },
-	[IOACCT_ATTR_TRACE_ERROR] = { "trace_error", KIND_STRING },
-	[IOACCT_ATTR_STEP_ID] = { "step_id", KIND_U32 },
-	[IOACCT_ATTR_UID] = { "uid", KIND_U32 },
-	[IOACCT_ATTR_GID] = { "gid", KIND_U32 },
-	[IOACCT_ATTR_CGROUP] = { "cgroup", KIND_STRING },
-	[IOACCT_ATTR_PID] = { "pid", KIND_I32 },
-	[IOACCT_ATTR_CLUSTER] = { "cluster", KIND_STRING },
-	[IOACCT_ATTR_SOURCE] = { "source", KIND_STRING },
-	[IOACCT_ATTR_USER] = { "user", KIND_STRING },
-	[IOACCT_ATTR_JOB_NAME] = { "job_name", KIND_STRING },
-	[IOACCT_ATTR_WORKDIR] = { "workdir", KIND_STRING },
-	[IOACCT_ATTR_BIN_WIDTH_NS] = { "bin_width_ns", KIND_U64 },
-	[IOACCT_ATTR_HAS_ARRAY] = { "has_array", KIND_U32 },
-	[IOACCT_ATTR_ARRAY_JOB_ID] = { "array_job_id", KIND_U32 },
-	[IOACCT_ATTR_ARRAY_TASK_ID] = { "array_task_id", KIND_U32 },
-	[IOACCT_ATTR_STATE] = { "state", KIND_STRING },
-	[IOACCT_ATTR_EXIT_CODE] = { "exit_code", KIND_I32 },
-	[IOACCT_ATTR_JOB_KEY] = { "job_key", KIND_I64 },
-	[IOACCT_ATTR_SLOT] = { "slot", KIND_U32 },
-	[IOACCT_ATTR_START_MONO_NS] = { "start_mono_ns", KIND_U64 },
-	[IOACCT_ATTR_START_NS] = { "start_ns", KIND_I64 },
-	[IOACCT_ATTR_PROBE_MODE] = { "probe_mode", KIND_STRING },
-	[IOACCT_ATTR_VERSION] = { "version", KIND_STRING },
-	[IOACCT_ATTR_JOBS_RUNNING] = { "jobs_running", KIND_U32 },
-	[IOACCT_ATTR_CGROUPS_WATCHED] = { "cgroups_watched", KIND_U32 },
-	[IOACCT_ATTR_DROPPED_EVENTS] = { "dropped_events", KIND_U64 },
-	[IOACCT_ATTR_UPTIME_S] = { "uptime_s", KIND_U64 },
-	[IOACCT_ATTR_DETAIL] = { "detail", KIND_STRING },
-	[IOACCT_ATTR_DROPPED_BYTES] = { "dropped_bytes", KIND_U64 },
-	[IOACCT_ATTR_ROW] = { "row", KIND_NESTED },
-	[IOACCT_ATTR_OP] = { "op", KIND_U32 },
-	[IOACCT_ATTR_MNT_ID] = { "mnt_id", KIND_U32 },
-	[IOACCT_ATTR_MNT_PATH] = { "mnt_path", KIND_STRING },
-	[IOACCT_ATTR_MNT_FSTYPE] = { "mnt_fstype", KIND_STRING },
-	[IOACCT_ATTR_MNT_SOURCE] = { "mnt_source", KIND_STRING },
-	[IOACCT_ATTR_BYTES] = { "bytes", KIND_U64 },
-	[IOACCT_ATTR_CALLS] = { "calls", KIND_U64 },
-	[IOACCT_ATTR_ERRORS] = { "errors", KIND_U64 },
-	[IOACCT_ATTR_NS] = { "ns", KIND_U64 },
-	[IOACCT_ATTR_SIZE_HIST] = { "size_hist", KIND_HIST },
-	[IOACCT_ATTR_END_NS] = { "end_ns", KIND_I64 },
-	[IOACCT_ATTR_NODE] = { "node", KIND_STRING },
-	[IOACCT_ATTR_QJOB] = { "job", KIND_NESTED },
-	[IOACCT_ATTR_QSTEP] = { "step", KIND_NESTED },
-	[IOACCT_ATTR_QMOUNT] = { "mount", KIND_NESTED },
-	[IOACCT_ATTR_QTOTAL] = { "total", KIND_NESTED },
-	[IOACCT_ATTR_QPEAK] = { "peak", KIND_NESTED },
-	[IOACCT_ATTR_PEAK_READ] = { "peak_read", KIND_U64 },
-	[IOACCT_ATTR_PEAK_WRITE] = { "peak_write", KIND_U64 },
-	[IOACCT_ATTR_MORE] = { "more", KIND_U32 },
-	[IOACCT_ATTR_JOB_IDS] = { "job_ids", KIND_STRING },
-	[IOACCT_ATTR_UIDS] = { "uids", KIND_STRING },
-	[IOACCT_ATTR_CLUSTERS] = { "clusters", KIND_STRING },
-	[IOACCT_ATTR_PEAKS] = { "peaks", KIND_U32 },
-	[IOACCT_ATTR_ERR_CLASSES] = { "err_classes", KIND_ERRCLS },
-	[IOACCT_ATTR_BIN] = { "bin", KIND_U32 },
-	[IOACCT_ATTR_QSERIES] = { "series", KIND_NESTED },
-	[IOACCT_ATTR_HIER] = { "hier", KIND_U32 },
-	[IOACCT_ATTR_WATCH] = { "watch", KIND_NESTED },
-	[IOACCT_ATTR_NODE_NAME] = { "node_name", KIND_STRING },
-	[IOACCT_ATTR_BY_NODE] = { "by_node", KIND_U32 },
-	[IOACCT_ATTR_LOCAL] = { "local", KIND_U32 },
-	[IOACCT_ATTR_SKEW_NS] = { "skew_ns", KIND_U64 },
-	[IOACCT_ATTR_QNODE] = { "node_part", KIND_NESTED },
-	[IOACCT_ATTR_READ_BYTES] = { "read_bytes", KIND_U64 },
-	[IOACCT_ATTR_WRITE_BYTES] = { "write_bytes", KIND_U64 },
-	[IOACCT_ATTR_READS] = { "reads", KIND_U64 },
-	[IOACCT_ATTR_WRITES] = { "writes", KIND_U64 },
-	[IOACCT_ATTR_REPORT_PATH] = { "report_path", KIND_STRING },
-	[IOACCT_ATTR_REPORT_FORMATS] = { "report_formats", KIND_U32 },
-	[IOACCT_ATTR_REPORT_NODES] = { "report_nodes", KIND_STRING },
-	[IOACCT_ATTR_REPORT_COPY_DIR] = { "report_copy_dir", KIND_STRING },
-	[IOACCT_ATTR_REPORT_MERGED] = { "report_merged", KIND_U32 },
+#define X(NAME, number, name, kind) [number] = { #name, KIND_##kind },
+	IOACCT_PROTO_ATTRS(X)
+#undef X
 };
 
 /*
@@ -314,7 +179,7 @@ static const struct field live_fields[] = {
 };
 
 #define SEL(member, attr, flags) FIELD(struct ioacct_req_select, member, attr, flags)
-static const struct field select_fields[] = {
+static const struct field query_fields[] = {
 	SEL(job_ids, IOACCT_ATTR_JOB_IDS, 0),
 	SEL(uids, IOACCT_ATTR_UIDS, 0),
 	SEL(clusters, IOACCT_ATTR_CLUSTERS, 0),
@@ -546,17 +411,12 @@ struct schema {
 	size_t nfields;
 };
 
-#define SCHEMA(type, member, fields) \
-	{ type, offsetof(struct ioacct_request, member), fields, ARRAY_SIZE(fields) }
 static const struct schema request_schemas[] = {
-	SCHEMA(IOACCT_MSG_REGISTER, u.reg, register_fields),
-	SCHEMA(IOACCT_MSG_FINISH_STEP, u.fin, finish_step_fields),
-	SCHEMA(IOACCT_MSG_FINISH_JOB, u.fin, finish_job_fields),
-	SCHEMA(IOACCT_MSG_STATUS, u.query, status_fields),
-	SCHEMA(IOACCT_MSG_SNAPSHOT, u.query, snapshot_fields),
-	SCHEMA(IOACCT_MSG_QUERY, u.select, select_fields),
-	SCHEMA(IOACCT_MSG_JOB, u.job, job_fields),
-	SCHEMA(IOACCT_MSG_LIVE, u.query, live_fields),
+#define X(NAME, number, name, body) \
+	{ IOACCT_MSG_##NAME, offsetof(struct ioacct_request, body), name##_fields, \
+	  ARRAY_SIZE(name##_fields) },
+	IOACCT_PROTO_REQUESTS(X)
+#undef X
 };
 
 static const struct schema *request_schema(uint16_t type)
@@ -570,22 +430,11 @@ static const struct schema *request_schema(uint16_t type)
 const char *ioacct_msg_type_name(uint16_t type)
 {
 	switch (type) {
-	case IOACCT_MSG_REGISTER:
-		return "register";
-	case IOACCT_MSG_FINISH_STEP:
-		return "finish_step";
-	case IOACCT_MSG_FINISH_JOB:
-		return "finish_job";
-	case IOACCT_MSG_STATUS:
-		return "status";
-	case IOACCT_MSG_SNAPSHOT:
-		return "snapshot";
-	case IOACCT_MSG_QUERY:
-		return "query";
-	case IOACCT_MSG_JOB:
-		return "job";
-	case IOACCT_MSG_LIVE:
-		return "live";
+#define X(NAME, number, name, body) \
+	case IOACCT_MSG_##NAME:     \
+		return #name;
+		IOACCT_PROTO_REQUESTS(X)
+#undef X
 	case IOACCT_MSG_REPLY:
 		return "reply";
 	default:
@@ -639,11 +488,6 @@ static uint32_t get_le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static uint64_t get_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
 static void put_le16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;
@@ -660,6 +504,33 @@ static void put_le64(uint8_t *p, uint64_t v)
 {
 	put_le32(p, (uint32_t)v);
 	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* The size of one number of a numeric kind: 4 or 8 bytes. */
+static size_t kind_word(enum attr_kind kind)
+{
+	return kind == KIND_U32 || kind == KIND_I32 ? 4 : 8;
+}
+
+/*
+ * n bytes of numbers of `word` bytes each, from host order at src to
+ * little-endian at dst, or the other way: either is the same reordering of
+ * each word's bytes (none on a little-endian host, a reversal on others).
+ */
+static void words_le(uint8_t *dst, const uint8_t *src, size_t n, size_t word)
+{
+	uint64_t x;
+	uint32_t y;
+
+	for (size_t i = 0; i < n; i += word) {
+		if (word == 4) {
+			memcpy(&y, src + i, sizeof(y));
+			put_le32(dst + i, y);
+		} else {
+			memcpy(&x, src + i, sizeof(x));
+			put_le64(dst + i, x);
+		}
+	}
 }
 
 /* The one error helper (util.h), under this file's own name. */
@@ -783,49 +654,27 @@ static int encode_rows(struct ioacct_buf *b, uint16_t attr, const struct ioacct_
 static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8_t *base,
 			const struct ioacct_reply *rep)
 {
+	enum attr_kind kind = attr_info[f->attr].kind;
 	const uint8_t *src = base + f->off;
 	bool required = f->flags & F_REQUIRED;
 	uint8_t v[8 * IOACCT_NR_SIZE_BINS];
-	uint64_t x;
-	uint32_t y;
-	size_t n;
+	size_t n = kind_len(kind);
 
-	switch (attr_info[f->attr].kind) {
-	case KIND_U32:
-	case KIND_I32:
-		memcpy(&y, src, sizeof(y));
-		if (!y && !required)
+	/* The numeric kinds: n bytes of numbers, sent unless all are zero. */
+	if (n) {
+		if (is_zero(src, n) && !required)
 			return 0;
-		put_le32(v, y);
-		return attr_put(b, f->attr, v, 4);
-	case KIND_U64:
-	case KIND_I64:
-		memcpy(&x, src, sizeof(x));
-		if (!x && !required)
-			return 0;
-		put_le64(v, x);
-		return attr_put(b, f->attr, v, 8);
-	case KIND_HIST:
-	case KIND_ERRCLS:
-		if (is_zero(src, f->size) && !required)
-			return 0;
-		n = kind_len(attr_info[f->attr].kind);
-		for (size_t i = 0; i < n / 8; i++) {
-			memcpy(&x, src + 8 * i, sizeof(x));
-			put_le64(v + 8 * i, x);
-		}
+		words_le(v, src, n, kind_word(kind));
 		return attr_put(b, f->attr, v, n);
-	case KIND_STRING:
-		n = strnlen((const char *)src, f->size);
-		if (n == f->size)
-			return -EINVAL; /* not terminated: the decoder could not store it */
-		if (!n && !required)
-			return 0;
-		return attr_put(b, f->attr, src, n);
-	case KIND_NESTED:
-		return rep ? encode_rows(b, f->attr, rep) : -EINVAL;
 	}
-	return -EINVAL;
+	if (kind == KIND_NESTED)
+		return rep ? encode_rows(b, f->attr, rep) : -EINVAL;
+	n = strnlen((const char *)src, f->size);
+	if (n == f->size)
+		return -EINVAL; /* not terminated: the decoder could not store it */
+	if (!n && !required)
+		return 0;
+	return attr_put(b, f->attr, src, n);
 }
 
 /* `rep` is where rows come from; only the reply schema has them. */
@@ -869,28 +718,32 @@ static int msg_end(struct ioacct_buf *b, size_t start)
 	return 0;
 }
 
-static int encode_request(struct ioacct_buf *out, const struct ioacct_request *req, uint32_t seq)
+/* One whole message of `type` with the attributes of `fields` at base, or nothing at all. */
+static int encode_msg(struct ioacct_buf *out, uint16_t type, uint32_t seq, const struct field *fields,
+		      size_t nfields, const uint8_t *base, const struct ioacct_reply *rep)
 {
-	const struct schema *s = request_schema(req->type);
 	size_t start = out->len;
 	int ret;
 
-	if (!s) {
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = msg_begin(out, req->type, seq);
-	if (ret)
-		goto out;
-	ret = encode_list(out, s->fields, s->nfields, (const uint8_t *)req + s->body_off, NULL);
-	if (ret)
-		goto out;
-	ret = msg_end(out, start);
-out:
+	ret = msg_begin(out, type, seq);
+	if (!ret)
+		ret = encode_list(out, fields, nfields, base, rep);
+	if (!ret)
+		ret = msg_end(out, start);
 	/* Never leave half a message behind. */
 	if (ret)
 		out->len = start;
 	return ret;
+}
+
+static int encode_request(struct ioacct_buf *out, const struct ioacct_request *req, uint32_t seq)
+{
+	const struct schema *s = request_schema(req->type);
+
+	if (!s)
+		return -EINVAL;
+	return encode_msg(out, req->type, seq, s->fields, s->nfields,
+			  (const uint8_t *)req + s->body_off, NULL);
 }
 
 int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_request *req)
@@ -900,25 +753,11 @@ int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_requ
 
 int ioacct_proto_encode_reply(struct ioacct_buf *out, const struct ioacct_reply *rep)
 {
-	size_t start = out->len;
-	int ret;
-
 	/* The decoder insists on a message for every error: fail here, not there. */
-	if (rep->status != 0 && !rep->error[0]) {
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = msg_begin(out, IOACCT_MSG_REPLY, rep->seq);
-	if (ret)
-		goto out;
-	ret = encode_list(out, reply_fields, ARRAY_SIZE(reply_fields), (const uint8_t *)rep, rep);
-	if (ret)
-		goto out;
-	ret = msg_end(out, start);
-out:
-	if (ret)
-		out->len = start;
-	return ret;
+	if (rep->status != 0 && !rep->error[0])
+		return -EINVAL;
+	return encode_msg(out, IOACCT_MSG_REPLY, rep->seq, reply_fields, ARRAY_SIZE(reply_fields),
+			  (const uint8_t *)rep, rep);
 }
 
 /* ---- decoding ---- */
@@ -1022,39 +861,21 @@ static int decode_row(const struct list *l, const struct attr *a, char *err, siz
 static int decode_attr(const struct list *l, const struct field *f, const struct attr *a,
 		       char *err, size_t errlen)
 {
+	enum attr_kind kind = attr_info[a->type].kind;
 	uint8_t *dst = l->base + f->off;
-	uint64_t x;
-	uint32_t y;
 
-	switch (attr_info[a->type].kind) {
-	case KIND_U32:
-	case KIND_I32:
-		y = get_le32(a->val);
-		memcpy(dst, &y, sizeof(y));
-		break;
-	case KIND_U64:
-	case KIND_I64:
-		x = get_le64(a->val);
-		memcpy(dst, &x, sizeof(x));
-		break;
-	case KIND_HIST:
-	case KIND_ERRCLS:
-		for (size_t i = 0; i < kind_len(attr_info[a->type].kind) / 8; i++) {
-			x = get_le64(a->val + 8 * i);
-			memcpy(dst + 8 * i, &x, sizeof(x));
-		}
-		break;
-	case KIND_STRING:
-		if (a->len >= f->size)
-			return fail(err, errlen, -EINVAL,
-				    "%s: attribute %u (%s) has length %u, more than %zu", l->ctx,
-				    a->type, attr_name(a->type), a->len, f->size - 1);
-		memcpy(dst, a->val, a->len);
-		dst[a->len] = '\0';
-		break;
-	case KIND_NESTED:
-		return decode_row(l, a, err, errlen);
+	/* A numeric kind: attr_check() saw that the length is kind_len(kind). */
+	if (kind_len(kind)) {
+		words_le(dst, a->val, kind_len(kind), kind_word(kind));
+		return 0;
 	}
+	if (kind == KIND_NESTED)
+		return decode_row(l, a, err, errlen);
+	if (a->len >= f->size)
+		return fail(err, errlen, -EINVAL, "%s: attribute %u (%s) has length %u, more than %zu",
+			    l->ctx, a->type, attr_name(a->type), a->len, f->size - 1);
+	memcpy(dst, a->val, a->len);
+	dst[a->len] = '\0';
 	return 0;
 }
 

@@ -31,25 +31,43 @@
 #define IOACCT_PROTO_HDR_LEN 16
 #define IOACCT_PROTO_MAX_MSG (4U << 20)
 
+/*
+ * The requests, as an X-macro: the one list their numbers, their names
+ * (ioacct_msg_type_name) and proto.c's table of their schemas come from.
+ * X(NAME, number, name, body), one row per request, in number order. Never
+ * renumber: both ends of the socket must agree.
+ *
+ *   NAME    enum ioacct_msg_type: IOACCT_MSG_NAME
+ *   number  its type in the header
+ *   name    what logs and errors call it ("register message"); proto.c's
+ *           table of its attributes is <name>_fields
+ *   body    the member of struct ioacct_request its attributes fill
+ */
+#define IOACCT_PROTO_REQUESTS(X)                                                        \
+	X(REGISTER, 1, register, u.reg)                                                 \
+	X(FINISH_STEP, 2, finish_step, u.fin)                                           \
+	X(FINISH_JOB, 3, finish_job, u.fin)                                             \
+	X(STATUS, 4, status, u.query)                                                   \
+	X(SNAPSHOT, 5, snapshot, u.query)                                               \
+	X(QUERY, 6, query, u.select)                                                    \
+	X(JOB, 7, job, u.job)                                                           \
+	/*                                                                              \
+	 * live: every running job the caller may see, with its totals so far          \
+	 * (store + kernel, summed over steps: step_id UINT32_MAX) in the query         \
+	 * reply's lists, for ioacct top. Request: u.query, cluster only ("" =          \
+	 * every cluster). Reply: jobs, qsteps (running steps), qmounts, qtotals        \
+	 * (bytes, calls, errors, ns only: no histograms), jobs_running (what the       \
+	 * caller may see), start_mono_ns = the daemon's CLOCK_MONOTONIC when it        \
+	 * read the counters (rates are differences over that clock), more = 1          \
+	 * when jobs were left out to stay under IOACCT_PROTO_MAX_MSG.                  \
+	 */                                                                             \
+	X(LIVE, 90, live, u.query)
+
 enum ioacct_msg_type {
-	IOACCT_MSG_REGISTER = 1,
-	IOACCT_MSG_FINISH_STEP = 2,
-	IOACCT_MSG_FINISH_JOB = 3,
-	IOACCT_MSG_STATUS = 4,
-	IOACCT_MSG_SNAPSHOT = 5,
-	IOACCT_MSG_QUERY = 6,
-	IOACCT_MSG_JOB = 7,
-	/*
-	 * live: every running job the caller may see, with its totals so far
-	 * (store + kernel, summed over steps: step_id UINT32_MAX) in the query
-	 * reply's lists, for ioacct top. Request: u.query, cluster only ("" =
-	 * every cluster). Reply: jobs, qsteps (running steps), qmounts, qtotals
-	 * (bytes, calls, errors, ns only: no histograms), jobs_running (what the
-	 * caller may see), start_mono_ns = the daemon's CLOCK_MONOTONIC when it
-	 * read the counters (rates are differences over that clock), more = 1
-	 * when jobs were left out to stay under IOACCT_PROTO_MAX_MSG.
-	 */
-	IOACCT_MSG_LIVE = 90,
+#define X(NAME, number, name, body) IOACCT_MSG_##NAME = number,
+	IOACCT_PROTO_REQUESTS(X)
+#undef X
+	/* The one reply type, to every request. */
 	IOACCT_MSG_REPLY = 0x100,
 };
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -168,33 +169,27 @@ static int on_event(void *ctx, void *data, size_t len)
 
 /* ---- the BPF side ---------------------------------------------------------------- */
 
-/* IOACCT_SYSCALLS (ioacct_ops.h), the counters' list, by this architecture's numbers. */
-#define SYS(name, uname, op, kind) { SYS_##uname, #uname, IOACCT_OP_##op, IOACCT_SK_##kind },
-static const struct {
-	long nr;
-	const char *name;
-	unsigned int op, kind;
-} syscall_table[] = {
-	IOACCT_SYSCALLS(SYS)
-	{ SYS_close, "close", IOTRACE_OP_CLOSE, IOACCT_SK_FD },
-};
-#undef SYS
+/* One sysmap entry; pread64, preadv, preadv2, pwrite64, ...: the offset is an argument. */
+static void sysmap_set(struct iotrace_bpf *skel, long nr, const char *name, unsigned int op,
+		       unsigned int kind)
+{
+	uint16_t e;
 
+	if (nr < 0 || nr >= IOACCT_NR_SYSCALLS)
+		return;
+	e = ioacct_sysmap_entry(op, kind);
+	if (!strncmp(name, "pread", 5) || !strncmp(name, "pwrite", 6))
+		e |= IOTRACE_SYS_POSITIONAL;
+	skel->rodata->sysmap[nr] = e;
+}
+
+/* The counters' syscalls (sysnr.h), and close, which iotrace shows and the counters do not count. */
 static void fill_sysmap(struct iotrace_bpf *skel)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(syscall_table); i++) {
-		long nr = syscall_table[i].nr;
-		const char *name = syscall_table[i].name;
-		uint16_t e;
-
-		if (nr < 0 || nr >= IOACCT_NR_SYSCALLS)
-			continue;
-		e = (uint16_t)((syscall_table[i].op + 1) | syscall_table[i].kind << IOACCT_SYS_KIND_SHIFT);
-		/* pread64, preadv, preadv2, pwrite64, ...: the offset is an argument. */
-		if (!strncmp(name, "pread", 5) || !strncmp(name, "pwrite", 6))
-			e |= IOTRACE_SYS_POSITIONAL;
-		skel->rodata->sysmap[nr] = e;
-	}
+	for (size_t i = 0; i < ioacct_nsyscalls; i++)
+		sysmap_set(skel, ioacct_syscalls[i].nr, ioacct_syscalls[i].name, ioacct_syscalls[i].op,
+			   ioacct_syscalls[i].kind);
+	sysmap_set(skel, SYS_close, "close", IOTRACE_OP_CLOSE, IOACCT_SK_FD);
 }
 
 /* libbpf's warnings, after the name of the program that loads the tracer. */

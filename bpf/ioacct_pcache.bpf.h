@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The page-cache and mmap views' programs: page-cache misses, faults on
+ * file mappings, fault-around and readahead, each on a tracepoint or on
+ * the kernel function behind it.
+ *
+ * A part of ioacct.bpf.c, not a header of its own: included once, by
+ * ioacct.bpf.c only, right after ioacct_syscalls.bpf.h, and using what the parts
+ * before it define. The order of the parts is the order of the object's
+ * code and data: keep it (scripts/bpf-same shows that nothing moved).
+ */
+
+/*
+ * ---- The page-cache and mmap views: programs (issue 14) ------------------
+ * One body per event, with thin programs on it: tp_btf where the running
+ * kernel's BTF has the tracepoint, else fentry/fexit or kprobe on the kernel
+ * function that fires it (daemon/probes.c picks one per event; "views" in
+ * ioacctd status); none is needed for the rest to work.
+ */
+
+/* The current task's slot for a page-cache event; IOACCT_SLOT_NONE at once when nothing is watched. */
+static __always_inline __u32 view_slot(struct task_struct *task)
+{
+	struct ioacct_state *st = get_state();
+	__u32 slot;
+
+	if (!st || !st->nactive)
+		return IOACCT_SLOT_NONE;
+	slot = current_slot(task, st);
+	return slot == IOACCT_SLOT_CALIB ? IOACCT_SLOT_NONE : slot;
+}
+
+/*
+ * The mount a watched task reached an inode through: its last file's, or
+ * one it opened (inomnt). A file it never opened (its own executable and
+ * libraries, an fd it inherited) gets the mount of the task's root or
+ * working directory when that is of the same file system; else 0, unknown.
+ */
+static __noinline __u32 inode_mnt(struct task_ent *t, __u64 inode)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vfsmount *root, *pwd;
+	struct super_block *sb;
+	__u32 *m, id = 0;
+
+	if (t && t->c_inode == inode)
+		return t->c_mnt;
+	m = bpf_map_lookup_elem(&inomnt, &inode);
+	if (m)
+		return *m;
+	if (!inode)
+		return 0;
+	sb = BPF_CORE_READ((struct inode *)inode, i_sb);
+	root = BPF_CORE_READ(task, fs, root.mnt);
+	pwd = BPF_CORE_READ(task, fs, pwd.mnt);
+	if (root && BPF_CORE_READ(root, mnt_sb) == sb)
+		id = vfsmount_id(root);
+	else if (pwd && BPF_CORE_READ(pwd, mnt_sb) == sb)
+		id = vfsmount_id(pwd);
+	if (id)
+		bpf_map_update_elem(&inomnt, &inode, &id, BPF_ANY);
+	return id;
+}
+
+/* Adds calls and bytes to where's (slot, mount, op) in the current bin; hist: a size-histogram index or -1. */
+static __noinline void view_add(const struct ioacct_stat_key *where, __u64 calls, __u64 bytes, int hist)
+{
+	struct ioacct_stat_key key = *where;
+	struct ioacct_stat_val *v = stat_get(&key, bpf_ktime_get_ns(), bytes);
+
+	if (!v)
+		return;
+	v->calls += calls;
+	v->bytes += bytes;
+	if (hist >= 0 && hist < IOACCT_NR_SIZE_BINS)
+		v->size[hist]++;
+}
+
+#define VIEW_ADD(s_, m_, o_, calls, bytes, hist)                                             \
+	do {                                                                                 \
+		struct ioacct_stat_key w_ = { .slot = (s_), .mnt_id = (m_), .op = (o_) };    \
+		view_add(&w_, (calls), (bytes), (hist));                                     \
+	} while (0)
+
+/* Before 6.1's folio->_nr_pages: the field of the same meaning. */
+struct folio___old {
+	unsigned int _folio_nr_pages;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 folio_pages(struct folio *folio)
+{
+	__u64 flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio); /* flags is the first word on every version */
+	if (!(flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	if (bpf_core_field_exists(folio->_nr_pages))
+		return BPF_CORE_READ(folio, _nr_pages);
+	if (bpf_core_field_exists(((struct folio___old *)folio)->_folio_nr_pages))
+		return BPF_CORE_READ((struct folio___old *)folio, _folio_nr_pages);
+	return 1;
+}
+
+/*
+ * A folio added to the page cache of a regular file while a watched task
+ * reads it (a read call, or a page fault when no call is pending): a miss,
+ * brought in from storage. Pages outside the range the read asked for were
+ * read ahead. Writes (a page created to be written) and the other calls are
+ * not misses; nor are pages brought in by other tasks (kswapd, a
+ * neighbour's readahead) for the job.
+ */
+/*
+ * The page-cache view of io_uring reads and writes: the byte ranges the
+ * job's pending read and write requests ask of each file, by (slot, inode),
+ * with how many of each are pending. A folio added while no system call is
+ * pending (in io_uring_enter, or in an io-wq worker, which has no call of
+ * its own) is a read's miss inside the read range and read ahead outside
+ * it; a folio a write creates (inside the write range, outside the read
+ * range) is no miss, as for write(2). Kept from submission to completion
+ * (uring_submit(), uring_done()).
+ */
+struct uring_range_key {
+	__u32 slot;
+	__u32 pad;
+	__u64 inode;
+};
+
+struct uring_range {
+	__u64 lo, hi;   /* reads */
+	__u64 pending;
+	__u64 wlo, whi; /* writes */
+	__u64 wpending;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct uring_range_key);
+	__type(value, struct uring_range);
+} uring_ranges SEC(".maps");
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(ioacct_pc_add, struct folio *folio)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 inode, pages, lo, hi, first, end, inside = 0, wlo = 0, whi = 0;
+	__u32 slot = view_slot(task), mnt;
+	struct task_ent *t;
+
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	inode = (__u64)BPF_CORE_READ(folio, mapping, host);
+	if (!inode || (BPF_CORE_READ((struct inode *)inode, i_mode) & S_IFMT) != S_IFREG)
+		return 0;
+	if (t->op) {
+		/* fadvise(WILLNEED) and madvise(WILLNEED) read ahead: every page of theirs is. */
+		if (t->kind == IOACCT_SK_FADVISE || t->kind == IOACCT_SK_MADVISE)
+			lo = hi = 0;
+		else if (t->op - 1 == IOACCT_OP_READ && t->kind == IOACCT_SK_FD_DATA)
+			lo = t->rq_lo, hi = t->rq_hi;
+		/* io_submit: the range its reads ask of this file, if any (aio_ranges). */
+		else if (t->kind == IOACCT_SK_AIO_SUBMIT) {
+			struct aio_range_key k = { .task = (__u64)task, .inode = inode };
+			struct aio_range *r = bpf_map_lookup_elem(&aio_ranges, &k);
+
+			if (!r || r->gen != t->ts)
+				return 0;
+			lo = r->lo;
+			hi = r->hi;
+			wlo = r->wlo;
+			whi = r->whi;
+		} else {
+			return 0;
+		}
+	} else {
+		/* No call pending: an io_uring request's (uring_ranges), else the last fault's page. */
+		struct uring_range_key uk = { .slot = slot, .inode = inode };
+		struct uring_range *ur = bpf_map_lookup_elem(&uring_ranges, &uk);
+
+		lo = ur && ur->pending ? ur->lo : t->rq_lo;
+		hi = ur && ur->pending ? ur->hi : t->rq_hi;
+		if (ur && ur->wpending) {
+			wlo = ur->wlo;
+			whi = ur->whi;
+		}
+	}
+	pages = folio_pages(folio);
+	first = BPF_CORE_READ(folio, index) << page_shift;
+	end = first + (pages << page_shift);
+	/*
+	 * A folio an io_submit's or io_uring's write touches and none of their
+	 * reads asks for: no miss, as for write(2).
+	 */
+	if (wlo < whi && whi > first && wlo < end && !(hi > first && lo < end))
+		return 0;
+	mnt = inode_mnt(t, inode);
+	if (hi > first && lo < end)
+		inside = (hi < end ? hi : end) - (lo > first ? lo : first);
+	VIEW_ADD(slot, mnt, IOACCT_OP_CACHE_FILL, 1, pages << page_shift, -1);
+	if (inside < (pages << page_shift))
+		VIEW_ADD(slot, mnt, IOACCT_OP_READAHEAD, 0, (pages << page_shift) - inside, -1);
+	return 0;
+}
+
+/*
+ * A page fault on a file mapping that found no page mapped: one fault, one
+ * page; the page it wants is the request of the page-cache view until the
+ * next fault or call.
+ */
+static __always_inline int pc_fault(struct address_space *mapping, unsigned long index)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 slot = view_slot(task);
+	struct task_ent *t;
+	__u64 inode;
+
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	inode = (__u64)BPF_CORE_READ(mapping, host);
+	/* A fault inside a read (its buffer is a mapping) leaves the read's range alone. */
+	if (!t->op) {
+		t->rq_lo = (__u64)index << page_shift;
+		t->rq_hi = t->rq_lo + (1ULL << page_shift);
+	}
+	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1, 1ULL << page_shift, -1);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(ioacct_pc_fault, struct address_space *mapping, unsigned long index)
+{
+	return pc_fault(mapping, index);
+}
+
+/*
+ * Where the kernel has no mm_filemap_fault (Debian's 6.1): filemap_fault(vmf)
+ * itself, which fires the tracepoint once it has found the page inside the
+ * file (a fault beyond its end is SIGBUS, not counted).
+ */
+static __always_inline int pc_fault_fn(struct vm_fault *vmf)
+{
+	struct address_space *mapping = BPF_CORE_READ(vmf, vma, vm_file, f_mapping);
+	unsigned long index = BPF_CORE_READ(vmf, pgoff);
+	__u64 size = BPF_CORE_READ(mapping, host, i_size);
+
+	if (!mapping || index >= (size + (1ULL << page_shift) - 1) >> page_shift)
+		return 0;
+	return pc_fault(mapping, index);
+}
+
+SEC("fentry/filemap_fault")
+int BPF_PROG(ioacct_pc_fault_fe, struct vm_fault *vmf)
+{
+	return pc_fault_fn(vmf);
+}
+
+SEC("kprobe/filemap_fault")
+int BPF_KPROBE(ioacct_pc_fault_kp, struct vm_fault *vmf)
+{
+	return pc_fault_fn(vmf);
+}
+
+/*
+ * Fault-around: a fault served from pages already in the page cache, which
+ * maps the pages of [start, last] that are there; counted as one fault and
+ * that range, an upper bound of what it mapped (see docs/design.md).
+ */
+static __always_inline int pc_map_pages(struct address_space *mapping, unsigned long start,
+					unsigned long last)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 slot = view_slot(task);
+	struct task_ent *t;
+	__u64 inode;
+
+	if (slot == IOACCT_SLOT_NONE || last < start)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	inode = (__u64)BPF_CORE_READ(mapping, host);
+	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1,
+		 (__u64)(last - start + 1) << page_shift, -1);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(ioacct_pc_map_pages, struct address_space *mapping, unsigned long start,
+	     unsigned long last)
+{
+	return pc_map_pages(mapping, start, last);
+}
+
+/*
+ * Without mm_filemap_map_pages: filemap_map_pages(vmf, start, end) on its
+ * return. The kernel fires the tracepoint once it has found a page to map
+ * and locked the page table, which leaves vmf->pte set (it is NULL when the
+ * fault comes in): a call that found nothing is not counted.
+ */
+static __always_inline int pc_map_pages_fn(struct vm_fault *vmf, unsigned long start, unsigned long end)
+{
+	if (!BPF_CORE_READ(vmf, pte))
+		return 0;
+	return pc_map_pages(BPF_CORE_READ(vmf, vma, vm_file, f_mapping), start, end);
+}
+
+SEC("fexit/filemap_map_pages")
+int BPF_PROG(ioacct_pc_map_pages_fx, struct vm_fault *vmf, unsigned long start, unsigned long end,
+	     vm_fault_t ret)
+{
+	return pc_map_pages_fn(vmf, start, end);
+}
+
+/* A kretprobe sees no arguments: the kprobe keeps them, by thread. */
+struct map_call {
+	struct vm_fault *vmf;
+	unsigned long start, end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct map_call);
+} map_calls SEC(".maps");
+
+SEC("kprobe/filemap_map_pages")
+int BPF_KPROBE(ioacct_pc_map_pages_kp, struct vm_fault *vmf, unsigned long start, unsigned long end)
+{
+	struct map_call c = { .vmf = vmf, .start = start, .end = end };
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (view_slot(bpf_get_current_task_btf()) == IOACCT_SLOT_NONE)
+		return 0;
+	bpf_map_update_elem(&map_calls, &id, &c, BPF_ANY);
+	return 0;
+}
+
+SEC("kretprobe/filemap_map_pages")
+int BPF_KRETPROBE(ioacct_pc_map_pages_kr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct map_call *c = bpf_map_lookup_elem(&map_calls, &id);
+	struct map_call call;
+
+	if (!c)
+		return 0;
+	call = *c;
+	bpf_map_delete_elem(&map_calls, &id);
+	return pc_map_pages_fn(call.vmf, call.start, call.end);
+}
+
+/* A readahead decision: size histogram 0 counts the synchronous, 1 the asynchronous. */
+static __always_inline int ra_event(struct inode *inode, int which)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 slot = view_slot(task);
+	struct task_ent *t;
+
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	VIEW_ADD(slot, inode_mnt(t, (__u64)inode), IOACCT_OP_READAHEAD, 1, 0, which);
+	return 0;
+}
+
+SEC("tp_btf/page_cache_sync_ra")
+int BPF_PROG(ioacct_pc_sync_ra, struct inode *inode)
+{
+	return ra_event(inode, 0);
+}
+
+SEC("tp_btf/page_cache_async_ra")
+int BPF_PROG(ioacct_pc_async_ra, struct inode *inode)
+{
+	return ra_event(inode, 1);
+}
+
+/*
+ * Without the readahead tracepoints (6.1, 6.12): the functions that fire
+ * them, page_cache_sync_ra(ractl, req_count), at once, and
+ * page_cache_async_ra(ractl, folio, req_count), once it has seen that
+ * readahead is on and the folio is not under writeback.
+ */
+static __always_inline int pc_async_ra_fn(struct readahead_control *ractl, struct folio *folio)
+{
+	__u64 flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio); /* the first word, as in folio_pages() */
+	if (!BPF_CORE_READ(ractl, ra, ra_pages) ||
+	    (flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_writeback))))
+		return 0;
+	return ra_event(BPF_CORE_READ(ractl, mapping, host), 1);
+}
+
+SEC("fentry/page_cache_sync_ra")
+int BPF_PROG(ioacct_pc_sync_ra_fe, struct readahead_control *ractl)
+{
+	return ra_event(BPF_CORE_READ(ractl, mapping, host), 0);
+}
+
+SEC("kprobe/page_cache_sync_ra")
+int BPF_KPROBE(ioacct_pc_sync_ra_kp, struct readahead_control *ractl)
+{
+	return ra_event(BPF_CORE_READ(ractl, mapping, host), 0);
+}
+
+SEC("fentry/page_cache_async_ra")
+int BPF_PROG(ioacct_pc_async_ra_fe, struct readahead_control *ractl, struct folio *folio)
+{
+	return pc_async_ra_fn(ractl, folio);
+}
+
+SEC("kprobe/page_cache_async_ra")
+int BPF_KPROBE(ioacct_pc_async_ra_kp, struct readahead_control *ractl, struct folio *folio)
+{
+	return pc_async_ra_fn(ractl, folio);
+}

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The system calls: on_enter and on_exit, common to every backend, and the
+ * backends' programs: tp_btf sys_enter/sys_exit, fentry/fexit, ksyscall and
+ * the per-syscall tracepoints (one pair per IOACCT_SYSCALLS entry), and the
+ * tiny programs the daemon loads to find out which of them the kernel allows.
+ *
+ * A part of ioacct.bpf.c, not a header of its own: included once, by
+ * ioacct.bpf.c only, right after ioacct_aio.bpf.h, and using what the parts
+ * before it define. The order of the parts is the order of the object's
+ * code and data: keep it (scripts/bpf-same shows that nothing moved).
+ */
+
+/*
+ * The start of an I/O call, common to every backend: a0..a2 are the
+ * syscall's first arguments. Stashes what sys_exit needs when the task is
+ * watched.
+ */
+static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op, __u32 kind,
+				    bool tracepoint)
+{
+	__u32 flags = kind & ~IOACCT_SK_BASE_MASK;
+
+	struct task_struct *task;
+	struct ioacct_state *st;
+	struct file_info fi = {};
+	struct task_ent *t;
+	__u32 slot, mnt = 0;
+
+	st = get_state();
+	if (!st || !st->nactive)
+		return 0;
+	task = bpf_get_current_task_btf();
+	slot = current_slot(task, st);
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	if (tracepoint && compat_syscall(task))
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+
+	kind &= IOACCT_SK_BASE_MASK;
+	switch (kind) {
+	case IOACCT_SK_FD_DATA: {
+		struct file *f = fd_file(task, (int)a0);
+
+		/* Only file-system I/O: pipes, sockets and devices are not. */
+		if (file_info(f, t, &fi) || fi.type != S_IFREG)
+			return 0;
+		mnt = fi.mnt;
+		if (op == IOACCT_OP_READ)
+			read_range(t, f, a2, a3, flags);
+		break;
+	}
+	case IOACCT_SK_FD:
+		if (file_info(fd_file(task, (int)a0), t, &fi) ||
+		    (fi.type != S_IFREG && fi.type != S_IFDIR))
+			return 0;
+		mnt = fi.mnt;
+		break;
+	case IOACCT_SK_FD_PAIR:
+	case IOACCT_SK_FD_PAIR_OUT: {
+		long src = kind == IOACCT_SK_FD_PAIR ? a0 : a1;
+		long dst = kind == IOACCT_SK_FD_PAIR ? a2 : a0;
+		struct file_info fo = {};
+		__u32 ends = 0;
+
+		/*
+		 * Either end may be a pipe or a socket, which is not file-system
+		 * I/O. The task's last file (which note_mount() can name) stays
+		 * the source when that is a file, else becomes the destination.
+		 */
+		if (!file_info(fd_file(task, (int)src), t, &fi) && fi.type == S_IFREG)
+			ends |= PAIR_SRC;
+		if (!file_info(fd_file(task, (int)dst), ends ? NULL : t, &fo) && fo.type == S_IFREG)
+			ends |= PAIR_DST;
+		if (!ends)
+			return 0;
+		mnt = fi.mnt;
+		t->pair.out_mnt = fo.mnt;
+		t->pair.ends = ends;
+		t->upath = 0;
+		break;
+	}
+	case IOACCT_SK_FADVISE:
+		if (file_info(fd_file(task, (int)a0), t, &fi))
+			return 0;
+		mnt = fi.mnt;
+		t->advice = advice_class(a3, false);
+		break;
+	case IOACCT_SK_MADVISE:
+		t->advice = advice_class(a2, true);
+		break;
+	case IOACCT_SK_AIO_SUBMIT:
+		if (slot == IOACCT_SLOT_CALIB)
+			return 0;
+		t->aio_uptr = a2;
+		aio_submit_enter(t, (__u64)task->mm, a1, a2, slot);
+		t->upath = 0;
+		break;
+	case IOACCT_SK_AIO_REAP:
+		t->aio_uptr = a3;
+		t->upath = 0;
+		break;
+	case IOACCT_SK_PATH:
+		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)a0);
+		break;
+	case IOACCT_SK_OPEN_PATH:
+	case IOACCT_SK_OPEN_AT:
+		/*
+		 * The fd an open returns names its file and mount (on_exit): the
+		 * path matters only when it fails, and is read then, not here (a
+		 * string read and a mount-point lookup saved on every open).
+		 */
+		t->upath = kind == IOACCT_SK_OPEN_PATH ? a0 : a1;
+		t->dirfd = kind == IOACCT_SK_OPEN_PATH ? AT_FDCWD : (int)a0;
+		break;
+	case IOACCT_SK_UNLINKAT:
+		if (a2 & AT_REMOVEDIR)
+			op = IOACCT_OP_RMDIR;
+		/* fall through */
+	case IOACCT_SK_AT:
+		/* fd and dirfd arguments are ints: the upper half of the register is not theirs. */
+		mnt = path_mnt_enter(task, t, (int)a0, (const char *)a1);
+		break;
+	default:
+		return 0;
+	}
+	if (kind <= IOACCT_SK_FD || kind >= IOACCT_SK_FADVISE)
+		t->upath = 0;
+	t->op = op + 1;
+	t->kind = kind;
+	t->epoch = (__u16)st->epoch;
+	t->mnt = mnt;
+	t->pslot = slot;
+	/* io_submit's is set already: its read ranges carry it (aio_submit_enter()). */
+	if (kind != IOACCT_SK_AIO_SUBMIT)
+		t->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
+{
+	__u16 e;
+
+	if (id < 0 || id >= IOACCT_NR_SYSCALLS)
+		return 0;
+	e = sysmap[id];
+	if (!e)
+		return 0;
+	return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
+			PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),
+			(e & IOACCT_SYS_OP_MASK) - 1, e >> IOACCT_SYS_KIND_SHIFT, true);
+}
+
+/* The end of an I/O call, common to every backend. */
+static __always_inline int on_exit(long ret)
+{
+	struct task_struct *task;
+	struct ioacct_state *st;
+	struct task_ent *t;
+	__u32 op, mnt, slot, created = 0, fmode = 0;
+	bool opened;
+	__u64 now;
+
+	st = get_state();
+	if (!st || !st->nactive)
+		return 0;
+	task = bpf_get_current_task_btf();
+	/*
+	 * Only a call whose start was seen has anything pending: no cgroup
+	 * lookup here, and a task that never was watched has no storage at
+	 * all, so its lookup ends at once. A call whose task moves to another
+	 * cgroup meanwhile still counts for the job it started in.
+	 */
+	if (no_storage(task))
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (!t || !t->op)
+		return 0;
+	op = t->op - 1;
+	t->op = 0;
+	if (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)
+		return 0;
+	/*
+	 * The programs were detached (no cgroup watched) and attached again
+	 * since this op was recorded: its exit was never seen, this is
+	 * another call's.
+	 */
+	if (t->epoch != (__u16)st->epoch)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (t->kind == IOACCT_SK_AIO_SUBMIT || t->kind == IOACCT_SK_AIO_REAP) {
+		aio_exit(t, (__u64)task->mm, ret, now);
+		return 0;
+	}
+	mnt = t->mnt;
+	slot = t->pslot;
+	opened = (t->kind == IOACCT_SK_OPEN_PATH || t->kind == IOACCT_SK_OPEN_AT) && ret >= 0;
+	if (opened) {
+		struct file *f = fd_file(task, (int)ret);
+		struct file_info fi = {};
+
+		if (file_info(f, t, &fi) == 0) {
+			t->upath = 0;
+			mnt = fi.mnt;
+			fmode = KREAD(struct file, f, f_mode);
+		}
+	}
+	if (t->upath) {
+		__s64 m = path_mnt(task, t->dirfd, (const char *)t->upath);
+
+		t->upath = 0;
+		if (m >= 0)
+			mnt = (__u32)m;
+	}
+
+	/*
+	 * Two ends (sendfile, splice, copy_file_range): what moved is a read
+	 * of the source and a write of the destination, each a call with its
+	 * bytes, its size bin, its error and the call's whole time.
+	 */
+	if (t->kind == IOACCT_SK_FD_PAIR || t->kind == IOACCT_SK_FD_PAIR_OUT) {
+		struct ioacct_stat_key pw = { .slot = slot, .mnt_id = mnt, .op = IOACCT_OP_READ };
+		__u32 ends = t->pair.ends;
+
+		if (slot == IOACCT_SLOT_CALIB)
+			return 0;
+		if (ends & PAIR_SRC)
+			account(&pw, now, now - t->ts, ret);
+		if (ends & PAIR_DST) {
+			pw.mnt_id = t->pair.out_mnt;
+			pw.op = IOACCT_OP_WRITE;
+			account(&pw, now, now - t->ts, ret);
+		}
+		return 0;
+	}
+	if (opened) {
+		if (slot == IOACCT_SLOT_CALIB) {
+			st->calib_fmode[1] = st->calib_fmode[0];
+			st->calib_fmode[0] = fmode;
+			return 0;
+		}
+		created = st->fmode_created && (fmode & st->fmode_created);
+	}
+	if (slot == IOACCT_SLOT_CALIB)
+		return 0;
+	struct ioacct_stat_key where = { .slot = slot, .mnt_id = mnt, .op = op };
+
+	/* An access hint: its advice class, no time (not I/O), see account(). */
+	if (t->kind == IOACCT_SK_FADVISE || t->kind == IOACCT_SK_MADVISE) {
+		account(&where, now, 0, ret < 0 ? ret : t->advice);
+		return 0;
+	}
+
+	/* The common call: a run of them on one file is one update of stats. */
+	if (t->kind == IOACCT_SK_FD_DATA && ret >= 0 && !created &&
+	    (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE) && !acc_add(t, &where, now, now - t->ts, ret))
+		return 0;
+	account(&where, now, now - t->ts, ret);
+	if (created) {
+		where.op = IOACCT_OP_CREATE;
+		account(&where, now, 0, 0);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
+{
+	long id = exit_syscall_nr(regs);
+
+	if (id < 0 || id >= IOACCT_NR_SYSCALLS || !sysmap[id])
+		return 0;
+	return on_exit(ret);
+}
+
+/*
+ * The fentry and kprobe backends: a program pair per syscall, on the
+ * kernel's syscall entry function (__x64_sys_openat, ...). Its argument is
+ * the user's saved registers on every kernel version, so no signature change
+ * can break it, and the counts are the tracepoint backend's; but only these
+ * syscalls pay for the probes, not every syscall of every task. The daemon
+ * loads a pair only when its function exists in the running kernel. The
+ * syscalls and what each one is: IOACCT_SYSCALLS in ioacct_ops.h.
+ */
+
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_FN(name) "__x64_sys_" #name
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSCALL_FN(name) "__arm64_sys_" #name
+#endif
+
+/*
+ * The read flags of a syscall, from its name (folded at compile time):
+ * pread* take their offset in arg3, *v and *v2 a vector of buffers. The
+ * tracepoint backend has them in the sysmap (daemon/probes.c).
+ */
+#define SYS_NAME_LAST(name, i) (#name[sizeof(#name) - 1 - (i)])
+#define SYS_FLAGS(name)                                                                      \
+	((!__builtin_memcmp(#name, "pread", sizeof(#name) > 5 ? 5 : sizeof(#name)) ?          \
+		  IOACCT_SKF_POS : 0) |                                                      \
+	 (SYS_NAME_LAST(name, 1) == 'v' ||                                                   \
+			  (SYS_NAME_LAST(name, 1) == '2' && SYS_NAME_LAST(name, 2) == 'v') ?       \
+		  IOACCT_SKF_VEC : 0))
+
+#define FENTRY_PAIR(name, uname, op, kind)                                                   \
+	SEC("fentry/" SYSCALL_FN(name))                                                      \
+	int BPF_PROG(ioacct_fe_##name, struct pt_regs *regs)                                 \
+	{                                                                                    \
+		return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),    \
+				PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),    \
+				IOACCT_OP_##op, IOACCT_SK_##kind | SYS_FLAGS(name), false);  \
+	}                                                                                    \
+	SEC("fexit/" SYSCALL_FN(name))                                                       \
+	int BPF_PROG(ioacct_fx_##name, struct pt_regs *regs, long ret)                       \
+	{                                                                                    \
+		return on_exit(ret);                                                         \
+	}
+
+#define KPROBE_PAIR(name, uname, op, kind)                                                   \
+	SEC("ksyscall/" #name)                                                               \
+	int BPF_KSYSCALL(ioacct_ks_##name, long a0, long a1, long a2, long a3)               \
+	{                                                                                    \
+		return on_enter(a0, a1, a2, a3, IOACCT_OP_##op,                              \
+				IOACCT_SK_##kind | SYS_FLAGS(name), false);                  \
+	}                                                                                    \
+	SEC("kretsyscall/" #name)                                                            \
+	int BPF_KRETPROBE(ioacct_kr_##name, long ret)                                        \
+	{                                                                                    \
+		return on_exit(ret);                                                         \
+	}
+
+/*
+ * The syscall-tp backend: the per-syscall tracepoints (syscalls:sys_enter_X,
+ * sys_exit_X), which only these syscalls run, unlike the raw sys_enter and
+ * sys_exit of the tracepoint backend; and they need neither trampolines nor
+ * kprobes. Their records hold the syscall's six arguments and its return
+ * value. The kernel fires them for native syscalls only, never for compat
+ * ones. The tracepoints are named after the kernel name (sys_enter_newstat).
+ */
+#define SYSCALL_TP_PAIR(name, uname, op, kind)                                               \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                          \
+	int ioacct_te_##name(struct trace_event_raw_sys_enter *ctx)                          \
+	{                                                                                    \
+		return on_enter((long)ctx->args[0], (long)ctx->args[1], (long)ctx->args[2],  \
+				(long)ctx->args[3], IOACCT_OP_##op,                          \
+				IOACCT_SK_##kind | SYS_FLAGS(name), false);                  \
+	}                                                                                    \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                           \
+	int ioacct_tx_##name(struct trace_event_raw_sys_exit *ctx)                           \
+	{                                                                                    \
+		return on_exit(ctx->ret);                                                    \
+	}
+
+IOACCT_SYSCALLS(FENTRY_PAIR)
+IOACCT_SYSCALLS(KPROBE_PAIR)
+IOACCT_SYSCALLS(SYSCALL_TP_PAIR)
+
+/*
+ * Tiny programs the daemon loads and attaches, alone, to find out which
+ * mechanism this kernel allows (see daemon/probes.c). They do nothing.
+ */
+SEC("fentry/" SYSCALL_FN(read))
+int BPF_PROG(ioacct_probe_fentry)
+{
+	return 0;
+}
+
+SEC("ksyscall/read")
+int BPF_KSYSCALL(ioacct_probe_kprobe, long fd)
+{
+	return fd < -1;
+}
+
+SEC("tracepoint/syscalls/sys_enter_read")
+int ioacct_probe_syscall_tp(void *ctx)
+{
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ioacct_probe_tracepoint, struct pt_regs *regs, long id)
+{
+	return 0;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The protocol's attributes, as an X-macro: the one list proto.c generates
+ * its enum of attribute numbers and its table of their names and kinds from.
+ * One number space for every message, so that a number has the same kind
+ * wherever it appears. Adding an attribute is a row here (the next free
+ * number) and a row in the field table of each message that carries it.
+ *
+ * X(NAME, number, name, kind), one row per attribute, in number order.
+ * Never renumber, never reuse a number: both ends of the socket must agree,
+ * and a client and a daemon of different versions do (proto.h).
+ *
+ *   NAME    IOACCT_ATTR_NAME in proto.c
+ *   number  its type on the wire (1..65535; 0 is none)
+ *   name    what error messages call it: "attribute 7 (cgroup)"
+ *   kind    its value: U32, I32, U64, I64 (little-endian), STRING (no NUL),
+ *           HIST (IOACCT_NR_SIZE_BINS u64), ERRCLS (IOACCT_NR_ERR_CLASSES
+ *           u64), NESTED (a list of attributes: one row of a reply's list)
+ *
+ * No includes, no types: proto.c's private list, included there only.
+ */
+#ifndef IOACCT_PROTO_ATTRS_H
+#define IOACCT_PROTO_ATTRS_H
+
+#define IOACCT_PROTO_ATTRS(X)                                                           \
+	X(STATUS, 1, status, I32)                                                       \
+	X(ERROR, 2, error, STRING)                                                      \
+	X(JOB_ID, 3, job_id, U64)                                                       \
+	X(STEP_ID, 4, step_id, U32)                                                     \
+	X(UID, 5, uid, U32)                                                             \
+	X(GID, 6, gid, U32)                                                             \
+	X(CGROUP, 7, cgroup, STRING)                                                    \
+	X(PID, 8, pid, I32)                                                             \
+	X(CLUSTER, 9, cluster, STRING)                                                  \
+	X(SOURCE, 10, source, STRING)                                                   \
+	X(USER, 11, user, STRING)                                                       \
+	X(JOB_NAME, 12, job_name, STRING)                                               \
+	X(WORKDIR, 13, workdir, STRING)                                                 \
+	X(BIN_WIDTH_NS, 14, bin_width_ns, U64)                                          \
+	X(HAS_ARRAY, 15, has_array, U32)                                                \
+	X(ARRAY_JOB_ID, 16, array_job_id, U32)                                          \
+	X(ARRAY_TASK_ID, 17, array_task_id, U32)                                        \
+	X(STATE, 18, state, STRING)                                                     \
+	X(EXIT_CODE, 19, exit_code, I32)                                                \
+	X(JOB_KEY, 20, job_key, I64)                                                    \
+	X(SLOT, 21, slot, U32)                                                          \
+	X(START_MONO_NS, 22, start_mono_ns, U64)                                        \
+	X(START_NS, 23, start_ns, I64)                                                  \
+	X(PROBE_MODE, 24, probe_mode, STRING)                                           \
+	X(VERSION, 25, version, STRING)                                                 \
+	X(JOBS_RUNNING, 26, jobs_running, U32)                                          \
+	X(CGROUPS_WATCHED, 27, cgroups_watched, U32)                                    \
+	X(DROPPED_EVENTS, 28, dropped_events, U64)                                      \
+	X(UPTIME_S, 29, uptime_s, U64)                                                  \
+	X(DETAIL, 30, detail, STRING)                                                   \
+	X(DROPPED_BYTES, 31, dropped_bytes, U64)                                        \
+	X(ROW, 32, row, NESTED)                                                         \
+	X(OP, 33, op, U32)                                                              \
+	X(MNT_ID, 34, mnt_id, U32)                                                      \
+	X(MNT_PATH, 35, mnt_path, STRING)                                               \
+	X(MNT_FSTYPE, 36, mnt_fstype, STRING)                                           \
+	X(MNT_SOURCE, 37, mnt_source, STRING)                                           \
+	X(BYTES, 38, bytes, U64)                                                        \
+	X(CALLS, 39, calls, U64)                                                        \
+	X(ERRORS, 40, errors, U64)                                                      \
+	X(NS, 41, ns, U64)                                                              \
+	X(SIZE_HIST, 42, size_hist, HIST)                                               \
+	X(END_NS, 43, end_ns, I64)                                                      \
+	X(NODE, 44, node, STRING)                                                       \
+	X(QJOB, 45, job, NESTED)                                                        \
+	X(QSTEP, 46, step, NESTED)                                                      \
+	X(QMOUNT, 47, mount, NESTED)                                                    \
+	X(QTOTAL, 48, total, NESTED)                                                    \
+	X(QPEAK, 49, peak, NESTED)                                                      \
+	X(PEAK_READ, 50, peak_read, U64)                                                \
+	X(PEAK_WRITE, 51, peak_write, U64)                                              \
+	X(MORE, 52, more, U32)                                                          \
+	X(JOB_IDS, 53, job_ids, STRING)                                                 \
+	X(UIDS, 54, uids, STRING)                                                       \
+	X(CLUSTERS, 55, clusters, STRING)                                               \
+	X(PEAKS, 56, peaks, U32)                                                        \
+	X(ERR_CLASSES, 57, err_classes, ERRCLS)                                         \
+	X(BIN, 58, bin, U32)                                                            \
+	X(QSERIES, 59, series, NESTED)                                                  \
+	/* A snapshot reply's watched cgroups (iotrace --job): */                       \
+	/* older clients ignore them. */                                                \
+	X(HIER, 60, hier, U32)                                                          \
+	X(WATCH, 61, watch, NESTED)                                                     \
+	/* sbatch --io-monitor=trace: register asks for a trace, */                     \
+	/* its reply says why there is none. */                                         \
+	X(TRACE_MAX, 62, trace_max, U64)                                                \
+	X(TASK_RANK, 63, task_rank, I32)                                                \
+	X(TRACE_ERROR, 64, trace_error, STRING)                                         \
+	/* 65..69 free; 70 on: the cluster store's. */                                  \
+	X(NODE_NAME, 70, node_name, STRING)                                             \
+	X(BY_NODE, 71, by_node, U32)                                                    \
+	X(LOCAL, 72, local, U32)                                                        \
+	X(SKEW_NS, 73, skew_ns, U64)                                                    \
+	X(QNODE, 74, node_part, NESTED)                                                 \
+	X(READ_BYTES, 75, read_bytes, U64)                                              \
+	X(WRITE_BYTES, 76, write_bytes, U64)                                            \
+	X(READS, 77, reads, U64)                                                        \
+	X(WRITES, 78, writes, U64)                                                      \
+	/* FINISH_JOB's report of a job of several nodes, */                            \
+	/* merged by ioacctd (issue 13). */                                             \
+	X(REPORT_PATH, 79, report_path, STRING)                                         \
+	X(REPORT_FORMATS, 80, report_formats, U32)                                      \
+	X(REPORT_NODES, 81, report_nodes, STRING)                                       \
+	X(REPORT_COPY_DIR, 82, report_copy_dir, STRING)                                 \
+	X(REPORT_MERGED, 83, report_merged, U32)
+
+#endif /* IOACCT_PROTO_ATTRS_H */
