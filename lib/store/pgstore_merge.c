@@ -272,58 +272,74 @@ out:
 	return ret;
 }
 
-int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
-			 const struct children *steps, const struct children *mounts,
-			 const struct children *totals, const struct children *series, bool peaks,
-			 bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
+/* Adds a grown array's slot: *a has *n of *cap elements of `size` bytes. -ENOMEM. */
+static int grow(void **a, size_t n, size_t *cap, size_t size)
 {
-	struct ioacct_jobdata jd = { 0 };
-	struct ioacct_qpeak *pk = NULL;
-	size_t npk = 0, cap_m = 0, cap_t = 0, cap_s = 0, cap_st = 0;
-	int ret = -ENOMEM;
+	size_t ncap;
+	void *p;
 
-	jd.job = m[0].job;
-	jd.job.key = m[0].key;
-	for (size_t i = 1; i < n; i++)
-		job_merge(&jd.job, &m[i].job);
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 8;
+	p = reallocarray(*a, ncap, size);
+	if (!p)
+		return -ENOMEM;
+	*a = p;
+	*cap = ncap;
+	return 0;
+}
+
+/*
+ * The whole job's mounts, and each member's map of its mount ids to them.
+ * One node's mount ids mean nothing on another: a job of several nodes
+ * numbers its mounts afresh, one per path.
+ */
+static int merge_mounts(struct member *m, size_t n, const struct children *mounts,
+			struct ioacct_jobdata *jd)
+{
+	size_t cap = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		int cnt, first = child_range(mounts, m[i].id, &cnt);
 
 		m[i].mnt_from = calloc(cnt ? (size_t)cnt : 1, sizeof(uint32_t));
 		m[i].mnt_to = calloc(cnt ? (size_t)cnt : 1, sizeof(uint32_t));
 		if (!m[i].mnt_from || !m[i].mnt_to)
-			goto out;
+			return -ENOMEM;
 		for (int r = first; r < first + cnt; r++) {
 			const char *path = PQgetvalue(mounts->res, r, 2);
 			uint32_t id = (uint32_t)val_u64(mounts->res, r, 1);
+			struct ioacct_mount *mt;
 			size_t k;
 
-			/* One node's mount ids mean nothing on another: whole jobs go by path. */
-			for (k = 0; n > 1 && k < jd.nmounts && strcmp(jd.mounts[k].path, path); k++)
-				;
-			if (n == 1 || k == jd.nmounts) {
-				if (jd.nmounts == cap_m) {
-					size_t ncap = cap_m ? cap_m * 2 : 8;
-					void *p = reallocarray(jd.mounts, ncap, sizeof(*jd.mounts));
-
-					if (!p)
-						goto out;
-					jd.mounts = p;
-					cap_m = ncap;
-				}
-				k = jd.nmounts++;
-				memset(&jd.mounts[k], 0, sizeof(jd.mounts[k]));
-				jd.mounts[k].mnt_id = n == 1 ? id : (uint32_t)k + 1;
-				val_str(mounts->res, r, 2, jd.mounts[k].path, sizeof(jd.mounts[k].path));
-				val_str(mounts->res, r, 3, jd.mounts[k].fstype,
-					sizeof(jd.mounts[k].fstype));
-				val_str(mounts->res, r, 4, jd.mounts[k].source,
-					sizeof(jd.mounts[k].source));
+			for (k = 0; n > 1 && k < jd->nmounts; k++)
+				if (!strcmp(jd->mounts[k].path, path))
+					break;
+			if (n == 1 || k == jd->nmounts) {
+				if (grow((void **)&jd->mounts, jd->nmounts, &cap,
+					 sizeof(*jd->mounts)))
+					return -ENOMEM;
+				k = jd->nmounts++;
+				mt = &jd->mounts[k];
+				memset(mt, 0, sizeof(*mt));
+				mt->mnt_id = n == 1 ? id : (uint32_t)k + 1;
+				val_str(mounts->res, r, 2, mt->path, sizeof(mt->path));
+				val_str(mounts->res, r, 3, mt->fstype, sizeof(mt->fstype));
+				val_str(mounts->res, r, 4, mt->source, sizeof(mt->source));
 			}
 			m[i].mnt_from[m[i].nmnt] = id;
-			m[i].mnt_to[m[i].nmnt++] = jd.mounts[k].mnt_id;
+			m[i].mnt_to[m[i].nmnt++] = jd->mounts[k].mnt_id;
 		}
 	}
+	return 0;
+}
+
+/* The whole job's steps: a step on several nodes spans them all, its worst exit wins. */
+static int merge_steps(const struct member *m, size_t n, const struct children *steps,
+		       struct ioacct_jobdata *jd)
+{
+	size_t cap = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		int cnt, first = child_range(steps, m[i].id, &cnt);
 
@@ -336,10 +352,10 @@ int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 			st.end_ns = val_i64(steps->res, r, 3);
 			val_str(steps->res, r, 4, st.state, sizeof(st.state));
 			st.exit_code = (int32_t)val_i64(steps->res, r, 5);
-			for (k = 0; k < jd.nsteps && jd.steps[k].step_id != st.step_id; k++)
+			for (k = 0; k < jd->nsteps && jd->steps[k].step_id != st.step_id; k++)
 				;
-			if (k < jd.nsteps) {
-				struct ioacct_step *w = &jd.steps[k];
+			if (k < jd->nsteps) {
+				struct ioacct_step *w = &jd->steps[k];
 
 				if (st.start_ns < w->start_ns)
 					w->start_ns = st.start_ns;
@@ -351,98 +367,132 @@ int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 				}
 				continue;
 			}
-			if (jd.nsteps == cap_st) {
-				size_t ncap = cap_st ? cap_st * 2 : 8;
-				void *p = reallocarray(jd.steps, ncap, sizeof(*jd.steps));
-
-				if (!p)
-					goto out;
-				jd.steps = p;
-				cap_st = ncap;
-			}
-			jd.steps[jd.nsteps++] = st;
+			if (grow((void **)&jd->steps, jd->nsteps, &cap, sizeof(*jd->steps)))
+				return -ENOMEM;
+			jd->steps[jd->nsteps++] = st;
 		}
 	}
-	/* Several nodes: each one's own totals too, for the report's per-node rows. */
+	return 0;
+}
+
+/*
+ * The whole job's totals; with several nodes, each one's own too, for the
+ * report's per-node rows.
+ */
+static int merge_totals(const struct member *m, size_t n, const struct children *totals,
+			struct ioacct_jobdata *jd)
+{
+	const PGresult *res = totals->res;
+	size_t cap = 0;
+
 	if (n > 1) {
-		jd.nodes = calloc(n, sizeof(*jd.nodes));
-		if (!jd.nodes)
-			goto out;
-		jd.nnodes = n;
+		jd->nodes = calloc(n, sizeof(*jd->nodes));
+		if (!jd->nodes)
+			return -ENOMEM;
+		jd->nnodes = n;
 	}
 	for (size_t i = 0; i < n; i++) {
 		int cnt, first = child_range(totals, m[i].id, &cnt);
 
-		if (jd.nodes) {
-			ioacct_strlcpy(jd.nodes[i].node, m[i].job.node, sizeof(jd.nodes[i].node));
-			jd.nodes[i].start_ns = m[i].job.start_ns;
+		if (jd->nodes) {
+			ioacct_strlcpy(jd->nodes[i].node, m[i].job.node, sizeof(jd->nodes[i].node));
+			jd->nodes[i].start_ns = m[i].job.start_ns;
 		}
 		for (int r = first; r < first + cnt; r++) {
 			struct ioacct_sample s = {
-				.step_id = (uint32_t)val_u64(totals->res, r, 1),
-				.mnt_id = mnt_map(&m[i], (uint32_t)val_u64(totals->res, r, 2)),
-				.op = (uint32_t)val_u64(totals->res, r, 3),
+				.step_id = (uint32_t)val_u64(res, r, 1),
+				.mnt_id = mnt_map(&m[i], (uint32_t)val_u64(res, r, 2)),
+				.op = (uint32_t)val_u64(res, r, 3),
 			};
 
-			if (sample_add(&jd.totals, &jd.ntotals, &cap_t, false, &s, totals->res, r, 4))
-				goto out;
-			if (jd.nodes)
-				node_part_add(&jd.nodes[i], s.op, totals->res, r, 4);
+			if (sample_add(&jd->totals, &jd->ntotals, &cap, false, &s, res, r, 4))
+				return -ENOMEM;
+			if (jd->nodes)
+				node_part_add(&jd->nodes[i], s.op, res, r, 4);
 		}
 	}
-	if (jd.nodes)
-		qsort(jd.nodes, jd.nnodes, sizeof(*jd.nodes), node_part_cmp);
-	if (peaks || keep_series) {
-		uint32_t *shift = calloc(n, sizeof(*shift));
+	if (jd->nodes)
+		qsort(jd->nodes, jd->nnodes, sizeof(*jd->nodes), node_part_cmp);
+	return 0;
+}
 
-		if (!shift)
-			goto out;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t skew = 0;
+/*
+ * The whole job's series, on the time axis of its earliest node: summed by
+ * PostgreSQL for several nodes (series_summed), a single node's rows as
+ * they are. 0, -ENOMEM or the query's error.
+ */
+static int merge_series(struct ioacct_pgstore *pg, const struct member *m, size_t n,
+			const struct children *series, struct ioacct_jobdata *jd)
+{
+	uint32_t *shift = calloc(n, sizeof(*shift));
+	size_t cap = 0;
+	int ret = 0;
 
-			/*
-			 * Each node counts bins from its own start: put them on the
-			 * earliest node's (jd.job.start_ns, the smallest). Nodes of
-			 * another width cannot be aligned exactly: they stay as they are.
-			 */
-			if (m[i].job.bin_width_ns == jd.job.bin_width_ns)
-				shift[i] = ioacct_bin_shift(m[i].job.start_ns, jd.job.start_ns,
-							    jd.job.bin_width_ns, &skew);
-			if (skew > jd.job.skew_ns)
-				jd.job.skew_ns = skew;
+	if (!shift)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t skew = 0;
+
+		/*
+		 * Each node counts bins from its own start: put them on the
+		 * earliest node's (jd->job.start_ns, the smallest). Nodes of
+		 * another width cannot be aligned exactly: they stay as they are.
+		 */
+		if (m[i].job.bin_width_ns == jd->job.bin_width_ns)
+			shift[i] = ioacct_bin_shift(m[i].job.start_ns, jd->job.start_ns,
+						    jd->job.bin_width_ns, &skew);
+		if (skew > jd->job.skew_ns)
+			jd->job.skew_ns = skew;
+	}
+	if (n > 1) {
+		ret = series_summed(pg, m, n, shift, jd, &cap);
+	} else {
+		const PGresult *res = series->res;
+		int cnt, first = child_range(series, m[0].id, &cnt);
+
+		for (int r = first; !ret && r < first + cnt; r++) {
+			struct ioacct_sample s = {
+				.step_id = (uint32_t)val_u64(res, r, 1),
+				.mnt_id = mnt_map(&m[0], (uint32_t)val_u64(res, r, 2)),
+				.op = (uint32_t)val_u64(res, r, 3),
+				.bin = (uint32_t)val_u64(res, r, 4),
+			};
+
+			if (sample_add(&jd->series, &jd->nseries, &cap, true, &s, res, r, 5))
+				ret = -ENOMEM;
 		}
-		if (n > 1) {
-			int err = series_summed(pg, m, n, shift, &jd, &cap_s);
+	}
+	free(shift);
+	return ret;
+}
 
-			if (err) {
-				free(shift);
-				ret = err;
-				goto out;
-			}
-		}
-		for (size_t i = 0; n == 1 && i < n; i++) {
-			int cnt, first = child_range(series, m[i].id, &cnt);
+int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
+		  const struct children *steps, const struct children *mounts,
+		  const struct children *totals, const struct children *series, bool peaks,
+		  bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
+{
+	struct ioacct_jobdata jd = { 0 };
+	struct ioacct_qpeak *pk = NULL;
+	size_t npk = 0;
+	int ret;
 
-			for (int r = first; r < first + cnt; r++) {
-				struct ioacct_sample s = {
-					.step_id = (uint32_t)val_u64(series->res, r, 1),
-					.mnt_id = mnt_map(&m[i], (uint32_t)val_u64(series->res, r, 2)),
-					.op = (uint32_t)val_u64(series->res, r, 3),
-					.bin = (uint32_t)val_u64(series->res, r, 4),
-				};
-
-				if (sample_add(&jd.series, &jd.nseries, &cap_s, true, &s, series->res,
-					       r, 5)) {
-					free(shift);
-					goto out;
-				}
-			}
-		}
-		free(shift);
+	jd.job = m[0].job;
+	jd.job.key = m[0].key;
+	for (size_t i = 1; i < n; i++)
+		job_merge(&jd.job, &m[i].job);
+	ret = merge_mounts(m, n, mounts, &jd);
+	if (!ret)
+		ret = merge_steps(m, n, steps, &jd);
+	if (!ret)
+		ret = merge_totals(m, n, totals, &jd);
+	if (!ret && (peaks || keep_series)) {
+		ret = merge_series(pg, m, n, series, &jd);
 		/* Aligned, bins of the same number on different nodes add up (query.h). */
-		if (peaks && ioacct_query_peaks(jd.series, jd.nseries, &pk, &npk))
-			goto out;
+		if (!ret && peaks && ioacct_query_peaks(jd.series, jd.nseries, &pk, &npk))
+			ret = -ENOMEM;
 	}
+	if (ret)
+		goto out;
 	if (keep_series) {
 		series_merge(&jd);
 	} else {

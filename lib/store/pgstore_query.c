@@ -118,29 +118,21 @@ static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter
 	return b->failed ? pg_error(pg, -ENOMEM, "cluster store: out of memory") : 0;
 }
 
-static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, bool peaks,
-		       bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
+/* The page's jobs (keys), then each with its nodes' rows, in key order. */
+static int page_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, struct buf *b)
 {
-	struct children steps = { 0 }, mounts = { 0 }, totals = { 0 }, series = { 0 };
-	struct buf b = { 0 }, ids = { 0 }, ids1 = { 0 };
-	struct member *m = NULL;
-	PGresult *res = NULL;
-	size_t nm = 0;
 	int ret;
 
-	if (!ioacct_pgstore_connected(pg))
-		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
-	/* The page's jobs (keys), then each with its nodes' rows, in key order. */
-	pg_buf_add(&b, "WITH sel AS (SELECT " JOB_SEL_COLS " FROM jobs j");
-	ret = where_sql(pg, f, &b);
+	pg_buf_add(b, "WITH sel AS (SELECT " JOB_SEL_COLS " FROM jobs j");
+	ret = where_sql(pg, f, b);
 	if (ret)
-		goto out;
+		return ret;
 	/*
 	 * Per node, a job's rows come together, by node: each is keyed by its
 	 * job's key and its rank among the job's nodes, which pages go by.
 	 */
 	if (f->by_node)
-		pg_buf_add(&b, "), g AS (SELECT id, min(id) OVER w * %d + row_number() OVER"
+		pg_buf_add(b, "), g AS (SELECT id, min(id) OVER w * %d + row_number() OVER"
 			   " (w ORDER BY node, start_ns, id) AS key FROM sel"
 			   " WINDOW w AS (PARTITION BY cluster, job_id)),"
 			   " k AS (SELECT id, key FROM g WHERE key > %" PRId64
@@ -148,16 +140,73 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 			   " SELECT k.key, sel.* FROM k JOIN sel ON sel.id = k.id ORDER BY k.key",
 			   NODE_RANKS, f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
 	else
-		pg_buf_add(&b, "), k AS (SELECT min(id) AS key, cluster, job_id FROM sel"
+		pg_buf_add(b, "), k AS (SELECT min(id) AS key, cluster, job_id FROM sel"
 			   " GROUP BY cluster, job_id HAVING min(id) > %" PRId64
 			   " ORDER BY 1 LIMIT %zu)"
 			   " SELECT k.key, sel.* FROM k JOIN sel USING (cluster, job_id)"
 			   " ORDER BY k.key, sel.node, sel.start_ns",
 			   f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
-	if (b.failed) {
+	return b->failed ? pg_error(pg, -ENOMEM, "cluster store: out of memory") : 0;
+}
+
+/* The children of a page's members, one result per table. */
+struct page {
+	struct children steps, mounts, totals, series;
+};
+
+/*
+ * The children of the page's members m[0..nm) (`ids`, their ids as an
+ * array): steps, mounts, totals, and with_series their series, raw only
+ * for jobs of one node: PostgreSQL sums the others' (series_summed).
+ */
+static int page_children(struct ioacct_pgstore *pg, const struct member *m, size_t nm,
+			 const char *ids, bool with_series, struct page *pc)
+{
+	struct buf ids1 = { 0 };
+	int ret;
+
+	ret = child_query(pg, "SELECT job, step_id, start_ns, end_ns, state, exit_code FROM steps"
+			  " WHERE job = ANY($1::bigint[]) ORDER BY job, step_id", ids, &pc->steps,
+			  "select steps");
+	if (!ret)
+		ret = child_query(pg, "SELECT job, mnt_id, path, fstype, source FROM mounts"
+				  " WHERE job = ANY($1::bigint[]) ORDER BY job, mnt_id", ids,
+				  &pc->mounts, "select mounts");
+	if (!ret)
+		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, " IOACCT_STORE_COUNTER_COLS
+				  " FROM totals WHERE job = ANY($1::bigint[]) ORDER BY job", ids,
+				  &pc->totals, "select totals");
+	pg_buf_add(&ids1, "{");
+	for (size_t i = 0, k = 0; i < nm; i++)
+		if ((i == 0 || m[i - 1].key != m[i].key) && (i + 1 == nm || m[i + 1].key != m[i].key))
+			pg_buf_add(&ids1, "%s%" PRId64, k++ ? "," : "", m[i].id);
+	pg_buf_add(&ids1, "}");
+	if (!ret && ids1.failed)
 		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	if (!ret && with_series)
+		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, bin, "
+				  IOACCT_STORE_COUNTER_COLS " FROM series"
+				  " WHERE job = ANY($1::bigint[]) ORDER BY job", ids1.p, &pc->series,
+				  "select series");
+	free(ids1.p);
+	return ret;
+}
+
+static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, bool peaks,
+		       bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
+{
+	struct page pc = { 0 };
+	struct buf b = { 0 }, ids = { 0 };
+	struct member *m = NULL;
+	PGresult *res = NULL;
+	size_t nm = 0;
+	int ret;
+
+	if (!ioacct_pgstore_connected(pg))
+		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
+	ret = page_sql(pg, f, &b);
+	if (ret)
 		goto out;
-	}
 	res = PQexec(pg->conn, b.p);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		ret = pg_conn_error(pg, res, "select jobs");
@@ -184,37 +233,14 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 	}
 	if (!nm)
 		goto out;
-	ret = child_query(pg, "SELECT job, step_id, start_ns, end_ns, state, exit_code FROM steps"
-			  " WHERE job = ANY($1::bigint[]) ORDER BY job, step_id", ids.p, &steps,
-			  "select steps");
-	if (!ret)
-		ret = child_query(pg, "SELECT job, mnt_id, path, fstype, source FROM mounts"
-				  " WHERE job = ANY($1::bigint[]) ORDER BY job, mnt_id", ids.p,
-				  &mounts, "select mounts");
-	if (!ret)
-		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, " IOACCT_STORE_COUNTER_COLS
-				  " FROM totals WHERE job = ANY($1::bigint[]) ORDER BY job", ids.p,
-				  &totals, "select totals");
-	/* Raw rows only for jobs of one node: PostgreSQL sums the others' (series_summed). */
-	pg_buf_add(&ids1, "{");
-	for (size_t i = 0, k = 0; i < nm; i++)
-		if ((i == 0 || m[i - 1].key != m[i].key) && (i + 1 == nm || m[i + 1].key != m[i].key))
-			pg_buf_add(&ids1, "%s%" PRId64, k++ ? "," : "", m[i].id);
-	pg_buf_add(&ids1, "}");
-	if (!ret && ids1.failed)
-		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
-	if (!ret && (peaks || keep_series))
-		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, bin, "
-				  IOACCT_STORE_COUNTER_COLS " FROM series"
-				  " WHERE job = ANY($1::bigint[]) ORDER BY job", ids1.p, &series,
-				  "select series");
+	ret = page_children(pg, m, nm, ids.p, peaks || keep_series, &pc);
 	for (size_t i = 0; !ret && i < nm;) {
 		size_t j = i + 1;
 
 		while (j < nm && m[j].key == m[i].key)
 			j++;
-		ret = pg_group_emit(pg, m + i, j - i, &steps, &mounts, &totals, &series, peaks,
-				    keep_series, fn, arg);
+		ret = pg_group_emit(pg, m + i, j - i, &pc.steps, &pc.mounts, &pc.totals, &pc.series,
+				    peaks, keep_series, fn, arg);
 		i = j;
 	}
 out:
@@ -224,13 +250,12 @@ out:
 	}
 	free(m);
 	PQclear(res);
-	children_free(&steps);
-	children_free(&mounts);
-	children_free(&totals);
-	children_free(&series);
+	children_free(&pc.steps);
+	children_free(&pc.mounts);
+	children_free(&pc.totals);
+	children_free(&pc.series);
 	free(b.p);
 	free(ids.p);
-	free(ids1.p);
 	return ret;
 }
 
