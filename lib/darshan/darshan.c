@@ -249,6 +249,25 @@ static void spec_ints(unsigned char *a, int from, int to, enum agg how)
 		a[i] = (unsigned char)how;
 }
 
+/*
+ * POSIX and MPI-IO records share the layout of their 17 floats (open, read,
+ * write and close timestamps, the three times, the max times, fastest and
+ * slowest, variances) and the places of their byte counters.
+ */
+static void spec_posix_floats(struct aggspec *s)
+{
+	spec_ints(s->floats, 0, 3, AGG_F_MIN_NONZERO);
+	spec_ints(s->floats, 4, 7, AGG_F_MAX);
+	spec_ints(s->floats, 8, 10, AGG_F_SUM);
+	spec_ints(s->floats, 11, 12, AGG_F_MAX_TIME);
+	s->floats[13] = AGG_F_FASTEST;
+	s->floats[14] = AGG_F_SLOWEST;
+	spec_ints(s->floats, 15, 16, AGG_F_ZERO);
+	s->f_fastest = 13, s->f_slowest = 14;
+	s->bytes_read = 14, s->bytes_written = 15;
+	s->f_read = 8, s->f_write = 9, s->f_meta = 10;
+}
+
 static void aggspec_of(enum ioacct_darshan_kind kind, struct aggspec *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -265,17 +284,8 @@ static void aggspec_of(enum ioacct_darshan_kind kind, struct aggspec *s)
 		spec_ints(s->ints, 29, 48, AGG_SUM_CLAMP);    /* size histograms */
 		s->ints[49] = AGG_COMMON;                     /* STRIDE1_STRIDE */
 		s->ints[57] = AGG_COMMON;                     /* ACCESS1_ACCESS */
-		spec_ints(s->floats, 0, 3, AGG_F_MIN_NONZERO);
-		spec_ints(s->floats, 4, 7, AGG_F_MAX);
-		spec_ints(s->floats, 8, 10, AGG_F_SUM);
-		spec_ints(s->floats, 11, 12, AGG_F_MAX_TIME);
-		s->floats[13] = AGG_F_FASTEST;
-		s->floats[14] = AGG_F_SLOWEST;
-		spec_ints(s->floats, 15, 16, AGG_F_ZERO);
+		spec_posix_floats(s);
 		s->fastest_rank = 65, s->fastest_bytes = 66, s->slowest_rank = 67, s->slowest_bytes = 68;
-		s->f_fastest = 13, s->f_slowest = 14;
-		s->bytes_read = 14, s->bytes_written = 15;
-		s->f_read = 8, s->f_write = 9, s->f_meta = 10;
 		s->max_read_size = 27, s->max_write_size = 28;
 		break;
 	case IOACCT_DARSHAN_MPIIO:
@@ -284,17 +294,8 @@ static void aggspec_of(enum ioacct_darshan_kind kind, struct aggspec *s)
 		spec_ints(s->ints, 14, 16, AGG_SUM);
 		spec_ints(s->ints, 19, 38, AGG_SUM);
 		s->ints[39] = AGG_COMMON;
-		spec_ints(s->floats, 0, 3, AGG_F_MIN_NONZERO);
-		spec_ints(s->floats, 4, 7, AGG_F_MAX);
-		spec_ints(s->floats, 8, 10, AGG_F_SUM);
-		spec_ints(s->floats, 11, 12, AGG_F_MAX_TIME);
-		s->floats[13] = AGG_F_FASTEST;
-		s->floats[14] = AGG_F_SLOWEST;
-		spec_ints(s->floats, 15, 16, AGG_F_ZERO);
+		spec_posix_floats(s);
 		s->fastest_rank = 47, s->fastest_bytes = 48, s->slowest_rank = 49, s->slowest_bytes = 50;
-		s->f_fastest = 13, s->f_slowest = 14;
-		s->bytes_read = 14, s->bytes_written = 15;
-		s->f_read = 8, s->f_write = 9, s->f_meta = 10;
 		s->max_read_size = 17, s->max_write_size = 18;
 		s->common_skips_zero = true;
 		break;
@@ -382,37 +383,15 @@ static void merge_common(int64_t *agg, size_t n, size_t i, const int64_t *rec)
 	}
 }
 
-static void agg_record(const struct aggspec *s, const struct ioacct_darshan_modinfo *mi,
-		       const struct ioacct_darshan_record *rec, struct ioacct_darshan_record *agg,
-		       bool first)
+/* The fastest or the slowest rank of a record, its bytes and its time. */
+struct rank_io {
+	int64_t rank, bytes;
+	double time;
+};
+
+static void agg_ints(const struct aggspec *s, const struct ioacct_darshan_modinfo *mi,
+		     const struct ioacct_darshan_record *rec, struct ioacct_darshan_record *agg)
 {
-	int64_t f_rank, f_bytes, s_rank, s_bytes;
-	double f_time, s_time;
-	bool same_file;
-
-	if (rec->rank == -1) {
-		f_rank = rec->counters[s->fastest_rank];
-		s_rank = rec->counters[s->slowest_rank];
-		f_bytes = rec->counters[s->fastest_bytes];
-		s_bytes = rec->counters[s->slowest_bytes];
-		f_time = rec->fcounters[s->f_fastest];
-		s_time = rec->fcounters[s->f_slowest];
-	} else {
-		f_rank = s_rank = rec->rank;
-		f_bytes = s_bytes = add64(rec->counters[s->bytes_read], rec->counters[s->bytes_written]);
-		f_time = s_time = rec->fcounters[s->f_read] + rec->fcounters[s->f_write] +
-				  rec->fcounters[s->f_meta];
-	}
-	if (first) {
-		agg->rank = rec->rank;
-		agg->id = rec->id;
-	}
-	same_file = agg->id == rec->id;
-	if (!same_file)
-		agg->id = 0;
-	if (agg->rank != rec->rank)
-		agg->rank = -1;
-
 	for (size_t i = 0; i < mi->ncounters; i++) {
 		int64_t *a = &agg->counters[i];
 
@@ -441,6 +420,31 @@ static void agg_record(const struct aggspec *s, const struct ioacct_darshan_modi
 			break;
 		}
 	}
+}
+
+/*
+ * The fastest (or slowest) rank's counters and time: unknown (-1, 0.0)
+ * over records of different files, else the better of the two.
+ */
+static void agg_rank(struct ioacct_darshan_record *agg, int rank_i, int bytes_i, double *a,
+		     const struct rank_io *r, bool same_file, bool better)
+{
+	if (!same_file) {
+		agg->counters[rank_i] = -1;
+		agg->counters[bytes_i] = -1;
+		*a = 0.0;
+	} else if (better) {
+		agg->counters[rank_i] = r->rank;
+		agg->counters[bytes_i] = r->bytes;
+		*a = r->time;
+	}
+}
+
+static void agg_floats(const struct aggspec *s, const struct ioacct_darshan_modinfo *mi,
+		       const struct ioacct_darshan_record *rec, struct ioacct_darshan_record *agg,
+		       bool first, bool same_file, const struct rank_io *fast,
+		       const struct rank_io *slow)
+{
 	for (size_t i = 0; i < mi->nfcounters; i++) {
 		double *a = &agg->fcounters[i], v = rec->fcounters[i];
 
@@ -466,26 +470,12 @@ static void agg_record(const struct aggspec *s, const struct ioacct_darshan_modi
 			}
 			break;
 		case AGG_F_FASTEST:
-			if (!same_file) {
-				agg->counters[s->fastest_rank] = -1;
-				agg->counters[s->fastest_bytes] = -1;
-				*a = 0.0;
-			} else if (first || f_time < *a) {
-				agg->counters[s->fastest_rank] = f_rank;
-				agg->counters[s->fastest_bytes] = f_bytes;
-				*a = f_time;
-			}
+			agg_rank(agg, s->fastest_rank, s->fastest_bytes, a, fast, same_file,
+				 first || fast->time < *a);
 			break;
 		case AGG_F_SLOWEST:
-			if (!same_file) {
-				agg->counters[s->slowest_rank] = -1;
-				agg->counters[s->slowest_bytes] = -1;
-				*a = 0.0;
-			} else if (first || s_time > *a) {
-				agg->counters[s->slowest_rank] = s_rank;
-				agg->counters[s->slowest_bytes] = s_bytes;
-				*a = s_time;
-			}
+			agg_rank(agg, s->slowest_rank, s->slowest_bytes, a, slow, same_file,
+				 first || slow->time > *a);
 			break;
 		case AGG_F_ZERO:
 			*a = 0;
@@ -494,6 +484,40 @@ static void agg_record(const struct aggspec *s, const struct ioacct_darshan_modi
 			break;
 		}
 	}
+}
+
+static void agg_record(const struct aggspec *s, const struct ioacct_darshan_modinfo *mi,
+		       const struct ioacct_darshan_record *rec, struct ioacct_darshan_record *agg,
+		       bool first)
+{
+	struct rank_io fast, slow;
+	bool same_file;
+
+	if (rec->rank == -1) {
+		fast.rank = rec->counters[s->fastest_rank];
+		slow.rank = rec->counters[s->slowest_rank];
+		fast.bytes = rec->counters[s->fastest_bytes];
+		slow.bytes = rec->counters[s->slowest_bytes];
+		fast.time = rec->fcounters[s->f_fastest];
+		slow.time = rec->fcounters[s->f_slowest];
+	} else {
+		fast.rank = slow.rank = rec->rank;
+		fast.bytes = slow.bytes = add64(rec->counters[s->bytes_read],
+						rec->counters[s->bytes_written]);
+		fast.time = slow.time = rec->fcounters[s->f_read] + rec->fcounters[s->f_write] +
+					rec->fcounters[s->f_meta];
+	}
+	if (first) {
+		agg->rank = rec->rank;
+		agg->id = rec->id;
+	}
+	same_file = agg->id == rec->id;
+	if (!same_file)
+		agg->id = 0;
+	if (agg->rank != rec->rank)
+		agg->rank = -1;
+	agg_ints(s, mi, rec, agg);
+	agg_floats(s, mi, rec, agg, first, same_file, &fast, &slow);
 }
 
 size_t ioacct_darshan_total(const struct ioacct_darshan_log *log, enum ioacct_darshan_kind kind,

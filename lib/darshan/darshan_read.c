@@ -302,6 +302,93 @@ static void *budget_grow(struct pctx *c, void *p, size_t old, size_t size, int *
 	return q;
 }
 
+/* An uncompressed region: copied, cut at `max` with `cut`, else refused past it. */
+static int copy_region(struct pctx *c, const char *what, const struct ioacct_darshan_region *r,
+		       size_t max, bool cut, unsigned char **out, size_t *outlen)
+{
+	size_t n = r->len;
+	unsigned char *buf;
+	int why = 0;
+
+	if (n > max) {
+		if (!cut)
+			return fail(c, EFBIG, "the %s region is %zu bytes, more than the "
+				    "memory limit allows", what, n);
+		n = max;
+	}
+	buf = budget_alloc(c, n, 1, &why);
+	if (!buf)
+		return alloc_failed(c, why, what, n);
+	memcpy(buf, c->buf + r->off, n);
+	*out = buf;
+	*outlen = n;
+	return 0;
+}
+
+/*
+ * Inflates the region's zlib streams into *buf (*cap bytes, grown up to
+ * `max`), *n of them filled; see load_region(). 0 or fail()'s error.
+ */
+static int inflate_region(struct pctx *c, const char *what, const struct ioacct_darshan_region *r,
+			  size_t max, bool cut, z_stream *zs, unsigned char **buf, size_t *cap,
+			  size_t *n)
+{
+	const unsigned char *in = c->buf + r->off;
+	uint64_t in_left = r->len;
+	int why = 0, zret;
+
+	for (;;) {
+		size_t room;
+
+		if (zs->avail_in == 0 && in_left) {
+			uInt chunk = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
+
+			zs->next_in = (Bytef *)(uintptr_t)(in + (r->len - in_left));
+			zs->avail_in = chunk;
+			in_left -= chunk;
+		}
+		if (*n == *cap) {
+			size_t ncap;
+			unsigned char *nbuf;
+
+			if (*cap == max) {
+				if (cut)
+					return 0;
+				return fail(c, EFBIG, "the %s region inflates to more than %zu bytes "
+					    "(the memory limit, or 1032 times its compressed size)",
+					    what, max);
+			}
+			ncap = *cap > max / 2 ? max : *cap * 2;
+			nbuf = budget_grow(c, *buf, *cap, ncap, &why);
+			if (!nbuf)
+				return alloc_failed(c, why, what, ncap);
+			*buf = nbuf;
+			*cap = ncap;
+		}
+		room = *cap - *n > UINT32_MAX ? UINT32_MAX : *cap - *n;
+		zs->next_out = *buf + *n;
+		zs->avail_out = (uInt)room;
+		zret = inflate(zs, Z_NO_FLUSH);
+		*n += room - zs->avail_out;
+		if (zret == Z_STREAM_END) {
+			if (zs->avail_in == 0 && in_left == 0)
+				return 0;
+			/* Another stream follows (another process's data). */
+			inflateReset(zs);
+			continue;
+		}
+		if (zret == Z_OK)
+			continue;
+		if (zret == Z_BUF_ERROR && zs->avail_out > 0 && zs->avail_in == 0 && in_left == 0)
+			return fail(c, EINVAL, "truncated or corrupt: the compressed data of the %s "
+				    "region ends before its end-of-stream mark", what);
+		if (zret == Z_BUF_ERROR)
+			continue;
+		return fail(c, EINVAL, "corrupt: the %s region does not decompress (zlib: %s)", what,
+			    zs->msg ? zs->msg : "error");
+	}
+}
+
 /*
  * Decompresses a region into a new buffer of at most `max` bytes; the
  * caller frees it with budget_free(c, *out, *outlen). A region may hold
@@ -312,33 +399,17 @@ static void *budget_grow(struct pctx *c, void *p, size_t old, size_t size, int *
 static int load_region(struct pctx *c, const char *what, const struct ioacct_darshan_region *r,
 		       size_t max, bool cut, unsigned char **out, size_t *outlen)
 {
-	const unsigned char *in = c->buf + r->off;
-	uint64_t in_left = r->len;
 	unsigned char *buf, *shrunk;
 	size_t cap, n = 0;
 	z_stream zs;
-	int why = 0, zret, ret = 0;
+	int why = 0, ret;
 
 	*out = NULL;
 	*outlen = 0;
 	if (r->len == 0)
 		return 0;
-	if (c->comp == IOACCT_DARSHAN_NOCOMP) {
-		n = r->len;
-		if (n > max) {
-			if (!cut)
-				return fail(c, EFBIG, "the %s region is %zu bytes, more than the "
-					    "memory limit allows", what, n);
-			n = max;
-		}
-		buf = budget_alloc(c, n, 1, &why);
-		if (!buf)
-			return alloc_failed(c, why, what, n);
-		memcpy(buf, in, n);
-		*out = buf;
-		*outlen = n;
-		return 0;
-	}
+	if (c->comp == IOACCT_DARSHAN_NOCOMP)
+		return copy_region(c, what, r, max, cut, out, outlen);
 
 	if (r->len < (SIZE_MAX - 1024) / INFLATE_RATIO && max > r->len * INFLATE_RATIO + 1024)
 		max = r->len * INFLATE_RATIO + 1024;
@@ -353,62 +424,7 @@ static int load_region(struct pctx *c, const char *what, const struct ioacct_dar
 		budget_free(c, buf, cap);
 		return fail(c, ENOMEM, "%s: cannot start zlib", what);
 	}
-	for (;;) {
-		size_t room;
-
-		if (zs.avail_in == 0 && in_left) {
-			uInt chunk = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
-
-			zs.next_in = (Bytef *)(uintptr_t)(in + (r->len - in_left));
-			zs.avail_in = chunk;
-			in_left -= chunk;
-		}
-		if (n == cap) {
-			size_t ncap;
-			unsigned char *nbuf;
-
-			if (cap == max) {
-				if (cut)
-					break;
-				ret = fail(c, EFBIG, "the %s region inflates to more than %zu bytes "
-					   "(the memory limit, or 1032 times its compressed size)",
-					   what, max);
-				break;
-			}
-			ncap = cap > max / 2 ? max : cap * 2;
-			nbuf = budget_grow(c, buf, cap, ncap, &why);
-			if (!nbuf) {
-				ret = alloc_failed(c, why, what, ncap);
-				break;
-			}
-			buf = nbuf;
-			cap = ncap;
-		}
-		room = cap - n > UINT32_MAX ? UINT32_MAX : cap - n;
-		zs.next_out = buf + n;
-		zs.avail_out = (uInt)room;
-		zret = inflate(&zs, Z_NO_FLUSH);
-		n += room - zs.avail_out;
-		if (zret == Z_STREAM_END) {
-			if (zs.avail_in == 0 && in_left == 0)
-				break;
-			/* Another stream follows (another process's data). */
-			inflateReset(&zs);
-			continue;
-		}
-		if (zret == Z_OK)
-			continue;
-		if (zret == Z_BUF_ERROR && zs.avail_out > 0 && zs.avail_in == 0 && in_left == 0) {
-			ret = fail(c, EINVAL, "truncated or corrupt: the compressed data of the %s "
-				   "region ends before its end-of-stream mark", what);
-			break;
-		}
-		if (zret == Z_BUF_ERROR)
-			continue;
-		ret = fail(c, EINVAL, "corrupt: the %s region does not decompress (zlib: %s)", what,
-			   zs.msg ? zs.msg : "error");
-		break;
-	}
+	ret = inflate_region(c, what, r, max, cut, &zs, &buf, &cap, &n);
 	inflateEnd(&zs);
 	if (ret) {
 		budget_free(c, buf, cap);
