@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report.h"
+#include "advice_limits.h"
 
 #define IOACCT_CONFIG_FILE SYSCONFDIR "/ioacct/ioacct.conf"
 /* The longest cluster_db connection string, and its NUL. */
@@ -71,7 +71,7 @@ struct ioacct_config {
 	char metrics_tls_key[PATH_MAX];  /* metrics_tls_key = (empty) its PEM private key */
 	char metrics_auth_file[PATH_MAX]; /* metrics_auth_file = (empty: no auth) user:crypt-hash lines */
 	char metrics_priority[256];      /* metrics_priority = (empty) addresses with reserved /metrics slots */
-	struct ioacct_advice_limits advice; /* advice_* = see report.h: report thresholds */
+	struct ioacct_advice_limits advice; /* advice_* = see advice_limits.h: report thresholds */
 };
 
 /* Fills every field with its default. */

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "darshan_counters.h"
 #include "report.h"
 
 #define IOACCT_DARSHAN_MAGIC 6567223
@@ -96,34 +97,7 @@ struct ioacct_darshan_modinfo {
 	const char *const *fcounters;     /* "POSIX_F_OPEN_START_TIMESTAMP", ... */
 };
 
-/* Indices of the POSIX counters ioacct measures (darshan-posix-log-format.h). */
-enum {
-	IOACCT_DARSHAN_POSIX_NONE = -1, /* an operation Darshan does not count (ioacct_ops.h) */
-	IOACCT_DARSHAN_POSIX_OPENS = 0,
-	IOACCT_DARSHAN_POSIX_READS = 3,
-	IOACCT_DARSHAN_POSIX_WRITES = 4,
-	IOACCT_DARSHAN_POSIX_STATS = 6,
-	IOACCT_DARSHAN_POSIX_FSYNCS = 8,
-	IOACCT_DARSHAN_POSIX_FDSYNCS = 9,
-	IOACCT_DARSHAN_POSIX_RENAME_SOURCES = 10,
-	IOACCT_DARSHAN_POSIX_BYTES_READ = 14,
-	IOACCT_DARSHAN_POSIX_BYTES_WRITTEN = 15,
-	IOACCT_DARSHAN_POSIX_SIZE_READ_0_100 = 29,
-	IOACCT_DARSHAN_POSIX_SIZE_WRITE_0_100 = 39,
-	IOACCT_DARSHAN_POSIX_FASTEST_RANK = 65,
-	IOACCT_DARSHAN_POSIX_FASTEST_RANK_BYTES = 66,
-	IOACCT_DARSHAN_POSIX_SLOWEST_RANK = 67,
-	IOACCT_DARSHAN_POSIX_SLOWEST_RANK_BYTES = 68,
-	IOACCT_DARSHAN_POSIX_NCOUNTERS = 69,
-};
-enum {
-	IOACCT_DARSHAN_POSIX_F_READ_TIME = 8,
-	IOACCT_DARSHAN_POSIX_F_WRITE_TIME = 9,
-	IOACCT_DARSHAN_POSIX_F_META_TIME = 10,
-	IOACCT_DARSHAN_POSIX_F_FASTEST_RANK_TIME = 13,
-	IOACCT_DARSHAN_POSIX_F_SLOWEST_RANK_TIME = 14,
-	IOACCT_DARSHAN_POSIX_NFCOUNTERS = 17,
-};
+/* The indices of the POSIX counters ioacct measures: darshan_counters.h (lib/core). */
 
 /* A POSIX, MPI-IO or STDIO record; counters past the module's own count are 0. */
 struct ioacct_darshan_record {

@@ -333,6 +333,24 @@ static int deflate_region(struct obuf *file, const struct obuf *raw, uint64_t *o
 	return file->failed ? -ENOMEM : 0;
 }
 
+/*
+ * A module's region, in `raw`, deflated after what the file holds; its
+ * offset, length and record version (0 when empty) go into the header.
+ */
+static int module_region(struct obuf *file, struct obuf *raw, unsigned char *header,
+			 unsigned int mod_id, uint32_t version)
+{
+	uint64_t off, rlen;
+	int ret = raw->failed ? -ENOMEM : deflate_region(file, raw, &off, &rlen);
+
+	if (ret)
+		return ret;
+	set64(header + 48 + 16 * mod_id, off);
+	set64(header + 56 + 16 * mod_id, rlen);
+	set32(header + 1072 + 4 * mod_id, rlen ? version : 0);
+	return 0;
+}
+
 int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_t *len, char *err,
 			 size_t errlen)
 {
@@ -370,30 +388,21 @@ int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_
 
 		raw.len = 0;
 		record_region(log, kinds[k], &raw);
-		ret = raw.failed ? -ENOMEM : deflate_region(&file, &raw, &off, &rlen);
+		ret = module_region(&file, &raw, header, mi->mod_id, mi->version);
 		if (ret)
 			goto out;
-		set64(header + 48 + 16 * mi->mod_id, off);
-		set64(header + 56 + 16 * mi->mod_id, rlen);
-		set32(header + 1072 + 4 * mi->mod_id, rlen ? mi->version : 0);
 	}
 	raw.len = 0;
 	dxt_region(log, &raw);
-	ret = raw.failed ? -ENOMEM : deflate_region(&file, &raw, &off, &rlen);
+	ret = module_region(&file, &raw, header, IOACCT_DARSHAN_MOD_DXT_POSIX, 1);
 	if (ret)
 		goto out;
-	set64(header + 48 + 16 * IOACCT_DARSHAN_MOD_DXT_POSIX, off);
-	set64(header + 56 + 16 * IOACCT_DARSHAN_MOD_DXT_POSIX, rlen);
-	set32(header + 1072 + 4 * IOACCT_DARSHAN_MOD_DXT_POSIX, rlen ? 1 : 0);
 	raw.len = 0;
 	ret = heatmap_region(log, &raw, err, errlen);
 	if (!ret)
-		ret = raw.failed ? -ENOMEM : deflate_region(&file, &raw, &off, &rlen);
+		ret = module_region(&file, &raw, header, IOACCT_DARSHAN_MOD_HEATMAP, 1);
 	if (ret)
 		goto out;
-	set64(header + 48 + 16 * IOACCT_DARSHAN_MOD_HEATMAP, off);
-	set64(header + 56 + 16 * IOACCT_DARSHAN_MOD_HEATMAP, rlen);
-	set32(header + 1072 + 4 * IOACCT_DARSHAN_MOD_HEATMAP, rlen ? 1 : 0);
 
 	memcpy(header, "3.41", 4);
 	set64(header + 8, IOACCT_DARSHAN_MAGIC);
@@ -615,16 +624,19 @@ static int name_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_report *r,
-			    const bool *keep)
+/* The job region: times, ids, the metadata lines, the "exe" (the job's name). */
+static int fill_job(struct ioacct_darshan_log *log, const struct ioacct_report *r)
 {
 	const struct ioacct_job *j = &r->jd->job;
-	static const char hm_name[] = "heatmap:POSIX";
 	int64_t end_ns = j->end_ns > 0 ? j->end_ns : j->start_ns + (int64_t)r->span_ns;
-	size_t room = IOACCT_DARSHAN_JOB_REGION_MAX - JOB_SIZE - 1;
+	/*
+	 * The page-cache views (issue 14) have no Darshan counter (POSIX_MMAPS
+	 * counts mmap() calls, which ioacct does not): the job's totals here,
+	 * under ioacct's names.
+	 */
+	const struct ioacct_counters *op = r->all.op;
+	const char *views = ioacct_probe_views(j->probe_mode);
 	char exe[1024], v[3][IOACCT_NAME_MAX];
-	bool any;
-	int ret;
 
 	memcpy(log->version, "3.41", 5);
 	log->minor = 41;
@@ -640,73 +652,88 @@ static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_
 	oneline(v[0], sizeof(v[0]), j->cluster);
 	oneline(v[1], sizeof(v[1]), j->node);
 	oneline(v[2], sizeof(v[2]), j->source);
-	{
-		/*
-		 * The page-cache views (issue 14) have no Darshan counter (POSIX_MMAPS
-		 * counts mmap() calls, which ioacct does not): the job's totals here,
-		 * under ioacct's names.
-		 */
-		const struct ioacct_counters *op = r->all.op;
-		const char *views = ioacct_probe_views(j->probe_mode);
-
-		snprintf(log->metadata, sizeof(log->metadata),
-			 "ioacct_ver=%s\ncluster=%s\nnode=%s\nsource=%s\nbin_width_ns=%" PRIu64 "\n"
-			 "ioacct_views=%s\nioacct_mmap_faults=%" PRIu64 "\nioacct_mmap_read_bytes=%" PRIu64
-			 "\nioacct_cache_miss_bytes=%" PRIu64 "\nioacct_readahead_bytes=%" PRIu64
-			 "\nioacct_fadvises=%" PRIu64 "\nioacct_madvises=%" PRIu64 "\n",
-			 PACKAGE_VERSION, v[0], v[1], v[2], r->bin_width_ns, views ? views : "unknown",
-			 op[IOACCT_OP_MMAP_FAULT].calls, op[IOACCT_OP_MMAP_FAULT].bytes,
-			 op[IOACCT_OP_CACHE_FILL].bytes, op[IOACCT_OP_READAHEAD].bytes,
-			 op[IOACCT_OP_FADVISE].calls, op[IOACCT_OP_MADVISE].calls);
-	}
+	snprintf(log->metadata, sizeof(log->metadata),
+		 "ioacct_ver=%s\ncluster=%s\nnode=%s\nsource=%s\nbin_width_ns=%" PRIu64 "\n"
+		 "ioacct_views=%s\nioacct_mmap_faults=%" PRIu64 "\nioacct_mmap_read_bytes=%" PRIu64
+		 "\nioacct_cache_miss_bytes=%" PRIu64 "\nioacct_readahead_bytes=%" PRIu64
+		 "\nioacct_fadvises=%" PRIu64 "\nioacct_madvises=%" PRIu64 "\n",
+		 PACKAGE_VERSION, v[0], v[1], v[2], r->bin_width_ns, views ? views : "unknown",
+		 op[IOACCT_OP_MMAP_FAULT].calls, op[IOACCT_OP_MMAP_FAULT].bytes,
+		 op[IOACCT_OP_CACHE_FILL].bytes, op[IOACCT_OP_READAHEAD].bytes,
+		 op[IOACCT_OP_FADVISE].calls, op[IOACCT_OP_MADVISE].calls);
 	oneline(exe, sizeof(exe), j->name[0] ? j->name : "(unknown)");
 	log->exe = strdup(exe);
+	return log->exe ? 0 : -ENOMEM;
+}
+
+/*
+ * A mount of the report as a "file": its name, its POSIX record, and a row
+ * of the mount table while the job region has `*room` bytes for it.
+ */
+static int fill_mount(struct ioacct_darshan_log *log, const struct ioacct_report_mount *m,
+		      size_t *room)
+{
+	char *path;
+	uint64_t id;
+	size_t need;
+	bool listed = false;
+	int ret;
+
+	path = mount_name(m->path);
+	if (!path)
+		return -ENOMEM;
+	id = ioacct_darshan_hash(path, strlen(path), 0);
+	for (size_t k = 0; k < log->nmounts; k++)
+		listed |= strcmp(log->mounts[k].path, path) == 0;
+	/* Like Darshan, the mount table keeps what fits. */
+	need = strlen(m->fstype) + strlen(path) + 2;
+	if (!listed && need <= *room) {
+		struct ioacct_darshan_mount *dm = &log->mounts[log->nmounts];
+
+		dm->path = strdup(path);
+		dm->fstype = mount_name(m->fstype);
+		if (!dm->path || !dm->fstype) {
+			free(dm->path);
+			free(dm->fstype);
+			free(path);
+			return -ENOMEM;
+		}
+		log->nmounts++;
+		*room -= need;
+	}
+	ret = add_name(log, id, path);
+	free(path);
+	if (ret)
+		return ret;
+	posix_record(m, id, &log->recs[IOACCT_DARSHAN_POSIX][log->nrecs[IOACCT_DARSHAN_POSIX]++]);
+	return 0;
+}
+
+static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_report *r,
+			    const bool *keep)
+{
+	static const char hm_name[] = "heatmap:POSIX";
+	size_t room = IOACCT_DARSHAN_JOB_REGION_MAX - JOB_SIZE - 1;
+	bool any;
+	int ret;
+
+	ret = fill_job(log, r);
 	log->mounts = calloc(r->nmounts ? r->nmounts : 1, sizeof(*log->mounts));
 	log->names = calloc(r->nmounts + 1, sizeof(*log->names));
 	log->recs[IOACCT_DARSHAN_POSIX] = calloc(r->nmounts ? r->nmounts : 1,
 						 sizeof(struct ioacct_darshan_record));
 	log->heatmaps = calloc(1, sizeof(*log->heatmaps));
-	if (!log->exe || !log->mounts || !log->names || !log->recs[IOACCT_DARSHAN_POSIX] ||
+	if (ret || !log->mounts || !log->names || !log->recs[IOACCT_DARSHAN_POSIX] ||
 	    !log->heatmaps)
 		return -ENOMEM;
 	room -= strlen(log->exe);
 
 	for (size_t i = 0; i < r->nmounts; i++) {
-		const struct ioacct_report_mount *m = &r->mounts[i];
-		char *path;
-		uint64_t id;
-		size_t need;
-		bool listed = false;
-
 		if (!keep[i])
 			continue;
-		path = mount_name(m->path);
-		if (!path)
-			return -ENOMEM;
-		id = ioacct_darshan_hash(path, strlen(path), 0);
-		for (size_t k = 0; k < log->nmounts; k++)
-			listed |= strcmp(log->mounts[k].path, path) == 0;
-		/* Like Darshan, the mount table keeps what fits. */
-		need = strlen(m->fstype) + strlen(path) + 2;
-		if (!listed && need <= room) {
-			struct ioacct_darshan_mount *dm = &log->mounts[log->nmounts];
-
-			dm->path = strdup(path);
-			dm->fstype = mount_name(m->fstype);
-			if (!dm->path || !dm->fstype) {
-				free(dm->path);
-				free(dm->fstype);
-				free(path);
-				return -ENOMEM;
-			}
-			log->nmounts++;
-			room -= need;
-		}
-		ret = add_name(log, id, path);
-		free(path);
+		ret = fill_mount(log, &r->mounts[i], &room);
 		if (ret)
 			return ret;
-		posix_record(m, id, &log->recs[IOACCT_DARSHAN_POSIX][log->nrecs[IOACCT_DARSHAN_POSIX]++]);
 	}
 
 	ret = heatmap_of(r, keep, ioacct_darshan_hash(hm_name, strlen(hm_name), 0),

@@ -15,41 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "darshan.h"
+#include "darshan_counters.h"
 #include "util.h"
 
 #define MIB 1048576ULL
 /* Size bins 0 .. SMALL_BINS-1 hold requests of at most 1 MiB (Darshan's 100K_1M included). */
 #define SMALL_BINS 5
-
-void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
-{
-	*lim = (struct ioacct_advice_limits){
-		.small_share = 10,
-		.small_min = 1000,
-		.rw_share = 10,
-		.meta_share = 30,
-		.meta_min_ns = 1 * NSEC_PER_SEC,
-		.meta_high_ns = 30 * NSEC_PER_SEC,
-		.meta_per_mib = 100,
-		.meta_ops_min = 1000,
-		.fsync_min = 100,
-		.fsync_share = 10,
-		.tiny_files_min = 1000,
-		.tiny_file_size = 65536,
-		.burst_ratio = 10,
-		.burst_min_mibps = 100,
-		.shared_meta_ops = 10000,
-		.local_share = 50,
-		.step_imbalance = 15,
-		.notfound_min = 10000,
-		.node_imbalance = 25,
-		.pcache_min_mib = 64,
-		.hit_ratio = 50,
-		.ra_waste = 25,
-		.mmap_faults_min = 1000,
-	};
-}
 
 uint64_t ioacct_report_read_all(const struct ioacct_counters *op)
 {

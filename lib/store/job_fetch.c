@@ -111,6 +111,30 @@ static bool sample_before(const struct ioacct_sample *a, const struct ioacct_sam
 	return a->bin < b->bin;
 }
 
+/* The job itself, first in the reply; -1 (the reply says why) when out of memory. */
+static int reply_job(struct ioacct_reply *rep, const struct ioacct_job *job)
+{
+	rep->jobs = calloc(1, sizeof(*rep->jobs));
+	if (!rep->jobs) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return -1;
+	}
+	rep->jobs[0] = *job;
+	rep->njobs = 1;
+	rep->job_key = job->key;
+	return 0;
+}
+
+/* The series rows a page has room for after `bytes` of other rows: at least one. */
+static size_t series_limit(size_t bytes)
+{
+	size_t limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_series_row_size();
+
+	if (limit > IOACCT_JOB_PAGE_SERIES)
+		limit = IOACCT_JOB_PAGE_SERIES;
+	return limit ? limit : 1;
+}
+
 void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
 			      struct ioacct_reply *rep)
 {
@@ -120,22 +144,12 @@ void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioac
 	};
 	size_t bytes = 0, first = 0, limit, n;
 
-	rep->jobs = calloc(1, sizeof(*rep->jobs));
-	if (!rep->jobs) {
-		serve_error(rep, -ENOMEM, "out of memory");
+	if (reply_job(rep, &jd->job))
 		return;
-	}
-	rep->jobs[0] = jd->job;
-	rep->njobs = 1;
-	rep->job_key = jd->job.key;
 	if (!req->after && fill_children(jd, jd->job.key, rep, &bytes,
 					 "ioacct lists it, root reads each node's store with --db"))
 		return;
-	limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_series_row_size();
-	if (limit > IOACCT_JOB_PAGE_SERIES)
-		limit = IOACCT_JOB_PAGE_SERIES;
-	if (limit == 0)
-		limit = 1;
+	limit = series_limit(bytes);
 	/* The series is in order: the page starts after the cursor. */
 	if (req->after)
 		while (first < jd->nseries && !sample_before(&after, &jd->series[first]))
@@ -193,23 +207,13 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
 		serve_error(rep, -EPERM, "%s belongs to another user (private_data = yes)", name);
 		return;
 	}
-	rep->jobs = calloc(1, sizeof(*rep->jobs));
-	if (!rep->jobs) {
-		serve_error(rep, -ENOMEM, "out of memory");
+	if (reply_job(rep, &job))
 		return;
-	}
-	rep->jobs[0] = job;
-	rep->njobs = 1;
-	rep->job_key = job.key;
 	if (!req->after && serve_children(st, &job, rep, &bytes))
 		return;
 
 	/* The rest of the page's bytes for the series; one more row says whether there is more. */
-	limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_series_row_size();
-	if (limit > IOACCT_JOB_PAGE_SERIES)
-		limit = IOACCT_JOB_PAGE_SERIES;
-	if (limit == 0)
-		limit = 1;
+	limit = series_limit(bytes);
 	ret = ioacct_store_job_series_page(st, job.key, req->after ? &after : NULL, limit + 1,
 					   &series, &nseries);
 	if (ret) {

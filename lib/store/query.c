@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -994,10 +995,15 @@ static void job_id_text(const struct ioacct_qrow *r, bool raw, char *buf, size_t
 			 ioacct_step_name(r->step->step_id, step, sizeof(step)));
 }
 
-static uint64_t meta_ns(const struct ioacct_qrow *r)
+/* READTIME, WRITETIME or METATIME (every operation that moves no data) of a row, in ns. */
+static uint64_t row_time_ns(const struct ioacct_qrow *r, enum ioacct_qfield f)
 {
 	uint64_t ns = 0;
 
+	if (f == IOACCT_QF_READTIME)
+		return r->op[IOACCT_OP_READ].ns;
+	if (f == IOACCT_QF_WRITETIME)
+		return r->op[IOACCT_OP_WRITE].ns;
 	for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++)
 		if (!ioacct_op_is_data(op))
 			ns += r->op[op].ns;
@@ -1009,12 +1015,53 @@ static uint64_t meta_ns(const struct ioacct_qrow *r)
 static const unsigned int calls_op[IOACCT_QF_COUNT] = { IOACCT_OPS(OP) };
 #undef OP
 
+/* Field of an operation's bytes -> that operation + 1; 0 for other fields. */
+static const unsigned int bytes_op[IOACCT_QF_COUNT] = {
+	[IOACCT_QF_READBYTES] = IOACCT_OP_READ + 1,
+	[IOACCT_QF_WRITEBYTES] = IOACCT_OP_WRITE + 1,
+	[IOACCT_QF_MMAPREADBYTES] = IOACCT_OP_MMAP_FAULT + 1,
+	[IOACCT_QF_CACHEMISSBYTES] = IOACCT_OP_CACHE_FILL + 1,
+	[IOACCT_QF_READAHEADBYTES] = IOACCT_OP_READAHEAD + 1,
+};
+
+/* Field of a text of the job -> its offset in struct ioacct_job + 1; 0 for other fields. */
+#define JOB_TEXT(F, member) [IOACCT_QF_##F] = offsetof(struct ioacct_job, member) + 1
+static const size_t job_text[IOACCT_QF_COUNT] = {
+	JOB_TEXT(CLUSTER, cluster), JOB_TEXT(JOBNAME, name),   JOB_TEXT(USER, user),
+	JOB_TEXT(NODE, node),       JOB_TEXT(NODELIST, node),  JOB_TEXT(SOURCE, source),
+	JOB_TEXT(WORKDIR, workdir),
+};
+#undef JOB_TEXT
+
+/* The page-cache hit ratio of a row; empty without the cache view (no misses counted). */
+static bool put_hit_ratio(char *buf, size_t len, const struct ioacct_qrow *r)
+{
+	double h = ioacct_hit_ratio(r->op[IOACCT_OP_READ].bytes + r->op[IOACCT_OP_MMAP_FAULT].bytes,
+				    r->op[IOACCT_OP_CACHE_FILL].bytes);
+
+	if (!ioacct_probe_has_view(r->job->probe_mode, "cache"))
+		h = -1; /* no misses counted: no ratio */
+
+	return h < 0 ? put(buf, len, false, "%s", "") : put(buf, len, false, "%.4f", h);
+}
+
+/* ERRORS (every failed call), REALERRORS or NOTFOUND of a row, over its operations. */
+static uint64_t row_errors(const struct ioacct_qrow *r, enum ioacct_qfield f)
+{
+	uint64_t errors = 0;
+
+	for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++)
+		errors += f == IOACCT_QF_ERRORS ? r->op[op].errors :
+			  f == IOACCT_QF_REALERRORS ? ioacct_counters_real_errors(&r->op[op]) :
+			  r->op[op].errclass[IOACCT_ERR_NOTFOUND];
+	return errors;
+}
+
 bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsigned int units,
 			int64_t now_ns, char *buf, size_t len)
 {
 	const struct ioacct_job *j = r->job;
 	char step[16];
-	uint64_t errors = 0;
 
 	buf[0] = '\0';
 	if ((unsigned int)f >= IOACCT_QF_COUNT)
@@ -1023,28 +1070,19 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 		return true;
 	if (calls_op[f])
 		return put(buf, len, false, "%" PRIu64, r->op[calls_op[f] - 1].calls);
+	if (bytes_op[f])
+		return put_u64_bytes(buf, len, r->op[bytes_op[f] - 1].bytes, units);
+	if (job_text[f])
+		return put(buf, len, false, "%s", (const char *)j + job_text[f] - 1);
 	switch (f) {
 	case IOACCT_QF_JOBID:
 	case IOACCT_QF_JOBIDRAW:
 		job_id_text(r, f == IOACCT_QF_JOBIDRAW, buf, len);
 		return false;
-	case IOACCT_QF_CLUSTER:
-		return put(buf, len, false, "%s", j->cluster);
-	case IOACCT_QF_JOBNAME:
-		return put(buf, len, false, "%s", j->name);
-	case IOACCT_QF_USER:
-		return put(buf, len, false, "%s", j->user);
 	case IOACCT_QF_UID:
 		return put(buf, len, false, "%" PRIu32, j->uid);
 	case IOACCT_QF_GID:
 		return put(buf, len, false, "%" PRIu32, j->gid);
-	case IOACCT_QF_NODE:
-	case IOACCT_QF_NODELIST:
-		return put(buf, len, false, "%s", j->node);
-	case IOACCT_QF_SOURCE:
-		return put(buf, len, false, "%s", j->source);
-	case IOACCT_QF_WORKDIR:
-		return put(buf, len, false, "%s", j->workdir);
 	case IOACCT_QF_START:
 		return put_time(buf, len, row_start(r));
 	case IOACCT_QF_END:
@@ -1073,28 +1111,14 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 		if (!r->per_mount || !r->mount)
 			return true;
 		return put(buf, len, false, "%s", r->mount->source);
-	case IOACCT_QF_READBYTES:
-		return put_u64_bytes(buf, len, r->op[IOACCT_OP_READ].bytes, units);
-	case IOACCT_QF_WRITEBYTES:
-		return put_u64_bytes(buf, len, r->op[IOACCT_OP_WRITE].bytes, units);
 	case IOACCT_QF_ERRORS:
-		for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++)
-			errors += r->op[op].errors;
-		return put(buf, len, false, "%" PRIu64, errors);
 	case IOACCT_QF_REALERRORS:
-		for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++)
-			errors += ioacct_counters_real_errors(&r->op[op]);
-		return put(buf, len, false, "%" PRIu64, errors);
 	case IOACCT_QF_NOTFOUND:
-		for (unsigned int op = 0; op < IOACCT_OP_COUNT; op++)
-			errors += r->op[op].errclass[IOACCT_ERR_NOTFOUND];
-		return put(buf, len, false, "%" PRIu64, errors);
+		return put(buf, len, false, "%" PRIu64, row_errors(r, f));
 	case IOACCT_QF_READTIME:
-		return put(buf, len, false, "%.6f", (double)r->op[IOACCT_OP_READ].ns / 1e9);
 	case IOACCT_QF_WRITETIME:
-		return put(buf, len, false, "%.6f", (double)r->op[IOACCT_OP_WRITE].ns / 1e9);
 	case IOACCT_QF_METATIME:
-		return put(buf, len, false, "%.6f", (double)meta_ns(r) / 1e9);
+		return put(buf, len, false, "%.6f", (double)row_time_ns(r, f) / 1e9);
 	case IOACCT_QF_AVEREADBW:
 		return put_rate(buf, len, r->op[IOACCT_OP_READ].bytes, row_elapsed(r, now_ns), true,
 				units);
@@ -1126,21 +1150,8 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 
 		return put(buf, len, false, "%s", v ? v : "");
 	}
-	case IOACCT_QF_MMAPREADBYTES:
-		return put_u64_bytes(buf, len, r->op[IOACCT_OP_MMAP_FAULT].bytes, units);
-	case IOACCT_QF_CACHEMISSBYTES:
-		return put_u64_bytes(buf, len, r->op[IOACCT_OP_CACHE_FILL].bytes, units);
-	case IOACCT_QF_READAHEADBYTES:
-		return put_u64_bytes(buf, len, r->op[IOACCT_OP_READAHEAD].bytes, units);
-	case IOACCT_QF_HITRATIO: {
-		double h = ioacct_hit_ratio(r->op[IOACCT_OP_READ].bytes + r->op[IOACCT_OP_MMAP_FAULT].bytes,
-					    r->op[IOACCT_OP_CACHE_FILL].bytes);
-
-		if (!ioacct_probe_has_view(j->probe_mode, "cache"))
-			h = -1; /* no misses counted: no ratio */
-
-		return h < 0 ? put(buf, len, false, "%s", "") : put(buf, len, false, "%.4f", h);
-	}
+	case IOACCT_QF_HITRATIO:
+		return put_hit_ratio(buf, len, r);
 	case IOACCT_QF_BINWIDTH:
 		return put(buf, len, false, "%g", (double)j->bin_width_ns / 1e9);
 	default:

@@ -43,11 +43,12 @@ static int load_job(struct ioacct_store *st, int64_t key, bool want_peaks,
 
 /* ---- the store, directly ---- */
 
+/* Each job selected, loaded and handed to fn (ioacct_query_fetch_store, store_select). */
 struct store_ctx {
 	bool peaks;
 	ioacct_query_fetch_fn fn;
 	void *arg;
-	bool fn_failed;
+	bool fn_failed;               /* fn failed, not the store: its message stands */
 };
 
 static int store_job(struct ioacct_store *st, const struct ioacct_job *job, void *arg)
@@ -212,38 +213,15 @@ static int page_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *
 }
 
 /* ioacct_query_select_fn over a store file. */
-struct store_src {
-	struct ioacct_store *st;
-	bool peaks;
-	ioacct_query_fetch_fn fn;
-	void *arg;
-};
-
-static int store_src_job(struct ioacct_store *st, const struct ioacct_job *job, void *arg)
-{
-	struct store_src *s = arg;
-	struct ioacct_jobdata *jd;
-	struct ioacct_qpeak *peaks;
-	size_t npeaks;
-	int ret;
-
-	ret = load_job(st, job->key, s->peaks, &jd, &peaks, &npeaks);
-	if (ret)
-		return ret;
-	ret = s->fn(jd, peaks, npeaks, s->arg);
-	free(peaks);
-	ioacct_jobdata_free(jd);
-	return ret;
-}
-
 static int store_select(void *src, const struct ioacct_store_filter *f, bool peaks,
 			ioacct_query_fetch_fn fn, void *arg, char *err, size_t errlen)
 {
-	struct store_src s = { .st = src, .peaks = peaks, .fn = fn, .arg = arg };
-	int ret = ioacct_store_jobs_select(s.st, f, store_src_job, &s);
+	struct store_ctx c = { .peaks = peaks, .fn = fn, .arg = arg };
+	struct ioacct_store *st = src;
+	int ret = ioacct_store_jobs_select(st, f, store_job, &c);
 
 	if (ret < 0)
-		snprintf(err, errlen, "%s", ioacct_store_errmsg(s.st));
+		snprintf(err, errlen, "%s", ioacct_store_errmsg(st));
 	return ret;
 }
 

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cluster store's insides, shared by its files when built with libpq
+ * (programs use pgstore.h):
+ *   pgstore.c         the connection: open, migrate, close; errors; parameters
+ *   pgstore_export.c  a finished job written (daemon/export.c)
+ *   pgstore_query.c   pages of jobs selected, one job loaded
+ *   pgstore_merge.c   a job's nodes' rows made into one whole job
+ *   pgstore_report.c  the merged report of a job of several nodes
+ * Every function that fails leaves its message in pg->errmsg and returns -errno.
+ */
+#ifndef IOACCT_PGSTORE_DB_H
+#define IOACCT_PGSTORE_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <libpq-fe.h>
+
+#include "pgstore.h"
+#include "store.h"
+#include "util.h"
+
+struct ioacct_pgstore {
+	PGconn *conn;
+	char errmsg[1024];
+};
+
+/* ---- errors ---- */
+
+/* Leaves the message in pg->errmsg; returns err. */
+__attribute__((format(printf, 3, 4)))
+int pg_error(struct ioacct_pgstore *pg, int err, const char *fmt, ...);
+/*
+ * The error of a failed call: the connection's when it broke (-ECONNRESET),
+ * else the result's: -EINVAL when the data was refused, else -EIO.
+ */
+int pg_conn_error(struct ioacct_pgstore *pg, const PGresult *res, const char *what);
+
+/* ---- parameters and statements ---- */
+
+/*
+ * A name as a text parameter: PostgreSQL's text is UTF-8 (client_encoding
+ * is set so), and a byte that is not refuses the whole job. Valid names go
+ * as they are; others as a copy with U+FFFD for their invalid bytes, kept
+ * in *owned for the caller to free. NULL (errno ENOMEM) when out of memory.
+ */
+const char *pg_text_param(const char *s, char **owned);
+/*
+ * The exact bytes of a path that is not valid UTF-8, as bytea input
+ * (\x and hex digits, malloc'd); NULL when the path is valid UTF-8 (its
+ * text column is exact), or out of memory (*nomem).
+ */
+char *pg_raw_param(const char *s, bool *nomem);
+/* Runs SQL that returns nothing (or rows nobody reads). */
+int pg_exec(struct ioacct_pgstore *pg, const char *sql, const char *what);
+/* Ends an open transaction, if any, without a word: after an error, whose message stays. */
+void pg_rollback_quiet(struct ioacct_pgstore *pg);
+
+/* ---- SQL and COPY text ---- */
+
+/* A growing string; `failed` once out of memory, after which adding does nothing. */
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+__attribute__((format(printf, 2, 3)))
+void pg_buf_add(struct buf *b, const char *fmt, ...);
+
+/* ---- reading rows ---- */
+
+/* A node's row of a job, and where its children are in the page's results. */
+struct member {
+	int64_t key;             /* the job it belongs to */
+	int64_t id;
+	struct ioacct_job job;
+	uint32_t *mnt_from, *mnt_to; /* its mount ids -> the whole job's */
+	size_t nmnt;
+};
+
+/* A page's children, one result each, ordered by job. */
+struct children {
+	PGresult *res;
+	int64_t *job;            /* the job column, parsed */
+	int n;
+};
+
+static inline uint64_t val_u64(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? 0 : strtoull(PQgetvalue(res, row, col), NULL, 10);
+}
+
+static inline int64_t val_i64(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+static inline void val_str(const PGresult *res, int row, int col, char *dst, size_t len)
+{
+	ioacct_strlcpy(dst, PQgetisnull(res, row, col) ? "" : PQgetvalue(res, row, col), len);
+}
+
+
+/*
+ * The whole job of members m[0..n) (one page's rows of one job, from
+ * pgstore_query.c) with its children from the page's results: its jobdata,
+ * and its peaks when asked, handed to fn; fn's result, or -errno.
+ */
+int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
+		  const struct children *steps, const struct children *mounts,
+		  const struct children *totals, const struct children *series, bool peaks,
+		  bool keep_series, ioacct_pgstore_job_fn fn, void *arg);
+
+#endif /* IOACCT_PGSTORE_DB_H */

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cluster store on PostgreSQL, queries (see pgstore.h, pgstore_db.h):
+ * a page of jobs selected by a filter, their nodes' rows and children
+ * fetched in one query per table, each whole job made by pgstore_merge.c;
+ * one job loaded.
+ */
+#include "pgstore.h"
+
+#ifdef HAVE_LIBPQ
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgstore_db.h"
+
+#define JOB_SEL_COLS                                                                   \
+	"j.id, j.cluster, j.job_id, j.node, j.source, j.uid, j.gid, j.\"user\", j.name,"  \
+	" j.workdir, j.array_job_id, j.array_task_id, j.start_ns, j.end_ns, j.state,"      \
+	" j.exit_code, j.probe_mode, j.bin_width_ns, j.dropped_events, j.dropped_bytes"
+
+/*
+ * Per node (by_node), a job's row n (from 1, by node name) is keyed
+ * key * NODE_RANKS + n: as many nodes, and ids up to 2^63 / NODE_RANKS.
+ */
+#define NODE_RANKS (1 << 20)
+
+static void job_from_row(const PGresult *res, int row, struct ioacct_job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->key = val_i64(res, row, 1);
+	val_str(res, row, 2, j->cluster, sizeof(j->cluster));
+	j->job_id = val_u64(res, row, 3);
+	val_str(res, row, 4, j->node, sizeof(j->node));
+	val_str(res, row, 5, j->source, sizeof(j->source));
+	j->uid = (uint32_t)val_u64(res, row, 6);
+	j->gid = (uint32_t)val_u64(res, row, 7);
+	val_str(res, row, 8, j->user, sizeof(j->user));
+	val_str(res, row, 9, j->name, sizeof(j->name));
+	val_str(res, row, 10, j->workdir, sizeof(j->workdir));
+	j->has_array = !PQgetisnull(res, row, 11);
+	j->array_job_id = (uint32_t)val_u64(res, row, 11);
+	j->array_task_id = (uint32_t)val_u64(res, row, 12);
+	j->start_ns = val_i64(res, row, 13);
+	j->end_ns = val_i64(res, row, 14);
+	val_str(res, row, 15, j->state, sizeof(j->state));
+	j->exit_code = (int32_t)val_i64(res, row, 16);
+	val_str(res, row, 17, j->probe_mode, sizeof(j->probe_mode));
+	j->bin_width_ns = val_u64(res, row, 18);
+	j->dropped_events = val_u64(res, row, 19);
+	j->dropped_bytes = val_u64(res, row, 20);
+}
+
+static int child_query(struct ioacct_pgstore *pg, const char *sql, const char *ids,
+		       struct children *c, const char *what)
+{
+	const char *params[1] = { ids };
+
+	c->res = PQexecParams(pg->conn, sql, 1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(c->res) != PGRES_TUPLES_OK)
+		return pg_conn_error(pg, c->res, what);
+	c->n = PQntuples(c->res);
+	c->job = calloc(c->n ? (size_t)c->n : 1, sizeof(*c->job));
+	if (!c->job)
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	for (int i = 0; i < c->n; i++)
+		c->job[i] = val_i64(c->res, i, 0);
+	return 0;
+}
+
+static void children_free(struct children *c)
+{
+	PQclear(c->res);
+	free(c->job);
+}
+
+/* The WHERE of the jobs selected: numbers inline, cluster names escaped. */
+static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, struct buf *b)
+{
+	pg_buf_add(b, " WHERE true");
+	if (f->njob_ids) {
+		pg_buf_add(b, " AND j.job_id IN (");
+		for (size_t i = 0; i < f->njob_ids; i++)
+			pg_buf_add(b, "%s%" PRIu64, i ? "," : "", f->job_ids[i]);
+		pg_buf_add(b, ")");
+	}
+	if (f->nuids) {
+		pg_buf_add(b, " AND j.uid IN (");
+		for (size_t i = 0; i < f->nuids; i++)
+			pg_buf_add(b, "%s%" PRIu32, i ? "," : "", f->uids[i]);
+		pg_buf_add(b, ")");
+	}
+	if (f->nclusters) {
+		pg_buf_add(b, " AND j.cluster IN (");
+		for (size_t i = 0; i < f->nclusters; i++) {
+			char *owned, *lit = NULL;
+			const char *name = pg_text_param(f->clusters[i], &owned);
+
+			if (name)
+				lit = PQescapeLiteral(pg->conn, name, strlen(name));
+			free(owned);
+			if (!lit)
+				return pg_conn_error(pg, NULL, "quote a cluster name");
+			pg_buf_add(b, "%s%s", i ? "," : "", lit);
+			PQfreemem(lit);
+		}
+		pg_buf_add(b, ")");
+	}
+	if (f->start_ns)
+		pg_buf_add(b, " AND j.start_ns >= %" PRId64 " - (SELECT"
+			   " coalesce(max(end_ns - start_ns), 0) FROM jobs) AND coalesce(j.end_ns, 9223372036854775807) >= %" PRId64,
+			   f->start_ns, f->start_ns);
+	if (f->end_ns)
+		pg_buf_add(b, " AND j.start_ns <= %" PRId64, f->end_ns);
+	return b->failed ? pg_error(pg, -ENOMEM, "cluster store: out of memory") : 0;
+}
+
+/* The page's jobs (keys), then each with its nodes' rows, in key order. */
+static int page_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, struct buf *b)
+{
+	int ret;
+
+	pg_buf_add(b, "WITH sel AS (SELECT " JOB_SEL_COLS " FROM jobs j");
+	ret = where_sql(pg, f, b);
+	if (ret)
+		return ret;
+	/*
+	 * Per node, a job's rows come together, by node: each is keyed by its
+	 * job's key and its rank among the job's nodes, which pages go by.
+	 */
+	if (f->by_node)
+		pg_buf_add(b, "), g AS (SELECT id, min(id) OVER w * %d + row_number() OVER"
+			   " (w ORDER BY node, start_ns, id) AS key FROM sel"
+			   " WINDOW w AS (PARTITION BY cluster, job_id)),"
+			   " k AS (SELECT id, key FROM g WHERE key > %" PRId64
+			   " ORDER BY key LIMIT %zu)"
+			   " SELECT k.key, sel.* FROM k JOIN sel ON sel.id = k.id ORDER BY k.key",
+			   NODE_RANKS, f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
+	else
+		pg_buf_add(b, "), k AS (SELECT min(id) AS key, cluster, job_id FROM sel"
+			   " GROUP BY cluster, job_id HAVING min(id) > %" PRId64
+			   " ORDER BY 1 LIMIT %zu)"
+			   " SELECT k.key, sel.* FROM k JOIN sel USING (cluster, job_id)"
+			   " ORDER BY k.key, sel.node, sel.start_ns",
+			   f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
+	return b->failed ? pg_error(pg, -ENOMEM, "cluster store: out of memory") : 0;
+}
+
+/* The children of a page's members, one result per table. */
+struct page {
+	struct children steps, mounts, totals, series;
+};
+
+/*
+ * The children of the page's members m[0..nm) (`ids`, their ids as an
+ * array): steps, mounts, totals, and with_series their series, raw only
+ * for jobs of one node: PostgreSQL sums the others' (series_summed).
+ */
+static int page_children(struct ioacct_pgstore *pg, const struct member *m, size_t nm,
+			 const char *ids, bool with_series, struct page *pc)
+{
+	struct buf ids1 = { 0 };
+	int ret;
+
+	ret = child_query(pg, "SELECT job, step_id, start_ns, end_ns, state, exit_code FROM steps"
+			  " WHERE job = ANY($1::bigint[]) ORDER BY job, step_id", ids, &pc->steps,
+			  "select steps");
+	if (!ret)
+		ret = child_query(pg, "SELECT job, mnt_id, path, fstype, source FROM mounts"
+				  " WHERE job = ANY($1::bigint[]) ORDER BY job, mnt_id", ids,
+				  &pc->mounts, "select mounts");
+	if (!ret)
+		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, " IOACCT_STORE_COUNTER_COLS
+				  " FROM totals WHERE job = ANY($1::bigint[]) ORDER BY job", ids,
+				  &pc->totals, "select totals");
+	pg_buf_add(&ids1, "{");
+	for (size_t i = 0, k = 0; i < nm; i++)
+		if ((i == 0 || m[i - 1].key != m[i].key) && (i + 1 == nm || m[i + 1].key != m[i].key))
+			pg_buf_add(&ids1, "%s%" PRId64, k++ ? "," : "", m[i].id);
+	pg_buf_add(&ids1, "}");
+	if (!ret && ids1.failed)
+		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	if (!ret && with_series)
+		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, bin, "
+				  IOACCT_STORE_COUNTER_COLS " FROM series"
+				  " WHERE job = ANY($1::bigint[]) ORDER BY job", ids1.p, &pc->series,
+				  "select series");
+	free(ids1.p);
+	return ret;
+}
+
+static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, bool peaks,
+		       bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
+{
+	struct page pc = { 0 };
+	struct buf b = { 0 }, ids = { 0 };
+	struct member *m = NULL;
+	PGresult *res = NULL;
+	size_t nm = 0;
+	int ret;
+
+	if (!ioacct_pgstore_connected(pg))
+		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
+	ret = page_sql(pg, f, &b);
+	if (ret)
+		goto out;
+	res = PQexec(pg->conn, b.p);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		ret = pg_conn_error(pg, res, "select jobs");
+		goto out;
+	}
+	nm = (size_t)PQntuples(res);
+	m = calloc(nm ? nm : 1, sizeof(*m));
+	if (!m) {
+		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+		goto out;
+	}
+	pg_buf_add(&ids, "{");
+	for (size_t i = 0; i < nm; i++) {
+		m[i].key = val_i64(res, (int)i, 0);
+		m[i].id = val_i64(res, (int)i, 1);
+		job_from_row(res, (int)i, &m[i].job);
+		m[i].job.key = m[i].id;
+		pg_buf_add(&ids, "%s%" PRId64, i ? "," : "", m[i].id);
+	}
+	pg_buf_add(&ids, "}");
+	if (ids.failed) {
+		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+		goto out;
+	}
+	if (!nm)
+		goto out;
+	ret = page_children(pg, m, nm, ids.p, peaks || keep_series, &pc);
+	for (size_t i = 0; !ret && i < nm;) {
+		size_t j = i + 1;
+
+		while (j < nm && m[j].key == m[i].key)
+			j++;
+		ret = pg_group_emit(pg, m + i, j - i, &pc.steps, &pc.mounts, &pc.totals, &pc.series,
+				    peaks, keep_series, fn, arg);
+		i = j;
+	}
+out:
+	for (size_t i = 0; i < nm; i++) {
+		free(m[i].mnt_from);
+		free(m[i].mnt_to);
+	}
+	free(m);
+	PQclear(res);
+	children_free(&pc.steps);
+	children_free(&pc.mounts);
+	children_free(&pc.totals);
+	children_free(&pc.series);
+	free(b.p);
+	free(ids.p);
+	return ret;
+}
+
+int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
+			       bool peaks, ioacct_pgstore_job_fn fn, void *arg)
+{
+	return select_jobs(pg, f, peaks, false, fn, arg);
+}
+
+/* Keeps a copy of the job with the highest key (the newest cluster's, with -M none). */
+static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *peaks,
+		       size_t npeaks, void *arg)
+{
+	struct ioacct_jobdata **out = arg, *c;
+
+	(void)peaks;
+	(void)npeaks;
+	if (*out && (*out)->job.key > jd->job.key)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = *jd;
+	c->steps = malloc((jd->nsteps ? jd->nsteps : 1) * sizeof(*c->steps));
+	c->mounts = malloc((jd->nmounts ? jd->nmounts : 1) * sizeof(*c->mounts));
+	c->totals = malloc((jd->ntotals ? jd->ntotals : 1) * sizeof(*c->totals));
+	c->series = malloc((jd->nseries ? jd->nseries : 1) * sizeof(*c->series));
+	c->nodes = malloc((jd->nnodes ? jd->nnodes : 1) * sizeof(*c->nodes));
+	if (!c->steps || !c->mounts || !c->totals || !c->series || !c->nodes) {
+		ioacct_jobdata_free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->steps, jd->steps, jd->nsteps * sizeof(*c->steps));
+	memcpy(c->mounts, jd->mounts, jd->nmounts * sizeof(*c->mounts));
+	memcpy(c->totals, jd->totals, jd->ntotals * sizeof(*c->totals));
+	memcpy(c->series, jd->series, jd->nseries * sizeof(*c->series));
+	memcpy(c->nodes, jd->nodes, jd->nnodes * sizeof(*c->nodes));
+	ioacct_jobdata_free(*out);
+	*out = c;
+	return 0;
+}
+
+int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    struct ioacct_jobdata **out)
+{
+	const char *clusters[1] = { cluster };
+	struct ioacct_store_filter f = {
+		.job_ids = &job_id,
+		.njob_ids = 1,
+		.clusters = clusters,
+		.nclusters = cluster && *cluster ? 1 : 0,
+	};
+	int ret;
+
+	*out = NULL;
+	ret = select_jobs(pg, &f, false, true, keep_newest, out);
+	if (ret == -ENOMEM)
+		pg_error(pg, ret, "cluster store: out of memory");
+	if (ret) {
+		ioacct_jobdata_free(*out);
+		*out = NULL;
+		return ret;
+	}
+	return *out ? 0 : -ENOENT;
+}
+
+#endif /* HAVE_LIBPQ */
