@@ -413,6 +413,20 @@ static bool has_dotdot(const char *path)
 	return false;
 }
 
+/* value into a string key's field of k->size bytes, or why it does not fit. */
+static int copy_value(const struct key *k, char *dst, const char *value, char *err, size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+
+	if (strlen(value) >= k->size) {
+		set_err(err, errlen, "%s: %s is too long (at most %zu bytes)", k->name,
+			quote(value, q, sizeof(q)), k->size - 1);
+		return -EINVAL;
+	}
+	ioacct_strlcpy(dst, value, k->size);
+	return 0;
+}
+
 static int set_path(const struct key *k, char *dst, const char *value, char *err, size_t errlen)
 {
 	const size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
@@ -429,13 +443,7 @@ static int set_path(const struct key *k, char *dst, const char *value, char *err
 			k->name, quote(value, q, sizeof(q)), sun_max);
 		return -EINVAL;
 	}
-	if (strlen(value) >= k->size) {
-		set_err(err, errlen, "%s: %s is too long (at most %zu bytes)", k->name,
-			quote(value, q, sizeof(q)), k->size - 1);
-		return -EINVAL;
-	}
-	ioacct_strlcpy(dst, value, k->size);
-	return 0;
+	return copy_value(k, dst, value, err, errlen);
 }
 
 static int set_seconds(const struct key *k, void *field, const char *value, char *err,
@@ -659,13 +667,7 @@ static int set_cgroup_path(const struct key *k, char *dst, const char *value, ch
 			quote(value, q, sizeof(q)));
 		return -EINVAL;
 	}
-	if (strlen(value) >= k->size) {
-		set_err(err, errlen, "%s: %s is too long (at most %zu bytes)", k->name,
-			quote(value, q, sizeof(q)), k->size - 1);
-		return -EINVAL;
-	}
-	ioacct_strlcpy(dst, value, k->size);
-	return 0;
+	return copy_value(k, dst, value, err, errlen);
 }
 
 static int set_keyword(const struct key *k, int *field, const char *value, char *err,

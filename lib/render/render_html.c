@@ -915,11 +915,9 @@ static void mounts_tables(FILE *f, const struct ioacct_report *r)
 	      f);
 	th_row(f, cols, ARRAY_SIZE(cols), 3);
 	fputs("<tbody>", f);
-	for (size_t i = 0; i <= r->nmounts; i++) {
-		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
+	for (size_t i = 0; r_mount_row(r, i); i++) {
+		const struct ioacct_report_mount *m = r_mount_row(r, i);
 
-		if (i == r->nmounts && r->nmounts < 2)
-			break;
 		fputs("<tr>", f);
 		td_text(f, i < r->nmounts ? m->path : "all mounts");
 		td_text(f, i < r->nmounts ? m->fstype : "");
@@ -932,11 +930,9 @@ static void mounts_tables(FILE *f, const struct ioacct_report *r)
 		r->nbins, r->nbins == 1 ? "" : "s", r_secs(r->bin_width_ns, 3, t, sizeof(t)));
 	th_row(f, rcols, ARRAY_SIZE(rcols), 2);
 	fputs("<tbody>", f);
-	for (size_t i = 0; i <= r->nmounts; i++) {
-		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
+	for (size_t i = 0; r_mount_row(r, i); i++) {
+		const struct ioacct_report_mount *m = r_mount_row(r, i);
 
-		if (i == r->nmounts && r->nmounts < 2)
-			break;
 		for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
 			const struct ioacct_report_dir *x = &m->dir[d];
 
@@ -1046,13 +1042,11 @@ static void time_section(FILE *f, const struct ioacct_report *r)
 	      f);
 	th_row(f, cols, ARRAY_SIZE(cols), 1);
 	fputs("<tbody>", f);
-	for (size_t i = 0; i <= r->nmounts; i++) {
-		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
+	for (size_t i = 0; r_mount_row(r, i); i++) {
+		const struct ioacct_report_mount *m = r_mount_row(r, i);
 		uint64_t v[3] = { m->op[IOACCT_OP_READ].ns, m->op[IOACCT_OP_WRITE].ns, m->meta_ns };
 		double all = (double)(v[0] + v[1] + v[2]);
 
-		if (i == r->nmounts && r->nmounts < 2)
-			break;
 		if (all == 0)
 			all = 1;
 		fputs("<tr>", f);

@@ -67,6 +67,18 @@ enum r_cell_keep { R_CELL_CALLS, R_CELL_ERRORS };
 bool r_next_op(const struct ioacct_report *r, struct r_cell *it, enum r_cell_keep keep);
 bool r_next_dir(const struct ioacct_report *r, struct r_cell *it);
 
+/*
+ * The rows of a per-mount table: the mounts in report order, then the "all
+ * mounts" row when there are two or more; NULL after the last.
+ */
+static inline const struct ioacct_report_mount *r_mount_row(const struct ioacct_report *r,
+							    size_t i)
+{
+	if (i < r->nmounts)
+		return &r->mounts[i];
+	return i == r->nmounts && r->nmounts >= 2 ? &r->all : NULL;
+}
+
 /* Flushes and reports a write error: 0 or -errno. */
 int r_finish(FILE *f);
 

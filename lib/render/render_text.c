@@ -237,11 +237,9 @@ static void mounts_table(FILE *f, const struct ioacct_report *r, const struct co
 	fprintf(f, "%-*s %-10s %-7s %14s %14s %10s %10s %10s %8s %8s %12s\n", w->mount, "MOUNT",
 		"FSTYPE", "KIND", "BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES", "META_OPS", "ERRORS",
 		"NOTFOUND", "IO_TIME_S");
-	for (size_t i = 0; i <= r->nmounts; i++) {
-		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
+	for (size_t i = 0; r_mount_row(r, i); i++) {
+		const struct ioacct_report_mount *m = r_mount_row(r, i);
 
-		if (i == r->nmounts && r->nmounts < 2)
-			break;
 		r_text_pad(f, w->mount, m->path);
 		fputc(' ', f);
 		r_text_pad(f, 10, i < r->nmounts ? m->fstype : "-");
@@ -268,11 +266,9 @@ static void rates_table(FILE *f, const struct ioacct_report *r, const struct col
 	fprintf(f, "%-*s %-5s %12s %12s %12s %10s %10s %10s %10s\n", w->mount, "MOUNT", "DIR",
 		"MIB/S_MIN", "MIB/S_MAX", "MIB/S_MEAN", "PEAK_AT_S", "IOPS_MIN", "IOPS_MAX",
 		"IOPS_MEAN");
-	for (size_t i = 0; i <= r->nmounts; i++) {
-		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
+	for (size_t i = 0; r_mount_row(r, i); i++) {
+		const struct ioacct_report_mount *m = r_mount_row(r, i);
 
-		if (i == r->nmounts && r->nmounts < 2)
-			break;
 		for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
 			const struct ioacct_report_dir *x = &m->dir[d];
 
@@ -298,13 +294,11 @@ static void time_split(FILE *f, const struct ioacct_report *r, const struct cols
 	fprintf(f, "\n## Time in I/O calls (seconds; metadata: every call but reads and writes)\n");
 	fprintf(f, "%-*s %12s %12s %12s %7s %7s %7s\n", w->mount, "MOUNT", "READ_S", "WRITE_S",
 		"META_S", "READ%", "WRITE%", "META%");
-	for (size_t i = 0; i <= r->nmounts; i++) {
-		const struct ioacct_report_mount *m = i < r->nmounts ? &r->mounts[i] : &r->all;
+	for (size_t i = 0; r_mount_row(r, i); i++) {
+		const struct ioacct_report_mount *m = r_mount_row(r, i);
 		uint64_t rd = m->op[IOACCT_OP_READ].ns, wr = m->op[IOACCT_OP_WRITE].ns;
 		double all = (double)(rd + wr + m->meta_ns);
 
-		if (i == r->nmounts && r->nmounts < 2)
-			break;
 		if (all == 0)
 			all = 1;
 		r_text_pad(f, w->mount, m->path);
