@@ -29,7 +29,7 @@
  *           a mount's calls, meta ops or time; what calls and bytes mean is
  *           the row's help
  *   darshan the Darshan POSIX counter of its successful calls
- *           (IOACCT_DARSHAN_POSIX_<darshan> in lib/darshan.h), NONE if none
+ *           (IOACCT_DARSHAN_POSIX_<darshan> in lib/core/darshan_counters.h), NONE if none
  *   report  how reports name the count of its successful calls: POSIX_<darshan>,
  *           Darshan's name, compared with Darshan's logs by ioreport --compare;
  *           or IOACCT_<NAME>S, ioacct's own
