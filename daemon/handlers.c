@@ -149,7 +149,7 @@ static bool report_spec(const struct ioacct_config *cfg, const struct ioacct_job
 	struct ioacct_report_vars v = {
 		.job_id = job->job_id, .has_array = job->has_array, .array_job_id = job->array_job_id,
 		.array_task_id = job->array_task_id, .user = job->user, .job_name = job->name,
-		.workdir = job->workdir, .node = job->node,
+		.workdir = job->workdir, .node = job->node, .restart = job->restart,
 	};
 	char err[512];
 
@@ -208,6 +208,7 @@ static int empty_part(struct ioacct_registry *r, const char *cluster,
 	ioacct_strlcpy(job.source, "slurm", sizeof(job.source));
 	job.uid = req->uid;
 	job.gid = req->gid;
+	job.restart = req->restart;
 	ioacct_strlcpy(job.user, req->user, sizeof(job.user));
 	ioacct_strlcpy(job.workdir, req->workdir, sizeof(job.workdir));
 	job.start_ns = ioacct_wall_ns();
@@ -683,8 +684,8 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		ioacct_reply_error(rep, -ENOMEM, "job: out of memory");
 		return;
 	}
-	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, !req->after, &jd, err,
-				 sizeof(err));
+	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run, !req->after, &jd,
+				 err, sizeof(err));
 	if (ret == -EINPROGRESS) {
 		ioacct_reply_error(rep, ret, "job %" PRIu64 " is being read from the cluster store: ask again",
 				   req->job_id);

@@ -34,6 +34,7 @@ struct slot {
 	enum slot_state state;
 	char cluster[IOACCT_NAME_MAX];
 	uint64_t job_id;
+	uint32_t run;                 /* restart count + 1; 0: the last run */
 	struct ioacct_jobdata *jd;
 	uint64_t done_ms;             /* monotonic, when it left LOADING */
 	uint64_t used_ms;             /* monotonic, last asked for */
@@ -70,6 +71,7 @@ static void *load_main(void *arg)
 	struct ioacct_jobdata *jd = NULL;
 	char cluster[IOACCT_NAME_MAX], err[1024] = "";
 	uint64_t job_id = 0;
+	uint32_t run = 0;
 	int ret = 0;
 
 	pthread_mutex_lock(&jl->lock);
@@ -79,6 +81,7 @@ static void *load_main(void *arg)
 	if (s) {
 		ioacct_strlcpy(cluster, s->cluster, sizeof(cluster));
 		job_id = s->job_id;
+		run = s->run;
 	}
 	pthread_mutex_unlock(&jl->lock);
 	if (!s)
@@ -96,7 +99,7 @@ static void *load_main(void *arg)
 	if (!ret) {
 		uint64_t t0 = now_ms();
 
-		ret = ioacct_pgstore_job_load(jl->pg, cluster, job_id, &jd);
+		ret = ioacct_pgstore_job_load(jl->pg, cluster, job_id, run, &jd);
 		if (ret && ret != -ENOENT)
 			snprintf(err, sizeof(err), "%s%s%s",
 				 ioacct_pgstore_connected(jl->pg) ? "" : "cluster store (cluster_db) unavailable: ",
@@ -171,14 +174,15 @@ static void schedule(struct ioacct_jobload *jl)
 	jl->busy = true;
 }
 
-static bool same_job(const struct slot *s, const char *cluster, uint64_t job_id)
+static bool same_job(const struct slot *s, const char *cluster, uint64_t job_id, uint32_t run)
 {
-	return s->state != SLOT_FREE && s->job_id == job_id &&
+	return s->state != SLOT_FREE && s->job_id == job_id && s->run == run &&
 	       strcmp(s->cluster, cluster ? cluster : "") == 0;
 }
 
-int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t job_id, bool fresh,
-		       const struct ioacct_jobdata **jd, char *err, size_t errlen)
+int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t job_id,
+		       uint32_t run, bool fresh, const struct ioacct_jobdata **jd, char *err,
+		       size_t errlen)
 {
 	uint64_t now = now_ms();
 	struct slot *s = NULL, *victim = NULL;
@@ -193,7 +197,7 @@ int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t 
 		/* Copies nobody asked for in a while go. */
 		if (c->state == SLOT_READY && now - c->used_ms > KEEP_MS)
 			slot_clear(c);
-		if (same_job(c, cluster, job_id))
+		if (same_job(c, cluster, job_id, run))
 			s = c;
 	}
 	/* A first page gets a copy read for it: a copy another client began with is read again. */
@@ -223,6 +227,7 @@ int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t 
 		s = victim;
 		ioacct_strlcpy(s->cluster, cluster ? cluster : "", sizeof(s->cluster));
 		s->job_id = job_id;
+		s->run = run;
 		s->state = SLOT_QUEUED;
 		s->used_ms = now;
 		schedule(jl);

@@ -25,15 +25,17 @@ struct ioacct_jobload *ioacct_jobload_new(const char *conninfo);
 void ioacct_jobload_free(struct ioacct_jobload *jl);
 
 /*
- * Job job_id of cluster (NULL or "": the newest cluster's) whole, as
- * ioacct_pgstore_job_load() gives it. `fresh` (a client's first page): only
+ * Job job_id of cluster (NULL or "": the newest cluster's) whole, of run
+ * `run` (restart count + 1; 0: the last), as ioacct_pgstore_job_load()
+ * gives it. `fresh` (a client's first page): only
  * a copy no first page was served from yet will do, else it is read again;
  * else (the next pages) any kept copy serves. 0 with *jd (the loader's, valid until the next call), -EINPROGRESS
  * while it is being read (ask again), -ENOENT when the cluster store does not
  * have it, another -errno with err filled when reading it failed (said once:
  * the next call reads it again).
  */
-int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t job_id, bool fresh,
-		       const struct ioacct_jobdata **jd, char *err, size_t errlen);
+int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t job_id,
+		       uint32_t run, bool fresh, const struct ioacct_jobdata **jd, char *err,
+		       size_t errlen);
 
 #endif /* IOACCT_JOBLOAD_H */

@@ -529,6 +529,7 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 	j->job.has_array = req->has_array != 0;
 	j->job.array_job_id = req->array_job_id;
 	j->job.array_task_id = req->array_task_id;
+	j->job.restart = req->restart;
 	j->start_mono_ns = ioacct_mono_ns();
 	j->job.start_ns = ioacct_wall_ns();
 	snprintf(j->job.state, sizeof(j->job.state), "RUNNING");

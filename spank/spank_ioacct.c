@@ -294,6 +294,9 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		r->array_task_id = array_task;
 	}
 	env_or(sp, "SLURM_CLUSTER_NAME", r->cluster, sizeof(r->cluster), "");
+	/* A requeued job's run: Slurm sets it from the first restart on. */
+	env_or(sp, "SLURM_RESTART_COUNT", line, sizeof(line), "0");
+	r->restart = (uint32_t)strtoul(line, NULL, 10);
 	env_or(sp, "SLURM_JOB_USER", r->user, sizeof(r->user), "");
 	/* slurmstepd does not always export it: the report's user: line wants it. */
 	if (!r->user[0])
@@ -515,7 +518,7 @@ static void write_reports(const struct ioacct_jobdata *jd)
 		.job_id = job->job_id, .has_array = job->has_array, .array_job_id = job->array_job_id,
 		.array_task_id = job->array_task_id, .user = job->user, .job_name = job->name,
 		.workdir = job->workdir[0] ? job->workdir : getenv("SLURM_JOB_WORK_DIR"),
-		.node = job->node,
+		.node = job->node, .restart = job->restart,
 	};
 	const char *nnodes = getenv("SLURM_JOB_NUM_NODES");
 	char pattern[PATH_MAX], expanded[PATH_MAX], err[512], line[LINE_MAX_BYTES];
@@ -581,6 +584,8 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	ioacct_strlcpy(req.u.fin.node_name, env ? env : "", sizeof(req.u.fin.node_name));
 	env = getenv("SLURM_JOB_WORK_DIR");
 	ioacct_strlcpy(req.u.fin.workdir, env ? env : "", sizeof(req.u.fin.workdir));
+	env = getenv("SLURM_RESTART_COUNT");
+	req.u.fin.restart = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
 	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
 	if (ret) {
 		slurm_error("ioacct: cannot finish job %s: %s", id, one_line(err, line));

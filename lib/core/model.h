@@ -60,6 +60,12 @@ struct ioacct_job {
 	uint64_t dropped_events;
 	uint64_t dropped_bytes;
 	/*
+	 * Slurm's restart count (SLURM_RESTART_COUNT): 0 for the first run, n
+	 * for the run after n requeues. A run is a job of its own in every
+	 * store; (cluster, job_id, restart) names it.
+	 */
+	uint32_t restart;
+	/*
 	 * Not stored: a job read whole from the cluster store has its nodes' bins
 	 * aligned on its earliest node's start, to the bin; this is the largest
 	 * rest, under one bin (ioacct_bin_shift). 0 for one node.

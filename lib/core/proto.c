@@ -137,6 +137,7 @@ static const struct field register_fields[] = {
 	REG(node_name, IOACCT_ATTR_NODE_NAME, 0),
 	REG(trace_max, IOACCT_ATTR_TRACE_MAX, 0),
 	REG(task_rank, IOACCT_ATTR_TASK_RANK, 0),
+	REG(restart, IOACCT_ATTR_RESTART, 0),
 };
 
 #define FIN(member, attr, flags) FIELD(struct ioacct_req_finish, member, attr, flags)
@@ -162,6 +163,7 @@ static const struct field finish_job_fields[] = {
 	FIN(user, IOACCT_ATTR_USER, 0),
 	FIN(node_name, IOACCT_ATTR_NODE_NAME, 0),
 	FIN(workdir, IOACCT_ATTR_WORKDIR, 0),
+	FIN(restart, IOACCT_ATTR_RESTART, 0),
 };
 
 #define QUERY(member, attr, flags) FIELD(struct ioacct_req_query, member, attr, flags)
@@ -189,6 +191,7 @@ static const struct field query_fields[] = {
 	SEL(peaks, IOACCT_ATTR_PEAKS, 0),
 	SEL(by_node, IOACCT_ATTR_BY_NODE, 0),
 	SEL(local, IOACCT_ATTR_LOCAL, 0),
+	SEL(duplicates, IOACCT_ATTR_DUPLICATES, 0),
 };
 
 /* The cursor reuses the sample's attributes: `more` says it is set. */
@@ -203,6 +206,7 @@ static const struct field job_fields[] = {
 	JOBREQ(after_op, IOACCT_ATTR_OP, 0),
 	JOBREQ(after_bin, IOACCT_ATTR_BIN, 0),
 	JOBREQ(local, IOACCT_ATTR_LOCAL, 0),
+	JOBREQ(run, IOACCT_ATTR_RUN, 0),
 };
 
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
@@ -278,6 +282,7 @@ static const struct field qjob_fields[] = {
 	QJOB(dropped_events, IOACCT_ATTR_DROPPED_EVENTS, 0),
 	QJOB(dropped_bytes, IOACCT_ATTR_DROPPED_BYTES, 0),
 	QJOB(skew_ns, IOACCT_ATTR_SKEW_NS, 0),
+	QJOB(restart, IOACCT_ATTR_RESTART, 0),
 };
 
 #define QSTEP(member, attr, flags) FIELD(struct ioacct_qstep_row, member, attr, flags)

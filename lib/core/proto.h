@@ -107,6 +107,8 @@ struct ioacct_req_register {
 	 */
 	uint64_t trace_max;
 	int32_t task_rank;
+	/* Slurm's restart count (SLURM_RESTART_COUNT): 0 for a job's first run. */
+	uint32_t restart;
 };
 
 struct ioacct_req_finish {
@@ -132,6 +134,8 @@ struct ioacct_req_finish {
 	char user[IOACCT_SHORT_MAX];
 	char node_name[IOACCT_NAME_MAX];
 	char workdir[PATH_MAX];
+	/* FINISH_JOB only: the run it ends (Slurm's restart count), for an empty part. */
+	uint32_t restart;
 };
 
 /* status, snapshot and live have only these. */
@@ -163,6 +167,11 @@ struct ioacct_req_select {
 	 */
 	uint32_t by_node;
 	uint32_t local;
+	/*
+	 * 1: every run of a requeued job (sacct -D); else a run is left out
+	 * when a later one of the same job is there.
+	 */
+	uint32_t duplicates;
 };
 
 /*
@@ -188,6 +197,8 @@ struct ioacct_req_job {
 	 * of it there (every node's rows summed); local: this node's store.
 	 */
 	uint32_t local;
+	/* By job id: the run with restart count run - 1; 0: the last run. */
+	uint32_t run;
 };
 
 struct ioacct_request {

@@ -107,6 +107,12 @@
 	X(REPORT_FORMATS, 80, report_formats, U32)                                      \
 	X(REPORT_NODES, 81, report_nodes, STRING)                                       \
 	X(REPORT_COPY_DIR, 82, report_copy_dir, STRING)                                 \
-	X(REPORT_MERGED, 83, report_merged, U32)
+	X(REPORT_MERGED, 83, report_merged, U32)                                        \
+	/* A requeued job's runs kept apart (issue 28): Slurm's restart */              \
+	/* count on register, finish and a job row; the run a job request */            \
+	/* asks for (restart + 1, 0: the last); every run of a query. */                \
+	X(RESTART, 84, restart, U32)                                                    \
+	X(RUN, 85, run, U32)                                                            \
+	X(DUPLICATES, 86, duplicates, U32)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

@@ -84,13 +84,18 @@ struct ioacct_report_vars {
 	const char *job_name;
 	const char *workdir;
 	const char *node;              /* this node's name, for %N */
+	uint32_t restart;              /* Slurm's restart count, for %r */
 };
 
 /*
  * Expands %j (job id), %A (array master job id, else the job id), %a (array
- * task id, else 4294967294 as Slurm prints), %u, %x, %w, %N (node) and %%.
- * A name (%u, %x) containing '/' is refused: it would reach another
- * directory. -EINVAL/-ENAMETOOLONG with err.
+ * task id, else 4294967294 as Slurm prints), %u, %x, %w, %N (node), %r (the
+ * run: Slurm's restart count, 0 for the first) and %%. A name (%u, %x)
+ * containing '/' is refused: it would reach another directory. A requeued
+ * job's later run (restart > 0) whose pattern has no %r gets ".rN" before
+ * the extension, so that it does not overwrite the report of an earlier
+ * run (a name without an extension ends in ".rN.": the empty extension
+ * ioacct_report_path_for() replaces). -EINVAL/-ENAMETOOLONG with err.
  */
 int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_vars *v, char *out,
 			      size_t len, char *err, size_t errlen);

@@ -27,9 +27,30 @@ static int append(char *out, size_t len, size_t *n, const char *s)
 	return 0;
 }
 
+/* A later run's ".rN" before the extension of the expanded path out[0..*n). */
+static int run_suffix(char *out, size_t len, size_t *n, uint32_t restart)
+{
+	char *slash = strrchr(out, '/'), *dot = strrchr(out, '.');
+	char sfx[24];
+	size_t l;
+
+	if (!dot || (slash && dot < slash)) {
+		snprintf(sfx, sizeof(sfx), ".r%u.", restart);
+		return append(out, len, n, sfx);
+	}
+	l = (size_t)snprintf(sfx, sizeof(sfx), ".r%u", restart);
+	if (*n + l >= len)
+		return -ENAMETOOLONG;
+	memmove(dot + l, dot, strlen(dot) + 1);
+	memcpy(dot, sfx, l);
+	*n += l;
+	return 0;
+}
+
 int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_vars *v, char *out,
 			      size_t len, char *err, size_t errlen)
 {
+	bool has_run = false;
 	size_t n = 0;
 	char num[32];
 
@@ -72,11 +93,15 @@ int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_va
 					return -EINVAL;
 				}
 				break;
+			case 'r':
+				snprintf(num, sizeof(num), "%u", v->restart);
+				has_run = true;
+				break;
 			case '%':
 				s = "%";
 				break;
 			default:
-				snprintf(err, errlen, "unknown %%%c in report pattern '%s' (%%j %%A %%a %%u %%x %%w %%N %%%%)",
+				snprintf(err, errlen, "unknown %%%c in report pattern '%s' (%%j %%A %%a %%u %%x %%w %%N %%r %%%%)",
 					 *p ? *p : ' ', pattern);
 				return -EINVAL;
 			}
@@ -85,6 +110,10 @@ int ioacct_report_path_expand(const char *pattern, const struct ioacct_report_va
 			snprintf(err, errlen, "report path from '%s' is too long", pattern);
 			return -ENAMETOOLONG;
 		}
+	}
+	if (v->restart && !has_run && run_suffix(out, len, &n, v->restart)) {
+		snprintf(err, errlen, "report path from '%s' is too long", pattern);
+		return -ENAMETOOLONG;
 	}
 	if (out[0] != '/') {
 		snprintf(err, errlen, "report path '%s' is not absolute", out);

@@ -30,6 +30,19 @@ static void job_name(char *buf, size_t len, const char *cluster, uint64_t job_id
 		snprintf(buf, len, "job %" PRIu64, job_id);
 }
 
+/* The same with the run asked (run: restart count + 1, 0 = the last): "run 1 of job 7". */
+static void run_name(char *buf, size_t len, const char *cluster, uint64_t job_id, int64_t key,
+		     uint32_t run)
+{
+	char job[IOACCT_SHORT_MAX + 64];
+
+	job_name(job, sizeof(job), cluster, job_id, key);
+	if (run && job_id && !key)
+		snprintf(buf, len, "run %u of %s", run - 1, job);
+	else
+		snprintf(buf, len, "%s", job);
+}
+
 /* ---- the daemon's side ---- */
 
 #define serve_error(...) ioacct_reply_error(__VA_ARGS__)
@@ -180,10 +193,10 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
 	struct ioacct_sample *series = NULL;
 	size_t bytes = 0, nseries = 0, limit;
 	struct ioacct_job job;
-	char name[IOACCT_SHORT_MAX + 64];
+	char name[IOACCT_SHORT_MAX + 96];
 	int ret;
 
-	job_name(name, sizeof(name), req->cluster, req->job_id, req->job_key);
+	run_name(name, sizeof(name), req->cluster, req->job_id, req->job_key, req->run);
 	if (!req->job_key && !req->job_id) {
 		serve_error(rep, -EINVAL, "job: neither a job id nor a store key given");
 		return;
@@ -191,8 +204,8 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
 	if (req->job_key)
 		ret = ioacct_store_job_get(st, req->job_key, &job);
 	else
-		ret = ioacct_store_job_find(st, req->cluster[0] ? req->cluster : NULL, req->job_id,
-					    &job);
+		ret = ioacct_store_job_find_run(st, req->cluster[0] ? req->cluster : NULL,
+						req->job_id, (int64_t)req->run - 1, &job);
 	if (ret == -ENOENT) {
 		serve_error(rep, ret, "no %s in ioacctd's store", name);
 		return;
@@ -333,8 +346,8 @@ static int take_series(const struct ioacct_reply *rep, struct ioacct_jobdata *jd
 #define LOAD_WAIT_MS 120000
 
 static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t job_id,
-			int64_t job_key, int timeout_ms, bool local, struct ioacct_jobdata **out,
-			char *err, size_t errlen)
+			int64_t job_key, int timeout_ms, bool local, uint32_t run,
+			struct ioacct_jobdata **out, char *err, size_t errlen)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_JOB };
 	struct ioacct_req_job *r = &req.u.job;
@@ -349,6 +362,7 @@ static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t j
 	r->job_id = job_id;
 	r->job_key = job_key;
 	r->local = local;
+	r->run = run;
 	if (cluster && ioacct_strlcpy(r->cluster, cluster, sizeof(r->cluster)))
 		return job_err(err, errlen, -ENAMETOOLONG, "cluster name too long: %s", cluster);
 	jd = calloc(1, sizeof(*jd));
@@ -415,18 +429,18 @@ int ioacct_job_fetch_daemon(const char *socket_path, const char *cluster, uint64
 			    int64_t job_key, int timeout_ms, struct ioacct_jobdata **out, char *err,
 			    size_t errlen)
 {
-	return fetch_daemon(socket_path, cluster, job_id, job_key, timeout_ms, false, out, err,
+	return fetch_daemon(socket_path, cluster, job_id, job_key, timeout_ms, false, 0, out, err,
 			    errlen);
 }
 
 /* ---- a store file ---- */
 
 static int load_store(const char *db_path, const char *cluster, uint64_t job_id, int64_t job_key,
-		      struct ioacct_jobdata **out, char *err, size_t errlen)
+		      uint32_t run, struct ioacct_jobdata **out, char *err, size_t errlen)
 {
 	struct ioacct_store *st;
 	struct ioacct_job job;
-	char name[IOACCT_SHORT_MAX + 64];
+	char name[IOACCT_SHORT_MAX + 96];
 	int ret;
 
 	st = ioacct_store_open(db_path, IOACCT_STORE_RDONLY, err, errlen);
@@ -446,9 +460,10 @@ static int load_store(const char *db_path, const char *cluster, uint64_t job_id,
 	if (job_key)
 		ret = ioacct_store_job_get(st, job_key, &job);
 	else
-		ret = ioacct_store_job_find(st, cluster && *cluster ? cluster : NULL, job_id, &job);
+		ret = ioacct_store_job_find_run(st, cluster && *cluster ? cluster : NULL, job_id,
+						(int64_t)run - 1, &job);
 	if (ret == -ENOENT) {
-		job_name(name, sizeof(name), cluster, job_id, job_key);
+		run_name(name, sizeof(name), cluster, job_id, job_key, run);
 		job_err(err, errlen, ret, "no %s in %s", name, db_path);
 		goto out;
 	}
@@ -466,7 +481,8 @@ int ioacct_source_load_job(const struct ioacct_source *src, const char *cluster,
 {
 	*out = NULL;
 	if (src->db_path)
-		return load_store(src->db_path, cluster, job_id, job_key, out, err, errlen);
+		return load_store(src->db_path, cluster, job_id, job_key, src->run, out, err,
+				  errlen);
 	return fetch_daemon(src->socket_path, cluster, job_id, job_key, src->timeout_ms,
-			    src->local, out, err, errlen);
+			    src->local, src->run, out, err, errlen);
 }

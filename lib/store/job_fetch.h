@@ -32,11 +32,12 @@ struct ioacct_source {
 	const char *db_path;       /* not NULL: this store file, read directly (offline) */
 	int timeout_ms;            /* for each call to the daemon */
 	bool local;                /* ioacctd with a cluster store: this node's part alone */
+	uint32_t run;              /* by job id: the run with restart count run - 1; 0: the last */
 };
 
 /*
  * A job: job_key when not 0, else the newest job_id on cluster (NULL or ""
- * = any). -ENOENT when there is none, -EPERM when it is another user's and
+ * = any), of run src->run when it is not 0. -ENOENT when there is none, -EPERM when it is another user's and
  * private_data hides it; when the daemon cannot be reached, `err` says so
  * and how to read the store instead. *out: free with ioacct_jobdata_free().
  */

@@ -57,7 +57,7 @@ int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_st
 }
 
 int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-			    struct ioacct_jobdata **out)
+			    uint32_t run, struct ioacct_jobdata **out)
 {
 	*out = NULL;
 	return -ENOTSUP;
@@ -70,7 +70,7 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 }
 
 int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				bool skip_locked, struct ioacct_pgstore_report *rep,
+				uint32_t restart, bool skip_locked, struct ioacct_pgstore_report *rep,
 				struct ioacct_jobdata **jd)
 {
 	*jd = NULL;
@@ -78,7 +78,7 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 }
 
 int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				  const char *node, const char *missing)
+				  uint32_t restart, const char *node, const char *missing)
 {
 	return -ENOTSUP;
 }
@@ -201,6 +201,24 @@ static const char *const migrations[] = {
 	"ALTER TABLE mounts ADD COLUMN path_raw bytea;"
 	"ALTER TABLE job_reports ADD COLUMN path_raw bytea;"
 	"ALTER TABLE job_reports ADD COLUMN copy_dir_raw bytea;",
+	/*
+	 * 5: a requeued job's runs apart (issue 28): the run (Slurm's restart
+	 * count) is part of a job's name, its report's too. A node's earlier
+	 * rows of a job id, by start, were its earlier runs: numbered so. A
+	 * report row was made anew for each run: it is the job's last run's.
+	 */
+	"ALTER TABLE jobs ADD COLUMN restart integer NOT NULL DEFAULT 0;"
+	"UPDATE jobs j SET restart = r.n FROM (SELECT id, row_number() OVER"
+	" (PARTITION BY cluster, job_id, node ORDER BY start_ns, id) - 1 AS n"
+	" FROM jobs WHERE source = 'slurm') r WHERE j.id = r.id AND r.n > 0;"
+	"DROP INDEX jobs_cluster_job_id;"
+	"CREATE INDEX jobs_cluster_job_id_run ON jobs (cluster, job_id, restart);"
+	"ALTER TABLE job_reports ADD COLUMN restart integer NOT NULL DEFAULT 0;"
+	"UPDATE job_reports r SET restart = m.restart FROM (SELECT cluster, job_id,"
+	" max(restart) AS restart FROM jobs GROUP BY cluster, job_id) m"
+	" WHERE m.cluster = r.cluster AND m.job_id = r.job_id;"
+	"ALTER TABLE job_reports DROP CONSTRAINT job_reports_pkey;"
+	"ALTER TABLE job_reports ADD PRIMARY KEY (cluster, job_id, restart);",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

@@ -8,12 +8,14 @@
  * fails with -ENOTSUP and says so.
  *
  * Tables (schema version IOACCT_PGSTORE_SCHEMA_VERSION, table ioacct_schema):
- *   jobs    one row per (cluster, job_id, node, start_ns); id is the key of the rest
+ *   jobs    one row per (cluster, job_id, node, start_ns); id is the key of the rest;
+ *           restart (schema 5): the run, Slurm's restart count; a job whole is
+ *           its nodes' rows of one run, (cluster, job_id, restart)
  *   steps   (job, step_id)
  *   mounts  (job, mnt_id) -> path, fs type, source
  *   totals  (job, step_id, mnt_id, op) -> counters
  *   series  (job, step_id, mnt_id, op, bin) -> counters
- *   job_reports  (cluster, job_id) -> the merged report of a job of several
+ *   job_reports  (cluster, job_id, restart) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
  * Text is UTF-8: a name with bytes that are not (a job name, a workdir, a
@@ -40,7 +42,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 4
+#define IOACCT_PGSTORE_SCHEMA_VERSION 5
 
 struct ioacct_pgstore;
 
@@ -83,8 +85,9 @@ typedef int (*ioacct_pgstore_job_fn)(const struct ioacct_jobdata *jd,
 
 /*
  * The jobs of f, as ioacct_store_jobs_select() gives a node's (f->local is
- * the caller's business). A job is whole: the rows of every node with the
- * same cluster and job id summed into one (f->by_node: one per node, the
+ * the caller's business; an earlier run gives way to a later one unless
+ * f->duplicates). A job is whole: the rows of every node with the same
+ * cluster, job id and run (restart) summed into one (f->by_node: one per node, the
  * nodes of a job together, by name, keyed as pgstore.c says). Its
  * key is the smallest id of its rows, its Node the list of its nodes, its
  * start the earliest, its end the latest, its state and exit code those of
@@ -102,14 +105,16 @@ int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_st
  * Job job_id of cluster (NULL or "": the one with the highest key) whole,
  * as ioacct_pgstore_jobs_select() sums it, with its series: the nodes'
  * bins of the same number summed, each node's counted from its own start
- * (aligning them in time is for a later increment). -ENOENT when the
- * cluster store does not have it. *out: ioacct_jobdata_free().
+ * (aligning them in time is for a later increment). run: the run with
+ * restart count run - 1; 0: the last. -ENOENT when the cluster store does
+ * not have it. *out: ioacct_jobdata_free().
  */
 int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-			    struct ioacct_jobdata **out);
+			    uint32_t run, struct ioacct_jobdata **out);
 
 /*
- * The merged report of a job of several nodes (issue 13). Every node, after
+ * The merged report of a job of several nodes (issue 13), one per run of it
+ * (job->restart: a requeued job's runs each have theirs). Every node, after
  * committing its part, offers the report (the first offer makes the row,
  * its deadline now + merge_timeout_s on PostgreSQL's clock; a row older
  * than the part's start, an earlier run of the same job id, is made anew),
@@ -135,11 +140,11 @@ struct ioacct_pgstore_report {
  * with skip_locked), -ENOENT without a row, another -errno on failure.
  */
 int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				bool skip_locked, struct ioacct_pgstore_report *rep,
+				uint32_t restart, bool skip_locked, struct ioacct_pgstore_report *rep,
 				struct ioacct_jobdata **jd);
 /* Marks the claimed report written by `node` and commits. */
 int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				  const char *node, const char *missing);
+				  uint32_t restart, const char *node, const char *missing);
 /* Gives a claim up (rolls back): another node, or a later poll, tries again. */
 void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg);
 

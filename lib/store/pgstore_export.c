@@ -212,8 +212,8 @@ static int put_job_row(struct ioacct_pgstore *pg, const struct ioacct_job *j, ch
 		       size_t idlen)
 {
 	char job_id[24], uid[16], gid[16], ajob[16], atask[16], start[24], end[24], ec[16], bw[24],
-		de[24], db[24];
-	const char *params[20], *t[NR_T];
+		de[24], db[24], restart[16];
+	const char *params[21], *t[NR_T];
 	char *owned[NR_T] = { 0 }, *workdir_raw = NULL;
 	bool nomem = false;
 	PGresult *res;
@@ -269,13 +269,16 @@ static int put_job_row(struct ioacct_pgstore *pg, const struct ioacct_job *j, ch
 	params[17] = de;
 	params[18] = db;
 	params[19] = workdir_raw;
+	snprintf(restart, sizeof(restart), "%" PRIu32, j->restart);
+	params[20] = restart;
 	res = PQexecParams(pg->conn,
 			   "INSERT INTO jobs (cluster, job_id, node, start_ns, source, uid, gid, \"user\","
 			   " name, workdir, array_job_id, array_task_id, end_ns, state, exit_code,"
-			   " probe_mode, bin_width_ns, dropped_events, dropped_bytes, workdir_raw)"
+			   " probe_mode, bin_width_ns, dropped_events, dropped_bytes, workdir_raw,"
+			   " restart)"
 			   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
-			   " $16, $17, $18, $19, $20) RETURNING id",
-			   20, NULL, params, NULL, NULL, 0);
+			   " $16, $17, $18, $19, $20, $21) RETURNING id",
+			   21, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
 		err = pg_conn_error(pg, res, "store the job");
 	else

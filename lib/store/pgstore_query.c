@@ -20,7 +20,8 @@
 #define JOB_SEL_COLS                                                                   \
 	"j.id, j.cluster, j.job_id, j.node, j.source, j.uid, j.gid, j.\"user\", j.name,"  \
 	" j.workdir, j.array_job_id, j.array_task_id, j.start_ns, j.end_ns, j.state,"      \
-	" j.exit_code, j.probe_mode, j.bin_width_ns, j.dropped_events, j.dropped_bytes"
+	" j.exit_code, j.probe_mode, j.bin_width_ns, j.dropped_events, j.dropped_bytes,"   \
+	" j.restart"
 
 /*
  * Per node (by_node), a job's row n (from 1, by node name) is keyed
@@ -52,6 +53,7 @@ static void job_from_row(const PGresult *res, int row, struct ioacct_job *j)
 	j->bin_width_ns = val_u64(res, row, 18);
 	j->dropped_events = val_u64(res, row, 19);
 	j->dropped_bytes = val_u64(res, row, 20);
+	j->restart = (uint32_t)val_u64(res, row, 21);
 }
 
 static int child_query(struct ioacct_pgstore *pg, const char *sql, const char *ids,
@@ -77,10 +79,21 @@ static void children_free(struct children *c)
 	free(c->job);
 }
 
-/* The WHERE of the jobs selected: numbers inline, cluster names escaped. */
-static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, struct buf *b)
+/*
+ * The WHERE of the jobs selected: numbers inline, cluster names escaped.
+ * restart >= 0: that run alone.
+ */
+static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
+		     int64_t restart, struct buf *b)
 {
 	pg_buf_add(b, " WHERE true");
+	if (restart >= 0)
+		pg_buf_add(b, " AND j.restart = %" PRId64, restart);
+	/* An earlier run of a requeued job gives way to its later ones, as in sacct without -D. */
+	else if (!f->duplicates)
+		pg_buf_add(b, " AND NOT EXISTS (SELECT 1 FROM jobs l WHERE l.cluster = j.cluster"
+			   " AND l.job_id = j.job_id AND l.restart > j.restart"
+			   " AND l.start_ns > j.start_ns)");
 	if (f->njob_ids) {
 		pg_buf_add(b, " AND j.job_id IN (");
 		for (size_t i = 0; i < f->njob_ids; i++)
@@ -118,13 +131,17 @@ static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter
 	return b->failed ? pg_error(pg, -ENOMEM, "cluster store: out of memory") : 0;
 }
 
-/* The page's jobs (keys), then each with its nodes' rows, in key order. */
-static int page_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, struct buf *b)
+/*
+ * The page's jobs (keys), then each with its nodes' rows, in key order. A
+ * job is one run: the rows of the same cluster, job id and restart count.
+ */
+static int page_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
+		    int64_t restart, struct buf *b)
 {
 	int ret;
 
 	pg_buf_add(b, "WITH sel AS (SELECT " JOB_SEL_COLS " FROM jobs j");
-	ret = where_sql(pg, f, b);
+	ret = where_sql(pg, f, restart, b);
 	if (ret)
 		return ret;
 	/*
@@ -134,16 +151,16 @@ static int page_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter 
 	if (f->by_node)
 		pg_buf_add(b, "), g AS (SELECT id, min(id) OVER w * %d + row_number() OVER"
 			   " (w ORDER BY node, start_ns, id) AS key FROM sel"
-			   " WINDOW w AS (PARTITION BY cluster, job_id)),"
+			   " WINDOW w AS (PARTITION BY cluster, job_id, restart)),"
 			   " k AS (SELECT id, key FROM g WHERE key > %" PRId64
 			   " ORDER BY key LIMIT %zu)"
 			   " SELECT k.key, sel.* FROM k JOIN sel ON sel.id = k.id ORDER BY k.key",
 			   NODE_RANKS, f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
 	else
-		pg_buf_add(b, "), k AS (SELECT min(id) AS key, cluster, job_id FROM sel"
-			   " GROUP BY cluster, job_id HAVING min(id) > %" PRId64
+		pg_buf_add(b, "), k AS (SELECT min(id) AS key, cluster, job_id, restart FROM sel"
+			   " GROUP BY cluster, job_id, restart HAVING min(id) > %" PRId64
 			   " ORDER BY 1 LIMIT %zu)"
-			   " SELECT k.key, sel.* FROM k JOIN sel USING (cluster, job_id)"
+			   " SELECT k.key, sel.* FROM k JOIN sel USING (cluster, job_id, restart)"
 			   " ORDER BY k.key, sel.node, sel.start_ns",
 			   f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
 	return b->failed ? pg_error(pg, -ENOMEM, "cluster store: out of memory") : 0;
@@ -192,8 +209,9 @@ static int page_children(struct ioacct_pgstore *pg, const struct member *m, size
 	return ret;
 }
 
-static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f, bool peaks,
-		       bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
+static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
+		       int64_t restart, bool peaks, bool keep_series, ioacct_pgstore_job_fn fn,
+		       void *arg)
 {
 	struct page pc = { 0 };
 	struct buf b = { 0 }, ids = { 0 };
@@ -204,7 +222,7 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 
 	if (!ioacct_pgstore_connected(pg))
 		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
-	ret = page_sql(pg, f, &b);
+	ret = page_sql(pg, f, restart, &b);
 	if (ret)
 		goto out;
 	res = PQexec(pg->conn, b.p);
@@ -262,7 +280,7 @@ out:
 int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
 			       bool peaks, ioacct_pgstore_job_fn fn, void *arg)
 {
-	return select_jobs(pg, f, peaks, false, fn, arg);
+	return select_jobs(pg, f, -1, peaks, false, fn, arg);
 }
 
 /* Keeps a copy of the job with the highest key (the newest cluster's, with -M none). */
@@ -299,7 +317,7 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 }
 
 int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-			    struct ioacct_jobdata **out)
+			    uint32_t run, struct ioacct_jobdata **out)
 {
 	const char *clusters[1] = { cluster };
 	struct ioacct_store_filter f = {
@@ -311,7 +329,7 @@ int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint
 	int ret;
 
 	*out = NULL;
-	ret = select_jobs(pg, &f, false, true, keep_newest, out);
+	ret = select_jobs(pg, &f, (int64_t)run - 1, false, true, keep_newest, out);
 	if (ret == -ENOMEM)
 		pg_error(pg, ret, "cluster store: out of memory");
 	if (ret) {

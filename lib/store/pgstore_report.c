@@ -38,8 +38,8 @@ static bool raw_value(const PGresult *res, int row, int col, char *dst, size_t l
 int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_job *job,
 				const struct ioacct_report_spec *spec, uint32_t merge_timeout_s)
 {
-	char job_id[24], formats[16], uid[16], gid[16], timeout[16], start[24];
-	const char *params[12];
+	char job_id[24], formats[16], uid[16], gid[16], timeout[16], start[24], restart[16];
+	const char *params[13];
 	char *owned[4] = { 0 }, *path_raw = NULL, *copy_dir_raw = NULL;
 	bool nomem = false;
 	PGresult *res;
@@ -69,17 +69,19 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 	params[9] = start;
 	params[10] = path_raw;
 	params[11] = copy_dir_raw;
+	snprintf(restart, sizeof(restart), "%" PRIu32, job->restart);
+	params[12] = restart;
 	/*
 	 * The first node's offer stands: its deadline counts from the first part.
-	 * A row made before this node's part started is an earlier run of the
-	 * same job id (requeued, or ids started again): this run starts afresh.
+	 * A row of this run made before this node's part started is a job of
+	 * the same id before Slurm's ids started again: this one starts afresh.
 	 */
 	res = PQexecParams(pg->conn,
 			   "INSERT INTO job_reports (cluster, job_id, expected, path, formats, uid, gid,"
-			   " copy_dir, merge_timeout_s, deadline, path_raw, copy_dir_raw)"
+			   " copy_dir, merge_timeout_s, deadline, path_raw, copy_dir_raw, restart)"
 			   " VALUES ($1, $2, string_to_array($3, ','), $4, $5, $6, $7, $8, $9,"
-			   " now() + make_interval(secs => $9::integer), $11, $12)"
-			   " ON CONFLICT (cluster, job_id) DO UPDATE SET expected = EXCLUDED.expected,"
+			   " now() + make_interval(secs => $9::integer), $11, $12, $13)"
+			   " ON CONFLICT (cluster, job_id, restart) DO UPDATE SET expected = EXCLUDED.expected,"
 			   " path = EXCLUDED.path, formats = EXCLUDED.formats, uid = EXCLUDED.uid,"
 			   " gid = EXCLUDED.gid, copy_dir = EXCLUDED.copy_dir,"
 			   " path_raw = EXCLUDED.path_raw, copy_dir_raw = EXCLUDED.copy_dir_raw,"
@@ -87,7 +89,7 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 			   " deadline = EXCLUDED.deadline, written_at = NULL, written_by = NULL,"
 			   " missing = NULL"
 			   " WHERE job_reports.first_at < to_timestamp($10::bigint / 1e9)",
-			   12, NULL, params, NULL, NULL, 0);
+			   13, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = pg_conn_error(pg, res, "offer the merged report");
 	PQclear(res);
@@ -105,20 +107,21 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 }
 
 int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				bool skip_locked, struct ioacct_pgstore_report *rep,
+				uint32_t restart, bool skip_locked, struct ioacct_pgstore_report *rep,
 				struct ioacct_jobdata **jd)
 {
-	/* Missing: expected nodes with no part in jobs yet, by name. */
+	/* Missing: expected nodes with no part of this run in jobs yet, by name. */
 	static const char sql[] =
 		"SELECT r.path, r.formats, r.uid, r.gid, r.copy_dir,"
 		" array_to_string(r.expected, ','), r.written_at IS NOT NULL, now() >= r.deadline,"
 		" coalesce((SELECT string_agg(n, ',' ORDER BY n) FROM unnest(r.expected) n"
 		"  WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.cluster = r.cluster"
-		"  AND j.job_id = r.job_id AND j.node = n)), ''), r.merge_timeout_s, r.path_raw,"
-		" r.copy_dir_raw"
-		" FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2 FOR UPDATE";
-	char job_id_s[24], q[sizeof(sql) + 16];
-	const char *params[2] = { NULL, job_id_s };
+		"  AND j.job_id = r.job_id AND j.restart = r.restart AND j.node = n)), ''),"
+		" r.merge_timeout_s, r.path_raw, r.copy_dir_raw"
+		" FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2 AND r.restart = $3"
+		" FOR UPDATE";
+	char job_id_s[24], restart_s[16], q[sizeof(sql) + 16];
+	const char *params[3] = { NULL, job_id_s, restart_s };
 	char *owned = NULL, missing[sizeof((*jd)->missing_nodes)];
 	uint32_t timeout = 0;
 	bool written = false, overdue = false;
@@ -128,6 +131,7 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 	*jd = NULL;
 	memset(rep, 0, sizeof(*rep));
 	snprintf(job_id_s, sizeof(job_id_s), "%" PRIu64, job_id);
+	snprintf(restart_s, sizeof(restart_s), "%" PRIu32, restart);
 	snprintf(q, sizeof(q), "%s%s", sql, skip_locked ? " SKIP LOCKED" : "");
 	params[0] = pg_text_param(cluster, &owned);
 	if (!params[0])
@@ -137,7 +141,7 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 		free(owned);
 		return err;
 	}
-	res = PQexecParams(pg->conn, q, 2, NULL, params, NULL, NULL, 0);
+	res = PQexecParams(pg->conn, q, 3, NULL, params, NULL, NULL, 0);
 	free(owned);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		err = pg_conn_error(pg, res, "lock the merged report");
@@ -165,7 +169,7 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 	else if (!err && missing[0] && !overdue)
 		err = -EAGAIN;
 	if (!err) {
-		err = ioacct_pgstore_job_load(pg, cluster, job_id, jd);
+		err = ioacct_pgstore_job_load(pg, cluster, job_id, restart + 1, jd);
 		if (err == -ENOENT)
 			pg_error(pg, err, "cluster store: job %" PRIu64 " has a report but no part", job_id);
 	}
@@ -179,12 +183,12 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 }
 
 int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				  const char *node, const char *missing)
+				  uint32_t restart, const char *node, const char *missing)
 {
-	char job_id_s[24], *owned[3] = { 0 };
-	const char *params[4] = { pg_text_param(cluster, &owned[0]), job_id_s,
+	char job_id_s[24], restart_s[16], *owned[3] = { 0 };
+	const char *params[5] = { pg_text_param(cluster, &owned[0]), job_id_s,
 				  pg_text_param(node, &owned[1]),
-				  pg_text_param(missing, &owned[2]) };
+				  pg_text_param(missing, &owned[2]), restart_s };
 	PGresult *res;
 	int err = 0;
 
@@ -195,11 +199,12 @@ int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	}
 	snprintf(job_id_s, sizeof(job_id_s), "%" PRIu64, job_id);
+	snprintf(restart_s, sizeof(restart_s), "%" PRIu32, restart);
 	res = PQexecParams(pg->conn,
 			   "UPDATE job_reports SET written_at = now(), written_by = $3,"
 			   " missing = CASE WHEN $4 = '' THEN NULL ELSE string_to_array($4, ',') END"
-			   " WHERE cluster = $1 AND job_id = $2",
-			   4, NULL, params, NULL, NULL, 0);
+			   " WHERE cluster = $1 AND job_id = $2 AND restart = $5",
+			   5, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = pg_conn_error(pg, res, "mark the merged report written");
 	PQclear(res);

@@ -240,6 +240,7 @@ void ioacct_query_serve_page_from(ioacct_query_select_fn select, void *src,
 		.limit = IOACCT_QUERY_PAGE_JOBS,
 		.by_node = req->by_node != 0,
 		.local = req->local != 0,
+		.duplicates = req->duplicates != 0,
 	};
 	uint64_t *ids = NULL, *uids64 = NULL;
 	uint32_t *uids = NULL;
@@ -433,6 +434,7 @@ int ioacct_query_fetch_daemon(const char *socket_path, const struct ioacct_store
 	req.u.select.peaks = peaks;
 	req.u.select.by_node = f->by_node;
 	req.u.select.local = f->local;
+	req.u.select.duplicates = f->duplicates;
 	if (f->nuids) {
 		uids = calloc(f->nuids, sizeof(*uids));
 		if (!uids)

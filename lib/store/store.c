@@ -49,15 +49,16 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_TABLE_EXISTS] = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
 	[ST_JOB_INSERT] = "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, user, name,"
 			  " workdir, array_job_id, array_task_id, start_ns, end_ns, state, exit_code,"
-			  " probe_mode, bin_width_ns, dropped_events, dropped_bytes)"
+			  " probe_mode, bin_width_ns, dropped_events, dropped_bytes, restart)"
 			  " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULL, 'RUNNING',"
-			  " ?13, ?14, ?15, ?16, ?17 WHERE NOT EXISTS (SELECT 1 FROM jobs"
+			  " ?13, ?14, ?15, ?16, ?17, ?18 WHERE NOT EXISTS (SELECT 1 FROM jobs"
 			  " WHERE cluster = ?1 AND job_id = ?2 AND state = 'RUNNING')",
 	[ST_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE key = ?1",
+	/* ?3: the run (restart count), or -1 for the newest. */
 	[ST_JOB_FIND] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
-			" ORDER BY start_ns DESC, key DESC LIMIT 1",
+			" AND (?3 < 0 OR restart = ?3) ORDER BY start_ns DESC, key DESC LIMIT 1",
 	[ST_JOB_FIND_ANY] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1"
-			    " ORDER BY start_ns DESC, key DESC LIMIT 1",
+			    " AND (?3 < 0 OR restart = ?3) ORDER BY start_ns DESC, key DESC LIMIT 1",
 	[ST_JOB_FIND_RUNNING] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
 				" AND state = 'RUNNING' ORDER BY key DESC LIMIT 1",
 	/* A signed MAX() is right: Slurm's job ids are 32-bit and iorun counts from them. */

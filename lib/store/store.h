@@ -8,7 +8,8 @@
  * foreign file) and leaves a one-line message in ioacct_store_errmsg().
  *
  * Tables (schema version IOACCT_STORE_SCHEMA_VERSION):
- *   jobs     one row per job; state RUNNING until finished
+ *   jobs     one row per run of a job (restart: Slurm's restart count, schema 7);
+ *            state RUNNING until finished
  *   steps    (job_key, step_id)
  *   mounts   (job_key, mnt_id) -> path, fs type, source
  *   series   (job_key, step_id, mnt_id, op, bin) -> counters (failed calls per
@@ -27,7 +28,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 6
+#define IOACCT_STORE_SCHEMA_VERSION 7
 
 struct ioacct_store;
 
@@ -150,6 +151,9 @@ int ioacct_store_job_get(struct ioacct_store *st, int64_t job_key, struct ioacct
 /* The newest job with this id on this cluster (any cluster when NULL); -ENOENT. */
 int ioacct_store_job_find(struct ioacct_store *st, const char *cluster, uint64_t job_id,
 			  struct ioacct_job *job);
+/* The same, of one run (restart: Slurm's restart count; -1: the newest run). */
+int ioacct_store_job_find_run(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+			      int64_t restart, struct ioacct_job *job);
 /*
  * Loads a whole job. For a finished job totals come from the totals table;
  * for a running one they are summed from the series. *out malloc'd,
@@ -178,6 +182,11 @@ struct ioacct_store_filter {
 	/* For ioacctd with a cluster store (query_fetch.h); a store file ignores them. */
 	bool by_node;               /* one job per node, not summed over them */
 	bool local;                 /* this node's store, not the cluster's */
+	/*
+	 * Every run of a requeued job (sacct -D). Without it a run is left out
+	 * when the same job has a later one (higher restart count, later start).
+	 */
+	bool duplicates;
 };
 
 /* Called for each job selected; a nonzero return stops the selection and is returned. */

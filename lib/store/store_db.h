@@ -31,7 +31,7 @@
 #define JOB_COLS                                                                      \
 	"key, cluster, job_id, node, source, uid, gid, user, name, workdir, "        \
 	"array_job_id, array_task_id, start_ns, end_ns, state, exit_code, probe_mode, " \
-	"bin_width_ns, dropped_events, dropped_bytes"
+	"bin_width_ns, dropped_events, dropped_bytes, restart"
 
 enum stmt_id {
 	ST_BEGIN_READ,

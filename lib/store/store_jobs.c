@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- jobs ---- */
@@ -38,6 +39,7 @@ void store_read_job(sqlite3_stmt *s, struct ioacct_job *j)
 	j->bin_width_ns = col_u64(s, 17);
 	j->dropped_events = col_u64(s, 18);
 	j->dropped_bytes = col_u64(s, 19);
+	j->restart = (uint32_t)col_u64(s, 20);
 }
 
 /* Runs a bound job query; -ENOENT without a message when no row matches. */
@@ -74,7 +76,8 @@ int ioacct_store_job_insert(struct ioacct_store *st, struct ioacct_job *job)
 				: sqlite3_bind_null(s, 10) || sqlite3_bind_null(s, 11)) ||
 		bind_i64(s, 12, job->start_ns) || sqlite3_bind_int(s, 13, job->exit_code) ||
 		BIND_BUF(s, 14, job->probe_mode) || bind_u64(s, 15, job->bin_width_ns) ||
-		bind_u64(s, 16, job->dropped_events) || bind_u64(s, 17, job->dropped_bytes);
+		bind_u64(s, 16, job->dropped_events) || bind_u64(s, 17, job->dropped_bytes) ||
+		bind_u64(s, 18, job->restart);
 	err = store_stmt_run(st, s, bound, "insert job %.*s/%" PRIu64, (int)sizeof(job->cluster),
 			     job->cluster, job->job_id);
 	if (err)
@@ -234,10 +237,11 @@ int ioacct_store_job_get(struct ioacct_store *st, int64_t job_key, struct ioacct
 	return err;
 }
 
-int ioacct_store_job_find(struct ioacct_store *st, const char *cluster, uint64_t job_id,
-			  struct ioacct_job *job)
+int ioacct_store_job_find_run(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+			      int64_t restart, struct ioacct_job *job)
 {
 	sqlite3_stmt *s = NULL;
+	char run[32] = "";
 	int err;
 
 	err = store_stmt_get(st, cluster ? ST_JOB_FIND : ST_JOB_FIND_ANY, &s);
@@ -245,12 +249,22 @@ int ioacct_store_job_find(struct ioacct_store *st, const char *cluster, uint64_t
 		return err;
 	err = job_fetch(st, s,
 			bind_u64(s, 1, job_id) ||
-				(cluster && sqlite3_bind_text(s, 2, cluster, -1, SQLITE_STATIC)),
+				(cluster && sqlite3_bind_text(s, 2, cluster, -1, SQLITE_STATIC)) ||
+				bind_i64(s, 3, restart < 0 ? -1 : restart),
 			job);
-	if (err == -ENOENT)
-		store_error(st, err, "no job %" PRIu64 "%s%s", job_id, cluster ? " on cluster " : "",
-			    cluster ? cluster : "");
+	if (err == -ENOENT) {
+		if (restart >= 0)
+			snprintf(run, sizeof(run), " run %" PRId64, restart);
+		store_error(st, err, "no job %" PRIu64 "%s%s%s", job_id, run,
+			    cluster ? " on cluster " : "", cluster ? cluster : "");
+	}
 	return err;
+}
+
+int ioacct_store_job_find(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+			  struct ioacct_job *job)
+{
+	return ioacct_store_job_find_run(st, cluster, job_id, -1, job);
 }
 
 /* ---- steps, mounts, series, watches ---- */

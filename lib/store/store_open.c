@@ -55,6 +55,23 @@
 	" nodes TEXT NOT NULL,"                                                         \
 	" copy_dir TEXT NOT NULL);"
 
+/*
+ * 7: a requeued job's runs apart (issue 28). A run's restart count is part
+ * of its name, (cluster, job_id, restart); the index serves lookups by job
+ * id as the one it replaces did. Rows stored before were runs too: a job's
+ * earlier rows on this node, by start, were its earlier runs (Slurm counts
+ * restarts the same way), so they are numbered so.
+ */
+#define MIGRATION_RESTART                                                               \
+	"ALTER TABLE jobs ADD COLUMN restart INTEGER NOT NULL DEFAULT 0;"               \
+	"UPDATE jobs SET restart = (SELECT count(*) FROM jobs e"                        \
+	" WHERE e.cluster = jobs.cluster AND e.job_id = jobs.job_id"                    \
+	" AND e.node = jobs.node AND (e.start_ns < jobs.start_ns"                       \
+	" OR (e.start_ns = jobs.start_ns AND e.key < jobs.key)))"                       \
+	" WHERE source = 'slurm';"                                                      \
+	"DROP INDEX jobs_cluster_job_id;"                                               \
+	"CREATE INDEX jobs_cluster_job_id_run ON jobs (cluster, job_id, restart);"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -156,6 +173,7 @@ static const char *const migrations[] = {
 	"ALTER TABLE totals ADD COLUMN err_other INTEGER NOT NULL DEFAULT 0;",
 	MIGRATION_EXPORT_QUEUE,
 	MIGRATION_REPORT_SPECS,
+	MIGRATION_RESTART,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,

@@ -71,6 +71,11 @@ static void sql_common(struct sql_buf *b, const struct ioacct_store_filter *f)
 	sql_in(b, "job_id", f->njob_ids, &next);
 	sql_in(b, "uid", f->nuids, &next);
 	sql_in(b, "cluster", f->nclusters, &next);
+	/* An earlier run of a requeued job gives way to its later ones, as in sacct without -D. */
+	if (!f->duplicates)
+		sql_add(b, " AND NOT EXISTS (SELECT 1 FROM jobs l WHERE l.cluster = jobs.cluster"
+			   " AND l.job_id = jobs.job_id AND l.restart > jobs.restart"
+			   " AND l.start_ns > jobs.start_ns)");
 }
 
 /*

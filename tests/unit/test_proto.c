@@ -163,6 +163,62 @@ static void test_finish_job_report_roundtrip(void **state)
 	assert_int_equal(rout.report_merged, 0);
 }
 
+/*
+ * A requeued job's run (issue 28): the restart count on register, finish
+ * and a job row, the run a job request asks for, a query's duplicates. An
+ * older peer sends none of them: they read 0, the first run, the last run,
+ * the last runs only.
+ */
+static void test_restart_roundtrip(void **state)
+{
+	static struct ioacct_request in, out;
+	static struct ioacct_reply rin, rout;
+	static struct ioacct_job job = { .key = 4, .job_id = 88, .restart = 3 };
+
+	(void)state;
+	fill_register(&in);
+	in.u.reg.restart = 2;
+	roundtrip_request(&in, &out);
+	assert_int_equal(out.u.reg.restart, 2);
+	in.u.reg.restart = 0;
+	roundtrip_request(&in, &out);
+	assert_int_equal(out.u.reg.restart, 0);
+
+	fill_finish(&in, IOACCT_MSG_FINISH_JOB);
+	in.u.fin.restart = 1;
+	roundtrip_request(&in, &out);
+	assert_int_equal(out.u.fin.restart, 1);
+	/* A step's finish does not carry it. */
+	in.type = IOACCT_MSG_FINISH_STEP;
+	roundtrip_request(&in, &out);
+	assert_int_equal(out.u.fin.restart, 0);
+
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_QUERY;
+	in.u.select.duplicates = 1;
+	roundtrip_request(&in, &out);
+	assert_int_equal(out.u.select.duplicates, 1);
+	in.u.select.duplicates = 0;
+	roundtrip_request(&in, &out);
+	assert_int_equal(out.u.select.duplicates, 0);
+
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_JOB;
+	in.u.job.job_id = 88;
+	in.u.job.run = 1;
+	roundtrip_request(&in, &out);
+	assert_true(out.u.job.job_id == 88);
+	assert_int_equal(out.u.job.run, 1);
+
+	memset(&rin, 0, sizeof(rin));
+	rin.jobs = &job;
+	rin.njobs = 1;
+	roundtrip_reply(&rin, &rout);
+	assert_int_equal(rout.njobs, 1);
+	assert_int_equal(rout.jobs[0].restart, 3);
+	ioacct_reply_free(&rout);
+}
+
 static void test_status_snapshot_roundtrip(void **state)
 {
 	struct ioacct_request in, out;
@@ -336,6 +392,9 @@ static void test_wire_numbers(void **state)
 		{ 79, "report_path", 0 },
 		{ 80, "report_formats", 4 },
 		{ 83, "report_merged", 4 },
+		{ 84, "restart", 4 },
+		{ 85, "run", 4 },
+		{ 86, "duplicates", 4 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;
@@ -1249,6 +1308,7 @@ int main(void)
 		cmocka_unit_test(test_encode_appends),
 		cmocka_unit_test(test_encode_errors),
 		cmocka_unit_test(test_type_names),
+		cmocka_unit_test(test_restart_roundtrip),
 		cmocka_unit_test(test_wire_numbers),
 		cmocka_unit_test(test_bad_header),
 		cmocka_unit_test(test_bad_lengths),

@@ -299,7 +299,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 6);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 7);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;
@@ -771,11 +771,11 @@ static void test_migrate_from_v3(void **state)
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);"
 		 "INSERT INTO series VALUES (5, 0, 21, 2, 0, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);"
 		 "INSERT INTO totals VALUES (5, 0, 21, 2, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);");
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 6");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 7");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 6);
-	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 6);
+	assert_int_equal(ioacct_store_schema_version(st), 7);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 7);
 	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
 	assert_int_equal(jd->ntotals, 1);
 	assert_int_equal(jd->totals[0].c.calls, 10);
@@ -824,7 +824,7 @@ static void test_newer_schema_refused(void **state)
 
 	ioacct_store_close(open_store(f, f->path, IOACCT_STORE_RDWR));
 	raw_exec(f->path, "PRAGMA user_version = 99");
-	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 6)");
+	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 7)");
 	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "newer ioacct");
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 99);
 	/* Nor can the test hook go back. */
@@ -1290,7 +1290,7 @@ static void test_migrate_from_v2(void **state)
 		 " dropped_bytes) VALUES (3, 'hpc', 77, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);");
 	/* A reader of this version does not upgrade it. */
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 6");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 7");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
@@ -1310,6 +1310,97 @@ static void test_migrate_from_v2(void **state)
 	/* The planner uses the new indexes (a scan would be just as right, and slow). */
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM (SELECT key FROM jobs"
 					  " INDEXED BY jobs_running WHERE end_ns IS NULL)"), 0);
+}
+
+/*
+ * Schema 6 to 7 (issue 28): a requeued job's runs. Rows stored before were
+ * runs too: a slurm job's rows on a node are numbered by start, the last
+ * run answers by job id, every run reads back as it was, none summed.
+ */
+static void test_migrate_from_v6(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t id = 88;
+	struct ioacct_store_filter flt = { .job_ids = &id, .njob_ids = 1 };
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_job got, job;
+	struct ioacct_store *st;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 6, f->err, sizeof(f->err)), 0);
+	raw_exec(f->path,
+		 "INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		 " start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		 " dropped_bytes) VALUES"
+		 " (4, 'hpc', 88, 'n1', 'slurm', 1000, 1000, 'bob', 'rq', '/', 100, 500, 'REQUEUED',"
+		 " 0, 'tracepoint', 5000000000, 0, 0),"
+		 " (6, 'hpc', 88, 'n1', 'slurm', 1000, 1000, 'bob', 'rq', '/', 900, 1500, 'COMPLETED',"
+		 " 0, 'tracepoint', 5000000000, 0, 0),"
+		 " (8, 'hpc', 89, 'n1', 'slurm', 1000, 1000, 'bob', 'one', '/', 950, 1200, 'COMPLETED',"
+		 " 0, 'tracepoint', 5000000000, 0, 0),"
+		 " (9, 'iorun', 88, 'n1', 'iorun', 1000, 1000, 'bob', 'io', '/', 960, 990, 'COMPLETED',"
+		 " 0, 'tracepoint', 5000000000, 0, 0);"
+		 "INSERT INTO series VALUES (4, 0, 21, 1, 0, 4096, 1, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,"
+		 " 0, 0, 0, 0, 0);"
+		 "INSERT INTO totals VALUES (4, 0, 21, 1, 4096, 1, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,"
+		 " 0, 0, 0, 0, 0);"
+		 "INSERT INTO series VALUES (6, 0, 21, 1, 0, 8192, 2, 0, 20, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,"
+		 " 0, 0, 0, 0, 0);"
+		 "INSERT INTO totals VALUES (6, 0, 21, 1, 8192, 2, 0, 20, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,"
+		 " 0, 0, 0, 0, 0);");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 6, older than this ioacct's 7");
+
+	st = open_store(f, f->path, IOACCT_STORE_RDWR);
+	assert_int_equal(ioacct_store_schema_version(st), 7);
+	assert_int_equal(raw_int(f->path, "SELECT restart FROM jobs WHERE key = 4"), 0);
+	assert_int_equal(raw_int(f->path, "SELECT restart FROM jobs WHERE key = 6"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT sum(restart) FROM jobs WHERE key IN (8, 9)"), 0);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+					  " AND name = 'jobs_cluster_job_id_run'"), 1);
+
+	/* By job id, the last run; each run by its number; no run 2. */
+	assert_int_equal(ioacct_store_job_find(st, "hpc", 88, &got), 0);
+	assert_int_equal(got.key, 6);
+	assert_int_equal(got.restart, 1);
+	assert_int_equal(ioacct_store_job_find_run(st, "hpc", 88, 0, &got), 0);
+	assert_int_equal(got.key, 4);
+	assert_string_equal(got.state, "REQUEUED");
+	assert_int_equal(ioacct_store_job_find_run(st, NULL, 88, 1, &got), 0);
+	assert_int_equal(got.key, 6);
+	assert_int_equal(ioacct_store_job_find_run(st, "hpc", 88, 2, &got), -ENOENT);
+	assert_non_null(strstr(ioacct_store_errmsg(st), "no job 88 run 2 on cluster hpc"));
+
+	/* Each run's own bytes, as before the upgrade. */
+	assert_int_equal(ioacct_store_job_load(st, 4, &jd), 0);
+	assert_int_equal(jd->ntotals, 1);
+	assert_int_equal(jd->totals[0].c.bytes, 4096);
+	ioacct_jobdata_free(jd);
+	assert_int_equal(ioacct_store_job_load(st, 6, &jd), 0);
+	assert_int_equal(jd->totals[0].c.bytes, 8192);
+	assert_int_equal(jd->nseries, 1);
+	ioacct_jobdata_free(jd);
+
+	/* A selection has the last run (iorun's 88 is another job); -D every run. */
+	assert_picked(st, &flt, (int64_t[]){ 6, 9 }, 2);
+	flt.duplicates = true;
+	assert_picked(st, &flt, (int64_t[]){ 4, 6, 9 }, 3);
+	flt.duplicates = false;
+	flt.start_ns = 100;
+	flt.end_ns = 600;
+	assert_picked(st, &flt, NULL, 0);
+	flt.duplicates = true;
+	assert_picked(st, &flt, (int64_t[]){ 4 }, 1);
+
+	/* A third run registered now keeps its number; it is the one by job id. */
+	make_job(&job, "hpc", 88, 2000);
+	job.restart = 2;
+	assert_int_equal(ioacct_store_job_insert(st, &job), 0);
+	assert_int_equal(ioacct_store_job_find(st, "hpc", 88, &got), 0);
+	assert_int_equal(got.key, job.key);
+	assert_int_equal(got.restart, 2);
+	flt.start_ns = flt.end_ns = 0;
+	flt.duplicates = false;
+	assert_picked(st, &flt, (int64_t[]){ 9, job.key }, 2);
+	ioacct_store_close(st);
 }
 
 static void assert_mode(const char *path, const char *suffix, mode_t mode)
@@ -1378,6 +1469,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_totals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v2, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_from_v6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_specs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_export_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_private, setup, teardown),
