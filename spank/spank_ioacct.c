@@ -42,6 +42,7 @@ SPANK_PLUGIN(ioacct, 1);
 /* Reading a job back is pages of it: more than one call's worth of time. */
 #define LOAD_TIMEOUT_MS 30000
 /* Slurm's SLURM_EXTERN_CONT: the extern step holds no user task of the job. */
+#define STEP_BATCH 0xfffffffbU
 #define STEP_EXTERN 0xfffffffcU
 
 static struct ioacct_spank_conf conf;
@@ -255,6 +256,39 @@ static void trace_epilog(const struct ioacct_jobdata *jd)
 	ioacct_monitor_opts_trace(&mopts, IOACCT_TRACE_MAX_DEFAULT);
 }
 
+static void first_line(const char *cmd, char *line, size_t len);
+
+/*
+ * A requeued job's run: Slurm's restart count, 0 for the first run. A step
+ * that srun started has SLURM_RESTART_COUNT from the batch script's
+ * environment. The batch step has it in no environment but each task's
+ * (slurmstepd sets it in the child, after this callback), and the spank
+ * item reads 0 there: ask slurmctld, once per batch step.
+ */
+static uint32_t restart_count(spank_t sp, uint32_t job, uint32_t step)
+{
+	static uint32_t batch_restarts;
+	static bool batch_known;
+	char buf[32], cmd[128], line[8192];
+	uint32_t n = 0;
+	const char *f;
+
+	if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, (int)sizeof(buf)) == ESPANK_SUCCESS)
+		return (uint32_t)strtoul(buf, NULL, 10);
+	if (spank_get_item(sp, S_SLURM_RESTART_COUNT, &n) == ESPANK_SUCCESS && n)
+		return n;
+	if (step != STEP_BATCH)
+		return 0;
+	if (!batch_known) {
+		snprintf(cmd, sizeof(cmd), "scontrol -o show job %u 2>/dev/null", job);
+		first_line(cmd, line, sizeof(line));
+		if ((f = strstr(line, " Restarts=")))
+			sscanf(f, " Restarts=%u", &batch_restarts);
+		batch_known = true;
+	}
+	return batch_restarts;
+}
+
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	struct ioacct_request req = { .type = IOACCT_MSG_REGISTER };
@@ -294,9 +328,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 		r->array_task_id = array_task;
 	}
 	env_or(sp, "SLURM_CLUSTER_NAME", r->cluster, sizeof(r->cluster), "");
-	/* A requeued job's run: Slurm sets it from the first restart on. */
-	env_or(sp, "SLURM_RESTART_COUNT", line, sizeof(line), "0");
-	r->restart = (uint32_t)strtoul(line, NULL, 10);
+	r->restart = restart_count(sp, job, r->step_id);
 	env_or(sp, "SLURM_JOB_USER", r->user, sizeof(r->user), "");
 	/* slurmstepd does not always export it: the report's user: line wants it. */
 	if (!r->user[0])
@@ -404,8 +436,9 @@ static void first_line(const char *cmd, char *line, size_t len)
  * shows the job as COMPLETING (the flag clears when the epilog is done), so
  * the state is taken when it is final, else derived: a signal ended the
  * script (ExitCode=N:SIG) means CANCELLED, or TIMEOUT when the time limit did.
+ * *run: the run that ended (Slurm's restart count of it).
  */
-static void job_final_state(char *state, size_t len, int32_t *exit_code)
+static void job_final_state(char *state, size_t len, int32_t *exit_code, uint32_t *run)
 {
 	const char *id = getenv("SLURM_JOB_ID");
 	char cmd[128], line[8192], st[32] = "", reason[64] = "", end[32] = "";
@@ -414,6 +447,7 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 
 	snprintf(state, len, "COMPLETED");
 	*exit_code = 0;
+	*run = 0;
 	if (!id || !*id || strspn(id, "0123456789") != strlen(id))
 		return;
 	snprintf(cmd, sizeof(cmd), "scontrol -o show job %s 2>/dev/null", id);
@@ -434,8 +468,12 @@ static void job_final_state(char *state, size_t len, int32_t *exit_code)
 	 * sees the job COMPLETING like any other, but Slurm has already counted
 	 * the restart and cleared the end for the next run. sacct says REQUEUED.
 	 */
-	if (strcmp(st, "COMPLETING") == 0 && restarts > 0 && strcmp(end, "Unknown") == 0)
+	*run = restarts > 0 ? (uint32_t)restarts : 0;
+	if (strcmp(st, "COMPLETING") == 0 && restarts > 0 && strcmp(end, "Unknown") == 0) {
 		snprintf(state, len, "REQUEUED");
+		/* The run that ended is the one before the count Slurm shows now. */
+		*run = (uint32_t)restarts - 1;
+	}
 	else if (st[0] && strcmp(st, "COMPLETING") && strcmp(st, "RUNNING"))
 		snprintf(state, len, "%s", st);
 	else if (sig)
@@ -557,7 +595,8 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 		return 0;
 	req.u.fin.job_id = strtoull(id, NULL, 10);
 	ioacct_strlcpy(req.u.fin.cluster, cluster ? cluster : "", sizeof(req.u.fin.cluster));
-	job_final_state(req.u.fin.state, sizeof(req.u.fin.state), &req.u.fin.exit_code);
+	job_final_state(req.u.fin.state, sizeof(req.u.fin.state), &req.u.fin.exit_code,
+			&req.u.fin.restart);
 	/*
 	 * The report as this epilog would write it: the pattern (ioacctd expands
 	 * it from the job it has, as write_reports() does here), the formats, the
@@ -584,8 +623,6 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	ioacct_strlcpy(req.u.fin.node_name, env ? env : "", sizeof(req.u.fin.node_name));
 	env = getenv("SLURM_JOB_WORK_DIR");
 	ioacct_strlcpy(req.u.fin.workdir, env ? env : "", sizeof(req.u.fin.workdir));
-	env = getenv("SLURM_RESTART_COUNT");
-	req.u.fin.restart = env ? (uint32_t)strtoul(env, NULL, 10) : 0;
 	ret = ioacct_client_call(socket_path(), &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
 	if (ret) {
 		slurm_error("ioacct: cannot finish job %s: %s", id, one_line(err, line));

@@ -55,6 +55,7 @@ struct opts {
 	bool mounts;
 	bool nodes;
 	bool local;
+	bool duplicates;
 	bool json;
 	bool help_format;
 	unsigned int units;
@@ -81,6 +82,7 @@ static void usage(FILE *out)
 		"      --nodes                   with a cluster store: one row per node of each\n"
 		"                                job (as does the Node field); default: summed\n"
 		"      --local                   with a cluster store: this node's jobs alone\n"
+		"  -D, --duplicates              every run of a requeued job (default: the last)\n"
 		"Output:\n"
 		"  -o, --format, --fields F[%%[-]N],...  fields and widths (N: right, -N: left);\n"
 		"                                default $IOACCT_FORMAT or\n"
@@ -123,6 +125,7 @@ static const struct option options[] = {
 	{ "mounts", no_argument, NULL, OPT_MOUNTS },
 	{ "nodes", no_argument, NULL, OPT_NODES },
 	{ "local", no_argument, NULL, OPT_LOCAL },
+	{ "duplicates", no_argument, NULL, 'D' },
 	{ "format", required_argument, NULL, 'o' },
 	{ "fields", required_argument, NULL, 'o' },
 	{ "helpformat", no_argument, NULL, 'e' },
@@ -196,6 +199,9 @@ static int selection_option(struct opts *o, int key, const char *arg)
 		return 0;
 	case OPT_LOCAL:
 		o->local = true;
+		return 0;
+	case 'D':
+		o->duplicates = true;
 		return 0;
 	}
 	return -1;
@@ -389,6 +395,7 @@ static int build_query(const struct opts *o, time_t now, struct query *q)
 	q->row_opts.per_mount |= o->mounts;
 	f->by_node |= o->nodes;
 	f->local = o->local;
+	f->duplicates = o->duplicates;
 	q->row_opts.no_steps = o->no_steps;
 	q->row_opts.with_peaks = q->peaks;
 	q->print = (struct ioacct_qprint){

@@ -41,6 +41,8 @@ struct opts {
 	const char *format_name;      /* -f: NULL for text */
 	enum ioacct_render_format format;
 	uint64_t job_id;
+	const char *run_arg;          /* --run N: Slurm's restart count of the run */
+	uint32_t run;                 /* N + 1; 0: the job's last run */
 };
 
 static void usage(FILE *out)
@@ -54,6 +56,8 @@ static void usage(FILE *out)
 		"      --cluster NAME    the job's cluster (default: the newest job with this id)\n"
 		"      --local           with a cluster store (cluster_db): this node's part of\n"
 		"                        the job (default: the whole job, every node summed)\n"
+		"      --run N           the run of a requeued job after N requeues (0: the\n"
+		"                        first; default: the last run; ioacct -D lists them)\n"
 		"  -f, --format FORMAT   %s\n"
 		"                        (default text; darshan: a binary Darshan log, needs -o)\n"
 		"  -m, --mount PATH      report this mount only (e.g. to diff with darshan-parser)\n"
@@ -70,12 +74,16 @@ static void usage(FILE *out)
 	fprintf(out, "\nExit status: 0; 1 when the report cannot be made; 2 for usage errors.\n");
 }
 
-enum { OPT_DB = 256, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS, OPT_LOCAL };
+enum {
+	OPT_DB = 256, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS, OPT_LOCAL,
+	OPT_RUN
+};
 
 static const struct option options[] = {
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "cluster", required_argument, NULL, OPT_CLUSTER },
 	{ "local", no_argument, NULL, OPT_LOCAL },
+	{ "run", required_argument, NULL, OPT_RUN },
 	{ "format", required_argument, NULL, 'f' },
 	{ "mount", required_argument, NULL, 'm' },
 	{ "compare", required_argument, NULL, OPT_COMPARE },
@@ -99,6 +107,9 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 		break;
 	case OPT_LOCAL:
 		o->local = true;
+		break;
+	case OPT_RUN:
+		o->run_arg = arg;
 		break;
 	case 'f':
 		o->format_name = arg;
@@ -137,6 +148,14 @@ static int check_args(const struct ioacct_cli *cli, struct opts *o)
 	if (ioacct_cli_uint(cli->argv[0], 1, UINT64_MAX, &o->job_id))
 		return ioacct_cli_bad(cli, "'%s' is not a job id (a positive integer)",
 				      cli->argv[0]);
+	if (o->run_arg) {
+		uint64_t n;
+
+		if (ioacct_cli_uint(o->run_arg, 0, UINT32_MAX - 1, &n))
+			return ioacct_cli_bad(cli, "--run: '%s' is not a run (0 for the first, N after N requeues)",
+					      o->run_arg);
+		o->run = (uint32_t)n + 1;
+	}
 	if (o->compare && o->format != IOACCT_RENDER_TEXT)
 		return ioacct_cli_bad(cli, "--compare prints text; it takes no --format");
 	if (o->all_counters && !o->compare)
@@ -155,6 +174,7 @@ static int load_job(const struct ioacct_config *cfg, const struct opts *o,
 		.db_path = o->db,
 		.timeout_ms = CALL_TIMEOUT_MS,
 		.local = o->local,
+		.run = o->run,
 	};
 	char err[PATH_MAX + 1024];
 	int ret;

@@ -45,6 +45,8 @@ static const struct ioacct_qfield_info fields[IOACCT_QF_COUNT] = {
 	F(ELAPSED, "Elapsed", 10, TEXT, 0, "run time, [D-]HH:MM:SS; so far while running"),
 	F(STATE, "State", -10, TEXT, 0, "RUNNING, COMPLETED, FAILED, CANCELLED, ..."),
 	F(EXITCODE, "ExitCode", 8, INT, 0, "exit code; 128+N for a command killed by signal N"),
+	F(RESTARTS, "Restarts", 8, INT, JOB_ONLY,
+	  "the run: times the job was requeued before it (Slurm's restart count); -D lists every run"),
 	F(STEP, "Step", -11, TEXT, 0, "step: batch, extern, interactive or a number; blank for the job"),
 	F(MOUNT, "Mount", -20, TEXT, PER_MOUNT,
 	  "mount point as the job saw it (mnt:N when it could not be named)"),
@@ -1093,6 +1095,8 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 		return put(buf, len, false, "%s", r->step ? r->step->state : j->state);
 	case IOACCT_QF_EXITCODE:
 		return put(buf, len, false, "%" PRId32, r->step ? r->step->exit_code : j->exit_code);
+	case IOACCT_QF_RESTARTS:
+		return put(buf, len, false, "%" PRIu32, j->restart);
 	case IOACCT_QF_STEP:
 		if (!r->step)
 			return true;

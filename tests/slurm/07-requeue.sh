@@ -4,7 +4,11 @@
 # first run writes 8192 bytes and is requeued while running (scontrol requeue);
 # its second run writes 12288 bytes and completes. The store has two records of
 # the job: the first run REQUEUED (as sacct says it), with its 8192 bytes, the
-# second COMPLETED with its 12288, each exact.
+# second COMPLETED with its 12288, each exact. Issue 28: the runs are kept
+# apart everywhere: restart counts 0 and 1 in the store; ioacct -j the last
+# run alone, -D (--duplicates) both, through ioacctd and from the file;
+# ioreport the last run, --run 0 the first; two report files, the second
+# run's named .r1, each with its own run's bytes.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the store"
@@ -57,4 +61,46 @@ echo "job $J in the store, run by run: $got"
 [ "$got" = "REQUEUED|0|8192 COMPLETED|0|12288 " ] ||
 	fail "job $J's runs are stored as '$got', not 'REQUEUED|0|8192 COMPLETED|0|12288'"
 ok "requeued job: the first run stored REQUEUED with its 8192 bytes, the second COMPLETED with its 12288"
+
+[ "$(sqlite3 "$DB" "SELECT group_concat(restart, ' ') FROM (SELECT restart FROM jobs
+	WHERE job_id = $J ORDER BY start_ns)")" = "0 1" ] || fail "job $J's runs do not have restart counts 0 and 1"
+
+IOACCT=$abs_top_builddir/tools/ioacct
+IOREPORT=$abs_top_builddir/tools/ioreport
+# ioacct as the user, through ioacctd; and as root from the store file.
+q() {
+	su -s /bin/sh "$U" -c "'$IOACCT' -c '$CONF' -j $J -X -n -P --mounts -o JobID,State,Restarts,Mount,WriteBytes $*" |
+		awk -F'|' -v m="$WMNT" '$4 == m' | tr '\n' ' '
+}
+got=$(q)
+[ "$got" = "$J|COMPLETED|1|$WMNT|12288 " ] || fail "ioacct -j $J gives '$got', not the last run alone with its 12288 bytes"
+got=$(q -D)
+[ "$got" = "$J|REQUEUED|0|$WMNT|8192 $J|COMPLETED|1|$WMNT|12288 " ] ||
+	fail "ioacct -j $J -D gives '$got', not both runs with their own bytes"
+got=$(q --duplicates --db "$DB" 2>&1)
+[ "$got" = "$J|REQUEUED|0|$WMNT|8192 $J|COMPLETED|1|$WMNT|12288 " ] ||
+	fail "ioacct -j $J --duplicates --db gives '$got', not both runs"
+ok "ioacct -j $J: the last run (12288 bytes); -D, through ioacctd and from the file: both runs, exact"
+
+# ioreport: the last run, or the one asked for; never the two summed.
+"$IOREPORT" -c "$CONF" "$J" > "$T/last.txt" || fail "ioreport $J failed"
+"$IOREPORT" -c "$CONF" --run 0 "$J" > "$T/run0.txt" || fail "ioreport --run 0 $J failed"
+"$IOREPORT" -c "$CONF" --run 1 --db "$DB" "$J" > "$T/run1.txt" || fail "ioreport --run 1 --db $J failed"
+[ "$(report_bytes_written "$T/last.txt" "$WMNT")" = 12288 ] || fail "ioreport $J: not the last run's 12288 bytes"
+[ "$(report_bytes_written "$T/run0.txt" "$WMNT")" = 8192 ] || fail "ioreport --run 0 $J: not the first run's 8192 bytes"
+[ "$(report_bytes_written "$T/run1.txt" "$WMNT")" = 12288 ] || fail "ioreport --run 1 $J: not 12288 bytes"
+"$IOREPORT" -c "$CONF" --run 2 "$J" > /dev/null 2> "$T/run2.err" && fail "ioreport --run 2 $J found a run that never was"
+grep -q "run 2 of job $J" "$T/run2.err" || fail "ioreport --run 2: '$(cat "$T/run2.err")' does not name the run"
+ok "ioreport $J: the last run; --run 0 and --run 1 each run's own bytes; --run 2 none"
+
+# The epilog's report of each run: the second does not overwrite the first.
+for _ in $(seq 1 100); do
+	[ -f "$W/ioacct-$J.r1.txt" ] && break
+	sleep 0.1
+done
+files=$(cd "$W" && ls ioacct-"$J"* | tr '\n' ' ')
+[ "$files" = "ioacct-$J.r1.txt ioacct-$J.txt " ] || fail "job $J: report files '$files', not one per run"
+[ "$(report_bytes_written "$W/ioacct-$J.txt" "$WMNT")" = 8192 ] || fail "job $J: the first run's report is not its 8192 bytes"
+[ "$(report_bytes_written "$W/ioacct-$J.r1.txt" "$WMNT")" = 12288 ] || fail "job $J: the second run's report is not its 12288 bytes"
+ok "job $J: one report per run, ioacct-$J.txt (8192 bytes) and ioacct-$J.r1.txt (12288)"
 exit 0
