@@ -206,9 +206,9 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 }
 
 /*
- * A page fault on a file mapping that found no page mapped: one fault, one
- * page; the page it wants is the request of the page-cache view until the
- * next fault or call.
+ * A page fault on a file mapping that found no page mapped: one fault; the
+ * page it wants is the request of the page-cache view until the next fault
+ * or call. What it maps is counted where it is mapped (pc_map()).
  */
 static __always_inline int pc_fault(struct address_space *mapping, unsigned long index)
 {
@@ -228,7 +228,7 @@ static __always_inline int pc_fault(struct address_space *mapping, unsigned long
 		t->rq_lo = (__u64)index << page_shift;
 		t->rq_hi = t->rq_lo + (1ULL << page_shift);
 	}
-	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1, 1ULL << page_shift, -1);
+	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1, 0, -1);
 	return 0;
 }
 
@@ -268,8 +268,9 @@ int BPF_KPROBE(ioacct_pc_fault_kp, struct vm_fault *vmf)
 
 /*
  * Fault-around: a fault served from pages already in the page cache, which
- * maps the pages of [start, last] that are there; counted as one fault and
- * that range, an upper bound of what it mapped (see docs/design.md).
+ * maps the pages of [start, last] that are there; counted as one fault. Its
+ * range is only an upper bound of what it mapped (issue 29): the pages are
+ * counted by pc_map().
  */
 static __always_inline int pc_map_pages(struct address_space *mapping, unsigned long start,
 					unsigned long last)
@@ -283,8 +284,7 @@ static __always_inline int pc_map_pages(struct address_space *mapping, unsigned 
 		return 0;
 	t = bpf_task_storage_get(&tasks, task, 0, 0);
 	inode = (__u64)BPF_CORE_READ(mapping, host);
-	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1,
-		 (__u64)(last - start + 1) << page_shift, -1);
+	VIEW_ADD(slot, inode_mnt(t, inode), IOACCT_OP_MMAP_FAULT, 1, 0, -1);
 	return 0;
 }
 
@@ -352,6 +352,117 @@ int BPF_KRETPROBE(ioacct_pc_map_pages_kr)
 	call = *c;
 	bpf_map_delete_elem(&map_calls, &id);
 	return pc_map_pages_fn(call.vmf, call.start, call.end);
+}
+
+/*
+ * The bytes of mmap_fault (issue 29): the file pages a fault maps into the
+ * job's address space, where the kernel maps them. Every PTE mapping of
+ * file pages goes through set_pte_range(vmf, folio, page, nr, addr) since
+ * 6.5 (finish_fault, and each run of fault-around in filemap_map_pages),
+ * do_set_pte(vmf, page, addr) before, one page; a PMD mapping of a huge
+ * folio through do_set_pmd(vmf, [folio,] page), which returns 0 when it
+ * mapped it. The tracepoints of the faults see none of this: fault-around
+ * gives a range it may not map, a large folio maps many pages at one
+ * fault, a shmem PMD fault passes no filemap event. Only fentry/fexit or
+ * kprobes reach these functions: where neither can, the job's views say
+ * "mmap-nohook" and its reports say the bytes were not measured.
+ *
+ * Counted: pages of the file of a file mapping (vmf->vma->vm_file), not
+ * the anonymous copy a write fault on a MAP_PRIVATE mapping makes; on the
+ * mount the file was mapped from.
+ */
+static __always_inline int pc_map(struct vm_fault *vmf, struct page *page, __u64 bytes)
+{
+	__u32 slot = view_slot(bpf_get_current_task_btf());
+	struct file *file;
+
+	if (slot == IOACCT_SLOT_NONE)
+		return 0;
+	file = BPF_CORE_READ(vmf, vma, vm_file);
+	/* The low bit of mapping marks an anonymous folio (a folio starts as its first page). */
+	if (!file || ((__u64)BPF_CORE_READ(page, mapping) & 1))
+		return 0;
+	VIEW_ADD(slot, vfsmount_id(BPF_CORE_READ(file, f_path.mnt)), IOACCT_OP_MMAP_FAULT, 0, bytes, -1);
+	return 0;
+}
+
+/* Bytes of a PMD mapping: a page table of pointers of 8 bytes, each to a page. */
+#define PMD_MAP_BYTES (1ULL << (2 * page_shift - 3))
+
+SEC("fentry/set_pte_range")
+int BPF_PROG(ioacct_pc_pte_fe, struct vm_fault *vmf, struct folio *folio, struct page *page,
+	     unsigned int nr)
+{
+	return pc_map(vmf, (struct page *)folio, (__u64)nr << page_shift);
+}
+
+SEC("kprobe/set_pte_range")
+int BPF_KPROBE(ioacct_pc_pte_kp, struct vm_fault *vmf, struct folio *folio, struct page *page,
+	       unsigned int nr)
+{
+	return pc_map(vmf, (struct page *)folio, (__u64)nr << page_shift);
+}
+
+SEC("fentry/do_set_pte")
+int BPF_PROG(ioacct_pc_pte1_fe, struct vm_fault *vmf, struct page *page)
+{
+	return pc_map(vmf, page, 1ULL << page_shift);
+}
+
+SEC("kprobe/do_set_pte")
+int BPF_KPROBE(ioacct_pc_pte1_kp, struct vm_fault *vmf, struct page *page)
+{
+	return pc_map(vmf, page, 1ULL << page_shift);
+}
+
+/* do_set_pmd(vmf, page) on older kernels, (vmf, folio, page) on newer: its return is read either way. */
+SEC("fexit/do_set_pmd")
+int BPF_PROG(ioacct_pc_pmd_fx, struct vm_fault *vmf, struct page *page)
+{
+	__u64 ret = 1;
+
+	if (bpf_get_func_ret(ctx, &ret) || ret)
+		return 0;
+	return pc_map(vmf, page, PMD_MAP_BYTES);
+}
+
+/* The kprobe keeps do_set_pmd's arguments, by thread, for the kretprobe's return value. */
+struct pmd_call {
+	struct vm_fault *vmf;
+	struct page *page;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct pmd_call);
+} pmd_calls SEC(".maps");
+
+SEC("kprobe/do_set_pmd")
+int BPF_KPROBE(ioacct_pc_pmd_kp, struct vm_fault *vmf, struct page *page)
+{
+	struct pmd_call c = { .vmf = vmf, .page = page };
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (view_slot(bpf_get_current_task_btf()) == IOACCT_SLOT_NONE)
+		return 0;
+	bpf_map_update_elem(&pmd_calls, &id, &c, BPF_ANY);
+	return 0;
+}
+
+SEC("kretprobe/do_set_pmd")
+int BPF_KRETPROBE(ioacct_pc_pmd_kr, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct pmd_call *c = bpf_map_lookup_elem(&pmd_calls, &id);
+	struct pmd_call call;
+
+	if (!c)
+		return 0;
+	call = *c;
+	bpf_map_delete_elem(&pmd_calls, &id);
+	return ret ? 0 : pc_map(call.vmf, call.page, PMD_MAP_BYTES);
 }
 
 /* A readahead decision: size histogram 0 counts the synchronous, 1 the asynchronous. */

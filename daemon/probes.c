@@ -351,6 +351,14 @@ static const struct view_prog {
 	{ "ioacct_pc_map_pages_fx", "mmap", "map_pages", VIEW_FENTRY, "filemap_map_pages", 0 },
 	{ "ioacct_pc_map_pages_kp", "mmap", "map_pages", VIEW_KPROBE, "filemap_map_pages", 0 },
 	{ "ioacct_pc_map_pages_kr", "mmap", "map_pages", VIEW_KPROBE, "filemap_map_pages", 0 },
+	/* The pages faults map (issue 29): set_pte_range since 6.5, do_set_pte before. */
+	{ "ioacct_pc_pte_fe", "mmap", "pte", VIEW_FENTRY, "set_pte_range", 0 },
+	{ "ioacct_pc_pte1_fe", "mmap", "pte", VIEW_FENTRY, "do_set_pte", 0 },
+	{ "ioacct_pc_pte_kp", "mmap", "pte", VIEW_KPROBE, "set_pte_range", 0 },
+	{ "ioacct_pc_pte1_kp", "mmap", "pte", VIEW_KPROBE, "do_set_pte", 0 },
+	{ "ioacct_pc_pmd_fx", "mmap", "pmd", VIEW_FENTRY, "do_set_pmd", 0 },
+	{ "ioacct_pc_pmd_kp", "mmap", "pmd", VIEW_KPROBE, "do_set_pmd", 0 },
+	{ "ioacct_pc_pmd_kr", "mmap", "pmd", VIEW_KPROBE, "do_set_pmd", 0 },
 	{ "ioacct_pc_sync_ra", "readahead", "sync_ra", VIEW_TP, "page_cache_sync_ra", 0 },
 	{ "ioacct_pc_sync_ra_fe", "readahead", "sync_ra", VIEW_FENTRY, "page_cache_sync_ra", 0 },
 	{ "ioacct_pc_sync_ra_kp", "readahead", "sync_ra", VIEW_KPROBE, "page_cache_sync_ra", 0 },
@@ -494,16 +502,19 @@ static void select_views(struct ioacct_probes *p, const struct btf *vmlinux, enu
 /*
  * Lists the views whose events all have a program loaded, in p->views and
  * p->job_mode, and in p->views_detail with what serves those not served by
- * tracepoints ("cache,mmap,uring (mmap by fentry)").
+ * tracepoints ("cache,mmap,uring (mmap by fentry)"). The mmap view wanted
+ * without all of its events is listed as "mmap-nohook": its faults may be
+ * counted, its bytes are not (issue 29: only fentry or kprobes reach the
+ * functions that map the pages), and the reports say so.
  */
 static void views_note(struct ioacct_probes *p)
 {
 	size_t off = 0, doff = 0;
-	char how[128] = "";
+	char how[160] = "";
 
 	p->views[0] = '\0';
 	for (size_t v = 0; v < IOACCT_NR_VIEWS; v++) {
-		bool all = true;
+		bool all = true, partial_mmap = false;
 		enum view_kind kind = VIEW_TP;
 
 		for (size_t i = 0; i < ARRAY_SIZE(view_progs); i++) {
@@ -526,14 +537,20 @@ static void views_note(struct ioacct_probes *p)
 			}
 			all &= served;
 		}
-		if (!all)
+		if (!all && !(partial_mmap = !strcmp(ioacct_view_names[v], "mmap") &&
+					    (p->want_views & (1u << v))))
 			continue;
 		if (off < sizeof(p->views))
-			off += (size_t)snprintf(p->views + off, sizeof(p->views) - off, "%s%s",
-						off ? "," : "", ioacct_view_names[v]);
+			off += (size_t)snprintf(p->views + off, sizeof(p->views) - off, "%s%s%s",
+						off ? "," : "", ioacct_view_names[v],
+						partial_mmap ? "-nohook" : "");
 		if (kind != VIEW_TP && doff < sizeof(how))
 			doff += (size_t)snprintf(how + doff, sizeof(how) - doff, "%s%s by %s",
 						 doff ? ", " : "", ioacct_view_names[v], view_kind_names[kind]);
+		if (partial_mmap && doff < sizeof(how))
+			doff += (size_t)snprintf(how + doff, sizeof(how) - doff,
+						 "%smmap bytes not measured: no fentry nor kprobe on "
+						 "set_pte_range/do_set_pmd", doff ? ", " : "");
 	}
 	snprintf(p->views_detail, sizeof(p->views_detail), "%s%s%s%s", p->views[0] ? p->views : "none",
 		 how[0] ? " (" : "", how, how[0] ? ")" : "");

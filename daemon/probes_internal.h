@@ -33,7 +33,7 @@ struct ioacct_probes {
 	int ncpus;
 	char views[48];                /* the page-cache and mmap views loaded: "cache,mmap,readahead" */
 	char job_mode[64];             /* mode and views, as each job records them */
-	char views_detail[192];        /* the views and what serves them, for status */
+	char views_detail[256];        /* the views and what serves them, for status */
 	struct ioacct_state st;        /* what the daemon last published */
 	struct bpf_link *acc_iter;     /* the accumulators' flush, run before each read of stats */
 };

@@ -249,6 +249,15 @@ bool ioacct_probe_has_view(const char *probe_mode, const char *view)
 	return false;
 }
 
+const char *ioacct_probe_mmap_unmeasured(const char *probe_mode)
+{
+	if (!ioacct_probe_views(probe_mode) || ioacct_probe_has_view(probe_mode, "mmap"))
+		return NULL;
+	if (ioacct_probe_has_view(probe_mode, "mmap-nohook"))
+		return "no fentry nor kprobe reached set_pte_range, do_set_pte or do_set_pmd on this kernel";
+	return "the mmap view was off: views = in ioacct.conf, or the kernel refused it";
+}
+
 const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len)
 {
 	const char *v = strstr(probe_mode, " views=");

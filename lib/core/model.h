@@ -223,6 +223,14 @@ double ioacct_hit_ratio(uint64_t read_bytes, uint64_t miss_bytes);
 const char *ioacct_probe_views(const char *probe_mode);
 /* Whether the view ("cache", "mmap", "readahead") was active; false for a job stored before. */
 bool ioacct_probe_has_view(const char *probe_mode, const char *view);
+/*
+ * Why the job's mmap_read_bytes were not measured (issue 29), for "mmap
+ * bytes: not measured here (%s)"; NULL when they were: the mmap view was
+ * active with its exact hooks ("mmap" in the views), or the job was stored
+ * before the views. "mmap-nohook": the kernel let no program reach the
+ * functions that map the pages; no mmap at all: the view was off.
+ */
+const char *ioacct_probe_mmap_unmeasured(const char *probe_mode);
 /* Its backend part, "tracepoint", into buf. */
 const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len);
 

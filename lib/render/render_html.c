@@ -812,6 +812,10 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	snprintf(b, sizeof(b), "%s, bins of %s s (%" PRIu32 ")", j->probe_mode,
 		 r_secs(r->bin_width_ns, 3, t, sizeof(t)), r->nbins);
 	job_row(f, "Probes", b);
+	if (ioacct_probe_mmap_unmeasured(j->probe_mode)) {
+		snprintf(b, sizeof(b), "not measured here (%s)", ioacct_probe_mmap_unmeasured(j->probe_mode));
+		job_row(f, "mmap bytes", b);
+	}
 	if (j->skew_ns) {
 		snprintf(b, sizeof(b), "%s s (the nodes' bins aligned on the first node's start, to the bin)",
 			 r_secs(j->skew_ns, 3, t, sizeof(t)));

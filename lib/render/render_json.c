@@ -154,15 +154,21 @@ static void hints(struct jw *w, const char *key, const struct ioacct_counters *c
 /*
  * The page-cache and mmap views (issue 14): mmap_faults and the other calls
  * are with the ops' plurals; here their bytes, the hit ratio and the hints.
+ * mmap_read_bytes is null where they were not measured (issue 29; the job's
+ * mmap_read_bytes_note says why).
  */
-static void page_cache(struct jw *w, const struct ioacct_counters *op, bool cache_view)
+static void page_cache(struct jw *w, const struct ioacct_counters *op, bool cache_view,
+		       bool mmap_bytes)
 {
 	uint64_t miss = op[IOACCT_OP_CACHE_FILL].bytes;
 	/* Without the cache view there are no misses to count: no ratio either. */
 	double hit = cache_view ? ioacct_hit_ratio(ioacct_report_read_all(op), miss) : -1;
 	char b[32];
 
-	jw_u64(w, "mmap_read_bytes", op[IOACCT_OP_MMAP_FAULT].bytes);
+	if (mmap_bytes)
+		jw_u64(w, "mmap_read_bytes", op[IOACCT_OP_MMAP_FAULT].bytes);
+	else
+		jw_raw(w, "mmap_read_bytes", "null");
 	jw_u64(w, "cache_miss_bytes", miss);
 	jw_u64(w, "readahead_bytes", op[IOACCT_OP_READAHEAD].bytes);
 	jw_u64(w, "readahead_sync", op[IOACCT_OP_READAHEAD].size_hist[0]);
@@ -179,7 +185,7 @@ static void page_cache(struct jw *w, const struct ioacct_counters *op, bool cach
 
 /* The fields of a mount, also used for the job's totals over every mount. */
 static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool named_counters,
-		       bool cache_view)
+		       bool cache_view, bool mmap_bytes)
 {
 	const struct ioacct_counters *op = m->op;
 
@@ -206,7 +212,7 @@ static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool n
 	jw_u64(w, "meta", m->meta_ns);
 	jw_close(w, '}');
 	ops(w, op);
-	page_cache(w, op, cache_view);
+	page_cache(w, op, cache_view, mmap_bytes);
 	jw_key(w, "rates");
 	jw_open(w, '{', false);
 	for (unsigned int d = 0; d < IOACCT_DIR_COUNT; d++) {
@@ -283,6 +289,13 @@ static void job(struct jw *w, const struct ioacct_report *r)
 			jw_str(w, "views", v);
 		else
 			jw_raw(w, "views", "null");
+		if (ioacct_probe_mmap_unmeasured(j->probe_mode)) {
+			char note[160];
+
+			snprintf(note, sizeof(note), "mmap bytes: not measured here (%s)",
+				 ioacct_probe_mmap_unmeasured(j->probe_mode));
+			jw_str(w, "mmap_read_bytes_note", note);
+		}
 	}
 	if (jd->start_mono_ns)
 		jw_u64(w, "start_mono_ns", jd->start_mono_ns);
@@ -472,13 +485,15 @@ static void advice(struct jw *w, const struct ioacct_report *r)
 
 int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 {
+	bool cache = ioacct_probe_has_view(r->jd->job.probe_mode, "cache");
+	bool mmap = !ioacct_probe_mmap_unmeasured(r->jd->job.probe_mode);
 	struct jw w = { .f = f };
 
 	jw_open(&w, '{', false);
 	job(&w, r);
 	jw_key(&w, "totals");
 	jw_open(&w, '{', false);
-	mount_body(&w, &r->all, false, ioacct_probe_has_view(r->jd->job.probe_mode, "cache"));
+	mount_body(&w, &r->all, false, cache, mmap);
 	jw_close(&w, '}');
 	jw_key(&w, "mounts");
 	jw_open(&w, '[', false);
@@ -492,7 +507,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 		jw_str(&w, "fs_type", m->fstype);
 		jw_str(&w, "source", m->source);
 		jw_str(&w, "kind", ioacct_fs_kind_name(m->kind));
-		mount_body(&w, m, true, ioacct_probe_has_view(r->jd->job.probe_mode, "cache"));
+		mount_body(&w, m, true, cache, mmap);
 		jw_close(&w, '}');
 	}
 	jw_close(&w, ']');

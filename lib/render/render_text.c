@@ -382,9 +382,10 @@ static void pcache_table(FILE *f, const struct ioacct_report *r, const struct co
 	static const unsigned int view_ops[] = { IOACCT_OP_MMAP_FAULT, IOACCT_OP_CACHE_FILL,
 						 IOACCT_OP_READAHEAD, IOACCT_OP_FADVISE,
 						 IOACCT_OP_MADVISE };
+	const char *unmeasured = ioacct_probe_mmap_unmeasured(r->jd->job.probe_mode);
 	const struct ioacct_report_mount *all = &r->all;
 	bool any = false;
-	char t[16];
+	char t[16], mm[24];
 
 	for (size_t k = 0; k < ARRAY_SIZE(view_ops); k++)
 		any |= all->op[view_ops[k]].calls || all->op[view_ops[k]].bytes;
@@ -400,15 +401,23 @@ static void pcache_table(FILE *f, const struct ioacct_report *r, const struct co
 		const struct ioacct_counters *op = m->op;
 		uint64_t rd = ioacct_report_read_all(op);
 
-		if (i < r->nmounts && !rd && !op[IOACCT_OP_CACHE_FILL].bytes)
+		if (i < r->nmounts && !rd && !op[IOACCT_OP_CACHE_FILL].bytes &&
+		    !(unmeasured && op[IOACCT_OP_MMAP_FAULT].calls))
 			continue;
 		r_text_pad(f, w->mount, m->path);
-		fprintf(f, " %14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %7s\n",
-			op[IOACCT_OP_READ].bytes, op[IOACCT_OP_MMAP_FAULT].bytes,
+		/* mmap bytes not measured: "-", not a number (issue 29; the line below says why). */
+		if (unmeasured)
+			snprintf(mm, sizeof(mm), "-");
+		else
+			snprintf(mm, sizeof(mm), "%" PRIu64, op[IOACCT_OP_MMAP_FAULT].bytes);
+		fprintf(f, " %14" PRIu64 " %14s %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %7s\n",
+			op[IOACCT_OP_READ].bytes, mm,
 			op[IOACCT_OP_MMAP_FAULT].calls, op[IOACCT_OP_CACHE_FILL].bytes,
 			op[IOACCT_OP_READAHEAD].bytes,
 			hit_pct(rd, op[IOACCT_OP_CACHE_FILL].bytes, t, sizeof(t)));
 	}
+	if (unmeasured)
+		fprintf(f, "mmap bytes: not measured here (%s)\n", unmeasured);
 	for (unsigned int k = IOACCT_OP_FADVISE; k <= IOACCT_OP_MADVISE; k++) {
 		const struct ioacct_counters *c = &all->op[k];
 		bool first = true;

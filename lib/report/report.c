@@ -1070,6 +1070,17 @@ static void rule_node_imbalance(struct advice_ctx *ctx)
 
 /* ---- the page-cache and mmap views (issue 14) ---- */
 
+/*
+ * Whether the mount's reads through mappings are unknown: its job's mmap
+ * bytes were not measured (issue 29) and it had faults on file mappings.
+ * The rules that weigh what was read keep silent then.
+ */
+static bool mmap_unknown(const struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	return m->op[IOACCT_OP_MMAP_FAULT].calls &&
+	       ioacct_probe_mmap_unmeasured(ctx->r->jd->job.probe_mode);
+}
+
 /* Bytes on a mount worth looking at: read (calls and mappings) or missed. */
 static bool pcache_big(const struct ioacct_advice_limits *l, const struct ioacct_counters *op)
 {
@@ -1093,8 +1104,8 @@ static void rule_low_hit_sequential(struct advice_ctx *ctx, const struct ioacct_
 	double hit = ioacct_hit_ratio(rd, miss);
 	struct ioacct_advice *a;
 
-	if (!pcache_big(l, op) || hit < 0 || hit * 100 >= l->hit_ratio || !async ||
-	    op[IOACCT_OP_FADVISE].size_hist[IOACCT_HINT_SEQUENTIAL])
+	if (!pcache_big(l, op) || mmap_unknown(ctx, m) || hit < 0 || hit * 100 >= l->hit_ratio ||
+	    !async || op[IOACCT_OP_FADVISE].size_hist[IOACCT_HINT_SEQUENTIAL])
 		return;
 	a = advice_new(ctx, IOACCT_ADVICE_INFO, "low-hit-ratio-sequential", m, IOACCT_DIR_READ);
 	if (!a)
@@ -1125,7 +1136,8 @@ static void rule_readahead_waste(struct advice_ctx *ctx, const struct ioacct_rep
 	uint64_t ra = op[IOACCT_OP_READAHEAD].bytes, waste = miss > rd ? miss - rd : 0;
 	struct ioacct_advice *a;
 
-	if (!pcache_big(l, op) || !ra || !share_above(waste, miss, l->ra_waste))
+	if (!pcache_big(l, op) || mmap_unknown(ctx, m) || !ra ||
+	    !share_above(waste, miss, l->ra_waste))
 		return;
 	a = advice_new(ctx, IOACCT_ADVICE_WARN, "readahead-unused", m, IOACCT_DIR_READ);
 	if (!a)
@@ -1159,8 +1171,8 @@ static void rule_random_mmap(struct advice_ctx *ctx, const struct ioacct_report_
 	struct ioacct_advice *a;
 
 	/* Under 4 pages of 4 KiB per fault: fault-around (16 pages) rarely found any. */
-	if (f->calls < l->mmap_faults_min || f->bytes >= f->calls * 16384 || !miss ||
-	    m->op[IOACCT_OP_MADVISE].size_hist[IOACCT_HINT_RANDOM])
+	if (f->calls < l->mmap_faults_min || mmap_unknown(ctx, m) || f->bytes >= f->calls * 16384 ||
+	    !miss || m->op[IOACCT_OP_MADVISE].size_hist[IOACCT_HINT_RANDOM])
 		return;
 	a = advice_new(ctx, IOACCT_ADVICE_WARN, "random-mmap-faults", m, IOACCT_DIR_READ);
 	if (!a)

@@ -34,7 +34,7 @@ sync
 
 start_daemon
 "$IOPOKE" "$T/ioacctd.sock" status > "$T/status" || fail "status"
-views=$(grep -o 'views=[a-z,]*' "$T/status" | head -1)
+views=$(grep -o 'views=[a-z,-]*' "$T/status" | head -1)
 echo "  $views"
 case "$views" in
 *cache*mmap*readahead*) ;;
@@ -70,20 +70,20 @@ PY
 "$IOWORK" evict "$F"
 job cold read "$F" $SIZE 1
 check cold "m['read_bytes'] == $SIZE and m['cache_miss_bytes'] == $SIZE and m['readahead_bytes'] == 0"
-check cold "j['views'] in ('cache,mmap,readahead', 'cache,mmap,readahead,uring') and m['hit_ratio'] == 0"
+check cold "j['views'].replace('mmap-nohook', 'mmap') in ('cache,mmap,readahead', 'cache,mmap,readahead,uring') and m['hit_ratio'] == 0"
 ok "cold read of $SIZE bytes in one call: cache_miss_bytes $SIZE, readahead_bytes 0"
 # The query tool: the same numbers per mount, the views of the job.
 IOACCTQ=$abs_top_builddir/tools/ioacct
 JID=$(json_get "$T/cold.json" 'j["job_id"]')
 "$IOACCTQ" -j "$JID" -M iorun -P -o Mount,ReadBytes,CacheMissBytes,ReadaheadBytes,HitRatio,Views \
 	> "$T/q" 2>&1 || { cat "$T/q"; fail "ioacct -o CacheMissBytes ..."; }
-grep -Eqx "$MNT\|$SIZE\|$SIZE\|0\|0\.0000\|cache,mmap,readahead(,uring)?" "$T/q" || { cat "$T/q"; fail "ioacct query fields"; }
+grep -Eqx "$MNT\|$SIZE\|$SIZE\|0\|0\.0000\|cache,mmap(-nohook)?,readahead(,uring)?" "$T/q" || { cat "$T/q"; fail "ioacct query fields"; }
 ok "ioacct -o Mount,ReadBytes,CacheMissBytes,ReadaheadBytes,HitRatio,Views: $(grep "^$MNT|" "$T/q")"
 # ioreport: the text table, the HTML hit-ratio plot, the Darshan log's metadata.
 IOREPORT=$abs_top_builddir/tools/ioreport
 "$IOREPORT" --cluster iorun "$JID" > "$T/cold.txt" || fail "ioreport (text)"
 grep -q '^## Page cache and mmap' "$T/cold.txt" || { cat "$T/cold.txt"; fail "no page-cache table"; }
-grep -Eq "^$MNT +$SIZE +0 +0 +$SIZE +0 +0\.0%\$" "$T/cold.txt" ||
+grep -Eq "^$MNT +$SIZE +(0|-) +0 +$SIZE +0 +0\.0%\$" "$T/cold.txt" ||
 	{ grep -A4 '^## Page cache' "$T/cold.txt"; fail "page-cache table row of $MNT"; }
 grep -q "^total_IOACCT_CACHE_MISS_BYTES: $SIZE\$" "$T/cold.txt" || fail "IOACCT_CACHE_MISS_BYTES"
 "$IOREPORT" --cluster iorun --format html -o "$T/cold.html" "$JID" || fail "ioreport (html)"
@@ -91,7 +91,7 @@ grep -q 'id="hit-ratio"' "$T/cold.html" && grep -q 'id="hit-[0-9]*"' "$T/cold.ht
 	fail "no hit-ratio plot in the HTML report"
 "$IOREPORT" --cluster iorun --format darshan -o "$T/cold.darshan" "$JID" || fail "ioreport (darshan)"
 python3 - "$T/cold.darshan" $SIZE <<'PY' || fail "the Darshan log's metadata lacks the views"
-import sys, zlib
+import re, sys, zlib
 raw = open(sys.argv[1], "rb").read()
 # The job region follows the header; decompress every zlib stream until one has our keys.
 for i in range(len(raw)):
@@ -101,7 +101,7 @@ for i in range(len(raw)):
         d = zlib.decompressobj().decompress(raw[i:])
     except zlib.error:
         continue
-    if b"ioacct_cache_miss_bytes=" + sys.argv[2].encode() + b"\n" in d and b"ioacct_views=cache,mmap,readahead" in d:
+    if b"ioacct_cache_miss_bytes=" + sys.argv[2].encode() + b"\n" in d and re.search(rb"ioacct_views=cache,mmap(-nohook)?,readahead", d):
         sys.exit(0)
 sys.exit(1)
 PY
@@ -137,11 +137,18 @@ job chunks read "$F" 16384 $((SIZE / 16384))
 check chunks "m['read_bytes'] == $SIZE and m['cache_miss_bytes'] == $SIZE and 0 < m['readahead_bytes'] <= $SIZE and m['readahead_sync'] + m['readahead_async'] > 0"
 ok "cold read in 16 KiB calls: cache_miss_bytes $SIZE, of which read ahead $(json_get "$T/chunks.json" "[m['readahead_bytes'] for m in j['mounts'] if m['mount']=='$MNT'][0]"), $(json_get "$T/chunks.json" "[(m['readahead_sync'], m['readahead_async']) for m in j['mounts'] if m['mount']=='$MNT'][0]") sync/async decisions"
 
+# mmap_read_bytes: exactly the file's pages where the kernel lets the view
+# reach the functions that map them (issue 29, 35-mmap-exact.sh); else null,
+# not measured, and the hit ratio of a warm mmap read has no bytes read.
+case "$views" in
+*mmap-nohook*) MMAP_WANT=None MMAP_HIT=None ;;
+*) MMAP_WANT=$SIZE MMAP_HIT=1 ;;
+esac
 "$IOWORK" evict "$F"
 job mcold mmapread "$F"
-check mcold "m['cache_miss_bytes'] == $SIZE and m['reads'] == 0 and m['mmap_faults'] > 0 and m['mmap_read_bytes'] >= $SIZE"
+check mcold "m['cache_miss_bytes'] == $SIZE and m['reads'] == 0 and m['mmap_faults'] > 0 and m['mmap_read_bytes'] == $MMAP_WANT"
 ok "cold mmap read: cache_miss_bytes $SIZE, $(json_get "$T/mcold.json" "[(m['mmap_faults'], m['mmap_read_bytes']) for m in j['mounts'] if m['mount']=='$MNT'][0]") (faults, bytes)"
-warm mwarm "m['cache_miss_bytes'] == 0 and m['mmap_faults'] > 0 and m['mmap_read_bytes'] >= $SIZE and m['hit_ratio'] == 1" -- mmapread "$F"
+warm mwarm "m['cache_miss_bytes'] == 0 and m['mmap_faults'] > 0 and m['mmap_read_bytes'] == $MMAP_WANT and m['hit_ratio'] == $MMAP_HIT" -- mmapread "$F"
 ok "warm mmap read: no miss, $(json_get "$T/mwarm.json" "[(m['mmap_faults'], m['mmap_read_bytes']) for m in j['mounts'] if m['mount']=='$MNT'][0]") (faults, bytes) (attempt $WARM_TRIES)"
 
 "$IOWORK" evict "$F"

@@ -68,7 +68,7 @@ done
 # its pages, none read ahead. Something on this machine may read a page back
 # in between the eviction and the job: up to 3 attempts, each exact or not.
 start_mode tracepoint || fail "the tracepoint backend does not start"
-if "$IOPOKE" "$T/ioacctd.sock" status | grep -q 'views: [a-z,]*cache'; then
+if "$IOPOKE" "$T/ioacctd.sock" status | grep -q 'views: [a-z,-]*cache'; then
 	SIZE=1048576
 	head -c $SIZE /dev/urandom > "$D/cold"
 	cold_read "$D/cold" "[(m['reads'], m['read_bytes'], m['cache_miss_bytes'], m['readahead_bytes']) for m in j['mounts'] if m['mount'] == '$DMNT'][0]" \

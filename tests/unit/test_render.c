@@ -103,6 +103,8 @@ static void put(struct fixture *f, uint32_t step, uint32_t mnt, uint32_t op, uin
 	if ((op == IOACCT_OP_READ || op == IOACCT_OP_WRITE) && calls > errors) {
 		s.c.bytes = bytes;
 		s.c.size_hist[ioacct_size_bin(bytes / (calls - errors))] = calls - errors;
+	} else if (ioacct_op_kind(op) == IOACCT_OPK_VIEW) {
+		s.c.bytes = bytes; /* the page-cache views: bytes as they are, no histogram */
 	}
 	assert_int_equal(ioacct_store_series_put(f->st, f->key, &s), 0);
 }
@@ -639,6 +641,70 @@ static void test_hostile_names(void **state)
 }
 
 /* A job with no I/O at all still renders in every format. */
+/*
+ * mmap bytes not measured (issue 29): where the job's views say the kernel
+ * had no hook ("mmap-nohook") or the view was off, every format says "mmap
+ * bytes: not measured here (why)" and gives no number; with "mmap", the number.
+ */
+static void test_mmap_unmeasured(void **state)
+{
+	static const char *const modes[] = { "tracepoint views=cache,mmap-nohook,readahead",
+					     "tracepoint views=cache,readahead",
+					     "fentry views=cache,mmap,readahead" };
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd;
+	char *txt, *json, *html;
+
+	insert_job(f, 77);
+	put_step(f, 0, 0, 10 * SEC);
+	put_mount(f, 21, "/data", "tmpfs", "tmpfs");
+	put(f, 0, 21, IOACCT_OP_OPEN, 0, 1, 0, 0, 1000);
+	put(f, 0, 21, IOACCT_OP_MMAP_FAULT, 0, 12, 0, 409600, 0);
+	assert_int_equal(ioacct_store_job_finish(f->st, f->key, START_NS + 10 * SEC, "COMPLETED", 0), 0);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		jd = load(f);
+		ioacct_strlcpy(jd->job.probe_mode, modes[i], sizeof(jd->job.probe_mode));
+		txt = render(jd, IOACCT_RENDER_TEXT, NULL);
+		json = render(jd, IOACCT_RENDER_JSON, NULL);
+		html = render(jd, IOACCT_RENDER_HTML, NULL);
+		if (i == 2) {
+			assert_null(strstr(txt, "not measured"));
+			assert_null(strstr(json, "not measured"));
+			assert_null(strstr(html, "not measured"));
+			assert_non_null(strstr(json, "\"mmap_read_bytes\": 409600"));
+			assert_non_null(strstr(txt, " 409600 "));
+		} else {
+			const char *why = i == 0 ? "(no fentry nor kprobe reached set_pte_range, do_set_pte "
+						   "or do_set_pmd on this kernel)" :
+						   "(the mmap view was off: views = in ioacct.conf, or the "
+						   "kernel refused it)";
+			const char *row;
+			char line[256];
+
+			snprintf(line, sizeof(line), "\nmmap bytes: not measured here %s\n", why);
+			assert_non_null(strstr(txt, line));
+			snprintf(line, sizeof(line), "\"mmap_read_bytes_note\": \"mmap bytes: not measured here %s\"",
+				 why);
+			assert_non_null(strstr(json, line));
+			assert_null(strstr(json, "\"mmap_read_bytes\": 409600"));
+			assert_non_null(strstr(json, "\"mmap_read_bytes\": null"));
+			/* The mount's row of the page-cache table: "-" in its MMAP column. */
+			row = strstr(txt, "## Page cache and mmap");
+			assert_non_null(row);
+			row = strstr(row, "\n/data ");
+			assert_non_null(row);
+			assert_true(strcspn(row, "-") < strcspn(row + 1, "\n"));
+			snprintf(line, sizeof(line), "<tr><th>mmap bytes</th><td>not measured here %s</td></tr>",
+				 why);
+			assert_non_null(strstr(html, line));
+		}
+		free(txt);
+		free(json);
+		free(html);
+		ioacct_jobdata_free(jd);
+	}
+}
+
 static void test_empty_job(void **state)
 {
 	struct jb b;
@@ -795,6 +861,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_html, setup, teardown),
 		cmocka_unit_test(test_html_escapes),
 		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test_setup_teardown(test_mmap_unmeasured, setup, teardown),
 		cmocka_unit_test(test_empty_job),
 		cmocka_unit_test(test_missing_nodes),
 		cmocka_unit_test(test_long_job),

@@ -824,6 +824,13 @@ static void test_hit_ratio(void **state)
 	assert_false(ioacct_probe_has_view("tracepoint views=cachex", "cache"));
 	assert_false(ioacct_probe_has_view("tracepoint", "cache"));
 	assert_null(ioacct_probe_views("tracepoint"));
+	/* mmap bytes measured (issue 29): with "mmap", or by a job older than the views. */
+	assert_null(ioacct_probe_mmap_unmeasured("fentry views=cache,mmap,readahead"));
+	assert_null(ioacct_probe_mmap_unmeasured("tracepoint"));
+	assert_non_null(strstr(ioacct_probe_mmap_unmeasured("tracepoint views=cache,mmap-nohook"),
+			       "no fentry nor kprobe"));
+	assert_false(ioacct_probe_has_view("tracepoint views=cache,mmap-nohook", "mmap"));
+	assert_non_null(strstr(ioacct_probe_mmap_unmeasured("tracepoint views=none"), "view was off"));
 }
 
 static void test_low_hit_sequential(void **state)
@@ -912,6 +919,20 @@ static void test_random_mmap(void **state)
 	jb_view(&b, M_SCRATCH, IOACCT_OP_MADVISE, 1, 0, IOACCT_HINT_RANDOM, 1);
 	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 1, 0, 0, 10);
 	expect_rule(&b, NULL, "random-mmap-faults", NULL, false, 0);
+
+	base(&b); /* random, but the bytes mapped were not measured (issue 29): silent */
+	ioacct_strlcpy(b.jd->job.probe_mode, "tracepoint views=cache,mmap-nohook", sizeof(b.jd->job.probe_mode));
+	jb_view(&b, M_SCRATCH, IOACCT_OP_MMAP_FAULT, 100000, 0, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 100000, 100000 * 4 * KIB, 0, 0);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 1, 0, 0, 10);
+	expect_rule(&b, NULL, "random-mmap-faults", NULL, false, 0);
+
+	base(&b); /* the same, measured: it fires */
+	ioacct_strlcpy(b.jd->job.probe_mode, "fentry views=cache,mmap", sizeof(b.jd->job.probe_mode));
+	jb_view(&b, M_SCRATCH, IOACCT_OP_MMAP_FAULT, 100000, 100000 * 4 * KIB, 0, 0);
+	jb_view(&b, M_SCRATCH, IOACCT_OP_CACHE_FILL, 100000, 100000 * 4 * KIB, 0, 0);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_OPEN, 0, 1, 0, 0, 10);
+	expect_rule(&b, NULL, "random-mmap-faults", "/scratch", true, IOACCT_ADVICE_WARN);
 
 	base(&b); /* random, all from the cache */
 	jb_view(&b, M_SCRATCH, IOACCT_OP_MMAP_FAULT, 100000, 100000 * 4 * KIB, 0, 0);
