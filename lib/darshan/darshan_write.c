@@ -654,11 +654,13 @@ static int fill_job(struct ioacct_darshan_log *log, const struct ioacct_report *
 	oneline(v[2], sizeof(v[2]), j->source);
 	snprintf(log->metadata, sizeof(log->metadata),
 		 "ioacct_ver=%s\ncluster=%s\nnode=%s\nsource=%s\nbin_width_ns=%" PRIu64 "\n"
-		 "ioacct_views=%s\nioacct_mmap_faults=%" PRIu64 "\nioacct_mmap_read_bytes=%" PRIu64
+		 "ioacct_views=%s\nioacct_mmap_faults=%" PRIu64 "\nioacct_mmap_read_bytes=%" PRId64
 		 "\nioacct_cache_miss_bytes=%" PRIu64 "\nioacct_readahead_bytes=%" PRIu64
 		 "\nioacct_fadvises=%" PRIu64 "\nioacct_madvises=%" PRIu64 "\n",
 		 PACKAGE_VERSION, v[0], v[1], v[2], r->bin_width_ns, views ? views : "unknown",
-		 op[IOACCT_OP_MMAP_FAULT].calls, op[IOACCT_OP_MMAP_FAULT].bytes,
+		 op[IOACCT_OP_MMAP_FAULT].calls,
+		 /* -1, Darshan's "not known", where the kernel had no exact hook. */
+		 r->all.mmap_unmeasured ? (int64_t)-1 : (int64_t)op[IOACCT_OP_MMAP_FAULT].bytes,
 		 op[IOACCT_OP_CACHE_FILL].bytes, op[IOACCT_OP_READAHEAD].bytes,
 		 op[IOACCT_OP_FADVISE].calls, op[IOACCT_OP_MADVISE].calls);
 	oneline(exe, sizeof(exe), j->name[0] ? j->name : "(unknown)");

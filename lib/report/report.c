@@ -206,7 +206,10 @@ size_t ioacct_report_counters(const struct ioacct_report_mount *m, struct ioacct
 			named(out, &n, false, IOACCT_CK_COUNT, ok_calls(&op[k]), "%s",
 			      op_counters[k].name);
 	/* The page-cache and mmap views' bytes (their calls are with the operations'). */
-	named(out, &n, false, IOACCT_CK_COUNT, op[IOACCT_OP_MMAP_FAULT].bytes, "IOACCT_MMAP_READ_BYTES");
+	/* Not a number where the kernel had no exact hook: the reports say why instead. */
+	if (!m->mmap_unmeasured)
+		named(out, &n, false, IOACCT_CK_COUNT, op[IOACCT_OP_MMAP_FAULT].bytes,
+		      "IOACCT_MMAP_READ_BYTES");
 	named(out, &n, false, IOACCT_CK_COUNT, op[IOACCT_OP_CACHE_FILL].bytes, "IOACCT_CACHE_MISS_BYTES");
 	named(out, &n, false, IOACCT_CK_COUNT, op[IOACCT_OP_READAHEAD].bytes, "IOACCT_READAHEAD_BYTES");
 	named(out, &n, false, IOACCT_CK_COUNT, m->errors, "IOACCT_ERRORS");
@@ -1410,8 +1413,13 @@ struct ioacct_report *ioacct_report_create(const struct ioacct_jobdata *jd,
 		ret = merge_series(r);
 	}
 	if (!ret) {
-		for (size_t i = 0; i < r->nmounts; i++)
+		bool unmeasured = ioacct_probe_mmap_unmeasured(jd->job.probe_mode) != NULL;
+
+		for (size_t i = 0; i < r->nmounts; i++) {
+			r->mounts[i].mmap_unmeasured = unmeasured;
 			rates(r, &r->mounts[i]);
+		}
+		r->all.mmap_unmeasured = unmeasured;
 		rates(r, &r->all);
 		ret = advise(r);
 	}

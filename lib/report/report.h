@@ -85,6 +85,7 @@ struct ioacct_report_mount {
 	uint64_t unclassified;            /* errors of jobs stored before errors were classified */
 	uint64_t meta_calls;              /* see ioacct_op_is_meta() */
 	uint64_t meta_ns;                 /* Darshan's META time: every operation but read and write */
+	bool mmap_unmeasured;             /* no exact hook: IOACCT_MMAP_READ_BYTES is left out */
 	struct ioacct_report_dir dir[IOACCT_DIR_COUNT];
 	struct ioacct_report_bin *bins;   /* bins with any call, in bin order */
 	size_t nbins;

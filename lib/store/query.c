@@ -1043,6 +1043,8 @@ static bool put_hit_ratio(char *buf, size_t len, const struct ioacct_qrow *r)
 
 	if (!ioacct_probe_has_view(r->job->probe_mode, "cache"))
 		h = -1; /* no misses counted: no ratio */
+	if (r->op[IOACCT_OP_MMAP_FAULT].calls && ioacct_probe_mmap_unmeasured(r->job->probe_mode))
+		h = -1; /* misses of mapped pages, but the bytes mapped unknown */
 
 	return h < 0 ? put(buf, len, false, "%s", "") : put(buf, len, false, "%.4f", h);
 }
@@ -1072,6 +1074,9 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 		return true;
 	if (calls_op[f])
 		return put(buf, len, false, "%" PRIu64, r->op[calls_op[f] - 1].calls);
+	/* Empty, not 0, where the kernel had no exact hook for mmap bytes. */
+	if (f == IOACCT_QF_MMAPREADBYTES && ioacct_probe_mmap_unmeasured(r->job->probe_mode))
+		return put(buf, len, false, "%s", "");
 	if (bytes_op[f])
 		return put_u64_bytes(buf, len, r->op[bytes_op[f] - 1].bytes, units);
 	if (job_text[f])

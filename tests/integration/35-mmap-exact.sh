@@ -70,6 +70,16 @@ case ",${views#views=}," in
 		{ cat "$T/nohook.txt"; fail "text report: no 'mmap bytes: not measured here' line"; }
 	grep -Eq "^$T/nohook +[0-9]+ +- " "$T/nohook.txt" ||
 		{ grep -A4 '^## Page cache' "$T/nohook.txt"; fail "text report: a number in the MMAP column"; }
+	! grep -q "IOACCT_MMAP_READ_BYTES" "$T/nohook.txt" ||
+		fail "text report: an IOACCT_MMAP_READ_BYTES counter where mmap bytes were not measured"
+	"$IOREPORT" --cluster iorun --format darshan -o "$T/nohook.darshan" "$JID" ||
+		fail "ioreport (darshan)"
+	"$abs_top_builddir/tests/integration/dxtdump" "$T/nohook.darshan" |
+		grep -qx 'ioacct_mmap_read_bytes=-1' ||
+		fail "Darshan log: ioacct_mmap_read_bytes is not -1 (not known) where not measured"
+	mrb=$("$abs_top_builddir/tools/ioacct" --db "$T/ioacct.db" -j "$JID" -M iorun -X -n -P -o MmapReadBytes,JobID 2>&1) ||
+		fail "ioacct -o MmapReadBytes: $mrb"
+	[ "$mrb" = "|$JID" ] || fail "ioacct -o MmapReadBytes gives '$mrb', want empty where not measured"
 	"$IOREPORT" --cluster iorun --format html -o "$T/nohook.html" "$JID" || fail "ioreport (html)"
 	grep -q '<th>mmap bytes</th><td>not measured here (' "$T/nohook.html" ||
 		fail "HTML report: no 'mmap bytes: not measured here' row"

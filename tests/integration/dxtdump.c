@@ -3,7 +3,7 @@
  * dxtdump LOG: the DXT_POSIX records of a .darshan log as our reader
  * (lib/darshan) reads them, for the tests: one line per segment,
  *   PATH RANK HOST write|read OFFSET LENGTH START END
- * in the record's order, after the log's "trace_*=N" metadata lines and
+ * in the record's order, after the log's "trace_*=N" and "ioacct_*=V" metadata lines and
  * "posix_reads=N" and "posix_writes=N", the sums of the POSIX records'
  * counters (every call the counters saw, to hold the trace against).
  */
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 		const char *l = log->metadata + i, *nl = memchr(l, '\n', mlen - i);
 
 		n = nl ? (size_t)(nl - l) + 1 : mlen - i;
-		if (!strncmp(l, "trace_", 6))
+		if (!strncmp(l, "trace_", 6) || !strncmp(l, "ioacct_", 7))
 			printf("%.*s\n", (int)(nl ? n - 1 : n), l);
 	}
 	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
