@@ -76,6 +76,8 @@ def main():
     text = text_counters(txt)
     j = json.load(open(js))
     bad = []
+    # The kernel had no exact hook for mmap bytes (the report says why instead of a number).
+    unmeasured = bool(j.get("mmap_read_bytes_note"))
     if set(text) != set(want):
         bad.append(f"text mounts {sorted(text)} != stored {sorted(want)}")
     for path, ops in want.items():
@@ -88,7 +90,11 @@ def main():
                 bad.append(f"{path} {op}: text says {got} calls, store {calls}")
             if int(c.get(f"IOACCT_{op}_TIME_NS", -1)) != ns:
                 bad.append(f"{path} {op}: text time {c.get(f'IOACCT_{op}_TIME_NS')}, store {ns}")
-            if op in VIEW_BYTES and int(c.get(VIEW_BYTES[op], -1)) != b:
+            if op == "MMAP_FAULT" and unmeasured:
+                # No exact hook on this kernel: the counter is left out, never a number.
+                if VIEW_BYTES[op] in c:
+                    bad.append(f"{path} {VIEW_BYTES[op]}: text {c[VIEW_BYTES[op]]}, but not measured")
+            elif op in VIEW_BYTES and int(c.get(VIEW_BYTES[op], -1)) != b:
                 bad.append(f"{path} {VIEW_BYTES[op]}: text {c.get(VIEW_BYTES[op])}, store {b}")
             if op in ("READ", "WRITE"):
                 name = "POSIX_BYTES_READ" if op == "READ" else "POSIX_BYTES_WRITTEN"
