@@ -299,7 +299,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 7);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 8);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;
@@ -824,7 +824,7 @@ static void test_newer_schema_refused(void **state)
 
 	ioacct_store_close(open_store(f, f->path, IOACCT_STORE_RDWR));
 	raw_exec(f->path, "PRAGMA user_version = 99");
-	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 7)");
+	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 8)");
 	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "newer ioacct");
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 99);
 	/* Nor can the test hook go back. */
@@ -1350,7 +1350,7 @@ static void test_migrate_from_v6(void **state)
 	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 6, older than this ioacct's 8");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 7);
+	assert_int_equal(ioacct_store_schema_version(st), 8);
 	assert_int_equal(raw_int(f->path, "SELECT restart FROM jobs WHERE key = 4"), 0);
 	assert_int_equal(raw_int(f->path, "SELECT restart FROM jobs WHERE key = 6"), 1);
 	assert_int_equal(raw_int(f->path, "SELECT sum(restart) FROM jobs WHERE key IN (8, 9)"), 0);
