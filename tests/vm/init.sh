@@ -21,6 +21,8 @@
 # what status says and one per view:
 #   VIEWS kernel=K mode=M views=cache,mmap,uring detail=<status's views>
 #   VRESULT kernel=K mode=M view=V pass|fail|off <what was seen>
+# In the modes of $FS_MODES, exact mmap reads on the ext4 disk and on the
+# disks of $FS_DISKS (xfs, btrfs), one line per file system (view=mmap-FS).
 # and "DONE kernel=K", then powers the VM off. Settings: /etc/vmtest.conf.
 PATH=/usr/bin:/bin:/usr/sbin:/sbin
 export PATH
@@ -32,6 +34,7 @@ exec </dev/console >/dev/console 2>&1
 MODES="auto fentry kprobe tracepoint syscall-tp"
 NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 WRONG=0 START_TIMEOUT=300
 VIEW_MODES="fentry kprobe tracepoint"
+FS_DISKS='' FS_MODES=''
 # shellcheck disable=SC1091 # written by mkinitramfs
 . /etc/vmtest.conf
 
@@ -85,14 +88,32 @@ for ko in /lib/modules/"$KVER"/*.ko; do
 	if insmod "$ko"; then say "loaded module $(basename "$ko")"; else setup_fail="$setup_fail insmod-$(basename "$ko")"; fi
 done
 
-# The ext4 disk of the page-cache views, when run-matrix attached one.
-if [ "${DISK:-0}" = 1 ]; then
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		[ -b /dev/vda ] && break
-		sleep 0.5
+# The disks run-matrix attached: the ext4 one of the page-cache views, the
+# others (xfs, btrfs) of the mmap checks, each known by its serial, its
+# file system's name, and mounted on fs_dir.
+fs_dir() { if [ "$1" = ext4 ]; then echo $E; else echo "/mnt/$1"; fi; }
+disk_dev() { # FS: the /dev/vdX whose serial is FS
+	for s in /sys/block/vd*/serial; do
+		if [ ! -r "$s" ] || [ "$(cat "$s")" != "$1" ]; then continue; fi
+		s=${s%/serial}
+		[ -b "/dev/${s##*/}" ] && echo "/dev/${s##*/}" && return 0
 	done
-	mkdir -p $E
-	mount -t ext4 /dev/vda $E || say "cannot mount the ext4 disk /dev/vda on $E"
+	return 1
+}
+if [ "${DISK:-0}" = 1 ]; then
+	for fs in ext4 $FS_DISKS; do
+		dev=''
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			dev=$(disk_dev "$fs") && break
+			sleep 0.5
+		done
+		mkdir -p "$(fs_dir "$fs")"
+		if [ -z "$dev" ]; then
+			say "no disk with the serial $fs"
+		elif ! mount -t "$fs" "$dev" "$(fs_dir "$fs")"; then
+			say "cannot mount the $fs disk $dev on $(fs_dir "$fs")"
+		fi
+	done
 fi
 
 # What the test needs from the kernel, reported once.
@@ -287,6 +308,7 @@ run_views() {
 		for v in cache mmap readahead; do
 			if on $v; then vresult "$1" $v "fail reason=no ext4 disk at $E (virtio_blk, /dev/vda)"; else vresult "$1" $v off; fi
 		done
+		case " $FS_MODES " in *" $1 "*) run_mmap_fs "$1" ;; esac
 		return
 	fi
 	# Cold: evicted from outside the job first; warm: read from outside first.
@@ -347,6 +369,55 @@ run_views() {
 	else
 		vresult "$1" readahead off
 	fi
+	case " $FS_MODES " in *" $1 "*) run_mmap_fs "$1" ;; esac
+}
+
+# ---- Exact mmap reads on the disk file systems (issue 29) ----
+# run_mmap_fs MODE (from run_views): on the ext4 disk and on each of
+# $FS_DISKS, a 16 MiB file (large folios on xfs since 5.18, up to PMD-sized
+# ones) and one of 100000 bytes (a partial last page), written here, each
+# read whole through a mapping (iommap) in file order and shuffled,
+# MAP_SHARED and MAP_PRIVATE, cold (evicted first): mmap_read_bytes is
+# exactly the file's size in pages, and so is cache_miss_bytes where the
+# page-cache view is on, as 35-mmap-exact.sh checks on the host.
+MMBIG=16777216
+MMSMALL=100000
+run_mmap_fs() {
+	dd if=/dev/urandom of=/tmp/mm-big bs=1048576 count=$((MMBIG / 1048576)) 2> /dev/null
+	dd if=/dev/urandom of=/tmp/mm-small bs=$MMSMALL count=1 2> /dev/null
+	for fs in ext4 $FS_DISKS; do
+		d=$(fs_dir "$fs")
+		if ! on mmap; then
+			vresult "$1" "mmap-$fs" off
+			continue
+		elif ! grep -q " $d $fs " /proc/mounts; then
+			vresult "$1" "mmap-$fs" "fail reason=no $fs disk at $d (module $fs, virtio_blk)"
+			continue
+		elif ! command -v iommap > /dev/null; then
+			vresult "$1" "mmap-$fs" "fail reason=no iommap in the initramfs"
+			continue
+		fi
+		vbad='' vseen='' t0=$(now)
+		mkdir -p "$d/mm"
+		{ cp /tmp/mm-big "$d/mm/big" && cp /tmp/mm-small "$d/mm/small"; } ||
+			vbad="$vbad cannot write the files on $d;"
+		sync
+		echo 3 > /proc/sys/vm/drop_caches
+		for f in big small; do
+			want=$((($(wc -c < "$d/mm/$f") + 4095) / 4096 * 4096))
+			for order in seq rand; do
+				for map in shared private; do
+					iowork evict "$d/mm/$f" > /dev/null
+					vjob "$fs-$f-$order-$map" "$d opens=1 $(on cache && echo cache_miss_bytes=$want) mmap_read_bytes=$want" -- \
+						iommap "$d/mm/$f" $order $map
+				done
+			done
+		done
+		rm -rf "$d/mm"
+		echo "INFO kernel=$KVER mode=$1 mmap-$fs took=$(elapsed "$t0")s"
+		vdone "$1" "mmap-$fs"
+	done
+	rm -f /tmp/mm-big /tmp/mm-small
 }
 
 # run_mode MODE: a daemon forced to MODE, the v2 run, the v1 run.
