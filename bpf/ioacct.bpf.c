@@ -17,7 +17,7 @@
  *
  * This file holds what every part needs (the maps, a task's entry, which
  * cgroup a task is watched in); the families follow in the files included
- * at its end, in this order: mounts, counters, what a call tells the
+ * at its end, in this order: mounts, per-file records, counters, what a call tells the
  * page-cache view, AIO, the system calls' programs, the page-cache and mmap
  * views' programs, io_uring.
  */
@@ -85,6 +85,32 @@ struct {
 } mountpoints SEC(".maps");
 
 /*
+ * A run of a task's reads and writes of one file (issue 26), added to the
+ * file's record (files) as one update: when the task turns to a third file,
+ * at its exit and when the daemon's iterator flushes the accumulators. Two
+ * of them, so that a copy (read one file, write another) is no update per
+ * call. key is the record's (its mount's "other files" past max_files); dev
+ * and ino the file's own. last_byte_* carry on from the record's: Darshan's
+ * sequential and consecutive accesses are counted against the last access
+ * to the file, whichever run it was in.
+ */
+struct file_acc {
+	struct ioacct_file_key key;
+	__u64 ino;
+	__u32 dev;
+	__u32 ok;	/* key has a record (file_acc_load found or made one) */
+	__u64 start;	/* start_ns of the slot it was loaded in: a reused slot is another job */
+	__u64 reads, writes, bytes_read, bytes_written, read_ns, write_ns;
+	__s64 max_byte_read, max_byte_written, last_byte_read, last_byte_written;
+	__u64 seq_reads, seq_writes, consec_reads, consec_writes;
+	__u64 first_read, last_read, first_write, last_write;
+	__u64 size_read[IOACCT_NR_SIZE_BINS];
+	__u64 size_written[IOACCT_NR_SIZE_BINS];
+};
+
+#define FILE_ACCS 2
+
+/*
  * A watched task's pending operation, between sys_enter and sys_exit, and
  * the last file it did I/O on (so a loop of writes to one file resolves its
  * mount once): a file is the same when its inode and vfsmount are.
@@ -109,6 +135,19 @@ struct task_ent {
 	__u64 c_vfsmnt;
 	__u32 c_mnt;
 	__u32 c_type;
+	/* The last file's identity for its record (issue 26): device, inode, a dentry of it. */
+	__u64 c_ino;
+	__u64 c_dentry;
+	__u32 c_dev;
+	__u32 fa_next;  /* which file accumulator the next new file takes */
+	__u32 stat_x;   /* the pending stat is a statx: f_file is a struct statx */
+	__u32 fpad;
+	/*
+	 * The pending call's access offset (pread, pwrite; -1: the file
+	 * position, read at sys_exit from f_file) or a stat's user buffer.
+	 */
+	__s64 f_off;
+	__u64 f_file;
 	/*
 	 * The page-cache view: the byte range the pending read asked for, or
 	 * (no call pending) the page the last fault on a file mapping wanted.
@@ -138,6 +177,7 @@ struct task_ent {
 		__u64 bytes;
 		__u64 size[IOACCT_NR_SIZE_BINS];
 	} acc;
+	struct file_acc fa[FILE_ACCS]; /* owned with acc (acc_own) */
 };
 
 #define ACC_MAX_AGE_NS 50000000ULL
@@ -339,6 +379,7 @@ static __always_inline __u32 current_slot(struct task_struct *task, const struct
  * file (bpf/Makefile.am lists them as the objects' prerequisites).
  */
 #include "ioacct_mounts.bpf.h"
+#include "ioacct_files.bpf.h"
 #include "ioacct_counters.bpf.h"
 #include "ioacct_pcache_call.bpf.h"
 #include "ioacct_aio.bpf.h"

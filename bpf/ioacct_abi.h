@@ -8,12 +8,13 @@
  * Any change to a struct here must bump IOACCT_ABI_VERSION: the daemon
  * refuses to reuse pinned maps of another ABI version. So must a change of
  * the pinned task storage's value (struct task_ent in ioacct.bpf.c):
- * version 6 added the per-task accumulator to it.
+ * version 6 added the per-task accumulator to it, version 7 the per-file
+ * records (files, fpaths, fcount) and the task's file accumulator.
  */
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 6
+#define IOACCT_ABI_VERSION 7
 
 /* Operations (enum ioacct_op) and the watched system calls: ioacct_ops.h. */
 
@@ -102,6 +103,12 @@ enum ioacct_sys_kind {
  */
 #define IOACCT_SKF_POS 0x20
 #define IOACCT_SKF_VEC 0x40
+/*
+ * statx: its buffer is arg4, where newfstatat's is arg2 (the per-file
+ * records read the file's device and inode from it). pwrite64, pwritev and
+ * pwritev2 carry IOACCT_SKF_POS as the preads do: the offset of the access.
+ */
+#define IOACCT_SKF_STATX 0x80
 #define IOACCT_SK_BASE_MASK 0x1f
 
 /*
@@ -158,6 +165,57 @@ struct ioacct_stat_val {
 	/* Failed calls per enum ioacct_err_class; their sum is every failed call. */
 	__u64 errors[IOACCT_NR_ERR_CLASSES];
 	__u64 size[IOACCT_NR_SIZE_BINS];
+};
+
+/*
+ * files: the per-file records of issue 26, one per (slot, rank, mount, file)
+ * for the life of the step, read and deleted by the daemon when the step
+ * ends. A file is its device (the kernel's dev_t of its super block, MAJOR
+ * << 20 | MINOR) and inode. dev 0 and ino 0 is the mount's "other files":
+ * the calls on files past the slot's max_files records (the step is then
+ * partial). rank is the Slurm or MPI rank of the task, -1 unknown.
+ */
+struct ioacct_file_key {
+	__u32 slot;
+	__s32 rank;
+	__u32 mnt_id;
+	__u32 dev;
+	__u64 ino;
+};
+
+/*
+ * A file's counters: successful calls only, as Darshan's POSIX module
+ * counts them. The *_byte fields are Darshan's (offset + size - 1 of an
+ * access, 0 before any): max_* the largest, last_* the last access's, from
+ * which the next one is sequential (it starts after it) or consecutive (it
+ * starts right after it). Times are bpf_ktime_get_ns(): the first access's
+ * start and the last one's end, 0 when none.
+ */
+struct ioacct_file_val {
+	__u64 opens;
+	__u64 reads;
+	__u64 writes;
+	__u64 stats;
+	__u64 fsyncs;
+	__u64 bytes_read;
+	__u64 bytes_written;
+	__u64 read_ns;
+	__u64 write_ns;
+	__u64 meta_ns;
+	__s64 max_byte_read;
+	__s64 max_byte_written;
+	__s64 last_byte_read;
+	__s64 last_byte_written;
+	__u64 seq_reads;
+	__u64 seq_writes;
+	__u64 consec_reads;
+	__u64 consec_writes;
+	__u64 first_read;
+	__u64 last_read;
+	__u64 first_write;
+	__u64 last_write;
+	__u64 size_read[IOACCT_NR_SIZE_BINS];
+	__u64 size_written[IOACCT_NR_SIZE_BINS];
 };
 
 /* dropped[slot]: per-CPU, events that found the stats map full. */

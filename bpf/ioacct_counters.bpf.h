@@ -2,11 +2,11 @@
 /*
  * The counters: a (slot, mount, op, bin) entry of stats, account() which
  * adds one finished operation to it, and the per-task accumulator of runs
- * of reads and writes (issue 18) with the programs that empty it: the
- * daemon's task iterator and a task's exit.
+ * of reads and writes (issue 18; and of their files, issue 26) with the
+ * programs that empty it: the daemon's task iterator and a task's exit.
  *
  * A part of ioacct.bpf.c, not a header of its own: included once, by
- * ioacct.bpf.c only, right after ioacct_mounts.bpf.h, and using what the parts
+ * ioacct.bpf.c only, right after ioacct_files.bpf.h, and using what the parts
  * before it define. The order of the parts is the order of the object's
  * code and data: keep it (scripts/bpf-same shows that nothing moved).
  */
@@ -126,13 +126,15 @@ static __noinline void acc_flush(struct task_ent *t, bool iter)
 }
 
 /*
- * A successful read or write, added to the task's accumulator. Returns 1
- * when it must be counted the ordinary way instead (account()): the
- * daemon's iterator holds the accumulator at this moment.
+ * A successful read or write of off..off+ret-1, added to the task's
+ * accumulator and to its file's (issue 26). Returns 1 when it must be
+ * counted the ordinary way instead (account(), file_direct()): the daemon's
+ * iterator holds the accumulators at this moment.
  */
 static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_key *where, __u64 t_end,
-			      __u64 dur, long ret)
+			      __u64 dur, long ret, __s64 off)
 {
+	struct file_acc *fa;
 	struct ioacct_stat_key key = *where;
 	__u32 slot = key.slot, b;
 	struct ioacct_slot *s;
@@ -159,6 +161,11 @@ static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_
 	t->acc.bytes += ret;
 	if (b < IOACCT_NR_SIZE_BINS)
 		t->acc.size[b]++;
+	fa = file_acc_get(t, key.slot, key.mnt_id, s->start_ns);
+	if (fa)
+		file_acc_add(fa, key.op == IOACCT_OP_READ, off, ret, t_end, dur, b);
+	else
+		count_drop(key.slot, 1, ret);
 	/* An atomic exchange: whoever takes it next sees the flush above complete. */
 	__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
@@ -193,6 +200,7 @@ int ioacct_acc_iter(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	acc_flush(t, true);
+	file_accs_flush(t, true);
 	t->acc_pass = pass;
 	__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
@@ -213,11 +221,12 @@ int BPF_PROG(ioacct_acc_exit)
 	if (no_storage(task))
 		return 0;
 	t = bpf_task_storage_get(&tasks, task, 0, 0);
-	if (!t || !t->acc.calls)
+	if (!t)
 		return 0;
 	if (__sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) != 0)
 		return 0;
 	acc_flush(t, false);
+	file_accs_flush(t, false);
 	__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
 }

@@ -52,7 +52,8 @@ struct file_info {
 	__u32 type;
 };
 
-static __noinline int file_resolve(__u64 inode, __u64 vfsmnt, struct task_ent *t, struct file_info *fi)
+static __noinline int file_resolve(struct file *f, __u64 inode, __u64 vfsmnt, struct task_ent *t,
+				   struct file_info *fi)
 {
 	if (!fi)
 		return -1;
@@ -63,6 +64,12 @@ static __noinline int file_resolve(__u64 inode, __u64 vfsmnt, struct task_ent *t
 		t->c_vfsmnt = vfsmnt;
 		t->c_mnt = fi->mnt;
 		t->c_type = fi->type;
+		/* Its per-file record's key and path (ioacct_files.bpf.h). */
+		t->c_ino = KREAD(struct inode, inode, i_ino);
+		__u64 sb = (__u64)KREAD(struct inode, inode, i_sb);
+
+		t->c_dev = KREAD(struct super_block, sb, s_dev);
+		t->c_dentry = (__u64)KREAD(struct file, f, f_path.dentry);
 		note_inode(inode, fi->mnt, fi->type);
 	}
 	return 0;
@@ -83,7 +90,7 @@ static __always_inline int file_info(struct file *f, struct task_ent *t, struct 
 		fi->type = t->c_type;
 		return 0;
 	}
-	return file_resolve(inode, vfsmnt, t, fi);
+	return file_resolve(f, inode, vfsmnt, t, fi);
 }
 
 /*
@@ -264,14 +271,12 @@ static long note_put(__u64 i, void *ctx)
 }
 
 /*
- * The path of mount m's mount point in its namespace, as d_path() would
- * give it from the namespace's root, into s->n.path. Bounded: a path of
- * more components or bytes than fit is not marked complete.
+ * The path of dentry s->d on mount s->parent in its namespace, as d_path()
+ * would give it from the namespace's root, into s->n.path. Bounded: a path
+ * of more components or bytes than fit is not marked complete.
  */
-static __always_inline void note_path(struct note_scratch *s, struct mount *m)
+static __always_inline void note_path_from(struct note_scratch *s)
 {
-	s->d = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
-	s->parent = (__u64)BPF_CORE_READ(m, mnt_parent);
 	s->ncomp = s->off = s->complete = 0;
 	/* bpf_loop's context is on the stack: a pointer to the scratch. */
 	bpf_loop(NOTE_MAX_STEPS, note_walk, &s, 0);
@@ -287,6 +292,14 @@ static __always_inline void note_path(struct note_scratch *s, struct mount *m)
 	__builtin_memcpy(s->n.path, s->buf, IOACCT_NOTE_PATH_MAX);
 	s->n.path[IOACCT_NOTE_PATH_MAX - 1] = '\0';
 	s->n.flags = s->complete ? IOACCT_NOTE_PATH_COMPLETE : 0;
+}
+
+/* The same for mount m's mount point. */
+static __always_inline void note_path(struct note_scratch *s, struct mount *m)
+{
+	s->d = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
+	s->parent = (__u64)BPF_CORE_READ(m, mnt_parent);
+	note_path_from(s);
 }
 
 /*

@@ -12,12 +12,12 @@
  */
 
 /*
- * The start of an I/O call, common to every backend: a0..a2 are the
+ * The start of an I/O call, common to every backend: a0..a4 are the
  * syscall's first arguments. Stashes what sys_exit needs when the task is
  * watched.
  */
-static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op, __u32 kind,
-				    bool tracepoint)
+static __always_inline int on_enter(long a0, long a1, long a2, long a3, long a4, __u32 op,
+				    __u32 kind, bool tracepoint)
 {
 	__u32 flags = kind & ~IOACCT_SK_BASE_MASK;
 
@@ -51,6 +51,9 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 		mnt = fi.mnt;
 		if (op == IOACCT_OP_READ)
 			read_range(t, f, a2, a3, flags);
+		/* Where the access is, for its file's record: the offset, else f_pos at sys_exit. */
+		t->f_off = flags & IOACCT_SKF_POS ? a3 : -1;
+		t->f_file = (__u64)f;
 		break;
 	}
 	case IOACCT_SK_FD:
@@ -105,6 +108,15 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 		break;
 	case IOACCT_SK_PATH:
 		mnt = path_mnt_enter(task, t, AT_FDCWD, (const char *)a0);
+		/*
+		 * A stat's buffer names its file (device and inode) at sys_exit.
+		 * Only a stat's: a syscall-tp program may not read past its own
+		 * syscall's arguments (unlink has one), and op is a constant there.
+		 */
+		if (op == IOACCT_OP_STAT) {
+			t->f_file = a1;
+			t->stat_x = 0;
+		}
 		break;
 	case IOACCT_SK_OPEN_PATH:
 	case IOACCT_SK_OPEN_AT:
@@ -123,6 +135,10 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, __u32 op
 	case IOACCT_SK_AT:
 		/* fd and dirfd arguments are ints: the upper half of the register is not theirs. */
 		mnt = path_mnt_enter(task, t, (int)a0, (const char *)a1);
+		if (op == IOACCT_OP_STAT) {
+			t->f_file = flags & IOACCT_SKF_STATX ? a4 : a2;
+			t->stat_x = !!(flags & IOACCT_SKF_STATX);
+		}
 		break;
 	default:
 		return 0;
@@ -152,7 +168,30 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
 			PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),
-			(e & IOACCT_SYS_OP_MASK) - 1, e >> IOACCT_SYS_KIND_SHIFT, true);
+			PT_REGS_PARM5_SYSCALL(regs), (e & IOACCT_SYS_OP_MASK) - 1,
+			e >> IOACCT_SYS_KIND_SHIFT, true);
+}
+
+/*
+ * A successful open, stat or fsync of a regular file, in its record: the
+ * file is the task's last one (an open's new fd, an fd call's), or for a
+ * stat by path the one its buffer names.
+ */
+static __always_inline void file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32 op,
+				      bool opened, __u64 dur)
+{
+	struct ioacct_file_key key = file_key(t, slot, mnt);
+
+	if (op == IOACCT_OP_OPEN) {
+		if (opened)
+			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
+	} else if (op == IOACCT_OP_FSYNC || (op == IOACCT_OP_STAT && t->kind == IOACCT_SK_FD)) {
+		if (t->c_type == S_IFREG)
+			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
+	} else if (op == IOACCT_OP_STAT) {
+		if (file_stat_key(t, &key) == 0)
+			file_meta(&key, 0, 0, op, dur);
+	}
 }
 
 /* The end of an I/O call, common to every backend. */
@@ -162,7 +201,7 @@ static __always_inline int on_exit(long ret)
 	struct ioacct_state *st;
 	struct task_ent *t;
 	__u32 op, mnt, slot, created = 0, fmode = 0;
-	bool opened;
+	bool opened, reg = false;
 	__u64 now;
 
 	st = get_state();
@@ -207,6 +246,7 @@ static __always_inline int on_exit(long ret)
 			t->upath = 0;
 			mnt = fi.mnt;
 			fmode = KREAD(struct file, f, f_mode);
+			reg = fi.type == S_IFREG;
 		}
 	}
 	if (t->upath) {
@@ -256,10 +296,19 @@ static __always_inline int on_exit(long ret)
 	}
 
 	/* The common call: a run of them on one file is one update of stats. */
-	if (t->kind == IOACCT_SK_FD_DATA && ret >= 0 && !created &&
-	    (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE) && !acc_add(t, &where, now, now - t->ts, ret))
-		return 0;
+	if (t->kind == IOACCT_SK_FD_DATA && ret >= 0 && (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE)) {
+		__u64 ff = t->f_file; /* a local: KREAD's CO-RE read must not relocate task_ent */
+		__s64 off = t->f_off;
+
+		if (off < 0)
+			off = (__s64)KREAD(struct file, ff, f_pos) - ret;
+		if (!acc_add(t, &where, now, now - t->ts, ret, off))
+			return 0;
+		file_direct(t, &where, off, ret, now);
+	}
 	account(&where, now, now - t->ts, ret);
+	if (ret >= 0)
+		file_call(t, slot, mnt, op, opened && reg, now - t->ts);
 	if (created) {
 		where.op = IOACCT_OP_CREATE;
 		account(&where, now, 0, 0);
@@ -294,14 +343,17 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 #endif
 
 /*
- * The read flags of a syscall, from its name (folded at compile time):
- * pread* take their offset in arg3, *v and *v2 a vector of buffers. The
+ * The flags of a syscall, from its name (folded at compile time): pread*
+ * and pwrite* take their offset in arg3, *v and *v2 a vector of buffers,
+ * statx its buffer in arg4. The
  * tracepoint backend has them in the sysmap (daemon/probes.c).
  */
 #define SYS_NAME_LAST(name, i) (#name[sizeof(#name) - 1 - (i)])
 #define SYS_FLAGS(name)                                                                      \
-	((!__builtin_memcmp(#name, "pread", sizeof(#name) > 5 ? 5 : sizeof(#name)) ?          \
+	((!__builtin_memcmp(#name, "pread", sizeof(#name) > 5 ? 5 : sizeof(#name)) ||         \
+			  !__builtin_memcmp(#name, "pwrite", sizeof(#name) > 6 ? 6 : sizeof(#name)) ? \
 		  IOACCT_SKF_POS : 0) |                                                      \
+	 (!__builtin_memcmp(#name, "statx", sizeof(#name)) ? IOACCT_SKF_STATX : 0) |          \
 	 (SYS_NAME_LAST(name, 1) == 'v' ||                                                   \
 			  (SYS_NAME_LAST(name, 1) == '2' && SYS_NAME_LAST(name, 2) == 'v') ?       \
 		  IOACCT_SKF_VEC : 0))
@@ -312,7 +364,8 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 	{                                                                                    \
 		return on_enter(PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),    \
 				PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),    \
-				IOACCT_OP_##op, IOACCT_SK_##kind | SYS_FLAGS(name), false);  \
+				PT_REGS_PARM5_SYSCALL(regs), IOACCT_OP_##op,                 \
+				IOACCT_SK_##kind | SYS_FLAGS(name), false);                  \
 	}                                                                                    \
 	SEC("fexit/" SYSCALL_FN(name))                                                       \
 	int BPF_PROG(ioacct_fx_##name, struct pt_regs *regs, long ret)                       \
@@ -322,9 +375,9 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 
 #define KPROBE_PAIR(name, uname, op, kind)                                                   \
 	SEC("ksyscall/" #name)                                                               \
-	int BPF_KSYSCALL(ioacct_ks_##name, long a0, long a1, long a2, long a3)               \
+	int BPF_KSYSCALL(ioacct_ks_##name, long a0, long a1, long a2, long a3, long a4)      \
 	{                                                                                    \
-		return on_enter(a0, a1, a2, a3, IOACCT_OP_##op,                              \
+		return on_enter(a0, a1, a2, a3, a4, IOACCT_OP_##op,                          \
 				IOACCT_SK_##kind | SYS_FLAGS(name), false);                  \
 	}                                                                                    \
 	SEC("kretsyscall/" #name)                                                            \
@@ -346,7 +399,7 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 	int ioacct_te_##name(struct trace_event_raw_sys_enter *ctx)                          \
 	{                                                                                    \
 		return on_enter((long)ctx->args[0], (long)ctx->args[1], (long)ctx->args[2],  \
-				(long)ctx->args[3], IOACCT_OP_##op,                          \
+				(long)ctx->args[3], (long)ctx->args[4], IOACCT_OP_##op,      \
 				IOACCT_SK_##kind | SYS_FLAGS(name), false);                  \
 	}                                                                                    \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                                           \

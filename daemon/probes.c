@@ -32,8 +32,18 @@
 #define TRACEFS_MAGIC_ 0x74726163
 
 /* The maps that carry state across daemon restarts, pinned by name. */
-#define PINNED_MAPS(X) X(state) X(watch) X(slots) X(stats) X(dropped) X(mountpoints) X(tasks)
+#define PINNED_MAPS(X)                                                                    \
+	X(state) X(watch) X(slots) X(stats) X(dropped) X(mountpoints) X(tasks) X(files)      \
+	X(fpaths) X(fcount)
 
+
+/* The per-file records' table: 16 steps' worth at max_files, within 1..16M entries. */
+static uint32_t files_room(const struct ioacct_probes_opts *opts)
+{
+	uint64_t n = (uint64_t)(opts->max_files ? opts->max_files : 4096) * 16;
+
+	return n > (1u << 24) ? 1u << 24 : (uint32_t)n;
+}
 
 /* ---- which object --------------------------------------------------------------- */
 
@@ -919,7 +929,12 @@ static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 		bpf_map__set_max_entries(p->skel->maps.dropped, opts->max_jobs);
 		bpf_map__set_max_entries(p->skel->maps.stats, opts->max_entries);
 		bpf_map__set_max_entries(p->skel->maps.mountpoints, opts->max_mountpoints);
+		bpf_map__set_max_entries(p->skel->maps.fcount, opts->max_jobs);
+		/* Room for 16 steps at their bound; the records live as long as their step. */
+		bpf_map__set_max_entries(p->skel->maps.files, files_room(opts));
+		bpf_map__set_max_entries(p->skel->maps.fpaths, files_room(opts));
 	}
+	p->skel->rodata->max_files = opts->max_files ? opts->max_files : 4096;
 	fill_sysmap(p->skel);
 	p->skel->rodata->v1_ssid = opts->v1_ssid;
 	/*

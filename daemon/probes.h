@@ -24,6 +24,7 @@ struct ioacct_probes_opts {
 	uint32_t max_cgroups;
 	uint32_t max_entries;
 	uint32_t max_mountpoints;
+	uint32_t max_files;            /* per-file records per slot (0: 4096) */
 	uint32_t v1_ssid;              /* subsystem id of the v1 attribution hierarchy */
 	enum ioacct_detach detach_when_idle; /* attach only while something is watched */
 	uint32_t views;                /* the views to load where the kernel allows (views =), IOACCT_VIEWS_ALL */
@@ -136,6 +137,30 @@ int ioacct_probes_read(struct ioacct_probes *p,
 		       bool (*want)(uint32_t slot, uint32_t bin, void *ctx), void *ctx,
 		       struct ioacct_probe_entry **out, size_t *n);
 int ioacct_probes_delete(struct ioacct_probes *p, const struct ioacct_probe_entry *e, size_t n);
+/*
+ * One per-file record of the kernel (issue 26) and the path noted when it
+ * was made ("" when none: a file only stat'ed by path, an "other files").
+ */
+struct ioacct_probe_file {
+	struct ioacct_file_key k;
+	struct ioacct_file_val v;
+	char path[IOACCT_NOTE_PATH_MAX];
+	bool complete; /* path is whole; else its last components */
+};
+
+/*
+ * Every per-file record of slot into *out (malloc'd). Read after
+ * ioacct_probes_read(), which has flushed the tasks' accumulators. Does not
+ * delete: ioacct_probes_files_forget() does, once they are stored.
+ */
+int ioacct_probes_files_read(struct ioacct_probes *p, uint32_t slot, struct ioacct_probe_file **out,
+			     size_t *n);
+/*
+ * Deletes every per-file record and path of slot and zeroes its count of
+ * records: its step is stored (or the slot is given to another step).
+ */
+int ioacct_probes_files_forget(struct ioacct_probes *p, uint32_t slot);
+
 /* Number of entries in the stats map (for status). */
 int ioacct_probes_count(struct ioacct_probes *p, uint32_t *n);
 

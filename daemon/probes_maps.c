@@ -417,6 +417,93 @@ out:
 	return 0;
 }
 
+/* The keys of slot's per-file records, *out malloc'd. */
+static int files_keys(struct ioacct_probes *p, uint32_t slot, struct ioacct_file_key **out, size_t *n)
+{
+	int fd = bpf_map__fd(p->skel->maps.files);
+	struct ioacct_file_key k, next, *prev = NULL, *keys = NULL, *nk;
+	size_t cnt = 0, cap = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (k.slot != slot)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 64;
+			nk = reallocarray(keys, cap, sizeof(*keys));
+			if (!nk) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = nk;
+		}
+		keys[cnt++] = k;
+	}
+	*out = keys;
+	*n = cnt;
+	return 0;
+}
+
+int ioacct_probes_files_read(struct ioacct_probes *p, uint32_t slot, struct ioacct_probe_file **out,
+			     size_t *n)
+{
+	int fd = bpf_map__fd(p->skel->maps.files), pfd = bpf_map__fd(p->skel->maps.fpaths);
+	struct ioacct_file_key *keys = NULL;
+	struct ioacct_probe_file *f;
+	struct ioacct_mnt_note note;
+	size_t nk = 0, cnt = 0;
+	int ret;
+
+	ret = files_keys(p, slot, &keys, &nk);
+	if (ret)
+		return ret;
+	f = nk ? calloc(nk, sizeof(*f)) : NULL;
+	if (nk && !f) {
+		free(keys);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		struct ioacct_probe_file *x = &f[cnt];
+
+		if (bpf_map_lookup_elem(fd, &keys[i], &x->v))
+			continue; /* deleted meanwhile */
+		x->k = keys[i];
+		if (bpf_map_lookup_elem(pfd, &keys[i], &note) == 0) {
+			note.path[sizeof(note.path) - 1] = '\0';
+			ioacct_strlcpy(x->path, note.path, sizeof(x->path));
+			x->complete = note.flags & IOACCT_NOTE_PATH_COMPLETE;
+		}
+		cnt++;
+	}
+	free(keys);
+	*out = f;
+	*n = cnt;
+	return 0;
+}
+
+int ioacct_probes_files_forget(struct ioacct_probes *p, uint32_t slot)
+{
+	int fd = bpf_map__fd(p->skel->maps.files), pfd = bpf_map__fd(p->skel->maps.fpaths);
+	struct ioacct_file_key *keys = NULL;
+	uint64_t zero = 0;
+	size_t nk = 0;
+	int ret;
+
+	ret = files_keys(p, slot, &keys, &nk);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < nk; i++) {
+		if (bpf_map_delete_elem(fd, &keys[i]) && errno != ENOENT && !ret)
+			ret = -errno;
+		bpf_map_delete_elem(pfd, &keys[i]);
+	}
+	free(keys);
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.fcount), &slot, &zero, BPF_ANY) && !ret)
+		ret = -errno;
+	return ret;
+}
+
 int ioacct_probes_delete(struct ioacct_probes *p, const struct ioacct_probe_entry *e, size_t n)
 {
 	int fd = bpf_map__fd(p->skel->maps.stats);

@@ -484,6 +484,7 @@ static int slot_alloc(struct ioacct_registry *r, struct dstep *s)
 		if (!ret && n)
 			ioacct_probes_delete(r->probes, e, n);
 		free(e);
+		ioacct_probes_files_forget(r->probes, slot);
 		ioacct_probes_dropped(r->probes, slot, &ev, &by, true);
 		r->next_slot = (slot + 1) % r->nslots;
 		s->slot = slot;
@@ -807,7 +808,72 @@ struct step_end {
 	const char *state;
 	int32_t exit_code;
 	uint64_t dropped_events, dropped_bytes;
+	struct ioacct_probe_file *files; /* the step's per-file records (issue 26) */
+	size_t nfiles;
 };
+
+/* A kernel time as the job's time (from its start), -1 for none. */
+static int64_t file_time(uint64_t t, uint64_t start)
+{
+	return t ? (int64_t)(t > start ? t - start : 0) : -1;
+}
+
+/* One per-file record of the kernel, as stored. */
+static void file_from_probe(struct ioacct_file *f, const struct ioacct_probe_file *x,
+			    const struct dstep *s)
+{
+	const struct ioacct_file_val *v = &x->v;
+	uint64_t start = s->job->start_mono_ns;
+
+	memset(f, 0, sizeof(*f));
+	f->step_id = s->step_id;
+	f->rank = x->k.rank;
+	f->mnt_id = x->k.mnt_id;
+	f->dev = x->k.dev;
+	f->ino = x->k.ino;
+	/* A path the kernel could not note whole keeps its last components. */
+	snprintf(f->path, sizeof(f->path), "%s%s", x->path[0] && !x->complete ? "..." : "", x->path);
+	f->opens = v->opens;
+	f->reads = v->reads;
+	f->writes = v->writes;
+	f->stats = v->stats;
+	f->fsyncs = v->fsyncs;
+	f->bytes_read = v->bytes_read;
+	f->bytes_written = v->bytes_written;
+	f->read_ns = v->read_ns;
+	f->write_ns = v->write_ns;
+	f->meta_ns = v->meta_ns;
+	f->max_byte_read = v->max_byte_read;
+	f->max_byte_written = v->max_byte_written;
+	f->seq_reads = v->seq_reads;
+	f->seq_writes = v->seq_writes;
+	f->consec_reads = v->consec_reads;
+	f->consec_writes = v->consec_writes;
+	f->first_read_ns = file_time(v->first_read, start);
+	f->last_read_ns = file_time(v->last_read, start);
+	f->first_write_ns = file_time(v->first_write, start);
+	f->last_write_ns = file_time(v->last_write, start);
+	memcpy(f->size_read, v->size_read, sizeof(f->size_read));
+	memcpy(f->size_written, v->size_written, sizeof(f->size_written));
+}
+
+/* The step's per-file records, in the finish's transaction. */
+static int files_store(struct ioacct_registry *r, const struct step_end *x)
+{
+	struct ioacct_file *f = malloc(sizeof(*f));
+	int ret = 0;
+
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->nfiles && !ret; i++) {
+		file_from_probe(f, &x->files[i], x->s);
+		ret = ioacct_jobmounts_store(r, x->s->job, f->mnt_id);
+		if (!ret)
+			ret = ioacct_store_file_put(r->store, x->s->job->job.key, f);
+	}
+	free(f);
+	return ret;
+}
 
 /* The step's row with its end, its dropped counts, no more watch: in the finish's transaction. */
 static int step_end_store(struct ioacct_registry *r, void *arg)
@@ -821,6 +887,8 @@ static int step_end_store(struct ioacct_registry *r, void *arg)
 
 	if (x->dropped_events || x->dropped_bytes)
 		ret = ioacct_store_job_add_dropped(r->store, key, x->dropped_events, x->dropped_bytes);
+	if (!ret)
+		ret = files_store(r, x);
 	if (ret)
 		return ret;
 	/* The start and cgroup stay as registered: read them back. */
@@ -863,11 +931,20 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 	ret = ioacct_probes_read(r->probes, want_entry, &c, &e, &n);
 	if (ret)
 		goto out;
+	ret = ioacct_probes_files_read(r->probes, s->slot, &x.files, &x.nfiles);
+	if (ret)
+		goto out;
 	ioacct_probes_dropped(r->probes, s->slot, &x.dropped_events, &x.dropped_bytes, false);
 	ret = store_then_forget(r, e, n, step_end_store, &x, "finish");
 	if (ret)
 		goto out;
 	ioacct_probes_dropped(r->probes, s->slot, &x.dropped_events, &x.dropped_bytes, true);
+	/* Stored with the step (store_then_forget): the records go as its counters went. */
+	ret = ioacct_probes_files_forget(r->probes, s->slot);
+	if (ret)
+		log_warn("finish: per-file records stored but not deleted from the kernel: %s",
+			 strerror(-ret));
+	ret = 0;
 	log_info("job %s/%llu step %u finished (%s)", j->job.cluster,
 		 (unsigned long long)j->job.job_id, s->step_id, x.state);
 	r->slots[s->slot] = NULL;
@@ -877,6 +954,7 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 		j->idle_since_ns = ioacct_mono_ns();
 out:
 	free(e);
+	free(x.files);
 	if (ret)
 		log_err("job %s/%llu step %u: cannot store its data: %s; kept in the kernel",
 			j->job.cluster, (unsigned long long)j->job.job_id, s->step_id,

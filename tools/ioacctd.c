@@ -384,7 +384,7 @@ static struct ioacct_probes *probes_start(const struct ioacct_config *cfg)
 	popts = (struct ioacct_probes_opts){
 		.pin_dir = cfg->pin_dir, .mode = cfg->probe_mode, .max_jobs = cfg->max_jobs,
 		.max_cgroups = cfg->max_cgroups, .max_entries = cfg->max_entries,
-		.max_mountpoints = cfg->max_mountpoints, .v1_ssid = ssid,
+		.max_mountpoints = cfg->max_mountpoints, .max_files = cfg->max_files, .v1_ssid = ssid,
 		.detach_when_idle = cfg->detach_when_idle, .views = cfg->views,
 	};
 	probes = ioacct_probes_open(&popts, err, sizeof(err));

@@ -290,6 +290,7 @@ void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 	free(jd->mounts);
 	free(jd->totals);
 	free(jd->series);
+	free(jd->files);
 	free(jd->nodes);
 	free(jd);
 }

@@ -127,6 +127,38 @@ struct ioacct_report_spec {
 	char copy_dir[4096];              /* the admin's copy (report_copy_dir), "" = none */
 };
 
+/*
+ * A file's record (issue 26): the system calls on one file by one rank of a
+ * job step on one node, through one mount, as Darshan's POSIX module counts
+ * them per file (successful calls only). dev 0 with ino 0 is the mount's
+ * "other files": the calls on files past max_files, which make the job
+ * partial. Byte positions are Darshan's (offset + size - 1, 0 before any);
+ * times are from the job's start, -1 when none.
+ */
+#define IOACCT_FILE_PATH_MAX 1024
+struct ioacct_file {
+	uint32_t step_id;
+	int32_t rank;           /* Slurm or MPI rank; -1 unknown */
+	uint32_t mnt_id;
+	uint32_t dev;           /* the kernel's dev_t: MAJOR << 20 | MINOR */
+	uint64_t ino;
+	char path[IOACCT_FILE_PATH_MAX]; /* absolute, as resolved at open; "" unknown */
+	uint64_t opens, reads, writes, stats, fsyncs;
+	uint64_t bytes_read, bytes_written;
+	uint64_t read_ns, write_ns, meta_ns;
+	int64_t max_byte_read, max_byte_written;
+	uint64_t seq_reads, seq_writes, consec_reads, consec_writes;
+	int64_t first_read_ns, last_read_ns, first_write_ns, last_write_ns;
+	uint64_t size_read[IOACCT_NR_SIZE_BINS];
+	uint64_t size_written[IOACCT_NR_SIZE_BINS];
+};
+
+/* The mount's "other files" record (files past max_files). */
+static inline bool ioacct_file_is_other(const struct ioacct_file *f)
+{
+	return f->dev == 0 && f->ino == 0;
+}
+
 struct ioacct_jobdata {
 	struct ioacct_job job;
 	struct ioacct_step *steps;
@@ -137,6 +169,8 @@ struct ioacct_jobdata {
 	size_t ntotals;
 	struct ioacct_sample *series;     /* ordered by step, mount, op, bin */
 	size_t nseries;
+	struct ioacct_file *files;        /* per-file records, by bytes moved, largest first */
+	size_t nfiles;
 	/* Not stored: the job's CLOCK_MONOTONIC time base, when the caller knows it (iorun). */
 	uint64_t start_mono_ns;
 	/* Not stored: a job of several nodes from the cluster store, by node name; else none. */

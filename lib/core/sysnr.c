@@ -63,8 +63,10 @@ unsigned int ioacct_syscall_flags(const char *name)
 	size_t n = strlen(name);
 	unsigned int f = 0;
 
-	if (!strncmp(name, "pread", 5))
+	if (!strncmp(name, "pread", 5) || !strncmp(name, "pwrite", 6))
 		f |= IOACCT_SKF_POS;
+	if (!strcmp(name, "statx"))
+		f |= IOACCT_SKF_STATX;
 	if (n >= 2 && (name[n - 1] == 'v' || (name[n - 1] == '2' && name[n - 2] == 'v')))
 		f |= IOACCT_SKF_VEC;
 	return f;

@@ -18,6 +18,8 @@
  *   watches  the daemon's registry of watched cgroups (survives restarts)
  *   export_queue  finished jobs not yet committed to the cluster store
  *   report_specs  a finished job's merged report until it is written (schema 6)
+ *   files    (job_key, step_id, rank, mnt_id, dev, ino) -> path and Darshan's POSIX
+ *            counters of one file (schema 8; issue 26)
  */
 #ifndef IOACCT_STORE_H
 #define IOACCT_STORE_H
@@ -28,7 +30,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 7
+#define IOACCT_STORE_SCHEMA_VERSION 8
 
 struct ioacct_store;
 
@@ -90,6 +92,8 @@ int ioacct_store_job_max_id(struct ioacct_store *st, const char *cluster, uint64
 int ioacct_store_step_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_step *step);
 /* Insert or replace a mount of a job. */
 int ioacct_store_mount_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_mount *m);
+/* A file's record (schema 8), replacing the one of the same step, rank, mount and file. */
+int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_file *f);
 /*
  * Insert or REPLACE the counters of one bin. Replace, not add: the daemon
  * drains a closed bin once, and re-draining after a crash must be idempotent.

@@ -5,7 +5,7 @@
  *   store.c         statements, errors, units of work: what every part uses
  *   store_open.c    open, migrate, close; a store removed under the daemon put back,
  *                   checked before each of the daemon's explicit transactions
- *   store_jobs.c    jobs, their steps, mounts, series and watches, written and loaded
+ *   store_jobs.c    jobs, their steps, mounts, series, files and watches, written and loaded
  *   store_select.c  ioacct's job queries (filters, time windows)
  *   store_outbox.c  the outbox of the cluster store and the merged reports' specs
  *
@@ -32,6 +32,14 @@
 	"key, cluster, job_id, node, source, uid, gid, user, name, workdir, "        \
 	"array_job_id, array_task_id, start_ns, end_ns, state, exit_code, probe_mode, " \
 	"bin_width_ns, dropped_events, dropped_bytes, restart"
+
+/* The counter columns of files, in the order of struct ioacct_file (store_jobs.c). */
+#define FILE_COLS                                                                     \
+	"opens, reads, writes, stats, fsyncs, bytes_read, bytes_written, read_ns, "   \
+	"write_ns, meta_ns, max_byte_read, max_byte_written, seq_reads, seq_writes, " \
+	"consec_reads, consec_writes, first_read_ns, last_read_ns, first_write_ns, "  \
+	"last_write_ns, size_read, size_written"
+#define FILE_NR_COLS 22
 
 enum stmt_id {
 	ST_BEGIN_READ,
@@ -78,6 +86,8 @@ enum stmt_id {
 	ST_SPEC_PUT,
 	ST_SPEC_GET,
 	ST_SPEC_NEXT,
+	ST_FILE_PUT,
+	ST_LOAD_FILES,
 	ST_SPEC_DONE,
 	ST_COUNT,
 };

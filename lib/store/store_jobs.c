@@ -351,6 +351,69 @@ int ioacct_store_watch_delete(struct ioacct_store *st, int64_t job_key, uint32_t
 	return err;
 }
 
+/* A file's counters in FILE_COLS order, the size bins apart (file_bins). */
+#define FILE_U64S(f)                                                                      \
+	{ (f)->opens, (f)->reads, (f)->writes, (f)->stats, (f)->fsyncs, (f)->bytes_read,    \
+	  (f)->bytes_written, (f)->read_ns, (f)->write_ns, (f)->meta_ns }
+#define FILE_I64S(f)                                                                      \
+	{ (f)->max_byte_read, (f)->max_byte_written, (int64_t)(f)->seq_reads,                \
+	  (int64_t)(f)->seq_writes, (int64_t)(f)->consec_reads, (int64_t)(f)->consec_writes, \
+	  (f)->first_read_ns, (f)->last_read_ns, (f)->first_write_ns, (f)->last_write_ns }
+
+/* The access-size bins as text, "n0,n1,...,n9": two columns, not twenty. */
+static void file_bins(const uint64_t *b, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < IOACCT_NR_SIZE_BINS && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%" PRIu64, i ? "," : "", b[i]);
+}
+
+static int file_bins_parse(const char *s, uint64_t *b)
+{
+	char *end;
+
+	for (unsigned int i = 0; i < IOACCT_NR_SIZE_BINS; i++) {
+		if (!s || (i && *s++ != ','))
+			return -EIO;
+		errno = 0;
+		b[i] = strtoull(s, &end, 10);
+		if (errno || end == s)
+			return -EIO;
+		s = end;
+	}
+	return *s ? -EIO : 0;
+}
+
+int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_file *f)
+{
+	const uint64_t u[] = FILE_U64S(f);
+	const int64_t v[] = FILE_I64S(f);
+	char rb[256], wb[256];
+	sqlite3_stmt *s = NULL;
+	int err, bound, i = 1;
+
+	_Static_assert(ARRAY_SIZE(u) + ARRAY_SIZE(v) + 2 == FILE_NR_COLS, "FILE_COLS");
+	err = store_stmt_get(st, ST_FILE_PUT, &s);
+	if (err)
+		return err;
+	file_bins(f->size_read, rb, sizeof(rb));
+	file_bins(f->size_written, wb, sizeof(wb));
+	bound = bind_i64(s, i++, job_key) || bind_u64(s, i++, f->step_id) ||
+		bind_i64(s, i++, f->rank) || bind_u64(s, i++, f->mnt_id) || bind_u64(s, i++, f->dev) ||
+		bind_u64(s, i++, f->ino) || BIND_BUF(s, i++, f->path);
+	for (size_t k = 0; k < ARRAY_SIZE(u) && !bound; k++)
+		bound = bind_u64(s, i++, u[k]);
+	for (size_t k = 0; k < ARRAY_SIZE(v) && !bound; k++)
+		bound = bind_i64(s, i++, v[k]);
+	if (!bound)
+		bound = sqlite3_bind_text(s, i++, rb, -1, SQLITE_TRANSIENT) ||
+			sqlite3_bind_text(s, i++, wb, -1, SQLITE_TRANSIENT);
+	return store_stmt_run(st, s, bound, "store a file of job %" PRId64 " step %" PRIu32, job_key,
+			      f->step_id);
+}
+
 /* ---- loading rows ---- */
 
 /* Fills one array element from a row; -EIO when the row cannot be valid. */
@@ -393,6 +456,33 @@ static int row_sample(sqlite3_stmt *s, void *elem)
 	smp->op = (uint32_t)op;
 	smp->bin = (uint32_t)col_u64(s, 3);
 	store_col_counters(s, 4, &smp->c);
+	return 0;
+}
+
+static int row_file(sqlite3_stmt *s, void *elem)
+{
+	struct ioacct_file *f = elem;
+	uint64_t *u[] = { &f->opens, &f->reads, &f->writes, &f->stats, &f->fsyncs, &f->bytes_read,
+			  &f->bytes_written, &f->read_ns, &f->write_ns, &f->meta_ns };
+	int64_t *v[] = { &f->max_byte_read, &f->max_byte_written, (int64_t *)&f->seq_reads,
+			 (int64_t *)&f->seq_writes, (int64_t *)&f->consec_reads,
+			 (int64_t *)&f->consec_writes, &f->first_read_ns, &f->last_read_ns,
+			 &f->first_write_ns, &f->last_write_ns };
+	int c = 6;
+
+	f->step_id = (uint32_t)col_u64(s, 0);
+	f->rank = (int32_t)sqlite3_column_int64(s, 1);
+	f->mnt_id = (uint32_t)col_u64(s, 2);
+	f->dev = (uint32_t)col_u64(s, 3);
+	f->ino = col_u64(s, 4);
+	col_str(s, 5, f->path, sizeof(f->path));
+	for (size_t k = 0; k < ARRAY_SIZE(u); k++)
+		*u[k] = col_u64(s, c++);
+	for (size_t k = 0; k < ARRAY_SIZE(v); k++)
+		*v[k] = sqlite3_column_int64(s, c++);
+	if (file_bins_parse((const char *)sqlite3_column_text(s, c), f->size_read) ||
+	    file_bins_parse((const char *)sqlite3_column_text(s, c + 1), f->size_written))
+		return -EIO;
 	return 0;
 }
 
@@ -529,6 +619,14 @@ static int load_children(struct ioacct_store *st, struct ioacct_jobdata *jd, boo
 	if (err)
 		return err;
 	jd->totals = rows;
+	/* Per-file records since schema 8 (a reader may open an older file as it is). */
+	if (st->version >= 8) {
+		err = load_rows(st, ST_LOAD_FILES, &key, sizeof(*jd->files), row_file, &rows,
+				&jd->nfiles, "files");
+		if (err)
+			return err;
+		jd->files = rows;
+	}
 	if (!series)
 		return 0;
 	err = load_rows(st, ST_LOAD_SERIES, &key, sizeof(*jd->series), row_sample, &rows,

@@ -72,6 +72,32 @@
 	"DROP INDEX jobs_cluster_job_id;"                                               \
 	"CREATE INDEX jobs_cluster_job_id_run ON jobs (cluster, job_id, restart);"
 
+/*
+ * 8: the per-file records (issue 26), one row per job, step, rank, mount
+ * and file (dev, ino; both 0: the mount's "other files"), with Darshan's
+ * POSIX counters of the file. Its own step.
+ */
+#define MIGRATION_FILES                                                                 \
+	"CREATE TABLE files ("                                                          \
+	" job_key INTEGER NOT NULL REFERENCES jobs(key) ON DELETE CASCADE,"             \
+	" step_id INTEGER NOT NULL,"                                                    \
+	" rank INTEGER NOT NULL,"                                                       \
+	" mnt_id INTEGER NOT NULL,"                                                     \
+	" dev INTEGER NOT NULL,"                                                        \
+	" ino INTEGER NOT NULL,"                                                        \
+	" path TEXT NOT NULL,"                                                          \
+	" opens INTEGER NOT NULL, reads INTEGER NOT NULL, writes INTEGER NOT NULL,"     \
+	" stats INTEGER NOT NULL, fsyncs INTEGER NOT NULL,"                             \
+	" bytes_read INTEGER NOT NULL, bytes_written INTEGER NOT NULL,"                 \
+	" read_ns INTEGER NOT NULL, write_ns INTEGER NOT NULL, meta_ns INTEGER NOT NULL," \
+	" max_byte_read INTEGER NOT NULL, max_byte_written INTEGER NOT NULL,"           \
+	" seq_reads INTEGER NOT NULL, seq_writes INTEGER NOT NULL,"                     \
+	" consec_reads INTEGER NOT NULL, consec_writes INTEGER NOT NULL,"               \
+	" first_read_ns INTEGER NOT NULL, last_read_ns INTEGER NOT NULL,"               \
+	" first_write_ns INTEGER NOT NULL, last_write_ns INTEGER NOT NULL,"             \
+	" size_read TEXT NOT NULL, size_written TEXT NOT NULL,"                         \
+	" PRIMARY KEY (job_key, step_id, rank, mnt_id, dev, ino));"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -174,6 +200,7 @@ static const char *const migrations[] = {
 	MIGRATION_EXPORT_QUEUE,
 	MIGRATION_REPORT_SPECS,
 	MIGRATION_RESTART,
+	MIGRATION_FILES,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -191,6 +218,7 @@ static const struct {
 	{ "totals", 1 }, { "ops", 1 },   { "watches", 2 },
 	{ "export_queue", 5 },
 	{ "report_specs", 6 },
+	{ "files", 7 },
 };
 
 /*

@@ -11,6 +11,10 @@
  *   pwrite PATH SIZE COUNT   create PATH, COUNT pwrite()s of SIZE bytes
  *   writev PATH SIZE COUNT   create/truncate PATH, COUNT writev()s of 2 x SIZE/2 bytes
  *   read   PATH SIZE COUNT   COUNT read()s of SIZE bytes (each must be whole)
+ *   pread  PATH SIZE COUNT STRIDE  COUNT pread()s of SIZE bytes at offsets 0, STRIDE,
+ *                            2 x STRIDE, ... (each must be whole)
+ *   copyrw SRC DST SIZE COUNT    COUNT times: read() SIZE bytes of SRC, write() them to DST
+ *                            (created, truncated): two files in turn, call by call
  *   create DIR N             open(O_CREAT|O_EXCL) + close DIR/f0 .. DIR/f<N-1>
  *   mkdir  DIR N             DIR/d0 .. DIR/d<N-1>
  *   unlink DIR N             DIR/f0 ..
@@ -158,6 +162,40 @@ static int op_read(const char *path, size_t size, unsigned long count)
 		}
 	}
 	return close(fd) ? fail("close", path) : 0;
+}
+
+static int op_pread(const char *path, size_t size, unsigned long count, unsigned long stride)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return fail("open", path);
+	need_buf(size);
+	for (unsigned long i = 0; i < count; i++) {
+		if (pread(fd, buf, size, (off_t)(i * stride)) != (ssize_t)size) {
+			close(fd);
+			return fail("short pread from", path);
+		}
+	}
+	return close(fd) ? fail("close", path) : 0;
+}
+
+static int op_copyrw(const char *src, const char *dst, size_t size, unsigned long count)
+{
+	int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int ret = 0;
+
+	if (in < 0 || out < 0)
+		ret = fail("open", in < 0 ? src : dst);
+	need_buf(size);
+	for (unsigned long i = 0; i < count && !ret; i++)
+		if (read(in, buf, size) != (ssize_t)size || write(out, buf, size) != (ssize_t)size)
+			ret = fail("short copy to", dst);
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) && !ret)
+		ret = fail("close", dst);
+	return ret;
 }
 
 /*
@@ -450,7 +488,7 @@ static int nargs(const char *op)
 		{ "missing", 2 }, { "stat", 2 }, { "fsync", 2 }, { "sleep", 1 }, { "wait", 0 },
 		{ "cd", 1 }, { "nostat", 2 }, { "denied", 2 }, { "rofs", 2 }, { "exists", 2 },
 		{ "full", 3 }, { "sendfile", 4 }, { "splice", 4 }, { "copy", 4 },
-		{ "xcopy", 4 }, { "mmapread", 1 }, { "fadvise", 2 }, { "madvise", 2 }, { "evict", 1 },
+		{ "xcopy", 4 }, { "pread", 4 }, { "copyrw", 4 }, { "mmapread", 1 }, { "fadvise", 2 }, { "madvise", 2 }, { "evict", 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -482,6 +520,10 @@ int main(int argc, char **argv)
 			ret = op_write(a[0], num(a[1]), num(a[2]), 3);
 		else if (!strcmp(op, "read"))
 			ret = op_read(a[0], num(a[1]), num(a[2]));
+		else if (!strcmp(op, "pread"))
+			ret = op_pread(a[0], num(a[1]), num(a[2]), num(a[3]));
+		else if (!strcmp(op, "copyrw"))
+			ret = op_copyrw(a[0], a[1], num(a[2]), num(a[3]));
 		else if (!strcmp(op, "stat"))
 			ret = op_stat(a[0], num(a[1]));
 		else if (!strcmp(op, "fsync"))

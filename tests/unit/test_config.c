@@ -354,7 +354,7 @@ static void test_whitespace(void **state)
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
-		   "max_mountpoints, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
+		   "max_mountpoints, max_files, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, merge_timeout, log_level, private_data, views, page_cache_views, "
 		   "metrics_listen, metrics_linger, "

@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The per-file records (issue 26): per (slot, rank, mount, file) counters
+ * of the system calls counted per mount, as Darshan's POSIX module keeps
+ * them per file and rank. A run of reads and writes of a file is added up
+ * in the task's file accumulators (task_ent.fa, owned with the per-mount
+ * accumulator) and reaches the record as one update; opens, stats and
+ * fsyncs update it directly. The records live as long as their step: the
+ * daemon reads and deletes them when it ends (with its path notes), and
+ * empties the slot's count when it gives the slot to another step.
+ *
+ * Bounded: at most max_files records of files per slot (fcount); the calls
+ * on files past the bound go to their mount's "other files" record (dev 0,
+ * ino 0), which marks the step partial. A record that finds the map full
+ * is counted in dropped, as a stats entry is.
+ *
+ * A part of ioacct.bpf.c, not a header of its own: included once, by
+ * ioacct.bpf.c only, right after ioacct_mounts.bpf.h, and using what the
+ * parts before it define.
+ */
+
+/* Set by the daemon before load (max_files in ioacct.conf). */
+const volatile __u32 max_files = 4096;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ioacct_file_key);
+	__type(value, struct ioacct_file_val);
+} files SEC(".maps");
+
+/* The path of a record's file, noted when the record is made (a mount note's layout). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ioacct_file_key);
+	__type(value, struct ioacct_mnt_note);
+} fpaths SEC(".maps");
+
+/* fcount[slot]: the records of files (not "other files") the slot has. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} fcount SEC(".maps");
+
+static const struct ioacct_file_val zero_file;
+
+/* One more record of a file in the slot whose count is *n, when it is under max_files. */
+static __always_inline bool count_take(__u64 *n)
+{
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *n;
+
+		if (old >= max_files)
+			return false;
+		if (__sync_val_compare_and_swap(n, old, old + 1) == old)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Notes the path of a new record's file: dentry on vfsmnt, walked up to its
+ * mount namespace's root as d_path() does. Once per record, never per call.
+ */
+static __noinline void file_note(const struct ioacct_file_key *key, __u64 dentry, __u64 vfsmnt)
+{
+	struct note_scratch *s;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&notescratch, &zero);
+	if (!s || !dentry || !vfsmnt)
+		return;
+	s->n.vfsmnt = vfsmnt;
+	s->n.uniq = 0;
+	s->n.mntns = 0;
+	s->n.fstype[0] = '\0';
+	s->d = dentry;
+	s->parent = vfsmnt - bpf_core_field_offset(struct mount, mnt);
+	note_path_from(s);
+	bpf_map_update_elem(&fpaths, key, &s->n, BPF_ANY);
+}
+
+/*
+ * The record of *key, made when missing: a file's counts against the slot's
+ * max_files, and past it *key becomes its mount's "other files". dentry and
+ * vfsmnt (0 when unknown: a stat by path) name a new file's path. NULL when
+ * the map is full.
+ */
+static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key, __u64 dentry,
+						   __u64 vfsmnt)
+{
+	struct ioacct_file_val *v;
+	__u32 slot = key->slot;
+	__u64 *n = NULL;
+	long err;
+
+	v = bpf_map_lookup_elem(&files, key);
+	if (v)
+		return v;
+	if (key->ino || key->dev) {
+		n = bpf_map_lookup_elem(&fcount, &slot);
+		if (!n)
+			return NULL;
+		if (!count_take(n)) {
+			n = NULL;
+			key->dev = 0;
+			key->ino = 0;
+			v = bpf_map_lookup_elem(&files, key);
+			if (v)
+				return v;
+		}
+	}
+	/* EEXIST: another CPU made it first, which is fine. */
+	err = bpf_map_update_elem(&files, key, &zero_file, BPF_NOEXIST);
+	if (err && n)
+		__sync_fetch_and_add(n, -1);
+	if (err && err != -17)
+		return NULL;
+	if (!err && n)
+		file_note(key, dentry, vfsmnt);
+	return bpf_map_lookup_elem(&files, key);
+}
+
+/* The key of the task's last file (file_resolve) on mount mnt, counted in slot. */
+static __always_inline struct ioacct_file_key file_key(const struct task_ent *t, __u32 slot,
+							__u32 mnt)
+{
+	struct ioacct_file_key k = { .slot = slot, .rank = -1, .mnt_id = mnt, .dev = t->c_dev,
+				     .ino = t->c_ino };
+
+	return k;
+}
+
+/*
+ * An open, a stat or an fsync of a regular file, added to its record at
+ * once (with its time as metadata time, as the mount's counters have it).
+ */
+static __noinline void file_meta(struct ioacct_file_key *key, __u64 dentry, __u64 vfsmnt, __u32 op,
+				 __u64 dur)
+{
+	struct ioacct_file_val *v = file_rec(key, dentry, vfsmnt);
+
+	if (!v) {
+		count_drop(key->slot, 1, 0);
+		return;
+	}
+	if (op == IOACCT_OP_OPEN)
+		__sync_fetch_and_add(&v->opens, 1);
+	else if (op == IOACCT_OP_STAT)
+		__sync_fetch_and_add(&v->stats, 1);
+	else if (op == IOACCT_OP_FSYNC)
+		__sync_fetch_and_add(&v->fsyncs, 1);
+	__sync_fetch_and_add(&v->meta_ns, dur);
+}
+
+/* *p = max(*p, x), against other CPUs' flushes of the same record. */
+static __always_inline void atomic_max(__s64 *p, __s64 x)
+{
+	for (int i = 0; i < 8; i++) {
+		__s64 old = *p;
+
+		if (old >= x || __sync_val_compare_and_swap(p, old, x) == old)
+			return;
+	}
+}
+
+/* *p = min(*p, x) where 0 is "none yet". */
+static __always_inline void atomic_min_set(__u64 *p, __u64 x)
+{
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *p;
+
+		if ((old && old <= x) || __sync_val_compare_and_swap(p, old, x) == old)
+			return;
+	}
+}
+
+/*
+ * Adds a file accumulator to its record and empties its counts (its key and
+ * last accesses stay: the run goes on). Only into the job it was counted
+ * for, as acc_flush().
+ */
+static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
+{
+	struct ioacct_file_val *v;
+	struct ioacct_slot *s;
+	__u32 slot = fa->key.slot;
+
+	if (!fa->ok || !(fa->reads | fa->writes))
+		return;
+	s = bpf_map_lookup_elem(&slots, &slot);
+	v = bpf_map_lookup_elem(&files, &fa->key);
+	if (!s || s->start_ns != fa->start || !(iter || s->active)) {
+		fa->ok = 0;
+		v = NULL;
+	} else if (!v) {
+		count_drop(slot, fa->reads + fa->writes, fa->bytes_read + fa->bytes_written);
+	}
+	if (v && fa->reads) {
+		__sync_fetch_and_add(&v->reads, fa->reads);
+		__sync_fetch_and_add(&v->bytes_read, fa->bytes_read);
+		__sync_fetch_and_add(&v->read_ns, fa->read_ns);
+		__sync_fetch_and_add(&v->seq_reads, fa->seq_reads);
+		__sync_fetch_and_add(&v->consec_reads, fa->consec_reads);
+		for (int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
+			if (fa->size_read[i])
+				__sync_fetch_and_add(&v->size_read[i], fa->size_read[i]);
+		atomic_max(&v->max_byte_read, fa->max_byte_read);
+		atomic_min_set(&v->first_read, fa->first_read);
+		atomic_max((__s64 *)&v->last_read, fa->last_read);
+		v->last_byte_read = fa->last_byte_read;
+	}
+	if (v && fa->writes) {
+		__sync_fetch_and_add(&v->writes, fa->writes);
+		__sync_fetch_and_add(&v->bytes_written, fa->bytes_written);
+		__sync_fetch_and_add(&v->write_ns, fa->write_ns);
+		__sync_fetch_and_add(&v->seq_writes, fa->seq_writes);
+		__sync_fetch_and_add(&v->consec_writes, fa->consec_writes);
+		for (int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
+			if (fa->size_written[i])
+				__sync_fetch_and_add(&v->size_written[i], fa->size_written[i]);
+		atomic_max(&v->max_byte_written, fa->max_byte_written);
+		atomic_min_set(&v->first_write, fa->first_write);
+		atomic_max((__s64 *)&v->last_write, fa->last_write);
+		v->last_byte_written = fa->last_byte_written;
+	}
+	fa->reads = fa->writes = fa->bytes_read = fa->bytes_written = 0;
+	fa->read_ns = fa->write_ns = fa->seq_reads = fa->seq_writes = 0;
+	fa->consec_reads = fa->consec_writes = 0;
+	fa->max_byte_read = fa->max_byte_written = 0;
+	fa->first_read = fa->last_read = fa->first_write = fa->last_write = 0;
+	__builtin_memset(fa->size_read, 0, sizeof(fa->size_read));
+	__builtin_memset(fa->size_written, 0, sizeof(fa->size_written));
+}
+
+/* Every file accumulator of t into its record (the task's exit, the daemon's iterator). */
+static __always_inline void file_accs_flush(struct task_ent *t, bool iter)
+{
+	for (int i = 0; i < FILE_ACCS; i++)
+		file_acc_flush(&t->fa[i], iter);
+}
+
+/*
+ * A file accumulator of t, the older one, flushed and loaded with the
+ * task's last file on mount mnt in slot (its record made, its last accesses
+ * read). NULL: no record (the map is full).
+ */
+static __noinline struct file_acc *file_acc_load(struct task_ent *t, __u32 slot, __u32 mnt,
+						 __u64 start)
+{
+	struct ioacct_file_key key = file_key(t, slot, mnt);
+	struct ioacct_file_val *v;
+	struct file_acc *fa;
+	__u32 i;
+
+	i = t->fa_next & (FILE_ACCS - 1);
+	t->fa_next = i + 1;
+	fa = &t->fa[i];
+	file_acc_flush(fa, false);
+	fa->ok = 0;
+	fa->ino = key.ino;
+	fa->dev = key.dev;
+	fa->start = start;
+	v = file_rec(&key, t->c_dentry, t->c_vfsmnt);
+	fa->key = key;
+	if (!v)
+		return NULL;
+	fa->last_byte_read = v->last_byte_read;
+	fa->last_byte_written = v->last_byte_written;
+	fa->ok = 1;
+	return fa;
+}
+
+/* The task's file accumulator for its last file: inline while it is one it has. */
+static __always_inline struct file_acc *file_acc_get(struct task_ent *t, __u32 slot, __u32 mnt,
+						     __u64 start)
+{
+	for (int i = 0; i < FILE_ACCS; i++) {
+		struct file_acc *fa = &t->fa[i];
+
+		if (fa->ok && fa->ino == t->c_ino && fa->dev == t->c_dev && fa->key.slot == slot &&
+		    fa->key.mnt_id == mnt && fa->start == start)
+			return fa;
+	}
+	return file_acc_load(t, slot, mnt, start);
+}
+
+/*
+ * One successful read or write of off..off+ret-1, ended at t_end after dur,
+ * added to its file accumulator as Darshan's POSIX module counts it.
+ */
+static __always_inline void file_acc_add(struct file_acc *fa, bool rd, __s64 off, long ret,
+					 __u64 t_end, __u64 dur, __u32 b)
+{
+	__s64 last = off + ret - 1;
+
+	if (b >= IOACCT_NR_SIZE_BINS)
+		return;
+	if (rd) {
+		fa->seq_reads += off > fa->last_byte_read;
+		fa->consec_reads += off == fa->last_byte_read + 1;
+		fa->last_byte_read = last;
+		if (last > fa->max_byte_read)
+			fa->max_byte_read = last;
+		if (!fa->first_read)
+			fa->first_read = t_end - dur;
+		fa->last_read = t_end;
+		fa->reads++;
+		fa->bytes_read += ret;
+		fa->read_ns += dur;
+		fa->size_read[b]++;
+	} else {
+		fa->seq_writes += off > fa->last_byte_written;
+		fa->consec_writes += off == fa->last_byte_written + 1;
+		fa->last_byte_written = last;
+		if (last > fa->max_byte_written)
+			fa->max_byte_written = last;
+		if (!fa->first_write)
+			fa->first_write = t_end - dur;
+		fa->last_write = t_end;
+		fa->writes++;
+		fa->bytes_written += ret;
+		fa->write_ns += dur;
+		fa->size_written[b]++;
+	}
+}
+
+/* Where file_direct() builds its one call's accumulator: too large for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct file_acc);
+} fascratch SEC(".maps");
+
+/*
+ * A read or write added to its record directly, when the daemon's iterator
+ * holds the task's accumulators (acc_add() returned 1): a run of one call.
+ */
+static __noinline void file_direct(struct task_ent *t, const struct ioacct_stat_key *where, __s64 off,
+				   long ret, __u64 t_end)
+{
+	__u32 slot = where->slot;
+	struct ioacct_file_key key = file_key(t, slot, where->mnt_id);
+	struct ioacct_file_val *v;
+	struct ioacct_slot *s;
+	struct file_acc *fa;
+	__u32 zero = 0;
+
+	fa = bpf_map_lookup_elem(&fascratch, &zero);
+	s = bpf_map_lookup_elem(&slots, &slot);
+	if (!fa || !s)
+		return;
+	__builtin_memset(fa, 0, sizeof(*fa));
+	v = file_rec(&key, t->c_dentry, t->c_vfsmnt);
+	if (!v) {
+		count_drop(slot, 1, ret);
+		return;
+	}
+	fa->key = key;
+	fa->ok = 1;
+	fa->start = s->start_ns;
+	fa->last_byte_read = v->last_byte_read;
+	fa->last_byte_written = v->last_byte_written;
+	file_acc_add(fa, where->op == IOACCT_OP_READ, off, ret, t_end, t_end - t->ts, size_bin(ret));
+	file_acc_flush(fa, false);
+}
+
+/*
+ * The file a successful stat by path filled its user buffer with (t->f_file:
+ * struct stat, or struct statx for statx), into key: 0, or -1 when it is not
+ * a regular file or cannot be read. st_dev is the kernel's dev_t in
+ * new_encode_dev() form; statx has major and minor apart.
+ */
+static __noinline int file_stat_key(struct task_ent *t, struct ioacct_file_key *key)
+{
+	__u32 maj, min, mode = 0;
+	__u64 buf = t->f_file, dev = 0, ino = 0;
+
+	if (!buf)
+		return -1;
+	if (t->stat_x) {
+		__u16 m = 0;
+		__u32 d[2] = {};
+
+		if (bpf_probe_read_user(&m, sizeof(m), (void *)(buf + 28)) ||
+		    bpf_probe_read_user(&ino, sizeof(ino), (void *)(buf + 32)) ||
+		    bpf_probe_read_user(d, sizeof(d), (void *)(buf + 136)))
+			return -1;
+		mode = m;
+		maj = d[0];
+		min = d[1];
+	} else {
+#if defined(__TARGET_ARCH_x86)
+		const __u64 mode_off = 24;
+#else
+		const __u64 mode_off = 16; /* the generic struct stat (arm64) */
+#endif
+		if (bpf_probe_read_user(&dev, sizeof(dev), (void *)buf) ||
+		    bpf_probe_read_user(&ino, sizeof(ino), (void *)(buf + 8)) ||
+		    bpf_probe_read_user(&mode, sizeof(mode), (void *)(buf + mode_off)))
+			return -1;
+		maj = (dev >> 8) & 0xfff;
+		min = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+	}
+	if ((mode & S_IFMT) != S_IFREG)
+		return -1;
+	key->dev = maj << 20 | min;
+	key->ino = ino;
+	return 0;
+}

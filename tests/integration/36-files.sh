@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Per-file records (issue 26), exact: a job writes and reads several files of
+# known sizes on two mounts (the test directory's and /dev/shm), sequentially,
+# strided and two files in turn, stats and fsyncs them, by absolute and
+# relative paths, while a process outside the job reads, stats and writes the
+# same files. Every file's record is exact (calls, bytes, largest offsets,
+# sequential and consecutive accesses, opens, stats, fsyncs, size bins), no
+# record has the outside process's calls, and the records' sums are the
+# mounts' counts. Then max_files = 2: the files past it are one "other files"
+# record, exactly.
+. "$(dirname "$0")/lib.sh"
+require_root_bpf
+setup
+
+D=$(realpath "$T")/root-fs
+mkdir -p "$D"
+SHM=/dev/shm/ioacct-files-$$
+ROOTMNT=$(mount_of "$D")
+SHMMNT=$(mount_of /dev/shm)
+[ "$ROOTMNT" != "$SHMMNT" ] || skip "$D and /dev/shm are on the same mount"
+trap 'rm -f "$SHM".*; teardown' EXIT
+start_daemon
+
+( while :; do
+	cat "$D/a" > /dev/null 2>&1; stat "$D/a" "$SHM.x" > /dev/null 2>&1
+	dd if=/dev/zero of="$SHM.x" bs=1000 count=1 conv=notrunc 2>/dev/null
+	dd if=/dev/zero of="$D/outside" bs=4k count=4 2>/dev/null
+done ) &
+NOISE=$!
+"$IORUN" --json -o "$T/out.json" -- "$IOWORK" \
+	write "$D/a" 4096 8 , \
+	pread "$D/a" 1000 4 3000 , \
+	read "$D/a" 4096 8 , \
+	pwrite "$SHM.x" 1000 5 , \
+	copyrw "$D/a" "$SHM.y" 4096 8 , \
+	stat "$D/a" 3 , \
+	fsync "$D/b" 2 , \
+	cd "$D" , write rel 100000 3 | cat || fail "iorun failed"
+kill $NOISE; wait $NOISE 2>/dev/null
+JOB=$(json_get "$T/out.json" 'j["job_id"]')
+
+# a: write 8 x 4 KiB from 0 (7 sequential and consecutive: Darshan's first
+# access at 0 is neither); pread 1000 at 0, 3000, 6000, 9000 (3 sequential,
+# none consecutive); read 8 x 4 KiB from 0 (after 9999: 7 and 7); read 8 x 4
+# KiB from 0 again by copyrw (after 32767: 7 and 7).
+cat > "$T/expect.json" <<JSON
+{"job": $JOB,
+ "files": {
+  "$D/a": {"opens": 4, "writes": 8, "bytes_written": 32768, "max_byte_written": 32767,
+           "seq_writes": 7, "consec_writes": 7, "reads": 20, "bytes_read": 69536,
+           "max_byte_read": 32767, "seq_reads": 17, "consec_reads": 14, "stats": 3,
+           "size_read": "0,4,16,0,0,0,0,0,0,0", "size_written": "0,0,8,0,0,0,0,0,0,0"},
+  "$D/b": {"opens": 1, "fsyncs": 2},
+  "$D/rel": {"opens": 1, "writes": 3, "bytes_written": 300000, "max_byte_written": 299999,
+             "seq_writes": 2, "consec_writes": 2, "size_written": "0,0,0,3,0,0,0,0,0,0"},
+  "$SHM.x": {"opens": 1, "writes": 5, "bytes_written": 5000, "max_byte_written": 4999,
+             "seq_writes": 4, "consec_writes": 4, "size_written": "0,5,0,0,0,0,0,0,0,0"},
+  "$SHM.y": {"opens": 1, "writes": 8, "bytes_written": 32768, "max_byte_written": 32767,
+             "seq_writes": 7, "consec_writes": 7, "size_written": "0,0,8,0,0,0,0,0,0,0"}},
+ "other": {},
+ "sums": ["$ROOTMNT", "$SHMMNT"]}
+JSON
+python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/out.json" "$T/expect.json" ||
+	fail "per-file records differ"
+ok "every file's record exact, none of the outside process, sums equal the mounts'"
+
+# max_files = 2: f0 and f1 have records, f2..f4 are the mount's "other files".
+stop_daemon
+echo "max_files = 2" >> "$CONF"
+start_daemon
+mkdir "$D/many"
+"$IORUN" --json -o "$T/many.json" -- "$IOWORK" \
+	write "$D/many/f0" 1000 1 , write "$D/many/f1" 1000 2 , write "$D/many/f2" 1000 3 , \
+	write "$D/many/f3" 2000 4 , write "$D/many/f4" 1000 5 | cat || fail "iorun (many) failed"
+JOB=$(json_get "$T/many.json" 'j["job_id"]')
+cat > "$T/expect.json" <<JSON
+{"job": $JOB,
+ "files": {
+  "$D/many/f0": {"opens": 1, "writes": 1, "bytes_written": 1000, "max_byte_written": 999,
+                 "size_written": "0,1,0,0,0,0,0,0,0,0"},
+  "$D/many/f1": {"opens": 1, "writes": 2, "bytes_written": 2000, "max_byte_written": 1999,
+                 "seq_writes": 1, "consec_writes": 1, "size_written": "0,2,0,0,0,0,0,0,0,0"}},
+ "other": {"$ROOTMNT": {"opens": 3, "writes": 12, "bytes_written": 16000,
+                        "max_byte_written": 7999, "seq_writes": 9, "consec_writes": 9,
+                        "size_written": "0,8,4,0,0,0,0,0,0,0"}},
+ "sums": ["$ROOTMNT"]}
+JSON
+python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/many.json" "$T/expect.json" ||
+	fail "max_files: records differ"
+ok "max_files: the bound holds, \"other files\" has the rest exactly"

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the store's per-file records (issue 26, schema 8): a round
+ * trip of every field, the largest values included, and the migration of
+ * a schema 6 database with a job in it, which keeps the job and gains an
+ * empty files table. Apart from test_store.c, which is long enough.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "model.h"
+#include "store.h"
+#include "store_internal.h"
+
+struct fixture {
+	char dir[64];
+	char path[128];
+	char err[PATH_MAX + 256];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "%s/test_store_files.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof(f->path), "%s/ioacct.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	int rc = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+
+	free(f);
+	return rc;
+}
+
+static struct ioacct_store *open_rw(struct fixture *f)
+{
+	struct ioacct_store *st = ioacct_store_open(f->path, IOACCT_STORE_RDWR, f->err, sizeof(f->err));
+
+	if (!st)
+		print_error("open %s: %s\n", f->path, f->err);
+	assert_non_null(st);
+	return st;
+}
+
+static int64_t new_job(struct ioacct_store *st, uint64_t job_id)
+{
+	struct ioacct_job j;
+
+	memset(&j, 0, sizeof(j));
+	ioacct_strlcpy(j.cluster, "hpc", sizeof(j.cluster));
+	j.job_id = job_id;
+	ioacct_strlcpy(j.node, "n1", sizeof(j.node));
+	ioacct_strlcpy(j.source, "iorun", sizeof(j.source));
+	ioacct_strlcpy(j.state, "RUNNING", sizeof(j.state));
+	ioacct_strlcpy(j.probe_mode, "tracepoint", sizeof(j.probe_mode));
+	j.start_ns = 1700000000000000000LL;
+	j.bin_width_ns = 5000000000ULL;
+	assert_int_equal(ioacct_store_job_insert(st, &j), 0);
+	return j.key;
+}
+
+/* Every field its own value, the counters at their largest. */
+static void make_file(struct ioacct_file *x, uint64_t ino, uint64_t bytes)
+{
+	memset(x, 0, sizeof(*x));
+	x->step_id = 3;
+	x->rank = -1;
+	x->mnt_id = 27;
+	x->dev = 8u << 20 | 1;
+	x->ino = ino;
+	snprintf(x->path, sizeof(x->path), "/scratch/f%llu 'quoted'", (unsigned long long)ino);
+	x->opens = 1;
+	x->reads = 2;
+	x->writes = UINT64_MAX;
+	x->stats = 4;
+	x->fsyncs = 5;
+	x->bytes_read = bytes;
+	x->bytes_written = 7;
+	x->read_ns = 8;
+	x->write_ns = 9;
+	x->meta_ns = 10;
+	x->max_byte_read = INT64_MAX;
+	x->max_byte_written = -1;
+	x->seq_reads = 13;
+	x->seq_writes = 14;
+	x->consec_reads = 15;
+	x->consec_writes = 16;
+	x->first_read_ns = 17;
+	x->last_read_ns = 18;
+	x->first_write_ns = -1;
+	x->last_write_ns = 20;
+	for (unsigned int i = 0; i < IOACCT_NR_SIZE_BINS; i++) {
+		x->size_read[i] = i;
+		x->size_written[i] = UINT64_MAX - i;
+	}
+}
+
+static void test_files_roundtrip(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_file a, b, other;
+	struct ioacct_store *st = open_rw(f);
+	int64_t key = new_job(st, 7);
+
+	make_file(&a, 100, 10);
+	make_file(&b, 200, 1000);
+	make_file(&other, 0, 5);
+	other.dev = 0;
+	memset(other.path, 0, sizeof(other.path));
+	assert_int_equal(ioacct_store_file_put(st, key, &a), 0);
+	assert_int_equal(ioacct_store_file_put(st, key, &b), 0);
+	assert_int_equal(ioacct_store_file_put(st, key, &other), 0);
+	/* Storing a record again replaces it (a finish replayed after a crash). */
+	assert_int_equal(ioacct_store_file_put(st, key, &a), 0);
+	assert_int_equal(ioacct_store_job_load(st, key, &jd), 0);
+	assert_int_equal(jd->nfiles, 3);
+	/* By bytes moved, largest first: UINT64_MAX writes do not count, bytes do. */
+	assert_memory_equal(&jd->files[0], &b, sizeof(b));
+	assert_memory_equal(&jd->files[1], &a, sizeof(a));
+	assert_memory_equal(&jd->files[2], &other, sizeof(other));
+	assert_true(ioacct_file_is_other(&jd->files[2]));
+	assert_false(ioacct_file_is_other(&jd->files[0]));
+	ioacct_jobdata_free(jd);
+	ioacct_store_close(st);
+}
+
+/* A schema 6 database with a job: migrated, the job intact, no files yet; then files stored. */
+static void test_files_migrate_from_v6(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_store *st;
+	struct ioacct_file a;
+	sqlite3 *db;
+	int64_t key;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 6, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		" dropped_bytes) VALUES (5, 'hpc', 55, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
+		" 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);"
+		"INSERT INTO mounts VALUES (5, 21, '/scratch', 'lustre', 'mds@tcp:/fs');"
+		"INSERT INTO totals VALUES (5, 0, 21, 0, 4096, 1, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,"
+		" 0, 0, 0, 0, 0);",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), 8);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->job.job_id, 55);
+	assert_int_equal(jd->nmounts, 1);
+	assert_int_equal(jd->ntotals, 1);
+	assert_int_equal(jd->totals[0].c.bytes, 4096);
+	assert_int_equal(jd->nfiles, 0);
+	ioacct_jobdata_free(jd);
+	jd = NULL;
+
+	key = new_job(st, 56);
+	make_file(&a, 9, 1);
+	assert_int_equal(ioacct_store_file_put(st, key, &a), 0);
+	assert_int_equal(ioacct_store_job_load(st, key, &jd), 0);
+	assert_int_equal(jd->nfiles, 1);
+	assert_memory_equal(&jd->files[0], &a, sizeof(a));
+	ioacct_jobdata_free(jd);
+	ioacct_store_close(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_files_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_migrate_from_v6, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
