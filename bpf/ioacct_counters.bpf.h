@@ -126,16 +126,17 @@ static __noinline void acc_flush(struct task_ent *t, bool iter)
 }
 
 /*
- * A successful read or write of off..off+ret-1, added to the task's
+ * A successful read or write (*a), added to the task's
  * accumulator and to its file's (issue 26). Returns 1 when it must be
- * counted the ordinary way instead (account(), file_direct()): the daemon's
+ * counted the ordinary way instead (account(), a->direct): the daemon's
  * iterator holds the accumulators at this moment.
  */
-static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_key *where, __u64 t_end,
-			      __u64 dur, long ret, __s64 off)
+static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_key *where,
+				   struct file_rw *a)
 {
-	struct file_acc *fa;
 	struct ioacct_stat_key key = *where;
+	__u64 t_end = a->t_end, dur = a->dur;
+	long ret = a->ret;
 	__u32 slot = key.slot, b;
 	struct ioacct_slot *s;
 
@@ -161,11 +162,8 @@ static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_
 	t->acc.bytes += ret;
 	if (b < IOACCT_NR_SIZE_BINS)
 		t->acc.size[b]++;
-	fa = file_acc_get(t, key.slot, key.mnt_id, s->start_ns);
-	if (fa)
-		file_acc_add(fa, key.op == IOACCT_OP_READ, off, ret, t_end, dur, b);
-	else
-		count_drop(key.slot, 1, ret);
+	a->start = s->start_ns;
+	ioacct_file_rw(t, a);
 	/* An atomic exchange: whoever takes it next sees the flush above complete. */
 	__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
@@ -200,7 +198,7 @@ int ioacct_acc_iter(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	acc_flush(t, true);
-	file_accs_flush(t, true);
+	ioacct_file_accs_flush(t, 1);
 	t->acc_pass = pass;
 	__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
@@ -226,7 +224,7 @@ int BPF_PROG(ioacct_acc_exit)
 	if (__sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) != 0)
 		return 0;
 	acc_flush(t, false);
-	file_accs_flush(t, false);
+	ioacct_file_accs_flush(t, 0);
 	__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
 }

@@ -238,13 +238,6 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 	__builtin_memset(fa->size_written, 0, sizeof(fa->size_written));
 }
 
-/* Every file accumulator of t into its record (the task's exit, the daemon's iterator). */
-static __always_inline void file_accs_flush(struct task_ent *t, bool iter)
-{
-	for (int i = 0; i < FILE_ACCS; i++)
-		file_acc_flush(&t->fa[i], iter);
-}
-
 /*
  * A file accumulator of t, the older one, flushed and loaded with the
  * task's last file on mount mnt in slot (its record made, its last accesses
@@ -339,14 +332,30 @@ struct {
 } fascratch SEC(".maps");
 
 /*
+ * What one read or write tells its file's record, built by the caller on
+ * its stack: the global functions below take it as one argument (a BPF
+ * function has at most five).
+ */
+struct file_rw {
+	__s64 off;	/* the access's first byte */
+	__s64 ret;	/* the bytes moved */
+	__u64 t_end;
+	__u64 dur;
+	__u64 start;	/* the slot's start_ns */
+	__u32 slot;
+	__u32 mnt;
+	__u32 rd;	/* a read, else a write */
+	__u32 direct;	/* the daemon's iterator holds t's accumulators: straight to the record */
+};
+
+/*
  * A read or write added to its record directly, when the daemon's iterator
  * holds the task's accumulators (acc_add() returned 1): a run of one call.
  */
-static __noinline void file_direct(struct task_ent *t, const struct ioacct_stat_key *where, __s64 off,
-				   long ret, __u64 t_end)
+static __always_inline void file_direct(struct task_ent *t, const struct file_rw *a)
 {
-	__u32 slot = where->slot;
-	struct ioacct_file_key key = file_key(t, slot, where->mnt_id);
+	__u32 slot = a->slot;
+	struct ioacct_file_key key = file_key(t, slot, a->mnt);
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
 	struct file_acc *fa;
@@ -359,7 +368,7 @@ static __noinline void file_direct(struct task_ent *t, const struct ioacct_stat_
 	__builtin_memset(fa, 0, sizeof(*fa));
 	v = file_rec(&key, t->c_dentry, t->c_vfsmnt);
 	if (!v) {
-		count_drop(slot, 1, ret);
+		count_drop(slot, 1, a->ret);
 		return;
 	}
 	fa->key = key;
@@ -367,8 +376,46 @@ static __noinline void file_direct(struct task_ent *t, const struct ioacct_stat_
 	fa->start = s->start_ns;
 	fa->last_byte_read = v->last_byte_read;
 	fa->last_byte_written = v->last_byte_written;
-	file_acc_add(fa, where->op == IOACCT_OP_READ, off, ret, t_end, t_end - t->ts, size_bin(ret));
+	file_acc_add(fa, a->rd, a->off, a->ret, a->t_end, a->dur, size_bin(a->ret));
 	file_acc_flush(fa, false);
+}
+
+/*
+ * The per-file records' entry points from the programs are global
+ * functions, not static ones: the verifier checks a global function once
+ * per program, on its own, where a static one (or inlined code) is walked
+ * again on every path of every caller. With ~250 programs calling them,
+ * that is what keeps the objects' load time where it was before the
+ * records (docs/performance.md, "Loading").
+ */
+
+/* A successful read or write of t's last file, in its file accumulator (or directly). */
+__noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
+{
+	struct file_acc *fa;
+
+	if (!t || !a)
+		return 0;
+	if (a->direct) {
+		file_direct(t, a);
+		return 0;
+	}
+	fa = file_acc_get(t, a->slot, a->mnt, a->start);
+	if (fa)
+		file_acc_add(fa, a->rd, a->off, a->ret, a->t_end, a->dur, size_bin(a->ret));
+	else
+		count_drop(a->slot, 1, a->ret);
+	return 0;
+}
+
+/* Every file accumulator of t into its record (the task's exit, the daemon's iterator). */
+__noinline int ioacct_file_accs_flush(struct task_ent *t, int iter)
+{
+	if (!t)
+		return 0;
+	for (int i = 0; i < FILE_ACCS; i++)
+		file_acc_flush(&t->fa[i], iter);
+	return 0;
 }
 
 /*
@@ -377,7 +424,7 @@ static __noinline void file_direct(struct task_ent *t, const struct ioacct_stat_
  * a regular file or cannot be read. st_dev is the kernel's dev_t in
  * new_encode_dev() form; statx has major and minor apart.
  */
-static __noinline int file_stat_key(struct task_ent *t, struct ioacct_file_key *key)
+static __always_inline int file_stat_key(struct task_ent *t, struct ioacct_file_key *key)
 {
 	__u32 maj, min, mode = 0;
 	__u64 buf = t->f_file, dev = 0, ino = 0;
@@ -412,5 +459,35 @@ static __noinline int file_stat_key(struct task_ent *t, struct ioacct_file_key *
 		return -1;
 	key->dev = maj << 20 | min;
 	key->ino = ino;
+	return 0;
+}
+
+/* FILE_CALL_OPENED in ioacct_file_call()'s op: the open opened a regular file. */
+#define FILE_CALL_OPENED 0x100
+
+/*
+ * A successful open, stat or fsync of a regular file, in its record: the
+ * file is the task's last one (an open's new fd, an fd call's), or for a
+ * stat by path the one its buffer names.
+ */
+__noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32 op, __u64 dur)
+{
+	struct ioacct_file_key key;
+	bool opened = op & FILE_CALL_OPENED;
+
+	if (!t)
+		return 0;
+	op &= ~FILE_CALL_OPENED;
+	key = file_key(t, slot, mnt);
+	if (op == IOACCT_OP_OPEN) {
+		if (opened)
+			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
+	} else if (op == IOACCT_OP_FSYNC || (op == IOACCT_OP_STAT && t->kind == IOACCT_SK_FD)) {
+		if (t->c_type == S_IFREG)
+			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
+	} else if (op == IOACCT_OP_STAT) {
+		if (file_stat_key(t, &key) == 0)
+			file_meta(&key, 0, 0, op, dur);
+	}
 	return 0;
 }

@@ -172,28 +172,6 @@ int BPF_PROG(ioacct_sys_enter, struct pt_regs *regs, long id)
 			e >> IOACCT_SYS_KIND_SHIFT, true);
 }
 
-/*
- * A successful open, stat or fsync of a regular file, in its record: the
- * file is the task's last one (an open's new fd, an fd call's), or for a
- * stat by path the one its buffer names.
- */
-static __always_inline void file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32 op,
-				      bool opened, __u64 dur)
-{
-	struct ioacct_file_key key = file_key(t, slot, mnt);
-
-	if (op == IOACCT_OP_OPEN) {
-		if (opened)
-			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
-	} else if (op == IOACCT_OP_FSYNC || (op == IOACCT_OP_STAT && t->kind == IOACCT_SK_FD)) {
-		if (t->c_type == S_IFREG)
-			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
-	} else if (op == IOACCT_OP_STAT) {
-		if (file_stat_key(t, &key) == 0)
-			file_meta(&key, 0, 0, op, dur);
-	}
-}
-
 /* The end of an I/O call, common to every backend. */
 static __always_inline int on_exit(long ret)
 {
@@ -298,17 +276,19 @@ static __always_inline int on_exit(long ret)
 	/* The common call: a run of them on one file is one update of stats. */
 	if (t->kind == IOACCT_SK_FD_DATA && ret >= 0 && (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE)) {
 		__u64 ff = t->f_file; /* a local: KREAD's CO-RE read must not relocate task_ent */
-		__s64 off = t->f_off;
+		struct file_rw a = { .off = t->f_off, .ret = ret, .t_end = now, .dur = now - t->ts,
+				     .slot = slot, .mnt = mnt, .rd = op == IOACCT_OP_READ };
 
-		if (off < 0)
-			off = (__s64)KREAD(struct file, ff, f_pos) - ret;
-		if (!acc_add(t, &where, now, now - t->ts, ret, off))
+		if (a.off < 0)
+			a.off = (__s64)KREAD(struct file, ff, f_pos) - ret;
+		if (!acc_add(t, &where, &a))
 			return 0;
-		file_direct(t, &where, off, ret, now);
+		a.direct = 1;
+		ioacct_file_rw(t, &a);
 	}
 	account(&where, now, now - t->ts, ret);
 	if (ret >= 0)
-		file_call(t, slot, mnt, op, opened && reg, now - t->ts);
+		ioacct_file_call(t, slot, mnt, op | (opened && reg ? FILE_CALL_OPENED : 0), now - t->ts);
 	if (created) {
 		where.op = IOACCT_OP_CREATE;
 		account(&where, now, 0, 0);
