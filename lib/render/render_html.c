@@ -800,6 +800,9 @@ static void summary(FILE *f, const struct ioacct_report *r)
 		job_row(f, "Missing nodes", b);
 	}
 	snprintf(b, sizeof(b), "%s, exit code %" PRId32, j->state, j->exit_code);
+	if (j->restart)
+		snprintf(b + strlen(b), sizeof(b) - strlen(b), ", run %" PRIu32 " (requeued %" PRIu32 " time%s before)",
+			 j->restart, j->restart, j->restart == 1 ? "" : "s");
 	job_row(f, "State", b);
 	job_row(f, "Started", r_iso_time(j->start_ns, t, sizeof(t)));
 	job_row(f, "Ended", j->end_ns ? r_iso_time(j->end_ns, t, sizeof(t)) : "(running)");

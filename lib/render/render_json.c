@@ -267,6 +267,7 @@ static void job(struct jw *w, const struct ioacct_report *r)
 	}
 	jw_str(w, "state", j->state);
 	jw_i64(w, "exit_code", j->exit_code);
+	jw_u64(w, "restart", j->restart);
 	jw_i64(w, "start_ns", j->start_ns);
 	jw_i64(w, "end_ns", j->end_ns);
 	jw_str(w, "start_time", r_iso_time(j->start_ns, buf, sizeof(buf)));

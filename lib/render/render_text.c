@@ -140,7 +140,12 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	r_text(f, j->node);
 	fprintf(f, "\n%-*s", LABEL, "State");
 	r_text(f, j->state);
-	fprintf(f, ", exit code %" PRId32 "\n", j->exit_code);
+	fprintf(f, ", exit code %" PRId32, j->exit_code);
+	/* A requeued job's run (its others: ioreport --run N). */
+	if (j->restart)
+		fprintf(f, ", run %" PRIu32 " (requeued %" PRIu32 " time%s before)", j->restart, j->restart,
+			j->restart == 1 ? "" : "s");
+	fputc('\n', f);
 	/* A merged report written without some nodes: say so before any figure. */
 	if (r->jd->missing_nodes[0]) {
 		fprintf(f, "%-*smissing nodes: ", LABEL, "Nodes");

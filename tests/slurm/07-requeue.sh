@@ -91,6 +91,8 @@ ok "ioacct -j $J: the last run (12288 bytes); -D, through ioacctd and from the f
 [ "$(report_bytes_written "$T/run1.txt" "$WMNT")" = 12288 ] || fail "ioreport --run 1 $J: not 12288 bytes"
 "$IOREPORT" -c "$CONF" --run 2 "$J" > /dev/null 2> "$T/run2.err" && fail "ioreport --run 2 $J found a run that never was"
 grep -q "run 2 of job $J" "$T/run2.err" || fail "ioreport --run 2: '$(cat "$T/run2.err")' does not name the run"
+grep -q "^State .*, run 1 (requeued 1 time before)$" "$T/last.txt" || fail "ioreport $J: the State line does not name run 1"
+grep -q "^State .*, run" "$T/run0.txt" && fail "ioreport --run 0 $J: the State line names a run"
 ok "ioreport $J: the last run; --run 0 and --run 1 each run's own bytes; --run 2 none"
 
 # The epilog's report of each run: the second does not overwrite the first.

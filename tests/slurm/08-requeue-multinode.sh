@@ -121,11 +121,11 @@ nodes() {
 	python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))
 m = sum(x["write_bytes"] for x in d["mounts"] if x["mount"] == sys.argv[2])
-print(" ".join(n["node"] for n in d["nodes"]), m)' "$1" "$WMNT"
+print(d["restart"], " ".join(n["node"] for n in d["nodes"]), m)' "$1" "$WMNT"
 }
 got=$(nodes "$W/ioacct-$J.json") || fail "cannot read $W/ioacct-$J.json"
-[ "$got" = "mc1 mc2 20480" ] || fail "job $J: the first run's merged report says '$got', not mc1 mc2 20480"
+[ "$got" = "0 mc1 mc2 20480" ] || fail "job $J: the first run's merged report says '$got', not run 0 on mc1 mc2 with 20480 bytes"
 got=$(nodes "$W/ioacct-$J.r1.json") || fail "cannot read $W/ioacct-$J.r1.json"
-[ "$got" = "mc1 mc2 40960" ] || fail "job $J: the second run's merged report says '$got', not mc1 mc2 40960"
+[ "$got" = "1 mc1 mc2 40960" ] || fail "job $J: the second run's merged report says '$got', not run 1 on mc1 mc2 with 40960 bytes"
 ok "job $J: one merged report per run, ioacct-$J.json (20480 bytes) and ioacct-$J.r1.json (40960), nodes mc1 mc2 each"
 exit 0
