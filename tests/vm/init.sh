@@ -32,7 +32,9 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 exec </dev/console >/dev/console 2>&1
 
 MODES="auto fentry kprobe tracepoint syscall-tp"
-NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 WRONG=0 START_TIMEOUT=300
+# START_TIMEOUT: ioacctd loads ~250 programs on fentry and kprobe; under TCG that took
+# 62-70 s on a quiet host and 190 s beside six builds (docs/kernels.md).
+NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 WRONG=0 START_TIMEOUT=600
 VIEW_MODES="fentry kprobe tracepoint"
 FS_DISKS='' FS_MODES=''
 # shellcheck disable=SC1091 # written by mkinitramfs
