@@ -184,7 +184,11 @@ static int cluster_select(void *src, const struct ioacct_store_filter *f, bool p
 	if (ret)
 		return ret;
 	if (f->after_key < RUNNING_KEY_BASE) {
-		ret = ioacct_pgstore_jobs_select(q->pg, f, peaks, count_job, c);
+		struct ioacct_store_filter pf = *f;
+
+		/* This node's running parts come from its own store, below. */
+		pf.running_here = q->cfg->node;
+		ret = ioacct_pgstore_jobs_select(q->pg, &pf, peaks, count_job, c);
 		if (ret < 0) {
 			if (ioacct_pgstore_connected(q->pg))
 				snprintf(err, errlen, "%s", ioacct_pgstore_errmsg(q->pg));
@@ -195,8 +199,9 @@ static int cluster_select(void *src, const struct ioacct_store_filter *f, bool p
 			return ret;
 	}
 	/*
-	 * Then this node's running jobs, which the cluster store has not yet:
-	 * this node's part of them (per node, as --local would list them).
+	 * Then this node's running jobs, which the cluster store has not yet
+	 * (or has as its last step's export, left out above): this node's part
+	 * of them (per node, as --local would list them).
 	 */
 	local = *f;
 	local.after_key = f->after_key > RUNNING_KEY_BASE ? f->after_key - RUNNING_KEY_BASE : 0;

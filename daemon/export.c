@@ -15,6 +15,11 @@
  * (merge_timeout) with nodes missing, then written without them (FOR
  * UPDATE SKIP LOCKED: one node does). The job never waits for any of it.
  *
+ * A running job is queued at each step's end (registry.c): what its
+ * finished steps (and its running ones, so far) counted reaches the
+ * cluster store before it ends, as a row without an end that each export
+ * replaces; the merged report waits for the parts that have one.
+ *
  * A job whose data PostgreSQL refuses (a constraint, a value out of range)
  * is said once and unqueued, never retried; its merged report, if it had
  * one, becomes this node's part, written here (issue 24).
@@ -227,7 +232,7 @@ static void refused(struct ioacct_export *ex, int64_t key, const struct ioacct_j
 	ioacct_text_clean(cluster, sizeof(cluster), jd->job.cluster);
 	log_err("job %s/%" PRIu64 " refused by the cluster store, not exported (it stays in %s): %s",
 		cluster, jd->job.job_id, ex->cfg->db_path, ioacct_pgstore_errmsg(ex->pg));
-	err = ioacct_store_export_done(ex->store, key);
+	err = ioacct_store_export_done(ex->store, key, -1);
 	if (err)
 		log_warn("cluster store: job %" PRIu64 " refused but not unqueued: %s", jd->job.job_id,
 			 ioacct_store_errmsg(ex->store));
@@ -257,10 +262,10 @@ static void refused(struct ioacct_export *ex, int64_t key, const struct ioacct_j
 static int export_one(struct ioacct_export *ex)
 {
 	struct ioacct_jobdata *jd = NULL;
-	int64_t key;
+	int64_t key, gen;
 	int err;
 
-	err = ioacct_store_export_next(ex->store, ex->after, &key);
+	err = ioacct_store_export_next(ex->store, ex->after, &key, &gen);
 	if (err == -ENOENT && ex->after) {
 		/* The end of a round with refused jobs: try them again after the backoff. */
 		ex->after = 0;
@@ -275,7 +280,7 @@ static int export_one(struct ioacct_export *ex)
 	err = ioacct_store_job_load(ex->store, key, &jd);
 	if (err == -ENOENT) {
 		/* Deleted from the store since (ON DELETE CASCADE should have unqueued it). */
-		return ioacct_store_export_done(ex->store, key);
+		return ioacct_store_export_done(ex->store, key, -1);
 	}
 	if (err) {
 		log_warn("cluster store: cannot load job %" PRId64 " from %s: %s", key,
@@ -311,7 +316,8 @@ static int export_one(struct ioacct_export *ex)
 	ex->backoff_ms = 0;
 	/* PostgreSQL has committed: a crash from here re-exports the job, harmlessly. */
 	ioacct_crash_point("export-after-pg-commit");
-	err = ioacct_store_export_done(ex->store, key);
+	/* Queued again meanwhile (a step ended, the job finished): it stays, for the next round. */
+	err = ioacct_store_export_done(ex->store, key, gen);
 	if (err)
 		log_warn("cluster store: job %" PRIu64 " exported but not unqueued (it will be written again): %s",
 			 jd->job.job_id, ioacct_store_errmsg(ex->store));

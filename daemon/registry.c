@@ -904,6 +904,9 @@ static int step_end_store(struct ioacct_registry *r, void *arg)
 	ret = ioacct_store_step_put(r->store, key, &st);
 	if (!ret)
 		ret = ioacct_store_watch_delete(r->store, key, s->step_id);
+	/* The finished step reaches the cluster store now, not at the job's end (export.c). */
+	if (!ret && r->cfg->cluster_db[0])
+		ret = ioacct_store_export_queue(r->store, key);
 	return ret;
 }
 

@@ -94,6 +94,18 @@ static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter
 		pg_buf_add(b, " AND NOT EXISTS (SELECT 1 FROM jobs l WHERE l.cluster = j.cluster"
 			   " AND l.job_id = j.job_id AND l.restart > j.restart"
 			   " AND l.start_ns > j.start_ns)");
+	if (f->running_here) {
+		char *owned, *lit = NULL;
+		const char *name = pg_text_param(f->running_here, &owned);
+
+		if (name)
+			lit = PQescapeLiteral(pg->conn, name, strlen(name));
+		free(owned);
+		if (!lit)
+			return pg_conn_error(pg, NULL, "quote a node name");
+		pg_buf_add(b, " AND NOT (j.end_ns IS NULL AND j.node = %s)", lit);
+		PQfreemem(lit);
+	}
 	if (f->njob_ids) {
 		pg_buf_add(b, " AND j.job_id IN (");
 		for (size_t i = 0; i < f->njob_ids; i++)

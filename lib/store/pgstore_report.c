@@ -110,13 +110,17 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 				uint32_t restart, bool skip_locked, struct ioacct_pgstore_report *rep,
 				struct ioacct_jobdata **jd)
 {
-	/* Missing: expected nodes with no part of this run in jobs yet, by name. */
+	/*
+	 * Missing: expected nodes with no finished part of this run in jobs yet,
+	 * by name (a running part is a step's export, export.c).
+	 */
 	static const char sql[] =
 		"SELECT r.path, r.formats, r.uid, r.gid, r.copy_dir,"
 		" array_to_string(r.expected, ','), r.written_at IS NOT NULL, now() >= r.deadline,"
 		" coalesce((SELECT string_agg(n, ',' ORDER BY n) FROM unnest(r.expected) n"
 		"  WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.cluster = r.cluster"
-		"  AND j.job_id = r.job_id AND j.restart = r.restart AND j.node = n)), ''),"
+		"  AND j.job_id = r.job_id AND j.restart = r.restart AND j.node = n"
+		"  AND j.end_ns IS NOT NULL)), ''),"
 		" r.merge_timeout_s, r.path_raw, r.copy_dir_raw"
 		" FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2 AND r.restart = $3"
 		" FOR UPDATE";

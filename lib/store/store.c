@@ -105,9 +105,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 				" WHERE job_key = ?1 AND (?2 IS NULL OR"
 				" (step_id, mnt_id, op, bin) > (?2, ?3, ?4, ?5))"
 				" ORDER BY step_id, mnt_id, op, bin LIMIT ?6",
-	[ST_EXPORT_QUEUE] = "INSERT OR IGNORE INTO export_queue (job_key) VALUES (?1)",
-	[ST_EXPORT_NEXT] = "SELECT job_key FROM export_queue WHERE job_key > ?1 ORDER BY job_key LIMIT 1",
-	[ST_EXPORT_DONE] = "DELETE FROM export_queue WHERE job_key = ?1",
+	[ST_EXPORT_QUEUE] = "INSERT INTO export_queue (job_key) VALUES (?1)"
+			    " ON CONFLICT (job_key) DO UPDATE SET gen = gen + 1",
+	[ST_EXPORT_NEXT] = "SELECT job_key, gen FROM export_queue WHERE job_key > ?1 ORDER BY job_key"
+			   " LIMIT 1",
+	[ST_EXPORT_DONE] = "DELETE FROM export_queue WHERE job_key = ?1 AND (?2 < 0 OR gen = ?2)",
 	[ST_EXPORT_COUNT] = "SELECT count(*) FROM export_queue",
 	[ST_SPEC_PUT] = "INSERT OR REPLACE INTO report_specs (job_key, path, formats, nodes, copy_dir)"
 			" VALUES (?1, ?2, ?3, ?4, ?5)",

@@ -30,7 +30,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 8
+#define IOACCT_STORE_SCHEMA_VERSION 9
 
 struct ioacct_store;
 
@@ -135,8 +135,21 @@ int ioacct_store_job_finish_report(struct ioacct_store *st, int64_t job_key, int
  * one only after PostgreSQL has committed it.
  */
 /* The first queued job with a key above after_key; -ENOENT when none. */
-int ioacct_store_export_next(struct ioacct_store *st, int64_t after_key, int64_t *job_key);
-int ioacct_store_export_done(struct ioacct_store *st, int64_t job_key);
+int ioacct_store_export_next(struct ioacct_store *st, int64_t after_key, int64_t *job_key,
+			     int64_t *gen);
+/*
+ * Unqueues job_key when its generation is still gen (the one export_next
+ * gave): queued again since (a step ended, the job finished), it stays.
+ * gen < 0: whatever its generation.
+ */
+int ioacct_store_export_done(struct ioacct_store *st, int64_t job_key, int64_t gen);
+/*
+ * Queues a job for the cluster store, or queues it again (a new generation)
+ * when it waits there already: a running job at each step's end, so that
+ * its finished steps reach the cluster store before it ends (issue 28).
+ * A finished job is queued by its finish.
+ */
+int ioacct_store_export_queue(struct ioacct_store *st, int64_t job_key);
 int ioacct_store_export_count(struct ioacct_store *st, uint64_t *n);
 /*
  * The specs of merged reports this node still has to see written: the
@@ -191,6 +204,12 @@ struct ioacct_store_filter {
 	 * when the same job has a later one (higher restart count, later start).
 	 */
 	bool duplicates;
+	/*
+	 * The cluster store leaves out the running parts of this node (a
+	 * running job's step exports, issue 28): the caller lists them fresher
+	 * from its own store. NULL: every part.
+	 */
+	const char *running_here;
 };
 
 /* Called for each job selected; a nonzero return stops the selection and is returned. */

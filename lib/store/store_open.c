@@ -201,6 +201,12 @@ static const char *const migrations[] = {
 	MIGRATION_REPORT_SPECS,
 	MIGRATION_RESTART,
 	MIGRATION_FILES,
+	/*
+	 * 9: a queued job's generation (issue 28): a running job is queued again
+	 * at each step's end, and the exporter unqueues only the generation it
+	 * exported, so a step or the finish queued meanwhile is exported too.
+	 */
+	"ALTER TABLE export_queue ADD COLUMN gen INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -218,7 +224,7 @@ static const struct {
 	{ "totals", 1 }, { "ops", 1 },   { "watches", 2 },
 	{ "export_queue", 5 },
 	{ "report_specs", 6 },
-	{ "files", 7 },
+	{ "files", 8 },
 };
 
 /*

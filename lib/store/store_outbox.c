@@ -11,7 +11,8 @@
 #include <errno.h>
 #include <inttypes.h>
 
-int ioacct_store_export_next(struct ioacct_store *st, int64_t after_key, int64_t *job_key)
+int ioacct_store_export_next(struct ioacct_store *st, int64_t after_key, int64_t *job_key,
+			     int64_t *gen)
 {
 	sqlite3_stmt *s = NULL;
 	sqlite3_int64 v;
@@ -24,6 +25,7 @@ int ioacct_store_export_next(struct ioacct_store *st, int64_t after_key, int64_t
 	if (rc == SQLITE_ROW) {
 		v = sqlite3_column_int64(s, 0);
 		*job_key = v;
+		*gen = sqlite3_column_int64(s, 1);
 	} else if (rc == SQLITE_DONE) {
 		err = store_error(st, -ENOENT, "no job waits for the cluster store");
 	} else {
@@ -33,9 +35,21 @@ int ioacct_store_export_next(struct ioacct_store *st, int64_t after_key, int64_t
 	return err;
 }
 
-int ioacct_store_export_done(struct ioacct_store *st, int64_t job_key)
+int ioacct_store_export_done(struct ioacct_store *st, int64_t job_key, int64_t gen)
 {
-	return store_run_key(st, ST_EXPORT_DONE, job_key, "unqueue from the cluster store");
+	sqlite3_stmt *s = NULL;
+	int err;
+
+	err = store_stmt_get(st, ST_EXPORT_DONE, &s);
+	if (err)
+		return err;
+	return store_stmt_run(st, s, bind_i64(s, 1, job_key) || bind_i64(s, 2, gen),
+			      "unqueue job %" PRId64 " from the cluster store", job_key);
+}
+
+int ioacct_store_export_queue(struct ioacct_store *st, int64_t job_key)
+{
+	return store_run_key(st, ST_EXPORT_QUEUE, job_key, "queue for the cluster store");
 }
 
 int ioacct_store_export_count(struct ioacct_store *st, uint64_t *n)

@@ -77,6 +77,9 @@ static struct ioacct_store *open_store(struct fixture *f, const char *path, int 
 	return st;
 }
 
+#define STR(x) #x
+#define XSTR(x) STR(x)
+
 /* Opening must fail with `err` and a message containing `needle`. */
 static void open_fails(struct fixture *f, const char *path, int mode, int err, const char *needle)
 {
@@ -299,7 +302,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 8);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 9);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;
@@ -424,12 +427,12 @@ static void test_export_queue(void **state)
 	struct ioacct_store *st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	struct ioacct_job a = insert_job(st, "hpc", 11, 100);
 	struct ioacct_job b = insert_job(st, "hpc", 12, 100);
-	int64_t key = -1;
+	int64_t key = -1, gen = -1, gen2 = -1;
 	uint64_t n = 99;
 
 	assert_int_equal(ioacct_store_export_count(st, &n), 0);
 	assert_int_equal(n, 0);
-	assert_int_equal(ioacct_store_export_next(st, 0, &key), -ENOENT);
+	assert_int_equal(ioacct_store_export_next(st, 0, &key, &gen), -ENOENT);
 	assert_int_equal(ioacct_store_job_finish(st, b.key, 200, "COMPLETED", 0), 0);
 	assert_int_equal(ioacct_store_job_finish(st, a.key, 200, "FAILED", 1), 0);
 	/* A second finish (a retried request) queues nothing more. */
@@ -437,14 +440,30 @@ static void test_export_queue(void **state)
 	assert_int_equal(ioacct_store_export_count(st, &n), 0);
 	assert_int_equal(n, 2);
 	/* Oldest first, and past a refused one. */
-	assert_int_equal(ioacct_store_export_next(st, 0, &key), 0);
+	assert_int_equal(ioacct_store_export_next(st, 0, &key, &gen), 0);
 	assert_int_equal(key, a.key);
-	assert_int_equal(ioacct_store_export_next(st, a.key, &key), 0);
+	assert_int_equal(ioacct_store_export_next(st, a.key, &key, &gen), 0);
 	assert_int_equal(key, b.key);
-	assert_int_equal(ioacct_store_export_next(st, b.key, &key), -ENOENT);
-	assert_int_equal(ioacct_store_export_done(st, a.key), 0);
-	assert_int_equal(ioacct_store_export_next(st, 0, &key), 0);
+	assert_int_equal(ioacct_store_export_next(st, b.key, &key, &gen), -ENOENT);
+	assert_int_equal(ioacct_store_export_done(st, a.key, -1), 0);
+	assert_int_equal(ioacct_store_export_next(st, 0, &key, &gen), 0);
 	assert_int_equal(key, b.key);
+	/*
+	 * Queued again while exported (a step ended, the finish came): the
+	 * exported generation's done leaves it queued; the next one's unqueues.
+	 */
+	assert_int_equal(ioacct_store_export_queue(st, b.key), 0);
+	assert_int_equal(ioacct_store_export_done(st, b.key, gen), 0);
+	assert_int_equal(ioacct_store_export_next(st, 0, &key, &gen2), 0);
+	assert_int_equal(key, b.key);
+	assert_int_equal(gen2, gen + 1);
+	assert_int_equal(ioacct_store_export_done(st, b.key, gen2), 0);
+	assert_int_equal(ioacct_store_export_next(st, 0, &key, &gen), -ENOENT);
+	/* A running job queued (its step ended): queued once, whatever the count of steps. */
+	assert_int_equal(ioacct_store_export_queue(st, b.key), 0);
+	assert_int_equal(ioacct_store_export_queue(st, b.key), 0);
+	assert_int_equal(ioacct_store_export_count(st, &n), 0);
+	assert_int_equal(n, 1);
 	/* Deleting a job unqueues it. */
 	assert_int_equal(ioacct_store_job_delete(st, b.key), 0);
 	assert_int_equal(ioacct_store_export_count(st, &n), 0);
@@ -485,7 +504,7 @@ static void test_report_specs(void **state)
 	assert_int_equal(key, a.key);
 	assert_int_equal(ioacct_store_report_spec_next(st, a.key, &key), -ENOENT);
 	/* Unqueued from the outbox, it stays until the report is written. */
-	assert_int_equal(ioacct_store_export_done(st, a.key), 0);
+	assert_int_equal(ioacct_store_export_done(st, a.key, -1), 0);
 	assert_int_equal(ioacct_store_report_spec_get(st, a.key, &got), 0);
 	assert_int_equal(ioacct_store_report_spec_done(st, a.key), 0);
 	assert_int_equal(ioacct_store_report_spec_next(st, 0, &key), -ENOENT);
@@ -771,7 +790,8 @@ static void test_migrate_from_v3(void **state)
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);"
 		 "INSERT INTO series VALUES (5, 0, 21, 2, 0, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);"
 		 "INSERT INTO totals VALUES (5, 0, 21, 2, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);");
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 8");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP,
+		   "has schema 3, older than this ioacct's " XSTR(IOACCT_STORE_SCHEMA_VERSION));
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
@@ -824,7 +844,8 @@ static void test_newer_schema_refused(void **state)
 
 	ioacct_store_close(open_store(f, f->path, IOACCT_STORE_RDWR));
 	raw_exec(f->path, "PRAGMA user_version = 99");
-	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 8)");
+	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP,
+		   "newer ioacct (schema 99, this one knows " XSTR(IOACCT_STORE_SCHEMA_VERSION) ")");
 	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "newer ioacct");
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 99);
 	/* Nor can the test hook go back. */
@@ -1290,7 +1311,7 @@ static void test_migrate_from_v2(void **state)
 		 " dropped_bytes) VALUES (3, 'hpc', 77, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);");
 	/* A reader of this version does not upgrade it. */
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 8");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's " XSTR(IOACCT_STORE_SCHEMA_VERSION));
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
@@ -1347,10 +1368,10 @@ static void test_migrate_from_v6(void **state)
 		 " 0, 0, 0, 0, 0);"
 		 "INSERT INTO totals VALUES (6, 0, 21, 1, 8192, 2, 0, 20, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,"
 		 " 0, 0, 0, 0, 0);");
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 6, older than this ioacct's 8");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 6, older than this ioacct's " XSTR(IOACCT_STORE_SCHEMA_VERSION));
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
-	assert_int_equal(ioacct_store_schema_version(st), 8);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
 	assert_int_equal(raw_int(f->path, "SELECT restart FROM jobs WHERE key = 4"), 0);
 	assert_int_equal(raw_int(f->path, "SELECT restart FROM jobs WHERE key = 6"), 1);
 	assert_int_equal(raw_int(f->path, "SELECT sum(restart) FROM jobs WHERE key IN (8, 9)"), 0);
