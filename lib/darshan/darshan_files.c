@@ -369,12 +369,28 @@ static size_t records_of(struct entry *e, size_t n, struct ioacct_darshan_frec *
 	return k;
 }
 
-/* The rest of each kept mount's calls, after the files' records. */
+/* Adds the rest b to the rest a of a mount of the same path (two mount ids, one mount point). */
+static void rest_add(struct ioacct_darshan_record *a, const struct ioacct_darshan_record *b)
+{
+	for (int i = IOACCT_DARSHAN_POSIX_OPENS; i <= IOACCT_DARSHAN_POSIX_BYTES_WRITTEN; i++)
+		if (a->counters[i] >= 0 && b->counters[i] >= 0)
+			a->counters[i] += b->counters[i];
+	for (int i = 0; i < 2 * IOACCT_NR_SIZE_BINS; i++)
+		a->counters[IOACCT_DARSHAN_POSIX_SIZE_READ_0_100 + i] +=
+			b->counters[IOACCT_DARSHAN_POSIX_SIZE_READ_0_100 + i];
+	for (int i = IOACCT_DARSHAN_POSIX_F_READ_TIME; i <= IOACCT_DARSHAN_POSIX_F_META_TIME; i++)
+		a->fcounters[i] += b->fcounters[i];
+	record_rank_times(a);
+}
+
+/* The rest of each kept mount's calls, after the files' records: one record per mount point. */
 static int rests_of(const struct ioacct_report *r, const bool *keep, const struct ioacct_file *sums,
 		    struct ioacct_darshan_frec *fr, size_t *k)
 {
+	size_t first = *k;
+
 	for (size_t i = 0; i < r->nmounts; i++) {
-		struct ioacct_darshan_frec *x = &fr[*k];
+		struct ioacct_darshan_frec *x = &fr[*k], *same = NULL;
 
 		if (keep && !keep[i])
 			continue;
@@ -383,12 +399,16 @@ static int rests_of(const struct ioacct_report *r, const bool *keep, const struc
 			return -ENOMEM;
 		record_init(&x->rec, ioacct_darshan_hash(x->name, strlen(x->name), 0), -1);
 		x->mount = i;
-		if (rest_of_mount(&r->mounts[i], &sums[i], &x->rec)) {
+		for (size_t j = first; j < *k && !same; j++)
+			same = !strcmp(fr[j].name, x->name) ? &fr[j] : NULL;
+		if (rest_of_mount(&r->mounts[i], &sums[i], &x->rec) && !same) {
 			(*k)++;
-		} else {
-			free(x->name);
-			x->name = NULL;
+			continue;
 		}
+		if (same)
+			rest_add(&same->rec, &x->rec);
+		free(x->name);
+		x->name = NULL;
 	}
 	return 0;
 }

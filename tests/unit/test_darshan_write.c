@@ -934,6 +934,37 @@ static void test_files_filter(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+/* Two mount ids of one mount point (a remount): one rest record, the sum of both. */
+static void test_files_one_mount_point(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	const struct ioacct_darshan_record *rec;
+	struct ioacct_darshan_log *log;
+	struct ioacct_report *r;
+	size_t n = 0;
+
+	(void)state;
+	files_workload(&b);
+	jb_mount(&b, 11, "/scratch", "lustre");
+	jb_add(&b, 0, 11, IOACCT_OP_STAT, 0, 6, 0, 0, 60);
+	jb_add(&b, 0, 11, IOACCT_OP_READ, 0, 2, 0, 200, 20); /* 100 bytes each: bin 0_100 */
+	log = log_of(&b, &r, false);
+	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++)
+		n += !strcmp(ioacct_darshan_name_of(log, log->recs[0][i].id),
+			     "/scratch/<ioacct: not per file>");
+	assert_int_equal(n, 1);
+	rec = find_rec(log, "/scratch/<ioacct: not per file>", -1);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_STATS], 31 + 6);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_READS], 30 + 2);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_BYTES_READ], 30 * 65536 + 200);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_SIZE_READ_0_100], 2);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_SIZE_READ_0_100 + 3], 30);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_FASTEST_RANK_BYTES], 30 * 65536 + 200 + 9 * 4096);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -941,6 +972,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_job),
 		cmocka_unit_test(test_files_round_trip),
 		cmocka_unit_test(test_files_filter),
+		cmocka_unit_test(test_files_one_mount_point),
 		cmocka_unit_test(test_heatmap_merging),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_mount_table_full),
