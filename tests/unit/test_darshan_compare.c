@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -558,6 +559,50 @@ static void test_files_differences(void **state)
 	done(&fx);
 }
 
+/* A real Darshan log (Darshan 3.2, when ../shared is there): its files are Darshan's only. */
+static void test_files_real_log(void **state)
+{
+	const char *env = getenv("IOACCT_DARSHAN_LOGS");
+	char path[4096], err[512];
+	struct ioacct_darshan_record total;
+	struct fixture fx;
+	double bytes = 0, reads = 0;
+	size_t named = 0;
+	char *text;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/sample-dxt-simple.darshan",
+		 env && *env ? env : DARSHAN_LOGS_DIR);
+	if (access(path, R_OK) != 0)
+		skip();
+	files_job(&fx);
+	fx.log = ioacct_darshan_read(path, err, sizeof(err));
+	assert_non_null(fx.log);
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	assert_false(fx.c->fsync_meta);
+	assert_true(fx.c->files.darshan);
+	assert_int_equal(fx.c->files.both, 0);
+	assert_int_equal(fx.c->files.ours_only, 6);
+	for (size_t i = 0; i < fx.c->files.nfiles; i++) {
+		const struct ioacct_compare_file *cf = &fx.c->files.files[i];
+
+		named += cf->darshan_records;
+		bytes += cf->darshan[6];
+		reads += cf->darshan[1];
+	}
+	/* Every record is in one file, and the files add up to darshan-parser --total. */
+	assert_int_equal(named, fx.log->nrecs[IOACCT_DARSHAN_POSIX]);
+	ioacct_darshan_total(fx.log, IOACCT_DARSHAN_POSIX, &total);
+	assert_true(bytes == (double)total.counters[IOACCT_DARSHAN_POSIX_BYTES_WRITTEN]);
+	assert_true(reads == (double)total.counters[IOACCT_DARSHAN_POSIX_READS]);
+	assert_true(bytes == 4040);
+	text = render(fx.c);
+	assert_non_null(strstr(text, "0 on both sides (0 the same in every counter below), 6 ours only"));
+	free(text);
+	done(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_differences),
 		cmocka_unit_test(test_files_self),
 		cmocka_unit_test(test_files_differences),
+		cmocka_unit_test(test_files_real_log),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_resampling),
 		cmocka_unit_test(test_only_mount),
