@@ -697,6 +697,9 @@ static int fill_files(struct ioacct_darshan_log *log, const struct ioacct_report
 	for (size_t i = 0; i < n && !ret; i++) {
 		recs[i] = fr[i].rec;
 		ret = insert_name(log, fr[i].rec.id, fr[i].name);
+		/* Darshan's tools take a record's rank to be below nprocs. */
+		if (fr[i].rec.rank >= log->nprocs)
+			log->nprocs = fr[i].rec.rank + 1;
 	}
 	log->nrecs[IOACCT_DARSHAN_POSIX] = ret ? 0 : n;
 	if (partial)

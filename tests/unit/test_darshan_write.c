@@ -826,6 +826,8 @@ static void test_files_round_trip(void **state)
 	/* 6 files' records (/scratch/b twice), the rest of /scratch, / and /proc. */
 	assert_int_equal(back->nrecs[IOACCT_DARSHAN_POSIX], 9);
 	assert_int_equal(back->partial, 1ULL << IOACCT_DARSHAN_MOD_POSIX);
+	/* Ranks 0 and 1: two processes as Darshan counts them. */
+	assert_int_equal(back->nprocs, 2);
 	assert_non_null(strstr(back->metadata, "\nioacct_fsync_time=meta\n"));
 
 	expect_init(&e, -1);
@@ -929,6 +931,7 @@ static void test_files_filter(void **state)
 	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 4);
 	assert_int_equal(log->partial, 0);
 	find_rec(log, "/scratch/<ioacct: not per file>", -1);
+	assert_int_equal(log->nprocs, 2);
 	ioacct_darshan_free(log);
 	ioacct_report_destroy(r);
 	ioacct_jobdata_free(b.jd);
