@@ -235,14 +235,54 @@ bool ioacct_darshan_skips_mount(const char *path, const char *fstype);
 
 /*
  * A log of a job from its report, format 3.41: the job record, the mount
- * table, one POSIX record per mount with calls (rank -1) holding the
- * counters ioacct measures (-1 for those it does not), and one
+ * table, the POSIX records of the job's files (ioacct_darshan_file_records;
+ * the POSIX module marked partial when there are "other files") or, for a
+ * job without per-file records, one POSIX record per mount with calls
+ * (rank -1) holding the counters ioacct measures (-1 for those it does
+ * not), and one
  * "heatmap:POSIX" record (rank 0) of read and write bytes per time bin,
  * bins merged pairwise while there are more than 200, as Darshan does.
  * With darshan_filter, mounts Darshan skips are left out. NULL with errno.
  */
 struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report *r,
 						      bool darshan_filter);
+
+/*
+ * The per-file records of a job (issue 26) as Darshan POSIX records, as the
+ * log of the job holds them and ioreport --compare holds them against a
+ * log: one per file name and rank (records of one path and rank added up:
+ * a file replaced under its name, several steps), named by the file's path,
+ * "<mount>/<ioacct: other files>" for a mount's files past max_files
+ * (*partial then true), "<mount>/<ioacct: dev MAJ:MIN ino N ...>" for a
+ * file without a whole path under its mount; then per mount one
+ * "<mount>/<ioacct: not per file>" record of its calls that no file's
+ * record holds (directories, pipes, renames, io_uring, ...), when it has
+ * any, so that a mount's records add up to its counters. Counters Darshan
+ * defines and ioacct does not keep per file are -1; fsync time is in
+ * F_META_TIME, not F_WRITE_TIME (the kernel keeps one metadata time per
+ * file). keep: per report mount (NULL: every mount). *n is 0 for a job
+ * without per-file records (stored before them, or read through ioacctd).
+ * 0 or -ENOMEM.
+ */
+#define IOACCT_DARSHAN_OTHER_FILES "other files"
+#define IOACCT_DARSHAN_NOT_PER_FILE "not per file"
+struct ioacct_darshan_frec {
+	char *name;
+	size_t mount;                     /* index into the report's mounts */
+	struct ioacct_darshan_record rec;
+};
+int ioacct_darshan_file_records(const struct ioacct_report *r, const bool *keep,
+				struct ioacct_darshan_frec **out, size_t *n, bool *partial);
+void ioacct_darshan_frecs_free(struct ioacct_darshan_frec *fr, size_t n);
+/* One file's record (rank and counters as above, id given). */
+void ioacct_darshan_file_record(const struct ioacct_file *f, uint64_t id,
+				struct ioacct_darshan_record *r);
+/* The record name of a file on the mount `mount` (see above); malloc'd, NULL on ENOMEM. */
+char *ioacct_darshan_file_name(const char *mount, const struct ioacct_file *f);
+/* A mount point with tabs and newlines as the kernel writes them (\011, \012); malloc'd. */
+char *ioacct_darshan_mount_name(const char *path);
+/* Metadata line of a log whose fsync time is in F_META_TIME (logs with per-file records). */
+#define IOACCT_DARSHAN_FSYNC_META "ioacct_fsync_time=meta"
 
 /*
  * Adds one traced operation on `path` to the DXT_POSIX record of (path,

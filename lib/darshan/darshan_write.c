@@ -480,28 +480,6 @@ static void oneline(char *dst, size_t cap, const char *s)
 	dst[i] = '\0';
 }
 
-/* A mount point with tabs and newlines written as the kernel writes them (\011, \012). */
-static char *mount_name(const char *path)
-{
-	size_t n = 0;
-	char *s, *d;
-
-	for (const char *p = path; *p; p++)
-		n += *p == '\t' || *p == '\n' ? 4 : 1;
-	s = malloc(n + 1);
-	if (!s)
-		return NULL;
-	d = s;
-	for (const char *p = path; *p; p++) {
-		if (*p == '\t' || *p == '\n')
-			d += sprintf(d, "\\%03o", (unsigned char)*p);
-		else
-			*d++ = *p;
-	}
-	*d = '\0';
-	return s;
-}
-
 static uint64_t ok_calls(const struct ioacct_counters *c)
 {
 	return c->calls >= c->errors ? c->calls - c->errors : 0;
@@ -604,26 +582,6 @@ static int heatmap_of(const struct ioacct_report *r, const bool *keep, uint64_t 
 	return 0;
 }
 
-static int add_name(struct ioacct_darshan_log *log, uint64_t id, const char *name)
-{
-	for (size_t i = 0; i < log->nnames; i++)
-		if (log->names[i].id == id)
-			return 0;
-	log->names[log->nnames].id = id;
-	log->names[log->nnames].name = strdup(name);
-	if (!log->names[log->nnames].name)
-		return -ENOMEM;
-	log->nnames++;
-	return 0;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	const struct ioacct_darshan_name *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
 /* The job region: times, ids, the metadata lines, the "exe" (the job's name). */
 static int fill_job(struct ioacct_darshan_log *log, const struct ioacct_report *r)
 {
@@ -669,11 +627,12 @@ static int fill_job(struct ioacct_darshan_log *log, const struct ioacct_report *
 }
 
 /*
- * A mount of the report as a "file": its name, its POSIX record, and a row
- * of the mount table while the job region has `*room` bytes for it.
+ * A mount of the report: a row of the mount table while the job region has
+ * `*room` bytes for it and, with `as_file` (a job without per-file
+ * records), the mount as a "file": its name and its POSIX record.
  */
 static int fill_mount(struct ioacct_darshan_log *log, const struct ioacct_report_mount *m,
-		      size_t *room)
+		      size_t *room, bool as_file)
 {
 	char *path;
 	uint64_t id;
@@ -681,7 +640,7 @@ static int fill_mount(struct ioacct_darshan_log *log, const struct ioacct_report
 	bool listed = false;
 	int ret;
 
-	path = mount_name(m->path);
+	path = ioacct_darshan_mount_name(m->path);
 	if (!path)
 		return -ENOMEM;
 	id = ioacct_darshan_hash(path, strlen(path), 0);
@@ -693,7 +652,7 @@ static int fill_mount(struct ioacct_darshan_log *log, const struct ioacct_report
 		struct ioacct_darshan_mount *dm = &log->mounts[log->nmounts];
 
 		dm->path = strdup(path);
-		dm->fstype = mount_name(m->fstype);
+		dm->fstype = ioacct_darshan_mount_name(m->fstype);
 		if (!dm->path || !dm->fstype) {
 			free(dm->path);
 			free(dm->fstype);
@@ -703,19 +662,62 @@ static int fill_mount(struct ioacct_darshan_log *log, const struct ioacct_report
 		log->nmounts++;
 		*room -= need;
 	}
-	ret = add_name(log, id, path);
+	ret = as_file ? insert_name(log, id, path) : 0;
 	free(path);
-	if (ret)
+	if (ret || !as_file)
 		return ret;
 	posix_record(m, id, &log->recs[IOACCT_DARSHAN_POSIX][log->nrecs[IOACCT_DARSHAN_POSIX]++]);
 	return 0;
+}
+
+/*
+ * The job's per-file records as POSIX records (ioacct_darshan_file_records),
+ * named; "other files" make the POSIX module partial, as Darshan marks a
+ * module that could not keep every record. *nfiles: 0 for a job without
+ * per-file records, which keeps a record per mount.
+ */
+static int fill_files(struct ioacct_darshan_log *log, const struct ioacct_report *r,
+		      const bool *keep, size_t *nfiles)
+{
+	struct ioacct_darshan_frec *fr;
+	struct ioacct_darshan_record *recs;
+	size_t n, mlen;
+	bool partial;
+	int ret = ioacct_darshan_file_records(r, keep, &fr, &n, &partial);
+
+	*nfiles = n;
+	if (ret || !n)
+		return ret;
+	recs = realloc(log->recs[IOACCT_DARSHAN_POSIX], n * sizeof(*recs));
+	if (!recs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	log->recs[IOACCT_DARSHAN_POSIX] = recs;
+	for (size_t i = 0; i < n && !ret; i++) {
+		recs[i] = fr[i].rec;
+		ret = insert_name(log, fr[i].rec.id, fr[i].name);
+		/* Darshan's tools take a record's rank to be below nprocs. */
+		if (fr[i].rec.rank >= log->nprocs)
+			log->nprocs = fr[i].rec.rank + 1;
+	}
+	log->nrecs[IOACCT_DARSHAN_POSIX] = ret ? 0 : n;
+	if (partial)
+		log->partial |= 1ULL << IOACCT_DARSHAN_MOD_POSIX;
+	/* Says where fsync's time is, for ioreport --compare and for people. */
+	mlen = strnlen(log->metadata, sizeof(log->metadata));
+	snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen, "%s\n",
+		 IOACCT_DARSHAN_FSYNC_META);
+out:
+	ioacct_darshan_frecs_free(fr, n);
+	return ret;
 }
 
 static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_report *r,
 			    const bool *keep)
 {
 	static const char hm_name[] = "heatmap:POSIX";
-	size_t room = IOACCT_DARSHAN_JOB_REGION_MAX - JOB_SIZE - 1;
+	size_t room = IOACCT_DARSHAN_JOB_REGION_MAX - JOB_SIZE - 1, nfiles = 0;
 	bool any;
 	int ret;
 
@@ -730,10 +732,13 @@ static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_
 		return -ENOMEM;
 	room -= strlen(log->exe);
 
+	ret = fill_files(log, r, keep, &nfiles);
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < r->nmounts; i++) {
 		if (!keep[i])
 			continue;
-		ret = fill_mount(log, &r->mounts[i], &room);
+		ret = fill_mount(log, &r->mounts[i], &room, nfiles == 0);
 		if (ret)
 			return ret;
 	}
@@ -744,7 +749,7 @@ static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_
 	if (ret)
 		return ret;
 	if (any) {
-		ret = add_name(log, log->heatmaps[0].id, hm_name);
+		ret = insert_name(log, log->heatmaps[0].id, hm_name);
 		if (ret)
 			return ret;
 	} else {
@@ -752,7 +757,6 @@ static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_
 		free(log->heatmaps[0].write_bins);
 		log->nheatmaps = 0;
 	}
-	qsort(log->names, log->nnames, sizeof(*log->names), name_cmp);
 	return 0;
 }
 

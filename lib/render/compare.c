@@ -125,6 +125,37 @@ static void add_darshan(struct ioacct_compare_mount *m, const struct ioacct_dars
 	}
 }
 
+/* Whether the log's metadata has the line `line`. */
+static bool has_meta_line(const struct ioacct_darshan_log *log, const char *line)
+{
+	size_t l = strlen(line), mlen = strnlen(log->metadata, sizeof(log->metadata));
+
+	for (size_t i = 0; i + l <= mlen;) {
+		const char *p = log->metadata + i, *nl = memchr(p, '\n', mlen - i);
+		size_t n = nl ? (size_t)(nl - p) : mlen - i;
+
+		if (n == l && !memcmp(p, line, l))
+			return true;
+		i += n + 1;
+	}
+	return false;
+}
+
+/*
+ * A log with per-file records has fsync's time in F_META_TIME, as the
+ * kernel keeps it per file (darshan.h): ours moves it there too, in
+ * nanoseconds, so that a job and its own log are the same doubles.
+ */
+static void fsync_time_as_meta(struct ioacct_named_counter *nc, size_t n, uint64_t fsync_ns)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(nc[i].name, "POSIX_F_WRITE_TIME"))
+			nc[i].value -= fsync_ns;
+		else if (!strcmp(nc[i].name, "POSIX_F_META_TIME"))
+			nc[i].value += fsync_ns;
+	}
+}
+
 static int compare_mounts(struct ioacct_compare *c)
 {
 	const struct ioacct_report *r = c->report;
@@ -147,6 +178,8 @@ static int compare_mounts(struct ioacct_compare *c)
 			continue;
 		}
 		n = ioacct_report_counters(rm, nc);
+		if (c->fsync_meta)
+			fsync_time_as_meta(nc, n, rm->op[IOACCT_OP_FSYNC].ns);
 		m = mount_get(c, rm->path, rm->fstype);
 		if (!m)
 			continue;
@@ -199,6 +232,146 @@ static int compare_mounts(struct ioacct_compare *c)
 			row->ratio = ratio_of(row->ours, row->darshan, row->darshan_known);
 		}
 	return 0;
+}
+
+/* ---- per file ---- */
+
+const char *const ioacct_compare_file_counters[IOACCT_COMPARE_FILE_COUNTERS] = {
+	"POSIX_OPENS", "POSIX_READS", "POSIX_WRITES", "POSIX_STATS", "POSIX_FSYNCS",
+	"POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN",
+};
+static const int file_counter_idx[IOACCT_COMPARE_FILE_COUNTERS] = {
+	IOACCT_DARSHAN_POSIX_OPENS, IOACCT_DARSHAN_POSIX_READS, IOACCT_DARSHAN_POSIX_WRITES,
+	IOACCT_DARSHAN_POSIX_STATS, IOACCT_DARSHAN_POSIX_FSYNCS, IOACCT_DARSHAN_POSIX_BYTES_READ,
+	IOACCT_DARSHAN_POSIX_BYTES_WRITTEN,
+};
+
+/* One record of either side, to be matched by name. */
+struct side_rec {
+	const char *name;
+	bool darshan;
+	const struct ioacct_darshan_record *rec;
+};
+
+static int side_cmp(const void *a, const void *b)
+{
+	const struct side_rec *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* Adds a record's counters to one side of a file; Darshan's fsyncs with its fdatasyncs. */
+static void file_add_rec(struct ioacct_compare_file *cf, const struct side_rec *s)
+{
+	const int64_t *c = s->rec->counters;
+
+	for (int k = 0; k < IOACCT_COMPARE_FILE_COUNTERS; k++) {
+		int64_t v = c[file_counter_idx[k]];
+
+		if (k == 4 && s->darshan && c[IOACCT_DARSHAN_POSIX_FDSYNCS] > 0)
+			v += v < 0 ? 0 : c[IOACCT_DARSHAN_POSIX_FDSYNCS];
+		if (!s->darshan)
+			cf->ours[k] += (double)(v > 0 ? v : 0);
+		else if (v < 0)
+			cf->darshan_known[k] = false;
+		else
+			cf->darshan[k] += (double)v;
+	}
+	*(s->darshan ? &cf->darshan_records : &cf->ours_records) += 1;
+}
+
+/* Whether a log record names a file: not a mount point of the log (ioacct's per-mount records). */
+static bool names_file(const struct ioacct_darshan_log *log, const char *name)
+{
+	const struct ioacct_darshan_mount *dm = ioacct_darshan_mount_of(log, name);
+
+	return !dm || strcmp(dm->path, name) != 0;
+}
+
+/* The log's POSIX records (on the compared mount) after ours in s; their count. */
+static size_t darshan_sides(const struct ioacct_compare *c, struct side_rec *s, bool *files)
+{
+	const struct ioacct_darshan_log *log = c->log;
+	size_t n = 0;
+
+	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
+		const struct ioacct_darshan_record *rec = &log->recs[IOACCT_DARSHAN_POSIX][i];
+		const char *name = ioacct_darshan_name_of(log, rec->id);
+		const struct ioacct_darshan_mount *dm = name ? ioacct_darshan_mount_of(log, name) : NULL;
+
+		if (c->only_mount && (!dm || strcmp(dm->path, c->only_mount) != 0))
+			continue;
+		s[n].name = name ? name : UNKNOWN;
+		s[n].darshan = true;
+		s[n].rec = rec;
+		*files |= name && names_file(log, name);
+		n++;
+	}
+	return n;
+}
+
+/* The sorted records of both sides, one file per name. */
+static int files_of(struct ioacct_compare_files *cf, const struct side_rec *s, size_t n)
+{
+	cf->files = calloc(n ? n : 1, sizeof(*cf->files));
+	if (!cf->files)
+		return -ENOMEM;
+	for (size_t i = 0, j; i < n; i = j) {
+		struct ioacct_compare_file *f = &cf->files[cf->nfiles];
+
+		f->name = strdup(s[i].name);
+		if (!f->name)
+			return -ENOMEM;
+		cf->nfiles++;
+		for (int k = 0; k < IOACCT_COMPARE_FILE_COUNTERS; k++)
+			f->darshan_known[k] = true;
+		for (j = i; j < n && !side_cmp(&s[i], &s[j]); j++)
+			file_add_rec(f, &s[j]);
+		if (f->ours_records && f->darshan_records) {
+			cf->both++;
+			f->same = true;
+			for (int k = 0; k < IOACCT_COMPARE_FILE_COUNTERS; k++)
+				f->same &= f->darshan_known[k] && f->ours[k] == f->darshan[k];
+			cf->same += f->same;
+		} else {
+			*(f->ours_records ? &cf->ours_only : &cf->darshan_only) += 1;
+		}
+	}
+	return 0;
+}
+
+static int compare_files(struct ioacct_compare *c)
+{
+	const struct ioacct_report *r = c->report;
+	struct ioacct_compare_files *cf = &c->files;
+	struct ioacct_darshan_frec *fr = NULL;
+	struct side_rec *s = NULL;
+	bool *keep = calloc(r->nmounts + 1, sizeof(*keep)), partial;
+	size_t n = 0, nd;
+	int ret = keep ? 0 : -ENOMEM;
+
+	for (size_t i = 0; keep && i < r->nmounts; i++)
+		keep[i] = !c->darshan_filter ||
+			  !ioacct_darshan_skips_mount(r->mounts[i].path, r->mounts[i].fstype);
+	if (!ret)
+		ret = ioacct_darshan_file_records(r, keep, &fr, &n, &partial);
+	cf->ours = n > 0;
+	if (!ret && n) {
+		s = calloc(n + c->log->nrecs[IOACCT_DARSHAN_POSIX] + 1, sizeof(*s));
+		ret = s ? 0 : -ENOMEM;
+	}
+	if (!ret && n) {
+		for (size_t i = 0; i < n; i++)
+			s[i] = (struct side_rec){ .name = fr[i].name, .rec = &fr[i].rec };
+		nd = darshan_sides(c, s + n, &cf->darshan);
+		qsort(s, n + nd, sizeof(*s), side_cmp);
+		if (cf->darshan)
+			ret = files_of(cf, s, n + nd);
+	}
+	free(s);
+	ioacct_darshan_frecs_free(fr, n);
+	free(keep);
+	return ret;
 }
 
 /* ---- time series ---- */
@@ -360,7 +533,10 @@ struct ioacct_compare *ioacct_compare_create(const struct ioacct_report *r,
 	c->log = log;
 	c->darshan_filter = darshan_filter;
 	c->only_mount = only_mount;
+	c->fsync_meta = has_meta_line(log, IOACCT_DARSHAN_FSYNC_META);
 	ret = compare_mounts(c);
+	if (!ret)
+		ret = compare_files(c);
 	if (!ret)
 		ret = compare_series(c);
 	if (ret) {
@@ -379,6 +555,9 @@ void ioacct_compare_destroy(struct ioacct_compare *c)
 		free(c->series.ours[d]);
 		free(c->series.darshan[d]);
 	}
+	for (size_t i = 0; i < c->files.nfiles; i++)
+		free(c->files.files[i].name);
+	free(c->files.files);
 	free(c->mounts);
 	free(c->filtered);
 	free(c);
@@ -460,7 +639,8 @@ static void render_header(FILE *f, const struct ioacct_compare *c, const char *l
 	}
 	fprintf(f, "\n");
 	if (partial) {
-		fprintf(f, "# WARNING: Darshan ran out of memory in these modules and left records out:");
+		fprintf(f, "# WARNING: the log is partial (Darshan ran out of memory, or ioacct kept files past "
+			"max_files as \"<ioacct: %s>\"), in:", IOACCT_DARSHAN_OTHER_FILES);
 		for (unsigned int id = 0; id < IOACCT_DARSHAN_MAX_MODS; id++)
 			if ((log->partial >> id) & 1)
 				fprintf(f, " %s", ioacct_darshan_mod_name(id) ? ioacct_darshan_mod_name(id) : "?");
@@ -568,6 +748,66 @@ static void render_mount(FILE *f, const struct ioacct_compare_mount *m, bool all
 			m->mpiio_bytes[1]);
 }
 
+/* One row of a file: a counter, both sides, ours - Darshan's; "-" for a side without the file. */
+static void file_row(FILE *f, const struct ioacct_compare_file *cf, int k)
+{
+	fputs(ioacct_compare_file_counters[k], f);
+	if (cf->ours_records)
+		fprintf(f, "\t%.0f", cf->ours[k]);
+	else
+		fputs("\t-", f);
+	if (!cf->darshan_records)
+		fputs("\t-", f);
+	else if (!cf->darshan_known[k])
+		fputs("\tn/a", f);
+	else
+		fprintf(f, "\t%.0f", cf->darshan[k]);
+	if (cf->ours_records && cf->darshan_records && cf->darshan_known[k])
+		fprintf(f, "\t%+.0f\n", cf->ours[k] - cf->darshan[k]);
+	else
+		fputs("\t-\n", f);
+}
+
+static void render_file(FILE *f, const struct ioacct_compare_file *cf, bool all_counters)
+{
+	bool both = cf->ours_records && cf->darshan_records;
+
+	if (cf->same && !all_counters)
+		return;
+	for (int k = 0; k < IOACCT_COMPARE_FILE_COUNTERS; k++) {
+		bool differs = both ? !cf->darshan_known[k] || cf->ours[k] != cf->darshan[k]
+				    : cf->ours[k] != 0 || cf->darshan[k] != 0;
+
+		if (!all_counters && !differs)
+			continue;
+		/* A name is anyone's bytes: escaped, so that it cannot forge a row. */
+		ioacct_text_put(f, cf->name);
+		fputc('\t', f);
+		file_row(f, cf, k);
+	}
+}
+
+static void render_files(FILE *f, const struct ioacct_compare *c)
+{
+	const struct ioacct_compare_files *cf = &c->files;
+
+	if (!cf->ours)
+		return;
+	fprintf(f, "\n## Per file: ours vs Darshan's POSIX records of the same name, ranks added up\n");
+	if (!cf->darshan) {
+		fprintf(f, "# the Darshan log has no records of files (only of mounts): "
+			"nothing to compare file by file\n");
+		return;
+	}
+	fprintf(f, "# files: %zu on both sides (%zu the same in every counter below), %zu ours only, "
+		"%zu Darshan's only\n", cf->both, cf->same, cf->ours_only, cf->darshan_only);
+	fprintf(f, "# rows: the counters that differ%s; DIFF = ours - Darshan; tab-separated\n",
+		c->all_counters ? " (--all-counters: every counter of every file)" : "");
+	fprintf(f, "FILE\tCOUNTER\tOURS\tDARSHAN\tDIFF\n");
+	for (size_t i = 0; i < cf->nfiles; i++)
+		render_file(f, &cf->files[i], c->all_counters);
+}
+
 static void print_rel_error(FILE *f, const char *dir, const struct ioacct_compare_series *s, int d)
 {
 	char buf[64];
@@ -629,6 +869,7 @@ int ioacct_compare_render_text(FILE *f, const struct ioacct_compare *c, const ch
 		render_mount(f, &c->mounts[i], c->all_counters);
 	if (!c->nmounts)
 		fprintf(f, "# no mount: neither side saw any I/O\n");
+	render_files(f, c);
 	render_series(f, c);
 	return r_finish(f);
 }

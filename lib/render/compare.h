@@ -7,7 +7,8 @@
  * width, and the relative error of the means. With darshan_filter, ours
  * leaves out the mounts Darshan does not record (ioacct_darshan_skips_mount).
  * With only_mount, both sides keep that mount alone (Darshan's heatmap,
- * which is not per mount, stays whole).
+ * which is not per mount, stays whole). Where ours has per-file records and
+ * the log records of files, file by file too: calls and bytes of each name.
  *
  * The model is computed once (ioacct_compare_create) and rendered as text;
  * the unit tests check the model itself.
@@ -69,6 +70,34 @@ struct ioacct_compare_series {
 	double rel_error[2];              /* (ours - Darshan) / Darshan; 0 when both are 0 */
 };
 
+/*
+ * Per file, when ours has per-file records (issue 26) and the log has
+ * records of files (not only of mounts, as ioacct's logs of jobs without
+ * per-file records have): ours as the job's own log names them
+ * (ioacct_darshan_file_records), Darshan's POSIX records, matched by name,
+ * every rank added up on each side.
+ */
+#define IOACCT_COMPARE_FILE_COUNTERS 7
+extern const char *const ioacct_compare_file_counters[IOACCT_COMPARE_FILE_COUNTERS];
+
+struct ioacct_compare_file {
+	char *name;                       /* the path, or ioacct's name of a record (malloc'd) */
+	size_t ours_records;              /* records of ranks added up */
+	size_t darshan_records;
+	double ours[IOACCT_COMPARE_FILE_COUNTERS];
+	double darshan[IOACCT_COMPARE_FILE_COUNTERS];
+	bool darshan_known[IOACCT_COMPARE_FILE_COUNTERS]; /* false: a record had it at -1 */
+	bool same;                        /* on both sides, every counter equal */
+};
+
+struct ioacct_compare_files {
+	bool ours;                        /* ours has per-file records */
+	bool darshan;                     /* the log has records of files */
+	struct ioacct_compare_file *files; /* by name */
+	size_t nfiles;
+	size_t both, same, ours_only, darshan_only;
+};
+
 struct ioacct_compare {
 	const struct ioacct_report *report;    /* not owned */
 	const struct ioacct_darshan_log *log;  /* not owned */
@@ -81,6 +110,9 @@ struct ioacct_compare {
 	const struct ioacct_report_mount **filtered; /* ours left out by the filter */
 	size_t nfiltered;
 	struct ioacct_compare_series series;
+	/* The log's fsync time is in F_META_TIME (IOACCT_DARSHAN_FSYNC_META): ours likewise. */
+	bool fsync_meta;
+	struct ioacct_compare_files files;
 };
 
 /* NULL with errno set (ENOMEM). Both arguments must outlive the result. */

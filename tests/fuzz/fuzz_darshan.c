@@ -15,16 +15,18 @@
 
 #include "compare.h"
 #include "darshan.h"
+#include "filebuild.h"
 #include "jobbuild.h"
 #include "report.h"
 
 static struct ioacct_report *report;
 static FILE *devnull;
 
-/* A small job on /, /scratch and /dev/shm, to compare every log with. */
+/* A small job on /, /scratch and /dev/shm, with per-file records, to compare every log with. */
 static void setup(void)
 {
 	static struct jb b;
+	struct ioacct_file *f;
 
 	jb_init(&b, JB_SEC, 10 * JB_SEC);
 	jb_mount(&b, 1, "/", "ext4");
@@ -34,6 +36,12 @@ static void setup(void)
 	jb_add(&b, 0, 2, IOACCT_OP_WRITE, 3, 8, 1, 8 * JB_MIB, 1000);
 	jb_add(&b, 0, 1, IOACCT_OP_READ, 0, 2, 0, 2000, 10);
 	jb_add(&b, 0, 3, IOACCT_OP_OPEN, 9, 1, 0, 0, 10);
+	f = jb_file(&b, 0, 0, 2, 8 << 20 | 1, 5, "/scratch/out");
+	jb_file_rw(f, false, 4, JB_MIB, 500, 3 * JB_SEC, 4 * JB_SEC);
+	f = jb_file(&b, 0, -1, 2, 0, 0, "");
+	jb_file_rw(f, false, 3, JB_MIB, 400, 3 * JB_SEC, 4 * JB_SEC);
+	f = jb_file(&b, 0, -1, 1, 8 << 20 | 2, 6, "/etc/hosts");
+	jb_file_rw(f, true, 2, 1000, 10, 0, JB_SEC);
 	report = ioacct_report_create(b.jd, NULL, NULL);
 	devnull = fopen("/dev/null", "w");
 	if (!report || !devnull)

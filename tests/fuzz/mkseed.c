@@ -2,13 +2,15 @@
 /*
  * Writes seed logs for the fuzzer into a directory: what the sample logs
  * lack, format 3.41 with HEATMAP records, written by ioacct itself (one
- * zlib log with DXT_POSIX trace records, and one job of many bins and mounts).
+ * zlib log with DXT_POSIX trace records and per-file POSIX records, and one
+ * job of many bins and mounts).
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "darshan.h"
+#include "filebuild.h"
 #include "jobbuild.h"
 #include "report.h"
 
@@ -57,6 +59,10 @@ int main(int argc, char **argv)
 	jb_add(&b, 0, 2, IOACCT_OP_WRITE, 2, 16, 0, 16 * JB_MIB, 5000);
 	jb_add(&b, 0, 2, IOACCT_OP_READ, 20, 4, 0, 4 * 4096, 50);
 	jb_add(&b, 0, 1, IOACCT_OP_STAT, 29, 9, 2, 0, 7);
+	jb_file_rw(jb_file(&b, 0, 0, 2, 8 << 20 | 1, 5, "/scratch/a"), false, 10, JB_MIB, 3000,
+		   2 * (int64_t)JB_SEC, 3 * (int64_t)JB_SEC);
+	jb_file_rw(jb_file(&b, 0, -1, 2, 0, 0, ""), true, 4, 4096, 50, 20 * (int64_t)JB_SEC,
+		   21 * (int64_t)JB_SEC);
 	ret = write_job(&b, argv[1], "ioacct-341.darshan", true);
 
 	jb_init(&b, JB_SEC / 10, 100 * JB_SEC);

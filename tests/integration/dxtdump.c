@@ -6,11 +6,18 @@
  * in the record's order, after the log's "trace_*=N" and "ioacct_*=V" metadata lines and
  * "posix_reads=N" and "posix_writes=N", the sums of the POSIX records'
  * counters (every call the counters saw, to hold the trace against).
+ *
+ * dxtdump --posix LOG: the log's POSIX records instead (issue 26), as JSON
+ * lines: first {"partial": FLAG, "metadata": TEXT}, then one object per
+ * record, {"name": ..., "rank": ..., "c": {"POSIX_OPENS": N, ...}, "f":
+ * {"POSIX_F_READ_TIME": X, ...}} with every counter by Darshan's name.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "darshan.h"
+#include "json.h"
 
 static void segs(const struct ioacct_darshan_log *log, const struct ioacct_darshan_dxt *d,
 		 const char *what, const struct ioacct_darshan_dxt_seg *s, uint64_t n)
@@ -23,21 +30,50 @@ static void segs(const struct ioacct_darshan_log *log, const struct ioacct_darsh
 		       s[i].end);
 }
 
+static void posix_dump(const struct ioacct_darshan_log *log)
+{
+	const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(IOACCT_DARSHAN_POSIX);
+
+	printf("{\"partial\": %llu, \"metadata\": ", (unsigned long long)log->partial);
+	ioacct_json_string(stdout, log->metadata);
+	printf("}\n");
+	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
+		const struct ioacct_darshan_record *r = &log->recs[IOACCT_DARSHAN_POSIX][i];
+		const char *name = ioacct_darshan_name_of(log, r->id);
+
+		printf("{\"name\": ");
+		ioacct_json_string(stdout, name ? name : "");
+		printf(", \"rank\": %lld, \"c\": {", (long long)r->rank);
+		for (size_t k = 0; k < mi->ncounters; k++)
+			printf("%s\"%s\": %lld", k ? ", " : "", mi->counters[k], (long long)r->counters[k]);
+		printf("}, \"f\": {");
+		for (size_t k = 0; k < mi->nfcounters; k++)
+			printf("%s\"%s\": %.17g", k ? ", " : "", mi->fcounters[k], r->fcounters[k]);
+		printf("}}\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
+	bool posix = argc == 3 && !strcmp(argv[1], "--posix");
 	struct ioacct_darshan_log *log;
 	int64_t reads = 0, writes = 0;
 	char err[1024];
 	size_t mlen;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: dxtdump LOG\n");
+	if (argc != 2 && !posix) {
+		fprintf(stderr, "usage: dxtdump [--posix] LOG\n");
 		return 2;
 	}
-	log = ioacct_darshan_read(argv[1], err, sizeof(err));
+	log = ioacct_darshan_read(argv[argc - 1], err, sizeof(err));
 	if (!log) {
 		fprintf(stderr, "dxtdump: %s\n", err);
 		return 1;
+	}
+	if (posix) {
+		posix_dump(log);
+		ioacct_darshan_free(log);
+		return 0;
 	}
 	mlen = strnlen(log->metadata, sizeof(log->metadata));
 	for (size_t i = 0, n; i < mlen; i += n) {

@@ -16,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "compare.h"
 #include "darshan.h"
+#include "filebuild.h"
 #include "jobbuild.h"
 #include "report.h"
 
@@ -403,11 +405,212 @@ static void test_hostile_names(void **state)
 	done(&fx);
 }
 
+/* ---- per file (issue 26) ---- */
+
+/* job()'s job with per-file records: /scratch/out of ranks 0 and 1, /scratch/in, /etc/passwd, /dev/shm/x. */
+static void files_job(struct fixture *fx)
+{
+	struct jb *b = &fx->b;
+	struct ioacct_file *f;
+
+	job(fx);
+	ioacct_report_destroy(fx->r);
+	f = jb_file(b, 0, 0, M_SCRATCH, 8 << 20 | 1, 10, "/scratch/out");
+	f->opens = 1;
+	f->fsyncs = 2;
+	f->meta_ns = 300100;
+	jb_file_rw(f, false, 50, MIB, 5000, 0, 19 * (int64_t)SEC);
+	f = jb_file(b, 0, 1, M_SCRATCH, 8 << 20 | 1, 10, "/scratch/out");
+	f->opens = 1;
+	jb_file_rw(f, false, 30, MIB, 3000, 0, 19 * (int64_t)SEC);
+	f = jb_file(b, 0, -1, M_SCRATCH, 8 << 20 | 1, 11, "/scratch/in");
+	f->opens = 1;
+	jb_file_rw(f, true, 16, 65536, 777777, 20 * (int64_t)SEC, 21 * (int64_t)SEC);
+	f = jb_file(b, 0, -1, M_ROOT, 8 << 20 | 2, 12, "/etc/passwd");
+	f->stats = 20;
+	f->meta_ns = 500;
+	jb_file_rw(f, true, 3, 4096, 12345, 0, SEC);
+	f = jb_file(b, 0, -1, M_SHM, 40, 13, "/dev/shm/x");
+	jb_file_rw(f, false, 100, 1000, 5555, 10 * (int64_t)SEC, 12 * (int64_t)SEC);
+	fx->r = ioacct_report_create(b->jd, NULL, NULL);
+	assert_non_null(fx->r);
+}
+
+static const struct ioacct_compare_file *cfile(const struct ioacct_compare *c, const char *name)
+{
+	for (size_t i = 0; i < c->files.nfiles; i++)
+		if (strcmp(c->files.files[i].name, name) == 0)
+			return &c->files.files[i];
+	fail_msg("no file %s in the comparison", name);
+	return NULL;
+}
+
+/* A job with per-file records against its own log: every mount's row and every file the same. */
+static void test_files_self(void **state)
+{
+	const struct ioacct_compare_file *cf;
+	struct fixture fx;
+	char *text;
+
+	(void)state;
+	files_job(&fx);
+	own_log(&fx, false);
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	assert_true(fx.c->fsync_meta);
+	for (size_t i = 0; i < fx.c->nmounts; i++)
+		for (size_t k = 0; k < IOACCT_COMPARE_ROWS; k++) {
+			const struct ioacct_compare_row *rw = &fx.c->mounts[i].rows[k];
+
+			assert_true(rw->darshan_known);
+			/* Times are sums of the files' doubles: equal to the last bits. */
+			if (rw->is_time)
+				assert_true(fabs(rw->ours - rw->darshan) <= 1e-15 * rw->ours);
+			else
+				assert_true(rw->ours == rw->darshan);
+		}
+	/* fsync's time is metadata time on both sides. */
+	assert_true(fabs(row(mount(fx.c, "/scratch"), "POSIX_F_META_TIME")->ours - 304000e-9) < 1e-18);
+	assert_int_equal(mount(fx.c, "/scratch")->posix_records, 4);
+	assert_true(fx.c->files.ours && fx.c->files.darshan);
+	/* 4 files of ours, /etc/passwd's, and the rest of / and of /scratch. */
+	assert_int_equal(fx.c->files.nfiles, 6);
+	assert_int_equal(fx.c->files.both, 6);
+	assert_int_equal(fx.c->files.same, 6);
+	assert_int_equal(fx.c->files.ours_only + fx.c->files.darshan_only, 0);
+	cf = cfile(fx.c, "/scratch/out");
+	assert_int_equal(cf->ours_records, 2);
+	assert_int_equal(cf->darshan_records, 2);
+	assert_true(cf->ours[2] == 80 && cf->darshan[2] == 80);
+	assert_true(cf->ours[6] == 80.0 * MIB && cf->ours[4] == 2);
+	cf = cfile(fx.c, "/<ioacct: not per file>");
+	assert_true(cf->ours[3] == 7 && cf->darshan[3] == 7);
+	text = render(fx.c);
+	assert_non_null(strstr(text, "\n## Per file: ours vs Darshan's POSIX records of the same name"));
+	assert_non_null(strstr(text, "\n# files: 6 on both sides (6 the same in every counter below), "
+				     "0 ours only, 0 Darshan's only\n"));
+	assert_null(strstr(text, "\n/scratch/out\t"));
+	free(text);
+	fx.c->all_counters = true;
+	text = render(fx.c);
+	assert_non_null(strstr(text, "\n/scratch/out\tPOSIX_WRITES\t80\t80\t+0\n"));
+	free(text);
+	done(&fx);
+}
+
+/* Darshan missed writes of one rank, and a record whose name it lost; a log of mounts alone. */
+static void test_files_differences(void **state)
+{
+	struct ioacct_darshan_record *rec;
+	struct fixture fx;
+	char *text;
+
+	(void)state;
+	files_job(&fx);
+	own_log(&fx, false);
+	for (size_t i = 0; i < fx.log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
+		rec = &fx.log->recs[IOACCT_DARSHAN_POSIX][i];
+		if (!strcmp(ioacct_darshan_name_of(fx.log, rec->id), "/scratch/out") && rec->rank == 1)
+			rec->counters[IOACCT_DARSHAN_POSIX_WRITES] = 20;
+		else if (!strcmp(ioacct_darshan_name_of(fx.log, rec->id), "/scratch/in"))
+			rec->id = 12345; /* in no name record */
+	}
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	assert_int_equal(fx.c->files.both, 5);
+	assert_int_equal(fx.c->files.same, 4);
+	assert_int_equal(fx.c->files.ours_only, 1);
+	assert_int_equal(fx.c->files.darshan_only, 1);
+	assert_false(cfile(fx.c, "/scratch/out")->same);
+	assert_int_equal(cfile(fx.c, "/scratch/in")->darshan_records, 0);
+	assert_int_equal(cfile(fx.c, "UNKNOWN")->ours_records, 0);
+	text = render(fx.c);
+	assert_non_null(strstr(text, "\n# files: 5 on both sides (4 the same in every counter below), "
+				     "1 ours only, 1 Darshan's only\n"));
+	assert_non_null(strstr(text, "\n/scratch/out\tPOSIX_WRITES\t80\t70\t+10\n"));
+	assert_null(strstr(text, "\n/scratch/out\tPOSIX_OPENS"));
+	assert_non_null(strstr(text, "\n/scratch/in\tPOSIX_READS\t16\t-\t-\n"));
+	assert_non_null(strstr(text, "\nUNKNOWN\tPOSIX_BYTES_READ\t-\t1048576\t-\n"));
+	free(text);
+	ioacct_compare_destroy(fx.c);
+	ioacct_darshan_free(fx.log);
+
+	/* A log of the job's mounts alone (written before per-file records): nothing per file. */
+	{
+		struct ioacct_report *r;
+		size_t nfiles = fx.b.jd->nfiles;
+
+		fx.b.jd->nfiles = 0;
+		r = fx.r;
+		fx.r = ioacct_report_create(fx.b.jd, NULL, NULL);
+		own_log(&fx, false);
+		ioacct_report_destroy(fx.r);
+		fx.r = r;
+		fx.b.jd->nfiles = nfiles;
+	}
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	assert_false(fx.c->fsync_meta);
+	assert_true(fx.c->files.ours);
+	assert_false(fx.c->files.darshan);
+	text = render(fx.c);
+	assert_non_null(strstr(text, "# the Darshan log has no records of files (only of mounts)"));
+	free(text);
+	done(&fx);
+}
+
+/* A real Darshan log (Darshan 3.2, when ../shared is there): its files are Darshan's only. */
+static void test_files_real_log(void **state)
+{
+	const char *env = getenv("IOACCT_DARSHAN_LOGS");
+	char path[4096], err[512];
+	struct ioacct_darshan_record total;
+	struct fixture fx;
+	double bytes = 0, reads = 0;
+	size_t named = 0;
+	char *text;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/sample-dxt-simple.darshan",
+		 env && *env ? env : DARSHAN_LOGS_DIR);
+	if (access(path, R_OK) != 0)
+		skip();
+	files_job(&fx);
+	fx.log = ioacct_darshan_read(path, err, sizeof(err));
+	assert_non_null(fx.log);
+	fx.c = ioacct_compare_create(fx.r, fx.log, false, NULL);
+	assert_non_null(fx.c);
+	assert_false(fx.c->fsync_meta);
+	assert_true(fx.c->files.darshan);
+	assert_int_equal(fx.c->files.both, 0);
+	assert_int_equal(fx.c->files.ours_only, 6);
+	for (size_t i = 0; i < fx.c->files.nfiles; i++) {
+		const struct ioacct_compare_file *cf = &fx.c->files.files[i];
+
+		named += cf->darshan_records;
+		bytes += cf->darshan[6];
+		reads += cf->darshan[1];
+	}
+	/* Every record is in one file, and the files add up to darshan-parser --total. */
+	assert_int_equal(named, fx.log->nrecs[IOACCT_DARSHAN_POSIX]);
+	ioacct_darshan_total(fx.log, IOACCT_DARSHAN_POSIX, &total);
+	assert_true(bytes == (double)total.counters[IOACCT_DARSHAN_POSIX_BYTES_WRITTEN]);
+	assert_true(reads == (double)total.counters[IOACCT_DARSHAN_POSIX_READS]);
+	assert_true(bytes == 4040);
+	text = render(fx.c);
+	assert_non_null(strstr(text, "0 on both sides (0 the same in every counter below), 6 ours only"));
+	free(text);
+	done(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_differences),
+		cmocka_unit_test(test_files_self),
+		cmocka_unit_test(test_files_differences),
+		cmocka_unit_test(test_files_real_log),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_resampling),
 		cmocka_unit_test(test_only_mount),

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "darshan.h"
+#include "filebuild.h"
 #include "jobbuild.h"
 #include "report.h"
 
@@ -690,11 +691,291 @@ static void test_round_trip_samples(void **state)
 	assert_true(n > 0);
 }
 
+/* ---- per-file records (issue 26) ---- */
+
+/*
+ * workload()'s job with per-file records: /scratch/a of two inodes (a
+ * file replaced under its name, in two steps), /scratch/b of ranks 0 and 1,
+ * "other files" on /scratch, a file without a path on /, one whose path the
+ * kernel cut short on /dev/shm.
+ */
+static void files_workload(struct jb *b)
+{
+	struct ioacct_file *f;
+
+	workload(b);
+	f = jb_file(b, 0, -1, M_SCRATCH, 8 << 20 | 1, 11, "/scratch/a");
+	f->opens = 2;
+	f->stats = 5;
+	f->fsyncs = 1;
+	f->meta_ns = 300;
+	jb_file_rw(f, true, 40, 65536, 1000, 1500000000, 2500000000);
+	jb_file_rw(f, false, 20, MIB, 2000, 100000000, 900000000);
+	f = jb_file(b, 1, -1, M_SCRATCH, 8 << 20 | 1, 12, "/scratch/a");
+	f->opens = 1;
+	jb_file_rw(f, true, 10, 65536, 500, 1000000000, 3000000000);
+	f->max_byte_read = 100 * 65536 - 1;
+	f = jb_file(b, 0, 0, M_SCRATCH, 8 << 20 | 1, 13, "/scratch/b");
+	f->opens = 1;
+	jb_file_rw(f, false, 30, MIB, 3000, 200000000, 800000000);
+	f = jb_file(b, 0, 1, M_SCRATCH, 8 << 20 | 1, 13, "/scratch/b");
+	f->opens = 1;
+	jb_file_rw(f, false, 14, MIB, 1400, 300000000, 700000000);
+	f = jb_file(b, 0, -1, M_SCRATCH, 0, 0, "");
+	f->opens = 3;
+	jb_file_rw(f, true, 20, 65536, 700, 2000000000, 2200000000);
+	f = jb_file(b, 0, -1, M_ROOT, 8 << 20 | 2, 99, "");
+	jb_file_rw(f, true, 30, 512, 300, 500000000, 600000000);
+	f = jb_file(b, 0, -1, M_SHM, 40, 7, "...deep/f");
+	jb_file_rw(f, false, 7, 100, 77, 10000000, 20000000);
+}
+
+/* What every record of ioacct's has where ioacct keeps nothing: -1, and Darshan's zeros. */
+static void expect_init(struct ioacct_darshan_record *e, int64_t rank)
+{
+	memset(e, 0, sizeof(*e));
+	e->rank = rank;
+	for (int i = 0; i < 69; i++)
+		e->counters[i] = i == 12 || (i >= 49 && i <= 64) ? 0 : -1;
+	for (int i = 0; i < 17; i++)
+		e->fcounters[i] = i >= 15 ? 0 : -1;
+}
+
+/* Counts, bytes, max offsets, seq and consec; rank and its own bytes as fastest and slowest. */
+static void expect_counts(struct ioacct_darshan_record *e, const int64_t v[13])
+{
+	static const int idx[13] = { 0, 3, 4, 6, 8, 14, 15, 16, 17, 18, 19, 20, 21 };
+
+	for (int i = 0; i < 13; i++)
+		e->counters[idx[i]] = v[i];
+	/* Every size bin is a count, 0 where no access had that size. */
+	for (int i = 29; i < 49; i++)
+		e->counters[i] = 0;
+	e->counters[65] = e->counters[67] = e->rank >= 0 ? e->rank : 0;
+	e->counters[66] = e->counters[68] = v[5] + v[6];
+}
+
+/* Timestamps (read start, read end, write start, write end) and the three times. */
+static void expect_times(struct ioacct_darshan_record *e, const double t[4], double rd, double wr,
+			 double meta)
+{
+	e->fcounters[1] = t[0];
+	e->fcounters[5] = t[1];
+	e->fcounters[2] = t[2];
+	e->fcounters[6] = t[3];
+	e->fcounters[8] = rd;
+	e->fcounters[9] = wr;
+	e->fcounters[10] = meta;
+	e->fcounters[13] = e->fcounters[14] = rd + wr + meta;
+}
+
+static const struct ioacct_darshan_record *find_rec(const struct ioacct_darshan_log *log,
+						     const char *name, int64_t rank)
+{
+	uint64_t id = ioacct_darshan_hash(name, strlen(name), 0);
+
+	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
+		const struct ioacct_darshan_record *r = &log->recs[IOACCT_DARSHAN_POSIX][i];
+
+		if (r->id == id && r->rank == rank) {
+			assert_string_equal(ioacct_darshan_name_of(log, id), name);
+			return r;
+		}
+	}
+	fail_msg("no POSIX record %s of rank %lld", name, (long long)rank);
+	return NULL;
+}
+
+static void assert_rec(const struct ioacct_darshan_log *log, const char *name,
+		       struct ioacct_darshan_record *e)
+{
+	const struct ioacct_darshan_record *r = find_rec(log, name, e->rank);
+
+	for (int i = 0; i < 69; i++)
+		if (r->counters[i] != e->counters[i])
+			fail_msg("%s: counter %d is %lld, not %lld", name, i,
+				 (long long)r->counters[i], (long long)e->counters[i]);
+	for (int i = 0; i < 17; i++)
+		if (r->fcounters[i] != e->fcounters[i])
+			fail_msg("%s: fcounter %d is %.9f, not %.9f", name, i, r->fcounters[i],
+				 e->fcounters[i]);
+}
+
+static const struct ioacct_report_mount *report_mount(const struct ioacct_report *r, uint32_t id)
+{
+	for (size_t i = 0; i < r->nmounts; i++)
+		if (r->mounts[i].mnt_id == id)
+			return &r->mounts[i];
+	fail_msg("no mount %u", id);
+	return NULL;
+}
+
+/* The files' records written and read back: every counter of every record, exactly. */
+static void test_files_round_trip(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_darshan_record e;
+	struct ioacct_darshan_log *log, *back;
+	const struct ioacct_report_mount *m;
+	struct ioacct_report *r;
+
+	(void)state;
+	files_workload(&b);
+	log = log_of(&b, &r, false);
+	back = round_trip(log);
+	/* 6 files' records (/scratch/b twice), the rest of /scratch, / and /proc. */
+	assert_int_equal(back->nrecs[IOACCT_DARSHAN_POSIX], 9);
+	assert_int_equal(back->partial, 1ULL << IOACCT_DARSHAN_MOD_POSIX);
+	/* Ranks 0 and 1: two processes as Darshan counts them. */
+	assert_int_equal(back->nprocs, 2);
+	assert_non_null(strstr(back->metadata, "\nioacct_fsync_time=meta\n"));
+
+	expect_init(&e, -1);
+	expect_counts(&e, (const int64_t[13]){ 3, 50, 20, 5, 1, 50 * 65536, 20 * MIB,
+					       100 * 65536 - 1, 20 * MIB - 1, 48, 19, 48, 19 });
+	e.counters[29 + 3] = 50;
+	e.counters[39 + 4] = 20;
+	expect_times(&e, (const double[4]){ 1.0, 3.0, 0.1, 0.9 }, 1500e-9, 2000e-9, 300e-9);
+	assert_rec(back, "/scratch/a", &e);
+
+	expect_init(&e, 0);
+	expect_counts(&e, (const int64_t[13]){ 1, 0, 30, 0, 0, 0, 30 * MIB, 0, 30 * MIB - 1,
+					       0, 29, 0, 29 });
+	e.counters[39 + 4] = 30;
+	expect_times(&e, (const double[4]){ 0, 0, 0.2, 0.8 }, 0, 3000e-9, 0);
+	assert_rec(back, "/scratch/b", &e);
+	expect_init(&e, 1);
+	expect_counts(&e, (const int64_t[13]){ 1, 0, 14, 0, 0, 0, 14 * MIB, 0, 14 * MIB - 1,
+					       0, 13, 0, 13 });
+	e.counters[39 + 4] = 14;
+	expect_times(&e, (const double[4]){ 0, 0, 0.3, 0.7 }, 0, 1400e-9, 0);
+	assert_rec(back, "/scratch/b", &e);
+
+	/* Other files: no offsets nor patterns, which would mix files. */
+	expect_init(&e, -1);
+	expect_counts(&e, (const int64_t[13]){ 3, 20, 0, 0, 0, 20 * 65536, 0, -1, -1, -1, -1, -1,
+					       -1 });
+	e.counters[29 + 3] = 20;
+	expect_times(&e, (const double[4]){ 2.0, 2.2, 0, 0 }, 700e-9, 0, 0);
+	assert_rec(back, "/scratch/<ioacct: other files>", &e);
+
+	expect_init(&e, -1);
+	expect_counts(&e, (const int64_t[13]){ 0, 30, 0, 0, 0, 30 * 512, 0, 30 * 512 - 1, 0, 29, 0,
+					       29, 0 });
+	e.counters[29 + 1] = 30;
+	expect_times(&e, (const double[4]){ 0.5, 0.6, 0, 0 }, 300e-9, 0, 0);
+	assert_rec(back, "/<ioacct: dev 8:2 ino 99>", &e);
+
+	expect_init(&e, -1);
+	expect_counts(&e, (const int64_t[13]){ 0, 0, 7, 0, 0, 0, 700, 0, 699, 0, 6, 0, 6 });
+	e.counters[39 + 0] = 7;
+	expect_times(&e, (const double[4]){ 0, 0, 0.01, 0.02 }, 0, 77e-9, 0);
+	assert_rec(back, "/dev/shm/<ioacct: dev 0:40 ino 7 ...deep/f>", &e);
+
+	/* The rest of /scratch: its counters less its files'; nothing per file is known. */
+	m = report_mount(r, M_SCRATCH);
+	expect_init(&e, -1);
+	expect_counts(&e, (const int64_t[13]){ 10 - 8, 100 - 70, 73 - 64, 36 - 5, 3 - 1,
+					       30 * 65536, 9 * 4096, -1, -1, -1, -1, -1, -1 });
+	e.counters[10] = 2; /* RENAME_SOURCES */
+	e.counters[29 + 3] = 30;
+	e.counters[39 + 2] = 9;
+	expect_times(&e, (const double[4]){ -1, -1, -1, -1 }, (22222222 - 2200) / 1e9,
+		     (901234567 - 6400) / 1e9, (double)(m->meta_ns - 300) / 1e9);
+	assert_rec(back, "/scratch/<ioacct: not per file>", &e);
+	/* /proc: its one stat; /: the time of its failed opens. */
+	expect_init(&e, -1);
+	expect_counts(&e, (const int64_t[13]){ 0, 0, 0, 1, 0, 0, 0, -1, -1, -1, -1, -1, -1 });
+	e.counters[10] = 0;
+	expect_times(&e, (const double[4]){ -1, -1, -1, -1 }, 0, 0, 10e-9);
+	assert_rec(back, "/proc/<ioacct: not per file>", &e);
+	m = report_mount(r, M_ROOT);
+	assert_int_equal(m->meta_ns, 1);
+	find_rec(back, "/<ioacct: not per file>", -1);
+	/* /dev/shm's calls are all its file's: no rest. */
+	for (size_t i = 0; i < back->nrecs[IOACCT_DARSHAN_POSIX]; i++)
+		assert_string_not_equal(ioacct_darshan_name_of(back, back->recs[0][i].id),
+					"/dev/shm/<ioacct: not per file>");
+	/* The mount table and the heatmap are the job's, as without files. */
+	assert_int_equal(back->nmounts, 4);
+	assert_int_equal(back->nheatmaps, 1);
+
+	ioacct_darshan_free(back);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/* The filter and --mount keep their mounts' files alone; no "other files": not partial. */
+static void test_files_filter(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_darshan_log *log;
+	struct ioacct_report *r;
+
+	(void)state;
+	files_workload(&b);
+	b.jd->nfiles--; /* the /dev/shm file */
+	log = log_of(&b, &r, true);
+	/* /dev/shm and /proc left out: 6 records, and the rest of / and /scratch. */
+	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 7);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+
+	b.jd->nfiles -= 2; /* the file on /, and the other files */
+	r = ioacct_report_create(b.jd, NULL, "/scratch");
+	assert_non_null(r);
+	log = ioacct_darshan_from_report(r, false);
+	assert_non_null(log);
+	/* /scratch/a, /scratch/b of two ranks, the rest of /scratch. */
+	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 4);
+	assert_int_equal(log->partial, 0);
+	find_rec(log, "/scratch/<ioacct: not per file>", -1);
+	assert_int_equal(log->nprocs, 2);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/* Two mount ids of one mount point (a remount): one rest record, the sum of both. */
+static void test_files_one_mount_point(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	const struct ioacct_darshan_record *rec;
+	struct ioacct_darshan_log *log;
+	struct ioacct_report *r;
+	size_t n = 0;
+
+	(void)state;
+	files_workload(&b);
+	jb_mount(&b, 11, "/scratch", "lustre");
+	jb_add(&b, 0, 11, IOACCT_OP_STAT, 0, 6, 0, 0, 60);
+	jb_add(&b, 0, 11, IOACCT_OP_READ, 0, 2, 0, 200, 20); /* 100 bytes each: bin 0_100 */
+	log = log_of(&b, &r, false);
+	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++)
+		n += !strcmp(ioacct_darshan_name_of(log, log->recs[0][i].id),
+			     "/scratch/<ioacct: not per file>");
+	assert_int_equal(n, 1);
+	rec = find_rec(log, "/scratch/<ioacct: not per file>", -1);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_STATS], 31 + 6);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_READS], 30 + 2);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_BYTES_READ], 30 * 65536 + 200);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_SIZE_READ_0_100], 2);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_SIZE_READ_0_100 + 3], 30);
+	assert_int_equal(rec->counters[IOACCT_DARSHAN_POSIX_FASTEST_RANK_BYTES], 30 * 65536 + 200 + 9 * 4096);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_byte_layout),
 		cmocka_unit_test(test_round_trip_job),
+		cmocka_unit_test(test_files_round_trip),
+		cmocka_unit_test(test_files_filter),
+		cmocka_unit_test(test_files_one_mount_point),
 		cmocka_unit_test(test_heatmap_merging),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_mount_table_full),
