@@ -168,8 +168,8 @@ static int check_args(const struct ioacct_cli *cli, struct opts *o)
 		return ioacct_cli_bad(cli, "--compare prints text; it takes no --format");
 	if (o->files && (o->compare || (o->format != IOACCT_RENDER_TEXT &&
 					o->format != IOACCT_RENDER_JSON)))
-		return ioacct_cli_bad(cli, "--files lists the records as text or JSON; not with %s",
-				      o->compare ? "--compare" : "this --format");
+		return ioacct_cli_bad(cli, "--files lists the records as text or JSON, %s",
+				      o->compare ? "not beside --compare" : "not in this --format");
 	if (o->all_counters && !o->compare)
 		return ioacct_cli_bad(cli, "--all-counters goes with --compare");
 	if (o->darshan_filter && !o->compare && !ioacct_render_formats[fmt].darshan)
