@@ -313,6 +313,13 @@ int main(int argc, char **argv)
 		ioacct_jobdata_free(jd);
 		return EXIT_RUNTIME;
 	}
+	if (o.files && !jd->files_loaded) {
+		fprintf(stderr, "ioreport: job %llu: its per-file records do not come through "
+				"ioacctd's socket yet; read the store with --db\n",
+			(unsigned long long)jd->job.job_id);
+		ioacct_jobdata_free(jd);
+		return EXIT_RUNTIME;
+	}
 	if (o.compare) {
 		ret = compare_darshan(jd, &cfg, &o);
 		ioacct_jobdata_free(jd);

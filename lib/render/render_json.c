@@ -448,6 +448,14 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 /* The per-file part: partial or not, and every record (not only the top files). */
 static void files(struct jw *w, const struct ioacct_report *r)
 {
+	/* Not known (a job read through ioacctd's socket, or an old store): null, not "none". */
+	if (!r->jd->files_loaded) {
+		jw_raw(w, "files_partial", "null");
+		jw_raw(w, "other_files_calls", "null");
+		jw_raw(w, "other_files_bytes", "null");
+		jw_raw(w, "files", "null");
+		return;
+	}
 	jw_raw(w, "files_partial", r->files_partial ? "true" : "false");
 	jw_u64(w, "other_files_calls", r->other_calls);
 	jw_u64(w, "other_files_bytes", r->other_bytes);

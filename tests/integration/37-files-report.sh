@@ -55,6 +55,17 @@ grep -qx "ioreport: --files lists the records as text or JSON, not in this --for
 	fail "--files -f html said: $(cat "$T/err")"
 ok "--files with a format it does not take: one line, exit 2"
 
+# Through ioacctd's socket the records do not come yet: --files says so, the JSON
+# says null (not known), never an empty list.
+"$IOREPORT" --files "$JOB" > /dev/null 2> "$T/err"
+[ $? = 1 ] || fail "--files through the socket did not exit 1"
+grep -qx "ioreport: job $JOB: its per-file records do not come through ioacctd's socket yet; read the store with --db" "$T/err" ||
+	fail "--files through the socket said: $(cat "$T/err")"
+"$IOREPORT" -f json "$JOB" > "$T/sock.json" || fail "ioreport -f json through the socket failed"
+[ "$(json_get "$T/sock.json" '(j["files"], j["files_partial"], j["other_files_calls"])')" = "(None, None, None)" ] ||
+	fail "through the socket the JSON's files are not null"
+ok "through the socket: --files says to use --db, the JSON's files are null"
+
 # max_files = 3: f3 and f4 are the mount's "other files": 2 opens and 4 + 5 writes.
 stop_daemon
 echo "max_files = 3" >> "$CONF"

@@ -144,7 +144,8 @@ static inline void jb_view(struct jb *b, uint32_t mnt, uint32_t op, uint64_t cal
 /*
  * A per-file record (issue 26) of `step`, `rank` on mount `mnt`: file
  * dev:ino at `path` ("" for the mount's "other files", dev and ino 0), its
- * counters zero, times -1; the caller sets the counters it needs.
+ * counters zero, times -1; the caller sets the counters it needs (before
+ * the next jb_file(), which may move the records).
  */
 static inline struct ioacct_file *jb_file(struct jb *b, uint32_t step, int32_t rank, uint32_t mnt,
 					  uint32_t dev, uint64_t ino, const char *path)
@@ -154,6 +155,7 @@ static inline struct ioacct_file *jb_file(struct jb *b, uint32_t step, int32_t r
 
 	jd->files = jb_grow(jd->files, jd->nfiles + 1, sizeof(*jd->files));
 	f = &jd->files[jd->nfiles++];
+	jd->files_loaded = true;
 	memset(f, 0, sizeof(*f));
 	f->step_id = step;
 	f->rank = rank;

@@ -446,7 +446,10 @@ static void test_html(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
-/* No records (a job stored before them): no section, JSON's files empty, not partial. */
+/*
+ * No records: no section, JSON's files empty, not partial; records not read
+ * at all (through ioacctd's socket, an old store): JSON says null, not none.
+ */
 static void test_no_files(void **state)
 {
 	struct jb b;
@@ -457,6 +460,13 @@ static void test_no_files(void **state)
 	jb_init(&b, SEC, SEC);
 	jb_mount(&b, M_TMP, "/tmp", "ext4");
 	jb_add(&b, 0, M_TMP, IOACCT_OP_READ, 0, 1, 0, 1, 1);
+	r = report(&b, NULL, NULL);
+	t = render(r, ioacct_render_json);
+	has(t, "\"files_partial\": null,\n  \"other_files_calls\": null,\n"
+	       "  \"other_files_bytes\": null,\n  \"files\": null,\n");
+	free(t);
+	ioacct_report_destroy(r);
+	b.jd->files_loaded = true;
 	r = report(&b, NULL, NULL);
 	t = render(r, ioacct_render_text);
 	assert_null(strstr(t, "Top files"));
