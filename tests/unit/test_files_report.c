@@ -483,6 +483,38 @@ static void test_no_files(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+/* A file's path is anyone's bytes: escaped in every output, no line or element forged. */
+static void test_hostile_path(void **state)
+{
+	struct jb b;
+	struct ioacct_report *r;
+	char *t;
+
+	(void)state;
+	jb_init(&b, SEC, SEC);
+	jb_mount(&b, M_TMP, "/tmp", "ext4");
+	jb_add(&b, 0, M_TMP, IOACCT_OP_WRITE, 0, 1, 0, 10, 1);
+	writes(jb_file(&b, 0, 0, M_TMP, DEV_NVME, 9, "/tmp/x\ntotal_POSIX_OPENS: 9\t<script>\xff"),
+	       1, 10);
+	r = report(&b, NULL, NULL);
+	t = render(r, ioacct_render_text);
+	has(t, " /tmp/x\\ntotal_POSIX_OPENS: 9\\t<script>\xef\xbf\xbd\n");
+	assert_null(strstr(t, "\ntotal_POSIX_OPENS: 9"));
+	free(t);
+	t = render(r, ioacct_render_files_text);
+	has(t, "\t/tmp/x\\ntotal_POSIX_OPENS: 9\\t<script>\xef\xbf\xbd\n");
+	free(t);
+	t = render(r, ioacct_render_html);
+	has(t, "<td>/tmp/x\ntotal_POSIX_OPENS: 9\t&lt;script&gt;\xef\xbf\xbd</td>");
+	assert_null(strstr(t, "<script"));
+	free(t);
+	t = render(r, ioacct_render_json);
+	has(t, "\"path\": \"/tmp/x\\ntotal_POSIX_OPENS: 9\\t<script>\\ufffd\"");
+	free(t);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_files_list),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_no_files),
+		cmocka_unit_test(test_hostile_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
