@@ -48,6 +48,12 @@ python3 "$(dirname "$0")/check_files_report.py" "$T/one" "$T/expect.json" ||
 	fail "the reports' per-file records differ"
 ok "text, JSON, HTML and --files: every file's bytes exact, sums equal the mounts'"
 
+# -m keeps one mount's records: /dev/shm's one file, 5 writes of 1000 bytes.
+"$IOREPORT" --db "$T/ioacct.db" --files -m "$SHMMNT" "$JOB" > "$T/shm.txt" || fail "--files -m failed"
+[ "$(cut -f 2,3,8,12,22 "$T/shm.txt" | tail -n +2)" = "$(printf -- '-1\t%s\t5\t5000\t%s' "$SHMMNT" "$SHM.x")" ] ||
+	fail "--files -m $SHMMNT: $(cat "$T/shm.txt")"
+ok "--files -m: one mount's records, exact"
+
 # --files takes text or JSON, and no --compare: one clear line, exit 2.
 "$IOREPORT" --db "$T/ioacct.db" --files -f html "$JOB" > /dev/null 2> "$T/err"
 [ $? = 2 ] || fail "--files -f html did not exit 2"
