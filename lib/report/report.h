@@ -185,7 +185,7 @@ uint64_t ioacct_report_read_all(const struct ioacct_counters *op);
 /* "normal", "random", ..., the IOACCT_HINT_ classes of fadvise and madvise; NULL out of range. */
 const char *ioacct_hint_name(unsigned int hint);
 
-/* The path of a record's mount in the report; NULL when the report has no calls there. */
+/* The report's mount of a per-file record; NULL when the report has no calls there. */
 const struct ioacct_report_mount *ioacct_report_file_mount(const struct ioacct_report *r,
 							   uint32_t mnt_id);
 /* A record's calls: opens, reads, writes, stats and fsyncs. */
