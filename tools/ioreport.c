@@ -38,6 +38,7 @@ struct opts {
 	bool local;                   /* --local: this node's part of a cluster job */
 	bool darshan_filter;
 	bool all_counters;            /* --compare: rows that are 0 on both sides too */
+	bool files;                   /* --files: every per-file record */
 	const char *format_name;      /* -f: NULL for text */
 	enum ioacct_render_format format;
 	uint64_t job_id;
@@ -61,6 +62,9 @@ static void usage(FILE *out)
 		"  -f, --format FORMAT   %s\n"
 		"                        (default text; darshan: a binary Darshan log, needs -o)\n"
 		"  -m, --mount PATH      report this mount only (e.g. to diff with darshan-parser)\n"
+		"      --files           list every per-file record (one per step, rank, mount\n"
+		"                        and file), tab-separated; with -f json the report's\n"
+		"                        \"files\"\n"
 		"      --compare LOG     compare the job with a Darshan log of it, per mount,\n"
 		"                        per file and per time bin (text)\n"
 		"      --darshan-filter  leave out the mounts Darshan does not record (with\n"
@@ -76,7 +80,7 @@ static void usage(FILE *out)
 
 enum {
 	OPT_DB = 256, OPT_CLUSTER, OPT_COMPARE, OPT_DARSHAN_FILTER, OPT_ALL_COUNTERS, OPT_LOCAL,
-	OPT_RUN
+	OPT_RUN, OPT_FILES
 };
 
 static const struct option options[] = {
@@ -89,6 +93,7 @@ static const struct option options[] = {
 	{ "compare", required_argument, NULL, OPT_COMPARE },
 	{ "darshan-filter", no_argument, NULL, OPT_DARSHAN_FILTER },
 	{ "all-counters", no_argument, NULL, OPT_ALL_COUNTERS },
+	{ "files", no_argument, NULL, OPT_FILES },
 	{ "output", required_argument, NULL, 'o' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -119,6 +124,9 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 		break;
 	case OPT_ALL_COUNTERS:
 		o->all_counters = true;
+		break;
+	case OPT_FILES:
+		o->files = true;
 		break;
 	case OPT_DARSHAN_FILTER:
 		o->darshan_filter = true;
@@ -158,6 +166,10 @@ static int check_args(const struct ioacct_cli *cli, struct opts *o)
 	}
 	if (o->compare && o->format != IOACCT_RENDER_TEXT)
 		return ioacct_cli_bad(cli, "--compare prints text; it takes no --format");
+	if (o->files && (o->compare || (o->format != IOACCT_RENDER_TEXT &&
+					o->format != IOACCT_RENDER_JSON)))
+		return ioacct_cli_bad(cli, "--files lists the records as text or JSON, %s",
+				      o->compare ? "not beside --compare" : "not in this --format");
 	if (o->all_counters && !o->compare)
 		return ioacct_cli_bad(cli, "--all-counters goes with --compare");
 	if (o->darshan_filter && !o->compare && !ioacct_render_formats[fmt].darshan)
@@ -249,19 +261,27 @@ out:
 	return ret;
 }
 
-/* The report in o->format; --darshan-filter is the one option a renderer takes. */
+/*
+ * The report in o->format, or with --files its per-file records;
+ * --darshan-filter is the one option a renderer takes.
+ */
 static int render(FILE *f, const struct ioacct_jobdata *jd, const struct ioacct_config *cfg,
 		  const struct opts *o)
 {
 	struct ioacct_report *r;
 	int ret;
 
-	if (!o->darshan_filter)
+	if (!o->darshan_filter && !o->files)
 		return ioacct_render_job(f, o->format, jd, &cfg->advice, o->mount);
 	r = ioacct_report_create(jd, &cfg->advice, o->mount);
 	if (!r)
 		return -errno;
-	ret = ioacct_render_darshan_log(f, r, true);
+	if (!o->files)
+		ret = ioacct_render_darshan_log(f, r, true);
+	else if (o->format == IOACCT_RENDER_JSON)
+		ret = ioacct_render_files_json(f, r);
+	else
+		ret = ioacct_render_files_text(f, r);
 	ioacct_report_destroy(r);
 	return ret;
 }
@@ -290,6 +310,13 @@ int main(int argc, char **argv)
 	if (load_job(&cfg, &o, &jd))
 		return EXIT_RUNTIME;
 	if (o.mount && !mount_known(jd, o.mount)) {
+		ioacct_jobdata_free(jd);
+		return EXIT_RUNTIME;
+	}
+	if (o.files && !jd->files_loaded) {
+		fprintf(stderr, "ioreport: job %llu: its per-file records do not come through "
+				"ioacctd's socket yet; read the store with --db\n",
+			(unsigned long long)jd->job.job_id);
 		ioacct_jobdata_free(jd);
 		return EXIT_RUNTIME;
 	}

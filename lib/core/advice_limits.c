@@ -29,5 +29,12 @@ void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
 		.hit_ratio = 50,
 		.ra_waste = 25,
 		.mmap_faults_min = 1000,
+		.file_writes_min = 1000,
+		.file_small_write = 65536,
+		.file_reread = 4,
+		.file_reread_min_mib = 64,
+		.file_reads_min = 1000,
+		.file_random_share = 50,
+		.file_random_min_mib = 256,
 	};
 }

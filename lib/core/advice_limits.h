@@ -35,6 +35,14 @@ struct ioacct_advice_limits {
 	uint32_t hit_ratio;        /* advice_hit_ratio = 50 (% hit ratio under which to advise) */
 	uint32_t ra_waste;         /* advice_readahead_waste = 25 (% of the misses never read) */
 	uint32_t mmap_faults_min;  /* advice_mmap_faults_min = 1000 (faults on file mappings) */
+	/* The per-file records (issue 26): rules that name the file. */
+	uint32_t file_writes_min;  /* advice_file_writes_min = 1000 (writes to one shared file) */
+	uint32_t file_small_write; /* advice_file_small_write = 65536 (bytes per write, mean) */
+	uint32_t file_reread;      /* advice_file_reread = 4 (bytes read / bytes of the file read) */
+	uint32_t file_reread_min_mib; /* advice_file_reread_min = 64 (MiB read from the file) */
+	uint32_t file_reads_min;   /* advice_file_reads_min = 1000 (reads of one file) */
+	uint32_t file_random_share; /* advice_file_random_share = 50 (% of reads sequential) */
+	uint32_t file_random_min_mib; /* advice_file_random_size = 256 (MiB: a large file) */
 };
 
 /* Fills every threshold with its default (the values in the comments above). */

@@ -17,7 +17,7 @@
 #define LINE_MAX_BYTES 4095
 /* Bound on how much of an offending value a message repeats. */
 #define QUOTE_MAX 80
-#define MSG_MAX 1024
+#define MSG_MAX 2048
 
 
 enum key_type {
@@ -114,6 +114,13 @@ static const struct key keys[] = {
 	{ "advice_hit_ratio", KEY_UINT32, FIELD(advice.hit_ratio), 0, 100 },
 	{ "advice_readahead_waste", KEY_UINT32, FIELD(advice.ra_waste), 0, 100 },
 	{ "advice_mmap_faults_min", KEY_UINT32, FIELD(advice.mmap_faults_min), 0, UINT32_MAX },
+	{ "advice_file_writes_min", KEY_UINT32, FIELD(advice.file_writes_min), 0, UINT32_MAX },
+	{ "advice_file_small_write", KEY_UINT32, FIELD(advice.file_small_write), 0, 1073741824 },
+	{ "advice_file_reread", KEY_UINT32, FIELD(advice.file_reread), 1, 1000000 },
+	{ "advice_file_reread_min", KEY_UINT32, FIELD(advice.file_reread_min_mib), 0, UINT32_MAX },
+	{ "advice_file_reads_min", KEY_UINT32, FIELD(advice.file_reads_min), 0, UINT32_MAX },
+	{ "advice_file_random_share", KEY_UINT32, FIELD(advice.file_random_share), 0, 100 },
+	{ "advice_file_random_size", KEY_UINT32, FIELD(advice.file_random_min_mib), 0, UINT32_MAX },
 };
 
 #define NKEYS ARRAY_SIZE(keys)

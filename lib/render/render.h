@@ -68,6 +68,15 @@ int ioacct_render_darshan_log(FILE *f, const struct ioacct_report *r, bool darsh
 int ioacct_render(FILE *f, enum ioacct_render_format fmt, const struct ioacct_report *r);
 
 /*
+ * ioreport --files: every per-file record of the report (issue 26). Text:
+ * a header line, then one tab-separated line per record; JSON: an object
+ * with the job's id and the report's "files_partial", "other_files_calls",
+ * "other_files_bytes" and "files", the same as in the JSON report.
+ */
+int ioacct_render_files_text(FILE *f, const struct ioacct_report *r);
+int ioacct_render_files_json(FILE *f, const struct ioacct_report *r);
+
+/*
  * Builds the report of a loaded job (NULL limits: the defaults; NULL
  * only_mount: every mount) and renders it.
  */

@@ -90,6 +90,13 @@ static const char css[] =
 	"details{margin:4px 0}summary{cursor:pointer;color:#1f2937}"
 	"td.bar{width:30%}td.bar span{display:block;height:10px;background:#60a5fa;border-radius:2px}"
 	"tr.slowest td{background:#fffbeb}tr.slowest td.bar span{background:#d97706}"
+	/* Top files: one table per sort order, shown by its radio button (no script). */
+	".fsort,.ftab{display:none}th label{cursor:pointer;text-decoration:underline dotted}"
+	"#fs-0:checked~.scroll .fs-0,#fs-1:checked~.scroll .fs-1,#fs-2:checked~.scroll .fs-2,"
+	"#fs-3:checked~.scroll .fs-3,#fs-4:checked~.scroll .fs-4,#fs-5:checked~.scroll .fs-5,"
+	"#fs-6:checked~.scroll .fs-6,#fs-7:checked~.scroll .fs-7,#fs-8:checked~.scroll .fs-8,"
+	"#fs-9:checked~.scroll .fs-9{display:table}"
+	".partial{color:#b45309;font-weight:600}"
 	"footer{color:#6b7280;font-size:12px;text-align:center;padding:0 0 16px}";
 
 /* ---- axes ---- */
@@ -827,6 +834,12 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	snprintf(b, sizeof(b), "%" PRIu64 " events, %" PRIu64 " bytes", j->dropped_events,
 		 j->dropped_bytes);
 	job_row(f, "Dropped", b);
+	if (r->files_partial) {
+		snprintf(b, sizeof(b), "partial: max_files was reached; %" PRIu64 " calls (%" PRIu64
+			 " bytes) on files past it are counted as \"other files\"",
+			 r->other_calls, r->other_bytes);
+		job_row(f, "Files", b);
+	}
 	fputs("</table><div class=\"cards\">", f);
 	{
 		const struct ioacct_report_mount *a = &r->all;
@@ -1100,6 +1113,142 @@ static void steps_section(FILE *f, const struct ioacct_report *r)
 	fputs("</tbody></table></div></section>\n", f);
 }
 
+/* ---- top files (issue 26) ---- */
+
+/* The top files' table: this many rows, per sort order. */
+#define TOP_FILES 20
+
+/* The sort orders of the top files, each a column but the first (bytes moved, then time). */
+enum fkey { FK_MOVED, FK_PATH, FK_MOUNT, FK_RANK, FK_READ, FK_WRITTEN, FK_CALLS, FK_READ_NS,
+	    FK_WRITE_NS, FK_META_NS, FK_COUNT };
+static const char *const fkey_id[FK_COUNT] = { "files-table", "files-by-path", "files-by-mount",
+					       "files-by-rank", "files-by-read", "files-by-written",
+					       "files-by-calls", "files-by-read-time",
+					       "files-by-write-time", "files-by-meta-time" };
+static const char *const fkey_col[FK_COUNT] = { NULL, "Path", "Mount", "Rank", "Bytes read",
+						"Bytes written", "Calls", "Read (s)", "Write (s)",
+						"Metadata (s)" };
+
+static const char *fpath(const struct ioacct_report_file *x)
+{
+	if (x->other)
+		return "(other files)";
+	return x->sum.path[0] ? x->sum.path : "(path unknown)";
+}
+
+static uint64_t fkey_num(const struct ioacct_report_file *x, enum fkey k)
+{
+	switch (k) {
+	case FK_READ:
+		return x->sum.bytes_read;
+	case FK_WRITTEN:
+		return x->sum.bytes_written;
+	case FK_CALLS:
+		return x->calls;
+	case FK_READ_NS:
+		return x->sum.read_ns;
+	case FK_WRITE_NS:
+		return x->sum.write_ns;
+	default:
+		return x->sum.meta_ns;
+	}
+}
+
+/* Names and ranks ascending, numbers descending; the report's order breaks ties. */
+static int cmp_fkey(const void *a, const void *b, void *arg)
+{
+	const struct ioacct_report_file *x = *(const struct ioacct_report_file *const *)a;
+	const struct ioacct_report_file *y = *(const struct ioacct_report_file *const *)b;
+	enum fkey k = *(const enum fkey *)arg;
+	int c = 0;
+
+	if (k == FK_PATH)
+		c = strcmp(fpath(x), fpath(y));
+	else if (k == FK_MOUNT)
+		c = strcmp(x->mount ? x->mount->path : "", y->mount ? y->mount->path : "");
+	else if (k == FK_RANK)
+		c = (x->top_rank > y->top_rank) - (x->top_rank < y->top_rank);
+	else if (k != FK_MOVED)
+		c = (fkey_num(y, k) > fkey_num(x, k)) - (fkey_num(y, k) < fkey_num(x, k));
+	return c ? c : (x > y) - (x < y);
+}
+
+static void file_row(FILE *f, const struct ioacct_report_file *x)
+{
+	char t[32];
+
+	fputs("<tr>", f);
+	td_text(f, fpath(x));
+	td_text(f, x->mount ? x->mount->path : "-");
+	if (x->top_rank < 0)
+		fputs("<td class=\"n\">-", f);
+	else
+		fprintf(f, "<td class=\"n\">%" PRId32, x->top_rank);
+	if (x->nranks > 1)
+		fprintf(f, " <small>of %" PRIu32 "</small>", x->nranks);
+	fputs("</td>", f);
+	td_bytes(f, x->sum.bytes_read);
+	td_bytes(f, x->sum.bytes_written);
+	td_u64(f, x->calls);
+	fprintf(f, "<td class=\"n\">%s</td>", r_secs(x->sum.read_ns, 6, t, sizeof(t)));
+	fprintf(f, "<td class=\"n\">%s</td>", r_secs(x->sum.write_ns, 6, t, sizeof(t)));
+	fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(x->sum.meta_ns, 6, t, sizeof(t)));
+}
+
+/* One sort order's table: its top rows; a column's name selects its order. */
+static void files_table(FILE *f, const struct ioacct_report *r,
+			const struct ioacct_report_file **idx, enum fkey k)
+{
+	size_t n = r->nfiles < TOP_FILES ? r->nfiles : TOP_FILES;
+
+	for (size_t i = 0; i < r->nfiles; i++)
+		idx[i] = &r->files[i];
+	qsort_r(idx, r->nfiles, sizeof(*idx), cmp_fkey, &k);
+	fprintf(f, "<table id=\"%s\" class=\"ftab fs-%d\"><thead><tr>", fkey_id[k], (int)k);
+	for (int c = FK_PATH; c < FK_COUNT; c++)
+		fprintf(f, "<th%s><label for=\"fs-%d\">%s%s</label></th>", c <= FK_MOUNT ? "" : " class=\"n\"",
+			c, fkey_col[c], c == (int)k ? " &#9662;" : "");
+	fputs("</tr></thead><tbody>", f);
+	for (size_t i = 0; i < n; i++)
+		file_row(f, idx[i]);
+	fputs("</tbody></table>", f);
+}
+
+/*
+ * The files that moved most, with their rank that moved most: one table per
+ * sort order, each its own top rows, shown by a radio button that the
+ * column names are labels of (a page without script can still sort).
+ */
+static int files_section(FILE *f, const struct ioacct_report *r)
+{
+	const struct ioacct_report_file **idx;
+
+	if (r->nrecords == 0)
+		return 0;
+	idx = calloc(r->nfiles ? r->nfiles : 1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	fprintf(f, "<section id=\"files\"><h2>Top files</h2><p>The %zu files of %zu that moved most "
+		   "(<label for=\"fs-0\">bytes moved, then time</label>), or that lead the column "
+		   "whose name is clicked; rank: the one that moved most. Every record: "
+		   "<code>ioreport --files</code>.</p>",
+		r->nfiles < TOP_FILES ? r->nfiles : TOP_FILES, r->nfiles);
+	if (r->files_partial)
+		fprintf(f, "<p class=\"partial\" id=\"files-partial\">Partial: max_files was reached; "
+			   "%" PRIu64 " calls (%" PRIu64 " bytes) on files past it are counted as "
+			   "&quot;other files&quot;.</p>",
+			r->other_calls, r->other_bytes);
+	for (int k = 0; k < FK_COUNT; k++)
+		fprintf(f, "<input type=\"radio\" name=\"fsort\" class=\"fsort\" id=\"fs-%d\"%s>", k,
+			k == 0 ? " checked" : "");
+	fputs("<div class=\"scroll\">", f);
+	for (int k = 0; k < FK_COUNT; k++)
+		files_table(f, r, idx, (enum fkey)k);
+	fputs("</div></section>\n", f);
+	free(idx);
+	return 0;
+}
+
 /*
  * A job of several nodes from the cluster store: each node's own totals, with
  * a bar of its time in I/O calls; the slowest node (the most time in calls,
@@ -1284,6 +1433,9 @@ int ioacct_render_html(FILE *f, const struct ioacct_report *r)
 	ops_section(f, r);
 	time_section(f, r);
 	steps_section(f, r);
+	ret = files_section(f, r);
+	if (ret)
+		return ret;
 	nodes_section(f, r);
 	series_section(f, r);
 	counters_section(f, r);

@@ -92,13 +92,18 @@ static void jw_raw(struct jw *w, const char *key, const char *raw)
 	fputs_unlocked(raw, w->f);
 }
 
-static void sizes(struct jw *w, const char *key, const struct ioacct_counters *c)
+static void size_bins(struct jw *w, const char *key, const uint64_t *hist)
 {
 	jw_key(w, key);
 	jw_open(w, '{', true);
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
-		jw_u64(w, ioacct_size_bin_name(b), c->size_hist[b]);
+		jw_u64(w, ioacct_size_bin_name(b), hist[b]);
 	jw_close(w, '}');
+}
+
+static void sizes(struct jw *w, const char *key, const struct ioacct_counters *c)
+{
+	size_bins(w, key, c->size_hist);
 }
 
 static void rate(struct jw *w, const char *key, const struct ioacct_rate *x)
@@ -398,6 +403,70 @@ static void missing_nodes(struct jw *w, const struct ioacct_report *r)
 	jw_u64(w, "missing_after_s", r->jd->missing_after_s);
 }
 
+/* One per-file record (issue 26), every counter of struct ioacct_file. */
+static void file_record(struct jw *w, const struct ioacct_report *r, const struct ioacct_file *f)
+{
+	const struct ioacct_report_mount *m = ioacct_report_file_mount(r, f->mnt_id);
+	bool other = ioacct_file_is_other(f);
+	char name[24];
+
+	jw_sep(w);
+	jw_open(w, '{', false);
+	jw_str(w, "step", ioacct_step_name(f->step_id, name, sizeof(name)));
+	jw_u64(w, "step_id", f->step_id);
+	jw_i64(w, "rank", f->rank);
+	jw_str(w, "mount", m ? m->path : NULL);
+	jw_u64(w, "mnt_id", f->mnt_id);
+	jw_u64(w, "dev", f->dev);
+	jw_u64(w, "ino", f->ino);
+	jw_str(w, "path", other || !f->path[0] ? NULL : f->path);
+	jw_raw(w, "other_files", other ? "true" : "false");
+	jw_u64(w, "opens", f->opens);
+	jw_u64(w, "reads", f->reads);
+	jw_u64(w, "writes", f->writes);
+	jw_u64(w, "stats", f->stats);
+	jw_u64(w, "fsyncs", f->fsyncs);
+	jw_u64(w, "bytes_read", f->bytes_read);
+	jw_u64(w, "bytes_written", f->bytes_written);
+	jw_u64(w, "read_time_ns", f->read_ns);
+	jw_u64(w, "write_time_ns", f->write_ns);
+	jw_u64(w, "meta_time_ns", f->meta_ns);
+	jw_i64(w, "max_byte_read", f->max_byte_read);
+	jw_i64(w, "max_byte_written", f->max_byte_written);
+	jw_u64(w, "seq_reads", f->seq_reads);
+	jw_u64(w, "seq_writes", f->seq_writes);
+	jw_u64(w, "consec_reads", f->consec_reads);
+	jw_u64(w, "consec_writes", f->consec_writes);
+	jw_i64(w, "first_read_ns", f->first_read_ns);
+	jw_i64(w, "last_read_ns", f->last_read_ns);
+	jw_i64(w, "first_write_ns", f->first_write_ns);
+	jw_i64(w, "last_write_ns", f->last_write_ns);
+	size_bins(w, "read_sizes", f->size_read);
+	size_bins(w, "write_sizes", f->size_written);
+	jw_close(w, '}');
+}
+
+/* The per-file part: partial or not, and every record (not only the top files). */
+static void files(struct jw *w, const struct ioacct_report *r)
+{
+	/* Not known (a job read through ioacctd's socket, or an old store): null, not "none". */
+	if (!r->jd->files_loaded) {
+		jw_raw(w, "files_partial", "null");
+		jw_raw(w, "other_files_calls", "null");
+		jw_raw(w, "other_files_bytes", "null");
+		jw_raw(w, "files", "null");
+		return;
+	}
+	jw_raw(w, "files_partial", r->files_partial ? "true" : "false");
+	jw_u64(w, "other_files_calls", r->other_calls);
+	jw_u64(w, "other_files_bytes", r->other_bytes);
+	jw_key(w, "files");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < r->nrecords; i++)
+		file_record(w, r, r->records[i]);
+	jw_close(w, ']');
+}
+
 enum col { COL_BIN, COL_RB, COL_WB, COL_RC, COL_WC, COL_META };
 
 static void series_col(struct jw *w, const char *key, const struct ioacct_report_mount *m,
@@ -515,8 +584,23 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 	steps(&w, r);
 	nodes(&w, r);
 	missing_nodes(&w, r);
+	files(&w, r);
 	series(&w, r);
 	advice(&w, r);
+	jw_close(&w, '}');
+	putc_unlocked('\n', f);
+	return r_finish(f);
+}
+
+int ioacct_render_files_json(FILE *f, const struct ioacct_report *r)
+{
+	struct jw w = { .f = f };
+
+	jw_open(&w, '{', false);
+	jw_u64(&w, "schema_version", IOACCT_REPORT_VERSION);
+	jw_u64(&w, "job_id", r->jd->job.job_id);
+	jw_str(&w, "cluster", r->jd->job.cluster);
+	files(&w, r);
 	jw_close(&w, '}');
 	putc_unlocked('\n', f);
 	return r_finish(f);

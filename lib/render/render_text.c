@@ -23,6 +23,8 @@
 #define SUMMARY_ADVICE 3
 /* Width of the summary's labels. */
 #define LABEL 13
+/* The "Top files" table: this many files at most (every record: ioreport --files, JSON). */
+#define TOP_FILES 20
 
 struct cols {
 	int mount;   /* width of the mount column */
@@ -197,6 +199,10 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	if (j->dropped_events)
 		fprintf(f, "%-*s%" PRIu64 " events (%" PRIu64 " bytes) not recorded: every count is "
 			   "too low\n", LABEL, "Dropped", j->dropped_events, j->dropped_bytes);
+	if (r->files_partial)
+		fprintf(f, "%-*spartial: max_files was reached; %" PRIu64 " calls (%" PRIu64
+			   " bytes) on files past it are counted as \"other files\"\n",
+			LABEL, "Files", r->other_calls, r->other_bytes);
 	for (size_t i = 0; i < r->nadvice && nadvice < SUMMARY_ADVICE; i++) {
 		const struct ioacct_advice *x = &r->advice[i];
 		char lead[96];
@@ -474,6 +480,53 @@ static void steps_table(FILE *f, const struct ioacct_report *r)
 		fprintf(f, "(no steps)\n");
 }
 
+/* A file's path, or what stands for it. */
+static const char *file_path(const struct ioacct_file *f)
+{
+	if (ioacct_file_is_other(f))
+		return "(other files)";
+	return f->path[0] ? f->path : "(path unknown)";
+}
+
+/* The files that moved most (issue 26), when the job has per-file records. */
+static void files_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
+{
+	size_t n = r->nfiles < TOP_FILES ? r->nfiles : TOP_FILES;
+	char a[32], b[32], c[32], rank[16];
+
+	if (r->nrecords == 0)
+		return;
+	fprintf(f, "\n## Top files: %zu of %zu, by bytes moved, then time (RANK: the rank that "
+		   "moved most, of RANKS; every record: ioreport --files)\n", n, r->nfiles);
+	fprintf(f, "%14s %14s %10s %10s %8s %8s %8s %12s %12s %12s %6s %5s %-*s %s\n",
+		"BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES", "OPENS", "STATS", "FSYNCS",
+		"READ_S", "WRITE_S", "META_S", "RANK", "RANKS", w->mount, "MOUNT", "PATH");
+	for (size_t i = 0; i < n; i++) {
+		const struct ioacct_report_file *x = &r->files[i];
+		const struct ioacct_file *s = &x->sum;
+
+		if (x->top_rank < 0)
+			snprintf(rank, sizeof(rank), "-");
+		else
+			snprintf(rank, sizeof(rank), "%" PRId32, x->top_rank);
+		fprintf(f,
+			"%14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64
+			" %8" PRIu64 " %8" PRIu64 " %12s %12s %12s %6s %5" PRIu32 " ",
+			s->bytes_read, s->bytes_written, s->reads, s->writes, s->opens, s->stats,
+			s->fsyncs, r_secs(s->read_ns, 6, a, sizeof(a)),
+			r_secs(s->write_ns, 6, b, sizeof(b)), r_secs(s->meta_ns, 6, c, sizeof(c)), rank,
+			x->nranks);
+		r_text_pad(f, w->mount, x->mount ? x->mount->path : "-");
+		fputc(' ', f);
+		r_text(f, file_path(s));
+		fputc('\n', f);
+	}
+	if (r->files_partial)
+		fprintf(f, "partial: max_files was reached; %" PRIu64 " calls (%" PRIu64 " bytes) on "
+			   "files past it are counted as \"other files\"\n",
+			r->other_calls, r->other_bytes);
+}
+
 /* A job of several nodes from the cluster store: each node's own totals. */
 static void nodes_table(FILE *f, const struct ioacct_report *r)
 {
@@ -650,11 +703,45 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r)
 	sizes_table(f, r, &w);
 	pcache_table(f, r, &w);
 	steps_table(f, r);
+	files_table(f, r, &w);
 	nodes_table(f, r);
 	series_table(f, r, &w);
 	advice(f, r);
 	header(f, r);
 	for (size_t i = 0; i < r->nmounts; i++)
 		counters(f, &r->mounts[i]);
+	return r_finish(f);
+}
+
+int ioacct_render_files_text(FILE *f, const struct ioacct_report *r)
+{
+	char step[24];
+
+	fputs("STEP\tRANK\tMOUNT\tDEV\tINO\tOPENS\tREADS\tWRITES\tSTATS\tFSYNCS\tBYTES_READ\t"
+	      "BYTES_WRITTEN\tREAD_NS\tWRITE_NS\tMETA_NS\tMAX_BYTE_READ\tMAX_BYTE_WRITTEN\t"
+	      "SEQ_READS\tSEQ_WRITES\tCONSEC_READS\tCONSEC_WRITES\tPATH\n", f);
+	for (size_t i = 0; i < r->nrecords; i++) {
+		const struct ioacct_file *x = r->records[i];
+		const struct ioacct_report_mount *m = ioacct_report_file_mount(r, x->mnt_id);
+
+		fprintf(f, "%s\t%" PRId32 "\t", ioacct_step_name(x->step_id, step, sizeof(step)),
+			x->rank);
+		r_text(f, m ? m->path : "-");
+		fprintf(f,
+			"\t%" PRIu32 ":%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+			"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+			"\t%" PRIu64 "\t",
+			x->dev >> 20, x->dev & 0xfffff, x->ino, x->opens, x->reads, x->writes, x->stats,
+			x->fsyncs, x->bytes_read, x->bytes_written, x->read_ns, x->write_ns, x->meta_ns,
+			x->max_byte_read, x->max_byte_written, x->seq_reads, x->seq_writes,
+			x->consec_reads, x->consec_writes);
+		r_text(f, file_path(x));
+		fputc('\n', f);
+	}
+	if (r->files_partial)
+		fprintf(f, "# partial: max_files was reached; %" PRIu64 " calls (%" PRIu64 " bytes) on "
+			   "files past it are counted as \"other files\"\n",
+			r->other_calls, r->other_bytes);
 	return r_finish(f);
 }

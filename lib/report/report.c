@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "darshan_counters.h"
+#include "report_internal.h"
 #include "util.h"
 
-#define MIB 1048576ULL
 /* Size bins 0 .. SMALL_BINS-1 hold requests of at most 1 MiB (Darshan's 100K_1M included). */
 #define SMALL_BINS 5
 
@@ -627,90 +627,7 @@ out:
 	return ret;
 }
 
-/* ---- advice ---- */
-
-struct advice_ctx {
-	struct ioacct_report *r;
-	size_t cap;
-	int err;
-};
-
-static struct ioacct_advice *advice_new(struct advice_ctx *ctx, enum ioacct_advice_level level,
-					const char *rule, const struct ioacct_report_mount *m, int dir)
-{
-	struct ioacct_report *r = ctx->r;
-	struct ioacct_advice *a;
-
-	if (ctx->err)
-		return NULL;
-	if (r->nadvice == ctx->cap) {
-		size_t cap = ctx->cap ? ctx->cap * 2 : 8;
-		struct ioacct_advice *v = realloc(r->advice, cap * sizeof(*v));
-
-		if (!v) {
-			ctx->err = -ENOMEM;
-			return NULL;
-		}
-		r->advice = v;
-		ctx->cap = cap;
-	}
-	a = &r->advice[r->nadvice++];
-	memset(a, 0, sizeof(*a));
-	a->level = level;
-	a->rule = rule;
-	a->mount = m;
-	a->dir = dir;
-	return a;
-}
-
-__attribute__((format(printf, 3, 4)))
-static void say(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
-static void value_u(struct ioacct_advice_value *v, size_t *n, const char *name, uint64_t u)
-{
-	if (*n < IOACCT_ADVICE_VALUES)
-		v[(*n)++] = (struct ioacct_advice_value){ .name = name, .is_int = true, .u = u,
-							  .d = (double)u };
-}
-
-static void value_d(struct ioacct_advice_value *v, size_t *n, const char *name, double d)
-{
-	if (*n < IOACCT_ADVICE_VALUES)
-		v[(*n)++] = (struct ioacct_advice_value){ .name = name, .d = d };
-}
-
-#define VAL_U(a, name, u) value_u((a)->values, &(a)->nvalues, name, u)
-#define VAL_D(a, name, d) value_d((a)->values, &(a)->nvalues, name, d)
-#define THR_U(a, name, u) value_u((a)->thresholds, &(a)->nthresholds, name, u)
-#define THR_D(a, name, d) value_d((a)->thresholds, &(a)->nthresholds, name, d)
-
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0;
-}
-
-/* part / whole > share %, exactly. */
-static bool share_above(uint64_t part, uint64_t whole, uint32_t share)
-{
-	return (unsigned __int128)part * 100 > (unsigned __int128)whole * share;
-}
-
-static double secs(uint64_t ns)
-{
-	return (double)ns / 1e9;
-}
-
-static double mib(uint64_t bytes)
-{
-	return (double)bytes / (double)MIB;
-}
+/* ---- advice (helpers in advice.c) ---- */
 
 static void rule_small_requests(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
 {
@@ -728,15 +645,15 @@ static void rule_small_requests(struct advice_ctx *ctx, const struct ioacct_repo
 		}
 		if (!share_above(small, all, l->small_share) || small <= l->small_min)
 			continue;
-		a = advice_new(ctx, IOACCT_ADVICE_HIGH, "small-requests", m, (int)d);
+		a = ioacct_advice_new(ctx, IOACCT_ADVICE_HIGH, "small-requests", m, (int)d);
 		if (!a)
 			return;
-		say(a->message, sizeof(a->message),
+		ioacct_advice_say(a->message, sizeof(a->message),
 		    "%s: %" PRIu64 " of %" PRIu64 " %s requests (%.1f%%) were 1 MiB or smaller, "
 		    "%.1f KiB on average",
 		    m->path, small, all, ioacct_dir_name(d), pct(small, all),
 		    all ? (double)c->bytes / (double)all / 1024.0 : 0.0);
-		say(a->suggestion, sizeof(a->suggestion),
+		ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 		    "Make %s requests larger: buffer in memory and %s blocks of several MiB "
 		    "(a larger stdio buffer with setvbuf(), HDF5 chunks, MPI-IO collective "
 		    "buffering); on a striped file system align them to the stripe size.",
@@ -759,21 +676,21 @@ static void rule_rw_intensive(struct advice_ctx *ctx)
 
 	if (rd + wr == 0 || !share_above(diff, rd + wr, r->limits.rw_share))
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_INFO, reads ? "read-intensive" : "write-intensive", NULL,
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_INFO, reads ? "read-intensive" : "write-intensive", NULL,
 		       reads ? IOACCT_DIR_READ : IOACCT_DIR_WRITE);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "The job is %s-intensive: %" PRIu64 " bytes read, %" PRIu64 " bytes written "
 	    "(%.1f%% of the volume is the difference)",
 	    reads ? "read" : "write", rd, wr, pct(diff, rd + wr));
 	if (reads)
-		say(a->suggestion, sizeof(a->suggestion),
+		ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 		    "If the same input is read more than once, or by many tasks, read it once and "
 		    "share it, or stage it to node-local storage; keep input compressed if it is "
 		    "read sequentially.");
 	else
-		say(a->suggestion, sizeof(a->suggestion),
+		ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 		    "Check that everything written is needed: checkpoint less often, drop debug "
 		    "output, compress results, and write them to the file system meant for output.");
 	VAL_U(a, "bytes_read", rd);
@@ -795,14 +712,14 @@ static void rule_meta_time(struct advice_ctx *ctx, const struct ioacct_report_mo
 		level = IOACCT_ADVICE_WARN;
 	else
 		return;
-	a = advice_new(ctx, level, "metadata-time", m, -1);
+	a = ioacct_advice_new(ctx, level, "metadata-time", m, -1);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s: %.3f s in metadata calls (open, stat, mkdir, unlink, rename, fsync...), "
 	    "%.1f%% of the %.3f s spent in I/O calls",
 	    m->path, secs(m->meta_ns), pct(m->meta_ns, io), secs(io));
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Open files once and keep them open, avoid repeated stat() (ls -l, find, "
 	    "os.path.exists loops, Python imports from a shared file system), and create fewer "
 	    "files: put many small ones into one archive or container file.");
@@ -824,14 +741,14 @@ static void rule_meta_ops(struct advice_ctx *ctx, const struct ioacct_report_mou
 	if (ops < l->meta_ops_min ||
 	    (unsigned __int128)ops * MIB <= (unsigned __int128)bytes * l->meta_per_mib)
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_WARN, "metadata-ops", m, -1);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_WARN, "metadata-ops", m, -1);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s: %" PRIu64 " opens and stats for %.1f MiB of data read and written "
 	    "(%.0f per MiB)",
 	    m->path, ops, mib(bytes), bytes ? (double)ops / mib(bytes) : (double)ops);
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Each open and stat costs a round trip to the file system's metadata service while "
 	    "moving little data: cache what stat() returns, keep files open, and read or write "
 	    "more per open.");
@@ -849,14 +766,14 @@ static void rule_fsync(struct advice_ctx *ctx, const struct ioacct_report_mount 
 
 	if (fs < l->fsync_min || !share_above(fs, wr, l->fsync_share))
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_WARN, "fsync-storm", m, IOACCT_DIR_WRITE);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_WARN, "fsync-storm", m, IOACCT_DIR_WRITE);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s: %" PRIu64 " fsync calls for %" PRIu64 " write calls (%.1f%%), %.3f s spent "
 	    "in fsync",
 	    m->path, fs, wr, pct(fs, wr), secs(m->op[IOACCT_OP_FSYNC].ns));
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Sync once at the end of a phase or of a checkpoint, not after every write: each "
 	    "fsync waits for the storage (on a shared file system, for its servers).");
 	VAL_U(a, "fsyncs", fs);
@@ -875,13 +792,13 @@ static void rule_tiny_files(struct advice_ctx *ctx, const struct ioacct_report_m
 	if (files == 0 || files < l->tiny_files_min ||
 	    (unsigned __int128)bytes >= (unsigned __int128)files * l->tiny_file_size)
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_WARN, "tiny-files", m, IOACCT_DIR_WRITE);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_WARN, "tiny-files", m, IOACCT_DIR_WRITE);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s: %" PRIu64 " files created, %.1f KiB written per file on average",
 	    m->path, files, (double)bytes / (double)files / 1024.0);
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Write fewer, larger files: gather per-task or per-step output into one file per "
 	    "process or into a container format (HDF5, NetCDF, a tar or zip archive), or create "
 	    "them in node-local storage and pack them at the end.");
@@ -903,15 +820,15 @@ static void rule_bursts(struct advice_ctx *ctx, const struct ioacct_report_mount
 		if (r->nbins < 2 || bw->mean <= 0 || bw->max < bw->mean * l->burst_ratio ||
 		    bw->max < (double)l->burst_min_mibps * MIB)
 			continue;
-		a = advice_new(ctx, IOACCT_ADVICE_INFO, "bursts", m, (int)d);
+		a = ioacct_advice_new(ctx, IOACCT_ADVICE_INFO, "bursts", m, (int)d);
 		if (!a)
 			return;
-		say(a->message, sizeof(a->message),
+		ioacct_advice_say(a->message, sizeof(a->message),
 		    "%s: %s bandwidth peaks at %.1f MiB/s (bin %" PRIu32 ", %.0f s into the job), "
 		    "%.0f times its mean of %.2f MiB/s",
 		    m->path, ioacct_dir_name(d), bw->max / MIB, bw->max_bin,
 		    (double)bw->max_bin * secs(r->bin_width_ns), bw->max / bw->mean, bw->mean / MIB);
-		say(a->suggestion, sizeof(a->suggestion),
+		ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 		    "I/O comes in bursts (checkpoints, input at start): the storage idles most of "
 		    "the job and is saturated during bursts, slowing other jobs too. Spread it out "
 		    "(asynchronous or background I/O) or stage through node-local storage or a burst "
@@ -931,14 +848,14 @@ static void rule_shared_meta(struct advice_ctx *ctx, const struct ioacct_report_
 
 	if (m->kind != IOACCT_FS_SHARED || m->meta_calls < l->shared_meta_ops)
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_WARN, "shared-metadata", m, -1);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_WARN, "shared-metadata", m, -1);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s (%s, shared): %" PRIu64 " metadata calls; each one goes to metadata servers "
 	    "that every job on the cluster shares",
 	    m->path, m->fstype, m->meta_calls);
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Do many-small-file work in node-local storage ($TMPDIR, /tmp or a local SSD): copy "
 	    "one archive in at the start, unpack it there, and copy one archive of the results "
 	    "back at the end.");
@@ -968,14 +885,14 @@ static void rule_local_data(struct advice_ctx *ctx)
 	}
 	if (local == 0 || !share_above(local, all, r->limits.local_share))
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_INFO, "node-local", NULL, -1);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_INFO, "node-local", NULL, -1);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%.1f%% of the data (%" PRIu64 " of %" PRIu64 " bytes) was read or written on "
 	    "node-local file systems (%s)",
 	    pct(local, all), local, all, names);
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Node-local storage is fast and spares the shared file systems, but other nodes cannot "
 	    "see it and it is usually wiped when the job ends: copy the results you need to "
 	    "shared storage before the job ends.");
@@ -1012,14 +929,14 @@ static void rule_step_imbalance(struct advice_ctx *ctx)
 	}
 	if (n < 2 || hi == 0 || !share_above(hi - lo, hi, r->limits.step_imbalance))
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_INFO, "step-imbalance", NULL, -1);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_INFO, "step-imbalance", NULL, -1);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "Steps moved unequal amounts of data: step %" PRIu32 " %" PRIu64 " bytes, step %" PRIu32
 	    " %" PRIu64 " bytes (%.1f%% less)",
 	    hi_id, hi, lo_id, lo, pct(hi - lo, hi));
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "If the steps do the same work, check how the data is divided between them: the "
 	    "step with the most I/O sets the pace. If they do different work, this is expected.");
 	VAL_U(a, "max_step_bytes", hi);
@@ -1054,14 +971,14 @@ static void rule_node_imbalance(struct advice_ctx *ctx)
 		    sum * ctx->r->limits.node_imbalance)
 		return;
 	mean = (double)sum / (double)jd->nnodes;
-	a = advice_new(ctx, IOACCT_ADVICE_WARN, "node-imbalance", NULL, -1);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_WARN, "node-imbalance", NULL, -1);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "Node %s spent %.3f s in I/O calls, %.1f%% more than the mean of the job's %zu nodes (%.3f s)",
 	    slow->node, secs(slow->ns), ((double)slow->ns - mean) * 100.0 / mean, jd->nnodes,
 	    mean / 1e9);
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "When the nodes wait for each other, the slowest one sets the pace: divide the I/O "
 	    "evenly, or check node %s's file systems and network.", slow->node);
 	VAL_U(a, "max_node_time_ns", slow->ns);
@@ -1110,14 +1027,14 @@ static void rule_low_hit_sequential(struct advice_ctx *ctx, const struct ioacct_
 	if (!pcache_big(l, op) || mmap_unknown(ctx, m) || hit < 0 || hit * 100 >= l->hit_ratio ||
 	    !async || op[IOACCT_OP_FADVISE].size_hist[IOACCT_HINT_SEQUENTIAL])
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_INFO, "low-hit-ratio-sequential", m, IOACCT_DIR_READ);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_INFO, "low-hit-ratio-sequential", m, IOACCT_DIR_READ);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s: %.1f%% of %.1f MiB read came from the page cache; %.1f MiB came from storage, "
 	    "in a sequential stream (%" PRIu64 " asynchronous readahead decisions)",
 	    m->path, 100 * hit, mib(rd), mib(miss), async);
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Data read once comes from storage anyway, but a sequential reader can have it "
 	    "arrive before it asks: posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL) doubles the "
 	    "readahead window; larger reads, or a larger read_ahead_kb on the device (an "
@@ -1142,14 +1059,14 @@ static void rule_readahead_waste(struct advice_ctx *ctx, const struct ioacct_rep
 	if (!pcache_big(l, op) || mmap_unknown(ctx, m) || !ra ||
 	    !share_above(waste, miss, l->ra_waste))
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_WARN, "readahead-unused", m, IOACCT_DIR_READ);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_WARN, "readahead-unused", m, IOACCT_DIR_READ);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s: %.1f MiB came in from storage for %.1f MiB read: at least %.1f MiB (%.1f%%) "
 	    "of what was read ahead was never used",
 	    m->path, mib(miss), mib(rd), mib(waste), pct(waste, miss));
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Random access defeats readahead: tell the kernel with "
 	    "posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) (files read with read()) or "
 	    "madvise(addr, len, MADV_RANDOM) (mappings), so that it reads only what is asked.");
@@ -1177,14 +1094,14 @@ static void rule_random_mmap(struct advice_ctx *ctx, const struct ioacct_report_
 	if (f->calls < l->mmap_faults_min || mmap_unknown(ctx, m) || f->bytes >= f->calls * 16384 ||
 	    !miss || m->op[IOACCT_OP_MADVISE].size_hist[IOACCT_HINT_RANDOM])
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_WARN, "random-mmap-faults", m, IOACCT_DIR_READ);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_WARN, "random-mmap-faults", m, IOACCT_DIR_READ);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s: %" PRIu64 " page faults on file mappings, %.1f KiB mapped per fault, %.1f MiB "
 	    "brought in from storage: random access through mmap",
 	    m->path, f->calls, (double)f->bytes / (double)f->calls / 1024.0, mib(miss));
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "madvise(addr, len, MADV_RANDOM) stops the kernel reading around each fault; when "
 	    "the data fits in memory, madvise(MADV_WILLNEED) or MAP_POPULATE (or a read of the "
 	    "file first) brings it in at once, in large requests.");
@@ -1211,14 +1128,14 @@ static void rule_reread(struct advice_ctx *ctx, const struct ioacct_report_mount
 
 	if (!pcache_big(l, op) || !drops || !miss)
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_INFO, "reread-from-storage", m, IOACCT_DIR_READ);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_INFO, "reread-from-storage", m, IOACCT_DIR_READ);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s: the job dropped cached pages %" PRIu64 " times (POSIX_FADV_DONTNEED, "
 	    "MADV_DONTNEED) and brought %.1f MiB in from storage",
 	    m->path, drops, mib(miss));
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Data dropped from the page cache and read again comes from storage again: drop "
 	    "only what will not be read again, or keep what is reused in memory.");
 	VAL_U(a, "dontneed_calls", drops);
@@ -1233,14 +1150,14 @@ static void rule_dropped(struct advice_ctx *ctx)
 
 	if (j->dropped_events == 0)
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_HIGH, "dropped-events", NULL, -1);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_HIGH, "dropped-events", NULL, -1);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%" PRIu64 " events (%" PRIu64 " bytes) were not recorded: the kernel's counter map "
 	    "was full; every count in this report is too low",
 	    j->dropped_events, j->dropped_bytes);
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "Ask the administrators to raise max_entries in ioacct.conf (or to shorten "
 	    "drain_interval) and restart ioacctd; a wider bin_width also needs fewer entries.");
 	VAL_U(a, "dropped_events", j->dropped_events);
@@ -1270,7 +1187,7 @@ static void rule_errors(struct advice_ctx *ctx, const struct ioacct_report_mount
 		level = IOACCT_ADVICE_HIGH;
 	else if (e[IOACCT_ERR_ACCESS] || m->unclassified)
 		level = IOACCT_ADVICE_WARN;
-	a = advice_new(ctx, level, "errors", m, -1);
+	a = ioacct_advice_new(ctx, level, "errors", m, -1);
 	if (!a)
 		return;
 	/* The classes that occurred, most serious first. */
@@ -1283,24 +1200,24 @@ static void rule_errors(struct advice_ctx *ctx, const struct ioacct_report_mount
 		snprintf(what + len, sizeof(what) - len,
 			 "%s%" PRIu64 " not classified (stored before ioacct classified errors)",
 			 len ? ", " : "", m->unclassified);
-	say(a->message, sizeof(a->message), "%s: %" PRIu64 " call%s failed with real errors: %s",
+	ioacct_advice_say(a->message, sizeof(a->message), "%s: %" PRIu64 " call%s failed with real errors: %s",
 	    m->path, real, real == 1 ? "" : "s", what);
 	if (level == IOACCT_ADVICE_HIGH)
-		say(a->suggestion, sizeof(a->suggestion),
+		ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 		    "Output may be missing or incomplete: check the job's output and error files. "
 		    "Out of space or quota: free space or ask for more (quota -s, lfs quota); "
 		    "I/O errors: tell the administrators the mount and the time.");
 	else if (level == IOACCT_ADVICE_WARN && !e[IOACCT_ERR_ACCESS])
-		say(a->suggestion, sizeof(a->suggestion),
+		ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 		    "This job was stored before ioacct classified errors, so its failed calls "
 		    "include lookups that found nothing, which are harmless; check the job's error "
 		    "file if it did not finish its work.");
 	else if (level == IOACCT_ADVICE_WARN)
-		say(a->suggestion, sizeof(a->suggestion),
+		ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 		    "Check the permissions of the files and directories the job uses (ls -l) and "
 		    "that it does not write into read-only places; check the job's error file.");
 	else
-		say(a->suggestion, sizeof(a->suggestion),
+		ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 		    "Usually harmless (EEXIST from mkdir -p, EAGAIN or EINTR the program retries); "
 		    "check the job's error file if it did not finish its work.");
 	VAL_U(a, "real_errors", real);
@@ -1321,15 +1238,15 @@ static void rule_notfound(struct advice_ctx *ctx, const struct ioacct_report_mou
 
 	if (nf == 0 || nf < l->notfound_min)
 		return;
-	a = advice_new(ctx, IOACCT_ADVICE_INFO, "notfound-lookups", m, -1);
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_INFO, "notfound-lookups", m, -1);
 	if (!a)
 		return;
-	say(a->message, sizeof(a->message),
+	ioacct_advice_say(a->message, sizeof(a->message),
 	    "%s: %" PRIu64 " lookups found nothing (ENOENT, ENOTDIR), %.1f%% of %" PRIu64
 	    " opens and stats; these are not errors (shells, loaders and Python search their "
 	    "paths this way), but each one is a metadata request",
 	    m->path, nf, pct(nf, lookups), lookups);
-	say(a->suggestion, sizeof(a->suggestion),
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
 	    "If the job starts slowly, shorten its search paths (PATH, LD_LIBRARY_PATH, "
 	    "PYTHONPATH) or install its software on local disk or in a container image.");
 	VAL_U(a, "notfound", nf);
@@ -1366,6 +1283,7 @@ static int advise(struct ioacct_report *r)
 	rule_local_data(&ctx);
 	rule_step_imbalance(&ctx);
 	rule_node_imbalance(&ctx);
+	ioacct_report_files_advise(&ctx);
 	if (ctx.err)
 		return ctx.err;
 	/* Most severe first; an insertion sort keeps the rules' order within a level. */
@@ -1380,13 +1298,13 @@ static int advise(struct ioacct_report *r)
 	for (size_t i = 0; i < r->nadvice; i++)
 		problem |= r->advice[i].level >= IOACCT_ADVICE_WARN;
 	if (!problem) {
-		struct ioacct_advice *a = advice_new(&ctx, IOACCT_ADVICE_OK, "ok", NULL, -1);
+		struct ioacct_advice *a = ioacct_advice_new(&ctx, IOACCT_ADVICE_OK, "ok", NULL, -1);
 
 		if (!a)
 			return ctx.err;
-		say(a->message, sizeof(a->message),
+		ioacct_advice_say(a->message, sizeof(a->message),
 		    "No rule found a problem worth a warning in this job's I/O");
-		say(a->suggestion, sizeof(a->suggestion), "Nothing to change.");
+		ioacct_advice_say(a->suggestion, sizeof(a->suggestion), "Nothing to change.");
 	}
 	return 0;
 }
@@ -1412,6 +1330,8 @@ struct ioacct_report *ioacct_report_create(const struct ioacct_jobdata *jd,
 		size_bins(r);
 		ret = merge_series(r);
 	}
+	if (!ret)
+		ret = ioacct_report_files_collect(r, only_mount);
 	if (!ret) {
 		bool unmeasured = ioacct_probe_mmap_unmeasured(jd->job.probe_mode) != NULL;
 
@@ -1441,5 +1361,6 @@ void ioacct_report_destroy(struct ioacct_report *r)
 	free(r->mounts);
 	free(r->steps);
 	free(r->advice);
+	ioacct_report_files_free(r);
 	free(r);
 }

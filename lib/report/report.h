@@ -124,6 +124,20 @@ struct ioacct_advice {
 	size_t nthresholds;
 };
 
+/*
+ * One file of the job (issue 26): its records (per step and rank) summed,
+ * or a mount's "other files" (the calls on files past max_files).
+ */
+struct ioacct_report_file {
+	struct ioacct_file sum;           /* counters summed; largest bytes, first and last times */
+	const struct ioacct_report_mount *mount; /* NULL: a mount the report has no calls of */
+	int32_t top_rank;                 /* the rank that moved most bytes (then took most time) */
+	uint32_t nranks;                  /* ranks with records of the file */
+	uint64_t calls;                   /* opens, reads, writes, stats, fsyncs */
+	uint64_t ns;                      /* read, write and metadata time */
+	bool other;                       /* the mount's "other files" */
+};
+
 struct ioacct_report {
 	const struct ioacct_jobdata *jd;  /* not owned */
 	struct ioacct_advice_limits limits;
@@ -138,6 +152,14 @@ struct ioacct_report {
 	size_t nsteps;
 	struct ioacct_advice *advice;     /* most severe first; at least one item */
 	size_t nadvice;
+	/* Per-file records (issue 26), of the mounts the report keeps. */
+	const struct ioacct_file **records; /* every record, in the store's order */
+	size_t nrecords;
+	struct ioacct_report_file *files; /* by bytes moved, then time, most first */
+	size_t nfiles;
+	bool files_partial;               /* max_files was reached: "other files" has calls */
+	uint64_t other_calls;             /* calls on "other files" (opens ... fsyncs) */
+	uint64_t other_bytes;             /* bytes read and written there */
 };
 
 /*
@@ -162,6 +184,12 @@ const char *ioacct_err_class_text(unsigned int cls);
 uint64_t ioacct_report_read_all(const struct ioacct_counters *op);
 /* "normal", "random", ..., the IOACCT_HINT_ classes of fadvise and madvise; NULL out of range. */
 const char *ioacct_hint_name(unsigned int hint);
+
+/* The report's mount of a per-file record; NULL when the report has no calls there. */
+const struct ioacct_report_mount *ioacct_report_file_mount(const struct ioacct_report *r,
+							   uint32_t mnt_id);
+/* A record's calls: opens, reads, writes, stats and fsyncs. */
+uint64_t ioacct_file_calls(const struct ioacct_file *f);
 
 /* Metadata operations (IOACCT_OPK_META): every one but read, write and create. */
 bool ioacct_op_is_meta(unsigned int op);

@@ -626,6 +626,7 @@ static int load_children(struct ioacct_store *st, struct ioacct_jobdata *jd, boo
 		if (err)
 			return err;
 		jd->files = rows;
+		jd->files_loaded = true;
 	}
 	if (!series)
 		return 0;

@@ -141,4 +141,30 @@ static inline void jb_view(struct jb *b, uint32_t mnt, uint32_t op, uint64_t cal
 			jd->totals[i].c.size_hist[hist] += hist_n;
 }
 
+/*
+ * A per-file record (issue 26) of `step`, `rank` on mount `mnt`: file
+ * dev:ino at `path` ("" for the mount's "other files", dev and ino 0), its
+ * counters zero, times -1; the caller sets the counters it needs (before
+ * the next jb_file(), which may move the records).
+ */
+static inline struct ioacct_file *jb_file(struct jb *b, uint32_t step, int32_t rank, uint32_t mnt,
+					  uint32_t dev, uint64_t ino, const char *path)
+{
+	struct ioacct_jobdata *jd = b->jd;
+	struct ioacct_file *f;
+
+	jd->files = jb_grow(jd->files, jd->nfiles + 1, sizeof(*jd->files));
+	f = &jd->files[jd->nfiles++];
+	jd->files_loaded = true;
+	memset(f, 0, sizeof(*f));
+	f->step_id = step;
+	f->rank = rank;
+	f->mnt_id = mnt;
+	f->dev = dev;
+	f->ino = ino;
+	ioacct_strlcpy(f->path, path, sizeof(f->path));
+	f->first_read_ns = f->last_read_ns = f->first_write_ns = f->last_write_ns = -1;
+	return f;
+}
+
 #endif /* IOACCT_TEST_JOBBUILD_H */

@@ -367,7 +367,9 @@ static void test_whitespace(void **state)
 		   "advice_burst_min_bandwidth, advice_shared_meta_ops, advice_local_share, "
 		   "advice_step_imbalance, advice_notfound_min, advice_node_imbalance, "
 		   "advice_pcache_min, advice_hit_ratio, advice_readahead_waste, "
-		   "advice_mmap_faults_min)");
+		   "advice_mmap_faults_min, advice_file_writes_min, advice_file_small_write, "
+		   "advice_file_reread, advice_file_reread_min, advice_file_reads_min, "
+		   "advice_file_random_share, advice_file_random_size)");
 }
 
 static void test_syntax_errors(void **state)
@@ -454,6 +456,9 @@ static void test_unknown_key(void **state)
 		"advice_shared_meta_ops", "advice_local_share", "advice_step_imbalance",
 		"advice_notfound_min", "advice_node_imbalance", "advice_pcache_min",
 		"advice_hit_ratio", "advice_readahead_waste", "advice_mmap_faults_min",
+		"advice_file_writes_min", "advice_file_small_write", "advice_file_reread",
+		"advice_file_reread_min", "advice_file_reads_min", "advice_file_random_share",
+		"advice_file_random_size",
 	};
 	char path[PATH_MAX], err[2048], want[PATH_MAX + 64];
 	struct ioacct_config cfg;

@@ -1036,7 +1036,9 @@ static void test_keys_documented(void **state)
 		"advice_burst_ratio", "advice_burst_min_bandwidth", "advice_shared_meta_ops",
 		"advice_local_share", "advice_step_imbalance", "advice_notfound_min",
 		"advice_node_imbalance", "advice_pcache_min", "advice_hit_ratio",
-		"advice_readahead_waste", "advice_mmap_faults_min",
+		"advice_readahead_waste", "advice_mmap_faults_min", "advice_file_writes_min",
+		"advice_file_small_write", "advice_file_reread", "advice_file_reread_min",
+		"advice_file_reads_min", "advice_file_random_share", "advice_file_random_size",
 	};
 	static const char *const files[] = { "/../../etc/ioacct.conf", "/../../docs/man/ioacct.conf.5" };
 	struct ioacct_config cfg;
