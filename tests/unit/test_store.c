@@ -448,10 +448,7 @@ static void test_export_queue(void **state)
 	assert_int_equal(ioacct_store_export_done(st, a.key, -1), 0);
 	assert_int_equal(ioacct_store_export_next(st, 0, &key, &gen), 0);
 	assert_int_equal(key, b.key);
-	/*
-	 * Queued again while exported (a step ended, the finish came): the
-	 * exported generation's done leaves it queued; the next one's unqueues.
-	 */
+	/* Queued again while exported: the exported generation's done leaves it queued. */
 	assert_int_equal(ioacct_store_export_queue(st, b.key), 0);
 	assert_int_equal(ioacct_store_export_done(st, b.key, gen), 0);
 	assert_int_equal(ioacct_store_export_next(st, 0, &key, &gen2), 0);
