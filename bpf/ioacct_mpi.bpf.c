@@ -401,19 +401,34 @@ int BPF_KRETPROBE(ioacct_mpi_return, int ret)
 	return 0;
 }
 
-/* Does the path's last component start with one of the library prefixes? */
-static __always_inline bool lib_name(const char *path)
+/*
+ * Does the path's last component start with one of the library prefixes?
+ * Where the last component starts is found without a branch per character
+ * (a branch there would have the verifier follow every way through 256),
+ * and it is read again from the task's memory into name: what follows
+ * depends on name only, so the verifier checks it once.
+ */
+static __always_inline bool lib_name(const char *path, __u64 upath)
 {
-	__u32 base = 0;
+	char name[IOACCT_MPI_PREFIX_MAX] = {};
+	__u64 base = 0;
 
-	for (__u32 i = 0; i < IOACCT_MPI_PATH_MAX - 1 && path[i]; i++)
-		if (path[i] == '/')
-			base = i + 1;
+	for (__u32 i = 0; i < IOACCT_MPI_PATH_MAX - 1; i++) {
+		__u64 x = (__u8)path[i] ^ '/';
+		__u64 slash = 1 - ((x | -x) >> 63); /* 1 when path[i] is '/' */
+
+		base += (i + 1 - base) * slash;
+		if (!path[i])
+			break;
+	}
+	if (bpf_probe_read_user_str(name, sizeof(name), (void *)(upath + base)) <= 0)
+		return false;
 	for (__u32 j = 0; j < IOACCT_MPI_PREFIXES; j++) {
 		bool match = lib_prefix[j][0] != 0;
 
 		for (__u32 i = 0; i < IOACCT_MPI_PREFIX_MAX && match && lib_prefix[j][i]; i++)
-			match = path[(base + i) & (IOACCT_MPI_PATH_MAX - 1)] == lib_prefix[j][i];
+			if (name[i] != lib_prefix[j][i])
+				match = false;
 		if (match)
 			return true;
 	}
@@ -439,7 +454,7 @@ int ioacct_mpi_lib_open(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	}
 	if (bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)ctx->args[1]) <= 0 ||
-	    !lib_name(e->path)) {
+	    !lib_name(e->path, (__u64)ctx->args[1])) {
 		bpf_ringbuf_discard(e, 0);
 		return 0;
 	}
