@@ -65,7 +65,8 @@ void ioacct_registry_trace_poll(struct ioacct_registry *r);
 /* Whether a job is traced: the event loop then reads every IOACCT_JOBTRACE_POLL_MS. */
 bool ioacct_registry_tracing(const struct ioacct_registry *r);
 /*
- * MPI-IO accounting (mpiprobes.h): m is the caller's, NULL turns it off.
+ * MPI-IO accounting (mpiprobes.h): the registry owns m (NULL: off) and
+ * closes it with itself, before the probes whose maps it shares.
  * The fd is readable when libraries opened by watched tasks wait for
  * mpi_poll (-1 when off).
  */

@@ -85,6 +85,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 	free(r->kmounts);
 	ioacct_mntns_destroy(r->mntns);
 	ioacct_jobtraces_destroy(r->traces);
+	ioacct_mpiprobes_close(r->mpi);
 	ioacct_clusterq_free(r->readers.clusterq);
 	ioacct_jobload_free(r->readers.jobload);
 	free(r);

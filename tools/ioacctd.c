@@ -437,7 +437,6 @@ int main(int argc, char **argv)
 	struct ioacct_config cfg;
 	struct ioacct_store *store = NULL;
 	struct ioacct_probes *probes = NULL;
-	struct ioacct_mpiprobes *mpi = NULL;
 	struct ioacct_registry *reg = NULL;
 	struct ioacct_export *ex = NULL;
 	struct ioacct_metrics *metrics = NULL;
@@ -495,8 +494,7 @@ int main(int argc, char **argv)
 		log_err("out of memory");
 		goto out;
 	}
-	mpi = mpi_start(&cfg, probes);
-	ioacct_registry_set_mpi(reg, mpi);
+	ioacct_registry_set_mpi(reg, mpi_start(&cfg, probes));
 	if (ioacct_registry_restore(reg))
 		goto out;
 	if (metrics) {
@@ -524,7 +522,6 @@ out:
 	if (probes && njobs)
 		log_info("%u jobs still running: the probes stay attached and keep counting", njobs);
 	ioacct_registry_destroy(reg);
-	ioacct_mpiprobes_close(mpi);
 	/* With no job running nothing needs the programs: detach them. */
 	ioacct_probes_close(probes, reg && njobs == 0);
 	ioacct_store_close(store);
