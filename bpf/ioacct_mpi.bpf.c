@@ -114,6 +114,18 @@ struct {
 	__type(value, struct ioacct_mpi_val);
 } scratch SEC(".maps");
 
+/*
+ * Where the openat program builds an event: a record reserved in the ring
+ * buffer and discarded would hold its space until the daemon reads past
+ * it, and a task's start opens hundreds of files.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ioacct_mpi_event);
+} evscratch SEC(".maps");
+
 static __always_inline __u32 cgroup_watched(struct cgroup *cg, __u32 hier)
 {
 	struct ioacct_watch_key key = { .hier = hier };
@@ -443,23 +455,18 @@ static __always_inline bool lib_name(const char *path, __u64 upath)
 SEC("tracepoint/syscalls/sys_enter_openat")
 int ioacct_mpi_lib_open(struct trace_event_raw_sys_enter *ctx)
 {
+	__u32 zero = 0, slot = task_slot();
 	struct ioacct_mpi_event *e;
-	__u32 slot = task_slot();
 
 	if (slot == IOACCT_SLOT_NONE)
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_lost(slot);
+	e = bpf_map_lookup_elem(&evscratch, &zero);
+	if (!e || bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)ctx->args[1]) <= 0 ||
+	    !lib_name(e->path, (__u64)ctx->args[1]))
 		return 0;
-	}
-	if (bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)ctx->args[1]) <= 0 ||
-	    !lib_name(e->path, (__u64)ctx->args[1])) {
-		bpf_ringbuf_discard(e, 0);
-		return 0;
-	}
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->slot = slot;
-	bpf_ringbuf_submit(e, 0);
+	if (bpf_ringbuf_output(&events, e, sizeof(*e), 0))
+		count_lost(slot);
 	return 0;
 }

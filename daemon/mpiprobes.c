@@ -125,7 +125,7 @@ static enum ioacct_mpi_flavour lib_flavour(const char *path)
 		    !elf_u64_at(elf, fd, sd.st_value + IOACCT_OMPI_DT_SIZE_OFF, &d8) && i4 == 4 &&
 		    d8 == 8)
 			fl = IOACCT_MPI_OPENMPI;
-		else if (elf_sym(elf, "MPIR_Process").st_value)
+		else if (elf_sym(elf, "MPII_Version_ABI").st_value) /* MPICH's, and its derivatives' */
 			fl = IOACCT_MPI_MPICH;
 		elf_end(elf);
 	}
