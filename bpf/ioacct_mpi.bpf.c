@@ -78,20 +78,11 @@ struct {
 	__type(value, __u64);
 } fhs SEC(".maps");
 
-/* A call between its entry and its return, per thread. */
-struct pending {
-	__u64 ts;
-	__u64 cookie;
-	__u64 a[5];
-	__u32 slot;
-	__u32 depth; /* MPI-IO calls made inside this one: counted as this one */
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);
 	__type(key, __u64);
-	__type(value, struct pending);
+	__type(value, struct ioacct_mpi_pending);
 } pend SEC(".maps");
 
 /* lost[slot]: calls and events that found a map or the ring buffer full. */
@@ -182,8 +173,8 @@ SEC("uprobe")
 int BPF_KPROBE(ioacct_mpi_enter)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct pending *p = bpf_map_lookup_elem(&pend, &id);
-	struct pending n = {};
+	struct ioacct_mpi_pending *p = bpf_map_lookup_elem(&pend, &id);
+	struct ioacct_mpi_pending n = {};
 	__u32 kind;
 
 	if (p) {
@@ -273,7 +264,7 @@ static __always_inline struct ioacct_slot *slot_of(__u32 slot)
 }
 
 /* MPI_File_open returned: the file's record (made if new) and its handle. */
-static __noinline int on_open(const struct pending *p, __u32 tgid, __u64 dt)
+static __noinline int on_open(const struct ioacct_mpi_pending *p, __u32 tgid, __u64 dt)
 {
 	__u32 flavour = (p->cookie >> 24) & 0xff, zero = 0;
 	struct ioacct_mpi_key k = { .slot = p->slot, .tgid = tgid };
@@ -341,7 +332,7 @@ static __always_inline void on_access(struct ioacct_mpi_val *v, __u32 kind, __u3
 }
 
 /* Any other call returned: added to the record of its handle's file. */
-static __noinline int on_call(const struct pending *p, __u32 tgid, __u64 dt)
+static __noinline int on_call(const struct ioacct_mpi_pending *p, __u32 tgid, __u64 dt)
 {
 	__u32 kind = (p->cookie >> 8) & 0xff, cls = (p->cookie >> 16) & 0xf;
 	__u32 at = (p->cookie >> 20) & 0xf, flavour = (p->cookie >> 24) & 0xff;
@@ -392,7 +383,7 @@ SEC("uretprobe")
 int BPF_KRETPROBE(ioacct_mpi_return, int ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct pending *p = bpf_map_lookup_elem(&pend, &id);
+	struct ioacct_mpi_pending *p = bpf_map_lookup_elem(&pend, &id);
 	__u64 dt;
 
 	if (!p)

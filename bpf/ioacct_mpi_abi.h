@@ -110,6 +110,15 @@ struct ioacct_mpi_val {
 	char path[IOACCT_MPI_PATH_MAX];
 };
 
+/* pend: a call between its entry and its return, per thread (pid_tgid). */
+struct ioacct_mpi_pending {
+	__u64 ts;
+	__u64 cookie;
+	__u64 a[5];
+	__u32 slot;
+	__u32 depth; /* MPI-IO calls made inside this one: counted as this one */
+};
+
 /*
  * events: a watched task opened a file whose name starts with one of the
  * daemon's library prefixes (ld.so loading an MPI library): the daemon

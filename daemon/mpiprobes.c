@@ -37,11 +37,14 @@ static const struct mpi_func {
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
 
+/* A library file with uprobes, and the slots whose tasks loaded it (its users). */
 struct mpilib {
 	dev_t dev;
 	ino_t ino;
 	struct bpf_link *links[2 * NFUNCS];
 	size_t nlinks;
+	uint32_t *slots;
+	size_t nslots;
 };
 
 struct mpirank {
@@ -222,6 +225,55 @@ static void rank_note(struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid)
 	m->ranks[m->nranks++] = (struct mpirank){ slot, tgid, env_rank(tgid) };
 }
 
+static void lib_use(struct mpilib *lib, uint32_t slot)
+{
+	uint32_t *s;
+
+	for (size_t i = 0; i < lib->nslots; i++)
+		if (lib->slots[i] == slot)
+			return;
+	s = realloc(lib->slots, (lib->nslots + 1) * sizeof(*s));
+	if (!s)
+		return; /* then it stays attached until the daemon stops */
+	lib->slots = s;
+	lib->slots[lib->nslots++] = slot;
+}
+
+static void lib_free(struct mpilib *lib)
+{
+	for (size_t k = 0; k < lib->nlinks; k++)
+		bpf_link__destroy(lib->links[k]);
+	free(lib->slots);
+}
+
+/*
+ * The slot's step is over: libraries no running step has loaded lose their
+ * uprobes, so that MPI jobs that are not watched stop paying for them.
+ */
+static void libs_release(struct ioacct_mpiprobes *m, uint32_t slot)
+{
+	for (size_t i = 0; i < m->nlibs;) {
+		struct mpilib *lib = &m->libs[i];
+		size_t w = 0;
+		bool had = false;
+
+		for (size_t k = 0; k < lib->nslots; k++) {
+			had |= lib->slots[k] == slot;
+			if (lib->slots[k] != slot)
+				lib->slots[w++] = lib->slots[k];
+		}
+		lib->nslots = w;
+		if (!had || w) {
+			i++;
+			continue;
+		}
+		log_info("MPI-IO: detached from the library of dev %llu ino %llu: no watched step "
+			 "loads it", (unsigned long long)lib->dev, (unsigned long long)lib->ino);
+		lib_free(lib);
+		m->libs[i] = m->libs[--m->nlibs];
+	}
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct ioacct_mpi_event *e = data;
@@ -237,9 +289,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/%u/root%.*s", e->tgid, (int)sizeof(e->path), e->path);
 	if (stat(path, &sb) || !S_ISREG(sb.st_mode))
 		return 0;
-	for (size_t i = 0; i < m->nlibs; i++)
-		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino)
+	for (size_t i = 0; i < m->nlibs; i++) {
+		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino) {
+			lib_use(&m->libs[i], e->slot);
 			return 0;
+		}
+	}
 	lib = realloc(m->libs, (m->nlibs + 1) * sizeof(*lib));
 	if (!lib)
 		return 0;
@@ -249,6 +304,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	lib->dev = sb.st_dev;
 	lib->ino = sb.st_ino;
 	lib_attach(m, lib, path);
+	lib_use(lib, e->slot);
 	return 0;
 }
 
@@ -303,8 +359,7 @@ void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m)
 		return;
 	ring_buffer__free(m->rb);
 	for (size_t i = 0; i < m->nlibs; i++)
-		for (size_t k = 0; k < m->libs[i].nlinks; k++)
-			bpf_link__destroy(m->libs[i].links[k]);
+		lib_free(&m->libs[i]);
 	ioacct_mpi_bpf__destroy(m->skel);
 	free(m->libs);
 	free(m->ranks);
@@ -410,6 +465,26 @@ static bool handle_of(const void *k, const void *ctx)
 	return false;
 }
 
+/*
+ * Calls of the slot still pending: a thread in a call when its step ended
+ * (or its library's uprobes went) would otherwise count its next calls as
+ * nested in that one, never.
+ */
+static void pend_forget(struct ioacct_mpiprobes *m, uint32_t slot)
+{
+	int fd = bpf_map__fd(m->skel->maps.pend);
+	uint64_t k, next, *prev = NULL;
+	struct ioacct_mpi_pending v;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v) == 0 && v.slot == slot &&
+		    bpf_map_delete_elem(fd, &k) == 0)
+			prev = NULL; /* from the start again: the walk stays whole */
+	}
+}
+
 uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 {
 	int lfd = bpf_map__fd(m->skel->maps.lost);
@@ -427,6 +502,8 @@ uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 		if (m->ranks[i].slot != UINT32_MAX)
 			m->ranks[w++] = m->ranks[i];
 	m->nranks = w;
+	pend_forget(m, slot);
+	libs_release(m, slot);
 	bpf_map_lookup_elem(lfd, &slot, &lost);
 	bpf_map_update_elem(lfd, &slot, &zero, BPF_ANY);
 	return lost;

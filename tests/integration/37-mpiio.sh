@@ -33,6 +33,7 @@ COLS="rank, path, indep_opens, coll_opens, indep_reads, indep_writes, coll_reads
 COLS+=" split_reads, split_writes, nb_reads, nb_writes, syncs, views, bytes_read,"
 COLS+=" bytes_written, unsized_reads, unsized_writes, size_read, size_written"
 
+NDETACHED=0
 # mpi_job NAME LIB FLAVOUR CC RUN [RUN OPTIONS]: mpiio.c built with CC, 4 ranks
 # under RUN in a job, which attaches LIB once; its rows in $T/got.
 mpi_job() {
@@ -47,6 +48,15 @@ mpi_job() {
 		fail "$lib not attached exactly once: $(grep MPI-IO "$T/ioacctd.log")"
 	! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "$name: MPI-IO calls lost"
 	ok "$name: $lib attached once, for the 4 ranks, no call lost"
+	# Its step over, no watched step loads it: its uprobes are gone.
+	NDETACHED=$((NDETACHED + 1))
+	[ "$(grep -c "MPI-IO: detached from the library" "$T/ioacctd.log")" = $NDETACHED ] ||
+		fail "$name: $lib not detached once after the job"
+	if command -v bpftool > /dev/null; then
+		! bpftool perf list | grep "^pid $DAEMON_PID .*uprobe" ||
+			fail "$name: ioacctd still has uprobes after the job"
+	fi
+	ok "$name: the uprobes detached with the step"
 	sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM mpiio_files f JOIN jobs j
 		ON j.key = f.job_key WHERE j.job_id = $JOB ORDER BY rank, path" > "$T/got"
 	[ "$(sqlite3 "$T/ioacct.db" "SELECT count(DISTINCT pid) FROM mpiio_files f JOIN jobs j
