@@ -141,7 +141,8 @@ static enum ioacct_mpi_flavour lib_flavour(const char *path)
  * MPI-3 forms). The return probe first: an entry whose return is not seen
  * would leave its thread's call pending.
  */
-static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path)
+static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
+		       const char *shown)
 {
 	enum ioacct_mpi_flavour fl = lib_flavour(path);
 	size_t missing = 0;
@@ -165,7 +166,7 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const cha
 		else
 			missing++;
 	}
-	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s)", path,
+	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s)", shown,
 		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" : "unknown library: bytes not counted",
 		 NFUNCS - missing, NFUNCS, missing ? ", the others absent" : "");
 }
@@ -278,33 +279,51 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct ioacct_mpi_event *e = data;
 	struct ioacct_mpiprobes *m = ctx;
-	char path[IOACCT_MPI_PATH_MAX + 64];
-	struct mpilib *lib;
+	char path[IOACCT_MPI_PATH_MAX + 64], fdpath[32];
+	struct mpilib *lib = NULL;
 	struct stat sb;
+	int fd;
 
 	if (size < sizeof(*e) || e->path[0] != '/')
 		return 0;
 	rank_note(m, e->slot, e->tgid);
 	/* The library as the task sees it: it may be in another mount namespace. */
 	snprintf(path, sizeof(path), "/proc/%u/root%.*s", e->tgid, (int)sizeof(e->path), e->path);
-	if (stat(path, &sb) || !S_ISREG(sb.st_mode))
+	for (char *c = path; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?'; /* it goes to the log */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
 		return 0;
-	for (size_t i = 0; i < m->nlibs; i++) {
-		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino) {
-			lib_use(&m->libs[i], e->slot);
-			return 0;
-		}
+	/*
+	 * Only a library the administrator installed: root's, and writable by
+	 * root alone. A user's file so named is neither parsed (libelf, libbpf)
+	 * by the daemon nor probed. What is checked is what is attached: the
+	 * open file itself, through /proc/self/fd.
+	 */
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 022)) {
+		log_debug("MPI-IO: %s not attached: not a regular file of root's that only root "
+			  "may write", path);
+		goto out;
 	}
-	lib = realloc(m->libs, (m->nlibs + 1) * sizeof(*lib));
-	if (!lib)
-		return 0;
-	m->libs = lib;
-	lib = &m->libs[m->nlibs++];
-	memset(lib, 0, sizeof(*lib));
-	lib->dev = sb.st_dev;
-	lib->ino = sb.st_ino;
-	lib_attach(m, lib, path);
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	for (size_t i = 0; i < m->nlibs && !lib; i++)
+		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino)
+			lib = &m->libs[i];
+	if (!lib) {
+		lib = realloc(m->libs, (m->nlibs + 1) * sizeof(*lib));
+		if (!lib)
+			goto out;
+		m->libs = lib;
+		lib = &m->libs[m->nlibs++];
+		memset(lib, 0, sizeof(*lib));
+		lib->dev = sb.st_dev;
+		lib->ino = sb.st_ino;
+		lib_attach(m, lib, fdpath, path);
+	}
 	lib_use(lib, e->slot);
+out:
+	close(fd);
 	return 0;
 }
 

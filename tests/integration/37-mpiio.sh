@@ -29,6 +29,18 @@ mkdir -p "$D"
 ! grep -q "MPI-IO: attached" "$T/ioacctd.log" || fail "a job without MPI got uprobes"
 ok "a job that loads no MPI library pays no uprobe"
 
+# A library so named that is not the administrator's (a user's copy, or
+# root's but writable by others) is neither parsed nor probed.
+REAL=$(ldconfig -p | awk '/libmpi\.so\.[0-9]+ .*x86-64/ { print $NF; exit }')
+[ -n "$REAL" ] || REAL=/lib/x86_64-linux-gnu/libmpi.so.40
+cp "$REAL" "$D/libmpi.so.users" && chown nobody "$D/libmpi.so.users"
+cp "$REAL" "$D/libmpi.so.open" && chmod 666 "$D/libmpi.so.open"
+"$IORUN" -- cat "$D/libmpi.so.users" "$D/libmpi.so.open" > /dev/null 2>&1 || fail "iorun (cat) failed"
+! grep -q "MPI-IO: attached" "$T/ioacctd.log" || fail "a user's library got uprobes"
+[ "$(grep -c "MPI-IO: .*/libmpi.so.\(users\|open\) not attached: not a regular file of root's" \
+	"$T/ioacctd.log")" = 2 ] || fail "the refusals were not logged"
+ok "a library of a user's, or writable by others, is neither parsed nor probed"
+
 COLS="rank, path, indep_opens, coll_opens, indep_reads, indep_writes, coll_reads, coll_writes,"
 COLS+=" split_reads, split_writes, nb_reads, nb_writes, syncs, views, bytes_read,"
 COLS+=" bytes_written, unsized_reads, unsized_writes, size_read, size_written"
