@@ -972,7 +972,8 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 		log_warn("finish: per-file records stored but not deleted from the kernel: %s",
 			 strerror(-ret));
 	ret = 0;
-	if (r->mpi && (lost = ioacct_mpiprobes_forget(r->mpi, s->slot)))
+	lost = r->mpi ? ioacct_mpiprobes_forget(r->mpi, s->slot) : 0;
+	if (lost)
 		log_warn("job %s/%llu step %u: %llu MPI-IO calls not counted (probe maps full)",
 			 j->job.cluster, (unsigned long long)j->job.job_id, s->step_id,
 			 (unsigned long long)lost);
