@@ -64,6 +64,16 @@ int ioacct_registry_abort_register(struct ioacct_registry *r, int64_t job_key, u
 void ioacct_registry_trace_poll(struct ioacct_registry *r);
 /* Whether a job is traced: the event loop then reads every IOACCT_JOBTRACE_POLL_MS. */
 bool ioacct_registry_tracing(const struct ioacct_registry *r);
+/*
+ * MPI-IO accounting (mpiprobes.h): the registry owns m (NULL: off) and
+ * closes it with itself, before the probes whose maps it shares.
+ * The fd is readable when libraries opened by watched tasks wait for
+ * mpi_poll (-1 when off).
+ */
+struct ioacct_mpiprobes;
+void ioacct_registry_set_mpi(struct ioacct_registry *r, struct ioacct_mpiprobes *m);
+int ioacct_registry_mpi_fd(const struct ioacct_registry *r);
+void ioacct_registry_mpi_poll(struct ioacct_registry *r);
 /* Number of running jobs and watched cgroups. */
 void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uint32_t *cgroups);
 

@@ -186,4 +186,10 @@ int ioacct_probes_run_stats(struct ioacct_probes *p, uint64_t *run_ns, uint64_t 
 int ioacct_probes_run_stats_of(struct ioacct_probes *p, const char *prefix, uint64_t *run_ns,
 			       uint64_t *run_cnt);
 
+/*
+ * The fd of one of the object's maps ("watch", "slots", "state"), which
+ * the MPI-IO object (mpiprobes.c) shares; owned by p. -ENOENT when none.
+ */
+int ioacct_probes_map_fd(struct ioacct_probes *p, const char *name);
+
 #endif /* IOACCT_PROBES_H */

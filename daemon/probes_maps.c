@@ -680,3 +680,11 @@ int ioacct_probes_run_stats_of(struct ioacct_probes *p, const char *prefix, uint
 	}
 	return any ? 0 : -ENOENT;
 }
+
+int ioacct_probes_map_fd(struct ioacct_probes *p, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(p->skel->obj, name);
+	int fd = m ? bpf_map__fd(m) : -1;
+
+	return fd >= 0 ? fd : -ENOENT;
+}

@@ -20,6 +20,7 @@
 #include "jobtrace.h"
 #include "kmounts.h"
 #include "log.h"
+#include "mpiprobes.h"
 #include "mntns.h"
 #include "procfs.h"
 #include "util.h"
@@ -84,6 +85,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 	free(r->kmounts);
 	ioacct_mntns_destroy(r->mntns);
 	ioacct_jobtraces_destroy(r->traces);
+	ioacct_mpiprobes_close(r->mpi);
 	ioacct_clusterq_free(r->readers.clusterq);
 	ioacct_jobload_free(r->readers.jobload);
 	free(r);
@@ -741,6 +743,22 @@ void ioacct_registry_trace_poll(struct ioacct_registry *r)
 	ioacct_jobtraces_poll(r->traces);
 }
 
+void ioacct_registry_set_mpi(struct ioacct_registry *r, struct ioacct_mpiprobes *m)
+{
+	r->mpi = m;
+}
+
+int ioacct_registry_mpi_fd(const struct ioacct_registry *r)
+{
+	return r->mpi ? ioacct_mpiprobes_fd(r->mpi) : -1;
+}
+
+void ioacct_registry_mpi_poll(struct ioacct_registry *r)
+{
+	if (r->mpi)
+		ioacct_mpiprobes_poll(r->mpi);
+}
+
 bool ioacct_registry_tracing(const struct ioacct_registry *r)
 {
 	return ioacct_jobtraces_active(r->traces);
@@ -810,6 +828,8 @@ struct step_end {
 	uint64_t dropped_events, dropped_bytes;
 	struct ioacct_probe_file *files; /* the step's per-file records (issue 26) */
 	size_t nfiles;
+	struct ioacct_mpiio *mpi; /* its MPI-IO counters (issue 27) */
+	size_t nmpi;
 };
 
 /* A kernel time as the job's time (from its start), -1 for none. */
@@ -872,6 +892,10 @@ static int files_store(struct ioacct_registry *r, const struct step_end *x)
 			ret = ioacct_store_file_put(r->store, x->s->job->job.key, f);
 	}
 	free(f);
+	for (size_t i = 0; i < x->nmpi && !ret; i++) {
+		x->mpi[i].step_id = x->s->step_id;
+		ret = ioacct_store_mpiio_put(r->store, x->s->job->job.key, &x->mpi[i]);
+	}
 	return ret;
 }
 
@@ -921,6 +945,7 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 	struct djob *j = s->job;
 	struct step_end x = { .s = s, .state = state[0] ? state : "COMPLETED", .exit_code = exit_code };
 	struct ioacct_probe_entry *e = NULL;
+	uint64_t lost;
 	size_t n = 0;
 	int ret;
 
@@ -935,6 +960,8 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 	if (ret)
 		goto out;
 	ret = ioacct_probes_files_read(r->probes, s->slot, &x.files, &x.nfiles);
+	if (!ret && r->mpi)
+		ret = ioacct_mpiprobes_read(r->mpi, s->slot, &x.mpi, &x.nmpi);
 	if (ret)
 		goto out;
 	ioacct_probes_dropped(r->probes, s->slot, &x.dropped_events, &x.dropped_bytes, false);
@@ -948,6 +975,11 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 		log_warn("finish: per-file records stored but not deleted from the kernel: %s",
 			 strerror(-ret));
 	ret = 0;
+	lost = r->mpi ? ioacct_mpiprobes_forget(r->mpi, s->slot) : 0;
+	if (lost)
+		log_warn("job %s/%llu step %u: %llu MPI-IO calls not counted (probe maps full)",
+			 j->job.cluster, (unsigned long long)j->job.job_id, s->step_id,
+			 (unsigned long long)lost);
 	log_info("job %s/%llu step %u finished (%s)", j->job.cluster,
 		 (unsigned long long)j->job.job_id, s->step_id, x.state);
 	r->slots[s->slot] = NULL;
@@ -958,6 +990,7 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 out:
 	free(e);
 	free(x.files);
+	free(x.mpi);
 	if (ret)
 		log_err("job %s/%llu step %u: cannot store its data: %s; kept in the kernel",
 			j->job.cluster, (unsigned long long)j->job.job_id, s->step_id,

@@ -74,6 +74,7 @@ struct ioacct_registry {
 	uint32_t next_slot;          /* round robin: a freed slot is reused as late as possible */
 	struct ioacct_cluster_readers readers; /* the handlers', freed with the registry */
 	struct ioacct_jobtraces *traces; /* sbatch --io-monitor=trace (jobtrace.h) */
+	struct ioacct_mpiprobes *mpi; /* MPI-IO counters (mpiprobes.h); NULL: off */
 };
 
 /*

@@ -80,6 +80,8 @@ struct ioacct_server {
 	/* The registry's answers fd (-1: none); its epoll events carry &answers. */
 	int afd;
 	char answers;
+	/* An fd that only wakes the loop: its caller reads it after each run (wake_fd). */
+	char wake;
 	struct peer *peers;
 	size_t npeers, peers_cap;
 	uint64_t accept_paused_until;
@@ -735,6 +737,13 @@ struct ioacct_server *ioacct_server_create(int lfd, struct ioacct_registry *reg)
 	return s;
 }
 
+int ioacct_server_wake_fd(struct ioacct_server *s, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->wake };
+
+	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
 void ioacct_server_set_undelivered(struct ioacct_server *s, ioacct_server_undelivered_fn fn,
 				   void *ctx)
 {
@@ -778,6 +787,8 @@ int ioacct_server_run(struct ioacct_server *s, int timeout_ms)
 			void *p = ev[i].data.ptr;
 			struct client *c = p == &s->answers ? NULL : p;
 
+			if (p == &s->wake)
+				continue;
 			if ((pass == 0) != (!c || c->uid == 0))
 				continue;
 			if (pass == 1 && served++ > 0 && now_ms() > until)

@@ -69,6 +69,11 @@ typedef void (*ioacct_server_undelivered_fn)(void *ctx, uid_t uid,
  * limit it allows. NULL with errno on failure.
  */
 struct ioacct_server *ioacct_server_create(int lfd, struct ioacct_registry *reg);
+/*
+ * Also wakes ioacct_server_run() when fd is readable, and does nothing
+ * else with it: the caller reads it after the run returns. 0 or -errno.
+ */
+int ioacct_server_wake_fd(struct ioacct_server *s, int fd);
 void ioacct_server_set_undelivered(struct ioacct_server *s, ioacct_server_undelivered_fn fn,
 				   void *ctx);
 

@@ -27,6 +27,7 @@
 #include "jobtrace.h"
 #include "log.h"
 #include "metrics.h"
+#include "mpiprobes.h"
 #include "probes.h"
 #include "procfs.h"
 #include "proto.h"
@@ -303,6 +304,9 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 		return -errno;
 	}
 	ioacct_server_set_undelivered(srv, on_undelivered, reg);
+	if (ioacct_registry_mpi_fd(reg) >= 0 && ioacct_server_wake_fd(srv, ioacct_registry_mpi_fd(reg)))
+		log_warn("MPI-IO: cannot wait for MPI libraries' opens: %s; they are looked at "
+			 "once a second", strerror(errno));
 	while (!stop_signal) {
 		uint64_t now = ioacct_mono_ms();
 		int timeout = next_drain > now ? (int)(next_drain - now) : 0;
@@ -315,6 +319,8 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 		if (ret)
 			break;
 		ioacct_registry_trace_poll(reg);
+		/* Before the library's MPI_Init can return: its uprobes are attached now. */
+		ioacct_registry_mpi_poll(reg);
 		/* A request may have finished a job: the exporter looks now. */
 		ioacct_export_poke(ex);
 		now = ioacct_mono_ms();
@@ -368,6 +374,28 @@ static struct ioacct_store *store_open_checked(const char *path)
 	}
 	log_info("store %s checked (quick_check) in %llu ms", path, (unsigned long long)(ioacct_mono_ms() - t0));
 	return st;
+}
+
+/*
+ * MPI-IO accounting, unless mpi_libraries = none; a kernel or library that
+ * cannot take it leaves the rest of the daemon as it was (NULL, said).
+ */
+static struct ioacct_mpiprobes *mpi_start(const struct ioacct_config *cfg,
+					  struct ioacct_probes *probes)
+{
+	struct ioacct_mpiprobes *m;
+	char err[512];
+	uint32_t ssid = 0;
+
+	if (!strcmp(cfg->mpi_libraries, "none"))
+		return NULL;
+	ioacct_cgroup_v1_ssid(cfg->cgroup_v1_hierarchy, &ssid);
+	m = ioacct_mpiprobes_open(probes, cfg->mpi_libraries, ssid, err, sizeof(err));
+	if (!m)
+		log_warn("%s: MPI-IO calls are not counted", err);
+	else
+		log_info("MPI-IO: watching for %s", cfg->mpi_libraries);
+	return m;
 }
 
 /* The probes, loaded or found pinned, FMODE_CREATED measured if need be; NULL when they fail (said). */
@@ -466,6 +494,7 @@ int main(int argc, char **argv)
 		log_err("out of memory");
 		goto out;
 	}
+	ioacct_registry_set_mpi(reg, mpi_start(&cfg, probes));
 	if (ioacct_registry_restore(reg))
 		goto out;
 	if (metrics) {

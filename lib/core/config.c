@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 #define LINE_MAX_BYTES 4095
 /* Bound on how much of an offending value a message repeats. */
 #define QUOTE_MAX 80
-#define MSG_MAX 2048
+#define MSG_MAX 2048 /* an unknown key lists every key: over 1 KiB */
 
 
 enum key_type {
@@ -39,6 +40,7 @@ enum key_type {
 	KEY_ADDRS,         /* numeric IPv4 or IPv6 addresses, comma-separated */
 	KEY_VIEWS,         /* all, none, or a list of ioacct_view_names */
 	KEY_VIEWS_BOOL,    /* yes: all views, no: none (the old page_cache_views) */
+	KEY_LIBNAMES,      /* none, or up to 4 names [A-Za-z0-9_.+-] each ending in an optional '*' */
 };
 
 struct key {
@@ -82,6 +84,8 @@ static const struct key keys[] = {
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
 	{ "views", KEY_VIEWS, FIELD(views), 0, 0 },
+	/* The MPI libraries whose MPI-IO calls are counted (issue 27, daemon/mpiprobes.c). */
+	{ "mpi_libraries", KEY_LIBNAMES, FIELD(mpi_libraries), 0, 0 },
 	/* The first spelling of views = all / none, still read. */
 	{ "page_cache_views", KEY_VIEWS_BOOL, FIELD(views), 0, 0 },
 	{ "metrics_listen", KEY_LISTEN, FIELD(metrics_listen), 0, 0 },
@@ -368,6 +372,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->log_level = IOACCT_LOG_INFO;
 	cfg->private_data = false;
 	cfg->views = IOACCT_VIEWS_ALL;
+	ioacct_strlcpy(cfg->mpi_libraries, "libmpi.so*,libmpich.so*", sizeof(cfg->mpi_libraries));
 	cfg->metrics_linger_ms = 60000;
 	cfg->merge_timeout_s = 300;
 	ioacct_advice_limits_defaults(&cfg->advice);
@@ -901,6 +906,47 @@ static int set_addrs(const struct key *k, char *dst, const char *value, char *er
 	return 0;
 }
 
+int ioacct_libnames_parse(const char *s, char prefix[][IOACCT_LIBNAME_MAX], size_t max)
+{
+	size_t n = 0, len;
+
+	if (!strcmp(s, "none"))
+		return 0;
+	for (;;) {
+		len = strcspn(s, ",");
+		if (len == 0 || n == max || len >= IOACCT_LIBNAME_MAX)
+			return -EINVAL;
+		for (size_t i = 0; i < len; i++)
+			if (!(isalnum((unsigned char)s[i]) || strchr("_.+-", s[i]) ||
+			      (s[i] == '*' && i == len - 1)))
+				return -EINVAL;
+		if (prefix) {
+			memcpy(prefix[n], s, len);
+			prefix[n][len - (s[len - 1] == '*')] = '\0';
+		}
+		n++;
+		if (!s[len])
+			return (int)n;
+		s += len + 1;
+	}
+}
+
+static int set_libnames(const struct key *k, char *dst, const char *value, char *err,
+			size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+
+	if (strlen(value) >= k->size || ioacct_libnames_parse(value, NULL, IOACCT_LIBNAMES_MAX) < 0) {
+		set_err(err, errlen,
+			"%s: %s is not \"none\" or a list of library names (e.g. libmpi.so*; at most "
+			"%d, separated by commas, each at most %d characters, '*' only at the end)",
+			k->name, quote(value, q, sizeof(q)), IOACCT_LIBNAMES_MAX, IOACCT_LIBNAME_MAX - 1);
+		return -EINVAL;
+	}
+	ioacct_strlcpy(dst, value, k->size);
+	return 0;
+}
+
 static int set_key(struct ioacct_config *cfg, const struct key *k, const char *value, char *err,
 		   size_t errlen)
 {
@@ -940,6 +986,8 @@ static int set_key(struct ioacct_config *cfg, const struct key *k, const char *v
 	case KEY_VIEWS:
 	case KEY_VIEWS_BOOL:
 		return set_views(k, field, value, err, errlen);
+	case KEY_LIBNAMES:
+		return set_libnames(k, field, value, err, errlen);
 	}
 	return -EINVAL;
 }

@@ -66,6 +66,7 @@ struct ioacct_config {
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
 	uint32_t views;                  /* views = all: bit i for ioacct_view_names[i] (IOACCT_VIEWS_ALL) */
+	char mpi_libraries[128];         /* mpi_libraries = libmpi.so*,libmpich.so* (none: no MPI-IO counters) */
 	char metrics_listen[64];         /* metrics_listen = (empty: off) ADDR:PORT of /metrics */
 	uint64_t metrics_linger_ms;      /* metrics_linger = 60: seconds a finished job stays in /metrics */
 	char metrics_tls_cert[PATH_MAX]; /* metrics_tls_cert = (empty: plain HTTP) PEM certificate chain */
@@ -74,6 +75,15 @@ struct ioacct_config {
 	char metrics_priority[256];      /* metrics_priority = (empty) addresses with reserved /metrics slots */
 	struct ioacct_advice_limits advice; /* advice_* = see advice_limits.h: report thresholds */
 };
+
+/*
+ * mpi_libraries: "none" (0) or up to max names, each a literal start of a
+ * library's file name with an optional '*' at its end; the literal parts
+ * into prefix (NULL: only checked). The count, or -EINVAL.
+ */
+#define IOACCT_LIBNAMES_MAX 4
+#define IOACCT_LIBNAME_MAX 16
+int ioacct_libnames_parse(const char *s, char prefix[][IOACCT_LIBNAME_MAX], size_t max);
 
 /* Fills every field with its default. */
 void ioacct_config_defaults(struct ioacct_config *cfg);

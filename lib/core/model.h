@@ -153,6 +153,30 @@ struct ioacct_file {
 	uint64_t size_written[IOACCT_NR_SIZE_BINS];
 };
 
+/*
+ * The MPI-IO counters (issue 27) of the process on one rank of a job step
+ * on one node for one file, as Darshan's MPIIO module counts them: the
+ * file as named to MPI_File_open, calls that succeeded, bytes = count x
+ * the datatype's size at the call. unsized_* calls had a datatype whose
+ * size the probes could not read exactly: their bytes are not in bytes_*.
+ */
+#define IOACCT_MPIIO_COUNTERS(X)                                                    \
+	X(indep_opens) X(coll_opens) X(indep_reads) X(indep_writes) X(coll_reads)    \
+	X(coll_writes) X(split_reads) X(split_writes) X(nb_reads) X(nb_writes)       \
+	X(syncs) X(views) X(bytes_read) X(bytes_written) X(unsized_reads)            \
+	X(unsized_writes) X(read_ns) X(write_ns) X(meta_ns)
+#define IOACCT_MPIIO_FIELD(name) uint64_t name;
+struct ioacct_mpiio {
+	uint32_t step_id;
+	int32_t rank;           /* MPI rank from the process's environment; -1 unknown */
+	uint32_t pid;
+	char path[IOACCT_FILE_PATH_MAX];
+	IOACCT_MPIIO_COUNTERS(IOACCT_MPIIO_FIELD)
+	uint64_t size_read[IOACCT_NR_SIZE_BINS];
+	uint64_t size_written[IOACCT_NR_SIZE_BINS];
+};
+#undef IOACCT_MPIIO_FIELD
+
 /* The mount's "other files" record (files past max_files). */
 static inline bool ioacct_file_is_other(const struct ioacct_file *f)
 {

@@ -118,6 +118,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_FILE_PUT] = "REPLACE INTO files (job_key, step_id, rank, mnt_id, dev, ino, path, " FILE_COLS ")"
 			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 			" ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+	[ST_MPIIO_PUT] = "REPLACE INTO mpiio_files (job_key, step_id, rank, pid, path, " MPIIO_COLS ")"
+			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
+			 " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
 	[ST_LOAD_FILES] = "SELECT step_id, rank, mnt_id, dev, ino, path, " FILE_COLS " FROM files"
 			  " WHERE job_key = ?1"
 			  " ORDER BY bytes_read + bytes_written DESC, step_id, rank, mnt_id, dev, ino",

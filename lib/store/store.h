@@ -30,7 +30,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 9
+#define IOACCT_STORE_SCHEMA_VERSION 10
 
 struct ioacct_store;
 
@@ -94,6 +94,8 @@ int ioacct_store_step_put(struct ioacct_store *st, int64_t job_key, const struct
 int ioacct_store_mount_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_mount *m);
 /* A file's record (schema 8), replacing the one of the same step, rank, mount and file. */
 int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_file *f);
+/* A process's MPI-IO counters of a file (schema 10), replacing those of the same step, pid and path. */
+int ioacct_store_mpiio_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_mpiio *m);
 /*
  * Insert or REPLACE the counters of one bin. Replace, not add: the daemon
  * drains a closed bin once, and re-draining after a crash must be idempotent.

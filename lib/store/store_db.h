@@ -41,6 +41,11 @@
 	"last_write_ns, size_read, size_written"
 #define FILE_NR_COLS 22
 
+/* The counter columns of mpiio_files, in IOACCT_MPIIO_COUNTERS order (store_jobs.c). */
+#define MPIIO_COL(name) #name ", "
+#define MPIIO_COLS IOACCT_MPIIO_COUNTERS(MPIIO_COL) "size_read, size_written"
+#define MPIIO_NR_COLS 21
+
 enum stmt_id {
 	ST_BEGIN_READ,
 	ST_BEGIN_WRITE,
@@ -89,6 +94,7 @@ enum stmt_id {
 	ST_FILE_PUT,
 	ST_LOAD_FILES,
 	ST_SPEC_DONE,
+	ST_MPIIO_PUT,
 	ST_COUNT,
 };
 

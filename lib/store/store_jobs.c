@@ -414,6 +414,32 @@ int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct
 			      f->step_id);
 }
 
+int ioacct_store_mpiio_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_mpiio *m)
+{
+#define MPIIO_VAL(name) m->name,
+	const uint64_t u[] = { IOACCT_MPIIO_COUNTERS(MPIIO_VAL) };
+#undef MPIIO_VAL
+	char rb[256], wb[256];
+	sqlite3_stmt *s = NULL;
+	int err, bound, i = 1;
+
+	_Static_assert(ARRAY_SIZE(u) + 2 == MPIIO_NR_COLS, "MPIIO_COLS");
+	err = store_stmt_get(st, ST_MPIIO_PUT, &s);
+	if (err)
+		return err;
+	file_bins(m->size_read, rb, sizeof(rb));
+	file_bins(m->size_written, wb, sizeof(wb));
+	bound = bind_i64(s, i++, job_key) || bind_u64(s, i++, m->step_id) ||
+		bind_i64(s, i++, m->rank) || bind_u64(s, i++, m->pid) || BIND_BUF(s, i++, m->path);
+	for (size_t k = 0; k < ARRAY_SIZE(u) && !bound; k++)
+		bound = bind_u64(s, i++, u[k]);
+	if (!bound)
+		bound = sqlite3_bind_text(s, i++, rb, -1, SQLITE_TRANSIENT) ||
+			sqlite3_bind_text(s, i++, wb, -1, SQLITE_TRANSIENT);
+	return store_stmt_run(st, s, bound, "store the MPI-IO counters of job %" PRId64 " step %" PRIu32,
+			      job_key, m->step_id);
+}
+
 /* ---- loading rows ---- */
 
 /* Fills one array element from a row; -EIO when the row cannot be valid. */

@@ -98,6 +98,22 @@
 	" size_read TEXT NOT NULL, size_written TEXT NOT NULL,"                         \
 	" PRIMARY KEY (job_key, step_id, rank, mnt_id, dev, ino));"
 
+/*
+ * 10: the MPI-IO counters (issue 27), one row per job, step, process and
+ * file (the path given to MPI_File_open), with the process's MPI rank.
+ */
+#define MPIIO_COUNTER_COL(name) " " #name " INTEGER NOT NULL,"
+#define MIGRATION_MPIIO                                                                 \
+	"CREATE TABLE mpiio_files ("                                                    \
+	" job_key INTEGER NOT NULL REFERENCES jobs(key) ON DELETE CASCADE,"             \
+	" step_id INTEGER NOT NULL,"                                                    \
+	" rank INTEGER NOT NULL,"                                                       \
+	" pid INTEGER NOT NULL,"                                                        \
+	" path TEXT NOT NULL,"                                                          \
+	IOACCT_MPIIO_COUNTERS(MPIIO_COUNTER_COL)                                        \
+	" size_read TEXT NOT NULL, size_written TEXT NOT NULL,"                         \
+	" PRIMARY KEY (job_key, step_id, pid, path));"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -207,6 +223,7 @@ static const char *const migrations[] = {
 	 * exported, so a step or the finish queued meanwhile is exported too.
 	 */
 	"ALTER TABLE export_queue ADD COLUMN gen INTEGER NOT NULL DEFAULT 0;",
+	MIGRATION_MPIIO,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -225,6 +242,7 @@ static const struct {
 	{ "export_queue", 5 },
 	{ "report_specs", 6 },
 	{ "files", 8 },
+	{ "mpiio_files", 10 },
 };
 
 /*

@@ -356,7 +356,7 @@ static void test_whitespace(void **state)
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, max_files, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
-		   "node_name, node, cluster_db, merge_timeout, log_level, private_data, views, page_cache_views, "
+		   "node_name, node, cluster_db, merge_timeout, log_level, private_data, views, mpi_libraries, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, metrics_priority, "
 		   "advice_small_requests_share, "
@@ -440,13 +440,40 @@ static void test_nul_byte(void **state)
 	assert_string_equal(err, want);
 }
 
+/* mpi_libraries: the names' literal starts, "none", and what is refused. */
+static void test_mpi_libraries(void **state)
+{
+	char prefix[IOACCT_LIBNAMES_MAX][IOACCT_LIBNAME_MAX], err[512];
+	static const char *const bad[] = { "", ",", "libmpi.so*,", "lib*mpi", "a/b", "lib mpi",
+					   "a,b,c,d,e", "libmpi.so.40.30.2.x*" };
+	struct ioacct_config cfg;
+
+	(void)state;
+	ioacct_config_defaults(&cfg);
+	assert_string_equal(cfg.mpi_libraries, "libmpi.so*,libmpich.so*");
+	assert_int_equal(ioacct_libnames_parse(cfg.mpi_libraries, prefix, IOACCT_LIBNAMES_MAX), 2);
+	assert_string_equal(prefix[0], "libmpi.so");
+	assert_string_equal(prefix[1], "libmpich.so");
+	assert_int_equal(ioacct_libnames_parse("none", prefix, IOACCT_LIBNAMES_MAX), 0);
+	assert_int_equal(ioacct_libnames_parse("libmpi_ibm.so.3", prefix, IOACCT_LIBNAMES_MAX), 1);
+	assert_string_equal(prefix[0], "libmpi_ibm.so.3");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(ioacct_libnames_parse(bad[i], NULL, IOACCT_LIBNAMES_MAX), -EINVAL);
+	assert_int_equal(ioacct_config_set(&cfg, "mpi_libraries", "lib*mpi", err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "mpi_libraries: \"lib*mpi\" is not \"none\" or a list"));
+	assert_string_equal(cfg.mpi_libraries, "libmpi.so*,libmpich.so*");
+	assert_int_equal(ioacct_config_set(&cfg, "mpi_libraries", "none", err, sizeof(err)), 0);
+	assert_string_equal(cfg.mpi_libraries, "none");
+}
+
 static void test_unknown_key(void **state)
 {
 	static const char *const names[] = {
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
 		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
-		"log_level", "private_data", "views", "page_cache_views", "metrics_listen", "metrics_linger",
+		"log_level", "private_data", "views", "mpi_libraries", "page_cache_views", "metrics_listen", "metrics_linger",
 		"metrics_tls_cert", "metrics_tls_key", "metrics_auth_file",
 		"advice_small_requests_share", "advice_small_requests_min",
 		"advice_rw_intensive_share", "advice_meta_time_share", "advice_meta_time_min",
@@ -1091,6 +1118,7 @@ int main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_unknown_key),
+		cmocka_unit_test(test_mpi_libraries),
 		cmocka_unit_test(test_messages_stay_on_one_line),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_ranges),

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * MPI-IO accounting (issue 27): see mpiprobes.h. The object's openat
+ * tracepoint tells, through a ring buffer, that a watched task opens a file
+ * named like an MPI library (ld.so loading it, long before MPI_Init has
+ * returned); this attaches one uprobe and one uretprobe per MPI-IO function
+ * to that library file, once per file (dev, ino), for every process that
+ * maps it, and reads the task's MPI rank from its environment.
+ */
+#include "mpiprobes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ioacct_mpi_abi.h"
+#include "ioacct_mpi.skel.h"
+#include "log.h"
+#include "util.h"
+
+static const struct mpi_func {
+	const char *name;
+	unsigned int kind, cls, at;
+} funcs[] = {
+#define MPI_FUNC(sym, kind, cls, at) { #sym, kind, cls, at },
+	IOACCT_MPI_FUNCS(MPI_FUNC)
+#undef MPI_FUNC
+};
+#define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
+
+/* A library file with uprobes, and the slots whose tasks loaded it (its users). */
+struct mpilib {
+	dev_t dev;
+	ino_t ino;
+	struct bpf_link *links[2 * NFUNCS];
+	size_t nlinks;
+	uint32_t *slots;
+	size_t nslots;
+};
+
+struct mpirank {
+	uint32_t slot, tgid;
+	int32_t rank;
+};
+
+struct ioacct_mpiprobes {
+	struct ioacct_mpi_bpf *skel;
+	struct ring_buffer *rb;
+	struct mpilib *libs;
+	size_t nlibs;
+	struct mpirank *ranks;
+	size_t nranks, capranks;
+};
+
+/* A symbol's value in an ELF file's dynamic symbol table; 0 when absent. */
+static GElf_Sym elf_sym(Elf *elf, const char *name)
+{
+	GElf_Sym none = { 0 }, sym;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name))
+				return sym;
+		}
+	}
+	return none;
+}
+
+/* The 8 bytes at virtual address addr of the file, from its section's contents. */
+static int elf_u64_at(Elf *elf, int fd, uint64_t addr, uint64_t *v)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
+		    addr + 8 > sh.sh_addr + sh.sh_size)
+			continue;
+		return pread(fd, v, 8, (off_t)(sh.sh_offset + addr - sh.sh_addr)) == 8 ? 0 : -EIO;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Which library this is, by its symbols. OpenMPI's datatype layout is
+ * checked on the file itself: its predefined MPI_INT and MPI_DOUBLE must
+ * have sizes 4 and 8 where the probes will read a datatype's size; a build
+ * of another layout counts calls with bytes unknown rather than wrong bytes.
+ */
+static enum ioacct_mpi_flavour lib_flavour(const char *path)
+{
+	enum ioacct_mpi_flavour fl = IOACCT_MPI_UNKNOWN;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t i4 = 0, d8 = 0;
+	GElf_Sym si, sd;
+	Elf *elf;
+
+	if (fd < 0)
+		return fl;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf) {
+		si = elf_sym(elf, "ompi_mpi_int");
+		sd = elf_sym(elf, "ompi_mpi_double");
+		if (si.st_value && sd.st_value &&
+		    !elf_u64_at(elf, fd, si.st_value + IOACCT_OMPI_DT_SIZE_OFF, &i4) &&
+		    !elf_u64_at(elf, fd, sd.st_value + IOACCT_OMPI_DT_SIZE_OFF, &d8) && i4 == 4 &&
+		    d8 == 8)
+			fl = IOACCT_MPI_OPENMPI;
+		else if (elf_sym(elf, "MPII_Version_ABI").st_value) /* MPICH's, and its derivatives' */
+			fl = IOACCT_MPI_MPICH;
+		elf_end(elf);
+	}
+	close(fd);
+	return fl;
+}
+
+/*
+ * Attaches every function the library has (older ones lack some of the
+ * MPI-3 forms). The return probe first: an entry whose return is not seen
+ * would leave its thread's call pending.
+ */
+static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
+		       const char *shown)
+{
+	enum ioacct_mpi_flavour fl = lib_flavour(path);
+	size_t missing = 0;
+
+	for (size_t i = 0; i < NFUNCS; i++) {
+		const struct mpi_func *f = &funcs[i];
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = f->name, .retprobe = true);
+		struct bpf_link *ret, *ent;
+
+		ret = bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_return, -1, path, 0, &o);
+		if (!ret) {
+			missing++;
+			continue;
+		}
+		o.retprobe = false;
+		o.bpf_cookie = IOACCT_MPI_COOKIE(i, f->kind, f->cls, f->at, fl);
+		ent = bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_enter, -1, path, 0, &o);
+		lib->links[lib->nlinks++] = ret;
+		if (ent)
+			lib->links[lib->nlinks++] = ent;
+		else
+			missing++;
+	}
+	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s)", shown,
+		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" : "unknown library: bytes not counted",
+		 NFUNCS - missing, NFUNCS, missing ? ", the others absent" : "");
+}
+
+/* The MPI rank a launcher gave the process, from its environment; -1 unknown. */
+static int32_t env_rank(uint32_t tgid)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK=", "PMI_RANK=", "PMIX_RANK=",
+					     "SLURM_PROCID=" };
+	char path[64], *buf = malloc(1 << 18);
+	int32_t rank = -1;
+	ssize_t len = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/environ", tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (buf && fd >= 0)
+		len = read(fd, buf, (1 << 18) - 1);
+	if (fd >= 0)
+		close(fd);
+	for (size_t v = 0; len > 0 && v < sizeof(vars) / sizeof(vars[0]) && rank < 0; v++) {
+		size_t vl = strlen(vars[v]);
+
+		buf[len] = '\0';
+		for (char *e = buf; e < buf + len; e += strlen(e) + 1) {
+			char *end;
+			long r;
+
+			if (strncmp(e, vars[v], vl))
+				continue;
+			r = strtol(e + vl, &end, 10);
+			if (*end == '\0' && r >= 0 && r <= INT32_MAX)
+				rank = (int32_t)r;
+			break;
+		}
+	}
+	free(buf);
+	return rank;
+}
+
+static void rank_note(struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid)
+{
+	struct mpirank *r;
+
+	for (size_t i = 0; i < m->nranks; i++)
+		if (m->ranks[i].slot == slot && m->ranks[i].tgid == tgid)
+			return;
+	if (m->nranks == m->capranks) {
+		size_t cap = m->capranks ? 2 * m->capranks : 64;
+
+		r = realloc(m->ranks, cap * sizeof(*r));
+		if (!r)
+			return;
+		m->ranks = r;
+		m->capranks = cap;
+	}
+	m->ranks[m->nranks++] = (struct mpirank){ slot, tgid, env_rank(tgid) };
+}
+
+static void lib_use(struct mpilib *lib, uint32_t slot)
+{
+	uint32_t *s;
+
+	for (size_t i = 0; i < lib->nslots; i++)
+		if (lib->slots[i] == slot)
+			return;
+	s = realloc(lib->slots, (lib->nslots + 1) * sizeof(*s));
+	if (!s)
+		return; /* then it stays attached until the daemon stops */
+	lib->slots = s;
+	lib->slots[lib->nslots++] = slot;
+}
+
+static void lib_free(struct mpilib *lib)
+{
+	for (size_t k = 0; k < lib->nlinks; k++)
+		bpf_link__destroy(lib->links[k]);
+	free(lib->slots);
+}
+
+/*
+ * The slot's step is over: libraries no running step has loaded lose their
+ * uprobes, so that MPI jobs that are not watched stop paying for them.
+ */
+static void libs_release(struct ioacct_mpiprobes *m, uint32_t slot)
+{
+	for (size_t i = 0; i < m->nlibs;) {
+		struct mpilib *lib = &m->libs[i];
+		size_t w = 0;
+		bool had = false;
+
+		for (size_t k = 0; k < lib->nslots; k++) {
+			had |= lib->slots[k] == slot;
+			if (lib->slots[k] != slot)
+				lib->slots[w++] = lib->slots[k];
+		}
+		lib->nslots = w;
+		if (!had || w) {
+			i++;
+			continue;
+		}
+		log_info("MPI-IO: detached from the library of dev %llu ino %llu: no watched step "
+			 "loads it", (unsigned long long)lib->dev, (unsigned long long)lib->ino);
+		lib_free(lib);
+		m->libs[i] = m->libs[--m->nlibs];
+	}
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	const struct ioacct_mpi_event *e = data;
+	struct ioacct_mpiprobes *m = ctx;
+	char path[IOACCT_MPI_PATH_MAX + 64], fdpath[32];
+	struct mpilib *lib = NULL;
+	struct stat sb;
+	int fd;
+
+	if (size < sizeof(*e) || e->path[0] != '/')
+		return 0;
+	rank_note(m, e->slot, e->tgid);
+	/* The library as the task sees it: it may be in another mount namespace. */
+	snprintf(path, sizeof(path), "/proc/%u/root%.*s", e->tgid, (int)sizeof(e->path), e->path);
+	for (char *c = path; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?'; /* it goes to the log */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	/*
+	 * Only a library the administrator installed: root's, and writable by
+	 * root alone. A user's file so named is neither parsed (libelf, libbpf)
+	 * by the daemon nor probed. What is checked is what is attached: the
+	 * open file itself, through /proc/self/fd.
+	 */
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 022)) {
+		log_debug("MPI-IO: %s not attached: not a regular file of root's that only root "
+			  "may write", path);
+		goto out;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	for (size_t i = 0; i < m->nlibs && !lib; i++)
+		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino)
+			lib = &m->libs[i];
+	if (!lib) {
+		lib = realloc(m->libs, (m->nlibs + 1) * sizeof(*lib));
+		if (!lib)
+			goto out;
+		m->libs = lib;
+		lib = &m->libs[m->nlibs++];
+		memset(lib, 0, sizeof(*lib));
+		lib->dev = sb.st_dev;
+		lib->ino = sb.st_ino;
+		lib_attach(m, lib, fdpath, path);
+	}
+	lib_use(lib, e->slot);
+out:
+	close(fd);
+	return 0;
+}
+
+struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const char *libs,
+					       uint32_t v1_ssid, char *err, size_t errlen)
+{
+	char prefix[IOACCT_LIBNAMES_MAX][IOACCT_LIBNAME_MAX] = { { 0 } };
+	struct ioacct_mpiprobes *m = calloc(1, sizeof(*m));
+	static const char *const shared[] = { "watch", "slots", "state" };
+	int ret = -ENOMEM, n = ioacct_libnames_parse(libs, prefix, IOACCT_LIBNAMES_MAX);
+	const char *what = "open";
+
+	_Static_assert(IOACCT_LIBNAME_MAX == IOACCT_MPI_PREFIX_MAX &&
+		       IOACCT_LIBNAMES_MAX == IOACCT_MPI_PREFIXES, "the object's library prefixes");
+	if (!m || n <= 0 || !(m->skel = ioacct_mpi_bpf__open()))
+		goto fail;
+	m->skel->rodata->v1_ssid = v1_ssid;
+	memcpy((void *)m->skel->rodata->lib_prefix, prefix, sizeof(prefix));
+	what = "share the main object's maps with";
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		int fd = ioacct_probes_map_fd(p, shared[i]);
+
+		ret = fd < 0 ? fd : bpf_map__reuse_fd(
+			bpf_object__find_map_by_name(m->skel->obj, shared[i]), fd);
+		if (ret)
+			goto fail;
+	}
+	what = "load";
+	ret = ioacct_mpi_bpf__load(m->skel);
+	if (!ret) {
+		what = "attach the library watch of";
+		ret = ioacct_mpi_bpf__attach(m->skel);
+	}
+	if (!ret) {
+		what = "make the ring buffer of";
+		m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.events), on_event, m, NULL);
+		ret = m->rb ? 0 : -errno;
+	}
+	if (!ret)
+		return m;
+fail:
+	snprintf(err, errlen, "cannot %s the MPI-IO probes: %s", what,
+		 n <= 0 ? "mpi_libraries names no library" : strerror(-ret));
+	ioacct_mpiprobes_close(m);
+	errno = n <= 0 ? EINVAL : -ret;
+	return NULL;
+}
+
+void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m)
+{
+	if (!m)
+		return;
+	ring_buffer__free(m->rb);
+	for (size_t i = 0; i < m->nlibs; i++)
+		lib_free(&m->libs[i]);
+	ioacct_mpi_bpf__destroy(m->skel);
+	free(m->libs);
+	free(m->ranks);
+	free(m);
+}
+
+int ioacct_mpiprobes_fd(const struct ioacct_mpiprobes *m)
+{
+	return ring_buffer__epoll_fd(m->rb);
+}
+
+void ioacct_mpiprobes_poll(struct ioacct_mpiprobes *m)
+{
+	ring_buffer__consume(m->rb);
+}
+
+size_t ioacct_mpiprobes_nlibs(const struct ioacct_mpiprobes *m)
+{
+	return m->nlibs;
+}
+
+static int32_t rank_of(const struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid)
+{
+	for (size_t i = 0; i < m->nranks; i++)
+		if (m->ranks[i].slot == slot && m->ranks[i].tgid == tgid)
+			return m->ranks[i].rank;
+	return -1;
+}
+
+static void mpiio_from_val(struct ioacct_mpiio *o, const struct ioacct_mpi_val *v)
+{
+#define MPIIO_COPY(name) o->name = v->name;
+	IOACCT_MPIIO_COUNTERS(MPIIO_COPY)
+#undef MPIIO_COPY
+	_Static_assert(IOACCT_MPI_NR_SIZE_BINS == IOACCT_NR_SIZE_BINS, "size bins");
+	memcpy(o->size_read, v->size_read, sizeof(o->size_read));
+	memcpy(o->size_written, v->size_written, sizeof(o->size_written));
+	snprintf(o->path, sizeof(o->path), "%.*s", (int)sizeof(v->path), v->path);
+}
+
+int ioacct_mpiprobes_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_mpiio **out,
+			  size_t *n)
+{
+	int fd = bpf_map__fd(m->skel->maps.records);
+	struct ioacct_mpi_key k, next, *prev = NULL;
+	struct ioacct_mpiio *a = NULL, *x;
+	struct ioacct_mpi_val v;
+	size_t cnt = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (k.slot != slot || bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		x = realloc(a, (cnt + 1) * sizeof(*a));
+		if (!x) {
+			free(a);
+			return -ENOMEM;
+		}
+		a = x;
+		memset(&a[cnt], 0, sizeof(a[cnt]));
+		mpiio_from_val(&a[cnt], &v);
+		a[cnt].pid = k.tgid;
+		a[cnt].rank = rank_of(m, slot, k.tgid);
+		cnt++;
+	}
+	*out = a;
+	*n = cnt;
+	return 0;
+}
+
+/* Deletes the keys of map fd for which `mine` says yes; keys of size ksize. */
+static void map_delete_if(int fd, size_t ksize, bool (*mine)(const void *k, const void *ctx),
+			  const void *ctx)
+{
+	char k[64], next[64];
+	bool first = true;
+
+	while (bpf_map_get_next_key(fd, first ? NULL : k, next) == 0) {
+		memcpy(k, next, ksize);
+		first = false;
+		/* Deleted keys are looked up again from the start: the walk stays whole. */
+		if (mine(k, ctx) && bpf_map_delete_elem(fd, k) == 0)
+			first = true;
+	}
+}
+
+static bool record_of(const void *k, const void *ctx)
+{
+	return ((const struct ioacct_mpi_key *)k)->slot == *(const uint32_t *)ctx;
+}
+
+/* An open handle of a process of the slot (fhs key: fh, tgid). */
+static bool handle_of(const void *k, const void *ctx)
+{
+	const struct ioacct_mpiprobes *m = ctx;
+	uint32_t tgid;
+
+	memcpy(&tgid, (const char *)k + 8, sizeof(tgid));
+	for (size_t i = 0; i < m->nranks; i++)
+		if (m->ranks[i].tgid == tgid && m->ranks[i].slot == UINT32_MAX)
+			return true;
+	return false;
+}
+
+/*
+ * Calls of the slot still pending: a thread in a call when its step ended
+ * (or its library's uprobes went) would otherwise count its next calls as
+ * nested in that one, never.
+ */
+static void pend_forget(struct ioacct_mpiprobes *m, uint32_t slot)
+{
+	int fd = bpf_map__fd(m->skel->maps.pend);
+	uint64_t k, next, *prev = NULL;
+	struct ioacct_mpi_pending v;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v) == 0 && v.slot == slot &&
+		    bpf_map_delete_elem(fd, &k) == 0)
+			prev = NULL; /* from the start again: the walk stays whole */
+	}
+}
+
+uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
+{
+	int lfd = bpf_map__fd(m->skel->maps.lost);
+	uint64_t lost = 0, zero = 0;
+	size_t w = 0;
+
+	map_delete_if(bpf_map__fd(m->skel->maps.records), sizeof(struct ioacct_mpi_key), record_of,
+		      &slot);
+	/* The slot's processes, marked, lose the handles they left open; then they go. */
+	for (size_t i = 0; i < m->nranks; i++)
+		if (m->ranks[i].slot == slot)
+			m->ranks[i].slot = UINT32_MAX;
+	map_delete_if(bpf_map__fd(m->skel->maps.fhs), 16, handle_of, m);
+	for (size_t i = 0; i < m->nranks; i++)
+		if (m->ranks[i].slot != UINT32_MAX)
+			m->ranks[w++] = m->ranks[i];
+	m->nranks = w;
+	pend_forget(m, slot);
+	libs_release(m, slot);
+	bpf_map_lookup_elem(lfd, &slot, &lost);
+	bpf_map_update_elem(lfd, &slot, &zero, BPF_ANY);
+	return lost;
+}

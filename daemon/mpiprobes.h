@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * MPI-IO accounting (issue 27): the object ioacct_mpi.bpf.c loaded beside
+ * the main one (sharing its watch maps), uprobes attached once per MPI
+ * library file that a watched task opens, each process's MPI rank read
+ * from its environment then, and the counters per (slot, process, file)
+ * read and forgotten with their step. Nothing is pinned: a daemon restart
+ * detaches the uprobes and loses the counters of running steps.
+ */
+#ifndef IOACCT_MPIPROBES_H
+#define IOACCT_MPIPROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "probes.h"
+
+struct ioacct_mpiprobes;
+
+/*
+ * Loads and attaches the library watch (a tracepoint on openat); libs is
+ * mpi_libraries of ioacct.conf. NULL with errno and `err` on failure.
+ */
+struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const char *libs,
+					       uint32_t v1_ssid, char *err, size_t errlen);
+void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m);
+
+/* An fd that is readable when there are library opens to handle (epoll). */
+int ioacct_mpiprobes_fd(const struct ioacct_mpiprobes *m);
+/* Handles them: attaches to libraries not seen before, notes the processes' ranks. */
+void ioacct_mpiprobes_poll(struct ioacct_mpiprobes *m);
+/* How many library files have uprobes (for tests and status). */
+size_t ioacct_mpiprobes_nlibs(const struct ioacct_mpiprobes *m);
+
+/* Every record of slot into *out (malloc'd), step_id left 0. */
+int ioacct_mpiprobes_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_mpiio **out,
+			  size_t *n);
+/* Deletes slot's records, ranks and lost count: its step is stored. Returns the calls lost. */
+uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot);
+
+#endif /* IOACCT_MPIPROBES_H */
