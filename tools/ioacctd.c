@@ -30,6 +30,7 @@
 #include "probes.h"
 #include "procfs.h"
 #include "proto.h"
+#include "retainer.h"
 #include "server.h"
 #include "store.h"
 #include "util.h"
@@ -411,6 +412,7 @@ int main(int argc, char **argv)
 	struct ioacct_probes *probes = NULL;
 	struct ioacct_registry *reg = NULL;
 	struct ioacct_export *ex = NULL;
+	struct ioacct_retainer *retainer = NULL;
 	struct ioacct_metrics *metrics = NULL;
 	struct sigaction sa;
 	char err[1024];
@@ -478,12 +480,15 @@ int main(int argc, char **argv)
 		 cfg.db_path, cfg.node);
 	/* Without the cluster store jobs are still counted and kept: the outbox waits. */
 	ioacct_export_start(&cfg, &ex);
+	/* Purge and downsample (purge_after, downsample_after), off the event loop. */
+	ioacct_retainer_start(&cfg, &retainer);
 
 	ret = serve(&cfg, lfd, reg, ex, metrics) ? EXIT_RUNTIME : 0;
 	log_info("stopping on signal %d", (int)stop_signal);
 	ioacct_registry_drain(reg, false);
 	ioacct_registry_counts(reg, &njobs, &ncg);
 out:
+	ioacct_retainer_stop(retainer);
 	ioacct_export_stop(ex);
 	if (lfd >= 0) {
 		close(lfd);

@@ -98,6 +98,16 @@
 	" size_read TEXT NOT NULL, size_written TEXT NOT NULL,"                         \
 	" PRIMARY KEY (job_key, step_id, rank, mnt_id, dev, ino));"
 
+/*
+ * 9: retention (issue 28). A job whose series were re-binned coarser
+ * (downsample_after) keeps the width they were recorded at; bin_width_ns is
+ * the width they have now, which is what every report reads. NULL: never
+ * downsampled. The index finds the jobs ended before a cutoff.
+ */
+#define MIGRATION_RETENTION                                                             \
+	"ALTER TABLE jobs ADD COLUMN orig_bin_width_ns INTEGER;"                        \
+	"CREATE INDEX jobs_end ON jobs (end_ns) WHERE end_ns IS NOT NULL;"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -201,6 +211,7 @@ static const char *const migrations[] = {
 	MIGRATION_REPORT_SPECS,
 	MIGRATION_RESTART,
 	MIGRATION_FILES,
+	MIGRATION_RETENTION,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -218,7 +229,7 @@ static const struct {
 	{ "totals", 1 }, { "ops", 1 },   { "watches", 2 },
 	{ "export_queue", 5 },
 	{ "report_specs", 6 },
-	{ "files", 7 },
+	{ "files", 8 },
 };
 
 /*
