@@ -299,7 +299,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 8);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 9);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;
@@ -771,7 +771,7 @@ static void test_migrate_from_v3(void **state)
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);"
 		 "INSERT INTO series VALUES (5, 0, 21, 2, 0, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);"
 		 "INSERT INTO totals VALUES (5, 0, 21, 2, 0, 10, 4, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);");
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 8");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 3, older than this ioacct's 9");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
@@ -824,7 +824,7 @@ static void test_newer_schema_refused(void **state)
 
 	ioacct_store_close(open_store(f, f->path, IOACCT_STORE_RDWR));
 	raw_exec(f->path, "PRAGMA user_version = 99");
-	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 8)");
+	open_fails(f, f->path, IOACCT_STORE_RDWR, ENOTSUP, "newer ioacct (schema 99, this one knows 9)");
 	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "newer ioacct");
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 99);
 	/* Nor can the test hook go back. */
@@ -1290,7 +1290,7 @@ static void test_migrate_from_v2(void **state)
 		 " dropped_bytes) VALUES (3, 'hpc', 77, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
 		 " 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);");
 	/* A reader of this version does not upgrade it. */
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 8");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 2, older than this ioacct's 9");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
@@ -1347,7 +1347,7 @@ static void test_migrate_from_v6(void **state)
 		 " 0, 0, 0, 0, 0);"
 		 "INSERT INTO totals VALUES (6, 0, 21, 1, 8192, 2, 0, 20, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,"
 		 " 0, 0, 0, 0, 0);");
-	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 6, older than this ioacct's 8");
+	open_fails(f, f->path, IOACCT_STORE_RDONLY, ENOTSUP, "has schema 6, older than this ioacct's 9");
 
 	st = open_store(f, f->path, IOACCT_STORE_RDWR);
 	assert_int_equal(ioacct_store_schema_version(st), 8);
