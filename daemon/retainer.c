@@ -79,7 +79,8 @@ static void run_purge(struct ioacct_retainer *r)
 
 	r->what = "purge";
 	r->t0_ms = r->logged_ms = ioacct_mono_ms();
-	err = ioacct_store_purge(r->store, cutoff, false, progress, r, &res);
+	err = ioacct_store_purge(r->store, cutoff, r->cfg->cluster_db[0] != '\0', false, progress, r,
+				 &res);
 	if (err)
 		log_err("retention: purge stopped after %llu jobs: %s (the rest at the next round)",
 			(unsigned long long)res.jobs, ioacct_store_errmsg(r->store));
@@ -104,7 +105,7 @@ static void run_downsample(struct ioacct_retainer *r)
 	r->what = "downsample";
 	r->t0_ms = r->logged_ms = ioacct_mono_ms();
 	err = ioacct_store_downsample(r->store, cutoff, r->cfg->downsample_width_s * NSEC_PER_SEC,
-				      progress, r, &res);
+				      r->cfg->cluster_db[0] != '\0', progress, r, &res);
 	if (err)
 		log_err("retention: downsample stopped after %llu jobs: %s (the rest at the next round)",
 			(unsigned long long)res.jobs, ioacct_store_errmsg(r->store));

@@ -117,7 +117,9 @@ int ioacct_purge_main(const struct ioacct_purge_opts *o, const struct ioacct_con
 		fprintf(stderr, "ioacct: --purge: %s\n", err);
 		return EXIT_RUNTIME;
 	}
-	ret = ioacct_store_purge(st, cutoff_ns, o->dry_run, progress, &last, &res);
+	/* Without a cluster store nothing waits to be exported (see retain.h). */
+	ret = ioacct_store_purge(st, cutoff_ns, cfg->cluster_db[0] != '\0', o->dry_run, progress,
+				 &last, &res);
 	if (ret)
 		fprintf(stderr, "ioacct: --purge: %s (%llu jobs purged before it, committed)\n",
 			ioacct_store_errmsg(st), (unsigned long long)res.jobs);

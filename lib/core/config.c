@@ -18,7 +18,7 @@
 #define LINE_MAX_BYTES 4095
 /* Bound on how much of an offending value a message repeats. */
 #define QUOTE_MAX 80
-#define MSG_MAX 1024
+#define MSG_MAX 2048
 
 
 enum key_type {

@@ -10,7 +10,10 @@
  *
  * What is never touched, whatever its age: a running job (no end), a job
  * still in the outbox of the cluster store (export_queue: not yet exported)
- * and a job whose merged report this node still waits for (report_specs).
+ * when there is a cluster store (keep_unexported; without one every
+ * finished job waits in the outbox for a cluster store that may never
+ * come), and a job whose merged report this node still waits for
+ * (report_specs).
  * A purge deletes whole jobs, a batch of them per transaction: killed at any
  * point, the store has every job either fully there or gone from every table.
  */
@@ -37,7 +40,7 @@ struct ioacct_retain_result {
 	uint64_t rows;          /* series rows deleted, or removed by re-binning */
 	uint64_t bytes;         /* about how many bytes of the store those jobs take */
 	uint64_t batches;       /* transactions committed */
-	uint64_t kept_unexported; /* past the cutoff, but still to be exported: kept */
+	uint64_t kept_unexported; /* past the cutoff, kept: to be exported, or a merged report */
 	struct ioacct_purge_user *users; /* a dry run's per-user counts (malloc'd) */
 	size_t nusers;
 };
@@ -55,8 +58,8 @@ struct ioacct_store;
  * (free its users with ioacct_retain_result_free()). 0 or -errno, the
  * message in ioacct_store_errmsg().
  */
-int ioacct_store_purge(struct ioacct_store *st, int64_t cutoff_ns, bool dry_run,
-		       ioacct_retain_progress_fn progress, void *arg,
+int ioacct_store_purge(struct ioacct_store *st, int64_t cutoff_ns, bool keep_unexported,
+		       bool dry_run, ioacct_retain_progress_fn progress, void *arg,
 		       struct ioacct_retain_result *res);
 
 /*
@@ -67,7 +70,7 @@ int ioacct_store_purge(struct ioacct_store *st, int64_t cutoff_ns, bool dry_run,
  * (orig_bin_width_ns). Jobs already that coarse are left alone.
  */
 int ioacct_store_downsample(struct ioacct_store *st, int64_t cutoff_ns, uint64_t width_ns,
-			    ioacct_retain_progress_fn progress, void *arg,
+			    bool keep_unexported, ioacct_retain_progress_fn progress, void *arg,
 			    struct ioacct_retain_result *res);
 
 void ioacct_retain_result_free(struct ioacct_retain_result *res);

@@ -19,16 +19,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The jobs a purge or a downsample may take, past cutoff ?1. */
+/*
+ * The jobs a purge or a downsample may take, past cutoff ?1; ?4: whether
+ * the outbox of the cluster store holds jobs back (there is one).
+ */
 #define CANDIDATES                                                                       \
 	" FROM jobs WHERE end_ns IS NOT NULL AND end_ns < ?1 AND state != 'RUNNING'"     \
-	" AND key NOT IN (SELECT job_key FROM export_queue)"                             \
+	" AND (?4 = 0 OR key NOT IN (SELECT job_key FROM export_queue))"                 \
 	" AND key NOT IN (SELECT job_key FROM report_specs)"
 
-/* Past the cutoff, but kept for the cluster store or a merged report. */
+/* Past the cutoff ?1, but kept for the cluster store (?2) or a merged report. */
 #define KEPT_SQL                                                                         \
 	"SELECT count(*) FROM jobs WHERE end_ns IS NOT NULL AND end_ns < ?1"             \
-	" AND (key IN (SELECT job_key FROM export_queue)"                                \
+	" AND ((?2 != 0 AND key IN (SELECT job_key FROM export_queue))"                  \
 	" OR key IN (SELECT job_key FROM report_specs))"
 
 #define MAX_JOB_TABLES 32
@@ -158,7 +161,7 @@ static void kill_point(uint64_t batch, size_t i, size_t n)
 
 /* Up to `max` keys (and widths) of `sql`'s rows, ?1 = cutoff, ?2 = arg. */
 static int take_keys(struct ioacct_store *st, const char *sql, int64_t cutoff, int64_t arg,
-		     int64_t *keys, uint64_t *widths, size_t max, size_t *n)
+		     bool keep, int64_t *keys, uint64_t *widths, size_t max, size_t *n)
 {
 	sqlite3_stmt *s = NULL;
 	int rc = SQLITE_DONE, err = prep(st, sql, &s);
@@ -166,7 +169,8 @@ static int take_keys(struct ioacct_store *st, const char *sql, int64_t cutoff, i
 	*n = 0;
 	if (err)
 		return err;
-	err = bind_i64(s, 1, cutoff) || bind_i64(s, 2, arg) || bind_i64(s, 3, (int64_t)max);
+	err = bind_i64(s, 1, cutoff) || bind_i64(s, 2, arg) || bind_i64(s, 3, (int64_t)max) ||
+	      bind_i64(s, 4, keep);
 	if (err) {
 		sqlite3_finalize(s);
 		return store_sql_error(st, sqlite3_errcode(st->db), "retention: bind");
@@ -182,11 +186,17 @@ static int take_keys(struct ioacct_store *st, const char *sql, int64_t cutoff, i
 	return err;
 }
 
-static int kept_count(struct ioacct_store *st, int64_t cutoff_ns, struct ioacct_retain_result *res)
+static int kept_count(struct ioacct_store *st, int64_t cutoff_ns, bool keep,
+		      struct ioacct_retain_result *res)
 {
 	int64_t n = 0;
-	int err = query_int(st, KEPT_SQL, cutoff_ns, &n);
+	sqlite3_stmt *s = NULL;
+	int err = prep(st, KEPT_SQL, &s);
 
+	if (!err)
+		err = store_stmt_int(st, s, bind_i64(s, 1, cutoff_ns) || bind_i64(s, 2, keep),
+				     (sqlite3_int64 *)&n, "retention: count the jobs kept");
+	sqlite3_finalize(s);
 	res->kept_unexported = (uint64_t)n;
 	return err;
 }
@@ -217,7 +227,7 @@ static int purge_job(struct ioacct_store *st, const struct job_tables *t, int64_
 
 /* One batch in one transaction; *n: the jobs it took (0: none left). */
 static int purge_batch(struct ioacct_store *st, const struct job_tables *t, int64_t cutoff_ns,
-		       struct ioacct_retain_result *res, size_t *n)
+		       bool keep, struct ioacct_retain_result *res, size_t *n)
 {
 	int64_t keys[IOACCT_PURGE_BATCH];
 	uint64_t widths[IOACCT_PURGE_BATCH];
@@ -229,7 +239,7 @@ static int purge_batch(struct ioacct_store *st, const struct job_tables *t, int6
 	if (err)
 		return err;
 	err = take_keys(st, "SELECT key, 0" CANDIDATES " AND ?2 = ?2 ORDER BY key LIMIT ?3",
-			cutoff_ns, 0, keys, widths, IOACCT_PURGE_BATCH, n);
+			cutoff_ns, 0, keep, keys, widths, IOACCT_PURGE_BATCH, n);
 	for (size_t i = 0; !err && i < *n; i++) {
 		kill_point(res->batches + 1, i, *n);
 		err = purge_job(st, t, keys[i], res);
@@ -244,7 +254,7 @@ static int purge_batch(struct ioacct_store *st, const struct job_tables *t, int6
 
 /* A dry run: what would go, per user, in one read transaction. */
 static int purge_count(struct ioacct_store *st, const struct job_tables *t, int64_t cutoff_ns,
-		       struct ioacct_retain_result *res)
+		       bool keep, struct ioacct_retain_result *res)
 {
 	sqlite3_stmt *s = NULL;
 	struct ioacct_purge_user *u;
@@ -254,7 +264,8 @@ static int purge_count(struct ioacct_store *st, const struct job_tables *t, int6
 	err = prep(st, "SELECT key, uid, user" CANDIDATES " ORDER BY uid, key", &s);
 	if (err)
 		return err;
-	err = bind_i64(s, 1, cutoff_ns) ? store_sql_error(st, sqlite3_errcode(st->db), "bind") : 0;
+	if (bind_i64(s, 1, cutoff_ns) || bind_i64(s, 4, keep))
+		err = store_sql_error(st, sqlite3_errcode(st->db), "retention: bind");
 	while (!err && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		uint32_t uid = (uint32_t)col_u64(s, 1);
 
@@ -282,8 +293,8 @@ static int purge_count(struct ioacct_store *st, const struct job_tables *t, int6
 	return err;
 }
 
-int ioacct_store_purge(struct ioacct_store *st, int64_t cutoff_ns, bool dry_run,
-		       ioacct_retain_progress_fn progress, void *arg,
+int ioacct_store_purge(struct ioacct_store *st, int64_t cutoff_ns, bool keep_unexported,
+		       bool dry_run, ioacct_retain_progress_fn progress, void *arg,
 		       struct ioacct_retain_result *res)
 {
 	struct job_tables t;
@@ -302,19 +313,19 @@ int ioacct_store_purge(struct ioacct_store *st, int64_t cutoff_ns, bool dry_run,
 			return err;
 		err = job_tables_load(st, &t);
 		if (!err)
-			err = purge_count(st, &t, cutoff_ns, res);
+			err = purge_count(st, &t, cutoff_ns, keep_unexported, res);
 		if (!err)
-			err = kept_count(st, cutoff_ns, res);
+			err = kept_count(st, cutoff_ns, keep_unexported, res);
 		return store_unit_end(st, outer, err);
 	}
 	err = job_tables_load(st, &t);
 	while (!err && n) {
-		err = purge_batch(st, &t, cutoff_ns, res, &n);
+		err = purge_batch(st, &t, cutoff_ns, keep_unexported, res, &n);
 		if (!err && n && progress && progress(res, arg))
 			break;
 	}
 	if (!err)
-		err = kept_count(st, cutoff_ns, res);
+		err = kept_count(st, cutoff_ns, keep_unexported, res);
 	return err;
 }
 
@@ -355,7 +366,7 @@ static int rebin_job(struct ioacct_store *st, int64_t key, uint64_t width, uint6
 }
 
 static int downsample_batch(struct ioacct_store *st, int64_t cutoff_ns, uint64_t width_ns,
-			    struct ioacct_retain_result *res, size_t *n)
+			    bool keep, struct ioacct_retain_result *res, size_t *n)
 {
 	int64_t keys[IOACCT_DOWNSAMPLE_BATCH];
 	uint64_t widths[IOACCT_DOWNSAMPLE_BATCH];
@@ -369,7 +380,7 @@ static int downsample_batch(struct ioacct_store *st, int64_t cutoff_ns, uint64_t
 	err = take_keys(st,
 			"SELECT key, bin_width_ns" CANDIDATES
 			" AND bin_width_ns > 0 AND bin_width_ns < ?2 ORDER BY key LIMIT ?3",
-			cutoff_ns, (int64_t)width_ns, keys, widths, IOACCT_DOWNSAMPLE_BATCH, n);
+			cutoff_ns, (int64_t)width_ns, keep, keys, widths, IOACCT_DOWNSAMPLE_BATCH, n);
 	for (size_t i = 0; !err && i < *n; i++) {
 		/* Whole old bins in each new one: the smallest multiple at least width_ns. */
 		uint64_t factor = (width_ns + widths[i] - 1) / widths[i];
@@ -386,7 +397,7 @@ static int downsample_batch(struct ioacct_store *st, int64_t cutoff_ns, uint64_t
 }
 
 int ioacct_store_downsample(struct ioacct_store *st, int64_t cutoff_ns, uint64_t width_ns,
-			    ioacct_retain_progress_fn progress, void *arg,
+			    bool keep_unexported, ioacct_retain_progress_fn progress, void *arg,
 			    struct ioacct_retain_result *res)
 {
 	size_t n = 1;
@@ -405,12 +416,12 @@ int ioacct_store_downsample(struct ioacct_store *st, int64_t cutoff_ns, uint64_t
 		    IOACCT_STORE_COUNTER_COLS ")",
 		    0, 0, NULL);
 	while (!err && n) {
-		err = downsample_batch(st, cutoff_ns, width_ns, res, &n);
+		err = downsample_batch(st, cutoff_ns, width_ns, keep_unexported, res, &n);
 		if (!err && n && progress && progress(res, arg))
 			break;
 	}
 	if (!err)
-		err = kept_count(st, cutoff_ns, res);
+		err = kept_count(st, cutoff_ns, keep_unexported, res);
 	return err;
 }
 

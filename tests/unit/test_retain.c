@@ -383,7 +383,7 @@ static void test_purge(void **state)
 	assert_true(rows_of(f->path, old1) > NBINS);
 
 	/* A dry run: what would go, per user; nothing changes. */
-	assert_int_equal(ioacct_store_purge(st, cutoff, true, NULL, NULL, &res), 0);
+	assert_int_equal(ioacct_store_purge(st, cutoff, true, true, NULL, NULL, &res), 0);
 	assert_int_equal(res.jobs, 2);
 	assert_int_equal(res.rows, 2 * 2 * 2 * 2 * NBINS);
 	assert_true(res.bytes > 0);
@@ -397,7 +397,7 @@ static void test_purge(void **state)
 	ioacct_retain_result_free(&res);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM jobs"), 6);
 
-	assert_int_equal(ioacct_store_purge(st, cutoff, false, NULL, NULL, &res), 0);
+	assert_int_equal(ioacct_store_purge(st, cutoff, true, false, NULL, NULL, &res), 0);
 	assert_int_equal(res.jobs, 2);
 	assert_int_equal(res.rows, 2 * 2 * 2 * 2 * NBINS);
 	assert_int_equal(res.batches, 1);
@@ -423,9 +423,14 @@ static void test_purge(void **state)
 		ioacct_jobdata_free(before[i]);
 	}
 	assert_int_equal(ioacct_store_report_spec_get(st, specd, &spec), 0);
+	/* Without a cluster store the outbox holds nothing back: it would wait forever. */
+	assert_int_equal(ioacct_store_purge(st, cutoff, false, true, NULL, NULL, &res), 0);
+	assert_int_equal(res.jobs, 1);
+	assert_int_equal(res.kept_unexported, 1); /* the merged report's */
+	ioacct_retain_result_free(&res);
 	/* Exported at last: now it goes too. */
 	unqueue(st, queued);
-	assert_int_equal(ioacct_store_purge(st, cutoff, false, NULL, NULL, &res), 0);
+	assert_int_equal(ioacct_store_purge(st, cutoff, true, false, NULL, NULL, &res), 0);
 	assert_int_equal(res.jobs, 1);
 	assert_int_equal(rows_of(f->path, queued), 0);
 	ioacct_store_close(st);
@@ -452,13 +457,13 @@ static void test_purge_batches(void **state)
 	assert_int_equal(raw_int(f->path, "DELETE FROM export_queue"), -1);
 	/* Inside the caller's transaction it refuses: its batches are its own. */
 	assert_int_equal(ioacct_store_begin(st), 0);
-	assert_int_equal(ioacct_store_purge(st, NOW_NS, false, NULL, NULL, &res), -EINVAL);
+	assert_int_equal(ioacct_store_purge(st, NOW_NS, true, false, NULL, NULL, &res), -EINVAL);
 	assert_int_equal(ioacct_store_rollback(st), 0);
-	assert_int_equal(ioacct_store_purge(st, NOW_NS, false, stop_after_two, &calls, &res), 0);
+	assert_int_equal(ioacct_store_purge(st, NOW_NS, true, false, stop_after_two, &calls, &res), 0);
 	assert_int_equal(res.batches, 2);
 	assert_int_equal(res.jobs, 2 * IOACCT_PURGE_BATCH);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM jobs"), 200 - 2 * IOACCT_PURGE_BATCH);
-	assert_int_equal(ioacct_store_purge(st, NOW_NS, false, stop_after_two, &calls, &res), 0);
+	assert_int_equal(ioacct_store_purge(st, NOW_NS, true, false, stop_after_two, &calls, &res), 0);
 	assert_int_equal(res.jobs, 200 - 2 * IOACCT_PURGE_BATCH);
 	assert_int_equal(res.batches, 2);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM jobs"), 0);
@@ -494,7 +499,7 @@ static void test_purge_killed(void **state)
 
 		setenv("IOACCT_RETAIN_KILL_AT", "3", 1);
 		if (c)
-			ioacct_store_purge(c, NOW_NS, false, NULL, NULL, &res);
+			ioacct_store_purge(c, NOW_NS, true, false, NULL, NULL, &res);
 		_exit(3); /* not reached: killed in batch 3 */
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -515,7 +520,7 @@ static void test_purge_killed(void **state)
 			whole = key;
 	}
 	assert_int_equal(whole, 2 * IOACCT_PURGE_BATCH + 1);
-	assert_int_equal(ioacct_store_purge(st, NOW_NS, false, NULL, NULL, &res), 0);
+	assert_int_equal(ioacct_store_purge(st, NOW_NS, true, false, NULL, NULL, &res), 0);
 	assert_int_equal(res.jobs, keys - 2 * IOACCT_PURGE_BATCH);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM jobs"), 0);
 	assert_int_equal(orphans(f->path), 0);
@@ -545,7 +550,7 @@ static void test_downsample(void **state)
 	b_new = load(st, fresh);
 	b_run = load(st, running);
 
-	assert_int_equal(ioacct_store_downsample(st, cutoff, 60000000000ULL, NULL, NULL, &res), 0);
+	assert_int_equal(ioacct_store_downsample(st, cutoff, 60000000000ULL, true, NULL, NULL, &res), 0);
 	assert_int_equal(res.jobs, 2);
 	assert_int_equal(res.kept_unexported, 1);
 	/* 24 bins of 5 s in 2 of 60 s; of 7 s (a multiple: 63 s, 9 each) in 3. */
@@ -595,10 +600,10 @@ static void test_downsample(void **state)
 	ioacct_jobdata_free(a);
 
 	/* Again: nothing left that coarse a width would change. */
-	assert_int_equal(ioacct_store_downsample(st, cutoff, 60000000000ULL, NULL, NULL, &res), 0);
+	assert_int_equal(ioacct_store_downsample(st, cutoff, 60000000000ULL, true, NULL, NULL, &res), 0);
 	assert_int_equal(res.jobs, 0);
 	/* Coarser still: the first width is kept. */
-	assert_int_equal(ioacct_store_downsample(st, cutoff, 120000000000ULL, NULL, NULL, &res), 0);
+	assert_int_equal(ioacct_store_downsample(st, cutoff, 120000000000ULL, true, NULL, NULL, &res), 0);
 	assert_int_equal(res.jobs, 2);
 	a = load(st, old);
 	assert_int_equal(a->job.bin_width_ns, 120000000000ULL);
@@ -656,7 +661,7 @@ static void test_migrate_from_8(void **state)
 			 1);
 	/* As if exported: then it is downsampled. */
 	assert_int_equal(raw_int(f->path, "DELETE FROM export_queue"), -1);
-	assert_int_equal(ioacct_store_downsample(st, NOW_NS, 60000000000ULL, NULL, NULL, &res), 0);
+	assert_int_equal(ioacct_store_downsample(st, NOW_NS, 60000000000ULL, true, NULL, NULL, &res), 0);
 	assert_int_equal(res.jobs, 1);
 	jd = load(st, 1);
 	/* Bins 0 and 13 of 5 s: 0 and 1 of 60 s. */

@@ -181,7 +181,7 @@ static void test_files_migrate_from_v6(void **state)
 	sqlite3_close(db);
 
 	st = open_rw(f);
-	assert_int_equal(ioacct_store_schema_version(st), 8);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
 	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
 	assert_int_equal(jd->job.job_id, 55);
 	assert_int_equal(jd->nmounts, 1);
