@@ -39,6 +39,7 @@
 struct job_tables {
 	char name[MAX_JOB_TABLES][64];
 	size_t n;
+	bool sized;             /* bytes_per_row known: counted once there is a job to take */
 	double bytes_per_row;   /* the file's size over its rows: the bytes estimate */
 };
 
@@ -84,12 +85,39 @@ static int exec2(struct ioacct_store *st, const char *sql, int64_t a, int64_t b,
 	return err;
 }
 
-/* The tables with a job_key column, and the estimate of a row's bytes. */
+/*
+ * The estimate of a row's bytes: the file's size over its rows. It reads
+ * every table whole, so only once there is something to take.
+ */
+static int job_tables_size(struct ioacct_store *st, struct job_tables *t)
+{
+	int64_t pages = 0, page_size = 0, rows = 0, n;
+	char sql[160];
+	int err;
+
+	if (t->sized)
+		return 0;
+	err = query_int(st, "SELECT count(*) FROM jobs WHERE ?1 = ?1", 0, &rows);
+	for (size_t i = 0; !err && i < t->n; i++) {
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM \"%s\" WHERE ?1 = ?1", t->name[i]);
+		err = query_int(st, sql, 0, &n);
+		rows += n;
+	}
+	if (!err)
+		err = query_int(st, "SELECT page_count FROM pragma_page_count() WHERE ?1 = ?1", 0,
+				&pages);
+	if (!err)
+		err = query_int(st, "SELECT page_size FROM pragma_page_size() WHERE ?1 = ?1", 0,
+				&page_size);
+	t->bytes_per_row = rows ? (double)pages * (double)page_size / (double)rows : 0;
+	t->sized = !err;
+	return err;
+}
+
+/* The tables with a job_key column. */
 static int job_tables_load(struct ioacct_store *st, struct job_tables *t)
 {
 	sqlite3_stmt *s = NULL;
-	int64_t pages = 0, page_size = 0, rows = 0, n;
-	char sql[160];
 	int rc, err;
 
 	memset(t, 0, sizeof(*t));
@@ -106,20 +134,7 @@ static int job_tables_load(struct ioacct_store *st, struct job_tables *t)
 		return store_sql_error(st, rc, "retention: list the tables of jobs");
 	if (rc == SQLITE_ROW)
 		return store_error(st, -EIO, "retention: more than %d tables of jobs", MAX_JOB_TABLES);
-	err = query_int(st, "SELECT count(*) FROM jobs WHERE ?1 = ?1", 0, &rows);
-	for (size_t i = 0; !err && i < t->n; i++) {
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM \"%s\" WHERE ?1 = ?1", t->name[i]);
-		err = query_int(st, sql, 0, &n);
-		rows += n;
-	}
-	if (!err)
-		err = query_int(st, "SELECT page_count FROM pragma_page_count() WHERE ?1 = ?1", 0,
-				&pages);
-	if (!err)
-		err = query_int(st, "SELECT page_size FROM pragma_page_size() WHERE ?1 = ?1", 0,
-				&page_size);
-	t->bytes_per_row = rows ? (double)pages * (double)page_size / (double)rows : 0;
-	return err;
+	return 0;
 }
 
 /* The rows a job has in every table of jobs (its own row included). */
@@ -226,7 +241,7 @@ static int purge_job(struct ioacct_store *st, const struct job_tables *t, int64_
 }
 
 /* One batch in one transaction; *n: the jobs it took (0: none left). */
-static int purge_batch(struct ioacct_store *st, const struct job_tables *t, int64_t cutoff_ns,
+static int purge_batch(struct ioacct_store *st, struct job_tables *t, int64_t cutoff_ns,
 		       bool keep, struct ioacct_retain_result *res, size_t *n)
 {
 	int64_t keys[IOACCT_PURGE_BATCH];
@@ -240,6 +255,8 @@ static int purge_batch(struct ioacct_store *st, const struct job_tables *t, int6
 		return err;
 	err = take_keys(st, "SELECT key, 0" CANDIDATES " AND ?2 = ?2 ORDER BY key LIMIT ?3",
 			cutoff_ns, 0, keep, keys, widths, IOACCT_PURGE_BATCH, n);
+	if (!err && *n)
+		err = job_tables_size(st, t);
 	for (size_t i = 0; !err && i < *n; i++) {
 		kill_point(res->batches + 1, i, *n);
 		err = purge_job(st, t, keys[i], res);
@@ -253,7 +270,7 @@ static int purge_batch(struct ioacct_store *st, const struct job_tables *t, int6
 }
 
 /* A dry run: what would go, per user, in one read transaction. */
-static int purge_count(struct ioacct_store *st, const struct job_tables *t, int64_t cutoff_ns,
+static int purge_count(struct ioacct_store *st, struct job_tables *t, int64_t cutoff_ns,
 		       bool keep, struct ioacct_retain_result *res)
 {
 	sqlite3_stmt *s = NULL;
@@ -282,7 +299,9 @@ static int purge_count(struct ioacct_store *st, const struct job_tables *t, int6
 			col_str(s, 2, u->user, sizeof(u->user));
 		}
 		res->users[res->nusers - 1].jobs++;
-		err = job_rows(st, t, sqlite3_column_int64(s, 0), &series, &all);
+		err = job_tables_size(st, t);
+		if (!err)
+			err = job_rows(st, t, sqlite3_column_int64(s, 0), &series, &all);
 		res->jobs++;
 		res->rows += (uint64_t)series;
 		res->bytes += (uint64_t)((double)all * t->bytes_per_row);
