@@ -6,7 +6,9 @@
 # width kept, the same bytes in ioacct and in its reports), then purged (ioacct
 # -j finds nothing, ioreport says there is no such job), with both logged.
 # ioacct --purge --dry-run says what would go and changes nothing; ioacct
-# --purge deletes it; a running job is never purged.
+# --purge deletes it; a running job is never purged. Last, ioacct --purge of a
+# synthetic store of 1000 jobs killed with SIGKILL in its fifth batch leaves
+# every job whole or gone (retain_store.py checks every table).
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 EXTRA_CONF="bin_width = 0.2
@@ -120,3 +122,21 @@ echo go >&7
 exec 7>&-
 wait "$RUNPID" || fail "the held job failed"
 ok "ioacct --purge: the dry run changed nothing, the purge took the finished job, never the running one"
+
+# kill -9 in the middle of a purge of a synthetic store of 1000 jobs: ioacct
+# --purge kills itself in its fifth batch (IOACCT_RETAIN_KILL_AT, tests only):
+# the four batches before are gone, every other job whole, no row orphaned.
+BIG=$T/big.db
+"$IOACCT" --purge --db "$BIG" --before 1day > /dev/null || fail "ioacct --purge could not make $BIG"
+ROWS=$(python3 "$(dirname "$0")/retain_store.py" fill "$BIG" 1000 50 40) || fail "cannot fill $BIG"
+rc=0
+IOACCT_RETAIN_KILL_AT=5 "$IOACCT" --purge --db "$BIG" --before 1day > /dev/null 2>&1 || rc=$?
+[ "$rc" = 137 ] || fail "the purge set to be killed exited $rc, not 137 (SIGKILL)"
+LEFT=$(python3 "$(dirname "$0")/retain_store.py" check "$BIG" "$ROWS") || fail "the store after kill -9: $LEFT"
+[ "$LEFT" = $((1000 - 4 * 64)) ] || fail "$LEFT jobs left after kill -9 in batch 5, not $((1000 - 4 * 64))"
+"$IOACCT" --purge --db "$BIG" --before 1day > "$T/rest" || fail "the purge after kill -9 failed"
+grep -q "^purged $LEFT jobs ended before .* ($((LEFT * 400)) series rows" "$T/rest" ||
+	fail "the purge after kill -9: $(cat "$T/rest")"
+LEFT=$(python3 "$(dirname "$0")/retain_store.py" check "$BIG" "$ROWS") || fail "after the purge: $LEFT"
+[ "$LEFT" = 0 ] || fail "$LEFT jobs left after the second purge"
+ok "ioacct --purge killed with SIGKILL in batch 5: 744 jobs whole, none half there; then every one purged"
