@@ -24,7 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Jobs per transaction: short enough that the daemon's drains wait little. */
+/*
+ * Jobs per transaction at most (and 25,000 series rows, store_retain.c):
+ * short enough that the daemon's drains wait little.
+ */
 #define IOACCT_PURGE_BATCH 64
 #define IOACCT_DOWNSAMPLE_BATCH 8
 
@@ -53,7 +56,7 @@ struct ioacct_store;
 /*
  * Deletes the finished jobs that ended before cutoff_ns (wall clock), with
  * their steps, mounts, series, totals, files and every other row keyed by
- * them, IOACCT_PURGE_BATCH jobs per transaction. dry_run: counts what would
+ * them, a batch of jobs per transaction. dry_run: counts what would
  * go (jobs, per user, rows, bytes) and changes nothing. `res` is filled
  * (free its users with ioacct_retain_result_free()). 0 or -errno, the
  * message in ioacct_store_errmsg().

@@ -123,20 +123,21 @@ exec 7>&-
 wait "$RUNPID" || fail "the held job failed"
 ok "ioacct --purge: the dry run changed nothing, the purge took the finished job, never the running one"
 
-# kill -9 in the middle of a purge of a synthetic store of 1000 jobs: ioacct
-# --purge kills itself in its fifth batch (IOACCT_RETAIN_KILL_AT, tests only):
-# the four batches before are gone, every other job whole, no row orphaned.
+# kill -9 in the middle of a purge of a synthetic store of 1000 jobs of 800
+# series rows: a batch ends at 25,000 rows, 32 jobs. ioacct --purge kills
+# itself in its fifth batch (IOACCT_RETAIN_KILL_AT, tests only): the four
+# batches before are gone, every other job whole, no row orphaned.
 BIG=$T/big.db
 "$IOACCT" --purge --db "$BIG" --before 1day > /dev/null || fail "ioacct --purge could not make $BIG"
-ROWS=$(python3 "$(dirname "$0")/retain_store.py" fill "$BIG" 1000 50 40) || fail "cannot fill $BIG"
+ROWS=$(python3 "$(dirname "$0")/retain_store.py" fill "$BIG" 1000 100 40) || fail "cannot fill $BIG"
 rc=0
 IOACCT_RETAIN_KILL_AT=5 "$IOACCT" --purge --db "$BIG" --before 1day > /dev/null 2>&1 || rc=$?
 [ "$rc" = 137 ] || fail "the purge set to be killed exited $rc, not 137 (SIGKILL)"
 LEFT=$(python3 "$(dirname "$0")/retain_store.py" check "$BIG" "$ROWS") || fail "the store after kill -9: $LEFT"
-[ "$LEFT" = $((1000 - 4 * 64)) ] || fail "$LEFT jobs left after kill -9 in batch 5, not $((1000 - 4 * 64))"
+[ "$LEFT" = $((1000 - 4 * 32)) ] || fail "$LEFT jobs left after kill -9 in batch 5, not $((1000 - 4 * 32))"
 "$IOACCT" --purge --db "$BIG" --before 1day > "$T/rest" || fail "the purge after kill -9 failed"
-grep -q "^purged $LEFT jobs ended before .* ($((LEFT * 400)) series rows" "$T/rest" ||
+grep -q "^purged $LEFT jobs ended before .* ($((LEFT * 800)) series rows" "$T/rest" ||
 	fail "the purge after kill -9: $(cat "$T/rest")"
 LEFT=$(python3 "$(dirname "$0")/retain_store.py" check "$BIG" "$ROWS") || fail "after the purge: $LEFT"
 [ "$LEFT" = 0 ] || fail "$LEFT jobs left after the second purge"
-ok "ioacct --purge killed with SIGKILL in batch 5: 744 jobs whole, none half there; then every one purged"
+ok "ioacct --purge killed with SIGKILL in batch 5: 872 jobs whole, none half there; then every one purged"
