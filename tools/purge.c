@@ -114,7 +114,9 @@ int ioacct_purge_main(const struct ioacct_purge_opts *o, const struct ioacct_con
 	st = ioacct_store_open(db, o->dry_run ? IOACCT_STORE_RDONLY : IOACCT_STORE_RDWR, err,
 			       sizeof(err));
 	if (!st) {
-		fprintf(stderr, "ioacct: --purge: %s\n", err);
+		fprintf(stderr, "ioacct: --purge: %s%s\n", err,
+			errno == EACCES || errno == EPERM || errno == EROFS ?
+				" (the store is root's: run ioacct --purge as root)" : "");
 		return EXIT_RUNTIME;
 	}
 	/* Without a cluster store nothing waits to be exported (see retain.h). */
