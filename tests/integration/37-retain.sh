@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Retention with the real daemon (issue 28): bin_width = 0.2, downsample_after
+# Retention with the real daemon (issue 28). 1000 jobs that ended 40 days ago
+# are purged at the daemon's start while its socket answers and a job runs.
+# bin_width = 0.2, downsample_after
 # = 3s to 1 s bins, purge_after = 20s, looked at every second. A job writes
 # 20 x 4 KiB in two bursts 1.2 s apart: it is downsampled (1 s bins, its first
 # width kept, the same bytes in ioacct and in its reports), then purged (ioacct
@@ -22,7 +24,6 @@ IOREPORT=$abs_top_builddir/tools/ioreport
 DB=$T/ioacct.db
 D=$T/data
 mkdir -p "$D"
-start_daemon
 
 # sql QUERY: one value from the store, read-only beside the daemon.
 sql() {
@@ -47,8 +48,30 @@ write_bytes() {
 	"$IOACCT" -j "$1" -X -n -P -o WriteBytes
 }
 
+# 1000 jobs that ended 40 days ago (800 series rows each) in the store before
+# the daemon starts: its first round purges them while its socket answers and
+# a job runs, exactly counted.
+"$IOACCT" --purge --db "$DB" --before 1day > /dev/null || fail "ioacct --purge could not make $DB"
+python3 "$(dirname "$0")/retain_store.py" fill "$DB" 1000 100 40 > /dev/null || fail "cannot fill $DB"
+start_daemon
 "$IORUN" --json -o "$T/a.json" -- "$IOWORK" write "$D/a" 4096 10 , sleep 1.2 , \
-	write "$D/b" 4096 10 | cat || fail "iorun failed"
+	write "$D/b" 4096 10 > /dev/null &
+JOBPID=$!
+MAXMS=0
+for _ in $(seq 1 1200); do
+	[ "$(sql "SELECT count(*) FROM jobs WHERE job_id >= 900000")" = 0 ] && break
+	t0=$(date +%s%N)
+	"$IOPOKE" "$T/ioacctd.sock" status | grep -q '^status=0' || fail "status failed during the purge"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ "$ms" -le "$MAXMS" ] || MAXMS=$ms
+	sleep 0.1
+done
+[ "$(sql "SELECT count(*) FROM jobs WHERE job_id >= 900000")" = 0 ] || fail "the 1000 old jobs were not purged"
+wait "$JOBPID" || fail "iorun failed"
+grep -q "retention: purged 1000 jobs ended more than 20s ago (800000 series rows" "$T/ioacctd.log" ||
+	fail "the purge of the 1000 old jobs was not logged"
+[ "$MAXMS" -lt 2000 ] || fail "ioacctd took $MAXMS ms to answer status during the purge"
+ok "1000 old jobs purged at start, status answered within $MAXMS ms meanwhile"
 JOB=$(json_get "$T/a.json" 'j["job_id"]')
 KEY=$(sql "SELECT key FROM jobs WHERE job_id = $JOB AND cluster = 'iorun'")
 [ -n "$KEY" ] || fail "job $JOB not in the store"
