@@ -95,12 +95,13 @@ static int exec2(struct ioacct_store *st, const char *sql, int64_t a, int64_t b,
 }
 
 /*
- * The estimate of a row's bytes: the file's size over its rows. It reads
- * every table whole, so only once there is something to take.
+ * The estimate of a row's bytes: the pages in use (the file's less its free
+ * list, which a purge grows) over the rows. It reads every table whole, so
+ * only once there is something to take.
  */
 static int job_tables_size(struct ioacct_store *st, struct job_tables *t)
 {
-	int64_t pages = 0, page_size = 0, rows = 0, n;
+	int64_t pages = 0, free_pages = 0, page_size = 0, rows = 0, n;
 	char sql[160];
 	int err;
 
@@ -116,9 +117,14 @@ static int job_tables_size(struct ioacct_store *st, struct job_tables *t)
 		err = query_int(st, "SELECT page_count FROM pragma_page_count() WHERE ?1 = ?1", 0,
 				&pages);
 	if (!err)
+		err = query_int(st, "SELECT freelist_count FROM pragma_freelist_count() WHERE ?1 = ?1",
+				0, &free_pages);
+	if (!err)
 		err = query_int(st, "SELECT page_size FROM pragma_page_size() WHERE ?1 = ?1", 0,
 				&page_size);
-	t->bytes_per_row = rows ? (double)pages * (double)page_size / (double)rows : 0;
+	if (free_pages > pages)
+		free_pages = pages;
+	t->bytes_per_row = rows ? (double)(pages - free_pages) * (double)page_size / (double)rows : 0;
 	t->sized = !err;
 	return err;
 }
