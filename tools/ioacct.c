@@ -28,6 +28,7 @@
 #include "query.h"
 #include "job_fetch.h"
 #include "query_fetch.h"
+#include "purge.h"
 #include "store.h"
 #include "top.h"
 
@@ -59,6 +60,8 @@ struct opts {
 	bool json;
 	bool help_format;
 	unsigned int units;
+	bool purge;
+	struct ioacct_purge_opts purge_opts;
 };
 
 static void usage(FILE *out)
@@ -97,6 +100,15 @@ static void usage(FILE *out)
 		"Sources:\n"
 		"      --db PATH                 read this store file instead of asking ioacctd\n"
 		"                                (offline; root, or whoever may read the file)\n"
+		"Retention (root):\n"
+		"      --purge                   delete the jobs that ended before --before (default:\n"
+		"                                purge_after ago) from the node's store (--db, or\n"
+		"                                db in ioacct.conf), except running ones and those\n"
+		"                                not yet exported to the cluster store\n"
+		"      --dry-run                 with --purge: what would go, per user; no change\n"
+		"      --before DURATION|TIME    with --purge: 30days, 12months, 48hours, 20s ago,\n"
+		"                                or a TIME as for -S\n"
+		"      --cluster-store           with --purge: the cluster store (not yet supported)\n"
 		"Common options:\n",
 		IOACCT_QUERY_DEFAULT_FORMAT);
 	ioacct_cli_help_common(out, 32);
@@ -109,7 +121,10 @@ static void usage(FILE *out)
 
 static int option(struct ioacct_cli *cli, int key, const char *arg);
 
-enum { OPT_DELIM = 256, OPT_JSON, OPT_UNITS, OPT_MOUNTS, OPT_DB, OPT_NODES, OPT_LOCAL };
+enum {
+	OPT_DELIM = 256, OPT_JSON, OPT_UNITS, OPT_MOUNTS, OPT_DB, OPT_NODES, OPT_LOCAL,
+	OPT_PURGE, OPT_DRY_RUN, OPT_BEFORE, OPT_CLUSTER_STORE,
+};
 
 static const struct option options[] = {
 	{ "allusers", no_argument, NULL, 'a' },
@@ -136,6 +151,10 @@ static const struct option options[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "units", required_argument, NULL, OPT_UNITS },
 	{ "db", required_argument, NULL, OPT_DB },
+	{ "purge", no_argument, NULL, OPT_PURGE },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "before", required_argument, NULL, OPT_BEFORE },
+	{ "cluster-store", no_argument, NULL, OPT_CLUSTER_STORE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -244,8 +263,38 @@ static int option(struct ioacct_cli *c, int key, const char *arg)
 	case OPT_DB:
 		o->db = arg;
 		break;
+	case OPT_PURGE:
+		o->purge = true;
+		break;
+	case OPT_DRY_RUN:
+		o->purge_opts.dry_run = true;
+		break;
+	case OPT_BEFORE:
+		o->purge_opts.before = arg;
+		break;
+	case OPT_CLUSTER_STORE:
+		o->purge_opts.cluster_store = true;
+		break;
 	}
 	return 0;
+}
+
+/* --purge and its options; 0, IOACCT_CLI_GO when not asked, or the exit status. */
+static int purge(struct opts *o, const struct ioacct_config *cfg)
+{
+	const struct ioacct_purge_opts *p = &o->purge_opts;
+
+	if (!o->purge) {
+		if (p->dry_run || p->before || p->cluster_store)
+			return ioacct_cli_usage_error(&cli, "%s is an option of --purge",
+						      p->dry_run ? "--dry-run" :
+						      p->before ? "--before" : "--cluster-store");
+		return IOACCT_CLI_GO;
+	}
+	if (o->njobs || o->nusers || o->start || o->end)
+		return ioacct_cli_usage_error(&cli, "--purge selects jobs by age alone (--before), not with -j, -u, -S or -E");
+	o->purge_opts.db = o->db;
+	return ioacct_purge_main(&o->purge_opts, cfg);
 }
 
 /* A user name or uid; 0 or the exit status. */
@@ -543,6 +592,9 @@ int main(int argc, char **argv)
 	}
 	ret = ioacct_cli_config(&cli, &cfg, NULL, 0);
 	if (ret)
+		goto out;
+	ret = purge(o, &cfg);
+	if (ret != IOACCT_CLI_GO)
 		goto out;
 	env = getenv("IOACCT_FORMAT");
 	if (!o->ncols) {

@@ -31,6 +31,7 @@
 #include "probes.h"
 #include "procfs.h"
 #include "proto.h"
+#include "retainer.h"
 #include "server.h"
 #include "store.h"
 #include "util.h"
@@ -431,6 +432,22 @@ static struct ioacct_probes *probes_start(const struct ioacct_config *cfg)
 	return probes;
 }
 
+/* The threads beside the event loop, each with its own connection to the store. */
+static void workers_start(const struct ioacct_config *cfg, struct ioacct_export **ex,
+			  struct ioacct_retainer **retainer)
+{
+	/* Without the cluster store jobs are still counted and kept: the outbox waits. */
+	ioacct_export_start(cfg, ex);
+	/* Purge and downsample (purge_after, downsample_after), off the event loop. */
+	ioacct_retainer_start(cfg, retainer);
+}
+
+static void workers_stop(struct ioacct_export *ex, struct ioacct_retainer *retainer)
+{
+	ioacct_retainer_stop(retainer);
+	ioacct_export_stop(ex);
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_opts o = { 0 };
@@ -439,6 +456,7 @@ int main(int argc, char **argv)
 	struct ioacct_probes *probes = NULL;
 	struct ioacct_registry *reg = NULL;
 	struct ioacct_export *ex = NULL;
+	struct ioacct_retainer *retainer = NULL;
 	struct ioacct_metrics *metrics = NULL;
 	struct sigaction sa;
 	char err[1024];
@@ -505,15 +523,14 @@ int main(int argc, char **argv)
 		goto out;
 	log_info("ioacctd %s serving %s, store %s, node %s", PACKAGE_VERSION, cfg.socket_path,
 		 cfg.db_path, cfg.node);
-	/* Without the cluster store jobs are still counted and kept: the outbox waits. */
-	ioacct_export_start(&cfg, &ex);
+	workers_start(&cfg, &ex, &retainer);
 
 	ret = serve(&cfg, lfd, reg, ex, metrics) ? EXIT_RUNTIME : 0;
 	log_info("stopping on signal %d", (int)stop_signal);
 	ioacct_registry_drain(reg, false);
 	ioacct_registry_counts(reg, &njobs, &ncg);
 out:
-	ioacct_export_stop(ex);
+	workers_stop(ex, retainer);
 	if (lfd >= 0) {
 		close(lfd);
 		unlink(cfg.socket_path);

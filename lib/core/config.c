@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "duration.h"
 #include "log.h"
 #include "model.h"
 #include "util.h"
@@ -41,6 +42,8 @@ enum key_type {
 	KEY_VIEWS,         /* all, none, or a list of ioacct_view_names */
 	KEY_VIEWS_BOOL,    /* yes: all views, no: none (the old page_cache_views) */
 	KEY_LIBNAMES,      /* none, or up to 4 names [A-Za-z0-9_.+-] each ending in an optional '*' */
+	KEY_DURATION,      /* slurmdbd's durations (duration.h), bare number: months; in s */
+	KEY_DURATION_S,    /* the same, bare number: seconds; in s */
 };
 
 struct key {
@@ -81,6 +84,11 @@ static const struct key keys[] = {
 	{ "node", KEY_NAME, FIELD(node), 0, 0 },
 	{ "cluster_db", KEY_CONNINFO, FIELD(cluster_db), 0, 0 },
 	{ "merge_timeout", KEY_UINT32, FIELD(merge_timeout_s), 1, 7 * 86400 },
+	/* Retention (daemon/retain.c): min and max in seconds. */
+	{ "purge_after", KEY_DURATION, FIELD(purge_after_s), 1, IOACCT_DURATION_MAX_S },
+	{ "downsample_after", KEY_DURATION, FIELD(downsample_after_s), 1, IOACCT_DURATION_MAX_S },
+	{ "downsample_width", KEY_DURATION_S, FIELD(downsample_width_s), 1, 86400 },
+	{ "retention_interval", KEY_DURATION_S, FIELD(retention_interval_s), 1, 7 * 86400 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
 	{ "views", KEY_VIEWS, FIELD(views), 0, 0 },
@@ -375,6 +383,8 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	ioacct_strlcpy(cfg->mpi_libraries, "libmpi.so*,libmpich.so*", sizeof(cfg->mpi_libraries));
 	cfg->metrics_linger_ms = 60000;
 	cfg->merge_timeout_s = 300;
+	cfg->downsample_width_s = 60;
+	cfg->retention_interval_s = 3600;
 	ioacct_advice_limits_defaults(&cfg->advice);
 }
 
@@ -490,6 +500,28 @@ static int set_seconds(const struct key *k, void *field, const char *value, char
 		return -EINVAL;
 	}
 	*(uint64_t *)field = ns / NSEC_PER_MSEC;
+	return 0;
+}
+
+static int set_duration(const struct key *k, uint64_t *field, const char *value, char *err,
+			size_t errlen)
+{
+	char msg[MSG_MAX], lo[32], hi[32];
+	uint64_t s;
+
+	if (ioacct_duration_parse(value, k->type == KEY_DURATION ? IOACCT_DUR_MONTHS :
+								   IOACCT_DUR_SECONDS,
+				  &s, msg, sizeof(msg))) {
+		set_err(err, errlen, "%s: %s", k->name, msg);
+		return -EINVAL;
+	}
+	if (s < k->min || s > k->max) {
+		set_err(err, errlen, "%s: \"%.80s\" is out of range (%s .. %s)", k->name, value,
+			ioacct_duration_format(k->min, lo, sizeof(lo)),
+			ioacct_duration_format(k->max, hi, sizeof(hi)));
+		return -EINVAL;
+	}
+	*field = s;
 	return 0;
 }
 
@@ -988,6 +1020,9 @@ static int set_key(struct ioacct_config *cfg, const struct key *k, const char *v
 		return set_views(k, field, value, err, errlen);
 	case KEY_LIBNAMES:
 		return set_libnames(k, field, value, err, errlen);
+	case KEY_DURATION:
+	case KEY_DURATION_S:
+		return set_duration(k, field, value, err, errlen);
 	}
 	return -EINVAL;
 }

@@ -63,6 +63,11 @@ struct ioacct_config {
 	char node[256];                  /* node_name = (default: the short host name); old name: node */
 	char cluster_db[IOACCT_CONNINFO_MAX];           /* cluster_db = (empty: no cluster store): libpq connection string */
 	uint32_t merge_timeout_s;        /* merge_timeout = 300: seconds a merged report waits for every node */
+	/* Retention of the node's store, as slurmdbd's PurgeJobAfter (duration.h); 0: off. */
+	uint64_t purge_after_s;          /* purge_after = (off) jobs ended longer ago are deleted */
+	uint64_t downsample_after_s;     /* downsample_after = (off) jobs ended longer ago get coarser series */
+	uint64_t downsample_width_s;     /* downsample_width = 60s: their new bin width */
+	uint64_t retention_interval_s;   /* retention_interval = 1hour: how often the daemon looks */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
 	uint32_t views;                  /* views = all: bit i for ioacct_view_names[i] (IOACCT_VIEWS_ALL) */

@@ -66,6 +66,12 @@ struct ioacct_job {
 	 */
 	uint32_t restart;
 	/*
+	 * The width the series were recorded at when the store has re-binned
+	 * them coarser since (downsample_after; bin_width_ns is their width
+	 * now); 0 when never downsampled.
+	 */
+	uint64_t orig_bin_width_ns;
+	/*
 	 * Not stored: a job read whole from the cluster store has its nodes' bins
 	 * aligned on its earliest node's start, to the bin; this is the largest
 	 * rest, under one bin (ioacct_bin_shift). 0 for one node.

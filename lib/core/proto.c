@@ -283,6 +283,7 @@ static const struct field qjob_fields[] = {
 	QJOB(dropped_bytes, IOACCT_ATTR_DROPPED_BYTES, 0),
 	QJOB(skew_ns, IOACCT_ATTR_SKEW_NS, 0),
 	QJOB(restart, IOACCT_ATTR_RESTART, 0),
+	QJOB(orig_bin_width_ns, IOACCT_ATTR_ORIG_BIN_WIDTH_NS, 0),
 };
 
 #define QSTEP(member, attr, flags) FIELD(struct ioacct_qstep_row, member, attr, flags)

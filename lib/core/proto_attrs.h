@@ -113,6 +113,8 @@
 	/* asks for (restart + 1, 0: the last); every run of a query. */                \
 	X(RESTART, 84, restart, U32)                                                    \
 	X(RUN, 85, run, U32)                                                            \
-	X(DUPLICATES, 86, duplicates, U32)
+	X(DUPLICATES, 86, duplicates, U32)                                              \
+	/* Retention (issue 28): a downsampled job's first bin width. */                \
+	X(ORIG_BIN_WIDTH_NS, 87, orig_bin_width_ns, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

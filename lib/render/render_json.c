@@ -282,6 +282,9 @@ static void job(struct jw *w, const struct ioacct_report *r)
 	else
 		jw_raw(w, "run_time_s", "null");
 	jw_u64(w, "bin_width_ns", j->bin_width_ns);
+	/* Re-binned coarser by the store (downsample_after): the width it was recorded at. */
+	if (j->orig_bin_width_ns)
+		jw_u64(w, "downsampled_from_ns", j->orig_bin_width_ns);
 	jw_u64(w, "nbins", r->nbins);
 	jw_u64(w, "last_bin_width_ns", r->last_width_ns);
 	jw_u64(w, "span_ns", r->span_ns);

@@ -73,6 +73,9 @@ static void header(FILE *f, const struct ioacct_report *r)
 	}
 	name_line(f, "probe mode", j->probe_mode);
 	fprintf(f, "# bin width: %s\n", r_secs(r->bin_width_ns, 3, buf, sizeof(buf)));
+	if (j->orig_bin_width_ns)
+		fprintf(f, "# downsampled from: %s (the store re-binned the series, totals exact)\n",
+			r_secs(j->orig_bin_width_ns, 3, buf, sizeof(buf)));
 	fprintf(f, "# bins: %" PRIu32 "\n", r->nbins);
 	if (j->skew_ns)
 		fprintf(f, "# node skew: %s (the nodes' bins aligned on the first node's start, to the bin)\n",

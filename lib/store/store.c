@@ -25,14 +25,6 @@
 #include <stdio.h>
 
 #define COUNTER_COLS IOACCT_STORE_COUNTER_COLS
-#define COUNTER_SUMS                                                                 \
-	"ioacct_u64sum(bytes), ioacct_u64sum(calls), ioacct_u64sum(errors), "       \
-	"ioacct_u64sum(ns), ioacct_u64sum(s0), ioacct_u64sum(s1), ioacct_u64sum(s2), " \
-	"ioacct_u64sum(s3), ioacct_u64sum(s4), ioacct_u64sum(s5), ioacct_u64sum(s6), " \
-	"ioacct_u64sum(s7), ioacct_u64sum(s8), ioacct_u64sum(s9), "                 \
-	"ioacct_u64sum(err_notfound), ioacct_u64sum(err_access), "                  \
-	"ioacct_u64sum(err_space), ioacct_u64sum(err_io), ioacct_u64sum(err_other)"
-
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BEGIN_READ] = "BEGIN",
 	/* A writer takes the lock up front: upgrading a read later could fail with BUSY. */

@@ -20,6 +20,8 @@
  *   report_specs  a finished job's merged report until it is written (schema 6)
  *   files    (job_key, step_id, rank, mnt_id, dev, ino) -> path and Darshan's POSIX
  *            counters of one file (schema 8; issue 26)
+ * Retention (schema 9, retain.h): jobs.orig_bin_width_ns, the width a
+ * downsampled job's series were recorded at (NULL: never downsampled).
  */
 #ifndef IOACCT_STORE_H
 #define IOACCT_STORE_H
@@ -30,7 +32,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 10
+#define IOACCT_STORE_SCHEMA_VERSION 11
 
 struct ioacct_store;
 

@@ -31,7 +31,7 @@
 #define JOB_COLS                                                                      \
 	"key, cluster, job_id, node, source, uid, gid, user, name, workdir, "        \
 	"array_job_id, array_task_id, start_ns, end_ns, state, exit_code, probe_mode, " \
-	"bin_width_ns, dropped_events, dropped_bytes, restart"
+	"bin_width_ns, dropped_events, dropped_bytes, restart, orig_bin_width_ns"
 
 /* The counter columns of files, in the order of struct ioacct_file (store_jobs.c). */
 #define FILE_COLS                                                                     \
@@ -45,6 +45,15 @@
 #define MPIIO_COL(name) #name ", "
 #define MPIIO_COLS IOACCT_MPIIO_COUNTERS(MPIIO_COL) "size_read, size_written"
 #define MPIIO_NR_COLS 21
+
+/* Sums of IOACCT_STORE_COUNTER_COLS over rows, modulo 2^64 like the counters (store.c). */
+#define COUNTER_SUMS                                                                 \
+	"ioacct_u64sum(bytes), ioacct_u64sum(calls), ioacct_u64sum(errors), "       \
+	"ioacct_u64sum(ns), ioacct_u64sum(s0), ioacct_u64sum(s1), ioacct_u64sum(s2), " \
+	"ioacct_u64sum(s3), ioacct_u64sum(s4), ioacct_u64sum(s5), ioacct_u64sum(s6), " \
+	"ioacct_u64sum(s7), ioacct_u64sum(s8), ioacct_u64sum(s9), "                 \
+	"ioacct_u64sum(err_notfound), ioacct_u64sum(err_access), "                  \
+	"ioacct_u64sum(err_space), ioacct_u64sum(err_io), ioacct_u64sum(err_other)"
 
 enum stmt_id {
 	ST_BEGIN_READ,

@@ -40,6 +40,7 @@ void store_read_job(sqlite3_stmt *s, struct ioacct_job *j)
 	j->dropped_events = col_u64(s, 18);
 	j->dropped_bytes = col_u64(s, 19);
 	j->restart = (uint32_t)col_u64(s, 20);
+	j->orig_bin_width_ns = col_u64(s, 21); /* NULL reads as 0: never downsampled */
 }
 
 /* Runs a bound job query; -ENOENT without a message when no row matches. */

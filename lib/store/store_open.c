@@ -114,6 +114,16 @@
 	" size_read TEXT NOT NULL, size_written TEXT NOT NULL,"                         \
 	" PRIMARY KEY (job_key, step_id, pid, path));"
 
+/*
+ * 11: retention (issue 28). A job whose series were re-binned coarser
+ * (downsample_after) keeps the width they were recorded at; bin_width_ns is
+ * the width they have now, which is what every report reads. NULL: never
+ * downsampled. The index finds the jobs ended before a cutoff.
+ */
+#define MIGRATION_RETENTION                                                             \
+	"ALTER TABLE jobs ADD COLUMN orig_bin_width_ns INTEGER;"                        \
+	"CREATE INDEX jobs_end ON jobs (end_ns) WHERE end_ns IS NOT NULL;"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -224,6 +234,7 @@ static const char *const migrations[] = {
 	 */
 	"ALTER TABLE export_queue ADD COLUMN gen INTEGER NOT NULL DEFAULT 0;",
 	MIGRATION_MPIIO,
+	MIGRATION_RETENTION,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,

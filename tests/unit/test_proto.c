@@ -395,6 +395,7 @@ static void test_wire_numbers(void **state)
 		{ 84, "restart", 4 },
 		{ 85, "run", 4 },
 		{ 86, "duplicates", 4 },
+		{ 87, "orig_bin_width_ns", 8 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;

@@ -302,7 +302,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 10);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 11);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;
@@ -738,7 +738,7 @@ static void test_migrate_from_v1(void **state)
 	/* A running job is not for the cluster store yet. */
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM export_queue"), 0);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master"
-					  " WHERE type = 'index' AND name LIKE 'jobs_%'"), 6);
+					  " WHERE type = 'index' AND name LIKE 'jobs_%'"), 7);
 
 	assert_int_equal(ioacct_store_job_find(st, "hpc", 42, &got), 0);
 	assert_int_equal(got.key, 7);

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ioacct --purge [--dry-run] [--before DURATION|TIME]: the node's store
+ * purged by hand, as ioacctd does every retention_interval with
+ * purge_after (lib/store/retain.h says what goes and what never does).
+ * A dry run lists what would go, per user, and changes nothing.
+ */
+#include "purge.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "duration.h"
+#include "query.h"
+#include "retain.h"
+#include "store.h"
+#include "util.h"
+
+/* The cutoff: jobs that ended before it go. 0 or the exit status, said. */
+static int cutoff_of(const struct ioacct_purge_opts *o, const struct ioacct_config *cfg,
+		     time_t now, int64_t *cutoff_ns)
+{
+	char derr[512], terr[512];
+	uint64_t s;
+	time_t t;
+
+	if (!o->before) {
+		if (!cfg->purge_after_s) {
+			fprintf(stderr,
+				"ioacct: --purge: no --before, and purge_after is not set in the configuration (see ioacct.conf(5))\n");
+			return EXIT_USAGE;
+		}
+		*cutoff_ns = ((int64_t)now - (int64_t)cfg->purge_after_s) * (int64_t)NSEC_PER_SEC;
+		return 0;
+	}
+	/* A duration as purge_after writes it, else a time as -S and -E do. */
+	if (ioacct_duration_parse(o->before, IOACCT_DUR_MONTHS, &s, derr, sizeof(derr)) == 0) {
+		*cutoff_ns = ((int64_t)now - (int64_t)s) * (int64_t)NSEC_PER_SEC;
+		return 0;
+	}
+	if (ioacct_query_time_parse(o->before, now, &t, terr, sizeof(terr)) == 0) {
+		*cutoff_ns = (int64_t)t * (int64_t)NSEC_PER_SEC;
+		return 0;
+	}
+	fprintf(stderr, "ioacct: --before: neither a duration (%s) nor a time (%s)\n", derr, terr);
+	return EXIT_USAGE;
+}
+
+static const char *when(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / (int64_t)NSEC_PER_SEC);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm))
+		snprintf(buf, len, "%lld", (long long)t);
+	return buf;
+}
+
+/* Once a second at most: how far a long purge is. */
+static int progress(const struct ioacct_retain_result *so_far, void *arg)
+{
+	time_t *last = arg, now = time(NULL);
+
+	if (now != *last) {
+		fprintf(stderr, "ioacct: purged %llu jobs so far (%llu batches)\n",
+			(unsigned long long)so_far->jobs, (unsigned long long)so_far->batches);
+		*last = now;
+	}
+	return 0;
+}
+
+static void report(const struct ioacct_purge_opts *o, const char *db, int64_t cutoff_ns,
+		   const struct ioacct_retain_result *res)
+{
+	char t[64];
+
+	printf("%s %llu jobs ended before %s from %s (%llu series rows, about %llu bytes)\n",
+	       o->dry_run ? "would purge" : "purged", (unsigned long long)res->jobs,
+	       when(cutoff_ns, t, sizeof(t)), db, (unsigned long long)res->rows,
+	       (unsigned long long)res->bytes);
+	for (size_t i = 0; i < res->nusers; i++)
+		printf("  user %s (uid %u): %llu jobs\n", res->users[i].user[0] ? res->users[i].user : "?",
+		       res->users[i].uid, (unsigned long long)res->users[i].jobs);
+	if (res->kept_unexported)
+		printf("kept %llu jobs ended before then: not yet exported to the cluster store, or their merged report not yet written\n",
+		       (unsigned long long)res->kept_unexported);
+}
+
+int ioacct_purge_main(const struct ioacct_purge_opts *o, const struct ioacct_config *cfg)
+{
+	struct ioacct_retain_result res = { 0 };
+	const char *db = o->db ? o->db : cfg->db_path;
+	char err[PATH_MAX + 512];
+	struct ioacct_store *st;
+	time_t now = time(NULL), last = now;
+	int64_t cutoff_ns;
+	int ret;
+
+	if (o->cluster_store) {
+		fprintf(stderr, "ioacct: --purge: not yet supported for the cluster store (PostgreSQL); ioacctd purges each node's store with purge_after\n");
+		return EXIT_RUNTIME;
+	}
+	ret = cutoff_of(o, cfg, now, &cutoff_ns);
+	if (ret)
+		return ret;
+	if (getenv("IOACCT_RETAIN_KILL_AT"))
+		fprintf(stderr, "ioacct: IOACCT_RETAIN_KILL_AT is set: this purge kills itself (tests only)\n");
+	/* A dry run only reads: it works on a store another process writes, and as any reader. */
+	st = ioacct_store_open(db, o->dry_run ? IOACCT_STORE_RDONLY : IOACCT_STORE_RDWR, err,
+			       sizeof(err));
+	if (!st) {
+		fprintf(stderr, "ioacct: --purge: %s%s\n", err,
+			errno == EACCES || errno == EPERM || errno == EROFS ?
+				" (the store is root's: run ioacct --purge as root)" : "");
+		return EXIT_RUNTIME;
+	}
+	/* Without a cluster store nothing waits to be exported (see retain.h). */
+	ret = ioacct_store_purge(st, cutoff_ns, cfg->cluster_db[0] != '\0', o->dry_run, progress,
+				 &last, &res);
+	if (ret)
+		fprintf(stderr, "ioacct: --purge: %s (%llu jobs purged before it, committed)\n",
+			ioacct_store_errmsg(st), (unsigned long long)res.jobs);
+	else
+		report(o, db, cutoff_ns, &res);
+	ioacct_retain_result_free(&res);
+	ioacct_store_close(st);
+	return ret ? EXIT_RUNTIME : 0;
+}
