@@ -297,7 +297,7 @@ static int64_t raw_int(const char *path, const char *sql)
 }
 
 static const char *const job_tables[] = {
-	"steps", "mounts", "series", "totals", "watches", "export_queue", "report_specs", "files",
+	"steps", "mounts", "series", "totals", "watches", "export_queue", "report_specs", "files", "mpiio_files",
 };
 
 /* The rows of job `key` in every table keyed by job, and (all) in the schema's list of them. */
@@ -344,7 +344,7 @@ static int count_selected(struct ioacct_store *st, const struct ioacct_job *job,
 
 static void unqueue(struct ioacct_store *st, int64_t key)
 {
-	assert_int_equal(ioacct_store_export_done(st, key), 0);
+	assert_int_equal(ioacct_store_export_done(st, key, -1), 0);
 }
 
 static void test_purge(void **state)
