@@ -141,7 +141,13 @@ struct task_ent {
 	__u32 c_dev;
 	__u32 fa_next;  /* which file accumulator the next new file takes */
 	__u32 stat_x;   /* the pending stat is a statx: f_file is a struct statx */
-	__u32 fpad;
+	/*
+	 * The task's rank for its file records (task_rank()): the MPI rank or
+	 * Slurm task of its environment, else -1; read for the address space
+	 * rank_mm (an exec is another environment), 0: not yet.
+	 */
+	__s32 rank;
+	__u64 rank_mm;
 	/*
 	 * The pending call's access offset (pread, pwrite; -1: the file
 	 * position, read at sys_exit from f_file) or a stat's user buffer.

@@ -126,11 +126,159 @@ static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key, 
 	return bpf_map_lookup_elem(&files, key);
 }
 
+/*
+ * The task's rank (issue 26), as Darshan has it: under mpirun the MPI rank
+ * (OMPI_COMM_WORLD_RANK, PMI_RANK), else the Slurm task (SLURM_PROCID),
+ * else -1. Read from the task's environment, the strings its exec was
+ * given (mm->env_start..env_end), once per task and address space: task
+ * storage is not inherited, so a forked child reads its own copy.
+ */
+#define RANK_VARS 3
+#define RANK_NAME_MAX 32
+#define RANK_CHUNK 4096
+#define RANK_ENV_MAX 65536 /* an environment's bytes looked at: Slurm's is ~10 KiB */
+
+/* The variables, the ones that win first (an MPI rank over the Slurm task). */
+static const char rank_names[RANK_VARS][RANK_NAME_MAX] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+							   "SLURM_PROCID" };
+static const __u32 rank_lens[RANK_VARS] = { 20, 8, 12 };
+
+enum { RS_NAME, RS_VALUE, RS_SKIP };
+
+/* Where rank_byte() works: a chunk of the environment and the scan's state. */
+struct rank_scan {
+	char buf[RANK_CHUNK];
+	__u64 env;	/* env_start */
+	__u64 len;	/* the bytes scanned */
+	__s64 val[RANK_VARS]; /* each variable's value, -1: none seen */
+	__s64 cur;	/* the value being read */
+	__u32 state;	/* RS_* */
+	__u32 pos;	/* the name's bytes seen */
+	__u32 match;	/* the variables the name still matches, a bit each */
+	__u32 which;	/* RS_VALUE: the variable */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rank_scan);
+} rankscratch SEC(".maps");
+
+/* A name's byte c at s->pos: which variables it still matches. */
+static __always_inline void rank_name_byte(struct rank_scan *s, char c)
+{
+	__u32 pos = s->pos & (RANK_NAME_MAX - 1);
+
+	for (int k = 0; k < RANK_VARS; k++)
+		if (s->pos >= rank_lens[k] || rank_names[k][pos] != c)
+			s->match &= ~(1U << k);
+	s->pos++;
+}
+
+/* The end of a name ('='): its value is read when it is one of the variables'. */
+static __always_inline void rank_name_end(struct rank_scan *s)
+{
+	s->state = RS_SKIP;
+	for (int k = 0; k < RANK_VARS; k++) {
+		if ((s->match & (1U << k)) && s->pos == rank_lens[k]) {
+			s->state = RS_VALUE;
+			s->which = k;
+			s->cur = -1;
+			return;
+		}
+	}
+}
+
+/* Byte i of the environment: a bpf_loop callback, verified once. */
+static long rank_byte(__u64 i, void *ctx)
+{
+	struct rank_scan *s = *(struct rank_scan **)ctx;
+	__u32 at = i & (RANK_CHUNK - 1);
+	char c;
+
+	if (!at) {
+		__u64 n = s->len - i;
+
+		if (n > RANK_CHUNK)
+			n = RANK_CHUNK;
+		/* The compiler drops a bound it can prove idle; the verifier needs to see it. */
+		asm volatile("%0 &= 8191" : "+r"(n));
+		if (n > RANK_CHUNK || bpf_probe_read_user(s->buf, n, (void *)(s->env + i)))
+			return 1;
+	}
+	c = s->buf[at];
+	if (!c) {
+		/* A variable's end: its value is whole, the next one's name begins. */
+		if (s->state == RS_VALUE && s->cur >= 0 && s->which < RANK_VARS)
+			s->val[s->which] = s->cur;
+		s->state = RS_NAME;
+		s->pos = 0;
+		s->match = (1U << RANK_VARS) - 1;
+	} else if (s->state == RS_NAME) {
+		if (c == '=')
+			rank_name_end(s);
+		else
+			rank_name_byte(s, c);
+	} else if (s->state == RS_VALUE) {
+		if (c >= '0' && c <= '9' && s->cur < 100000000)
+			s->cur = (s->cur < 0 ? 0 : s->cur * 10) + (c - '0');
+		else
+			s->state = RS_SKIP;
+	}
+	return 0;
+}
+
+/*
+ * Reads the current task's rank into t, when it has none yet for its
+ * address space: its first file record after its creation or an exec. A
+ * global function: verified once per program, as the ones below.
+ */
+__noinline int ioacct_task_rank(struct task_ent *t)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rank_scan *s;
+	__u64 mm, start, end;
+	__u32 zero = 0;
+
+	if (!t)
+		return 0;
+	/* Plain loads through the task's BTF pointer: this runs on every new file. */
+	mm = (__u64)task->mm;
+	if (t->rank_mm == mm && mm)
+		return 0;
+	t->rank_mm = mm;
+	t->rank = -1;
+	s = bpf_map_lookup_elem(&rankscratch, &zero);
+	if (!s || !mm)
+		return 0;
+	start = task->mm->env_start;
+	end = task->mm->env_end;
+	if (end <= start)
+		return 0;
+	s->env = start;
+	s->len = end - start < RANK_ENV_MAX ? end - start : RANK_ENV_MAX;
+	s->state = RS_NAME;
+	s->pos = 0;
+	s->match = (1U << RANK_VARS) - 1;
+	for (int k = 0; k < RANK_VARS; k++)
+		s->val[k] = -1;
+	bpf_loop(s->len, rank_byte, &s, 0);
+	/* The last variable may end the scan without its NUL (a cut-off environment). */
+	for (int k = 0; k < RANK_VARS; k++) {
+		if (s->val[k] >= 0) {
+			t->rank = (__s32)s->val[k];
+			break;
+		}
+	}
+	return 0;
+}
+
 /* The key of the task's last file (file_resolve) on mount mnt, counted in slot. */
 static __always_inline struct ioacct_file_key file_key(const struct task_ent *t, __u32 slot,
 							__u32 mnt)
 {
-	struct ioacct_file_key k = { .slot = slot, .rank = -1, .mnt_id = mnt, .dev = t->c_dev,
+	struct ioacct_file_key k = { .slot = slot, .rank = t->rank, .mnt_id = mnt, .dev = t->c_dev,
 				     .ino = t->c_ino };
 
 	return k;
@@ -246,10 +394,13 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 static __noinline struct file_acc *file_acc_load(struct task_ent *t, __u32 slot, __u32 mnt,
 						 __u64 start)
 {
-	struct ioacct_file_key key = file_key(t, slot, mnt);
+	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
 	struct file_acc *fa;
 	__u32 i;
+
+	ioacct_task_rank(t);
+	key = file_key(t, slot, mnt);
 
 	i = t->fa_next & (FILE_ACCS - 1);
 	t->fa_next = i + 1;
@@ -355,11 +506,14 @@ struct file_rw {
 static __always_inline void file_direct(struct task_ent *t, const struct file_rw *a)
 {
 	__u32 slot = a->slot;
-	struct ioacct_file_key key = file_key(t, slot, a->mnt);
+	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
 	struct file_acc *fa;
 	__u32 zero = 0;
+
+	ioacct_task_rank(t);
+	key = file_key(t, slot, a->mnt);
 
 	fa = bpf_map_lookup_elem(&fascratch, &zero);
 	s = bpf_map_lookup_elem(&slots, &slot);
@@ -478,6 +632,9 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 	if (!t)
 		return 0;
 	op &= ~FILE_CALL_OPENED;
+	if (op != IOACCT_OP_OPEN && op != IOACCT_OP_STAT && op != IOACCT_OP_FSYNC)
+		return 0;
+	ioacct_task_rank(t);
 	key = file_key(t, slot, mnt);
 	if (op == IOACCT_OP_OPEN) {
 		if (opened)

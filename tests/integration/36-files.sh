@@ -7,7 +7,9 @@
 # same files. Every file's record is exact (calls, bytes, largest offsets,
 # sequential and consecutive accesses, opens, stats, fsyncs, size bins), no
 # record has the outside process's calls, and the records' sums are the
-# mounts' counts. Then max_files = 2: the files past it are one "other files"
+# mounts' counts. Processes of ranks 0..5 (SLURM_PROCID, OMPI_COMM_WORLD_RANK,
+# PMI_RANK) write their own files and one shared: a record per file and rank.
+# Then max_files = 2: the files past it are one "other files"
 # record, exactly.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
@@ -64,6 +66,46 @@ JSON
 python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/out.json" "$T/expect.json" ||
 	fail "per-file records differ"
 ok "every file's record exact, none of the outside process, sums equal the mounts'"
+
+# Ranks: a record per file and rank, the rank from each process's
+# environment (an MPI rank over the Slurm task), read again after an exec.
+# Two ranks write the same file: two records, each of its rank's calls.
+mkdir "$D/rank"
+"$IORUN" --json -o "$T/rank.json" -- bash -c '
+	SLURM_PROCID=0 "$1" write "$2/r0" 1000 3 , write "$2/shared" 1000 2 &
+	SLURM_PROCID=1 "$1" write "$2/r1" 2000 2 , write "$2/shared" 1000 3 &
+	SLURM_PROCID=3 OMPI_COMM_WORLD_RANK=5 "$1" write "$2/r5" 500 4 &
+	PMI_RANK=4 "$1" write "$2/r4" 100 1 &
+	wait
+	export SLURM_PROCID=2
+	exec "$1" write "$2/r2" 3000 1' rank "$IOWORK" "$D/rank" | cat || fail "iorun (ranks) failed"
+JOB=$(json_get "$T/rank.json" 'j["job_id"]')
+R=$D/rank
+cat > "$T/expect.json" <<JSON
+{"job": $JOB, "only": ["$R"],
+ "files": {
+  "$R/r0@0": {"opens": 1, "writes": 3, "bytes_written": 3000, "max_byte_written": 2999,
+              "seq_writes": 2, "consec_writes": 2, "size_written": "0,3,0,0,0,0,0,0,0,0"},
+  "$R/shared@0": {"opens": 1, "writes": 2, "bytes_written": 2000, "max_byte_written": 1999,
+                  "seq_writes": 1, "consec_writes": 1, "size_written": "0,2,0,0,0,0,0,0,0,0"},
+  "$R/r1@1": {"opens": 1, "writes": 2, "bytes_written": 4000, "max_byte_written": 3999,
+              "seq_writes": 1, "consec_writes": 1, "size_written": "0,0,2,0,0,0,0,0,0,0"},
+  "$R/shared@1": {"opens": 1, "writes": 3, "bytes_written": 3000, "max_byte_written": 2999,
+                  "seq_writes": 2, "consec_writes": 2, "size_written": "0,3,0,0,0,0,0,0,0,0"},
+  "$R/r2@2": {"opens": 1, "writes": 1, "bytes_written": 3000, "max_byte_written": 2999,
+              "size_written": "0,0,1,0,0,0,0,0,0,0"},
+  "$R/r4@4": {"opens": 1, "writes": 1, "bytes_written": 100, "max_byte_written": 99,
+              "size_written": "1,0,0,0,0,0,0,0,0,0"},
+  "$R/r5@5": {"opens": 1, "writes": 4, "bytes_written": 2000, "max_byte_written": 1999,
+              "seq_writes": 3, "consec_writes": 3, "size_written": "0,4,0,0,0,0,0,0,0,0"}},
+ "other": {},
+ "sums": []}
+JSON
+# No sums: bash opens directories and stats what is not a regular file, which
+# its mount counts and no file's record does.
+python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/rank.json" "$T/expect.json" ||
+	fail "ranks: records differ"
+ok "ranks: a record per file and rank, from SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK"
 
 # max_files = 2: f0 and f1 have records, f2..f4 are the mount's "other files".
 stop_daemon
