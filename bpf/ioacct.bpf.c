@@ -154,6 +154,9 @@ struct task_ent {
 	 */
 	__s64 f_off;
 	__u64 f_file;
+	/* FD_PAIR kinds: the ends' struct file (pair.ends: which are regular files), offsets. */
+	__u64 p_file[2];
+	__u64 p_uoff[2];
 	/*
 	 * The page-cache view: the byte range the pending read asked for, or
 	 * (no call pending) the page the last fault on a file mapping wanted.

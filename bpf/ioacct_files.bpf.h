@@ -274,12 +274,52 @@ __noinline int ioacct_task_rank(struct task_ent *t)
 	return 0;
 }
 
-/* The key of the task's last file (file_resolve) on mount mnt, counted in slot. */
-static __always_inline struct ioacct_file_key file_key(const struct task_ent *t, __u32 slot,
+/*
+ * A file's identity for its record: device, inode, and a dentry and mount
+ * that name its path. The task's last file's (file_resolve()), or another's
+ * (file_id_of(): the second end of a copy, an io_uring or AIO request's).
+ */
+struct file_id {
+	__u64 ino;
+	__u64 dentry;
+	__u64 vfsmnt;
+	__u32 dev;
+	__u32 pad;
+};
+
+static __always_inline struct file_id task_file_id(const struct task_ent *t)
+{
+	struct file_id id = { .ino = t->c_ino, .dentry = t->c_dentry, .vfsmnt = t->c_vfsmnt,
+			      .dev = t->c_dev };
+
+	return id;
+}
+
+/* The identity of struct file f (a kernel address). */
+static __noinline int file_id_of(__u64 f, struct file_id *id)
+{
+	__u64 inode, sb;
+
+	if (!f || !id)
+		return -1;
+	inode = (__u64)KREAD(struct file, f, f_inode);
+	if (!inode)
+		return -1;
+	sb = (__u64)KREAD(struct inode, inode, i_sb);
+	id->ino = KREAD(struct inode, inode, i_ino);
+	id->dev = KREAD(struct super_block, sb, s_dev);
+	id->dentry = (__u64)KREAD(struct file, f, f_path.dentry);
+	id->vfsmnt = (__u64)KREAD(struct file, f, f_path.mnt);
+	return 0;
+}
+
+/* The key of file id, of t's rank, on mount mnt, counted in slot. */
+static __always_inline struct ioacct_file_key file_key(const struct task_ent *t,
+							const struct file_id *id, __u32 slot,
 							__u32 mnt)
 {
-	struct ioacct_file_key k = { .slot = slot, .rank = t->rank, .mnt_id = mnt, .dev = t->c_dev,
-				     .ino = t->c_ino };
+	struct ioacct_file_key k = { .slot = slot, .rank = t->rank, .mnt_id = mnt, .dev = id->dev,
+				     .ino = id->ino };
 
 	return k;
 }
@@ -387,20 +427,22 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 }
 
 /*
- * A file accumulator of t, the older one, flushed and loaded with the
- * task's last file on mount mnt in slot (its record made, its last accesses
- * read). NULL: no record (the map is full).
+ * A file accumulator of t, the older one, flushed and loaded with file id
+ * on mount mnt in slot (its record made, its last accesses read). NULL: no
+ * record (the map is full).
  */
-static __noinline struct file_acc *file_acc_load(struct task_ent *t, __u32 slot, __u32 mnt,
-						 __u64 start)
+static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struct file_id *id,
+						 __u32 slot, __u32 mnt, __u64 start)
 {
 	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
 	struct file_acc *fa;
 	__u32 i;
 
+	if (!t || !id)
+		return NULL;
 	ioacct_task_rank(t);
-	key = file_key(t, slot, mnt);
+	key = file_key(t, id, slot, mnt);
 
 	i = t->fa_next & (FILE_ACCS - 1);
 	t->fa_next = i + 1;
@@ -410,7 +452,7 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, __u32 slot,
 	fa->ino = key.ino;
 	fa->dev = key.dev;
 	fa->start = start;
-	v = file_rec(&key, t->c_dentry, t->c_vfsmnt);
+	v = file_rec(&key, id->dentry, id->vfsmnt);
 	fa->key = key;
 	if (!v)
 		return NULL;
@@ -420,18 +462,18 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, __u32 slot,
 	return fa;
 }
 
-/* The task's file accumulator for its last file: inline while it is one it has. */
-static __always_inline struct file_acc *file_acc_get(struct task_ent *t, __u32 slot, __u32 mnt,
-						     __u64 start)
+/* The task's file accumulator for file id: inline while it is one it has. */
+static __always_inline struct file_acc *file_acc_get(struct task_ent *t, const struct file_id *id,
+						     __u32 slot, __u32 mnt, __u64 start)
 {
 	for (int i = 0; i < FILE_ACCS; i++) {
 		struct file_acc *fa = &t->fa[i];
 
-		if (fa->ok && fa->ino == t->c_ino && fa->dev == t->c_dev && fa->key.slot == slot &&
+		if (fa->ok && fa->ino == id->ino && fa->dev == id->dev && fa->key.slot == slot &&
 		    fa->key.mnt_id == mnt && fa->start == start)
 			return fa;
 	}
-	return file_acc_load(t, slot, mnt, start);
+	return file_acc_load(t, id, slot, mnt, start);
 }
 
 /*
@@ -503,7 +545,8 @@ struct file_rw {
  * A read or write added to its record directly, when the daemon's iterator
  * holds the task's accumulators (acc_add() returned 1): a run of one call.
  */
-static __always_inline void file_direct(struct task_ent *t, const struct file_rw *a)
+static __noinline void file_direct(struct task_ent *t, const struct file_id *id,
+				   const struct file_rw *a)
 {
 	__u32 slot = a->slot;
 	struct ioacct_file_key key;
@@ -512,15 +555,17 @@ static __always_inline void file_direct(struct task_ent *t, const struct file_rw
 	struct file_acc *fa;
 	__u32 zero = 0;
 
+	if (!t || !id || !a)
+		return;
 	ioacct_task_rank(t);
-	key = file_key(t, slot, a->mnt);
+	key = file_key(t, id, slot, a->mnt);
 
 	fa = bpf_map_lookup_elem(&fascratch, &zero);
 	s = bpf_map_lookup_elem(&slots, &slot);
 	if (!fa || !s)
 		return;
 	__builtin_memset(fa, 0, sizeof(*fa));
-	v = file_rec(&key, t->c_dentry, t->c_vfsmnt);
+	v = file_rec(&key, id->dentry, id->vfsmnt);
 	if (!v) {
 		count_drop(slot, 1, a->ret);
 		return;
@@ -546,19 +591,92 @@ static __always_inline void file_direct(struct task_ent *t, const struct file_rw
 /* A successful read or write of t's last file, in its file accumulator (or directly). */
 __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
 {
+	struct file_id id;
 	struct file_acc *fa;
 
 	if (!t || !a)
 		return 0;
+	id = task_file_id(t);
 	if (a->direct) {
-		file_direct(t, a);
+		file_direct(t, &id, a);
 		return 0;
 	}
-	fa = file_acc_get(t, a->slot, a->mnt, a->start);
+	fa = file_acc_get(t, &id, a->slot, a->mnt, a->start);
 	if (fa)
 		file_acc_add(fa, a->rd, a->off, a->ret, a->t_end, a->dur, size_bin(a->ret));
 	else
 		count_drop(a->slot, 1, a->ret);
+	return 0;
+}
+
+/*
+ * One end of a sendfile, splice or copy_file_range that moved a->ret bytes
+ * (a->mnt: the source's mount): a read of the source (end 0), a write of
+ * the destination (end 1), from the ends on_enter kept in t (p_file, a
+ * regular file's when pair.ends says so; p_uoff, the user's pointer to the
+ * offset the call advanced, 0: it used and advanced f_pos).
+ */
+static __noinline void file_pair_end(struct task_ent *t, const struct file_rw *a0, __u32 end,
+				     bool own, __u64 start)
+{
+	struct file_rw a;
+	struct file_id id;
+	struct file_acc *fa;
+	__s64 pos = 0;
+
+	if (!t || !a0 || end > 1 || !(t->pair.ends & (end ? PAIR_DST : PAIR_SRC)) ||
+	    file_id_of(t->p_file[end], &id))
+		return;
+	a = *a0;
+	a.rd = end == 0;
+	if (end)
+		a.mnt = t->pair.out_mnt;
+	a.start = start;
+	/* The first byte moved: the offset after the call, less what moved. */
+	if (!t->p_uoff[end] ||
+	    bpf_probe_read_user(&pos, sizeof(pos), (void *)t->p_uoff[end]))
+		pos = KREAD(struct file, t->p_file[end], f_pos);
+	a.off = pos - a.ret;
+	if (!own) {
+		file_direct(t, &id, &a);
+		return;
+	}
+	fa = file_acc_get(t, &id, a.slot, a.mnt, start);
+	if (fa)
+		file_acc_add(fa, a.rd, a.off, a.ret, a.t_end, a.dur, size_bin(a.ret));
+	else
+		count_drop(a.slot, 1, a.ret);
+}
+
+/*
+ * A sendfile, splice or copy_file_range that moved ret bytes, ended at
+ * now, in its files' records: the task's file accumulators when it can take
+ * them (a run of copies is no update per call), else straight to the
+ * records. Its slot, source mount and start are the pending call's in t.
+ */
+__noinline int ioacct_file_pair(struct task_ent *t, long ret, __u64 now)
+{
+	struct file_rw a = {};
+	struct ioacct_slot *s;
+	__u32 slot;
+	bool own;
+
+	if (!t || ret <= 0)
+		return 0;
+	slot = t->pslot;
+	s = bpf_map_lookup_elem(&slots, &slot);
+	if (!s || !s->active)
+		return 0;
+	a.ret = ret;
+	a.t_end = now;
+	a.dur = now - t->ts;
+	a.slot = slot;
+	a.mnt = t->mnt;
+	own = __sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) == 0;
+	file_pair_end(t, &a, 0, own, s->start_ns);
+	file_pair_end(t, &a, 1, own, s->start_ns);
+	if (own)
+		__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
 }
 
@@ -628,6 +746,7 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 {
 	struct ioacct_file_key key;
 	bool opened = op & FILE_CALL_OPENED;
+	struct file_id id;
 
 	if (!t)
 		return 0;
@@ -635,7 +754,8 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 	if (op != IOACCT_OP_OPEN && op != IOACCT_OP_STAT && op != IOACCT_OP_FSYNC)
 		return 0;
 	ioacct_task_rank(t);
-	key = file_key(t, slot, mnt);
+	id = task_file_id(t);
+	key = file_key(t, &id, slot, mnt);
 	if (op == IOACCT_OP_OPEN) {
 		if (opened)
 			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);

@@ -67,6 +67,42 @@ python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/out.json" "$T/expect
 	fail "per-file records differ"
 ok "every file's record exact, none of the outside process, sums equal the mounts'"
 
+# Copies: copy_file_range (at f_pos, and at explicit offsets, last block
+# first), sendfile into a file and into a socket, splice through a pipe: a
+# read of the source's record and a write of the destination's, at the
+# offsets they moved (Darshan's sequential and consecutive counts follow).
+"$IORUN" --json -o "$T/copy.json" -- "$IOWORK" \
+	write "$D/c.src" 4096 4 , copy "$D/c.src" "$D/c.cp" 4096 4 , \
+	rcopy "$D/c.src" "$D/c.rc" 4096 4 , sendfile "$D/c.src" "$SHM.sf" 4096 4 , \
+	splice "$D/c.src" "$D/c.sp" 4096 2 , sendfile "$D/c.src" socket 1000 3 | cat ||
+	fail "iorun (copies) failed"
+JOB=$(json_get "$T/copy.json" 'j["job_id"]')
+# c.src reads: copy 0..12288 (3 sequential and consecutive), rcopy 12288..0
+# (none), sendfile 0..12288 (after 4095: 3 and 3), splice 0, 4096 (1 and 1),
+# sendfile 1000 x 3 from 0 (2 and 2). c.rc's writes from 12288 down: the
+# first is sequential (after 0), none consecutive.
+cat > "$T/expect.json" <<JSON
+{"job": $JOB,
+ "files": {
+  "$D/c.src": {"opens": 6, "writes": 4, "bytes_written": 16384, "max_byte_written": 16383,
+               "seq_writes": 3, "consec_writes": 3, "reads": 17, "bytes_read": 60344,
+               "max_byte_read": 16383, "seq_reads": 9, "consec_reads": 9,
+               "size_read": "0,3,14,0,0,0,0,0,0,0", "size_written": "0,0,4,0,0,0,0,0,0,0"},
+  "$D/c.cp": {"opens": 1, "writes": 4, "bytes_written": 16384, "max_byte_written": 16383,
+              "seq_writes": 3, "consec_writes": 3, "size_written": "0,0,4,0,0,0,0,0,0,0"},
+  "$D/c.rc": {"opens": 1, "writes": 4, "bytes_written": 16384, "max_byte_written": 16383,
+              "seq_writes": 1, "size_written": "0,0,4,0,0,0,0,0,0,0"},
+  "$SHM.sf": {"opens": 1, "writes": 4, "bytes_written": 16384, "max_byte_written": 16383,
+              "seq_writes": 3, "consec_writes": 3, "size_written": "0,0,4,0,0,0,0,0,0,0"},
+  "$D/c.sp": {"opens": 1, "writes": 2, "bytes_written": 8192, "max_byte_written": 8191,
+              "seq_writes": 1, "consec_writes": 1, "size_written": "0,0,2,0,0,0,0,0,0,0"}},
+ "other": {},
+ "sums": ["$ROOTMNT", "$SHMMNT"]}
+JSON
+python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/copy.json" "$T/expect.json" ||
+	fail "copies: records differ"
+ok "copies: copy_file_range, sendfile, splice in their files' records, exact"
+
 # Ranks: a record per file and rank, the rank from each process's
 # environment (an MPI rank over the Slurm task), read again after an exec.
 # Two ranks write the same file: two records, each of its rank's calls.
