@@ -313,12 +313,11 @@ static __noinline int file_id_of(__u64 f, struct file_id *id)
 	return 0;
 }
 
-/* The key of file id, of t's rank, on mount mnt, counted in slot. */
-static __always_inline struct ioacct_file_key file_key(const struct task_ent *t,
-							const struct file_id *id, __u32 slot,
-							__u32 mnt)
+/* The key of file id, of rank, on mount mnt, counted in slot. */
+static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct file_id *id,
+							__u32 slot, __u32 mnt)
 {
-	struct ioacct_file_key k = { .slot = slot, .rank = t->rank, .mnt_id = mnt, .dev = id->dev,
+	struct ioacct_file_key k = { .slot = slot, .rank = rank, .mnt_id = mnt, .dev = id->dev,
 				     .ino = id->ino };
 
 	return k;
@@ -442,7 +441,7 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struc
 	if (!t || !id)
 		return NULL;
 	ioacct_task_rank(t);
-	key = file_key(t, id, slot, mnt);
+	key = file_key(t->rank, id, slot, mnt);
 
 	i = t->fa_next & (FILE_ACCS - 1);
 	t->fa_next = i + 1;
@@ -542,11 +541,11 @@ struct file_rw {
 };
 
 /*
- * A read or write added to its record directly, when the daemon's iterator
- * holds the task's accumulators (acc_add() returned 1): a run of one call.
+ * A read or write of rank added to its record directly: when the daemon's
+ * iterator holds the task's accumulators (acc_add() returned 1), a run of
+ * one call; an io_uring or AIO request's, whose task is not at hand.
  */
-static __noinline void file_direct(struct task_ent *t, const struct file_id *id,
-				   const struct file_rw *a)
+static __noinline void file_direct(__s32 rank, const struct file_id *id, const struct file_rw *a)
 {
 	__u32 slot = a->slot;
 	struct ioacct_file_key key;
@@ -555,10 +554,9 @@ static __noinline void file_direct(struct task_ent *t, const struct file_id *id,
 	struct file_acc *fa;
 	__u32 zero = 0;
 
-	if (!t || !id || !a)
+	if (!id || !a)
 		return;
-	ioacct_task_rank(t);
-	key = file_key(t, id, slot, a->mnt);
+	key = file_key(rank, id, slot, a->mnt);
 
 	fa = bpf_map_lookup_elem(&fascratch, &zero);
 	s = bpf_map_lookup_elem(&slots, &slot);
@@ -598,7 +596,8 @@ __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
 		return 0;
 	id = task_file_id(t);
 	if (a->direct) {
-		file_direct(t, &id, a);
+		ioacct_task_rank(t);
+		file_direct(t->rank, &id, a);
 		return 0;
 	}
 	fa = file_acc_get(t, &id, a->slot, a->mnt, a->start);
@@ -638,7 +637,8 @@ static __noinline void file_pair_end(struct task_ent *t, const struct file_rw *a
 		pos = KREAD(struct file, t->p_file[end], f_pos);
 	a.off = pos - a.ret;
 	if (!own) {
-		file_direct(t, &id, &a);
+		ioacct_task_rank(t);
+		file_direct(t->rank, &id, &a);
 		return;
 	}
 	fa = file_acc_get(t, &id, a.slot, a.mnt, start);
@@ -677,6 +677,52 @@ __noinline int ioacct_file_pair(struct task_ent *t, long ret, __u64 now)
 	file_pair_end(t, &a, 1, own, s->start_ns);
 	if (own)
 		__sync_lock_test_and_set(&t->acc_own, 0);
+	return 0;
+}
+
+/*
+ * An io_uring or AIO request, for its file's record when it completes
+ * (ioacct_file_req()): its file, the submitter's rank, the access's offset
+ * (-1: none known), op (IOACCT_OP_READ, _WRITE, _FSYNC or _OPEN), slot and
+ * mount. Noted at submission (AIO: all of it; io_uring: rank and offset,
+ * the file being known at completion).
+ */
+struct file_req {
+	struct file_id id;
+	__s64 off;
+	__s32 rank;
+	__u32 op;
+	__u32 slot;
+	__u32 mnt;
+};
+
+/*
+ * A completed request with result ret, ended at t_end after dur, in its
+ * file's record, straight (its task is not at hand: an io-wq worker, the
+ * reaping thread). Successful ones only, as for system calls.
+ */
+__noinline int ioacct_file_req(const struct file_req *q, long ret, __u64 t_end, __u64 dur)
+{
+	struct ioacct_file_key key;
+	struct file_rw a = {};
+	struct file_id id;
+
+	if (!q || ret < 0 || (!q->id.ino && !q->id.dev))
+		return 0;
+	id = q->id;
+	if (q->op == IOACCT_OP_READ || q->op == IOACCT_OP_WRITE) {
+		a.off = q->off < 0 ? 0 : q->off;
+		a.ret = ret;
+		a.t_end = t_end;
+		a.dur = dur;
+		a.slot = q->slot;
+		a.mnt = q->mnt;
+		a.rd = q->op == IOACCT_OP_READ;
+		file_direct(q->rank, &id, &a);
+	} else if (q->op == IOACCT_OP_FSYNC || q->op == IOACCT_OP_OPEN) {
+		key = file_key(q->rank, &id, q->slot, q->mnt);
+		file_meta(&key, id.dentry, id.vfsmnt, q->op, dur);
+	}
 	return 0;
 }
 
@@ -755,7 +801,7 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 		return 0;
 	ioacct_task_rank(t);
 	id = task_file_id(t);
-	key = file_key(t, &id, slot, mnt);
+	key = file_key(t->rank, &id, slot, mnt);
 	if (op == IOACCT_OP_OPEN) {
 		if (opened)
 			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);

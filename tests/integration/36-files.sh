@@ -103,6 +103,63 @@ python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/copy.json" "$T/expec
 	fail "copies: records differ"
 ok "copies: copy_file_range, sendfile, splice in their files' records, exact"
 
+# io_uring and AIO: each request in its file's record at its completion,
+# at its offset, whoever completes or reaps it. iouring FILE N: WRITE N at
+# 0, WRITEV N at N, WRITE_FIXED N at 2N (WRITEV_FIXED N at 3N where the
+# kernel has it: "vfixed"), FSYNC, the same reads, after one open. ioaio N
+# F1 F2, on each file: writes of N at 0, N, ..., 7N in order, reads of N at
+# 0, N, 0, N, one fsync, two opens, and a read that fails (not counted).
+IOURING=$abs_top_builddir/tests/integration/iouring
+IOAIO=$abs_top_builddir/tests/integration/ioaio
+N=4096
+# Outside the jobs, reads and stats of their files meanwhile.
+( while :; do cat "$D/u" "$D/a2" "$SHM.a" > /dev/null 2>&1; stat "$D/u" > /dev/null 2>&1; done ) &
+NOISE=$!
+if [ -x "$IOURING" ] && "$IOURING" "$SHM.probe" $N > /dev/null 2>&1; then
+	# Its output through a pipe (no file's record); it loads liburing: "only".
+	OUT=$("$IORUN" --json -o "$T/uring.json" -- "$IOURING" "$D/u" $N) ||
+		fail "iorun (io_uring) failed"
+	K=3
+	case $OUT in *vfixed*) K=4 ;; esac
+	JOB=$(json_get "$T/uring.json" 'j["job_id"]')
+	cat > "$T/expect.json" <<JSON
+{"job": $JOB, "only": ["$D"],
+ "files": {
+  "$D/u": {"opens": 1, "fsyncs": 1,
+           "writes": $K, "bytes_written": $((K * N)), "max_byte_written": $((K * N - 1)),
+           "seq_writes": $((K - 1)), "consec_writes": $((K - 1)),
+           "reads": $K, "bytes_read": $((K * N)), "max_byte_read": $((K * N - 1)),
+           "seq_reads": $((K - 1)), "consec_reads": $((K - 1)),
+           "size_read": "0,0,$K,0,0,0,0,0,0,0", "size_written": "0,0,$K,0,0,0,0,0,0,0"}},
+ "other": {},
+ "sums": ["$ROOTMNT"]}
+JSON
+	python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/uring.json" "$T/expect.json" ||
+		fail "io_uring: records differ"
+	ok "io_uring: requests in their file's record, exact"
+else
+	echo "io_uring records not checked: iouring not built or io_uring not allowed here"
+fi
+if [ -x "$IOAIO" ] && "$IOAIO" $N "$SHM.probe" "$D/aprobe" > /dev/null 2>&1; then
+	"$IORUN" --json -o "$T/aio.json" -- "$IOAIO" $N "$SHM.a" "$D/a2" > /dev/null ||
+		fail "iorun (AIO) failed"
+	JOB=$(json_get "$T/aio.json" 'j["job_id"]')
+	A='"opens": 2, "fsyncs": 1, "writes": 8, "bytes_written": 32768, "max_byte_written": 32767,
+	   "seq_writes": 7, "consec_writes": 7, "reads": 4, "bytes_read": 16384,
+	   "max_byte_read": 8191, "seq_reads": 2, "consec_reads": 2,
+	   "size_read": "0,0,4,0,0,0,0,0,0,0", "size_written": "0,0,8,0,0,0,0,0,0,0"'
+	# No sums: the mounts count the failed reads, the records successful calls only.
+	cat > "$T/expect.json" <<JSON
+{"job": $JOB, "files": {"$SHM.a": {$A}, "$D/a2": {$A}}, "other": {}, "sums": []}
+JSON
+	python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/aio.json" "$T/expect.json" ||
+		fail "AIO: records differ"
+	ok "AIO: iocbs in their file's record, exact"
+else
+	echo "AIO records not checked: ioaio not built, AIO not allowed or no O_DIRECT here"
+fi
+kill $NOISE; wait $NOISE 2>/dev/null
+
 # Ranks: a record per file and rank, the rank from each process's
 # environment (an MPI rank over the Slurm task), read again after an exec.
 # Two ranks write the same file: two records, each of its rank's calls.
