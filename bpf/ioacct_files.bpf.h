@@ -374,14 +374,19 @@ static __always_inline void atomic_min_set(__u64 *p, __u64 x)
  */
 static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 {
+	struct ioacct_file_key key = fa->key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
-	__u32 slot = fa->key.slot;
+	__u32 slot = key.slot;
 
 	if (!fa->ok || !(fa->reads | fa->writes))
 		return;
 	s = bpf_map_lookup_elem(&slots, &slot);
-	v = bpf_map_lookup_elem(&files, &fa->key);
+	/*
+	 * The key from the stack: fa may be in a global function's argument
+	 * (t), memory that 6.1's map helpers do not take as a key.
+	 */
+	v = bpf_map_lookup_elem(&files, &key);
 	if (!s || s->start_ns != fa->start || !(iter || s->active)) {
 		fa->ok = 0;
 		v = NULL;
@@ -622,9 +627,12 @@ static __noinline void file_pair_end(struct task_ent *t, const struct file_rw *a
 	struct file_id id;
 	struct file_acc *fa;
 	__s64 pos = 0;
+	__u64 f;
 
-	if (!t || !a0 || end > 1 || !(t->pair.ends & (end ? PAIR_DST : PAIR_SRC)) ||
-	    file_id_of(t->p_file[end], &id))
+	if (!t || !a0 || end > 1 || !(t->pair.ends & (end ? PAIR_DST : PAIR_SRC)))
+		return;
+	f = t->p_file[end]; /* a local: KREAD's CO-RE read must not relocate task_ent */
+	if (file_id_of(f, &id))
 		return;
 	a = *a0;
 	a.rd = end == 0;
@@ -634,7 +642,7 @@ static __noinline void file_pair_end(struct task_ent *t, const struct file_rw *a
 	/* The first byte moved: the offset after the call, less what moved. */
 	if (!t->p_uoff[end] ||
 	    bpf_probe_read_user(&pos, sizeof(pos), (void *)t->p_uoff[end]))
-		pos = KREAD(struct file, t->p_file[end], f_pos);
+		pos = KREAD(struct file, f, f_pos);
 	a.off = pos - a.ret;
 	if (!own) {
 		ioacct_task_rank(t);
