@@ -466,18 +466,21 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struc
 	return fa;
 }
 
-/* The task's file accumulator for file id: inline while it is one it has. */
-static __always_inline struct file_acc *file_acc_get(struct task_ent *t, const struct file_id *id,
-						     __u32 slot, __u32 mnt, __u64 start)
+/*
+ * The task's file accumulator for the file of inode ino on device dev:
+ * inline, and found by comparisons while it is one it has. NULL: none.
+ */
+static __always_inline struct file_acc *file_acc_find(struct task_ent *t, __u64 ino, __u32 dev,
+						      __u32 slot, __u32 mnt, __u64 start)
 {
 	for (int i = 0; i < FILE_ACCS; i++) {
 		struct file_acc *fa = &t->fa[i];
 
-		if (fa->ok && fa->ino == id->ino && fa->dev == id->dev && fa->key.slot == slot &&
+		if (fa->ok && fa->ino == ino && fa->dev == dev && fa->key.slot == slot &&
 		    fa->key.mnt_id == mnt && fa->start == start)
 			return fa;
 	}
-	return file_acc_load(t, id, slot, mnt, start);
+	return NULL;
 }
 
 /*
@@ -599,13 +602,18 @@ __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
 
 	if (!t || !a)
 		return 0;
-	id = task_file_id(t);
 	if (a->direct) {
+		id = task_file_id(t);
 		ioacct_task_rank(t);
 		file_direct(t->rank, &id, a);
 		return 0;
 	}
-	fa = file_acc_get(t, &id, a->slot, a->mnt, a->start);
+	/* The common call: the file of the task's run, found without building its identity. */
+	fa = file_acc_find(t, t->c_ino, t->c_dev, a->slot, a->mnt, a->start);
+	if (!fa) {
+		id = task_file_id(t);
+		fa = file_acc_load(t, &id, a->slot, a->mnt, a->start);
+	}
 	if (fa)
 		file_acc_add(fa, a->rd, a->off, a->ret, a->t_end, a->dur, size_bin(a->ret));
 	else
@@ -649,7 +657,9 @@ static __noinline void file_pair_end(struct task_ent *t, const struct file_rw *a
 		file_direct(t->rank, &id, &a);
 		return;
 	}
-	fa = file_acc_get(t, &id, a.slot, a.mnt, start);
+	fa = file_acc_find(t, id.ino, id.dev, a.slot, a.mnt, start);
+	if (!fa)
+		fa = file_acc_load(t, &id, a.slot, a.mnt, start);
 	if (fa)
 		file_acc_add(fa, a.rd, a.off, a.ret, a.t_end, a.dur, size_bin(a.ret));
 	else
