@@ -141,13 +141,22 @@ struct task_ent {
 	__u32 c_dev;
 	__u32 fa_next;  /* which file accumulator the next new file takes */
 	__u32 stat_x;   /* the pending stat is a statx: f_file is a struct statx */
-	__u32 fpad;
+	/*
+	 * The task's rank for its file records (task_rank()): the MPI rank or
+	 * Slurm task of its environment, else -1; read for the address space
+	 * rank_mm (an exec is another environment), 0: not yet.
+	 */
+	__s32 rank;
+	__u64 rank_mm;
 	/*
 	 * The pending call's access offset (pread, pwrite; -1: the file
 	 * position, read at sys_exit from f_file) or a stat's user buffer.
 	 */
 	__s64 f_off;
 	__u64 f_file;
+	/* FD_PAIR kinds: the ends' struct file (pair.ends: which are regular files), offsets. */
+	__u64 p_file[2];
+	__u64 p_uoff[2];
 	/*
 	 * The page-cache view: the byte range the pending read asked for, or
 	 * (no call pending) the page the last fault on a file mapping wanted.

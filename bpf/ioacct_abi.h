@@ -9,12 +9,13 @@
  * refuses to reuse pinned maps of another ABI version. So must a change of
  * the pinned task storage's value (struct task_ent in ioacct.bpf.c):
  * version 6 added the per-task accumulator to it, version 7 the per-file
- * records (files, fpaths, fcount) and the task's file accumulator.
+ * records (files, fpaths, fcount) and the task's file accumulator, version 8
+ * the task's rank.
  */
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 7
+#define IOACCT_ABI_VERSION 8
 
 /* Operations (enum ioacct_op) and the watched system calls: ioacct_ops.h. */
 

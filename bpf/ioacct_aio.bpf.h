@@ -47,6 +47,7 @@ struct aio_req {
 	__u32 op;  /* IOACCT_OP_READ, _WRITE or _FSYNC */
 	__u32 pad;
 	__u64 t0;  /* io_submit's start */
+	struct file_req f; /* for its file's record (issue 26): a regular file's, else zeros */
 };
 
 struct {
@@ -111,7 +112,7 @@ struct aio_walk {
 	__u32 done;  /* elements read */
 	__u32 lost;  /* events that could not be read */
 	__s32 err;   /* io_submit's error: its first iocb's */
-	__u32 pad;
+	__s32 rank;  /* the submitter's (ioacct_task_rank()) */
 };
 
 static __always_inline void count_drops(__u32 slot, __u32 n)
@@ -179,6 +180,7 @@ static long aio_record_one(__u64 i, void *ctx)
 	struct file_info fi = {};
 	struct aio_iocb_op io;
 	__u64 iocb = 0;
+	struct file *f;
 	int op;
 
 	if (bpf_probe_read_user(&iocb, sizeof(iocb), (void *)(w->uptr + i * sizeof(iocb))) ||
@@ -187,25 +189,33 @@ static long aio_record_one(__u64 i, void *ctx)
 	w->done = i + 1;
 	k.obj = iocb;
 	op = aio_op(io.opcode);
+	f = fd_file(task, (long)io.fildes);
 	/*
 	 * Only file-system I/O, as for system calls; an fsync of a directory
 	 * too. An iocb not counted forgets what its address meant before (an
 	 * iocb of a process that had this mm before and never reaped it).
 	 */
 	if (op < 0 ||
-	    file_info(fd_file(task, (long)io.fildes), bpf_task_storage_get(&tasks, task, 0, 0), &fi) ||
+	    file_info(f, bpf_task_storage_get(&tasks, task, 0, 0), &fi) ||
 	    (fi.type != S_IFREG && (op != IOACCT_OP_FSYNC || fi.type != S_IFDIR))) {
 		bpf_map_delete_elem(&aio_reqs, &k);
 		return 0;
 	}
 	r.mnt = fi.mnt;
 	r.op = op;
+	if (fi.type == S_IFREG && !file_id_of((__u64)f, &r.f.id)) {
+		r.f.off = io.offset;
+		r.f.rank = w->rank;
+		r.f.op = op;
+		r.f.slot = w->slot;
+		r.f.mnt = fi.mnt;
+	}
 	if (bpf_map_update_elem(&aio_reqs, &k, &r, BPF_ANY)) {
 		count_drops(w->slot, 1);
 		return 0;
 	}
 	if (op != IOACCT_OP_FSYNC)
-		aio_range_add(task, fd_file(task, (long)io.fildes), &io, w->now, op == IOACCT_OP_WRITE);
+		aio_range_add(task, f, &io, w->now, op == IOACCT_OP_WRITE);
 	return 0;
 }
 
@@ -252,6 +262,7 @@ static long aio_reap_one(__u64 i, void *ctx)
 	struct ioacct_stat_key where = { .slot = r->slot, .mnt_id = r->mnt, .op = r->op };
 
 	account(&where, w->now, w->now > r->t0 ? w->now - r->t0 : 0, ev.res);
+	ioacct_file_req(&r->f, ev.res, w->now, w->now > r->t0 ? w->now - r->t0 : 0);
 	bpf_map_delete_elem(&aio_reqs, &k);
 	return 0;
 }
@@ -268,6 +279,8 @@ static __noinline void aio_submit_enter(struct task_ent *t, __u64 mm, long nr, _
 		return;
 	t->ts = w.now;
 	t->aio_n = 0;
+	ioacct_task_rank(t);
+	w.rank = t->rank;
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop) || nr <= 0 || !mm)
 		return;
 	bpf_loop(nr < AIO_MAX_BATCH ? nr : AIO_MAX_BATCH, aio_record_one, &w, 0);

@@ -126,12 +126,199 @@ static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key, 
 	return bpf_map_lookup_elem(&files, key);
 }
 
-/* The key of the task's last file (file_resolve) on mount mnt, counted in slot. */
-static __always_inline struct ioacct_file_key file_key(const struct task_ent *t, __u32 slot,
-							__u32 mnt)
+/*
+ * The task's rank (issue 26), as Darshan has it: under mpirun the MPI rank
+ * (OMPI_COMM_WORLD_RANK, PMI_RANK), else the Slurm task (SLURM_PROCID),
+ * else -1. Read from the task's environment, the strings its exec was
+ * given (mm->env_start..env_end), once per task and address space: task
+ * storage is not inherited, so a forked child reads its own copy.
+ */
+#define RANK_VARS 3
+#define RANK_NAME_MAX 32
+#define RANK_CHUNK 4096
+#define RANK_ENV_MAX 65536 /* an environment's bytes looked at: Slurm's is ~10 KiB */
+
+/* The variables, the ones that win first (an MPI rank over the Slurm task). */
+static const char rank_names[RANK_VARS][RANK_NAME_MAX] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+							   "SLURM_PROCID" };
+static const __u32 rank_lens[RANK_VARS] = { 20, 8, 12 };
+
+enum { RS_NAME, RS_VALUE, RS_SKIP };
+
+/* Where rank_byte() works: a chunk of the environment and the scan's state. */
+struct rank_scan {
+	char buf[RANK_CHUNK];
+	__u64 env;	/* env_start */
+	__u64 len;	/* the bytes scanned */
+	__s64 val[RANK_VARS]; /* each variable's value, -1: none seen */
+	__s64 cur;	/* the value being read */
+	__u32 state;	/* RS_* */
+	__u32 pos;	/* the name's bytes seen */
+	__u32 match;	/* the variables the name still matches, a bit each */
+	__u32 which;	/* RS_VALUE: the variable */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rank_scan);
+} rankscratch SEC(".maps");
+
+/* A name's byte c at s->pos: which variables it still matches. */
+static __always_inline void rank_name_byte(struct rank_scan *s, char c)
 {
-	struct ioacct_file_key k = { .slot = slot, .rank = -1, .mnt_id = mnt, .dev = t->c_dev,
-				     .ino = t->c_ino };
+	__u32 pos = s->pos & (RANK_NAME_MAX - 1);
+
+	for (int k = 0; k < RANK_VARS; k++)
+		if (s->pos >= rank_lens[k] || rank_names[k][pos] != c)
+			s->match &= ~(1U << k);
+	s->pos++;
+}
+
+/* The end of a name ('='): its value is read when it is one of the variables'. */
+static __always_inline void rank_name_end(struct rank_scan *s)
+{
+	s->state = RS_SKIP;
+	for (int k = 0; k < RANK_VARS; k++) {
+		if ((s->match & (1U << k)) && s->pos == rank_lens[k]) {
+			s->state = RS_VALUE;
+			s->which = k;
+			s->cur = -1;
+			return;
+		}
+	}
+}
+
+/* Byte i of the environment: a bpf_loop callback, verified once. */
+static long rank_byte(__u64 i, void *ctx)
+{
+	struct rank_scan *s = *(struct rank_scan **)ctx;
+	__u32 at = i & (RANK_CHUNK - 1);
+	char c;
+
+	if (!at) {
+		__u64 n = s->len - i;
+
+		if (n > RANK_CHUNK)
+			n = RANK_CHUNK;
+		/* The compiler drops a bound it can prove idle; the verifier needs to see it. */
+		asm volatile("%0 &= 8191" : "+r"(n));
+		if (n > RANK_CHUNK || bpf_probe_read_user(s->buf, n, (void *)(s->env + i)))
+			return 1;
+	}
+	c = s->buf[at];
+	if (!c) {
+		/* A variable's end: its value is whole, the next one's name begins. */
+		if (s->state == RS_VALUE && s->cur >= 0 && s->which < RANK_VARS)
+			s->val[s->which] = s->cur;
+		s->state = RS_NAME;
+		s->pos = 0;
+		s->match = (1U << RANK_VARS) - 1;
+	} else if (s->state == RS_NAME) {
+		if (c == '=')
+			rank_name_end(s);
+		else
+			rank_name_byte(s, c);
+	} else if (s->state == RS_VALUE) {
+		if (c >= '0' && c <= '9' && s->cur < 100000000)
+			s->cur = (s->cur < 0 ? 0 : s->cur * 10) + (c - '0');
+		else
+			s->state = RS_SKIP;
+	}
+	return 0;
+}
+
+/*
+ * Reads the current task's rank into t, when it has none yet for its
+ * address space: its first file record after its creation or an exec. A
+ * global function: verified once per program, as the ones below.
+ */
+__noinline int ioacct_task_rank(struct task_ent *t)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rank_scan *s;
+	__u64 mm, start, end;
+	__u32 zero = 0;
+
+	if (!t)
+		return 0;
+	/* Plain loads through the task's BTF pointer: this runs on every new file. */
+	mm = (__u64)task->mm;
+	if (t->rank_mm == mm && mm)
+		return 0;
+	t->rank_mm = mm;
+	t->rank = -1;
+	s = bpf_map_lookup_elem(&rankscratch, &zero);
+	if (!s || !mm)
+		return 0;
+	start = task->mm->env_start;
+	end = task->mm->env_end;
+	if (end <= start)
+		return 0;
+	s->env = start;
+	s->len = end - start < RANK_ENV_MAX ? end - start : RANK_ENV_MAX;
+	s->state = RS_NAME;
+	s->pos = 0;
+	s->match = (1U << RANK_VARS) - 1;
+	for (int k = 0; k < RANK_VARS; k++)
+		s->val[k] = -1;
+	bpf_loop(s->len, rank_byte, &s, 0);
+	/* The last variable may end the scan without its NUL (a cut-off environment). */
+	for (int k = 0; k < RANK_VARS; k++) {
+		if (s->val[k] >= 0) {
+			t->rank = (__s32)s->val[k];
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A file's identity for its record: device, inode, and a dentry and mount
+ * that name its path. The task's last file's (file_resolve()), or another's
+ * (file_id_of(): the second end of a copy, an io_uring or AIO request's).
+ */
+struct file_id {
+	__u64 ino;
+	__u64 dentry;
+	__u64 vfsmnt;
+	__u32 dev;
+	__u32 pad;
+};
+
+static __always_inline struct file_id task_file_id(const struct task_ent *t)
+{
+	struct file_id id = { .ino = t->c_ino, .dentry = t->c_dentry, .vfsmnt = t->c_vfsmnt,
+			      .dev = t->c_dev };
+
+	return id;
+}
+
+/* The identity of struct file f (a kernel address). */
+static __noinline int file_id_of(__u64 f, struct file_id *id)
+{
+	__u64 inode, sb;
+
+	if (!f || !id)
+		return -1;
+	inode = (__u64)KREAD(struct file, f, f_inode);
+	if (!inode)
+		return -1;
+	sb = (__u64)KREAD(struct inode, inode, i_sb);
+	id->ino = KREAD(struct inode, inode, i_ino);
+	id->dev = KREAD(struct super_block, sb, s_dev);
+	id->dentry = (__u64)KREAD(struct file, f, f_path.dentry);
+	id->vfsmnt = (__u64)KREAD(struct file, f, f_path.mnt);
+	return 0;
+}
+
+/* The key of file id, of rank, on mount mnt, counted in slot. */
+static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct file_id *id,
+							__u32 slot, __u32 mnt)
+{
+	struct ioacct_file_key k = { .slot = slot, .rank = rank, .mnt_id = mnt, .dev = id->dev,
+				     .ino = id->ino };
 
 	return k;
 }
@@ -187,14 +374,19 @@ static __always_inline void atomic_min_set(__u64 *p, __u64 x)
  */
 static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 {
+	struct ioacct_file_key key = fa->key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
-	__u32 slot = fa->key.slot;
+	__u32 slot = key.slot;
 
 	if (!fa->ok || !(fa->reads | fa->writes))
 		return;
 	s = bpf_map_lookup_elem(&slots, &slot);
-	v = bpf_map_lookup_elem(&files, &fa->key);
+	/*
+	 * The key from the stack: fa may be in a global function's argument
+	 * (t), memory that 6.1's map helpers do not take as a key.
+	 */
+	v = bpf_map_lookup_elem(&files, &key);
 	if (!s || s->start_ns != fa->start || !(iter || s->active)) {
 		fa->ok = 0;
 		v = NULL;
@@ -239,17 +431,22 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 }
 
 /*
- * A file accumulator of t, the older one, flushed and loaded with the
- * task's last file on mount mnt in slot (its record made, its last accesses
- * read). NULL: no record (the map is full).
+ * A file accumulator of t, the older one, flushed and loaded with file id
+ * on mount mnt in slot (its record made, its last accesses read). NULL: no
+ * record (the map is full).
  */
-static __noinline struct file_acc *file_acc_load(struct task_ent *t, __u32 slot, __u32 mnt,
-						 __u64 start)
+static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struct file_id *id,
+						 __u32 slot, __u32 mnt, __u64 start)
 {
-	struct ioacct_file_key key = file_key(t, slot, mnt);
+	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
 	struct file_acc *fa;
 	__u32 i;
+
+	if (!t || !id)
+		return NULL;
+	ioacct_task_rank(t);
+	key = file_key(t->rank, id, slot, mnt);
 
 	i = t->fa_next & (FILE_ACCS - 1);
 	t->fa_next = i + 1;
@@ -259,7 +456,7 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, __u32 slot,
 	fa->ino = key.ino;
 	fa->dev = key.dev;
 	fa->start = start;
-	v = file_rec(&key, t->c_dentry, t->c_vfsmnt);
+	v = file_rec(&key, id->dentry, id->vfsmnt);
 	fa->key = key;
 	if (!v)
 		return NULL;
@@ -269,18 +466,21 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, __u32 slot,
 	return fa;
 }
 
-/* The task's file accumulator for its last file: inline while it is one it has. */
-static __always_inline struct file_acc *file_acc_get(struct task_ent *t, __u32 slot, __u32 mnt,
-						     __u64 start)
+/*
+ * The task's file accumulator for the file of inode ino on device dev:
+ * inline, and found by comparisons while it is one it has. NULL: none.
+ */
+static __always_inline struct file_acc *file_acc_find(struct task_ent *t, __u64 ino, __u32 dev,
+						      __u32 slot, __u32 mnt, __u64 start)
 {
 	for (int i = 0; i < FILE_ACCS; i++) {
 		struct file_acc *fa = &t->fa[i];
 
-		if (fa->ok && fa->ino == t->c_ino && fa->dev == t->c_dev && fa->key.slot == slot &&
+		if (fa->ok && fa->ino == ino && fa->dev == dev && fa->key.slot == slot &&
 		    fa->key.mnt_id == mnt && fa->start == start)
 			return fa;
 	}
-	return file_acc_load(t, slot, mnt, start);
+	return NULL;
 }
 
 /*
@@ -349,24 +549,29 @@ struct file_rw {
 };
 
 /*
- * A read or write added to its record directly, when the daemon's iterator
- * holds the task's accumulators (acc_add() returned 1): a run of one call.
+ * A read or write of rank added to its record directly: when the daemon's
+ * iterator holds the task's accumulators (acc_add() returned 1), a run of
+ * one call; an io_uring or AIO request's, whose task is not at hand.
  */
-static __always_inline void file_direct(struct task_ent *t, const struct file_rw *a)
+static __noinline void file_direct(__s32 rank, const struct file_id *id, const struct file_rw *a)
 {
 	__u32 slot = a->slot;
-	struct ioacct_file_key key = file_key(t, slot, a->mnt);
+	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
 	struct file_acc *fa;
 	__u32 zero = 0;
+
+	if (!id || !a)
+		return;
+	key = file_key(rank, id, slot, a->mnt);
 
 	fa = bpf_map_lookup_elem(&fascratch, &zero);
 	s = bpf_map_lookup_elem(&slots, &slot);
 	if (!fa || !s)
 		return;
 	__builtin_memset(fa, 0, sizeof(*fa));
-	v = file_rec(&key, t->c_dentry, t->c_vfsmnt);
+	v = file_rec(&key, id->dentry, id->vfsmnt);
 	if (!v) {
 		count_drop(slot, 1, a->ret);
 		return;
@@ -392,19 +597,150 @@ static __always_inline void file_direct(struct task_ent *t, const struct file_rw
 /* A successful read or write of t's last file, in its file accumulator (or directly). */
 __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
 {
+	struct file_id id;
 	struct file_acc *fa;
 
 	if (!t || !a)
 		return 0;
 	if (a->direct) {
-		file_direct(t, a);
+		id = task_file_id(t);
+		ioacct_task_rank(t);
+		file_direct(t->rank, &id, a);
 		return 0;
 	}
-	fa = file_acc_get(t, a->slot, a->mnt, a->start);
+	/* The common call: the file of the task's run, found without building its identity. */
+	fa = file_acc_find(t, t->c_ino, t->c_dev, a->slot, a->mnt, a->start);
+	if (!fa) {
+		id = task_file_id(t);
+		fa = file_acc_load(t, &id, a->slot, a->mnt, a->start);
+	}
 	if (fa)
 		file_acc_add(fa, a->rd, a->off, a->ret, a->t_end, a->dur, size_bin(a->ret));
 	else
 		count_drop(a->slot, 1, a->ret);
+	return 0;
+}
+
+/*
+ * One end of a sendfile, splice or copy_file_range that moved a->ret bytes
+ * (a->mnt: the source's mount): a read of the source (end 0), a write of
+ * the destination (end 1), from the ends on_enter kept in t (p_file, a
+ * regular file's when pair.ends says so; p_uoff, the user's pointer to the
+ * offset the call advanced, 0: it used and advanced f_pos).
+ */
+static __noinline void file_pair_end(struct task_ent *t, const struct file_rw *a0, __u32 end,
+				     bool own, __u64 start)
+{
+	struct file_rw a;
+	struct file_id id;
+	struct file_acc *fa;
+	__s64 pos = 0;
+	__u64 f;
+
+	if (!t || !a0 || end > 1 || !(t->pair.ends & (end ? PAIR_DST : PAIR_SRC)))
+		return;
+	f = t->p_file[end]; /* a local: KREAD's CO-RE read must not relocate task_ent */
+	if (file_id_of(f, &id))
+		return;
+	a = *a0;
+	a.rd = end == 0;
+	if (end)
+		a.mnt = t->pair.out_mnt;
+	a.start = start;
+	/* The first byte moved: the offset after the call, less what moved. */
+	if (!t->p_uoff[end] ||
+	    bpf_probe_read_user(&pos, sizeof(pos), (void *)t->p_uoff[end]))
+		pos = KREAD(struct file, f, f_pos);
+	a.off = pos - a.ret;
+	if (!own) {
+		ioacct_task_rank(t);
+		file_direct(t->rank, &id, &a);
+		return;
+	}
+	fa = file_acc_find(t, id.ino, id.dev, a.slot, a.mnt, start);
+	if (!fa)
+		fa = file_acc_load(t, &id, a.slot, a.mnt, start);
+	if (fa)
+		file_acc_add(fa, a.rd, a.off, a.ret, a.t_end, a.dur, size_bin(a.ret));
+	else
+		count_drop(a.slot, 1, a.ret);
+}
+
+/*
+ * A sendfile, splice or copy_file_range that moved ret bytes, ended at
+ * now, in its files' records: the task's file accumulators when it can take
+ * them (a run of copies is no update per call), else straight to the
+ * records. Its slot, source mount and start are the pending call's in t.
+ */
+__noinline int ioacct_file_pair(struct task_ent *t, long ret, __u64 now)
+{
+	struct file_rw a = {};
+	struct ioacct_slot *s;
+	__u32 slot;
+	bool own;
+
+	if (!t || ret <= 0)
+		return 0;
+	slot = t->pslot;
+	s = bpf_map_lookup_elem(&slots, &slot);
+	if (!s || !s->active)
+		return 0;
+	a.ret = ret;
+	a.t_end = now;
+	a.dur = now - t->ts;
+	a.slot = slot;
+	a.mnt = t->mnt;
+	own = __sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) == 0;
+	file_pair_end(t, &a, 0, own, s->start_ns);
+	file_pair_end(t, &a, 1, own, s->start_ns);
+	if (own)
+		__sync_lock_test_and_set(&t->acc_own, 0);
+	return 0;
+}
+
+/*
+ * An io_uring or AIO request, for its file's record when it completes
+ * (ioacct_file_req()): its file, the submitter's rank, the access's offset
+ * (-1: none known), op (IOACCT_OP_READ, _WRITE, _FSYNC or _OPEN), slot and
+ * mount. Noted at submission (AIO: all of it; io_uring: rank and offset,
+ * the file being known at completion).
+ */
+struct file_req {
+	struct file_id id;
+	__s64 off;
+	__s32 rank;
+	__u32 op;
+	__u32 slot;
+	__u32 mnt;
+};
+
+/*
+ * A completed request with result ret, ended at t_end after dur, in its
+ * file's record, straight (its task is not at hand: an io-wq worker, the
+ * reaping thread). Successful ones only, as for system calls.
+ */
+__noinline int ioacct_file_req(const struct file_req *q, long ret, __u64 t_end, __u64 dur)
+{
+	struct ioacct_file_key key;
+	struct file_rw a = {};
+	struct file_id id;
+
+	if (!q || ret < 0 || (!q->id.ino && !q->id.dev))
+		return 0;
+	id = q->id;
+	if (q->op == IOACCT_OP_READ || q->op == IOACCT_OP_WRITE) {
+		a.off = q->off < 0 ? 0 : q->off;
+		a.ret = ret;
+		a.t_end = t_end;
+		a.dur = dur;
+		a.slot = q->slot;
+		a.mnt = q->mnt;
+		a.rd = q->op == IOACCT_OP_READ;
+		file_direct(q->rank, &id, &a);
+	} else if (q->op == IOACCT_OP_FSYNC || q->op == IOACCT_OP_OPEN) {
+		key = file_key(q->rank, &id, q->slot, q->mnt);
+		file_meta(&key, id.dentry, id.vfsmnt, q->op, dur);
+	}
 	return 0;
 }
 
@@ -474,11 +810,16 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 {
 	struct ioacct_file_key key;
 	bool opened = op & FILE_CALL_OPENED;
+	struct file_id id;
 
 	if (!t)
 		return 0;
 	op &= ~FILE_CALL_OPENED;
-	key = file_key(t, slot, mnt);
+	if (op != IOACCT_OP_OPEN && op != IOACCT_OP_STAT && op != IOACCT_OP_FSYNC)
+		return 0;
+	ioacct_task_rank(t);
+	id = task_file_id(t);
+	key = file_key(t->rank, &id, slot, mnt);
 	if (op == IOACCT_OP_OPEN) {
 		if (opened)
 			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);

@@ -66,6 +66,7 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, long a4,
 	case IOACCT_SK_FD_PAIR_OUT: {
 		long src = kind == IOACCT_SK_FD_PAIR ? a0 : a1;
 		long dst = kind == IOACCT_SK_FD_PAIR ? a2 : a0;
+		struct file *fs = fd_file(task, (int)src), *fd = fd_file(task, (int)dst);
 		struct file_info fo = {};
 		__u32 ends = 0;
 
@@ -74,12 +75,20 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, long a4,
 		 * I/O. The task's last file (which note_mount() can name) stays
 		 * the source when that is a file, else becomes the destination.
 		 */
-		if (!file_info(fd_file(task, (int)src), t, &fi) && fi.type == S_IFREG)
+		if (!file_info(fs, t, &fi) && fi.type == S_IFREG)
 			ends |= PAIR_SRC;
-		if (!file_info(fd_file(task, (int)dst), ends ? NULL : t, &fo) && fo.type == S_IFREG)
+		if (!file_info(fd, ends ? NULL : t, &fo) && fo.type == S_IFREG)
 			ends |= PAIR_DST;
 		if (!ends)
 			return 0;
+		/*
+		 * For the ends' records (ioacct_file_pair()): splice's and
+		 * copy_file_range's off_in and off_out, sendfile's offset.
+		 */
+		t->p_file[0] = (__u64)fs;
+		t->p_file[1] = (__u64)fd;
+		t->p_uoff[0] = kind == IOACCT_SK_FD_PAIR ? a1 : a2;
+		t->p_uoff[1] = kind == IOACCT_SK_FD_PAIR ? a3 : 0;
 		mnt = fi.mnt;
 		t->pair.out_mnt = fo.mnt;
 		t->pair.ends = ends;
@@ -253,6 +262,8 @@ static __always_inline int on_exit(long ret)
 			pw.op = IOACCT_OP_WRITE;
 			account(&pw, now, now - t->ts, ret);
 		}
+		if (ret > 0)
+			ioacct_file_pair(t, ret, now);
 		return 0;
 	}
 	if (opened) {

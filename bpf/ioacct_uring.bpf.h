@@ -49,6 +49,7 @@ struct uring_req {
 	__u16 flags; /* URING_* */
 	__u32 pad;
 	__u64 inode; /* a read's or write's file, whose uring_ranges entry it holds; 0 if none */
+	struct file_req f; /* for its file's record (issue 26): the file is filled at completion */
 };
 
 #define URING_SUBMIT_MNT 1 /* no file at completion: mnt is the request's mount */
@@ -284,6 +285,26 @@ static __noinline void uring_range_put(__u32 slot, __u64 inode, bool write)
 		bpf_map_delete_elem(&uring_ranges, &k);
 }
 
+/*
+ * What a request's file record needs from its submitter: its rank (an
+ * SQPOLL thread has its creator's address space, so its environment).
+ */
+static __noinline void uring_file_submit(struct task_struct *task, struct uring_req *r)
+{
+	struct task_ent *t;
+
+	if (!r || !task)
+		return;
+	r->f.op = r->op;
+	r->f.slot = r->slot;
+	r->f.rank = -1;
+	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return;
+	ioacct_task_rank(t);
+	r->f.rank = t->rank;
+}
+
 static __always_inline int uring_submit(struct io_kiocb *req)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -316,8 +337,11 @@ static __always_inline int uring_submit(struct io_kiocb *req)
 		break;
 	}
 	r.t0 = bpf_ktime_get_ns();
-	if (r.op == IOACCT_OP_READ || r.op == IOACCT_OP_WRITE)
+	if (r.op == IOACCT_OP_READ || r.op == IOACCT_OP_WRITE) {
 		r.inode = uring_range_add(task, req, opcode, slot, r.op == IOACCT_OP_WRITE);
+		r.f.off = BPF_CORE_READ((struct io_rw___ioacct *)req, kiocb.ki_pos);
+	}
+	uring_file_submit(task, &r);
 	if (bpf_map_update_elem(&uring_reqs, &key, &r, BPF_ANY) && r.inode)
 		uring_range_put(slot, r.inode, r.op == IOACCT_OP_WRITE);
 	return 0;
@@ -355,6 +379,26 @@ static __noinline bool uring_opened(long fd, __u32 *mnt)
 }
 
 /*
+ * A request on regular file f (a kernel address; an open's new file)
+ * completed: its file's record. A read or write at the file position
+ * (offset -1) was at f_pos less what it moved.
+ */
+static __noinline void uring_file_done(struct uring_req *r, __u64 f, __u32 mnt, long res, __u64 now)
+{
+	__u64 inode;
+
+	if (!r || !f || res < 0 || file_id_of(f, &r->f.id))
+		return;
+	inode = (__u64)KREAD(struct file, f, f_inode);
+	if ((KREAD(struct inode, inode, i_mode) & S_IFMT) != S_IFREG)
+		return;
+	r->f.mnt = mnt;
+	if (r->f.off < 0)
+		r->f.off = (__s64)KREAD(struct file, f, f_pos) - res;
+	ioacct_file_req(&r->f, res, now, now > r->t0 ? now - r->t0 : 0);
+}
+
+/*
  * A request completed with result res: counted for the job that submitted
  * it, whatever task completes it. Every form of the io_uring_complete
  * tracepoint calls this.
@@ -380,8 +424,11 @@ static __always_inline int uring_done(void *req, long res)
 		uring_range_put(r->slot, r->inode, r->op == IOACCT_OP_WRITE);
 	if (r->flags & URING_SUBMIT_MNT) {
 		where.mnt_id = r->mnt;
-		if (op == IOACCT_OP_OPEN && res >= 0 && !(r->flags & URING_DIRECT))
+		if (op == IOACCT_OP_OPEN && res >= 0 && !(r->flags & URING_DIRECT)) {
 			created = uring_opened(res, &where.mnt_id);
+			uring_file_done(r, (__u64)fd_file(bpf_get_current_task_btf(), res),
+					where.mnt_id, res, now);
+		}
 	} else {
 		f = BPF_CORE_READ((struct io_kiocb *)req, file);
 		/* Only file-system I/O, as for system calls: pipes, sockets and devices are not. */
@@ -392,6 +439,8 @@ static __always_inline int uring_done(void *req, long res)
 		if (fi.type != S_IFREG && op != IOACCT_OP_FSYNC)
 			op = IOACCT_OP_IO_URING_OP;
 		where.mnt_id = fi.mnt;
+		if (fi.type == S_IFREG)
+			uring_file_done(r, (__u64)f, fi.mnt, res, now);
 	}
 	bpf_map_delete_elem(&uring_reqs, &key);
 	if (op != IOACCT_OP_IO_URING_OP) {

@@ -37,6 +37,8 @@
  *                            SIZE at most 65536 (a pipe's capacity)
  *   copy   SRC DST SIZE COUNT    COUNT copy_file_range()s of SIZE bytes from SRC to DST
  *                            (created, truncated)
+ *   rcopy  SRC DST SIZE COUNT    like copy, with explicit offsets (off_in, off_out), last
+ *                            block first: SIZE x (COUNT-1), ..., SIZE, 0; f_pos stays 0
  *   (each of these must move exactly SIZE bytes per call)
  *   xcopy  SRC DST SIZE COUNT    like copy, but each call must fail with EXDEV (SRC and DST
  *                            on file systems of different types)
@@ -229,6 +231,10 @@ static int op_pair(const char *op, const char *src, const char *dst, size_t size
 
 		if (!strcmp(op, "sendfile")) {
 			n = sendfile(out, in, NULL, size);
+		} else if (!strcmp(op, "rcopy")) {
+			loff_t oi = (loff_t)((count - 1 - i) * size), oo = oi;
+
+			n = copy_file_range(in, &oi, out, &oo, size, 0);
 		} else if (!strcmp(op, "copy") || !strcmp(op, "xcopy")) {
 			n = copy_file_range(in, NULL, out, NULL, size, 0);
 			if (op[0] == 'x') {
@@ -487,7 +493,7 @@ static int nargs(const char *op)
 		{ "create", 2 }, { "mkdir", 2 }, { "unlink", 2 }, { "rmdir", 2 }, { "rename", 2 },
 		{ "missing", 2 }, { "stat", 2 }, { "fsync", 2 }, { "sleep", 1 }, { "wait", 0 },
 		{ "cd", 1 }, { "nostat", 2 }, { "denied", 2 }, { "rofs", 2 }, { "exists", 2 },
-		{ "full", 3 }, { "sendfile", 4 }, { "splice", 4 }, { "copy", 4 },
+		{ "full", 3 }, { "sendfile", 4 }, { "splice", 4 }, { "copy", 4 }, { "rcopy", 4 },
 		{ "xcopy", 4 }, { "pread", 4 }, { "copyrw", 4 }, { "mmapread", 1 }, { "fadvise", 2 }, { "madvise", 2 }, { "evict", 1 },
 	};
 
@@ -543,7 +549,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(op, "full"))
 			ret = op_full(a[0], num(a[1]), num(a[2]));
 		else if (!strcmp(op, "sendfile") || !strcmp(op, "splice") || !strcmp(op, "copy") ||
-			 !strcmp(op, "xcopy"))
+			 !strcmp(op, "rcopy") || !strcmp(op, "xcopy"))
 			ret = op_pair(op, a[0], a[1], num(a[2]), num(a[3]));
 		else if (!strcmp(op, "mmapread"))
 			ret = op_mmapread(a[0]);
