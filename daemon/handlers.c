@@ -684,8 +684,9 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		ioacct_reply_error(rep, -ENOMEM, "job: out of memory");
 		return;
 	}
-	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run, !req->after, &jd,
-				 err, sizeof(err));
+	/* A first page, not a later one nor one of files, gets the job read anew. */
+	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run,
+				 !req->after && !req->files, &jd, err, sizeof(err));
 	if (ret == -EINPROGRESS) {
 		ioacct_reply_error(rep, ret, "job %" PRIu64 " is being read from the cluster store: ask again",
 				   req->job_id);

@@ -171,6 +171,11 @@ struct ioacct_jobdata {
 	size_t nseries;
 	struct ioacct_file *files;        /* per-file records, by bytes moved, largest first */
 	size_t nfiles;
+	/*
+	 * Not stored: the per-file records were read (a store of schema 8 or
+	 * later); false through ioacctd's socket, which does not carry them yet.
+	 */
+	bool files_loaded;
 	/* Not stored: the job's CLOCK_MONOTONIC time base, when the caller knows it (iorun). */
 	uint64_t start_mono_ns;
 	/* Not stored: a job of several nodes from the cluster store, by node name; else none. */

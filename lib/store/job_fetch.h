@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * One whole job (struct ioacct_jobdata: the job, its steps, mounts, totals
- * and series), wherever it is: asked of ioacctd page by page
+ * One whole job (struct ioacct_jobdata: the job, its steps, mounts, totals,
+ * series and per-file records), wherever it is: asked of ioacctd page by page
  * (IOACCT_MSG_JOB), which is what every client does by default, or read
  * from a store file named on the command line (--db, offline: a copied
  * store, no daemon). The daemon's side serves the pages, with the peer's
@@ -25,6 +25,8 @@
  * on it as well: the rows are one index range of the store.
  */
 #define IOACCT_JOB_PAGE_SERIES 16384
+/* File records (issue 26) per page of a job reply, at most; the same byte bound holds. */
+#define IOACCT_JOB_PAGE_FILES 1024
 
 /* Where a client reads jobs from. */
 struct ioacct_source {
