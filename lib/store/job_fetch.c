@@ -233,8 +233,12 @@ static void serve_files_jd(const struct ioacct_jobdata *jd, const struct ioacct_
 	free(pick);
 }
 
-/* The same from the store: one index range of it. */
-static void serve_files(struct ioacct_store *st, const struct ioacct_job *job,
+/*
+ * The same from the store: one index range of it, the records of store key
+ * `key`, sent as those of `job` (its key: another store's, for a cluster
+ * store's job that is this node's part alone).
+ */
+static void serve_files(struct ioacct_store *st, int64_t key, const struct ioacct_job *job,
 			const struct ioacct_req_job *req, struct ioacct_reply *rep)
 {
 	struct ioacct_file after = files_after(req), *files = NULL;
@@ -242,7 +246,7 @@ static void serve_files(struct ioacct_store *st, const struct ioacct_job *job,
 	size_t n = 0, limit = files_limit(job);
 	int ret;
 
-	ret = ioacct_store_job_files_page(st, job->key, req->after ? &after : NULL, limit + 1,
+	ret = ioacct_store_job_files_page(st, key, req->after ? &after : NULL, limit + 1,
 					  &files, &n);
 	if (ret == -EOPNOTSUPP)
 		return; /* a store older than them: files_read 0 */
@@ -261,6 +265,27 @@ static void serve_files(struct ioacct_store *st, const struct ioacct_job *job,
 	reply_files(rep, job->key, pick, n, limit);
 	free(pick);
 	free(files);
+}
+
+void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_jobdata *jd,
+				const struct ioacct_req_job *req, struct ioacct_reply *rep)
+{
+	struct ioacct_job own;
+	int ret;
+
+	if (reply_job(rep, &jd->job))
+		return;
+	ret = ioacct_store_job_find_run(st, jd->job.cluster, jd->job.job_id, jd->job.restart, &own);
+	if (ret == -ENOENT)
+		return; /* purged here since: not read */
+	if (ret) {
+		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
+		return;
+	}
+	/* The same run, not a later job of the same id. */
+	if (own.start_ns != jd->job.start_ns)
+		return;
+	serve_files(st, own.key, &jd->job, req, rep);
 }
 
 void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
@@ -342,7 +367,7 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
 	if (reply_job(rep, &job))
 		return;
 	if (req->files) {
-		serve_files(st, &job, req, rep);
+		serve_files(st, job.key, &job, req, rep);
 		return;
 	}
 	if (!req->after && serve_children(st, &job, rep, &bytes))
