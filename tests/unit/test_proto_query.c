@@ -702,6 +702,69 @@ static void test_job_files_bad(void **state)
 	free(r.p);
 }
 
+/* A page of file rows, cut anywhere and with bytes flipped: refused or taken whole, never overread. */
+static void test_job_files_fuzz(void **state)
+{
+	struct ioacct_qfile_row files[4];
+	struct ioacct_job job = { .key = 42, .job_id = 12 };
+	struct ioacct_reply in = { 0 }, rep;
+	struct ioacct_buf b = { 0 };
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	unsigned int ok = 0, bad = 0;
+	char err[256];
+	uint8_t *m;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		fill_file(&files[i], i);
+	in.jobs = &job;
+	in.njobs = 1;
+	in.files_read = 1;
+	in.qfiles = files;
+	in.nqfiles = ARRAY_SIZE(files);
+	assert_int_equal(ioacct_proto_encode_reply(&b, &in), 0);
+	for (size_t len = 0; len < b.len; len += 1 + len / 64) {
+		m = malloc(len ? len : 1);
+		assert_non_null(m);
+		memcpy(m, b.data, len);
+		if (len >= HDR)
+			le32(m + 8, (uint32_t)(len - HDR));
+		if (ioacct_proto_decode_reply(m, len, &rep, err, sizeof(err)) == 0) {
+			assert_true(rep.nqfiles < ARRAY_SIZE(files) || len % 4 == 0);
+			ioacct_reply_free(&rep);
+		} else {
+			assert_null(rep.qfiles);
+		}
+		free(m);
+	}
+	for (int iter = 0; iter < 5000; iter++) {
+		m = malloc(b.len);
+		assert_non_null(m);
+		memcpy(m, b.data, b.len);
+		for (int f = 0; f < 3; f++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			m[HDR + x % (b.len - HDR)] ^= (uint8_t)(1 + (x >> 32) % 255);
+		}
+		if (ioacct_proto_decode_reply(m, b.len, &rep, err, sizeof(err)) == 0) {
+			ok++;
+			for (size_t i = 0; i < rep.nqfiles; i++)
+				assert_true(strnlen(rep.qfiles[i].f.path, sizeof(rep.qfiles[i].f.path)) <
+					    sizeof(rep.qfiles[i].f.path));
+			ioacct_reply_free(&rep);
+		} else {
+			bad++;
+			assert_null(rep.qfiles);
+		}
+		free(m);
+	}
+	/* Both outcomes happen, or the loop tested less than it claims. */
+	assert_true(ok > 100);
+	assert_true(bad > 100);
+	ioacct_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -716,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_job_reply_bad),
 		cmocka_unit_test(test_job_files_roundtrip),
 		cmocka_unit_test(test_job_files_bad),
+		cmocka_unit_test(test_job_files_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
