@@ -462,6 +462,7 @@ struct server {
 	bool private_data;
 	pthread_t thread;
 	int requests;
+	bool before_files;            /* answers as an ioacctd older than the file pages */
 };
 
 static void *server_main(void *arg)
@@ -482,6 +483,9 @@ static void *server_main(void *arg)
 		    (req.type == IOACCT_MSG_QUERY || req.type == IOACCT_MSG_JOB)) {
 			memset(&rep, 0, sizeof(rep));
 			rep.seq = req.seq;
+			/* An older daemon ignores the attribute it does not know. */
+			if (__atomic_load_n(&srv->before_files, __ATOMIC_SEQ_CST))
+				req.u.job.files = 0;
 			if (req.type == IOACCT_MSG_JOB)
 				ioacct_job_serve_page(srv->f->st, &req.u.job, srv->peer,
 						      srv->private_data, &rep);
@@ -836,6 +840,19 @@ static void test_job_fetch_files(void **state)
 	/* The first page, then at least three of files. */
 	assert_true(__atomic_load_n(&srv.requests, __ATOMIC_SEQ_CST) >= 4);
 	assert_same_job(want, got);
+	ioacct_jobdata_free(got);
+	server_stop(&srv);
+
+	/* A daemon older than the file pages: the job whole but its records not read, not none. */
+	server_start(&srv, f, 0, true);
+	__atomic_store_n(&srv.before_files, true, __ATOMIC_SEQ_CST);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, "hpc", 88, 0, 5000, &got, err,
+						 sizeof(err)), 0);
+	assert_false(got->files_loaded);
+	assert_null(got->files);
+	assert_int_equal(got->nfiles, 0);
+	assert_int_equal(got->nsteps, want->nsteps);
+	assert_int_equal(got->nmounts, want->nmounts);
 	ioacct_jobdata_free(got);
 	server_stop(&srv);
 	ioacct_jobdata_free(want);
