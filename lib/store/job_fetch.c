@@ -148,7 +148,7 @@ static size_t series_limit(size_t bytes)
 	return limit ? limit : 1;
 }
 
-/* Key order of the per-file records, the daemon's pages' (ST_LOAD_FILES_PAGE): SQLite's integers. */
+/* Key order of the per-file records, the daemon's pages' (ST_LOAD_FILES_PAGE), as SQLite's. */
 static int file_key_cmp(const struct ioacct_file *a, const struct ioacct_file *b)
 {
 	int64_t x[] = { a->step_id, a->rank, a->mnt_id, a->dev, (int64_t)a->ino };
@@ -181,8 +181,8 @@ static size_t files_limit(const struct ioacct_job *job)
 }
 
 /* n records, in key order, as a page of at most limit: one more says there is more. */
-static void reply_files(struct ioacct_reply *rep, int64_t key, const struct ioacct_file *const *files,
-			size_t n, size_t limit)
+static void reply_files(struct ioacct_reply *rep, int64_t key,
+			const struct ioacct_file *const *files, size_t n, size_t limit)
 {
 	rep->more = n > limit;
 	if (rep->more)
@@ -490,7 +490,7 @@ static int take_series(const struct ioacct_reply *rep, struct ioacct_jobdata *jd
 	return 0;
 }
 
-/* The store's order of the per-file records (ST_LOAD_FILES): bytes moved, largest first, then key. */
+/* The store's order of the files (ST_LOAD_FILES): bytes moved, largest first, then the key. */
 static int file_store_cmp(const void *pa, const void *pb)
 {
 	const struct ioacct_file *a = pa, *b = pb;

@@ -543,7 +543,7 @@ static void test_job_reply_bad(void **state)
 
 enum { A_FILES = 90, A_QFILE = 91, A_FILE_PATH = 94 };
 
-/* Record i with every field its own value: negatives, the largest, the paths as hostile as they come. */
+/* Record i, every field its own value: negatives, the largest, paths as hostile as they come. */
 static void fill_file(struct ioacct_qfile_row *row, size_t i)
 {
 	struct ioacct_file *f = &row->f;
@@ -702,7 +702,7 @@ static void test_job_files_bad(void **state)
 	free(r.p);
 }
 
-/* A page of file rows, cut anywhere and with bytes flipped: refused or taken whole, never overread. */
+/* A page of file rows cut anywhere, bytes flipped: refused or taken whole, never overread. */
 static void test_job_files_fuzz(void **state)
 {
 	struct ioacct_qfile_row files[4];
