@@ -666,6 +666,16 @@ void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag)
  * PostgreSQL summing a big job) and kept for the next pages; a job it does
  * not have yet (running, or waiting in the outbox) is this node's.
  */
+/*
+ * A job from the cluster store that is one node's part alone (its mount ids
+ * kept), this node's: its per-file records are in this node's store, as the
+ * cluster store keeps none.
+ */
+static bool own_part(const struct ioacct_jobdata *jd, const struct ioacct_config *cfg)
+{
+	return !jd->files_loaded && !jd->nnodes && strcmp(jd->job.node, cfg->node) == 0;
+}
+
 static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *req, uid_t peer,
 		       struct ioacct_reply *rep)
 {
@@ -684,8 +694,9 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		ioacct_reply_error(rep, -ENOMEM, "job: out of memory");
 		return;
 	}
-	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run, !req->after, &jd,
-				 err, sizeof(err));
+	/* A first page, not a later one nor one of files, gets the job read anew. */
+	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run,
+				 !req->after && !req->files, &jd, err, sizeof(err));
 	if (ret == -EINPROGRESS) {
 		ioacct_reply_error(rep, ret, "job %" PRIu64 " is being read from the cluster store: ask again",
 				   req->job_id);
@@ -706,6 +717,8 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		ioacct_reply_error(rep, -EAGAIN,
 			  "job %" PRIu64 " changed in the cluster store while it was read: ask again",
 			  jd->job.job_id);
+	else if (req->files && own_part(jd, cfg))
+		ioacct_job_serve_files_own(store, jd, req, rep);
 	else
 		ioacct_job_serve_page_jd(jd, req, rep);
 }

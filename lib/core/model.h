@@ -203,7 +203,8 @@ struct ioacct_jobdata {
 	size_t nfiles;
 	/*
 	 * Not stored: the per-file records were read (a store of schema 8 or
-	 * later); false through ioacctd's socket, which does not carry them yet.
+	 * later, directly or through ioacctd's socket); false from the cluster
+	 * store, which keeps none yet, or an ioacctd older than their pages.
 	 */
 	bool files_loaded;
 	/* Not stored: the job's CLOCK_MONOTONIC time base, when the caller knows it (iorun). */

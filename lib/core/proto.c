@@ -207,6 +207,10 @@ static const struct field job_fields[] = {
 	JOBREQ(after_bin, IOACCT_ATTR_BIN, 0),
 	JOBREQ(local, IOACCT_ATTR_LOCAL, 0),
 	JOBREQ(run, IOACCT_ATTR_RUN, 0),
+	JOBREQ(files, IOACCT_ATTR_FILES, 0),
+	JOBREQ(after_rank, IOACCT_ATTR_TASK_RANK, 0),
+	JOBREQ(after_dev, IOACCT_ATTR_FILE_DEV, 0),
+	JOBREQ(after_ino, IOACCT_ATTR_FILE_INO, 0),
 };
 
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
@@ -236,6 +240,8 @@ static const struct field reply_fields[] = {
 	REP(qpeaks, IOACCT_ATTR_QPEAK, F_REPEAT),
 	REP(qseries, IOACCT_ATTR_QSERIES, F_REPEAT),
 	REP(qnodes, IOACCT_ATTR_QNODE, F_REPEAT),
+	REP(files_read, IOACCT_ATTR_FILES, 0),
+	REP(qfiles, IOACCT_ATTR_QFILE, F_REPEAT),
 	REP(more, IOACCT_ATTR_MORE, 0),
 	REP(report_merged, IOACCT_ATTR_REPORT_MERGED, 0),
 	REP(watches, IOACCT_ATTR_WATCH, F_REPEAT),
@@ -328,6 +334,40 @@ static const struct field qnode_fields[] = {
 	QNODE(p.ns, IOACCT_ATTR_NS, 0),
 };
 
+/* A file's record: every field of struct ioacct_file. */
+#define QFILE(member, attr, flags) FIELD(struct ioacct_qfile_row, member, attr, flags)
+static const struct field qfile_fields[] = {
+	QFILE(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
+	QFILE(f.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	QFILE(f.rank, IOACCT_ATTR_TASK_RANK, 0),
+	QFILE(f.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	QFILE(f.dev, IOACCT_ATTR_FILE_DEV, 0),
+	QFILE(f.ino, IOACCT_ATTR_FILE_INO, 0),
+	QFILE(f.path, IOACCT_ATTR_FILE_PATH, 0),
+	QFILE(f.opens, IOACCT_ATTR_OPENS, 0),
+	QFILE(f.reads, IOACCT_ATTR_READS, 0),
+	QFILE(f.writes, IOACCT_ATTR_WRITES, 0),
+	QFILE(f.stats, IOACCT_ATTR_STATS, 0),
+	QFILE(f.fsyncs, IOACCT_ATTR_FSYNCS, 0),
+	QFILE(f.bytes_read, IOACCT_ATTR_READ_BYTES, 0),
+	QFILE(f.bytes_written, IOACCT_ATTR_WRITE_BYTES, 0),
+	QFILE(f.read_ns, IOACCT_ATTR_READ_NS, 0),
+	QFILE(f.write_ns, IOACCT_ATTR_WRITE_NS, 0),
+	QFILE(f.meta_ns, IOACCT_ATTR_META_NS, 0),
+	QFILE(f.max_byte_read, IOACCT_ATTR_MAX_BYTE_READ, 0),
+	QFILE(f.max_byte_written, IOACCT_ATTR_MAX_BYTE_WRITTEN, 0),
+	QFILE(f.seq_reads, IOACCT_ATTR_SEQ_READS, 0),
+	QFILE(f.seq_writes, IOACCT_ATTR_SEQ_WRITES, 0),
+	QFILE(f.consec_reads, IOACCT_ATTR_CONSEC_READS, 0),
+	QFILE(f.consec_writes, IOACCT_ATTR_CONSEC_WRITES, 0),
+	QFILE(f.first_read_ns, IOACCT_ATTR_FIRST_READ_NS, 0),
+	QFILE(f.last_read_ns, IOACCT_ATTR_LAST_READ_NS, 0),
+	QFILE(f.first_write_ns, IOACCT_ATTR_FIRST_WRITE_NS, 0),
+	QFILE(f.last_write_ns, IOACCT_ATTR_LAST_WRITE_NS, 0),
+	QFILE(f.size_read, IOACCT_ATTR_SIZE_READ, 0),
+	QFILE(f.size_written, IOACCT_ATTR_SIZE_WRITTEN, 0),
+};
+
 #define QPEAK(member, attr, flags) FIELD(struct ioacct_qpeak_row, member, attr, flags)
 static const struct field qpeak_fields[] = {
 	QPEAK(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
@@ -373,6 +413,8 @@ static const struct nested nested[] = {
 	       IOACCT_PROTO_MAX_QROWS),
 	NESTED(IOACCT_ATTR_QNODE, "node part", qnode_fields, struct ioacct_qnode_row, qnodes,
 	       nqnodes, IOACCT_PROTO_MAX_QROWS),
+	NESTED(IOACCT_ATTR_QFILE, "file", qfile_fields, struct ioacct_qfile_row, qfiles, nqfiles,
+	       IOACCT_PROTO_MAX_QROWS),
 };
 
 static const struct nested *nested_find(uint16_t attr)
@@ -1144,6 +1186,12 @@ size_t ioacct_proto_node_row_size(void)
 {
 	return list_bound(qnode_fields, ARRAY_SIZE(qnode_fields)) +
 	       sizeof(((struct ioacct_node_part *)0)->node);
+}
+
+size_t ioacct_proto_file_row_size(void)
+{
+	return list_bound(qfile_fields, ARRAY_SIZE(qfile_fields)) +
+	       sizeof(((struct ioacct_file *)0)->path);
 }
 
 size_t ioacct_proto_series_row_size(void)

@@ -199,6 +199,17 @@ struct ioacct_req_job {
 	uint32_t local;
 	/* By job id: the run with restart count run - 1; 0: the last run. */
 	uint32_t run;
+	/*
+	 * 1: a page of the job's per-file records instead of its series, in
+	 * (step, rank, mount, dev, ino) order, after the file named by the
+	 * cursor when `after` is set (after_step, after_rank, after_mnt,
+	 * after_dev, after_ino). A daemon that predates them ignores it and
+	 * its reply lacks `files`: the client has them as not read.
+	 */
+	uint32_t files;
+	int32_t after_rank;
+	uint32_t after_dev;
+	uint64_t after_ino;
 };
 
 struct ioacct_request {
@@ -256,6 +267,12 @@ struct ioacct_qnode_row {
 	struct ioacct_node_part p;
 };
 
+/* A file's record (issue 26), in a job reply's page of them. */
+struct ioacct_qfile_row {
+	int64_t job_key;
+	struct ioacct_file f;
+};
+
 /* ioacct_qpeak of query.h: step or mount UINT32_MAX for all of them. */
 struct ioacct_qpeak_row {
 	int64_t job_key;
@@ -311,6 +328,14 @@ struct ioacct_reply {
 	/* job, first page: the nodes' parts of a job from the cluster store */
 	struct ioacct_qnode_row *qnodes;
 	size_t nqnodes;
+	/*
+	 * job, a page of per-file records (request `files`): files_read is 1
+	 * when the job's records were read (0: a store or cluster store that
+	 * has none, which is not "no files"); owned and freed likewise
+	 */
+	uint32_t files_read;
+	struct ioacct_qfile_row *qfiles;
+	size_t nqfiles;
 	uint32_t more;
 	/* finish job: 1 when the daemon writes the job's merged report (the epilog writes none) */
 	uint32_t report_merged;
@@ -374,6 +399,8 @@ size_t ioacct_proto_query_job_size(const struct ioacct_job *job, size_t nsteps,
 
 /* An upper bound of the bytes one series row adds to an encoded job reply. */
 size_t ioacct_proto_series_row_size(void);
+/* An upper bound of the bytes one file row adds to an encoded job reply, its path included. */
+size_t ioacct_proto_file_row_size(void);
 /* Bound on the bytes of one node part row. */
 size_t ioacct_proto_node_row_size(void);
 

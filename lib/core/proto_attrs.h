@@ -115,6 +115,33 @@
 	X(RUN, 85, run, U32)                                                            \
 	X(DUPLICATES, 86, duplicates, U32)                                              \
 	/* Retention (issue 28): a downsampled job's first bin width. */                \
-	X(ORIG_BIN_WIDTH_NS, 87, orig_bin_width_ns, U64)
+	X(ORIG_BIN_WIDTH_NS, 87, orig_bin_width_ns, U64)                            \
+	/* 88..89 free. A job reply's per-file records (issue 26): */                  \
+	/* `files` asks for a page of them and says they were read; */                  \
+	/* a file row reuses step_id, task_rank, mnt_id, read_bytes, */                 \
+	/* write_bytes, reads and writes. */                                            \
+	X(FILES, 90, files, U32)                                                        \
+	X(QFILE, 91, file, NESTED)                                                      \
+	X(FILE_DEV, 92, file_dev, U32)                                                  \
+	X(FILE_INO, 93, file_ino, U64)                                                  \
+	X(FILE_PATH, 94, file_path, STRING)                                             \
+	X(OPENS, 95, opens, U64)                                                        \
+	X(STATS, 96, stats, U64)                                                        \
+	X(FSYNCS, 97, fsyncs, U64)                                                      \
+	X(READ_NS, 98, read_ns, U64)                                                    \
+	X(WRITE_NS, 99, write_ns, U64)                                                  \
+	X(META_NS, 100, meta_ns, U64)                                                   \
+	X(MAX_BYTE_READ, 101, max_byte_read, I64)                                       \
+	X(MAX_BYTE_WRITTEN, 102, max_byte_written, I64)                                 \
+	X(SEQ_READS, 103, seq_reads, U64)                                               \
+	X(SEQ_WRITES, 104, seq_writes, U64)                                             \
+	X(CONSEC_READS, 105, consec_reads, U64)                                         \
+	X(CONSEC_WRITES, 106, consec_writes, U64)                                       \
+	X(FIRST_READ_NS, 107, first_read_ns, I64)                                       \
+	X(LAST_READ_NS, 108, last_read_ns, I64)                                         \
+	X(FIRST_WRITE_NS, 109, first_write_ns, I64)                                     \
+	X(LAST_WRITE_NS, 110, last_write_ns, I64)                                       \
+	X(SIZE_READ, 111, size_read, HIST)                                              \
+	X(SIZE_WRITTEN, 112, size_written, HIST)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

@@ -148,6 +148,146 @@ static size_t series_limit(size_t bytes)
 	return limit ? limit : 1;
 }
 
+/* Key order of the per-file records, the daemon's pages' (ST_LOAD_FILES_PAGE), as SQLite's. */
+static int file_key_cmp(const struct ioacct_file *a, const struct ioacct_file *b)
+{
+	int64_t x[] = { a->step_id, a->rank, a->mnt_id, a->dev, (int64_t)a->ino };
+	int64_t y[] = { b->step_id, b->rank, b->mnt_id, b->dev, (int64_t)b->ino };
+
+	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+/* The page cursor of a request for files: the last file the client has. */
+static struct ioacct_file files_after(const struct ioacct_req_job *req)
+{
+	return (struct ioacct_file){
+		.step_id = req->after_step, .rank = req->after_rank, .mnt_id = req->after_mnt,
+		.dev = req->after_dev, .ino = req->after_ino,
+	};
+}
+
+/* The file rows a page has room for beside its job row: at least one. */
+static size_t files_limit(const struct ioacct_job *job)
+{
+	size_t bytes = ioacct_proto_query_job_size(job, 0, NULL, 0, 0, 0);
+	size_t limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_file_row_size();
+
+	if (limit > IOACCT_JOB_PAGE_FILES)
+		limit = IOACCT_JOB_PAGE_FILES;
+	return limit ? limit : 1;
+}
+
+/* n records, in key order, as a page of at most limit: one more says there is more. */
+static void reply_files(struct ioacct_reply *rep, int64_t key,
+			const struct ioacct_file *const *files, size_t n, size_t limit)
+{
+	rep->more = n > limit;
+	if (rep->more)
+		n = limit;
+	rep->qfiles = calloc(n ? n : 1, sizeof(*rep->qfiles));
+	if (!rep->qfiles) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rep->qfiles[i].job_key = key;
+		rep->qfiles[i].f = *files[i];
+	}
+	rep->nqfiles = n;
+	rep->files_read = 1;
+}
+
+static int file_ptr_cmp(const void *a, const void *b)
+{
+	return file_key_cmp(*(const struct ioacct_file *const *)a,
+			    *(const struct ioacct_file *const *)b);
+}
+
+/*
+ * A page of the per-file records of a job loaded whole: those after the
+ * cursor, in key order. None (files_read 0) when the job's were not read,
+ * as the cluster store keeps none.
+ */
+static void serve_files_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
+			   struct ioacct_reply *rep)
+{
+	struct ioacct_file after = files_after(req);
+	const struct ioacct_file **pick;
+	size_t n = 0;
+
+	if (!jd->files_loaded)
+		return;
+	pick = calloc(jd->nfiles ? jd->nfiles : 1, sizeof(*pick));
+	if (!pick) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < jd->nfiles; i++)
+		if (!req->after || file_key_cmp(&after, &jd->files[i]) < 0)
+			pick[n++] = &jd->files[i];
+	qsort(pick, n, sizeof(*pick), file_ptr_cmp);
+	reply_files(rep, jd->job.key, pick, n, files_limit(&jd->job));
+	free(pick);
+}
+
+/*
+ * The same from the store: one index range of it, the records of store key
+ * `key`, sent as those of `job` (its key: another store's, for a cluster
+ * store's job that is this node's part alone).
+ */
+static void serve_files(struct ioacct_store *st, int64_t key, const struct ioacct_job *job,
+			const struct ioacct_req_job *req, struct ioacct_reply *rep)
+{
+	struct ioacct_file after = files_after(req), *files = NULL;
+	const struct ioacct_file **pick;
+	size_t n = 0, limit = files_limit(job);
+	int ret;
+
+	ret = ioacct_store_job_files_page(st, key, req->after ? &after : NULL, limit + 1,
+					  &files, &n);
+	if (ret == -EOPNOTSUPP)
+		return; /* a store older than them: files_read 0 */
+	if (ret) {
+		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
+		return;
+	}
+	pick = calloc(n ? n : 1, sizeof(*pick));
+	if (!pick) {
+		free(files);
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		pick[i] = &files[i];
+	reply_files(rep, job->key, pick, n, limit);
+	free(pick);
+	free(files);
+}
+
+void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_jobdata *jd,
+				const struct ioacct_req_job *req, struct ioacct_reply *rep)
+{
+	struct ioacct_job own;
+	int ret;
+
+	if (reply_job(rep, &jd->job))
+		return;
+	ret = ioacct_store_job_find_run(st, jd->job.cluster, jd->job.job_id, jd->job.restart, &own);
+	if (ret == -ENOENT)
+		return; /* purged here since: not read */
+	if (ret) {
+		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
+		return;
+	}
+	/* The same run, not a later job of the same id. */
+	if (own.start_ns != jd->job.start_ns)
+		return;
+	serve_files(st, own.key, &jd->job, req, rep);
+}
+
 void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
 			      struct ioacct_reply *rep)
 {
@@ -159,6 +299,10 @@ void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioac
 
 	if (reply_job(rep, &jd->job))
 		return;
+	if (req->files) {
+		serve_files_jd(jd, req, rep);
+		return;
+	}
 	if (!req->after && fill_children(jd, jd->job.key, rep, &bytes,
 					 "ioacct lists it, root reads each node's store with --db"))
 		return;
@@ -222,6 +366,10 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
 	}
 	if (reply_job(rep, &job))
 		return;
+	if (req->files) {
+		serve_files(st, job.key, &job, req, rep);
+		return;
+	}
 	if (!req->after && serve_children(st, &job, rep, &bytes))
 		return;
 
@@ -342,6 +490,119 @@ static int take_series(const struct ioacct_reply *rep, struct ioacct_jobdata *jd
 	return 0;
 }
 
+/* The store's order of the files (ST_LOAD_FILES): bytes moved, largest first, then the key. */
+static int file_store_cmp(const void *pa, const void *pb)
+{
+	const struct ioacct_file *a = pa, *b = pb;
+	int64_t x = (int64_t)(a->bytes_read + a->bytes_written);
+	int64_t y = (int64_t)(b->bytes_read + b->bytes_written);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return file_key_cmp(a, b);
+}
+
+/*
+ * Appends a page of file records, each after the one before; 1 when the
+ * reply has none because the daemon did not read them (it predates them,
+ * or its store keeps none).
+ */
+static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
+		      bool first)
+{
+	struct ioacct_file *p;
+	size_t ncap = *cap ? *cap : 64;
+
+	if (!rep->files_read)
+		return first && !rep->nqfiles ? 1 : -EPROTO;
+	if (jd->nfiles + rep->nqfiles > *cap) {
+		while (ncap < jd->nfiles + rep->nqfiles)
+			ncap *= 2;
+		p = reallocarray(jd->files, ncap, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		jd->files = p;
+		*cap = ncap;
+	}
+	for (size_t i = 0; i < rep->nqfiles; i++) {
+		const struct ioacct_file *f = &rep->qfiles[i].f;
+
+		if (rep->qfiles[i].job_key != jd->job.key ||
+		    (jd->nfiles && file_key_cmp(&jd->files[jd->nfiles - 1], f) >= 0))
+			return -EPROTO;
+		jd->files[jd->nfiles++] = *f;
+	}
+	return 0;
+}
+
+/* The request for the page of files after the last one received (none: the first). */
+static void files_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
+{
+	const struct ioacct_file *last = jd->nfiles ? &jd->files[jd->nfiles - 1] : NULL;
+
+	r->job_key = jd->job.key;
+	r->files = 1;
+	r->after = last != NULL;
+	r->after_step = last ? last->step_id : 0;
+	r->after_rank = last ? last->rank : 0;
+	r->after_mnt = last ? last->mnt_id : 0;
+	r->after_dev = last ? last->dev : 0;
+	r->after_ino = last ? last->ino : 0;
+	r->after_op = 0;
+	r->after_bin = 0;
+}
+
+/*
+ * The job's per-file records, page by page after its series, in the store's
+ * order at the end. A daemon without them leaves jd->files_loaded false:
+ * not read, which the reports tell from none.
+ */
+static int fetch_files(const char *socket_path, struct ioacct_request *req, int timeout_ms,
+		       struct ioacct_jobdata *jd, char *err, size_t errlen)
+{
+	struct ioacct_reply rep;
+	char why[1024];
+	size_t cap = 0;
+	bool first = true;
+	uint32_t more;
+	int ret;
+
+	for (;;) {
+		files_next(&req->u.job, jd);
+		ret = ioacct_client_call(socket_path, req, &rep, timeout_ms, why, sizeof(why));
+		if (ret) {
+			ioacct_source_unreachable(socket_path, ret, why, err, errlen);
+			return ret;
+		}
+		if (rep.status) {
+			ret = job_err(err, errlen, rep.status, "%s", rep.error);
+			ioacct_reply_free(&rep);
+			return ret;
+		}
+		ret = rep.njobs != 1 || rep.jobs[0].key != jd->job.key ? -EPROTO : 0;
+		if (!ret)
+			ret = take_files(&rep, jd, &cap, first);
+		/* Each page must move on, or a confused daemon would keep us here. */
+		if (!ret && rep.more && !rep.nqfiles)
+			ret = -EPROTO;
+		more = rep.more;
+		ioacct_reply_free(&rep);
+		if (ret == 1)
+			return 0;
+		if (ret)
+			return job_err(err, errlen, ret, "bad reply from ioacctd on %s: %s",
+				       socket_path, ret == -EPROTO ?
+				       "file records of another job, out of order or not read" :
+				       strerror(-ret));
+		first = false;
+		if (!more)
+			break;
+	}
+	qsort(jd->files, jd->nfiles, sizeof(*jd->files), file_store_cmp);
+	jd->files_loaded = true;
+	return 0;
+}
+
 /* How long a client waits for the daemon to read a job from the cluster store. */
 #define LOAD_WAIT_MS 120000
 
@@ -416,6 +677,7 @@ static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t j
 		r->after_bin = jd->series[jd->nseries - 1].bin;
 		ioacct_reply_free(&rep);
 	}
+	ret = fetch_files(socket_path, &req, timeout_ms, jd, err, errlen);
 out:
 	if (ret) {
 		ioacct_jobdata_free(jd);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * One whole job (struct ioacct_jobdata: the job, its steps, mounts, totals
- * and series), wherever it is: asked of ioacctd page by page
+ * One whole job (struct ioacct_jobdata: the job, its steps, mounts, totals,
+ * series and per-file records), wherever it is: asked of ioacctd page by page
  * (IOACCT_MSG_JOB), which is what every client does by default, or read
  * from a store file named on the command line (--db, offline: a copied
  * store, no daemon). The daemon's side serves the pages, with the peer's
@@ -25,6 +25,8 @@
  * on it as well: the rows are one index range of the store.
  */
 #define IOACCT_JOB_PAGE_SERIES 16384
+/* File records (issue 26) per page of a job reply, at most; the same byte bound holds. */
+#define IOACCT_JOB_PAGE_FILES 1024
 
 /* Where a client reads jobs from. */
 struct ioacct_source {
@@ -73,5 +75,14 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
  */
 void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
 			      struct ioacct_reply *rep);
+
+/*
+ * A page of the per-file records of jd, a job from the cluster store (which
+ * keeps none) that is one node's part alone, this node's: from this node's
+ * store `st`, the same run (cluster, job id, restart, start), sent as jd's
+ * rows. None (files_read 0) when this node's store no longer has it.
+ */
+void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_jobdata *jd,
+				const struct ioacct_req_job *req, struct ioacct_reply *rep);
 
 #endif /* IOACCT_JOB_FETCH_H */

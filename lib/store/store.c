@@ -116,6 +116,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_LOAD_FILES] = "SELECT step_id, rank, mnt_id, dev, ino, path, " FILE_COLS " FROM files"
 			  " WHERE job_key = ?1"
 			  " ORDER BY bytes_read + bytes_written DESC, step_id, rank, mnt_id, dev, ino",
+	/* ioacctd's pages of them: by key, which a page's cursor stays valid in. */
+	[ST_LOAD_FILES_PAGE] = "SELECT step_id, rank, mnt_id, dev, ino, path, " FILE_COLS " FROM files"
+			       " WHERE job_key = ?1 AND (?2 IS NULL OR"
+			       " (step_id, rank, mnt_id, dev, ino) > (?2, ?3, ?4, ?5, ?6))"
+			       " ORDER BY step_id, rank, mnt_id, dev, ino LIMIT ?7",
 	[ST_SPEC_DONE] = "DELETE FROM report_specs WHERE job_key = ?1",
 };
 

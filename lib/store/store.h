@@ -242,6 +242,15 @@ int ioacct_store_job_series_page(struct ioacct_store *st, int64_t job_key,
 				 const struct ioacct_sample *after, size_t limit,
 				 struct ioacct_sample **out, size_t *n);
 /*
+ * At most `limit` of a job's per-file records after `after` (NULL: from the
+ * first) in (step, rank, mount, dev, ino) order: a page of them for
+ * ioacctd's replies. *out malloc'd (NULL when none). -EOPNOTSUPP from a
+ * store older than the per-file records (schema 8).
+ */
+int ioacct_store_job_files_page(struct ioacct_store *st, int64_t job_key,
+				const struct ioacct_file *after, size_t limit,
+				struct ioacct_file **out, size_t *n);
+/*
  * private_data: the database and its -wal and -shm files become readable by
  * root alone (0600), or by everyone again (0644). For the daemon, at start.
  */

@@ -741,3 +741,35 @@ int ioacct_store_job_series_page(struct ioacct_store *st, int64_t job_key,
 		*out = rows;
 	return err;
 }
+
+int ioacct_store_job_files_page(struct ioacct_store *st, int64_t job_key,
+				const struct ioacct_file *after, size_t limit,
+				struct ioacct_file **out, size_t *n)
+{
+	sqlite3_stmt *s = NULL;
+	void *rows;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (st->version < 8)
+		return store_error(st, -EOPNOTSUPP, "read files: store of schema %d has none",
+				   st->version);
+	/* load_rows binds ?1 on the same prepared statement and resets it. */
+	err = store_stmt_get(st, ST_LOAD_FILES_PAGE, &s);
+	if (err)
+		return err;
+	if ((after && (bind_i64(s, 2, after->step_id) || bind_i64(s, 3, after->rank) ||
+		       bind_i64(s, 4, after->mnt_id) || bind_i64(s, 5, after->dev) ||
+		       bind_i64(s, 6, (int64_t)after->ino))) ||
+	    bind_i64(s, 7, limit > INT64_MAX ? INT64_MAX : (int64_t)limit)) {
+		err = store_sql_error(st, sqlite3_errcode(st->db), "read files");
+		stmt_done(s);
+		return err;
+	}
+	err = load_rows(st, ST_LOAD_FILES_PAGE, &job_key, sizeof(**out), row_file, &rows, n,
+			"files");
+	if (!err)
+		*out = rows;
+	return err;
+}

@@ -221,6 +221,27 @@ runuser -u "$U" -- env IOACCT_CONF="$CONF2" "$IOREPORT" 7001 > /dev/null 2> "$T/
 	{ cat "$T/err"; fail "user ioreport of root's job 7001: exit $rc, not refused"; }
 ok "ioreport through either node: the whole job, exact, series summed; --local: the node's; private"
 
+# ---- a job of one node from the cluster store: its per-file records from that node's store
+DXTDUMP=$abs_top_builddir/tests/integration/dxtdump
+[ -x "$DXTDUMP" ] || fail "$DXTDUMP not built (make -C tests/integration dxtdump)"
+run_on "$CONF" 7005 4096 6
+wait_drained "$T/ioacct.db"
+[ "$(pg 'SELECT count(*) FROM jobs WHERE job_id = 7005')" = 1 ] || fail "job 7005 not in PostgreSQL"
+IOACCT_CONF=$CONF "$IOREPORT" --format darshan -o "$T/c.darshan" 7005 ||
+	fail "ioreport --format darshan 7005 (cluster store) failed"
+"$IOREPORT" --db "$T/ioacct.db" --format darshan -o "$T/l.darshan" 7005 ||
+	fail "ioreport --db --format darshan 7005 failed"
+"$DXTDUMP" --posix "$T/c.darshan" | tail -n +2 > "$T/c.dump" || fail "dxtdump --posix failed"
+"$DXTDUMP" --posix "$T/l.darshan" | tail -n +2 > "$T/l.dump" || fail "dxtdump --posix failed"
+cmp "$T/c.dump" "$T/l.dump" || fail "job 7005 from the cluster store: POSIX records not the node's store's"
+python3 - "$T/c.dump" <<'PY' || fail "job 7005 from the cluster store: no exact record of its file"
+import json, sys
+r = [json.loads(x) for x in open(sys.argv[1])]
+f = [x for x in r if "/f-7005-" in x["name"]]
+assert len(f) == 1 and f[0]["c"]["POSIX_BYTES_WRITTEN"] == 24576 and f[0]["c"]["POSIX_WRITES"] == 6, f
+PY
+ok "a job of one node from the cluster store: its per-file records, the node's store's, exact"
+
 # ---- ioreport: the nodes' bins aligned on the earliest node's start ------------------
 # Each node counts bins from its own start. Move n2's part of job 7001 to 2.5 bins after
 # n1's: its bin b must land on bin b + 2 of the whole job, the 0.5 bin of rest said as skew.

@@ -10,11 +10,14 @@
 # the stats of a directory in "<mount>/<ioacct: not per file>", and per
 # mount the records add up to the mount's counts. `ioreport
 # --compare` of the job with its own log: every file the same on both
-# sides, every mount's ratio 1. Then max_files = 2: the files past it are
+# sides, every mount's ratio 1. The same log through ioacctd's socket (plain
+# `ioreport JOBID`), byte for byte; iorun's own (--format darshan), file by
+# file exact and record for record the store's. Then max_files = 2: the files past it are
 # "<mount>/<ioacct: other files>", exactly, and the log is partial.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 IOREPORT=$abs_top_builddir/tools/ioreport
+IOACCT=$abs_top_builddir/tools/ioacct
 DXTDUMP=$abs_top_builddir/tests/integration/dxtdump
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 [ -x "$DXTDUMP" ] || fail "$DXTDUMP not built (make -C tests/integration dxtdump)"
@@ -48,9 +51,14 @@ NOISE=$!
 kill $NOISE; wait $NOISE 2>/dev/null
 JOB=$(json_get "$T/out.json" 'j["job_id"]')
 
-# The store read directly (--db): ioacctd's socket does not carry per-file records yet.
+# The store read directly (--db), then through ioacctd's socket (plain ioreport): the same log.
 "$IOREPORT" --db "$T/ioacct.db" --format darshan -o "$T/job.darshan" $JOB ||
 	fail "ioreport --format darshan failed"
+"$IOREPORT" --format darshan -o "$T/sock.darshan" $JOB ||
+	fail "ioreport --format darshan (through ioacctd) failed"
+cmp "$T/job.darshan" "$T/sock.darshan" ||
+	fail "the log through ioacctd's socket differs from the one read from the store"
+ok "the log through ioacctd's socket is the store's, byte for byte"
 "$DXTDUMP" --posix "$T/job.darshan" > "$T/dump" || fail "our reader: dxtdump --posix failed"
 # The same numbers as 36-files.sh's store rows (its comments say why each is what it is).
 cat > "$T/expect.json" <<JSON
@@ -85,6 +93,32 @@ awk '/^COUNTER / { t = 1; next } /^# / || /^$/ { t = 0 }
 	fail "ioreport --compare --all-counters failed"
 grep -q "^$D/a	POSIX_READS	20	20	+0$" "$T/all.txt" || fail "--all-counters: no row of $D/a's reads"
 ok "--compare with its own log: $(grep '^# files:' "$T/self.txt" | cut -c3-)"
+
+# iorun's own Darshan log, through the socket: the records of the files it wrote and read.
+"$IORUN" --format darshan -o "$T/iorun.darshan" -- "$IOWORK" \
+	write "$D/c" 4096 5 , read "$D/c" 4096 5 , pwrite "$SHM.z" 100 2 | cat || fail "iorun -f darshan failed"
+"$DXTDUMP" --posix "$T/iorun.darshan" > "$T/dump" || fail "dxtdump --posix (iorun) failed"
+# iorun's jobs are numbered in order: its job is the last one.
+JOB=$("$IOACCT" --db "$T/ioacct.db" -X -n -P -o JobID -S 1970-01-01 | sort -n | tail -1)
+"$IOREPORT" --db "$T/ioacct.db" --format json -o "$T/iorun.json" $JOB ||
+	fail "ioreport --format json (iorun's job) failed"
+cat > "$T/expect.json" <<JSON
+{"files": {
+  "$D/c": {"opens": 2, "writes": 5, "bytes_written": 20480, "max_byte_written": 20479,
+           "seq_writes": 4, "consec_writes": 4, "size_written": "0,0,5,0,0,0,0,0,0,0",
+           "reads": 5, "bytes_read": 20480, "max_byte_read": 20479, "seq_reads": 4,
+           "consec_reads": 4, "size_read": "0,0,5,0,0,0,0,0,0,0"},
+  "$SHM.z": {"opens": 1, "writes": 2, "bytes_written": 200, "max_byte_written": 199,
+             "seq_writes": 1, "consec_writes": 1, "size_written": "2,0,0,0,0,0,0,0,0,0"}},
+ "other": {},
+ "sums": ["$ROOTMNT", "$SHMMNT"]}
+JSON
+python3 "$CHECK" "$T/dump" "$T/iorun.json" "$T/expect.json" || fail "iorun's log: the POSIX records differ"
+"$IOREPORT" --db "$T/ioacct.db" --format darshan -o "$T/iorun-db.darshan" $JOB ||
+	fail "ioreport --format darshan (iorun's job) failed"
+"$DXTDUMP" --posix "$T/iorun-db.darshan" | tail -n +2 > "$T/dump-db" || fail "dxtdump --posix failed"
+tail -n +2 "$T/dump" | cmp - "$T/dump-db" || fail "iorun's log's records differ from the store's"
+ok "iorun --format darshan: every file's record exact, record for record the store's"
 
 # max_files = 2: f0 and f1 have records, f2..f4 are the mount's "other files".
 stop_daemon

@@ -396,6 +396,15 @@ static void test_wire_numbers(void **state)
 		{ 85, "run", 4 },
 		{ 86, "duplicates", 4 },
 		{ 87, "orig_bin_width_ns", 8 },
+		{ 90, "files", 4 },
+		{ 91, "file", SIZE_MAX },
+		{ 92, "file_dev", 4 },
+		{ 93, "file_ino", 8 },
+		{ 94, "file_path", 0 },
+		{ 101, "max_byte_read", 8 },
+		{ 107, "first_read_ns", 8 },
+		{ 111, "size_read", 80 },
+		{ 112, "size_written", 80 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;

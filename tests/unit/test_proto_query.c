@@ -18,6 +18,7 @@
 
 #include "proto.h"
 #include "protobuild.h"
+#include "util.h"
 
 /* ---- query (ioacct through the daemon) ---- */
 
@@ -538,6 +539,232 @@ static void test_job_reply_bad(void **state)
 	ioacct_buf_free(&b);
 }
 
+/* ---- a job's per-file records (issue 26) ---- */
+
+enum { A_FILES = 90, A_QFILE = 91, A_FILE_PATH = 94 };
+
+/* Record i, every field its own value: negatives, the largest, paths as hostile as they come. */
+static void fill_file(struct ioacct_qfile_row *row, size_t i)
+{
+	struct ioacct_file *f = &row->f;
+	uint64_t *u[] = { &f->opens, &f->reads, &f->writes, &f->stats, &f->fsyncs, &f->bytes_read,
+			  &f->bytes_written, &f->read_ns, &f->write_ns, &f->meta_ns, &f->seq_reads,
+			  &f->seq_writes, &f->consec_reads, &f->consec_writes };
+
+	memset(row, 0, sizeof(*row));
+	row->job_key = 42;
+	f->step_id = i == 0 ? IOACCT_STEP_BATCH : (uint32_t)i;
+	f->rank = i == 1 ? -1 : i == 2 ? INT32_MAX : (int32_t)i;
+	f->mnt_id = 21 + (uint32_t)i;
+	f->dev = i == 3 ? 0 : (259U << 20) | (uint32_t)i; /* 3: the mount's "other files" */
+	f->ino = i == 3 ? 0 : i == 2 ? UINT64_MAX : 1000 + i;
+	for (size_t k = 0; k < ARRAY_SIZE(u); k++)
+		*u[k] = i == 2 ? UINT64_MAX - k : 1000 * (i + 1) + k;
+	f->max_byte_read = i == 1 ? -1 : INT64_MAX - (int64_t)i;
+	f->max_byte_written = i == 1 ? -1 : (int64_t)i * 4096 - 1;
+	f->first_read_ns = i == 1 ? -1 : 5;
+	f->last_read_ns = i == 1 ? -1 : INT64_MAX;
+	f->first_write_ns = INT64_MIN + (int64_t)i;
+	f->last_write_ns = -1;
+	for (size_t b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
+		f->size_read[b] = i * 100 + b;
+		f->size_written[b] = b == IOACCT_NR_SIZE_BINS - 1 ? UINT64_MAX : i + b;
+	}
+	switch (i) {
+	case 0: /* a newline and a tab: a report line of its own if not escaped */
+		strcpy(f->path, "/scratch/out\nFAKE: 1\t.dat");
+		break;
+	case 1: /* not UTF-8: a lone continuation byte, an overlong '/', a lone 0xff */
+		strcpy(f->path, "/scratch/\x80\xc0\xaf\xff.bin");
+		break;
+	case 2: /* the longest path a record holds: 1023 bytes */
+		memset(f->path, 'p', sizeof(f->path) - 1);
+		f->path[0] = '/';
+		break;
+	case 3: /* "other files": no path */
+		break;
+	default:
+		snprintf(f->path, sizeof(f->path), "/scratch/f%zu", i);
+	}
+}
+
+static void test_job_files_roundtrip(void **state)
+{
+	struct ioacct_qfile_row files[5];
+	struct ioacct_reply in = { 0 }, out;
+	struct ioacct_job job = { .key = 42, .job_id = 12 };
+	struct ioacct_buf b = { 0 }, e = { 0 };
+	struct ioacct_request rq, rq_out;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		fill_file(&files[i], i);
+	assert_int_equal(strlen(files[2].f.path), 1023);
+	in.jobs = &job;
+	in.njobs = 1;
+	in.job_key = 42;
+	in.files_read = 1;
+	in.qfiles = files;
+	in.nqfiles = ARRAY_SIZE(files);
+	in.more = 1;
+	roundtrip_reply(&in, &out);
+	assert_int_equal(out.files_read, 1);
+	assert_int_equal(out.more, 1);
+	assert_int_equal(out.nqfiles, ARRAY_SIZE(files));
+	/* Every field, every byte of every path. */
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		assert_memory_equal(&out.qfiles[i], &files[i], sizeof(files[i]));
+	assert_string_equal(out.qfiles[1].f.path, "/scratch/\x80\xc0\xaf\xff.bin");
+	ioacct_reply_free(&out);
+	assert_null(out.qfiles);
+
+	/* A file row adds no more than the bound the daemon fills its pages by, the longest path too. */
+	in.qfiles = NULL;
+	in.nqfiles = 0;
+	assert_int_equal(ioacct_proto_encode_reply(&e, &in), 0);
+	in.qfiles = &files[2];
+	in.nqfiles = 1;
+	assert_int_equal(ioacct_proto_encode_reply(&b, &in), 0);
+	assert_true(b.len - e.len <= ioacct_proto_file_row_size());
+	ioacct_buf_free(&b);
+	ioacct_buf_free(&e);
+
+	/* A reply without files (an older daemon's) decodes as "not read". */
+	in.files_read = 0;
+	in.qfiles = NULL;
+	in.nqfiles = 0;
+	roundtrip_reply(&in, &out);
+	assert_int_equal(out.files_read, 0);
+	assert_null(out.qfiles);
+	ioacct_reply_free(&out);
+
+	/* A path of 1024 bytes does not fit a record: the encoder refuses it, whole. */
+	memset(files[4].f.path, 'q', sizeof(files[4].f.path));
+	in.qfiles = files;
+	in.nqfiles = ARRAY_SIZE(files);
+	assert_int_equal(ioacct_proto_encode_reply(&b, &in), -EINVAL);
+	assert_int_equal(b.len, 0);
+	ioacct_buf_free(&b);
+
+	/* The request for a page of them, with a file cursor at its extremes. */
+	memset(&rq, 0, sizeof(rq));
+	rq.type = IOACCT_MSG_JOB;
+	rq.u.job.job_key = 42;
+	rq.u.job.files = 1;
+	rq.u.job.after = 1;
+	rq.u.job.after_step = IOACCT_STEP_BATCH;
+	rq.u.job.after_rank = -1;
+	rq.u.job.after_mnt = UINT32_MAX;
+	rq.u.job.after_dev = UINT32_MAX;
+	rq.u.job.after_ino = UINT64_MAX;
+	roundtrip_request(&rq, &rq_out);
+	assert_memory_equal(&rq_out.u.job, &rq.u.job, sizeof(rq.u.job));
+}
+
+/* What a peer may not send in a file row. */
+static void test_job_files_bad(void **state)
+{
+	struct ioacct_reply rep;
+	struct raw r = { 0 };
+	char err[256], path[1025];
+	size_t off;
+
+	(void)state;
+	/* A file row without its mount. */
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_REPLY, 1);
+	raw_u32(&r, A_STATUS, 0);
+	raw_u32(&r, A_FILES, 1);
+	off = raw_nest_begin(&r, A_QFILE);
+	raw_u64(&r, A_JOB_KEY, 5);
+	raw_u32(&r, A_STEP_ID, 0);
+	raw_nest_end(&r, off);
+	raw_finish(&r);
+	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "reply file 0 lacks attribute 34 (mnt_id)");
+	assert_null(rep.qfiles);
+	free(r.p);
+
+	/* A path longer than a record holds. */
+	memset(path, 'x', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	memset(&r, 0, sizeof(r));
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_REPLY, 1);
+	raw_u32(&r, A_STATUS, 0);
+	off = raw_nest_begin(&r, A_QFILE);
+	raw_u64(&r, A_JOB_KEY, 5);
+	raw_u32(&r, A_STEP_ID, 0);
+	raw_u32(&r, A_MNT_ID, 21);
+	raw_str(&r, A_FILE_PATH, path);
+	raw_nest_end(&r, off);
+	raw_finish(&r);
+	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "reply file 0: attribute 94 (file_path) has length 1024, more than 1023");
+	free(r.p);
+}
+
+/* A page of file rows cut anywhere, bytes flipped: refused or taken whole, never overread. */
+static void test_job_files_fuzz(void **state)
+{
+	struct ioacct_qfile_row files[4];
+	struct ioacct_job job = { .key = 42, .job_id = 12 };
+	struct ioacct_reply in = { 0 }, rep;
+	struct ioacct_buf b = { 0 };
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	unsigned int ok = 0, bad = 0;
+	char err[256];
+	uint8_t *m;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		fill_file(&files[i], i);
+	in.jobs = &job;
+	in.njobs = 1;
+	in.files_read = 1;
+	in.qfiles = files;
+	in.nqfiles = ARRAY_SIZE(files);
+	assert_int_equal(ioacct_proto_encode_reply(&b, &in), 0);
+	for (size_t len = 0; len < b.len; len += 1 + len / 64) {
+		m = malloc(len ? len : 1);
+		assert_non_null(m);
+		memcpy(m, b.data, len);
+		if (len >= HDR)
+			le32(m + 8, (uint32_t)(len - HDR));
+		if (ioacct_proto_decode_reply(m, len, &rep, err, sizeof(err)) == 0) {
+			assert_true(rep.nqfiles < ARRAY_SIZE(files) || len % 4 == 0);
+			ioacct_reply_free(&rep);
+		} else {
+			assert_null(rep.qfiles);
+		}
+		free(m);
+	}
+	for (int iter = 0; iter < 5000; iter++) {
+		m = malloc(b.len);
+		assert_non_null(m);
+		memcpy(m, b.data, b.len);
+		for (int f = 0; f < 3; f++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			m[HDR + x % (b.len - HDR)] ^= (uint8_t)(1 + (x >> 32) % 255);
+		}
+		if (ioacct_proto_decode_reply(m, b.len, &rep, err, sizeof(err)) == 0) {
+			ok++;
+			for (size_t i = 0; i < rep.nqfiles; i++)
+				assert_true(strnlen(rep.qfiles[i].f.path, sizeof(rep.qfiles[i].f.path)) <
+					    sizeof(rep.qfiles[i].f.path));
+			ioacct_reply_free(&rep);
+		} else {
+			bad++;
+			assert_null(rep.qfiles);
+		}
+		free(m);
+	}
+	/* Both outcomes happen, or the loop tested less than it claims. */
+	assert_true(ok > 100);
+	assert_true(bad > 100);
+	ioacct_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +777,9 @@ int main(void)
 		cmocka_unit_test(test_job_reply_roundtrip),
 		cmocka_unit_test(test_snapshot_watches_roundtrip),
 		cmocka_unit_test(test_job_reply_bad),
+		cmocka_unit_test(test_job_files_roundtrip),
+		cmocka_unit_test(test_job_files_bad),
+		cmocka_unit_test(test_job_files_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

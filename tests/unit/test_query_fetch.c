@@ -462,6 +462,7 @@ struct server {
 	bool private_data;
 	pthread_t thread;
 	int requests;
+	bool before_files;            /* answers as an ioacctd older than the file pages */
 };
 
 static void *server_main(void *arg)
@@ -482,6 +483,9 @@ static void *server_main(void *arg)
 		    (req.type == IOACCT_MSG_QUERY || req.type == IOACCT_MSG_JOB)) {
 			memset(&rep, 0, sizeof(rep));
 			rep.seq = req.seq;
+			/* An older daemon ignores the attribute it does not know. */
+			if (__atomic_load_n(&srv->before_files, __ATOMIC_SEQ_CST))
+				req.u.job.files = 0;
 			if (req.type == IOACCT_MSG_JOB)
 				ioacct_job_serve_page(srv->f->st, &req.u.job, srv->peer,
 						      srv->private_data, &rep);
@@ -634,6 +638,11 @@ static void assert_same_job(const struct ioacct_jobdata *a, const struct ioacct_
 	assert_int_equal(a->nseries, b->nseries);
 	if (a->nseries)
 		assert_memory_equal(a->series, b->series, a->nseries * sizeof(*a->series));
+	/* The per-file records, read, in the store's order, every field. */
+	assert_int_equal(a->files_loaded, b->files_loaded);
+	assert_int_equal(a->nfiles, b->nfiles);
+	if (a->nfiles)
+		assert_memory_equal(a->files, b->files, a->nfiles * sizeof(*a->files));
 }
 
 /* A running job with a series longer than a few pages: one op, `nbins` bins. */
@@ -752,6 +761,103 @@ static void test_job_fetch(void **state)
 	assert_non_null(strstr(err, "no job 999 of cluster hpc in "));
 }
 
+/*
+ * A job of `n` per-file records with the longest paths, more than a page
+ * holds by count and by bytes: two steps, ranks -1 and 0..3, two mounts.
+ * Bytes moved repeat, so that the store's order falls back on the key.
+ */
+static int64_t add_files_job(struct ioacct_store *st, uint64_t job_id, size_t n)
+{
+	struct ioacct_job j = { .job_id = job_id, .start_ns = T0, .uid = ALICE };
+	struct ioacct_mount m = { .mnt_id = 21, .path = "/", .fstype = "ext4" };
+	struct ioacct_step step = { .step_id = 0, .start_ns = T0, .state = "COMPLETED" };
+
+	strcpy(j.cluster, "hpc");
+	strcpy(j.state, "COMPLETED");
+	j.bin_width_ns = NS;
+	assert_int_equal(ioacct_store_begin(st), 0);
+	assert_int_equal(ioacct_store_job_insert(st, &j), 0);
+	assert_int_equal(ioacct_store_step_put(st, j.key, &step), 0);
+	assert_int_equal(ioacct_store_mount_put(st, j.key, &m), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct ioacct_file f = {
+			.step_id = i % 2 ? 0 : IOACCT_STEP_BATCH, .rank = (int32_t)(i % 5) - 1,
+			.mnt_id = 21 + (uint32_t)(i % 2), .dev = (8U << 20) | 1,
+			.ino = i == 7 ? (uint64_t)INT64_MAX + 5 : 100000 + i * 7919 % n,
+			.opens = 1, .writes = i % 3, .bytes_written = (i % 13) * 4096,
+			.reads = 2, .bytes_read = 4096, .max_byte_read = 4095,
+			.max_byte_written = (int64_t)((i % 13) * 4096) - 1,
+			.first_read_ns = 1, .last_read_ns = 2, .first_write_ns = -1,
+			.last_write_ns = -1,
+		};
+
+		f.size_read[ioacct_size_bin(4096)] = 2;
+		memset(f.path, 'a' + (char)(i % 26), sizeof(f.path) - 1);
+		snprintf(f.path, sizeof(f.path), "/scratch/\n\xff%zu", i);
+		f.path[strlen(f.path)] = 'z'; /* back to 1023 bytes after snprintf's NUL */
+		assert_int_equal(ioacct_store_file_put(st, j.key, &f), 0);
+	}
+	assert_int_equal(ioacct_store_commit(st), 0);
+	return j.key;
+}
+
+/* A job's per-file records through the daemon, in pages, equal to the store's. */
+static void test_job_fetch_files(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *want, *got;
+	struct ioacct_reply rep = { 0 };
+	struct ioacct_req_job req = { 0 };
+	struct server srv;
+	int64_t key;
+	size_t n = 2 * IOACCT_JOB_PAGE_FILES + 77;
+	char err[1024] = "";
+
+	key = add_files_job(f->st, 88, n);
+	assert_int_equal(ioacct_store_job_load(f->st, key, &want), 0);
+	assert_true(want->files_loaded);
+	assert_int_equal(want->nfiles, n);
+	assert_int_equal(strlen(want->files[0].path), sizeof(want->files[0].path) - 1);
+
+	/* One page: no more than its bound of rows, under the message limit. */
+	req.job_key = key;
+	req.files = 1;
+	ioacct_job_serve_page(f->st, &req, 0, true, &rep);
+	assert_int_equal(rep.status, 0);
+	assert_int_equal(rep.files_read, 1);
+	assert_int_equal(rep.more, 1);
+	assert_true(rep.nqfiles >= 1 && rep.nqfiles <= IOACCT_JOB_PAGE_FILES);
+	assert_true(rep.nqfiles * ioacct_proto_file_row_size() <= IOACCT_QUERY_PAGE_BYTES);
+	/* Neither steps nor series in a page of files. */
+	assert_int_equal(rep.nqsteps, 0);
+	assert_int_equal(rep.nqseries, 0);
+	ioacct_reply_free(&rep);
+
+	server_start(&srv, f, 0, true);
+	__atomic_store_n(&srv.requests, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, "hpc", 88, 0, 5000, &got, err,
+						 sizeof(err)), 0);
+	/* The first page, then at least three of files. */
+	assert_true(__atomic_load_n(&srv.requests, __ATOMIC_SEQ_CST) >= 4);
+	assert_same_job(want, got);
+	ioacct_jobdata_free(got);
+	server_stop(&srv);
+
+	/* A daemon older than the file pages: the job whole but its records not read, not none. */
+	server_start(&srv, f, 0, true);
+	__atomic_store_n(&srv.before_files, true, __ATOMIC_SEQ_CST);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, "hpc", 88, 0, 5000, &got, err,
+						 sizeof(err)), 0);
+	assert_false(got->files_loaded);
+	assert_null(got->files);
+	assert_int_equal(got->nfiles, 0);
+	assert_int_equal(got->nsteps, want->nsteps);
+	assert_int_equal(got->nmounts, want->nmounts);
+	ioacct_jobdata_free(got);
+	server_stop(&srv);
+	ioacct_jobdata_free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -761,6 +867,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_serve_page_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_fetch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_fetch_files, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
