@@ -314,8 +314,9 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	if (o.files && !jd->files_loaded) {
-		fprintf(stderr, "ioreport: job %llu: its per-file records do not come through "
-				"ioacctd's socket yet; read the store with --db\n",
+		fprintf(stderr, "ioreport: job %llu: no per-file records here (a job of several "
+				"nodes from the cluster store, an ioacctd older than them, or a store "
+				"before schema 8); a node's part: --local or --db\n",
 			(unsigned long long)jd->job.job_id);
 		ioacct_jobdata_free(jd);
 		return EXIT_RUNTIME;
