@@ -622,6 +622,24 @@ __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
 }
 
 /*
+ * Where file_pair_end() builds an end's call and file: off the stack. 6.1
+ * adds up every frame of a call chain, global functions' too, against 512
+ * bytes, and a copy's chain (the exit program, ioacct_file_pair(), this,
+ * file_acc_load(), file_acc_flush(), ...) went past it with these there.
+ */
+struct pair_scratch {
+	struct file_rw a;
+	struct file_id id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pair_scratch);
+} pairscratch SEC(".maps");
+
+/*
  * One end of a sendfile, splice or copy_file_range that moved a->ret bytes
  * (a->mnt: the source's mount): a read of the source (end 0), a write of
  * the destination (end 1), from the ends on_enter kept in t (p_file, a
@@ -631,39 +649,42 @@ __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
 static __noinline void file_pair_end(struct task_ent *t, const struct file_rw *a0, __u32 end,
 				     bool own, __u64 start)
 {
-	struct file_rw a;
-	struct file_id id;
+	struct pair_scratch *p;
 	struct file_acc *fa;
+	__u32 zero = 0;
 	__s64 pos = 0;
 	__u64 f;
 
 	if (!t || !a0 || end > 1 || !(t->pair.ends & (end ? PAIR_DST : PAIR_SRC)))
 		return;
-	f = t->p_file[end]; /* a local: KREAD's CO-RE read must not relocate task_ent */
-	if (file_id_of(f, &id))
+	p = bpf_map_lookup_elem(&pairscratch, &zero);
+	if (!p)
 		return;
-	a = *a0;
-	a.rd = end == 0;
+	f = t->p_file[end]; /* a local: KREAD's CO-RE read must not relocate task_ent */
+	if (file_id_of(f, &p->id))
+		return;
+	p->a = *a0;
+	p->a.rd = end == 0;
 	if (end)
-		a.mnt = t->pair.out_mnt;
-	a.start = start;
+		p->a.mnt = t->pair.out_mnt;
+	p->a.start = start;
 	/* The first byte moved: the offset after the call, less what moved. */
 	if (!t->p_uoff[end] ||
 	    bpf_probe_read_user(&pos, sizeof(pos), (void *)t->p_uoff[end]))
 		pos = KREAD(struct file, f, f_pos);
-	a.off = pos - a.ret;
+	p->a.off = pos - p->a.ret;
 	if (!own) {
 		ioacct_task_rank(t);
-		file_direct(t->rank, &id, &a);
+		file_direct(t->rank, &p->id, &p->a);
 		return;
 	}
-	fa = file_acc_find(t, id.ino, id.dev, a.slot, a.mnt, start);
+	fa = file_acc_find(t, p->id.ino, p->id.dev, p->a.slot, p->a.mnt, start);
 	if (!fa)
-		fa = file_acc_load(t, &id, a.slot, a.mnt, start);
+		fa = file_acc_load(t, &p->id, p->a.slot, p->a.mnt, start);
 	if (fa)
-		file_acc_add(fa, a.rd, a.off, a.ret, a.t_end, a.dur, size_bin(a.ret));
+		file_acc_add(fa, p->a.rd, p->a.off, p->a.ret, p->a.t_end, p->a.dur, size_bin(p->a.ret));
 	else
-		count_drop(a.slot, 1, a.ret);
+		count_drop(p->a.slot, 1, p->a.ret);
 }
 
 /*
