@@ -14,7 +14,9 @@
  *   steps   (job, step_id)
  *   mounts  (job, mnt_id) -> path, fs type, source
  *   totals  (job, step_id, mnt_id, op) -> counters
- *   series  (job, step_id, mnt_id, op, bin) -> counters
+ *   series  (job, step_id, mnt_id, op) -> bins[] and one array per counter, element i
+ *           of bin bins[i] (schema 6; one row per bin before); the view
+ *           series_bins shows them one row per bin
  *   job_reports  (cluster, job_id, restart) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
@@ -42,7 +44,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 5
+#define IOACCT_PGSTORE_SCHEMA_VERSION 6
 
 struct ioacct_pgstore;
 

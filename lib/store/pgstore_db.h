@@ -28,6 +28,22 @@ struct ioacct_pgstore {
 	char errmsg[1024];
 };
 
+/* ---- the compact series (schema 6) ---- */
+
+/*
+ * A series row's counters: one array per counter column, element i the
+ * value of bin bins[i]. numeric: exact for the whole uint64 range, in sums.
+ */
+#define PG_SERIES_COUNTER_TYPE "numeric(20,0)[]"
+/*
+ * The series one row a bin, as a FROM item (alias it): job, step_id, mnt_id,
+ * op, bin and the counters. A column older rows lack reads NULL there.
+ */
+#define PG_SERIES_ROWS                                                              \
+	"(SELECT s.job, s.step_id, s.mnt_id, s.op, u.* FROM series s,"              \
+	" unnest(bins, " IOACCT_STORE_COUNTER_COLS ") AS u(bin, "                   \
+	IOACCT_STORE_COUNTER_COLS "))"
+
 /* ---- errors ---- */
 
 /* Leaves the message in pg->errmsg; returns err. */

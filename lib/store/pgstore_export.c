@@ -168,27 +168,103 @@ static int put_mounts(struct ioacct_pgstore *pg, const char *id,
 	return copy_end(pg, b, err, "store the mounts");
 }
 
-/* totals (with_bin false) or series. */
-static int put_samples(struct ioacct_pgstore *pg, const char *id, const struct ioacct_sample *s,
-		       size_t n, bool with_bin, struct buf *b)
+static int put_totals(struct ioacct_pgstore *pg, const char *id, const struct ioacct_sample *s,
+		      size_t n, struct buf *b)
 {
-	char sql[512];
-	int err;
+	int err = copy_begin(pg, "COPY totals (job, step_id, mnt_id, op, "
+				 IOACCT_STORE_COUNTER_COLS ") FROM STDIN");
 
-	snprintf(sql, sizeof(sql), "COPY %s (job, step_id, mnt_id, op, %s" IOACCT_STORE_COUNTER_COLS
-		 ") FROM STDIN", with_bin ? "series" : "totals", with_bin ? "bin, " : "");
-	err = copy_begin(pg, sql);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n && !err; i++) {
 		pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t", id, s[i].step_id,
 			   s[i].mnt_id, s[i].op);
-		if (with_bin)
-			pg_buf_add(b, "%" PRIu32 "\t", s[i].bin);
 		buf_counters(b, &s[i].c);
 		err = copy_flush(pg, b, false);
 	}
-	return copy_end(pg, b, err, with_bin ? "store the series" : "store the totals");
+	return copy_end(pg, b, err, "store the totals");
+}
+
+static int series_cmp(const void *pa, const void *pb)
+{
+	const struct ioacct_sample *a = pa, *b = pb;
+
+	if (a->step_id != b->step_id)
+		return a->step_id < b->step_id ? -1 : 1;
+	if (a->mnt_id != b->mnt_id)
+		return a->mnt_id < b->mnt_id ? -1 : 1;
+	if (a->op != b->op)
+		return a->op < b->op ? -1 : 1;
+	return a->bin < b->bin ? -1 : a->bin > b->bin;
+}
+
+static bool same_series(const struct ioacct_sample *a, const struct ioacct_sample *b)
+{
+	return a->step_id == b->step_id && a->mnt_id == b->mnt_id && a->op == b->op;
+}
+
+/*
+ * One series row (schema 6): the samples s[0..n) of one (step, mount, op),
+ * by bin; v has room for their counters, n rows of IOACCT_STORE_NR_COUNTERS.
+ */
+static void buf_series_row(struct buf *b, const char *id, const struct ioacct_sample *s,
+			   size_t n, uint64_t (*v)[IOACCT_STORE_NR_COUNTERS])
+{
+	size_t ncols = 0;
+
+	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t{", id, s[0].step_id,
+		   s[0].mnt_id, s[0].op);
+	for (size_t i = 0; i < n; i++) {
+		ncols = ioacct_store_counter_values(&s[i].c, v[i]);
+		pg_buf_add(b, "%s%" PRIu32, i ? "," : "", s[i].bin);
+	}
+	for (size_t k = 0; k < ncols; k++) {
+		pg_buf_add(b, "}\t{");
+		for (size_t i = 0; i < n; i++)
+			pg_buf_add(b, "%s%" PRIu64, i ? "," : "", v[i][k]);
+	}
+	pg_buf_add(b, "}\n");
+}
+
+/*
+ * The series, one row per (step, mount, op) with its bins and counters as
+ * arrays (schema 6): sorted here, whatever order the store gave them in.
+ */
+static int put_series(struct ioacct_pgstore *pg, const char *id, const struct ioacct_sample *s,
+		      size_t n, struct buf *b)
+{
+	uint64_t (*v)[IOACCT_STORE_NR_COUNTERS];
+	struct ioacct_sample *sorted;
+	int err;
+
+	if (!n)
+		return 0;
+	sorted = malloc(n * sizeof(*sorted));
+	v = malloc(n * sizeof(*v));
+	if (!sorted || !v) {
+		err = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+		goto out;
+	}
+	memcpy(sorted, s, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), series_cmp);
+	err = copy_begin(pg, "COPY series (job, step_id, mnt_id, op, bins, "
+			     IOACCT_STORE_COUNTER_COLS ") FROM STDIN");
+	if (err)
+		goto out;
+	for (size_t i = 0; i < n && !err;) {
+		size_t j = i + 1;
+
+		while (j < n && same_series(&sorted[i], &sorted[j]))
+			j++;
+		buf_series_row(b, id, sorted + i, j - i, v);
+		err = copy_flush(pg, b, false);
+		i = j;
+	}
+	err = copy_end(pg, b, err, "store the series");
+out:
+	free(sorted);
+	free(v);
+	return err;
 }
 
 /* The job's names as text parameters (pg_text_param()), in the order of the job's row. */
@@ -308,9 +384,9 @@ int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdat
 	if (!err)
 		err = put_mounts(pg, id, jd, &b);
 	if (!err)
-		err = put_samples(pg, id, jd->totals, jd->ntotals, false, &b);
+		err = put_totals(pg, id, jd->totals, jd->ntotals, &b);
 	if (!err)
-		err = put_samples(pg, id, jd->series, jd->nseries, true, &b);
+		err = put_series(pg, id, jd->series, jd->nseries, &b);
 	if (!err)
 		err = pg_exec(pg, "COMMIT", "commit");
 	if (err)

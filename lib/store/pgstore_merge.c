@@ -207,7 +207,7 @@ static int series_summed(struct ioacct_pgstore *pg, const struct member *m, size
 		c += len;
 		c += strspn(c, ", ");
 	}
-	pg_buf_add(&sql, " FROM series s"
+	pg_buf_add(&sql, " FROM " PG_SERIES_ROWS " s"
 		   " JOIN unnest($1::bigint[], $2::bigint[]) AS sh(job, shift) ON sh.job = s.job"
 		   " LEFT JOIN unnest($3::bigint[], $4::bigint[], $5::bigint[])"
 		   " AS mp(job, mnt_from, mnt_to)"

@@ -202,7 +202,7 @@ static int page_children(struct ioacct_pgstore *pg, const struct member *m, size
 		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	if (!ret && with_series)
 		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, bin, "
-				  IOACCT_STORE_COUNTER_COLS " FROM series"
+				  IOACCT_STORE_COUNTER_COLS " FROM " PG_SERIES_ROWS " s"
 				  " WHERE job = ANY($1::bigint[]) ORDER BY job", ids1.p, &pc->series,
 				  "select series");
 	free(ids1.p);
