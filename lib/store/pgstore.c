@@ -268,6 +268,29 @@ static const char *const migrations[] = {
 	" FROM series s, unnest(s.bins' || a || ') AS u(bin' || n || ')';"
 	"END$$;"
 	"SELECT ioacct_series_view();",
+	/*
+	 * 7: the merged series of a job of several nodes, made once (issue 28):
+	 * its nodes' series aligned and summed, for the parts named in
+	 * members ("node@start_ns", sorted); a reader with other parts sums them.
+	 */
+	"CREATE TABLE merged_jobs ("
+	" cluster text NOT NULL,"
+	" job_id bigint NOT NULL,"
+	" restart integer NOT NULL,"
+	" members text[] NOT NULL,"
+	" made_at timestamptz NOT NULL DEFAULT now(),"
+	" PRIMARY KEY (cluster, job_id, restart));"
+	"CREATE TABLE merged_series ("
+	" cluster text NOT NULL,"
+	" job_id bigint NOT NULL,"
+	" restart integer NOT NULL,"
+	" step_id bigint NOT NULL,"
+	" mnt_id bigint NOT NULL,"
+	" op smallint NOT NULL,"
+	" bins integer[] NOT NULL,"
+	" PRIMARY KEY (cluster, job_id, restart, step_id, mnt_id, op),"
+	" FOREIGN KEY (cluster, job_id, restart) REFERENCES merged_jobs ON DELETE CASCADE);"
+	"ALTER TABLE merged_series SET (toast_tuple_target = 128);",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,
@@ -457,9 +480,9 @@ static int series_cols(struct ioacct_pgstore *pg, int *n)
 
 static int sync_counter_cols(struct ioacct_pgstore *pg)
 {
-	static const char *const tables[] = { "totals", "series" };
+	static const char *const tables[] = { "totals", "series", "merged_series" };
 	static const char *const types[] = { "numeric(20,0) NOT NULL DEFAULT 0",
-					     PG_SERIES_COUNTER_TYPE };
+					     PG_SERIES_COUNTER_TYPE, PG_SERIES_COUNTER_TYPE };
 	const char *p = IOACCT_STORE_COUNTER_COLS;
 	char sql[256], col[64];
 	int err, before = 0, after = 0;

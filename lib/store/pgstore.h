@@ -17,6 +17,10 @@
  *   series  (job, step_id, mnt_id, op) -> bins[] and one array per counter, element i
  *           of bin bins[i] (schema 6; one row per bin before); the view
  *           series_bins shows them one row per bin
+ *   merged_jobs, merged_series  (cluster, job_id, restart[, step_id, mnt_id, op]) -> a
+ *           job of several nodes' series aligned and summed, made once when it
+ *           is read whole for its merged report, for the parts named in
+ *           members (schema 7)
  *   job_reports  (cluster, job_id, restart) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
@@ -44,7 +48,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 6
+#define IOACCT_PGSTORE_SCHEMA_VERSION 7
 
 struct ioacct_pgstore;
 

@@ -222,6 +222,7 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 
 	if (!ioacct_pgstore_connected(pg))
 		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
+	pg->merged_missing = false;
 	ret = page_sql(pg, f, restart, &b);
 	if (ret)
 		goto out;
@@ -337,7 +338,19 @@ int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint
 		*out = NULL;
 		return ret;
 	}
-	return *out ? 0 : -ENOENT;
+	if (!*out)
+		return -ENOENT;
+	/*
+	 * Summed now: made once for the next reads, outside any transaction of
+	 * the caller's (a report claim makes them in its own). Whoever cannot
+	 * write (a read-only role) reads as before.
+	 */
+	if (pg->merged_missing && PQtransactionStatus(pg->conn) == PQTRANS_IDLE &&
+	    !pg_exec(pg, "BEGIN", "begin a transaction")) {
+		if (pg_merged_put(pg, *out) || pg_exec(pg, "COMMIT", "store the merged series"))
+			pg_rollback_quiet(pg);
+	}
+	return 0;
 }
 
 #endif /* HAVE_LIBPQ */

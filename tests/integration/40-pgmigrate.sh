@@ -8,9 +8,14 @@
 #     with every child) and job 503 one with counters of 2^64 - 2 and 2^64 - 1; the
 #     answers taken (ioacct -j, --nodes, the MaxWriteBW peak, ioreport text and JSON,
 #     the merged report of 501 among them); the store put back to schema 5 as schema 5
-#     stored series (one row per bin); ioacctd restarted migrates it to 6 with its data:
+#     stored series (one row per bin); ioacctd restarted migrates it to 7 with its data:
 #     every bin of every job reads back the same, the huge ones exactly, and every
 #     answer is byte for byte what it was.
+#  3. Merged series made once (schema 7): the first whole read of job 501 sums its nodes
+#     and makes them (merged_jobs names both parts); the next reads use them (a mark put
+#     in them shows in the report's series, not in its totals) and give every byte the
+#     same; a third part arriving later (node n3) makes them unusable: the next read
+#     sums the three nodes, exactly, and makes them anew for three.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -113,12 +118,58 @@ pg_back_to_schema5 || fail "cannot put PostgreSQL back to schema 5"
 	"$(grep -c '^501|' "$T/before/bins")" ] || fail "schema 5 does not hold job 501 one row per bin"
 start_daemon
 answers "$T/after"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 6 ] || fail "PostgreSQL was not migrated to schema 6"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 7 ] || fail "PostgreSQL was not migrated to schema 7"
 [ "$(pg "SELECT count(*) FROM information_schema.columns WHERE table_name = 'series' AND column_name = 'bins'")" = 1 ] ||
 	fail "the migrated series have no bins column"
 for f in "$T/before"/*; do
 	cmp -s "$f" "$T/after/${f##*/}" ||
 		{ diff "$f" "$T/after/${f##*/}" | head -20; fail "${f##*/} differs after the migration from schema 5"; }
 done
-ok "schema 5 migrated to 6 with data: $(wc -l < "$T/after/bins") bins, $(ls "$T/after" | wc -l) answers byte for byte the same"
+ok "schema 5 migrated to 7 with data: $(wc -l < "$T/after/bins") bins, $(ls "$T/after" | wc -l) answers byte for byte the same"
+
+# ---- 3. merged series made once --------------------------------------------------------
+pg "DELETE FROM merged_jobs" > /dev/null
+"$IOREPORT" --format json -o "$T/m1.json" 501 || fail "ioreport 501 failed"
+got=$(pg "SELECT cardinality(members) FROM merged_jobs WHERE job_id = 501")
+[ "$got" = 2 ] || fail "the first whole read of job 501 made no merged series of its 2 parts ('$got')"
+"$IOREPORT" --format json -o "$T/m2.json" 501 || fail "ioreport 501 failed"
+cmp -s "$T/m1.json" "$T/m2.json" || { diff "$T/m1.json" "$T/m2.json" | head; fail "job 501 read from its merged series differs from its nodes summed"; }
+cmp -s "$T/m1.json" "$T/after/report-501.json" || fail "job 501's merged report differs from the one before"
+# series_w JSON: the report's bytes written, bin by bin, over every mount.
+series_w() {
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(sum(sum(m["write_bytes"]) for m in j["series"]["mounts"]), j["totals"]["write_bytes"])' "$1"
+}
+series_w "$T/m1.json" > /dev/null 2>&1 || fail "cannot read the series of the report: $(series_w "$T/m1.json" 2>&1 | tail -1)"
+read -r sw tw < <(series_w "$T/m1.json")
+[ "$sw" = 679936 ] && [ "$tw" = 679936 ] || fail "job 501's report: $sw bytes written in its series, $tw in its totals, not 679936"
+pg "UPDATE merged_series SET bytes[1] = bytes[1] + 1000000 WHERE job_id = 501 AND op = 1 AND mnt_id = 1" > /dev/null
+"$IOREPORT" --format json -o "$T/m3.json" 501 || fail "ioreport 501 failed"
+read -r sw tw < <(series_w "$T/m3.json")
+[ "$sw" = 1679936 ] && [ "$tw" = 679936 ] || fail "a mark in job 501's merged series: $sw bytes in the series, $tw in the totals, not 1679936 and 679936: the read did not use them"
+pg "UPDATE merged_series SET bytes[1] = bytes[1] - 1000000 WHERE job_id = 501 AND op = 1 AND mnt_id = 1" > /dev/null
+# A third part, as a node whose export came late.
+pg "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
+	state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes, restart)
+    SELECT cluster, job_id, 'n3', source, uid, gid, \"user\", name, workdir, start_ns + 300000000,
+	end_ns + 300000000, state, exit_code, probe_mode, bin_width_ns, 0, 0, restart FROM jobs
+    WHERE job_id = 501 AND node = 'n2';
+    INSERT INTO steps SELECT n.id, s.step_id, s.start_ns, s.end_ns, s.state, s.exit_code, s.cgroup
+	FROM steps s, jobs o, jobs n WHERE o.job_id = 501 AND o.node = 'n2' AND s.job = o.id AND n.job_id = 501 AND n.node = 'n3';
+    INSERT INTO mounts SELECT n.id, m.mnt_id, m.path, m.fstype, m.source, m.path_raw
+	FROM mounts m, jobs o, jobs n WHERE o.job_id = 501 AND o.node = 'n2' AND m.job = o.id AND n.job_id = 501 AND n.node = 'n3';
+    INSERT INTO totals SELECT n.id, t.step_id, t.mnt_id, t.op, $COUNTERS, err_notfound, err_access, err_space, err_io, err_other
+	FROM totals t, jobs o, jobs n WHERE o.job_id = 501 AND o.node = 'n2' AND t.job = o.id AND n.job_id = 501 AND n.node = 'n3';
+    INSERT INTO series SELECT n.id, t.step_id, t.mnt_id, t.op, bins, $COUNTERS, err_notfound, err_access, err_space, err_io, err_other
+	FROM series t, jobs o, jobs n WHERE o.job_id = 501 AND o.node = 'n2' AND t.job = o.id AND n.job_id = 501 AND n.node = 'n3'" > /dev/null ||
+	fail "cannot add a third part to job 501"
+"$IOREPORT" --format json -o "$T/m4.json" 501 || fail "ioreport 501 failed"
+read -r sw tw < <(series_w "$T/m4.json")
+[ "$sw" = 1019904 ] && [ "$tw" = 1019904 ] || fail "job 501 of three nodes: $sw bytes in its series, $tw in its totals, not 1019904"
+[ "$(pg "SELECT cardinality(members) FROM merged_jobs WHERE job_id = 501")" = 3 ] ||
+	fail "job 501's merged series were not made anew for its three parts"
+"$IOREPORT" --format json -o "$T/m5.json" 501 || fail "ioreport 501 failed"
+cmp -s "$T/m4.json" "$T/m5.json" || fail "job 501 of three nodes read from its merged series differs from its nodes summed"
+ok "merged series: made at the first whole read, used after (byte for byte the same), made anew when a part came late"
 exit 0

@@ -70,9 +70,10 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
-# pg_back_to_schema5: puts a schema-6 cluster store back to schema 5 with its data, as
+# pg_back_to_schema5: puts a schema-7 cluster store back to schema 5 with its data, as
 # schema 5 stored it: the series one row per bin (numeric counters, 0 for none), the
-# arrays, their view and its function gone, version 6 forgotten. The next ioacctd to
+# arrays, their view and its function gone, the merged series (schema 7) too, versions 6
+# and 7 forgotten. The next ioacctd to
 # connect migrates it again.
 pg_back_to_schema5() {
 	local cols
@@ -88,8 +89,9 @@ pg_back_to_schema5() {
 	    INSERT INTO series5 (job, step_id, mnt_id, op, bin, $cols)
 	      SELECT job, step_id, mnt_id, op, bin, $(echo "$cols" | sed -E 's/([a-z0-9_]+)/coalesce(\1, 0)/g') FROM series_bins;
 	    DROP VIEW series_bins; DROP FUNCTION ioacct_series_view(); DROP TABLE series;
+	    DROP TABLE merged_series; DROP TABLE merged_jobs;
 	    ALTER TABLE series5 RENAME TO series;
 	    ALTER TABLE series RENAME CONSTRAINT series5_pkey TO series_pkey;
 	    ALTER TABLE series RENAME CONSTRAINT series5_job_fkey TO series_job_fkey;
-	    DELETE FROM ioacct_schema WHERE version = 6" > /dev/null
+	    DELETE FROM ioacct_schema WHERE version IN (6, 7)" > /dev/null
 }
