@@ -154,4 +154,32 @@ int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster
 /* Gives a claim up (rolls back): another node, or a later poll, tries again. */
 void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg);
 
+/* What a purge or a downsample did (or, dry, would do). */
+struct ioacct_pgstore_purge_counts {
+	uint64_t runs;   /* runs of jobs (cluster, job id, restart), whole */
+	uint64_t parts;  /* their nodes' rows in jobs: deleted, or re-binned */
+	uint64_t series; /* series rows (one per job, node, step, mount, op): deleted, or re-binned */
+};
+
+/*
+ * Retention (issue 28). Deletes every run of a job whose parts all ended
+ * before cutoff_unix (seconds since the epoch) and whose merged report, if
+ * any, is written, with every row of it (steps, mounts, totals, series, its
+ * merged series and report row): in batches, a transaction each, so that
+ * exports and queries go on and an interruption leaves whole runs. dry_run:
+ * counts what would go and changes nothing. 0 or -errno (message in errmsg).
+ */
+int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dry_run,
+			 struct ioacct_pgstore_purge_counts *counts);
+/*
+ * Re-bins the series of the same runs (ended before cutoff_unix) to
+ * bin_width_ns where their width divides it: bin b becomes b / (new / old),
+ * the samples of a new bin summed (the totals stay exact, the series'
+ * sums too); the parts' bin_width_ns set, the runs' merged series forgotten
+ * (made again at their next whole read). Same batches and dry_run.
+ */
+int ioacct_pgstore_downsample(struct ioacct_pgstore *pg, int64_t cutoff_unix,
+			      uint64_t bin_width_ns, bool dry_run,
+			      struct ioacct_pgstore_purge_counts *counts);
+
 #endif /* IOACCT_PGSTORE_H */
