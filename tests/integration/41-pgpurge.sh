@@ -12,7 +12,9 @@
 # series, report row) and ioacct -j 701 finds nothing; the merged report of 704 and the
 # totals of every job left byte for byte the same; 703's series re-binned (width 2 s,
 # bin b -> b / 4) with every counter's sum exact, its ioacct -j the same; a second
-# purge and downsample find nothing.
+# purge and downsample find nothing. Then 5,000 old runs of 2 parts: a purge killed
+# (kill -9) once its first batches are committed leaves every run whole or gone, the
+# rest exact, and the next purge takes exactly what is left.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -149,4 +151,48 @@ cmp -s "$T/totals-before" "$T/totals-after" || fail "the totals changed in the d
 got=$("$PGPURGE" "$PGURL" downsample "$CUT" 2000000000) || fail "pgpurge downsample failed"
 [ "$got" = "runs=0 parts=0 series=0" ] || fail "a second downsample: '$got', not nothing"
 ok "downsample: job 703 re-binned 0.5 s -> 2 s (bin / 4), every sum exact; 702 and 704 untouched"
+
+# ---- a purge killed midway ---------------------------------------------------------------
+OLD=$((($(date +%s) - 40 * 86400) * 1000000000))
+pg "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
+	state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
+    SELECT 'iorun', 10000 + k, 'n' || p, 'slurm', 0, 0, 'root', 'x', '/', $OLD - 3600000000000 + k,
+	$OLD + k, 'COMPLETED', 0, 'fentry', 5000000000, 0, 0
+    FROM generate_series(1, 5000) k, generate_series(1, 2) p;
+    INSERT INTO steps SELECT id, 0, start_ns, end_ns, 'COMPLETED', 0, '' FROM jobs WHERE job_id > 10000;
+    INSERT INTO mounts SELECT id, 1, '/', 'ext4', 'sda' FROM jobs WHERE job_id > 10000;
+    INSERT INTO totals (job, step_id, mnt_id, op, bytes, calls) SELECT id, 0, 1, 1, 4096 * 3, 3 FROM jobs WHERE job_id > 10000;
+    INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT id, 0, 1, 1, '{0,7,9}', '{4096,4096,4096}',
+	'{1,1,1}' FROM jobs WHERE job_id > 10000" > /dev/null || fail "cannot make 5,000 old runs"
+CUT=$(($(date +%s) - 30 * 86400))
+"$PGPURGE" "$PGURL" purge "$CUT" > "$T/killed.out" 2>&1 &
+PURGE_PID=$!
+for _ in $(seq 1 2000); do
+	n=$(pg "SELECT count(*) FROM jobs WHERE job_id > 10000")
+	[ "$n" -lt 10000 ] && break
+	kill -0 "$PURGE_PID" 2>/dev/null || break
+	sleep 0.01
+done
+kill -9 "$PURGE_PID" 2>/dev/null || fail "the purge of 5,000 runs ended before it could be killed ($(cat "$T/killed.out"))"
+wait "$PURGE_PID" 2>/dev/null
+# Its server process may still finish its statement: it rolls back, having no COMMIT.
+for _ in $(seq 1 600); do
+	[ "$(pg "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ioacctd' AND state <> 'idle'")" = 0 ] && break
+	sleep 0.1
+done
+left=$(pg "SELECT count(DISTINCT job_id) FROM jobs WHERE job_id > 10000")
+[ "$left" -gt 0 ] && [ "$left" -lt 5000 ] || fail "the killed purge left $left of 5,000 runs, not some"
+[ "$(pg "SELECT count(*) FROM (SELECT job_id FROM jobs WHERE job_id > 10000 GROUP BY job_id HAVING count(*) <> 2) h")" = 0 ] ||
+	fail "the killed purge left runs with one part of two"
+for t in steps mounts totals series; do
+	[ "$(pg "SELECT count(*) FROM $t WHERE job IN (SELECT id FROM jobs WHERE job_id > 10000)")" = $((2 * left)) ] ||
+		fail "the killed purge left $t not one row per part of the $left runs left"
+done
+[ "$(pg "SELECT sum(bytes) FROM series_bins s JOIN jobs j ON j.id = s.job WHERE j.job_id > 10000")" = $((2 * left * 12288)) ] ||
+	fail "the series of the runs left after the killed purge are not exact"
+totals_of | grep -v '^1[0-9][0-9][0-9][0-9]|' > "$T/totals-after"
+cmp -s "$T/totals-before" "$T/totals-after" || fail "the killed purge touched other jobs' totals"
+got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge after the kill failed"
+[ "$got" = "runs=$left parts=$((2 * left)) series=$((2 * left))" ] || fail "the purge after the kill: '$got', not the $left runs left"
+ok "a purge killed after $((5000 - left)) of 5,000 runs: the $left left whole and exact, the next purge took them"
 exit 0
