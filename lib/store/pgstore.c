@@ -225,7 +225,8 @@ static const char *const migrations[] = {
 	 * counter as arrays (TOAST compresses them; a row of 211 bytes a bin
 	 * was most of the store). Still numeric: exact for the whole uint64
 	 * range, in sums too. The counter columns are whatever schema 5 had
-	 * (sync_counter_cols adds the rest); every array in the order of bins.
+	 * (sync_counter_cols adds the rest); every array in the order of bins,
+	 * NULL for a counter 0 in every bin (read as 0, and not unnested).
 	 * series_bins shows them one row a bin, as before.
 	 */
 	"CREATE TABLE series_packed ("
@@ -242,7 +243,8 @@ static const char *const migrations[] = {
 	"  ORDER BY ordinal_position LOOP"
 	"  EXECUTE format('ALTER TABLE series_packed ADD COLUMN %I " PG_SERIES_COUNTER_TYPE "', c);"
 	"  cols := cols || format(', %I', c);"
-	"  aggs := aggs || format(', array_agg(%I ORDER BY bin)', c);"
+	"  aggs := aggs || format(', CASE WHEN bool_and(%I = 0) THEN NULL"
+	"   ELSE array_agg(%I ORDER BY bin) END', c, c);"
 	" END LOOP;"
 	" EXECUTE 'INSERT INTO series_packed (job, step_id, mnt_id, op, bins' || cols || ')"
 	" SELECT job, step_id, mnt_id, op, array_agg(bin ORDER BY bin)' || aggs ||"

@@ -170,7 +170,8 @@ static int downsample_sql(char *sql, size_t len, bool dry_run)
 	for (c = cols; *c; c += strspn(c, ", ")) {
 		size_t l = strcspn(c, ", ");
 
-		pg_buf_add(&b, ", array_agg(%.*s ORDER BY nb) AS %.*s", (int)l, c, (int)l, c);
+		pg_buf_add(&b, ", CASE WHEN count(%.*s) = 0 THEN NULL ELSE array_agg(%.*s ORDER BY nb)"
+			   " END AS %.*s", (int)l, c, (int)l, c, (int)l, c);
 		c += l;
 	}
 	pg_buf_add(&b, " FROM u GROUP BY 1, 2, 3, 4),"

@@ -127,12 +127,27 @@ static void buf_series_row(struct buf *b, const char *id, const struct ioacct_sa
 		ncols = ioacct_store_counter_values(&s[i].c, v[i]);
 		pg_buf_add(b, "%s%" PRIu32, i ? "," : "", s[i].bin);
 	}
+	pg_buf_add(b, "}");
 	for (size_t k = 0; k < ncols; k++) {
-		pg_buf_add(b, "}\t{");
-		for (size_t i = 0; i < n; i++)
+		size_t i;
+
+		/*
+		 * A counter 0 in every bin is NULL, read as 0: most are (the
+		 * size classes and error classes of most operations), and
+		 * each array costs its unnest on every read that sums.
+		 */
+		for (i = 0; i < n && !v[i][k]; i++)
+			;
+		if (i == n) {
+			pg_buf_add(b, "\t\\N");
+			continue;
+		}
+		pg_buf_add(b, "\t{");
+		for (i = 0; i < n; i++)
 			pg_buf_add(b, "%s%" PRIu64, i ? "," : "", v[i][k]);
+		pg_buf_add(b, "}");
 	}
-	pg_buf_add(b, "}\n");
+	pg_buf_add(b, "\n");
 }
 
 int pg_put_series(struct ioacct_pgstore *pg, const char *copy_sql, const char *key,
