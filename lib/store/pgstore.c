@@ -219,6 +219,80 @@ static const char *const migrations[] = {
 	" WHERE m.cluster = r.cluster AND m.job_id = r.job_id;"
 	"ALTER TABLE job_reports DROP CONSTRAINT job_reports_pkey;"
 	"ALTER TABLE job_reports ADD PRIMARY KEY (cluster, job_id, restart);",
+	/*
+	 * 6: compact series (issue 28): one row per (job, step, mount, op)
+	 * instead of one per bin, the bins that have a sample and each
+	 * counter as arrays (TOAST compresses them; a row of 211 bytes a bin
+	 * was most of the store). Still numeric: exact for the whole uint64
+	 * range, in sums too. The counter columns are whatever schema 5 had
+	 * (sync_counter_cols adds the rest); every array in the order of bins,
+	 * NULL for a counter 0 in every bin (read as 0, and not unnested).
+	 * series_bins shows them one row a bin, as before.
+	 */
+	"CREATE TABLE series_packed ("
+	" job bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	" step_id bigint NOT NULL,"
+	" mnt_id bigint NOT NULL,"
+	" op smallint NOT NULL,"
+	" bins integer[] NOT NULL,"
+	" PRIMARY KEY (job, step_id, mnt_id, op));"
+	"DO $$DECLARE c text; cols text := ''; aggs text := ''; BEGIN"
+	" FOR c IN SELECT column_name FROM information_schema.columns"
+	"  WHERE table_schema = current_schema() AND table_name = 'series'"
+	"  AND column_name NOT IN ('job', 'step_id', 'mnt_id', 'op', 'bin')"
+	"  ORDER BY ordinal_position LOOP"
+	"  EXECUTE format('ALTER TABLE series_packed ADD COLUMN %I " PG_SERIES_COUNTER_TYPE "', c);"
+	"  cols := cols || format(', %I', c);"
+	"  aggs := aggs || format(', CASE WHEN bool_and(%I = 0) THEN NULL"
+	"   ELSE array_agg(%I ORDER BY bin) END', c, c);"
+	" END LOOP;"
+	" EXECUTE 'INSERT INTO series_packed (job, step_id, mnt_id, op, bins' || cols || ')"
+	" SELECT job, step_id, mnt_id, op, array_agg(bin ORDER BY bin)' || aggs ||"
+	" ' FROM series GROUP BY job, step_id, mnt_id, op';"
+	"END$$;"
+	"DROP TABLE series;"
+	"ALTER TABLE series_packed RENAME TO series;"
+	"ALTER TABLE series RENAME CONSTRAINT series_packed_pkey TO series_pkey;"
+	"ALTER TABLE series RENAME CONSTRAINT series_packed_job_fkey TO series_job_fkey;"
+	"ALTER TABLE series SET (toast_tuple_target = 128);"
+	/* series_bins: the series one row a bin, for people and scripts; remade when a column comes. */
+	"CREATE FUNCTION ioacct_series_view() RETURNS void LANGUAGE plpgsql AS $$"
+	"DECLARE c text; a text := ''; n text := ''; BEGIN"
+	" FOR c IN SELECT column_name FROM information_schema.columns"
+	"  WHERE table_schema = current_schema() AND table_name = 'series'"
+	"  AND column_name NOT IN ('job', 'step_id', 'mnt_id', 'op', 'bins')"
+	"  ORDER BY ordinal_position LOOP"
+	"  a := a || format(', s.%I', c);"
+	"  n := n || format(', %I', c);"
+	" END LOOP;"
+	" DROP VIEW IF EXISTS series_bins;"
+	" EXECUTE 'CREATE VIEW series_bins AS SELECT s.job, s.step_id, s.mnt_id, s.op, u.*"
+	" FROM series s, unnest(s.bins' || a || ') AS u(bin' || n || ')';"
+	"END$$;"
+	"SELECT ioacct_series_view();",
+	/*
+	 * 7: the merged series of a job of several nodes, made once (issue 28):
+	 * its nodes' series aligned and summed, for the parts named in
+	 * members ("node@start_ns", sorted); a reader with other parts sums them.
+	 */
+	"CREATE TABLE merged_jobs ("
+	" cluster text NOT NULL,"
+	" job_id bigint NOT NULL,"
+	" restart integer NOT NULL,"
+	" members text[] NOT NULL,"
+	" made_at timestamptz NOT NULL DEFAULT now(),"
+	" PRIMARY KEY (cluster, job_id, restart));"
+	"CREATE TABLE merged_series ("
+	" cluster text NOT NULL,"
+	" job_id bigint NOT NULL,"
+	" restart integer NOT NULL,"
+	" step_id bigint NOT NULL,"
+	" mnt_id bigint NOT NULL,"
+	" op smallint NOT NULL,"
+	" bins integer[] NOT NULL,"
+	" PRIMARY KEY (cluster, job_id, restart, step_id, mnt_id, op),"
+	" FOREIGN KEY (cluster, job_id, restart) REFERENCES merged_jobs ON DELETE CASCADE);"
+	"ALTER TABLE merged_series SET (toast_tuple_target = 128);",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,
@@ -392,12 +466,32 @@ static int schema_version(struct ioacct_pgstore *pg, int *version)
  * Every column of the counter list, in totals and series: new ones come
  * from newer ioacctds (and older rows read 0 there, which they were).
  */
+static int series_cols(struct ioacct_pgstore *pg, int *n)
+{
+	PGresult *res = PQexec(pg->conn, "SELECT count(*) FROM information_schema.columns"
+				 " WHERE table_schema = current_schema() AND table_name = 'series'");
+	int err = 0;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		err = pg_conn_error(pg, res, "count the series columns");
+	else
+		*n = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return err;
+}
+
 static int sync_counter_cols(struct ioacct_pgstore *pg)
 {
-	static const char *const tables[] = { "totals", "series" };
+	static const char *const tables[] = { "totals", "series", "merged_series" };
+	static const char *const types[] = { "numeric(20,0) NOT NULL DEFAULT 0",
+					     PG_SERIES_COUNTER_TYPE, PG_SERIES_COUNTER_TYPE };
 	const char *p = IOACCT_STORE_COUNTER_COLS;
 	char sql[256], col[64];
-	int err;
+	int err, before = 0, after = 0;
+
+	err = series_cols(pg, &before);
+	if (err)
+		return err;
 
 	while (*p) {
 		size_t n = strcspn(p, ", ");
@@ -408,8 +502,8 @@ static int sync_counter_cols(struct ioacct_pgstore *pg)
 		col[n] = '\0';
 		for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
 			snprintf(sql, sizeof(sql),
-				 "ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s numeric(20,0) NOT NULL DEFAULT 0",
-				 tables[t], col);
+				 "ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", tables[t], col,
+				 types[t]);
 			err = pg_exec(pg, sql, "add a counter column");
 			if (err)
 				return err;
@@ -417,7 +511,11 @@ static int sync_counter_cols(struct ioacct_pgstore *pg)
 		p += n;
 		p += strspn(p, ", ");
 	}
-	return 0;
+	/* A column older rows lack reads NULL there: unnest pads, readers take it as 0. */
+	err = series_cols(pg, &after);
+	if (!err && after != before)
+		err = pg_exec(pg, "SELECT ioacct_series_view()", "remake the view series_bins");
+	return err;
 }
 
 /*

@@ -14,7 +14,13 @@
  *   steps   (job, step_id)
  *   mounts  (job, mnt_id) -> path, fs type, source
  *   totals  (job, step_id, mnt_id, op) -> counters
- *   series  (job, step_id, mnt_id, op, bin) -> counters
+ *   series  (job, step_id, mnt_id, op) -> bins[] and one array per counter, element i
+ *           of bin bins[i] (schema 6; one row per bin before); the view
+ *           series_bins shows them one row per bin
+ *   merged_jobs, merged_series  (cluster, job_id, restart[, step_id, mnt_id, op]) -> a
+ *           job of several nodes' series aligned and summed, made once when it
+ *           is read whole for its merged report, for the parts named in
+ *           members (schema 7)
  *   job_reports  (cluster, job_id, restart) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
@@ -42,7 +48,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 5
+#define IOACCT_PGSTORE_SCHEMA_VERSION 7
 
 struct ioacct_pgstore;
 
@@ -147,5 +153,33 @@ int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster
 				  uint32_t restart, const char *node, const char *missing);
 /* Gives a claim up (rolls back): another node, or a later poll, tries again. */
 void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg);
+
+/* What a purge or a downsample did (or, dry, would do). */
+struct ioacct_pgstore_purge_counts {
+	uint64_t runs;   /* runs of jobs (cluster, job id, restart), whole */
+	uint64_t parts;  /* their nodes' rows in jobs: deleted, or re-binned */
+	uint64_t series; /* series rows (one per job, node, step, mount, op): deleted, or re-binned */
+};
+
+/*
+ * Retention (issue 28). Deletes every run of a job whose parts all ended
+ * before cutoff_unix (seconds since the epoch) and whose merged report, if
+ * any, is written, with every row of it (steps, mounts, totals, series, its
+ * merged series and report row): in batches, a transaction each, so that
+ * exports and queries go on and an interruption leaves whole runs. dry_run:
+ * counts what would go and changes nothing. 0 or -errno (message in errmsg).
+ */
+int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dry_run,
+			 struct ioacct_pgstore_purge_counts *counts);
+/*
+ * Re-bins the series of the same runs (ended before cutoff_unix) to
+ * bin_width_ns where their width divides it: bin b becomes b / (new / old),
+ * the samples of a new bin summed (the totals stay exact, the series'
+ * sums too); the parts' bin_width_ns set, the runs' merged series forgotten
+ * (made again at their next whole read). Same batches and dry_run.
+ */
+int ioacct_pgstore_downsample(struct ioacct_pgstore *pg, int64_t cutoff_unix,
+			      uint64_t bin_width_ns, bool dry_run,
+			      struct ioacct_pgstore_purge_counts *counts);
 
 #endif /* IOACCT_PGSTORE_H */

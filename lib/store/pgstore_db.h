@@ -7,6 +7,8 @@
  *   pgstore_query.c   pages of jobs selected, one job loaded
  *   pgstore_merge.c   a job's nodes' rows made into one whole job
  *   pgstore_report.c  the merged report of a job of several nodes
+ *   pgstore_merged.c  a job of several nodes' series merged once, read again
+ *   pgstore_rows.c    rows in and out: COPY text, compact series rows, samples from results
  * Every function that fails leaves its message in pg->errmsg and returns -errno.
  */
 #ifndef IOACCT_PGSTORE_DB_H
@@ -26,7 +28,25 @@
 struct ioacct_pgstore {
 	PGconn *conn;
 	char errmsg[1024];
+	/* The last selection summed a job of several nodes: it had no usable merged series. */
+	bool merged_missing;
 };
+
+/* ---- the compact series (schema 6) ---- */
+
+/*
+ * A series row's counters: one array per counter column, element i the
+ * value of bin bins[i]. numeric: exact for the whole uint64 range, in sums.
+ */
+#define PG_SERIES_COUNTER_TYPE "numeric(20,0)[]"
+/*
+ * The series one row a bin, as a FROM item (alias it): job, step_id, mnt_id,
+ * op, bin and the counters. A column older rows lack reads NULL there.
+ */
+#define PG_SERIES_ROWS                                                              \
+	"(SELECT s.job, s.step_id, s.mnt_id, s.op, u.* FROM series s,"              \
+	" unnest(bins, " IOACCT_STORE_COUNTER_COLS ") AS u(bin, "                   \
+	IOACCT_STORE_COUNTER_COLS "))"
 
 /* ---- errors ---- */
 
@@ -70,6 +90,24 @@ struct buf {
 
 __attribute__((format(printf, 2, 3)))
 void pg_buf_add(struct buf *b, const char *fmt, ...);
+/*
+ * A string field of COPY's text format, at most max bytes of s, then sep:
+ * escaped, and valid UTF-8 as pg_text_param() makes it.
+ */
+void pg_buf_copy_text(struct buf *b, const char *s, size_t max, char sep);
+/* COPY ... FROM STDIN started; its data sent from b when big enough (force: all); ended. */
+int pg_copy_begin(struct ioacct_pgstore *pg, const char *sql);
+int pg_copy_flush(struct ioacct_pgstore *pg, struct buf *b, bool force);
+/* Ends the COPY: committed to the statement when err is 0, else given up; err or its error. */
+int pg_copy_end(struct ioacct_pgstore *pg, struct buf *b, int err, const char *what);
+/*
+ * The samples s[0..n) as compact series rows (schema 6), one per (step,
+ * mount, op), through copy_sql ("COPY table (key columns..., step_id,
+ * mnt_id, op, bins, counters) FROM STDIN"); key: the COPY text of the key
+ * columns, tab-separated. Any order; b is the caller's scratch buffer.
+ */
+int pg_put_series(struct ioacct_pgstore *pg, const char *copy_sql, const char *key,
+		  const struct ioacct_sample *s, size_t n, struct buf *b);
 
 /* ---- reading rows ---- */
 
@@ -114,5 +152,29 @@ int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		  const struct children *steps, const struct children *mounts,
 		  const struct children *totals, const struct children *series, bool peaks,
 		  bool keep_series, ioacct_pgstore_job_fn fn, void *arg);
+
+/* ---- the merged series of a job of several nodes (pgstore_merged.c, schema 7) ---- */
+
+/*
+ * Writes jd's series (a whole job of several nodes, as pg_group_emit
+ * makes it) as its run's merged series, replacing any: within the
+ * caller's transaction, under a savepoint, so that a failure costs only
+ * them (a reader sums the nodes then). 0 or -errno.
+ */
+int pg_merged_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd);
+/*
+ * The merged series of the job of members m[0..n), added to jd->series
+ * (*cap its room), when they were made from exactly these members: 1;
+ * 0 when there are none to use; -errno on failure.
+ */
+int pg_merged_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
+		  struct ioacct_jobdata *jd, size_t *cap);
+/* Forgets the merged series of a run: a part of it is written again (in the caller's transaction). */
+int pg_merged_forget(struct ioacct_pgstore *pg, const char *const params[3]);
+/* The counters in columns first.. of a result row (IOACCT_STORE_COUNTER_COLS order), added to c. */
+void pg_counters_add(struct ioacct_counters *c, const PGresult *res, int row, int first);
+/* Adds a sample to a, summed with one of the same (step, mount, op[, bin]); -ENOMEM. */
+int pg_sample_add(struct ioacct_sample **a, size_t *n, size_t *cap, bool with_bin,
+		  const struct ioacct_sample *s, const PGresult *res, int row, int first);
 
 #endif /* IOACCT_PGSTORE_DB_H */

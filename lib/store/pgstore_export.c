@@ -18,41 +18,6 @@
 #include "pgstore_db.h"
 #include "text.h"
 
-/* Flush COPY data to the server in pieces of about this size. */
-#define COPY_CHUNK (256 * 1024)
-
-/*
- * A string field of COPY's text format: backslash, tab and line ends
- * escaped, and valid UTF-8 as pg_text_param() makes it (U+FFFD for bytes that
- * are not).
- */
-static void buf_text(struct buf *b, const char *s, size_t max, char sep)
-{
-	size_t n = strnlen(s, max);
-
-	for (size_t i = 0; i < n && !b->failed;) {
-		bool valid;
-		size_t len = ioacct_utf8_seq((const unsigned char *)s + i, &valid);
-
-		if (len > n - i)
-			len = n - i;
-		if (!valid)
-			pg_buf_add(b, IOACCT_UTF8_REPLACEMENT);
-		else if (s[i] == '\\')
-			pg_buf_add(b, "\\\\");
-		else if (s[i] == '\t')
-			pg_buf_add(b, "\\t");
-		else if (s[i] == '\n')
-			pg_buf_add(b, "\\n");
-		else if (s[i] == '\r')
-			pg_buf_add(b, "\\r");
-		else
-			pg_buf_add(b, "%.*s", (int)len, s + i);
-		i += len;
-	}
-	pg_buf_add(b, "%c", sep);
-}
-
 /* A path's exact bytes (bytea, pg_raw_param()) when it is not valid UTF-8, else NULL. */
 static void buf_raw(struct buf *b, const char *s, char sep)
 {
@@ -86,50 +51,10 @@ static void buf_counters(struct buf *b, const struct ioacct_counters *c)
 		pg_buf_add(b, "%" PRIu64 "%c", v[i], i + 1 < n ? '\t' : '\n');
 }
 
-/* Sends what the buffer holds when it is big enough (or always, with force). */
-static int copy_flush(struct ioacct_pgstore *pg, struct buf *b, bool force)
-{
-	if (b->failed)
-		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
-	if (!force && b->len < COPY_CHUNK)
-		return 0;
-	if (b->len && PQputCopyData(pg->conn, b->p, (int)b->len) != 1)
-		return pg_conn_error(pg, NULL, "send rows");
-	b->len = 0;
-	return 0;
-}
-
-static int copy_begin(struct ioacct_pgstore *pg, const char *sql)
-{
-	PGresult *res = PQexec(pg->conn, sql);
-	int err = 0;
-
-	if (PQresultStatus(res) != PGRES_COPY_IN)
-		err = pg_conn_error(pg, res, "start COPY");
-	PQclear(res);
-	return err;
-}
-
-static int copy_end(struct ioacct_pgstore *pg, struct buf *b, int err, const char *what)
-{
-	PGresult *res;
-
-	if (!err)
-		err = copy_flush(pg, b, true);
-	if (PQputCopyEnd(pg->conn, err ? "ioacctd gave up" : NULL) != 1 && !err)
-		err = pg_conn_error(pg, NULL, what);
-	while ((res = PQgetResult(pg->conn))) {
-		if (!err && PQresultStatus(res) != PGRES_COMMAND_OK)
-			err = pg_conn_error(pg, res, what);
-		PQclear(res);
-	}
-	return err;
-}
-
 static int put_steps(struct ioacct_pgstore *pg, const char *id, const struct ioacct_jobdata *jd,
 		     struct buf *b)
 {
-	int err = copy_begin(pg, "COPY steps (job, step_id, start_ns, end_ns, state, exit_code, cgroup)"
+	int err = pg_copy_begin(pg, "COPY steps (job, step_id, start_ns, end_ns, state, exit_code, cgroup)"
 				 " FROM STDIN");
 
 	if (err)
@@ -139,18 +64,18 @@ static int put_steps(struct ioacct_pgstore *pg, const char *id, const struct ioa
 
 		pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId64 "\t", id, s->step_id, s->start_ns);
 		buf_end(b, s->end_ns);
-		buf_text(b, s->state, sizeof(s->state), '\t');
+		pg_buf_copy_text(b, s->state, sizeof(s->state), '\t');
 		pg_buf_add(b, "%" PRId32 "\t", s->exit_code);
-		buf_text(b, s->cgroup, sizeof(s->cgroup), '\n');
-		err = copy_flush(pg, b, false);
+		pg_buf_copy_text(b, s->cgroup, sizeof(s->cgroup), '\n');
+		err = pg_copy_flush(pg, b, false);
 	}
-	return copy_end(pg, b, err, "store the steps");
+	return pg_copy_end(pg, b, err, "store the steps");
 }
 
 static int put_mounts(struct ioacct_pgstore *pg, const char *id,
 		      const struct ioacct_jobdata *jd, struct buf *b)
 {
-	int err = copy_begin(pg, "COPY mounts (job, mnt_id, path, fstype, source, path_raw)"
+	int err = pg_copy_begin(pg, "COPY mounts (job, mnt_id, path, fstype, source, path_raw)"
 				 " FROM STDIN");
 
 	if (err)
@@ -159,36 +84,30 @@ static int put_mounts(struct ioacct_pgstore *pg, const char *id,
 		const struct ioacct_mount *m = &jd->mounts[i];
 
 		pg_buf_add(b, "%s\t%" PRIu32 "\t", id, m->mnt_id);
-		buf_text(b, m->path, sizeof(m->path), '\t');
-		buf_text(b, m->fstype, sizeof(m->fstype), '\t');
-		buf_text(b, m->source, sizeof(m->source), '\t');
+		pg_buf_copy_text(b, m->path, sizeof(m->path), '\t');
+		pg_buf_copy_text(b, m->fstype, sizeof(m->fstype), '\t');
+		pg_buf_copy_text(b, m->source, sizeof(m->source), '\t');
 		buf_raw(b, m->path, '\n');
-		err = copy_flush(pg, b, false);
+		err = pg_copy_flush(pg, b, false);
 	}
-	return copy_end(pg, b, err, "store the mounts");
+	return pg_copy_end(pg, b, err, "store the mounts");
 }
 
-/* totals (with_bin false) or series. */
-static int put_samples(struct ioacct_pgstore *pg, const char *id, const struct ioacct_sample *s,
-		       size_t n, bool with_bin, struct buf *b)
+static int put_totals(struct ioacct_pgstore *pg, const char *id, const struct ioacct_sample *s,
+		      size_t n, struct buf *b)
 {
-	char sql[512];
-	int err;
+	int err = pg_copy_begin(pg, "COPY totals (job, step_id, mnt_id, op, "
+				 IOACCT_STORE_COUNTER_COLS ") FROM STDIN");
 
-	snprintf(sql, sizeof(sql), "COPY %s (job, step_id, mnt_id, op, %s" IOACCT_STORE_COUNTER_COLS
-		 ") FROM STDIN", with_bin ? "series" : "totals", with_bin ? "bin, " : "");
-	err = copy_begin(pg, sql);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n && !err; i++) {
 		pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t", id, s[i].step_id,
 			   s[i].mnt_id, s[i].op);
-		if (with_bin)
-			pg_buf_add(b, "%" PRIu32 "\t", s[i].bin);
 		buf_counters(b, &s[i].c);
-		err = copy_flush(pg, b, false);
+		err = pg_copy_flush(pg, b, false);
 	}
-	return copy_end(pg, b, err, with_bin ? "store the series" : "store the totals");
+	return pg_copy_end(pg, b, err, "store the totals");
 }
 
 /* The job's names as text parameters (pg_text_param()), in the order of the job's row. */
@@ -241,6 +160,13 @@ static int put_job_row(struct ioacct_pgstore *pg, const struct ioacct_job *j, ch
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = pg_conn_error(pg, res, "replace the job");
 	PQclear(res);
+	snprintf(restart, sizeof(restart), "%" PRIu32, j->restart);
+	/* The run's merged series were made without this part as it is now. */
+	if (!err) {
+		const char *run[3] = { t[T_CLUSTER], job_id, restart };
+
+		err = pg_merged_forget(pg, run);
+	}
 	if (err)
 		goto out;
 
@@ -269,7 +195,6 @@ static int put_job_row(struct ioacct_pgstore *pg, const struct ioacct_job *j, ch
 	params[17] = de;
 	params[18] = db;
 	params[19] = workdir_raw;
-	snprintf(restart, sizeof(restart), "%" PRIu32, j->restart);
 	params[20] = restart;
 	res = PQexecParams(pg->conn,
 			   "INSERT INTO jobs (cluster, job_id, node, start_ns, source, uid, gid, \"user\","
@@ -308,9 +233,11 @@ int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdat
 	if (!err)
 		err = put_mounts(pg, id, jd, &b);
 	if (!err)
-		err = put_samples(pg, id, jd->totals, jd->ntotals, false, &b);
+		err = put_totals(pg, id, jd->totals, jd->ntotals, &b);
 	if (!err)
-		err = put_samples(pg, id, jd->series, jd->nseries, true, &b);
+		err = pg_put_series(pg, "COPY series (job, step_id, mnt_id, op, bins, "
+				    IOACCT_STORE_COUNTER_COLS ") FROM STDIN", id, jd->series,
+				    jd->nseries, &b);
 	if (!err)
 		err = pg_exec(pg, "COMMIT", "commit");
 	if (err)

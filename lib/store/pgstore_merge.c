@@ -18,21 +18,6 @@
 
 #include "pgstore_db.h"
 
-/* The counters in columns first.. in IOACCT_STORE_COUNTER_COLS order, added to c. */
-static void counters_add(struct ioacct_counters *c, const PGresult *res, int row, int first)
-{
-	int k = first;
-
-	c->bytes += val_u64(res, row, k++);
-	c->calls += val_u64(res, row, k++);
-	c->errors += val_u64(res, row, k++);
-	c->ns += val_u64(res, row, k++);
-	for (int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
-		c->size_hist[i] += val_u64(res, row, k++);
-	for (int i = 0; i < IOACCT_NR_ERR_CLASSES; i++)
-		c->errclass[i] += val_u64(res, row, k++);
-}
-
 /* One node's row into the whole job: see pgstore.h for the rules. */
 static void job_merge(struct ioacct_job *w, const struct ioacct_job *n)
 {
@@ -84,41 +69,13 @@ static uint32_t mnt_map(const struct member *m, uint32_t mnt_id)
 	return mnt_id;
 }
 
-/* Adds a sample to an array, summed into the one of the same (step, mount, op[, bin]). */
-static int sample_add(struct ioacct_sample **a, size_t *n, size_t *cap, bool with_bin,
-		      const struct ioacct_sample *s, const PGresult *res, int row, int first)
-{
-	size_t i;
-
-	/* Per job there are a few per node: a scan is enough for totals. */
-	for (i = 0; !with_bin && i < *n; i++)
-		if ((*a)[i].step_id == s->step_id && (*a)[i].mnt_id == s->mnt_id &&
-		    (*a)[i].op == s->op)
-			break;
-	if (with_bin || i == *n) {
-		if (*n == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 64;
-			void *p = reallocarray(*a, ncap, sizeof(**a));
-
-			if (!p)
-				return -ENOMEM;
-			*a = p;
-			*cap = ncap;
-		}
-		i = (*n)++;
-		(*a)[i] = *s;
-	}
-	counters_add(&(*a)[i].c, res, row, first);
-	return 0;
-}
-
 /* A node's totals, summed over its steps and mounts. */
 static void node_part_add(struct ioacct_node_part *p, uint32_t op, const PGresult *res, int row,
 			  int first)
 {
 	struct ioacct_counters c = { 0 };
 
-	counters_add(&c, res, row, first);
+	pg_counters_add(&c, res, row, first);
 	if (op == IOACCT_OP_READ) {
 		p->read_bytes += c.bytes;
 		p->reads += c.calls;
@@ -207,7 +164,7 @@ static int series_summed(struct ioacct_pgstore *pg, const struct member *m, size
 		c += len;
 		c += strspn(c, ", ");
 	}
-	pg_buf_add(&sql, " FROM series s"
+	pg_buf_add(&sql, " FROM " PG_SERIES_ROWS " s"
 		   " JOIN unnest($1::bigint[], $2::bigint[]) AS sh(job, shift) ON sh.job = s.job"
 		   " LEFT JOIN unnest($3::bigint[], $4::bigint[], $5::bigint[])"
 		   " AS mp(job, mnt_from, mnt_to)"
@@ -256,7 +213,7 @@ static int series_summed(struct ioacct_pgstore *pg, const struct member *m, size
 			.bin = (uint32_t)val_u64(res, r, 3),
 		};
 
-		if (sample_add(&jd->series, &jd->nseries, cap, true, &s, res, r, 4)) {
+		if (pg_sample_add(&jd->series, &jd->nseries, cap, true, &s, res, r, 4)) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -405,7 +362,7 @@ static int merge_totals(const struct member *m, size_t n, const struct children 
 				.op = (uint32_t)val_u64(res, r, 3),
 			};
 
-			if (sample_add(&jd->totals, &jd->ntotals, &cap, false, &s, res, r, 4))
+			if (pg_sample_add(&jd->totals, &jd->ntotals, &cap, false, &s, res, r, 4))
 				return -ENOMEM;
 			if (jd->nodes)
 				node_part_add(&jd->nodes[i], s.op, res, r, 4);
@@ -417,8 +374,8 @@ static int merge_totals(const struct member *m, size_t n, const struct children 
 }
 
 /*
- * The whole job's series, on the time axis of its earliest node: summed by
- * PostgreSQL for several nodes (series_summed), a single node's rows as
+ * The whole job's series, on the time axis of its earliest node: for several
+ * nodes their merged series, or summed by PostgreSQL (series_summed); a single node's rows as
  * they are. 0, -ENOMEM or the query's error.
  */
 static int merge_series(struct ioacct_pgstore *pg, const struct member *m, size_t n,
@@ -445,7 +402,14 @@ static int merge_series(struct ioacct_pgstore *pg, const struct member *m, size_
 			jd->job.skew_ns = skew;
 	}
 	if (n > 1) {
-		ret = series_summed(pg, m, n, shift, jd, &cap);
+		/* Made once when the job was whole (pgstore_merged.c), else summed now. */
+		ret = pg_merged_get(pg, m, n, jd, &cap);
+		if (ret == 0) {
+			pg->merged_missing = true;
+			ret = series_summed(pg, m, n, shift, jd, &cap);
+		} else if (ret > 0) {
+			ret = 0;
+		}
 	} else {
 		const PGresult *res = series->res;
 		int cnt, first = child_range(series, m[0].id, &cnt);
@@ -458,7 +422,7 @@ static int merge_series(struct ioacct_pgstore *pg, const struct member *m, size_
 				.bin = (uint32_t)val_u64(res, r, 4),
 			};
 
-			if (sample_add(&jd->series, &jd->nseries, &cap, true, &s, res, r, 5))
+			if (pg_sample_add(&jd->series, &jd->nseries, &cap, true, &s, res, r, 5))
 				ret = -ENOMEM;
 		}
 	}

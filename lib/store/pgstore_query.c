@@ -214,7 +214,7 @@ static int page_children(struct ioacct_pgstore *pg, const struct member *m, size
 		ret = pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	if (!ret && with_series)
 		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, bin, "
-				  IOACCT_STORE_COUNTER_COLS " FROM series"
+				  IOACCT_STORE_COUNTER_COLS " FROM " PG_SERIES_ROWS " s"
 				  " WHERE job = ANY($1::bigint[]) ORDER BY job", ids1.p, &pc->series,
 				  "select series");
 	free(ids1.p);
@@ -234,6 +234,7 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 
 	if (!ioacct_pgstore_connected(pg))
 		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
+	pg->merged_missing = false;
 	ret = page_sql(pg, f, restart, &b);
 	if (ret)
 		goto out;
@@ -349,7 +350,19 @@ int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint
 		*out = NULL;
 		return ret;
 	}
-	return *out ? 0 : -ENOENT;
+	if (!*out)
+		return -ENOENT;
+	/*
+	 * Summed now: made once for the next reads, outside any transaction of
+	 * the caller's (a report claim makes them in its own). Whoever cannot
+	 * write (a read-only role) reads as before.
+	 */
+	if (pg->merged_missing && PQtransactionStatus(pg->conn) == PQTRANS_IDLE &&
+	    !pg_exec(pg, "BEGIN", "begin a transaction")) {
+		if (pg_merged_put(pg, *out) || pg_exec(pg, "COMMIT", "store the merged series"))
+			pg_rollback_quiet(pg);
+	}
+	return 0;
 }
 
 #endif /* HAVE_LIBPQ */

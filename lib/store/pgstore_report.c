@@ -181,6 +181,12 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 		pg_rollback_quiet(pg);
 		return err;
 	}
+	/*
+	 * Read whole: its merged series are made now, once, for every later
+	 * read. A failure costs only them (a reader sums the nodes then).
+	 */
+	if (pg->merged_missing)
+		pg_merged_put(pg, *jd);
 	ioacct_strlcpy((*jd)->missing_nodes, missing, sizeof((*jd)->missing_nodes));
 	(*jd)->missing_after_s = missing[0] ? timeout : 0;
 	return 0;

@@ -7,7 +7,7 @@
 #     the outbox; PostgreSQL started 30 s later: it arrives, exactly once;
 #  3. kill -9 after PostgreSQL's commit and before SQLite's unqueue
 #     (IOACCT_CRASH_AT=export-after-pg-commit), restart: no duplicate rows;
-#  4. schema 4 with data migrated to 5 (issue 28): two rows of one job id on the
+#  4. schema 4 with data migrated to 7 (issue 28): two rows of one job id on the
 #     node become its runs 0 and 1, its report row the last run's; ioacct -j
 #     through ioacctd gives the last run, -D both, each with its own bytes.
 . "$(dirname "$0")/lib.sh"
@@ -68,7 +68,7 @@ wait_drained
 [ "$(pg_write_bytes 103)" = 12345 ] || fail "job 103: PostgreSQL has $(pg_write_bytes 103) bytes, not 12345"
 [ "$(pg "SELECT count(*) FROM jobs WHERE node = '$(hostname -s)'")" = 3 ] ||
 	fail "the jobs are not stored under node $(hostname -s)"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 5 ] || fail "PostgreSQL schema version is not 5"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 7 ] || fail "PostgreSQL schema version is not 7"
 compare_stores "$DB" "" "three jobs"
 
 # ---- 2. PostgreSQL down while a job finishes, back 30 s later ----------------------
@@ -114,7 +114,8 @@ stop_daemon
 # ---- 4. schema 4 with a requeued job's two runs, migrated ------------------------------
 # Schema 4 as it was: no restart columns (their index goes with them), the report keyed
 # by (cluster, job_id), the index by job id. Jobs 101 and 102 become runs of slurm job
-# 900 (101 started first), as schema 4 stored them.
+# 900 (101 started first), as schema 4 stored them; their series one row per bin.
+pg_back_to_schema5 || fail "cannot put PostgreSQL back to schema 5"
 pg "ALTER TABLE jobs DROP COLUMN restart;
     CREATE INDEX jobs_cluster_job_id ON jobs (cluster, job_id);
     ALTER TABLE job_reports DROP CONSTRAINT job_reports_pkey; ALTER TABLE job_reports DROP COLUMN restart;
@@ -129,10 +130,10 @@ pg "ALTER TABLE jobs DROP COLUMN restart;
 start_daemon
 IOACCT=$abs_top_builddir/tools/ioacct
 for _ in $(seq 1 100); do
-	[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 5 ] && break
+	[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 7 ] && break
 	sleep 0.1
 done
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 5 ] || fail "PostgreSQL was not migrated to schema 5"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 7 ] || fail "PostgreSQL was not migrated to schema 7"
 got=$(pg "SELECT string_agg(j.restart || ':' || t.bytes, ' ' ORDER BY j.restart) FROM jobs j
 	JOIN totals t ON t.job = j.id JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
 	WHERE j.job_id = 900 AND t.op = 1 AND m.path = '$MNT'")

@@ -52,12 +52,15 @@ compare_stores() {
 			from_pg="FROM jobs j"
 		else
 			from_sqlite="FROM $what c JOIN jobs j ON j.key = c.job_key"
-			from_pg="FROM $what c JOIN jobs j ON j.id = c.job"
+			# The series are arrays, one row per (job, step, mount, op): unnested by the view.
+			from_pg="FROM ${what/series/series_bins} c JOIN jobs j ON j.id = c.job"
 		fi
 		# user is a reserved word in PostgreSQL only. LC_ALL=C: both sides sorted alike.
 		sqlite3 -separator '|' "$db" \
 			"SELECT $head, ${cols/USER_COL/user} $from_sqlite WHERE j.end_ns IS NOT NULL" \
 			> "$T/sqlite-$what.raw" || fail "$label: sqlite3 cannot read the $what of $db"
+		# A series counter 0 in every bin is NULL in PostgreSQL (schema 6).
+		[ $what = series ] && cols="c.step_id, c.mnt_id, c.op, c.bin, $(echo "$COUNTERS" | sed -E 's/([a-z0-9_]+)/coalesce(\1, 0)/g')"
 		pg "SELECT $head, ${cols/USER_COL/\"user\"} $from_pg ${node:+WHERE j.node = '$node'}" \
 			> "$T/pg-$what.raw" || fail "$label: psql cannot read the $what"
 		LC_ALL=C sort "$T/sqlite-$what.raw" > "$T/sqlite-$what"
@@ -67,4 +70,30 @@ compare_stores() {
 			{ head -n 20 "$T/diff-$what"; fail "$label: PostgreSQL's $what${node:+ of node $node} differ from $db"; }
 	done
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
+}
+
+# pg_back_to_schema5: puts a schema-7 cluster store back to schema 5 with its data, as
+# schema 5 stored it: the series one row per bin (numeric counters, 0 for none), the
+# arrays, their view and its function gone, the merged series (schema 7) too, versions 6
+# and 7 forgotten. The next ioacctd to
+# connect migrates it again.
+pg_back_to_schema5() {
+	local cols
+	cols=$(pg "SELECT string_agg(column_name, ', ' ORDER BY ordinal_position) FROM information_schema.columns
+		   WHERE table_schema = current_schema() AND table_name = 'series'
+		   AND column_name NOT IN ('job', 'step_id', 'mnt_id', 'op', 'bins')") || return 1
+	pg "CREATE TABLE series5 (job bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+	      step_id bigint NOT NULL, mnt_id bigint NOT NULL, op smallint NOT NULL, bin integer NOT NULL,
+	      PRIMARY KEY (job, step_id, mnt_id, op, bin));
+	    DO \$\$DECLARE c text; BEGIN FOR c IN SELECT unnest(string_to_array('$cols', ', ')) LOOP
+	      EXECUTE format('ALTER TABLE series5 ADD COLUMN %I numeric(20,0) NOT NULL DEFAULT 0', c);
+	    END LOOP; END\$\$;
+	    INSERT INTO series5 (job, step_id, mnt_id, op, bin, $cols)
+	      SELECT job, step_id, mnt_id, op, bin, $(echo "$cols" | sed -E 's/([a-z0-9_]+)/coalesce(\1, 0)/g') FROM series_bins;
+	    DROP VIEW series_bins; DROP FUNCTION ioacct_series_view(); DROP TABLE series;
+	    DROP TABLE merged_series; DROP TABLE merged_jobs;
+	    ALTER TABLE series5 RENAME TO series;
+	    ALTER TABLE series RENAME CONSTRAINT series5_pkey TO series_pkey;
+	    ALTER TABLE series RENAME CONSTRAINT series5_job_fkey TO series_job_fkey;
+	    DELETE FROM ioacct_schema WHERE version IN (6, 7)" > /dev/null
 }
