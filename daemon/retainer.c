@@ -12,6 +12,7 @@
 
 #include "duration.h"
 #include "log.h"
+#include "pgstore.h"
 #include "retain.h"
 #include "store.h"
 #include "util.h"
@@ -119,6 +120,53 @@ static void run_downsample(struct ioacct_retainer *r)
 	ioacct_retain_result_free(&res);
 }
 
+/*
+ * cluster_retention: the same cutoffs on the cluster store, whole runs
+ * (pgstore.h), with a connection of its own for the round.
+ */
+static void run_cluster(struct ioacct_retainer *r)
+{
+	struct ioacct_pgstore_purge_counts c;
+	const struct ioacct_config *cfg = r->cfg;
+	int64_t now = ioacct_wall_ns() / (int64_t)NSEC_PER_SEC;
+	struct ioacct_pgstore *pg;
+	uint64_t t0 = ioacct_mono_ms();
+	char err[1024];
+	int ret;
+
+	pg = ioacct_pgstore_open(cfg->cluster_db, err, sizeof(err));
+	if (!pg) {
+		log_warn("retention: %s; the cluster store's purge waits for the next round", err);
+		return;
+	}
+	if (cfg->purge_after_s) {
+		memset(&c, 0, sizeof(c));
+		ret = ioacct_pgstore_purge(pg, now - (int64_t)cfg->purge_after_s, false, &c);
+		if (ret)
+			log_err("retention: cluster store: purge stopped after %llu runs: %s",
+				(unsigned long long)c.runs, ioacct_pgstore_errmsg(pg));
+		else if (c.runs)
+			log_info("retention: cluster store: purged %llu runs (%llu node parts, %llu series rows) in %llu ms",
+				 (unsigned long long)c.runs, (unsigned long long)c.parts,
+				 (unsigned long long)c.series,
+				 (unsigned long long)(ioacct_mono_ms() - t0));
+	}
+	if (cfg->downsample_after_s && !wait_ms(r, 0)) {
+		memset(&c, 0, sizeof(c));
+		t0 = ioacct_mono_ms();
+		ret = ioacct_pgstore_downsample(pg, now - (int64_t)cfg->downsample_after_s,
+						cfg->downsample_width_s * NSEC_PER_SEC, false, &c);
+		if (ret)
+			log_err("retention: cluster store: downsample stopped after %llu runs: %s",
+				(unsigned long long)c.runs, ioacct_pgstore_errmsg(pg));
+		else if (c.runs)
+			log_info("retention: cluster store: downsampled %llu runs (%llu node parts) in %llu ms",
+				 (unsigned long long)c.runs, (unsigned long long)c.parts,
+				 (unsigned long long)(ioacct_mono_ms() - t0));
+	}
+	ioacct_pgstore_close(pg);
+}
+
 static void *retain_main(void *arg)
 {
 	struct ioacct_retainer *r = arg;
@@ -129,6 +177,8 @@ static void *retain_main(void *arg)
 			run_purge(r);
 		if (r->cfg->downsample_after_s)
 			run_downsample(r);
+		if (r->cfg->cluster_retention && r->cfg->cluster_db[0])
+			run_cluster(r);
 	} while (!wait_ms(r, r->cfg->retention_interval_s * 1000));
 	return NULL;
 }

@@ -102,7 +102,7 @@ int ioacct_purge_main(const struct ioacct_purge_opts *o, const struct ioacct_con
 	int ret;
 
 	if (o->cluster_store) {
-		fprintf(stderr, "ioacct: --purge: not yet supported for the cluster store (PostgreSQL); ioacctd purges each node's store with purge_after\n");
+		fprintf(stderr, "ioacct: --purge: the cluster store (PostgreSQL) is purged by ioacctd, not here: set cluster_retention = yes on one node (ioacct.conf(5))\n");
 		return EXIT_RUNTIME;
 	}
 	ret = cutoff_of(o, cfg, now, &cutoff_ns);

@@ -89,6 +89,7 @@ static const struct key keys[] = {
 	{ "downsample_after", KEY_DURATION, FIELD(downsample_after_s), 1, IOACCT_DURATION_MAX_S },
 	{ "downsample_width", KEY_DURATION_S, FIELD(downsample_width_s), 1, 86400 },
 	{ "retention_interval", KEY_DURATION_S, FIELD(retention_interval_s), 1, 7 * 86400 },
+	{ "cluster_retention", KEY_BOOL, FIELD(cluster_retention), 0, 0 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
 	{ "views", KEY_VIEWS, FIELD(views), 0, 0 },

@@ -68,6 +68,7 @@ struct ioacct_config {
 	uint64_t downsample_after_s;     /* downsample_after = (off) jobs ended longer ago get coarser series */
 	uint64_t downsample_width_s;     /* downsample_width = 60s: their new bin width */
 	uint64_t retention_interval_s;   /* retention_interval = 1hour: how often the daemon looks */
+	bool cluster_retention;          /* cluster_retention = no: also purge/downsample cluster_db */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
 	uint32_t views;                  /* views = all: bit i for ioacct_view_names[i] (IOACCT_VIEWS_ALL) */

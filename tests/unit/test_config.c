@@ -357,7 +357,7 @@ static void test_whitespace(void **state)
 		   "max_mountpoints, max_files, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, merge_timeout, purge_after, downsample_after, downsample_width, "
-		   "retention_interval, log_level, private_data, views, mpi_libraries, page_cache_views, "
+		   "retention_interval, cluster_retention, log_level, private_data, views, mpi_libraries, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, metrics_priority, "
 		   "advice_small_requests_share, "
@@ -474,7 +474,7 @@ static void test_unknown_key(void **state)
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
 		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
-		"purge_after", "downsample_after", "downsample_width", "retention_interval",
+		"purge_after", "downsample_after", "downsample_width", "retention_interval", "cluster_retention",
 		"log_level", "private_data", "views", "mpi_libraries", "page_cache_views", "metrics_listen", "metrics_linger",
 		"metrics_tls_cert", "metrics_tls_key", "metrics_auth_file",
 		"advice_small_requests_share", "advice_small_requests_min",
