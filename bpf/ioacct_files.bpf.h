@@ -67,7 +67,7 @@ static __always_inline bool count_take(__u64 *n)
  * Notes the path of a new record's file: dentry on vfsmnt, walked up to its
  * mount namespace's root as d_path() does. Once per record, never per call.
  */
-static __noinline void file_note(const struct ioacct_file_key *key, __u64 dentry, __u64 vfsmnt)
+static __always_inline void file_note(const struct ioacct_file_key *key, __u64 dentry, __u64 vfsmnt)
 {
 	struct note_scratch *s;
 	__u32 zero = 0;
@@ -628,7 +628,8 @@ __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
  * file_acc_load(), file_acc_flush(), ...) went past it with these there.
  */
 struct pair_scratch {
-	struct file_rw a;
+	struct file_rw base;	/* the call's, ioacct_file_pair() */
+	struct file_rw a;	/* one end's */
 	struct file_id id;
 };
 
@@ -646,24 +647,19 @@ struct {
  * regular file's when pair.ends says so; p_uoff, the user's pointer to the
  * offset the call advanced, 0: it used and advanced f_pos).
  */
-static __noinline void file_pair_end(struct task_ent *t, const struct file_rw *a0, __u32 end,
-				     bool own, __u64 start)
+static __always_inline void file_pair_end(struct task_ent *t, struct pair_scratch *p, __u32 end,
+					  bool own, __u64 start)
 {
-	struct pair_scratch *p;
 	struct file_acc *fa;
-	__u32 zero = 0;
 	__s64 pos = 0;
 	__u64 f;
 
-	if (!t || !a0 || end > 1 || !(t->pair.ends & (end ? PAIR_DST : PAIR_SRC)))
-		return;
-	p = bpf_map_lookup_elem(&pairscratch, &zero);
-	if (!p)
+	if (!(t->pair.ends & (end ? PAIR_DST : PAIR_SRC)))
 		return;
 	f = t->p_file[end]; /* a local: KREAD's CO-RE read must not relocate task_ent */
 	if (file_id_of(f, &p->id))
 		return;
-	p->a = *a0;
+	p->a = p->base;
 	p->a.rd = end == 0;
 	if (end)
 		p->a.mnt = t->pair.out_mnt;
@@ -695,25 +691,27 @@ static __noinline void file_pair_end(struct task_ent *t, const struct file_rw *a
  */
 __noinline int ioacct_file_pair(struct task_ent *t, long ret, __u64 now)
 {
-	struct file_rw a = {};
 	struct ioacct_slot *s;
-	__u32 slot;
+	struct pair_scratch *p;
+	__u32 slot, zero = 0;
 	bool own;
 
 	if (!t || ret <= 0)
 		return 0;
 	slot = t->pslot;
 	s = bpf_map_lookup_elem(&slots, &slot);
-	if (!s || !s->active)
+	p = bpf_map_lookup_elem(&pairscratch, &zero);
+	if (!s || !s->active || !p)
 		return 0;
-	a.ret = ret;
-	a.t_end = now;
-	a.dur = now - t->ts;
-	a.slot = slot;
-	a.mnt = t->mnt;
+	__builtin_memset(&p->base, 0, sizeof(p->base));
+	p->base.ret = ret;
+	p->base.t_end = now;
+	p->base.dur = now - t->ts;
+	p->base.slot = slot;
+	p->base.mnt = t->mnt;
 	own = __sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) == 0;
-	file_pair_end(t, &a, 0, own, s->start_ns);
-	file_pair_end(t, &a, 1, own, s->start_ns);
+	file_pair_end(t, p, 0, own, s->start_ns);
+	file_pair_end(t, p, 1, own, s->start_ns);
 	if (own)
 		__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
