@@ -57,6 +57,18 @@ struct {
 	__type(value, struct aio_req);
 } aio_reqs SEC(".maps");
 
+/*
+ * Where aio_record_one() builds an iocb's request: off the stack, which 6.1
+ * adds up over the whole chain (an io_submit's program, aio_submit_enter(),
+ * this callback, what it calls) against 512 bytes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct aio_req);
+} aioscratch SEC(".maps");
+
 /* The uapi's struct iocb from aio_lio_opcode on (offset 16), and struct io_event: a stable ABI. */
 #define AIO_IOCB_OPCODE_OFF 16
 struct aio_iocb_op {
@@ -175,14 +187,20 @@ static long aio_record_one(__u64 i, void *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct aio_walk *w = ctx;
-	struct aio_req r = { .slot = w->slot, .t0 = w->now };
 	struct aio_key k = { .mm = w->mm };
+	__u32 zero = 0;
+	struct aio_req *r = bpf_map_lookup_elem(&aioscratch, &zero);
 	struct file_info fi = {};
 	struct aio_iocb_op io;
 	__u64 iocb = 0;
 	struct file *f;
 	int op;
 
+	if (!r)
+		return 1;
+	__builtin_memset(r, 0, sizeof(*r));
+	r->slot = w->slot;
+	r->t0 = w->now;
 	if (bpf_probe_read_user(&iocb, sizeof(iocb), (void *)(w->uptr + i * sizeof(iocb))) ||
 	    bpf_probe_read_user(&io, sizeof(io), (void *)(iocb + AIO_IOCB_OPCODE_OFF)))
 		return 1;
@@ -201,16 +219,16 @@ static long aio_record_one(__u64 i, void *ctx)
 		bpf_map_delete_elem(&aio_reqs, &k);
 		return 0;
 	}
-	r.mnt = fi.mnt;
-	r.op = op;
-	if (fi.type == S_IFREG && !file_id_of((__u64)f, &r.f.id)) {
-		r.f.off = io.offset;
-		r.f.rank = w->rank;
-		r.f.op = op;
-		r.f.slot = w->slot;
-		r.f.mnt = fi.mnt;
+	r->mnt = fi.mnt;
+	r->op = op;
+	if (fi.type == S_IFREG && !file_id_of((__u64)f, &r->f.id)) {
+		r->f.off = io.offset;
+		r->f.rank = w->rank;
+		r->f.op = op;
+		r->f.slot = w->slot;
+		r->f.mnt = fi.mnt;
 	}
-	if (bpf_map_update_elem(&aio_reqs, &k, &r, BPF_ANY)) {
+	if (bpf_map_update_elem(&aio_reqs, &k, r, BPF_ANY)) {
 		count_drops(w->slot, 1);
 		return 0;
 	}

@@ -734,31 +734,53 @@ struct file_req {
 };
 
 /*
+ * Where ioacct_file_req() builds its record's call, key and file: off the
+ * stack. It runs at the end of a long chain (an exit program, aio_exit(),
+ * the reaping callback), and 6.1 adds up every frame of it against 512
+ * bytes: with these on its stack the chain was 544.
+ */
+struct req_scratch {
+	struct ioacct_file_key key;
+	struct file_rw a;
+	struct file_id id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct req_scratch);
+} reqscratch SEC(".maps");
+
+/*
  * A completed request with result ret, ended at t_end after dur, in its
  * file's record, straight (its task is not at hand: an io-wq worker, the
  * reaping thread). Successful ones only, as for system calls.
  */
 __noinline int ioacct_file_req(const struct file_req *q, long ret, __u64 t_end, __u64 dur)
 {
-	struct ioacct_file_key key;
-	struct file_rw a = {};
-	struct file_id id;
+	struct req_scratch *r;
+	__u32 zero = 0;
 
 	if (!q || ret < 0 || (!q->id.ino && !q->id.dev))
 		return 0;
-	id = q->id;
+	r = bpf_map_lookup_elem(&reqscratch, &zero);
+	if (!r)
+		return 0;
+	r->id = q->id;
 	if (q->op == IOACCT_OP_READ || q->op == IOACCT_OP_WRITE) {
-		a.off = q->off < 0 ? 0 : q->off;
-		a.ret = ret;
-		a.t_end = t_end;
-		a.dur = dur;
-		a.slot = q->slot;
-		a.mnt = q->mnt;
-		a.rd = q->op == IOACCT_OP_READ;
-		file_direct(q->rank, &id, &a);
+		__builtin_memset(&r->a, 0, sizeof(r->a));
+		r->a.off = q->off < 0 ? 0 : q->off;
+		r->a.ret = ret;
+		r->a.t_end = t_end;
+		r->a.dur = dur;
+		r->a.slot = q->slot;
+		r->a.mnt = q->mnt;
+		r->a.rd = q->op == IOACCT_OP_READ;
+		file_direct(q->rank, &r->id, &r->a);
 	} else if (q->op == IOACCT_OP_FSYNC || q->op == IOACCT_OP_OPEN) {
-		key = file_key(q->rank, &id, q->slot, q->mnt);
-		file_meta(&key, id.dentry, id.vfsmnt, q->op, dur);
+		r->key = file_key(q->rank, &r->id, q->slot, q->mnt);
+		file_meta(&r->key, r->id.dentry, r->id.vfsmnt, q->op, dur);
 	}
 	return 0;
 }
