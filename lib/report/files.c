@@ -193,7 +193,8 @@ int ioacct_report_files_collect(struct ioacct_report *r, const char *only_mount)
 		free(rec);
 		return -ENOMEM;
 	}
-	memcpy(rec, r->records, r->nrecords * sizeof(*rec));
+	if (r->nrecords)
+		memcpy(rec, r->records, r->nrecords * sizeof(*rec));
 	qsort(rec, r->nrecords, sizeof(*rec), cmp_key);
 	for (size_t k = 0, end; k < r->nrecords; k = end) {
 		for (end = k + 1; end < r->nrecords && same_file(rec[k], rec[end]); end++)

@@ -598,7 +598,9 @@ static int fetch_files(const char *socket_path, struct ioacct_request *req, int 
 		if (!more)
 			break;
 	}
-	qsort(jd->files, jd->nfiles, sizeof(*jd->files), file_store_cmp);
+	/* qsort's base may not be NULL, even for no element (a job without records). */
+	if (jd->nfiles)
+		qsort(jd->files, jd->nfiles, sizeof(*jd->files), file_store_cmp);
 	jd->files_loaded = true;
 	return 0;
 }
