@@ -37,8 +37,16 @@ cp "$REAL" "$D/libmpi.so.users" && chown nobody "$D/libmpi.so.users"
 cp "$REAL" "$D/libmpi.so.open" && chmod 666 "$D/libmpi.so.open"
 "$IORUN" -- cat "$D/libmpi.so.users" "$D/libmpi.so.open" > /dev/null 2>&1 || fail "iorun (cat) failed"
 ! grep -q "MPI-IO: attached" "$T/ioacctd.log" || fail "a user's library got uprobes"
-[ "$(grep -c "MPI-IO: .*/libmpi.so.\(users\|open\) not attached: not a regular file of root's" \
-	"$T/ioacctd.log")" = 2 ] || fail "the refusals were not logged"
+# The daemon logs them as it reads its ring buffer: wait for both lines.
+refusals() {
+	grep -c "MPI-IO: .*/libmpi.so.\(users\|open\) not attached: not a regular file of root's" \
+		"$T/ioacctd.log"
+}
+for _ in $(seq 1 100); do
+	[ "$(refusals)" = 2 ] && break
+	sleep 0.1
+done
+[ "$(refusals)" = 2 ] || fail "the refusals were not logged"
 ok "a library of a user's, or writable by others, is neither parsed nor probed"
 
 COLS="rank, path, indep_opens, coll_opens, indep_reads, indep_writes, coll_reads, coll_writes,"
