@@ -293,8 +293,11 @@ static int on_event(void *ctx, void *data, size_t size)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?'; /* it goes to the log */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	if (fd < 0) {
+		/* The task is gone (or its root): nothing left to look at, nor to probe. */
+		log_debug("MPI-IO: %s not looked at: %s", path, strerror(errno));
 		return 0;
+	}
 	/*
 	 * Only a library the administrator installed: root's, and writable by
 	 * root alone. A user's file so named is neither parsed (libelf, libbpf)

@@ -960,6 +960,13 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 	if (ret)
 		goto out;
 	ret = ioacct_probes_files_read(r->probes, s->slot, &x.files, &x.nfiles);
+	/*
+	 * Library opens the step's tasks made before its watch went, not read
+	 * yet: read now, so that what they attach is released with the step
+	 * below, not left attached to a slot nobody finishes.
+	 */
+	if (!ret && r->mpi)
+		ioacct_mpiprobes_poll(r->mpi);
 	if (!ret && r->mpi)
 		ret = ioacct_mpiprobes_read(r->mpi, s->slot, &x.mpi, &x.nmpi);
 	if (ret)

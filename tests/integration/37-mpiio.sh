@@ -35,18 +35,19 @@ REAL=$(ldconfig -p | awk '/libmpi\.so\.[0-9]+ .*x86-64/ { print $NF; exit }')
 [ -n "$REAL" ] || REAL=/lib/x86_64-linux-gnu/libmpi.so.40
 cp "$REAL" "$D/libmpi.so.users" && chown nobody "$D/libmpi.so.users"
 cp "$REAL" "$D/libmpi.so.open" && chmod 666 "$D/libmpi.so.open"
-"$IORUN" -- cat "$D/libmpi.so.users" "$D/libmpi.so.open" > /dev/null 2>&1 || fail "iorun (cat) failed"
-! grep -q "MPI-IO: attached" "$T/ioacctd.log" || fail "a user's library got uprobes"
-# The daemon logs them as it reads its ring buffer: wait for both lines.
+# The daemon looks at a library through /proc/PID/root as it reads its ring
+# buffer, so the task that opened it stays until both refusals are logged
+# (a task gone by then leaves nothing to look at: a debug line says so).
 refusals() {
 	grep -c "MPI-IO: .*/libmpi.so.\(users\|open\) not attached: not a regular file of root's" \
 		"$T/ioacctd.log"
 }
-for _ in $(seq 1 100); do
-	[ "$(refusals)" = 2 ] && break
-	sleep 0.1
-done
-[ "$(refusals)" = 2 ] || fail "the refusals were not logged"
+export -f refusals
+T="$T" "$IORUN" -- bash -c 'exec 3< "$1" 4< "$2"
+	for _ in $(seq 1 300); do [ "$(refusals)" = 2 ] && exit 0; sleep 0.1; done
+	exit 1' _ "$D/libmpi.so.users" "$D/libmpi.so.open" > /dev/null 2>&1 ||
+	fail "the refusals were not logged: $(grep "MPI-IO" "$T/ioacctd.log")"
+! grep -q "MPI-IO: attached" "$T/ioacctd.log" || fail "a user's library got uprobes"
 ok "a library of a user's, or writable by others, is neither parsed nor probed"
 
 COLS="rank, path, indep_opens, coll_opens, indep_reads, indep_writes, coll_reads, coll_writes,"
