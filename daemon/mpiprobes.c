@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,17 @@ struct mpirank {
 	int32_t rank;
 };
 
+/*
+ * Libraries no watched step loads any more, whose uprobes go in a thread of
+ * their own: the kernel waits for an RCU grace period per uprobe it removes
+ * (78 probes took 8.5 to 9.3 s on a loaded machine here), which inside a
+ * FINISH request made the job's client time out.
+ */
+struct detaching {
+	struct mpilib lib;
+	struct detaching *next;
+};
+
 struct ioacct_mpiprobes {
 	struct ioacct_mpi_bpf *skel;
 	struct ring_buffer *rb;
@@ -59,6 +72,13 @@ struct ioacct_mpiprobes {
 	size_t nlibs;
 	struct mpirank *ranks;
 	size_t nranks, capranks;
+	/* The detacher: a queue, and the library it is detaching now. */
+	pthread_t detacher;
+	bool detacher_on, stopping;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct detaching *queue;
+	const struct mpilib *busy;
 };
 
 /* A symbol's value in an ELF file's dynamic symbol table; 0 when absent. */
@@ -247,6 +267,84 @@ static void lib_free(struct mpilib *lib)
 	free(lib->slots);
 }
 
+static void *detacher_main(void *arg)
+{
+	struct ioacct_mpiprobes *m = arg;
+
+	pthread_mutex_lock(&m->lock);
+	for (;;) {
+		struct detaching *d = m->queue;
+		uint64_t t0;
+
+		if (!d) {
+			if (m->stopping)
+				break;
+			pthread_cond_wait(&m->cond, &m->lock);
+			continue;
+		}
+		m->queue = d->next;
+		m->busy = &d->lib;
+		pthread_mutex_unlock(&m->lock);
+		t0 = ioacct_mono_ns();
+		lib_free(&d->lib);
+		log_info("MPI-IO: detached from the library of dev %llu ino %llu: no watched step "
+			 "loads it (%zu probes in %llu ms)", (unsigned long long)d->lib.dev,
+			 (unsigned long long)d->lib.ino, d->lib.nlinks,
+			 (unsigned long long)((ioacct_mono_ns() - t0) / 1000000));
+		pthread_mutex_lock(&m->lock);
+		m->busy = NULL;
+		free(d);
+		pthread_cond_broadcast(&m->cond);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* The library's uprobes go, in the detacher; here when it cannot run. */
+static void lib_detach(struct ioacct_mpiprobes *m, struct mpilib *lib)
+{
+	struct detaching *d = malloc(sizeof(*d)), **tail;
+
+	if (d && !m->detacher_on)
+		m->detacher_on = !pthread_create(&m->detacher, NULL, detacher_main, m);
+	if (!d || !m->detacher_on) {
+		free(d);
+		lib_free(lib);
+		log_info("MPI-IO: detached from the library of dev %llu ino %llu: no watched "
+			 "step loads it", (unsigned long long)lib->dev, (unsigned long long)lib->ino);
+		return;
+	}
+	d->lib = *lib;
+	d->next = NULL;
+	pthread_mutex_lock(&m->lock);
+	for (tail = &m->queue; *tail; tail = &(*tail)->next)
+		;
+	*tail = d;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/*
+ * Before a library is attached again: its old uprobes, if still going,
+ * gone first (both sets would count every call meanwhile).
+ */
+static void lib_wait_detached(struct ioacct_mpiprobes *m, dev_t dev, ino_t ino)
+{
+	bool pending;
+
+	if (!m->detacher_on)
+		return;
+	pthread_mutex_lock(&m->lock);
+	do {
+		pending = m->busy && m->busy->dev == dev && m->busy->ino == ino;
+		for (const struct detaching *d = m->queue; d && !pending; d = d->next)
+			pending = d->lib.dev == dev && d->lib.ino == ino;
+		if (pending)
+			pthread_cond_wait(&m->cond, &m->lock);
+	} while (pending);
+	pthread_mutex_unlock(&m->lock);
+}
+
 /*
  * The slot's step is over: libraries no running step has loaded lose their
  * uprobes, so that MPI jobs that are not watched stop paying for them.
@@ -268,9 +366,7 @@ static void libs_release(struct ioacct_mpiprobes *m, uint32_t slot)
 			i++;
 			continue;
 		}
-		log_info("MPI-IO: detached from the library of dev %llu ino %llu: no watched step "
-			 "loads it", (unsigned long long)lib->dev, (unsigned long long)lib->ino);
-		lib_free(lib);
+		lib_detach(m, lib);
 		m->libs[i] = m->libs[--m->nlibs];
 	}
 }
@@ -322,6 +418,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		memset(lib, 0, sizeof(*lib));
 		lib->dev = sb.st_dev;
 		lib->ino = sb.st_ino;
+		lib_wait_detached(m, sb.st_dev, sb.st_ino);
 		lib_attach(m, lib, fdpath, path);
 	}
 	lib_use(lib, e->slot);
@@ -341,6 +438,10 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 
 	_Static_assert(IOACCT_LIBNAME_MAX == IOACCT_MPI_PREFIX_MAX &&
 		       IOACCT_LIBNAMES_MAX == IOACCT_MPI_PREFIXES, "the object's library prefixes");
+	if (m) {
+		pthread_mutex_init(&m->lock, NULL);
+		pthread_cond_init(&m->cond, NULL);
+	}
 	if (!m || n <= 0 || !(m->skel = ioacct_mpi_bpf__open()))
 		goto fail;
 	m->skel->rodata->v1_ssid = v1_ssid;
@@ -379,6 +480,15 @@ void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m)
 {
 	if (!m)
 		return;
+	if (m->detacher_on) {
+		pthread_mutex_lock(&m->lock);
+		m->stopping = true;
+		pthread_cond_broadcast(&m->cond);
+		pthread_mutex_unlock(&m->lock);
+		pthread_join(m->detacher, NULL);
+	}
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->cond);
 	ring_buffer__free(m->rb);
 	for (size_t i = 0; i < m->nlibs; i++)
 		lib_free(&m->libs[i]);
