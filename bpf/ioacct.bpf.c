@@ -32,34 +32,12 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* How far up the cgroup tree a task's cgroup may be below a watched one. */
-#define MAX_CGROUP_DEPTH 8
-
 /* Set by the daemon before load. */
 const volatile __u16 sysmap[IOACCT_NR_SYSCALLS] = {};
 /* Subsystem id of the v1 hierarchy used for attribution: a constant to the verifier. */
 const volatile __u32 v1_ssid = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ioacct_state);
-} state SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct ioacct_watch_key);
-	__type(value, struct ioacct_watch_val);
-} watch SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct ioacct_slot);
-} slots SEC(".maps");
+#include "ioacct_watch.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -301,25 +279,6 @@ static __always_inline __u32 size_bin(__u64 n)
 	return 9;
 }
 
-static __always_inline __u32 cgroup_watched(struct cgroup *cg, __u32 hier)
-{
-	struct ioacct_watch_key key = { .hier = hier };
-	struct ioacct_watch_val *v;
-
-	for (int i = 0; i < MAX_CGROUP_DEPTH && cg; i++) {
-		key.cgroup_id = BPF_CORE_READ(cg, kn, id);
-		v = bpf_map_lookup_elem(&watch, &key);
-		if (v)
-			return v->slot;
-		/* cgroup.self is the css of the cgroup itself; its parent is the parent's self. */
-		struct cgroup_subsys_state *parent = BPF_CORE_READ(cg, self.parent);
-
-		if (!parent)
-			break;
-		cg = container_of(parent, struct cgroup, self);
-	}
-	return IOACCT_SLOT_NONE;
-}
 
 /* The slow path: is this cgroup, or one of its ancestors, watched? Cached per CPU. */
 static __noinline __u32 cg_resolve(struct cgroup *cg, __u64 id, __u32 hier, __u64 gen)

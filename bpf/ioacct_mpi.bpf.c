@@ -25,34 +25,13 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define MAX_CGROUP_DEPTH 8
-
 /* Set by the daemon before load. */
 const volatile __u32 v1_ssid = 0;
 /* Library name prefixes (literal start of each configured name), "" unused. */
 const volatile char lib_prefix[IOACCT_MPI_PREFIXES][IOACCT_MPI_PREFIX_MAX] = {};
 
 /* The main object's maps, reused by fd: declared as it declares them. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ioacct_state);
-} state SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct ioacct_watch_key);
-	__type(value, struct ioacct_watch_val);
-} watch SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct ioacct_slot);
-} slots SEC(".maps");
+#include "ioacct_watch.bpf.h"
 
 /* This object's own. */
 struct {
@@ -117,25 +96,6 @@ struct {
 	__type(value, struct ioacct_mpi_event);
 } evscratch SEC(".maps");
 
-static __always_inline __u32 cgroup_watched(struct cgroup *cg, __u32 hier)
-{
-	struct ioacct_watch_key key = { .hier = hier };
-	struct ioacct_watch_val *v;
-
-	for (int i = 0; i < MAX_CGROUP_DEPTH && cg; i++) {
-		struct cgroup_subsys_state *parent;
-
-		key.cgroup_id = BPF_CORE_READ(cg, kn, id);
-		v = bpf_map_lookup_elem(&watch, &key);
-		if (v)
-			return v->slot;
-		parent = BPF_CORE_READ(cg, self.parent);
-		if (!parent)
-			break;
-		cg = container_of(parent, struct cgroup, self);
-	}
-	return IOACCT_SLOT_NONE;
-}
 
 /*
  * The slot the current task counts in, as ioacct.bpf.c's current_slot()
