@@ -64,6 +64,14 @@ struct {
 	__type(value, struct ioacct_mpi_pending);
 } pend SEC(".maps");
 
+/* MPICH's derived datatypes' sizes, noted as they are made (ioacct_mpi_abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ioacct_mpi_dt_key);
+	__type(value, __s64);
+} dtsizes SEC(".maps");
+
 /* lost[slot]: calls and events that found a map or the ring buffer full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -95,7 +103,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ioacct_mpi_event);
 } evscratch SEC(".maps");
-
 
 /*
  * The slot the current task counts in, as ioacct.bpf.c's current_slot()
@@ -151,8 +158,12 @@ int BPF_KPROBE(ioacct_mpi_enter)
 	n.a[3] = PT_REGS_PARM4(ctx);
 	n.a[4] = PT_REGS_PARM5(ctx);
 	kind = (n.cookie >> 8) & 0xff;
-	/* MPI_File_close(MPI_File *fh) sets *fh to MPI_FILE_NULL: read it now. */
-	if (kind == IOACCT_MPI_K_CLOSE && bpf_probe_read_user(&n.a[0], sizeof(n.a[0]), (void *)n.a[0]))
+	/*
+	 * MPI_File_close(MPI_File *fh) sets *fh to MPI_FILE_NULL, MPI_Type_free
+	 * (MPI_Datatype *) to MPI_DATATYPE_NULL: read it now.
+	 */
+	if ((kind == IOACCT_MPI_K_CLOSE || kind == IOACCT_MPI_K_TYPE_FREE) &&
+	    bpf_probe_read_user(&n.a[0], sizeof(n.a[0]), (void *)n.a[0]))
 		return 0;
 	n.ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&pend, &id, &n, BPF_NOEXIST))
@@ -174,9 +185,15 @@ static __always_inline __u32 size_bin(__u64 n)
 	return IOACCT_MPI_NR_SIZE_BINS - 1;
 }
 
-/* A datatype's size in bytes, -1 when this library's cannot be read exactly. */
-static __always_inline __s64 type_size(__u32 flavour, __u64 dt)
+/*
+ * A datatype's size in bytes, -1 when this library's cannot be read exactly.
+ * MPICH: a builtin datatype's handle holds its size; a derived one's was
+ * noted when the process made it (on_type), else it is unknown.
+ */
+static __always_inline __s64 type_size(__u32 flavour, __u64 dt, __u32 slot, __u32 tgid)
 {
+	struct ioacct_mpi_dt_key k = { .slot = slot, .tgid = tgid, .handle = (__u32)dt };
+	__s64 *noted;
 	__u64 size;
 
 	if (flavour == IOACCT_MPI_OPENMPI) {
@@ -184,10 +201,64 @@ static __always_inline __s64 type_size(__u32 flavour, __u64 dt)
 			return -1;
 		return (__s64)size;
 	}
-	/* MPICH: a builtin datatype's handle holds its size; derived ones are not read. */
-	if (flavour == IOACCT_MPI_MPICH && (((__u32)dt >> 30) & 3) == IOACCT_MPICH_KIND_BUILTIN)
+	if (flavour != IOACCT_MPI_MPICH)
+		return -1;
+	if ((((__u32)dt >> 30) & 3) == IOACCT_MPICH_KIND_BUILTIN)
 		return ((__u32)dt >> 8) & 0xff;
-	return -1;
+	noted = bpf_map_lookup_elem(&dtsizes, &k);
+	return noted ? *noted : -1;
+}
+
+/*
+ * An MPICH datatype constructor returned: its result's size, from its
+ * arguments and its old type's size, noted for the process; MPI_Type_free
+ * returned: forgotten (MPICH reuses the handle). A size that is not known
+ * exactly is not noted: calls with that type count as unsized.
+ */
+static __noinline int on_type(const struct ioacct_mpi_pending *p, __u32 tgid)
+{
+	__u32 kind = (p->cookie >> 8) & 0xff, ctor = (p->cookie >> 16) & 0xf;
+	struct ioacct_mpi_dt_key k = { .slot = p->slot, .tgid = tgid };
+	__u64 old, n = 1, newp;
+	__s64 size;
+	__u32 handle;
+
+	if (kind == IOACCT_MPI_K_TYPE_FREE) {
+		k.handle = (__u32)p->a[0];
+		bpf_map_delete_elem(&dtsizes, &k);
+		return 0;
+	}
+	switch (ctor) {
+	case IOACCT_MPI_T_CONTIG:
+		n = (__u32)p->a[0];
+		old = p->a[1];
+		newp = p->a[2];
+		break;
+	case IOACCT_MPI_T_VECTOR:
+		n = (__u64)(__u32)p->a[0] * (__u32)p->a[1];
+		old = p->a[3];
+		newp = p->a[4];
+		break;
+	case IOACCT_MPI_T_RESIZED:
+		old = p->a[0];
+		newp = p->a[3];
+		break;
+	default:
+		old = p->a[0];
+		newp = p->a[1];
+	}
+	size = type_size(IOACCT_MPI_MPICH, old, p->slot, tgid);
+	if (bpf_probe_read_user(&handle, sizeof(handle), (void *)newp))
+		return 0;
+	k.handle = handle;
+	if (size < 0) {
+		bpf_map_delete_elem(&dtsizes, &k);
+		return 0;
+	}
+	size *= n;
+	if (bpf_map_update_elem(&dtsizes, &k, &size, BPF_ANY))
+		count_lost(p->slot);
+	return 0;
 }
 
 /* Is the communicator a file is opened on of one process? 1, 0, or -1 unknown. */
@@ -315,7 +386,7 @@ static __noinline int on_call(const struct ioacct_mpi_pending *p, __u32 tgid, __
 	case IOACCT_MPI_K_WRITE:
 		count = at ? p->a[3] : p->a[2];
 		type = at ? p->a[4] : p->a[3];
-		__s64 size = type_size(flavour, type);
+		__s64 size = type_size(flavour, type, p->slot, tgid);
 
 		on_access(v, kind, cls, size < 0 ? -1 : (__s64)((__u32)count * (__u64)size), dt);
 		break;
@@ -355,8 +426,12 @@ int BPF_KRETPROBE(ioacct_mpi_return, int ret)
 	dt = bpf_ktime_get_ns() - p->ts;
 	/* As Darshan: a call that failed is not counted. */
 	if (ret == 0) {
-		if (((p->cookie >> 8) & 0xff) == IOACCT_MPI_K_OPEN)
+		__u32 kind = (p->cookie >> 8) & 0xff;
+
+		if (kind == IOACCT_MPI_K_OPEN)
 			on_open(p, id >> 32, dt);
+		else if (kind == IOACCT_MPI_K_TYPE || kind == IOACCT_MPI_K_TYPE_FREE)
+			on_type(p, id >> 32);
 		else
 			on_call(p, id >> 32, dt);
 	}

@@ -21,6 +21,21 @@ enum ioacct_mpi_kind {
 	IOACCT_MPI_K_SYNC,
 	IOACCT_MPI_K_VIEW,
 	IOACCT_MPI_K_SIZE,      /* set_size: metadata time */
+	IOACCT_MPI_K_TYPE,      /* a datatype constructor (MPICH only): its size noted */
+	IOACCT_MPI_K_TYPE_FREE, /* MPI_Type_free (MPICH only): its size forgotten */
+};
+
+/*
+ * The datatype constructors whose result's size follows from their
+ * arguments (in a K_TYPE function's class field): MPICH's derived
+ * datatype handles are indices into objects the probes cannot find, so
+ * their sizes are noted as they are made (dtsizes), per process.
+ */
+enum ioacct_mpi_type_ctor {
+	IOACCT_MPI_T_CONTIG = 0, /* (count, old, *new): count x size(old) */
+	IOACCT_MPI_T_VECTOR,     /* (count, blocklength, stride, old, *new): count x bl x size(old) */
+	IOACCT_MPI_T_RESIZED,    /* (old, lb, extent, *new): size(old) */
+	IOACCT_MPI_T_DUP,        /* (old, *new): size(old) */
 };
 
 /* Darshan's MPIIO access classes. */
@@ -61,7 +76,13 @@ enum ioacct_mpi_class {
 	X(MPI_File_close, IOACCT_MPI_K_CLOSE, IOACCT_MPI_C_COLL, 0)               \
 	X(MPI_File_sync, IOACCT_MPI_K_SYNC, IOACCT_MPI_C_COLL, 0)                 \
 	X(MPI_File_set_view, IOACCT_MPI_K_VIEW, IOACCT_MPI_C_COLL, 0)             \
-	X(MPI_File_set_size, IOACCT_MPI_K_SIZE, IOACCT_MPI_C_COLL, 0)
+	X(MPI_File_set_size, IOACCT_MPI_K_SIZE, IOACCT_MPI_C_COLL, 0)               \
+	X(MPI_Type_contiguous, IOACCT_MPI_K_TYPE, IOACCT_MPI_T_CONTIG, 0)         \
+	X(MPI_Type_vector, IOACCT_MPI_K_TYPE, IOACCT_MPI_T_VECTOR, 0)             \
+	X(MPI_Type_create_hvector, IOACCT_MPI_K_TYPE, IOACCT_MPI_T_VECTOR, 0)     \
+	X(MPI_Type_create_resized, IOACCT_MPI_K_TYPE, IOACCT_MPI_T_RESIZED, 0)    \
+	X(MPI_Type_dup, IOACCT_MPI_K_TYPE, IOACCT_MPI_T_DUP, 0)                   \
+	X(MPI_Type_free, IOACCT_MPI_K_TYPE_FREE, 0, 0)
 
 /*
  * How a library's handles are read (the daemon finds it from the library's
@@ -88,6 +109,14 @@ enum ioacct_mpi_flavour {
 #define IOACCT_MPI_COOKIE(fn, kind, cls, at, fl)                                  \
 	((__u64)(fn) | (__u64)(kind) << 8 | (__u64)(cls) << 16 | (__u64)(at) << 20 | \
 	 (__u64)(fl) << 24)
+
+/* dtsizes: an MPICH derived datatype's size in bytes, per (slot, process, handle). */
+struct ioacct_mpi_dt_key {
+	__u32 slot;
+	__u32 tgid;
+	__u32 handle;
+	__u32 pad;
+};
 
 /* records: one per (slot, process, file), the file named by its path's hash. */
 struct ioacct_mpi_key {

@@ -14,6 +14,7 @@
 #include <gelf.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,13 +129,35 @@ static int elf_u64_at(Elf *elf, int fd, uint64_t addr, uint64_t *v)
  * have sizes 4 and 8 where the probes will read a datatype's size; a build
  * of another layout counts calls with bytes unknown rather than wrong bytes.
  */
-static enum ioacct_mpi_flavour lib_flavour(const char *path)
+/* A function symbol's offset in the file, for a uprobe; 0 when absent. */
+static uint64_t elf_func_offset(Elf *elf, const char *name)
+{
+	GElf_Sym sym = elf_sym(elf, name);
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (!sym.st_value || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+	    !(scn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(scn, &sh) ||
+	    sym.st_value < sh.sh_addr)
+		return 0;
+	return sym.st_value - sh.sh_addr + sh.sh_offset;
+}
+
+/*
+ * And where each of funcs[] is in it (off[i], 0 when absent), found once:
+ * libbpf, given a function's name, reads the whole file's symbols again
+ * for each probe, which made an attach take seconds on a loaded machine
+ * while the ranks went on to their first calls.
+ */
+static enum ioacct_mpi_flavour lib_flavour(const char *path, uint64_t off[NFUNCS])
 {
 	enum ioacct_mpi_flavour fl = IOACCT_MPI_UNKNOWN;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	uint64_t i4 = 0, d8 = 0;
 	GElf_Sym si, sd;
 	Elf *elf;
+
+	memset(off, 0, NFUNCS * sizeof(*off));
 
 	if (fd < 0)
 		return fl;
@@ -150,6 +173,8 @@ static enum ioacct_mpi_flavour lib_flavour(const char *path)
 			fl = IOACCT_MPI_OPENMPI;
 		else if (elf_sym(elf, "MPII_Version_ABI").st_value) /* MPICH's, and its derivatives' */
 			fl = IOACCT_MPI_MPICH;
+		for (size_t i = 0; i < NFUNCS; i++)
+			off[i] = elf_func_offset(elf, funcs[i].name);
 		elf_end(elf);
 	}
 	close(fd);
@@ -164,31 +189,40 @@ static enum ioacct_mpi_flavour lib_flavour(const char *path)
 static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
 		       const char *shown)
 {
-	enum ioacct_mpi_flavour fl = lib_flavour(path);
-	size_t missing = 0;
+	uint64_t t0 = ioacct_mono_ns(), off[NFUNCS];
+	enum ioacct_mpi_flavour fl = lib_flavour(path, off);
+	size_t missing = 0, tried = 0;
 
 	for (size_t i = 0; i < NFUNCS; i++) {
 		const struct mpi_func *f = &funcs[i];
-		LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = f->name, .retprobe = true);
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = true);
 		struct bpf_link *ret, *ent;
 
-		ret = bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_return, -1, path, 0, &o);
+		/* Datatype constructors: only MPICH's derived types need their sizes noted. */
+		if ((f->kind == IOACCT_MPI_K_TYPE || f->kind == IOACCT_MPI_K_TYPE_FREE) &&
+		    fl != IOACCT_MPI_MPICH)
+			continue;
+		tried++;
+		ret = !off[i] ? NULL : bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_return,
+								       -1, path, off[i], &o);
 		if (!ret) {
 			missing++;
 			continue;
 		}
 		o.retprobe = false;
 		o.bpf_cookie = IOACCT_MPI_COOKIE(i, f->kind, f->cls, f->at, fl);
-		ent = bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_enter, -1, path, 0, &o);
+		ent = bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_enter, -1, path, off[i],
+						      &o);
 		lib->links[lib->nlinks++] = ret;
 		if (ent)
 			lib->links[lib->nlinks++] = ent;
 		else
 			missing++;
 	}
-	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s)", shown,
+	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s, in %llu ms)", shown,
 		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" : "unknown library: bytes not counted",
-		 NFUNCS - missing, NFUNCS, missing ? ", the others absent" : "");
+		 tried - missing, tried, missing ? ", the others absent" : "",
+		 (unsigned long long)((ioacct_mono_ns() - t0) / 1000000));
 }
 
 /* The MPI rank a launcher gave the process, from its environment; -1 unknown. */
@@ -390,8 +424,14 @@ static int on_event(void *ctx, void *data, size_t size)
 			*c = '?'; /* it goes to the log */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		/* The task is gone (or its root): nothing left to look at, nor to probe. */
-		log_debug("MPI-IO: %s not looked at: %s", path, strerror(errno));
+		/*
+		 * ld.so tries a path per search directory: most opens name no
+		 * file. Said only when the task is gone before its event was
+		 * read: nothing left to look at, nor to probe.
+		 */
+		snprintf(fdpath, sizeof(fdpath), "/proc/%u", e->tgid);
+		if (access(fdpath, F_OK))
+			log_debug("MPI-IO: %s not looked at: its task is gone", path);
 		return 0;
 	}
 	/*
@@ -579,8 +619,11 @@ static void map_delete_if(int fd, size_t ksize, bool (*mine)(const void *k, cons
 	}
 }
 
+/* A key of records or dtsizes (both start with the slot) of the slot *ctx. */
 static bool record_of(const void *k, const void *ctx)
 {
+	_Static_assert(offsetof(struct ioacct_mpi_key, slot) == 0 &&
+		       offsetof(struct ioacct_mpi_dt_key, slot) == 0, "keys start with the slot");
 	return ((const struct ioacct_mpi_key *)k)->slot == *(const uint32_t *)ctx;
 }
 
@@ -625,6 +668,8 @@ uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 
 	map_delete_if(bpf_map__fd(m->skel->maps.records), sizeof(struct ioacct_mpi_key), record_of,
 		      &slot);
+	map_delete_if(bpf_map__fd(m->skel->maps.dtsizes), sizeof(struct ioacct_mpi_dt_key),
+		      record_of, &slot);
 	/* The slot's processes, marked, lose the handles they left open; then they go. */
 	for (size_t i = 0; i < m->nranks; i++)
 		if (m->ranks[i].slot == slot)
