@@ -48,6 +48,7 @@ struct mpilib {
 	size_t nlinks;
 	uint32_t *slots;
 	size_t nslots;
+	uint64_t idle_since_ns; /* no slot uses it since (CLOCK_MONOTONIC); 0: in use */
 };
 
 struct mpirank {
@@ -80,6 +81,7 @@ struct ioacct_mpiprobes {
 	pthread_cond_t cond;
 	struct detaching *queue;
 	const struct mpilib *busy;
+	uint64_t detach_after_ns;
 };
 
 /* A symbol's value in an ELF file's dynamic symbol table; 0 when absent. */
@@ -284,6 +286,7 @@ static void lib_use(struct mpilib *lib, uint32_t slot)
 {
 	uint32_t *s;
 
+	lib->idle_since_ns = 0;
 	for (size_t i = 0; i < lib->nslots; i++)
 		if (lib->slots[i] == slot)
 			return;
@@ -379,13 +382,10 @@ static void lib_wait_detached(struct ioacct_mpiprobes *m, dev_t dev, ino_t ino)
 	pthread_mutex_unlock(&m->lock);
 }
 
-/*
- * The slot's step is over: libraries no running step has loaded lose their
- * uprobes, so that MPI jobs that are not watched stop paying for them.
- */
+/* The slot's step is over: libraries no running step has loaded are idle from now. */
 static void libs_release(struct ioacct_mpiprobes *m, uint32_t slot)
 {
-	for (size_t i = 0; i < m->nlibs;) {
+	for (size_t i = 0; i < m->nlibs; i++) {
 		struct mpilib *lib = &m->libs[i];
 		size_t w = 0;
 		bool had = false;
@@ -396,13 +396,36 @@ static void libs_release(struct ioacct_mpiprobes *m, uint32_t slot)
 				lib->slots[w++] = lib->slots[k];
 		}
 		lib->nslots = w;
-		if (!had || w) {
+		if (had && !w)
+			lib->idle_since_ns = ioacct_mono_ns();
+	}
+}
+
+/*
+ * Libraries idle for detach_after lose their uprobes, so that MPI jobs that
+ * are not watched stop paying for them; a job that starts before finds them
+ * in place (an attach races the job's first calls).
+ */
+static void libs_reap(struct ioacct_mpiprobes *m)
+{
+	uint64_t now = ioacct_mono_ns();
+
+	for (size_t i = 0; i < m->nlibs;) {
+		struct mpilib *lib = &m->libs[i];
+
+		if (lib->nslots || !lib->idle_since_ns ||
+		    now - lib->idle_since_ns < m->detach_after_ns) {
 			i++;
 			continue;
 		}
 		lib_detach(m, lib);
 		m->libs[i] = m->libs[--m->nlibs];
 	}
+}
+
+void ioacct_mpiprobes_set_detach_after(struct ioacct_mpiprobes *m, uint64_t ns)
+{
+	m->detach_after_ns = ns;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -546,6 +569,7 @@ int ioacct_mpiprobes_fd(const struct ioacct_mpiprobes *m)
 void ioacct_mpiprobes_poll(struct ioacct_mpiprobes *m)
 {
 	ring_buffer__consume(m->rb);
+	libs_reap(m);
 }
 
 size_t ioacct_mpiprobes_nlibs(const struct ioacct_mpiprobes *m)
@@ -681,6 +705,7 @@ uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 	m->nranks = w;
 	pend_forget(m, slot);
 	libs_release(m, slot);
+	libs_reap(m);
 	bpf_map_lookup_elem(lfd, &slot, &lost);
 	bpf_map_update_elem(lfd, &slot, &zero, BPF_ANY);
 	return lost;

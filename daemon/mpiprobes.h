@@ -29,8 +29,14 @@ void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m);
 
 /* An fd that is readable when there are library opens to handle (epoll). */
 int ioacct_mpiprobes_fd(const struct ioacct_mpiprobes *m);
-/* Handles them: attaches to libraries not seen before, notes the processes' ranks. */
+/*
+ * Handles them: attaches to libraries not seen before, notes the processes'
+ * ranks; and hands the libraries no watched step has used for detach_after
+ * to the detacher.
+ */
 void ioacct_mpiprobes_poll(struct ioacct_mpiprobes *m);
+/* mpi_detach_after of ioacct.conf; 0 (the default here): as soon as their last step ends. */
+void ioacct_mpiprobes_set_detach_after(struct ioacct_mpiprobes *m, uint64_t ns);
 /* How many library files have uprobes (for tests and status). */
 size_t ioacct_mpiprobes_nlibs(const struct ioacct_mpiprobes *m);
 

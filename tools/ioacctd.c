@@ -392,6 +392,8 @@ static struct ioacct_mpiprobes *mpi_start(const struct ioacct_config *cfg,
 		return NULL;
 	ioacct_cgroup_v1_ssid(cfg->cgroup_v1_hierarchy, &ssid);
 	m = ioacct_mpiprobes_open(probes, cfg->mpi_libraries, ssid, err, sizeof(err));
+	if (m)
+		ioacct_mpiprobes_set_detach_after(m, cfg->mpi_detach_after_s * 1000000000ULL);
 	if (!m)
 		log_warn("%s: MPI-IO calls are not counted", err);
 	else

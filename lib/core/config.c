@@ -95,6 +95,7 @@ static const struct key keys[] = {
 	{ "views", KEY_VIEWS, FIELD(views), 0, 0 },
 	/* The MPI libraries whose MPI-IO calls are counted (issue 27, daemon/mpiprobes.c). */
 	{ "mpi_libraries", KEY_LIBNAMES, FIELD(mpi_libraries), 0, 0 },
+	{ "mpi_detach_after", KEY_DURATION_S, FIELD(mpi_detach_after_s), 1, 7 * 86400 },
 	/* The first spelling of views = all / none, still read. */
 	{ "page_cache_views", KEY_VIEWS_BOOL, FIELD(views), 0, 0 },
 	{ "metrics_listen", KEY_LISTEN, FIELD(metrics_listen), 0, 0 },
@@ -382,6 +383,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->private_data = false;
 	cfg->views = IOACCT_VIEWS_ALL;
 	ioacct_strlcpy(cfg->mpi_libraries, "libmpi.so*,libmpich.so*", sizeof(cfg->mpi_libraries));
+	cfg->mpi_detach_after_s = 600;
 	cfg->metrics_linger_ms = 60000;
 	cfg->merge_timeout_s = 300;
 	cfg->downsample_width_s = 60;

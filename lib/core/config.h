@@ -73,6 +73,7 @@ struct ioacct_config {
 	bool private_data;               /* private_data = no */
 	uint32_t views;                  /* views = all: bit i for ioacct_view_names[i] (IOACCT_VIEWS_ALL) */
 	char mpi_libraries[128];         /* mpi_libraries = libmpi.so*,libmpich.so* (none: no MPI-IO counters) */
+	uint64_t mpi_detach_after_s;     /* mpi_detach_after = 10min: a library unused this long loses its uprobes */
 	char metrics_listen[64];         /* metrics_listen = (empty: off) ADDR:PORT of /metrics */
 	uint64_t metrics_linger_ms;      /* metrics_linger = 60: seconds a finished job stays in /metrics */
 	char metrics_tls_cert[PATH_MAX]; /* metrics_tls_cert = (empty: plain HTTP) PEM certificate chain */

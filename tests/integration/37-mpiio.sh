@@ -18,6 +18,11 @@ OMPICC=$(command -v mpicc.openmpi || command -v mpicc) ||
 	skip "mpicc not found (Debian: libopenmpi-dev openmpi-bin)"
 OMPIRUN=$(command -v mpirun.openmpi || command -v mpirun) || skip "mpirun not found (Debian: openmpi-bin)"
 "$OMPIRUN" --version 2>&1 | grep -q "open-mpi.org" || skip "$OMPIRUN is not OpenMPI's"
+# Uprobes removed a second after their last step ends (the default keeps
+# them 10 minutes): what the checks of detaching below see. A long
+# mpi_detach_after's own check is at the end.
+EXTRA_CONF="${EXTRA_CONF:-}
+mpi_detach_after = 1s"
 setup
 start_daemon
 
@@ -127,3 +132,25 @@ if MPICHCC=$(command -v mpicc.mpich) && MPICHRUN=$(command -v mpiexec.mpich); th
 else
 	echo "note: MPICH not installed (Debian: libmpich-dev mpich): its part not run"
 fi
+
+# mpi_detach_after = 1hour: a finished job's library keeps its uprobes, and
+# the next job finds them in place (no second attach, counters exact).
+stop_daemon
+sed -i 's/^mpi_detach_after = .*/mpi_detach_after = 1hour/' "$CONF"
+: > "$T/ioacctd.log"
+start_daemon
+NDETACHED=-1
+for run in 1 2; do
+	rm -rf "$D" && mkdir -p "$D"
+	"$IORUN" --json -o "$T/keep$run.json" -- "$OMPIRUN" --allow-run-as-root --oversubscribe -np 4 \
+		"$T/mpiio-openmpi" "$D" > "$T/keep$run.out" 2>&1 ||
+		{ cat "$T/keep$run.out"; fail "iorun (kept uprobes, run $run) failed"; }
+	JOB=$(json_get "$T/keep$run.json" 'j["job_id"]')
+	sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM mpiio_files f JOIN jobs j
+		ON j.key = f.job_key WHERE j.job_id = $JOB ORDER BY rank, path" > "$T/got"
+	want "2175 2175 0 0 2,1,1,0,0,0,0,0,0,0 2,1,1,0,0,0,0,0,0,0"
+	diff "$T/want" "$T/got" || fail "kept uprobes, run $run: MPI-IO counters differ"
+done
+[ "$(grep -c "MPI-IO: attached to" "$T/ioacctd.log")" = 1 ] || fail "the library was attached again"
+! grep -q "MPI-IO: detached" "$T/ioacctd.log" || fail "the library was detached within the hour"
+ok "mpi_detach_after = 1hour: two jobs, one attach, both exact"
