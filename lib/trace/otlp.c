@@ -172,38 +172,40 @@ static void span_head(struct ioacct_pb *s, const struct ioacct_otlp_ids *ids, ui
 	ioacct_pb_fixed64(s, SPAN_END, end);
 }
 
-/* The span `s` as ScopeSpans' field 2 in b. */
+/* The span `s` as ScopeSpans' field 2 in b; s emptied for the next one (its memory kept). */
 static void span_put(struct ioacct_pb *b, struct ioacct_pb *s)
 {
 	if (s->oom)
 		b->oom = true;
 	else
 		ioacct_pb_bytes(b, 2, s->p, s->len);
-	ioacct_pb_free(s);
+	s->len = 0;
+	s->oom = false;
 }
 
-void ioacct_otlp_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids, uint64_t n,
-		      const struct ioacct_trace_rec *r)
+/* ioacct_otlp_span with s as the scratch buffer (reused: one allocation for many spans). */
+static void span_encode(struct ioacct_pb *b, struct ioacct_pb *s,
+			const struct ioacct_otlp_ids *ids, uint64_t n,
+			const struct ioacct_trace_rec *r)
 {
 	const char *op = ioacct_trace_op_name(r->op);
 	uint64_t start = ids->real0_ns + r->start_ns;
-	struct ioacct_pb s = { 0 };
 
-	span_head(&s, ids, ids->span_seed + n, ids->root_id, op ? op : "?", start,
+	span_head(s, ids, ids->span_seed + n, ids->root_id, op ? op : "?", start,
 		  start + r->dur_ns);
-	ioacct_pb_attr_int(&s, SPAN_ATTRS, "process.pid", r->pid);
-	ioacct_pb_attr_int(&s, SPAN_ATTRS, "thread.id", r->tid);
-	ioacct_pb_attr_str(&s, SPAN_ATTRS, "process.command", r->comm);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "process.pid", r->pid);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "thread.id", r->tid);
+	ioacct_pb_attr_str(s, SPAN_ATTRS, "process.command", r->comm);
 	if (ids->job)
-		ioacct_pb_attr_int(&s, SPAN_ATTRS, "ioacct.job", (int64_t)ids->job);
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.job", (int64_t)ids->job);
 	if (r->path[0])
-		ioacct_pb_attr_str(&s, SPAN_ATTRS, "file.path", r->path);
+		ioacct_pb_attr_str(s, SPAN_ATTRS, "file.path", r->path);
 	if (r->mount[0])
-		ioacct_pb_attr_str(&s, SPAN_ATTRS, "ioacct.mount", r->mount);
+		ioacct_pb_attr_str(s, SPAN_ATTRS, "ioacct.mount", r->mount);
 	if (r->offset >= 0)
-		ioacct_pb_attr_int(&s, SPAN_ATTRS, "ioacct.offset", r->offset);
-	ioacct_pb_attr_int(&s, SPAN_ATTRS, "ioacct.bytes", (int64_t)r->size);
-	ioacct_pb_attr_int(&s, SPAN_ATTRS, "ioacct.result", r->ret);
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.offset", r->offset);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.bytes", (int64_t)r->size);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.result", r->ret);
 	if (r->ret < 0) {
 		const char *e = ioacct_trace_errno_name((int)-r->ret);
 		char buf[32];
@@ -212,14 +214,23 @@ void ioacct_otlp_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids, ui
 			snprintf(buf, sizeof(buf), "E%" PRId64, -r->ret);
 			e = buf;
 		}
-		ioacct_pb_attr_str(&s, SPAN_ATTRS, "error.type", e);
+		ioacct_pb_attr_str(s, SPAN_ATTRS, "error.type", e);
 		/* Status { message = 2; code = 3 } */
-		ioacct_pb_key(&s, SPAN_STATUS, PB_LEN);
-		ioacct_pb_varint(&s, 1 + varint_len(strlen(e)) + strlen(e) + 2);
-		ioacct_pb_string(&s, 2, e);
-		ioacct_pb_uint(&s, 3, STATUS_ERROR);
+		ioacct_pb_key(s, SPAN_STATUS, PB_LEN);
+		ioacct_pb_varint(s, 1 + varint_len(strlen(e)) + strlen(e) + 2);
+		ioacct_pb_string(s, 2, e);
+		ioacct_pb_uint(s, 3, STATUS_ERROR);
 	}
-	span_put(b, &s);
+	span_put(b, s);
+}
+
+void ioacct_otlp_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids, uint64_t n,
+		      const struct ioacct_trace_rec *r)
+{
+	struct ioacct_pb s = { 0 };
+
+	span_encode(b, &s, ids, n, r);
+	ioacct_pb_free(&s);
 }
 
 void ioacct_otlp_root_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids,
@@ -231,6 +242,7 @@ void ioacct_otlp_root_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *id
 	if (ids->job)
 		ioacct_pb_attr_int(&s, SPAN_ATTRS, "ioacct.job", (int64_t)ids->job);
 	span_put(b, &s);
+	ioacct_pb_free(&s);
 }
 
 void ioacct_otlp_request(struct ioacct_pb *b, const char *node, const uint8_t *spans, size_t len)
@@ -272,6 +284,7 @@ struct ioacct_otlp {
 	pthread_cond_t wake;        /* the sender: a batch is ready, or closing */
 	pthread_cond_t idle;        /* close: the sender sent what there was */
 	struct ioacct_pb queue;     /* spans waiting, keyed as ScopeSpans' field 2 */
+	struct ioacct_pb span, body; /* the reading thread's, reused */
 	uint64_t nqueued;
 	size_t inflight;            /* bytes of the batch being sent */
 	uint64_t nspans;            /* spans made so far (span ids) */
@@ -419,14 +432,13 @@ static void enqueue(struct ioacct_otlp *o, struct ioacct_pb *s, bool root)
 
 void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r)
 {
-	struct ioacct_pb s = { 0 };
-
 	/* Encoded outside the lock: the sender never waits for it, nor it for the sender. */
-	ioacct_otlp_span(&s, &o->ids, ++o->nspans, r);
+	o->span.len = 0;
+	o->span.oom = false;
+	span_encode(&o->span, &o->body, &o->ids, ++o->nspans, r);
 	pthread_mutex_lock(&o->lock);
-	enqueue(o, &s, false);
+	enqueue(o, &o->span, false);
 	pthread_mutex_unlock(&o->lock);
-	ioacct_pb_free(&s);
 }
 
 /* "N spans sent, M dropped (collector HOST:PORT: why; queue of B bytes full for K)" */
@@ -477,6 +489,8 @@ uint64_t ioacct_otlp_close(struct ioacct_otlp *o, const char *root_name, uint64_
 	if (done) {
 		pthread_join(o->thread, NULL);
 		ioacct_pb_free(&o->queue);
+		ioacct_pb_free(&o->span);
+		ioacct_pb_free(&o->body);
 		pthread_mutex_destroy(&o->lock);
 		pthread_cond_destroy(&o->wake);
 		pthread_cond_destroy(&o->idle);
