@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,7 @@ int ioacct_http_post(const struct ioacct_http_url *u, const char *ctype, const v
 		     size_t len, int timeout_ms, char *err, size_t errlen)
 {
 	uint64_t end = ioacct_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	bool v6 = strchr(u->host, ':') != NULL; /* an IPv6 address: [::1] in Host */
 	char head[1536];
 	int fd, ret, n;
 
@@ -217,10 +219,10 @@ int ioacct_http_post(const struct ioacct_http_url *u, const char *ctype, const v
 	if (fd < 0)
 		return fd;
 	n = snprintf(head, sizeof(head),
-		     "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
+		     "POST %s HTTP/1.1\r\nHost: %s%s%s:%s\r\n"
 		     "User-Agent: iotrace/" PACKAGE_VERSION "\r\n"
 		     "Content-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-		     u->path, u->host, u->port, ctype, len);
+		     u->path, v6 ? "[" : "", u->host, v6 ? "]" : "", u->port, ctype, len);
 	ret = send_all(fd, head, (size_t)n, end);
 	if (!ret)
 		ret = send_all(fd, body, len, end);
