@@ -26,11 +26,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/random.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "config.h"
+#include "otlp.h"
 #include "procfs.h"
 #include "proto.h"
 #include "tracefmt.h"
@@ -42,6 +45,11 @@
 struct opts {
 	const char *format;
 	bool json;
+	bool lines_asked;           /* -p or --json given */
+	const char *perfetto;       /* --perfetto FILE ("-": standard output) */
+	const char *otlp;           /* --otlp URL */
+	unsigned long otlp_queue;
+	int otlp_timeout_ms;
 	struct ioacct_trace_filter filter;
 	struct ioacct_trace_assert asserts[MAX_ASSERTS];
 	size_t nasserts;
@@ -79,6 +87,15 @@ static void usage(FILE *out)
 		"                         %%o offset, %%s size, %%r result or errno, %%T start (s.us),\n"
 		"                         %%D duration (us), %%%%; width and - as in printf (%%-8c)\n"
 		"      --json             one JSON object per line instead\n"
+		"      --perfetto FILE    a Chrome trace-event JSON document (ui.perfetto.dev)\n"
+		"                         in FILE (- or -p perfetto: standard output)\n"
+		"      --otlp URL         OpenTelemetry spans (OTLP/HTTP protobuf) to\n"
+		"                         http://HOST:PORT[/PATH] (no path: /v1/traces)\n"
+		"      --otlp-queue N     bytes of spans waiting for the collector (default 4M);\n"
+		"                         more are dropped and counted\n"
+		"      --otlp-timeout S   seconds a POST may take, and the wait at the end\n"
+		"                         (default 5); with --perfetto or --otlp, lines only\n"
+		"                         if -p or --json is given\n"
 		"      --filter EXPR      print only matching calls: FIELD OP VALUE[|VALUE...][,...]\n"
 		"                         fields op pid tid comm mount path size offset errno result dur,\n"
 		"                         OP = != < <= > >= ~ !~ (e.g. op=write,size>=1M,path~*.h5)\n"
@@ -100,7 +117,10 @@ static void usage(FILE *out)
 		"(128 + signal if killed); 2 on bad usage, 125 when iotrace cannot trace.\n");
 }
 
-enum { OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB, OPT_STEP };
+enum {
+	OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB, OPT_STEP, OPT_PERFETTO,
+	OPT_OTLP, OPT_OTLP_QUEUE, OPT_OTLP_TIMEOUT,
+};
 
 static const struct option options[] = {
 	{ "format", required_argument, NULL, 'p' },
@@ -112,6 +132,10 @@ static const struct option options[] = {
 	{ "step", required_argument, NULL, OPT_STEP },
 	{ "cluster", required_argument, NULL, 'M' },
 	{ "buffer-size", required_argument, NULL, OPT_BUFSZ },
+	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
+	{ "otlp", required_argument, NULL, OPT_OTLP },
+	{ "otlp-queue", required_argument, NULL, OPT_OTLP_QUEUE },
+	{ "otlp-timeout", required_argument, NULL, OPT_OTLP_TIMEOUT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -158,6 +182,41 @@ static int buffer_size_option(const struct ioacct_cli *cli, struct opts *o, cons
 	return 0;
 }
 
+/* --perfetto, --otlp and theirs; -1 when `key` is not one of them. */
+static int output_option(const struct ioacct_cli *cli, struct opts *o, int key, const char *arg)
+{
+	struct ioacct_http_url u;
+	char err[1024];
+	uint64_t v;
+
+	switch (key) {
+	case OPT_PERFETTO:
+		if (!arg[0])
+			return ioacct_cli_bad(cli, "--perfetto: give a file name (- for standard "
+					      "output)");
+		o->perfetto = arg;
+		return 0;
+	case OPT_OTLP:
+		if (ioacct_http_url_parse(arg, "/v1/traces", &u, err, sizeof(err)))
+			return ioacct_cli_bad(cli, "--otlp: %s", err);
+		o->otlp = arg;
+		return 0;
+	case OPT_OTLP_QUEUE:
+		if (ioacct_parse_size(arg, &v) || v < 4096 || v > (1ULL << 30))
+			return ioacct_cli_bad(cli, "--otlp-queue: '%s' is not a size between 4K "
+					      "and 1G", arg);
+		o->otlp_queue = (unsigned long)v;
+		return 0;
+	case OPT_OTLP_TIMEOUT:
+		if (ioacct_cli_uint(arg, 1, 3600, &v))
+			return ioacct_cli_bad(cli, "--otlp-timeout: '%s' is not a number of "
+					      "seconds (1 to 3600)", arg);
+		o->otlp_timeout_ms = (int)v * 1000;
+		return 0;
+	}
+	return -1;
+}
+
 /* One of iotrace's own options: 0, or the exit status. */
 static int option(struct ioacct_cli *cli, int key, const char *arg)
 {
@@ -165,16 +224,24 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 	char err[1024];
 	int ret = target_option(cli, o, key, arg);
 
+	if (ret < 0)
+		ret = output_option(cli, o, key, arg);
 	if (ret >= 0)
 		return ret;
 	switch (key) {
 	case 'p':
+		if (!strcmp(arg, "perfetto")) {
+			o->perfetto = "-";
+			break;
+		}
 		if (ioacct_trace_format_check(arg, err, sizeof(err)))
 			return ioacct_cli_bad(cli, "-p: %s", err);
 		o->format = arg;
+		o->lines_asked = true;
 		break;
 	case OPT_JSON:
 		o->json = true;
+		o->lines_asked = true;
 		break;
 	case OPT_FILTER:
 		if (ioacct_trace_filter_parse(arg, &o->filter, err, sizeof(err)))
@@ -196,6 +263,8 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 static struct opts opts = {
 	.format = IOACCT_TRACE_DEFAULT_FORMAT,
 	.buffer_size = IOACCT_TRACER_BUFFER_DEFAULT,
+	.otlp_queue = IOACCT_OTLP_QUEUE_DEFAULT,
+	.otlp_timeout_ms = IOACCT_OTLP_TIMEOUT_MS,
 };
 
 /* IOACCT_CLI_COMMAND: options stop at the command, so its own options are left alone. */
@@ -217,6 +286,10 @@ static int parse_args(int argc, char **argv, struct opts *o, struct ioacct_confi
 				      "(see --help)");
 	if ((o->has_step || o->cluster) && !o->job)
 		return ioacct_cli_bad(&cli, "--step and -M go with --job");
+	if (o->perfetto && !strcmp(o->perfetto, "-") && o->lines_asked)
+		return ioacct_cli_bad(&cli, "--perfetto - (or -p perfetto) and lines (-p FORMAT, "
+				      "--json) would share standard output: give --perfetto "
+				      "a file");
 	ret = ioacct_cli_config(&cli, cfg, NULL, 0);
 	return ret ? ret : IOACCT_CLI_GO;
 }
@@ -227,6 +300,11 @@ struct tracer {
 	struct opts *o;
 	uint64_t events;
 	int out_err;
+	bool lines;                 /* lines on standard output */
+	FILE *pout;                 /* --perfetto's */
+	struct ioacct_perfetto pf;
+	struct ioacct_otlp *otlp;
+	struct ioacct_otlp_ids ids;
 };
 
 static void on_event(void *ctx, const struct ioacct_trace_rec *r)
@@ -239,8 +317,16 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 	t->events++;
 	for (size_t i = 0; i < t->o->nasserts; i++)
 		ioacct_trace_assert_add(&t->o->asserts[i], r);
-	if (!t->out_err && ioacct_trace_filter_match(&t->o->filter, r)) {
-		if (t->o->json)
+	if (!ioacct_trace_filter_match(&t->o->filter, r))
+		return;
+	if (t->otlp)
+		ioacct_otlp_add(t->otlp, r);
+	if (t->pout && t->pout != stdout)
+		ioacct_perfetto_event(t->pout, &t->pf, r);
+	if (!t->out_err && (t->lines || t->pout == stdout)) {
+		if (t->pout == stdout)
+			ioacct_perfetto_event(stdout, &t->pf, r);
+		else if (t->o->json)
 			ioacct_trace_json_print(stdout, r);
 		else
 			ioacct_trace_format_print(stdout, t->o->format, r);
@@ -250,6 +336,96 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 			fprintf(stderr, "iotrace: standard output: %s; still tracing, printing no more\n",
 				strerror(t->out_err));
 		}
+	}
+}
+
+/* ---- --perfetto and --otlp ---------------------------------------------------------- */
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The document's head, the exporter's thread; 0, or -errno (said on stderr). */
+static int outputs_open(struct tracer *t, const struct ioacct_config *cfg, uint64_t real0)
+{
+	const struct opts *o = t->o;
+	char err[1024];
+	int ret;
+
+	t->lines = o->lines_asked || (!o->perfetto && !o->otlp);
+	if (o->perfetto) {
+		t->pout = strcmp(o->perfetto, "-") ? fopen(o->perfetto, "we") : stdout;
+		if (!t->pout) {
+			ret = -errno;
+			fprintf(stderr, "iotrace: --perfetto %s: %s\n", o->perfetto,
+				strerror(errno));
+			return ret;
+		}
+		ioacct_perfetto_begin(t->pout);
+	}
+	if (!o->otlp)
+		return 0;
+	/* One trace per run: 16 random bytes; span ids from a random 64-bit start. */
+	if (getrandom(t->ids.trace_id, sizeof(t->ids.trace_id), 0) != sizeof(t->ids.trace_id) ||
+	    getrandom(&t->ids.span_seed, sizeof(t->ids.span_seed), 0) !=
+	    sizeof(t->ids.span_seed)) {
+		ret = -errno;
+		fprintf(stderr, "iotrace: --otlp: no random bytes for the trace id: %s\n",
+			strerror(errno));
+		return ret;
+	}
+	/* Span n is span_seed + n for n >= 1; the root is span_seed, and none is 0. */
+	t->ids.span_seed |= 1ULL << 63;
+	t->ids.span_seed &= ~0xffffffffULL;
+	t->ids.root_id = t->ids.span_seed;
+	t->ids.real0_ns = real0;
+	t->ids.job = o->job;
+	ret = ioacct_otlp_open(&t->otlp, o->otlp, &t->ids, cfg->node, o->otlp_queue,
+			       o->otlp_timeout_ms, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "iotrace: --otlp: %s\n", err);
+	return ret;
+}
+
+/* The root span's name: the command line, or "pid PID", or "job ID". */
+static void root_name(const struct opts *o, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (o->pid) {
+		snprintf(buf, len, "pid %d", (int)o->pid);
+		return;
+	}
+	if (o->job) {
+		snprintf(buf, len, "job %llu", (unsigned long long)o->job);
+		return;
+	}
+	buf[0] = '\0';
+	for (char **a = o->argv; *a && n + 1 < len; a++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", *a);
+}
+
+/* Ends the document and the export (the latter waits at most --otlp-timeout). */
+static void outputs_close(struct tracer *t)
+{
+	char msg[1024], name[256];
+
+	if (t->pout) {
+		ioacct_perfetto_end(t->pout, &t->pf);
+		if (t->pout != stdout && (ferror(t->pout) | fclose(t->pout)))
+			fprintf(stderr, "iotrace: --perfetto %s: %s; the document is not whole\n",
+				t->o->perfetto, strerror(errno ? errno : EIO));
+		t->pout = NULL;
+	}
+	if (t->otlp) {
+		root_name(t->o, name, sizeof(name));
+		ioacct_otlp_close(t->otlp, name, 0, msg, sizeof(msg));
+		t->otlp = NULL;
+		fprintf(stderr, "iotrace: %s\n", msg);
 	}
 }
 
@@ -548,6 +724,7 @@ int main(int argc, char **argv)
 	struct ioacct_config cfg;
 	char err[1024];
 	int status = 0, ret, exit_code = EXIT_OWN;
+	uint64_t t0;
 
 	ret = parse_args(argc, argv, o, &cfg);
 	if (ret != IOACCT_CLI_GO)
@@ -560,7 +737,11 @@ int main(int argc, char **argv)
 	if (find_target(o, &cfg, &g))
 		goto out;
 	install_signals();
-	if (ioacct_tracer_open(&tr, "iotrace", &g.tg, o->buffer_size, 0, on_event, &t, err,
+	/* Event times count from t0; --otlp's unix times from real0, taken together. */
+	t0 = ioacct_mono_ns();
+	if (outputs_open(&t, &cfg, real_ns()))
+		goto out;
+	if (ioacct_tracer_open(&tr, "iotrace", &g.tg, o->buffer_size, t0, on_event, &t, err,
 			       sizeof(err))) {
 		fprintf(stderr, "iotrace: %s\n", err);
 		goto out;
@@ -579,11 +760,13 @@ int main(int argc, char **argv)
 	}
 	if (trace_loop(tr, o, g.jobdir, g.child, &status))
 		goto out;
+	outputs_close(&t);
 	if (fflush(stdout) && !t.out_err)
 		fprintf(stderr, "iotrace: standard output: %s; some events were not printed\n",
 			strerror(errno));
 	exit_code = verdict(o, &t, ioacct_tracer_lost(tr), g.child, status);
 out:
+	outputs_close(&t); /* a document left whole, what was traced sent */
 	if (g.go >= 0)
 		close(g.go); /* the command, not started, exits */
 	if (g.child && exit_code == EXIT_OWN) {

@@ -47,6 +47,21 @@ void ioacct_trace_format_print(FILE *out, const char *fmt, const struct ioacct_t
 /* One JSON object on one line, the same fields. */
 void ioacct_trace_json_print(FILE *out, const struct ioacct_trace_rec *r);
 
+/* ---- --perfetto: a Chrome trace-event JSON document ------------------------- */
+
+/* The processes and threads already named by "M" events. */
+struct ioacct_perfetto {
+	uint64_t *keys;
+	size_t n, cap;
+	uint64_t events;
+};
+
+void ioacct_perfetto_begin(FILE *out);
+/* The call as an "X" event, after "M" events naming a new process or thread. */
+void ioacct_perfetto_event(FILE *out, struct ioacct_perfetto *p, const struct ioacct_trace_rec *r);
+/* Closes the document and frees p. */
+void ioacct_perfetto_end(FILE *out, struct ioacct_perfetto *p);
+
 /* ---- --filter ----------------------------------------------------------------- */
 
 enum ioacct_trace_field {

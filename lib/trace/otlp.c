@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * OTLP/HTTP (protobuf) spans for iotrace --otlp: the wire format, written
+ * from opentelemetry-proto's field numbers (collector/trace/v1 and
+ * trace/v1, common/v1, resource/v1), and the exporter's queue and sender
+ * thread. See otlp.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "otlp.h"
+
+/* ---- the wire format --------------------------------------------------------------- */
+
+enum { PB_VARINT = 0, PB_FIXED64 = 1, PB_LEN = 2, PB_FIXED32 = 5 };
+
+static bool pb_room(struct ioacct_pb *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	uint8_t *p;
+
+	if (b->oom)
+		return false;
+	if (b->len + n <= b->cap)
+		return true;
+	while (cap < b->len + n)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+static void pb_raw(struct ioacct_pb *b, const void *p, size_t n)
+{
+	if (n && pb_room(b, n)) {
+		memcpy(b->p + b->len, p, n);
+		b->len += n;
+	}
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+void ioacct_pb_varint(struct ioacct_pb *b, uint64_t v)
+{
+	uint8_t buf[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		buf[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	buf[n++] = (uint8_t)v;
+	pb_raw(b, buf, n);
+}
+
+void ioacct_pb_key(struct ioacct_pb *b, uint32_t field, uint32_t wire)
+{
+	ioacct_pb_varint(b, (uint64_t)field << 3 | wire);
+}
+
+void ioacct_pb_bytes(struct ioacct_pb *b, uint32_t field, const void *p, size_t len)
+{
+	ioacct_pb_key(b, field, PB_LEN);
+	ioacct_pb_varint(b, len);
+	pb_raw(b, p, len);
+}
+
+void ioacct_pb_string(struct ioacct_pb *b, uint32_t field, const char *s)
+{
+	ioacct_pb_bytes(b, field, s, strlen(s));
+}
+
+void ioacct_pb_fixed64(struct ioacct_pb *b, uint32_t field, uint64_t v)
+{
+	uint8_t buf[8];
+
+	for (int i = 0; i < 8; i++)
+		buf[i] = (uint8_t)(v >> (8 * i));
+	ioacct_pb_key(b, field, PB_FIXED64);
+	pb_raw(b, buf, sizeof(buf));
+}
+
+void ioacct_pb_uint(struct ioacct_pb *b, uint32_t field, uint64_t v)
+{
+	ioacct_pb_key(b, field, PB_VARINT);
+	ioacct_pb_varint(b, v);
+}
+
+/* KeyValue { key = 1; AnyValue value = 2 }, the value's bytes given (one keyed field). */
+static void pb_attr(struct ioacct_pb *b, uint32_t field, const char *key, size_t vlen)
+{
+	size_t klen = strlen(key);
+
+	ioacct_pb_key(b, field, PB_LEN);
+	ioacct_pb_varint(b, 1 + varint_len(klen) + klen + 1 + varint_len(vlen) + vlen);
+	ioacct_pb_string(b, 1, key);
+	ioacct_pb_key(b, 2, PB_LEN);
+	ioacct_pb_varint(b, vlen);
+}
+
+/* AnyValue { string_value = 1 } */
+void ioacct_pb_attr_str(struct ioacct_pb *b, uint32_t field, const char *key, const char *v)
+{
+	size_t len = strlen(v);
+
+	pb_attr(b, field, key, 1 + varint_len(len) + len);
+	ioacct_pb_string(b, 1, v);
+}
+
+/* AnyValue { int_value = 3 } (int64: a negative value is ten bytes) */
+void ioacct_pb_attr_int(struct ioacct_pb *b, uint32_t field, const char *key, int64_t v)
+{
+	pb_attr(b, field, key, 1 + varint_len((uint64_t)v));
+	ioacct_pb_uint(b, 3, (uint64_t)v);
+}
+
+void ioacct_pb_free(struct ioacct_pb *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Span fields (opentelemetry.proto.trace.v1.Span). */
+enum {
+	SPAN_TRACE_ID = 1, SPAN_SPAN_ID = 2, SPAN_PARENT = 4, SPAN_NAME = 5, SPAN_KIND = 6,
+	SPAN_START = 7, SPAN_END = 8, SPAN_ATTRS = 9, SPAN_STATUS = 15,
+};
+#define SPAN_KIND_INTERNAL 1
+#define STATUS_ERROR 2
+
+static void span_id(uint8_t out[8], uint64_t id)
+{
+	for (int i = 0; i < 8; i++)
+		out[i] = (uint8_t)(id >> (56 - 8 * i));
+}
+
+/* The fields every span has; the caller adds attributes and closes it (keyed, as field 2). */
+static void span_head(struct ioacct_pb *s, const struct ioacct_otlp_ids *ids, uint64_t id,
+		      uint64_t parent, const char *name, uint64_t start, uint64_t end)
+{
+	uint8_t buf[8];
+
+	ioacct_pb_bytes(s, SPAN_TRACE_ID, ids->trace_id, sizeof(ids->trace_id));
+	span_id(buf, id);
+	ioacct_pb_bytes(s, SPAN_SPAN_ID, buf, sizeof(buf));
+	if (parent) {
+		span_id(buf, parent);
+		ioacct_pb_bytes(s, SPAN_PARENT, buf, sizeof(buf));
+	}
+	ioacct_pb_string(s, SPAN_NAME, name);
+	ioacct_pb_uint(s, SPAN_KIND, SPAN_KIND_INTERNAL);
+	ioacct_pb_fixed64(s, SPAN_START, start);
+	ioacct_pb_fixed64(s, SPAN_END, end);
+}
+
+/* The span `s` as ScopeSpans' field 2 in b; s emptied for the next one (its memory kept). */
+static void span_put(struct ioacct_pb *b, struct ioacct_pb *s)
+{
+	if (s->oom)
+		b->oom = true;
+	else
+		ioacct_pb_bytes(b, 2, s->p, s->len);
+	s->len = 0;
+	s->oom = false;
+}
+
+/* ioacct_otlp_span with s as the scratch buffer (reused: one allocation for many spans). */
+static void span_encode(struct ioacct_pb *b, struct ioacct_pb *s,
+			const struct ioacct_otlp_ids *ids, uint64_t n,
+			const struct ioacct_trace_rec *r)
+{
+	const char *op = ioacct_trace_op_name(r->op);
+	uint64_t start = ids->real0_ns + r->start_ns;
+
+	span_head(s, ids, ids->span_seed + n, ids->root_id, op ? op : "?", start,
+		  start + r->dur_ns);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "process.pid", r->pid);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "thread.id", r->tid);
+	ioacct_pb_attr_str(s, SPAN_ATTRS, "process.command", r->comm);
+	if (ids->job)
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.job", (int64_t)ids->job);
+	if (r->path[0])
+		ioacct_pb_attr_str(s, SPAN_ATTRS, "file.path", r->path);
+	if (r->mount[0])
+		ioacct_pb_attr_str(s, SPAN_ATTRS, "ioacct.mount", r->mount);
+	if (r->offset >= 0)
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.offset", r->offset);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.bytes", (int64_t)r->size);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.result", r->ret);
+	if (r->ret < 0) {
+		const char *e = ioacct_trace_errno_name((int)-r->ret);
+		char buf[32];
+
+		if (!e) {
+			snprintf(buf, sizeof(buf), "E%" PRId64, -r->ret);
+			e = buf;
+		}
+		ioacct_pb_attr_str(s, SPAN_ATTRS, "error.type", e);
+		/* Status { message = 2; code = 3 } */
+		ioacct_pb_key(s, SPAN_STATUS, PB_LEN);
+		ioacct_pb_varint(s, 1 + varint_len(strlen(e)) + strlen(e) + 2);
+		ioacct_pb_string(s, 2, e);
+		ioacct_pb_uint(s, 3, STATUS_ERROR);
+	}
+	span_put(b, s);
+}
+
+void ioacct_otlp_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids, uint64_t n,
+		      const struct ioacct_trace_rec *r)
+{
+	struct ioacct_pb s = { 0 };
+
+	span_encode(b, &s, ids, n, r);
+	ioacct_pb_free(&s);
+}
+
+void ioacct_otlp_root_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids,
+			   const char *name, uint64_t start_ns, uint64_t end_ns)
+{
+	struct ioacct_pb s = { 0 };
+
+	span_head(&s, ids, ids->root_id, 0, name, start_ns, end_ns);
+	if (ids->job)
+		ioacct_pb_attr_int(&s, SPAN_ATTRS, "ioacct.job", (int64_t)ids->job);
+	span_put(b, &s);
+	ioacct_pb_free(&s);
+}
+
+void ioacct_otlp_request(struct ioacct_pb *b, const char *node, const uint8_t *spans, size_t len)
+{
+	struct ioacct_pb res = { 0 }, scope = { 0 }, ss = { 0 }, rs = { 0 };
+
+	/* Resource { attributes = 1 } */
+	ioacct_pb_attr_str(&res, 1, "service.name", "ioacct");
+	ioacct_pb_attr_str(&res, 1, "host.name", node);
+	/* InstrumentationScope { name = 1; version = 2 } */
+	ioacct_pb_string(&scope, 1, "iotrace");
+	ioacct_pb_string(&scope, 2, PACKAGE_VERSION);
+	/* ScopeSpans { scope = 1; spans = 2 } */
+	ioacct_pb_bytes(&ss, 1, scope.p, scope.len);
+	pb_raw(&ss, spans, len);
+	/* ResourceSpans { resource = 1; scope_spans = 2 } */
+	ioacct_pb_bytes(&rs, 1, res.p, res.len);
+	ioacct_pb_bytes(&rs, 2, ss.p, ss.len);
+	if (res.oom || scope.oom || ss.oom || rs.oom)
+		b->oom = true;
+	/* ExportTraceServiceRequest { resource_spans = 1 } */
+	ioacct_pb_bytes(b, 1, rs.p, rs.len);
+	ioacct_pb_free(&res);
+	ioacct_pb_free(&scope);
+	ioacct_pb_free(&ss);
+	ioacct_pb_free(&rs);
+}
+
+/* ---- the exporter ------------------------------------------------------------------- */
+
+struct ioacct_otlp {
+	struct ioacct_otlp_ids ids;
+	struct ioacct_http_url url;
+	char node[256];
+	size_t budget;
+	int timeout_ms;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;        /* the sender: a batch is ready, or closing */
+	pthread_cond_t idle;        /* close: the sender sent what there was */
+	struct ioacct_pb queue;     /* spans waiting, keyed as ScopeSpans' field 2 */
+	struct ioacct_pb span, body; /* the reading thread's, reused */
+	uint64_t nqueued;
+	size_t inflight;            /* bytes of the batch being sent */
+	uint64_t nspans;            /* spans made so far (span ids) */
+	uint64_t sent, dropped;
+	uint64_t full;              /* of the dropped: queue full */
+	char why[256];              /* the last failure, for the final line */
+	bool closing, done;
+};
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void deadline(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* POSTs one batch; the lock is not held. */
+static void send_batch(struct ioacct_otlp *o, struct ioacct_pb *spans, uint64_t n)
+{
+	struct ioacct_pb req = { 0 };
+	char err[256] = "";
+	int status;
+
+	ioacct_otlp_request(&req, o->node, spans->p, spans->len);
+	if (req.oom) {
+		status = -ENOMEM;
+		snprintf(err, sizeof(err), "out of memory");
+	} else {
+		status = ioacct_http_post(&o->url, "application/x-protobuf", req.p, req.len,
+					  o->timeout_ms, err, sizeof(err));
+	}
+	ioacct_pb_free(&req);
+	pthread_mutex_lock(&o->lock);
+	if (status >= 200 && status < 300) {
+		o->sent += n;
+	} else {
+		o->dropped += n;
+		if (status > 0)
+			snprintf(o->why, sizeof(o->why), "answered HTTP %d", status);
+		else
+			snprintf(o->why, sizeof(o->why), "%s", err);
+	}
+	o->inflight = 0;
+	pthread_mutex_unlock(&o->lock);
+}
+
+/* Sends a batch when IOACCT_OTLP_BATCH spans wait or a second has passed, until closed. */
+static void *sender(void *arg)
+{
+	struct ioacct_otlp *o = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		struct ioacct_pb batch;
+		uint64_t n;
+
+		deadline(&ts, 1000);
+		while (!o->closing && o->nqueued < IOACCT_OTLP_BATCH)
+			if (pthread_cond_timedwait(&o->wake, &o->lock, &ts) == ETIMEDOUT)
+				break;
+		if (!o->nqueued) {
+			if (o->closing)
+				break;
+			continue;
+		}
+		batch = o->queue;
+		n = o->nqueued;
+		memset(&o->queue, 0, sizeof(o->queue));
+		o->nqueued = 0;
+		o->inflight = batch.len;
+		pthread_mutex_unlock(&o->lock);
+		send_batch(o, &batch, n);
+		ioacct_pb_free(&batch);
+		pthread_mutex_lock(&o->lock);
+	}
+	o->done = true;
+	pthread_cond_broadcast(&o->idle);
+	pthread_mutex_unlock(&o->lock);
+	return NULL;
+}
+
+int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioacct_otlp_ids *ids,
+		     const char *node, size_t queue_bytes, int timeout_ms, char *err,
+		     size_t errlen)
+{
+	struct ioacct_otlp *o = calloc(1, sizeof(*o));
+	int ret;
+
+	*out = NULL;
+	if (!o) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = ioacct_http_url_parse(url, "/v1/traces", &o->url, err, errlen);
+	if (ret) {
+		free(o);
+		return ret;
+	}
+	o->ids = *ids;
+	snprintf(o->node, sizeof(o->node), "%s", node);
+	o->budget = queue_bytes;
+	o->timeout_ms = timeout_ms;
+	pthread_mutex_init(&o->lock, NULL);
+	pthread_cond_init(&o->wake, NULL);
+	pthread_cond_init(&o->idle, NULL);
+	ret = pthread_create(&o->thread, NULL, sender, o);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the sender thread: %s", strerror(ret));
+		free(o);
+		return -ret;
+	}
+	*out = o;
+	return 0;
+}
+
+/*
+ * Queues an encoded span, or drops it when the budget is spent (the root span,
+ * one, is always queued). Called with the lock held.
+ */
+static void enqueue(struct ioacct_otlp *o, struct ioacct_pb *s, bool root)
+{
+	if (s->oom || (!root && o->queue.len + o->inflight + s->len > o->budget)) {
+		o->dropped++;
+		o->full++;
+		return;
+	}
+	pb_raw(&o->queue, s->p, s->len);
+	o->nqueued++;
+	if (o->nqueued == IOACCT_OTLP_BATCH)
+		pthread_cond_signal(&o->wake);
+}
+
+void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r)
+{
+	/* Encoded outside the lock: the sender never waits for it, nor it for the sender. */
+	o->span.len = 0;
+	o->span.oom = false;
+	span_encode(&o->span, &o->body, &o->ids, ++o->nspans, r);
+	pthread_mutex_lock(&o->lock);
+	enqueue(o, &o->span, false);
+	pthread_mutex_unlock(&o->lock);
+}
+
+/* "N spans sent, M dropped (collector HOST:PORT: why; queue of B bytes full for K)" */
+static void close_msg(const struct ioacct_otlp *o, uint64_t sent, uint64_t dropped, char *msg,
+		      size_t msglen)
+{
+	int n = snprintf(msg, msglen, "%" PRIu64 " spans sent, %" PRIu64 " dropped", sent, dropped);
+
+	if (!dropped || n < 0 || (size_t)n >= msglen)
+		return;
+	n += snprintf(msg + n, msglen - (size_t)n, " (collector %s:%s", o->url.host, o->url.port);
+	if (o->why[0] && (size_t)n < msglen)
+		n += snprintf(msg + n, msglen - (size_t)n, ": %s", o->why);
+	if (o->full && (size_t)n < msglen)
+		n += snprintf(msg + n, msglen - (size_t)n, "%s queue of %zu bytes full for %" PRIu64
+			      " spans", o->why[0] ? ";" : ":", o->budget, o->full);
+	if ((size_t)n < msglen)
+		snprintf(msg + n, msglen - (size_t)n, ")");
+}
+
+uint64_t ioacct_otlp_close(struct ioacct_otlp *o, const char *root_name, uint64_t end_ns,
+			   char *msg, size_t msglen)
+{
+	struct ioacct_pb s = { 0 };
+	struct timespec ts;
+	uint64_t sent, dropped;
+	bool done;
+
+	ioacct_otlp_root_span(&s, &o->ids, root_name, o->ids.real0_ns, end_ns ? end_ns : real_ns());
+	pthread_mutex_lock(&o->lock);
+	enqueue(o, &s, true);
+	o->closing = true;
+	pthread_cond_signal(&o->wake);
+	deadline(&ts, o->timeout_ms);
+	while (!o->done)
+		if (pthread_cond_timedwait(&o->idle, &o->lock, &ts) == ETIMEDOUT)
+			break;
+	done = o->done;
+	/* Not done: what waits and what is in flight are not sent by now, nor ever. */
+	if (!done)
+		snprintf(o->why, sizeof(o->why), "no answer within %d ms at the end",
+			 o->timeout_ms);
+	sent = o->sent;
+	dropped = done ? o->dropped : o->nspans + 1 - o->sent;
+	close_msg(o, sent, dropped, msg, msglen);
+	pthread_mutex_unlock(&o->lock);
+	ioacct_pb_free(&s);
+	if (done) {
+		pthread_join(o->thread, NULL);
+		ioacct_pb_free(&o->queue);
+		ioacct_pb_free(&o->span);
+		ioacct_pb_free(&o->body);
+		pthread_mutex_destroy(&o->lock);
+		pthread_cond_destroy(&o->wake);
+		pthread_cond_destroy(&o->idle);
+		free(o);
+	}
+	/* else: the sender still holds o; the process exits without it. */
+	return dropped;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * iotrace --otlp: completed calls as OpenTelemetry spans, sent in OTLP/HTTP
+ * (protobuf) to a collector. The encoder writes the protobuf wire format of
+ * opentelemetry-proto's ExportTraceServiceRequest by field number; a sender
+ * thread POSTs batches (512 spans, or what came in a second) over plain
+ * HTTP/1.1. The caller never waits on the collector: a span that does not
+ * fit in the queue's byte budget is dropped and counted, as are the spans of
+ * a batch the collector refused or never answered.
+ */
+#ifndef IOACCT_OTLP_H
+#define IOACCT_OTLP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracefmt.h"
+
+#define IOACCT_OTLP_QUEUE_DEFAULT (4UL << 20)
+#define IOACCT_OTLP_BATCH 512
+#define IOACCT_OTLP_TIMEOUT_MS 5000
+
+/* ---- the wire format (pure; unit-tested) ---------------------------------------- */
+
+struct ioacct_pb {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;           /* an append failed: the buffer is not whole */
+};
+
+void ioacct_pb_varint(struct ioacct_pb *b, uint64_t v);
+/* A field's key: its number and wire type (0 varint, 1 fixed64, 2 bytes, 5 fixed32). */
+void ioacct_pb_key(struct ioacct_pb *b, uint32_t field, uint32_t wire);
+void ioacct_pb_bytes(struct ioacct_pb *b, uint32_t field, const void *p, size_t len);
+void ioacct_pb_string(struct ioacct_pb *b, uint32_t field, const char *s);
+void ioacct_pb_fixed64(struct ioacct_pb *b, uint32_t field, uint64_t v);
+void ioacct_pb_uint(struct ioacct_pb *b, uint32_t field, uint64_t v);
+/* KeyValue attributes (field `field` of the enclosing message). */
+void ioacct_pb_attr_str(struct ioacct_pb *b, uint32_t field, const char *key, const char *v);
+void ioacct_pb_attr_int(struct ioacct_pb *b, uint32_t field, const char *key, int64_t v);
+void ioacct_pb_free(struct ioacct_pb *b);
+
+/* What every span of one run shares. */
+struct ioacct_otlp_ids {
+	uint8_t trace_id[16];
+	uint64_t span_seed;     /* span ids are span_seed + n, never 0 */
+	uint64_t root_id;       /* the root span's (the command's, the process's or the job's) */
+	uint64_t real0_ns;      /* unix time of the trace's start (start_ns 0) */
+	uint64_t job;           /* --job's id, 0 when none */
+};
+
+/* Span n of call r, a child of the root span, appended to b as a Span message. */
+void ioacct_otlp_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids, uint64_t n,
+		      const struct ioacct_trace_rec *r);
+/* The root span: `name`, from unix time start_ns to end_ns. */
+void ioacct_otlp_root_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids,
+			   const char *name, uint64_t start_ns, uint64_t end_ns);
+/*
+ * An ExportTraceServiceRequest with one ResourceSpans (service.name=ioacct,
+ * host.name=node) and one ScopeSpans holding `spans` (Span messages, each
+ * already keyed as field 2 of ScopeSpans), appended to b.
+ */
+void ioacct_otlp_request(struct ioacct_pb *b, const char *node, const uint8_t *spans,
+			 size_t len);
+
+/* ---- the exporter: queue and sender thread ------------------------------------ */
+
+struct ioacct_otlp;
+
+/*
+ * Parses url (http://HOST[:PORT][/PATH]; no path: /v1/traces) and starts the
+ * sender. queue_bytes bounds the spans waiting and in flight; timeout_ms
+ * bounds each POST. 0, or -errno with what is wrong in err.
+ */
+int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioacct_otlp_ids *ids,
+		     const char *node, size_t queue_bytes, int timeout_ms, char *err,
+		     size_t errlen);
+/* Queues call r as a span; never waits on the collector (a full queue drops it). */
+void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r);
+/*
+ * Queues the root span, sends what is queued and waits for it at most
+ * timeout_ms; what is not sent by then counts as dropped. Then writes "N
+ * spans sent, M dropped (...)" into msg and frees o (a sender still stuck on
+ * the collector is left to die with the process). Returns the dropped count.
+ */
+uint64_t ioacct_otlp_close(struct ioacct_otlp *o, const char *root_name, uint64_t end_ns,
+			   char *msg, size_t msglen);
+
+/* ---- HTTP ------------------------------------------------------------------------ */
+
+struct ioacct_http_url {
+	char host[256];
+	char port[8];
+	char path[1024];
+};
+
+/* 0, or -EINVAL with what is wrong in err. */
+int ioacct_http_url_parse(const char *url, const char *default_path, struct ioacct_http_url *u,
+			  char *err, size_t errlen);
+/*
+ * POSTs body (content type ctype) and reads the status line, all within
+ * timeout_ms. The HTTP status, or -errno with what failed in err.
+ */
+int ioacct_http_post(const struct ioacct_http_url *u, const char *ctype, const void *body,
+		     size_t len, int timeout_ms, char *err, size_t errlen);
+
+#endif /* IOACCT_OTLP_H */

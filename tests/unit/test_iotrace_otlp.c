@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * trace/otlp.c, http.c, perfetto.c: the protobuf wire format byte for byte
+ * (varints, keys, attributes, a root span), --otlp URLs, and --perfetto's
+ * events. The whole request is decoded by the OpenTelemetry schema in
+ * tests/integration/46-otlp.sh, not here.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "otlp.h"
+#include "tracefmt.h"
+
+static void expect_bytes(const struct ioacct_pb *b, const uint8_t *want, size_t len)
+{
+	assert_false(b->oom);
+	assert_int_equal(b->len, len);
+	assert_memory_equal(b->p, want, len);
+}
+
+static void test_varint(void **state)
+{
+	struct ioacct_pb b = { 0 };
+	static const uint8_t want[] = {
+		0x00, 0x7f, 0xac, 0x02, /* 0, 127, 300 */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, /* -1 as int64 */
+	};
+
+	(void)state;
+	ioacct_pb_varint(&b, 0);
+	ioacct_pb_varint(&b, 127);
+	ioacct_pb_varint(&b, 300);
+	ioacct_pb_varint(&b, (uint64_t)-1);
+	expect_bytes(&b, want, sizeof(want));
+	ioacct_pb_free(&b);
+}
+
+static void test_fields(void **state)
+{
+	struct ioacct_pb b = { 0 };
+	static const uint8_t want[] = {
+		0x0a, 0x02, 'h', 'i',                             /* 1: "hi" */
+		0x39, 0x01, 0x02, 0, 0, 0, 0, 0, 0,               /* 7: fixed64 0x201 */
+		0x30, 0x01,                                       /* 6: varint 1 */
+		/* 9: KeyValue { key "k", AnyValue { string_value "v" } } */
+		0x4a, 0x08, 0x0a, 0x01, 'k', 0x12, 0x03, 0x0a, 0x01, 'v',
+		/* 9: KeyValue { key "n", AnyValue { int_value 300 } } */
+		0x4a, 0x08, 0x0a, 0x01, 'n', 0x12, 0x03, 0x18, 0xac, 0x02,
+	};
+
+	(void)state;
+	ioacct_pb_string(&b, 1, "hi");
+	ioacct_pb_fixed64(&b, 7, 0x201);
+	ioacct_pb_uint(&b, 6, 1);
+	ioacct_pb_attr_str(&b, 9, "k", "v");
+	ioacct_pb_attr_int(&b, 9, "n", 300);
+	expect_bytes(&b, want, sizeof(want));
+	ioacct_pb_free(&b);
+}
+
+static void test_root_span(void **state)
+{
+	struct ioacct_otlp_ids ids = { .root_id = 0x0102030405060708ULL };
+	struct ioacct_pb b = { 0 };
+	uint8_t want[128];
+	size_t n = 0;
+
+	(void)state;
+	for (int i = 0; i < 16; i++)
+		ids.trace_id[i] = (uint8_t)(0xa0 + i);
+	ioacct_otlp_root_span(&b, &ids, "job", 1, 2);
+	want[n++] = 0x12;               /* ScopeSpans.spans */
+	want[n++] = 18 + 10 + 5 + 2 + 9 + 9;
+	want[n++] = 0x0a;               /* trace_id */
+	want[n++] = 16;
+	for (int i = 0; i < 16; i++)
+		want[n++] = (uint8_t)(0xa0 + i);
+	want[n++] = 0x12;               /* span_id, big-endian */
+	want[n++] = 8;
+	for (int i = 1; i <= 8; i++)
+		want[n++] = (uint8_t)i;
+	memcpy(want + n, "\x2a\x03job", 5); /* name; no parent_span_id (4) */
+	n += 5;
+	want[n++] = 0x30;               /* kind INTERNAL */
+	want[n++] = 1;
+	memcpy(want + n, "\x39\x01\0\0\0\0\0\0\0\x41\x02\0\0\0\0\0\0\0", 18);
+	n += 18;
+	expect_bytes(&b, want, n);
+	ioacct_pb_free(&b);
+}
+
+static void test_url(void **state)
+{
+	struct ioacct_http_url u;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(ioacct_http_url_parse("http://localhost:4318", "/v1/traces", &u, err,
+					       sizeof(err)), 0);
+	assert_string_equal(u.host, "localhost");
+	assert_string_equal(u.port, "4318");
+	assert_string_equal(u.path, "/v1/traces");
+	assert_int_equal(ioacct_http_url_parse("http://10.0.0.1/", "/v1/traces", &u, err,
+					       sizeof(err)), 0);
+	assert_string_equal(u.port, "80");
+	assert_string_equal(u.path, "/v1/traces");
+	assert_int_equal(ioacct_http_url_parse("http://[::1]:9/otlp/x", "/v1/traces", &u, err,
+					       sizeof(err)), 0);
+	assert_string_equal(u.host, "::1");
+	assert_string_equal(u.port, "9");
+	assert_string_equal(u.path, "/otlp/x");
+	assert_int_equal(ioacct_http_url_parse("https://h", "/", &u, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "https is not supported"));
+	assert_int_equal(ioacct_http_url_parse("h:4318", "/", &u, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_http_url_parse("http://h:0", "/", &u, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_http_url_parse("http://h:", "/", &u, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_http_url_parse("http://:80", "/", &u, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_http_url_parse("http://[::1", "/", &u, err, sizeof(err)), -EINVAL);
+}
+
+static void test_perfetto(void **state)
+{
+	static const struct ioacct_trace_rec w = {
+		.op = 1, .pid = 42, .tid = 43, .comm = "io\"seq", .mount = "/scratch",
+		.path = "/scratch/f", .offset = 2100, .size = 300, .ret = 300,
+		.start_ns = 1234567, .dur_ns = 21672,
+	};
+	struct ioacct_trace_rec o = w;
+	struct ioacct_perfetto p = { 0 };
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	o.op = 2;
+	o.offset = -1;
+	o.size = 0;
+	o.ret = -2;
+	ioacct_perfetto_begin(f);
+	ioacct_perfetto_event(f, &p, &w);
+	ioacct_perfetto_event(f, &p, &o);
+	ioacct_perfetto_end(f, &p);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(buf, "\"traceEvents\":[\n"
+		"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":42,\"tid\":42,"
+		"\"args\":{\"name\":\"io\\\"seq\"}},\n"
+		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":42,\"tid\":43,"
+		"\"args\":{\"name\":\"io\\\"seq\"}},\n"
+		"{\"ph\":\"X\",\"cat\":\"posix\",\"name\":\"write\",\"ts\":1234.567,\"dur\":21.672,"
+		"\"pid\":42,\"tid\":43,\"args\":{\"file\":\"/scratch/f\",\"mount\":\"/scratch\","
+		"\"offset\":2100,\"bytes\":300,\"result\":300}},\n"
+		"{\"ph\":\"X\",\"cat\":\"posix\",\"name\":\"open\",\"ts\":1234.567,\"dur\":21.672,"
+		"\"pid\":42,\"tid\":43,\"args\":{\"file\":\"/scratch/f\",\"mount\":\"/scratch\","
+		"\"bytes\":0,\"result\":-2,\"errno\":\"ENOENT\"}}\n]}\n"));
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_varint),
+		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_root_span),
+		cmocka_unit_test(test_url),
+		cmocka_unit_test(test_perfetto),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
