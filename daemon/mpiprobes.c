@@ -10,6 +10,7 @@
 #include "mpiprobes.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -240,10 +241,52 @@ static void lib_use(struct mpilib *lib, uint32_t slot)
 	lib->slots[lib->nslots++] = slot;
 }
 
+/* Threads that destroy a library's links together, at most: one per link (39 functions x 2). */
+#define DETACH_THREADS 128
+
+struct detach_part {
+	struct bpf_link **links;
+	size_t n;
+};
+
+static void *detach_part(void *arg)
+{
+	struct detach_part *p = arg;
+
+	for (size_t k = 0; k < p->n; k++)
+		bpf_link__destroy(p->links[k]);
+	return NULL;
+}
+
+/*
+ * Each uprobe's removal waits for the kernel's grace periods: one after
+ * the other, a library's 78 took 17 s on a loaded machine, the daemon
+ * unresponsive meanwhile (iorun's finish timed out at 10 s). Removed in
+ * parallel they share the waits; done when this returns, all the same.
+ */
+static void links_destroy(struct bpf_link **links, size_t n)
+{
+	struct detach_part part[DETACH_THREADS];
+	pthread_t tid[DETACH_THREADS];
+	bool started[DETACH_THREADS] = { false };
+	size_t nt = n < DETACH_THREADS ? n : DETACH_THREADS, first = 0;
+
+	for (size_t t = 0; t < nt; t++) {
+		part[t].links = links + first;
+		part[t].n = n / nt + (t < n % nt);
+		first += part[t].n;
+		started[t] = pthread_create(&tid[t], NULL, detach_part, &part[t]) == 0;
+		if (!started[t])
+			detach_part(&part[t]);
+	}
+	for (size_t t = 0; t < nt; t++)
+		if (started[t])
+			pthread_join(tid[t], NULL);
+}
+
 static void lib_free(struct mpilib *lib)
 {
-	for (size_t k = 0; k < lib->nlinks; k++)
-		bpf_link__destroy(lib->links[k]);
+	links_destroy(lib->links, lib->nlinks);
 	free(lib->slots);
 }
 
