@@ -187,7 +187,7 @@ out:
 	for (size_t i = 0; e && i < ne; i++)
 		free(e[i].name);
 	free(e);
-	if (ret) {
+	if (ret || !k) {
 		ioacct_darshan_frecs_free(fr, k);
 		return ret;
 	}

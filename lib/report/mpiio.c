@@ -31,28 +31,51 @@ double ioacct_report_mpiio_ratio(const struct ioacct_report_mpiio_file *x)
 	return (double)(x->sum.bytes_read + x->sum.bytes_written) / (double)posix;
 }
 
-/* The POSIX bytes of the file at `path`: its records', and every one of the same inodes. */
-static void posix_of(const struct ioacct_report *r, const char *path,
-		     struct ioacct_report_mpiio_file *x)
+/*
+ * The POSIX bytes of the file at `path`: its records', and every one of the
+ * same inode (a file is one inode; found by path, it is seldom more than
+ * a few, kept in `ids`, room for n). Two passes over the records.
+ */
+static int posix_of(const struct ioacct_report *r, const char *path,
+		    struct ioacct_report_mpiio_file *x)
 {
+	const struct ioacct_file **ids = NULL, **grown;
+	size_t nids = 0;
+
 	for (size_t i = 0; i < r->nrecords; i++) {
+		const struct ioacct_file *f = r->records[i];
+		bool known = false;
+
+		if (ioacct_file_is_other(f) || strcmp(f->path, path) != 0)
+			continue;
+		for (size_t k = 0; k < nids && !known; k++)
+			known = ids[k]->dev == f->dev && ids[k]->ino == f->ino &&
+				ids[k]->mnt_id == f->mnt_id;
+		if (known)
+			continue;
+		grown = realloc(ids, (nids + 1) * sizeof(*ids));
+		if (!grown) {
+			free(ids);
+			return -ENOMEM;
+		}
+		ids = grown;
+		ids[nids++] = f;
+	}
+	for (size_t i = 0; i < r->nrecords && nids; i++) {
 		const struct ioacct_file *f = r->records[i];
 		bool same = false;
 
-		if (ioacct_file_is_other(f))
-			continue;
-		for (size_t k = 0; k < r->nrecords && !same; k++) {
-			const struct ioacct_file *g = r->records[k];
-
-			same = g->dev == f->dev && g->ino == f->ino && g->mnt_id == f->mnt_id &&
-			       strcmp(g->path, path) == 0;
-		}
-		if (!same)
+		for (size_t k = 0; k < nids && !same; k++)
+			same = ids[k]->dev == f->dev && ids[k]->ino == f->ino &&
+			       ids[k]->mnt_id == f->mnt_id;
+		if (!same || ioacct_file_is_other(f))
 			continue;
 		x->posix_found = true;
 		x->posix_read += f->bytes_read;
 		x->posix_written += f->bytes_written;
 	}
+	free(ids);
+	return 0;
 }
 
 static int cmp_path(const void *a, const void *b)
@@ -97,7 +120,10 @@ int ioacct_report_mpiio_collect(struct ioacct_report *r)
 		/* One record: its rank; several: -1, "all". */
 		if (x->nranks > 1)
 			x->sum.rank = -1;
-		posix_of(r, x->sum.path, x);
+		if (posix_of(r, x->sum.path, x)) {
+			free(files);
+			return -ENOMEM;
+		}
 		r->mpiio_all.posix_found |= x->posix_found;
 		r->mpiio_all.posix_read += x->posix_read;
 		r->mpiio_all.posix_written += x->posix_written;
