@@ -282,6 +282,17 @@ int ioacct_strlcpy(char *dst, const char *src, size_t len)
 	return 0;
 }
 
+void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src)
+{
+#define MPIIO_ADD(name) dst->name += src->name;
+	IOACCT_MPIIO_COUNTERS(MPIIO_ADD)
+#undef MPIIO_ADD
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
+		dst->size_read[b] += src->size_read[b];
+		dst->size_written[b] += src->size_written[b];
+	}
+}
+
 void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 {
 	if (!jd)
@@ -291,6 +302,7 @@ void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 	free(jd->totals);
 	free(jd->series);
 	free(jd->files);
+	free(jd->mpiio);
 	free(jd->nodes);
 	free(jd);
 }

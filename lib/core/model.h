@@ -183,6 +183,9 @@ struct ioacct_mpiio {
 };
 #undef IOACCT_MPIIO_FIELD
 
+/* Adds src's MPI-IO counters and size bins to dst's. */
+void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src);
+
 /* The mount's "other files" record (files past max_files). */
 static inline bool ioacct_file_is_other(const struct ioacct_file *f)
 {
@@ -207,6 +210,11 @@ struct ioacct_jobdata {
 	 * store, which keeps none yet, or an ioacctd older than their pages.
 	 */
 	bool files_loaded;
+	/* MPI-IO records (issue 27), in (step, rank, pid, path) order. */
+	struct ioacct_mpiio *mpiio;
+	size_t nmpiio;
+	/* Not stored: they were read (a store of schema 10 or later); false as for files_loaded. */
+	bool mpiio_loaded;
 	/* Not stored: the job's CLOCK_MONOTONIC time base, when the caller knows it (iorun). */
 	uint64_t start_mono_ns;
 	/* Not stored: a job of several nodes from the cluster store, by node name; else none. */

@@ -64,7 +64,7 @@ static inline void attr_numbers_unique(void)
 /* encode_field()'s buffer holds the largest array kind. */
 _Static_assert(IOACCT_NR_ERR_CLASSES <= IOACCT_NR_SIZE_BINS, "err classes fit the hist buffer");
 /* The decoder tracks the attributes it has seen in a bit set of SEEN_WORDS words. */
-#define SEEN_WORDS 2
+#define SEEN_WORDS 3
 _Static_assert(IOACCT_ATTR_COUNT <= 64 * SEEN_WORDS, "attribute numbers must fit the seen set");
 #define SEEN_BIT(a) (1ULL << ((a) % 64))
 #define SEEN_WORD(seen, a) ((seen)[(a) / 64])
@@ -211,6 +211,9 @@ static const struct field job_fields[] = {
 	JOBREQ(after_rank, IOACCT_ATTR_TASK_RANK, 0),
 	JOBREQ(after_dev, IOACCT_ATTR_FILE_DEV, 0),
 	JOBREQ(after_ino, IOACCT_ATTR_FILE_INO, 0),
+	JOBREQ(mpiio, IOACCT_ATTR_MPIIO, 0),
+	JOBREQ(after_pid, IOACCT_ATTR_PID, 0),
+	JOBREQ(after_path, IOACCT_ATTR_FILE_PATH, 0),
 };
 
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
@@ -242,6 +245,8 @@ static const struct field reply_fields[] = {
 	REP(qnodes, IOACCT_ATTR_QNODE, F_REPEAT),
 	REP(files_read, IOACCT_ATTR_FILES, 0),
 	REP(qfiles, IOACCT_ATTR_QFILE, F_REPEAT),
+	REP(mpiio_read, IOACCT_ATTR_MPIIO, 0),
+	REP(qmpiio, IOACCT_ATTR_QMPIIO, F_REPEAT),
 	REP(more, IOACCT_ATTR_MORE, 0),
 	REP(report_merged, IOACCT_ATTR_REPORT_MERGED, 0),
 	REP(watches, IOACCT_ATTR_WATCH, F_REPEAT),
@@ -368,6 +373,37 @@ static const struct field qfile_fields[] = {
 	QFILE(f.size_written, IOACCT_ATTR_SIZE_WRITTEN, 0),
 };
 
+/* An MPI-IO record: every field of struct ioacct_mpiio. */
+#define QMPI(member, attr, flags) FIELD(struct ioacct_qmpiio_row, member, attr, flags)
+static const struct field qmpiio_fields[] = {
+	QMPI(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
+	QMPI(m.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	QMPI(m.rank, IOACCT_ATTR_TASK_RANK, F_REQUIRED),
+	QMPI(m.pid, IOACCT_ATTR_PID, 0),
+	QMPI(m.path, IOACCT_ATTR_FILE_PATH, 0),
+	QMPI(m.indep_opens, IOACCT_ATTR_INDEP_OPENS, 0),
+	QMPI(m.coll_opens, IOACCT_ATTR_COLL_OPENS, 0),
+	QMPI(m.indep_reads, IOACCT_ATTR_INDEP_READS, 0),
+	QMPI(m.indep_writes, IOACCT_ATTR_INDEP_WRITES, 0),
+	QMPI(m.coll_reads, IOACCT_ATTR_COLL_READS, 0),
+	QMPI(m.coll_writes, IOACCT_ATTR_COLL_WRITES, 0),
+	QMPI(m.split_reads, IOACCT_ATTR_SPLIT_READS, 0),
+	QMPI(m.split_writes, IOACCT_ATTR_SPLIT_WRITES, 0),
+	QMPI(m.nb_reads, IOACCT_ATTR_NB_READS, 0),
+	QMPI(m.nb_writes, IOACCT_ATTR_NB_WRITES, 0),
+	QMPI(m.syncs, IOACCT_ATTR_SYNCS, 0),
+	QMPI(m.views, IOACCT_ATTR_VIEWS, 0),
+	QMPI(m.bytes_read, IOACCT_ATTR_READ_BYTES, 0),
+	QMPI(m.bytes_written, IOACCT_ATTR_WRITE_BYTES, 0),
+	QMPI(m.unsized_reads, IOACCT_ATTR_UNSIZED_READS, 0),
+	QMPI(m.unsized_writes, IOACCT_ATTR_UNSIZED_WRITES, 0),
+	QMPI(m.read_ns, IOACCT_ATTR_READ_NS, 0),
+	QMPI(m.write_ns, IOACCT_ATTR_WRITE_NS, 0),
+	QMPI(m.meta_ns, IOACCT_ATTR_META_NS, 0),
+	QMPI(m.size_read, IOACCT_ATTR_SIZE_READ, 0),
+	QMPI(m.size_written, IOACCT_ATTR_SIZE_WRITTEN, 0),
+};
+
 #define QPEAK(member, attr, flags) FIELD(struct ioacct_qpeak_row, member, attr, flags)
 static const struct field qpeak_fields[] = {
 	QPEAK(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
@@ -415,6 +451,8 @@ static const struct nested nested[] = {
 	       nqnodes, IOACCT_PROTO_MAX_QROWS),
 	NESTED(IOACCT_ATTR_QFILE, "file", qfile_fields, struct ioacct_qfile_row, qfiles, nqfiles,
 	       IOACCT_PROTO_MAX_QROWS),
+	NESTED(IOACCT_ATTR_QMPIIO, "MPI-IO record", qmpiio_fields, struct ioacct_qmpiio_row, qmpiio,
+	       nqmpiio, IOACCT_PROTO_MAX_QROWS),
 };
 
 static const struct nested *nested_find(uint16_t attr)
@@ -1192,6 +1230,12 @@ size_t ioacct_proto_file_row_size(void)
 {
 	return list_bound(qfile_fields, ARRAY_SIZE(qfile_fields)) +
 	       sizeof(((struct ioacct_file *)0)->path);
+}
+
+size_t ioacct_proto_mpiio_row_size(void)
+{
+	return list_bound(qmpiio_fields, ARRAY_SIZE(qmpiio_fields)) +
+	       sizeof(((struct ioacct_mpiio *)0)->path);
 }
 
 size_t ioacct_proto_series_row_size(void)

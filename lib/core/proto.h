@@ -210,6 +210,16 @@ struct ioacct_req_job {
 	int32_t after_rank;
 	uint32_t after_dev;
 	uint64_t after_ino;
+	/*
+	 * 1: a page of the job's MPI-IO records (issue 27) instead, in (step,
+	 * rank, pid, path) order, after the cursor when `after` is set
+	 * (after_step, after_rank, after_pid, after_path). A daemon that
+	 * predates them ignores it and sends series: the client sees no
+	 * `mpiio` in the reply and has them as not read.
+	 */
+	uint32_t mpiio;
+	int32_t after_pid;
+	char after_path[IOACCT_FILE_PATH_MAX];
 };
 
 struct ioacct_request {
@@ -271,6 +281,12 @@ struct ioacct_qnode_row {
 struct ioacct_qfile_row {
 	int64_t job_key;
 	struct ioacct_file f;
+};
+
+/* An MPI-IO record (issue 27), in a job reply's page of them. */
+struct ioacct_qmpiio_row {
+	int64_t job_key;
+	struct ioacct_mpiio m;
 };
 
 /* ioacct_qpeak of query.h: step or mount UINT32_MAX for all of them. */
@@ -336,6 +352,10 @@ struct ioacct_reply {
 	uint32_t files_read;
 	struct ioacct_qfile_row *qfiles;
 	size_t nqfiles;
+	/* job, a page of MPI-IO records (request `mpiio`): as files_read and qfiles */
+	uint32_t mpiio_read;
+	struct ioacct_qmpiio_row *qmpiio;
+	size_t nqmpiio;
 	uint32_t more;
 	/* finish job: 1 when the daemon writes the job's merged report (the epilog writes none) */
 	uint32_t report_merged;
@@ -401,6 +421,8 @@ size_t ioacct_proto_query_job_size(const struct ioacct_job *job, size_t nsteps,
 size_t ioacct_proto_series_row_size(void);
 /* An upper bound of the bytes one file row adds to an encoded job reply, its path included. */
 size_t ioacct_proto_file_row_size(void);
+/* The same for an MPI-IO record. */
+size_t ioacct_proto_mpiio_row_size(void);
 /* Bound on the bytes of one node part row. */
 size_t ioacct_proto_node_row_size(void);
 

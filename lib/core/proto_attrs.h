@@ -142,6 +142,27 @@
 	X(FIRST_WRITE_NS, 109, first_write_ns, I64)                                     \
 	X(LAST_WRITE_NS, 110, last_write_ns, I64)                                       \
 	X(SIZE_READ, 111, size_read, HIST)                                              \
-	X(SIZE_WRITTEN, 112, size_written, HIST)
+	X(SIZE_WRITTEN, 112, size_written, HIST)                                        \
+	/* 113..119 free. A job reply's MPI-IO records (issue 27): */                  \
+	/* `mpiio` asks for a page of them and says they were read; */                  \
+	/* a row reuses step_id, task_rank, pid, file_path, read_bytes, */              \
+	/* write_bytes, read_ns, write_ns, meta_ns, size_read, size_written; */         \
+	/* a request's cursor: step_id, task_rank, pid, file_path. */                   \
+	X(MPIIO, 120, mpiio, U32)                                                       \
+	X(QMPIIO, 121, mpiio_file, NESTED)                                              \
+	X(INDEP_OPENS, 122, indep_opens, U64)                                           \
+	X(COLL_OPENS, 123, coll_opens, U64)                                             \
+	X(INDEP_READS, 124, indep_reads, U64)                                           \
+	X(INDEP_WRITES, 125, indep_writes, U64)                                         \
+	X(COLL_READS, 126, coll_reads, U64)                                             \
+	X(COLL_WRITES, 127, coll_writes, U64)                                           \
+	X(SPLIT_READS, 128, split_reads, U64)                                           \
+	X(SPLIT_WRITES, 129, split_writes, U64)                                         \
+	X(NB_READS, 130, nb_reads, U64)                                                 \
+	X(NB_WRITES, 131, nb_writes, U64)                                               \
+	X(SYNCS, 132, syncs, U64)                                                       \
+	X(VIEWS, 133, views, U64)                                                       \
+	X(UNSIZED_READS, 134, unsized_reads, U64)                                       \
+	X(UNSIZED_WRITES, 135, unsized_writes, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

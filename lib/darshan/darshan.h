@@ -274,6 +274,24 @@ struct ioacct_darshan_frec {
 int ioacct_darshan_file_records(const struct ioacct_report *r, const bool *keep,
 				struct ioacct_darshan_frec **out, size_t *n, bool *partial);
 void ioacct_darshan_frecs_free(struct ioacct_darshan_frec *fr, size_t n);
+/*
+ * The job's MPI-IO records (issue 27) as MPIIO records (darshan_mpiio.c):
+ * one per path and rank, named as the POSIX record of the same file
+ * (ioacct_darshan_mpiio_name), the files on mounts keep[] leaves out
+ * skipped. -1 where ioacct counts nothing, and for the bytes of a rank
+ * with unsized calls. 0 or -ENOMEM; *n 0 for a job without MPI-IO.
+ */
+int ioacct_darshan_mpiio_records(const struct ioacct_report *r, const bool *keep,
+				 struct ioacct_darshan_frec **out, size_t *n);
+/* One MPIIO record of counters m (rank m->rank, id given). */
+void ioacct_darshan_mpiio_record(const struct ioacct_mpiio *m, uint64_t id,
+				 struct ioacct_darshan_record *r);
+/* The record name of an MPI-IO path: no "ufs:" prefix, relative ones under workdir. NULL: ENOMEM. */
+char *ioacct_darshan_mpiio_name(const char *path, const char *workdir);
+/* The metadata line that says how the MPIIO records are made. */
+#define IOACCT_DARSHAN_MPIIO_META                                                         \
+	"ioacct_mpiio=uprobes; MPIIO_BYTES_* -1: calls with a datatype of unknown size, in " \
+	"no MPIIO_SIZE_*_AGG bin"
 /* One file's record (rank and counters as above, id given). */
 void ioacct_darshan_file_record(const struct ioacct_file *f, uint64_t id,
 				struct ioacct_darshan_record *r);

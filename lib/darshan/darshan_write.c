@@ -713,6 +713,42 @@ out:
 	return ret;
 }
 
+/*
+ * The job's MPI-IO records as MPIIO records (ioacct_darshan_mpiio_records),
+ * named; the metadata says what -1 means in them.
+ */
+static int fill_mpiio(struct ioacct_darshan_log *log, const struct ioacct_report *r,
+		      const bool *keep)
+{
+	struct ioacct_darshan_frec *fr;
+	struct ioacct_darshan_record *recs;
+	size_t n, mlen;
+	int ret = ioacct_darshan_mpiio_records(r, keep, &fr, &n);
+
+	if (ret || !n)
+		return ret;
+	recs = calloc(n, sizeof(*recs));
+	if (!recs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	free(log->recs[IOACCT_DARSHAN_MPIIO]);
+	log->recs[IOACCT_DARSHAN_MPIIO] = recs;
+	for (size_t i = 0; i < n && !ret; i++) {
+		recs[i] = fr[i].rec;
+		ret = insert_name(log, fr[i].rec.id, fr[i].name);
+		if (fr[i].rec.rank >= log->nprocs)
+			log->nprocs = fr[i].rec.rank + 1;
+	}
+	log->nrecs[IOACCT_DARSHAN_MPIIO] = ret ? 0 : n;
+	mlen = strnlen(log->metadata, sizeof(log->metadata));
+	snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen, "%s\n",
+		 IOACCT_DARSHAN_MPIIO_META);
+out:
+	ioacct_darshan_frecs_free(fr, n);
+	return ret;
+}
+
 static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_report *r,
 			    const bool *keep)
 {
@@ -733,6 +769,8 @@ static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_
 	room -= strlen(log->exe);
 
 	ret = fill_files(log, r, keep, &nfiles);
+	if (!ret)
+		ret = fill_mpiio(log, r, keep);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < r->nmounts; i++) {

@@ -449,6 +449,85 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 	jw_close(w, '}');
 }
 
+/* The MPI-IO counters (issue 27) of a record or a sum; bytes_* leave out unsized calls'. */
+static void mpiio_counters(struct jw *w, const struct ioacct_mpiio *m)
+{
+#define MPIIO_JSON(name) jw_u64(w, #name, m->name);
+	IOACCT_MPIIO_COUNTERS(MPIIO_JSON)
+#undef MPIIO_JSON
+	/* Bytes exact only when every call's datatype size was read. */
+	jw_raw(w, "bytes_read_exact", m->unsized_reads ? "false" : "true");
+	jw_raw(w, "bytes_written_exact", m->unsized_writes ? "false" : "true");
+}
+
+/* POSIX bytes of the same file(s), and MPI-IO bytes over them (null: none). */
+static void mpiio_posix(struct jw *w, const struct ioacct_report_mpiio_file *x)
+{
+	double q = ioacct_report_mpiio_ratio(x);
+
+	jw_raw(w, "posix_records", x->posix_found ? "true" : "false");
+	jw_u64(w, "posix_bytes_read", x->posix_read);
+	jw_u64(w, "posix_bytes_written", x->posix_written);
+	if (q < 0) {
+		jw_raw(w, "mpiio_posix_ratio", "null");
+		return;
+	}
+	jw_key(w, "mpiio_posix_ratio");
+	fprintf(w->f, "%.6f", q);
+}
+
+/* The MPI-IO part (issue 27): totals, per file, every record; null when not read. */
+static void mpiio(struct jw *w, const struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	char name[24];
+
+	if (!jd->mpiio_loaded) {
+		jw_raw(w, "mpiio", "null");
+		return;
+	}
+	jw_key(w, "mpiio");
+	jw_open(w, '{', false);
+	jw_u64(w, "nrecords", jd->nmpiio);
+	mpiio_counters(w, &r->mpiio_all.sum);
+	mpiio_posix(w, &r->mpiio_all);
+	jw_key(w, "files");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < r->nmpiio_files; i++) {
+		const struct ioacct_report_mpiio_file *x = &r->mpiio_files[i];
+
+		jw_sep(w);
+		jw_open(w, '{', false);
+		jw_str(w, "path", x->sum.path);
+		jw_u64(w, "nrecords", x->nranks);
+		mpiio_counters(w, &x->sum);
+		mpiio_posix(w, x);
+		size_bins(w, "read_sizes", x->sum.size_read);
+		size_bins(w, "write_sizes", x->sum.size_written);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_key(w, "records");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < jd->nmpiio; i++) {
+		const struct ioacct_mpiio *m = &jd->mpiio[i];
+
+		jw_sep(w);
+		jw_open(w, '{', false);
+		jw_str(w, "step", ioacct_step_name(m->step_id, name, sizeof(name)));
+		jw_u64(w, "step_id", m->step_id);
+		jw_i64(w, "rank", m->rank);
+		jw_u64(w, "pid", m->pid);
+		jw_str(w, "path", m->path);
+		mpiio_counters(w, m);
+		size_bins(w, "read_sizes", m->size_read);
+		size_bins(w, "write_sizes", m->size_written);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
 /* The per-file part: partial or not, and every record (not only the top files). */
 static void files(struct jw *w, const struct ioacct_report *r)
 {
@@ -588,6 +667,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 	nodes(&w, r);
 	missing_nodes(&w, r);
 	files(&w, r);
+	mpiio(&w, r);
 	series(&w, r);
 	advice(&w, r);
 	jw_close(&w, '}');

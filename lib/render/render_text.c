@@ -530,6 +530,98 @@ static void files_table(FILE *f, const struct ioacct_report *r, const struct col
 			r->other_calls, r->other_bytes);
 }
 
+/* The per-rank rows of the MPI-IO section: at most this many records (every one: JSON). */
+#define MPIIO_RANK_ROWS 256
+
+/* MPI-IO bytes: ">=N" when unsized calls moved bytes not counted. */
+static const char *mpiio_bytes(uint64_t bytes, uint64_t unsized, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%" PRIu64, unsized ? ">=" : "", bytes);
+	return buf;
+}
+
+/* One row of the MPI-IO table: a file's sum (rank "all") or one record. */
+static void mpiio_row(FILE *f, const struct ioacct_mpiio *m, const char *rank, const char *posix,
+		      const char *ratio)
+{
+	char br[32], bw[32], a[32], b[32], c[32], op[48], rd[96], wr[96], un[48];
+
+	snprintf(op, sizeof(op), "%" PRIu64 "/%" PRIu64, m->indep_opens, m->coll_opens);
+	snprintf(rd, sizeof(rd), "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, m->indep_reads,
+		 m->coll_reads, m->split_reads, m->nb_reads);
+	snprintf(wr, sizeof(wr), "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, m->indep_writes,
+		 m->coll_writes, m->split_writes, m->nb_writes);
+	snprintf(un, sizeof(un), "%" PRIu64 "/%" PRIu64, m->unsized_reads, m->unsized_writes);
+	fprintf(f,
+		"%5s %7s %21s %21s %5" PRIu64 " %5" PRIu64 " %14s %14s %9s %10s %10s %10s %14s %6s ",
+		rank, op, rd, wr, m->syncs, m->views,
+		mpiio_bytes(m->bytes_read, m->unsized_reads, br, sizeof(br)),
+		mpiio_bytes(m->bytes_written, m->unsized_writes, bw, sizeof(bw)), un,
+		r_secs(m->read_ns, 6, a, sizeof(a)), r_secs(m->write_ns, 6, b, sizeof(b)),
+		r_secs(m->meta_ns, 6, c, sizeof(c)), posix, ratio);
+	r_text(f, m->path);
+	fputc('\n', f);
+}
+
+/* POSIX bytes of a file and the ratio, or "-" when the job has no POSIX record of it. */
+static void mpiio_posix(const struct ioacct_report_mpiio_file *x, char *posix, char *ratio,
+			size_t len)
+{
+	double q = ioacct_report_mpiio_ratio(x);
+
+	if (x->posix_found)
+		snprintf(posix, len, "%" PRIu64, x->posix_read + x->posix_written);
+	else
+		snprintf(posix, len, "-");
+	if (q < 0)
+		snprintf(ratio, len, "-");
+	else
+		snprintf(ratio, len, "%s%.2f",
+			 x->sum.unsized_reads + x->sum.unsized_writes ? ">=" : "", q);
+}
+
+/* The MPI-IO section (issue 27): per file, then per rank, beside the POSIX bytes. */
+static void mpiio_table(FILE *f, const struct ioacct_report *r)
+{
+	const struct ioacct_report_mpiio_file *all = &r->mpiio_all;
+	const struct ioacct_jobdata *jd = r->jd;
+	char posix[40], ratio[40], rank[16];
+
+	if (!jd->mpiio_loaded || !jd->nmpiio)
+		return;
+	mpiio_posix(all, posix, ratio, sizeof(posix));
+	fprintf(f, "\n## MPI-IO: %zu files, %zu records (process and file); %" PRIu64
+		   " bytes read, %" PRIu64 " written through MPI-IO; POSIX bytes of the same files: "
+		   "%" PRIu64 " read, %" PRIu64 " written; MPI-IO / POSIX bytes: %s\n",
+		r->nmpiio_files, jd->nmpiio, all->sum.bytes_read, all->sum.bytes_written,
+		all->posix_read, all->posix_written, ratio);
+	fprintf(f, "(OPENS indep/coll, READS and WRITES indep/coll/split/nonblocking, UNSIZED "
+		   "reads/writes; per file (RANK all), then per record: POSIX_BYTES and RATIO per "
+		   "file; under 1: the POSIX calls moved more than MPI-IO asked (data sieving, "
+		   "read-modify-write), over 1: less)\n");
+	if (all->sum.unsized_reads || all->sum.unsized_writes)
+		fprintf(f, "unsized: %" PRIu64 " reads and %" PRIu64 " writes had a datatype whose "
+			   "size the probes could not read: their bytes are unknown, not in BYTES "
+			   "(\">=\")\n", all->sum.unsized_reads, all->sum.unsized_writes);
+	fprintf(f, "%5s %7s %21s %21s %5s %5s %14s %14s %9s %10s %10s %10s %14s %6s %s\n", "RANK",
+		"OPENS", "READS", "WRITES", "SYNCS", "VIEWS", "BYTES_READ", "BYTES_WRITTEN",
+		"UNSIZED", "READ_S", "WRITE_S", "META_S", "POSIX_BYTES", "RATIO", "PATH");
+	for (size_t i = 0; i < r->nmpiio_files; i++) {
+		const struct ioacct_report_mpiio_file *x = &r->mpiio_files[i];
+
+		mpiio_posix(x, posix, ratio, sizeof(posix));
+		mpiio_row(f, &x->sum, "all", posix, ratio);
+	}
+	if (jd->nmpiio > MPIIO_RANK_ROWS) {
+		fprintf(f, "(%zu records: per rank in the JSON report)\n", jd->nmpiio);
+		return;
+	}
+	for (size_t i = 0; i < jd->nmpiio; i++) {
+		snprintf(rank, sizeof(rank), "%" PRId32, jd->mpiio[i].rank);
+		mpiio_row(f, &jd->mpiio[i], rank, "-", "-");
+	}
+}
+
 /* A job of several nodes from the cluster store: each node's own totals. */
 static void nodes_table(FILE *f, const struct ioacct_report *r)
 {
@@ -707,6 +799,7 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r)
 	pcache_table(f, r, &w);
 	steps_table(f, r);
 	files_table(f, r, &w);
+	mpiio_table(f, r);
 	nodes_table(f, r);
 	series_table(f, r, &w);
 	advice(f, r);

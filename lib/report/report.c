@@ -1332,6 +1332,8 @@ struct ioacct_report *ioacct_report_create(const struct ioacct_jobdata *jd,
 	}
 	if (!ret)
 		ret = ioacct_report_files_collect(r, only_mount);
+	if (!ret)
+		ret = ioacct_report_mpiio_collect(r);
 	if (!ret) {
 		bool unmeasured = ioacct_probe_mmap_unmeasured(jd->job.probe_mode) != NULL;
 
@@ -1362,5 +1364,6 @@ void ioacct_report_destroy(struct ioacct_report *r)
 	free(r->steps);
 	free(r->advice);
 	ioacct_report_files_free(r);
+	ioacct_report_mpiio_free(r);
 	free(r);
 }

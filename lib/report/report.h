@@ -138,6 +138,19 @@ struct ioacct_report_file {
 	bool other;                       /* the mount's "other files" */
 };
 
+/*
+ * One file's MPI-IO (issue 27): its records (per step and process) summed,
+ * and the POSIX bytes of the same file. bytes_* leave out the unsized
+ * calls' (unsized_* > 0: the bytes are at least these).
+ */
+struct ioacct_report_mpiio_file {
+	struct ioacct_mpiio sum;          /* path without a "ufs:" prefix; rank -1: several */
+	uint32_t nranks;                  /* records summed (one per step, process and file) */
+	bool posix_found;                 /* the job has POSIX records of the file */
+	uint64_t posix_read;              /* their bytes */
+	uint64_t posix_written;
+};
+
 struct ioacct_report {
 	const struct ioacct_jobdata *jd;  /* not owned */
 	struct ioacct_advice_limits limits;
@@ -160,6 +173,10 @@ struct ioacct_report {
 	bool files_partial;               /* max_files was reached: "other files" has calls */
 	uint64_t other_calls;             /* calls on "other files" (opens ... fsyncs) */
 	uint64_t other_bytes;             /* bytes read and written there */
+	/* MPI-IO (issue 27): the records are jd->mpiio; per file, by path; every file. */
+	struct ioacct_report_mpiio_file *mpiio_files;
+	size_t nmpiio_files;
+	struct ioacct_report_mpiio_file mpiio_all;
 };
 
 /*
@@ -190,6 +207,8 @@ const struct ioacct_report_mount *ioacct_report_file_mount(const struct ioacct_r
 							   uint32_t mnt_id);
 /* A record's calls: opens, reads, writes, stats and fsyncs. */
 uint64_t ioacct_file_calls(const struct ioacct_file *f);
+/* MPI-IO bytes (read + written) over the POSIX bytes of the same file; -1 when there are none. */
+double ioacct_report_mpiio_ratio(const struct ioacct_report_mpiio_file *x);
 
 /* Metadata operations (IOACCT_OPK_META): every one but read, write and create. */
 bool ioacct_op_is_meta(unsigned int op);

@@ -63,5 +63,8 @@ int ioacct_report_files_collect(struct ioacct_report *r, const char *only_mount)
 /* The per-file advice rules (files.c), after the per-mount ones. */
 void ioacct_report_files_advise(struct advice_ctx *ctx);
 void ioacct_report_files_free(struct ioacct_report *r);
+/* The MPI-IO part (mpiio.c), after the per-file one. 0 or -ENOMEM. */
+int ioacct_report_mpiio_collect(struct ioacct_report *r);
+void ioacct_report_mpiio_free(struct ioacct_report *r);
 
 #endif /* IOACCT_REPORT_INTERNAL_H */

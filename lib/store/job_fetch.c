@@ -267,6 +267,70 @@ static void serve_files(struct ioacct_store *st, int64_t key, const struct ioacc
 	free(files);
 }
 
+/* Key order of the MPI-IO records (ST_LOAD_MPIIO_PAGE), as SQLite's (paths: memcmp). */
+static int mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio *b)
+{
+	int64_t x[] = { a->step_id, a->rank, a->pid };
+	int64_t y[] = { b->step_id, b->rank, b->pid };
+
+	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return strcmp(a->path, b->path);
+}
+
+/* The MPI-IO rows a page has room for beside its job row: at least one. */
+static size_t mpiio_limit(const struct ioacct_job *job)
+{
+	size_t bytes = ioacct_proto_query_job_size(job, 0, NULL, 0, 0, 0);
+	size_t limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_mpiio_row_size();
+
+	if (limit > IOACCT_JOB_PAGE_FILES)
+		limit = IOACCT_JOB_PAGE_FILES;
+	return limit ? limit : 1;
+}
+
+/*
+ * A page of the MPI-IO records of store key `key` after the request's
+ * cursor, sent as those of `job`; none (mpiio_read 0) from a store older
+ * than them.
+ */
+static void serve_mpiio(struct ioacct_store *st, int64_t key, const struct ioacct_job *job,
+			const struct ioacct_req_job *req, struct ioacct_reply *rep)
+{
+	struct ioacct_mpiio after = {
+		.step_id = req->after_step, .rank = req->after_rank, .pid = (uint32_t)req->after_pid,
+	};
+	struct ioacct_mpiio *m = NULL;
+	size_t n = 0, limit = mpiio_limit(job);
+	int ret;
+
+	ioacct_strlcpy(after.path, req->after_path, sizeof(after.path));
+	ret = ioacct_store_job_mpiio_page(st, key, req->after ? &after : NULL, limit + 1, &m, &n);
+	if (ret == -EOPNOTSUPP)
+		return;
+	if (ret) {
+		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
+		return;
+	}
+	rep->more = n > limit;
+	if (rep->more)
+		n = limit;
+	rep->qmpiio = calloc(n ? n : 1, sizeof(*rep->qmpiio));
+	if (!rep->qmpiio) {
+		free(m);
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rep->qmpiio[i].job_key = job->key;
+		rep->qmpiio[i].m = m[i];
+	}
+	rep->nqmpiio = n;
+	rep->mpiio_read = 1;
+	free(m);
+}
+
 void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_jobdata *jd,
 				const struct ioacct_req_job *req, struct ioacct_reply *rep)
 {
@@ -285,7 +349,10 @@ void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_job
 	/* The same run, not a later job of the same id. */
 	if (own.start_ns != jd->job.start_ns)
 		return;
-	serve_files(st, own.key, &jd->job, req, rep);
+	if (req->mpiio)
+		serve_mpiio(st, own.key, &jd->job, req, rep);
+	else
+		serve_files(st, own.key, &jd->job, req, rep);
 }
 
 void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
@@ -298,6 +365,9 @@ void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioac
 	size_t bytes = 0, first = 0, limit, n;
 
 	if (reply_job(rep, &jd->job))
+		return;
+	/* The cluster store keeps no MPI-IO records: not read. */
+	if (req->mpiio)
 		return;
 	if (req->files) {
 		serve_files_jd(jd, req, rep);
@@ -366,6 +436,10 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
 	}
 	if (reply_job(rep, &job))
 		return;
+	if (req->mpiio) {
+		serve_mpiio(st, job.key, &job, req, rep);
+		return;
+	}
 	if (req->files) {
 		serve_files(st, job.key, &job, req, rep);
 		return;
@@ -515,6 +589,8 @@ static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd,
 
 	if (!rep->files_read)
 		return first && !rep->nqfiles ? 1 : -EPROTO;
+	if (rep->more && !rep->nqfiles)
+		return -EPROTO;
 	if (jd->nfiles + rep->nqfiles > *cap) {
 		while (ncap < jd->nfiles + rep->nqfiles)
 			ncap *= 2;
@@ -542,6 +618,7 @@ static void files_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 
 	r->job_key = jd->job.key;
 	r->files = 1;
+	r->mpiio = 0;
 	r->after = last != NULL;
 	r->after_step = last ? last->step_id : 0;
 	r->after_rank = last ? last->rank : 0;
@@ -553,12 +630,22 @@ static void files_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 }
 
 /*
- * The job's per-file records, page by page after its series, in the store's
- * order at the end. A daemon without them leaves jd->files_loaded false:
- * not read, which the reports tell from none.
+ * A kind of rows a job's pages carry after its series: the request for the
+ * page after the rows received, and the function that checks and appends
+ * a page's rows (1: the daemon did not read them; a page that says there
+ * is more must bring rows, or a confused daemon would keep us asking).
  */
-static int fetch_files(const char *socket_path, struct ioacct_request *req, int timeout_ms,
-		       struct ioacct_jobdata *jd, char *err, size_t errlen)
+struct page_kind {
+	void (*next)(struct ioacct_req_job *r, const struct ioacct_jobdata *jd);
+	int (*take)(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
+		    bool first);
+	const char *bad;                  /* what a bad reply is, for the message */
+};
+
+/* Every page of one kind; 1 when the daemon did not read them (not read, not none). */
+static int fetch_pages(const char *socket_path, struct ioacct_request *req, int timeout_ms,
+		       struct ioacct_jobdata *jd, const struct page_kind *k, char *err,
+		       size_t errlen)
 {
 	struct ioacct_reply rep;
 	char why[1024];
@@ -567,8 +654,8 @@ static int fetch_files(const char *socket_path, struct ioacct_request *req, int 
 	uint32_t more;
 	int ret;
 
-	for (;;) {
-		files_next(&req->u.job, jd);
+	do {
+		k->next(&req->u.job, jd);
 		ret = ioacct_client_call(socket_path, req, &rep, timeout_ms, why, sizeof(why));
 		if (ret) {
 			ioacct_source_unreachable(socket_path, ret, why, err, errlen);
@@ -581,27 +668,112 @@ static int fetch_files(const char *socket_path, struct ioacct_request *req, int 
 		}
 		ret = rep.njobs != 1 || rep.jobs[0].key != jd->job.key ? -EPROTO : 0;
 		if (!ret)
-			ret = take_files(&rep, jd, &cap, first);
-		/* Each page must move on, or a confused daemon would keep us here. */
-		if (!ret && rep.more && !rep.nqfiles)
-			ret = -EPROTO;
+			ret = k->take(&rep, jd, &cap, first);
 		more = rep.more;
 		ioacct_reply_free(&rep);
 		if (ret == 1)
-			return 0;
+			return 1;
 		if (ret)
 			return job_err(err, errlen, ret, "bad reply from ioacctd on %s: %s",
-				       socket_path, ret == -EPROTO ?
-				       "file records of another job, out of order or not read" :
-				       strerror(-ret));
+				       socket_path, ret == -EPROTO ? k->bad : strerror(-ret));
 		first = false;
-		if (!more)
-			break;
-	}
+	} while (more);
+	return 0;
+}
+
+/*
+ * The job's per-file records, page by page after its series, in the store's
+ * order at the end. A daemon without them leaves jd->files_loaded false:
+ * not read, which the reports tell from none.
+ */
+static int fetch_files(const char *socket_path, struct ioacct_request *req, int timeout_ms,
+		       struct ioacct_jobdata *jd, char *err, size_t errlen)
+{
+	static const struct page_kind files = {
+		files_next, take_files, "file records of another job, out of order or not read",
+	};
+	int ret = fetch_pages(socket_path, req, timeout_ms, jd, &files, err, errlen);
+
+	if (ret)
+		return ret == 1 ? 0 : ret;
 	/* qsort's base may not be NULL, even for no element (a job without records). */
 	if (jd->nfiles)
 		qsort(jd->files, jd->nfiles, sizeof(*jd->files), file_store_cmp);
 	jd->files_loaded = true;
+	return 0;
+}
+
+/*
+ * Appends a page of MPI-IO records, each after the one before; 1 when the
+ * daemon did not read them (it predates them, or its store keeps none).
+ */
+static int take_mpiio(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
+		      bool first)
+{
+	struct ioacct_mpiio *p;
+	size_t ncap = *cap ? *cap : 16;
+
+	if (!rep->mpiio_read)
+		return first && !rep->nqmpiio ? 1 : -EPROTO;
+	if (rep->more && !rep->nqmpiio)
+		return -EPROTO;
+	if (jd->nmpiio + rep->nqmpiio > *cap) {
+		while (ncap < jd->nmpiio + rep->nqmpiio)
+			ncap *= 2;
+		p = reallocarray(jd->mpiio, ncap, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		jd->mpiio = p;
+		*cap = ncap;
+	}
+	for (size_t i = 0; i < rep->nqmpiio; i++) {
+		const struct ioacct_mpiio *m = &rep->qmpiio[i].m;
+
+		if (rep->qmpiio[i].job_key != jd->job.key ||
+		    (jd->nmpiio && mpiio_key_cmp(&jd->mpiio[jd->nmpiio - 1], m) >= 0))
+			return -EPROTO;
+		jd->mpiio[jd->nmpiio++] = *m;
+	}
+	return 0;
+}
+
+/* The request for the page of MPI-IO records after the last one received. */
+static void mpiio_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
+{
+	const struct ioacct_mpiio *last = jd->nmpiio ? &jd->mpiio[jd->nmpiio - 1] : NULL;
+
+	memset(r->after_path, 0, sizeof(r->after_path));
+	r->job_key = jd->job.key;
+	r->files = 0;
+	r->mpiio = 1;
+	r->after = last != NULL;
+	r->after_step = last ? last->step_id : 0;
+	r->after_rank = last ? last->rank : 0;
+	r->after_pid = last ? (int32_t)last->pid : 0;
+	if (last)
+		ioacct_strlcpy(r->after_path, last->path, sizeof(r->after_path));
+	r->after_mnt = 0;
+	r->after_dev = 0;
+	r->after_ino = 0;
+	r->after_op = 0;
+	r->after_bin = 0;
+}
+
+/*
+ * The job's MPI-IO records, page by page after its files. A daemon without
+ * them leaves jd->mpiio_loaded false: not read, which reports tell from none.
+ */
+static int fetch_mpiio(const char *socket_path, struct ioacct_request *req, int timeout_ms,
+		       struct ioacct_jobdata *jd, char *err, size_t errlen)
+{
+	static const struct page_kind mpiio = {
+		mpiio_next, take_mpiio, "MPI-IO records of another job, out of order or not read",
+	};
+	int ret = fetch_pages(socket_path, req, timeout_ms, jd, &mpiio, err, errlen);
+
+	if (ret)
+		return ret == 1 ? 0 : ret;
+	jd->mpiio_loaded = true;
 	return 0;
 }
 
@@ -680,6 +852,8 @@ static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t j
 		ioacct_reply_free(&rep);
 	}
 	ret = fetch_files(socket_path, &req, timeout_ms, jd, err, errlen);
+	if (!ret)
+		ret = fetch_mpiio(socket_path, &req, timeout_ms, jd, err, errlen);
 out:
 	if (ret) {
 		ioacct_jobdata_free(jd);

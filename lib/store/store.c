@@ -121,6 +121,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 			       " WHERE job_key = ?1 AND (?2 IS NULL OR"
 			       " (step_id, rank, mnt_id, dev, ino) > (?2, ?3, ?4, ?5, ?6))"
 			       " ORDER BY step_id, rank, mnt_id, dev, ino LIMIT ?7",
+	/* MPI-IO records by key, in pages (every one: no cursor, no limit). */
+	[ST_LOAD_MPIIO_PAGE] = "SELECT step_id, rank, pid, path, " MPIIO_COLS " FROM mpiio_files"
+			       " WHERE job_key = ?1 AND (?2 IS NULL OR"
+			       " (step_id, rank, pid, path) > (?2, ?3, ?4, ?5))"
+			       " ORDER BY step_id, rank, pid, path LIMIT ?6",
 	[ST_SPEC_DONE] = "DELETE FROM report_specs WHERE job_key = ?1",
 };
 

@@ -251,6 +251,14 @@ int ioacct_store_job_files_page(struct ioacct_store *st, int64_t job_key,
 				const struct ioacct_file *after, size_t limit,
 				struct ioacct_file **out, size_t *n);
 /*
+ * The same for the MPI-IO records (issue 27), in (step, rank, pid, path)
+ * order; limit 0: every one after `after`. -EOPNOTSUPP from a store older
+ * than them (schema 10).
+ */
+int ioacct_store_job_mpiio_page(struct ioacct_store *st, int64_t job_key,
+				const struct ioacct_mpiio *after, size_t limit,
+				struct ioacct_mpiio **out, size_t *n);
+/*
  * private_data: the database and its -wal and -shm files become readable by
  * root alone (0600), or by everyone again (0644). For the daemon, at start.
  */

@@ -513,6 +513,26 @@ static int row_file(sqlite3_stmt *s, void *elem)
 	return 0;
 }
 
+static int row_mpiio(sqlite3_stmt *s, void *elem)
+{
+	struct ioacct_mpiio *m = elem;
+#define MPIIO_PTR(name) &m->name,
+	uint64_t *u[] = { IOACCT_MPIIO_COUNTERS(MPIIO_PTR) };
+#undef MPIIO_PTR
+	int c = 4;
+
+	m->step_id = (uint32_t)col_u64(s, 0);
+	m->rank = (int32_t)sqlite3_column_int64(s, 1);
+	m->pid = (uint32_t)col_u64(s, 2);
+	col_str(s, 3, m->path, sizeof(m->path));
+	for (size_t k = 0; k < ARRAY_SIZE(u); k++)
+		*u[k] = col_u64(s, c++);
+	if (file_bins_parse((const char *)sqlite3_column_text(s, c), m->size_read) ||
+	    file_bins_parse((const char *)sqlite3_column_text(s, c + 1), m->size_written))
+		return -EIO;
+	return 0;
+}
+
 static int row_watch(sqlite3_stmt *s, void *elem)
 {
 	struct ioacct_watch *w = elem;
@@ -655,6 +675,13 @@ static int load_children(struct ioacct_store *st, struct ioacct_jobdata *jd, boo
 		jd->files = rows;
 		jd->files_loaded = true;
 	}
+	/* MPI-IO records since schema 10. */
+	if (st->version >= 10) {
+		err = ioacct_store_job_mpiio_page(st, key, NULL, 0, &jd->mpiio, &jd->nmpiio);
+		if (err)
+			return err;
+		jd->mpiio_loaded = true;
+	}
 	if (!series)
 		return 0;
 	err = load_rows(st, ST_LOAD_SERIES, &key, sizeof(*jd->series), row_sample, &rows,
@@ -769,6 +796,37 @@ int ioacct_store_job_files_page(struct ioacct_store *st, int64_t job_key,
 	}
 	err = load_rows(st, ST_LOAD_FILES_PAGE, &job_key, sizeof(**out), row_file, &rows, n,
 			"files");
+	if (!err)
+		*out = rows;
+	return err;
+}
+
+int ioacct_store_job_mpiio_page(struct ioacct_store *st, int64_t job_key,
+				const struct ioacct_mpiio *after, size_t limit,
+				struct ioacct_mpiio **out, size_t *n)
+{
+	sqlite3_stmt *s = NULL;
+	void *rows;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (st->version < 10)
+		return store_error(st, -EOPNOTSUPP, "read MPI-IO records: store of schema %d has none",
+				   st->version);
+	/* load_rows binds ?1 on the same prepared statement and resets it. */
+	err = store_stmt_get(st, ST_LOAD_MPIIO_PAGE, &s);
+	if (err)
+		return err;
+	if ((after && (bind_i64(s, 2, after->step_id) || bind_i64(s, 3, after->rank) ||
+		       bind_i64(s, 4, after->pid) || BIND_BUF(s, 5, after->path))) ||
+	    bind_i64(s, 6, !limit || limit > INT64_MAX ? -1 : (int64_t)limit)) {
+		err = store_sql_error(st, sqlite3_errcode(st->db), "read MPI-IO records");
+		stmt_done(s);
+		return err;
+	}
+	err = load_rows(st, ST_LOAD_MPIIO_PAGE, &job_key, sizeof(**out), row_mpiio, &rows, n,
+			"MPI-IO records");
 	if (!err)
 		*out = rows;
 	return err;

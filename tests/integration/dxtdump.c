@@ -11,6 +11,7 @@
  * lines: first {"partial": FLAG, "metadata": TEXT}, then one object per
  * record, {"name": ..., "rank": ..., "c": {"POSIX_OPENS": N, ...}, "f":
  * {"POSIX_F_READ_TIME": X, ...}} with every counter by Darshan's name.
+ * dxtdump --mpiio LOG: the same of its MPIIO records (issue 27).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -30,15 +31,15 @@ static void segs(const struct ioacct_darshan_log *log, const struct ioacct_darsh
 		       s[i].end);
 }
 
-static void posix_dump(const struct ioacct_darshan_log *log)
+static void records_dump(const struct ioacct_darshan_log *log, enum ioacct_darshan_kind kind)
 {
-	const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(IOACCT_DARSHAN_POSIX);
+	const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kind);
 
 	printf("{\"partial\": %llu, \"metadata\": ", (unsigned long long)log->partial);
 	ioacct_json_string(stdout, log->metadata);
 	printf("}\n");
-	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
-		const struct ioacct_darshan_record *r = &log->recs[IOACCT_DARSHAN_POSIX][i];
+	for (size_t i = 0; i < log->nrecs[kind]; i++) {
+		const struct ioacct_darshan_record *r = &log->recs[kind][i];
 		const char *name = ioacct_darshan_name_of(log, r->id);
 
 		printf("{\"name\": ");
@@ -56,13 +57,14 @@ static void posix_dump(const struct ioacct_darshan_log *log)
 int main(int argc, char **argv)
 {
 	bool posix = argc == 3 && !strcmp(argv[1], "--posix");
+	bool mpiio = argc == 3 && !strcmp(argv[1], "--mpiio");
 	struct ioacct_darshan_log *log;
 	int64_t reads = 0, writes = 0;
 	char err[1024];
 	size_t mlen;
 
-	if (argc != 2 && !posix) {
-		fprintf(stderr, "usage: dxtdump [--posix] LOG\n");
+	if (argc != 2 && !posix && !mpiio) {
+		fprintf(stderr, "usage: dxtdump [--posix | --mpiio] LOG\n");
 		return 2;
 	}
 	log = ioacct_darshan_read(argv[argc - 1], err, sizeof(err));
@@ -70,8 +72,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dxtdump: %s\n", err);
 		return 1;
 	}
-	if (posix) {
-		posix_dump(log);
+	if (posix || mpiio) {
+		records_dump(log, posix ? IOACCT_DARSHAN_POSIX : IOACCT_DARSHAN_MPIIO);
 		ioacct_darshan_free(log);
 		return 0;
 	}

@@ -765,6 +765,90 @@ static void test_job_files_fuzz(void **state)
 	ioacct_buf_free(&b);
 }
 
+/* ---- a job's MPI-IO records (issue 27) ---- */
+
+static void test_job_mpiio_roundtrip(void **state)
+{
+	struct ioacct_qmpiio_row rows[3];
+	struct ioacct_reply in = { 0 }, out;
+	struct ioacct_job job = { .key = 42, .job_id = 12 };
+	struct ioacct_buf b = { 0 }, e = { 0 };
+	struct ioacct_request rq, rq_out;
+
+	(void)state;
+	memset(rows, 0, sizeof(rows));
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct ioacct_mpiio *m = &rows[i].m;
+#define MPIIO_FILL(name) m->name = i == 2 ? UINT64_MAX - __LINE__ : 1000 * (i + 1) + __LINE__;
+		IOACCT_MPIIO_COUNTERS(MPIIO_FILL)
+#undef MPIIO_FILL
+		rows[i].job_key = 42;
+		m->step_id = i == 0 ? IOACCT_STEP_BATCH : (uint32_t)i;
+		m->rank = i == 1 ? -1 : (int32_t)i;
+		m->pid = i == 2 ? UINT32_MAX : 4000 + (uint32_t)i;
+		for (size_t k = 0; k < IOACCT_NR_SIZE_BINS; k++) {
+			m->size_read[k] = i * 100 + k;
+			m->size_written[k] = k == 9 ? UINT64_MAX : i + k;
+		}
+	}
+	strcpy(rows[0].m.path, "ufs:/scratch/out\nFAKE: 1\t.dat");
+	strcpy(rows[1].m.path, "/scratch/\x80\xc0\xaf\xff.bin");
+	memset(rows[2].m.path, 'p', sizeof(rows[2].m.path) - 1);
+	in.jobs = &job;
+	in.njobs = 1;
+	in.job_key = 42;
+	in.mpiio_read = 1;
+	in.qmpiio = rows;
+	in.nqmpiio = ARRAY_SIZE(rows);
+	in.more = 1;
+	roundtrip_reply(&in, &out);
+	assert_int_equal(out.mpiio_read, 1);
+	assert_int_equal(out.more, 1);
+	assert_int_equal(out.nqmpiio, ARRAY_SIZE(rows));
+	/* Every field, every byte of every path. */
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		assert_memory_equal(&out.qmpiio[i], &rows[i], sizeof(rows[i]));
+	ioacct_reply_free(&out);
+	assert_null(out.qmpiio);
+
+	/* A row adds no more than the bound the daemon fills its pages by, the longest path too. */
+	in.qmpiio = NULL;
+	in.nqmpiio = 0;
+	assert_int_equal(ioacct_proto_encode_reply(&e, &in), 0);
+	in.qmpiio = &rows[2];
+	in.nqmpiio = 1;
+	assert_int_equal(ioacct_proto_encode_reply(&b, &in), 0);
+	assert_true(b.len - e.len <= ioacct_proto_mpiio_row_size());
+	ioacct_buf_free(&b);
+	ioacct_buf_free(&e);
+
+	/* A reply without them (an older daemon's) decodes as "not read". */
+	in.mpiio_read = 0;
+	in.qmpiio = NULL;
+	in.nqmpiio = 0;
+	roundtrip_reply(&in, &out);
+	assert_int_equal(out.mpiio_read, 0);
+	assert_null(out.qmpiio);
+	ioacct_reply_free(&out);
+
+	/* The request for a page of them, the cursor's path the longest. */
+	memset(&rq, 0, sizeof(rq));
+	rq.type = IOACCT_MSG_JOB;
+	rq.u.job.job_key = 42;
+	rq.u.job.mpiio = 1;
+	rq.u.job.after = 1;
+	rq.u.job.after_step = IOACCT_STEP_BATCH;
+	rq.u.job.after_rank = -1;
+	rq.u.job.after_pid = INT32_MAX;
+	memset(rq.u.job.after_path, 'p', sizeof(rq.u.job.after_path) - 1);
+	roundtrip_request(&rq, &rq_out);
+	assert_int_equal(rq_out.u.job.mpiio, 1);
+	assert_int_equal(rq_out.u.job.after_rank, -1);
+	assert_int_equal(rq_out.u.job.after_pid, INT32_MAX);
+	assert_int_equal(rq_out.u.job.after_step, IOACCT_STEP_BATCH);
+	assert_string_equal(rq_out.u.job.after_path, rq.u.job.after_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -780,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_job_files_roundtrip),
 		cmocka_unit_test(test_job_files_bad),
 		cmocka_unit_test(test_job_files_fuzz),
+		cmocka_unit_test(test_job_mpiio_roundtrip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
