@@ -146,9 +146,10 @@ static void run_cluster(struct ioacct_retainer *r)
 			log_err("retention: cluster store: purge stopped after %llu runs: %s",
 				(unsigned long long)c.runs, ioacct_pgstore_errmsg(pg));
 		else if (c.runs)
-			log_info("retention: cluster store: purged %llu runs (%llu node parts, %llu series rows) in %llu ms",
+			log_info("retention: cluster store: purged %llu runs (%llu node parts,"
+				 " %llu series rows; %llu months whole, partitions dropped) in %llu ms",
 				 (unsigned long long)c.runs, (unsigned long long)c.parts,
-				 (unsigned long long)c.series,
+				 (unsigned long long)c.series, (unsigned long long)c.months,
 				 (unsigned long long)(ioacct_mono_ms() - t0));
 	}
 	if (cfg->downsample_after_s && !wait_ms(r, 0)) {
