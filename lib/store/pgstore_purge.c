@@ -143,7 +143,7 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 	int err = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(tables) && !err; i++) {
-		int64_t pending;
+		int64_t pending = -1;
 
 		block_name(name, sizeof(name), tables[i], b);
 		err = one_value(pg, "SELECT (SELECT inhdetachpending::integer FROM pg_inherits"
@@ -172,28 +172,62 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 	return err;
 }
 
-/* A part of the block ($2 <= id < $3) whose run cannot go ($1: the cutoff in ns). */
-#define BLOCK_HELD                                                                         \
-	"SELECT EXISTS (SELECT 1 FROM jobs o WHERE o.id >= $2::bigint AND o.id < $3::bigint"  \
+/* The block's parts ($2 <= id < $3) whose run stays ($1: the cutoff in ns). */
+#define HELD_PARTS                                                                         \
+	"SELECT o.id FROM jobs o WHERE o.id >= $2::bigint AND o.id < $3::bigint"             \
 	" AND (o.end_ns IS NULL OR o.end_ns >= $1::bigint"                                   \
 	"  OR EXISTS (SELECT 1 FROM jobs k WHERE k.cluster = o.cluster"                      \
 	"   AND k.job_id = o.job_id AND k.restart = o.restart"                               \
 	"   AND (k.end_ns IS NULL OR k.end_ns >= $1::bigint))"                               \
 	"  OR EXISTS (SELECT 1 FROM job_reports x WHERE x.cluster = o.cluster"               \
-	"   AND x.job_id = o.job_id AND x.restart = o.restart AND x.written_at IS NULL)))::integer"
+	"   AND x.job_id = o.job_id AND x.restart = o.restart AND x.written_at IS NULL))"
+
+/*
+ * The block's parts whose run stays (a node's part of it not ended, or after
+ * the cutoff; its report waiting: rare, at a month's edge) moved to the
+ * running block: new ids (steps and mounts follow, ON UPDATE CASCADE), their
+ * series and totals rows copied there. The month then goes whole.
+ */
+static int held_move(struct ioacct_pgstore *pg, const char *const *params)
+{
+	struct buf b = { 0 };
+	PGresult *res;
+	int err = 0;
+
+	pg_buf_add(&b, "WITH n AS MATERIALIZED (SELECT id AS old, (%d::bigint << %d)"
+		   " + nextval('jobs_id_seq') AS new FROM (" HELD_PARTS ") h),"
+		   " s AS (INSERT INTO series (job, step_id, mnt_id, op, bins, "
+		   IOACCT_STORE_COUNTER_COLS ") SELECT n.new, step_id, mnt_id, op, bins, "
+		   IOACCT_STORE_COUNTER_COLS " FROM series x JOIN n ON x.job = n.old RETURNING 1),"
+		   " t AS (INSERT INTO totals (job, step_id, mnt_id, op, "
+		   IOACCT_STORE_COUNTER_COLS ") SELECT n.new, step_id, mnt_id, op, "
+		   IOACCT_STORE_COUNTER_COLS " FROM totals x JOIN n ON x.job = n.old RETURNING 1),"
+		   " u AS (UPDATE jobs j SET id = n.new FROM n WHERE j.id = n.old RETURNING 1)"
+		   " SELECT (SELECT count(*) FROM u) FROM (SELECT count(*) FROM s) a,"
+		   " (SELECT count(*) FROM t) c", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
+	if (b.failed)
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	res = PQexecParams(pg->conn, b.p, 3, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = pg_conn_error(pg, res, "move a month's parts that stay");
+	PQclear(res);
+	free(b.p);
+	return err;
+}
 
 /* The block's ($1 <= id < $2) runs, their parts, and the parts' series rows. */
 #define BLOCK_RUNS                                                                         \
 	"r AS (SELECT DISTINCT cluster, job_id, restart FROM jobs"                           \
 	" WHERE id >= $1::bigint AND id < $2::bigint),"                                      \
 	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart)),"           \
-	" s AS (SELECT (SELECT count(*) FROM series WHERE job >= $1::bigint"                 \
-	"  AND job < $2::bigint) + (SELECT count(*) FROM series WHERE job IN"                \
+	" s AS (SELECT (SELECT count(*) FROM series x JOIN p ON p.id = x.job"                \
+	"  WHERE x.job >= $1::bigint AND x.job < $2::bigint)"                                \
+	"  + (SELECT count(*) FROM series WHERE job IN"                                      \
 	"  (SELECT id FROM p WHERE id < $1::bigint OR id >= $2::bigint)) AS n)"
 
 /*
- * Purges block b whole if every run of its parts goes (else leaves it to the
- * rows' purge): *dropped says whether it did (dry_run: would).
+ * Purges block b whole, its parts whose run stays moved to the running block
+ * first: *dropped says whether it did (dry_run: would, and changes nothing).
  */
 static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, bool dry_run,
 		       struct ioacct_pgstore_purge_counts *counts, bool *dropped)
@@ -201,7 +235,6 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, boo
 	char lo[24], hi[24], blk[16], sql[256];
 	const char *params[4] = { cutoff, lo, hi, blk };
 	uint64_t runs;
-	int64_t held;
 	int err;
 
 	*dropped = false;
@@ -213,11 +246,8 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, boo
 	/* Parts of the block being written are waited for; the next go to the running block. */
 	if (!err && !dry_run)
 		err = pg_exec(pg, sql, "lock a month");
-	if (!err)
-		err = one_value(pg, BLOCK_HELD, 3, params, "purge a month", &held);
-	if (err || held || dry_run) {
-		if (!err && !held)
-			*dropped = true;
+	if (err || dry_run) {
+		*dropped = !err;
 		pg_rollback_quiet(pg);
 		return err;
 	}
@@ -230,6 +260,8 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, boo
 			err = pg_conn_error(pg, res, "purge a month");
 		PQclear(res);
 	}
+	if (!err)
+		err = held_move(pg, params);
 	if (!err)
 		err = run_counts(pg, "WITH " BLOCK_RUNS ","
 				 " m AS (DELETE FROM merged_jobs x USING r WHERE x.cluster = r.cluster"

@@ -15,8 +15,8 @@
 # purge and downsample find nothing. Then 5,000 old runs of 2 parts: a purge killed
 # (kill -9) once its first batches are committed leaves every run whole or gone, the
 # rest exact, and the next purge takes exactly what is left. Then months purged whole
-# (schema 8): a month whose runs all go loses its partitions (dropped), one with a run not
-# over keeps them, a purge killed after its commit is finished by the next.
+# (schema 8): a month's partitions are dropped, the parts of a run not over moved out
+# first, a purge killed after its commit is finished by the next.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -105,11 +105,14 @@ rows_before=$(pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) 
 CUT=$(($(date +%s) - 30 * 86400))
 
 # ---- purge: dry, then real ---------------------------------------------------------------
+# (When the month of 40 days ago ended before the cutoff, it goes whole: months=1.)
 got=$("$PGPURGE" "$PGURL" purge "$CUT" dry) || fail "pgpurge purge dry failed"
+got=${got% months=1}
 [ "$got" = "runs=1 parts=2 series=$series701" ] || fail "dry purge: '$got', not 'runs=1 parts=2 series=$series701'"
 [ "$(pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) FROM series)")" = "$rows_before" ] ||
 	fail "a dry purge changed the store"
 got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge failed"
+got=${got% months=1}
 [ "$got" = "runs=1 parts=2 series=$series701" ] || fail "purge: '$got', not 'runs=1 parts=2 series=$series701'"
 for t in jobs merged_jobs merged_series job_reports; do
 	[ "$(pg "SELECT count(*) FROM $t WHERE job_id = 701")" = 0 ] || fail "job 701 is still in $t"
@@ -157,7 +160,11 @@ got=$("$PGPURGE" "$PGURL" downsample "$CUT" 2000000000) || fail "pgpurge downsam
 ok "downsample: job 703 re-binned 0.5 s -> 2 s (bin / 4), every sum exact; 702 and 704 untouched"
 
 # ---- a purge killed midway ---------------------------------------------------------------
-OLD=$((($(date +%s) - 40 * 86400) * 1000000000))
+# Ended an hour before the cutoff, in its month (a month not over at the cutoff is purged
+# row by row: batches to kill between).
+CUT=$(($(date +%s) - 30 * 86400))
+OLD=$(pg "SELECT (extract(epoch FROM greatest(date_trunc('month', to_timestamp($CUT), 'UTC'),
+	  to_timestamp($CUT) - interval '1 hour')) * 1000000000)::bigint")
 pg "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
 	state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
     SELECT 'iorun', 10000 + k, 'n' || p, 'slurm', 0, 0, 'root', 'x', '/', $OLD - 3600000000000 + k,
@@ -168,7 +175,6 @@ pg "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, w
     INSERT INTO totals (job, step_id, mnt_id, op, bytes, calls) SELECT id, 0, 1, 1, 4096 * 3, 3 FROM jobs WHERE job_id > 10000;
     INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT id, 0, 1, 1, '{0,7,9}', '{4096,4096,4096}',
 	'{1,1,1}' FROM jobs WHERE job_id > 10000" > /dev/null || fail "cannot make 5,000 old runs"
-CUT=$(($(date +%s) - 30 * 86400))
 "$PGPURGE" "$PGURL" purge "$CUT" > "$T/killed.out" 2>&1 &
 PURGE_PID=$!
 for _ in $(seq 1 2000); do
@@ -205,19 +211,21 @@ ok "a purge killed after $((5000 - left)) of 5,000 runs: the $left left whole an
 #   20001-20300 two parts ended in M           -> gone with M's partitions
 #   20301       a part in M, a part in M2      -> gone whole (its M2 part row by row)
 #   20302       two parts in M2                -> gone row by row
-#   20303       a part in M2, a part ended now -> kept whole: M2's partitions stay
+#   20303       a part in M2, a part ended now -> kept whole: its M2 part moved to the running
+#               block (a new id, every row with it), M2's partitions dropped
 #   20401-20410 two parts in M3, a purge killed after the commit that took their small rows
 #               (M3 in purging, the partitions there) -> the next purge drops them first
 #   20411       a part of M3 written then       -> in the running block, gone row by row
-# parts FIRST LAST NODE MONTH: parts of runs FIRST..LAST on NODE, ended in MONTH (an SQL
-# timestamp) + k seconds, each with a step, a mount, a totals and a series row of 3 x 4096.
+# parts FIRST LAST NODE MONTH: parts of runs FIRST..LAST on NODE, ended a day and k seconds
+# after MONTH (an SQL timestamp: a month's start in UTC), each with a step, a mount, a
+# totals and a series row of 3 x 4096.
 parts() {
-	pg "SELECT ioacct_block_parts(ioacct_block((extract(epoch FROM $4)::bigint + 1) * 1000000000));
+	pg "SELECT ioacct_block_parts(ioacct_block((extract(epoch FROM $4)::bigint + 86401) * 1000000000));
 	    INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
 		state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
 	    SELECT 'iorun', k, '$3', 'slurm', 0, 0, 'root', 'x', '/', e - 3600000000000, e, 'COMPLETED', 0,
 		'fentry', 5000000000, 0, 0
-	    FROM generate_series($1, $2) k, LATERAL (SELECT (extract(epoch FROM $4)::bigint + k % 1000 + 1)
+	    FROM generate_series($1, $2) k, LATERAL (SELECT (extract(epoch FROM $4)::bigint + 86401 + k % 1000)
 		* 1000000000 AS e) x;
 	    INSERT INTO steps SELECT id, 0, start_ns, end_ns, 'COMPLETED', 0, '' FROM jobs
 		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
@@ -228,7 +236,7 @@ parts() {
 		'{4096,4096,4096}', '{1,1,1}' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3'" > /dev/null ||
 		fail "cannot make the parts of runs $1-$2 on $3"
 }
-M="date_trunc('month', now() - interval '100 days')"
+M="date_trunc('month', now() - interval '100 days', 'UTC')"
 M2="($M - interval '1 month')"
 M3="($M - interval '2 months')"
 parts 20001 20300 n1 "$M"
@@ -242,9 +250,9 @@ pg "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, w
       exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
     VALUES ('iorun', 20303, 'n2', 'slurm', 0, 0, 'root', 'x', '/', 1, $(date +%s)000000000, 'COMPLETED', 0,
       'fentry', 5000000000, 0, 0)" > /dev/null || fail "cannot make job 20303's recent part"
-name() { pg "SELECT to_char($1, 'YYYY_MM')"; }
+name() { pg "SELECT to_char(($1 + interval '1 day') AT TIME ZONE 'UTC', 'YYYY_MM')"; }
 m1=$(name "$M") m2=$(name "$M2") m3=$(name "$M3")
-b3=$(pg "SELECT ioacct_block((extract(epoch FROM $M3)::bigint + 1) * 1000000000)")
+b3=$(pg "SELECT ioacct_block((extract(epoch FROM $M3)::bigint + 86401) * 1000000000)")
 [ "$(pg "SELECT count(*) FROM series_$m1")" = 601 ] || fail "series_$m1 does not hold the 601 parts of month $m1"
 # A purge killed after its first commit for M3: the block in purging, its runs' small rows gone.
 pg "BEGIN; INSERT INTO purging VALUES ($b3); DELETE FROM jobs WHERE job_id BETWEEN 20401 AND 20410; COMMIT" > /dev/null ||
@@ -257,21 +265,26 @@ parts 20411 20411 n1 "$M3"
 CUT=$(($(date +%s) - 30 * 86400))
 rows_before=$(pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) FROM series)")
 got=$("$PGPURGE" "$PGURL" purge "$CUT" dry) || fail "pgpurge purge dry failed"
-[ "$got" = "runs=303 parts=605 series=605 months=2" ] || fail "dry purge of the months: '$got', not 'runs=303 parts=605 series=605 months=2'"
+[ "$got" = "runs=303 parts=605 series=605 months=3" ] || fail "dry purge of the months: '$got', not 'runs=303 parts=605 series=605 months=3'"
 [ "$(pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) FROM series)")" = "$rows_before" ] ||
 	fail "a dry purge changed the store"
 got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge failed"
-[ "$got" = "runs=303 parts=605 series=605 months=2" ] || fail "purge of the months: '$got', not 'runs=303 parts=605 series=605 months=2'"
+[ "$got" = "runs=303 parts=605 series=605 months=3" ] || fail "purge of the months: '$got', not 'runs=303 parts=605 series=605 months=3'"
 for t in series totals; do
-	for m in $m1 $m3; do
+	for m in $m1 $m2 $m3; do
 		[ "$(pg "SELECT to_regclass('${t}_$m') IS NULL")" = t ] || fail "${t}_$m was not dropped"
 	done
-	[ "$(pg "SELECT to_regclass('${t}_$m2') IS NULL")" = f ] || fail "${t}_$m2 was dropped with a run kept"
 	[ "$(pg "SELECT count(*) FROM $t WHERE job NOT IN (SELECT id FROM jobs)")" = 0 ] || fail "$t has rows of no job"
 	[ "$(pg "SELECT count(*) FROM $t x JOIN jobs j ON j.id = x.job WHERE j.job_id >= 20001")" = 1 ] ||
 		fail "$t does not hold exactly the row of the part left (20303 on n1)"
 done
 [ "$(pg "SELECT count(*) FROM purging")" = 0 ] || fail "a month is still in purging"
+[ "$(pg "SELECT id >> 33 FROM jobs WHERE job_id = 20303 AND node = 'n1'")" = 1023 ] ||
+	fail "job 20303's part of $m2 was not moved to the running block"
+[ "$(pg "SELECT s.bytes[1] + s.bytes[2] + s.bytes[3] || ' ' || t.bytes FROM jobs j JOIN series s ON s.job = j.id
+	JOIN totals t ON t.job = j.id JOIN steps st ON st.job = j.id JOIN mounts m ON m.job = j.id
+	WHERE j.job_id = 20303 AND j.node = 'n1'")" = "12288 12288" ] ||
+	fail "job 20303's part of $m2 lost rows in its move to the running block"
 [ "$(pg "SELECT string_agg(job_id || node, ' ' ORDER BY job_id, node) FROM jobs WHERE job_id >= 20001")" = \
 	"20303n1 20303n2" ] || fail "the run left is not 20303 (both parts)"
 "$IOACCT" -M iorun -j 20001 -P -n > "$T/20001-ioacct" 2>&1
@@ -280,5 +293,5 @@ totals_of | grep -v '^2[0-9][0-9][0-9][0-9]|' > "$T/totals-after"
 cmp -s "$T/totals-before" "$T/totals-after" || fail "the purge of the months touched other jobs' totals"
 got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge failed"
 [ "$got" = "runs=0 parts=0 series=0" ] || fail "a second purge: '$got', not nothing"
-ok "months: $m1 purged whole (its partitions dropped), $m3's killed purge finished, $m2 kept for a run not over; the rest row by row, counts exact"
+ok "months: $m1 and $m2 purged whole (partitions dropped; a part of a run not over moved out, whole), $m3's killed purge finished; the rest row by row, counts exact"
 exit 0
