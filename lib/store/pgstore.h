@@ -169,9 +169,12 @@ struct ioacct_pgstore_purge_counts {
  * Retention (issue 28). Deletes every run of a job whose parts all ended
  * before cutoff_unix (seconds since the epoch) and whose merged report, if
  * any, is written, with every row of it (steps, mounts, totals, series, its
- * merged series and report row): in batches, a transaction each, so that
- * exports and queries go on and an interruption leaves whole runs. dry_run:
- * counts what would go and changes nothing. 0 or -errno (message in errmsg).
+ * merged series and report row). First every month that ended before the
+ * cutoff, whole (schema 8: its runs' small rows in one transaction, then its
+ * partitions detached concurrently and dropped; counts->months), then the
+ * rest in batches, a transaction each, so that exports and queries go on and
+ * an interruption leaves whole runs. dry_run: counts what would go and
+ * changes nothing. 0 or -errno (message in errmsg).
  */
 int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dry_run,
 			 struct ioacct_pgstore_purge_counts *counts);
