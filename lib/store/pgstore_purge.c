@@ -150,8 +150,8 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 				" WHERE inhrelid = to_regclass($1))", 1, params,
 				"see a month's partition", &pending);
 		if (!err && pending >= 0) {
-			snprintf(sql, sizeof(sql), "ALTER TABLE %s DETACH PARTITION %s %s", tables[i],
-				 name, pending ? "FINALIZE" : "CONCURRENTLY");
+			snprintf(sql, sizeof(sql), "ALTER TABLE %s DETACH PARTITION %s %s",
+				 tables[i], name, pending ? "FINALIZE" : "CONCURRENTLY");
 			err = pg_exec(pg, sql, "detach a month's partition");
 		}
 		if (!err) {
@@ -264,15 +264,17 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, boo
 		err = held_move(pg, params);
 	if (!err)
 		err = run_counts(pg, "WITH " BLOCK_RUNS ","
-				 " m AS (DELETE FROM merged_jobs x USING r WHERE x.cluster = r.cluster"
-				 "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
-				 " rep AS (DELETE FROM job_reports x USING r WHERE x.cluster = r.cluster"
-				 "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
+				 " m AS (DELETE FROM merged_jobs x USING r"
+				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
+				 "  AND x.restart = r.restart RETURNING 1),"
+				 " rep AS (DELETE FROM job_reports x USING r"
+				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
+				 "  AND x.restart = r.restart RETURNING 1),"
 				 " d AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
 				 " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d),"
 				 " (SELECT n FROM s) FROM (SELECT count(*) FROM m) a,"
-				 " (SELECT count(*) FROM rep) c", 2, params + 1, "purge a month", counts,
-				 &runs);
+				 " (SELECT count(*) FROM rep) c", 2, params + 1, "purge a month",
+				 counts, &runs);
 	if (!err)
 		err = pg_exec(pg, "COMMIT", "purge a month");
 	if (err) {
@@ -312,8 +314,9 @@ static int blocks_purge(struct ioacct_pgstore *pg, const char *cutoff, bool dry_
 			   " JOIN pg_class c ON c.oid = i.inhrelid"
 			   " WHERE i.inhparent = 'series'::regclass"
 			   " AND c.relname ~ '^series_[0-9]{4}_[0-9]{2}$') x"
-			   " WHERE extract(epoch FROM make_timestamptz(2000 + b / 12, b % 12 + 1, 1,"
-			   " 0, 0, 0, 'UTC'))::bigint * 1000000000 <= $1::bigint ORDER BY b",
+			   " WHERE extract(epoch FROM make_timestamptz(2000 + b / 12,"
+			   " b % 12 + 1, 1, 0, 0, 0, 'UTC'))::bigint * 1000000000 <= $1::bigint"
+			   " ORDER BY b",
 			   1, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "see the months");
