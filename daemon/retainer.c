@@ -121,6 +121,25 @@ static void run_downsample(struct ioacct_retainer *r)
 }
 
 /*
+ * The cluster store's purge cutoff: with purge_after of four weeks or more,
+ * the start (UTC) of the month it falls in, as slurmdbd purges by the month
+ * when told months: a month's runs then go together, its partitions dropped
+ * (schema 8), instead of a day's rows at a time. A job stays up to a month
+ * longer than purge_after.
+ */
+static int64_t cluster_cutoff(int64_t now, uint64_t purge_after_s)
+{
+	time_t t = (time_t)(now - (int64_t)purge_after_s);
+	struct tm tm;
+
+	if (purge_after_s < 28 * 86400 || !gmtime_r(&t, &tm))
+		return (int64_t)t;
+	tm.tm_mday = 1;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	return (int64_t)timegm(&tm);
+}
+
+/*
  * cluster_retention: the same cutoffs on the cluster store, whole runs
  * (pgstore.h), with a connection of its own for the round.
  */
@@ -141,14 +160,15 @@ static void run_cluster(struct ioacct_retainer *r)
 	}
 	if (cfg->purge_after_s) {
 		memset(&c, 0, sizeof(c));
-		ret = ioacct_pgstore_purge(pg, now - (int64_t)cfg->purge_after_s, false, &c);
+		ret = ioacct_pgstore_purge(pg, cluster_cutoff(now, cfg->purge_after_s), false, &c);
 		if (ret)
 			log_err("retention: cluster store: purge stopped after %llu runs: %s",
 				(unsigned long long)c.runs, ioacct_pgstore_errmsg(pg));
 		else if (c.runs)
-			log_info("retention: cluster store: purged %llu runs (%llu node parts, %llu series rows) in %llu ms",
+			log_info("retention: cluster store: purged %llu runs (%llu node parts,"
+				 " %llu series rows; %llu months whole, partitions dropped) in %llu ms",
 				 (unsigned long long)c.runs, (unsigned long long)c.parts,
-				 (unsigned long long)c.series,
+				 (unsigned long long)c.series, (unsigned long long)c.months,
 				 (unsigned long long)(ioacct_mono_ms() - t0));
 	}
 	if (cfg->downsample_after_s && !wait_ms(r, 0)) {

@@ -293,6 +293,101 @@ static const char *const migrations[] = {
 	" PRIMARY KEY (cluster, job_id, restart, step_id, mnt_id, op),"
 	" FOREIGN KEY (cluster, job_id, restart) REFERENCES merged_jobs ON DELETE CASCADE);"
 	"ALTER TABLE merged_series SET (toast_tuple_target = 128);",
+	/*
+	 * 8: the bulk rows partitioned by the month their job's part ended (issue
+	 * 28): a part's id is its block (ioacct_block(): 1 for January 2000 and
+	 * before, one more a month, 1023 for a part not ended) shifted by 33 bits,
+	 * plus the sequence; series and totals are partitioned by ranges of job,
+	 * one partition a block (series_2026_11, totals_running), made when its
+	 * first part comes (ioacct_job_place). A lookup by job id reads one
+	 * partition; a month's parts purged, its partitions are dropped whole.
+	 * No foreign key to jobs: a part deleted takes its bulk rows with it
+	 * (ioacct_job_gone) unless its block is in purging, whose partitions go
+	 * whole. A part is written again when its job ends (pgstore_export.c):
+	 * that moves it from the running block to its month.
+	 */
+	"CREATE TABLE purging (block integer PRIMARY KEY);"
+	"CREATE FUNCTION ioacct_block(end_ns bigint) RETURNS integer LANGUAGE sql IMMUTABLE AS $$"
+	" SELECT CASE WHEN end_ns IS NULL THEN 1023 ELSE"
+	"  least(greatest((extract(year FROM t)::integer - 2000) * 12"
+	"  + extract(month FROM t)::integer, 1), 1022) END"
+	" FROM (SELECT to_timestamp(end_ns / 1000000000) AT TIME ZONE 'UTC' AS t) x$$;"
+	"CREATE FUNCTION ioacct_block_name(b integer) RETURNS text LANGUAGE sql IMMUTABLE AS $$"
+	" SELECT CASE WHEN b = 1023 THEN 'running'"
+	"  ELSE format('%s_%s', 2000 + (b - 1) / 12, lpad(((b - 1) % 12 + 1)::text, 2, '0')) END$$;"
+	"CREATE FUNCTION ioacct_block_parts(b integer) RETURNS void LANGUAGE plpgsql AS $$"
+	"DECLARE t text; n text; BEGIN"
+	" FOREACH t IN ARRAY ARRAY['series', 'totals'] LOOP"
+	"  n := t || '_' || ioacct_block_name(b);"
+	"  CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;"
+	"  PERFORM pg_advisory_xact_lock(" PG_BLOCK_LOCK ", b);"
+	"  BEGIN"
+	"   EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I"
+	" FOR VALUES FROM (%s) TO (%s)',"
+	"    n, t, b::bigint << 33, (b + 1)::bigint << 33);"
+	"  EXCEPTION WHEN duplicate_table OR invalid_object_definition THEN NULL;"
+	"  END;"
+	"  IF t = 'series' THEN"
+	"   EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 128)', n);"
+	"  END IF;"
+	" END LOOP;"
+	"END$$;"
+	"CREATE FUNCTION ioacct_job_place() RETURNS trigger LANGUAGE plpgsql AS $$"
+	"DECLARE b integer := ioacct_block(NEW.end_ns); BEGIN"
+	" PERFORM pg_advisory_xact_lock_shared(" PG_BLOCK_LOCK ", b);"
+	" IF EXISTS (SELECT 1 FROM purging p WHERE p.block = b) THEN b := 1023; END IF;"
+	" PERFORM ioacct_block_parts(b);"
+	" NEW.id := (b::bigint << 33) + nextval('jobs_id_seq');"
+	" RETURN NEW;"
+	"END$$;"
+	"CREATE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	" IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN"
+	"  DELETE FROM series WHERE job = OLD.id;"
+	"  DELETE FROM totals WHERE job = OLD.id;"
+	" END IF;"
+	" RETURN NULL;"
+	"END$$;"
+	/* The rows there: ids renumbered into their blocks, their bulk rows moved. */
+	"DROP VIEW series_bins;"
+	"ALTER TABLE series DROP CONSTRAINT series_job_fkey;"
+	"ALTER TABLE totals DROP CONSTRAINT totals_job_fkey;"
+	"ALTER TABLE series RENAME TO series_old;"
+	"ALTER TABLE totals RENAME TO totals_old;"
+	"ALTER TABLE series_old RENAME CONSTRAINT series_pkey TO series_old_pkey;"
+	"ALTER TABLE totals_old RENAME CONSTRAINT totals_pkey TO totals_old_pkey;"
+	"CREATE TABLE series (LIKE series_old INCLUDING DEFAULTS) PARTITION BY RANGE (job);"
+	"CREATE TABLE totals (LIKE totals_old INCLUDING DEFAULTS) PARTITION BY RANGE (job);"
+	"ALTER TABLE series ADD PRIMARY KEY (job, step_id, mnt_id, op);"
+	"ALTER TABLE totals ADD PRIMARY KEY (job, step_id, mnt_id, op);"
+	"ALTER TABLE steps DROP CONSTRAINT steps_job_fkey, ADD CONSTRAINT steps_job_fkey"
+	" FOREIGN KEY (job) REFERENCES jobs(id) ON DELETE CASCADE ON UPDATE CASCADE;"
+	"ALTER TABLE mounts DROP CONSTRAINT mounts_job_fkey, ADD CONSTRAINT mounts_job_fkey"
+	" FOREIGN KEY (job) REFERENCES jobs(id) ON DELETE CASCADE ON UPDATE CASCADE;"
+	"SELECT ioacct_block_parts(b) FROM (SELECT 1023 AS b UNION"
+	" SELECT ioacct_block(end_ns) FROM jobs) x;"
+	"CREATE TEMP TABLE ioacct_renum ON COMMIT DROP AS SELECT id AS old,"
+	" (ioacct_block(end_ns)::bigint << 33) + (id & 8589934591) AS new FROM jobs;"
+	"UPDATE jobs j SET id = r.new FROM ioacct_renum r WHERE j.id = r.old AND r.new <> r.old;"
+	"DO $$DECLARE t text; c text; cols text; BEGIN"
+	" FOREACH t IN ARRAY ARRAY['series', 'totals'] LOOP"
+	"  cols := '';"
+	"  FOR c IN SELECT column_name FROM information_schema.columns"
+	"   WHERE table_schema = current_schema() AND table_name = t AND column_name <> 'job'"
+	"   ORDER BY ordinal_position LOOP"
+	"   cols := cols || format(', o.%I', c);"
+	"  END LOOP;"
+	"  EXECUTE format('INSERT INTO %I SELECT r.new%s FROM %I o"
+	" JOIN ioacct_renum r ON r.old = o.job',"
+	"   t, cols, t || '_old');"
+	" END LOOP;"
+	"END$$;"
+	"DROP TABLE series_old, totals_old;"
+	"ALTER TABLE jobs ALTER COLUMN id DROP DEFAULT;"
+	"CREATE TRIGGER jobs_place BEFORE INSERT ON jobs FOR EACH ROW"
+	" EXECUTE FUNCTION ioacct_job_place();"
+	"CREATE TRIGGER jobs_gone AFTER DELETE ON jobs FOR EACH ROW"
+	" EXECUTE FUNCTION ioacct_job_gone();"
+	"SELECT ioacct_series_view();",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

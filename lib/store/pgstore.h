@@ -21,6 +21,9 @@
  *           job of several nodes' series aligned and summed, made once when it
  *           is read whole for its merged report, for the parts named in
  *           members (schema 7)
+ *   series and totals are partitioned by the month their part ended (schema 8):
+ *           a part's id is its block << 33 plus a sequence number, one
+ *           partition a block (series_2026_11, totals_running), see pgstore.c
  *   job_reports  (cluster, job_id, restart) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
@@ -48,7 +51,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 7
+#define IOACCT_PGSTORE_SCHEMA_VERSION 8
 
 struct ioacct_pgstore;
 
@@ -159,15 +162,19 @@ struct ioacct_pgstore_purge_counts {
 	uint64_t runs;   /* runs of jobs (cluster, job id, restart), whole */
 	uint64_t parts;  /* their nodes' rows in jobs: deleted, or re-binned */
 	uint64_t series; /* series rows (one per job, node, step, mount, op): deleted, or re-binned */
+	uint64_t months; /* of them, months purged whole: their partitions dropped (schema 8) */
 };
 
 /*
  * Retention (issue 28). Deletes every run of a job whose parts all ended
  * before cutoff_unix (seconds since the epoch) and whose merged report, if
  * any, is written, with every row of it (steps, mounts, totals, series, its
- * merged series and report row): in batches, a transaction each, so that
- * exports and queries go on and an interruption leaves whole runs. dry_run:
- * counts what would go and changes nothing. 0 or -errno (message in errmsg).
+ * merged series and report row). First every month that ended before the
+ * cutoff, whole (schema 8: its runs' small rows in one transaction, then its
+ * partitions detached concurrently and dropped; counts->months), then the
+ * rest in batches, a transaction each, so that exports and queries go on and
+ * an interruption leaves whole runs. dry_run: counts what would go and
+ * changes nothing. 0 or -errno (message in errmsg).
  */
 int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dry_run,
 			 struct ioacct_pgstore_purge_counts *counts);

@@ -48,6 +48,19 @@ struct ioacct_pgstore {
 	" unnest(bins, " IOACCT_STORE_COUNTER_COLS ") AS u(bin, "                   \
 	IOACCT_STORE_COUNTER_COLS "))"
 
+/* ---- the month blocks (schema 8) ---- */
+
+/*
+ * A part's id is its block << PG_BLOCK_SHIFT plus a sequence number: block b
+ * (1 for January 2000 and before, one more a month) holds the parts that
+ * ended in its month, PG_BLOCK_RUNNING those not ended (or written while
+ * their month was being purged). The advisory lock (PG_BLOCK_LOCK, b): shared
+ * by a transaction writing a part of block b, exclusive by a purge of it.
+ */
+#define PG_BLOCK_SHIFT 33
+#define PG_BLOCK_RUNNING 1023
+#define PG_BLOCK_LOCK "730804912"
+
 /* ---- errors ---- */
 
 /* Leaves the message in pg->errmsg; returns err. */

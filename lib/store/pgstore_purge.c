@@ -4,9 +4,19 @@
  * runs of jobs that ended before a cutoff deleted whole, or their series
  * re-binned coarser. A run goes only whole, every part of it ended before
  * the cutoff and its merged report, if it has one, written: a run some node
- * has not exported yet, or whose report waits for a node, stays. Batches
- * of PURGE_BATCH runs, a transaction each: exports and queries go on
- * between them, and an interrupted purge leaves whole runs, gone or there.
+ * has not exported yet, or whose report waits for a node, stays.
+ *
+ * First the months (schema 8): a month's block whose month ended before the
+ * cutoff and whose parts' runs all go is purged whole. One transaction puts
+ * the block in purging and deletes the runs' small rows (jobs, steps,
+ * mounts, reports, merged series): from its commit the runs are gone from
+ * every query, and their bulk rows (series, totals) are left in the block's
+ * partitions, which are then detached CONCURRENTLY (no lock that stops
+ * exports or queries) and dropped. A purge killed after that commit leaves
+ * the block in purging: the next purge detaches and drops it first.
+ * Then the rest row by row, in batches of PURGE_BATCH runs, a transaction
+ * each: exports and queries go on between them, and an interrupted purge
+ * leaves whole runs, gone or there.
  */
 #include "pgstore.h"
 
@@ -99,15 +109,243 @@ static int batches(struct ioacct_pgstore *pg, const char *sql, int nparams,
 	return 0;
 }
 
+/* Runs sql (nparams text parameters) for its one row of one column: a number. */
+static int one_value(struct ioacct_pgstore *pg, const char *sql, int nparams,
+		     const char *const *params, const char *what, int64_t *v)
+{
+	PGresult *res = PQexecParams(pg->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	int err = 0;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		err = pg_conn_error(pg, res, what);
+	else
+		*v = PQgetisnull(res, 0, 0) ? -1 : val_i64(res, 0, 0);
+	PQclear(res);
+	return err;
+}
+
+/* Block b's partition of table t: t_YYYY_MM (ioacct_block_name()). */
+static void block_name(char *buf, size_t len, const char *t, int b)
+{
+	snprintf(buf, len, "%s_%04d_%02d", t, 2000 + (b - 1) / 12, (b - 1) % 12 + 1);
+}
+
+/*
+ * Block b, in purging, its runs' small rows gone: its partitions detached
+ * (finished, if a killed purge left one half detached) and dropped, the
+ * block out of purging.
+ */
+static int block_drop(struct ioacct_pgstore *pg, int b)
+{
+	static const char *const tables[] = { "series", "totals" };
+	char name[64], sql[256], blk[16];
+	const char *params[1] = { name };
+	int err = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(tables) && !err; i++) {
+		int64_t pending = -1;
+
+		block_name(name, sizeof(name), tables[i], b);
+		err = one_value(pg, "SELECT (SELECT inhdetachpending::integer FROM pg_inherits"
+				" WHERE inhrelid = to_regclass($1))", 1, params,
+				"see a month's partition", &pending);
+		if (!err && pending >= 0) {
+			snprintf(sql, sizeof(sql), "ALTER TABLE %s DETACH PARTITION %s %s",
+				 tables[i], name, pending ? "FINALIZE" : "CONCURRENTLY");
+			err = pg_exec(pg, sql, "detach a month's partition");
+		}
+		if (!err) {
+			snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", name);
+			err = pg_exec(pg, sql, "drop a month's partition");
+		}
+	}
+	snprintf(blk, sizeof(blk), "%d", b);
+	params[0] = blk;
+	if (!err) {
+		PGresult *res = PQexecParams(pg->conn, "DELETE FROM purging WHERE block = $1",
+					     1, NULL, params, NULL, NULL, 0);
+
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			err = pg_conn_error(pg, res, "forget a month purged");
+		PQclear(res);
+	}
+	return err;
+}
+
+/* The block's parts ($2 <= id < $3) whose run stays ($1: the cutoff in ns). */
+#define HELD_PARTS                                                                         \
+	"SELECT o.id FROM jobs o WHERE o.id >= $2::bigint AND o.id < $3::bigint"             \
+	" AND (o.end_ns IS NULL OR o.end_ns >= $1::bigint"                                   \
+	"  OR EXISTS (SELECT 1 FROM jobs k WHERE k.cluster = o.cluster"                      \
+	"   AND k.job_id = o.job_id AND k.restart = o.restart"                               \
+	"   AND (k.end_ns IS NULL OR k.end_ns >= $1::bigint))"                               \
+	"  OR EXISTS (SELECT 1 FROM job_reports x WHERE x.cluster = o.cluster"               \
+	"   AND x.job_id = o.job_id AND x.restart = o.restart AND x.written_at IS NULL))"
+
+/*
+ * The block's parts whose run stays (a node's part of it not ended, or after
+ * the cutoff; its report waiting: rare, at a month's edge) moved to the
+ * running block: new ids (steps and mounts follow, ON UPDATE CASCADE), their
+ * series and totals rows copied there. The month then goes whole.
+ */
+static int held_move(struct ioacct_pgstore *pg, const char *const *params)
+{
+	struct buf b = { 0 };
+	PGresult *res;
+	int err = 0;
+
+	pg_buf_add(&b, "WITH n AS MATERIALIZED (SELECT id AS old, (%d::bigint << %d)"
+		   " + nextval('jobs_id_seq') AS new FROM (" HELD_PARTS ") h),"
+		   " s AS (INSERT INTO series (job, step_id, mnt_id, op, bins, "
+		   IOACCT_STORE_COUNTER_COLS ") SELECT n.new, step_id, mnt_id, op, bins, "
+		   IOACCT_STORE_COUNTER_COLS " FROM series x JOIN n ON x.job = n.old RETURNING 1),"
+		   " t AS (INSERT INTO totals (job, step_id, mnt_id, op, "
+		   IOACCT_STORE_COUNTER_COLS ") SELECT n.new, step_id, mnt_id, op, "
+		   IOACCT_STORE_COUNTER_COLS " FROM totals x JOIN n ON x.job = n.old RETURNING 1),"
+		   " u AS (UPDATE jobs j SET id = n.new FROM n WHERE j.id = n.old RETURNING 1)"
+		   " SELECT (SELECT count(*) FROM u) FROM (SELECT count(*) FROM s) a,"
+		   " (SELECT count(*) FROM t) c", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
+	if (b.failed)
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	res = PQexecParams(pg->conn, b.p, 3, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = pg_conn_error(pg, res, "move a month's parts that stay");
+	PQclear(res);
+	free(b.p);
+	return err;
+}
+
+/* The block's ($1 <= id < $2) runs, their parts, and the parts' series rows. */
+#define BLOCK_RUNS                                                                         \
+	"r AS (SELECT DISTINCT cluster, job_id, restart FROM jobs"                           \
+	" WHERE id >= $1::bigint AND id < $2::bigint),"                                      \
+	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart)),"           \
+	" s AS (SELECT (SELECT count(*) FROM series x JOIN p ON p.id = x.job"                \
+	"  WHERE x.job >= $1::bigint AND x.job < $2::bigint)"                                \
+	"  + (SELECT count(*) FROM series WHERE job IN"                                      \
+	"  (SELECT id FROM p WHERE id < $1::bigint OR id >= $2::bigint)) AS n)"
+
+/*
+ * Purges block b whole, its parts whose run stays moved to the running block
+ * first: *dropped says whether it did (dry_run: would, and changes nothing).
+ */
+static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, bool dry_run,
+		       struct ioacct_pgstore_purge_counts *counts, bool *dropped)
+{
+	char lo[24], hi[24], blk[16], sql[256];
+	const char *params[4] = { cutoff, lo, hi, blk };
+	uint64_t runs;
+	int err;
+
+	*dropped = false;
+	snprintf(lo, sizeof(lo), "%" PRId64, (int64_t)b << PG_BLOCK_SHIFT);
+	snprintf(hi, sizeof(hi), "%" PRId64, (int64_t)(b + 1) << PG_BLOCK_SHIFT);
+	snprintf(blk, sizeof(blk), "%d", b);
+	snprintf(sql, sizeof(sql), "SELECT pg_advisory_xact_lock(" PG_BLOCK_LOCK ", %d)", b);
+	err = pg_exec(pg, "BEGIN", "purge a month");
+	/* Parts of the block being written are waited for; the next go to the running block. */
+	if (!err && !dry_run)
+		err = pg_exec(pg, sql, "lock a month");
+	if (err || dry_run) {
+		*dropped = !err;
+		pg_rollback_quiet(pg);
+		return err;
+	}
+	{
+		PGresult *res = PQexecParams(pg->conn, "INSERT INTO purging VALUES ($1::integer)"
+					     " ON CONFLICT DO NOTHING", 1, NULL, params + 3, NULL,
+					     NULL, 0);
+
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			err = pg_conn_error(pg, res, "purge a month");
+		PQclear(res);
+	}
+	if (!err)
+		err = held_move(pg, params);
+	if (!err)
+		err = run_counts(pg, "WITH " BLOCK_RUNS ","
+				 " m AS (DELETE FROM merged_jobs x USING r"
+				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
+				 "  AND x.restart = r.restart RETURNING 1),"
+				 " rep AS (DELETE FROM job_reports x USING r"
+				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
+				 "  AND x.restart = r.restart RETURNING 1),"
+				 " d AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
+				 " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d),"
+				 " (SELECT n FROM s) FROM (SELECT count(*) FROM m) a,"
+				 " (SELECT count(*) FROM rep) c", 2, params + 1, "purge a month",
+				 counts, &runs);
+	if (!err)
+		err = pg_exec(pg, "COMMIT", "purge a month");
+	if (err) {
+		pg_rollback_quiet(pg);
+		return err;
+	}
+	*dropped = true;
+	return block_drop(pg, b);
+}
+
+/*
+ * The months: blocks a purge left in purging finished, then every block
+ * whose month ended before the cutoff purged whole where its runs all go.
+ */
+static int blocks_purge(struct ioacct_pgstore *pg, const char *cutoff, bool dry_run,
+			struct ioacct_pgstore_purge_counts *counts)
+{
+	const char *params[1] = { cutoff };
+	PGresult *res;
+	int err = 0;
+
+	if (!dry_run) {
+		res = PQexec(pg->conn, "SELECT block FROM purging ORDER BY 1");
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			err = pg_conn_error(pg, res, "see the months being purged");
+		for (int r = 0; !err && r < PQntuples(res); r++) {
+			err = block_drop(pg, (int)val_i64(res, r, 0));
+			counts->months += !err;
+		}
+		PQclear(res);
+		if (err)
+			return err;
+	}
+	res = PQexecParams(pg->conn,
+			   "SELECT b FROM (SELECT (substr(c.relname, 8, 4)::integer - 2000) * 12"
+			   " + substr(c.relname, 13, 2)::integer AS b FROM pg_inherits i"
+			   " JOIN pg_class c ON c.oid = i.inhrelid"
+			   " WHERE i.inhparent = 'series'::regclass"
+			   " AND c.relname ~ '^series_[0-9]{4}_[0-9]{2}$') x"
+			   " WHERE extract(epoch FROM make_timestamptz(2000 + b / 12,"
+			   " b % 12 + 1, 1, 0, 0, 0, 'UTC'))::bigint * 1000000000 <= $1::bigint"
+			   " ORDER BY b",
+			   1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = pg_conn_error(pg, res, "see the months");
+	for (int r = 0; !err && r < PQntuples(res); r++) {
+		bool dropped;
+
+		err = block_purge(pg, (int)val_i64(res, r, 0), cutoff, dry_run, counts, &dropped);
+		if (!err && dropped)
+			counts->months++;
+	}
+	PQclear(res);
+	return err;
+}
+
 int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dry_run,
 			 struct ioacct_pgstore_purge_counts *counts)
 {
 	char sql[2048], cutoff[32];
 	const char *params[1] = { cutoff };
-	int n;
+	int n, err;
 
 	memset(counts, 0, sizeof(*counts));
+	if (!ioacct_pgstore_connected(pg))
+		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
 	snprintf(cutoff, sizeof(cutoff), "%" PRId64, cutoff_unix * INT64_C(1000000000));
+	/* Dry, the rows' count below counts the months' runs too. */
+	err = blocks_purge(pg, cutoff, dry_run, counts);
+	if (err)
+		return err;
 	if (dry_run)
 		n = snprintf(sql, sizeof(sql),
 			     "WITH " OLD_RUNS " SELECT (SELECT count(*) FROM r),"

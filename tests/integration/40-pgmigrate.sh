@@ -8,9 +8,13 @@
 #     with every child) and job 503 one with counters of 2^64 - 2 and 2^64 - 1; the
 #     answers taken (ioacct -j, --nodes, the MaxWriteBW peak, ioreport text and JSON,
 #     the merged report of 501 among them); the store put back to schema 5 as schema 5
-#     stored series (one row per bin); ioacctd restarted migrates it to 7 with its data:
+#     stored series (one row per bin); ioacctd restarted migrates it to 8 with its data:
 #     every bin of every job reads back the same, the huge ones exactly, and every
 #     answer is byte for byte what it was.
+#  2b. Job 503 moved to January 2020, the store put back to schema 7 (series and totals
+#     one table each, job ids a plain sequence), ioacctd restarted migrates it to 8: every
+#     answer byte for byte the same, each part's bulk rows in its end month's partition
+#     (series_2020_01 for 503), a lookup by job id reading one partition (EXPLAIN).
 #  3. Merged series made once (schema 7): the first whole read of job 501 sums its nodes
 #     and makes them (merged_jobs names both parts); the next reads use them (a mark put
 #     in them shows in the report's series, not in its totals) and give every byte the
@@ -118,14 +122,47 @@ pg_back_to_schema5 || fail "cannot put PostgreSQL back to schema 5"
 	"$(grep -c '^501|' "$T/before/bins")" ] || fail "schema 5 does not hold job 501 one row per bin"
 start_daemon
 answers "$T/after"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 7 ] || fail "PostgreSQL was not migrated to schema 7"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 8 ] || fail "PostgreSQL was not migrated to schema 8"
 [ "$(pg "SELECT count(*) FROM information_schema.columns WHERE table_name = 'series' AND column_name = 'bins'")" = 1 ] ||
 	fail "the migrated series have no bins column"
 for f in "$T/before"/*; do
 	cmp -s "$f" "$T/after/${f##*/}" ||
 		{ diff "$f" "$T/after/${f##*/}" | head -20; fail "${f##*/} differs after the migration from schema 5"; }
 done
-ok "schema 5 migrated to 7 with data: $(wc -l < "$T/after/bins") bins, $(ls "$T/after" | wc -l) answers byte for byte the same"
+ok "schema 5 migrated to 8 with data: $(wc -l < "$T/after/bins") bins, $(ls "$T/after" | wc -l) answers byte for byte the same"
+
+# ---- 2b. schema 7 with data, migrated to 8: partitions by end month -------------------
+# Job 503 ended in another month (January 2020): its part goes to that month's partitions.
+pg "UPDATE jobs SET start_ns = 1578000000000000000, end_ns = 1578000001000000000 WHERE job_id = 503;
+    UPDATE steps SET start_ns = 1578000000000000000, end_ns = 1578000001000000000
+      WHERE job IN (SELECT id FROM jobs WHERE job_id = 503)" > /dev/null || fail "cannot move job 503 to 2020"
+answers "$T/before7"
+stop_daemon
+pg_back_to_schema7 || fail "cannot put PostgreSQL back to schema 7"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 7 ] || fail "the store is not at schema 7"
+[ "$(pg "SELECT max(id) < 8589934592 FROM jobs")" = t ] || fail "schema 7's job ids are not a plain sequence"
+start_daemon
+answers "$T/after8"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 8 ] || fail "PostgreSQL was not migrated to schema 8"
+for f in "$T/before7"/*; do
+	cmp -s "$f" "$T/after8/${f##*/}" ||
+		{ diff "$f" "$T/after8/${f##*/}" | head -20; fail "${f##*/} differs after the migration from schema 7"; }
+done
+[ "$(pg "SELECT relkind FROM pg_class WHERE relname = 'series'")" = p ] || fail "series is not partitioned"
+[ "$(pg "SELECT count(*) FROM series_2020_01 s JOIN jobs j ON j.id = s.job WHERE j.job_id = 503")" = 1 ] ||
+	fail "job 503's series row is not in the partition of January 2020"
+[ "$(pg "SELECT count(*) FROM totals_2020_01")" = "$(pg "SELECT count(*) FROM totals t JOIN jobs j ON j.id = t.job
+	WHERE j.job_id = 503")" ] || fail "job 503's totals are not in the partition of January 2020"
+month=$(pg "SELECT to_char(to_timestamp(end_ns / 1000000000) AT TIME ZONE 'UTC', 'YYYY_MM') FROM jobs WHERE job_id = 502")
+[ "$(pg "SELECT count(*) FROM series_$month s JOIN jobs j ON j.id = s.job WHERE j.job_id = 502")" = \
+	"$(pg "SELECT count(*) FROM series s JOIN jobs j ON j.id = s.job WHERE j.job_id = 502")" ] ||
+	fail "job 502's series rows are not all in the partition of its month ($month)"
+# A lookup by job id reads one partition.
+pg "EXPLAIN (ANALYZE, COSTS OFF) SELECT * FROM series WHERE job = (SELECT min(id) FROM jobs
+    WHERE job_id = 502)" > "$T/explain"
+grep -Eq 'never executed|Subplans Removed' "$T/explain" ||
+	{ cat "$T/explain"; fail "a lookup of job 502's series by id read every month's partition"; }
+ok "schema 7 migrated to 8 with data: parts in their month's partitions, $(ls "$T/after8" | wc -l) answers byte for byte the same, a lookup by id pruned"
 
 # ---- 3. merged series made once --------------------------------------------------------
 pg "DELETE FROM merged_jobs" > /dev/null

@@ -14,7 +14,9 @@
 # bin b -> b / 4) with every counter's sum exact, its ioacct -j the same; a second
 # purge and downsample find nothing. Then 5,000 old runs of 2 parts: a purge killed
 # (kill -9) once its first batches are committed leaves every run whole or gone, the
-# rest exact, and the next purge takes exactly what is left.
+# rest exact, and the next purge takes exactly what is left. Then months purged whole
+# (schema 8): a month's partitions are dropped, the parts of a run not over moved out
+# first, a purge killed after its commit is finished by the next.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -48,7 +50,9 @@ ALL="$COUNTERS, err_notfound, err_access, err_space, err_io, err_other"
 # SHIFT_NS later and AGE_DAYS days earlier, with every child.
 clone() {
 	local age=$(($5 * 86400 * 1000000000))
-	pg "WITH o AS (SELECT * FROM jobs WHERE job_id = $1),
+	# The month's partitions first: not made by the statement that fills them.
+	pg "SELECT ioacct_block_parts(ioacct_block(end_ns + $4 - $age)) FROM jobs WHERE job_id = $1;
+	    WITH o AS (SELECT * FROM jobs WHERE job_id = $1),
 	     n AS (INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir,
 		start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes, restart)
 	       SELECT cluster, $2, '$3', source, uid, gid, \"user\", name, workdir, start_ns + $4 - $age,
@@ -101,11 +105,14 @@ rows_before=$(pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) 
 CUT=$(($(date +%s) - 30 * 86400))
 
 # ---- purge: dry, then real ---------------------------------------------------------------
+# (When the month of 40 days ago ended before the cutoff, it goes whole: months=1.)
 got=$("$PGPURGE" "$PGURL" purge "$CUT" dry) || fail "pgpurge purge dry failed"
+got=${got% months=1}
 [ "$got" = "runs=1 parts=2 series=$series701" ] || fail "dry purge: '$got', not 'runs=1 parts=2 series=$series701'"
 [ "$(pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) FROM series)")" = "$rows_before" ] ||
 	fail "a dry purge changed the store"
 got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge failed"
+got=${got% months=1}
 [ "$got" = "runs=1 parts=2 series=$series701" ] || fail "purge: '$got', not 'runs=1 parts=2 series=$series701'"
 for t in jobs merged_jobs merged_series job_reports; do
 	[ "$(pg "SELECT count(*) FROM $t WHERE job_id = 701")" = 0 ] || fail "job 701 is still in $t"
@@ -153,7 +160,11 @@ got=$("$PGPURGE" "$PGURL" downsample "$CUT" 2000000000) || fail "pgpurge downsam
 ok "downsample: job 703 re-binned 0.5 s -> 2 s (bin / 4), every sum exact; 702 and 704 untouched"
 
 # ---- a purge killed midway ---------------------------------------------------------------
-OLD=$((($(date +%s) - 40 * 86400) * 1000000000))
+# Ended an hour before the cutoff, in its month (a month not over at the cutoff is purged
+# row by row: batches to kill between).
+CUT=$(($(date +%s) - 30 * 86400))
+OLD=$(pg "SELECT (extract(epoch FROM greatest(date_trunc('month', to_timestamp($CUT), 'UTC'),
+	  to_timestamp($CUT) - interval '1 hour')) * 1000000000)::bigint")
 pg "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
 	state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
     SELECT 'iorun', 10000 + k, 'n' || p, 'slurm', 0, 0, 'root', 'x', '/', $OLD - 3600000000000 + k,
@@ -164,7 +175,6 @@ pg "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, w
     INSERT INTO totals (job, step_id, mnt_id, op, bytes, calls) SELECT id, 0, 1, 1, 4096 * 3, 3 FROM jobs WHERE job_id > 10000;
     INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT id, 0, 1, 1, '{0,7,9}', '{4096,4096,4096}',
 	'{1,1,1}' FROM jobs WHERE job_id > 10000" > /dev/null || fail "cannot make 5,000 old runs"
-CUT=$(($(date +%s) - 30 * 86400))
 "$PGPURGE" "$PGURL" purge "$CUT" > "$T/killed.out" 2>&1 &
 PURGE_PID=$!
 for _ in $(seq 1 2000); do
@@ -195,4 +205,93 @@ cmp -s "$T/totals-before" "$T/totals-after" || fail "the killed purge touched ot
 got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge after the kill failed"
 [ "$got" = "runs=$left parts=$((2 * left)) series=$((2 * left))" ] || fail "the purge after the kill: '$got', not the $left runs left"
 ok "a purge killed after $((5000 - left)) of 5,000 runs: the $left left whole and exact, the next purge took them"
+
+# ---- months purged whole: their partitions dropped -------------------------------------
+# M: the month of 100 days ago, M2 the one before, M3 the one before that (schema 8).
+#   20001-20300 two parts ended in M           -> gone with M's partitions
+#   20301       a part in M, a part in M2      -> gone whole (its M2 part row by row)
+#   20302       two parts in M2                -> gone row by row
+#   20303       a part in M2, a part ended now -> kept whole: its M2 part moved to the running
+#               block (a new id, every row with it), M2's partitions dropped
+#   20401-20410 two parts in M3, a purge killed after the commit that took their small rows
+#               (M3 in purging, the partitions there) -> the next purge drops them first
+#   20411       a part of M3 written then       -> in the running block, gone row by row
+# parts FIRST LAST NODE MONTH: parts of runs FIRST..LAST on NODE, ended a day and k seconds
+# after MONTH (an SQL timestamp: a month's start in UTC), each with a step, a mount, a
+# totals and a series row of 3 x 4096.
+parts() {
+	pg "SELECT ioacct_block_parts(ioacct_block((extract(epoch FROM $4)::bigint + 86401) * 1000000000));
+	    INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
+		state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
+	    SELECT 'iorun', k, '$3', 'slurm', 0, 0, 'root', 'x', '/', e - 3600000000000, e, 'COMPLETED', 0,
+		'fentry', 5000000000, 0, 0
+	    FROM generate_series($1, $2) k, LATERAL (SELECT (extract(epoch FROM $4)::bigint + 86401 + k % 1000)
+		* 1000000000 AS e) x;
+	    INSERT INTO steps SELECT id, 0, start_ns, end_ns, 'COMPLETED', 0, '' FROM jobs
+		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
+	    INSERT INTO mounts SELECT id, 1, '/', 'ext4', 'sda' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
+	    INSERT INTO totals (job, step_id, mnt_id, op, bytes, calls) SELECT id, 0, 1, 1, 12288, 3 FROM jobs
+		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
+	    INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT id, 0, 1, 1, '{0,7,9}',
+		'{4096,4096,4096}', '{1,1,1}' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3'" > /dev/null ||
+		fail "cannot make the parts of runs $1-$2 on $3"
+}
+M="date_trunc('month', now() - interval '100 days', 'UTC')"
+M2="($M - interval '1 month')"
+M3="($M - interval '2 months')"
+parts 20001 20300 n1 "$M"
+parts 20001 20300 n2 "$M"
+parts 20301 20301 n1 "$M"
+parts 20301 20302 n2 "$M2"
+parts 20302 20303 n1 "$M2"
+parts 20401 20410 n1 "$M3"
+parts 20401 20410 n2 "$M3"
+pg "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns, state,
+      exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
+    VALUES ('iorun', 20303, 'n2', 'slurm', 0, 0, 'root', 'x', '/', 1, $(date +%s)000000000, 'COMPLETED', 0,
+      'fentry', 5000000000, 0, 0)" > /dev/null || fail "cannot make job 20303's recent part"
+name() { pg "SELECT to_char(($1 + interval '1 day') AT TIME ZONE 'UTC', 'YYYY_MM')"; }
+m1=$(name "$M") m2=$(name "$M2") m3=$(name "$M3")
+b3=$(pg "SELECT ioacct_block((extract(epoch FROM $M3)::bigint + 86401) * 1000000000)")
+[ "$(pg "SELECT count(*) FROM series_$m1")" = 601 ] || fail "series_$m1 does not hold the 601 parts of month $m1"
+# A purge killed after its first commit for M3: the block in purging, its runs' small rows gone.
+pg "BEGIN; INSERT INTO purging VALUES ($b3); DELETE FROM jobs WHERE job_id BETWEEN 20401 AND 20410; COMMIT" > /dev/null ||
+	fail "cannot make the purge of $m3 killed midway"
+[ "$(pg "SELECT count(*) FROM series_$m3")" = 20 ] || fail "the killed purge's rows are not left in series_$m3"
+# A part of M3 written meanwhile goes to the running block, not to the partition being dropped.
+parts 20411 20411 n1 "$M3"
+[ "$(pg "SELECT id >> 33 FROM jobs WHERE job_id = 20411")" = 1023 ] ||
+	fail "a part of $m3 written while $m3 is purged did not go to the running block"
+CUT=$(($(date +%s) - 30 * 86400))
+rows_before=$(pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) FROM series)")
+got=$("$PGPURGE" "$PGURL" purge "$CUT" dry) || fail "pgpurge purge dry failed"
+[ "$got" = "runs=303 parts=605 series=605 months=3" ] || fail "dry purge of the months: '$got', not 'runs=303 parts=605 series=605 months=3'"
+[ "$(pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) FROM series)")" = "$rows_before" ] ||
+	fail "a dry purge changed the store"
+got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge failed"
+[ "$got" = "runs=303 parts=605 series=605 months=3" ] || fail "purge of the months: '$got', not 'runs=303 parts=605 series=605 months=3'"
+for t in series totals; do
+	for m in $m1 $m2 $m3; do
+		[ "$(pg "SELECT to_regclass('${t}_$m') IS NULL")" = t ] || fail "${t}_$m was not dropped"
+	done
+	[ "$(pg "SELECT count(*) FROM $t WHERE job NOT IN (SELECT id FROM jobs)")" = 0 ] || fail "$t has rows of no job"
+	[ "$(pg "SELECT count(*) FROM $t x JOIN jobs j ON j.id = x.job WHERE j.job_id >= 20001")" = 1 ] ||
+		fail "$t does not hold exactly the row of the part left (20303 on n1)"
+done
+[ "$(pg "SELECT count(*) FROM purging")" = 0 ] || fail "a month is still in purging"
+[ "$(pg "SELECT id >> 33 FROM jobs WHERE job_id = 20303 AND node = 'n1'")" = 1023 ] ||
+	fail "job 20303's part of $m2 was not moved to the running block"
+[ "$(pg "SELECT s.bytes[1] + s.bytes[2] + s.bytes[3] || ' ' || t.bytes FROM jobs j JOIN series s ON s.job = j.id
+	JOIN totals t ON t.job = j.id JOIN steps st ON st.job = j.id JOIN mounts m ON m.job = j.id
+	WHERE j.job_id = 20303 AND j.node = 'n1'")" = "12288 12288" ] ||
+	fail "job 20303's part of $m2 lost rows in its move to the running block"
+[ "$(pg "SELECT string_agg(job_id || node, ' ' ORDER BY job_id, node) FROM jobs WHERE job_id >= 20001")" = \
+	"20303n1 20303n2" ] || fail "the run left is not 20303 (both parts)"
+"$IOACCT" -M iorun -j 20001 -P -n > "$T/20001-ioacct" 2>&1
+grep -q '20001' "$T/20001-ioacct" && fail "ioacct -j 20001 still shows the purged job"
+totals_of | grep -v '^2[0-9][0-9][0-9][0-9]|' > "$T/totals-after"
+cmp -s "$T/totals-before" "$T/totals-after" || fail "the purge of the months touched other jobs' totals"
+got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge failed"
+[ "$got" = "runs=0 parts=0 series=0" ] || fail "a second purge: '$got', not nothing"
+ok "months: $m1 and $m2 purged whole (partitions dropped; a part of a run not over moved out, whole), $m3's killed purge finished; the rest row by row, counts exact"
 exit 0

@@ -72,13 +72,45 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
-# pg_back_to_schema5: puts a schema-7 cluster store back to schema 5 with its data, as
+# pg_back_to_schema7: puts a schema-8 cluster store back to schema 7 with its data, as
+# schema 7 stored it: series and totals one table each (not partitioned by month) with
+# their foreign keys, job ids a plain sequence again (the block bits off), no triggers,
+# version 8 forgotten. The next ioacctd to connect migrates it again.
+pg_back_to_schema7() {
+	pg "BEGIN;
+	    DROP TRIGGER jobs_place ON jobs; DROP TRIGGER jobs_gone ON jobs; DROP VIEW series_bins;
+	    CREATE TABLE series7 (LIKE series INCLUDING DEFAULTS); INSERT INTO series7 SELECT * FROM series;
+	    CREATE TABLE totals7 (LIKE totals INCLUDING DEFAULTS); INSERT INTO totals7 SELECT * FROM totals;
+	    DROP TABLE series, totals;
+	    UPDATE jobs SET id = id & 8589934591;
+	    UPDATE series7 SET job = job & 8589934591; UPDATE totals7 SET job = job & 8589934591;
+	    ALTER TABLE series7 RENAME TO series; ALTER TABLE totals7 RENAME TO totals;
+	    ALTER TABLE series ADD CONSTRAINT series_pkey PRIMARY KEY (job, step_id, mnt_id, op),
+	      ADD CONSTRAINT series_job_fkey FOREIGN KEY (job) REFERENCES jobs(id) ON DELETE CASCADE,
+	      SET (toast_tuple_target = 128);
+	    ALTER TABLE totals ADD CONSTRAINT totals_pkey PRIMARY KEY (job, step_id, mnt_id, op),
+	      ADD CONSTRAINT totals_job_fkey FOREIGN KEY (job) REFERENCES jobs(id) ON DELETE CASCADE;
+	    ALTER TABLE steps DROP CONSTRAINT steps_job_fkey, ADD CONSTRAINT steps_job_fkey
+	      FOREIGN KEY (job) REFERENCES jobs(id) ON DELETE CASCADE;
+	    ALTER TABLE mounts DROP CONSTRAINT mounts_job_fkey, ADD CONSTRAINT mounts_job_fkey
+	      FOREIGN KEY (job) REFERENCES jobs(id) ON DELETE CASCADE;
+	    ALTER TABLE jobs ALTER COLUMN id SET DEFAULT nextval('jobs_id_seq');
+	    DROP TABLE purging;
+	    DROP FUNCTION ioacct_job_place(), ioacct_job_gone(), ioacct_block_parts(integer),
+	      ioacct_block_name(integer), ioacct_block(bigint);
+	    SELECT ioacct_series_view();
+	    DELETE FROM ioacct_schema WHERE version = 8;
+	    COMMIT" > /dev/null
+}
+
+# pg_back_to_schema5: puts a schema-8 cluster store back to schema 5 with its data, as
 # schema 5 stored it: the series one row per bin (numeric counters, 0 for none), the
 # arrays, their view and its function gone, the merged series (schema 7) too, versions 6
 # and 7 forgotten. The next ioacctd to
 # connect migrates it again.
 pg_back_to_schema5() {
 	local cols
+	pg_back_to_schema7 || return 1
 	cols=$(pg "SELECT string_agg(column_name, ', ' ORDER BY ordinal_position) FROM information_schema.columns
 		   WHERE table_schema = current_schema() AND table_name = 'series'
 		   AND column_name NOT IN ('job', 'step_id', 'mnt_id', 'op', 'bins')") || return 1

@@ -42,6 +42,9 @@ int main(int argc, char **argv)
 						strtoull(argv[4], NULL, 10), dry, &c);
 	if (ret)
 		fprintf(stderr, "pgpurge: %s\n", ioacct_pgstore_errmsg(pg));
+	else if (c.months) /* only then: the answers of a store without old months stay */
+		printf("runs=%" PRIu64 " parts=%" PRIu64 " series=%" PRIu64 " months=%" PRIu64 "\n",
+		       c.runs, c.parts, c.series, c.months);
 	else
 		printf("runs=%" PRIu64 " parts=%" PRIu64 " series=%" PRIu64 "\n", c.runs, c.parts,
 		       c.series);
