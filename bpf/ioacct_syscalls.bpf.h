@@ -316,8 +316,9 @@ static __always_inline int on_exit(long ret, __u32 k)
 	}
 	account(&where, now, now - t->ts, ret);
 	/* Opens, stats and fsyncs: calls of these kinds only. */
-	if (ret >= 0 && file_records && (EXIT_MAY(k, OPEN_PATH) || EXIT_MAY(k, OPEN_AT) || EXIT_MAY(k, FD) ||
-			 EXIT_MAY(k, PATH) || EXIT_MAY(k, AT)))
+	if (ret >= 0 && file_records &&
+	    (EXIT_MAY(k, OPEN_PATH) || EXIT_MAY(k, OPEN_AT) || EXIT_MAY(k, FD) || EXIT_MAY(k, PATH) ||
+	     EXIT_MAY(k, AT)))
 		ioacct_file_call(t, slot, mnt, op | (opened && reg ? FILE_CALL_OPENED : 0), now - t->ts);
 	if (created) {
 		where.op = IOACCT_OP_CREATE;
