@@ -36,6 +36,12 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u16 sysmap[IOACCT_NR_SYSCALLS] = {};
 /* Subsystem id of the v1 hierarchy used for attribution: a constant to the verifier. */
 const volatile __u32 v1_ssid = 0;
+/*
+ * The per-file records (file_records in ioacct.conf), set before load: with
+ * 0 the verifier knows every branch on it and drops the per-file code from
+ * the programs (their calls, and a file's identity read at its first call).
+ */
+const volatile __u32 file_records = 1;
 
 #include "ioacct_watch.bpf.h"
 

@@ -221,7 +221,7 @@ static long aio_record_one(__u64 i, void *ctx)
 	}
 	r->mnt = fi.mnt;
 	r->op = op;
-	if (fi.type == S_IFREG && !file_id_of((__u64)f, &r->f.id)) {
+	if (file_records && fi.type == S_IFREG && !file_id_of((__u64)f, &r->f.id)) {
 		r->f.off = io.offset;
 		r->f.rank = w->rank;
 		r->f.op = op;
@@ -280,7 +280,8 @@ static long aio_reap_one(__u64 i, void *ctx)
 	struct ioacct_stat_key where = { .slot = r->slot, .mnt_id = r->mnt, .op = r->op };
 
 	account(&where, w->now, w->now > r->t0 ? w->now - r->t0 : 0, ev.res);
-	ioacct_file_req(&r->f, ev.res, w->now, w->now > r->t0 ? w->now - r->t0 : 0);
+	if (file_records)
+		ioacct_file_req(&r->f, ev.res, w->now, w->now > r->t0 ? w->now - r->t0 : 0);
 	bpf_map_delete_elem(&aio_reqs, &k);
 	return 0;
 }
@@ -297,7 +298,8 @@ static __noinline void aio_submit_enter(struct task_ent *t, __u64 mm, long nr, _
 		return;
 	t->ts = w.now;
 	t->aio_n = 0;
-	ioacct_task_rank(t);
+	if (file_records)
+		ioacct_task_rank(t);
 	w.rank = t->rank;
 	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop) || nr <= 0 || !mm)
 		return;

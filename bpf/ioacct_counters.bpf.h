@@ -163,7 +163,8 @@ static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_
 	if (b < IOACCT_NR_SIZE_BINS)
 		t->acc.size[b]++;
 	a->start = s->start_ns;
-	ioacct_file_rw(t, a);
+	if (file_records)
+		ioacct_file_rw(t, a);
 	/* An atomic exchange: whoever takes it next sees the flush above complete. */
 	__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
@@ -198,7 +199,8 @@ int ioacct_acc_iter(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	acc_flush(t, true);
-	ioacct_file_accs_flush(t, 1);
+	if (file_records)
+		ioacct_file_accs_flush(t, 1);
 	t->acc_pass = pass;
 	__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
@@ -224,7 +226,8 @@ int BPF_PROG(ioacct_acc_exit)
 	if (__sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) != 0)
 		return 0;
 	acc_flush(t, false);
-	ioacct_file_accs_flush(t, 0);
+	if (file_records)
+		ioacct_file_accs_flush(t, 0);
 	__sync_lock_test_and_set(&t->acc_own, 0);
 	return 0;
 }

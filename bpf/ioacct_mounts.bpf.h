@@ -65,11 +65,13 @@ static __noinline int file_resolve(struct file *f, __u64 inode, __u64 vfsmnt, st
 		t->c_mnt = fi->mnt;
 		t->c_type = fi->type;
 		/* Its per-file record's key and path (ioacct_files.bpf.h). */
-		t->c_ino = KREAD(struct inode, inode, i_ino);
-		__u64 sb = (__u64)KREAD(struct inode, inode, i_sb);
+		if (file_records) {
+			__u64 sb = (__u64)KREAD(struct inode, inode, i_sb);
 
-		t->c_dev = KREAD(struct super_block, sb, s_dev);
-		t->c_dentry = (__u64)KREAD(struct file, f, f_path.dentry);
+			t->c_ino = KREAD(struct inode, inode, i_ino);
+			t->c_dev = KREAD(struct super_block, sb, s_dev);
+			t->c_dentry = (__u64)KREAD(struct file, f, f_path.dentry);
+		}
 		note_inode(inode, fi->mnt, fi->type);
 	}
 	return 0;

@@ -276,7 +276,7 @@ static __always_inline int on_exit(long ret, __u32 k)
 			pw.op = IOACCT_OP_WRITE;
 			account(&pw, now, now - t->ts, ret);
 		}
-		if (ret > 0)
+		if (ret > 0 && file_records)
 			ioacct_file_pair(t, ret, now);
 		return 0;
 	}
@@ -306,17 +306,19 @@ static __always_inline int on_exit(long ret, __u32 k)
 		struct file_rw a = { .off = t->f_off, .ret = ret, .t_end = now, .dur = now - t->ts,
 				     .slot = slot, .mnt = mnt, .rd = op == IOACCT_OP_READ };
 
-		if (a.off < 0)
+		if (file_records && a.off < 0)
 			a.off = (__s64)KREAD(struct file, ff, f_pos) - ret;
 		if (!acc_add(t, &where, &a))
 			return 0;
 		a.direct = 1;
-		ioacct_file_rw(t, &a);
+		if (file_records)
+			ioacct_file_rw(t, &a);
 	}
 	account(&where, now, now - t->ts, ret);
 	/* Opens, stats and fsyncs: calls of these kinds only. */
-	if (ret >= 0 && (EXIT_MAY(k, OPEN_PATH) || EXIT_MAY(k, OPEN_AT) || EXIT_MAY(k, FD) ||
-			 EXIT_MAY(k, PATH) || EXIT_MAY(k, AT)))
+	if (ret >= 0 && file_records &&
+	    (EXIT_MAY(k, OPEN_PATH) || EXIT_MAY(k, OPEN_AT) || EXIT_MAY(k, FD) || EXIT_MAY(k, PATH) ||
+	     EXIT_MAY(k, AT)))
 		ioacct_file_call(t, slot, mnt, op | (opened && reg ? FILE_CALL_OPENED : 0), now - t->ts);
 	if (created) {
 		where.op = IOACCT_OP_CREATE;

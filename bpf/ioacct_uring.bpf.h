@@ -341,7 +341,8 @@ static __always_inline int uring_submit(struct io_kiocb *req)
 		r.inode = uring_range_add(task, req, opcode, slot, r.op == IOACCT_OP_WRITE);
 		r.f.off = BPF_CORE_READ((struct io_rw___ioacct *)req, kiocb.ki_pos);
 	}
-	uring_file_submit(task, &r);
+	if (file_records)
+		uring_file_submit(task, &r);
 	if (bpf_map_update_elem(&uring_reqs, &key, &r, BPF_ANY) && r.inode)
 		uring_range_put(slot, r.inode, r.op == IOACCT_OP_WRITE);
 	return 0;
@@ -426,8 +427,9 @@ static __always_inline int uring_done(void *req, long res)
 		where.mnt_id = r->mnt;
 		if (op == IOACCT_OP_OPEN && res >= 0 && !(r->flags & URING_DIRECT)) {
 			created = uring_opened(res, &where.mnt_id);
-			uring_file_done(r, (__u64)fd_file(bpf_get_current_task_btf(), res),
-					where.mnt_id, res, now);
+			if (file_records)
+				uring_file_done(r, (__u64)fd_file(bpf_get_current_task_btf(), res),
+						where.mnt_id, res, now);
 		}
 	} else {
 		f = BPF_CORE_READ((struct io_kiocb *)req, file);
@@ -439,7 +441,7 @@ static __always_inline int uring_done(void *req, long res)
 		if (fi.type != S_IFREG && op != IOACCT_OP_FSYNC)
 			op = IOACCT_OP_IO_URING_OP;
 		where.mnt_id = fi.mnt;
-		if (fi.type == S_IFREG)
+		if (fi.type == S_IFREG && file_records)
 			uring_file_done(r, (__u64)f, fi.mnt, res, now);
 	}
 	bpf_map_delete_elem(&uring_reqs, &key);

@@ -726,8 +726,14 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
 {
 	struct ioacct_probes *probes = ioacct_registry_probes(r);
+	const struct ioacct_config *cfg = ioacct_registry_config(r);
 	uint32_t entries = 0;
+	char files[48];
 
+	if (cfg->file_records)
+		snprintf(files, sizeof(files), "on (max_files = %" PRIu32 ")", cfg->max_files);
+	else
+		snprintf(files, sizeof(files), "off (file_records = no)");
 	ioacct_registry_counts(r, &rep->jobs_running, &rep->cgroups_watched);
 	ioacct_probes_count(probes, &entries);
 	ioacct_strlcpy(rep->version, PACKAGE_VERSION, sizeof(rep->version));
@@ -735,13 +741,13 @@ static void handle_status(struct ioacct_registry *r, struct ioacct_reply *rep)
 	rep->dropped_events = ioacct_registry_dropped_events(r);
 	snprintf(rep->detail, sizeof(rep->detail),
 		 "probes: %s, %s (%s); kernel reads: %s; page-cache views: %s; kernel entries: %u of %u; "
-		 "slots: %u; FMODE_CREATED: %s",
+		 "slots: %u; FMODE_CREATED: %s; per-file records: %s",
 		 ioacct_probes_mode(probes),
 		 ioacct_probes_attached(probes) ? "attached" : "detached (nothing watched)",
 		 ioacct_probes_reason(probes), ioacct_probes_reads(probes),
 		 ioacct_probes_views(probes), entries,
 		 ioacct_registry_config(r)->max_entries, ioacct_registry_nslots(r),
-		 ioacct_probes_fmode_created(probes) ? "calibrated" : "unknown");
+		 ioacct_probes_fmode_created(probes) ? "calibrated" : "unknown", files);
 }
 
 void ioacct_registry_handle(struct ioacct_registry *r, const struct ioacct_request *req,

@@ -564,8 +564,9 @@ static void views_note(struct ioacct_probes *p)
 	}
 	snprintf(p->views_detail, sizeof(p->views_detail), "%s%s%s%s", p->views[0] ? p->views : "none",
 		 how[0] ? " (" : "", how, how[0] ? ")" : "");
-	snprintf(p->job_mode, sizeof(p->job_mode), "%s views=%s", p->mode,
-		 p->views[0] ? p->views : "none");
+	/* "files=off" before "views=": a reader of an older store finds the views where they were. */
+	snprintf(p->job_mode, sizeof(p->job_mode), "%s%s views=%s", p->mode,
+		 p->files_off ? " " IOACCT_PROBE_FILES_OFF : "", p->views[0] ? p->views : "none");
 }
 
 /*
@@ -842,7 +843,20 @@ static int mode_marker(struct ioacct_probes *p)
 	pin_path(p, name, path, sizeof(path));
 	if (mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
+	/* And whether the attached programs have the per-file records (files_off_pinned()). */
+	pin_path(p, "files_off", path, sizeof(path));
+	if (p->files_off ? mkdir(path, 0700) && errno != EEXIST : rmdir(path) && errno != ENOENT)
+		return -errno;
 	return 0;
+}
+
+/* The programs an earlier daemon left attached were loaded with file_records = no. */
+static bool files_off_pinned(const struct ioacct_probes *p)
+{
+	char path[PATH_MAX];
+
+	pin_path(p, "files_off", path, sizeof(path));
+	return access(path, F_OK) == 0;
 }
 
 /*
@@ -935,6 +949,7 @@ static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 		bpf_map__set_max_entries(p->skel->maps.fpaths, files_room(opts));
 	}
 	p->skel->rodata->max_files = opts->max_files ? opts->max_files : 4096;
+	p->skel->rodata->file_records = !opts->files_off;
 	fill_sysmap(p->skel);
 	p->skel->rodata->v1_ssid = opts->v1_ssid;
 	/*
@@ -1006,7 +1021,18 @@ static int resume_state(struct ioacct_probes *p, char *err, size_t errlen)
 		p->st.gen++;
 		probes_publish_state(p);
 	}
-	return adopt_links(p, err, errlen);
+	ret = adopt_links(p, err, errlen);
+	/*
+	 * Programs loaded with the other file_records: this daemon's take their
+	 * place now, so that every job it records has what its mode says.
+	 */
+	if (!ret && p->nlinks && files_off_pinned(p) != p->files_off) {
+		log_info("file_records changed: attaching programs %s the per-file records",
+			 p->files_off ? "without" : "with");
+		ioacct_probes_detach(p);
+		ret = attach_all(p, true, err, errlen);
+	}
+	return ret;
 }
 
 /* A fresh start: the first state, the pins, and one attach. */
@@ -1041,6 +1067,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		return NULL;
 	}
 	p->want_views = opts->views;
+	p->files_off = opts->files_off;
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-p->ncpus));

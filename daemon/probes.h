@@ -28,6 +28,7 @@ struct ioacct_probes_opts {
 	uint32_t v1_ssid;              /* subsystem id of the v1 attribution hierarchy */
 	enum ioacct_detach detach_when_idle; /* attach only while something is watched */
 	uint32_t views;                /* the views to load where the kernel allows (views =), IOACCT_VIEWS_ALL */
+	bool files_off;                /* file_records = no: the programs without the per-file records */
 };
 
 /*

@@ -36,6 +36,7 @@ struct ioacct_probes {
 	char views_detail[256];        /* the views and what serves them, for status */
 	struct ioacct_state st;        /* what the daemon last published */
 	struct bpf_link *acc_iter;     /* the accumulators' flush, run before each read of stats */
+	bool files_off;                /* loaded with file_records = 0 (file_records = no) */
 };
 
 /* Writes p->st into the state map, where the programs read it (probes.c). 0 or -errno. */

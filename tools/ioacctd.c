@@ -417,6 +417,7 @@ static struct ioacct_probes *probes_start(const struct ioacct_config *cfg)
 		.max_cgroups = cfg->max_cgroups, .max_entries = cfg->max_entries,
 		.max_mountpoints = cfg->max_mountpoints, .max_files = cfg->max_files, .v1_ssid = ssid,
 		.detach_when_idle = cfg->detach_when_idle, .views = cfg->views,
+		.files_off = !cfg->file_records,
 	};
 	probes = ioacct_probes_open(&popts, err, sizeof(err));
 	if (!probes) {

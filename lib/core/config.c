@@ -72,6 +72,8 @@ static const struct key keys[] = {
 	{ "max_entries", KEY_UINT32, FIELD(max_entries), 1, 16777216 },
 	{ "max_mountpoints", KEY_UINT32, FIELD(max_mountpoints), 1, 1048576 },
 	{ "max_files", KEY_UINT32, FIELD(max_files), 1, 1048576 },
+	/* The per-file records on or off: off, the verifier drops their code (file_records). */
+	{ "file_records", KEY_BOOL, FIELD(file_records), 0, 0 },
 	/* sbatch --io-monitor=trace (daemon/jobtrace.c): how many, how large. */
 	{ "max_traced_jobs", KEY_UINT32, FIELD(max_traced_jobs), 0, 1024 },
 	{ "max_trace_size", KEY_UINT32, FIELD(max_trace_mib), 1, 1048576 },
@@ -367,6 +369,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->max_entries = 65536;
 	cfg->max_mountpoints = 4096;
 	cfg->max_files = 4096;
+	cfg->file_records = true;
 	cfg->max_traced_jobs = 4;
 	cfg->max_trace_mib = 1024;
 	ioacct_strlcpy(cfg->cgroup_v1_hierarchy, "freezer", sizeof(cfg->cgroup_v1_hierarchy));

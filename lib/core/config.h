@@ -54,6 +54,7 @@ struct ioacct_config {
 	uint32_t max_entries;            /* max_entries = 65536: (slot, mount, op, bin) entries in the kernel */
 	uint32_t max_mountpoints;        /* max_mountpoints = 4096: path prefixes over all namespaces */
 	uint32_t max_files;              /* max_files = 4096: per-file records per job step and node */
+	bool file_records;               /* file_records = yes: the per-file records at all */
 	uint32_t max_traced_jobs;        /* max_traced_jobs = 4: --io-monitor=trace jobs at once (0: none) */
 	uint32_t max_trace_mib;          /* max_trace_size = 1024: MiB of DXT segments a traced job may keep */
 	char cgroup_v1_hierarchy[32];    /* cgroup_v1_hierarchy = freezer */

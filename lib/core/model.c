@@ -260,10 +260,18 @@ const char *ioacct_probe_mmap_unmeasured(const char *probe_mode)
 
 const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len)
 {
-	const char *v = strstr(probe_mode, " views=");
-
-	snprintf(buf, len, "%.*s", v ? (int)(v - probe_mode) : (int)strlen(probe_mode), probe_mode);
+	snprintf(buf, len, "%.*s", (int)strcspn(probe_mode, " "), probe_mode);
 	return buf;
+}
+
+bool ioacct_probe_files_off(const char *probe_mode)
+{
+	size_t n = strcspn(probe_mode, " ");
+
+	return !strncmp(probe_mode + n, " " IOACCT_PROBE_FILES_OFF,
+			sizeof(IOACCT_PROBE_FILES_OFF)) &&
+	       (probe_mode[n + sizeof(IOACCT_PROBE_FILES_OFF)] == ' ' ||
+		probe_mode[n + sizeof(IOACCT_PROBE_FILES_OFF)] == '\0');
 }
 
 int ioacct_strlcpy(char *dst, const char *src, size_t len)

@@ -311,6 +311,15 @@ bool ioacct_probe_has_view(const char *probe_mode, const char *view);
 const char *ioacct_probe_mmap_unmeasured(const char *probe_mode);
 /* Its backend part, "tracepoint", into buf. */
 const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len);
+/*
+ * A job recorded with file_records = no in ioacct.conf has this word after
+ * its backend ("tracepoint files=off views=cache"): it has no per-file
+ * records because none were kept, not because it used no file.
+ */
+#define IOACCT_PROBE_FILES_OFF "files=off"
+bool ioacct_probe_files_off(const char *probe_mode);
+/* What the reports say where a job's files would be. */
+#define IOACCT_FILES_OFF_NOTE "per-file records: off (file_records = no)"
 
 /* Copies src into dst (size len) and always NUL-terminates; -ENAMETOOLONG if cut. */
 int ioacct_strlcpy(char *dst, const char *src, size_t len);

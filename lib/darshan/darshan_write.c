@@ -621,6 +621,13 @@ static int fill_job(struct ioacct_darshan_log *log, const struct ioacct_report *
 		 r->all.mmap_unmeasured ? (int64_t)-1 : (int64_t)op[IOACCT_OP_MMAP_FAULT].bytes,
 		 op[IOACCT_OP_CACHE_FILL].bytes, op[IOACCT_OP_READAHEAD].bytes,
 		 op[IOACCT_OP_FADVISE].calls, op[IOACCT_OP_MADVISE].calls);
+	/* Its POSIX records are per mount because no per-file ones were kept (file_records = no). */
+	if (ioacct_probe_files_off(j->probe_mode)) {
+		size_t mlen = strnlen(log->metadata, sizeof(log->metadata));
+
+		snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen,
+			 "ioacct_file_records=off\n");
+	}
 	oneline(exe, sizeof(exe), j->name[0] ? j->name : "(unknown)");
 	log->exe = strdup(exe);
 	return log->exe ? 0 : -ENOMEM;

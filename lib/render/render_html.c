@@ -839,6 +839,8 @@ static void summary(FILE *f, const struct ioacct_report *r)
 			 " bytes) on files past it are counted as \"other files\"",
 			 r->other_calls, r->other_bytes);
 		job_row(f, "Files", b);
+	} else if (ioacct_probe_files_off(j->probe_mode)) {
+		job_row(f, "Files", IOACCT_FILES_OFF_NOTE);
 	}
 	fputs("</table><div class=\"cards\">", f);
 	{
@@ -1223,6 +1225,11 @@ static int files_section(FILE *f, const struct ioacct_report *r)
 {
 	const struct ioacct_report_file **idx;
 
+	if (ioacct_probe_files_off(r->jd->job.probe_mode)) {
+		fprintf(f, "<section id=\"files\"><h2>Top files</h2><p id=\"files-off\">%s.</p>"
+			   "</section>\n", IOACCT_FILES_OFF_NOTE);
+		return 0;
+	}
 	if (r->nrecords == 0)
 		return 0;
 	idx = calloc(r->nfiles ? r->nfiles : 1, sizeof(*idx));

@@ -531,8 +531,20 @@ static void mpiio(struct jw *w, const struct ioacct_report *r)
 /* The per-file part: partial or not, and every record (not only the top files). */
 static void files(struct jw *w, const struct ioacct_report *r)
 {
+	/* Off (file_records = no): no records were kept, which is not "no files". */
+	if (ioacct_probe_files_off(r->jd->job.probe_mode)) {
+		jw_raw(w, "file_records", "false");
+		jw_str(w, "files_note", IOACCT_FILES_OFF_NOTE);
+		jw_raw(w, "files_partial", "null");
+		jw_raw(w, "other_files_calls", "null");
+		jw_raw(w, "other_files_bytes", "null");
+		jw_raw(w, "files", "null");
+		return;
+	}
+	jw_raw(w, "file_records", "true");
 	/* Not known (a job read through ioacctd's socket, or an old store): null, not "none". */
 	if (!r->jd->files_loaded) {
+		jw_raw(w, "file_records", "null");
 		jw_raw(w, "files_partial", "null");
 		jw_raw(w, "other_files_calls", "null");
 		jw_raw(w, "other_files_bytes", "null");

@@ -206,6 +206,8 @@ static void summary(FILE *f, const struct ioacct_report *r)
 		fprintf(f, "%-*spartial: max_files was reached; %" PRIu64 " calls (%" PRIu64
 			   " bytes) on files past it are counted as \"other files\"\n",
 			LABEL, "Files", r->other_calls, r->other_bytes);
+	else if (ioacct_probe_files_off(j->probe_mode))
+		fprintf(f, "%-*s%s\n", LABEL, "Files", IOACCT_FILES_OFF_NOTE);
 	for (size_t i = 0; i < r->nadvice && nadvice < SUMMARY_ADVICE; i++) {
 		const struct ioacct_advice *x = &r->advice[i];
 		char lead[96];
@@ -497,6 +499,11 @@ static void files_table(FILE *f, const struct ioacct_report *r, const struct col
 	size_t n = r->nfiles < TOP_FILES ? r->nfiles : TOP_FILES;
 	char a[32], b[32], c[32], rank[16];
 
+	/* No records because none were kept: not a job that used no file. */
+	if (ioacct_probe_files_off(r->jd->job.probe_mode)) {
+		fprintf(f, "\n## Top files\n%s\n", IOACCT_FILES_OFF_NOTE);
+		return;
+	}
 	if (r->nrecords == 0)
 		return;
 	fprintf(f, "\n## Top files: %zu of %zu, by bytes moved, then time (RANK: the rank that "
@@ -816,6 +823,8 @@ int ioacct_render_files_text(FILE *f, const struct ioacct_report *r)
 	fputs("STEP\tRANK\tMOUNT\tDEV\tINO\tOPENS\tREADS\tWRITES\tSTATS\tFSYNCS\tBYTES_READ\t"
 	      "BYTES_WRITTEN\tREAD_NS\tWRITE_NS\tMETA_NS\tMAX_BYTE_READ\tMAX_BYTE_WRITTEN\t"
 	      "SEQ_READS\tSEQ_WRITES\tCONSEC_READS\tCONSEC_WRITES\tPATH\n", f);
+	if (ioacct_probe_files_off(r->jd->job.probe_mode))
+		fprintf(f, "# %s\n", IOACCT_FILES_OFF_NOTE);
 	for (size_t i = 0; i < r->nrecords; i++) {
 		const struct ioacct_file *x = r->records[i];
 		const struct ioacct_report_mount *m = ioacct_report_file_mount(r, x->mnt_id);

@@ -6,7 +6,8 @@
 # ioreport --files lists every record, the same in JSON. Then max_files = 3
 # with 5 files written: the job is partial in all three formats and in
 # --files, with the exact calls and bytes of "other files", and the records'
-# bytes still sum to the mounts'. Last, the HTML's table sorts by each column
+# bytes still sum to the mounts'. Then file_records = no: the mounts still
+# exact, the records said to be off in every format and in status. Last, the HTML's table sorts by each column
 # in headless Chromium.
 #
 # ioreport reads the store (--db); through ioacctd's socket, at the end, the
@@ -90,6 +91,50 @@ JSON
 python3 "$(dirname "$0")/check_files_report.py" "$T/many" "$T/expect.json" ||
 	fail "max_files: the reports differ"
 ok "max_files: partial in text, JSON, HTML and --files, \"other files\" exact, sums equal the mounts'"
+
+# file_records = no: the programs without the per-file records; the mounts' counts
+# stay exact, and every output says the records were off, none says "no files".
+stop_daemon
+echo "file_records = no" >> "$CONF"
+start_daemon
+"$IOPOKE" "$T/ioacctd.sock" status > "$T/status.txt" || fail "status failed"
+grep -q "per-file records: off (file_records = no)" "$T/status.txt" ||
+	fail "status does not say file_records = no: $(cat "$T/status.txt")"
+"$IORUN" --json -o "$T/off.json" -- "$IOWORK" \
+	write "$D/off-a" 4096 8 , read "$D/off-a" 4096 8 , pwrite "$SHM.off" 1000 5 | cat ||
+	fail "iorun (file_records = no) failed"
+JOB=$(json_get "$T/off.json" 'j["job_id"]')
+reports "$JOB" "$T/off"
+python3 - "$T/off" "$ROOTMNT" "$SHMMNT" <<'PY' || fail "file_records = no: the reports differ"
+import json, sys
+d, root, shm = sys.argv[1:4]
+rep = json.load(open(d + "/report.json"))
+lst = json.load(open(d + "/files.json"))
+note = "per-file records: off (file_records = no)"
+bad = []
+mounts = {m["mount"]: (m["read_bytes"], m["write_bytes"]) for m in rep["mounts"]}
+if mounts.get(root) != (32768, 32768) or mounts.get(shm) != (0, 5000):
+    bad.append("mounts %s" % mounts)
+for j in (rep, lst):
+    if (j["file_records"], j.get("files_note"), j["files"], j["files_partial"]) != \
+            (False, note, None, None):
+        bad.append("json: file_records %s, files_note %s, files %s" %
+                   (j["file_records"], j.get("files_note"), j["files"]))
+if rep["probe_mode"] not in ("tracepoint", "syscall-tp", "fentry", "kprobe"):
+    bad.append("probe_mode %s" % rep["probe_mode"])
+txt = open(d + "/report.txt").read()
+if "\n## Top files\n" + note + "\n" not in txt or "\nFiles        " + note + "\n" not in txt:
+    bad.append("text: no Top files line saying " + note)
+html = open(d + "/report.html").read()
+if '<p id="files-off">' + note + '.</p>' not in html:
+    bad.append("html: no files-off paragraph")
+if "\n# " + note + "\n" not in open(d + "/files.txt").read():
+    bad.append("--files: no '# %s' line" % note)
+for b in bad:
+    print("file_records = no: " + b)
+sys.exit(1 if bad else 0)
+PY
+ok "file_records = no: status says so; mounts exact; text, JSON, HTML and --files say the records were off"
 
 # The HTML's top files sort in a real browser, without script in the page: each
 # column name shows its table alone, led by the file that leads that column

@@ -132,6 +132,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.cluster, "");
 	assert_int_equal(cfg.log_level, IOACCT_LOG_INFO);
 	assert_false(cfg.private_data);
+	assert_true(cfg.file_records);
 	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_AUTO);
 	assert_string_equal(cfg.metrics_listen, "");
 	assert_int_equal(cfg.metrics_linger_ms, 60000);
@@ -192,6 +193,7 @@ static void test_every_key(void **state)
 		      "node = n042\n"
 		      "log_level = debug\n"
 		      "private_data = yes\n"
+		      "file_records = no\n"
 		      "metrics_listen = 127.0.0.1:9464\n"
 		      "metrics_linger = 2.5\n"
 		      "metrics_tls_cert = /etc/ioacct/cert.pem\n"
@@ -217,6 +219,7 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.node, "n042");
 	assert_int_equal(cfg.log_level, IOACCT_LOG_DEBUG);
 	assert_true(cfg.private_data);
+	assert_false(cfg.file_records);
 	assert_string_equal(cfg.metrics_listen, "127.0.0.1:9464");
 	assert_int_equal(cfg.metrics_linger_ms, 2500);
 	assert_string_equal(cfg.metrics_tls_cert, "/etc/ioacct/cert.pem");
@@ -354,7 +357,7 @@ static void test_whitespace(void **state)
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
-		   "max_mountpoints, max_files, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
+		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, merge_timeout, purge_after, downsample_after, downsample_width, "
 		   "retention_interval, cluster_retention, log_level, private_data, views, mpi_libraries, "
@@ -474,7 +477,7 @@ static void test_unknown_key(void **state)
 	static const char *const names[] = {
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
 		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
-		"cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
+		"file_records", "cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
 		"purge_after", "downsample_after", "downsample_width", "retention_interval", "cluster_retention",
 		"log_level", "private_data", "views", "mpi_libraries", "page_cache_views", "metrics_listen", "metrics_linger",
 		"metrics_tls_cert", "metrics_tls_key", "metrics_auth_file",
@@ -563,6 +566,8 @@ static void test_bad_values(void **state)
 		    "log_level: \"verbose\" is not one of error, warning, info, debug");
 	value_fails("private_data", "maybe",
 		    "private_data: \"maybe\" is not yes/no, true/false, on/off or 1/0");
+	value_fails("file_records", "some",
+		    "file_records: \"some\" is not yes/no, true/false, on/off or 1/0");
 	value_fails("cgroup_v1_hierarchy", "name=systemd",
 		    "cgroup_v1_hierarchy: \"name=systemd\" is not valid: use a cgroup v1 controller "
 		    "name (a-z and _), at most 31 characters");

@@ -347,8 +347,8 @@ static void test_json(void **state)
 	char *t = render(r, ioacct_render_json), *l;
 
 	(void)state;
-	has(t, "\n  \"files_partial\": true,\n  \"other_files_calls\": 9,\n"
-	       "  \"other_files_bytes\": 6000,\n  \"files\": [\n");
+	has(t, "\n  \"file_records\": true,\n  \"files_partial\": true,\n"
+	       "  \"other_files_calls\": 9,\n  \"other_files_bytes\": 6000,\n  \"files\": [\n");
 	has(t, "\"step\": \"0\",\n      \"step_id\": 0,\n      \"rank\": 1,\n      \"mount\": \"/scratch\",\n"
 	       "      \"mnt_id\": 21,\n      \"dev\": 8388609,\n      \"ino\": 100,\n"
 	       "      \"path\": \"/scratch/out.dat\",\n      \"other_files\": false,\n"
@@ -375,7 +375,7 @@ static void test_json(void **state)
 	free(t);
 	t = render(r, ioacct_render_files_json);
 	has(t, "{\n  \"schema_version\": 2,\n  \"job_id\": 77,\n  \"cluster\": \"test\",\n"
-	       "  \"files_partial\": true,\n  \"other_files_calls\": 9,\n");
+	       "  \"file_records\": true,\n  \"files_partial\": true,\n  \"other_files_calls\": 9,\n");
 	free(t);
 	ioacct_report_destroy(r);
 	ioacct_jobdata_free(b.jd);
@@ -483,6 +483,54 @@ static void test_no_files(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+/*
+ * A job recorded with file_records = no has no records because none were
+ * kept: every output says so where its files would be, none says "no files".
+ */
+static void test_files_off(void **state)
+{
+	char mode[sizeof(((struct ioacct_job *)0)->probe_mode)];
+	struct jb b;
+	struct ioacct_report *r;
+	char *t;
+
+	(void)state;
+	assert_true(ioacct_probe_files_off("tracepoint files=off views=cache,mmap"));
+	assert_true(ioacct_probe_files_off("fentry files=off"));
+	assert_false(ioacct_probe_files_off("tracepoint views=cache,mmap"));
+	assert_false(ioacct_probe_files_off("tracepoint files=offx views=none"));
+	assert_false(ioacct_probe_files_off("tracepoint"));
+	assert_string_equal(ioacct_probe_backend("syscall-tp files=off views=none", mode,
+						 sizeof(mode)), "syscall-tp");
+	assert_string_equal(ioacct_probe_views("tracepoint files=off views=cache"), "cache");
+
+	jb_init(&b, SEC, SEC);
+	jb_mount(&b, M_TMP, "/tmp", "ext4");
+	jb_add(&b, 0, M_TMP, IOACCT_OP_READ, 0, 1, 0, 1, 1);
+	b.jd->files_loaded = true;
+	snprintf(b.jd->job.probe_mode, sizeof(b.jd->job.probe_mode),
+		 "tracepoint files=off views=cache");
+	r = report(&b, NULL, NULL);
+	t = render(r, ioacct_render_text);
+	has(t, "\nFiles        per-file records: off (file_records = no)\n");
+	has(t, "\n## Top files\nper-file records: off (file_records = no)\n");
+	free(t);
+	t = render(r, ioacct_render_json);
+	has(t, "\"probe_mode\": \"tracepoint\",\n  \"views\": \"cache\",");
+	has(t, "\"file_records\": false,\n  \"files_note\": \"per-file records: off "
+	       "(file_records = no)\",\n  \"files_partial\": null,");
+	free(t);
+	t = render(r, ioacct_render_files_text);
+	has(t, "\n# per-file records: off (file_records = no)\n");
+	free(t);
+	t = render(r, ioacct_render_html);
+	has(t, "<p id=\"files-off\">per-file records: off (file_records = no).</p>");
+	has(t, "<tr><th>Files</th><td>per-file records: off (file_records = no)");
+	free(t);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
 /* A file's path is anyone's bytes: escaped in every output, no line or element forged. */
 static void test_hostile_path(void **state)
 {
@@ -528,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_files_list),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_no_files),
+		cmocka_unit_test(test_files_off),
 		cmocka_unit_test(test_hostile_path),
 	};
 
