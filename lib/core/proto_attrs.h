@@ -142,6 +142,9 @@
 	X(FIRST_WRITE_NS, 109, first_write_ns, I64)                                     \
 	X(LAST_WRITE_NS, 110, last_write_ns, I64)                                       \
 	X(SIZE_READ, 111, size_read, HIST)                                              \
-	X(SIZE_WRITTEN, 112, size_written, HIST)
+	X(SIZE_WRITTEN, 112, size_written, HIST)                                        \
+	/* 113: reserved (seeks). A file's page-cache and mmap views' bytes. */          \
+	X(MMAP_BYTES, 114, mmap_bytes, U64)                                             \
+	X(CACHE_MISS_BYTES, 115, cache_miss_bytes, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

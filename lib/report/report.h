@@ -160,6 +160,8 @@ struct ioacct_report {
 	bool files_partial;               /* max_files was reached: "other files" has calls */
 	uint64_t other_calls;             /* calls on "other files" (opens ... fsyncs) */
 	uint64_t other_bytes;             /* bytes read and written there */
+	bool files_mmap;                  /* the files' mmap_bytes were measured (exact hooks) */
+	bool files_miss;                  /* their cache_miss_bytes were (the cache view) */
 };
 
 /*

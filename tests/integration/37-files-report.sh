@@ -110,6 +110,7 @@ cat > "$T/sort.want" <<WANT
 7 files-by-read-time $D/a
 8 files-by-write-time
 9 files-by-meta-time
+10 files-by-mmap $D/b
 WANT
 diff "$T/sort.want" "$T/sort.got" || fail "sorting in chromium differs"
 ok "chromium: each column's name shows its table alone, in its order"
