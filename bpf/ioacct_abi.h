@@ -217,6 +217,14 @@ struct ioacct_file_val {
 	__u64 last_write;
 	__u64 size_read[IOACCT_NR_SIZE_BINS];
 	__u64 size_written[IOACCT_NR_SIZE_BINS];
+	/*
+	 * The page-cache and mmap views' bytes of the file: its pages mapped
+	 * into the job by faults (the mount's mmap_fault bytes) and brought
+	 * into the page cache for its reads (cache_fill bytes), counted where
+	 * the mount's are.
+	 */
+	__u64 mmap_bytes;
+	__u64 cache_miss_bytes;
 };
 
 /* dropped[slot]: per-CPU, events that found the stats map full. */

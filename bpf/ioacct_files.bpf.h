@@ -873,3 +873,64 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 	}
 	return 0;
 }
+
+/*
+ * What a page-cache or mmap view event tells a file's record: bytes of the
+ * file's pages mapped into the job (file: the mapping's struct file) or
+ * brought into the page cache for its read (a miss; inode: the page's
+ * host, file 0), on mount mnt in slot. Built on the program's stack.
+ */
+struct file_page {
+	__u64 file;
+	__u64 inode;
+	__u64 bytes;
+	__u32 slot;
+	__u32 mnt;
+};
+
+/*
+ * A view event's bytes in their file's record, straight (no accumulator:
+ * a fault may come inside a call whose run the task's accumulators hold).
+ * Only for a watched task, after the view's own early exit: the unwatched
+ * path never gets here.
+ */
+__noinline int ioacct_file_page(struct task_ent *t, const struct file_page *p)
+{
+	struct ioacct_file_key key;
+	struct ioacct_file_val *v;
+	struct file_id id = {};
+	__u64 inode, sb;
+
+	if (!t || !p || !p->bytes)
+		return 0;
+	if (p->file) {
+		if (file_id_of(p->file, &id))
+			return 0;
+	} else {
+		inode = p->inode;
+		if (!inode)
+			return 0;
+		sb = (__u64)KREAD(struct inode, inode, i_sb);
+		id.ino = KREAD(struct inode, inode, i_ino);
+		id.dev = KREAD(struct super_block, sb, s_dev);
+		/* Its path when it is the task's last file: a record it makes is named. */
+		if (t->c_inode == inode) {
+			id.dentry = t->c_dentry;
+			id.vfsmnt = t->c_vfsmnt;
+		}
+	}
+	if (!id.ino && !id.dev)
+		return 0;
+	ioacct_task_rank(t);
+	key = file_key(t->rank, &id, p->slot, p->mnt);
+	v = file_rec(&key, id.dentry, id.vfsmnt);
+	if (!v) {
+		count_drop(p->slot, 1, p->bytes);
+		return 0;
+	}
+	if (p->file)
+		__sync_fetch_and_add(&v->mmap_bytes, p->bytes);
+	else
+		__sync_fetch_and_add(&v->cache_miss_bytes, p->bytes);
+	return 0;
+}

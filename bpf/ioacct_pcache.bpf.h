@@ -145,6 +145,7 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 inode, pages, lo, hi, first, end, inside = 0, wlo = 0, whi = 0;
 	__u32 slot = view_slot(task), mnt;
+	struct file_page fp = {};
 	struct task_ent *t;
 
 	if (slot == IOACCT_SLOT_NONE)
@@ -200,6 +201,12 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 	if (hi > first && lo < end)
 		inside = (hi < end ? hi : end) - (lo > first ? lo : first);
 	VIEW_ADD(slot, mnt, IOACCT_OP_CACHE_FILL, 1, pages << page_shift, -1);
+	/* The file's record gets the same bytes (issue 26). */
+	fp.inode = inode;
+	fp.bytes = pages << page_shift;
+	fp.slot = slot;
+	fp.mnt = mnt;
+	ioacct_file_page(t, &fp);
 	if (inside < (pages << page_shift))
 		VIEW_ADD(slot, mnt, IOACCT_OP_READAHEAD, 0, (pages << page_shift) - inside, -1);
 	return 0;
@@ -373,7 +380,10 @@ int BPF_KRETPROBE(ioacct_pc_map_pages_kr)
  */
 static __always_inline int pc_map(struct vm_fault *vmf, struct page *page, __u64 bytes)
 {
-	__u32 slot = view_slot(bpf_get_current_task_btf());
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 slot = view_slot(task);
+	struct file_page fp = {};
+	struct task_ent *t;
 	struct file *file;
 
 	if (slot == IOACCT_SLOT_NONE)
@@ -382,7 +392,14 @@ static __always_inline int pc_map(struct vm_fault *vmf, struct page *page, __u64
 	/* The low bit of mapping marks an anonymous folio (a folio starts as its first page). */
 	if (!file || ((__u64)BPF_CORE_READ(page, mapping) & 1))
 		return 0;
-	VIEW_ADD(slot, vfsmount_id(BPF_CORE_READ(file, f_path.mnt)), IOACCT_OP_MMAP_FAULT, 0, bytes, -1);
+	fp.mnt = vfsmount_id(BPF_CORE_READ(file, f_path.mnt));
+	VIEW_ADD(slot, fp.mnt, IOACCT_OP_MMAP_FAULT, 0, bytes, -1);
+	/* And in the record of the mapped file (issue 26), of the task's rank. */
+	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	fp.file = (__u64)file;
+	fp.bytes = bytes;
+	fp.slot = slot;
+	ioacct_file_page(t, &fp);
 	return 0;
 }
 

@@ -875,6 +875,8 @@ static void file_from_probe(struct ioacct_file *f, const struct ioacct_probe_fil
 	f->last_write_ns = file_time(v->last_write, start);
 	memcpy(f->size_read, v->size_read, sizeof(f->size_read));
 	memcpy(f->size_written, v->size_written, sizeof(f->size_written));
+	f->mmap_bytes = v->mmap_bytes;
+	f->cache_miss_bytes = v->cache_miss_bytes;
 }
 
 /* The step's per-file records, in the finish's transaction. */

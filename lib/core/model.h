@@ -157,6 +157,12 @@ struct ioacct_file {
 	int64_t first_read_ns, last_read_ns, first_write_ns, last_write_ns;
 	uint64_t size_read[IOACCT_NR_SIZE_BINS];
 	uint64_t size_written[IOACCT_NR_SIZE_BINS];
+	/*
+	 * The page-cache and mmap views' bytes of the file (its share of the
+	 * mount's mmap_read_bytes and cache_miss_bytes); not measured where the
+	 * job's views say so (ioacct_probe_mmap_unmeasured(), no "cache" view).
+	 */
+	uint64_t mmap_bytes, cache_miss_bytes;
 };
 
 /*

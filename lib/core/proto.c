@@ -371,6 +371,8 @@ static const struct field qfile_fields[] = {
 	QFILE(f.last_write_ns, IOACCT_ATTR_LAST_WRITE_NS, 0),
 	QFILE(f.size_read, IOACCT_ATTR_SIZE_READ, 0),
 	QFILE(f.size_written, IOACCT_ATTR_SIZE_WRITTEN, 0),
+	QFILE(f.mmap_bytes, IOACCT_ATTR_MMAP_BYTES, 0),
+	QFILE(f.cache_miss_bytes, IOACCT_ATTR_CACHE_MISS_BYTES, 0),
 };
 
 /* An MPI-IO record: every field of struct ioacct_mpiio. */

@@ -95,7 +95,7 @@ static const char css[] =
 	"#fs-0:checked~.scroll .fs-0,#fs-1:checked~.scroll .fs-1,#fs-2:checked~.scroll .fs-2,"
 	"#fs-3:checked~.scroll .fs-3,#fs-4:checked~.scroll .fs-4,#fs-5:checked~.scroll .fs-5,"
 	"#fs-6:checked~.scroll .fs-6,#fs-7:checked~.scroll .fs-7,#fs-8:checked~.scroll .fs-8,"
-	"#fs-9:checked~.scroll .fs-9{display:table}"
+	"#fs-9:checked~.scroll .fs-9,#fs-10:checked~.scroll .fs-10{display:table}"
 	".partial{color:#b45309;font-weight:600}"
 	"footer{color:#6b7280;font-size:12px;text-align:center;padding:0 0 16px}";
 
@@ -1122,14 +1122,15 @@ static void steps_section(FILE *f, const struct ioacct_report *r)
 
 /* The sort orders of the top files, each a column but the first (bytes moved, then time). */
 enum fkey { FK_MOVED, FK_PATH, FK_MOUNT, FK_RANK, FK_READ, FK_WRITTEN, FK_CALLS, FK_READ_NS,
-	    FK_WRITE_NS, FK_META_NS, FK_COUNT };
+	    FK_WRITE_NS, FK_META_NS, FK_MMAP, FK_COUNT };
 static const char *const fkey_id[FK_COUNT] = { "files-table", "files-by-path", "files-by-mount",
 					       "files-by-rank", "files-by-read", "files-by-written",
 					       "files-by-calls", "files-by-read-time",
-					       "files-by-write-time", "files-by-meta-time" };
+					       "files-by-write-time", "files-by-meta-time",
+					       "files-by-mmap" };
 static const char *const fkey_col[FK_COUNT] = { NULL, "Path", "Mount", "Rank", "Bytes read",
 						"Bytes written", "Calls", "Read (s)", "Write (s)",
-						"Metadata (s)" };
+						"Metadata (s)", "mmap bytes" };
 
 static const char *fpath(const struct ioacct_report_file *x)
 {
@@ -1151,6 +1152,8 @@ static uint64_t fkey_num(const struct ioacct_report_file *x, enum fkey k)
 		return x->sum.read_ns;
 	case FK_WRITE_NS:
 		return x->sum.write_ns;
+	case FK_MMAP:
+		return x->sum.mmap_bytes;
 	default:
 		return x->sum.meta_ns;
 	}
@@ -1175,7 +1178,8 @@ static int cmp_fkey(const void *a, const void *b, void *arg)
 	return c ? c : (x > y) - (x < y);
 }
 
-static void file_row(FILE *f, const struct ioacct_report_file *x)
+/* mmap: the job's mmap bytes were measured (else "-", not 0). */
+static void file_row(FILE *f, const struct ioacct_report_file *x, bool mmap)
 {
 	char t[32];
 
@@ -1194,7 +1198,12 @@ static void file_row(FILE *f, const struct ioacct_report_file *x)
 	td_u64(f, x->calls);
 	fprintf(f, "<td class=\"n\">%s</td>", r_secs(x->sum.read_ns, 6, t, sizeof(t)));
 	fprintf(f, "<td class=\"n\">%s</td>", r_secs(x->sum.write_ns, 6, t, sizeof(t)));
-	fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(x->sum.meta_ns, 6, t, sizeof(t)));
+	fprintf(f, "<td class=\"n\">%s</td>", r_secs(x->sum.meta_ns, 6, t, sizeof(t)));
+	if (mmap)
+		td_bytes(f, x->sum.mmap_bytes);
+	else
+		fputs("<td class=\"n\">-</td>", f);
+	fputs("</tr>", f);
 }
 
 /* One sort order's table: its top rows; a column's name selects its order. */
@@ -1212,7 +1221,7 @@ static void files_table(FILE *f, const struct ioacct_report *r,
 			c, fkey_col[c], c == (int)k ? " &#9662;" : "");
 	fputs("</tr></thead><tbody>", f);
 	for (size_t i = 0; i < n; i++)
-		file_row(f, idx[i]);
+		file_row(f, idx[i], r->files_mmap);
 	fputs("</tbody></table>", f);
 }
 

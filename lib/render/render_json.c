@@ -446,6 +446,14 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 	jw_i64(w, "last_write_ns", f->last_write_ns);
 	size_bins(w, "read_sizes", f->size_read);
 	size_bins(w, "write_sizes", f->size_written);
+	if (r->files_mmap)
+		jw_u64(w, "mmap_bytes", f->mmap_bytes);
+	else
+		jw_raw(w, "mmap_bytes", "null");
+	if (r->files_miss)
+		jw_u64(w, "cache_miss_bytes", f->cache_miss_bytes);
+	else
+		jw_raw(w, "cache_miss_bytes", "null");
 	jw_close(w, '}');
 }
 

@@ -497,7 +497,7 @@ static const char *file_path(const struct ioacct_file *f)
 static void files_table(FILE *f, const struct ioacct_report *r, const struct cols *w)
 {
 	size_t n = r->nfiles < TOP_FILES ? r->nfiles : TOP_FILES;
-	char a[32], b[32], c[32], rank[16];
+	char a[32], b[32], c[32], rank[16], mm[24];
 
 	/* No records because none were kept: not a job that used no file. */
 	if (ioacct_probe_files_off(r->jd->job.probe_mode)) {
@@ -508,9 +508,10 @@ static void files_table(FILE *f, const struct ioacct_report *r, const struct col
 		return;
 	fprintf(f, "\n## Top files: %zu of %zu, by bytes moved, then time (RANK: the rank that "
 		   "moved most, of RANKS; every record: ioreport --files)\n", n, r->nfiles);
-	fprintf(f, "%14s %14s %10s %10s %8s %8s %8s %12s %12s %12s %6s %5s %-*s %s\n",
-		"BYTES_READ", "BYTES_WRITTEN", "READS", "WRITES", "OPENS", "STATS", "FSYNCS",
-		"READ_S", "WRITE_S", "META_S", "RANK", "RANKS", w->mount, "MOUNT", "PATH");
+	fprintf(f, "%14s %14s %14s %10s %10s %8s %8s %8s %12s %12s %12s %6s %5s %-*s %s\n",
+		"BYTES_READ", "BYTES_WRITTEN", "MMAP_BYTES", "READS", "WRITES", "OPENS", "STATS",
+		"FSYNCS", "READ_S", "WRITE_S", "META_S", "RANK", "RANKS", w->mount, "MOUNT",
+		"PATH");
 	for (size_t i = 0; i < n; i++) {
 		const struct ioacct_report_file *x = &r->files[i];
 		const struct ioacct_file *s = &x->sum;
@@ -519,10 +520,16 @@ static void files_table(FILE *f, const struct ioacct_report *r, const struct col
 			snprintf(rank, sizeof(rank), "-");
 		else
 			snprintf(rank, sizeof(rank), "%" PRId32, x->top_rank);
+		/* Not measured (no exact mmap hook, no mmap view): "-", not 0. */
+		if (r->files_mmap)
+			snprintf(mm, sizeof(mm), "%" PRIu64, s->mmap_bytes);
+		else
+			snprintf(mm, sizeof(mm), "-");
 		fprintf(f,
-			"%14" PRIu64 " %14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64
+			"%14" PRIu64 " %14" PRIu64 " %14s %10" PRIu64 " %10" PRIu64 " %8" PRIu64
 			" %8" PRIu64 " %8" PRIu64 " %12s %12s %12s %6s %5" PRIu32 " ",
-			s->bytes_read, s->bytes_written, s->reads, s->writes, s->opens, s->stats,
+			s->bytes_read, s->bytes_written, mm, s->reads, s->writes, s->opens,
+			s->stats,
 			s->fsyncs, r_secs(s->read_ns, 6, a, sizeof(a)),
 			r_secs(s->write_ns, 6, b, sizeof(b)), r_secs(s->meta_ns, 6, c, sizeof(c)), rank,
 			x->nranks);
@@ -822,7 +829,8 @@ int ioacct_render_files_text(FILE *f, const struct ioacct_report *r)
 
 	fputs("STEP\tRANK\tMOUNT\tDEV\tINO\tOPENS\tREADS\tWRITES\tSTATS\tFSYNCS\tBYTES_READ\t"
 	      "BYTES_WRITTEN\tREAD_NS\tWRITE_NS\tMETA_NS\tMAX_BYTE_READ\tMAX_BYTE_WRITTEN\t"
-	      "SEQ_READS\tSEQ_WRITES\tCONSEC_READS\tCONSEC_WRITES\tPATH\n", f);
+	      "SEQ_READS\tSEQ_WRITES\tCONSEC_READS\tCONSEC_WRITES\tMMAP_BYTES\tCACHE_MISS_BYTES\t"
+	      "PATH\n", f);
 	if (ioacct_probe_files_off(r->jd->job.probe_mode))
 		fprintf(f, "# %s\n", IOACCT_FILES_OFF_NOTE);
 	for (size_t i = 0; i < r->nrecords; i++) {
@@ -841,6 +849,15 @@ int ioacct_render_files_text(FILE *f, const struct ioacct_report *r)
 			x->fsyncs, x->bytes_read, x->bytes_written, x->read_ns, x->write_ns, x->meta_ns,
 			x->max_byte_read, x->max_byte_written, x->seq_reads, x->seq_writes,
 			x->consec_reads, x->consec_writes);
+		/* Not measured: "-", not 0. */
+		if (r->files_mmap)
+			fprintf(f, "%" PRIu64 "\t", x->mmap_bytes);
+		else
+			fputs("-\t", f);
+		if (r->files_miss)
+			fprintf(f, "%" PRIu64 "\t", x->cache_miss_bytes);
+		else
+			fputs("-\t", f);
 		r_text(f, file_path(x));
 		fputc('\n', f);
 	}

@@ -95,6 +95,8 @@ static void file_add(struct ioacct_file *s, const struct ioacct_file *f)
 		s->size_read[b] += f->size_read[b];
 		s->size_written[b] += f->size_written[b];
 	}
+	s->mmap_bytes += f->mmap_bytes;
+	s->cache_miss_bytes += f->cache_miss_bytes;
 	if (!s->path[0] && f->path[0])
 		memcpy(s->path, f->path, sizeof(s->path));
 }
@@ -187,6 +189,9 @@ int ioacct_report_files_collect(struct ioacct_report *r, const char *only_mount)
 
 	if (ret)
 		return ret;
+	/* Not measured is not 0: a job without the view (or the exact hooks) has no number. */
+	r->files_mmap = ioacct_probe_has_view(r->jd->job.probe_mode, "mmap");
+	r->files_miss = ioacct_probe_has_view(r->jd->job.probe_mode, "cache");
 	r->files = calloc(r->nrecords ? r->nrecords : 1, sizeof(*r->files));
 	rec = malloc((r->nrecords ? r->nrecords : 1) * sizeof(*rec));
 	if (!r->files || !rec) {

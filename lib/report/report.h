@@ -177,6 +177,8 @@ struct ioacct_report {
 	struct ioacct_report_mpiio_file *mpiio_files;
 	size_t nmpiio_files;
 	struct ioacct_report_mpiio_file mpiio_all;
+	bool files_mmap;                  /* the files' mmap_bytes were measured (exact hooks) */
+	bool files_miss;                  /* their cache_miss_bytes were (the cache view) */
 };
 
 /*

@@ -109,7 +109,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SPEC_NEXT] = "SELECT job_key FROM report_specs WHERE job_key > ?1 ORDER BY job_key LIMIT 1",
 	[ST_FILE_PUT] = "REPLACE INTO files (job_key, step_id, rank, mnt_id, dev, ino, path, " FILE_COLS ")"
 			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-			" ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+			" ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
+			" ?31)",
 	[ST_MPIIO_PUT] = "REPLACE INTO mpiio_files (job_key, step_id, rank, pid, path, " MPIIO_COLS ")"
 			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 			 " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",

@@ -360,6 +360,8 @@ int ioacct_store_watch_delete(struct ioacct_store *st, int64_t job_key, uint32_t
 	{ (f)->max_byte_read, (f)->max_byte_written, (int64_t)(f)->seq_reads,                \
 	  (int64_t)(f)->seq_writes, (int64_t)(f)->consec_reads, (int64_t)(f)->consec_writes, \
 	  (f)->first_read_ns, (f)->last_read_ns, (f)->first_write_ns, (f)->last_write_ns }
+/* The columns after the size bins. */
+#define FILE_VIEW_U64S(f) { (f)->mmap_bytes, (f)->cache_miss_bytes }
 
 /* The access-size bins as text, "n0,n1,...,n9": two columns, not twenty. */
 static void file_bins(const uint64_t *b, char *buf, size_t len)
@@ -391,11 +393,13 @@ int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct
 {
 	const uint64_t u[] = FILE_U64S(f);
 	const int64_t v[] = FILE_I64S(f);
+	const uint64_t x[] = FILE_VIEW_U64S(f);
 	char rb[256], wb[256];
 	sqlite3_stmt *s = NULL;
 	int err, bound, i = 1;
 
-	_Static_assert(ARRAY_SIZE(u) + ARRAY_SIZE(v) + 2 == FILE_NR_COLS, "FILE_COLS");
+	_Static_assert(ARRAY_SIZE(u) + ARRAY_SIZE(v) + 2 + ARRAY_SIZE(x) == FILE_NR_COLS,
+		       "FILE_COLS");
 	err = store_stmt_get(st, ST_FILE_PUT, &s);
 	if (err)
 		return err;
@@ -411,6 +415,8 @@ int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct
 	if (!bound)
 		bound = sqlite3_bind_text(s, i++, rb, -1, SQLITE_TRANSIENT) ||
 			sqlite3_bind_text(s, i++, wb, -1, SQLITE_TRANSIENT);
+	for (size_t k = 0; k < ARRAY_SIZE(x) && !bound; k++)
+		bound = bind_u64(s, i++, x[k]);
 	return store_stmt_run(st, s, bound, "store a file of job %" PRId64 " step %" PRIu32, job_key,
 			      f->step_id);
 }
@@ -510,6 +516,8 @@ static int row_file(sqlite3_stmt *s, void *elem)
 	if (file_bins_parse((const char *)sqlite3_column_text(s, c), f->size_read) ||
 	    file_bins_parse((const char *)sqlite3_column_text(s, c + 1), f->size_written))
 		return -EIO;
+	f->mmap_bytes = col_u64(s, c + 2);
+	f->cache_miss_bytes = col_u64(s, c + 3);
 	return 0;
 }
 

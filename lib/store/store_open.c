@@ -235,6 +235,14 @@ static const char *const migrations[] = {
 	"ALTER TABLE export_queue ADD COLUMN gen INTEGER NOT NULL DEFAULT 0;",
 	MIGRATION_MPIIO,
 	MIGRATION_RETENTION,
+	/* 12: reserved for files.seeks (a parallel branch); nothing here. */
+	"",
+	/*
+	 * 13: a file's page-cache and mmap views' bytes (issue 26). Rows of
+	 * older jobs read 0; whether a job's were measured is in its probe_mode.
+	 */
+	"ALTER TABLE files ADD COLUMN mmap_bytes INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE files ADD COLUMN cache_miss_bytes INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,

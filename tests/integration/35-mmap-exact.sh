@@ -6,12 +6,15 @@
 # on tmpfs with huge=never, always and within_size (PMD-mapped huge pages),
 # and on ext4, xfs and btrfs on loop devices (large folios), read cold: its
 # misses (cache_miss_bytes) are the same bytes. Two files: 16 MiB (a
-# multiple of a huge page) and 100000 bytes.
+# multiple of a huge page) and 100000 bytes. The file's own record (issue
+# 26, ioreport -f json from the store) has the same mmap_bytes and, cold,
+# cache_miss_bytes; and the records of each mount sum to its counts.
 #
 # Where the kernel lets no program reach the functions that map the pages
 # (no fentry and no kprobes: set_pte_range or do_set_pte, do_set_pmd), the
 # job's reports say "mmap bytes: not measured here (...)" in text, JSON
-# and HTML instead of a number; that is checked, the exact cases are not.
+# and HTML instead of a number, and its files' mmap_bytes are not numbers
+# either (null in JSON, "-" in text); that is checked, the exact cases are not.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 IOMMAP=$abs_top_builddir/tests/integration/iommap
@@ -49,6 +52,22 @@ mount_field() {
 	json_get "$T/$1.json" "([m['$3'] for m in j['mounts'] if m['mount'] == '$2'] or ['none'])[0]"
 }
 
+# file_report NAME: the job's report from the store, with its per-file records, in $T/NAME.rep.
+file_report() {
+	"$IOREPORT" --db "$T/ioacct.db" -f json -o "$T/$1.rep" \
+		"$(json_get "$T/$1.json" 'j["job_id"]')" || fail "$1: ioreport -f json failed"
+}
+
+# file_field NAME PATH FIELD: FIELD of the record of file PATH ("none" without one, "two": more).
+file_field() {
+	json_get "$T/$1.rep" "(lambda r: r[0] if len(r) == 1 else ('none' if not r else 'two'))([f['$3'] for f in j['files'] if f['path'] == '$2'])"
+}
+
+# files_sum_ok NAME MNT: the records of mount MNT sum to its mmap_read_bytes and cache_miss_bytes.
+files_sum_ok() {
+	json_get "$T/$1.rep" "all(sum(f[k] for f in j['files'] if f['mount'] == '$2') == [m[c] for m in j['mounts'] if m['mount'] == '$2'][0] for k, c in (('mmap_bytes', 'mmap_read_bytes'), ('cache_miss_bytes', 'cache_miss_bytes')))"
+}
+
 case ",${views#views=}," in
 *,mmap,*) ;;
 *,mmap-nohook,*)
@@ -83,7 +102,23 @@ case ",${views#views=}," in
 	"$IOREPORT" --cluster iorun --format html -o "$T/nohook.html" "$JID" || fail "ioreport (html)"
 	grep -q '<th>mmap bytes</th><td>not measured here (' "$T/nohook.html" ||
 		fail "HTML report: no 'mmap bytes: not measured here' row"
-	ok "no exact hook on this kernel: $check_note, in text, JSON and HTML"
+	# The file's record: mmap bytes not known, not 0; the rest of it counted.
+	file_report nohook
+	SMALLP=$(realpath "$T/nohook/small")
+	[ "$(file_field nohook "$SMALLP" mmap_bytes)" = None ] ||
+		{ cat "$T/nohook.rep"; fail "JSON: the file's mmap_bytes is not null where not measured"; }
+	[ "$(file_field nohook "$SMALLP" opens)" = 1 ] ||
+		{ cat "$T/nohook.rep"; fail "JSON: the file's record has not its 1 open"; }
+	"$IOREPORT" --db "$T/ioacct.db" --files "$JID" > "$T/nohook.files" || fail "ioreport --files"
+	python3 - "$T/nohook.files" "$SMALLP" <<'PY' || fail "ioreport --files: MMAP_BYTES is not '-' where not measured"
+import sys
+lines = open(sys.argv[1]).read().rstrip("\n").split("\n")
+head = lines[0].split("\t")
+rows = [dict(zip(head, l.split("\t"))) for l in lines[1:] if not l.startswith("#")]
+r = [x for x in rows if x["PATH"] == sys.argv[2]]
+sys.exit(0 if len(r) == 1 and r[0]["MMAP_BYTES"] == "-" and r[0]["CACHE_MISS_BYTES"].isdigit() else 1)
+PY
+	ok "no exact hook on this kernel: $check_note, in text, JSON and HTML, and per file"
 	ok "SKIP of the exact cases: they need fentry or kprobes on set_pte_range/do_set_pmd"
 	exit 0
 	;;
@@ -92,10 +127,11 @@ esac
 
 want_of() { echo $((($1 + PG - 1) / PG * PG)); }
 FAILS=0
-printf '  %-22s %-6s %-5s %-8s %12s %12s %12s\n' "file system" file order map mmap_bytes want misses
+printf '  %-22s %-6s %-5s %-8s %12s %12s %12s %s\n' "file system" file order map mmap_bytes want misses \
+	"file's record (mmap, misses)"
 # run_cases FS DIR COLD: every file, order and map type of DIR; COLD: evict first, check misses.
 run_cases() {
-	local fs=$1 dir=$2 cold=$3 f size want order map got miss name try
+	local fs=$1 dir=$2 cold=$3 f size want order map got miss name try fgot fmiss sums
 	for f in big small; do
 		size=$(stat -c %s "$dir/$f")
 		want=$(want_of "$size")
@@ -111,15 +147,21 @@ run_cases() {
 					[ "$cold" = 1 ] && [ "$miss" != "$want" ] && [ "$got" = "$want" ] && continue
 					break
 				done
-				[ "$cold" = 1 ] || miss=-
-				if [ "$got" = "$want" ] && { [ "$cold" != 1 ] || [ "$miss" = "$want" ]; }; then
+				# The file's record: the same bytes; the mount's records sum to its counts.
+				file_report "$name"
+				fgot=$(file_field "$name" "$(realpath "$dir/$f")" mmap_bytes)
+				fmiss=$(file_field "$name" "$(realpath "$dir/$f")" cache_miss_bytes)
+				sums=$(files_sum_ok "$name" "$dir")
+				[ "$cold" = 1 ] || { miss=-; fmiss=-; }
+				if [ "$got" = "$want" ] && [ "$fgot" = "$want" ] && [ "$sums" = True ] &&
+					{ [ "$cold" != 1 ] || { [ "$miss" = "$want" ] && [ "$fmiss" = "$want" ]; }; }; then
 					r=ok
 				else
 					r=FAIL
 					FAILS=$((FAILS + 1))
 				fi
-				printf '  %-22s %-6s %-5s %-8s %12s %12s %12s %s\n' "$fs" $f $order $map "$got" \
-					$want "$miss" $r
+				printf '  %-22s %-6s %-5s %-8s %12s %12s %12s %s %s sums=%s %s\n' "$fs" $f $order \
+					$map "$got" $want "$miss" "$fgot" "$fmiss" "$sums" $r
 			done
 		done
 	done
@@ -153,5 +195,5 @@ for fs in ext4 xfs btrfs; do
 	rm -f "$T/$fs.img"
 done
 
-[ $FAILS = 0 ] || fail "$FAILS cases where mmap_read_bytes (or cold, cache_miss_bytes) is not the file's size in pages"
-ok "mmap_read_bytes exact on every file system, file, order and map type above"
+[ $FAILS = 0 ] || fail "$FAILS cases where mmap_read_bytes (or cold, cache_miss_bytes), the mount's or the file's record's, is not the file's size in pages, or the records do not sum to the mount's"
+ok "mmap_read_bytes exact on every file system, file, order and map type above, per mount and per file"

@@ -52,7 +52,7 @@ ok "text, JSON, HTML and --files: every file's bytes exact, sums equal the mount
 
 # -m keeps one mount's records: /dev/shm's one file, 5 writes of 1000 bytes.
 "$IOREPORT" --db "$T/ioacct.db" --files -m "$SHMMNT" "$JOB" > "$T/shm.txt" || fail "--files -m failed"
-[ "$(cut -f 2,3,8,12,22 "$T/shm.txt" | tail -n +2)" = "$(printf -- '-1\t%s\t5\t5000\t%s' "$SHMMNT" "$SHM.x")" ] ||
+[ "$(cut -f 2,3,8,12,24 "$T/shm.txt" | tail -n +2)" = "$(printf -- '-1\t%s\t5\t5000\t%s' "$SHMMNT" "$SHM.x")" ] ||
 	fail "--files -m $SHMMNT: $(cat "$T/shm.txt")"
 ok "--files -m: one mount's records, exact"
 
@@ -155,6 +155,7 @@ cat > "$T/sort.want" <<WANT
 7 files-by-read-time $D/a
 8 files-by-write-time
 9 files-by-meta-time
+10 files-by-mmap $D/b
 WANT
 diff "$T/sort.want" "$T/sort.got" || fail "sorting in chromium differs"
 ok "chromium: each column's name shows its table alone, in its order"

@@ -18,12 +18,13 @@ import sys
 
 COUNTS = ["opens", "reads", "writes", "stats", "fsyncs", "bytes_read", "bytes_written",
           "max_byte_read", "max_byte_written", "seq_reads", "seq_writes", "consec_reads",
-          "consec_writes"]
+          "consec_writes", "mmap_bytes", "cache_miss_bytes"]
 # The per-mount name of a counter summed over a mount's records (iorun --json, "ops").
 MOUNT_OF = {"opens": ("open", "calls"), "reads": ("read", "calls"),
             "writes": ("write", "calls"), "stats": ("stat", "calls"),
             "fsyncs": ("fsync", "calls"), "bytes_read": ("read", "bytes"),
-            "bytes_written": ("write", "bytes")}
+            "bytes_written": ("write", "bytes"), "mmap_bytes": ("mmap_fault", "bytes"),
+            "cache_miss_bytes": ("cache_fill", "bytes")}
 
 
 def main():

@@ -87,7 +87,7 @@ def check_text(text, exp, calls, nbytes):
         if not line or line.startswith("partial:"):
             break
         f = line.split()
-        mount, path = f[12], " ".join(f[13:])
+        mount, path = f[13], " ".join(f[14:])
         got[(path, mount)] = (int(f[0]), int(f[1]))
         order.append(int(f[0]) + int(f[1]))
     check(order == sorted(order, reverse=True), "text: rows not by bytes moved: %s" % order)

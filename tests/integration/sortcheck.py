@@ -4,7 +4,7 @@
 
 Opens PAGE in headless Chromium, driven through its DevTools pipe (the page
 itself has no script), clicks each column name of the top files (the labels
-of the radio buttons fs-0 .. fs-9) and prints, per click, "K ID FIRST": the
+of the radio buttons fs-0 .. fs-10) and prints, per click, "K ID FIRST": the
 one table then shown and its first row's path. More than one table shown, or
 none, prints "K -" and fails (exit 1)."""
 import json
@@ -76,7 +76,7 @@ def main():
         else:
             raise SystemExit("sortcheck: the page has no #files")
         rc = 0
-        for k in range(10):
+        for k in range(11):
             c.js(s, "document.querySelector('label[for=\"fs-%d\"]').click()" % k)
             shown = c.js(s, SHOWN)
             print("%d %s" % (k, shown[0] if len(shown) == 1 else "-"))

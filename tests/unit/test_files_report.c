@@ -325,14 +325,15 @@ static void test_text(void **state)
 	has(t, "\nFiles        partial: max_files was reached; 9 calls (6000 bytes) on files past it "
 	       "are counted as \"other files\"\n");
 	has(t, "\n## Top files: 4 of 4, by bytes moved, then time");
-	has(t, "\n     536870912              0        512          0        1        0        0"
-	       "     0.000256     0.000000     0.000000      0     1 /scratch /scratch/input.nc\n"
-	       "       8192000              0       2000          0        1        0        0"
-	       "     0.001000     0.000000     0.000000      -     1 /tmp     /tmp/big.idx\n"
-	       "             0        4505600          0       1100        2        0        0"
-	       "     0.000000     0.001100     0.000000      0     2 /scratch /scratch/out.dat\n"
-	       "             0           6000          0          6        3        0        0"
-	       "     0.000000     0.000006     0.000000      0     1 /scratch (other files)\n"
+	/* MMAP_BYTES "-": the job has no mmap view (not measured, not 0). */
+	has(t, "\n     536870912              0              -        512          0        1        0"
+	       "        0     0.000256     0.000000     0.000000      0     1 /scratch /scratch/input.nc\n"
+	       "       8192000              0              -       2000          0        1        0"
+	       "        0     0.001000     0.000000     0.000000      -     1 /tmp     /tmp/big.idx\n"
+	       "             0        4505600              -          0       1100        2        0"
+	       "        0     0.000000     0.001100     0.000000      0     2 /scratch /scratch/out.dat\n"
+	       "             0           6000              -          0          6        3        0"
+	       "        0     0.000000     0.000006     0.000000      0     1 /scratch (other files)\n"
 	       "partial: max_files was reached; 9 calls (6000 bytes) on files past it are counted "
 	       "as \"other files\"\n");
 	free(t);
@@ -368,6 +369,8 @@ static void test_json(void **state)
 	       "      \"dev\": 271581186,\n      \"ino\": 300,\n      \"path\": \"/tmp/big.idx\",");
 	has(t, "\"dev\": 0,\n      \"ino\": 0,\n      \"path\": null,\n      \"other_files\": true,\n"
 	       "      \"opens\": 3,\n      \"reads\": 0,\n      \"writes\": 6,");
+	/* No views: a file's views' bytes are not known, not 0. */
+	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": null\n    }");
 	/* Every record, in the store's order. */
 	l = strstr(t, "\"files\": [");
 	assert_non_null(l);
@@ -389,12 +392,14 @@ static void test_files_list(void **state)
 
 	(void)state;
 	assert_memory_equal(t, "STEP\tRANK\tMOUNT\tDEV\tINO\t", 24);
+	assert_non_null(strstr(t, "\tCONSEC_WRITES\tMMAP_BYTES\tCACHE_MISS_BYTES\tPATH\n"));
+	/* The views' bytes "-": not measured (no mmap nor cache view), not 0. */
 	has(t, "\n0\t1\t/scratch\t8:1\t100\t1\t0\t500\t0\t0\t0\t2048000\t0\t500000\t0\t0\t2047999\t0"
-	       "\t499\t0\t499\t/scratch/out.dat\n");
+	       "\t499\t0\t499\t-\t-\t/scratch/out.dat\n");
 	has(t, "\n0\t-1\t/tmp\t259:2\t300\t1\t2000\t0\t0\t0\t8192000\t0\t1000000\t0\t0\t1073741823"
-	       "\t0\t100\t0\t100\t0\t/tmp/big.idx\n");
+	       "\t0\t100\t0\t100\t0\t-\t-\t/tmp/big.idx\n");
 	has(t, "\n0\t0\t/scratch\t0:0\t0\t3\t0\t6\t0\t0\t0\t6000\t0\t6000\t0\t0\t5999\t0\t5\t0\t5"
-	       "\t(other files)\n# partial: max_files was reached; 9 calls (6000 bytes) on files "
+	       "\t-\t-\t(other files)\n# partial: max_files was reached; 9 calls (6000 bytes) on files "
 	       "past it are counted as \"other files\"\n");
 	free(t);
 	ioacct_report_destroy(r);
@@ -441,6 +446,66 @@ static void test_html(void **state)
 	html_first_row(t, "files-by-read-time", "/tmp/big.idx");
 	html_first_row(t, "files-by-write-time", "/scratch/out.dat");
 	html_first_row(t, "files-by-meta-time", "/scratch/input.nc");
+	/* No mmap view: "-", not 0; and ties in the mmap column keep the report's order. */
+	html_first_row(t, "files-by-mmap", "/scratch/input.nc");
+	has(t, "<td class=\"n\">0.000000</td><td class=\"n\">-</td></tr>");
+	free(t);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/*
+ * The page-cache and mmap views' bytes of each file (issue 26): summed per
+ * file over its ranks, in every format, where the job's views measured
+ * them; null (JSON) and "-" (text) where they did not (test_text, ...).
+ */
+static void test_views_bytes(void **state)
+{
+	struct jb b = job();
+	struct ioacct_report *r;
+	char *t;
+
+	(void)state;
+	ioacct_strlcpy(b.jd->job.probe_mode, "fentry views=cache,mmap,readahead",
+		       sizeof(b.jd->job.probe_mode));
+	b.jd->files[0].mmap_bytes = 4096;     /* out.dat, rank 0 */
+	b.jd->files[1].mmap_bytes = 8192;     /* out.dat, rank 1 */
+	b.jd->files[3].mmap_bytes = 3 * 4096; /* big.idx */
+	b.jd->files[3].cache_miss_bytes = 8192;
+	r = report(&b, NULL, NULL);
+	assert_true(r->files_mmap);
+	assert_true(r->files_miss);
+	assert_string_equal(r->files[2].sum.path, "/scratch/out.dat");
+	assert_int_equal(r->files[2].sum.mmap_bytes, 12288);
+	t = render(r, ioacct_render_text);
+	has(t, "\n       8192000              0          12288       2000");
+	has(t, "\n             0        4505600          12288          0");
+	has(t, "\n     536870912              0              0        512");
+	free(t);
+	t = render(r, ioacct_render_json);
+	has(t, "\"path\": \"/tmp/big.idx\",");
+	has(t, "\"1G_PLUS\": 0},\n      \"mmap_bytes\": 12288,\n"
+	       "      \"cache_miss_bytes\": 8192\n    }");
+	has(t, "\"mmap_bytes\": 8192,\n      \"cache_miss_bytes\": 0\n    }");
+	free(t);
+	t = render(r, ioacct_render_files_text);
+	has(t, "\t0\t100\t0\t100\t0\t12288\t8192\t/tmp/big.idx\n");
+	free(t);
+	t = render(r, ioacct_render_html);
+	html_first_row(t, "files-by-mmap", "/tmp/big.idx");
+	has(t, "<td class=\"n\">0.000000</td><td class=\"n\">12288 ");
+	free(t);
+	ioacct_report_destroy(r);
+
+	/* The mmap view without its exact hooks: the misses are known, the mmap bytes not. */
+	ioacct_strlcpy(b.jd->job.probe_mode, "tracepoint views=cache,mmap-nohook",
+		       sizeof(b.jd->job.probe_mode));
+	r = report(&b, NULL, NULL);
+	t = render(r, ioacct_render_json);
+	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": 8192\n    }");
+	free(t);
+	t = render(r, ioacct_render_files_text);
+	has(t, "\t0\t100\t0\t100\t0\t-\t8192\t/tmp/big.idx\n");
 	free(t);
 	ioacct_report_destroy(r);
 	ioacct_jobdata_free(b.jd);
@@ -575,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_files_list),
 		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_views_bytes),
 		cmocka_unit_test(test_no_files),
 		cmocka_unit_test(test_files_off),
 		cmocka_unit_test(test_hostile_path),

@@ -125,6 +125,8 @@ static void make_file(struct ioacct_file *x, uint64_t ino, uint64_t bytes)
 		x->size_read[i] = i;
 		x->size_written[i] = UINT64_MAX - i;
 	}
+	x->mmap_bytes = UINT64_MAX - 21;
+	x->cache_miss_bytes = 22;
 }
 
 static void test_files_roundtrip(void **state)
@@ -201,11 +203,46 @@ static void test_files_migrate_from_v6(void **state)
 	ioacct_store_close(st);
 }
 
+/* A schema 11 database's file row: migrated, its counters kept, its views' bytes 0. */
+static void test_files_migrate_from_v11(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_store *st;
+	sqlite3 *db;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 11, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		" dropped_bytes) VALUES (5, 'hpc', 57, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
+		" 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);"
+		"INSERT INTO files VALUES (5, 0, -1, 21, 8388609, 77, '/scratch/x', 1, 2, 3, 4, 5,"
+		" 4096, 8192, 6, 7, 8, 4095, 8191, 9, 10, 11, 12, 13, 14, 15, 16,"
+		" '0,0,0,0,0,0,0,0,0,0', '1,0,0,0,0,0,0,0,0,0');",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nfiles, 1);
+	assert_int_equal(jd->files[0].ino, 77);
+	assert_int_equal(jd->files[0].bytes_written, 8192);
+	assert_int_equal(jd->files[0].size_written[0], 1);
+	assert_int_equal(jd->files[0].mmap_bytes, 0);
+	assert_int_equal(jd->files[0].cache_miss_bytes, 0);
+	ioacct_jobdata_free(jd);
+	ioacct_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_files_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_migrate_from_v6, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_migrate_from_v11, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,11 @@
 # and optionally one line "@ KEY=VALUE..." for top-level fields (probe_mode=...,
 # views=...; "@ _others_allowed=1" lets mounts not named appear). A mount's
 # KEY>=VALUE or KEY<=VALUE bounds a count instead (mmap_read_bytes>=1048576).
+# A line "file:PATH KEY=VALUE..." expects the per-file records of PATH
+# (issue 26; "files" in the summary), each KEY summed over its records
+# (ranks, steps): file:/mnt/u/big mmap_bytes=4194304. And whenever the
+# summary has records, those of each named mount sum to its mmap_read_bytes
+# and cache_miss_bytes (null where the mount's is: not measured).
 # The rules are those of tests/integration/check_mounts.py, a little stricter:
 #  - every counter of a named mount that is not named must be 0 (the counts,
 #    every size-histogram bin, every per-operation error count and every
@@ -144,6 +149,17 @@ FILENAME == ARGV[2] && NF > 0 && $1 !~ /^#/ {
 		}
 		next
 	}
+	if ($1 ~ /^file:/) {
+		fp = substr($1, 6)
+		fwant[fp] = 1
+		forder[++nfwant] = fp
+		for (i = 2; i <= NF; i++) {
+			split_kv($i)
+			fexpv[fp, kv_key] = kv_val
+			fnamed[fp, ++nfnamed[fp]] = kv_key
+		}
+		next
+	}
 	want[$1] = 1
 	order[++nwant] = $1
 	for (i = 2; i <= NF; i++) {
@@ -151,6 +167,73 @@ FILENAME == ARGV[2] && NF > 0 && $1 !~ /^#/ {
 		expv[$1, kv_key] = kv_val
 		expop[$1, kv_key] = kv_op
 		named[$1, ++nnamed[$1]] = kv_key
+	}
+}
+
+# The per-file records: the "file:" lines' sums, and each named mount's
+# mmap and miss bytes the sum of its records'.
+function file_checks(   i, r, fp, fm, j, k, w, m, p, nv, vk, mk, mv) {
+	if (!("files.0.path" in flat)) {
+		for (w = 1; w <= nfwant; w++)
+			mismatch("file " forder[w] ": no per-file record (files: " \
+				 (("files" in flat) ? flat["files"] : "none") ")")
+		return
+	}
+	nv = split("mmap_bytes cache_miss_bytes", vk, " ")
+	split("mmap_read_bytes cache_miss_bytes", mk, " ")
+	for (i = 0; ("files." i ".path") in flat; i++) {
+		r = "files." i "."
+		fp = flat[r "path"]
+		fm = flat[r "mount"]
+		if (fp in fwant) {
+			nrec[fp]++
+			for (j = 1; j <= nfnamed[fp]; j++) {
+				k = fnamed[fp, j]
+				if (!((r k) in flat))
+					mismatch("file " fp ": its record has no field " k)
+				else
+					fsum[fp, k] = (fsum[fp, k] == "null" || flat[r k] == "null") ? \
+						"null" : fsum[fp, k] + flat[r k]
+			}
+		}
+		for (j = 1; j <= nv; j++) {
+			if (!((r vk[j]) in flat))
+				mismatch("file " fp ": its record has no field " vk[j])
+			else if (flat[r vk[j]] == "null")
+				mnull[fm, vk[j]] = 1
+			else
+				msum[fm, vk[j]] += flat[r vk[j]]
+		}
+	}
+	for (w = 1; w <= nfwant; w++) {
+		fp = forder[w]
+		if (!nrec[fp]) {
+			mismatch("file " fp ": no per-file record")
+			continue
+		}
+		for (j = 1; j <= nfnamed[fp]; j++) {
+			k = fnamed[fp, j]
+			if (fsum[fp, k] "" != fexpv[fp, k] "")
+				mismatch("file " fp ": " k " = " fsum[fp, k] ", expected " fexpv[fp, k])
+		}
+	}
+	for (w = 1; w <= nwant; w++) {
+		m = order[w]
+		if (!(m in idx))
+			continue
+		p = "mounts." idx[m] "."
+		for (j = 1; j <= nv; j++) {
+			mv = ((p mk[j]) in flat) ? flat[p mk[j]] : "null"
+			if (mv == "null" && (msum[m, vk[j]] + 0 != 0))
+				mismatch("mount " m ": its files' " vk[j] " sum to " msum[m, vk[j]] \
+					 ", the mount's " mk[j] " is null")
+			else if (mv != "null" && mv + 0 != 0 && ((m, vk[j]) in mnull))
+				mismatch("mount " m ": a file's " vk[j] " is null, the mount's " mk[j] \
+					 " is " mv)
+			else if (mv != "null" && msum[m, vk[j]] + 0 != mv + 0)
+				mismatch("mount " m ": its files' " vk[j] " sum to " msum[m, vk[j]] + 0 \
+					 ", the mount's " mk[j] " is " mv)
+		}
 	}
 }
 
@@ -213,6 +296,7 @@ END {
 				mismatch("mount " m ": " k " = " flat[key] ", expected " expected(m, k))
 		}
 	}
+	file_checks()
 	for (x in idx)
 		if (!(x in want) && !others_allowed)
 			mismatch("mount " x ": unexpected (write_bytes " flat["mounts." idx[x] ".write_bytes"] \

@@ -333,10 +333,13 @@ run_views() {
 	if on mmap; then
 		vbad='' vseen=''
 		iowork evict $PCF > /dev/null
-		vjob mcold "$E opens=1 $(on cache && echo cache_miss_bytes=$PCSIZE) mmap_faults>=1 mmap_read_bytes=$PCSIZE" -- \
+		# The file's record (issue 26) has the same bytes (check.awk's "file:" lines).
+		vjob mcold "$(printf '%s\n%s' "$E opens=1 $(on cache && echo cache_miss_bytes=$PCSIZE) mmap_faults>=1 mmap_read_bytes=$PCSIZE" \
+			"file:$PCF opens=1 $(on cache && echo cache_miss_bytes=$PCSIZE) mmap_bytes=$PCSIZE")" -- \
 			iowork mmapread $PCF
 		iowork read $PCF $PCSIZE 1 , mmapread $PCF > /dev/null
-		vjob mwarm "$E opens=1 $(on cache && echo cache_miss_bytes=0) mmap_faults>=1 mmap_read_bytes=$PCSIZE" -- \
+		vjob mwarm "$(printf '%s\n%s' "$E opens=1 $(on cache && echo cache_miss_bytes=0) mmap_faults>=1 mmap_read_bytes=$PCSIZE" \
+			"file:$PCF opens=1 $(on cache && echo cache_miss_bytes=0) mmap_bytes=$PCSIZE")" -- \
 			iowork mmapread $PCF
 		if command -v iommap > /dev/null; then
 			for huge in never always; do
@@ -347,10 +350,13 @@ run_views() {
 				fi
 				dd if=/dev/urandom of=$U/big bs=1048576 count=4 2> /dev/null
 				dd if=/dev/urandom of=$U/small bs=100000 count=1 2> /dev/null
-				vjob "mmap-$huge-big" "$U opens=1 mmap_read_bytes=4194304" -- iommap $U/big seq shared
-				vjob "mmap-$huge-bigr" "$U opens=1 mmap_read_bytes=4194304" -- iommap $U/big rand private
-				vjob "mmap-$huge-small" "$U opens=1 mmap_read_bytes=$(((100000 + 4095) / 4096 * 4096))" -- \
-					iommap $U/small rand shared
+				vjob "mmap-$huge-big" "$(printf '%s\n%s' "$U opens=1 mmap_read_bytes=4194304" \
+					"file:$U/big opens=1 mmap_bytes=4194304")" -- iommap $U/big seq shared
+				vjob "mmap-$huge-bigr" "$(printf '%s\n%s' "$U opens=1 mmap_read_bytes=4194304" \
+					"file:$U/big opens=1 mmap_bytes=4194304")" -- iommap $U/big rand private
+				sw=$(((100000 + 4095) / 4096 * 4096))
+				vjob "mmap-$huge-small" "$(printf '%s\n%s' "$U opens=1 mmap_read_bytes=$sw" \
+					"file:$U/small opens=1 mmap_bytes=$sw")" -- iommap $U/small rand shared
 				umount $U
 			done
 		else
@@ -381,7 +387,8 @@ run_views() {
 # read whole through a mapping (iommap) in file order and shuffled,
 # MAP_SHARED and MAP_PRIVATE, cold (evicted first): mmap_read_bytes is
 # exactly the file's size in pages, and so is cache_miss_bytes where the
-# page-cache view is on, as 35-mmap-exact.sh checks on the host.
+# page-cache view is on, as 35-mmap-exact.sh checks on the host; and so
+# are the file's record's (issue 26) mmap_bytes and cache_miss_bytes.
 MMBIG=16777216
 MMSMALL=100000
 run_mmap_fs() {
@@ -410,7 +417,9 @@ run_mmap_fs() {
 			for order in seq rand; do
 				for map in shared private; do
 					iowork evict "$d/mm/$f" > /dev/null
-					vjob "$fs-$f-$order-$map" "$d opens=1 $(on cache && echo cache_miss_bytes=$want) mmap_read_bytes=$want" -- \
+					vjob "$fs-$f-$order-$map" "$(printf '%s\n%s' \
+						"$d opens=1 $(on cache && echo cache_miss_bytes=$want) mmap_read_bytes=$want" \
+						"file:$d/mm/$f opens=1 $(on cache && echo cache_miss_bytes=$want) mmap_bytes=$want")" -- \
 						iommap "$d/mm/$f" $order $map
 				done
 			done
