@@ -204,16 +204,20 @@ static int begin_ids(struct ioacct_pgstore *pg, const struct batch *bt)
 /*
  * The parts' earlier copies go (their rows with them: ON DELETE CASCADE),
  * and their runs' merged series, made without the parts as they are now;
- * then the staged rows of jobs go in. Each earlier copy is found by its
- * unique key (a scalar subquery: an index probe whatever the planner
- * guesses of the unanalysed staging table).
+ * then the staged rows of jobs go in. The planner knows nothing of the
+ * staging table (never analysed: it guesses 180 rows) and would join it
+ * to a whole table by hash: each earlier copy is found by its unique key
+ * in a scalar subquery (an index probe), and the merged series through
+ * their key's index with the batch's clusters and job ids as arrays.
  */
 #define REPLACE_SQL                                                                         \
 	"DELETE FROM jobs WHERE id = ANY (ARRAY(SELECT (SELECT x.id FROM jobs x"            \
 	" WHERE x.cluster = b.cluster AND x.job_id = b.job_id AND x.node = b.node"           \
 	" AND x.start_ns = b.start_ns) FROM export_batch b));"                              \
-	"DELETE FROM merged_jobs m USING export_batch b WHERE m.cluster = b.cluster"        \
-	" AND m.job_id = b.job_id AND m.restart = b.restart;"                               \
+	"DELETE FROM merged_jobs m WHERE m.cluster = ANY (ARRAY(SELECT cluster"             \
+	" FROM export_batch)) AND m.job_id = ANY (ARRAY(SELECT job_id FROM export_batch))"  \
+	" AND EXISTS (SELECT 1 FROM export_batch b WHERE b.cluster = m.cluster"             \
+	" AND b.job_id = m.job_id AND b.restart = m.restart);"                              \
 	"INSERT INTO jobs (id, " JOB_COLS ") SELECT id, " JOB_COLS " FROM export_batch"
 
 static int put_batch(struct ioacct_pgstore *pg, const struct batch *bt, struct buf *b)
