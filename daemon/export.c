@@ -289,7 +289,7 @@ static int next_batch(struct ioacct_export *ex, struct part *p, size_t *n)
 		q->jd = NULL;
 		err = ioacct_store_job_load(ex->store, q->key, &q->jd);
 		if (err == -ENOENT) {
-			/* Deleted from the store since (ON DELETE CASCADE should have unqueued it). */
+			/* Deleted from the store since (ON DELETE CASCADE should have unqueued). */
 			ioacct_store_export_done(ex->store, q->key, -1);
 			continue;
 		}

@@ -272,7 +272,8 @@ static void *export_day(void *arg)
 			e->parts++;
 			e->samples += jd->nseries;
 			samples += jd->nseries + jd->ntotals;
-			if (++n == IOACCT_PGSTORE_BATCH_JOBS || samples >= IOACCT_PGSTORE_BATCH_SAMPLES) {
+			if (++n == IOACCT_PGSTORE_BATCH_JOBS ||
+			    samples >= IOACCT_PGSTORE_BATCH_SAMPLES) {
 				flush_batch(e, batch, &n);
 				samples = 0;
 			}

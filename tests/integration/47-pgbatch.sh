@@ -31,7 +31,8 @@ start_daemon
 queued() { sqlite3 "$DB" 'SELECT count(*) FROM export_queue'; }
 # expect_exact ID SIZE COUNT: the job is in PostgreSQL once, with its bytes.
 expect_exact() {
-	[ "$(pg_copies "$1")" = 1 ] || fail "job $1 is $(pg_copies "$1") times in PostgreSQL, not once"
+	[ "$(pg_copies "$1")" = 1 ] ||
+		fail "job $1 is $(pg_copies "$1") times in PostgreSQL, not once"
 	[ "$(pg_write_bytes "$1")" = $(($2 * $3)) ] ||
 		fail "job $1: PostgreSQL has $(pg_write_bytes "$1") bytes, not $(($2 * $3))"
 }
@@ -56,8 +57,8 @@ wait_exported "$DB" "a backlog of six jobs"
 for i in 1 2 3 4 5 6; do
 	expect_exact $((500 + i)) $((4096 * i)) $((10 + i))
 done
-[ "$(pg "SELECT count(DISTINCT exported_at) FROM jobs WHERE job_id BETWEEN 501 AND 506")" = 1 ] ||
-	fail "the backlog's six jobs went in $(pg "SELECT count(DISTINCT exported_at) FROM jobs WHERE job_id BETWEEN 501 AND 506") transactions, not one"
+txns() { pg "SELECT count(DISTINCT exported_at) FROM jobs WHERE job_id BETWEEN $1 AND $2"; }
+[ "$(txns 501 506)" = 1 ] || fail "the backlog's six jobs went in $(txns 501 506) transactions, not one"
 compare_stores "$DB" "" "a backlog exported in one batch"
 ok "a backlog of six jobs exported in one transaction, each exact, rows equal to SQLite's"
 
@@ -83,7 +84,7 @@ done
 expect_exact 601 8192 3
 expect_exact 602 8192 5
 expect_exact 603 8192 7
-[ "$(pg "SELECT count(DISTINCT exported_at) FROM jobs WHERE job_id BETWEEN 601 AND 603")" = 3 ] ||
+[ "$(txns 601 603)" = 3 ] ||
 	fail "the good jobs of the failed batch did not go one a transaction"
 grep -q 'a batch of 5 jobs.*its jobs go again one a transaction' "$T/ioacctd.log" ||
 	fail "no log line of the failed batch: $(grep -i batch "$T/ioacctd.log")"
@@ -103,6 +104,7 @@ for _ in $(seq 1 900); do
 done
 [ "$(queued)" = 0 ] || fail "job 667 still waits 90 s after its trigger was dropped"
 expect_exact 667 4096 2
-ok "a failed batch went one job a transaction: 3 jobs exact, 666 refused once, 667 kept and exported later"
+ok "a failed batch went one job a transaction: 3 jobs exact, 666 refused once," \
+	"667 kept and exported later"
 stop_daemon
 exit 0
