@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The exporter (see export.h). One thread: connect, take the oldest queued
- * job, write it to PostgreSQL, unqueue it in SQLite, next. When PostgreSQL
+ * jobs (up to a batch: a backlog goes in one transaction, pgstore.h), write
+ * them to PostgreSQL, unqueue them in SQLite, next. When PostgreSQL
  * cannot be reached it retries after 1 s, doubling to 60 s, and logs only
  * when the state changes ("unreachable ...; N jobs waiting", "back").
  *
@@ -255,51 +256,105 @@ static void refused(struct ioacct_export *ex, int64_t key, const struct ioacct_j
 	free(spec);
 }
 
-/*
- * Exports one job: 0 when done (or gone), -ENOENT when the outbox is empty,
- * another -errno when it failed and the exporter must back off.
- */
-static int export_one(struct ioacct_export *ex)
-{
-	struct ioacct_jobdata *jd = NULL;
+/* A queued job: its key and generation in the outbox, and its data. */
+struct part {
 	int64_t key, gen;
-	int err;
+	struct ioacct_jobdata *jd;
+};
 
-	err = ioacct_store_export_next(ex->store, ex->after, &key, &gen);
+/*
+ * The next jobs of the outbox, after ex->after, loaded: up to a batch
+ * (pgstore.h's limits). 0 with *n > 0; -ENOENT when the outbox is empty,
+ * -EAGAIN at the end of a round with jobs that failed, another -errno when
+ * the outbox cannot be read.
+ */
+static int next_batch(struct ioacct_export *ex, struct part *p, size_t *n)
+{
+	int64_t after = ex->after;
+	size_t samples = 0;
+	int err = 0;
+
+	*n = 0;
+	while (*n < IOACCT_PGSTORE_BATCH_JOBS && samples < IOACCT_PGSTORE_BATCH_SAMPLES) {
+		struct part *q = &p[*n];
+
+		err = ioacct_store_export_next(ex->store, after, &q->key, &q->gen);
+		if (err) {
+			if (err != -ENOENT)
+				log_warn("cluster store: cannot read the outbox: %s",
+					 ioacct_store_errmsg(ex->store));
+			break;
+		}
+		after = q->key;
+		q->jd = NULL;
+		err = ioacct_store_job_load(ex->store, q->key, &q->jd);
+		if (err == -ENOENT) {
+			/* Deleted from the store since (ON DELETE CASCADE should have unqueued). */
+			ioacct_store_export_done(ex->store, q->key, -1);
+			continue;
+		}
+		if (err) {
+			log_warn("cluster store: cannot load job %" PRId64 " from %s: %s", q->key,
+				 ex->cfg->db_path, ioacct_store_errmsg(ex->store));
+			break;
+		}
+		samples += q->jd->nseries + q->jd->ntotals;
+		(*n)++;
+	}
+	if (*n)
+		return 0;
 	if (err == -ENOENT && ex->after) {
-		/* The end of a round with refused jobs: try them again after the backoff. */
+		/* The end of a round with jobs that failed: try them again after the backoff. */
 		ex->after = 0;
 		return -EAGAIN;
 	}
-	if (err) {
-		if (err != -ENOENT)
-			log_warn("cluster store: cannot read the outbox: %s",
-				 ioacct_store_errmsg(ex->store));
-		return err;
+	return err;
+}
+
+/* PostgreSQL answered: the end of an outage, if there was one. */
+static void back(struct ioacct_export *ex)
+{
+	if (ex->down) {
+		log_info("cluster store back; %" PRIu64 " jobs waiting", waiting(ex));
+		ex->down = false;
 	}
-	err = ioacct_store_job_load(ex->store, key, &jd);
-	if (err == -ENOENT) {
-		/* Deleted from the store since (ON DELETE CASCADE should have unqueued it). */
-		return ioacct_store_export_done(ex->store, key, -1);
-	}
-	if (err) {
-		log_warn("cluster store: cannot load job %" PRId64 " from %s: %s", key,
-			 ex->cfg->db_path, ioacct_store_errmsg(ex->store));
-		return err;
-	}
-	err = connect_pg(ex);
+	ex->backoff_ms = 0;
+}
+
+/* PostgreSQL has committed the job: unqueued, and maybe the last part of a merged report. */
+static void exported(struct ioacct_export *ex, const struct part *p)
+{
+	/* Queued again meanwhile (a step ended, the job finished): it stays, for the next round. */
+	int err = ioacct_store_export_done(ex->store, p->key, p->gen);
+
+	if (err)
+		log_warn("cluster store: job %" PRIu64 " exported but not unqueued (it will be written again): %s",
+			 p->jd->job.job_id, ioacct_store_errmsg(ex->store));
+	else
+		log_debug("cluster store: job %" PRIu64 " of cluster %s exported", p->jd->job.job_id,
+			  p->jd->job.cluster);
+	merge_report(ex, p->key, &p->jd->job, false);
+}
+
+/*
+ * Exports one job in its own transaction: 0 when done (or refused), another
+ * -errno when it failed and the exporter must back off.
+ */
+static int export_part(struct ioacct_export *ex, const struct part *p)
+{
+	int err = connect_pg(ex);
+
 	if (!err)
-		err = ioacct_pgstore_job_put(ex->pg, jd);
+		err = ioacct_pgstore_job_put(ex->pg, p->jd);
 	if (err == -EINVAL && ioacct_pgstore_connected(ex->pg)) {
-		refused(ex, key, jd);
-		err = 0;
-		goto out;
+		refused(ex, p->key, p->jd);
+		return 0;
 	}
 	if (err && ex->pg) {
 		if (ioacct_pgstore_connected(ex->pg)) {
 			/* Connected, and failed (not for its data): say which job, try it again later. */
 			log_warn("%s; it stays queued", ioacct_pgstore_errmsg(ex->pg));
-			ex->after = key;
+			ex->after = p->key;
 			ex->backoff_ms = ex->backoff_ms ? ex->backoff_ms * 2 : BACKOFF_MIN_MS;
 			if (ex->backoff_ms > BACKOFF_MAX_MS)
 				ex->backoff_ms = BACKOFF_MAX_MS;
@@ -308,27 +363,65 @@ static int export_one(struct ioacct_export *ex)
 		}
 	}
 	if (err)
-		goto out;
-	if (ex->down) {
-		log_info("cluster store back; %" PRIu64 " jobs waiting", waiting(ex));
-		ex->down = false;
-	}
-	ex->backoff_ms = 0;
+		return err;
+	back(ex);
 	/* PostgreSQL has committed: a crash from here re-exports the job, harmlessly. */
 	ioacct_crash_point("export-after-pg-commit");
-	/* Queued again meanwhile (a step ended, the job finished): it stays, for the next round. */
-	err = ioacct_store_export_done(ex->store, key, gen);
+	exported(ex, p);
+	return 0;
+}
+
+/*
+ * Exports the next jobs of the outbox: a backlog in one transaction (one
+ * commit, a dozen round trips, for up to a batch of jobs), unqueued only
+ * once it is committed. When the batch fails with PostgreSQL still there,
+ * its jobs go again one a transaction, so that the one at fault is said
+ * (and refused, or kept) alone and the others go in. 0 when done, -ENOENT
+ * when the outbox is empty, another -errno when the exporter must back off.
+ */
+static int export_batch(struct ioacct_export *ex)
+{
+	struct part p[IOACCT_PGSTORE_BATCH_JOBS];
+	const struct ioacct_jobdata *jds[IOACCT_PGSTORE_BATCH_JOBS];
+	size_t n;
+	int err, ret = 0;
+
+	err = next_batch(ex, p, &n);
 	if (err)
-		log_warn("cluster store: job %" PRIu64 " exported but not unqueued (it will be written again): %s",
-			 jd->job.job_id, ioacct_store_errmsg(ex->store));
-	else
-		log_debug("cluster store: job %" PRIu64 " of cluster %s exported", jd->job.job_id,
-			  jd->job.cluster);
-	/* This node's part is in: maybe the last one of a merged report. */
-	merge_report(ex, key, &jd->job, false);
+		return err;
+	if (n > 1) {
+		for (size_t i = 0; i < n; i++)
+			jds[i] = p[i].jd;
+		err = connect_pg(ex);
+		if (!err)
+			err = ioacct_pgstore_jobs_put(ex->pg, jds, n);
+		if (!err) {
+			back(ex);
+			ioacct_crash_point("export-after-pg-commit");
+			for (size_t i = 0; i < n; i++)
+				exported(ex, &p[i]);
+			goto out;
+		}
+		if (!ex->pg || !ioacct_pgstore_connected(ex->pg)) {
+			if (ex->pg)
+				went_down(ex, ioacct_pgstore_errmsg(ex->pg));
+			ret = err;
+			goto out;
+		}
+		log_info("%s; its jobs go again one a transaction", ioacct_pgstore_errmsg(ex->pg));
+	}
+	for (size_t i = 0; i < n; i++) {
+		err = export_part(ex, &p[i]);
+		if (!err)
+			continue;
+		ret = err;
+		if (!ex->pg || !ioacct_pgstore_connected(ex->pg))
+			break;
+	}
 out:
-	ioacct_jobdata_free(jd);
-	return err;
+	for (size_t i = 0; i < n; i++)
+		ioacct_jobdata_free(p[i].jd);
+	return ret;
 }
 
 static void *export_main(void *arg)
@@ -337,7 +430,7 @@ static void *export_main(void *arg)
 	int err;
 
 	while (!stopping(ex)) {
-		err = export_one(ex);
+		err = export_batch(ex);
 		/* Nothing left to export, or only jobs PostgreSQL refused: the kept reports. */
 		if (err == -ENOENT || err == -EAGAIN)
 			merge_poll(ex);

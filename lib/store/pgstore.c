@@ -44,6 +44,12 @@ int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdat
 	return -ENOTSUP;
 }
 
+int ioacct_pgstore_jobs_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
+			    size_t n)
+{
+	return -ENOTSUP;
+}
+
 struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
 						 size_t errlen)
 {

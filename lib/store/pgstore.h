@@ -78,6 +78,18 @@ bool ioacct_pgstore_connected(const struct ioacct_pgstore *pg);
  * lost, -EIO for another failure (which may pass later).
  */
 int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd);
+/*
+ * Writes n jobs as ioacct_pgstore_job_put() writes one, in one transaction:
+ * all of them committed, or none. The same errors, for the batch: write
+ * its jobs one by one to find the one at fault. A node's exporter with a
+ * backlog sends up to IOACCT_PGSTORE_BATCH_JOBS jobs a batch, and stops
+ * adding at IOACCT_PGSTORE_BATCH_SAMPLES samples (series and totals): one
+ * transaction, a dozen round trips and one fsync for them all.
+ */
+#define IOACCT_PGSTORE_BATCH_JOBS 32
+#define IOACCT_PGSTORE_BATCH_SAMPLES 200000
+int ioacct_pgstore_jobs_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
+			    size_t n);
 
 /*
  * A connection for queries, which ioacctd makes in its event loop: it gives

@@ -30,6 +30,8 @@ struct ioacct_pgstore {
 	char errmsg[1024];
 	/* The last selection summed a job of several nodes: it had no usable merged series. */
 	bool merged_missing;
+	/* The session's staging table of exported jobs' rows exists (pgstore_export.c). */
+	bool export_batch;
 };
 
 /* ---- the compact series (schema 6) ---- */
@@ -121,6 +123,9 @@ int pg_copy_end(struct ioacct_pgstore *pg, struct buf *b, int err, const char *w
  */
 int pg_put_series(struct ioacct_pgstore *pg, const char *copy_sql, const char *key,
 		  const struct ioacct_sample *s, size_t n, struct buf *b);
+/* The same rows into a COPY the caller has begun (and ends): several keys in one COPY. */
+int pg_buf_series(struct ioacct_pgstore *pg, const char *key, const struct ioacct_sample *s,
+		  size_t n, struct buf *b);
 
 /* ---- reading rows ---- */
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The cluster store on PostgreSQL, writing (see pgstore.h, pgstore_db.h): a
- * finished job, exported from a node's outbox (daemon/export.c), goes in as
- * text: parameters of the job's row, COPY for its children (a job has
- * thousands of series rows; one COPY costs one round trip).
+ * The cluster store on PostgreSQL, writing (see pgstore.h, pgstore_db.h):
+ * finished jobs, exported from a node's outbox (daemon/export.c), go in by
+ * batches, one transaction each, as COPY text: the batch's rows of jobs
+ * into a staging table, then one COPY per table of children for the whole
+ * batch. A batch costs ten round trips and statements however many jobs it
+ * holds (a job alone cost a dozen; see docs/performance.md).
  */
 #include "pgstore.h"
 
@@ -51,15 +53,46 @@ static void buf_counters(struct buf *b, const struct ioacct_counters *c)
 		pg_buf_add(b, "%" PRIu64 "%c", v[i], i + 1 < n ? '\t' : '\n');
 }
 
-static int put_steps(struct ioacct_pgstore *pg, const char *id, const struct ioacct_jobdata *jd,
-		     struct buf *b)
-{
-	int err = pg_copy_begin(pg, "COPY steps (job, step_id, start_ns, end_ns, state, exit_code, cgroup)"
-				 " FROM STDIN");
+/* The jobs' rows in COPY order: the staging table's and the table's columns alike. */
+#define JOB_COLS                                                                           \
+	"cluster, job_id, node, start_ns, source, uid, gid, \"user\", name, workdir,"      \
+	" array_job_id, array_task_id, end_ns, state, exit_code, probe_mode, bin_width_ns," \
+	" dropped_events, dropped_bytes, workdir_raw, restart"
 
-	if (err)
-		return err;
-	for (size_t i = 0; i < jd->nsteps && !err; i++) {
+static void buf_job(struct buf *b, const char *id, const struct ioacct_job *j)
+{
+	pg_buf_add(b, "%s\t", id);
+	pg_buf_copy_text(b, j->cluster, sizeof(j->cluster), '\t');
+	pg_buf_add(b, "%" PRIu64 "\t", j->job_id);
+	pg_buf_copy_text(b, j->node, sizeof(j->node), '\t');
+	pg_buf_add(b, "%" PRId64 "\t", j->start_ns);
+	pg_buf_copy_text(b, j->source, sizeof(j->source), '\t');
+	pg_buf_add(b, "%" PRIu32 "\t%" PRIu32 "\t", j->uid, j->gid);
+	pg_buf_copy_text(b, j->user, sizeof(j->user), '\t');
+	pg_buf_copy_text(b, j->name, sizeof(j->name), '\t');
+	pg_buf_copy_text(b, j->workdir, sizeof(j->workdir), '\t');
+	if (j->has_array)
+		pg_buf_add(b, "%" PRIu32 "\t%" PRIu32 "\t", j->array_job_id, j->array_task_id);
+	else
+		pg_buf_add(b, "\\N\t\\N\t");
+	buf_end(b, j->end_ns);
+	pg_buf_copy_text(b, j->state, sizeof(j->state), '\t');
+	pg_buf_add(b, "%" PRId32 "\t", j->exit_code);
+	pg_buf_copy_text(b, j->probe_mode, sizeof(j->probe_mode), '\t');
+	pg_buf_add(b, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t", j->bin_width_ns, j->dropped_events,
+		   j->dropped_bytes);
+	buf_raw(b, j->workdir, '\t');
+	pg_buf_add(b, "%" PRIu32 "\n", j->restart);
+}
+
+static void buf_job_of(struct buf *b, const char *id, const struct ioacct_jobdata *jd)
+{
+	buf_job(b, id, &jd->job);
+}
+
+static void buf_steps(struct buf *b, const char *id, const struct ioacct_jobdata *jd)
+{
+	for (size_t i = 0; i < jd->nsteps; i++) {
 		const struct ioacct_step *s = &jd->steps[i];
 
 		pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId64 "\t", id, s->step_id, s->start_ns);
@@ -67,20 +100,12 @@ static int put_steps(struct ioacct_pgstore *pg, const char *id, const struct ioa
 		pg_buf_copy_text(b, s->state, sizeof(s->state), '\t');
 		pg_buf_add(b, "%" PRId32 "\t", s->exit_code);
 		pg_buf_copy_text(b, s->cgroup, sizeof(s->cgroup), '\n');
-		err = pg_copy_flush(pg, b, false);
 	}
-	return pg_copy_end(pg, b, err, "store the steps");
 }
 
-static int put_mounts(struct ioacct_pgstore *pg, const char *id,
-		      const struct ioacct_jobdata *jd, struct buf *b)
+static void buf_mounts(struct buf *b, const char *id, const struct ioacct_jobdata *jd)
 {
-	int err = pg_copy_begin(pg, "COPY mounts (job, mnt_id, path, fstype, source, path_raw)"
-				 " FROM STDIN");
-
-	if (err)
-		return err;
-	for (size_t i = 0; i < jd->nmounts && !err; i++) {
+	for (size_t i = 0; i < jd->nmounts; i++) {
 		const struct ioacct_mount *m = &jd->mounts[i];
 
 		pg_buf_add(b, "%s\t%" PRIu32 "\t", id, m->mnt_id);
@@ -88,172 +113,182 @@ static int put_mounts(struct ioacct_pgstore *pg, const char *id,
 		pg_buf_copy_text(b, m->fstype, sizeof(m->fstype), '\t');
 		pg_buf_copy_text(b, m->source, sizeof(m->source), '\t');
 		buf_raw(b, m->path, '\n');
-		err = pg_copy_flush(pg, b, false);
 	}
-	return pg_copy_end(pg, b, err, "store the mounts");
 }
 
-static int put_totals(struct ioacct_pgstore *pg, const char *id, const struct ioacct_sample *s,
-		      size_t n, struct buf *b)
+static void buf_totals(struct buf *b, const char *id, const struct ioacct_jobdata *jd)
 {
-	int err = pg_copy_begin(pg, "COPY totals (job, step_id, mnt_id, op, "
-				 IOACCT_STORE_COUNTER_COLS ") FROM STDIN");
+	for (size_t i = 0; i < jd->ntotals; i++) {
+		const struct ioacct_sample *s = &jd->totals[i];
+
+		pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t", id, s->step_id,
+			   s->mnt_id, s->op);
+		buf_counters(b, &s->c);
+	}
+}
+
+/* A batch: its parts, and the ids their rows of jobs get. */
+struct batch {
+	const struct ioacct_jobdata *const *jds;
+	size_t n;
+	char (*ids)[24];
+};
+
+/* One COPY of every part's rows of one table, made by fn: one round trip for the batch. */
+static int put_rows(struct ioacct_pgstore *pg, const struct batch *bt, const char *sql,
+		    void (*fn)(struct buf *, const char *, const struct ioacct_jobdata *),
+		    struct buf *b, const char *what)
+{
+	int err = pg_copy_begin(pg, sql);
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < n && !err; i++) {
-		pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t", id, s[i].step_id,
-			   s[i].mnt_id, s[i].op);
-		buf_counters(b, &s[i].c);
+	for (size_t i = 0; i < bt->n && !err; i++) {
+		fn(b, bt->ids[i], bt->jds[i]);
 		err = pg_copy_flush(pg, b, false);
 	}
-	return pg_copy_end(pg, b, err, "store the totals");
+	return pg_copy_end(pg, b, err, what);
 }
 
-/* The job's names as text parameters (pg_text_param()), in the order of the job's row. */
-enum { T_CLUSTER, T_NODE, T_SOURCE, T_USER, T_NAME, T_WORKDIR, T_STATE, T_PROBE, NR_T };
-
-static int job_texts(struct ioacct_pgstore *pg, const struct ioacct_job *j, const char **t,
-		     char **owned)
+static int put_series(struct ioacct_pgstore *pg, const struct batch *bt, struct buf *b)
 {
-	const char *const src[NR_T] = { j->cluster, j->node, j->source, j->user, j->name,
-					j->workdir, j->state, j->probe_mode };
-
-	for (int i = 0; i < NR_T; i++) {
-		t[i] = pg_text_param(src[i], &owned[i]);
-		if (!t[i])
-			return pg_error(pg, -ENOMEM, "cluster store: out of memory");
-	}
-	return 0;
-}
-
-static int put_job_row(struct ioacct_pgstore *pg, const struct ioacct_job *j, char *id,
-		       size_t idlen)
-{
-	char job_id[24], uid[16], gid[16], ajob[16], atask[16], start[24], end[24], ec[16], bw[24],
-		de[24], db[24], restart[16];
-	const char *params[21], *t[NR_T];
-	char *owned[NR_T] = { 0 }, *workdir_raw = NULL;
-	bool nomem = false;
-	PGresult *res;
+	size_t i;
 	int err;
 
-	err = job_texts(pg, j, t, owned);
-	if (!err) {
-		workdir_raw = pg_raw_param(j->workdir, &nomem);
-		if (nomem)
-			err = pg_error(pg, -ENOMEM, "cluster store: out of memory");
-	}
-	if (err)
-		goto out;
-	snprintf(job_id, sizeof(job_id), "%" PRIu64, j->job_id);
-	snprintf(start, sizeof(start), "%" PRId64, j->start_ns);
-	params[0] = t[T_CLUSTER];
-	params[1] = job_id;
-	params[2] = t[T_NODE];
-	params[3] = start;
-	/* That node's earlier copy of this job, with its rows (ON DELETE CASCADE). */
-	res = PQexecParams(pg->conn,
-			   "DELETE FROM jobs WHERE cluster = $1 AND job_id = $2 AND node = $3"
-			   " AND start_ns = $4",
-			   4, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		err = pg_conn_error(pg, res, "replace the job");
-	PQclear(res);
-	snprintf(restart, sizeof(restart), "%" PRIu32, j->restart);
-	/* The run's merged series were made without this part as it is now. */
-	if (!err) {
-		const char *run[3] = { t[T_CLUSTER], job_id, restart };
+	for (i = 0; i < bt->n && !bt->jds[i]->nseries; i++)
+		;
+	if (i == bt->n)
+		return 0;
+	err = pg_copy_begin(pg, "COPY series (job, step_id, mnt_id, op, bins, "
+			    IOACCT_STORE_COUNTER_COLS ") FROM STDIN");
+	for (i = 0; i < bt->n && !err; i++)
+		err = pg_buf_series(pg, bt->ids[i], bt->jds[i]->series, bt->jds[i]->nseries, b);
+	return pg_copy_end(pg, b, err, "store the series");
+}
 
-		err = pg_merged_forget(pg, run);
-	}
-	if (err)
-		goto out;
+/*
+ * The session's staging table for the batch's rows of jobs, made once per
+ * connection outside any transaction (a rollback would take it back).
+ */
+static int staging_table(struct ioacct_pgstore *pg)
+{
+	int err;
 
-	snprintf(uid, sizeof(uid), "%" PRIu32, j->uid);
-	snprintf(gid, sizeof(gid), "%" PRIu32, j->gid);
-	snprintf(ajob, sizeof(ajob), "%" PRIu32, j->array_job_id);
-	snprintf(atask, sizeof(atask), "%" PRIu32, j->array_task_id);
-	snprintf(end, sizeof(end), "%" PRId64, j->end_ns);
-	snprintf(ec, sizeof(ec), "%" PRId32, j->exit_code);
-	snprintf(bw, sizeof(bw), "%" PRIu64, j->bin_width_ns);
-	snprintf(de, sizeof(de), "%" PRIu64, j->dropped_events);
-	snprintf(db, sizeof(db), "%" PRIu64, j->dropped_bytes);
-	params[4] = t[T_SOURCE];
-	params[5] = uid;
-	params[6] = gid;
-	params[7] = t[T_USER];
-	params[8] = t[T_NAME];
-	params[9] = t[T_WORKDIR];
-	params[10] = j->has_array ? ajob : NULL;
-	params[11] = j->has_array ? atask : NULL;
-	params[12] = j->end_ns ? end : NULL;
-	params[13] = t[T_STATE];
-	params[14] = ec;
-	params[15] = t[T_PROBE];
-	params[16] = bw;
-	params[17] = de;
-	params[18] = db;
-	params[19] = workdir_raw;
-	params[20] = restart;
-	res = PQexecParams(pg->conn,
-			   "INSERT INTO jobs (cluster, job_id, node, start_ns, source, uid, gid, \"user\","
-			   " name, workdir, array_job_id, array_task_id, end_ns, state, exit_code,"
-			   " probe_mode, bin_width_ns, dropped_events, dropped_bytes, workdir_raw,"
-			   " restart)"
-			   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
-			   " $16, $17, $18, $19, $20, $21) RETURNING id",
-			   21, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		err = pg_conn_error(pg, res, "store the job");
-	else
-		snprintf(id, idlen, "%s", PQgetvalue(res, 0, 0));
+	if (pg->export_batch)
+		return 0;
+	err = pg_exec(pg, "CREATE TEMP TABLE export_batch (LIKE jobs INCLUDING DEFAULTS)"
+		      " ON COMMIT DELETE ROWS", "make the export's staging table");
+	if (!err)
+		pg->export_batch = true;
+	return err;
+}
+
+/* Begins the transaction and draws the batch's ids from the jobs' sequence: one round trip. */
+static int begin_ids(struct ioacct_pgstore *pg, const struct batch *bt)
+{
+	char sql[160];
+	PGresult *res;
+	int err = 0;
+
+	snprintf(sql, sizeof(sql), "BEGIN; SELECT nextval(pg_get_serial_sequence('jobs', 'id'))"
+		 " FROM generate_series(1, %zu)", bt->n);
+	res = PQexec(pg->conn, sql);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != (int)bt->n)
+		err = pg_conn_error(pg, res, "begin a transaction");
+	for (size_t i = 0; !err && i < bt->n; i++)
+		snprintf(bt->ids[i], sizeof(bt->ids[i]), "%s", PQgetvalue(res, (int)i, 0));
 	PQclear(res);
-out:
-	for (int i = 0; i < NR_T; i++)
-		free(owned[i]);
-	free(workdir_raw);
+	return err;
+}
+
+/*
+ * The parts' earlier copies go (their rows with them: ON DELETE CASCADE),
+ * and their runs' merged series, made without the parts as they are now;
+ * then the staged rows of jobs go in. The planner knows nothing of the
+ * staging table (never analysed: it guesses 180 rows) and would join it
+ * to a whole table by hash: each earlier copy is found by its unique key
+ * in a scalar subquery (an index probe), and the merged series through
+ * their key's index with the batch's clusters and job ids as arrays.
+ */
+#define REPLACE_SQL                                                                         \
+	"DELETE FROM jobs WHERE id = ANY (ARRAY(SELECT (SELECT x.id FROM jobs x"            \
+	" WHERE x.cluster = b.cluster AND x.job_id = b.job_id AND x.node = b.node"           \
+	" AND x.start_ns = b.start_ns) FROM export_batch b));"                              \
+	"DELETE FROM merged_jobs m WHERE m.cluster = ANY (ARRAY(SELECT cluster"             \
+	" FROM export_batch)) AND m.job_id = ANY (ARRAY(SELECT job_id FROM export_batch))"  \
+	" AND EXISTS (SELECT 1 FROM export_batch b WHERE b.cluster = m.cluster"             \
+	" AND b.job_id = m.job_id AND b.restart = m.restart);"                              \
+	"INSERT INTO jobs (id, " JOB_COLS ") SELECT id, " JOB_COLS " FROM export_batch"
+
+static int put_batch(struct ioacct_pgstore *pg, const struct batch *bt, struct buf *b)
+{
+	int err = begin_ids(pg, bt);
+
+	if (!err)
+		err = put_rows(pg, bt, "COPY export_batch (id, " JOB_COLS ") FROM STDIN",
+			       buf_job_of, b, "stage the jobs");
+	if (!err)
+		err = pg_exec(pg, REPLACE_SQL, "store the jobs");
+	if (!err)
+		err = put_rows(pg, bt, "COPY steps (job, step_id, start_ns, end_ns, state,"
+			       " exit_code, cgroup) FROM STDIN", buf_steps, b, "store the steps");
+	if (!err)
+		err = put_rows(pg, bt, "COPY mounts (job, mnt_id, path, fstype, source, path_raw)"
+			       " FROM STDIN", buf_mounts, b, "store the mounts");
+	if (!err)
+		err = put_rows(pg, bt, "COPY totals (job, step_id, mnt_id, op, "
+			       IOACCT_STORE_COUNTER_COLS ") FROM STDIN", buf_totals, b,
+			       "store the totals");
+	if (!err)
+		err = put_series(pg, bt, b);
+	if (!err)
+		err = pg_exec(pg, "COMMIT", "commit");
+	return err;
+}
+
+int ioacct_pgstore_jobs_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
+			    size_t n)
+{
+	struct buf b = { 0 };
+	struct batch bt = { .jds = jds, .n = n };
+	int err;
+
+	if (!ioacct_pgstore_connected(pg))
+		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
+	if (!n)
+		return 0;
+	bt.ids = calloc(n, sizeof(*bt.ids));
+	if (!bt.ids)
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	err = staging_table(pg);
+	if (!err) {
+		err = put_batch(pg, &bt, &b);
+		if (err)
+			pg_rollback_quiet(pg);
+	}
+	free(b.p);
+	free(bt.ids);
+	if (!err)
+		return 0;
+	/* Name the job (or the batch): the message goes to the log of a node with many. */
+	{
+		char msg[sizeof(pg->errmsg)], cluster[sizeof(jds[0]->job.cluster) * 4];
+
+		snprintf(msg, sizeof(msg), "%s", pg->errmsg);
+		ioacct_text_clean(cluster, sizeof(cluster), jds[0]->job.cluster);
+		if (n == 1)
+			pg_error(pg, err, "%s (job %" PRIu64 " of cluster %s)", msg,
+				 jds[0]->job.job_id, cluster);
+		else
+			pg_error(pg, err, "%s (a batch of %zu jobs, the first %" PRIu64
+				 " of cluster %s)", msg, n, jds[0]->job.job_id, cluster);
+	}
 	return err;
 }
 
 int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd)
 {
-	struct buf b = { 0 };
-	char id[32];
-	int err;
-
-	if (!ioacct_pgstore_connected(pg))
-		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
-	err = pg_exec(pg, "BEGIN", "begin a transaction");
-	if (err)
-		return err;
-	err = put_job_row(pg, &jd->job, id, sizeof(id));
-	if (!err)
-		err = put_steps(pg, id, jd, &b);
-	if (!err)
-		err = put_mounts(pg, id, jd, &b);
-	if (!err)
-		err = put_totals(pg, id, jd->totals, jd->ntotals, &b);
-	if (!err)
-		err = pg_put_series(pg, "COPY series (job, step_id, mnt_id, op, bins, "
-				    IOACCT_STORE_COUNTER_COLS ") FROM STDIN", id, jd->series,
-				    jd->nseries, &b);
-	if (!err)
-		err = pg_exec(pg, "COMMIT", "commit");
-	if (err)
-		pg_rollback_quiet(pg);
-	free(b.p);
-	if (!err)
-		return 0;
-	/* Name the job: the message goes to the log of a node with many. */
-	{
-		char msg[sizeof(pg->errmsg)], cluster[sizeof(jd->job.cluster) * 4];
-
-		snprintf(msg, sizeof(msg), "%s", pg->errmsg);
-		pg_error(pg, err, "%s (job %" PRIu64 " of cluster %s)", msg, jd->job.job_id,
-			 ioacct_text_clean(cluster, sizeof(cluster), jd->job.cluster));
-	}
-	return err;
+	return ioacct_pgstore_jobs_put(pg, &jd, 1);
 }
 
 #endif /* HAVE_LIBPQ */

@@ -150,12 +150,12 @@ static void buf_series_row(struct buf *b, const char *id, const struct ioacct_sa
 	pg_buf_add(b, "\n");
 }
 
-int pg_put_series(struct ioacct_pgstore *pg, const char *copy_sql, const char *key,
-		  const struct ioacct_sample *s, size_t n, struct buf *b)
+int pg_buf_series(struct ioacct_pgstore *pg, const char *key, const struct ioacct_sample *s,
+		  size_t n, struct buf *b)
 {
 	uint64_t (*v)[IOACCT_STORE_NR_COUNTERS];
 	struct ioacct_sample *sorted;
-	int err;
+	int err = 0;
 
 	if (!n)
 		return 0;
@@ -167,9 +167,6 @@ int pg_put_series(struct ioacct_pgstore *pg, const char *copy_sql, const char *k
 	}
 	memcpy(sorted, s, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), series_cmp);
-	err = pg_copy_begin(pg, copy_sql);
-	if (err)
-		goto out;
 	for (size_t i = 0; i < n && !err;) {
 		size_t j = i + 1;
 
@@ -179,11 +176,24 @@ int pg_put_series(struct ioacct_pgstore *pg, const char *copy_sql, const char *k
 		err = pg_copy_flush(pg, b, false);
 		i = j;
 	}
-	err = pg_copy_end(pg, b, err, "store the series");
 out:
 	free(sorted);
 	free(v);
 	return err;
+}
+
+int pg_put_series(struct ioacct_pgstore *pg, const char *copy_sql, const char *key,
+		  const struct ioacct_sample *s, size_t n, struct buf *b)
+{
+	int err;
+
+	if (!n)
+		return 0;
+	err = pg_copy_begin(pg, copy_sql);
+	if (err)
+		return err;
+	err = pg_buf_series(pg, key, s, n, b);
+	return pg_copy_end(pg, b, err, "store the series");
 }
 
 /* The counters in columns first.. in IOACCT_STORE_COUNTER_COLS order, added to c. */

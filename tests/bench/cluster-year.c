@@ -5,9 +5,10 @@
  * nodes (most of them one), minutes to a day long, on 1-4 of 4 mounts, its
  * series bursty (input read at the start, checkpoints, output at the end,
  * metadata calls between) in 5 s bins. Every node's part of every job is
- * exported with ioacct_pgstore_job_put() -- what ioacctd's exporter calls --
- * by EXPORTERS threads with a connection each (a node belongs to one
- * exporter, as on a cluster), day by day. Prints per day the parts, jobs,
+ * exported with ioacct_pgstore_jobs_put() -- what ioacctd's exporter calls
+ * with a backlog, in batches of the same limits -- by EXPORTERS threads with
+ * a connection each (a node belongs to one exporter, as on a cluster), day
+ * by day. Prints per day the parts, jobs,
  * series samples, the ingest rate and the database's size; then times the
  * queries ioacct makes (-j, -u -S -E) and the load of the biggest job whole
  * (the merged report's read), each the median of 5.
@@ -222,32 +223,63 @@ struct exporter {
 	struct ioacct_pgstore *pg;
 };
 
-/* Exporter e's day: the parts of every job on the nodes it serves (node % nexporters == e). */
+static void part_free(struct ioacct_jobdata *jd)
+{
+	free(jd->steps);
+	free(jd->mounts);
+	free(jd->series);
+	free(jd->totals);
+}
+
+/* Sends the exporter's batch, as ioacctd's exporter does with a backlog. */
+static void flush_batch(struct exporter *e, struct ioacct_jobdata *batch, size_t *n)
+{
+	const struct ioacct_jobdata *jds[IOACCT_PGSTORE_BATCH_JOBS];
+
+	for (size_t i = 0; i < *n; i++)
+		jds[i] = &batch[i];
+	if (*n && !e->err) {
+		e->err = ioacct_pgstore_jobs_put(e->pg, jds, *n);
+		if (e->err)
+			fprintf(stderr, "cluster-year: %s\n", ioacct_pgstore_errmsg(e->pg));
+	}
+	for (size_t i = 0; i < *n; i++)
+		part_free(&batch[i]);
+	*n = 0;
+}
+
+/*
+ * Exporter e's day: the parts of every job on the nodes it serves (node %
+ * nexporters == e), in batches within ioacctd's limits (pgstore.h): a day
+ * after an outage, each node's backlog.
+ */
 static void *export_day(void *arg)
 {
 	struct exporter *e = arg;
+	struct ioacct_jobdata batch[IOACCT_PGSTORE_BATCH_JOBS];
+	size_t n = 0, samples = 0;
 
 	for (unsigned int i = 0; i < jobs_per_day && !e->err; i++) {
 		struct jobspec j;
 
 		job_spec(e->day, i, &j);
 		for (unsigned int k = 0; k < j.nodes && !e->err; k++) {
-			struct ioacct_jobdata jd;
+			struct ioacct_jobdata *jd = &batch[n];
 
 			if ((j.first_node + k) % nnodes % nexporters != e->index)
 				continue;
-			make_part(&j, k, &jd);
-			e->err = ioacct_pgstore_job_put(e->pg, &jd);
-			if (e->err)
-				fprintf(stderr, "cluster-year: %s\n", ioacct_pgstore_errmsg(e->pg));
+			make_part(&j, k, jd);
 			e->parts++;
-			e->samples += jd.nseries;
-			free(jd.steps);
-			free(jd.mounts);
-			free(jd.series);
-			free(jd.totals);
+			e->samples += jd->nseries;
+			samples += jd->nseries + jd->ntotals;
+			if (++n == IOACCT_PGSTORE_BATCH_JOBS ||
+			    samples >= IOACCT_PGSTORE_BATCH_SAMPLES) {
+				flush_batch(e, batch, &n);
+				samples = 0;
+			}
 		}
 	}
+	flush_batch(e, batch, &n);
 	return NULL;
 }
 

@@ -41,23 +41,6 @@ wait_drained() {
 	fail "$(queued) jobs still wait for the cluster store after 60 s"
 }
 
-# pg_write_bytes JOB: what PostgreSQL has the job write on $MNT, over all its copies.
-pg_write_bytes() {
-	pg "SELECT coalesce(sum(t.bytes), 0) FROM totals t JOIN jobs j ON j.id = t.job
-	    JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
-	    WHERE j.job_id = $1 AND t.op = 1 AND m.path = '$MNT'"
-}
-pg_copies() { pg "SELECT count(*) FROM jobs WHERE job_id = $1"; }
-
-# run_job ID SIZE COUNT: an iorun job writing COUNT x SIZE bytes to $D; its report must be exact.
-run_job() {
-	"$IORUN" --job-id "$1" --json -o "$T/job-$1.json" -- "$IOWORK" write "$D/f$1" "$2" "$3" ||
-		fail "iorun job $1 failed"
-	local got
-	got=$(json_get "$T/job-$1.json" "[m['write_bytes'] for m in j['mounts'] if m['mount'] == '$MNT'][0]")
-	[ "$got" = $(($2 * $3)) ] || fail "job $1: the report says $got bytes written, not $(($2 * $3))"
-}
-
 # ---- 1. jobs reach PostgreSQL, equal to SQLite -------------------------------------
 run_job 101 1048576 3
 run_job 102 4096 25
