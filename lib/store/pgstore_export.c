@@ -183,20 +183,48 @@ static int staging_table(struct ioacct_pgstore *pg)
 	return err;
 }
 
-/* Begins the transaction and draws the batch's ids from the jobs' sequence: one round trip. */
+/*
+ * Begins the transaction. The staged rows carry their place in the batch
+ * as their id: the jobs' own ids are given by the table's trigger as they
+ * go in (schema 8: the block of the month the part ended, then the
+ * sequence), and read back by ids_placed().
+ */
 static int begin_ids(struct ioacct_pgstore *pg, const struct batch *bt)
 {
-	char sql[160];
-	PGresult *res;
+	for (size_t i = 0; i < bt->n; i++)
+		snprintf(bt->ids[i], sizeof(bt->ids[i]), "%zu", i + 1);
+	return pg_exec(pg, "BEGIN", "begin a transaction");
+}
+
+/*
+ * The staged rows go in; each part's id, as the trigger made it, replaces
+ * its place in bt->ids (a part is one (cluster, job_id, node, start_ns)).
+ */
+#define PLACE_SQL                                                                           \
+	"WITH ins AS (INSERT INTO jobs (" JOB_COLS ") SELECT " JOB_COLS " FROM export_batch"  \
+	" ORDER BY id RETURNING id, cluster, job_id, node, start_ns)"                       \
+	" SELECT b.id, ins.id FROM ins JOIN export_batch b ON b.cluster = ins.cluster"      \
+	" AND b.job_id = ins.job_id AND b.node = ins.node AND b.start_ns = ins.start_ns"
+
+static int ids_placed(struct ioacct_pgstore *pg, const struct batch *bt)
+{
+	PGresult *res = PQexec(pg->conn, PLACE_SQL);
+	size_t placed = 0;
 	int err = 0;
 
-	snprintf(sql, sizeof(sql), "BEGIN; SELECT nextval(pg_get_serial_sequence('jobs', 'id'))"
-		 " FROM generate_series(1, %zu)", bt->n);
-	res = PQexec(pg->conn, sql);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != (int)bt->n)
-		err = pg_conn_error(pg, res, "begin a transaction");
-	for (size_t i = 0; !err && i < bt->n; i++)
-		snprintf(bt->ids[i], sizeof(bt->ids[i]), "%s", PQgetvalue(res, (int)i, 0));
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = pg_conn_error(pg, res, "store the jobs");
+	for (int r = 0; !err && r < PQntuples(res); r++) {
+		unsigned long long ord = strtoull(PQgetvalue(res, r, 0), NULL, 10);
+
+		if (ord < 1 || ord > bt->n)
+			continue;
+		snprintf(bt->ids[ord - 1], sizeof(bt->ids[ord - 1]), "%s", PQgetvalue(res, r, 1));
+		placed++;
+	}
+	if (!err && placed != bt->n)
+		err = pg_error(pg, -EPROTO, "cluster store: %zu of a batch of %zu jobs stored",
+			       placed, bt->n);
 	PQclear(res);
 	return err;
 }
@@ -204,11 +232,11 @@ static int begin_ids(struct ioacct_pgstore *pg, const struct batch *bt)
 /*
  * The parts' earlier copies go (their rows with them: ON DELETE CASCADE),
  * and their runs' merged series, made without the parts as they are now;
- * then the staged rows of jobs go in. The planner knows nothing of the
- * staging table (never analysed: it guesses 180 rows) and would join it
- * to a whole table by hash: each earlier copy is found by its unique key
- * in a scalar subquery (an index probe), and the merged series through
- * their key's index with the batch's clusters and job ids as arrays.
+ * the staged rows go in after (ids_placed). The planner knows nothing of
+ * the staging table (never analysed: it guesses 180 rows) and would join
+ * it to a whole table by hash: each earlier copy is found by its unique
+ * key in a scalar subquery (an index probe), and the merged series
+ * through their key's index with the batch's clusters and job ids as arrays.
  */
 #define REPLACE_SQL                                                                         \
 	"DELETE FROM jobs WHERE id = ANY (ARRAY(SELECT (SELECT x.id FROM jobs x"            \
@@ -217,8 +245,7 @@ static int begin_ids(struct ioacct_pgstore *pg, const struct batch *bt)
 	"DELETE FROM merged_jobs m WHERE m.cluster = ANY (ARRAY(SELECT cluster"             \
 	" FROM export_batch)) AND m.job_id = ANY (ARRAY(SELECT job_id FROM export_batch))"  \
 	" AND EXISTS (SELECT 1 FROM export_batch b WHERE b.cluster = m.cluster"             \
-	" AND b.job_id = m.job_id AND b.restart = m.restart);"                              \
-	"INSERT INTO jobs (id, " JOB_COLS ") SELECT id, " JOB_COLS " FROM export_batch"
+	" AND b.job_id = m.job_id AND b.restart = m.restart);"
 
 static int put_batch(struct ioacct_pgstore *pg, const struct batch *bt, struct buf *b)
 {
@@ -228,7 +255,9 @@ static int put_batch(struct ioacct_pgstore *pg, const struct batch *bt, struct b
 		err = put_rows(pg, bt, "COPY export_batch (id, " JOB_COLS ") FROM STDIN",
 			       buf_job_of, b, "stage the jobs");
 	if (!err)
-		err = pg_exec(pg, REPLACE_SQL, "store the jobs");
+		err = pg_exec(pg, REPLACE_SQL, "replace the jobs' earlier copies");
+	if (!err)
+		err = ids_placed(pg, bt);
 	if (!err)
 		err = put_rows(pg, bt, "COPY steps (job, step_id, start_ns, end_ns, state,"
 			       " exit_code, cgroup) FROM STDIN", buf_steps, b, "store the steps");
