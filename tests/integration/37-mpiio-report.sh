@@ -19,6 +19,10 @@ OMPICC=$(command -v mpicc.openmpi || command -v mpicc) ||
 OMPIRUN=$(command -v mpirun.openmpi || command -v mpirun) || skip "mpirun not found (Debian: openmpi-bin)"
 "$OMPIRUN" --version 2>&1 | grep -q "open-mpi.org" || skip "$OMPIRUN is not OpenMPI's"
 setup
+# OpenMPI's session directory (/tmp/ompi.HOST.UID) is shared by every
+# mpirun of a user: two at once (make -j2 check) race on it. This test's own.
+export OMPI_MCA_orte_tmpdir_base=$T/ompi
+mkdir -p "$OMPI_MCA_orte_tmpdir_base"
 start_daemon
 
 D=$(realpath "$T")/mpi

@@ -25,6 +25,10 @@ EXTRA_CONF="${EXTRA_CONF:-}
 mpi_detach_after = 1s"
 setup
 start_daemon
+# OpenMPI's session directory (/tmp/ompi.HOST.UID) is shared by every
+# mpirun of a user: two at once (make -j2 check) race on it. This test's own.
+export OMPI_MCA_orte_tmpdir_base=$T/ompi
+mkdir -p "$OMPI_MCA_orte_tmpdir_base"
 
 D=$(realpath "$T")/mpi
 mkdir -p "$D"
