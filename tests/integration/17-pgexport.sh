@@ -17,17 +17,7 @@ require_root_bpf
 require_pg
 
 # The postgres user must reach its directory: not inside the private $T.
-PGD=$(mktemp -d /var/tmp/ioacct-pg.XXXXXX)
-chmod 755 "$PGD"
-EXTRA_CONF="cluster_db = $(pg_url "$PGD")
-bin_width = 0.5"
-setup
-trap 'rc=$?; stop_daemon; pg_stop "$PGD"; rm -rf "$PGD"; (exit $rc); teardown' EXIT
-pg_init "$PGD" || fail "cannot start PostgreSQL in $PGD"
-DB=$T/ioacct.db
-D=$T/files
-mkdir -p "$D"
-MNT=$(mount_of "$D")
+pg_test_setup "bin_width = 0.5"
 start_daemon
 
 queued() { sqlite3 "$DB" 'SELECT count(*) FROM export_queue'; }

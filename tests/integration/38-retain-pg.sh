@@ -13,19 +13,9 @@ require_root_bpf
 require_pg
 
 # The postgres user must reach its directory: not inside the private $T.
-PGD=$(mktemp -d /var/tmp/ioacct-pg.XXXXXX)
-chmod 755 "$PGD"
-EXTRA_CONF="cluster_db = $(pg_url "$PGD")
-purge_after = 3s
+pg_test_setup "purge_after = 3s
 retention_interval = 1s"
-setup
-trap 'rc=$?; stop_daemon; pg_stop "$PGD"; rm -rf "$PGD"; (exit $rc); teardown' EXIT
-pg_init "$PGD" || fail "cannot start PostgreSQL in $PGD"
 IOACCT=$abs_top_builddir/tools/ioacct
-DB=$T/ioacct.db
-D=$T/files
-mkdir -p "$D"
-MNT=$(mount_of "$D")
 start_daemon
 
 sqlv() { sqlite3 "$DB" "$1"; }

@@ -28,16 +28,7 @@ require_pg
 IOACCT=$abs_top_builddir/tools/ioacct
 IOREPORT=$abs_top_builddir/tools/ioreport
 
-PGD=$(mktemp -d /var/tmp/ioacct-pg.XXXXXX)
-chmod 755 "$PGD"
-EXTRA_CONF="cluster_db = $(pg_url "$PGD")
-bin_width = 0.5"
-setup
-trap 'rc=$?; stop_daemon; pg_stop "$PGD"; rm -rf "$PGD"; (exit $rc); teardown' EXIT
-pg_init "$PGD" || fail "cannot start PostgreSQL in $PGD"
-DB=$T/ioacct.db
-D=$T/files
-mkdir -p "$D"
+pg_test_setup "bin_width = 0.5"
 start_daemon
 
 # ---- 1. jobs of several bins, exported compact, equal to SQLite ---------------------

@@ -27,16 +27,7 @@ IOREPORT=$abs_top_builddir/tools/ioreport
 PGPURGE=$abs_top_builddir/tests/integration/pgpurge
 [ -x "$PGPURGE" ] || fail "$PGPURGE not built (make -C tests/integration pgpurge)"
 
-PGD=$(mktemp -d /var/tmp/ioacct-pg.XXXXXX)
-chmod 755 "$PGD"
-EXTRA_CONF="cluster_db = $(pg_url "$PGD")
-bin_width = 0.5"
-setup
-trap 'rc=$?; stop_daemon; pg_stop "$PGD"; rm -rf "$PGD"; (exit $rc); teardown' EXIT
-pg_init "$PGD" || fail "cannot start PostgreSQL in $PGD"
-DB=$T/ioacct.db
-D=$T/files
-mkdir -p "$D"
+pg_test_setup "bin_width = 0.5"
 start_daemon
 
 "$IORUN" --job-id 601 -- "$IOWORK" write "$D/a" 4096 3 , sleep 0.6 , write "$D/b" 65536 5 , \

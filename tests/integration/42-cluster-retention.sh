@@ -13,20 +13,10 @@
 require_root_bpf
 require_pg
 
-PGD=$(mktemp -d /var/tmp/ioacct-pg.XXXXXX)
-chmod 755 "$PGD"
-EXTRA_CONF="cluster_db = $(pg_url "$PGD")
-purge_after = 20s
+pg_test_setup "purge_after = 20s
 retention_interval = 1s
 cluster_retention = yes"
-setup
-trap 'rc=$?; stop_daemon; pg_stop "$PGD"; rm -rf "$PGD"; (exit $rc); teardown' EXIT
-pg_init "$PGD" || fail "cannot start PostgreSQL in $PGD"
 IOACCT=$abs_top_builddir/tools/ioacct
-DB=$T/ioacct.db
-D=$T/files
-mkdir -p "$D"
-MNT=$(mount_of "$D")
 start_daemon
 
 # wait_for WHAT SECONDS COMMAND...: until COMMAND succeeds, polling every 0.1 s.

@@ -15,6 +15,24 @@ require_pg() {
 		skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
 }
 
+# pg_test_setup [CONF LINES]: a private PostgreSQL in $PGD as the cluster
+# store of the test's daemon (CONF LINES added to its configuration), setup,
+# both torn down at exit; DB the node's store, D a directory for the jobs'
+# files on mount MNT. The daemon is not started.
+pg_test_setup() {
+	PGD=$(mktemp -d /var/tmp/ioacct-pg.XXXXXX)
+	chmod 755 "$PGD"
+	EXTRA_CONF="cluster_db = $(pg_url "$PGD")${1:+
+$1}"
+	setup
+	trap 'rc=$?; stop_daemon; pg_stop "$PGD"; rm -rf "$PGD"; (exit $rc); teardown' EXIT
+	pg_init "$PGD" || fail "cannot start PostgreSQL in $PGD"
+	DB=$T/ioacct.db
+	D=$T/files
+	mkdir -p "$D"
+	MNT=$(mount_of "$D")
+}
+
 # pg SQL: the rows of a query, fields separated by '|', no headers.
 pg() { "$PGBIN/psql" -X -q -At -F '|' "$PGURL" -c "$1"; }
 
