@@ -12,37 +12,8 @@
 . "$(dirname "$0")/cluster.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/../integration/pgcompare.sh"
-[ "${IOACCT_DISTCHECK:-}" != 1 ] || skip "IOACCT_DISTCHECK=1 (make distcheck): the Slurm tests run in make check"
-require_root_bpf
-require_slurm
-command -v unshare > /dev/null || skip "unshare not installed (util-linux)"
-[ -f "$PLUGIN" ] || skip "the SPANK plugin was not built (no slurm/spank.h at configure time)"
-pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
-command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the stores"
-command -v python3 > /dev/null || skip "python3 is needed to read the JSON reports"
-grep -q '^#define HAVE_LIBPQ 1' "$abs_top_builddir/ioacct-config.h" ||
-	skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
-MINICLUSTER=$(cd "$(dirname "$0")/../../scripts" && pwd)/minicluster
-
-T=$(mktemp -d /var/tmp/ioacct-se.XXXXXX)
-chmod 755 "$T"
-MC=$T/mc
-trap 'rc=$?; "$MINICLUSTER" down --dir "$MC" > /dev/null 2>&1; rm -rf "$T"; exit $rc' EXIT
-make_user "$SLURM_USER_NAME" || skip "cannot create user $SLURM_USER_NAME"
-U=$SLURM_USER_NAME
-"$MINICLUSTER" up --nodes 2 --dir "$MC" --build "$abs_top_builddir" --merge-timeout 30 \
-	> "$T/up.out" 2> "$T/up.err" || { cat "$T/up.err"; fail "scripts/minicluster up --nodes 2 failed"; }
-# shellcheck source=/dev/null
-. "$MC/minicluster.state"
-[ -n "${MC_PGURL:-}" ] || fail "minicluster started no PostgreSQL"
-PGURL=$MC_PGURL
-export SLURM_CONF=$MC/slurm.conf
-IOACCT=$abs_top_builddir/tools/ioacct
-
-W=$T/work
-mkdir -p "$W"
-chown "$U" "$W"
-WMNT=$(mount_of "$W")
+require_minicluster
+minicluster_up 2 30
 
 cat > "$W/job.sh" <<JOB
 #!/bin/bash

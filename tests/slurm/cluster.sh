@@ -34,3 +34,45 @@ report_bytes_written() {
 	awk -v m="# mount: $2" -F'\t' '$1 == m { s = 1; next } /^# mount: / { s = 0 }
 		s && /^total_POSIX_BYTES_WRITTEN: / { sub(/^[^:]*: /, ""); print; exit }' "$1"
 }
+
+# require_minicluster: skips unless scripts/minicluster can run here with a
+# private PostgreSQL (the tests of several nodes); MINICLUSTER its path.
+require_minicluster() {
+	[ "${IOACCT_DISTCHECK:-}" != 1 ] || skip "IOACCT_DISTCHECK=1 (make distcheck): the Slurm tests run in make check"
+	require_root_bpf
+	require_slurm
+	command -v unshare > /dev/null || skip "unshare not installed (util-linux)"
+	[ -f "$PLUGIN" ] || skip "the SPANK plugin was not built (no slurm/spank.h at configure time)"
+	pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
+	command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the stores"
+	command -v python3 > /dev/null || skip "python3 is needed to read the JSON reports"
+	grep -q '^#define HAVE_LIBPQ 1' "$abs_top_builddir/ioacct-config.h" ||
+		skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
+	MINICLUSTER=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)/minicluster
+}
+
+# minicluster_up NODES MERGE_TIMEOUT: T (a directory of the test's), the
+# user U, scripts/minicluster's NODES nodes (mc1, ...) up with PGURL its
+# PostgreSQL, SLURM_CONF; W a directory of U's on mount WMNT; all torn down
+# at exit. Sourced by tests that need nothing else torn down.
+minicluster_up() {
+	T=$(mktemp -d /var/tmp/ioacct-mc.XXXXXX)
+	chmod 755 "$T"
+	MC=$T/mc
+	trap 'rc=$?; "$MINICLUSTER" down --dir "$MC" > /dev/null 2>&1; rm -rf "$T"; exit $rc' EXIT
+	make_user "$SLURM_USER_NAME" || skip "cannot create user $SLURM_USER_NAME"
+	U=$SLURM_USER_NAME
+	"$MINICLUSTER" up --nodes "$1" --dir "$MC" --build "$abs_top_builddir" --merge-timeout "$2" \
+		> "$T/up.out" 2> "$T/up.err" ||
+		{ cat "$T/up.err"; fail "scripts/minicluster up --nodes $1 failed"; }
+	# shellcheck source=/dev/null
+	. "$MC/minicluster.state"
+	[ -n "${MC_PGURL:-}" ] || fail "minicluster started no PostgreSQL"
+	PGURL=$MC_PGURL
+	export SLURM_CONF=$MC/slurm.conf
+	IOACCT=$abs_top_builddir/tools/ioacct
+	W=$T/work
+	mkdir -p "$W"
+	chown "$U" "$W"
+	WMNT=$(mount_of "$W")
+}
