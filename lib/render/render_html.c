@@ -7,7 +7,8 @@
  * operations per second over time (#iops-N), access sizes (#sizes-chart,
  * #sizes-table), operation counts (#ops-chart, #ops-table), time split
  * (#time-chart, #time-table), steps (#steps-table), the time series
- * (#series-table) and the Darshan-named counters (#counters).
+ * (#series-table), the Darshan-named counters (#counters) and MPI-IO (#mpiio,
+ * render_html_mpiio.c).
  *
  * Plots are downsampled to at most PLOT_POINTS steps per line (a long job
  * with 1 s bins has 86400): each point is the mean rate over its group of
@@ -725,13 +726,6 @@ static void time_chart_split(FILE *f, const struct ioacct_report *r)
 
 /* ---- tables ---- */
 
-static void td_u64(FILE *f, uint64_t v)
-{
-	fputs("<td class=\"n\">", f);
-	r_u64(f, v);
-	fputs("</td>", f);
-}
-
 static void td_bytes(FILE *f, uint64_t v)
 {
 	char h[32];
@@ -741,21 +735,6 @@ static void td_bytes(FILE *f, uint64_t v)
 	if (v >= 1024)
 		fprintf(f, " <small>%s</small>", r_human_bytes((double)v, h, sizeof(h)));
 	fputs("</td>", f);
-}
-
-static void td_text(FILE *f, const char *s)
-{
-	fputs("<td>", f);
-	r_html(f, s);
-	fputs("</td>", f);
-}
-
-static void th_row(FILE *f, const char *const *cols, size_t n, size_t nleft)
-{
-	fputs("<thead><tr>", f);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "<th%s>%s</th>", i < nleft ? "" : " class=\"n\"", cols[i]);
-	fputs("</tr></thead>", f);
 }
 
 /*
@@ -769,11 +748,11 @@ static void td_totals(FILE *f, const struct ioacct_counters *op, uint64_t meta_c
 
 	td_bytes(f, op[IOACCT_OP_READ].bytes);
 	td_bytes(f, op[IOACCT_OP_WRITE].bytes);
-	td_u64(f, op[IOACCT_OP_READ].calls);
-	td_u64(f, op[IOACCT_OP_WRITE].calls);
-	td_u64(f, meta_calls);
-	td_u64(f, ioacct_report_real_errors(errors, errclass));
-	td_u64(f, errclass[IOACCT_ERR_NOTFOUND]);
+	r_td_u64(f, op[IOACCT_OP_READ].calls);
+	r_td_u64(f, op[IOACCT_OP_WRITE].calls);
+	r_td_u64(f, meta_calls);
+	r_td_u64(f, ioacct_report_real_errors(errors, errclass));
+	r_td_u64(f, errclass[IOACCT_ERR_NOTFOUND]);
 	fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(ns, 6, t, sizeof(t)));
 }
 
@@ -935,22 +914,22 @@ static void mounts_tables(FILE *f, const struct ioacct_report *r)
 	fputs("<section id=\"mounts\"><h2>I/O per mount</h2><div class=\"scroll\">"
 	      "<table id=\"mounts-table\">",
 	      f);
-	th_row(f, cols, ARRAY_SIZE(cols), 3);
+	r_th_row(f, cols, ARRAY_SIZE(cols), 3);
 	fputs("<tbody>", f);
 	for (size_t i = 0; r_mount_row(r, i); i++) {
 		const struct ioacct_report_mount *m = r_mount_row(r, i);
 
 		fputs("<tr>", f);
-		td_text(f, i < r->nmounts ? m->path : "all mounts");
-		td_text(f, i < r->nmounts ? m->fstype : "");
-		td_text(f, i < r->nmounts ? ioacct_fs_kind_name(m->kind) : "");
+		r_td_text(f, i < r->nmounts ? m->path : "all mounts");
+		r_td_text(f, i < r->nmounts ? m->fstype : "");
+		r_td_text(f, i < r->nmounts ? ioacct_fs_kind_name(m->kind) : "");
 		td_totals(f, m->op, m->meta_calls, m->errors, m->errclass, m->ns);
 	}
 	fprintf(f, "</tbody></table></div><h3>Bandwidth and IOPS over the job's %" PRIu32
 		   " bin%s of %s s (min / max / mean; the mean is the total over the run time)</h3>"
 		   "<div class=\"scroll\"><table id=\"rates-table\">",
 		r->nbins, r->nbins == 1 ? "" : "s", r_secs(r->bin_width_ns, 3, t, sizeof(t)));
-	th_row(f, rcols, ARRAY_SIZE(rcols), 2);
+	r_th_row(f, rcols, ARRAY_SIZE(rcols), 2);
 	fputs("<tbody>", f);
 	for (size_t i = 0; r_mount_row(r, i); i++) {
 		const struct ioacct_report_mount *m = r_mount_row(r, i);
@@ -961,8 +940,8 @@ static void mounts_tables(FILE *f, const struct ioacct_report *r)
 			if (x->calls == 0 && i < r->nmounts)
 				continue;
 			fputs("<tr>", f);
-			td_text(f, i < r->nmounts ? m->path : "all mounts");
-			td_text(f, ioacct_dir_name(d));
+			r_td_text(f, i < r->nmounts ? m->path : "all mounts");
+			r_td_text(f, ioacct_dir_name(d));
 			fprintf(f, "<td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
 				   "<td class=\"n\">%.3f</td><td class=\"n\">%s</td>"
 				   "<td class=\"n\">%.1f</td><td class=\"n\">%.1f</td>"
@@ -989,10 +968,10 @@ static void sizes_section(FILE *f, const struct ioacct_report *r)
 	fputs("</tr></thead><tbody>", f);
 	for (struct r_cell it = { 0 }; r_next_dir(r, &it);) {
 		fputs("<tr>", f);
-		td_text(f, it.m->path);
-		td_text(f, ioacct_dir_name(it.k));
+		r_td_text(f, it.m->path);
+		r_td_text(f, ioacct_dir_name(it.k));
 		for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++)
-			td_u64(f, it.c->size_hist[b]);
+			r_td_u64(f, it.c->size_hist[b]);
 		fputs("</tr>", f);
 	}
 	fputs("</tbody></table></div></section>\n", f);
@@ -1012,17 +991,17 @@ static void ops_section(FILE *f, const struct ioacct_report *r)
 	fputs("<figcaption>Calls per operation, all mounts (failed calls in red)</figcaption>"
 	      "</figure><div class=\"scroll\"><table id=\"ops-table\">",
 	      f);
-	th_row(f, cols, ARRAY_SIZE(cols), 2);
+	r_th_row(f, cols, ARRAY_SIZE(cols), 2);
 	fputs("<tbody>", f);
 	for (struct r_cell it = { 0 }; r_next_op(r, &it, R_CELL_CALLS);) {
 		const struct ioacct_counters *c = it.c;
 
 		fputs("<tr>", f);
-		td_text(f, it.m->path);
-		td_text(f, ioacct_op_name(it.k));
-		td_u64(f, c->calls);
-		td_u64(f, ioacct_counters_real_errors(c));
-		td_u64(f, c->errclass[IOACCT_ERR_NOTFOUND]);
+		r_td_text(f, it.m->path);
+		r_td_text(f, ioacct_op_name(it.k));
+		r_td_u64(f, c->calls);
+		r_td_u64(f, ioacct_counters_real_errors(c));
+		r_td_u64(f, c->errclass[IOACCT_ERR_NOTFOUND]);
 		td_bytes(f, c->bytes);
 		fprintf(f, "<td class=\"n\">%s</td></tr>", r_secs(c->ns, 6, t, sizeof(t)));
 	}
@@ -1031,17 +1010,17 @@ static void ops_section(FILE *f, const struct ioacct_report *r)
 	      "ETIMEDOUT, ...; other: the rest; unclassified: stored before ioacct classified "
 	      "errors)</h3><div class=\"scroll\"><table id=\"errors-table\">",
 	      f);
-	th_row(f, ecols, ARRAY_SIZE(ecols), 2);
+	r_th_row(f, ecols, ARRAY_SIZE(ecols), 2);
 	fputs("<tbody>", f);
 	for (struct r_cell it = { 0 }; r_next_op(r, &it, R_CELL_ERRORS);) {
 		any = true;
 		fputs("<tr>", f);
-		td_text(f, it.m->path);
-		td_text(f, ioacct_op_name(it.k));
-		td_u64(f, it.c->errors);
+		r_td_text(f, it.m->path);
+		r_td_text(f, ioacct_op_name(it.k));
+		r_td_u64(f, it.c->errors);
 		for (unsigned int e = 0; e < IOACCT_NR_ERR_CLASSES; e++)
-			td_u64(f, it.c->errclass[e]);
-		td_u64(f, ioacct_counters_unclassified(it.c));
+			r_td_u64(f, it.c->errclass[e]);
+		r_td_u64(f, ioacct_counters_unclassified(it.c));
 		fputs("</tr>", f);
 	}
 	if (!any)
@@ -1062,7 +1041,7 @@ static void time_section(FILE *f, const struct ioacct_report *r)
 	fputs("<figcaption>Share of the time spent in calls (metadata: every call but reads and "
 	      "writes)</figcaption></figure><div class=\"scroll\"><table id=\"time-table\">",
 	      f);
-	th_row(f, cols, ARRAY_SIZE(cols), 1);
+	r_th_row(f, cols, ARRAY_SIZE(cols), 1);
 	fputs("<tbody>", f);
 	for (size_t i = 0; r_mount_row(r, i); i++) {
 		const struct ioacct_report_mount *m = r_mount_row(r, i);
@@ -1072,7 +1051,7 @@ static void time_section(FILE *f, const struct ioacct_report *r)
 		if (all == 0)
 			all = 1;
 		fputs("<tr>", f);
-		td_text(f, i < r->nmounts ? m->path : "all mounts");
+		r_td_text(f, i < r->nmounts ? m->path : "all mounts");
 		for (int k = 0; k < 3; k++)
 			fprintf(f, "<td class=\"n\">%s</td>", r_secs(v[k], 6, a, sizeof(a)));
 		for (int k = 0; k < 3; k++)
@@ -1092,15 +1071,15 @@ static void steps_section(FILE *f, const struct ioacct_report *r)
 	char name[24], t[32];
 
 	fputs("<section id=\"steps\"><h2>Steps</h2><div class=\"scroll\"><table id=\"steps-table\">", f);
-	th_row(f, cols, ARRAY_SIZE(cols), 2);
+	r_th_row(f, cols, ARRAY_SIZE(cols), 2);
 	fputs("<tbody>", f);
 	for (size_t i = 0; i < r->nsteps; i++) {
 		const struct ioacct_report_step *s = &r->steps[i];
 		const struct ioacct_step *st = s->step;
 
 		fputs("<tr>", f);
-		td_text(f, ioacct_step_name(s->step_id, name, sizeof(name)));
-		td_text(f, st ? st->state : "-");
+		r_td_text(f, ioacct_step_name(s->step_id, name, sizeof(name)));
+		r_td_text(f, st ? st->state : "-");
 		fprintf(f, "<td class=\"n\">%" PRId32 "</td>", st ? st->exit_code : 0);
 		fprintf(f, "<td class=\"n\">%s</td>",
 			st && st->start_ns >= j->start_ns
@@ -1184,8 +1163,8 @@ static void file_row(FILE *f, const struct ioacct_report_file *x, bool mmap)
 	char t[32];
 
 	fputs("<tr>", f);
-	td_text(f, fpath(x));
-	td_text(f, x->mount ? x->mount->path : "-");
+	r_td_text(f, fpath(x));
+	r_td_text(f, x->mount ? x->mount->path : "-");
 	if (x->top_rank < 0)
 		fputs("<td class=\"n\">-", f);
 	else
@@ -1195,7 +1174,7 @@ static void file_row(FILE *f, const struct ioacct_report_file *x, bool mmap)
 	fputs("</td>", f);
 	td_bytes(f, x->sum.bytes_read);
 	td_bytes(f, x->sum.bytes_written);
-	td_u64(f, x->calls);
+	r_td_u64(f, x->calls);
 	fprintf(f, "<td class=\"n\">%s</td>", r_secs(x->sum.read_ns, 6, t, sizeof(t)));
 	fprintf(f, "<td class=\"n\">%s</td>", r_secs(x->sum.write_ns, 6, t, sizeof(t)));
 	fprintf(f, "<td class=\"n\">%s</td>", r_secs(x->sum.meta_ns, 6, t, sizeof(t)));
@@ -1270,99 +1249,6 @@ static int files_section(FILE *f, const struct ioacct_report *r)
  * a bar of its time in I/O calls; the slowest node (the most time in calls,
  * the one that sets the pace) is marked, as the node-imbalance advice names it.
  */
-/* ---- MPI-IO (issue 27) ---- */
-
-/* Per-rank rows of the MPI-IO table: at most this many records (every one: JSON). */
-#define MPIIO_RANK_ROWS 256
-
-/* MPI-IO bytes, with "at least" when unsized calls moved bytes not counted. */
-static void td_mpiio_bytes(FILE *f, uint64_t bytes, uint64_t unsized)
-{
-	fputs("<td class=\"n\">", f);
-	if (unsized)
-		fputs("&ge;", f);
-	r_u64(f, bytes);
-	fputs("</td>", f);
-}
-
-static void mpiio_row(FILE *f, const struct ioacct_mpiio *m, const char *rank,
-		      const struct ioacct_report_mpiio_file *x)
-{
-	char t[32];
-	double q = x ? ioacct_report_mpiio_ratio(x) : -1;
-
-	fprintf(f, "<tr%s>", x ? " class=\"sum\"" : "");
-	td_text(f, m->path);
-	td_text(f, rank);
-	fprintf(f, "<td class=\"n\">%" PRIu64 " / %" PRIu64 "</td>", m->indep_opens, m->coll_opens);
-	fprintf(f, "<td class=\"n\">%" PRIu64 " / %" PRIu64 " / %" PRIu64 " / %" PRIu64 "</td>",
-		m->indep_reads, m->coll_reads, m->split_reads, m->nb_reads);
-	fprintf(f, "<td class=\"n\">%" PRIu64 " / %" PRIu64 " / %" PRIu64 " / %" PRIu64 "</td>",
-		m->indep_writes, m->coll_writes, m->split_writes, m->nb_writes);
-	td_u64(f, m->syncs);
-	td_u64(f, m->views);
-	td_mpiio_bytes(f, m->bytes_read, m->unsized_reads);
-	td_mpiio_bytes(f, m->bytes_written, m->unsized_writes);
-	fprintf(f, "<td class=\"n\">%" PRIu64 " / %" PRIu64 "</td>", m->unsized_reads,
-		m->unsized_writes);
-	fprintf(f, "<td class=\"n\">%s</td>", r_secs(m->read_ns, 6, t, sizeof(t)));
-	fprintf(f, "<td class=\"n\">%s</td>", r_secs(m->write_ns, 6, t, sizeof(t)));
-	fprintf(f, "<td class=\"n\">%s</td>", r_secs(m->meta_ns, 6, t, sizeof(t)));
-	if (x && x->posix_found)
-		td_u64(f, x->posix_read + x->posix_written);
-	else
-		td_text(f, x ? "none" : "");
-	if (q >= 0)
-		fprintf(f, "<td class=\"n\">%s%.2f</td>",
-			m->unsized_reads + m->unsized_writes ? "&ge;" : "", q);
-	else
-		td_text(f, "");
-	fputs("</tr>", f);
-}
-
-static void mpiio_section(FILE *f, const struct ioacct_report *r)
-{
-	static const char *const cols[] = { "Path", "Rank", "Opens indep / coll",
-					     "Reads indep / coll / split / nb",
-					     "Writes indep / coll / split / nb", "Syncs", "Views",
-					     "Bytes read", "Bytes written", "Unsized reads / writes",
-					     "Read (s)", "Write (s)", "Metadata (s)", "POSIX bytes",
-					     "MPI-IO / POSIX" };
-	const struct ioacct_report_mpiio_file *all = &r->mpiio_all;
-	const struct ioacct_jobdata *jd = r->jd;
-	double q = ioacct_report_mpiio_ratio(all);
-	char rank[16];
-
-	if (!jd->mpiio_loaded || !jd->nmpiio)
-		return;
-	fprintf(f, "<section id=\"mpiio\"><h2>MPI-IO</h2><p class=\"nums\">%zu files, %zu records "
-		   "(process and file); %" PRIu64 " bytes read and %" PRIu64 " written through "
-		   "MPI-IO, %" PRIu64 " and %" PRIu64 " by POSIX calls on the same files",
-		r->nmpiio_files, jd->nmpiio, all->sum.bytes_read, all->sum.bytes_written,
-		all->posix_read, all->posix_written);
-	if (q >= 0)
-		fprintf(f, " (MPI-IO / POSIX: %.2f; under 1: the POSIX calls moved more than MPI-IO "
-			   "asked, as data sieving does, over 1: less)", q);
-	fputs(".", f);
-	if (all->sum.unsized_reads || all->sum.unsized_writes)
-		fprintf(f, " %" PRIu64 " reads and %" PRIu64 " writes had a datatype whose size the "
-			   "probes could not read: their bytes are unknown, not counted (&ge;).",
-			all->sum.unsized_reads, all->sum.unsized_writes);
-	fputs("</p><div class=\"scroll\"><table id=\"mpiio-table\">", f);
-	th_row(f, cols, ARRAY_SIZE(cols), 2);
-	fputs("<tbody>", f);
-	for (size_t i = 0; i < r->nmpiio_files; i++)
-		mpiio_row(f, &r->mpiio_files[i].sum, "all", &r->mpiio_files[i]);
-	for (size_t i = 0; i < jd->nmpiio && jd->nmpiio <= MPIIO_RANK_ROWS; i++) {
-		snprintf(rank, sizeof(rank), "%" PRId32, jd->mpiio[i].rank);
-		mpiio_row(f, &jd->mpiio[i], rank, NULL);
-	}
-	fputs("</tbody></table></div>", f);
-	if (jd->nmpiio > MPIIO_RANK_ROWS)
-		fprintf(f, "<p>%zu records: per rank in the JSON report.</p>", jd->nmpiio);
-	fputs("</section>\n", f);
-}
-
 static void nodes_section(FILE *f, const struct ioacct_report *r)
 {
 	static const char *const cols[] = { "Node", "Start (s)", "Bytes read", "Bytes written",
@@ -1387,22 +1273,22 @@ static void nodes_section(FILE *f, const struct ioacct_report *r)
 		fputs(", spent the most time in I/O calls", f);
 	}
 	fputs("</p><div class=\"scroll\"><table id=\"nodes-table\">", f);
-	th_row(f, cols, ARRAY_SIZE(cols), 1);
+	r_th_row(f, cols, ARRAY_SIZE(cols), 1);
 	fputs("<tbody>", f);
 	for (size_t i = 0; i < jd->nnodes; i++) {
 		const struct ioacct_node_part *p = &jd->nodes[i];
 		bool slow = max_ns && i == slowest;
 
 		fprintf(f, "<tr%s>", slow ? " class=\"slowest\"" : "");
-		td_text(f, p->node);
+		r_td_text(f, p->node);
 		fprintf(f, "<td class=\"n\">%s</td>",
 			p->start_ns >= jd->job.start_ns
 				? r_secs((uint64_t)(p->start_ns - jd->job.start_ns), 3, t, sizeof(t))
 				: "-");
 		td_bytes(f, p->read_bytes);
 		td_bytes(f, p->write_bytes);
-		td_u64(f, p->reads);
-		td_u64(f, p->writes);
+		r_td_u64(f, p->reads);
+		r_td_u64(f, p->writes);
 		fprintf(f, "<td class=\"n\">%s</td>", r_secs(p->ns, 6, t, sizeof(t)));
 		fprintf(f, "<td class=\"bar\"><span style=\"width:%.1f%%\" title=\"%s\"></span></td></tr>",
 			max_ns ? 100.0 * (double)p->ns / (double)max_ns : 0.0, slow ? "slowest" : "");
@@ -1431,7 +1317,7 @@ static void series_section(FILE *f, const struct ioacct_report *r)
 	fputs("; rows without calls left out)</summary><div class=\"scroll\">"
 	      "<table id=\"series-table\">",
 	      f);
-	th_row(f, cols, ARRAY_SIZE(cols), 1);
+	r_th_row(f, cols, ARRAY_SIZE(cols), 1);
 	fputs("<tbody>", f);
 	for (size_t i = 0; i < r->nmounts; i++) {
 		const struct ioacct_report_mount *m = &r->mounts[i];
@@ -1457,12 +1343,12 @@ static void series_section(FILE *f, const struct ioacct_report *r)
 				fprintf(f, "<tr><td>%" PRIu64 "</td>", (uint64_t)g * group);
 			fprintf(f, "<td class=\"n\">%s</td>",
 				r_secs((uint64_t)g * group * r->bin_width_ns, 3, t, sizeof(t)));
-			td_text(f, m->path);
+			r_td_text(f, m->path);
 			td_bytes(f, sum.bytes[IOACCT_DIR_READ]);
 			td_bytes(f, sum.bytes[IOACCT_DIR_WRITE]);
-			td_u64(f, sum.calls[IOACCT_DIR_READ]);
-			td_u64(f, sum.calls[IOACCT_DIR_WRITE]);
-			td_u64(f, sum.meta);
+			r_td_u64(f, sum.calls[IOACCT_DIR_READ]);
+			r_td_u64(f, sum.calls[IOACCT_DIR_WRITE]);
+			r_td_u64(f, sum.meta);
 			fputs("</tr>", f);
 		}
 	}
@@ -1545,7 +1431,7 @@ int ioacct_render_html(FILE *f, const struct ioacct_report *r)
 	ret = files_section(f, r);
 	if (ret)
 		return ret;
-	mpiio_section(f, r);
+	r_html_mpiio_section(f, r);
 	nodes_section(f, r);
 	series_section(f, r);
 	counters_section(f, r);

@@ -49,6 +49,14 @@ const char *r_iso_time(int64_t ns, char *buf, size_t len);
 /* 1536 -> "1.5 KiB"; below 1 KiB "N B". */
 const char *r_human_bytes(double bytes, char *buf, size_t len);
 
+/* HTML table cells: a number, a text, a header row of n columns (the first nleft left). */
+void r_td_u64(FILE *f, uint64_t v);
+void r_td_text(FILE *f, const char *s);
+void r_th_row(FILE *f, const char *const *cols, size_t n, size_t nleft);
+struct ioacct_report;
+/* The MPI-IO section (render_html_mpiio.c); nothing when the job has no MPI-IO records. */
+void r_html_mpiio_section(FILE *f, const struct ioacct_report *r);
+
 /*
  * The cells of a report's per-mount tables, in report order: each mount with
  * each operation (r_next_op) or each direction (r_next_dir: reads, writes)

@@ -140,3 +140,26 @@ bool r_next_dir(const struct ioacct_report *r, struct r_cell *it)
 	}
 	return false;
 }
+
+/* HTML table cells, for render_html.c and the sections in files of their own. */
+void r_td_u64(FILE *f, uint64_t v)
+{
+	fputs("<td class=\"n\">", f);
+	r_u64(f, v);
+	fputs("</td>", f);
+}
+
+void r_td_text(FILE *f, const char *s)
+{
+	fputs("<td>", f);
+	r_html(f, s);
+	fputs("</td>", f);
+}
+
+void r_th_row(FILE *f, const char *const *cols, size_t n, size_t nleft)
+{
+	fputs("<thead><tr>", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "<th%s>%s</th>", i < nleft ? "" : " class=\"n\"", cols[i]);
+	fputs("</tr></thead>", f);
+}

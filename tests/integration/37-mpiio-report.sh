@@ -20,9 +20,14 @@ OMPIRUN=$(command -v mpirun.openmpi || command -v mpirun) || skip "mpirun not fo
 "$OMPIRUN" --version 2>&1 | grep -q "open-mpi.org" || skip "$OMPIRUN is not OpenMPI's"
 setup
 # OpenMPI's session directory (/tmp/ompi.HOST.UID) is shared by every
-# mpirun of a user: two at once (make -j2 check) race on it. This test's own.
+# mpirun of a user: two at once (make -j2 check) race on it. This test's own,
+# on a file system of its own: its files, made and deleted in the job, would
+# otherwise leave their inode numbers to the job's files (per-file records
+# are by device and inode). Unmounted by teardown.
 export OMPI_MCA_orte_tmpdir_base=$T/ompi
 mkdir -p "$OMPI_MCA_orte_tmpdir_base"
+mount -t tmpfs -o size=64m ioacct-ompi "$OMPI_MCA_orte_tmpdir_base" ||
+	fail "cannot mount a tmpfs for OpenMPI's session directory"
 start_daemon
 
 D=$(realpath "$T")/mpi
