@@ -9,8 +9,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-/* Per-rank rows of the MPI-IO table: at most this many records (every one: JSON). */
-#define MPIIO_RANK_ROWS 256
 
 /* MPI-IO bytes, with "at least" when unsized calls moved bytes not counted. */
 static void td_mpiio_bytes(FILE *f, uint64_t bytes, uint64_t unsized)

@@ -14,6 +14,8 @@
 #include "util.h"
 
 #define MIB_D 1048576.0
+/* The MPI-IO section's per-rank rows, text and HTML: at most this many records (JSON: all). */
+#define MPIIO_RANK_ROWS 256
 
 /* A decimal integer, without printf's parsing: the JSON series is large. */
 void r_u64(FILE *f, uint64_t v);

@@ -544,8 +544,6 @@ static void files_table(FILE *f, const struct ioacct_report *r, const struct col
 			r->other_calls, r->other_bytes);
 }
 
-/* The per-rank rows of the MPI-IO section: at most this many records (every one: JSON). */
-#define MPIIO_RANK_ROWS 256
 
 /* MPI-IO bytes: ">=N" when unsized calls moved bytes not counted. */
 static const char *mpiio_bytes(uint64_t bytes, uint64_t unsized, char *buf, size_t len)

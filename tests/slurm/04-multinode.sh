@@ -11,15 +11,7 @@
 . "$(dirname "$0")/cluster.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/../integration/pgcompare.sh"
-require_root_bpf
-require_slurm
-command -v unshare > /dev/null || skip "unshare not installed (util-linux)"
-[ -f "$PLUGIN" ] || skip "the SPANK plugin was not built (no slurm/spank.h at configure time)"
-pg_find_bin || skip "PostgreSQL server not installed (Debian: postgresql)"
-command -v sqlite3 > /dev/null || skip "sqlite3 is needed to read the stores"
-grep -q '^#define HAVE_LIBPQ 1' "$abs_top_builddir/ioacct-config.h" ||
-	skip "ioacctd was built without libpq (Debian: libpq-dev, then rebuild)"
-MINICLUSTER=$(cd "$(dirname "$0")/../../scripts" && pwd)/minicluster
+require_minicluster
 
 T=$(mktemp -d /var/tmp/ioacct-mc.XXXXXX)
 chmod 755 "$T"
