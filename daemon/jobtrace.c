@@ -45,6 +45,7 @@ struct task_rank {
 /* A step of a job with spans: its span's times (CLOCK_MONOTONIC), sent by its rank 0's node. */
 struct span_step {
 	uint32_t step;
+	uint32_t cgroup;                 /* its cgroup's inode number (0: not known) */
 	bool rank0;
 	uint64_t start_ns, end_ns;       /* end_ns 0: not finished yet */
 };
@@ -307,13 +308,44 @@ static void spans_finish(struct jobtrace *j)
 	j->otlp = NULL;
 }
 
+/* The step whose cgroup the call was made in; NULL when none is known by it. */
+static const struct span_step *step_by_cgroup(const struct jobtrace *j, uint32_t cgroup)
+{
+	for (size_t i = 0; cgroup && i < j->nsteps; i++)
+		if (j->steps[i].cgroup == cgroup)
+			return &j->steps[i];
+	return NULL;
+}
+
+/* The rank of step's only task on this node; -1 when it has several or none. */
+static int32_t only_rank(const struct jobtrace *j, uint32_t step)
+{
+	int32_t rank = -1;
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->ntasks; i++)
+		if (j->tasks[i].step == step && n++ == 0)
+			rank = j->tasks[i].rank;
+	return n == 1 ? rank : -1;
+}
+
 static void span_call(struct jobtrace *j, const struct ioacct_trace_rec *r)
 {
 	const struct task_rank *t = task_of(j, (int32_t)r->pid);
-	struct ioacct_otlp_call c = {
-		.parent = step_span(j, t->step), .step = t->step, .rank = t->rank, .node = j->host,
-	};
+	const struct span_step *st = step_by_cgroup(j, r->cgroup);
+	struct ioacct_otlp_call c = { .step = t->step, .rank = t->rank, .node = j->host };
 
+	/*
+	 * The cgroup names the step even for a process gone before its events
+	 * were read (its ancestry lost); the rank is then its step's only task's.
+	 */
+	if (st && st->step != t->step) {
+		int32_t rank = only_rank(j, st->step);
+
+		c.step = st->step;
+		c.rank = rank >= 0 ? rank : 0;
+	}
+	c.parent = step_span(j, (uint32_t)c.step);
 	ioacct_otlp_add_call(j->otlp, r, &c);
 }
 
@@ -383,12 +415,16 @@ static void job_dir(const char *cgroup, char *out, size_t len)
 	}
 }
 
-static int add_task(struct jobtrace *j, const struct ioacct_req_register *req)
+static int add_task(struct jobtrace *j, const struct ioacct_req_register *req,
+		    const char *cgroup)
 {
 	struct span_step *st = j->otlp ? span_step(j, req->step_id) : NULL;
+	struct stat sb;
 
 	if (st && req->task_rank <= 0)
 		st->rank0 = true;
+	if (st && !st->cgroup && !stat(cgroup, &sb))
+		st->cgroup = (uint32_t)sb.st_ino;
 	if (req->pid <= 0 || registered(j, req->pid))
 		return 0;
 	if (j->ntasks >= MAX_TASKS)
@@ -470,7 +506,7 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 		if (req->spans && !j->otlp)
 			ioacct_strlcpy(rep->spans_error, "no spans: the job's first step here "
 				       "asked for none", sizeof(rep->spans_error));
-		return add_task(j, req);
+		return add_task(j, req, cgroup);
 	}
 	if (t->njobs >= t->cfg->max_traced_jobs)
 		return refuse(req, rep, -EBUSY, t->cfg->max_traced_jobs ?
@@ -503,10 +539,11 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 		jobtrace_free(j);
 		return -ENOTCONN;
 	}
-	add_task(j, req);
+	add_task(j, req, cgroup);
 	ret = ioacct_tracer_open(&j->tracer, "ioacctd", &tg, IOACCT_JOBTRACE_BUFFER, start_mono_ns,
 				 on_event, j, terr, sizeof(terr));
 	if (ret) {
+		j->nsteps = 0; /* no step nor job span for a job that had no tracer */
 		jobtrace_free(j);
 		return refuse(req, rep, ret, "%s", terr);
 	}
