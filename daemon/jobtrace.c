@@ -214,7 +214,8 @@ static void job_ids(const char *cluster, uint64_t job, uint32_t restart, int64_t
 {
 	char key[IOACCT_SHORT_MAX + 64];
 	int n = snprintf(key, sizeof(key), "%s/%" PRIu64 "/%u", cluster, job, restart);
-	uint64_t hi = hash64(SEED_TRACE_HI, key, (size_t)n), lo = hash64(SEED_TRACE_LO, key, (size_t)n);
+	uint64_t hi = hash64(SEED_TRACE_HI, key, (size_t)n);
+	uint64_t lo = hash64(SEED_TRACE_LO, key, (size_t)n);
 
 	for (int i = 0; i < 8; i++) {
 		trace_id[i] = (uint8_t)(hi >> (56 - 8 * i));
