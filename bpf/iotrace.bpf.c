@@ -59,7 +59,7 @@ struct pending {
 	__u32 op;     /* op + 1, 0 when nothing is pending */
 	__u32 kind;
 	__u32 mnt;
-	__u32 pad;
+	__u32 cgroup; /* the task's own cgroup: its kernfs id's low half (the directory's inode) */
 };
 
 struct {
@@ -94,6 +94,14 @@ static __always_inline bool traced(struct task_struct *task)
 	if (level != (int)target_level)
 		return false;
 	return BPF_CORE_READ(cg, kn, id) == target_cgid;
+}
+
+/* The task's own cgroup (ioacctd tells a job's steps by it), read for traced calls alone. */
+static __always_inline __u32 own_cgroup(struct task_struct *task)
+{
+	struct cgroup *cg = target_v1 ? task_v1_cgroup(task, v1_ssid) : task->cgroups->dfl_cgrp;
+
+	return cg ? (__u32)BPF_CORE_READ(cg, kn, id) : 0;
 }
 
 static __always_inline int file_mnt_type(struct file *f, __u32 *mnt, __u32 *type)
@@ -179,6 +187,7 @@ int BPF_PROG(iotrace_sys_enter, struct pt_regs *regs, long id)
 	p->kind = kind;
 	p->mnt = mnt;
 	p->op = op + 1;
+	p->cgroup = own_cgroup(task);
 	p->ts = bpf_ktime_get_ns();
 	return 0;
 }
@@ -224,7 +233,7 @@ int BPF_PROG(iotrace_sys_exit, struct pt_regs *regs, long ret)
 	ev->syscall = id;
 	ev->mnt_id = p->mnt;
 	ev->uid = (__u32)bpf_get_current_uid_gid();
-	ev->pad = 0;
+	ev->cgroup = p->cgroup;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = '\0';
 	if (p->upath) {

@@ -44,7 +44,7 @@ struct iotrace_event {
 	__s32 fd;        /* fd (or dirfd) the call used, or that an open returned; < 0 if none */
 	__u32 syscall;   /* the syscall's number */
 	__u32 uid;       /* the caller's real uid (ioacctd keeps a job's user's calls alone) */
-	__u32 pad;
+	__u32 cgroup;    /* the caller's cgroup (traced hierarchy): low half of its kernfs id */
 	char comm[IOTRACE_COMM_LEN];
 	char path[IOTRACE_PATH_MAX]; /* path argument of path-based calls, else "" */
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * sbatch --io-monitor=trace: ioacctd runs one tracer (trace/libtracer.la)
+ * sbatch --io-monitor=trace and --io-monitor=spans: ioacctd runs one tracer (trace/libtracer.la)
  * per traced job, attached when the job's first task registers with a
  * trace cap and detached when the job ends, so no other job pays. The
  * reads and writes of the job's tasks become DXT_POSIX records (per file
@@ -39,12 +39,17 @@ void ioacct_jobtraces_destroy(struct ioacct_jobtraces *t);
  * A task of job `key` registered (req: its request, req->trace_max set)
  * in cgroup `cgroup` of hierarchy `hier`: starts the job's trace, with
  * times counted from `start_mono_ns` (the job's), or notes the task's rank
- * when it runs already. 0, or -errno with why there is no trace in err.
+ * when it runs already. With req->spans, the job's calls are also sent as
+ * OTLP spans to otlp_url (see design.md "Trace documents and spans"). 0, or
+ * -errno with why there is no trace in rep->trace_error and why there are
+ * no spans in rep->spans_error (set too when the trace runs without spans).
  */
 int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const char *cluster,
 			      const char *node, const char *workdir, uint64_t start_mono_ns,
 			      const struct ioacct_req_register *req, const char *cgroup,
-			      uint32_t hier, char *err, size_t errlen);
+			      uint32_t hier, struct ioacct_reply *rep);
+/* Step `step_id` of job `key` finished: its span ends now (spans only). */
+void ioacct_jobtraces_step_end(struct ioacct_jobtraces *t, int64_t key, uint32_t step_id);
 /* Reads what every tracer has; called from the event loop. */
 void ioacct_jobtraces_poll(struct ioacct_jobtraces *t);
 /* Whether any trace runs (the event loop then wakes every IOACCT_JOBTRACE_POLL_MS). */

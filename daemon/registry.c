@@ -722,8 +722,9 @@ static void register_reply(const struct djob *j, const struct dstep *s, struct i
 }
 
 /*
- * sbatch --io-monitor=trace: the job's tracer (jobtrace.h). A trace that
- * cannot start leaves the job monitored; the reply says why, once.
+ * sbatch --io-monitor=trace and spans: the job's tracer (jobtrace.h). A
+ * trace or spans that cannot start leave the job monitored; the reply says
+ * why, once.
  */
 static void register_trace(struct ioacct_registry *r, const struct djob *j,
 			   const struct ioacct_req_register *req, const char *fs_path,
@@ -731,11 +732,14 @@ static void register_trace(struct ioacct_registry *r, const struct djob *j,
 {
 	int ret = ioacct_jobtraces_register(r->traces, j->job.key, j->job.cluster, j->job.node,
 					    j->job.workdir, j->start_mono_ns, req, fs_path, hier,
-					    rep->trace_error, sizeof(rep->trace_error));
+					    rep);
 
-	if (ret)
+	if (ret && req->trace_max)
 		log_warn("job %s/%llu step %u: not traced: %s", j->job.cluster,
 			 (unsigned long long)j->job.job_id, req->step_id, rep->trace_error);
+	if (req->spans && rep->spans_error[0])
+		log_warn("job %s/%llu step %u: %s", j->job.cluster,
+			 (unsigned long long)j->job.job_id, req->step_id, rep->spans_error);
 }
 
 void ioacct_registry_trace_poll(struct ioacct_registry *r)
@@ -815,7 +819,7 @@ void ioacct_registry_register(struct ioacct_registry *r, const struct ioacct_req
 			 u.job->job.cluster, (unsigned long long)u.job->job.job_id, u.step->step_id,
 			 fs_path, u.step->slot);
 	register_reply(u.job, u.step, rep);
-	if (req->trace_max)
+	if (req->trace_max || req->spans)
 		register_trace(r, u.job, req, fs_path, hier, rep);
 }
 
@@ -1028,6 +1032,8 @@ int ioacct_registry_finish_step(struct ioacct_registry *r, struct djob *j, uint3
 {
 	struct dstep *s = step_lookup(j, step_id);
 
+	if (s)
+		ioacct_jobtraces_step_end(r->traces, j->job.key, step_id);
 	return s ? ioacct_registry_step_finish(r, s, state, exit_code) : -ENOENT;
 }
 

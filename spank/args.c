@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "proto.h"
 #include "util.h"
 
 static void add_err(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
@@ -123,12 +124,18 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 			key = NULL;
 			continue;
 		}
+		if (!eq && strcmp(tok, "spans") == 0) {
+			o->spans = IOACCT_SPANS_POSIX;
+			key = NULL;
+			continue;
+		}
 		if (eq) {
 			*eq = '\0';
 			key = tok;
 			val = eq + 1;
 		} else if (!key) {
-			snprintf(err, errlen, "'%s': expected format=..., bin=SECONDS or trace", tok);
+			snprintf(err, errlen, "'%s': expected format=..., bin=SECONDS, trace or spans",
+				 tok);
 			return -EINVAL;
 		}
 		if (strcmp(key, "format") == 0) {
@@ -164,7 +171,7 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 			}
 		} else {
 			snprintf(err, errlen, "'%s' unknown (format=FORMAT[,FORMAT...], bin=SECONDS, "
-				 "trace or trace_max=SIZE)", key);
+				 "trace, trace_max=SIZE or spans)", key);
 			return -EINVAL;
 		}
 	}

@@ -41,13 +41,15 @@ struct ioacct_monitor_opts {
 	unsigned int formats;          /* IOACCT_FMT(...) | ...; 0 = the default (text) */
 	uint64_t bin_width_ns;         /* 0 = the site's default */
 	uint64_t trace_max;            /* trace: bytes of DXT segments per node; 0 = no trace */
+	uint32_t spans;                /* spans: IOACCT_SPANS_* (proto.h); 0 = none */
 };
 
 /*
  * --io-monitor[=OPTIONS]: comma-separated `format=F[,F...]`, `bin=SECONDS`,
  * `trace` (DXT traces in the .darshan report; implies format darshan) and
- * `trace_max=SIZE` (K, M, G; implies trace); a word without '=' continues
- * the list of the key before it ("format=text,html,bin=5"), except `trace`.
+ * `trace_max=SIZE` (K, M, G; implies trace), `spans` (the calls as OTLP
+ * spans to the node's otlp_url); a word without '=' continues the list of
+ * the key before it ("format=text,html,bin=5"), except `trace` and `spans`.
  * NULL or "" means the defaults. -EINVAL with err.
  */
 int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, char *err,

@@ -215,6 +215,7 @@ static void trace_request(spank_t sp, struct ioacct_req_register *r)
 	uint32_t rank = 0;
 
 	r->trace_max = mopts.trace_max;
+	r->spans = mopts.spans;
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) == ESPANK_SUCCESS)
 		r->task_rank = (int32_t)rank;
 }
@@ -222,7 +223,7 @@ static void trace_request(spank_t sp, struct ioacct_req_register *r)
 /* The step runs untraced: one line (for its first task), to the job's output too. */
 static void trace_reply(uint32_t job, uint32_t step, const struct ioacct_reply *rep)
 {
-	static bool said;
+	static bool said, said_spans;
 
 	char line[LINE_MAX_BYTES];
 
@@ -230,6 +231,11 @@ static void trace_reply(uint32_t job, uint32_t step, const struct ioacct_reply *
 		slurm_error("ioacct: job %u step %u: not traced: %s", job, step,
 			    one_line(rep->trace_error, line));
 		said = true;
+	}
+	if (mopts.spans && rep->spans_error[0] && !said_spans) {
+		slurm_error("ioacct: job %u step %u: %s", job, step,
+			    one_line(rep->spans_error, line));
+		said_spans = true;
 	}
 }
 

@@ -54,6 +54,7 @@ struct iorun_opts {
 	const char *format_name;    /* -f, --json: NULL for text */
 	const char *trace;          /* --trace FILE: the Darshan log with DXT records */
 	uint64_t trace_max;         /* read/write events kept, past which they are dropped */
+	bool spans;                 /* --spans: ioacctd sends the calls to otlp_url */
 	enum ioacct_render_format format;
 	char **argv;
 };
@@ -84,6 +85,8 @@ static void usage(FILE *out)
 		"                             DXT_POSIX trace records (darshan-dxt-parser)\n"
 		"      --trace-max-events N   keep at most N reads and writes in the trace\n"
 		"                             (default %d); the rest are counted as dropped\n"
+		"      --spans                ioacctd sends COMMAND's calls as OpenTelemetry\n"
+		"                             spans to the collector of ioacct.conf's otlp_url\n"
 		"Common options (the socket: where the job is registered and read back):\n",
 		ioacct_render_format_names(), TRACE_MAX_EVENTS_DEFAULT);
 	ioacct_cli_help_common(out, 29);
@@ -93,7 +96,7 @@ static void usage(FILE *out)
 		"125 for iorun's own errors, 126 or 127 when COMMAND cannot be run.\n");
 }
 
-enum { OPT_JOB = 256, OPT_JSON, OPT_CGMODE, OPT_BIN, OPT_TRACE, OPT_TRACE_MAX };
+enum { OPT_JOB = 256, OPT_JSON, OPT_CGMODE, OPT_BIN, OPT_TRACE, OPT_TRACE_MAX, OPT_SPANS };
 
 static const struct option options[] = {
 	{ "job-id", required_argument, NULL, OPT_JOB },
@@ -104,6 +107,7 @@ static const struct option options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "trace-max-events", required_argument, NULL, OPT_TRACE_MAX },
+	{ "spans", no_argument, NULL, OPT_SPANS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -127,6 +131,9 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 		if (ioacct_cli_uint(arg, 1, UINT64_MAX, &o->trace_max))
 			return ioacct_cli_bad(cli, "--trace-max-events: '%s' is not a positive "
 					      "integer", arg);
+		break;
+	case OPT_SPANS:
+		o->spans = true;
 		break;
 	case OPT_CGMODE:
 		o->cgroup_mode = arg;
@@ -406,6 +413,7 @@ static void register_command(const struct ioacct_config *cfg, const struct iorun
 	req.u.reg.gid = getgid();
 	req.u.reg.pid = pid;
 	req.u.reg.bin_width_ns = o->bin_width ? cfg->bin_width_ns : 0;
+	req.u.reg.spans = o->spans ? IOACCT_SPANS_POSIX : 0;
 	ioacct_strlcpy(req.u.reg.cgroup, j->cgroup, sizeof(req.u.reg.cgroup));
 	ioacct_strlcpy(req.u.reg.cluster, "iorun", sizeof(req.u.reg.cluster));
 	ioacct_strlcpy(req.u.reg.source, "iorun", sizeof(req.u.reg.source));
@@ -418,6 +426,9 @@ static void register_command(const struct ioacct_config *cfg, const struct iorun
 		snprintf(j->err, sizeof(j->err), "ioacctd refused: %s", rep.error);
 	j->monitored = ret == 0 && rep.status == 0;
 	if (j->monitored) {
+		/* The command runs without spans: one line says why. */
+		if (rep.spans_error[0])
+			fprintf(stderr, "iorun: %s\n", rep.spans_error);
 		j->job_id = rep.job_id;
 		j->start_mono_ns = rep.start_mono_ns;
 	}

@@ -44,6 +44,7 @@ enum key_type {
 	KEY_LIBNAMES,      /* none, or up to 4 names [A-Za-z0-9_.+-] each ending in an optional '*' */
 	KEY_DURATION,      /* slurmdbd's durations (duration.h), bare number: months; in s */
 	KEY_DURATION_S,    /* the same, bare number: seconds; in s */
+	KEY_URL,           /* http://HOST[:PORT][/PATH], no spaces */
 };
 
 struct key {
@@ -77,6 +78,9 @@ static const struct key keys[] = {
 	/* sbatch --io-monitor=trace (daemon/jobtrace.c): how many, how large. */
 	{ "max_traced_jobs", KEY_UINT32, FIELD(max_traced_jobs), 0, 1024 },
 	{ "max_trace_size", KEY_UINT32, FIELD(max_trace_mib), 1, 1048576 },
+	/* sbatch --io-monitor=spans: the site's OTLP/HTTP collector, KiB of spans per job. */
+	{ "otlp_url", KEY_URL, FIELD(otlp_url), 0, 0 },
+	{ "otlp_queue", KEY_UINT32, FIELD(otlp_queue_kib), 64, 1048576 },
 	{ "cgroup_v1_hierarchy", KEY_CONTROLLER, FIELD(cgroup_v1_hierarchy), 0, 0 },
 	{ "cgroup_mode", KEY_CGROUP_MODE, FIELD(cgroup_mode), 0, 0 },
 	{ "cgroup_parent", KEY_CGROUP_PATH, FIELD(cgroup_parent), 0, 0 },
@@ -387,6 +391,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->views = IOACCT_VIEWS_ALL;
 	ioacct_strlcpy(cfg->mpi_libraries, "libmpi.so*,libmpich.so*", sizeof(cfg->mpi_libraries));
 	cfg->mpi_detach_after_s = 600;
+	cfg->otlp_queue_kib = 4096;
 	cfg->metrics_linger_ms = 60000;
 	cfg->merge_timeout_s = 300;
 	cfg->downsample_width_s = 60;
@@ -681,6 +686,25 @@ static int set_conninfo(const struct key *k, char *dst, const char *value, char 
 		set_err(err, errlen,
 			"%s: holds a password, and this file is world-readable: put it in root's ~/.pgpass or in PGPASSFILE instead",
 			k->name);
+		return -EINVAL;
+	}
+	ioacct_strlcpy(dst, value, k->size);
+	return 0;
+}
+
+/* Only plain HTTP: ioacctd's OTLP client has no TLS (lib/trace/http.c parses the rest). */
+static int set_url(const struct key *k, char *dst, const char *value, char *err, size_t errlen)
+{
+	char q[QUOTE_BUFSZ];
+	bool bad = strncmp(value, "http://", 7) || !value[7] || value[7] == '/' ||
+		   value[7] == ':' || strlen(value) >= k->size;
+
+	for (const char *c = value; !bad && *c; c++)
+		bad = *c <= ' ' || *c == 0x7f;
+	if (bad) {
+		set_err(err, errlen, "%s: %s is not valid: use http://HOST[:PORT][/PATH] (plain "
+			"HTTP, no spaces), at most %zu characters", k->name,
+			quote(value, q, sizeof(q)), k->size - 1);
 		return -EINVAL;
 	}
 	ioacct_strlcpy(dst, value, k->size);
@@ -1008,6 +1032,8 @@ static int set_key(struct ioacct_config *cfg, const struct key *k, const char *v
 		return set_name(k, field, value, err, errlen);
 	case KEY_CGROUP_PATH:
 		return set_cgroup_path(k, field, value, err, errlen);
+	case KEY_URL:
+		return set_url(k, field, value, err, errlen);
 	case KEY_PROBE_MODE:
 	case KEY_CGROUP_MODE:
 	case KEY_DETACH:

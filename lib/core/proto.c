@@ -138,6 +138,7 @@ static const struct field register_fields[] = {
 	REG(trace_max, IOACCT_ATTR_TRACE_MAX, 0),
 	REG(task_rank, IOACCT_ATTR_TASK_RANK, 0),
 	REG(restart, IOACCT_ATTR_RESTART, 0),
+	REG(spans, IOACCT_ATTR_SPANS, 0),
 };
 
 #define FIN(member, attr, flags) FIELD(struct ioacct_req_finish, member, attr, flags)
@@ -228,6 +229,7 @@ static const struct field reply_fields[] = {
 	REP(bin_width_ns, IOACCT_ATTR_BIN_WIDTH_NS, 0),
 	REP(probe_mode, IOACCT_ATTR_PROBE_MODE, 0),
 	REP(trace_error, IOACCT_ATTR_TRACE_ERROR, 0),
+	REP(spans_error, IOACCT_ATTR_SPANS_ERROR, 0),
 	REP(version, IOACCT_ATTR_VERSION, 0),
 	REP(jobs_running, IOACCT_ATTR_JOBS_RUNNING, 0),
 	REP(cgroups_watched, IOACCT_ATTR_CGROUPS_WATCHED, 0),

@@ -109,7 +109,14 @@ struct ioacct_req_register {
 	int32_t task_rank;
 	/* Slurm's restart count (SLURM_RESTART_COUNT): 0 for a job's first run. */
 	uint32_t restart;
+	/*
+	 * sbatch --io-monitor=spans: the job's calls as OTLP spans to the
+	 * node's otlp_url (IOACCT_SPANS_POSIX; 0: none).
+	 */
+	uint32_t spans;
 };
+
+#define IOACCT_SPANS_POSIX 1u
 
 struct ioacct_req_finish {
 	uint64_t job_id;
@@ -312,6 +319,8 @@ struct ioacct_reply {
 	char probe_mode[64];
 	/* register with trace_max: why the job is not traced ("" when it is) */
 	char trace_error[256];
+	/* register with spans: why the job sends none ("" when it does) */
+	char spans_error[256];
 	/* status */
 	char version[32];
 	uint32_t jobs_running;

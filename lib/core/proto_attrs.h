@@ -166,6 +166,10 @@
 	X(SYNCS, 132, syncs, U64)                                                       \
 	X(VIEWS, 133, views, U64)                                                       \
 	X(UNSIZED_READS, 134, unsized_reads, U64)                                       \
-	X(UNSIZED_WRITES, 135, unsized_writes, U64)
+	X(UNSIZED_WRITES, 135, unsized_writes, U64)                                     \
+	/* sbatch --io-monitor=spans: register asks for OTLP spans */                   \
+	/* (IOACCT_SPANS_*), its reply says why there are none. */                      \
+	X(SPANS, 140, spans, U32)                                                       \
+	X(SPANS_ERROR, 141, spans_error, STRING)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

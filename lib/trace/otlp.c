@@ -183,21 +183,37 @@ static void span_put(struct ioacct_pb *b, struct ioacct_pb *s)
 	s->oom = false;
 }
 
-/* ioacct_otlp_span with s as the scratch buffer (reused: one allocation for many spans). */
+/* A job's step and rank, and the node (NULL: not said). */
+static void job_attrs(struct ioacct_pb *s, const struct ioacct_otlp_ids *ids, int64_t step,
+		      int64_t rank, const char *node)
+{
+	if (ids->job)
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.job", (int64_t)ids->job);
+	if (step >= 0)
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.step", step);
+	if (rank >= 0)
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.rank", rank);
+	if (node)
+		ioacct_pb_attr_str(s, SPAN_ATTRS, "ioacct.node", node);
+}
+
+/*
+ * ioacct_otlp_span with s as the scratch buffer (reused: one allocation for
+ * many spans); c: its parent, step and rank in a job's trace, or NULL.
+ */
 static void span_encode(struct ioacct_pb *b, struct ioacct_pb *s,
 			const struct ioacct_otlp_ids *ids, uint64_t n,
-			const struct ioacct_trace_rec *r)
+			const struct ioacct_trace_rec *r, const struct ioacct_otlp_call *c)
 {
 	const char *op = ioacct_trace_op_name(r->op);
 	uint64_t start = ids->real0_ns + r->start_ns;
 
-	span_head(s, ids, ids->span_seed + n, ids->root_id, op ? op : "?", start,
-		  start + r->dur_ns);
+	span_head(s, ids, ids->span_seed + n, c && c->parent ? c->parent : ids->root_id,
+		  op ? op : "?", start, start + r->dur_ns);
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "process.pid", r->pid);
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "thread.id", r->tid);
 	ioacct_pb_attr_str(s, SPAN_ATTRS, "process.command", r->comm);
-	if (ids->job)
-		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.job", (int64_t)ids->job);
+	job_attrs(s, ids, c ? c->step : -1, c ? c->rank : -1, c ? c->node : NULL);
 	if (r->path[0])
 		ioacct_pb_attr_str(s, SPAN_ATTRS, "file.path", r->path);
 	if (r->mount[0])
@@ -229,7 +245,7 @@ void ioacct_otlp_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids, ui
 {
 	struct ioacct_pb s = { 0 };
 
-	span_encode(b, &s, ids, n, r);
+	span_encode(b, &s, ids, n, r, NULL);
 	ioacct_pb_free(&s);
 }
 
@@ -239,8 +255,7 @@ void ioacct_otlp_root_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *id
 	struct ioacct_pb s = { 0 };
 
 	span_head(&s, ids, ids->root_id, 0, name, start_ns, end_ns);
-	if (ids->job)
-		ioacct_pb_attr_int(&s, SPAN_ATTRS, "ioacct.job", (int64_t)ids->job);
+	job_attrs(&s, ids, -1, -1, NULL);
 	span_put(b, &s);
 	ioacct_pb_free(&s);
 }
@@ -287,11 +302,15 @@ struct ioacct_otlp {
 	struct ioacct_pb span, body; /* the reading thread's, reused */
 	uint64_t nqueued;
 	size_t inflight;            /* bytes of the batch being sent */
-	uint64_t nspans;            /* spans made so far (span ids) */
+	uint64_t nspans;            /* call spans made so far (span ids) */
+	uint64_t nmade;             /* spans made, of every kind */
 	uint64_t sent, dropped;
 	uint64_t full;              /* of the dropped: queue full */
 	char why[256];              /* the last failure, for the final line */
 	bool closing, done;
+	/* ioacct_otlp_finish: told the final line by the sender, which then frees o */
+	void (*on_done)(void *arg, const char *msg, uint64_t dropped);
+	void *arg;
 };
 
 static uint64_t real_ns(void)
@@ -343,6 +362,35 @@ static void send_batch(struct ioacct_otlp *o, struct ioacct_pb *spans, uint64_t 
 	pthread_mutex_unlock(&o->lock);
 }
 
+/* "N spans sent, M dropped (collector HOST:PORT: why; queue of B bytes full for K)" */
+static void close_msg(const struct ioacct_otlp *o, uint64_t sent, uint64_t dropped, char *msg,
+		      size_t msglen)
+{
+	int n = snprintf(msg, msglen, "%" PRIu64 " spans sent, %" PRIu64 " dropped", sent, dropped);
+
+	if (!dropped || n < 0 || (size_t)n >= msglen)
+		return;
+	n += snprintf(msg + n, msglen - (size_t)n, " (collector %s:%s", o->url.host, o->url.port);
+	if (o->why[0] && (size_t)n < msglen)
+		n += snprintf(msg + n, msglen - (size_t)n, ": %s", o->why);
+	if (o->full && (size_t)n < msglen)
+		n += snprintf(msg + n, msglen - (size_t)n, "%s queue of %zu bytes full for %" PRIu64
+			      " spans", o->why[0] ? ";" : ":", o->budget, o->full);
+	if ((size_t)n < msglen)
+		snprintf(msg + n, msglen - (size_t)n, ")");
+}
+
+static void otlp_free(struct ioacct_otlp *o)
+{
+	ioacct_pb_free(&o->queue);
+	ioacct_pb_free(&o->span);
+	ioacct_pb_free(&o->body);
+	pthread_mutex_destroy(&o->lock);
+	pthread_cond_destroy(&o->wake);
+	pthread_cond_destroy(&o->idle);
+	free(o);
+}
+
 /* Sends a batch when IOACCT_OTLP_BATCH spans wait or a second has passed, until closed. */
 static void *sender(void *arg)
 {
@@ -376,6 +424,13 @@ static void *sender(void *arg)
 	o->done = true;
 	pthread_cond_broadcast(&o->idle);
 	pthread_mutex_unlock(&o->lock);
+	if (o->on_done) {
+		char msg[512];
+
+		close_msg(o, o->sent, o->dropped, msg, sizeof(msg));
+		o->on_done(o->arg, msg, o->dropped);
+		otlp_free(o);
+	}
 	return NULL;
 }
 
@@ -419,6 +474,7 @@ int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioa
  */
 static void enqueue(struct ioacct_otlp *o, struct ioacct_pb *s, bool root)
 {
+	o->nmade++;
 	if (s->oom || (!root && o->queue.len + o->inflight + s->len > o->budget)) {
 		o->dropped++;
 		o->full++;
@@ -430,33 +486,46 @@ static void enqueue(struct ioacct_otlp *o, struct ioacct_pb *s, bool root)
 		pthread_cond_signal(&o->wake);
 }
 
-void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r)
+void ioacct_otlp_add_call(struct ioacct_otlp *o, const struct ioacct_trace_rec *r,
+			  const struct ioacct_otlp_call *c)
 {
 	/* Encoded outside the lock: the sender never waits for it, nor it for the sender. */
 	o->span.len = 0;
 	o->span.oom = false;
-	span_encode(&o->span, &o->body, &o->ids, ++o->nspans, r);
+	span_encode(&o->span, &o->body, &o->ids, ++o->nspans, r, c);
 	pthread_mutex_lock(&o->lock);
 	enqueue(o, &o->span, false);
 	pthread_mutex_unlock(&o->lock);
 }
 
-/* "N spans sent, M dropped (collector HOST:PORT: why; queue of B bytes full for K)" */
-static void close_msg(const struct ioacct_otlp *o, uint64_t sent, uint64_t dropped, char *msg,
-		      size_t msglen)
+void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r)
 {
-	int n = snprintf(msg, msglen, "%" PRIu64 " spans sent, %" PRIu64 " dropped", sent, dropped);
+	ioacct_otlp_add_call(o, r, NULL);
+}
 
-	if (!dropped || n < 0 || (size_t)n >= msglen)
-		return;
-	n += snprintf(msg + n, msglen - (size_t)n, " (collector %s:%s", o->url.host, o->url.port);
-	if (o->why[0] && (size_t)n < msglen)
-		n += snprintf(msg + n, msglen - (size_t)n, ": %s", o->why);
-	if (o->full && (size_t)n < msglen)
-		n += snprintf(msg + n, msglen - (size_t)n, "%s queue of %zu bytes full for %" PRIu64
-			      " spans", o->why[0] ? ";" : ":", o->budget, o->full);
-	if ((size_t)n < msglen)
-		snprintf(msg + n, msglen - (size_t)n, ")");
+void ioacct_otlp_add_parent(struct ioacct_otlp *o, uint64_t id, uint64_t parent,
+			    const char *name, uint64_t start_ns, uint64_t end_ns, int64_t step)
+{
+	o->span.len = 0;
+	o->span.oom = false;
+	span_head(&o->body, &o->ids, id, parent, name, start_ns, end_ns);
+	job_attrs(&o->body, &o->ids, step, -1, o->node);
+	span_put(&o->span, &o->body);
+	pthread_mutex_lock(&o->lock);
+	enqueue(o, &o->span, true);
+	pthread_mutex_unlock(&o->lock);
+}
+
+void ioacct_otlp_finish(struct ioacct_otlp *o,
+			void (*done)(void *arg, const char *msg, uint64_t dropped), void *arg)
+{
+	pthread_mutex_lock(&o->lock);
+	o->on_done = done;
+	o->arg = arg;
+	o->closing = true;
+	pthread_cond_signal(&o->wake);
+	pthread_mutex_unlock(&o->lock);
+	pthread_detach(o->thread);
 }
 
 uint64_t ioacct_otlp_close(struct ioacct_otlp *o, const char *root_name, uint64_t end_ns,
@@ -482,19 +551,13 @@ uint64_t ioacct_otlp_close(struct ioacct_otlp *o, const char *root_name, uint64_
 		snprintf(o->why, sizeof(o->why), "no answer within %d ms at the end",
 			 o->timeout_ms);
 	sent = o->sent;
-	dropped = done ? o->dropped : o->nspans + 1 - o->sent;
+	dropped = done ? o->dropped : o->nmade - o->sent;
 	close_msg(o, sent, dropped, msg, msglen);
 	pthread_mutex_unlock(&o->lock);
 	ioacct_pb_free(&s);
 	if (done) {
 		pthread_join(o->thread, NULL);
-		ioacct_pb_free(&o->queue);
-		ioacct_pb_free(&o->span);
-		ioacct_pb_free(&o->body);
-		pthread_mutex_destroy(&o->lock);
-		pthread_cond_destroy(&o->wake);
-		pthread_cond_destroy(&o->idle);
-		free(o);
+		otlp_free(o);
 	}
 	/* else: the sender still holds o; the process exits without it. */
 	return dropped;

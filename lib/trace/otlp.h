@@ -50,6 +50,13 @@ struct ioacct_otlp_ids {
 	uint64_t job;           /* --job's id, 0 when none */
 };
 
+/* Where a call's span goes in a job's trace (sbatch --io-monitor=spans). */
+struct ioacct_otlp_call {
+	uint64_t parent;        /* its step's span; 0: the root span */
+	int64_t step, rank;     /* < 0: not said */
+	const char *node;       /* NULL: not said */
+};
+
 /* Span n of call r, a child of the root span, appended to b as a Span message. */
 void ioacct_otlp_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids, uint64_t n,
 		      const struct ioacct_trace_rec *r);
@@ -78,6 +85,23 @@ int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioa
 		     size_t errlen);
 /* Queues call r as a span; never waits on the collector (a full queue drops it). */
 void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r);
+/* The same, the span's parent (0: the root) and its job attributes given. */
+void ioacct_otlp_add_call(struct ioacct_otlp *o, const struct ioacct_trace_rec *r,
+			  const struct ioacct_otlp_call *c);
+/*
+ * Queues a parent span (a job's or a step's: ids and times chosen by the
+ * caller; step < 0: none) with the node's name; queued whatever the budget.
+ */
+void ioacct_otlp_add_parent(struct ioacct_otlp *o, uint64_t id, uint64_t parent,
+			    const char *name, uint64_t start_ns, uint64_t end_ns, int64_t step);
+/*
+ * Ends o without waiting (ioacctd: its event loop never waits on a
+ * collector): the sender sends what is queued, each POST within timeout_ms,
+ * then calls done with "N spans sent, M dropped (...)" from its thread and
+ * frees o. No root span.
+ */
+void ioacct_otlp_finish(struct ioacct_otlp *o,
+			void (*done)(void *arg, const char *msg, uint64_t dropped), void *arg);
 /*
  * Queues the root span, sends what is queued and waits for it at most
  * timeout_ms; what is not sent by then counts as dropped. Then writes "N

@@ -18,6 +18,7 @@ struct ioacct_trace_rec {
 	uint32_t op;        /* enum ioacct_op, or IOTRACE_OP_CLOSE (iotrace_abi.h) */
 	uint32_t pid, tid;
 	uint32_t uid;       /* the caller's real uid */
+	uint32_t cgroup;    /* the caller's cgroup's inode number (traced hierarchy); 0: unknown */
 	const char *comm;
 	uint32_t mnt_id;    /* the mount's id (/proc/PID/mountinfo); 0 when not known */
 	const char *mount;  /* mount point; "" when not known */

@@ -147,6 +147,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	r.pid = ev->pid;
 	r.tid = ev->tid;
 	r.uid = ev->uid;
+	r.cgroup = ev->cgroup;
 	r.comm = comm;
 	r.path = path;
 	r.mnt_id = ev->mnt_id;

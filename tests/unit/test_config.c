@@ -138,6 +138,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.metrics_linger_ms, 60000);
 	assert_string_equal(cfg.metrics_tls_cert, "");
 	assert_string_equal(cfg.metrics_auth_file, "");
+	assert_string_equal(cfg.otlp_url, "");
+	assert_int_equal(cfg.otlp_queue_kib, 4096);
 
 	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
 	host[strcspn(host, ".")] = '\0';
@@ -186,6 +188,8 @@ static void test_every_key(void **state)
 		      "max_mountpoints = 10\n"
 		      "max_traced_jobs = 0\n"
 		      "max_trace_size = 64\n"
+		      "otlp_url = http://collector.site:4318/v1/traces\n"
+		      "otlp_queue = 128\n"
 		      "cgroup_v1_hierarchy = net_cls\n"
 		      "cgroup_mode = v1\n"
 		      "cgroup_parent = system.slice/ioacct\n"
@@ -212,6 +216,8 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.max_mountpoints, 10);
 	assert_int_equal(cfg.max_traced_jobs, 0);
 	assert_int_equal(cfg.max_trace_mib, 64);
+	assert_string_equal(cfg.otlp_url, "http://collector.site:4318/v1/traces");
+	assert_int_equal(cfg.otlp_queue_kib, 128);
 	assert_string_equal(cfg.cgroup_v1_hierarchy, "net_cls");
 	assert_int_equal(cfg.cgroup_mode, IOACCT_CGROUP_V1);
 	assert_string_equal(cfg.cgroup_parent, "system.slice/ioacct");
@@ -350,6 +356,14 @@ static void test_whitespace(void **state)
 	load_ok(&cfg, "");
 	assert_int_equal(cfg.max_jobs, 1024);
 	/* Whitespace inside a value is part of it. */
+	/* otlp_url: plain HTTP only (ioacctd has no TLS client), a host, no spaces. */
+	load_fails("otlp_url = https://c:4318\n", 1,
+		   "otlp_url: \"https://c:4318\" is not valid: use http://HOST[:PORT][/PATH] "
+		   "(plain HTTP, no spaces), at most 511 characters");
+	load_fails("otlp_url = http://:4318\n", 1,
+		   "otlp_url: \"http://:4318\" is not valid: use http://HOST[:PORT][/PATH] "
+		   "(plain HTTP, no spaces), at most 511 characters");
+	load_fails("otlp_queue = 63\n", 1, "otlp_queue: \"63\" is out of range (64 .. 1048576)");
 	load_fails("cluster = a b\n", 1,
 		   "cluster: \"a b\" is not valid: use letters, digits, '_', '.' and '-', "
 		   "at most 63 characters");
@@ -357,7 +371,8 @@ static void test_whitespace(void **state)
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
-		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, cgroup_v1_hierarchy, cgroup_mode, "
+		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_queue, "
+		   "cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, merge_timeout, purge_after, downsample_after, downsample_width, "
 		   "retention_interval, cluster_retention, log_level, private_data, views, mpi_libraries, "

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "args.h"
+#include "proto.h"
 #include "userfile.h"
 
 static void test_conf_all_keys(void **state)
@@ -115,6 +116,15 @@ static void test_monitor_opts_trace(void **state)
 	assert_int_equal(ioacct_monitor_opts_parse("trace_max", &o, err, sizeof(err)), -EINVAL);
 	assert_int_equal(ioacct_monitor_opts_parse("trace_max=", &o, err, sizeof(err)), -EINVAL);
 	assert_int_equal(ioacct_monitor_opts_parse("trace_max=16777216T", &o, err, sizeof(err)), -EINVAL);
+	/* spans: the calls as OTLP spans, alone or with a trace; a switch like trace. */
+	assert_int_equal(ioacct_monitor_opts_parse("spans", &o, err, sizeof(err)), 0);
+	assert_true(o.spans == IOACCT_SPANS_POSIX && o.trace_max == 0 && o.formats == 0);
+	assert_int_equal(ioacct_monitor_opts_parse("format=html,spans,trace", &o, err, sizeof(err)),
+			 0);
+	assert_true(o.spans == IOACCT_SPANS_POSIX && o.trace_max == IOACCT_TRACE_MAX_DEFAULT);
+	assert_int_equal(ioacct_monitor_opts_parse("spans=posix", &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_monitor_opts_parse("bogus", &o, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "'bogus': expected format=..., bin=SECONDS, trace or spans");
 }
 
 static void test_report_path_expand(void **state)
