@@ -197,6 +197,13 @@ int pg_merged_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
  * read sums the nodes then); 0, or -errno when the transaction is lost.
  */
 int pg_merged_complete(struct ioacct_pgstore *pg);
+/*
+ * After a merged report's offer (pgstore_report.c), outside any transaction:
+ * its run's merged series made when its expected parts are all there and
+ * none are made (the last part was exported before the report's row existed:
+ * each node offers after its own export). 0, or -errno (nothing made).
+ */
+int pg_merged_offered(struct ioacct_pgstore *pg, const struct ioacct_job *job);
 /* The key of pg_merged_complete's advisory locks (hashtextextended's seed). */
 #define PG_MERGED_LOCK "730804913"
 /* Forgets the merged series of a run: a part of it is written again (in the caller's transaction). */

@@ -682,14 +682,32 @@ out:
 	" CROSS JOIN LATERAL (SELECT x.cluster, x.job_id, x.restart, x.expected"             \
 	" FROM job_reports x WHERE x.cluster = b.cluster AND x.job_id = b.job_id"            \
 	" AND x.restart = b.restart AND cardinality(x.expected) > 1) r"
-#define COMPLETE_SQL                                                                        \
-	"SELECT pg_advisory_xact_lock(hashtextextended(k, " PG_MERGED_LOCK ")) FROM"          \
-	" (SELECT r.cluster || '/' || r.job_id || '/' || r.restart AS k" RUNS_SQL            \
-	" ORDER BY 1 OFFSET 0) l;"                                                           \
-	"SELECT r.cluster, r.job_id, r.restart" RUNS_SQL " WHERE NOT EXISTS (SELECT 1"       \
-	" FROM unnest(r.expected) n WHERE NOT EXISTS (SELECT 1 FROM jobs j"                  \
+#define LOCK_SQL(key) "pg_advisory_xact_lock(hashtextextended(" key ", " PG_MERGED_LOCK "))"
+/* Of a run r with expected nodes: all have a finished part. */
+#define WHOLE_SQL                                                                           \
+	"NOT EXISTS (SELECT 1 FROM unnest(r.expected) n WHERE NOT EXISTS (SELECT 1 FROM jobs j" \
 	" WHERE j.cluster = r.cluster AND j.job_id = r.job_id AND j.restart = r.restart"     \
 	" AND j.node = n AND j.end_ns IS NOT NULL))"
+#define COMPLETE_SQL                                                                        \
+	"SELECT " LOCK_SQL("k") " FROM"                                                      \
+	" (SELECT r.cluster || '/' || r.job_id || '/' || r.restart AS k" RUNS_SQL            \
+	" ORDER BY 1 OFFSET 0) l;"                                                           \
+	"SELECT r.cluster, r.job_id, r.restart" RUNS_SQL " WHERE " WHOLE_SQL
+
+/* merged_make() under a savepoint: a failure costs only them (a whole read sums the nodes). */
+static int make_saved(struct ioacct_pgstore *pg, const char *const *params)
+{
+	int err = pg_exec(pg, "SAVEPOINT merged_make", "make the merged series");
+
+	if (err)
+		return err;
+	err = merged_make(pg, params);
+	if (err && !pg_exec(pg, "ROLLBACK TO SAVEPOINT merged_make", "give them up"))
+		err = 0;
+	if (!err)
+		err = pg_exec(pg, "RELEASE SAVEPOINT merged_make", "make the merged series");
+	return err;
+}
 
 int pg_merged_complete(struct ioacct_pgstore *pg)
 {
@@ -704,19 +722,70 @@ int pg_merged_complete(struct ioacct_pgstore *pg)
 		const char *params[3] = { PQgetvalue(res, r, 0), PQgetvalue(res, r, 1),
 					  PQgetvalue(res, r, 2) };
 
-		err = pg_exec(pg, "SAVEPOINT merged_make", "make the merged series");
-		if (err)
-			break;
-		err = merged_make(pg, params);
-		/* A failure costs only them: the first whole read sums the nodes then. */
-		if (err && !pg_exec(pg, "ROLLBACK TO SAVEPOINT merged_make", "give them up"))
-			err = 0;
-		if (!err)
-			err = pg_exec(pg, "RELEASE SAVEPOINT merged_make", "make the merged series");
+		err = make_saved(pg, params);
 	}
 out:
 	PQclear(res);
 	return err;
+}
+
+/*
+ * Whether the run params (cluster, job id, restart) has a merged report of
+ * several nodes, all with a finished part, and no merged series: 1, 0 or -errno.
+ */
+static int run_unmerged(struct ioacct_pgstore *pg, const char *const *params)
+{
+	PGresult *res = PQexecParams(pg->conn,
+		"SELECT count(*) FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2"
+		" AND r.restart = $3 AND cardinality(r.expected) > 1 AND " WHOLE_SQL
+		" AND NOT EXISTS (SELECT 1 FROM merged_jobs m WHERE m.cluster = r.cluster"
+		" AND m.job_id = r.job_id AND m.restart = r.restart)", 3, NULL, params, NULL, NULL, 0);
+	int ret;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		ret = pg_conn_error(pg, res, "look for the run made whole");
+	else
+		ret = atoi(PQgetvalue(res, 0, 0)) > 0;
+	PQclear(res);
+	return ret;
+}
+
+int pg_merged_offered(struct ioacct_pgstore *pg, const struct ioacct_job *job)
+{
+	char job_id[24], restart[16], *owned = NULL;
+	const char *params[3];
+	PGresult *res;
+	int ret;
+
+	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE)
+		return 0;
+	ret = run_params(job, params, &owned, job_id, sizeof(job_id), restart, sizeof(restart));
+	if (ret) {
+		ret = pg_error(pg, ret, "cluster store: out of memory");
+		goto out;
+	}
+	/* Most offers are not the last: one look, then the lock and a look again. */
+	ret = run_unmerged(pg, params);
+	if (ret <= 0)
+		goto out;
+	ret = pg_exec(pg, "BEGIN", "begin a transaction");
+	if (ret)
+		goto out;
+	res = PQexecParams(pg->conn, "SELECT " LOCK_SQL("$1 || '/' || $2 || '/' || $3"), 3, NULL,
+			   params, NULL, NULL, 0);
+	ret = PQresultStatus(res) == PGRES_TUPLES_OK ? 0 : pg_conn_error(pg, res, "lock the run");
+	PQclear(res);
+	if (!ret)
+		ret = run_unmerged(pg, params);
+	if (ret > 0)
+		ret = make_saved(pg, params);
+	if (ret >= 0)
+		ret = pg_exec(pg, "COMMIT", "store the merged series");
+	if (ret)
+		pg_rollback_quiet(pg);
+out:
+	free(owned);
+	return ret < 0 ? ret : 0;
 }
 
 #endif /* HAVE_LIBPQ */

@@ -15,6 +15,7 @@
 #   804 one node (none)
 #   805 three expected, two exported (merge_timeout): none; the read sums and stores them
 #   806 parts with no merged report (no expected nodes): none at export
+#   807 every part exported before the report's first offer: made once, at that offer
 #   801 again as run 1 (requeued, PGPARTS_RESTART) of two nodes: a run apart
 # Then parts exported again (an export retried, a running job's next step): 801's n3 with
 # other values, twice, then with fewer bins; 802's n4 with another mount: made again, no
@@ -96,6 +97,16 @@ parts -e n1,n2,n3 "$PGURL" 805 10 1000000000 n1:0 n2:300000000
 [ "$(nmerged 805)" = 0 ] || fail "805: merged series with a part missing"
 parts "$PGURL" 806 10 1000000000 n1:0 n2:300000000
 [ "$(nmerged 806)" = 0 ] || fail "806: merged series without a merged report"
+# 807: every part in before any offer (each node offers after its own export): the first
+# offer that finds them all makes them.
+parts "$PGURL" 807 10 1000000000 n1:0 n2:300000000:ab n3:600000000:b
+[ "$(nmerged 807)" = 0 ] || fail "807: merged series without a merged report"
+PGPARTS_OFFER_ONLY=1 parts -e n1,n2,n3 "$PGURL" 807 10 1000000000 n2:300000000:ab
+check "807 (made at the offer)" 807
+made=$(pg "SELECT made_at FROM merged_jobs WHERE job_id = 807")
+PGPARTS_OFFER_ONLY=1 parts -e n1,n2,n3 "$PGURL" 807 10 1000000000 n1:0 n3:600000000:b
+[ "$(pg "SELECT made_at FROM merged_jobs WHERE job_id = 807")" = "$made" ] ||
+	fail "807: the later offers made them again"
 PGPARTS_RESTART=1 parts -e n1,n2 "$PGURL" 801 10 1000000000 n2:100100000000:ab n1:100000000000:b
 check "801 run 1 (requeued)" 801 1
 check "801 run 0 beside run 1" 801 0

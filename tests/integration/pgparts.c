@@ -8,6 +8,8 @@
  * ioacctd's exporter does for a job with a merged report: the part that
  * completes the run makes its merged series (issue 28). PGPARTS_RESTART=N:
  * the parts are of run N (a requeued job's, Slurm's restart count).
+ * PGPARTS_OFFER_ONLY=1: the parts are offered (-e) without being exported:
+ * the offer of a node whose part went in before the report's row existed.
  *
  *   pgparts [-e NODES] CONNINFO JOB_ID BINS WIDTH_NS SPEC...
  *
@@ -163,7 +165,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "pgparts: bad part %s, or out of memory\n", argv[i]);
 		} else {
 			t0 = now_ms();
-			ret = ioacct_pgstore_job_put(pg, &jd);
+			ret = getenv("PGPARTS_OFFER_ONLY") ? 0 : ioacct_pgstore_job_put(pg, &jd);
 			if (!ret && expected)
 				ret = ioacct_pgstore_report_offer(pg, &jd.job, &spec, 3600);
 			if (ret)
