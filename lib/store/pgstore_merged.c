@@ -2,8 +2,9 @@
 /*
  * The cluster store on PostgreSQL, the merged series of a job of several
  * nodes (see pgstore_db.h; schema 7, issue 28): the nodes' bins aligned on
- * the job's axis and summed, made once when the job is read whole for its
- * merged report, and read instead of summing every node's bins again. A
+ * the job's axis and summed, made once when the run's last expected part is
+ * exported (pg_merged_complete, pg_merged_offered; else at the job's first
+ * whole read), and read instead of summing every node's bins again. A
  * 64-node job of an hour of 1 s bins is 2.8 million bins to sum; its merged
  * series are 43 thousand to read.
  *
@@ -308,9 +309,9 @@ static void add_sat(uint64_t *d, uint64_t v)
 static int make_parts(struct ioacct_pgstore *pg, const char *const *params, struct make *mk)
 {
 	PGresult *res = PQexecParams(pg->conn,
-				     "SELECT id, node, start_ns, bin_width_ns FROM jobs WHERE cluster = $1"
-				     " AND job_id = $2 AND restart = $3 ORDER BY node, start_ns",
-				     3, NULL, params, NULL, NULL, 0);
+		"SELECT id, node, start_ns, bin_width_ns FROM jobs WHERE cluster = $1"
+		" AND job_id = $2 AND restart = $3 ORDER BY node, start_ns",
+		3, NULL, params, NULL, NULL, 0);
 	int64_t origin = INT64_MAX;
 	uint64_t width;
 	int ret = 0, n;
@@ -341,7 +342,8 @@ static int make_parts(struct ioacct_pgstore *pg, const char *const *params, stru
 		mk->jd.nodes[r].start_ns = val_i64(res, r, 2);
 		/* As merge_series(): nodes of another width stay as they are. */
 		if (val_u64(res, r, 3) == width)
-			mk->parts[r].shift = ioacct_bin_shift(val_i64(res, r, 2), origin, width, &skew);
+			mk->parts[r].shift = ioacct_bin_shift(val_i64(res, r, 2), origin, width,
+							      &skew);
 	}
 out:
 	PQclear(res);
@@ -601,8 +603,9 @@ static int make_series(struct ioacct_pgstore *pg, const char *ids, struct make *
 	int ret = 0;
 
 	if (!PQsendQueryParams(pg->conn, "SELECT job, step_id, mnt_id, op, bins, "
-			       IOACCT_STORE_COUNTER_COLS " FROM series WHERE job = ANY($1::bigint[])"
-			       " ORDER BY step_id, op", 1, NULL, &ids, NULL, NULL, 0) ||
+			       IOACCT_STORE_COUNTER_COLS " FROM series"
+			       " WHERE job = ANY($1::bigint[]) ORDER BY step_id, op", 1, NULL, &ids,
+			       NULL, NULL, 0) ||
 	    !PQsetSingleRowMode(pg->conn))
 		return pg_conn_error(pg, NULL, "select the run's series");
 	while ((res = PQgetResult(pg->conn))) {
@@ -670,12 +673,16 @@ out:
 
 /*
  * The batch's runs (export_batch) with a merged report of several nodes
- * (job_reports.expected), each under an advisory lock of its own, taken in
- * order, until the transaction ends: of two parts that complete a run at
- * once, the second to take it sees the first's committed. Then, in a
- * statement of its own (a snapshot after the locks), those whose expected
- * nodes all have a finished part now. The lateral probes keep the planner
- * on job_reports' key (export_batch is never analysed).
+ * (job_reports.expected) whose expected nodes all have a finished part, as
+ * this transaction sees them: each locked (an advisory lock of its own, in
+ * order, held to the commit), then looked at again in a statement of its
+ * own (a snapshot taken after the locks). Of two parts written again at
+ * once (a run already whole), the second to lock sees the first's committed
+ * and makes them after it. Two parts that complete a run at once each see
+ * the other's missing: neither makes them, and the first offer after both
+ * commits does (pg_merged_offered). A batch of parts whose runs are not
+ * whole takes no lock. The lateral probes keep the planner on
+ * job_reports' key (export_batch is never analysed).
  */
 #define RUNS_SQL                                                                            \
 	" FROM (SELECT DISTINCT cluster, job_id, restart FROM export_batch) b"                \
@@ -688,11 +695,11 @@ out:
 	"NOT EXISTS (SELECT 1 FROM unnest(r.expected) n WHERE NOT EXISTS (SELECT 1 FROM jobs j" \
 	" WHERE j.cluster = r.cluster AND j.job_id = r.job_id AND j.restart = r.restart"     \
 	" AND j.node = n AND j.end_ns IS NOT NULL))"
+#define RUN_KEY "r.cluster || '/' || r.job_id || '/' || r.restart"
 #define COMPLETE_SQL                                                                        \
-	"SELECT " LOCK_SQL("k") " FROM"                                                      \
-	" (SELECT r.cluster || '/' || r.job_id || '/' || r.restart AS k" RUNS_SQL            \
-	" ORDER BY 1 OFFSET 0) l;"                                                           \
-	"SELECT r.cluster, r.job_id, r.restart" RUNS_SQL " WHERE " WHOLE_SQL
+	"SELECT " LOCK_SQL("k") " FROM (SELECT " RUN_KEY " AS k" RUNS_SQL                     \
+	" WHERE " WHOLE_SQL " ORDER BY 1 OFFSET 0) l;"                                       \
+	"SELECT r.cluster, r.job_id, r.restart, " LOCK_SQL(RUN_KEY) RUNS_SQL " WHERE " WHOLE_SQL
 
 /* merged_make() under a savepoint: a failure costs only them (a whole read sums the nodes). */
 static int make_saved(struct ioacct_pgstore *pg, const char *const *params)
@@ -739,7 +746,8 @@ static int run_unmerged(struct ioacct_pgstore *pg, const char *const *params)
 		"SELECT count(*) FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2"
 		" AND r.restart = $3 AND cardinality(r.expected) > 1 AND " WHOLE_SQL
 		" AND NOT EXISTS (SELECT 1 FROM merged_jobs m WHERE m.cluster = r.cluster"
-		" AND m.job_id = r.job_id AND m.restart = r.restart)", 3, NULL, params, NULL, NULL, 0);
+		" AND m.job_id = r.job_id AND m.restart = r.restart)", 3, NULL, params, NULL, NULL,
+		0);
 	int ret;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)

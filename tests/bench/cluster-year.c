@@ -11,7 +11,10 @@
  * by day. Prints per day the parts, jobs,
  * series samples, the ingest rate and the database's size; then times the
  * queries ioacct makes (-j, -u -S -E) and the load of the biggest job whole
- * (the merged report's read), each the median of 5.
+ * (the merged report's read), each the median of 5. CLUSTER_YEAR_REPORTS=1:
+ * each part of a job of several nodes is followed by its merged report's
+ * offer (every node expected), as ioacctd's exporter does after a batch for
+ * jobs with one; the last part makes the merged series (issue 28).
  *
  *   cluster-year CONNINFO [NODES [JOBS_PER_DAY [DAYS [EXPORTERS [SEED]]]]]
  *
@@ -447,6 +450,7 @@ int main(int argc, char **argv)
 	}
 	if (nexporters > nnodes)
 		nexporters = nnodes;
+	reports = getenv("CLUSTER_YEAR_REPORTS") && !strcmp(getenv("CLUSTER_YEAR_REPORTS"), "1");
 	c = PQconnectdb(conninfo);
 	if (PQstatus(c) != CONNECTION_OK) {
 		fprintf(stderr, "cluster-year: %s", PQerrorMessage(c));
@@ -464,8 +468,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("cluster-year: %u nodes, %u jobs a day, %u days, %u exporters, 5 s bins, seed %" PRIu64 "\n",
-	       nnodes, jobs_per_day, ndays, nexporters, seed);
+	printf("cluster-year: %u nodes, %u jobs a day, %u days, %u exporters, 5 s bins, seed %" PRIu64
+	       "%s\n", nnodes, jobs_per_day, ndays, nexporters, seed,
+	       reports ? ", merged reports offered" : "");
 	printf("%4s %9s %12s %8s %10s %12s %14s\n", "day", "parts", "samples", "secs", "jobs/s",
 	       "samples/s", "db_bytes");
 	for (unsigned int d = 0; d < ndays; d++) {
