@@ -13,8 +13,9 @@
  * queries ioacct makes (-j, -u -S -E) and the load of the biggest job whole
  * (the merged report's read), each the median of 5. CLUSTER_YEAR_REPORTS=1:
  * each part of a job of several nodes is followed by its merged report's
- * offer (every node expected), as ioacctd's exporter does after a batch for
- * jobs with one; the last part makes the merged series (issue 28).
+ * offer (every node expected) and claim, as ioacctd's exporter does after a
+ * batch for jobs with one: the last part's claim loads the job whole (not
+ * rendered; issue 28).
  *
  *   cluster-year CONNINFO [NODES [JOBS_PER_DAY [DAYS [EXPORTERS [SEED]]]]]
  *
@@ -237,8 +238,9 @@ static void part_free(struct ioacct_jobdata *jd)
 }
 
 /*
- * Part i's merged report offered, when its job has several nodes, as ioacctd's
- * exporter does after the commit for a job with one (every node expected).
+ * A part's merged report offered and claimed, when its job has several nodes,
+ * as ioacctd's exporter does after the commit for a job with one (every node
+ * expected).
  */
 static int offer(struct exporter *e, const struct jobspec *j, const struct ioacct_jobdata *jd)
 {
@@ -260,7 +262,21 @@ static int offer(struct exporter *e, const struct jobspec *j, const struct ioacc
 					k ? "," : "", (j->first_node + k) % nnodes);
 	err = ioacct_pgstore_report_offer(e->pg, &jd->job, spec, 3600);
 	free(spec);
-	return err;
+	if (err)
+		return err;
+	/* Claimed as ioacctd claims it; the last part's claim loads the job whole (not rendered). */
+	{
+		struct ioacct_pgstore_report rep;
+		struct ioacct_jobdata *whole = NULL;
+
+		err = ioacct_pgstore_report_claim(e->pg, jd->job.cluster, jd->job.job_id,
+						  jd->job.restart, false, &rep, &whole);
+		if (!err)
+			err = ioacct_pgstore_report_written(e->pg, jd->job.cluster, jd->job.job_id,
+							    jd->job.restart, jd->job.node, "");
+		ioacct_jobdata_free(whole);
+	}
+	return err == -EAGAIN || err == -EALREADY ? 0 : err;
 }
 
 /* Sends the exporter's batch, as ioacctd's exporter does with a backlog. */
