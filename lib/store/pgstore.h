@@ -18,9 +18,9 @@
  *           of bin bins[i] (schema 6; one row per bin before); the view
  *           series_bins shows them one row per bin
  *   merged_jobs, merged_series  (cluster, job_id, restart[, step_id, mnt_id, op]) -> a
- *           job of several nodes' series aligned and summed, made once when it
- *           is read whole for its merged report, for the parts named in
- *           members (schema 7)
+ *           job of several nodes' series aligned and summed, made once when its
+ *           last expected part is exported (or, without a merged report, at its
+ *           first whole read), for the parts named in members (schema 7)
  *   series and totals are partitioned by the month their part ended (schema 8):
  *           a part's id is its block << 33 plus a sequence number, one
  *           partition a block (series_2026_11, totals_running), see pgstore.c

@@ -187,6 +187,25 @@ int pg_merged_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd);
  */
 int pg_merged_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 		  struct ioacct_jobdata *jd, size_t *cap);
+/*
+ * Within an export's transaction, after its parts' rows (pgstore_export.c):
+ * the merged series of each of the batch's runs whose merged report's
+ * expected nodes (job_reports, cardinality > 1) all have a finished part
+ * now, made once from the parts (summed in C, as the readers would) and
+ * written; a run made whole again by a part written again is made again.
+ * A failure to make them costs only them (a savepoint: the first whole
+ * read sums the nodes then); 0, or -errno when the transaction is lost.
+ */
+int pg_merged_complete(struct ioacct_pgstore *pg);
+/*
+ * After a merged report's offer (pgstore_report.c), outside any transaction:
+ * its run's merged series made when its expected parts are all there and
+ * none are made (the last part was exported before the report's row existed:
+ * each node offers after its own export). 0, or -errno (nothing made).
+ */
+int pg_merged_offered(struct ioacct_pgstore *pg, const struct ioacct_job *job);
+/* The key of pg_merged_complete's advisory locks (hashtextextended's seed). */
+#define PG_MERGED_LOCK "730804913"
 /* Forgets the merged series of a run: a part of it is written again (in the caller's transaction). */
 int pg_merged_forget(struct ioacct_pgstore *pg, const char *const params[3]);
 /* The counters in columns first.. of a result row (IOACCT_STORE_COUNTER_COLS order), added to c. */

@@ -271,6 +271,8 @@ static int put_batch(struct ioacct_pgstore *pg, const struct batch *bt, struct b
 	if (!err)
 		err = put_series(pg, bt, b);
 	if (!err)
+		err = pg_merged_complete(pg);
+	if (!err)
 		err = pg_exec(pg, "COMMIT", "commit");
 	return err;
 }

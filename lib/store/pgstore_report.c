@@ -93,6 +93,9 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = pg_conn_error(pg, res, "offer the merged report");
 	PQclear(res);
+	/* Its last part may have gone in before the report's row: merged now, once. */
+	if (!err)
+		err = pg_merged_offered(pg, job);
 out:
 	for (size_t i = 0; i < ARRAY_SIZE(owned); i++)
 		free(owned[i]);

@@ -11,7 +11,11 @@
  * by day. Prints per day the parts, jobs,
  * series samples, the ingest rate and the database's size; then times the
  * queries ioacct makes (-j, -u -S -E) and the load of the biggest job whole
- * (the merged report's read), each the median of 5.
+ * (the merged report's read), each the median of 5. CLUSTER_YEAR_REPORTS=1:
+ * each part of a job of several nodes is followed by its merged report's
+ * offer (every node expected) and claim, as ioacctd's exporter does after a
+ * batch for jobs with one: the last part's claim loads the job whole (not
+ * rendered; issue 28).
  *
  *   cluster-year CONNINFO [NODES [JOBS_PER_DAY [DAYS [EXPORTERS [SEED]]]]]
  *
@@ -51,6 +55,8 @@ static const struct {
 static const char *conninfo;
 static unsigned int nnodes = 1400, jobs_per_day = 20000, ndays = 1, nexporters = 256;
 static uint64_t seed = 1;
+/* CLUSTER_YEAR_REPORTS=1: every job of several nodes has a merged report (offered). */
+static bool reports;
 
 /* splitmix64: a job's numbers from its own seed, the same in every thread. */
 static uint64_t mix(uint64_t *s)
@@ -231,8 +237,51 @@ static void part_free(struct ioacct_jobdata *jd)
 	free(jd->totals);
 }
 
+/*
+ * A part's merged report offered and claimed, when its job has several nodes,
+ * as ioacctd's exporter does after the commit for a job with one (every node
+ * expected).
+ */
+static int offer(struct exporter *e, const struct jobspec *j, const struct ioacct_jobdata *jd)
+{
+	static const struct ioacct_report_spec none;
+	struct ioacct_report_spec *spec;
+	size_t len = 0;
+	int err;
+
+	if (j->nodes < 2)
+		return 0;
+	spec = malloc(sizeof(*spec));
+	if (!spec)
+		return -ENOMEM;
+	*spec = none;
+	snprintf(spec->path, sizeof(spec->path), "/nonexistent/cluster-year");
+	spec->formats = 1;
+	for (unsigned int k = 0; k < j->nodes && len < sizeof(spec->nodes); k++)
+		len += (size_t)snprintf(spec->nodes + len, sizeof(spec->nodes) - len, "%sn%04u",
+					k ? "," : "", (j->first_node + k) % nnodes);
+	err = ioacct_pgstore_report_offer(e->pg, &jd->job, spec, 3600);
+	free(spec);
+	if (err)
+		return err;
+	/* Claimed as ioacctd claims it; the last part's claim loads the job whole (not rendered). */
+	{
+		struct ioacct_pgstore_report rep;
+		struct ioacct_jobdata *whole = NULL;
+
+		err = ioacct_pgstore_report_claim(e->pg, jd->job.cluster, jd->job.job_id,
+						  jd->job.restart, false, &rep, &whole);
+		if (!err)
+			err = ioacct_pgstore_report_written(e->pg, jd->job.cluster, jd->job.job_id,
+							    jd->job.restart, jd->job.node, "");
+		ioacct_jobdata_free(whole);
+	}
+	return err == -EAGAIN || err == -EALREADY ? 0 : err;
+}
+
 /* Sends the exporter's batch, as ioacctd's exporter does with a backlog. */
-static void flush_batch(struct exporter *e, struct ioacct_jobdata *batch, size_t *n)
+static void flush_batch(struct exporter *e, struct ioacct_jobdata *batch,
+			const struct jobspec *specs, size_t *n)
 {
 	const struct ioacct_jobdata *jds[IOACCT_PGSTORE_BATCH_JOBS];
 
@@ -240,6 +289,8 @@ static void flush_batch(struct exporter *e, struct ioacct_jobdata *batch, size_t
 		jds[i] = &batch[i];
 	if (*n && !e->err) {
 		e->err = ioacct_pgstore_jobs_put(e->pg, jds, *n);
+		for (size_t i = 0; i < *n && reports && !e->err; i++)
+			e->err = offer(e, &specs[i], &batch[i]);
 		if (e->err)
 			fprintf(stderr, "cluster-year: %s\n", ioacct_pgstore_errmsg(e->pg));
 	}
@@ -257,6 +308,7 @@ static void *export_day(void *arg)
 {
 	struct exporter *e = arg;
 	struct ioacct_jobdata batch[IOACCT_PGSTORE_BATCH_JOBS];
+	struct jobspec specs[IOACCT_PGSTORE_BATCH_JOBS];
 	size_t n = 0, samples = 0;
 
 	for (unsigned int i = 0; i < jobs_per_day && !e->err; i++) {
@@ -269,17 +321,18 @@ static void *export_day(void *arg)
 			if ((j.first_node + k) % nnodes % nexporters != e->index)
 				continue;
 			make_part(&j, k, jd);
+			specs[n] = j;
 			e->parts++;
 			e->samples += jd->nseries;
 			samples += jd->nseries + jd->ntotals;
 			if (++n == IOACCT_PGSTORE_BATCH_JOBS ||
 			    samples >= IOACCT_PGSTORE_BATCH_SAMPLES) {
-				flush_batch(e, batch, &n);
+				flush_batch(e, batch, specs, &n);
 				samples = 0;
 			}
 		}
 	}
-	flush_batch(e, batch, &n);
+	flush_batch(e, batch, specs, &n);
 	return NULL;
 }
 
@@ -413,6 +466,7 @@ int main(int argc, char **argv)
 	}
 	if (nexporters > nnodes)
 		nexporters = nnodes;
+	reports = getenv("CLUSTER_YEAR_REPORTS") && !strcmp(getenv("CLUSTER_YEAR_REPORTS"), "1");
 	c = PQconnectdb(conninfo);
 	if (PQstatus(c) != CONNECTION_OK) {
 		fprintf(stderr, "cluster-year: %s", PQerrorMessage(c));
@@ -430,8 +484,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("cluster-year: %u nodes, %u jobs a day, %u days, %u exporters, 5 s bins, seed %" PRIu64 "\n",
-	       nnodes, jobs_per_day, ndays, nexporters, seed);
+	printf("cluster-year: %u nodes, %u jobs a day, %u days, %u exporters, 5 s bins, seed %" PRIu64
+	       "%s\n", nnodes, jobs_per_day, ndays, nexporters, seed,
+	       reports ? ", merged reports offered" : "");
 	printf("%4s %9s %12s %8s %10s %12s %14s\n", "day", "parts", "samples", "secs", "jobs/s",
 	       "samples/s", "db_bytes");
 	for (unsigned int d = 0; d < ndays; d++) {
