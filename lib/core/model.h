@@ -212,8 +212,9 @@ struct ioacct_jobdata {
 	size_t nfiles;
 	/*
 	 * Not stored: the per-file records were read (a store of schema 8 or
-	 * later, directly or through ioacctd's socket); false from the cluster
-	 * store, which keeps none yet, or an ioacctd older than their pages.
+	 * later, directly or through ioacctd's socket, or the cluster store's
+	 * schema 9); false for a cluster store part written before its schema
+	 * 9, or from an ioacctd older than their pages.
 	 */
 	bool files_loaded;
 	/* MPI-IO records (issue 27), in (step, rank, pid, path) order. */

@@ -24,6 +24,12 @@
  *   series and totals are partitioned by the month their part ended (schema 8):
  *           a part's id is its block << 33 plus a sequence number, one
  *           partition a block (series_2026_11, totals_running), see pgstore.c
+ *   files   (job, step_id, rank, mnt_id, dev, ino) -> path, path_raw and Darshan's
+ *           POSIX counters of a file, as the node's SQLite files (schema 9;
+ *           the "other files" records too: dev and ino 0)
+ *   mpiio_files  (job, step_id, rank, pid, path) -> MPI-IO counters (schema 9)
+ *           files and mpiio_files are partitioned as series and totals;
+ *           jobs.files_kept says a part's are there (false: written before)
  *   job_reports  (cluster, job_id, restart) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
@@ -51,7 +57,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 8
+#define IOACCT_PGSTORE_SCHEMA_VERSION 9
 
 struct ioacct_pgstore;
 
