@@ -89,8 +89,9 @@ int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdat
  * all of them committed, or none. The same errors, for the batch: write
  * its jobs one by one to find the one at fault. A node's exporter with a
  * backlog sends up to IOACCT_PGSTORE_BATCH_JOBS jobs a batch, and stops
- * adding at IOACCT_PGSTORE_BATCH_SAMPLES samples (series and totals): one
- * transaction, a dozen round trips and one fsync for them all.
+ * adding at IOACCT_PGSTORE_BATCH_SAMPLES samples (series and totals; a
+ * per-file or MPI-IO record counts as the samples of its size, about 8):
+ * one transaction, a dozen round trips and one fsync for them all.
  */
 #define IOACCT_PGSTORE_BATCH_JOBS 32
 #define IOACCT_PGSTORE_BATCH_SAMPLES 200000
