@@ -191,6 +191,8 @@ struct ioacct_mpiio {
 
 /* Adds src's MPI-IO counters and size bins to dst's. */
 void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src);
+/* The stores' order of MPI-IO records: step, rank, pid, path (bytes, as SQLite's blobs). */
+int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio *b);
 
 /* The mount's "other files" record (files past max_files). */
 static inline bool ioacct_file_is_other(const struct ioacct_file *f)

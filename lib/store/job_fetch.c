@@ -267,18 +267,6 @@ static void serve_files(struct ioacct_store *st, int64_t key, const struct ioacc
 	free(files);
 }
 
-/* Key order of the MPI-IO records (ST_LOAD_MPIIO_PAGE), as SQLite's (paths: memcmp). */
-static int mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio *b)
-{
-	int64_t x[] = { a->step_id, a->rank, a->pid };
-	int64_t y[] = { b->step_id, b->rank, b->pid };
-
-	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
-	return strcmp(a->path, b->path);
-}
-
 /* The MPI-IO rows a page has room for beside its job row: at least one. */
 static size_t mpiio_limit(const struct ioacct_job *job)
 {
@@ -348,7 +336,7 @@ static void serve_mpiio_jd(const struct ioacct_jobdata *jd, const struct ioacct_
 	ioacct_strlcpy(after.path, req->after_path, sizeof(after.path));
 	/* jd->mpiio is in key order (ioacct_jobdata): the page starts after the cursor. */
 	if (req->after)
-		while (first < jd->nmpiio && mpiio_key_cmp(&after, &jd->mpiio[first]) >= 0)
+		while (first < jd->nmpiio && ioacct_mpiio_key_cmp(&after, &jd->mpiio[first]) >= 0)
 			first++;
 	n = jd->nmpiio - first;
 	rep->more = n > limit;
@@ -767,7 +755,7 @@ static int take_mpiio(const struct ioacct_reply *rep, struct ioacct_jobdata *jd,
 		const struct ioacct_mpiio *m = &rep->qmpiio[i].m;
 
 		if (rep->qmpiio[i].job_key != jd->job.key ||
-		    (jd->nmpiio && mpiio_key_cmp(&jd->mpiio[jd->nmpiio - 1], m) >= 0))
+		    (jd->nmpiio && ioacct_mpiio_key_cmp(&jd->mpiio[jd->nmpiio - 1], m) >= 0))
 			return -EPROTO;
 		jd->mpiio[jd->nmpiio++] = *m;
 	}

@@ -9,6 +9,7 @@
  *   pgstore_report.c  the merged report of a job of several nodes
  *   pgstore_merged.c  a job of several nodes' series merged once, read again
  *   pgstore_rows.c    rows in and out: COPY text, compact series rows, samples from results
+ *   pgstore_files.c   per-file and MPI-IO records in and out (schema 9)
  * Every function that fails leaves its message in pg->errmsg and returns -errno.
  */
 #ifndef IOACCT_PGSTORE_DB_H

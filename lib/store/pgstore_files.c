@@ -270,17 +270,10 @@ static int file_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-/* SQLite's order of the MPI-IO records (ST_LOAD_MPIIO_PAGE; paths are blobs: memcmp). */
-static int mpiio_cmp(const void *pa, const void *pb)
+/* SQLite's order of the MPI-IO records (ST_LOAD_MPIIO_PAGE). */
+static int mpiio_cmp(const void *a, const void *b)
 {
-	const struct ioacct_mpiio *a = pa, *b = pb;
-	int64_t x[] = { a->step_id, a->rank, a->pid };
-	int64_t y[] = { b->step_id, b->rank, b->pid };
-
-	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
-	return strcmp(a->path, b->path);
+	return ioacct_mpiio_key_cmp(a, b);
 }
 
 static PGresult *query_ids(struct ioacct_pgstore *pg, const char *sql, const char *ids,
