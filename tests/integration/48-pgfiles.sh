@@ -13,8 +13,8 @@
 #  3. Each job's report read from the cluster store (ioreport JOBID through ioacctd,
 #     after the node's SQLite lost its records, so that nothing comes from there) is the
 #     node store's (ioreport --db): the JSON files, partial flag, other files and mpiio
-#     parts equal, the text's Top files and MPI-IO sections equal, the .darshan logs'
-#     POSIX and MPIIO records (dxtdump) equal record by record.
+#     parts equal, the text's Top files and MPI-IO sections equal, the .darshan logs
+#     byte for byte (and their POSIX and MPIIO records, dxtdump, record by record).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -56,7 +56,9 @@ fi
 wait_exported "$DB" "jobs $JOBS"
 
 # rows TABLE JOB: the job's rows of TABLE in SQLite and in PostgreSQL.
-sqlite_rows() { sqlite3 "$DB" "SELECT count(*) FROM $1 x JOIN jobs j ON j.key = x.job_key WHERE j.job_id = $2"; }
+sqlite_rows() {
+	sqlite3 "$DB" "SELECT count(*) FROM $1 x JOIN jobs j ON j.key = x.job_key WHERE j.job_id = $2"
+}
 pg_rows() { pg "SELECT count(*) FROM $1 x JOIN jobs j ON j.id = x.job WHERE j.job_id = $2"; }
 for j in $JOBS; do
 	for t in files mpiio_files; do
@@ -65,7 +67,8 @@ for j in $JOBS; do
 		[ "$got" = "$want" ] || fail "job $j: PostgreSQL has $got rows of $t, SQLite $want"
 	done
 done
-[ "$(sqlite_rows files 4801)" = 7 ] || fail "job 4801 has $(sqlite_rows files 4801) file records, not 6 and other files"
+[ "$(sqlite_rows files 4801)" = 7 ] ||
+	fail "job 4801 has $(sqlite_rows files 4801) file records, not 6 and other files"
 [ "$(pg "SELECT count(*) FROM files f JOIN jobs j ON j.id = f.job
 	WHERE j.job_id = 4801 AND dev = 0 AND ino = 0")" = 1 ] ||
 	fail "PostgreSQL has no \"other files\" record of job 4801"
@@ -75,7 +78,8 @@ if [ "$JOBS" != 4801 ]; then
 fi
 # The name with a byte that is not UTF-8: U+FFFD in the text, the exact bytes in path_raw.
 got=$(pg "SELECT encode(path_raw, 'escape') FROM files WHERE path_raw IS NOT NULL")
-[ "$got" = "$(printf '%s' "$BAD" | sed 's/\xff/\\377/')" ] || fail "path_raw is '$got', not $BAD's bytes"
+[ "$got" = "$(printf '%s' "$BAD" | sed 's/\xff/\\377/')" ] ||
+	fail "path_raw is '$got', not $BAD's bytes"
 [ "$(pg "SELECT count(*) FROM files WHERE path = '$D/bad' || chr(65533) || 'name'")" = 1 ] ||
 	fail "the text path of $BAD has no U+FFFD for its byte"
 month=$(pg "SELECT ioacct_block_name((id >> 33)::integer) FROM jobs WHERE job_id = 4801")
@@ -90,7 +94,7 @@ sqlite3 "$DB" "INSERT INTO export_queue (job_key) SELECT key FROM jobs WHERE job
 wait_exported "$DB" "job 4801 again"
 [ "$(pg_copies 4801)" = 1 ] || fail "job 4801 is $(pg_copies 4801) times in PostgreSQL"
 [ "$(pg_rows files 4801)" = 7 ] && [ "$(pg "SELECT count(*) FROM files")" = "$before" ] ||
-	fail "job 4801 written again has $(pg_rows files 4801) records, $(pg "SELECT count(*) FROM files") in all"
+	fail "job 4801 written again: $(pg_rows files 4801) records, not 7"
 ok "a job written again replaces its records"
 # ---- 3. the cluster store's reports are the node store's -------------------------------
 for j in $JOBS; do
@@ -118,12 +122,15 @@ for j in $JOBS; do
 	part "$T/pg-$j.json" > "$T/pg-$j.part"
 	grep -q '"path"' "$T/db-$j.part" || fail "job $j: the node store's report has no records"
 	cmp -s "$T/db-$j.part" "$T/pg-$j.part" ||
-		{ diff "$T/db-$j.part" "$T/pg-$j.part" | head -20; fail "job $j: the cluster store's records differ"; }
+		{ diff "$T/db-$j.part" "$T/pg-$j.part" | head -20
+		  fail "job $j: the cluster store's records differ"; }
 	section "$T/db-$j.txt" > "$T/db-$j.sec"
 	section "$T/pg-$j.txt" > "$T/pg-$j.sec"
 	[ -s "$T/db-$j.sec" ] || fail "job $j: the text report has no Top files section"
 	cmp -s "$T/db-$j.sec" "$T/pg-$j.sec" ||
 		{ diff "$T/db-$j.sec" "$T/pg-$j.sec" | head; fail "job $j: the text's sections differ"; }
+	cmp "$T/db-$j.darshan" "$T/pg-$j.darshan" ||
+		fail "job $j: the .darshan log from the cluster store differs from the node store's"
 	for m in posix mpiio; do
 		"$DXTDUMP" --$m "$T/db-$j.darshan" > "$T/db-$j.$m" || fail "dxtdump --$m failed"
 		"$DXTDUMP" --$m "$T/pg-$j.darshan" > "$T/pg-$j.$m" || fail "dxtdump --$m failed"
@@ -132,8 +139,10 @@ for j in $JOBS; do
 	done
 done
 python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
-sys.exit(not (j["files_partial"] and any(f["other_files"] for f in j["files"])))' "$T/pg-4801.json" ||
+sys.exit(not (j["files_partial"] and any(f["other_files"] for f in j["files"])))' \
+	"$T/pg-4801.json" ||
 	fail "job 4801 from the cluster store is not partial with an \"other files\" record"
-ok "the cluster store's records of jobs $JOBS: JSON, text sections and Darshan records the node store's"
+ok "the cluster store's records of jobs $JOBS: JSON, text sections, .darshan logs byte for byte" \
+	"the node store's"
 
 exit 0
