@@ -298,7 +298,10 @@ static int next_batch(struct ioacct_export *ex, struct part *p, size_t *n)
 				 ex->cfg->db_path, ioacct_store_errmsg(ex->store));
 			break;
 		}
-		samples += q->jd->nseries + q->jd->ntotals;
+		/* Records (schema 9) weigh as the samples of the same memory: ~8 a file. */
+		samples += q->jd->nseries + q->jd->ntotals +
+			   (q->jd->nfiles * sizeof(*q->jd->files) +
+			    q->jd->nmpiio * sizeof(*q->jd->mpiio)) / sizeof(*q->jd->series);
 		(*n)++;
 	}
 	if (*n)

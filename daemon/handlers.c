@@ -669,7 +669,7 @@ void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag)
 /*
  * A job from the cluster store that is one node's part alone (its mount ids
  * kept), this node's: its per-file records are in this node's store, as the
- * cluster store keeps none.
+ * cluster store keeps none for a part written before its schema 9.
  */
 static bool own_part(const struct ioacct_jobdata *jd, const struct ioacct_config *cfg)
 {

@@ -301,6 +301,17 @@ void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src)
 	}
 }
 
+int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio *b)
+{
+	int64_t x[] = { a->step_id, a->rank, a->pid };
+	int64_t y[] = { b->step_id, b->rank, b->pid };
+
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return strcmp(a->path, b->path);
+}
+
 void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 {
 	if (!jd)

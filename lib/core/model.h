@@ -191,6 +191,8 @@ struct ioacct_mpiio {
 
 /* Adds src's MPI-IO counters and size bins to dst's. */
 void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src);
+/* The stores' order of MPI-IO records: step, rank, pid, path (bytes, as SQLite's blobs). */
+int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio *b);
 
 /* The mount's "other files" record (files past max_files). */
 static inline bool ioacct_file_is_other(const struct ioacct_file *f)
@@ -212,8 +214,9 @@ struct ioacct_jobdata {
 	size_t nfiles;
 	/*
 	 * Not stored: the per-file records were read (a store of schema 8 or
-	 * later, directly or through ioacctd's socket); false from the cluster
-	 * store, which keeps none yet, or an ioacctd older than their pages.
+	 * later, directly or through ioacctd's socket, or the cluster store's
+	 * schema 9); false for a cluster store part written before its schema
+	 * 9, or from an ioacctd older than their pages.
 	 */
 	bool files_loaded;
 	/* MPI-IO records (issue 27), in (step, rank, pid, path) order. */

@@ -209,7 +209,7 @@ static int file_ptr_cmp(const void *a, const void *b)
 /*
  * A page of the per-file records of a job loaded whole: those after the
  * cursor, in key order. None (files_read 0) when the job's were not read,
- * as the cluster store keeps none.
+ * as a cluster store part written before schema 9.
  */
 static void serve_files_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
 			   struct ioacct_reply *rep)
@@ -267,18 +267,6 @@ static void serve_files(struct ioacct_store *st, int64_t key, const struct ioacc
 	free(files);
 }
 
-/* Key order of the MPI-IO records (ST_LOAD_MPIIO_PAGE), as SQLite's (paths: memcmp). */
-static int mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio *b)
-{
-	int64_t x[] = { a->step_id, a->rank, a->pid };
-	int64_t y[] = { b->step_id, b->rank, b->pid };
-
-	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
-	return strcmp(a->path, b->path);
-}
-
 /* The MPI-IO rows a page has room for beside its job row: at least one. */
 static size_t mpiio_limit(const struct ioacct_job *job)
 {
@@ -331,6 +319,42 @@ static void serve_mpiio(struct ioacct_store *st, int64_t key, const struct ioacc
 	free(m);
 }
 
+/*
+ * The same from a job loaded whole (the cluster store's, schema 9): those
+ * after the cursor, in key order; none (mpiio_read 0) when not read.
+ */
+static void serve_mpiio_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
+			   struct ioacct_reply *rep)
+{
+	struct ioacct_mpiio after = {
+		.step_id = req->after_step, .rank = req->after_rank, .pid = (uint32_t)req->after_pid,
+	};
+	size_t first = 0, n, limit = mpiio_limit(&jd->job);
+
+	if (!jd->mpiio_loaded)
+		return;
+	ioacct_strlcpy(after.path, req->after_path, sizeof(after.path));
+	/* jd->mpiio is in key order (ioacct_jobdata): the page starts after the cursor. */
+	if (req->after)
+		while (first < jd->nmpiio && ioacct_mpiio_key_cmp(&after, &jd->mpiio[first]) >= 0)
+			first++;
+	n = jd->nmpiio - first;
+	rep->more = n > limit;
+	if (rep->more)
+		n = limit;
+	rep->qmpiio = calloc(n ? n : 1, sizeof(*rep->qmpiio));
+	if (!rep->qmpiio) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rep->qmpiio[i].job_key = jd->job.key;
+		rep->qmpiio[i].m = jd->mpiio[first + i];
+	}
+	rep->nqmpiio = n;
+	rep->mpiio_read = 1;
+}
+
 void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_jobdata *jd,
 				const struct ioacct_req_job *req, struct ioacct_reply *rep)
 {
@@ -366,9 +390,10 @@ void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioac
 
 	if (reply_job(rep, &jd->job))
 		return;
-	/* The cluster store keeps no MPI-IO records: not read. */
-	if (req->mpiio)
+	if (req->mpiio) {
+		serve_mpiio_jd(jd, req, rep);
 		return;
+	}
 	if (req->files) {
 		serve_files_jd(jd, req, rep);
 		return;
@@ -730,7 +755,7 @@ static int take_mpiio(const struct ioacct_reply *rep, struct ioacct_jobdata *jd,
 		const struct ioacct_mpiio *m = &rep->qmpiio[i].m;
 
 		if (rep->qmpiio[i].job_key != jd->job.key ||
-		    (jd->nmpiio && mpiio_key_cmp(&jd->mpiio[jd->nmpiio - 1], m) >= 0))
+		    (jd->nmpiio && ioacct_mpiio_key_cmp(&jd->mpiio[jd->nmpiio - 1], m) >= 0))
 			return -EPROTO;
 		jd->mpiio[jd->nmpiio++] = *m;
 	}

@@ -77,10 +77,11 @@ void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioac
 			      struct ioacct_reply *rep);
 
 /*
- * A page of the per-file records of jd, a job from the cluster store (which
- * keeps none) that is one node's part alone, this node's: from this node's
- * store `st`, the same run (cluster, job id, restart, start), sent as jd's
- * rows. None (files_read 0) when this node's store no longer has it.
+ * A page of the per-file (or MPI-IO) records of jd, a job from the cluster
+ * store without them (a part written before its schema 9) that is one
+ * node's part alone, this node's: from this node's store `st`, the same
+ * run (cluster, job id, restart, start), sent as jd's rows. None (files_read 0)
+ * when this node's store no longer has it.
  */
 void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_jobdata *jd,
 				const struct ioacct_req_job *req, struct ioacct_reply *rep);

@@ -24,6 +24,12 @@
  *   series and totals are partitioned by the month their part ended (schema 8):
  *           a part's id is its block << 33 plus a sequence number, one
  *           partition a block (series_2026_11, totals_running), see pgstore.c
+ *   files   (job, step_id, rank, mnt_id, dev, ino) -> path, path_raw and Darshan's
+ *           POSIX counters of a file, as the node's SQLite files (schema 9;
+ *           the "other files" records too: dev and ino 0)
+ *   mpiio_files  (job, step_id, rank, pid, path) -> MPI-IO counters (schema 9)
+ *           files and mpiio_files are partitioned as series and totals;
+ *           jobs.files_kept says a part's are there (false: written before)
  *   job_reports  (cluster, job_id, restart) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
@@ -51,7 +57,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 8
+#define IOACCT_PGSTORE_SCHEMA_VERSION 9
 
 struct ioacct_pgstore;
 
@@ -83,8 +89,9 @@ int ioacct_pgstore_job_put(struct ioacct_pgstore *pg, const struct ioacct_jobdat
  * all of them committed, or none. The same errors, for the batch: write
  * its jobs one by one to find the one at fault. A node's exporter with a
  * backlog sends up to IOACCT_PGSTORE_BATCH_JOBS jobs a batch, and stops
- * adding at IOACCT_PGSTORE_BATCH_SAMPLES samples (series and totals): one
- * transaction, a dozen round trips and one fsync for them all.
+ * adding at IOACCT_PGSTORE_BATCH_SAMPLES samples (series and totals; a
+ * per-file or MPI-IO record counts as the samples of its size, about 8):
+ * one transaction, a dozen round trips and one fsync for them all.
  */
 #define IOACCT_PGSTORE_BATCH_JOBS 32
 #define IOACCT_PGSTORE_BATCH_SAMPLES 200000

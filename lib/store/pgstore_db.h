@@ -9,6 +9,7 @@
  *   pgstore_report.c  the merged report of a job of several nodes
  *   pgstore_merged.c  a job of several nodes' series merged once, read again
  *   pgstore_rows.c    rows in and out: COPY text, compact series rows, samples from results
+ *   pgstore_files.c   per-file and MPI-IO records in and out (schema 9)
  * Every function that fails leaves its message in pg->errmsg and returns -errno.
  */
 #ifndef IOACCT_PGSTORE_DB_H
@@ -62,6 +63,20 @@ struct ioacct_pgstore {
 #define PG_BLOCK_SHIFT 33
 #define PG_BLOCK_RUNNING 1023
 #define PG_BLOCK_LOCK "730804912"
+
+/* ---- per-file and MPI-IO records (pgstore_files.c, schema 9) ---- */
+
+/* The columns of files and mpiio_files after job, in COPY order (held_move copies them too). */
+#define PG_FILE_COLS                                                                        \
+	"step_id, rank, mnt_id, dev, ino, path, path_raw, opens, reads, writes, stats,"     \
+	" fsyncs, bytes_read, bytes_written, read_ns, write_ns, meta_ns, seq_reads,"        \
+	" seq_writes, consec_reads, consec_writes, mmap_bytes, cache_miss_bytes,"           \
+	" max_byte_read, max_byte_written, first_read_ns, last_read_ns, first_write_ns,"    \
+	" last_write_ns, size_read, size_written"
+#define PG_MPIIO_COL(name) " " #name ","
+#define PG_MPIIO_COLS                                                                       \
+	"step_id, rank, pid, path, path_raw," IOACCT_MPIIO_COUNTERS(PG_MPIIO_COL)           \
+	" size_read, size_written"
 
 /* ---- errors ---- */
 
@@ -213,5 +228,25 @@ void pg_counters_add(struct ioacct_counters *c, const PGresult *res, int row, in
 /* Adds a sample to a, summed with one of the same (step, mount, op[, bin]); -ENOMEM. */
 int pg_sample_add(struct ioacct_sample **a, size_t *n, size_t *cap, bool with_bin,
 		  const struct ioacct_sample *s, const PGresult *res, int row, int first);
+
+/* ---- the per-file and MPI-IO records (pgstore_files.c, schema 9) ---- */
+
+/*
+ * The per-file and MPI-IO records of n parts jds[i], whose rows of jobs have
+ * ids ids[i], in the caller's transaction: one COPY per table for them all.
+ * A part without them read (files_loaded, mpiio_loaded) is marked so
+ * (jobs.files_kept false). b is the caller's scratch buffer. 0 or -errno.
+ */
+int pg_records_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
+		   char (*ids)[24], size_t n, struct buf *b);
+/*
+ * The records of the members m[0..n) of a whole job into jd (its mounts
+ * merged, jd->job its start), as each node's SQLite has them: their mount
+ * ids the whole job's, times from the whole job's start. files_loaded
+ * and mpiio_loaded only when every part has them (jobs.files_kept).
+ * 0 or -errno.
+ */
+int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
+		   struct ioacct_jobdata *jd);
 
 #endif /* IOACCT_PGSTORE_DB_H */

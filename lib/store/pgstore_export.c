@@ -4,8 +4,9 @@
  * finished jobs, exported from a node's outbox (daemon/export.c), go in by
  * batches, one transaction each, as COPY text: the batch's rows of jobs
  * into a staging table, then one COPY per table of children for the whole
- * batch. A batch costs ten round trips and statements however many jobs it
- * holds (a job alone cost a dozen; see docs/performance.md).
+ * batch (the per-file and MPI-IO records by pgstore_files.c). A batch costs
+ * ten round trips and statements however many jobs it holds, two more with
+ * records (a job alone cost a dozen; see docs/performance.md).
  */
 #include "pgstore.h"
 
@@ -270,6 +271,8 @@ static int put_batch(struct ioacct_pgstore *pg, const struct batch *bt, struct b
 			       "store the totals");
 	if (!err)
 		err = put_series(pg, bt, b);
+	if (!err)
+		err = pg_records_put(pg, bt->jds, bt->ids, bt->n, b);
 	if (!err)
 		err = pg_merged_complete(pg);
 	if (!err)

@@ -459,6 +459,10 @@ int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		goto out;
 	if (keep_series) {
 		series_merge(&jd);
+		/* A job loaded whole has its records too (schema 9). */
+		ret = pg_records_get(pg, m, n, &jd);
+		if (ret)
+			goto out;
 	} else {
 		free(jd.series);
 		jd.series = NULL;
@@ -473,6 +477,8 @@ out:
 	free(jd.mounts);
 	free(jd.totals);
 	free(jd.series);
+	free(jd.files);
+	free(jd.mpiio);
 	free(jd.nodes);
 	return ret;
 }

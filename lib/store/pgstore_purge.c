@@ -10,8 +10,8 @@
  * cutoff and whose parts' runs all go is purged whole. One transaction puts
  * the block in purging and deletes the runs' small rows (jobs, steps,
  * mounts, reports, merged series): from its commit the runs are gone from
- * every query, and their bulk rows (series, totals) are left in the block's
- * partitions, which are then detached CONCURRENTLY (no lock that stops
+ * every query, and their bulk rows (series, totals, files, MPI-IO records)
+ * are left in the block's partitions, which are then detached CONCURRENTLY (no lock that stops
  * exports or queries) and dropped. A purge killed after that commit leaves
  * the block in purging: the next purge detaches and drops it first.
  * Then the rest row by row, in batches of PURGE_BATCH runs, a transaction
@@ -137,7 +137,7 @@ static void block_name(char *buf, size_t len, const char *t, int b)
  */
 static int block_drop(struct ioacct_pgstore *pg, int b)
 {
-	static const char *const tables[] = { "series", "totals" };
+	static const char *const tables[] = { "series", "totals", "files", "mpiio_files" };
 	char name[64], sql[256], blk[16];
 	const char *params[1] = { name };
 	int err = 0;
@@ -186,7 +186,7 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
  * The block's parts whose run stays (a node's part of it not ended, or after
  * the cutoff; its report waiting: rare, at a month's edge) moved to the
  * running block: new ids (steps and mounts follow, ON UPDATE CASCADE), their
- * series and totals rows copied there. The month then goes whole.
+ * series, totals, files and MPI-IO rows copied there. The month then goes whole.
  */
 static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 {
@@ -202,9 +202,14 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 		   " t AS (INSERT INTO totals (job, step_id, mnt_id, op, "
 		   IOACCT_STORE_COUNTER_COLS ") SELECT n.new, step_id, mnt_id, op, "
 		   IOACCT_STORE_COUNTER_COLS " FROM totals x JOIN n ON x.job = n.old RETURNING 1),"
+		   " f AS (INSERT INTO files (job, " PG_FILE_COLS ") SELECT n.new, " PG_FILE_COLS
+		   " FROM files x JOIN n ON x.job = n.old RETURNING 1),"
+		   " m AS (INSERT INTO mpiio_files (job, " PG_MPIIO_COLS ") SELECT n.new, "
+		   PG_MPIIO_COLS " FROM mpiio_files x JOIN n ON x.job = n.old RETURNING 1),"
 		   " u AS (UPDATE jobs j SET id = n.new FROM n WHERE j.id = n.old RETURNING 1)"
 		   " SELECT (SELECT count(*) FROM u) FROM (SELECT count(*) FROM s) a,"
-		   " (SELECT count(*) FROM t) c", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
+		   " (SELECT count(*) FROM t) c, (SELECT count(*) FROM f) d,"
+		   " (SELECT count(*) FROM m) e", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
 	if (b.failed)
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	res = PQexecParams(pg->conn, b.p, 3, NULL, params, NULL, NULL, 0);

@@ -315,7 +315,10 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 	c->totals = malloc((jd->ntotals ? jd->ntotals : 1) * sizeof(*c->totals));
 	c->series = malloc((jd->nseries ? jd->nseries : 1) * sizeof(*c->series));
 	c->nodes = malloc((jd->nnodes ? jd->nnodes : 1) * sizeof(*c->nodes));
-	if (!c->steps || !c->mounts || !c->totals || !c->series || !c->nodes) {
+	c->files = malloc((jd->nfiles ? jd->nfiles : 1) * sizeof(*c->files));
+	c->mpiio = malloc((jd->nmpiio ? jd->nmpiio : 1) * sizeof(*c->mpiio));
+	if (!c->steps || !c->mounts || !c->totals || !c->series || !c->nodes || !c->files ||
+	    !c->mpiio) {
 		ioacct_jobdata_free(c);
 		return -ENOMEM;
 	}
@@ -324,6 +327,8 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 	memcpy(c->totals, jd->totals, jd->ntotals * sizeof(*c->totals));
 	memcpy(c->series, jd->series, jd->nseries * sizeof(*c->series));
 	memcpy(c->nodes, jd->nodes, jd->nnodes * sizeof(*c->nodes));
+	memcpy(c->files, jd->files, jd->nfiles * sizeof(*c->files));
+	memcpy(c->mpiio, jd->mpiio, jd->nmpiio * sizeof(*c->mpiio));
 	ioacct_jobdata_free(*out);
 	*out = c;
 	return 0;

@@ -8,13 +8,15 @@
 #     with every child) and job 503 one with counters of 2^64 - 2 and 2^64 - 1; the
 #     answers taken (ioacct -j, --nodes, the MaxWriteBW peak, ioreport text and JSON,
 #     the merged report of 501 among them); the store put back to schema 5 as schema 5
-#     stored series (one row per bin); ioacctd restarted migrates it to 8 with its data:
+#     stored series (one row per bin); ioacctd restarted migrates it to 9 with its data:
 #     every bin of every job reads back the same, the huge ones exactly, and every
-#     answer is byte for byte what it was.
+#     answer is byte for byte what it was (the parts marked as exported before schema
+#     9, without per-file and MPI-IO records: read as none read, before and after).
 #  2b. Job 503 moved to January 2020, the store put back to schema 7 (series and totals
-#     one table each, job ids a plain sequence), ioacctd restarted migrates it to 8: every
+#     one table each, job ids a plain sequence), ioacctd restarted migrates it to 9: every
 #     answer byte for byte the same, each part's bulk rows in its end month's partition
-#     (series_2020_01 for 503), a lookup by job id reading one partition (EXPLAIN).
+#     (series_2020_01 for 503), a lookup by job id reading one partition (EXPLAIN);
+#     files and mpiio_files (schema 9) partitioned alike, the old parts without records.
 #  3. Merged series made once (schema 7): the first whole read of job 501 sums its nodes
 #     and makes them (merged_jobs names both parts); the next reads use them (a mark put
 #     in them shows in the report's series, not in its totals) and give every byte the
@@ -77,6 +79,8 @@ pg "BEGIN;
     -- Only two of the counters: the others read NULL, as a column newer than a row.
     INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT m.new, 0, 7, 1, '{0,5}',
 	'{18446744073709551614,1}', '{1,18446744073709551613}' FROM m WHERE m.old = 0;
+    -- Parts as exported before schema 9: without their per-file and MPI-IO records.
+    UPDATE jobs SET files_kept = false;
     COMMIT" > /dev/null || fail "cannot make job 501 one of two nodes and job 503"
 
 # answers DIR: every answer about jobs 501, 502 and 503, one file each.
@@ -113,16 +117,16 @@ pg_back_to_schema5 || fail "cannot put PostgreSQL back to schema 5"
 	"$(grep -c '^501|' "$T/before/bins")" ] || fail "schema 5 does not hold job 501 one row per bin"
 start_daemon
 answers "$T/after"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 8 ] || fail "PostgreSQL was not migrated to schema 8"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 9 ] || fail "PostgreSQL was not migrated to schema 9"
 [ "$(pg "SELECT count(*) FROM information_schema.columns WHERE table_name = 'series' AND column_name = 'bins'")" = 1 ] ||
 	fail "the migrated series have no bins column"
 for f in "$T/before"/*; do
 	cmp -s "$f" "$T/after/${f##*/}" ||
 		{ diff "$f" "$T/after/${f##*/}" | head -20; fail "${f##*/} differs after the migration from schema 5"; }
 done
-ok "schema 5 migrated to 8 with data: $(wc -l < "$T/after/bins") bins, $(ls "$T/after" | wc -l) answers byte for byte the same"
+ok "schema 5 migrated to 9 with data: $(wc -l < "$T/after/bins") bins, $(ls "$T/after" | wc -l) answers byte for byte the same"
 
-# ---- 2b. schema 7 with data, migrated to 8: partitions by end month -------------------
+# ---- 2b. schema 7 with data, migrated to 9: partitions by end month -------------------
 # Job 503 ended in another month (January 2020): its part goes to that month's partitions.
 pg "UPDATE jobs SET start_ns = 1578000000000000000, end_ns = 1578000001000000000 WHERE job_id = 503;
     UPDATE steps SET start_ns = 1578000000000000000, end_ns = 1578000001000000000
@@ -134,11 +138,20 @@ pg_back_to_schema7 || fail "cannot put PostgreSQL back to schema 7"
 [ "$(pg "SELECT max(id) < 8589934592 FROM jobs")" = t ] || fail "schema 7's job ids are not a plain sequence"
 start_daemon
 answers "$T/after8"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 8 ] || fail "PostgreSQL was not migrated to schema 8"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 9 ] || fail "PostgreSQL was not migrated to schema 9"
 for f in "$T/before7"/*; do
 	cmp -s "$f" "$T/after8/${f##*/}" ||
 		{ diff "$f" "$T/after8/${f##*/}" | head -20; fail "${f##*/} differs after the migration from schema 7"; }
 done
+# Schema 9: the records' tables partitioned as the series, a partition for every month
+# that has parts, the parts exported before without records (read as "not read").
+for t in files mpiio_files; do
+	[ "$(pg "SELECT relkind FROM pg_class WHERE relname = '$t'")" = p ] || fail "$t is not partitioned"
+	[ "$(pg "SELECT to_regclass('${t}_2020_01') IS NOT NULL")" = t ] ||
+		fail "no partition ${t}_2020_01 for job 503's month"
+done
+[ "$(pg "SELECT count(*) FROM jobs WHERE files_kept")" = 0 ] ||
+	fail "parts exported before schema 9 are marked as having their records"
 [ "$(pg "SELECT relkind FROM pg_class WHERE relname = 'series'")" = p ] || fail "series is not partitioned"
 [ "$(pg "SELECT count(*) FROM series_2020_01 s JOIN jobs j ON j.id = s.job WHERE j.job_id = 503")" = 1 ] ||
 	fail "job 503's series row is not in the partition of January 2020"
@@ -153,7 +166,7 @@ pg "EXPLAIN (ANALYZE, COSTS OFF) SELECT * FROM series WHERE job = (SELECT min(id
     WHERE job_id = 502)" > "$T/explain"
 grep -Eq 'never executed|Subplans Removed' "$T/explain" ||
 	{ cat "$T/explain"; fail "a lookup of job 502's series by id read every month's partition"; }
-ok "schema 7 migrated to 8 with data: parts in their month's partitions, $(ls "$T/after8" | wc -l) answers byte for byte the same, a lookup by id pruned"
+ok "schema 7 migrated to 9 with data: parts in their month's partitions, $(ls "$T/after8" | wc -l) answers byte for byte the same, a lookup by id pruned"
 
 # ---- 3. merged series made once --------------------------------------------------------
 pg "DELETE FROM merged_jobs" > /dev/null

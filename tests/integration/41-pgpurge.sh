@@ -8,7 +8,7 @@
 #   702 one node, ended 40 days ago, its merged report still waiting -> kept
 #   703 two nodes, ended 10 days ago        -> kept by the purge, downsampled to 2 s
 #   704 two nodes, ended now                -> untouched
-# Checked: the counts; every row of 701 gone (jobs, steps, mounts, totals, series, merged
+# Checked: the counts; every row of 701 gone (jobs, steps, mounts, totals, series, files, merged
 # series, report row) and ioacct -j 701 finds nothing; the merged report of 704 and the
 # totals of every job left byte for byte the same; 703's series re-binned (width 2 s,
 # bin b -> b / 4) with every counter's sum exact, its ioacct -j the same; a second
@@ -53,7 +53,9 @@ clone() {
 	     m AS (INSERT INTO mounts SELECT n.id, mnt_id, path, fstype, mounts.source, path_raw
 		FROM mounts, o, n WHERE mounts.job = o.id RETURNING 1),
 	     t AS (INSERT INTO totals SELECT n.id, step_id, mnt_id, op, $ALL FROM totals, o, n
-		WHERE totals.job = o.id RETURNING 1)
+		WHERE totals.job = o.id RETURNING 1),
+	     f AS (INSERT INTO files SELECT (jsonb_populate_record(x, jsonb_build_object('job', n.id))).*
+		FROM files x, o, n WHERE x.job = o.id RETURNING 1)
 	     INSERT INTO series SELECT n.id, step_id, mnt_id, op, bins, $ALL FROM series, o, n
 		WHERE series.job = o.id" > /dev/null || fail "cannot make job $2's part on $3"
 }
@@ -94,6 +96,8 @@ grep -q . "$T/totals-before" || fail "no totals to compare"
 series701=$(pg "SELECT count(*) FROM series s JOIN jobs j ON j.id = s.job WHERE j.job_id = 701")
 rows_before=$(pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) FROM series)")
 CUT=$(($(date +%s) - 30 * 86400))
+[ "$(pg "SELECT count(*) FROM files f JOIN jobs j ON j.id = f.job WHERE j.job_id = 701")" -gt 0 ] ||
+	fail "job 701 has no file records to purge"
 
 # ---- purge: dry, then real ---------------------------------------------------------------
 # (When the month of 40 days ago ended before the cutoff, it goes whole: months=1.)
@@ -108,7 +112,7 @@ got=${got% months=1}
 for t in jobs merged_jobs merged_series job_reports; do
 	[ "$(pg "SELECT count(*) FROM $t WHERE job_id = 701")" = 0 ] || fail "job 701 is still in $t"
 done
-for t in steps mounts totals series; do
+for t in steps mounts totals series files; do
 	[ "$(pg "SELECT count(*) FROM $t WHERE job NOT IN (SELECT id FROM jobs)")" = 0 ] || fail "$t has rows of no job"
 done
 [ "$(pg "SELECT count(*) FROM jobs WHERE job_id = 702")" = 1 ] || fail "job 702 (its report waiting) was purged"
@@ -209,7 +213,7 @@ ok "a purge killed after $((5000 - left)) of 5,000 runs: the $left left whole an
 #   20411       a part of M3 written then       -> in the running block, gone row by row
 # parts FIRST LAST NODE MONTH: parts of runs FIRST..LAST on NODE, ended a day and k seconds
 # after MONTH (an SQL timestamp: a month's start in UTC), each with a step, a mount, a
-# totals and a series row of 3 x 4096.
+# totals and a series row of 3 x 4096, a file and an MPI-IO record (schema 9).
 parts() {
 	pg "SELECT ioacct_block_parts(ioacct_block((extract(epoch FROM $4)::bigint + 86401) * 1000000000));
 	    INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
@@ -224,7 +228,13 @@ parts() {
 	    INSERT INTO totals (job, step_id, mnt_id, op, bytes, calls) SELECT id, 0, 1, 1, 12288, 3 FROM jobs
 		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
 	    INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT id, 0, 1, 1, '{0,7,9}',
-		'{4096,4096,4096}', '{1,1,1}' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3'" > /dev/null ||
+		'{4096,4096,4096}', '{1,1,1}' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
+	    INSERT INTO files SELECT id, 0, 0, 1, 2049, 7, '/x', NULL, 1, 0, 3, 0, 0, 0, 12288, 0, 0, 0,
+		0, 2, 0, 2, -1, 12287, -1, -1, 0, 5, '{0,0,0,0,0,0,0,0,0,0}', '{0,0,3,0,0,0,0,0,0,0}', 0, 0
+		FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
+	    INSERT INTO mpiio_files SELECT id, 0, 0, 42, '/x', NULL, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		12288, 0, 0, 0, 0, 0, '{0,0,0,0,0,0,0,0,0,0}', '{0,0,3,0,0,0,0,0,0,0}'
+		FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3'" > /dev/null ||
 		fail "cannot make the parts of runs $1-$2 on $3"
 }
 M="date_trunc('month', now() - interval '100 days', 'UTC')"
@@ -261,7 +271,7 @@ got=$("$PGPURGE" "$PGURL" purge "$CUT" dry) || fail "pgpurge purge dry failed"
 	fail "a dry purge changed the store"
 got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge failed"
 [ "$got" = "runs=303 parts=605 series=605 months=3" ] || fail "purge of the months: '$got', not 'runs=303 parts=605 series=605 months=3'"
-for t in series totals; do
+for t in series totals files mpiio_files; do
 	for m in $m1 $m2 $m3; do
 		[ "$(pg "SELECT to_regclass('${t}_$m') IS NULL")" = t ] || fail "${t}_$m was not dropped"
 	done
@@ -272,9 +282,11 @@ done
 [ "$(pg "SELECT count(*) FROM purging")" = 0 ] || fail "a month is still in purging"
 [ "$(pg "SELECT id >> 33 FROM jobs WHERE job_id = 20303 AND node = 'n1'")" = 1023 ] ||
 	fail "job 20303's part of $m2 was not moved to the running block"
-[ "$(pg "SELECT s.bytes[1] + s.bytes[2] + s.bytes[3] || ' ' || t.bytes FROM jobs j JOIN series s ON s.job = j.id
+[ "$(pg "SELECT s.bytes[1] + s.bytes[2] + s.bytes[3] || ' ' || t.bytes || ' ' || f.bytes_written || ' '
+	|| x.bytes_written FROM jobs j JOIN series s ON s.job = j.id
 	JOIN totals t ON t.job = j.id JOIN steps st ON st.job = j.id JOIN mounts m ON m.job = j.id
-	WHERE j.job_id = 20303 AND j.node = 'n1'")" = "12288 12288" ] ||
+	JOIN files f ON f.job = j.id JOIN mpiio_files x ON x.job = j.id
+	WHERE j.job_id = 20303 AND j.node = 'n1'")" = "12288 12288 12288 12288" ] ||
 	fail "job 20303's part of $m2 lost rows in its move to the running block"
 [ "$(pg "SELECT string_agg(job_id || node, ' ' ORDER BY job_id, node) FROM jobs WHERE job_id >= 20001")" = \
 	"20303n1 20303n2" ] || fail "the run left is not 20303 (both parts)"

@@ -90,11 +90,46 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
-# pg_back_to_schema7: puts a schema-8 cluster store back to schema 7 with its data, as
+# pg_back_to_schema8: puts a schema-9 cluster store back to schema 8 with its data: no
+# per-file or MPI-IO records (their tables and jobs.files_kept gone), the month blocks'
+# functions as schema 8 made them, version 9 forgotten.
+pg_back_to_schema8() {
+	pg "BEGIN;
+	    DROP TABLE files, mpiio_files;
+	    ALTER TABLE jobs DROP COLUMN files_kept;
+	    CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void LANGUAGE plpgsql AS
+	    \$\$DECLARE t text; n text; BEGIN
+	     FOREACH t IN ARRAY ARRAY['series', 'totals'] LOOP
+	      n := t || '_' || ioacct_block_name(b);
+	      CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;
+	      PERFORM pg_advisory_xact_lock(730804912, b);
+	      BEGIN
+	       EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)',
+		n, t, b::bigint << 33, (b + 1)::bigint << 33);
+	      EXCEPTION WHEN duplicate_table OR invalid_object_definition THEN NULL;
+	      END;
+	      IF t = 'series' THEN
+	       EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 128)', n);
+	      END IF;
+	     END LOOP;
+	    END\$\$;
+	    CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
+	     IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN
+	      DELETE FROM series WHERE job = OLD.id;
+	      DELETE FROM totals WHERE job = OLD.id;
+	     END IF;
+	     RETURN NULL;
+	    END\$\$;
+	    DELETE FROM ioacct_schema WHERE version = 9;
+	    COMMIT" > /dev/null
+}
+
+# pg_back_to_schema7: puts a schema-9 cluster store back (through 8) to schema 7 with its data, as
 # schema 7 stored it: series and totals one table each (not partitioned by month) with
 # their foreign keys, job ids a plain sequence again (the block bits off), no triggers,
 # version 8 forgotten. The next ioacctd to connect migrates it again.
 pg_back_to_schema7() {
+	pg_back_to_schema8 || return 1
 	pg "BEGIN;
 	    DROP TRIGGER jobs_place ON jobs; DROP TRIGGER jobs_gone ON jobs; DROP VIEW series_bins;
 	    CREATE TABLE series7 (LIKE series INCLUDING DEFAULTS); INSERT INTO series7 SELECT * FROM series;

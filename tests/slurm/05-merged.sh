@@ -6,7 +6,8 @@
 #     different exact number of bytes to two mounts (the work directory and a
 #     tmpfs): exactly one report file per format for the job, owned by the user,
 #     exact per node and in total (text and JSON); PostgreSQL equals the three
-#     SQLite stores; ioacct -j on each node the whole job, --nodes per node.
+#     SQLite stores; ioacct -j on each node the whole job, --nodes per node; the
+#     JSON's per-file records every node's, exact, each with its step and rank.
 #  2. kill -9 of mc2's ioacctd in the middle of its step, started again before
 #     the step goes on: totals still exact, no duplicate rows.
 #  2b. a job of 3 nodes with steps on 2: the third node's empty part, so the
@@ -136,6 +137,26 @@ total=$(pg "SELECT sum(bytes) FROM totals t JOIN jobs j ON j.id = t.job WHERE j.
 [ "$(report_bytes_written "$W/ioacct-$J.txt" "$F")" = 11300 ] || fail "job $J: text $F not 11300 bytes"
 [ "$(json_key "$W/ioacct-$J.json" missing_nodes)" = null ] || fail "job $J: JSON names missing nodes"
 ok "job $J on 3 nodes: one report per format, owned by $U, exact per node and mount (7000+1500, 22000+3500, 39000+6300), per mount (68000, 11300)"
+# Every node's per-file records (PostgreSQL schema 9), each with its step (one a node) and rank.
+python3 - "$W/ioacct-$J.json" "$W" "$F" > "$T/files.got" <<'PY' || fail "job $J: cannot read the JSON's files"
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["file_records"], j["files_partial"])
+for f in sorted(j["files"] or [], key=lambda f: f["path"] or ""):
+    if f["path"] and f["path"].startswith((sys.argv[2] + "/", sys.argv[3] + "/")) and f["bytes_written"]:
+        print(f["path"], f["step_id"], f["rank"], f["writes"], f["bytes_written"])
+PY
+cat > "$T/files.want" <<WANT
+True False
+$F/a.dat 0 0 3 1500
+$F/b.dat 1 0 5 3500
+$F/c.dat 2 0 7 6300
+$W/a.dat 0 0 7 7000
+$W/b.dat 1 0 11 22000
+$W/c.dat 2 0 13 39000
+WANT
+diff -u "$T/files.want" "$T/files.got" || fail "job $J: the merged report's per-file records"
+ok "job $J: the merged report has every node's file records, exact, each with its step and rank"
 
 for k in 1 2 3; do
 	wait_exported "$MC/mc$k/ioacct.db" "mc$k"

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cluster store on PostgreSQL, per-file and MPI-IO records (schema 9;
+ * see pgstore.h, pgstore_db.h): written with their parts, one COPY per
+ * table for a batch; read with a whole job, each node's as its SQLite has
+ * them (files: lib/store/store_jobs.c, ST_LOAD_FILES order; MPI-IO:
+ * ST_LOAD_MPIIO_PAGE order).
+ */
+#include "pgstore.h"
+
+#ifdef HAVE_LIBPQ
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgstore_db.h"
+
+/* ---- writing ---- */
+
+/* COPY text of a path: its text with U+FFFD, then its exact bytes when not UTF-8, else NULL. */
+static void buf_path(struct buf *b, const char *path, size_t max)
+{
+	bool nomem = false;
+	char *raw;
+
+	pg_buf_copy_text(b, path, max, '\t');
+	raw = pg_raw_param(path, &nomem);
+	if (nomem)
+		b->failed = true;
+	else if (raw)
+		pg_buf_add(b, "\\%s\t", raw); /* COPY's text format: the backslash escaped */
+	else
+		pg_buf_add(b, "\\N\t");
+	free(raw);
+}
+
+/* Size bins as a numeric[] literal, then sep. */
+static void buf_bins(struct buf *b, const uint64_t *v, char sep)
+{
+	pg_buf_add(b, "{");
+	for (int i = 0; i < IOACCT_NR_SIZE_BINS; i++)
+		pg_buf_add(b, "%s%" PRIu64, i ? "," : "", v[i]);
+	pg_buf_add(b, "}%c", sep);
+}
+
+static void buf_file(struct buf *b, const char *id, const struct ioacct_file *f)
+{
+	const uint64_t u[] = {
+		f->opens, f->reads, f->writes, f->stats, f->fsyncs, f->bytes_read,
+		f->bytes_written, f->read_ns, f->write_ns, f->meta_ns, f->seq_reads,
+		f->seq_writes, f->consec_reads, f->consec_writes, f->mmap_bytes,
+		f->cache_miss_bytes,
+	};
+	const int64_t v[] = {
+		f->max_byte_read, f->max_byte_written, f->first_read_ns, f->last_read_ns,
+		f->first_write_ns, f->last_write_ns,
+	};
+
+	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId32 "\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t",
+		   id, f->step_id, f->rank, f->mnt_id, f->dev, f->ino);
+	buf_path(b, f->path, sizeof(f->path));
+	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
+		pg_buf_add(b, "%" PRIu64 "\t", u[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		pg_buf_add(b, "%" PRId64 "\t", v[i]);
+	buf_bins(b, f->size_read, '\t');
+	buf_bins(b, f->size_written, '\n');
+}
+
+#define MPIIO_VALUE(name) m->name,
+
+static void buf_mpiio(struct buf *b, const char *id, const struct ioacct_mpiio *m)
+{
+	const uint64_t u[] = { IOACCT_MPIIO_COUNTERS(MPIIO_VALUE) };
+
+	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId32 "\t%" PRIu32 "\t", id, m->step_id, m->rank,
+		   m->pid);
+	buf_path(b, m->path, sizeof(m->path));
+	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
+		pg_buf_add(b, "%" PRIu64 "\t", u[i]);
+	buf_bins(b, m->size_read, '\t');
+	buf_bins(b, m->size_written, '\n');
+}
+
+/* One COPY of the parts' files (mpiio false) or MPI-IO records; none when they have none. */
+static int copy_records(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
+			char (*ids)[24], size_t n, bool mpiio, struct buf *b)
+{
+	size_t i, total = 0;
+	int err;
+
+	for (i = 0; i < n; i++)
+		total += mpiio ? jds[i]->nmpiio : jds[i]->nfiles;
+	if (!total)
+		return 0;
+	err = pg_copy_begin(pg, mpiio ? "COPY mpiio_files (job, " PG_MPIIO_COLS ") FROM STDIN" :
+					"COPY files (job, " PG_FILE_COLS ") FROM STDIN");
+	for (i = 0; i < n && !err; i++) {
+		size_t cnt = mpiio ? jds[i]->nmpiio : jds[i]->nfiles;
+
+		for (size_t k = 0; k < cnt && !err; k++) {
+			if (mpiio)
+				buf_mpiio(b, ids[i], &jds[i]->mpiio[k]);
+			else
+				buf_file(b, ids[i], &jds[i]->files[k]);
+			err = pg_copy_flush(pg, b, false);
+		}
+	}
+	return pg_copy_end(pg, b, err, mpiio ? "store the MPI-IO records" : "store the files");
+}
+
+int pg_records_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
+		   char (*ids)[24], size_t n, struct buf *b)
+{
+	struct buf none = { 0 };
+	int err = copy_records(pg, jds, ids, n, false, b);
+
+	if (!err)
+		err = copy_records(pg, jds, ids, n, true, b);
+	/* A part whose records were not read (never from ioacctd's own store): not kept. */
+	for (size_t i = 0; !err && i < n; i++)
+		if (!jds[i]->files_loaded || !jds[i]->mpiio_loaded)
+			pg_buf_add(&none, "%s%s", none.len ? "," : "{", ids[i]);
+	if (!err && none.len) {
+		const char *params[1];
+		PGresult *res;
+
+		pg_buf_add(&none, "}");
+		if (none.failed) {
+			err = pg_error(pg, -ENOMEM, "cluster store: out of memory");
+		} else {
+			params[0] = none.p;
+			res = PQexecParams(pg->conn, "UPDATE jobs SET files_kept = false"
+					   " WHERE id = ANY($1::bigint[])", 1, NULL, params, NULL,
+					   NULL, 0);
+			if (PQresultStatus(res) != PGRES_COMMAND_OK)
+				err = pg_conn_error(pg, res, "mark jobs without their files");
+			PQclear(res);
+		}
+	}
+	free(none.p);
+	return err;
+}
+
+/* ---- reading ---- */
+
+/* A bytea's text output (hex: \x4142) as a C string into dst; false when it is not that. */
+static bool bytea_str(const char *s, char *dst, size_t len)
+{
+	size_t o = 0;
+
+	if (s[0] != '\\' || s[1] != 'x')
+		return false;
+	for (s += 2; s[0] && s[1] && o + 1 < len; s += 2) {
+		char hex[3] = { s[0], s[1], 0 };
+
+		dst[o++] = (char)strtoul(hex, NULL, 16);
+	}
+	dst[o] = '\0';
+	return true;
+}
+
+/* A path: the exact bytes when kept (column col + 1), else the text (col). */
+static void val_path(const PGresult *res, int row, int col, char *dst, size_t len)
+{
+	if (PQgetisnull(res, row, col + 1) || !bytea_str(PQgetvalue(res, row, col + 1), dst, len))
+		val_str(res, row, col, dst, len);
+}
+
+/* A numeric[] of size bins ("{1,2,...}"). */
+static void val_bins(const PGresult *res, int row, int col, uint64_t *v)
+{
+	const char *s = PQgetvalue(res, row, col);
+
+	memset(v, 0, IOACCT_NR_SIZE_BINS * sizeof(*v));
+	if (*s == '{')
+		s++;
+	for (int i = 0; i < IOACCT_NR_SIZE_BINS && *s && *s != '}'; i++) {
+		char *end;
+
+		v[i] = strtoull(s, &end, 10);
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
+static uint32_t mnt_of(const struct member *m, uint32_t mnt_id)
+{
+	for (size_t i = 0; i < m->nmnt; i++)
+		if (m->mnt_from[i] == mnt_id)
+			return m->mnt_to[i];
+	return mnt_id;
+}
+
+/* A time from the node's start (-1: none) made one from the whole job's. */
+static int64_t time_moved(int64_t t, int64_t shift)
+{
+	return t < 0 ? t : t + shift;
+}
+
+static void file_from_row(const PGresult *res, int r, const struct member *m, int64_t shift,
+			  struct ioacct_file *f)
+{
+	uint64_t *u[] = {
+		&f->opens, &f->reads, &f->writes, &f->stats, &f->fsyncs, &f->bytes_read,
+		&f->bytes_written, &f->read_ns, &f->write_ns, &f->meta_ns, &f->seq_reads,
+		&f->seq_writes, &f->consec_reads, &f->consec_writes, &f->mmap_bytes,
+		&f->cache_miss_bytes,
+	};
+	int64_t *v[] = {
+		&f->max_byte_read, &f->max_byte_written, &f->first_read_ns, &f->last_read_ns,
+		&f->first_write_ns, &f->last_write_ns,
+	};
+	int col = 1;
+
+	memset(f, 0, sizeof(*f));
+	f->step_id = (uint32_t)val_u64(res, r, col++);
+	f->rank = (int32_t)val_i64(res, r, col++);
+	f->mnt_id = mnt_of(m, (uint32_t)val_u64(res, r, col++));
+	f->dev = (uint32_t)val_u64(res, r, col++);
+	f->ino = val_u64(res, r, col++);
+	val_path(res, r, col, f->path, sizeof(f->path));
+	col += 2;
+	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
+		*u[i] = val_u64(res, r, col++);
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		*v[i] = val_i64(res, r, col++);
+	val_bins(res, r, col++, f->size_read);
+	val_bins(res, r, col, f->size_written);
+	/* Byte positions stay; times are from the start, the whole job's now. */
+	f->first_read_ns = time_moved(f->first_read_ns, shift);
+	f->last_read_ns = time_moved(f->last_read_ns, shift);
+	f->first_write_ns = time_moved(f->first_write_ns, shift);
+	f->last_write_ns = time_moved(f->last_write_ns, shift);
+}
+
+#define MPIIO_PTR(name) &x->name,
+
+static void mpiio_from_row(const PGresult *res, int r, struct ioacct_mpiio *x)
+{
+	uint64_t *u[] = { IOACCT_MPIIO_COUNTERS(MPIIO_PTR) };
+	int col = 1;
+
+	memset(x, 0, sizeof(*x));
+	x->step_id = (uint32_t)val_u64(res, r, col++);
+	x->rank = (int32_t)val_i64(res, r, col++);
+	x->pid = (uint32_t)val_u64(res, r, col++);
+	val_path(res, r, col, x->path, sizeof(x->path));
+	col += 2;
+	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
+		*u[i] = val_u64(res, r, col++);
+	val_bins(res, r, col++, x->size_read);
+	val_bins(res, r, col, x->size_written);
+}
+
+/* SQLite's order of a job's files (ST_LOAD_FILES): bytes moved, largest first, then the key. */
+static int file_cmp(const void *pa, const void *pb)
+{
+	const struct ioacct_file *a = pa, *b = pb;
+	int64_t x[] = { -(int64_t)(a->bytes_read + a->bytes_written), a->step_id, a->rank,
+			a->mnt_id, a->dev, (int64_t)a->ino };
+	int64_t y[] = { -(int64_t)(b->bytes_read + b->bytes_written), b->step_id, b->rank,
+			b->mnt_id, b->dev, (int64_t)b->ino };
+
+	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+/* SQLite's order of the MPI-IO records (ST_LOAD_MPIIO_PAGE). */
+static int mpiio_cmp(const void *a, const void *b)
+{
+	return ioacct_mpiio_key_cmp(a, b);
+}
+
+static PGresult *query_ids(struct ioacct_pgstore *pg, const char *sql, const char *ids,
+			   const char *what, int *err)
+{
+	const char *params[1] = { ids };
+	PGresult *res = PQexecParams(pg->conn, sql, 1, NULL, params, NULL, NULL, 0);
+
+	*err = 0;
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		*err = pg_conn_error(pg, res, what);
+		PQclear(res);
+		return NULL;
+	}
+	return res;
+}
+
+/* The member of part id (rows come by job). */
+static const struct member *member_of(const struct member *m, size_t n, int64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].id == id)
+			return &m[i];
+	return NULL;
+}
+
+int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
+		   struct ioacct_jobdata *jd)
+{
+	struct buf ids = { 0 };
+	PGresult *res = NULL;
+	int err = 0;
+
+	pg_buf_add(&ids, "{");
+	for (size_t i = 0; i < n; i++)
+		pg_buf_add(&ids, "%s%" PRId64, i ? "," : "", m[i].id);
+	pg_buf_add(&ids, "}");
+	if (ids.failed) {
+		err = -ENOMEM;
+		goto out;
+	}
+	res = query_ids(pg, "SELECT count(*) FROM jobs WHERE id = ANY($1::bigint[])"
+			" AND NOT files_kept", ids.p, "select the jobs' files", &err);
+	if (!res || val_u64(res, 0, 0))
+		goto out; /* a part written before schema 9: not read */
+	PQclear(res);
+	res = query_ids(pg, "SELECT job, " PG_FILE_COLS " FROM files"
+			" WHERE job = ANY($1::bigint[])", ids.p, "select files", &err);
+	if (!res)
+		goto out;
+	jd->files = calloc(PQntuples(res) ? (size_t)PQntuples(res) : 1, sizeof(*jd->files));
+	if (!jd->files) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int r = 0; r < PQntuples(res); r++) {
+		const struct member *p = member_of(m, n, val_i64(res, r, 0));
+
+		if (!p)
+			continue;
+		file_from_row(res, r, p, p->job.start_ns - jd->job.start_ns,
+			      &jd->files[jd->nfiles++]);
+	}
+	qsort(jd->files, jd->nfiles, sizeof(*jd->files), file_cmp);
+	PQclear(res);
+	res = query_ids(pg, "SELECT job, " PG_MPIIO_COLS " FROM mpiio_files"
+			" WHERE job = ANY($1::bigint[])", ids.p, "select MPI-IO records", &err);
+	if (!res)
+		goto out;
+	jd->mpiio = calloc(PQntuples(res) ? (size_t)PQntuples(res) : 1, sizeof(*jd->mpiio));
+	if (!jd->mpiio) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int r = 0; r < PQntuples(res); r++)
+		mpiio_from_row(res, r, &jd->mpiio[jd->nmpiio++]);
+	qsort(jd->mpiio, jd->nmpiio, sizeof(*jd->mpiio), mpiio_cmp);
+	jd->files_loaded = true;
+	jd->mpiio_loaded = true;
+out:
+	PQclear(res);
+	free(ids.p);
+	return err;
+}
+
+#endif /* HAVE_LIBPQ */
