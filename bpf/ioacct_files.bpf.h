@@ -2,12 +2,13 @@
 /*
  * The per-file records (issue 26): per (slot, rank, mount, file) counters
  * of the system calls counted per mount, as Darshan's POSIX module keeps
- * them per file and rank. A run of reads and writes of a file is added up
- * in the task's file accumulators (task_ent.fa, owned with the per-mount
- * accumulator) and reaches the record as one update; opens, stats and
- * fsyncs update it directly. The records live as long as their step: the
- * daemon reads and deletes them when it ends (with its path notes), and
- * empties the slot's count when it gives the slot to another step.
+ * them per file and rank. A run of reads, writes, opens, stats and fsyncs
+ * of a file is added up in the task's file accumulators (task_ent.fa, owned
+ * with the per-mount accumulator) and reaches the record as one update;
+ * io_uring and AIO requests update it directly. The records live as long
+ * as their step: the daemon reads and deletes them when it ends (with its
+ * path notes), and empties the slot's count when it gives the slot to
+ * another step.
  *
  * Bounded: at most max_files records of files per slot (fcount); the calls
  * on files past the bound go to their mount's "other files" record (dev 0,
@@ -325,7 +326,9 @@ static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct 
 
 /*
  * An open, a stat or an fsync of a regular file, added to its record at
- * once (with its time as metadata time, as the mount's counters have it).
+ * once (with its time as metadata time, as the mount's counters have it):
+ * a request's, or a call's while the daemon's iterator holds the task's
+ * accumulators.
  */
 static __noinline void file_meta(struct ioacct_file_key *key, __u64 dentry, __u64 vfsmnt, __u32 op,
 				 __u64 dur)
