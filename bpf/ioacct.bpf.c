@@ -69,14 +69,14 @@ struct {
 } mountpoints SEC(".maps");
 
 /*
- * A run of a task's reads and writes of one file (issue 26), added to the
- * file's record (files) as one update: when the task turns to a third file,
- * at its exit and when the daemon's iterator flushes the accumulators. Two
- * of them, so that a copy (read one file, write another) is no update per
- * call. key is the record's (its mount's "other files" past max_files); dev
- * and ino the file's own. last_byte_* carry on from the record's: Darshan's
- * sequential and consecutive accesses are counted against the last access
- * to the file, whichever run it was in.
+ * A run of a task's reads, writes, opens, stats and fsyncs of one file
+ * (issue 26), added to the file's record (files) as one update: when the
+ * task turns to a third file, at its exit and when the daemon's iterator
+ * flushes the accumulators. Two of them, so that a copy (read one file,
+ * write another) is no update per call. key is the record's (its mount's
+ * "other files" past max_files); dev and ino the file's own. last_byte_*
+ * carry on from the record's: Darshan's sequential and consecutive accesses
+ * are counted against the last access to the file, whichever run it was in.
  */
 struct file_acc {
 	struct ioacct_file_key key;
@@ -84,6 +84,8 @@ struct file_acc {
 	__u32 dev;
 	__u32 ok;	/* key has a record (file_acc_load found or made one) */
 	__u64 start;	/* start_ns of the slot it was loaded in: a reused slot is another job */
+	/* Its metadata calls (ioacct_file_call()): next to what finds it, one cache line. */
+	__u64 opens, stats, fsyncs, meta_ns;
 	__u64 reads, writes, bytes_read, bytes_written, read_ns, write_ns;
 	__s64 max_byte_read, max_byte_written, last_byte_read, last_byte_written;
 	__u64 seq_reads, seq_writes, consec_reads, consec_writes;

@@ -2,12 +2,13 @@
 /*
  * The per-file records (issue 26): per (slot, rank, mount, file) counters
  * of the system calls counted per mount, as Darshan's POSIX module keeps
- * them per file and rank. A run of reads and writes of a file is added up
- * in the task's file accumulators (task_ent.fa, owned with the per-mount
- * accumulator) and reaches the record as one update; opens, stats and
- * fsyncs update it directly. The records live as long as their step: the
- * daemon reads and deletes them when it ends (with its path notes), and
- * empties the slot's count when it gives the slot to another step.
+ * them per file and rank. A run of reads, writes, opens, stats and fsyncs
+ * of a file is added up in the task's file accumulators (task_ent.fa, owned
+ * with the per-mount accumulator) and reaches the record as one update;
+ * io_uring and AIO requests update it directly. The records live as long
+ * as their step: the daemon reads and deletes them when it ends (with its
+ * path notes), and empties the slot's count when it gives the slot to
+ * another step.
  *
  * Bounded: at most max_files records of files per slot (fcount); the calls
  * on files past the bound go to their mount's "other files" record (dev 0,
@@ -325,7 +326,9 @@ static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct 
 
 /*
  * An open, a stat or an fsync of a regular file, added to its record at
- * once (with its time as metadata time, as the mount's counters have it).
+ * once (with its time as metadata time, as the mount's counters have it):
+ * a request's, or a call's while the daemon's iterator holds the task's
+ * accumulators.
  */
 static __noinline void file_meta(struct ioacct_file_key *key, __u64 dentry, __u64 vfsmnt, __u32 op,
 				 __u64 dur)
@@ -378,8 +381,9 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
 	__u32 slot = key.slot;
+	__u64 metas = fa->opens + fa->stats + fa->fsyncs;
 
-	if (!fa->ok || !(fa->reads | fa->writes))
+	if (!fa->ok || !(fa->reads | fa->writes | metas))
 		return;
 	s = bpf_map_lookup_elem(&slots, &slot);
 	/*
@@ -391,7 +395,8 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 		fa->ok = 0;
 		v = NULL;
 	} else if (!v) {
-		count_drop(slot, fa->reads + fa->writes, fa->bytes_read + fa->bytes_written);
+		count_drop(slot, fa->reads + fa->writes + metas,
+			   fa->bytes_read + fa->bytes_written);
 	}
 	if (v && fa->reads) {
 		__sync_fetch_and_add(&v->reads, fa->reads);
@@ -421,6 +426,16 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 		atomic_max((__s64 *)&v->last_write, fa->last_write);
 		v->last_byte_written = fa->last_byte_written;
 	}
+	if (v && metas) {
+		if (fa->opens)
+			__sync_fetch_and_add(&v->opens, fa->opens);
+		if (fa->stats)
+			__sync_fetch_and_add(&v->stats, fa->stats);
+		if (fa->fsyncs)
+			__sync_fetch_and_add(&v->fsyncs, fa->fsyncs);
+		__sync_fetch_and_add(&v->meta_ns, fa->meta_ns);
+	}
+	fa->opens = fa->stats = fa->fsyncs = fa->meta_ns = 0;
 	fa->reads = fa->writes = fa->bytes_read = fa->bytes_written = 0;
 	fa->read_ns = fa->write_ns = fa->seq_reads = fa->seq_writes = 0;
 	fa->consec_reads = fa->consec_writes = 0;
@@ -466,6 +481,14 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struc
 	return fa;
 }
 
+/* Whether fa holds the file of inode ino on device dev, on mount mnt in slot. */
+static __always_inline bool file_acc_is(const struct file_acc *fa, __u64 ino, __u32 dev,
+					__u32 slot, __u32 mnt, __u64 start)
+{
+	return fa->ok && fa->ino == ino && fa->dev == dev && fa->key.slot == slot &&
+	       fa->key.mnt_id == mnt && fa->start == start;
+}
+
 /*
  * The task's file accumulator for the file of inode ino on device dev:
  * inline, and found by comparisons while it is one it has. NULL: none.
@@ -476,8 +499,7 @@ static __always_inline struct file_acc *file_acc_find(struct task_ent *t, __u64 
 	for (int i = 0; i < FILE_ACCS; i++) {
 		struct file_acc *fa = &t->fa[i];
 
-		if (fa->ok && fa->ino == ino && fa->dev == dev && fa->key.slot == slot &&
-		    fa->key.mnt_id == mnt && fa->start == start)
+		if (file_acc_is(fa, ino, dev, slot, mnt, start))
 			return fa;
 	}
 	return NULL;
@@ -797,80 +819,131 @@ __noinline int ioacct_file_accs_flush(struct task_ent *t, int iter)
 
 /*
  * The file a successful stat by path filled its user buffer with (t->f_file:
- * struct stat, or struct statx for statx), into key: 0, or -1 when it is not
- * a regular file or cannot be read. st_dev is the kernel's dev_t in
+ * struct stat, or struct statx for statx), into id: 0, or -1 when it is not
+ * a regular file or cannot be read. One copy of the fields it needs (two for
+ * statx, whose device is 100 bytes past its inode): a user read costs more
+ * than the rest of the record's work. st_dev is the kernel's dev_t in
  * new_encode_dev() form; statx has major and minor apart.
  */
-static __always_inline int file_stat_key(struct task_ent *t, struct ioacct_file_key *key)
+static __always_inline int file_stat_id(struct task_ent *t, struct file_id *id)
 {
-	__u32 maj, min, mode = 0;
-	__u64 buf = t->f_file, dev = 0, ino = 0;
+	__u64 buf = t->f_file;
+	__u32 maj, min, mode;
 
 	if (!buf)
 		return -1;
 	if (t->stat_x) {
-		__u16 m = 0;
-		__u32 d[2] = {};
+		/* stx_mode (__u16) at 28, stx_ino at 32; stx_dev_major, _minor at 136. */
+		__u32 m[3], d[2];
 
-		if (bpf_probe_read_user(&m, sizeof(m), (void *)(buf + 28)) ||
-		    bpf_probe_read_user(&ino, sizeof(ino), (void *)(buf + 32)) ||
+		if (bpf_probe_read_user(m, sizeof(m), (void *)(buf + 28)) ||
 		    bpf_probe_read_user(d, sizeof(d), (void *)(buf + 136)))
 			return -1;
-		mode = m;
+		mode = m[0] & 0xffff;
+		id->ino = (__u64)m[2] << 32 | m[1];
 		maj = d[0];
 		min = d[1];
 	} else {
+		/* st_dev, st_ino, then st_mode: at 24 on x86 (st_nlink before it), else 16. */
+		__u64 h[4] = {};
 #if defined(__TARGET_ARCH_x86)
-		const __u64 mode_off = 24;
+		const __u32 mode_w = 3;
 #else
-		const __u64 mode_off = 16; /* the generic struct stat (arm64) */
+		const __u32 mode_w = 2; /* the generic struct stat (arm64) */
 #endif
-		if (bpf_probe_read_user(&dev, sizeof(dev), (void *)buf) ||
-		    bpf_probe_read_user(&ino, sizeof(ino), (void *)(buf + 8)) ||
-		    bpf_probe_read_user(&mode, sizeof(mode), (void *)(buf + mode_off)))
+		if (bpf_probe_read_user(h, (mode_w + 1) * 8 - 4, (void *)buf))
 			return -1;
-		maj = (dev >> 8) & 0xfff;
-		min = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+		mode = (__u32)h[mode_w];
+		id->ino = h[1];
+		maj = (h[0] >> 8) & 0xfff;
+		min = (h[0] & 0xff) | ((h[0] >> 12) & 0xfff00);
 	}
 	if ((mode & S_IFMT) != S_IFREG)
 		return -1;
-	key->dev = maj << 20 | min;
-	key->ino = ino;
+	id->dev = maj << 20 | min;
+	id->dentry = 0;
+	id->vfsmnt = 0;
 	return 0;
+}
+
+/*
+ * Gives back t's accumulators (acc_own) after the task's updates: whoever
+ * takes them next (a cmpxchg) must see those. x86 orders a store after
+ * every earlier load and store, so there a plain store (the compiler kept
+ * from moving it) releases them; elsewhere an atomic exchange, which costs
+ * a locked instruction more.
+ */
+static __always_inline void acc_release(struct task_ent *t)
+{
+#if defined(__TARGET_ARCH_x86)
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&t->acc_own = 0;
+#else
+	__sync_lock_test_and_set(&t->acc_own, 0);
+#endif
 }
 
 /* FILE_CALL_OPENED in ioacct_file_call()'s op: the open opened a regular file. */
 #define FILE_CALL_OPENED 0x100
 
 /*
- * A successful open, stat or fsync of a regular file, in its record: the
- * file is the task's last one (an open's new fd, an fd call's), or for a
- * stat by path the one its buffer names.
+ * A successful open, stat or fsync of a regular file, in its file
+ * accumulator as a read or write is (the task's last file: found by
+ * comparisons, no map update per call), or straight to its record when the
+ * daemon's iterator holds the accumulators. The file is the task's last one
+ * (an open's new fd, an fd call's), or for a stat by path the one its buffer
+ * names.
  */
 __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32 op, __u64 dur)
 {
 	struct ioacct_file_key key;
 	bool opened = op & FILE_CALL_OPENED;
+	struct ioacct_slot *s;
+	struct file_acc *fa;
 	struct file_id id;
 
 	if (!t)
 		return 0;
 	op &= ~FILE_CALL_OPENED;
-	if (op != IOACCT_OP_OPEN && op != IOACCT_OP_STAT && op != IOACCT_OP_FSYNC)
-		return 0;
-	ioacct_task_rank(t);
-	id = task_file_id(t);
-	key = file_key(t->rank, &id, slot, mnt);
 	if (op == IOACCT_OP_OPEN) {
-		if (opened)
-			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
+		if (!opened)
+			return 0;
+		id = task_file_id(t);
 	} else if (op == IOACCT_OP_FSYNC || (op == IOACCT_OP_STAT && t->kind == IOACCT_SK_FD)) {
-		if (t->c_type == S_IFREG)
-			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
+		if (t->c_type != S_IFREG)
+			return 0;
+		id = task_file_id(t);
 	} else if (op == IOACCT_OP_STAT) {
-		if (file_stat_key(t, &key) == 0)
-			file_meta(&key, 0, 0, op, dur);
+		if (file_stat_id(t, &id))
+			return 0;
+	} else {
+		return 0;
 	}
+	s = bpf_map_lookup_elem(&slots, &slot);
+	/* As account(): a call of a job that has ended counts nowhere. */
+	if (!s || !s->active)
+		return 0;
+	if (__sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) != 0) {
+		ioacct_task_rank(t);
+		key = file_key(t->rank, &id, slot, mnt);
+		file_meta(&key, id.dentry, id.vfsmnt, op, dur);
+		return 0;
+	}
+	/* The one it loaded last first: a run of calls on one file reads one line of t. */
+	fa = &t->fa[(t->fa_next - 1) & (FILE_ACCS - 1)];
+	if (!file_acc_is(fa, id.ino, id.dev, slot, mnt, s->start_ns))
+		fa = file_acc_find(t, id.ino, id.dev, slot, mnt, s->start_ns);
+	if (!fa)
+		fa = file_acc_load(t, &id, slot, mnt, s->start_ns);
+	if (fa) {
+		fa->opens += op == IOACCT_OP_OPEN;
+		fa->stats += op == IOACCT_OP_STAT;
+		fa->fsyncs += op == IOACCT_OP_FSYNC;
+		fa->meta_ns += dur;
+	} else {
+		count_drop(slot, 1, 0);
+	}
+	acc_release(t);
 	return 0;
 }
 
