@@ -15,7 +15,9 @@
  * each part of a job of several nodes is followed by its merged report's
  * offer (every node expected) and claim, as ioacctd's exporter does after a
  * batch for jobs with one: the last part's claim loads the job whole (not
- * rendered; issue 28).
+ * rendered; issue 28). CLUSTER_YEAR_CPUACCT=FILE: a cgroup's cpuacct.usage
+ * holding the PostgreSQL server (the script puts it there): its CPU during
+ * each day's ingest is printed, and a job's share of it.
  *
  *   cluster-year CONNINFO [NODES [JOBS_PER_DAY [DAYS [EXPORTERS [SEED]]]]]
  *
@@ -57,6 +59,22 @@ static unsigned int nnodes = 1400, jobs_per_day = 20000, ndays = 1, nexporters =
 static uint64_t seed = 1;
 /* CLUSTER_YEAR_REPORTS=1: every job of several nodes has a merged report (offered). */
 static bool reports;
+/* CLUSTER_YEAR_CPUACCT: the PostgreSQL server's cgroup's cpuacct.usage (ns), or NULL. */
+static const char *cpuacct;
+
+/* The server's CPU so far in seconds, or -1 when not measured. */
+static double pg_cpu_s(void)
+{
+	unsigned long long ns;
+	FILE *f;
+	int ok;
+
+	if (!cpuacct || !(f = fopen(cpuacct, "r")))
+		return -1;
+	ok = fscanf(f, "%llu", &ns) == 1;
+	fclose(f);
+	return ok ? (double)ns / 1e9 : -1;
+}
 
 /* splitmix64: a job's numbers from its own seed, the same in every thread. */
 static uint64_t mix(uint64_t *s)
@@ -467,6 +485,11 @@ int main(int argc, char **argv)
 	if (nexporters > nnodes)
 		nexporters = nnodes;
 	reports = getenv("CLUSTER_YEAR_REPORTS") && !strcmp(getenv("CLUSTER_YEAR_REPORTS"), "1");
+	cpuacct = getenv("CLUSTER_YEAR_CPUACCT");
+	if (cpuacct && pg_cpu_s() < 0) {
+		fprintf(stderr, "cluster-year: cannot read %s\n", cpuacct);
+		return 1;
+	}
 	c = PQconnectdb(conninfo);
 	if (PQstatus(c) != CONNECTION_OK) {
 		fprintf(stderr, "cluster-year: %s", PQerrorMessage(c));
@@ -491,7 +514,7 @@ int main(int argc, char **argv)
 	       "samples/s", "db_bytes");
 	for (unsigned int d = 0; d < ndays; d++) {
 		uint64_t parts = 0, samples = 0;
-		double t0 = now_s(), dt;
+		double t0 = now_s(), cpu0 = pg_cpu_s(), dt;
 
 		for (unsigned int e = 0; e < nexporters; e++) {
 			ex[e].day = d;
@@ -512,6 +535,12 @@ int main(int argc, char **argv)
 		all_s += dt;
 		printf("%4u %9" PRIu64 " %12" PRIu64 " %8.1f %10.1f %12.0f %14lld\n", d + 1, parts, samples,
 		       dt, jobs_per_day / dt, (double)samples / dt, db_size(c));
+		if (cpuacct) {
+			double cpu = pg_cpu_s() - cpu0;
+
+			printf("day %u: PostgreSQL CPU %.1f s, %.2f ms a job, %.2f ms a part\n", d + 1,
+			       cpu, cpu * 1e3 / jobs_per_day, cpu * 1e3 / (double)parts);
+		}
 		fflush(stdout);
 	}
 	long long size = db_size(c);
