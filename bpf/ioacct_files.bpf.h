@@ -324,7 +324,7 @@ static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct 
 }
 
 /*
- * An open, a stat or an fsync of a regular file, added to its record at
+ * An open, a stat, an fsync or a seek of a regular file, added to its record at
  * once (with its time as metadata time, as the mount's counters have it).
  */
 static __noinline void file_meta(struct ioacct_file_key *key, __u64 dentry, __u64 vfsmnt, __u32 op,
@@ -342,6 +342,8 @@ static __noinline void file_meta(struct ioacct_file_key *key, __u64 dentry, __u6
 		__sync_fetch_and_add(&v->stats, 1);
 	else if (op == IOACCT_OP_FSYNC)
 		__sync_fetch_and_add(&v->fsyncs, 1);
+	else if (op == IOACCT_OP_SEEK)
+		__sync_fetch_and_add(&v->seeks, 1);
 	__sync_fetch_and_add(&v->meta_ns, dur);
 }
 
@@ -843,7 +845,7 @@ static __always_inline int file_stat_key(struct task_ent *t, struct ioacct_file_
 #define FILE_CALL_OPENED 0x100
 
 /*
- * A successful open, stat or fsync of a regular file, in its record: the
+ * A successful open, stat, fsync or seek of a regular file, in its record: the
  * file is the task's last one (an open's new fd, an fd call's), or for a
  * stat by path the one its buffer names.
  */
@@ -856,7 +858,8 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 	if (!t)
 		return 0;
 	op &= ~FILE_CALL_OPENED;
-	if (op != IOACCT_OP_OPEN && op != IOACCT_OP_STAT && op != IOACCT_OP_FSYNC)
+	if (op != IOACCT_OP_OPEN && op != IOACCT_OP_STAT && op != IOACCT_OP_FSYNC &&
+	    op != IOACCT_OP_SEEK)
 		return 0;
 	ioacct_task_rank(t);
 	id = task_file_id(t);
@@ -864,7 +867,8 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 	if (op == IOACCT_OP_OPEN) {
 		if (opened)
 			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
-	} else if (op == IOACCT_OP_FSYNC || (op == IOACCT_OP_STAT && t->kind == IOACCT_SK_FD)) {
+	} else if (op == IOACCT_OP_FSYNC || op == IOACCT_OP_SEEK ||
+		   (op == IOACCT_OP_STAT && t->kind == IOACCT_SK_FD)) {
 		if (t->c_type == S_IFREG)
 			file_meta(&key, t->c_dentry, t->c_vfsmnt, op, dur);
 	} else if (op == IOACCT_OP_STAT) {

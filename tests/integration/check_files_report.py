@@ -36,6 +36,7 @@ def check_json(rep, exp):
             check(r["path"] is None, "other files record with a path: %s" % r)
             o = other.setdefault(r["mount"], [0, 0, 0])
             o[0] += r["opens"] + r["reads"] + r["writes"] + r["stats"] + r["fsyncs"]
+                     + r["seeks"]
             o[1] += r["bytes_read"]
             o[2] += r["bytes_written"]
         else:
