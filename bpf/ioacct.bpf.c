@@ -69,7 +69,7 @@ struct {
 } mountpoints SEC(".maps");
 
 /*
- * A run of a task's reads, writes, opens, stats and fsyncs of one file
+ * A run of a task's reads, writes, opens, stats, fsyncs and seeks of one file
  * (issue 26), added to the file's record (files) as one update: when the
  * task turns to a third file, at its exit and when the daemon's iterator
  * flushes the accumulators. Two of them, so that a copy (read one file,
@@ -85,7 +85,7 @@ struct file_acc {
 	__u32 ok;	/* key has a record (file_acc_load found or made one) */
 	__u64 start;	/* start_ns of the slot it was loaded in: a reused slot is another job */
 	/* Its metadata calls (ioacct_file_call()): next to what finds it, one cache line. */
-	__u64 opens, stats, fsyncs, meta_ns;
+	__u64 opens, stats, fsyncs, seeks, meta_ns;
 	__u64 reads, writes, bytes_read, bytes_written, read_ns, write_ns;
 	__s64 max_byte_read, max_byte_written, last_byte_read, last_byte_written;
 	__u64 seq_reads, seq_writes, consec_reads, consec_writes;

@@ -10,12 +10,12 @@
  * the pinned task storage's value (struct task_ent in ioacct.bpf.c):
  * version 6 added the per-task accumulator to it, version 7 the per-file
  * records (files, fpaths, fcount) and the task's file accumulator, version 8
- * the task's rank.
+ * the task's rank, version 9 a file's seeks.
  */
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 8
+#define IOACCT_ABI_VERSION 9
 
 /* Operations (enum ioacct_op) and the watched system calls: ioacct_ops.h. */
 
@@ -225,6 +225,7 @@ struct ioacct_file_val {
 	 */
 	__u64 mmap_bytes;
 	__u64 cache_miss_bytes;
+	__u64 seeks; /* lseek calls of the file (stdio's ftell is one) */
 };
 
 /* dropped[slot]: per-CPU, events that found the stats map full. */

@@ -325,7 +325,7 @@ static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct 
 }
 
 /*
- * An open, a stat or an fsync of a regular file, added to its record at
+ * An open, a stat, an fsync or a seek of a regular file, added to its record at
  * once (with its time as metadata time, as the mount's counters have it):
  * a request's, or a call's while the daemon's iterator holds the task's
  * accumulators.
@@ -345,6 +345,8 @@ static __noinline void file_meta(struct ioacct_file_key *key, __u64 dentry, __u6
 		__sync_fetch_and_add(&v->stats, 1);
 	else if (op == IOACCT_OP_FSYNC)
 		__sync_fetch_and_add(&v->fsyncs, 1);
+	else if (op == IOACCT_OP_SEEK)
+		__sync_fetch_and_add(&v->seeks, 1);
 	__sync_fetch_and_add(&v->meta_ns, dur);
 }
 
@@ -381,7 +383,7 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
 	__u32 slot = key.slot;
-	__u64 metas = fa->opens + fa->stats + fa->fsyncs;
+	__u64 metas = fa->opens + fa->stats + fa->fsyncs + fa->seeks;
 
 	if (!fa->ok || !(fa->reads | fa->writes | metas))
 		return;
@@ -433,9 +435,11 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 			__sync_fetch_and_add(&v->stats, fa->stats);
 		if (fa->fsyncs)
 			__sync_fetch_and_add(&v->fsyncs, fa->fsyncs);
+		if (fa->seeks)
+			__sync_fetch_and_add(&v->seeks, fa->seeks);
 		__sync_fetch_and_add(&v->meta_ns, fa->meta_ns);
 	}
-	fa->opens = fa->stats = fa->fsyncs = fa->meta_ns = 0;
+	fa->opens = fa->stats = fa->fsyncs = fa->seeks = fa->meta_ns = 0;
 	fa->reads = fa->writes = fa->bytes_read = fa->bytes_written = 0;
 	fa->read_ns = fa->write_ns = fa->seq_reads = fa->seq_writes = 0;
 	fa->consec_reads = fa->consec_writes = 0;
@@ -887,7 +891,7 @@ static __always_inline void acc_release(struct task_ent *t)
 #define FILE_CALL_OPENED 0x100
 
 /*
- * A successful open, stat or fsync of a regular file, in its file
+ * A successful open, stat, fsync or seek of a regular file, in its file
  * accumulator as a read or write is (the task's last file: found by
  * comparisons, no map update per call), or straight to its record when the
  * daemon's iterator holds the accumulators. The file is the task's last one
@@ -909,7 +913,8 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 		if (!opened)
 			return 0;
 		id = task_file_id(t);
-	} else if (op == IOACCT_OP_FSYNC || (op == IOACCT_OP_STAT && t->kind == IOACCT_SK_FD)) {
+	} else if (op == IOACCT_OP_FSYNC || op == IOACCT_OP_SEEK ||
+		   (op == IOACCT_OP_STAT && t->kind == IOACCT_SK_FD)) {
 		if (t->c_type != S_IFREG)
 			return 0;
 		id = task_file_id(t);
@@ -939,6 +944,7 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 		fa->opens += op == IOACCT_OP_OPEN;
 		fa->stats += op == IOACCT_OP_STAT;
 		fa->fsyncs += op == IOACCT_OP_FSYNC;
+		fa->seeks += op == IOACCT_OP_SEEK;
 		fa->meta_ns += dur;
 	} else {
 		count_drop(slot, 1, 0);

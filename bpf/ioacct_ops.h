@@ -64,7 +64,9 @@
 	X(MADVISE, 14, madvise, VIEW, NONE, IOACCT, "Madvises", 8,                          \
 	  "madvise calls (by advice in reports)")                                           \
 	X(IO_URING_OP, 15, io_uring_op, VIEW, NONE, IOACCT, "UringOps", 8,                  \
-	  "io_uring requests completed (their reads, writes, fsyncs counted as those too)")
+	  "io_uring requests completed (their reads, writes, fsyncs counted as those too)") \
+	/* lseek(fd, 0, SEEK_CUR) is what stdio's ftell does: it counts as a seek. */       \
+	X(SEEK, 16, seek, META, SEEKS, POSIX, "Seeks", 8, "lseek calls, ftell's included")
 
 /* The kind column. */
 enum ioacct_op_kind {
@@ -118,6 +120,7 @@ enum ioacct_op {
 	X(unlink, unlink, UNLINK, PATH) X(rmdir, rmdir, RMDIR, PATH)                        \
 	X(unlinkat, unlinkat, UNLINK, UNLINKAT)                                             \
 	X(fsync, fsync, FSYNC, FD) X(fdatasync, fdatasync, FSYNC, FD)                       \
+	X(lseek, lseek, SEEK, FD)                                                           \
 	X(rename, rename, RENAME, PATH) X(renameat, renameat, RENAME, AT)                   \
 	X(renameat2, renameat2, RENAME, AT)                                                 \
 	X(newstat, stat, STAT, PATH) X(newlstat, lstat, STAT, PATH)                         \

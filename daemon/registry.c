@@ -881,6 +881,7 @@ static void file_from_probe(struct ioacct_file *f, const struct ioacct_probe_fil
 	memcpy(f->size_written, v->size_written, sizeof(f->size_written));
 	f->mmap_bytes = v->mmap_bytes;
 	f->cache_miss_bytes = v->cache_miss_bytes;
+	f->seeks = v->seeks;
 }
 
 /* The step's per-file records, in the finish's transaction. */

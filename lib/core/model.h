@@ -163,6 +163,7 @@ struct ioacct_file {
 	 * job's views say so (ioacct_probe_mmap_unmeasured(), no "cache" view).
 	 */
 	uint64_t mmap_bytes, cache_miss_bytes;
+	uint64_t seeks; /* lseek calls (stdio's ftell is one: lseek(fd, 0, SEEK_CUR)) */
 };
 
 /*

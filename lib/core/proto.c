@@ -375,6 +375,7 @@ static const struct field qfile_fields[] = {
 	QFILE(f.size_written, IOACCT_ATTR_SIZE_WRITTEN, 0),
 	QFILE(f.mmap_bytes, IOACCT_ATTR_MMAP_BYTES, 0),
 	QFILE(f.cache_miss_bytes, IOACCT_ATTR_CACHE_MISS_BYTES, 0),
+	QFILE(f.seeks, IOACCT_ATTR_SEEKS, 0),
 };
 
 /* An MPI-IO record: every field of struct ioacct_mpiio. */

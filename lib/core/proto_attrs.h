@@ -143,7 +143,8 @@
 	X(LAST_WRITE_NS, 110, last_write_ns, I64)                                       \
 	X(SIZE_READ, 111, size_read, HIST)                                              \
 	X(SIZE_WRITTEN, 112, size_written, HIST)                                        \
-	/* 113: reserved (seeks). A file's page-cache and mmap views' bytes. */        \
+	X(SEEKS, 113, seeks, U64)                                                       \
+	/* A file's page-cache and mmap views' bytes. */                                \
 	X(MMAP_BYTES, 114, mmap_bytes, U64)                                             \
 	X(CACHE_MISS_BYTES, 115, cache_miss_bytes, U64)                                 \
 	/* 116..119 free. A job reply's MPI-IO records (issue 27): */                  \

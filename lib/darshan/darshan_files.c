@@ -139,6 +139,7 @@ static void file_add(struct ioacct_file *a, const struct ioacct_file *b)
 	a->writes += b->writes;
 	a->stats += b->stats;
 	a->fsyncs += b->fsyncs;
+	a->seeks += b->seeks;
 	a->bytes_read += b->bytes_read;
 	a->bytes_written += b->bytes_written;
 	a->read_ns += b->read_ns;
@@ -216,6 +217,7 @@ void ioacct_darshan_file_record(const struct ioacct_file *fl, uint64_t id,
 	c[IOACCT_DARSHAN_POSIX_STATS] = (int64_t)fl->stats;
 	/* fdatasync is counted with fsync (FDSYNCS stays -1), as in the mounts' counters. */
 	c[IOACCT_DARSHAN_POSIX_FSYNCS] = (int64_t)fl->fsyncs;
+	c[IOACCT_DARSHAN_POSIX_SEEKS] = (int64_t)fl->seeks;
 	c[IOACCT_DARSHAN_POSIX_BYTES_READ] = (int64_t)fl->bytes_read;
 	c[IOACCT_DARSHAN_POSIX_BYTES_WRITTEN] = (int64_t)fl->bytes_written;
 	/* Offsets and access patterns of "other files" mix files: not a file's, so unknown. */
@@ -271,6 +273,7 @@ static bool rest_of_mount(const struct ioacct_report_mount *m, const struct ioac
 	c[IOACCT_DARSHAN_POSIX_WRITES] = (int64_t)less(ok_calls(&op[IOACCT_OP_WRITE]), sum->writes);
 	c[IOACCT_DARSHAN_POSIX_STATS] = (int64_t)less(ok_calls(&op[IOACCT_OP_STAT]), sum->stats);
 	c[IOACCT_DARSHAN_POSIX_FSYNCS] = (int64_t)less(ok_calls(&op[IOACCT_OP_FSYNC]), sum->fsyncs);
+	c[IOACCT_DARSHAN_POSIX_SEEKS] = (int64_t)less(ok_calls(&op[IOACCT_OP_SEEK]), sum->seeks);
 	c[IOACCT_DARSHAN_POSIX_RENAME_SOURCES] = (int64_t)ok_calls(&op[IOACCT_OP_RENAME]);
 	c[IOACCT_DARSHAN_POSIX_BYTES_READ] = (int64_t)less(op[IOACCT_OP_READ].bytes, sum->bytes_read);
 	c[IOACCT_DARSHAN_POSIX_BYTES_WRITTEN] = (int64_t)less(op[IOACCT_OP_WRITE].bytes,

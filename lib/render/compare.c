@@ -237,13 +237,13 @@ static int compare_mounts(struct ioacct_compare *c)
 /* ---- per file ---- */
 
 const char *const ioacct_compare_file_counters[IOACCT_COMPARE_FILE_COUNTERS] = {
-	"POSIX_OPENS", "POSIX_READS", "POSIX_WRITES", "POSIX_STATS", "POSIX_FSYNCS",
+	"POSIX_OPENS", "POSIX_READS", "POSIX_WRITES", "POSIX_SEEKS", "POSIX_STATS", "POSIX_FSYNCS",
 	"POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN",
 };
 static const int file_counter_idx[IOACCT_COMPARE_FILE_COUNTERS] = {
 	IOACCT_DARSHAN_POSIX_OPENS, IOACCT_DARSHAN_POSIX_READS, IOACCT_DARSHAN_POSIX_WRITES,
-	IOACCT_DARSHAN_POSIX_STATS, IOACCT_DARSHAN_POSIX_FSYNCS, IOACCT_DARSHAN_POSIX_BYTES_READ,
-	IOACCT_DARSHAN_POSIX_BYTES_WRITTEN,
+	IOACCT_DARSHAN_POSIX_SEEKS, IOACCT_DARSHAN_POSIX_STATS, IOACCT_DARSHAN_POSIX_FSYNCS,
+	IOACCT_DARSHAN_POSIX_BYTES_READ, IOACCT_DARSHAN_POSIX_BYTES_WRITTEN,
 };
 
 /* One record of either side, to be matched by name. */
@@ -268,7 +268,8 @@ static void file_add_rec(struct ioacct_compare_file *cf, const struct side_rec *
 	for (int k = 0; k < IOACCT_COMPARE_FILE_COUNTERS; k++) {
 		int64_t v = c[file_counter_idx[k]];
 
-		if (k == 4 && s->darshan && c[IOACCT_DARSHAN_POSIX_FDSYNCS] > 0)
+		if (file_counter_idx[k] == IOACCT_DARSHAN_POSIX_FSYNCS && s->darshan &&
+		    c[IOACCT_DARSHAN_POSIX_FDSYNCS] > 0)
 			v += v < 0 ? 0 : c[IOACCT_DARSHAN_POSIX_FDSYNCS];
 		if (!s->darshan)
 			cf->ours[k] += (double)(v > 0 ? v : 0);

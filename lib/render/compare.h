@@ -77,7 +77,7 @@ struct ioacct_compare_series {
  * (ioacct_darshan_file_records), Darshan's POSIX records, matched by name,
  * every rank added up on each side.
  */
-#define IOACCT_COMPARE_FILE_COUNTERS 7
+#define IOACCT_COMPARE_FILE_COUNTERS 8
 extern const char *const ioacct_compare_file_counters[IOACCT_COMPARE_FILE_COUNTERS];
 
 struct ioacct_compare_file {

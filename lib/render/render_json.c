@@ -429,6 +429,7 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 	jw_u64(w, "writes", f->writes);
 	jw_u64(w, "stats", f->stats);
 	jw_u64(w, "fsyncs", f->fsyncs);
+	jw_u64(w, "seeks", f->seeks);
 	jw_u64(w, "bytes_read", f->bytes_read);
 	jw_u64(w, "bytes_written", f->bytes_written);
 	jw_u64(w, "read_time_ns", f->read_ns);

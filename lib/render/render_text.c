@@ -508,10 +508,10 @@ static void files_table(FILE *f, const struct ioacct_report *r, const struct col
 		return;
 	fprintf(f, "\n## Top files: %zu of %zu, by bytes moved, then time (RANK: the rank that "
 		   "moved most, of RANKS; every record: ioreport --files)\n", n, r->nfiles);
-	fprintf(f, "%14s %14s %14s %10s %10s %8s %8s %8s %12s %12s %12s %6s %5s %-*s %s\n",
+	fprintf(f, "%14s %14s %14s %10s %10s %8s %8s %8s %8s %12s %12s %12s %6s %5s %-*s %s\n",
 		"BYTES_READ", "BYTES_WRITTEN", "MMAP_BYTES", "READS", "WRITES", "OPENS", "STATS",
-		"FSYNCS", "READ_S", "WRITE_S", "META_S", "RANK", "RANKS", w->mount, "MOUNT",
-		"PATH");
+		"FSYNCS", "SEEKS", "READ_S", "WRITE_S", "META_S", "RANK", "RANKS", w->mount,
+		"MOUNT", "PATH");
 	for (size_t i = 0; i < n; i++) {
 		const struct ioacct_report_file *x = &r->files[i];
 		const struct ioacct_file *s = &x->sum;
@@ -527,10 +527,9 @@ static void files_table(FILE *f, const struct ioacct_report *r, const struct col
 			snprintf(mm, sizeof(mm), "-");
 		fprintf(f,
 			"%14" PRIu64 " %14" PRIu64 " %14s %10" PRIu64 " %10" PRIu64 " %8" PRIu64
-			" %8" PRIu64 " %8" PRIu64 " %12s %12s %12s %6s %5" PRIu32 " ",
+			" %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12s %12s %12s %6s %5" PRIu32 " ",
 			s->bytes_read, s->bytes_written, mm, s->reads, s->writes, s->opens,
-			s->stats,
-			s->fsyncs, r_secs(s->read_ns, 6, a, sizeof(a)),
+			s->stats, s->fsyncs, s->seeks, r_secs(s->read_ns, 6, a, sizeof(a)),
 			r_secs(s->write_ns, 6, b, sizeof(b)), r_secs(s->meta_ns, 6, c, sizeof(c)), rank,
 			x->nranks);
 		r_text_pad(f, w->mount, x->mount ? x->mount->path : "-");
@@ -825,10 +824,10 @@ int ioacct_render_files_text(FILE *f, const struct ioacct_report *r)
 {
 	char step[24];
 
-	fputs("STEP\tRANK\tMOUNT\tDEV\tINO\tOPENS\tREADS\tWRITES\tSTATS\tFSYNCS\tBYTES_READ\t"
-	      "BYTES_WRITTEN\tREAD_NS\tWRITE_NS\tMETA_NS\tMAX_BYTE_READ\tMAX_BYTE_WRITTEN\t"
-	      "SEQ_READS\tSEQ_WRITES\tCONSEC_READS\tCONSEC_WRITES\tMMAP_BYTES\tCACHE_MISS_BYTES\t"
-	      "PATH\n", f);
+	fputs("STEP\tRANK\tMOUNT\tDEV\tINO\tOPENS\tREADS\tWRITES\tSTATS\tFSYNCS\tSEEKS\t"
+	      "BYTES_READ\tBYTES_WRITTEN\tREAD_NS\tWRITE_NS\tMETA_NS\tMAX_BYTE_READ\t"
+	      "MAX_BYTE_WRITTEN\tSEQ_READS\tSEQ_WRITES\tCONSEC_READS\tCONSEC_WRITES\tMMAP_BYTES\t"
+	      "CACHE_MISS_BYTES\tPATH\n", f);
 	if (ioacct_probe_files_off(r->jd->job.probe_mode))
 		fprintf(f, "# %s\n", IOACCT_FILES_OFF_NOTE);
 	for (size_t i = 0; i < r->nrecords; i++) {
@@ -841,10 +840,11 @@ int ioacct_render_files_text(FILE *f, const struct ioacct_report *r)
 		fprintf(f,
 			"\t%" PRIu32 ":%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
 			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-			"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-			"\t%" PRIu64 "\t",
+			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRIu64 "\t%" PRIu64
+			"\t%" PRIu64 "\t%" PRIu64 "\t",
 			x->dev >> 20, x->dev & 0xfffff, x->ino, x->opens, x->reads, x->writes, x->stats,
-			x->fsyncs, x->bytes_read, x->bytes_written, x->read_ns, x->write_ns, x->meta_ns,
+			x->fsyncs, x->seeks, x->bytes_read, x->bytes_written, x->read_ns, x->write_ns,
+			x->meta_ns,
 			x->max_byte_read, x->max_byte_written, x->seq_reads, x->seq_writes,
 			x->consec_reads, x->consec_writes);
 		/* Not measured: "-", not 0. */

@@ -25,7 +25,7 @@ const struct ioacct_report_mount *ioacct_report_file_mount(const struct ioacct_r
 
 uint64_t ioacct_file_calls(const struct ioacct_file *f)
 {
-	return f->opens + f->reads + f->writes + f->stats + f->fsyncs;
+	return f->opens + f->reads + f->writes + f->stats + f->fsyncs + f->seeks;
 }
 
 static uint64_t file_ns(const struct ioacct_file *f)
@@ -76,6 +76,7 @@ static void file_add(struct ioacct_file *s, const struct ioacct_file *f)
 	s->writes += f->writes;
 	s->stats += f->stats;
 	s->fsyncs += f->fsyncs;
+	s->seeks += f->seeks;
 	s->bytes_read += f->bytes_read;
 	s->bytes_written += f->bytes_written;
 	s->read_ns += f->read_ns;

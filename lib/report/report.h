@@ -133,7 +133,7 @@ struct ioacct_report_file {
 	const struct ioacct_report_mount *mount; /* NULL: a mount the report has no calls of */
 	int32_t top_rank;                 /* the rank that moved most bytes (then took most time) */
 	uint32_t nranks;                  /* ranks with records of the file */
-	uint64_t calls;                   /* opens, reads, writes, stats, fsyncs */
+	uint64_t calls;                   /* opens, reads, writes, stats, fsyncs, seeks */
 	uint64_t ns;                      /* read, write and metadata time */
 	bool other;                       /* the mount's "other files" */
 };
@@ -171,7 +171,7 @@ struct ioacct_report {
 	struct ioacct_report_file *files; /* by bytes moved, then time, most first */
 	size_t nfiles;
 	bool files_partial;               /* max_files was reached: "other files" has calls */
-	uint64_t other_calls;             /* calls on "other files" (opens ... fsyncs) */
+	uint64_t other_calls;             /* calls on "other files" (opens ... seeks) */
 	uint64_t other_bytes;             /* bytes read and written there */
 	/* MPI-IO (issue 27): the records are jd->mpiio; per file, by path; every file. */
 	struct ioacct_report_mpiio_file *mpiio_files;
@@ -207,7 +207,7 @@ const char *ioacct_hint_name(unsigned int hint);
 /* The report's mount of a per-file record; NULL when the report has no calls there. */
 const struct ioacct_report_mount *ioacct_report_file_mount(const struct ioacct_report *r,
 							   uint32_t mnt_id);
-/* A record's calls: opens, reads, writes, stats and fsyncs. */
+/* A record's calls: opens, reads, writes, stats, fsyncs and seeks. */
 uint64_t ioacct_file_calls(const struct ioacct_file *f);
 /* MPI-IO bytes (read + written) over the POSIX bytes of the same file; -1 when there are none. */
 double ioacct_report_mpiio_ratio(const struct ioacct_report_mpiio_file *x);

@@ -110,7 +110,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_FILE_PUT] = "REPLACE INTO files (job_key, step_id, rank, mnt_id, dev, ino, path, " FILE_COLS ")"
 			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 			" ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
-			" ?31)",
+			" ?31, ?32)",
 	[ST_MPIIO_PUT] = "REPLACE INTO mpiio_files (job_key, step_id, rank, pid, path, " MPIIO_COLS ")"
 			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 			 " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",

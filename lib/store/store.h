@@ -20,7 +20,7 @@
  *   report_specs  a finished job's merged report until it is written (schema 6)
  *   files    (job_key, step_id, rank, mnt_id, dev, ino) -> path and Darshan's POSIX
  *            counters of one file (schema 8; issue 26); its page-cache and
- *            mmap views' bytes, mmap_bytes and cache_miss_bytes (schema 13)
+ *            mmap views' bytes, mmap_bytes and cache_miss_bytes (schema 13); its seeks (schema 14)
  * Retention (schema 9, retain.h): jobs.orig_bin_width_ns, the width a
  * downsampled job's series were recorded at (NULL: never downsampled).
  */
@@ -33,7 +33,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 13
+#define IOACCT_STORE_SCHEMA_VERSION 14
 
 struct ioacct_store;
 

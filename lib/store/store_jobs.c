@@ -361,7 +361,7 @@ int ioacct_store_watch_delete(struct ioacct_store *st, int64_t job_key, uint32_t
 	  (int64_t)(f)->seq_writes, (int64_t)(f)->consec_reads, (int64_t)(f)->consec_writes, \
 	  (f)->first_read_ns, (f)->last_read_ns, (f)->first_write_ns, (f)->last_write_ns }
 /* The columns after the size bins. */
-#define FILE_VIEW_U64S(f) { (f)->mmap_bytes, (f)->cache_miss_bytes }
+#define FILE_VIEW_U64S(f) { (f)->mmap_bytes, (f)->cache_miss_bytes, (f)->seeks }
 
 /* The access-size bins as text, "n0,n1,...,n9": two columns, not twenty. */
 static void file_bins(const uint64_t *b, char *buf, size_t len)
@@ -518,6 +518,7 @@ static int row_file(sqlite3_stmt *s, void *elem)
 		return -EIO;
 	f->mmap_bytes = col_u64(s, c + 2);
 	f->cache_miss_bytes = col_u64(s, c + 3);
+	f->seeks = col_u64(s, c + 4);
 	return 0;
 }
 

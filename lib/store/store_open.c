@@ -235,7 +235,7 @@ static const char *const migrations[] = {
 	"ALTER TABLE export_queue ADD COLUMN gen INTEGER NOT NULL DEFAULT 0;",
 	MIGRATION_MPIIO,
 	MIGRATION_RETENTION,
-	/* 12: reserved for files.seeks (a parallel branch); nothing here. */
+	/* 12: an old placeholder, empty (files.seeks came in 14). */
 	"",
 	/*
 	 * 13: a file's page-cache and mmap views' bytes (issue 26). Rows of
@@ -243,6 +243,8 @@ static const char *const migrations[] = {
 	 */
 	"ALTER TABLE files ADD COLUMN mmap_bytes INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE files ADD COLUMN cache_miss_bytes INTEGER NOT NULL DEFAULT 0;",
+	/* 14: a file's seeks (lseek calls, issue 26). Rows of older jobs read 0. */
+	"ALTER TABLE files ADD COLUMN seeks INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Per-file records (issue 26), exact: a job writes and reads several files of
 # known sizes on two mounts (the test directory's and /dev/shm), sequentially,
-# strided and two files in turn, stats and fsyncs them, by absolute and
+# strided and two files in turn, stats, fsyncs and seeks them, by absolute and
 # relative paths, while a process outside the job reads, stats and writes the
 # same files. Every file's record is exact (calls, bytes, largest offsets,
-# sequential and consecutive accesses, opens, stats, fsyncs, size bins), no
+# sequential and consecutive accesses, opens, stats, fsyncs, seeks, size bins), no
 # record has the outside process's calls, and the records' sums are the
 # mounts' counts. Processes of ranks 0..5 (SLURM_PROCID, OMPI_COMM_WORLD_RANK,
 # PMI_RANK) write their own files and one shared: a record per file and rank.
@@ -38,6 +38,7 @@ NOISE=$!
 	copyrw "$D/a" "$SHM.y" 4096 8 , \
 	stat "$D/a" 3 , \
 	fsync "$D/b" 2 , \
+	seek "$D/s" 7 , seek "$SHM.s" 4 , \
 	cd "$D" , write rel 100000 3 | cat || fail "iorun failed"
 kill $NOISE; wait $NOISE 2>/dev/null
 JOB=$(json_get "$T/out.json" 'j["job_id"]')
@@ -54,6 +55,8 @@ cat > "$T/expect.json" <<JSON
            "max_byte_read": 32767, "seq_reads": 17, "consec_reads": 14, "stats": 3,
            "size_read": "0,4,16,0,0,0,0,0,0,0", "size_written": "0,0,8,0,0,0,0,0,0,0"},
   "$D/b": {"opens": 1, "fsyncs": 2},
+  "$D/s": {"opens": 1, "seeks": 7},
+  "$SHM.s": {"opens": 1, "seeks": 4},
   "$D/rel": {"opens": 1, "writes": 3, "bytes_written": 300000, "max_byte_written": 299999,
              "seq_writes": 2, "consec_writes": 2, "size_written": "0,0,0,3,0,0,0,0,0,0"},
   "$SHM.x": {"opens": 1, "writes": 5, "bytes_written": 5000, "max_byte_written": 4999,
@@ -66,6 +69,20 @@ JSON
 python3 "$(dirname "$0")/check_files.py" "$T/ioacct.db" "$T/out.json" "$T/expect.json" ||
 	fail "per-file records differ"
 ok "every file's record exact, none of the outside process, sums equal the mounts'"
+# Seeks per mount: s's 7 and SHM.s's 4 lseeks, and a failing one on each (EINVAL).
+python3 - "$T/out.json" "$ROOTMNT" "$SHMMNT" <<'PY' || fail "the mounts' seeks are not exact"
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = {x["mount"]: x for x in j["mounts"]}
+bad = 0
+for mp, calls in ((sys.argv[2], 8), (sys.argv[3], 5)):
+    got = (m[mp]["seeks"], m[mp]["op_errors"]["seeks"], m[mp]["ops"]["seek"]["errors"])
+    if got != (calls, 1, 1):
+        print("%s: seeks, their errors: %s, expected %s" % (mp, got, (calls, 1, 1)))
+        bad = 1
+sys.exit(bad)
+PY
+ok "seeks per mount exact: SEEK_SET, SEEK_CUR, SEEK_END and a failed one"
 
 # Copies: copy_file_range (at f_pos, and at explicit offsets, last block
 # first), sendfile into a file and into a socket, splice through a pipe: a

@@ -46,6 +46,7 @@ NOISE=$!
 	copyrw "$D/a" "$SHM.y" 4096 8 , \
 	stat "$D/a" 3 , \
 	fsync "$D/b" 2 , \
+	seek "$D/s" 7 , seek "$SHM.s" 4 , \
 	stat "$D" 2 , mkdir "$D" 2 , \
 	cd "$D" , write rel 100000 3 | cat || fail "iorun failed"
 kill $NOISE; wait $NOISE 2>/dev/null
@@ -68,6 +69,8 @@ cat > "$T/expect.json" <<JSON
            "max_byte_read": 32767, "seq_reads": 17, "consec_reads": 14, "stats": 3,
            "size_read": "0,4,16,0,0,0,0,0,0,0", "size_written": "0,0,8,0,0,0,0,0,0,0"},
   "$D/b": {"opens": 1, "fsyncs": 2},
+  "$D/s": {"opens": 1, "seeks": 7},
+  "$SHM.s": {"opens": 1, "seeks": 4},
   "$D/rel": {"opens": 1, "writes": 3, "bytes_written": 300000, "max_byte_written": 299999,
              "seq_writes": 2, "consec_writes": 2, "size_written": "0,0,0,3,0,0,0,0,0,0"},
   "$SHM.x": {"opens": 1, "writes": 5, "bytes_written": 5000, "max_byte_written": 4999,

@@ -52,7 +52,7 @@ ok "text, JSON, HTML and --files: every file's bytes exact, sums equal the mount
 
 # -m keeps one mount's records: /dev/shm's one file, 5 writes of 1000 bytes.
 "$IOREPORT" --db "$T/ioacct.db" --files -m "$SHMMNT" "$JOB" > "$T/shm.txt" || fail "--files -m failed"
-[ "$(cut -f 2,3,8,12,24 "$T/shm.txt" | tail -n +2)" = "$(printf -- '-1\t%s\t5\t5000\t%s' "$SHMMNT" "$SHM.x")" ] ||
+[ "$(cut -f 2,3,8,13,25 "$T/shm.txt" | tail -n +2)" = "$(printf -- '-1\t%s\t5\t5000\t%s' "$SHMMNT" "$SHM.x")" ] ||
 	fail "--files -m $SHMMNT: $(cat "$T/shm.txt")"
 ok "--files -m: one mount's records, exact"
 

@@ -17,13 +17,13 @@ import json
 import sys
 
 COUNTER = {"opens": "POSIX_OPENS", "reads": "POSIX_READS", "writes": "POSIX_WRITES",
-           "stats": "POSIX_STATS", "fsyncs": "POSIX_FSYNCS",
+           "stats": "POSIX_STATS", "fsyncs": "POSIX_FSYNCS", "seeks": "POSIX_SEEKS",
            "bytes_read": "POSIX_BYTES_READ", "bytes_written": "POSIX_BYTES_WRITTEN",
            "max_byte_read": "POSIX_MAX_BYTE_READ", "max_byte_written": "POSIX_MAX_BYTE_WRITTEN",
            "seq_reads": "POSIX_SEQ_READS", "seq_writes": "POSIX_SEQ_WRITES",
            "consec_reads": "POSIX_CONSEC_READS", "consec_writes": "POSIX_CONSEC_WRITES"}
 # What a file's record cannot know: -1, Darshan's "not measured".
-UNKNOWN = ["POSIX_SEEKS", "POSIX_MMAPS", "POSIX_FDSYNCS", "POSIX_FILENOS", "POSIX_DUPS",
+UNKNOWN = ["POSIX_MMAPS", "POSIX_FDSYNCS", "POSIX_FILENOS", "POSIX_DUPS",
            "POSIX_MODE", "POSIX_RW_SWITCHES"]
 # Mixed over several files: not one file's.
 MIXED = ["max_byte_read", "max_byte_written", "seq_reads", "seq_writes", "consec_reads",
@@ -32,7 +32,7 @@ BINS = ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "
         "100M_1G", "1G_PLUS"]
 # The per-mount name of a counter summed over a mount's records (iorun --json, "ops").
 MOUNT_OF = {"opens": "open", "reads": "read", "writes": "write", "stats": "stat",
-            "fsyncs": "fsync", "bytes_read": "read", "bytes_written": "write"}
+            "fsyncs": "fsync", "seeks": "seek", "bytes_read": "read", "bytes_written": "write"}
 OTHER = "<ioacct: other files>"
 REST = "<ioacct: not per file>"
 

@@ -16,13 +16,14 @@ import json
 import sqlite3
 import sys
 
-COUNTS = ["opens", "reads", "writes", "stats", "fsyncs", "bytes_read", "bytes_written",
-          "max_byte_read", "max_byte_written", "seq_reads", "seq_writes", "consec_reads",
+COUNTS = ["opens", "reads", "writes", "stats", "fsyncs", "seeks", "bytes_read",
+          "bytes_written", "max_byte_read", "max_byte_written", "seq_reads", "seq_writes", "consec_reads",
           "consec_writes", "mmap_bytes", "cache_miss_bytes"]
 # The per-mount name of a counter summed over a mount's records (iorun --json, "ops").
 MOUNT_OF = {"opens": ("open", "calls"), "reads": ("read", "calls"),
             "writes": ("write", "calls"), "stats": ("stat", "calls"),
-            "fsyncs": ("fsync", "calls"), "bytes_read": ("read", "bytes"),
+            "fsyncs": ("fsync", "calls"), "seeks": ("seek", "ok"),
+            "bytes_read": ("read", "bytes"),
             "bytes_written": ("write", "bytes"), "mmap_bytes": ("mmap_fault", "bytes"),
             "cache_miss_bytes": ("cache_fill", "bytes")}
 
@@ -78,7 +79,9 @@ def main():
         ops = m[0]["ops"]
         for c, (op, field) in MOUNT_OF.items():
             total = sum(r[c] for r in rows if r["mnt_id"] in ids)
-            have = ops.get(op, {}).get(field, 0)
+            o = ops.get(op, {})
+            # "ok": the successful calls (the records count no failed call).
+            have = o.get("calls", 0) - o.get("errors", 0) if field == "ok" else o.get(field, 0)
             if total != have:
                 bad.append("mount %s: files' %s sum to %d, the mount has %d" % (mp, c, total, have))
     for b in bad:

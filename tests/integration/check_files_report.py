@@ -35,7 +35,8 @@ def check_json(rep, exp):
         if r["other_files"]:
             check(r["path"] is None, "other files record with a path: %s" % r)
             o = other.setdefault(r["mount"], [0, 0, 0])
-            o[0] += r["opens"] + r["reads"] + r["writes"] + r["stats"] + r["fsyncs"]
+            o[0] += (r["opens"] + r["reads"] + r["writes"] + r["stats"] + r["fsyncs"]
+                     + r["seeks"])
             o[1] += r["bytes_read"]
             o[2] += r["bytes_written"]
         else:
@@ -87,7 +88,7 @@ def check_text(text, exp, calls, nbytes):
         if not line or line.startswith("partial:"):
             break
         f = line.split()
-        mount, path = f[13], " ".join(f[14:])
+        mount, path = f[14], " ".join(f[15:])
         got[(path, mount)] = (int(f[0]), int(f[1]))
         order.append(int(f[0]) + int(f[1]))
     check(order == sorted(order, reverse=True), "text: rows not by bytes moved: %s" % order)

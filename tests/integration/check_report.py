@@ -18,9 +18,9 @@ import sqlite3
 import sys
 
 OPS = ["READ", "WRITE", "OPEN", "CREATE", "MKDIR", "UNLINK", "RMDIR", "FSYNC", "RENAME", "STAT",
-       "MMAP_FAULT", "CACHE_FILL", "READAHEAD", "FADVISE", "MADVISE"]
+       "MMAP_FAULT", "CACHE_FILL", "READAHEAD", "FADVISE", "MADVISE", "IO_URING_OP", "SEEK"]
 # The page-cache views and hints (kind VIEW, issue 14): not calls of a mount.
-VIEWS = {"MMAP_FAULT", "CACHE_FILL", "READAHEAD", "FADVISE", "MADVISE"}
+VIEWS = {"MMAP_FAULT", "CACHE_FILL", "READAHEAD", "FADVISE", "MADVISE", "IO_URING_OP"}
 VIEW_BYTES = {"MMAP_FAULT": "IOACCT_MMAP_READ_BYTES", "CACHE_FILL": "IOACCT_CACHE_MISS_BYTES",
               "READAHEAD": "IOACCT_READAHEAD_BYTES"}
 COUNT = {"READ": "POSIX_READS", "WRITE": "POSIX_WRITES", "OPEN": "POSIX_OPENS",
@@ -28,9 +28,11 @@ COUNT = {"READ": "POSIX_READS", "WRITE": "POSIX_WRITES", "OPEN": "POSIX_OPENS",
          "RMDIR": "IOACCT_RMDIRS", "FSYNC": "POSIX_FSYNCS", "RENAME": "IOACCT_RENAMES",
          "STAT": "POSIX_STATS", "MMAP_FAULT": "IOACCT_MMAP_FAULTS",
          "CACHE_FILL": "IOACCT_CACHE_FILLS", "READAHEAD": "IOACCT_READAHEADS",
-         "FADVISE": "IOACCT_FADVISES", "MADVISE": "IOACCT_MADVISES"}
+         "FADVISE": "IOACCT_FADVISES", "MADVISE": "IOACCT_MADVISES",
+         "IO_URING_OP": "IOACCT_IO_URING_OPS", "SEEK": "POSIX_SEEKS"}
 PLURAL = ["reads", "writes", "opens", "creates", "mkdirs", "unlinks", "rmdirs", "fsyncs",
-          "renames", "stats", "mmap_faults", "cache_fills", "readaheads", "fadvises", "madvises"]
+          "renames", "stats", "mmap_faults", "cache_fills", "readaheads", "fadvises", "madvises",
+          "io_uring_ops", "seeks"]
 SIZES = ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M",
          "100M_1G", "1G_PLUS"]
 CLASSES = ["notfound", "access", "space", "io", "other"]

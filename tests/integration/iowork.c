@@ -22,6 +22,9 @@
  *   rename DIR N             DIR/f<i> -> DIR/g<i>
  *   stat   PATH N            N stat()s
  *   fsync  PATH N            N fsync()s on PATH opened for writing
+ *   seek   PATH N            N lseek()s on PATH (opened for writing, created) to 0 in turn
+ *                            SEEK_SET, SEEK_CUR (ftell's), SEEK_END, then one lseek() to
+ *                            -1 that must fail with EINVAL: N seeks, N + 1 calls, 1 error
  *   missing DIR N            N opens of DIR/missing<i>, each must fail with ENOENT
  *   nostat DIR N             N stat()s of DIR/missing<i>, each must fail with ENOENT
  *   denied PATH N            N opens of PATH for reading, each must fail with EACCES
@@ -388,6 +391,26 @@ static int op_fsync(const char *path, unsigned long n)
 	return close(fd) ? fail("close", path) : 0;
 }
 
+static int op_seek(const char *path, unsigned long n)
+{
+	static const int whence[] = { SEEK_SET, SEEK_CUR, SEEK_END };
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+
+	if (fd < 0)
+		return fail("open", path);
+	for (unsigned long i = 0; i < n; i++)
+		if (lseek(fd, 0, whence[i % 3]) < 0) {
+			close(fd);
+			return fail("lseek", path);
+		}
+	if (lseek(fd, -1, SEEK_SET) != -1 || errno != EINVAL) {
+		close(fd);
+		dprintf(2, "iowork: lseek %s to -1 did not fail with EINVAL\n", path);
+		return 1;
+	}
+	return close(fd) ? fail("close", path) : 0;
+}
+
 static int op_sleep(const char *s)
 {
 	double d = strtod(s, NULL);
@@ -491,7 +514,7 @@ static int nargs(const char *op)
 	} ops[] = {
 		{ "write", 3 }, { "pwrite", 3 }, { "writev", 3 }, { "read", 3 }, { "tick", 3 },
 		{ "create", 2 }, { "mkdir", 2 }, { "unlink", 2 }, { "rmdir", 2 }, { "rename", 2 },
-		{ "missing", 2 }, { "stat", 2 }, { "fsync", 2 }, { "sleep", 1 }, { "wait", 0 },
+		{ "missing", 2 }, { "stat", 2 }, { "fsync", 2 }, { "seek", 2 }, { "sleep", 1 }, { "wait", 0 },
 		{ "cd", 1 }, { "nostat", 2 }, { "denied", 2 }, { "rofs", 2 }, { "exists", 2 },
 		{ "full", 3 }, { "sendfile", 4 }, { "splice", 4 }, { "copy", 4 }, { "rcopy", 4 },
 		{ "xcopy", 4 }, { "pread", 4 }, { "copyrw", 4 }, { "mmapread", 1 }, { "fadvise", 2 }, { "madvise", 2 }, { "evict", 1 },
@@ -534,6 +557,8 @@ int main(int argc, char **argv)
 			ret = op_stat(a[0], num(a[1]));
 		else if (!strcmp(op, "fsync"))
 			ret = op_fsync(a[0], num(a[1]));
+		else if (!strcmp(op, "seek"))
+			ret = op_seek(a[0], num(a[1]));
 		else if (!strcmp(op, "sleep"))
 			ret = op_sleep(a[0]);
 		else if (!strcmp(op, "wait"))

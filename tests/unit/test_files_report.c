@@ -327,13 +327,17 @@ static void test_text(void **state)
 	has(t, "\n## Top files: 4 of 4, by bytes moved, then time");
 	/* MMAP_BYTES "-": the job has no mmap view (not measured, not 0). */
 	has(t, "\n     536870912              0              -        512          0        1        0"
-	       "        0     0.000256     0.000000     0.000000      0     1 /scratch /scratch/input.nc\n"
+	       "        0        0     0.000256     0.000000     0.000000      0     1 /scratch "
+	       "/scratch/input.nc\n"
 	       "       8192000              0              -       2000          0        1        0"
-	       "        0     0.001000     0.000000     0.000000      -     1 /tmp     /tmp/big.idx\n"
+	       "        0        0     0.001000     0.000000     0.000000      -     1 /tmp     "
+	       "/tmp/big.idx\n"
 	       "             0        4505600              -          0       1100        2        0"
-	       "        0     0.000000     0.001100     0.000000      0     2 /scratch /scratch/out.dat\n"
+	       "        0        0     0.000000     0.001100     0.000000      0     2 /scratch "
+	       "/scratch/out.dat\n"
 	       "             0           6000              -          0          6        3        0"
-	       "        0     0.000000     0.000006     0.000000      0     1 /scratch (other files)\n"
+	       "        0        0     0.000000     0.000006     0.000000      0     1 /scratch "
+	       "(other files)\n"
 	       "partial: max_files was reached; 9 calls (6000 bytes) on files past it are counted "
 	       "as \"other files\"\n");
 	free(t);
@@ -354,7 +358,8 @@ static void test_json(void **state)
 	       "      \"mnt_id\": 21,\n      \"dev\": 8388609,\n      \"ino\": 100,\n"
 	       "      \"path\": \"/scratch/out.dat\",\n      \"other_files\": false,\n"
 	       "      \"opens\": 1,\n      \"reads\": 0,\n      \"writes\": 500,\n      \"stats\": 0,\n"
-	       "      \"fsyncs\": 0,\n      \"bytes_read\": 0,\n      \"bytes_written\": 2048000,\n"
+	       "      \"fsyncs\": 0,\n      \"seeks\": 0,\n      \"bytes_read\": 0,\n"
+	       "      \"bytes_written\": 2048000,\n"
 	       "      \"read_time_ns\": 0,\n      \"write_time_ns\": 500000,\n"
 	       "      \"meta_time_ns\": 0,\n      \"max_byte_read\": 0,\n"
 	       "      \"max_byte_written\": 2047999,\n      \"seq_reads\": 0,\n"
@@ -394,12 +399,13 @@ static void test_files_list(void **state)
 	assert_memory_equal(t, "STEP\tRANK\tMOUNT\tDEV\tINO\t", 24);
 	assert_non_null(strstr(t, "\tCONSEC_WRITES\tMMAP_BYTES\tCACHE_MISS_BYTES\tPATH\n"));
 	/* The views' bytes "-": not measured (no mmap nor cache view), not 0. */
-	has(t, "\n0\t1\t/scratch\t8:1\t100\t1\t0\t500\t0\t0\t0\t2048000\t0\t500000\t0\t0\t2047999\t0"
-	       "\t499\t0\t499\t-\t-\t/scratch/out.dat\n");
-	has(t, "\n0\t-1\t/tmp\t259:2\t300\t1\t2000\t0\t0\t0\t8192000\t0\t1000000\t0\t0\t1073741823"
-	       "\t0\t100\t0\t100\t0\t-\t-\t/tmp/big.idx\n");
-	has(t, "\n0\t0\t/scratch\t0:0\t0\t3\t0\t6\t0\t0\t0\t6000\t0\t6000\t0\t0\t5999\t0\t5\t0\t5"
-	       "\t-\t-\t(other files)\n# partial: max_files was reached; 9 calls (6000 bytes) on files "
+	has(t, "\n0\t1\t/scratch\t8:1\t100\t1\t0\t500\t0\t0\t0\t0\t2048000\t0\t500000\t0\t0"
+	       "\t2047999\t0\t499\t0\t499\t-\t-\t/scratch/out.dat\n");
+	has(t, "\n0\t-1\t/tmp\t259:2\t300\t1\t2000\t0\t0\t0\t0\t8192000\t0\t1000000\t0\t0"
+	       "\t1073741823\t0\t100\t0\t100\t0\t-\t-\t/tmp/big.idx\n");
+	has(t, "\n0\t0\t/scratch\t0:0\t0\t3\t0\t6\t0\t0\t0\t0\t6000\t0\t6000\t0\t0\t5999\t0\t5"
+	       "\t0\t5\t-\t-\t(other files)\n# partial: max_files was reached; 9 calls (6000 bytes) "
+	       "on files "
 	       "past it are counted as \"other files\"\n");
 	free(t);
 	ioacct_report_destroy(r);

@@ -105,7 +105,7 @@ static void test_terms_add_up(void **state)
 static void test_errors(void **state)
 {
 	expect_error("op=wrte", "op=wrte: unknown operation 'wrte' (read, write, open, create, mkdir, "
-		     "unlink, rmdir, fsync, rename, stat, close)");
+		     "unlink, rmdir, fsync, rename, stat, seek, close)");
 	expect_error("mount=/x,sise>1", "sise>1: unknown field 'sise'");
 	expect_error("size", "size: expected an operator after 'size'");
 	expect_error("size>=", "size>=: no value after the operator");

@@ -550,7 +550,7 @@ static void fill_file(struct ioacct_qfile_row *row, size_t i)
 	uint64_t *u[] = { &f->opens, &f->reads, &f->writes, &f->stats, &f->fsyncs, &f->bytes_read,
 			  &f->bytes_written, &f->read_ns, &f->write_ns, &f->meta_ns, &f->seq_reads,
 			  &f->seq_writes, &f->consec_reads, &f->consec_writes, &f->mmap_bytes,
-			  &f->cache_miss_bytes };
+			  &f->cache_miss_bytes, &f->seeks };
 
 	memset(row, 0, sizeof(*row));
 	row->job_key = 42;

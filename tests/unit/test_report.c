@@ -293,7 +293,7 @@ static void test_named_counters(void **state)
 	assert_true(n <= IOACCT_NAMED_COUNTERS);
 	for (size_t i = 0; i < n; i++)
 		ndarshan += c[i].darshan;
-	assert_int_equal(ndarshan, 7 + 20 + 3);
+	assert_int_equal(ndarshan, 8 + 20 + 3);
 	/* Darshan counts successful calls. */
 	assert_int_equal(counter(c, n, "POSIX_OPENS"), 10);
 	assert_int_equal(counter(c, n, "POSIX_READS"), 8);
@@ -315,29 +315,31 @@ static void test_named_counters(void **state)
 	assert_int_equal(counter(c, n, "IOACCT_STAT_TIME_NS"), 400);
 	/* The order reports print them in: Darshan's for its counters, then the operations'. */
 	/* + 6 view, hint and io_uring counts, + 3 byte counters, + their 12 errors and times (issue 14) */
-	assert_int_equal(n, 61 + 6 + 3 + 12);
+	/* + seeks: POSIX_SEEKS, its errors and its time (issue 26) */
+	assert_int_equal(n, 61 + 6 + 3 + 12 + 3);
 	assert_string_equal(c[0].name, "POSIX_OPENS");
 	assert_string_equal(c[1].name, "POSIX_READS");
 	assert_string_equal(c[2].name, "POSIX_WRITES");
-	assert_string_equal(c[3].name, "POSIX_STATS");
-	assert_string_equal(c[4].name, "POSIX_FSYNCS");
-	assert_string_equal(c[5].name, "POSIX_BYTES_READ");
-	assert_string_equal(c[29].name, "POSIX_F_META_TIME");
-	assert_string_equal(c[30].name, "IOACCT_CREATES");
-	assert_string_equal(c[31].name, "IOACCT_MKDIRS");
-	assert_string_equal(c[32].name, "IOACCT_UNLINKS");
-	assert_string_equal(c[33].name, "IOACCT_RMDIRS");
-	assert_string_equal(c[34].name, "IOACCT_RENAMES");
-	assert_string_equal(c[35].name, "IOACCT_MMAP_FAULTS");
-	assert_string_equal(c[39].name, "IOACCT_MADVISES");
-	assert_string_equal(c[40].name, "IOACCT_IO_URING_OPS");
-	assert_string_equal(c[41].name, "IOACCT_MMAP_READ_BYTES");
-	assert_string_equal(c[43].name, "IOACCT_READAHEAD_BYTES");
-	assert_string_equal(c[44].name, "IOACCT_ERRORS");
-	assert_string_equal(c[50].name, "IOACCT_READ_ERRORS");
-	assert_string_equal(c[59].name, "IOACCT_STAT_ERRORS");
-	assert_string_equal(c[66].name, "IOACCT_READ_TIME_NS");
-	assert_string_equal(c[75].name, "IOACCT_STAT_TIME_NS");
+	assert_string_equal(c[3].name, "POSIX_SEEKS");
+	assert_string_equal(c[4].name, "POSIX_STATS");
+	assert_string_equal(c[5].name, "POSIX_FSYNCS");
+	assert_string_equal(c[6].name, "POSIX_BYTES_READ");
+	assert_string_equal(c[30].name, "POSIX_F_META_TIME");
+	assert_string_equal(c[31].name, "IOACCT_CREATES");
+	assert_string_equal(c[32].name, "IOACCT_MKDIRS");
+	assert_string_equal(c[33].name, "IOACCT_UNLINKS");
+	assert_string_equal(c[34].name, "IOACCT_RMDIRS");
+	assert_string_equal(c[35].name, "IOACCT_RENAMES");
+	assert_string_equal(c[36].name, "IOACCT_MMAP_FAULTS");
+	assert_string_equal(c[40].name, "IOACCT_MADVISES");
+	assert_string_equal(c[41].name, "IOACCT_IO_URING_OPS");
+	assert_string_equal(c[42].name, "IOACCT_MMAP_READ_BYTES");
+	assert_string_equal(c[44].name, "IOACCT_READAHEAD_BYTES");
+	assert_string_equal(c[45].name, "IOACCT_ERRORS");
+	assert_string_equal(c[51].name, "IOACCT_READ_ERRORS");
+	assert_string_equal(c[60].name, "IOACCT_STAT_ERRORS");
+	assert_string_equal(c[68].name, "IOACCT_READ_TIME_NS");
+	assert_string_equal(c[77].name, "IOACCT_STAT_TIME_NS");
 	done(&b, r);
 }
 

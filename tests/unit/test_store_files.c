@@ -106,6 +106,7 @@ static void make_file(struct ioacct_file *x, uint64_t ino, uint64_t bytes)
 	x->writes = UINT64_MAX;
 	x->stats = 4;
 	x->fsyncs = 5;
+	x->seeks = 21;
 	x->bytes_read = bytes;
 	x->bytes_written = 7;
 	x->read_ns = 8;
@@ -233,6 +234,7 @@ static void test_files_migrate_from_v11(void **state)
 	assert_int_equal(jd->files[0].size_written[0], 1);
 	assert_int_equal(jd->files[0].mmap_bytes, 0);
 	assert_int_equal(jd->files[0].cache_miss_bytes, 0);
+	assert_int_equal(jd->files[0].seeks, 0); /* schema 14: rows of older jobs read 0 */
 	ioacct_jobdata_free(jd);
 	ioacct_store_close(st);
 }

@@ -34,7 +34,7 @@ exec </dev/console >/dev/console 2>&1
 MODES="auto fentry kprobe tracepoint syscall-tp"
 # START_TIMEOUT: ioacctd loads ~250 programs on fentry and kprobe; under TCG that took
 # 62-70 s on a quiet host and 190 s beside six builds (docs/kernels.md).
-NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 WRONG=0 START_TIMEOUT=600
+NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 NSEEK=7 WRONG=0 START_TIMEOUT=600
 VIEW_MODES="fentry kprobe tracepoint"
 FS_DISKS='' FS_MODES=''
 # shellcheck disable=SC1091 # written by mkinitramfs
@@ -141,22 +141,26 @@ write_expect() { # FILE MODE
 	# (64 KiB each, to B), of copy (4 KiB, to A) and of xcopy (fails with
 	# EXDEV, to B: a failed read on A, a failed write on B); B the source of
 	# sendfile into a socket (4 KiB, nothing written on a file). Opens: each
-	# call's files; creates: its destinations.
+	# call's files; creates: its destinations. Seeks: NSEEK on A/sk and 4 on
+	# B/sk (each created by its open), and a failed one (EINVAL) on each.
 	{
 		echo "$A write_bytes=$((wb + NPAIR * 4096)) writes=$((NW + NPAIR))" \
 			"read_bytes=$((NR * 1048576 + NPAIR * (2 * 65536 + 4096))) reads=$((NR + 4 * NPAIR))" \
-			"opens=$((2 + NCREATE + NMISS + NEXIST + 5)) creates=$((1 + NCREATE + 1)) mkdirs=$NMKDIR" \
-			"unlinks=$NCREATE rmdirs=$NMKDIR errors=$((NMISS + NEXIST + NPAIR))" \
-			"real_errors=$((NEXIST + NPAIR)) op_errors.opens=$((NMISS + NEXIST))" \
+			"opens=$((2 + NCREATE + NMISS + NEXIST + 5 + 1)) creates=$((1 + NCREATE + 1 + 1))" \
+			"mkdirs=$NMKDIR unlinks=$NCREATE rmdirs=$NMKDIR errors=$((NMISS + NEXIST + NPAIR + 1))" \
+			"real_errors=$((NEXIST + NPAIR + 1)) op_errors.opens=$((NMISS + NEXIST))" \
 			"op_errors.reads=$NPAIR error_classes.notfound=$NMISS" \
-			"error_classes.other=$((NEXIST + NPAIR))" \
+			"error_classes.other=$((NEXIST + NPAIR + 1)) seeks=$((NSEEK + 1)) op_errors.seeks=1" \
 			"write_sizes.100K_1M=$NW write_sizes.1K_10K=$NPAIR read_sizes.100K_1M=$NR" \
 			"read_sizes.10K_100K=$((2 * NPAIR)) read_sizes.1K_10K=$NPAIR"
 		echo "$B write_bytes=$((NPW * 4096 + NPAIR * 2 * 65536)) writes=$((NPW + 3 * NPAIR))" \
-			"read_bytes=$((NPAIR * 4096)) reads=$NPAIR opens=$((6 + 4)) creates=$((4 + 3))" \
-			"unlinks=3 errors=$((2 + NPAIR)) real_errors=$NPAIR op_errors.opens=2" \
-			"op_errors.writes=$NPAIR error_classes.notfound=2 error_classes.other=$NPAIR" \
+			"read_bytes=$((NPAIR * 4096)) reads=$NPAIR opens=$((6 + 4 + 1)) creates=$((4 + 3 + 1))" \
+			"unlinks=3 errors=$((2 + NPAIR + 1)) real_errors=$((NPAIR + 1)) op_errors.opens=2" \
+			"op_errors.writes=$NPAIR error_classes.notfound=2 error_classes.other=$((NPAIR + 1))" \
+			"seeks=5 op_errors.seeks=1" \
 			"write_sizes.1K_10K=$NPW write_sizes.10K_100K=$((2 * NPAIR)) read_sizes.1K_10K=$NPAIR"
+		echo "file:$A/sk opens=1 seeks=$NSEEK"
+		echo "file:$B/sk opens=1 seeks=4"
 		[ "$2" = auto ] || echo "@ probe_mode=$2"
 	} > "$1"
 }
@@ -199,6 +203,7 @@ run_work() {
 			rmdir $A/dirs "$NMKDIR" , \
 			missing $A "$NMISS" , \
 			exists $A/big "$NEXIST" , \
+			seek $A/sk "$NSEEK" , seek $B/sk 4 , \
 			cd $B/d , create . 3 , unlink . 3 , missing . 2 2> "$W/iorun.err"
 		echo $? > "$W/rc"
 	} | cat
