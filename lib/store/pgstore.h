@@ -51,7 +51,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 8
+#define IOACCT_PGSTORE_SCHEMA_VERSION 10
 
 struct ioacct_pgstore;
 

@@ -90,11 +90,53 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
-# pg_back_to_schema7: puts a schema-8 cluster store back to schema 7 with its data, as
+# pg_back_to_schema8: puts a schema-10 cluster store back to schema 8 with its data, as
+# schema 8 stored it: steps and mounts one table each (not partitioned by month) with their
+# foreign keys, the trigger and functions of schema 8, versions 9 and 10 forgotten.
+pg_back_to_schema8() {
+	pg "BEGIN;
+	    CREATE TABLE steps8 (LIKE steps INCLUDING DEFAULTS); INSERT INTO steps8 SELECT * FROM steps;
+	    CREATE TABLE mounts8 (LIKE mounts INCLUDING DEFAULTS); INSERT INTO mounts8 SELECT * FROM mounts;
+	    DROP TABLE steps, mounts;
+	    ALTER TABLE steps8 RENAME TO steps; ALTER TABLE mounts8 RENAME TO mounts;
+	    ALTER TABLE steps ADD CONSTRAINT steps_pkey PRIMARY KEY (job, step_id),
+	      ADD CONSTRAINT steps_job_fkey FOREIGN KEY (job) REFERENCES jobs(id)
+	      ON DELETE CASCADE ON UPDATE CASCADE;
+	    ALTER TABLE mounts ADD CONSTRAINT mounts_pkey PRIMARY KEY (job, mnt_id),
+	      ADD CONSTRAINT mounts_job_fkey FOREIGN KEY (job) REFERENCES jobs(id)
+	      ON DELETE CASCADE ON UPDATE CASCADE;
+	    CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
+	      IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN
+	       DELETE FROM series WHERE job = OLD.id; DELETE FROM totals WHERE job = OLD.id;
+	      END IF; RETURN NULL; END\$\$;
+	    DROP TRIGGER jobs_gone ON jobs;
+	    CREATE TRIGGER jobs_gone AFTER DELETE ON jobs FOR EACH ROW EXECUTE FUNCTION ioacct_job_gone();
+	    CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void LANGUAGE plpgsql AS \$\$
+	    DECLARE t text; n text; BEGIN
+	     FOREACH t IN ARRAY ARRAY['series', 'totals'] LOOP
+	      n := t || '_' || ioacct_block_name(b);
+	      CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;
+	      PERFORM pg_advisory_xact_lock(730804912, b);
+	      BEGIN
+	       EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)',
+		n, t, b::bigint << 33, (b + 1)::bigint << 33);
+	      EXCEPTION WHEN duplicate_table OR invalid_object_definition THEN NULL;
+	      END;
+	      IF t = 'series' THEN
+	       EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 128)', n);
+	      END IF;
+	     END LOOP;
+	    END\$\$;
+	    DELETE FROM ioacct_schema WHERE version IN (9, 10);
+	    COMMIT" > /dev/null
+}
+
+# pg_back_to_schema7: puts a schema-10 cluster store back to schema 7 with its data, as
 # schema 7 stored it: series and totals one table each (not partitioned by month) with
 # their foreign keys, job ids a plain sequence again (the block bits off), no triggers,
 # version 8 forgotten. The next ioacctd to connect migrates it again.
 pg_back_to_schema7() {
+	pg_back_to_schema8 || return 1
 	pg "BEGIN;
 	    DROP TRIGGER jobs_place ON jobs; DROP TRIGGER jobs_gone ON jobs; DROP VIEW series_bins;
 	    CREATE TABLE series7 (LIKE series INCLUDING DEFAULTS); INSERT INTO series7 SELECT * FROM series;
@@ -121,7 +163,7 @@ pg_back_to_schema7() {
 	    COMMIT" > /dev/null
 }
 
-# pg_back_to_schema5: puts a schema-8 cluster store back to schema 5 with its data, as
+# pg_back_to_schema5: puts a schema-10 cluster store back to schema 5 with its data, as
 # schema 5 stored it: the series one row per bin (numeric counters, 0 for none), the
 # arrays, their view and its function gone, the merged series (schema 7) too, versions 6
 # and 7 forgotten. The next ioacctd to
