@@ -231,17 +231,18 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 }
 
 /*
- * The block's ($1 <= id < $2) runs, their parts, and the parts' series rows
- * (the held parts moved out, every part left in the block goes).
+ * The block's ($1 <= id < $2) runs, their parts in other blocks, and the
+ * parts' series rows (the held parts moved out, every part left in the
+ * block goes: its rows are deleted by range, not found one by one).
  */
 #define BLOCK_RUNS                                                                         \
 	"r AS (SELECT DISTINCT cluster, job_id, restart FROM jobs"                           \
 	" WHERE id >= $1::bigint AND id < $2::bigint),"                                      \
-	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart)),"           \
+	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart)"             \
+	"  WHERE j.id < $1::bigint OR j.id >= $2::bigint),"                                  \
 	" s AS (SELECT (SELECT count(*) FROM series"                                         \
 	"  WHERE job >= $1::bigint AND job < $2::bigint)"                                    \
-	"  + (SELECT count(*) FROM series WHERE job IN"                                      \
-	"  (SELECT id FROM p WHERE id < $1::bigint OR id >= $2::bigint)) AS n)"
+	"  + (SELECT count(*) FROM series WHERE job IN (SELECT id FROM p)) AS n)"
 
 /*
  * Purges block b whole, its parts whose run stays moved to the running block
@@ -292,8 +293,11 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, boo
 				 " rep AS (DELETE FROM job_reports x USING r"
 				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
 				 "  AND x.restart = r.restart RETURNING 1),"
-				 " d AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
-				 " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d),"
+				 " d AS (DELETE FROM jobs WHERE id >= $1::bigint AND id < $2::bigint"
+				 "  RETURNING 1),"
+				 " e AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
+				 " SELECT (SELECT count(*) FROM r),"
+				 " (SELECT count(*) FROM d) + (SELECT count(*) FROM e),"
 				 " (SELECT n FROM s) FROM (SELECT count(*) FROM m) a,"
 				 " (SELECT count(*) FROM rep) c", 2, params + 1, "purge a month",
 				 counts, &runs);
