@@ -478,6 +478,64 @@ static const char *const migrations[] = {
 	"END$$;"
 	"SELECT ioacct_block_parts(b) FROM (SELECT 1023 AS b UNION"
 	" SELECT DISTINCT (id >> 33)::integer FROM jobs) x;",
+	/*
+	 * 10: the per-part small rows partitioned too (issue 28): steps and
+	 * mounts by range of job, one partition a block like series and totals
+	 * (steps_2026_11), no foreign key to jobs: a part deleted takes them
+	 * with it (ioacct_job_gone). A month purged whole then deletes only its
+	 * jobs rows, setting ioacct.purging to its block for its transaction so
+	 * that their trigger is not even called (its partitions go whole).
+	 */
+	"CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void"
+	" LANGUAGE plpgsql AS $$"
+	"DECLARE t text; n text; BEGIN"
+	" FOREACH t IN ARRAY ARRAY['series', 'totals', 'files', 'mpiio_files', 'steps', 'mounts'] LOOP"
+	"  n := t || '_' || ioacct_block_name(b);"
+	"  CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;"
+	"  PERFORM pg_advisory_xact_lock(" PG_BLOCK_LOCK ", b);"
+	"  BEGIN"
+	"   EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I"
+	" FOR VALUES FROM (%s) TO (%s)',"
+	"    n, t, b::bigint << 33, (b + 1)::bigint << 33);"
+	"  EXCEPTION WHEN duplicate_table OR invalid_object_definition THEN NULL;"
+	"  END;"
+	"  IF t = 'series' THEN"
+	"   EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 128)', n);"
+	"  END IF;"
+	" END LOOP;"
+	"END$$;"
+	"CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+	" IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN"
+	"  DELETE FROM series WHERE job = OLD.id;"
+	"  DELETE FROM totals WHERE job = OLD.id;"
+	"  DELETE FROM files WHERE job = OLD.id;"
+	"  DELETE FROM mpiio_files WHERE job = OLD.id;"
+	"  DELETE FROM steps WHERE job = OLD.id;"
+	"  DELETE FROM mounts WHERE job = OLD.id;"
+	" END IF;"
+	" RETURN NULL;"
+	"END$$;"
+	"DROP TRIGGER jobs_gone ON jobs;"
+	"CREATE TRIGGER jobs_gone AFTER DELETE ON jobs FOR EACH ROW"
+	" WHEN ((OLD.id >> 33)::text IS DISTINCT FROM current_setting('ioacct.purging', true))"
+	" EXECUTE FUNCTION ioacct_job_gone();"
+	"ALTER TABLE steps DROP CONSTRAINT steps_job_fkey;"
+	"ALTER TABLE mounts DROP CONSTRAINT mounts_job_fkey;"
+	"ALTER TABLE steps RENAME TO steps_old;"
+	"ALTER TABLE mounts RENAME TO mounts_old;"
+	"ALTER TABLE steps_old RENAME CONSTRAINT steps_pkey TO steps_old_pkey;"
+	"ALTER TABLE mounts_old RENAME CONSTRAINT mounts_pkey TO mounts_old_pkey;"
+	"CREATE TABLE steps (LIKE steps_old INCLUDING DEFAULTS) PARTITION BY RANGE (job);"
+	"CREATE TABLE mounts (LIKE mounts_old INCLUDING DEFAULTS) PARTITION BY RANGE (job);"
+	"ALTER TABLE steps ADD PRIMARY KEY (job, step_id);"
+	"ALTER TABLE mounts ADD PRIMARY KEY (job, mnt_id);"
+	"SELECT ioacct_block_parts(b) FROM (SELECT 1023 AS b UNION"
+	" SELECT (id >> 33)::integer FROM jobs) x;"
+	"INSERT INTO steps SELECT * FROM steps_old;"
+	"INSERT INTO mounts SELECT * FROM mounts_old;"
+	"DROP TABLE steps_old, mounts_old;",
+	/* 11: a file's seeks (issue 26; SQLite schema 14), 0 in the parts written before. */
+	"ALTER TABLE files ADD COLUMN seeks numeric(20,0) NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

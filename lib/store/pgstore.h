@@ -25,7 +25,7 @@
  *           a part's id is its block << 33 plus a sequence number, one
  *           partition a block (series_2026_11, totals_running), see pgstore.c
  *   files   (job, step_id, rank, mnt_id, dev, ino) -> path, path_raw and Darshan's
- *           POSIX counters of a file, as the node's SQLite files (schema 9;
+ *           POSIX counters of a file, as the node's SQLite files (schema 9, seeks 11;
  *           the "other files" records too: dev and ino 0)
  *   mpiio_files  (job, step_id, rank, pid, path) -> MPI-IO counters (schema 9)
  *           files and mpiio_files are partitioned as series and totals;
@@ -57,7 +57,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 9
+#define IOACCT_PGSTORE_SCHEMA_VERSION 11
 
 struct ioacct_pgstore;
 

@@ -67,7 +67,8 @@ static void buf_file(struct buf *b, const char *id, const struct ioacct_file *f)
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 		pg_buf_add(b, "%" PRId64 "\t", v[i]);
 	buf_bins(b, f->size_read, '\t');
-	buf_bins(b, f->size_written, '\n');
+	buf_bins(b, f->size_written, '\t');
+	pg_buf_add(b, "%" PRIu64 "\n", f->seeks); /* schema 11 */
 }
 
 #define MPIIO_VALUE(name) m->name,
@@ -228,7 +229,8 @@ static void file_from_row(const PGresult *res, int r, const struct member *m, in
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 		*v[i] = val_i64(res, r, col++);
 	val_bins(res, r, col++, f->size_read);
-	val_bins(res, r, col, f->size_written);
+	val_bins(res, r, col++, f->size_written);
+	f->seeks = val_u64(res, r, col);
 	/* Byte positions stay; times are from the start, the whole job's now. */
 	f->first_read_ns = time_moved(f->first_read_ns, shift);
 	f->last_read_ns = time_moved(f->last_read_ns, shift);

@@ -8,11 +8,12 @@
  *
  * First the months (schema 8): a month's block whose month ended before the
  * cutoff and whose parts' runs all go is purged whole. One transaction puts
- * the block in purging and deletes the runs' small rows (jobs, steps,
- * mounts, reports, merged series): from its commit the runs are gone from
- * every query, and their bulk rows (series, totals, files, MPI-IO records)
- * are left in the block's partitions, which are then detached CONCURRENTLY (no lock that stops
- * exports or queries) and dropped. A purge killed after that commit leaves
+ * the block in purging and deletes the runs' jobs rows, reports and merged
+ * series: from its commit the runs are gone from every query, and their
+ * other rows (series, totals, files, MPI-IO records: schema 9; steps, mounts:
+ * schema 10) are left in the
+ * block's partitions, which are then detached CONCURRENTLY (no lock that
+ * stops exports or queries) and dropped. A purge killed after that commit leaves
  * the block in purging: the next purge detaches and drops it first.
  * Then the rest row by row, in batches of PURGE_BATCH runs, a transaction
  * each: exports and queries go on between them, and an interrupted purge
@@ -137,7 +138,8 @@ static void block_name(char *buf, size_t len, const char *t, int b)
  */
 static int block_drop(struct ioacct_pgstore *pg, int b)
 {
-	static const char *const tables[] = { "series", "totals", "files", "mpiio_files" };
+	static const char *const tables[] = { "series", "totals", "files", "mpiio_files", "steps",
+						"mounts" };
 	char name[64], sql[256], blk[16];
 	const char *params[1] = { name };
 	int err = 0;
@@ -185,8 +187,10 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 /*
  * The block's parts whose run stays (a node's part of it not ended, or after
  * the cutoff; its report waiting: rare, at a month's edge) moved to the
- * running block: new ids (steps and mounts follow, ON UPDATE CASCADE), their
- * series, totals, files and MPI-IO rows copied there. The month then goes whole.
+ * running block: new ids, their series, totals, files, MPI-IO, steps and mounts rows moved
+ * there (copied, the old ones deleted: schema 10 has no foreign key to
+ * follow, and the block's partitions then hold only rows that go, counted
+ * whole). The month then goes whole.
  */
 static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 {
@@ -202,14 +206,30 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 		   " t AS (INSERT INTO totals (job, step_id, mnt_id, op, "
 		   IOACCT_STORE_COUNTER_COLS ") SELECT n.new, step_id, mnt_id, op, "
 		   IOACCT_STORE_COUNTER_COLS " FROM totals x JOIN n ON x.job = n.old RETURNING 1),"
-		   " f AS (INSERT INTO files (job, " PG_FILE_COLS ") SELECT n.new, " PG_FILE_COLS
+		   " st AS (INSERT INTO steps (job, step_id, start_ns, end_ns, state, exit_code,"
+		   " cgroup) SELECT n.new, step_id, start_ns, end_ns, state, exit_code, cgroup"
+		   " FROM steps x JOIN n ON x.job = n.old RETURNING 1),"
+		   " mt AS (INSERT INTO mounts (job, mnt_id, path, fstype, source, path_raw)"
+		   " SELECT n.new, mnt_id, path, fstype, source, path_raw"
+		   " FROM mounts x JOIN n ON x.job = n.old RETURNING 1),"
+		   " fi AS (INSERT INTO files (job, " PG_FILE_COLS ") SELECT n.new, " PG_FILE_COLS
 		   " FROM files x JOIN n ON x.job = n.old RETURNING 1),"
-		   " m AS (INSERT INTO mpiio_files (job, " PG_MPIIO_COLS ") SELECT n.new, "
+		   " mp AS (INSERT INTO mpiio_files (job, " PG_MPIIO_COLS ") SELECT n.new, "
 		   PG_MPIIO_COLS " FROM mpiio_files x JOIN n ON x.job = n.old RETURNING 1),"
-		   " u AS (UPDATE jobs j SET id = n.new FROM n WHERE j.id = n.old RETURNING 1)"
+		   " u AS (UPDATE jobs j SET id = n.new FROM n WHERE j.id = n.old RETURNING 1),"
+		   " ds AS (DELETE FROM series x USING n WHERE x.job = n.old RETURNING 1),"
+		   " dt AS (DELETE FROM totals x USING n WHERE x.job = n.old RETURNING 1),"
+		   " dst AS (DELETE FROM steps x USING n WHERE x.job = n.old RETURNING 1),"
+		   " dmt AS (DELETE FROM mounts x USING n WHERE x.job = n.old RETURNING 1),"
+		   " df AS (DELETE FROM files x USING n WHERE x.job = n.old RETURNING 1),"
+		   " dm AS (DELETE FROM mpiio_files x USING n WHERE x.job = n.old RETURNING 1)"
 		   " SELECT (SELECT count(*) FROM u) FROM (SELECT count(*) FROM s) a,"
-		   " (SELECT count(*) FROM t) c, (SELECT count(*) FROM f) d,"
-		   " (SELECT count(*) FROM m) e", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
+		   " (SELECT count(*) FROM t) c, (SELECT count(*) FROM st) d,"
+		   " (SELECT count(*) FROM mt) e, (SELECT count(*) FROM ds) f,"
+		   " (SELECT count(*) FROM dt) g, (SELECT count(*) FROM dst) h,"
+		   " (SELECT count(*) FROM dmt) i, (SELECT count(*) FROM fi) j,"
+		   " (SELECT count(*) FROM mp) k, (SELECT count(*) FROM df) l,"
+		   " (SELECT count(*) FROM dm) o", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
 	if (b.failed)
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	res = PQexecParams(pg->conn, b.p, 3, NULL, params, NULL, NULL, 0);
@@ -220,15 +240,19 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 	return err;
 }
 
-/* The block's ($1 <= id < $2) runs, their parts, and the parts' series rows. */
+/*
+ * The block's ($1 <= id < $2) runs, their parts in other blocks, and the
+ * parts' series rows (the held parts moved out, every part left in the
+ * block goes: its rows are deleted by range, not found one by one).
+ */
 #define BLOCK_RUNS                                                                         \
 	"r AS (SELECT DISTINCT cluster, job_id, restart FROM jobs"                           \
 	" WHERE id >= $1::bigint AND id < $2::bigint),"                                      \
-	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart)),"           \
-	" s AS (SELECT (SELECT count(*) FROM series x JOIN p ON p.id = x.job"                \
-	"  WHERE x.job >= $1::bigint AND x.job < $2::bigint)"                                \
-	"  + (SELECT count(*) FROM series WHERE job IN"                                      \
-	"  (SELECT id FROM p WHERE id < $1::bigint OR id >= $2::bigint)) AS n)"
+	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart)"             \
+	"  WHERE j.id < $1::bigint OR j.id >= $2::bigint),"                                  \
+	" s AS (SELECT (SELECT count(*) FROM series"                                         \
+	"  WHERE job >= $1::bigint AND job < $2::bigint)"                                    \
+	"  + (SELECT count(*) FROM series WHERE job IN (SELECT id FROM p)) AS n)"
 
 /*
  * Purges block b whole, its parts whose run stays moved to the running block
@@ -267,6 +291,10 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, boo
 	}
 	if (!err)
 		err = held_move(pg, params);
+	/* The block's jobs rows go without their trigger: their partitions go whole. */
+	snprintf(sql, sizeof(sql), "SET LOCAL ioacct.purging = '%d'", b);
+	if (!err)
+		err = pg_exec(pg, sql, "purge a month");
 	if (!err)
 		err = run_counts(pg, "WITH " BLOCK_RUNS ","
 				 " m AS (DELETE FROM merged_jobs x USING r"
@@ -275,8 +303,11 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, boo
 				 " rep AS (DELETE FROM job_reports x USING r"
 				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
 				 "  AND x.restart = r.restart RETURNING 1),"
-				 " d AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
-				 " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d),"
+				 " d AS (DELETE FROM jobs WHERE id >= $1::bigint"
+				 "  AND id < $2::bigint RETURNING 1),"
+				 " e AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
+				 " SELECT (SELECT count(*) FROM r),"
+				 " (SELECT count(*) FROM d) + (SELECT count(*) FROM e),"
 				 " (SELECT n FROM s) FROM (SELECT count(*) FROM m) a,"
 				 " (SELECT count(*) FROM rep) c", 2, params + 1, "purge a month",
 				 counts, &runs);

@@ -202,7 +202,8 @@ got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge after the kill fa
 ok "a purge killed after $((5000 - left)) of 5,000 runs: the $left left whole and exact, the next purge took them"
 
 # ---- months purged whole: their partitions dropped -------------------------------------
-# M: the month of 100 days ago, M2 the one before, M3 the one before that (schema 8).
+# M: the month of 100 days ago, M2 the one before, M3 the one before that (schema 8; steps
+# and mounts partitioned too from schema 10).
 #   20001-20300 two parts ended in M           -> gone with M's partitions
 #   20301       a part in M, a part in M2      -> gone whole (its M2 part row by row)
 #   20302       two parts in M2                -> gone row by row
@@ -258,7 +259,9 @@ b3=$(pg "SELECT ioacct_block((extract(epoch FROM $M3)::bigint + 86401) * 1000000
 # A purge killed after its first commit for M3: the block in purging, its runs' small rows gone.
 pg "BEGIN; INSERT INTO purging VALUES ($b3); DELETE FROM jobs WHERE job_id BETWEEN 20401 AND 20410; COMMIT" > /dev/null ||
 	fail "cannot make the purge of $m3 killed midway"
-[ "$(pg "SELECT count(*) FROM series_$m3")" = 20 ] || fail "the killed purge's rows are not left in series_$m3"
+for t in series totals steps mounts; do
+	[ "$(pg "SELECT count(*) FROM ${t}_$m3")" = 20 ] || fail "the killed purge's rows are not left in ${t}_$m3"
+done
 # A part of M3 written meanwhile goes to the running block, not to the partition being dropped.
 parts 20411 20411 n1 "$M3"
 [ "$(pg "SELECT id >> 33 FROM jobs WHERE job_id = 20411")" = 1023 ] ||
@@ -271,7 +274,7 @@ got=$("$PGPURGE" "$PGURL" purge "$CUT" dry) || fail "pgpurge purge dry failed"
 	fail "a dry purge changed the store"
 got=$("$PGPURGE" "$PGURL" purge "$CUT") || fail "pgpurge purge failed"
 [ "$got" = "runs=303 parts=605 series=605 months=3" ] || fail "purge of the months: '$got', not 'runs=303 parts=605 series=605 months=3'"
-for t in series totals files mpiio_files; do
+for t in series totals files mpiio_files steps mounts; do
 	for m in $m1 $m2 $m3; do
 		[ "$(pg "SELECT to_regclass('${t}_$m') IS NULL")" = t ] || fail "${t}_$m was not dropped"
 	done

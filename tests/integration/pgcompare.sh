@@ -90,15 +90,33 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
-# pg_back_to_schema8: puts a schema-9 cluster store back to schema 8 with its data: no
-# per-file or MPI-IO records (their tables and jobs.files_kept gone), the month blocks'
-# functions as schema 8 made them, version 9 forgotten.
+# pg_back_to_schema8: puts a schema-11 cluster store back to schema 8 with its data, as
+# schema 8 stored it: no per-file or MPI-IO records (schema 9: their tables and
+# jobs.files_kept gone), steps and mounts one table each (not partitioned by month: schema
+# 10) with their foreign keys, the trigger and functions of schema 8, versions 9 to 11
+# forgotten.
 pg_back_to_schema8() {
 	pg "BEGIN;
 	    DROP TABLE files, mpiio_files;
 	    ALTER TABLE jobs DROP COLUMN files_kept;
-	    CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void LANGUAGE plpgsql AS
-	    \$\$DECLARE t text; n text; BEGIN
+	    CREATE TABLE steps8 (LIKE steps INCLUDING DEFAULTS); INSERT INTO steps8 SELECT * FROM steps;
+	    CREATE TABLE mounts8 (LIKE mounts INCLUDING DEFAULTS); INSERT INTO mounts8 SELECT * FROM mounts;
+	    DROP TABLE steps, mounts;
+	    ALTER TABLE steps8 RENAME TO steps; ALTER TABLE mounts8 RENAME TO mounts;
+	    ALTER TABLE steps ADD CONSTRAINT steps_pkey PRIMARY KEY (job, step_id),
+	      ADD CONSTRAINT steps_job_fkey FOREIGN KEY (job) REFERENCES jobs(id)
+	      ON DELETE CASCADE ON UPDATE CASCADE;
+	    ALTER TABLE mounts ADD CONSTRAINT mounts_pkey PRIMARY KEY (job, mnt_id),
+	      ADD CONSTRAINT mounts_job_fkey FOREIGN KEY (job) REFERENCES jobs(id)
+	      ON DELETE CASCADE ON UPDATE CASCADE;
+	    CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
+	      IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN
+	       DELETE FROM series WHERE job = OLD.id; DELETE FROM totals WHERE job = OLD.id;
+	      END IF; RETURN NULL; END\$\$;
+	    DROP TRIGGER jobs_gone ON jobs;
+	    CREATE TRIGGER jobs_gone AFTER DELETE ON jobs FOR EACH ROW EXECUTE FUNCTION ioacct_job_gone();
+	    CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void LANGUAGE plpgsql AS \$\$
+	    DECLARE t text; n text; BEGIN
 	     FOREACH t IN ARRAY ARRAY['series', 'totals'] LOOP
 	      n := t || '_' || ioacct_block_name(b);
 	      CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;
@@ -113,18 +131,11 @@ pg_back_to_schema8() {
 	      END IF;
 	     END LOOP;
 	    END\$\$;
-	    CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
-	     IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN
-	      DELETE FROM series WHERE job = OLD.id;
-	      DELETE FROM totals WHERE job = OLD.id;
-	     END IF;
-	     RETURN NULL;
-	    END\$\$;
-	    DELETE FROM ioacct_schema WHERE version = 9;
+	    DELETE FROM ioacct_schema WHERE version IN (9, 10, 11);
 	    COMMIT" > /dev/null
 }
 
-# pg_back_to_schema7: puts a schema-9 cluster store back (through 8) to schema 7 with its data, as
+# pg_back_to_schema7: puts a schema-11 cluster store back to schema 7 with its data, as
 # schema 7 stored it: series and totals one table each (not partitioned by month) with
 # their foreign keys, job ids a plain sequence again (the block bits off), no triggers,
 # version 8 forgotten. The next ioacctd to connect migrates it again.
@@ -156,7 +167,7 @@ pg_back_to_schema7() {
 	    COMMIT" > /dev/null
 }
 
-# pg_back_to_schema5: puts a schema-8 cluster store back to schema 5 with its data, as
+# pg_back_to_schema5: puts a schema-10 cluster store back to schema 5 with its data, as
 # schema 5 stored it: the series one row per bin (numeric counters, 0 for none), the
 # arrays, their view and its function gone, the merged series (schema 7) too, versions 6
 # and 7 forgotten. The next ioacctd to
