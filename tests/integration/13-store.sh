@@ -138,7 +138,7 @@ rm -f "$S/ioacct.db" "$S/ioacct.db-wal" "$S/ioacct.db-shm"
 RO=0
 if mount --bind "$S" "$S" && mount -o remount,bind,ro "$S"; then
 	RO=1
-	trap 'umount "$S" 2>/dev/null; teardown' EXIT
+	trap 'rc=$?; umount "$S" 2>/dev/null; (exit $rc); teardown' EXIT
 else
 	umount "$S" 2>/dev/null
 	echo "note: cannot make $S read-only with a bind mount; only the removal is tested"

@@ -30,7 +30,7 @@ SHM=/dev/shm/ioacct-fdar-$$
 ROOTMNT=$(mount_of "$D")
 SHMMNT=$(mount_of /dev/shm)
 [ "$ROOTMNT" != "$SHMMNT" ] || skip "$D and /dev/shm are on the same mount"
-trap 'rm -f "$SHM".*; teardown' EXIT
+trap 'rc=$?; rm -f "$SHM".*; (exit $rc); teardown' EXIT
 start_daemon
 
 ( while :; do

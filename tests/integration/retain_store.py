@@ -53,7 +53,7 @@ def fill(path, njobs, nbins, age_days):
                     " GROUP BY step_id, mnt_id, op", (key,))
         cur.execute("INSERT INTO files VALUES (?, 0, -1, 20, 1, ?, '/m20/f',"
                     " 1, 0, 1, 0, 0, 0, 4096, 0, 0, 0, 0, 4095, 0, 0, 0, 0, 0, 0, 0, 0,"
-                    " '0,0,0,0,0,0,0,0,0,0', '0,0,1,0,0,0,0,0,0,0', 0, 0)", (key, j))
+                    " '0,0,0,0,0,0,0,0,0,0', '0,0,1,0,0,0,0,0,0,0', 0, 0, 0)", (key, j))
     db.commit()
     print(1 + 2 + 2 + 8 * nbins + 8 + 1)
 

@@ -24,7 +24,7 @@ npm install --prefix "$T/npm" --no-audit --no-fund --ignore-scripts \
 		"$(tail -n 3 "$T/npm.log")"
 COLL=
 stop_collector() { [ -z "$COLL" ] || { kill "$COLL"; wait "$COLL" 2>/dev/null; COLL=; }; }
-trap 'stop_collector; stop_cluster; teardown' EXIT
+trap 'rc=$?; stop_collector; (exit $rc); stop_cluster; teardown' EXIT
 mkdir -p "$T/c1"
 python3 "$HERE/otlp_collector.py" ok "$T/c1" &
 COLL=$!
