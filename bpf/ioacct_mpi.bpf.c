@@ -92,6 +92,20 @@ struct {
 	__type(value, struct ioacct_mpi_val);
 } scratch SEC(".maps");
 
+/* spanon[slot]: nonzero when the slot's job asked for its MPI-IO calls as spans. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} spanon SEC(".maps");
+
+/* Those calls, one struct ioacct_mpi_span each. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} spans SEC(".maps");
+
 /*
  * Where the openat program builds an event: a record reserved in the ring
  * buffer and discarded would hold its space until the daemon reads past
@@ -410,12 +424,62 @@ static __noinline int on_call(const struct ioacct_mpi_pending *p, __u32 tgid, __
 	return 0;
 }
 
+/*
+ * A call of a slot with spans returned: its span's event. Its file is its
+ * handle's (the handle MPI_File_open made, read where it was written), its
+ * bytes counted as on_call counts them, whatever its result.
+ */
+__noinline int span_out(struct ioacct_mpi_pending *p, __u64 id, int ret, __u64 end)
+{
+	struct fh_key fk = { .tgid = id >> 32 };
+	struct ioacct_mpi_span *e;
+	__u32 kind, at, flavour;
+	__u64 *file;
+	__s64 size;
+
+	if (!p)
+		return 0;
+	kind = (p->cookie >> 8) & 0xff;
+	at = (p->cookie >> 20) & 0xf;
+	flavour = (p->cookie >> 24) & 0xff;
+	if (kind == IOACCT_MPI_K_TYPE || kind == IOACCT_MPI_K_TYPE_FREE)
+		return 0;
+	fk.fh = p->a[0];
+	if (kind == IOACCT_MPI_K_OPEN &&
+	    (ret || bpf_probe_read_user(&fk.fh, sizeof(fk.fh), (void *)p->a[4])))
+		fk.fh = 0;
+	e = bpf_ringbuf_reserve(&spans, sizeof(*e), 0);
+	if (!e) {
+		count_lost(p->slot);
+		return 0;
+	}
+	file = bpf_map_lookup_elem(&fhs, &fk);
+	e->file = file ? *file : 0;
+	e->start_ns = p->ts;
+	e->end_ns = end;
+	e->cookie = p->cookie;
+	e->offset = at ? (__s64)p->a[1] : -1;
+	e->bytes = -1;
+	if (kind == IOACCT_MPI_K_READ || kind == IOACCT_MPI_K_WRITE) {
+		size = type_size(flavour, at ? p->a[4] : p->a[3], p->slot, id >> 32);
+		if (size >= 0)
+			e->bytes = (__s64)((__u32)(at ? p->a[3] : p->a[2]) * (__u64)size);
+	}
+	e->ret = ret;
+	e->tgid = id >> 32;
+	e->pid = (__u32)id;
+	e->slot = p->slot;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(ioacct_mpi_return, int ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct ioacct_mpi_pending *p = bpf_map_lookup_elem(&pend, &id);
-	__u64 dt;
+	__u32 *span, kind;
+	__u64 end, dt;
 
 	if (!p)
 		return 0;
@@ -423,11 +487,15 @@ int BPF_KRETPROBE(ioacct_mpi_return, int ret)
 		p->depth--;
 		return 0;
 	}
-	dt = bpf_ktime_get_ns() - p->ts;
+	end = bpf_ktime_get_ns();
+	dt = end - p->ts;
+	kind = (p->cookie >> 8) & 0xff;
+	span = bpf_map_lookup_elem(&spanon, &p->slot);
+	/* A close's span before on_call forgets its handle; an open's after on_open notes it. */
+	if (span && *span && kind != IOACCT_MPI_K_OPEN)
+		span_out(p, id, ret, end);
 	/* As Darshan: a call that failed is not counted. */
 	if (ret == 0) {
-		__u32 kind = (p->cookie >> 8) & 0xff;
-
 		if (kind == IOACCT_MPI_K_OPEN)
 			on_open(p, id >> 32, dt);
 		else if (kind == IOACCT_MPI_K_TYPE || kind == IOACCT_MPI_K_TYPE_FREE)
@@ -435,6 +503,8 @@ int BPF_KRETPROBE(ioacct_mpi_return, int ret)
 		else
 			on_call(p, id >> 32, dt);
 	}
+	if (span && *span && kind == IOACCT_MPI_K_OPEN)
+		span_out(p, id, ret, end);
 	bpf_map_delete_elem(&pend, &id);
 	return 0;
 }

@@ -159,6 +159,21 @@ struct ioacct_mpi_event {
 	char path[IOACCT_MPI_PATH_MAX];
 };
 
+/*
+ * spans: an MPI-IO call of a slot whose job asked for its calls as spans
+ * (--io-monitor=spans=mpiio), made at its return; the daemon names its file
+ * from the records map (slot, tgid, file) and its rank from its environment.
+ */
+struct ioacct_mpi_span {
+	__u64 start_ns, end_ns; /* CLOCK_MONOTONIC */
+	__u64 cookie;           /* the function (IOACCT_MPI_COOKIE) */
+	__u64 file;             /* records' key of its file; 0: not known */
+	__s64 offset;           /* explicit offset of an _at call; -1: none */
+	__s64 bytes;            /* count x datatype size; -1: unsized or no data */
+	__s32 ret;
+	__u32 tgid, pid, slot;
+};
+
 #define IOACCT_MPI_PREFIXES 4
 #define IOACCT_MPI_PREFIX_MAX 16
 

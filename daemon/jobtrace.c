@@ -24,6 +24,7 @@
 #include "jobtrace.h"
 #include "log.h"
 #include "model.h"
+#include "mpiprobes.h"
 #include "otlp.h"
 #include "tracer.h"
 #include "util.h"
@@ -70,6 +71,7 @@ struct jobtrace {
 	struct task_rank cache[RANK_CACHE]; /* pid -> rank of the processes seen, 0: free */
 	/* --io-monitor=spans: NULL when the job asked for none */
 	struct ioacct_otlp *otlp;
+	uint32_t spans;                    /* what its steps asked for: IOACCT_SPANS_* */
 	struct ioacct_otlp_ids ids;
 	uint64_t start_mono_ns;
 	uint32_t restart;
@@ -393,7 +395,7 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 	 */
 	if (j->uid && r->uid != j->uid)
 		return;
-	if (j->otlp)
+	if (j->otlp && (j->spans & IOACCT_SPANS_POSIX))
 		span_call(j, r);
 	if (j->max_segs)
 		dxt_event(j, r);
@@ -507,6 +509,8 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 		if (req->spans && !j->otlp)
 			ioacct_strlcpy(rep->spans_error, "no spans: the job's first step here "
 				       "asked for none", sizeof(rep->spans_error));
+		if (j->otlp)
+			j->spans |= req->spans;
 		return add_task(j, req, cgroup);
 	}
 	if (t->njobs >= t->cfg->max_traced_jobs)
@@ -536,6 +540,7 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 		       req->trace_max : (uint64_t)t->cfg->max_trace_mib << 20;
 	j->max_segs = j->max_bytes / IOACCT_DARSHAN_DXT_SEG;
 	/* Spans that cannot be sent leave the DXT trace, if asked for; else nothing runs. */
+	j->spans = req->spans;
 	if (req->spans && spans_open(t, j, req, start_mono_ns, rep) && !j->max_segs) {
 		jobtrace_free(j);
 		return -ENOTCONN;
@@ -555,6 +560,26 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 		 j->max_bytes, j->otlp ? "spans to " : "no spans",
 		 j->otlp ? t->cfg->otlp_url : "");
 	return 0;
+}
+
+void ioacct_jobtraces_mpi_call(struct ioacct_jobtraces *t, int64_t key, uint32_t step_id,
+			       const struct ioacct_mpi_call *c)
+{
+	struct jobtrace *j = t ? *lookup(t, key) : NULL;
+	struct ioacct_otlp_call oc = { .step = step_id, .node = j ? j->host : NULL };
+	struct ioacct_otlp_mpi m;
+
+	if (!j || !j->otlp || !(j->spans & IOACCT_SPANS_MPIIO))
+		return;
+	/* The launcher's rank, else the task the process descends from. */
+	oc.rank = c->rank >= 0 ? c->rank : task_of(j, (int32_t)c->tgid)->rank;
+	oc.parent = step_span(j, step_id);
+	m = (struct ioacct_otlp_mpi){
+		.func = c->func, .path = c->path, .start_ns = real_of(j, c->start_ns),
+		.end_ns = real_of(j, c->end_ns), .offset = c->offset, .bytes = c->bytes,
+		.result = c->result, .pid = c->tgid, .tid = c->pid, .collective = c->collective,
+	};
+	ioacct_otlp_add_mpi(j->otlp, &m, &oc);
 }
 
 void ioacct_jobtraces_step_end(struct ioacct_jobtraces *t, int64_t key, uint32_t step_id)

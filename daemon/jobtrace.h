@@ -48,6 +48,13 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 			      const char *node, const char *workdir, uint64_t start_mono_ns,
 			      const struct ioacct_req_register *req, const char *cgroup,
 			      uint32_t hier, struct ioacct_reply *rep);
+struct ioacct_mpi_call;
+/*
+ * MPI-IO call c of step `step_id` of job `key` (spans=mpiio, mpiprobes.h):
+ * a span named after its function, a child of the step's.
+ */
+void ioacct_jobtraces_mpi_call(struct ioacct_jobtraces *t, int64_t key, uint32_t step_id,
+			       const struct ioacct_mpi_call *c);
 /* Step `step_id` of job `key` finished: its span ends now (spans only). */
 void ioacct_jobtraces_step_end(struct ioacct_jobtraces *t, int64_t key, uint32_t step_id);
 /* Reads what every tracer has; called from the event loop. */

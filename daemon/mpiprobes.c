@@ -82,6 +82,9 @@ struct ioacct_mpiprobes {
 	struct detaching *queue;
 	const struct mpilib *busy;
 	uint64_t detach_after_ns;
+	/* Calls of slots with spans go to span_cb. */
+	void (*span_cb)(void *ctx, const struct ioacct_mpi_call *c);
+	void *span_ctx;
 };
 
 /* A symbol's value in an ELF file's dynamic symbol table; 0 when absent. */
@@ -490,6 +493,60 @@ out:
 	return 0;
 }
 
+static int32_t rank_of(const struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid);
+
+/* Collective: the function's class says so, or its name (the nonblocking _all ones). */
+static bool func_collective(const struct mpi_func *f)
+{
+	return f->cls == IOACCT_MPI_C_COLL || strstr(f->name, "_all") ||
+	       strstr(f->name, "_ordered");
+}
+
+static int on_span(void *ctx, void *data, size_t size)
+{
+	const struct ioacct_mpi_span *e = data;
+	struct ioacct_mpiprobes *m = ctx;
+	struct ioacct_mpi_key k = { 0 };
+	struct ioacct_mpi_val v;
+	struct ioacct_mpi_call c;
+	size_t fn;
+
+	if (size < sizeof(*e) || !m->span_cb || (fn = e->cookie & 0xff) >= NFUNCS)
+		return 0;
+	c = (struct ioacct_mpi_call){
+		.func = funcs[fn].name, .path = "", .start_ns = e->start_ns, .end_ns = e->end_ns,
+		.offset = e->offset, .bytes = e->bytes, .result = e->ret, .slot = e->slot,
+		.tgid = e->tgid, .pid = e->pid, .rank = rank_of(m, e->slot, e->tgid),
+		.collective = func_collective(&funcs[fn]),
+	};
+	k.slot = e->slot;
+	k.tgid = e->tgid;
+	k.file = e->file;
+	/* The record keeps the path as MPI_File_open was given it. */
+	if (e->file && !bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.records), &k, &v)) {
+		v.path[sizeof(v.path) - 1] = '\0';
+		c.path = v.path;
+	}
+	m->span_cb(m->span_ctx, &c);
+	return 0;
+}
+
+void ioacct_mpiprobes_set_span_cb(struct ioacct_mpiprobes *m,
+				  void (*cb)(void *ctx, const struct ioacct_mpi_call *c),
+				  void *ctx)
+{
+	m->span_cb = cb;
+	m->span_ctx = ctx;
+}
+
+int ioacct_mpiprobes_spans(struct ioacct_mpiprobes *m, uint32_t slot, bool on)
+{
+	uint32_t v = on;
+
+	return bpf_map_update_elem(bpf_map__fd(m->skel->maps.spanon), &slot, &v, BPF_ANY) ?
+	       -errno : 0;
+}
+
 struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const char *libs,
 					       uint32_t v1_ssid, char *err, size_t errlen)
 {
@@ -529,6 +586,8 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 		m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.events), on_event, m, NULL);
 		ret = m->rb ? 0 : -errno;
 	}
+	if (!ret)
+		ret = ring_buffer__add(m->rb, bpf_map__fd(m->skel->maps.spans), on_span, m);
 	if (!ret)
 		return m;
 fail:
@@ -704,6 +763,7 @@ uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 			m->ranks[w++] = m->ranks[i];
 	m->nranks = w;
 	pend_forget(m, slot);
+	ioacct_mpiprobes_spans(m, slot, false);
 	libs_release(m, slot);
 	libs_reap(m);
 	bpf_map_lookup_elem(lfd, &slot, &lost);

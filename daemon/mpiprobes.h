@@ -40,6 +40,26 @@ void ioacct_mpiprobes_set_detach_after(struct ioacct_mpiprobes *m, uint64_t ns);
 /* How many library files have uprobes (for tests and status). */
 size_t ioacct_mpiprobes_nlibs(const struct ioacct_mpiprobes *m);
 
+/* An MPI-IO call of a slot with spans (ioacct_mpiprobes_spans), as it returned. */
+struct ioacct_mpi_call {
+	const char *func;          /* MPI_File_write_at_all */
+	const char *path;          /* as given to MPI_File_open; "": not known */
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	int64_t offset;            /* explicit offset (_at calls); -1: none */
+	int64_t bytes;             /* count x datatype size; -1: unsized, or no data */
+	int64_t result;            /* the MPI error code */
+	uint32_t slot, tgid, pid;
+	int32_t rank;              /* from the process's environment; -1: not known */
+	bool collective;
+};
+
+/* Where the calls of slots with spans go, from ioacct_mpiprobes_poll. */
+void ioacct_mpiprobes_set_span_cb(struct ioacct_mpiprobes *m,
+				  void (*cb)(void *ctx, const struct ioacct_mpi_call *c),
+				  void *ctx);
+/* Slot's MPI-IO calls as spans from now (on), or no more; forget ends them too. */
+int ioacct_mpiprobes_spans(struct ioacct_mpiprobes *m, uint32_t slot, bool on);
+
 /* Every record of slot into *out (malloc'd), step_id left 0. */
 int ioacct_mpiprobes_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_mpiio **out,
 			  size_t *n);

@@ -726,7 +726,7 @@ static void register_reply(const struct djob *j, const struct dstep *s, struct i
  * trace or spans that cannot start leave the job monitored; the reply says
  * why, once.
  */
-static void register_trace(struct ioacct_registry *r, const struct djob *j,
+static void register_trace(struct ioacct_registry *r, const struct djob *j, uint32_t slot,
 			   const struct ioacct_req_register *req, const char *fs_path,
 			   enum ioacct_hier hier, struct ioacct_reply *rep)
 {
@@ -737,9 +737,29 @@ static void register_trace(struct ioacct_registry *r, const struct djob *j,
 	if (ret && req->trace_max)
 		log_warn("job %s/%llu step %u: not traced: %s", j->job.cluster,
 			 (unsigned long long)j->job.job_id, req->step_id, rep->trace_error);
+	/* MPI-IO calls: their probes told that the slot's go to the job's exporter. */
+	if ((req->spans & IOACCT_SPANS_MPIIO) && !rep->spans_error[0]) {
+		/* Said when MPI-IO spans alone were asked for: spans=all gets the POSIX ones. */
+		ret = r->mpi ? ioacct_mpiprobes_spans(r->mpi, slot, true) :
+		      req->spans & IOACCT_SPANS_POSIX ? 0 : -ENOTSUP;
+		if (ret)
+			ioacct_seterr(rep->spans_error, sizeof(rep->spans_error), ret,
+				      "no MPI-IO spans: %s on node %s", r->mpi ? strerror(-ret) :
+				      "the MPI-IO probes are off", j->job.node);
+	}
 	if (req->spans && rep->spans_error[0])
 		log_warn("job %s/%llu step %u: %s", j->job.cluster,
 			 (unsigned long long)j->job.job_id, req->step_id, rep->spans_error);
+}
+
+/* An MPI-IO call of a slot with spans: to its job's exporter. */
+static void mpi_span(void *ctx, const struct ioacct_mpi_call *c)
+{
+	struct ioacct_registry *r = ctx;
+	const struct dstep *s = c->slot < r->nslots ? r->slots[c->slot] : NULL;
+
+	if (s)
+		ioacct_jobtraces_mpi_call(r->traces, s->job->job.key, s->step_id, c);
 }
 
 void ioacct_registry_trace_poll(struct ioacct_registry *r)
@@ -750,6 +770,8 @@ void ioacct_registry_trace_poll(struct ioacct_registry *r)
 void ioacct_registry_set_mpi(struct ioacct_registry *r, struct ioacct_mpiprobes *m)
 {
 	r->mpi = m;
+	if (m)
+		ioacct_mpiprobes_set_span_cb(m, mpi_span, r);
 }
 
 int ioacct_registry_mpi_fd(const struct ioacct_registry *r)
@@ -820,7 +842,7 @@ void ioacct_registry_register(struct ioacct_registry *r, const struct ioacct_req
 			 fs_path, u.step->slot);
 	register_reply(u.job, u.step, rep);
 	if (req->trace_max || req->spans)
-		register_trace(r, u.job, req, fs_path, hier, rep);
+		register_trace(r, u.job, u.step->slot, req, fs_path, hier, rep);
 }
 
 /* ---- finish ----------------------------------------------------------------------------- */

@@ -125,7 +125,7 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 			continue;
 		}
 		if (!eq && strcmp(tok, "spans") == 0) {
-			o->spans = IOACCT_SPANS_POSIX;
+			o->spans = IOACCT_SPANS_ALL;
 			key = NULL;
 			continue;
 		}
@@ -169,9 +169,15 @@ int ioacct_monitor_opts_parse(const char *arg, struct ioacct_monitor_opts *o, ch
 					 "powers of 1024)", val);
 				return -EINVAL;
 			}
+		} else if (strcmp(key, "spans") == 0) {
+			if (!eq || ioacct_spans_parse(val, &o->spans)) {
+				snprintf(err, errlen, "spans=%s: posix, mpiio or all", val);
+				return -EINVAL;
+			}
+			key = NULL; /* one value */
 		} else {
 			snprintf(err, errlen, "'%s' unknown (format=FORMAT[,FORMAT...], bin=SECONDS, "
-				 "trace, trace_max=SIZE or spans)", key);
+				 "trace, trace_max=SIZE, spans or spans=posix|mpiio|all)", key);
 			return -EINVAL;
 		}
 	}

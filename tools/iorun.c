@@ -54,7 +54,7 @@ struct iorun_opts {
 	const char *format_name;    /* -f, --json: NULL for text */
 	const char *trace;          /* --trace FILE: the Darshan log with DXT records */
 	uint64_t trace_max;         /* read/write events kept, past which they are dropped */
-	bool spans;                 /* --spans: ioacctd sends the calls to otlp_url */
+	uint32_t spans;             /* --spans[=WHAT]: IOACCT_SPANS_* ioacctd sends to otlp_url */
 	enum ioacct_render_format format;
 	char **argv;
 };
@@ -85,8 +85,9 @@ static void usage(FILE *out)
 		"                             DXT_POSIX trace records (darshan-dxt-parser)\n"
 		"      --trace-max-events N   keep at most N reads and writes in the trace\n"
 		"                             (default %d); the rest are counted as dropped\n"
-		"      --spans                ioacctd sends COMMAND's calls as OpenTelemetry\n"
-		"                             spans to the collector of ioacct.conf's otlp_url\n"
+		"      --spans[=WHAT]         ioacctd sends COMMAND's calls as OpenTelemetry\n"
+		"                             spans to the collector of ioacct.conf's otlp_url;\n"
+		"                             WHAT: posix, mpiio or all (the default)\n"
 		"Common options (the socket: where the job is registered and read back):\n",
 		ioacct_render_format_names(), TRACE_MAX_EVENTS_DEFAULT);
 	ioacct_cli_help_common(out, 29);
@@ -107,7 +108,7 @@ static const struct option options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "trace-max-events", required_argument, NULL, OPT_TRACE_MAX },
-	{ "spans", no_argument, NULL, OPT_SPANS },
+	{ "spans", optional_argument, NULL, OPT_SPANS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -133,7 +134,8 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 					      "integer", arg);
 		break;
 	case OPT_SPANS:
-		o->spans = true;
+		if (ioacct_spans_parse(arg, &o->spans))
+			return ioacct_cli_bad(cli, "--spans=%s: posix, mpiio or all", arg);
 		break;
 	case OPT_CGMODE:
 		o->cgroup_mode = arg;
@@ -413,7 +415,7 @@ static void register_command(const struct ioacct_config *cfg, const struct iorun
 	req.u.reg.gid = getgid();
 	req.u.reg.pid = pid;
 	req.u.reg.bin_width_ns = o->bin_width ? cfg->bin_width_ns : 0;
-	req.u.reg.spans = o->spans ? IOACCT_SPANS_POSIX : 0;
+	req.u.reg.spans = o->spans;
 	ioacct_strlcpy(req.u.reg.cgroup, j->cgroup, sizeof(req.u.reg.cgroup));
 	ioacct_strlcpy(req.u.reg.cluster, "iorun", sizeof(req.u.reg.cluster));
 	ioacct_strlcpy(req.u.reg.source, "iorun", sizeof(req.u.reg.source));

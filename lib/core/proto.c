@@ -1446,3 +1446,16 @@ out:
 	ioacct_buf_free(&buf);
 	return ret;
 }
+
+int ioacct_spans_parse(const char *s, uint32_t *spans)
+{
+	if (!s || strcmp(s, "all") == 0)
+		*spans = IOACCT_SPANS_ALL;
+	else if (strcmp(s, "posix") == 0)
+		*spans = IOACCT_SPANS_POSIX;
+	else if (strcmp(s, "mpiio") == 0)
+		*spans = IOACCT_SPANS_MPIIO;
+	else
+		return -EINVAL;
+	return 0;
+}

@@ -111,12 +111,14 @@ struct ioacct_req_register {
 	uint32_t restart;
 	/*
 	 * sbatch --io-monitor=spans: the job's calls as OTLP spans to the
-	 * node's otlp_url (IOACCT_SPANS_POSIX; 0: none).
+	 * node's otlp_url (IOACCT_SPANS_POSIX, IOACCT_SPANS_MPIIO or both; 0: none).
 	 */
 	uint32_t spans;
 };
 
 #define IOACCT_SPANS_POSIX 1u
+#define IOACCT_SPANS_MPIIO 2u
+#define IOACCT_SPANS_ALL (IOACCT_SPANS_POSIX | IOACCT_SPANS_MPIIO)
 
 struct ioacct_req_finish {
 	uint64_t job_id;
@@ -416,6 +418,11 @@ int ioacct_client_call(const char *socket_path, const struct ioacct_request *req
 		       struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen);
 
 const char *ioacct_msg_type_name(uint16_t type);
+/*
+ * "posix", "mpiio" or "all" (spans=WHAT, iorun --spans=WHAT) as
+ * IOACCT_SPANS_*; NULL: all. 0, or -EINVAL for another word.
+ */
+int ioacct_spans_parse(const char *s, uint32_t *spans);
 
 /*
  * An upper bound of the bytes one job with these rows adds to an encoded

@@ -498,6 +498,39 @@ void ioacct_otlp_add_call(struct ioacct_otlp *o, const struct ioacct_trace_rec *
 	pthread_mutex_unlock(&o->lock);
 }
 
+void ioacct_otlp_add_mpi(struct ioacct_otlp *o, const struct ioacct_otlp_mpi *m,
+			 const struct ioacct_otlp_call *c)
+{
+	struct ioacct_pb *s = &o->body;
+	uint64_t parent = c->parent ? c->parent : o->ids.root_id;
+
+	o->span.len = 0;
+	o->span.oom = false;
+	span_head(s, &o->ids, o->ids.span_seed + ++o->nspans, parent, m->func, m->start_ns,
+		  m->end_ns);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "process.pid", m->pid);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "thread.id", m->tid);
+	job_attrs(s, &o->ids, c->step, c->rank, c->node);
+	if (m->path[0])
+		ioacct_pb_attr_str(s, SPAN_ATTRS, "file.path", m->path);
+	if (m->offset >= 0)
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.offset", m->offset);
+	if (m->bytes >= 0)
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.bytes", m->bytes);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.result", m->result);
+	ioacct_pb_attr_str(s, SPAN_ATTRS, "mpi.collective", m->collective ? "true" : "false");
+	if (m->result) {
+		/* Status { code = 3 }: an MPI error code has no errno name. */
+		ioacct_pb_key(s, SPAN_STATUS, PB_LEN);
+		ioacct_pb_varint(s, 2);
+		ioacct_pb_uint(s, 3, STATUS_ERROR);
+	}
+	span_put(&o->span, s);
+	pthread_mutex_lock(&o->lock);
+	enqueue(o, &o->span, false);
+	pthread_mutex_unlock(&o->lock);
+}
+
 void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r)
 {
 	ioacct_otlp_add_call(o, r, NULL);

@@ -57,6 +57,18 @@ struct ioacct_otlp_call {
 	const char *node;       /* NULL: not said */
 };
 
+/* An MPI-IO call (sbatch --io-monitor=spans=mpiio), in unix nanoseconds. */
+struct ioacct_otlp_mpi {
+	const char *func;       /* the MPI function: the span's name */
+	const char *path;       /* "": not known */
+	uint64_t start_ns, end_ns;
+	int64_t offset;         /* < 0: the call has none */
+	int64_t bytes;          /* < 0: not known (unsized datatype, or no data) */
+	int64_t result;         /* the MPI error code, 0: MPI_SUCCESS */
+	int64_t pid, tid;
+	bool collective;
+};
+
 /* Span n of call r, a child of the root span, appended to b as a Span message. */
 void ioacct_otlp_span(struct ioacct_pb *b, const struct ioacct_otlp_ids *ids, uint64_t n,
 		      const struct ioacct_trace_rec *r);
@@ -88,6 +100,9 @@ void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r);
 /* The same, the span's parent (0: the root) and its job attributes given. */
 void ioacct_otlp_add_call(struct ioacct_otlp *o, const struct ioacct_trace_rec *r,
 			  const struct ioacct_otlp_call *c);
+/* Queues MPI-IO call m as a span, its parent and job attributes in c. */
+void ioacct_otlp_add_mpi(struct ioacct_otlp *o, const struct ioacct_otlp_mpi *m,
+			 const struct ioacct_otlp_call *c);
 /*
  * Queues a parent span (a job's or a step's: ids and times chosen by the
  * caller; step < 0: none) with the node's name; queued whatever the budget.

@@ -24,7 +24,7 @@ npm install --prefix "$T/npm" --no-audit --no-fund --ignore-scripts \
 
 COLL=
 stop_collector() { [ -z "$COLL" ] || { kill "$COLL"; wait "$COLL" 2>/dev/null; COLL=; }; }
-trap 'stop_collector; teardown' EXIT
+trap 'rc=$?; stop_collector; (exit $rc); teardown' EXIT
 # start_collector MODE DIR: sets PORT.
 start_collector() {
 	mkdir -p "$2"

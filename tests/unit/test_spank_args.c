@@ -118,11 +118,22 @@ static void test_monitor_opts_trace(void **state)
 	assert_int_equal(ioacct_monitor_opts_parse("trace_max=16777216T", &o, err, sizeof(err)), -EINVAL);
 	/* spans: the calls as OTLP spans, alone or with a trace; a switch like trace. */
 	assert_int_equal(ioacct_monitor_opts_parse("spans", &o, err, sizeof(err)), 0);
-	assert_true(o.spans == IOACCT_SPANS_POSIX && o.trace_max == 0 && o.formats == 0);
+	assert_true(o.spans == IOACCT_SPANS_ALL && o.trace_max == 0 && o.formats == 0);
 	assert_int_equal(ioacct_monitor_opts_parse("format=html,spans,trace", &o, err, sizeof(err)),
 			 0);
-	assert_true(o.spans == IOACCT_SPANS_POSIX && o.trace_max == IOACCT_TRACE_MAX_DEFAULT);
-	assert_int_equal(ioacct_monitor_opts_parse("spans=posix", &o, err, sizeof(err)), -EINVAL);
+	assert_true(o.spans == IOACCT_SPANS_ALL && o.trace_max == IOACCT_TRACE_MAX_DEFAULT);
+	/* spans=WHAT: the system calls, the MPI-IO calls, or both (attribute 140's bits). */
+	assert_int_equal(ioacct_monitor_opts_parse("spans=posix", &o, err, sizeof(err)), 0);
+	assert_true(o.spans == IOACCT_SPANS_POSIX);
+	assert_int_equal(ioacct_monitor_opts_parse("spans=mpiio,trace", &o, err, sizeof(err)), 0);
+	assert_true(o.spans == IOACCT_SPANS_MPIIO && o.trace_max == IOACCT_TRACE_MAX_DEFAULT);
+	assert_int_equal(ioacct_monitor_opts_parse("spans=all", &o, err, sizeof(err)), 0);
+	assert_true(o.spans == (IOACCT_SPANS_POSIX | IOACCT_SPANS_MPIIO));
+	assert_int_equal(ioacct_monitor_opts_parse("spans=mpi", &o, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "spans=mpi: posix, mpiio or all");
+	assert_int_equal(ioacct_monitor_opts_parse("spans=", &o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ioacct_monitor_opts_parse("spans=mpiio,posix", &o, err, sizeof(err)),
+			 -EINVAL);
 	assert_int_equal(ioacct_monitor_opts_parse("bogus", &o, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "'bogus': expected format=..., bin=SECONDS, trace or spans");
 }
