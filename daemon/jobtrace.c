@@ -72,6 +72,7 @@ struct jobtrace {
 	/* --io-monitor=spans: NULL when the job asked for none */
 	struct ioacct_otlp *otlp;
 	uint32_t spans;                    /* what its steps asked for: IOACCT_SPANS_* */
+	uint64_t max_calls, calls, capped; /* call spans: max_spans, made, past it (not sent) */
 	struct ioacct_otlp_ids ids;
 	uint64_t start_mono_ns;
 	uint32_t restart;
@@ -307,6 +308,9 @@ static void spans_finish(struct jobtrace *j)
 	}
 	if (asprintf(&label, "job %s/%" PRIu64, j->cluster, j->job_id) < 0)
 		label = NULL;
+	if (j->capped)
+		log_warn("job %s/%" PRIu64 ": spans: %" PRIu64 " calls past max_spans (%" PRIu64
+			 ") not sent", j->cluster, j->job_id, j->capped, j->max_calls);
 	ioacct_otlp_finish(j->otlp, label ? spans_done : NULL, label);
 	j->otlp = NULL;
 }
@@ -332,6 +336,17 @@ static int32_t only_rank(const struct jobtrace *j, uint32_t step)
 	return n == 1 ? rank : -1;
 }
 
+/* One more call span: false past the job's max_spans on this node (counted, not sent). */
+static bool span_room(struct jobtrace *j)
+{
+	if (j->calls >= j->max_calls) {
+		j->capped++;
+		return false;
+	}
+	j->calls++;
+	return true;
+}
+
 static void span_call(struct jobtrace *j, const struct ioacct_trace_rec *r)
 {
 	const struct task_rank *t = task_of(j, (int32_t)r->pid);
@@ -349,7 +364,8 @@ static void span_call(struct jobtrace *j, const struct ioacct_trace_rec *r)
 		c.rank = rank >= 0 ? rank : 0;
 	}
 	c.parent = step_span(j, (uint32_t)c.step);
-	ioacct_otlp_add_call(j->otlp, r, &c);
+	if (span_room(j))
+		ioacct_otlp_add_call(j->otlp, r, &c);
 }
 
 /* ---- events ------------------------------------------------------------------------- */
@@ -478,6 +494,7 @@ static int spans_open(const struct ioacct_jobtraces *t, struct jobtrace *j,
 	j->ids.span_seed = (j->ids.span_seed | 1ULL << 63) & ~0xffffffffULL;
 	j->ids.real0_ns = (uint64_t)ioacct_wall_ns() - (mono - start_mono_ns);
 	j->ids.job = j->job_id;
+	j->max_calls = t->cfg->max_spans;
 	j->restart = req->restart;
 	j->start_mono_ns = start_mono_ns;
 	ret = ioacct_otlp_open(&j->otlp, t->cfg->otlp_url, &j->ids, j->host,
@@ -569,7 +586,7 @@ void ioacct_jobtraces_mpi_call(struct ioacct_jobtraces *t, int64_t key, uint32_t
 	struct ioacct_otlp_call oc = { .step = step_id, .node = j ? j->host : NULL };
 	struct ioacct_otlp_mpi m;
 
-	if (!j || !j->otlp || !(j->spans & IOACCT_SPANS_MPIIO))
+	if (!j || !j->otlp || !(j->spans & IOACCT_SPANS_MPIIO) || !span_room(j))
 		return;
 	/* The launcher's rank, else the task the process descends from. */
 	oc.rank = c->rank >= 0 ? c->rank : task_of(j, (int32_t)c->tgid)->rank;

@@ -81,6 +81,7 @@ static const struct key keys[] = {
 	/* sbatch --io-monitor=spans: the site's OTLP/HTTP collector, KiB of spans per job. */
 	{ "otlp_url", KEY_URL, FIELD(otlp_url), 0, 0 },
 	{ "otlp_queue", KEY_UINT32, FIELD(otlp_queue_kib), 64, 1048576 },
+	{ "max_spans", KEY_UINT32, FIELD(max_spans), 1, 1000000000 },
 	{ "cgroup_v1_hierarchy", KEY_CONTROLLER, FIELD(cgroup_v1_hierarchy), 0, 0 },
 	{ "cgroup_mode", KEY_CGROUP_MODE, FIELD(cgroup_mode), 0, 0 },
 	{ "cgroup_parent", KEY_CGROUP_PATH, FIELD(cgroup_parent), 0, 0 },
@@ -392,6 +393,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	ioacct_strlcpy(cfg->mpi_libraries, "libmpi.so*,libmpich.so*", sizeof(cfg->mpi_libraries));
 	cfg->mpi_detach_after_s = 600;
 	cfg->otlp_queue_kib = 4096;
+	cfg->max_spans = 1000000;
 	cfg->metrics_linger_ms = 60000;
 	cfg->merge_timeout_s = 300;
 	cfg->downsample_width_s = 60;

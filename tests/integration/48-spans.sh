@@ -8,6 +8,7 @@
 # call a child of its step's span, the step's of the job's, one trace whose
 # id comes from cluster, job and restart. A collector that never answers
 # slows the job by nothing; its spans are counted as dropped in the log.
+# max_spans caps a job's call spans on a node; the calls past it are counted.
 # Without otlp_url the job runs, untraced, and one line says why.
 . "$(dirname "$0")/lib.sh"
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
@@ -139,6 +140,31 @@ assert len({s["traceId"] for s in sp}) == 1 and sp[0]["traceId"] != t1[0], "a tr
 print("ok: %d spans in %d POSTs" % (len(sp), len({s["post"] for s in sp})))
 PY
 ok "3000 writes: 3004 spans, each once, to the URL's own path"
+
+# ---- max_spans: the cap of a job's call spans on a node, the rest counted in the log ----
+start_collector ok "$T/c4"
+sed -i "s|^otlp_url = .*|otlp_url = http://127.0.0.1:$PORT|" "$CONF"
+echo "max_spans = 1000" >> "$CONF"
+stop_daemon
+start_daemon
+"$IORUN" --spans --job-id 4246 -o /dev/null -- "$IOSEQ" -n 3000 "$T/k" 2> "$T/cap.err" ||
+	fail "iorun --spans, max_spans = 1000: exit $? ($(cat "$T/cap.err"))"
+# 3,002 calls (open, 3,000 writes, close): 1,000 sent, 2,002 past the cap.
+wait_log "job iorun/4246: spans: 2002 calls past max_spans \(1000\) not sent"
+wait_log "job iorun/4246: spans: 1002 spans sent, 0 dropped"
+stop_collector
+decode "$T"/c4/post-*.bin > "$T/cap.spans" || fail "decoding"
+python3 - "$T" <<'PY' || fail "max_spans = 1000"
+import json, sys
+T = sys.argv[1]
+sp = [json.loads(l) for l in open(T + "/cap.spans")]
+calls = [s for s in sp if s["attributes"].get("file.path") == T + "/k"]
+names = sorted(s["name"] for s in sp if s not in calls)
+assert len(sp) == 1002 and len(calls) == 1000, (len(sp), len(calls))
+assert names == ["job 4246", "step 4246.0"], names
+PY
+sed -i "/^max_spans = /d" "$CONF"
+ok "max_spans = 1000: 1000 call spans and the job's and step's sent, 2002 calls counted in the log"
 
 # ---- a collector that never answers: the job is not slowed, the spans dropped and said ----
 "$IORUN" --job-id 4244 -o /dev/null -- bash -c \

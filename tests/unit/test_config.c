@@ -140,6 +140,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.metrics_auth_file, "");
 	assert_string_equal(cfg.otlp_url, "");
 	assert_int_equal(cfg.otlp_queue_kib, 4096);
+	assert_int_equal(cfg.max_spans, 1000000);
 
 	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
 	host[strcspn(host, ".")] = '\0';
@@ -190,6 +191,7 @@ static void test_every_key(void **state)
 		      "max_trace_size = 64\n"
 		      "otlp_url = http://collector.site:4318/v1/traces\n"
 		      "otlp_queue = 128\n"
+		      "max_spans = 50\n"
 		      "cgroup_v1_hierarchy = net_cls\n"
 		      "cgroup_mode = v1\n"
 		      "cgroup_parent = system.slice/ioacct\n"
@@ -218,6 +220,7 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.max_trace_mib, 64);
 	assert_string_equal(cfg.otlp_url, "http://collector.site:4318/v1/traces");
 	assert_int_equal(cfg.otlp_queue_kib, 128);
+	assert_int_equal(cfg.max_spans, 50);
 	assert_string_equal(cfg.cgroup_v1_hierarchy, "net_cls");
 	assert_int_equal(cfg.cgroup_mode, IOACCT_CGROUP_V1);
 	assert_string_equal(cfg.cgroup_parent, "system.slice/ioacct");
@@ -364,6 +367,7 @@ static void test_whitespace(void **state)
 		   "otlp_url: \"http://:4318\" is not valid: use http://HOST[:PORT][/PATH] "
 		   "(plain HTTP, no spaces), at most 511 characters");
 	load_fails("otlp_queue = 63\n", 1, "otlp_queue: \"63\" is out of range (64 .. 1048576)");
+	load_fails("max_spans = 0\n", 1, "max_spans: \"0\" is out of range (1 .. 1000000000)");
 	load_fails("cluster = a b\n", 1,
 		   "cluster: \"a b\" is not valid: use letters, digits, '_', '.' and '-', "
 		   "at most 63 characters");
@@ -371,7 +375,7 @@ static void test_whitespace(void **state)
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
-		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_queue, "
+		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_queue, max_spans, "
 		   "cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, merge_timeout, purge_after, downsample_after, downsample_width, "
