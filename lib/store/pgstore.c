@@ -708,55 +708,68 @@ static int schema_version(struct ioacct_pgstore *pg, int *version)
 /*
  * Every column of the counter list, in totals and series: new ones come
  * from newer ioacctds (and older rows read 0 there, which they were).
+ * *cols: the columns the three tables have, as "table.column" lines.
  */
-static int series_cols(struct ioacct_pgstore *pg, int *n)
+static int counter_cols(struct ioacct_pgstore *pg, struct buf *cols)
 {
-	PGresult *res = PQexec(pg->conn, "SELECT count(*) FROM information_schema.columns"
-				 " WHERE table_schema = current_schema() AND table_name = 'series'");
+	PGresult *res = PQexec(pg->conn, "SELECT table_name || '.' || column_name"
+				 " FROM information_schema.columns"
+				 " WHERE table_schema = current_schema()"
+				 " AND table_name IN ('series', 'totals', 'merged_series')");
 	int err = 0;
 
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		err = pg_conn_error(pg, res, "count the series columns");
-	else
-		*n = atoi(PQgetvalue(res, 0, 0));
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = pg_conn_error(pg, res, "read the counter columns");
+	for (int r = 0; !err && r < PQntuples(res); r++)
+		pg_buf_add(cols, "\n%s\n", PQgetvalue(res, r, 0));
 	PQclear(res);
+	if (!err && cols->failed)
+		err = pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	return err;
 }
 
+/*
+ * The columns added only where missing: ALTER TABLE takes an ACCESS
+ * EXCLUSIVE lock even when the column is there, and every connection of
+ * every node comes here (it waited for each export in flight, and stopped
+ * each read). In the order of PG_BLOCK_TABLES, as a month's partitions are made.
+ */
 static int sync_counter_cols(struct ioacct_pgstore *pg)
 {
-	static const char *const tables[] = { "totals", "series", "merged_series" };
-	static const char *const types[] = { "numeric(20,0) NOT NULL DEFAULT 0",
-					     PG_SERIES_COUNTER_TYPE, PG_SERIES_COUNTER_TYPE };
-	const char *p = IOACCT_STORE_COUNTER_COLS;
-	char sql[256], col[64];
-	int err, before = 0, after = 0;
+	static const char *const tables[] = { "series", "totals", "merged_series" };
+	static const char *const types[] = { PG_SERIES_COUNTER_TYPE,
+					     "numeric(20,0) NOT NULL DEFAULT 0",
+					     PG_SERIES_COUNTER_TYPE };
+	struct buf cols = { 0 };
+	char sql[256], key[128];
+	bool series_added = false;
+	int err = counter_cols(pg, &cols);
 
-	err = series_cols(pg, &before);
-	if (err)
-		return err;
+	for (size_t t = 0; t < ARRAY_SIZE(tables) && !err; t++) {
+		const char *p = IOACCT_STORE_COUNTER_COLS;
 
-	while (*p) {
-		size_t n = strcspn(p, ", ");
+		while (*p && !err) {
+			size_t n = strcspn(p, ", ");
 
-		if (n == 0 || n >= sizeof(col))
-			return pg_error(pg, -EINVAL, "cluster store: bad counter column list");
-		memcpy(col, p, n);
-		col[n] = '\0';
-		for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
-			snprintf(sql, sizeof(sql),
-				 "ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", tables[t], col,
-				 types[t]);
-			err = pg_exec(pg, sql, "add a counter column");
-			if (err)
-				return err;
+			if (n == 0 || n >= 64) {
+				err = pg_error(pg, -EINVAL, "cluster store: bad counter column list");
+				break;
+			}
+			snprintf(key, sizeof(key), "\n%s.%.*s\n", tables[t], (int)n, p);
+			if (!strstr(cols.p ? cols.p : "", key)) {
+				snprintf(sql, sizeof(sql),
+					 "ALTER TABLE %s ADD COLUMN IF NOT EXISTS %.*s %s",
+					 tables[t], (int)n, p, types[t]);
+				err = pg_exec(pg, sql, "add a counter column");
+				series_added |= t == 0;
+			}
+			p += n;
+			p += strspn(p, ", ");
 		}
-		p += n;
-		p += strspn(p, ", ");
 	}
+	free(cols.p);
 	/* A column older rows lack reads NULL there: unnest pads, readers take it as 0. */
-	err = series_cols(pg, &after);
-	if (!err && after != before)
+	if (!err && series_added)
 		err = pg_exec(pg, "SELECT ioacct_series_view()", "remake the view series_bins");
 	return err;
 }

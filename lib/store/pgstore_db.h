@@ -63,6 +63,17 @@ struct ioacct_pgstore {
 #define PG_BLOCK_SHIFT 33
 #define PG_BLOCK_RUNNING 1023
 #define PG_BLOCK_LOCK "730804912"
+/*
+ * The tables partitioned by block, in the order ioacct_block_parts() makes a
+ * block's partitions (each taking an ACCESS EXCLUSIVE lock on its parent).
+ * A batch's transaction locks the parents in this same order before it
+ * writes (pgstore_export.c): a node making a month's partitions and another
+ * writing its rows wait for each other, never in a cycle.
+ */
+#define PG_BLOCK_TABLES "series", "totals", "files", "mpiio_files", "steps", "mounts"
+#define PG_BLOCK_LOCK_SQL                                                                   \
+	"LOCK TABLE ONLY series, ONLY totals, ONLY files, ONLY mpiio_files, ONLY steps,"     \
+	" ONLY mounts IN ROW EXCLUSIVE MODE"
 
 /* ---- per-file and MPI-IO records (pgstore_files.c, schema 9) ---- */
 

@@ -138,8 +138,7 @@ static void block_name(char *buf, size_t len, const char *t, int b)
  */
 static int block_drop(struct ioacct_pgstore *pg, int b)
 {
-	static const char *const tables[] = { "series", "totals", "files", "mpiio_files", "steps",
-						"mounts" };
+	static const char *const tables[] = { PG_BLOCK_TABLES };
 	char name[64], sql[256], blk[16];
 	const char *params[1] = { name };
 	int err = 0;
