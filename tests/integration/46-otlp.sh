@@ -8,33 +8,17 @@
 # or is not there slows the traced command by nothing, and the dropped spans
 # are counted and said.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/otlp.sh"
 IOTRACE=$abs_top_builddir/tools/iotrace
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
-HERE=$(cd "$(dirname "$0")" && pwd)
 require_root_bpf
 [ -x "$IOTRACE" ] || fail "$IOTRACE not built"
-command -v node >/dev/null && command -v npm >/dev/null ||
-	skip "node and npm are needed to decode with the OpenTelemetry schema (Debian: nodejs npm)"
+otlp_require
 setup
 MNT=$(mount_of "$T")
-npm install --prefix "$T/npm" --no-audit --no-fund --ignore-scripts \
-	@opentelemetry/otlp-transformer@0.52.1 > "$T/npm.log" 2>&1 ||
-	skip "npm install @opentelemetry/otlp-transformer@0.52.1 failed (no network?):" \
-		"$(tail -n 3 "$T/npm.log")"
+otlp_schema
 
-COLL=
-stop_collector() { [ -z "$COLL" ] || { kill "$COLL"; wait "$COLL" 2>/dev/null; COLL=; }; }
 trap 'rc=$?; stop_collector; (exit $rc); teardown' EXIT
-# start_collector MODE DIR: sets PORT.
-start_collector() {
-	mkdir -p "$2"
-	python3 "$HERE/otlp_collector.py" "$1" "$2" &
-	COLL=$!
-	for _ in $(seq 1 600); do [ -s "$2/port" ] && break; sleep 0.05; done
-	[ -s "$2/port" ] || fail "the collector did not start"
-	PORT=$(cat "$2/port")
-}
-decode() { node "$HERE/otlp_decode.js" "$T/npm" "$@"; }
 
 # ---- the known sequence: 7 calls and the root span ----
 start_collector ok "$T/c1"

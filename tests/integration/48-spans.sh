@@ -11,31 +11,15 @@
 # max_spans caps a job's call spans on a node; the calls past it are counted.
 # Without otlp_url the job runs, untraced, and one line says why.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/otlp.sh"
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
-HERE=$(cd "$(dirname "$0")" && pwd)
 require_root_bpf
 [ -x "$IORUN" ] && [ -x "$IOSEQ" ] || fail "iorun or ioseq not built"
-command -v node >/dev/null && command -v npm >/dev/null ||
-	skip "node and npm are needed to decode with the OpenTelemetry schema (Debian: nodejs npm)"
+otlp_require
 setup
-npm install --prefix "$T/npm" --no-audit --no-fund --ignore-scripts \
-	@opentelemetry/otlp-transformer@0.52.1 > "$T/npm.log" 2>&1 ||
-	skip "npm install @opentelemetry/otlp-transformer@0.52.1 failed (no network?):" \
-		"$(tail -n 3 "$T/npm.log")"
+otlp_schema
 
-COLL=
-stop_collector() { [ -z "$COLL" ] || { kill "$COLL"; wait "$COLL" 2>/dev/null; COLL=; }; }
 trap 'rc=$?; stop_collector; (exit $rc); teardown' EXIT
-# start_collector MODE DIR: sets PORT.
-start_collector() {
-	mkdir -p "$2"
-	python3 "$HERE/otlp_collector.py" "$1" "$2" &
-	COLL=$!
-	for _ in $(seq 1 600); do [ -s "$2/port" ] && break; sleep 0.05; done
-	[ -s "$2/port" ] || fail "the collector did not start"
-	PORT=$(cat "$2/port")
-}
-decode() { node "$HERE/otlp_decode.js" "$T/npm" "$@"; }
 # wait_log PATTERN: until ioacctd's log has a line matching PATTERN (grep -E).
 wait_log() {
 	for _ in $(seq 1 600); do grep -qE "$1" "$T/ioacctd.log" && return 0; sleep 0.05; done

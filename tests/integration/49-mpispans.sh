@@ -8,10 +8,10 @@
 # offsets, every one a child of the step's span, the step's of the job's,
 # one trace; no POSIX span (not asked for). Then MPICH's, where installed.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/otlp.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 require_root_bpf
-command -v node >/dev/null && command -v npm >/dev/null ||
-	skip "node and npm are needed to decode with the OpenTelemetry schema (Debian: nodejs npm)"
+otlp_require
 OMPICC=$(command -v mpicc.openmpi || command -v mpicc) ||
 	skip "mpicc not found (Debian: libopenmpi-dev openmpi-bin)"
 OMPIRUN=$(command -v mpirun.openmpi || command -v mpirun) || skip "mpirun not found (Debian: openmpi-bin)"
@@ -19,23 +19,9 @@ OMPIRUN=$(command -v mpirun.openmpi || command -v mpirun) || skip "mpirun not fo
 EXTRA_CONF="${EXTRA_CONF:-}
 mpi_detach_after = 1s"
 setup
-npm install --prefix "$T/npm" --no-audit --no-fund --ignore-scripts \
-	@opentelemetry/otlp-transformer@0.52.1 > "$T/npm.log" 2>&1 ||
-	skip "npm install @opentelemetry/otlp-transformer@0.52.1 failed (no network?):" \
-		"$(tail -n 3 "$T/npm.log")"
+otlp_schema
 
-COLL=
-stop_collector() { [ -z "$COLL" ] || { kill "$COLL"; wait "$COLL" 2>/dev/null; COLL=; }; }
 trap 'rc=$?; stop_collector; (exit $rc); teardown' EXIT
-# start_collector DIR: sets PORT.
-start_collector() {
-	mkdir -p "$1"
-	python3 "$HERE/otlp_collector.py" ok "$1" &
-	COLL=$!
-	for _ in $(seq 1 600); do [ -s "$1/port" ] && break; sleep 0.05; done
-	[ -s "$1/port" ] || fail "the collector did not start"
-	PORT=$(cat "$1/port")
-}
 wait_log() {
 	for _ in $(seq 1 1200); do grep -qE "$1" "$T/ioacctd.log" && return 0; sleep 0.05; done
 	fail "ioacctd never logged /$1/"
@@ -55,7 +41,7 @@ mpi_spans() {
 	shift 4
 	rm -rf "$D" && mkdir -p "$D"
 	"$cc" -Wall -o "$T/mpiio-$name" "$HERE/mpiio.c" || fail "$cc failed"
-	start_collector "$T/c-$name"
+	start_collector ok "$T/c-$name"
 	sed -i "/^otlp_url = /d" "$CONF"
 	echo "otlp_url = http://127.0.0.1:$PORT" >> "$CONF"
 	start_daemon
@@ -67,7 +53,7 @@ mpi_spans() {
 	stop_collector
 	stop_daemon
 	! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "$name: MPI-IO calls lost"
-	node "$HERE/otlp_decode.js" "$T/npm" "$T/c-$name"/post-*.bin > "$T/$name.spans" ||
+	decode "$T/c-$name"/post-*.bin > "$T/$name.spans" ||
 		fail "decoding with the OpenTelemetry schema"
 }
 

@@ -12,25 +12,15 @@
 #     output says why in one line.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/cluster.sh"
+. "$(dirname "$0")/../integration/otlp.sh"
 IOSEQ=$abs_top_builddir/tests/integration/ioseq
-HERE=$(cd "$(dirname "$0")/../integration" && pwd)
 slurm_test_setup
 [ -x "$IOSEQ" ] || fail "build tests/integration first (make check does)"
-command -v node >/dev/null && command -v npm >/dev/null ||
-	skip "node and npm are needed to decode with the OpenTelemetry schema (Debian: nodejs npm)"
-npm install --prefix "$T/npm" --no-audit --no-fund --ignore-scripts \
-	@opentelemetry/otlp-transformer@0.52.1 > "$T/npm.log" 2>&1 ||
-	skip "npm install @opentelemetry/otlp-transformer@0.52.1 failed (no network?):" \
-		"$(tail -n 3 "$T/npm.log")"
-COLL=
-stop_collector() { [ -z "$COLL" ] || { kill "$COLL"; wait "$COLL" 2>/dev/null; COLL=; }; }
+otlp_require
+otlp_schema
 trap 'rc=$?; stop_collector; (exit $rc); stop_cluster; teardown' EXIT
-mkdir -p "$T/c1"
-python3 "$HERE/otlp_collector.py" ok "$T/c1" &
-COLL=$!
-for _ in $(seq 1 600); do [ -s "$T/c1/port" ] && break; sleep 0.05; done
-[ -s "$T/c1/port" ] || fail "the collector did not start"
-echo "otlp_url = http://127.0.0.1:$(cat "$T/c1/port")" >> "$CONF"
+start_collector ok "$T/c1"
+echo "otlp_url = http://127.0.0.1:$PORT" >> "$CONF"
 start_daemon
 start_cluster "required $PLUGIN config=$CONF"
 
@@ -54,7 +44,7 @@ done
 grep -qE "job ioacct-test/$J: spans: [0-9]+ spans sent, 0 dropped$" "$T/ioacctd.log" ||
 	fail "ioacctd's spans line: $(grep "spans" "$T/ioacctd.log")"
 stop_collector
-node "$HERE/otlp_decode.js" "$T/npm" "$T"/c1/post-*.bin > "$T/spans" ||
+decode "$T"/c1/post-*.bin > "$T/spans" ||
 	fail "decoding with the OpenTelemetry schema"
 python3 - "$T/spans" "$W" "$J" "$(hostname -s)" <<'PY' || fail "job $J's spans"
 import collections, json, sys
