@@ -13,6 +13,9 @@
 #  3. The exporter's session, with its prepared statements, ended by the server
 #     (pg_terminate_backend, as a restart does) between two exports: the exporter
 #     connects again, prepares them again, and the next job lands exactly once.
+#  4. tests/integration/pgprep, on a connection of its own: a statement whose prepare
+#     failed in an aborted transaction, or that is gone from the session, is prepared
+#     again at its next call; a rollback does not take one back.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -112,5 +115,10 @@ expect_exact 701 16384 4
 [ "$(pg "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ioacctd'
 	AND backend_start > '$before'")" -ge 1 ] || fail "job 701 did not go through a new session"
 ok "the exporter's session ended between two exports: job 701 exact, once, in a new session"
+
+# ---- 4. a failed prepare, a rollback, a statement gone ------------------------------
+PGPREP=$abs_top_builddir/tests/integration/pgprep
+[ -x "$PGPREP" ] || fail "$PGPREP not built (make -C tests/integration pgprep)"
+"$PGPREP" "$PGURL" || fail "pgprep: the prepared statements' failures not handled"
 stop_daemon
 exit 0
