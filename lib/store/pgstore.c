@@ -646,6 +646,61 @@ int pg_exec(struct ioacct_pgstore *pg, const char *sql, const char *what)
 	return err;
 }
 
+#define PG_STMT_NAME(name) #name,
+static const char *const stmt_names[] = { PG_STMTS(PG_STMT_NAME) };
+_Static_assert(PG_NR_STMTS <= 32, "one bit of ioacct_pgstore.prepared a statement");
+
+/* Whether stmt is prepared (now, if it was not); else *failed: the preparation's result. */
+static bool prepared(struct ioacct_pgstore *pg, enum pg_stmt stmt, const char *sql, int nparams,
+		     char name[32], PGresult **failed)
+{
+	uint32_t bit = UINT32_C(1) << stmt;
+	PGresult *res;
+
+	snprintf(name, 32, "ioacct_%s", stmt_names[stmt]);
+	if (pg->prepared & bit)
+		return true;
+	res = PQprepare(pg->conn, name, sql, nparams, NULL);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		*failed = res;
+		return false;
+	}
+	PQclear(res);
+	/* A prepared statement is the session's: a rollback does not take it back. */
+	pg->prepared |= bit;
+	return true;
+}
+
+int pg_prepare(struct ioacct_pgstore *pg, enum pg_stmt stmt, const char *sql, int nparams,
+	       char name[32], const char *what)
+{
+	PGresult *failed = NULL;
+	int err;
+
+	if (prepared(pg, stmt, sql, nparams, name, &failed))
+		return 0;
+	err = pg_conn_error(pg, failed, what);
+	PQclear(failed);
+	return err;
+}
+
+PGresult *pg_exec_prepared(struct ioacct_pgstore *pg, enum pg_stmt stmt, const char *sql,
+			   int nparams, const char *const *params)
+{
+	PGresult *res = NULL;
+	const char *state;
+	char name[32];
+
+	if (!prepared(pg, stmt, sql, nparams, name, &res))
+		return res;
+	res = PQexecPrepared(pg->conn, name, nparams, params, NULL, NULL, 0);
+	/* Gone (DEALLOCATE ALL by someone, a pooler's new session): prepared again next time. */
+	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	if (state && !strcmp(state, "26000"))
+		pg->prepared &= ~(UINT32_C(1) << stmt);
+	return res;
+}
+
 void pg_rollback_quiet(struct ioacct_pgstore *pg)
 {
 	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE)

@@ -26,8 +26,23 @@
 #include "store.h"
 #include "util.h"
 
+/*
+ * The parameterised statements the exporter runs per part or per batch,
+ * prepared once per connection by pg_exec_prepared() as "ioacct_<name>":
+ * no parse, analysis or planning at each call (PostgreSQL keeps a generic
+ * plan once five custom ones cost no less; docs/performance.md, issue 28).
+ */
+#define PG_STMTS(X)                                                                         \
+	X(blocks_missing) X(block_parts) X(place) X(files_not_kept) X(report_offer)         \
+	X(report_claim) X(report_claim_skip) X(report_written) X(run_unmerged) X(run_lock)  \
+	X(merged_forget) X(merged_insert) X(make_parts) X(make_mounts) X(make_series)
+#define PG_STMT_ENUM(name) PG_STMT_##name,
+enum pg_stmt { PG_STMTS(PG_STMT_ENUM) PG_NR_STMTS };
+
 struct ioacct_pgstore {
 	PGconn *conn;
+	/* Bit i: statement i (enum pg_stmt) is prepared on this connection. */
+	uint32_t prepared;
 	char errmsg[1024];
 	/* The last selection summed a job of several nodes: it had no usable merged series. */
 	bool merged_missing;
@@ -117,6 +132,18 @@ const char *pg_text_param(const char *s, char **owned);
 char *pg_raw_param(const char *s, bool *nomem);
 /* Runs SQL that returns nothing (or rows nobody reads). */
 int pg_exec(struct ioacct_pgstore *pg, const char *sql, const char *what);
+/*
+ * Statement stmt (sql, always the same text for it, with nparams parameters)
+ * prepared on this connection if it is not yet, its name in name: 0 or
+ * -errno (what failed, in pg->errmsg). A statement that failed to prepare
+ * (in an aborted transaction, on a lost connection) is not taken for
+ * prepared: the next call prepares it again; a new connection has none.
+ */
+int pg_prepare(struct ioacct_pgstore *pg, enum pg_stmt stmt, const char *sql, int nparams,
+	       char name[32], const char *what);
+/* Statement stmt run with params (prepared first if need be): its result, or the prepare's. */
+PGresult *pg_exec_prepared(struct ioacct_pgstore *pg, enum pg_stmt stmt, const char *sql,
+			   int nparams, const char *const *params);
 /* Ends an open transaction, if any, without a word: after an error, whose message stays. */
 void pg_rollback_quiet(struct ioacct_pgstore *pg);
 

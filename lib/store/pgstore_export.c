@@ -227,7 +227,7 @@ static int blocks_ready(struct ioacct_pgstore *pg, const struct batch *bt)
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	}
 	params[0] = a.p;
-	res = PQexecParams(pg->conn, BLOCKS_MISSING_SQL, 1, NULL, params, NULL, NULL, 0);
+	res = pg_exec_prepared(pg, PG_STMT_blocks_missing, BLOCKS_MISSING_SQL, 1, params);
 	free(a.p);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "see the months' partitions");
@@ -235,8 +235,8 @@ static int blocks_ready(struct ioacct_pgstore *pg, const struct batch *bt)
 		PGresult *made;
 
 		params[0] = PQgetvalue(res, r, 0);
-		made = PQexecParams(pg->conn, "SELECT ioacct_block_parts($1::integer)", 1, NULL,
-				    params, NULL, NULL, 0);
+		made = pg_exec_prepared(pg, PG_STMT_block_parts,
+					"SELECT ioacct_block_parts($1::integer)", 1, params);
 		if (PQresultStatus(made) != PGRES_TUPLES_OK)
 			err = pg_conn_error(pg, made, "make a month's partitions");
 		PQclear(made);
@@ -280,7 +280,7 @@ static int lock_parents(struct ioacct_pgstore *pg)
 
 static int ids_placed(struct ioacct_pgstore *pg, const struct batch *bt)
 {
-	PGresult *res = PQexec(pg->conn, PLACE_SQL);
+	PGresult *res = pg_exec_prepared(pg, PG_STMT_place, PLACE_SQL, 0, NULL);
 	size_t placed = 0;
 	int err = 0;
 

@@ -134,9 +134,9 @@ int pg_records_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const
 			err = pg_error(pg, -ENOMEM, "cluster store: out of memory");
 		} else {
 			params[0] = none.p;
-			res = PQexecParams(pg->conn, "UPDATE jobs SET files_kept = false"
-					   " WHERE id = ANY($1::bigint[])", 1, NULL, params, NULL,
-					   NULL, 0);
+			res = pg_exec_prepared(pg, PG_STMT_files_not_kept,
+					       "UPDATE jobs SET files_kept = false"
+					       " WHERE id = ANY($1::bigint[])", 1, params);
 			if (PQresultStatus(res) != PGRES_COMMAND_OK)
 				err = pg_conn_error(pg, res, "mark jobs without their files");
 			PQclear(res);

@@ -78,10 +78,10 @@ static int run_params(const struct ioacct_job *j, const char **params, char **ow
 	return 0;
 }
 
-static int exec_params(struct ioacct_pgstore *pg, const char *sql, int n, const char *const *params,
-		       const char *what)
+static int exec_params(struct ioacct_pgstore *pg, enum pg_stmt stmt, const char *sql, int n,
+		       const char *const *params, const char *what)
 {
-	PGresult *res = PQexecParams(pg->conn, sql, n, NULL, params, NULL, NULL, 0);
+	PGresult *res = pg_exec_prepared(pg, stmt, sql, n, params);
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
@@ -92,8 +92,9 @@ static int exec_params(struct ioacct_pgstore *pg, const char *sql, int n, const 
 
 int pg_merged_forget(struct ioacct_pgstore *pg, const char *const params[3])
 {
-	return exec_params(pg, "DELETE FROM merged_jobs WHERE cluster = $1 AND job_id = $2"
-			   " AND restart = $3", 3, params, "forget the merged series");
+	return exec_params(pg, PG_STMT_merged_forget, "DELETE FROM merged_jobs WHERE cluster = $1"
+			   " AND job_id = $2 AND restart = $3", 3, params,
+			   "forget the merged series");
 }
 
 /* Writes them; the caller's savepoint takes them back on failure. */
@@ -103,7 +104,8 @@ static int merged_write(struct ioacct_pgstore *pg, const struct ioacct_jobdata *
 	int err = pg_merged_forget(pg, params);
 
 	if (!err)
-		err = exec_params(pg, "INSERT INTO merged_jobs (cluster, job_id, restart, members)"
+		err = exec_params(pg, PG_STMT_merged_insert,
+				  "INSERT INTO merged_jobs (cluster, job_id, restart, members)"
 				  " VALUES ($1, $2, $3, $4::text[])", 4, params,
 				  "store the merged series");
 	if (err)
@@ -308,10 +310,9 @@ static void add_sat(uint64_t *d, uint64_t v)
 /* The run's parts, in the readers' order (node, start): members, shifts. */
 static int make_parts(struct ioacct_pgstore *pg, const char *const *params, struct make *mk)
 {
-	PGresult *res = PQexecParams(pg->conn,
+	PGresult *res = pg_exec_prepared(pg, PG_STMT_make_parts,
 		"SELECT id, node, start_ns, bin_width_ns FROM jobs WHERE cluster = $1"
-		" AND job_id = $2 AND restart = $3 ORDER BY node, start_ns",
-		3, NULL, params, NULL, NULL, 0);
+		" AND job_id = $2 AND restart = $3 ORDER BY node, start_ns", 3, params);
 	int64_t origin = INT64_MAX;
 	uint64_t width;
 	int ret = 0, n;
@@ -361,9 +362,9 @@ static struct part_map *part_of(struct make *mk, int64_t id)
 /* The whole run's mounts numbered by path in the parts' order, as merge_mounts() does. */
 static int make_mounts(struct ioacct_pgstore *pg, const char *ids, struct make *mk)
 {
-	PGresult *res = PQexecParams(pg->conn, "SELECT job, mnt_id, path FROM mounts"
-				     " WHERE job = ANY($1::bigint[]) ORDER BY job, mnt_id", 1, NULL,
-				     &ids, NULL, NULL, 0);
+	PGresult *res = pg_exec_prepared(pg, PG_STMT_make_mounts, "SELECT job, mnt_id, path"
+					 " FROM mounts WHERE job = ANY($1::bigint[])"
+					 " ORDER BY job, mnt_id", 1, &ids);
 	int ret = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -599,13 +600,16 @@ static int make_series(struct ioacct_pgstore *pg, const char *ids, struct make *
 	uint32_t *bins = NULL;
 	uint64_t *v = NULL;
 	size_t room = 0;
+	char name[32];
 	PGresult *res;
-	int ret = 0;
+	int ret = pg_prepare(pg, PG_STMT_make_series, "SELECT job, step_id, mnt_id, op, bins, "
+			     IOACCT_STORE_COUNTER_COLS " FROM series"
+			     " WHERE job = ANY($1::bigint[]) ORDER BY step_id, op", 1, name,
+			     "select the run's series");
 
-	if (!PQsendQueryParams(pg->conn, "SELECT job, step_id, mnt_id, op, bins, "
-			       IOACCT_STORE_COUNTER_COLS " FROM series"
-			       " WHERE job = ANY($1::bigint[]) ORDER BY step_id, op", 1, NULL, &ids,
-			       NULL, NULL, 0) ||
+	if (ret)
+		return ret;
+	if (!PQsendQueryPrepared(pg->conn, name, 1, &ids, NULL, NULL, 0) ||
 	    !PQsetSingleRowMode(pg->conn))
 		return pg_conn_error(pg, NULL, "select the run's series");
 	while ((res = PQgetResult(pg->conn))) {
@@ -742,12 +746,11 @@ out:
  */
 static int run_unmerged(struct ioacct_pgstore *pg, const char *const *params)
 {
-	PGresult *res = PQexecParams(pg->conn,
+	PGresult *res = pg_exec_prepared(pg, PG_STMT_run_unmerged,
 		"SELECT count(*) FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2"
 		" AND r.restart = $3 AND cardinality(r.expected) > 1 AND " WHOLE_SQL
 		" AND NOT EXISTS (SELECT 1 FROM merged_jobs m WHERE m.cluster = r.cluster"
-		" AND m.job_id = r.job_id AND m.restart = r.restart)", 3, NULL, params, NULL, NULL,
-		0);
+		" AND m.job_id = r.job_id AND m.restart = r.restart)", 3, params);
 	int ret;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
@@ -779,8 +782,8 @@ int pg_merged_offered(struct ioacct_pgstore *pg, const struct ioacct_job *job)
 	ret = pg_exec(pg, "BEGIN", "begin a transaction");
 	if (ret)
 		goto out;
-	res = PQexecParams(pg->conn, "SELECT " LOCK_SQL("$1 || '/' || $2 || '/' || $3"), 3, NULL,
-			   params, NULL, NULL, 0);
+	res = pg_exec_prepared(pg, PG_STMT_run_lock,
+			       "SELECT " LOCK_SQL("$1 || '/' || $2 || '/' || $3"), 3, params);
 	ret = PQresultStatus(res) == PGRES_TUPLES_OK ? 0 : pg_conn_error(pg, res, "lock the run");
 	PQclear(res);
 	if (!ret)

@@ -76,7 +76,7 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 	 * A row of this run made before this node's part started is a job of
 	 * the same id before Slurm's ids started again: this one starts afresh.
 	 */
-	res = PQexecParams(pg->conn,
+	res = pg_exec_prepared(pg, PG_STMT_report_offer,
 			   "INSERT INTO job_reports (cluster, job_id, expected, path, formats, uid, gid,"
 			   " copy_dir, merge_timeout_s, deadline, path_raw, copy_dir_raw, restart)"
 			   " VALUES ($1, $2, string_to_array($3, ','), $4, $5, $6, $7, $8, $9,"
@@ -89,7 +89,7 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 			   " deadline = EXCLUDED.deadline, written_at = NULL, written_by = NULL,"
 			   " missing = NULL"
 			   " WHERE job_reports.first_at < to_timestamp($10::bigint / 1e9)",
-			   13, NULL, params, NULL, NULL, 0);
+			   13, params);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = pg_conn_error(pg, res, "offer the merged report");
 	PQclear(res);
@@ -148,7 +148,8 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 		free(owned);
 		return err;
 	}
-	res = PQexecParams(pg->conn, q, 3, NULL, params, NULL, NULL, 0);
+	res = pg_exec_prepared(pg, skip_locked ? PG_STMT_report_claim_skip : PG_STMT_report_claim,
+			       q, 3, params);
 	free(owned);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		err = pg_conn_error(pg, res, "lock the merged report");
@@ -213,11 +214,11 @@ int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster
 	}
 	snprintf(job_id_s, sizeof(job_id_s), "%" PRIu64, job_id);
 	snprintf(restart_s, sizeof(restart_s), "%" PRIu32, restart);
-	res = PQexecParams(pg->conn,
+	res = pg_exec_prepared(pg, PG_STMT_report_written,
 			   "UPDATE job_reports SET written_at = now(), written_by = $3,"
 			   " missing = CASE WHEN $4 = '' THEN NULL ELSE string_to_array($4, ',') END"
 			   " WHERE cluster = $1 AND job_id = $2 AND restart = $5",
-			   5, NULL, params, NULL, NULL, 0);
+			   5, params);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = pg_conn_error(pg, res, "mark the merged report written");
 	PQclear(res);

@@ -10,6 +10,12 @@
 #     goes again one job a transaction: the three good ones land, exact; the refused
 #     one is said once and unqueued; the failed one stays queued and lands once the
 #     trigger is gone.
+#  3. The exporter's session, with its prepared statements, ended by the server
+#     (pg_terminate_backend, as a restart does) between two exports: the exporter
+#     connects again, prepares them again, and the next job lands exactly once.
+#  4. tests/integration/pgprep, on a connection of its own: a statement whose prepare
+#     failed in an aborted transaction, or that is gone from the session, is prepared
+#     again at its next call; a rollback does not take one back.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -97,5 +103,22 @@ done
 expect_exact 667 4096 2
 ok "a failed batch went one job a transaction: 3 jobs exact, 666 refused once," \
 	"667 kept and exported later"
+
+# ---- 3. the exporter's session ended between two exports ----------------------------
+# Its statements were prepared by the batches above; every session of ioacctd ends.
+before=$(pg "SELECT now()")
+[ "$(pg "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+	WHERE application_name = 'ioacctd'")" -ge 1 ] || fail "no session of ioacctd to end"
+run_job 701 16384 4
+wait_exported "$DB" "after the exporter's session ended"
+expect_exact 701 16384 4
+[ "$(pg "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ioacctd'
+	AND backend_start > '$before'")" -ge 1 ] || fail "job 701 did not go through a new session"
+ok "the exporter's session ended between two exports: job 701 exact, once, in a new session"
+
+# ---- 4. a failed prepare, a rollback, a statement gone ------------------------------
+PGPREP=$abs_top_builddir/tests/integration/pgprep
+[ -x "$PGPREP" ] || fail "$PGPREP not built (make -C tests/integration pgprep)"
+"$PGPREP" "$PGURL" || fail "pgprep: the prepared statements' failures not handled"
 stop_daemon
 exit 0
