@@ -462,9 +462,11 @@ static const char dry_sql[] =
 	"  WHERE end_ns < $1::bigint AND NOT EXISTS (SELECT 1 FROM k WHERE k.cluster = a.cluster"
 	"  AND k.job_id = a.job_id AND k.restart = a.restart) GROUP BY 1, 2, 3),"
 	" q AS MATERIALIZED (SELECT a.id, a.blk, g.m, g.job_id IS NOT NULL AS go FROM a"
-	"  LEFT JOIN g USING (cluster, job_id, restart) WHERE a.blk IS NOT NULL OR g.job_id IS NOT NULL)"
-	" SELECT b, (SELECT count(*) FROM g WHERE g.m IS NOT DISTINCT FROM b),"
-	" (SELECT count(*) FROM q WHERE go AND q.m IS NOT DISTINCT FROM b),"
+	"  LEFT JOIN g USING (cluster, job_id, restart) WHERE a.blk IS NOT NULL OR g.job_id IS NOT NULL),"
+	" gn AS MATERIALIZED (SELECT m, count(*) AS n FROM g GROUP BY m),"
+	" qn AS MATERIALIZED (SELECT m, count(*) AS n FROM q WHERE go GROUP BY m)"
+	" SELECT b, coalesce((SELECT n FROM gn WHERE gn.m IS NOT DISTINCT FROM b), 0),"
+	" coalesce((SELECT n FROM qn WHERE qn.m IS NOT DISTINCT FROM b), 0),"
 	" CASE WHEN b IS NULL THEN"
 	"  (SELECT count(*) FROM series WHERE job IN (SELECT id FROM q WHERE go AND m IS NULL))"
 	" ELSE (SELECT count(*) FROM series WHERE job >= " LO("b") " AND job < " HI("b") ")"
@@ -486,8 +488,13 @@ static int purge_dry(struct ioacct_pgstore *pg, const char *cutoff,
 	int err = pg_exec(pg, "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY",
 			  "count what a purge would delete");
 
-	if (err)
+	/* Its hash tables in memory: the store's jobs rows, some 100 bytes each. */
+	if (!err)
+		err = pg_exec(pg, "SET LOCAL work_mem = '256MB'", "count what a purge would delete");
+	if (err) {
+		pg_rollback_quiet(pg);
 		return err;
+	}
 	/* Months left in purging: their runs are gone, their partitions would be dropped. */
 	res = PQexec(pg->conn, "SELECT block FROM purging ORDER BY 1");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)

@@ -28,38 +28,19 @@ pg_test_setup
 PGURL=$(pg_url "$PGD")
 "$PGPURGE" "$PGURL" purge 0 dry > /dev/null || fail "pgpurge cannot make the cluster store"
 
-# parts FIRST LAST NODE END: parts of runs FIRST..LAST on NODE ended at END + k seconds (an SQL
-# timestamp), each with a step, a mount, a totals and a series row.
-parts() {
-	pg "SELECT ioacct_block_parts(ioacct_block((extract(epoch FROM $4)::bigint + $2 % 1000) * 1000000000));
-	    INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
-		state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
-	    SELECT 'c', k, '$3', 'slurm', 0, 0, 'root', 'x', '/', e - 3600000000000, e, 'COMPLETED', 0,
-		'fentry', 5000000000, 0, 0
-	    FROM generate_series($1, $2) k, LATERAL (SELECT (extract(epoch FROM $4)::bigint + k % 1000)
-		* 1000000000 AS e) x;
-	    INSERT INTO steps SELECT id, 0, start_ns, end_ns, 'COMPLETED', 0, '' FROM jobs
-		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
-	    INSERT INTO mounts SELECT id, 1, '/', 'ext4', 'sda' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
-	    INSERT INTO totals (job, step_id, mnt_id, op, bytes, calls) SELECT id, 0, 1, 1, 12288, 3 FROM jobs
-		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
-	    INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT id, 0, 1, 1, '{0,7,9}',
-		'{4096,4096,4096}', '{1,1,1}' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3'" > /dev/null ||
-		fail "cannot make the parts of runs $1-$2 on $3"
-}
 M="(date_trunc('month', now() - interval '100 days', 'UTC') + interval '1 day')"
 M2="($M - interval '1 month')"
 M3="($M - interval '2 months')"
 NOW="date_trunc('second', now())"
-parts 30001 30041 n1 "$M"
-parts 30001 30041 n2 "$M"
-parts 30101 30101 n1 "$M"
-parts 30101 30102 n2 "$M2"
-parts 30102 30103 n1 "$M2"
-parts 30103 30103 n2 "$NOW"
-parts 30201 30205 n1 "$M3"
-parts 30201 30205 n2 "$M3"
-parts 30301 30301 n1 "$NOW"
+pg_parts 30001 30041 n1 "$M"
+pg_parts 30001 30041 n2 "$M"
+pg_parts 30101 30101 n1 "$M"
+pg_parts 30101 30102 n2 "$M2"
+pg_parts 30102 30103 n1 "$M2"
+pg_parts 30103 30103 n2 "$NOW"
+pg_parts 30201 30205 n1 "$M3"
+pg_parts 30201 30205 n2 "$M3"
+pg_parts 30301 30301 n1 "$NOW"
 pg "INSERT INTO job_reports (cluster, job_id, expected, path, formats, uid, gid, copy_dir,
       merge_timeout_s, deadline, restart) VALUES ('c', 30041, '{n1,n2}', '/nonexistent', 1, 0, 0, '',
       60, now(), 0)" > /dev/null || fail "cannot make the report row of 30041"
@@ -68,7 +49,7 @@ m1=$(name "$M") m2=$(name "$M2") m3=$(name "$M3")
 b3=$(pg "SELECT ioacct_block(extract(epoch FROM $M3)::bigint * 1000000000)")
 pg "BEGIN; INSERT INTO purging VALUES ($b3); DELETE FROM jobs WHERE job_id BETWEEN 30201 AND 30205; COMMIT" \
 	> /dev/null || fail "cannot make the purge of $m3 killed midway"
-parts 30211 30211 n1 "$M3"
+pg_parts 30211 30211 n1 "$M3"
 [ "$(pg "SELECT id >> 33 FROM jobs WHERE job_id = 30211")" = 1023 ] ||
 	fail "a part of $m3 written while $m3 is purged did not go to the running block"
 CUT=$(($(date +%s) - 30 * 86400))
