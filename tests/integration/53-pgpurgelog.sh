@@ -58,8 +58,10 @@ CUT=$(($(date +%s) - 30 * 86400))
 snap() { pg "SELECT (SELECT count(*) FROM jobs) || ' ' || (SELECT count(*) FROM series) || ' '
 	|| (SELECT count(*) FROM pg_inherits) || ' ' || (SELECT count(*) FROM purging)"; }
 before=$(snap)
-got=$(PGPURGE_STEPS=1 "$PGPURGE" "$PGURL" purge "$CUT" dry 2> "$T/dry.steps") || fail "pgpurge purge dry failed"
-[ "$got" = "runs=43 parts=85 series=85 months=3" ] || fail "dry run: '$got', not 'runs=43 parts=85 series=85 months=3'"
+got=$(PGPURGE_STEPS=1 "$PGPURGE" "$PGURL" purge "$CUT" dry 2> "$T/dry.steps") ||
+	fail "pgpurge purge dry failed"
+[ "$got" = "runs=43 parts=85 series=85 months=3" ] ||
+	fail "dry run: '$got', not 'runs=43 parts=85 series=85 months=3'"
 printf '%s\n' "month $m3 runs=0 parts=0 series=0" "month $m2 runs=2 parts=4 series=4" \
 	"month $m1 runs=40 parts=80 series=80" "rest runs=1 parts=1 series=1" > "$T/dry.want"
 diff "$T/dry.want" "$T/dry.steps" || fail "the dry run's months are not as made"
@@ -71,7 +73,8 @@ printf '%s\n' "  month $m3, whole (its partitions dropped): 0 runs, 0 node parts
 	"  month $m1, whole (its partitions dropped): 40 runs, 80 node parts, 80 series rows" \
 	"  the rest, row by row: 1 runs, 1 node parts, 1 series rows" \
 	"total: 43 runs, 85 node parts, 85 series rows; 3 months whole" > "$T/ioacct.want"
-diff "$T/ioacct.want" "$T/ioacct.got" || fail "ioacct --purge --dry-run --cluster-store: not the months made"
+diff "$T/ioacct.want" "$T/ioacct.got" ||
+	fail "ioacct --purge --dry-run --cluster-store: not the months made"
 grep -q "^would purge from the cluster store the runs of jobs ended before $(date -u -d @"$CUT" +%Y-%m-%dT%H:%M:%SZ) " \
 	"$T/ioacct.out" || fail "ioacct's dry run does not say its cutoff: $(head -1 "$T/ioacct.out")"
 [ "$(snap)" = "$before" ] || fail "a dry run changed the store"
@@ -83,8 +86,10 @@ rc=$?
 ok "dry run: $m3 (in purging), $m2 2 runs, $m1 40 runs whole, 1 run row by row; ioacct says the same; nothing changed"
 
 # ---- the purge right after: the same figures, told as it goes -------------------------------
-got=$(PGPURGE_STEPS=1 "$PGPURGE" "$PGURL" purge "$CUT" 2> "$T/purge.steps") || fail "pgpurge purge failed"
-[ "$got" = "runs=43 parts=85 series=85 months=3" ] || fail "purge: '$got', not 'runs=43 parts=85 series=85 months=3'"
+got=$(PGPURGE_STEPS=1 "$PGPURGE" "$PGURL" purge "$CUT" 2> "$T/purge.steps") ||
+	fail "pgpurge purge failed"
+[ "$got" = "runs=43 parts=85 series=85 months=3" ] ||
+	fail "purge: '$got', not 'runs=43 parts=85 series=85 months=3'"
 printf '%s\n' "dropped $m3" "month $m2 runs=2 parts=4 series=4" "dropped $m2" \
 	"month $m1 runs=40 parts=80 series=80" "dropped $m1" "batch runs=1 parts=1 series=1" > "$T/purge.want"
 diff "$T/purge.want" "$T/purge.steps" || fail "the purge's steps are not the dry run's"
