@@ -121,22 +121,35 @@ static void run_downsample(struct ioacct_retainer *r)
 }
 
 /*
- * The cluster store's purge cutoff: with purge_after of four weeks or more,
- * the start (UTC) of the month it falls in, as slurmdbd purges by the month
- * when told months: a month's runs then go together, its partitions dropped
- * (schema 8), instead of a day's rows at a time. A job stays up to a month
- * longer than purge_after.
+ * The cluster store's purge as it goes: a line per month purged whole and
+ * per month's partitions dropped, the rest's batches every PROGRESS_LOG_MS.
  */
-static int64_t cluster_cutoff(int64_t now, uint64_t purge_after_s)
+static int cluster_progress(const struct ioacct_pgstore_purge_progress *p, void *arg)
 {
-	time_t t = (time_t)(now - (int64_t)purge_after_s);
-	struct tm tm;
+	struct ioacct_retainer *r = arg;
+	uint64_t now = ioacct_mono_ms();
 
-	if (purge_after_s < 28 * 86400 || !gmtime_r(&t, &tm))
-		return (int64_t)t;
-	tm.tm_mday = 1;
-	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-	return (int64_t)timegm(&tm);
+	switch (p->step) {
+	case IOACCT_PG_PURGE_MONTH:
+		log_info("retention: cluster store: month %s purged whole: %llu runs (%llu node parts,"
+			 " %llu series rows) in %llu ms", p->month, (unsigned long long)p->counts.runs,
+			 (unsigned long long)p->counts.parts, (unsigned long long)p->counts.series,
+			 (unsigned long long)p->ms);
+		break;
+	case IOACCT_PG_PURGE_DROPPED:
+		log_info("retention: cluster store: month %s: partitions dropped in %llu ms",
+			 p->month, (unsigned long long)p->ms);
+		break;
+	default:
+		if (now - r->logged_ms < PROGRESS_LOG_MS)
+			break;
+		log_info("retention: cluster store: purge in progress: %llu runs (%llu node parts,"
+			 " %llu series rows) row by row so far (%llu s)",
+			 (unsigned long long)p->counts.runs, (unsigned long long)p->counts.parts,
+			 (unsigned long long)p->counts.series, (unsigned long long)(p->ms / 1000));
+		r->logged_ms = now;
+	}
+	return wait_ms(r, 0);
 }
 
 /*
@@ -160,7 +173,9 @@ static void run_cluster(struct ioacct_retainer *r)
 	}
 	if (cfg->purge_after_s) {
 		memset(&c, 0, sizeof(c));
-		ret = ioacct_pgstore_purge(pg, cluster_cutoff(now, cfg->purge_after_s), false, &c);
+		r->logged_ms = t0;
+		ret = ioacct_pgstore_purge(pg, ioacct_pgstore_purge_cutoff(now, cfg->purge_after_s),
+					   false, cluster_progress, r, &c);
 		if (ret)
 			log_err("retention: cluster store: purge stopped after %llu runs: %s",
 				(unsigned long long)c.runs, ioacct_pgstore_errmsg(pg));

@@ -108,7 +108,9 @@ static void usage(FILE *out)
 		"      --dry-run                 with --purge: what would go, per user; no change\n"
 		"      --before DURATION|TIME    with --purge: 30days, 12months, 48hours, 20s ago,\n"
 		"                                or a TIME as for -S\n"
-		"      --cluster-store           with --purge: the cluster store (not yet supported)\n"
+		"      --cluster-store           with --purge --dry-run: what ioacctd's purge of the\n"
+		"                                cluster store (cluster_retention) would delete, per\n"
+		"                                month; that purge is the daemon's, not ioacct's\n"
 		"Common options:\n",
 		IOACCT_QUERY_DEFAULT_FORMAT);
 	ioacct_cli_help_common(out, 32);

@@ -4,6 +4,8 @@
  * purged by hand, as ioacctd does every retention_interval with
  * purge_after (lib/store/retain.h says what goes and what never does).
  * A dry run lists what would go, per user, and changes nothing.
+ * ioacct --purge --dry-run --cluster-store: what ioacctd's cluster_retention
+ * would delete from the cluster store, per month; its purge is the daemon's.
  */
 #include "purge.h"
 
@@ -16,10 +18,19 @@
 
 #include "cli.h"
 #include "duration.h"
+#include "pgstore.h"
 #include "query.h"
 #include "retain.h"
 #include "store.h"
 #include "util.h"
+
+/* now - s, or for the cluster store the month's start as ioacctd puts it (pgstore.h). */
+static int64_t ago_ns(const struct ioacct_purge_opts *o, time_t now, uint64_t s)
+{
+	if (o->cluster_store)
+		return ioacct_pgstore_purge_cutoff((int64_t)now, s) * (int64_t)NSEC_PER_SEC;
+	return ((int64_t)now - (int64_t)s) * (int64_t)NSEC_PER_SEC;
+}
 
 /* The cutoff: jobs that ended before it go. 0 or the exit status, said. */
 static int cutoff_of(const struct ioacct_purge_opts *o, const struct ioacct_config *cfg,
@@ -35,12 +46,12 @@ static int cutoff_of(const struct ioacct_purge_opts *o, const struct ioacct_conf
 				"ioacct: --purge: no --before, and purge_after is not set in the configuration (see ioacct.conf(5))\n");
 			return EXIT_USAGE;
 		}
-		*cutoff_ns = ((int64_t)now - (int64_t)cfg->purge_after_s) * (int64_t)NSEC_PER_SEC;
+		*cutoff_ns = ago_ns(o, now, cfg->purge_after_s);
 		return 0;
 	}
 	/* A duration as purge_after writes it, else a time as -S and -E do. */
 	if (ioacct_duration_parse(o->before, IOACCT_DUR_MONTHS, &s, derr, sizeof(derr)) == 0) {
-		*cutoff_ns = ((int64_t)now - (int64_t)s) * (int64_t)NSEC_PER_SEC;
+		*cutoff_ns = ago_ns(o, now, s);
 		return 0;
 	}
 	if (ioacct_query_time_parse(o->before, now, &t, terr, sizeof(terr)) == 0) {
@@ -91,6 +102,71 @@ static void report(const struct ioacct_purge_opts *o, const char *db, int64_t cu
 		       (unsigned long long)res->kept_unexported);
 }
 
+/* Each month's figures, and the rest's, as the dry run counts them. */
+static int cluster_step(const struct ioacct_pgstore_purge_progress *p, void *arg)
+{
+	(void)arg;
+	if (p->step == IOACCT_PG_PURGE_MONTH)
+		printf("  month %s, whole (its partitions dropped):", p->month);
+	else
+		printf("  the rest, row by row:");
+	printf(" %llu runs, %llu node parts, %llu series rows\n", (unsigned long long)p->counts.runs,
+	       (unsigned long long)p->counts.parts, (unsigned long long)p->counts.series);
+	return 0;
+}
+
+/*
+ * The cluster store's dry run: what ioacctd's purge (cluster_retention)
+ * would delete, per month; exact at the moment counted, one read-only
+ * statement. The real purge is the daemon's.
+ */
+static int cluster_dry_run(const struct ioacct_purge_opts *o, const struct ioacct_config *cfg,
+			   time_t now)
+{
+	struct ioacct_pgstore_purge_counts c;
+	struct ioacct_pgstore *pg;
+	char err[1024], t[64];
+	int64_t cutoff_ns;
+	uint64_t t0;
+	time_t ct;
+	int ret;
+
+	if (!o->dry_run) {
+		fprintf(stderr, "ioacct: --purge --cluster-store: only with --dry-run: the cluster store (PostgreSQL) is purged by ioacctd, not here: set cluster_retention = yes on one node (ioacct.conf(5))\n");
+		return EXIT_USAGE;
+	}
+	if (!cfg->cluster_db[0]) {
+		fprintf(stderr, "ioacct: --purge --cluster-store: no cluster_db in the configuration (ioacct.conf(5))\n");
+		return EXIT_USAGE;
+	}
+	ret = cutoff_of(o, cfg, now, &cutoff_ns);
+	if (ret)
+		return ret;
+	pg = ioacct_pgstore_open(cfg->cluster_db, err, sizeof(err));
+	if (!pg) {
+		fprintf(stderr, "ioacct: --purge --cluster-store: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	ct = (time_t)(cutoff_ns / (int64_t)NSEC_PER_SEC);
+	if (!strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%SZ", gmtime(&ct)))
+		snprintf(t, sizeof(t), "%lld", (long long)ct);
+	printf("would purge from the cluster store the runs of jobs ended before %s (every part, no"
+	       " merged report waiting):\n", t);
+	t0 = ioacct_mono_ms();
+	ret = ioacct_pgstore_purge(pg, (int64_t)ct, true, cluster_step, NULL, &c);
+	if (ret) {
+		fprintf(stderr, "ioacct: --purge --cluster-store: %s\n", ioacct_pgstore_errmsg(pg));
+	} else {
+		printf("total: %llu runs, %llu node parts, %llu series rows; %llu months whole\n",
+		       (unsigned long long)c.runs, (unsigned long long)c.parts,
+		       (unsigned long long)c.series, (unsigned long long)c.months);
+		printf("(exact when counted, in %llu ms; nothing changed: the purge is ioacctd's,"
+		       " cluster_retention = yes)\n", (unsigned long long)(ioacct_mono_ms() - t0));
+	}
+	ioacct_pgstore_close(pg);
+	return ret ? EXIT_RUNTIME : 0;
+}
+
 int ioacct_purge_main(const struct ioacct_purge_opts *o, const struct ioacct_config *cfg)
 {
 	struct ioacct_retain_result res = { 0 };
@@ -101,10 +177,8 @@ int ioacct_purge_main(const struct ioacct_purge_opts *o, const struct ioacct_con
 	int64_t cutoff_ns;
 	int ret;
 
-	if (o->cluster_store) {
-		fprintf(stderr, "ioacct: --purge: the cluster store (PostgreSQL) is purged by ioacctd, not here: set cluster_retention = yes on one node (ioacct.conf(5))\n");
-		return EXIT_RUNTIME;
-	}
+	if (o->cluster_store)
+		return cluster_dry_run(o, cfg, now);
 	ret = cutoff_of(o, cfg, now, &cutoff_ns);
 	if (ret)
 		return ret;

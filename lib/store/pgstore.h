@@ -184,6 +184,24 @@ struct ioacct_pgstore_purge_counts {
 	uint64_t months; /* of them, months purged whole: their partitions dropped (schema 8) */
 };
 
+/* What a cluster purge says as it goes (its progress callback). */
+enum ioacct_pgstore_purge_step {
+	IOACCT_PG_PURGE_MONTH,   /* a month's runs deleted (dry: would be); counts: the month's */
+	IOACCT_PG_PURGE_DROPPED, /* the month's partitions detached and dropped */
+	IOACCT_PG_PURGE_BATCH,   /* a batch of the rest committed; counts: the rest's so far */
+	IOACCT_PG_PURGE_REST,    /* dry: what the rest (row by row) would delete */
+};
+
+struct ioacct_pgstore_purge_progress {
+	enum ioacct_pgstore_purge_step step;
+	char month[8];                           /* "YYYY-MM" (UTC): MONTH, DROPPED */
+	struct ioacct_pgstore_purge_counts counts;
+	uint64_t ms;                             /* the step's time */
+};
+
+/* After each step; a nonzero return stops the purge there (committed so far). */
+typedef int (*ioacct_pgstore_purge_fn)(const struct ioacct_pgstore_purge_progress *p, void *arg);
+
 /*
  * Retention (issue 28). Deletes every run of a job whose parts all ended
  * before cutoff_unix (seconds since the epoch) and whose merged report, if
@@ -193,10 +211,24 @@ struct ioacct_pgstore_purge_counts {
  * partitions detached concurrently and dropped; counts->months), then the
  * rest in batches, a transaction each, so that exports and queries go on and
  * an interruption leaves whole runs. dry_run: counts what would go and
- * changes nothing. 0 or -errno (message in errmsg).
+ * changes nothing, by ranges of ids (a month is an id range) in one
+ * read-only statement: exact at its snapshot, the figures the purge would
+ * report right after. progress (may be NULL): called for each month (and
+ * when its partitions are dropped), after each batch of the rest, and, dry,
+ * once per month and once for the rest. 0 or -errno (message in errmsg);
+ * -ECANCELED when progress stopped it.
  */
 int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dry_run,
+			 ioacct_pgstore_purge_fn progress, void *arg,
 			 struct ioacct_pgstore_purge_counts *counts);
+/*
+ * The cluster purge's cutoff for purge_after_s at now (seconds): with four
+ * weeks or more, the start (UTC) of the month it falls in, as slurmdbd purges
+ * by the month (a month's runs go together, its partitions dropped); else
+ * now - purge_after_s. ioacctd's cluster_retention and ioacct --purge
+ * --cluster-store --dry-run both use it.
+ */
+int64_t ioacct_pgstore_purge_cutoff(int64_t now, uint64_t purge_after_s);
 /*
  * Re-bins the series of the same runs (ended before cutoff_unix) to
  * bin_width_ns where their width divides it: bin b becomes b / (new / old),

@@ -23,10 +23,24 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
+
+int64_t ioacct_pgstore_purge_cutoff(int64_t now, uint64_t purge_after_s)
+{
+	time_t t = (time_t)(now - (int64_t)purge_after_s);
+	struct tm tm;
+
+	if (purge_after_s < 28 * 86400 || !gmtime_r(&t, &tm))
+		return (int64_t)t;
+	tm.tm_mday = 1;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	return (int64_t)timegm(&tm);
+}
 
 #ifndef HAVE_LIBPQ
 
 int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dry_run,
+			 ioacct_pgstore_purge_fn progress, void *arg,
 			 struct ioacct_pgstore_purge_counts *counts)
 {
 	memset(counts, 0, sizeof(*counts));
@@ -48,6 +62,7 @@ int ioacct_pgstore_downsample(struct ioacct_pgstore *pg, int64_t cutoff_unix,
 #include <stdlib.h>
 
 #include "pgstore_db.h"
+#include "util.h"
 
 #define PURGE_BATCH 500
 
@@ -86,12 +101,26 @@ static int run_counts(struct ioacct_pgstore *pg, const char *sql, int nparams,
 	return err;
 }
 
-/* Batches of sql, a transaction each, until one finds no run; dry_run: once, counting. */
+/* Tells progress (if any) of step p; -ECANCELED (said) when it says stop. */
+static int tell(struct ioacct_pgstore *pg, ioacct_pgstore_purge_fn progress, void *arg,
+		struct ioacct_pgstore_purge_progress *p)
+{
+	if (progress && progress(p, arg))
+		return pg_error(pg, -ECANCELED, "cluster store: purge stopped");
+	return 0;
+}
+
+/*
+ * Batches of sql, a transaction each, until one finds no run, progress told
+ * after each (counts: the batches' so far); dry_run: once, counting.
+ */
 static int batches(struct ioacct_pgstore *pg, const char *sql, int nparams,
 		   const char *const *params, bool dry_run, const char *what,
+		   ioacct_pgstore_purge_fn progress, void *arg,
 		   struct ioacct_pgstore_purge_counts *counts)
 {
-	uint64_t runs = 0;
+	struct ioacct_pgstore_purge_progress p = { .step = IOACCT_PG_PURGE_BATCH };
+	uint64_t runs = 0, t0 = ioacct_mono_ms();
 	int err;
 
 	if (!ioacct_pgstore_connected(pg))
@@ -105,6 +134,13 @@ static int batches(struct ioacct_pgstore *pg, const char *sql, int nparams,
 		if (err) {
 			pg_rollback_quiet(pg);
 			return err;
+		}
+		if (!dry_run && runs > 0) {
+			p.counts = *counts;
+			p.ms = ioacct_mono_ms() - t0;
+			err = tell(pg, progress, arg, &p);
+			if (err)
+				return err;
 		}
 	} while (!dry_run && runs > 0);
 	return 0;
@@ -129,6 +165,13 @@ static int one_value(struct ioacct_pgstore *pg, const char *sql, int nparams,
 static void block_name(char *buf, size_t len, const char *t, int b)
 {
 	snprintf(buf, len, "%s_%04d_%02d", t, 2000 + (b - 1) / 12, (b - 1) % 12 + 1);
+}
+
+/* Block b's month, "YYYY-MM", into p's. */
+static void block_month(struct ioacct_pgstore_purge_progress *p, int b)
+{
+	snprintf(p->month, sizeof(p->month), "%04d-%02d", (2000 + (b - 1) / 12) % 10000,
+		 (b - 1) % 12 + 1);
 }
 
 /*
@@ -254,32 +297,27 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 	"  + (SELECT count(*) FROM series WHERE job IN (SELECT id FROM p)) AS n)"
 
 /*
- * Purges block b whole, its parts whose run stays moved to the running block
- * first: *dropped says whether it did (dry_run: would, and changes nothing).
+ * Purges block b's runs whole, its parts whose run stays moved to the
+ * running block first, and puts it in purging: block_drop() then drops its
+ * partitions.
  */
-static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, bool dry_run,
-		       struct ioacct_pgstore_purge_counts *counts, bool *dropped)
+static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff,
+		       struct ioacct_pgstore_purge_counts *counts)
 {
 	char lo[24], hi[24], blk[16], sql[256];
 	const char *params[4] = { cutoff, lo, hi, blk };
 	uint64_t runs;
 	int err;
 
-	*dropped = false;
 	snprintf(lo, sizeof(lo), "%" PRId64, (int64_t)b << PG_BLOCK_SHIFT);
 	snprintf(hi, sizeof(hi), "%" PRId64, (int64_t)(b + 1) << PG_BLOCK_SHIFT);
 	snprintf(blk, sizeof(blk), "%d", b);
 	snprintf(sql, sizeof(sql), "SELECT pg_advisory_xact_lock(" PG_BLOCK_LOCK ", %d)", b);
 	err = pg_exec(pg, "BEGIN", "purge a month");
 	/* Parts of the block being written are waited for; the next go to the running block. */
-	if (!err && !dry_run)
+	if (!err)
 		err = pg_exec(pg, sql, "lock a month");
-	if (err || dry_run) {
-		*dropped = !err;
-		pg_rollback_quiet(pg);
-		return err;
-	}
-	{
+	if (!err) {
 		PGresult *res = PQexecParams(pg->conn, "INSERT INTO purging VALUES ($1::integer)"
 					     " ON CONFLICT DO NOTHING", 1, NULL, params + 3, NULL,
 					     NULL, 0);
@@ -312,38 +350,15 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff, boo
 				 counts, &runs);
 	if (!err)
 		err = pg_exec(pg, "COMMIT", "purge a month");
-	if (err) {
+	if (err)
 		pg_rollback_quiet(pg);
-		return err;
-	}
-	*dropped = true;
-	return block_drop(pg, b);
+	return err;
 }
 
-/*
- * The months: blocks a purge left in purging finished, then every block
- * whose month ended before the cutoff purged whole where its runs all go.
- */
-static int blocks_purge(struct ioacct_pgstore *pg, const char *cutoff, bool dry_run,
-			struct ioacct_pgstore_purge_counts *counts)
+/* The blocks whose month ended before the cutoff ($1), not in purging, in order. */
+static PGresult *old_months(struct ioacct_pgstore *pg, const char *const *params)
 {
-	const char *params[1] = { cutoff };
-	PGresult *res;
-	int err = 0;
-
-	if (!dry_run) {
-		res = PQexec(pg->conn, "SELECT block FROM purging ORDER BY 1");
-		if (PQresultStatus(res) != PGRES_TUPLES_OK)
-			err = pg_conn_error(pg, res, "see the months being purged");
-		for (int r = 0; !err && r < PQntuples(res); r++) {
-			err = block_drop(pg, (int)val_i64(res, r, 0));
-			counts->months += !err;
-		}
-		PQclear(res);
-		if (err)
-			return err;
-	}
-	res = PQexecParams(pg->conn,
+	PGresult *res = PQexecParams(pg->conn,
 			   "SELECT b FROM (SELECT (substr(c.relname, 8, 4)::integer - 2000) * 12"
 			   " + substr(c.relname, 13, 2)::integer AS b FROM pg_inherits i"
 			   " JOIN pg_class c ON c.oid = i.inhrelid"
@@ -351,24 +366,195 @@ static int blocks_purge(struct ioacct_pgstore *pg, const char *cutoff, bool dry_
 			   " AND c.relname ~ '^series_[0-9]{4}_[0-9]{2}$') x"
 			   " WHERE extract(epoch FROM make_timestamptz(2000 + b / 12,"
 			   " b % 12 + 1, 1, 0, 0, 0, 'UTC'))::bigint * 1000000000 <= $1::bigint"
-			   " ORDER BY b",
+			   " AND b NOT IN (SELECT block FROM purging) ORDER BY b",
 			   1, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		err = pg_conn_error(pg, res, "see the months");
-	for (int r = 0; !err && r < PQntuples(res); r++) {
-		bool dropped;
 
-		err = block_purge(pg, (int)val_i64(res, r, 0), cutoff, dry_run, counts, &dropped);
-		if (!err && dropped)
-			counts->months++;
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		pg_conn_error(pg, res, "see the months");
+		PQclear(res);
+		return NULL;
+	}
+	return res;
+}
+
+/* Block b's partitions dropped (block_drop), told; counted a month purged whole. */
+static int drop_told(struct ioacct_pgstore *pg, int b, ioacct_pgstore_purge_fn progress,
+		     void *arg, struct ioacct_pgstore_purge_counts *counts)
+{
+	struct ioacct_pgstore_purge_progress p = { .step = IOACCT_PG_PURGE_DROPPED };
+	uint64_t t0 = ioacct_mono_ms();
+	int err = block_drop(pg, b);
+
+	if (err)
+		return err;
+	counts->months++;
+	block_month(&p, b);
+	p.ms = ioacct_mono_ms() - t0;
+	return tell(pg, progress, arg, &p);
+}
+
+/*
+ * The months: blocks a purge left in purging finished, then every block
+ * whose month ended before the cutoff purged whole where its runs all go,
+ * each told when its runs are gone and when its partitions are.
+ */
+static int blocks_purge(struct ioacct_pgstore *pg, const char *cutoff,
+			ioacct_pgstore_purge_fn progress, void *arg,
+			struct ioacct_pgstore_purge_counts *counts)
+{
+	const char *params[1] = { cutoff };
+	PGresult *res;
+	int err = 0;
+
+	res = PQexec(pg->conn, "SELECT block FROM purging ORDER BY 1");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = pg_conn_error(pg, res, "see the months being purged");
+	for (int r = 0; !err && r < PQntuples(res); r++)
+		err = drop_told(pg, (int)val_i64(res, r, 0), progress, arg, counts);
+	PQclear(res);
+	if (err)
+		return err;
+	res = old_months(pg, params);
+	if (!res)
+		return -EIO;
+	for (int r = 0; !err && r < PQntuples(res); r++) {
+		struct ioacct_pgstore_purge_progress p = { .step = IOACCT_PG_PURGE_MONTH };
+		int b = (int)val_i64(res, r, 0);
+		uint64_t t0 = ioacct_mono_ms();
+
+		err = block_purge(pg, b, cutoff, &p.counts);
+		if (err)
+			break;
+		counts->runs += p.counts.runs;
+		counts->parts += p.counts.parts;
+		counts->series += p.counts.series;
+		block_month(&p, b);
+		p.ms = ioacct_mono_ms() - t0;
+		err = tell(pg, progress, arg, &p);
+		if (!err)
+			err = drop_told(pg, b, progress, arg, counts);
 	}
 	PQclear(res);
 	return err;
 }
 
+/*
+ * The dry run in one statement ($1: the cutoff in ns, $2: the old months'
+ * blocks), one row per month and one (b NULL) for the rest: runs, parts,
+ * series rows. Each part's run, its parts all ended before the cutoff and
+ * no report waiting, goes with the first old month it has a part in (as
+ * the months are purged in order), or with the rest. A month's series rows
+ * are counted by its id range, less those of the range's parts that do not
+ * go with it (a run that stays, a run of an earlier month), plus those of
+ * its runs' parts elsewhere: only these few are looked up one by one.
+ */
+_Static_assert(PG_BLOCK_SHIFT == 33, "dry_sql's shifts are PG_BLOCK_SHIFT");
+#define BLK(x) "(" x " >> 33)::integer"
+#define LO(b) "(" b "::bigint << 33)"
+#define HI(b) "((" b " + 1)::bigint << 33)"
+static const char dry_sql[] =
+	"WITH a AS MATERIALIZED (SELECT id, cluster, job_id, restart, end_ns,"
+	"  CASE WHEN " BLK("id") " = ANY($2::integer[]) THEN " BLK("id") " END AS blk FROM jobs),"
+	" k AS (SELECT cluster, job_id, restart FROM a"
+	"  WHERE end_ns IS NULL OR end_ns >= $1::bigint"
+	"  UNION SELECT cluster, job_id, restart FROM job_reports WHERE written_at IS NULL),"
+	" g AS MATERIALIZED (SELECT cluster, job_id, restart, min(blk) AS m FROM a"
+	"  WHERE end_ns < $1::bigint AND NOT EXISTS (SELECT 1 FROM k WHERE k.cluster = a.cluster"
+	"  AND k.job_id = a.job_id AND k.restart = a.restart) GROUP BY 1, 2, 3),"
+	" q AS MATERIALIZED (SELECT a.id, a.blk, g.m, g.job_id IS NOT NULL AS go FROM a"
+	"  LEFT JOIN g USING (cluster, job_id, restart) WHERE a.blk IS NOT NULL OR g.job_id IS NOT NULL),"
+	" gn AS MATERIALIZED (SELECT m, count(*) AS n FROM g GROUP BY m),"
+	" qn AS MATERIALIZED (SELECT m, count(*) AS n FROM q WHERE go GROUP BY m)"
+	" SELECT b, coalesce((SELECT n FROM gn WHERE gn.m IS NOT DISTINCT FROM b), 0),"
+	" coalesce((SELECT n FROM qn WHERE qn.m IS NOT DISTINCT FROM b), 0),"
+	" CASE WHEN b IS NULL THEN"
+	"  (SELECT count(*) FROM series WHERE job IN (SELECT id FROM q WHERE go AND m IS NULL))"
+	" ELSE (SELECT count(*) FROM series WHERE job >= " LO("b") " AND job < " HI("b") ")"
+	"  - (SELECT count(*) FROM series WHERE job IN (SELECT id FROM q"
+	"   WHERE q.blk = b AND (NOT go OR q.m <> b)))"
+	"  + (SELECT count(*) FROM series WHERE job IN (SELECT id FROM q"
+	"   WHERE go AND q.m = b AND q.blk IS DISTINCT FROM b)) END"
+	" FROM unnest($2::integer[] || NULL::integer) b ORDER BY b NULLS LAST";
+
+/* The dry run: each month's figures and the rest's told, their sum in counts. */
+static int purge_dry(struct ioacct_pgstore *pg, const char *cutoff,
+		     ioacct_pgstore_purge_fn progress, void *arg,
+		     struct ioacct_pgstore_purge_counts *counts)
+{
+	struct buf blocks = { 0 };
+	const char *params[2] = { cutoff, NULL };
+	PGresult *res;
+	uint64_t t0 = ioacct_mono_ms();
+	int err = pg_exec(pg, "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY",
+			  "count what a purge would delete");
+
+	/* Its hash tables in memory: the store's jobs rows, some 100 bytes each. */
+	if (!err)
+		err = pg_exec(pg, "SET LOCAL work_mem = '256MB'", "count what a purge would delete");
+	if (err) {
+		pg_rollback_quiet(pg);
+		return err;
+	}
+	/* Months left in purging: their runs are gone, their partitions would be dropped. */
+	res = PQexec(pg->conn, "SELECT block FROM purging ORDER BY 1");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = pg_conn_error(pg, res, "see the months being purged");
+	for (int r = 0; !err && r < PQntuples(res); r++) {
+		struct ioacct_pgstore_purge_progress p = { .step = IOACCT_PG_PURGE_MONTH };
+
+		block_month(&p, (int)val_i64(res, r, 0));
+		counts->months++;
+		err = tell(pg, progress, arg, &p);
+	}
+	PQclear(res);
+	res = err ? NULL : old_months(pg, params);
+	if (!res) {
+		pg_rollback_quiet(pg);
+		return err ? err : -EIO;
+	}
+	pg_buf_add(&blocks, "{");
+	for (int r = 0; r < PQntuples(res); r++)
+		pg_buf_add(&blocks, "%s%s", r ? "," : "", PQgetvalue(res, r, 0));
+	pg_buf_add(&blocks, "}");
+	PQclear(res);
+	if (blocks.failed) {
+		free(blocks.p);
+		pg_rollback_quiet(pg);
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	}
+	params[1] = blocks.p;
+	res = PQexecParams(pg->conn, dry_sql, 2, NULL, params, NULL, NULL, 0);
+	free(blocks.p);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = pg_conn_error(pg, res, "count what a purge would delete");
+	for (int r = 0; !err && r < PQntuples(res); r++) {
+		struct ioacct_pgstore_purge_progress p = { .step = IOACCT_PG_PURGE_MONTH };
+
+		if (PQgetisnull(res, r, 0)) {
+			p.step = IOACCT_PG_PURGE_REST;
+		} else {
+			block_month(&p, (int)val_i64(res, r, 0));
+			counts->months++;
+		}
+		p.counts.runs = val_u64(res, r, 1);
+		p.counts.parts = val_u64(res, r, 2);
+		p.counts.series = val_u64(res, r, 3);
+		p.ms = ioacct_mono_ms() - t0;
+		counts->runs += p.counts.runs;
+		counts->parts += p.counts.parts;
+		counts->series += p.counts.series;
+		err = tell(pg, progress, arg, &p);
+	}
+	PQclear(res);
+	pg_rollback_quiet(pg);
+	return err;
+}
+
 int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dry_run,
+			 ioacct_pgstore_purge_fn progress, void *arg,
 			 struct ioacct_pgstore_purge_counts *counts)
 {
+	struct ioacct_pgstore_purge_counts rest = { 0 };
 	char sql[2048], cutoff[32];
 	const char *params[1] = { cutoff };
 	int n, err;
@@ -377,31 +563,29 @@ int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dr
 	if (!ioacct_pgstore_connected(pg))
 		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
 	snprintf(cutoff, sizeof(cutoff), "%" PRId64, cutoff_unix * INT64_C(1000000000));
-	/* Dry, the rows' count below counts the months' runs too. */
-	err = blocks_purge(pg, cutoff, dry_run, counts);
+	if (dry_run)
+		return purge_dry(pg, cutoff, progress, arg, counts);
+	err = blocks_purge(pg, cutoff, progress, arg, counts);
 	if (err)
 		return err;
-	if (dry_run)
-		n = snprintf(sql, sizeof(sql),
-			     "WITH " OLD_RUNS " SELECT (SELECT count(*) FROM r),"
-			     " (SELECT count(*) FROM p),"
-			     " (SELECT count(*) FROM series WHERE job IN (SELECT id FROM p))",
-			     "", INT32_MAX);
-	else
-		n = snprintf(sql, sizeof(sql),
-			     "WITH " OLD_RUNS ","
-			     " s AS (SELECT count(*) AS n FROM series WHERE job IN (SELECT id FROM p)),"
-			     " m AS (DELETE FROM merged_jobs x USING r WHERE x.cluster = r.cluster"
-			     "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
-			     " rep AS (DELETE FROM job_reports x USING r WHERE x.cluster = r.cluster"
-			     "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
-			     " d AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
-			     " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d), (SELECT n FROM s)"
-			     " FROM (SELECT count(*) FROM m) a, (SELECT count(*) FROM rep) b",
-			     "", PURGE_BATCH);
+	n = snprintf(sql, sizeof(sql),
+		     "WITH " OLD_RUNS ","
+		     " s AS (SELECT count(*) AS n FROM series WHERE job IN (SELECT id FROM p)),"
+		     " m AS (DELETE FROM merged_jobs x USING r WHERE x.cluster = r.cluster"
+		     "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
+		     " rep AS (DELETE FROM job_reports x USING r WHERE x.cluster = r.cluster"
+		     "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
+		     " d AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
+		     " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d), (SELECT n FROM s)"
+		     " FROM (SELECT count(*) FROM m) a, (SELECT count(*) FROM rep) b",
+		     "", PURGE_BATCH);
 	if (n < 0 || (size_t)n >= sizeof(sql))
 		return pg_error(pg, -EINVAL, "cluster store: purge statement too long");
-	return batches(pg, sql, 1, params, dry_run, "purge", counts);
+	err = batches(pg, sql, 1, params, false, "purge", progress, arg, &rest);
+	counts->runs += rest.runs;
+	counts->parts += rest.parts;
+	counts->series += rest.series;
+	return err;
 }
 
 /*
@@ -496,7 +680,7 @@ int ioacct_pgstore_downsample(struct ioacct_pgstore *pg, int64_t cutoff_unix,
 	if (err)
 		err = pg_error(pg, err, "cluster store: cannot make the downsample statement");
 	else
-		err = batches(pg, sql, 2, params, dry_run, "downsample", counts);
+		err = batches(pg, sql, 2, params, dry_run, "downsample", NULL, NULL, counts);
 	free(sql);
 	return err;
 }

@@ -6,7 +6,9 @@
 # running job is never purged). Past purge_after job 701 is gone from the
 # node's store and from PostgreSQL (every table, ioacct through the cluster
 # store), and the purge is logged; job 702 stays whole in PostgreSQL once it
-# ends, with its exact bytes.
+# ends, with its exact bytes. Before them, 5 runs of two parts made in SQL in the
+# month of 100 days ago: purged whole at the next round, told in two lines (the month's
+# runs, parts and series rows; its partitions dropped) before the round's summary.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -39,6 +41,23 @@ pg_bytes() {
 # Job 702 runs past the cutoff: it waits for a file, then writes.
 "$IORUN" --job-id 702 -- bash -c "while [ ! -e '$D/go' ]; do sleep 0.2; done; exec '$IOWORK' write '$D/b' 4096 7" > /dev/null &
 J702=$!
+schema() { [ "$(pg "SELECT to_regclass('purging') IS NOT NULL" 2> /dev/null)" = t ]; }
+wait_for "the cluster store's schema" 60 schema
+M="(date_trunc('month', now() - interval '100 days', 'UTC') + interval '1 day')"
+m1=$(pg "SELECT to_char($M AT TIME ZONE 'UTC', 'YYYY-MM')")
+pg_parts 30001 30005 n1 "$M"
+pg_parts 30001 30005 n2 "$M"
+month_gone() { [ "$(pg "SELECT count(*) FROM jobs WHERE job_id BETWEEN 30001 AND 30005")" = 0 ] &&
+	grep -q "retention: cluster store: purged 5 runs" "$T/ioacctd.log"; }
+wait_for "month $m1 purged whole" 60 month_gone
+grep -o "retention: cluster store: \(month\|purged\) .*" "$T/ioacctd.log" | sed 's/ in [0-9]* ms$/ in N ms/' > "$T/month.got"
+printf '%s\n' "retention: cluster store: month $m1 purged whole: 5 runs (10 node parts, 10 series rows) in N ms" \
+	"retention: cluster store: month $m1: partitions dropped in N ms" \
+	"retention: cluster store: purged 5 runs (10 node parts, 10 series rows; 1 months whole, partitions dropped) in N ms" \
+	> "$T/month.want"
+diff "$T/month.want" "$T/month.got" || fail "the month's purge is not told as it went"
+ok "month $m1 purged whole by ioacctd: its runs (5, 10 parts, 10 series rows), its partitions dropped, logged"
+
 in_pg() { [ "$(pg_bytes 701)" = 20480 ]; }
 wait_for "job 701 exported" 60 in_pg
 ok "job 701 in PostgreSQL, 20480 bytes"

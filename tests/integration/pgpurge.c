@@ -7,6 +7,9 @@
  *   pgpurge CONNINFO downsample CUTOFF_UNIX BIN_WIDTH_NS [dry]
  *
  * Prints "runs=R parts=P series=S" and exits 0, or says what failed and exits 1.
+ * PGPURGE_STEPS=1: each progress step of a purge on stderr first, as
+ * "month YYYY-MM runs=R parts=P series=S", "dropped YYYY-MM", "batch runs=R ...",
+ * "rest runs=R ...".
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -15,6 +18,23 @@
 #include <string.h>
 
 #include "pgstore.h"
+
+static int step(const struct ioacct_pgstore_purge_progress *p, void *arg)
+{
+	static const char *const names[] = {
+		[IOACCT_PG_PURGE_MONTH] = "month", [IOACCT_PG_PURGE_DROPPED] = "dropped",
+		[IOACCT_PG_PURGE_BATCH] = "batch", [IOACCT_PG_PURGE_REST] = "rest",
+	};
+
+	(void)arg;
+	if (p->step == IOACCT_PG_PURGE_DROPPED)
+		fprintf(stderr, "dropped %s\n", p->month);
+	else
+		fprintf(stderr, "%s%s%s runs=%" PRIu64 " parts=%" PRIu64 " series=%" PRIu64 "\n",
+			names[p->step], p->month[0] ? " " : "", p->month, p->counts.runs,
+			p->counts.parts, p->counts.series);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -36,7 +56,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (purge)
-		ret = ioacct_pgstore_purge(pg, strtoll(argv[3], NULL, 10), dry, &c);
+		ret = ioacct_pgstore_purge(pg, strtoll(argv[3], NULL, 10), dry,
+					   getenv("PGPURGE_STEPS") ? step : NULL, NULL, &c);
 	else
 		ret = ioacct_pgstore_downsample(pg, strtoll(argv[3], NULL, 10),
 						strtoull(argv[4], NULL, 10), dry, &c);
