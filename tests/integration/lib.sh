@@ -47,6 +47,8 @@ CONF
 }
 
 start_daemon() {
+	# Without iopoke every wait below would fail, and read as a daemon that never answered.
+	[ -x "$IOPOKE" ] || fail "$IOPOKE not built (make -C tests/integration iopoke, or make check)"
 	"$IOACCTD" -f -c "$CONF" -v "$@" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
 	# Ready means answering: a socket file may be a stale one left by kill -9.
@@ -104,6 +106,7 @@ mount_of() { stat -c %m "$1"; }
 # start_mode MODE: (re)starts the daemon with probe backend MODE, its log
 # emptied; returns 1 when this kernel does not allow MODE (the log says why).
 start_mode() {
+	[ -x "$IOPOKE" ] || fail "$IOPOKE not built (make -C tests/integration iopoke, or make check)"
 	stop_daemon
 	rm -rf "$PIN"
 	: > "$T/ioacctd.log"
