@@ -142,7 +142,8 @@ static int cluster_dry_run(const struct ioacct_purge_opts *o, const struct ioacc
 	ret = cutoff_of(o, cfg, now, &cutoff_ns);
 	if (ret)
 		return ret;
-	pg = ioacct_pgstore_open(cfg->cluster_db, err, sizeof(err));
+	/* Read-only: a dry run changes nothing, not even the schema (ioacctd migrates it). */
+	pg = ioacct_pgstore_open_readonly(cfg->cluster_db, err, sizeof(err));
 	if (!pg) {
 		fprintf(stderr, "ioacct: --purge --cluster-store: %s\n", err);
 		return EXIT_RUNTIME;

@@ -56,6 +56,12 @@ struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeo
 	return ioacct_pgstore_open(conninfo, err, errlen);
 }
 
+struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo, char *err,
+						    size_t errlen)
+{
+	return ioacct_pgstore_open(conninfo, err, errlen);
+}
+
 int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
 			       bool peaks, ioacct_pgstore_job_fn fn, void *arg)
 {
@@ -889,9 +895,44 @@ bool ioacct_pgstore_available(void)
 	return true;
 }
 
-/* connect_timeout in seconds; options: the server's settings ("-c name=value"), or "". */
+/*
+ * For a connection that only reads (ioacct_pgstore_open_readonly): the
+ * schema this build knows, not migrated to it. A store with none yet, or
+ * an older or newer one, is said as such: its ioacctds migrate it.
+ */
+static int schema_same(struct ioacct_pgstore *pg)
+{
+	PGresult *res = PQexec(pg->conn, "SELECT to_regclass('ioacct_schema') IS NOT NULL");
+	bool there = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		     PQgetvalue(res, 0, 0)[0] == 't';
+	int err = 0, v = 0;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		err = pg_conn_error(pg, res, "read the schema version");
+	PQclear(res);
+	if (err)
+		return err;
+	if (!there)
+		return pg_error(pg, -ENOENT, "cluster store has no ioacct schema yet: no ioacctd has exported to it");
+	err = schema_version(pg, &v);
+	if (!err && v != IOACCT_PGSTORE_SCHEMA_VERSION)
+		err = pg_error(pg, -ENOTSUP,
+			       "cluster store has schema %d, this ioacct knows %d: %s", v,
+			       IOACCT_PGSTORE_SCHEMA_VERSION,
+			       v > IOACCT_PGSTORE_SCHEMA_VERSION ?
+				       "upgrade ioacct here" :
+				       "its ioacctds migrate it when they are upgraded and connect");
+	return err;
+}
+
+/*
+ * connect_timeout in seconds; options: the server's settings ("-c
+ * name=value"), or ""; migrate: the schema made this build's (else only
+ * checked to be it: schema_same()).
+ */
 static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_timeout,
-				      const char *options, char *err, size_t errlen)
+				      const char *options, bool migrate_it, char *err,
+				      size_t errlen)
 {
 	/*
 	 * Ours first: what the connection string says overrides them. A server
@@ -924,7 +965,7 @@ static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_
 		return NULL;
 	}
 	PQsetNoticeProcessor(pg->conn, notice_quiet, NULL);
-	ret = migrate(pg);
+	ret = migrate_it ? migrate(pg) : schema_same(pg);
 	if (ret) {
 		snprintf(err, errlen, "%s", pg->errmsg);
 		ioacct_pgstore_close(pg);
@@ -937,7 +978,14 @@ static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_
 struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
 {
 	/* JIT: seconds of compiling for the merged read of a big job (merged-bench), for nothing. */
-	return pg_open(conninfo, "10", "-c jit=off", err, errlen);
+	return pg_open(conninfo, "10", "-c jit=off", true, err, errlen);
+}
+
+struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo, char *err,
+						    size_t errlen)
+{
+	return pg_open(conninfo, "10", "-c jit=off -c default_transaction_read_only=on", false,
+		       err, errlen);
 }
 
 struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
@@ -953,7 +1001,7 @@ struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeo
 	if (connect_s > 5)
 		connect_s = 5;
 	snprintf(connect, sizeof(connect), "%d", connect_s);
-	return pg_open(conninfo, connect, options, err, errlen);
+	return pg_open(conninfo, connect, options, true, err, errlen);
 }
 
 void ioacct_pgstore_close(struct ioacct_pgstore *pg)

@@ -70,6 +70,14 @@ bool ioacct_pgstore_available(void);
  * connect, -EIO for any other failure.
  */
 struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen);
+/*
+ * Connects to read only (every transaction read-only, no migration): for a
+ * command such as ioacct --purge --dry-run --cluster-store, which must
+ * change nothing, not even the schema. NULL with err filled when the store
+ * has not exactly this build's schema (-ENOTSUP) or none yet (-ENOENT).
+ */
+struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo, char *err,
+						    size_t errlen);
 void ioacct_pgstore_close(struct ioacct_pgstore *pg);
 const char *ioacct_pgstore_errmsg(const struct ioacct_pgstore *pg);
 /* Whether the connection still works (after a failure: reconnect when not). */

@@ -15,7 +15,8 @@
 # Checked: the dry run's steps (tests/integration/pgpurge, PGPURGE_STEPS) and ioacct --purge
 # --dry-run --cluster-store say per month exactly what the purge right after deletes and tells
 # (a line per month, one when its partitions are dropped, one per batch of the rest), and
-# change nothing; ioacct --purge --cluster-store without --dry-run is refused.
+# change nothing (read-only: a store of another schema is refused, not migrated); ioacct
+# --purge --cluster-store without --dry-run is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -83,6 +84,17 @@ rc=$?
 [ "$rc" = 2 ] && grep -q "only with --dry-run: the cluster store (PostgreSQL) is purged by ioacctd" "$T/refused.out" ||
 	fail "ioacct --purge --cluster-store without --dry-run: exit $rc, '$(cat "$T/refused.out")'"
 [ "$(snap)" = "$before" ] || fail "a refused purge changed the store"
+# A store of another schema: the dry run (read-only) says so and leaves it, not migrated.
+v=$(pg "SELECT max(version) FROM ioacct_schema")
+pg "DELETE FROM ioacct_schema WHERE version = $v" > /dev/null || fail "cannot lower the schema"
+"$IOACCT" --purge --dry-run --cluster-store --before 30days > "$T/old.out" 2>&1 &&
+	fail "a dry run on schema $((v - 1)) did not fail: $(cat "$T/old.out")"
+grep -q "cluster store has schema $((v - 1)), this ioacct knows $v" "$T/old.out" ||
+	fail "a dry run on schema $((v - 1)): '$(cat "$T/old.out")'"
+[ "$(pg "SELECT max(version) FROM ioacct_schema")" = $((v - 1)) ] ||
+	fail "the dry run migrated the store"
+pg "INSERT INTO ioacct_schema VALUES ($v)" > /dev/null || fail "cannot restore the schema"
+[ "$(snap)" = "$before" ] || fail "a dry run on another schema changed the store"
 ok "dry run: $m3 (in purging), $m2 2 runs, $m1 40 runs whole, 1 run row by row; ioacct says the same; nothing changed"
 
 # ---- the purge right after: the same figures, told as it goes -------------------------------
