@@ -17,7 +17,7 @@ ok() { echo "ok: $*"; }
 # make distcheck (IOACCT_DISTCHECK=1) runs one of these, the exactness test:
 # the tarball's daemon loads its probes and counts exactly. The others ran in
 # make check on the same sources; that the tarball holds every file they need
-# is checked file by file (Makefile.am, distcheck-hook).
+# is checked file by file by tests/pkg.
 if [ "${IOACCT_DISTCHECK:-}" = 1 ] && [ "$(basename "$0")" != 01-exact.sh ]; then
 	skip "IOACCT_DISTCHECK=1 (make distcheck): the integration tests run in make check"
 fi
