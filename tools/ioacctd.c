@@ -31,6 +31,7 @@
 #include "probes.h"
 #include "procfs.h"
 #include "proto.h"
+#include "query_fetch.h"
 #include "retainer.h"
 #include "server.h"
 #include "store.h"
@@ -172,6 +173,7 @@ static int setup(int argc, char **argv, struct daemon_opts *o, struct ioacct_con
 		return ret;
 	if (o->verbose)
 		cfg->log_level = IOACCT_LOG_DEBUG;
+	ioacct_query_page_ms_set((unsigned int)cfg->query_page_ms);
 	return IOACCT_CLI_GO;
 }
 

@@ -68,6 +68,8 @@ static const struct key keys[] = {
 	{ "drain_interval", KEY_SECONDS_MS, FIELD(drain_interval_ms), NSEC_PER_SEC / 10,
 	  3600 * NSEC_PER_SEC },
 	{ "reap_grace", KEY_SECONDS_MS, FIELD(reap_grace_ms), 0, 86400 * NSEC_PER_SEC },
+	{ "query_page_time", KEY_SECONDS_MS, FIELD(query_page_ms), NSEC_PER_SEC / 1000,
+	  60 * NSEC_PER_SEC },
 	{ "max_jobs", KEY_UINT32, FIELD(max_jobs), 1, 65536 },
 	{ "max_cgroups", KEY_UINT32, FIELD(max_cgroups), 1, 1048576 },
 	{ "max_entries", KEY_UINT32, FIELD(max_entries), 1, 16777216 },
@@ -369,6 +371,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->bin_width_ns = 5 * NSEC_PER_SEC;
 	cfg->drain_interval_ms = 2000;
 	cfg->reap_grace_ms = 30000;
+	cfg->query_page_ms = 100;
 	cfg->max_jobs = 1024;
 	cfg->max_cgroups = 4096;
 	cfg->max_entries = 65536;

@@ -49,6 +49,7 @@ struct ioacct_config {
 	uint64_t bin_width_ns;           /* bin_width = 5 (seconds, decimals allowed, 0.1 .. 86400) */
 	uint64_t drain_interval_ms;      /* drain_interval = 2 (seconds, decimals allowed, 0.1 .. 3600) */
 	uint64_t reap_grace_ms;          /* reap_grace = 30: seconds an emptied cgroup waits for its finish */
+	uint64_t query_page_ms;          /* query_page_time = 0.1: seconds a QUERY or LIVE reply may take to build */
 	uint32_t max_jobs;               /* max_jobs = 1024: watch slots (concurrent steps) */
 	uint32_t max_cgroups;            /* max_cgroups = 4096: registered cgroups */
 	uint32_t max_entries;            /* max_entries = 65536: (slot, mount, op, bin) entries in the kernel */

@@ -234,6 +234,11 @@ void ioacct_query_page_ms_set(unsigned int ms)
 	page_ms = ms;
 }
 
+unsigned int ioacct_query_page_ms(void)
+{
+	return page_ms;
+}
+
 void ioacct_query_serve_page_from(ioacct_query_select_fn select, void *src,
 				  const struct ioacct_req_select *req, uint32_t peer_uid,
 				  bool private_data, struct ioacct_reply *rep)

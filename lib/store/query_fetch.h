@@ -32,10 +32,12 @@
 
 /*
  * The time budget of the pages this process serves from now on, in ms
- * (IOACCT_QUERY_PAGE_MS until then). For tests of the other budgets, which a
- * loaded machine would otherwise cut short by time.
+ * (IOACCT_QUERY_PAGE_MS until then): ioacctd's query_page_time. Tests of the
+ * other budgets raise it, so that a loaded machine does not cut their pages.
  */
 void ioacct_query_page_ms_set(unsigned int ms);
+/* The time budget in force, in ms. */
+unsigned int ioacct_query_page_ms(void);
 
 /* jd has no series; the job's peaks when they were asked for, none otherwise. */
 typedef int (*ioacct_query_fetch_fn)(const struct ioacct_jobdata *jd,

@@ -122,6 +122,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.bin_width_ns, 5 * NS);
 	assert_int_equal(cfg.drain_interval_ms, 2000);
 	assert_int_equal(cfg.reap_grace_ms, 30000);
+	assert_int_equal(cfg.query_page_ms, 100);
 	assert_int_equal(cfg.max_jobs, 1024);
 	assert_int_equal(cfg.max_cgroups, 4096);
 	assert_int_equal(cfg.max_entries, 65536);
@@ -374,7 +375,7 @@ static void test_whitespace(void **state)
 	/* Keys are not case-folded. */
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
-		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
+		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, query_page_time, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_queue, max_spans, "
 		   "cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
@@ -495,7 +496,7 @@ static void test_unknown_key(void **state)
 {
 	static const char *const names[] = {
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
-		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
+		"drain_interval", "reap_grace", "query_page_time", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"file_records", "cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
 		"purge_after", "downsample_after", "downsample_width", "retention_interval", "cluster_retention",
 		"log_level", "private_data", "views", "mpi_libraries", "page_cache_views", "metrics_listen", "metrics_linger",
@@ -558,6 +559,8 @@ static void test_bad_values(void **state)
 	value_fails("bin_width", "5s", "bin_width: \"5s\" is not a number of seconds (e.g. 5 or 0.5)");
 	value_fails("reap_grace", "86401",
 		    "reap_grace: \"86401\" is out of range (0 .. 86400 seconds)");
+	value_fails("query_page_time", "0.0001",
+		    "query_page_time: \"0.0001\" is out of range (0.001 .. 60 seconds)");
 	value_fails("drain_interval", "3601",
 		    "drain_interval: \"3601\" is out of range (0.1 .. 3600 seconds)");
 	value_fails("drain_interval", "0.05",
