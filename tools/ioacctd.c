@@ -28,6 +28,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "mpiprobes.h"
+#include "privs.h"
 #include "probes.h"
 #include "procfs.h"
 #include "proto.h"
@@ -461,6 +462,7 @@ int main(int argc, char **argv)
 	struct ioacct_export *ex = NULL;
 	struct ioacct_retainer *retainer = NULL;
 	struct ioacct_metrics *metrics = NULL;
+	struct ioacct_privs *privs = NULL;
 	struct sigaction sa;
 	char err[1024];
 	int pidfd = -1, lfd = -1, ret;
@@ -473,9 +475,17 @@ int main(int argc, char **argv)
 	ioacct_log_set_ident("ioacctd");
 	ioacct_log_set_level((enum ioacct_log_level)cfg.log_level);
 	if (geteuid() != 0) {
-		fprintf(stderr, "ioacctd: must run as root (it loads BPF programs)\n");
+		fprintf(stderr, "ioacctd: must be started as root (it loads BPF programs, then "
+			"runs as user %s)\n", cfg.user);
 		return EXIT_RUNTIME;
 	}
+	/* The merged reports of the cluster store are written as their users. */
+	privs = ioacct_privs_create(cfg.user, cfg.cluster_db[0] != '\0', err, sizeof(err));
+	if (!privs) {
+		fprintf(stderr, "ioacctd: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	ioacct_store_set_owner(ioacct_privs_uid(privs));
 	if (!o.foreground) {
 		if (daemonize()) {
 			fprintf(stderr, "ioacctd: cannot become a daemon: %s\n", strerror(errno));
@@ -518,12 +528,22 @@ int main(int argc, char **argv)
 	ioacct_registry_set_mpi(reg, mpi_start(&cfg, probes));
 	if (ioacct_registry_restore(reg))
 		goto out;
-	if (metrics) {
-		ioacct_metrics_update(metrics, reg, 0);
-		log_info("serving /metrics on %s", cfg.metrics_listen);
-	}
 	if (socket_open(cfg.socket_path, &lfd))
 		goto out;
+	/* Root's part is done: from here on, the account's rights (privs.h); no thread before. */
+	if (ioacct_privs_take_over(privs, &cfg, store, err, sizeof(err)) ||
+	    ioacct_privs_drop(privs, err, sizeof(err))) {
+		log_err("%s", err);
+		goto out;
+	}
+	if (metrics) {
+		ioacct_metrics_update(metrics, reg, 0);
+		if (ioacct_metrics_serve(metrics, err, sizeof(err))) {
+			log_err("%s", err);
+			goto out;
+		}
+		log_info("serving /metrics on %s", cfg.metrics_listen);
+	}
 	log_info("ioacctd %s serving %s, store %s, node %s", PACKAGE_VERSION, cfg.socket_path,
 		 cfg.db_path, cfg.node);
 	workers_start(&cfg, &ex, &retainer);
@@ -549,5 +569,6 @@ out:
 		unlink(cfg.pid_file);
 		close(pidfd);
 	}
+	ioacct_privs_destroy(privs);
 	return ret;
 }
