@@ -10,6 +10,15 @@ IORUN=$abs_top_builddir/tools/iorun
 IOWORK=$abs_top_builddir/tests/integration/iowork
 IOPOKE=$abs_top_builddir/tests/integration/iopoke
 
+# IOACCT_UNIT_EXEC=UNIT: start_daemon and start_mode run ioacctd in the
+# sandbox of the systemd unit UNIT, as systemd would start it (unitexec.py;
+# 61-privs.sh does, and any test can be run so).
+UNITEXEC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/unitexec.py
+DAEMON_PREFIX=()
+if [ -n "${IOACCT_UNIT_EXEC:-}" ]; then
+	DAEMON_PREFIX=(/usr/bin/python3 "$UNITEXEC" "$IOACCT_UNIT_EXEC" --)
+fi
+
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; dump_log; exit 1; }
 ok() { echo "ok: $*"; }
@@ -29,8 +38,30 @@ require_root_bpf() {
 	command -v python3 >/dev/null || skip "python3 is needed to check the results"
 }
 
+# The account ioacctd runs as once started (ioacct.conf's user, default
+# ioacct), made as the packages make it when this machine lacks it: once,
+# whatever tests run beside (useradd refuses a name taken meanwhile, and
+# fails while another useradd holds /etc/passwd: tried again).
+IOACCT_USER=ioacct
+ensure_daemon_user() {
+	local i
+	for i in $(seq 1 100); do
+		id -u "$IOACCT_USER" > /dev/null 2>&1 && return 0
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin --comment "ioacct daemon" "$IOACCT_USER" 2> /dev/null &&
+			return 0
+		sleep 0.1
+	done
+	id -u "$IOACCT_USER" > /dev/null 2>&1 || fail "cannot create the user $IOACCT_USER"
+}
+
 setup() {
 	T=$(mktemp -d /var/tmp/ioacct-test.XXXXXX)
+	# The daemon's state directory, its account's as the packages make /var/lib/ioacct.
+	if [ "$(id -u)" = 0 ]; then
+		ensure_daemon_user
+		chown "$IOACCT_USER:" "$T"
+	fi
 	PIN=/sys/fs/bpf/ioacct-test-$$
 	CONF=$T/ioacct.conf
 	cat > "$CONF" <<CONF
@@ -49,7 +80,7 @@ CONF
 start_daemon() {
 	# Without iopoke every wait below would fail, and read as a daemon that never answered.
 	[ -x "$IOPOKE" ] || fail "$IOPOKE not built (make -C tests/integration iopoke, or make check)"
-	"$IOACCTD" -f -c "$CONF" -v "$@" >> "$T/ioacctd.log" 2>&1 &
+	"${DAEMON_PREFIX[@]}" "$IOACCTD" -f -c "$CONF" -v "$@" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
 	# Ready means answering: a socket file may be a stale one left by kill -9.
 	for _ in $(seq 1 2400); do
@@ -110,7 +141,7 @@ start_mode() {
 	stop_daemon
 	rm -rf "$PIN"
 	: > "$T/ioacctd.log"
-	"$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
+	"${DAEMON_PREFIX[@]}" "$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 2400); do
 		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0
