@@ -452,6 +452,53 @@ static void workers_stop(struct ioacct_export *ex, struct ioacct_retainer *retai
 	ioacct_export_stop(ex);
 }
 
+/* The account the daemon runs as once started, trusted with the store; NULL when there is none (said). */
+static struct ioacct_privs *privs_open(const struct ioacct_config *cfg)
+{
+	struct ioacct_privs *privs;
+	char err[512];
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "ioacctd: must be started as root (it loads BPF programs, then "
+			"runs as user %s)\n", cfg->user);
+		return NULL;
+	}
+	/* The merged reports of the cluster store are written as their users. */
+	privs = ioacct_privs_create(cfg->user, cfg->cluster_db[0] != '\0', err, sizeof(err));
+	if (!privs) {
+		fprintf(stderr, "ioacctd: %s\n", err);
+		return NULL;
+	}
+	ioacct_store_set_owner(ioacct_privs_uid(privs));
+	return privs;
+}
+
+/*
+ * Root's part is done: the state given to the account, its rights from here
+ * on (privs.h), then the first threads, /metrics' server. 0 or -1 (said).
+ */
+static int become_account(const struct ioacct_config *cfg, const struct ioacct_privs *privs,
+			  struct ioacct_store *store, struct ioacct_registry *reg,
+			  struct ioacct_metrics *metrics)
+{
+	char err[1024];
+
+	if (ioacct_privs_take_over(privs, cfg, store, err, sizeof(err)) ||
+	    ioacct_privs_drop(privs, err, sizeof(err)))
+		goto fail;
+	if (metrics) {
+		/* The first scrape finds a page. */
+		ioacct_metrics_update(metrics, reg, 0);
+		if (ioacct_metrics_serve(metrics, err, sizeof(err)))
+			goto fail;
+		log_info("serving /metrics on %s", cfg->metrics_listen);
+	}
+	return 0;
+fail:
+	log_err("%s", err);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_opts o = { 0 };
@@ -474,18 +521,9 @@ int main(int argc, char **argv)
 	ret = EXIT_RUNTIME;
 	ioacct_log_set_ident("ioacctd");
 	ioacct_log_set_level((enum ioacct_log_level)cfg.log_level);
-	if (geteuid() != 0) {
-		fprintf(stderr, "ioacctd: must be started as root (it loads BPF programs, then "
-			"runs as user %s)\n", cfg.user);
+	privs = privs_open(&cfg);
+	if (!privs)
 		return EXIT_RUNTIME;
-	}
-	/* The merged reports of the cluster store are written as their users. */
-	privs = ioacct_privs_create(cfg.user, cfg.cluster_db[0] != '\0', err, sizeof(err));
-	if (!privs) {
-		fprintf(stderr, "ioacctd: %s\n", err);
-		return EXIT_RUNTIME;
-	}
-	ioacct_store_set_owner(ioacct_privs_uid(privs));
 	if (!o.foreground) {
 		if (daemonize()) {
 			fprintf(stderr, "ioacctd: cannot become a daemon: %s\n", strerror(errno));
@@ -512,7 +550,7 @@ int main(int argc, char **argv)
 	store = store_open_checked(cfg.db_path);
 	if (!store)
 		goto out;
-	/* private_data: the file becomes root's alone; users ask the socket (IOACCT_MSG_QUERY). */
+	/* private_data: the file becomes the daemon's alone; users ask the socket (IOACCT_MSG_QUERY). */
 	if (ioacct_store_set_private(store, cfg.private_data)) {
 		log_err("%s", ioacct_store_errmsg(store));
 		goto out;
@@ -530,20 +568,8 @@ int main(int argc, char **argv)
 		goto out;
 	if (socket_open(cfg.socket_path, &lfd))
 		goto out;
-	/* Root's part is done: from here on, the account's rights (privs.h); no thread before. */
-	if (ioacct_privs_take_over(privs, &cfg, store, err, sizeof(err)) ||
-	    ioacct_privs_drop(privs, err, sizeof(err))) {
-		log_err("%s", err);
+	if (become_account(&cfg, privs, store, reg, metrics))
 		goto out;
-	}
-	if (metrics) {
-		ioacct_metrics_update(metrics, reg, 0);
-		if (ioacct_metrics_serve(metrics, err, sizeof(err))) {
-			log_err("%s", err);
-			goto out;
-		}
-		log_info("serving /metrics on %s", cfg.metrics_listen);
-	}
 	log_info("ioacctd %s serving %s, store %s, node %s", PACKAGE_VERSION, cfg.socket_path,
 		 cfg.db_path, cfg.node);
 	workers_start(&cfg, &ex, &retainer);
