@@ -38,28 +38,15 @@ require_root_bpf() {
 	command -v python3 >/dev/null || skip "python3 is needed to check the results"
 }
 
-# The account ioacctd runs as once started (ioacct.conf's user, default
-# ioacct), made as the packages make it when this machine lacks it: once,
-# whatever tests run beside (useradd refuses a name taken meanwhile, and
-# fails while another useradd holds /etc/passwd: tried again).
-IOACCT_USER=ioacct
-ensure_daemon_user() {
-	local i
-	for i in $(seq 1 100); do
-		id -u "$IOACCT_USER" > /dev/null 2>&1 && return 0
-		useradd --system --user-group --no-create-home --home-dir /nonexistent \
-			--shell /usr/sbin/nologin --comment "ioacct daemon" "$IOACCT_USER" 2> /dev/null &&
-			return 0
-		sleep 0.1
-	done
-	id -u "$IOACCT_USER" > /dev/null 2>&1 || fail "cannot create the user $IOACCT_USER"
-}
+# ioacctd's account, made when missing (daemon_user, IOACCT_USER).
+# shellcheck source=../../scripts/lib/daemon-user.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/daemon-user.sh"
 
 setup() {
 	T=$(mktemp -d /var/tmp/ioacct-test.XXXXXX)
 	# The daemon's state directory, its account's as the packages make /var/lib/ioacct.
 	if [ "$(id -u)" = 0 ]; then
-		ensure_daemon_user
+		daemon_user || fail "cannot create the user $IOACCT_USER"
 		chown "$IOACCT_USER:" "$T"
 	fi
 	PIN=/sys/fs/bpf/ioacct-test-$$
