@@ -78,6 +78,15 @@ start_daemon() {
 	fail "ioacctd did not answer in 120 s"
 }
 
+# mpi_uprobes_here: after start_daemon, whether the daemon can probe MPI
+# libraries loaded after its start. Not on a kernel without uprobe_multi
+# links (before 6.6), whose perf uprobes need CAP_SYS_ADMIN, which the daemon
+# gives up (ioacctd(8), PRIVILEGES; it says so at start).
+mpi_uprobes_here() { ! grep -q 'MPI-IO: this kernel has no uprobe_multi links' "$T/ioacctd.log"; }
+require_mpi_uprobes() {
+	mpi_uprobes_here || skip "this kernel ($(uname -r)) has no uprobe_multi links (6.6): ioacctd, running as $IOACCT_USER, probes no MPI library loaded after its start"
+}
+
 stop_daemon() {
 	[ -n "${DAEMON_PID:-}" ] || return 0
 	kill -TERM "$DAEMON_PID" 2>/dev/null
