@@ -578,6 +578,11 @@ struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, cha
 	return m;
 }
 
+int ioacct_metrics_serve(struct ioacct_metrics *m, char *err, size_t errlen)
+{
+	return ioacct_httpd_serve(m->httpd, err, errlen);
+}
+
 void ioacct_metrics_stop(struct ioacct_metrics *m)
 {
 	if (!m)

@@ -5,7 +5,12 @@
  * named like an MPI library (ld.so loading it, long before MPI_Init has
  * returned); this attaches one uprobe and one uretprobe per MPI-IO function
  * to that library file, once per file (dev, ino), for every process that
- * maps it, and reads the task's MPI rank from its environment.
+ * maps it, and reads the task's MPI rank from its environment. Where the
+ * kernel has uprobe_multi links (6.6) all of a library's uprobes are two
+ * links, which CAP_BPF and CAP_PERFMON may make; a uprobe through
+ * perf_event_open needs CAP_SYS_ADMIN since the fix of CVE-2025-38466
+ * (6.1.146, 6.6.99, 6.12.39), and ioacctd gives that up once started
+ * (privs.h): on older kernels only libraries probed at start are counted.
  */
 #include "mpiprobes.h"
 
@@ -20,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -46,6 +52,7 @@ struct mpilib {
 	ino_t ino;
 	struct bpf_link *links[2 * NFUNCS];
 	size_t nlinks;
+	int mfd[2];             /* the uprobe_multi links of returns and entries, or -1 */
 	uint32_t *slots;
 	size_t nslots;
 	uint64_t idle_since_ns; /* no slot uses it since (CLOCK_MONOTONIC); 0: in use */
@@ -85,7 +92,56 @@ struct ioacct_mpiprobes {
 	/* Calls of slots with spans go to span_cb. */
 	void (*span_cb)(void *ctx, const struct ioacct_mpi_call *c);
 	void *span_ctx;
+	bool umulti;            /* the kernel makes uprobe_multi links */
 };
+
+/*
+ * uprobe_multi links, which libbpf 1.1 (Debian 12) cannot make: the
+ * BPF_LINK_CREATE command as the kernel lays it out (uapi linux/bpf.h of 6.6).
+ */
+#define UMULTI_ATTACH_TYPE 48 /* BPF_TRACE_UPROBE_MULTI */
+#define UMULTI_RETURN 1       /* BPF_F_UPROBE_MULTI_RETURN */
+
+struct umulti_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, uflags, pid, pad;
+};
+
+/* A link of prog at offs[0..cnt) of the file at path, each with its cookie (NULL: 0). fd or -errno. */
+static int umulti_link(int prog_fd, const char *path, const uint64_t *offs,
+		       const uint64_t *cookies, uint32_t cnt, bool ret)
+{
+	struct umulti_attr a = {
+		.prog_fd = (uint32_t)prog_fd, .attach_type = UMULTI_ATTACH_TYPE,
+		.path = (uintptr_t)path, .offsets = (uintptr_t)offs, .cookies = (uintptr_t)cookies,
+		.cnt = cnt, .uflags = ret ? UMULTI_RETURN : 0,
+	};
+	int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Whether the kernel makes them: it refuses "/", no regular file, with EBADF (as libbpf probes). */
+static bool umulti_supported(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+	uint64_t off = 0;
+	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &o), link;
+
+	if (prog < 0)
+		return false;
+	link = umulti_link(prog, "/", &off, NULL, 1, false);
+	close(prog);
+	if (link >= 0)
+		close(link);
+	return link == -EBADF;
+}
 
 /* A symbol's value in an ELF file's dynamic symbol table; 0 when absent. */
 static GElf_Sym elf_sym(Elf *elf, const char *name)
@@ -191,6 +247,43 @@ static enum ioacct_mpi_flavour lib_flavour(const char *path, uint64_t off[NFUNCS
  * MPI-3 forms). The return probe first: an entry whose return is not seen
  * would leave its thread's call pending.
  */
+/* The functions of the library at off[] (0: absent) in two uprobe_multi links; how many are probed. */
+static size_t lib_attach_multi(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
+			       const uint64_t *off, enum ioacct_mpi_flavour fl)
+{
+	uint64_t offs[NFUNCS], cookies[NFUNCS];
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < NFUNCS; i++) {
+		const struct mpi_func *f = &funcs[i];
+
+		if (!off[i] || ((f->kind == IOACCT_MPI_K_TYPE || f->kind == IOACCT_MPI_K_TYPE_FREE) &&
+				fl != IOACCT_MPI_MPICH))
+			continue;
+		offs[n] = off[i];
+		cookies[n++] = IOACCT_MPI_COOKIE(i, f->kind, f->cls, f->at, fl);
+	}
+	if (!n)
+		return 0;
+	/* The returns first, as below. */
+	lib->mfd[0] = umulti_link(bpf_program__fd(m->skel->progs.ioacct_mpi_return), path, offs,
+				  NULL, n, true);
+	if (lib->mfd[0] >= 0)
+		lib->mfd[1] = umulti_link(bpf_program__fd(m->skel->progs.ioacct_mpi_enter), path,
+					  offs, cookies, n, false);
+	if (lib->mfd[0] < 0 || lib->mfd[1] < 0) {
+		int err = lib->mfd[0] < 0 ? lib->mfd[0] : lib->mfd[1];
+
+		if (lib->mfd[0] >= 0)
+			close(lib->mfd[0]);
+		lib->mfd[0] = lib->mfd[1] = -1;
+		log_warn("MPI-IO: cannot attach to %s: %s", path, strerror(-err));
+		return 0;
+	}
+	lib->nlinks = 2 * n;
+	return n;
+}
+
 static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
 		       const char *shown)
 {
@@ -198,6 +291,7 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const cha
 	enum ioacct_mpi_flavour fl = lib_flavour(path, off);
 	size_t missing = 0, tried = 0;
 
+	lib->mfd[0] = lib->mfd[1] = -1;
 	for (size_t i = 0; i < NFUNCS; i++) {
 		const struct mpi_func *f = &funcs[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = true);
@@ -208,6 +302,10 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const cha
 		    fl != IOACCT_MPI_MPICH)
 			continue;
 		tried++;
+		if (m->umulti) {
+			missing += !off[i];
+			continue;
+		}
 		ret = !off[i] ? NULL : bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_return,
 								       -1, path, off[i], &o);
 		if (!ret) {
@@ -224,6 +322,8 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const cha
 		else
 			missing++;
 	}
+	if (m->umulti && lib_attach_multi(m, lib, path, off, fl) == 0)
+		missing = tried;
 	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s, in %llu ms)", shown,
 		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" : "unknown library: bytes not counted",
 		 tried - missing, tried, missing ? ", the others absent" : "",
@@ -302,7 +402,10 @@ static void lib_use(struct mpilib *lib, uint32_t slot)
 
 static void lib_free(struct mpilib *lib)
 {
-	for (size_t k = 0; k < lib->nlinks; k++)
+	for (size_t k = 0; k < 2; k++)
+		if (lib->mfd[k] >= 0)
+			close(lib->mfd[k]);
+	for (size_t k = 0; k < lib->nlinks && lib->mfd[0] < 0; k++)
 		bpf_link__destroy(lib->links[k]);
 	free(lib->slots);
 }
@@ -566,6 +669,18 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 		goto fail;
 	m->skel->rodata->v1_ssid = v1_ssid;
 	memcpy((void *)m->skel->rodata->lib_prefix, prefix, sizeof(prefix));
+	m->umulti = umulti_supported();
+	if (m->umulti) {
+		bpf_program__set_expected_attach_type(m->skel->progs.ioacct_mpi_enter,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(m->skel->progs.ioacct_mpi_return,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+	} else {
+		log_warn("MPI-IO: this kernel has no uprobe_multi links (Linux 6.6): its uprobes go "
+			 "through perf_event_open, which needs CAP_SYS_ADMIN; ioacctd keeps it only "
+			 "with user = root, so libraries first loaded after its start are not counted "
+			 "(ioacctd(8), PRIVILEGES)");
+	}
 	what = "share the main object's maps with";
 	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
 		int fd = ioacct_probes_map_fd(p, shared[i]);

@@ -62,6 +62,8 @@ static const struct key keys[] = {
 	{ "db", KEY_PATH, FIELD(db_path), 0, 0 },
 	{ "pidfile", KEY_PATH, FIELD(pid_file), 0, 0 },
 	{ "bpf_pin_dir", KEY_PATH, FIELD(pin_dir), 0, 0 },
+	/* The account ioacctd switches to once its probes are loaded (daemon/privs.c). */
+	{ "user", KEY_NAME, FIELD(user), 0, 0 },
 	{ "probe_mode", KEY_PROBE_MODE, FIELD(probe_mode), 0, 0 },
 	{ "detach_when_idle", KEY_DETACH, FIELD(detach_when_idle), 0, 0 },
 	{ "bin_width", KEY_SECONDS_NS, FIELD(bin_width_ns), NSEC_PER_SEC / 10, 86400 * NSEC_PER_SEC },
@@ -366,6 +368,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	ioacct_strlcpy(cfg->db_path, "/var/lib/ioacct/ioacct.db", sizeof(cfg->db_path));
 	ioacct_strlcpy(cfg->pid_file, "/run/ioacct/ioacctd.pid", sizeof(cfg->pid_file));
 	ioacct_strlcpy(cfg->pin_dir, "/sys/fs/bpf/ioacct", sizeof(cfg->pin_dir));
+	ioacct_strlcpy(cfg->user, "ioacct", sizeof(cfg->user));
 	cfg->probe_mode = IOACCT_PROBE_AUTO;
 	cfg->detach_when_idle = IOACCT_DETACH_AUTO;
 	cfg->bin_width_ns = 5 * NSEC_PER_SEC;

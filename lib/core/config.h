@@ -44,6 +44,7 @@ struct ioacct_config {
 	char db_path[PATH_MAX];          /* db = /var/lib/ioacct/ioacct.db */
 	char pid_file[PATH_MAX];         /* pidfile = /run/ioacct/ioacctd.pid */
 	char pin_dir[PATH_MAX];          /* bpf_pin_dir = /sys/fs/bpf/ioacct */
+	char user[33];                   /* user = ioacct: the account ioacctd runs as once started (root: no switch) */
 	enum ioacct_probe_mode probe_mode; /* probe_mode = auto */
 	enum ioacct_detach detach_when_idle; /* detach_when_idle = auto: programs attached only while watching */
 	uint64_t bin_width_ns;           /* bin_width = 5 (seconds, decimals allowed, 0.1 .. 86400) */

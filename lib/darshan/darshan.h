@@ -340,11 +340,14 @@ int ioacct_darshan_trace_merge(struct ioacct_darshan_log *to, struct ioacct_dars
 
 /*
  * Where ioacctd spools the trace of job `job_id` of `cluster` for the
- * epilog: <directory of db_path>/trace/<cluster>-<job_id>.darshan, root's
- * alone. 0, -EINVAL for a cluster name that is no file name, -ENAMETOOLONG.
+ * epilog: <directory of db_path>/trace/<cluster>-<job_id>.darshan, ioacctd's
+ * and root's alone. 0, -EINVAL for a cluster name that is no file name,
+ * -ENAMETOOLONG.
  */
 int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
 			      size_t len);
+/* That directory, <directory of db_path>/trace. 0 or -ENAMETOOLONG. */
+int ioacct_darshan_spool_dir(const char *db_path, char *out, size_t len);
 /* Beside the spool file while ioacctd still writes it (in the background): wait. */
 #define IOACCT_DARSHAN_SPOOL_PENDING ".pending"
 

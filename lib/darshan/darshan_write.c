@@ -848,18 +848,28 @@ int ioacct_darshan_trace_merge(struct ioacct_darshan_log *to, struct ioacct_dars
 	return 0;
 }
 
-int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
-			      size_t len)
+int ioacct_darshan_spool_dir(const char *db_path, char *out, size_t len)
 {
 	const char *slash = strrchr(db_path, '/');
 	int dirlen = slash ? (int)(slash - db_path) : 1;
+	int n = snprintf(out, len, "%.*s/trace", dirlen, slash ? db_path : ".");
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
+			      size_t len)
+{
+	size_t o;
 	int n;
 
 	if (!cluster[0] || strchr(cluster, '/') || cluster[0] == '.')
 		return -EINVAL;
-	n = snprintf(out, len, "%.*s/trace/%s-%" PRIu64 ".darshan", dirlen, slash ? db_path : ".",
-		     cluster, job_id);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	if (ioacct_darshan_spool_dir(db_path, out, len))
+		return -ENAMETOOLONG;
+	o = strlen(out);
+	n = snprintf(out + o, len - o, "/%s-%" PRIu64 ".darshan", cluster, job_id);
+	return n < 0 || (size_t)n >= len - o ? -ENAMETOOLONG : 0;
 }
 
 int ioacct_darshan_dxt_add_call(struct ioacct_darshan_log *log, const char *path, const char *cwd,

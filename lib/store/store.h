@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "model.h"
 
@@ -261,8 +262,21 @@ int ioacct_store_job_mpiio_page(struct ioacct_store *st, int64_t job_key,
 				struct ioacct_mpiio **out, size_t *n);
 /*
  * private_data: the database and its -wal and -shm files become readable by
- * root alone (0600), or by everyone again (0644). For the daemon, at start.
+ * their owner (ioacctd's account) and root alone (0600), or by everyone
+ * again (0644). For the daemon, at start.
  */
 int ioacct_store_set_private(struct ioacct_store *st, bool private_data);
+/*
+ * The database and its -wal and -shm files given to uid:gid (symbolic
+ * links never followed). For the daemon, at start, before it gives up
+ * root's rights for its own account (ioacct.conf's user).
+ */
+int ioacct_store_chown(struct ioacct_store *st, uid_t uid, gid_t gid);
+/*
+ * The account ioacctd runs as (ioacct.conf's user): the path checks of a
+ * writer trust its directories and files as they trust root's. Process-wide;
+ * set once, before the first open.
+ */
+void ioacct_store_set_owner(uid_t uid);
 
 #endif /* IOACCT_STORE_H */

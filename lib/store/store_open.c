@@ -350,6 +350,20 @@ static int create_file(struct ioacct_store *st, const char *path)
 	return err;
 }
 
+/* The account ioacctd runs as once started (ioacct_store_set_owner); 0: root alone. */
+static uid_t owner_uid;
+
+void ioacct_store_set_owner(uid_t uid)
+{
+	owner_uid = uid;
+}
+
+/* Root, this process's own user and ioacctd's account may hold the store's path. */
+static bool trusted(uid_t uid)
+{
+	return uid == 0 || uid == geteuid() || uid == owner_uid;
+}
+
 /*
  * May the daemon trust directory `dir` (lstat'ed as `d`) with its entry
  * `name` (lstat'ed as `e`, or NULL when absent)? Nobody else may be able to
@@ -359,16 +373,15 @@ static int create_file(struct ioacct_store *st, const char *path)
 static int check_entry(struct ioacct_store *st, const char *dir, const struct stat *d,
 		       const char *name, const struct stat *e)
 {
-	uid_t me = geteuid();
 	bool others_write = (d->st_mode & S_IWOTH) || ((d->st_mode & S_IWGRP) && d->st_gid != 0);
 
-	if (d->st_uid != 0 && d->st_uid != me)
+	if (!trusted(d->st_uid))
 		return store_error(st, -EPERM,
 				   "refusing database path: directory %s belongs to uid %u, who could replace %s: keep db in a directory of root's such as /var/lib/ioacct",
 				   dir, (unsigned int)d->st_uid, name);
 	if (!others_write)
 		return 0;
-	if ((d->st_mode & S_ISVTX) && (!e || e->st_uid == 0 || e->st_uid == me))
+	if ((d->st_mode & S_ISVTX) && (!e || trusted(e->st_uid)))
 		return 0;
 	return store_error(st, -EPERM,
 			   "refusing database path: directory %s is writable by others (mode %04o)%s, so %s could be replaced: keep db in a directory only root can write, such as /var/lib/ioacct",
@@ -422,7 +435,7 @@ static int check_dirs(struct ioacct_store *st, const char *path, int depth)
 		if (err)
 			return err;
 		if (S_ISLNK(e.st_mode)) {
-			if (e.st_uid != 0 && e.st_uid != geteuid())
+			if (!trusted(e.st_uid))
 				return store_error(st, -EPERM,
 						   "refusing database path: %s is a symbolic link of uid %u",
 						   cur, (unsigned int)e.st_uid);
@@ -902,6 +915,28 @@ int ioacct_store_set_private(struct ioacct_store *st, bool private_data)
 			err = -errno;
 			return store_error(st, err, "cannot set the mode of %s to %04o: %s", path,
 					   (unsigned int)mode, strerror(-err));
+		}
+	}
+	return 0;
+}
+
+int ioacct_store_chown(struct ioacct_store *st, uid_t uid, gid_t gid)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	const char *db = sqlite3_db_filename(st->db, "main");
+	char path[PATH_MAX];
+	int err;
+
+	if (!db || !*db)
+		return store_error(st, -EINVAL, "give the database away: it has no file");
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		if (snprintf(path, sizeof(path), "%s%s", db, suffixes[i]) >= (int)sizeof(path))
+			return store_error(st, -ENAMETOOLONG, "database path too long: %s", db);
+		/* Checked at open: no link, nobody else's; never followed all the same. */
+		if (fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW) && errno != ENOENT) {
+			err = -errno;
+			return store_error(st, err, "cannot give %s to uid %u: %s", path,
+					   (unsigned int)uid, strerror(-err));
 		}
 	}
 	return 0;

@@ -45,6 +45,7 @@ mpi_spans() {
 	sed -i "/^otlp_url = /d" "$CONF"
 	echo "otlp_url = http://127.0.0.1:$PORT" >> "$CONF"
 	start_daemon
+	require_mpi_uprobes
 	"$IORUN" --spans=mpiio --job-id "$job" -o /dev/null -- "$run" "$@" -np 4 \
 		"$T/mpiio-$name" "$D" > "$T/$name.out" 2> "$T/$name.err" ||
 		{ cat "$T/$name.out" "$T/$name.err"; fail "iorun --spans=mpiio $run failed"; }

@@ -10,6 +10,15 @@ IORUN=$abs_top_builddir/tools/iorun
 IOWORK=$abs_top_builddir/tests/integration/iowork
 IOPOKE=$abs_top_builddir/tests/integration/iopoke
 
+# IOACCT_UNIT_EXEC=UNIT: start_daemon and start_mode run ioacctd in the
+# sandbox of the systemd unit UNIT, as systemd would start it (unitexec.py;
+# 61-privs.sh does, and any test can be run so).
+UNITEXEC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/unitexec.py
+DAEMON_PREFIX=()
+if [ -n "${IOACCT_UNIT_EXEC:-}" ]; then
+	DAEMON_PREFIX=(/usr/bin/python3 "$UNITEXEC" "$IOACCT_UNIT_EXEC" --)
+fi
+
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; dump_log; exit 1; }
 ok() { echo "ok: $*"; }
@@ -37,8 +46,17 @@ require_root_bpf() {
 	command -v python3 >/dev/null || skip "python3 is needed to check the results"
 }
 
+# ioacctd's account, made when missing (daemon_user, IOACCT_USER).
+# shellcheck source=../../scripts/lib/daemon-user.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/daemon-user.sh"
+
 setup() {
 	T=$(mktemp -d /var/tmp/ioacct-test.XXXXXX)
+	# The daemon's state directory, its account's as the packages make /var/lib/ioacct.
+	if [ "$(id -u)" = 0 ]; then
+		daemon_user || fail "cannot create the user $IOACCT_USER"
+		chown "$IOACCT_USER:" "$T"
+	fi
 	PIN=/sys/fs/bpf/ioacct-test-$$
 	CONF=$T/ioacct.conf
 	cat > "$CONF" <<CONF
@@ -57,7 +75,7 @@ CONF
 start_daemon() {
 	# Without iopoke every wait below would fail, and read as a daemon that never answered.
 	[ -x "$IOPOKE" ] || fail "$IOPOKE not built (make -C tests/integration iopoke, or make check)"
-	"$IOACCTD" -f -c "$CONF" -v "$@" >> "$T/ioacctd.log" 2>&1 &
+	"${DAEMON_PREFIX[@]}" "$IOACCTD" -f -c "$CONF" -v "$@" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
 	# Ready means answering: a socket file may be a stale one left by kill -9.
 	for _ in $(seq 1 2400); do
@@ -66,6 +84,15 @@ start_daemon() {
 		sleep 0.05
 	done
 	fail "ioacctd did not answer in 120 s"
+}
+
+# mpi_uprobes_here: after start_daemon, whether the daemon can probe MPI
+# libraries loaded after its start. Not on a kernel without uprobe_multi
+# links (before 6.6), whose perf uprobes need CAP_SYS_ADMIN, which the daemon
+# gives up (ioacctd(8), PRIVILEGES; it says so at start).
+mpi_uprobes_here() { ! grep -q 'MPI-IO: this kernel has no uprobe_multi links' "$T/ioacctd.log"; }
+require_mpi_uprobes() {
+	mpi_uprobes_here || skip "this kernel ($(uname -r)) has no uprobe_multi links (6.6): ioacctd, running as $IOACCT_USER, probes no MPI library loaded after its start"
 }
 
 stop_daemon() {
@@ -118,7 +145,7 @@ start_mode() {
 	stop_daemon
 	rm -rf "$PIN"
 	: > "$T/ioacctd.log"
-	"$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
+	"${DAEMON_PREFIX[@]}" "$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 2400); do
 		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0

@@ -118,6 +118,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.db_path, "/var/lib/ioacct/ioacct.db");
 	assert_string_equal(cfg.pid_file, "/run/ioacct/ioacctd.pid");
 	assert_string_equal(cfg.pin_dir, "/sys/fs/bpf/ioacct");
+	assert_string_equal(cfg.user, "ioacct");
 	assert_int_equal(cfg.probe_mode, IOACCT_PROBE_AUTO);
 	assert_int_equal(cfg.bin_width_ns, 5 * NS);
 	assert_int_equal(cfg.drain_interval_ms, 2000);
@@ -181,6 +182,7 @@ static void test_every_key(void **state)
 		      "db = /data/ioacct.db\n"
 		      "pidfile = /tmp/d.pid\n"
 		      "bpf_pin_dir = /sys/fs/bpf/other\n"
+		      "user = slurm-io_2.x\n"
 		      "probe_mode = kprobe\n"
 		      "bin_width = 0.25\n"
 		      "drain_interval = 1.5\n"
@@ -210,6 +212,7 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.db_path, "/data/ioacct.db");
 	assert_string_equal(cfg.pid_file, "/tmp/d.pid");
 	assert_string_equal(cfg.pin_dir, "/sys/fs/bpf/other");
+	assert_string_equal(cfg.user, "slurm-io_2.x");
 	assert_int_equal(cfg.probe_mode, IOACCT_PROBE_KPROBE);
 	assert_int_equal(cfg.bin_width_ns, NS / 4);
 	assert_int_equal(cfg.drain_interval_ms, 1500);
@@ -369,12 +372,19 @@ static void test_whitespace(void **state)
 		   "(plain HTTP, no spaces), at most 511 characters");
 	load_fails("otlp_queue = 63\n", 1, "otlp_queue: \"63\" is out of range (64 .. 1048576)");
 	load_fails("max_spans = 0\n", 1, "max_spans: \"0\" is out of range (1 .. 1000000000)");
+	/* user: an account name (daemon/privs.c looks it up at start). */
+	load_fails("user = io acct\n", 1,
+		   "user: \"io acct\" is not valid: use letters, digits, '_', '.' and '-', "
+		   "at most 32 characters");
+	load_fails("user = a/b\n", 1,
+		   "user: \"a/b\" is not valid: use letters, digits, '_', '.' and '-', "
+		   "at most 32 characters");
 	load_fails("cluster = a b\n", 1,
 		   "cluster: \"a b\" is not valid: use letters, digits, '_', '.' and '-', "
 		   "at most 63 characters");
 	/* Keys are not case-folded. */
 	load_fails("\n\nMax_Jobs = 1\n", 3,
-		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
+		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, user, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, query_page_time, max_jobs, max_cgroups, max_entries, "
 		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_queue, max_spans, "
 		   "cgroup_v1_hierarchy, cgroup_mode, "

@@ -530,6 +530,15 @@ static void test_trace_spool_merge(void **state)
 						   sizeof(path)), -EINVAL);
 	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "cluster-name-long",
 						   42, path, 20), -ENAMETOOLONG);
+	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "c", 42, path,
+						   sizeof("/var/lib/ioacct/trace/c-42.darshan")), 0);
+	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "c", 42, path,
+						   sizeof("/var/lib/ioacct/trace/c-42.darshan") - 1),
+			 -ENAMETOOLONG);
+	assert_int_equal(ioacct_darshan_spool_dir("/var/lib/ioacct/ioacct.db", path, sizeof(path)), 0);
+	assert_string_equal(path, "/var/lib/ioacct/trace");
+	assert_int_equal(ioacct_darshan_spool_dir("/ioacct.db", path, sizeof(path)), 0);
+	assert_string_equal(path, "/trace");
 }
 
 /* 1000 bins of 1 s: merged pairwise three times, 125 bins of 8 s, bytes kept. */

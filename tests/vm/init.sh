@@ -440,6 +440,8 @@ run_mmap_fs() {
 run_mode() {
 	mode=$1 R=/run/ioacct-$1 mode_failed=0
 	mkdir -p "$R"
+	# ioacctd's state directory, its account's (the packages give it /var/lib/ioacct).
+	chown 998:998 "$R"
 	cat > "$R/ioacct.conf" <<CONF
 socket = $R/ioacctd.sock
 db = $R/ioacct.db
