@@ -14,6 +14,7 @@
 #include "duration.h"
 #include "log.h"
 #include "model.h"
+#include "url.h"
 #include "util.h"
 
 #define LINE_MAX_BYTES 4095
@@ -44,7 +45,7 @@ enum key_type {
 	KEY_LIBNAMES,      /* none, or up to 4 names [A-Za-z0-9_.+-] each ending in an optional '*' */
 	KEY_DURATION,      /* slurmdbd's durations (duration.h), bare number: months; in s */
 	KEY_DURATION_S,    /* the same, bare number: seconds; in s */
-	KEY_URL,           /* http://HOST[:PORT][/PATH], no spaces */
+	KEY_URL,           /* http[s]://HOST[:PORT][/PATH] (url.h) */
 };
 
 struct key {
@@ -80,6 +81,7 @@ static const struct key keys[] = {
 	{ "max_trace_size", KEY_UINT32, FIELD(max_trace_mib), 1, 1048576 },
 	/* sbatch --io-monitor=spans: the site's OTLP/HTTP collector, KiB of spans per job. */
 	{ "otlp_url", KEY_URL, FIELD(otlp_url), 0, 0 },
+	{ "otlp_ca_file", KEY_PATH, FIELD(otlp_ca_file), 0, 0 },
 	{ "otlp_queue", KEY_UINT32, FIELD(otlp_queue_kib), 64, 1048576 },
 	{ "max_spans", KEY_UINT32, FIELD(max_spans), 1, 1000000000 },
 	{ "cgroup_v1_hierarchy", KEY_CONTROLLER, FIELD(cgroup_v1_hierarchy), 0, 0 },
@@ -694,19 +696,21 @@ static int set_conninfo(const struct key *k, char *dst, const char *value, char 
 	return 0;
 }
 
-/* Only plain HTTP: ioacctd's OTLP client has no TLS (lib/trace/http.c parses the rest). */
+/* Checked as the client will take it (url.h): a bad URL is said here, not per job later. */
 static int set_url(const struct key *k, char *dst, const char *value, char *err, size_t errlen)
 {
-	char q[QUOTE_BUFSZ];
-	bool bad = strncmp(value, "http://", 7) || !value[7] || value[7] == '/' ||
-		   value[7] == ':' || strlen(value) >= k->size;
+	char q[QUOTE_BUFSZ], why[256];
+	struct ioacct_url u;
 
-	for (const char *c = value; !bad && *c; c++)
-		bad = *c <= ' ' || *c == 0x7f;
-	if (bad) {
-		set_err(err, errlen, "%s: %s is not valid: use http://HOST[:PORT][/PATH] (plain "
-			"HTTP, no spaces), at most %zu characters", k->name,
+	if (strlen(value) >= k->size) {
+		set_err(err, errlen, "%s: %s is too long (at most %zu bytes)", k->name,
 			quote(value, q, sizeof(q)), k->size - 1);
+		return -EINVAL;
+	}
+	if (ioacct_url_parse(value, "/", &u, why, sizeof(why))) {
+		/* Not quoted whole: the value may hold a password. */
+		set_err(err, errlen, "%s: not a valid URL: %s (use http[s]://HOST[:PORT][/PATH])",
+			k->name, why);
 		return -EINVAL;
 	}
 	ioacct_strlcpy(dst, value, k->size);

@@ -58,6 +58,7 @@ struct ioacct_config {
 	uint32_t max_traced_jobs;        /* max_traced_jobs = 4: --io-monitor=trace jobs at once (0: none) */
 	uint32_t max_trace_mib;          /* max_trace_size = 1024: MiB of DXT segments a traced job may keep */
 	char otlp_url[512];              /* otlp_url = (empty: no spans) OTLP/HTTP collector of --io-monitor=spans */
+	char otlp_ca_file[PATH_MAX];     /* otlp_ca_file = (empty: the system's) PEM CA certificates of an https:// otlp_url */
 	uint32_t max_spans;              /* max_spans = 1000000: call spans a job sends from a node */
 	uint32_t otlp_queue_kib;         /* otlp_queue = 4096: KiB of spans a job may queue (64 .. 1048576) */
 	char cgroup_v1_hierarchy[32];    /* cgroup_v1_hierarchy = freezer */

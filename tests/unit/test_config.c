@@ -141,6 +141,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.otlp_url, "");
 	assert_int_equal(cfg.otlp_queue_kib, 4096);
 	assert_int_equal(cfg.max_spans, 1000000);
+	assert_string_equal(cfg.otlp_ca_file, "");
 
 	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
 	host[strcspn(host, ".")] = '\0';
@@ -359,13 +360,22 @@ static void test_whitespace(void **state)
 	load_ok(&cfg, "");
 	assert_int_equal(cfg.max_jobs, 1024);
 	/* Whitespace inside a value is part of it. */
-	/* otlp_url: plain HTTP only (ioacctd has no TLS client), a host, no spaces. */
-	load_fails("otlp_url = https://c:4318\n", 1,
-		   "otlp_url: \"https://c:4318\" is not valid: use http://HOST[:PORT][/PATH] "
-		   "(plain HTTP, no spaces), at most 511 characters");
+	/* otlp_url: refused at start with the file, line and key (url.h has the rest). */
+	load_fails("otlp_url = http://127.0.0.1:99999\n", 1,
+		   "otlp_url: not a valid URL: port 99999 is out of range (1 .. 65535) "
+		   "(use http[s]://HOST[:PORT][/PATH])");
+	load_fails("\notlp_url = http://[::1\n", 2,
+		   "otlp_url: not a valid URL: no ']' after the IPv6 address "
+		   "(use http[s]://HOST[:PORT][/PATH])");
+	/* The password is not repeated in the message. */
+	load_fails("otlp_url = https://u:secret@c:4318\n", 1,
+		   "otlp_url: not a valid URL: a user or password in the URL is not allowed (it "
+		   "would be in a world-readable file and in the log) (use http[s]://HOST[:PORT][/PATH])");
 	load_fails("otlp_url = http://:4318\n", 1,
-		   "otlp_url: \"http://:4318\" is not valid: use http://HOST[:PORT][/PATH] "
-		   "(plain HTTP, no spaces), at most 511 characters");
+		   "otlp_url: not a valid URL: no host (use http[s]://HOST[:PORT][/PATH])");
+	load_ok(&cfg, "otlp_url = https://c:4318\notlp_ca_file = /etc/ssl/site-ca.pem\n");
+	assert_string_equal(cfg.otlp_url, "https://c:4318");
+	assert_string_equal(cfg.otlp_ca_file, "/etc/ssl/site-ca.pem");
 	load_fails("otlp_queue = 63\n", 1, "otlp_queue: \"63\" is out of range (64 .. 1048576)");
 	load_fails("max_spans = 0\n", 1, "max_spans: \"0\" is out of range (1 .. 1000000000)");
 	load_fails("cluster = a b\n", 1,
@@ -375,7 +385,7 @@ static void test_whitespace(void **state)
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
-		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_queue, max_spans, "
+		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_ca_file, otlp_queue, max_spans, "
 		   "cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, merge_timeout, purge_after, downsample_after, downsample_width, "
