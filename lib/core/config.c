@@ -92,6 +92,13 @@ static const struct key keys[] = {
 	/* The first name of node_name, still read. */
 	{ "node", KEY_NAME, FIELD(node), 0, 0 },
 	{ "cluster_db", KEY_CONNINFO, FIELD(cluster_db), 0, 0 },
+	/* Deadlines of the cluster store's connections (lib/store/pgstore_wait.c). */
+	{ "cluster_db_connect_timeout", KEY_SECONDS_MS, FIELD(pg_connect_timeout_ms), NSEC_PER_SEC,
+	  3600 * NSEC_PER_SEC },
+	{ "cluster_db_statement_timeout", KEY_SECONDS_MS, FIELD(pg_statement_timeout_ms),
+	  NSEC_PER_SEC, 86400 * NSEC_PER_SEC },
+	{ "cluster_db_idle_timeout", KEY_SECONDS_MS, FIELD(pg_idle_timeout_ms), NSEC_PER_SEC,
+	  86400 * NSEC_PER_SEC },
 	{ "merge_timeout", KEY_UINT32, FIELD(merge_timeout_s), 1, 7 * 86400 },
 	/* Retention (daemon/retain.c): min and max in seconds. */
 	{ "purge_after", KEY_DURATION, FIELD(purge_after_s), 1, IOACCT_DURATION_MAX_S },
@@ -398,6 +405,9 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->max_spans = 1000000;
 	cfg->metrics_linger_ms = 60000;
 	cfg->merge_timeout_s = 300;
+	cfg->pg_connect_timeout_ms = 10000;
+	cfg->pg_statement_timeout_ms = 300000;
+	cfg->pg_idle_timeout_ms = 60000;
 	cfg->downsample_width_s = 60;
 	cfg->retention_interval_s = 3600;
 	ioacct_advice_limits_defaults(&cfg->advice);

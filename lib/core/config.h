@@ -68,6 +68,9 @@ struct ioacct_config {
 	char node[256];                  /* node_name = (default: the short host name); old name: node */
 	char cluster_db[IOACCT_CONNINFO_MAX];           /* cluster_db = (empty: no cluster store): libpq connection string */
 	uint32_t merge_timeout_s;        /* merge_timeout = 300: seconds a merged report waits for every node */
+	uint64_t pg_connect_timeout_ms;   /* cluster_db_connect_timeout = 10: seconds to connect */
+	uint64_t pg_statement_timeout_ms; /* cluster_db_statement_timeout = 300: a statement's, then its server is given up 5 s later */
+	uint64_t pg_idle_timeout_ms;      /* cluster_db_idle_timeout = 60: a silent TCP peer (keepalives, tcp_user_timeout) */
 	/* Retention of the node's store, as slurmdbd's PurgeJobAfter (duration.h); 0: off. */
 	uint64_t purge_after_s;          /* purge_after = (off) jobs ended longer ago are deleted */
 	uint64_t downsample_after_s;     /* downsample_after = (off) jobs ended longer ago get coarser series */

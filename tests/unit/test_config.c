@@ -142,6 +142,9 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.otlp_queue_kib, 4096);
 	assert_int_equal(cfg.max_spans, 1000000);
 	assert_string_equal(cfg.otlp_ca_file, "");
+	assert_int_equal(cfg.pg_connect_timeout_ms, 10000);
+	assert_int_equal(cfg.pg_statement_timeout_ms, 300000);
+	assert_int_equal(cfg.pg_idle_timeout_ms, 60000);
 
 	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
 	host[strcspn(host, ".")] = '\0';
@@ -193,6 +196,9 @@ static void test_every_key(void **state)
 		      "otlp_url = http://collector.site:4318/v1/traces\n"
 		      "otlp_queue = 128\n"
 		      "max_spans = 50\n"
+		      "cluster_db_connect_timeout = 3\n"
+		      "cluster_db_statement_timeout = 1.5\n"
+		      "cluster_db_idle_timeout = 20\n"
 		      "cgroup_v1_hierarchy = net_cls\n"
 		      "cgroup_mode = v1\n"
 		      "cgroup_parent = system.slice/ioacct\n"
@@ -222,6 +228,9 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.otlp_url, "http://collector.site:4318/v1/traces");
 	assert_int_equal(cfg.otlp_queue_kib, 128);
 	assert_int_equal(cfg.max_spans, 50);
+	assert_int_equal(cfg.pg_connect_timeout_ms, 3000);
+	assert_int_equal(cfg.pg_statement_timeout_ms, 1500);
+	assert_int_equal(cfg.pg_idle_timeout_ms, 20000);
 	assert_string_equal(cfg.cgroup_v1_hierarchy, "net_cls");
 	assert_int_equal(cfg.cgroup_mode, IOACCT_CGROUP_V1);
 	assert_string_equal(cfg.cgroup_parent, "system.slice/ioacct");
@@ -388,7 +397,8 @@ static void test_whitespace(void **state)
 		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_ca_file, otlp_queue, max_spans, "
 		   "cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
-		   "node_name, node, cluster_db, merge_timeout, purge_after, downsample_after, downsample_width, "
+		   "node_name, node, cluster_db, cluster_db_connect_timeout, cluster_db_statement_timeout, "
+		   "cluster_db_idle_timeout, merge_timeout, purge_after, downsample_after, downsample_width, "
 		   "retention_interval, cluster_retention, log_level, private_data, views, mpi_libraries, "
 		   "mpi_detach_after, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
