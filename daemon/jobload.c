@@ -18,6 +18,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "pgstore.h"
@@ -50,6 +52,7 @@ struct ioacct_jobload {
 	pthread_t thread;
 	bool busy;                    /* a thread was started and not yet joined */
 	bool running;                 /* under lock: it has not finished */
+	int stop_fd;                  /* readable once freed: a statement in flight gives up */
 	struct ioacct_pgstore *pg;    /* the thread's */
 };
 
@@ -87,10 +90,13 @@ static void *load_main(void *arg)
 	if (!s)
 		goto done;
 	if (!ioacct_pgstore_connected(jl->pg)) {
+		struct ioacct_pgstore_opts o = IOACCT_PGSTORE_OPTS_DEFAULT;
 		char why[768];
 
 		ioacct_pgstore_close(jl->pg);
-		jl->pg = ioacct_pgstore_open_query(jl->conninfo, LOAD_STATEMENT_MS, why, sizeof(why));
+		o.stop_fd = jl->stop_fd;
+		jl->pg = ioacct_pgstore_open_query(jl->conninfo, LOAD_STATEMENT_MS, &o, why,
+						   sizeof(why));
 		if (!jl->pg)
 			ret = ioacct_seterr(err, sizeof(err), errno ? -errno : -EIO,
 					    "cluster store (cluster_db) unavailable: %s; "
@@ -130,9 +136,15 @@ struct ioacct_jobload *ioacct_jobload_new(const char *conninfo)
 	if (!jl)
 		return NULL;
 	jl->conninfo = strdup(conninfo);
-	if (!jl->conninfo) {
+	jl->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!jl->conninfo || jl->stop_fd < 0) {
+		int ret = jl->conninfo ? errno : ENOMEM;
+
+		if (jl->stop_fd >= 0)
+			close(jl->stop_fd);
+		free(jl->conninfo);
 		free(jl);
-		errno = ENOMEM;
+		errno = ret;
 		return NULL;
 	}
 	pthread_mutex_init(&jl->lock, NULL);
@@ -258,8 +270,10 @@ void ioacct_jobload_free(struct ioacct_jobload *jl)
 {
 	if (!jl)
 		return;
+	eventfd_write(jl->stop_fd, 1);
 	if (jl->busy)
 		pthread_join(jl->thread, NULL);
+	close(jl->stop_fd);
 	for (size_t i = 0; i < NSLOTS; i++)
 		slot_clear(&jl->slots[i]);
 	ioacct_pgstore_close(jl->pg);

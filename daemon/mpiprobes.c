@@ -25,8 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#endif
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -213,7 +219,8 @@ static uint64_t elf_func_offset(Elf *elf, const char *name)
 static enum ioacct_mpi_flavour lib_flavour(const char *path, uint64_t off[NFUNCS])
 {
 	enum ioacct_mpi_flavour fl = IOACCT_MPI_UNKNOWN;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* path is /proc/self/fd/N of a checked handle (lib_look()): it reopens that file. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	uint64_t i4 = 0, d8 = 0;
 	GElf_Sym si, sd;
 	Elf *elf;
@@ -534,46 +541,133 @@ void ioacct_mpiprobes_set_detach_after(struct ioacct_mpiprobes *m, uint64_t ns)
 	m->detach_after_ns = ns;
 }
 
+/*
+ * File systems whose "regular files" are the kernel's interfaces: opening
+ * or reading one may act (reading /proc/kmsg takes the kernel's messages
+ * from whoever else reads them; a sysfs or debugfs file may drive a
+ * device). No MPI library lives there.
+ */
+static bool kernel_fs(long type)
+{
+	switch (type) {
+	case PROC_SUPER_MAGIC: case SYSFS_MAGIC: case DEBUGFS_MAGIC: case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC: case SELINUX_MAGIC: case SMACK_MAGIC: case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC: case BPF_FS_MAGIC: case EFIVARFS_MAGIC: case PSTOREFS_MAGIC:
+	case DEVPTS_SUPER_MAGIC: case NSFS_MAGIC: case BINFMTFS_MAGIC: case HUGETLBFS_MAGIC:
+		return true;
+	}
+	return false;
+}
+
+/* The smallest a shared object can be: its ELF header. */
+#define ELF_MIN_SIZE 64
+
+/*
+ * path as the task sees it (a container's library is its own), resolved
+ * under its root, as a path handle (O_PATH: opens nothing, a FIFO's writer
+ * is not released, no device's open acts). A fd, or -errno.
+ */
+static int lib_handle(uint32_t tgid, const char *path)
+{
+	char root[32];
+	int rootfd, fd = -ENOSYS;
+
+	snprintf(root, sizeof(root), "/proc/%u/root", tgid);
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return -errno;
+#ifdef RESOLVE_IN_ROOT
+	{
+		/* Its absolute links resolved in its root too; no /proc magic link followed. */
+		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+
+		fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+		if (fd < 0)
+			fd = -errno;
+	}
+#endif
+	/* Before 5.6: an absolute link goes to the daemon's root; the checks hold all the same. */
+	if (fd == -ENOSYS) {
+		fd = openat(rootfd, path + strspn(path, "/"), O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
+	close(rootfd);
+	return fd;
+}
+
+/*
+ * A library a watched task opens, looked at without opening it: only a
+ * regular file of root's that only root may write, on a file system of
+ * files, is taken (the daemon acts with root's rights on a name a user
+ * gave). A handle (O_PATH, see lib_handle()) with its stat, or -errno
+ * with why not in why (NULL: nothing worth saying).
+ */
+static int lib_look(uint32_t tgid, const char *path, struct stat *sb, const char **why)
+{
+	struct statfs sfs;
+	int fd = lib_handle(tgid, path);
+
+	*why = NULL;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, sb) || fstatfs(fd, &sfs)) {
+		*why = "cannot stat it";
+	} else if (!S_ISREG(sb->st_mode)) {
+		*why = S_ISFIFO(sb->st_mode) ? "a FIFO" :
+		       S_ISCHR(sb->st_mode) || S_ISBLK(sb->st_mode) ? "a device" :
+		       S_ISDIR(sb->st_mode) ? "a directory" : S_ISSOCK(sb->st_mode) ? "a socket" :
+									    "not a regular file";
+	} else if (sb->st_uid != 0 || (sb->st_mode & 022)) {
+		*why = "not a regular file of root's that only root may write";
+	} else if (kernel_fs((long)sfs.f_type)) {
+		*why = "a kernel interface (proc, sysfs, ...), not a file";
+	} else if (sb->st_size < ELF_MIN_SIZE) {
+		*why = "too small to be a library";
+	} else {
+		return fd;
+	}
+	close(fd);
+	return -EPERM;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct ioacct_mpi_event *e = data;
 	struct ioacct_mpiprobes *m = ctx;
-	char path[IOACCT_MPI_PATH_MAX + 64], fdpath[32];
+	char path[IOACCT_MPI_PATH_MAX + 1], shown[IOACCT_MPI_PATH_MAX + 64], fdpath[32];
 	struct mpilib *lib = NULL;
+	const char *why;
 	struct stat sb;
 	int fd;
 
 	if (size < sizeof(*e) || e->path[0] != '/')
 		return 0;
 	rank_note(m, e->slot, e->tgid);
-	/* The library as the task sees it: it may be in another mount namespace. */
-	snprintf(path, sizeof(path), "/proc/%u/root%.*s", e->tgid, (int)sizeof(e->path), e->path);
-	for (char *c = path; *c; c++)
+	snprintf(path, sizeof(path), "%.*s", (int)sizeof(e->path), e->path);
+	snprintf(shown, sizeof(shown), "/proc/%u/root%s", e->tgid, path);
+	for (char *c = shown; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?'; /* it goes to the log */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = lib_look(e->tgid, path, &sb, &why);
 	if (fd < 0) {
 		/*
 		 * ld.so tries a path per search directory: most opens name no
 		 * file. Said only when the task is gone before its event was
-		 * read: nothing left to look at, nor to probe.
+		 * read (nothing left to look at, nor to probe), or when a file
+		 * is there and refused.
 		 */
-		snprintf(fdpath, sizeof(fdpath), "/proc/%u", e->tgid);
-		if (access(fdpath, F_OK))
-			log_debug("MPI-IO: %s not looked at: its task is gone", path);
+		if (why)
+			log_debug("MPI-IO: %s not attached: %s", shown, why);
+		else if (fd == -ESRCH || fd == -ENOENT) {
+			snprintf(fdpath, sizeof(fdpath), "/proc/%u", e->tgid);
+			if (access(fdpath, F_OK))
+				log_debug("MPI-IO: %s not looked at: its task is gone", shown);
+		}
 		return 0;
 	}
-	/*
-	 * Only a library the administrator installed: root's, and writable by
-	 * root alone. A user's file so named is neither parsed (libelf, libbpf)
-	 * by the daemon nor probed. What is checked is what is attached: the
-	 * open file itself, through /proc/self/fd.
-	 */
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 022)) {
-		log_debug("MPI-IO: %s not attached: not a regular file of root's that only root "
-			  "may write", path);
-		goto out;
-	}
+	/* What was checked is what is parsed and attached: the handle's file, by /proc/self/fd. */
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 	for (size_t i = 0; i < m->nlibs && !lib; i++)
 		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino)
@@ -588,7 +682,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		lib->dev = sb.st_dev;
 		lib->ino = sb.st_ino;
 		lib_wait_detached(m, sb.st_dev, sb.st_ino);
-		lib_attach(m, lib, fdpath, path);
+		lib_attach(m, lib, fdpath, shown);
 	}
 	lib_use(lib, e->slot);
 out:

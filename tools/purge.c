@@ -125,6 +125,7 @@ static int cluster_dry_run(const struct ioacct_purge_opts *o, const struct ioacc
 			   time_t now)
 {
 	struct ioacct_pgstore_purge_counts c;
+	struct ioacct_pgstore_opts po;
 	struct ioacct_pgstore *pg;
 	char err[1024], t[64];
 	int64_t cutoff_ns;
@@ -144,7 +145,8 @@ static int cluster_dry_run(const struct ioacct_purge_opts *o, const struct ioacc
 	if (ret)
 		return ret;
 	/* Read-only: a dry run changes nothing, not even the schema (ioacctd migrates it). */
-	pg = ioacct_pgstore_open_readonly(cfg->cluster_db, err, sizeof(err));
+	ioacct_pgstore_opts_config(&po, cfg, -1);
+	pg = ioacct_pgstore_open_readonly(cfg->cluster_db, &po, err, sizeof(err));
 	if (!pg) {
 		fprintf(stderr, "ioacct: --purge --cluster-store: %s\n", err);
 		return EXIT_RUNTIME;

@@ -17,7 +17,16 @@ bool ioacct_pgstore_available(void)
 	return false;
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
+void ioacct_pgstore_opts_config(struct ioacct_pgstore_opts *o, const struct ioacct_config *cfg,
+				int stop_fd)
+{
+	*o = (struct ioacct_pgstore_opts)IOACCT_PGSTORE_OPTS_DEFAULT;
+	o->stop_fd = stop_fd;
+}
+
+struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo,
+					   const struct ioacct_pgstore_opts *opts, char *err,
+					   size_t errlen)
 {
 	snprintf(err, errlen,
 		 "cluster store: this ioacctd was built without libpq (Debian: libpq-dev; then rebuild): cluster_db is ignored");
@@ -50,16 +59,18 @@ int ioacct_pgstore_jobs_put(struct ioacct_pgstore *pg, const struct ioacct_jobda
 	return -ENOTSUP;
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
+struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms,
+						 const struct ioacct_pgstore_opts *opts, char *err,
 						 size_t errlen)
 {
-	return ioacct_pgstore_open(conninfo, err, errlen);
+	return ioacct_pgstore_open(conninfo, opts, err, errlen);
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo, char *err,
-						    size_t errlen)
+struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo,
+						    const struct ioacct_pgstore_opts *opts,
+						    char *err, size_t errlen)
 {
-	return ioacct_pgstore_open(conninfo, err, errlen);
+	return ioacct_pgstore_open(conninfo, opts, err, errlen);
 }
 
 int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
@@ -601,6 +612,9 @@ int pg_conn_error(struct ioacct_pgstore *pg, const PGresult *res, const char *wh
 	char line[768];
 
 	one_line(msg, line, sizeof(line));
+	/* Given up by a deadline or the stop (pgstore_wait.c): that is the reason, not libpq's. */
+	if (pg->cut[0])
+		return pg_error(pg, -ECONNRESET, "cluster store: %s: %s", what, pg->cut);
 	if (PQstatus(pg->conn) != CONNECTION_OK)
 		return pg_error(pg, -ECONNRESET, "cluster store: %s: connection lost: %s", what, line);
 	return pg_error(pg, data_refused(res) ? -EINVAL : -EIO, "cluster store: %s: %s", what,
@@ -642,7 +656,7 @@ char *pg_raw_param(const char *s, bool *nomem)
 
 int pg_exec(struct ioacct_pgstore *pg, const char *sql, const char *what)
 {
-	PGresult *res = PQexec(pg->conn, sql);
+	PGresult *res = pg_run(pg, sql);
 	ExecStatusType st = PQresultStatus(res);
 	int err = 0;
 
@@ -666,7 +680,7 @@ static bool prepared(struct ioacct_pgstore *pg, enum pg_stmt stmt, const char *s
 	snprintf(name, 32, "ioacct_%s", stmt_names[stmt]);
 	if (pg->prepared & bit)
 		return true;
-	res = PQprepare(pg->conn, name, sql, nparams, NULL);
+	res = pg_run_prepare(pg, name, sql, nparams);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		*failed = res;
 		return false;
@@ -699,7 +713,7 @@ PGresult *pg_exec_prepared(struct ioacct_pgstore *pg, enum pg_stmt stmt, const c
 
 	if (!prepared(pg, stmt, sql, nparams, name, &res))
 		return res;
-	res = PQexecPrepared(pg->conn, name, nparams, params, NULL, NULL, 0);
+	res = pg_run_prepared(pg, name, nparams, params);
 	/* Gone (DEALLOCATE ALL by someone, a pooler's new session): prepared again next time. */
 	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	if (state && !strcmp(state, "26000"))
@@ -709,8 +723,8 @@ PGresult *pg_exec_prepared(struct ioacct_pgstore *pg, enum pg_stmt stmt, const c
 
 void pg_rollback_quiet(struct ioacct_pgstore *pg)
 {
-	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE)
-		PQclear(PQexec(pg->conn, "ROLLBACK"));
+	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE && !pg->cut[0])
+		PQclear(pg_run(pg, "ROLLBACK"));
 }
 
 void pg_buf_add(struct buf *b, const char *fmt, ...)
@@ -755,7 +769,7 @@ static void notice_quiet(void *arg, const char *message)
 
 static int schema_version(struct ioacct_pgstore *pg, int *version)
 {
-	PGresult *res = PQexec(pg->conn, "SELECT coalesce(max(version), 0) FROM ioacct_schema");
+	PGresult *res = pg_run(pg, "SELECT coalesce(max(version), 0) FROM ioacct_schema");
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
@@ -773,7 +787,7 @@ static int schema_version(struct ioacct_pgstore *pg, int *version)
  */
 static int counter_cols(struct ioacct_pgstore *pg, struct buf *cols)
 {
-	PGresult *res = PQexec(pg->conn, "SELECT table_name || '.' || column_name"
+	PGresult *res = pg_run(pg, "SELECT table_name || '.' || column_name"
 				 " FROM information_schema.columns"
 				 " WHERE table_schema = current_schema()"
 				 " AND table_name IN ('series', 'totals', 'merged_series')");
@@ -858,9 +872,19 @@ static int migrate(struct ioacct_pgstore *pg)
 	char sql[64];
 	int err, v = 0;
 
+	uint32_t silence_ms = pg->silence_ms;
+
 	err = pg_exec(pg, "BEGIN", "begin the migration");
+	/*
+	 * A migration takes as long as it takes (a big store's rows moved),
+	 * and waits for another node's: no statement timeout, no deadline of
+	 * silence; only the owner's stop ends it (rolled back).
+	 */
+	if (!err)
+		err = pg_exec(pg, "SET LOCAL statement_timeout = 0", "begin the migration");
 	if (err)
 		return err;
+	pg->silence_ms = 0;
 	/* Every node connects at once after an upgrade: one migrates, the others wait. */
 	err = pg_exec(pg, "SELECT pg_advisory_xact_lock(" MIGRATE_LOCK ")", "lock the schema");
 	if (!err)
@@ -885,6 +909,7 @@ static int migrate(struct ioacct_pgstore *pg)
 		err = sync_ops(pg);
 	if (!err)
 		err = pg_exec(pg, "COMMIT", "commit the migration");
+	pg->silence_ms = silence_ms;
 	if (err)
 		pg_rollback_quiet(pg);
 	return err;
@@ -902,7 +927,7 @@ bool ioacct_pgstore_available(void)
  */
 static int schema_same(struct ioacct_pgstore *pg)
 {
-	PGresult *res = PQexec(pg->conn, "SELECT to_regclass('ioacct_schema') IS NOT NULL");
+	PGresult *res = pg_run(pg, "SELECT to_regclass('ioacct_schema') IS NOT NULL");
 	bool there = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		     PQgetvalue(res, 0, 0)[0] == 't';
 	int err = 0, v = 0;
@@ -925,27 +950,39 @@ static int schema_same(struct ioacct_pgstore *pg)
 	return err;
 }
 
+void ioacct_pgstore_opts_config(struct ioacct_pgstore_opts *o, const struct ioacct_config *cfg,
+				int stop_fd)
+{
+	o->connect_ms = (uint32_t)cfg->pg_connect_timeout_ms;
+	o->statement_ms = (uint32_t)cfg->pg_statement_timeout_ms;
+	o->idle_ms = (uint32_t)cfg->pg_idle_timeout_ms;
+	o->stop_fd = stop_fd;
+}
+
 /*
- * connect_timeout in seconds; options: the server's settings ("-c
- * name=value"), or ""; migrate: the schema made this build's (else only
- * checked to be it: schema_same()).
+ * opts: the deadlines (NULL: the defaults, no stop fd); options: the
+ * server's settings ("-c name=value") besides statement_timeout; migrate:
+ * the schema made this build's (else only checked to be it:
+ * schema_same()).
  */
-static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_timeout,
+static struct ioacct_pgstore *pg_open(const char *conninfo, const struct ioacct_pgstore_opts *opts,
 				      const char *options, bool migrate_it, char *err,
 				      size_t errlen)
 {
+	struct ioacct_pgstore_opts o = IOACCT_PGSTORE_OPTS_DEFAULT;
+	char ka_idle[16], ka_intvl[16], user_to[16], all[256];
 	/*
-	 * Ours first: what the connection string says overrides them. A server
-	 * gone silent must not hold the exporter (and the daemon's stop) for
-	 * hours: TCP keepalives and a user timeout of a minute (no effect on a
-	 * Unix socket).
+	 * Ours first: what the connection string says overrides them. A
+	 * server's host gone silent is seen within idle_ms: keepalives on an
+	 * idle connection, a user timeout for data not acknowledged (neither
+	 * on a Unix socket; a server alive and silent is pgstore_wait.c's).
 	 */
-	const char *const keys[] = { "connect_timeout", "application_name", "keepalives_idle",
-				     "keepalives_interval", "keepalives_count", "tcp_user_timeout",
-				     "client_encoding", "options", "dbname", NULL };
+	const char *const keys[] = { "application_name", "keepalives_idle", "keepalives_interval",
+				     "keepalives_count", "tcp_user_timeout", "client_encoding",
+				     "options", "dbname", NULL };
 	/* UTF8: what every text ioacctd sends is (pg_text_param()), whatever the locale says. */
-	const char *const values[] = { connect_timeout, "ioacctd", "30", "10", "3", "60000",
-				       "UTF8", options, conninfo, NULL };
+	const char *const values[] = { "ioacctd", ka_idle, ka_intvl, "3", user_to, "UTF8", all,
+				       conninfo, NULL };
 	struct ioacct_pgstore *pg = calloc(1, sizeof(*pg));
 	char line[768];
 	int ret;
@@ -955,13 +992,24 @@ static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_
 		errno = ENOMEM;
 		return NULL;
 	}
-	pg->conn = PQconnectdbParams(keys, values, 1);
-	if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
+	if (opts)
+		o = *opts;
+	snprintf(ka_idle, sizeof(ka_idle), "%u", o.idle_ms / 2000 ? o.idle_ms / 2000 : 1);
+	snprintf(ka_intvl, sizeof(ka_intvl), "%u", o.idle_ms / 6000 ? o.idle_ms / 6000 : 1);
+	snprintf(user_to, sizeof(user_to), "%u", o.idle_ms);
+	snprintf(all, sizeof(all), "-c statement_timeout=%u %s", o.statement_ms, options);
+	pg->stop_fd = o.stop_fd;
+	pg->connect_ms = o.connect_ms;
+	/* The server cancels its own statement first; past this it is taken for gone. */
+	pg->silence_ms = o.statement_ms + IOACCT_PGSTORE_GRACE_MS;
+	ret = pg_connect(pg, keys, values);
+	if (ret) {
 		snprintf(err, errlen, "cannot connect: %s",
+			 pg->cut[0] ? pg->cut :
 			 pg->conn ? one_line(PQerrorMessage(pg->conn), line, sizeof(line)) :
 				    "out of memory");
 		ioacct_pgstore_close(pg);
-		errno = ECONNREFUSED;
+		errno = -ret;
 		return NULL;
 	}
 	PQsetNoticeProcessor(pg->conn, notice_quiet, NULL);
@@ -975,33 +1023,34 @@ static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_
 	return pg;
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
+struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo,
+					   const struct ioacct_pgstore_opts *opts, char *err,
+					   size_t errlen)
 {
 	/* JIT: seconds of compiling for the merged read of a big job (merged-bench), for nothing. */
-	return pg_open(conninfo, "10", "-c jit=off", true, err, errlen);
+	return pg_open(conninfo, opts, "-c jit=off", true, err, errlen);
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo, char *err,
-						    size_t errlen)
+struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo,
+						    const struct ioacct_pgstore_opts *opts,
+						    char *err, size_t errlen)
 {
-	return pg_open(conninfo, "10", "-c jit=off -c default_transaction_read_only=on", false,
+	return pg_open(conninfo, opts, "-c jit=off -c default_transaction_read_only=on", false,
 		       err, errlen);
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
+struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms,
+						 const struct ioacct_pgstore_opts *opts, char *err,
 						 size_t errlen)
 {
-	char options[64], connect[16];
-	int connect_s = timeout_ms / 1000;
+	struct ioacct_pgstore_opts o = IOACCT_PGSTORE_OPTS_DEFAULT;
 
-	snprintf(options, sizeof(options), "-c statement_timeout=%d -c jit=off", timeout_ms);
-	/* libpq's smallest is 2 seconds; an absent server is said within 5. */
-	if (connect_s < 2)
-		connect_s = 2;
-	if (connect_s > 5)
-		connect_s = 5;
-	snprintf(connect, sizeof(connect), "%d", connect_s);
-	return pg_open(conninfo, connect, options, true, err, errlen);
+	if (opts)
+		o = *opts;
+	o.statement_ms = (uint32_t)timeout_ms;
+	/* An absent server is said within 5 s, and given 2 at least (libpq's least, as before). */
+	o.connect_ms = o.statement_ms < 2000 ? 2000 : o.statement_ms > 5000 ? 5000 : o.statement_ms;
+	return pg_open(conninfo, &o, "-c jit=off", true, err, errlen);
 }
 
 void ioacct_pgstore_close(struct ioacct_pgstore *pg)
@@ -1020,7 +1069,7 @@ const char *ioacct_pgstore_errmsg(const struct ioacct_pgstore *pg)
 
 bool ioacct_pgstore_connected(const struct ioacct_pgstore *pg)
 {
-	return pg && pg->conn && PQstatus(pg->conn) == CONNECTION_OK;
+	return pg && pg->conn && !pg->cut[0] && PQstatus(pg->conn) == CONNECTION_OK;
 }
 
 #endif /* HAVE_LIBPQ */

@@ -52,7 +52,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "config.h"
 #include "model.h"
 #include "query.h"
 #include "store.h"
@@ -65,19 +67,48 @@ struct ioacct_pgstore;
 bool ioacct_pgstore_available(void);
 
 /*
- * Connects and migrates. NULL with `err` filled ("cluster store <where>: what
- * failed") and errno set: -ENOTSUP without libpq, -ECONNREFUSED when it cannot
- * connect, -EIO for any other failure.
+ * Every wait for the server has a deadline (pgstore_wait.c): the connect
+ * within connect_ms; a statement's server silent for statement_ms (its
+ * statement_timeout) plus IOACCT_PGSTORE_GRACE_MS is given up, the
+ * connection closed; a host that stops answering at the TCP level is seen
+ * within idle_ms (keepalives, tcp_user_timeout). stop_fd (-1: none), once
+ * readable, ends every wait at once: the call fails as for a lost
+ * connection (the transaction in progress is rolled back by the server).
+ * ioacct.conf: cluster_db_connect_timeout, _statement_timeout, _idle_timeout.
  */
-struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen);
+struct ioacct_pgstore_opts {
+	uint32_t connect_ms;
+	uint32_t statement_ms;
+	uint32_t idle_ms;
+	int stop_fd;
+};
+#define IOACCT_PGSTORE_GRACE_MS 5000
+#define IOACCT_PGSTORE_OPTS_DEFAULT                                                       \
+	{ .connect_ms = 10000, .statement_ms = 300000, .idle_ms = 60000, .stop_fd = -1 }
+/* The configuration's deadlines, and the owner's stop fd. */
+void ioacct_pgstore_opts_config(struct ioacct_pgstore_opts *o, const struct ioacct_config *cfg,
+				int stop_fd);
+
+/*
+ * Connects and migrates (the migration without a statement deadline: it
+ * takes what it takes, and waits for another node's). opts: NULL for the
+ * defaults. NULL with `err` filled ("cluster store <where>: what failed")
+ * and errno set: -ENOTSUP without libpq, -ECONNREFUSED when it cannot
+ * connect, -ETIMEDOUT when it gave up waiting, -ECANCELED when stopped,
+ * -EIO for any other failure.
+ */
+struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo,
+					   const struct ioacct_pgstore_opts *opts, char *err,
+					   size_t errlen);
 /*
  * Connects to read only (every transaction read-only, no migration): for a
  * command such as ioacct --purge --dry-run --cluster-store, which must
  * change nothing, not even the schema. NULL with err filled when the store
  * has not exactly this build's schema (-ENOTSUP) or none yet (-ENOENT).
  */
-struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo, char *err,
-						    size_t errlen);
+struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo,
+						    const struct ioacct_pgstore_opts *opts,
+						    char *err, size_t errlen);
 void ioacct_pgstore_close(struct ioacct_pgstore *pg);
 const char *ioacct_pgstore_errmsg(const struct ioacct_pgstore *pg);
 /* Whether the connection still works (after a failure: reconnect when not). */
@@ -109,10 +140,11 @@ int ioacct_pgstore_jobs_put(struct ioacct_pgstore *pg, const struct ioacct_jobda
 /*
  * A connection for queries, which ioacctd makes in its event loop: it gives
  * up connecting after a few seconds and every statement after timeout_ms
- * (statement_timeout), so that a slow or absent PostgreSQL holds nobody
- * long. The exporter has its own (ioacct_pgstore_open).
+ * (statement_timeout, in place of opts'), so that a slow or absent
+ * PostgreSQL holds nobody long. The exporter has its own (ioacct_pgstore_open).
  */
-struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
+struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms,
+						 const struct ioacct_pgstore_opts *opts, char *err,
 						 size_t errlen);
 
 /* Called for each job selected; a nonzero return stops the selection and is returned. */

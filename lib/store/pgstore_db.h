@@ -10,6 +10,7 @@
  *   pgstore_merged.c  a job of several nodes' series merged once, read again
  *   pgstore_rows.c    rows in and out: COPY text, compact series rows, samples from results
  *   pgstore_files.c   per-file and MPI-IO records in and out (schema 9)
+ *   pgstore_wait.c    the deadlines: every wait for the server, in poll()
  * Every function that fails leaves its message in pg->errmsg and returns -errno.
  */
 #ifndef IOACCT_PGSTORE_DB_H
@@ -40,7 +41,11 @@
 enum pg_stmt { PG_STMTS(PG_STMT_ENUM) PG_NR_STMTS };
 
 struct ioacct_pgstore {
-	PGconn *conn;
+	PGconn *conn;               /* non-blocking: waited for in pgstore_wait.c alone */
+	int stop_fd;                /* the owner's: readable, every wait gives up (-1: none) */
+	uint32_t connect_ms;        /* the connection made within this */
+	uint32_t silence_ms;        /* a server silent this long in a statement: gone (0: never) */
+	char cut[160];              /* why the connection was given up ("": it was not) */
 	/* Bit i: statement i (enum pg_stmt) is prepared on this connection. */
 	uint32_t prepared;
 	char errmsg[1024];
@@ -114,6 +119,28 @@ int pg_error(struct ioacct_pgstore *pg, int err, const char *fmt, ...);
  * else the result's: -EINVAL when the data was refused, else -EIO.
  */
 int pg_conn_error(struct ioacct_pgstore *pg, const PGresult *res, const char *what);
+
+/* ---- the waits (pgstore_wait.c): never libpq's own blocking calls ---- */
+
+/*
+ * The connection of keys/values (PQconnectStartParams), made within
+ * pg->connect_ms and left non-blocking: 0, or -errno (pg->conn, when
+ * not NULL, holds libpq's message, or pg->cut why it was given up).
+ */
+int pg_connect(struct ioacct_pgstore *pg, const char *const *keys, const char *const *values);
+/* The next result of what was sent, as PQgetResult(), waited for within the deadlines. */
+PGresult *pg_result(struct ioacct_pgstore *pg);
+/* As PQexec(), PQexecParams() (text in and out), PQprepare() and PQexecPrepared(). */
+PGresult *pg_run(struct ioacct_pgstore *pg, const char *sql);
+PGresult *pg_run_params(struct ioacct_pgstore *pg, const char *sql, int n,
+			const char *const *params);
+PGresult *pg_run_prepare(struct ioacct_pgstore *pg, const char *name, const char *sql, int n);
+PGresult *pg_run_prepared(struct ioacct_pgstore *pg, const char *name, int n,
+			  const char *const *params);
+/* Sends what libpq holds; COPY data and its end, sent. 0 or -errno. */
+int pg_flush(struct ioacct_pgstore *pg);
+int pg_put_copy(struct ioacct_pgstore *pg, const char *p, size_t len);
+int pg_put_copy_end(struct ioacct_pgstore *pg, const char *why);
 
 /* ---- parameters and statements ---- */
 

@@ -282,7 +282,7 @@ static PGresult *query_ids(struct ioacct_pgstore *pg, const char *sql, const cha
 			   const char *what, int *err)
 {
 	const char *params[1] = { ids };
-	PGresult *res = PQexecParams(pg->conn, sql, 1, NULL, params, NULL, NULL, 0);
+	PGresult *res = pg_run_params(pg, sql, 1, params);
 
 	*err = 0;
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {

@@ -175,10 +175,10 @@ out:
 /* Whether the run of m has merged series made of exactly the parts m[0..n). */
 static int merged_usable(struct ioacct_pgstore *pg, const char **params)
 {
-	PGresult *res = PQexecParams(pg->conn,
-				     "SELECT count(*) FROM merged_jobs WHERE cluster = $1"
-				     " AND job_id = $2 AND restart = $3 AND members = $4::text[]",
-				     4, NULL, params, NULL, NULL, 0);
+	PGresult *res = pg_run_params(pg,
+				      "SELECT count(*) FROM merged_jobs WHERE cluster = $1"
+				      " AND job_id = $2 AND restart = $3 AND members = $4::text[]",
+				      4, params);
 	int ret;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
@@ -192,12 +192,12 @@ static int merged_usable(struct ioacct_pgstore *pg, const char **params)
 static int merged_rows(struct ioacct_pgstore *pg, const char **params, struct ioacct_jobdata *jd,
 		       size_t *cap)
 {
-	PGresult *res = PQexecParams(pg->conn,
+	PGresult *res = pg_run_params(pg,
 		"SELECT ms.step_id, ms.mnt_id, ms.op, u.* FROM merged_series ms,"
 		" unnest(bins, " IOACCT_STORE_COUNTER_COLS ") AS u(bin, "
 		IOACCT_STORE_COUNTER_COLS ")"
 		" WHERE ms.cluster = $1 AND ms.job_id = $2 AND ms.restart = $3"
-		" ORDER BY 1, 2, 3, 4", 3, NULL, params, NULL, NULL, 0);
+		" ORDER BY 1, 2, 3, 4", 3, params);
 	int ret = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -612,7 +612,7 @@ static int make_series(struct ioacct_pgstore *pg, const char *ids, struct make *
 	if (!PQsendQueryPrepared(pg->conn, name, 1, &ids, NULL, NULL, 0) ||
 	    !PQsetSingleRowMode(pg->conn))
 		return pg_conn_error(pg, NULL, "select the run's series");
-	while ((res = PQgetResult(pg->conn))) {
+	while ((res = pg_result(pg))) {
 		ExecStatusType st = PQresultStatus(res);
 
 		if (!ret && st == PGRES_SINGLE_TUPLE)
@@ -722,7 +722,7 @@ static int make_saved(struct ioacct_pgstore *pg, const char *const *params)
 
 int pg_merged_complete(struct ioacct_pgstore *pg)
 {
-	PGresult *res = PQexec(pg->conn, COMPLETE_SQL);
+	PGresult *res = pg_run(pg, COMPLETE_SQL);
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {

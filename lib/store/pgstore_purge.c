@@ -86,7 +86,7 @@ static int run_counts(struct ioacct_pgstore *pg, const char *sql, int nparams,
 		      const char *const *params, const char *what,
 		      struct ioacct_pgstore_purge_counts *counts, uint64_t *runs)
 {
-	PGresult *res = PQexecParams(pg->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	PGresult *res = pg_run_params(pg, sql, nparams, params);
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
@@ -150,7 +150,7 @@ static int batches(struct ioacct_pgstore *pg, const char *sql, int nparams,
 static int one_value(struct ioacct_pgstore *pg, const char *sql, int nparams,
 		     const char *const *params, const char *what, int64_t *v)
 {
-	PGresult *res = PQexecParams(pg->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	PGresult *res = pg_run_params(pg, sql, nparams, params);
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
@@ -206,8 +206,8 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 	snprintf(blk, sizeof(blk), "%d", b);
 	params[0] = blk;
 	if (!err) {
-		PGresult *res = PQexecParams(pg->conn, "DELETE FROM purging WHERE block = $1",
-					     1, NULL, params, NULL, NULL, 0);
+		PGresult *res = pg_run_params(pg, "DELETE FROM purging WHERE block = $1", 1,
+					      params);
 
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 			err = pg_conn_error(pg, res, "forget a month purged");
@@ -274,7 +274,7 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 		   " (SELECT count(*) FROM dm) o", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
 	if (b.failed)
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
-	res = PQexecParams(pg->conn, b.p, 3, NULL, params, NULL, NULL, 0);
+	res = pg_run_params(pg, b.p, 3, params);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "move a month's parts that stay");
 	PQclear(res);
@@ -318,9 +318,8 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff,
 	if (!err)
 		err = pg_exec(pg, sql, "lock a month");
 	if (!err) {
-		PGresult *res = PQexecParams(pg->conn, "INSERT INTO purging VALUES ($1::integer)"
-					     " ON CONFLICT DO NOTHING", 1, NULL, params + 3, NULL,
-					     NULL, 0);
+		PGresult *res = pg_run_params(pg, "INSERT INTO purging VALUES ($1::integer)"
+					      " ON CONFLICT DO NOTHING", 1, params + 3);
 
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 			err = pg_conn_error(pg, res, "purge a month");
@@ -358,7 +357,7 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff,
 /* The blocks whose month ended before the cutoff ($1), not in purging, in order. */
 static PGresult *old_months(struct ioacct_pgstore *pg, const char *const *params)
 {
-	PGresult *res = PQexecParams(pg->conn,
+	PGresult *res = pg_run_params(pg,
 			   "SELECT b FROM (SELECT (substr(c.relname, 8, 4)::integer - 2000) * 12"
 			   " + substr(c.relname, 13, 2)::integer AS b FROM pg_inherits i"
 			   " JOIN pg_class c ON c.oid = i.inhrelid"
@@ -367,7 +366,7 @@ static PGresult *old_months(struct ioacct_pgstore *pg, const char *const *params
 			   " WHERE extract(epoch FROM make_timestamptz(2000 + b / 12,"
 			   " b % 12 + 1, 1, 0, 0, 0, 'UTC'))::bigint * 1000000000 <= $1::bigint"
 			   " AND b NOT IN (SELECT block FROM purging) ORDER BY b",
-			   1, NULL, params, NULL, NULL, 0);
+			   1, params);
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		pg_conn_error(pg, res, "see the months");
@@ -406,7 +405,7 @@ static int blocks_purge(struct ioacct_pgstore *pg, const char *cutoff,
 	PGresult *res;
 	int err = 0;
 
-	res = PQexec(pg->conn, "SELECT block FROM purging ORDER BY 1");
+	res = pg_run(pg, "SELECT block FROM purging ORDER BY 1");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "see the months being purged");
 	for (int r = 0; !err && r < PQntuples(res); r++)
@@ -496,7 +495,7 @@ static int purge_dry(struct ioacct_pgstore *pg, const char *cutoff,
 		return err;
 	}
 	/* Months left in purging: their runs are gone, their partitions would be dropped. */
-	res = PQexec(pg->conn, "SELECT block FROM purging ORDER BY 1");
+	res = pg_run(pg, "SELECT block FROM purging ORDER BY 1");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "see the months being purged");
 	for (int r = 0; !err && r < PQntuples(res); r++) {
@@ -523,7 +522,7 @@ static int purge_dry(struct ioacct_pgstore *pg, const char *cutoff,
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	}
 	params[1] = blocks.p;
-	res = PQexecParams(pg->conn, dry_sql, 2, NULL, params, NULL, NULL, 0);
+	res = pg_run_params(pg, dry_sql, 2, params);
 	free(blocks.p);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "count what a purge would delete");

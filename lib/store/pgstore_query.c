@@ -61,7 +61,7 @@ static int child_query(struct ioacct_pgstore *pg, const char *sql, const char *i
 {
 	const char *params[1] = { ids };
 
-	c->res = PQexecParams(pg->conn, sql, 1, NULL, params, NULL, NULL, 0);
+	c->res = pg_run_params(pg, sql, 1, params);
 	if (PQresultStatus(c->res) != PGRES_TUPLES_OK)
 		return pg_conn_error(pg, c->res, what);
 	c->n = PQntuples(c->res);
@@ -238,7 +238,7 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 	ret = page_sql(pg, f, restart, &b);
 	if (ret)
 		goto out;
-	res = PQexec(pg->conn, b.p);
+	res = pg_run(pg, b.p);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		ret = pg_conn_error(pg, res, "select jobs");
 		goto out;

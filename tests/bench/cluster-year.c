@@ -501,7 +501,7 @@ int main(int argc, char **argv)
 	/* One connection each, opened (and the schema made) one after the other. */
 	for (unsigned int e = 0; e < nexporters; e++) {
 		ex[e].index = e;
-		ex[e].pg = ioacct_pgstore_open(conninfo, err, sizeof(err));
+		ex[e].pg = ioacct_pgstore_open(conninfo, NULL, err, sizeof(err));
 		if (!ex[e].pg) {
 			fprintf(stderr, "cluster-year: exporter %u: %s\n", e, err);
 			return 1;

@@ -22,10 +22,6 @@ setup
 otlp_schema
 
 trap 'rc=$?; stop_collector; (exit $rc); teardown' EXIT
-wait_log() {
-	for _ in $(seq 1 1200); do grep -qE "$1" "$T/ioacctd.log" && return 0; sleep 0.05; done
-	fail "ioacctd never logged /$1/"
-}
 
 # OpenMPI's session directory on a tmpfs of this test's (see 37-mpiio.sh).
 export OMPI_MCA_orte_tmpdir_base=$T/ompi

@@ -143,6 +143,10 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.otlp_url, "");
 	assert_int_equal(cfg.otlp_queue_kib, 4096);
 	assert_int_equal(cfg.max_spans, 1000000);
+	assert_string_equal(cfg.otlp_ca_file, "");
+	assert_int_equal(cfg.pg_connect_timeout_ms, 10000);
+	assert_int_equal(cfg.pg_statement_timeout_ms, 300000);
+	assert_int_equal(cfg.pg_idle_timeout_ms, 60000);
 
 	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
 	host[strcspn(host, ".")] = '\0';
@@ -195,6 +199,9 @@ static void test_every_key(void **state)
 		      "otlp_url = http://collector.site:4318/v1/traces\n"
 		      "otlp_queue = 128\n"
 		      "max_spans = 50\n"
+		      "cluster_db_connect_timeout = 3\n"
+		      "cluster_db_statement_timeout = 1.5\n"
+		      "cluster_db_idle_timeout = 20\n"
 		      "cgroup_v1_hierarchy = net_cls\n"
 		      "cgroup_mode = v1\n"
 		      "cgroup_parent = system.slice/ioacct\n"
@@ -225,6 +232,9 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.otlp_url, "http://collector.site:4318/v1/traces");
 	assert_int_equal(cfg.otlp_queue_kib, 128);
 	assert_int_equal(cfg.max_spans, 50);
+	assert_int_equal(cfg.pg_connect_timeout_ms, 3000);
+	assert_int_equal(cfg.pg_statement_timeout_ms, 1500);
+	assert_int_equal(cfg.pg_idle_timeout_ms, 20000);
 	assert_string_equal(cfg.cgroup_v1_hierarchy, "net_cls");
 	assert_int_equal(cfg.cgroup_mode, IOACCT_CGROUP_V1);
 	assert_string_equal(cfg.cgroup_parent, "system.slice/ioacct");
@@ -363,13 +373,22 @@ static void test_whitespace(void **state)
 	load_ok(&cfg, "");
 	assert_int_equal(cfg.max_jobs, 1024);
 	/* Whitespace inside a value is part of it. */
-	/* otlp_url: plain HTTP only (ioacctd has no TLS client), a host, no spaces. */
-	load_fails("otlp_url = https://c:4318\n", 1,
-		   "otlp_url: \"https://c:4318\" is not valid: use http://HOST[:PORT][/PATH] "
-		   "(plain HTTP, no spaces), at most 511 characters");
+	/* otlp_url: refused at start with the file, line and key (url.h has the rest). */
+	load_fails("otlp_url = http://127.0.0.1:99999\n", 1,
+		   "otlp_url: not a valid URL: port 99999 is out of range (1 .. 65535) "
+		   "(use http[s]://HOST[:PORT][/PATH])");
+	load_fails("\notlp_url = http://[::1\n", 2,
+		   "otlp_url: not a valid URL: no ']' after the IPv6 address "
+		   "(use http[s]://HOST[:PORT][/PATH])");
+	/* The password is not repeated in the message. */
+	load_fails("otlp_url = https://u:secret@c:4318\n", 1,
+		   "otlp_url: not a valid URL: a user or password in the URL is not allowed (it "
+		   "would be in a world-readable file and in the log) (use http[s]://HOST[:PORT][/PATH])");
 	load_fails("otlp_url = http://:4318\n", 1,
-		   "otlp_url: \"http://:4318\" is not valid: use http://HOST[:PORT][/PATH] "
-		   "(plain HTTP, no spaces), at most 511 characters");
+		   "otlp_url: not a valid URL: no host (use http[s]://HOST[:PORT][/PATH])");
+	load_ok(&cfg, "otlp_url = https://c:4318\notlp_ca_file = /etc/ssl/site-ca.pem\n");
+	assert_string_equal(cfg.otlp_url, "https://c:4318");
+	assert_string_equal(cfg.otlp_ca_file, "/etc/ssl/site-ca.pem");
 	load_fails("otlp_queue = 63\n", 1, "otlp_queue: \"63\" is out of range (64 .. 1048576)");
 	load_fails("max_spans = 0\n", 1, "max_spans: \"0\" is out of range (1 .. 1000000000)");
 	/* user: an account name (daemon/privs.c looks it up at start). */
@@ -386,10 +405,11 @@ static void test_whitespace(void **state)
 	load_fails("\n\nMax_Jobs = 1\n", 3,
 		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, user, "
 		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, query_page_time, max_jobs, max_cgroups, max_entries, "
-		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_queue, max_spans, "
+		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_ca_file, otlp_queue, max_spans, "
 		   "cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
-		   "node_name, node, cluster_db, merge_timeout, purge_after, downsample_after, downsample_width, "
+		   "node_name, node, cluster_db, cluster_db_connect_timeout, cluster_db_statement_timeout, "
+		   "cluster_db_idle_timeout, merge_timeout, purge_after, downsample_after, downsample_width, "
 		   "retention_interval, cluster_retention, log_level, private_data, views, mpi_libraries, "
 		   "mpi_detach_after, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
