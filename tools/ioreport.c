@@ -161,7 +161,7 @@ static int check_args(const struct ioacct_cli *cli, struct opts *o)
 		uint64_t n;
 
 		if (ioacct_cli_uint(o->run_arg, 0, UINT32_MAX - 1, &n))
-			return ioacct_cli_bad(cli, "--run: '%s' is not a run (0 for the first, N for the one after N others)",
+			return ioacct_cli_bad(cli, "--run: '%s' is not a run (0 for the first, N after N others)",
 					      o->run_arg);
 		o->run = (uint32_t)n + 1;
 	}

@@ -658,7 +658,7 @@ static void make_free(struct make *mk)
 	free(mk->jd.nodes);
 }
 
-/* The merged series of the run params (cluster, job id, restart, run_start), made from its parts now. */
+/* The merged series of the run params (cluster, job id, restart, run_start), made now. */
 static int merged_make(struct ioacct_pgstore *pg, const char *const *params)
 {
 	struct make mk = { 0 };

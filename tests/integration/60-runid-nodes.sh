@@ -61,17 +61,6 @@ run_both 1 4 5
 wait_exported "$DB" "n1's parts of job 910"
 wait_exported "$N2/ioacct.db" "n2's parts of job 910"
 
-# parts JOB: each run of the job in PostgreSQL, its parts by node with their bytes on $MNT.
-parts() {
-	pg "SELECT string_agg(j.node || ':' || coalesce((SELECT sum(t.bytes) FROM totals t
-		JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
-		WHERE t.job = j.id AND t.op = 1 AND m.path = '$MNT'), 0), ',' ORDER BY j.node)
-	    FROM jobs j WHERE j.job_id = $1 GROUP BY j.restart, j.run_start ORDER BY min(j.start_ns)" |
-		paste -sd' '
-}
-got=$(parts 910)
-[ "$got" = "n1:8192,n2:12288 n1:16384,n2:20480" ] ||
-	fail "PostgreSQL holds job 910's runs as '$got', not two runs of n1 and n2 each"
 # q CONF ARGS...: ioacct's rows of job 910 on $MNT through that node's daemon.
 q() {
 	local conf=$1
@@ -108,6 +97,17 @@ got=$(rep last)
 [ "$got" = "n1,n2 36864 a1,b1" ] || fail "ioreport 910: '$got', not the last run (n1,n2, 36864 bytes, files a1 b1)"
 got=$(rep run0 --run 0)
 [ "$got" = "n1,n2 20480 a0,b0" ] || fail "ioreport --run 0 910: '$got', not the first run (20480 bytes, a0 b0)"
+# parts JOB: each run of the job in PostgreSQL, its parts by node with their bytes on $MNT.
+parts() {
+	pg "SELECT string_agg(j.node || ':' || coalesce((SELECT sum(t.bytes) FROM totals t
+		JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
+		WHERE t.job = j.id AND t.op = 1 AND m.path = '$MNT'), 0), ',' ORDER BY j.node)
+	    FROM jobs j WHERE j.job_id = $1 GROUP BY j.restart, j.run_start ORDER BY min(j.start_ns)" |
+		paste -sd' '
+}
+got=$(parts 910)
+[ "$got" = "n1:8192,n2:12288 n1:16384,n2:20480" ] ||
+	fail "PostgreSQL holds job 910's runs as '$got', not two runs of n1 and n2 each"
 ok "job 910 on n1 and n2, twice: two runs of two nodes, never mixed (ioacct -j, -D, --nodes; ioreport, --run 0)"
 
 # ---- 2. the rule, part by part -------------------------------------------------------------

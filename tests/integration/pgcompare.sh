@@ -299,7 +299,8 @@ run_job() {
 	[ "$got" = $(($2 * $3)) ] || fail "job $1: the report says $got bytes written, not $(($2 * $3))"
 }
 
-# pg_parts FIRST LAST NODE END [FROM]: parts of runs FIRST..LAST of cluster c on NODE ended at
+# pg_parts FIRST LAST NODES END [FROM]: parts of runs FIRST..LAST of cluster c on each of NODES
+# (n1 or n1,n2: one transaction, which a daemon's purge sees whole or not at all) ended at
 # END + k seconds (an SQL timestamp), started an hour before (or an hour before FROM + k
 # seconds: a run's part that spans months, so that it meets its other node's, issue 36), each
 # with a step, a mount, a totals and a series row (3 x 4096 bytes), made in SQL; their
@@ -308,17 +309,18 @@ pg_parts() {
 	pg "SELECT ioacct_block_parts(ioacct_block((extract(epoch FROM $4)::bigint + $2 % 1000) * 1000000000));
 	    INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
 		state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
-	    SELECT 'c', k, '$3', 'slurm', 0, 0, 'root', 'x', '/', s, e, 'COMPLETED', 0,
+	    SELECT 'c', k, n, 'slurm', 0, 0, 'root', 'x', '/', s, e, 'COMPLETED', 0,
 		'fentry', 5000000000, 0, 0
-	    FROM generate_series($1, $2) k, LATERAL (SELECT (extract(epoch FROM $4)::bigint + k % 1000)
-		* 1000000000 AS e, (extract(epoch FROM ${5:-$4})::bigint + k % 1000)
-		* 1000000000 - 3600000000000 AS s) x;
+	    FROM generate_series($1, $2) k, unnest(string_to_array('$3', ',')) n,
+		LATERAL (SELECT (extract(epoch FROM $4)::bigint + k % 1000) * 1000000000 AS e,
+		(extract(epoch FROM ${5:-$4})::bigint + k % 1000) * 1000000000 - 3600000000000 AS s) x;
 	    INSERT INTO steps SELECT id, 0, start_ns, end_ns, 'COMPLETED', 0, '' FROM jobs
-		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
-	    INSERT INTO mounts SELECT id, 1, '/', 'ext4', 'sda' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
+		WHERE job_id BETWEEN $1 AND $2 AND node = ANY (string_to_array('$3', ','));
+	    INSERT INTO mounts SELECT id, 1, '/', 'ext4', 'sda' FROM jobs
+		WHERE job_id BETWEEN $1 AND $2 AND node = ANY (string_to_array('$3', ','));
 	    INSERT INTO totals (job, step_id, mnt_id, op, bytes, calls) SELECT id, 0, 1, 1, 12288, 3 FROM jobs
-		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
+		WHERE job_id BETWEEN $1 AND $2 AND node = ANY (string_to_array('$3', ','));
 	    INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT id, 0, 1, 1, '{0,7,9}',
-		'{4096,4096,4096}', '{1,1,1}' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3'" > /dev/null ||
+		'{4096,4096,4096}', '{1,1,1}' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = ANY (string_to_array('$3', ','))" > /dev/null ||
 		fail "cannot make the parts of runs $1-$2 on $3"
 }

@@ -97,21 +97,7 @@ for k in 1 2; do
 		FROM jobs j WHERE j.job_id = $J ORDER BY j.start_ns" | paste -sd' ')
 	[ "$got" = "$want" ] || fail "mc$k's store holds job $J as '$got', not '$want'"
 done
-# PostgreSQL: each run's parts, by node, with their bytes.
-runs_pg() {
-	pg "SELECT j.restart || ' ' || string_agg(j.node || ':' || coalesce((SELECT sum(t.bytes) FROM totals t
-		JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
-		WHERE t.job = j.id AND t.op = 1 AND m.path = '$WMNT'), 0), ',' ORDER BY j.node)
-	    FROM jobs j WHERE j.job_id = $J GROUP BY j.restart, j.run_start ORDER BY min(j.start_ns)" | paste -sd'|'
-}
-want="0 mc1:8192,mc2:12288|1 mc1:16384,mc2:24576|0 mc1:24576,mc2:36864"
-for _ in $(seq 1 300); do
-	[ "$(runs_pg)" = "$want" ] && break
-	sleep 0.1
-done
-got=$(runs_pg)
-[ "$got" = "$want" ] || fail "job $J in PostgreSQL: '$got', not '$want'"
-ok "job $J: three runs in each node's store and in PostgreSQL, each its own bytes on mc1 and mc2"
+ok "job $J: three rows in each node's store, each its own bytes on mc1 and mc2"
 
 for k in 1 2; do
 	q() {
@@ -161,4 +147,19 @@ got=$(nodes "$W2/ioacct-$J.json") || fail "cannot read $W2/ioacct-$J.json"
 [ "$(pg "SELECT count(*) FROM job_reports WHERE job_id = $J AND written_at IS NOT NULL")" = 3 ] ||
 	fail "job $J has not three merged reports written in PostgreSQL"
 ok "job $J: one merged report per run (20480, 40960 and 61440 bytes), none of another run"
+# PostgreSQL: each run's parts, by node, with their bytes.
+runs_pg() {
+	pg "SELECT j.restart || ' ' || string_agg(j.node || ':' || coalesce((SELECT sum(t.bytes) FROM totals t
+		JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
+		WHERE t.job = j.id AND t.op = 1 AND m.path = '$WMNT'), 0), ',' ORDER BY j.node)
+	    FROM jobs j WHERE j.job_id = $J GROUP BY j.restart, j.run_start ORDER BY min(j.start_ns)" | paste -sd'|'
+}
+want="0 mc1:8192,mc2:12288|1 mc1:16384,mc2:24576|0 mc1:24576,mc2:36864"
+for _ in $(seq 1 300); do
+	[ "$(runs_pg)" = "$want" ] && break
+	sleep 0.1
+done
+got=$(runs_pg)
+[ "$got" = "$want" ] || fail "job $J in PostgreSQL: '$got', not '$want'"
+ok "job $J in PostgreSQL: three runs of mc1 and mc2, each its own bytes"
 exit 0
