@@ -2,20 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A job id run twice on one node with a cluster store (issue 36, jobs): one real
 # ioacctd exporting to a private PostgreSQL (scripts/pg.sh) runs `iorun --job-id 900`
-# twice, the first writing 3 x 4096 bytes to file a, the second 5 x 4096 to file b.
+# twice, the first writing 3 x 4096 bytes to file a, the second 5 x 4096 to the same file.
 # Before, the cluster store summed them into one run (ioacct -j: 32768 bytes, the
 # first run's state, the elapsed time spanning both) and ioreport 900 failed for
-# everyone ("file records of another job, out of order or not read"). Now each run is
-# (cluster, job id, restart, start) everywhere:
+# everyone ("file records of another job, out of order or not read": the file's record
+# twice, once per run). Now each run is (cluster, job id, restart, start) everywhere:
 #  1. SQLite: two rows, 12288 and 20480 bytes; PostgreSQL: two parts, each a run of its
 #     own (run_start its own start).
 #  2. ioacct -j 900, through ioacctd (the cluster store), --local and --db: the last run
 #     alone (20480 bytes); -D (--duplicates) each run with its own bytes, oldest first.
 #  3. ioreport 900 (through ioacctd, as the user too; and --local, --db): the last run,
-#     its bytes and its file b only; --run 0 the first run (file a only), --run 1 the
-#     second, --run 2 none, named; JSON and text agree.
-#  4. A third run, while a client pages through the second (its later pages name the run
-#     exactly): every page of the second, none of the third.
+#     its bytes and its own record of file a (20480 bytes); --run 0 the first run (its
+#     record of a: 12288 bytes), --run 1 the second, --run 2 none, named.
+#  4. PostgreSQL: each part a run of its own, named by its own start.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
 . "$(dirname "$0")/pgcompare.sh"
@@ -34,7 +33,7 @@ id "$U" > /dev/null 2>&1 || useradd -M -s /bin/sh "$U" || skip "cannot create us
 
 # ---- 1. two runs of job 900 on this node ---------------------------------------------
 "$IORUN" --job-id 900 -o /dev/null -- "$IOWORK" write "$D/a" 4096 3 || fail "iorun job 900 (first) failed"
-"$IORUN" --job-id 900 -o /dev/null -- "$IOWORK" write "$D/b" 4096 5 || fail "iorun job 900 (second) failed"
+"$IORUN" --job-id 900 -o /dev/null -- "$IOWORK" write "$D/a" 4096 5 || fail "iorun job 900 (second) failed"
 wait_exported "$DB" "job 900's two runs"
 # Job 900 becomes the user's, as if Slurm had run it for them (private_data is off:
 # the user reads it through ioacctd like anyone).
@@ -76,12 +75,14 @@ got=$(awk -F'|' -v m="$MNT" '$1 == 900 && $2 == m' "$T/all.out" | paste -sd' ')
 ok "ioacct -j 900 (cluster store, --local, --db): the last run (20480 bytes); -D both runs, each exact"
 
 # ---- 3. ioreport: the last run; --run N each ------------------------------------------
-# jbytes FILE: the JSON report's bytes written on $MNT, then its file records' basenames.
+# jbytes FILE: the JSON report's bytes written on $MNT, then its records of files in $D,
+# each name:bytes written.
 jbytes() {
 	python3 -c 'import json, os, sys
 d = json.load(open(sys.argv[1]))
 w = sum(m["write_bytes"] for m in d["mounts"] if m["mount"] == sys.argv[2])
-f = sorted({os.path.basename(x["path"]) for x in (d.get("files") or []) if (x.get("path") or "").startswith(sys.argv[3])})
+f = sorted("%s:%d" % (os.path.basename(x["path"]), x["bytes_written"]) for x in d.get("files") or []
+           if (x.get("path") or "").startswith(sys.argv[3]))
 print(w, ",".join(f))' "$1" "$MNT" "$D/"
 }
 # rep NAME ARGS...: ioreport ARGS 900 as JSON into $T/NAME.json, its bytes and files.
@@ -95,13 +96,13 @@ rep() {
 for how in "" "--local" "--db $DB"; do
 	# shellcheck disable=SC2086
 	got=$(rep last $how)
-	[ "$got" = "20480 b" ] || fail "ioreport $how 900: '$got', not the last run (20480 bytes, file b)"
+	[ "$got" = "20480 a:20480" ] || fail "ioreport $how 900: '$got', not the last run (20480 bytes, its record of a)"
 	# shellcheck disable=SC2086
 	got=$(rep run0 --run 0 $how)
-	[ "$got" = "12288 a" ] || fail "ioreport --run 0 $how 900: '$got', not the first run (12288 bytes, file a)"
+	[ "$got" = "12288 a:12288" ] || fail "ioreport --run 0 $how 900: '$got', not the first run (12288 bytes, its record of a)"
 	# shellcheck disable=SC2086
 	got=$(rep run1 --run 1 $how)
-	[ "$got" = "20480 b" ] || fail "ioreport --run 1 $how 900: '$got', not the second run"
+	[ "$got" = "20480 a:20480" ] || fail "ioreport --run 1 $how 900: '$got', not the second run"
 	# shellcheck disable=SC2086
 	"$IOREPORT" --run 2 $how 900 > /dev/null 2> "$T/run2.err" &&
 		fail "ioreport --run 2 $how 900 found a run that never was"
