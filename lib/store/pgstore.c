@@ -121,10 +121,12 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
  * used again (iorun --job-id, Slurm's ids started again) is a new run,
  * never summed with the earlier one. A part's run_start is given as it goes
  * in (pgstore_db.h: ioacct_run_of under the run's lock in ioacct_job_place);
- * the parts stored before get theirs by the same rule, oldest first: a
- * lone part its own start, a node's second part of a job id a run of its
- * own. A report row becomes its job's last run's; the merged series, made
- * again at the next whole read, are dropped and keyed by the run too.
+ * the parts stored before get theirs by the same rule: a job id's parts on
+ * distinct nodes that all meet in time, the rule's one run, at once (the
+ * earliest start names it); the others (an id used again, a node's second
+ * part) part by part, oldest first. A report row becomes its job's last
+ * run's; the merged series, made again at the next whole read, are
+ * dropped and keyed by the run too.
  */
 #define PG_MIGRATION_RUN_START                                                              \
 	"ALTER TABLE jobs ADD COLUMN run_start bigint;"                                     \
@@ -149,9 +151,13 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 	" END IF;"                                                                          \
 	" RETURN NEW;"                                                                      \
 	"END$$;"                                                                            \
-	"UPDATE jobs j SET run_start = j.start_ns WHERE NOT EXISTS (SELECT 1 FROM jobs o"    \
-	" WHERE o.cluster = j.cluster AND o.job_id = j.job_id AND o.restart = j.restart"    \
-	" AND o.id <> j.id);"                                                               \
+	/* At once: a job id's parts on distinct nodes that all meet in time are one run. */ \
+	"UPDATE jobs j SET run_start = g.s FROM (SELECT cluster, job_id, restart,"           \
+	" min(start_ns) AS s FROM jobs GROUP BY cluster, job_id, restart"                   \
+	" HAVING count(*) = count(DISTINCT node) AND max(start_ns) - " PG_RUN_SLACK_NS       \
+	" <= min(coalesce(end_ns, 9223372036854775807 - " PG_RUN_SLACK_NS "))) g"          \
+	" WHERE j.cluster = g.cluster AND j.job_id = g.job_id AND j.restart = g.restart;"    \
+	/* The rest (a node's second part of an id, parts apart in time) part by part. */   \
 	"DO $$DECLARE p record; BEGIN"                                                      \
 	" FOR p IN SELECT id, cluster, job_id, restart, node, start_ns, end_ns FROM jobs"    \
 	"  WHERE run_start IS NULL ORDER BY cluster, job_id, restart, start_ns, id LOOP"     \
