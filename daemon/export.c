@@ -177,8 +177,7 @@ static void merge_report(struct ioacct_export *ex, int64_t key, const struct ioa
 	err = ioacct_pgstore_report_offer(ex->pg, job, spec, ex->cfg->merge_timeout_s);
 	free(spec);
 	if (!err)
-		err = ioacct_pgstore_report_claim(ex->pg, job->cluster, job->job_id, job->restart,
-						  skip_locked, &rep, &jd);
+		err = ioacct_pgstore_report_claim(ex->pg, job, skip_locked, &rep, &jd);
 	if (err == -EAGAIN)
 		return;
 	if (err == -EALREADY) {
@@ -195,8 +194,7 @@ static void merge_report(struct ioacct_export *ex, int64_t key, const struct ioa
 	failed = ioacct_report_write_files(jd, rep.spec.path, rep.spec.formats, NULL, rep.uid,
 					   rep.gid, rep.spec.copy_dir, &ex->cfg->advice, NULL);
 	/* Written or not, it is done: a file that cannot be written now will not be later. */
-	err = ioacct_pgstore_report_written(ex->pg, job->cluster, job->job_id, job->restart,
-					    job->node, jd->missing_nodes);
+	err = ioacct_pgstore_report_written(ex->pg, job, jd->missing_nodes);
 	if (err) {
 		log_warn("job %s/%" PRIu64 ": merged report written, not marked (it may be written again): %s",
 			 job->cluster, job->job_id, ioacct_pgstore_errmsg(ex->pg));

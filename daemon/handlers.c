@@ -695,8 +695,9 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		return;
 	}
 	/* A first page, not a later one nor one of files, gets the job read anew. */
-	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run,
-				 !req->after && !req->files && !req->mpiio, &jd, err, sizeof(err));
+	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run, req->restart,
+				 req->run_start, !req->after && !req->files && !req->mpiio, &jd, err,
+				 sizeof(err));
 	if (ret == -EINPROGRESS) {
 		ioacct_reply_error(rep, ret, "job %" PRIu64 " is being read from the cluster store: ask again",
 				   req->job_id);

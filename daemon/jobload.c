@@ -36,7 +36,9 @@ struct slot {
 	enum slot_state state;
 	char cluster[IOACCT_NAME_MAX];
 	uint64_t job_id;
-	uint32_t run;                 /* restart count + 1; 0: the last run */
+	uint32_t run;                 /* the run's place among the id's runs + 1; 0: the last */
+	uint32_t restart;             /* with run_start not 0: that run exactly */
+	int64_t run_start;
 	struct ioacct_jobdata *jd;
 	uint64_t done_ms;             /* monotonic, when it left LOADING */
 	uint64_t used_ms;             /* monotonic, last asked for */
@@ -74,7 +76,8 @@ static void *load_main(void *arg)
 	struct ioacct_jobdata *jd = NULL;
 	char cluster[IOACCT_NAME_MAX], err[1024] = "";
 	uint64_t job_id = 0;
-	uint32_t run = 0;
+	uint32_t run = 0, restart = 0;
+	int64_t run_start = 0;
 	int ret = 0;
 
 	pthread_mutex_lock(&jl->lock);
@@ -85,6 +88,8 @@ static void *load_main(void *arg)
 		ioacct_strlcpy(cluster, s->cluster, sizeof(cluster));
 		job_id = s->job_id;
 		run = s->run;
+		restart = s->restart;
+		run_start = s->run_start;
 	}
 	pthread_mutex_unlock(&jl->lock);
 	if (!s)
@@ -105,7 +110,10 @@ static void *load_main(void *arg)
 	if (!ret) {
 		uint64_t t0 = now_ms();
 
-		ret = ioacct_pgstore_job_load(jl->pg, cluster, job_id, run, &jd);
+		if (run_start)
+			ret = ioacct_pgstore_run_load(jl->pg, cluster, job_id, restart, run_start, &jd);
+		else
+			ret = ioacct_pgstore_job_load(jl->pg, cluster, job_id, run, &jd);
 		if (ret && ret != -ENOENT)
 			snprintf(err, sizeof(err), "%s%s%s",
 				 ioacct_pgstore_connected(jl->pg) ? "" : "cluster store (cluster_db) unavailable: ",
@@ -186,15 +194,29 @@ static void schedule(struct ioacct_jobload *jl)
 	jl->busy = true;
 }
 
-static bool same_job(const struct slot *s, const char *cluster, uint64_t job_id, uint32_t run)
+/*
+ * Whether slot s is the job asked for: a run named exactly is any copy of
+ * it (however it was asked for), else the one being read for it; by place
+ * (run), the one asked so.
+ */
+static bool same_job(const struct slot *s, const char *cluster, uint64_t job_id, uint32_t run,
+		     uint32_t restart, int64_t run_start)
 {
-	return s->state != SLOT_FREE && s->job_id == job_id && s->run == run &&
-	       strcmp(s->cluster, cluster ? cluster : "") == 0;
+	const char *c = cluster ? cluster : "";
+
+	if (s->state == SLOT_FREE || s->job_id != job_id)
+		return false;
+	if (!run_start)
+		return !s->run_start && s->run == run && strcmp(s->cluster, c) == 0;
+	if (s->state == SLOT_READY)
+		return s->jd->job.restart == restart && s->jd->job.run_start == run_start &&
+		       strcmp(s->jd->job.cluster, c) == 0;
+	return s->run_start == run_start && s->restart == restart && strcmp(s->cluster, c) == 0;
 }
 
 int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t job_id,
-		       uint32_t run, bool fresh, const struct ioacct_jobdata **jd, char *err,
-		       size_t errlen)
+		       uint32_t run, uint32_t restart, int64_t run_start, bool fresh,
+		       const struct ioacct_jobdata **jd, char *err, size_t errlen)
 {
 	uint64_t now = now_ms();
 	struct slot *s = NULL, *victim = NULL;
@@ -209,7 +231,7 @@ int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t 
 		/* Copies nobody asked for in a while go. */
 		if (c->state == SLOT_READY && now - c->used_ms > KEEP_MS)
 			slot_clear(c);
-		if (same_job(c, cluster, job_id, run))
+		if (same_job(c, cluster, job_id, run, restart, run_start))
 			s = c;
 	}
 	/* A first page gets a copy read for it: a copy another client began with is read again. */
@@ -240,6 +262,8 @@ int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t 
 		ioacct_strlcpy(s->cluster, cluster ? cluster : "", sizeof(s->cluster));
 		s->job_id = job_id;
 		s->run = run;
+		s->restart = restart;
+		s->run_start = run_start;
 		s->state = SLOT_QUEUED;
 		s->used_ms = now;
 		schedule(jl);

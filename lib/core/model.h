@@ -62,9 +62,16 @@ struct ioacct_job {
 	/*
 	 * Slurm's restart count (SLURM_RESTART_COUNT): 0 for the first run, n
 	 * for the run after n requeues. A run is a job of its own in every
-	 * store; (cluster, job_id, restart) names it.
+	 * store; (cluster, job_id, restart, run_start) names it.
 	 */
 	uint32_t restart;
+	/*
+	 * What tells a job id used again from its earlier uses (issue 36): in a
+	 * node's store the run's own start_ns (a node holds one part of a
+	 * run); from the cluster store, the start of the part that opened the
+	 * run there (jobs.run_start), which every node's part of it shares.
+	 */
+	int64_t run_start;
 	/*
 	 * The width the series were recorded at when the store has re-binned
 	 * them coarser since (downsample_after; bin_width_ns is their width

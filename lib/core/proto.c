@@ -215,6 +215,8 @@ static const struct field job_fields[] = {
 	JOBREQ(mpiio, IOACCT_ATTR_MPIIO, 0),
 	JOBREQ(after_pid, IOACCT_ATTR_PID, 0),
 	JOBREQ(after_path, IOACCT_ATTR_FILE_PATH, 0),
+	JOBREQ(restart, IOACCT_ATTR_RESTART, 0),
+	JOBREQ(run_start, IOACCT_ATTR_RUN_START, 0),
 };
 
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
@@ -297,6 +299,7 @@ static const struct field qjob_fields[] = {
 	QJOB(skew_ns, IOACCT_ATTR_SKEW_NS, 0),
 	QJOB(restart, IOACCT_ATTR_RESTART, 0),
 	QJOB(orig_bin_width_ns, IOACCT_ATTR_ORIG_BIN_WIDTH_NS, 0),
+	QJOB(run_start, IOACCT_ATTR_RUN_START, 0),
 };
 
 #define QSTEP(member, attr, flags) FIELD(struct ioacct_qstep_row, member, attr, flags)

@@ -206,8 +206,20 @@ struct ioacct_req_job {
 	 * of it there (every node's rows summed); local: this node's store.
 	 */
 	uint32_t local;
-	/* By job id: the run with restart count run - 1; 0: the last run. */
+	/*
+	 * By job id: run - 1 is the run's place among the job id's runs,
+	 * oldest first (0: the first; a requeued job's restart count when its
+	 * id was never used again); 0: the last run.
+	 */
 	uint32_t run;
+	/*
+	 * run_start not 0: the run (cluster, job_id, restart, run_start)
+	 * exactly, as a reply's job row named it (issue 36): a client's later
+	 * pages of a job, so that a run of the same id stored meanwhile is not
+	 * taken for it. A daemon that predates them ignores both.
+	 */
+	uint32_t restart;
+	int64_t run_start;
 	/*
 	 * 1: a page of the job's per-file records instead of its series, in
 	 * (step, rank, mount, dev, ino) order, after the file named by the

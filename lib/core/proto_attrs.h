@@ -171,6 +171,10 @@
 	/* sbatch --io-monitor=spans: register asks for OTLP spans */                   \
 	/* (IOACCT_SPANS_*), its reply says why there are none. */                      \
 	X(SPANS, 140, spans, U32)                                                       \
-	X(SPANS_ERROR, 141, spans_error, STRING)
+	X(SPANS_ERROR, 141, spans_error, STRING)                                     \
+	/* 142..164 free. A run's name beside job id and restart (issue 36): */        \
+	/* a job row's; a job request's with restart, its later pages naming */        \
+	/* the run they continue exactly. 166..169 free. */                             \
+	X(RUN_START, 165, run_start, I64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

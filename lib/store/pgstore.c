@@ -92,16 +92,23 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 	return -ENOTSUP;
 }
 
-int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				uint32_t restart, bool skip_locked, struct ioacct_pgstore_report *rep,
+int ioacct_pgstore_run_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    uint32_t restart, int64_t run_start, struct ioacct_jobdata **out)
+{
+	*out = NULL;
+	return -ENOTSUP;
+}
+
+int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const struct ioacct_job *part,
+				bool skip_locked, struct ioacct_pgstore_report *rep,
 				struct ioacct_jobdata **jd)
 {
 	*jd = NULL;
 	return -ENOTSUP;
 }
 
-int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				  uint32_t restart, const char *node, const char *missing)
+int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const struct ioacct_job *part,
+				  const char *missing)
 {
 	return -ENOTSUP;
 }
@@ -119,6 +126,89 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 
 #include "pgstore_db.h"
 #include "text.h"
+
+/*
+ * 13: a run is (cluster, job_id, restart, run_start) (issue 36): a job id
+ * used again (iorun --job-id, Slurm's ids started again) is a new run,
+ * never summed with the earlier one. A part's run_start is given as it goes
+ * in (pgstore_db.h: ioacct_run_of under the run's lock in ioacct_job_place);
+ * the parts stored before get theirs by the same rule: a job id's parts on
+ * distinct nodes that all meet in time, the rule's one run, at once (the
+ * earliest start names it); the others (an id used again, a node's second
+ * part) part by part, oldest first. A report row becomes its job's last
+ * run's; the merged series, made again at the next whole read, are
+ * dropped and keyed by the run too.
+ */
+#define PG_MIGRATION_RUN_START                                                              \
+	"ALTER TABLE jobs ADD COLUMN run_start bigint;"                                     \
+	"CREATE FUNCTION ioacct_run_of(c text, j bigint, r integer, n text, s bigint,"      \
+	" e bigint) RETURNS bigint LANGUAGE sql VOLATILE AS $$"                             \
+	" SELECT coalesce((SELECT x.run_start FROM jobs x WHERE x.cluster = c"              \
+	"  AND x.job_id = j AND x.restart = r AND x.run_start IS NOT NULL"                  \
+	"  GROUP BY x.run_start HAVING bool_and(x.node <> n)"                              \
+	"  AND min(x.start_ns) - " PG_RUN_SLACK_NS " <= coalesce(e, 9223372036854775807)"   \
+	"  AND (bool_or(x.end_ns IS NULL) OR max(x.end_ns) + " PG_RUN_SLACK_NS " >= s)"     \
+	"  ORDER BY x.run_start DESC LIMIT 1), s)$$;"                                       \
+	"CREATE OR REPLACE FUNCTION ioacct_job_place() RETURNS trigger LANGUAGE plpgsql AS $$" \
+	"DECLARE b integer := ioacct_block(NEW.end_ns); BEGIN"                              \
+	" PERFORM pg_advisory_xact_lock_shared(" PG_BLOCK_LOCK ", b);"                       \
+	" IF EXISTS (SELECT 1 FROM purging p WHERE p.block = b) THEN b := 1023; END IF;"     \
+	" PERFORM ioacct_block_parts(b);"                                                   \
+	" NEW.id := (b::bigint << 33) + nextval('jobs_id_seq');"                             \
+	" IF NEW.run_start IS NULL THEN"                                                    \
+	"  PERFORM pg_advisory_xact_lock(" PG_RUN_LOCK ", " PG_RUN_BUCKET("NEW.") ");"        \
+	"  NEW.run_start := ioacct_run_of(NEW.cluster, NEW.job_id, NEW.restart, NEW.node,"   \
+	"   NEW.start_ns, NEW.end_ns);"                                                     \
+	" END IF;"                                                                          \
+	" RETURN NEW;"                                                                      \
+	"END$$;"                                                                            \
+	/* At once: a job id's parts on distinct nodes that all meet in time are one run. */ \
+	"UPDATE jobs j SET run_start = g.s FROM (SELECT cluster, job_id, restart,"           \
+	" min(start_ns) AS s FROM jobs GROUP BY cluster, job_id, restart"                   \
+	" HAVING count(*) = count(DISTINCT node) AND max(start_ns) - " PG_RUN_SLACK_NS       \
+	" <= min(coalesce(end_ns, 9223372036854775807 - " PG_RUN_SLACK_NS "))) g"          \
+	" WHERE j.cluster = g.cluster AND j.job_id = g.job_id AND j.restart = g.restart;"    \
+	/* The rest (a node's second part of an id, parts apart in time) part by part. */   \
+	"DO $$DECLARE p record; BEGIN"                                                      \
+	" FOR p IN SELECT id, cluster, job_id, restart, node, start_ns, end_ns FROM jobs"    \
+	"  WHERE run_start IS NULL ORDER BY cluster, job_id, restart, start_ns, id LOOP"     \
+	"  UPDATE jobs SET run_start = ioacct_run_of(p.cluster, p.job_id, p.restart, p.node," \
+	"   p.start_ns, p.end_ns) WHERE id = p.id;"                                         \
+	" END LOOP;"                                                                        \
+	"END$$;"                                                                            \
+	/* A CHECK, not NOT NULL: the exporter's staging table (LIKE jobs) has it NULL. */  \
+	"ALTER TABLE jobs ADD CONSTRAINT jobs_run_start CHECK (run_start IS NOT NULL);"      \
+	"DROP INDEX jobs_cluster_job_id_run;"                                               \
+	"CREATE INDEX jobs_run ON jobs (cluster, job_id, restart, run_start);"               \
+	"ALTER TABLE job_reports ADD COLUMN run_start bigint;"                              \
+	"UPDATE job_reports r SET run_start = coalesce((SELECT max(j.run_start) FROM jobs j"  \
+	" WHERE j.cluster = r.cluster AND j.job_id = r.job_id AND j.restart = r.restart), 0);" \
+	"ALTER TABLE job_reports ALTER COLUMN run_start SET NOT NULL;"                      \
+	"ALTER TABLE job_reports DROP CONSTRAINT job_reports_pkey;"                         \
+	"ALTER TABLE job_reports ADD PRIMARY KEY (cluster, job_id, restart, run_start);"    \
+	"DROP TABLE merged_series;"                                                         \
+	"DROP TABLE merged_jobs;"                                                           \
+	"CREATE TABLE merged_jobs ("                                                        \
+	" cluster text NOT NULL,"                                                           \
+	" job_id bigint NOT NULL,"                                                          \
+	" restart integer NOT NULL,"                                                        \
+	" run_start bigint NOT NULL,"                                                       \
+	" members text[] NOT NULL,"                                                         \
+	" made_at timestamptz NOT NULL DEFAULT now(),"                                      \
+	" PRIMARY KEY (cluster, job_id, restart, run_start));"                              \
+	"CREATE TABLE merged_series ("                                                      \
+	" cluster text NOT NULL,"                                                           \
+	" job_id bigint NOT NULL,"                                                          \
+	" restart integer NOT NULL,"                                                        \
+	" run_start bigint NOT NULL,"                                                       \
+	" step_id bigint NOT NULL,"                                                         \
+	" mnt_id bigint NOT NULL,"                                                          \
+	" op smallint NOT NULL,"                                                            \
+	" bins integer[] NOT NULL,"                                                         \
+	" PRIMARY KEY (cluster, job_id, restart, run_start, step_id, mnt_id, op),"          \
+	" FOREIGN KEY (cluster, job_id, restart, run_start) REFERENCES merged_jobs"         \
+	" ON DELETE CASCADE);"                                                              \
+	"ALTER TABLE merged_series SET (toast_tuple_target = 128);"
 
 /*
  * Migration step k brings schema k-1 to k; never edit a released one. The
@@ -553,6 +643,9 @@ static const char *const migrations[] = {
 	"DROP TABLE steps_old, mounts_old;",
 	/* 11: a file's seeks (issue 26; SQLite schema 14), 0 in the parts written before. */
 	"ALTER TABLE files ADD COLUMN seeks numeric(20,0) NOT NULL DEFAULT 0;",
+	/* 12: reserved (another change of wave 4); filled at the merge. */
+	"SELECT 1;",
+	PG_MIGRATION_RUN_START,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

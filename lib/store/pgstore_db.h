@@ -83,6 +83,33 @@ struct ioacct_pgstore {
 #define PG_BLOCK_SHIFT 33
 #define PG_BLOCK_RUNNING 1023
 #define PG_BLOCK_LOCK "730804912"
+
+/* ---- runs (schema 13, issue 36) ---- */
+
+/*
+ * A run is (cluster, job_id, restart, run_start): jobs.run_start is given to
+ * a part as it goes in (ioacct_job_place(), ioacct_run_of()): the run_start
+ * of the newest run of its (cluster, job_id, restart) that has no part on
+ * its node and whose parts' times, widened by PG_RUN_SLACK_NS, meet its
+ * own; else its own start (a new run). A node never holds two parts of one
+ * run, and a job id used again runs later. Given under the advisory lock
+ * (PG_RUN_LOCK, PG_RUN_BUCKET) of its (cluster, job_id, restart), held to
+ * the commit: two nodes' first parts of a run written at once are one run.
+ * One of 1024 buckets, not a lock per job id: a transaction writing
+ * thousands of parts (a script, a bench) holds at most 1024 of the server's
+ * lock slots. An exporter takes its batch's buckets in order first.
+ */
+#define PG_RUN_LOCK "730804914"
+#define PG_RUN_KEY(t) t "cluster || '/' || " t "job_id || '/' || " t "restart"
+#define PG_RUN_BUCKET(t) "(hashtext(" PG_RUN_KEY(t) ") & 1023)"
+/*
+ * How far apart in time two nodes' parts of one run may be: the nodes'
+ * clocks and epilogs (a node where no step ran has a part from its epilog
+ * alone), and iorun's parts of one job id on several nodes one after the
+ * other. A Slurm job id used again on other nodes this soon after its last
+ * use (the controller's state reset at once) would be taken for one run.
+ */
+#define PG_RUN_SLACK_NS "60000000000"
 /*
  * The tables partitioned by block, in the order ioacct_block_parts() makes a
  * block's partitions (each taking an ACCESS EXCLUSIVE lock on its parent).
@@ -281,13 +308,14 @@ int pg_merged_complete(struct ioacct_pgstore *pg);
  * After a merged report's offer (pgstore_report.c), outside any transaction:
  * its run's merged series made when its expected parts are all there and
  * none are made (the last part was exported before the report's row existed:
- * each node offers after its own export). 0, or -errno (nothing made).
+ * each node offers after its own export). job names the run as the cluster
+ * store does (its run_start there). 0, or -errno (nothing made).
  */
 int pg_merged_offered(struct ioacct_pgstore *pg, const struct ioacct_job *job);
 /* The key of pg_merged_complete's advisory locks (hashtextextended's seed). */
 #define PG_MERGED_LOCK "730804913"
 /* Forgets the merged series of a run: a part of it is written again (in the caller's transaction). */
-int pg_merged_forget(struct ioacct_pgstore *pg, const char *const params[3]);
+int pg_merged_forget(struct ioacct_pgstore *pg, const char *const params[4]);
 /* The counters in columns first.. of a result row (IOACCT_STORE_COUNTER_COLS order), added to c. */
 void pg_counters_add(struct ioacct_counters *c, const PGresult *res, int row, int first);
 /* Adds a sample to a, summed with one of the same (step, mount, op[, bin]); -ENOMEM. */

@@ -71,15 +71,17 @@ int ioacct_pgstore_downsample(struct ioacct_pgstore *pg, int64_t cutoff_unix,
  * on a part o): every part ended before the cutoff, no report waiting.
  */
 #define OLD_RUNS                                                                           \
-	"r AS (SELECT DISTINCT o.cluster, o.job_id, o.restart FROM jobs o"                   \
+	"r AS (SELECT DISTINCT o.cluster, o.job_id, o.restart, o.run_start FROM jobs o"      \
 	" WHERE o.end_ns < $1::bigint %s"                                                    \
 	" AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.cluster = o.cluster"                  \
-	"  AND k.job_id = o.job_id AND k.restart = o.restart"                                \
+	"  AND k.job_id = o.job_id AND k.restart = o.restart AND k.run_start = o.run_start"  \
 	"  AND (k.end_ns IS NULL OR k.end_ns >= $1::bigint))"                                \
 	" AND NOT EXISTS (SELECT 1 FROM job_reports x WHERE x.cluster = o.cluster"           \
-	"  AND x.job_id = o.job_id AND x.restart = o.restart AND x.written_at IS NULL)"      \
+	"  AND x.job_id = o.job_id AND x.restart = o.restart AND x.run_start = o.run_start"  \
+	"  AND x.written_at IS NULL)"                                                        \
 	" LIMIT %d),"                                                                        \
-	" p AS (SELECT j.id, j.bin_width_ns FROM jobs j JOIN r USING (cluster, job_id, restart))"
+	" p AS (SELECT j.id, j.bin_width_ns FROM jobs j"                                     \
+	"  JOIN r USING (cluster, job_id, restart, run_start))"
 
 /* Runs one statement of three counts (runs, parts, series rows), added to counts. */
 static int run_counts(struct ioacct_pgstore *pg, const char *sql, int nparams,
@@ -221,10 +223,11 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 	"SELECT o.id FROM jobs o WHERE o.id >= $2::bigint AND o.id < $3::bigint"             \
 	" AND (o.end_ns IS NULL OR o.end_ns >= $1::bigint"                                   \
 	"  OR EXISTS (SELECT 1 FROM jobs k WHERE k.cluster = o.cluster"                      \
-	"   AND k.job_id = o.job_id AND k.restart = o.restart"                               \
+	"   AND k.job_id = o.job_id AND k.restart = o.restart AND k.run_start = o.run_start" \
 	"   AND (k.end_ns IS NULL OR k.end_ns >= $1::bigint))"                               \
 	"  OR EXISTS (SELECT 1 FROM job_reports x WHERE x.cluster = o.cluster"               \
-	"   AND x.job_id = o.job_id AND x.restart = o.restart AND x.written_at IS NULL))"
+	"   AND x.job_id = o.job_id AND x.restart = o.restart AND x.run_start = o.run_start" \
+	"   AND x.written_at IS NULL))"
 
 /*
  * The block's parts whose run stays (a node's part of it not ended, or after
@@ -288,9 +291,9 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
  * block goes: its rows are deleted by range, not found one by one).
  */
 #define BLOCK_RUNS                                                                         \
-	"r AS (SELECT DISTINCT cluster, job_id, restart FROM jobs"                           \
+	"r AS (SELECT DISTINCT cluster, job_id, restart, run_start FROM jobs"                \
 	" WHERE id >= $1::bigint AND id < $2::bigint),"                                      \
-	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart)"             \
+	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart, run_start)"  \
 	"  WHERE j.id < $1::bigint OR j.id >= $2::bigint),"                                  \
 	" s AS (SELECT (SELECT count(*) FROM series"                                         \
 	"  WHERE job >= $1::bigint AND job < $2::bigint)"                                    \
@@ -335,10 +338,10 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff,
 		err = run_counts(pg, "WITH " BLOCK_RUNS ","
 				 " m AS (DELETE FROM merged_jobs x USING r"
 				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
-				 "  AND x.restart = r.restart RETURNING 1),"
+				 "  AND x.restart = r.restart AND x.run_start = r.run_start RETURNING 1),"
 				 " rep AS (DELETE FROM job_reports x USING r"
 				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
-				 "  AND x.restart = r.restart RETURNING 1),"
+				 "  AND x.restart = r.restart AND x.run_start = r.run_start RETURNING 1),"
 				 " d AS (DELETE FROM jobs WHERE id >= $1::bigint"
 				 "  AND id < $2::bigint RETURNING 1),"
 				 " e AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
@@ -452,16 +455,19 @@ _Static_assert(PG_BLOCK_SHIFT == 33, "dry_sql's shifts are PG_BLOCK_SHIFT");
 #define LO(b) "(" b "::bigint << 33)"
 #define HI(b) "((" b " + 1)::bigint << 33)"
 static const char dry_sql[] =
-	"WITH a AS MATERIALIZED (SELECT id, cluster, job_id, restart, end_ns,"
+	"WITH a AS MATERIALIZED (SELECT id, cluster, job_id, restart, run_start, end_ns,"
 	"  CASE WHEN " BLK("id") " = ANY($2::integer[]) THEN " BLK("id") " END AS blk FROM jobs),"
-	" k AS (SELECT cluster, job_id, restart FROM a"
+	" k AS (SELECT cluster, job_id, restart, run_start FROM a"
 	"  WHERE end_ns IS NULL OR end_ns >= $1::bigint"
-	"  UNION SELECT cluster, job_id, restart FROM job_reports WHERE written_at IS NULL),"
-	" g AS MATERIALIZED (SELECT cluster, job_id, restart, min(blk) AS m FROM a"
+	"  UNION SELECT cluster, job_id, restart, run_start FROM job_reports"
+	"  WHERE written_at IS NULL),"
+	" g AS MATERIALIZED (SELECT cluster, job_id, restart, run_start, min(blk) AS m FROM a"
 	"  WHERE end_ns < $1::bigint AND NOT EXISTS (SELECT 1 FROM k WHERE k.cluster = a.cluster"
-	"  AND k.job_id = a.job_id AND k.restart = a.restart) GROUP BY 1, 2, 3),"
+	"  AND k.job_id = a.job_id AND k.restart = a.restart AND k.run_start = a.run_start)"
+	"  GROUP BY 1, 2, 3, 4),"
 	" q AS MATERIALIZED (SELECT a.id, a.blk, g.m, g.job_id IS NOT NULL AS go FROM a"
-	"  LEFT JOIN g USING (cluster, job_id, restart) WHERE a.blk IS NOT NULL OR g.job_id IS NOT NULL),"
+	"  LEFT JOIN g USING (cluster, job_id, restart, run_start)"
+	"  WHERE a.blk IS NOT NULL OR g.job_id IS NOT NULL),"
 	" gn AS MATERIALIZED (SELECT m, count(*) AS n FROM g GROUP BY m),"
 	" qn AS MATERIALIZED (SELECT m, count(*) AS n FROM q WHERE go GROUP BY m)"
 	" SELECT b, coalesce((SELECT n FROM gn WHERE gn.m IS NOT DISTINCT FROM b), 0),"
@@ -554,7 +560,7 @@ int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dr
 			 struct ioacct_pgstore_purge_counts *counts)
 {
 	struct ioacct_pgstore_purge_counts rest = { 0 };
-	char sql[2048], cutoff[32];
+	char sql[4096], cutoff[32];
 	const char *params[1] = { cutoff };
 	int n, err;
 
@@ -571,9 +577,11 @@ int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dr
 		     "WITH " OLD_RUNS ","
 		     " s AS (SELECT count(*) AS n FROM series WHERE job IN (SELECT id FROM p)),"
 		     " m AS (DELETE FROM merged_jobs x USING r WHERE x.cluster = r.cluster"
-		     "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
+		     "  AND x.job_id = r.job_id AND x.restart = r.restart"
+		     "  AND x.run_start = r.run_start RETURNING 1),"
 		     " rep AS (DELETE FROM job_reports x USING r WHERE x.cluster = r.cluster"
-		     "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
+		     "  AND x.job_id = r.job_id AND x.restart = r.restart"
+		     "  AND x.run_start = r.run_start RETURNING 1),"
 		     " d AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
 		     " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d), (SELECT n FROM s)"
 		     " FROM (SELECT count(*) FROM m) a, (SELECT count(*) FROM rep) b",
@@ -643,7 +651,8 @@ static int downsample_sql(char *sql, size_t len, bool dry_run)
 		   " w AS (UPDATE jobs j SET bin_width_ns = $2::bigint FROM p WHERE j.id = p.id"
 		   " AND p.bin_width_ns < $2::bigint AND $2::bigint %% p.bin_width_ns = 0 RETURNING 1),"
 		   " m AS (DELETE FROM merged_jobs x USING r WHERE x.cluster = r.cluster"
-		   " AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1)"
+		   " AND x.job_id = r.job_id AND x.restart = r.restart"
+		   " AND x.run_start = r.run_start RETURNING 1)"
 		   " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM w),"
 		   " (SELECT count(*) FROM up) FROM (SELECT count(*) FROM m) z");
 	if (b.failed) {

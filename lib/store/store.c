@@ -46,11 +46,21 @@ static const char *const stmt_sql[ST_COUNT] = {
 			  " ?13, ?14, ?15, ?16, ?17, ?18 WHERE NOT EXISTS (SELECT 1 FROM jobs"
 			  " WHERE cluster = ?1 AND job_id = ?2 AND state = 'RUNNING')",
 	[ST_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE key = ?1",
-	/* ?3: the run (restart count), or -1 for the newest. */
+	/*
+	 * A job id's runs (a node has one row per run, issue 36): the newest,
+	 * or (_NTH) the one ?3 earlier ones started before, oldest first.
+	 */
 	[ST_JOB_FIND] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
-			" AND (?3 < 0 OR restart = ?3) ORDER BY start_ns DESC, key DESC LIMIT 1",
+			" ORDER BY start_ns DESC, key DESC LIMIT 1",
 	[ST_JOB_FIND_ANY] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1"
-			    " AND (?3 < 0 OR restart = ?3) ORDER BY start_ns DESC, key DESC LIMIT 1",
+			    " ORDER BY start_ns DESC, key DESC LIMIT 1",
+	[ST_JOB_FIND_NTH] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
+			    " ORDER BY start_ns, key LIMIT 1 OFFSET ?3",
+	[ST_JOB_FIND_NTH_ANY] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1"
+				" ORDER BY start_ns, key LIMIT 1 OFFSET ?3",
+	/* A run named exactly: this node's part of it started at its run_start. */
+	[ST_JOB_FIND_EXACT] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
+			      " AND restart = ?3 AND start_ns = ?4 ORDER BY key DESC LIMIT 1",
 	[ST_JOB_FIND_RUNNING] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
 				" AND state = 'RUNNING' ORDER BY key DESC LIMIT 1",
 	/* A signed MAX() is right: Slurm's job ids are 32-bit and iorun counts from them. */

@@ -171,12 +171,26 @@ int ioacct_store_report_spec_done(struct ioacct_store *st, int64_t job_key);
 /* ---- reader side (tools) ---- */
 
 int ioacct_store_job_get(struct ioacct_store *st, int64_t job_key, struct ioacct_job *job);
-/* The newest job with this id on this cluster (any cluster when NULL); -ENOENT. */
+/*
+ * The newest run of this job id on this cluster (any cluster when NULL);
+ * -ENOENT. A node's store has one row per run: a job id used again (a
+ * requeue, Slurm's ids started again, iorun --job-id) is a row of its own.
+ */
 int ioacct_store_job_find(struct ioacct_store *st, const char *cluster, uint64_t job_id,
 			  struct ioacct_job *job);
-/* The same, of one run (restart: Slurm's restart count; -1: the newest run). */
+/*
+ * The same, of one run: nth earlier runs of the id started before it (0:
+ * the first; for a requeued job whose id was never used again, its restart
+ * count); nth < 0: the newest.
+ */
 int ioacct_store_job_find_run(struct ioacct_store *st, const char *cluster, uint64_t job_id,
-			      int64_t restart, struct ioacct_job *job);
+			      int64_t nth, struct ioacct_job *job);
+/*
+ * The run (cluster, job_id, restart, run_start) exactly, as a job row named
+ * it (struct ioacct_job: here, its part started at run_start); -ENOENT.
+ */
+int ioacct_store_job_find_exact(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+				uint32_t restart, int64_t run_start, struct ioacct_job *job);
 /*
  * Loads a whole job. For a finished job totals come from the totals table;
  * for a running one they are summed from the series. *out malloc'd,
@@ -206,8 +220,9 @@ struct ioacct_store_filter {
 	bool by_node;               /* one job per node, not summed over them */
 	bool local;                 /* this node's store, not the cluster's */
 	/*
-	 * Every run of a requeued job (sacct -D). Without it a run is left out
-	 * when the same job has a later one (higher restart count, later start).
+	 * Every run of a job id (sacct -D): its requeues and its uses again.
+	 * Without it a run is left out when the same job id (and cluster) has
+	 * a later run, as sacct returns the most recent job of a number.
 	 */
 	bool duplicates;
 	/*

@@ -41,6 +41,8 @@ void store_read_job(sqlite3_stmt *s, struct ioacct_job *j)
 	j->dropped_bytes = col_u64(s, 19);
 	j->restart = (uint32_t)col_u64(s, 20);
 	j->orig_bin_width_ns = col_u64(s, 21); /* NULL reads as 0: never downsampled */
+	/* A node holds one part of a run: its start names it. */
+	j->run_start = j->start_ns;
 }
 
 /* Runs a bound job query; -ENOENT without a message when no row matches. */
@@ -239,26 +241,49 @@ int ioacct_store_job_get(struct ioacct_store *st, int64_t job_key, struct ioacct
 }
 
 int ioacct_store_job_find_run(struct ioacct_store *st, const char *cluster, uint64_t job_id,
-			      int64_t restart, struct ioacct_job *job)
+			      int64_t nth, struct ioacct_job *job)
 {
 	sqlite3_stmt *s = NULL;
 	char run[32] = "";
 	int err;
 
-	err = store_stmt_get(st, cluster ? ST_JOB_FIND : ST_JOB_FIND_ANY, &s);
+	if (nth < 0)
+		err = store_stmt_get(st, cluster ? ST_JOB_FIND : ST_JOB_FIND_ANY, &s);
+	else
+		err = store_stmt_get(st, cluster ? ST_JOB_FIND_NTH : ST_JOB_FIND_NTH_ANY, &s);
 	if (err)
 		return err;
 	err = job_fetch(st, s,
 			bind_u64(s, 1, job_id) ||
 				(cluster && sqlite3_bind_text(s, 2, cluster, -1, SQLITE_STATIC)) ||
-				bind_i64(s, 3, restart < 0 ? -1 : restart),
+				(nth >= 0 && bind_i64(s, 3, nth)),
 			job);
 	if (err == -ENOENT) {
-		if (restart >= 0)
-			snprintf(run, sizeof(run), " run %" PRId64, restart);
+		if (nth >= 0)
+			snprintf(run, sizeof(run), " run %" PRId64, nth);
 		store_error(st, err, "no job %" PRIu64 "%s%s%s", job_id, run,
 			    cluster ? " on cluster " : "", cluster ? cluster : "");
 	}
+	return err;
+}
+
+int ioacct_store_job_find_exact(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+				uint32_t restart, int64_t run_start, struct ioacct_job *job)
+{
+	sqlite3_stmt *s = NULL;
+	int err;
+
+	err = store_stmt_get(st, ST_JOB_FIND_EXACT, &s);
+	if (err)
+		return err;
+	err = job_fetch(st, s,
+			bind_u64(s, 1, job_id) ||
+				sqlite3_bind_text(s, 2, cluster, -1, SQLITE_STATIC) ||
+				bind_u64(s, 3, restart) || bind_i64(s, 4, run_start),
+			job);
+	if (err == -ENOENT)
+		store_error(st, err, "no run of job %" PRIu64 " on cluster %s started at %" PRId64,
+			    job_id, cluster, run_start);
 	return err;
 }
 
