@@ -274,6 +274,30 @@ bool ioacct_probe_files_off(const char *probe_mode)
 		probe_mode[n + sizeof(IOACCT_PROBE_FILES_OFF)] == '\0');
 }
 
+void ioacct_cmdline_join(char *dst, size_t len, int argc, char *const argv[])
+{
+	size_t n = 0, cut = sizeof(IOACCT_CMDLINE_CUT); /* with its NUL */
+	bool short_of_room = false;
+
+	if (len == 0)
+		return;
+	for (int i = 0; (argc < 0 || i < argc) && argv[i] && !short_of_room; i++) {
+		const unsigned char *p = (const unsigned char *)argv[i];
+
+		if (i && n + 1 < len)
+			dst[n++] = ' ';
+		else if (i)
+			short_of_room = true;
+		for (; *p && n + 1 < len; p++)
+			dst[n++] = *p < 0x20 || *p == 0x7f ? ' ' : (char)*p;
+		short_of_room |= *p != '\0';
+	}
+	dst[n] = '\0';
+	/* Cut short: said at the end, as Darshan says it, when there is room for it. */
+	if (short_of_room && len >= 2 * cut)
+		memcpy(dst + len - cut, IOACCT_CMDLINE_CUT, cut);
+}
+
 int ioacct_strlcpy(char *dst, const char *src, size_t len)
 {
 	size_t n;

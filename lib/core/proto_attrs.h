@@ -171,6 +171,9 @@
 	/* sbatch --io-monitor=spans: register asks for OTLP spans */                   \
 	/* (IOACCT_SPANS_*), its reply says why there are none. */                      \
 	X(SPANS, 140, spans, U32)                                                       \
-	X(SPANS_ERROR, 141, spans_error, STRING)
+	X(SPANS_ERROR, 141, spans_error, STRING)                                         \
+	/* Issue 38: the job's command line (Darshan's exe), */                          \
+	/* on register and in a job row. */                                              \
+	X(CMDLINE, 185, cmdline, STRING)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

@@ -274,6 +274,8 @@ static void job(struct jw *w, const struct ioacct_report *r)
 	jw_str(w, "user", j->user);
 	jw_str(w, "name", j->name);
 	jw_str(w, "workdir", j->workdir);
+	/* null for a job stored before its command line was kept. */
+	jw_str(w, "cmdline", j->cmdline[0] ? j->cmdline : NULL);
 	if (j->has_array) {
 		jw_u64(w, "array_job_id", j->array_job_id);
 		jw_u64(w, "array_task_id", j->array_task_id);

@@ -114,6 +114,12 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
  * counter columns of totals and series are not here: they are added from
  * IOACCT_STORE_COUNTER_COLS on every connect (sync_counter_cols).
  */
+/*
+ * 15 (issue 38; SQLite schema 18): a job's command line, Darshan's exe; ''
+ * in the parts written before.
+ */
+#define MIGRATION_CMDLINE "ALTER TABLE jobs ADD COLUMN cmdline text NOT NULL DEFAULT '';"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
 	"CREATE TABLE jobs ("
@@ -542,6 +548,11 @@ static const char *const migrations[] = {
 	"DROP TABLE steps_old, mounts_old;",
 	/* 11: a file's seeks (issue 26; SQLite schema 14), 0 in the parts written before. */
 	"ALTER TABLE files ADD COLUMN seeks numeric(20,0) NOT NULL DEFAULT 0;",
+	/* 12..14: other branches' steps, merged beside this one (placeholders until then). */
+	"SELECT 1",
+	"SELECT 1",
+	"SELECT 1",
+	MIGRATION_CMDLINE,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

@@ -57,7 +57,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 11
+#define IOACCT_PGSTORE_SCHEMA_VERSION 15
 
 struct ioacct_pgstore;
 

@@ -33,7 +33,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 14
+#define IOACCT_STORE_SCHEMA_VERSION 18
 
 struct ioacct_store;
 

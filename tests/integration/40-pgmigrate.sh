@@ -121,7 +121,7 @@ pg_back_to_schema5 || fail "cannot put PostgreSQL back to schema 5"
 	"$(grep -c '^501|' "$T/before/bins")" ] || fail "schema 5 does not hold job 501 one row per bin"
 start_daemon
 answers "$T/after"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 11 ] || fail "PostgreSQL was not migrated to schema 11"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 15 ] || fail "PostgreSQL was not migrated to schema 15"
 [ "$(pg "SELECT count(*) FROM information_schema.columns WHERE table_name = 'series' AND column_name = 'bins'")" = 1 ] ||
 	fail "the migrated series have no bins column"
 for f in "$T/before"/*; do
@@ -142,7 +142,7 @@ pg_back_to_schema7 || fail "cannot put PostgreSQL back to schema 7"
 [ "$(pg "SELECT max(id) < 8589934592 FROM jobs")" = t ] || fail "schema 7's job ids are not a plain sequence"
 start_daemon
 answers "$T/after8"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 11 ] || fail "PostgreSQL was not migrated to schema 11"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 15 ] || fail "PostgreSQL was not migrated to schema 15"
 for f in "$T/before7"/*; do
 	cmp -s "$f" "$T/after8/${f##*/}" ||
 		{ diff "$f" "$T/after8/${f##*/}" | head -20; fail "${f##*/} differs after the migration from schema 7"; }
@@ -180,7 +180,7 @@ pg_back_to_schema8 || fail "cannot put PostgreSQL back to schema 8"
 nsteps=$(pg "SELECT count(*) FROM steps") nmounts=$(pg "SELECT count(*) FROM mounts")
 start_daemon
 answers "$T/after10"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 11 ] || fail "PostgreSQL was not migrated to schema 11"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 15 ] || fail "PostgreSQL was not migrated to schema 15"
 for f in "$T/before7"/*; do
 	cmp -s "$f" "$T/after10/${f##*/}" ||
 		{ diff "$f" "$T/after10/${f##*/}" | head -20; fail "${f##*/} differs after the migration from schema 8"; }
