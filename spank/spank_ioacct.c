@@ -306,13 +306,13 @@ static uint32_t restart_count(spank_t sp, uint32_t job, uint32_t step)
 /*
  * The job's command line as the task's (Darshan's exe, issue 38): the
  * step's argv as slurmstepd starts it. The batch step's argv[0] is slurmd's
- * spooled copy of the script: the script as submitted stands for it
- * (scontrol's Command=, which runs to the next field, WorkDir=), else the
- * job's name.
+ * spooled copy of the script: the script as submitted stands for the whole
+ * line (scontrol's Command=, the script and its arguments, up to the next
+ * field, WorkDir=), else the job's name with the script's arguments.
  */
 static void task_cmdline(spank_t sp, uint32_t job, uint32_t step, char *out, size_t len)
 {
-	char script[PATH_MAX] = "", **argv = NULL, **args;
+	char name[IOACCT_NAME_MAX], **argv = NULL, **args;
 	const char *c, *end;
 	int argc = 0;
 
@@ -327,17 +327,17 @@ static void task_cmdline(spank_t sp, uint32_t job, uint32_t step, char *out, siz
 	if (c) {
 		c += strlen(" Command=");
 		end = strstr(c, " WorkDir=");
-		snprintf(script, sizeof(script), "%.*s", (int)(end ? (size_t)(end - c) : strcspn(c, " ")),
-			 c);
+		snprintf(out, len, "%.*s", (int)(end ? (size_t)(end - c) : strcspn(c, " ")), c);
+		if (out[0])
+			return;
 	}
-	if (!script[0])
-		env_or(sp, "SLURM_JOB_NAME", script, sizeof(script), "");
+	env_or(sp, "SLURM_JOB_NAME", name, sizeof(name), "");
 	args = calloc((size_t)argc + 1, sizeof(*args));
 	if (!args)
 		return;
 	memcpy(args, argv, (size_t)argc * sizeof(*args));
-	if (script[0])
-		args[0] = script;
+	if (name[0])
+		args[0] = name;
 	ioacct_cmdline_join(out, len, argc, args);
 	free(args);
 }
