@@ -312,7 +312,7 @@ static uint32_t restart_count(spank_t sp, uint32_t job, uint32_t step)
  */
 static void task_cmdline(spank_t sp, uint32_t job, uint32_t step, char *out, size_t len)
 {
-	char name[IOACCT_NAME_MAX], **argv = NULL, **args;
+	char name[IOACCT_CMDLINE_MAX], **argv = NULL, **args;
 	const char *c, *end;
 	int argc = 0;
 
@@ -327,7 +327,8 @@ static void task_cmdline(spank_t sp, uint32_t job, uint32_t step, char *out, siz
 	if (c) {
 		c += strlen(" Command=");
 		end = strstr(c, " WorkDir=");
-		snprintf(out, len, "%.*s", (int)(end ? (size_t)(end - c) : strcspn(c, " ")), c);
+		snprintf(name, sizeof(name), "%.*s", (int)(end ? (size_t)(end - c) : strcspn(c, " ")), c);
+		ioacct_cmdline_join(out, len, 1, (char *const[]){ name, NULL });
 		if (out[0])
 			return;
 	}

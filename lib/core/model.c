@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "model.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -288,14 +289,32 @@ void ioacct_cmdline_join(char *dst, size_t len, int argc, char *const argv[])
 			dst[n++] = ' ';
 		else if (i)
 			short_of_room = true;
-		for (; *p && n + 1 < len; p++)
-			dst[n++] = *p < 0x20 || *p == 0x7f ? ' ' : (char)*p;
-		short_of_room |= *p != '\0';
+		while (*p && !short_of_room) {
+			bool valid;
+			size_t k = ioacct_utf8_seq(p, &valid);
+			const char *put = valid ? (const char *)p : IOACCT_UTF8_REPLACEMENT;
+			size_t m = valid ? k : sizeof(IOACCT_UTF8_REPLACEMENT) - 1;
+
+			/* A control character would end the exe's line: a space. */
+			if (valid && k == 1 && (*p < 0x20 || *p == 0x7f))
+				put = " ";
+			short_of_room = n + m >= len;
+			if (!short_of_room) {
+				memcpy(dst + n, put, m);
+				n += m;
+				p += k;
+			}
+		}
 	}
 	dst[n] = '\0';
 	/* Cut short: said at the end, as Darshan says it, when there is room for it. */
-	if (short_of_room && len >= 2 * cut)
-		memcpy(dst + len - cut, IOACCT_CMDLINE_CUT, cut);
+	if (short_of_room && len >= 2 * cut) {
+		n = len - cut;
+		/* Not in the middle of a character. */
+		while (n > 0 && ((unsigned char)dst[n] & 0xc0) == 0x80)
+			n--;
+		memcpy(dst + n, IOACCT_CMDLINE_CUT, cut);
+	}
 }
 
 int ioacct_strlcpy(char *dst, const char *src, size_t len)

@@ -345,9 +345,11 @@ int ioacct_strlcpy(char *dst, const char *src, size_t len);
 
 /*
  * A command line as Darshan writes its exe: argv[0..argc) joined by single
- * spaces, newlines and other control characters as spaces (the exe is one
- * line of the log); cut with IOACCT_CMDLINE_CUT at its end when it does
- * not fit in len bytes. argc < 0: up to argv's NULL.
+ * spaces, valid UTF-8 (U+FFFD for bytes that are not: PyDarshan decodes
+ * the exe as UTF-8, and the cluster store keeps text), newlines and other
+ * control characters as spaces (the exe is one line of the log); cut with
+ * IOACCT_CMDLINE_CUT at its end when it does not fit in len bytes, never
+ * within a character. argc < 0: up to argv's NULL.
  */
 #define IOACCT_CMDLINE_CUT " <TRUNCATED>"
 void ioacct_cmdline_join(char *dst, size_t len, int argc, char *const argv[]);

@@ -210,6 +210,13 @@ static void test_cmdline_join(void **state)
 	/* No room for the mark: cut where the room ends. */
 	ioacct_cmdline_join(tiny, sizeof(tiny), -1, argv);
 	assert_string_equal(tiny, "mpirun ");
+	/* Bytes that are not UTF-8: U+FFFD (PyDarshan decodes the exe); a character never cut. */
+	ioacct_cmdline_join(buf, sizeof(buf), 2, (char *const[]){ "cat", "bad\xffname\xc3\xa9", NULL });
+	assert_string_equal(buf, "cat bad\xef\xbf\xbdname\xc3\xa9");
+	ioacct_cmdline_join(tiny, sizeof(tiny), 1, (char *const[]){ "ab\xff", NULL });
+	assert_string_equal(tiny, "ab\xef\xbf\xbd");
+	ioacct_cmdline_join(tiny, sizeof(tiny), 1, (char *const[]){ "abcde\xff", NULL });
+	assert_string_equal(tiny, "abcde");
 }
 
 static void test_mkdir_p(void **state)
