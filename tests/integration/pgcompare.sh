@@ -90,12 +90,20 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
+# pg_back_to_schema11: puts a schema-15 cluster store back to schema 11: jobs.cmdline
+# (schema 15, issue 38) gone, versions 12 to 15 forgotten (12 to 14 hold nothing yet).
+pg_back_to_schema11() {
+	pg "BEGIN; ALTER TABLE jobs DROP COLUMN cmdline; DELETE FROM ioacct_schema WHERE version > 11;
+	    COMMIT" > /dev/null
+}
+
 # pg_back_to_schema8: puts a schema-11 cluster store back to schema 8 with its data, as
 # schema 8 stored it: no per-file or MPI-IO records (schema 9: their tables and
 # jobs.files_kept gone), steps and mounts one table each (not partitioned by month: schema
 # 10) with their foreign keys, the trigger and functions of schema 8, versions 9 to 11
 # forgotten.
 pg_back_to_schema8() {
+	pg_back_to_schema11 || return 1
 	pg "BEGIN;
 	    DROP TABLE files, mpiio_files;
 	    ALTER TABLE jobs DROP COLUMN files_kept;
