@@ -715,7 +715,7 @@ static int fill_files(struct ioacct_darshan_log *log, const struct ioacct_report
 	struct ioacct_darshan_frec *fr;
 	struct ioacct_darshan_record *recs, *own;
 	size_t n, mlen, nrecs = 0, nown = 0;
-	bool partial;
+	bool partial, ranked = false;
 	int ret = ioacct_darshan_file_records(r, keep, darshan_filter, &fr, &n, &partial);
 
 	*nfiles = n;
@@ -739,7 +739,15 @@ static int fill_files(struct ioacct_darshan_log *log, const struct ioacct_report
 		/* Darshan's tools take a record's rank to be below nprocs. */
 		if (fr[i].rec.rank >= log->nprocs)
 			log->nprocs = fr[i].rec.rank + 1;
+		ranked |= !fr[i].pseudo && fr[i].rec.rank >= 0;
 	}
+	/*
+	 * Files of a job that names no rank are its processes' own, rank 0, as
+	 * Darshan's non-MPI runtime writes them: -1 is a file shared by every
+	 * rank of an MPI job, and Drishti reports such records as shared files.
+	 */
+	for (size_t i = 0; i < nrecs && !ranked; i++)
+		recs[i].rank = 0;
 	log->nrecs[IOACCT_DARSHAN_POSIX] = ret ? 0 : nrecs;
 	log->nown = ret ? 0 : nown;
 	if (partial)

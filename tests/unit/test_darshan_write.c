@@ -1215,6 +1215,36 @@ static void test_files_filter_paths(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+/*
+ * A job whose files name no rank (no MPI): its files are rank 0, as in
+ * Darshan's non-MPI logs, not -1, which Drishti counts as shared files; the
+ * mounts' rests (ioacct's own records) stay -1. (files_workload, with ranks,
+ * keeps -1 for its files of no known rank: test_files_round_trip.)
+ */
+static void test_files_unranked(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_darshan_log *log;
+	struct ioacct_report *r;
+	struct ioacct_file *f;
+
+	(void)state;
+	workload(&b);
+	f = jb_file(&b, 0, -1, M_ROOT, 8 << 20 | 2, 6, "/home/u/in.dat");
+	jb_file_rw(f, true, 10, 512, 100, 300000000, 400000000);
+	f = jb_file(&b, 0, -1, M_ROOT, 8 << 20 | 2, 7, "/home/u/in2.dat");
+	jb_file_rw(f, true, 5, 512, 50, 500000000, 600000000);
+	log = log_of(&b, &r, false);
+	assert_int_equal(log->nprocs, 1);
+	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 2);
+	assert_int_equal(find_rec(log, "/home/u/in.dat", 0)->counters[IOACCT_DARSHAN_POSIX_READS], 10);
+	assert_int_equal(find_rec(log, "/home/u/in2.dat", 0)->counters[IOACCT_DARSHAN_POSIX_READS], 5);
+	find_rec(log, "/<ioacct: not per file>", -1);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
 /* Two mount ids of one mount point (a remount): one rest record, the sum of both. */
 static void test_files_one_mount_point(void **state)
 {
@@ -1255,6 +1285,7 @@ int main(void)
 		cmocka_unit_test(test_files_filter),
 		cmocka_unit_test(test_files_one_mount_point),
 		cmocka_unit_test(test_files_filter_paths),
+		cmocka_unit_test(test_files_unranked),
 		cmocka_unit_test(test_job_header),
 		cmocka_unit_test(test_heatmap_merging),
 		cmocka_unit_test(test_filter),
