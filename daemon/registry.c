@@ -529,6 +529,9 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 	ioacct_strlcpy(j->job.user, req->user, sizeof(j->job.user));
 	ioacct_strlcpy(j->job.name, req->job_name, sizeof(j->job.name));
 	ioacct_strlcpy(j->job.workdir, req->workdir, sizeof(j->job.workdir));
+	/* Anyone's bytes: one line of valid UTF-8, whatever the client sent. */
+	ioacct_cmdline_join(j->job.cmdline, sizeof(j->job.cmdline), 1,
+			    (char *const[]){ (char *)req->cmdline, NULL });
 	j->job.has_array = req->has_array != 0;
 	j->job.array_job_id = req->array_job_id;
 	j->job.array_task_id = req->array_task_id;

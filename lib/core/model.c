@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "model.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -272,6 +273,48 @@ bool ioacct_probe_files_off(const char *probe_mode)
 			sizeof(IOACCT_PROBE_FILES_OFF)) &&
 	       (probe_mode[n + sizeof(IOACCT_PROBE_FILES_OFF)] == ' ' ||
 		probe_mode[n + sizeof(IOACCT_PROBE_FILES_OFF)] == '\0');
+}
+
+void ioacct_cmdline_join(char *dst, size_t len, int argc, char *const argv[])
+{
+	size_t n = 0, cut = sizeof(IOACCT_CMDLINE_CUT); /* with its NUL */
+	bool short_of_room = false;
+
+	if (len == 0)
+		return;
+	for (int i = 0; (argc < 0 || i < argc) && argv[i] && !short_of_room; i++) {
+		const unsigned char *p = (const unsigned char *)argv[i];
+
+		if (i && n + 1 < len)
+			dst[n++] = ' ';
+		else if (i)
+			short_of_room = true;
+		while (*p && !short_of_room) {
+			bool valid;
+			size_t k = ioacct_utf8_seq(p, &valid);
+			const char *put = valid ? (const char *)p : IOACCT_UTF8_REPLACEMENT;
+			size_t m = valid ? k : sizeof(IOACCT_UTF8_REPLACEMENT) - 1;
+
+			/* A control character would end the exe's line: a space. */
+			if (valid && k == 1 && (*p < 0x20 || *p == 0x7f))
+				put = " ";
+			short_of_room = n + m >= len;
+			if (!short_of_room) {
+				memcpy(dst + n, put, m);
+				n += m;
+				p += k;
+			}
+		}
+	}
+	dst[n] = '\0';
+	/* Cut short: said at the end, as Darshan says it, when there is room for it. */
+	if (short_of_room && len >= 2 * cut) {
+		n = len - cut;
+		/* Not in the middle of a character. */
+		while (n > 0 && ((unsigned char)dst[n] & 0xc0) == 0x80)
+			n--;
+		memcpy(dst + n, IOACCT_CMDLINE_CUT, cut);
+	}
 }
 
 int ioacct_strlcpy(char *dst, const char *src, size_t len)

@@ -23,6 +23,8 @@
 
 #define IOACCT_NAME_MAX 256
 #define IOACCT_SHORT_MAX 64
+/* A job's command line, as Darshan's exe (its job region keeps about 3 KiB of it and the mounts). */
+#define IOACCT_CMDLINE_MAX 1024
 
 struct ioacct_counters {
 	uint64_t bytes;
@@ -78,6 +80,13 @@ struct ioacct_job {
 	 * now); 0 when never downsampled.
 	 */
 	uint64_t orig_bin_width_ns;
+	/*
+	 * The command line the job ran, its arguments joined by spaces (issue
+	 * 38, Darshan's exe): iorun's command; in Slurm the first step
+	 * registered, a batch script under its job name; "" for jobs stored
+	 * before it was kept (SQLite schema 18, PostgreSQL 15).
+	 */
+	char cmdline[IOACCT_CMDLINE_MAX];
 	/*
 	 * Not stored: a job read whole from the cluster store has its nodes' bins
 	 * aligned on its earliest node's start, to the bin; this is the largest
@@ -340,6 +349,17 @@ bool ioacct_probe_files_off(const char *probe_mode);
 
 /* Copies src into dst (size len) and always NUL-terminates; -ENAMETOOLONG if cut. */
 int ioacct_strlcpy(char *dst, const char *src, size_t len);
+
+/*
+ * A command line as Darshan writes its exe: argv[0..argc) joined by single
+ * spaces, valid UTF-8 (U+FFFD for bytes that are not: PyDarshan decodes
+ * the exe as UTF-8, and the cluster store keeps text), newlines and other
+ * control characters as spaces (the exe is one line of the log); cut with
+ * IOACCT_CMDLINE_CUT at its end when it does not fit in len bytes, never
+ * within a character. argc < 0: up to argv's NULL.
+ */
+#define IOACCT_CMDLINE_CUT " <TRUNCATED>"
+void ioacct_cmdline_join(char *dst, size_t len, int argc, char *const argv[]);
 
 /*
  * mkdir -p: creates path and its missing parents with mode (existing ones

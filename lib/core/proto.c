@@ -139,6 +139,7 @@ static const struct field register_fields[] = {
 	REG(task_rank, IOACCT_ATTR_TASK_RANK, 0),
 	REG(restart, IOACCT_ATTR_RESTART, 0),
 	REG(spans, IOACCT_ATTR_SPANS, 0),
+	REG(cmdline, IOACCT_ATTR_CMDLINE, 0),
 };
 
 #define FIN(member, attr, flags) FIELD(struct ioacct_req_finish, member, attr, flags)
@@ -300,6 +301,7 @@ static const struct field qjob_fields[] = {
 	QJOB(restart, IOACCT_ATTR_RESTART, 0),
 	QJOB(orig_bin_width_ns, IOACCT_ATTR_ORIG_BIN_WIDTH_NS, 0),
 	QJOB(run_start, IOACCT_ATTR_RUN_START, 0),
+	QJOB(cmdline, IOACCT_ATTR_CMDLINE, 0),
 };
 
 #define QSTEP(member, attr, flags) FIELD(struct ioacct_qstep_row, member, attr, flags)

@@ -114,6 +114,8 @@ struct ioacct_req_register {
 	 * node's otlp_url (IOACCT_SPANS_POSIX, IOACCT_SPANS_MPIIO or both; 0: none).
 	 */
 	uint32_t spans;
+	/* The job's command line (struct ioacct_job's cmdline); kept from its first registration. */
+	char cmdline[IOACCT_CMDLINE_MAX];
 };
 
 #define IOACCT_SPANS_POSIX 1u

@@ -175,6 +175,9 @@
 	/* 142..164 free. A run's name beside job id and restart (issue 36): */        \
 	/* a job row's; a job request's with restart, its later pages naming */        \
 	/* the run they continue exactly. 166..169 free. */                             \
-	X(RUN_START, 165, run_start, I64)
+	X(RUN_START, 165, run_start, I64)                                               \
+	/* Issue 38: the job's command line (Darshan's exe), */                          \
+	/* on register and in a job row. */                                              \
+	X(CMDLINE, 185, cmdline, STRING)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

@@ -24,18 +24,28 @@
 /* POSIX counters the writer sets that darshan_counters.h does not name. */
 enum {
 	C_RENAMED_FROM = 12,
+	C_MODE = 13,
 	C_MAX_BYTE_READ = 16,
 	C_MAX_BYTE_WRITTEN = 17,
 	C_CONSEC_READS = 18,
 	C_CONSEC_WRITES = 19,
 	C_SEQ_READS = 20,
 	C_SEQ_WRITES = 21,
+	C_MEM_NOT_ALIGNED = 23,
+	C_FILE_NOT_ALIGNED = 25,
+	C_MAX_READ_TIME_SIZE = 27,
+	C_MAX_WRITE_TIME_SIZE = 28,
 	C_STRIDE1_STRIDE = 49,  /* to ACCESS4_COUNT (64): the common-value tables */
 	F_OPEN_START = 0,
 	F_READ_START = 1,
 	F_WRITE_START = 2,
+	F_CLOSE_START = 3,
+	F_OPEN_END = 4,
 	F_READ_END = 5,
 	F_WRITE_END = 6,
+	F_CLOSE_END = 7,
+	F_MAX_READ_TIME = 11,
+	F_MAX_WRITE_TIME = 12,
 	F_VARIANCE_TIME = 15,
 	F_VARIANCE_BYTES = 16,
 };
@@ -204,6 +214,36 @@ static void record_rank_times(struct ioacct_darshan_record *r)
 	f[IOACCT_DARSHAN_POSIX_F_FASTEST_RANK_TIME] = f[IOACCT_DARSHAN_POSIX_F_SLOWEST_RANK_TIME] = t;
 }
 
+/*
+ * Counters the kernel does not keep per file but a file's counts pin down,
+ * as Darshan would have them (else they stay -1, not measured): none of a
+ * kind of call, none of what it measures (no open: no open or close time
+ * and no mode; no fsync: no fdatasync; no read or write: nothing
+ * misaligned); one read (write): it is the slowest, with its size and time.
+ */
+static void known_by_count(const struct ioacct_file *fl, struct ioacct_darshan_record *r)
+{
+	int64_t *c = r->counters;
+	double *f = r->fcounters;
+
+	if (fl->opens == 0) {
+		c[C_MODE] = 0;
+		f[F_OPEN_START] = f[F_OPEN_END] = f[F_CLOSE_START] = f[F_CLOSE_END] = 0;
+	}
+	if (fl->fsyncs == 0)
+		c[IOACCT_DARSHAN_POSIX_FDSYNCS] = 0;
+	if (fl->reads == 0 && fl->writes == 0)
+		c[C_MEM_NOT_ALIGNED] = c[C_FILE_NOT_ALIGNED] = 0;
+	if (fl->reads <= 1) {
+		c[C_MAX_READ_TIME_SIZE] = fl->reads ? (int64_t)fl->bytes_read : 0;
+		f[F_MAX_READ_TIME] = fl->reads ? secs(fl->read_ns) : 0;
+	}
+	if (fl->writes <= 1) {
+		c[C_MAX_WRITE_TIME_SIZE] = fl->writes ? (int64_t)fl->bytes_written : 0;
+		f[F_MAX_WRITE_TIME] = fl->writes ? secs(fl->write_ns) : 0;
+	}
+}
+
 void ioacct_darshan_file_record(const struct ioacct_file *fl, uint64_t id,
 				struct ioacct_darshan_record *r)
 {
@@ -242,6 +282,8 @@ void ioacct_darshan_file_record(const struct ioacct_file *fl, uint64_t id,
 	/* The kernel keeps one metadata time per file: fsync's is in it (ioacct_fsync_time=meta). */
 	f[IOACCT_DARSHAN_POSIX_F_WRITE_TIME] = secs(fl->write_ns);
 	f[IOACCT_DARSHAN_POSIX_F_META_TIME] = secs(fl->meta_ns);
+	if (!ioacct_file_is_other(fl))
+		known_by_count(fl, r);
 	record_rank_times(r);
 }
 
@@ -319,9 +361,12 @@ static size_t mount_index(const struct ioacct_report *r, const bool *keep, uint3
 	return r->nmounts;
 }
 
-/* The files of kept mounts, named, sorted by name and rank; their sums per mount. */
-static int entries_of(const struct ioacct_report *r, const bool *keep, struct entry **out,
-		      size_t *n, struct ioacct_file *sums)
+/*
+ * The files of kept mounts, named, sorted by name and rank; their sums per
+ * mount. With darshan_filter, not those Darshan leaves out by path.
+ */
+static int entries_of(const struct ioacct_report *r, const bool *keep, bool darshan_filter,
+		      struct entry **out, size_t *n, struct ioacct_file *sums)
 {
 	const struct ioacct_jobdata *jd = r->jd;
 	struct entry *e = calloc(jd->nfiles ? jd->nfiles : 1, sizeof(*e));
@@ -334,7 +379,7 @@ static int entries_of(const struct ioacct_report *r, const bool *keep, struct en
 		const struct ioacct_file *f = &jd->files[i];
 		size_t mi = mount_index(r, keep, f->mnt_id);
 
-		if (mi == r->nmounts)
+		if (mi == r->nmounts || (darshan_filter && ioacct_darshan_skips_path(f->path)))
 			continue;
 		e[*n].name = ioacct_darshan_file_name(r->mounts[mi].path, f);
 		if (!e[*n].name)
@@ -361,6 +406,7 @@ static size_t records_of(struct entry *e, size_t n, struct ioacct_darshan_frec *
 		for (j = i + 1; j < n && !entry_cmp(&e[i], &e[j]); j++)
 			file_add(acc, e[j].f);
 		*partial |= ioacct_file_is_other(acc);
+		fr[k].pseudo = ioacct_file_is_other(acc);
 		fr[k].name = e[i].name;
 		e[i].name = NULL;
 		fr[k].mount = e[i].mount;
@@ -402,6 +448,7 @@ static int rests_of(const struct ioacct_report *r, const bool *keep, const struc
 			return -ENOMEM;
 		record_init(&x->rec, ioacct_darshan_hash(x->name, strlen(x->name), 0), -1);
 		x->mount = i;
+		x->pseudo = true;
 		for (size_t j = first; j < *k && !same; j++)
 			same = !strcmp(fr[j].name, x->name) ? &fr[j] : NULL;
 		if (rest_of_mount(&r->mounts[i], &sums[i], &x->rec) && !same) {
@@ -417,7 +464,8 @@ static int rests_of(const struct ioacct_report *r, const bool *keep, const struc
 }
 
 int ioacct_darshan_file_records(const struct ioacct_report *r, const bool *keep,
-				struct ioacct_darshan_frec **out, size_t *n, bool *partial)
+				bool darshan_filter, struct ioacct_darshan_frec **out, size_t *n,
+				bool *partial)
 {
 	struct ioacct_file *sums = NULL;
 	struct ioacct_darshan_frec *fr = NULL;
@@ -431,7 +479,7 @@ int ioacct_darshan_file_records(const struct ioacct_report *r, const bool *keep,
 	if (!r->jd->nfiles)
 		return 0;
 	sums = calloc(r->nmounts ? r->nmounts : 1, sizeof(*sums));
-	ret = sums ? entries_of(r, keep, &e, &ne, sums) : -ENOMEM;
+	ret = sums ? entries_of(r, keep, darshan_filter, &e, &ne, sums) : -ENOMEM;
 	if (!ret) {
 		fr = calloc(ne + r->nmounts + 1, sizeof(*fr));
 		ret = fr ? 0 : -ENOMEM;

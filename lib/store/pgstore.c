@@ -215,6 +215,12 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
  * counter columns of totals and series are not here: they are added from
  * IOACCT_STORE_COUNTER_COLS on every connect (sync_counter_cols).
  */
+/*
+ * 15 (issue 38; SQLite schema 18): a job's command line, Darshan's exe; ''
+ * in the parts written before.
+ */
+#define MIGRATION_CMDLINE "ALTER TABLE jobs ADD COLUMN cmdline text NOT NULL DEFAULT '';"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
 	"CREATE TABLE jobs ("
@@ -646,6 +652,8 @@ static const char *const migrations[] = {
 	/* 12: reserved (another change of wave 4); filled at the merge. */
 	"SELECT 1;",
 	PG_MIGRATION_RUN_START,
+	/* 14: a job's command line (issue 38; SQLite schema 15). */
+	MIGRATION_CMDLINE,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

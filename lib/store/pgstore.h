@@ -62,7 +62,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 13
+#define IOACCT_PGSTORE_SCHEMA_VERSION 14
 
 struct ioacct_pgstore;
 

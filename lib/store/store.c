@@ -41,9 +41,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_TABLE_EXISTS] = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
 	[ST_JOB_INSERT] = "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, user, name,"
 			  " workdir, array_job_id, array_task_id, start_ns, end_ns, state, exit_code,"
-			  " probe_mode, bin_width_ns, dropped_events, dropped_bytes, restart)"
+			  " probe_mode, bin_width_ns, dropped_events, dropped_bytes, restart, cmdline)"
 			  " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULL, 'RUNNING',"
-			  " ?13, ?14, ?15, ?16, ?17, ?18 WHERE NOT EXISTS (SELECT 1 FROM jobs"
+			  " ?13, ?14, ?15, ?16, ?17, ?18, ?19 WHERE NOT EXISTS (SELECT 1 FROM jobs"
 			  " WHERE cluster = ?1 AND job_id = ?2 AND state = 'RUNNING')",
 	[ST_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE key = ?1",
 	/*

@@ -34,7 +34,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 14
+#define IOACCT_STORE_SCHEMA_VERSION 15
 
 struct ioacct_store;
 

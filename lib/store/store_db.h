@@ -31,7 +31,7 @@
 #define JOB_COLS                                                                      \
 	"key, cluster, job_id, node, source, uid, gid, user, name, workdir, "        \
 	"array_job_id, array_task_id, start_ns, end_ns, state, exit_code, probe_mode, " \
-	"bin_width_ns, dropped_events, dropped_bytes, restart, orig_bin_width_ns"
+	"bin_width_ns, dropped_events, dropped_bytes, restart, orig_bin_width_ns, cmdline"
 
 /* The counter columns of files, in the order of struct ioacct_file (store_jobs.c). */
 #define FILE_COLS                                                                     \

@@ -43,6 +43,7 @@ void store_read_job(sqlite3_stmt *s, struct ioacct_job *j)
 	j->orig_bin_width_ns = col_u64(s, 21); /* NULL reads as 0: never downsampled */
 	/* A node holds one part of a run: its start names it. */
 	j->run_start = j->start_ns;
+	col_str(s, 22, j->cmdline, sizeof(j->cmdline));
 }
 
 /* Runs a bound job query; -ENOENT without a message when no row matches. */
@@ -80,7 +81,7 @@ int ioacct_store_job_insert(struct ioacct_store *st, struct ioacct_job *job)
 		bind_i64(s, 12, job->start_ns) || sqlite3_bind_int(s, 13, job->exit_code) ||
 		BIND_BUF(s, 14, job->probe_mode) || bind_u64(s, 15, job->bin_width_ns) ||
 		bind_u64(s, 16, job->dropped_events) || bind_u64(s, 17, job->dropped_bytes) ||
-		bind_u64(s, 18, job->restart);
+		bind_u64(s, 18, job->restart) || BIND_BUF(s, 19, job->cmdline);
 	err = store_stmt_run(st, s, bound, "insert job %.*s/%" PRIu64, (int)sizeof(job->cluster),
 			     job->cluster, job->job_id);
 	if (err)

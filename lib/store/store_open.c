@@ -124,6 +124,12 @@
 	"ALTER TABLE jobs ADD COLUMN orig_bin_width_ns INTEGER;"                        \
 	"CREATE INDEX jobs_end ON jobs (end_ns) WHERE end_ns IS NOT NULL;"
 
+/*
+ * 15 (issue 38): the job's command line, Darshan's exe; "" for jobs stored
+ * before it was kept.
+ */
+#define MIGRATION_CMDLINE "ALTER TABLE jobs ADD COLUMN cmdline TEXT NOT NULL DEFAULT '';"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -245,6 +251,7 @@ static const char *const migrations[] = {
 	"ALTER TABLE files ADD COLUMN cache_miss_bytes INTEGER NOT NULL DEFAULT 0;",
 	/* 14: a file's seeks (lseek calls, issue 26). Rows of older jobs read 0. */
 	"ALTER TABLE files ADD COLUMN seeks INTEGER NOT NULL DEFAULT 0;",
+	MIGRATION_CMDLINE,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,

@@ -38,7 +38,7 @@ IOREPORT=$abs_top_builddir/tools/ioreport
 pg_test_setup "bin_width = 0.5"
 start_daemon
 # The schema this ioacctd migrates to (lib/store/pgstore.h).
-V=13
+V=$PG_SCHEMA
 
 # ---- 1. jobs of several bins, exported compact, equal to SQLite ---------------------
 # Writes, a pause of more than a bin (the series has a hole), reads and stats.
@@ -105,7 +105,11 @@ answers() {
 	    FROM series_bins s JOIN jobs j ON j.id = s.job JOIN mounts mt ON mt.job = s.job AND mt.mnt_id = s.mnt_id
 	    ORDER BY 1, 2, 3, 4, 5, 6" > "$1/bins" || fail "cannot read the series bin by bin"
 }
+# A store of schema 14 or older keeps no command line (schema 15, issue 38): put back to
+# schema 5 the jobs lose theirs, so the answers to compare are those of jobs without one.
+pg "UPDATE jobs SET cmdline = ''" > /dev/null
 answers "$T/before"
+grep -q '"cmdline": null' "$T/before/report-502.json" || fail "a job without a command line does not say null"
 grep -q 'n2' "$T/before/nodes-501" || fail "job 501 has no node n2: $(cat "$T/before/nodes-501")"
 grep -q '"nodes"' "$T/before/report-501.json" || fail "ioreport 501 is not a merged report of two nodes"
 got=$(json_get "$T/before/report-501.json" "'%d %d' % (j['totals']['write_bytes'], j['totals']['read_bytes'])")

@@ -4,6 +4,10 @@
 # a node's SQLite store row by row. Sourced after lib.sh and scripts/pg.sh;
 # needs $PGBIN and $PGURL (pg_init) and sqlite3.
 
+# The cluster store's schema version this tree migrates to (lib/store/pgstore.h).
+PG_SCHEMA=$(sed -n 's/^#define IOACCT_PGSTORE_SCHEMA_VERSION \([0-9]*\)$/\1/p' \
+	"$(dirname "${BASH_SOURCE[0]}")/../../lib/store/pgstore.h")
+
 # require_pg: skips unless a private PostgreSQL can run here and ioacctd
 # exports to it (the server, its user, sqlite3, runuser, a build with libpq).
 require_pg() {
@@ -139,10 +143,10 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
-# pg_back_to_schema11: puts a schema-13 cluster store back to schema 11 with its data, as
-# schema 11 stored it: no run_start (schema 13) in jobs, job_reports (the last run's row of
+# pg_back_to_schema11: puts a cluster store of schema $PG_SCHEMA back to schema 11 with its
+# data, as schema 11 stored it: no run_start (schema 13) nor cmdline (schema 14) in jobs, job_reports (the last run's row of
 # a job id kept) and the merged series (dropped: made again at the next whole read), the
-# trigger of schema 8, versions 12 and 13 forgotten.
+# trigger of schema 8, every later version forgotten.
 pg_back_to_schema11() {
 	pg "BEGIN;
 	    DROP TABLE merged_series; DROP TABLE merged_jobs;
@@ -170,12 +174,13 @@ pg_back_to_schema11() {
 	    DROP FUNCTION ioacct_run_of(text, bigint, integer, text, bigint, bigint);
 	    DROP INDEX jobs_run;
 	    ALTER TABLE jobs DROP COLUMN run_start;
+	    ALTER TABLE jobs DROP COLUMN cmdline;
 	    CREATE INDEX jobs_cluster_job_id_run ON jobs (cluster, job_id, restart);
-	    DELETE FROM ioacct_schema WHERE version IN (12, 13);
+	    DELETE FROM ioacct_schema WHERE version > 11;
 	    COMMIT" > /dev/null
 }
 
-# pg_back_to_schema8: puts a schema-13 cluster store back to schema 8 with its data, as
+# pg_back_to_schema8: puts a cluster store of schema $PG_SCHEMA back to schema 8 with its data, as
 # schema 8 stored it: no per-file or MPI-IO records (schema 9: their tables and
 # jobs.files_kept gone), steps and mounts one table each (not partitioned by month: schema
 # 10) with their foreign keys, the trigger and functions of schema 8, versions 9 to 11

@@ -406,6 +406,7 @@ static void test_wire_numbers(void **state)
 		{ 111, "size_read", 80 },
 		{ 112, "size_written", 80 },
 		{ 165, "run_start", 8 },
+		{ 185, "cmdline", 0 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;

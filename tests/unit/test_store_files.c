@@ -3,7 +3,8 @@
  * Unit tests of the store's per-file records (issue 26, schema 8): a round
  * trip of every field, the largest values included, and the migration of
  * a schema 6 database with a job in it, which keeps the job and gains an
- * empty files table. Apart from test_store.c, which is long enough.
+ * empty files table; and of a job's command line (issue 38, schema 18).
+ * Apart from test_store.c, which is long enough.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -239,12 +240,53 @@ static void test_files_migrate_from_v11(void **state)
 	ioacct_store_close(st);
 }
 
+/*
+ * Schema 14 to 15 (issue 38): a job's command line. A job stored before it
+ * reads "" and keeps everything else; a job stored now keeps its own.
+ */
+static void test_cmdline_migrate_from_v14(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_job got, job;
+	struct ioacct_store *st;
+	sqlite3 *db;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 14, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		" dropped_bytes) VALUES (5, 'hpc', 91, 'n1', 'slurm', 1000, 1000, 'bob', 'old', '/w',"
+		" 100, 500, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	assert_int_equal(ioacct_store_job_get(st, 5, &got), 0);
+	assert_string_equal(got.cmdline, "");
+	assert_string_equal(got.name, "old");
+	assert_string_equal(got.workdir, "/w");
+	assert_int_equal(got.end_ns, 500);
+
+	memset(&job, 0, sizeof(job));
+	ioacct_strlcpy(job.cluster, "hpc", sizeof(job.cluster));
+	job.job_id = 92;
+	job.start_ns = 2000;
+	ioacct_strlcpy(job.cmdline, "./climate --years 3 in.nc", sizeof(job.cmdline));
+	assert_int_equal(ioacct_store_job_insert(st, &job), 0);
+	assert_int_equal(ioacct_store_job_get(st, job.key, &got), 0);
+	assert_string_equal(got.cmdline, "./climate --years 3 in.nc");
+	ioacct_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_files_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_migrate_from_v6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_migrate_from_v11, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cmdline_migrate_from_v14, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
