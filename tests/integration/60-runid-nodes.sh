@@ -201,7 +201,7 @@ pg_back_to_schema11 || fail "cannot put PostgreSQL back to schema 11"
 	AND column_name = 'run_start'")" = 0 ] || fail "schema 11 has jobs.run_start"
 start_daemon
 start_node2
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 13 ] || fail "PostgreSQL was not migrated to schema 13"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] || fail "PostgreSQL was not migrated to schema $PG_SCHEMA"
 answers "$T/after"
 for f in "$T/before"/*; do
 	cmp -s "$f" "$T/after/${f##*/}" ||
