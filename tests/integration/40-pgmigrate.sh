@@ -105,7 +105,7 @@ answers() {
 	    FROM series_bins s JOIN jobs j ON j.id = s.job JOIN mounts mt ON mt.job = s.job AND mt.mnt_id = s.mnt_id
 	    ORDER BY 1, 2, 3, 4, 5, 6" > "$1/bins" || fail "cannot read the series bin by bin"
 }
-# A store of schema 14 or older keeps no command line (schema 15, issue 38): put back to
+# A store of schema 13 or older keeps no command line (schema 14, issue 38): put back to
 # schema 5 the jobs lose theirs, so the answers to compare are those of jobs without one.
 pg "UPDATE jobs SET cmdline = ''" > /dev/null
 answers "$T/before"
