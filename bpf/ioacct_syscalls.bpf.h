@@ -242,7 +242,7 @@ static __always_inline int on_exit(long ret, __u32 k)
 		struct file *f = fd_file(task, (int)ret);
 		struct file_info fi = {};
 
-		if (file_info(f, t, &fi) == 0) {
+		if (file_info_at(f, t, &fi, true) == 0) {
 			t->upath = 0;
 			mnt = fi.mnt;
 			fmode = KREAD(struct file, f, f_mode);
@@ -319,7 +319,10 @@ static __always_inline int on_exit(long ret, __u32 k)
 	if (ret >= 0 && file_records &&
 	    (EXIT_MAY(k, OPEN_PATH) || EXIT_MAY(k, OPEN_AT) || EXIT_MAY(k, FD) || EXIT_MAY(k, PATH) ||
 	     EXIT_MAY(k, AT)))
-		ioacct_file_call(t, slot, mnt, op | (opened && reg ? FILE_CALL_OPENED : 0), now - t->ts);
+		ioacct_file_call(t, slot, mnt,
+				 op | (opened && reg ? FILE_CALL_OPENED : 0) |
+					 (created && reg ? FILE_CALL_CREATED : 0),
+				 now - t->ts);
 	if (created) {
 		where.op = IOACCT_OP_CREATE;
 		account(&where, now, 0, 0);

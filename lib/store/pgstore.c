@@ -114,6 +114,27 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
  * counter columns of totals and series are not here: they are added from
  * IOACCT_STORE_COUNTER_COLS on every connect (sync_counter_cols).
  */
+/*
+ * 12: a file's record is one life of its inode (issue 36; SQLite schema
+ * 15): gen joins the key (the parts written before: 0, one life each);
+ * Darshan's read/write switches and most common access sizes (issue 38),
+ * 0 in the parts written before. The key of the partitioned table and of
+ * its partitions changes at once.
+ */
+#define MIGRATION_FILE_LIVES                                                            \
+	"ALTER TABLE files ADD COLUMN gen bigint NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN rw_switches numeric(20,0) NOT NULL DEFAULT 0,"                     \
+	" ADD COLUMN access1 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access2 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access3 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access4 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access1_count numeric(20,0) NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN access2_count numeric(20,0) NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN access3_count numeric(20,0) NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN access4_count numeric(20,0) NOT NULL DEFAULT 0;"                   \
+	"ALTER TABLE files DROP CONSTRAINT files_pkey;"                                 \
+	"ALTER TABLE files ADD PRIMARY KEY (job, step_id, rank, mnt_id, dev, ino, gen);"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
 	"CREATE TABLE jobs ("
@@ -542,6 +563,7 @@ static const char *const migrations[] = {
 	"DROP TABLE steps_old, mounts_old;",
 	/* 11: a file's seeks (issue 26; SQLite schema 14), 0 in the parts written before. */
 	"ALTER TABLE files ADD COLUMN seeks numeric(20,0) NOT NULL DEFAULT 0;",
+	MIGRATION_FILE_LIVES,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

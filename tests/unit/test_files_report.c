@@ -356,7 +356,7 @@ static void test_json(void **state)
 	       "  \"other_files_calls\": 9,\n  \"other_files_bytes\": 6000,\n  \"files\": [\n");
 	has(t, "\"step\": \"0\",\n      \"step_id\": 0,\n      \"rank\": 1,\n      \"mount\": \"/scratch\",\n"
 	       "      \"mnt_id\": 21,\n      \"dev\": 8388609,\n      \"ino\": 100,\n"
-	       "      \"path\": \"/scratch/out.dat\",\n      \"other_files\": false,\n"
+	       "      \"gen\": 0,\n      \"path\": \"/scratch/out.dat\",\n      \"other_files\": false,\n"
 	       "      \"opens\": 1,\n      \"reads\": 0,\n      \"writes\": 500,\n      \"stats\": 0,\n"
 	       "      \"fsyncs\": 0,\n      \"seeks\": 0,\n      \"bytes_read\": 0,\n"
 	       "      \"bytes_written\": 2048000,\n"
@@ -371,11 +371,14 @@ static void test_json(void **state)
 	       "\"1G_PLUS\": 0},\n"
 	       "      \"write_sizes\": {\"0_100\": 0, \"100_1K\": 0, \"1K_10K\": 500, ");
 	has(t, "\"rank\": -1,\n      \"mount\": \"/tmp\",\n      \"mnt_id\": 22,\n"
-	       "      \"dev\": 271581186,\n      \"ino\": 300,\n      \"path\": \"/tmp/big.idx\",");
-	has(t, "\"dev\": 0,\n      \"ino\": 0,\n      \"path\": null,\n      \"other_files\": true,\n"
+	       "      \"dev\": 271581186,\n      \"ino\": 300,\n      \"gen\": 0,\n"
+	       "      \"path\": \"/tmp/big.idx\",");
+	has(t, "\"dev\": 0,\n      \"ino\": 0,\n      \"gen\": 0,\n      \"path\": null,\n"
+	       "      \"other_files\": true,\n"
 	       "      \"opens\": 3,\n      \"reads\": 0,\n      \"writes\": 6,");
 	/* No views: a file's views' bytes are not known, not 0. */
-	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": null\n    }");
+	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": null,\n"
+	       "      \"rw_switches\": 0,\n      \"access_sizes\": []\n    }");
 	/* Every record, in the store's order. */
 	l = strstr(t, "\"files\": [");
 	assert_non_null(l);
@@ -491,8 +494,8 @@ static void test_views_bytes(void **state)
 	t = render(r, ioacct_render_json);
 	has(t, "\"path\": \"/tmp/big.idx\",");
 	has(t, "\"1G_PLUS\": 0},\n      \"mmap_bytes\": 12288,\n"
-	       "      \"cache_miss_bytes\": 8192\n    }");
-	has(t, "\"mmap_bytes\": 8192,\n      \"cache_miss_bytes\": 0\n    }");
+	       "      \"cache_miss_bytes\": 8192,\n");
+	has(t, "\"mmap_bytes\": 8192,\n      \"cache_miss_bytes\": 0,\n");
 	free(t);
 	t = render(r, ioacct_render_files_text);
 	has(t, "\t0\t100\t0\t100\t0\t12288\t8192\t/tmp/big.idx\n");
@@ -508,7 +511,7 @@ static void test_views_bytes(void **state)
 		       sizeof(b.jd->job.probe_mode));
 	r = report(&b, NULL, NULL);
 	t = render(r, ioacct_render_json);
-	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": 8192\n    }");
+	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": 8192,\n");
 	free(t);
 	t = render(r, ioacct_render_files_text);
 	has(t, "\t0\t100\t0\t100\t0\t-\t8192\t/tmp/big.idx\n");
