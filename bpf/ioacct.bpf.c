@@ -159,6 +159,9 @@ struct task_ent {
 	 */
 	__s64 f_off;
 	__u64 f_file;
+	/* A pending stat by path: its path argument and what it is relative to, for its record's name. */
+	__u64 s_upath;
+	__s64 s_dirfd;
 	/* FD_PAIR kinds: the ends' struct file (pair.ends: which are regular files), offsets. */
 	__u64 p_file[2];
 	__u64 p_uoff[2];

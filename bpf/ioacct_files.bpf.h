@@ -1259,6 +1259,83 @@ static __always_inline void acc_release(struct task_ent *t)
 }
 
 /*
+ * The record of fa, made by a stat by path and not named yet, named by the
+ * path the stat was given (issue 38), as Darshan names a file: absolute
+ * from the directory it starts from (the cwd's or dirfd's path, walked as
+ * a file's is), not resolved further (a "..", a symbolic link stay as
+ * given); an empty path (AT_EMPTY_PATH: glibc's fstat) is dirfd's file.
+ * Once per record, never per call: the record's named flag is taken first.
+ */
+static __noinline void file_name_stat(struct task_ent *t, struct file_acc *fa)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ioacct_file_key key;
+	struct ioacct_file_val *v;
+	struct note_scratch *s;
+	__u32 zero = 0, off = 0, len;
+	__u64 up, d = 0, m = 0;
+	struct file *f;
+	long n;
+	char c = 0;
+
+	if (!t || !fa)
+		return;
+	fa->named = 1;
+	up = t->s_upath;
+	key = fa->key;
+	v = bpf_map_lookup_elem(&files, &key);
+	s = bpf_map_lookup_elem(&notescratch, &zero);
+	if (!v || !s || !up || v->named || (!key.ino && !key.dev))
+		return;
+	if (__sync_val_compare_and_swap(&v->named, 0, 1) != 0)
+		return;
+	s->n.vfsmnt = 0;
+	s->n.uniq = 0;
+	s->n.mntns = 0;
+	s->n.fstype[0] = '\0';
+	if (bpf_probe_read_user(&c, 1, (void *)up) == 0 && c == '/') {
+		s->complete = 1;
+	} else {
+		if (t->s_dirfd == AT_FDCWD) {
+			d = (__u64)BPF_CORE_READ(task, fs, pwd.dentry);
+			m = (__u64)BPF_CORE_READ(task, fs, pwd.mnt);
+		} else if ((f = fd_file(task, t->s_dirfd))) {
+			d = (__u64)KREAD(struct file, (__u64)f, f_path.dentry);
+			m = (__u64)KREAD(struct file, (__u64)f, f_path.mnt);
+		}
+		if (!d || !m)
+			return;
+		s->d = d;
+		s->parent = m - bpf_core_field_offset(struct mount, mnt);
+		note_path_from(s);
+		if (!c)
+			goto out; /* the directory itself (the empty path) */
+		off = s->off > 1 ? s->off : 0; /* "/" and "a", not "//a" */
+		if (off > IOACCT_NOTE_PATH_MAX - 1)
+			off = IOACCT_NOTE_PATH_MAX - 1;
+		s->buf[off & (IOACCT_NOTE_PATH_MAX - 1)] = '/';
+		off++;
+	}
+	n = bpf_probe_read_user_str(&s->buf[off & (IOACCT_NOTE_PATH_MAX - 1)], IOACCT_NOTE_PATH_MAX,
+				    (void *)up);
+	if (n <= 0)
+		return;
+	len = off + (__u32)n - 1;
+	if (n == IOACCT_NOTE_PATH_MAX)
+		s->complete = 0;
+	/* Too long: its last IOACCT_NOTE_PATH_MAX - 1 bytes, marked cut (the daemon's "..."). */
+	off = len < IOACCT_NOTE_PATH_MAX ? 0 : len - (IOACCT_NOTE_PATH_MAX - 1);
+	if (off)
+		s->complete = 0;
+	bpf_probe_read_kernel(s->n.path, IOACCT_NOTE_PATH_MAX,
+			      &s->buf[off & (IOACCT_NOTE_PATH_MAX - 1)]);
+	s->n.path[IOACCT_NOTE_PATH_MAX - 1] = '\0';
+	s->n.flags = s->complete ? IOACCT_NOTE_PATH_COMPLETE : 0;
+out:
+	bpf_map_update_elem(&fpaths, &key, &s->n, BPF_ANY);
+}
+
+/*
  * FILE_CALL_OPENED in ioacct_file_call()'s op: the open opened a regular
  * file; FILE_CALL_CREATED: and created it (FMODE_CREATED).
  */
@@ -1350,6 +1427,8 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 		fa = file_acc_load(t, &id, slot, mnt, s->start_ns);
 	else if (!fa->named && id.dentry)
 		file_acc_name(fa, id.dentry, id.vfsmnt);
+	if (fa && path && !fa->named)
+		file_name_stat(t, fa);
 	if (fa) {
 		fa->opens += op == IOACCT_OP_OPEN;
 		fa->stats += op == IOACCT_OP_STAT;
@@ -1377,6 +1456,21 @@ struct file_page {
 	__u32 mnt;
 };
 
+/* id's dentry and mount, when inode is the current task's executable's. */
+static __noinline void file_exe_id(__u64 inode, struct file_id *id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 exe;
+
+	if (!id || !task->mm)
+		return;
+	exe = (__u64)BPF_CORE_READ(task, mm, exe_file);
+	if (!exe || (__u64)KREAD(struct file, exe, f_inode) != inode)
+		return;
+	id->dentry = (__u64)KREAD(struct file, exe, f_path.dentry);
+	id->vfsmnt = (__u64)KREAD(struct file, exe, f_path.mnt);
+}
+
 /*
  * A view event's bytes in their file's record, straight (no accumulator:
  * a fault may come inside a call whose run the task's accumulators hold).
@@ -1403,10 +1497,16 @@ __noinline int ioacct_file_page(struct task_ent *t, const struct file_page *p)
 		id.ino = KREAD(struct inode, inode, i_ino);
 		id.igen = KREAD(struct inode, inode, i_generation);
 		id.dev = KREAD(struct super_block, sb, s_dev);
-		/* Its path when it is the task's last file: a record it makes is named. */
+		/*
+		 * Its path when it is the task's last file or its executable
+		 * (an exec reads the binary with no open of the task's): the
+		 * record is named.
+		 */
 		if (t->c_inode == inode) {
 			id.dentry = t->c_dentry;
 			id.vfsmnt = t->c_vfsmnt;
+		} else {
+			file_exe_id(inode, &id);
 		}
 	}
 	if (!id.ino && !id.dev)

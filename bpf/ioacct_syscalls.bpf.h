@@ -125,6 +125,8 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, long a4,
 		if (op == IOACCT_OP_STAT) {
 			t->f_file = a1;
 			t->stat_x = 0;
+			t->s_upath = a0;
+			t->s_dirfd = AT_FDCWD;
 		}
 		break;
 	case IOACCT_SK_OPEN_PATH:
@@ -147,6 +149,8 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, long a4,
 		if (op == IOACCT_OP_STAT) {
 			t->f_file = flags & IOACCT_SKF_STATX ? a4 : a2;
 			t->stat_x = !!(flags & IOACCT_SKF_STATX);
+			t->s_upath = a1;
+			t->s_dirfd = (int)a0;
 		}
 		break;
 	default:
