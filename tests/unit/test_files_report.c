@@ -400,14 +400,14 @@ static void test_files_list(void **state)
 
 	(void)state;
 	assert_memory_equal(t, "STEP\tRANK\tMOUNT\tDEV\tINO\t", 24);
-	assert_non_null(strstr(t, "\tCONSEC_WRITES\tMMAP_BYTES\tCACHE_MISS_BYTES\tPATH\n"));
+	assert_non_null(strstr(t, "\tCONSEC_WRITES\tMMAP_BYTES\tCACHE_MISS_BYTES\tPATH\tGEN\tRW_SWITCHES\tACCESS_SIZES\n"));
 	/* The views' bytes "-": not measured (no mmap nor cache view), not 0. */
 	has(t, "\n0\t1\t/scratch\t8:1\t100\t1\t0\t500\t0\t0\t0\t0\t2048000\t0\t500000\t0\t0"
-	       "\t2047999\t0\t499\t0\t499\t-\t-\t/scratch/out.dat\n");
+	       "\t2047999\t0\t499\t0\t499\t-\t-\t/scratch/out.dat\t0\t0\t-\n");
 	has(t, "\n0\t-1\t/tmp\t259:2\t300\t1\t2000\t0\t0\t0\t0\t8192000\t0\t1000000\t0\t0"
-	       "\t1073741823\t0\t100\t0\t100\t0\t-\t-\t/tmp/big.idx\n");
+	       "\t1073741823\t0\t100\t0\t100\t0\t-\t-\t/tmp/big.idx\t0\t0\t-\n");
 	has(t, "\n0\t0\t/scratch\t0:0\t0\t3\t0\t6\t0\t0\t0\t0\t6000\t0\t6000\t0\t0\t5999\t0\t5"
-	       "\t0\t5\t-\t-\t(other files)\n# partial: max_files was reached; 9 calls (6000 bytes) "
+	       "\t0\t5\t-\t-\t(other files)\t0\t0\t-\n# partial: max_files was reached; 9 calls (6000 bytes) "
 	       "on files "
 	       "past it are counted as \"other files\"\n");
 	free(t);
@@ -498,7 +498,7 @@ static void test_views_bytes(void **state)
 	has(t, "\"mmap_bytes\": 8192,\n      \"cache_miss_bytes\": 0,\n");
 	free(t);
 	t = render(r, ioacct_render_files_text);
-	has(t, "\t0\t100\t0\t100\t0\t12288\t8192\t/tmp/big.idx\n");
+	has(t, "\t0\t100\t0\t100\t0\t12288\t8192\t/tmp/big.idx\t0\t0\t-\n");
 	free(t);
 	t = render(r, ioacct_render_html);
 	html_first_row(t, "files-by-mmap", "/tmp/big.idx");
@@ -514,7 +514,7 @@ static void test_views_bytes(void **state)
 	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": 8192,\n");
 	free(t);
 	t = render(r, ioacct_render_files_text);
-	has(t, "\t0\t100\t0\t100\t0\t-\t8192\t/tmp/big.idx\n");
+	has(t, "\t0\t100\t0\t100\t0\t-\t8192\t/tmp/big.idx\t0\t0\t-\n");
 	free(t);
 	ioacct_report_destroy(r);
 	ioacct_jobdata_free(b.jd);
@@ -624,7 +624,7 @@ static void test_hostile_path(void **state)
 	assert_null(strstr(t, "\ntotal_POSIX_OPENS: 9"));
 	free(t);
 	t = render(r, ioacct_render_files_text);
-	has(t, "\t/tmp/x\\ntotal_POSIX_OPENS: 9\\t<script>\xef\xbf\xbd\n");
+	has(t, "\t/tmp/x\\ntotal_POSIX_OPENS: 9\\t<script>\xef\xbf\xbd\t0\t0\t-\n");
 	free(t);
 	t = render(r, ioacct_render_html);
 	has(t, "<td>/tmp/x\ntotal_POSIX_OPENS: 9\t&lt;script&gt;\xef\xbf\xbd</td>");
