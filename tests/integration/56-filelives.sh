@@ -22,7 +22,8 @@ lives_expect() {
 	local files="" i sep=""
 	for i in 1 2 3 4 5; do
 		files+="$sep\"$2/life$i\": {\"opens\": 1, \"writes\": 1, \"bytes_written\": $((i * 1000)),"
-		files+=" \"max_byte_written\": $((i * 1000 - 1)),"
+		files+=" \"max_byte_written\": $((i * 1000 - 1)), \"rw_switches\": 0,"
+		files+=" \"access1\": $((i * 1000)), \"access1_count\": 1,"
 		files+=" \"size_written\": \"0,$([ $i = 1 ] && echo 1,0 || echo 0,1),0,0,0,0,0,0,0\"}"
 		sep=","
 	done
