@@ -90,10 +90,10 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
-# pg_back_to_schema8: puts a schema-11 cluster store back to schema 8 with its data, as
+# pg_back_to_schema8: puts a schema-12 cluster store back to schema 8 with its data, as
 # schema 8 stored it: no per-file or MPI-IO records (schema 9: their tables and
 # jobs.files_kept gone), steps and mounts one table each (not partitioned by month: schema
-# 10) with their foreign keys, the trigger and functions of schema 8, versions 9 to 11
+# 10) with their foreign keys, the trigger and functions of schema 8, versions 9 to 12
 # forgotten.
 pg_back_to_schema8() {
 	pg "BEGIN;
@@ -131,11 +131,11 @@ pg_back_to_schema8() {
 	      END IF;
 	     END LOOP;
 	    END\$\$;
-	    DELETE FROM ioacct_schema WHERE version IN (9, 10, 11);
+	    DELETE FROM ioacct_schema WHERE version > 8;
 	    COMMIT" > /dev/null
 }
 
-# pg_back_to_schema7: puts a schema-11 cluster store back to schema 7 with its data, as
+# pg_back_to_schema7: puts a schema-12 cluster store back to schema 7 with its data, as
 # schema 7 stored it: series and totals one table each (not partitioned by month) with
 # their foreign keys, job ids a plain sequence again (the block bits off), no triggers,
 # version 8 forgotten. The next ioacctd to connect migrates it again.
