@@ -377,6 +377,7 @@ static __always_inline __u32 current_slot(struct task_struct *task, const struct
  * file (bpf/Makefile.am lists them as the objects' prerequisites).
  */
 #include "ioacct_mounts.bpf.h"
+#include "ioacct_rank.bpf.h"
 #include "ioacct_files.bpf.h"
 #include "ioacct_counters.bpf.h"
 #include "ioacct_pcache_call.bpf.h"
