@@ -69,6 +69,7 @@ static __noinline int file_resolve(struct file *f, __u64 inode, __u64 vfsmnt, st
 			__u64 sb = (__u64)KREAD(struct inode, inode, i_sb);
 
 			t->c_ino = KREAD(struct inode, inode, i_ino);
+			t->c_igen = KREAD(struct inode, inode, i_generation);
 			t->c_dev = KREAD(struct super_block, sb, s_dev);
 			t->c_dentry = (__u64)KREAD(struct file, f, f_path.dentry);
 		}
@@ -77,7 +78,21 @@ static __noinline int file_resolve(struct file *f, __u64 inode, __u64 vfsmnt, st
 	return 0;
 }
 
-static __always_inline int file_info(struct file *f, struct task_ent *t, struct file_info *fi)
+/*
+ * fresh: an open's new file. Its inode may sit where the task's last file's
+ * was freed (the same address, a new file: issue 36), with another number,
+ * generation or name: read only here, as every other call's file is one the
+ * task has open, which keeps its inode alive.
+ */
+static __always_inline bool file_same_life(struct file *f, __u64 inode, const struct task_ent *t)
+{
+	return (__u64)KREAD(struct file, f, f_path.dentry) == t->c_dentry &&
+	       KREAD(struct inode, inode, i_ino) == t->c_ino &&
+	       KREAD(struct inode, inode, i_generation) == t->c_igen;
+}
+
+static __always_inline int file_info_at(struct file *f, struct task_ent *t, struct file_info *fi,
+					bool fresh)
 {
 	__u64 inode, vfsmnt;
 
@@ -87,12 +102,18 @@ static __always_inline int file_info(struct file *f, struct task_ent *t, struct 
 	vfsmnt = (__u64)KREAD(struct file, f, f_path.mnt);
 	if (!inode || !vfsmnt)
 		return -1;
-	if (t && t->c_inode == inode && t->c_vfsmnt == vfsmnt) {
+	if (t && t->c_inode == inode && t->c_vfsmnt == vfsmnt &&
+	    (!fresh || !file_records || file_same_life(f, inode, t))) {
 		fi->mnt = t->c_mnt;
 		fi->type = t->c_type;
 		return 0;
 	}
 	return file_resolve(f, inode, vfsmnt, t, fi);
+}
+
+static __always_inline int file_info(struct file *f, struct task_ent *t, struct file_info *fi)
+{
+	return file_info_at(f, t, fi, false);
 }
 
 /*

@@ -333,6 +333,82 @@ int ioacct_strlcpy(char *dst, const char *src, size_t len)
 	return 0;
 }
 
+void ioacct_file_access_add(struct ioacct_file *f, uint64_t size, uint64_t count)
+{
+	uint64_t sz[IOACCT_FILE_ACCESSES + 1], cnt[IOACCT_FILE_ACCESSES + 1];
+	size_t n = 0, i;
+
+	if (!size || !count)
+		return;
+	for (i = 0; i < IOACCT_FILE_ACCESSES && f->access_count[i]; i++) {
+		if (f->access[i] == size)
+			count += f->access_count[i];
+		else {
+			sz[n] = f->access[i];
+			cnt[n++] = f->access_count[i];
+		}
+	}
+	/* The others are in order already: the new one goes before the first it beats. */
+	for (i = 0; i < n && (cnt[i] > count || (cnt[i] == count && sz[i] > size)); i++)
+		;
+	memmove(&sz[i + 1], &sz[i], (n - i) * sizeof(sz[0]));
+	memmove(&cnt[i + 1], &cnt[i], (n - i) * sizeof(cnt[0]));
+	sz[i] = size;
+	cnt[i] = count;
+	n++;
+	for (i = 0; i < IOACCT_FILE_ACCESSES; i++) {
+		f->access[i] = i < n ? sz[i] : 0;
+		f->access_count[i] = i < n ? cnt[i] : 0;
+	}
+}
+
+/* Earliest of two times from the job's start, -1 meaning none. */
+static int64_t time_first(int64_t a, int64_t b)
+{
+	if (a < 0)
+		return b;
+	return b < 0 || a < b ? a : b;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+void ioacct_file_add(struct ioacct_file *dst, const struct ioacct_file *src)
+{
+	dst->opens += src->opens;
+	dst->reads += src->reads;
+	dst->writes += src->writes;
+	dst->stats += src->stats;
+	dst->fsyncs += src->fsyncs;
+	dst->seeks += src->seeks;
+	dst->bytes_read += src->bytes_read;
+	dst->bytes_written += src->bytes_written;
+	dst->read_ns += src->read_ns;
+	dst->write_ns += src->write_ns;
+	dst->meta_ns += src->meta_ns;
+	dst->max_byte_read = max64(dst->max_byte_read, src->max_byte_read);
+	dst->max_byte_written = max64(dst->max_byte_written, src->max_byte_written);
+	dst->seq_reads += src->seq_reads;
+	dst->seq_writes += src->seq_writes;
+	dst->consec_reads += src->consec_reads;
+	dst->consec_writes += src->consec_writes;
+	dst->rw_switches += src->rw_switches;
+	dst->first_read_ns = time_first(dst->first_read_ns, src->first_read_ns);
+	dst->first_write_ns = time_first(dst->first_write_ns, src->first_write_ns);
+	dst->last_read_ns = max64(dst->last_read_ns, src->last_read_ns);
+	dst->last_write_ns = max64(dst->last_write_ns, src->last_write_ns);
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
+		dst->size_read[b] += src->size_read[b];
+		dst->size_written[b] += src->size_written[b];
+	}
+	dst->mmap_bytes += src->mmap_bytes;
+	dst->cache_miss_bytes += src->cache_miss_bytes;
+	for (unsigned int i = 0; i < IOACCT_FILE_ACCESSES; i++)
+		ioacct_file_access_add(dst, src->access[i], src->access_count[i]);
+}
+
 void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src)
 {
 #define MPIIO_ADD(name) dst->name += src->name;

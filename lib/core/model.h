@@ -152,18 +152,26 @@ struct ioacct_report_spec {
 /*
  * A file's record (issue 26): the system calls on one file by one rank of a
  * job step on one node, through one mount, as Darshan's POSIX module counts
- * them per file (successful calls only). dev 0 with ino 0 is the mount's
- * "other files": the calls on files past max_files, which make the job
- * partial. Byte positions are Darshan's (offset + size - 1, 0 before any);
- * times are from the job's start, -1 when none.
+ * them per file (successful calls only). A file is one life of an inode
+ * (issue 36): dev, ino and gen. dev 0 with ino 0 is the mount's "other
+ * files": the calls on files past max_files, which make the job partial.
+ * Byte positions are Darshan's (offset + size - 1, 0 before any); times are
+ * from the job's start, -1 when none.
  */
 #define IOACCT_FILE_PATH_MAX 1024
+#define IOACCT_FILE_ACCESSES 4 /* Darshan's POSIX_ACCESS1..4 */
 struct ioacct_file {
 	uint32_t step_id;
 	int32_t rank;           /* Slurm or MPI rank; -1 unknown */
 	uint32_t mnt_id;
 	uint32_t dev;           /* the kernel's dev_t: MAJOR << 20 | MINOR */
 	uint64_t ino;
+	/*
+	 * The inode's life: its i_generation, or where the file system has
+	 * none a birth the probes count at each create, 0 unknown (a file only
+	 * stat'ed by path).
+	 */
+	uint32_t gen;
 	char path[IOACCT_FILE_PATH_MAX]; /* absolute, as resolved at open; "" unknown */
 	uint64_t opens, reads, writes, stats, fsyncs;
 	uint64_t bytes_read, bytes_written;
@@ -180,7 +188,27 @@ struct ioacct_file {
 	 */
 	uint64_t mmap_bytes, cache_miss_bytes;
 	uint64_t seeks; /* lseek calls (stdio's ftell is one: lseek(fd, 0, SEEK_CUR)) */
+	uint64_t rw_switches; /* a read after a write or a write after a read (POSIX_RW_SWITCHES) */
+	/*
+	 * The most common access sizes of its reads and writes, most common
+	 * first (then the larger), with their counts: Darshan's
+	 * POSIX_ACCESS1..4_ACCESS and _COUNT; count 0: none.
+	 */
+	uint64_t access[IOACCT_FILE_ACCESSES];
+	uint64_t access_count[IOACCT_FILE_ACCESSES];
 };
+
+/*
+ * Adds count accesses of size bytes to f's most common access sizes, as
+ * Darshan's DARSHAN_UPDATE_COMMON_VAL_COUNTERS with its add flag: the four
+ * kept are the most common, then the larger; a size 0 is not kept.
+ */
+void ioacct_file_access_add(struct ioacct_file *f, uint64_t size, uint64_t count);
+/*
+ * Adds src's calls to dst, as one file of one rank: sums, the largest
+ * offsets, the first and last times, the common access sizes merged.
+ */
+void ioacct_file_add(struct ioacct_file *dst, const struct ioacct_file *src);
 
 /*
  * The MPI-IO counters (issue 27) of the process on one rank of a job step

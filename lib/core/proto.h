@@ -224,15 +224,16 @@ struct ioacct_req_job {
 	int64_t run_start;
 	/*
 	 * 1: a page of the job's per-file records instead of its series, in
-	 * (step, rank, mount, dev, ino) order, after the file named by the
+	 * (step, rank, mount, dev, ino, gen) order, after the file named by the
 	 * cursor when `after` is set (after_step, after_rank, after_mnt,
-	 * after_dev, after_ino). A daemon that predates them ignores it and
-	 * its reply lacks `files`: the client has them as not read.
+	 * after_dev, after_ino, after_gen). A daemon that predates them ignores
+	 * it and its reply lacks `files`: the client has them as not read.
 	 */
 	uint32_t files;
 	int32_t after_rank;
 	uint32_t after_dev;
 	uint64_t after_ino;
+	uint32_t after_gen;
 	/*
 	 * 1: a page of the job's MPI-IO records (issue 27) instead, in (step,
 	 * rank, pid, path) order, after the cursor when `after` is set

@@ -5,8 +5,9 @@
  * what ioreport --compare holds against a log's records, file by file.
  *
  * One record per file name and rank: ioacct keeps a record per step, mount
- * and inode, Darshan one per path and rank, so records of one path (a file
- * replaced under its name, a file of several steps) are added up, as
+ * and life of an inode, Darshan one per path and rank, so records of one
+ * path (a file replaced under its name, a file of several steps) are added
+ * up (their common access sizes merged as Darshan merges ranks'), as
  * Darshan's runtime would have counted them under one record id. A mount's
  * calls that no file's record holds (directories, pipes, renames, the paths
  * the kernel side does not count per file yet) are one more record of that
@@ -31,11 +32,14 @@ enum {
 	C_CONSEC_WRITES = 19,
 	C_SEQ_READS = 20,
 	C_SEQ_WRITES = 21,
+	C_RW_SWITCHES = 22,
 	C_MEM_NOT_ALIGNED = 23,
 	C_FILE_NOT_ALIGNED = 25,
 	C_MAX_READ_TIME_SIZE = 27,
 	C_MAX_WRITE_TIME_SIZE = 28,
 	C_STRIDE1_STRIDE = 49,  /* to ACCESS4_COUNT (64): the common-value tables */
+	C_ACCESS1_ACCESS = 57,
+	C_ACCESS1_COUNT = 61,
 	F_OPEN_START = 0,
 	F_READ_START = 1,
 	F_WRITE_START = 2,
@@ -127,48 +131,6 @@ static int entry_cmp(const void *a, const void *b)
 	if (c)
 		return c;
 	return x->f->rank < y->f->rank ? -1 : x->f->rank > y->f->rank;
-}
-
-static int64_t earliest(int64_t a, int64_t b)
-{
-	if (a < 0)
-		return b;
-	return b < 0 || a < b ? a : b;
-}
-
-static int64_t latest(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
-/* Adds b's calls to a, as one file of one rank: sums, the largest offsets, the first and last times. */
-static void file_add(struct ioacct_file *a, const struct ioacct_file *b)
-{
-	a->opens += b->opens;
-	a->reads += b->reads;
-	a->writes += b->writes;
-	a->stats += b->stats;
-	a->fsyncs += b->fsyncs;
-	a->seeks += b->seeks;
-	a->bytes_read += b->bytes_read;
-	a->bytes_written += b->bytes_written;
-	a->read_ns += b->read_ns;
-	a->write_ns += b->write_ns;
-	a->meta_ns += b->meta_ns;
-	a->max_byte_read = latest(a->max_byte_read, b->max_byte_read);
-	a->max_byte_written = latest(a->max_byte_written, b->max_byte_written);
-	a->seq_reads += b->seq_reads;
-	a->seq_writes += b->seq_writes;
-	a->consec_reads += b->consec_reads;
-	a->consec_writes += b->consec_writes;
-	a->first_read_ns = earliest(a->first_read_ns, b->first_read_ns);
-	a->first_write_ns = earliest(a->first_write_ns, b->first_write_ns);
-	a->last_read_ns = latest(a->last_read_ns, b->last_read_ns);
-	a->last_write_ns = latest(a->last_write_ns, b->last_write_ns);
-	for (unsigned int i = 0; i < IOACCT_NR_SIZE_BINS; i++) {
-		a->size_read[i] += b->size_read[i];
-		a->size_written[i] += b->size_written[i];
-	}
 }
 
 static double secs(uint64_t ns)
@@ -268,6 +230,11 @@ void ioacct_darshan_file_record(const struct ioacct_file *fl, uint64_t id,
 		c[C_CONSEC_WRITES] = (int64_t)fl->consec_writes;
 		c[C_SEQ_READS] = (int64_t)fl->seq_reads;
 		c[C_SEQ_WRITES] = (int64_t)fl->seq_writes;
+		c[C_RW_SWITCHES] = (int64_t)fl->rw_switches;
+		for (unsigned int i = 0; i < IOACCT_FILE_ACCESSES; i++) {
+			c[C_ACCESS1_ACCESS + i] = (int64_t)fl->access[i];
+			c[C_ACCESS1_COUNT + i] = (int64_t)fl->access_count[i];
+		}
 	}
 	/* ioacct's size bins have Darshan's edges exactly (model.c, darshan.md). */
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
@@ -387,7 +354,7 @@ static int entries_of(const struct ioacct_report *r, const bool *keep, bool dars
 		e[*n].mount = mi;
 		e[*n].f = f;
 		(*n)++;
-		file_add(&sums[mi], f);
+		ioacct_file_add(&sums[mi], f);
 	}
 	qsort(e, *n, sizeof(*e), entry_cmp);
 	return 0;
@@ -404,7 +371,7 @@ static size_t records_of(struct entry *e, size_t n, struct ioacct_darshan_frec *
 	for (size_t i = 0, j; i < n; i = j) {
 		*acc = *e[i].f;
 		for (j = i + 1; j < n && !entry_cmp(&e[i], &e[j]); j++)
-			file_add(acc, e[j].f);
+			ioacct_file_add(acc, e[j].f);
 		*partial |= ioacct_file_is_other(acc);
 		fr[k].pseudo = ioacct_file_is_other(acc);
 		fr[k].name = e[i].name;

@@ -419,6 +419,21 @@ static void missing_nodes(struct jw *w, const struct ioacct_report *r)
 	jw_u64(w, "missing_after_s", r->jd->missing_after_s);
 }
 
+/* A file's most common access sizes (POSIX_ACCESS1..4), most common first: [{size, count}]. */
+static void access_sizes(struct jw *w, const struct ioacct_file *f)
+{
+	jw_key(w, "access_sizes");
+	jw_open(w, '[', true);
+	for (unsigned int i = 0; i < IOACCT_FILE_ACCESSES && f->access_count[i]; i++) {
+		jw_sep(w);
+		jw_open(w, '{', true);
+		jw_u64(w, "size", f->access[i]);
+		jw_u64(w, "count", f->access_count[i]);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
 /* One per-file record (issue 26), every counter of struct ioacct_file. */
 static void file_record(struct jw *w, const struct ioacct_report *r, const struct ioacct_file *f)
 {
@@ -435,6 +450,7 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 	jw_u64(w, "mnt_id", f->mnt_id);
 	jw_u64(w, "dev", f->dev);
 	jw_u64(w, "ino", f->ino);
+	jw_u64(w, "gen", f->gen);
 	jw_str(w, "path", other || !f->path[0] ? NULL : f->path);
 	jw_raw(w, "other_files", other ? "true" : "false");
 	jw_u64(w, "opens", f->opens);
@@ -473,6 +489,8 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 		jw_u64(w, "cache_miss_bytes", f->cache_miss_bytes);
 	else
 		jw_raw(w, "cache_miss_bytes", "null");
+	jw_u64(w, "rw_switches", f->rw_switches);
+	access_sizes(w, f);
 	jw_close(w, '}');
 }
 

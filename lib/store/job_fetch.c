@@ -151,8 +151,8 @@ static size_t series_limit(size_t bytes)
 /* Key order of the per-file records, the daemon's pages' (ST_LOAD_FILES_PAGE), as SQLite's. */
 static int file_key_cmp(const struct ioacct_file *a, const struct ioacct_file *b)
 {
-	int64_t x[] = { a->step_id, a->rank, a->mnt_id, a->dev, (int64_t)a->ino };
-	int64_t y[] = { b->step_id, b->rank, b->mnt_id, b->dev, (int64_t)b->ino };
+	int64_t x[] = { a->step_id, a->rank, a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
+	int64_t y[] = { b->step_id, b->rank, b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
 
 	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
 		if (x[i] != y[i])
@@ -165,7 +165,7 @@ static struct ioacct_file files_after(const struct ioacct_req_job *req)
 {
 	return (struct ioacct_file){
 		.step_id = req->after_step, .rank = req->after_rank, .mnt_id = req->after_mnt,
-		.dev = req->after_dev, .ino = req->after_ino,
+		.dev = req->after_dev, .ino = req->after_ino, .gen = req->after_gen,
 	};
 }
 
@@ -665,6 +665,7 @@ static void files_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	r->after_mnt = last ? last->mnt_id : 0;
 	r->after_dev = last ? last->dev : 0;
 	r->after_ino = last ? last->ino : 0;
+	r->after_gen = last ? last->gen : 0;
 	r->after_op = 0;
 	r->after_bin = 0;
 }
@@ -795,6 +796,7 @@ static void mpiio_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	r->after_mnt = 0;
 	r->after_dev = 0;
 	r->after_ino = 0;
+	r->after_gen = 0;
 	r->after_op = 0;
 	r->after_bin = 0;
 }

@@ -216,10 +216,30 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
  * IOACCT_STORE_COUNTER_COLS on every connect (sync_counter_cols).
  */
 /*
- * 15 (issue 38; SQLite schema 18): a job's command line, Darshan's exe; ''
+ * 14 (issue 38; SQLite schema 15): a job's command line, Darshan's exe; ''
  * in the parts written before.
  */
 #define MIGRATION_CMDLINE "ALTER TABLE jobs ADD COLUMN cmdline text NOT NULL DEFAULT '';"
+/*
+ * 12: a file's record is one life of its inode (issue 36; SQLite schema
+ * 16): gen joins the key (the parts written before: 0, one life each);
+ * Darshan's read/write switches and most common access sizes (issue 38),
+ * 0 in the parts written before. The key of the partitioned table and of
+ * its partitions changes at once.
+ */
+#define MIGRATION_FILE_LIVES                                                            \
+	"ALTER TABLE files ADD COLUMN gen bigint NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN rw_switches numeric(20,0) NOT NULL DEFAULT 0,"                     \
+	" ADD COLUMN access1 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access2 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access3 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access4 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access1_count numeric(20,0) NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN access2_count numeric(20,0) NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN access3_count numeric(20,0) NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN access4_count numeric(20,0) NOT NULL DEFAULT 0;"                   \
+	"ALTER TABLE files DROP CONSTRAINT files_pkey;"                                 \
+	"ALTER TABLE files ADD PRIMARY KEY (job, step_id, rank, mnt_id, dev, ino, gen);"
 
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
@@ -649,8 +669,7 @@ static const char *const migrations[] = {
 	"DROP TABLE steps_old, mounts_old;",
 	/* 11: a file's seeks (issue 26; SQLite schema 14), 0 in the parts written before. */
 	"ALTER TABLE files ADD COLUMN seeks numeric(20,0) NOT NULL DEFAULT 0;",
-	/* 12: reserved (another change of wave 4); filled at the merge. */
-	"SELECT 1;",
+	MIGRATION_FILE_LIVES,
 	PG_MIGRATION_RUN_START,
 	/* 14: a job's command line (issue 38; SQLite schema 15). */
 	MIGRATION_CMDLINE,

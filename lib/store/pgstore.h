@@ -27,9 +27,10 @@
  *   series and totals are partitioned by the month their part ended (schema 8):
  *           a part's id is its block << 33 plus a sequence number, one
  *           partition a block (series_2026_11, totals_running), see pgstore.c
- *   files   (job, step_id, rank, mnt_id, dev, ino) -> path, path_raw and Darshan's
+ *   files   (job, step_id, rank, mnt_id, dev, ino, gen) -> path, path_raw and Darshan's
  *           POSIX counters of a file, as the node's SQLite files (schema 9, seeks 11;
- *           the "other files" records too: dev and ino 0)
+ *           gen, rw_switches and access1..4(_count) 12; the "other files" records
+ *           too: dev and ino 0)
  *   mpiio_files  (job, step_id, rank, pid, path) -> MPI-IO counters (schema 9)
  *           files and mpiio_files are partitioned as series and totals;
  *           jobs.files_kept says a part's are there (false: written before)

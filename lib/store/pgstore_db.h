@@ -130,7 +130,9 @@ struct ioacct_pgstore {
 	" fsyncs, bytes_read, bytes_written, read_ns, write_ns, meta_ns, seq_reads,"        \
 	" seq_writes, consec_reads, consec_writes, mmap_bytes, cache_miss_bytes,"           \
 	" max_byte_read, max_byte_written, first_read_ns, last_read_ns, first_write_ns,"    \
-	" last_write_ns, size_read, size_written, seeks"
+	" last_write_ns, size_read, size_written, seeks, gen, rw_switches, access1,"       \
+	" access2, access3, access4, access1_count, access2_count, access3_count,"          \
+	" access4_count"
 #define PG_MPIIO_COL(name) " " #name ","
 #define PG_MPIIO_COLS                                                                       \
 	"step_id, rank, pid, path, path_raw," IOACCT_MPIIO_COUNTERS(PG_MPIIO_COL)           \

@@ -117,21 +117,23 @@ static const char *const stmt_sql[ST_COUNT] = {
 			" VALUES (?1, ?2, ?3, ?4, ?5)",
 	[ST_SPEC_GET] = "SELECT path, formats, nodes, copy_dir FROM report_specs WHERE job_key = ?1",
 	[ST_SPEC_NEXT] = "SELECT job_key FROM report_specs WHERE job_key > ?1 ORDER BY job_key LIMIT 1",
-	[ST_FILE_PUT] = "REPLACE INTO files (job_key, step_id, rank, mnt_id, dev, ino, path, " FILE_COLS ")"
+	[ST_FILE_PUT] = "REPLACE INTO files (job_key, step_id, rank, mnt_id, dev, ino, gen, path, "
+			FILE_COLS ")"
 			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 			" ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
-			" ?31, ?32)",
+			" ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42)",
 	[ST_MPIIO_PUT] = "REPLACE INTO mpiio_files (job_key, step_id, rank, pid, path, " MPIIO_COLS ")"
 			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 			 " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
-	[ST_LOAD_FILES] = "SELECT step_id, rank, mnt_id, dev, ino, path, " FILE_COLS " FROM files"
+	[ST_LOAD_FILES] = "SELECT step_id, rank, mnt_id, dev, ino, gen, path, " FILE_COLS " FROM files"
 			  " WHERE job_key = ?1"
-			  " ORDER BY bytes_read + bytes_written DESC, step_id, rank, mnt_id, dev, ino",
+			  " ORDER BY bytes_read + bytes_written DESC, step_id, rank, mnt_id, dev, ino,"
+			  " gen",
 	/* ioacctd's pages of them: by key, which a page's cursor stays valid in. */
-	[ST_LOAD_FILES_PAGE] = "SELECT step_id, rank, mnt_id, dev, ino, path, " FILE_COLS " FROM files"
-			       " WHERE job_key = ?1 AND (?2 IS NULL OR"
-			       " (step_id, rank, mnt_id, dev, ino) > (?2, ?3, ?4, ?5, ?6))"
-			       " ORDER BY step_id, rank, mnt_id, dev, ino LIMIT ?7",
+	[ST_LOAD_FILES_PAGE] = "SELECT step_id, rank, mnt_id, dev, ino, gen, path, " FILE_COLS
+			       " FROM files WHERE job_key = ?1 AND (?2 IS NULL OR"
+			       " (step_id, rank, mnt_id, dev, ino, gen) > (?2, ?3, ?4, ?5, ?6, ?8))"
+			       " ORDER BY step_id, rank, mnt_id, dev, ino, gen LIMIT ?7",
 	/* MPI-IO records by key, in pages (every one: no cursor, no limit). */
 	[ST_LOAD_MPIIO_PAGE] = "SELECT step_id, rank, pid, path, " MPIIO_COLS " FROM mpiio_files"
 			       " WHERE job_key = ?1 AND (?2 IS NULL OR"

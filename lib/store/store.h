@@ -18,9 +18,11 @@
  *   watches  the daemon's registry of watched cgroups (survives restarts)
  *   export_queue  finished jobs not yet committed to the cluster store
  *   report_specs  a finished job's merged report until it is written (schema 6)
- *   files    (job_key, step_id, rank, mnt_id, dev, ino) -> path and Darshan's POSIX
+ *   files    (job_key, step_id, rank, mnt_id, dev, ino, gen) -> path and Darshan's POSIX
  *            counters of one file (schema 8; issue 26); its page-cache and
- *            mmap views' bytes, mmap_bytes and cache_miss_bytes (schema 13); its seeks (schema 14)
+ *            mmap views' bytes, mmap_bytes and cache_miss_bytes (schema 13); its seeks (schema 14);
+ *            gen, the inode's life, in the key, rw_switches and access1..4(_count),
+ *            Darshan's most common access sizes (schema 15; issues 36, 38)
  * Retention (schema 9, retain.h): jobs.orig_bin_width_ns, the width a
  * downsampled job's series were recorded at (NULL: never downsampled).
  */
@@ -34,7 +36,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 15
+#define IOACCT_STORE_SCHEMA_VERSION 16
 
 struct ioacct_store;
 

@@ -38,8 +38,10 @@
 	"opens, reads, writes, stats, fsyncs, bytes_read, bytes_written, read_ns, "   \
 	"write_ns, meta_ns, max_byte_read, max_byte_written, seq_reads, seq_writes, " \
 	"consec_reads, consec_writes, first_read_ns, last_read_ns, first_write_ns, "  \
-	"last_write_ns, size_read, size_written, mmap_bytes, cache_miss_bytes, seeks"
-#define FILE_NR_COLS 25
+	"last_write_ns, size_read, size_written, mmap_bytes, cache_miss_bytes, seeks, " \
+	"rw_switches, access1, access2, access3, access4, access1_count, "           \
+	"access2_count, access3_count, access4_count"
+#define FILE_NR_COLS 34
 
 /* The counter columns of mpiio_files, in IOACCT_MPIIO_COUNTERS order (store_jobs.c). */
 #define MPIIO_COL(name) #name ", "

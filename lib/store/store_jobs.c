@@ -387,7 +387,11 @@ int ioacct_store_watch_delete(struct ioacct_store *st, int64_t job_key, uint32_t
 	  (int64_t)(f)->seq_writes, (int64_t)(f)->consec_reads, (int64_t)(f)->consec_writes, \
 	  (f)->first_read_ns, (f)->last_read_ns, (f)->first_write_ns, (f)->last_write_ns }
 /* The columns after the size bins. */
-#define FILE_VIEW_U64S(f) { (f)->mmap_bytes, (f)->cache_miss_bytes, (f)->seeks }
+#define FILE_VIEW_U64S(f)                                                                 \
+	{ (f)->mmap_bytes, (f)->cache_miss_bytes, (f)->seeks, (f)->rw_switches,              \
+	  (f)->access[0], (f)->access[1], (f)->access[2], (f)->access[3],                    \
+	  (f)->access_count[0], (f)->access_count[1], (f)->access_count[2],                  \
+	  (f)->access_count[3] }
 
 /* The access-size bins as text, "n0,n1,...,n9": two columns, not twenty. */
 static void file_bins(const uint64_t *b, char *buf, size_t len)
@@ -433,7 +437,7 @@ int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct
 	file_bins(f->size_written, wb, sizeof(wb));
 	bound = bind_i64(s, i++, job_key) || bind_u64(s, i++, f->step_id) ||
 		bind_i64(s, i++, f->rank) || bind_u64(s, i++, f->mnt_id) || bind_u64(s, i++, f->dev) ||
-		bind_u64(s, i++, f->ino) || BIND_BUF(s, i++, f->path);
+		bind_u64(s, i++, f->ino) || bind_u64(s, i++, f->gen) || BIND_BUF(s, i++, f->path);
 	for (size_t k = 0; k < ARRAY_SIZE(u) && !bound; k++)
 		bound = bind_u64(s, i++, u[k]);
 	for (size_t k = 0; k < ARRAY_SIZE(v) && !bound; k++)
@@ -527,14 +531,19 @@ static int row_file(sqlite3_stmt *s, void *elem)
 			 (int64_t *)&f->seq_writes, (int64_t *)&f->consec_reads,
 			 (int64_t *)&f->consec_writes, &f->first_read_ns, &f->last_read_ns,
 			 &f->first_write_ns, &f->last_write_ns };
-	int c = 6;
+	uint64_t *x[] = { &f->mmap_bytes, &f->cache_miss_bytes, &f->seeks, &f->rw_switches,
+			  &f->access[0], &f->access[1], &f->access[2], &f->access[3],
+			  &f->access_count[0], &f->access_count[1], &f->access_count[2],
+			  &f->access_count[3] };
+	int c = 7;
 
 	f->step_id = (uint32_t)col_u64(s, 0);
 	f->rank = (int32_t)sqlite3_column_int64(s, 1);
 	f->mnt_id = (uint32_t)col_u64(s, 2);
 	f->dev = (uint32_t)col_u64(s, 3);
 	f->ino = col_u64(s, 4);
-	col_str(s, 5, f->path, sizeof(f->path));
+	f->gen = (uint32_t)col_u64(s, 5);
+	col_str(s, 6, f->path, sizeof(f->path));
 	for (size_t k = 0; k < ARRAY_SIZE(u); k++)
 		*u[k] = col_u64(s, c++);
 	for (size_t k = 0; k < ARRAY_SIZE(v); k++)
@@ -542,9 +551,9 @@ static int row_file(sqlite3_stmt *s, void *elem)
 	if (file_bins_parse((const char *)sqlite3_column_text(s, c), f->size_read) ||
 	    file_bins_parse((const char *)sqlite3_column_text(s, c + 1), f->size_written))
 		return -EIO;
-	f->mmap_bytes = col_u64(s, c + 2);
-	f->cache_miss_bytes = col_u64(s, c + 3);
-	f->seeks = col_u64(s, c + 4);
+	c += 2;
+	for (size_t k = 0; k < ARRAY_SIZE(x); k++)
+		*x[k] = col_u64(s, c++);
 	return 0;
 }
 
@@ -823,7 +832,7 @@ int ioacct_store_job_files_page(struct ioacct_store *st, int64_t job_key,
 		return err;
 	if ((after && (bind_i64(s, 2, after->step_id) || bind_i64(s, 3, after->rank) ||
 		       bind_i64(s, 4, after->mnt_id) || bind_i64(s, 5, after->dev) ||
-		       bind_i64(s, 6, (int64_t)after->ino))) ||
+		       bind_i64(s, 6, (int64_t)after->ino) || bind_i64(s, 8, after->gen))) ||
 	    bind_i64(s, 7, limit > INT64_MAX ? INT64_MAX : (int64_t)limit)) {
 		err = store_sql_error(st, sqlite3_errcode(st->db), "read files");
 		stmt_done(s);

@@ -130,6 +130,55 @@
  */
 #define MIGRATION_CMDLINE "ALTER TABLE jobs ADD COLUMN cmdline TEXT NOT NULL DEFAULT '';"
 
+/*
+ * 16: a file's record is one life of its inode (issue 36): the inode's
+ * generation (or birth) joins the key, so that a file given a freed inode
+ * number keeps a row of its own; and Darshan's read/write switches and
+ * most common access sizes (issue 38). The key of a table cannot change in
+ * place: the rows move to a table of the new key, their gen 0 (one life
+ * each, as they were counted), the new counters 0.
+ */
+#define MIGRATION_FILE_LIVES                                                            \
+	"CREATE TABLE files_v16 ("                                                      \
+	" job_key INTEGER NOT NULL REFERENCES jobs(key) ON DELETE CASCADE,"             \
+	" step_id INTEGER NOT NULL,"                                                    \
+	" rank INTEGER NOT NULL,"                                                       \
+	" mnt_id INTEGER NOT NULL,"                                                     \
+	" dev INTEGER NOT NULL,"                                                        \
+	" ino INTEGER NOT NULL,"                                                        \
+	" gen INTEGER NOT NULL DEFAULT 0,"                                              \
+	" path TEXT NOT NULL,"                                                          \
+	" opens INTEGER NOT NULL, reads INTEGER NOT NULL, writes INTEGER NOT NULL,"     \
+	" stats INTEGER NOT NULL, fsyncs INTEGER NOT NULL,"                             \
+	" bytes_read INTEGER NOT NULL, bytes_written INTEGER NOT NULL,"                 \
+	" read_ns INTEGER NOT NULL, write_ns INTEGER NOT NULL, meta_ns INTEGER NOT NULL," \
+	" max_byte_read INTEGER NOT NULL, max_byte_written INTEGER NOT NULL,"           \
+	" seq_reads INTEGER NOT NULL, seq_writes INTEGER NOT NULL,"                     \
+	" consec_reads INTEGER NOT NULL, consec_writes INTEGER NOT NULL,"               \
+	" first_read_ns INTEGER NOT NULL, last_read_ns INTEGER NOT NULL,"               \
+	" first_write_ns INTEGER NOT NULL, last_write_ns INTEGER NOT NULL,"             \
+	" size_read TEXT NOT NULL, size_written TEXT NOT NULL,"                         \
+	" mmap_bytes INTEGER NOT NULL DEFAULT 0, cache_miss_bytes INTEGER NOT NULL DEFAULT 0," \
+	" seeks INTEGER NOT NULL DEFAULT 0,"                                            \
+	" rw_switches INTEGER NOT NULL DEFAULT 0,"                                      \
+	" access1 INTEGER NOT NULL DEFAULT 0, access2 INTEGER NOT NULL DEFAULT 0,"      \
+	" access3 INTEGER NOT NULL DEFAULT 0, access4 INTEGER NOT NULL DEFAULT 0,"      \
+	" access1_count INTEGER NOT NULL DEFAULT 0, access2_count INTEGER NOT NULL DEFAULT 0," \
+	" access3_count INTEGER NOT NULL DEFAULT 0, access4_count INTEGER NOT NULL DEFAULT 0," \
+	" PRIMARY KEY (job_key, step_id, rank, mnt_id, dev, ino, gen));"                \
+	"INSERT INTO files_v16 (job_key, step_id, rank, mnt_id, dev, ino, path, opens, reads," \
+	" writes, stats, fsyncs, bytes_read, bytes_written, read_ns, write_ns, meta_ns,"  \
+	" max_byte_read, max_byte_written, seq_reads, seq_writes, consec_reads,"        \
+	" consec_writes, first_read_ns, last_read_ns, first_write_ns, last_write_ns,"   \
+	" size_read, size_written, mmap_bytes, cache_miss_bytes, seeks)"                \
+	" SELECT job_key, step_id, rank, mnt_id, dev, ino, path, opens, reads, writes,"  \
+	" stats, fsyncs, bytes_read, bytes_written, read_ns, write_ns, meta_ns,"         \
+	" max_byte_read, max_byte_written, seq_reads, seq_writes, consec_reads,"        \
+	" consec_writes, first_read_ns, last_read_ns, first_write_ns, last_write_ns,"   \
+	" size_read, size_written, mmap_bytes, cache_miss_bytes, seeks FROM files;"     \
+	"DROP TABLE files;"                                                             \
+	"ALTER TABLE files_v16 RENAME TO files;"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -252,6 +301,7 @@ static const char *const migrations[] = {
 	/* 14: a file's seeks (lseek calls, issue 26). Rows of older jobs read 0. */
 	"ALTER TABLE files ADD COLUMN seeks INTEGER NOT NULL DEFAULT 0;",
 	MIGRATION_CMDLINE,
+	MIGRATION_FILE_LIVES,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,

@@ -145,4 +145,35 @@ sys.exit(not (j["files_partial"] and any(f["other_files"] for f in j["files"])))
 ok "the cluster store's records of jobs $JOBS: JSON, text sections, .darshan logs byte for byte" \
 	"the node store's"
 
+# ---- 4. schema 11's file rows migrated to 12 (issues 36, 38) -------------------------
+# The store put back to schema 11 as it stored the files (no gen in the key, no switches
+# nor access sizes), its rows kept; the daemon's next connection migrates it: every row
+# kept, gen 0 (one life each), the new counters 0; another life of a file a row of its own.
+stop_daemon
+nrows=$(pg "SELECT count(*) FROM files")
+nbytes=$(pg "SELECT sum(bytes_read + bytes_written) FROM files")
+pg "BEGIN;
+    ALTER TABLE files DROP CONSTRAINT files_pkey;
+    ALTER TABLE files DROP COLUMN gen, DROP COLUMN rw_switches, DROP COLUMN access1,
+      DROP COLUMN access2, DROP COLUMN access3, DROP COLUMN access4, DROP COLUMN access1_count,
+      DROP COLUMN access2_count, DROP COLUMN access3_count, DROP COLUMN access4_count;
+    ALTER TABLE files ADD PRIMARY KEY (job, step_id, rank, mnt_id, dev, ino);
+    DELETE FROM ioacct_schema WHERE version = 12;
+    COMMIT" > /dev/null || fail "cannot put PostgreSQL back to schema 11"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 11 ] || fail "the store is not at schema 11"
+start_daemon
+"$IOREPORT" --format json -o "$T/m.json" 4801 || fail "ioreport 4801 (after schema 11) failed"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 12 ] || fail "PostgreSQL was not migrated to 12"
+[ "$(pg "SELECT count(*) || ' ' || sum(bytes_read + bytes_written) || ' ' || max(gen) || ' ' ||
+	max(rw_switches + access1 + access4_count) FROM files")" = "$nrows $nbytes 0 0" ] ||
+	fail "schema 11's $nrows file rows ($nbytes bytes) not kept, gen 0, as they were"
+[ "$(pg "BEGIN; INSERT INTO files SELECT job, step_id, rank, mnt_id, dev, ino, path, path_raw,
+	opens, reads, writes, stats, fsyncs, bytes_read, bytes_written, read_ns, write_ns, meta_ns,
+	seq_reads, seq_writes, consec_reads, consec_writes, max_byte_read, max_byte_written,
+	first_read_ns, last_read_ns, first_write_ns, last_write_ns, size_read, size_written,
+	mmap_bytes, cache_miss_bytes, seeks, 7 FROM files WHERE dev <> 0 LIMIT 1;
+	SELECT count(*) FROM files; ROLLBACK" | grep -v '^$' | tail -1)" = $((nrows + 1)) ] ||
+	fail "schema 12's key does not take another life (gen) of a file beside its row"
+ok "schema 11's $nrows file rows migrated to 12: kept, gen 0; another life a row of its own"
+
 exit 0

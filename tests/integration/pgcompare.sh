@@ -144,8 +144,8 @@ compare_stores() {
 }
 
 # pg_back_to_schema11: puts a cluster store of schema $PG_SCHEMA back to schema 11 with its
-# data, as schema 11 stored it: no run_start (schema 13) nor cmdline (schema 14) in jobs, job_reports (the last run's row of
-# a job id kept) and the merged series (dropped: made again at the next whole read), the
+# data, as schema 11 stored it: no run_start (schema 13) nor cmdline (schema 14) in jobs,
+# job_reports (the last run's row of a job id kept), files' lives and counters (schema 12) and the merged series (dropped: made again at the next whole read), the
 # trigger of schema 8, every later version forgotten.
 pg_back_to_schema11() {
 	pg "BEGIN;
@@ -176,6 +176,11 @@ pg_back_to_schema11() {
 	    ALTER TABLE jobs DROP COLUMN run_start;
 	    ALTER TABLE jobs DROP COLUMN cmdline;
 	    CREATE INDEX jobs_cluster_job_id_run ON jobs (cluster, job_id, restart);
+	    ALTER TABLE files DROP CONSTRAINT files_pkey;
+	    ALTER TABLE files DROP COLUMN gen, DROP COLUMN rw_switches, DROP COLUMN access1,
+	      DROP COLUMN access2, DROP COLUMN access3, DROP COLUMN access4, DROP COLUMN access1_count,
+	      DROP COLUMN access2_count, DROP COLUMN access3_count, DROP COLUMN access4_count;
+	    ALTER TABLE files ADD PRIMARY KEY (job, step_id, rank, mnt_id, dev, ino);
 	    DELETE FROM ioacct_schema WHERE version > 11;
 	    COMMIT" > /dev/null
 }
@@ -183,7 +188,7 @@ pg_back_to_schema11() {
 # pg_back_to_schema8: puts a cluster store of schema $PG_SCHEMA back to schema 8 with its data, as
 # schema 8 stored it: no per-file or MPI-IO records (schema 9: their tables and
 # jobs.files_kept gone), steps and mounts one table each (not partitioned by month: schema
-# 10) with their foreign keys, the trigger and functions of schema 8, versions 9 to 11
+# 10) with their foreign keys, the trigger and functions of schema 8, versions 9 to 12
 # forgotten.
 pg_back_to_schema8() {
 	pg_back_to_schema11 || return 1
@@ -222,11 +227,11 @@ pg_back_to_schema8() {
 	      END IF;
 	     END LOOP;
 	    END\$\$;
-	    DELETE FROM ioacct_schema WHERE version IN (9, 10, 11);
+	    DELETE FROM ioacct_schema WHERE version > 8;
 	    COMMIT" > /dev/null
 }
 
-# pg_back_to_schema7: puts a schema-11 cluster store back to schema 7 with its data, as
+# pg_back_to_schema7: puts a schema-12 cluster store back to schema 7 with its data, as
 # schema 7 stored it: series and totals one table each (not partitioned by month) with
 # their foreign keys, job ids a plain sequence again (the block bits off), no triggers,
 # version 8 forgotten. The next ioacctd to connect migrates it again.

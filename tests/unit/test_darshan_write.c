@@ -799,10 +799,17 @@ static void files_workload(struct jb *b)
 	f->meta_ns = 300;
 	jb_file_rw(f, true, 40, 65536, 1000, 1500000000, 2500000000);
 	jb_file_rw(f, false, 20, MIB, 2000, 100000000, 900000000);
+	f->rw_switches = 2;
+	ioacct_file_access_add(f, 65536, 40);
+	ioacct_file_access_add(f, MIB, 20);
+	/* Another life of another inode under the same name: one Darshan record with it. */
 	f = jb_file(b, 1, -1, M_SCRATCH, 8 << 20 | 1, 12, "/scratch/a");
 	f->opens = 1;
 	jb_file_rw(f, true, 10, 65536, 500, 1000000000, 3000000000);
 	f->max_byte_read = 100 * 65536 - 1;
+	f->rw_switches = 1;
+	ioacct_file_access_add(f, 65536, 10);
+	ioacct_file_access_add(f, 4096, 1);
 	f = jb_file(b, 0, 0, M_SCRATCH, 8 << 20 | 1, 13, "/scratch/b");
 	f->opens = 1;
 	jb_file_rw(f, false, 30, MIB, 3000, 200000000, 800000000);
@@ -840,6 +847,9 @@ static void expect_counts(struct ioacct_darshan_record *e, const int64_t v[13])
 	/* Every size bin is a count, 0 where no access had that size. */
 	for (int i = 29; i < 49; i++)
 		e->counters[i] = 0;
+	/* A file's read/write switches (none but where said); a mix of files has none known. */
+	if (v[7] >= 0)
+		e->counters[22] = 0;
 	e->counters[65] = e->counters[67] = e->rank >= 0 ? e->rank : 0;
 	e->counters[66] = e->counters[68] = v[5] + v[6];
 }
@@ -1074,6 +1084,14 @@ static void test_files_round_trip(void **state)
 	e.counters[5] = 4; /* SEEKS */
 	e.counters[29 + 3] = 50;
 	e.counters[39 + 4] = 20;
+	/* RW_SWITCHES, ACCESS1..3_ACCESS and _COUNT of the two lives, merged as Darshan's ranks. */
+	e.counters[22] = 3;
+	e.counters[57] = 65536;
+	e.counters[61] = 50;
+	e.counters[58] = MIB;
+	e.counters[62] = 20;
+	e.counters[59] = 4096;
+	e.counters[63] = 1;
 	expect_times(&e, (const double[4]){ 1.0, 3.0, 0.1, 0.9 }, 1500e-9, 2000e-9, 300e-9);
 	assert_rec(back, "/scratch/a", &e);
 
