@@ -152,18 +152,11 @@ ok "the cluster store's records of jobs $JOBS: JSON, text sections, .darshan log
 stop_daemon
 nrows=$(pg "SELECT count(*) FROM files")
 nbytes=$(pg "SELECT sum(bytes_read + bytes_written) FROM files")
-pg "BEGIN;
-    ALTER TABLE files DROP CONSTRAINT files_pkey;
-    ALTER TABLE files DROP COLUMN gen, DROP COLUMN rw_switches, DROP COLUMN access1,
-      DROP COLUMN access2, DROP COLUMN access3, DROP COLUMN access4, DROP COLUMN access1_count,
-      DROP COLUMN access2_count, DROP COLUMN access3_count, DROP COLUMN access4_count;
-    ALTER TABLE files ADD PRIMARY KEY (job, step_id, rank, mnt_id, dev, ino);
-    DELETE FROM ioacct_schema WHERE version = 12;
-    COMMIT" > /dev/null || fail "cannot put PostgreSQL back to schema 11"
+pg_back_to_schema11 || fail "cannot put PostgreSQL back to schema 11"
 [ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 11 ] || fail "the store is not at schema 11"
 start_daemon
 "$IOREPORT" --format json -o "$T/m.json" 4801 || fail "ioreport 4801 (after schema 11) failed"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 12 ] || fail "PostgreSQL was not migrated to 12"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] || fail "PostgreSQL was not migrated to $PG_SCHEMA"
 [ "$(pg "SELECT count(*) || ' ' || sum(bytes_read + bytes_written) || ' ' || max(gen) || ' ' ||
 	max(rw_switches + access1 + access4_count) FROM files")" = "$nrows $nbytes 0 0" ] ||
 	fail "schema 11's $nrows file rows ($nbytes bytes) not kept, gen 0, as they were"

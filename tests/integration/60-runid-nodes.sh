@@ -192,8 +192,11 @@ answers() {
 		"$IOREPORT" --format json --run $r 910 > "$1/report-$r.json" || fail "ioreport --run $r 910 failed"
 	done
 }
-# Schema 11 keeps no command line (schema 14): the answers before are without it.
-pg "UPDATE jobs SET cmdline = ''" > /dev/null
+# Schema 11 keeps no command line (schema 14), nor a file's life and common access sizes
+# (schema 12): the answers before are without them.
+pg "UPDATE jobs SET cmdline = ''; UPDATE files SET gen = 0, rw_switches = 0, access1 = 0,
+    access2 = 0, access3 = 0, access4 = 0, access1_count = 0, access2_count = 0,
+    access3_count = 0, access4_count = 0" > /dev/null
 answers "$T/before"
 stop_daemon
 stop_node2
