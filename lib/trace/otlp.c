@@ -481,7 +481,36 @@ static void otlp_free(struct ioacct_otlp *o)
 	free(o);
 }
 
-/* Sends a batch when IOACCT_OTLP_BATCH spans wait or a second has passed, until closed. */
+/*
+ * The bytes of the first n spans of a queue: each is ScopeSpans' field 2, a
+ * one-byte key and a varint length (span_put), so walking n lengths finds it.
+ */
+static size_t spans_end(const struct ioacct_pb *q, uint64_t n)
+{
+	size_t off = 0;
+
+	while (n-- && off < q->len) {
+		uint64_t len = 0;
+		unsigned int shift = 0;
+
+		off++;
+		while (off < q->len && shift < 64) {
+			uint8_t b = q->p[off++];
+
+			len |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+			if (!(b & 0x80))
+				break;
+		}
+		off = len > q->len - off ? q->len : off + (size_t)len;
+	}
+	return off;
+}
+
+/*
+ * Sends a batch when IOACCT_OTLP_BATCH spans wait or a second has passed, until
+ * closed; at most IOACCT_OTLP_BATCH spans a POST, however late the sender woke.
+ */
 static void *sender(void *arg)
 {
 	struct ioacct_otlp *o = arg;
@@ -505,6 +534,15 @@ static void *sender(void *arg)
 		n = o->nqueued;
 		memset(&o->queue, 0, sizeof(o->queue));
 		o->nqueued = 0;
+		if (n > IOACCT_OTLP_BATCH) {
+			/* A sender that woke late found several batches: one a POST, the rest stay. */
+			size_t cut = spans_end(&batch, IOACCT_OTLP_BATCH);
+
+			pb_raw(&o->queue, batch.p + cut, batch.len - cut);
+			o->nqueued = n - IOACCT_OTLP_BATCH;
+			batch.len = cut;
+			n = IOACCT_OTLP_BATCH;
+		}
 		o->inflight = batch.len;
 		pthread_mutex_unlock(&o->lock);
 		send_batch(o, &batch, n);

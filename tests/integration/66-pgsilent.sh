@@ -115,7 +115,7 @@ kill "$SPID"
 SPID=
 
 # ---- 3. a real server, its tables locked: the exporter waits in PostgreSQL ---------------
-sed -i -e "s|^cluster_db = .*|$REAL|" -e '/^cluster_db_statement_timeout/d' "$CONF"
+sed -i -e "s|^cluster_db = .*|${REAL//&/\\&}|" -e '/^cluster_db_statement_timeout/d' "$CONF"
 # The job that waited goes (and the schema is made) first.
 start_daemon
 wait_exported "$DB" "the first job, on the real server"
