@@ -149,9 +149,12 @@ static __always_inline void file_note(const struct ioacct_file_key *key, __u64 d
 /*
  * Names record v of *key when it has no name yet and a dentry is at hand:
  * the first such call of any task takes the flag, so the walk is made once.
+ * Inline: as a frame of its own it made the chain of a read's fentry
+ * program (ioacct_fx_read, file_call, file_acc_load, file_rec, file_name)
+ * 544 bytes, over the 512 that 6.1's verifier adds up.
  */
-static __noinline void file_name(const struct ioacct_file_key *key, struct ioacct_file_val *v,
-				 __u64 dentry, __u64 vfsmnt)
+static __always_inline void file_name(const struct ioacct_file_key *key,
+				      struct ioacct_file_val *v, __u64 dentry, __u64 vfsmnt)
 {
 	struct ioacct_file_key k;
 
@@ -469,12 +472,12 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 	struct ioacct_file_key key = fa->key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
-	__u32 slot = key.slot;
 	__u64 metas = fa->opens + fa->stats + fa->fsyncs + fa->seeks;
 
 	if (!fa->ok || !(fa->reads | fa->writes | metas))
 		return;
-	s = bpf_map_lookup_elem(&slots, &slot);
+	/* The key's slot, no copy: a frame of a read's deepest chain, 512 bytes on 6.1. */
+	s = bpf_map_lookup_elem(&slots, &key.slot);
 	/*
 	 * The key from the stack: fa may be in a global function's argument
 	 * (t), memory that 6.1's map helpers do not take as a key.
@@ -484,7 +487,7 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 		fa->ok = 0;
 		v = NULL;
 	} else if (!v) {
-		count_drop(slot, fa->reads + fa->writes + metas,
+		count_drop(key.slot, fa->reads + fa->writes + metas,
 			   fa->bytes_read + fa->bytes_written);
 	}
 	if (v && fa->reads) {
@@ -751,7 +754,6 @@ struct file_rw {
 static __noinline void file_direct(__s32 rank, struct file_id *id, const struct file_rw *a)
 {
 	__u32 slot = a->slot;
-	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
 	struct file_acc *fa;
@@ -760,19 +762,22 @@ static __noinline void file_direct(__s32 rank, struct file_id *id, const struct 
 	if (!id || !a)
 		return;
 	file_life(slot, id);
-	key = file_key(rank, id, slot, a->mnt);
-
 	fa = bpf_map_lookup_elem(&fascratch, &zero);
 	s = bpf_map_lookup_elem(&slots, &slot);
 	if (!fa || !s)
 		return;
 	__builtin_memset(fa, 0, sizeof(*fa));
-	v = file_rec(&key, id);
+	/*
+	 * The key in the scratch, not on the stack: with it there, this frame
+	 * made the chain of an AIO completion (aio_exit, aio_reap_one,
+	 * ioacct_file_req, here, file_acc_flush) 544 bytes, over 6.1's 512.
+	 */
+	fa->key = file_key(rank, id, slot, a->mnt);
+	v = file_rec(&fa->key, id);
 	if (!v) {
 		count_drop(slot, 1, a->ret);
 		return;
 	}
-	fa->key = key;
 	fa->start = s->start_ns;
 	file_acc_from(fa, v);
 	file_acc_add(fa, a->rd, a->off, a->ret, a->t_end, a->dur, size_bin(a->ret));
