@@ -56,6 +56,10 @@ setup() {
 	if [ "$(id -u)" = 0 ]; then
 		daemon_user || fail "cannot create the user $IOACCT_USER"
 		chown "$IOACCT_USER:" "$T"
+		# Searchable (not readable) by others, as a home directory: the report
+		# files ioacctd writes as a job's user (root's too: root without
+		# capabilities) go to directories under it.
+		chmod 711 "$T"
 	fi
 	PIN=/sys/fs/bpf/ioacct-test-$$
 	CONF=$T/ioacct.conf
