@@ -35,6 +35,11 @@ dump_log() {
 	if [ -n "${T:-}" ] && [ -f "$T/ioacctd.log" ]; then
 		echo "---- ioacctd log (last 30 lines) ----"
 		tail -n 30 "$T/ioacctd.log"
+		# IOACCT_TEST_SAVE=DIR keeps the whole log of a failed test there.
+		if [ -n "${IOACCT_TEST_SAVE:-}" ] && mkdir -p "$IOACCT_TEST_SAVE"; then
+			cp "$T/ioacctd.log" "$IOACCT_TEST_SAVE/$(basename "$0" .sh).ioacctd.log" &&
+				echo "(the whole log: $IOACCT_TEST_SAVE/$(basename "$0" .sh).ioacctd.log)"
+		fi
 	fi
 }
 
