@@ -137,6 +137,14 @@ struct task_ent {
 	__u32 c_mnt;
 	__u32 c_type;
 	/*
+	 * The last two mounts this task noted (note_mount) for its accumulators:
+	 * the mount's struct and slot << 32 | mount id. A copy between two file
+	 * systems alternates them; each is walked once, not per call.
+	 */
+	__u64 noted_vfsmnt[2];
+	__u64 noted_key[2];
+	__u32 noted_next;
+	/*
 	 * The last file's identity for its record (issue 26): device, inode,
 	 * its i_generation (issue 36), a dentry of it.
 	 */
@@ -239,8 +247,8 @@ struct {
 /* Mounts noted for the daemon (ioacct_abi.h); names, not counts, so an LRU is fine. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
+	__uint(max_entries, 8192);
+	__type(key, struct ioacct_mnt_note_key);
 	__type(value, struct ioacct_mnt_note);
 } mntnotes SEC(".maps");
 
@@ -253,6 +261,7 @@ struct {
 #define NOTE_MAX_STEPS 48      /* components and mount crossings, together */
 struct note_scratch {
 	struct ioacct_mnt_note n;
+	struct ioacct_mnt_note_key key; /* off the stack too */
 	__u64 d, parent; /* the walk: a dentry, and the mount it is on */
 	__u32 ncomp, off;
 	__u32 complete, pad;

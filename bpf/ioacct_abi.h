@@ -330,11 +330,19 @@ struct ioacct_mp_val {
 };
 
 /*
- * mntnotes: mount id -> what the kernel knows of a mount a watched task did
- * fd I/O on, for the daemon to name a mount whose namespace is gone before
- * the drain (a short-lived container). Not pinned: a new daemon's programs
- * start an empty one, so this needs no ABI version of its own.
+ * mntnotes: (slot, mount id) -> what the kernel knows of a mount a watched
+ * task did fd I/O on, for the daemon to name a mount whose namespace is gone
+ * before the drain (a short-lived container). Keyed by the slot too: a mount
+ * id freed by one job's container is at once another's (the "/" of the next
+ * `unshare -m`), whose note must not name the first job's bytes; the daemon
+ * forgets a slot's notes when the slot gets a new step. Not pinned: a new
+ * daemon's programs start an empty one, so this needs no ABI version of its
+ * own.
  */
+struct ioacct_mnt_note_key {
+	__u32 slot;
+	__u32 mnt_id;
+};
 #define IOACCT_NOTE_FSTYPE_MAX 32
 #define IOACCT_NOTE_PATH_MAX 256     /* a power of two: the BPF side masks offsets with it */
 #define IOACCT_NOTE_PATH_COMPLETE 1  /* path is the whole mount point, from its namespace's root */

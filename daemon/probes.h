@@ -112,11 +112,12 @@ int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch 
  * What the probes noted of a mount a watched task did fd I/O on: its
  * file-system type, its mount point's path in its mount namespace (*complete
  * false: only its last components fitted) and that namespace, for a mount
- * no mountinfo lists any more. -ENOENT when not noted (no fd I/O on it,
- * evicted, or noted by an earlier daemon's programs, which are still the
- * attached ones).
+ * no mountinfo lists any more, as a task of slot's step noted it (another
+ * job's mount of the same id has a note of its own). -ENOENT when not noted
+ * (no fd I/O on it, evicted, or noted by an earlier daemon's programs, which
+ * are still the attached ones).
  */
-int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t mnt_id, char *fstype,
+int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t slot, uint32_t mnt_id, char *fstype,
 			     size_t fstype_len, char *path, size_t path_len, uint32_t *mntns,
 			     bool *complete);
 

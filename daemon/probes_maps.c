@@ -79,11 +79,41 @@ bool ioacct_probes_attached(const struct ioacct_probes *p)
 	return p->nlinks > 0;
 }
 
+/*
+ * Forgets the mount notes of a slot's earlier steps: a mount id they noted
+ * may be another mount now. Keys are collected first: deleting while walking
+ * would restart the walk.
+ */
+static void mount_notes_forget(struct ioacct_probes *p, uint32_t slot)
+{
+	int fd = bpf_map__fd(p->skel->maps.mntnotes);
+	struct ioacct_mnt_note_key k, *prev = NULL, *del = NULL, *nd;
+	size_t n = 0, cap = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &k) == 0) {
+		if (k.slot == slot) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				nd = reallocarray(del, cap, sizeof(*del));
+				if (!nd)
+					break;
+				del = nd;
+			}
+			del[n++] = k;
+		}
+		prev = &k;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &del[i]);
+	free(del);
+}
+
 int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t start_mono_ns,
 			   uint64_t width_ns)
 {
 	struct ioacct_slot s = { .start_ns = start_mono_ns, .width_ns = width_ns, .active = 1 };
 
+	mount_notes_forget(p, slot);
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.slots), &slot, &s, BPF_ANY))
 		return -errno;
 	return 0;
@@ -210,13 +240,14 @@ int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch 
 	return 0;
 }
 
-int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t mnt_id, char *fstype,
+int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t slot, uint32_t mnt_id, char *fstype,
 			     size_t fstype_len, char *path, size_t path_len, uint32_t *mntns,
 			     bool *complete)
 {
+	struct ioacct_mnt_note_key k = { .slot = slot, .mnt_id = mnt_id };
 	struct ioacct_mnt_note n;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.mntnotes), &mnt_id, &n))
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.mntnotes), &k, &n))
 		return -errno;
 	/* The kernel's strings are NUL-terminated by bpf_probe_read_kernel_str; make sure. */
 	n.fstype[sizeof(n.fstype) - 1] = '\0';
