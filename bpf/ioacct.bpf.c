@@ -103,8 +103,8 @@ struct file_acc {
  */
 struct task_ent {
 	__u64 ts;    /* sys_enter time */
+	__u64 mnt;   /* key of the mount the pending op targets */
 	__u32 op;    /* pending op + 1, 0 when none */
-	__u32 mnt;   /* mount the pending op targets */
 	__u32 pslot; /* slot of the pending op */
 	__u16 kind;  /* IOACCT_SK_* of the pending op */
 	__u16 epoch; /* state epoch at sys_enter: the programs were not detached since */
@@ -112,14 +112,14 @@ struct task_ent {
 	union {
 		__s64 dirfd; /* what upath is relative to */
 		struct {
-			__u32 out_mnt; /* FD_PAIR kinds: the destination's mount (mnt: the source's) */
+			__u64 out_mnt; /* FD_PAIR kinds: the destination's mount (mnt: the source's) */
 			__u32 ends;    /* PAIR_SRC | PAIR_DST: which ends are regular files */
 		} pair;
 		__u64 aio_uptr;        /* AIO kinds: io_submit's iocb pointers, io_getevents' events */
 	};
 	__u64 c_inode;
 	__u64 c_vfsmnt;
-	__u32 c_mnt;
+	__u64 c_mnt;
 	__u32 c_type;
 	/* The last file's identity for its record (issue 26): device, inode, a dentry of it. */
 	__u64 c_ino;
@@ -218,7 +218,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32);
+	__type(key, struct ioacct_mnt_note_key);
 	__type(value, struct ioacct_mnt_note);
 } mntnotes SEC(".maps");
 

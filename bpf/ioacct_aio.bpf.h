@@ -43,9 +43,8 @@ struct aio_key {
 
 struct aio_req {
 	__u32 slot;
-	__u32 mnt;
 	__u32 op;  /* IOACCT_OP_READ, _WRITE or _FSYNC */
-	__u32 pad;
+	__u64 mnt;
 	__u64 t0;  /* io_submit's start */
 	struct file_req f; /* for its file's record (issue 26): a regular file's, else zeros */
 };

@@ -31,7 +31,7 @@ static __noinline struct ioacct_stat_val *stat_entry(const struct ioacct_stat_ke
 			return NULL;
 		}
 		if (!err)
-			note_mount(key->mnt_id);
+			note_mount(key);
 		v = bpf_map_lookup_elem(&stats, key);
 		if (!v)
 			count_drop(slot, events, bytes);

@@ -316,7 +316,7 @@ static __noinline int file_id_of(__u64 f, struct file_id *id)
 
 /* The key of file id, of rank, on mount mnt, counted in slot. */
 static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct file_id *id,
-							__u32 slot, __u32 mnt)
+							__u32 slot, __u64 mnt)
 {
 	struct ioacct_file_key k = { .slot = slot, .rank = rank, .mnt_id = mnt, .dev = id->dev,
 				     .ino = id->ino };
@@ -455,7 +455,7 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
  * record (the map is full).
  */
 static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struct file_id *id,
-						 __u32 slot, __u32 mnt, __u64 start)
+						 __u32 slot, __u64 mnt, __u64 start)
 {
 	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
@@ -487,7 +487,7 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struc
 
 /* Whether fa holds the file of inode ino on device dev, on mount mnt in slot. */
 static __always_inline bool file_acc_is(const struct file_acc *fa, __u64 ino, __u32 dev,
-					__u32 slot, __u32 mnt, __u64 start)
+					__u32 slot, __u64 mnt, __u64 start)
 {
 	return fa->ok && fa->ino == ino && fa->dev == dev && fa->key.slot == slot &&
 	       fa->key.mnt_id == mnt && fa->start == start;
@@ -498,7 +498,7 @@ static __always_inline bool file_acc_is(const struct file_acc *fa, __u64 ino, __
  * inline, and found by comparisons while it is one it has. NULL: none.
  */
 static __always_inline struct file_acc *file_acc_find(struct task_ent *t, __u64 ino, __u32 dev,
-						      __u32 slot, __u32 mnt, __u64 start)
+						      __u32 slot, __u64 mnt, __u64 start)
 {
 	for (int i = 0; i < FILE_ACCS; i++) {
 		struct file_acc *fa = &t->fa[i];
@@ -568,8 +568,8 @@ struct file_rw {
 	__u64 t_end;
 	__u64 dur;
 	__u64 start;	/* the slot's start_ns */
+	__u64 mnt;
 	__u32 slot;
-	__u32 mnt;
 	__u32 rd;	/* a read, else a write */
 	__u32 direct;	/* the daemon's iterator holds t's accumulators: straight to the record */
 };
@@ -756,7 +756,7 @@ struct file_req {
 	__s32 rank;
 	__u32 op;
 	__u32 slot;
-	__u32 mnt;
+	__u64 mnt;
 };
 
 /*
@@ -898,7 +898,7 @@ static __always_inline void acc_release(struct task_ent *t)
  * (an open's new fd, an fd call's), or for a stat by path the one its buffer
  * names.
  */
-__noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32 op, __u64 dur)
+__noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u64 mnt, __u32 op, __u64 dur)
 {
 	struct ioacct_file_key key;
 	bool opened = op & FILE_CALL_OPENED;
@@ -963,8 +963,8 @@ struct file_page {
 	__u64 file;
 	__u64 inode;
 	__u64 bytes;
+	__u64 mnt;
 	__u32 slot;
-	__u32 mnt;
 };
 
 /*
