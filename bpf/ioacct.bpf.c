@@ -231,6 +231,7 @@ struct {
 #define NOTE_MAX_STEPS 48      /* components and mount crossings, together */
 struct note_scratch {
 	struct ioacct_mnt_note n;
+	struct ioacct_mnt_note_key nk; /* n's key in mntnotes */
 	__u64 d, parent; /* the walk: a dentry, and the mount it is on */
 	__u32 ncomp, off;
 	__u32 complete, pad;

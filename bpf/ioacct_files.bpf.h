@@ -382,12 +382,12 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 	struct ioacct_file_key key = fa->key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
-	__u32 slot = key.slot;
 	__u64 metas = fa->opens + fa->stats + fa->fsyncs + fa->seeks;
 
 	if (!fa->ok || !(fa->reads | fa->writes | metas))
 		return;
-	s = bpf_map_lookup_elem(&slots, &slot);
+	/* The key's slot, no copy: a frame of sys_exit's deepest chain (see aio_reap_one()). */
+	s = bpf_map_lookup_elem(&slots, &key.slot);
 	/*
 	 * The key from the stack: fa may be in a global function's argument
 	 * (t), memory that 6.1's map helpers do not take as a key.
@@ -397,7 +397,7 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 		fa->ok = 0;
 		v = NULL;
 	} else if (!v) {
-		count_drop(slot, fa->reads + fa->writes + metas,
+		count_drop(key.slot, fa->reads + fa->writes + metas,
 			   fa->bytes_read + fa->bytes_written);
 	}
 	if (v && fa->reads) {

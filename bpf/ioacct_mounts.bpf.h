@@ -324,25 +324,32 @@ static __always_inline void note_path(struct note_scratch *s, struct mount *m)
  */
 static __noinline void note_mount(const struct ioacct_stat_key *key)
 {
-	struct ioacct_mnt_note_key nk = { .mnt_id = key->mnt_id, .slot = IOACCT_SLOT_NONE };
 	struct ioacct_mnt_note *old;
 	struct note_scratch *s;
 	struct ioacct_slot *sl;
 	struct vfsmount *mnt;
 	struct task_ent *t;
-	__u32 slot = key->slot;
-	struct mount *m;
 	__u32 zero = 0;
 	bool uniq;
 
 	t = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!t || t->c_mnt != key->mnt_id || !t->c_vfsmnt)
 		return;
-	sl = bpf_map_lookup_elem(&slots, &slot);
+	sl = bpf_map_lookup_elem(&slots, &key->slot);
 	if (!sl)
 		return;
-	mnt = (struct vfsmount *)t->c_vfsmnt;
-	m = container_of(mnt, struct mount, mnt);
+	s = bpf_map_lookup_elem(&notescratch, &zero);
+	if (!s)
+		return;
+	/*
+	 * Each value goes to the scratch as soon as it is read, the note's key
+	 * too: this frame is the deepest of sys_exit's chain, which 6.1's
+	 * verifier holds to 512 bytes in frames rounded up to 32 (see
+	 * aio_reap_one()), and a value kept in a register across the reads
+	 * below is spilled to the stack.
+	 */
+	s->n.vfsmnt = t->c_vfsmnt;
+	s->n.slot_start = sl->start_ns;
 	/*
 	 * A mount_key() that is mnt_id_unique is that mount's alone: noted once.
 	 * The 32-bit id is given to the next mount made as soon as this one is
@@ -353,23 +360,19 @@ static __noinline void note_mount(const struct ioacct_stat_key *key)
 	 * is kept only while it is the same mount struct in the same job.
 	 */
 	uniq = bpf_core_field_exists(((struct mount___uniq *)0)->mnt_id_unique);
-	if (!uniq)
-		nk.slot = slot;
-	old = bpf_map_lookup_elem(&mntnotes, &nk);
+	s->nk = (struct ioacct_mnt_note_key){ .mnt_id = key->mnt_id,
+					      .slot = uniq ? IOACCT_SLOT_NONE : key->slot };
+	s->n.uniq = uniq ? key->mnt_id : 0;
+	old = bpf_map_lookup_elem(&mntnotes, &s->nk);
 	if (old && uniq)
 		return;
-	s = bpf_map_lookup_elem(&notescratch, &zero);
-	if (!s)
-		return;
-	s->n.vfsmnt = t->c_vfsmnt;
-	s->n.uniq = uniq ? key->mnt_id : 0;
-	s->n.slot_start = sl->start_ns;
 	s->n.first_ns = bpf_ktime_get_ns();
-	if (old && old->vfsmnt == t->c_vfsmnt && old->slot_start == sl->start_ns)
+	if (old && old->vfsmnt == s->n.vfsmnt && old->slot_start == s->n.slot_start)
 		s->n.first_ns = old->first_ns;
-	s->n.mnt_id_old = BPF_CORE_READ(m, mnt_id);
-	s->n.mntns = BPF_CORE_READ(m, mnt_ns, ns.inum);
+	mnt = (struct vfsmount *)s->n.vfsmnt;
+	s->n.mnt_id_old = BPF_CORE_READ(container_of(mnt, struct mount, mnt), mnt_id);
+	s->n.mntns = BPF_CORE_READ(container_of(mnt, struct mount, mnt), mnt_ns, ns.inum);
 	bpf_probe_read_kernel_str(s->n.fstype, sizeof(s->n.fstype), BPF_CORE_READ(mnt, mnt_sb, s_type, name));
-	note_path(s, m);
-	bpf_map_update_elem(&mntnotes, &nk, &s->n, BPF_ANY);
+	note_path(s, container_of(mnt, struct mount, mnt));
+	bpf_map_update_elem(&mntnotes, &s->nk, &s->n, BPF_ANY);
 }
