@@ -31,7 +31,7 @@ static __noinline struct ioacct_stat_val *stat_entry(const struct ioacct_stat_ke
 			return NULL;
 		}
 		if (!err)
-			note_mount(slot, key->mnt_id);
+			note_mount(key);
 		v = bpf_map_lookup_elem(&stats, key);
 		if (!v)
 			count_drop(slot, events, bytes);
@@ -128,15 +128,17 @@ static __noinline void acc_flush(struct task_ent *t, bool iter)
 /* note_mount() for a new accumulator of t's, unless t noted that mount last or before. */
 static __always_inline void acc_note(struct task_ent *t, const struct ioacct_stat_key *key)
 {
-	__u64 k = (__u64)key->slot << 32 | key->mnt_id;
 	__u32 i = t->noted_next & 1;
 
-	if ((t->noted_key[0] == k && t->noted_vfsmnt[0] == t->c_vfsmnt) ||
-	    (t->noted_key[1] == k && t->noted_vfsmnt[1] == t->c_vfsmnt))
+	if ((t->noted_key[0] == key->mnt_id && t->noted_slot[0] == key->slot &&
+	     t->noted_vfsmnt[0] == t->c_vfsmnt) ||
+	    (t->noted_key[1] == key->mnt_id && t->noted_slot[1] == key->slot &&
+	     t->noted_vfsmnt[1] == t->c_vfsmnt))
 		return;
-	if (!note_mount(key->slot, key->mnt_id))
+	if (!note_mount(key))
 		return;
-	t->noted_key[i] = k;
+	t->noted_key[i] = key->mnt_id;
+	t->noted_slot[i] = key->slot;
 	t->noted_vfsmnt[i] = t->c_vfsmnt;
 	t->noted_next = i ^ 1;
 }

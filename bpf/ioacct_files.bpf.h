@@ -342,7 +342,7 @@ static __noinline int file_id_of(__u64 f, struct file_id *id)
 
 /* The key of file id (its life known: file_life()), of rank, on mount mnt, counted in slot. */
 static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct file_id *id,
-							__u32 slot, __u32 mnt)
+							__u32 slot, __u64 mnt)
 {
 	struct ioacct_file_key k = { .slot = slot, .rank = rank, .mnt_id = mnt, .dev = id->dev,
 				     .ino = id->ino, .gen = id->gen,
@@ -476,7 +476,7 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 
 	if (!fa->ok || !(fa->reads | fa->writes | metas))
 		return;
-	/* The key's slot, no copy: a frame of a read's deepest chain, 512 bytes on 6.1. */
+	/* The key's slot, no copy: a frame of a read's and of sys_exit's deepest chains (see aio_reap_one()). */
 	s = bpf_map_lookup_elem(&slots, &key.slot);
 	/*
 	 * The key from the stack: fa may be in a global function's argument
@@ -560,7 +560,7 @@ static __always_inline void file_acc_from(struct file_acc *fa, const struct ioac
  * read). NULL: no record (the map is full).
  */
 static __noinline struct file_acc *file_acc_load(struct task_ent *t, struct file_id *id,
-						 __u32 slot, __u32 mnt, __u64 start)
+						 __u32 slot, __u64 mnt, __u64 start)
 {
 	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
@@ -597,7 +597,7 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, struct file
  * takes whichever life the task has loaded.
  */
 static __always_inline bool file_acc_is(const struct file_acc *fa, __u64 ino, __u32 dev,
-					__u32 igen, bool path, __u32 slot, __u32 mnt, __u64 start)
+					__u32 igen, bool path, __u32 slot, __u64 mnt, __u64 start)
 {
 	return fa->ok && fa->ino == ino && fa->dev == dev &&
 	       (path || (fa->igen == igen && !fa->nogen)) && fa->key.slot == slot &&
@@ -609,7 +609,7 @@ static __always_inline bool file_acc_is(const struct file_acc *fa, __u64 ino, __
  * inline, and found by comparisons while it is one it has. NULL: none.
  */
 static __always_inline struct file_acc *file_acc_find(struct task_ent *t, __u64 ino, __u32 dev,
-						      __u32 igen, bool path, __u32 slot, __u32 mnt,
+						      __u32 igen, bool path, __u32 slot, __u64 mnt,
 						      __u64 start)
 {
 	for (int i = 0; i < FILE_ACCS; i++) {
@@ -740,8 +740,8 @@ struct file_rw {
 	__u64 t_end;
 	__u64 dur;
 	__u64 start;	/* the slot's start_ns */
+	__u64 mnt;
 	__u32 slot;
-	__u32 mnt;
 	__u32 rd;	/* a read, else a write */
 	__u32 direct;	/* the daemon's iterator holds t's accumulators: straight to the record */
 };
@@ -933,7 +933,7 @@ struct file_req {
 	__s32 rank;
 	__u32 op;
 	__u32 slot;
-	__u32 mnt;
+	__u64 mnt;
 };
 
 /*
@@ -1183,7 +1183,7 @@ static __noinline void file_open_nogen(struct task_ent *t, __u32 slot, struct fi
  * (an open's new fd, an fd call's), or for a stat by path the one its buffer
  * names.
  */
-__noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32 op, __u64 dur)
+__noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u64 mnt, __u32 op, __u64 dur)
 {
 	struct ioacct_file_key key;
 	bool opened = op & FILE_CALL_OPENED, created = op & FILE_CALL_CREATED, path = false;
@@ -1262,8 +1262,8 @@ struct file_page {
 	__u64 file;
 	__u64 inode;
 	__u64 bytes;
+	__u64 mnt;
 	__u32 slot;
-	__u32 mnt;
 };
 
 /* id's dentry and mount, when inode is the current task's executable's. */

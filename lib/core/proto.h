@@ -200,7 +200,7 @@ struct ioacct_req_job {
 	int64_t job_key;
 	uint32_t after;             /* 1: the cursor below is set, series only */
 	uint32_t after_step;
-	uint32_t after_mnt;
+	uint64_t after_mnt;
 	uint32_t after_op;
 	uint32_t after_bin;
 	/*
@@ -313,11 +313,11 @@ struct ioacct_qmpiio_row {
 	struct ioacct_mpiio m;
 };
 
-/* ioacct_qpeak of query.h: step or mount UINT32_MAX for all of them. */
+/* ioacct_qpeak of query.h: step UINT32_MAX, mount IOACCT_MNT_ANY for all of them. */
 struct ioacct_qpeak_row {
 	int64_t job_key;
 	uint32_t step_id;
-	uint32_t mnt_id;
+	uint64_t mnt_id;
 	uint64_t read_bytes;
 	uint64_t write_bytes;
 };
