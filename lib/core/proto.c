@@ -98,13 +98,11 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
 #define F_REQUIRED 1U
 #define F_REPEAT 2U
 /*
- * A 64-bit member older peers know as a U32 attribute (a mount's key, issue
- * 36), after its wide row: sent too while the value fits 32 bits (all ones
- * stays all ones), read when the wide one is absent. A member required in
- * either form is there when one of them is.
+ * A 64-bit member older peers know as a U32 attribute, after its wide row: a mount's
+ * key (issue 36) as MNT_KEY (150) and, while it fits 32 bits (all ones stays all ones),
+ * MNT_ID (34), read when the wide one is absent; required in either form, there when one is.
  */
 #define F_NARROW 4U
-/* A mount's key, both ways (MNT_KEY, 150, and MNT_ID, 34, for older peers). */
 #define MNT_FIELDS(M, member, flags) \
 	M(member, IOACCT_ATTR_MNT_KEY, flags), M(member, IOACCT_ATTR_MNT_ID, (flags) | F_NARROW)
 
@@ -991,9 +989,8 @@ static int decode_attr(const struct list *l, const struct field *f, const struct
 	uint8_t *dst = l->base + f->off;
 
 	if (f->flags & F_NARROW) {
-		uint64_t wide = get_le32(a->val);
+		uint64_t wide = get_le32(a->val) == UINT32_MAX ? UINT64_MAX : get_le32(a->val);
 
-		wide = wide == UINT32_MAX ? UINT64_MAX : wide;
 		memcpy(dst, &wide, sizeof(wide));
 		return 0;
 	}
@@ -1500,17 +1497,4 @@ out:
 		close(fd);
 	ioacct_buf_free(&buf);
 	return ret;
-}
-
-int ioacct_spans_parse(const char *s, uint32_t *spans)
-{
-	if (!s || strcmp(s, "all") == 0)
-		*spans = IOACCT_SPANS_ALL;
-	else if (strcmp(s, "posix") == 0)
-		*spans = IOACCT_SPANS_POSIX;
-	else if (strcmp(s, "mpiio") == 0)
-		*spans = IOACCT_SPANS_MPIIO;
-	else
-		return -EINVAL;
-	return 0;
 }

@@ -434,12 +434,6 @@ int ioacct_client_call(const char *socket_path, const struct ioacct_request *req
 
 const char *ioacct_msg_type_name(uint16_t type);
 /*
- * "posix", "mpiio" or "all" (spans=WHAT, iorun --spans=WHAT) as
- * IOACCT_SPANS_*; NULL: all. 0, or -EINVAL for another word.
- */
-int ioacct_spans_parse(const char *s, uint32_t *spans);
-
-/*
  * An upper bound of the bytes one job with these rows adds to an encoded
  * query reply, so that the daemon fills a page up to a budget without
  * encoding it twice.

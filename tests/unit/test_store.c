@@ -250,9 +250,8 @@ static void assert_totals_are_sums(const struct ioacct_jobdata *jd, size_t expec
 	}
 }
 
-/* 2 steps x 3 mounts x 2 ops x 3 bins, in the order job_load returns them. */
+/* 2 steps x 3 mounts (a 32-bit id, two unique ones: issue 36) x 2 ops x 3 bins, in load order. */
 static const uint32_t steps_ids[] = { 0, IOACCT_STEP_BATCH };
-/* A 32-bit mount id and two unique ones (issue 36), one past 32 bits. */
 static const uint64_t mnt_ids[] = { 21, 0x80000016ULL, (1ULL << 33) + 40 };
 static const uint32_t ops[] = { IOACCT_OP_READ, IOACCT_OP_STAT };
 #define NBINS 3
@@ -285,8 +284,7 @@ static void test_roundtrip(void **state)
 	};
 	struct ioacct_mount mounts[3] = {
 		{ .mnt_id = 21, .path = "/", .fstype = "ext4", .source = "/dev/sda1" },
-		{ .mnt_id = 0x80000016ULL, .path = "/scratch", .fstype = "lustre",
-		  .source = "10.0.0.1@tcp:/scratch" },
+		{ .mnt_id = 0x80000016ULL, .path = "/scratch", .fstype = "lustre", .source = "10.0.0.1@tcp:/scratch" },
 		{ .mnt_id = (1ULL << 33) + 40, .path = "/home", .fstype = "nfs4", .source = "fs:/home" },
 	};
 	struct ioacct_jobdata *jd = NULL;
