@@ -34,7 +34,7 @@ struct mnttab;
  * not scanned yet) is named again in the next drain passes, up to
  * IOACCT_UNNAMED_TRIES of them (each may read mount tables).
  */
-#define IOACCT_UNNAMED_TRIES 4
+#define IOACCT_UNNAMED_TRIES 16
 struct stored_mnt {
 	uint64_t key;        /* the counters' mount key */
 	uint64_t path_hash;  /* a hash of the path stored (jobmounts.c, path_own()) */
