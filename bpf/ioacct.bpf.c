@@ -74,22 +74,37 @@ struct {
  * task turns to a third file, at its exit and when the daemon's iterator
  * flushes the accumulators. Two of them, so that a copy (read one file,
  * write another) is no update per call. key is the record's (its mount's
- * "other files" past max_files); dev and ino the file's own. last_byte_*
- * carry on from the record's: Darshan's sequential and consecutive accesses
- * are counted against the last access to the file, whichever run it was in.
+ * "other files" past max_files); dev, ino and igen (i_generation) the file's
+ * own: a call matches the accumulator by them, its life being the key's.
+ * Darshan's sequential and consecutive accesses and read/write switches are
+ * judged against the record's last accesses in flast[lidx], which every
+ * task counting in the record shares (its tag still ltag), else against
+ * the accumulator's own last_byte_* and last_io (carried on from the
+ * record's). Access sizes gather in asz/acnt (size + 1, 0 free) until a
+ * fifth one comes or the flush, then go to the record's table.
  */
+#define FA_SIZES 4
 struct file_acc {
 	struct ioacct_file_key key;
 	__u64 ino;
 	__u32 dev;
 	__u32 ok;	/* key has a record (file_acc_load found or made one) */
 	__u64 start;	/* start_ns of the slot it was loaded in: a reused slot is another job */
+	__u32 igen;	/* the inode's i_generation */
+	__u8 nogen;	/* loaded for a stat by path of a file of no known life (IOACCT_FILE_NOGEN) */
+	__u8 named;	/* the record's path is noted */
+	__u8 last_io;	/* Darshan's last_io_type, where flast has no entry */
+	__u8 pad;
 	/* Its metadata calls (ioacct_file_call()): next to what finds it, one cache line. */
 	__u64 opens, stats, fsyncs, seeks, meta_ns;
 	__u64 reads, writes, bytes_read, bytes_written, read_ns, write_ns;
 	__s64 max_byte_read, max_byte_written, last_byte_read, last_byte_written;
-	__u64 seq_reads, seq_writes, consec_reads, consec_writes;
+	__u64 seq_reads, seq_writes, consec_reads, consec_writes, rw_switches;
 	__u64 first_read, last_read, first_write, last_write;
+	__u64 ltag;
+	__u32 lidx;
+	__u32 asz[FA_SIZES];
+	__u32 acnt[FA_SIZES];
 	__u64 size_read[IOACCT_NR_SIZE_BINS];
 	__u64 size_written[IOACCT_NR_SIZE_BINS];
 };
@@ -121,10 +136,22 @@ struct task_ent {
 	__u64 c_vfsmnt;
 	__u32 c_mnt;
 	__u32 c_type;
-	/* The last file's identity for its record (issue 26): device, inode, a dentry of it. */
+	/*
+	 * The last two mounts this task noted (note_mount) for its accumulators:
+	 * the mount's struct and slot << 32 | mount id. A copy between two file
+	 * systems alternates them; each is walked once, not per call.
+	 */
+	__u64 noted_vfsmnt[2];
+	__u64 noted_key[2];
+	__u32 noted_next;
+	/*
+	 * The last file's identity for its record (issue 26): device, inode,
+	 * its i_generation (issue 36), a dentry of it.
+	 */
 	__u64 c_ino;
 	__u64 c_dentry;
 	__u32 c_dev;
+	__u32 c_igen;
 	__u32 fa_next;  /* which file accumulator the next new file takes */
 	__u32 stat_x;   /* the pending stat is a statx: f_file is a struct statx */
 	/*
@@ -140,6 +167,9 @@ struct task_ent {
 	 */
 	__s64 f_off;
 	__u64 f_file;
+	/* A pending stat by path: its path argument and what it is relative to, for its record's name. */
+	__u64 s_upath;
+	__s64 s_dirfd;
 	/* FD_PAIR kinds: the ends' struct file (pair.ends: which are regular files), offsets. */
 	__u64 p_file[2];
 	__u64 p_uoff[2];
@@ -217,8 +247,8 @@ struct {
 /* Mounts noted for the daemon (ioacct_abi.h); names, not counts, so an LRU is fine. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
+	__uint(max_entries, 8192);
+	__type(key, struct ioacct_mnt_note_key);
 	__type(value, struct ioacct_mnt_note);
 } mntnotes SEC(".maps");
 
@@ -231,6 +261,7 @@ struct {
 #define NOTE_MAX_STEPS 48      /* components and mount crossings, together */
 struct note_scratch {
 	struct ioacct_mnt_note n;
+	struct ioacct_mnt_note_key key; /* off the stack too */
 	__u64 d, parent; /* the walk: a dentry, and the mount it is on */
 	__u32 ncomp, off;
 	__u32 complete, pad;
@@ -355,6 +386,7 @@ static __always_inline __u32 current_slot(struct task_struct *task, const struct
  * file (bpf/Makefile.am lists them as the objects' prerequisites).
  */
 #include "ioacct_mounts.bpf.h"
+#include "ioacct_rank.bpf.h"
 #include "ioacct_files.bpf.h"
 #include "ioacct_counters.bpf.h"
 #include "ioacct_pcache_call.bpf.h"

@@ -10,12 +10,14 @@
  * the pinned task storage's value (struct task_ent in ioacct.bpf.c):
  * version 6 added the per-task accumulator to it, version 7 the per-file
  * records (files, fpaths, fcount) and the task's file accumulator, version 8
- * the task's rank, version 9 a file's seeks.
+ * the task's rank, version 9 a file's seeks, version 10 a file's life in its
+ * key (gen, idflags), its name noted late, its access sizes and read/write
+ * switches, and the maps flive and flast.
  */
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 9
+#define IOACCT_ABI_VERSION 10
 
 /* Operations (enum ioacct_op) and the watched system calls: ioacct_ops.h. */
 
@@ -171,18 +173,31 @@ struct ioacct_stat_val {
 /*
  * files: the per-file records of issue 26, one per (slot, rank, mount, file)
  * for the life of the step, read and deleted by the daemon when the step
- * ends. A file is its device (the kernel's dev_t of its super block, MAJOR
- * << 20 | MINOR) and inode. dev 0 and ino 0 is the mount's "other files":
- * the calls on files past the slot's max_files records (the step is then
+ * ends. A file is one life of an inode (issue 36): its device (the kernel's
+ * dev_t of its super block, MAJOR << 20 | MINOR), inode and generation
+ * (i_generation, which ext4, xfs, tmpfs and btrfs give every new inode; on a
+ * file system that leaves it 0, a birth counter the probes bump when the job
+ * creates the file), so that the next file to get a freed inode number has
+ * a record of its own. dev 0 and ino 0 is the mount's "other files": the
+ * calls on files past the slot's max_files records (the step is then
  * partial). rank is the Slurm or MPI rank of the task, -1 unknown.
+ * IOACCT_FILE_NOGEN: a file only stat'ed by path so far, whose generation a
+ * stat's buffer does not tell; the daemon adds such a record to its file's
+ * life (the next one made after it, else the last).
  */
+#define IOACCT_FILE_NOGEN 1U
 struct ioacct_file_key {
 	__u32 slot;
 	__s32 rank;
 	__u32 mnt_id;
 	__u32 dev;
 	__u64 ino;
+	__u32 gen;
+	__u32 idflags; /* IOACCT_FILE_* */
 };
+
+/* Darshan's common access sizes: the first IOACCT_FILE_ACCESS_MAX distinct sizes of a file. */
+#define IOACCT_FILE_ACCESS_MAX 32
 
 /*
  * A file's counters: successful calls only, as Darshan's POSIX module
@@ -226,6 +241,54 @@ struct ioacct_file_val {
 	__u64 mmap_bytes;
 	__u64 cache_miss_bytes;
 	__u64 seeks; /* lseek calls of the file (stdio's ftell is one) */
+	/* A read after a write or a write after a read (Darshan's POSIX_RW_SWITCHES). */
+	__u64 rw_switches;
+	__u64 born;   /* when the record was made (bpf_ktime_get_ns()) */
+	__u64 ltag;   /* flast[lidx] is this record's while its tag is ltag; 0: none */
+	__u32 lidx;
+	__u32 pad;
+	__u64 named;  /* its path is noted in fpaths (or being noted) */
+	/*
+	 * Darshan's common access sizes: the first IOACCT_FILE_ACCESS_MAX
+	 * distinct sizes of its reads and writes, each size + 1 (0: a free
+	 * entry) in the entry its hash picks or the next free one, with their
+	 * counts. The daemon keeps the four most common (POSIX_ACCESS1..4).
+	 * 64-bit entries: the BPF object's compare-and-swap is of 64 bits.
+	 */
+	__u64 acc_size[IOACCT_FILE_ACCESS_MAX];
+	__u64 acc_count[IOACCT_FILE_ACCESS_MAX];
+};
+
+/*
+ * flive: {slot, dev, ino} -> the life of the inode the slot's records last
+ * saw (gen: the key's; igen: its i_generation), so that a stat by path,
+ * which tells no generation, counts in that life, and a file system
+ * without generations gets a birth at each create.
+ */
+struct ioacct_flive_key {
+	__u32 slot;
+	__u32 dev;
+	__u64 ino;
+};
+
+struct ioacct_flive_val {
+	__u32 gen;
+	__u32 igen;
+};
+
+/*
+ * flast[lidx]: a record's last accesses, shared by every task that counts
+ * in it (Darshan judges sequential and consecutive accesses, and read/write
+ * switches, against the file's last access by any thread of the process).
+ * An array entry per record made, taken in turn: the record owns it while
+ * the entry's tag is its ltag.
+ */
+struct ioacct_flast {
+	__u64 tag;
+	__s64 last_byte_read;
+	__s64 last_byte_written;
+	__u32 last_io; /* 1 read, 2 write, 0 none: Darshan's last_io_type */
+	__u32 pad;
 };
 
 /* dropped[slot]: per-CPU, events that found the stats map full. */
@@ -267,11 +330,19 @@ struct ioacct_mp_val {
 };
 
 /*
- * mntnotes: mount id -> what the kernel knows of a mount a watched task did
- * fd I/O on, for the daemon to name a mount whose namespace is gone before
- * the drain (a short-lived container). Not pinned: a new daemon's programs
- * start an empty one, so this needs no ABI version of its own.
+ * mntnotes: (slot, mount id) -> what the kernel knows of a mount a watched
+ * task did fd I/O on, for the daemon to name a mount whose namespace is gone
+ * before the drain (a short-lived container). Keyed by the slot too: a mount
+ * id freed by one job's container is at once another's (the "/" of the next
+ * `unshare -m`), whose note must not name the first job's bytes; the daemon
+ * forgets a slot's notes when the slot gets a new step. Not pinned: a new
+ * daemon's programs start an empty one, so this needs no ABI version of its
+ * own.
  */
+struct ioacct_mnt_note_key {
+	__u32 slot;
+	__u32 mnt_id;
+};
 #define IOACCT_NOTE_FSTYPE_MAX 32
 #define IOACCT_NOTE_PATH_MAX 256     /* a power of two: the BPF side masks offsets with it */
 #define IOACCT_NOTE_PATH_COMPLETE 1  /* path is the whole mount point, from its namespace's root */

@@ -31,7 +31,7 @@ static __noinline struct ioacct_stat_val *stat_entry(const struct ioacct_stat_ke
 			return NULL;
 		}
 		if (!err)
-			note_mount(key->mnt_id);
+			note_mount(slot, key->mnt_id);
 		v = bpf_map_lookup_elem(&stats, key);
 		if (!v)
 			count_drop(slot, events, bytes);
@@ -125,6 +125,22 @@ static __noinline void acc_flush(struct task_ent *t, bool iter)
 	__builtin_memset(&t->acc, 0, sizeof(t->acc));
 }
 
+/* note_mount() for a new accumulator of t's, unless t noted that mount last or before. */
+static __always_inline void acc_note(struct task_ent *t, const struct ioacct_stat_key *key)
+{
+	__u64 k = (__u64)key->slot << 32 | key->mnt_id;
+	__u32 i = t->noted_next & 1;
+
+	if ((t->noted_key[0] == k && t->noted_vfsmnt[0] == t->c_vfsmnt) ||
+	    (t->noted_key[1] == k && t->noted_vfsmnt[1] == t->c_vfsmnt))
+		return;
+	if (!note_mount(key->slot, key->mnt_id))
+		return;
+	t->noted_key[i] = k;
+	t->noted_vfsmnt[i] = t->c_vfsmnt;
+	t->noted_next = i ^ 1;
+}
+
 /*
  * A successful read or write (*a), added to the task's
  * accumulator and to its file's (issue 26). Returns 1 when it must be
@@ -156,6 +172,14 @@ static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_
 		t->acc_key = key;
 		t->acc_start = s->start_ns;
 		t->acc_t0 = t_end;
+		/*
+		 * Noted now, by the task on its file's mount: the entry this
+		 * accumulator creates may be created by the daemon's iterator or
+		 * after the task moved on to another mount, where stat_entry's
+		 * note would see another task or mount (a container's tmpfs then
+		 * stayed unnamed). Once per accumulator, not per call.
+		 */
+		acc_note(t, &key);
 	}
 	t->acc.calls++;
 	t->acc.ns += dur;

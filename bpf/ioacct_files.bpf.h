@@ -10,18 +10,26 @@
  * path notes), and empties the slot's count when it gives the slot to
  * another step.
  *
+ * A file is one life of an inode (issue 36): device, inode and generation
+ * (file_life()), so that a file made after another was unlinked has its own
+ * record, named by its own path, even when it gets the freed inode number.
+ * Its path is noted once, at the first call that has its dentry (an open,
+ * an fd call on an inherited descriptor, a request's completion), whatever
+ * made the record (issue 38).
+ *
  * Bounded: at most max_files records of files per slot (fcount); the calls
  * on files past the bound go to their mount's "other files" record (dev 0,
  * ino 0), which marks the step partial. A record that finds the map full
  * is counted in dropped, as a stats entry is.
  *
  * A part of ioacct.bpf.c, not a header of its own: included once, by
- * ioacct.bpf.c only, right after ioacct_mounts.bpf.h, and using what the
+ * ioacct.bpf.c only, right after ioacct_rank.bpf.h, and using what the
  * parts before it define.
  */
 
-/* Set by the daemon before load (max_files in ioacct.conf). */
+/* Set by the daemon before load (max_files in ioacct.conf; flast's max_entries). */
 const volatile __u32 max_files = 4096;
+const volatile __u32 flast_size = 65536;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -31,7 +39,7 @@ struct {
 	__type(value, struct ioacct_file_val);
 } files SEC(".maps");
 
-/* The path of a record's file, noted when the record is made (a mount note's layout). */
+/* The path of a record's file, noted once (a mount note's layout). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -47,6 +55,41 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } fcount SEC(".maps");
+
+/*
+ * flive: the life of each inode a slot's records saw (ioacct_abi.h),
+ * written once per record made, read where a call's file has no generation
+ * of its own: a stat by path, a file system without generations.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ioacct_flive_key);
+	__type(value, struct ioacct_flive_val);
+} flive SEC(".maps");
+
+/*
+ * flast: each record's last accesses, shared by the tasks counting in it
+ * (ioacct_abi.h). An array, whose lookup the verifier inlines: a read or
+ * write reaches it with no helper call. Sized as files by the daemon;
+ * flastnext[0] counts the entries taken, a record's entry being the count
+ * modulo the size and its tag the count + 1, so that an entry taken again
+ * by a newer record is told from its older owner's.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct ioacct_flast);
+} flast SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} flastnext SEC(".maps");
 
 static const struct ioacct_file_val zero_file;
 
@@ -65,7 +108,24 @@ static __always_inline bool count_take(__u64 *n)
 }
 
 /*
- * Notes the path of a new record's file: dentry on vfsmnt, walked up to its
+ * A file's identity for its record: device, inode, its i_generation, its
+ * life (file_life(): the key's gen) and a dentry and mount that name its
+ * path. The task's last file's (task_file_id()), or another's (file_id_of():
+ * the second end of a copy, an io_uring or AIO request's), or a stat's
+ * (file_stat_id(): no generation, no dentry).
+ */
+struct file_id {
+	__u64 ino;
+	__u64 dentry;
+	__u64 vfsmnt;
+	__u32 dev;
+	__u32 igen;
+	__u32 gen;
+	__u32 flags; /* IOACCT_FILE_NOGEN */
+};
+
+/*
+ * Notes the path of a record's file: dentry on vfsmnt, walked up to its
  * mount namespace's root as d_path() does. Once per record, never per call.
  */
 static __always_inline void file_note(const struct ioacct_file_key *key, __u64 dentry, __u64 vfsmnt)
@@ -87,22 +147,73 @@ static __always_inline void file_note(const struct ioacct_file_key *key, __u64 d
 }
 
 /*
- * The record of *key, made when missing: a file's counts against the slot's
- * max_files, and past it *key becomes its mount's "other files". dentry and
- * vfsmnt (0 when unknown: a stat by path) name a new file's path. NULL when
- * the map is full.
+ * Names record v of *key when it has no name yet and a dentry is at hand:
+ * the first such call of any task takes the flag, so the walk is made once.
+ * Inline: as a frame of its own it made the chain of a read's fentry
+ * program (ioacct_fx_read, file_call, file_acc_load, file_rec, file_name)
+ * 544 bytes, over the 512 that 6.1's verifier adds up.
  */
-static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key, __u64 dentry,
-						   __u64 vfsmnt)
+static __always_inline void file_name(const struct ioacct_file_key *key,
+				      struct ioacct_file_val *v, __u64 dentry, __u64 vfsmnt)
 {
+	struct ioacct_file_key k;
+
+	if (!key || !v || !dentry || !vfsmnt || v->named)
+		return;
+	if (__sync_val_compare_and_swap(&v->named, 0, 1) != 0)
+		return;
+	k = *key; /* from the stack: 6.1's map helpers take no other memory as a key */
+	file_note(&k, dentry, vfsmnt);
+}
+
+/* A new record's entry in flast: the next one, its tag told from an older owner's. */
+static __always_inline void file_last_take(struct ioacct_file_val *v)
+{
+	struct ioacct_flast *e;
+	__u32 zero = 0, idx;
+	__u64 *next, n;
+
+	next = bpf_map_lookup_elem(&flastnext, &zero);
+	if (!next)
+		return;
+	n = __sync_fetch_and_add(next, 1);
+	idx = (__u32)(n % (flast_size ? flast_size : 1));
+	e = bpf_map_lookup_elem(&flast, &idx);
+	if (!e)
+		return;
+	e->tag = n + 1;
+	e->last_byte_read = 0;
+	e->last_byte_written = 0;
+	e->last_io = 0;
+	v->lidx = idx;
+	v->ltag = n + 1;
+}
+
+/*
+ * The record of *key, made when missing: a file's counts against the slot's
+ * max_files, and past it *key becomes its mount's "other files". id's
+ * dentry and vfsmnt (0 when unknown: a stat by path, a page-cache miss) name
+ * its path, now or at the first call that has them. NULL when the map is
+ * full.
+ */
+static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key,
+						   const struct file_id *id)
+{
+	struct ioacct_flive_key lk;
+	struct ioacct_flive_val lv;
 	struct ioacct_file_val *v;
 	__u32 slot = key->slot;
 	__u64 *n = NULL;
 	long err;
 
+	if (!id)
+		return NULL;
 	v = bpf_map_lookup_elem(&files, key);
-	if (v)
+	if (v) {
+		if (!v->named && id->dentry && (key->ino || key->dev))
+			file_name(key, v, id->dentry, id->vfsmnt);
 		return v;
+	}
 	if (key->ino || key->dev) {
 		n = bpf_map_lookup_elem(&fcount, &slot);
 		if (!n)
@@ -111,6 +222,8 @@ static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key, 
 			n = NULL;
 			key->dev = 0;
 			key->ino = 0;
+			key->gen = 0;
+			key->idflags = 0;
 			v = bpf_map_lookup_elem(&files, key);
 			if (v)
 				return v;
@@ -122,176 +235,86 @@ static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key, 
 		__sync_fetch_and_add(n, -1);
 	if (err && err != -17)
 		return NULL;
-	if (!err && n)
-		file_note(key, dentry, vfsmnt);
-	return bpf_map_lookup_elem(&files, key);
+	v = bpf_map_lookup_elem(&files, key);
+	if (err || !n || !v)
+		return v;
+	/* Made here: its entry of last accesses, its name, its inode's life. */
+	v->born = bpf_ktime_get_ns();
+	file_last_take(v);
+	if (id->dentry)
+		file_name(key, v, id->dentry, id->vfsmnt);
+	if (!(key->idflags & IOACCT_FILE_NOGEN)) {
+		lk.slot = slot;
+		lk.dev = key->dev;
+		lk.ino = key->ino;
+		lv.gen = key->gen;
+		lv.igen = id->igen;
+		bpf_map_update_elem(&flive, &lk, &lv, BPF_ANY);
+	}
+	return v;
 }
 
 /*
- * The task's rank (issue 26), as Darshan has it: under mpirun the MPI rank
- * (OMPI_COMM_WORLD_RANK, PMI_RANK), else the Slurm task (SLURM_PROCID),
- * else -1. Read from the task's environment, the strings its exec was
- * given (mm->env_start..env_end), once per task and address space: task
- * storage is not inherited, so a forked child reads its own copy.
+ * The life of file id in slot (issue 36), into id->gen: its i_generation,
+ * which a new inode gets afresh; where the file system leaves it 0, the
+ * birth the slot's records last saw for the inode (file_birth()); for a
+ * stat by path, which tells no generation, the life the slot's records last
+ * saw (none: IOACCT_FILE_NOGEN stays, the daemon adds the record to its
+ * life). A map lookup only in those two cases, and only when a file is
+ * loaded, never per call.
  */
-#define RANK_VARS 3
-#define RANK_NAME_MAX 32
-#define RANK_CHUNK 4096
-#define RANK_ENV_MAX 65536 /* an environment's bytes looked at: Slurm's is ~10 KiB */
-
-/* The variables, the ones that win first (an MPI rank over the Slurm task). */
-static const char rank_names[RANK_VARS][RANK_NAME_MAX] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-							   "SLURM_PROCID" };
-static const __u32 rank_lens[RANK_VARS] = { 20, 8, 12 };
-
-enum { RS_NAME, RS_VALUE, RS_SKIP };
-
-/* Where rank_byte() works: a chunk of the environment and the scan's state. */
-struct rank_scan {
-	char buf[RANK_CHUNK];
-	__u64 env;	/* env_start */
-	__u64 len;	/* the bytes scanned */
-	__s64 val[RANK_VARS]; /* each variable's value, -1: none seen */
-	__s64 cur;	/* the value being read */
-	__u32 state;	/* RS_* */
-	__u32 pos;	/* the name's bytes seen */
-	__u32 match;	/* the variables the name still matches, a bit each */
-	__u32 which;	/* RS_VALUE: the variable */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct rank_scan);
-} rankscratch SEC(".maps");
-
-/* A name's byte c at s->pos: which variables it still matches. */
-static __always_inline void rank_name_byte(struct rank_scan *s, char c)
+static __noinline void file_life(__u32 slot, struct file_id *id)
 {
-	__u32 pos = s->pos & (RANK_NAME_MAX - 1);
+	struct ioacct_flive_key lk = { .slot = slot };
+	struct ioacct_flive_val *lv;
 
-	for (int k = 0; k < RANK_VARS; k++)
-		if (s->pos >= rank_lens[k] || rank_names[k][pos] != c)
-			s->match &= ~(1U << k);
-	s->pos++;
-}
-
-/* The end of a name ('='): its value is read when it is one of the variables'. */
-static __always_inline void rank_name_end(struct rank_scan *s)
-{
-	s->state = RS_SKIP;
-	for (int k = 0; k < RANK_VARS; k++) {
-		if ((s->match & (1U << k)) && s->pos == rank_lens[k]) {
-			s->state = RS_VALUE;
-			s->which = k;
-			s->cur = -1;
-			return;
-		}
+	if (!id)
+		return;
+	if (!(id->flags & IOACCT_FILE_NOGEN) && id->igen) {
+		id->gen = id->igen;
+		return;
 	}
-}
-
-/* Byte i of the environment: a bpf_loop callback, verified once. */
-static long rank_byte(__u64 i, void *ctx)
-{
-	struct rank_scan *s = *(struct rank_scan **)ctx;
-	__u32 at = i & (RANK_CHUNK - 1);
-	char c;
-
-	if (!at) {
-		__u64 n = s->len - i;
-
-		if (n > RANK_CHUNK)
-			n = RANK_CHUNK;
-		/* The compiler drops a bound it can prove idle; the verifier needs to see it. */
-		asm volatile("%0 &= 8191" : "+r"(n));
-		if (n > RANK_CHUNK || bpf_probe_read_user(s->buf, n, (void *)(s->env + i)))
-			return 1;
+	id->gen = 0;
+	lk.dev = id->dev;
+	lk.ino = id->ino;
+	lv = bpf_map_lookup_elem(&flive, &lk);
+	if (!lv)
+		return;
+	if (id->flags & IOACCT_FILE_NOGEN) {
+		id->flags = 0;
+		id->igen = lv->igen;
+		id->gen = lv->gen;
+	} else if (!lv->igen) {
+		id->gen = lv->gen;
 	}
-	c = s->buf[at];
-	if (!c) {
-		/* A variable's end: its value is whole, the next one's name begins. */
-		if (s->state == RS_VALUE && s->cur >= 0 && s->which < RANK_VARS)
-			s->val[s->which] = s->cur;
-		s->state = RS_NAME;
-		s->pos = 0;
-		s->match = (1U << RANK_VARS) - 1;
-	} else if (s->state == RS_NAME) {
-		if (c == '=')
-			rank_name_end(s);
-		else
-			rank_name_byte(s, c);
-	} else if (s->state == RS_VALUE) {
-		if (c >= '0' && c <= '9' && s->cur < 100000000)
-			s->cur = (s->cur < 0 ? 0 : s->cur * 10) + (c - '0');
-		else
-			s->state = RS_SKIP;
-	}
-	return 0;
 }
 
 /*
- * Reads the current task's rank into t, when it has none yet for its
- * address space: its first file record after its creation or an exec. A
- * global function: verified once per program, as the ones below.
+ * A file the job just created on a file system without generations: a new
+ * life of its inode (the next birth), so that it does not count in the
+ * record of the unlinked file whose inode number it got.
  */
-__noinline int ioacct_task_rank(struct task_ent *t)
+static __noinline void file_birth(__u32 slot, struct file_id *id)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct rank_scan *s;
-	__u64 mm, start, end;
-	__u32 zero = 0;
+	struct ioacct_flive_key lk = { .slot = slot };
+	struct ioacct_flive_val nv = {}, *lv;
 
-	if (!t)
-		return 0;
-	/* Plain loads through the task's BTF pointer: this runs on every new file. */
-	mm = (__u64)task->mm;
-	if (t->rank_mm == mm && mm)
-		return 0;
-	t->rank_mm = mm;
-	t->rank = -1;
-	s = bpf_map_lookup_elem(&rankscratch, &zero);
-	if (!s || !mm)
-		return 0;
-	start = task->mm->env_start;
-	end = task->mm->env_end;
-	if (end <= start)
-		return 0;
-	s->env = start;
-	s->len = end - start < RANK_ENV_MAX ? end - start : RANK_ENV_MAX;
-	s->state = RS_NAME;
-	s->pos = 0;
-	s->match = (1U << RANK_VARS) - 1;
-	for (int k = 0; k < RANK_VARS; k++)
-		s->val[k] = -1;
-	bpf_loop(s->len, rank_byte, &s, 0);
-	/* The last variable may end the scan without its NUL (a cut-off environment). */
-	for (int k = 0; k < RANK_VARS; k++) {
-		if (s->val[k] >= 0) {
-			t->rank = (__s32)s->val[k];
-			break;
-		}
-	}
-	return 0;
+	if (!id || id->igen)
+		return;
+	lk.dev = id->dev;
+	lk.ino = id->ino;
+	lv = bpf_map_lookup_elem(&flive, &lk);
+	nv.gen = lv ? lv->gen + 1 : 1;
+	if (!nv.gen)
+		nv.gen = 1;
+	bpf_map_update_elem(&flive, &lk, &nv, BPF_ANY);
+	id->gen = nv.gen;
 }
-
-/*
- * A file's identity for its record: device, inode, and a dentry and mount
- * that name its path. The task's last file's (file_resolve()), or another's
- * (file_id_of(): the second end of a copy, an io_uring or AIO request's).
- */
-struct file_id {
-	__u64 ino;
-	__u64 dentry;
-	__u64 vfsmnt;
-	__u32 dev;
-	__u32 pad;
-};
 
 static __always_inline struct file_id task_file_id(const struct task_ent *t)
 {
 	struct file_id id = { .ino = t->c_ino, .dentry = t->c_dentry, .vfsmnt = t->c_vfsmnt,
-			      .dev = t->c_dev };
+			      .dev = t->c_dev, .igen = t->c_igen };
 
 	return id;
 }
@@ -308,18 +331,22 @@ static __noinline int file_id_of(__u64 f, struct file_id *id)
 		return -1;
 	sb = (__u64)KREAD(struct inode, inode, i_sb);
 	id->ino = KREAD(struct inode, inode, i_ino);
+	id->igen = KREAD(struct inode, inode, i_generation);
 	id->dev = KREAD(struct super_block, sb, s_dev);
 	id->dentry = (__u64)KREAD(struct file, f, f_path.dentry);
 	id->vfsmnt = (__u64)KREAD(struct file, f, f_path.mnt);
+	id->gen = 0;
+	id->flags = 0;
 	return 0;
 }
 
-/* The key of file id, of rank, on mount mnt, counted in slot. */
+/* The key of file id (its life known: file_life()), of rank, on mount mnt, counted in slot. */
 static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct file_id *id,
 							__u32 slot, __u32 mnt)
 {
 	struct ioacct_file_key k = { .slot = slot, .rank = rank, .mnt_id = mnt, .dev = id->dev,
-				     .ino = id->ino };
+				     .ino = id->ino, .gen = id->gen,
+				     .idflags = id->flags & IOACCT_FILE_NOGEN };
 
 	return k;
 }
@@ -330,10 +357,10 @@ static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct 
  * a request's, or a call's while the daemon's iterator holds the task's
  * accumulators.
  */
-static __noinline void file_meta(struct ioacct_file_key *key, __u64 dentry, __u64 vfsmnt, __u32 op,
+static __noinline void file_meta(struct ioacct_file_key *key, const struct file_id *id, __u32 op,
 				 __u64 dur)
 {
-	struct ioacct_file_val *v = file_rec(key, dentry, vfsmnt);
+	struct ioacct_file_val *v = file_rec(key, id);
 
 	if (!v) {
 		count_drop(key->slot, 1, 0);
@@ -372,6 +399,69 @@ static __always_inline void atomic_min_set(__u64 *p, __u64 x)
 	}
 }
 
+/* Where a size's entry is looked for first in a record's table of access sizes. */
+static __always_inline __u32 size_hash(__u32 z)
+{
+	return (z * 2654435761U) >> 27; /* IOACCT_FILE_ACCESS_MAX = 32 entries */
+}
+
+/*
+ * fa's access sizes into record v's table, and fa's emptied: each size in
+ * the entry its hash picks, or the next free one (taken with a
+ * compare-and-swap against other CPUs), as long as the table has room: as
+ * Darshan, the first IOACCT_FILE_ACCESS_MAX distinct sizes are counted, the
+ * rest not. A global function: verified once.
+ */
+__noinline int ioacct_file_sizes(struct ioacct_file_val *v, struct file_acc *fa)
+{
+	if (!fa)
+		return 0;
+	for (int i = 0; i < FA_SIZES; i++) {
+		__u64 z = fa->asz[i];
+		__u32 h = size_hash(fa->asz[i]);
+
+		for (int j = 0; v && z && j < IOACCT_FILE_ACCESS_MAX; j++) {
+			__u32 e = (h + j) & (IOACCT_FILE_ACCESS_MAX - 1);
+			__u64 cur = v->acc_size[e];
+
+			if (!cur) {
+				cur = __sync_val_compare_and_swap(&v->acc_size[e], 0, z);
+				if (!cur)
+					cur = z;
+			}
+			if (cur == z) {
+				__sync_fetch_and_add(&v->acc_count[e], fa->acnt[i]);
+				break;
+			}
+		}
+		fa->asz[i] = 0;
+		fa->acnt[i] = 0;
+	}
+	return 0;
+}
+
+/*
+ * fa's four access sizes into its record, to make room for a fifth: only
+ * into the job it was counted for, as file_acc_flush(). A global function.
+ */
+__noinline int ioacct_file_sizes_spill(struct file_acc *fa)
+{
+	struct ioacct_file_key key;
+	struct ioacct_file_val *v = NULL;
+	struct ioacct_slot *s;
+	__u32 slot;
+
+	if (!fa)
+		return 0;
+	key = fa->key; /* from the stack: 6.1's map helpers take no other memory as a key */
+	slot = key.slot;
+	s = bpf_map_lookup_elem(&slots, &slot);
+	if (fa->ok && s && s->start_ns == fa->start)
+		v = bpf_map_lookup_elem(&files, &key);
+	ioacct_file_sizes(v, fa);
+	return 0;
+}
+
 /*
  * Adds a file accumulator to its record and empties its counts (its key and
  * last accesses stay: the run goes on). Only into the job it was counted
@@ -382,12 +472,12 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 	struct ioacct_file_key key = fa->key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
-	__u32 slot = key.slot;
 	__u64 metas = fa->opens + fa->stats + fa->fsyncs + fa->seeks;
 
 	if (!fa->ok || !(fa->reads | fa->writes | metas))
 		return;
-	s = bpf_map_lookup_elem(&slots, &slot);
+	/* The key's slot, no copy: a frame of a read's deepest chain, 512 bytes on 6.1. */
+	s = bpf_map_lookup_elem(&slots, &key.slot);
 	/*
 	 * The key from the stack: fa may be in a global function's argument
 	 * (t), memory that 6.1's map helpers do not take as a key.
@@ -397,7 +487,7 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 		fa->ok = 0;
 		v = NULL;
 	} else if (!v) {
-		count_drop(slot, fa->reads + fa->writes + metas,
+		count_drop(key.slot, fa->reads + fa->writes + metas,
 			   fa->bytes_read + fa->bytes_written);
 	}
 	if (v && fa->reads) {
@@ -428,6 +518,9 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 		atomic_max((__s64 *)&v->last_write, fa->last_write);
 		v->last_byte_written = fa->last_byte_written;
 	}
+	if (v && fa->rw_switches)
+		__sync_fetch_and_add(&v->rw_switches, fa->rw_switches);
+	ioacct_file_sizes(v, fa);
 	if (v && metas) {
 		if (fa->opens)
 			__sync_fetch_and_add(&v->opens, fa->opens);
@@ -442,19 +535,31 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 	fa->opens = fa->stats = fa->fsyncs = fa->seeks = fa->meta_ns = 0;
 	fa->reads = fa->writes = fa->bytes_read = fa->bytes_written = 0;
 	fa->read_ns = fa->write_ns = fa->seq_reads = fa->seq_writes = 0;
-	fa->consec_reads = fa->consec_writes = 0;
+	fa->consec_reads = fa->consec_writes = fa->rw_switches = 0;
 	fa->max_byte_read = fa->max_byte_written = 0;
 	fa->first_read = fa->last_read = fa->first_write = fa->last_write = 0;
 	__builtin_memset(fa->size_read, 0, sizeof(fa->size_read));
 	__builtin_memset(fa->size_written, 0, sizeof(fa->size_written));
 }
 
+/* fa loaded with record v: where its last accesses are, whether it is named. */
+static __always_inline void file_acc_from(struct file_acc *fa, const struct ioacct_file_val *v)
+{
+	fa->last_byte_read = v->last_byte_read;
+	fa->last_byte_written = v->last_byte_written;
+	fa->last_io = 0;
+	fa->lidx = v->lidx;
+	fa->ltag = v->ltag;
+	fa->named = v->named || !(fa->key.ino || fa->key.dev);
+	fa->ok = 1;
+}
+
 /*
  * A file accumulator of t, the older one, flushed and loaded with file id
- * on mount mnt in slot (its record made, its last accesses read). NULL: no
- * record (the map is full).
+ * on mount mnt in slot (its life known, its record made, its last accesses
+ * read). NULL: no record (the map is full).
  */
-static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struct file_id *id,
+static __noinline struct file_acc *file_acc_load(struct task_ent *t, struct file_id *id,
 						 __u32 slot, __u32 mnt, __u64 start)
 {
 	struct ioacct_file_key key;
@@ -465,6 +570,7 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struc
 	if (!t || !id)
 		return NULL;
 	ioacct_task_rank(t);
+	file_life(slot, id);
 	key = file_key(t->rank, id, slot, mnt);
 
 	i = t->fa_next & (FILE_ACCS - 1);
@@ -474,22 +580,27 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, const struc
 	fa->ok = 0;
 	fa->ino = key.ino;
 	fa->dev = key.dev;
+	fa->igen = id->igen;
+	fa->nogen = !!(id->flags & IOACCT_FILE_NOGEN);
 	fa->start = start;
-	v = file_rec(&key, id->dentry, id->vfsmnt);
+	v = file_rec(&key, id);
 	fa->key = key;
 	if (!v)
 		return NULL;
-	fa->last_byte_read = v->last_byte_read;
-	fa->last_byte_written = v->last_byte_written;
-	fa->ok = 1;
+	file_acc_from(fa, v);
 	return fa;
 }
 
-/* Whether fa holds the file of inode ino on device dev, on mount mnt in slot. */
+/*
+ * Whether fa holds the file of inode ino (generation igen) on device dev, on
+ * mount mnt in slot. path: a stat by path's, which knows no generation and
+ * takes whichever life the task has loaded.
+ */
 static __always_inline bool file_acc_is(const struct file_acc *fa, __u64 ino, __u32 dev,
-					__u32 slot, __u32 mnt, __u64 start)
+					__u32 igen, bool path, __u32 slot, __u32 mnt, __u64 start)
 {
-	return fa->ok && fa->ino == ino && fa->dev == dev && fa->key.slot == slot &&
+	return fa->ok && fa->ino == ino && fa->dev == dev &&
+	       (path || (fa->igen == igen && !fa->nogen)) && fa->key.slot == slot &&
 	       fa->key.mnt_id == mnt && fa->start == start;
 }
 
@@ -498,32 +609,89 @@ static __always_inline bool file_acc_is(const struct file_acc *fa, __u64 ino, __
  * inline, and found by comparisons while it is one it has. NULL: none.
  */
 static __always_inline struct file_acc *file_acc_find(struct task_ent *t, __u64 ino, __u32 dev,
-						      __u32 slot, __u32 mnt, __u64 start)
+						      __u32 igen, bool path, __u32 slot, __u32 mnt,
+						      __u64 start)
 {
 	for (int i = 0; i < FILE_ACCS; i++) {
 		struct file_acc *fa = &t->fa[i];
 
-		if (file_acc_is(fa, ino, dev, slot, mnt, start))
+		if (file_acc_is(fa, ino, dev, igen, path, slot, mnt, start))
 			return fa;
 	}
 	return NULL;
 }
 
 /*
+ * fa's record named, where it has no name yet, from the dentry of the call
+ * at hand: once, by the first call with a dentry (an inherited descriptor's
+ * first read, an open after a stat by path made the record).
+ */
+static __noinline void file_acc_name(struct file_acc *fa, __u64 dentry, __u64 vfsmnt)
+{
+	struct ioacct_file_key key;
+	struct ioacct_file_val *v;
+
+	if (!fa || !dentry)
+		return;
+	key = fa->key;
+	v = bpf_map_lookup_elem(&files, &key);
+	if (v)
+		file_name(&key, v, dentry, vfsmnt);
+	fa->named = 1;
+}
+
+/* One access of z - 1 bytes in fa's access sizes; a fifth size sends the four to the record. */
+static __always_inline void file_acc_size(struct file_acc *fa, __u32 z)
+{
+	for (int i = 0; i < FA_SIZES; i++) {
+		if (fa->asz[i] == z) {
+			fa->acnt[i]++;
+			return;
+		}
+		if (!fa->asz[i]) {
+			fa->asz[i] = z;
+			fa->acnt[i] = 1;
+			return;
+		}
+	}
+	ioacct_file_sizes_spill(fa);
+	fa->asz[0] = z;
+	fa->acnt[0] = 1;
+}
+
+/*
  * One successful read or write of off..off+ret-1, ended at t_end after dur,
- * added to its file accumulator as Darshan's POSIX module counts it.
+ * added to its file accumulator as Darshan's POSIX module counts it: its
+ * sequential and consecutive access and read/write switch judged against
+ * the record's last access by any task (flast), its size among the common
+ * ones. The flast entry is an inlined array lookup: no helper call.
  */
 static __always_inline void file_acc_add(struct file_acc *fa, bool rd, __s64 off, long ret,
 					 __u64 t_end, __u64 dur, __u32 b)
 {
-	__s64 last = off + ret - 1;
+	__s64 last = off + ret - 1, prev;
+	struct ioacct_flast *e = NULL;
+	__u32 idx = fa->lidx, io = rd ? 1 : 2, lio;
 
 	if (b >= IOACCT_NR_SIZE_BINS)
 		return;
+	if (fa->ltag) {
+		e = bpf_map_lookup_elem(&flast, &idx);
+		if (e && e->tag != fa->ltag)
+			e = NULL;
+	}
+	lio = e ? e->last_io : fa->last_io;
+	fa->rw_switches += lio && lio != io;
+	fa->last_io = io;
+	if (e)
+		e->last_io = io;
 	if (rd) {
-		fa->seq_reads += off > fa->last_byte_read;
-		fa->consec_reads += off == fa->last_byte_read + 1;
+		prev = e ? e->last_byte_read : fa->last_byte_read;
+		fa->seq_reads += off > prev;
+		fa->consec_reads += off == prev + 1;
 		fa->last_byte_read = last;
+		if (e)
+			e->last_byte_read = last;
 		if (last > fa->max_byte_read)
 			fa->max_byte_read = last;
 		if (!fa->first_read)
@@ -534,9 +702,12 @@ static __always_inline void file_acc_add(struct file_acc *fa, bool rd, __s64 off
 		fa->read_ns += dur;
 		fa->size_read[b]++;
 	} else {
-		fa->seq_writes += off > fa->last_byte_written;
-		fa->consec_writes += off == fa->last_byte_written + 1;
+		prev = e ? e->last_byte_written : fa->last_byte_written;
+		fa->seq_writes += off > prev;
+		fa->consec_writes += off == prev + 1;
 		fa->last_byte_written = last;
+		if (e)
+			e->last_byte_written = last;
 		if (last > fa->max_byte_written)
 			fa->max_byte_written = last;
 		if (!fa->first_write)
@@ -547,6 +718,7 @@ static __always_inline void file_acc_add(struct file_acc *fa, bool rd, __s64 off
 		fa->write_ns += dur;
 		fa->size_written[b]++;
 	}
+	file_acc_size(fa, (__u32)ret + 1);
 }
 
 /* Where file_direct() builds its one call's accumulator: too large for the stack. */
@@ -579,10 +751,9 @@ struct file_rw {
  * iterator holds the task's accumulators (acc_add() returned 1), a run of
  * one call; an io_uring or AIO request's, whose task is not at hand.
  */
-static __noinline void file_direct(__s32 rank, const struct file_id *id, const struct file_rw *a)
+static __noinline void file_direct(__s32 rank, struct file_id *id, const struct file_rw *a)
 {
 	__u32 slot = a->slot;
-	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
 	struct file_acc *fa;
@@ -590,23 +761,25 @@ static __noinline void file_direct(__s32 rank, const struct file_id *id, const s
 
 	if (!id || !a)
 		return;
-	key = file_key(rank, id, slot, a->mnt);
-
+	file_life(slot, id);
 	fa = bpf_map_lookup_elem(&fascratch, &zero);
 	s = bpf_map_lookup_elem(&slots, &slot);
 	if (!fa || !s)
 		return;
 	__builtin_memset(fa, 0, sizeof(*fa));
-	v = file_rec(&key, id->dentry, id->vfsmnt);
+	/*
+	 * The key in the scratch, not on the stack: with it there, this frame
+	 * made the chain of an AIO completion (aio_exit, aio_reap_one,
+	 * ioacct_file_req, here, file_acc_flush) 544 bytes, over 6.1's 512.
+	 */
+	fa->key = file_key(rank, id, slot, a->mnt);
+	v = file_rec(&fa->key, id);
 	if (!v) {
 		count_drop(slot, 1, a->ret);
 		return;
 	}
-	fa->key = key;
-	fa->ok = 1;
 	fa->start = s->start_ns;
-	fa->last_byte_read = v->last_byte_read;
-	fa->last_byte_written = v->last_byte_written;
+	file_acc_from(fa, v);
 	file_acc_add(fa, a->rd, a->off, a->ret, a->t_end, a->dur, size_bin(a->ret));
 	file_acc_flush(fa, false);
 }
@@ -635,10 +808,12 @@ __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
 		return 0;
 	}
 	/* The common call: the file of the task's run, found without building its identity. */
-	fa = file_acc_find(t, t->c_ino, t->c_dev, a->slot, a->mnt, a->start);
+	fa = file_acc_find(t, t->c_ino, t->c_dev, t->c_igen, false, a->slot, a->mnt, a->start);
 	if (!fa) {
 		id = task_file_id(t);
 		fa = file_acc_load(t, &id, a->slot, a->mnt, a->start);
+	} else if (!fa->named) {
+		file_acc_name(fa, t->c_dentry, t->c_vfsmnt);
 	}
 	if (fa)
 		file_acc_add(fa, a->rd, a->off, a->ret, a->t_end, a->dur, size_bin(a->ret));
@@ -700,9 +875,11 @@ static __always_inline void file_pair_end(struct task_ent *t, struct pair_scratc
 		file_direct(t->rank, &p->id, &p->a);
 		return;
 	}
-	fa = file_acc_find(t, p->id.ino, p->id.dev, p->a.slot, p->a.mnt, start);
+	fa = file_acc_find(t, p->id.ino, p->id.dev, p->id.igen, false, p->a.slot, p->a.mnt, start);
 	if (!fa)
 		fa = file_acc_load(t, &p->id, p->a.slot, p->a.mnt, start);
+	else if (!fa->named)
+		file_acc_name(fa, p->id.dentry, p->id.vfsmnt);
 	if (fa)
 		file_acc_add(fa, p->a.rd, p->a.off, p->a.ret, p->a.t_end, p->a.dur, size_bin(p->a.ret));
 	else
@@ -805,8 +982,9 @@ __noinline int ioacct_file_req(const struct file_req *q, long ret, __u64 t_end, 
 		r->a.rd = q->op == IOACCT_OP_READ;
 		file_direct(q->rank, &r->id, &r->a);
 	} else if (q->op == IOACCT_OP_FSYNC || q->op == IOACCT_OP_OPEN) {
+		file_life(q->slot, &r->id);
 		r->key = file_key(q->rank, &r->id, q->slot, q->mnt);
-		file_meta(&r->key, r->id.dentry, r->id.vfsmnt, q->op, dur);
+		file_meta(&r->key, &r->id, q->op, dur);
 	}
 	return 0;
 }
@@ -836,6 +1014,9 @@ static __always_inline int file_stat_id(struct task_ent *t, struct file_id *id)
 
 	if (!buf)
 		return -1;
+	id->gen = 0;
+	id->igen = 0;
+	id->flags = IOACCT_FILE_NOGEN;
 	if (t->stat_x) {
 		/* stx_mode (__u16) at 28, stx_ino at 32; stx_dev_major, _minor at 136. */
 		__u32 m[3], d[2];
@@ -887,8 +1068,112 @@ static __always_inline void acc_release(struct task_ent *t)
 #endif
 }
 
-/* FILE_CALL_OPENED in ioacct_file_call()'s op: the open opened a regular file. */
+/*
+ * The record of fa, made by a stat by path and not named yet, named by the
+ * path the stat was given (issue 38), as Darshan names a file: absolute
+ * from the directory it starts from (the cwd's or dirfd's path, walked as
+ * a file's is), not resolved further (a "..", a symbolic link stay as
+ * given); an empty path (AT_EMPTY_PATH: glibc's fstat) is dirfd's file.
+ * Once per record, never per call: the record's named flag is taken first.
+ */
+static __noinline void file_name_stat(struct task_ent *t, struct file_acc *fa)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ioacct_file_key key;
+	struct ioacct_file_val *v;
+	struct note_scratch *s;
+	__u32 zero = 0, off = 0, len;
+	__u64 up, d = 0, m = 0;
+	struct file *f;
+	long n;
+	char c = 0;
+
+	if (!t || !fa)
+		return;
+	fa->named = 1;
+	up = t->s_upath;
+	key = fa->key;
+	v = bpf_map_lookup_elem(&files, &key);
+	s = bpf_map_lookup_elem(&notescratch, &zero);
+	if (!v || !s || !up || v->named || (!key.ino && !key.dev))
+		return;
+	if (__sync_val_compare_and_swap(&v->named, 0, 1) != 0)
+		return;
+	s->n.vfsmnt = 0;
+	s->n.uniq = 0;
+	s->n.mntns = 0;
+	s->n.fstype[0] = '\0';
+	if (bpf_probe_read_user(&c, 1, (void *)up) == 0 && c == '/') {
+		s->complete = 1;
+	} else {
+		if (t->s_dirfd == AT_FDCWD) {
+			d = (__u64)BPF_CORE_READ(task, fs, pwd.dentry);
+			m = (__u64)BPF_CORE_READ(task, fs, pwd.mnt);
+		} else if ((f = fd_file(task, t->s_dirfd))) {
+			d = (__u64)KREAD(struct file, (__u64)f, f_path.dentry);
+			m = (__u64)KREAD(struct file, (__u64)f, f_path.mnt);
+		}
+		if (!d || !m)
+			return;
+		s->d = d;
+		s->parent = m - bpf_core_field_offset(struct mount, mnt);
+		note_path_from(s);
+		if (!c)
+			goto out; /* the directory itself (the empty path) */
+		off = s->off > 1 ? s->off : 0; /* "/" and "a", not "//a" */
+		if (off > IOACCT_NOTE_PATH_MAX - 1)
+			off = IOACCT_NOTE_PATH_MAX - 1;
+		s->buf[off & (IOACCT_NOTE_PATH_MAX - 1)] = '/';
+		off++;
+	}
+	n = bpf_probe_read_user_str(&s->buf[off & (IOACCT_NOTE_PATH_MAX - 1)], IOACCT_NOTE_PATH_MAX,
+				    (void *)up);
+	if (n <= 0)
+		return;
+	len = off + (__u32)n - 1;
+	if (n == IOACCT_NOTE_PATH_MAX)
+		s->complete = 0;
+	/* Too long: its last IOACCT_NOTE_PATH_MAX - 1 bytes, marked cut (the daemon's "..."). */
+	off = len < IOACCT_NOTE_PATH_MAX ? 0 : len - (IOACCT_NOTE_PATH_MAX - 1);
+	if (off)
+		s->complete = 0;
+	bpf_probe_read_kernel(s->n.path, IOACCT_NOTE_PATH_MAX,
+			      &s->buf[off & (IOACCT_NOTE_PATH_MAX - 1)]);
+	s->n.path[IOACCT_NOTE_PATH_MAX - 1] = '\0';
+	s->n.flags = s->complete ? IOACCT_NOTE_PATH_COMPLETE : 0;
+out:
+	bpf_map_update_elem(&fpaths, &key, &s->n, BPF_ANY);
+}
+
+/*
+ * FILE_CALL_OPENED in ioacct_file_call()'s op: the open opened a regular
+ * file; FILE_CALL_CREATED: and created it (FMODE_CREATED).
+ */
 #define FILE_CALL_OPENED 0x100
+#define FILE_CALL_CREATED 0x200
+
+/*
+ * An open of a file whose inode has no generation: a new life when the
+ * open created it (file_birth()), else the one its inode has; either way
+ * the task's accumulators of the inode are let go, a file of another life
+ * having its inode number. A map lookup per such open, none per call.
+ */
+static __noinline void file_open_nogen(struct task_ent *t, __u32 slot, struct file_id *id,
+				       bool created)
+{
+	if (!t || !id)
+		return;
+	for (int i = 0; i < FILE_ACCS; i++) {
+		struct file_acc *fa = &t->fa[i];
+
+		if (fa->ok && fa->ino == id->ino && fa->dev == id->dev && fa->key.slot == slot) {
+			file_acc_flush(fa, false);
+			fa->ok = 0;
+		}
+	}
+	if (created)
+		file_birth(slot, id);
+}
 
 /*
  * A successful open, stat, fsync or seek of a regular file, in its file
@@ -901,14 +1186,14 @@ static __always_inline void acc_release(struct task_ent *t)
 __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32 op, __u64 dur)
 {
 	struct ioacct_file_key key;
-	bool opened = op & FILE_CALL_OPENED;
+	bool opened = op & FILE_CALL_OPENED, created = op & FILE_CALL_CREATED, path = false;
 	struct ioacct_slot *s;
 	struct file_acc *fa;
 	struct file_id id;
 
 	if (!t)
 		return 0;
-	op &= ~FILE_CALL_OPENED;
+	op &= ~(FILE_CALL_OPENED | FILE_CALL_CREATED);
 	if (op == IOACCT_OP_OPEN) {
 		if (!opened)
 			return 0;
@@ -921,6 +1206,7 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 	} else if (op == IOACCT_OP_STAT) {
 		if (file_stat_id(t, &id))
 			return 0;
+		path = true;
 	} else {
 		return 0;
 	}
@@ -930,16 +1216,29 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 		return 0;
 	if (__sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) != 0) {
 		ioacct_task_rank(t);
+		if (created && !id.igen)
+			file_birth(slot, &id);
+		else
+			file_life(slot, &id);
 		key = file_key(t->rank, &id, slot, mnt);
-		file_meta(&key, id.dentry, id.vfsmnt, op, dur);
+		file_meta(&key, &id, op, dur);
 		return 0;
 	}
-	/* The one it loaded last first: a run of calls on one file reads one line of t. */
-	fa = &t->fa[(t->fa_next - 1) & (FILE_ACCS - 1)];
-	if (!file_acc_is(fa, id.ino, id.dev, slot, mnt, s->start_ns))
-		fa = file_acc_find(t, id.ino, id.dev, slot, mnt, s->start_ns);
+	fa = NULL;
+	if (op == IOACCT_OP_OPEN && !id.igen) {
+		file_open_nogen(t, slot, &id, created);
+	} else {
+		/* The one it loaded last first: a run of calls on one file reads one line of t. */
+		fa = &t->fa[(t->fa_next - 1) & (FILE_ACCS - 1)];
+		if (!file_acc_is(fa, id.ino, id.dev, id.igen, path, slot, mnt, s->start_ns))
+			fa = file_acc_find(t, id.ino, id.dev, id.igen, path, slot, mnt, s->start_ns);
+	}
 	if (!fa)
 		fa = file_acc_load(t, &id, slot, mnt, s->start_ns);
+	else if (!fa->named && id.dentry)
+		file_acc_name(fa, id.dentry, id.vfsmnt);
+	if (fa && path && !fa->named)
+		file_name_stat(t, fa);
 	if (fa) {
 		fa->opens += op == IOACCT_OP_OPEN;
 		fa->stats += op == IOACCT_OP_STAT;
@@ -967,6 +1266,21 @@ struct file_page {
 	__u32 mnt;
 };
 
+/* id's dentry and mount, when inode is the current task's executable's. */
+static __noinline void file_exe_id(__u64 inode, struct file_id *id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 exe;
+
+	if (!id || !task->mm)
+		return;
+	exe = (__u64)BPF_CORE_READ(task, mm, exe_file);
+	if (!exe || (__u64)KREAD(struct file, exe, f_inode) != inode)
+		return;
+	id->dentry = (__u64)KREAD(struct file, exe, f_path.dentry);
+	id->vfsmnt = (__u64)KREAD(struct file, exe, f_path.mnt);
+}
+
 /*
  * A view event's bytes in their file's record, straight (no accumulator:
  * a fault may come inside a call whose run the task's accumulators hold).
@@ -991,18 +1305,26 @@ __noinline int ioacct_file_page(struct task_ent *t, const struct file_page *p)
 			return 0;
 		sb = (__u64)KREAD(struct inode, inode, i_sb);
 		id.ino = KREAD(struct inode, inode, i_ino);
+		id.igen = KREAD(struct inode, inode, i_generation);
 		id.dev = KREAD(struct super_block, sb, s_dev);
-		/* Its path when it is the task's last file: a record it makes is named. */
+		/*
+		 * Its path when it is the task's last file or its executable
+		 * (an exec reads the binary with no open of the task's): the
+		 * record is named.
+		 */
 		if (t->c_inode == inode) {
 			id.dentry = t->c_dentry;
 			id.vfsmnt = t->c_vfsmnt;
+		} else {
+			file_exe_id(inode, &id);
 		}
 	}
 	if (!id.ino && !id.dev)
 		return 0;
 	ioacct_task_rank(t);
+	file_life(p->slot, &id);
 	key = file_key(t->rank, &id, p->slot, p->mnt);
-	v = file_rec(&key, id.dentry, id.vfsmnt);
+	v = file_rec(&key, &id);
 	if (!v) {
 		count_drop(p->slot, 1, p->bytes);
 		return 0;

@@ -69,6 +69,7 @@ static __noinline int file_resolve(struct file *f, __u64 inode, __u64 vfsmnt, st
 			__u64 sb = (__u64)KREAD(struct inode, inode, i_sb);
 
 			t->c_ino = KREAD(struct inode, inode, i_ino);
+			t->c_igen = KREAD(struct inode, inode, i_generation);
 			t->c_dev = KREAD(struct super_block, sb, s_dev);
 			t->c_dentry = (__u64)KREAD(struct file, f, f_path.dentry);
 		}
@@ -77,7 +78,21 @@ static __noinline int file_resolve(struct file *f, __u64 inode, __u64 vfsmnt, st
 	return 0;
 }
 
-static __always_inline int file_info(struct file *f, struct task_ent *t, struct file_info *fi)
+/*
+ * fresh: an open's new file. Its inode may sit where the task's last file's
+ * was freed (the same address, a new file: issue 36), with another number,
+ * generation or name: read only here, as every other call's file is one the
+ * task has open, which keeps its inode alive.
+ */
+static __always_inline bool file_same_life(struct file *f, __u64 inode, const struct task_ent *t)
+{
+	return (__u64)KREAD(struct file, f, f_path.dentry) == t->c_dentry &&
+	       KREAD(struct inode, inode, i_ino) == t->c_ino &&
+	       KREAD(struct inode, inode, i_generation) == t->c_igen;
+}
+
+static __always_inline int file_info_at(struct file *f, struct task_ent *t, struct file_info *fi,
+					bool fresh)
 {
 	__u64 inode, vfsmnt;
 
@@ -87,12 +102,18 @@ static __always_inline int file_info(struct file *f, struct task_ent *t, struct 
 	vfsmnt = (__u64)KREAD(struct file, f, f_path.mnt);
 	if (!inode || !vfsmnt)
 		return -1;
-	if (t && t->c_inode == inode && t->c_vfsmnt == vfsmnt) {
+	if (t && t->c_inode == inode && t->c_vfsmnt == vfsmnt &&
+	    (!fresh || !file_records || file_same_life(f, inode, t))) {
 		fi->mnt = t->c_mnt;
 		fi->type = t->c_type;
 		return 0;
 	}
 	return file_resolve(f, inode, vfsmnt, t, fi);
+}
+
+static __always_inline int file_info(struct file *f, struct task_ent *t, struct file_info *fi)
+{
+	return file_info_at(f, t, fi, false);
 }
 
 /*
@@ -307,17 +328,18 @@ static __always_inline void note_path(struct note_scratch *s, struct mount *m)
 /*
  * Notes the file-system type and mount point of a mount the current task
  * does I/O on, so that the daemon can name it if the task's mount namespace
- * is gone before the drain (a container step of a second). Called only when
- * a counter entry is created (once per slot, mount, bin and operation),
- * never on the per-call path; the mount is the task's last file's, when it
- * is that one.
+ * is gone before the drain (a container step of a second). Called when a
+ * counter entry is created (once per slot, mount, bin and operation) and when
+ * a task's accumulator starts on a mount it did not note last (acc_note),
+ * never per call; the mount is the task's last file's, when it is that one.
+ * 1 when noted (or already), 0 when not.
  */
 /* mnt_id_unique (6.8+), matched by name on the running kernel. */
 struct mount___ioacct {
 	__u64 mnt_id_unique;
 } __attribute__((preserve_access_index));
 
-static __noinline void note_mount(__u32 id)
+static __noinline int note_mount(__u32 slot, __u32 id)
 {
 	struct ioacct_mnt_note *old;
 	__u64 uniq = 0;
@@ -329,7 +351,7 @@ static __noinline void note_mount(__u32 id)
 
 	t = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!t || t->c_mnt != id || !t->c_vfsmnt)
-		return;
+		return 0;
 	mnt = (struct vfsmount *)t->c_vfsmnt;
 	m = container_of(mnt, struct mount, mnt);
 	/*
@@ -341,16 +363,18 @@ static __noinline void note_mount(__u32 id)
 	 */
 	if (bpf_core_field_exists(((struct mount___ioacct *)m)->mnt_id_unique))
 		uniq = BPF_CORE_READ((struct mount___ioacct *)m, mnt_id_unique);
-	old = bpf_map_lookup_elem(&mntnotes, &id);
-	if (old && uniq && old->uniq == uniq && old->vfsmnt == t->c_vfsmnt)
-		return;
 	s = bpf_map_lookup_elem(&notescratch, &zero);
 	if (!s)
-		return;
+		return 0;
+	s->key.slot = slot;
+	s->key.mnt_id = id;
+	old = bpf_map_lookup_elem(&mntnotes, &s->key);
+	if (old && uniq && old->uniq == uniq && old->vfsmnt == t->c_vfsmnt)
+		return 1;
 	s->n.vfsmnt = t->c_vfsmnt;
 	s->n.uniq = uniq;
 	s->n.mntns = BPF_CORE_READ(m, mnt_ns, ns.inum);
 	bpf_probe_read_kernel_str(s->n.fstype, sizeof(s->n.fstype), BPF_CORE_READ(mnt, mnt_sb, s_type, name));
 	note_path(s, m);
-	bpf_map_update_elem(&mntnotes, &id, &s->n, BPF_ANY);
+	return bpf_map_update_elem(&mntnotes, &s->key, &s->n, BPF_ANY) == 0;
 }

@@ -125,6 +125,8 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, long a4,
 		if (op == IOACCT_OP_STAT) {
 			t->f_file = a1;
 			t->stat_x = 0;
+			t->s_upath = a0;
+			t->s_dirfd = AT_FDCWD;
 		}
 		break;
 	case IOACCT_SK_OPEN_PATH:
@@ -147,6 +149,8 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, long a4,
 		if (op == IOACCT_OP_STAT) {
 			t->f_file = flags & IOACCT_SKF_STATX ? a4 : a2;
 			t->stat_x = !!(flags & IOACCT_SKF_STATX);
+			t->s_upath = a1;
+			t->s_dirfd = (int)a0;
 		}
 		break;
 	default:
@@ -242,7 +246,7 @@ static __always_inline int on_exit(long ret, __u32 k)
 		struct file *f = fd_file(task, (int)ret);
 		struct file_info fi = {};
 
-		if (file_info(f, t, &fi) == 0) {
+		if (file_info_at(f, t, &fi, true) == 0) {
 			t->upath = 0;
 			mnt = fi.mnt;
 			fmode = KREAD(struct file, f, f_mode);
@@ -319,7 +323,10 @@ static __always_inline int on_exit(long ret, __u32 k)
 	if (ret >= 0 && file_records &&
 	    (EXIT_MAY(k, OPEN_PATH) || EXIT_MAY(k, OPEN_AT) || EXIT_MAY(k, FD) || EXIT_MAY(k, PATH) ||
 	     EXIT_MAY(k, AT)))
-		ioacct_file_call(t, slot, mnt, op | (opened && reg ? FILE_CALL_OPENED : 0), now - t->ts);
+		ioacct_file_call(t, slot, mnt,
+				 op | (opened && reg ? FILE_CALL_OPENED : 0) |
+					 (created && reg ? FILE_CALL_CREATED : 0),
+				 now - t->ts);
 	if (created) {
 		where.op = IOACCT_OP_CREATE;
 		account(&where, now, 0, 0);

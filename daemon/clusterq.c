@@ -55,6 +55,7 @@ struct ioacct_clusterq {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int efd;
+	int stop_fd;                  /* readable once freed: a statement in flight gives up */
 	/* Under lock: */
 	bool stop;
 	struct creq *queue, **queue_tail;
@@ -139,6 +140,7 @@ static int running_job(struct ioacct_store *st, const struct ioacct_job *job, vo
 static int cluster_connect(struct ioacct_clusterq *q, uint64_t queued_ms, char *err,
 			   size_t errlen)
 {
+	struct ioacct_pgstore_opts o;
 	char why[1024];
 	int ret;
 
@@ -157,7 +159,8 @@ static int cluster_connect(struct ioacct_clusterq *q, uint64_t queued_ms, char *
 		return -ECONNREFUSED;
 	}
 	ioacct_pgstore_close(q->pg);
-	q->pg = ioacct_pgstore_open_query(q->cfg->cluster_db, STATEMENT_MS, why, sizeof(why));
+	ioacct_pgstore_opts_config(&o, q->cfg, q->stop_fd);
+	q->pg = ioacct_pgstore_open_query(q->cfg->cluster_db, STATEMENT_MS, &o, why, sizeof(why));
 	if (q->pg)
 		return 0;
 	ret = errno ? -errno : -EIO;
@@ -305,8 +308,13 @@ struct ioacct_clusterq *ioacct_clusterq_new(const struct ioacct_config *cfg)
 	q->queue_tail = &q->queue;
 	q->done_tail = &q->done;
 	q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (q->efd < 0) {
+	q->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->efd < 0 || q->stop_fd < 0) {
 		ret = errno;
+		if (q->efd >= 0)
+			close(q->efd);
+		if (q->stop_fd >= 0)
+			close(q->stop_fd);
 		free(q);
 		errno = ret;
 		return NULL;
@@ -318,6 +326,7 @@ struct ioacct_clusterq *ioacct_clusterq_new(const struct ioacct_config *cfg)
 		pthread_cond_destroy(&q->cond);
 		pthread_mutex_destroy(&q->lock);
 		close(q->efd);
+		close(q->stop_fd);
 		free(q);
 		errno = ret;
 		return NULL;
@@ -344,6 +353,7 @@ void ioacct_clusterq_free(struct ioacct_clusterq *q)
 	q->stop = true;
 	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&q->lock);
+	eventfd_write(q->stop_fd, 1);
 	pthread_join(q->thread, NULL);
 	free_list(q->queue);
 	free_list(q->done);
@@ -352,6 +362,7 @@ void ioacct_clusterq_free(struct ioacct_clusterq *q)
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
 	close(q->efd);
+	close(q->stop_fd);
 	free(q);
 }
 

@@ -4,7 +4,9 @@
  * jobs (up to a batch: a backlog goes in one transaction, pgstore.h), write
  * them to PostgreSQL, unqueue them in SQLite, next. When PostgreSQL
  * cannot be reached it retries after 1 s, doubling to 60 s, and logs only
- * when the state changes ("unreachable ...; N jobs waiting", "back").
+ * when the state changes ("unreachable ...; N jobs waiting", "back"). Every
+ * wait for PostgreSQL has its deadline (cluster_db_*_timeout, pgstore.h)
+ * and ends at once at the stop: what was not committed stays queued.
  *
  * A job of several nodes whose epilog asked for a merged report has its
  * spec in SQLite (report_specs, with the finish). After its part is
@@ -34,7 +36,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "crash.h"
 #include "log.h"
@@ -55,6 +59,7 @@ struct ioacct_export {
 	pthread_cond_t cond;
 	bool stop;                   /* under lock */
 	bool poked;                  /* under lock */
+	int stop_fd;                 /* readable once stopping: PostgreSQL's waits give up */
 	/* The thread's own: */
 	struct ioacct_store *store;
 	struct ioacct_pgstore *pg;
@@ -108,6 +113,13 @@ static uint64_t waiting(struct ioacct_export *ex)
 /* A failure of the cluster store: log it once, back off. */
 static void went_down(struct ioacct_export *ex, const char *why)
 {
+	if (stopping(ex)) {
+		/* Nothing is lost: unqueued only after PostgreSQL's commit, the rest waits. */
+		log_info("cluster store: export given up at the stop (%s); %" PRIu64
+			 " jobs wait in the outbox for the next start", why, waiting(ex));
+		ex->down = true;
+		return;
+	}
 	if (!ex->down)
 		log_warn("cluster store unreachable: %s; %" PRIu64 " jobs waiting (retrying, up to every %d s)",
 			 why, waiting(ex), BACKOFF_MAX_MS / 1000);
@@ -122,12 +134,14 @@ static void went_down(struct ioacct_export *ex, const char *why)
 
 static int connect_pg(struct ioacct_export *ex)
 {
+	struct ioacct_pgstore_opts o;
 	char err[1024];
 
 	if (ioacct_pgstore_connected(ex->pg))
 		return 0;
 	ioacct_pgstore_close(ex->pg);
-	ex->pg = ioacct_pgstore_open(ex->cfg->cluster_db, err, sizeof(err));
+	ioacct_pgstore_opts_config(&o, ex->cfg, ex->stop_fd);
+	ex->pg = ioacct_pgstore_open(ex->cfg->cluster_db, &o, err, sizeof(err));
 	if (!ex->pg) {
 		went_down(ex, err);
 		return -errno;
@@ -163,8 +177,7 @@ static void merge_report(struct ioacct_export *ex, int64_t key, const struct ioa
 	err = ioacct_pgstore_report_offer(ex->pg, job, spec, ex->cfg->merge_timeout_s);
 	free(spec);
 	if (!err)
-		err = ioacct_pgstore_report_claim(ex->pg, job->cluster, job->job_id, job->restart,
-						  skip_locked, &rep, &jd);
+		err = ioacct_pgstore_report_claim(ex->pg, job, skip_locked, &rep, &jd);
 	if (err == -EAGAIN)
 		return;
 	if (err == -EALREADY) {
@@ -181,8 +194,7 @@ static void merge_report(struct ioacct_export *ex, int64_t key, const struct ioa
 	failed = ioacct_report_write_files(jd, rep.spec.path, rep.spec.formats, NULL, rep.uid,
 					   rep.gid, rep.spec.copy_dir, &ex->cfg->advice, NULL);
 	/* Written or not, it is done: a file that cannot be written now will not be later. */
-	err = ioacct_pgstore_report_written(ex->pg, job->cluster, job->job_id, job->restart,
-					    job->node, jd->missing_nodes);
+	err = ioacct_pgstore_report_written(ex->pg, job, jd->missing_nodes);
 	if (err) {
 		log_warn("job %s/%" PRIu64 ": merged report written, not marked (it may be written again): %s",
 			 job->cluster, job->job_id, ioacct_pgstore_errmsg(ex->pg));
@@ -466,11 +478,19 @@ int ioacct_export_start(const struct ioacct_config *cfg, struct ioacct_export **
 	if (!ex)
 		return -ENOMEM;
 	ex->cfg = cfg;
+	ex->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ex->stop_fd < 0) {
+		ret = -errno;
+		log_err("cluster store: cannot start the exporter: %s", strerror(errno));
+		free(ex);
+		return ret;
+	}
 	/* Its own connection: SQLite connections are not to be shared between threads. */
 	ex->store = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDWR, err, sizeof(err));
 	if (!ex->store) {
 		ret = -errno;
 		log_err("cluster store: cannot open the outbox: %s", err);
+		close(ex->stop_fd);
 		free(ex);
 		return ret;
 	}
@@ -483,6 +503,7 @@ int ioacct_export_start(const struct ioacct_config *cfg, struct ioacct_export **
 	if (ret) {
 		log_err("cluster store: cannot start the exporter thread: %s", strerror(ret));
 		ioacct_store_close(ex->store);
+		close(ex->stop_fd);
 		pthread_cond_destroy(&ex->cond);
 		pthread_mutex_destroy(&ex->lock);
 		free(ex);
@@ -513,9 +534,12 @@ void ioacct_export_stop(struct ioacct_export *ex)
 	if (!ex)
 		return;
 	wake(ex, &ex->stop);
+	/* A statement in flight is given up: a server that never answers holds no stop. */
+	eventfd_write(ex->stop_fd, 1);
 	pthread_join(ex->thread, NULL);
 	ioacct_pgstore_close(ex->pg);
 	ioacct_store_close(ex->store);
+	close(ex->stop_fd);
 	pthread_cond_destroy(&ex->cond);
 	pthread_mutex_destroy(&ex->lock);
 	free(ex);

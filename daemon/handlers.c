@@ -346,7 +346,7 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
  * client's rates are differences of exact counters over the daemon's clock.
  * Who sees what is QUERY's rule: with private_data a user other than root
  * sees only their own jobs, without it every job. Like a QUERY page, one
- * reply stops adding jobs after IOACCT_QUERY_PAGE_MS (at least one job) or
+ * reply stops adding jobs after query_page_time (at least one job) or
  * half the message limit, and says `more`; jobs_running still counts all.
  */
 struct live {
@@ -543,7 +543,7 @@ static void handle_live(struct ioacct_registry *r, const struct ioacct_req_query
 
 	rep->start_mono_ns = ioacct_mono_ns();
 	/* QUERY's budget: a user refreshing often cannot hold up drains and root's requests. */
-	deadline = rep->start_mono_ns + IOACCT_QUERY_PAGE_MS * (uint64_t)NSEC_PER_MSEC;
+	deadline = rep->start_mono_ns + ioacct_query_page_ms() * (uint64_t)NSEC_PER_MSEC;
 	ret = ioacct_registry_kernel_read(r, &e, &n);
 	if (ret) {
 		rep->status = ret;
@@ -695,8 +695,9 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		return;
 	}
 	/* A first page, not a later one nor one of files, gets the job read anew. */
-	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run,
-				 !req->after && !req->files && !req->mpiio, &jd, err, sizeof(err));
+	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run, req->restart,
+				 req->run_start, !req->after && !req->files && !req->mpiio, &jd, err,
+				 sizeof(err));
 	if (ret == -EINPROGRESS) {
 		ioacct_reply_error(rep, ret, "job %" PRIu64 " is being read from the cluster store: ask again",
 				   req->job_id);

@@ -127,6 +127,10 @@ struct ioacct_httpd {
 	bool stopping;
 	pthread_t sweeper;
 	bool sweeping;
+	/* Bound by ioacct_httpd_start() as root, served by ioacct_httpd_serve(): MHD's from then. */
+	int lfd;
+	unsigned int flags;
+	uint16_t port;
 	/* libmicrohttpd's messages and ours about clients, rate-limited; under log_lock. */
 	pthread_mutex_t log_lock;
 	struct ioacct_ratelimit log_rl;
@@ -951,17 +955,31 @@ static int httpd_settings(struct ioacct_httpd *m, const struct ioacct_config *cf
 	return 0;
 }
 
+/* The listening socket on metrics_listen, bound now (a taken address fails here). */
+static int listen_on(struct ioacct_httpd *m, const union listen_addr *la, char *err, size_t errlen)
+{
+	socklen_t len = la->sa.sa_family == AF_INET6 ? sizeof(la->a6) : sizeof(la->a4);
+	int one = 1;
+
+	m->lfd = socket(la->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (m->lfd < 0 || setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (la->sa.sa_family == AF_INET6 &&
+	     setsockopt(m->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(m->lfd, &la->sa, len) || listen(m->lfd, SOMAXCONN)) {
+		snprintf(err, errlen, "cannot serve /metrics on %s: %s; is another program "
+			 "listening there? Change metrics_listen or remove it", m->cfg->metrics_listen,
+			 strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct ioacct_page *page,
 					char *err, size_t errlen)
 {
-	/* epoll, not select(): a thousand connections must not pass FD_SETSIZE. */
-	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	struct ioacct_httpd *m;
 	union listen_addr la;
-	uint16_t port;
 
-	if (listen_addr(cfg, &la, &port, &flags, err, errlen))
-		return NULL;
 	/*
 	 * The page names every job, its user and mounts: with private_data, not
 	 * for whoever can connect (any local user, on 127.0.0.1).
@@ -980,13 +998,24 @@ struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct 
 	}
 	m->cfg = cfg;
 	m->page = page;
+	m->lfd = -1;
+	/* epoll, not select(): a thousand connections must not pass FD_SETSIZE. */
+	m->flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	httpd_init(m);
-	if (httpd_settings(m, cfg, &flags, err, errlen))
-		goto fail;
+	if (listen_addr(cfg, &la, &m->port, &m->flags, err, errlen) ||
+	    httpd_settings(m, cfg, &m->flags, err, errlen) || listen_on(m, &la, err, errlen)) {
+		ioacct_httpd_stop(m);
+		return NULL;
+	}
+	return m;
+}
+
+int ioacct_httpd_serve(struct ioacct_httpd *m, char *err, size_t errlen)
+{
 	/* The logger first, or MHD prints what comes before it to stderr. */
 	struct MHD_OptionItem opts[] = {
 		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, m },
-		{ MHD_OPTION_SOCK_ADDR, 0, &la.sa },
+		{ MHD_OPTION_LISTEN_SOCKET, m->lfd, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS + PRIORITY_CONNECTIONS, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL },
 		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, m },
@@ -995,26 +1024,25 @@ struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct 
 		{ m->tls_key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, m->tls_key },
 		{ MHD_OPTION_END, 0, NULL },
 	};
+
+	/* libmicrohttpd closes the socket when it stops. */
+	m->lfd = -1;
 	errno = 0;
-	m->mhd = MHD_start_daemon(flags, port, admit, m, handle, m, MHD_OPTION_ARRAY, opts,
+	m->mhd = MHD_start_daemon(m->flags, m->port, admit, m, handle, m, MHD_OPTION_ARRAY, opts,
 				  MHD_OPTION_END);
 	if (!m->mhd) {
-		snprintf(err, errlen, "cannot serve /metrics on %s: %s; is another program "
-			 "listening there? Change metrics_listen or remove it%s",
-			 cfg->metrics_listen, errno ? strerror(errno) : "libmicrohttpd refused",
-			 m->tls_cert ? " (or check metrics_tls_cert and metrics_tls_key)" : "");
-		goto fail;
+		snprintf(err, errlen, "cannot serve /metrics on %s: %s%s", m->cfg->metrics_listen,
+			 errno ? strerror(errno) : "libmicrohttpd refused",
+			 m->tls_cert ? " (check metrics_tls_cert and metrics_tls_key)" : "");
+		return errno ? -errno : -EINVAL;
 	}
 	errno = pthread_create(&m->sweeper, NULL, sweep, m);
 	if (errno) {
 		snprintf(err, errlen, "metrics: cannot start a thread: %s", strerror(errno));
-		goto fail;
+		return -errno;
 	}
 	m->sweeping = true;
-	return m;
-fail:
-	ioacct_httpd_stop(m);
-	return NULL;
+	return 0;
 }
 
 void ioacct_httpd_stop(struct ioacct_httpd *m)
@@ -1031,6 +1059,8 @@ void ioacct_httpd_stop(struct ioacct_httpd *m)
 	/* Waits for a check of a password at most: their cost is bounded at start. */
 	if (m->mhd)
 		MHD_stop_daemon(m->mhd);
+	if (m->lfd >= 0)
+		close(m->lfd);
 	pthread_mutex_lock(&m->log_lock);
 	ioacct_ratelimit_flush(&m->log_rl, UINT64_MAX, log_report, NULL);
 	pthread_mutex_unlock(&m->log_lock);
@@ -1063,6 +1093,14 @@ struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct 
 		 "so it cannot serve /metrics; install libmicrohttpd-dev and rebuild, or remove "
 		 "metrics_listen from the configuration", cfg->metrics_listen);
 	return NULL;
+}
+
+int ioacct_httpd_serve(struct ioacct_httpd *h, char *err, size_t errlen)
+{
+	(void)h; /* never made */
+	(void)err;
+	(void)errlen;
+	return -ENOTSUP;
 }
 
 void ioacct_httpd_stop(struct ioacct_httpd *h)

@@ -25,12 +25,18 @@ struct ioacct_page {
 struct ioacct_httpd;
 
 /*
- * Serves `page` on cfg->metrics_listen; the page must outlive the server.
- * NULL with `err` when it cannot (a setting refused, the address taken, or
- * ioacctd built without libmicrohttpd).
+ * Makes ready to serve `page` on cfg->metrics_listen (the page must outlive
+ * the server): the settings and files read, the address bound, as root,
+ * before anything else starts. NULL with `err` when it cannot (a setting
+ * refused, the address taken, or ioacctd built without libmicrohttpd).
  */
 struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct ioacct_page *page,
 					char *err, size_t errlen);
+/*
+ * Starts serving: libmicrohttpd's threads, once ioacctd runs as its own
+ * account (privs.h: no thread before). 0 or -errno with `err`.
+ */
+int ioacct_httpd_serve(struct ioacct_httpd *h, char *err, size_t errlen);
 /* Stops the server after the request it is answering; NULL is fine. */
 void ioacct_httpd_stop(struct ioacct_httpd *h);
 

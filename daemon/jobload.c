@@ -18,6 +18,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "pgstore.h"
@@ -34,7 +36,9 @@ struct slot {
 	enum slot_state state;
 	char cluster[IOACCT_NAME_MAX];
 	uint64_t job_id;
-	uint32_t run;                 /* restart count + 1; 0: the last run */
+	uint32_t run;                 /* the run's place among the id's runs + 1; 0: the last */
+	uint32_t restart;             /* with run_start not 0: that run exactly */
+	int64_t run_start;
 	struct ioacct_jobdata *jd;
 	uint64_t done_ms;             /* monotonic, when it left LOADING */
 	uint64_t used_ms;             /* monotonic, last asked for */
@@ -50,6 +54,7 @@ struct ioacct_jobload {
 	pthread_t thread;
 	bool busy;                    /* a thread was started and not yet joined */
 	bool running;                 /* under lock: it has not finished */
+	int stop_fd;                  /* readable once freed: a statement in flight gives up */
 	struct ioacct_pgstore *pg;    /* the thread's */
 };
 
@@ -71,7 +76,8 @@ static void *load_main(void *arg)
 	struct ioacct_jobdata *jd = NULL;
 	char cluster[IOACCT_NAME_MAX], err[1024] = "";
 	uint64_t job_id = 0;
-	uint32_t run = 0;
+	uint32_t run = 0, restart = 0;
+	int64_t run_start = 0;
 	int ret = 0;
 
 	pthread_mutex_lock(&jl->lock);
@@ -82,15 +88,20 @@ static void *load_main(void *arg)
 		ioacct_strlcpy(cluster, s->cluster, sizeof(cluster));
 		job_id = s->job_id;
 		run = s->run;
+		restart = s->restart;
+		run_start = s->run_start;
 	}
 	pthread_mutex_unlock(&jl->lock);
 	if (!s)
 		goto done;
 	if (!ioacct_pgstore_connected(jl->pg)) {
+		struct ioacct_pgstore_opts o = IOACCT_PGSTORE_OPTS_DEFAULT;
 		char why[768];
 
 		ioacct_pgstore_close(jl->pg);
-		jl->pg = ioacct_pgstore_open_query(jl->conninfo, LOAD_STATEMENT_MS, why, sizeof(why));
+		o.stop_fd = jl->stop_fd;
+		jl->pg = ioacct_pgstore_open_query(jl->conninfo, LOAD_STATEMENT_MS, &o, why,
+						   sizeof(why));
 		if (!jl->pg)
 			ret = ioacct_seterr(err, sizeof(err), errno ? -errno : -EIO,
 					    "cluster store (cluster_db) unavailable: %s; "
@@ -99,7 +110,10 @@ static void *load_main(void *arg)
 	if (!ret) {
 		uint64_t t0 = now_ms();
 
-		ret = ioacct_pgstore_job_load(jl->pg, cluster, job_id, run, &jd);
+		if (run_start)
+			ret = ioacct_pgstore_run_load(jl->pg, cluster, job_id, restart, run_start, &jd);
+		else
+			ret = ioacct_pgstore_job_load(jl->pg, cluster, job_id, run, &jd);
 		if (ret && ret != -ENOENT)
 			snprintf(err, sizeof(err), "%s%s%s",
 				 ioacct_pgstore_connected(jl->pg) ? "" : "cluster store (cluster_db) unavailable: ",
@@ -130,9 +144,15 @@ struct ioacct_jobload *ioacct_jobload_new(const char *conninfo)
 	if (!jl)
 		return NULL;
 	jl->conninfo = strdup(conninfo);
-	if (!jl->conninfo) {
+	jl->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!jl->conninfo || jl->stop_fd < 0) {
+		int ret = jl->conninfo ? errno : ENOMEM;
+
+		if (jl->stop_fd >= 0)
+			close(jl->stop_fd);
+		free(jl->conninfo);
 		free(jl);
-		errno = ENOMEM;
+		errno = ret;
 		return NULL;
 	}
 	pthread_mutex_init(&jl->lock, NULL);
@@ -174,15 +194,29 @@ static void schedule(struct ioacct_jobload *jl)
 	jl->busy = true;
 }
 
-static bool same_job(const struct slot *s, const char *cluster, uint64_t job_id, uint32_t run)
+/*
+ * Whether slot s is the job asked for: a run named exactly is any copy of
+ * it (however it was asked for), else the one being read for it; by place
+ * (run), the one asked so.
+ */
+static bool same_job(const struct slot *s, const char *cluster, uint64_t job_id, uint32_t run,
+		     uint32_t restart, int64_t run_start)
 {
-	return s->state != SLOT_FREE && s->job_id == job_id && s->run == run &&
-	       strcmp(s->cluster, cluster ? cluster : "") == 0;
+	const char *c = cluster ? cluster : "";
+
+	if (s->state == SLOT_FREE || s->job_id != job_id)
+		return false;
+	if (!run_start)
+		return !s->run_start && s->run == run && strcmp(s->cluster, c) == 0;
+	if (s->state == SLOT_READY)
+		return s->jd->job.restart == restart && s->jd->job.run_start == run_start &&
+		       strcmp(s->jd->job.cluster, c) == 0;
+	return s->run_start == run_start && s->restart == restart && strcmp(s->cluster, c) == 0;
 }
 
 int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t job_id,
-		       uint32_t run, bool fresh, const struct ioacct_jobdata **jd, char *err,
-		       size_t errlen)
+		       uint32_t run, uint32_t restart, int64_t run_start, bool fresh,
+		       const struct ioacct_jobdata **jd, char *err, size_t errlen)
 {
 	uint64_t now = now_ms();
 	struct slot *s = NULL, *victim = NULL;
@@ -197,7 +231,7 @@ int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t 
 		/* Copies nobody asked for in a while go. */
 		if (c->state == SLOT_READY && now - c->used_ms > KEEP_MS)
 			slot_clear(c);
-		if (same_job(c, cluster, job_id, run))
+		if (same_job(c, cluster, job_id, run, restart, run_start))
 			s = c;
 	}
 	/* A first page gets a copy read for it: a copy another client began with is read again. */
@@ -228,6 +262,8 @@ int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t 
 		ioacct_strlcpy(s->cluster, cluster ? cluster : "", sizeof(s->cluster));
 		s->job_id = job_id;
 		s->run = run;
+		s->restart = restart;
+		s->run_start = run_start;
 		s->state = SLOT_QUEUED;
 		s->used_ms = now;
 		schedule(jl);
@@ -258,8 +294,10 @@ void ioacct_jobload_free(struct ioacct_jobload *jl)
 {
 	if (!jl)
 		return;
+	eventfd_write(jl->stop_fd, 1);
 	if (jl->busy)
 		pthread_join(jl->thread, NULL);
+	close(jl->stop_fd);
 	for (size_t i = 0; i < NSLOTS; i++)
 		slot_clear(&jl->slots[i]);
 	ioacct_pgstore_close(jl->pg);

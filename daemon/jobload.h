@@ -26,8 +26,11 @@ void ioacct_jobload_free(struct ioacct_jobload *jl);
 
 /*
  * Job job_id of cluster (NULL or "": the newest cluster's) whole, of run
- * `run` (restart count + 1; 0: the last), as ioacct_pgstore_job_load()
- * gives it. `fresh` (a client's first page): only
+ * `run` (its place among the id's runs + 1; 0: the last), as
+ * ioacct_pgstore_job_load() gives it; run_start not 0: the run (cluster,
+ * job_id, restart, run_start) exactly, as a client's later pages name it
+ * (ioacct_pgstore_run_load()), a copy however it was asked for serving
+ * them. `fresh` (a client's first page): only
  * a copy no first page was served from yet will do, else it is read again;
  * else (the next pages) any kept copy serves. 0 with *jd (the loader's, valid until the next call), -EINPROGRESS
  * while it is being read (ask again), -ENOENT when the cluster store does not
@@ -35,7 +38,7 @@ void ioacct_jobload_free(struct ioacct_jobload *jl);
  * the next call reads it again).
  */
 int ioacct_jobload_get(struct ioacct_jobload *jl, const char *cluster, uint64_t job_id,
-		       uint32_t run, bool fresh, const struct ioacct_jobdata **jd, char *err,
-		       size_t errlen);
+		       uint32_t run, uint32_t restart, int64_t run_start, bool fresh,
+		       const struct ioacct_jobdata **jd, char *err, size_t errlen);
 
 #endif /* IOACCT_JOBLOAD_H */

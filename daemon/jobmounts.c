@@ -150,15 +150,19 @@ static const struct ioacct_mount *job_mount_in_container(struct ioacct_registry 
  * did I/O on it. Where the path did not fit, the path stays mnt:N and the
  * source gives its last components.
  */
-static void job_mount_noted(struct ioacct_registry *r, const struct djob *j, struct ioacct_mount *m)
+static bool job_mount_noted(struct ioacct_registry *r, const struct djob *j, struct ioacct_mount *m)
 {
 	char fstype[sizeof(m->fstype)], path[IOACCT_NOTE_PATH_MAX];
-	bool complete = false;
+	bool complete = false, found = false;
 	uint32_t ns = 0;
 
-	if (ioacct_probes_mount_note(r->probes, m->mnt_id, fstype, sizeof(fstype), path,
-				     sizeof(path), &ns, &complete))
-		return;
+	/* Its own steps' notes only: the id may be another job's mount now. */
+	for (size_t i = 0; i < j->nsteps && !found; i++)
+		found = ioacct_probes_mount_note(r->probes, j->steps[i]->slot, m->mnt_id, fstype,
+						 sizeof(fstype), path, sizeof(path), &ns,
+						 &complete) == 0;
+	if (!found)
+		return false;
 	ioacct_strlcpy(m->fstype, fstype, sizeof(m->fstype));
 	if (complete) {
 		ioacct_strlcpy(m->path, path, sizeof(m->path));
@@ -173,18 +177,23 @@ static void job_mount_noted(struct ioacct_registry *r, const struct djob *j, str
 	log_info("job %s/%llu: mount %u is gone; it was a %s on %s%s in mount namespace %u",
 		 j->job.cluster, (unsigned long long)j->job.job_id, m->mnt_id, fstype,
 		 complete ? "" : "...", path, ns);
+	return complete;
 }
 
 int ioacct_jobmounts_store(struct ioacct_registry *r, struct djob *j, uint32_t mnt_id)
 {
+	uint64_t pass = ioacct_mntns_pass_no(r->mntns);
+	struct stored_mnt *sm = NULL, *nsm;
 	const struct ioacct_mount *m;
 	struct ioacct_mount unknown;
-	uint32_t *ns;
+	bool named = true;
 	int ret;
 
-	for (size_t i = 0; i < j->nstored_mnts; i++)
-		if (j->stored_mnts[i] == mnt_id)
-			return 0;
+	for (size_t i = 0; i < j->nstored_mnts && !sm; i++)
+		if (j->stored_mnts[i].mnt_id == mnt_id)
+			sm = &j->stored_mnts[i];
+	if (sm && (sm->named || sm->tried_pass == pass || sm->tries >= IOACCT_UNNAMED_TRIES))
+		return 0;
 	m = ioacct_registry_job_mount(j, mnt_id);
 	if (!m) {
 		ioacct_jobmounts_read(r, j);
@@ -200,16 +209,30 @@ int ioacct_jobmounts_store(struct ioacct_registry *r, struct djob *j, uint32_t m
 		unknown.mnt_id = mnt_id;
 		snprintf(unknown.path, sizeof(unknown.path), "mnt:%u", mnt_id);
 		snprintf(unknown.fstype, sizeof(unknown.fstype), "unknown");
-		job_mount_noted(r, j, &unknown);
+		named = job_mount_noted(r, j, &unknown);
 		m = &unknown;
+	}
+	if (sm) {
+		/* Stored unnamed before: replaced only by a name. */
+		sm->tried_pass = pass;
+		sm->tries++;
+		if (!named)
+			return 0;
+		log_info("job %s/%llu: mount %u, stored unnamed, is %s", j->job.cluster,
+			 (unsigned long long)j->job.job_id, mnt_id, m->path);
 	}
 	ret = ioacct_store_mount_put(r->store, j->job.key, m);
 	if (ret)
 		return ret;
-	ns = realloc(j->stored_mnts, (j->nstored_mnts + 1) * sizeof(*ns));
-	if (!ns)
+	if (sm) {
+		sm->named = true;
+		return 0;
+	}
+	nsm = realloc(j->stored_mnts, (j->nstored_mnts + 1) * sizeof(*nsm));
+	if (!nsm)
 		return -ENOMEM;
-	j->stored_mnts = ns;
-	j->stored_mnts[j->nstored_mnts++] = mnt_id;
+	j->stored_mnts = nsm;
+	j->stored_mnts[j->nstored_mnts++] = (struct stored_mnt){ .mnt_id = mnt_id, .named = named,
+								  .tries = 1, .tried_pass = pass };
 	return 0;
 }

@@ -497,7 +497,7 @@ static int spans_open(const struct ioacct_jobtraces *t, struct jobtrace *j,
 	j->max_calls = t->cfg->max_spans;
 	j->restart = req->restart;
 	j->start_mono_ns = start_mono_ns;
-	ret = ioacct_otlp_open(&j->otlp, t->cfg->otlp_url, &j->ids, j->host,
+	ret = ioacct_otlp_open(&j->otlp, t->cfg->otlp_url, t->cfg->otlp_ca_file, &j->ids, j->host,
 			       (size_t)t->cfg->otlp_queue_kib << 10, IOACCT_OTLP_TIMEOUT_MS, err,
 			       sizeof(err));
 	if (ret)

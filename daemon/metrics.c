@@ -66,9 +66,21 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 }
 
 /*
- * A label value: valid UTF-8 (U+FFFD for bytes that are not: one bad mount
- * path must not make the node's whole page unreadable to Prometheus), then
- * backslash, double quote and newline escaped, as the format wants.
+ * Whether the UTF-8 sequence s of n bytes goes into a label value as
+ * U+FFFD: bytes that are not UTF-8 (one bad mount path must not make the
+ * node's whole page unreadable to Prometheus), and the control characters
+ * the format cannot escape (C0 but the newline, DEL, C1): a CR, an ESC or a
+ * BEL in a path must not reach the terminal of whoever curls the page.
+ */
+static bool label_replaced(const unsigned char *s, size_t n, bool valid)
+{
+	return !valid || (n == 1 && ((*s < 0x20 && *s != '\n') || *s == 0x7f)) ||
+	       (n == 2 && s[0] == 0xc2 && s[1] < 0xa0);
+}
+
+/*
+ * A label value: U+FFFD where label_replaced() says, then backslash,
+ * double quote and newline escaped, as the format wants.
  */
 static void sb_label(struct sbuf *b, const char *name, const char *value, bool comma)
 {
@@ -79,7 +91,7 @@ static void sb_label(struct sbuf *b, const char *name, const char *value, bool c
 		bool valid;
 		size_t n = ioacct_utf8_seq(s, &valid);
 
-		if (!valid)
+		if (label_replaced(s, n, valid))
 			sb_printf(b, "%s", IOACCT_UTF8_REPLACEMENT);
 		else if (*s == '\\')
 			sb_printf(b, "\\\\");
@@ -289,15 +301,33 @@ static int row_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* s, of size len, made valid UTF-8 in place as sb_label() writes it (cut to fit). */
-static void utf8_fix(char *s, size_t len)
+/*
+ * s, of size len, made in place what sb_label() writes of it before its
+ * escapes (cut to fit, never inside a sequence): U+FFFD where
+ * label_replaced() says.
+ */
+static void label_fix(char *s, size_t len)
 {
+	const unsigned char *p = (const unsigned char *)s;
 	char tmp[PATH_MAX];
+	size_t o = 0;
 
-	if (ioacct_utf8_valid(s) || len > sizeof(tmp))
+	if (len > sizeof(tmp))
 		return;
-	ioacct_utf8_copy(tmp, len, s, NULL);
-	memcpy(s, tmp, strlen(tmp) + 1);
+	while (*p) {
+		bool valid;
+		size_t n = ioacct_utf8_seq(p, &valid);
+		bool repl = label_replaced(p, n, valid);
+		size_t w = repl ? sizeof(IOACCT_UTF8_REPLACEMENT) - 1 : n;
+
+		if (o + w >= len)
+			break;
+		memcpy(tmp + o, repl ? IOACCT_UTF8_REPLACEMENT : (const char *)p, w);
+		o += w;
+		p += n;
+	}
+	tmp[o] = '\0';
+	memcpy(s, tmp, o + 1);
 }
 
 /* Renders a job's snapshot into mj, replacing what it had. -ENOMEM. */
@@ -314,12 +344,13 @@ static int render_job(struct mjob *mj, const struct ioacct_job *job, struct ioac
 	for (size_t i = 0; i < rep->nrows; i++) {
 		rows[i] = &rep->rows[i];
 		/*
-		 * Two paths that differ only in bytes that are not UTF-8 get the same
-		 * labels: make them equal here (the snapshot is this page's own copy)
-		 * so that they merge into one series, not two of the same name.
+		 * Two paths that differ only in bytes that are not UTF-8 or in
+		 * control characters get the same labels: make them equal here (the
+		 * snapshot is this page's own copy) so that they merge into one
+		 * series, not two of the same name.
 		 */
-		utf8_fix(rows[i]->mount.path, sizeof(rows[i]->mount.path));
-		utf8_fix(rows[i]->mount.fstype, sizeof(rows[i]->mount.fstype));
+		label_fix(rows[i]->mount.path, sizeof(rows[i]->mount.path));
+		label_fix(rows[i]->mount.fstype, sizeof(rows[i]->mount.fstype));
 	}
 	qsort(rows, rep->nrows, sizeof(*rows), row_cmp);
 	for (size_t i = 0; i < rep->nrows;) {
@@ -576,6 +607,11 @@ struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, cha
 		return NULL;
 	}
 	return m;
+}
+
+int ioacct_metrics_serve(struct ioacct_metrics *m, char *err, size_t errlen)
+{
+	return ioacct_httpd_serve(m->httpd, err, errlen);
 }
 
 void ioacct_metrics_stop(struct ioacct_metrics *m)

@@ -27,11 +27,14 @@
 struct ioacct_metrics;
 
 /*
- * Starts serving cfg->metrics_listen. NULL with `err` when it cannot (the
- * address is taken, or ioacctd was built without libmicrohttpd).
+ * Binds cfg->metrics_listen and reads the server's files, as root at start.
+ * NULL with `err` when it cannot (the address is taken, or ioacctd was
+ * built without libmicrohttpd).
  */
 struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, char *err,
 					    size_t errlen);
+/* Starts serving it, once ioacctd runs as its own account. 0 or -errno with `err`. */
+int ioacct_metrics_serve(struct ioacct_metrics *m, char *err, size_t errlen);
 
 /*
  * Rebuilds the exposition from the registry; from the main loop, after a

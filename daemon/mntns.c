@@ -142,6 +142,11 @@ void ioacct_mntns_pass(struct ioacct_mntns *c)
 	c->pass++;
 }
 
+uint64_t ioacct_mntns_pass_no(const struct ioacct_mntns *c)
+{
+	return c->pass;
+}
+
 /* ---- the job's tasks, pid reuse ruled out ----------------------------------------------- */
 
 /*

@@ -28,6 +28,8 @@ void ioacct_mntns_destroy(struct ioacct_mntns *c);
 
 /* Starts a drain pass: scans and reads of the last pass are not trusted any more. */
 void ioacct_mntns_pass(struct ioacct_mntns *c);
+/* The current pass's number (1, 2, ...). */
+uint64_t ioacct_mntns_pass_no(const struct ioacct_mntns *c);
 
 /*
  * Names mount mnt_id from the mount namespaces of the tasks in the job's

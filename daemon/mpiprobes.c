@@ -5,7 +5,12 @@
  * named like an MPI library (ld.so loading it, long before MPI_Init has
  * returned); this attaches one uprobe and one uretprobe per MPI-IO function
  * to that library file, once per file (dev, ino), for every process that
- * maps it, and reads the task's MPI rank from its environment.
+ * maps it, and reads the task's MPI rank from its environment. Where the
+ * kernel has uprobe_multi links (6.6) all of a library's uprobes are two
+ * links, which CAP_BPF and CAP_PERFMON may make; a uprobe through
+ * perf_event_open needs CAP_SYS_ADMIN since the fix of CVE-2025-38466
+ * (6.1.146, 6.6.99, 6.12.39), and ioacctd gives that up once started
+ * (privs.h): on older kernels only libraries probed at start are counted.
  */
 #include "mpiprobes.h"
 
@@ -20,7 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#endif
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -46,6 +58,7 @@ struct mpilib {
 	ino_t ino;
 	struct bpf_link *links[2 * NFUNCS];
 	size_t nlinks;
+	int mfd[2];             /* the uprobe_multi links of returns and entries, or -1 */
 	uint32_t *slots;
 	size_t nslots;
 	uint64_t idle_since_ns; /* no slot uses it since (CLOCK_MONOTONIC); 0: in use */
@@ -85,7 +98,56 @@ struct ioacct_mpiprobes {
 	/* Calls of slots with spans go to span_cb. */
 	void (*span_cb)(void *ctx, const struct ioacct_mpi_call *c);
 	void *span_ctx;
+	bool umulti;            /* the kernel makes uprobe_multi links */
 };
+
+/*
+ * uprobe_multi links, which libbpf 1.1 (Debian 12) cannot make: the
+ * BPF_LINK_CREATE command as the kernel lays it out (uapi linux/bpf.h of 6.6).
+ */
+#define UMULTI_ATTACH_TYPE 48 /* BPF_TRACE_UPROBE_MULTI */
+#define UMULTI_RETURN 1       /* BPF_F_UPROBE_MULTI_RETURN */
+
+struct umulti_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, uflags, pid, pad;
+};
+
+/* A link of prog at offs[0..cnt) of the file at path, each with its cookie (NULL: 0). fd or -errno. */
+static int umulti_link(int prog_fd, const char *path, const uint64_t *offs,
+		       const uint64_t *cookies, uint32_t cnt, bool ret)
+{
+	struct umulti_attr a = {
+		.prog_fd = (uint32_t)prog_fd, .attach_type = UMULTI_ATTACH_TYPE,
+		.path = (uintptr_t)path, .offsets = (uintptr_t)offs, .cookies = (uintptr_t)cookies,
+		.cnt = cnt, .uflags = ret ? UMULTI_RETURN : 0,
+	};
+	int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Whether the kernel makes them: it refuses "/", no regular file, with EBADF (as libbpf probes). */
+static bool umulti_supported(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+	uint64_t off = 0;
+	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &o), link;
+
+	if (prog < 0)
+		return false;
+	link = umulti_link(prog, "/", &off, NULL, 1, false);
+	close(prog);
+	if (link >= 0)
+		close(link);
+	return link == -EBADF;
+}
 
 /* A symbol's value in an ELF file's dynamic symbol table; 0 when absent. */
 static GElf_Sym elf_sym(Elf *elf, const char *name)
@@ -157,7 +219,8 @@ static uint64_t elf_func_offset(Elf *elf, const char *name)
 static enum ioacct_mpi_flavour lib_flavour(const char *path, uint64_t off[NFUNCS])
 {
 	enum ioacct_mpi_flavour fl = IOACCT_MPI_UNKNOWN;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* path is /proc/self/fd/N of a checked handle (lib_look()): it reopens that file. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	uint64_t i4 = 0, d8 = 0;
 	GElf_Sym si, sd;
 	Elf *elf;
@@ -191,6 +254,43 @@ static enum ioacct_mpi_flavour lib_flavour(const char *path, uint64_t off[NFUNCS
  * MPI-3 forms). The return probe first: an entry whose return is not seen
  * would leave its thread's call pending.
  */
+/* The functions of the library at off[] (0: absent) in two uprobe_multi links; how many are probed. */
+static size_t lib_attach_multi(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
+			       const uint64_t *off, enum ioacct_mpi_flavour fl)
+{
+	uint64_t offs[NFUNCS], cookies[NFUNCS];
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < NFUNCS; i++) {
+		const struct mpi_func *f = &funcs[i];
+
+		if (!off[i] || ((f->kind == IOACCT_MPI_K_TYPE || f->kind == IOACCT_MPI_K_TYPE_FREE) &&
+				fl != IOACCT_MPI_MPICH))
+			continue;
+		offs[n] = off[i];
+		cookies[n++] = IOACCT_MPI_COOKIE(i, f->kind, f->cls, f->at, fl);
+	}
+	if (!n)
+		return 0;
+	/* The returns first, as below. */
+	lib->mfd[0] = umulti_link(bpf_program__fd(m->skel->progs.ioacct_mpi_return), path, offs,
+				  NULL, n, true);
+	if (lib->mfd[0] >= 0)
+		lib->mfd[1] = umulti_link(bpf_program__fd(m->skel->progs.ioacct_mpi_enter), path,
+					  offs, cookies, n, false);
+	if (lib->mfd[0] < 0 || lib->mfd[1] < 0) {
+		int err = lib->mfd[0] < 0 ? lib->mfd[0] : lib->mfd[1];
+
+		if (lib->mfd[0] >= 0)
+			close(lib->mfd[0]);
+		lib->mfd[0] = lib->mfd[1] = -1;
+		log_warn("MPI-IO: cannot attach to %s: %s", path, strerror(-err));
+		return 0;
+	}
+	lib->nlinks = 2 * n;
+	return n;
+}
+
 static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
 		       const char *shown)
 {
@@ -198,6 +298,7 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const cha
 	enum ioacct_mpi_flavour fl = lib_flavour(path, off);
 	size_t missing = 0, tried = 0;
 
+	lib->mfd[0] = lib->mfd[1] = -1;
 	for (size_t i = 0; i < NFUNCS; i++) {
 		const struct mpi_func *f = &funcs[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = true);
@@ -208,6 +309,10 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const cha
 		    fl != IOACCT_MPI_MPICH)
 			continue;
 		tried++;
+		if (m->umulti) {
+			missing += !off[i];
+			continue;
+		}
 		ret = !off[i] ? NULL : bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_return,
 								       -1, path, off[i], &o);
 		if (!ret) {
@@ -224,6 +329,8 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const cha
 		else
 			missing++;
 	}
+	if (m->umulti && lib_attach_multi(m, lib, path, off, fl) == 0)
+		missing = tried;
 	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s, in %llu ms)", shown,
 		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" : "unknown library: bytes not counted",
 		 tried - missing, tried, missing ? ", the others absent" : "",
@@ -302,7 +409,10 @@ static void lib_use(struct mpilib *lib, uint32_t slot)
 
 static void lib_free(struct mpilib *lib)
 {
-	for (size_t k = 0; k < lib->nlinks; k++)
+	for (size_t k = 0; k < 2; k++)
+		if (lib->mfd[k] >= 0)
+			close(lib->mfd[k]);
+	for (size_t k = 0; k < lib->nlinks && lib->mfd[0] < 0; k++)
 		bpf_link__destroy(lib->links[k]);
 	free(lib->slots);
 }
@@ -431,46 +541,133 @@ void ioacct_mpiprobes_set_detach_after(struct ioacct_mpiprobes *m, uint64_t ns)
 	m->detach_after_ns = ns;
 }
 
+/*
+ * File systems whose "regular files" are the kernel's interfaces: opening
+ * or reading one may act (reading /proc/kmsg takes the kernel's messages
+ * from whoever else reads them; a sysfs or debugfs file may drive a
+ * device). No MPI library lives there.
+ */
+static bool kernel_fs(long type)
+{
+	switch (type) {
+	case PROC_SUPER_MAGIC: case SYSFS_MAGIC: case DEBUGFS_MAGIC: case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC: case SELINUX_MAGIC: case SMACK_MAGIC: case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC: case BPF_FS_MAGIC: case EFIVARFS_MAGIC: case PSTOREFS_MAGIC:
+	case DEVPTS_SUPER_MAGIC: case NSFS_MAGIC: case BINFMTFS_MAGIC: case HUGETLBFS_MAGIC:
+		return true;
+	}
+	return false;
+}
+
+/* The smallest a shared object can be: its ELF header. */
+#define ELF_MIN_SIZE 64
+
+/*
+ * path as the task sees it (a container's library is its own), resolved
+ * under its root, as a path handle (O_PATH: opens nothing, a FIFO's writer
+ * is not released, no device's open acts). A fd, or -errno.
+ */
+static int lib_handle(uint32_t tgid, const char *path)
+{
+	char root[32];
+	int rootfd, fd = -ENOSYS;
+
+	snprintf(root, sizeof(root), "/proc/%u/root", tgid);
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return -errno;
+#ifdef RESOLVE_IN_ROOT
+	{
+		/* Its absolute links resolved in its root too; no /proc magic link followed. */
+		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+
+		fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+		if (fd < 0)
+			fd = -errno;
+	}
+#endif
+	/* Before 5.6: an absolute link goes to the daemon's root; the checks hold all the same. */
+	if (fd == -ENOSYS) {
+		fd = openat(rootfd, path + strspn(path, "/"), O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
+	close(rootfd);
+	return fd;
+}
+
+/*
+ * A library a watched task opens, looked at without opening it: only a
+ * regular file of root's that only root may write, on a file system of
+ * files, is taken (the daemon acts with root's rights on a name a user
+ * gave). A handle (O_PATH, see lib_handle()) with its stat, or -errno
+ * with why not in why (NULL: nothing worth saying).
+ */
+static int lib_look(uint32_t tgid, const char *path, struct stat *sb, const char **why)
+{
+	struct statfs sfs;
+	int fd = lib_handle(tgid, path);
+
+	*why = NULL;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, sb) || fstatfs(fd, &sfs)) {
+		*why = "cannot stat it";
+	} else if (!S_ISREG(sb->st_mode)) {
+		*why = S_ISFIFO(sb->st_mode) ? "a FIFO" :
+		       S_ISCHR(sb->st_mode) || S_ISBLK(sb->st_mode) ? "a device" :
+		       S_ISDIR(sb->st_mode) ? "a directory" : S_ISSOCK(sb->st_mode) ? "a socket" :
+									    "not a regular file";
+	} else if (sb->st_uid != 0 || (sb->st_mode & 022)) {
+		*why = "not a regular file of root's that only root may write";
+	} else if (kernel_fs((long)sfs.f_type)) {
+		*why = "a kernel interface (proc, sysfs, ...), not a file";
+	} else if (sb->st_size < ELF_MIN_SIZE) {
+		*why = "too small to be a library";
+	} else {
+		return fd;
+	}
+	close(fd);
+	return -EPERM;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct ioacct_mpi_event *e = data;
 	struct ioacct_mpiprobes *m = ctx;
-	char path[IOACCT_MPI_PATH_MAX + 64], fdpath[32];
+	char path[IOACCT_MPI_PATH_MAX + 1], shown[IOACCT_MPI_PATH_MAX + 64], fdpath[32];
 	struct mpilib *lib = NULL;
+	const char *why;
 	struct stat sb;
 	int fd;
 
 	if (size < sizeof(*e) || e->path[0] != '/')
 		return 0;
 	rank_note(m, e->slot, e->tgid);
-	/* The library as the task sees it: it may be in another mount namespace. */
-	snprintf(path, sizeof(path), "/proc/%u/root%.*s", e->tgid, (int)sizeof(e->path), e->path);
-	for (char *c = path; *c; c++)
+	snprintf(path, sizeof(path), "%.*s", (int)sizeof(e->path), e->path);
+	snprintf(shown, sizeof(shown), "/proc/%u/root%s", e->tgid, path);
+	for (char *c = shown; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?'; /* it goes to the log */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = lib_look(e->tgid, path, &sb, &why);
 	if (fd < 0) {
 		/*
 		 * ld.so tries a path per search directory: most opens name no
 		 * file. Said only when the task is gone before its event was
-		 * read: nothing left to look at, nor to probe.
+		 * read (nothing left to look at, nor to probe), or when a file
+		 * is there and refused.
 		 */
-		snprintf(fdpath, sizeof(fdpath), "/proc/%u", e->tgid);
-		if (access(fdpath, F_OK))
-			log_debug("MPI-IO: %s not looked at: its task is gone", path);
+		if (why)
+			log_debug("MPI-IO: %s not attached: %s", shown, why);
+		else if (fd == -ESRCH || fd == -ENOENT) {
+			snprintf(fdpath, sizeof(fdpath), "/proc/%u", e->tgid);
+			if (access(fdpath, F_OK))
+				log_debug("MPI-IO: %s not looked at: its task is gone", shown);
+		}
 		return 0;
 	}
-	/*
-	 * Only a library the administrator installed: root's, and writable by
-	 * root alone. A user's file so named is neither parsed (libelf, libbpf)
-	 * by the daemon nor probed. What is checked is what is attached: the
-	 * open file itself, through /proc/self/fd.
-	 */
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & 022)) {
-		log_debug("MPI-IO: %s not attached: not a regular file of root's that only root "
-			  "may write", path);
-		goto out;
-	}
+	/* What was checked is what is parsed and attached: the handle's file, by /proc/self/fd. */
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 	for (size_t i = 0; i < m->nlibs && !lib; i++)
 		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino)
@@ -485,7 +682,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		lib->dev = sb.st_dev;
 		lib->ino = sb.st_ino;
 		lib_wait_detached(m, sb.st_dev, sb.st_ino);
-		lib_attach(m, lib, fdpath, path);
+		lib_attach(m, lib, fdpath, shown);
 	}
 	lib_use(lib, e->slot);
 out:
@@ -566,6 +763,18 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 		goto fail;
 	m->skel->rodata->v1_ssid = v1_ssid;
 	memcpy((void *)m->skel->rodata->lib_prefix, prefix, sizeof(prefix));
+	m->umulti = umulti_supported();
+	if (m->umulti) {
+		bpf_program__set_expected_attach_type(m->skel->progs.ioacct_mpi_enter,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(m->skel->progs.ioacct_mpi_return,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+	} else {
+		log_warn("MPI-IO: this kernel has no uprobe_multi links (Linux 6.6): its uprobes go "
+			 "through perf_event_open, which needs CAP_SYS_ADMIN; ioacctd keeps it only "
+			 "with user = root, so libraries first loaded after its start are not counted "
+			 "(ioacctd(8), PRIVILEGES)");
+	}
 	what = "share the main object's maps with";
 	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
 		int fd = ioacct_probes_map_fd(p, shared[i]);

@@ -34,7 +34,7 @@
 /* The maps that carry state across daemon restarts, pinned by name. */
 #define PINNED_MAPS(X)                                                                    \
 	X(state) X(watch) X(slots) X(stats) X(dropped) X(mountpoints) X(tasks) X(files)      \
-	X(fpaths) X(fcount)
+	X(fpaths) X(fcount) X(flive) X(flast) X(flastnext)
 
 
 /* The per-file records' table: 16 steps' worth at max_files, within 1..16M entries. */
@@ -947,8 +947,12 @@ static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 		/* Room for 16 steps at their bound; the records live as long as their step. */
 		bpf_map__set_max_entries(p->skel->maps.files, files_room(opts));
 		bpf_map__set_max_entries(p->skel->maps.fpaths, files_room(opts));
+		bpf_map__set_max_entries(p->skel->maps.flive, files_room(opts));
+		bpf_map__set_max_entries(p->skel->maps.flast, files_room(opts));
 	}
 	p->skel->rodata->max_files = opts->max_files ? opts->max_files : 4096;
+	/* A reused flast keeps its size: the programs take its entries modulo it. */
+	p->skel->rodata->flast_size = bpf_map__max_entries(p->skel->maps.flast);
 	p->skel->rodata->file_records = !opts->files_off;
 	fill_sysmap(p->skel);
 	p->skel->rodata->v1_ssid = opts->v1_ssid;

@@ -112,11 +112,12 @@ int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch 
  * What the probes noted of a mount a watched task did fd I/O on: its
  * file-system type, its mount point's path in its mount namespace (*complete
  * false: only its last components fitted) and that namespace, for a mount
- * no mountinfo lists any more. -ENOENT when not noted (no fd I/O on it,
- * evicted, or noted by an earlier daemon's programs, which are still the
- * attached ones).
+ * no mountinfo lists any more, as a task of slot's step noted it (another
+ * job's mount of the same id has a note of its own). -ENOENT when not noted
+ * (no fd I/O on it, evicted, or noted by an earlier daemon's programs, which
+ * are still the attached ones).
  */
-int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t mnt_id, char *fstype,
+int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t slot, uint32_t mnt_id, char *fstype,
 			     size_t fstype_len, char *path, size_t path_len, uint32_t *mntns,
 			     bool *complete);
 
@@ -139,23 +140,38 @@ int ioacct_probes_read(struct ioacct_probes *p,
 		       struct ioacct_probe_entry **out, size_t *n);
 int ioacct_probes_delete(struct ioacct_probes *p, const struct ioacct_probe_entry *e, size_t n);
 /*
- * One per-file record of the kernel (issue 26) and the path noted when it
- * was made ("" when none: a file only stat'ed by path, an "other files").
+ * One per-file record of the kernel (issue 26) and the path noted for it
+ * ("" when none: a file only stat'ed by path, an "other files"). A record
+ * of a file stat'ed by path before the step had a record of its life
+ * (IOACCT_FILE_NOGEN) is added to that life's record: `folded`, and listed
+ * in its chain (fold, then each one's fold_next; -1 ends).
  */
 struct ioacct_probe_file {
 	struct ioacct_file_key k;
 	struct ioacct_file_val v;
 	char path[IOACCT_NOTE_PATH_MAX];
 	bool complete; /* path is whole; else its last components */
+	bool folded;
+	long fold, fold_next;
 };
 
 /*
- * Every per-file record of slot into *out (malloc'd). Read after
- * ioacct_probes_read(), which has flushed the tasks' accumulators. Does not
- * delete: ioacct_probes_files_forget() does, once they are stored.
+ * Every per-file record of slot into *out (malloc'd), each stat-only
+ * record of no known life folded into the record of its inode's life made
+ * next after it (else the last one made before it; kept apart where the
+ * step has none). Read after ioacct_probes_read(), which has flushed the
+ * tasks' accumulators. Does not delete: ioacct_probes_files_forget() does,
+ * once they are stored.
  */
 int ioacct_probes_files_read(struct ioacct_probes *p, uint32_t slot, struct ioacct_probe_file **out,
 			     size_t *n);
+/*
+ * Record x (and those folded into it) as stored for step step_id of a job
+ * started at start_mono (CLOCK_MONOTONIC ns): times from the job's start,
+ * the four most common access sizes of its table.
+ */
+void ioacct_probes_file_row(const struct ioacct_probe_file *files, size_t i, uint32_t step_id,
+			    uint64_t start_mono, struct ioacct_file *f);
 /*
  * Deletes every per-file record and path of slot and zeroes its count of
  * records: its step is stored (or the slot is given to another step).

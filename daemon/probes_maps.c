@@ -79,11 +79,41 @@ bool ioacct_probes_attached(const struct ioacct_probes *p)
 	return p->nlinks > 0;
 }
 
+/*
+ * Forgets the mount notes of a slot's earlier steps: a mount id they noted
+ * may be another mount now. Keys are collected first: deleting while walking
+ * would restart the walk.
+ */
+static void mount_notes_forget(struct ioacct_probes *p, uint32_t slot)
+{
+	int fd = bpf_map__fd(p->skel->maps.mntnotes);
+	struct ioacct_mnt_note_key k, *prev = NULL, *del = NULL, *nd;
+	size_t n = 0, cap = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &k) == 0) {
+		if (k.slot == slot) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				nd = reallocarray(del, cap, sizeof(*del));
+				if (!nd)
+					break;
+				del = nd;
+			}
+			del[n++] = k;
+		}
+		prev = &k;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &del[i]);
+	free(del);
+}
+
 int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t start_mono_ns,
 			   uint64_t width_ns)
 {
 	struct ioacct_slot s = { .start_ns = start_mono_ns, .width_ns = width_ns, .active = 1 };
 
+	mount_notes_forget(p, slot);
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.slots), &slot, &s, BPF_ANY))
 		return -errno;
 	return 0;
@@ -210,13 +240,14 @@ int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch 
 	return 0;
 }
 
-int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t mnt_id, char *fstype,
+int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t slot, uint32_t mnt_id, char *fstype,
 			     size_t fstype_len, char *path, size_t path_len, uint32_t *mntns,
 			     bool *complete)
 {
+	struct ioacct_mnt_note_key k = { .slot = slot, .mnt_id = mnt_id };
 	struct ioacct_mnt_note n;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.mntnotes), &mnt_id, &n))
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.mntnotes), &k, &n))
 		return -errno;
 	/* The kernel's strings are NUL-terminated by bpf_probe_read_kernel_str; make sure. */
 	n.fstype[sizeof(n.fstype) - 1] = '\0';
@@ -445,6 +476,61 @@ static int files_keys(struct ioacct_probes *p, uint32_t slot, struct ioacct_file
 	return 0;
 }
 
+/* The records of one inode together, by rank, mount, dev, ino, then in the order they were made. */
+static int file_life_cmp(const void *a, const void *b)
+{
+	const struct ioacct_probe_file *x = a, *y = b;
+	int64_t kx[] = { x->k.rank, x->k.mnt_id, x->k.dev };
+	int64_t ky[] = { y->k.rank, y->k.mnt_id, y->k.dev };
+
+	for (size_t i = 0; i < ARRAY_SIZE(kx); i++)
+		if (kx[i] != ky[i])
+			return kx[i] < ky[i] ? -1 : 1;
+	if (x->k.ino != y->k.ino)
+		return x->k.ino < y->k.ino ? -1 : 1;
+	if (x->v.born != y->v.born)
+		return x->v.born < y->v.born ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Each stat-only record of no known life (IOACCT_FILE_NOGEN: stat'ed by
+ * path before the step had a record of the inode) into the record of the
+ * inode's life made next after it: a stat that precedes an open (a loader,
+ * Python's importer) is of the file opened. Else the last life made before
+ * it; none: it stays a record of its own, a file only stat'ed.
+ */
+static void files_fold(struct ioacct_probe_file *f, size_t n)
+{
+	qsort(f, n, sizeof(*f), file_life_cmp);
+	for (size_t i = 0; i < n; i++)
+		f[i].fold = f[i].fold_next = -1;
+	for (size_t i = 0, end; i < n; i = end) {
+		for (end = i + 1; end < n && f[end].k.rank == f[i].k.rank &&
+				  f[end].k.mnt_id == f[i].k.mnt_id && f[end].k.dev == f[i].k.dev &&
+				  f[end].k.ino == f[i].k.ino;
+		     end++)
+			;
+		for (size_t j = i; j < end; j++) {
+			long to = -1;
+
+			if (!(f[j].k.idflags & IOACCT_FILE_NOGEN))
+				continue;
+			for (size_t k = j + 1; k < end && to < 0; k++)
+				if (!(f[k].k.idflags & IOACCT_FILE_NOGEN))
+					to = (long)k;
+			for (size_t k = j; k > i && to < 0; k--)
+				if (!(f[k - 1].k.idflags & IOACCT_FILE_NOGEN))
+					to = (long)k - 1;
+			if (to < 0)
+				continue;
+			f[j].folded = true;
+			f[j].fold_next = f[to].fold;
+			f[to].fold = (long)j;
+		}
+	}
+}
+
 int ioacct_probes_files_read(struct ioacct_probes *p, uint32_t slot, struct ioacct_probe_file **out,
 			     size_t *n)
 {
@@ -477,9 +563,89 @@ int ioacct_probes_files_read(struct ioacct_probes *p, uint32_t slot, struct ioac
 		cnt++;
 	}
 	free(keys);
+	files_fold(f, cnt);
 	*out = f;
 	*n = cnt;
 	return 0;
+}
+
+/* A kernel time as the job's time (from its start), -1 for none. */
+static int64_t file_time(uint64_t t, uint64_t start)
+{
+	return t ? (int64_t)(t > start ? t - start : 0) : -1;
+}
+
+/* One record of the kernel as stored, its table of access sizes ranked (model.h). */
+static void file_row(struct ioacct_file *f, const struct ioacct_probe_file *x, uint32_t step_id,
+		     uint64_t start)
+{
+	const struct ioacct_file_val *v = &x->v;
+
+	memset(f, 0, sizeof(*f));
+	f->step_id = step_id;
+	f->rank = x->k.rank;
+	f->mnt_id = x->k.mnt_id;
+	f->dev = x->k.dev;
+	f->ino = x->k.ino;
+	f->gen = x->k.gen;
+	/* A path the kernel could not note whole keeps its last components. */
+	snprintf(f->path, sizeof(f->path), "%s%s", x->path[0] && !x->complete ? "..." : "", x->path);
+	f->opens = v->opens;
+	f->reads = v->reads;
+	f->writes = v->writes;
+	f->stats = v->stats;
+	f->fsyncs = v->fsyncs;
+	f->bytes_read = v->bytes_read;
+	f->bytes_written = v->bytes_written;
+	f->read_ns = v->read_ns;
+	f->write_ns = v->write_ns;
+	f->meta_ns = v->meta_ns;
+	f->max_byte_read = v->max_byte_read;
+	f->max_byte_written = v->max_byte_written;
+	f->seq_reads = v->seq_reads;
+	f->seq_writes = v->seq_writes;
+	f->consec_reads = v->consec_reads;
+	f->consec_writes = v->consec_writes;
+	f->first_read_ns = file_time(v->first_read, start);
+	f->last_read_ns = file_time(v->last_read, start);
+	f->first_write_ns = file_time(v->first_write, start);
+	f->last_write_ns = file_time(v->last_write, start);
+	memcpy(f->size_read, v->size_read, sizeof(f->size_read));
+	memcpy(f->size_written, v->size_written, sizeof(f->size_written));
+	f->mmap_bytes = v->mmap_bytes;
+	f->cache_miss_bytes = v->cache_miss_bytes;
+	f->seeks = v->seeks;
+	f->rw_switches = v->rw_switches;
+	/* The table holds each size + 1, 0 being a free entry (ioacct_abi.h). */
+	for (size_t i = 0; i < IOACCT_FILE_ACCESS_MAX; i++)
+		if (v->acc_size[i] > 1)
+			ioacct_file_access_add(f, v->acc_size[i] - 1, v->acc_count[i]);
+}
+
+void ioacct_probes_file_row(const struct ioacct_probe_file *files, size_t i, uint32_t step_id,
+			    uint64_t start_mono, struct ioacct_file *f)
+{
+	struct ioacct_file g;
+
+	file_row(f, &files[i], step_id, start_mono);
+	for (long k = files[i].fold; k >= 0; k = files[k].fold_next) {
+		file_row(&g, &files[k], step_id, start_mono);
+		ioacct_file_add(f, &g);
+	}
+}
+
+/* The lives of the slot's inodes (flive), which its next step must not inherit. */
+static void flive_forget(struct ioacct_probes *p, uint32_t slot)
+{
+	int fd = bpf_map__fd(p->skel->maps.flive);
+	struct ioacct_flive_key k, next, *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		if (k.slot == slot && bpf_map_delete_elem(fd, &k) == 0)
+			continue; /* deleted: the walk goes on from the key before it */
+		prev = &k;
+	}
 }
 
 int ioacct_probes_files_forget(struct ioacct_probes *p, uint32_t slot)
@@ -499,6 +665,7 @@ int ioacct_probes_files_forget(struct ioacct_probes *p, uint32_t slot)
 		bpf_map_delete_elem(pfd, &keys[i]);
 	}
 	free(keys);
+	flive_forget(p, slot);
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.fcount), &slot, &zero, BPF_ANY) && !ret)
 		ret = -errno;
 	return ret;

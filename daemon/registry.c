@@ -529,6 +529,9 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 	ioacct_strlcpy(j->job.user, req->user, sizeof(j->job.user));
 	ioacct_strlcpy(j->job.name, req->job_name, sizeof(j->job.name));
 	ioacct_strlcpy(j->job.workdir, req->workdir, sizeof(j->job.workdir));
+	/* Anyone's bytes: one line of valid UTF-8, whatever the client sent. */
+	ioacct_cmdline_join(j->job.cmdline, sizeof(j->job.cmdline), 1,
+			    (char *const[]){ (char *)req->cmdline, NULL });
 	j->job.has_array = req->has_array != 0;
 	j->job.array_job_id = req->array_job_id;
 	j->job.array_task_id = req->array_task_id;
@@ -858,54 +861,6 @@ struct step_end {
 	size_t nmpi;
 };
 
-/* A kernel time as the job's time (from its start), -1 for none. */
-static int64_t file_time(uint64_t t, uint64_t start)
-{
-	return t ? (int64_t)(t > start ? t - start : 0) : -1;
-}
-
-/* One per-file record of the kernel, as stored. */
-static void file_from_probe(struct ioacct_file *f, const struct ioacct_probe_file *x,
-			    const struct dstep *s)
-{
-	const struct ioacct_file_val *v = &x->v;
-	uint64_t start = s->job->start_mono_ns;
-
-	memset(f, 0, sizeof(*f));
-	f->step_id = s->step_id;
-	f->rank = x->k.rank;
-	f->mnt_id = x->k.mnt_id;
-	f->dev = x->k.dev;
-	f->ino = x->k.ino;
-	/* A path the kernel could not note whole keeps its last components. */
-	snprintf(f->path, sizeof(f->path), "%s%s", x->path[0] && !x->complete ? "..." : "", x->path);
-	f->opens = v->opens;
-	f->reads = v->reads;
-	f->writes = v->writes;
-	f->stats = v->stats;
-	f->fsyncs = v->fsyncs;
-	f->bytes_read = v->bytes_read;
-	f->bytes_written = v->bytes_written;
-	f->read_ns = v->read_ns;
-	f->write_ns = v->write_ns;
-	f->meta_ns = v->meta_ns;
-	f->max_byte_read = v->max_byte_read;
-	f->max_byte_written = v->max_byte_written;
-	f->seq_reads = v->seq_reads;
-	f->seq_writes = v->seq_writes;
-	f->consec_reads = v->consec_reads;
-	f->consec_writes = v->consec_writes;
-	f->first_read_ns = file_time(v->first_read, start);
-	f->last_read_ns = file_time(v->last_read, start);
-	f->first_write_ns = file_time(v->first_write, start);
-	f->last_write_ns = file_time(v->last_write, start);
-	memcpy(f->size_read, v->size_read, sizeof(f->size_read));
-	memcpy(f->size_written, v->size_written, sizeof(f->size_written));
-	f->mmap_bytes = v->mmap_bytes;
-	f->cache_miss_bytes = v->cache_miss_bytes;
-	f->seeks = v->seeks;
-}
-
 /* The step's per-file records, in the finish's transaction. */
 static int files_store(struct ioacct_registry *r, const struct step_end *x)
 {
@@ -915,7 +870,9 @@ static int files_store(struct ioacct_registry *r, const struct step_end *x)
 	if (!f)
 		return -ENOMEM;
 	for (size_t i = 0; i < x->nfiles && !ret; i++) {
-		file_from_probe(f, &x->files[i], x->s);
+		if (x->files[i].folded)
+			continue;
+		ioacct_probes_file_row(x->files, i, x->s->step_id, x->s->job->start_mono_ns, f);
 		ret = ioacct_jobmounts_store(r, x->s->job, f->mnt_id);
 		if (!ret)
 			ret = ioacct_store_file_put(r->store, x->s->job->job.key, f);

@@ -28,6 +28,20 @@ struct dwatch {
 struct djob;
 struct mnttab;
 
+/*
+ * A mount stored for a job. One stored unnamed (mnt:N: its file was opened
+ * before any of the job's tasks could note it, and its namespace was gone or
+ * not scanned yet) is named again in the next drain passes, up to
+ * IOACCT_UNNAMED_TRIES of them (each may read mount tables).
+ */
+#define IOACCT_UNNAMED_TRIES 16
+struct stored_mnt {
+	uint32_t mnt_id;
+	bool named;
+	uint8_t tries;       /* passes it was named in, or tried */
+	uint64_t tried_pass; /* the mntns pass it was last named in, or tried */
+};
+
 struct dstep {
 	struct djob *job;
 	uint32_t step_id;
@@ -46,7 +60,7 @@ struct djob {
 	uint32_t mntns;
 	uint64_t mntns_id;           /* the kernel's id of it, 0 unknown (before Linux 6.9, restarts) */
 	struct mnttab *mt;           /* the job's mount table as last read, shared per namespace */
-	uint32_t *stored_mnts;       /* mount ids already in the store for this job */
+	struct stored_mnt *stored_mnts; /* mounts already in the store for this job */
 	size_t nstored_mnts;
 	size_t nstored_mnts_tx;      /* how many of them were stored before the open transaction */
 	struct dstep **steps;

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "duration.h"
 #include "log.h"
@@ -28,6 +30,7 @@ struct ioacct_retainer {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;                    /* under lock */
+	int stop_fd;                  /* readable once stopping: PostgreSQL's waits give up */
 	/* The thread's own: */
 	struct ioacct_store *store;
 	const char *what;             /* "purge", "downsample": for the progress lines */
@@ -161,12 +164,14 @@ static void run_cluster(struct ioacct_retainer *r)
 	struct ioacct_pgstore_purge_counts c;
 	const struct ioacct_config *cfg = r->cfg;
 	int64_t now = ioacct_wall_ns() / (int64_t)NSEC_PER_SEC;
+	struct ioacct_pgstore_opts o;
 	struct ioacct_pgstore *pg;
 	uint64_t t0 = ioacct_mono_ms();
 	char err[1024];
 	int ret;
 
-	pg = ioacct_pgstore_open(cfg->cluster_db, err, sizeof(err));
+	ioacct_pgstore_opts_config(&o, cfg, r->stop_fd);
+	pg = ioacct_pgstore_open(cfg->cluster_db, &o, err, sizeof(err));
 	if (!pg) {
 		log_warn("retention: %s; the cluster store's purge waits for the next round", err);
 		return;
@@ -232,11 +237,19 @@ int ioacct_retainer_start(const struct ioacct_config *cfg, struct ioacct_retaine
 	if (!r)
 		return -ENOMEM;
 	r->cfg = cfg;
+	r->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->stop_fd < 0) {
+		ret = -errno;
+		log_err("retention: cannot start: %s; nothing is purged", strerror(errno));
+		free(r);
+		return ret;
+	}
 	/* Its own connection: SQLite connections are not to be shared between threads. */
 	r->store = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDWR, err, sizeof(err));
 	if (!r->store) {
 		ret = -errno;
 		log_err("retention: cannot open the store: %s; nothing is purged", err);
+		close(r->stop_fd);
 		free(r);
 		return ret;
 	}
@@ -249,6 +262,7 @@ int ioacct_retainer_start(const struct ioacct_config *cfg, struct ioacct_retaine
 	if (ret) {
 		log_err("retention: cannot start its thread: %s; nothing is purged", strerror(ret));
 		ioacct_store_close(r->store);
+		close(r->stop_fd);
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
 		free(r);
@@ -272,8 +286,11 @@ void ioacct_retainer_stop(struct ioacct_retainer *r)
 	r->stop = true;
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
+	/* A purge's statement in flight is given up: rolled back, done again at the next start. */
+	eventfd_write(r->stop_fd, 1);
 	pthread_join(r->thread, NULL);
 	ioacct_store_close(r->store);
+	close(r->stop_fd);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

@@ -264,6 +264,21 @@ static void trace_epilog(const struct ioacct_jobdata *jd)
 
 static void first_line(const char *cmd, char *line, size_t len);
 
+/* scontrol's one line about the batch step's job: asked once, for its restarts and its script. */
+static const char *batch_show_job(uint32_t job)
+{
+	static char line[8192];
+	static bool asked;
+	char cmd[128];
+
+	if (!asked) {
+		snprintf(cmd, sizeof(cmd), "scontrol -o show job %u 2>/dev/null", job);
+		first_line(cmd, line, sizeof(line));
+		asked = true;
+	}
+	return line;
+}
+
 /*
  * A requeued job's run: Slurm's restart count, 0 for the first run. A step
  * that srun started has SLURM_RESTART_COUNT from the batch script's
@@ -273,9 +288,7 @@ static void first_line(const char *cmd, char *line, size_t len);
  */
 static uint32_t restart_count(spank_t sp, uint32_t job, uint32_t step)
 {
-	static uint32_t batch_restarts;
-	static bool batch_known;
-	char buf[32], cmd[128], line[8192];
+	char buf[32];
 	uint32_t n = 0;
 	const char *f;
 
@@ -285,14 +298,49 @@ static uint32_t restart_count(spank_t sp, uint32_t job, uint32_t step)
 		return n;
 	if (step != STEP_BATCH)
 		return 0;
-	if (!batch_known) {
-		snprintf(cmd, sizeof(cmd), "scontrol -o show job %u 2>/dev/null", job);
-		first_line(cmd, line, sizeof(line));
-		if ((f = strstr(line, " Restarts=")))
-			sscanf(f, " Restarts=%u", &batch_restarts);
-		batch_known = true;
+	if ((f = strstr(batch_show_job(job), " Restarts=")))
+		sscanf(f, " Restarts=%u", &n);
+	return n;
+}
+
+/*
+ * The job's command line as the task's (Darshan's exe, issue 38): the
+ * step's argv as slurmstepd starts it. The batch step's argv[0] is slurmd's
+ * spooled copy of the script: the script as submitted stands for the whole
+ * line (scontrol's Command=, the script and its arguments, up to the next
+ * field, WorkDir=), else the job's name with the script's arguments.
+ */
+static void task_cmdline(spank_t sp, uint32_t job, uint32_t step, char *out, size_t len)
+{
+	char name[IOACCT_CMDLINE_MAX], **argv = NULL, **args;
+	const char *c, *end;
+	int argc = 0;
+
+	out[0] = '\0';
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc <= 0 || !argv)
+		return;
+	if (step != STEP_BATCH) {
+		ioacct_cmdline_join(out, len, argc, argv);
+		return;
 	}
-	return batch_restarts;
+	c = strstr(batch_show_job(job), " Command=");
+	if (c) {
+		c += strlen(" Command=");
+		end = strstr(c, " WorkDir=");
+		snprintf(name, sizeof(name), "%.*s", (int)(end ? (size_t)(end - c) : strcspn(c, " ")), c);
+		ioacct_cmdline_join(out, len, 1, (char *const[]){ name, NULL });
+		if (out[0])
+			return;
+	}
+	env_or(sp, "SLURM_JOB_NAME", name, sizeof(name), "");
+	args = calloc((size_t)argc + 1, sizeof(*args));
+	if (!args)
+		return;
+	memcpy(args, argv, (size_t)argc * sizeof(*args));
+	if (name[0])
+		args[0] = name;
+	ioacct_cmdline_join(out, len, argc, args);
+	free(args);
 }
 
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
@@ -340,6 +388,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	if (!r->user[0])
 		user_from_uid(r->uid, r->user, sizeof(r->user));
 	env_or(sp, "SLURM_JOB_NAME", r->job_name, sizeof(r->job_name), "");
+	task_cmdline(sp, job, r->step_id, r->cmdline, sizeof(r->cmdline));
 	node_name(sp, r->node_name, sizeof(r->node_name));
 	ioacct_strlcpy(r->source, "slurm", sizeof(r->source));
 	/* The task has already changed to the job's working directory. */

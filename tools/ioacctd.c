@@ -28,9 +28,11 @@
 #include "log.h"
 #include "metrics.h"
 #include "mpiprobes.h"
+#include "privs.h"
 #include "probes.h"
 #include "procfs.h"
 #include "proto.h"
+#include "query_fetch.h"
 #include "retainer.h"
 #include "server.h"
 #include "store.h"
@@ -172,6 +174,7 @@ static int setup(int argc, char **argv, struct daemon_opts *o, struct ioacct_con
 		return ret;
 	if (o->verbose)
 		cfg->log_level = IOACCT_LOG_DEBUG;
+	ioacct_query_page_ms_set((unsigned int)cfg->query_page_ms);
 	return IOACCT_CLI_GO;
 }
 
@@ -451,6 +454,53 @@ static void workers_stop(struct ioacct_export *ex, struct ioacct_retainer *retai
 	ioacct_export_stop(ex);
 }
 
+/* The account the daemon runs as once started, trusted with the store; NULL when there is none (said). */
+static struct ioacct_privs *privs_open(const struct ioacct_config *cfg)
+{
+	struct ioacct_privs *privs;
+	char err[512];
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "ioacctd: must be started as root (it loads BPF programs, then "
+			"runs as user %s)\n", cfg->user);
+		return NULL;
+	}
+	/* The merged reports of the cluster store are written as their users. */
+	privs = ioacct_privs_create(cfg->user, cfg->cluster_db[0] != '\0', err, sizeof(err));
+	if (!privs) {
+		fprintf(stderr, "ioacctd: %s\n", err);
+		return NULL;
+	}
+	ioacct_store_set_owner(ioacct_privs_uid(privs));
+	return privs;
+}
+
+/*
+ * Root's part is done: the state given to the account, its rights from here
+ * on (privs.h), then the first threads, /metrics' server. 0 or -1 (said).
+ */
+static int become_account(const struct ioacct_config *cfg, const struct ioacct_privs *privs,
+			  struct ioacct_store *store, struct ioacct_registry *reg,
+			  struct ioacct_metrics *metrics)
+{
+	char err[1024];
+
+	if (ioacct_privs_take_over(privs, cfg, store, err, sizeof(err)) ||
+	    ioacct_privs_drop(privs, err, sizeof(err)))
+		goto fail;
+	if (metrics) {
+		/* The first scrape finds a page. */
+		ioacct_metrics_update(metrics, reg, 0);
+		if (ioacct_metrics_serve(metrics, err, sizeof(err)))
+			goto fail;
+		log_info("serving /metrics on %s", cfg->metrics_listen);
+	}
+	return 0;
+fail:
+	log_err("%s", err);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_opts o = { 0 };
@@ -461,6 +511,7 @@ int main(int argc, char **argv)
 	struct ioacct_export *ex = NULL;
 	struct ioacct_retainer *retainer = NULL;
 	struct ioacct_metrics *metrics = NULL;
+	struct ioacct_privs *privs = NULL;
 	struct sigaction sa;
 	char err[1024];
 	int pidfd = -1, lfd = -1, ret;
@@ -472,10 +523,9 @@ int main(int argc, char **argv)
 	ret = EXIT_RUNTIME;
 	ioacct_log_set_ident("ioacctd");
 	ioacct_log_set_level((enum ioacct_log_level)cfg.log_level);
-	if (geteuid() != 0) {
-		fprintf(stderr, "ioacctd: must run as root (it loads BPF programs)\n");
+	privs = privs_open(&cfg);
+	if (!privs)
 		return EXIT_RUNTIME;
-	}
 	if (!o.foreground) {
 		if (daemonize()) {
 			fprintf(stderr, "ioacctd: cannot become a daemon: %s\n", strerror(errno));
@@ -502,7 +552,7 @@ int main(int argc, char **argv)
 	store = store_open_checked(cfg.db_path);
 	if (!store)
 		goto out;
-	/* private_data: the file becomes root's alone; users ask the socket (IOACCT_MSG_QUERY). */
+	/* private_data: the file becomes the daemon's alone; users ask the socket (IOACCT_MSG_QUERY). */
 	if (ioacct_store_set_private(store, cfg.private_data)) {
 		log_err("%s", ioacct_store_errmsg(store));
 		goto out;
@@ -518,11 +568,9 @@ int main(int argc, char **argv)
 	ioacct_registry_set_mpi(reg, mpi_start(&cfg, probes));
 	if (ioacct_registry_restore(reg))
 		goto out;
-	if (metrics) {
-		ioacct_metrics_update(metrics, reg, 0);
-		log_info("serving /metrics on %s", cfg.metrics_listen);
-	}
 	if (socket_open(cfg.socket_path, &lfd))
+		goto out;
+	if (become_account(&cfg, privs, store, reg, metrics))
 		goto out;
 	log_info("ioacctd %s serving %s, store %s, node %s", PACKAGE_VERSION, cfg.socket_path,
 		 cfg.db_path, cfg.node);
@@ -549,5 +597,6 @@ out:
 		unlink(cfg.pid_file);
 		close(pidfd);
 	}
+	ioacct_privs_destroy(privs);
 	return ret;
 }

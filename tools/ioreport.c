@@ -57,8 +57,9 @@ static void usage(FILE *out)
 		"      --cluster NAME    the job's cluster (default: the newest job with this id)\n"
 		"      --local           with a cluster store (cluster_db): this node's part of\n"
 		"                        the job (default: the whole job, every node summed)\n"
-		"      --run N           the run of a requeued job after N requeues (0: the\n"
-		"                        first; default: the last run; ioacct -D lists them)\n"
+		"      --run N           the job id's run N, oldest first as ioacct -D lists\n"
+		"                        them (0: the first; a requeued job's N requeues;\n"
+		"                        default: the last run)\n"
 		"  -f, --format FORMAT   %s\n"
 		"                        (default text; darshan: a binary Darshan log, needs -o)\n"
 		"  -m, --mount PATH      report this mount only (e.g. to diff with darshan-parser)\n"
@@ -160,7 +161,7 @@ static int check_args(const struct ioacct_cli *cli, struct opts *o)
 		uint64_t n;
 
 		if (ioacct_cli_uint(o->run_arg, 0, UINT32_MAX - 1, &n))
-			return ioacct_cli_bad(cli, "--run: '%s' is not a run (0 for the first, N after N requeues)",
+			return ioacct_cli_bad(cli, "--run: '%s' is not a run (0 for the first, N after N others)",
 					      o->run_arg);
 		o->run = (uint32_t)n + 1;
 	}

@@ -421,6 +421,7 @@ static void register_command(const struct ioacct_config *cfg, const struct iorun
 	ioacct_strlcpy(req.u.reg.source, "iorun", sizeof(req.u.reg.source));
 	user_name(getuid(), req.u.reg.user, sizeof(req.u.reg.user));
 	ioacct_strlcpy(req.u.reg.job_name, o->argv[0], sizeof(req.u.reg.job_name));
+	ioacct_cmdline_join(req.u.reg.cmdline, sizeof(req.u.reg.cmdline), -1, o->argv);
 	if (!getcwd(req.u.reg.workdir, sizeof(req.u.reg.workdir)))
 		req.u.reg.workdir[0] = '\0';
 	ret = ioacct_client_call(cfg->socket_path, &req, &rep, CALL_TIMEOUT_MS, j->err, sizeof(j->err));

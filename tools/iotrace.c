@@ -48,6 +48,7 @@ struct opts {
 	bool lines_asked;           /* -p or --json given */
 	const char *perfetto;       /* --perfetto FILE ("-": standard output) */
 	const char *otlp;           /* --otlp URL */
+	const char *otlp_ca;        /* --otlp-ca FILE (NULL: the configuration's otlp_ca_file) */
 	unsigned long otlp_queue;
 	int otlp_timeout_ms;
 	struct ioacct_trace_filter filter;
@@ -90,7 +91,10 @@ static void usage(FILE *out)
 		"      --perfetto FILE    a Chrome trace-event JSON document (ui.perfetto.dev)\n"
 		"                         in FILE (- or -p perfetto: standard output)\n"
 		"      --otlp URL         OpenTelemetry spans (OTLP/HTTP protobuf) to\n"
-		"                         http://HOST:PORT[/PATH] (no path: /v1/traces)\n"
+		"                         http[s]://HOST[:PORT][/PATH] (no path: /v1/traces;\n"
+		"                         the proxy of http_proxy, https_proxy, no_proxy)\n"
+		"      --otlp-ca FILE     PEM CA certificates an https:// collector's must chain\n"
+		"                         to (default: ioacct.conf's otlp_ca_file, else the system's)\n"
 		"      --otlp-queue N     bytes of spans waiting for the collector (default 4M);\n"
 		"                         more are dropped and counted\n"
 		"      --otlp-timeout S   seconds a POST may take, and the wait at the end\n"
@@ -119,7 +123,7 @@ static void usage(FILE *out)
 
 enum {
 	OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB, OPT_STEP, OPT_PERFETTO,
-	OPT_OTLP, OPT_OTLP_QUEUE, OPT_OTLP_TIMEOUT,
+	OPT_OTLP, OPT_OTLP_QUEUE, OPT_OTLP_TIMEOUT, OPT_OTLP_CA,
 };
 
 static const struct option options[] = {
@@ -136,6 +140,7 @@ static const struct option options[] = {
 	{ "otlp", required_argument, NULL, OPT_OTLP },
 	{ "otlp-queue", required_argument, NULL, OPT_OTLP_QUEUE },
 	{ "otlp-timeout", required_argument, NULL, OPT_OTLP_TIMEOUT },
+	{ "otlp-ca", required_argument, NULL, OPT_OTLP_CA },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -185,7 +190,7 @@ static int buffer_size_option(const struct ioacct_cli *cli, struct opts *o, cons
 /* --perfetto, --otlp and theirs; -1 when `key` is not one of them. */
 static int output_option(const struct ioacct_cli *cli, struct opts *o, int key, const char *arg)
 {
-	struct ioacct_http_url u;
+	struct ioacct_url u;
 	char err[1024];
 	uint64_t v;
 
@@ -197,9 +202,14 @@ static int output_option(const struct ioacct_cli *cli, struct opts *o, int key, 
 		o->perfetto = arg;
 		return 0;
 	case OPT_OTLP:
-		if (ioacct_http_url_parse(arg, "/v1/traces", &u, err, sizeof(err)))
-			return ioacct_cli_bad(cli, "--otlp: %s", err);
+		if (ioacct_url_parse(arg, "/v1/traces", &u, err, sizeof(err)))
+			return ioacct_cli_bad(cli, "--otlp: '%s': %s", arg, err);
 		o->otlp = arg;
+		return 0;
+	case OPT_OTLP_CA:
+		if (access(arg, R_OK))
+			return ioacct_cli_bad(cli, "--otlp-ca: %s: %s", arg, strerror(errno));
+		o->otlp_ca = arg;
 		return 0;
 	case OPT_OTLP_QUEUE:
 		if (ioacct_parse_size(arg, &v) || v < 4096 || v > (1ULL << 30))
@@ -384,8 +394,9 @@ static int outputs_open(struct tracer *t, const struct ioacct_config *cfg, uint6
 	t->ids.root_id = t->ids.span_seed;
 	t->ids.real0_ns = real0;
 	t->ids.job = o->job;
-	ret = ioacct_otlp_open(&t->otlp, o->otlp, &t->ids, cfg->node, o->otlp_queue,
-			       o->otlp_timeout_ms, err, sizeof(err));
+	ret = ioacct_otlp_open(&t->otlp, o->otlp, o->otlp_ca ? o->otlp_ca : cfg->otlp_ca_file,
+			       &t->ids, cfg->node, o->otlp_queue, o->otlp_timeout_ms, err,
+			       sizeof(err));
 	if (ret)
 		fprintf(stderr, "iotrace: --otlp: %s\n", err);
 	return ret;

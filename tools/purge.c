@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,7 @@ static int cluster_dry_run(const struct ioacct_purge_opts *o, const struct ioacc
 			   time_t now)
 {
 	struct ioacct_pgstore_purge_counts c;
+	struct ioacct_pgstore_opts po;
 	struct ioacct_pgstore *pg;
 	char err[1024], t[64];
 	int64_t cutoff_ns;
@@ -143,7 +145,8 @@ static int cluster_dry_run(const struct ioacct_purge_opts *o, const struct ioacc
 	if (ret)
 		return ret;
 	/* Read-only: a dry run changes nothing, not even the schema (ioacctd migrates it). */
-	pg = ioacct_pgstore_open_readonly(cfg->cluster_db, err, sizeof(err));
+	ioacct_pgstore_opts_config(&po, cfg, -1);
+	pg = ioacct_pgstore_open_readonly(cfg->cluster_db, &po, err, sizeof(err));
 	if (!pg) {
 		fprintf(stderr, "ioacct: --purge --cluster-store: %s\n", err);
 		return EXIT_RUNTIME;
@@ -174,6 +177,7 @@ int ioacct_purge_main(const struct ioacct_purge_opts *o, const struct ioacct_con
 	const char *db = o->db ? o->db : cfg->db_path;
 	char err[PATH_MAX + 512];
 	struct ioacct_store *st;
+	struct passwd *pw;
 	time_t now = time(NULL), last = now;
 	int64_t cutoff_ns;
 	int ret;
@@ -185,13 +189,17 @@ int ioacct_purge_main(const struct ioacct_purge_opts *o, const struct ioacct_con
 		return ret;
 	if (getenv("IOACCT_RETAIN_KILL_AT"))
 		fprintf(stderr, "ioacct: IOACCT_RETAIN_KILL_AT is set: this purge kills itself (tests only)\n");
+	/* The store is ioacctd's account's (ioacctd(8), PRIVILEGES): trusted as root's. */
+	pw = getpwnam(cfg->user);
+	if (pw)
+		ioacct_store_set_owner(pw->pw_uid);
 	/* A dry run only reads: it works on a store another process writes, and as any reader. */
 	st = ioacct_store_open(db, o->dry_run ? IOACCT_STORE_RDONLY : IOACCT_STORE_RDWR, err,
 			       sizeof(err));
 	if (!st) {
 		fprintf(stderr, "ioacct: --purge: %s%s\n", err,
 			errno == EACCES || errno == EPERM || errno == EROFS ?
-				" (the store is root's: run ioacct --purge as root)" : "");
+				" (the store is ioacctd's: run ioacct --purge as root)" : "");
 		return EXIT_RUNTIME;
 	}
 	/* Without a cluster store nothing waits to be exported (see retain.h). */

@@ -14,6 +14,7 @@
 #include "duration.h"
 #include "log.h"
 #include "model.h"
+#include "url.h"
 #include "util.h"
 
 #define LINE_MAX_BYTES 4095
@@ -44,7 +45,7 @@ enum key_type {
 	KEY_LIBNAMES,      /* none, or up to 4 names [A-Za-z0-9_.+-] each ending in an optional '*' */
 	KEY_DURATION,      /* slurmdbd's durations (duration.h), bare number: months; in s */
 	KEY_DURATION_S,    /* the same, bare number: seconds; in s */
-	KEY_URL,           /* http://HOST[:PORT][/PATH], no spaces */
+	KEY_URL,           /* http[s]://HOST[:PORT][/PATH] (url.h) */
 };
 
 struct key {
@@ -62,12 +63,16 @@ static const struct key keys[] = {
 	{ "db", KEY_PATH, FIELD(db_path), 0, 0 },
 	{ "pidfile", KEY_PATH, FIELD(pid_file), 0, 0 },
 	{ "bpf_pin_dir", KEY_PATH, FIELD(pin_dir), 0, 0 },
+	/* The account ioacctd switches to once its probes are loaded (daemon/privs.c). */
+	{ "user", KEY_NAME, FIELD(user), 0, 0 },
 	{ "probe_mode", KEY_PROBE_MODE, FIELD(probe_mode), 0, 0 },
 	{ "detach_when_idle", KEY_DETACH, FIELD(detach_when_idle), 0, 0 },
 	{ "bin_width", KEY_SECONDS_NS, FIELD(bin_width_ns), NSEC_PER_SEC / 10, 86400 * NSEC_PER_SEC },
 	{ "drain_interval", KEY_SECONDS_MS, FIELD(drain_interval_ms), NSEC_PER_SEC / 10,
 	  3600 * NSEC_PER_SEC },
 	{ "reap_grace", KEY_SECONDS_MS, FIELD(reap_grace_ms), 0, 86400 * NSEC_PER_SEC },
+	{ "query_page_time", KEY_SECONDS_MS, FIELD(query_page_ms), NSEC_PER_SEC / 1000,
+	  60 * NSEC_PER_SEC },
 	{ "max_jobs", KEY_UINT32, FIELD(max_jobs), 1, 65536 },
 	{ "max_cgroups", KEY_UINT32, FIELD(max_cgroups), 1, 1048576 },
 	{ "max_entries", KEY_UINT32, FIELD(max_entries), 1, 16777216 },
@@ -80,6 +85,7 @@ static const struct key keys[] = {
 	{ "max_trace_size", KEY_UINT32, FIELD(max_trace_mib), 1, 1048576 },
 	/* sbatch --io-monitor=spans: the site's OTLP/HTTP collector, KiB of spans per job. */
 	{ "otlp_url", KEY_URL, FIELD(otlp_url), 0, 0 },
+	{ "otlp_ca_file", KEY_PATH, FIELD(otlp_ca_file), 0, 0 },
 	{ "otlp_queue", KEY_UINT32, FIELD(otlp_queue_kib), 64, 1048576 },
 	{ "max_spans", KEY_UINT32, FIELD(max_spans), 1, 1000000000 },
 	{ "cgroup_v1_hierarchy", KEY_CONTROLLER, FIELD(cgroup_v1_hierarchy), 0, 0 },
@@ -90,6 +96,13 @@ static const struct key keys[] = {
 	/* The first name of node_name, still read. */
 	{ "node", KEY_NAME, FIELD(node), 0, 0 },
 	{ "cluster_db", KEY_CONNINFO, FIELD(cluster_db), 0, 0 },
+	/* Deadlines of the cluster store's connections (lib/store/pgstore_wait.c). */
+	{ "cluster_db_connect_timeout", KEY_SECONDS_MS, FIELD(pg_connect_timeout_ms), NSEC_PER_SEC,
+	  3600 * NSEC_PER_SEC },
+	{ "cluster_db_statement_timeout", KEY_SECONDS_MS, FIELD(pg_statement_timeout_ms),
+	  NSEC_PER_SEC, 86400 * NSEC_PER_SEC },
+	{ "cluster_db_idle_timeout", KEY_SECONDS_MS, FIELD(pg_idle_timeout_ms), NSEC_PER_SEC,
+	  86400 * NSEC_PER_SEC },
 	{ "merge_timeout", KEY_UINT32, FIELD(merge_timeout_s), 1, 7 * 86400 },
 	/* Retention (daemon/retain.c): min and max in seconds. */
 	{ "purge_after", KEY_DURATION, FIELD(purge_after_s), 1, IOACCT_DURATION_MAX_S },
@@ -364,11 +377,13 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	ioacct_strlcpy(cfg->db_path, "/var/lib/ioacct/ioacct.db", sizeof(cfg->db_path));
 	ioacct_strlcpy(cfg->pid_file, "/run/ioacct/ioacctd.pid", sizeof(cfg->pid_file));
 	ioacct_strlcpy(cfg->pin_dir, "/sys/fs/bpf/ioacct", sizeof(cfg->pin_dir));
+	ioacct_strlcpy(cfg->user, "ioacct", sizeof(cfg->user));
 	cfg->probe_mode = IOACCT_PROBE_AUTO;
 	cfg->detach_when_idle = IOACCT_DETACH_AUTO;
 	cfg->bin_width_ns = 5 * NSEC_PER_SEC;
 	cfg->drain_interval_ms = 2000;
 	cfg->reap_grace_ms = 30000;
+	cfg->query_page_ms = 100;
 	cfg->max_jobs = 1024;
 	cfg->max_cgroups = 4096;
 	cfg->max_entries = 65536;
@@ -396,6 +411,9 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	cfg->max_spans = 1000000;
 	cfg->metrics_linger_ms = 60000;
 	cfg->merge_timeout_s = 300;
+	cfg->pg_connect_timeout_ms = 10000;
+	cfg->pg_statement_timeout_ms = 300000;
+	cfg->pg_idle_timeout_ms = 60000;
 	cfg->downsample_width_s = 60;
 	cfg->retention_interval_s = 3600;
 	ioacct_advice_limits_defaults(&cfg->advice);
@@ -694,19 +712,21 @@ static int set_conninfo(const struct key *k, char *dst, const char *value, char 
 	return 0;
 }
 
-/* Only plain HTTP: ioacctd's OTLP client has no TLS (lib/trace/http.c parses the rest). */
+/* Checked as the client will take it (url.h): a bad URL is said here, not per job later. */
 static int set_url(const struct key *k, char *dst, const char *value, char *err, size_t errlen)
 {
-	char q[QUOTE_BUFSZ];
-	bool bad = strncmp(value, "http://", 7) || !value[7] || value[7] == '/' ||
-		   value[7] == ':' || strlen(value) >= k->size;
+	char q[QUOTE_BUFSZ], why[256];
+	struct ioacct_url u;
 
-	for (const char *c = value; !bad && *c; c++)
-		bad = *c <= ' ' || *c == 0x7f;
-	if (bad) {
-		set_err(err, errlen, "%s: %s is not valid: use http://HOST[:PORT][/PATH] (plain "
-			"HTTP, no spaces), at most %zu characters", k->name,
+	if (strlen(value) >= k->size) {
+		set_err(err, errlen, "%s: %s is too long (at most %zu bytes)", k->name,
 			quote(value, q, sizeof(q)), k->size - 1);
+		return -EINVAL;
+	}
+	if (ioacct_url_parse(value, "/", &u, why, sizeof(why))) {
+		/* Not quoted whole: the value may hold a password. */
+		set_err(err, errlen, "%s: not a valid URL: %s (use http[s]://HOST[:PORT][/PATH])",
+			k->name, why);
 		return -EINVAL;
 	}
 	ioacct_strlcpy(dst, value, k->size);

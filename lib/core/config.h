@@ -44,11 +44,13 @@ struct ioacct_config {
 	char db_path[PATH_MAX];          /* db = /var/lib/ioacct/ioacct.db */
 	char pid_file[PATH_MAX];         /* pidfile = /run/ioacct/ioacctd.pid */
 	char pin_dir[PATH_MAX];          /* bpf_pin_dir = /sys/fs/bpf/ioacct */
+	char user[33];                   /* user = ioacct: the account ioacctd runs as once started (root: no switch) */
 	enum ioacct_probe_mode probe_mode; /* probe_mode = auto */
 	enum ioacct_detach detach_when_idle; /* detach_when_idle = auto: programs attached only while watching */
 	uint64_t bin_width_ns;           /* bin_width = 5 (seconds, decimals allowed, 0.1 .. 86400) */
 	uint64_t drain_interval_ms;      /* drain_interval = 2 (seconds, decimals allowed, 0.1 .. 3600) */
 	uint64_t reap_grace_ms;          /* reap_grace = 30: seconds an emptied cgroup waits for its finish */
+	uint64_t query_page_ms;          /* query_page_time = 0.1: seconds a QUERY or LIVE reply may take to build */
 	uint32_t max_jobs;               /* max_jobs = 1024: watch slots (concurrent steps) */
 	uint32_t max_cgroups;            /* max_cgroups = 4096: registered cgroups */
 	uint32_t max_entries;            /* max_entries = 65536: (slot, mount, op, bin) entries in the kernel */
@@ -58,6 +60,7 @@ struct ioacct_config {
 	uint32_t max_traced_jobs;        /* max_traced_jobs = 4: --io-monitor=trace jobs at once (0: none) */
 	uint32_t max_trace_mib;          /* max_trace_size = 1024: MiB of DXT segments a traced job may keep */
 	char otlp_url[512];              /* otlp_url = (empty: no spans) OTLP/HTTP collector of --io-monitor=spans */
+	char otlp_ca_file[PATH_MAX];     /* otlp_ca_file = (empty: the system's) PEM CA certificates of an https:// otlp_url */
 	uint32_t max_spans;              /* max_spans = 1000000: call spans a job sends from a node */
 	uint32_t otlp_queue_kib;         /* otlp_queue = 4096: KiB of spans a job may queue (64 .. 1048576) */
 	char cgroup_v1_hierarchy[32];    /* cgroup_v1_hierarchy = freezer */
@@ -67,6 +70,9 @@ struct ioacct_config {
 	char node[256];                  /* node_name = (default: the short host name); old name: node */
 	char cluster_db[IOACCT_CONNINFO_MAX];           /* cluster_db = (empty: no cluster store): libpq connection string */
 	uint32_t merge_timeout_s;        /* merge_timeout = 300: seconds a merged report waits for every node */
+	uint64_t pg_connect_timeout_ms;   /* cluster_db_connect_timeout = 10: seconds to connect */
+	uint64_t pg_statement_timeout_ms; /* cluster_db_statement_timeout = 300: a statement's, then its server is given up 5 s later */
+	uint64_t pg_idle_timeout_ms;      /* cluster_db_idle_timeout = 60: a silent TCP peer (keepalives, tcp_user_timeout) */
 	/* Retention of the node's store, as slurmdbd's PurgeJobAfter (duration.h); 0: off. */
 	uint64_t purge_after_s;          /* purge_after = (off) jobs ended longer ago are deleted */
 	uint64_t downsample_after_s;     /* downsample_after = (off) jobs ended longer ago get coarser series */

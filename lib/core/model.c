@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "model.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -274,6 +275,48 @@ bool ioacct_probe_files_off(const char *probe_mode)
 		probe_mode[n + sizeof(IOACCT_PROBE_FILES_OFF)] == '\0');
 }
 
+void ioacct_cmdline_join(char *dst, size_t len, int argc, char *const argv[])
+{
+	size_t n = 0, cut = sizeof(IOACCT_CMDLINE_CUT); /* with its NUL */
+	bool short_of_room = false;
+
+	if (len == 0)
+		return;
+	for (int i = 0; (argc < 0 || i < argc) && argv[i] && !short_of_room; i++) {
+		const unsigned char *p = (const unsigned char *)argv[i];
+
+		if (i && n + 1 < len)
+			dst[n++] = ' ';
+		else if (i)
+			short_of_room = true;
+		while (*p && !short_of_room) {
+			bool valid;
+			size_t k = ioacct_utf8_seq(p, &valid);
+			const char *put = valid ? (const char *)p : IOACCT_UTF8_REPLACEMENT;
+			size_t m = valid ? k : sizeof(IOACCT_UTF8_REPLACEMENT) - 1;
+
+			/* A control character would end the exe's line: a space. */
+			if (valid && k == 1 && (*p < 0x20 || *p == 0x7f))
+				put = " ";
+			short_of_room = n + m >= len;
+			if (!short_of_room) {
+				memcpy(dst + n, put, m);
+				n += m;
+				p += k;
+			}
+		}
+	}
+	dst[n] = '\0';
+	/* Cut short: said at the end, as Darshan says it, when there is room for it. */
+	if (short_of_room && len >= 2 * cut) {
+		n = len - cut;
+		/* Not in the middle of a character. */
+		while (n > 0 && ((unsigned char)dst[n] & 0xc0) == 0x80)
+			n--;
+		memcpy(dst + n, IOACCT_CMDLINE_CUT, cut);
+	}
+}
+
 int ioacct_strlcpy(char *dst, const char *src, size_t len)
 {
 	size_t n;
@@ -288,6 +331,82 @@ int ioacct_strlcpy(char *dst, const char *src, size_t len)
 	}
 	memcpy(dst, src, n + 1);
 	return 0;
+}
+
+void ioacct_file_access_add(struct ioacct_file *f, uint64_t size, uint64_t count)
+{
+	uint64_t sz[IOACCT_FILE_ACCESSES + 1], cnt[IOACCT_FILE_ACCESSES + 1];
+	size_t n = 0, i;
+
+	if (!size || !count)
+		return;
+	for (i = 0; i < IOACCT_FILE_ACCESSES && f->access_count[i]; i++) {
+		if (f->access[i] == size)
+			count += f->access_count[i];
+		else {
+			sz[n] = f->access[i];
+			cnt[n++] = f->access_count[i];
+		}
+	}
+	/* The others are in order already: the new one goes before the first it beats. */
+	for (i = 0; i < n && (cnt[i] > count || (cnt[i] == count && sz[i] > size)); i++)
+		;
+	memmove(&sz[i + 1], &sz[i], (n - i) * sizeof(sz[0]));
+	memmove(&cnt[i + 1], &cnt[i], (n - i) * sizeof(cnt[0]));
+	sz[i] = size;
+	cnt[i] = count;
+	n++;
+	for (i = 0; i < IOACCT_FILE_ACCESSES; i++) {
+		f->access[i] = i < n ? sz[i] : 0;
+		f->access_count[i] = i < n ? cnt[i] : 0;
+	}
+}
+
+/* Earliest of two times from the job's start, -1 meaning none. */
+static int64_t time_first(int64_t a, int64_t b)
+{
+	if (a < 0)
+		return b;
+	return b < 0 || a < b ? a : b;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+void ioacct_file_add(struct ioacct_file *dst, const struct ioacct_file *src)
+{
+	dst->opens += src->opens;
+	dst->reads += src->reads;
+	dst->writes += src->writes;
+	dst->stats += src->stats;
+	dst->fsyncs += src->fsyncs;
+	dst->seeks += src->seeks;
+	dst->bytes_read += src->bytes_read;
+	dst->bytes_written += src->bytes_written;
+	dst->read_ns += src->read_ns;
+	dst->write_ns += src->write_ns;
+	dst->meta_ns += src->meta_ns;
+	dst->max_byte_read = max64(dst->max_byte_read, src->max_byte_read);
+	dst->max_byte_written = max64(dst->max_byte_written, src->max_byte_written);
+	dst->seq_reads += src->seq_reads;
+	dst->seq_writes += src->seq_writes;
+	dst->consec_reads += src->consec_reads;
+	dst->consec_writes += src->consec_writes;
+	dst->rw_switches += src->rw_switches;
+	dst->first_read_ns = time_first(dst->first_read_ns, src->first_read_ns);
+	dst->first_write_ns = time_first(dst->first_write_ns, src->first_write_ns);
+	dst->last_read_ns = max64(dst->last_read_ns, src->last_read_ns);
+	dst->last_write_ns = max64(dst->last_write_ns, src->last_write_ns);
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
+		dst->size_read[b] += src->size_read[b];
+		dst->size_written[b] += src->size_written[b];
+	}
+	dst->mmap_bytes += src->mmap_bytes;
+	dst->cache_miss_bytes += src->cache_miss_bytes;
+	for (unsigned int i = 0; i < IOACCT_FILE_ACCESSES; i++)
+		ioacct_file_access_add(dst, src->access[i], src->access_count[i]);
 }
 
 void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src)

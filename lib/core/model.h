@@ -23,6 +23,8 @@
 
 #define IOACCT_NAME_MAX 256
 #define IOACCT_SHORT_MAX 64
+/* A job's command line, as Darshan's exe (its job region keeps about 3 KiB of it and the mounts). */
+#define IOACCT_CMDLINE_MAX 1024
 
 struct ioacct_counters {
 	uint64_t bytes;
@@ -62,15 +64,29 @@ struct ioacct_job {
 	/*
 	 * Slurm's restart count (SLURM_RESTART_COUNT): 0 for the first run, n
 	 * for the run after n requeues. A run is a job of its own in every
-	 * store; (cluster, job_id, restart) names it.
+	 * store; (cluster, job_id, restart, run_start) names it.
 	 */
 	uint32_t restart;
+	/*
+	 * What tells a job id used again from its earlier uses (issue 36): in a
+	 * node's store the run's own start_ns (a node holds one part of a
+	 * run); from the cluster store, the start of the part that opened the
+	 * run there (jobs.run_start), which every node's part of it shares.
+	 */
+	int64_t run_start;
 	/*
 	 * The width the series were recorded at when the store has re-binned
 	 * them coarser since (downsample_after; bin_width_ns is their width
 	 * now); 0 when never downsampled.
 	 */
 	uint64_t orig_bin_width_ns;
+	/*
+	 * The command line the job ran, its arguments joined by spaces (issue
+	 * 38, Darshan's exe): iorun's command; in Slurm the first step
+	 * registered, a batch script under its job name; "" for jobs stored
+	 * before it was kept (SQLite schema 18, PostgreSQL 15).
+	 */
+	char cmdline[IOACCT_CMDLINE_MAX];
 	/*
 	 * Not stored: a job read whole from the cluster store has its nodes' bins
 	 * aligned on its earliest node's start, to the bin; this is the largest
@@ -136,18 +152,26 @@ struct ioacct_report_spec {
 /*
  * A file's record (issue 26): the system calls on one file by one rank of a
  * job step on one node, through one mount, as Darshan's POSIX module counts
- * them per file (successful calls only). dev 0 with ino 0 is the mount's
- * "other files": the calls on files past max_files, which make the job
- * partial. Byte positions are Darshan's (offset + size - 1, 0 before any);
- * times are from the job's start, -1 when none.
+ * them per file (successful calls only). A file is one life of an inode
+ * (issue 36): dev, ino and gen. dev 0 with ino 0 is the mount's "other
+ * files": the calls on files past max_files, which make the job partial.
+ * Byte positions are Darshan's (offset + size - 1, 0 before any); times are
+ * from the job's start, -1 when none.
  */
 #define IOACCT_FILE_PATH_MAX 1024
+#define IOACCT_FILE_ACCESSES 4 /* Darshan's POSIX_ACCESS1..4 */
 struct ioacct_file {
 	uint32_t step_id;
 	int32_t rank;           /* Slurm or MPI rank; -1 unknown */
 	uint32_t mnt_id;
 	uint32_t dev;           /* the kernel's dev_t: MAJOR << 20 | MINOR */
 	uint64_t ino;
+	/*
+	 * The inode's life: its i_generation, or where the file system has
+	 * none a birth the probes count at each create, 0 unknown (a file only
+	 * stat'ed by path).
+	 */
+	uint32_t gen;
 	char path[IOACCT_FILE_PATH_MAX]; /* absolute, as resolved at open; "" unknown */
 	uint64_t opens, reads, writes, stats, fsyncs;
 	uint64_t bytes_read, bytes_written;
@@ -164,7 +188,27 @@ struct ioacct_file {
 	 */
 	uint64_t mmap_bytes, cache_miss_bytes;
 	uint64_t seeks; /* lseek calls (stdio's ftell is one: lseek(fd, 0, SEEK_CUR)) */
+	uint64_t rw_switches; /* a read after a write or a write after a read (POSIX_RW_SWITCHES) */
+	/*
+	 * The most common access sizes of its reads and writes, most common
+	 * first (then the larger), with their counts: Darshan's
+	 * POSIX_ACCESS1..4_ACCESS and _COUNT; count 0: none.
+	 */
+	uint64_t access[IOACCT_FILE_ACCESSES];
+	uint64_t access_count[IOACCT_FILE_ACCESSES];
 };
+
+/*
+ * Adds count accesses of size bytes to f's most common access sizes, as
+ * Darshan's DARSHAN_UPDATE_COMMON_VAL_COUNTERS with its add flag: the four
+ * kept are the most common, then the larger; a size 0 is not kept.
+ */
+void ioacct_file_access_add(struct ioacct_file *f, uint64_t size, uint64_t count);
+/*
+ * Adds src's calls to dst, as one file of one rank: sums, the largest
+ * offsets, the first and last times, the common access sizes merged.
+ */
+void ioacct_file_add(struct ioacct_file *dst, const struct ioacct_file *src);
 
 /*
  * The MPI-IO counters (issue 27) of the process on one rank of a job step
@@ -333,6 +377,17 @@ bool ioacct_probe_files_off(const char *probe_mode);
 
 /* Copies src into dst (size len) and always NUL-terminates; -ENAMETOOLONG if cut. */
 int ioacct_strlcpy(char *dst, const char *src, size_t len);
+
+/*
+ * A command line as Darshan writes its exe: argv[0..argc) joined by single
+ * spaces, valid UTF-8 (U+FFFD for bytes that are not: PyDarshan decodes
+ * the exe as UTF-8, and the cluster store keeps text), newlines and other
+ * control characters as spaces (the exe is one line of the log); cut with
+ * IOACCT_CMDLINE_CUT at its end when it does not fit in len bytes, never
+ * within a character. argc < 0: up to argv's NULL.
+ */
+#define IOACCT_CMDLINE_CUT " <TRUNCATED>"
+void ioacct_cmdline_join(char *dst, size_t len, int argc, char *const argv[]);
 
 /*
  * mkdir -p: creates path and its missing parents with mode (existing ones

@@ -645,8 +645,12 @@ int ioacct_proc_pin(pid_t pid)
 
 int ioacct_proc_unpin(int pidfd)
 {
-	/* Signal 0 reaches a zombie too: only a reaped process frees its pid. */
-	int ret = syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 ? -ESRCH : 0;
+	/*
+	 * Signal 0 reaches a zombie too: only a reaped process frees its pid.
+	 * Only ESRCH says it is gone: ioacctd runs as its own account without
+	 * CAP_KILL, and a process of another user answers EPERM, alive.
+	 */
+	int ret = syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 && errno == ESRCH ? -ESRCH : 0;
 
 	close(pidfd);
 	return ret;

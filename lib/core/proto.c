@@ -139,6 +139,7 @@ static const struct field register_fields[] = {
 	REG(task_rank, IOACCT_ATTR_TASK_RANK, 0),
 	REG(restart, IOACCT_ATTR_RESTART, 0),
 	REG(spans, IOACCT_ATTR_SPANS, 0),
+	REG(cmdline, IOACCT_ATTR_CMDLINE, 0),
 };
 
 #define FIN(member, attr, flags) FIELD(struct ioacct_req_finish, member, attr, flags)
@@ -212,9 +213,12 @@ static const struct field job_fields[] = {
 	JOBREQ(after_rank, IOACCT_ATTR_TASK_RANK, 0),
 	JOBREQ(after_dev, IOACCT_ATTR_FILE_DEV, 0),
 	JOBREQ(after_ino, IOACCT_ATTR_FILE_INO, 0),
+	JOBREQ(after_gen, IOACCT_ATTR_FILE_GEN, 0),
 	JOBREQ(mpiio, IOACCT_ATTR_MPIIO, 0),
 	JOBREQ(after_pid, IOACCT_ATTR_PID, 0),
 	JOBREQ(after_path, IOACCT_ATTR_FILE_PATH, 0),
+	JOBREQ(restart, IOACCT_ATTR_RESTART, 0),
+	JOBREQ(run_start, IOACCT_ATTR_RUN_START, 0),
 };
 
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
@@ -297,6 +301,8 @@ static const struct field qjob_fields[] = {
 	QJOB(skew_ns, IOACCT_ATTR_SKEW_NS, 0),
 	QJOB(restart, IOACCT_ATTR_RESTART, 0),
 	QJOB(orig_bin_width_ns, IOACCT_ATTR_ORIG_BIN_WIDTH_NS, 0),
+	QJOB(run_start, IOACCT_ATTR_RUN_START, 0),
+	QJOB(cmdline, IOACCT_ATTR_CMDLINE, 0),
 };
 
 #define QSTEP(member, attr, flags) FIELD(struct ioacct_qstep_row, member, attr, flags)
@@ -350,6 +356,7 @@ static const struct field qfile_fields[] = {
 	QFILE(f.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
 	QFILE(f.dev, IOACCT_ATTR_FILE_DEV, 0),
 	QFILE(f.ino, IOACCT_ATTR_FILE_INO, 0),
+	QFILE(f.gen, IOACCT_ATTR_FILE_GEN, 0),
 	QFILE(f.path, IOACCT_ATTR_FILE_PATH, 0),
 	QFILE(f.opens, IOACCT_ATTR_OPENS, 0),
 	QFILE(f.reads, IOACCT_ATTR_READS, 0),
@@ -376,6 +383,15 @@ static const struct field qfile_fields[] = {
 	QFILE(f.mmap_bytes, IOACCT_ATTR_MMAP_BYTES, 0),
 	QFILE(f.cache_miss_bytes, IOACCT_ATTR_CACHE_MISS_BYTES, 0),
 	QFILE(f.seeks, IOACCT_ATTR_SEEKS, 0),
+	QFILE(f.rw_switches, IOACCT_ATTR_RW_SWITCHES, 0),
+	QFILE(f.access[0], IOACCT_ATTR_ACCESS1, 0),
+	QFILE(f.access[1], IOACCT_ATTR_ACCESS2, 0),
+	QFILE(f.access[2], IOACCT_ATTR_ACCESS3, 0),
+	QFILE(f.access[3], IOACCT_ATTR_ACCESS4, 0),
+	QFILE(f.access_count[0], IOACCT_ATTR_ACCESS1_COUNT, 0),
+	QFILE(f.access_count[1], IOACCT_ATTR_ACCESS2_COUNT, 0),
+	QFILE(f.access_count[2], IOACCT_ATTR_ACCESS3_COUNT, 0),
+	QFILE(f.access_count[3], IOACCT_ATTR_ACCESS4_COUNT, 0),
 };
 
 /* An MPI-IO record: every field of struct ioacct_mpiio. */

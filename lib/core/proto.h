@@ -114,6 +114,8 @@ struct ioacct_req_register {
 	 * node's otlp_url (IOACCT_SPANS_POSIX, IOACCT_SPANS_MPIIO or both; 0: none).
 	 */
 	uint32_t spans;
+	/* The job's command line (struct ioacct_job's cmdline); kept from its first registration. */
+	char cmdline[IOACCT_CMDLINE_MAX];
 };
 
 #define IOACCT_SPANS_POSIX 1u
@@ -206,19 +208,32 @@ struct ioacct_req_job {
 	 * of it there (every node's rows summed); local: this node's store.
 	 */
 	uint32_t local;
-	/* By job id: the run with restart count run - 1; 0: the last run. */
+	/*
+	 * By job id: run - 1 is the run's place among the job id's runs,
+	 * oldest first (0: the first; a requeued job's restart count when its
+	 * id was never used again); 0: the last run.
+	 */
 	uint32_t run;
 	/*
+	 * run_start not 0: the run (cluster, job_id, restart, run_start)
+	 * exactly, as a reply's job row named it (issue 36): a client's later
+	 * pages of a job, so that a run of the same id stored meanwhile is not
+	 * taken for it. A daemon that predates them ignores both.
+	 */
+	uint32_t restart;
+	int64_t run_start;
+	/*
 	 * 1: a page of the job's per-file records instead of its series, in
-	 * (step, rank, mount, dev, ino) order, after the file named by the
+	 * (step, rank, mount, dev, ino, gen) order, after the file named by the
 	 * cursor when `after` is set (after_step, after_rank, after_mnt,
-	 * after_dev, after_ino). A daemon that predates them ignores it and
-	 * its reply lacks `files`: the client has them as not read.
+	 * after_dev, after_ino, after_gen). A daemon that predates them ignores
+	 * it and its reply lacks `files`: the client has them as not read.
 	 */
 	uint32_t files;
 	int32_t after_rank;
 	uint32_t after_dev;
 	uint64_t after_ino;
+	uint32_t after_gen;
 	/*
 	 * 1: a page of the job's MPI-IO records (issue 27) instead, in (step,
 	 * rank, pid, path) order, after the cursor when `after` is set

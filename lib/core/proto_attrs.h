@@ -171,6 +171,26 @@
 	/* sbatch --io-monitor=spans: register asks for OTLP spans */                   \
 	/* (IOACCT_SPANS_*), its reply says why there are none. */                      \
 	X(SPANS, 140, spans, U32)                                                       \
-	X(SPANS_ERROR, 141, spans_error, STRING)
+	X(SPANS_ERROR, 141, spans_error, STRING)                                        \
+	/* 142..154 free. A file row's life of its inode (issue 36; also the */         \
+	/* files cursor's), its read/write switches and most common access */           \
+	/* sizes with their counts (issue 38). */                                       \
+	X(FILE_GEN, 155, file_gen, U32)                                                 \
+	X(RW_SWITCHES, 156, rw_switches, U64)                                           \
+	X(ACCESS1, 157, access1, U64)                                                   \
+	X(ACCESS2, 158, access2, U64)                                                   \
+	X(ACCESS3, 159, access3, U64)                                                   \
+	X(ACCESS4, 160, access4, U64)                                                   \
+	X(ACCESS1_COUNT, 161, access1_count, U64)                                       \
+	X(ACCESS2_COUNT, 162, access2_count, U64)                                       \
+	X(ACCESS3_COUNT, 163, access3_count, U64)                                       \
+	X(ACCESS4_COUNT, 164, access4_count, U64)                                       \
+	/* A run's name beside job id and restart (issue 36): */        \
+	/* a job row's; a job request's with restart, its later pages naming */        \
+	/* the run they continue exactly. 166..169 free. */                             \
+	X(RUN_START, 165, run_start, I64)                                               \
+	/* Issue 38: the job's command line (Darshan's exe), */                          \
+	/* on register and in a job row. */                                              \
+	X(CMDLINE, 185, cmdline, STRING)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

@@ -192,12 +192,23 @@ const struct ioacct_darshan_mount *ioacct_darshan_mount_of(const struct ioacct_d
 	return best;
 }
 
-bool ioacct_darshan_skips_mount(const char *path, const char *fstype)
+/* darshan-runtime: darshan-config.c (paths), darshan-core.c (mount table). */
+bool ioacct_darshan_skips_path(const char *path)
 {
-	/* darshan-runtime: darshan-config.c (paths), darshan-core.c (mount table). */
 	static const char *const dirs[] = {
 		"/etc", "/dev", "/usr", "/bin", "/boot", "/lib", "/opt", "/sbin", "/sys", "/proc", "/var",
 	};
+
+	if (path_under(path, "/var/opt/cray/dws/mounts"))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (path_under(path, dirs[i]))
+			return true;
+	return false;
+}
+
+bool ioacct_darshan_skips_mount(const char *path, const char *fstype)
+{
 	static const char *const fstypes[] = {
 		"tmpfs", "proc", "sysfs", "devpts", "binfmt_misc", "fusectl", "debugfs",
 		"securityfs", "nfsd", "none", "rpc_pipefs", "hugetlbfs", "cgroup",
@@ -206,12 +217,7 @@ bool ioacct_darshan_skips_mount(const char *path, const char *fstype)
 	for (size_t i = 0; i < ARRAY_SIZE(fstypes); i++)
 		if (strcmp(fstype, fstypes[i]) == 0)
 			return true;
-	if (path_under(path, "/var/opt/cray/dws/mounts"))
-		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-		if (path_under(path, dirs[i]))
-			return true;
-	return false;
+	return ioacct_darshan_skips_path(path);
 }
 
 /* ---- totals, as darshan-util aggregates records ---- */

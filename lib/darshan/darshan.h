@@ -184,7 +184,33 @@ struct ioacct_darshan_log {
 	size_t nheatmaps;
 	struct ioacct_darshan_dxt *dxt;   /* DXT_POSIX records, in the log's order */
 	size_t ndxt;
+	/*
+	 * ioacct's own records (IOACCT_DARSHAN_OWN_MAGIC): POSIX records that
+	 * are no file (a mount's calls no file's record holds, the files past
+	 * max_files), kept where Darshan's tools do not look so that they
+	 * count no file there; their names are in `names` with the others'.
+	 */
+	struct ioacct_darshan_record *own;
+	size_t nown;
 };
+
+/*
+ * Where ioacct's own records are in a log: two regions after the modules'
+ * (their names, laid out as the name table, then their records, POSIX
+ * record version 4), each one zlib stream, found through a trailer, the
+ * file's last IOACCT_DARSHAN_OWN_TRAILER bytes: the 8 bytes of
+ * IOACCT_DARSHAN_OWN_MAGIC, then the names' offset and length, the records'
+ * offset and length and their record version (uint64 each). Darshan's
+ * tools read a log through its header's offsets and never see them.
+ */
+#define IOACCT_DARSHAN_OWN_MAGIC "ioacct\0\1"
+#define IOACCT_DARSHAN_OWN_TRAILER 48
+/*
+ * The metadata key that says how many of them a log has: a log cut short
+ * loses its trailer first, and is then said to be truncated, not read as
+ * a log without them.
+ */
+#define IOACCT_DARSHAN_OWN_META "ioacct_own_records="
 
 const struct ioacct_darshan_modinfo *ioacct_darshan_modinfo(enum ioacct_darshan_kind kind);
 /* Darshan's name of a module id ("POSIX", "H5F", ...), NULL past the known ones. */
@@ -232,17 +258,20 @@ uint64_t ioacct_darshan_hash(const void *key, size_t len, uint64_t level);
  * (tmpfs, proc, sysfs, devpts, cgroup, ...).
  */
 bool ioacct_darshan_skips_mount(const char *path, const char *fstype);
+/* Whether the Darshan runtime leaves out a path: under its excluded directories. */
+bool ioacct_darshan_skips_path(const char *path);
 
 /*
- * A log of a job from its report, format 3.41: the job record, the mount
- * table, the POSIX records of the job's files (ioacct_darshan_file_records;
- * the POSIX module marked partial when there are "other files") or, for a
- * job without per-file records, one POSIX record per mount with calls
- * (rank -1) holding the counters ioacct measures (-1 for those it does
- * not), and one
- * "heatmap:POSIX" record (rank 0) of read and write bytes per time bin,
- * bins merged pairwise while there are more than 200, as Darshan does.
- * With darshan_filter, mounts Darshan skips are left out. NULL with errno.
+ * A log of a job from its report, format 3.41: the job record (as Darshan
+ * 3.5's runtime writes it: lib_ver first in the metadata, the job's command
+ * line as the exe), the mount table, the POSIX records of the job's files
+ * (ioacct_darshan_file_records; the pseudo-records among them, a mount's
+ * rest and "other files", as ioacct's own records; the POSIX module marked
+ * partial when there are "other files") or, for a job without per-file
+ * records, one POSIX record per mount with calls (rank -1) holding the
+ * counters ioacct measures (-1 for those it does not), and the HEATMAP
+ * records (ioacct_darshan_heatmaps). With darshan_filter, mounts Darshan
+ * skips are left out. NULL with errno.
  */
 struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report *r,
 						      bool darshan_filter);
@@ -260,19 +289,23 @@ struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report
  * any, so that a mount's records add up to its counters. Counters Darshan
  * defines and ioacct does not keep per file are -1; fsync time is in
  * F_META_TIME, not F_WRITE_TIME (the kernel keeps one metadata time per
- * file). keep: per report mount (NULL: every mount). *n is 0 for a job
- * without per-file records (stored before them, or read through ioacctd).
- * 0 or -ENOMEM.
+ * file). keep: per report mount (NULL: every mount). With darshan_filter,
+ * a file whose path Darshan's runtime leaves out (ioacct_darshan_skips_path)
+ * has no record of its own: its calls are in its mount's rest. *n is 0 for
+ * a job without per-file records (stored before them, or read through
+ * ioacctd). 0 or -ENOMEM.
  */
 #define IOACCT_DARSHAN_OTHER_FILES "other files"
 #define IOACCT_DARSHAN_NOT_PER_FILE "not per file"
 struct ioacct_darshan_frec {
 	char *name;
 	size_t mount;                     /* index into the report's mounts */
+	bool pseudo;                      /* no file: a mount's rest or its "other files" */
 	struct ioacct_darshan_record rec;
 };
 int ioacct_darshan_file_records(const struct ioacct_report *r, const bool *keep,
-				struct ioacct_darshan_frec **out, size_t *n, bool *partial);
+				bool darshan_filter, struct ioacct_darshan_frec **out, size_t *n,
+				bool *partial);
 void ioacct_darshan_frecs_free(struct ioacct_darshan_frec *fr, size_t n);
 /*
  * The job's MPI-IO records (issue 27) as MPIIO records (darshan_mpiio.c):
@@ -301,6 +334,25 @@ char *ioacct_darshan_file_name(const char *mount, const struct ioacct_file *f);
 char *ioacct_darshan_mount_name(const char *path);
 /* Metadata line of a log whose fsync time is in F_META_TIME (logs with per-file records). */
 #define IOACCT_DARSHAN_FSYNC_META "ioacct_fsync_time=meta"
+
+/*
+ * The HEATMAP records (module 15, "heatmap:POSIX") of a job's log, from its
+ * time bins over the mounts keep[] keeps: bins of the job's width merged
+ * pairwise while there are more than 200 (Darshan's limit), each bin's
+ * read and write bytes the job's, exactly. One record, rank 0, for a job
+ * whose files name one rank at most; else one per rank (of the files that
+ * moved bytes), each bin split over the ranks in proportion to what their
+ * files would put there at an even rate between their first and last
+ * access, in whole bytes that add up to the bin's (*estimated then true).
+ * *n is 0 when no byte moved. 0 or -ENOMEM.
+ */
+int ioacct_darshan_heatmaps(const struct ioacct_report *r, const bool *keep,
+			    struct ioacct_darshan_heatmap **out, size_t *n, bool *estimated);
+void ioacct_darshan_heatmaps_free(struct ioacct_darshan_heatmap *h, size_t n);
+/* The metadata line of a log whose heatmaps split the job's bins over its ranks by estimate. */
+#define IOACCT_DARSHAN_HEATMAP_META                                                     \
+	"ioacct_heatmap=each bin the job's bytes; split over ranks by their files' access " \
+	"windows"
 
 /*
  * Adds one traced operation on `path` to the DXT_POSIX record of (path,
@@ -340,11 +392,14 @@ int ioacct_darshan_trace_merge(struct ioacct_darshan_log *to, struct ioacct_dars
 
 /*
  * Where ioacctd spools the trace of job `job_id` of `cluster` for the
- * epilog: <directory of db_path>/trace/<cluster>-<job_id>.darshan, root's
- * alone. 0, -EINVAL for a cluster name that is no file name, -ENAMETOOLONG.
+ * epilog: <directory of db_path>/trace/<cluster>-<job_id>.darshan, ioacctd's
+ * and root's alone. 0, -EINVAL for a cluster name that is no file name,
+ * -ENAMETOOLONG.
  */
 int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
 			      size_t len);
+/* That directory, <directory of db_path>/trace. 0 or -ENAMETOOLONG. */
+int ioacct_darshan_spool_dir(const char *db_path, char *out, size_t len);
 /* Beside the spool file while ioacctd still writes it (in the background): wait. */
 #define IOACCT_DARSHAN_SPOOL_PENDING ".pending"
 

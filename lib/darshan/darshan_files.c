@@ -5,8 +5,9 @@
  * what ioreport --compare holds against a log's records, file by file.
  *
  * One record per file name and rank: ioacct keeps a record per step, mount
- * and inode, Darshan one per path and rank, so records of one path (a file
- * replaced under its name, a file of several steps) are added up, as
+ * and life of an inode, Darshan one per path and rank, so records of one
+ * path (a file replaced under its name, a file of several steps) are added
+ * up (their common access sizes merged as Darshan merges ranks'), as
  * Darshan's runtime would have counted them under one record id. A mount's
  * calls that no file's record holds (directories, pipes, renames, the paths
  * the kernel side does not count per file yet) are one more record of that
@@ -24,18 +25,31 @@
 /* POSIX counters the writer sets that darshan_counters.h does not name. */
 enum {
 	C_RENAMED_FROM = 12,
+	C_MODE = 13,
 	C_MAX_BYTE_READ = 16,
 	C_MAX_BYTE_WRITTEN = 17,
 	C_CONSEC_READS = 18,
 	C_CONSEC_WRITES = 19,
 	C_SEQ_READS = 20,
 	C_SEQ_WRITES = 21,
+	C_RW_SWITCHES = 22,
+	C_MEM_NOT_ALIGNED = 23,
+	C_FILE_NOT_ALIGNED = 25,
+	C_MAX_READ_TIME_SIZE = 27,
+	C_MAX_WRITE_TIME_SIZE = 28,
 	C_STRIDE1_STRIDE = 49,  /* to ACCESS4_COUNT (64): the common-value tables */
+	C_ACCESS1_ACCESS = 57,
+	C_ACCESS1_COUNT = 61,
 	F_OPEN_START = 0,
 	F_READ_START = 1,
 	F_WRITE_START = 2,
+	F_CLOSE_START = 3,
+	F_OPEN_END = 4,
 	F_READ_END = 5,
 	F_WRITE_END = 6,
+	F_CLOSE_END = 7,
+	F_MAX_READ_TIME = 11,
+	F_MAX_WRITE_TIME = 12,
 	F_VARIANCE_TIME = 15,
 	F_VARIANCE_BYTES = 16,
 };
@@ -119,48 +133,6 @@ static int entry_cmp(const void *a, const void *b)
 	return x->f->rank < y->f->rank ? -1 : x->f->rank > y->f->rank;
 }
 
-static int64_t earliest(int64_t a, int64_t b)
-{
-	if (a < 0)
-		return b;
-	return b < 0 || a < b ? a : b;
-}
-
-static int64_t latest(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
-/* Adds b's calls to a, as one file of one rank: sums, the largest offsets, the first and last times. */
-static void file_add(struct ioacct_file *a, const struct ioacct_file *b)
-{
-	a->opens += b->opens;
-	a->reads += b->reads;
-	a->writes += b->writes;
-	a->stats += b->stats;
-	a->fsyncs += b->fsyncs;
-	a->seeks += b->seeks;
-	a->bytes_read += b->bytes_read;
-	a->bytes_written += b->bytes_written;
-	a->read_ns += b->read_ns;
-	a->write_ns += b->write_ns;
-	a->meta_ns += b->meta_ns;
-	a->max_byte_read = latest(a->max_byte_read, b->max_byte_read);
-	a->max_byte_written = latest(a->max_byte_written, b->max_byte_written);
-	a->seq_reads += b->seq_reads;
-	a->seq_writes += b->seq_writes;
-	a->consec_reads += b->consec_reads;
-	a->consec_writes += b->consec_writes;
-	a->first_read_ns = earliest(a->first_read_ns, b->first_read_ns);
-	a->first_write_ns = earliest(a->first_write_ns, b->first_write_ns);
-	a->last_read_ns = latest(a->last_read_ns, b->last_read_ns);
-	a->last_write_ns = latest(a->last_write_ns, b->last_write_ns);
-	for (unsigned int i = 0; i < IOACCT_NR_SIZE_BINS; i++) {
-		a->size_read[i] += b->size_read[i];
-		a->size_written[i] += b->size_written[i];
-	}
-}
-
 static double secs(uint64_t ns)
 {
 	return (double)ns / 1e9;
@@ -204,6 +176,36 @@ static void record_rank_times(struct ioacct_darshan_record *r)
 	f[IOACCT_DARSHAN_POSIX_F_FASTEST_RANK_TIME] = f[IOACCT_DARSHAN_POSIX_F_SLOWEST_RANK_TIME] = t;
 }
 
+/*
+ * Counters the kernel does not keep per file but a file's counts pin down,
+ * as Darshan would have them (else they stay -1, not measured): none of a
+ * kind of call, none of what it measures (no open: no open or close time
+ * and no mode; no fsync: no fdatasync; no read or write: nothing
+ * misaligned); one read (write): it is the slowest, with its size and time.
+ */
+static void known_by_count(const struct ioacct_file *fl, struct ioacct_darshan_record *r)
+{
+	int64_t *c = r->counters;
+	double *f = r->fcounters;
+
+	if (fl->opens == 0) {
+		c[C_MODE] = 0;
+		f[F_OPEN_START] = f[F_OPEN_END] = f[F_CLOSE_START] = f[F_CLOSE_END] = 0;
+	}
+	if (fl->fsyncs == 0)
+		c[IOACCT_DARSHAN_POSIX_FDSYNCS] = 0;
+	if (fl->reads == 0 && fl->writes == 0)
+		c[C_MEM_NOT_ALIGNED] = c[C_FILE_NOT_ALIGNED] = 0;
+	if (fl->reads <= 1) {
+		c[C_MAX_READ_TIME_SIZE] = fl->reads ? (int64_t)fl->bytes_read : 0;
+		f[F_MAX_READ_TIME] = fl->reads ? secs(fl->read_ns) : 0;
+	}
+	if (fl->writes <= 1) {
+		c[C_MAX_WRITE_TIME_SIZE] = fl->writes ? (int64_t)fl->bytes_written : 0;
+		f[F_MAX_WRITE_TIME] = fl->writes ? secs(fl->write_ns) : 0;
+	}
+}
+
 void ioacct_darshan_file_record(const struct ioacct_file *fl, uint64_t id,
 				struct ioacct_darshan_record *r)
 {
@@ -228,6 +230,11 @@ void ioacct_darshan_file_record(const struct ioacct_file *fl, uint64_t id,
 		c[C_CONSEC_WRITES] = (int64_t)fl->consec_writes;
 		c[C_SEQ_READS] = (int64_t)fl->seq_reads;
 		c[C_SEQ_WRITES] = (int64_t)fl->seq_writes;
+		c[C_RW_SWITCHES] = (int64_t)fl->rw_switches;
+		for (unsigned int i = 0; i < IOACCT_FILE_ACCESSES; i++) {
+			c[C_ACCESS1_ACCESS + i] = (int64_t)fl->access[i];
+			c[C_ACCESS1_COUNT + i] = (int64_t)fl->access_count[i];
+		}
 	}
 	/* ioacct's size bins have Darshan's edges exactly (model.c, darshan.md). */
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
@@ -242,6 +249,8 @@ void ioacct_darshan_file_record(const struct ioacct_file *fl, uint64_t id,
 	/* The kernel keeps one metadata time per file: fsync's is in it (ioacct_fsync_time=meta). */
 	f[IOACCT_DARSHAN_POSIX_F_WRITE_TIME] = secs(fl->write_ns);
 	f[IOACCT_DARSHAN_POSIX_F_META_TIME] = secs(fl->meta_ns);
+	if (!ioacct_file_is_other(fl))
+		known_by_count(fl, r);
 	record_rank_times(r);
 }
 
@@ -319,9 +328,12 @@ static size_t mount_index(const struct ioacct_report *r, const bool *keep, uint3
 	return r->nmounts;
 }
 
-/* The files of kept mounts, named, sorted by name and rank; their sums per mount. */
-static int entries_of(const struct ioacct_report *r, const bool *keep, struct entry **out,
-		      size_t *n, struct ioacct_file *sums)
+/*
+ * The files of kept mounts, named, sorted by name and rank; their sums per
+ * mount. With darshan_filter, not those Darshan leaves out by path.
+ */
+static int entries_of(const struct ioacct_report *r, const bool *keep, bool darshan_filter,
+		      struct entry **out, size_t *n, struct ioacct_file *sums)
 {
 	const struct ioacct_jobdata *jd = r->jd;
 	struct entry *e = calloc(jd->nfiles ? jd->nfiles : 1, sizeof(*e));
@@ -334,7 +346,7 @@ static int entries_of(const struct ioacct_report *r, const bool *keep, struct en
 		const struct ioacct_file *f = &jd->files[i];
 		size_t mi = mount_index(r, keep, f->mnt_id);
 
-		if (mi == r->nmounts)
+		if (mi == r->nmounts || (darshan_filter && ioacct_darshan_skips_path(f->path)))
 			continue;
 		e[*n].name = ioacct_darshan_file_name(r->mounts[mi].path, f);
 		if (!e[*n].name)
@@ -342,7 +354,7 @@ static int entries_of(const struct ioacct_report *r, const bool *keep, struct en
 		e[*n].mount = mi;
 		e[*n].f = f;
 		(*n)++;
-		file_add(&sums[mi], f);
+		ioacct_file_add(&sums[mi], f);
 	}
 	qsort(e, *n, sizeof(*e), entry_cmp);
 	return 0;
@@ -359,8 +371,9 @@ static size_t records_of(struct entry *e, size_t n, struct ioacct_darshan_frec *
 	for (size_t i = 0, j; i < n; i = j) {
 		*acc = *e[i].f;
 		for (j = i + 1; j < n && !entry_cmp(&e[i], &e[j]); j++)
-			file_add(acc, e[j].f);
+			ioacct_file_add(acc, e[j].f);
 		*partial |= ioacct_file_is_other(acc);
+		fr[k].pseudo = ioacct_file_is_other(acc);
 		fr[k].name = e[i].name;
 		e[i].name = NULL;
 		fr[k].mount = e[i].mount;
@@ -402,6 +415,7 @@ static int rests_of(const struct ioacct_report *r, const bool *keep, const struc
 			return -ENOMEM;
 		record_init(&x->rec, ioacct_darshan_hash(x->name, strlen(x->name), 0), -1);
 		x->mount = i;
+		x->pseudo = true;
 		for (size_t j = first; j < *k && !same; j++)
 			same = !strcmp(fr[j].name, x->name) ? &fr[j] : NULL;
 		if (rest_of_mount(&r->mounts[i], &sums[i], &x->rec) && !same) {
@@ -417,7 +431,8 @@ static int rests_of(const struct ioacct_report *r, const bool *keep, const struc
 }
 
 int ioacct_darshan_file_records(const struct ioacct_report *r, const bool *keep,
-				struct ioacct_darshan_frec **out, size_t *n, bool *partial)
+				bool darshan_filter, struct ioacct_darshan_frec **out, size_t *n,
+				bool *partial)
 {
 	struct ioacct_file *sums = NULL;
 	struct ioacct_darshan_frec *fr = NULL;
@@ -431,7 +446,7 @@ int ioacct_darshan_file_records(const struct ioacct_report *r, const bool *keep,
 	if (!r->jd->nfiles)
 		return 0;
 	sums = calloc(r->nmounts ? r->nmounts : 1, sizeof(*sums));
-	ret = sums ? entries_of(r, keep, &e, &ne, sums) : -ENOMEM;
+	ret = sums ? entries_of(r, keep, darshan_filter, &e, &ne, sums) : -ENOMEM;
 	if (!ret) {
 		fr = calloc(ne + r->nmounts + 1, sizeof(*fr));
 		ret = fr ? 0 : -ENOMEM;

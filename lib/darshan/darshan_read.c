@@ -556,15 +556,22 @@ static int rawname_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static int parse_names(struct pctx *c, struct ioacct_darshan_log *log)
+/*
+ * A name table (`region`: the log's, or ioacct's own names) into
+ * log->names, kept sorted by id; an id already there keeps its name.
+ */
+static int parse_names(struct pctx *c, struct ioacct_darshan_log *log, const char *what,
+		       const struct ioacct_darshan_region *region)
 {
+	struct ioacct_darshan_name *old = log->names;
+	size_t nold = log->nnames, io = 0;
 	unsigned char *buf;
 	const unsigned char *p, *end;
 	struct rawname *raw = NULL;
 	size_t n, count = 0, k = 0;
 	int why = 0, ret;
 
-	ret = load_region(c, "name table", &log->name_region, c->budget, false, &buf, &n);
+	ret = load_region(c, what, region, c->budget, false, &buf, &n);
 	if (ret || !n)
 		return ret;
 	end = buf + n;
@@ -572,21 +579,21 @@ static int parse_names(struct pctx *c, struct ioacct_darshan_log *log)
 		const unsigned char *nul;
 
 		if ((size_t)(end - p) < 9) {
-			ret = fail(c, EINVAL, "corrupt name table: %zu stray bytes at its end",
+			ret = fail(c, EINVAL, "corrupt %s: %zu stray bytes at its end", what,
 				   (size_t)(end - p));
 			goto out;
 		}
 		nul = memchr(p + 8, '\0', (size_t)(end - p - 8));
 		if (!nul) {
-			ret = fail(c, EINVAL, "truncated or corrupt name table: its last name has "
-				   "no end");
+			ret = fail(c, EINVAL, "truncated or corrupt %s: its last name has no end",
+				   what);
 			goto out;
 		}
 		p = nul + 1;
 	}
 	raw = budget_alloc(c, count, sizeof(*raw), &why);
 	if (!raw) {
-		ret = alloc_failed(c, why, "the name table", count * sizeof(*raw));
+		ret = alloc_failed(c, why, what, count * sizeof(*raw));
 		goto out;
 	}
 	for (p = buf; p < end; k++) {
@@ -598,11 +605,13 @@ static int parse_names(struct pctx *c, struct ioacct_darshan_log *log)
 	}
 	/* Darshan keeps the first name of an id, or the first non-empty one. */
 	qsort(raw, count, sizeof(*raw), rawname_cmp);
-	log->names = budget_alloc(c, count, sizeof(*log->names), &why);
+	log->names = budget_alloc(c, nold + count, sizeof(*log->names), &why);
 	if (!log->names) {
-		ret = alloc_failed(c, why, "the name table", count * sizeof(*log->names));
+		log->names = old;
+		ret = alloc_failed(c, why, what, (nold + count) * sizeof(*log->names));
 		goto out;
 	}
+	log->nnames = 0;
 	for (size_t i = 0; i < count;) {
 		size_t j = i, pick = i;
 
@@ -611,15 +620,23 @@ static int parse_names(struct pctx *c, struct ioacct_darshan_log *log)
 				pick = j;
 			j++;
 		}
+		/* The names read before, merged in by id; theirs win. */
+		while (io < nold && old[io].id < raw[i].id)
+			log->names[log->nnames++] = old[io++];
+		i = j;
+		if (io < nold && old[io].id == raw[pick].id)
+			continue;
 		log->names[log->nnames].id = raw[pick].id;
 		log->names[log->nnames].name = budget_strndup(c, raw[pick].name, raw[pick].len, &why);
 		if (!log->names[log->nnames].name) {
-			ret = alloc_failed(c, why, "the name table", raw[pick].len);
-			goto out;
+			ret = alloc_failed(c, why, what, raw[pick].len);
+			break;
 		}
 		log->nnames++;
-		i = j;
 	}
+	while (io < nold)
+		log->names[log->nnames++] = old[io++];
+	budget_free(c, old, nold * sizeof(*old));
 out:
 	if (raw)
 		budget_free(c, raw, count * sizeof(*raw));
@@ -747,20 +764,19 @@ static bool convert_record(enum ioacct_darshan_kind kind, uint32_t ver, const ui
 	}
 }
 
-static int parse_records(struct pctx *c, struct ioacct_darshan_log *log,
-			 enum ioacct_darshan_kind kind)
+/* The records of `kind` in region r into *out (*nout of them). */
+static int read_records(struct pctx *c, enum ioacct_darshan_kind kind, const char *what,
+			const struct ioacct_darshan_region *r, struct ioacct_darshan_record **out,
+			size_t *nout)
 {
 	const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kind);
-	const struct ioacct_darshan_region *r = &log->regions[mi->mod_id];
 	size_t rsz = record_size(kind, r->version), n, count;
 	uint64_t w[IOACCT_DARSHAN_MAX_COUNTERS + IOACCT_DARSHAN_MAX_FCOUNTERS + 2];
 	unsigned char *buf;
-	char what[48];
 	int why = 0, ret;
 
 	if (r->len == 0)
 		return 0;
-	snprintf(what, sizeof(what), "%s module", mi->name);
 	if (!rsz)
 		return fail(c, r->version > mi->version ? ENOTSUP : EINVAL,
 			    "the %s records are version %u; this reader knows versions 1 to %u",
@@ -770,24 +786,101 @@ static int parse_records(struct pctx *c, struct ioacct_darshan_log *log,
 		return ret;
 	if (n % rsz) {
 		ret = fail(c, EINVAL, "truncated or corrupt: the %s region holds %zu bytes, not a "
-			   "whole number of %zu-byte version %u records", mi->name, n, rsz,
+			   "whole number of %zu-byte version %u records", what, n, rsz,
 			   r->version);
 		goto out;
 	}
 	count = n / rsz;
-	log->recs[kind] = budget_alloc(c, count, sizeof(struct ioacct_darshan_record), &why);
-	if (!log->recs[kind]) {
+	*out = budget_alloc(c, count, sizeof(struct ioacct_darshan_record), &why);
+	if (!*out) {
 		ret = alloc_failed(c, why, what, count * sizeof(struct ioacct_darshan_record));
 		goto out;
 	}
 	for (size_t i = 0; i < count; i++) {
 		for (size_t k = 0; k < rsz / 8; k++)
 			w[k] = word64(c, buf + i * rsz + 8 * k);
-		if (convert_record(kind, r->version, w, &log->recs[kind][log->nrecs[kind]]))
-			log->nrecs[kind]++;
+		if (convert_record(kind, r->version, w, &(*out)[*nout]))
+			(*nout)++;
 	}
 out:
 	budget_free(c, buf, n);
+	return ret;
+}
+
+static int parse_records(struct pctx *c, struct ioacct_darshan_log *log,
+			 enum ioacct_darshan_kind kind)
+{
+	const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kind);
+	char what[48];
+
+	snprintf(what, sizeof(what), "%s module", mi->name);
+	return read_records(c, kind, what, &log->regions[mi->mod_id], &log->recs[kind],
+			    &log->nrecs[kind]);
+}
+
+/*
+ * ioacct's own records (darshan.h): found by the trailer at the end of the
+ * file, which a log of Darshan's never has; their regions lie between the
+ * header and the trailer, their records are POSIX ones.
+ */
+/* The number of ioacct's own records the metadata says the log has; 0 when it says none. */
+static unsigned long long own_said(const struct ioacct_darshan_log *log)
+{
+	size_t len = strnlen(log->metadata, sizeof(log->metadata)), klen;
+	const char *k = IOACCT_DARSHAN_OWN_META;
+	char num[24];
+
+	klen = strlen(k);
+	for (size_t i = 0, n; i < len; i += n) {
+		const char *l = log->metadata + i, *nl = memchr(l, '\n', len - i);
+
+		n = nl ? (size_t)(nl - l) + 1 : len - i;
+		if (n > klen && !strncmp(l, k, klen)) {
+			snprintf(num, sizeof(num), "%.*s", (int)(n - klen), l + klen);
+			return strtoull(num, NULL, 10);
+		}
+	}
+	return 0;
+}
+
+static int parse_own(struct pctx *c, struct ioacct_darshan_log *log, size_t header_size)
+{
+	const unsigned char *t = c->buf + c->len - IOACCT_DARSHAN_OWN_TRAILER;
+	unsigned long long said = own_said(log);
+	struct ioacct_darshan_region names, recs;
+	size_t len = c->len;
+	uint64_t ver;
+	int ret;
+
+	if (c->len < header_size + IOACCT_DARSHAN_OWN_TRAILER ||
+	    memcmp(t, IOACCT_DARSHAN_OWN_MAGIC, 8) != 0) {
+		if (said)
+			return fail(c, EINVAL, "truncated or corrupt: the log says it has %llu records "
+				    "of ioacct's own, and the trailer that finds them is not at its "
+				    "end", said);
+		return 0;
+	}
+	names = (struct ioacct_darshan_region){ .off = word64(c, t + 8), .len = word64(c, t + 16) };
+	recs = (struct ioacct_darshan_region){ .off = word64(c, t + 24), .len = word64(c, t + 32) };
+	ver = word64(c, t + 40);
+	recs.version = ver <= UINT32_MAX ? (uint32_t)ver : 0;
+	/* Nothing of theirs lies in the trailer. */
+	c->len -= IOACCT_DARSHAN_OWN_TRAILER;
+	ret = check_region(c, "ioacct names", &names, header_size);
+	if (!ret)
+		ret = check_region(c, "ioacct records", &recs, header_size);
+	if (!ret && recs.len && !record_size(IOACCT_DARSHAN_POSIX, recs.version))
+		ret = fail(c, EINVAL, "corrupt: ioacct's own records are of POSIX record version "
+			   "%" PRIu64 ", not one this reader knows", ver);
+	if (!ret)
+		ret = parse_names(c, log, "ioacct names", &names);
+	if (!ret)
+		ret = read_records(c, IOACCT_DARSHAN_POSIX, "ioacct records", &recs, &log->own,
+				   &log->nown);
+	if (!ret && said && log->nown != said)
+		ret = fail(c, EINVAL, "corrupt: the log says it has %llu records of ioacct's own, "
+			   "and holds %zu", said, log->nown);
+	c->len = len;
 	return ret;
 }
 
@@ -978,7 +1071,7 @@ struct ioacct_darshan_log *ioacct_darshan_parse(const void *buf, size_t len, siz
 		.errlen = errlen,
 	};
 	struct ioacct_darshan_log *log = calloc(1, sizeof(*log));
-	size_t hs;
+	size_t hs = 0;
 	int ret;
 
 	if (err && errlen)
@@ -992,13 +1085,15 @@ struct ioacct_darshan_log *ioacct_darshan_parse(const void *buf, size_t len, siz
 	if (!ret)
 		ret = parse_job(&c, log);
 	if (!ret)
-		ret = parse_names(&c, log);
+		ret = parse_names(&c, log, "name table", &log->name_region);
 	for (int k = 0; !ret && k < IOACCT_DARSHAN_NKINDS; k++)
 		ret = parse_records(&c, log, (enum ioacct_darshan_kind)k);
 	if (!ret)
 		ret = parse_heatmaps(&c, log);
 	if (!ret)
 		ret = parse_dxt(&c, log);
+	if (!ret)
+		ret = parse_own(&c, log, hs);
 	if (ret) {
 		ioacct_darshan_free(log);
 		errno = -ret;
@@ -1081,6 +1176,7 @@ void ioacct_darshan_free(struct ioacct_darshan_log *log)
 	free(log->names);
 	for (int k = 0; k < IOACCT_DARSHAN_NKINDS; k++)
 		free(log->recs[k]);
+	free(log->own);
 	for (size_t i = 0; i < log->nheatmaps; i++) {
 		free(log->heatmaps[i].read_bins);
 		free(log->heatmaps[i].write_bins);

@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +28,6 @@
 
 #define HEADER_SIZE 1328
 #define JOB_SIZE (7 * 8 + IOACCT_DARSHAN_METADATA_LEN)
-#define HEATMAP_HEAD 48
-/* Darshan keeps at most 200 heatmap bins, merging pairs of them as a job runs long. */
-#define HEATMAP_BINS 200
 
 /* ---- a growing output buffer ---- */
 
@@ -130,12 +126,49 @@ static int job_region(const struct ioacct_darshan_log *log, struct obuf *o, char
 	return 0;
 }
 
-static void name_region(const struct ioacct_darshan_log *log, struct obuf *o)
+static int id_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The ids of ioacct's own records, sorted, for telling their names apart; NULL: ENOMEM. */
+static uint64_t *own_ids(const struct ioacct_darshan_log *log)
+{
+	uint64_t *ids = malloc((log->nown ? log->nown : 1) * sizeof(*ids));
+
+	if (!ids)
+		return NULL;
+	for (size_t i = 0; i < log->nown; i++)
+		ids[i] = log->own[i].id;
+	qsort(ids, log->nown, sizeof(*ids), id_cmp);
+	return ids;
+}
+
+/* The names of the records (own: of ioacct's own records alone, else of the others). */
+static void name_region(const struct ioacct_darshan_log *log, const uint64_t *ids, bool own,
+			struct obuf *o)
 {
 	for (size_t i = 0; i < log->nnames; i++) {
+		bool is_own = bsearch(&log->names[i].id, ids, log->nown, sizeof(*ids), id_cmp);
+
+		if (is_own != own)
+			continue;
 		put64(o, log->names[i].id);
 		put(o, log->names[i].name, strlen(log->names[i].name) + 1);
 	}
+}
+
+static void put_record(struct obuf *o, const struct ioacct_darshan_modinfo *mi,
+		       const struct ioacct_darshan_record *r)
+{
+	put64(o, r->id);
+	put64(o, (uint64_t)r->rank);
+	for (size_t k = 0; k < mi->ncounters; k++)
+		put64(o, (uint64_t)r->counters[k]);
+	for (size_t k = 0; k < mi->nfcounters; k++)
+		putf(o, r->fcounters[k]);
 }
 
 static void record_region(const struct ioacct_darshan_log *log, enum ioacct_darshan_kind kind,
@@ -143,16 +176,8 @@ static void record_region(const struct ioacct_darshan_log *log, enum ioacct_dars
 {
 	const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kind);
 
-	for (size_t i = 0; i < log->nrecs[kind]; i++) {
-		const struct ioacct_darshan_record *r = &log->recs[kind][i];
-
-		put64(o, r->id);
-		put64(o, (uint64_t)r->rank);
-		for (size_t k = 0; k < mi->ncounters; k++)
-			put64(o, (uint64_t)r->counters[k]);
-		for (size_t k = 0; k < mi->nfcounters; k++)
-			putf(o, r->fcounters[k]);
-	}
+	for (size_t i = 0; i < log->nrecs[kind]; i++)
+		put_record(o, mi, &log->recs[kind][i]);
 }
 
 static int heatmap_region(const struct ioacct_darshan_log *log, struct obuf *o, char *err,
@@ -334,6 +359,38 @@ static int deflate_region(struct obuf *file, const struct obuf *raw, uint64_t *o
 }
 
 /*
+ * ioacct's own records after the modules' regions: their names, their
+ * records, then the trailer that finds them (darshan.h).
+ */
+static int own_regions(const struct ioacct_darshan_log *log, const uint64_t *ids,
+		       struct obuf *file, struct obuf *raw)
+{
+	uint64_t off[2], len[2];
+	int ret;
+
+	if (!log->nown)
+		return 0;
+	raw->len = 0;
+	name_region(log, ids, true, raw);
+	ret = raw->failed ? -ENOMEM : deflate_region(file, raw, &off[0], &len[0]);
+	if (ret)
+		return ret;
+	raw->len = 0;
+	for (size_t i = 0; i < log->nown; i++)
+		put_record(raw, ioacct_darshan_modinfo(IOACCT_DARSHAN_POSIX), &log->own[i]);
+	ret = raw->failed ? -ENOMEM : deflate_region(file, raw, &off[1], &len[1]);
+	if (ret)
+		return ret;
+	put(file, IOACCT_DARSHAN_OWN_MAGIC, 8);
+	put64(file, off[0]);
+	put64(file, len[0]);
+	put64(file, off[1]);
+	put64(file, len[1]);
+	put64(file, ioacct_darshan_modinfo(IOACCT_DARSHAN_POSIX)->version);
+	return file->failed ? -ENOMEM : 0;
+}
+
+/*
  * A module's region, in `raw`, deflated after what the file holds; its
  * offset, length and record version (0 when empty) go into the header.
  */
@@ -359,13 +416,15 @@ int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_
 	};
 	struct obuf file = { 0 }, raw = { 0 };
 	unsigned char header[HEADER_SIZE] = { 0 };
-	uint64_t off, rlen;
-	int ret;
+	uint64_t off, rlen, *ids = own_ids(log);
+	int ret = ids ? 0 : -ENOMEM;
 
 	*buf = NULL;
 	*len = 0;
 	if (err && errlen)
 		err[0] = '\0';
+	if (ret)
+		goto out;
 	put(&file, header, sizeof(header));
 
 	ret = job_region(log, &raw, err, errlen);
@@ -375,7 +434,7 @@ int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_
 		goto out;
 
 	raw.len = 0;
-	name_region(log, &raw);
+	name_region(log, ids, false, &raw);
 	ret = raw.failed ? -ENOMEM : deflate_region(&file, &raw, &off, &rlen);
 	if (ret)
 		goto out;
@@ -401,6 +460,8 @@ int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_
 	ret = heatmap_region(log, &raw, err, errlen);
 	if (!ret)
 		ret = module_region(&file, &raw, header, IOACCT_DARSHAN_MOD_HEATMAP, 1);
+	if (!ret)
+		ret = own_regions(log, ids, &file, &raw);
 	if (ret)
 		goto out;
 
@@ -421,6 +482,7 @@ out:
 		errf(err, errlen, ret, "out of memory");
 	free(file.p);
 	free(raw.p);
+	free(ids);
 	return ret;
 }
 
@@ -539,50 +601,7 @@ static void posix_record(const struct ioacct_report_mount *m, uint64_t id,
 	f[15] = f[16] = 0; /* variances */
 }
 
-/*
- * One heatmap of the job's read and write bytes per bin over the mounts
- * written, bins merged pairwise until at most 200 remain. *any is false
- * when no bin holds a byte (Darshan drops empty heatmaps) or bins have no
- * width.
- */
-static int heatmap_of(const struct ioacct_report *r, const bool *keep, uint64_t id,
-		      struct ioacct_darshan_heatmap *h, bool *any)
-{
-	uint64_t nbins = r->nbins ? r->nbins : 1;
-	unsigned int shift = 0;
-
-	*any = false;
-	while (((nbins - 1) >> shift) + 1 > HEATMAP_BINS)
-		shift++;
-	memset(h, 0, sizeof(*h));
-	h->id = id;
-	h->rank = 0;
-	h->nbins = ((nbins - 1) >> shift) + 1;
-	h->bin_width = ldexp((double)r->bin_width_ns, (int)shift) / 1e9;
-	h->read_bins = calloc(h->nbins, sizeof(int64_t));
-	h->write_bins = calloc(h->nbins, sizeof(int64_t));
-	if (!h->read_bins || !h->write_bins)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->nmounts; i++) {
-		const struct ioacct_report_mount *m = &r->mounts[i];
-
-		if (!keep[i])
-			continue;
-		for (size_t b = 0; b < m->nbins; b++) {
-			uint64_t t = m->bins[b].bin >> shift;
-
-			if (t >= h->nbins)
-				continue;
-			h->read_bins[t] += (int64_t)m->bins[b].bytes[IOACCT_DIR_READ];
-			h->write_bins[t] += (int64_t)m->bins[b].bytes[IOACCT_DIR_WRITE];
-			*any |= m->bins[b].bytes[IOACCT_DIR_READ] || m->bins[b].bytes[IOACCT_DIR_WRITE];
-		}
-	}
-	*any &= r->bin_width_ns > 0;
-	return 0;
-}
-
-/* The job region: times, ids, the metadata lines, the "exe" (the job's name). */
+/* The job region: times, ids, the metadata lines, the "exe" (the job's command line). */
 static int fill_job(struct ioacct_darshan_log *log, const struct ioacct_report *r)
 {
 	const struct ioacct_job *j = &r->jd->job;
@@ -594,7 +613,7 @@ static int fill_job(struct ioacct_darshan_log *log, const struct ioacct_report *
 	 */
 	const struct ioacct_counters *op = r->all.op;
 	const char *views = ioacct_probe_views(j->probe_mode);
-	char exe[1024], v[3][IOACCT_NAME_MAX];
+	char exe[IOACCT_CMDLINE_MAX], v[3][IOACCT_NAME_MAX];
 
 	memcpy(log->version, "3.41", 5);
 	log->minor = 41;
@@ -610,8 +629,12 @@ static int fill_job(struct ioacct_darshan_log *log, const struct ioacct_report *
 	oneline(v[0], sizeof(v[0]), j->cluster);
 	oneline(v[1], sizeof(v[1]), j->node);
 	oneline(v[2], sizeof(v[2]), j->source);
+	/*
+	 * lib_ver first, as Darshan's runtime writes it (PyDarshan's summary
+	 * shows it as the "Runtime Library Version"): here, what wrote the log.
+	 */
 	snprintf(log->metadata, sizeof(log->metadata),
-		 "ioacct_ver=%s\ncluster=%s\nnode=%s\nsource=%s\nbin_width_ns=%" PRIu64 "\n"
+		 "lib_ver=ioacct-%s\ncluster=%s\nnode=%s\nsource=%s\nbin_width_ns=%" PRIu64 "\n"
 		 "ioacct_views=%s\nioacct_mmap_faults=%" PRIu64 "\nioacct_mmap_read_bytes=%" PRId64
 		 "\nioacct_cache_miss_bytes=%" PRIu64 "\nioacct_readahead_bytes=%" PRIu64
 		 "\nioacct_fadvises=%" PRIu64 "\nioacct_madvises=%" PRIu64 "\n",
@@ -628,7 +651,8 @@ static int fill_job(struct ioacct_darshan_log *log, const struct ioacct_report *
 		snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen,
 			 "ioacct_file_records=off\n");
 	}
-	oneline(exe, sizeof(exe), j->name[0] ? j->name : "(unknown)");
+	/* The command line, as Darshan's exe; a job stored before it was kept: its name. */
+	oneline(exe, sizeof(exe), j->cmdline[0] ? j->cmdline : j->name[0] ? j->name : "(unknown)");
 	log->exe = strdup(exe);
 	return log->exe ? 0 : -ENOMEM;
 }
@@ -679,42 +703,64 @@ static int fill_mount(struct ioacct_darshan_log *log, const struct ioacct_report
 
 /*
  * The job's per-file records as POSIX records (ioacct_darshan_file_records),
- * named; "other files" make the POSIX module partial, as Darshan marks a
- * module that could not keep every record. *nfiles: 0 for a job without
- * per-file records, which keeps a record per mount.
+ * named; the pseudo-records among them (a mount's rest, its "other files")
+ * as ioacct's own records, which Darshan's tools do not count as files;
+ * "other files" make the POSIX module partial, as Darshan marks a module
+ * that could not keep every record. *nfiles: 0 for a job without per-file
+ * records, which keeps a record per mount.
  */
 static int fill_files(struct ioacct_darshan_log *log, const struct ioacct_report *r,
-		      const bool *keep, size_t *nfiles)
+		      const bool *keep, bool darshan_filter, size_t *nfiles)
 {
 	struct ioacct_darshan_frec *fr;
-	struct ioacct_darshan_record *recs;
-	size_t n, mlen;
-	bool partial;
-	int ret = ioacct_darshan_file_records(r, keep, &fr, &n, &partial);
+	struct ioacct_darshan_record *recs, *own;
+	size_t n, mlen, nrecs = 0, nown = 0;
+	bool partial, ranked = false;
+	int ret = ioacct_darshan_file_records(r, keep, darshan_filter, &fr, &n, &partial);
 
 	*nfiles = n;
 	if (ret || !n)
 		return ret;
 	recs = realloc(log->recs[IOACCT_DARSHAN_POSIX], n * sizeof(*recs));
-	if (!recs) {
+	if (recs)
+		log->recs[IOACCT_DARSHAN_POSIX] = recs;
+	own = recs ? calloc(n, sizeof(*own)) : NULL;
+	if (!own) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	log->recs[IOACCT_DARSHAN_POSIX] = recs;
+	log->own = own;
 	for (size_t i = 0; i < n && !ret; i++) {
-		recs[i] = fr[i].rec;
+		if (fr[i].pseudo)
+			own[nown++] = fr[i].rec;
+		else
+			recs[nrecs++] = fr[i].rec;
 		ret = insert_name(log, fr[i].rec.id, fr[i].name);
 		/* Darshan's tools take a record's rank to be below nprocs. */
 		if (fr[i].rec.rank >= log->nprocs)
 			log->nprocs = fr[i].rec.rank + 1;
+		ranked |= !fr[i].pseudo && fr[i].rec.rank >= 0;
 	}
-	log->nrecs[IOACCT_DARSHAN_POSIX] = ret ? 0 : n;
+	/*
+	 * Files of a job that names no rank are its processes' own, rank 0, as
+	 * Darshan's non-MPI runtime writes them: -1 is a file shared by every
+	 * rank of an MPI job, and Drishti reports such records as shared files.
+	 */
+	for (size_t i = 0; i < nrecs && !ranked; i++)
+		recs[i].rank = 0;
+	log->nrecs[IOACCT_DARSHAN_POSIX] = ret ? 0 : nrecs;
+	log->nown = ret ? 0 : nown;
 	if (partial)
 		log->partial |= 1ULL << IOACCT_DARSHAN_MOD_POSIX;
 	/* Says where fsync's time is, for ioreport --compare and for people. */
 	mlen = strnlen(log->metadata, sizeof(log->metadata));
 	snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen, "%s\n",
 		 IOACCT_DARSHAN_FSYNC_META);
+	if (log->nown) {
+		mlen = strnlen(log->metadata, sizeof(log->metadata));
+		snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen, "%s%zu\n",
+			 IOACCT_DARSHAN_OWN_META, log->nown);
+	}
 out:
 	ioacct_darshan_frecs_free(fr, n);
 	return ret;
@@ -756,12 +802,29 @@ out:
 	return ret;
 }
 
-static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_report *r,
-			    const bool *keep)
+/* The HEATMAP records (ioacct_darshan_heatmaps), named; the metadata says how ranks were split. */
+static int fill_heatmaps(struct ioacct_darshan_log *log, const struct ioacct_report *r,
+			 const bool *keep)
 {
 	static const char hm_name[] = "heatmap:POSIX";
+	bool estimated;
+	size_t mlen;
+	int ret = ioacct_darshan_heatmaps(r, keep, &log->heatmaps, &log->nheatmaps, &estimated);
+
+	if (ret || !log->nheatmaps)
+		return ret;
+	if (estimated) {
+		mlen = strnlen(log->metadata, sizeof(log->metadata));
+		snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen, "%s\n",
+			 IOACCT_DARSHAN_HEATMAP_META);
+	}
+	return insert_name(log, log->heatmaps[0].id, hm_name);
+}
+
+static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_report *r,
+			    const bool *keep, bool darshan_filter)
+{
 	size_t room = IOACCT_DARSHAN_JOB_REGION_MAX - JOB_SIZE - 1, nfiles = 0;
-	bool any;
 	int ret;
 
 	ret = fill_job(log, r);
@@ -769,13 +832,11 @@ static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_
 	log->names = calloc(r->nmounts + 1, sizeof(*log->names));
 	log->recs[IOACCT_DARSHAN_POSIX] = calloc(r->nmounts ? r->nmounts : 1,
 						 sizeof(struct ioacct_darshan_record));
-	log->heatmaps = calloc(1, sizeof(*log->heatmaps));
-	if (ret || !log->mounts || !log->names || !log->recs[IOACCT_DARSHAN_POSIX] ||
-	    !log->heatmaps)
+	if (ret || !log->mounts || !log->names || !log->recs[IOACCT_DARSHAN_POSIX])
 		return -ENOMEM;
 	room -= strlen(log->exe);
 
-	ret = fill_files(log, r, keep, &nfiles);
+	ret = fill_files(log, r, keep, darshan_filter, &nfiles);
 	if (!ret)
 		ret = fill_mpiio(log, r, keep);
 	if (ret)
@@ -788,21 +849,7 @@ static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_
 			return ret;
 	}
 
-	ret = heatmap_of(r, keep, ioacct_darshan_hash(hm_name, strlen(hm_name), 0),
-			 &log->heatmaps[0], &any);
-	log->nheatmaps = 1;
-	if (ret)
-		return ret;
-	if (any) {
-		ret = insert_name(log, log->heatmaps[0].id, hm_name);
-		if (ret)
-			return ret;
-	} else {
-		free(log->heatmaps[0].read_bins);
-		free(log->heatmaps[0].write_bins);
-		log->nheatmaps = 0;
-	}
-	return 0;
+	return fill_heatmaps(log, r, keep);
 }
 
 struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report *r,
@@ -816,7 +863,7 @@ struct ioacct_darshan_log *ioacct_darshan_from_report(const struct ioacct_report
 		for (size_t i = 0; i < r->nmounts; i++)
 			keep[i] = !darshan_filter ||
 				  !ioacct_darshan_skips_mount(r->mounts[i].path, r->mounts[i].fstype);
-		ret = fill_from_report(log, r, keep);
+		ret = fill_from_report(log, r, keep, darshan_filter);
 	}
 	free(keep);
 	if (ret) {
@@ -848,18 +895,28 @@ int ioacct_darshan_trace_merge(struct ioacct_darshan_log *to, struct ioacct_dars
 	return 0;
 }
 
-int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
-			      size_t len)
+int ioacct_darshan_spool_dir(const char *db_path, char *out, size_t len)
 {
 	const char *slash = strrchr(db_path, '/');
 	int dirlen = slash ? (int)(slash - db_path) : 1;
+	int n = snprintf(out, len, "%.*s/trace", dirlen, slash ? db_path : ".");
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int ioacct_darshan_spool_path(const char *db_path, const char *cluster, uint64_t job_id, char *out,
+			      size_t len)
+{
+	size_t o;
 	int n;
 
 	if (!cluster[0] || strchr(cluster, '/') || cluster[0] == '.')
 		return -EINVAL;
-	n = snprintf(out, len, "%.*s/trace/%s-%" PRIu64 ".darshan", dirlen, slash ? db_path : ".",
-		     cluster, job_id);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	if (ioacct_darshan_spool_dir(db_path, out, len))
+		return -ENAMETOOLONG;
+	o = strlen(out);
+	n = snprintf(out + o, len - o, "/%s-%" PRIu64 ".darshan", cluster, job_id);
+	return n < 0 || (size_t)n >= len - o ? -ENAMETOOLONG : 0;
 }
 
 int ioacct_darshan_dxt_add_call(struct ioacct_darshan_log *log, const char *path, const char *cwd,

@@ -156,13 +156,22 @@ static void fsync_time_as_meta(struct ioacct_named_counter *nc, size_t n, uint64
 	}
 }
 
+/* The log's POSIX record i, then past them its own records (darshan.h). */
+static const struct ioacct_darshan_record *posix_or_own(const struct ioacct_darshan_log *log,
+							size_t i)
+{
+	size_t n = log->nrecs[IOACCT_DARSHAN_POSIX];
+
+	return i < n ? &log->recs[IOACCT_DARSHAN_POSIX][i] : &log->own[i - n];
+}
+
 static int compare_mounts(struct ioacct_compare *c)
 {
 	const struct ioacct_report *r = c->report;
 	const struct ioacct_darshan_log *log = c->log;
 	struct ioacct_named_counter nc[IOACCT_NAMED_COUNTERS];
-	size_t cap = r->nmounts + log->nrecs[IOACCT_DARSHAN_POSIX] + log->nrecs[IOACCT_DARSHAN_STDIO] +
-		     log->nrecs[IOACCT_DARSHAN_MPIIO] + 1;
+	size_t cap = r->nmounts + log->nrecs[IOACCT_DARSHAN_POSIX] + log->nown +
+		     log->nrecs[IOACCT_DARSHAN_STDIO] + log->nrecs[IOACCT_DARSHAN_MPIIO] + 1;
 	size_t n;
 
 	c->mounts = calloc(cap, sizeof(*c->mounts));
@@ -189,8 +198,9 @@ static int compare_mounts(struct ioacct_compare *c)
 		add_ours(m, nc, n);
 	}
 	n = ioacct_report_counters(&r->all, nc);
-	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
-		const struct ioacct_darshan_record *rec = &log->recs[IOACCT_DARSHAN_POSIX][i];
+	/* ioacct's own records (a log of ioacct's) count on their mounts as POSIX records do. */
+	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX] + log->nown; i++) {
+		const struct ioacct_darshan_record *rec = posix_or_own(log, i);
 		const struct ioacct_darshan_mount *dm = record_mount(log, rec->id);
 		struct ioacct_compare_mount *m = mount_get(c, dm ? dm->path : UNKNOWN,
 							   dm ? dm->fstype : UNKNOWN);
@@ -295,8 +305,8 @@ static size_t darshan_sides(const struct ioacct_compare *c, struct side_rec *s, 
 	const struct ioacct_darshan_log *log = c->log;
 	size_t n = 0;
 
-	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
-		const struct ioacct_darshan_record *rec = &log->recs[IOACCT_DARSHAN_POSIX][i];
+	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX] + log->nown; i++) {
+		const struct ioacct_darshan_record *rec = posix_or_own(log, i);
 		const char *name = ioacct_darshan_name_of(log, rec->id);
 		const struct ioacct_darshan_mount *dm = name ? ioacct_darshan_mount_of(log, name) : NULL;
 
@@ -355,10 +365,10 @@ static int compare_files(struct ioacct_compare *c)
 		keep[i] = !c->darshan_filter ||
 			  !ioacct_darshan_skips_mount(r->mounts[i].path, r->mounts[i].fstype);
 	if (!ret)
-		ret = ioacct_darshan_file_records(r, keep, &fr, &n, &partial);
+		ret = ioacct_darshan_file_records(r, keep, c->darshan_filter, &fr, &n, &partial);
 	cf->ours = n > 0;
 	if (!ret && n) {
-		s = calloc(n + c->log->nrecs[IOACCT_DARSHAN_POSIX] + 1, sizeof(*s));
+		s = calloc(n + c->log->nrecs[IOACCT_DARSHAN_POSIX] + c->log->nown + 1, sizeof(*s));
 		ret = s ? 0 : -ENOMEM;
 	}
 	if (!ret && n) {

@@ -65,6 +65,17 @@ static void jw_u64(struct jw *w, const char *key, uint64_t v)
 	r_u64(w->f, v);
 }
 
+/*
+ * Report version 3 spells each quantity one way (Darshan's: bytes_read,
+ * bytes_written); the names version 2 used are written beside them, the
+ * same value, for one more version (docs/report-format.md).
+ */
+static void jw_bytes(struct jw *w, bool written, uint64_t v)
+{
+	jw_u64(w, written ? "bytes_written" : "bytes_read", v);
+	jw_u64(w, written ? "write_bytes" : "read_bytes", v);
+}
+
 static void jw_i64(struct jw *w, const char *key, int64_t v)
 {
 	jw_key(w, key);
@@ -194,8 +205,8 @@ static void mount_body(struct jw *w, const struct ioacct_report_mount *m, bool n
 {
 	const struct ioacct_counters *op = m->op;
 
-	jw_u64(w, "read_bytes", op[IOACCT_OP_READ].bytes);
-	jw_u64(w, "write_bytes", op[IOACCT_OP_WRITE].bytes);
+	jw_bytes(w, false, op[IOACCT_OP_READ].bytes);
+	jw_bytes(w, true, op[IOACCT_OP_WRITE].bytes);
 	for (unsigned int k = 0; k < IOACCT_OP_COUNT; k++)
 		jw_u64(w, ioacct_op_plural(k), op[k].calls);
 	jw_u64(w, "errors", m->errors);
@@ -263,6 +274,8 @@ static void job(struct jw *w, const struct ioacct_report *r)
 	jw_str(w, "user", j->user);
 	jw_str(w, "name", j->name);
 	jw_str(w, "workdir", j->workdir);
+	/* null for a job stored before its command line was kept. */
+	jw_str(w, "cmdline", j->cmdline[0] ? j->cmdline : NULL);
 	if (j->has_array) {
 		jw_u64(w, "array_job_id", j->array_job_id);
 		jw_u64(w, "array_task_id", j->array_task_id);
@@ -336,8 +349,8 @@ static void steps(struct jw *w, const struct ioacct_report *r)
 			jw_raw(w, "exit_code", "null");
 		jw_i64(w, "start_ns", st ? st->start_ns : 0);
 		jw_i64(w, "end_ns", st ? st->end_ns : 0);
-		jw_u64(w, "read_bytes", s->op[IOACCT_OP_READ].bytes);
-		jw_u64(w, "write_bytes", s->op[IOACCT_OP_WRITE].bytes);
+		jw_bytes(w, false, s->op[IOACCT_OP_READ].bytes);
+		jw_bytes(w, true, s->op[IOACCT_OP_WRITE].bytes);
 		jw_u64(w, "reads", s->op[IOACCT_OP_READ].calls);
 		jw_u64(w, "writes", s->op[IOACCT_OP_WRITE].calls);
 		jw_u64(w, "meta_ops", s->meta_calls);
@@ -367,8 +380,8 @@ static void nodes(struct jw *w, const struct ioacct_report *r)
 		jw_open(w, '{', false);
 		jw_str(w, "node", p->node);
 		jw_i64(w, "start_ns", p->start_ns);
-		jw_u64(w, "read_bytes", p->read_bytes);
-		jw_u64(w, "write_bytes", p->write_bytes);
+		jw_bytes(w, false, p->read_bytes);
+		jw_bytes(w, true, p->write_bytes);
 		jw_u64(w, "reads", p->reads);
 		jw_u64(w, "writes", p->writes);
 		jw_u64(w, "time_ns", p->ns);
@@ -406,6 +419,21 @@ static void missing_nodes(struct jw *w, const struct ioacct_report *r)
 	jw_u64(w, "missing_after_s", r->jd->missing_after_s);
 }
 
+/* A file's most common access sizes (POSIX_ACCESS1..4), most common first: [{size, count}]. */
+static void access_sizes(struct jw *w, const struct ioacct_file *f)
+{
+	jw_key(w, "access_sizes");
+	jw_open(w, '[', true);
+	for (unsigned int i = 0; i < IOACCT_FILE_ACCESSES && f->access_count[i]; i++) {
+		jw_sep(w);
+		jw_open(w, '{', true);
+		jw_u64(w, "size", f->access[i]);
+		jw_u64(w, "count", f->access_count[i]);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
 /* One per-file record (issue 26), every counter of struct ioacct_file. */
 static void file_record(struct jw *w, const struct ioacct_report *r, const struct ioacct_file *f)
 {
@@ -422,6 +450,7 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 	jw_u64(w, "mnt_id", f->mnt_id);
 	jw_u64(w, "dev", f->dev);
 	jw_u64(w, "ino", f->ino);
+	jw_u64(w, "gen", f->gen);
 	jw_str(w, "path", other || !f->path[0] ? NULL : f->path);
 	jw_raw(w, "other_files", other ? "true" : "false");
 	jw_u64(w, "opens", f->opens);
@@ -447,14 +476,21 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 	jw_i64(w, "last_write_ns", f->last_write_ns);
 	size_bins(w, "read_sizes", f->size_read);
 	size_bins(w, "write_sizes", f->size_written);
-	if (r->files_mmap)
-		jw_u64(w, "mmap_bytes", f->mmap_bytes);
-	else
-		jw_raw(w, "mmap_bytes", "null");
+	/* The mount's name for the same quantity; "mmap_bytes" as version 2 named it. */
+	for (int k = 0; k < 2; k++) {
+		const char *key = k ? "mmap_bytes" : "mmap_read_bytes";
+
+		if (r->files_mmap)
+			jw_u64(w, key, f->mmap_bytes);
+		else
+			jw_raw(w, key, "null");
+	}
 	if (r->files_miss)
 		jw_u64(w, "cache_miss_bytes", f->cache_miss_bytes);
 	else
 		jw_raw(w, "cache_miss_bytes", "null");
+	jw_u64(w, "rw_switches", f->rw_switches);
+	access_sizes(w, f);
 	jw_close(w, '}');
 }
 
@@ -610,11 +646,14 @@ static void series(struct jw *w, const struct ioacct_report *r)
 		jw_open(w, '{', false);
 		jw_str(w, "mount", m->path);
 		series_col(w, "bin", m, COL_BIN);
-		series_col(w, "read_bytes", m, COL_RB);
-		series_col(w, "write_bytes", m, COL_WB);
+		series_col(w, "bytes_read", m, COL_RB);
+		series_col(w, "bytes_written", m, COL_WB);
 		series_col(w, "reads", m, COL_RC);
 		series_col(w, "writes", m, COL_WC);
 		series_col(w, "meta_ops", m, COL_META);
+		/* Version 2's names of the first two, for one more version. */
+		series_col(w, "read_bytes", m, COL_RB);
+		series_col(w, "write_bytes", m, COL_WB);
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
@@ -630,6 +669,9 @@ static void values(struct jw *w, const char *key, const struct ioacct_advice_val
 			jw_u64(w, v[i].name, v[i].u);
 		else
 			jw_dbl(w, v[i].name, v[i].d);
+		/* Two page-cache rules named it read_bytes in version 2: kept one more version. */
+		if (!strcmp(v[i].name, "bytes_read") && v[i].is_int)
+			jw_u64(w, "read_bytes", v[i].u);
 	}
 	jw_close(w, '}');
 }

@@ -820,6 +820,14 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r)
 	return r_finish(f);
 }
 
+/* The common access sizes, "SIZE:COUNT,..." most common first, "-" for none; the line's end. */
+static void access_sizes(FILE *f, const struct ioacct_file *x)
+{
+	for (unsigned int i = 0; i < IOACCT_FILE_ACCESSES && x->access_count[i]; i++)
+		fprintf(f, "%s%" PRIu64 ":%" PRIu64, i ? "," : "", x->access[i], x->access_count[i]);
+	fputs(x->access_count[0] ? "\n" : "-\n", f);
+}
+
 int ioacct_render_files_text(FILE *f, const struct ioacct_report *r)
 {
 	char step[24];
@@ -827,7 +835,7 @@ int ioacct_render_files_text(FILE *f, const struct ioacct_report *r)
 	fputs("STEP\tRANK\tMOUNT\tDEV\tINO\tOPENS\tREADS\tWRITES\tSTATS\tFSYNCS\tSEEKS\t"
 	      "BYTES_READ\tBYTES_WRITTEN\tREAD_NS\tWRITE_NS\tMETA_NS\tMAX_BYTE_READ\t"
 	      "MAX_BYTE_WRITTEN\tSEQ_READS\tSEQ_WRITES\tCONSEC_READS\tCONSEC_WRITES\tMMAP_BYTES\t"
-	      "CACHE_MISS_BYTES\tPATH\n", f);
+	      "CACHE_MISS_BYTES\tPATH\tGEN\tRW_SWITCHES\tACCESS_SIZES\n", f);
 	if (ioacct_probe_files_off(r->jd->job.probe_mode))
 		fprintf(f, "# %s\n", IOACCT_FILES_OFF_NOTE);
 	for (size_t i = 0; i < r->nrecords; i++) {
@@ -857,7 +865,8 @@ int ioacct_render_files_text(FILE *f, const struct ioacct_report *r)
 		else
 			fputs("-\t", f);
 		r_text(f, file_path(x));
-		fputc('\n', f);
+		fprintf(f, "\t%" PRIu32 "\t%" PRIu64 "\t", x->gen, x->rw_switches);
+		access_sizes(f, x);
 	}
 	if (r->files_partial)
 		fprintf(f, "# partial: max_files was reached; %" PRIu64 " calls (%" PRIu64 " bytes) on "

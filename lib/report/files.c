@@ -3,8 +3,9 @@
  * The report's per-file part (issue 26): the job's per-file records (one
  * per step, rank, mount and file) summed per file, the rank that moved
  * most, the "other files" of max_files, and the advice rules that name a
- * file. A file is its mount, device and inode: a record per rank and step
- * of one file is one row; each mount's "other files" is one row too.
+ * file. A file is its mount, device, inode and the inode's life (issue 36):
+ * a record per rank and step of one file is one row; each mount's "other
+ * files" is one row too.
  */
 #include "report_internal.h"
 
@@ -33,7 +34,7 @@ static uint64_t file_ns(const struct ioacct_file *f)
 	return f->read_ns + f->write_ns + f->meta_ns;
 }
 
-/* The file's records together, then per rank: mount, other, dev, ino, rank. */
+/* The file's records together, then per rank: mount, other, dev, ino, gen, rank. */
 static int cmp_key(const void *a, const void *b)
 {
 	const struct ioacct_file *x = *(const struct ioacct_file *const *)a;
@@ -45,6 +46,8 @@ static int cmp_key(const void *a, const void *b)
 		return x->dev < y->dev ? -1 : 1;
 	if (x->ino != y->ino)
 		return x->ino < y->ino ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
 	return 0;
@@ -52,52 +55,13 @@ static int cmp_key(const void *a, const void *b)
 
 static bool same_file(const struct ioacct_file *x, const struct ioacct_file *y)
 {
-	return x->mnt_id == y->mnt_id && x->dev == y->dev && x->ino == y->ino;
+	return x->mnt_id == y->mnt_id && x->dev == y->dev && x->ino == y->ino && x->gen == y->gen;
 }
 
-/* Earliest of two times from the job's start, -1 meaning none. */
-static int64_t first_of(int64_t a, int64_t b)
-{
-	if (a < 0)
-		return b;
-	return b < 0 || a < b ? a : b;
-}
-
-static int64_t max_i64(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
-/* Adds record `f` into the row's sum. */
+/* Adds record `f` into the row's sum, named by the first record with a path. */
 static void file_add(struct ioacct_file *s, const struct ioacct_file *f)
 {
-	s->opens += f->opens;
-	s->reads += f->reads;
-	s->writes += f->writes;
-	s->stats += f->stats;
-	s->fsyncs += f->fsyncs;
-	s->seeks += f->seeks;
-	s->bytes_read += f->bytes_read;
-	s->bytes_written += f->bytes_written;
-	s->read_ns += f->read_ns;
-	s->write_ns += f->write_ns;
-	s->meta_ns += f->meta_ns;
-	s->max_byte_read = max_i64(s->max_byte_read, f->max_byte_read);
-	s->max_byte_written = max_i64(s->max_byte_written, f->max_byte_written);
-	s->seq_reads += f->seq_reads;
-	s->seq_writes += f->seq_writes;
-	s->consec_reads += f->consec_reads;
-	s->consec_writes += f->consec_writes;
-	s->first_read_ns = first_of(s->first_read_ns, f->first_read_ns);
-	s->first_write_ns = first_of(s->first_write_ns, f->first_write_ns);
-	s->last_read_ns = max_i64(s->last_read_ns, f->last_read_ns);
-	s->last_write_ns = max_i64(s->last_write_ns, f->last_write_ns);
-	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
-		s->size_read[b] += f->size_read[b];
-		s->size_written[b] += f->size_written[b];
-	}
-	s->mmap_bytes += f->mmap_bytes;
-	s->cache_miss_bytes += f->cache_miss_bytes;
+	ioacct_file_add(s, f);
 	if (!s->path[0] && f->path[0])
 		memcpy(s->path, f->path, sizeof(s->path));
 }
@@ -221,6 +185,11 @@ void ioacct_report_files_free(struct ioacct_report *r)
 /* ---- advice that names the file ---- */
 
 /* The bytes of the file the job saw: past its largest byte read or written. */
+static int64_t max_i64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
 static uint64_t file_extent(const struct ioacct_file *f)
 {
 	return (uint64_t)max_i64(max_i64(f->max_byte_read, f->max_byte_written), -1) + 1;

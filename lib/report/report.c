@@ -1039,7 +1039,7 @@ static void rule_low_hit_sequential(struct advice_ctx *ctx, const struct ioacct_
 	    "arrive before it asks: posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL) doubles the "
 	    "readahead window; larger reads, or a larger read_ahead_kb on the device (an "
 	    "administrator's setting), do more.");
-	VAL_U(a, "read_bytes", rd);
+	VAL_U(a, "bytes_read", rd);
 	VAL_U(a, "cache_miss_bytes", miss);
 	VAL_D(a, "hit_ratio", hit);
 	VAL_U(a, "readahead_async", async);
@@ -1071,7 +1071,7 @@ static void rule_readahead_waste(struct advice_ctx *ctx, const struct ioacct_rep
 	    "posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) (files read with read()) or "
 	    "madvise(addr, len, MADV_RANDOM) (mappings), so that it reads only what is asked.");
 	VAL_U(a, "cache_miss_bytes", miss);
-	VAL_U(a, "read_bytes", rd);
+	VAL_U(a, "bytes_read", rd);
 	VAL_U(a, "readahead_bytes", ra);
 	VAL_U(a, "unused_bytes", waste);
 	THR_U(a, "advice_pcache_min", l->pcache_min_mib);

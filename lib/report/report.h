@@ -23,8 +23,12 @@
 #include "advice_limits.h" /* the advice thresholds, struct ioacct_advice_limits */
 #include "model.h"
 
-/* Version of the report content; every output format carries it. */
-#define IOACCT_REPORT_VERSION 2
+/*
+ * Version of the report content; every output format carries it. 3: the
+ * JSON spells each quantity one way (bytes_read, bytes_written,
+ * mmap_read_bytes), version 2's names kept beside them for this version.
+ */
+#define IOACCT_REPORT_VERSION 3
 
 enum ioacct_dir {
 	IOACCT_DIR_READ = 0,

@@ -4,19 +4,27 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <pwd.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <limits.h>
 #include <unistd.h>
 
-enum step { STEP_GROUPS = 1, STEP_GID, STEP_UID, STEP_OPEN, STEP_NOT_OWNED, STEP_WRITE };
+enum step {
+	STEP_RAISE = 1, STEP_GROUPS, STEP_GID, STEP_UID, STEP_CAPS, STEP_OPEN, STEP_NOT_OWNED,
+	STEP_WRITE
+};
 
 static const char *const step_names[] = {
-	[STEP_GROUPS] = "set the user's groups", [STEP_GID] = "set gid", [STEP_UID] = "set uid",
+	[STEP_RAISE] = "raise CAP_SETUID and CAP_SETGID", [STEP_GROUPS] = "set the user's groups",
+	[STEP_GID] = "set gid", [STEP_UID] = "set uid", [STEP_CAPS] = "drop every capability",
 	[STEP_OPEN] = "open", [STEP_NOT_OWNED] = "refuse to replace (not a regular file of the user)",
 	[STEP_WRITE] = "write",
 };
@@ -40,6 +48,30 @@ static int write_all(int fd, const void *data, size_t len)
 }
 
 /*
+ * The calling thread's capabilities: `raise` makes CAP_SETUID and CAP_SETGID
+ * effective when they are permitted (ioacctd, once it runs as its own
+ * account, keeps them permitted only); else every set is emptied. The bare
+ * system calls, which a child of a threaded process may make (libcap may
+ * allocate). 0 or -1 with errno.
+ */
+static int caps_set(bool raise)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	const uint32_t setid = (1u << CAP_SETUID) | (1u << CAP_SETGID);
+
+	memset(data, 0, sizeof(data));
+	if (raise) {
+		if (syscall(SYS_capget, &hdr, data))
+			return -1;
+		if ((data[0].effective & setid) == setid || (data[0].permitted & setid) != setid)
+			return 0;
+		data[0].effective |= setid;
+	}
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/*
  * In the child: returns the failing step, errno set; 0 when written. Only
  * async-signal-safe calls: the parent may be a threaded daemon (ioacctd's
  * exporter), where another thread may have held a lock of malloc or of
@@ -51,12 +83,20 @@ static int child_write(const char *path, uid_t uid, gid_t gid, const gid_t *grou
 	struct stat st;
 	int fd;
 
+	if (caps_set(true))
+		return STEP_RAISE;
 	if (setgroups(ngroups, groups))
 		return STEP_GROUPS;
 	if (setresgid(gid, gid, gid))
 		return STEP_GID;
 	if (setresuid(uid, uid, uid))
 		return STEP_UID;
+	/*
+	 * From root the kernel has emptied the sets; from ioacctd's own account
+	 * (not root) it keeps them: the user's path is opened with none.
+	 */
+	if (caps_set(false))
+		return STEP_CAPS;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == EEXIST) {
 		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

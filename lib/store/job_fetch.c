@@ -151,8 +151,8 @@ static size_t series_limit(size_t bytes)
 /* Key order of the per-file records, the daemon's pages' (ST_LOAD_FILES_PAGE), as SQLite's. */
 static int file_key_cmp(const struct ioacct_file *a, const struct ioacct_file *b)
 {
-	int64_t x[] = { a->step_id, a->rank, a->mnt_id, a->dev, (int64_t)a->ino };
-	int64_t y[] = { b->step_id, b->rank, b->mnt_id, b->dev, (int64_t)b->ino };
+	int64_t x[] = { a->step_id, a->rank, a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
+	int64_t y[] = { b->step_id, b->rank, b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
 
 	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
 		if (x[i] != y[i])
@@ -165,7 +165,7 @@ static struct ioacct_file files_after(const struct ioacct_req_job *req)
 {
 	return (struct ioacct_file){
 		.step_id = req->after_step, .rank = req->after_rank, .mnt_id = req->after_mnt,
-		.dev = req->after_dev, .ino = req->after_ino,
+		.dev = req->after_dev, .ino = req->after_ino, .gen = req->after_gen,
 	};
 }
 
@@ -363,16 +363,15 @@ void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_job
 
 	if (reply_job(rep, &jd->job))
 		return;
-	ret = ioacct_store_job_find_run(st, jd->job.cluster, jd->job.job_id, jd->job.restart, &own);
+	/* The same run, not another use of the same id: this node's part, by its start. */
+	ret = ioacct_store_job_find_exact(st, jd->job.cluster, jd->job.job_id, jd->job.restart,
+					  jd->job.start_ns, &own);
 	if (ret == -ENOENT)
 		return; /* purged here since: not read */
 	if (ret) {
 		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
 		return;
 	}
-	/* The same run, not a later job of the same id. */
-	if (own.start_ns != jd->job.start_ns)
-		return;
 	if (req->mpiio)
 		serve_mpiio(st, own.key, &jd->job, req, rep);
 	else
@@ -442,6 +441,9 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
 	}
 	if (req->job_key)
 		ret = ioacct_store_job_get(st, req->job_key, &job);
+	else if (req->run_start && req->cluster[0])
+		ret = ioacct_store_job_find_exact(st, req->cluster, req->job_id, req->restart,
+						  req->run_start, &job);
 	else
 		ret = ioacct_store_job_find_run(st, req->cluster[0] ? req->cluster : NULL,
 						req->job_id, (int64_t)req->run - 1, &job);
@@ -636,12 +638,25 @@ static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd,
 	return 0;
 }
 
+/*
+ * A later page's request is for the run the first page gave, exactly: its
+ * key and its name (cluster, job id, restart, run_start), so that a run of
+ * the same id stored meanwhile is never taken for it (issue 36).
+ */
+static void same_run(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
+{
+	r->job_key = jd->job.key;
+	r->restart = jd->job.restart;
+	r->run_start = jd->job.run_start;
+	ioacct_strlcpy(r->cluster, jd->job.cluster, sizeof(r->cluster));
+}
+
 /* The request for the page of files after the last one received (none: the first). */
 static void files_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
 {
 	const struct ioacct_file *last = jd->nfiles ? &jd->files[jd->nfiles - 1] : NULL;
 
-	r->job_key = jd->job.key;
+	same_run(r, jd);
 	r->files = 1;
 	r->mpiio = 0;
 	r->after = last != NULL;
@@ -650,6 +665,7 @@ static void files_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	r->after_mnt = last ? last->mnt_id : 0;
 	r->after_dev = last ? last->dev : 0;
 	r->after_ino = last ? last->ino : 0;
+	r->after_gen = last ? last->gen : 0;
 	r->after_op = 0;
 	r->after_bin = 0;
 }
@@ -768,7 +784,7 @@ static void mpiio_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	const struct ioacct_mpiio *last = jd->nmpiio ? &jd->mpiio[jd->nmpiio - 1] : NULL;
 
 	memset(r->after_path, 0, sizeof(r->after_path));
-	r->job_key = jd->job.key;
+	same_run(r, jd);
 	r->files = 0;
 	r->mpiio = 1;
 	r->after = last != NULL;
@@ -780,6 +796,7 @@ static void mpiio_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	r->after_mnt = 0;
 	r->after_dev = 0;
 	r->after_ino = 0;
+	r->after_gen = 0;
 	r->after_op = 0;
 	r->after_bin = 0;
 }
@@ -868,7 +885,7 @@ static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t j
 			break;
 		}
 		/* The next page: this job exactly, after the last row received. */
-		r->job_key = jd->job.key;
+		same_run(r, jd);
 		r->after = 1;
 		r->after_step = jd->series[jd->nseries - 1].step_id;
 		r->after_mnt = jd->series[jd->nseries - 1].mnt_id;

@@ -17,7 +17,16 @@ bool ioacct_pgstore_available(void)
 	return false;
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
+void ioacct_pgstore_opts_config(struct ioacct_pgstore_opts *o, const struct ioacct_config *cfg,
+				int stop_fd)
+{
+	*o = (struct ioacct_pgstore_opts)IOACCT_PGSTORE_OPTS_DEFAULT;
+	o->stop_fd = stop_fd;
+}
+
+struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo,
+					   const struct ioacct_pgstore_opts *opts, char *err,
+					   size_t errlen)
 {
 	snprintf(err, errlen,
 		 "cluster store: this ioacctd was built without libpq (Debian: libpq-dev; then rebuild): cluster_db is ignored");
@@ -50,16 +59,18 @@ int ioacct_pgstore_jobs_put(struct ioacct_pgstore *pg, const struct ioacct_jobda
 	return -ENOTSUP;
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
+struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms,
+						 const struct ioacct_pgstore_opts *opts, char *err,
 						 size_t errlen)
 {
-	return ioacct_pgstore_open(conninfo, err, errlen);
+	return ioacct_pgstore_open(conninfo, opts, err, errlen);
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo, char *err,
-						    size_t errlen)
+struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo,
+						    const struct ioacct_pgstore_opts *opts,
+						    char *err, size_t errlen)
 {
-	return ioacct_pgstore_open(conninfo, err, errlen);
+	return ioacct_pgstore_open(conninfo, opts, err, errlen);
 }
 
 int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
@@ -81,16 +92,23 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 	return -ENOTSUP;
 }
 
-int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				uint32_t restart, bool skip_locked, struct ioacct_pgstore_report *rep,
+int ioacct_pgstore_run_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    uint32_t restart, int64_t run_start, struct ioacct_jobdata **out)
+{
+	*out = NULL;
+	return -ENOTSUP;
+}
+
+int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const struct ioacct_job *part,
+				bool skip_locked, struct ioacct_pgstore_report *rep,
 				struct ioacct_jobdata **jd)
 {
 	*jd = NULL;
 	return -ENOTSUP;
 }
 
-int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				  uint32_t restart, const char *node, const char *missing)
+int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const struct ioacct_job *part,
+				  const char *missing)
 {
 	return -ENOTSUP;
 }
@@ -110,10 +128,119 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 #include "text.h"
 
 /*
+ * 13: a run is (cluster, job_id, restart, run_start) (issue 36): a job id
+ * used again (iorun --job-id, Slurm's ids started again) is a new run,
+ * never summed with the earlier one. A part's run_start is given as it goes
+ * in (pgstore_db.h: ioacct_run_of under the run's lock in ioacct_job_place);
+ * the parts stored before get theirs by the same rule: a job id's parts on
+ * distinct nodes that all meet in time, the rule's one run, at once (the
+ * earliest start names it); the others (an id used again, a node's second
+ * part) part by part, oldest first. A report row becomes its job's last
+ * run's; the merged series, made again at the next whole read, are
+ * dropped and keyed by the run too.
+ */
+#define PG_MIGRATION_RUN_START                                                              \
+	"ALTER TABLE jobs ADD COLUMN run_start bigint;"                                     \
+	"CREATE FUNCTION ioacct_run_of(c text, j bigint, r integer, n text, s bigint,"      \
+	" e bigint) RETURNS bigint LANGUAGE sql VOLATILE AS $$"                             \
+	" SELECT coalesce((SELECT x.run_start FROM jobs x WHERE x.cluster = c"              \
+	"  AND x.job_id = j AND x.restart = r AND x.run_start IS NOT NULL"                  \
+	"  GROUP BY x.run_start HAVING bool_and(x.node <> n)"                              \
+	"  AND min(x.start_ns) - " PG_RUN_SLACK_NS " <= coalesce(e, 9223372036854775807)"   \
+	"  AND (bool_or(x.end_ns IS NULL) OR max(x.end_ns) + " PG_RUN_SLACK_NS " >= s)"     \
+	"  ORDER BY x.run_start DESC LIMIT 1), s)$$;"                                       \
+	"CREATE OR REPLACE FUNCTION ioacct_job_place() RETURNS trigger LANGUAGE plpgsql AS $$" \
+	"DECLARE b integer := ioacct_block(NEW.end_ns); BEGIN"                              \
+	" PERFORM pg_advisory_xact_lock_shared(" PG_BLOCK_LOCK ", b);"                       \
+	" IF EXISTS (SELECT 1 FROM purging p WHERE p.block = b) THEN b := 1023; END IF;"     \
+	" PERFORM ioacct_block_parts(b);"                                                   \
+	" NEW.id := (b::bigint << 33) + nextval('jobs_id_seq');"                             \
+	" IF NEW.run_start IS NULL THEN"                                                    \
+	"  PERFORM pg_advisory_xact_lock(" PG_RUN_LOCK ", " PG_RUN_BUCKET("NEW.") ");"        \
+	"  NEW.run_start := ioacct_run_of(NEW.cluster, NEW.job_id, NEW.restart, NEW.node,"   \
+	"   NEW.start_ns, NEW.end_ns);"                                                     \
+	" END IF;"                                                                          \
+	" RETURN NEW;"                                                                      \
+	"END$$;"                                                                            \
+	/* At once: a job id's parts on distinct nodes that all meet in time are one run. */ \
+	"UPDATE jobs j SET run_start = g.s FROM (SELECT cluster, job_id, restart,"           \
+	" min(start_ns) AS s FROM jobs GROUP BY cluster, job_id, restart"                   \
+	" HAVING count(*) = count(DISTINCT node) AND max(start_ns) - " PG_RUN_SLACK_NS       \
+	" <= min(coalesce(end_ns, 9223372036854775807 - " PG_RUN_SLACK_NS "))) g"          \
+	" WHERE j.cluster = g.cluster AND j.job_id = g.job_id AND j.restart = g.restart;"    \
+	/* The rest (a node's second part of an id, parts apart in time) part by part. */   \
+	"DO $$DECLARE p record; BEGIN"                                                      \
+	" FOR p IN SELECT id, cluster, job_id, restart, node, start_ns, end_ns FROM jobs"    \
+	"  WHERE run_start IS NULL ORDER BY cluster, job_id, restart, start_ns, id LOOP"     \
+	"  UPDATE jobs SET run_start = ioacct_run_of(p.cluster, p.job_id, p.restart, p.node," \
+	"   p.start_ns, p.end_ns) WHERE id = p.id;"                                         \
+	" END LOOP;"                                                                        \
+	"END$$;"                                                                            \
+	/* A CHECK, not NOT NULL: the exporter's staging table (LIKE jobs) has it NULL. */  \
+	"ALTER TABLE jobs ADD CONSTRAINT jobs_run_start CHECK (run_start IS NOT NULL);"      \
+	"DROP INDEX jobs_cluster_job_id_run;"                                               \
+	"CREATE INDEX jobs_run ON jobs (cluster, job_id, restart, run_start);"               \
+	"ALTER TABLE job_reports ADD COLUMN run_start bigint;"                              \
+	"UPDATE job_reports r SET run_start = coalesce((SELECT max(j.run_start) FROM jobs j"  \
+	" WHERE j.cluster = r.cluster AND j.job_id = r.job_id AND j.restart = r.restart), 0);" \
+	"ALTER TABLE job_reports ALTER COLUMN run_start SET NOT NULL;"                      \
+	"ALTER TABLE job_reports DROP CONSTRAINT job_reports_pkey;"                         \
+	"ALTER TABLE job_reports ADD PRIMARY KEY (cluster, job_id, restart, run_start);"    \
+	"DROP TABLE merged_series;"                                                         \
+	"DROP TABLE merged_jobs;"                                                           \
+	"CREATE TABLE merged_jobs ("                                                        \
+	" cluster text NOT NULL,"                                                           \
+	" job_id bigint NOT NULL,"                                                          \
+	" restart integer NOT NULL,"                                                        \
+	" run_start bigint NOT NULL,"                                                       \
+	" members text[] NOT NULL,"                                                         \
+	" made_at timestamptz NOT NULL DEFAULT now(),"                                      \
+	" PRIMARY KEY (cluster, job_id, restart, run_start));"                              \
+	"CREATE TABLE merged_series ("                                                      \
+	" cluster text NOT NULL,"                                                           \
+	" job_id bigint NOT NULL,"                                                          \
+	" restart integer NOT NULL,"                                                        \
+	" run_start bigint NOT NULL,"                                                       \
+	" step_id bigint NOT NULL,"                                                         \
+	" mnt_id bigint NOT NULL,"                                                          \
+	" op smallint NOT NULL,"                                                            \
+	" bins integer[] NOT NULL,"                                                         \
+	" PRIMARY KEY (cluster, job_id, restart, run_start, step_id, mnt_id, op),"          \
+	" FOREIGN KEY (cluster, job_id, restart, run_start) REFERENCES merged_jobs"         \
+	" ON DELETE CASCADE);"                                                              \
+	"ALTER TABLE merged_series SET (toast_tuple_target = 128);"
+
+/*
  * Migration step k brings schema k-1 to k; never edit a released one. The
  * counter columns of totals and series are not here: they are added from
  * IOACCT_STORE_COUNTER_COLS on every connect (sync_counter_cols).
  */
+/*
+ * 14 (issue 38; SQLite schema 15): a job's command line, Darshan's exe; ''
+ * in the parts written before.
+ */
+#define MIGRATION_CMDLINE "ALTER TABLE jobs ADD COLUMN cmdline text NOT NULL DEFAULT '';"
+/*
+ * 12: a file's record is one life of its inode (issue 36; SQLite schema
+ * 16): gen joins the key (the parts written before: 0, one life each);
+ * Darshan's read/write switches and most common access sizes (issue 38),
+ * 0 in the parts written before. The key of the partitioned table and of
+ * its partitions changes at once.
+ */
+#define MIGRATION_FILE_LIVES                                                            \
+	"ALTER TABLE files ADD COLUMN gen bigint NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN rw_switches numeric(20,0) NOT NULL DEFAULT 0,"                     \
+	" ADD COLUMN access1 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access2 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access3 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access4 numeric(20,0) NOT NULL DEFAULT 0,"                         \
+	" ADD COLUMN access1_count numeric(20,0) NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN access2_count numeric(20,0) NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN access3_count numeric(20,0) NOT NULL DEFAULT 0,"                   \
+	" ADD COLUMN access4_count numeric(20,0) NOT NULL DEFAULT 0;"                   \
+	"ALTER TABLE files DROP CONSTRAINT files_pkey;"                                 \
+	"ALTER TABLE files ADD PRIMARY KEY (job, step_id, rank, mnt_id, dev, ino, gen);"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
 	"CREATE TABLE jobs ("
@@ -542,6 +669,10 @@ static const char *const migrations[] = {
 	"DROP TABLE steps_old, mounts_old;",
 	/* 11: a file's seeks (issue 26; SQLite schema 14), 0 in the parts written before. */
 	"ALTER TABLE files ADD COLUMN seeks numeric(20,0) NOT NULL DEFAULT 0;",
+	MIGRATION_FILE_LIVES,
+	PG_MIGRATION_RUN_START,
+	/* 14: a job's command line (issue 38; SQLite schema 15). */
+	MIGRATION_CMDLINE,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,
@@ -601,6 +732,9 @@ int pg_conn_error(struct ioacct_pgstore *pg, const PGresult *res, const char *wh
 	char line[768];
 
 	one_line(msg, line, sizeof(line));
+	/* Given up by a deadline or the stop (pgstore_wait.c): that is the reason, not libpq's. */
+	if (pg->cut[0])
+		return pg_error(pg, -ECONNRESET, "cluster store: %s: %s", what, pg->cut);
 	if (PQstatus(pg->conn) != CONNECTION_OK)
 		return pg_error(pg, -ECONNRESET, "cluster store: %s: connection lost: %s", what, line);
 	return pg_error(pg, data_refused(res) ? -EINVAL : -EIO, "cluster store: %s: %s", what,
@@ -642,7 +776,7 @@ char *pg_raw_param(const char *s, bool *nomem)
 
 int pg_exec(struct ioacct_pgstore *pg, const char *sql, const char *what)
 {
-	PGresult *res = PQexec(pg->conn, sql);
+	PGresult *res = pg_run(pg, sql);
 	ExecStatusType st = PQresultStatus(res);
 	int err = 0;
 
@@ -666,7 +800,7 @@ static bool prepared(struct ioacct_pgstore *pg, enum pg_stmt stmt, const char *s
 	snprintf(name, 32, "ioacct_%s", stmt_names[stmt]);
 	if (pg->prepared & bit)
 		return true;
-	res = PQprepare(pg->conn, name, sql, nparams, NULL);
+	res = pg_run_prepare(pg, name, sql, nparams);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		*failed = res;
 		return false;
@@ -699,7 +833,7 @@ PGresult *pg_exec_prepared(struct ioacct_pgstore *pg, enum pg_stmt stmt, const c
 
 	if (!prepared(pg, stmt, sql, nparams, name, &res))
 		return res;
-	res = PQexecPrepared(pg->conn, name, nparams, params, NULL, NULL, 0);
+	res = pg_run_prepared(pg, name, nparams, params);
 	/* Gone (DEALLOCATE ALL by someone, a pooler's new session): prepared again next time. */
 	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	if (state && !strcmp(state, "26000"))
@@ -709,8 +843,8 @@ PGresult *pg_exec_prepared(struct ioacct_pgstore *pg, enum pg_stmt stmt, const c
 
 void pg_rollback_quiet(struct ioacct_pgstore *pg)
 {
-	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE)
-		PQclear(PQexec(pg->conn, "ROLLBACK"));
+	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE && !pg->cut[0])
+		PQclear(pg_run(pg, "ROLLBACK"));
 }
 
 void pg_buf_add(struct buf *b, const char *fmt, ...)
@@ -755,7 +889,7 @@ static void notice_quiet(void *arg, const char *message)
 
 static int schema_version(struct ioacct_pgstore *pg, int *version)
 {
-	PGresult *res = PQexec(pg->conn, "SELECT coalesce(max(version), 0) FROM ioacct_schema");
+	PGresult *res = pg_run(pg, "SELECT coalesce(max(version), 0) FROM ioacct_schema");
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
@@ -773,7 +907,7 @@ static int schema_version(struct ioacct_pgstore *pg, int *version)
  */
 static int counter_cols(struct ioacct_pgstore *pg, struct buf *cols)
 {
-	PGresult *res = PQexec(pg->conn, "SELECT table_name || '.' || column_name"
+	PGresult *res = pg_run(pg, "SELECT table_name || '.' || column_name"
 				 " FROM information_schema.columns"
 				 " WHERE table_schema = current_schema()"
 				 " AND table_name IN ('series', 'totals', 'merged_series')");
@@ -858,9 +992,19 @@ static int migrate(struct ioacct_pgstore *pg)
 	char sql[64];
 	int err, v = 0;
 
+	uint32_t silence_ms = pg->silence_ms;
+
 	err = pg_exec(pg, "BEGIN", "begin the migration");
+	/*
+	 * A migration takes as long as it takes (a big store's rows moved),
+	 * and waits for another node's: no statement timeout, no deadline of
+	 * silence; only the owner's stop ends it (rolled back).
+	 */
+	if (!err)
+		err = pg_exec(pg, "SET LOCAL statement_timeout = 0", "begin the migration");
 	if (err)
 		return err;
+	pg->silence_ms = 0;
 	/* Every node connects at once after an upgrade: one migrates, the others wait. */
 	err = pg_exec(pg, "SELECT pg_advisory_xact_lock(" MIGRATE_LOCK ")", "lock the schema");
 	if (!err)
@@ -885,6 +1029,7 @@ static int migrate(struct ioacct_pgstore *pg)
 		err = sync_ops(pg);
 	if (!err)
 		err = pg_exec(pg, "COMMIT", "commit the migration");
+	pg->silence_ms = silence_ms;
 	if (err)
 		pg_rollback_quiet(pg);
 	return err;
@@ -902,7 +1047,7 @@ bool ioacct_pgstore_available(void)
  */
 static int schema_same(struct ioacct_pgstore *pg)
 {
-	PGresult *res = PQexec(pg->conn, "SELECT to_regclass('ioacct_schema') IS NOT NULL");
+	PGresult *res = pg_run(pg, "SELECT to_regclass('ioacct_schema') IS NOT NULL");
 	bool there = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		     PQgetvalue(res, 0, 0)[0] == 't';
 	int err = 0, v = 0;
@@ -925,27 +1070,39 @@ static int schema_same(struct ioacct_pgstore *pg)
 	return err;
 }
 
+void ioacct_pgstore_opts_config(struct ioacct_pgstore_opts *o, const struct ioacct_config *cfg,
+				int stop_fd)
+{
+	o->connect_ms = (uint32_t)cfg->pg_connect_timeout_ms;
+	o->statement_ms = (uint32_t)cfg->pg_statement_timeout_ms;
+	o->idle_ms = (uint32_t)cfg->pg_idle_timeout_ms;
+	o->stop_fd = stop_fd;
+}
+
 /*
- * connect_timeout in seconds; options: the server's settings ("-c
- * name=value"), or ""; migrate: the schema made this build's (else only
- * checked to be it: schema_same()).
+ * opts: the deadlines (NULL: the defaults, no stop fd); options: the
+ * server's settings ("-c name=value") besides statement_timeout; migrate:
+ * the schema made this build's (else only checked to be it:
+ * schema_same()).
  */
-static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_timeout,
+static struct ioacct_pgstore *pg_open(const char *conninfo, const struct ioacct_pgstore_opts *opts,
 				      const char *options, bool migrate_it, char *err,
 				      size_t errlen)
 {
+	struct ioacct_pgstore_opts o = IOACCT_PGSTORE_OPTS_DEFAULT;
+	char ka_idle[16], ka_intvl[16], user_to[16], all[256];
 	/*
-	 * Ours first: what the connection string says overrides them. A server
-	 * gone silent must not hold the exporter (and the daemon's stop) for
-	 * hours: TCP keepalives and a user timeout of a minute (no effect on a
-	 * Unix socket).
+	 * Ours first: what the connection string says overrides them. A
+	 * server's host gone silent is seen within idle_ms: keepalives on an
+	 * idle connection, a user timeout for data not acknowledged (neither
+	 * on a Unix socket; a server alive and silent is pgstore_wait.c's).
 	 */
-	const char *const keys[] = { "connect_timeout", "application_name", "keepalives_idle",
-				     "keepalives_interval", "keepalives_count", "tcp_user_timeout",
-				     "client_encoding", "options", "dbname", NULL };
+	const char *const keys[] = { "application_name", "keepalives_idle", "keepalives_interval",
+				     "keepalives_count", "tcp_user_timeout", "client_encoding",
+				     "options", "dbname", NULL };
 	/* UTF8: what every text ioacctd sends is (pg_text_param()), whatever the locale says. */
-	const char *const values[] = { connect_timeout, "ioacctd", "30", "10", "3", "60000",
-				       "UTF8", options, conninfo, NULL };
+	const char *const values[] = { "ioacctd", ka_idle, ka_intvl, "3", user_to, "UTF8", all,
+				       conninfo, NULL };
 	struct ioacct_pgstore *pg = calloc(1, sizeof(*pg));
 	char line[768];
 	int ret;
@@ -955,13 +1112,24 @@ static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_
 		errno = ENOMEM;
 		return NULL;
 	}
-	pg->conn = PQconnectdbParams(keys, values, 1);
-	if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
+	if (opts)
+		o = *opts;
+	snprintf(ka_idle, sizeof(ka_idle), "%u", o.idle_ms / 2000 ? o.idle_ms / 2000 : 1);
+	snprintf(ka_intvl, sizeof(ka_intvl), "%u", o.idle_ms / 6000 ? o.idle_ms / 6000 : 1);
+	snprintf(user_to, sizeof(user_to), "%u", o.idle_ms);
+	snprintf(all, sizeof(all), "-c statement_timeout=%u %s", o.statement_ms, options);
+	pg->stop_fd = o.stop_fd;
+	pg->connect_ms = o.connect_ms;
+	/* The server cancels its own statement first; past this it is taken for gone. */
+	pg->silence_ms = o.statement_ms + IOACCT_PGSTORE_GRACE_MS;
+	ret = pg_connect(pg, keys, values);
+	if (ret) {
 		snprintf(err, errlen, "cannot connect: %s",
+			 pg->cut[0] ? pg->cut :
 			 pg->conn ? one_line(PQerrorMessage(pg->conn), line, sizeof(line)) :
 				    "out of memory");
 		ioacct_pgstore_close(pg);
-		errno = ECONNREFUSED;
+		errno = -ret;
 		return NULL;
 	}
 	PQsetNoticeProcessor(pg->conn, notice_quiet, NULL);
@@ -975,33 +1143,34 @@ static struct ioacct_pgstore *pg_open(const char *conninfo, const char *connect_
 	return pg;
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen)
+struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo,
+					   const struct ioacct_pgstore_opts *opts, char *err,
+					   size_t errlen)
 {
 	/* JIT: seconds of compiling for the merged read of a big job (merged-bench), for nothing. */
-	return pg_open(conninfo, "10", "-c jit=off", true, err, errlen);
+	return pg_open(conninfo, opts, "-c jit=off", true, err, errlen);
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo, char *err,
-						    size_t errlen)
+struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo,
+						    const struct ioacct_pgstore_opts *opts,
+						    char *err, size_t errlen)
 {
-	return pg_open(conninfo, "10", "-c jit=off -c default_transaction_read_only=on", false,
+	return pg_open(conninfo, opts, "-c jit=off -c default_transaction_read_only=on", false,
 		       err, errlen);
 }
 
-struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
+struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms,
+						 const struct ioacct_pgstore_opts *opts, char *err,
 						 size_t errlen)
 {
-	char options[64], connect[16];
-	int connect_s = timeout_ms / 1000;
+	struct ioacct_pgstore_opts o = IOACCT_PGSTORE_OPTS_DEFAULT;
 
-	snprintf(options, sizeof(options), "-c statement_timeout=%d -c jit=off", timeout_ms);
-	/* libpq's smallest is 2 seconds; an absent server is said within 5. */
-	if (connect_s < 2)
-		connect_s = 2;
-	if (connect_s > 5)
-		connect_s = 5;
-	snprintf(connect, sizeof(connect), "%d", connect_s);
-	return pg_open(conninfo, connect, options, true, err, errlen);
+	if (opts)
+		o = *opts;
+	o.statement_ms = (uint32_t)timeout_ms;
+	/* An absent server is said within 5 s, and given 2 at least (libpq's least, as before). */
+	o.connect_ms = o.statement_ms < 2000 ? 2000 : o.statement_ms > 5000 ? 5000 : o.statement_ms;
+	return pg_open(conninfo, &o, "-c jit=off", true, err, errlen);
 }
 
 void ioacct_pgstore_close(struct ioacct_pgstore *pg)
@@ -1020,7 +1189,7 @@ const char *ioacct_pgstore_errmsg(const struct ioacct_pgstore *pg)
 
 bool ioacct_pgstore_connected(const struct ioacct_pgstore *pg)
 {
-	return pg && pg->conn && PQstatus(pg->conn) == CONNECTION_OK;
+	return pg && pg->conn && !pg->cut[0] && PQstatus(pg->conn) == CONNECTION_OK;
 }
 
 #endif /* HAVE_LIBPQ */

@@ -9,28 +9,32 @@
  *
  * Tables (schema version IOACCT_PGSTORE_SCHEMA_VERSION, table ioacct_schema):
  *   jobs    one row per (cluster, job_id, node, start_ns); id is the key of the rest;
- *           restart (schema 5): the run, Slurm's restart count; a job whole is
- *           its nodes' rows of one run, (cluster, job_id, restart)
+ *           restart (schema 5): Slurm's restart count; run_start (schema 13): the
+ *           start of the run's first part stored, given as a part goes in; a job
+ *           whole is its nodes' rows of one run, (cluster, job_id, restart,
+ *           run_start): a job id used again is another run (pgstore_db.h)
  *   steps   (job, step_id)
  *   mounts  (job, mnt_id) -> path, fs type, source
  *   totals  (job, step_id, mnt_id, op) -> counters
  *   series  (job, step_id, mnt_id, op) -> bins[] and one array per counter, element i
  *           of bin bins[i] (schema 6; one row per bin before); the view
  *           series_bins shows them one row per bin
- *   merged_jobs, merged_series  (cluster, job_id, restart[, step_id, mnt_id, op]) -> a
+ *   merged_jobs, merged_series  (cluster, job_id, restart, run_start[, step_id,
+ *           mnt_id, op]) -> a
  *           job of several nodes' series aligned and summed, made once when its
  *           last expected part is exported (or, without a merged report, at its
  *           first whole read), for the parts named in members (schema 7)
  *   series and totals are partitioned by the month their part ended (schema 8):
  *           a part's id is its block << 33 plus a sequence number, one
  *           partition a block (series_2026_11, totals_running), see pgstore.c
- *   files   (job, step_id, rank, mnt_id, dev, ino) -> path, path_raw and Darshan's
+ *   files   (job, step_id, rank, mnt_id, dev, ino, gen) -> path, path_raw and Darshan's
  *           POSIX counters of a file, as the node's SQLite files (schema 9, seeks 11;
- *           the "other files" records too: dev and ino 0)
+ *           gen, rw_switches and access1..4(_count) 12; the "other files" records
+ *           too: dev and ino 0)
  *   mpiio_files  (job, step_id, rank, pid, path) -> MPI-IO counters (schema 9)
  *           files and mpiio_files are partitioned as series and totals;
  *           jobs.files_kept says a part's are there (false: written before)
- *   job_reports  (cluster, job_id, restart) -> the merged report of a run of several
+ *   job_reports  (cluster, job_id, restart, run_start) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
  * Text is UTF-8: a name with bytes that are not (a job name, a workdir, a
@@ -52,12 +56,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "config.h"
 #include "model.h"
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 11
+#define IOACCT_PGSTORE_SCHEMA_VERSION 14
 
 struct ioacct_pgstore;
 
@@ -65,19 +71,48 @@ struct ioacct_pgstore;
 bool ioacct_pgstore_available(void);
 
 /*
- * Connects and migrates. NULL with `err` filled ("cluster store <where>: what
- * failed") and errno set: -ENOTSUP without libpq, -ECONNREFUSED when it cannot
- * connect, -EIO for any other failure.
+ * Every wait for the server has a deadline (pgstore_wait.c): the connect
+ * within connect_ms; a statement's server silent for statement_ms (its
+ * statement_timeout) plus IOACCT_PGSTORE_GRACE_MS is given up, the
+ * connection closed; a host that stops answering at the TCP level is seen
+ * within idle_ms (keepalives, tcp_user_timeout). stop_fd (-1: none), once
+ * readable, ends every wait at once: the call fails as for a lost
+ * connection (the transaction in progress is rolled back by the server).
+ * ioacct.conf: cluster_db_connect_timeout, _statement_timeout, _idle_timeout.
  */
-struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo, char *err, size_t errlen);
+struct ioacct_pgstore_opts {
+	uint32_t connect_ms;
+	uint32_t statement_ms;
+	uint32_t idle_ms;
+	int stop_fd;
+};
+#define IOACCT_PGSTORE_GRACE_MS 5000
+#define IOACCT_PGSTORE_OPTS_DEFAULT                                                       \
+	{ .connect_ms = 10000, .statement_ms = 300000, .idle_ms = 60000, .stop_fd = -1 }
+/* The configuration's deadlines, and the owner's stop fd. */
+void ioacct_pgstore_opts_config(struct ioacct_pgstore_opts *o, const struct ioacct_config *cfg,
+				int stop_fd);
+
+/*
+ * Connects and migrates (the migration without a statement deadline: it
+ * takes what it takes, and waits for another node's). opts: NULL for the
+ * defaults. NULL with `err` filled ("cluster store <where>: what failed")
+ * and errno set: -ENOTSUP without libpq, -ECONNREFUSED when it cannot
+ * connect, -ETIMEDOUT when it gave up waiting, -ECANCELED when stopped,
+ * -EIO for any other failure.
+ */
+struct ioacct_pgstore *ioacct_pgstore_open(const char *conninfo,
+					   const struct ioacct_pgstore_opts *opts, char *err,
+					   size_t errlen);
 /*
  * Connects to read only (every transaction read-only, no migration): for a
  * command such as ioacct --purge --dry-run --cluster-store, which must
  * change nothing, not even the schema. NULL with err filled when the store
  * has not exactly this build's schema (-ENOTSUP) or none yet (-ENOENT).
  */
-struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo, char *err,
-						    size_t errlen);
+struct ioacct_pgstore *ioacct_pgstore_open_readonly(const char *conninfo,
+						    const struct ioacct_pgstore_opts *opts,
+						    char *err, size_t errlen);
 void ioacct_pgstore_close(struct ioacct_pgstore *pg);
 const char *ioacct_pgstore_errmsg(const struct ioacct_pgstore *pg);
 /* Whether the connection still works (after a failure: reconnect when not). */
@@ -109,10 +144,11 @@ int ioacct_pgstore_jobs_put(struct ioacct_pgstore *pg, const struct ioacct_jobda
 /*
  * A connection for queries, which ioacctd makes in its event loop: it gives
  * up connecting after a few seconds and every statement after timeout_ms
- * (statement_timeout), so that a slow or absent PostgreSQL holds nobody
- * long. The exporter has its own (ioacct_pgstore_open).
+ * (statement_timeout, in place of opts'), so that a slow or absent
+ * PostgreSQL holds nobody long. The exporter has its own (ioacct_pgstore_open).
  */
-struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms, char *err,
+struct ioacct_pgstore *ioacct_pgstore_open_query(const char *conninfo, int timeout_ms,
+						 const struct ioacct_pgstore_opts *opts, char *err,
 						 size_t errlen);
 
 /* Called for each job selected; a nonzero return stops the selection and is returned. */
@@ -122,8 +158,8 @@ typedef int (*ioacct_pgstore_job_fn)(const struct ioacct_jobdata *jd,
 /*
  * The jobs of f, as ioacct_store_jobs_select() gives a node's (f->local is
  * the caller's business; an earlier run gives way to a later one unless
- * f->duplicates). A job is whole: the rows of every node with the same
- * cluster, job id and run (restart) summed into one (f->by_node: one per node, the
+ * f->duplicates). A job is whole: the rows of every node of the same run
+ * (cluster, job id, restart, run_start) summed into one (f->by_node: one per node, the
  * nodes of a job together, by name, keyed as pgstore.c says). Its
  * key is the smallest id of its rows, its Node the list of its nodes, its
  * start the earliest, its end the latest, its state and exit code those of
@@ -140,21 +176,25 @@ int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_st
 /*
  * Job job_id of cluster (NULL or "": the one with the highest key) whole,
  * as ioacct_pgstore_jobs_select() sums it, with its series: the nodes'
- * bins of the same number summed, each node's counted from its own start
- * (aligning them in time is for a later increment). run: the run with
- * restart count run - 1; 0: the last. -ENOENT when the cluster store does
- * not have it. *out: ioacct_jobdata_free().
+ * bins of the same number summed, each node's moved onto the earliest
+ * node's start. run: run - 1 is the run's place among the job id's runs
+ * by start, oldest first (as ioacct -D lists them; a requeued job's restart
+ * count when its id was never used again); 0: the last. -ENOENT when the
+ * cluster store does not have it. *out: ioacct_jobdata_free().
  */
 int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
 			    uint32_t run, struct ioacct_jobdata **out);
+/* The same of the run (cluster, job_id, restart, run_start) exactly, as a job row named it. */
+int ioacct_pgstore_run_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    uint32_t restart, int64_t run_start, struct ioacct_jobdata **out);
 
 /*
  * The merged report of a job of several nodes (issue 13), one per run of it
- * (job->restart: a requeued job's runs each have theirs). Every node, after
- * committing its part, offers the report (the first offer makes the row,
- * its deadline now + merge_timeout_s on PostgreSQL's clock; a row older
- * than the part's start, an earlier run of the same job id, is made anew),
- * then claims it.
+ * (a requeued job's runs, a job id used again: each has its own). Every
+ * node, after committing its part `job` (this node's row of the run: its
+ * run is the one the cluster store gave that part), offers the report (the
+ * first offer makes the row, its deadline now + merge_timeout_s on
+ * PostgreSQL's clock), then claims it.
  */
 int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_job *job,
 				const struct ioacct_report_spec *spec, uint32_t merge_timeout_s);
@@ -175,18 +215,18 @@ struct ioacct_pgstore_report {
  * -EAGAIN when it must wait (nodes missing before the deadline, or locked
  * with skip_locked), -ENOENT without a row, another -errno on failure.
  */
-int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				uint32_t restart, bool skip_locked, struct ioacct_pgstore_report *rep,
+int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const struct ioacct_job *part,
+				bool skip_locked, struct ioacct_pgstore_report *rep,
 				struct ioacct_jobdata **jd);
-/* Marks the claimed report written by `node` and commits. */
-int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				  uint32_t restart, const char *node, const char *missing);
+/* Marks the claimed report written by part->node and commits. */
+int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const struct ioacct_job *part,
+				  const char *missing);
 /* Gives a claim up (rolls back): another node, or a later poll, tries again. */
 void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg);
 
 /* What a purge or a downsample did (or, dry, would do). */
 struct ioacct_pgstore_purge_counts {
-	uint64_t runs;   /* runs of jobs (cluster, job id, restart), whole */
+	uint64_t runs;   /* runs of jobs (cluster, job id, restart, run_start), whole */
 	uint64_t parts;  /* their nodes' rows in jobs: deleted, or re-binned */
 	uint64_t series; /* series rows (one per job, node, step, mount, op): deleted, or re-binned */
 	uint64_t months; /* of them, months purged whole: their partitions dropped (schema 8) */

@@ -10,6 +10,7 @@
  *   pgstore_merged.c  a job of several nodes' series merged once, read again
  *   pgstore_rows.c    rows in and out: COPY text, compact series rows, samples from results
  *   pgstore_files.c   per-file and MPI-IO records in and out (schema 9)
+ *   pgstore_wait.c    the deadlines: every wait for the server, in poll()
  * Every function that fails leaves its message in pg->errmsg and returns -errno.
  */
 #ifndef IOACCT_PGSTORE_DB_H
@@ -40,7 +41,11 @@
 enum pg_stmt { PG_STMTS(PG_STMT_ENUM) PG_NR_STMTS };
 
 struct ioacct_pgstore {
-	PGconn *conn;
+	PGconn *conn;               /* non-blocking: waited for in pgstore_wait.c alone */
+	int stop_fd;                /* the owner's: readable, every wait gives up (-1: none) */
+	uint32_t connect_ms;        /* the connection made within this */
+	uint32_t silence_ms;        /* a server silent this long in a statement: gone (0: never) */
+	char cut[160];              /* why the connection was given up ("": it was not) */
 	/* Bit i: statement i (enum pg_stmt) is prepared on this connection. */
 	uint32_t prepared;
 	char errmsg[1024];
@@ -78,6 +83,33 @@ struct ioacct_pgstore {
 #define PG_BLOCK_SHIFT 33
 #define PG_BLOCK_RUNNING 1023
 #define PG_BLOCK_LOCK "730804912"
+
+/* ---- runs (schema 13, issue 36) ---- */
+
+/*
+ * A run is (cluster, job_id, restart, run_start): jobs.run_start is given to
+ * a part as it goes in (ioacct_job_place(), ioacct_run_of()): the run_start
+ * of the newest run of its (cluster, job_id, restart) that has no part on
+ * its node and whose parts' times, widened by PG_RUN_SLACK_NS, meet its
+ * own; else its own start (a new run). A node never holds two parts of one
+ * run, and a job id used again runs later. Given under the advisory lock
+ * (PG_RUN_LOCK, PG_RUN_BUCKET) of its (cluster, job_id, restart), held to
+ * the commit: two nodes' first parts of a run written at once are one run.
+ * One of 1024 buckets, not a lock per job id: a transaction writing
+ * thousands of parts (a script, a bench) holds at most 1024 of the server's
+ * lock slots. An exporter takes its batch's buckets in order first.
+ */
+#define PG_RUN_LOCK "730804914"
+#define PG_RUN_KEY(t) t "cluster || '/' || " t "job_id || '/' || " t "restart"
+#define PG_RUN_BUCKET(t) "(hashtext(" PG_RUN_KEY(t) ") & 1023)"
+/*
+ * How far apart in time two nodes' parts of one run may be: the nodes'
+ * clocks and epilogs (a node where no step ran has a part from its epilog
+ * alone), and iorun's parts of one job id on several nodes one after the
+ * other. A Slurm job id used again on other nodes this soon after its last
+ * use (the controller's state reset at once) would be taken for one run.
+ */
+#define PG_RUN_SLACK_NS "60000000000"
 /*
  * The tables partitioned by block, in the order ioacct_block_parts() makes a
  * block's partitions (each taking an ACCESS EXCLUSIVE lock on its parent).
@@ -98,7 +130,9 @@ struct ioacct_pgstore {
 	" fsyncs, bytes_read, bytes_written, read_ns, write_ns, meta_ns, seq_reads,"        \
 	" seq_writes, consec_reads, consec_writes, mmap_bytes, cache_miss_bytes,"           \
 	" max_byte_read, max_byte_written, first_read_ns, last_read_ns, first_write_ns,"    \
-	" last_write_ns, size_read, size_written, seeks"
+	" last_write_ns, size_read, size_written, seeks, gen, rw_switches, access1,"       \
+	" access2, access3, access4, access1_count, access2_count, access3_count,"          \
+	" access4_count"
 #define PG_MPIIO_COL(name) " " #name ","
 #define PG_MPIIO_COLS                                                                       \
 	"step_id, rank, pid, path, path_raw," IOACCT_MPIIO_COUNTERS(PG_MPIIO_COL)           \
@@ -114,6 +148,28 @@ int pg_error(struct ioacct_pgstore *pg, int err, const char *fmt, ...);
  * else the result's: -EINVAL when the data was refused, else -EIO.
  */
 int pg_conn_error(struct ioacct_pgstore *pg, const PGresult *res, const char *what);
+
+/* ---- the waits (pgstore_wait.c): never libpq's own blocking calls ---- */
+
+/*
+ * The connection of keys/values (PQconnectStartParams), made within
+ * pg->connect_ms and left non-blocking: 0, or -errno (pg->conn, when
+ * not NULL, holds libpq's message, or pg->cut why it was given up).
+ */
+int pg_connect(struct ioacct_pgstore *pg, const char *const *keys, const char *const *values);
+/* The next result of what was sent, as PQgetResult(), waited for within the deadlines. */
+PGresult *pg_result(struct ioacct_pgstore *pg);
+/* As PQexec(), PQexecParams() (text in and out), PQprepare() and PQexecPrepared(). */
+PGresult *pg_run(struct ioacct_pgstore *pg, const char *sql);
+PGresult *pg_run_params(struct ioacct_pgstore *pg, const char *sql, int n,
+			const char *const *params);
+PGresult *pg_run_prepare(struct ioacct_pgstore *pg, const char *name, const char *sql, int n);
+PGresult *pg_run_prepared(struct ioacct_pgstore *pg, const char *name, int n,
+			  const char *const *params);
+/* Sends what libpq holds; COPY data and its end, sent. 0 or -errno. */
+int pg_flush(struct ioacct_pgstore *pg);
+int pg_put_copy(struct ioacct_pgstore *pg, const char *p, size_t len);
+int pg_put_copy_end(struct ioacct_pgstore *pg, const char *why);
 
 /* ---- parameters and statements ---- */
 
@@ -254,13 +310,14 @@ int pg_merged_complete(struct ioacct_pgstore *pg);
  * After a merged report's offer (pgstore_report.c), outside any transaction:
  * its run's merged series made when its expected parts are all there and
  * none are made (the last part was exported before the report's row existed:
- * each node offers after its own export). 0, or -errno (nothing made).
+ * each node offers after its own export). job names the run as the cluster
+ * store does (its run_start there). 0, or -errno (nothing made).
  */
 int pg_merged_offered(struct ioacct_pgstore *pg, const struct ioacct_job *job);
 /* The key of pg_merged_complete's advisory locks (hashtextextended's seed). */
 #define PG_MERGED_LOCK "730804913"
 /* Forgets the merged series of a run: a part of it is written again (in the caller's transaction). */
-int pg_merged_forget(struct ioacct_pgstore *pg, const char *const params[3]);
+int pg_merged_forget(struct ioacct_pgstore *pg, const char *const params[4]);
 /* The counters in columns first.. of a result row (IOACCT_STORE_COUNTER_COLS order), added to c. */
 void pg_counters_add(struct ioacct_counters *c, const PGresult *res, int row, int first);
 /* Adds a sample to a, summed with one of the same (step, mount, op[, bin]); -ENOMEM. */

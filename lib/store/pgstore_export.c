@@ -5,7 +5,7 @@
  * batches, one transaction each, as COPY text: the batch's rows of jobs
  * into a staging table, then one COPY per table of children for the whole
  * batch (the per-file and MPI-IO records by pgstore_files.c). A batch costs
- * twelve round trips and statements however many jobs it holds, two more
+ * thirteen round trips however many jobs it holds, two more
  * with records, one more per month whose partitions it makes (a job alone
  * cost a dozen before batches; see docs/performance.md).
  */
@@ -59,7 +59,7 @@ static void buf_counters(struct buf *b, const struct ioacct_counters *c)
 #define JOB_COLS                                                                           \
 	"cluster, job_id, node, start_ns, source, uid, gid, \"user\", name, workdir,"      \
 	" array_job_id, array_task_id, end_ns, state, exit_code, probe_mode, bin_width_ns," \
-	" dropped_events, dropped_bytes, workdir_raw, restart"
+	" dropped_events, dropped_bytes, workdir_raw, restart, cmdline"
 
 static void buf_job(struct buf *b, const char *id, const struct ioacct_job *j)
 {
@@ -84,7 +84,8 @@ static void buf_job(struct buf *b, const char *id, const struct ioacct_job *j)
 	pg_buf_add(b, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t", j->bin_width_ns, j->dropped_events,
 		   j->dropped_bytes);
 	buf_raw(b, j->workdir, '\t');
-	pg_buf_add(b, "%" PRIu32 "\n", j->restart);
+	pg_buf_add(b, "%" PRIu32 "\t", j->restart);
+	pg_buf_copy_text(b, j->cmdline, sizeof(j->cmdline), '\n');
 }
 
 static void buf_job_of(struct buf *b, const char *id, const struct ioacct_jobdata *jd)
@@ -271,11 +272,13 @@ static int lock_parents(struct ioacct_pgstore *pg)
 /*
  * The staged rows go in; each part's id, as the trigger made it, replaces
  * its place in bt->ids (a part is one (cluster, job_id, node, start_ns)).
+ * A part written before keeps its run (run_start, carried by RUNS_SQL);
+ * the trigger gives the others theirs, in the batch's order.
  */
 #define PLACE_SQL                                                                           \
-	"WITH ins AS (INSERT INTO jobs (" JOB_COLS ") SELECT " JOB_COLS " FROM export_batch"  \
-	" ORDER BY id RETURNING id, cluster, job_id, node, start_ns)"                       \
-	" SELECT b.id, ins.id FROM ins JOIN export_batch b ON b.cluster = ins.cluster"      \
+	"WITH ins AS (INSERT INTO jobs (" JOB_COLS ", run_start) SELECT " JOB_COLS           \
+	", run_start FROM export_batch ORDER BY id RETURNING id, cluster, job_id, node,"    \
+	" start_ns) SELECT b.id, ins.id FROM ins JOIN export_batch b ON b.cluster = ins.cluster" \
 	" AND b.job_id = ins.job_id AND b.node = ins.node AND b.start_ns = ins.start_ns"
 
 static int ids_placed(struct ioacct_pgstore *pg, const struct batch *bt)
@@ -302,22 +305,44 @@ static int ids_placed(struct ioacct_pgstore *pg, const struct batch *bt)
 }
 
 /*
- * The parts' earlier copies go (their rows with them: ON DELETE CASCADE),
- * and their runs' merged series, made without the parts as they are now;
+ * The batch's runs locked, in order (pgstore_db.h: a run's parts are given
+ * their run one at a time, by the trigger; taken here first, a batch never
+ * waits for another batch that waits for it), and each part's earlier copy's
+ * run kept for it: a part written again (a step's export, then its end's;
+ * an export retried) stays in its run.
+ */
+#define RUNS_SQL                                                                            \
+	"SELECT pg_advisory_xact_lock(" PG_RUN_LOCK ", k) FROM (SELECT DISTINCT "            \
+	PG_RUN_BUCKET("") " AS k FROM export_batch ORDER BY 1 OFFSET 0) l;"                  \
+	"UPDATE export_batch b SET run_start = (SELECT x.run_start FROM jobs x"              \
+	" WHERE x.cluster = b.cluster AND x.job_id = b.job_id AND x.node = b.node"           \
+	" AND x.start_ns = b.start_ns AND x.restart = b.restart);"
+
+/*
+ * The parts' earlier copies go (their rows with them: ON DELETE CASCADE);
  * the staged rows go in after (ids_placed). The planner knows nothing of
  * the staging table (never analysed: it guesses 180 rows) and would join
  * it to a whole table by hash: each earlier copy is found by its unique
- * key in a scalar subquery (an index probe), and the merged series
- * through their key's index with the batch's clusters and job ids as arrays.
+ * key in a scalar subquery (an index probe).
  */
 #define REPLACE_SQL                                                                         \
 	"DELETE FROM jobs WHERE id = ANY (ARRAY(SELECT (SELECT x.id FROM jobs x"            \
 	" WHERE x.cluster = b.cluster AND x.job_id = b.job_id AND x.node = b.node"           \
-	" AND x.start_ns = b.start_ns) FROM export_batch b));"                              \
+	" AND x.start_ns = b.start_ns) FROM export_batch b));"
+
+/*
+ * Once placed, each staged row learns its run, and the runs' merged series,
+ * made without the parts as they are now, go (found through their key's
+ * index with the batch's clusters and job ids as arrays).
+ */
+#define FORGET_MERGED_SQL                                                                   \
+	"UPDATE export_batch b SET run_start = (SELECT x.run_start FROM jobs x"              \
+	" WHERE x.cluster = b.cluster AND x.job_id = b.job_id AND x.node = b.node"           \
+	" AND x.start_ns = b.start_ns);"                                                    \
 	"DELETE FROM merged_jobs m WHERE m.cluster = ANY (ARRAY(SELECT cluster"             \
 	" FROM export_batch)) AND m.job_id = ANY (ARRAY(SELECT job_id FROM export_batch))"  \
 	" AND EXISTS (SELECT 1 FROM export_batch b WHERE b.cluster = m.cluster"             \
-	" AND b.job_id = m.job_id AND b.restart = m.restart);"
+	" AND b.job_id = m.job_id AND b.restart = m.restart AND b.run_start = m.run_start);"
 
 static int put_batch(struct ioacct_pgstore *pg, const struct batch *bt, struct buf *b)
 {
@@ -329,9 +354,11 @@ static int put_batch(struct ioacct_pgstore *pg, const struct batch *bt, struct b
 		err = put_rows(pg, bt, "COPY export_batch (id, " JOB_COLS ") FROM STDIN",
 			       buf_job_of, b, "stage the jobs");
 	if (!err)
-		err = pg_exec(pg, REPLACE_SQL, "replace the jobs' earlier copies");
+		err = pg_exec(pg, RUNS_SQL REPLACE_SQL, "replace the jobs' earlier copies");
 	if (!err)
 		err = ids_placed(pg, bt);
+	if (!err)
+		err = pg_exec(pg, FORGET_MERGED_SQL, "forget the runs' merged series");
 	if (!err)
 		err = put_rows(pg, bt, "COPY steps (job, step_id, start_ns, end_ns, state,"
 			       " exit_code, cgroup) FROM STDIN", buf_steps, b, "store the steps");

@@ -68,7 +68,14 @@ static void buf_file(struct buf *b, const char *id, const struct ioacct_file *f)
 		pg_buf_add(b, "%" PRId64 "\t", v[i]);
 	buf_bins(b, f->size_read, '\t');
 	buf_bins(b, f->size_written, '\t');
-	pg_buf_add(b, "%" PRIu64 "\n", f->seeks); /* schema 11 */
+	pg_buf_add(b, "%" PRIu64 "\t", f->seeks); /* schema 11 */
+	/* schema 12 */
+	pg_buf_add(b, "%" PRIu32 "\t%" PRIu64, f->gen, f->rw_switches);
+	for (size_t i = 0; i < IOACCT_FILE_ACCESSES; i++)
+		pg_buf_add(b, "\t%" PRIu64, f->access[i]);
+	for (size_t i = 0; i < IOACCT_FILE_ACCESSES; i++)
+		pg_buf_add(b, "\t%" PRIu64, f->access_count[i]);
+	pg_buf_add(b, "\n");
 }
 
 #define MPIIO_VALUE(name) m->name,
@@ -230,7 +237,13 @@ static void file_from_row(const PGresult *res, int r, const struct member *m, in
 		*v[i] = val_i64(res, r, col++);
 	val_bins(res, r, col++, f->size_read);
 	val_bins(res, r, col++, f->size_written);
-	f->seeks = val_u64(res, r, col);
+	f->seeks = val_u64(res, r, col++);
+	f->gen = (uint32_t)val_u64(res, r, col++);
+	f->rw_switches = val_u64(res, r, col++);
+	for (size_t i = 0; i < IOACCT_FILE_ACCESSES; i++)
+		f->access[i] = val_u64(res, r, col++);
+	for (size_t i = 0; i < IOACCT_FILE_ACCESSES; i++)
+		f->access_count[i] = val_u64(res, r, col++);
 	/* Byte positions stay; times are from the start, the whole job's now. */
 	f->first_read_ns = time_moved(f->first_read_ns, shift);
 	f->last_read_ns = time_moved(f->last_read_ns, shift);
@@ -262,9 +275,9 @@ static int file_cmp(const void *pa, const void *pb)
 {
 	const struct ioacct_file *a = pa, *b = pb;
 	int64_t x[] = { -(int64_t)(a->bytes_read + a->bytes_written), a->step_id, a->rank,
-			a->mnt_id, a->dev, (int64_t)a->ino };
+			a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
 	int64_t y[] = { -(int64_t)(b->bytes_read + b->bytes_written), b->step_id, b->rank,
-			b->mnt_id, b->dev, (int64_t)b->ino };
+			b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
 
 	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
 		if (x[i] != y[i])
@@ -282,7 +295,7 @@ static PGresult *query_ids(struct ioacct_pgstore *pg, const char *sql, const cha
 			   const char *what, int *err)
 {
 	const char *params[1] = { ids };
-	PGresult *res = PQexecParams(pg->conn, sql, 1, NULL, params, NULL, NULL, 0);
+	PGresult *res = pg_run_params(pg, sql, 1, params);
 
 	*err = 0;
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {

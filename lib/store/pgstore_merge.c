@@ -200,7 +200,7 @@ static int series_summed(struct ioacct_pgstore *pg, const struct member *m, size
 	params[2] = mjob.p;
 	params[3] = mfrom.p;
 	params[4] = mto.p;
-	res = PQexecParams(pg->conn, sql.p, 5, NULL, params, NULL, NULL, 0);
+	res = pg_run_params(pg, sql.p, 5, params);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		ret = pg_conn_error(pg, res, "select series");
 		goto out;

@@ -64,17 +64,27 @@ static int members_literal(struct buf *out, const char *const *node, const int64
 	return err;
 }
 
-/* The run's key as text parameters: cluster (*owned to free), job id, restart. */
+/* Room for a run's key as text parameters: job id, restart, run_start. */
+struct run_text {
+	char job_id[24], restart[16], run_start[24];
+};
+
+/*
+ * The run's key (cluster, job id, restart, run_start: the cluster store's)
+ * as text parameters: cluster (*owned to free), then t's.
+ */
 static int run_params(const struct ioacct_job *j, const char **params, char **owned,
-		      char *job_id, size_t jlen, char *restart, size_t rlen)
+		      struct run_text *t)
 {
 	params[0] = pg_text_param(j->cluster, owned);
 	if (!params[0])
 		return -ENOMEM;
-	snprintf(job_id, jlen, "%" PRIu64, j->job_id);
-	snprintf(restart, rlen, "%" PRIu32, j->restart);
-	params[1] = job_id;
-	params[2] = restart;
+	snprintf(t->job_id, sizeof(t->job_id), "%" PRIu64, j->job_id);
+	snprintf(t->restart, sizeof(t->restart), "%" PRIu32, j->restart);
+	snprintf(t->run_start, sizeof(t->run_start), "%" PRId64, j->run_start);
+	params[1] = t->job_id;
+	params[2] = t->restart;
+	params[3] = t->run_start;
 	return 0;
 }
 
@@ -90,10 +100,10 @@ static int exec_params(struct ioacct_pgstore *pg, enum pg_stmt stmt, const char 
 	return err;
 }
 
-int pg_merged_forget(struct ioacct_pgstore *pg, const char *const params[3])
+int pg_merged_forget(struct ioacct_pgstore *pg, const char *const params[4])
 {
 	return exec_params(pg, PG_STMT_merged_forget, "DELETE FROM merged_jobs WHERE cluster = $1"
-			   " AND job_id = $2 AND restart = $3", 3, params,
+			   " AND job_id = $2 AND restart = $3 AND run_start = $4", 4, params,
 			   "forget the merged series");
 }
 
@@ -105,16 +115,17 @@ static int merged_write(struct ioacct_pgstore *pg, const struct ioacct_jobdata *
 
 	if (!err)
 		err = exec_params(pg, PG_STMT_merged_insert,
-				  "INSERT INTO merged_jobs (cluster, job_id, restart, members)"
-				  " VALUES ($1, $2, $3, $4::text[])", 4, params,
+				  "INSERT INTO merged_jobs (cluster, job_id, restart, run_start, members)"
+				  " VALUES ($1, $2, $3, $4, $5::text[])", 5, params,
 				  "store the merged series");
 	if (err)
 		return err;
 	pg_buf_copy_text(key, jd->job.cluster, sizeof(jd->job.cluster), '\t');
-	pg_buf_add(key, "%s\t%s", params[1], params[2]);
+	pg_buf_add(key, "%s\t%s\t%s", params[1], params[2], params[3]);
 	if (key->failed)
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
-	return pg_put_series(pg, "COPY merged_series (cluster, job_id, restart, step_id, mnt_id, op,"
+	return pg_put_series(pg, "COPY merged_series (cluster, job_id, restart, run_start, step_id,"
+			     " mnt_id, op,"
 			     " bins, " IOACCT_STORE_COUNTER_COLS ") FROM STDIN", key->p, jd->series,
 			     jd->nseries, b);
 }
@@ -124,8 +135,9 @@ int pg_merged_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd)
 	const char **node = calloc(jd->nnodes ? jd->nnodes : 1, sizeof(*node));
 	int64_t *start = calloc(jd->nnodes ? jd->nnodes : 1, sizeof(*start));
 	struct buf members = { 0 }, key = { 0 }, b = { 0 };
-	char job_id[24], restart[16], *owned = NULL;
-	const char *params[4];
+	struct run_text t;
+	char *owned = NULL;
+	const char *params[5];
 	int err = 0;
 
 	if (jd->nnodes < 2)
@@ -140,13 +152,12 @@ int pg_merged_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *jd)
 	}
 	err = members_literal(&members, node, start, jd->nnodes);
 	if (!err)
-		err = run_params(&jd->job, params, &owned, job_id, sizeof(job_id), restart,
-				 sizeof(restart));
+		err = run_params(&jd->job, params, &owned, &t);
 	if (err) {
 		err = pg_error(pg, err, "cluster store: out of memory");
 		goto out;
 	}
-	params[3] = members.p;
+	params[4] = members.p;
 	err = pg_exec(pg, "SAVEPOINT merged", "store the merged series");
 	if (err)
 		goto out;
@@ -175,10 +186,11 @@ out:
 /* Whether the run of m has merged series made of exactly the parts m[0..n). */
 static int merged_usable(struct ioacct_pgstore *pg, const char **params)
 {
-	PGresult *res = PQexecParams(pg->conn,
-				     "SELECT count(*) FROM merged_jobs WHERE cluster = $1"
-				     " AND job_id = $2 AND restart = $3 AND members = $4::text[]",
-				     4, NULL, params, NULL, NULL, 0);
+	PGresult *res = pg_run_params(pg,
+				      "SELECT count(*) FROM merged_jobs WHERE cluster = $1"
+				      " AND job_id = $2 AND restart = $3 AND run_start = $4"
+				      " AND members = $5::text[]",
+				      5, params);
 	int ret;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
@@ -192,12 +204,12 @@ static int merged_usable(struct ioacct_pgstore *pg, const char **params)
 static int merged_rows(struct ioacct_pgstore *pg, const char **params, struct ioacct_jobdata *jd,
 		       size_t *cap)
 {
-	PGresult *res = PQexecParams(pg->conn,
+	PGresult *res = pg_run_params(pg,
 		"SELECT ms.step_id, ms.mnt_id, ms.op, u.* FROM merged_series ms,"
 		" unnest(bins, " IOACCT_STORE_COUNTER_COLS ") AS u(bin, "
 		IOACCT_STORE_COUNTER_COLS ")"
 		" WHERE ms.cluster = $1 AND ms.job_id = $2 AND ms.restart = $3"
-		" ORDER BY 1, 2, 3, 4", 3, NULL, params, NULL, NULL, 0);
+		" AND ms.run_start = $4 ORDER BY 1, 2, 3, 4", 4, params);
 	int ret = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -227,9 +239,10 @@ int pg_merged_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 {
 	const char **node = calloc(n ? n : 1, sizeof(*node));
 	int64_t *start = calloc(n ? n : 1, sizeof(*start));
-	char job_id[24], restart[16], *owned = NULL;
+	struct run_text t;
+	char *owned = NULL;
 	struct buf members = { 0 };
-	const char *params[4];
+	const char *params[5];
 	int ret;
 
 	if (!node || !start) {
@@ -242,13 +255,12 @@ int pg_merged_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 	}
 	ret = members_literal(&members, node, start, n);
 	if (!ret)
-		ret = run_params(&m[0].job, params, &owned, job_id, sizeof(job_id), restart,
-				 sizeof(restart));
+		ret = run_params(&m[0].job, params, &owned, &t);
 	if (ret) {
 		ret = pg_error(pg, ret, "cluster store: out of memory");
 		goto out;
 	}
-	params[3] = members.p;
+	params[4] = members.p;
 	ret = merged_usable(pg, params);
 	if (ret > 0) {
 		ret = merged_rows(pg, params, jd, cap);
@@ -312,7 +324,8 @@ static int make_parts(struct ioacct_pgstore *pg, const char *const *params, stru
 {
 	PGresult *res = pg_exec_prepared(pg, PG_STMT_make_parts,
 		"SELECT id, node, start_ns, bin_width_ns FROM jobs WHERE cluster = $1"
-		" AND job_id = $2 AND restart = $3 ORDER BY node, start_ns", 3, params);
+		" AND job_id = $2 AND restart = $3 AND run_start = $4 ORDER BY node, start_ns",
+		4, params);
 	int64_t origin = INT64_MAX;
 	uint64_t width;
 	int ret = 0, n;
@@ -612,7 +625,7 @@ static int make_series(struct ioacct_pgstore *pg, const char *ids, struct make *
 	if (!PQsendQueryPrepared(pg->conn, name, 1, &ids, NULL, NULL, 0) ||
 	    !PQsetSingleRowMode(pg->conn))
 		return pg_conn_error(pg, NULL, "select the run's series");
-	while ((res = PQgetResult(pg->conn))) {
+	while ((res = pg_result(pg))) {
 		ExecStatusType st = PQresultStatus(res);
 
 		if (!ret && st == PGRES_SINGLE_TUPLE)
@@ -645,7 +658,7 @@ static void make_free(struct make *mk)
 	free(mk->jd.nodes);
 }
 
-/* The merged series of the run params (cluster, job id, restart), made from its parts now. */
+/* The merged series of the run params (cluster, job id, restart, run_start), made now. */
 static int merged_make(struct ioacct_pgstore *pg, const char *const *params)
 {
 	struct make mk = { 0 };
@@ -655,6 +668,7 @@ static int merged_make(struct ioacct_pgstore *pg, const char *const *params)
 	ioacct_strlcpy(mk.jd.job.cluster, params[0], sizeof(mk.jd.job.cluster));
 	mk.jd.job.job_id = strtoull(params[1], NULL, 10);
 	mk.jd.job.restart = (uint32_t)strtoul(params[2], NULL, 10);
+	mk.jd.job.run_start = strtoll(params[3], NULL, 10);
 	ret = make_parts(pg, params, &mk);
 	if (ret || mk.nparts < 2)
 		goto out;
@@ -689,21 +703,23 @@ out:
  * job_reports' key (export_batch is never analysed).
  */
 #define RUNS_SQL                                                                            \
-	" FROM (SELECT DISTINCT cluster, job_id, restart FROM export_batch) b"                \
-	" CROSS JOIN LATERAL (SELECT x.cluster, x.job_id, x.restart, x.expected"             \
+	" FROM (SELECT DISTINCT cluster, job_id, restart, run_start FROM export_batch) b"     \
+	" CROSS JOIN LATERAL (SELECT x.cluster, x.job_id, x.restart, x.run_start, x.expected" \
 	" FROM job_reports x WHERE x.cluster = b.cluster AND x.job_id = b.job_id"            \
-	" AND x.restart = b.restart AND cardinality(x.expected) > 1) r"
+	" AND x.restart = b.restart AND x.run_start = b.run_start"                          \
+	" AND cardinality(x.expected) > 1) r"
 #define LOCK_SQL(key) "pg_advisory_xact_lock(hashtextextended(" key ", " PG_MERGED_LOCK "))"
 /* Of a run r with expected nodes: all have a finished part. */
 #define WHOLE_SQL                                                                           \
 	"NOT EXISTS (SELECT 1 FROM unnest(r.expected) n WHERE NOT EXISTS (SELECT 1 FROM jobs j" \
 	" WHERE j.cluster = r.cluster AND j.job_id = r.job_id AND j.restart = r.restart"     \
-	" AND j.node = n AND j.end_ns IS NOT NULL))"
-#define RUN_KEY "r.cluster || '/' || r.job_id || '/' || r.restart"
+	" AND j.run_start = r.run_start AND j.node = n AND j.end_ns IS NOT NULL))"
+#define RUN_KEY "r.cluster || '/' || r.job_id || '/' || r.restart || '/' || r.run_start"
 #define COMPLETE_SQL                                                                        \
 	"SELECT " LOCK_SQL("k") " FROM (SELECT " RUN_KEY " AS k" RUNS_SQL                     \
 	" WHERE " WHOLE_SQL " ORDER BY 1 OFFSET 0) l;"                                       \
-	"SELECT r.cluster, r.job_id, r.restart, " LOCK_SQL(RUN_KEY) RUNS_SQL " WHERE " WHOLE_SQL
+	"SELECT r.cluster, r.job_id, r.restart, r.run_start, " LOCK_SQL(RUN_KEY) RUNS_SQL       \
+	" WHERE " WHOLE_SQL
 
 /* merged_make() under a savepoint: a failure costs only them (a whole read sums the nodes). */
 static int make_saved(struct ioacct_pgstore *pg, const char *const *params)
@@ -722,7 +738,7 @@ static int make_saved(struct ioacct_pgstore *pg, const char *const *params)
 
 int pg_merged_complete(struct ioacct_pgstore *pg)
 {
-	PGresult *res = PQexec(pg->conn, COMPLETE_SQL);
+	PGresult *res = pg_run(pg, COMPLETE_SQL);
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -730,8 +746,8 @@ int pg_merged_complete(struct ioacct_pgstore *pg)
 		goto out;
 	}
 	for (int r = 0; r < PQntuples(res) && !err; r++) {
-		const char *params[3] = { PQgetvalue(res, r, 0), PQgetvalue(res, r, 1),
-					  PQgetvalue(res, r, 2) };
+		const char *params[4] = { PQgetvalue(res, r, 0), PQgetvalue(res, r, 1),
+					  PQgetvalue(res, r, 2), PQgetvalue(res, r, 3) };
 
 		err = make_saved(pg, params);
 	}
@@ -741,16 +757,17 @@ out:
 }
 
 /*
- * Whether the run params (cluster, job id, restart) has a merged report of
+ * Whether the run params (cluster, job id, restart, run_start) has a merged report of
  * several nodes, all with a finished part, and no merged series: 1, 0 or -errno.
  */
 static int run_unmerged(struct ioacct_pgstore *pg, const char *const *params)
 {
 	PGresult *res = pg_exec_prepared(pg, PG_STMT_run_unmerged,
 		"SELECT count(*) FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2"
-		" AND r.restart = $3 AND cardinality(r.expected) > 1 AND " WHOLE_SQL
-		" AND NOT EXISTS (SELECT 1 FROM merged_jobs m WHERE m.cluster = r.cluster"
-		" AND m.job_id = r.job_id AND m.restart = r.restart)", 3, params);
+		" AND r.restart = $3 AND r.run_start = $4 AND cardinality(r.expected) > 1"
+		" AND " WHOLE_SQL " AND NOT EXISTS (SELECT 1 FROM merged_jobs m"
+		" WHERE m.cluster = r.cluster AND m.job_id = r.job_id AND m.restart = r.restart"
+		" AND m.run_start = r.run_start)", 4, params);
 	int ret;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
@@ -763,14 +780,15 @@ static int run_unmerged(struct ioacct_pgstore *pg, const char *const *params)
 
 int pg_merged_offered(struct ioacct_pgstore *pg, const struct ioacct_job *job)
 {
-	char job_id[24], restart[16], *owned = NULL;
-	const char *params[3];
+	struct run_text t;
+	char *owned = NULL;
+	const char *params[4];
 	PGresult *res;
 	int ret;
 
 	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE)
 		return 0;
-	ret = run_params(job, params, &owned, job_id, sizeof(job_id), restart, sizeof(restart));
+	ret = run_params(job, params, &owned, &t);
 	if (ret) {
 		ret = pg_error(pg, ret, "cluster store: out of memory");
 		goto out;
@@ -783,7 +801,8 @@ int pg_merged_offered(struct ioacct_pgstore *pg, const struct ioacct_job *job)
 	if (ret)
 		goto out;
 	res = pg_exec_prepared(pg, PG_STMT_run_lock,
-			       "SELECT " LOCK_SQL("$1 || '/' || $2 || '/' || $3"), 3, params);
+			       "SELECT " LOCK_SQL("$1 || '/' || $2 || '/' || $3 || '/' || $4"), 4,
+			       params);
 	ret = PQresultStatus(res) == PGRES_TUPLES_OK ? 0 : pg_conn_error(pg, res, "lock the run");
 	PQclear(res);
 	if (!ret)

@@ -71,22 +71,39 @@ int ioacct_pgstore_downsample(struct ioacct_pgstore *pg, int64_t cutoff_unix,
  * on a part o): every part ended before the cutoff, no report waiting.
  */
 #define OLD_RUNS                                                                           \
-	"r AS (SELECT DISTINCT o.cluster, o.job_id, o.restart FROM jobs o"                   \
+	"r AS (SELECT DISTINCT o.cluster, o.job_id, o.restart, o.run_start FROM jobs o"      \
 	" WHERE o.end_ns < $1::bigint %s"                                                    \
 	" AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.cluster = o.cluster"                  \
-	"  AND k.job_id = o.job_id AND k.restart = o.restart"                                \
+	"  AND k.job_id = o.job_id AND k.restart = o.restart AND k.run_start = o.run_start"  \
 	"  AND (k.end_ns IS NULL OR k.end_ns >= $1::bigint))"                                \
 	" AND NOT EXISTS (SELECT 1 FROM job_reports x WHERE x.cluster = o.cluster"           \
-	"  AND x.job_id = o.job_id AND x.restart = o.restart AND x.written_at IS NULL)"      \
+	"  AND x.job_id = o.job_id AND x.restart = o.restart AND x.run_start = o.run_start"  \
+	"  AND x.written_at IS NULL)"                                                        \
 	" LIMIT %d),"                                                                        \
-	" p AS (SELECT j.id, j.bin_width_ns FROM jobs j JOIN r USING (cluster, job_id, restart))"
+	" p AS (SELECT j.id, j.bin_width_ns FROM jobs j"                                     \
+	"  JOIN r USING (cluster, job_id, restart, run_start))"
+
+/*
+ * The rest's condition on a part (o): not in a month that ended before the
+ * cutoff ($1) and has its partitions, and is not being purged. blocks_purge()
+ * listed the old months before; a part committed into one of them since (an
+ * export that ran meanwhile) waits for the next round, which purges its month
+ * whole, instead of going row by row and leaving its month's partitions.
+ */
+_Static_assert(PG_BLOCK_RUNNING == 1023, "OUTSIDE_OLD_MONTHS spells PG_BLOCK_RUNNING");
+#define OUTSIDE_OLD_MONTHS                                                                 \
+	"AND NOT (" BLK("o.id") " < 1023"                                                    \
+	" AND extract(epoch FROM make_timestamptz(2000 + " BLK("o.id") " / 12,"               \
+	"  " BLK("o.id") " % 12 + 1, 1, 0, 0, 0, 'UTC'))::bigint * 1000000000 <= $1::bigint"  \
+	" AND to_regclass(quote_ident('series_' || ioacct_block_name(" BLK("o.id") ")))"     \
+	"  IS NOT NULL AND " BLK("o.id") " NOT IN (SELECT block FROM purging))"
 
 /* Runs one statement of three counts (runs, parts, series rows), added to counts. */
 static int run_counts(struct ioacct_pgstore *pg, const char *sql, int nparams,
 		      const char *const *params, const char *what,
 		      struct ioacct_pgstore_purge_counts *counts, uint64_t *runs)
 {
-	PGresult *res = PQexecParams(pg->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	PGresult *res = pg_run_params(pg, sql, nparams, params);
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
@@ -150,7 +167,7 @@ static int batches(struct ioacct_pgstore *pg, const char *sql, int nparams,
 static int one_value(struct ioacct_pgstore *pg, const char *sql, int nparams,
 		     const char *const *params, const char *what, int64_t *v)
 {
-	PGresult *res = PQexecParams(pg->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	PGresult *res = pg_run_params(pg, sql, nparams, params);
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
@@ -206,8 +223,8 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 	snprintf(blk, sizeof(blk), "%d", b);
 	params[0] = blk;
 	if (!err) {
-		PGresult *res = PQexecParams(pg->conn, "DELETE FROM purging WHERE block = $1",
-					     1, NULL, params, NULL, NULL, 0);
+		PGresult *res = pg_run_params(pg, "DELETE FROM purging WHERE block = $1", 1,
+					      params);
 
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 			err = pg_conn_error(pg, res, "forget a month purged");
@@ -221,10 +238,11 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 	"SELECT o.id FROM jobs o WHERE o.id >= $2::bigint AND o.id < $3::bigint"             \
 	" AND (o.end_ns IS NULL OR o.end_ns >= $1::bigint"                                   \
 	"  OR EXISTS (SELECT 1 FROM jobs k WHERE k.cluster = o.cluster"                      \
-	"   AND k.job_id = o.job_id AND k.restart = o.restart"                               \
+	"   AND k.job_id = o.job_id AND k.restart = o.restart AND k.run_start = o.run_start" \
 	"   AND (k.end_ns IS NULL OR k.end_ns >= $1::bigint))"                               \
 	"  OR EXISTS (SELECT 1 FROM job_reports x WHERE x.cluster = o.cluster"               \
-	"   AND x.job_id = o.job_id AND x.restart = o.restart AND x.written_at IS NULL))"
+	"   AND x.job_id = o.job_id AND x.restart = o.restart AND x.run_start = o.run_start" \
+	"   AND x.written_at IS NULL))"
 
 /*
  * The block's parts whose run stays (a node's part of it not ended, or after
@@ -274,7 +292,7 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 		   " (SELECT count(*) FROM dm) o", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
 	if (b.failed)
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
-	res = PQexecParams(pg->conn, b.p, 3, NULL, params, NULL, NULL, 0);
+	res = pg_run_params(pg, b.p, 3, params);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "move a month's parts that stay");
 	PQclear(res);
@@ -288,9 +306,9 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
  * block goes: its rows are deleted by range, not found one by one).
  */
 #define BLOCK_RUNS                                                                         \
-	"r AS (SELECT DISTINCT cluster, job_id, restart FROM jobs"                           \
+	"r AS (SELECT DISTINCT cluster, job_id, restart, run_start FROM jobs"                \
 	" WHERE id >= $1::bigint AND id < $2::bigint),"                                      \
-	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart)"             \
+	" p AS (SELECT j.id FROM jobs j JOIN r USING (cluster, job_id, restart, run_start)"  \
 	"  WHERE j.id < $1::bigint OR j.id >= $2::bigint),"                                  \
 	" s AS (SELECT (SELECT count(*) FROM series"                                         \
 	"  WHERE job >= $1::bigint AND job < $2::bigint)"                                    \
@@ -318,9 +336,8 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff,
 	if (!err)
 		err = pg_exec(pg, sql, "lock a month");
 	if (!err) {
-		PGresult *res = PQexecParams(pg->conn, "INSERT INTO purging VALUES ($1::integer)"
-					     " ON CONFLICT DO NOTHING", 1, NULL, params + 3, NULL,
-					     NULL, 0);
+		PGresult *res = pg_run_params(pg, "INSERT INTO purging VALUES ($1::integer)"
+					      " ON CONFLICT DO NOTHING", 1, params + 3);
 
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 			err = pg_conn_error(pg, res, "purge a month");
@@ -336,10 +353,10 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff,
 		err = run_counts(pg, "WITH " BLOCK_RUNS ","
 				 " m AS (DELETE FROM merged_jobs x USING r"
 				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
-				 "  AND x.restart = r.restart RETURNING 1),"
+				 "  AND x.restart = r.restart AND x.run_start = r.run_start RETURNING 1),"
 				 " rep AS (DELETE FROM job_reports x USING r"
 				 "  WHERE x.cluster = r.cluster AND x.job_id = r.job_id"
-				 "  AND x.restart = r.restart RETURNING 1),"
+				 "  AND x.restart = r.restart AND x.run_start = r.run_start RETURNING 1),"
 				 " d AS (DELETE FROM jobs WHERE id >= $1::bigint"
 				 "  AND id < $2::bigint RETURNING 1),"
 				 " e AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
@@ -358,7 +375,7 @@ static int block_purge(struct ioacct_pgstore *pg, int b, const char *cutoff,
 /* The blocks whose month ended before the cutoff ($1), not in purging, in order. */
 static PGresult *old_months(struct ioacct_pgstore *pg, const char *const *params)
 {
-	PGresult *res = PQexecParams(pg->conn,
+	PGresult *res = pg_run_params(pg,
 			   "SELECT b FROM (SELECT (substr(c.relname, 8, 4)::integer - 2000) * 12"
 			   " + substr(c.relname, 13, 2)::integer AS b FROM pg_inherits i"
 			   " JOIN pg_class c ON c.oid = i.inhrelid"
@@ -367,7 +384,7 @@ static PGresult *old_months(struct ioacct_pgstore *pg, const char *const *params
 			   " WHERE extract(epoch FROM make_timestamptz(2000 + b / 12,"
 			   " b % 12 + 1, 1, 0, 0, 0, 'UTC'))::bigint * 1000000000 <= $1::bigint"
 			   " AND b NOT IN (SELECT block FROM purging) ORDER BY b",
-			   1, NULL, params, NULL, NULL, 0);
+			   1, params);
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		pg_conn_error(pg, res, "see the months");
@@ -406,7 +423,7 @@ static int blocks_purge(struct ioacct_pgstore *pg, const char *cutoff,
 	PGresult *res;
 	int err = 0;
 
-	res = PQexec(pg->conn, "SELECT block FROM purging ORDER BY 1");
+	res = pg_run(pg, "SELECT block FROM purging ORDER BY 1");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "see the months being purged");
 	for (int r = 0; !err && r < PQntuples(res); r++)
@@ -453,16 +470,19 @@ _Static_assert(PG_BLOCK_SHIFT == 33, "dry_sql's shifts are PG_BLOCK_SHIFT");
 #define LO(b) "(" b "::bigint << 33)"
 #define HI(b) "((" b " + 1)::bigint << 33)"
 static const char dry_sql[] =
-	"WITH a AS MATERIALIZED (SELECT id, cluster, job_id, restart, end_ns,"
+	"WITH a AS MATERIALIZED (SELECT id, cluster, job_id, restart, run_start, end_ns,"
 	"  CASE WHEN " BLK("id") " = ANY($2::integer[]) THEN " BLK("id") " END AS blk FROM jobs),"
-	" k AS (SELECT cluster, job_id, restart FROM a"
+	" k AS (SELECT cluster, job_id, restart, run_start FROM a"
 	"  WHERE end_ns IS NULL OR end_ns >= $1::bigint"
-	"  UNION SELECT cluster, job_id, restart FROM job_reports WHERE written_at IS NULL),"
-	" g AS MATERIALIZED (SELECT cluster, job_id, restart, min(blk) AS m FROM a"
+	"  UNION SELECT cluster, job_id, restart, run_start FROM job_reports"
+	"  WHERE written_at IS NULL),"
+	" g AS MATERIALIZED (SELECT cluster, job_id, restart, run_start, min(blk) AS m FROM a"
 	"  WHERE end_ns < $1::bigint AND NOT EXISTS (SELECT 1 FROM k WHERE k.cluster = a.cluster"
-	"  AND k.job_id = a.job_id AND k.restart = a.restart) GROUP BY 1, 2, 3),"
+	"  AND k.job_id = a.job_id AND k.restart = a.restart AND k.run_start = a.run_start)"
+	"  GROUP BY 1, 2, 3, 4),"
 	" q AS MATERIALIZED (SELECT a.id, a.blk, g.m, g.job_id IS NOT NULL AS go FROM a"
-	"  LEFT JOIN g USING (cluster, job_id, restart) WHERE a.blk IS NOT NULL OR g.job_id IS NOT NULL),"
+	"  LEFT JOIN g USING (cluster, job_id, restart, run_start)"
+	"  WHERE a.blk IS NOT NULL OR g.job_id IS NOT NULL),"
 	" gn AS MATERIALIZED (SELECT m, count(*) AS n FROM g GROUP BY m),"
 	" qn AS MATERIALIZED (SELECT m, count(*) AS n FROM q WHERE go GROUP BY m)"
 	" SELECT b, coalesce((SELECT n FROM gn WHERE gn.m IS NOT DISTINCT FROM b), 0),"
@@ -496,7 +516,7 @@ static int purge_dry(struct ioacct_pgstore *pg, const char *cutoff,
 		return err;
 	}
 	/* Months left in purging: their runs are gone, their partitions would be dropped. */
-	res = PQexec(pg->conn, "SELECT block FROM purging ORDER BY 1");
+	res = pg_run(pg, "SELECT block FROM purging ORDER BY 1");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "see the months being purged");
 	for (int r = 0; !err && r < PQntuples(res); r++) {
@@ -523,7 +543,7 @@ static int purge_dry(struct ioacct_pgstore *pg, const char *cutoff,
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	}
 	params[1] = blocks.p;
-	res = PQexecParams(pg->conn, dry_sql, 2, NULL, params, NULL, NULL, 0);
+	res = pg_run_params(pg, dry_sql, 2, params);
 	free(blocks.p);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "count what a purge would delete");
@@ -555,7 +575,7 @@ int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dr
 			 struct ioacct_pgstore_purge_counts *counts)
 {
 	struct ioacct_pgstore_purge_counts rest = { 0 };
-	char sql[2048], cutoff[32];
+	char sql[4096], cutoff[32];
 	const char *params[1] = { cutoff };
 	int n, err;
 
@@ -572,13 +592,15 @@ int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dr
 		     "WITH " OLD_RUNS ","
 		     " s AS (SELECT count(*) AS n FROM series WHERE job IN (SELECT id FROM p)),"
 		     " m AS (DELETE FROM merged_jobs x USING r WHERE x.cluster = r.cluster"
-		     "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
+		     "  AND x.job_id = r.job_id AND x.restart = r.restart"
+		     "  AND x.run_start = r.run_start RETURNING 1),"
 		     " rep AS (DELETE FROM job_reports x USING r WHERE x.cluster = r.cluster"
-		     "  AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1),"
+		     "  AND x.job_id = r.job_id AND x.restart = r.restart"
+		     "  AND x.run_start = r.run_start RETURNING 1),"
 		     " d AS (DELETE FROM jobs j USING p WHERE j.id = p.id RETURNING 1)"
 		     " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM d), (SELECT n FROM s)"
 		     " FROM (SELECT count(*) FROM m) a, (SELECT count(*) FROM rep) b",
-		     "", PURGE_BATCH);
+		     OUTSIDE_OLD_MONTHS, PURGE_BATCH);
 	if (n < 0 || (size_t)n >= sizeof(sql))
 		return pg_error(pg, -EINVAL, "cluster store: purge statement too long");
 	err = batches(pg, sql, 1, params, false, "purge", progress, arg, &rest);
@@ -644,7 +666,8 @@ static int downsample_sql(char *sql, size_t len, bool dry_run)
 		   " w AS (UPDATE jobs j SET bin_width_ns = $2::bigint FROM p WHERE j.id = p.id"
 		   " AND p.bin_width_ns < $2::bigint AND $2::bigint %% p.bin_width_ns = 0 RETURNING 1),"
 		   " m AS (DELETE FROM merged_jobs x USING r WHERE x.cluster = r.cluster"
-		   " AND x.job_id = r.job_id AND x.restart = r.restart RETURNING 1)"
+		   " AND x.job_id = r.job_id AND x.restart = r.restart"
+		   " AND x.run_start = r.run_start RETURNING 1)"
 		   " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM w),"
 		   " (SELECT count(*) FROM up) FROM (SELECT count(*) FROM m) z");
 	if (b.failed) {

@@ -21,7 +21,7 @@
 	"j.id, j.cluster, j.job_id, j.node, j.source, j.uid, j.gid, j.\"user\", j.name,"  \
 	" j.workdir, j.array_job_id, j.array_task_id, j.start_ns, j.end_ns, j.state,"      \
 	" j.exit_code, j.probe_mode, j.bin_width_ns, j.dropped_events, j.dropped_bytes,"   \
-	" j.restart"
+	" j.restart, j.run_start, j.cmdline"
 
 /*
  * Per node (by_node), a job's row n (from 1, by node name) is keyed
@@ -54,6 +54,8 @@ static void job_from_row(const PGresult *res, int row, struct ioacct_job *j)
 	j->dropped_events = val_u64(res, row, 19);
 	j->dropped_bytes = val_u64(res, row, 20);
 	j->restart = (uint32_t)val_u64(res, row, 21);
+	j->run_start = val_i64(res, row, 22);
+	val_str(res, row, 23, j->cmdline, sizeof(j->cmdline));
 }
 
 static int child_query(struct ioacct_pgstore *pg, const char *sql, const char *ids,
@@ -61,7 +63,7 @@ static int child_query(struct ioacct_pgstore *pg, const char *sql, const char *i
 {
 	const char *params[1] = { ids };
 
-	c->res = PQexecParams(pg->conn, sql, 1, NULL, params, NULL, NULL, 0);
+	c->res = pg_run_params(pg, sql, 1, params);
 	if (PQresultStatus(c->res) != PGRES_TUPLES_OK)
 		return pg_conn_error(pg, c->res, what);
 	c->n = PQntuples(c->res);
@@ -80,20 +82,32 @@ static void children_free(struct children *c)
 }
 
 /*
- * The WHERE of the jobs selected: numbers inline, cluster names escaped.
- * restart >= 0: that run alone.
+ * Which runs a selection keeps (issue 36): a run is (cluster, job_id,
+ * restart, run_start). run_start not 0: that run exactly; else nth >= 0:
+ * the run nth earlier runs of the job id started before (a page of one);
+ * else every run (f->duplicates) or each job id's last.
  */
+struct run_pick {
+	int64_t nth;
+	uint32_t restart;
+	int64_t run_start;
+};
+
+/* The WHERE of the jobs selected: numbers inline, cluster names escaped. */
 static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
-		     int64_t restart, struct buf *b)
+		     const struct run_pick *pick, struct buf *b)
 {
 	pg_buf_add(b, " WHERE true");
-	if (restart >= 0)
-		pg_buf_add(b, " AND j.restart = %" PRId64, restart);
-	/* An earlier run of a requeued job gives way to its later ones, as in sacct without -D. */
-	else if (!f->duplicates)
+	if (pick->run_start)
+		pg_buf_add(b, " AND j.restart = %" PRIu32 " AND j.run_start = %" PRId64,
+			   pick->restart, pick->run_start);
+	/*
+	 * An earlier run of a job id (requeued, or the id used again) gives way
+	 * to its later ones, as sacct returns the most recent job of a number.
+	 */
+	else if (pick->nth < 0 && !f->duplicates)
 		pg_buf_add(b, " AND NOT EXISTS (SELECT 1 FROM jobs l WHERE l.cluster = j.cluster"
-			   " AND l.job_id = j.job_id AND l.restart > j.restart"
-			   " AND l.start_ns > j.start_ns)");
+			   " AND l.job_id = j.job_id AND l.run_start > j.run_start)");
 	if (f->running_here) {
 		char *owned, *lit = NULL;
 		const char *name = pg_text_param(f->running_here, &owned);
@@ -145,15 +159,16 @@ static int where_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter
 
 /*
  * The page's jobs (keys), then each with its nodes' rows, in key order. A
- * job is one run: the rows of the same cluster, job id and restart count.
+ * job is one run: the rows of the same cluster, job id, restart count and
+ * run_start.
  */
 static int page_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
-		    int64_t restart, struct buf *b)
+		    const struct run_pick *pick, struct buf *b)
 {
 	int ret;
 
 	pg_buf_add(b, "WITH sel AS (SELECT " JOB_SEL_COLS " FROM jobs j");
-	ret = where_sql(pg, f, restart, b);
+	ret = where_sql(pg, f, pick, b);
 	if (ret)
 		return ret;
 	/*
@@ -163,16 +178,22 @@ static int page_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter 
 	if (f->by_node)
 		pg_buf_add(b, "), g AS (SELECT id, min(id) OVER w * %d + row_number() OVER"
 			   " (w ORDER BY node, start_ns, id) AS key FROM sel"
-			   " WINDOW w AS (PARTITION BY cluster, job_id, restart)),"
+			   " WINDOW w AS (PARTITION BY cluster, job_id, restart, run_start)),"
 			   " k AS (SELECT id, key FROM g WHERE key > %" PRId64
 			   " ORDER BY key LIMIT %zu)"
 			   " SELECT k.key, sel.* FROM k JOIN sel ON sel.id = k.id ORDER BY k.key",
 			   NODE_RANKS, f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
+	else if (pick->nth >= 0)
+		pg_buf_add(b, "), k AS (SELECT min(id) AS key, cluster, job_id, restart, run_start"
+			   " FROM sel GROUP BY cluster, job_id, restart, run_start"
+			   " ORDER BY min(start_ns), 1 OFFSET %" PRId64 " LIMIT 1)"
+			   " SELECT k.key, sel.* FROM k JOIN sel USING (cluster, job_id, restart, run_start)"
+			   " ORDER BY k.key, sel.node, sel.start_ns", pick->nth);
 	else
-		pg_buf_add(b, "), k AS (SELECT min(id) AS key, cluster, job_id, restart FROM sel"
-			   " GROUP BY cluster, job_id, restart HAVING min(id) > %" PRId64
-			   " ORDER BY 1 LIMIT %zu)"
-			   " SELECT k.key, sel.* FROM k JOIN sel USING (cluster, job_id, restart)"
+		pg_buf_add(b, "), k AS (SELECT min(id) AS key, cluster, job_id, restart, run_start"
+			   " FROM sel GROUP BY cluster, job_id, restart, run_start HAVING min(id) > %"
+			   PRId64 " ORDER BY 1 LIMIT %zu)"
+			   " SELECT k.key, sel.* FROM k JOIN sel USING (cluster, job_id, restart, run_start)"
 			   " ORDER BY k.key, sel.node, sel.start_ns",
 			   f->after_key, f->limit ? f->limit : (size_t)INT64_MAX);
 	return b->failed ? pg_error(pg, -ENOMEM, "cluster store: out of memory") : 0;
@@ -222,8 +243,8 @@ static int page_children(struct ioacct_pgstore *pg, const struct member *m, size
 }
 
 static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
-		       int64_t restart, bool peaks, bool keep_series, ioacct_pgstore_job_fn fn,
-		       void *arg)
+		       const struct run_pick *pick, bool peaks, bool keep_series,
+		       ioacct_pgstore_job_fn fn, void *arg)
 {
 	struct page pc = { 0 };
 	struct buf b = { 0 }, ids = { 0 };
@@ -235,10 +256,10 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 	if (!ioacct_pgstore_connected(pg))
 		return pg_error(pg, -ENOTCONN, "cluster store: not connected");
 	pg->merged_missing = false;
-	ret = page_sql(pg, f, restart, &b);
+	ret = page_sql(pg, f, pick, &b);
 	if (ret)
 		goto out;
-	res = PQexec(pg->conn, b.p);
+	res = pg_run(pg, b.p);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		ret = pg_conn_error(pg, res, "select jobs");
 		goto out;
@@ -293,7 +314,9 @@ out:
 int ioacct_pgstore_jobs_select(struct ioacct_pgstore *pg, const struct ioacct_store_filter *f,
 			       bool peaks, ioacct_pgstore_job_fn fn, void *arg)
 {
-	return select_jobs(pg, f, -1, peaks, false, fn, arg);
+	const struct run_pick every = { .nth = -1 };
+
+	return select_jobs(pg, f, &every, peaks, false, fn, arg);
 }
 
 /* Keeps a copy of the job with the highest key (the newest cluster's, with -M none). */
@@ -334,8 +357,9 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 	return 0;
 }
 
-int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-			    uint32_t run, struct ioacct_jobdata **out)
+/* One run of job_id of cluster (NULL or "": any) whole, as pick says. */
+static int load_run(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+		    const struct run_pick *pick, struct ioacct_jobdata **out)
 {
 	const char *clusters[1] = { cluster };
 	struct ioacct_store_filter f = {
@@ -347,7 +371,7 @@ int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint
 	int ret;
 
 	*out = NULL;
-	ret = select_jobs(pg, &f, (int64_t)run - 1, false, true, keep_newest, out);
+	ret = select_jobs(pg, &f, pick, false, true, keep_newest, out);
 	if (ret == -ENOMEM)
 		pg_error(pg, ret, "cluster store: out of memory");
 	if (ret) {
@@ -368,6 +392,25 @@ int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint
 			pg_rollback_quiet(pg);
 	}
 	return 0;
+}
+
+int ioacct_pgstore_job_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    uint32_t run, struct ioacct_jobdata **out)
+{
+	const struct run_pick pick = { .nth = (int64_t)run - 1 };
+
+	return load_run(pg, cluster, job_id, &pick, out);
+}
+
+int ioacct_pgstore_run_load(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
+			    uint32_t restart, int64_t run_start, struct ioacct_jobdata **out)
+{
+	const struct run_pick pick = { .nth = -1, .restart = restart, .run_start = run_start };
+
+	*out = NULL;
+	if (!run_start)
+		return pg_error(pg, -EINVAL, "cluster store: no run named");
+	return load_run(pg, cluster, job_id, &pick, out);
 }
 
 #endif /* HAVE_LIBPQ */

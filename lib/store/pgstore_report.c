@@ -38,9 +38,10 @@ static bool raw_value(const PGresult *res, int row, int col, char *dst, size_t l
 int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_job *job,
 				const struct ioacct_report_spec *spec, uint32_t merge_timeout_s)
 {
-	char job_id[24], formats[16], uid[16], gid[16], timeout[16], start[24], restart[16];
+	char job_id[24], formats[16], uid[16], gid[16], timeout[16], start[24];
 	const char *params[13];
-	char *owned[4] = { 0 }, *path_raw = NULL, *copy_dir_raw = NULL;
+	char *owned[5] = { 0 }, *path_raw = NULL, *copy_dir_raw = NULL;
+	struct ioacct_job run = { 0 };
 	bool nomem = false;
 	PGresult *res;
 	int err = 0;
@@ -49,9 +50,10 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 	params[2] = pg_text_param(spec->nodes, &owned[1]);
 	params[3] = pg_text_param(spec->path, &owned[2]);
 	params[7] = pg_text_param(spec->copy_dir, &owned[3]);
+	params[12] = pg_text_param(job->node, &owned[4]);
 	path_raw = pg_raw_param(spec->path, &nomem);
 	copy_dir_raw = pg_raw_param(spec->copy_dir, &nomem);
-	if (!params[0] || !params[2] || !params[3] || !params[7] || nomem) {
+	if (!params[0] || !params[2] || !params[3] || !params[7] || !params[12] || nomem) {
 		err = pg_error(pg, -ENOMEM, "cluster store: out of memory");
 		goto out;
 	}
@@ -69,33 +71,38 @@ int ioacct_pgstore_report_offer(struct ioacct_pgstore *pg, const struct ioacct_j
 	params[9] = start;
 	params[10] = path_raw;
 	params[11] = copy_dir_raw;
-	snprintf(restart, sizeof(restart), "%" PRIu32, job->restart);
-	params[12] = restart;
 	/*
-	 * The first node's offer stands: its deadline counts from the first part.
-	 * A row of this run made before this node's part started is a job of
-	 * the same id before Slurm's ids started again: this one starts afresh.
+	 * The report is the run's that this node's part is in (this node's row:
+	 * $1, $2, $13, $10), given as the part went in. The first node's offer
+	 * stands: its deadline counts from the first part.
 	 */
 	res = pg_exec_prepared(pg, PG_STMT_report_offer,
-			   "INSERT INTO job_reports (cluster, job_id, expected, path, formats, uid, gid,"
-			   " copy_dir, merge_timeout_s, deadline, path_raw, copy_dir_raw, restart)"
-			   " VALUES ($1, $2, string_to_array($3, ','), $4, $5, $6, $7, $8, $9,"
-			   " now() + make_interval(secs => $9::integer), $11, $12, $13)"
-			   " ON CONFLICT (cluster, job_id, restart) DO UPDATE SET expected = EXCLUDED.expected,"
-			   " path = EXCLUDED.path, formats = EXCLUDED.formats, uid = EXCLUDED.uid,"
-			   " gid = EXCLUDED.gid, copy_dir = EXCLUDED.copy_dir,"
-			   " path_raw = EXCLUDED.path_raw, copy_dir_raw = EXCLUDED.copy_dir_raw,"
-			   " merge_timeout_s = EXCLUDED.merge_timeout_s, first_at = now(),"
-			   " deadline = EXCLUDED.deadline, written_at = NULL, written_by = NULL,"
-			   " missing = NULL"
-			   " WHERE job_reports.first_at < to_timestamp($10::bigint / 1e9)",
+			   "WITH p AS (SELECT restart, run_start FROM jobs WHERE cluster = $1"
+			   " AND job_id = $2 AND node = $13 AND start_ns = $10::bigint),"
+			   " i AS (INSERT INTO job_reports (cluster, job_id, expected, path, formats,"
+			   " uid, gid, copy_dir, merge_timeout_s, deadline, path_raw, copy_dir_raw,"
+			   " restart, run_start)"
+			   " SELECT $1, $2, string_to_array($3, ','), $4, $5, $6, $7, $8, $9,"
+			   " now() + make_interval(secs => $9::integer), $11, $12, p.restart,"
+			   " p.run_start FROM p ON CONFLICT (cluster, job_id, restart, run_start)"
+			   " DO NOTHING RETURNING 1)"
+			   " SELECT restart, run_start, (SELECT count(*) FROM i) FROM p",
 			   13, params);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		err = pg_conn_error(pg, res, "offer the merged report");
+	else if (PQntuples(res) != 1)
+		err = pg_error(pg, -ENOENT, "cluster store: job %" PRIu64 " has no part of node %s"
+			       " started at %" PRId64 " to offer its report for", job->job_id,
+			       job->node, job->start_ns);
+	if (!err) {
+		run = *job;
+		run.restart = (uint32_t)val_u64(res, 0, 0);
+		run.run_start = val_i64(res, 0, 1);
+	}
 	PQclear(res);
 	/* Its last part may have gone in before the report's row: merged now, once. */
 	if (!err)
-		err = pg_merged_offered(pg, job);
+		err = pg_merged_offered(pg, &run);
 out:
 	for (size_t i = 0; i < ARRAY_SIZE(owned); i++)
 		free(owned[i]);
@@ -109,8 +116,27 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 	pg_rollback_quiet(pg);
 }
 
-int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				uint32_t restart, bool skip_locked, struct ioacct_pgstore_report *rep,
+/* The run of this node's part: $1 cluster, $2 job id, $3 node, $4 its start. */
+#define PART_RUN_SQL                                                                        \
+	" JOIN jobs p ON p.cluster = r.cluster AND p.job_id = r.job_id"                      \
+	" AND p.restart = r.restart AND p.run_start = r.run_start"                          \
+	" WHERE p.cluster = $1 AND p.job_id = $2 AND p.node = $3 AND p.start_ns = $4::bigint"
+
+/* The part's key as text parameters: cluster and node (*owned to free), job id, start. */
+static int part_params(const struct ioacct_job *part, const char **params, char **owned,
+		       char *job_id, size_t jlen, char *start, size_t slen)
+{
+	params[0] = pg_text_param(part->cluster, &owned[0]);
+	params[2] = pg_text_param(part->node, &owned[1]);
+	snprintf(job_id, jlen, "%" PRIu64, part->job_id);
+	snprintf(start, slen, "%" PRId64, part->start_ns);
+	params[1] = job_id;
+	params[3] = start;
+	return params[0] && params[2] ? 0 : -ENOMEM;
+}
+
+int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const struct ioacct_job *part,
+				bool skip_locked, struct ioacct_pgstore_report *rep,
 				struct ioacct_jobdata **jd)
 {
 	/*
@@ -122,35 +148,36 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 		" array_to_string(r.expected, ','), r.written_at IS NOT NULL, now() >= r.deadline,"
 		" coalesce((SELECT string_agg(n, ',' ORDER BY n) FROM unnest(r.expected) n"
 		"  WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.cluster = r.cluster"
-		"  AND j.job_id = r.job_id AND j.restart = r.restart AND j.node = n"
-		"  AND j.end_ns IS NOT NULL)), ''),"
-		" r.merge_timeout_s, r.path_raw, r.copy_dir_raw"
-		" FROM job_reports r WHERE r.cluster = $1 AND r.job_id = $2 AND r.restart = $3"
-		" FOR UPDATE";
-	char job_id_s[24], restart_s[16], q[sizeof(sql) + 16];
-	const char *params[3] = { NULL, job_id_s, restart_s };
-	char *owned = NULL, missing[sizeof((*jd)->missing_nodes)];
-	uint32_t timeout = 0;
+		"  AND j.job_id = r.job_id AND j.restart = r.restart AND j.run_start = r.run_start"
+		"  AND j.node = n AND j.end_ns IS NOT NULL)), ''),"
+		" r.merge_timeout_s, r.path_raw, r.copy_dir_raw, r.restart, r.run_start"
+		" FROM job_reports r" PART_RUN_SQL " FOR UPDATE OF r";
+	char job_id_s[24], start_s[24], q[sizeof(sql) + 16];
+	const char *params[4];
+	char *owned[2] = { 0 }, missing[sizeof((*jd)->missing_nodes)];
+	uint32_t timeout = 0, restart = 0;
+	int64_t run_start = 0;
 	bool written = false, overdue = false;
 	PGresult *res;
 	int err;
 
 	*jd = NULL;
 	memset(rep, 0, sizeof(*rep));
-	snprintf(job_id_s, sizeof(job_id_s), "%" PRIu64, job_id);
-	snprintf(restart_s, sizeof(restart_s), "%" PRIu32, restart);
 	snprintf(q, sizeof(q), "%s%s", sql, skip_locked ? " SKIP LOCKED" : "");
-	params[0] = pg_text_param(cluster, &owned);
-	if (!params[0])
-		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
-	err = pg_exec(pg, "BEGIN", "begin a transaction");
+	err = part_params(part, params, owned, job_id_s, sizeof(job_id_s), start_s, sizeof(start_s));
+	if (!err)
+		err = pg_exec(pg, "BEGIN", "begin a transaction");
+	else
+		err = pg_error(pg, err, "cluster store: out of memory");
 	if (err) {
-		free(owned);
+		free(owned[0]);
+		free(owned[1]);
 		return err;
 	}
 	res = pg_exec_prepared(pg, skip_locked ? PG_STMT_report_claim_skip : PG_STMT_report_claim,
-			       q, 3, params);
-	free(owned);
+			       q, 4, params);
+	free(owned[0]);
+	free(owned[1]);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		err = pg_conn_error(pg, res, "lock the merged report");
 	} else if (PQntuples(res) != 1) {
@@ -170,6 +197,8 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 		/* The exact paths, where the text has U+FFFD for bytes that were not UTF-8. */
 		raw_value(res, 0, 10, rep->spec.path, sizeof(rep->spec.path));
 		raw_value(res, 0, 11, rep->spec.copy_dir, sizeof(rep->spec.copy_dir));
+		restart = (uint32_t)val_u64(res, 0, 12);
+		run_start = val_i64(res, 0, 13);
 	}
 	PQclear(res);
 	if (!err && written)
@@ -177,9 +206,10 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 	else if (!err && missing[0] && !overdue)
 		err = -EAGAIN;
 	if (!err) {
-		err = ioacct_pgstore_job_load(pg, cluster, job_id, restart + 1, jd);
+		err = ioacct_pgstore_run_load(pg, part->cluster, part->job_id, restart, run_start, jd);
 		if (err == -ENOENT)
-			pg_error(pg, err, "cluster store: job %" PRIu64 " has a report but no part", job_id);
+			pg_error(pg, err, "cluster store: job %" PRIu64 " has a report but no part",
+				 part->job_id);
 	}
 	if (err) {
 		pg_rollback_quiet(pg);
@@ -196,28 +226,29 @@ int ioacct_pgstore_report_claim(struct ioacct_pgstore *pg, const char *cluster, 
 	return 0;
 }
 
-int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const char *cluster, uint64_t job_id,
-				  uint32_t restart, const char *node, const char *missing)
+int ioacct_pgstore_report_written(struct ioacct_pgstore *pg, const struct ioacct_job *part,
+				  const char *missing)
 {
-	char job_id_s[24], restart_s[16], *owned[3] = { 0 };
-	const char *params[5] = { pg_text_param(cluster, &owned[0]), job_id_s,
-				  pg_text_param(node, &owned[1]),
-				  pg_text_param(missing, &owned[2]), restart_s };
+	char job_id_s[24], start_s[24], *owned[3] = { 0 };
+	const char *params[5];
 	PGresult *res;
 	int err = 0;
 
-	if (!params[0] || !params[2] || !params[3]) {
+	params[4] = pg_text_param(missing, &owned[2]);
+	if (part_params(part, params, owned, job_id_s, sizeof(job_id_s), start_s,
+			sizeof(start_s)) || !params[4]) {
 		for (size_t i = 0; i < ARRAY_SIZE(owned); i++)
 			free(owned[i]);
 		pg_rollback_quiet(pg);
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	}
-	snprintf(job_id_s, sizeof(job_id_s), "%" PRIu64, job_id);
-	snprintf(restart_s, sizeof(restart_s), "%" PRIu32, restart);
 	res = pg_exec_prepared(pg, PG_STMT_report_written,
-			   "UPDATE job_reports SET written_at = now(), written_by = $3,"
-			   " missing = CASE WHEN $4 = '' THEN NULL ELSE string_to_array($4, ',') END"
-			   " WHERE cluster = $1 AND job_id = $2 AND restart = $5",
+			   "UPDATE job_reports r SET written_at = now(), written_by = $3,"
+			   " missing = CASE WHEN $5 = '' THEN NULL ELSE string_to_array($5, ',') END"
+			   " FROM jobs p WHERE p.cluster = r.cluster AND p.job_id = r.job_id"
+			   " AND p.restart = r.restart AND p.run_start = r.run_start"
+			   " AND p.cluster = $1 AND p.job_id = $2 AND p.node = $3"
+			   " AND p.start_ns = $4::bigint",
 			   5, params);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		err = pg_conn_error(pg, res, "mark the merged report written");

@@ -61,7 +61,7 @@ int pg_copy_flush(struct ioacct_pgstore *pg, struct buf *b, bool force)
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	if (!force && b->len < COPY_CHUNK)
 		return 0;
-	if (b->len && PQputCopyData(pg->conn, b->p, (int)b->len) != 1)
+	if (b->len && pg_put_copy(pg, b->p, b->len))
 		return pg_conn_error(pg, NULL, "send rows");
 	b->len = 0;
 	return 0;
@@ -69,7 +69,7 @@ int pg_copy_flush(struct ioacct_pgstore *pg, struct buf *b, bool force)
 
 int pg_copy_begin(struct ioacct_pgstore *pg, const char *sql)
 {
-	PGresult *res = PQexec(pg->conn, sql);
+	PGresult *res = pg_run(pg, sql);
 	int err = 0;
 
 	if (PQresultStatus(res) != PGRES_COPY_IN)
@@ -84,12 +84,17 @@ int pg_copy_end(struct ioacct_pgstore *pg, struct buf *b, int err, const char *w
 
 	if (!err)
 		err = pg_copy_flush(pg, b, true);
-	if (PQputCopyEnd(pg->conn, err ? "ioacctd gave up" : NULL) != 1 && !err)
+	if (pg_put_copy_end(pg, err ? "ioacctd gave up" : NULL) && !err)
 		err = pg_conn_error(pg, NULL, what);
-	while ((res = PQgetResult(pg->conn))) {
-		if (!err && PQresultStatus(res) != PGRES_COMMAND_OK)
+	while ((res = pg_result(pg))) {
+		ExecStatusType st = PQresultStatus(res);
+
+		if (!err && st != PGRES_COMMAND_OK)
 			err = pg_conn_error(pg, res, what);
 		PQclear(res);
+		/* Still in the COPY: its end never went (the connection is gone). */
+		if (st == PGRES_COPY_IN)
+			break;
 	}
 	return err;
 }

@@ -227,12 +227,24 @@ static int store_select(void *src, const struct ioacct_store_filter *f, bool pea
 
 #define serve_error(...) ioacct_reply_error(__VA_ARGS__)
 
+static unsigned int page_ms = IOACCT_QUERY_PAGE_MS;
+
+void ioacct_query_page_ms_set(unsigned int ms)
+{
+	page_ms = ms;
+}
+
+unsigned int ioacct_query_page_ms(void)
+{
+	return page_ms;
+}
+
 void ioacct_query_serve_page_from(ioacct_query_select_fn select, void *src,
 				  const struct ioacct_req_select *req, uint32_t peer_uid,
 				  bool private_data, struct ioacct_reply *rep)
 {
 	struct page pg = { .rep = rep, .peaks = req->peaks != 0,
-			   .deadline_ns = ioacct_mono_ns() + IOACCT_QUERY_PAGE_MS * NSEC_PER_MSEC };
+			   .deadline_ns = ioacct_mono_ns() + page_ms * NSEC_PER_MSEC };
 	struct ioacct_store_filter f = {
 		.start_ns = req->start_ns,
 		.end_ns = req->end_ns,

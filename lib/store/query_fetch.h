@@ -30,6 +30,15 @@
 /* Steps, or mounts, per page: each is a few KiB of memory in the client. */
 #define IOACCT_QUERY_PAGE_ROWS 8192
 
+/*
+ * The time budget of the pages this process serves from now on, in ms
+ * (IOACCT_QUERY_PAGE_MS until then): ioacctd's query_page_time. Tests of the
+ * other budgets raise it, so that a loaded machine does not cut their pages.
+ */
+void ioacct_query_page_ms_set(unsigned int ms);
+/* The time budget in force, in ms. */
+unsigned int ioacct_query_page_ms(void);
+
 /* jd has no series; the job's peaks when they were asked for, none otherwise. */
 typedef int (*ioacct_query_fetch_fn)(const struct ioacct_jobdata *jd,
 				     const struct ioacct_qpeak *peaks, size_t npeaks, void *arg);

@@ -41,16 +41,26 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_TABLE_EXISTS] = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
 	[ST_JOB_INSERT] = "INSERT INTO jobs (cluster, job_id, node, source, uid, gid, user, name,"
 			  " workdir, array_job_id, array_task_id, start_ns, end_ns, state, exit_code,"
-			  " probe_mode, bin_width_ns, dropped_events, dropped_bytes, restart)"
+			  " probe_mode, bin_width_ns, dropped_events, dropped_bytes, restart, cmdline)"
 			  " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, NULL, 'RUNNING',"
-			  " ?13, ?14, ?15, ?16, ?17, ?18 WHERE NOT EXISTS (SELECT 1 FROM jobs"
+			  " ?13, ?14, ?15, ?16, ?17, ?18, ?19 WHERE NOT EXISTS (SELECT 1 FROM jobs"
 			  " WHERE cluster = ?1 AND job_id = ?2 AND state = 'RUNNING')",
 	[ST_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE key = ?1",
-	/* ?3: the run (restart count), or -1 for the newest. */
+	/*
+	 * A job id's runs (a node has one row per run, issue 36): the newest,
+	 * or (_NTH) the one ?3 earlier ones started before, oldest first.
+	 */
 	[ST_JOB_FIND] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
-			" AND (?3 < 0 OR restart = ?3) ORDER BY start_ns DESC, key DESC LIMIT 1",
+			" ORDER BY start_ns DESC, key DESC LIMIT 1",
 	[ST_JOB_FIND_ANY] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1"
-			    " AND (?3 < 0 OR restart = ?3) ORDER BY start_ns DESC, key DESC LIMIT 1",
+			    " ORDER BY start_ns DESC, key DESC LIMIT 1",
+	[ST_JOB_FIND_NTH] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
+			    " ORDER BY start_ns, key LIMIT 1 OFFSET ?3",
+	[ST_JOB_FIND_NTH_ANY] = "SELECT " JOB_COLS " FROM jobs WHERE job_id = ?1"
+				" ORDER BY start_ns, key LIMIT 1 OFFSET ?3",
+	/* A run named exactly: this node's part of it started at its run_start. */
+	[ST_JOB_FIND_EXACT] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
+			      " AND restart = ?3 AND start_ns = ?4 ORDER BY key DESC LIMIT 1",
 	[ST_JOB_FIND_RUNNING] = "SELECT " JOB_COLS " FROM jobs WHERE cluster = ?2 AND job_id = ?1"
 				" AND state = 'RUNNING' ORDER BY key DESC LIMIT 1",
 	/* A signed MAX() is right: Slurm's job ids are 32-bit and iorun counts from them. */
@@ -107,21 +117,23 @@ static const char *const stmt_sql[ST_COUNT] = {
 			" VALUES (?1, ?2, ?3, ?4, ?5)",
 	[ST_SPEC_GET] = "SELECT path, formats, nodes, copy_dir FROM report_specs WHERE job_key = ?1",
 	[ST_SPEC_NEXT] = "SELECT job_key FROM report_specs WHERE job_key > ?1 ORDER BY job_key LIMIT 1",
-	[ST_FILE_PUT] = "REPLACE INTO files (job_key, step_id, rank, mnt_id, dev, ino, path, " FILE_COLS ")"
+	[ST_FILE_PUT] = "REPLACE INTO files (job_key, step_id, rank, mnt_id, dev, ino, gen, path, "
+			FILE_COLS ")"
 			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 			" ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
-			" ?31, ?32)",
+			" ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42)",
 	[ST_MPIIO_PUT] = "REPLACE INTO mpiio_files (job_key, step_id, rank, pid, path, " MPIIO_COLS ")"
 			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 			 " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
-	[ST_LOAD_FILES] = "SELECT step_id, rank, mnt_id, dev, ino, path, " FILE_COLS " FROM files"
+	[ST_LOAD_FILES] = "SELECT step_id, rank, mnt_id, dev, ino, gen, path, " FILE_COLS " FROM files"
 			  " WHERE job_key = ?1"
-			  " ORDER BY bytes_read + bytes_written DESC, step_id, rank, mnt_id, dev, ino",
+			  " ORDER BY bytes_read + bytes_written DESC, step_id, rank, mnt_id, dev, ino,"
+			  " gen",
 	/* ioacctd's pages of them: by key, which a page's cursor stays valid in. */
-	[ST_LOAD_FILES_PAGE] = "SELECT step_id, rank, mnt_id, dev, ino, path, " FILE_COLS " FROM files"
-			       " WHERE job_key = ?1 AND (?2 IS NULL OR"
-			       " (step_id, rank, mnt_id, dev, ino) > (?2, ?3, ?4, ?5, ?6))"
-			       " ORDER BY step_id, rank, mnt_id, dev, ino LIMIT ?7",
+	[ST_LOAD_FILES_PAGE] = "SELECT step_id, rank, mnt_id, dev, ino, gen, path, " FILE_COLS
+			       " FROM files WHERE job_key = ?1 AND (?2 IS NULL OR"
+			       " (step_id, rank, mnt_id, dev, ino, gen) > (?2, ?3, ?4, ?5, ?6, ?8))"
+			       " ORDER BY step_id, rank, mnt_id, dev, ino, gen LIMIT ?7",
 	/* MPI-IO records by key, in pages (every one: no cursor, no limit). */
 	[ST_LOAD_MPIIO_PAGE] = "SELECT step_id, rank, pid, path, " MPIIO_COLS " FROM mpiio_files"
 			       " WHERE job_key = ?1 AND (?2 IS NULL OR"

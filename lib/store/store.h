@@ -18,9 +18,11 @@
  *   watches  the daemon's registry of watched cgroups (survives restarts)
  *   export_queue  finished jobs not yet committed to the cluster store
  *   report_specs  a finished job's merged report until it is written (schema 6)
- *   files    (job_key, step_id, rank, mnt_id, dev, ino) -> path and Darshan's POSIX
+ *   files    (job_key, step_id, rank, mnt_id, dev, ino, gen) -> path and Darshan's POSIX
  *            counters of one file (schema 8; issue 26); its page-cache and
- *            mmap views' bytes, mmap_bytes and cache_miss_bytes (schema 13); its seeks (schema 14)
+ *            mmap views' bytes, mmap_bytes and cache_miss_bytes (schema 13); its seeks (schema 14);
+ *            gen, the inode's life, in the key, rw_switches and access1..4(_count),
+ *            Darshan's most common access sizes (schema 15; issues 36, 38)
  * Retention (schema 9, retain.h): jobs.orig_bin_width_ns, the width a
  * downsampled job's series were recorded at (NULL: never downsampled).
  */
@@ -30,10 +32,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 14
+#define IOACCT_STORE_SCHEMA_VERSION 16
 
 struct ioacct_store;
 
@@ -170,12 +173,26 @@ int ioacct_store_report_spec_done(struct ioacct_store *st, int64_t job_key);
 /* ---- reader side (tools) ---- */
 
 int ioacct_store_job_get(struct ioacct_store *st, int64_t job_key, struct ioacct_job *job);
-/* The newest job with this id on this cluster (any cluster when NULL); -ENOENT. */
+/*
+ * The newest run of this job id on this cluster (any cluster when NULL);
+ * -ENOENT. A node's store has one row per run: a job id used again (a
+ * requeue, Slurm's ids started again, iorun --job-id) is a row of its own.
+ */
 int ioacct_store_job_find(struct ioacct_store *st, const char *cluster, uint64_t job_id,
 			  struct ioacct_job *job);
-/* The same, of one run (restart: Slurm's restart count; -1: the newest run). */
+/*
+ * The same, of one run: nth earlier runs of the id started before it (0:
+ * the first; for a requeued job whose id was never used again, its restart
+ * count); nth < 0: the newest.
+ */
 int ioacct_store_job_find_run(struct ioacct_store *st, const char *cluster, uint64_t job_id,
-			      int64_t restart, struct ioacct_job *job);
+			      int64_t nth, struct ioacct_job *job);
+/*
+ * The run (cluster, job_id, restart, run_start) exactly, as a job row named
+ * it (struct ioacct_job: here, its part started at run_start); -ENOENT.
+ */
+int ioacct_store_job_find_exact(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+				uint32_t restart, int64_t run_start, struct ioacct_job *job);
 /*
  * Loads a whole job. For a finished job totals come from the totals table;
  * for a running one they are summed from the series. *out malloc'd,
@@ -205,8 +222,9 @@ struct ioacct_store_filter {
 	bool by_node;               /* one job per node, not summed over them */
 	bool local;                 /* this node's store, not the cluster's */
 	/*
-	 * Every run of a requeued job (sacct -D). Without it a run is left out
-	 * when the same job has a later one (higher restart count, later start).
+	 * Every run of a job id (sacct -D): its requeues and its uses again.
+	 * Without it a run is left out when the same job id (and cluster) has
+	 * a later run, as sacct returns the most recent job of a number.
 	 */
 	bool duplicates;
 	/*
@@ -261,8 +279,21 @@ int ioacct_store_job_mpiio_page(struct ioacct_store *st, int64_t job_key,
 				struct ioacct_mpiio **out, size_t *n);
 /*
  * private_data: the database and its -wal and -shm files become readable by
- * root alone (0600), or by everyone again (0644). For the daemon, at start.
+ * their owner (ioacctd's account) and root alone (0600), or by everyone
+ * again (0644). For the daemon, at start.
  */
 int ioacct_store_set_private(struct ioacct_store *st, bool private_data);
+/*
+ * The database and its -wal and -shm files given to uid:gid (symbolic
+ * links never followed). For the daemon, at start, before it gives up
+ * root's rights for its own account (ioacct.conf's user).
+ */
+int ioacct_store_chown(struct ioacct_store *st, uid_t uid, gid_t gid);
+/*
+ * The account ioacctd runs as (ioacct.conf's user): the path checks of a
+ * writer trust its directories and files as they trust root's. Process-wide;
+ * set once, before the first open.
+ */
+void ioacct_store_set_owner(uid_t uid);
 
 #endif /* IOACCT_STORE_H */

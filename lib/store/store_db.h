@@ -31,15 +31,17 @@
 #define JOB_COLS                                                                      \
 	"key, cluster, job_id, node, source, uid, gid, user, name, workdir, "        \
 	"array_job_id, array_task_id, start_ns, end_ns, state, exit_code, probe_mode, " \
-	"bin_width_ns, dropped_events, dropped_bytes, restart, orig_bin_width_ns"
+	"bin_width_ns, dropped_events, dropped_bytes, restart, orig_bin_width_ns, cmdline"
 
 /* The counter columns of files, in the order of struct ioacct_file (store_jobs.c). */
 #define FILE_COLS                                                                     \
 	"opens, reads, writes, stats, fsyncs, bytes_read, bytes_written, read_ns, "   \
 	"write_ns, meta_ns, max_byte_read, max_byte_written, seq_reads, seq_writes, " \
 	"consec_reads, consec_writes, first_read_ns, last_read_ns, first_write_ns, "  \
-	"last_write_ns, size_read, size_written, mmap_bytes, cache_miss_bytes, seeks"
-#define FILE_NR_COLS 25
+	"last_write_ns, size_read, size_written, mmap_bytes, cache_miss_bytes, seeks, " \
+	"rw_switches, access1, access2, access3, access4, access1_count, "           \
+	"access2_count, access3_count, access4_count"
+#define FILE_NR_COLS 34
 
 /* The counter columns of mpiio_files, in IOACCT_MPIIO_COUNTERS order (store_jobs.c). */
 #define MPIIO_COL(name) #name ", "
@@ -71,6 +73,9 @@ enum stmt_id {
 	ST_JOB_GET,
 	ST_JOB_FIND,
 	ST_JOB_FIND_ANY,
+	ST_JOB_FIND_NTH,
+	ST_JOB_FIND_NTH_ANY,
+	ST_JOB_FIND_EXACT,
 	ST_JOB_FIND_RUNNING,
 	ST_JOB_MAX_ID,
 	ST_JOB_ADD_DROPPED,

@@ -41,6 +41,9 @@ void store_read_job(sqlite3_stmt *s, struct ioacct_job *j)
 	j->dropped_bytes = col_u64(s, 19);
 	j->restart = (uint32_t)col_u64(s, 20);
 	j->orig_bin_width_ns = col_u64(s, 21); /* NULL reads as 0: never downsampled */
+	/* A node holds one part of a run: its start names it. */
+	j->run_start = j->start_ns;
+	col_str(s, 22, j->cmdline, sizeof(j->cmdline));
 }
 
 /* Runs a bound job query; -ENOENT without a message when no row matches. */
@@ -78,7 +81,7 @@ int ioacct_store_job_insert(struct ioacct_store *st, struct ioacct_job *job)
 		bind_i64(s, 12, job->start_ns) || sqlite3_bind_int(s, 13, job->exit_code) ||
 		BIND_BUF(s, 14, job->probe_mode) || bind_u64(s, 15, job->bin_width_ns) ||
 		bind_u64(s, 16, job->dropped_events) || bind_u64(s, 17, job->dropped_bytes) ||
-		bind_u64(s, 18, job->restart);
+		bind_u64(s, 18, job->restart) || BIND_BUF(s, 19, job->cmdline);
 	err = store_stmt_run(st, s, bound, "insert job %.*s/%" PRIu64, (int)sizeof(job->cluster),
 			     job->cluster, job->job_id);
 	if (err)
@@ -239,26 +242,49 @@ int ioacct_store_job_get(struct ioacct_store *st, int64_t job_key, struct ioacct
 }
 
 int ioacct_store_job_find_run(struct ioacct_store *st, const char *cluster, uint64_t job_id,
-			      int64_t restart, struct ioacct_job *job)
+			      int64_t nth, struct ioacct_job *job)
 {
 	sqlite3_stmt *s = NULL;
 	char run[32] = "";
 	int err;
 
-	err = store_stmt_get(st, cluster ? ST_JOB_FIND : ST_JOB_FIND_ANY, &s);
+	if (nth < 0)
+		err = store_stmt_get(st, cluster ? ST_JOB_FIND : ST_JOB_FIND_ANY, &s);
+	else
+		err = store_stmt_get(st, cluster ? ST_JOB_FIND_NTH : ST_JOB_FIND_NTH_ANY, &s);
 	if (err)
 		return err;
 	err = job_fetch(st, s,
 			bind_u64(s, 1, job_id) ||
 				(cluster && sqlite3_bind_text(s, 2, cluster, -1, SQLITE_STATIC)) ||
-				bind_i64(s, 3, restart < 0 ? -1 : restart),
+				(nth >= 0 && bind_i64(s, 3, nth)),
 			job);
 	if (err == -ENOENT) {
-		if (restart >= 0)
-			snprintf(run, sizeof(run), " run %" PRId64, restart);
+		if (nth >= 0)
+			snprintf(run, sizeof(run), " run %" PRId64, nth);
 		store_error(st, err, "no job %" PRIu64 "%s%s%s", job_id, run,
 			    cluster ? " on cluster " : "", cluster ? cluster : "");
 	}
+	return err;
+}
+
+int ioacct_store_job_find_exact(struct ioacct_store *st, const char *cluster, uint64_t job_id,
+				uint32_t restart, int64_t run_start, struct ioacct_job *job)
+{
+	sqlite3_stmt *s = NULL;
+	int err;
+
+	err = store_stmt_get(st, ST_JOB_FIND_EXACT, &s);
+	if (err)
+		return err;
+	err = job_fetch(st, s,
+			bind_u64(s, 1, job_id) ||
+				sqlite3_bind_text(s, 2, cluster, -1, SQLITE_STATIC) ||
+				bind_u64(s, 3, restart) || bind_i64(s, 4, run_start),
+			job);
+	if (err == -ENOENT)
+		store_error(st, err, "no run of job %" PRIu64 " on cluster %s started at %" PRId64,
+			    job_id, cluster, run_start);
 	return err;
 }
 
@@ -361,7 +387,11 @@ int ioacct_store_watch_delete(struct ioacct_store *st, int64_t job_key, uint32_t
 	  (int64_t)(f)->seq_writes, (int64_t)(f)->consec_reads, (int64_t)(f)->consec_writes, \
 	  (f)->first_read_ns, (f)->last_read_ns, (f)->first_write_ns, (f)->last_write_ns }
 /* The columns after the size bins. */
-#define FILE_VIEW_U64S(f) { (f)->mmap_bytes, (f)->cache_miss_bytes, (f)->seeks }
+#define FILE_VIEW_U64S(f)                                                                 \
+	{ (f)->mmap_bytes, (f)->cache_miss_bytes, (f)->seeks, (f)->rw_switches,              \
+	  (f)->access[0], (f)->access[1], (f)->access[2], (f)->access[3],                    \
+	  (f)->access_count[0], (f)->access_count[1], (f)->access_count[2],                  \
+	  (f)->access_count[3] }
 
 /* The access-size bins as text, "n0,n1,...,n9": two columns, not twenty. */
 static void file_bins(const uint64_t *b, char *buf, size_t len)
@@ -407,7 +437,7 @@ int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct
 	file_bins(f->size_written, wb, sizeof(wb));
 	bound = bind_i64(s, i++, job_key) || bind_u64(s, i++, f->step_id) ||
 		bind_i64(s, i++, f->rank) || bind_u64(s, i++, f->mnt_id) || bind_u64(s, i++, f->dev) ||
-		bind_u64(s, i++, f->ino) || BIND_BUF(s, i++, f->path);
+		bind_u64(s, i++, f->ino) || bind_u64(s, i++, f->gen) || BIND_BUF(s, i++, f->path);
 	for (size_t k = 0; k < ARRAY_SIZE(u) && !bound; k++)
 		bound = bind_u64(s, i++, u[k]);
 	for (size_t k = 0; k < ARRAY_SIZE(v) && !bound; k++)
@@ -501,14 +531,19 @@ static int row_file(sqlite3_stmt *s, void *elem)
 			 (int64_t *)&f->seq_writes, (int64_t *)&f->consec_reads,
 			 (int64_t *)&f->consec_writes, &f->first_read_ns, &f->last_read_ns,
 			 &f->first_write_ns, &f->last_write_ns };
-	int c = 6;
+	uint64_t *x[] = { &f->mmap_bytes, &f->cache_miss_bytes, &f->seeks, &f->rw_switches,
+			  &f->access[0], &f->access[1], &f->access[2], &f->access[3],
+			  &f->access_count[0], &f->access_count[1], &f->access_count[2],
+			  &f->access_count[3] };
+	int c = 7;
 
 	f->step_id = (uint32_t)col_u64(s, 0);
 	f->rank = (int32_t)sqlite3_column_int64(s, 1);
 	f->mnt_id = (uint32_t)col_u64(s, 2);
 	f->dev = (uint32_t)col_u64(s, 3);
 	f->ino = col_u64(s, 4);
-	col_str(s, 5, f->path, sizeof(f->path));
+	f->gen = (uint32_t)col_u64(s, 5);
+	col_str(s, 6, f->path, sizeof(f->path));
 	for (size_t k = 0; k < ARRAY_SIZE(u); k++)
 		*u[k] = col_u64(s, c++);
 	for (size_t k = 0; k < ARRAY_SIZE(v); k++)
@@ -516,9 +551,9 @@ static int row_file(sqlite3_stmt *s, void *elem)
 	if (file_bins_parse((const char *)sqlite3_column_text(s, c), f->size_read) ||
 	    file_bins_parse((const char *)sqlite3_column_text(s, c + 1), f->size_written))
 		return -EIO;
-	f->mmap_bytes = col_u64(s, c + 2);
-	f->cache_miss_bytes = col_u64(s, c + 3);
-	f->seeks = col_u64(s, c + 4);
+	c += 2;
+	for (size_t k = 0; k < ARRAY_SIZE(x); k++)
+		*x[k] = col_u64(s, c++);
 	return 0;
 }
 
@@ -797,7 +832,7 @@ int ioacct_store_job_files_page(struct ioacct_store *st, int64_t job_key,
 		return err;
 	if ((after && (bind_i64(s, 2, after->step_id) || bind_i64(s, 3, after->rank) ||
 		       bind_i64(s, 4, after->mnt_id) || bind_i64(s, 5, after->dev) ||
-		       bind_i64(s, 6, (int64_t)after->ino))) ||
+		       bind_i64(s, 6, (int64_t)after->ino) || bind_i64(s, 8, after->gen))) ||
 	    bind_i64(s, 7, limit > INT64_MAX ? INT64_MAX : (int64_t)limit)) {
 		err = store_sql_error(st, sqlite3_errcode(st->db), "read files");
 		stmt_done(s);

@@ -124,6 +124,61 @@
 	"ALTER TABLE jobs ADD COLUMN orig_bin_width_ns INTEGER;"                        \
 	"CREATE INDEX jobs_end ON jobs (end_ns) WHERE end_ns IS NOT NULL;"
 
+/*
+ * 15 (issue 38): the job's command line, Darshan's exe; "" for jobs stored
+ * before it was kept.
+ */
+#define MIGRATION_CMDLINE "ALTER TABLE jobs ADD COLUMN cmdline TEXT NOT NULL DEFAULT '';"
+
+/*
+ * 16: a file's record is one life of its inode (issue 36): the inode's
+ * generation (or birth) joins the key, so that a file given a freed inode
+ * number keeps a row of its own; and Darshan's read/write switches and
+ * most common access sizes (issue 38). The key of a table cannot change in
+ * place: the rows move to a table of the new key, their gen 0 (one life
+ * each, as they were counted), the new counters 0.
+ */
+#define MIGRATION_FILE_LIVES                                                            \
+	"CREATE TABLE files_v16 ("                                                      \
+	" job_key INTEGER NOT NULL REFERENCES jobs(key) ON DELETE CASCADE,"             \
+	" step_id INTEGER NOT NULL,"                                                    \
+	" rank INTEGER NOT NULL,"                                                       \
+	" mnt_id INTEGER NOT NULL,"                                                     \
+	" dev INTEGER NOT NULL,"                                                        \
+	" ino INTEGER NOT NULL,"                                                        \
+	" gen INTEGER NOT NULL DEFAULT 0,"                                              \
+	" path TEXT NOT NULL,"                                                          \
+	" opens INTEGER NOT NULL, reads INTEGER NOT NULL, writes INTEGER NOT NULL,"     \
+	" stats INTEGER NOT NULL, fsyncs INTEGER NOT NULL,"                             \
+	" bytes_read INTEGER NOT NULL, bytes_written INTEGER NOT NULL,"                 \
+	" read_ns INTEGER NOT NULL, write_ns INTEGER NOT NULL, meta_ns INTEGER NOT NULL," \
+	" max_byte_read INTEGER NOT NULL, max_byte_written INTEGER NOT NULL,"           \
+	" seq_reads INTEGER NOT NULL, seq_writes INTEGER NOT NULL,"                     \
+	" consec_reads INTEGER NOT NULL, consec_writes INTEGER NOT NULL,"               \
+	" first_read_ns INTEGER NOT NULL, last_read_ns INTEGER NOT NULL,"               \
+	" first_write_ns INTEGER NOT NULL, last_write_ns INTEGER NOT NULL,"             \
+	" size_read TEXT NOT NULL, size_written TEXT NOT NULL,"                         \
+	" mmap_bytes INTEGER NOT NULL DEFAULT 0, cache_miss_bytes INTEGER NOT NULL DEFAULT 0," \
+	" seeks INTEGER NOT NULL DEFAULT 0,"                                            \
+	" rw_switches INTEGER NOT NULL DEFAULT 0,"                                      \
+	" access1 INTEGER NOT NULL DEFAULT 0, access2 INTEGER NOT NULL DEFAULT 0,"      \
+	" access3 INTEGER NOT NULL DEFAULT 0, access4 INTEGER NOT NULL DEFAULT 0,"      \
+	" access1_count INTEGER NOT NULL DEFAULT 0, access2_count INTEGER NOT NULL DEFAULT 0," \
+	" access3_count INTEGER NOT NULL DEFAULT 0, access4_count INTEGER NOT NULL DEFAULT 0," \
+	" PRIMARY KEY (job_key, step_id, rank, mnt_id, dev, ino, gen));"                \
+	"INSERT INTO files_v16 (job_key, step_id, rank, mnt_id, dev, ino, path, opens, reads," \
+	" writes, stats, fsyncs, bytes_read, bytes_written, read_ns, write_ns, meta_ns,"  \
+	" max_byte_read, max_byte_written, seq_reads, seq_writes, consec_reads,"        \
+	" consec_writes, first_read_ns, last_read_ns, first_write_ns, last_write_ns,"   \
+	" size_read, size_written, mmap_bytes, cache_miss_bytes, seeks)"                \
+	" SELECT job_key, step_id, rank, mnt_id, dev, ino, path, opens, reads, writes,"  \
+	" stats, fsyncs, bytes_read, bytes_written, read_ns, write_ns, meta_ns,"         \
+	" max_byte_read, max_byte_written, seq_reads, seq_writes, consec_reads,"        \
+	" consec_writes, first_read_ns, last_read_ns, first_write_ns, last_write_ns,"   \
+	" size_read, size_written, mmap_bytes, cache_miss_bytes, seeks FROM files;"     \
+	"DROP TABLE files;"                                                             \
+	"ALTER TABLE files_v16 RENAME TO files;"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -245,6 +300,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE files ADD COLUMN cache_miss_bytes INTEGER NOT NULL DEFAULT 0;",
 	/* 14: a file's seeks (lseek calls, issue 26). Rows of older jobs read 0. */
 	"ALTER TABLE files ADD COLUMN seeks INTEGER NOT NULL DEFAULT 0;",
+	MIGRATION_CMDLINE,
+	MIGRATION_FILE_LIVES,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -350,6 +407,20 @@ static int create_file(struct ioacct_store *st, const char *path)
 	return err;
 }
 
+/* The account ioacctd runs as once started (ioacct_store_set_owner); 0: root alone. */
+static uid_t owner_uid;
+
+void ioacct_store_set_owner(uid_t uid)
+{
+	owner_uid = uid;
+}
+
+/* Root, this process's own user and ioacctd's account may hold the store's path. */
+static bool trusted(uid_t uid)
+{
+	return uid == 0 || uid == geteuid() || uid == owner_uid;
+}
+
 /*
  * May the daemon trust directory `dir` (lstat'ed as `d`) with its entry
  * `name` (lstat'ed as `e`, or NULL when absent)? Nobody else may be able to
@@ -359,16 +430,15 @@ static int create_file(struct ioacct_store *st, const char *path)
 static int check_entry(struct ioacct_store *st, const char *dir, const struct stat *d,
 		       const char *name, const struct stat *e)
 {
-	uid_t me = geteuid();
 	bool others_write = (d->st_mode & S_IWOTH) || ((d->st_mode & S_IWGRP) && d->st_gid != 0);
 
-	if (d->st_uid != 0 && d->st_uid != me)
+	if (!trusted(d->st_uid))
 		return store_error(st, -EPERM,
 				   "refusing database path: directory %s belongs to uid %u, who could replace %s: keep db in a directory of root's such as /var/lib/ioacct",
 				   dir, (unsigned int)d->st_uid, name);
 	if (!others_write)
 		return 0;
-	if ((d->st_mode & S_ISVTX) && (!e || e->st_uid == 0 || e->st_uid == me))
+	if ((d->st_mode & S_ISVTX) && (!e || trusted(e->st_uid)))
 		return 0;
 	return store_error(st, -EPERM,
 			   "refusing database path: directory %s is writable by others (mode %04o)%s, so %s could be replaced: keep db in a directory only root can write, such as /var/lib/ioacct",
@@ -422,7 +492,7 @@ static int check_dirs(struct ioacct_store *st, const char *path, int depth)
 		if (err)
 			return err;
 		if (S_ISLNK(e.st_mode)) {
-			if (e.st_uid != 0 && e.st_uid != geteuid())
+			if (!trusted(e.st_uid))
 				return store_error(st, -EPERM,
 						   "refusing database path: %s is a symbolic link of uid %u",
 						   cur, (unsigned int)e.st_uid);
@@ -902,6 +972,28 @@ int ioacct_store_set_private(struct ioacct_store *st, bool private_data)
 			err = -errno;
 			return store_error(st, err, "cannot set the mode of %s to %04o: %s", path,
 					   (unsigned int)mode, strerror(-err));
+		}
+	}
+	return 0;
+}
+
+int ioacct_store_chown(struct ioacct_store *st, uid_t uid, gid_t gid)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	const char *db = sqlite3_db_filename(st->db, "main");
+	char path[PATH_MAX];
+	int err;
+
+	if (!db || !*db)
+		return store_error(st, -EINVAL, "give the database away: it has no file");
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		if (snprintf(path, sizeof(path), "%s%s", db, suffixes[i]) >= (int)sizeof(path))
+			return store_error(st, -ENAMETOOLONG, "database path too long: %s", db);
+		/* Checked at open: no link, nobody else's; never followed all the same. */
+		if (fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW) && errno != ENOENT) {
+			err = -errno;
+			return store_error(st, err, "cannot give %s to uid %u: %s", path,
+					   (unsigned int)uid, strerror(-err));
 		}
 	}
 	return 0;

@@ -71,11 +71,14 @@ static void sql_common(struct sql_buf *b, const struct ioacct_store_filter *f)
 	sql_in(b, "job_id", f->njob_ids, &next);
 	sql_in(b, "uid", f->nuids, &next);
 	sql_in(b, "cluster", f->nclusters, &next);
-	/* An earlier run of a requeued job gives way to its later ones, as in sacct without -D. */
+	/*
+	 * An earlier run of a job id (requeued, or the id used again) gives way
+	 * to its later ones, as in sacct without -D: a row here is a run.
+	 */
 	if (!f->duplicates)
 		sql_add(b, " AND NOT EXISTS (SELECT 1 FROM jobs l WHERE l.cluster = jobs.cluster"
-			   " AND l.job_id = jobs.job_id AND l.restart > jobs.restart"
-			   " AND l.start_ns > jobs.start_ns)");
+			   " AND l.job_id = jobs.job_id AND (l.start_ns > jobs.start_ns"
+			   " OR (l.start_ns = jobs.start_ns AND l.key > jobs.key)))");
 }
 
 /*

@@ -1,235 +1,215 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * A minimal HTTP/1.1 client for iotrace --otlp: one POST per connection
- * (Connection: close) to http://HOST[:PORT]/PATH, the status line read
- * back, everything within a deadline. No TLS, no redirects, no proxies: a
- * collector on the node or the local network (otlp.h).
+ * The OTLP/HTTP client of iotrace --otlp and ioacctd's spans, on libcurl:
+ * http:// and https:// (the peer's certificate and name checked, against
+ * the system's CAs or the site's file), one connection kept between POSTs,
+ * the proxy the environment names (http_proxy, https_proxy, no_proxy), no
+ * redirects, every POST within a deadline. The status is the caller's to
+ * judge (otlp.c retries what the server says may pass).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <stdbool.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
 
 #include "otlp.h"
-#include "util.h"
 
-int ioacct_http_url_parse(const char *url, const char *default_path, struct ioacct_http_url *u,
-			  char *err, size_t errlen)
+struct ioacct_http {
+	CURL *curl;
+	struct curl_slist *headers;
+	int64_t retry_after_ms;     /* the last answer's Retry-After; -1: none */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_ret;
+
+/* Once per process, before the first handle: curl_global_init() is not for two threads at once. */
+static void global_init(void)
 {
-	const char *h, *end, *colon, *slash;
-	size_t hlen;
+	global_ret = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
-	memset(u, 0, sizeof(*u));
-	if (!strncmp(url, "https://", 8)) {
-		snprintf(err, errlen, "'%s': https is not supported (use the collector's http "
-			 "endpoint, e.g. http://localhost:4318)", url);
-		return -EINVAL;
-	}
-	if (strncmp(url, "http://", 7)) {
-		snprintf(err, errlen, "'%s' is not an http:// URL", url);
-		return -EINVAL;
-	}
-	h = url + 7;
-	slash = strchr(h, '/');
-	end = slash ? slash : h + strlen(h);
-	if (*h == '[') { /* [IPv6]:port */
-		const char *rb = memchr(h, ']', (size_t)(end - h));
+/*
+ * Retry-After, in seconds or as an HTTP date (RFC 9110 10.2.3), read here:
+ * CURLINFO_RETRY_AFTER needs libcurl 7.66, and RHEL 8 has 7.61.
+ */
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+	static const char name[] = "retry-after:";
+	struct ioacct_http *h = arg;
+	size_t len = size * n;
+	char v[64];
 
-		if (!rb) {
-			snprintf(err, errlen, "'%s': no ']' after the IPv6 address", url);
-			return -EINVAL;
-		}
-		colon = rb[1] == ':' ? rb + 1 : NULL;
-		hlen = (size_t)(rb - h - 1);
-		h++;
+	if (len <= sizeof(name) - 1 || strncasecmp(p, name, sizeof(name) - 1))
+		return len;
+	snprintf(v, sizeof(v), "%.*s", (int)(len - (sizeof(name) - 1)), p + sizeof(name) - 1);
+	v[strcspn(v, "\r\n")] = '\0';
+	if (v[strspn(v, " \t")] >= '0' && v[strspn(v, " \t")] <= '9') {
+		char *end;
+		long long s = strtoll(v, &end, 10);
+
+		if (s >= 0 && *(end + strspn(end, " \t")) == '\0')
+			h->retry_after_ms = s > INT64_MAX / 1000 ? INT64_MAX : s * 1000;
 	} else {
-		colon = memchr(h, ':', (size_t)(end - h));
-		hlen = (size_t)((colon ? colon : end) - h);
-	}
-	if (!hlen || hlen >= sizeof(u->host)) {
-		snprintf(err, errlen, "'%s': no host, or too long a one", url);
-		return -EINVAL;
-	}
-	memcpy(u->host, h, hlen);
-	if (colon) {
-		size_t plen = (size_t)(end - colon - 1);
-		char *e;
-		long port;
+		time_t at = curl_getdate(v + strspn(v, " \t"), NULL), now = time(NULL);
 
-		if (!plen || plen >= sizeof(u->port)) {
-			snprintf(err, errlen, "'%s': bad port", url);
-			return -EINVAL;
+		if (at != (time_t)-1)
+			h->retry_after_ms = at > now ? (int64_t)(at - now) * 1000 : 0;
+	}
+	return len;
+}
+
+/* The answer's body (an ExportTraceServiceResponse, or an error page) is not read. */
+static size_t discard(char *p, size_t size, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return size * n;
+}
+
+void ioacct_http_free(struct ioacct_http *h)
+{
+	if (!h)
+		return;
+	curl_easy_cleanup(h->curl);
+	curl_slist_free_all(h->headers);
+	free(h);
+}
+
+struct ioacct_http *ioacct_http_new(const struct ioacct_url *u, const char *ctype,
+				    const char *ca_file, char *err, size_t errlen)
+{
+	struct ioacct_http *h = calloc(1, sizeof(*h));
+	int ret = ENOMEM;
+	char line[128];
+	CURLcode rc = CURLE_OK;
+
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_once(&global_once, global_init);
+	if (global_ret != CURLE_OK || !(h->curl = curl_easy_init())) {
+		snprintf(err, errlen, "libcurl cannot start: %s", curl_easy_strerror(global_ret));
+		goto fail;
+	}
+	snprintf(line, sizeof(line), "Content-Type: %s", ctype);
+	h->headers = curl_slist_append(NULL, line);
+	/* No "Expect: 100-continue": it costs a round trip (or a second) for nothing here. */
+	if (h->headers)
+		h->headers = curl_slist_append(h->headers, "Expect:");
+	if (!h->headers) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	/* In threads: no signal for the resolver's timeout (the threaded resolver needs none). */
+	rc = curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_URL, u->url);
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the old form is deprecated */
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS,
+				      (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "ioacct/" PACKAGE_VERSION);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, discard);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, h);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (!rc && ca_file && ca_file[0])
+		rc = curl_easy_setopt(h->curl, CURLOPT_CAINFO, ca_file);
+	if (rc) {
+		snprintf(err, errlen, "libcurl: %s", curl_easy_strerror(rc));
+		ret = rc == CURLE_OUT_OF_MEMORY ? ENOMEM : ENOTSUP;
+		goto fail;
+	}
+	return h;
+fail:
+	ioacct_http_free(h);
+	errno = ret;
+	return NULL;
+}
+
+/* What failed, said as the hand-written client said it before, and its errno. */
+static int failure(struct ioacct_http *h, CURLcode rc, char *err, size_t errlen)
+{
+	long os_errno = 0;
+	const char *why = h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc);
+
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+		curl_easy_getinfo(h->curl, CURLINFO_OS_ERRNO, &os_errno);
+		if (os_errno) {
+			snprintf(err, errlen, "connecting: %s", strerror((int)os_errno));
+			return -(int)os_errno;
 		}
-		memcpy(u->port, colon + 1, plen);
-		port = strtol(u->port, &e, 10);
-		if (*e || port < 1 || port > 65535) {
-			snprintf(err, errlen, "'%s': bad port '%s'", url, u->port);
-			return -EINVAL;
-		}
-	} else {
-		snprintf(u->port, sizeof(u->port), "80");
-	}
-	/* OTLP/HTTP: a URL without a path gets the signal's default path. */
-	if (!slash || !slash[1])
-		slash = default_path;
-	if (strlen(slash) >= sizeof(u->path) || strpbrk(slash, " \r\n")) {
-		snprintf(err, errlen, "'%s': bad path", url);
-		return -EINVAL;
-	}
-	snprintf(u->path, sizeof(u->path), "%s", slash);
-	return 0;
-}
-
-/* Milliseconds left before `end` (ioacct_mono_ns), at least 0. */
-static int left_ms(uint64_t end)
-{
-	uint64_t now = ioacct_mono_ns();
-
-	return now >= end ? 0 : (int)((end - now + 999999) / 1000000);
-}
-
-/* Waits for fd to be ready for `events` before `end`: 0, or -ETIMEDOUT/-errno. */
-static int wait_fd(int fd, short events, uint64_t end)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n;
-
-	do {
-		n = poll(&p, 1, left_ms(end));
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n ? 0 : -ETIMEDOUT;
-}
-
-/* A connected non-blocking socket to u, or -errno. */
-static int dial(const struct ioacct_http_url *u, uint64_t end, char *err, size_t errlen)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
-	int fd = -1, ret = -ECONNREFUSED, gai;
-
-	gai = getaddrinfo(u->host, u->port, &hints, &ai);
-	if (gai) {
-		snprintf(err, errlen, "%s: %s", u->host, gai_strerror(gai));
+		snprintf(err, errlen, "connecting: %s", why);
+		return -ECONNREFUSED;
+	case CURLE_OPERATION_TIMEDOUT:
+		snprintf(err, errlen, "no answer: %s", strerror(ETIMEDOUT));
+		return -ETIMEDOUT;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		snprintf(err, errlen, "%s", why);
 		return -EHOSTUNREACH;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+		snprintf(err, errlen, "TLS: %s", why);
+		return -EPROTO;
+	default:
+		snprintf(err, errlen, "%s", why);
+		return -EIO;
 	}
-	for (a = ai; a; a = a->ai_next) {
-		socklen_t sl = sizeof(ret);
-		int soerr = 0;
-
-		fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			    a->ai_protocol);
-		if (fd < 0) {
-			ret = -errno;
-			continue;
-		}
-		if (connect(fd, a->ai_addr, a->ai_addrlen) && errno != EINPROGRESS) {
-			ret = -errno;
-		} else {
-			ret = wait_fd(fd, POLLOUT, end);
-			if (!ret && !getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) && soerr)
-				ret = -soerr;
-		}
-		if (!ret)
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		snprintf(err, errlen, "connecting: %s", strerror(-ret));
-	return fd < 0 ? ret : fd;
 }
 
-static int send_all(int fd, const void *p, size_t len, uint64_t end)
+int ioacct_http_post(struct ioacct_http *h, const void *body, size_t len, int timeout_ms,
+		     int64_t *retry_after_ms, char *err, size_t errlen)
 {
-	const char *c = p;
+	long status = 0;
+	CURLcode rc;
 
-	while (len) {
-		ssize_t n = send(fd, c, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EAGAIN) {
-			int ret = wait_fd(fd, POLLOUT, end);
-
-			if (ret)
-				return ret;
-			continue;
-		}
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (n > 0) {
-			c += n;
-			len -= (size_t)n;
-		}
-	}
-	return 0;
-}
-
-/* Reads until the status line's end; the status, or -errno. */
-static int read_status(int fd, uint64_t end, char *err, size_t errlen)
-{
-	char buf[256];
-	size_t len = 0;
-	int status;
-
-	while (len < sizeof(buf) - 1) {
-		ssize_t n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
-		int ret;
-
-		if (n < 0 && errno == EAGAIN) {
-			ret = wait_fd(fd, POLLIN, end);
-			if (ret) {
-				snprintf(err, errlen, "no answer: %s", strerror(-ret));
-				return ret;
-			}
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		buf[len] = '\0';
-		if (strchr(buf, '\n'))
-			break;
-	}
-	buf[len] = '\0';
-	if (sscanf(buf, "HTTP/1.%*1[01] %3d", &status) != 1 || status < 100) {
+	*retry_after_ms = -1;
+	h->retry_after_ms = -1;
+	h->errbuf[0] = '\0';
+	rc = curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	if (!rc)
+		rc = curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
+	if (!rc)
+		rc = curl_easy_perform(h->curl);
+	if (rc)
+		return failure(h, rc, err, errlen);
+	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+	*retry_after_ms = h->retry_after_ms;
+	if (status < 100) {
 		snprintf(err, errlen, "no HTTP status in its answer");
 		return -EPROTO;
 	}
-	return status;
-}
-
-int ioacct_http_post(const struct ioacct_http_url *u, const char *ctype, const void *body,
-		     size_t len, int timeout_ms, char *err, size_t errlen)
-{
-	uint64_t end = ioacct_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
-	bool v6 = strchr(u->host, ':') != NULL; /* an IPv6 address: [::1] in Host */
-	char head[1536];
-	int fd, ret, n;
-
-	fd = dial(u, end, err, errlen);
-	if (fd < 0)
-		return fd;
-	n = snprintf(head, sizeof(head),
-		     "POST %s HTTP/1.1\r\nHost: %s%s%s:%s\r\n"
-		     "User-Agent: iotrace/" PACKAGE_VERSION "\r\n"
-		     "Content-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-		     u->path, v6 ? "[" : "", u->host, v6 ? "]" : "", u->port, ctype, len);
-	ret = send_all(fd, head, (size_t)n, end);
-	if (!ret)
-		ret = send_all(fd, body, len, end);
-	if (ret)
-		snprintf(err, errlen, "sending: %s", strerror(-ret));
-	else
-		ret = read_status(fd, end, err, errlen);
-	close(fd);
-	return ret;
+	return (int)status;
 }

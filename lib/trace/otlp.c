@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "otlp.h"
+#include "text.h"
 
 /* ---- the wire format --------------------------------------------------------------- */
 
@@ -126,6 +127,38 @@ void ioacct_pb_attr_str(struct ioacct_pb *b, uint32_t field, const char *key, co
 	ioacct_pb_string(b, 1, v);
 }
 
+/* AnyValue { bytes_value = 7 } */
+void ioacct_pb_attr_bytes(struct ioacct_pb *b, uint32_t field, const char *key, const void *v,
+			  size_t len)
+{
+	pb_attr(b, field, key, 1 + varint_len(len) + len);
+	ioacct_pb_bytes(b, 7, v, len);
+}
+
+/*
+ * Protobuf's strings are UTF-8: a strict receiver (the OpenTelemetry
+ * Collector is one) refuses the whole batch for one path that is not.
+ */
+void ioacct_pb_attr_name(struct ioacct_pb *b, uint32_t field, const char *key, const char *v,
+			 const char *raw_key)
+{
+	char *clean;
+
+	if (ioacct_utf8_valid(v)) {
+		ioacct_pb_attr_str(b, field, key, v);
+		return;
+	}
+	clean = ioacct_utf8_dup(v);
+	if (!clean) {
+		b->oom = true;
+		return;
+	}
+	ioacct_pb_attr_str(b, field, key, clean);
+	free(clean);
+	if (raw_key)
+		ioacct_pb_attr_bytes(b, field, raw_key, v, strlen(v));
+}
+
 /* AnyValue { int_value = 3 } (int64: a negative value is ten bytes) */
 void ioacct_pb_attr_int(struct ioacct_pb *b, uint32_t field, const char *key, int64_t v)
 {
@@ -146,6 +179,9 @@ enum {
 };
 #define SPAN_KIND_INTERNAL 1
 #define STATUS_ERROR 2
+/* The exact bytes of a path or mount point that is not UTF-8 (bytes attributes). */
+#define RAW_PATH "ioacct.file.path_raw"
+#define RAW_MOUNT "ioacct.mount_raw"
 
 static void span_id(uint8_t out[8], uint64_t id)
 {
@@ -166,7 +202,18 @@ static void span_head(struct ioacct_pb *s, const struct ioacct_otlp_ids *ids, ui
 		span_id(buf, parent);
 		ioacct_pb_bytes(s, SPAN_PARENT, buf, sizeof(buf));
 	}
-	ioacct_pb_string(s, SPAN_NAME, name);
+	if (ioacct_utf8_valid(name)) {
+		ioacct_pb_string(s, SPAN_NAME, name);
+	} else {
+		/* iotrace's root span: the command line, anyone's bytes. */
+		char *clean = ioacct_utf8_dup(name);
+
+		if (clean)
+			ioacct_pb_string(s, SPAN_NAME, clean);
+		else
+			s->oom = true;
+		free(clean);
+	}
 	ioacct_pb_uint(s, SPAN_KIND, SPAN_KIND_INTERNAL);
 	ioacct_pb_fixed64(s, SPAN_START, start);
 	ioacct_pb_fixed64(s, SPAN_END, end);
@@ -212,12 +259,12 @@ static void span_encode(struct ioacct_pb *b, struct ioacct_pb *s,
 		  op ? op : "?", start, start + r->dur_ns);
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "process.pid", r->pid);
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "thread.id", r->tid);
-	ioacct_pb_attr_str(s, SPAN_ATTRS, "process.command", r->comm);
+	ioacct_pb_attr_name(s, SPAN_ATTRS, "process.command", r->comm, NULL);
 	job_attrs(s, ids, c ? c->step : -1, c ? c->rank : -1, c ? c->node : NULL);
 	if (r->path[0])
-		ioacct_pb_attr_str(s, SPAN_ATTRS, "file.path", r->path);
+		ioacct_pb_attr_name(s, SPAN_ATTRS, "file.path", r->path, RAW_PATH);
 	if (r->mount[0])
-		ioacct_pb_attr_str(s, SPAN_ATTRS, "ioacct.mount", r->mount);
+		ioacct_pb_attr_name(s, SPAN_ATTRS, "ioacct.mount", r->mount, RAW_MOUNT);
 	if (r->offset >= 0)
 		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.offset", r->offset);
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.bytes", (int64_t)r->size);
@@ -266,7 +313,7 @@ void ioacct_otlp_request(struct ioacct_pb *b, const char *node, const uint8_t *s
 
 	/* Resource { attributes = 1 } */
 	ioacct_pb_attr_str(&res, 1, "service.name", "ioacct");
-	ioacct_pb_attr_str(&res, 1, "host.name", node);
+	ioacct_pb_attr_name(&res, 1, "host.name", node, NULL);
 	/* InstrumentationScope { name = 1; version = 2 } */
 	ioacct_pb_string(&scope, 1, "iotrace");
 	ioacct_pb_string(&scope, 2, PACKAGE_VERSION);
@@ -290,7 +337,8 @@ void ioacct_otlp_request(struct ioacct_pb *b, const char *node, const uint8_t *s
 
 struct ioacct_otlp {
 	struct ioacct_otlp_ids ids;
-	struct ioacct_http_url url;
+	struct ioacct_url url;
+	struct ioacct_http *http;   /* the sender's */
 	char node[256];
 	size_t budget;
 	int timeout_ms;
@@ -332,20 +380,58 @@ static void deadline(struct timespec *ts, int ms)
 	}
 }
 
-/* POSTs one batch; the lock is not held. */
+/*
+ * A batch the collector could not take now (OTLP/HTTP's retryable answers)
+ * goes again, OTLP_TRIES times at most: after its Retry-After, else after
+ * a backoff doubling from OTLP_BACKOFF_MS; one asked to wait longer than
+ * OTLP_RETRY_MAX_MS is given up at once. A connection refused or a POST
+ * not answered in time is not tried again: the next batch tries anew.
+ */
+#define OTLP_TRIES 5
+#define OTLP_BACKOFF_MS 1000
+#define OTLP_RETRY_MAX_MS 30000
+
+static bool retryable(int status)
+{
+	return status == 429 || status == 502 || status == 503 || status == 504;
+}
+
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ms / 1000),
+			       .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* POSTs one batch, again while the collector says to; the lock is not held. */
 static void send_batch(struct ioacct_otlp *o, struct ioacct_pb *spans, uint64_t n)
 {
 	struct ioacct_pb req = { 0 };
+	int64_t after = -1, wait_ms = OTLP_BACKOFF_MS;
 	char err[256] = "";
-	int status;
+	int status, tries = 0;
 
 	ioacct_otlp_request(&req, o->node, spans->p, spans->len);
 	if (req.oom) {
 		status = -ENOMEM;
 		snprintf(err, sizeof(err), "out of memory");
-	} else {
-		status = ioacct_http_post(&o->url, "application/x-protobuf", req.p, req.len,
-					  o->timeout_ms, err, sizeof(err));
+	}
+	while (!req.oom) {
+		status = ioacct_http_post(o->http, req.p, req.len, o->timeout_ms, &after, err,
+					  sizeof(err));
+		tries++;
+		if (!retryable(status) || tries == OTLP_TRIES)
+			break;
+		if (after > OTLP_RETRY_MAX_MS) {
+			snprintf(err, sizeof(err), "answered HTTP %d, to try again after %" PRId64
+				 " s", status, after / 1000);
+			status = -EAGAIN;
+			break;
+		}
+		sleep_ms(after >= 0 ? after : wait_ms);
+		wait_ms = wait_ms * 2 > OTLP_RETRY_MAX_MS ? OTLP_RETRY_MAX_MS : wait_ms * 2;
 	}
 	ioacct_pb_free(&req);
 	pthread_mutex_lock(&o->lock);
@@ -353,7 +439,10 @@ static void send_batch(struct ioacct_otlp *o, struct ioacct_pb *spans, uint64_t 
 		o->sent += n;
 	} else {
 		o->dropped += n;
-		if (status > 0)
+		if (status > 0 && tries > 1)
+			snprintf(o->why, sizeof(o->why), "answered HTTP %d %d times", status,
+				 tries);
+		else if (status > 0)
 			snprintf(o->why, sizeof(o->why), "answered HTTP %d", status);
 		else
 			snprintf(o->why, sizeof(o->why), "%s", err);
@@ -370,7 +459,7 @@ static void close_msg(const struct ioacct_otlp *o, uint64_t sent, uint64_t dropp
 
 	if (!dropped || n < 0 || (size_t)n >= msglen)
 		return;
-	n += snprintf(msg + n, msglen - (size_t)n, " (collector %s:%s", o->url.host, o->url.port);
+	n += snprintf(msg + n, msglen - (size_t)n, " (collector %s:%u", o->url.host, o->url.port);
 	if (o->why[0] && (size_t)n < msglen)
 		n += snprintf(msg + n, msglen - (size_t)n, ": %s", o->why);
 	if (o->full && (size_t)n < msglen)
@@ -382,6 +471,7 @@ static void close_msg(const struct ioacct_otlp *o, uint64_t sent, uint64_t dropp
 
 static void otlp_free(struct ioacct_otlp *o)
 {
+	ioacct_http_free(o->http);
 	ioacct_pb_free(&o->queue);
 	ioacct_pb_free(&o->span);
 	ioacct_pb_free(&o->body);
@@ -391,7 +481,36 @@ static void otlp_free(struct ioacct_otlp *o)
 	free(o);
 }
 
-/* Sends a batch when IOACCT_OTLP_BATCH spans wait or a second has passed, until closed. */
+/*
+ * The bytes of the first n spans of a queue: each is ScopeSpans' field 2, a
+ * one-byte key and a varint length (span_put), so walking n lengths finds it.
+ */
+static size_t spans_end(const struct ioacct_pb *q, uint64_t n)
+{
+	size_t off = 0;
+
+	while (n-- && off < q->len) {
+		uint64_t len = 0;
+		unsigned int shift = 0;
+
+		off++;
+		while (off < q->len && shift < 64) {
+			uint8_t b = q->p[off++];
+
+			len |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+			if (!(b & 0x80))
+				break;
+		}
+		off = len > q->len - off ? q->len : off + (size_t)len;
+	}
+	return off;
+}
+
+/*
+ * Sends a batch when IOACCT_OTLP_BATCH spans wait or a second has passed, until
+ * closed; at most IOACCT_OTLP_BATCH spans a POST, however late the sender woke.
+ */
 static void *sender(void *arg)
 {
 	struct ioacct_otlp *o = arg;
@@ -415,6 +534,15 @@ static void *sender(void *arg)
 		n = o->nqueued;
 		memset(&o->queue, 0, sizeof(o->queue));
 		o->nqueued = 0;
+		if (n > IOACCT_OTLP_BATCH) {
+			/* A sender that woke late found several batches: one a POST, the rest stay. */
+			size_t cut = spans_end(&batch, IOACCT_OTLP_BATCH);
+
+			pb_raw(&o->queue, batch.p + cut, batch.len - cut);
+			o->nqueued = n - IOACCT_OTLP_BATCH;
+			batch.len = cut;
+			n = IOACCT_OTLP_BATCH;
+		}
 		o->inflight = batch.len;
 		pthread_mutex_unlock(&o->lock);
 		send_batch(o, &batch, n);
@@ -434,9 +562,9 @@ static void *sender(void *arg)
 	return NULL;
 }
 
-int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioacct_otlp_ids *ids,
-		     const char *node, size_t queue_bytes, int timeout_ms, char *err,
-		     size_t errlen)
+int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const char *ca_file,
+		     const struct ioacct_otlp_ids *ids, const char *node, size_t queue_bytes,
+		     int timeout_ms, char *err, size_t errlen)
 {
 	struct ioacct_otlp *o = calloc(1, sizeof(*o));
 	int ret;
@@ -446,8 +574,14 @@ int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioa
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = ioacct_http_url_parse(url, "/v1/traces", &o->url, err, errlen);
+	ret = ioacct_url_parse(url, "/v1/traces", &o->url, err, errlen);
 	if (ret) {
+		free(o);
+		return ret;
+	}
+	o->http = ioacct_http_new(&o->url, "application/x-protobuf", ca_file, err, errlen);
+	if (!o->http) {
+		ret = -errno;
 		free(o);
 		return ret;
 	}
@@ -461,6 +595,7 @@ int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioa
 	ret = pthread_create(&o->thread, NULL, sender, o);
 	if (ret) {
 		snprintf(err, errlen, "cannot start the sender thread: %s", strerror(ret));
+		ioacct_http_free(o->http);
 		free(o);
 		return -ret;
 	}
@@ -512,7 +647,7 @@ void ioacct_otlp_add_mpi(struct ioacct_otlp *o, const struct ioacct_otlp_mpi *m,
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "thread.id", m->tid);
 	job_attrs(s, &o->ids, c->step, c->rank, c->node);
 	if (m->path[0])
-		ioacct_pb_attr_str(s, SPAN_ATTRS, "file.path", m->path);
+		ioacct_pb_attr_name(s, SPAN_ATTRS, "file.path", m->path, RAW_PATH);
 	if (m->offset >= 0)
 		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.offset", m->offset);
 	if (m->bytes >= 0)

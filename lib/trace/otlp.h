@@ -3,10 +3,14 @@
  * iotrace --otlp: completed calls as OpenTelemetry spans, sent in OTLP/HTTP
  * (protobuf) to a collector. The encoder writes the protobuf wire format of
  * opentelemetry-proto's ExportTraceServiceRequest by field number; a sender
- * thread POSTs batches (512 spans, or what came in a second) over plain
- * HTTP/1.1. The caller never waits on the collector: a span that does not
- * fit in the queue's byte budget is dropped and counted, as are the spans of
- * a batch the collector refused or never answered.
+ * thread POSTs batches (512 spans, or what came in a second) over HTTP or
+ * HTTPS (libcurl, http.c), again after a while when the collector says so
+ * (429, 502, 503, 504, its Retry-After), a few times at most. The caller
+ * never waits on the collector: a span that does not fit in the queue's
+ * byte budget is dropped and counted, as are the spans of a batch the
+ * collector refused or never answered. Names users control (paths, mount
+ * points, commands) go as valid UTF-8, U+FFFD for bytes that are not, and
+ * a path's exact bytes beside it as a bytes attribute.
  */
 #ifndef IOACCT_OTLP_H
 #define IOACCT_OTLP_H
@@ -16,6 +20,7 @@
 #include <stdint.h>
 
 #include "tracefmt.h"
+#include "url.h"
 
 #define IOACCT_OTLP_QUEUE_DEFAULT (4UL << 20)
 #define IOACCT_OTLP_BATCH 512
@@ -36,8 +41,17 @@ void ioacct_pb_bytes(struct ioacct_pb *b, uint32_t field, const void *p, size_t 
 void ioacct_pb_string(struct ioacct_pb *b, uint32_t field, const char *s);
 void ioacct_pb_fixed64(struct ioacct_pb *b, uint32_t field, uint64_t v);
 void ioacct_pb_uint(struct ioacct_pb *b, uint32_t field, uint64_t v);
-/* KeyValue attributes (field `field` of the enclosing message). */
+/* KeyValue attributes (field `field` of the enclosing message); a string must be UTF-8. */
 void ioacct_pb_attr_str(struct ioacct_pb *b, uint32_t field, const char *key, const char *v);
+void ioacct_pb_attr_bytes(struct ioacct_pb *b, uint32_t field, const char *key, const void *v,
+			  size_t len);
+/*
+ * A name users control: as a string when it is valid UTF-8; else made so
+ * (U+FFFD for each invalid part, as the cluster store writes names) and,
+ * when raw_key is given, its exact bytes beside it under raw_key.
+ */
+void ioacct_pb_attr_name(struct ioacct_pb *b, uint32_t field, const char *key, const char *v,
+			 const char *raw_key);
 void ioacct_pb_attr_int(struct ioacct_pb *b, uint32_t field, const char *key, int64_t v);
 void ioacct_pb_free(struct ioacct_pb *b);
 
@@ -88,13 +102,14 @@ void ioacct_otlp_request(struct ioacct_pb *b, const char *node, const uint8_t *s
 struct ioacct_otlp;
 
 /*
- * Parses url (http://HOST[:PORT][/PATH]; no path: /v1/traces) and starts the
- * sender. queue_bytes bounds the spans waiting and in flight; timeout_ms
- * bounds each POST. 0, or -errno with what is wrong in err.
+ * Parses url (http[s]://HOST[:PORT][/PATH], url.h; no path: /v1/traces)
+ * and starts the sender; ca_file: as ioacct_http_new(). queue_bytes bounds
+ * the spans waiting and in flight; timeout_ms bounds each POST. 0, or
+ * -errno with what is wrong in err.
  */
-int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioacct_otlp_ids *ids,
-		     const char *node, size_t queue_bytes, int timeout_ms, char *err,
-		     size_t errlen);
+int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const char *ca_file,
+		     const struct ioacct_otlp_ids *ids, const char *node, size_t queue_bytes,
+		     int timeout_ms, char *err, size_t errlen);
 /* Queues call r as a span; never waits on the collector (a full queue drops it). */
 void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r);
 /* The same, the span's parent (0: the root) and its job attributes given. */
@@ -126,22 +141,25 @@ void ioacct_otlp_finish(struct ioacct_otlp *o,
 uint64_t ioacct_otlp_close(struct ioacct_otlp *o, const char *root_name, uint64_t end_ns,
 			   char *msg, size_t msglen);
 
-/* ---- HTTP ------------------------------------------------------------------------ */
+/* ---- HTTP (http.c, libcurl) -------------------------------------------------------- */
 
-struct ioacct_http_url {
-	char host[256];
-	char port[8];
-	char path[1024];
-};
+struct ioacct_http;
 
-/* 0, or -EINVAL with what is wrong in err. */
-int ioacct_http_url_parse(const char *url, const char *default_path, struct ioacct_http_url *u,
-			  char *err, size_t errlen);
 /*
- * POSTs body (content type ctype) and reads the status line, all within
- * timeout_ms. The HTTP status, or -errno with what failed in err.
+ * A client of u (url.h) POSTing bodies of type ctype: one libcurl handle
+ * whose connection is kept between POSTs; ca_file ("" or NULL: the
+ * system's) the CA certificates an https:// server's must chain to. NULL
+ * with errno and what failed in err.
  */
-int ioacct_http_post(const struct ioacct_http_url *u, const char *ctype, const void *body,
-		     size_t len, int timeout_ms, char *err, size_t errlen);
+struct ioacct_http *ioacct_http_new(const struct ioacct_url *u, const char *ctype,
+				    const char *ca_file, char *err, size_t errlen);
+void ioacct_http_free(struct ioacct_http *h);
+/*
+ * POSTs body and reads the answer, all within timeout_ms. The HTTP status
+ * (*retry_after_ms the answer's Retry-After, -1 when none), or -errno with
+ * what failed in err.
+ */
+int ioacct_http_post(struct ioacct_http *h, const void *body, size_t len, int timeout_ms,
+		     int64_t *retry_after_ms, char *err, size_t errlen);
 
 #endif /* IOACCT_OTLP_H */

@@ -287,11 +287,9 @@ static int offer(struct exporter *e, const struct jobspec *j, const struct ioacc
 		struct ioacct_pgstore_report rep;
 		struct ioacct_jobdata *whole = NULL;
 
-		err = ioacct_pgstore_report_claim(e->pg, jd->job.cluster, jd->job.job_id,
-						  jd->job.restart, false, &rep, &whole);
+		err = ioacct_pgstore_report_claim(e->pg, &jd->job, false, &rep, &whole);
 		if (!err)
-			err = ioacct_pgstore_report_written(e->pg, jd->job.cluster, jd->job.job_id,
-							    jd->job.restart, jd->job.node, "");
+			err = ioacct_pgstore_report_written(e->pg, &jd->job, "");
 		ioacct_jobdata_free(whole);
 	}
 	return err == -EAGAIN || err == -EALREADY ? 0 : err;
@@ -501,7 +499,7 @@ int main(int argc, char **argv)
 	/* One connection each, opened (and the schema made) one after the other. */
 	for (unsigned int e = 0; e < nexporters; e++) {
 		ex[e].index = e;
-		ex[e].pg = ioacct_pgstore_open(conninfo, err, sizeof(err));
+		ex[e].pg = ioacct_pgstore_open(conninfo, NULL, err, sizeof(err));
 		if (!ex[e].pg) {
 			fprintf(stderr, "cluster-year: exporter %u: %s\n", e, err);
 			return 1;

@@ -29,7 +29,7 @@ JOB=4711
 	missing "$D" 3 , \
 	sleep 1.2 , \
 	pwrite "$SHM" 65536 200 | cat || fail "iorun failed"
-[ "$(head -1 "$T/iorun.txt")" = '# ioacct report version: 2' ] || { cat "$T/iorun.txt"; fail "iorun did not print the report"; }
+[ "$(head -1 "$T/iorun.txt")" = '# ioacct report version: 3' ] || { cat "$T/iorun.txt"; fail "iorun did not print the report"; }
 # A person reads the summary first; the Darshan-named counters come last.
 [ "$(sed -n 3p "$T/iorun.txt")" = '## Summary' ] || fail "the report does not start with its summary"
 sect=$(grep '^## ' "$T/iorun.txt" | tail -1)

@@ -65,9 +65,10 @@ names = zlib.decompress(d[name_off:name_off + name_len])
 posix = zlib.decompress(d[maps[1][0]:maps[1][0] + maps[1][1]])
 # One record per file (issue 26: through ioacctd's socket too), at least one per mount.
 assert len(posix) % 704 == 0 and len(posix) // 704 >= len(mounts), (len(posix), len(mounts))
+# No MPI ranks: every file rank 0, as in Darshan's non-MPI logs (issue 38).
 for r in range(len(posix) // 704):
     rank, = struct.unpack_from("<q", posix, 704 * r + 8)
-    assert rank == -1
+    assert rank == 0, rank
 hm = zlib.decompress(d[maps[15][0]:maps[15][0] + maps[15][1]])
 width, nbins = struct.unpack_from("<dq", hm, 16)
 assert width == 0.5 and len(hm) == 48 + 16 * nbins, (width, nbins, len(hm))

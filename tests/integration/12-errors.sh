@@ -63,7 +63,7 @@ want = {
          "ops": {"open": dict(zero, access=r)}, "calls": {"open": r}},
 }
 bad = []
-assert j["schema_version"] == 2, j["schema_version"]
+assert j["schema_version"] == 3, j["schema_version"]
 for path, w in want.items():
     got = mounts.get(path)
     if got is None:

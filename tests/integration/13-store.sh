@@ -6,7 +6,7 @@
 #     directory: refused, nothing written through it;
 #  2. db is a symbolic link in root's own directory: refused (O_NOFOLLOW);
 #  3. db in a world-writable directory without the sticky bit: refused;
-#     with the sticky bit and a file of root's: accepted;
+#     with the sticky bit and a file of root's (the daemon's account's once it runs): accepted;
 #  4. a corrupt store: refused with a message naming the file and what to
 #     do, exit status 1; moved aside, a new store starts;
 #  5. the store removed under the running daemon while an iorun job writes,
@@ -68,8 +68,9 @@ DB=$T/pub/store.db
 sed -i "s|^db = .*|db = $DB|" "$CONF"
 start_daemon
 stop_daemon
-[ "$(stat -c %U "$DB")" = root ] || fail "$DB is not root's"
-ok "db in a sticky world-writable directory, the file root's: accepted"
+# The daemon gives its store to its account (ioacctd(8), PRIVILEGES).
+[ "$(stat -c %U "$DB")" = "$IOACCT_USER" ] || fail "$DB is not $IOACCT_USER's"
+ok "db in a sticky world-writable directory, the file the daemon's account's: accepted"
 # The same place, the file someone else's: refused.
 chown nobody "$DB"
 refused "$CONF" "not root's" "nobody's file in a sticky directory"

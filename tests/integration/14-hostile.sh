@@ -12,6 +12,9 @@
 require_root_bpf
 command -v useradd >/dev/null || skip "useradd is needed to create an unprivileged user"
 command -v runuser >/dev/null || skip "runuser is needed to run the hostile client as a user"
+# The replies must be larger than a socket's buffer: at the default 0.1 s a loaded
+# machine sends pages smaller (seen at load 50); on a quiet one 1 s changes nothing.
+EXTRA_CONF="query_page_time = 1"
 setup
 start_daemon
 SOCK=$T/ioacctd.sock

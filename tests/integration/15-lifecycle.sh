@@ -258,13 +258,16 @@ done
 for point in drain-before-commit drain-after-commit; do
 	job=$((job + 1))
 	crash_daemon "$point"
-	held "c$job" write "$D/c$job" 1048576 2
+	# Its task waits in the cgroup until the finish is sent: an empty cgroup would be
+	# reaped reap_grace after the new daemon starts, before the finish on a loaded machine.
+	held "c$job" write "$D/c$job" 1048576 2 , wait
 	register "$job" "c$job" "$HELD_PID" | grep -q '^status=0' || fail "register $job failed"
-	release "c$job"
-	wait "$HELD_PID" || fail "iowork of job $job failed"
+	release "c$job" keep
 	# The first drain of its closed bins kills the daemon.
 	died "$point"
 	"$IOPOKE" "$SOCK" finish-job "$job" | grep -q '^status=0' || fail "finish $job failed"
+	release "c$job"
+	wait "$HELD_PID" || fail "iowork of job $job failed"
 	check_job "$job" COMPLETED COMPLETED 2097152 2
 	ok "2. kill -9 at $point: COMPLETED, 2097152 bytes (stored once)"
 done

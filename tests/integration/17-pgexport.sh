@@ -41,7 +41,7 @@ wait_drained
 [ "$(pg_write_bytes 103)" = 12345 ] || fail "job 103: PostgreSQL has $(pg_write_bytes 103) bytes, not 12345"
 [ "$(pg "SELECT count(*) FROM jobs WHERE node = '$(hostname -s)'")" = 3 ] ||
 	fail "the jobs are not stored under node $(hostname -s)"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 11 ] || fail "PostgreSQL schema version is not 11"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] || fail "PostgreSQL schema version is not $PG_SCHEMA"
 compare_stores "$DB" "" "three jobs"
 
 # ---- 2. PostgreSQL down while a job finishes, back 30 s later ----------------------
@@ -103,10 +103,10 @@ pg "ALTER TABLE jobs DROP COLUMN restart;
 start_daemon
 IOACCT=$abs_top_builddir/tools/ioacct
 for _ in $(seq 1 100); do
-	[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 11 ] && break
+	[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] && break
 	sleep 0.1
 done
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 11 ] || fail "PostgreSQL was not migrated to schema 11"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] || fail "PostgreSQL was not migrated to schema $PG_SCHEMA"
 got=$(pg "SELECT string_agg(j.restart || ':' || t.bytes, ' ' ORDER BY j.restart) FROM jobs j
 	JOIN totals t ON t.job = j.id JOIN mounts m ON m.job = t.job AND m.mnt_id = t.mnt_id
 	WHERE j.job_id = 900 AND t.op = 1 AND m.path = '$MNT'")

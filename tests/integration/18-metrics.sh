@@ -83,10 +83,14 @@ WORK=()
 for i in $(seq 1 20); do
 	WORK+=(write "$D/w$i" 1048576 1 , sleep 1 ,)
 done
-unset 'WORK[${#WORK[@]}-1]'
-( "$IORUN" --json -o "$T/out.json" -- "$IOWORK" "${WORK[@]}" > "$T/iorun.out" 2>&1
+# Then it waits for a byte on $T/go: the job does not end before the daemon is back,
+# however long its restart takes on a loaded machine.
+WORK+=(wait)
+mkfifo "$T/go"
+( "$IORUN" --json -o "$T/out.json" -- "$IOWORK" "${WORK[@]}" < "$T/go" > "$T/iorun.out" 2>&1
   echo $? > "$T/iorun.rc" ) &
 IORUN_JOB=$!
+exec {GO}> "$T/go"
 
 # While it runs: the job's series appear, and promtool accepts them.
 for _ in $(seq 1 100); do
@@ -108,6 +112,8 @@ sleep 2
 start_daemon
 wait_metrics "$T/restarted.prom"
 ok "daemon restarted during the job"
+printf x >&"$GO"
+exec {GO}>&-
 wait "$IORUN_JOB"
 [ "$(cat "$T/iorun.rc")" = 0 ] || { cat "$T/iorun.out"; fail "iorun failed"; }
 

@@ -13,6 +13,7 @@
 #     the whole job again, without restarting ioacctd.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
+. "$(dirname "$0")/pgcompare.sh"
 require_root_bpf
 IOACCT=$abs_top_builddir/tools/ioacct
 [ -x "$IOACCT" ] || fail "$IOACCT not built"
@@ -29,25 +30,13 @@ chmod 755 "$PGD"
 EXTRA_CONF="cluster_db = $(pg_url "$PGD")
 node_name = n1"
 setup
-PIN2=$PIN-n2
-CG2=ioacct-test-$$-n2
-N2=$T/n2
-D2_PID=
-stop_n2() {
-	[ -n "$D2_PID" ] || return 0
-	kill -TERM "$D2_PID" 2>/dev/null
-	wait "$D2_PID" 2>/dev/null
-	D2_PID=
-}
 cleanup() {
 	local rc=$?
 	stop_daemon
-	stop_n2
+	stop_node2
+	node2_remove
 	pg_stop "$PGD"
-	rm -rf "$PGD" "$PIN2" 2>/dev/null
-	for d in /sys/fs/cgroup/unified/$CG2 /sys/fs/cgroup/*/$CG2; do
-		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
+	rm -rf "$PGD" 2>/dev/null
 	(exit $rc)
 	teardown
 }
@@ -59,32 +48,12 @@ id "$U" > /dev/null 2>&1 || useradd -M -s /bin/sh "$U" || skip "cannot create us
 UID_U=$(id -u "$U")
 
 # n2: the same cluster store, its own everything else, and private_data.
-mkdir -p "$N2"
-CONF2=$N2/ioacct.conf
-cat > "$CONF2" << CONF
-socket = $N2/ioacctd.sock
-db = $N2/ioacct.db
-pidfile = $N2/ioacctd.pid
-bpf_pin_dir = $PIN2
-cgroup_parent = $CG2
-drain_interval = 0.2
-cluster_db = $(pg_url "$PGD")
-node_name = n2
-private_data = yes
-CONF
+node2_setup n2 "private_data = yes"
 # The user must reach the configurations and the sockets.
 chmod 755 "$T" "$N2"
 
 start_daemon
-"$IOACCTD" -f -c "$CONF2" -v >> "$N2/ioacctd.log" 2>&1 &
-D2_PID=$!
-for _ in $(seq 1 2400); do
-	"$IOPOKE" "$N2/ioacctd.sock" status 2> /dev/null | grep -q '^status=0' && break
-	kill -0 "$D2_PID" 2> /dev/null || { tail "$N2/ioacctd.log"; fail "ioacctd n2 exited at start"; }
-	sleep 0.05
-done
-"$IOPOKE" "$N2/ioacctd.sock" status 2> /dev/null | grep -q '^status=0' ||
-	fail "ioacctd n2 did not answer in 120 s"
+start_node2
 
 D=$T/files
 mkdir -p "$D"

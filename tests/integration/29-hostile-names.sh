@@ -6,7 +6,8 @@
 # that would set the page's title, quotes and a byte that is not UTF-8, and a
 # FUSE mount (bindfs) whose fs type is fuse.<svg/onload=...>. While it runs,
 # promtool accepts /metrics and a real Prometheus scrapes the node as up with
-# the names as U+FFFD-substituted label values. After it: the text reports
+# the names as label values with U+FFFD for the bytes that are not UTF-8 and
+# for control characters (no CR, ESC or BEL on the page). After it: the text reports
 # (iorun's, ioreport's) have no control byte and no forged line, the JSON
 # parses and holds the names U+FFFD-substituted, and the HTML report opened in
 # headless Chromium has no element, handler or title from a name.
@@ -92,13 +93,20 @@ done
 python3 -c "$PYNAMES"'
 p = open(sys.argv[1], "rb").read()
 p.decode("utf-8")  # raises: the page must be UTF-8 whole
-fuse = u(b"fuse." + ST).replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
-path = u(W + b"/f").replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
+import re
+bad = re.findall(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", p)
+assert not bad, "control characters in the page: %r" % bad[:5]
+# C0 (but the newline, which the format escapes), DEL and C1 are U+FFFD in label values.
+ctl = lambda t: "".join("\ufffd" if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0
+                        else c for c in t)
+fuse = ctl(u(b"fuse." + ST)).replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
+path = ctl(u(W + b"/f")).replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
 s = p.decode()
 assert ("fstype=\"%s\"" % fuse) in s, "no fstype label %r" % fuse
 assert ("mount=\"%s\"" % path) in s, "no mount label %r" % path
 ' "$T/live.prom" || { grep -a '^ioacct_write_bytes' "$T/live.prom"; fail "/metrics lacks the job's mounts or is not UTF-8"; }
-ok "/metrics: the job's mounts labelled, U+FFFD for the bytes that are not UTF-8"
+ok "/metrics: the job's mounts labelled, U+FFFD for the bytes that are not UTF-8 and for" \
+	"control characters (no CR, ESC or BEL in the page)"
 promtool check metrics < "$T/live.prom" > "$T/promtool.out" 2>&1 ||
 	{ cat "$T/promtool.out"; fail "promtool check metrics refuses the exposition"; }
 ok "promtool check metrics accepts it"
@@ -126,7 +134,9 @@ curl -sf "$P/api/v1/query" --data-urlencode "query=ioacct_write_bytes_total{job_
 python3 -c "$PYNAMES"'
 r = json.load(open(sys.argv[1]))["data"]["result"]
 got = {(x["metric"]["mount"], x["metric"]["fstype"]): x["value"][1] for x in r}
-want = {(u(W + b"/f"), u(b"fuse." + ST)): "40960", (u(W + b"/m"), "tmpfs"): "655360"}
+ctl = lambda t: "".join("\ufffd" if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0
+                        else c for c in t)
+want = {(ctl(u(W + b"/f")), ctl(u(b"fuse." + ST))): "40960", (ctl(u(W + b"/m")), "tmpfs"): "655360"}
 for k, v in want.items():
     assert got.get(k) == v, "%r: %r, not %r (have %r)" % (k, got.get(k), v, got)
 ' "$T/query.json" || fail "Prometheus lacks the job's series with its names"

@@ -3,9 +3,13 @@
 # Root's requests never wait for the cluster store (issue 24). cluster_db points at
 # a "PostgreSQL" that accepts TCP connections and never answers (a black hole on
 # 127.0.0.1). While 32 loops of one unprivileged user run cluster-wide ioacct
-# queries, root's iorun -- true is timed 10 times: median under 100 ms, none over
-# 1 s; and a job writing exact bytes is still exact. The user's queries get an
-# answer (an error saying the cluster store is unavailable, or busy), not a hang.
+# queries, root's iorun -- true is timed 10 times: none takes 3 s, a third of
+# cluster_db_connect_timeout (10 s), which any wait on the cluster store would
+# take whole; and a job writing exact bytes is still exact. The user's queries
+# get an answer (an error saying the cluster store is unavailable, or busy), not
+# a hang. How fast root's iorun is then (the median, ~50-110 ms on the 2-core
+# machines, more beside the whole suite) is printed, not asserted: speed is for
+# benchmarks, and CI runs this beside the VMs and package builds.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 IOACCT=$abs_top_builddir/tools/ioacct
@@ -94,15 +98,14 @@ sorted=$(printf '%s\n' "${times[@]}" | sort -n)
 median=$(echo "$sorted" | sed -n 5p)
 max=$(echo "$sorted" | tail -1)
 echo "root's iorun -- true under 32 loops of cluster queries to a black hole: ${times[*]} ms (median ${median}, max ${max})"
-[ "$median" -lt 100 ] || fail "root's iorun took a median $median ms (${times[*]}), not under 100 ms"
-[ "$max" -lt 1000 ] || fail "a root's iorun took $max ms (${times[*]}), over 1 s"
+[ "$max" -lt 3000 ] || fail "a root's iorun took $max ms (${times[*]}): it waited for the cluster store"
 
 # A job writing exact bytes, timed too: still exact.
 ms=$(time_ms "$IORUN" --job-id 600 --json -o "$T/job-600.json" -- "$IOWORK" write "$D/f600" 4096 25)
 got=$(json_get "$T/job-600.json" "[m['write_bytes'] for m in j['mounts'] if m['mount'] == '$MNT'][0]")
 [ "$got" = 102400 ] || fail "job 600: the report says $got bytes written, not 102400"
 echo "root's iorun writing 102400 bytes: $ms ms, exact"
-[ "$ms" -lt 1000 ] || fail "root's iorun writing 102400 bytes took $ms ms, over 1 s"
+[ "$ms" -lt 3000 ] || fail "root's iorun writing 102400 bytes took $ms ms: it waited for the cluster store"
 
 # The user's queries were answered, with an error saying why.
 for p in "${LOOPS[@]}"; do kill "$p" 2>/dev/null; done

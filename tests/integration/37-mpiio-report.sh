@@ -29,6 +29,7 @@ mkdir -p "$OMPI_MCA_orte_tmpdir_base"
 mount -t tmpfs -o size=64m ioacct-ompi "$OMPI_MCA_orte_tmpdir_base" ||
 	fail "cannot mount a tmpfs for OpenMPI's session directory"
 start_daemon
+require_mpi_uprobes
 
 D=$(realpath "$T")/mpi
 mkdir -p "$D"

@@ -25,6 +25,7 @@ EXTRA_CONF="${EXTRA_CONF:-}
 mpi_detach_after = 1s"
 setup
 start_daemon
+require_mpi_uprobes
 # OpenMPI's session directory (/tmp/ompi.HOST.UID) is shared by every
 # mpirun of a user: two at once (make -j2 check) race on it. This test's own,
 # on a file system of its own: its files, made and deleted in the job, would

@@ -67,8 +67,9 @@ clone 601 703 n2 300000000 10
 clone 601 704 n1 0 0
 clone 602 704 n2 700000000 0
 pg "INSERT INTO job_reports (cluster, job_id, expected, path, formats, uid, gid, copy_dir,
-      merge_timeout_s, deadline, restart) SELECT 'iorun', j, '{n1,n2}', '/nonexistent', 1, 0, 0, '', 60,
-      now(), 0 FROM (VALUES (701), (702)) v(j);
+      merge_timeout_s, deadline, restart, run_start) SELECT 'iorun', j, '{n1,n2}', '/nonexistent', 1, 0,
+      0, '', 60, now(), 0, (SELECT max(run_start) FROM jobs x WHERE x.job_id = j)
+      FROM (VALUES (701), (702)) v(j);
     UPDATE job_reports SET written_at = now(), written_by = 'n1' WHERE job_id = 701" > /dev/null ||
 	fail "cannot make the report rows of 701 and 702"
 "$IOREPORT" --format json -o "$T/704-before.json" 704 || fail "ioreport 704 failed"
@@ -212,17 +213,20 @@ ok "a purge killed after $((5000 - left)) of 5,000 runs: the $left left whole an
 #   20401-20410 two parts in M3, a purge killed after the commit that took their small rows
 #               (M3 in purging, the partitions there) -> the next purge drops them first
 #   20411       a part of M3 written then       -> in the running block, gone row by row
-# parts FIRST LAST NODE MONTH: parts of runs FIRST..LAST on NODE, ended a day and k seconds
-# after MONTH (an SQL timestamp: a month's start in UTC), each with a step, a mount, a
-# totals and a series row of 3 x 4096, a file and an MPI-IO record (schema 9).
+# parts FIRST LAST NODE MONTH [FROM]: parts of runs FIRST..LAST on NODE, ended a day and k
+# seconds after MONTH (an SQL timestamp: a month's start in UTC), started an hour before (or
+# FROM's day and k seconds: a run's part that spans months, so that it meets its other
+# node's, issue 36), each with a step, a mount, a totals and a series row of 3 x 4096, a
+# file and an MPI-IO record (schema 9).
 parts() {
 	pg "SELECT ioacct_block_parts(ioacct_block((extract(epoch FROM $4)::bigint + 86401) * 1000000000));
 	    INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
 		state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
-	    SELECT 'iorun', k, '$3', 'slurm', 0, 0, 'root', 'x', '/', e - 3600000000000, e, 'COMPLETED', 0,
+	    SELECT 'iorun', k, '$3', 'slurm', 0, 0, 'root', 'x', '/', s, e, 'COMPLETED', 0,
 		'fentry', 5000000000, 0, 0
 	    FROM generate_series($1, $2) k, LATERAL (SELECT (extract(epoch FROM $4)::bigint + 86401 + k % 1000)
-		* 1000000000 AS e) x;
+		* 1000000000 AS e, (extract(epoch FROM ${5:-$4})::bigint + 86401 + k % 1000)
+		* 1000000000 - 3600000000000 AS s) x;
 	    INSERT INTO steps SELECT id, 0, start_ns, end_ns, 'COMPLETED', 0, '' FROM jobs
 		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
 	    INSERT INTO mounts SELECT id, 1, '/', 'ext4', 'sda' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
@@ -243,7 +247,7 @@ M2="($M - interval '1 month')"
 M3="($M - interval '2 months')"
 parts 20001 20300 n1 "$M"
 parts 20001 20300 n2 "$M"
-parts 20301 20301 n1 "$M"
+parts 20301 20301 n1 "$M" "$M2"
 parts 20301 20302 n2 "$M2"
 parts 20302 20303 n1 "$M2"
 parts 20401 20410 n1 "$M3"

@@ -45,8 +45,7 @@ schema() { [ "$(pg "SELECT to_regclass('purging') IS NOT NULL" 2> /dev/null)" = 
 wait_for "the cluster store's schema" 60 schema
 M="(date_trunc('month', now() - interval '100 days', 'UTC') + interval '1 day')"
 m1=$(pg "SELECT to_char($M AT TIME ZONE 'UTC', 'YYYY-MM')")
-pg_parts 30001 30005 n1 "$M"
-pg_parts 30001 30005 n2 "$M"
+pg_parts 30001 30005 n1,n2 "$M"
 month_gone() { [ "$(pg "SELECT count(*) FROM jobs WHERE job_id BETWEEN 30001 AND 30005")" = 0 ] &&
 	grep -q "retention: cluster store: purged 5 runs" "$T/ioacctd.log"; }
 wait_for "month $m1 purged whole" 60 month_gone

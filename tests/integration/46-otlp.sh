@@ -135,9 +135,10 @@ grep -qx "iotrace: 0 spans sent, 8 dropped (collector 127.0.0.1:$PORT: connectin
 ok "no collector: the command runs, 8 spans dropped, said why"
 
 # ---- bad usage ----
-for bad in https://localhost:4318 localhost:4318 http://:4318 http://h:99999 http://h:x; do
+for bad in ftp://localhost:4318 localhost:4318 http://:4318 http://h:99999 http://h:x \
+	'http://[::1' http://u:pw@h:1; do
 	"$IOTRACE" --otlp "$bad" -- true 2> "$T/bad.err"; rc=$?
-	[ $rc = 2 ] && grep -q "^iotrace: --otlp: '$bad'" "$T/bad.err" ||
+	[ $rc = 2 ] && [[ "$(cat "$T/bad.err")" == "iotrace: --otlp: '$bad': "* ]] ||
 		fail "--otlp $bad: exit $rc, $(cat "$T/bad.err")"
 done
 "$IOTRACE" --otlp http://h:1 --otlp-queue 1K -- true 2> "$T/bad.err"; rc=$?

@@ -20,11 +20,6 @@ setup
 otlp_schema
 
 trap 'rc=$?; stop_collector; (exit $rc); teardown' EXIT
-# wait_log PATTERN: until ioacctd's log has a line matching PATTERN (grep -E).
-wait_log() {
-	for _ in $(seq 1 600); do grep -qE "$1" "$T/ioacctd.log" && return 0; sleep 0.05; done
-	fail "ioacctd never logged /$1/"
-}
 
 # ---- no otlp_url: the job runs, untraced, and says why ----
 start_daemon

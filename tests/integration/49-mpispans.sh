@@ -22,10 +22,6 @@ setup
 otlp_schema
 
 trap 'rc=$?; stop_collector; (exit $rc); teardown' EXIT
-wait_log() {
-	for _ in $(seq 1 1200); do grep -qE "$1" "$T/ioacctd.log" && return 0; sleep 0.05; done
-	fail "ioacctd never logged /$1/"
-}
 
 # OpenMPI's session directory on a tmpfs of this test's (see 37-mpiio.sh).
 export OMPI_MCA_orte_tmpdir_base=$T/ompi
@@ -45,6 +41,7 @@ mpi_spans() {
 	sed -i "/^otlp_url = /d" "$CONF"
 	echo "otlp_url = http://127.0.0.1:$PORT" >> "$CONF"
 	start_daemon
+	require_mpi_uprobes
 	"$IORUN" --spans=mpiio --job-id "$job" -o /dev/null -- "$run" "$@" -np 4 \
 		"$T/mpiio-$name" "$D" > "$T/$name.out" 2> "$T/$name.err" ||
 		{ cat "$T/$name.out" "$T/$name.err"; fail "iorun --spans=mpiio $run failed"; }

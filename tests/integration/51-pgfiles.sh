@@ -145,4 +145,28 @@ sys.exit(not (j["files_partial"] and any(f["other_files"] for f in j["files"])))
 ok "the cluster store's records of jobs $JOBS: JSON, text sections, .darshan logs byte for byte" \
 	"the node store's"
 
+# ---- 4. schema 11's file rows migrated to 12 (issues 36, 38) -------------------------
+# The store put back to schema 11 as it stored the files (no gen in the key, no switches
+# nor access sizes), its rows kept; the daemon's next connection migrates it: every row
+# kept, gen 0 (one life each), the new counters 0; another life of a file a row of its own.
+stop_daemon
+nrows=$(pg "SELECT count(*) FROM files")
+nbytes=$(pg "SELECT sum(bytes_read + bytes_written) FROM files")
+pg_back_to_schema11 || fail "cannot put PostgreSQL back to schema 11"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 11 ] || fail "the store is not at schema 11"
+start_daemon
+"$IOREPORT" --format json -o "$T/m.json" 4801 || fail "ioreport 4801 (after schema 11) failed"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] || fail "PostgreSQL was not migrated to $PG_SCHEMA"
+[ "$(pg "SELECT count(*) || ' ' || sum(bytes_read + bytes_written) || ' ' || max(gen) || ' ' ||
+	max(rw_switches + access1 + access4_count) FROM files")" = "$nrows $nbytes 0 0" ] ||
+	fail "schema 11's $nrows file rows ($nbytes bytes) not kept, gen 0, as they were"
+[ "$(pg "BEGIN; INSERT INTO files SELECT job, step_id, rank, mnt_id, dev, ino, path, path_raw,
+	opens, reads, writes, stats, fsyncs, bytes_read, bytes_written, read_ns, write_ns, meta_ns,
+	seq_reads, seq_writes, consec_reads, consec_writes, max_byte_read, max_byte_written,
+	first_read_ns, last_read_ns, first_write_ns, last_write_ns, size_read, size_written,
+	mmap_bytes, cache_miss_bytes, seeks, 7 FROM files WHERE dev <> 0 LIMIT 1;
+	SELECT count(*) FROM files; ROLLBACK" | grep -v '^$' | tail -1)" = $((nrows + 1)) ] ||
+	fail "schema 12's key does not take another life (gen) of a file beside its row"
+ok "schema 11's $nrows file rows migrated to 12: kept, gen 0; another life a row of its own"
+
 exit 0

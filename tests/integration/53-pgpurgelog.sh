@@ -35,16 +35,17 @@ M3="($M - interval '2 months')"
 NOW="date_trunc('second', now())"
 pg_parts 30001 30041 n1 "$M"
 pg_parts 30001 30041 n2 "$M"
-pg_parts 30101 30101 n1 "$M"
+pg_parts 30101 30101 n1 "$M" "$M2"
 pg_parts 30101 30102 n2 "$M2"
 pg_parts 30102 30103 n1 "$M2"
-pg_parts 30103 30103 n2 "$NOW"
+pg_parts 30103 30103 n2 "$NOW" "$M2"
 pg_parts 30201 30205 n1 "$M3"
 pg_parts 30201 30205 n2 "$M3"
 pg_parts 30301 30301 n1 "$NOW"
 pg "INSERT INTO job_reports (cluster, job_id, expected, path, formats, uid, gid, copy_dir,
-      merge_timeout_s, deadline, restart) VALUES ('c', 30041, '{n1,n2}', '/nonexistent', 1, 0, 0, '',
-      60, now(), 0)" > /dev/null || fail "cannot make the report row of 30041"
+      merge_timeout_s, deadline, restart, run_start) SELECT 'c', 30041, '{n1,n2}', '/nonexistent', 1,
+      0, 0, '', 60, now(), 0, max(run_start) FROM jobs WHERE cluster = 'c' AND job_id = 30041" \
+	> /dev/null || fail "cannot make the report row of 30041"
 name() { pg "SELECT to_char($1 AT TIME ZONE 'UTC', 'YYYY-MM')"; }
 m1=$(name "$M") m2=$(name "$M2") m3=$(name "$M3")
 b3=$(pg "SELECT ioacct_block(extract(epoch FROM $M3)::bigint * 1000000000)")

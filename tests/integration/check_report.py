@@ -8,7 +8,7 @@ Every counter the text prints for a mount ("total_POSIX_WRITES: N" ...) must
 equal the totals table summed over steps, exactly: successful calls plus the
 IOACCT_<OP>_ERRORS are the stored calls; bytes, access-size bins,
 nanoseconds and the failed calls per class (IOACCT_ERRORS_NOTFOUND ...)
-likewise. The JSON must parse, carry schema_version 2 and iorun's
+likewise. The JSON must parse, carry schema_version 3 and iorun's
 summary fields, name the same counters with the same values, and its time
 series must add up to the totals. Prints every difference; exits 1 if any.
 """
@@ -112,7 +112,7 @@ def main():
             if int(c.get(name, -1)) != n:
                 bad.append(f"{path} {name}: text {c.get(name)}, store {n}")
     # JSON: the same content.
-    if j.get("schema_version") != 2:
+    if j.get("schema_version") != 3:
         bad.append(f"schema_version {j.get('schema_version')}")
     for k in ("job_id", "cluster", "node", "state", "exit_code", "start_ns", "end_ns",
               "bin_width_ns", "probe_mode", "dropped", "dropped_bytes", "mounts", "steps",
@@ -124,6 +124,11 @@ def main():
         bad.append(f"JSON mounts {sorted(jm)} != stored {sorted(want)}")
     for path, m in jm.items():
         ops = want.get(path, {})
+        # Version 3 spells the bytes as Darshan does; version 2's names stay beside them.
+        for new, old, op in (("bytes_read", "read_bytes", "READ"),
+                             ("bytes_written", "write_bytes", "WRITE")):
+            if not m.get(new) == m.get(old) == ops.get(op, [0])[0]:
+                bad.append(f"JSON {path} {new} = {m.get(new)}, {old} = {m.get(old)}")
         for i, op in enumerate(OPS):
             if m[PLURAL[i]] != ops.get(op, [0] * 4)[1]:
                 bad.append(f"JSON {path} {PLURAL[i]} = {m[PLURAL[i]]}")
@@ -137,8 +142,10 @@ def main():
                 bad.append(f"JSON {path} {name} = {jv}, text {v}")
     for s in j.get("series", {}).get("mounts", []):
         m = want.get(s["mount"], {})
-        if sum(s["read_bytes"]) != m.get("READ", [0])[0] or sum(s["write_bytes"]) != m.get("WRITE", [0])[0]:
+        if sum(s["bytes_read"]) != m.get("READ", [0])[0] or sum(s["bytes_written"]) != m.get("WRITE", [0])[0]:
             bad.append(f"JSON series of {s['mount']} does not add up to the totals")
+        if s["read_bytes"] != s["bytes_read"] or s["write_bytes"] != s["bytes_written"]:
+            bad.append(f"JSON series of {s['mount']}: version 2's names differ")
         if sum(s["reads"]) != m.get("READ", [0, 0])[1] or sum(s["writes"]) != m.get("WRITE", [0, 0])[1]:
             bad.append(f"JSON series calls of {s['mount']} do not add up to the totals")
     if not j.get("advice"):

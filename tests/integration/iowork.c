@@ -57,12 +57,22 @@
  *                            the page cache (file systems that honour it: ext4, xfs, ...)
  *   tick PATH SIZE COUNT     like write, and print "<start_ns> <end_ns>" (CLOCK_MONOTONIC)
  *                            around each write on standard output
+ *   life PATH SIZE           create PATH (O_EXCL), write SIZE bytes in one write(), close
+ *                            and unlink it
+ *   lives DIR N              life DIR/life1 1000, ..., life DIR/lifeN N x 1000 in turn (a
+ *                            freed inode number goes to the next file: issue 36)
+ *   paio PATH SIZE           POSIX AIO beside plain calls, each SIZE bytes: pwrite at 0
+ *                            and SIZE, aio_write at 2 x SIZE (glibc's thread does it),
+ *                            pwrite at 3 x SIZE; then pread at 0 and SIZE, aio_read at
+ *                            2 x SIZE, pread at 4 x SIZE (the file made 5 x SIZE long by
+ *                            ftruncate between them; issue 38)
  *
  * Standard input and output must be pipes or terminals, not files, so that
  * they do not count as file-system I/O. Exit 0 when every operation did what
  * was asked, 1 otherwise (with a message).
  */
 #define _GNU_SOURCE /* splice, copy_file_range */
+#include <aio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -505,6 +515,83 @@ static int op_advise(const char *op, const char *path, const char *name)
 	return close(fd) ? fail("close", path) : 0;
 }
 
+static int op_life(const char *path, size_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+
+	if (fd < 0)
+		return fail("open", path);
+	need_buf(size);
+	if (write(fd, buf, size) != (ssize_t)size)
+		return fail("write", path);
+	if (close(fd))
+		return fail("close", path);
+	return unlink(path) ? fail("unlink", path) : 0;
+}
+
+static int op_lives(const char *dir, unsigned long n)
+{
+	char path[4096];
+
+	for (unsigned long i = 1; i <= n; i++) {
+		snprintf(path, sizeof(path), "%s/life%lu", dir, i);
+		if (op_life(path, i * 1000))
+			return -1;
+	}
+	return 0;
+}
+
+/* One POSIX AIO request of size bytes at off, waited for, its result whole. */
+static int paio_one(int fd, bool rd, size_t size, off_t off, const char *path)
+{
+	struct aiocb cb = { .aio_fildes = fd, .aio_buf = buf, .aio_nbytes = size, .aio_offset = off };
+	const struct aiocb *list[1] = { &cb };
+	int ret = rd ? aio_read(&cb) : aio_write(&cb);
+
+	if (ret)
+		return fail(rd ? "aio_read" : "aio_write", path);
+	while ((ret = aio_error(&cb)) == EINPROGRESS)
+		aio_suspend(list, 1, NULL);
+	if (ret) {
+		errno = ret;
+		return fail(rd ? "aio_read" : "aio_write", path);
+	}
+	if (aio_return(&cb) != (ssize_t)size) {
+		errno = EIO;
+		return fail("aio_return", path);
+	}
+	return 0;
+}
+
+static int op_paio(const char *path, size_t size)
+{
+	static const off_t at[2][4] = { { 0, 1, 2, 3 }, { 0, 1, 2, 4 } };
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0)
+		return fail("open", path);
+	need_buf(size);
+	for (int rd = 0; rd < 2; rd++) {
+		for (int k = 0; k < 4; k++) {
+			off_t off = at[rd][k] * (off_t)size;
+			ssize_t n;
+
+			if (k == 2) {
+				if (paio_one(fd, rd, size, off, path))
+					return -1;
+				continue;
+			}
+			n = rd ? pread(fd, buf, size, off) : pwrite(fd, buf, size, off);
+			if (n != (ssize_t)size)
+				return fail(rd ? "pread" : "pwrite", path);
+		}
+		/* The reads' last one is at 4 x SIZE: the file has it (zeros; no write). */
+		if (!rd && ftruncate(fd, 5 * (off_t)size))
+			return fail("ftruncate", path);
+	}
+	return close(fd) ? fail("close", path) : 0;
+}
+
 /* Arguments an op takes, not counting its name. */
 static int nargs(const char *op)
 {
@@ -518,6 +605,7 @@ static int nargs(const char *op)
 		{ "cd", 1 }, { "nostat", 2 }, { "denied", 2 }, { "rofs", 2 }, { "exists", 2 },
 		{ "full", 3 }, { "sendfile", 4 }, { "splice", 4 }, { "copy", 4 }, { "rcopy", 4 },
 		{ "xcopy", 4 }, { "pread", 4 }, { "copyrw", 4 }, { "mmapread", 1 }, { "fadvise", 2 }, { "madvise", 2 }, { "evict", 1 },
+		{ "life", 2 }, { "lives", 2 }, { "paio", 2 },
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -582,6 +670,12 @@ int main(int argc, char **argv)
 			ret = op_advise(op, a[0], a[1]);
 		else if (!strcmp(op, "evict"))
 			ret = op_advise(op, a[0], NULL);
+		else if (!strcmp(op, "life"))
+			ret = op_life(a[0], num(a[1]));
+		else if (!strcmp(op, "lives"))
+			ret = op_lives(a[0], num(a[1]));
+		else if (!strcmp(op, "paio"))
+			ret = op_paio(a[0], num(a[1]));
 		else if (!strcmp(op, "cd"))
 			ret = chdir(a[0]) ? fail("chdir", a[0]) : 0;
 		else

@@ -10,14 +10,36 @@ IORUN=$abs_top_builddir/tools/iorun
 IOWORK=$abs_top_builddir/tests/integration/iowork
 IOPOKE=$abs_top_builddir/tests/integration/iopoke
 
+# IOACCT_UNIT_EXEC=UNIT: start_daemon and start_mode run ioacctd in the
+# sandbox of the systemd unit UNIT, as systemd would start it (unitexec.py;
+# 61-privs.sh does, and any test can be run so).
+UNITEXEC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/unitexec.py
+DAEMON_PREFIX=()
+if [ -n "${IOACCT_UNIT_EXEC:-}" ]; then
+	DAEMON_PREFIX=(/usr/bin/python3 "$UNITEXEC" "$IOACCT_UNIT_EXEC" --)
+fi
+
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; dump_log; exit 1; }
 ok() { echo "ok: $*"; }
+
+# make distcheck (IOACCT_DISTCHECK=1) runs one of these, the exactness test:
+# the tarball's daemon loads its probes and counts exactly. The others ran in
+# make check on the same sources; that the tarball holds every file they need
+# is checked file by file by tests/pkg.
+if [ "${IOACCT_DISTCHECK:-}" = 1 ] && [ "$(basename "$0")" != 01-exact.sh ]; then
+	skip "IOACCT_DISTCHECK=1 (make distcheck): the integration tests run in make check"
+fi
 
 dump_log() {
 	if [ -n "${T:-}" ] && [ -f "$T/ioacctd.log" ]; then
 		echo "---- ioacctd log (last 30 lines) ----"
 		tail -n 30 "$T/ioacctd.log"
+		# IOACCT_TEST_SAVE=DIR keeps the whole log of a failed test there.
+		if [ -n "${IOACCT_TEST_SAVE:-}" ] && mkdir -p "$IOACCT_TEST_SAVE"; then
+			cp "$T/ioacctd.log" "$IOACCT_TEST_SAVE/$(basename "$0" .sh).ioacctd.log" &&
+				echo "(the whole log: $IOACCT_TEST_SAVE/$(basename "$0" .sh).ioacctd.log)"
+		fi
 	fi
 }
 
@@ -29,8 +51,21 @@ require_root_bpf() {
 	command -v python3 >/dev/null || skip "python3 is needed to check the results"
 }
 
+# ioacctd's account, made when missing (daemon_user, IOACCT_USER).
+# shellcheck source=../../scripts/lib/daemon-user.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/daemon-user.sh"
+
 setup() {
 	T=$(mktemp -d /var/tmp/ioacct-test.XXXXXX)
+	# The daemon's state directory, its account's as the packages make /var/lib/ioacct.
+	if [ "$(id -u)" = 0 ]; then
+		daemon_user || fail "cannot create the user $IOACCT_USER"
+		chown "$IOACCT_USER:" "$T"
+		# Searchable (not readable) by others, as a home directory: the report
+		# files ioacctd writes as a job's user (root's too: root without
+		# capabilities) go to directories under it.
+		chmod 711 "$T"
+	fi
 	PIN=/sys/fs/bpf/ioacct-test-$$
 	CONF=$T/ioacct.conf
 	cat > "$CONF" <<CONF
@@ -49,7 +84,7 @@ CONF
 start_daemon() {
 	# Without iopoke every wait below would fail, and read as a daemon that never answered.
 	[ -x "$IOPOKE" ] || fail "$IOPOKE not built (make -C tests/integration iopoke, or make check)"
-	"$IOACCTD" -f -c "$CONF" -v "$@" >> "$T/ioacctd.log" 2>&1 &
+	"${DAEMON_PREFIX[@]}" "$IOACCTD" -f -c "$CONF" -v "$@" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
 	# Ready means answering: a socket file may be a stale one left by kill -9.
 	for _ in $(seq 1 2400); do
@@ -58,6 +93,15 @@ start_daemon() {
 		sleep 0.05
 	done
 	fail "ioacctd did not answer in 120 s"
+}
+
+# mpi_uprobes_here: after start_daemon, whether the daemon can probe MPI
+# libraries loaded after its start. Not on a kernel without uprobe_multi
+# links (before 6.6), whose perf uprobes need CAP_SYS_ADMIN, which the daemon
+# gives up (ioacctd(8), PRIVILEGES; it says so at start).
+mpi_uprobes_here() { ! grep -q 'MPI-IO: this kernel has no uprobe_multi links' "$T/ioacctd.log"; }
+require_mpi_uprobes() {
+	mpi_uprobes_here || skip "this kernel ($(uname -r)) has no uprobe_multi links (6.6): ioacctd, running as $IOACCT_USER, probes no MPI library loaded after its start"
 }
 
 stop_daemon() {
@@ -110,7 +154,7 @@ start_mode() {
 	stop_daemon
 	rm -rf "$PIN"
 	: > "$T/ioacctd.log"
-	"$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
+	"${DAEMON_PREFIX[@]}" "$IOACCTD" -f -c "$CONF" -v --probe-mode "$1" >> "$T/ioacctd.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 2400); do
 		"$IOPOKE" "$T/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0

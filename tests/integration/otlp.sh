@@ -7,10 +7,13 @@
 #
 #   otlp_require          skips without node and npm
 #   otlp_schema           installs the schema into $T/npm (after setup); skips when npm cannot
-#   start_collector MODE DIR   starts otlp_collector.py MODE (ok, hang: see it) recording into
-#                         DIR; sets PORT and COLL (its pid)
+#   start_collector MODE DIR [CERT KEY]   starts otlp_collector.py MODE (ok, flaky, busy,
+#                         hang: see it) recording into DIR, HTTPS with CERT and KEY; sets PORT
+#                         and COLL (its pid)
 #   stop_collector        stops it (harmless when none runs); call it from the EXIT trap
-#   decode FILE...        the recorded requests as spans, one line each (otlp_decode.js)
+#   decode FILE...        the recorded requests as spans, one line each (otlp_decode.js);
+#                         fails on a string that is not UTF-8, as a strict receiver does
+#   wait_log PATTERN      until ioacctd's log has a line matching PATTERN (grep -E; 60 s)
 OTLP_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OTLP_SCHEMA=@opentelemetry/otlp-transformer@0.52.1
 COLL=
@@ -28,7 +31,7 @@ otlp_schema() {
 
 start_collector() {
 	mkdir -p "$2"
-	python3 "$OTLP_HERE/otlp_collector.py" "$1" "$2" &
+	python3 "$OTLP_HERE/otlp_collector.py" "$@" &
 	COLL=$!
 	for _ in $(seq 1 600); do [ -s "$2/port" ] && break; sleep 0.05; done
 	[ -s "$2/port" ] || fail "the collector did not start"
@@ -38,3 +41,8 @@ start_collector() {
 stop_collector() { [ -z "$COLL" ] || { kill "$COLL"; wait "$COLL" 2> /dev/null; COLL=; }; }
 
 decode() { node "$OTLP_HERE/otlp_decode.js" "$T/npm" "$@"; }
+
+wait_log() {
+	for _ in $(seq 1 1200); do grep -qE "$1" "$T/ioacctd.log" && return 0; sleep 0.05; done
+	fail "ioacctd never logged /$1/"
+}

@@ -3,8 +3,24 @@
 // generated schema (npm @opentelemetry/otlp-transformer's protobufjs root of
 // opentelemetry-proto), never with a decoder of ours, and prints their spans
 // as JSON lines: node otlp_decode.js NPM_PREFIX BODY...
+// Strict as the OpenTelemetry Collector (Go's protobuf) is: a string field
+// that is not valid UTF-8 fails the whole body, where protobufjs alone would
+// read it with replacement characters. A bytes attribute prints as
+// {"bytes": HEX}.
 'use strict';
 const fs = require('fs');
+const pb = require(process.argv[2] + '/node_modules/protobufjs/minimal');
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+for (const R of [pb.Reader, pb.BufferReader]) {
+	R.prototype.string = function strictString() {
+		try {
+			return utf8.decode(this.bytes());
+		} catch (e) {
+			throw new Error('a string field is not valid UTF-8 (a strict receiver ' +
+				'refuses the whole batch)');
+		}
+	};
+}
 const root = require(process.argv[2] +
 	'/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js');
 const Req = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
@@ -13,6 +29,8 @@ const hex = (b) => Buffer.from(b || '', 'base64').toString('hex');
 function value(v) {
 	if (v.stringValue !== undefined && v.stringValue !== null && v.stringValue !== '')
 		return v.stringValue;
+	if (v.bytesValue !== undefined && v.bytesValue !== null)
+		return { bytes: hex(v.bytesValue) };
 	if (v.intValue !== undefined && v.intValue !== null)
 		return v.intValue.toString();
 	return v.stringValue;

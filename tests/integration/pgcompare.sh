@@ -4,6 +4,10 @@
 # a node's SQLite store row by row. Sourced after lib.sh and scripts/pg.sh;
 # needs $PGBIN and $PGURL (pg_init) and sqlite3.
 
+# The cluster store's schema version this tree migrates to (lib/store/pgstore.h).
+PG_SCHEMA=$(sed -n 's/^#define IOACCT_PGSTORE_SCHEMA_VERSION \([0-9]*\)$/\1/p' \
+	"$(dirname "${BASH_SOURCE[0]}")/../../lib/store/pgstore.h")
+
 # require_pg: skips unless a private PostgreSQL can run here and ioacctd
 # exports to it (the server, its user, sqlite3, runuser, a build with libpq).
 require_pg() {
@@ -31,6 +35,55 @@ $1}"
 	D=$T/files
 	mkdir -p "$D"
 	MNT=$(mount_of "$D")
+}
+
+# node2_setup NAME [CONF LINES]: a second node's ioacctd on this machine, node_name NAME,
+# with the cluster store of $PGD and everything else its own, in N2 ($T/NAME: its socket,
+# store, pidfile, log), PIN2 and CG2 (CONF LINES added to CONF2, its configuration). Not
+# started: start_node2, stop_node2; node2_remove removes its pins and cgroups (for the
+# caller's EXIT trap, after stop_node2).
+node2_setup() {
+	N2=$T/$1
+	PIN2=$PIN-$1
+	CG2=ioacct-test-$$-$1
+	D2_PID=
+	mkdir -p "$N2"
+	CONF2=$N2/ioacct.conf
+	cat > "$CONF2" << CONF
+socket = $N2/ioacctd.sock
+db = $N2/ioacct.db
+pidfile = $N2/ioacctd.pid
+bpf_pin_dir = $PIN2
+cgroup_parent = $CG2
+drain_interval = 0.2
+cluster_db = $(pg_url "$PGD")
+node_name = $1
+${2:-}
+CONF
+}
+start_node2() {
+	"$IOACCTD" -f -c "$CONF2" -v >> "$N2/ioacctd.log" 2>&1 &
+	D2_PID=$!
+	for _ in $(seq 1 2400); do
+		"$IOPOKE" "$N2/ioacctd.sock" status 2> /dev/null | grep -q '^status=0' && return 0
+		kill -0 "$D2_PID" 2> /dev/null || { tail "$N2/ioacctd.log"; fail "ioacctd $N2 exited at start"; }
+		sleep 0.05
+	done
+	fail "ioacctd $N2 did not answer in 120 s"
+}
+stop_node2() {
+	[ -n "${D2_PID:-}" ] || return 0
+	kill -TERM "$D2_PID" 2>/dev/null
+	wait "$D2_PID" 2>/dev/null
+	D2_PID=
+}
+node2_remove() {
+	[ -n "${PIN2:-}" ] || return 0
+	rm -rf "$PIN2" 2>/dev/null
+	for d in /sys/fs/cgroup/unified/$CG2 /sys/fs/cgroup/*/$CG2; do
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	return 0
 }
 
 # pg SQL: the rows of a query, fields separated by '|', no headers.
@@ -90,12 +143,55 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
-# pg_back_to_schema8: puts a schema-11 cluster store back to schema 8 with its data, as
+# pg_back_to_schema11: puts a cluster store of schema $PG_SCHEMA back to schema 11 with its
+# data, as schema 11 stored it: no run_start (schema 13) nor cmdline (schema 14) in jobs,
+# job_reports (the last run's row of a job id kept), files' lives and counters (schema 12) and the merged series (dropped: made again at the next whole read), the
+# trigger of schema 8, every later version forgotten.
+pg_back_to_schema11() {
+	pg "BEGIN;
+	    DROP TABLE merged_series; DROP TABLE merged_jobs;
+	    CREATE TABLE merged_jobs (cluster text NOT NULL, job_id bigint NOT NULL,
+	      restart integer NOT NULL, members text[] NOT NULL, made_at timestamptz NOT NULL DEFAULT now(),
+	      PRIMARY KEY (cluster, job_id, restart));
+	    CREATE TABLE merged_series (cluster text NOT NULL, job_id bigint NOT NULL,
+	      restart integer NOT NULL, step_id bigint NOT NULL, mnt_id bigint NOT NULL, op smallint NOT NULL,
+	      bins integer[] NOT NULL, PRIMARY KEY (cluster, job_id, restart, step_id, mnt_id, op),
+	      FOREIGN KEY (cluster, job_id, restart) REFERENCES merged_jobs ON DELETE CASCADE);
+	    ALTER TABLE merged_series SET (toast_tuple_target = 128);
+	    DELETE FROM job_reports r WHERE EXISTS (SELECT 1 FROM job_reports o WHERE o.cluster = r.cluster
+	      AND o.job_id = r.job_id AND o.restart = r.restart AND o.run_start > r.run_start);
+	    ALTER TABLE job_reports DROP CONSTRAINT job_reports_pkey;
+	    ALTER TABLE job_reports DROP COLUMN run_start;
+	    ALTER TABLE job_reports ADD PRIMARY KEY (cluster, job_id, restart);
+	    CREATE OR REPLACE FUNCTION ioacct_job_place() RETURNS trigger LANGUAGE plpgsql AS \$\$
+	    DECLARE b integer := ioacct_block(NEW.end_ns); BEGIN
+	     PERFORM pg_advisory_xact_lock_shared(730804912, b);
+	     IF EXISTS (SELECT 1 FROM purging p WHERE p.block = b) THEN b := 1023; END IF;
+	     PERFORM ioacct_block_parts(b);
+	     NEW.id := (b::bigint << 33) + nextval('jobs_id_seq');
+	     RETURN NEW;
+	    END\$\$;
+	    DROP FUNCTION ioacct_run_of(text, bigint, integer, text, bigint, bigint);
+	    DROP INDEX jobs_run;
+	    ALTER TABLE jobs DROP COLUMN run_start;
+	    ALTER TABLE jobs DROP COLUMN cmdline;
+	    CREATE INDEX jobs_cluster_job_id_run ON jobs (cluster, job_id, restart);
+	    ALTER TABLE files DROP CONSTRAINT files_pkey;
+	    ALTER TABLE files DROP COLUMN gen, DROP COLUMN rw_switches, DROP COLUMN access1,
+	      DROP COLUMN access2, DROP COLUMN access3, DROP COLUMN access4, DROP COLUMN access1_count,
+	      DROP COLUMN access2_count, DROP COLUMN access3_count, DROP COLUMN access4_count;
+	    ALTER TABLE files ADD PRIMARY KEY (job, step_id, rank, mnt_id, dev, ino);
+	    DELETE FROM ioacct_schema WHERE version > 11;
+	    COMMIT" > /dev/null
+}
+
+# pg_back_to_schema8: puts a cluster store of schema $PG_SCHEMA back to schema 8 with its data, as
 # schema 8 stored it: no per-file or MPI-IO records (schema 9: their tables and
 # jobs.files_kept gone), steps and mounts one table each (not partitioned by month: schema
-# 10) with their foreign keys, the trigger and functions of schema 8, versions 9 to 11
+# 10) with their foreign keys, the trigger and functions of schema 8, versions 9 to 12
 # forgotten.
 pg_back_to_schema8() {
+	pg_back_to_schema11 || return 1
 	pg "BEGIN;
 	    DROP TABLE files, mpiio_files;
 	    ALTER TABLE jobs DROP COLUMN files_kept;
@@ -131,11 +227,11 @@ pg_back_to_schema8() {
 	      END IF;
 	     END LOOP;
 	    END\$\$;
-	    DELETE FROM ioacct_schema WHERE version IN (9, 10, 11);
+	    DELETE FROM ioacct_schema WHERE version > 8;
 	    COMMIT" > /dev/null
 }
 
-# pg_back_to_schema7: puts a schema-11 cluster store back to schema 7 with its data, as
+# pg_back_to_schema7: puts a schema-12 cluster store back to schema 7 with its data, as
 # schema 7 stored it: series and totals one table each (not partitioned by month) with
 # their foreign keys, job ids a plain sequence again (the block bits off), no triggers,
 # version 8 forgotten. The next ioacctd to connect migrates it again.
@@ -213,23 +309,28 @@ run_job() {
 	[ "$got" = $(($2 * $3)) ] || fail "job $1: the report says $got bytes written, not $(($2 * $3))"
 }
 
-# pg_parts FIRST LAST NODE END: parts of runs FIRST..LAST of cluster c on NODE ended at END + k
-# seconds (an SQL timestamp), each with a step, a mount, a totals and a series row (3 x 4096
-# bytes), made in SQL; their month's partitions made first.
+# pg_parts FIRST LAST NODES END [FROM]: parts of runs FIRST..LAST of cluster c on each of NODES
+# (n1 or n1,n2: one transaction, which a daemon's purge sees whole or not at all) ended at
+# END + k seconds (an SQL timestamp), started an hour before (or an hour before FROM + k
+# seconds: a run's part that spans months, so that it meets its other node's, issue 36), each
+# with a step, a mount, a totals and a series row (3 x 4096 bytes), made in SQL; their
+# month's partitions made first.
 pg_parts() {
 	pg "SELECT ioacct_block_parts(ioacct_block((extract(epoch FROM $4)::bigint + $2 % 1000) * 1000000000));
 	    INSERT INTO jobs (cluster, job_id, node, source, uid, gid, \"user\", name, workdir, start_ns, end_ns,
 		state, exit_code, probe_mode, bin_width_ns, dropped_events, dropped_bytes)
-	    SELECT 'c', k, '$3', 'slurm', 0, 0, 'root', 'x', '/', e - 3600000000000, e, 'COMPLETED', 0,
+	    SELECT 'c', k, n, 'slurm', 0, 0, 'root', 'x', '/', s, e, 'COMPLETED', 0,
 		'fentry', 5000000000, 0, 0
-	    FROM generate_series($1, $2) k, LATERAL (SELECT (extract(epoch FROM $4)::bigint + k % 1000)
-		* 1000000000 AS e) x;
+	    FROM generate_series($1, $2) k, unnest(string_to_array('$3', ',')) n,
+		LATERAL (SELECT (extract(epoch FROM $4)::bigint + k % 1000) * 1000000000 AS e,
+		(extract(epoch FROM ${5:-$4})::bigint + k % 1000) * 1000000000 - 3600000000000 AS s) x;
 	    INSERT INTO steps SELECT id, 0, start_ns, end_ns, 'COMPLETED', 0, '' FROM jobs
-		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
-	    INSERT INTO mounts SELECT id, 1, '/', 'ext4', 'sda' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
+		WHERE job_id BETWEEN $1 AND $2 AND node = ANY (string_to_array('$3', ','));
+	    INSERT INTO mounts SELECT id, 1, '/', 'ext4', 'sda' FROM jobs
+		WHERE job_id BETWEEN $1 AND $2 AND node = ANY (string_to_array('$3', ','));
 	    INSERT INTO totals (job, step_id, mnt_id, op, bytes, calls) SELECT id, 0, 1, 1, 12288, 3 FROM jobs
-		WHERE job_id BETWEEN $1 AND $2 AND node = '$3';
+		WHERE job_id BETWEEN $1 AND $2 AND node = ANY (string_to_array('$3', ','));
 	    INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT id, 0, 1, 1, '{0,7,9}',
-		'{4096,4096,4096}', '{1,1,1}' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = '$3'" > /dev/null ||
+		'{4096,4096,4096}', '{1,1,1}' FROM jobs WHERE job_id BETWEEN $1 AND $2 AND node = ANY (string_to_array('$3', ','))" > /dev/null ||
 		fail "cannot make the parts of runs $1-$2 on $3"
 }

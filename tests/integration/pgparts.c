@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pgparts: JOB_ID, BINS and WIDTH_NS are positive numbers\n");
 		return 2;
 	}
-	pg = ioacct_pgstore_open(argv[1], err, sizeof(err));
+	pg = ioacct_pgstore_open(argv[1], NULL, err, sizeof(err));
 	if (!pg) {
 		fprintf(stderr, "pgparts: %s\n", err);
 		return 1;

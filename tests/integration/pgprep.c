@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pgprep CONNINFO\n");
 		return 2;
 	}
-	pg = ioacct_pgstore_open(argv[1], err, sizeof(err));
+	pg = ioacct_pgstore_open(argv[1], NULL, err, sizeof(err));
 	if (!pg) {
 		fprintf(stderr, "pgprep: %s\n", err);
 		return 1;

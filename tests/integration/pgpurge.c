@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dry = !strcmp(argv[argc - 1], "dry");
-	pg = ioacct_pgstore_open(argv[1], err, sizeof(err));
+	pg = ioacct_pgstore_open(argv[1], NULL, err, sizeof(err));
 	if (!pg) {
 		fprintf(stderr, "pgpurge: %s\n", err);
 		return 1;

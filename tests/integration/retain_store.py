@@ -24,6 +24,7 @@ def fill(path, njobs, nbins, age_days):
     end = int((time.time() - age_days * 86400) * 1e9)
     start = end - nbins * 5 * 10**9
     cur = db.cursor()
+    file_cols = [r[1] for r in db.execute("PRAGMA table_info(files)") if r[1] != "gen"][:32]
     for j in range(njobs):
         cur.execute("INSERT INTO jobs (cluster, job_id, node, source, uid, gid, user, name,"
                     " workdir, start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns,"
@@ -51,7 +52,9 @@ def fill(path, njobs, nbins, age_days):
                     " SELECT job_key, step_id, mnt_id, op, sum(bytes), sum(calls), 0, sum(ns),"
                     " 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 FROM series WHERE job_key = ?"
                     " GROUP BY step_id, mnt_id, op", (key,))
-        cur.execute("INSERT INTO files VALUES (?, 0, -1, 20, 1, ?, '/m20/f',"
+        # Schema 14's 32 columns by name: later ones (gen, access sizes...) have defaults.
+        cur.execute("INSERT INTO files (" + ", ".join(file_cols) + ") VALUES"
+                    " (?, 0, -1, 20, 1, ?, '/m20/f',"
                     " 1, 0, 1, 0, 0, 0, 4096, 0, 0, 0, 0, 4095, 0, 0, 0, 0, 0, 0, 0, 0,"
                     " '0,0,0,0,0,0,0,0,0,0', '0,0,1,0,0,0,0,0,0,0', 0, 0, 0)", (key, j))
     db.commit()

@@ -82,8 +82,12 @@ python3 - "$T/dump" "$W" "$(hostname -s)" <<'PY' || fail "the DXT records, read 
 import sys
 dump, W, host = sys.argv[1], sys.argv[2], sys.argv[3]
 lines = open(dump).read().splitlines()
-meta = dict(l.split("=", 1) for l in lines if " " not in l)
-segs = [l.split() for l in lines if " " in l]
+# key=value metadata (a value may have spaces: the job's command line), else
+# one DXT segment a line.
+import re
+is_meta = re.compile(r"^[A-Za-z0-9_]+=").match
+meta = dict(l.split("=", 1) for l in lines if is_meta(l))
+segs = [l.split() for l in lines if not is_meta(l)]
 mine = {}
 for path, rank, h, op, off, length, start, end in segs:
     assert h == host, "hostname %s, wanted %s" % (h, host)
@@ -147,8 +151,10 @@ J2=$(submit_as "$U" --io-monitor=trace_max=4K --chdir="$W" -o "$W/out-%j.txt" "$
 read -r kept dropped calls < <(python3 - "$T/capped" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().splitlines()
-m = dict(l.split("=", 1) for l in lines if "=" in l and " " not in l)
-kept = sum(1 for l in lines if " " in l)
+import re
+is_meta = re.compile(r"^[A-Za-z0-9_]+=").match
+m = dict(l.split("=", 1) for l in lines if is_meta(l))
+kept = sum(1 for l in lines if not is_meta(l))
 print(kept, m["trace_dropped"], int(m["posix_reads"]) + int(m["posix_writes"]) - int(m["trace_nopath"]) -
       int(m["trace_failed"]))
 PY

@@ -16,6 +16,7 @@ OMPIRUN=$(command -v mpirun.openmpi || command -v mpirun) || skip "mpirun not fo
 "$OMPIRUN" --version 2>&1 | grep -q "open-mpi.org" || skip "$OMPIRUN is not OpenMPI's"
 slurm_test_setup
 start_daemon
+require_mpi_uprobes
 start_cluster "required $PLUGIN config=$CONF"
 
 W=$T/work

@@ -118,10 +118,12 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.db_path, "/var/lib/ioacct/ioacct.db");
 	assert_string_equal(cfg.pid_file, "/run/ioacct/ioacctd.pid");
 	assert_string_equal(cfg.pin_dir, "/sys/fs/bpf/ioacct");
+	assert_string_equal(cfg.user, "ioacct");
 	assert_int_equal(cfg.probe_mode, IOACCT_PROBE_AUTO);
 	assert_int_equal(cfg.bin_width_ns, 5 * NS);
 	assert_int_equal(cfg.drain_interval_ms, 2000);
 	assert_int_equal(cfg.reap_grace_ms, 30000);
+	assert_int_equal(cfg.query_page_ms, 100);
 	assert_int_equal(cfg.max_jobs, 1024);
 	assert_int_equal(cfg.max_cgroups, 4096);
 	assert_int_equal(cfg.max_entries, 65536);
@@ -141,6 +143,10 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.otlp_url, "");
 	assert_int_equal(cfg.otlp_queue_kib, 4096);
 	assert_int_equal(cfg.max_spans, 1000000);
+	assert_string_equal(cfg.otlp_ca_file, "");
+	assert_int_equal(cfg.pg_connect_timeout_ms, 10000);
+	assert_int_equal(cfg.pg_statement_timeout_ms, 300000);
+	assert_int_equal(cfg.pg_idle_timeout_ms, 60000);
 
 	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
 	host[strcspn(host, ".")] = '\0';
@@ -180,6 +186,7 @@ static void test_every_key(void **state)
 		      "db = /data/ioacct.db\n"
 		      "pidfile = /tmp/d.pid\n"
 		      "bpf_pin_dir = /sys/fs/bpf/other\n"
+		      "user = slurm-io_2.x\n"
 		      "probe_mode = kprobe\n"
 		      "bin_width = 0.25\n"
 		      "drain_interval = 1.5\n"
@@ -192,6 +199,9 @@ static void test_every_key(void **state)
 		      "otlp_url = http://collector.site:4318/v1/traces\n"
 		      "otlp_queue = 128\n"
 		      "max_spans = 50\n"
+		      "cluster_db_connect_timeout = 3\n"
+		      "cluster_db_statement_timeout = 1.5\n"
+		      "cluster_db_idle_timeout = 20\n"
 		      "cgroup_v1_hierarchy = net_cls\n"
 		      "cgroup_mode = v1\n"
 		      "cgroup_parent = system.slice/ioacct\n"
@@ -209,6 +219,7 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.db_path, "/data/ioacct.db");
 	assert_string_equal(cfg.pid_file, "/tmp/d.pid");
 	assert_string_equal(cfg.pin_dir, "/sys/fs/bpf/other");
+	assert_string_equal(cfg.user, "slurm-io_2.x");
 	assert_int_equal(cfg.probe_mode, IOACCT_PROBE_KPROBE);
 	assert_int_equal(cfg.bin_width_ns, NS / 4);
 	assert_int_equal(cfg.drain_interval_ms, 1500);
@@ -221,6 +232,9 @@ static void test_every_key(void **state)
 	assert_string_equal(cfg.otlp_url, "http://collector.site:4318/v1/traces");
 	assert_int_equal(cfg.otlp_queue_kib, 128);
 	assert_int_equal(cfg.max_spans, 50);
+	assert_int_equal(cfg.pg_connect_timeout_ms, 3000);
+	assert_int_equal(cfg.pg_statement_timeout_ms, 1500);
+	assert_int_equal(cfg.pg_idle_timeout_ms, 20000);
 	assert_string_equal(cfg.cgroup_v1_hierarchy, "net_cls");
 	assert_int_equal(cfg.cgroup_mode, IOACCT_CGROUP_V1);
 	assert_string_equal(cfg.cgroup_parent, "system.slice/ioacct");
@@ -359,26 +373,43 @@ static void test_whitespace(void **state)
 	load_ok(&cfg, "");
 	assert_int_equal(cfg.max_jobs, 1024);
 	/* Whitespace inside a value is part of it. */
-	/* otlp_url: plain HTTP only (ioacctd has no TLS client), a host, no spaces. */
-	load_fails("otlp_url = https://c:4318\n", 1,
-		   "otlp_url: \"https://c:4318\" is not valid: use http://HOST[:PORT][/PATH] "
-		   "(plain HTTP, no spaces), at most 511 characters");
+	/* otlp_url: refused at start with the file, line and key (url.h has the rest). */
+	load_fails("otlp_url = http://127.0.0.1:99999\n", 1,
+		   "otlp_url: not a valid URL: port 99999 is out of range (1 .. 65535) "
+		   "(use http[s]://HOST[:PORT][/PATH])");
+	load_fails("\notlp_url = http://[::1\n", 2,
+		   "otlp_url: not a valid URL: no ']' after the IPv6 address "
+		   "(use http[s]://HOST[:PORT][/PATH])");
+	/* The password is not repeated in the message. */
+	load_fails("otlp_url = https://u:secret@c:4318\n", 1,
+		   "otlp_url: not a valid URL: a user or password in the URL is not allowed (it "
+		   "would be in a world-readable file and in the log) (use http[s]://HOST[:PORT][/PATH])");
 	load_fails("otlp_url = http://:4318\n", 1,
-		   "otlp_url: \"http://:4318\" is not valid: use http://HOST[:PORT][/PATH] "
-		   "(plain HTTP, no spaces), at most 511 characters");
+		   "otlp_url: not a valid URL: no host (use http[s]://HOST[:PORT][/PATH])");
+	load_ok(&cfg, "otlp_url = https://c:4318\notlp_ca_file = /etc/ssl/site-ca.pem\n");
+	assert_string_equal(cfg.otlp_url, "https://c:4318");
+	assert_string_equal(cfg.otlp_ca_file, "/etc/ssl/site-ca.pem");
 	load_fails("otlp_queue = 63\n", 1, "otlp_queue: \"63\" is out of range (64 .. 1048576)");
 	load_fails("max_spans = 0\n", 1, "max_spans: \"0\" is out of range (1 .. 1000000000)");
+	/* user: an account name (daemon/privs.c looks it up at start). */
+	load_fails("user = io acct\n", 1,
+		   "user: \"io acct\" is not valid: use letters, digits, '_', '.' and '-', "
+		   "at most 32 characters");
+	load_fails("user = a/b\n", 1,
+		   "user: \"a/b\" is not valid: use letters, digits, '_', '.' and '-', "
+		   "at most 32 characters");
 	load_fails("cluster = a b\n", 1,
 		   "cluster: \"a b\" is not valid: use letters, digits, '_', '.' and '-', "
 		   "at most 63 characters");
 	/* Keys are not case-folded. */
 	load_fails("\n\nMax_Jobs = 1\n", 3,
-		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, "
-		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, max_jobs, max_cgroups, max_entries, "
-		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_queue, max_spans, "
+		   "unknown key \"Max_Jobs\" (valid keys: socket, db, pidfile, bpf_pin_dir, user, "
+		   "probe_mode, detach_when_idle, bin_width, drain_interval, reap_grace, query_page_time, max_jobs, max_cgroups, max_entries, "
+		   "max_mountpoints, max_files, file_records, max_traced_jobs, max_trace_size, otlp_url, otlp_ca_file, otlp_queue, max_spans, "
 		   "cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
-		   "node_name, node, cluster_db, merge_timeout, purge_after, downsample_after, downsample_width, "
+		   "node_name, node, cluster_db, cluster_db_connect_timeout, cluster_db_statement_timeout, "
+		   "cluster_db_idle_timeout, merge_timeout, purge_after, downsample_after, downsample_width, "
 		   "retention_interval, cluster_retention, log_level, private_data, views, mpi_libraries, "
 		   "mpi_detach_after, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
@@ -495,7 +526,7 @@ static void test_unknown_key(void **state)
 {
 	static const char *const names[] = {
 		"socket", "db", "pidfile", "bpf_pin_dir", "probe_mode", "bin_width",
-		"drain_interval", "reap_grace", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
+		"drain_interval", "reap_grace", "query_page_time", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"file_records", "cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
 		"purge_after", "downsample_after", "downsample_width", "retention_interval", "cluster_retention",
 		"log_level", "private_data", "views", "mpi_libraries", "page_cache_views", "metrics_listen", "metrics_linger",
@@ -558,6 +589,8 @@ static void test_bad_values(void **state)
 	value_fails("bin_width", "5s", "bin_width: \"5s\" is not a number of seconds (e.g. 5 or 0.5)");
 	value_fails("reap_grace", "86401",
 		    "reap_grace: \"86401\" is out of range (0 .. 86400 seconds)");
+	value_fails("query_page_time", "0.0001",
+		    "query_page_time: \"0.0001\" is out of range (0.001 .. 60 seconds)");
 	value_fails("drain_interval", "3601",
 		    "drain_interval: \"3601\" is out of range (0.1 .. 3600 seconds)");
 	value_fails("drain_interval", "0.05",

@@ -9,8 +9,12 @@
  * - the round trip: a job written as a log and read back has the same
  *   counters, bins and job fields; the sample logs (when ../shared is there)
  *   written again as format 3.41 read back record for record;
- * - heatmap bins merged pairwise past 200, a mount table that does not fit,
- *   the Darshan filter, writing a file.
+ * - heatmap bins merged pairwise past 200, split over ranks (issue 38), a
+ *   mount table that does not fit, the Darshan filter, writing a file;
+ * - the job record PyDarshan's summary reads (issue 38): lib_ver, every
+ *   metadata line key=value, the command line as the exe, nprocs, times;
+ * - ioacct's own records (a mount's rest, "other files") after the modules,
+ *   found by the trailer, named apart from Darshan's name table.
  * No darshan-parser or PyDarshan is packaged for Debian; these checks are
  * what stands for them (docs/darshan.md).
  */
@@ -251,6 +255,9 @@ static void assert_logs_equal(const struct ioacct_darshan_log *a, const struct i
 			assert_memory_equal(a->recs[k], b->recs[k],
 					    a->nrecs[k] * sizeof(struct ioacct_darshan_record));
 	}
+	assert_int_equal(a->nown, b->nown);
+	if (a->nown)
+		assert_memory_equal(a->own, b->own, a->nown * sizeof(struct ioacct_darshan_record));
 	assert_int_equal(a->nheatmaps, b->nheatmaps);
 	for (size_t i = 0; i < a->nheatmaps; i++) {
 		const struct ioacct_darshan_heatmap *x = &a->heatmaps[i], *y = &b->heatmaps[i];
@@ -530,6 +537,86 @@ static void test_trace_spool_merge(void **state)
 						   sizeof(path)), -EINVAL);
 	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "cluster-name-long",
 						   42, path, 20), -ENAMETOOLONG);
+	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "c", 42, path,
+						   sizeof("/var/lib/ioacct/trace/c-42.darshan")), 0);
+	assert_int_equal(ioacct_darshan_spool_path("/var/lib/ioacct/ioacct.db", "c", 42, path,
+						   sizeof("/var/lib/ioacct/trace/c-42.darshan") - 1),
+			 -ENAMETOOLONG);
+	assert_int_equal(ioacct_darshan_spool_dir("/var/lib/ioacct/ioacct.db", path, sizeof(path)), 0);
+	assert_string_equal(path, "/var/lib/ioacct/trace");
+	assert_int_equal(ioacct_darshan_spool_dir("/ioacct.db", path, sizeof(path)), 0);
+	assert_string_equal(path, "/trace");
+}
+
+/*
+ * The job record as PyDarshan's summary reads it (issue 38): the metadata
+ * lines split on '\n' (the last one empty) and each on its first '=', with
+ * lib_ver among the keys, first, as Darshan's runtime writes it; the command
+ * line as the exe before the mount table; nprocs one more than the highest
+ * rank; the run time darshan-util computes for format 3.41 from the seconds
+ * and nanoseconds.
+ */
+static void test_job_header(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log, *back;
+	unsigned char *f, *job_raw;
+	char err[256], *meta, *line, *save = NULL;
+	const char *trail;
+	size_t len, jn, nlines = 0;
+	double run;
+	void *buf;
+
+	(void)state;
+	workload(&b);
+	ioacct_strlcpy(b.jd->job.cmdline, "mpirun -np 4 ./mpiio /scratch/f", sizeof(b.jd->job.cmdline));
+	for (int32_t rank = 0; rank < 4; rank++) {
+		struct ioacct_file *fl = jb_file(&b, 0, rank, M_SCRATCH, 8 << 20 | 1, 40, "/scratch/f");
+
+		fl->opens = 1;
+		jb_file_rw(fl, false, 16, 65536, 100, 100000000, 900000000);
+	}
+	log = log_of(&b, &r, false);
+	assert_int_equal(ioacct_darshan_write(log, &buf, &len, err, sizeof(err)), 0);
+	f = buf;
+	job_raw = inflate_at(f, 1328, rd64(f + 32) - 1328, &jn);
+	assert_true(rd64(job_raw + 40) == 4);                 /* nprocs: ranks 0..3 */
+	run = ((double)rd64(job_raw + 24) + (double)rd64(job_raw + 32) / 1e9) -
+	      ((double)rd64(job_raw + 8) + (double)rd64(job_raw + 16) / 1e9);
+	assert_true(run == 10.0);
+	meta = strndup((const char *)job_raw + 56, 1024);
+	assert_non_null(meta);
+	assert_true(strlen(meta) > 0 && meta[strlen(meta) - 1] == '\n');
+	assert_true(!strncmp(meta, "lib_ver=ioacct-" PACKAGE_VERSION "\n",
+			     strlen("lib_ver=ioacct-" PACKAGE_VERSION "\n")));
+	for (line = strtok_r(meta, "\n", &save); line; line = strtok_r(NULL, "\n", &save), nlines++)
+		assert_non_null(strchr(line, '='));
+	assert_true(nlines >= 5);
+	trail = (const char *)job_raw + 56 + 1024;
+	assert_string_equal(trail, "mpirun -np 4 ./mpiio /scratch/f\next4\t/\nlustre\t/scratch\n"
+				   "tmpfs\t/dev/shm\nproc\t/proc");
+	free(meta);
+	free(job_raw);
+	free(buf);
+
+	/* Our reader: the same fields; PyDarshan's metadata dict has lib_ver. */
+	back = round_trip(log);
+	assert_string_equal(back->exe, "mpirun -np 4 ./mpiio /scratch/f");
+	assert_int_equal(back->nprocs, 4);
+	assert_true(!strncmp(back->metadata, "lib_ver=ioacct-", 15));
+	ioacct_darshan_free(back);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+
+	/* A job stored before its command line was kept: its name, on one line. */
+	b.jd->job.cmdline[0] = '\0';
+	ioacct_strlcpy(b.jd->job.name, "two\nlines", sizeof(b.jd->job.name));
+	log = log_of(&b, &r, false);
+	assert_string_equal(log->exe, "two lines");
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
 }
 
 /* 1000 bins of 1 s: merged pairwise three times, 125 bins of 8 s, bytes kept. */
@@ -712,10 +799,17 @@ static void files_workload(struct jb *b)
 	f->meta_ns = 300;
 	jb_file_rw(f, true, 40, 65536, 1000, 1500000000, 2500000000);
 	jb_file_rw(f, false, 20, MIB, 2000, 100000000, 900000000);
+	f->rw_switches = 2;
+	ioacct_file_access_add(f, 65536, 40);
+	ioacct_file_access_add(f, MIB, 20);
+	/* Another life of another inode under the same name: one Darshan record with it. */
 	f = jb_file(b, 1, -1, M_SCRATCH, 8 << 20 | 1, 12, "/scratch/a");
 	f->opens = 1;
 	jb_file_rw(f, true, 10, 65536, 500, 1000000000, 3000000000);
 	f->max_byte_read = 100 * 65536 - 1;
+	f->rw_switches = 1;
+	ioacct_file_access_add(f, 65536, 10);
+	ioacct_file_access_add(f, 4096, 1);
 	f = jb_file(b, 0, 0, M_SCRATCH, 8 << 20 | 1, 13, "/scratch/b");
 	f->opens = 1;
 	jb_file_rw(f, false, 30, MIB, 3000, 200000000, 800000000);
@@ -753,6 +847,9 @@ static void expect_counts(struct ioacct_darshan_record *e, const int64_t v[13])
 	/* Every size bin is a count, 0 where no access had that size. */
 	for (int i = 29; i < 49; i++)
 		e->counters[i] = 0;
+	/* A file's read/write switches (none but where said); a mix of files has none known. */
+	if (v[7] >= 0)
+		e->counters[22] = 0;
 	e->counters[65] = e->counters[67] = e->rank >= 0 ? e->rank : 0;
 	e->counters[66] = e->counters[68] = v[5] + v[6];
 }
@@ -771,21 +868,52 @@ static void expect_times(struct ioacct_darshan_record *e, const double t[4], dou
 	e->fcounters[13] = e->fcounters[14] = rd + wr + meta;
 }
 
+/* A record of the log: a file's among the POSIX ones, a pseudo-record among ioacct's own. */
 static const struct ioacct_darshan_record *find_rec(const struct ioacct_darshan_log *log,
 						     const char *name, int64_t rank)
 {
 	uint64_t id = ioacct_darshan_hash(name, strlen(name), 0);
+	bool pseudo = strstr(name, "<ioacct: other files>") || strstr(name, "<ioacct: not per file>");
+	const struct ioacct_darshan_record *recs = pseudo ? log->own : log->recs[IOACCT_DARSHAN_POSIX];
+	size_t n = pseudo ? log->nown : log->nrecs[IOACCT_DARSHAN_POSIX];
 
-	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++) {
-		const struct ioacct_darshan_record *r = &log->recs[IOACCT_DARSHAN_POSIX][i];
+	for (size_t i = 0; i < n; i++) {
+		const struct ioacct_darshan_record *r = &recs[i];
 
 		if (r->id == id && r->rank == rank) {
 			assert_string_equal(ioacct_darshan_name_of(log, id), name);
 			return r;
 		}
 	}
-	fail_msg("no POSIX record %s of rank %lld", name, (long long)rank);
+	fail_msg("no %s record %s of rank %lld", pseudo ? "ioacct" : "POSIX", name, (long long)rank);
 	return NULL;
+}
+
+/*
+ * What a file's counts pin down where the kernel keeps nothing per file
+ * (Darshan's zeros): no open, no mode nor open or close time; no fsync, no
+ * fdatasync; no read or write, no slowest one (and v[] its size and time
+ * for a file of one).
+ */
+static void expect_none_of(struct ioacct_darshan_record *e, bool opens, bool fsyncs, int reads,
+			   int writes, const double one[4])
+{
+	if (!opens) {
+		e->counters[13] = 0;
+		e->fcounters[0] = e->fcounters[3] = e->fcounters[4] = e->fcounters[7] = 0;
+	}
+	if (!fsyncs)
+		e->counters[9] = 0;
+	if (!reads && !writes)
+		e->counters[23] = e->counters[25] = 0;
+	if (reads <= 1) {
+		e->counters[27] = (int64_t)one[0];
+		e->fcounters[11] = one[1];
+	}
+	if (writes <= 1) {
+		e->counters[28] = (int64_t)one[2];
+		e->fcounters[12] = one[3];
+	}
 }
 
 static void assert_rec(const struct ioacct_darshan_log *log, const char *name,
@@ -812,6 +940,120 @@ static const struct ioacct_report_mount *report_mount(const struct ioacct_report
 	return NULL;
 }
 
+/* The job's bytes in bin `bin` of a direction, over every mount of the report. */
+static uint64_t job_bin(const struct ioacct_report *r, unsigned int dir, uint32_t bin)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < r->nmounts; i++)
+		for (size_t b = 0; b < r->mounts[i].nbins; b++)
+			if (r->mounts[i].bins[b].bin == bin)
+				sum += r->mounts[i].bins[b].bytes[dir];
+	return sum;
+}
+
+/*
+ * files_workload()'s heatmaps: /scratch/b's writers, ranks 0 and 1 (30 and
+ * 14 MiB within bin 0), one record each; every bin's sum the job's; bin 0's
+ * writes split 30:14; bins their windows do not reach (2, 3) by their whole
+ * shares, 30:14; reads, which no rank's file made, evenly.
+ */
+static void assert_files_heatmaps(const struct ioacct_darshan_log *log, const struct ioacct_report *r)
+{
+	static const int64_t want[2][2][10] = {
+		/* rank 0: reads, writes */
+		{ { 0, 7680, 0, 0, 0, 0, 0, 3276800, 0, 0 },
+		  { 45756044, 0, 477, 25135, 0, 0, 0, 0, 0, 0 } },
+		{ { 0, 7680, 0, 0, 0, 0, 0, 3276800, 0, 0 },
+		  { 21352820, 0, 223, 11729, 0, 0, 0, 0, 0, 0 } },
+	};
+
+	assert_int_equal(log->nheatmaps, 2);
+	assert_non_null(strstr(log->metadata, "\n" IOACCT_DARSHAN_HEATMAP_META "\n"));
+	for (size_t k = 0; k < 2; k++) {
+		const struct ioacct_darshan_heatmap *h = &log->heatmaps[k];
+
+		assert_true(h->id == ioacct_darshan_hash("heatmap:POSIX", 13, 0));
+		assert_int_equal(h->rank, (int64_t)k);
+		assert_int_equal(h->nbins, 10);
+		assert_true(h->bin_width == 1.0);
+		assert_memory_equal(h->read_bins, want[k][0], sizeof(want[k][0]));
+		assert_memory_equal(h->write_bins, want[k][1], sizeof(want[k][1]));
+	}
+	for (uint32_t t = 0; t < 10; t++) {
+		assert_true(log->heatmaps[0].read_bins[t] + log->heatmaps[1].read_bins[t] ==
+			    (int64_t)job_bin(r, IOACCT_DIR_READ, t));
+		assert_true(log->heatmaps[0].write_bins[t] + log->heatmaps[1].write_bins[t] ==
+			    (int64_t)job_bin(r, IOACCT_DIR_WRITE, t));
+	}
+}
+
+/*
+ * ioacct's own records in the bytes of the file: the trailer (magic, names'
+ * and records' offsets and lengths, record version 4) at the very end, its
+ * two regions after the modules' and nowhere in the header's maps, each
+ * one zlib stream; the pseudo-records' names there, not in the name table.
+ */
+static void assert_own_layout(const struct ioacct_darshan_log *log)
+{
+	unsigned char *f, *names, *own, *recs;
+	size_t len, nn, on, rn, nown = 0;
+	const unsigned char *t;
+	uint64_t end = 0;
+	char err[256];
+	void *buf;
+
+	assert_int_equal(ioacct_darshan_write(log, &buf, &len, err, sizeof(err)), 0);
+	f = buf;
+	t = f + len - IOACCT_DARSHAN_OWN_TRAILER;
+	assert_memory_equal(t, IOACCT_DARSHAN_OWN_MAGIC, 8);
+	assert_true(rd64(t + 40) == 4);
+	for (unsigned int id = 0; id < 64; id++) {
+		uint64_t e = rd64(f + 48 + 16 * id) + rd64(f + 56 + 16 * id);
+
+		end = e > end ? e : end;
+	}
+	assert_true(rd64(t + 8) == end);                       /* names after the last module */
+	assert_true(rd64(t + 24) == rd64(t + 8) + rd64(t + 16)); /* then the records */
+	assert_true(rd64(t + 24) + rd64(t + 32) == len - IOACCT_DARSHAN_OWN_TRAILER);
+
+	own = inflate_at(f, rd64(t + 8), rd64(t + 16), &on);
+	for (size_t p = 0; p < on; nown++) {
+		const char *name = (const char *)own + p + 8;
+
+		assert_non_null(strstr(name, "<ioacct: "));
+		assert_true(rd64(own + p) == ioacct_darshan_hash(name, strlen(name), 0));
+		p += 8 + strlen(name) + 1;
+	}
+	assert_int_equal(nown, log->nown);
+	recs = inflate_at(f, rd64(t + 24), rd64(t + 32), &rn);
+	assert_int_equal(rn, log->nown * 704);
+	for (size_t i = 0; i < log->nown; i++)
+		assert_true(rd64(recs + i * 704) == log->own[i].id);
+	names = inflate_at(f, rd64(f + 32), rd64(f + 40), &nn);
+	for (size_t p = 0; p < nn;) {
+		const char *name = (const char *)names + p + 8;
+
+		assert_null(strstr(name, "<ioacct: other files>"));
+		assert_null(strstr(name, "<ioacct: not per file>"));
+		p += 8 + strlen(name) + 1;
+	}
+	/* Cut short, it has lost its trailer: truncated, not a log without them. */
+	assert_non_null(strstr(log->metadata, "\n" IOACCT_DARSHAN_OWN_META));
+	assert_null(ioacct_darshan_parse(f, len - 7, 0, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(err, "truncated or corrupt: the log says it has"));
+	/* A trailer that points past the file: said, as any region out of bounds. */
+	f[len - IOACCT_DARSHAN_OWN_TRAILER + 16] = 0xff;
+	assert_null(ioacct_darshan_parse(f, len, 0, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(err, "the ioacct names region"));
+	free(names);
+	free(own);
+	free(recs);
+	free(buf);
+}
+
 /* The files' records written and read back: every counter of every record, exactly. */
 static void test_files_round_trip(void **state)
 {
@@ -825,8 +1067,12 @@ static void test_files_round_trip(void **state)
 	files_workload(&b);
 	log = log_of(&b, &r, false);
 	back = round_trip(log);
-	/* 6 files' records (/scratch/b twice), the rest of /scratch, / and /proc. */
-	assert_int_equal(back->nrecs[IOACCT_DARSHAN_POSIX], 9);
+	/*
+	 * 5 files' records (/scratch/b twice) among the POSIX ones; ioacct's own:
+	 * the other files and the rest of /scratch, / and /proc.
+	 */
+	assert_int_equal(back->nrecs[IOACCT_DARSHAN_POSIX], 5);
+	assert_int_equal(back->nown, 4);
 	assert_int_equal(back->partial, 1ULL << IOACCT_DARSHAN_MOD_POSIX);
 	/* Ranks 0 and 1: two processes as Darshan counts them. */
 	assert_int_equal(back->nprocs, 2);
@@ -838,6 +1084,14 @@ static void test_files_round_trip(void **state)
 	e.counters[5] = 4; /* SEEKS */
 	e.counters[29 + 3] = 50;
 	e.counters[39 + 4] = 20;
+	/* RW_SWITCHES, ACCESS1..3_ACCESS and _COUNT of the two lives, merged as Darshan's ranks. */
+	e.counters[22] = 3;
+	e.counters[57] = 65536;
+	e.counters[61] = 50;
+	e.counters[58] = MIB;
+	e.counters[62] = 20;
+	e.counters[59] = 4096;
+	e.counters[63] = 1;
 	expect_times(&e, (const double[4]){ 1.0, 3.0, 0.1, 0.9 }, 1500e-9, 2000e-9, 300e-9);
 	assert_rec(back, "/scratch/a", &e);
 
@@ -846,12 +1100,14 @@ static void test_files_round_trip(void **state)
 					       0, 29, 0, 29 });
 	e.counters[39 + 4] = 30;
 	expect_times(&e, (const double[4]){ 0, 0, 0.2, 0.8 }, 0, 3000e-9, 0);
+	expect_none_of(&e, true, false, 0, 30, (const double[4]){ 0, 0, -1, -1 });
 	assert_rec(back, "/scratch/b", &e);
 	expect_init(&e, 1);
 	expect_counts(&e, (const int64_t[13]){ 1, 0, 14, 0, 0, 0, 14 * MIB, 0, 14 * MIB - 1,
 					       0, 13, 0, 13 });
 	e.counters[39 + 4] = 14;
 	expect_times(&e, (const double[4]){ 0, 0, 0.3, 0.7 }, 0, 1400e-9, 0);
+	expect_none_of(&e, true, false, 0, 14, (const double[4]){ 0, 0, -1, -1 });
 	assert_rec(back, "/scratch/b", &e);
 
 	/* Other files: no offsets nor patterns, which would mix files. */
@@ -867,12 +1123,14 @@ static void test_files_round_trip(void **state)
 					       29, 0 });
 	e.counters[29 + 1] = 30;
 	expect_times(&e, (const double[4]){ 0.5, 0.6, 0, 0 }, 300e-9, 0, 0);
+	expect_none_of(&e, false, false, 30, 0, (const double[4]){ -1, -1, 0, 0 });
 	assert_rec(back, "/<ioacct: dev 8:2 ino 99>", &e);
 
 	expect_init(&e, -1);
 	expect_counts(&e, (const int64_t[13]){ 0, 0, 7, 0, 0, 0, 700, 0, 699, 0, 6, 0, 6 });
 	e.counters[39 + 0] = 7;
 	expect_times(&e, (const double[4]){ 0, 0, 0.01, 0.02 }, 0, 77e-9, 0);
+	expect_none_of(&e, false, false, 0, 7, (const double[4]){ 0, 0, -1, -1 });
 	assert_rec(back, "/dev/shm/<ioacct: dev 0:40 ino 7 ...deep/f>", &e);
 
 	/* The rest of /scratch: its counters less its files'; nothing per file is known. */
@@ -896,12 +1154,13 @@ static void test_files_round_trip(void **state)
 	assert_int_equal(m->meta_ns, 1);
 	find_rec(back, "/<ioacct: not per file>", -1);
 	/* /dev/shm's calls are all its file's: no rest. */
-	for (size_t i = 0; i < back->nrecs[IOACCT_DARSHAN_POSIX]; i++)
-		assert_string_not_equal(ioacct_darshan_name_of(back, back->recs[0][i].id),
+	for (size_t i = 0; i < back->nown; i++)
+		assert_string_not_equal(ioacct_darshan_name_of(back, back->own[i].id),
 					"/dev/shm/<ioacct: not per file>");
-	/* The mount table and the heatmap are the job's, as without files. */
+	/* The mount table is the job's, as without files. */
 	assert_int_equal(back->nmounts, 4);
-	assert_int_equal(back->nheatmaps, 1);
+	assert_files_heatmaps(back, r);
+	assert_own_layout(log);
 
 	ioacct_darshan_free(back);
 	ioacct_darshan_free(log);
@@ -920,8 +1179,9 @@ static void test_files_filter(void **state)
 	files_workload(&b);
 	b.jd->nfiles--; /* the /dev/shm file */
 	log = log_of(&b, &r, true);
-	/* /dev/shm and /proc left out: 6 records, and the rest of / and /scratch. */
-	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 7);
+	/* /dev/shm and /proc left out: 4 files, and the other files, the rest of / and /scratch. */
+	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 4);
+	assert_int_equal(log->nown, 3);
 	ioacct_darshan_free(log);
 	ioacct_report_destroy(r);
 
@@ -930,11 +1190,83 @@ static void test_files_filter(void **state)
 	assert_non_null(r);
 	log = ioacct_darshan_from_report(r, false);
 	assert_non_null(log);
-	/* /scratch/a, /scratch/b of two ranks, the rest of /scratch. */
-	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 4);
+	/* /scratch/a, /scratch/b of two ranks; the rest of /scratch. */
+	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 3);
+	assert_int_equal(log->nown, 1);
 	assert_int_equal(log->partial, 0);
 	find_rec(log, "/scratch/<ioacct: not per file>", -1);
 	assert_int_equal(log->nprocs, 2);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/*
+ * --darshan-filter and paths Darshan's runtime leaves out (/usr, /etc, ...):
+ * a library read on / is no POSIX record, its reads are in the rest of /;
+ * without the filter it is a file as any other.
+ */
+static void test_files_filter_paths(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	const struct ioacct_darshan_record *rest;
+	struct ioacct_darshan_log *log;
+	struct ioacct_report *r;
+	struct ioacct_file *f;
+
+	(void)state;
+	workload(&b);
+	f = jb_file(&b, 0, 0, M_ROOT, 8 << 20 | 2, 5, "/usr/lib/libx.so");
+	f->opens = 1;
+	jb_file_rw(f, true, 20, 512, 200, 100000000, 200000000);
+	f = jb_file(&b, 0, 0, M_ROOT, 8 << 20 | 2, 6, "/home/u/in.dat");
+	jb_file_rw(f, true, 10, 512, 100, 300000000, 400000000);
+	log = log_of(&b, &r, true);
+	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 1);
+	find_rec(log, "/home/u/in.dat", 0);
+	assert_null(ioacct_darshan_name_of(log, ioacct_darshan_hash("/usr/lib/libx.so", 16, 0)));
+	/* /: 30 reads of 512 B, 10 of them in.dat's; 5 failed opens, 1 of libx.so's. */
+	rest = find_rec(log, "/<ioacct: not per file>", -1);
+	assert_int_equal(rest->counters[IOACCT_DARSHAN_POSIX_READS], 20);
+	assert_int_equal(rest->counters[IOACCT_DARSHAN_POSIX_BYTES_READ], 20 * 512);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+
+	log = log_of(&b, &r, false);
+	find_rec(log, "/usr/lib/libx.so", 0);
+	find_rec(log, "/home/u/in.dat", 0);
+	rest = find_rec(log, "/<ioacct: not per file>", -1);
+	assert_int_equal(rest->counters[IOACCT_DARSHAN_POSIX_READS], 0);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
+/*
+ * A job whose files name no rank (no MPI): its files are rank 0, as in
+ * Darshan's non-MPI logs, not -1, which Drishti counts as shared files; the
+ * mounts' rests (ioacct's own records) stay -1. (files_workload, with ranks,
+ * keeps -1 for its files of no known rank: test_files_round_trip.)
+ */
+static void test_files_unranked(void **state)
+{
+	struct jb b = job(SEC, 10 * SEC);
+	struct ioacct_darshan_log *log;
+	struct ioacct_report *r;
+	struct ioacct_file *f;
+
+	(void)state;
+	workload(&b);
+	f = jb_file(&b, 0, -1, M_ROOT, 8 << 20 | 2, 6, "/home/u/in.dat");
+	jb_file_rw(f, true, 10, 512, 100, 300000000, 400000000);
+	f = jb_file(&b, 0, -1, M_ROOT, 8 << 20 | 2, 7, "/home/u/in2.dat");
+	jb_file_rw(f, true, 5, 512, 50, 500000000, 600000000);
+	log = log_of(&b, &r, false);
+	assert_int_equal(log->nprocs, 1);
+	assert_int_equal(log->nrecs[IOACCT_DARSHAN_POSIX], 2);
+	assert_int_equal(find_rec(log, "/home/u/in.dat", 0)->counters[IOACCT_DARSHAN_POSIX_READS], 10);
+	assert_int_equal(find_rec(log, "/home/u/in2.dat", 0)->counters[IOACCT_DARSHAN_POSIX_READS], 5);
+	find_rec(log, "/<ioacct: not per file>", -1);
 	ioacct_darshan_free(log);
 	ioacct_report_destroy(r);
 	ioacct_jobdata_free(b.jd);
@@ -955,8 +1287,8 @@ static void test_files_one_mount_point(void **state)
 	jb_add(&b, 0, 11, IOACCT_OP_STAT, 0, 6, 0, 0, 60);
 	jb_add(&b, 0, 11, IOACCT_OP_READ, 0, 2, 0, 200, 20); /* 100 bytes each: bin 0_100 */
 	log = log_of(&b, &r, false);
-	for (size_t i = 0; i < log->nrecs[IOACCT_DARSHAN_POSIX]; i++)
-		n += !strcmp(ioacct_darshan_name_of(log, log->recs[0][i].id),
+	for (size_t i = 0; i < log->nown; i++)
+		n += !strcmp(ioacct_darshan_name_of(log, log->own[i].id),
 			     "/scratch/<ioacct: not per file>");
 	assert_int_equal(n, 1);
 	rec = find_rec(log, "/scratch/<ioacct: not per file>", -1);
@@ -979,6 +1311,9 @@ int main(void)
 		cmocka_unit_test(test_files_round_trip),
 		cmocka_unit_test(test_files_filter),
 		cmocka_unit_test(test_files_one_mount_point),
+		cmocka_unit_test(test_files_filter_paths),
+		cmocka_unit_test(test_files_unranked),
+		cmocka_unit_test(test_job_header),
 		cmocka_unit_test(test_heatmap_merging),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_mount_table_full),

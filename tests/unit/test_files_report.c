@@ -356,7 +356,7 @@ static void test_json(void **state)
 	       "  \"other_files_calls\": 9,\n  \"other_files_bytes\": 6000,\n  \"files\": [\n");
 	has(t, "\"step\": \"0\",\n      \"step_id\": 0,\n      \"rank\": 1,\n      \"mount\": \"/scratch\",\n"
 	       "      \"mnt_id\": 21,\n      \"dev\": 8388609,\n      \"ino\": 100,\n"
-	       "      \"path\": \"/scratch/out.dat\",\n      \"other_files\": false,\n"
+	       "      \"gen\": 0,\n      \"path\": \"/scratch/out.dat\",\n      \"other_files\": false,\n"
 	       "      \"opens\": 1,\n      \"reads\": 0,\n      \"writes\": 500,\n      \"stats\": 0,\n"
 	       "      \"fsyncs\": 0,\n      \"seeks\": 0,\n      \"bytes_read\": 0,\n"
 	       "      \"bytes_written\": 2048000,\n"
@@ -371,18 +371,21 @@ static void test_json(void **state)
 	       "\"1G_PLUS\": 0},\n"
 	       "      \"write_sizes\": {\"0_100\": 0, \"100_1K\": 0, \"1K_10K\": 500, ");
 	has(t, "\"rank\": -1,\n      \"mount\": \"/tmp\",\n      \"mnt_id\": 22,\n"
-	       "      \"dev\": 271581186,\n      \"ino\": 300,\n      \"path\": \"/tmp/big.idx\",");
-	has(t, "\"dev\": 0,\n      \"ino\": 0,\n      \"path\": null,\n      \"other_files\": true,\n"
+	       "      \"dev\": 271581186,\n      \"ino\": 300,\n      \"gen\": 0,\n"
+	       "      \"path\": \"/tmp/big.idx\",");
+	has(t, "\"dev\": 0,\n      \"ino\": 0,\n      \"gen\": 0,\n      \"path\": null,\n"
+	       "      \"other_files\": true,\n"
 	       "      \"opens\": 3,\n      \"reads\": 0,\n      \"writes\": 6,");
 	/* No views: a file's views' bytes are not known, not 0. */
-	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": null\n    }");
+	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": null,\n"
+	       "      \"rw_switches\": 0,\n      \"access_sizes\": []\n    }");
 	/* Every record, in the store's order. */
 	l = strstr(t, "\"files\": [");
 	assert_non_null(l);
 	assert_true(strstr(l, "/scratch/out.dat") < strstr(l, "/scratch/input.nc"));
 	free(t);
 	t = render(r, ioacct_render_files_json);
-	has(t, "{\n  \"schema_version\": 2,\n  \"job_id\": 77,\n  \"cluster\": \"test\",\n"
+	has(t, "{\n  \"schema_version\": 3,\n  \"job_id\": 77,\n  \"cluster\": \"test\",\n"
 	       "  \"file_records\": true,\n  \"files_partial\": true,\n  \"other_files_calls\": 9,\n");
 	free(t);
 	ioacct_report_destroy(r);
@@ -397,14 +400,14 @@ static void test_files_list(void **state)
 
 	(void)state;
 	assert_memory_equal(t, "STEP\tRANK\tMOUNT\tDEV\tINO\t", 24);
-	assert_non_null(strstr(t, "\tCONSEC_WRITES\tMMAP_BYTES\tCACHE_MISS_BYTES\tPATH\n"));
+	assert_non_null(strstr(t, "\tCONSEC_WRITES\tMMAP_BYTES\tCACHE_MISS_BYTES\tPATH\tGEN\tRW_SWITCHES\tACCESS_SIZES\n"));
 	/* The views' bytes "-": not measured (no mmap nor cache view), not 0. */
 	has(t, "\n0\t1\t/scratch\t8:1\t100\t1\t0\t500\t0\t0\t0\t0\t2048000\t0\t500000\t0\t0"
-	       "\t2047999\t0\t499\t0\t499\t-\t-\t/scratch/out.dat\n");
+	       "\t2047999\t0\t499\t0\t499\t-\t-\t/scratch/out.dat\t0\t0\t-\n");
 	has(t, "\n0\t-1\t/tmp\t259:2\t300\t1\t2000\t0\t0\t0\t0\t8192000\t0\t1000000\t0\t0"
-	       "\t1073741823\t0\t100\t0\t100\t0\t-\t-\t/tmp/big.idx\n");
+	       "\t1073741823\t0\t100\t0\t100\t0\t-\t-\t/tmp/big.idx\t0\t0\t-\n");
 	has(t, "\n0\t0\t/scratch\t0:0\t0\t3\t0\t6\t0\t0\t0\t0\t6000\t0\t6000\t0\t0\t5999\t0\t5"
-	       "\t0\t5\t-\t-\t(other files)\n# partial: max_files was reached; 9 calls (6000 bytes) "
+	       "\t0\t5\t-\t-\t(other files)\t0\t0\t-\n# partial: max_files was reached; 9 calls (6000 bytes) "
 	       "on files "
 	       "past it are counted as \"other files\"\n");
 	free(t);
@@ -490,12 +493,14 @@ static void test_views_bytes(void **state)
 	free(t);
 	t = render(r, ioacct_render_json);
 	has(t, "\"path\": \"/tmp/big.idx\",");
-	has(t, "\"1G_PLUS\": 0},\n      \"mmap_bytes\": 12288,\n"
-	       "      \"cache_miss_bytes\": 8192\n    }");
-	has(t, "\"mmap_bytes\": 8192,\n      \"cache_miss_bytes\": 0\n    }");
+	/* Version 3's name, the mount's, then version 2's, for one more version. */
+	has(t, "\"1G_PLUS\": 0},\n      \"mmap_read_bytes\": 12288,\n"
+	       "      \"mmap_bytes\": 12288,\n      \"cache_miss_bytes\": 8192");
+	has(t, "\"mmap_read_bytes\": 8192,\n      \"mmap_bytes\": 8192,\n"
+	       "      \"cache_miss_bytes\": 0");
 	free(t);
 	t = render(r, ioacct_render_files_text);
-	has(t, "\t0\t100\t0\t100\t0\t12288\t8192\t/tmp/big.idx\n");
+	has(t, "\t0\t100\t0\t100\t0\t12288\t8192\t/tmp/big.idx\t0\t0\t-\n");
 	free(t);
 	t = render(r, ioacct_render_html);
 	html_first_row(t, "files-by-mmap", "/tmp/big.idx");
@@ -508,10 +513,11 @@ static void test_views_bytes(void **state)
 		       sizeof(b.jd->job.probe_mode));
 	r = report(&b, NULL, NULL);
 	t = render(r, ioacct_render_json);
-	has(t, "\"mmap_bytes\": null,\n      \"cache_miss_bytes\": 8192\n    }");
+	has(t, "\"mmap_read_bytes\": null,\n      \"mmap_bytes\": null,\n"
+	       "      \"cache_miss_bytes\": 8192");
 	free(t);
 	t = render(r, ioacct_render_files_text);
-	has(t, "\t0\t100\t0\t100\t0\t-\t8192\t/tmp/big.idx\n");
+	has(t, "\t0\t100\t0\t100\t0\t-\t8192\t/tmp/big.idx\t0\t0\t-\n");
 	free(t);
 	ioacct_report_destroy(r);
 	ioacct_jobdata_free(b.jd);
@@ -621,7 +627,7 @@ static void test_hostile_path(void **state)
 	assert_null(strstr(t, "\ntotal_POSIX_OPENS: 9"));
 	free(t);
 	t = render(r, ioacct_render_files_text);
-	has(t, "\t/tmp/x\\ntotal_POSIX_OPENS: 9\\t<script>\xef\xbf\xbd\n");
+	has(t, "\t/tmp/x\\ntotal_POSIX_OPENS: 9\\t<script>\xef\xbf\xbd\t0\t0\t-\n");
 	free(t);
 	t = render(r, ioacct_render_html);
 	has(t, "<td>/tmp/x\ntotal_POSIX_OPENS: 9\t&lt;script&gt;\xef\xbf\xbd</td>");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * trace/otlp.c, http.c, perfetto.c: the protobuf wire format byte for byte
- * (varints, keys, attributes, a root span), --otlp URLs, and --perfetto's
+ * (varints, keys, attributes, names that are not UTF-8, a root span), and --perfetto's
  * events. The whole request is decoded by the OpenTelemetry schema in
  * tests/integration/46-otlp.sh, not here.
  */
@@ -96,33 +96,33 @@ static void test_root_span(void **state)
 	ioacct_pb_free(&b);
 }
 
-static void test_url(void **state)
+/* A name users control: valid UTF-8 as it is; else U+FFFD and its exact bytes beside. */
+static void test_attr_name(void **state)
 {
-	struct ioacct_http_url u;
-	char err[256];
+	struct ioacct_pb b = { 0 }, want = { 0 };
 
 	(void)state;
-	assert_int_equal(ioacct_http_url_parse("http://localhost:4318", "/v1/traces", &u, err,
-					       sizeof(err)), 0);
-	assert_string_equal(u.host, "localhost");
-	assert_string_equal(u.port, "4318");
-	assert_string_equal(u.path, "/v1/traces");
-	assert_int_equal(ioacct_http_url_parse("http://10.0.0.1/", "/v1/traces", &u, err,
-					       sizeof(err)), 0);
-	assert_string_equal(u.port, "80");
-	assert_string_equal(u.path, "/v1/traces");
-	assert_int_equal(ioacct_http_url_parse("http://[::1]:9/otlp/x", "/v1/traces", &u, err,
-					       sizeof(err)), 0);
-	assert_string_equal(u.host, "::1");
-	assert_string_equal(u.port, "9");
-	assert_string_equal(u.path, "/otlp/x");
-	assert_int_equal(ioacct_http_url_parse("https://h", "/", &u, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "https is not supported"));
-	assert_int_equal(ioacct_http_url_parse("h:4318", "/", &u, err, sizeof(err)), -EINVAL);
-	assert_int_equal(ioacct_http_url_parse("http://h:0", "/", &u, err, sizeof(err)), -EINVAL);
-	assert_int_equal(ioacct_http_url_parse("http://h:", "/", &u, err, sizeof(err)), -EINVAL);
-	assert_int_equal(ioacct_http_url_parse("http://:80", "/", &u, err, sizeof(err)), -EINVAL);
-	assert_int_equal(ioacct_http_url_parse("http://[::1", "/", &u, err, sizeof(err)), -EINVAL);
+	ioacct_pb_attr_name(&b, 9, "file.path", "/t/ok", "raw");
+	ioacct_pb_attr_str(&want, 9, "file.path", "/t/ok");
+	expect_bytes(&b, want.p, want.len);
+	b.len = want.len = 0;
+	ioacct_pb_attr_name(&b, 9, "file.path", "/t/bad\xffname", "raw");
+	ioacct_pb_attr_str(&want, 9, "file.path", "/t/bad\xef\xbf\xbdname");
+	/* KeyValue { key "raw", AnyValue { bytes_value (7) = the exact 11 bytes } } */
+	ioacct_pb_key(&want, 9, 2);
+	ioacct_pb_varint(&want, 2 + 3 + 2 + 2 + 11);
+	ioacct_pb_string(&want, 1, "raw");
+	ioacct_pb_key(&want, 2, 2);
+	ioacct_pb_varint(&want, 2 + 11);
+	ioacct_pb_bytes(&want, 7, "/t/bad\xffname", 11);
+	expect_bytes(&b, want.p, want.len);
+	b.len = want.len = 0;
+	/* Without a raw key only the replaced text goes. */
+	ioacct_pb_attr_name(&b, 9, "process.command", "a\xc3", NULL);
+	ioacct_pb_attr_str(&want, 9, "process.command", "a\xef\xbf\xbd");
+	expect_bytes(&b, want.p, want.len);
+	ioacct_pb_free(&b);
+	ioacct_pb_free(&want);
 }
 
 static void test_perfetto(void **state)
@@ -168,7 +168,7 @@ int main(void)
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_root_span),
-		cmocka_unit_test(test_url),
+		cmocka_unit_test(test_attr_name),
 		cmocka_unit_test(test_perfetto),
 	};
 

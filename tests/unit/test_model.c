@@ -189,6 +189,36 @@ static void test_strlcpy(void **state)
 	assert_int_equal(ioacct_strlcpy(buf, "x", 0), -ENAMETOOLONG);
 }
 
+/* Darshan's exe (issue 38): argv joined by spaces, one line, cut with a mark at the end. */
+static void test_cmdline_join(void **state)
+{
+	char *const argv[] = { "mpirun", "-np", "4", "./application", "--input", "a\nb\tc", NULL };
+	char buf[64], small[30], tiny[8];
+
+	(void)state;
+	ioacct_cmdline_join(buf, sizeof(buf), -1, argv);
+	assert_string_equal(buf, "mpirun -np 4 ./application --input a b c");
+	ioacct_cmdline_join(buf, 41, -1, argv);
+	assert_string_equal(buf, "mpirun -np 4 ./application --input a b c");
+	ioacct_cmdline_join(buf, sizeof(buf), 2, argv);
+	assert_string_equal(buf, "mpirun -np");
+	ioacct_cmdline_join(buf, sizeof(buf), 0, argv);
+	assert_string_equal(buf, "");
+	/* 29 characters of room for 40: the mark takes the last 12. */
+	ioacct_cmdline_join(small, sizeof(small), -1, argv);
+	assert_string_equal(small, "mpirun -np 4 ./ap <TRUNCATED>");
+	/* No room for the mark: cut where the room ends. */
+	ioacct_cmdline_join(tiny, sizeof(tiny), -1, argv);
+	assert_string_equal(tiny, "mpirun ");
+	/* Bytes that are not UTF-8: U+FFFD (PyDarshan decodes the exe); a character never cut. */
+	ioacct_cmdline_join(buf, sizeof(buf), 2, (char *const[]){ "cat", "bad\xffname\xc3\xa9", NULL });
+	assert_string_equal(buf, "cat bad\xef\xbf\xbdname\xc3\xa9");
+	ioacct_cmdline_join(tiny, sizeof(tiny), 1, (char *const[]){ "ab\xff", NULL });
+	assert_string_equal(tiny, "ab\xef\xbf\xbd");
+	ioacct_cmdline_join(tiny, sizeof(tiny), 1, (char *const[]){ "abcde\xff", NULL });
+	assert_string_equal(tiny, "abcde");
+}
+
 static void test_mkdir_p(void **state)
 {
 	char dir[] = "/tmp/test_model.XXXXXX", path[256], file[256];
@@ -268,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_step_names),
 		cmocka_unit_test(test_samples_sum),
 		cmocka_unit_test(test_strlcpy),
+		cmocka_unit_test(test_cmdline_join),
 		cmocka_unit_test(test_mkdir_p),
 		cmocka_unit_test(test_jobdata_free_null),
 		cmocka_unit_test(test_bin_shift),

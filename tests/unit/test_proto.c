@@ -405,6 +405,8 @@ static void test_wire_numbers(void **state)
 		{ 107, "first_read_ns", 8 },
 		{ 111, "size_read", 80 },
 		{ 112, "size_written", 80 },
+		{ 165, "run_start", 8 },
+		{ 185, "cmdline", 0 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;

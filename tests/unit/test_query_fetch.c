@@ -397,6 +397,8 @@ static void test_serve_page_budget(void **state)
 	struct ioacct_buf b = { 0 };
 	int64_t k[4];
 
+	/* The byte budget alone: reading 150 mounts a job may outlast 100 ms here. */
+	ioacct_query_page_ms_set(60000);
 	assert_int_equal(ioacct_store_begin(f->st), 0);
 	for (int i = 0; i < 3; i++)
 		k[i] = add_fat_job(f->st, 10 + (uint64_t)i, 150);
@@ -433,6 +435,7 @@ static void test_serve_page_rows(void **state)
 	int64_t k[3];
 
 	/* Jobs of 5000 steps (srun in a loop): one per page, a page holds 8192 steps. */
+	ioacct_query_page_ms_set(60000);
 	assert_int_equal(ioacct_store_begin(f->st), 0);
 	for (int i = 0; i < 3; i++) {
 		k[i] = add_fat_job(f->st, 30 + (uint64_t)i, 1);

@@ -165,6 +165,7 @@ static void insert_job(struct fixture *f, uint64_t job_id)
 	ioacct_strlcpy(j.user, "alice", sizeof(j.user));
 	ioacct_strlcpy(j.name, "climate model", sizeof(j.name));
 	ioacct_strlcpy(j.workdir, "/scratch/alice/run1", sizeof(j.workdir));
+	ioacct_strlcpy(j.cmdline, "srun ./climate --years 3", sizeof(j.cmdline));
 	j.has_array = true;
 	j.array_job_id = 4240;
 	j.array_task_id = 2;

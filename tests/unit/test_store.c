@@ -154,6 +154,7 @@ static void make_job(struct ioacct_job *j, const char *cluster, uint64_t job_id,
 	ioacct_strlcpy(j->user, "alice", sizeof(j->user));
 	ioacct_strlcpy(j->name, "climate model", sizeof(j->name));
 	ioacct_strlcpy(j->workdir, "/scratch/alice/run1", sizeof(j->workdir));
+	ioacct_strlcpy(j->cmdline, "./climate --years 3 in.nc", sizeof(j->cmdline));
 	j->start_ns = start_ns;
 	ioacct_strlcpy(j->state, "RUNNING", sizeof(j->state));
 	ioacct_strlcpy(j->probe_mode, "fentry", sizeof(j->probe_mode));
@@ -214,6 +215,7 @@ static void assert_job_equal(const struct ioacct_job *a, const struct ioacct_job
 	assert_int_equal(a->bin_width_ns, b->bin_width_ns);
 	assert_int_equal(a->dropped_events, b->dropped_events);
 	assert_int_equal(a->dropped_bytes, b->dropped_bytes);
+	assert_string_equal(a->cmdline, b->cmdline);
 }
 
 static void assert_sample_equal(const struct ioacct_sample *a, const struct ioacct_sample *b)
@@ -302,7 +304,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(stat(dir, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
-	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 14);
+	assert_int_equal(IOACCT_STORE_SCHEMA_VERSION, 16);
 
 	make_job(&job, "hpc", BIG + 9, 1700000000000000000LL);
 	job.has_array = true;

@@ -3,7 +3,8 @@
  * Unit tests of the store's per-file records (issue 26, schema 8): a round
  * trip of every field, the largest values included, and the migration of
  * a schema 6 database with a job in it, which keeps the job and gains an
- * empty files table. Apart from test_store.c, which is long enough.
+ * empty files table; and of a job's command line (issue 38, schema 15).
+ * Apart from test_store.c, which is long enough.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -128,13 +129,19 @@ static void make_file(struct ioacct_file *x, uint64_t ino, uint64_t bytes)
 	}
 	x->mmap_bytes = UINT64_MAX - 21;
 	x->cache_miss_bytes = 22;
+	x->gen = UINT32_MAX - 23;
+	x->rw_switches = 24;
+	for (unsigned int i = 0; i < IOACCT_FILE_ACCESSES; i++) {
+		x->access[i] = UINT64_MAX - 25 - i;
+		x->access_count[i] = 30 - i;
+	}
 }
 
 static void test_files_roundtrip(void **state)
 {
 	struct fixture *f = *state;
 	struct ioacct_jobdata *jd = NULL;
-	struct ioacct_file a, b, other;
+	struct ioacct_file a, b, c, other;
 	struct ioacct_store *st = open_rw(f);
 	int64_t key = new_job(st, 7);
 
@@ -142,6 +149,7 @@ static void test_files_roundtrip(void **state)
 	make_file(&b, 200, 1000);
 	make_file(&other, 0, 5);
 	other.dev = 0;
+	other.gen = 0;
 	memset(other.path, 0, sizeof(other.path));
 	assert_int_equal(ioacct_store_file_put(st, key, &a), 0);
 	assert_int_equal(ioacct_store_file_put(st, key, &b), 0);
@@ -156,6 +164,16 @@ static void test_files_roundtrip(void **state)
 	assert_memory_equal(&jd->files[2], &other, sizeof(other));
 	assert_true(ioacct_file_is_other(&jd->files[2]));
 	assert_false(ioacct_file_is_other(&jd->files[0]));
+	ioacct_jobdata_free(jd);
+	jd = NULL;
+	/* Another life of a's inode (issue 36): a row of its own, a's kept as it was. */
+	make_file(&c, a.ino, 5000);
+	c.gen = a.gen + 1;
+	assert_int_equal(ioacct_store_file_put(st, key, &c), 0);
+	assert_int_equal(ioacct_store_job_load(st, key, &jd), 0);
+	assert_int_equal(jd->nfiles, 4);
+	assert_memory_equal(&jd->files[0], &c, sizeof(c));
+	assert_memory_equal(&jd->files[2], &a, sizeof(a));
 	ioacct_jobdata_free(jd);
 	ioacct_store_close(st);
 }
@@ -239,12 +257,111 @@ static void test_files_migrate_from_v11(void **state)
 	ioacct_store_close(st);
 }
 
+/*
+ * Schema 14 to 15 (issue 38): a job's command line. A job stored before it
+ * reads "" and keeps everything else; a job stored now keeps its own.
+ */
+static void test_cmdline_migrate_from_v14(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_job got, job;
+	struct ioacct_store *st;
+	sqlite3 *db;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 14, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		" dropped_bytes) VALUES (5, 'hpc', 91, 'n1', 'slurm', 1000, 1000, 'bob', 'old', '/w',"
+		" 100, 500, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	assert_int_equal(ioacct_store_job_get(st, 5, &got), 0);
+	assert_string_equal(got.cmdline, "");
+	assert_string_equal(got.name, "old");
+	assert_string_equal(got.workdir, "/w");
+	assert_int_equal(got.end_ns, 500);
+
+	memset(&job, 0, sizeof(job));
+	ioacct_strlcpy(job.cluster, "hpc", sizeof(job.cluster));
+	job.job_id = 92;
+	job.start_ns = 2000;
+	ioacct_strlcpy(job.cmdline, "./climate --years 3 in.nc", sizeof(job.cmdline));
+	assert_int_equal(ioacct_store_job_insert(st, &job), 0);
+	assert_int_equal(ioacct_store_job_get(st, job.key, &got), 0);
+	assert_string_equal(got.cmdline, "./climate --years 3 in.nc");
+	ioacct_store_close(st);
+}
+
+/*
+ * A schema 15 database's file row (issues 36, 38): migrated to the key with
+ * the inode's life, its counters kept, gen and the new counters 0; a record
+ * of another life of the same inode stored beside it, not over it.
+ */
+static void test_files_migrate_from_v15(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_store *st;
+	struct ioacct_file a;
+	sqlite3 *db;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 15, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		" dropped_bytes) VALUES (5, 'hpc', 58, 'n1', 'slurm', 1000, 1000, 'bob', 'sim', '/',"
+		" 100, 5000, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0);"
+		"INSERT INTO files VALUES (5, 0, -1, 21, 8388609, 77, '/scratch/x', 1, 2, 3, 4, 5,"
+		" 4096, 8192, 6, 7, 8, 4095, 8191, 9, 10, 11, 12, 13, 14, 15, 16,"
+		" '0,0,0,0,0,0,0,0,0,0', '1,0,0,0,0,0,0,0,0,0', 17, 18, 19);",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nfiles, 1);
+	assert_int_equal(jd->files[0].ino, 77);
+	assert_int_equal(jd->files[0].gen, 0);
+	assert_string_equal(jd->files[0].path, "/scratch/x");
+	assert_int_equal(jd->files[0].bytes_written, 8192);
+	assert_int_equal(jd->files[0].last_write_ns, 16);
+	assert_int_equal(jd->files[0].mmap_bytes, 17);
+	assert_int_equal(jd->files[0].cache_miss_bytes, 18);
+	assert_int_equal(jd->files[0].seeks, 19);
+	assert_int_equal(jd->files[0].rw_switches, 0);
+	assert_int_equal(jd->files[0].access_count[0], 0);
+	ioacct_jobdata_free(jd);
+	jd = NULL;
+	make_file(&a, 77, 1 << 20);
+	a.step_id = 0;
+	a.mnt_id = 21;
+	a.dev = 8388609;
+	a.gen = 3;
+	assert_int_equal(ioacct_store_file_put(st, 5, &a), 0);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nfiles, 2);
+	assert_memory_equal(&jd->files[0], &a, sizeof(a));
+	assert_int_equal(jd->files[1].gen, 0);
+	assert_int_equal(jd->files[1].bytes_written, 8192);
+	ioacct_jobdata_free(jd);
+	ioacct_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_files_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_migrate_from_v6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_migrate_from_v11, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cmdline_migrate_from_v14, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_migrate_from_v15, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

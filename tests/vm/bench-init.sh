@@ -89,6 +89,8 @@ fi
 # ---- the daemon ----
 R=/run/ioacct
 mkdir -p $R
+# ioacctd's state directory, its account's (mkinitramfs makes the account).
+chown 998:998 $R
 cat > $R/ioacct.conf <<CONF
 socket = $R/ioacctd.sock
 db = $R/ioacct.db
