@@ -80,33 +80,20 @@ bool ioacct_probes_attached(const struct ioacct_probes *p)
 }
 
 /*
- * Forgets the mount notes of a slot's earlier steps: a 32-bit mount id they
- * noted may be another mount now, and no job is named from another job's
- * notes. Keys are collected first: deleting while walking would restart the
- * walk.
+ * Forgets the mount notes of a slot's earlier steps: no job is named from
+ * another job's notes. The walk of flive_forget().
  */
 static void mount_notes_forget(struct ioacct_probes *p, uint32_t slot)
 {
 	int fd = bpf_map__fd(p->skel->maps.mntnotes);
-	struct ioacct_mnt_note_key k, *prev = NULL, *del = NULL, *nd;
-	size_t n = 0, cap = 0;
+	struct ioacct_mnt_note_key k, next, *prev = NULL;
 
-	while (bpf_map_get_next_key(fd, prev, &k) == 0) {
-		if (k.slot == slot) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				nd = reallocarray(del, cap, sizeof(*del));
-				if (!nd)
-					break;
-				del = nd;
-			}
-			del[n++] = k;
-		}
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		if (k.slot == slot && bpf_map_delete_elem(fd, &k) == 0)
+			continue; /* deleted: the walk goes on from the key before it */
 		prev = &k;
 	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &del[i]);
-	free(del);
 }
 
 int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t start_mono_ns,
