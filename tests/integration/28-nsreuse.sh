@@ -121,7 +121,14 @@ exp, out, base = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
 bad = []
 crossed = 0
 for j, mounts in sorted(exp.items()):
-    got = json.load(open(os.path.join(out, j + ".json")))
+    try:
+        got = json.load(open(os.path.join(out, j + ".json")))
+    except OSError as e:
+        # iorun exits with the job's status when it gets no report (monitoring
+        # never fails a job): what it said is in the job's log.
+        log = open(os.path.join(out, j + ".log"), errors="replace").read()
+        bad.append(f"job {j}: no report ({e.strerror}); its log: {log[-600:]!r}")
+        continue
     named = {m["mount"]: m["write_bytes"] for m in got["mounts"] if m["write_bytes"]}
     for m, b in sorted(named.items()):
         if m.startswith(base + "/") and m not in mounts:
