@@ -43,6 +43,15 @@
 #include "util.h"
 
 #define CALL_TIMEOUT_MS 10000
+/*
+ * The finish and the report read back: the command has ended and what iorun
+ * has left to give is its report, which the daemon makes in the finish (the
+ * last drain, the mounts named, the store's commit, the probes detached when
+ * nothing else is watched). Beside a whole test suite and four emulated
+ * kernels that took over 10 s and the report was lost; a slow daemon must
+ * delay it, not lose it.
+ */
+#define REPORT_TIMEOUT_MS 120000
 /* --trace-max-events unless told: 32 MB of segments. */
 #define TRACE_MAX_EVENTS_DEFAULT 1000000
 
@@ -321,7 +330,7 @@ static void cannot_write(const char *path, int err)
 static int print_summary(const struct ioacct_config *cfg, const struct iorun_opts *o, int64_t job_key,
 			 uint64_t start_mono_ns, struct iorun_trace *t)
 {
-	struct ioacct_source src = { .socket_path = cfg->socket_path, .timeout_ms = CALL_TIMEOUT_MS };
+	struct ioacct_source src = { .socket_path = cfg->socket_path, .timeout_ms = REPORT_TIMEOUT_MS };
 	struct ioacct_jobdata *jd = NULL;
 	char err[PATH_MAX + 1024];
 	FILE *f = stderr;
@@ -547,7 +556,7 @@ static void finish_job(const struct ioacct_config *cfg, const struct iorun_opts 
 	ioacct_strlcpy(req.u.fin.cluster, "iorun", sizeof(req.u.fin.cluster));
 	ioacct_strlcpy(req.u.fin.state, state, sizeof(req.u.fin.state));
 	req.u.fin.exit_code = exit_code;
-	ret = ioacct_client_call(cfg->socket_path, &req, &rep, CALL_TIMEOUT_MS, err, sizeof(err));
+	ret = ioacct_client_call(cfg->socket_path, &req, &rep, REPORT_TIMEOUT_MS, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "ioacct: cannot finish job %llu: %s\n", (unsigned long long)j->job_id, err);
 	else if (rep.status)
