@@ -219,6 +219,11 @@ run_work() {
 		result "$mode" "$cg" "fail reason=iorun exited with $rc: $(tail -n 3 "$W/iorun.err" | oneline)"
 		show_log "iorun stderr, mode $mode, cgroup $cg" "$W/iorun.err" 10
 		mode_failed=1
+	elif [ ! -s "$W/out.json" ]; then
+		# iorun exits with the job's status when it gets no report.
+		result "$mode" "$cg" "fail reason=no report: $(tail -n 3 "$W/iorun.err" | oneline)"
+		show_log "iorun stderr, mode $mode, cgroup $cg" "$W/iorun.err" 10
+		mode_failed=1
 	elif awk -f $CHECK "$W/out.json" "$W/expect" > "$W/check" 2>&1; then
 		result "$mode" "$cg" "pass chosen=$(sed -n 's/^OK probe_mode=\([^ ]*\).*/\1/p' "$W/check") time=$took $(sed -n 's/^OK probe_mode=[^ ]* //p' "$W/check")"
 	else
