@@ -118,8 +118,8 @@ struct file_acc {
  */
 struct task_ent {
 	__u64 ts;    /* sys_enter time */
+	__u64 mnt;   /* key of the mount the pending op targets */
 	__u32 op;    /* pending op + 1, 0 when none */
-	__u32 mnt;   /* mount the pending op targets */
 	__u32 pslot; /* slot of the pending op */
 	__u16 kind;  /* IOACCT_SK_* of the pending op */
 	__u16 epoch; /* state epoch at sys_enter: the programs were not detached since */
@@ -127,22 +127,23 @@ struct task_ent {
 	union {
 		__s64 dirfd; /* what upath is relative to */
 		struct {
-			__u32 out_mnt; /* FD_PAIR kinds: the destination's mount (mnt: the source's) */
+			__u64 out_mnt; /* FD_PAIR kinds: the destination's mount (mnt: the source's) */
 			__u32 ends;    /* PAIR_SRC | PAIR_DST: which ends are regular files */
 		} pair;
 		__u64 aio_uptr;        /* AIO kinds: io_submit's iocb pointers, io_getevents' events */
 	};
 	__u64 c_inode;
 	__u64 c_vfsmnt;
-	__u32 c_mnt;
+	__u64 c_mnt;
 	__u32 c_type;
 	/*
 	 * The last two mounts this task noted (note_mount) for its accumulators:
-	 * the mount's struct and slot << 32 | mount id. A copy between two file
+	 * the mount's struct, its key and the slot. A copy between two file
 	 * systems alternates them; each is walked once, not per call.
 	 */
 	__u64 noted_vfsmnt[2];
 	__u64 noted_key[2];
+	__u32 noted_slot[2];
 	__u32 noted_next;
 	/*
 	 * The last file's identity for its record (issue 26): device, inode,
@@ -261,7 +262,7 @@ struct {
 #define NOTE_MAX_STEPS 48      /* components and mount crossings, together */
 struct note_scratch {
 	struct ioacct_mnt_note n;
-	struct ioacct_mnt_note_key key; /* off the stack too */
+	struct ioacct_mnt_note_key nk; /* n's key in mntnotes, off the stack too */
 	__u64 d, parent; /* the walk: a dentry, and the mount it is on */
 	__u32 ncomp, off;
 	__u32 complete, pad;

@@ -12,12 +12,14 @@
  * records (files, fpaths, fcount) and the task's file accumulator, version 8
  * the task's rank, version 9 a file's seeks, version 10 a file's life in its
  * key (gen, idflags), its name noted late, its access sizes and read/write
- * switches, and the maps flive and flast.
+ * switches, and the maps flive and flast, version 11 the 64-bit mount key
+ * (issue 36) in stats, files, mountpoints and the task's entry, and the
+ * task's noted mounts' slots.
  */
 #ifndef IOACCT_ABI_H
 #define IOACCT_ABI_H
 
-#define IOACCT_ABI_VERSION 10
+#define IOACCT_ABI_VERSION 11
 
 /* Operations (enum ioacct_op) and the watched system calls: ioacct_ops.h. */
 
@@ -153,12 +155,23 @@ struct ioacct_slot {
 	__u32 pad;
 };
 
+/*
+ * A mount's key wherever the kernel side names one (counters, file records,
+ * the path table, the notes): the kernel's 64-bit mnt_id_unique where
+ * struct mount has it (Linux 6.8+, never handed out twice; at least
+ * IOACCT_MNT_UNIQUE_MIN), else its 32-bit mnt_id, the number of
+ * /proc/PID/mountinfo, which the kernel gives to the next mount made as soon
+ * as a mount is freed (below IOACCT_MNT_UNIQUE_MIN: the two never meet).
+ */
+#define IOACCT_MNT_UNIQUE_MIN 0x80000000ULL
+
 /* stats: per-CPU counters for one (slot, mount, operation, time bin). */
 struct ioacct_stat_key {
 	__u32 slot;
-	__u32 mnt_id;
 	__u32 bin;
 	__u32 op;
+	__u32 pad;
+	__u64 mnt_id; /* the mount's key (IOACCT_MNT_UNIQUE_MIN) */
 };
 
 struct ioacct_stat_val {
@@ -189,8 +202,9 @@ struct ioacct_stat_val {
 struct ioacct_file_key {
 	__u32 slot;
 	__s32 rank;
-	__u32 mnt_id;
+	__u64 mnt_id; /* the mount's key (IOACCT_MNT_UNIQUE_MIN) */
 	__u32 dev;
+	__u32 pad;
 	__u64 ino;
 	__u32 gen;
 	__u32 idflags; /* IOACCT_FILE_* */
@@ -325,32 +339,39 @@ struct ioacct_mp_key {
 };
 
 struct ioacct_mp_val {
-	__u32 mnt_id;
-	__u32 pad;
+	__u64 mnt_id; /* the mount's key (IOACCT_MNT_UNIQUE_MIN) */
 };
 
 /*
- * mntnotes: (slot, mount id) -> what the kernel knows of a mount a watched
+ * mntnotes: (mount key, slot) -> what the kernel knows of a mount a watched
  * task did fd I/O on, for the daemon to name a mount whose namespace is gone
- * before the drain (a short-lived container). Keyed by the slot too: a mount
- * id freed by one job's container is at once another's (the "/" of the next
- * `unshare -m`), whose note must not name the first job's bytes; the daemon
- * forgets a slot's notes when the slot gets a new step. Not pinned: a new
- * daemon's programs start an empty one, so this needs no ABI version of its
- * own.
+ * before the drain (a short-lived container), and to prove that a mount
+ * table's entry is the mount counted. Keyed by the slot whose counters it
+ * was noted for too, even where the key is mnt_id_unique: a 32-bit id freed
+ * by one job's container is at once another's (the "/" of the next
+ * `unshare -m`), whose note must not name the first job's bytes, and the
+ * daemon names a job's mounts from its own slots' notes only; it forgets a
+ * slot's notes when the slot gets a new step. Not pinned: a new daemon's
+ * programs start an empty one, so this needs no ABI version of its own.
  */
-struct ioacct_mnt_note_key {
-	__u32 slot;
-	__u32 mnt_id;
-};
 #define IOACCT_NOTE_FSTYPE_MAX 32
 #define IOACCT_NOTE_PATH_MAX 256     /* a power of two: the BPF side masks offsets with it */
 #define IOACCT_NOTE_PATH_COMPLETE 1  /* path is the whole mount point, from its namespace's root */
+struct ioacct_mnt_note_key {
+	__u64 mnt_id; /* the mount's key */
+	__u32 slot;   /* the slot whose counters it was noted for */
+	__u32 pad;
+};
+
 struct ioacct_mnt_note {
 	__u64 vfsmnt;                        /* which of the mounts that had this id */
 	__u64 uniq;                          /* mnt_id_unique (6.8+, never reused); 0 unknown */
+	__u64 first_ns;                      /* bpf_ktime_get_ns() when this mount was first noted */
+	__u64 slot_start;                    /* the slot's start_ns then: a reused slot is another job */
 	__u32 mntns;                         /* inode number of its mount namespace */
 	__u32 flags;                         /* IOACCT_NOTE_PATH_* */
+	__u32 mnt_id_old;                    /* its 32-bit mnt_id, as mountinfo lists it */
+	__u32 pad;
 	char fstype[IOACCT_NOTE_FSTYPE_MAX]; /* mnt_sb->s_type->name */
 	/* Its mount point's path in its namespace; without _COMPLETE, its last components. */
 	char path[IOACCT_NOTE_PATH_MAX];

@@ -43,9 +43,8 @@ struct aio_key {
 
 struct aio_req {
 	__u32 slot;
-	__u32 mnt;
 	__u32 op;  /* IOACCT_OP_READ, _WRITE or _FSYNC */
-	__u32 pad;
+	__u64 mnt;
 	__u64 t0;  /* io_submit's start */
 	struct file_req f; /* for its file's record (issue 26): a regular file's, else zeros */
 };
@@ -266,22 +265,31 @@ static long aio_reap_one(__u64 i, void *ctx)
 {
 	struct aio_walk *w = ctx;
 	struct aio_key k = { .mm = w->mm };
-	struct aio_event ev;
+	/*
+	 * The event, then the counters' key in its place: this callback is a
+	 * frame of sys_exit's deepest chain (down to note_mount()), which 6.1's
+	 * verifier holds to 512 bytes in frames rounded up to 32.
+	 */
+	union {
+		struct aio_event ev;
+		struct ioacct_stat_key where;
+	} u;
 	struct aio_req *r;
+	__s64 res;
 
-	if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(w->uptr + i * sizeof(ev)))) {
+	if (bpf_probe_read_user(&u.ev, sizeof(u.ev), (void *)(w->uptr + i * sizeof(u.ev)))) {
 		w->lost++;
 		return 0;
 	}
-	k.obj = ev.obj;
+	k.obj = u.ev.obj;
+	res = u.ev.res;
 	r = bpf_map_lookup_elem(&aio_reqs, &k);
 	if (!r)
 		return 0;
-	struct ioacct_stat_key where = { .slot = r->slot, .mnt_id = r->mnt, .op = r->op };
-
-	account(&where, w->now, w->now > r->t0 ? w->now - r->t0 : 0, ev.res);
+	u.where = (struct ioacct_stat_key){ .slot = r->slot, .mnt_id = r->mnt, .op = r->op };
+	account(&u.where, w->now, w->now > r->t0 ? w->now - r->t0 : 0, res);
 	if (file_records)
-		ioacct_file_req(&r->f, ev.res, w->now, w->now > r->t0 ? w->now - r->t0 : 0);
+		ioacct_file_req(&r->f, res, w->now, w->now > r->t0 ? w->now - r->t0 : 0);
 	bpf_map_delete_elem(&aio_reqs, &k);
 	return 0;
 }

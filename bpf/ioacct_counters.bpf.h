@@ -31,7 +31,7 @@ static __noinline struct ioacct_stat_val *stat_entry(const struct ioacct_stat_ke
 			return NULL;
 		}
 		if (!err)
-			note_mount(slot, key->mnt_id);
+			note_mount(key);
 		v = bpf_map_lookup_elem(&stats, key);
 		if (!v)
 			count_drop(slot, events, bytes);
@@ -128,15 +128,17 @@ static __noinline void acc_flush(struct task_ent *t, bool iter)
 /* note_mount() for a new accumulator of t's, unless t noted that mount last or before. */
 static __always_inline void acc_note(struct task_ent *t, const struct ioacct_stat_key *key)
 {
-	__u64 k = (__u64)key->slot << 32 | key->mnt_id;
 	__u32 i = t->noted_next & 1;
 
-	if ((t->noted_key[0] == k && t->noted_vfsmnt[0] == t->c_vfsmnt) ||
-	    (t->noted_key[1] == k && t->noted_vfsmnt[1] == t->c_vfsmnt))
+	if ((t->noted_key[0] == key->mnt_id && t->noted_slot[0] == key->slot &&
+	     t->noted_vfsmnt[0] == t->c_vfsmnt) ||
+	    (t->noted_key[1] == key->mnt_id && t->noted_slot[1] == key->slot &&
+	     t->noted_vfsmnt[1] == t->c_vfsmnt))
 		return;
-	if (!note_mount(key->slot, key->mnt_id))
+	if (!note_mount(key))
 		return;
-	t->noted_key[i] = k;
+	t->noted_key[i] = key->mnt_id;
+	t->noted_slot[i] = key->slot;
 	t->noted_vfsmnt[i] = t->c_vfsmnt;
 	t->noted_next = i ^ 1;
 }
@@ -145,31 +147,32 @@ static __always_inline void acc_note(struct task_ent *t, const struct ioacct_sta
  * A successful read or write (*a), added to the task's
  * accumulator and to its file's (issue 26). Returns 1 when it must be
  * counted the ordinary way instead (account(), a->direct): the daemon's
- * iterator holds the accumulators at this moment.
+ * iterator holds the accumulators at this moment. key->bin is set here, in
+ * the caller's key (account() sets it again): no copy of the key on the
+ * stack of sys_exit's deepest chain (512 bytes on 6.1).
  */
-static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_key *where,
+static __always_inline int acc_add(struct task_ent *t, struct ioacct_stat_key *key,
 				   struct file_rw *a)
 {
-	struct ioacct_stat_key key = *where;
 	__u64 t_end = a->t_end, dur = a->dur;
 	long ret = a->ret;
-	__u32 slot = key.slot, b;
 	struct ioacct_slot *s;
+	__u32 b;
 
-	s = bpf_map_lookup_elem(&slots, &slot);
+	s = bpf_map_lookup_elem(&slots, &key->slot);
 	if (!s || !s->active)
 		return 0;
 	if (t_end > s->start_ns && s->width_ns)
-		key.bin = (t_end - s->start_ns) / s->width_ns;
+		key->bin = (t_end - s->start_ns) / s->width_ns;
 	b = size_bin(ret);
 	if (__sync_val_compare_and_swap(&t->acc_own, 0, ACC_TASK) != 0)
 		return 1;
 	if (t->acc.calls &&
-	    (key.slot != t->acc_key.slot || key.mnt_id != t->acc_key.mnt_id || key.op != t->acc_key.op ||
-	     key.bin != t->acc_key.bin || s->start_ns != t->acc_start || t_end - t->acc_t0 > ACC_MAX_AGE_NS))
+	    (key->slot != t->acc_key.slot || key->mnt_id != t->acc_key.mnt_id ||
+	     key->op != t->acc_key.op || key->bin != t->acc_key.bin || s->start_ns != t->acc_start || t_end - t->acc_t0 > ACC_MAX_AGE_NS))
 		acc_flush(t, false);
 	if (!t->acc.calls) {
-		t->acc_key = key;
+		t->acc_key = *key;
 		t->acc_start = s->start_ns;
 		t->acc_t0 = t_end;
 		/*
@@ -179,7 +182,7 @@ static __always_inline int acc_add(struct task_ent *t, const struct ioacct_stat_
 		 * note would see another task or mount (a container's tmpfs then
 		 * stayed unnamed). Once per accumulator, not per call.
 		 */
-		acc_note(t, &key);
+		acc_note(t, key);
 	}
 	t->acc.calls++;
 	t->acc.ns += dur;

@@ -202,7 +202,6 @@ static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key,
 	struct ioacct_flive_key lk;
 	struct ioacct_flive_val lv;
 	struct ioacct_file_val *v;
-	__u32 slot = key->slot;
 	__u64 *n = NULL;
 	long err;
 
@@ -215,7 +214,7 @@ static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key,
 		return v;
 	}
 	if (key->ino || key->dev) {
-		n = bpf_map_lookup_elem(&fcount, &slot);
+		n = bpf_map_lookup_elem(&fcount, &key->slot); /* no copy: a frame of sys_exit's chains */
 		if (!n)
 			return NULL;
 		if (!count_take(n)) {
@@ -244,7 +243,7 @@ static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key,
 	if (id->dentry)
 		file_name(key, v, id->dentry, id->vfsmnt);
 	if (!(key->idflags & IOACCT_FILE_NOGEN)) {
-		lk.slot = slot;
+		lk.slot = key->slot;
 		lk.dev = key->dev;
 		lk.ino = key->ino;
 		lv.gen = key->gen;
@@ -342,7 +341,7 @@ static __noinline int file_id_of(__u64 f, struct file_id *id)
 
 /* The key of file id (its life known: file_life()), of rank, on mount mnt, counted in slot. */
 static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct file_id *id,
-							__u32 slot, __u32 mnt)
+							__u32 slot, __u64 mnt)
 {
 	struct ioacct_file_key k = { .slot = slot, .rank = rank, .mnt_id = mnt, .dev = id->dev,
 				     .ino = id->ino, .gen = id->gen,
@@ -476,7 +475,7 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 
 	if (!fa->ok || !(fa->reads | fa->writes | metas))
 		return;
-	/* The key's slot, no copy: a frame of a read's deepest chain, 512 bytes on 6.1. */
+	/* The key's slot, no copy: a frame of a read's and of sys_exit's deepest chains (see aio_reap_one()). */
 	s = bpf_map_lookup_elem(&slots, &key.slot);
 	/*
 	 * The key from the stack: fa may be in a global function's argument
@@ -555,12 +554,13 @@ static __always_inline void file_acc_from(struct file_acc *fa, const struct ioac
 }
 
 /*
- * A file accumulator of t, the older one, flushed and loaded with file id
- * on mount mnt in slot (its life known, its record made, its last accesses
- * read). NULL: no record (the map is full).
+ * A file accumulator of t, the older one, flushed by the caller
+ * (file_acc_take()), loaded with file id on mount mnt in slot (its life
+ * known, its record made, its last accesses read). NULL: no record (the map
+ * is full).
  */
 static __noinline struct file_acc *file_acc_load(struct task_ent *t, struct file_id *id,
-						 __u32 slot, __u32 mnt, __u64 start)
+						 __u32 slot, __u64 mnt, __u64 start)
 {
 	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
@@ -576,7 +576,6 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, struct file
 	i = t->fa_next & (FILE_ACCS - 1);
 	t->fa_next = i + 1;
 	fa = &t->fa[i];
-	file_acc_flush(fa, false);
 	fa->ok = 0;
 	fa->ino = key.ino;
 	fa->dev = key.dev;
@@ -592,12 +591,24 @@ static __noinline struct file_acc *file_acc_load(struct task_ent *t, struct file
 }
 
 /*
+ * file_acc_load() into t's older accumulator, flushed first. Flushed here,
+ * not in file_acc_load(): their frames side by side, not one on the other,
+ * in a read's and sys_exit's deepest call chains (512 bytes on 6.1).
+ */
+static __always_inline struct file_acc *file_acc_take(struct task_ent *t, struct file_id *id,
+						      __u32 slot, __u64 mnt, __u64 start)
+{
+	file_acc_flush(&t->fa[t->fa_next & (FILE_ACCS - 1)], false);
+	return file_acc_load(t, id, slot, mnt, start);
+}
+
+/*
  * Whether fa holds the file of inode ino (generation igen) on device dev, on
  * mount mnt in slot. path: a stat by path's, which knows no generation and
  * takes whichever life the task has loaded.
  */
 static __always_inline bool file_acc_is(const struct file_acc *fa, __u64 ino, __u32 dev,
-					__u32 igen, bool path, __u32 slot, __u32 mnt, __u64 start)
+					__u32 igen, bool path, __u32 slot, __u64 mnt, __u64 start)
 {
 	return fa->ok && fa->ino == ino && fa->dev == dev &&
 	       (path || (fa->igen == igen && !fa->nogen)) && fa->key.slot == slot &&
@@ -609,7 +620,7 @@ static __always_inline bool file_acc_is(const struct file_acc *fa, __u64 ino, __
  * inline, and found by comparisons while it is one it has. NULL: none.
  */
 static __always_inline struct file_acc *file_acc_find(struct task_ent *t, __u64 ino, __u32 dev,
-						      __u32 igen, bool path, __u32 slot, __u32 mnt,
+						      __u32 igen, bool path, __u32 slot, __u64 mnt,
 						      __u64 start)
 {
 	for (int i = 0; i < FILE_ACCS; i++) {
@@ -740,10 +751,11 @@ struct file_rw {
 	__u64 t_end;
 	__u64 dur;
 	__u64 start;	/* the slot's start_ns */
+	__u64 mnt;
 	__u32 slot;
-	__u32 mnt;
-	__u32 rd;	/* a read, else a write */
-	__u32 direct;	/* the daemon's iterator holds t's accumulators: straight to the record */
+	/* 16 bits each: on_exit()'s frame, of sys_exit's deepest chain (512 bytes on 6.1) */
+	__u16 rd;	/* a read, else a write */
+	__u16 direct;	/* the daemon's iterator holds t's accumulators: straight to the record */
 };
 
 /*
@@ -811,7 +823,7 @@ __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
 	fa = file_acc_find(t, t->c_ino, t->c_dev, t->c_igen, false, a->slot, a->mnt, a->start);
 	if (!fa) {
 		id = task_file_id(t);
-		fa = file_acc_load(t, &id, a->slot, a->mnt, a->start);
+		fa = file_acc_take(t, &id, a->slot, a->mnt, a->start);
 	} else if (!fa->named) {
 		file_acc_name(fa, t->c_dentry, t->c_vfsmnt);
 	}
@@ -826,7 +838,7 @@ __noinline int ioacct_file_rw(struct task_ent *t, const struct file_rw *a)
  * Where file_pair_end() builds an end's call and file: off the stack. 6.1
  * adds up every frame of a call chain, global functions' too, against 512
  * bytes, and a copy's chain (the exit program, ioacct_file_pair(), this,
- * file_acc_load(), file_acc_flush(), ...) went past it with these there.
+ * file_acc_load(), file_rec(), ...) went past it with these there.
  */
 struct pair_scratch {
 	struct file_rw base;	/* the call's, ioacct_file_pair() */
@@ -877,7 +889,7 @@ static __always_inline void file_pair_end(struct task_ent *t, struct pair_scratc
 	}
 	fa = file_acc_find(t, p->id.ino, p->id.dev, p->id.igen, false, p->a.slot, p->a.mnt, start);
 	if (!fa)
-		fa = file_acc_load(t, &p->id, p->a.slot, p->a.mnt, start);
+		fa = file_acc_take(t, &p->id, p->a.slot, p->a.mnt, start);
 	else if (!fa->named)
 		file_acc_name(fa, p->id.dentry, p->id.vfsmnt);
 	if (fa)
@@ -933,7 +945,7 @@ struct file_req {
 	__s32 rank;
 	__u32 op;
 	__u32 slot;
-	__u32 mnt;
+	__u64 mnt;
 };
 
 /*
@@ -1183,7 +1195,7 @@ static __noinline void file_open_nogen(struct task_ent *t, __u32 slot, struct fi
  * (an open's new fd, an fd call's), or for a stat by path the one its buffer
  * names.
  */
-__noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32 op, __u64 dur)
+__noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u64 mnt, __u32 op, __u64 dur)
 {
 	struct ioacct_file_key key;
 	bool opened = op & FILE_CALL_OPENED, created = op & FILE_CALL_CREATED, path = false;
@@ -1234,7 +1246,7 @@ __noinline int ioacct_file_call(struct task_ent *t, __u32 slot, __u32 mnt, __u32
 			fa = file_acc_find(t, id.ino, id.dev, id.igen, path, slot, mnt, s->start_ns);
 	}
 	if (!fa)
-		fa = file_acc_load(t, &id, slot, mnt, s->start_ns);
+		fa = file_acc_take(t, &id, slot, mnt, s->start_ns);
 	else if (!fa->named && id.dentry)
 		file_acc_name(fa, id.dentry, id.vfsmnt);
 	if (fa && path && !fa->named)
@@ -1262,8 +1274,8 @@ struct file_page {
 	__u64 file;
 	__u64 inode;
 	__u64 bytes;
+	__u64 mnt;
 	__u32 slot;
-	__u32 mnt;
 };
 
 /* id's dentry and mount, when inode is the current task's executable's. */

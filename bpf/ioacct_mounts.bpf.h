@@ -14,6 +14,10 @@
 /*
  * The page-cache view's map from a watched task's files to their mounts: a
  * page-cache event names an inode, not the mount it was reached through.
+ * An inode's address and a mount's 32-bit id are both given to others once
+ * freed: the mount's vfsmount is kept beside its key, and inode_mnt() takes
+ * the note only while that struct still is the mount (its key) and in the
+ * faulting task's namespace, so a job never gets another job's gone mount.
  * Filled when a watched task resolves a file it had not used just before
  * (an open, the first read of another file), never on the per-call path.
  * Its LRU lists are per CPU: with the common one, every insertion into the
@@ -22,23 +26,28 @@
  * sizes it to at least 256 entries per CPU. A note the map already holds is
  * not written again.
  */
+struct ino_mnt {
+	__u64 mnt;    /* the mount's key */
+	__u64 vfsmnt; /* its struct vfsmount when noted */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__uint(max_entries, 8192);
 	__type(key, __u64);
-	__type(value, __u32);
+	__type(value, struct ino_mnt);
 } inomnt SEC(".maps");
 
-static __always_inline void note_inode(__u64 inode, __u32 mnt, __u32 type)
+static __always_inline void note_inode(__u64 inode, __u64 mnt, __u64 vfsmnt, __u32 type)
 {
-	__u32 *m;
+	struct ino_mnt *m, v = { .mnt = mnt, .vfsmnt = vfsmnt };
 
 	if (type != S_IFREG)
 		return;
 	m = bpf_map_lookup_elem(&inomnt, &inode);
-	if (!m || *m != mnt)
-		bpf_map_update_elem(&inomnt, &inode, &mnt, BPF_ANY);
+	if (!m || m->mnt != mnt || m->vfsmnt != vfsmnt)
+		bpf_map_update_elem(&inomnt, &inode, &v, BPF_ANY);
 }
 
 /*
@@ -48,7 +57,7 @@ static __always_inline void note_inode(__u64 inode, __u32 mnt, __u32 type)
  * and inode mode are read only when it is not, by file_resolve().
  */
 struct file_info {
-	__u32 mnt;
+	__u64 mnt;
 	__u32 type;
 };
 
@@ -57,7 +66,7 @@ static __noinline int file_resolve(struct file *f, __u64 inode, __u64 vfsmnt, st
 {
 	if (!fi)
 		return -1;
-	fi->mnt = vfsmount_id((struct vfsmount *)vfsmnt);
+	fi->mnt = mount_key((struct vfsmount *)vfsmnt);
 	fi->type = KREAD(struct inode, inode, i_mode) & S_IFMT;
 	if (t) {
 		t->c_inode = inode;
@@ -73,7 +82,7 @@ static __noinline int file_resolve(struct file *f, __u64 inode, __u64 vfsmnt, st
 			t->c_dev = KREAD(struct super_block, sb, s_dev);
 			t->c_dentry = (__u64)KREAD(struct file, f, f_path.dentry);
 		}
-		note_inode(inode, fi->mnt, fi->type);
+		note_inode(inode, fi->mnt, vfsmnt, fi->type);
 	}
 	return 0;
 }
@@ -134,10 +143,10 @@ static __noinline __s64 key_mnt(struct task_struct *task, int dirfd, struct ioac
 		v = bpf_map_lookup_elem(&mountpoints, key);
 		if (v)
 			return v->mnt_id;
-		return vfsmount_id(BPF_CORE_READ(task, fs, root.mnt));
+		return mount_key(BPF_CORE_READ(task, fs, root.mnt));
 	}
 	if (dirfd == AT_FDCWD)
-		return vfsmount_id(BPF_CORE_READ(task, fs, pwd.mnt));
+		return mount_key(BPF_CORE_READ(task, fs, pwd.mnt));
 	struct file_info fi = {};
 
 	file_info(fd_file(task, dirfd), NULL, &fi);
@@ -182,13 +191,13 @@ static __noinline __s64 kpath_mnt(struct task_struct *task, int dirfd, const cha
 }
 
 /* path_mnt() now, or at sys_exit when the path cannot be read yet. */
-static __always_inline __u32 path_mnt_enter(struct task_struct *task, struct task_ent *t, int dirfd,
+static __always_inline __u64 path_mnt_enter(struct task_struct *task, struct task_ent *t, int dirfd,
 					    const char *upath)
 {
 	__s64 m = path_mnt(task, dirfd, upath);
 
 	if (m >= 0)
-		return (__u32)m;
+		return (__u64)m;
 	t->upath = (__u64)upath;
 	t->dirfd = dirfd;
 	return 0;
@@ -328,53 +337,65 @@ static __always_inline void note_path(struct note_scratch *s, struct mount *m)
 /*
  * Notes the file-system type and mount point of a mount the current task
  * does I/O on, so that the daemon can name it if the task's mount namespace
- * is gone before the drain (a container step of a second). Called when a
- * counter entry is created (once per slot, mount, bin and operation) and when
- * a task's accumulator starts on a mount it did not note last (acc_note),
- * never per call; the mount is the task's last file's, when it is that one.
- * 1 when noted (or already), 0 when not.
+ * is gone before the drain (a container step of a second), and tell a mount
+ * table's entry of the mount from one of another mount given its 32-bit id
+ * since. Called when a counter entry is created (once per slot, mount, bin
+ * and operation) and when a task's accumulator starts on a mount it did not
+ * note last (acc_note), never per call; the mount is the task's last file's,
+ * when it is that one. 1 when noted (or already), 0 when not.
  */
-/* mnt_id_unique (6.8+), matched by name on the running kernel. */
-struct mount___ioacct {
-	__u64 mnt_id_unique;
-} __attribute__((preserve_access_index));
-
-static __noinline int note_mount(__u32 slot, __u32 id)
+static __noinline int note_mount(const struct ioacct_stat_key *key)
 {
 	struct ioacct_mnt_note *old;
-	__u64 uniq = 0;
 	struct note_scratch *s;
+	struct ioacct_slot *sl;
 	struct vfsmount *mnt;
 	struct task_ent *t;
-	struct mount *m;
 	__u32 zero = 0;
+	bool uniq;
 
 	t = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
-	if (!t || t->c_mnt != id || !t->c_vfsmnt)
+	if (!t || t->c_mnt != key->mnt_id || !t->c_vfsmnt)
 		return 0;
-	mnt = (struct vfsmount *)t->c_vfsmnt;
-	m = container_of(mnt, struct mount, mnt);
-	/*
-	 * A freed mount's id and its struct's address are both reused (a
-	 * container's tmpfs in the memory of an earlier container's bind
-	 * mount): only the 64-bit mnt_id_unique tells the mount noted before.
-	 * Without it (before 6.8) the note is taken again, walk and all, at
-	 * each new counter entry: not per call.
-	 */
-	if (bpf_core_field_exists(((struct mount___ioacct *)m)->mnt_id_unique))
-		uniq = BPF_CORE_READ((struct mount___ioacct *)m, mnt_id_unique);
+	sl = bpf_map_lookup_elem(&slots, &key->slot);
+	if (!sl)
+		return 0;
 	s = bpf_map_lookup_elem(&notescratch, &zero);
 	if (!s)
 		return 0;
-	s->key.slot = slot;
-	s->key.mnt_id = id;
-	old = bpf_map_lookup_elem(&mntnotes, &s->key);
-	if (old && uniq && old->uniq == uniq && old->vfsmnt == t->c_vfsmnt)
-		return 1;
+	/*
+	 * Each value goes to the scratch as soon as it is read, the note's key
+	 * too: this frame is the deepest of sys_exit's chain, which 6.1's
+	 * verifier holds to 512 bytes in frames rounded up to 32 (see
+	 * aio_reap_one()), and a value kept in a register across the reads
+	 * below is spilled to the stack.
+	 */
 	s->n.vfsmnt = t->c_vfsmnt;
-	s->n.uniq = uniq;
-	s->n.mntns = BPF_CORE_READ(m, mnt_ns, ns.inum);
+	s->n.slot_start = sl->start_ns;
+	/*
+	 * The note is the slot's own, under the mount's key: the daemon names a
+	 * job's mount only from its own slot's notes, and forgets a slot's notes
+	 * when the slot gets a new step (probes_maps.c). A mount_key() that is
+	 * mnt_id_unique is that mount's alone: noted once per slot. The 32-bit
+	 * id is given to the next mount made as soon as this one is freed, and
+	 * the struct's address too (a container's tmpfs in the memory of an
+	 * earlier container's bind mount): so its note is taken again, walk and
+	 * all, at each new counter entry or accumulator (not per call), and
+	 * first_ns is kept only while it is the same mount struct in the same job.
+	 */
+	uniq = bpf_core_field_exists(((struct mount___uniq *)0)->mnt_id_unique);
+	s->nk = (struct ioacct_mnt_note_key){ .mnt_id = key->mnt_id, .slot = key->slot };
+	s->n.uniq = uniq ? key->mnt_id : 0;
+	old = bpf_map_lookup_elem(&mntnotes, &s->nk);
+	if (old && uniq)
+		return 1;
+	s->n.first_ns = bpf_ktime_get_ns();
+	if (old && old->vfsmnt == s->n.vfsmnt && old->slot_start == s->n.slot_start)
+		s->n.first_ns = old->first_ns;
+	mnt = (struct vfsmount *)s->n.vfsmnt;
+	s->n.mnt_id_old = BPF_CORE_READ(container_of(mnt, struct mount, mnt), mnt_id);
+	s->n.mntns = BPF_CORE_READ(container_of(mnt, struct mount, mnt), mnt_ns, ns.inum);
 	bpf_probe_read_kernel_str(s->n.fstype, sizeof(s->n.fstype), BPF_CORE_READ(mnt, mnt_sb, s_type, name));
-	note_path(s, m);
-	return bpf_map_update_elem(&mntnotes, &s->key, &s->n, BPF_ANY) == 0;
+	note_path(s, container_of(mnt, struct mount, mnt));
+	return bpf_map_update_elem(&mntnotes, &s->nk, &s->n, BPF_ANY) == 0;
 }

@@ -32,34 +32,39 @@ static __always_inline __u32 view_slot(struct task_struct *task)
 
 /*
  * The mount a watched task reached an inode through: its last file's, or
- * one it opened (inomnt). A file it never opened (its own executable and
- * libraries, an fd it inherited) gets the mount of the task's root or
- * working directory when that is of the same file system; else 0, unknown.
+ * one it opened (inomnt), while that mount still is (its struct has its key)
+ * and is of the task's namespace (see inomnt). A file it never opened (its
+ * own executable and libraries, an fd it inherited) gets the mount of the
+ * task's root or working directory when that is of the same file system;
+ * else 0, unknown.
  */
-static __noinline __u32 inode_mnt(struct task_ent *t, __u64 inode)
+static __noinline __u64 inode_mnt(struct task_ent *t, __u64 inode)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct ino_mnt *m, v = { 0 };
 	struct vfsmount *root, *pwd;
 	struct super_block *sb;
-	__u32 *m, id = 0;
 
 	if (t && t->c_inode == inode)
 		return t->c_mnt;
 	m = bpf_map_lookup_elem(&inomnt, &inode);
-	if (m)
-		return *m;
+	if (m && m->vfsmnt && mount_key((struct vfsmount *)m->vfsmnt) == m->mnt &&
+	    KREAD(struct mount, m->vfsmnt - bpf_core_field_offset(struct mount, mnt), mnt_ns) ==
+		    BPF_CORE_READ(task, nsproxy, mnt_ns))
+		return m->mnt;
 	if (!inode)
 		return 0;
 	sb = BPF_CORE_READ((struct inode *)inode, i_sb);
 	root = BPF_CORE_READ(task, fs, root.mnt);
 	pwd = BPF_CORE_READ(task, fs, pwd.mnt);
 	if (root && BPF_CORE_READ(root, mnt_sb) == sb)
-		id = vfsmount_id(root);
+		v.vfsmnt = (__u64)root;
 	else if (pwd && BPF_CORE_READ(pwd, mnt_sb) == sb)
-		id = vfsmount_id(pwd);
-	if (id)
-		bpf_map_update_elem(&inomnt, &inode, &id, BPF_ANY);
-	return id;
+		v.vfsmnt = (__u64)pwd;
+	v.mnt = mount_key((struct vfsmount *)v.vfsmnt);
+	if (v.mnt)
+		bpf_map_update_elem(&inomnt, &inode, &v, BPF_ANY);
+	return v.mnt;
 }
 
 /* Adds calls and bytes to where's (slot, mount, op) in the current bin; hist: a size-histogram index or -1. */
@@ -144,7 +149,8 @@ int BPF_PROG(ioacct_pc_add, struct folio *folio)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 inode, pages, lo, hi, first, end, inside = 0, wlo = 0, whi = 0;
-	__u32 slot = view_slot(task), mnt;
+	__u32 slot = view_slot(task);
+	__u64 mnt;
 	struct file_page fp = {};
 	struct task_ent *t;
 
@@ -392,7 +398,7 @@ static __always_inline int pc_map(struct vm_fault *vmf, struct page *page, __u64
 	/* The low bit of mapping marks an anonymous folio (a folio starts as its first page). */
 	if (!file || ((__u64)BPF_CORE_READ(page, mapping) & 1))
 		return 0;
-	fp.mnt = vfsmount_id(BPF_CORE_READ(file, f_path.mnt));
+	fp.mnt = mount_key(BPF_CORE_READ(file, f_path.mnt));
 	VIEW_ADD(slot, fp.mnt, IOACCT_OP_MMAP_FAULT, 0, bytes, -1);
 	/* And in the record of the mapped file (issue 26), of the task's rank. */
 	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);

@@ -25,7 +25,8 @@ static __always_inline int on_enter(long a0, long a1, long a2, long a3, long a4,
 	struct ioacct_state *st;
 	struct file_info fi = {};
 	struct task_ent *t;
-	__u32 slot, mnt = 0;
+	__u32 slot;
+	__u64 mnt = 0;
 
 	st = get_state();
 	if (!st || !st->nactive)
@@ -202,7 +203,8 @@ static __always_inline int on_exit(long ret, __u32 k)
 	struct task_struct *task;
 	struct ioacct_state *st;
 	struct task_ent *t;
-	__u32 op, mnt, slot, created = 0, fmode = 0;
+	__u32 op, slot, created = 0, fmode = 0;
+	__u64 mnt;
 	bool opened, reg = false;
 	__u64 now;
 
@@ -258,7 +260,7 @@ static __always_inline int on_exit(long ret, __u32 k)
 
 		t->upath = 0;
 		if (m >= 0)
-			mnt = (__u32)m;
+			mnt = (__u64)m;
 	}
 
 	/*

@@ -42,12 +42,11 @@
  * regular file's bytes.
  */
 struct uring_req {
-	__u32 slot;
-	__u32 mnt;   /* URING_SUBMIT_MNT: the mount resolved at submission */
+	__u64 mnt;   /* URING_SUBMIT_MNT: the mount resolved at submission */
 	__u64 t0;
+	__u32 slot;
 	__u16 op;    /* IOACCT_OP_READ, _WRITE, _FSYNC, _OPEN, ..., or _IO_URING_OP alone */
 	__u16 flags; /* URING_* */
-	__u32 pad;
 	__u64 inode; /* a read's or write's file, whose uring_ranges entry it holds; 0 if none */
 	struct file_req f; /* for its file's record (issue 26): the file is filled at completion */
 };
@@ -106,11 +105,11 @@ struct {
 } uring_reqs SEC(".maps");
 
 /* The mount of a request's path (kpath_mnt()), 0 when it cannot be read. */
-static __always_inline __u32 uring_path_mnt(struct task_struct *task, int dfd, struct filename *fn)
+static __always_inline __u64 uring_path_mnt(struct task_struct *task, int dfd, struct filename *fn)
 {
 	__s64 m = kpath_mnt(task, dfd, fn ? BPF_CORE_READ(fn, name) : NULL);
 
-	return m > 0 ? (__u32)m : 0;
+	return m > 0 ? (__u64)m : 0;
 }
 
 /*
@@ -367,7 +366,7 @@ int BPF_PROG(ioacct_pc_uring_submit_sqe, struct io_kiocb *req, bool force_nonblo
  * task's table (the submitter's: see above): its mount in *mnt, and whether
  * the open created it.
  */
-static __noinline bool uring_opened(long fd, __u32 *mnt)
+static __noinline bool uring_opened(long fd, __u64 *mnt)
 {
 	struct file *f = fd_file(bpf_get_current_task_btf(), fd);
 	struct ioacct_state *st = get_state();
@@ -384,7 +383,7 @@ static __noinline bool uring_opened(long fd, __u32 *mnt)
  * completed: its file's record. A read or write at the file position
  * (offset -1) was at f_pos less what it moved.
  */
-static __noinline void uring_file_done(struct uring_req *r, __u64 f, __u32 mnt, long res, __u64 now)
+static __noinline void uring_file_done(struct uring_req *r, __u64 f, __u64 mnt, long res, __u64 now)
 {
 	__u64 inode;
 

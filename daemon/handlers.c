@@ -396,7 +396,7 @@ static int grow(void **array, size_t n, size_t *cap, size_t size)
 }
 
 /* Adds c to the job's total of (mount, op), summed over its steps. */
-static int total_add(struct live *l, size_t first, int64_t key, uint32_t mnt_id, uint32_t op,
+static int total_add(struct live *l, size_t first, int64_t key, uint64_t mnt_id, uint32_t op,
 		     const struct ioacct_counters *c)
 {
 	struct ioacct_reply *rep = l->rep;
@@ -429,7 +429,7 @@ static int total_add(struct live *l, size_t first, int64_t key, uint32_t mnt_id,
 
 /* Names the mount once per job: from the store, else the job's mount table, else mnt:N. */
 static int mount_add(struct live *l, size_t first, const struct djob *j,
-		     const struct ioacct_jobdata *jd, uint32_t mnt_id)
+		     const struct ioacct_jobdata *jd, uint64_t mnt_id)
 {
 	struct ioacct_reply *rep = l->rep;
 	const struct ioacct_mount *m;
@@ -450,7 +450,7 @@ static int mount_add(struct live *l, size_t first, const struct djob *j,
 		row->mount = *m;
 	} else {
 		row->mount.mnt_id = mnt_id;
-		snprintf(row->mount.path, sizeof(row->mount.path), "mnt:%u", mnt_id);
+		snprintf(row->mount.path, sizeof(row->mount.path), "mnt:%" PRIu64, mnt_id);
 	}
 	return 0;
 }

@@ -134,8 +134,11 @@ uint64_t ioacct_registry_job_start_mono(const struct djob *j);
 /* Its running steps: how many, and the id of the i-th with its slot in *slot. */
 size_t ioacct_registry_job_nsteps(const struct djob *j);
 uint32_t ioacct_registry_job_step(const struct djob *j, size_t i, uint32_t *slot);
-/* The job's mount with this id, from its mount table as last read; NULL when not there. */
-const struct ioacct_mount *ioacct_registry_job_mount(const struct djob *j, uint32_t mnt_id);
+/*
+ * The job's mount of this key, from its mount table as last read, where the
+ * table proves it without a note (mntid.h); NULL when not.
+ */
+const struct ioacct_mount *ioacct_registry_job_mount(const struct djob *j, uint64_t mnt_id);
 /* The cgroups the job's running steps are watched through, into rep->watches. -ENOMEM. */
 int ioacct_registry_job_watches(const struct djob *j, struct ioacct_reply *rep);
 

@@ -17,15 +17,16 @@
 
 /*
  * Fills *out (malloc'd, *n entries) with the internal mounts this kernel
- * has, one per mount id: path as /proc/PID/fd links name their objects
+ * has, one per mount (mnt_id the probes' key, mnt_id_old the 32-bit id):
+ * path as /proc/PID/fd links name their objects
  * ("pipe:", "socket:", "anon_inode:", ...), fstype from the file system's
  * magic ("pipefs", ...), source "kernel-internal". A kind this kernel or
  * sandbox cannot make is left out. 0 or -ENOMEM.
  */
 int ioacct_kmounts_read(struct ioacct_mount **out, size_t *n);
 
-/* The entry of mnt_id in a table from ioacct_kmounts_read(), or NULL. */
+/* The entry of mount key mnt_id in a table from ioacct_kmounts_read(), or NULL. */
 const struct ioacct_mount *ioacct_kmounts_find(const struct ioacct_mount *m, size_t n,
-					       uint32_t mnt_id);
+					       uint64_t mnt_id);
 
 #endif /* IOACCT_KMOUNTS_H */

@@ -31,7 +31,8 @@
 #define MNTNS_MAX_TASKS 100000
 
 struct nsmount {
-	uint32_t mnt_id;
+	uint64_t key;                /* the unique id where mntid.h found it, else mnt_id_old */
+	uint32_t mnt_id_old;
 	char *path;
 	char *fstype;
 	char *source;
@@ -83,6 +84,7 @@ struct jobscan {
 };
 
 struct ioacct_mntns {
+	struct ioacct_mntns_ref self; /* the daemon's own namespace */
 	uint64_t pass;
 	struct nstab *tabs;
 	size_t ntabs;
@@ -118,10 +120,13 @@ struct ioacct_mntns *ioacct_mntns_create(void)
 {
 	struct ioacct_mntns *c = calloc(1, sizeof(*c));
 
-	if (!c)
+	if (!c) {
 		errno = ENOMEM;
-	else
-		c->pass = 1;
+		return NULL;
+	}
+	c->pass = 1;
+	if (ioacct_proc_mntns_ref(0, &c->self))
+		memset(&c->self, 0, sizeof(c->self));
 	return c;
 }
 
@@ -260,7 +265,7 @@ static struct nstab *tab_read(struct ioacct_mntns *c, const struct jobscan *s,
 	struct ioacct_mount *m = NULL;
 	struct nsmount *nm = NULL;
 	struct nstab *t;
-	size_t n = 0, i;
+	size_t n = 0, i, mapped;
 	char err[256];
 	int fd = -1, ret;
 
@@ -276,11 +281,14 @@ static struct nstab *tab_read(struct ioacct_mntns *c, const struct jobscan *s,
 		log_debug("mount namespace %u: %s", nt->ref.inum, err);
 		goto fail;
 	}
+	/* Where the kernel can say, each entry by the unique id the probes key its mount by. */
+	ioacct_mntid_map(&nt->ref, ioacct_mntns_ref_same(&nt->ref, &c->self), m, n, &mapped);
 	nm = calloc(n ? n : 1, sizeof(*nm));
 	if (!nm)
 		goto fail;
 	for (i = 0; i < n; i++) {
-		nm[i].mnt_id = m[i].mnt_id;
+		nm[i].key = m[i].mnt_id;
+		nm[i].mnt_id_old = m[i].mnt_id_old;
 		nm[i].path = strdup(m[i].path);
 		nm[i].fstype = strdup(m[i].fstype);
 		nm[i].source = strdup(m[i].source);
@@ -308,10 +316,20 @@ fail:
 	return NULL;
 }
 
-static const struct nsmount *tab_find(const struct nstab *t, uint32_t mnt_id)
+/*
+ * The entry of t that is the counted mount of key: by its unique id, or by
+ * the note of it (mntid.h); never by a 32-bit id alone.
+ */
+static const struct nsmount *tab_find(const struct nstab *t, uint64_t key,
+				      const struct ioacct_mntid_note *note)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (t->m[i].mnt_id == mnt_id)
+	for (size_t i = 0; key >= IOACCT_MNT_UNIQUE_MIN && i < t->n; i++)
+		if (t->m[i].key == key)
+			return &t->m[i];
+	for (size_t i = 0; note && note->mntns == t->ref.inum && i < t->n; i++)
+		if (t->m[i].mnt_id_old == note->mnt_id_old &&
+		    (t->m[i].key == key || t->m[i].key == t->m[i].mnt_id_old) &&
+		    ioacct_mntid_note_agrees(note, t->m[i].fstype, t->m[i].path))
 			return &t->m[i];
 	return NULL;
 }
@@ -450,8 +468,8 @@ static struct jobscan *scan_job(struct ioacct_mntns *c, int64_t job_key,
  * pass.
  */
 static int ns_lookup(struct ioacct_mntns *c, const struct jobscan *s, const struct nstask *nt,
-		     uint32_t skip_ns, bool reread, uint32_t mnt_id, struct ioacct_mount *out,
-		     uint32_t *ns)
+		     uint32_t skip_ns, bool reread, uint64_t mnt_id,
+		     const struct ioacct_mntid_note *note, struct ioacct_mount *out, uint32_t *ns)
 {
 	struct nstab *t = tab_get(c, &nt->ref);
 	const struct nsmount *m;
@@ -464,10 +482,11 @@ static int ns_lookup(struct ioacct_mntns *c, const struct jobscan *s, const stru
 		return -ENOENT; /* unreadable, or read in this pass already */
 	if (!t || reread || !tab_trusted(c, t, s->job_key))
 		t = tab_read(c, s, nt);
-	if (!t || !(m = tab_find(t, mnt_id)))
+	if (!t || !(m = tab_find(t, mnt_id, note)))
 		return -ENOENT;
 	memset(out, 0, sizeof(*out));
 	out->mnt_id = mnt_id;
+	out->mnt_id_old = m->mnt_id_old;
 	ioacct_strlcpy(out->path, m->path, sizeof(out->path));
 	ioacct_strlcpy(out->fstype, m->fstype, sizeof(out->fstype));
 	ioacct_strlcpy(out->source, m->source, sizeof(out->source));
@@ -476,8 +495,8 @@ static int ns_lookup(struct ioacct_mntns *c, const struct jobscan *s, const stru
 }
 
 int ioacct_mntns_find(struct ioacct_mntns *c, int64_t job_key, const char *const *cgroups,
-		      size_t ncgroups, uint32_t skip_ns, uint32_t mnt_id, struct ioacct_mount *out,
-		      uint32_t *ns)
+		      size_t ncgroups, uint32_t skip_ns, uint64_t mnt_id,
+		      const struct ioacct_mntid_note *note, struct ioacct_mount *out, uint32_t *ns)
 {
 	struct jobscan *s = scan_job(c, job_key, cgroups, ncgroups);
 	int ret;
@@ -486,7 +505,7 @@ int ioacct_mntns_find(struct ioacct_mntns *c, int64_t job_key, const char *const
 		return -ENOMEM;
 	/* The namespaces met so far in this pass, as cached... */
 	for (size_t i = 0; i < s->nns; i++)
-		if (ns_lookup(c, s, &s->ns[i], skip_ns, false, mnt_id, out, ns) == 0)
+		if (ns_lookup(c, s, &s->ns[i], skip_ns, false, mnt_id, note, out, ns) == 0)
 			return 0;
 	/* ...then those of the tasks not looked at yet: one read per new namespace... */
 	while (s->next < s->ntasks) {
@@ -500,12 +519,12 @@ int ioacct_mntns_find(struct ioacct_mntns *c, int64_t job_key, const char *const
 		ret = scan_add(s, &nt);
 		if (ret)
 			return ret;
-		if (ns_lookup(c, s, &s->ns[s->nns - 1], skip_ns, false, mnt_id, out, ns) == 0)
+		if (ns_lookup(c, s, &s->ns[s->nns - 1], skip_ns, false, mnt_id, note, out, ns) == 0)
 			return 0;
 	}
 	/* ...then, for a mount made since, those read in an earlier pass, read again. */
 	for (size_t i = 0; i < s->nns; i++)
-		if (ns_lookup(c, s, &s->ns[i], skip_ns, true, mnt_id, out, ns) == 0)
+		if (ns_lookup(c, s, &s->ns[i], skip_ns, true, mnt_id, note, out, ns) == 0)
 			return 0;
 	return -ENOENT;
 }

@@ -10,7 +10,10 @@
  * number of a freed namespace, and its mount ids, are given to the next ones
  * made, so without that id a table is trusted in the pass that read it and
  * for its job only. A pid listed in a cgroup is made sure to be the job's
- * task (pidfd) before its namespace names anything (issue 24).
+ * task (pidfd) before its namespace names anything (issue 24). An entry names
+ * a counted mount only as mntid.h proves it: by the mount's unique id, or by
+ * what the probes noted of it (issue 36); a 32-bit id alone proves nothing
+ * here, as the mount ids of containers are the ones the kernel reuses.
  */
 #ifndef IOACCT_MNTNS_H
 #define IOACCT_MNTNS_H
@@ -18,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mntid.h"
 #include "model.h"
 
 struct ioacct_mntns;
@@ -32,15 +36,17 @@ void ioacct_mntns_pass(struct ioacct_mntns *c);
 uint64_t ioacct_mntns_pass_no(const struct ioacct_mntns *c);
 
 /*
- * Names mount mnt_id from the mount namespaces of the tasks in the job's
- * cgroups (cgroup directories of either hierarchy, with their descendants),
- * leaving out skip_ns (the namespace whose table the caller has just read;
- * 0 for none). Fills *out (the path as seen inside the namespace) and *ns.
- * -ENOENT when no task of the job lives in a namespace that has the mount
- * (it is unmounted, or its namespace is gone), -ENOMEM.
+ * Names the mount of key mnt_id (note: what the probes noted of it, NULL
+ * when nothing) from the mount namespaces of the tasks in the job's cgroups
+ * (cgroup directories of either hierarchy, with their descendants), leaving
+ * out skip_ns (the namespace whose table the caller has just read; 0 for
+ * none). Fills *out (the path as seen inside the namespace; mnt_id the key)
+ * and *ns. -ENOENT when no task of the job lives in a namespace whose table
+ * proves to have the mount (it is unmounted, its namespace is gone, or
+ * nothing tells its 32-bit id from another's), -ENOMEM.
  */
 int ioacct_mntns_find(struct ioacct_mntns *c, int64_t job_key, const char *const *cgroups,
-		      size_t ncgroups, uint32_t skip_ns, uint32_t mnt_id, struct ioacct_mount *out,
-		      uint32_t *ns);
+		      size_t ncgroups, uint32_t skip_ns, uint64_t mnt_id,
+		      const struct ioacct_mntid_note *note, struct ioacct_mount *out, uint32_t *ns);
 
 #endif /* IOACCT_MNTNS_H */

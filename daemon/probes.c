@@ -70,6 +70,27 @@ static bool direct_reads(void)
 }
 
 /*
+ * Whether the running kernel's struct mount has mnt_id_unique (6.8+): then
+ * the programs key mounts by it (mount_key() in bpf/ioacct_bpf_common.h
+ * decides by the same BTF), and a 32-bit id is no key of theirs.
+ */
+static bool unique_mount_ids(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	bool found = false;
+	int id;
+
+	id = vmlinux ? btf__find_by_name_kind(vmlinux, "mount", BTF_KIND_STRUCT) : -1;
+	t = id < 0 ? NULL : btf__type_by_id(vmlinux, (__u32)id);
+	for (int i = 0; t && i < btf_vlen(t) && !found; i++)
+		found = !strcmp(btf__name_by_offset(vmlinux, btf_members(t)[i].name_off),
+				"mnt_id_unique");
+	btf__free(vmlinux);
+	return found;
+}
+
+/*
  * ioacct_bpf__open(), of the object this kernel takes: the skeleton's own,
  * or the compatible one, which has the same maps, programs and globals (the
  * build checks), so the skeleton's pointers fit it too.
@@ -1072,6 +1093,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 	}
 	p->want_views = opts->views;
 	p->files_off = opts->files_off;
+	p->unique_ids = unique_mount_ids();
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-p->ncpus));

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "model.h"
+#include "mntid.h"
 
 struct ioacct_probes;
 
@@ -88,12 +89,15 @@ int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t star
 			   uint64_t width_ns);
 int ioacct_probes_slot_clear(struct ioacct_probes *p, uint32_t slot);
 int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const char *path,
-				 uint32_t mnt_id);
+				 uint64_t mnt_id);
 /*
  * Publishes a mount table of namespace mntns: the visible mount of each mount
  * point, each key written only when its value changes (never a hidden mount of
- * a stack, even for a moment). Returns the first error other than a path too
- * long for the table (those are skipped), after trying every mount.
+ * a stack, even for a moment). Where the kernel keys mounts by their unique
+ * ids, an entry without one (mnt_id still the 32-bit id) is left out: the
+ * probes would count its paths under a key no counter of its files has.
+ * Returns the first error other than a path too long for the table (those
+ * are skipped), after trying every mount.
  */
 int ioacct_probes_mountpoints_set(struct ioacct_probes *p, uint32_t mntns,
 				  const struct ioacct_mount *m, size_t n);
@@ -109,24 +113,23 @@ struct ioacct_probe_watch {
 int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch **out, size_t *n);
 
 /*
- * What the probes noted of a mount a watched task did fd I/O on: its
- * file-system type, its mount point's path in its mount namespace (*complete
- * false: only its last components fitted) and that namespace, for a mount
- * no mountinfo lists any more, as a task of slot's step noted it (another
- * job's mount of the same id has a note of its own). -ENOENT when not noted
- * (no fd I/O on it, evicted, or noted by an earlier daemon's programs, which
- * are still the attached ones).
+ * What the probes noted of the mount of key mnt_id a watched task did fd
+ * I/O on, when slot's counters on it were made: its file-system type, its
+ * mount point's path in its mount namespace, that namespace and its 32-bit
+ * id. Every note is its slot's own (a 32-bit id may be another mount's in
+ * another slot; the slot's notes are forgotten when it gets a new step).
+ * -ENOENT when not noted (no fd I/O on it, evicted, or noted by an earlier
+ * daemon's programs, which are still the attached ones).
  */
-int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t slot, uint32_t mnt_id, char *fstype,
-			     size_t fstype_len, char *path, size_t path_len, uint32_t *mntns,
-			     bool *complete);
+int ioacct_probes_mount_note(struct ioacct_probes *p, uint64_t mnt_id, uint32_t slot,
+			     struct ioacct_mntid_note *out);
 
 /* One drained entry, summed over CPUs. */
 struct ioacct_probe_entry {
 	uint32_t slot;
-	uint32_t mnt_id;
 	uint32_t op;
 	uint32_t bin;
+	uint64_t mnt_id;
 	struct ioacct_counters c;
 };
 

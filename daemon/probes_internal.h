@@ -37,6 +37,7 @@ struct ioacct_probes {
 	struct ioacct_state st;        /* what the daemon last published */
 	struct bpf_link *acc_iter;     /* the accumulators' flush, run before each read of stats */
 	bool files_off;                /* loaded with file_records = 0 (file_records = no) */
+	bool unique_ids;               /* mounts keyed by mnt_id_unique (ioacct_abi.h) */
 };
 
 /* Writes p->st into the state map, where the programs read it (probes.c). 0 or -errno. */

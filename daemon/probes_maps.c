@@ -80,8 +80,8 @@ bool ioacct_probes_attached(const struct ioacct_probes *p)
 }
 
 /*
- * Forgets the mount notes of a slot's earlier steps: a mount id they noted
- * may be another mount now. The walk of flive_forget().
+ * Forgets the mount notes of a slot's earlier steps: no job is named from
+ * another job's notes. The walk of flive_forget().
  */
 static void mount_notes_forget(struct ioacct_probes *p, uint32_t slot)
 {
@@ -126,7 +126,7 @@ int ioacct_probes_slot_clear(struct ioacct_probes *p, uint32_t slot)
 }
 
 /* Sets one key of the path table, writing only when it changes. */
-static int mountpoint_key_set(int fd, const struct ioacct_mp_key *k, uint32_t mnt_id)
+static int mountpoint_key_set(int fd, const struct ioacct_mp_key *k, uint64_t mnt_id)
 {
 	struct ioacct_mp_val v = { .mnt_id = mnt_id }, cur;
 
@@ -138,7 +138,7 @@ static int mountpoint_key_set(int fd, const struct ioacct_mp_key *k, uint32_t mn
 }
 
 int ioacct_probes_mountpoint_add(struct ioacct_probes *p, uint32_t mntns, const char *path,
-				 uint32_t mnt_id)
+				 uint64_t mnt_id)
 {
 	struct ioacct_mp_key k;
 	size_t len = strlen(path);
@@ -183,7 +183,11 @@ int ioacct_probes_mountpoints_set(struct ioacct_probes *p, uint32_t mntns,
 		return -ENOMEM;
 	k = ioacct_mounts_visible(m, n, v);
 	for (size_t i = 0; i < k; i++) {
-		int r = ioacct_probes_mountpoint_add(p, mntns, v[i]->path, v[i]->mnt_id);
+		int r;
+
+		if (p->unique_ids && v[i]->mnt_id < IOACCT_MNT_UNIQUE_MIN)
+			continue;
+		r = ioacct_probes_mountpoint_add(p, mntns, v[i]->path, v[i]->mnt_id);
 
 		if (r == -ENAMETOOLONG)
 			log_debug("mount point %s too long for path matching", v[i]->path);
@@ -228,11 +232,10 @@ int ioacct_probes_watch_list(struct ioacct_probes *p, struct ioacct_probe_watch 
 	return 0;
 }
 
-int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t slot, uint32_t mnt_id, char *fstype,
-			     size_t fstype_len, char *path, size_t path_len, uint32_t *mntns,
-			     bool *complete)
+int ioacct_probes_mount_note(struct ioacct_probes *p, uint64_t mnt_id, uint32_t slot,
+			     struct ioacct_mntid_note *out)
 {
-	struct ioacct_mnt_note_key k = { .slot = slot, .mnt_id = mnt_id };
+	struct ioacct_mnt_note_key k = { .mnt_id = mnt_id, .slot = slot };
 	struct ioacct_mnt_note n;
 
 	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.mntnotes), &k, &n))
@@ -242,10 +245,14 @@ int ioacct_probes_mount_note(struct ioacct_probes *p, uint32_t slot, uint32_t mn
 	n.path[sizeof(n.path) - 1] = '\0';
 	if (!n.fstype[0] || n.path[0] != '/')
 		return -ENOENT;
-	ioacct_strlcpy(fstype, n.fstype, fstype_len);
-	ioacct_strlcpy(path, n.path, path_len);
-	*mntns = n.mntns;
-	*complete = n.flags & IOACCT_NOTE_PATH_COMPLETE;
+	memset(out, 0, sizeof(*out));
+	out->first_ns = n.first_ns;
+	out->slot_start = n.slot_start;
+	out->mntns = n.mntns;
+	out->mnt_id_old = n.mnt_id_old;
+	out->complete = n.flags & IOACCT_NOTE_PATH_COMPLETE;
+	ioacct_strlcpy(out->fstype, n.fstype, sizeof(out->fstype));
+	ioacct_strlcpy(out->path, n.path, sizeof(out->path));
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "registry.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,7 +368,7 @@ static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_en
 		struct dstep *s = r->slots[e[i].slot];
 		struct ioacct_sample smp = { .step_id = s->step_id, .mnt_id = e[i].mnt_id,
 					     .op = e[i].op, .bin = e[i].bin, .c = e[i].c };
-		int ret = ioacct_jobmounts_store(r, s->job, e[i].mnt_id);
+		int ret = ioacct_jobmounts_store(r, s->job, s->slot, e[i].mnt_id);
 
 		if (!ret)
 			ret = ioacct_store_series_put(r->store, s->job->job.key, &smp);
@@ -873,7 +874,7 @@ static int files_store(struct ioacct_registry *r, const struct step_end *x)
 		if (x->files[i].folded)
 			continue;
 		ioacct_probes_file_row(x->files, i, x->s->step_id, x->s->job->start_mono_ns, f);
-		ret = ioacct_jobmounts_store(r, x->s->job, f->mnt_id);
+		ret = ioacct_jobmounts_store(r, x->s->job, x->s->slot, f->mnt_id);
 		if (!ret)
 			ret = ioacct_store_file_put(r->store, x->s->job->job.key, f);
 	}
@@ -1072,7 +1073,7 @@ static int rows_add(struct ioacct_reply *rep, size_t *cap, uint32_t step_id, uin
 	return 0;
 }
 
-static const struct ioacct_mount *jd_mount(const struct ioacct_jobdata *jd, uint32_t mnt_id,
+static const struct ioacct_mount *jd_mount(const struct ioacct_jobdata *jd, uint64_t mnt_id,
 					   struct ioacct_mount *tmp)
 {
 	for (size_t i = 0; i < jd->nmounts; i++)
@@ -1080,7 +1081,7 @@ static const struct ioacct_mount *jd_mount(const struct ioacct_jobdata *jd, uint
 			return &jd->mounts[i];
 	memset(tmp, 0, sizeof(*tmp));
 	tmp->mnt_id = mnt_id;
-	snprintf(tmp->path, sizeof(tmp->path), "mnt:%u", mnt_id);
+	snprintf(tmp->path, sizeof(tmp->path), "mnt:%" PRIu64, mnt_id);
 	return tmp;
 }
 

@@ -36,7 +36,8 @@ struct mnttab;
  */
 #define IOACCT_UNNAMED_TRIES 16
 struct stored_mnt {
-	uint32_t mnt_id;
+	uint64_t key;        /* the counters' mount key */
+	uint64_t path_hash;  /* a hash of the path stored (jobmounts.c, path_own()) */
 	bool named;
 	uint8_t tries;       /* passes it was named in, or tried */
 	uint64_t tried_pass; /* the mntns pass it was last named in, or tried */
@@ -60,6 +61,7 @@ struct djob {
 	uint32_t mntns;
 	uint64_t mntns_id;           /* the kernel's id of it, 0 unknown (before Linux 6.9, restarts) */
 	struct mnttab *mt;           /* the job's mount table as last read, shared per namespace */
+	uint64_t mt_first_ns;        /* CLOCK_MONOTONIC of the job's first read of it (mntid.h) */
 	struct stored_mnt *stored_mnts; /* mounts already in the store for this job */
 	size_t nstored_mnts;
 	size_t nstored_mnts_tx;      /* how many of them were stored before the open transaction */
@@ -114,10 +116,12 @@ void ioacct_jobmounts_read(struct ioacct_registry *r, struct djob *j);
 /* Puts the job's mount points into the kernel's path -> mount table, as one swap. */
 void ioacct_jobmounts_publish(struct ioacct_registry *r, struct djob *j);
 /*
- * Stores the description of a mount the first time the job's data names it
- * (inside the caller's transaction: see tx_begin() in registry.c). 0 or the
- * store's error, -ENOMEM.
+ * Stores the description of the mount of key mnt_id the first time the
+ * job's data (counted in slot) names it, and again with its name in a later
+ * pass where it was stored unnamed (struct stored_mnt), inside the caller's
+ * transaction (see tx_begin() in registry.c). 0 or the store's error, -ENOMEM.
  */
-int ioacct_jobmounts_store(struct ioacct_registry *r, struct djob *j, uint32_t mnt_id);
+int ioacct_jobmounts_store(struct ioacct_registry *r, struct djob *j, uint32_t slot,
+			   uint64_t mnt_id);
 
 #endif /* IOACCT_REGISTRY_H */

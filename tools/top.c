@@ -240,7 +240,7 @@ static void job_totals(const struct ioacct_reply *rep, int64_t key, struct jtot 
 }
 
 /* Bytes read and written on one mount of a job, in a reply. */
-static uint64_t mount_bytes(const struct ioacct_reply *rep, int64_t key, uint32_t mnt_id)
+static uint64_t mount_bytes(const struct ioacct_reply *rep, int64_t key, uint64_t mnt_id)
 {
 	uint64_t b = 0;
 

@@ -14,6 +14,7 @@
 #include "duration.h"
 #include "log.h"
 #include "model.h"
+#include "proto.h"
 #include "url.h"
 #include "util.h"
 
@@ -819,6 +820,19 @@ static int set_bool(const struct key *k, bool *field, const char *value, char *e
 }
 
 const char *const ioacct_view_names[IOACCT_NR_VIEWS] = { "cache", "mmap", "readahead", "uring" };
+
+int ioacct_spans_parse(const char *s, uint32_t *spans)
+{
+	if (!s || strcmp(s, "all") == 0)
+		*spans = IOACCT_SPANS_ALL;
+	else if (strcmp(s, "posix") == 0)
+		*spans = IOACCT_SPANS_POSIX;
+	else if (strcmp(s, "mpiio") == 0)
+		*spans = IOACCT_SPANS_MPIIO;
+	else
+		return -EINVAL;
+	return 0;
+}
 
 int ioacct_views_parse(const char *s, uint32_t *mask, char *err, size_t errlen)
 {

@@ -155,6 +155,12 @@ extern const char *const ioacct_view_names[IOACCT_NR_VIEWS]; /* cache, mmap, rea
 /* "all", "none" or a list of view names to a mask; -EINVAL (the name in err) otherwise. */
 int ioacct_views_parse(const char *s, uint32_t *mask, char *err, size_t errlen);
 
+/*
+ * "posix", "mpiio" or "all" (spans=WHAT, iorun --spans=WHAT) as
+ * IOACCT_SPANS_* (proto.h); NULL: all. 0, or -EINVAL for another word.
+ */
+int ioacct_spans_parse(const char *s, uint32_t *spans);
+
 const char *ioacct_probe_mode_name(enum ioacct_probe_mode mode);
 int ioacct_probe_mode_from_name(const char *name); /* -1 when unknown */
 

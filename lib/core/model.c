@@ -208,13 +208,13 @@ int ioacct_step_parse(const char *s, uint32_t *step_id)
 }
 
 void ioacct_samples_sum(const struct ioacct_sample *s, size_t n, uint32_t step_id,
-			uint32_t mnt_id, uint32_t op, struct ioacct_counters *out)
+			uint64_t mnt_id, uint32_t op, struct ioacct_counters *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
 		if (step_id != UINT32_MAX && s[i].step_id != step_id)
 			continue;
-		if (mnt_id != UINT32_MAX && s[i].mnt_id != mnt_id)
+		if (mnt_id != IOACCT_MNT_ANY && s[i].mnt_id != mnt_id)
 			continue;
 		if (op != UINT32_MAX && s[i].op != op)
 			continue;

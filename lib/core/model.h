@@ -104,8 +104,20 @@ struct ioacct_step {
 	char cgroup[PATH_MAX];
 };
 
+/*
+ * A mount's key, in every store, reply and report: the kernel's 64-bit
+ * unique id where it has one (mnt_id_unique, Linux 6.8+: at least
+ * IOACCT_MNT_UNIQUE_MIN, never handed out twice), else the 32-bit id of
+ * /proc/PID/mountinfo, which the kernel reuses (docs/design.md, "Which
+ * identity keys what"). A job's rows agree on it; other jobs' do not matter.
+ */
+/* Every mount (a sum over mounts): no mount has this key. */
+#define IOACCT_MNT_ANY UINT64_MAX
+
 struct ioacct_mount {
-	uint32_t mnt_id;
+	uint64_t mnt_id;
+	/* The 32-bit id /proc/PID/mountinfo lists it by; 0 unknown. Not stored: the daemon's. */
+	uint32_t mnt_id_old;
 	char path[PATH_MAX];
 	char fstype[IOACCT_SHORT_MAX];
 	char source[PATH_MAX];
@@ -114,9 +126,9 @@ struct ioacct_mount {
 /* One time bin of one operation on one mount in one step. */
 struct ioacct_sample {
 	uint32_t step_id;
-	uint32_t mnt_id;
 	uint32_t op;
 	uint32_t bin;
+	uint64_t mnt_id;
 	struct ioacct_counters c;
 };
 
@@ -163,7 +175,7 @@ struct ioacct_report_spec {
 struct ioacct_file {
 	uint32_t step_id;
 	int32_t rank;           /* Slurm or MPI rank; -1 unknown */
-	uint32_t mnt_id;
+	uint64_t mnt_id;
 	uint32_t dev;           /* the kernel's dev_t: MAJOR << 20 | MINOR */
 	uint64_t ino;
 	/*
@@ -336,9 +348,9 @@ const char *ioacct_step_name(uint32_t step_id, char *buf, size_t len);
 /* Parses what ioacct_step_name() prints; -EINVAL on anything else. */
 int ioacct_step_parse(const char *s, uint32_t *step_id);
 
-/* Sum of every sample in `s` matching mount/op (UINT32_MAX = any). */
+/* Sum of every sample in `s` matching step/mount/op (UINT32_MAX, IOACCT_MNT_ANY = any). */
 void ioacct_samples_sum(const struct ioacct_sample *s, size_t n, uint32_t step_id,
-			uint32_t mnt_id, uint32_t op, struct ioacct_counters *out);
+			uint64_t mnt_id, uint32_t op, struct ioacct_counters *out);
 
 /*
  * The page-cache hit ratio of reads: 1 - misses / bytes read (read calls

@@ -277,7 +277,7 @@ static int add_mount(const struct mi_line *l, void *ctx)
 	struct ioacct_mount *m = &ml->m[ml->n];
 	int ret;
 
-	m->mnt_id = l->mnt_id;
+	m->mnt_id = m->mnt_id_old = l->mnt_id;
 	if ((ret = ioacct_strlcpy(m->path, l->mountpoint, sizeof(m->path))) ||
 	    (ret = ioacct_strlcpy(m->fstype, l->fstype, sizeof(m->fstype))) ||
 	    (ret = ioacct_strlcpy(m->source, l->source, sizeof(m->source))))
@@ -331,7 +331,7 @@ out:
 }
 
 const struct ioacct_mount *ioacct_mount_find(const struct ioacct_mount *m, size_t n,
-					     uint32_t mnt_id)
+					     uint64_t mnt_id)
 {
 	size_t i;
 

@@ -23,8 +23,8 @@ int ioacct_procfs_read(const char *path, char **text);
 
 /*
  * Parses the text of a /proc/<pid>/mountinfo into a malloc'd array of *n
- * mounts (mnt_id, mount point, fstype, source; octal escapes undone), in the
- * file's order. A malformed line gives -EINVAL and its number in err (err may
+ * mounts (mount point, fstype, source; octal escapes undone; mnt_id and
+ * mnt_id_old the 32-bit id the file lists), in the file's order. A malformed line gives -EINVAL and its number in err (err may
  * be NULL); a field too long for struct ioacct_mount gives -ENAMETOOLONG.
  */
 int ioacct_mountinfo_parse(const char *text, struct ioacct_mount **out, size_t *n, char *err,
@@ -33,9 +33,9 @@ int ioacct_mountinfo_parse(const char *text, struct ioacct_mount **out, size_t *
 int ioacct_mountinfo_read(pid_t pid, struct ioacct_mount **out, size_t *n, char *err,
 			  size_t errlen);
 
-/* The mount with this id; NULL and errno ENOENT when there is none. */
+/* The mount with this key (mnt_id); NULL and errno ENOENT when there is none. */
 const struct ioacct_mount *ioacct_mount_find(const struct ioacct_mount *m, size_t n,
-					     uint32_t mnt_id);
+					     uint64_t mnt_id);
 /*
  * The mount an absolute, normalised path lives on: the longest mount point
  * that is a prefix of it on a component boundary. Of mounts stacked on the

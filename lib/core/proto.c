@@ -97,6 +97,14 @@ static const struct attr_info attr_info[IOACCT_ATTR_COUNT] = {
  */
 #define F_REQUIRED 1U
 #define F_REPEAT 2U
+/*
+ * A 64-bit member older peers know as a U32 attribute, after its wide row: a mount's
+ * key (issue 36) as MNT_KEY (150) and, while it fits 32 bits (all ones stays all ones),
+ * MNT_ID (34), read when the wide one is absent; required in either form, there when one is.
+ */
+#define F_NARROW 4U
+#define MNT_FIELDS(M, member, flags) \
+	M(member, IOACCT_ATTR_MNT_KEY, flags), M(member, IOACCT_ATTR_MNT_ID, (flags) | F_NARROW)
 
 struct field {
 	uint16_t attr;
@@ -204,7 +212,7 @@ static const struct field job_fields[] = {
 	JOBREQ(job_key, IOACCT_ATTR_JOB_KEY, 0),
 	JOBREQ(after, IOACCT_ATTR_MORE, 0),
 	JOBREQ(after_step, IOACCT_ATTR_STEP_ID, 0),
-	JOBREQ(after_mnt, IOACCT_ATTR_MNT_ID, 0),
+	MNT_FIELDS(JOBREQ, after_mnt, 0),
 	JOBREQ(after_op, IOACCT_ATTR_OP, 0),
 	JOBREQ(after_bin, IOACCT_ATTR_BIN, 0),
 	JOBREQ(local, IOACCT_ATTR_LOCAL, 0),
@@ -262,7 +270,7 @@ static const struct field reply_fields[] = {
 static const struct field row_fields[] = {
 	ROW(step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
 	ROW(op, IOACCT_ATTR_OP, F_REQUIRED),
-	ROW(mount.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	MNT_FIELDS(ROW, mount.mnt_id, F_REQUIRED),
 	ROW(mount.path, IOACCT_ATTR_MNT_PATH, 0),
 	ROW(mount.fstype, IOACCT_ATTR_MNT_FSTYPE, 0),
 	ROW(mount.source, IOACCT_ATTR_MNT_SOURCE, 0),
@@ -318,7 +326,7 @@ static const struct field qstep_fields[] = {
 #define QMOUNT(member, attr, flags) FIELD(struct ioacct_qmount_row, member, attr, flags)
 static const struct field qmount_fields[] = {
 	QMOUNT(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
-	QMOUNT(mount.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	MNT_FIELDS(QMOUNT, mount.mnt_id, F_REQUIRED),
 	QMOUNT(mount.path, IOACCT_ATTR_MNT_PATH, 0),
 	QMOUNT(mount.fstype, IOACCT_ATTR_MNT_FSTYPE, 0),
 	QMOUNT(mount.source, IOACCT_ATTR_MNT_SOURCE, 0),
@@ -329,7 +337,7 @@ static const struct field qmount_fields[] = {
 static const struct field qtotal_fields[] = {
 	QTOTAL(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
 	QTOTAL(s.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
-	QTOTAL(s.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	MNT_FIELDS(QTOTAL, s.mnt_id, F_REQUIRED),
 	QTOTAL(s.op, IOACCT_ATTR_OP, F_REQUIRED),
 	QTOTAL(s.bin, IOACCT_ATTR_BIN, 0),
 	COUNTER_FIELDS(QTOTAL, s.c),
@@ -353,7 +361,7 @@ static const struct field qfile_fields[] = {
 	QFILE(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
 	QFILE(f.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
 	QFILE(f.rank, IOACCT_ATTR_TASK_RANK, 0),
-	QFILE(f.mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	MNT_FIELDS(QFILE, f.mnt_id, F_REQUIRED),
 	QFILE(f.dev, IOACCT_ATTR_FILE_DEV, 0),
 	QFILE(f.ino, IOACCT_ATTR_FILE_INO, 0),
 	QFILE(f.gen, IOACCT_ATTR_FILE_GEN, 0),
@@ -429,7 +437,7 @@ static const struct field qmpiio_fields[] = {
 static const struct field qpeak_fields[] = {
 	QPEAK(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
 	QPEAK(step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
-	QPEAK(mnt_id, IOACCT_ATTR_MNT_ID, F_REQUIRED),
+	MNT_FIELDS(QPEAK, mnt_id, F_REQUIRED),
 	QPEAK(read_bytes, IOACCT_ATTR_PEAK_READ, 0),
 	QPEAK(write_bytes, IOACCT_ATTR_PEAK_WRITE, 0),
 };
@@ -767,6 +775,15 @@ static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8
 	uint8_t v[8 * IOACCT_NR_SIZE_BINS];
 	size_t n = kind_len(kind);
 
+	if (f->flags & F_NARROW) {
+		uint64_t wide;
+
+		memcpy(&wide, src, sizeof(wide));
+		if ((!wide && !required) || (wide >= UINT32_MAX && wide != UINT64_MAX))
+			return 0;
+		put_le32(v, (uint32_t)wide); /* all ones stays all ones */
+		return attr_put(b, f->attr, v, 4);
+	}
 	/* The numeric kinds: n bytes of numbers, sent unless all are zero. */
 	if (n) {
 		if (is_zero(src, n) && !required)
@@ -971,6 +988,12 @@ static int decode_attr(const struct list *l, const struct field *f, const struct
 	enum attr_kind kind = attr_info[a->type].kind;
 	uint8_t *dst = l->base + f->off;
 
+	if (f->flags & F_NARROW) {
+		uint64_t wide = get_le32(a->val) == UINT32_MAX ? UINT64_MAX : get_le32(a->val);
+
+		memcpy(dst, &wide, sizeof(wide));
+		return 0;
+	}
 	/* A numeric kind: attr_check() saw that the length is kind_len(kind). */
 	if (kind_len(kind)) {
 		words_le(dst, a->val, kind_len(kind), kind_word(kind));
@@ -984,6 +1007,16 @@ static int decode_attr(const struct list *l, const struct field *f, const struct
 	memcpy(dst, a->val, a->len);
 	dst[a->len] = '\0';
 	return 0;
+}
+
+/* Whether an attribute of another field of l that carries f's member was seen (F_NARROW). */
+static bool member_seen(const struct list *l, const struct field *f, const uint64_t *seen)
+{
+	for (size_t i = 0; i < l->nfields; i++)
+		if (&l->fields[i] != f && l->fields[i].off == f->off &&
+		    (SEEN_WORD(seen, l->fields[i].attr) & SEEN_BIT(l->fields[i].attr)))
+			return true;
+	return false;
 }
 
 static int decode_list(const struct list *l, const uint8_t *p, size_t n, char *err, size_t errlen)
@@ -1009,6 +1042,8 @@ static int decode_list(const struct list *l, const uint8_t *p, size_t n, char *e
 			return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) appears twice",
 				    l->ctx, a.type, attr_name(a.type));
 		SEEN_WORD(seen, a.type) |= SEEN_BIT(a.type);
+		if ((f->flags & F_NARROW) && member_seen(l, f, seen))
+			continue; /* its wide form is here already, and says more */
 		ret = decode_attr(l, f, &a, err, errlen);
 		if (ret)
 			return ret;
@@ -1017,7 +1052,8 @@ static int decode_list(const struct list *l, const uint8_t *p, size_t n, char *e
 		return ret;
 	for (size_t i = 0; i < l->nfields; i++) {
 		f = &l->fields[i];
-		if ((f->flags & F_REQUIRED) && !(SEEN_WORD(seen, f->attr) & SEEN_BIT(f->attr)))
+		if ((f->flags & F_REQUIRED) && !(SEEN_WORD(seen, f->attr) & SEEN_BIT(f->attr)) &&
+		    !member_seen(l, f, seen))
 			return fail(err, errlen, -EINVAL, "%s lacks attribute %u (%s)", l->ctx,
 				    f->attr, attr_name(f->attr));
 	}
@@ -1461,17 +1497,4 @@ out:
 		close(fd);
 	ioacct_buf_free(&buf);
 	return ret;
-}
-
-int ioacct_spans_parse(const char *s, uint32_t *spans)
-{
-	if (!s || strcmp(s, "all") == 0)
-		*spans = IOACCT_SPANS_ALL;
-	else if (strcmp(s, "posix") == 0)
-		*spans = IOACCT_SPANS_POSIX;
-	else if (strcmp(s, "mpiio") == 0)
-		*spans = IOACCT_SPANS_MPIIO;
-	else
-		return -EINVAL;
-	return 0;
 }

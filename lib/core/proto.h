@@ -200,7 +200,7 @@ struct ioacct_req_job {
 	int64_t job_key;
 	uint32_t after;             /* 1: the cursor below is set, series only */
 	uint32_t after_step;
-	uint32_t after_mnt;
+	uint64_t after_mnt;
 	uint32_t after_op;
 	uint32_t after_bin;
 	/*
@@ -313,11 +313,11 @@ struct ioacct_qmpiio_row {
 	struct ioacct_mpiio m;
 };
 
-/* ioacct_qpeak of query.h: step or mount UINT32_MAX for all of them. */
+/* ioacct_qpeak of query.h: step UINT32_MAX, mount IOACCT_MNT_ANY for all of them. */
 struct ioacct_qpeak_row {
 	int64_t job_key;
 	uint32_t step_id;
-	uint32_t mnt_id;
+	uint64_t mnt_id;
 	uint64_t read_bytes;
 	uint64_t write_bytes;
 };
@@ -433,12 +433,6 @@ int ioacct_client_call(const char *socket_path, const struct ioacct_request *req
 		       struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen);
 
 const char *ioacct_msg_type_name(uint16_t type);
-/*
- * "posix", "mpiio" or "all" (spans=WHAT, iorun --spans=WHAT) as
- * IOACCT_SPANS_*; NULL: all. 0, or -EINVAL for another word.
- */
-int ioacct_spans_parse(const char *s, uint32_t *spans);
-
 /*
  * An upper bound of the bytes one job with these rows adds to an encoded
  * query reply, so that the daemon fills a page up to a budget without

@@ -56,6 +56,7 @@
 	X(DROPPED_BYTES, 31, dropped_bytes, U64)                                        \
 	X(ROW, 32, row, NESTED)                                                         \
 	X(OP, 33, op, U32)                                                              \
+	/* A mount's key when it fits 32 bits, for peers before mnt_key (150). */      \
 	X(MNT_ID, 34, mnt_id, U32)                                                      \
 	X(MNT_PATH, 35, mnt_path, STRING)                                               \
 	X(MNT_FSTYPE, 36, mnt_fstype, STRING)                                           \
@@ -172,7 +173,10 @@
 	/* (IOACCT_SPANS_*), its reply says why there are none. */                      \
 	X(SPANS, 140, spans, U32)                                                       \
 	X(SPANS_ERROR, 141, spans_error, STRING)                                        \
-	/* 142..154 free. A file row's life of its inode (issue 36; also the */         \
+	/* 142..149 free. A mount's 64-bit key (issue 36): mnt_id_unique or the */      \
+	/* 32-bit id (model.h); mnt_id (34) beside it while it fits 32 bits. */         \
+	X(MNT_KEY, 150, mnt_key, U64)                                                   \
+	/* 151..154 free. A file row's life of its inode (issue 36; also the */         \
 	/* files cursor's), its read/write switches and most common access */           \
 	/* sizes with their counts (issue 38). */                                       \
 	X(FILE_GEN, 155, file_gen, U32)                                                 \

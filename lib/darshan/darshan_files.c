@@ -320,7 +320,7 @@ void ioacct_darshan_frecs_free(struct ioacct_darshan_frec *fr, size_t n)
 }
 
 /* The report mount of a file, when kept; r->nmounts when not. */
-static size_t mount_index(const struct ioacct_report *r, const bool *keep, uint32_t mnt_id)
+static size_t mount_index(const struct ioacct_report *r, const bool *keep, uint64_t mnt_id)
 {
 	for (size_t i = 0; i < r->nmounts; i++)
 		if (r->mounts[i].mnt_id == mnt_id)

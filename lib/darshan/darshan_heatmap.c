@@ -38,7 +38,7 @@ struct grid {
 };
 
 /* The report mount of a file when kept; r->nmounts when not. */
-static size_t kept_mount(const struct ioacct_report *r, const bool *keep, uint32_t mnt_id)
+static size_t kept_mount(const struct ioacct_report *r, const bool *keep, uint64_t mnt_id)
 {
 	for (size_t i = 0; i < r->nmounts; i++)
 		if (r->mounts[i].mnt_id == mnt_id)

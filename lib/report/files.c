@@ -16,7 +16,7 @@
 #include <string.h>
 
 const struct ioacct_report_mount *ioacct_report_file_mount(const struct ioacct_report *r,
-							   uint32_t mnt_id)
+							   uint64_t mnt_id)
 {
 	for (size_t i = 0; i < r->nmounts; i++)
 		if (r->mounts[i].mnt_id == mnt_id)

@@ -355,7 +355,7 @@ static int merge_bins(struct ioacct_report_mount *all, const struct ioacct_repor
 
 /* ---- building ---- */
 
-static struct ioacct_report_mount *find_mount(struct ioacct_report *r, uint32_t mnt_id)
+static struct ioacct_report_mount *find_mount(struct ioacct_report *r, uint64_t mnt_id)
 {
 	for (size_t i = 0; i < r->nmounts; i++)
 		if (r->mounts[i].mnt_id == mnt_id)
@@ -407,7 +407,7 @@ static int collect_mounts(struct ioacct_report *r, const char *only_mount)
 		if (!m) {
 			m = &r->mounts[r->nmounts++];
 			m->mnt_id = t->mnt_id;
-			snprintf(m->idname, sizeof(m->idname), "mnt:%" PRIu32, t->mnt_id);
+			snprintf(m->idname, sizeof(m->idname), "mnt:%" PRIu64, t->mnt_id);
 			m->path = m->idname;
 			m->fstype = "unknown";
 			m->source = "";
@@ -509,7 +509,7 @@ static void size_bins(struct ioacct_report *r)
 	uint64_t nrun = 0, run = 0, maxbin = 0, nbins;
 	bool any = false;
 
-	uint32_t last_id = 0;
+	uint64_t last_id = 0;
 	bool last_kept = false;
 
 	for (size_t i = 0; i < jd->nseries; i++) {

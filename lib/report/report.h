@@ -77,12 +77,12 @@ enum ioacct_fs_kind {
 };
 
 struct ioacct_report_mount {
-	uint32_t mnt_id;
+	uint64_t mnt_id;
 	const char *path;
 	const char *fstype;
 	const char *source;
 	enum ioacct_fs_kind kind;
-	char idname[24];                  /* path storage for a mount missing from the table */
+	char idname[32];                  /* path storage for a mount missing from the table */
 	struct ioacct_counters op[IOACCT_OP_COUNT]; /* summed over steps */
 	uint64_t calls, errors, ns;       /* over every operation */
 	uint64_t errclass[IOACCT_NR_ERR_CLASSES]; /* errors per enum ioacct_err_class */
@@ -210,7 +210,7 @@ const char *ioacct_hint_name(unsigned int hint);
 
 /* The report's mount of a per-file record; NULL when the report has no calls there. */
 const struct ioacct_report_mount *ioacct_report_file_mount(const struct ioacct_report *r,
-							   uint32_t mnt_id);
+							   uint64_t mnt_id);
 /* A record's calls: opens, reads, writes, stats, fsyncs and seeks. */
 uint64_t ioacct_file_calls(const struct ioacct_file *f);
 /* MPI-IO bytes (read + written) over the POSIX bytes of the same file; -1 when there are none. */

@@ -151,8 +151,8 @@ static size_t series_limit(size_t bytes)
 /* Key order of the per-file records, the daemon's pages' (ST_LOAD_FILES_PAGE), as SQLite's. */
 static int file_key_cmp(const struct ioacct_file *a, const struct ioacct_file *b)
 {
-	int64_t x[] = { a->step_id, a->rank, a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
-	int64_t y[] = { b->step_id, b->rank, b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
+	int64_t x[] = { a->step_id, a->rank, (int64_t)a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
+	int64_t y[] = { b->step_id, b->rank, (int64_t)b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
 
 	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
 		if (x[i] != y[i])

@@ -243,7 +243,7 @@ struct member {
 	int64_t key;             /* the job it belongs to */
 	int64_t id;
 	struct ioacct_job job;
-	uint32_t *mnt_from, *mnt_to; /* its mount ids -> the whole job's */
+	uint64_t *mnt_from, *mnt_to; /* its mount keys -> the whole job's */
 	size_t nmnt;
 };
 

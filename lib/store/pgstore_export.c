@@ -111,7 +111,7 @@ static void buf_mounts(struct buf *b, const char *id, const struct ioacct_jobdat
 	for (size_t i = 0; i < jd->nmounts; i++) {
 		const struct ioacct_mount *m = &jd->mounts[i];
 
-		pg_buf_add(b, "%s\t%" PRIu32 "\t", id, m->mnt_id);
+		pg_buf_add(b, "%s\t%" PRIu64 "\t", id, m->mnt_id);
 		pg_buf_copy_text(b, m->path, sizeof(m->path), '\t');
 		pg_buf_copy_text(b, m->fstype, sizeof(m->fstype), '\t');
 		pg_buf_copy_text(b, m->source, sizeof(m->source), '\t');
@@ -124,7 +124,7 @@ static void buf_totals(struct buf *b, const char *id, const struct ioacct_jobdat
 	for (size_t i = 0; i < jd->ntotals; i++) {
 		const struct ioacct_sample *s = &jd->totals[i];
 
-		pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t", id, s->step_id,
+		pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu32 "\t", id, s->step_id,
 			   s->mnt_id, s->op);
 		buf_counters(b, &s->c);
 	}

@@ -59,7 +59,7 @@ static void buf_file(struct buf *b, const char *id, const struct ioacct_file *f)
 		f->first_write_ns, f->last_write_ns,
 	};
 
-	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId32 "\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t",
+	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId32 "\t%" PRIu64 "\t%" PRIu32 "\t%" PRIu64 "\t",
 		   id, f->step_id, f->rank, f->mnt_id, f->dev, f->ino);
 	buf_path(b, f->path, sizeof(f->path));
 	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
@@ -194,7 +194,7 @@ static void val_bins(const PGresult *res, int row, int col, uint64_t *v)
 	}
 }
 
-static uint32_t mnt_of(const struct member *m, uint32_t mnt_id)
+static uint64_t mnt_of(const struct member *m, uint64_t mnt_id)
 {
 	for (size_t i = 0; i < m->nmnt; i++)
 		if (m->mnt_from[i] == mnt_id)
@@ -226,7 +226,7 @@ static void file_from_row(const PGresult *res, int r, const struct member *m, in
 	memset(f, 0, sizeof(*f));
 	f->step_id = (uint32_t)val_u64(res, r, col++);
 	f->rank = (int32_t)val_i64(res, r, col++);
-	f->mnt_id = mnt_of(m, (uint32_t)val_u64(res, r, col++));
+	f->mnt_id = mnt_of(m, val_u64(res, r, col++));
 	f->dev = (uint32_t)val_u64(res, r, col++);
 	f->ino = val_u64(res, r, col++);
 	val_path(res, r, col, f->path, sizeof(f->path));
@@ -275,9 +275,9 @@ static int file_cmp(const void *pa, const void *pb)
 {
 	const struct ioacct_file *a = pa, *b = pb;
 	int64_t x[] = { -(int64_t)(a->bytes_read + a->bytes_written), a->step_id, a->rank,
-			a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
+			(int64_t)a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
 	int64_t y[] = { -(int64_t)(b->bytes_read + b->bytes_written), b->step_id, b->rank,
-			b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
+			(int64_t)b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
 
 	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
 		if (x[i] != y[i])

@@ -61,7 +61,7 @@ static int child_range(const struct children *c, int64_t id, int *count)
 	return lo;
 }
 
-static uint32_t mnt_map(const struct member *m, uint32_t mnt_id)
+static uint64_t mnt_map(const struct member *m, uint64_t mnt_id)
 {
 	for (size_t i = 0; i < m->nmnt; i++)
 		if (m->mnt_from[i] == mnt_id)
@@ -182,8 +182,8 @@ static int series_summed(struct ioacct_pgstore *pg, const struct member *m, size
 			bool first = !i && !k;
 
 			pg_buf_add(&mjob, "%s%" PRId64, first ? "" : ",", m[i].id);
-			pg_buf_add(&mfrom, "%s%" PRIu32, first ? "" : ",", m[i].mnt_from[k]);
-			pg_buf_add(&mto, "%s%" PRIu32, first ? "" : ",", m[i].mnt_to[k]);
+			pg_buf_add(&mfrom, "%s%" PRIu64, first ? "" : ",", m[i].mnt_from[k]);
+			pg_buf_add(&mto, "%s%" PRIu64, first ? "" : ",", m[i].mnt_to[k]);
 		}
 	}
 	pg_buf_add(&ids, "}");
@@ -208,7 +208,7 @@ static int series_summed(struct ioacct_pgstore *pg, const struct member *m, size
 	for (int r = 0; r < PQntuples(res); r++) {
 		struct ioacct_sample s = {
 			.step_id = (uint32_t)val_u64(res, r, 0),
-			.mnt_id = (uint32_t)val_u64(res, r, 1),
+			.mnt_id = val_u64(res, r, 1),
 			.op = (uint32_t)val_u64(res, r, 2),
 			.bin = (uint32_t)val_u64(res, r, 3),
 		};
@@ -259,13 +259,13 @@ static int merge_mounts(struct member *m, size_t n, const struct children *mount
 	for (size_t i = 0; i < n; i++) {
 		int cnt, first = child_range(mounts, m[i].id, &cnt);
 
-		m[i].mnt_from = calloc(cnt ? (size_t)cnt : 1, sizeof(uint32_t));
-		m[i].mnt_to = calloc(cnt ? (size_t)cnt : 1, sizeof(uint32_t));
+		m[i].mnt_from = calloc(cnt ? (size_t)cnt : 1, sizeof(uint64_t));
+		m[i].mnt_to = calloc(cnt ? (size_t)cnt : 1, sizeof(uint64_t));
 		if (!m[i].mnt_from || !m[i].mnt_to)
 			return -ENOMEM;
 		for (int r = first; r < first + cnt; r++) {
 			const char *path = PQgetvalue(mounts->res, r, 2);
-			uint32_t id = (uint32_t)val_u64(mounts->res, r, 1);
+			uint64_t id = val_u64(mounts->res, r, 1);
 			struct ioacct_mount *mt;
 			size_t k;
 
@@ -279,7 +279,7 @@ static int merge_mounts(struct member *m, size_t n, const struct children *mount
 				k = jd->nmounts++;
 				mt = &jd->mounts[k];
 				memset(mt, 0, sizeof(*mt));
-				mt->mnt_id = n == 1 ? id : (uint32_t)k + 1;
+				mt->mnt_id = n == 1 ? id : (uint64_t)k + 1;
 				val_str(mounts->res, r, 2, mt->path, sizeof(mt->path));
 				val_str(mounts->res, r, 3, mt->fstype, sizeof(mt->fstype));
 				val_str(mounts->res, r, 4, mt->source, sizeof(mt->source));
@@ -358,7 +358,7 @@ static int merge_totals(const struct member *m, size_t n, const struct children 
 		for (int r = first; r < first + cnt; r++) {
 			struct ioacct_sample s = {
 				.step_id = (uint32_t)val_u64(res, r, 1),
-				.mnt_id = mnt_map(&m[i], (uint32_t)val_u64(res, r, 2)),
+				.mnt_id = mnt_map(&m[i], val_u64(res, r, 2)),
 				.op = (uint32_t)val_u64(res, r, 3),
 			};
 
@@ -417,7 +417,7 @@ static int merge_series(struct ioacct_pgstore *pg, const struct member *m, size_
 		for (int r = first; !ret && r < first + cnt; r++) {
 			struct ioacct_sample s = {
 				.step_id = (uint32_t)val_u64(res, r, 1),
-				.mnt_id = mnt_map(&m[0], (uint32_t)val_u64(res, r, 2)),
+				.mnt_id = mnt_map(&m[0], val_u64(res, r, 2)),
 				.op = (uint32_t)val_u64(res, r, 3),
 				.bin = (uint32_t)val_u64(res, r, 4),
 			};

@@ -219,7 +219,7 @@ static int merged_rows(struct ioacct_pgstore *pg, const char **params, struct io
 	for (int r = 0; r < PQntuples(res); r++) {
 		struct ioacct_sample s = {
 			.step_id = (uint32_t)val_u64(res, r, 0),
-			.mnt_id = (uint32_t)val_u64(res, r, 1),
+			.mnt_id = val_u64(res, r, 1),
 			.op = (uint32_t)val_u64(res, r, 2),
 			.bin = (uint32_t)val_u64(res, r, 3),
 		};
@@ -281,13 +281,14 @@ out:
 struct part_map {
 	int64_t id;
 	uint32_t shift;
-	uint32_t *from, *to;
+	uint64_t *from, *to;
 	size_t n, cap;
 };
 
 /* A (mount) series of one (step, op) being summed: bins lo.. of the whole job's axis. */
 struct acc {
-	uint32_t mnt_id, lo, n;
+	uint64_t mnt_id;
+	uint32_t lo, n;
 	struct ioacct_counters *c;
 	uint8_t *has;
 };
@@ -405,8 +406,8 @@ static int make_mounts(struct ioacct_pgstore *pg, const char *ids, struct make *
 				memcpy(mk->paths[mk->npaths++], path, sizeof(path));
 			if (p->n == p->cap) {
 				size_t ncap = p->cap ? p->cap * 2 : 8;
-				uint32_t *f = reallocarray(p->from, ncap, sizeof(*f));
-				uint32_t *t = f ? reallocarray(p->to, ncap, sizeof(*t)) : NULL;
+				uint64_t *f = reallocarray(p->from, ncap, sizeof(*f));
+				uint64_t *t = f ? reallocarray(p->to, ncap, sizeof(*t)) : NULL;
 
 				if (f)
 					p->from = f;
@@ -417,8 +418,8 @@ static int make_mounts(struct ioacct_pgstore *pg, const char *ids, struct make *
 				p->to = t;
 				p->cap = ncap;
 			}
-			p->from[p->n] = (uint32_t)val_u64(res, r, 1);
-			p->to[p->n++] = (uint32_t)k + 1;
+			p->from[p->n] = val_u64(res, r, 1);
+			p->to[p->n++] = (uint64_t)k + 1;
 		}
 	}
 out:
@@ -491,7 +492,7 @@ static int acc_cover(struct acc *x, uint32_t lo, uint32_t hi)
 	return 0;
 }
 
-static struct acc *acc_of(struct make *mk, uint32_t mnt_id)
+static struct acc *acc_of(struct make *mk, uint64_t mnt_id)
 {
 	struct acc *x;
 
@@ -553,7 +554,8 @@ static int make_row(struct make *mk, const PGresult *res, uint32_t **bins, uint6
 		    size_t *room)
 {
 	struct part_map *p = part_of(mk, val_i64(res, 0, 0));
-	uint32_t step_id = (uint32_t)val_u64(res, 0, 1), mnt_id = (uint32_t)val_u64(res, 0, 2);
+	uint32_t step_id = (uint32_t)val_u64(res, 0, 1);
+	uint64_t mnt_id = val_u64(res, 0, 2);
 	uint32_t op = (uint32_t)val_u64(res, 0, 3), lo = UINT32_MAX, hi = 0;
 	const char *bs = PQgetvalue(res, 0, 4);
 	size_t n = 1;

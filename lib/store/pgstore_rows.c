@@ -126,7 +126,7 @@ static void buf_series_row(struct buf *b, const char *id, const struct ioacct_sa
 {
 	size_t ncols = 0;
 
-	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu32 "\t{", id, s[0].step_id,
+	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu32 "\t{", id, s[0].step_id,
 		   s[0].mnt_id, s[0].op);
 	for (size_t i = 0; i < n; i++) {
 		ncols = ioacct_store_counter_values(&s[i].c, v[i]);

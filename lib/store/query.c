@@ -590,8 +590,8 @@ int ioacct_query_units_parse(const char *s, unsigned int *units)
 
 struct bin_sum {
 	uint32_t step_id;
-	uint32_t mnt_id;
 	uint32_t bin;
+	uint64_t mnt_id;
 	uint64_t read;
 	uint64_t write;
 };
@@ -635,7 +635,7 @@ int ioacct_query_peaks(const struct ioacct_sample *series, size_t n, struct ioac
 			struct bin_sum *e = &b[nb++];
 
 			e->step_id = level & 1 ? IOACCT_QUERY_ALL : s->step_id;
-			e->mnt_id = level & 2 ? IOACCT_QUERY_ALL : s->mnt_id;
+			e->mnt_id = level & 2 ? IOACCT_MNT_ANY : s->mnt_id;
 			e->bin = s->bin;
 			if (s->op == IOACCT_OP_READ)
 				e->read = s->c.bytes;
@@ -707,7 +707,7 @@ static int step_cmp(const void *a, const void *b)
 }
 
 struct mnt_ref {
-	uint32_t mnt_id;
+	uint64_t mnt_id;
 	const struct ioacct_mount *m;
 	char name[32]; /* mnt:N when m is NULL */
 };
@@ -736,7 +736,7 @@ static int job_mounts(const struct ioacct_jobdata *jd, struct mnt_ref **out, siz
 	if (!r)
 		return -ENOMEM;
 	for (size_t i = 0; i < jd->ntotals; i++) {
-		uint32_t id = jd->totals[i].mnt_id;
+		uint64_t id = jd->totals[i].mnt_id;
 		size_t k;
 
 		for (k = 0; k < cnt && r[k].mnt_id != id; k++)
@@ -747,7 +747,7 @@ static int job_mounts(const struct ioacct_jobdata *jd, struct mnt_ref **out, siz
 		for (size_t m = 0; m < jd->nmounts && !r[cnt].m; m++)
 			if (jd->mounts[m].mnt_id == id)
 				r[cnt].m = &jd->mounts[m];
-		snprintf(r[cnt].name, sizeof(r[cnt].name), "mnt:%" PRIu32, id);
+		snprintf(r[cnt].name, sizeof(r[cnt].name), "mnt:%" PRIu64, id);
 		cnt++;
 	}
 	qsort(r, cnt, sizeof(*r), mnt_ref_cmp);
@@ -763,7 +763,7 @@ struct rows {
 };
 
 static const struct ioacct_qpeak *peak_find(const struct ioacct_qpeak *p, size_t n,
-					    uint32_t step_id, uint32_t mnt_id)
+					    uint32_t step_id, uint64_t mnt_id)
 {
 	for (size_t i = 0; i < n; i++)
 		if (p[i].step_id == step_id && p[i].mnt_id == mnt_id)
@@ -777,7 +777,7 @@ static int row_add(struct rows *rs, const struct ioacct_jobdata *jd, const struc
 		   bool with_peaks, bool skip_idle)
 {
 	uint32_t sid = step ? step->step_id : IOACCT_QUERY_ALL;
-	uint32_t mid = mnt ? mnt->mnt_id : IOACCT_QUERY_ALL;
+	uint64_t mid = mnt ? mnt->mnt_id : IOACCT_MNT_ANY;
 	const struct ioacct_qpeak *pk;
 	struct ioacct_qrow *row;
 	bool idle = true;
@@ -1110,7 +1110,7 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 		if (!r->per_mount)
 			return true;
 		if (!r->mount)
-			return put(buf, len, false, "mnt:%" PRIu32, r->mnt_id);
+			return put(buf, len, false, "mnt:%" PRIu64, r->mnt_id);
 		return put(buf, len, false, "%s", r->mount->path);
 	case IOACCT_QF_FSTYPE:
 		if (!r->per_mount)

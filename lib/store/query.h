@@ -170,7 +170,7 @@ int ioacct_query_units_parse(const char *s, unsigned int *units);
  */
 struct ioacct_qpeak {
 	uint32_t step_id;
-	uint32_t mnt_id;
+	uint64_t mnt_id;    /* IOACCT_MNT_ANY: every mount */
 	uint64_t read_bytes;
 	uint64_t write_bytes;
 };
@@ -184,7 +184,7 @@ struct ioacct_qrow {
 	const struct ioacct_job *job;
 	const struct ioacct_step *step;   /* NULL on the job's rows */
 	bool per_mount;                   /* false: all mounts together */
-	uint32_t mnt_id;
+	uint64_t mnt_id;
 	const struct ioacct_mount *mount; /* NULL when the job's mount table lacks mnt_id */
 	struct ioacct_counters op[IOACCT_OP_COUNT];
 	bool has_peak;

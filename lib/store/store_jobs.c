@@ -322,7 +322,7 @@ int ioacct_store_mount_put(struct ioacct_store *st, int64_t job_key, const struc
 		return err;
 	bound = bind_i64(s, 1, job_key) || bind_u64(s, 2, m->mnt_id) || BIND_BUF(s, 3, m->path) ||
 		BIND_BUF(s, 4, m->fstype) || BIND_BUF(s, 5, m->source);
-	return store_stmt_run(st, s, bound, "store mount %" PRIu32 " of job %" PRId64,
+	return store_stmt_run(st, s, bound, "store mount %" PRIu64 " of job %" PRId64,
 			      m->mnt_id, job_key);
 }
 
@@ -499,7 +499,7 @@ static int row_mount(sqlite3_stmt *s, void *elem)
 {
 	struct ioacct_mount *m = elem;
 
-	m->mnt_id = (uint32_t)col_u64(s, 0);
+	m->mnt_id = col_u64(s, 0);
 	col_str(s, 1, m->path, sizeof(m->path));
 	col_str(s, 2, m->fstype, sizeof(m->fstype));
 	col_str(s, 3, m->source, sizeof(m->source));
@@ -515,7 +515,7 @@ static int row_sample(sqlite3_stmt *s, void *elem)
 	if (op >= IOACCT_OP_COUNT)
 		return -EIO;
 	smp->step_id = (uint32_t)col_u64(s, 0);
-	smp->mnt_id = (uint32_t)col_u64(s, 1);
+	smp->mnt_id = col_u64(s, 1);
 	smp->op = (uint32_t)op;
 	smp->bin = (uint32_t)col_u64(s, 3);
 	store_col_counters(s, 4, &smp->c);
@@ -539,7 +539,7 @@ static int row_file(sqlite3_stmt *s, void *elem)
 
 	f->step_id = (uint32_t)col_u64(s, 0);
 	f->rank = (int32_t)sqlite3_column_int64(s, 1);
-	f->mnt_id = (uint32_t)col_u64(s, 2);
+	f->mnt_id = col_u64(s, 2);
 	f->dev = (uint32_t)col_u64(s, 3);
 	f->ino = col_u64(s, 4);
 	f->gen = (uint32_t)col_u64(s, 5);
@@ -799,7 +799,7 @@ int ioacct_store_job_series_page(struct ioacct_store *st, int64_t job_key,
 	err = store_stmt_get(st, ST_LOAD_SERIES_PAGE, &s);
 	if (err)
 		return err;
-	if ((after && (bind_i64(s, 2, after->step_id) || bind_i64(s, 3, after->mnt_id) ||
+	if ((after && (bind_i64(s, 2, after->step_id) || bind_u64(s, 3, after->mnt_id) ||
 		       bind_i64(s, 4, after->op) || bind_i64(s, 5, after->bin))) ||
 	    bind_i64(s, 6, limit > INT64_MAX ? INT64_MAX : (int64_t)limit)) {
 		err = store_sql_error(st, sqlite3_errcode(st->db), "read series");
@@ -831,7 +831,7 @@ int ioacct_store_job_files_page(struct ioacct_store *st, int64_t job_key,
 	if (err)
 		return err;
 	if ((after && (bind_i64(s, 2, after->step_id) || bind_i64(s, 3, after->rank) ||
-		       bind_i64(s, 4, after->mnt_id) || bind_i64(s, 5, after->dev) ||
+		       bind_u64(s, 4, after->mnt_id) || bind_i64(s, 5, after->dev) ||
 		       bind_i64(s, 6, (int64_t)after->ino) || bind_i64(s, 8, after->gen))) ||
 	    bind_i64(s, 7, limit > INT64_MAX ? INT64_MAX : (int64_t)limit)) {
 		err = store_sql_error(st, sqlite3_errcode(st->db), "read files");

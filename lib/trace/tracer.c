@@ -101,7 +101,7 @@ static const char *mount_name(struct ioacct_tracer *t, uint32_t *idp, uint32_t p
 		m = path[0] == '/' ? ioacct_mount_of_path(t->mounts, t->nmounts, path) : NULL;
 		if (!m)
 			return "";
-		*idp = m->mnt_id;
+		*idp = m->mnt_id_old;
 		return m->path;
 	}
 	m = ioacct_mount_find(t->mounts, t->nmounts, id);

@@ -84,25 +84,7 @@ PY
 
 # The watcher lets a job end (creates $GO/J) once the store holds all its
 # writes: its mounts were named in that same drain, while the namespace lived.
-python3 - "$T/ioacct.db" "$T/expected.json" "$GO" <<'PY' &
-import json, os, sqlite3, sys, time
-db, exp, go = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
-want = {int(j): sum(m.values()) for j, m in exp.items()}
-deadline = time.time() + 300
-while want and time.time() < deadline:
-    try:
-        con = sqlite3.connect(db, timeout=10)
-        rows = con.execute("select j.job_id, coalesce(sum(s.bytes), 0) from series s join jobs j"
-                           " on s.job_key = j.key where s.op = 1 group by j.job_id").fetchall()
-        con.close()
-    except sqlite3.Error:
-        rows = []
-    for job, got in rows:
-        if job in want and got >= want[job]:
-            open(os.path.join(go, str(job)), "w").close()
-            del want[job]
-    time.sleep(0.1)
-PY
+python3 "$(dirname "$0")/watch_stored.py" "$T/ioacct.db" "$T/expected.json" "$GO" 300 &
 WATCH_PID=$!
 
 # One job: as the user of its parity, in its own user and mount namespace,

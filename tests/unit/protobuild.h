@@ -35,6 +35,7 @@ enum {
 	A_ROW = 32,
 	A_OP = 33,
 	A_MNT_ID = 34,
+	A_MNT_KEY = 150,
 	A_SIZE_HIST = 42,
 	A_ERR_CLASSES = 57,
 	A_UNKNOWN = 999,

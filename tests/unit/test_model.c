@@ -162,16 +162,16 @@ static void test_samples_sum(void **state)
 	struct ioacct_counters c;
 
 	(void)state;
-	ioacct_samples_sum(s, 4, UINT32_MAX, UINT32_MAX, UINT32_MAX, &c);
+	ioacct_samples_sum(s, 4, UINT32_MAX, IOACCT_MNT_ANY, UINT32_MAX, &c);
 	assert_int_equal(c.bytes, 15);
 	assert_int_equal(c.calls, 4);
 	ioacct_samples_sum(s, 4, 0, 10, IOACCT_OP_WRITE, &c);
 	assert_int_equal(c.bytes, 3);
 	ioacct_samples_sum(s, 4, UINT32_MAX, 10, UINT32_MAX, &c);
 	assert_int_equal(c.bytes, 7);
-	ioacct_samples_sum(s, 4, 1, UINT32_MAX, IOACCT_OP_READ, &c);
+	ioacct_samples_sum(s, 4, 1, IOACCT_MNT_ANY, IOACCT_OP_READ, &c);
 	assert_int_equal(c.bytes, 8);
-	ioacct_samples_sum(s, 4, 2, UINT32_MAX, UINT32_MAX, &c);
+	ioacct_samples_sum(s, 4, 2, IOACCT_MNT_ANY, UINT32_MAX, &c);
 	assert_true(ioacct_counters_is_zero(&c));
 }
 

@@ -405,6 +405,7 @@ static void test_wire_numbers(void **state)
 		{ 107, "first_read_ns", 8 },
 		{ 111, "size_read", 80 },
 		{ 112, "size_written", 80 },
+		{ 150, "mnt_key", 8 },
 		{ 165, "run_start", 8 },
 		{ 185, "cmdline", 0 },
 	};
@@ -706,7 +707,7 @@ static void test_missing_required(void **state)
 	raw_nest_end(&r, off);
 	raw_finish(&r);
 	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "reply row 0 lacks attribute 34 (mnt_id)");
+	assert_string_equal(err, "reply row 0 lacks attribute 150 (mnt_key)");
 	assert_null(rep.rows);
 	assert_int_equal(rep.nrows, 0);
 	free(r.p);
@@ -782,6 +783,93 @@ static void test_unknown_skipped(void **state)
 	assert_int_equal(rep.rows[0].op, 1);
 	assert_int_equal(rep.rows[0].mount.mnt_id, 9);
 	ioacct_reply_free(&rep);
+	free(r.p);
+}
+
+/* Whether the encoded row i of a reply (a ROW list) carries attribute attr. */
+static bool row_has(const struct ioacct_buf *b, size_t i, uint16_t attr)
+{
+	size_t off = HDR, k = 0;
+
+	while (off + 4 <= b->len) {
+		uint16_t type = (uint16_t)(b->data[off] | b->data[off + 1] << 8);
+		size_t len = (size_t)(b->data[off + 2] | b->data[off + 3] << 8);
+
+		if (type == A_ROW && k++ == i) {
+			for (size_t in = off + 4; in + 4 <= off + 4 + len;) {
+				uint16_t t = (uint16_t)(b->data[in] | b->data[in + 1] << 8);
+				size_t l = (size_t)(b->data[in + 2] | b->data[in + 3] << 8);
+
+				if (t == attr)
+					return true;
+				in += 4 + ((l + 3) & ~(size_t)3);
+			}
+			return false;
+		}
+		off += 4 + ((len + 3) & ~(size_t)3);
+	}
+	fail_msg("no row %zu", i);
+	return false;
+}
+
+/*
+ * A mount's 64-bit key (issue 36): mnt_key always, mnt_id beside it for
+ * older peers while the key fits 32 bits; from an older peer, mnt_id alone
+ * (all ones: every mount); mnt_key wins over mnt_id, whichever comes first.
+ */
+static void test_mnt_key(void **state)
+{
+	static const uint64_t keys[] = { 9, 0x80000005ULL, (1ULL << 33) + 7, 0xfffffffeULL };
+	enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
+	struct ioacct_snap_row rows[NKEYS];
+	struct ioacct_reply rin = { .rows = rows, .nrows = NKEYS }, rout;
+	struct ioacct_buf b = { 0 };
+	struct raw r = { 0 };
+	char err[256];
+	size_t off;
+
+	(void)state;
+	memset(rows, 0, sizeof(rows));
+	for (size_t i = 0; i < NKEYS; i++)
+		rows[i].mount.mnt_id = keys[i];
+	assert_int_equal(ioacct_proto_encode_reply(&b, &rin), 0);
+	for (size_t i = 0; i < NKEYS; i++) {
+		assert_true(row_has(&b, i, A_MNT_KEY));
+		assert_int_equal(row_has(&b, i, A_MNT_ID), keys[i] < UINT32_MAX);
+	}
+	assert_int_equal(ioacct_proto_decode_reply(b.data, b.len, &rout, err, sizeof(err)), 0);
+	assert_int_equal(rout.nrows, NKEYS);
+	for (size_t i = 0; i < NKEYS; i++)
+		assert_true(rout.rows[i].mount.mnt_id == keys[i]);
+	ioacct_reply_free(&rout);
+	ioacct_buf_free(&b);
+
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_REPLY, 1);
+	raw_u32(&r, A_STATUS, 0);
+	off = raw_nest_begin(&r, A_ROW);
+	raw_u32(&r, A_STEP_ID, 0);
+	raw_u32(&r, A_OP, 0);
+	raw_u32(&r, A_MNT_ID, UINT32_MAX);
+	raw_nest_end(&r, off);
+	off = raw_nest_begin(&r, A_ROW);
+	raw_u32(&r, A_STEP_ID, 0);
+	raw_u32(&r, A_OP, 0);
+	raw_u32(&r, A_MNT_ID, 5);
+	raw_u64(&r, A_MNT_KEY, (1ULL << 33) + 7);
+	raw_nest_end(&r, off);
+	off = raw_nest_begin(&r, A_ROW);
+	raw_u32(&r, A_STEP_ID, 0);
+	raw_u32(&r, A_OP, 0);
+	raw_u64(&r, A_MNT_KEY, (1ULL << 33) + 8);
+	raw_u32(&r, A_MNT_ID, 6);
+	raw_nest_end(&r, off);
+	raw_finish(&r);
+	assert_int_equal(decode_rep(&r, &rout, err, sizeof(err)), 0);
+	assert_int_equal(rout.nrows, 3);
+	assert_true(rout.rows[0].mount.mnt_id == IOACCT_MNT_ANY);
+	assert_true(rout.rows[1].mount.mnt_id == (1ULL << 33) + 7);
+	assert_true(rout.rows[2].mount.mnt_id == (1ULL << 33) + 8);
+	ioacct_reply_free(&rout);
 	free(r.p);
 }
 
@@ -1327,6 +1415,7 @@ int main(void)
 		cmocka_unit_test(test_missing_required),
 		cmocka_unit_test(test_duplicate),
 		cmocka_unit_test(test_unknown_skipped),
+		cmocka_unit_test(test_mnt_key),
 		cmocka_unit_test(test_nesting_too_deep),
 		cmocka_unit_test(test_too_many_rows),
 		cmocka_unit_test(test_truncated_everywhere),

@@ -111,8 +111,9 @@ static void fill_query_reply(struct ioacct_reply *rep)
 		totals[i].s.c.errclass[IOACCT_ERR_SPACE + (unsigned int)i] = 1 + (uint64_t)i;
 	}
 	peaks[0] = (struct ioacct_qpeak_row){ .job_key = 100, .step_id = UINT32_MAX,
-		.mnt_id = UINT32_MAX, .read_bytes = 1, .write_bytes = UINT64_MAX };
-	peaks[1] = (struct ioacct_qpeak_row){ .job_key = 101, .step_id = 0, .mnt_id = 21 };
+		.mnt_id = IOACCT_MNT_ANY, .read_bytes = 1, .write_bytes = UINT64_MAX };
+	peaks[1] = (struct ioacct_qpeak_row){ .job_key = 101, .step_id = 0,
+		.mnt_id = (1ULL << 33) + 21 };
 	rep->seq = 9;
 	rep->jobs = jobs;
 	rep->njobs = 2;
@@ -681,7 +682,7 @@ static void test_job_files_bad(void **state)
 	raw_nest_end(&r, off);
 	raw_finish(&r);
 	assert_int_equal(decode_rep(&r, &rep, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "reply file 0 lacks attribute 34 (mnt_id)");
+	assert_string_equal(err, "reply file 0 lacks attribute 150 (mnt_key)");
 	assert_null(rep.qfiles);
 	free(r.p);
 

@@ -5,6 +5,7 @@
  * the rows made of a job, values, and the table, parsable and JSON output.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -343,7 +344,7 @@ static void test_lists(void **state)
 
 /* ---- peaks ---- */
 
-static struct ioacct_sample smp(uint32_t step, uint32_t mnt, uint32_t op, uint32_t bin,
+static struct ioacct_sample smp(uint32_t step, uint64_t mnt, uint32_t op, uint32_t bin,
 				uint64_t bytes)
 {
 	struct ioacct_sample s = { .step_id = step, .mnt_id = mnt, .op = op, .bin = bin };
@@ -354,22 +355,25 @@ static struct ioacct_sample smp(uint32_t step, uint32_t mnt, uint32_t op, uint32
 }
 
 static const struct ioacct_qpeak *peak(const struct ioacct_qpeak *p, size_t n, uint32_t step,
-				       uint32_t mnt)
+				       uint64_t mnt)
 {
 	for (size_t i = 0; i < n; i++)
 		if (p[i].step_id == step && p[i].mnt_id == mnt)
 			return &p[i];
-	fail_msg("no peak for step %u mount %u", step, mnt);
+	fail_msg("no peak for step %u mount %" PRIu64, step, mnt);
 	return NULL;
 }
+
+/* Mount 2 has a unique id past 32 bits (issue 36): its peaks are its own, not mount 1's. */
+#define M2 ((1ULL << 32) + 2)
 
 static void test_peaks(void **state)
 {
 	const uint32_t A = IOACCT_QUERY_ALL;
 	/* Out of order on purpose; a stat's bytes are not I/O. */
 	struct ioacct_sample s[] = {
-		smp(0, 2, IOACCT_OP_READ, 1, 80),   smp(0, 1, IOACCT_OP_READ, 0, 100),
-		smp(0, 1, IOACCT_OP_READ, 1, 50),   smp(0, 2, IOACCT_OP_READ, 0, 10),
+		smp(0, M2, IOACCT_OP_READ, 1, 80),  smp(0, 1, IOACCT_OP_READ, 0, 100),
+		smp(0, 1, IOACCT_OP_READ, 1, 50),   smp(0, M2, IOACCT_OP_READ, 0, 10),
 		smp(1, 1, IOACCT_OP_READ, 1, 30),   smp(0, 1, IOACCT_OP_WRITE, 2, 7),
 		smp(0, 1, IOACCT_OP_STAT, 3, 999),  smp(1, 1, IOACCT_OP_WRITE, 2, 5),
 	};
@@ -381,19 +385,19 @@ static void test_peaks(void **state)
 	assert_int_equal(n, 8);
 	assert_int_equal(peak(p, n, 0, 1)->read_bytes, 100);
 	assert_int_equal(peak(p, n, 0, 1)->write_bytes, 7);
-	assert_int_equal(peak(p, n, 0, 2)->read_bytes, 80);
-	assert_int_equal(peak(p, n, 0, 2)->write_bytes, 0);
+	assert_int_equal(peak(p, n, 0, M2)->read_bytes, 80);
+	assert_int_equal(peak(p, n, 0, M2)->write_bytes, 0);
 	/* Step 0 on every mount: bin 0 is 110, bin 1 is 130. */
-	assert_int_equal(peak(p, n, 0, A)->read_bytes, 130);
+	assert_int_equal(peak(p, n, 0, IOACCT_MNT_ANY)->read_bytes, 130);
 	assert_int_equal(peak(p, n, 1, 1)->read_bytes, 30);
-	assert_int_equal(peak(p, n, 1, A)->write_bytes, 5);
+	assert_int_equal(peak(p, n, 1, IOACCT_MNT_ANY)->write_bytes, 5);
 	/* Mount 1 over every step: bin 1 is 50 + 30 = 80 < 100; bin 2 writes 7 + 5. */
 	assert_int_equal(peak(p, n, A, 1)->read_bytes, 100);
 	assert_int_equal(peak(p, n, A, 1)->write_bytes, 12);
-	assert_int_equal(peak(p, n, A, 2)->read_bytes, 80);
+	assert_int_equal(peak(p, n, A, M2)->read_bytes, 80);
 	/* The job: bin 1 is 50 + 80 + 30. */
-	assert_int_equal(peak(p, n, A, A)->read_bytes, 160);
-	assert_int_equal(peak(p, n, A, A)->write_bytes, 12);
+	assert_int_equal(peak(p, n, A, IOACCT_MNT_ANY)->read_bytes, 160);
+	assert_int_equal(peak(p, n, A, IOACCT_MNT_ANY)->write_bytes, 12);
 	free(p);
 	assert_int_equal(ioacct_query_peaks(NULL, 0, &p, &n), 0);
 	assert_null(p);
@@ -573,7 +577,7 @@ static void test_values(void **state)
 {
 	struct job_fixture f;
 	struct ioacct_qpeak peaks[] = {
-		{ .step_id = IOACCT_QUERY_ALL, .mnt_id = IOACCT_QUERY_ALL, .read_bytes = 5 * 1048576,
+		{ .step_id = IOACCT_QUERY_ALL, .mnt_id = IOACCT_MNT_ANY, .read_bytes = 5 * 1048576,
 		  .write_bytes = 10 },
 	};
 	struct ioacct_qrow_opts o = { .with_peaks = true };

@@ -183,7 +183,7 @@ static void fill_counters(struct ioacct_counters *c, uint64_t seed)
 		c->size_hist[i] = (i % 2 ? BIG : 0) + seed * 10 + i + 1;
 }
 
-static struct ioacct_sample sample(uint32_t step, uint32_t mnt, uint32_t op, uint32_t bin,
+static struct ioacct_sample sample(uint32_t step, uint64_t mnt, uint32_t op, uint32_t bin,
 				   uint64_t seed)
 {
 	struct ioacct_sample s = { .step_id = step, .mnt_id = mnt, .op = op, .bin = bin };
@@ -250,9 +250,9 @@ static void assert_totals_are_sums(const struct ioacct_jobdata *jd, size_t expec
 	}
 }
 
-/* 2 steps x 3 mounts x 2 ops x 3 bins, in the order job_load returns them. */
+/* 2 steps x 3 mounts (a 32-bit id, two unique ones: issue 36) x 2 ops x 3 bins, in load order. */
 static const uint32_t steps_ids[] = { 0, IOACCT_STEP_BATCH };
-static const uint32_t mnt_ids[] = { 21, 22, 40 };
+static const uint64_t mnt_ids[] = { 21, 0x80000016ULL, (1ULL << 33) + 40 };
 static const uint32_t ops[] = { IOACCT_OP_READ, IOACCT_OP_STAT };
 #define NBINS 3
 #define NSERIES (2 * 3 * 2 * NBINS)
@@ -284,8 +284,8 @@ static void test_roundtrip(void **state)
 	};
 	struct ioacct_mount mounts[3] = {
 		{ .mnt_id = 21, .path = "/", .fstype = "ext4", .source = "/dev/sda1" },
-		{ .mnt_id = 22, .path = "/scratch", .fstype = "lustre", .source = "10.0.0.1@tcp:/scratch" },
-		{ .mnt_id = 40, .path = "/home", .fstype = "nfs4", .source = "fs:/home" },
+		{ .mnt_id = 0x80000016ULL, .path = "/scratch", .fstype = "lustre", .source = "10.0.0.1@tcp:/scratch" },
+		{ .mnt_id = (1ULL << 33) + 40, .path = "/home", .fstype = "nfs4", .source = "fs:/home" },
 	};
 	struct ioacct_jobdata *jd = NULL;
 	struct ioacct_store *st;
