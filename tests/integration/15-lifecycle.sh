@@ -295,7 +295,20 @@ release j3
 wait "$HELD_PID" || fail "iowork of job 103 failed"
 "$IOPOKE" "$SOCK" finish-job 103 | grep -q '^status=0' || fail "finish 103 failed"
 check_job 103 COMPLETED COMPLETED $((4194304 + 40960)) 14
-top=$(awk '$5 == "/dev/shm" { id = $1 } END { print id }' /proc/self/mountinfo)
+# The visible /dev/shm's key, as the daemon keys mounts: the kernel's unique
+# mount id where statx gives it (6.8+), else the 32-bit id of mountinfo.
+top=$(python3 - <<'PY'
+import ctypes, os
+STATX_MNT_ID, STATX_MNT_ID_UNIQUE, SYS_statx, AT_FDCWD = 0x1000, 0x4000, 332, -100
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(256)
+if libc.syscall(SYS_statx, AT_FDCWD, b"/dev/shm", 0, STATX_MNT_ID | STATX_MNT_ID_UNIQUE, buf):
+    raise OSError(ctypes.get_errno(), "statx /dev/shm")
+mask = int.from_bytes(buf.raw[0:4], "little")
+assert mask & (STATX_MNT_ID | STATX_MNT_ID_UNIQUE), "statx gave no mount id"
+print(int.from_bytes(buf.raw[0x90:0x98], "little"))  # stx_mnt_id
+PY
+) || fail "cannot read the mount id of /dev/shm"
 python3 - "$DB" "$top" <<'PY' || fail "the /dev/shm mounts of job 103 are wrong"
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
