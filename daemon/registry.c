@@ -1230,6 +1230,19 @@ static struct djob *restore_job(struct ioacct_registry *r, const struct ioacct_w
 	j->start_mono_ns = w->start_mono_ns;
 	j->pid = w->pid;
 	j->mntns = w->mntns;
+	/*
+	 * The namespace's 64-bit id is not in the row: taken again from the pid
+	 * while it is in that namespace (whoever has the pid now, the namespace
+	 * is the job's). Without it, a namespace other than the daemon's cannot
+	 * be listed (listmount) and the job's mounts stayed unnamed after a
+	 * restart (slurm/05-merged, mc2's daemon killed -9 mid-step).
+	 */
+	if (j->pid > 0 && j->mntns) {
+		struct ioacct_mntns_ref ns;
+
+		if (ioacct_proc_mntns_ref(j->pid, &ns) == 0 && ns.inum == j->mntns)
+			j->mntns_id = ns.id;
+	}
 	j->next = r->jobs;
 	r->jobs = j;
 	ioacct_jobmounts_read(r, j);
