@@ -20,8 +20,11 @@
 struct ioacct_mpiprobes;
 
 /*
- * Loads and attaches the library watch (a tracepoint on openat); libs is
- * mpi_libraries of ioacct.conf. NULL with errno and `err` on failure.
+ * Loads the library watch (a tracepoint on openat) and attaches it once, to
+ * see that the kernel takes it; from then on it is attached only while p
+ * watches a cgroup (ioacct_probes_on_publish), so an idle node runs none of
+ * it. libs is mpi_libraries of ioacct.conf. NULL with errno and `err` on
+ * failure. Closed before p.
  */
 struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const char *libs,
 					       uint32_t v1_ssid, char *err, size_t errlen);
