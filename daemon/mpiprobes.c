@@ -990,6 +990,14 @@ static void pend_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 	}
 }
 
+uint64_t ioacct_mpiprobes_missed(const struct ioacct_mpiprobes *m, uint32_t slot)
+{
+	uint64_t n = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.libmiss), &slot, &n);
+	return n;
+}
+
 uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 {
 	int lfd = bpf_map__fd(m->skel->maps.lost);
@@ -1015,5 +1023,6 @@ uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 	libs_reap(m);
 	bpf_map_lookup_elem(lfd, &slot, &lost);
 	bpf_map_update_elem(lfd, &slot, &zero, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(m->skel->maps.libmiss), &slot, &zero, BPF_ANY);
 	return lost;
 }

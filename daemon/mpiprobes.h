@@ -66,7 +66,15 @@ int ioacct_mpiprobes_spans(struct ioacct_mpiprobes *m, uint32_t slot, bool on);
 /* Every record of slot into *out (malloc'd), step_id left 0. */
 int ioacct_mpiprobes_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_mpiio **out,
 			  size_t *n);
-/* Deletes slot's records, ranks and lost count: its step is stored. Returns the calls lost. */
+/*
+ * Library opens of slot's tasks that found the library watch's ring buffer
+ * full (the daemon behind): the libraries they loaded may have no uprobes.
+ */
+uint64_t ioacct_mpiprobes_missed(const struct ioacct_mpiprobes *m, uint32_t slot);
+/*
+ * Deletes slot's records, ranks, lost count and missed library opens: its
+ * step is stored. Returns the calls lost.
+ */
 uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot);
 
 #endif /* IOACCT_MPIPROBES_H */

@@ -407,6 +407,7 @@ static void test_wire_numbers(void **state)
 		{ 112, "size_written", 80 },
 		{ 165, "run_start", 8 },
 		{ 185, "cmdline", 0 },
+		{ 210, "lib_opens_missed", 8 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;
