@@ -63,9 +63,8 @@ static inline void attr_numbers_unique(void)
 
 /* encode_field()'s buffer holds the largest array kind. */
 _Static_assert(IOACCT_NR_ERR_CLASSES <= IOACCT_NR_SIZE_BINS, "err classes fit the hist buffer");
-/* The decoder tracks the attributes it has seen in a bit set of SEEN_WORDS words. */
-#define SEEN_WORDS 4
-_Static_assert(IOACCT_ATTR_COUNT <= 64 * SEEN_WORDS, "attribute numbers must fit the seen set");
+/* The decoder tracks the attributes it has seen in a bit set, a bit per attribute number. */
+#define SEEN_WORDS ((IOACCT_ATTR_COUNT + 63) / 64)
 #define SEEN_BIT(a) (1ULL << ((a) % 64))
 #define SEEN_WORD(seen, a) ((seen)[(a) / 64])
 
