@@ -72,13 +72,25 @@ struct {
 	__type(value, __s64);
 } dtsizes SEC(".maps");
 
-/* lost[slot]: calls and events that found a map or the ring buffer full. */
+/* lost[slot]: calls that found a map full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
+
+/*
+ * libmiss[slot]: library opens that found the ring buffer full (the daemon
+ * behind): the library they loaded may have no uprobes, and the job's
+ * report says how many (issue 39).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} libmiss SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -142,9 +154,9 @@ static __noinline __u32 task_slot(void)
 	return slot >= IOACCT_SLOT_CALIB ? IOACCT_SLOT_NONE : slot;
 }
 
-static __always_inline void count_lost(__u32 slot)
+static __always_inline void count_in(void *map, __u32 slot)
 {
-	__u64 *n = bpf_map_lookup_elem(&lost, &slot);
+	__u64 *n = bpf_map_lookup_elem(map, &slot);
 
 	if (n)
 		__sync_fetch_and_add(n, 1);
@@ -181,7 +193,7 @@ int BPF_KPROBE(ioacct_mpi_enter)
 		return 0;
 	n.ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&pend, &id, &n, BPF_NOEXIST))
-		count_lost(n.slot);
+		count_in(&lost, n.slot);
 	return 0;
 }
 
@@ -271,7 +283,7 @@ static __noinline int on_type(const struct ioacct_mpi_pending *p, __u32 tgid)
 	}
 	size *= n;
 	if (bpf_map_update_elem(&dtsizes, &k, &size, BPF_ANY))
-		count_lost(p->slot);
+		count_in(&lost, p->slot);
 	return 0;
 }
 
@@ -332,7 +344,7 @@ static __noinline int on_open(const struct ioacct_mpi_pending *p, __u32 tgid, __
 		s->start = sl->start_ns;
 		if (bpf_map_update_elem(&records, &k, s, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&records, &k)) {
-			count_lost(p->slot);
+			count_in(&lost, p->slot);
 			return 0;
 		}
 		v = bpf_map_lookup_elem(&records, &k);
@@ -345,7 +357,7 @@ static __noinline int on_open(const struct ioacct_mpi_pending *p, __u32 tgid, __
 		__sync_fetch_and_add(&v->coll_opens, 1);
 	__sync_fetch_and_add(&v->meta_ns, dt);
 	if (bpf_map_update_elem(&fhs, &fk, &k.file, BPF_ANY))
-		count_lost(p->slot);
+		count_in(&lost, p->slot);
 	return 0;
 }
 
@@ -450,7 +462,7 @@ __noinline int span_out(struct ioacct_mpi_pending *p, __u64 id, int ret, __u64 e
 		fk.fh = 0;
 	e = bpf_ringbuf_reserve(&spans, sizeof(*e), 0);
 	if (!e) {
-		count_lost(p->slot);
+		count_in(&lost, p->slot);
 		return 0;
 	}
 	file = bpf_map_lookup_elem(&fhs, &fk);
@@ -563,6 +575,6 @@ int ioacct_mpi_lib_open(struct trace_event_raw_sys_enter *ctx)
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->slot = slot;
 	if (bpf_ringbuf_output(&events, e, sizeof(*e), 0))
-		count_lost(slot);
+		count_in(&libmiss, slot);
 	return 0;
 }

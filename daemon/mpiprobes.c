@@ -82,6 +82,8 @@ struct detaching {
 
 struct ioacct_mpiprobes {
 	struct ioacct_mpi_bpf *skel;
+	struct ioacct_probes *probes;
+	struct bpf_link *watch; /* the library watch's link, while a cgroup is watched */
 	struct ring_buffer *rb;
 	struct mpilib *libs;
 	size_t nlibs;
@@ -744,6 +746,33 @@ int ioacct_mpiprobes_spans(struct ioacct_mpiprobes *m, uint32_t slot, bool on)
 	       -errno : 0;
 }
 
+/*
+ * The library watch follows the main object's watch (ioacct_probes_on_publish):
+ * attached while a cgroup is watched, whatever detach_when_idle says. It is
+ * a syscall tracepoint: while any is enabled, the kernel sends every system
+ * call of every task down its slow path, and with nothing watched it would
+ * only look at the state map and return. The count is the watch map's,
+ * recounted at each register and finish, so two steps at once, or one
+ * starting while another ends, leave it attached.
+ */
+static void watch_sync(void *ctx, uint32_t nwatched)
+{
+	struct ioacct_mpiprobes *m = ctx;
+
+	if (nwatched && !m->watch) {
+		m->watch = bpf_program__attach(m->skel->progs.ioacct_mpi_lib_open);
+		if (m->watch)
+			log_debug("MPI-IO: library watch attached (%u cgroups watched)", nwatched);
+		else
+			log_warn("MPI-IO: cannot attach the library watch: %s; the MPI libraries of "
+				 "the steps registered now are not probed", strerror(errno));
+	} else if (!nwatched && m->watch) {
+		bpf_link__destroy(m->watch);
+		m->watch = NULL;
+		log_debug("MPI-IO: library watch detached: nothing is watched");
+	}
+}
+
 struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const char *libs,
 					       uint32_t v1_ssid, char *err, size_t errlen)
 {
@@ -787,8 +816,10 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 	what = "load";
 	ret = ioacct_mpi_bpf__load(m->skel);
 	if (!ret) {
+		/* Attached once now, so that a kernel refusing it is told at start. */
 		what = "attach the library watch of";
-		ret = ioacct_mpi_bpf__attach(m->skel);
+		m->watch = bpf_program__attach(m->skel->progs.ioacct_mpi_lib_open);
+		ret = m->watch ? 0 : -errno;
 	}
 	if (!ret) {
 		what = "make the ring buffer of";
@@ -797,8 +828,12 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 	}
 	if (!ret)
 		ret = ring_buffer__add(m->rb, bpf_map__fd(m->skel->maps.spans), on_span, m);
-	if (!ret)
+	if (!ret) {
+		/* Detached now if nothing is watched. */
+		m->probes = p;
+		ioacct_probes_on_publish(p, watch_sync, m);
 		return m;
+	}
 fail:
 	snprintf(err, errlen, "cannot %s the MPI-IO probes: %s", what,
 		 n <= 0 ? "mpi_libraries names no library" : strerror(-ret));
@@ -811,6 +846,9 @@ void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m)
 {
 	if (!m)
 		return;
+	if (m->probes)
+		ioacct_probes_on_publish(m->probes, NULL, NULL);
+	bpf_link__destroy(m->watch);
 	if (m->detacher_on) {
 		pthread_mutex_lock(&m->lock);
 		m->stopping = true;
@@ -952,6 +990,14 @@ static void pend_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 	}
 }
 
+uint64_t ioacct_mpiprobes_missed(const struct ioacct_mpiprobes *m, uint32_t slot)
+{
+	uint64_t n = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.libmiss), &slot, &n);
+	return n;
+}
+
 uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 {
 	int lfd = bpf_map__fd(m->skel->maps.lost);
@@ -977,5 +1023,6 @@ uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 	libs_reap(m);
 	bpf_map_lookup_elem(lfd, &slot, &lost);
 	bpf_map_update_elem(lfd, &slot, &zero, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(m->skel->maps.libmiss), &slot, &zero, BPF_ANY);
 	return lost;
 }

@@ -20,8 +20,11 @@
 struct ioacct_mpiprobes;
 
 /*
- * Loads and attaches the library watch (a tracepoint on openat); libs is
- * mpi_libraries of ioacct.conf. NULL with errno and `err` on failure.
+ * Loads the library watch (a tracepoint on openat) and attaches it once, to
+ * see that the kernel takes it; from then on it is attached only while p
+ * watches a cgroup (ioacct_probes_on_publish), so an idle node runs none of
+ * it. libs is mpi_libraries of ioacct.conf. NULL with errno and `err` on
+ * failure. Closed before p.
  */
 struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const char *libs,
 					       uint32_t v1_ssid, char *err, size_t errlen);
@@ -63,7 +66,15 @@ int ioacct_mpiprobes_spans(struct ioacct_mpiprobes *m, uint32_t slot, bool on);
 /* Every record of slot into *out (malloc'd), step_id left 0. */
 int ioacct_mpiprobes_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_mpiio **out,
 			  size_t *n);
-/* Deletes slot's records, ranks and lost count: its step is stored. Returns the calls lost. */
+/*
+ * Library opens of slot's tasks that found the library watch's ring buffer
+ * full (the daemon behind): the libraries they loaded may have no uprobes.
+ */
+uint64_t ioacct_mpiprobes_missed(const struct ioacct_mpiprobes *m, uint32_t slot);
+/*
+ * Deletes slot's records, ranks, lost count and missed library opens: its
+ * step is stored. Returns the calls lost.
+ */
 uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot);
 
 #endif /* IOACCT_MPIPROBES_H */

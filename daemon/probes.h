@@ -85,6 +85,13 @@ int ioacct_probes_watch_del(struct ioacct_probes *p, uint64_t cgroup_id, uint32_
  * now and was not, and detaches them when nothing is.
  */
 int ioacct_probes_publish(struct ioacct_probes *p);
+/*
+ * fn(ctx, n) once now and after each publish, n the cgroups watched then
+ * (calibration apart): how the MPI-IO object's library watch follows the
+ * main object's (mpiprobes.c). One hook; fn NULL removes it.
+ */
+void ioacct_probes_on_publish(struct ioacct_probes *p, void (*fn)(void *ctx, uint32_t nwatched),
+			      void *ctx);
 int ioacct_probes_slot_set(struct ioacct_probes *p, uint32_t slot, uint64_t start_mono_ns,
 			   uint64_t width_ns);
 int ioacct_probes_slot_clear(struct ioacct_probes *p, uint32_t slot);

@@ -38,6 +38,8 @@ struct ioacct_probes {
 	struct bpf_link *acc_iter;     /* the accumulators' flush, run before each read of stats */
 	bool files_off;                /* loaded with file_records = 0 (file_records = no) */
 	bool unique_ids;               /* mounts keyed by mnt_id_unique (ioacct_abi.h) */
+	void (*on_publish)(void *ctx, uint32_t nwatched); /* ioacct_probes_on_publish() */
+	void *on_publish_ctx;
 };
 
 /* Writes p->st into the state map, where the programs read it (probes.c). 0 or -errno. */

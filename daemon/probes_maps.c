@@ -71,7 +71,18 @@ int ioacct_probes_publish(struct ioacct_probes *p)
 		ret = probes_sync_attach(p, err, sizeof(err));
 	if (ret && err[0])
 		log_warn("%s", err);
+	if (p->on_publish)
+		p->on_publish(p->on_publish_ctx, v1 + v2);
 	return ret;
+}
+
+void ioacct_probes_on_publish(struct ioacct_probes *p, void (*fn)(void *ctx, uint32_t nwatched),
+			      void *ctx)
+{
+	p->on_publish = fn;
+	p->on_publish_ctx = ctx;
+	if (fn)
+		fn(ctx, p->st.nwatch_v1 + p->st.nwatch_v2);
 }
 
 bool ioacct_probes_attached(const struct ioacct_probes *p)

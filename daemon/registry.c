@@ -856,6 +856,7 @@ struct step_end {
 	const char *state;
 	int32_t exit_code;
 	uint64_t dropped_events, dropped_bytes;
+	uint64_t lib_missed; /* library opens the MPI-IO watch missed (issue 39) */
 	struct ioacct_probe_file *files; /* the step's per-file records (issue 26) */
 	size_t nfiles;
 	struct ioacct_mpiio *mpi; /* its MPI-IO counters (issue 27) */
@@ -898,6 +899,8 @@ static int step_end_store(struct ioacct_registry *r, void *arg)
 
 	if (x->dropped_events || x->dropped_bytes)
 		ret = ioacct_store_job_add_dropped(r->store, key, x->dropped_events, x->dropped_bytes);
+	if (!ret && x->lib_missed)
+		ret = ioacct_store_job_add_lib_missed(r->store, key, x->lib_missed);
 	if (!ret)
 		ret = files_store(r, x);
 	if (ret)
@@ -954,8 +957,10 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 	 */
 	if (!ret && r->mpi)
 		ioacct_mpiprobes_poll(r->mpi);
-	if (!ret && r->mpi)
+	if (!ret && r->mpi) {
+		x.lib_missed = ioacct_mpiprobes_missed(r->mpi, s->slot);
 		ret = ioacct_mpiprobes_read(r->mpi, s->slot, &x.mpi, &x.nmpi);
+	}
 	if (ret)
 		goto out;
 	ioacct_probes_dropped(r->probes, s->slot, &x.dropped_events, &x.dropped_bytes, false);
@@ -974,6 +979,11 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 		log_warn("job %s/%llu step %u: %llu MPI-IO calls not counted (probe maps full)",
 			 j->job.cluster, (unsigned long long)j->job.job_id, s->step_id,
 			 (unsigned long long)lost);
+	if (x.lib_missed)
+		log_warn("job %s/%llu step %u: %llu library opens not seen (the MPI-IO watch's ring "
+			 "buffer was full): an MPI library they loaded may have had no uprobes; said "
+			 "in the job's report", j->job.cluster, (unsigned long long)j->job.job_id,
+			 s->step_id, (unsigned long long)x.lib_missed);
 	log_info("job %s/%llu step %u finished (%s)", j->job.cluster,
 		 (unsigned long long)j->job.job_id, s->step_id, x.state);
 	r->slots[s->slot] = NULL;
@@ -1163,6 +1173,9 @@ static void step_forget(struct ioacct_registry *r, struct dstep *s)
 		ioacct_probes_delete(r->probes, e, n);
 	free(e);
 	ioacct_probes_dropped(r->probes, s->slot, &ev, &by, true);
+	/* Nor its MPI-IO records and counts, which the slot's next step would inherit. */
+	if (r->mpi)
+		ioacct_mpiprobes_forget(r->mpi, s->slot);
 	r->slots[s->slot] = NULL;
 	step_detach(s->job, s);
 	step_free(s);

@@ -62,6 +62,13 @@ struct ioacct_job {
 	uint64_t dropped_events;
 	uint64_t dropped_bytes;
 	/*
+	 * Library opens of the job's tasks that the MPI-IO library watch missed
+	 * (its ring buffer full, the daemon behind; issue 39): a library they
+	 * loaded may have had no uprobes, and its MPI-IO calls no count. 0 for
+	 * jobs stored before it was counted (SQLite schema 20, PostgreSQL 17).
+	 */
+	uint64_t lib_opens_missed;
+	/*
 	 * Slurm's restart count (SLURM_RESTART_COUNT): 0 for the first run, n
 	 * for the run after n requeues. A run is a job of its own in every
 	 * store; (cluster, job_id, restart, run_start) names it.

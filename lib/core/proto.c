@@ -63,9 +63,8 @@ static inline void attr_numbers_unique(void)
 
 /* encode_field()'s buffer holds the largest array kind. */
 _Static_assert(IOACCT_NR_ERR_CLASSES <= IOACCT_NR_SIZE_BINS, "err classes fit the hist buffer");
-/* The decoder tracks the attributes it has seen in a bit set of SEEN_WORDS words. */
-#define SEEN_WORDS 3
-_Static_assert(IOACCT_ATTR_COUNT <= 64 * SEEN_WORDS, "attribute numbers must fit the seen set");
+/* The decoder tracks the attributes it has seen in a bit set, a bit per attribute number. */
+#define SEEN_WORDS ((IOACCT_ATTR_COUNT + 63) / 64)
 #define SEEN_BIT(a) (1ULL << ((a) % 64))
 #define SEEN_WORD(seen, a) ((seen)[(a) / 64])
 
@@ -311,6 +310,7 @@ static const struct field qjob_fields[] = {
 	QJOB(orig_bin_width_ns, IOACCT_ATTR_ORIG_BIN_WIDTH_NS, 0),
 	QJOB(run_start, IOACCT_ATTR_RUN_START, 0),
 	QJOB(cmdline, IOACCT_ATTR_CMDLINE, 0),
+	QJOB(lib_opens_missed, IOACCT_ATTR_LIB_OPENS_MISSED, 0),
 };
 
 #define QSTEP(member, attr, flags) FIELD(struct ioacct_qstep_row, member, attr, flags)

@@ -195,6 +195,8 @@
 	X(RUN_START, 165, run_start, I64)                                               \
 	/* Issue 38: the job's command line (Darshan's exe), */                          \
 	/* on register and in a job row. */                                              \
-	X(CMDLINE, 185, cmdline, STRING)
+	X(CMDLINE, 185, cmdline, STRING)                                                 \
+	/* Issue 39: library opens the MPI-IO library watch missed, in a job row. */    \
+	X(LIB_OPENS_MISSED, 210, lib_opens_missed, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

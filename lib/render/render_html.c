@@ -763,6 +763,19 @@ static void job_row(FILE *f, const char *key, const char *value)
 	fputs("</td></tr>", f);
 }
 
+/* Library opens the MPI-IO watch missed (issue 39), when there were some. */
+static void missed_row(FILE *f, const struct ioacct_job *j)
+{
+	char b[160];
+
+	if (!j->lib_opens_missed)
+		return;
+	snprintf(b, sizeof(b), "%" PRIu64 " library opens not seen (the daemon was behind): an MPI "
+		 "library they loaded may have had no probes, its MPI-IO calls not counted",
+		 j->lib_opens_missed);
+	job_row(f, "Missed", b);
+}
+
 static void summary(FILE *f, const struct ioacct_report *r)
 {
 	const struct ioacct_job *j = &r->jd->job;
@@ -813,6 +826,7 @@ static void summary(FILE *f, const struct ioacct_report *r)
 	snprintf(b, sizeof(b), "%" PRIu64 " events, %" PRIu64 " bytes", j->dropped_events,
 		 j->dropped_bytes);
 	job_row(f, "Dropped", b);
+	missed_row(f, j);
 	if (r->files_partial) {
 		snprintf(b, sizeof(b), "partial: max_files was reached; %" PRIu64 " calls (%" PRIu64
 			 " bytes) on files past it are counted as \"other files\"",

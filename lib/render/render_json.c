@@ -326,6 +326,7 @@ static void job(struct jw *w, const struct ioacct_report *r)
 		jw_u64(w, "skew_ns", j->skew_ns);
 	jw_u64(w, "dropped", j->dropped_events);
 	jw_u64(w, "dropped_bytes", j->dropped_bytes);
+	jw_u64(w, "lib_opens_missed", j->lib_opens_missed);
 }
 
 static void steps(struct jw *w, const struct ioacct_report *r)

@@ -241,6 +241,13 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 	"ALTER TABLE files DROP CONSTRAINT files_pkey;"                                 \
 	"ALTER TABLE files ADD PRIMARY KEY (job, step_id, rank, mnt_id, dev, ino, gen);"
 
+/*
+ * 17 (issue 39; SQLite schema 20): library opens the MPI-IO library watch
+ * missed, per part; 0 in the parts written before.
+ */
+#define MIGRATION_LIB_MISSED                                                            \
+	"ALTER TABLE jobs ADD COLUMN lib_opens_missed numeric(20,0) NOT NULL DEFAULT 0;"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
 	"CREATE TABLE jobs ("
@@ -673,6 +680,10 @@ static const char *const migrations[] = {
 	PG_MIGRATION_RUN_START,
 	/* 14: a job's command line (issue 38; SQLite schema 15). */
 	MIGRATION_CMDLINE,
+	/* 15..16: other branches' steps, merged beside this one (placeholders until then). */
+	"SELECT 1",
+	"SELECT 1",
+	MIGRATION_LIB_MISSED,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

@@ -63,7 +63,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 14
+#define IOACCT_PGSTORE_SCHEMA_VERSION 17
 
 struct ioacct_pgstore;
 

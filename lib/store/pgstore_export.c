@@ -59,7 +59,7 @@ static void buf_counters(struct buf *b, const struct ioacct_counters *c)
 #define JOB_COLS                                                                           \
 	"cluster, job_id, node, start_ns, source, uid, gid, \"user\", name, workdir,"      \
 	" array_job_id, array_task_id, end_ns, state, exit_code, probe_mode, bin_width_ns," \
-	" dropped_events, dropped_bytes, workdir_raw, restart, cmdline"
+	" dropped_events, dropped_bytes, workdir_raw, restart, cmdline, lib_opens_missed"
 
 static void buf_job(struct buf *b, const char *id, const struct ioacct_job *j)
 {
@@ -85,7 +85,8 @@ static void buf_job(struct buf *b, const char *id, const struct ioacct_job *j)
 		   j->dropped_bytes);
 	buf_raw(b, j->workdir, '\t');
 	pg_buf_add(b, "%" PRIu32 "\t", j->restart);
-	pg_buf_copy_text(b, j->cmdline, sizeof(j->cmdline), '\n');
+	pg_buf_copy_text(b, j->cmdline, sizeof(j->cmdline), '\t');
+	pg_buf_add(b, "%" PRIu64 "\n", j->lib_opens_missed);
 }
 
 static void buf_job_of(struct buf *b, const char *id, const struct ioacct_jobdata *jd)

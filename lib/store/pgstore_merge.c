@@ -40,6 +40,7 @@ static void job_merge(struct ioacct_job *w, const struct ioacct_job *n)
 	}
 	w->dropped_events += n->dropped_events;
 	w->dropped_bytes += n->dropped_bytes;
+	w->lib_opens_missed += n->lib_opens_missed;
 }
 
 /* The first row of job id in c (sorted by job), and how many. */

@@ -21,7 +21,7 @@
 	"j.id, j.cluster, j.job_id, j.node, j.source, j.uid, j.gid, j.\"user\", j.name,"  \
 	" j.workdir, j.array_job_id, j.array_task_id, j.start_ns, j.end_ns, j.state,"      \
 	" j.exit_code, j.probe_mode, j.bin_width_ns, j.dropped_events, j.dropped_bytes,"   \
-	" j.restart, j.run_start, j.cmdline"
+	" j.restart, j.run_start, j.cmdline, j.lib_opens_missed"
 
 /*
  * Per node (by_node), a job's row n (from 1, by node name) is keyed
@@ -56,6 +56,7 @@ static void job_from_row(const PGresult *res, int row, struct ioacct_job *j)
 	j->restart = (uint32_t)val_u64(res, row, 21);
 	j->run_start = val_i64(res, row, 22);
 	val_str(res, row, 23, j->cmdline, sizeof(j->cmdline));
+	j->lib_opens_missed = val_u64(res, row, 24);
 }
 
 static int child_query(struct ioacct_pgstore *pg, const char *sql, const char *ids,

@@ -67,6 +67,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_JOB_MAX_ID] = "SELECT MAX(job_id) FROM jobs WHERE cluster = ?1",
 	[ST_JOB_ADD_DROPPED] = "UPDATE jobs SET dropped_events = ioacct_u64add(dropped_events, ?2),"
 			       " dropped_bytes = ioacct_u64add(dropped_bytes, ?3) WHERE key = ?1",
+	[ST_JOB_ADD_LIB_MISSED] = "UPDATE jobs SET lib_opens_missed ="
+				  " ioacct_u64add(lib_opens_missed, ?2) WHERE key = ?1",
 	[ST_JOB_FINISH] = "UPDATE jobs SET end_ns = ?2, state = ?3, exit_code = ?4 WHERE key = ?1",
 	[ST_STEPS_END] = "UPDATE steps SET end_ns = ?2, state = ?3"
 			 " WHERE job_key = ?1 AND end_ns IS NULL",

@@ -36,7 +36,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 16
+#define IOACCT_STORE_SCHEMA_VERSION 20
 
 struct ioacct_store;
 
@@ -122,6 +122,8 @@ int ioacct_store_job_delete(struct ioacct_store *st, int64_t job_key);
 /* Adds to the job's dropped counters. */
 int ioacct_store_job_add_dropped(struct ioacct_store *st, int64_t job_key, uint64_t events,
 				 uint64_t bytes);
+/* Adds to the job's library opens missed (struct ioacct_job's lib_opens_missed). */
+int ioacct_store_job_add_lib_missed(struct ioacct_store *st, int64_t job_key, uint64_t opens);
 /*
  * Finishes a job in one transaction: sets end, state and exit code, computes
  * the totals table from the series, ends steps still open, deletes its

@@ -31,7 +31,8 @@
 #define JOB_COLS                                                                      \
 	"key, cluster, job_id, node, source, uid, gid, user, name, workdir, "        \
 	"array_job_id, array_task_id, start_ns, end_ns, state, exit_code, probe_mode, " \
-	"bin_width_ns, dropped_events, dropped_bytes, restart, orig_bin_width_ns, cmdline"
+	"bin_width_ns, dropped_events, dropped_bytes, restart, orig_bin_width_ns, cmdline, " \
+	"lib_opens_missed"
 
 /* The counter columns of files, in the order of struct ioacct_file (store_jobs.c). */
 #define FILE_COLS                                                                     \
@@ -79,6 +80,7 @@ enum stmt_id {
 	ST_JOB_FIND_RUNNING,
 	ST_JOB_MAX_ID,
 	ST_JOB_ADD_DROPPED,
+	ST_JOB_ADD_LIB_MISSED,
 	ST_JOB_FINISH,
 	ST_STEPS_END,
 	ST_STEP_PUT,

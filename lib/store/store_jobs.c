@@ -44,6 +44,7 @@ void store_read_job(sqlite3_stmt *s, struct ioacct_job *j)
 	/* A node holds one part of a run: its start names it. */
 	j->run_start = j->start_ns;
 	col_str(s, 22, j->cmdline, sizeof(j->cmdline));
+	j->lib_opens_missed = col_u64(s, 23);
 }
 
 /* Runs a bound job query; -ENOENT without a message when no row matches. */
@@ -141,6 +142,22 @@ int ioacct_store_job_add_dropped(struct ioacct_store *st, int64_t job_key, uint6
 			     "add dropped events to job %" PRId64, job_key);
 	if (!err && sqlite3_changes(st->db) == 0)
 		err = store_error(st, -ENOENT, "add dropped events: no job with key %" PRId64, job_key);
+	return err;
+}
+
+int ioacct_store_job_add_lib_missed(struct ioacct_store *st, int64_t job_key, uint64_t opens)
+{
+	sqlite3_stmt *s = NULL;
+	int err;
+
+	err = store_stmt_get(st, ST_JOB_ADD_LIB_MISSED, &s);
+	if (err)
+		return err;
+	err = store_stmt_run(st, s, bind_i64(s, 1, job_key) || bind_u64(s, 2, opens),
+			     "add missed library opens to job %" PRId64, job_key);
+	if (!err && sqlite3_changes(st->db) == 0)
+		err = store_error(st, -ENOENT, "add missed library opens: no job with key %" PRId64,
+				  job_key);
 	return err;
 }
 

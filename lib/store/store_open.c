@@ -179,6 +179,12 @@
 	"DROP TABLE files;"                                                             \
 	"ALTER TABLE files_v16 RENAME TO files;"
 
+/*
+ * 20 (issue 39): library opens the MPI-IO library watch missed, per job; 0
+ * for jobs stored before they were counted.
+ */
+#define MIGRATION_LIB_MISSED "ALTER TABLE jobs ADD COLUMN lib_opens_missed INTEGER NOT NULL DEFAULT 0;"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -302,6 +308,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE files ADD COLUMN seeks INTEGER NOT NULL DEFAULT 0;",
 	MIGRATION_CMDLINE,
 	MIGRATION_FILE_LIVES,
+	/* 17..19: other branches' steps, merged beside this one (placeholders until then). */
+	"",
+	"",
+	"",
+	MIGRATION_LIB_MISSED,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,

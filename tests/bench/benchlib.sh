@@ -5,8 +5,10 @@
 # a die() function.
 #
 #   bench_setup NAME      T (temp dir), PIN, CGP and $T/conf
-#   daemon_on [MODE]      ioacctd in probe mode MODE (default auto) + the holding job;
-#                         returns 1 (daemon stopped) when the kernel refuses MODE
+#   daemon_on [MODE [idle]] ioacctd in probe mode MODE (default auto) + the holding job
+#                         (idle: without it, hold_on starts it); returns 1 (daemon
+#                         stopped) when the kernel refuses MODE
+#   hold_on               the holding job, after daemon_on MODE idle
 #   daemon_off
 #   bench_cleanup         stops the daemon, removes pins, cgroups and $T
 
@@ -38,6 +40,10 @@ daemon_on() {
 		fi
 		sleep 0.05
 	done
+	[ "${2:-}" = idle ] || hold_on
+}
+
+hold_on() {
 	# One watched job, so that the probes are live for everyone.
 	"$B/tools/iorun" -c "$T/conf" -o /dev/null -- sleep 1000000 &
 	HOLD=$!

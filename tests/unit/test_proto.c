@@ -408,6 +408,7 @@ static void test_wire_numbers(void **state)
 		{ 150, "mnt_key", 8 },
 		{ 165, "run_start", 8 },
 		{ 185, "cmdline", 0 },
+		{ 210, "lib_opens_missed", 8 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;

@@ -222,6 +222,7 @@ static struct ioacct_jobdata *golden_job(struct fixture *f)
 	put_cls(f, batch, TMP, IOACCT_OP_RENAME, 12, 4, (uint64_t[]){ 0, 0, 1, 0, 0 }, 0, 40000);
 	put(f, batch, PROC, IOACCT_OP_STAT, 0, 7, 0, 0, 7000);
 	assert_int_equal(ioacct_store_job_add_dropped(f->st, f->key, 3, 12288), 0);
+	assert_int_equal(ioacct_store_job_add_lib_missed(f->st, f->key, 160), 0);
 	assert_int_equal(ioacct_store_job_finish(f->st, f->key, START_NS + 61500000000LL,
 						 "COMPLETED", 0),
 			 0);

@@ -354,6 +354,45 @@ static void test_files_migrate_from_v15(void **state)
 	ioacct_store_close(st);
 }
 
+/*
+ * Schema 19 to 20 (issue 39): library opens the MPI-IO watch missed. A job
+ * stored before reads 0 and keeps everything else; one stored now adds up.
+ */
+static void test_lib_missed_migrate_from_v19(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_job got;
+	struct ioacct_store *st;
+	sqlite3 *db;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 19, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		" dropped_bytes, cmdline) VALUES (5, 'hpc', 91, 'n1', 'slurm', 1000, 1000, 'bob',"
+		" 'old', '/w', 100, 500, 'COMPLETED', 0, 'tracepoint', 5000000000, 2, 8192, './a');",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	assert_int_equal(ioacct_store_job_get(st, 5, &got), 0);
+	assert_int_equal(got.lib_opens_missed, 0);
+	assert_int_equal(got.dropped_events, 2);
+	assert_int_equal(got.dropped_bytes, 8192);
+	assert_string_equal(got.cmdline, "./a");
+	assert_int_equal(got.end_ns, 500);
+	/* They add up, past 2^63 too, and leave the dropped counts alone. */
+	assert_int_equal(ioacct_store_job_add_lib_missed(st, 5, 7), 0);
+	assert_int_equal(ioacct_store_job_add_lib_missed(st, 5, 1ULL << 63), 0);
+	assert_int_equal(ioacct_store_job_get(st, 5, &got), 0);
+	assert_int_equal(got.lib_opens_missed, (1ULL << 63) + 7);
+	assert_int_equal(got.dropped_events, 2);
+	assert_int_equal(ioacct_store_job_add_lib_missed(st, 6, 1), -ENOENT);
+	ioacct_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +401,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_files_migrate_from_v11, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cmdline_migrate_from_v14, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_migrate_from_v15, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lib_missed_migrate_from_v19, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
