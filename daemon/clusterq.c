@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pgstore.h"
+#include "pgremote.h"
 #include "query.h"
 #include "query_fetch.h"
 #include "store.h"
@@ -62,8 +62,8 @@ struct ioacct_clusterq {
 	uid_t last_uid;               /* the uid of the request served last */
 	struct creq *done, **done_tail;
 	unsigned int nqueued;
-	/* The worker's own: */
-	struct ioacct_pgstore *pg;
+	/* The worker's own (the PostgreSQL connection: an unprivileged process's, pgremote.h): */
+	struct ioacct_pgremote *pg;
 	struct ioacct_store *store;
 	uint64_t down_at_ms;          /* when connecting last failed (0: it did not) */
 	char down_why[1024];
@@ -91,7 +91,12 @@ static int count_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak 
 		     size_t npeaks, void *arg)
 {
 	struct cluster_src *c = arg;
-	int ret = c->fn(jd, peaks, npeaks, c->arg);
+	int ret;
+
+	/* The page is full: 1 is the page server's PAGE_FULL (the worker's pages run on). */
+	if (c->limit && c->given >= c->limit)
+		return 1;
+	ret = c->fn(jd, peaks, npeaks, c->arg);
 
 	c->given += ret == 0;
 	return ret;
@@ -150,20 +155,18 @@ static int cluster_connect(struct ioacct_clusterq *q, uint64_t queued_ms, char *
 			return ret;
 		}
 	}
-	if (ioacct_pgstore_connected(q->pg))
+	if (ioacct_pgremote_connected(q->pg))
 		return 0;
 	if (queued_ms < q->down_at_ms) {
 		snprintf(err, errlen, UNAVAILABLE, q->down_why);
 		return -ECONNREFUSED;
 	}
-	ioacct_pgstore_close(q->pg);
-	q->pg = ioacct_pgstore_open_query(q->cfg->cluster_db, STATEMENT_MS, why, sizeof(why));
-	if (q->pg)
+	ret = ioacct_pgremote_connect(q->pg);
+	if (!ret)
 		return 0;
-	ret = errno ? -errno : -EIO;
 	q->down_at_ms = now_ms();
-	snprintf(q->down_why, sizeof(q->down_why), "%s", why);
-	snprintf(err, errlen, UNAVAILABLE, why);
+	snprintf(q->down_why, sizeof(q->down_why), "%s", ioacct_pgremote_errmsg(q->pg));
+	snprintf(err, errlen, UNAVAILABLE, q->down_why);
 	return ret;
 }
 
@@ -184,16 +187,13 @@ static int cluster_select(void *src, const struct ioacct_store_filter *f, bool p
 	if (ret)
 		return ret;
 	if (f->after_key < RUNNING_KEY_BASE) {
-		struct ioacct_store_filter pf = *f;
-
-		/* This node's running parts come from its own store, below. */
-		pf.running_here = q->cfg->node;
-		ret = ioacct_pgstore_jobs_select(q->pg, &pf, peaks, count_job, c);
+		/* This node's running parts come from its own store, below (the worker leaves them out). */
+		ret = ioacct_pgremote_jobs_select(q->pg, f, peaks, count_job, c);
 		if (ret < 0) {
-			if (ioacct_pgstore_connected(q->pg))
-				snprintf(err, errlen, "%s", ioacct_pgstore_errmsg(q->pg));
+			if (ioacct_pgremote_connected(q->pg))
+				snprintf(err, errlen, "%s", ioacct_pgremote_errmsg(q->pg));
 			else
-				snprintf(err, errlen, UNAVAILABLE, ioacct_pgstore_errmsg(q->pg));
+				snprintf(err, errlen, UNAVAILABLE, ioacct_pgremote_errmsg(q->pg));
 		}
 		if (ret || (f->limit && c->given >= f->limit))
 			return ret;
@@ -311,10 +311,20 @@ struct ioacct_clusterq *ioacct_clusterq_new(const struct ioacct_config *cfg)
 		errno = ret;
 		return NULL;
 	}
+	/* Started here, in the event loop's thread: only it forks workers (worker.h). */
+	q->pg = ioacct_pgremote_new(cfg, STATEMENT_MS);
+	if (!q->pg) {
+		ret = errno;
+		close(q->efd);
+		free(q);
+		errno = ret;
+		return NULL;
+	}
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	ret = pthread_create(&q->thread, NULL, worker, q);
 	if (ret) {
+		ioacct_pgremote_free(q->pg);
 		pthread_cond_destroy(&q->cond);
 		pthread_mutex_destroy(&q->lock);
 		close(q->efd);
@@ -347,7 +357,7 @@ void ioacct_clusterq_free(struct ioacct_clusterq *q)
 	pthread_join(q->thread, NULL);
 	free_list(q->queue);
 	free_list(q->done);
-	ioacct_pgstore_close(q->pg);
+	ioacct_pgremote_free(q->pg);
 	ioacct_store_close(q->store);
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);

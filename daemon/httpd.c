@@ -408,21 +408,23 @@ static void *sweep(void *arg)
 }
 
 /*
- * A whole small regular file, NUL-terminated; -errno, -EFBIG beyond max
- * bytes, -ESPIPE when not a regular file (opened without blocking: a FIFO
- * would hold up the start for ever).
+ * A whole small regular file, NUL-terminated, from the descriptor the core
+ * opened it as (mserver.c; the worker may not open it); -errno, -EFBIG
+ * beyond max bytes, -ESPIPE when not a regular file. The descriptor is
+ * closed (*pfd -1).
  */
-static int read_small_file(const char *path, size_t max, char **out)
+static int read_small_fd(int *pfd, size_t max, char **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = *pfd;
 	struct stat st;
 	char *buf = NULL;
 	FILE *f;
 	size_t n;
 	int ret = 0;
 
+	*pfd = -1;
 	if (fd < 0)
-		return -errno;
+		return -EBADF;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -ESPIPE;
@@ -564,14 +566,14 @@ static int hash_check(const char *hash, char *why, size_t len)
 	return ret;
 }
 
-/* metrics_auth_file: "user:hash" lines; '#' lines and blank lines are skipped. */
-static int load_creds(struct ioacct_httpd *m, const char *path, char *err, size_t errlen)
+/* metrics_auth_file (opened as fd): "user:hash" lines; '#' lines and blank lines are skipped. */
+static int load_creds(struct ioacct_httpd *m, const char *path, int *fd, char *err, size_t errlen)
 {
 	char *text = NULL, *line, why[256];
 	unsigned int lineno = 0;
 	int ret;
 
-	ret = read_small_file(path, AUTH_FILE_MAX, &text);
+	ret = read_small_fd(fd, AUTH_FILE_MAX, &text);
 	if (ret) {
 		snprintf(err, errlen, "metrics_auth_file %s: %s", path,
 			 file_errmsg(ret, "larger than 64 KiB"));
@@ -890,9 +892,9 @@ static void httpd_init(struct ioacct_httpd *m)
 	ioacct_ratelimit_init(&m->log_rl, LOG_BURST, LOG_WINDOW_MS, 8);
 }
 
-/* metrics_tls_cert and metrics_tls_key, read into memory; MHD_USE_TLS into *flags. */
-static int load_tls(struct ioacct_httpd *m, const struct ioacct_config *cfg, unsigned int *flags,
-		    char *err, size_t errlen)
+/* metrics_tls_cert and metrics_tls_key (fds), read into memory; MHD_USE_TLS into *flags. */
+static int load_tls(struct ioacct_httpd *m, const struct ioacct_config *cfg,
+		    struct ioacct_httpd_fds *fds, unsigned int *flags, char *err, size_t errlen)
 {
 	const char *path = cfg->metrics_tls_cert;
 	int ret;
@@ -909,10 +911,10 @@ static int load_tls(struct ioacct_httpd *m, const struct ioacct_config *cfg, uns
 			 "use one built with GnuTLS, or a TLS proxy in front of ioacctd");
 		return -ENOTSUP;
 	}
-	ret = read_small_file(path, PEM_FILE_MAX, &m->tls_cert);
+	ret = read_small_fd(&fds->tls_cert, PEM_FILE_MAX, &m->tls_cert);
 	if (!ret) {
 		path = cfg->metrics_tls_key;
-		ret = read_small_file(path, PEM_FILE_MAX, &m->tls_key);
+		ret = read_small_fd(&fds->tls_key, PEM_FILE_MAX, &m->tls_key);
 	}
 	if (ret) {
 		snprintf(err, errlen, "cannot read %s for /metrics over HTTPS: %s", path,
@@ -925,7 +927,8 @@ static int load_tls(struct ioacct_httpd *m, const struct ioacct_config *cfg, uns
 
 /* What the settings give before the server starts: priority addresses, TLS, logins. */
 static int httpd_settings(struct ioacct_httpd *m, const struct ioacct_config *cfg,
-			  unsigned int *flags, char *err, size_t errlen)
+			  struct ioacct_httpd_fds *fds, unsigned int *flags, char *err,
+			  size_t errlen)
 {
 	int n;
 
@@ -943,16 +946,16 @@ static int httpd_settings(struct ioacct_httpd *m, const struct ioacct_config *cf
 		}
 		m->npriority = (size_t)n;
 	}
-	n = load_tls(m, cfg, flags, err, errlen);
+	n = load_tls(m, cfg, fds, flags, err, errlen);
 	if (n)
 		return n;
 	if (cfg->metrics_auth_file[0])
-		return load_creds(m, cfg->metrics_auth_file, err, errlen);
+		return load_creds(m, cfg->metrics_auth_file, &fds->auth, err, errlen);
 	return 0;
 }
 
 struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct ioacct_page *page,
-					char *err, size_t errlen)
+					struct ioacct_httpd_fds *fds, char *err, size_t errlen)
 {
 	/* epoll, not select(): a thousand connections must not pass FD_SETSIZE. */
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
@@ -981,12 +984,13 @@ struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct 
 	m->cfg = cfg;
 	m->page = page;
 	httpd_init(m);
-	if (httpd_settings(m, cfg, &flags, err, errlen))
+	if (httpd_settings(m, cfg, fds, &flags, err, errlen))
 		goto fail;
 	/* The logger first, or MHD prints what comes before it to stderr. */
 	struct MHD_OptionItem opts[] = {
 		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, m },
-		{ MHD_OPTION_SOCK_ADDR, 0, &la.sa },
+		/* Bound by the core (mserver.c): this process may not bind. */
+		{ MHD_OPTION_LISTEN_SOCKET, fds->listen, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS + PRIORITY_CONNECTIONS, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL },
 		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, m },
@@ -998,6 +1002,9 @@ struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct 
 	errno = 0;
 	m->mhd = MHD_start_daemon(flags, port, admit, m, handle, m, MHD_OPTION_ARRAY, opts,
 				  MHD_OPTION_END);
+	/* libmicrohttpd closes the socket when it stops, as if it had made it. */
+	if (m->mhd)
+		fds->listen = -1;
 	if (!m->mhd) {
 		snprintf(err, errlen, "cannot serve /metrics on %s: %s; is another program "
 			 "listening there? Change metrics_listen or remove it%s",
@@ -1056,9 +1063,10 @@ void ioacct_httpd_stop(struct ioacct_httpd *m)
 #else /* !HAVE_MHD */
 
 struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct ioacct_page *page,
-					char *err, size_t errlen)
+					struct ioacct_httpd_fds *fds, char *err, size_t errlen)
 {
 	(void)page;
+	(void)fds;
 	snprintf(err, errlen, "metrics_listen = %s: this ioacctd was built without libmicrohttpd, "
 		 "so it cannot serve /metrics; install libmicrohttpd-dev and rebuild, or remove "
 		 "metrics_listen from the configuration", cfg->metrics_listen);

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "pgstore.h"
+#include "pgremote.h"
 #include "util.h"
 
 #define NSLOTS 4
@@ -44,13 +44,12 @@ struct slot {
 };
 
 struct ioacct_jobload {
-	char *conninfo;
 	pthread_mutex_t lock;         /* the slots' state, jd and err, and busy */
 	struct slot slots[NSLOTS];
 	pthread_t thread;
 	bool busy;                    /* a thread was started and not yet joined */
 	bool running;                 /* under lock: it has not finished */
-	struct ioacct_pgstore *pg;    /* the thread's */
+	struct ioacct_pgremote *pg;   /* the threads': an unprivileged process's connection */
 };
 
 static uint64_t now_ms(void)
@@ -86,25 +85,22 @@ static void *load_main(void *arg)
 	pthread_mutex_unlock(&jl->lock);
 	if (!s)
 		goto done;
-	if (!ioacct_pgstore_connected(jl->pg)) {
-		char why[768];
-
-		ioacct_pgstore_close(jl->pg);
-		jl->pg = ioacct_pgstore_open_query(jl->conninfo, LOAD_STATEMENT_MS, why, sizeof(why));
-		if (!jl->pg)
-			ret = ioacct_seterr(err, sizeof(err), errno ? -errno : -EIO,
-					    "cluster store (cluster_db) unavailable: %s; "
-					    "ioreport --local reads this node's part alone", why);
+	if (!ioacct_pgremote_connected(jl->pg)) {
+		ret = ioacct_pgremote_connect(jl->pg);
+		if (ret)
+			ioacct_seterr(err, sizeof(err), ret, "cluster store (cluster_db) unavailable: %s; "
+				      "ioreport --local reads this node's part alone",
+				      ioacct_pgremote_errmsg(jl->pg));
 	}
 	if (!ret) {
 		uint64_t t0 = now_ms();
 
-		ret = ioacct_pgstore_job_load(jl->pg, cluster, job_id, run, &jd);
+		ret = ioacct_pgremote_job_load(jl->pg, cluster, job_id, run, &jd);
 		if (ret && ret != -ENOENT)
 			snprintf(err, sizeof(err), "%s%s%s",
-				 ioacct_pgstore_connected(jl->pg) ? "" : "cluster store (cluster_db) unavailable: ",
-				 ioacct_pgstore_errmsg(jl->pg),
-				 ioacct_pgstore_connected(jl->pg) ? "" : "; ioreport --local reads this node's part alone");
+				 ioacct_pgremote_connected(jl->pg) ? "" : "cluster store (cluster_db) unavailable: ",
+				 ioacct_pgremote_errmsg(jl->pg),
+				 ioacct_pgremote_connected(jl->pg) ? "" : "; ioreport --local reads this node's part alone");
 		if (!ret)
 			log_debug("cluster store: job %" PRIu64 " of %zu nodes read in %" PRIu64 " ms",
 				  job_id, jd->nnodes ? jd->nnodes : 1, now_ms() - t0);
@@ -123,16 +119,19 @@ done:
 	return NULL;
 }
 
-struct ioacct_jobload *ioacct_jobload_new(const char *conninfo)
+struct ioacct_jobload *ioacct_jobload_new(const struct ioacct_config *cfg)
 {
 	struct ioacct_jobload *jl = calloc(1, sizeof(*jl));
+	int e;
 
 	if (!jl)
 		return NULL;
-	jl->conninfo = strdup(conninfo);
-	if (!jl->conninfo) {
+	/* Started here, in the event loop's thread: only it forks workers (worker.h). */
+	jl->pg = ioacct_pgremote_new(cfg, LOAD_STATEMENT_MS);
+	if (!jl->pg) {
+		e = errno;
 		free(jl);
-		errno = ENOMEM;
+		errno = e;
 		return NULL;
 	}
 	pthread_mutex_init(&jl->lock, NULL);
@@ -262,8 +261,7 @@ void ioacct_jobload_free(struct ioacct_jobload *jl)
 		pthread_join(jl->thread, NULL);
 	for (size_t i = 0; i < NSLOTS; i++)
 		slot_clear(&jl->slots[i]);
-	ioacct_pgstore_close(jl->pg);
+	ioacct_pgremote_free(jl->pg);
 	pthread_mutex_destroy(&jl->lock);
-	free(jl->conninfo);
 	free(jl);
 }

@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 # A private PostgreSQL for scripts/minicluster and the tests: initdb and pg_ctl
 # as the postgres user, listening on a Unix socket in its own directory only,
-# peer authentication, a database `ioacct` owned by root. Sourced (bash).
+# peer authentication, a database `ioacct` owned by root, a role `ioacct`
+# (ioacctd's workers' account) acting as root. Sourced (bash).
 #
 #   pg_find_bin                  sets PGBIN (newest /usr/lib/postgresql/*/bin); 1 when none
 #   pg_init DIR                  initdb in DIR/data, start, create role root and db ioacct;
@@ -37,10 +38,15 @@ pg_init() {
 	runuser -u postgres -- "$PGBIN/initdb" -D "$d/data" -A peer --auth-local=peer -U postgres \
 		> "$d/initdb.log" 2>&1 || { echo "initdb failed: $(tail -3 "$d/initdb.log")" >&2; return 1; }
 	pg_start "$d" || return 1
-	# ioacctd connects as root (peer authentication on the Unix socket).
+	# Peer authentication on the Unix socket: tools and tests connect as root; ioacctd's
+	# cluster store worker runs as the account ioacct (issue 37), whose role acts as
+	# root's (a member, SET ROLE at login): what either makes, the other may use.
 	runuser -u postgres -- "$PGBIN/createuser" -h "$d" root &&
-		runuser -u postgres -- "$PGBIN/createdb" -h "$d" -O root ioacct || {
-		echo "cannot create role root and database ioacct in $d" >&2
+		runuser -u postgres -- "$PGBIN/createdb" -h "$d" -O root ioacct &&
+		runuser -u postgres -- "$PGBIN/psql" -X -q -h "$d" -d postgres \
+			-c 'CREATE ROLE ioacct LOGIN IN ROLE root' \
+			-c "ALTER ROLE ioacct SET role = 'root'" || {
+		echo "cannot create roles root and ioacct and database ioacct in $d" >&2
 		return 1
 	}
 	PGURL=$(pg_url "$d")

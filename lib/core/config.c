@@ -99,6 +99,8 @@ static const struct key keys[] = {
 	{ "cluster_retention", KEY_BOOL, FIELD(cluster_retention), 0, 0 },
 	{ "log_level", KEY_LOG_LEVEL, FIELD(log_level), 0, 0 },
 	{ "private_data", KEY_BOOL, FIELD(private_data), 0, 0 },
+	/* The account of what faces the network (daemon/worker.c, issue 37). */
+	{ "user", KEY_NAME, FIELD(user), 0, 0 },
 	{ "views", KEY_VIEWS, FIELD(views), 0, 0 },
 	/* The MPI libraries whose MPI-IO calls are counted (issue 27, daemon/mpiprobes.c). */
 	{ "mpi_libraries", KEY_LIBNAMES, FIELD(mpi_libraries), 0, 0 },
@@ -389,6 +391,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 		*dot = '\0';
 	cfg->log_level = IOACCT_LOG_INFO;
 	cfg->private_data = false;
+	ioacct_strlcpy(cfg->user, "ioacct", sizeof(cfg->user));
 	cfg->views = IOACCT_VIEWS_ALL;
 	ioacct_strlcpy(cfg->mpi_libraries, "libmpi.so*,libmpich.so*", sizeof(cfg->mpi_libraries));
 	cfg->mpi_detach_after_s = 600;

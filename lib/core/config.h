@@ -75,6 +75,7 @@ struct ioacct_config {
 	bool cluster_retention;          /* cluster_retention = no: also purge/downsample cluster_db */
 	int log_level;                   /* log_level = info */
 	bool private_data;               /* private_data = no */
+	char user[32];                   /* user = ioacct: the account ioacctd's unprivileged parts run as */
 	uint32_t views;                  /* views = all: bit i for ioacct_view_names[i] (IOACCT_VIEWS_ALL) */
 	char mpi_libraries[128];         /* mpi_libraries = libmpi.so*,libmpich.so* (none: no MPI-IO counters) */
 	uint64_t mpi_detach_after_s;     /* mpi_detach_after = 10min: a library unused this long loses its uprobes */

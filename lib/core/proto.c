@@ -77,6 +77,7 @@ enum attr_kind {
 	KIND_STRING,
 	KIND_HIST,   /* IOACCT_NR_SIZE_BINS u64 */
 	KIND_ERRCLS, /* IOACCT_NR_ERR_CLASSES u64 */
+	KIND_U64S,   /* u64 words, exactly as many as the field holds */
 	KIND_NESTED, /* a list of attributes */
 };
 
@@ -217,6 +218,66 @@ static const struct field job_fields[] = {
 	JOBREQ(after_path, IOACCT_ATTR_FILE_PATH, 0),
 };
 
+/* ioacctd and its workers (proto.h, struct ioacct_req_worker): each message's fields. */
+#define WRK(member, attr, flags) FIELD(struct ioacct_req_worker, member, attr, flags)
+static const struct field w_init_fields[] = {
+	WRK(text, IOACCT_ATTR_DETAIL, F_REQUIRED),
+};
+
+static const struct field w_log_fields[] = {
+	WRK(code, IOACCT_ATTR_CODE, F_REQUIRED),
+	WRK(text, IOACCT_ATTR_DETAIL, 0),
+};
+
+/* w_page, w_post: the bytes of the memfd beside them. */
+static const struct field w_page_fields[] = {
+	WRK(size, IOACCT_ATTR_BYTES, F_REQUIRED),
+};
+
+static const struct field w_post_fields[] = {
+	WRK(size, IOACCT_ATTR_BYTES, F_REQUIRED),
+};
+
+static const struct field w_elf_fields[] = {
+	WRK(text, IOACCT_ATTR_DETAIL, 0),
+};
+
+static const struct field w_pg_connect_fields[] = {
+	WRK(code, IOACCT_ATTR_CODE, 0),
+};
+
+static const struct field w_pg_put_fields[] = {
+	WRK(keys, IOACCT_ATTR_JOB_IDS, F_REQUIRED),
+};
+
+static const struct field w_pg_offer_fields[] = {
+	WRK(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	WRK(cluster, IOACCT_ATTR_CLUSTER, 0),
+	WRK(restart, IOACCT_ATTR_RESTART, 0),
+	WRK(start_ns, IOACCT_ATTR_START_NS, 0),
+	WRK(uid, IOACCT_ATTR_UID, 0),
+	WRK(gid, IOACCT_ATTR_GID, 0),
+	WRK(report.path, IOACCT_ATTR_REPORT_PATH, 0),
+	WRK(report.formats, IOACCT_ATTR_REPORT_FORMATS, 0),
+	WRK(report.nodes, IOACCT_ATTR_REPORT_NODES, 0),
+	WRK(report.copy_dir, IOACCT_ATTR_REPORT_COPY_DIR, 0),
+};
+
+static const struct field w_pg_claim_fields[] = {
+	WRK(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	WRK(cluster, IOACCT_ATTR_CLUSTER, 0),
+	WRK(restart, IOACCT_ATTR_RESTART, 0),
+	WRK(code, IOACCT_ATTR_CODE, 0),
+};
+
+static const struct field w_pg_written_fields[] = {
+	WRK(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	WRK(cluster, IOACCT_ATTR_CLUSTER, 0),
+	WRK(restart, IOACCT_ATTR_RESTART, 0),
+	WRK(node, IOACCT_ATTR_NODE, 0),
+	WRK(missing, IOACCT_ATTR_MISSING_NODES, 0),
+};
+
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
 static const struct field reply_fields[] = {
 	REP(status, IOACCT_ATTR_STATUS, F_REQUIRED),
@@ -252,6 +313,16 @@ static const struct field reply_fields[] = {
 	REP(more, IOACCT_ATTR_MORE, 0),
 	REP(report_merged, IOACCT_ATTR_REPORT_MERGED, 0),
 	REP(watches, IOACCT_ATTR_WATCH, F_REPEAT),
+	/* A worker's reply: the code, an ELF file's offsets, a claimed merged report. */
+	REP(w.code, IOACCT_ATTR_CODE, 0),
+	REP(w.offsets, IOACCT_ATTR_OFFSETS, 0),
+	REP(w.report.path, IOACCT_ATTR_REPORT_PATH, 0),
+	REP(w.report.formats, IOACCT_ATTR_REPORT_FORMATS, 0),
+	REP(w.report.nodes, IOACCT_ATTR_REPORT_NODES, 0),
+	REP(w.report.copy_dir, IOACCT_ATTR_REPORT_COPY_DIR, 0),
+	REP(w.uid, IOACCT_ATTR_UID, 0),
+	REP(w.gid, IOACCT_ATTR_GID, 0),
+	REP(w.missing, IOACCT_ATTR_MISSING_NODES, 0),
 };
 
 #define ROW(member, attr, flags) FIELD(struct ioacct_snap_row, member, attr, flags)
@@ -307,6 +378,8 @@ static const struct field qstep_fields[] = {
 	QSTEP(step.end_ns, IOACCT_ATTR_END_NS, 0),
 	QSTEP(step.state, IOACCT_ATTR_STATE, 0),
 	QSTEP(step.exit_code, IOACCT_ATTR_EXIT_CODE, 0),
+	/* Left empty for clients; an outbox job's pages to the cluster store's worker carry it. */
+	QSTEP(step.cgroup, IOACCT_ATTR_CGROUP, 0),
 };
 
 #define QMOUNT(member, attr, flags) FIELD(struct ioacct_qmount_row, member, attr, flags)
@@ -558,6 +631,7 @@ static size_t kind_len(enum attr_kind kind)
 	case KIND_ERRCLS:
 		return 8 * IOACCT_NR_ERR_CLASSES;
 	case KIND_STRING:
+	case KIND_U64S:
 	case KIND_NESTED:
 		break;
 	}
@@ -742,6 +816,23 @@ static int encode_rows(struct ioacct_buf *b, uint16_t attr, const struct ioacct_
 	return 0;
 }
 
+/* The field's u64 words, little-endian in place; sent unless all are zero (and not required). */
+static int encode_u64s(struct ioacct_buf *b, const struct field *f, const uint8_t *src)
+{
+	int ret;
+
+	if (is_zero(src, f->size) && !(f->flags & F_REQUIRED))
+		return 0;
+	ret = attr_begin(b, f->attr, f->size);
+	if (!ret)
+		ret = buf_reserve(b, pad4(f->size));
+	if (ret)
+		return ret;
+	words_le(b->data + b->len, src, f->size, 8);
+	b->len += f->size; /* a multiple of 8: no padding */
+	return 0;
+}
+
 static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8_t *base,
 			const struct ioacct_reply *rep)
 {
@@ -760,6 +851,8 @@ static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8
 	}
 	if (kind == KIND_NESTED)
 		return rep ? encode_rows(b, f->attr, rep) : -EINVAL;
+	if (kind == KIND_U64S)
+		return encode_u64s(b, f, src);
 	n = strnlen((const char *)src, f->size);
 	if (n == f->size)
 		return -EINVAL; /* not terminated: the decoder could not store it */
@@ -907,6 +1000,9 @@ static int attr_check(const struct attr *a, unsigned int depth, const char *ctx,
 	if (kind_len(kind) && a->len != kind_len(kind))
 		return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) has length %u, expected %zu",
 			    ctx, a->type, attr_name(a->type), a->len, kind_len(kind));
+	if (kind == KIND_U64S && a->len % 8)
+		return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) has length %u, not whole u64 words",
+			    ctx, a->type, attr_name(a->type), a->len);
 	if (kind == KIND_STRING && (nul = memchr(a->val, 0, a->len)))
 		return fail(err, errlen, -EINVAL, "%s: attribute %u (%s) has a NUL byte at offset %zu",
 			    ctx, a->type, attr_name(a->type), (size_t)(nul - a->val));
@@ -962,6 +1058,13 @@ static int decode_attr(const struct list *l, const struct field *f, const struct
 	}
 	if (kind == KIND_NESTED)
 		return decode_row(l, a, err, errlen);
+	if (kind == KIND_U64S) {
+		if (a->len != f->size)
+			return fail(err, errlen, -EINVAL, "%s: attribute %u (%s) has length %u, expected %zu",
+				    l->ctx, a->type, attr_name(a->type), a->len, f->size);
+		words_le(dst, a->val, a->len, 8);
+		return 0;
+	}
 	if (a->len >= f->size)
 		return fail(err, errlen, -EINVAL, "%s: attribute %u (%s) has length %u, more than %zu",
 			    l->ctx, a->type, attr_name(a->type), a->len, f->size - 1);

@@ -15,7 +15,8 @@
  *   name    what error messages call it: "attribute 7 (cgroup)"
  *   kind    its value: U32, I32, U64, I64 (little-endian), STRING (no NUL),
  *           HIST (IOACCT_NR_SIZE_BINS u64), ERRCLS (IOACCT_NR_ERR_CLASSES
- *           u64), NESTED (a list of attributes: one row of a reply's list)
+ *           u64), U64S (u64 words, exactly as many as its field holds),
+ *           NESTED (a list of attributes: one row of a reply's list)
  *
  * No includes, no types: proto.c's private list, included there only.
  */
@@ -171,6 +172,13 @@
 	/* sbatch --io-monitor=spans: register asks for OTLP spans */                   \
 	/* (IOACCT_SPANS_*), its reply says why there are none. */                      \
 	X(SPANS, 140, spans, U32)                                                       \
-	X(SPANS_ERROR, 141, spans_error, STRING)
+	X(SPANS_ERROR, 141, spans_error, STRING)                                        \
+	/* 142..174 free. ioacctd and its unprivileged workers (issue 37, */            \
+	/* daemon/worker.h): a message's one number, whose meaning the message */       \
+	/* says (proto.h, struct ioacct_req_worker); an ELF file's function */          \
+	/* offsets; the nodes a merged report was written without. */                   \
+	X(CODE, 175, code, U32)                                                         \
+	X(OFFSETS, 176, offsets, U64S)                                                  \
+	X(MISSING_NODES, 177, missing_nodes, STRING)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

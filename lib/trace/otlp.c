@@ -294,6 +294,8 @@ struct ioacct_otlp {
 	char node[256];
 	size_t budget;
 	int timeout_ms;
+	ioacct_otlp_post_fn post;   /* NULL: this process POSTs (ioacct_http_post) */
+	void *post_ctx;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;        /* the sender: a batch is ready, or closing */
@@ -343,6 +345,9 @@ static void send_batch(struct ioacct_otlp *o, struct ioacct_pb *spans, uint64_t 
 	if (req.oom) {
 		status = -ENOMEM;
 		snprintf(err, sizeof(err), "out of memory");
+	} else if (o->post) {
+		status = o->post(o->post_ctx, &o->url, req.p, req.len, o->timeout_ms, err,
+				 sizeof(err));
 	} else {
 		status = ioacct_http_post(&o->url, "application/x-protobuf", req.p, req.len,
 					  o->timeout_ms, err, sizeof(err));
@@ -438,6 +443,15 @@ int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioa
 		     const char *node, size_t queue_bytes, int timeout_ms, char *err,
 		     size_t errlen)
 {
+	return ioacct_otlp_open_with(out, url, ids, node, queue_bytes, timeout_ms, NULL, NULL, err,
+				     errlen);
+}
+
+int ioacct_otlp_open_with(struct ioacct_otlp **out, const char *url,
+			  const struct ioacct_otlp_ids *ids, const char *node, size_t queue_bytes,
+			  int timeout_ms, ioacct_otlp_post_fn post, void *post_ctx, char *err,
+			  size_t errlen)
+{
 	struct ioacct_otlp *o = calloc(1, sizeof(*o));
 	int ret;
 
@@ -455,6 +469,8 @@ int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const struct ioa
 	snprintf(o->node, sizeof(o->node), "%s", node);
 	o->budget = queue_bytes;
 	o->timeout_ms = timeout_ms;
+	o->post = post;
+	o->post_ctx = post_ctx;
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_cond_init(&o->wake, NULL);
 	pthread_cond_init(&o->idle, NULL);

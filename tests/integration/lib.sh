@@ -10,6 +10,9 @@ IORUN=$abs_top_builddir/tools/iorun
 IOWORK=$abs_top_builddir/tests/integration/iowork
 IOPOKE=$abs_top_builddir/tests/integration/iopoke
 
+# shellcheck source=scripts/lib/account.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/account.sh"
+
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; dump_log; exit 1; }
 ok() { echo "ok: $*"; }
@@ -30,6 +33,8 @@ require_root_bpf() {
 }
 
 setup() {
+	# The account ioacctd's unprivileged workers run as (issue 37).
+	ioacct_account || fail "no account for ioacctd's workers"
 	T=$(mktemp -d /var/tmp/ioacct-test.XXXXXX)
 	PIN=/sys/fs/bpf/ioacct-test-$$
 	CONF=$T/ioacct.conf

@@ -379,7 +379,7 @@ static void test_whitespace(void **state)
 		   "cgroup_v1_hierarchy, cgroup_mode, "
 		   "cgroup_parent, cluster, "
 		   "node_name, node, cluster_db, merge_timeout, purge_after, downsample_after, downsample_width, "
-		   "retention_interval, cluster_retention, log_level, private_data, views, mpi_libraries, "
+		   "retention_interval, cluster_retention, log_level, private_data, user, views, mpi_libraries, "
 		   "mpi_detach_after, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, metrics_priority, "
