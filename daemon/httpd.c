@@ -425,7 +425,11 @@ static int read_small_fd(int *pfd, size_t max, char **out)
 	*pfd = -1;
 	if (fd < 0)
 		return -EBADF;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	/*
+	 * From its start: the core's copy of the descriptor shares the offset,
+	 * and the worker started before this one read the file to its end.
+	 */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || lseek(fd, 0, SEEK_SET) != 0) {
 		close(fd);
 		return -ESPIPE;
 	}

@@ -9,8 +9,10 @@
  */
 #include "mpiprobes.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,6 +55,7 @@ struct mpilib {
 	size_t nslots;
 	uint64_t idle_since_ns; /* no slot uses it since (CLOCK_MONOTONIC); 0: in use */
 	int fd;                 /* pending: the file; -1 once attached */
+	bool warm;              /* pending for the answer only (elf_prewarm): no job loads it yet */
 	uint32_t seq;           /* pending: its w_elf request; 0: not sent yet */
 	uint64_t pending_ns;    /* pending since (CLOCK_MONOTONIC) */
 	char *shown;            /* pending: its path, for the log */
@@ -60,6 +63,14 @@ struct mpilib {
 
 /* A library the ELF worker has not answered for in this long is given up (its next open tries again). */
 #define ELF_WAIT_NS (30 * NSEC_PER_SEC)
+/*
+ * The answers kept, by file: a library attached again (the next job, after
+ * mpi_detach_after) is attached at its open, as before there was a worker,
+ * rather than after a round trip, which gives the job's ranks time to map
+ * it (and each uprobe then patches every process mapping it: seconds on a
+ * loaded machine, while MPI_File_open goes uncounted).
+ */
+#define ELF_CACHE 8
 
 struct mpirank {
 	uint32_t slot, tgid;
@@ -97,6 +108,16 @@ struct ioacct_mpiprobes {
 	void *span_ctx;
 	/* The unprivileged process that parses the libraries' ELF (elfw.c). */
 	struct ioacct_worker *elf;
+	/* What it said of the last files (ELF_CACHE), reused while the file is the same. */
+	struct elfseen {
+		dev_t dev;
+		ino_t ino;
+		off_t size;
+		struct timespec ctime;
+		enum ioacct_mpi_flavour fl;
+		uint64_t off[NFUNCS];
+	} seen[ELF_CACHE];
+	size_t nseen;
 };
 
 /*
@@ -378,6 +399,43 @@ static struct mpilib *lib_pending(struct ioacct_mpiprobes *m, uint32_t seq)
 	return NULL;
 }
 
+/* What the ELF worker said of this very file before (same inode, size and ctime), or NULL. */
+static const struct elfseen *elf_seen(const struct ioacct_mpiprobes *m, const struct stat *sb)
+{
+	for (size_t i = 0; i < m->nseen && i < ELF_CACHE; i++) {
+		const struct elfseen *e = &m->seen[i];
+
+		if (e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
+		    e->ctime.tv_sec == sb->st_ctim.tv_sec && e->ctime.tv_nsec == sb->st_ctim.tv_nsec)
+			return e;
+	}
+	return NULL;
+}
+
+/* Keeps what the worker said of the library's file, over the oldest kept. */
+static void elf_keep(struct ioacct_mpiprobes *m, const struct mpilib *lib,
+		     enum ioacct_mpi_flavour fl, const uint64_t *off)
+{
+	struct elfseen *e = &m->seen[m->nseen++ % ELF_CACHE];
+	struct stat sb;
+
+	if (fstat(lib->fd, &sb))
+		return;
+	*e = (struct elfseen){ .dev = sb.st_dev, .ino = sb.st_ino, .size = sb.st_size,
+			       .ctime = sb.st_ctim, .fl = fl };
+	memcpy(e->off, off, sizeof(e->off));
+}
+
+/* Attached, by offset, to the file checked; pending no more. */
+static void lib_attached(struct ioacct_mpiprobes *m, struct mpilib *lib,
+			 enum ioacct_mpi_flavour fl, const uint64_t *off)
+{
+	lib_attach(m, lib, fl, off);
+	close(lib->fd);
+	lib->fd = -1;
+	lib->seq = 0;
+}
+
 /* The ELF worker's answer: attach, by offset, to the file checked. */
 static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 {
@@ -389,15 +447,72 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 		return; /* given up meanwhile */
 	if (rep->status) {
 		log_warn("MPI-IO: %s not attached: its ELF: %s", lib->shown, rep->error);
-		fl = IOACCT_MPI_UNKNOWN;
-	} else {
-		if (fl > IOACCT_MPI_MPICH)
-			fl = IOACCT_MPI_UNKNOWN; /* the worker is not to be trusted with an index */
-		lib_attach(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
+		close(lib->fd);
+		lib->fd = -1;
+		lib->seq = 0;
+		return;
 	}
-	close(lib->fd);
-	lib->fd = -1;
-	lib->seq = 0;
+	if (fl > IOACCT_MPI_MPICH)
+		fl = IOACCT_MPI_UNKNOWN; /* the worker is not to be trusted with an index */
+	elf_keep(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
+	if (!lib->warm) {
+		lib_attached(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
+		return;
+	}
+	/* Parsed ahead (elf_prewarm): kept, nothing attached until a job loads it. */
+	lib_free(lib);
+	*lib = m->libs[--m->nlibs];
+}
+
+/*
+ * The host's libraries of mpi_libraries' names, in the usual directories,
+ * parsed once at start and their answers kept (ELF_CACHE): a job that
+ * loads one is attached at its open, as before there was a worker. The
+ * same rule as a job's library: a regular file of root's that only root
+ * may write; each file once (links to it are the same inode).
+ */
+static void elf_prewarm(struct ioacct_mpiprobes *m, char prefix[][IOACCT_LIBNAME_MAX], int n)
+{
+	static const char *const dirs[] = {
+		"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/lib/x86_64-linux-gnu",
+		"/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+	};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char path[PATH_MAX];
+			struct mpilib *lib;
+			struct stat sb;
+			bool match = false, known = false;
+			int fd;
+
+			for (int k = 0; k < n && !match; k++)
+				match = !strncmp(de->d_name, prefix[k], strlen(prefix[k]));
+			if (!match)
+				continue;
+			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+			if (fd < 0)
+				continue;
+			for (size_t k = 0; k < m->nlibs && !fstat(fd, &sb); k++)
+				known |= m->libs[k].dev == sb.st_dev && m->libs[k].ino == sb.st_ino;
+			snprintf(path, sizeof(path), "%s/%s", dirs[i], de->d_name);
+			if (known || fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_uid != 0 ||
+			    (sb.st_mode & 022) || !(lib = realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)))) {
+				close(fd);
+				continue;
+			}
+			m->libs = lib;
+			lib = &m->libs[m->nlibs++];
+			*lib = (struct mpilib){ .dev = sb.st_dev, .ino = sb.st_ino, .fd = fd, .warm = true,
+						.shown = strdup(path), .pending_ns = ioacct_mono_ns() };
+			log_debug("MPI-IO: %s to be parsed ahead", path);
+		}
+		if (d)
+			closedir(d);
+	}
 }
 
 /* The worker is (again) ready: the libraries still pending are asked for. */
@@ -457,6 +572,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	const struct ioacct_mpi_event *e = data;
 	struct ioacct_mpiprobes *m = ctx;
 	char path[IOACCT_MPI_PATH_MAX + 64], fdpath[32];
+	const struct elfseen *seen;
 	struct mpilib *lib = NULL;
 	struct stat sb;
 	int fd;
@@ -495,6 +611,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	for (size_t i = 0; i < m->nlibs && !lib; i++)
 		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino)
 			lib = &m->libs[i];
+	if (lib && lib->warm) {
+		/* Parsed ahead, not answered yet: attached when it is. */
+		lib->warm = false;
+		lib->pending_ns = ioacct_mono_ns();
+	}
 	if (!lib) {
 		char *shown = strdup(path);
 
@@ -514,7 +635,11 @@ static int on_event(void *ctx, void *data, size_t size)
 		/* Kept until attached: the uprobes name this file, the one checked. */
 		lib->fd = fd;
 		fd = -1;
-		elf_ask(m, lib);
+		seen = elf_seen(m, &sb);
+		if (seen)
+			lib_attached(m, lib, seen->fl, seen->off);
+		else
+			elf_ask(m, lib);
 	}
 	lib_use(lib, e->slot);
 out:
@@ -625,6 +750,9 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 		ret = m->elf ? ioacct_worker_start(m->elf, 0, why, sizeof(why)) : -errno;
 		what = "start the ELF worker of";
 	}
+	/* Asked for as soon as it is ready (elf_ready). */
+	if (!ret)
+		elf_prewarm(m, prefix, n);
 	if (!ret)
 		return m;
 fail:

@@ -84,6 +84,30 @@ static void on_sigbus_say_why(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
+/* The unprivileged workers' machinery (worker.h), before any is started. 0 or -errno (said). */
+static int workers_init(const struct ioacct_config *cfg)
+{
+	int ret = ioacct_workers_init(cfg);
+
+	if (ret)
+		log_err("workers: %s", strerror(-ret));
+	return ret;
+}
+
+/* SIGTERM and SIGINT stop the daemon, SIGPIPE is an error where it happens, SIGBUS is said. */
+static void signals_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	on_sigbus_say_why();
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -469,7 +493,6 @@ int main(int argc, char **argv)
 	struct ioacct_export *ex = NULL;
 	struct ioacct_retainer *retainer = NULL;
 	struct ioacct_metrics *metrics = NULL;
-	struct sigaction sa;
 	char err[1024];
 	int pidfd = -1, lfd = -1, ret;
 	uint32_t njobs = 0, ncg = 0;
@@ -495,20 +518,9 @@ int main(int argc, char **argv)
 		ioacct_log_set_sink(ioacct_log_sink_syslog, NULL);
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	on_sigbus_say_why();
-
-	if (pidfile_open(cfg.pid_file, &pidfd))
+	signals_init();
+	if (pidfile_open(cfg.pid_file, &pidfd) || workers_init(&cfg))
 		goto out;
-	if (ioacct_workers_init(&cfg)) {
-		log_err("workers: %s", strerror(errno));
-		goto out;
-	}
 	/* Before the probes: a taken address must fail before anything is loaded. */
 	if (cfg.metrics_listen[0] && !(metrics = ioacct_metrics_start(&cfg, err, sizeof(err)))) {
 		log_err("%s", err);
@@ -545,11 +557,10 @@ int main(int argc, char **argv)
 
 	ret = serve(&cfg, lfd, reg, ex, metrics) ? EXIT_RUNTIME : 0;
 	log_info("stopping on signal %d", (int)stop_signal);
-	/* No thread waits on a worker from now: each call in progress ends. */
-	ioacct_workers_cancel();
 	ioacct_registry_drain(reg, false);
 	ioacct_registry_counts(reg, &njobs, &ncg);
 out:
+	/* No thread waits on a worker from now: each call in progress ends. */
 	ioacct_workers_cancel();
 	threads_stop(ex, retainer);
 	if (lfd >= 0) {

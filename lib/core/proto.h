@@ -96,6 +96,8 @@ struct ioacct_buf {
 
 void ioacct_buf_free(struct ioacct_buf *b);
 void ioacct_buf_reset(struct ioacct_buf *b); /* len = 0, keeps memory */
+/* Makes room for `extra` more bytes after len. 0 or -ENOMEM. */
+int ioacct_buf_reserve(struct ioacct_buf *b, size_t extra);
 
 /* register: a cgroup becomes watched as (job, step). */
 struct ioacct_req_register {
@@ -465,6 +467,9 @@ void ioacct_reply_error(struct ioacct_reply *r, int status, const char *fmt, ...
 
 /* Encoding: appends one whole message (header included) to `out`. 0 or -errno. */
 int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_request *req);
+/* The same with sequence number seq instead of req->seq. */
+int ioacct_proto_encode_request_seq(struct ioacct_buf *out, const struct ioacct_request *req,
+				    uint32_t seq);
 int ioacct_proto_encode_reply(struct ioacct_buf *out, const struct ioacct_reply *rep);
 
 /*
