@@ -79,7 +79,7 @@ unprivileged() {
 		fail "$2 (pid $1) is not uid $UID_IOACCT: $(grep ^Uid "$s")"
 	grep -qx "Gid:	$GID_IOACCT	$GID_IOACCT	$GID_IOACCT	$GID_IOACCT" "$s" ||
 		fail "$2 (pid $1) is not gid $GID_IOACCT: $(grep ^Gid "$s")"
-	grep -qx "Groups:	*" "$s" || fail "$2 (pid $1) has groups: $(grep ^Groups "$s")"
+	grep -qE '^Groups:\s*$' "$s" || fail "$2 (pid $1) has groups: $(grep ^Groups "$s")"
 	for c in CapInh CapPrm CapEff CapBnd CapAmb; do
 		grep -qx "$c:	0000000000000000" "$s" || fail "$2 (pid $1): $(grep "^$c" "$s")"
 	done
