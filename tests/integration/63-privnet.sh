@@ -115,7 +115,7 @@ export_job() {
 # spans_job ID: a job's spans reach the collector, none dropped.
 spans_job() {
 	local before
-	before=$(wc -l < "$T/coll/posts.log" 2> /dev/null || echo 0)
+	before=$(wc -l 2> /dev/null < "$T/coll/posts.log" || echo 0)
 	"$IORUN" --spans --job-id "$1" -o /dev/null -- "$IOSEQ" "$D/s$1" "$D/missing" 2> "$T/spans.err" ||
 		fail "iorun --spans: $(cat "$T/spans.err")"
 	for _ in $(seq 1 600); do
