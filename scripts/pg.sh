@@ -2,8 +2,8 @@
 # shellcheck shell=bash
 # A private PostgreSQL for scripts/minicluster and the tests: initdb and pg_ctl
 # as the postgres user, listening on a Unix socket in its own directory only,
-# peer authentication, a database `ioacct` owned by root, a role `ioacct`
-# (ioacctd's workers' account) acting as root. Sourced (bash).
+# peer authentication, a database `ioacct` owned by root, which ioacctd's
+# account (ioacct) connects as through a map. Sourced (bash).
 #
 #   pg_find_bin                  sets PGBIN (newest /usr/lib/postgresql/*/bin); 1 when none
 #   pg_init DIR                  initdb in DIR/data, start, create role root and db ioacct;
@@ -20,7 +20,7 @@ pg_find_bin() {
 	[ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] && [ -x "$PGBIN/pg_ctl" ] || { PGBIN=''; return 1; }
 }
 
-pg_url() { echo "postgresql:///ioacct?host=$1"; }
+pg_url() { echo "postgresql:///ioacct?host=$1&user=root"; }
 
 pg_start() {
 	local d=$1 log=$1/postgresql.log
@@ -37,16 +37,18 @@ pg_init() {
 	chown postgres: "$d"
 	runuser -u postgres -- "$PGBIN/initdb" -D "$d/data" -A peer --auth-local=peer -U postgres \
 		> "$d/initdb.log" 2>&1 || { echo "initdb failed: $(tail -3 "$d/initdb.log")" >&2; return 1; }
+	# ioacctd runs as its account and connects as the role root, which the
+	# peer authentication's map grants it, as a site's pg_ident.conf may
+	# (ioacctd(8), PRIVILEGES); root and postgres stay themselves.
+	runuser -u postgres -- sh -c "printf '%s\n' 'ioacct root root' 'ioacct postgres postgres' \
+		'ioacct ioacct root' >> '$d/data/pg_ident.conf' &&
+		sed -i 's/^\(local[[:space:]]*all[[:space:]]*all[[:space:]]*peer\)\$/\1 map=ioacct/' \
+		'$d/data/pg_hba.conf'" || { echo "cannot map ioacct to the role root in $d" >&2; return 1; }
 	pg_start "$d" || return 1
-	# Peer authentication on the Unix socket: tools and tests connect as root; ioacctd's
-	# cluster store worker runs as the account ioacct (issue 37), whose role acts as
-	# root's (a member, SET ROLE at login): what either makes, the other may use.
+	# The tests and ioacctd (mapped) connect as root (peer authentication on the Unix socket).
 	runuser -u postgres -- "$PGBIN/createuser" -h "$d" root &&
-		runuser -u postgres -- "$PGBIN/createdb" -h "$d" -O root ioacct &&
-		runuser -u postgres -- "$PGBIN/psql" -X -q -h "$d" -d postgres \
-			-c 'CREATE ROLE ioacct LOGIN IN ROLE root' \
-			-c "ALTER ROLE ioacct SET role = 'root'" || {
-		echo "cannot create roles root and ioacct and database ioacct in $d" >&2
+		runuser -u postgres -- "$PGBIN/createdb" -h "$d" -O root ioacct || {
+		echo "cannot create role root and database ioacct in $d" >&2
 		return 1
 	}
 	PGURL=$(pg_url "$d")
