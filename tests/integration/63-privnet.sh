@@ -7,7 +7,8 @@
 # and the cluster queries'), the OTLP sender and the MPI libraries' ELF
 # parser.
 #  1. Each runs as the account ioacct, its groups its own alone, with no
-#     capability in any set (CapBnd too: the daemon is root here), NoNewPrivs
+#     capability in any set (CapBnd too while the daemon is root; else no more than
+#     the daemon's bounding set), NoNewPrivs
 #     1, Seccomp 2, and no descriptor of the store, the BPF objects or pins.
 #  2. Each killed with SIGKILL: the daemon goes on, says how it ended, starts
 #     it again (as unprivileged), and its work is done: /metrics served, a job
@@ -80,9 +81,22 @@ unprivileged() {
 	grep -qx "Gid:	$GID_IOACCT	$GID_IOACCT	$GID_IOACCT	$GID_IOACCT" "$s" ||
 		fail "$2 (pid $1) is not gid $GID_IOACCT: $(grep ^Gid "$s")"
 	grep -qE '^Groups:\s*$' "$s" || fail "$2 (pid $1) has groups: $(grep ^Groups "$s")"
-	for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+	for c in CapInh CapPrm CapEff CapAmb; do
 		grep -qx "$c:	0000000000000000" "$s" || fail "$2 (pid $1): $(grep "^$c" "$s")"
 	done
+	# The bounding set: empty when the daemon is root (here, before issue 37's own
+	# account for the core); one that is not keeps its own bounding set (emptying it
+	# needs CAP_SETPCAP), no more than it, which with no capability in any other set
+	# and NoNewPrivs no execve() can raise.
+	local bnd core
+	bnd=$((16#$(awk '$1 == "CapBnd:" { print $2 }' "$s")))
+	if grep -qE '^Uid:\s+0\s' "/proc/$DAEMON_PID/status"; then
+		[ "$bnd" = 0 ] || fail "$2 (pid $1): $(grep ^CapBnd "$s")"
+	else
+		core=$((16#$(awk '$1 == "CapBnd:" { print $2 }' "/proc/$DAEMON_PID/status")))
+		[ $((bnd & ~core)) = 0 ] ||
+			fail "$2 (pid $1): $(grep ^CapBnd "$s"), more than ioacctd's own bounding set"
+	fi
 	grep -qx "NoNewPrivs:	1" "$s" || fail "$2 (pid $1): $(grep ^NoNewPrivs "$s")"
 	grep -qx "Seccomp:	2" "$s" || fail "$2 (pid $1): $(grep ^Seccomp: "$s")"
 	for f in /proc/"$1"/fd/*; do
