@@ -586,6 +586,34 @@ static int lib_look(uint32_t tgid, const char *path, struct stat *sb, const char
 	return ret;
 }
 
+/*
+ * A pending library's ELF to the worker (elfw.c): where its functions are.
+ * Not ready, or not reading: it waits, and is asked for when the worker is
+ * ready (elf_ready) or the next round (elf_expire).
+ */
+static void elf_ask(struct ioacct_mpiprobes *m, struct mpilib *lib)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_W_ELF };
+	char fdpath[32];
+	int fd, ret;
+
+	/* The handle's file, checked (lib_check()), opened to be read: the worker cannot open. */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", lib->fd);
+	fd = open(fdpath, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		log_warn("MPI-IO: %s: cannot open it for the ELF worker: %s", lib->shown,
+			 strerror(errno));
+		return;
+	}
+	ioacct_strlcpy(req.u.worker.text, lib->shown, sizeof(req.u.worker.text));
+	ret = ioacct_worker_send(m->elf, &req, &fd, 1, &lib->seq);
+	close(fd);
+	if (ret)
+		lib->seq = 0;
+	if (ret && ret != -ENOTCONN && ret != -EAGAIN)
+		log_warn("MPI-IO: %s: cannot ask the ELF worker: %s", lib->shown, strerror(-ret));
+}
+
 static struct mpilib *lib_pending(struct ioacct_mpiprobes *m, uint32_t seq)
 {
 	for (size_t i = 0; i < m->nlibs; i++)

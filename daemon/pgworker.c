@@ -37,6 +37,8 @@ static int pg_init(struct ioacct_wside *ws, int *fds, size_t nfds, char *err, si
 		return ioacct_seterr(err, errlen, -ENOMEM, "out of memory");
 	x->ws = ws;
 	ws->state = x;
+	/* The pages it serves have the budget of ioacctd's own (query_page_time). */
+	ioacct_query_page_ms_set((unsigned int)ws->cfg.query_page_ms);
 	if (!ioacct_pgstore_available())
 		return ioacct_seterr(err, errlen, -ENOTSUP, "this ioacctd was built without libpq");
 	return 0;
