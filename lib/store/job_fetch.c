@@ -207,6 +207,28 @@ static int file_ptr_cmp(const void *a, const void *b)
 }
 
 /*
+ * Where a page of n records in key order, at most limit, ends without
+ * splitting a run of records of the same key: a job loaded whole from the
+ * cluster store has one per node that counted the same file (a shared file
+ * system's, by the same rank), and the next page's cursor is a key. Before
+ * the run; after it when it fills the page (a run is as long as the nodes).
+ */
+static size_t files_cut(const struct ioacct_file *const *pick, size_t n, size_t limit)
+{
+	size_t r = limit;
+
+	if (n <= limit || file_key_cmp(pick[limit - 1], pick[limit]))
+		return limit;
+	while (r > 0 && !file_key_cmp(pick[r - 1], pick[r]))
+		r--;
+	if (r > 0)
+		return r;
+	for (r = limit; r < n && !file_key_cmp(pick[r - 1], pick[r]); r++)
+		;
+	return r;
+}
+
+/*
  * A page of the per-file records of a job loaded whole: those after the
  * cursor, in key order. None (files_read 0) when the job's were not read,
  * as a cluster store part written before schema 9.
@@ -229,7 +251,7 @@ static void serve_files_jd(const struct ioacct_jobdata *jd, const struct ioacct_
 		if (!req->after || file_key_cmp(&after, &jd->files[i]) < 0)
 			pick[n++] = &jd->files[i];
 	qsort(pick, n, sizeof(*pick), file_ptr_cmp);
-	reply_files(rep, jd->job.key, pick, n, files_limit(&jd->job));
+	reply_files(rep, jd->job.key, pick, n, files_cut(pick, n, files_limit(&jd->job)));
 	free(pick);
 }
 
@@ -604,9 +626,10 @@ static int file_store_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Appends a page of file records, each after the one before; 1 when the
- * reply has none because the daemon did not read them (it predates them,
- * or its store keeps none).
+ * Appends a page of file records, each after the one before, or of the
+ * same key within a page (the nodes' records of one file, files_cut()); 1
+ * when the reply has none because the daemon did not read them (it
+ * predates them, or its store keeps none).
  */
 static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
 		      bool first)
@@ -629,9 +652,10 @@ static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd,
 	}
 	for (size_t i = 0; i < rep->nqfiles; i++) {
 		const struct ioacct_file *f = &rep->qfiles[i].f;
+		int order = jd->nfiles ? file_key_cmp(&jd->files[jd->nfiles - 1], f) : -1;
 
-		if (rep->qfiles[i].job_key != jd->job.key ||
-		    (jd->nfiles && file_key_cmp(&jd->files[jd->nfiles - 1], f) >= 0))
+		/* A page moves on: its first record is after the last one of the page before. */
+		if (rep->qfiles[i].job_key != jd->job.key || order > 0 || (order == 0 && i == 0))
 			return -EPROTO;
 		jd->files[jd->nfiles++] = *f;
 	}
