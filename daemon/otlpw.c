@@ -70,5 +70,5 @@ const struct ioacct_worker_kind ioacct_worker_otlp = {
 	.init = otlp_init,
 	.serve = otlp_serve,
 	.fini = otlp_fini,
-	.groups = IOACCT_SB_BASE | IOACCT_SB_CLIENT | IOACCT_SB_READ_FILES,
+	.groups = IOACCT_SB_BASE | IOACCT_SB_CLIENT | IOACCT_SB_READ_FILES | IOACCT_SB_THREADS,
 };

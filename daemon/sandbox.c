@@ -104,6 +104,10 @@ static int allow_some(scmp_filter_ctx f, unsigned int groups)
 		for (size_t i = 0; i < ARRAY_SIZE(families) && !ret; i++)
 			ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 					       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]));
+		/* libcurl wakes its resolver's thread and its loop through a pair of its own. */
+		if (!ret)
+			ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 1,
+					       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_UNIX));
 	}
 	if (!ret && (groups & IOACCT_SB_READ_FILES)) {
 		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
