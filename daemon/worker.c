@@ -243,13 +243,20 @@ static void __attribute__((noreturn)) child_exec(const char *name, int chan, boo
 
 /* ---- the core's side ---- */
 
+/* The workers' account when the core runs as root: `user`, or nobody with user = root. */
+#define ROOT_CORE_ACCOUNT "nobody"
+
 /*
  * The account the workers run as, when the core may switch to it: 0, or
- * -errno with err. A core that is not root runs them as itself.
+ * -errno with err. A core that is no longer root (privs.c) runs them as
+ * itself, its account; one that stays root (user = root) as nobody, never
+ * as root.
  */
 static int account(bool *switch_uid, uid_t *uid, gid_t *gid, char *err, size_t errlen)
 {
+	static bool said;
 	struct passwd pw, *res = NULL;
+	const char *name = set.cfg->user;
 	char buf[4096];
 	int ret;
 
@@ -258,17 +265,24 @@ static int account(bool *switch_uid, uid_t *uid, gid_t *gid, char *err, size_t e
 	*gid = getegid();
 	if (!*switch_uid)
 		return 0;
-	ret = getpwnam_r(set.cfg->user, &pw, buf, sizeof(buf), &res);
+	ret = getpwnam_r(name, &pw, buf, sizeof(buf), &res);
+	if (res && pw.pw_uid == 0) {
+		name = ROOT_CORE_ACCOUNT;
+		if (!said)
+			log_warn("user = %s: ioacctd keeps root's rights, its workers run as %s",
+				 set.cfg->user, name);
+		said = true;
+		res = NULL;
+		ret = getpwnam_r(name, &pw, buf, sizeof(buf), &res);
+	}
 	if (!res)
 		return ioacct_seterr(err, errlen, ret ? -ret : -ENOENT,
 				     "the account %s (ioacct.conf: user) %s: create it (useradd --system "
 				     "--no-create-home --shell /usr/sbin/nologin %s) or name another",
-				     set.cfg->user, ret ? strerror(ret) : "does not exist",
-				     set.cfg->user);
+				     name, ret ? strerror(ret) : "does not exist", name);
 	if (pw.pw_uid == 0)
-		return ioacct_seterr(err, errlen, -EPERM,
-				     "user = %s is uid 0: the workers must not run as root",
-				     set.cfg->user);
+		return ioacct_seterr(err, errlen, -EPERM, "%s is uid 0: the workers must not run as root",
+				     name);
 	*uid = pw.pw_uid;
 	*gid = pw.pw_gid;
 	return 0;
