@@ -46,6 +46,7 @@
 #include "render.h"
 #include "store.h"
 #include "text.h"
+#include "worker.h"
 
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 60000
@@ -91,6 +92,7 @@ static bool wait_ms(struct ioacct_export *ex, uint64_t ms)
 	return stop;
 }
 
+/* Stopping: told so, or the daemon's workers' calls cancelled first (ioacctd.c's stop). */
 static bool stopping(struct ioacct_export *ex)
 {
 	bool stop;
@@ -98,7 +100,7 @@ static bool stopping(struct ioacct_export *ex)
 	pthread_mutex_lock(&ex->lock);
 	stop = ex->stop;
 	pthread_mutex_unlock(&ex->lock);
-	return stop;
+	return stop || ioacct_workers_stopping();
 }
 
 static uint64_t waiting(struct ioacct_export *ex)

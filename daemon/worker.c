@@ -68,6 +68,7 @@ static struct {
 	const struct ioacct_config *cfg;
 	int epfd;                        /* the event loop's workers' channels */
 	int cancel;                      /* an eventfd: readable once stopping */
+	bool stopping;                   /* ioacct_workers_cancel() was called */
 	int cap_last;                    /* /proc/sys/kernel/cap_last_cap */
 } set = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .cancel = -1, .cap_last = 63 };
 
@@ -109,10 +110,16 @@ int ioacct_workers_fd(void)
 	return set.epfd;
 }
 
+bool ioacct_workers_stopping(void)
+{
+	return __atomic_load_n(&set.stopping, __ATOMIC_ACQUIRE);
+}
+
 void ioacct_workers_cancel(void)
 {
 	uint64_t one = 1;
 
+	__atomic_store_n(&set.stopping, true, __ATOMIC_RELEASE);
 	if (set.cancel >= 0 && write(set.cancel, &one, sizeof(one)) < 0)
 		log_warn("workers: cannot cancel their calls: %s", strerror(errno));
 }
@@ -714,8 +721,10 @@ int ioacct_worker_call(struct ioacct_worker *w, struct ioacct_request *req, cons
 	if (!ret) {
 		ret = ioacct_wchan_call(&w->ch, req, fds, nfds, rep, serve, ctx, worker_log, w,
 					deadline, set.cancel, why, sizeof(why));
+		/* Cancelled: only ever at the stop (ioacct_workers_cancel()). */
 		if (ret)
-			ioacct_seterr(err, errlen, ret, "worker %s: %s", w->name, why);
+			ioacct_seterr(err, errlen, ret, "worker %s: %s", w->name,
+				      ret == -ECANCELED ? "ioacctd is stopping" : why);
 	}
 	if (ret)
 		lost(w);

@@ -33,6 +33,7 @@
 #ifndef IOACCT_WORKER_H
 #define IOACCT_WORKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -80,6 +81,8 @@ int ioacct_workers_fd(void);
 void ioacct_workers_tick(void);
 /* Stopping: every call in progress, and every one after, ends with -ECANCELED. */
 void ioacct_workers_cancel(void);
+/* Whether ioacct_workers_cancel() was called: a call that failed then failed for the stop. */
+bool ioacct_workers_stopping(void);
 
 /*
  * A worker named `name` (the table of sandbox.h/wmain.c), given the
