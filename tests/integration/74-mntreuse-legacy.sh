@@ -38,9 +38,16 @@ PROC = re.compile(r"/proc( \(mount namespace \d+\))?")
 UNNAMED = re.compile(r"mnt:\d+")
 bad, reports = [], {}
 # The switch took: every mount stored under a 32-bit id (IOACCT_MNT_UNIQUE_MIN is 2^31).
-n, top = sqlite3.connect(sys.argv[5]).execute("select count(*), max(mnt_id) from mounts").fetchone()
+db = sqlite3.connect(sys.argv[5])
+n, top = db.execute("select count(*), max(mnt_id) from mounts").fetchone()
 if not n or top >= 1 << 31:
     bad.append(f"{n} mounts stored, the highest key {top}: not keyed by 32-bit ids")
+# The hard case happened: the kernel gave one 32-bit id to the mounts of two
+# jobs or more (it hands out the lowest free one); else the round proves nothing.
+reused = db.execute("select count(*) from (select mnt_id from mounts where path like ?"
+                    " group by mnt_id having count(distinct job_key) > 1)", (base + "/%",)).fetchone()[0]
+if not reused:
+    bad.append("no 32-bit mount id went to two jobs' mounts: the kernel reused none, nothing was proven")
 crossed = unnamed = unnamed_jobs = 0
 # What unshare writes to the id maps in /proc: the same for each job of a
 # user, learnt from the jobs whose /proc was named (it may be unnamed too).
@@ -89,7 +96,8 @@ for j, mounts in sorted(exp.items()):
 for line in bad[:30]:
     print(line)
 print(f"{len(exp)} jobs, {2 * len(exp)} mounts: {len(bad)} problems, {crossed} mounts named from"
-      f" another job, {unnamed} mounts unnamed in {unnamed_jobs} jobs")
+      f" another job, {unnamed} mounts unnamed in {unnamed_jobs} jobs, {reused} ids given to"
+      f" the mounts of several jobs")
 sys.exit(1 if bad else 0)
 PY
 		fail "round $r: a mount named from another job, bytes misfiled or lost"
