@@ -74,29 +74,6 @@ static __always_inline __u32 vfsmount_id(struct vfsmount *mnt)
 	return KREAD(struct mount, (__u64)mnt - bpf_core_field_offset(struct mount, mnt), mnt_id);
 }
 
-/* mnt_id_unique (6.8+), matched by name on the running kernel. */
-struct mount___uniq {
-	struct vfsmount mnt;
-	__u64 mnt_id_unique;
-} __attribute__((preserve_access_index));
-
-/*
- * A mount's key (ioacct_abi.h): the kernel's 64-bit mnt_id_unique, which it
- * never hands out twice, where struct mount has it; else the 32-bit mnt_id,
- * which the kernel gives to the next mount as soon as this one is freed. A
- * load-time constant picks the branch: the verifier drops the other.
- */
-static __always_inline __u64 mount_key(struct vfsmount *mnt)
-{
-	__u64 m = (__u64)mnt - bpf_core_field_offset(struct mount, mnt);
-
-	if (!mnt)
-		return 0;
-	if (bpf_core_field_exists(((struct mount___uniq *)0)->mnt_id_unique))
-		return KREAD(struct mount___uniq, m, mnt_id_unique);
-	return KREAD(struct mount, m, mnt_id);
-}
-
 /*
  * The task's cgroup in the v1 hierarchy of subsystem `ssid` (the daemon's
  * cgroup_v1_hierarchy, by its id in /proc/cgroups), or NULL. A v1-only Slurm

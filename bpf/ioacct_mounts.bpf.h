@@ -12,6 +12,43 @@
  */
 
 /*
+ * Set before load when the daemon runs as on a kernel without mnt_id_unique
+ * (IOACCT_MNT_IDS=legacy, daemon/mntid.c): the 32-bit ids and their notes'
+ * proofs, tested on a kernel that has the unique ids. A load-time constant,
+ * as bpf_core_field_exists() is: the verifier drops the branch not taken.
+ */
+const volatile __u32 mnt_ids_legacy = 0;
+
+/* mnt_id_unique (6.8+), matched by name on the running kernel. */
+struct mount___uniq {
+	struct vfsmount mnt;
+	__u64 mnt_id_unique;
+} __attribute__((preserve_access_index));
+
+/* Whether mounts are keyed by mnt_id_unique: the kernel has it and the daemon takes it. */
+static __always_inline bool mount_keys_unique(void)
+{
+	return !mnt_ids_legacy && bpf_core_field_exists(((struct mount___uniq *)0)->mnt_id_unique);
+}
+
+/*
+ * A mount's key (ioacct_abi.h): the kernel's 64-bit mnt_id_unique, which it
+ * never hands out twice, where struct mount has it; else the 32-bit mnt_id,
+ * which the kernel gives to the next mount as soon as this one is freed. A
+ * load-time constant picks the branch: the verifier drops the other.
+ */
+static __always_inline __u64 mount_key(struct vfsmount *mnt)
+{
+	__u64 m = (__u64)mnt - bpf_core_field_offset(struct mount, mnt);
+
+	if (!mnt)
+		return 0;
+	if (mount_keys_unique())
+		return KREAD(struct mount___uniq, m, mnt_id_unique);
+	return KREAD(struct mount, m, mnt_id);
+}
+
+/*
  * The page-cache view's map from a watched task's files to their mounts: a
  * page-cache event names an inode, not the mount it was reached through.
  * An inode's address and a mount's 32-bit id are both given to others once
@@ -383,7 +420,7 @@ static __noinline int note_mount(const struct ioacct_stat_key *key)
 	 * all, at each new counter entry or accumulator (not per call), and
 	 * first_ns is kept only while it is the same mount struct in the same job.
 	 */
-	uniq = bpf_core_field_exists(((struct mount___uniq *)0)->mnt_id_unique);
+	uniq = mount_keys_unique();
 	s->nk = (struct ioacct_mnt_note_key){ .mnt_id = key->mnt_id, .slot = key->slot };
 	s->n.uniq = uniq ? key->mnt_id : 0;
 	old = bpf_map_lookup_elem(&mntnotes, &s->nk);

@@ -44,12 +44,21 @@ static __noinline __u64 inode_mnt(struct task_ent *t, __u64 inode)
 	struct ino_mnt *m, v = { 0 };
 	struct vfsmount *root, *pwd;
 	struct super_block *sb;
+	__u64 vfsmnt;
 
 	if (t && t->c_inode == inode)
 		return t->c_mnt;
 	m = bpf_map_lookup_elem(&inomnt, &inode);
-	if (m && m->vfsmnt && mount_key((struct vfsmount *)m->vfsmnt) == m->mnt &&
-	    KREAD(struct mount, m->vfsmnt - bpf_core_field_offset(struct mount, mnt), mnt_ns) ==
+	/*
+	 * m->vfsmnt read here, not inside KREAD(): where KREAD() is
+	 * BPF_CORE_READ() (6.1), its argument is under preserve_access_index,
+	 * and a field of this program's own struct is no kernel type to
+	 * relocate (6.1 refused ioacct_pc_add: "failed to resolve CO-RE
+	 * relocation ... struct ino_mnt.vfsmnt").
+	 */
+	vfsmnt = m ? m->vfsmnt : 0;
+	if (vfsmnt && mount_key((struct vfsmount *)vfsmnt) == m->mnt &&
+	    KREAD(struct mount, vfsmnt - bpf_core_field_offset(struct mount, mnt), mnt_ns) ==
 		    BPF_CORE_READ(task, nsproxy, mnt_ns))
 		return m->mnt;
 	if (!inode)

@@ -17,6 +17,7 @@
 
 #include "log.h"
 #include "model.h"
+#include "procfs.h"
 
 #ifndef PID_FS_MAGIC
 #define PID_FS_MAGIC 0x50494446
@@ -68,7 +69,8 @@ static int add(struct ioacct_mount **m, size_t *n, int fd, const char *path)
 	    stx.stx_mnt_id == 0 || stx.stx_mnt_id > UINT32_MAX || fstatfs(fd, &sfs) != 0)
 		goto out;
 	key = old = (uint32_t)stx.stx_mnt_id;
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	if (!ioacct_mnt_ids_legacy() &&
+	    statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
 	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
 		key = stx.stx_mnt_id;
 	for (size_t i = 0; i < *n; i++)

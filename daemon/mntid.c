@@ -183,7 +183,7 @@ int ioacct_mntid_map(const struct ioacct_mntns_ref *ns, bool own, struct ioacct_
 	int ret;
 
 	*mapped = 0;
-	if (no_listmount || (!own && !ns_id))
+	if (no_listmount || ioacct_mnt_ids_legacy() || (!own && !ns_id))
 		return -ENOSYS;
 	buf = malloc(buflen);
 	if (!buf)

@@ -70,13 +70,14 @@ static bool direct_reads(void)
 }
 
 /*
- * Whether the running kernel's struct mount has mnt_id_unique (6.8+): then
- * the programs key mounts by it (mount_key() in bpf/ioacct_bpf_common.h
- * decides by the same BTF), and a 32-bit id is no key of theirs.
+ * Whether the running kernel's struct mount has mnt_id_unique (6.8+) and
+ * the daemon takes it (not legacy): then the programs key mounts by it
+ * (mount_key() in bpf/ioacct_mounts.bpf.h decides by the same BTF and the
+ * same flag), and a 32-bit id is no key of theirs.
  */
-static bool unique_mount_ids(void)
+static bool unique_mount_ids(bool legacy)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
+	struct btf *vmlinux = legacy ? NULL : btf__load_vmlinux_btf();
 	const struct btf_type *t;
 	bool found = false;
 	int id;
@@ -977,6 +978,7 @@ static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 	p->skel->rodata->file_records = !opts->files_off;
 	fill_sysmap(p->skel);
 	p->skel->rodata->v1_ssid = opts->v1_ssid;
+	p->skel->rodata->mnt_ids_legacy = opts->legacy_mnt_ids;
 	/*
 	 * inomnt's LRU lists are per CPU (BPF_F_NO_COMMON_LRU: an insertion
 	 * evicts from its own CPU's list, without the global lock), so each CPU
@@ -1093,7 +1095,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 	}
 	p->want_views = opts->views;
 	p->files_off = opts->files_off;
-	p->unique_ids = unique_mount_ids();
+	p->unique_ids = unique_mount_ids(opts->legacy_mnt_ids);
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0) {
 		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-p->ncpus));

@@ -30,6 +30,7 @@ struct ioacct_probes_opts {
 	enum ioacct_detach detach_when_idle; /* attach only while something is watched */
 	uint32_t views;                /* the views to load where the kernel allows (views =), IOACCT_VIEWS_ALL */
 	bool files_off;                /* file_records = no: the programs without the per-file records */
+	bool legacy_mnt_ids;           /* mounts by 32-bit ids, as before 6.8 (ioacct_mnt_ids_legacy()) */
 };
 
 /*

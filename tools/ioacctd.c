@@ -452,8 +452,11 @@ static struct ioacct_probes *probes_start(const struct ioacct_config *cfg)
 		.max_cgroups = cfg->max_cgroups, .max_entries = cfg->max_entries,
 		.max_mountpoints = cfg->max_mountpoints, .max_files = cfg->max_files, .v1_ssid = ssid,
 		.detach_when_idle = cfg->detach_when_idle, .views = cfg->views,
-		.files_off = !cfg->file_records,
+		.files_off = !cfg->file_records, .legacy_mnt_ids = ioacct_mnt_ids_legacy(),
 	};
+	if (popts.legacy_mnt_ids)
+		log_warn("IOACCT_MNT_IDS=legacy (for tests): mounts keyed by their 32-bit ids, as on a "
+			 "kernel before 6.8; a mount is named only from what the probes noted of it");
 	probes = ioacct_probes_open(&popts, err, sizeof(err));
 	if (!probes) {
 		log_err("%s", err);

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <syslog.h>
@@ -89,19 +90,59 @@ static void log_clean(char *out, const char *line, size_t len)
 	out[o] = '\0';
 }
 
+/* A line of a message as logged, at most; and of a long message, the bytes of its end kept. */
+#define LOG_LINE_MAX 2047
+#define LOG_TAIL_MAX 3072
+
+/* One line of a message to the sink: the first as it is, the later ones marked "  | ". */
+static void log_line(enum ioacct_log_level level, bool first, const char *p, size_t n)
+{
+	char line[4 * LOG_LINE_MAX + 8];
+
+	if (n > LOG_LINE_MAX)
+		n = LOG_LINE_MAX;
+	if (first) {
+		log_clean(line, p, n);
+	} else {
+		memcpy(line, "  | ", 4);
+		log_clean(line + 4, p, n);
+	}
+	log_sink(level, line, log_ctx);
+}
+
 void ioacct_vlog(enum ioacct_log_level level, const char *fmt, va_list ap)
 {
-	char msg[2048], line[4 * 2048 + 8];
-	const char *p, *nl;
+	char small[LOG_LINE_MAX + 1], *msg = small, *big = NULL, gap[64];
+	const char *p, *nl, *tail = NULL;
+	va_list aq;
 	size_t n;
+	int len;
 
 	if (level > log_level)
 		return;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_copy(aq, ap);
+	len = vsnprintf(small, sizeof(small), fmt, ap);
+	/* A message longer than a line's room (libbpf's verifier log) is kept whole, to keep its end. */
+	if (len >= (int)sizeof(small) && (big = malloc((size_t)len + 1))) {
+		vsnprintf(big, (size_t)len + 1, fmt, aq);
+		msg = big;
+	}
+	va_end(aq);
 	/* Sinks add their own line end. */
 	n = strlen(msg);
 	while (n > 0 && msg[n - 1] == '\n')
 		msg[--n] = '\0';
+	/*
+	 * Of a long message, the first line and the lines of its last
+	 * LOG_TAIL_MAX bytes: a verifier log says why it refused a program at
+	 * its end, after thousands of lines of the program's states.
+	 */
+	if (n > LOG_TAIL_MAX) {
+		nl = strchr(msg, '\n');
+		tail = strchr(msg + n - LOG_TAIL_MAX, '\n');
+		if (!nl || !tail || tail <= nl)
+			tail = NULL;
+	}
 	/*
 	 * A message of several lines (libbpf's verifier log) goes out a line at
 	 * a time, the later ones marked as its continuation: a newline in a
@@ -109,17 +150,16 @@ void ioacct_vlog(enum ioacct_log_level level, const char *fmt, va_list ap)
 	 */
 	for (p = msg;; p = nl + 1) {
 		nl = strchr(p, '\n');
-		n = nl ? (size_t)(nl - p) : strlen(p);
-		if (p == msg) {
-			log_clean(line, p, n);
-		} else {
-			memcpy(line, "  | ", 4);
-			log_clean(line + 4, p, n);
-		}
-		log_sink(level, line, log_ctx);
+		log_line(level, p == msg, p, nl ? (size_t)(nl - p) : strlen(p));
 		if (!nl)
 			break;
+		if (p == msg && tail) {
+			snprintf(gap, sizeof(gap), "[... %zu bytes left out ...]", (size_t)(tail - nl));
+			log_line(level, false, gap, strlen(gap));
+			nl = tail;
+		}
 	}
+	free(big);
 }
 
 void ioacct_log(enum ioacct_log_level level, const char *fmt, ...)

@@ -601,6 +601,18 @@ out:
 	return ret;
 }
 
+bool ioacct_mnt_ids_legacy(void)
+{
+	static int legacy = -1;
+
+	if (legacy < 0) {
+		const char *v = getenv("IOACCT_MNT_IDS");
+
+		legacy = v && !strcmp(v, "legacy");
+	}
+	return legacy;
+}
+
 int ioacct_proc_mntns_ref(pid_t pid, struct ioacct_mntns_ref *ref)
 {
 	char path[PROC_PATH_MAX];
@@ -622,7 +634,7 @@ int ioacct_proc_mntns_ref(pid_t pid, struct ioacct_mntns_ref *ref)
 		goto out;
 	}
 	/* Before Linux 6.9 nsfs answers ENOTTY: the inode number is all there is. */
-	if (ioctl(fd, NS_GET_MNTNS_ID, &id) < 0)
+	if (ioacct_mnt_ids_legacy() || ioctl(fd, NS_GET_MNTNS_ID, &id) < 0)
 		id = 0;
 	ref->inum = (uint32_t)st.st_ino;
 	ref->id = id;

@@ -106,10 +106,21 @@ int ioacct_cgroup_v1_ssid_parse(const char *text, const char *controller, uint32
 int ioacct_cgroup_v1_ssid(const char *controller, uint32_t *ssid);
 
 /*
+ * Whether ioacctd runs as on a kernel without unique mount ids (before
+ * 6.8), for tests: IOACCT_MNT_IDS=legacy in its environment, read once.
+ * Then the probes key mounts by their 32-bit ids (ioacct_probes_opts'
+ * legacy_mnt_ids), daemon/kmounts.c asks statx for no unique id,
+ * ioacct_mntid_map() says ENOSYS as listmount() does there, and a mount
+ * namespace has no 64-bit id (6.9): the fallback's proofs, tested on a
+ * kernel that has all of these.
+ */
+bool ioacct_mnt_ids_legacy(void);
+
+/*
  * A mount namespace as the kernel names it: the inode number of its nsfs
  * file, which the kernel gives to a new namespace once this one is freed,
  * and its 64-bit id (NS_GET_MNTNS_ID, Linux 6.9), which it never reuses;
- * id 0 on older kernels.
+ * id 0 on older kernels and with ioacct_mnt_ids_legacy().
  */
 struct ioacct_mntns_ref {
 	uint32_t inum;

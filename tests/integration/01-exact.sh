@@ -66,14 +66,21 @@ if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "FUNC 'bp
 else
 	reads=probe-read
 fi
+views() { "$IOPOKE" "$T/ioacctd.sock" status | sed -n 's/.* views=\([a-z,-]*\).*/\1/p' | head -n 1; }
 start_daemon
 "$IOPOKE" "$T/ioacctd.sock" status | grep -q "kernel reads: $reads;" ||
 	fail "status does not say kernel reads: $reads"
+views_direct=$(views)
 exact_runs tracepoint
 stop_daemon
 IOACCT_BPF_COMPAT=1 start_daemon
 "$IOPOKE" "$T/ioacctd.sock" status | grep -q "kernel reads: probe-read;" ||
 	fail "IOACCT_BPF_COMPAT=1: status does not say kernel reads: probe-read"
+# The same views from the second object: a view its verifier refuses starts
+# the daemon without any (a warning), which only 6.1's kernel matrix saw.
+[ "$(views)" = "$views_direct" ] ||
+	fail "IOACCT_BPF_COMPAT=1: views '$(views)', not '$views_direct' as with plain loads (the daemon's log says which program was refused)"
+ok "IOACCT_BPF_COMPAT=1: the same views as with plain loads: $views_direct"
 exact_runs tracepoint
 stop_daemon
 start_daemon --probe-mode syscall-tp

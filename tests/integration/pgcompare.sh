@@ -144,7 +144,8 @@ compare_stores() {
 }
 
 # pg_back_to_schema11: puts a cluster store of schema $PG_SCHEMA back to schema 11 with its
-# data, as schema 11 stored it: no run_start (schema 13) nor cmdline (schema 14) in jobs,
+# data, as schema 11 stored it: no run_start (schema 13), cmdline (schema 14) nor
+# lib_opens_missed (schema 17) in jobs,
 # job_reports (the last run's row of a job id kept), files' lives and counters (schema 12) and the merged series (dropped: made again at the next whole read), the
 # trigger of schema 8, every later version forgotten.
 pg_back_to_schema11() {
@@ -175,6 +176,7 @@ pg_back_to_schema11() {
 	    DROP INDEX jobs_run;
 	    ALTER TABLE jobs DROP COLUMN run_start;
 	    ALTER TABLE jobs DROP COLUMN cmdline;
+	    ALTER TABLE jobs DROP COLUMN lib_opens_missed;
 	    CREATE INDEX jobs_cluster_job_id_run ON jobs (cluster, job_id, restart);
 	    ALTER TABLE files DROP CONSTRAINT files_pkey;
 	    ALTER TABLE files DROP COLUMN gen, DROP COLUMN rw_switches, DROP COLUMN access1,

@@ -108,8 +108,8 @@ static void test_html(void **state)
 	check(ioacct_html_put, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
-static char logged[8][256];
-static size_t nlogged;
+static char logged[8][256], last[256];
+static size_t nlogged, nlines;
 
 static void capture(enum ioacct_log_level level, const char *msg, void *ctx)
 {
@@ -117,6 +117,8 @@ static void capture(enum ioacct_log_level level, const char *msg, void *ctx)
 	(void)ctx;
 	if (nlogged < 8)
 		snprintf(logged[nlogged++], sizeof(logged[0]), "%s", msg);
+	snprintf(last, sizeof(last), "%s", msg);
+	nlines++;
 }
 
 /* The daemon's log: a mount path cannot forge a line of it. */
@@ -131,6 +133,32 @@ static void test_log(void **state)
 	assert_string_equal(logged[1], "  | ioacctd: job 7 finished\\x0d\\x1b[2J" R " (tmpfs)");
 }
 
+/* A verifier's log (20 KiB) says why at its end: its first line and its end are logged. */
+static void test_log_long(void **state)
+{
+	size_t len = 0, cap = 32768;
+	char *msg = malloc(cap);
+
+	(void)state;
+	assert_non_null(msg);
+	len += (size_t)snprintf(msg + len, cap - len, "prog 'p': -- BEGIN PROG LOAD LOG --\n");
+	for (int i = 0; i < 2000; i++)
+		len += (size_t)snprintf(msg + len, cap - len, "%04d: r1 = r2\n", i);
+	snprintf(msg + len, cap - len, "failed to resolve CO-RE relocation\n");
+	nlogged = nlines = 0;
+	ioacct_log_set_sink(capture, NULL);
+	log_warn("%s", msg);
+	ioacct_log_set_sink(NULL, NULL);
+	assert_string_equal(logged[0], "prog 'p': -- BEGIN PROG LOAD LOG --");
+	assert_non_null(strstr(logged[1], "  | [... "));
+	assert_non_null(strstr(logged[1], " bytes left out ...]"));
+	assert_string_equal(last, "  | failed to resolve CO-RE relocation");
+	/* The last 3 KiB: about 200 of the 2,000 lines of 14 bytes, each whole. */
+	assert_true(nlines > 150 && nlines < 250);
+	assert_true(strlen(logged[2]) == 4 + 13);
+	free(msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_log),
+		cmocka_unit_test(test_log_long),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -500,6 +500,10 @@ CONF
 	fi
 	echo "INFO kernel=$KVER mode=$mode started=$(elapsed "$t0")s $(sed -n 's/^ioacctd: probe mode /probe_mode=/p' "$R/ioacctd.log" | head -n 1)"
 	sed -n 's/^ioacctd: warning: /INFO kernel='"$KVER"' mode='"$mode"' ioacctd warning: /p' "$R/ioacctd.log" | head -n 5
+	# Why the verifier refused a program (a view: the daemon starts without
+	# them): the end of its log, which ioacctd keeps (lib/core/log.c).
+	grep -aB12 'END PROG LOAD LOG' "$R/ioacctd.log" | head -n 40 | cut -c1-300 |
+		sed 's/^/INFO kernel='"$KVER"' mode='"$mode"' refused: /'
 
 	run_work "$mode" v2
 	mkdir -p $FREEZER
