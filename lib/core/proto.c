@@ -259,6 +259,7 @@ static const struct field w_pg_put_fields[] = {
 static const struct field w_pg_offer_fields[] = {
 	WRK(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
 	WRK(cluster, IOACCT_ATTR_CLUSTER, 0),
+	WRK(node, IOACCT_ATTR_NODE, 0),
 	WRK(restart, IOACCT_ATTR_RESTART, 0),
 	WRK(start_ns, IOACCT_ATTR_START_NS, 0),
 	WRK(uid, IOACCT_ATTR_UID, 0),
@@ -272,7 +273,9 @@ static const struct field w_pg_offer_fields[] = {
 static const struct field w_pg_claim_fields[] = {
 	WRK(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
 	WRK(cluster, IOACCT_ATTR_CLUSTER, 0),
+	WRK(node, IOACCT_ATTR_NODE, 0),
 	WRK(restart, IOACCT_ATTR_RESTART, 0),
+	WRK(start_ns, IOACCT_ATTR_START_NS, 0),
 	WRK(code, IOACCT_ATTR_CODE, 0),
 };
 
@@ -280,6 +283,7 @@ static const struct field w_pg_written_fields[] = {
 	WRK(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
 	WRK(cluster, IOACCT_ATTR_CLUSTER, 0),
 	WRK(restart, IOACCT_ATTR_RESTART, 0),
+	WRK(start_ns, IOACCT_ATTR_START_NS, 0),
 	WRK(node, IOACCT_ATTR_NODE, 0),
 	WRK(missing, IOACCT_ATTR_MISSING_NODES, 0),
 };

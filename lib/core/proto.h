@@ -293,12 +293,15 @@ struct ioacct_req_job {
  *   w_pg_put      core -> worker: write the jobs of keys to the cluster
  *                 store, reading each from ioacctd (JOB by job_key).
  *   w_pg_offer    core -> worker: offer the merged report `report` of the
- *                 run (cluster, job_id, restart, start_ns, uid, gid).
- *   w_pg_claim    core -> worker: claim it (code 1: skip locked). Reply: the
+ *                 run this node's part (cluster, job_id, node, start_ns;
+ *                 restart, uid, gid) is in.
+ *   w_pg_claim    core -> worker: claim it, by the same part (code 1: skip
+ *                 locked). Reply: the
  *                 spec, uid and gid to write it as, job_key of the whole
  *                 job (ioacctd reads it with JOB), missing_nodes and code
  *                 (seconds it waited for them).
- *   w_pg_written  core -> worker: mark it written by `node` without `missing`.
+ *   w_pg_written  core -> worker: mark it written by the part's `node` (the
+ *                 part as w_pg_claim's) without `missing`.
  * A pg reply's status is -ENOTCONN when the worker's connection is down
  * after the call (the error says why).
  */
