@@ -50,11 +50,39 @@ static bool connected(const struct pgw *x)
 }
 
 /* A failed call's reply: -ENOTCONN when the connection is down after it (pgremote.h). */
+/* A cut of s at n moved back to a character's first byte (UTF-8). */
+static size_t char_start(const char *s, size_t n)
+{
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+/*
+ * A reply's error has less room than PostgreSQL's messages (a check
+ * constraint's DETAIL holds the whole row), and pgstore names the job or
+ * the batch at the end: a message too long keeps its start and its end,
+ * the middle left out.
+ */
+#define FAIL_TAIL 200
 static void fail(const struct pgw *x, int ret, struct ioacct_reply *rep)
 {
 	const char *msg = x->pg ? ioacct_pgstore_errmsg(x->pg) : "cluster store: not connected";
+	static const char gap[] = " [...] ";
+	size_t len = strlen(msg), head, tail;
 
-	ioacct_reply_error(rep, connected(x) ? ret : -ENOTCONN, "%s", msg[0] ? msg : strerror(-ret));
+	if (!msg[0])
+		msg = strerror(-ret);
+	ret = connected(x) ? ret : -ENOTCONN;
+	if (len < sizeof(rep->error)) {
+		ioacct_reply_error(rep, ret, "%s", msg);
+		return;
+	}
+	tail = len - FAIL_TAIL;
+	while (((unsigned char)msg[tail] & 0xc0) == 0x80)
+		tail++;
+	head = char_start(msg, sizeof(rep->error) - 1 - (sizeof(gap) - 1) - (len - tail));
+	ioacct_reply_error(rep, ret, "%.*s%s%s", (int)head, msg, gap, msg + tail);
 }
 
 static void hold(struct pgw *x, struct ioacct_jobdata *jd)
@@ -282,6 +310,17 @@ static void pg_fini(struct ioacct_wside *ws)
 	free(x);
 }
 
+static int add_file(void *ctx, const char *path)
+{
+	return ioacct_sb_files_add(ctx, path);
+}
+
+/* What libpq may read for cluster_db beyond /etc and /usr: never the store, though it is ours. */
+static int pg_files(const struct ioacct_wside *ws, struct ioacct_sb_files *f)
+{
+	return ioacct_pgstore_conninfo_files(ws->cfg.cluster_db, add_file, f);
+}
+
 /* libpq reads its settings (~/.pgpass, certificates, the resolver's) and opens sockets. */
 const struct ioacct_worker_kind ioacct_worker_pg = {
 	.name = "pg",
@@ -289,4 +328,5 @@ const struct ioacct_worker_kind ioacct_worker_pg = {
 	.serve = pg_serve,
 	.fini = pg_fini,
 	.groups = IOACCT_SB_BASE | IOACCT_SB_CLIENT | IOACCT_SB_READ_FILES,
+	.files = pg_files,
 };
