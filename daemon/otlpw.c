@@ -65,10 +65,23 @@ static void otlp_fini(struct ioacct_wside *ws)
 	ioacct_http_free(ws->state);
 }
 
+/* The CA file of otlp_ca_file, and OpenSSL's own variables' (the system's are in /etc and /usr). */
+static int otlp_files(const struct ioacct_wside *ws, struct ioacct_sb_files *f)
+{
+	int ret = ioacct_sb_files_add(f, ws->cfg.otlp_ca_file);
+
+	if (!ret)
+		ret = ioacct_sb_files_add(f, getenv("SSL_CERT_FILE"));
+	if (!ret)
+		ret = ioacct_sb_files_add(f, getenv("SSL_CERT_DIR"));
+	return ret;
+}
+
 const struct ioacct_worker_kind ioacct_worker_otlp = {
 	.name = "otlp",
 	.init = otlp_init,
 	.serve = otlp_serve,
 	.fini = otlp_fini,
 	.groups = IOACCT_SB_BASE | IOACCT_SB_CLIENT | IOACCT_SB_READ_FILES | IOACCT_SB_THREADS,
+	.files = otlp_files,
 };

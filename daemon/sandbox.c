@@ -10,14 +10,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -153,4 +158,124 @@ int ioacct_sandbox_load(unsigned int groups, char *err, size_t errlen)
 		return ioacct_seterr(err, errlen, ret < 0 ? ret : -EINVAL, "seccomp: cannot load the filter: %s",
 				     strerror(ret < 0 ? -ret : EINVAL));
 	return 0;
+}
+
+/*
+ * Landlock. Debian 12's <linux/landlock.h> is 6.1's: the rights and the
+ * ruleset's fields of later ABIs are named here, and the ruleset given to
+ * the kernel is only as long as its ABI knows (a longer one with fields it
+ * does not know set is refused).
+ */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+
+struct ll_ruleset {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI 4: none handled, a worker connects where it is told */
+	uint64_t scoped;             /* ABI 6 */
+};
+
+/* The file system rights ABI abi knows. */
+static uint64_t ll_fs_rights(int abi)
+{
+	uint64_t r = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1; /* ABI 1: bits 0 to 12 */
+
+	if (abi >= 2)
+		r |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return r;
+}
+
+int ioacct_sb_files_add(struct ioacct_sb_files *f, const char *path)
+{
+	size_t len = path ? strlen(path) + 1 : 0;
+
+	if (len <= 1)
+		return 0;
+	if (f->n >= IOACCT_SB_MAX_FILES || len > sizeof(f->buf) - f->used)
+		return -E2BIG;
+	f->path[f->n++] = memcpy(f->buf + f->used, path, len);
+	f->used += len;
+	return 0;
+}
+
+/* Reading beneath path (a directory: its files and listings; a file: it), if it exists. */
+static int ll_allow_read(int ruleset, const char *path)
+{
+	struct landlock_path_beneath_attr pb = { 0 };
+	struct stat st;
+	int fd, ret = 0;
+
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
+	if (fstat(fd, &st))
+		ret = -errno;
+	if (!ret) {
+		pb.parent_fd = fd;
+		pb.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE;
+		if (S_ISDIR(st.st_mode))
+			pb.allowed_access |= LANDLOCK_ACCESS_FS_READ_DIR;
+		if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0))
+			ret = -errno;
+	}
+	close(fd);
+	return ret;
+}
+
+int ioacct_sandbox_landlock(unsigned int groups, const struct ioacct_sb_files *files, char *err,
+			    size_t errlen)
+{
+	static const char *const system_trees[] = {
+		"/etc", "/usr", "/lib", "/lib64", "/run/systemd/resolve",
+	};
+	struct ll_ruleset rs = { 0 };
+	const char *failed = NULL;
+	size_t size = sizeof(rs.handled_access_fs);
+	int abi, fd, ret = 0;
+
+	abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 0) {
+		if (errno != ENOSYS && errno != EOPNOTSUPP)
+			return ioacct_seterr(err, errlen, -errno, "landlock: %s", strerror(errno));
+		ioacct_seterr(err, errlen, 0, "Landlock is %s: the worker may read whatever its account may",
+			      errno == ENOSYS ? "not in this kernel" : "not enabled in this kernel (lsm=)");
+		return 1;
+	}
+	rs.handled_access_fs = ll_fs_rights(abi);
+	if (abi >= 4)
+		size = offsetof(struct ll_ruleset, scoped);
+	if (abi >= 6) {
+		rs.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+		size = sizeof(rs);
+	}
+	fd = (int)syscall(SYS_landlock_create_ruleset, &rs, size, 0);
+	if (fd < 0)
+		return ioacct_seterr(err, errlen, -errno, "landlock: cannot make a ruleset (ABI %d): %s",
+				     abi, strerror(errno));
+	if (groups & IOACCT_SB_READ_FILES) {
+		for (size_t i = 0; i < ARRAY_SIZE(system_trees) && !ret; i++)
+			if ((ret = ll_allow_read(fd, system_trees[i])))
+				failed = system_trees[i];
+		for (size_t i = 0; files && i < files->n && !ret; i++)
+			if ((ret = ll_allow_read(fd, files->path[i])))
+				failed = files->path[i];
+	}
+	if (ret)
+		ioacct_seterr(err, errlen, ret, "landlock: cannot allow reading %s: %s", failed,
+			      strerror(-ret));
+	else if (syscall(SYS_landlock_restrict_self, fd, 0))
+		ret = ioacct_seterr(err, errlen, -errno, "landlock: cannot restrict the worker: %s",
+				    strerror(errno));
+	close(fd);
+	return ret;
 }

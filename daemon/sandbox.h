@@ -33,4 +33,33 @@ enum ioacct_sb_group {
 /* Loads the filter of `groups` on every thread of the process. 0 or -errno with err. */
 int ioacct_sandbox_load(unsigned int groups, char *err, size_t errlen);
 
+/*
+ * What a worker may still open, by name (Landlock, Linux 5.13+). A worker
+ * keeps the uid of the account, which owns the store, the pins and the
+ * spool: without this, one that may open files (IOACCT_SB_READ_FILES:
+ * libpq's and libcurl's settings) could read the store with that uid. The
+ * rules hold for the process and whatever it would start; every access
+ * right the kernel knows is handled, so that nothing is written, made,
+ * removed, renamed or executed anywhere, and only these are read:
+ *  - with IOACCT_SB_READ_FILES, the system's read-only trees (/etc, /usr,
+ *    /lib, /lib64, and /run/systemd/resolve where /etc/resolv.conf points)
+ *    and the files (or directories) of `files`, those that exist now;
+ *  - without it, nothing.
+ * Descriptors opened before are not affected (the channel, the listening
+ * socket, what the core gave). On Landlock's ABI 6 and later the worker
+ * may also neither signal nor connect to an abstract socket outside it.
+ * 0 when in force; 1 when the kernel has no Landlock (err says so: the
+ * seccomp filter still holds); -errno with err.
+ */
+#define IOACCT_SB_MAX_FILES 24
+struct ioacct_sb_files {
+	size_t n, used;
+	const char *path[IOACCT_SB_MAX_FILES];
+	char buf[16384];
+};
+/* Adds a copy of path (NULL or "" are skipped); -E2BIG when there is no room left. */
+int ioacct_sb_files_add(struct ioacct_sb_files *f, const char *path);
+int ioacct_sandbox_landlock(unsigned int groups, const struct ioacct_sb_files *files, char *err,
+			    size_t errlen);
+
 #endif /* IOACCT_SANDBOX_H */

@@ -4,12 +4,14 @@
  * core only: descriptor 3 is its channel, and it runs as the account the
  * core switched to, without capabilities. It makes sure of that before
  * anything else, reads its w_init (the configuration, its descriptors),
- * sets up what it serves, loads its filter, says it is ready, then serves
+ * sets up what it serves, confines what it may open by name (Landlock)
+ * and loads its filter, says it is ready, then serves
  * the core's requests until the channel ends.
  */
 #include "wmain.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
@@ -113,16 +115,52 @@ static int read_init(struct ioacct_wside *ws, uint32_t *seq, char *err, size_t e
  * ready, which no filter allows: the kernel must kill it, the core must
  * say so and start it again.
  */
-static void crash_point(const struct ioacct_wside *ws)
+static void crash_point(const struct ioacct_wside *ws, const struct ioacct_worker_kind *k)
 {
 	const char *at = getenv("IOACCT_CRASH_AT");
 	char mine[64];
+	int fd;
 
 	snprintf(mine, sizeof(mine), "worker-syscall-%s", ws->name);
 	if (at && ws->start == 1 && (!strcmp(at, "worker-syscall") || !strcmp(at, mine))) {
 		log_warn("IOACCT_CRASH_AT=%s: a system call outside the filter (fault injection)", at);
 		syscall(SYS_acct, NULL);
 	}
+	/*
+	 * IOACCT_CRASH_AT=worker-open-store, or worker-open-store-NAME: a
+	 * worker that may open files tries the store, which its uid owns, as
+	 * an exploit would; Landlock must refuse it (EACCES). Said either way.
+	 */
+	snprintf(mine, sizeof(mine), "worker-open-store-%s", ws->name);
+	if (at && (!strcmp(at, "worker-open-store") || !strcmp(at, mine)) &&
+	    (k->groups & IOACCT_SB_READ_FILES)) {
+		fd = open(ws->cfg.db_path, O_RDONLY | O_CLOEXEC);
+		log_warn("IOACCT_CRASH_AT=%s: worker %s: the store %s opened for reading: %s (fault injection)",
+			 at, ws->name, ws->cfg.db_path, fd >= 0 ? "done" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/*
+ * Landlock's rules: the kind's files, then the rules in force. A kernel
+ * without Landlock is said once per worker (its seccomp filter still holds).
+ */
+static int confine_fs(const struct ioacct_wside *ws, const struct ioacct_worker_kind *k, char *err,
+		      size_t errlen)
+{
+	static struct ioacct_sb_files files;
+	int ret = 0;
+
+	files.n = files.used = 0;
+	if (k->files && (k->groups & IOACCT_SB_READ_FILES))
+		ret = k->files(ws, &files);
+	if (ret)
+		return ioacct_seterr(err, errlen, ret, "too many files to read, or names too long");
+	ret = ioacct_sandbox_landlock(k->groups, &files, err, errlen);
+	if (ret == 1 && ws->start == 1)
+		log_info("%s", err);
+	return ret == 1 ? 0 : ret;
 }
 
 /*
@@ -233,6 +271,8 @@ int ioacct_worker_main(int argc, char **argv)
 	ret = k->init(&ws, fds, nfds, err, sizeof(err));
 	close_fds(fds, nfds);
 	if (!ret)
+		ret = confine_fs(&ws, k, err, sizeof(err));
+	if (!ret)
 		ret = ioacct_sandbox_load(k->groups, err, sizeof(err));
 	rep.seq = seq;
 	if (ret)
@@ -242,7 +282,7 @@ int ioacct_worker_main(int argc, char **argv)
 			k->fini(&ws);
 		return 1;
 	}
-	crash_point(&ws);
+	crash_point(&ws, k);
 	ret = serve(&ws, k);
 	if (k->fini)
 		k->fini(&ws);

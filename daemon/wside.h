@@ -13,7 +13,9 @@
  *    answered into rep (its status and error on failure); 1 for a message
  *    answered with nothing (w_page);
  *  - fini: at the channel's end;
- *  - groups: its filter (sandbox.h).
+ *  - groups: its filter (sandbox.h);
+ *  - files: what it reads by name once it serves, beyond the system's
+ *    trees (sandbox.h's Landlock rules).
  */
 #ifndef IOACCT_WSIDE_H
 #define IOACCT_WSIDE_H
@@ -33,6 +35,8 @@ struct ioacct_wside {
 	void *state;                 /* the kind's */
 };
 
+struct ioacct_sb_files;
+
 struct ioacct_worker_kind {
 	const char *name;
 	int (*init)(struct ioacct_wside *ws, int *fds, size_t nfds, char *err, size_t errlen);
@@ -40,6 +44,11 @@ struct ioacct_worker_kind {
 		     size_t nfds, struct ioacct_reply *rep);
 	void (*fini)(struct ioacct_wside *ws);
 	unsigned int groups;
+	/*
+	 * With IOACCT_SB_READ_FILES: the files it reads beyond the system's
+	 * trees (sandbox.h, Landlock), added to f. NULL: none. 0 or -errno.
+	 */
+	int (*files)(const struct ioacct_wside *ws, struct ioacct_sb_files *f);
 };
 
 /* The kinds wmain.c knows, each in its own file. */

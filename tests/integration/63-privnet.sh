@@ -17,6 +17,9 @@
 #  3. A system call outside a worker's filter (IOACCT_CRASH_AT=worker-syscall:
 #     acct(2) once each starts) kills that worker alone, by SIGSYS, said so;
 #     each comes back and works.
+#  3b. The PostgreSQL and OTLP workers, which may open files (libpq's and
+#     libcurl's settings), cannot open the store their uid owns: Landlock
+#     (IOACCT_CRASH_AT=worker-open-store makes each try once it serves).
 #  4. SIGTERM of the daemon ends every worker.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../scripts/pg.sh"
@@ -229,6 +232,35 @@ export_job 7
 spans_job 8
 mpi_job 9
 ok "a system call outside a worker's filter kills it alone (SIGSYS, said); each comes back and works"
+
+# ---- 3b. a worker that may open files cannot open the store (Landlock) ---------------
+# The account owns the store: only Landlock keeps the PostgreSQL and OTLP
+# workers, which read libpq's and libcurl's files, from reading it too.
+LANDLOCK=$(python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(444, None, 0, 1))')
+stop_daemon
+IOACCT_CRASH_AT=worker-open-store start_daemon
+# opened NAME: how the workers of that kind fared with the store, a line each.
+opened() {
+	grep "IOACCT_CRASH_AT=worker-open-store: worker $1: the store .* opened for reading: " \
+		"$T/ioacctd.log" | sed 's/.*opened for reading: //'
+}
+export_job 10
+spans_job 11
+for n in pg otlp; do
+	for _ in $(seq 1 1200); do [ -n "$(opened $n)" ] && break; sleep 0.05; done
+	[ -n "$(opened $n)" ] || fail "$n: no line of its attempt on the store"
+	if [ "$LANDLOCK" -ge 1 ]; then
+		[ "$(opened $n | sort -u)" = "Permission denied (fault injection)" ] ||
+			fail "$n worker: the store opened for reading: $(opened $n | sort -u | head -1)"
+	fi
+done
+grep -q "Landlock is not" "$T/ioacctd.log" && [ "$LANDLOCK" -ge 1 ] &&
+	fail "the daemon says there is no Landlock, the kernel has ABI $LANDLOCK"
+if [ "$LANDLOCK" -ge 1 ]; then
+	ok "Landlock ABI $LANDLOCK: the PostgreSQL and OTLP workers cannot read the store their uid owns; export and spans exact"
+else
+	ok "no Landlock in this kernel ($LANDLOCK): the daemon says so; export and spans exact"
+fi
 
 # ---- 4. SIGTERM ends them all --------------------------------------------------------
 ALL=$(for n in metrics pg otlp elf; do workers "$n"; done)
