@@ -121,6 +121,18 @@ static void run_downsample(struct ioacct_retainer *r)
 	ioacct_retain_result_free(&res);
 }
 
+/* A cluster round's call that failed; the runs done only when some were (a dead worker says none). */
+static void stopped(struct ioacct_retainer *r, const char *what,
+		    const struct ioacct_pgstore_purge_counts *c)
+{
+	char done[64] = "";
+
+	if (c->runs)
+		snprintf(done, sizeof(done), " after %llu runs", (unsigned long long)c->runs);
+	log_err("retention: cluster store: %s stopped%s: %s (the rest at the next round)", what, done,
+		ioacct_pgremote_errmsg(r->pg));
+}
+
 /*
  * cluster_retention: the same cutoffs on the cluster store, whole runs
  * (pgstore.h), through the retention's own worker (pgremote.h: no process
@@ -147,9 +159,7 @@ static void run_cluster(struct ioacct_retainer *r)
 		ret = ioacct_pgremote_purge(r->pg, ioacct_pgstore_purge_cutoff(now, cfg->purge_after_s),
 					    !downsample, &c);
 		if (ret)
-			log_err("retention: cluster store: purge stopped after %llu runs: %s (the rest at"
-				" the next round)", (unsigned long long)c.runs,
-				ioacct_pgremote_errmsg(r->pg));
+			stopped(r, "purge", &c);
 		else if (c.runs)
 			log_info("retention: cluster store: purged %llu runs (%llu node parts,"
 				 " %llu series rows; %llu months whole, partitions dropped) in %llu ms",
@@ -163,9 +173,7 @@ static void run_cluster(struct ioacct_retainer *r)
 		ret = ioacct_pgremote_downsample(r->pg, now - (int64_t)cfg->downsample_after_s,
 						 cfg->downsample_width_s * NSEC_PER_SEC, true, &c);
 		if (ret)
-			log_err("retention: cluster store: downsample stopped after %llu runs: %s (the"
-				" rest at the next round)", (unsigned long long)c.runs,
-				ioacct_pgremote_errmsg(r->pg));
+			stopped(r, "downsample", &c);
 		else if (c.runs)
 			log_info("retention: cluster store: downsampled %llu runs (%llu node parts) in %llu ms",
 				 (unsigned long long)c.runs, (unsigned long long)c.parts,

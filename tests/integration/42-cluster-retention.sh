@@ -125,7 +125,7 @@ pg_worker "$RW"
 ok "while the purge waits in PostgreSQL: $n connected processes, each a pg worker (uid ioacct, CapEff 0), the core none"
 kill -KILL "$RW"
 dead() { grep -q "worker pg (pid $RW) killed by signal 9" "$T/ioacctd.log" &&
-	grep -q "retention: cluster store: purge stopped after 0 runs: .*(the rest at the next round)" \
+	grep -q "retention: cluster store: purge stopped: worker pg: .*(the rest at the next round)" \
 		"$T/ioacctd.log"; }
 wait_for "the retention's worker's death said" 60 dead
 release_purging
