@@ -313,3 +313,58 @@ int ioacct_pgremote_job_load(struct ioacct_pgremote *r, const char *cluster, uin
 		ioacct_strlcpy(r->errmsg, err, sizeof(r->errmsg));
 	return ret;
 }
+
+/* A retention call: the counts from the reply, whatever its status. */
+static int retain(struct ioacct_pgremote *r, struct ioacct_request *req, bool last,
+		  struct ioacct_pgstore_purge_counts *c)
+{
+	struct ioacct_reply rep;
+	int ret;
+
+	req->u.worker.code = last;
+	ret = ioacct_worker_call(r->w, req, NULL, 0, &rep, NULL, NULL, call_ms(r), r->errmsg,
+				 sizeof(r->errmsg));
+	if (!ret) {
+		c->runs = rep.w.purged.runs;
+		c->parts = rep.w.purged.parts;
+		c->series = rep.w.purged.series;
+		c->months = rep.w.purged.months;
+	}
+	ret = outcome(r, ret, &rep);
+	ioacct_reply_free(&rep);
+	return ret;
+}
+
+int ioacct_pgremote_purge(struct ioacct_pgremote *r, int64_t cutoff_unix, bool last,
+			  struct ioacct_pgstore_purge_counts *c)
+{
+	struct ioacct_request *req = calloc(1, sizeof(*req));
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	if (!req)
+		return -ENOMEM;
+	req->type = IOACCT_MSG_W_PG_PURGE;
+	req->u.worker.cutoff = cutoff_unix;
+	ret = retain(r, req, last, c);
+	free(req);
+	return ret;
+}
+
+int ioacct_pgremote_downsample(struct ioacct_pgremote *r, int64_t cutoff_unix,
+			       uint64_t bin_width_ns, bool last,
+			       struct ioacct_pgstore_purge_counts *c)
+{
+	struct ioacct_request *req = calloc(1, sizeof(*req));
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	if (!req)
+		return -ENOMEM;
+	req->type = IOACCT_MSG_W_PG_DOWNSAMPLE;
+	req->u.worker.cutoff = cutoff_unix;
+	req->u.worker.bin_width_ns = bin_width_ns;
+	ret = retain(r, req, last, c);
+	free(req);
+	return ret;
+}

@@ -2,8 +2,9 @@
 /*
  * The cluster store as the core's threads see it (issue 37): pgstore.h's
  * calls, made by an unprivileged worker (worker.h, "pg"; pgworker.c) that
- * holds the PostgreSQL connection. The exporter, the cluster queries and
- * the job loader each have their own, as they had their own connection.
+ * holds the PostgreSQL connection. The exporter, the cluster queries, the
+ * job loader and the retention each have their own, as they had their own
+ * connection.
  * Each call waits for the worker (its thread, never the event loop); a
  * worker that dies fails the call, and is started again.
  *
@@ -33,8 +34,9 @@ struct ioacct_pgremote;
 
 /*
  * A worker for one thread's connection: statement_ms 0 for the exporter's
- * (which migrates the schema), else a query connection's statement
- * timeout. From the event loop's thread (it forks). NULL with errno.
+ * and the retention's (which migrate the schema; their calls take what they
+ * take), else a query connection's statement timeout. From the event
+ * loop's thread or main (it forks). NULL with errno.
  */
 struct ioacct_pgremote *ioacct_pgremote_new(const struct ioacct_config *cfg, int statement_ms);
 /* Stops the worker and frees; NULL is fine. */
@@ -59,6 +61,18 @@ int ioacct_pgremote_report_written(struct ioacct_pgremote *r, const struct ioacc
 /* ioacct_pgstore_jobs_select() with running_here this node's name, page by page. */
 int ioacct_pgremote_jobs_select(struct ioacct_pgremote *r, const struct ioacct_store_filter *f,
 				bool peaks, ioacct_query_fetch_fn fn, void *arg);
+/*
+ * cluster_retention's ioacct_pgstore_purge() (its progress logged by the
+ * worker), and ioacct_pgstore_downsample() to bin_width_ns, of the runs
+ * ended before cutoff_unix; last: the round's last call, the connection
+ * closed after it (connected again at the next round's connect). *c: what
+ * the worker said it did, failed or not (zero when it did not answer).
+ */
+int ioacct_pgremote_purge(struct ioacct_pgremote *r, int64_t cutoff_unix, bool last,
+			  struct ioacct_pgstore_purge_counts *c);
+int ioacct_pgremote_downsample(struct ioacct_pgremote *r, int64_t cutoff_unix,
+			       uint64_t bin_width_ns, bool last,
+			       struct ioacct_pgstore_purge_counts *c);
 /*
  * ioacct_pgstore_job_load(), or with run_start not 0 ioacct_pgstore_run_load()
  * of the run (cluster, job_id, restart, run_start) exactly.

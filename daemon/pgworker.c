@@ -6,7 +6,8 @@
  * here; what reaches the core is the protocol's messages, checked as any
  * client's. A job to write is read from the core (JOB pages, by key); a
  * job read from the cluster store (a merged report's, a whole job) is held
- * here for the core to read its pages.
+ * here for the core to read its pages. The retention's purge and downsample
+ * (cluster_retention) run here too, their progress in the core's log.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -100,8 +101,13 @@ static void pg_connect(struct pgw *x, uint32_t statement_ms, struct ioacct_reply
 		return;
 	ioacct_pgstore_close(x->pg);
 	hold(x, NULL);
-	/* The deadlines of ioacct.conf; the core stops a call by closing the channel (no stop fd). */
-	ioacct_pgstore_opts_config(&o, &x->ws->cfg, -1);
+	/*
+	 * The deadlines of ioacct.conf. The core stops a call by closing the
+	 * channel, and sends nothing else while it waits for a reply: the
+	 * channel readable during a call is the stop, and a wait for the server
+	 * (a long purge's) gives up at once, its transaction rolled back.
+	 */
+	ioacct_pgstore_opts_config(&o, &x->ws->cfg, x->ws->ch.fd);
 	x->pg = statement_ms ?
 		ioacct_pgstore_open_query(x->ws->cfg.cluster_db, (int)statement_ms, &o, err,
 					  sizeof(err)) :
@@ -209,6 +215,70 @@ static void pg_written(struct pgw *x, const struct ioacct_req_worker *w, struct 
 		fail(x, ret, rep);
 }
 
+/* A long purge says how far it is this often (a month, its partitions: each). */
+#define PROGRESS_LOG_MS 10000
+
+/*
+ * The purge as it goes, in the core's log: a line per month purged whole
+ * and per month's partitions dropped, the rest's batches every
+ * PROGRESS_LOG_MS. The stop is the channel's (pg_connect).
+ */
+static int purge_progress(const struct ioacct_pgstore_purge_progress *p, void *arg)
+{
+	uint64_t *logged_ms = arg, now = ioacct_mono_ms();
+
+	switch (p->step) {
+	case IOACCT_PG_PURGE_MONTH:
+		log_info("retention: cluster store: month %s purged whole: %llu runs (%llu node parts,"
+			 " %llu series rows) in %llu ms", p->month, (unsigned long long)p->counts.runs,
+			 (unsigned long long)p->counts.parts, (unsigned long long)p->counts.series,
+			 (unsigned long long)p->ms);
+		break;
+	case IOACCT_PG_PURGE_DROPPED:
+		log_info("retention: cluster store: month %s: partitions dropped in %llu ms",
+			 p->month, (unsigned long long)p->ms);
+		break;
+	default:
+		if (now - *logged_ms < PROGRESS_LOG_MS)
+			break;
+		log_info("retention: cluster store: purge in progress: %llu runs (%llu node parts,"
+			 " %llu series rows) row by row so far (%llu s)",
+			 (unsigned long long)p->counts.runs, (unsigned long long)p->counts.parts,
+			 (unsigned long long)p->counts.series, (unsigned long long)(p->ms / 1000));
+		*logged_ms = now;
+	}
+	return 0;
+}
+
+/*
+ * cluster_retention's purge, or downsample to w->bin_width_ns, of the runs
+ * ended before w->cutoff; what it did in the reply, failed or not (each
+ * run goes in a transaction: what is counted is committed); code 1: the
+ * round's last, the connection closed after it.
+ */
+static void pg_retain(struct pgw *x, const struct ioacct_req_worker *w, bool downsample,
+		      struct ioacct_reply *rep)
+{
+	struct ioacct_pgstore_purge_counts c = { 0 };
+	uint64_t logged_ms = ioacct_mono_ms();
+	int ret = -ENOTCONN;
+
+	if (connected(x) && downsample)
+		ret = ioacct_pgstore_downsample(x->pg, w->cutoff, w->bin_width_ns, false, &c);
+	else if (connected(x))
+		ret = ioacct_pgstore_purge(x->pg, w->cutoff, false, purge_progress, &logged_ms, &c);
+	if (ret)
+		fail(x, ret, rep);
+	rep->w.purged.runs = c.runs;
+	rep->w.purged.parts = c.parts;
+	rep->w.purged.series = c.series;
+	rep->w.purged.months = c.months;
+	if (w->code) {
+		ioacct_pgstore_close(x->pg);
+		x->pg = NULL;
+	}
+}
+
 /* ioacct_query_select_fn over the cluster store, without this node's running parts (clusterq.c). */
 static int pg_select(void *src, const struct ioacct_store_filter *f, bool peaks,
 		     ioacct_query_fetch_fn fn, void *arg, char *err, size_t errlen)
@@ -282,6 +352,10 @@ static int pg_serve(struct ioacct_wside *ws, const struct ioacct_request *req, i
 		break;
 	case IOACCT_MSG_W_PG_WRITTEN:
 		pg_written(x, &req->u.worker, rep);
+		break;
+	case IOACCT_MSG_W_PG_PURGE:
+	case IOACCT_MSG_W_PG_DOWNSAMPLE:
+		pg_retain(x, &req->u.worker, req->type == IOACCT_MSG_W_PG_DOWNSAMPLE, rep);
 		break;
 	case IOACCT_MSG_QUERY:
 		/* The core has applied private_data: it asks as root. */

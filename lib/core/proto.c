@@ -288,6 +288,17 @@ static const struct field w_pg_written_fields[] = {
 	WRK(missing, IOACCT_ATTR_MISSING_NODES, 0),
 };
 
+static const struct field w_pg_purge_fields[] = {
+	WRK(cutoff, IOACCT_ATTR_CUTOFF, F_REQUIRED),
+	WRK(code, IOACCT_ATTR_CODE, 0),
+};
+
+static const struct field w_pg_downsample_fields[] = {
+	WRK(cutoff, IOACCT_ATTR_CUTOFF, F_REQUIRED),
+	WRK(bin_width_ns, IOACCT_ATTR_BIN_WIDTH_NS, F_REQUIRED),
+	WRK(code, IOACCT_ATTR_CODE, 0),
+};
+
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
 static const struct field reply_fields[] = {
 	REP(status, IOACCT_ATTR_STATUS, F_REQUIRED),
@@ -334,6 +345,10 @@ static const struct field reply_fields[] = {
 	REP(w.uid, IOACCT_ATTR_UID, 0),
 	REP(w.gid, IOACCT_ATTR_GID, 0),
 	REP(w.missing, IOACCT_ATTR_MISSING_NODES, 0),
+	REP(w.purged.runs, IOACCT_ATTR_PURGED_RUNS, 0),
+	REP(w.purged.parts, IOACCT_ATTR_PURGED_PARTS, 0),
+	REP(w.purged.series, IOACCT_ATTR_PURGED_SERIES, 0),
+	REP(w.purged.months, IOACCT_ATTR_PURGED_MONTHS, 0),
 };
 
 #define ROW(member, attr, flags) FIELD(struct ioacct_snap_row, member, attr, flags)

@@ -77,7 +77,9 @@
 	X(W_PG_PUT, 206, w_pg_put, u.worker)                                            \
 	X(W_PG_OFFER, 207, w_pg_offer, u.worker)                                        \
 	X(W_PG_CLAIM, 208, w_pg_claim, u.worker)                                        \
-	X(W_PG_WRITTEN, 209, w_pg_written, u.worker)
+	X(W_PG_WRITTEN, 209, w_pg_written, u.worker)                                    \
+	X(W_PG_PURGE, 210, w_pg_purge, u.worker)                                        \
+	X(W_PG_DOWNSAMPLE, 211, w_pg_downsample, u.worker)
 
 enum ioacct_msg_type {
 #define X(NAME, number, name, body) IOACCT_MSG_##NAME = number,
@@ -302,6 +304,13 @@ struct ioacct_req_job {
  *                 (seconds it waited for them).
  *   w_pg_written  core -> worker: mark it written by the part's `node` (the
  *                 part as w_pg_claim's) without `missing`.
+ *   w_pg_purge    core -> worker: purge the runs ended before `cutoff`
+ *                 (cluster_retention; its progress as log lines); code 1:
+ *                 close the connection after it (the round's last). Reply,
+ *                 even when it failed midway: what it did (w.purged).
+ *   w_pg_downsample core -> worker: re-bin the series of the runs ended
+ *                 before `cutoff` to bin_width_ns; code and reply as
+ *                 w_pg_purge's.
  * A pg reply's status is -ENOTCONN when the worker's connection is down
  * after the call (the error says why).
  */
@@ -320,6 +329,8 @@ struct ioacct_req_worker {
 	struct ioacct_report_spec report;
 	char node[IOACCT_NAME_MAX];
 	char missing[IOACCT_WORKER_TEXT_MAX];
+	int64_t cutoff;
+	uint64_t bin_width_ns;
 };
 
 struct ioacct_request {
@@ -477,6 +488,10 @@ struct ioacct_reply {
 		uint32_t uid;
 		uint32_t gid;
 		char missing[IOACCT_WORKER_TEXT_MAX];
+		/* w_pg_purge, w_pg_downsample: struct ioacct_pgstore_purge_counts' */
+		struct {
+			uint64_t runs, parts, series, months;
+		} purged;
 	} w;
 };
 

@@ -198,11 +198,19 @@
 	/* a message's one number, whose meaning the message says (proto.h, */          \
 	/* struct ioacct_req_worker); an ELF file's function offsets; the nodes */      \
 	/* a merged report was written without; a collector's Retry-After in */        \
-	/* ms (-1: none). 179..184 free. */                                              \
+	/* ms (-1: none). The cluster store's retention through its worker: */          \
+	/* the cutoff (seconds since the epoch) and what a purge or a */                 \
+	/* downsample did (runs, node parts, series rows, months whole). */              \
+	/* 184 free. */                                                                  \
 	X(CODE, 175, code, U32)                                                         \
 	X(OFFSETS, 176, offsets, U64S)                                                  \
 	X(MISSING_NODES, 177, missing_nodes, STRING)                                    \
 	X(RETRY_AFTER, 178, retry_after, I64)                                           \
+	X(CUTOFF, 179, cutoff, I64)                                                     \
+	X(PURGED_RUNS, 180, purged_runs, U64)                                           \
+	X(PURGED_PARTS, 181, purged_parts, U64)                                         \
+	X(PURGED_SERIES, 182, purged_series, U64)                                       \
+	X(PURGED_MONTHS, 183, purged_months, U64)                                       \
 	/* Issue 38: the job's command line (Darshan's exe), */                          \
 	/* on register and in a job row. */                                              \
 	X(CMDLINE, 185, cmdline, STRING)                                                 \

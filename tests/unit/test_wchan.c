@@ -39,6 +39,7 @@ static void test_worker_numbers(void **state)
 		IOACCT_MSG_W_INIT, IOACCT_MSG_W_LOG, IOACCT_MSG_W_PAGE, IOACCT_MSG_W_POST,
 		IOACCT_MSG_W_ELF, IOACCT_MSG_W_PG_CONNECT, IOACCT_MSG_W_PG_PUT,
 		IOACCT_MSG_W_PG_OFFER, IOACCT_MSG_W_PG_CLAIM, IOACCT_MSG_W_PG_WRITTEN,
+		IOACCT_MSG_W_PG_PURGE, IOACCT_MSG_W_PG_DOWNSAMPLE,
 	};
 
 	(void)state;
@@ -79,6 +80,47 @@ static void test_worker_roundtrip(void **state)
 	assert_int_equal(ioacct_proto_decode_request(b.data, b.len, &out, err, sizeof(err)), 0);
 	assert_int_equal(out.u.worker.code, 3);
 	ioacct_buf_free(&b);
+}
+
+/* The cluster retention's: a cutoff before the epoch survives; the counts come back whole. */
+static void test_retain_roundtrip(void **state)
+{
+	struct ioacct_request in, out;
+	struct ioacct_reply rin, rout;
+	struct ioacct_buf b = { 0 };
+	struct raw r = { 0 };
+	char err[256];
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_W_PG_DOWNSAMPLE;
+	in.u.worker.cutoff = -86400;
+	in.u.worker.bin_width_ns = 600000000000ULL;
+	in.u.worker.code = 1;
+	assert_int_equal(ioacct_proto_encode_request(&b, &in), 0);
+	assert_int_equal(ioacct_proto_decode_request(b.data, b.len, &out, err, sizeof(err)), 0);
+	assert_int_equal(out.type, IOACCT_MSG_W_PG_DOWNSAMPLE);
+	assert_memory_equal(&in.u.worker, &out.u.worker, sizeof(in.u.worker));
+	ioacct_buf_reset(&b);
+	memset(&rin, 0, sizeof(rin));
+	rin.status = -ENOTCONN;
+	strcpy(rin.error, "cluster store: connection lost");
+	rin.w.purged.runs = 1ULL << 40;
+	rin.w.purged.parts = 3;
+	rin.w.purged.series = UINT64_MAX;
+	rin.w.purged.months = 2;
+	assert_int_equal(ioacct_proto_encode_reply(&b, &rin), 0);
+	assert_int_equal(ioacct_proto_decode_reply(b.data, b.len, &rout, err, sizeof(err)), 0);
+	assert_int_equal(rout.status, -ENOTCONN);
+	assert_memory_equal(&rin.w.purged, &rout.w.purged, sizeof(rin.w.purged));
+	ioacct_reply_free(&rout);
+	ioacct_buf_free(&b);
+	/* A purge without its cutoff is refused. */
+	raw_begin(&r, IOACCT_PROTO_MAGIC, IOACCT_PROTO_VERSION, IOACCT_MSG_W_PG_PURGE, 1);
+	raw_u32(&r, A_CODE, 1);
+	raw_finish(&r);
+	assert_int_not_equal(ioacct_proto_decode_request(r.p, r.len, &out, err, sizeof(err)), 0);
+	free(r.p);
 }
 
 /* An ELF reply's offsets: exactly the field's words, little-endian. */
@@ -385,6 +427,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_worker_numbers),
 		cmocka_unit_test(test_worker_roundtrip),
+		cmocka_unit_test(test_retain_roundtrip),
 		cmocka_unit_test(test_offsets),
 		cmocka_unit_test(test_fds_with_their_message),
 		cmocka_unit_test(test_parts_and_bad_header),
