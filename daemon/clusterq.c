@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pgstore.h"
+#include "pgremote.h"
 #include "query.h"
 #include "query_fetch.h"
 #include "store.h"
@@ -55,7 +55,6 @@ struct ioacct_clusterq {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int efd;
-	int stop_fd;                  /* readable once freed: a statement in flight gives up */
 	/* Under lock: */
 	bool stop;
 	struct creq *queue, **queue_tail;
@@ -63,8 +62,8 @@ struct ioacct_clusterq {
 	uid_t last_uid;               /* the uid of the request served last */
 	struct creq *done, **done_tail;
 	unsigned int nqueued;
-	/* The worker's own: */
-	struct ioacct_pgstore *pg;
+	/* The worker's own (the PostgreSQL connection: an unprivileged process's, pgremote.h): */
+	struct ioacct_pgremote *pg;
 	struct ioacct_store *store;
 	uint64_t down_at_ms;          /* when connecting last failed (0: it did not) */
 	char down_why[1024];
@@ -92,7 +91,12 @@ static int count_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak 
 		     size_t npeaks, void *arg)
 {
 	struct cluster_src *c = arg;
-	int ret = c->fn(jd, peaks, npeaks, c->arg);
+	int ret;
+
+	/* The page is full: 1 is the page server's PAGE_FULL (the worker's pages run on). */
+	if (c->limit && c->given >= c->limit)
+		return 1;
+	ret = c->fn(jd, peaks, npeaks, c->arg);
 
 	c->given += ret == 0;
 	return ret;
@@ -140,7 +144,6 @@ static int running_job(struct ioacct_store *st, const struct ioacct_job *job, vo
 static int cluster_connect(struct ioacct_clusterq *q, uint64_t queued_ms, char *err,
 			   size_t errlen)
 {
-	struct ioacct_pgstore_opts o;
 	char why[1024];
 	int ret;
 
@@ -152,21 +155,18 @@ static int cluster_connect(struct ioacct_clusterq *q, uint64_t queued_ms, char *
 			return ret;
 		}
 	}
-	if (ioacct_pgstore_connected(q->pg))
+	if (ioacct_pgremote_connected(q->pg))
 		return 0;
 	if (queued_ms < q->down_at_ms) {
 		snprintf(err, errlen, UNAVAILABLE, q->down_why);
 		return -ECONNREFUSED;
 	}
-	ioacct_pgstore_close(q->pg);
-	ioacct_pgstore_opts_config(&o, q->cfg, q->stop_fd);
-	q->pg = ioacct_pgstore_open_query(q->cfg->cluster_db, STATEMENT_MS, &o, why, sizeof(why));
-	if (q->pg)
+	ret = ioacct_pgremote_connect(q->pg);
+	if (!ret)
 		return 0;
-	ret = errno ? -errno : -EIO;
 	q->down_at_ms = now_ms();
-	snprintf(q->down_why, sizeof(q->down_why), "%s", why);
-	snprintf(err, errlen, UNAVAILABLE, why);
+	snprintf(q->down_why, sizeof(q->down_why), "%s", ioacct_pgremote_errmsg(q->pg));
+	snprintf(err, errlen, UNAVAILABLE, q->down_why);
 	return ret;
 }
 
@@ -187,16 +187,13 @@ static int cluster_select(void *src, const struct ioacct_store_filter *f, bool p
 	if (ret)
 		return ret;
 	if (f->after_key < RUNNING_KEY_BASE) {
-		struct ioacct_store_filter pf = *f;
-
-		/* This node's running parts come from its own store, below. */
-		pf.running_here = q->cfg->node;
-		ret = ioacct_pgstore_jobs_select(q->pg, &pf, peaks, count_job, c);
+		/* This node's running parts come from its own store, below (the worker leaves them out). */
+		ret = ioacct_pgremote_jobs_select(q->pg, f, peaks, count_job, c);
 		if (ret < 0) {
-			if (ioacct_pgstore_connected(q->pg))
-				snprintf(err, errlen, "%s", ioacct_pgstore_errmsg(q->pg));
+			if (ioacct_pgremote_connected(q->pg))
+				snprintf(err, errlen, "%s", ioacct_pgremote_errmsg(q->pg));
 			else
-				snprintf(err, errlen, UNAVAILABLE, ioacct_pgstore_errmsg(q->pg));
+				snprintf(err, errlen, UNAVAILABLE, ioacct_pgremote_errmsg(q->pg));
 		}
 		if (ret || (f->limit && c->given >= f->limit))
 			return ret;
@@ -308,13 +305,17 @@ struct ioacct_clusterq *ioacct_clusterq_new(const struct ioacct_config *cfg)
 	q->queue_tail = &q->queue;
 	q->done_tail = &q->done;
 	q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	q->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (q->efd < 0 || q->stop_fd < 0) {
+	if (q->efd < 0) {
 		ret = errno;
-		if (q->efd >= 0)
-			close(q->efd);
-		if (q->stop_fd >= 0)
-			close(q->stop_fd);
+		free(q);
+		errno = ret;
+		return NULL;
+	}
+	/* Started here, in the event loop's thread: only it forks workers (worker.h). */
+	q->pg = ioacct_pgremote_new(cfg, STATEMENT_MS);
+	if (!q->pg) {
+		ret = errno;
+		close(q->efd);
 		free(q);
 		errno = ret;
 		return NULL;
@@ -323,10 +324,10 @@ struct ioacct_clusterq *ioacct_clusterq_new(const struct ioacct_config *cfg)
 	pthread_cond_init(&q->cond, NULL);
 	ret = pthread_create(&q->thread, NULL, worker, q);
 	if (ret) {
+		ioacct_pgremote_free(q->pg);
 		pthread_cond_destroy(&q->cond);
 		pthread_mutex_destroy(&q->lock);
 		close(q->efd);
-		close(q->stop_fd);
 		free(q);
 		errno = ret;
 		return NULL;
@@ -353,16 +354,14 @@ void ioacct_clusterq_free(struct ioacct_clusterq *q)
 	q->stop = true;
 	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&q->lock);
-	eventfd_write(q->stop_fd, 1);
 	pthread_join(q->thread, NULL);
 	free_list(q->queue);
 	free_list(q->done);
-	ioacct_pgstore_close(q->pg);
+	ioacct_pgremote_free(q->pg);
 	ioacct_store_close(q->store);
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
 	close(q->efd);
-	close(q->stop_fd);
 	free(q);
 }
 

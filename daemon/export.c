@@ -36,16 +36,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "crash.h"
 #include "log.h"
+#include "pgremote.h"
 #include "pgstore.h"
 #include "render.h"
 #include "store.h"
 #include "text.h"
+#include "worker.h"
 
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 60000
@@ -59,10 +60,10 @@ struct ioacct_export {
 	pthread_cond_t cond;
 	bool stop;                   /* under lock */
 	bool poked;                  /* under lock */
-	int stop_fd;                 /* readable once stopping: PostgreSQL's waits give up */
 	/* The thread's own: */
 	struct ioacct_store *store;
-	struct ioacct_pgstore *pg;
+	/* The cluster store's connection, in an unprivileged process (pgremote.h). */
+	struct ioacct_pgremote *pg;
 	bool down;                   /* "unreachable" was logged, "back" was not yet */
 	int64_t after;               /* jobs refused this round: take the ones after them */
 	uint64_t backoff_ms;
@@ -91,6 +92,7 @@ static bool wait_ms(struct ioacct_export *ex, uint64_t ms)
 	return stop;
 }
 
+/* Stopping: told so, or the daemon's workers' calls cancelled first (ioacctd.c's stop). */
 static bool stopping(struct ioacct_export *ex)
 {
 	bool stop;
@@ -98,7 +100,7 @@ static bool stopping(struct ioacct_export *ex)
 	pthread_mutex_lock(&ex->lock);
 	stop = ex->stop;
 	pthread_mutex_unlock(&ex->lock);
-	return stop;
+	return stop || ioacct_workers_stopping();
 }
 
 static uint64_t waiting(struct ioacct_export *ex)
@@ -134,19 +136,14 @@ static void went_down(struct ioacct_export *ex, const char *why)
 
 static int connect_pg(struct ioacct_export *ex)
 {
-	struct ioacct_pgstore_opts o;
-	char err[1024];
+	int ret;
 
-	if (ioacct_pgstore_connected(ex->pg))
+	if (ioacct_pgremote_connected(ex->pg))
 		return 0;
-	ioacct_pgstore_close(ex->pg);
-	ioacct_pgstore_opts_config(&o, ex->cfg, ex->stop_fd);
-	ex->pg = ioacct_pgstore_open(ex->cfg->cluster_db, &o, err, sizeof(err));
-	if (!ex->pg) {
-		went_down(ex, err);
-		return -errno;
-	}
-	return 0;
+	ret = ioacct_pgremote_connect(ex->pg);
+	if (ret)
+		went_down(ex, ioacct_pgremote_errmsg(ex->pg));
+	return ret;
 }
 
 /*
@@ -174,10 +171,10 @@ static void merge_report(struct ioacct_export *ex, int64_t key, const struct ioa
 		free(spec);
 		return;
 	}
-	err = ioacct_pgstore_report_offer(ex->pg, job, spec, ex->cfg->merge_timeout_s);
+	err = ioacct_pgremote_report_offer(ex->pg, job, spec);
 	free(spec);
 	if (!err)
-		err = ioacct_pgstore_report_claim(ex->pg, job, skip_locked, &rep, &jd);
+		err = ioacct_pgremote_report_claim(ex->pg, job, skip_locked, &rep, &jd);
 	if (err == -EAGAIN)
 		return;
 	if (err == -EALREADY) {
@@ -188,16 +185,16 @@ static void merge_report(struct ioacct_export *ex, int64_t key, const struct ioa
 	}
 	if (err) {
 		log_warn("job %s/%" PRIu64 ": merged report: %s", job->cluster, job->job_id,
-			 ioacct_pgstore_errmsg(ex->pg));
+			 ioacct_pgremote_errmsg(ex->pg));
 		return;
 	}
 	failed = ioacct_report_write_files(jd, rep.spec.path, rep.spec.formats, NULL, rep.uid,
 					   rep.gid, rep.spec.copy_dir, &ex->cfg->advice, NULL);
 	/* Written or not, it is done: a file that cannot be written now will not be later. */
-	err = ioacct_pgstore_report_written(ex->pg, job, jd->missing_nodes);
+	err = ioacct_pgremote_report_written(ex->pg, job, jd->missing_nodes);
 	if (err) {
 		log_warn("job %s/%" PRIu64 ": merged report written, not marked (it may be written again): %s",
-			 job->cluster, job->job_id, ioacct_pgstore_errmsg(ex->pg));
+			 job->cluster, job->job_id, ioacct_pgremote_errmsg(ex->pg));
 	} else {
 		ioacct_store_report_spec_done(ex->store, key);
 		if (jd->missing_nodes[0])
@@ -225,7 +222,7 @@ static void merge_poll(struct ioacct_export *ex)
 	while (!stopping(ex) && ioacct_store_report_spec_next(ex->store, key, &key) == 0) {
 		if (ioacct_store_job_get(ex->store, key, &job) == 0)
 			merge_report(ex, key, &job, true);
-		if (!ioacct_pgstore_connected(ex->pg))
+		if (!ioacct_pgremote_connected(ex->pg))
 			break;
 	}
 }
@@ -244,7 +241,7 @@ static void refused(struct ioacct_export *ex, int64_t key, const struct ioacct_j
 
 	ioacct_text_clean(cluster, sizeof(cluster), jd->job.cluster);
 	log_err("job %s/%" PRIu64 " refused by the cluster store, not exported (it stays in %s): %s",
-		cluster, jd->job.job_id, ex->cfg->db_path, ioacct_pgstore_errmsg(ex->pg));
+		cluster, jd->job.job_id, ex->cfg->db_path, ioacct_pgremote_errmsg(ex->pg));
 	err = ioacct_store_export_done(ex->store, key, -1);
 	if (err)
 		log_warn("cluster store: job %" PRIu64 " refused but not unqueued: %s", jd->job.job_id,
@@ -357,24 +354,27 @@ static void exported(struct ioacct_export *ex, const struct part *p)
  */
 static int export_part(struct ioacct_export *ex, const struct part *p)
 {
+	const struct ioacct_jobdata *jd = p->jd;
 	int err = connect_pg(ex);
 
-	if (!err)
-		err = ioacct_pgstore_job_put(ex->pg, p->jd);
-	if (err == -EINVAL && ioacct_pgstore_connected(ex->pg)) {
+	/* Not connected: connect_pg() said so. */
+	if (err)
+		return err;
+	err = ioacct_pgremote_jobs_put(ex->pg, &jd, 1);
+	if (err == -EINVAL && ioacct_pgremote_connected(ex->pg)) {
 		refused(ex, p->key, p->jd);
 		return 0;
 	}
-	if (err && ex->pg) {
-		if (ioacct_pgstore_connected(ex->pg)) {
+	if (err) {
+		if (ioacct_pgremote_connected(ex->pg)) {
 			/* Connected, and failed (not for its data): say which job, try it again later. */
-			log_warn("%s; it stays queued", ioacct_pgstore_errmsg(ex->pg));
+			log_warn("%s; it stays queued", ioacct_pgremote_errmsg(ex->pg));
 			ex->after = p->key;
 			ex->backoff_ms = ex->backoff_ms ? ex->backoff_ms * 2 : BACKOFF_MIN_MS;
 			if (ex->backoff_ms > BACKOFF_MAX_MS)
 				ex->backoff_ms = BACKOFF_MAX_MS;
 		} else {
-			went_down(ex, ioacct_pgstore_errmsg(ex->pg));
+			went_down(ex, ioacct_pgremote_errmsg(ex->pg));
 		}
 	}
 	if (err)
@@ -407,9 +407,10 @@ static int export_batch(struct ioacct_export *ex)
 	if (n > 1) {
 		for (size_t i = 0; i < n; i++)
 			jds[i] = p[i].jd;
-		err = connect_pg(ex);
-		if (!err)
-			err = ioacct_pgstore_jobs_put(ex->pg, jds, n);
+		ret = connect_pg(ex);
+		if (ret)
+			goto out; /* said */
+		err = ioacct_pgremote_jobs_put(ex->pg, jds, n);
 		if (!err) {
 			back(ex);
 			ioacct_crash_point("export-after-pg-commit");
@@ -417,20 +418,19 @@ static int export_batch(struct ioacct_export *ex)
 				exported(ex, &p[i]);
 			goto out;
 		}
-		if (!ex->pg || !ioacct_pgstore_connected(ex->pg)) {
-			if (ex->pg)
-				went_down(ex, ioacct_pgstore_errmsg(ex->pg));
+		if (!ioacct_pgremote_connected(ex->pg)) {
+			went_down(ex, ioacct_pgremote_errmsg(ex->pg));
 			ret = err;
 			goto out;
 		}
-		log_info("%s; its jobs go again one a transaction", ioacct_pgstore_errmsg(ex->pg));
+		log_info("%s; its jobs go again one a transaction", ioacct_pgremote_errmsg(ex->pg));
 	}
 	for (size_t i = 0; i < n; i++) {
 		err = export_part(ex, &p[i]);
 		if (!err)
 			continue;
 		ret = err;
-		if (!ex->pg || !ioacct_pgstore_connected(ex->pg))
+		if (!ioacct_pgremote_connected(ex->pg))
 			break;
 	}
 out:
@@ -478,19 +478,20 @@ int ioacct_export_start(const struct ioacct_config *cfg, struct ioacct_export **
 	if (!ex)
 		return -ENOMEM;
 	ex->cfg = cfg;
-	ex->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (ex->stop_fd < 0) {
-		ret = -errno;
-		log_err("cluster store: cannot start the exporter: %s", strerror(errno));
-		free(ex);
-		return ret;
-	}
 	/* Its own connection: SQLite connections are not to be shared between threads. */
 	ex->store = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDWR, err, sizeof(err));
 	if (!ex->store) {
 		ret = -errno;
 		log_err("cluster store: cannot open the outbox: %s", err);
-		close(ex->stop_fd);
+		free(ex);
+		return ret;
+	}
+	/* PostgreSQL is spoken to by an unprivileged process, started here (the event loop's thread). */
+	ex->pg = ioacct_pgremote_new(cfg, 0);
+	if (!ex->pg) {
+		ret = -errno;
+		log_err("cluster store: cannot start its worker: %s", strerror(errno));
+		ioacct_store_close(ex->store);
 		free(ex);
 		return ret;
 	}
@@ -502,8 +503,8 @@ int ioacct_export_start(const struct ioacct_config *cfg, struct ioacct_export **
 	ret = pthread_create(&ex->thread, NULL, export_main, ex);
 	if (ret) {
 		log_err("cluster store: cannot start the exporter thread: %s", strerror(ret));
+		ioacct_pgremote_free(ex->pg);
 		ioacct_store_close(ex->store);
-		close(ex->stop_fd);
 		pthread_cond_destroy(&ex->cond);
 		pthread_mutex_destroy(&ex->lock);
 		free(ex);
@@ -534,12 +535,10 @@ void ioacct_export_stop(struct ioacct_export *ex)
 	if (!ex)
 		return;
 	wake(ex, &ex->stop);
-	/* A statement in flight is given up: a server that never answers holds no stop. */
-	eventfd_write(ex->stop_fd, 1);
+	/* A call to the worker in progress ends at once: ioacct_workers_cancel(). */
 	pthread_join(ex->thread, NULL);
-	ioacct_pgstore_close(ex->pg);
+	ioacct_pgremote_free(ex->pg);
 	ioacct_store_close(ex->store);
-	close(ex->stop_fd);
 	pthread_cond_destroy(&ex->cond);
 	pthread_mutex_destroy(&ex->lock);
 	free(ex);

@@ -690,7 +690,7 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		ioacct_job_serve_page(store, req, (uint32_t)peer, cfg->private_data, rep);
 		return;
 	}
-	if (!rd->jobload && !(rd->jobload = ioacct_jobload_new(cfg->cluster_db))) {
+	if (!rd->jobload && !(rd->jobload = ioacct_jobload_new(cfg))) {
 		ioacct_reply_error(rep, -ENOMEM, "job: out of memory");
 		return;
 	}

@@ -127,10 +127,6 @@ struct ioacct_httpd {
 	bool stopping;
 	pthread_t sweeper;
 	bool sweeping;
-	/* Bound by ioacct_httpd_start() as root, served by ioacct_httpd_serve(): MHD's from then. */
-	int lfd;
-	unsigned int flags;
-	uint16_t port;
 	/* libmicrohttpd's messages and ours about clients, rate-limited; under log_lock. */
 	pthread_mutex_t log_lock;
 	struct ioacct_ratelimit log_rl;
@@ -412,22 +408,28 @@ static void *sweep(void *arg)
 }
 
 /*
- * A whole small regular file, NUL-terminated; -errno, -EFBIG beyond max
- * bytes, -ESPIPE when not a regular file (opened without blocking: a FIFO
- * would hold up the start for ever).
+ * A whole small regular file, NUL-terminated, from the descriptor the core
+ * opened it as (mserver.c; the worker may not open it); -errno, -EFBIG
+ * beyond max bytes, -ESPIPE when not a regular file. The descriptor is
+ * closed (*pfd -1).
  */
-static int read_small_file(const char *path, size_t max, char **out)
+static int read_small_fd(int *pfd, size_t max, char **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = *pfd;
 	struct stat st;
 	char *buf = NULL;
 	FILE *f;
 	size_t n;
 	int ret = 0;
 
+	*pfd = -1;
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		return -EBADF;
+	/*
+	 * From its start: the core's copy of the descriptor shares the offset,
+	 * and the worker started before this one read the file to its end.
+	 */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || lseek(fd, 0, SEEK_SET) != 0) {
 		close(fd);
 		return -ESPIPE;
 	}
@@ -568,14 +570,14 @@ static int hash_check(const char *hash, char *why, size_t len)
 	return ret;
 }
 
-/* metrics_auth_file: "user:hash" lines; '#' lines and blank lines are skipped. */
-static int load_creds(struct ioacct_httpd *m, const char *path, char *err, size_t errlen)
+/* metrics_auth_file (opened as fd): "user:hash" lines; '#' lines and blank lines are skipped. */
+static int load_creds(struct ioacct_httpd *m, const char *path, int *fd, char *err, size_t errlen)
 {
 	char *text = NULL, *line, why[256];
 	unsigned int lineno = 0;
 	int ret;
 
-	ret = read_small_file(path, AUTH_FILE_MAX, &text);
+	ret = read_small_fd(fd, AUTH_FILE_MAX, &text);
 	if (ret) {
 		snprintf(err, errlen, "metrics_auth_file %s: %s", path,
 			 file_errmsg(ret, "larger than 64 KiB"));
@@ -894,9 +896,9 @@ static void httpd_init(struct ioacct_httpd *m)
 	ioacct_ratelimit_init(&m->log_rl, LOG_BURST, LOG_WINDOW_MS, 8);
 }
 
-/* metrics_tls_cert and metrics_tls_key, read into memory; MHD_USE_TLS into *flags. */
-static int load_tls(struct ioacct_httpd *m, const struct ioacct_config *cfg, unsigned int *flags,
-		    char *err, size_t errlen)
+/* metrics_tls_cert and metrics_tls_key (fds), read into memory; MHD_USE_TLS into *flags. */
+static int load_tls(struct ioacct_httpd *m, const struct ioacct_config *cfg,
+		    struct ioacct_httpd_fds *fds, unsigned int *flags, char *err, size_t errlen)
 {
 	const char *path = cfg->metrics_tls_cert;
 	int ret;
@@ -913,10 +915,10 @@ static int load_tls(struct ioacct_httpd *m, const struct ioacct_config *cfg, uns
 			 "use one built with GnuTLS, or a TLS proxy in front of ioacctd");
 		return -ENOTSUP;
 	}
-	ret = read_small_file(path, PEM_FILE_MAX, &m->tls_cert);
+	ret = read_small_fd(&fds->tls_cert, PEM_FILE_MAX, &m->tls_cert);
 	if (!ret) {
 		path = cfg->metrics_tls_key;
-		ret = read_small_file(path, PEM_FILE_MAX, &m->tls_key);
+		ret = read_small_fd(&fds->tls_key, PEM_FILE_MAX, &m->tls_key);
 	}
 	if (ret) {
 		snprintf(err, errlen, "cannot read %s for /metrics over HTTPS: %s", path,
@@ -929,7 +931,8 @@ static int load_tls(struct ioacct_httpd *m, const struct ioacct_config *cfg, uns
 
 /* What the settings give before the server starts: priority addresses, TLS, logins. */
 static int httpd_settings(struct ioacct_httpd *m, const struct ioacct_config *cfg,
-			  unsigned int *flags, char *err, size_t errlen)
+			  struct ioacct_httpd_fds *fds, unsigned int *flags, char *err,
+			  size_t errlen)
 {
 	int n;
 
@@ -947,39 +950,25 @@ static int httpd_settings(struct ioacct_httpd *m, const struct ioacct_config *cf
 		}
 		m->npriority = (size_t)n;
 	}
-	n = load_tls(m, cfg, flags, err, errlen);
+	n = load_tls(m, cfg, fds, flags, err, errlen);
 	if (n)
 		return n;
 	if (cfg->metrics_auth_file[0])
-		return load_creds(m, cfg->metrics_auth_file, err, errlen);
-	return 0;
-}
-
-/* The listening socket on metrics_listen, bound now (a taken address fails here). */
-static int listen_on(struct ioacct_httpd *m, const union listen_addr *la, char *err, size_t errlen)
-{
-	socklen_t len = la->sa.sa_family == AF_INET6 ? sizeof(la->a6) : sizeof(la->a4);
-	int one = 1;
-
-	m->lfd = socket(la->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (m->lfd < 0 || setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    (la->sa.sa_family == AF_INET6 &&
-	     setsockopt(m->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
-	    bind(m->lfd, &la->sa, len) || listen(m->lfd, SOMAXCONN)) {
-		snprintf(err, errlen, "cannot serve /metrics on %s: %s; is another program "
-			 "listening there? Change metrics_listen or remove it", m->cfg->metrics_listen,
-			 strerror(errno));
-		return -errno;
-	}
+		return load_creds(m, cfg->metrics_auth_file, &fds->auth, err, errlen);
 	return 0;
 }
 
 struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct ioacct_page *page,
-					char *err, size_t errlen)
+					struct ioacct_httpd_fds *fds, char *err, size_t errlen)
 {
+	/* epoll, not select(): a thousand connections must not pass FD_SETSIZE. */
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	struct ioacct_httpd *m;
 	union listen_addr la;
+	uint16_t port;
 
+	if (listen_addr(cfg, &la, &port, &flags, err, errlen))
+		return NULL;
 	/*
 	 * The page names every job, its user and mounts: with private_data, not
 	 * for whoever can connect (any local user, on 127.0.0.1).
@@ -998,24 +987,14 @@ struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct 
 	}
 	m->cfg = cfg;
 	m->page = page;
-	m->lfd = -1;
-	/* epoll, not select(): a thousand connections must not pass FD_SETSIZE. */
-	m->flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	httpd_init(m);
-	if (listen_addr(cfg, &la, &m->port, &m->flags, err, errlen) ||
-	    httpd_settings(m, cfg, &m->flags, err, errlen) || listen_on(m, &la, err, errlen)) {
-		ioacct_httpd_stop(m);
-		return NULL;
-	}
-	return m;
-}
-
-int ioacct_httpd_serve(struct ioacct_httpd *m, char *err, size_t errlen)
-{
+	if (httpd_settings(m, cfg, fds, &flags, err, errlen))
+		goto fail;
 	/* The logger first, or MHD prints what comes before it to stderr. */
 	struct MHD_OptionItem opts[] = {
 		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, m },
-		{ MHD_OPTION_LISTEN_SOCKET, m->lfd, NULL },
+		/* Bound by the core (mserver.c): this process may not bind. */
+		{ MHD_OPTION_LISTEN_SOCKET, fds->listen, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS + PRIORITY_CONNECTIONS, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL },
 		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, m },
@@ -1024,25 +1003,29 @@ int ioacct_httpd_serve(struct ioacct_httpd *m, char *err, size_t errlen)
 		{ m->tls_key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, m->tls_key },
 		{ MHD_OPTION_END, 0, NULL },
 	};
-
-	/* libmicrohttpd closes the socket when it stops. */
-	m->lfd = -1;
 	errno = 0;
-	m->mhd = MHD_start_daemon(m->flags, m->port, admit, m, handle, m, MHD_OPTION_ARRAY, opts,
+	m->mhd = MHD_start_daemon(flags, port, admit, m, handle, m, MHD_OPTION_ARRAY, opts,
 				  MHD_OPTION_END);
+	/* libmicrohttpd closes the socket when it stops, as if it had made it. */
+	if (m->mhd)
+		fds->listen = -1;
 	if (!m->mhd) {
-		snprintf(err, errlen, "cannot serve /metrics on %s: %s%s", m->cfg->metrics_listen,
-			 errno ? strerror(errno) : "libmicrohttpd refused",
-			 m->tls_cert ? " (check metrics_tls_cert and metrics_tls_key)" : "");
-		return errno ? -errno : -EINVAL;
+		snprintf(err, errlen, "cannot serve /metrics on %s: %s; is another program "
+			 "listening there? Change metrics_listen or remove it%s",
+			 cfg->metrics_listen, errno ? strerror(errno) : "libmicrohttpd refused",
+			 m->tls_cert ? " (or check metrics_tls_cert and metrics_tls_key)" : "");
+		goto fail;
 	}
 	errno = pthread_create(&m->sweeper, NULL, sweep, m);
 	if (errno) {
 		snprintf(err, errlen, "metrics: cannot start a thread: %s", strerror(errno));
-		return -errno;
+		goto fail;
 	}
 	m->sweeping = true;
-	return 0;
+	return m;
+fail:
+	ioacct_httpd_stop(m);
+	return NULL;
 }
 
 void ioacct_httpd_stop(struct ioacct_httpd *m)
@@ -1059,8 +1042,6 @@ void ioacct_httpd_stop(struct ioacct_httpd *m)
 	/* Waits for a check of a password at most: their cost is bounded at start. */
 	if (m->mhd)
 		MHD_stop_daemon(m->mhd);
-	if (m->lfd >= 0)
-		close(m->lfd);
 	pthread_mutex_lock(&m->log_lock);
 	ioacct_ratelimit_flush(&m->log_rl, UINT64_MAX, log_report, NULL);
 	pthread_mutex_unlock(&m->log_lock);
@@ -1086,21 +1067,14 @@ void ioacct_httpd_stop(struct ioacct_httpd *m)
 #else /* !HAVE_MHD */
 
 struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct ioacct_page *page,
-					char *err, size_t errlen)
+					struct ioacct_httpd_fds *fds, char *err, size_t errlen)
 {
 	(void)page;
+	(void)fds;
 	snprintf(err, errlen, "metrics_listen = %s: this ioacctd was built without libmicrohttpd, "
 		 "so it cannot serve /metrics; install libmicrohttpd-dev and rebuild, or remove "
 		 "metrics_listen from the configuration", cfg->metrics_listen);
 	return NULL;
-}
-
-int ioacct_httpd_serve(struct ioacct_httpd *h, char *err, size_t errlen)
-{
-	(void)h; /* never made */
-	(void)err;
-	(void)errlen;
-	return -ENOTSUP;
 }
 
 void ioacct_httpd_stop(struct ioacct_httpd *h)

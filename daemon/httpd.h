@@ -25,18 +25,24 @@ struct ioacct_page {
 struct ioacct_httpd;
 
 /*
- * Makes ready to serve `page` on cfg->metrics_listen (the page must outlive
- * the server): the settings and files read, the address bound, as root,
- * before anything else starts. NULL with `err` when it cannot (a setting
- * refused, the address taken, or ioacctd built without libmicrohttpd).
+ * What the core opened for the server (mserver.c): the socket bound to
+ * metrics_listen, and the files metrics_tls_cert, metrics_tls_key and
+ * metrics_auth_file name (-1 when unset). The server takes those it uses
+ * (-1 then): the listening socket once started, the files once read.
+ */
+struct ioacct_httpd_fds {
+	int listen;
+	int tls_cert, tls_key, auth;
+};
+
+/*
+ * Serves `page` on fds->listen (cfg->metrics_listen); the page must
+ * outlive the server. In the metrics worker (metricsw.c). NULL with `err`
+ * when it cannot (a setting refused, or ioacctd built without
+ * libmicrohttpd).
  */
 struct ioacct_httpd *ioacct_httpd_start(const struct ioacct_config *cfg, struct ioacct_page *page,
-					char *err, size_t errlen);
-/*
- * Starts serving: libmicrohttpd's threads, once ioacctd runs as its own
- * account (privs.h: no thread before). 0 or -errno with `err`.
- */
-int ioacct_httpd_serve(struct ioacct_httpd *h, char *err, size_t errlen);
+					struct ioacct_httpd_fds *fds, char *err, size_t errlen);
 /* Stops the server after the request it is answering; NULL is fine. */
 void ioacct_httpd_stop(struct ioacct_httpd *h);
 

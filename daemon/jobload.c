@@ -18,11 +18,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "log.h"
-#include "pgstore.h"
+#include "pgremote.h"
 #include "util.h"
 
 #define NSLOTS 4
@@ -48,14 +47,12 @@ struct slot {
 };
 
 struct ioacct_jobload {
-	char *conninfo;
 	pthread_mutex_t lock;         /* the slots' state, jd and err, and busy */
 	struct slot slots[NSLOTS];
 	pthread_t thread;
 	bool busy;                    /* a thread was started and not yet joined */
 	bool running;                 /* under lock: it has not finished */
-	int stop_fd;                  /* readable once freed: a statement in flight gives up */
-	struct ioacct_pgstore *pg;    /* the thread's */
+	struct ioacct_pgremote *pg;   /* the threads': an unprivileged process's connection */
 };
 
 static uint64_t now_ms(void)
@@ -94,31 +91,22 @@ static void *load_main(void *arg)
 	pthread_mutex_unlock(&jl->lock);
 	if (!s)
 		goto done;
-	if (!ioacct_pgstore_connected(jl->pg)) {
-		struct ioacct_pgstore_opts o = IOACCT_PGSTORE_OPTS_DEFAULT;
-		char why[768];
-
-		ioacct_pgstore_close(jl->pg);
-		o.stop_fd = jl->stop_fd;
-		jl->pg = ioacct_pgstore_open_query(jl->conninfo, LOAD_STATEMENT_MS, &o, why,
-						   sizeof(why));
-		if (!jl->pg)
-			ret = ioacct_seterr(err, sizeof(err), errno ? -errno : -EIO,
-					    "cluster store (cluster_db) unavailable: %s; "
-					    "ioreport --local reads this node's part alone", why);
+	if (!ioacct_pgremote_connected(jl->pg)) {
+		ret = ioacct_pgremote_connect(jl->pg);
+		if (ret)
+			ioacct_seterr(err, sizeof(err), ret, "cluster store (cluster_db) unavailable: %s; "
+				      "ioreport --local reads this node's part alone",
+				      ioacct_pgremote_errmsg(jl->pg));
 	}
 	if (!ret) {
 		uint64_t t0 = now_ms();
 
-		if (run_start)
-			ret = ioacct_pgstore_run_load(jl->pg, cluster, job_id, restart, run_start, &jd);
-		else
-			ret = ioacct_pgstore_job_load(jl->pg, cluster, job_id, run, &jd);
+		ret = ioacct_pgremote_job_load(jl->pg, cluster, job_id, run, restart, run_start, &jd);
 		if (ret && ret != -ENOENT)
 			snprintf(err, sizeof(err), "%s%s%s",
-				 ioacct_pgstore_connected(jl->pg) ? "" : "cluster store (cluster_db) unavailable: ",
-				 ioacct_pgstore_errmsg(jl->pg),
-				 ioacct_pgstore_connected(jl->pg) ? "" : "; ioreport --local reads this node's part alone");
+				 ioacct_pgremote_connected(jl->pg) ? "" : "cluster store (cluster_db) unavailable: ",
+				 ioacct_pgremote_errmsg(jl->pg),
+				 ioacct_pgremote_connected(jl->pg) ? "" : "; ioreport --local reads this node's part alone");
 		if (!ret)
 			log_debug("cluster store: job %" PRIu64 " of %zu nodes read in %" PRIu64 " ms",
 				  job_id, jd->nnodes ? jd->nnodes : 1, now_ms() - t0);
@@ -137,22 +125,19 @@ done:
 	return NULL;
 }
 
-struct ioacct_jobload *ioacct_jobload_new(const char *conninfo)
+struct ioacct_jobload *ioacct_jobload_new(const struct ioacct_config *cfg)
 {
 	struct ioacct_jobload *jl = calloc(1, sizeof(*jl));
+	int e;
 
 	if (!jl)
 		return NULL;
-	jl->conninfo = strdup(conninfo);
-	jl->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!jl->conninfo || jl->stop_fd < 0) {
-		int ret = jl->conninfo ? errno : ENOMEM;
-
-		if (jl->stop_fd >= 0)
-			close(jl->stop_fd);
-		free(jl->conninfo);
+	/* Started here, in the event loop's thread: only it forks workers (worker.h). */
+	jl->pg = ioacct_pgremote_new(cfg, LOAD_STATEMENT_MS);
+	if (!jl->pg) {
+		e = errno;
 		free(jl);
-		errno = ret;
+		errno = e;
 		return NULL;
 	}
 	pthread_mutex_init(&jl->lock, NULL);
@@ -294,14 +279,11 @@ void ioacct_jobload_free(struct ioacct_jobload *jl)
 {
 	if (!jl)
 		return;
-	eventfd_write(jl->stop_fd, 1);
 	if (jl->busy)
 		pthread_join(jl->thread, NULL);
-	close(jl->stop_fd);
 	for (size_t i = 0; i < NSLOTS; i++)
 		slot_clear(&jl->slots[i]);
-	ioacct_pgstore_close(jl->pg);
+	ioacct_pgremote_free(jl->pg);
 	pthread_mutex_destroy(&jl->lock);
-	free(jl->conninfo);
 	free(jl);
 }

@@ -15,12 +15,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "model.h"
 
 struct ioacct_jobload;
 
-/* NULL with errno set when out of memory. conninfo: cluster_db. */
-struct ioacct_jobload *ioacct_jobload_new(const char *conninfo);
+/*
+ * NULL with errno set (out of memory, the cluster store's worker not
+ * started). cfg: cluster_db's, living as long. From the event loop.
+ */
+struct ioacct_jobload *ioacct_jobload_new(const struct ioacct_config *cfg);
 /* Waits for a running load; NULL is fine. */
 void ioacct_jobload_free(struct ioacct_jobload *jl);
 

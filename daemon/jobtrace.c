@@ -23,6 +23,7 @@
 #include "ioacct_ops.h"
 #include "jobtrace.h"
 #include "log.h"
+#include "otlpsend.h"
 #include "model.h"
 #include "mpiprobes.h"
 #include "otlp.h"
@@ -90,8 +91,11 @@ struct ioacct_jobtraces *ioacct_jobtraces_create(const struct ioacct_config *cfg
 {
 	struct ioacct_jobtraces *t = calloc(1, sizeof(*t));
 
-	if (t)
+	if (t) {
 		t->cfg = cfg;
+		/* The spans leave through an unprivileged process (issue 37). */
+		ioacct_otlpsend_start(cfg);
+	}
 	return t;
 }
 
@@ -116,6 +120,7 @@ void ioacct_jobtraces_destroy(struct ioacct_jobtraces *t)
 		log_warn("job %s/%" PRIu64 ": trace abandoned (ioacctd stops)", j->cluster, j->job_id);
 		jobtrace_free(j);
 	}
+	ioacct_otlpsend_stop();
 	free(t);
 }
 
@@ -497,9 +502,9 @@ static int spans_open(const struct ioacct_jobtraces *t, struct jobtrace *j,
 	j->max_calls = t->cfg->max_spans;
 	j->restart = req->restart;
 	j->start_mono_ns = start_mono_ns;
-	ret = ioacct_otlp_open(&j->otlp, t->cfg->otlp_url, t->cfg->otlp_ca_file, &j->ids, j->host,
-			       (size_t)t->cfg->otlp_queue_kib << 10, IOACCT_OTLP_TIMEOUT_MS, err,
-			       sizeof(err));
+	ret = ioacct_otlp_open_with(&j->otlp, t->cfg->otlp_url, &j->ids, j->host,
+				    (size_t)t->cfg->otlp_queue_kib << 10, IOACCT_OTLP_TIMEOUT_MS,
+				    ioacct_otlpsend_post, NULL, err, sizeof(err));
 	if (ret)
 		return ioacct_seterr(rep->spans_error, sizeof(rep->spans_error), ret,
 				     "no spans: otlp_url: %s", err);

@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "httpd.h"
 #include "log.h"
 #include "metrics.h"
+#include "mserver.h"
 #include "model.h"
 #include "probes.h"
 #include "text.h"
@@ -183,8 +182,7 @@ struct ioacct_metrics {
 	uint64_t last_drain_ns;
 	uint64_t last_build_ns;
 	uint64_t builds_failed;
-	struct ioacct_page page;      /* what the server serves */
-	struct ioacct_httpd *httpd;
+	struct ioacct_mserver *server; /* serves the pages, from an unprivileged process */
 };
 
 static void mjob_free(struct mjob *mj)
@@ -567,7 +565,6 @@ void ioacct_metrics_update(struct ioacct_metrics *m, struct ioacct_registry *r, 
 {
 	struct sbuf out = { 0 };
 	uint64_t t0 = ioacct_mono_ns();
-	char *old;
 
 	if (!m)
 		return;
@@ -582,12 +579,7 @@ void ioacct_metrics_update(struct ioacct_metrics *m, struct ioacct_registry *r, 
 		return;
 	}
 	m->last_build_ns = ioacct_mono_ns() - t0;
-	pthread_mutex_lock(&m->page.lock);
-	old = m->page.text;
-	m->page.text = out.p;
-	m->page.len = out.len;
-	pthread_mutex_unlock(&m->page.lock);
-	free(old);
+	ioacct_mserver_page(m->server, out.p, out.len);
 }
 
 struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, char *err,
@@ -600,9 +592,8 @@ struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, cha
 		return NULL;
 	}
 	m->cfg = cfg;
-	pthread_mutex_init(&m->page.lock, NULL);
-	m->httpd = ioacct_httpd_start(cfg, &m->page, err, errlen);
-	if (!m->httpd) {
+	m->server = ioacct_mserver_open(cfg, err, errlen);
+	if (!m->server) {
 		ioacct_metrics_stop(m);
 		return NULL;
 	}
@@ -611,22 +602,19 @@ struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, cha
 
 int ioacct_metrics_serve(struct ioacct_metrics *m, char *err, size_t errlen)
 {
-	return ioacct_httpd_serve(m->httpd, err, errlen);
+	return ioacct_mserver_serve(m->server, err, errlen);
 }
 
 void ioacct_metrics_stop(struct ioacct_metrics *m)
 {
 	if (!m)
 		return;
-	/* The server first: it reads the page. */
-	ioacct_httpd_stop(m->httpd);
+	ioacct_mserver_stop(m->server);
 	while (m->jobs) {
 		struct mjob *mj = m->jobs;
 
 		m->jobs = mj->next;
 		mjob_free(mj);
 	}
-	pthread_mutex_destroy(&m->page.lock);
-	free(m->page.text);
 	free(m);
 }

@@ -4,16 +4,16 @@
  *
  * The exposition text is built in the daemon's main loop after each drain,
  * from the same counts as a SNAPSHOT request (the store's plus the kernel's),
- * and served by libmicrohttpd's own thread from a copy under a mutex: a
- * scrape never touches the registry, the store or the maps, and a slow or
- * hostile client never holds up the loop. A job finished since stays in the
+ * and served by an unprivileged worker process (mserver.h, issue 37), which
+ * is sent each page: a scrape never touches the registry, the store or the
+ * maps, and a slow or hostile client never holds up the loop. A job finished since stays in the
  * text, with its final counts, for metrics_linger.
  *
  * Nor does one keep the others out: connections are limited per address,
  * with slots kept for metrics_priority; a request has a budget of time in
  * all, not only between bytes; failed logins throttle their address before
  * any hash is computed; the server's messages are rate-limited. The page is
- * built here (metrics.c); the server is httpd.c.
+ * built here (metrics.c); the server is httpd.c, in the worker (metricsw.c).
  */
 #ifndef IOACCT_METRICS_H
 #define IOACCT_METRICS_H
@@ -33,7 +33,10 @@ struct ioacct_metrics;
  */
 struct ioacct_metrics *ioacct_metrics_start(const struct ioacct_config *cfg, char *err,
 					    size_t errlen);
-/* Starts serving it, once ioacctd runs as its own account. 0 or -errno with `err`. */
+/*
+ * Starts serving it (its worker), once ioacctd runs as its own account; a
+ * setting the server refuses fails here. 0 or -errno with `err`.
+ */
 int ioacct_metrics_serve(struct ioacct_metrics *m, char *err, size_t errlen);
 
 /*

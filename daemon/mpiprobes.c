@@ -14,13 +14,13 @@
  */
 #include "mpiprobes.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +41,7 @@
 #include "ioacct_mpi.skel.h"
 #include "log.h"
 #include "util.h"
+#include "worker.h"
 
 static const struct mpi_func {
 	const char *name;
@@ -52,7 +53,11 @@ static const struct mpi_func {
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
 
-/* A library file with uprobes, and the slots whose tasks loaded it (its users). */
+/*
+ * A library file with uprobes, and the slots whose tasks loaded it (its
+ * users). Until the ELF worker has said where its functions are, it is
+ * pending: its descriptor (checked, the one the uprobes will name) kept.
+ */
 struct mpilib {
 	dev_t dev;
 	ino_t ino;
@@ -62,7 +67,23 @@ struct mpilib {
 	uint32_t *slots;
 	size_t nslots;
 	uint64_t idle_since_ns; /* no slot uses it since (CLOCK_MONOTONIC); 0: in use */
+	int fd;                 /* pending: the file's handle (O_PATH, checked); -1 once attached */
+	bool warm;              /* pending for the answer only (elf_prewarm): no job loads it yet */
+	uint32_t seq;           /* pending: its w_elf request; 0: not sent yet */
+	uint64_t pending_ns;    /* pending since (CLOCK_MONOTONIC) */
+	char *shown;            /* pending: its path, for the log */
 };
+
+/* A library the ELF worker has not answered for in this long is given up (its next open tries again). */
+#define ELF_WAIT_NS (30 * NSEC_PER_SEC)
+/*
+ * The answers kept, by file: a library attached again (the next job, after
+ * mpi_detach_after) is attached at its open, as before there was a worker,
+ * rather than after a round trip, which gives the job's ranks time to map
+ * it (and each uprobe then patches every process mapping it: seconds on a
+ * loaded machine, while MPI_File_open goes uncounted).
+ */
+#define ELF_CACHE 8
 
 struct mpirank {
 	uint32_t slot, tgid;
@@ -101,6 +122,18 @@ struct ioacct_mpiprobes {
 	void (*span_cb)(void *ctx, const struct ioacct_mpi_call *c);
 	void *span_ctx;
 	bool umulti;            /* the kernel makes uprobe_multi links */
+	/* The unprivileged process that parses the libraries' ELF (elfw.c). */
+	struct ioacct_worker *elf;
+	/* What it said of the last files (ELF_CACHE), reused while the file is the same. */
+	struct elfseen {
+		dev_t dev;
+		ino_t ino;
+		off_t size;
+		struct timespec ctime;
+		enum ioacct_mpi_flavour fl;
+		uint64_t off[NFUNCS];
+	} seen[ELF_CACHE];
+	size_t nseen;
 };
 
 /*
@@ -151,111 +184,6 @@ static bool umulti_supported(void)
 	return link == -EBADF;
 }
 
-/* A symbol's value in an ELF file's dynamic symbol table; 0 when absent. */
-static GElf_Sym elf_sym(Elf *elf, const char *name)
-{
-	GElf_Sym none = { 0 }, sym;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			const char *n;
-
-			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, name))
-				return sym;
-		}
-	}
-	return none;
-}
-
-/* The 8 bytes at virtual address addr of the file, from its section's contents. */
-static int elf_u64_at(Elf *elf, int fd, uint64_t addr, uint64_t *v)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
-		    addr + 8 > sh.sh_addr + sh.sh_size)
-			continue;
-		return pread(fd, v, 8, (off_t)(sh.sh_offset + addr - sh.sh_addr)) == 8 ? 0 : -EIO;
-	}
-	return -ENOENT;
-}
-
-/*
- * Which library this is, by its symbols. OpenMPI's datatype layout is
- * checked on the file itself: its predefined MPI_INT and MPI_DOUBLE must
- * have sizes 4 and 8 where the probes will read a datatype's size; a build
- * of another layout counts calls with bytes unknown rather than wrong bytes.
- */
-/* A function symbol's offset in the file, for a uprobe; 0 when absent. */
-static uint64_t elf_func_offset(Elf *elf, const char *name)
-{
-	GElf_Sym sym = elf_sym(elf, name);
-	Elf_Scn *scn;
-	GElf_Shdr sh;
-
-	if (!sym.st_value || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-	    !(scn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(scn, &sh) ||
-	    sym.st_value < sh.sh_addr)
-		return 0;
-	return sym.st_value - sh.sh_addr + sh.sh_offset;
-}
-
-/*
- * And where each of funcs[] is in it (off[i], 0 when absent), found once:
- * libbpf, given a function's name, reads the whole file's symbols again
- * for each probe, which made an attach take seconds on a loaded machine
- * while the ranks went on to their first calls.
- */
-static enum ioacct_mpi_flavour lib_flavour(const char *path, uint64_t off[NFUNCS])
-{
-	enum ioacct_mpi_flavour fl = IOACCT_MPI_UNKNOWN;
-	/* path is /proc/self/fd/N of a checked handle (lib_look()): it reopens that file. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	uint64_t i4 = 0, d8 = 0;
-	GElf_Sym si, sd;
-	Elf *elf;
-
-	memset(off, 0, NFUNCS * sizeof(*off));
-
-	if (fd < 0)
-		return fl;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf) {
-		si = elf_sym(elf, "ompi_mpi_int");
-		sd = elf_sym(elf, "ompi_mpi_double");
-		if (si.st_value && sd.st_value &&
-		    !elf_u64_at(elf, fd, si.st_value + IOACCT_OMPI_DT_SIZE_OFF, &i4) &&
-		    !elf_u64_at(elf, fd, sd.st_value + IOACCT_OMPI_DT_SIZE_OFF, &d8) && i4 == 4 &&
-		    d8 == 8)
-			fl = IOACCT_MPI_OPENMPI;
-		else if (elf_sym(elf, "MPII_Version_ABI").st_value) /* MPICH's, and its derivatives' */
-			fl = IOACCT_MPI_MPICH;
-		for (size_t i = 0; i < NFUNCS; i++)
-			off[i] = elf_func_offset(elf, funcs[i].name);
-		elf_end(elf);
-	}
-	close(fd);
-	return fl;
-}
-
-/*
- * Attaches every function the library has (older ones lack some of the
- * MPI-3 forms). The return probe first: an entry whose return is not seen
- * would leave its thread's call pending.
- */
 /* The functions of the library at off[] (0: absent) in two uprobe_multi links; how many are probed. */
 static size_t lib_attach_multi(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
 			       const uint64_t *off, enum ioacct_mpi_flavour fl)
@@ -293,12 +221,20 @@ static size_t lib_attach_multi(struct ioacct_mpiprobes *m, struct mpilib *lib, c
 	return n;
 }
 
-static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
-		       const char *shown)
+/*
+ * Attaches every function the library has (older ones lack some of the
+ * MPI-3 forms). The return probe first: an entry whose return is not seen
+ * would leave its thread's call pending.
+ */
+static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, enum ioacct_mpi_flavour fl,
+		       const uint64_t *off)
 {
-	uint64_t t0 = ioacct_mono_ns(), off[NFUNCS];
-	enum ioacct_mpi_flavour fl = lib_flavour(path, off);
+	uint64_t t0 = ioacct_mono_ns();
 	size_t missing = 0, tried = 0;
+	char path[32];
+
+	/* What is checked is what is attached: the open file itself. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", lib->fd);
 
 	lib->mfd[0] = lib->mfd[1] = -1;
 	for (size_t i = 0; i < NFUNCS; i++) {
@@ -333,9 +269,11 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, const cha
 	}
 	if (m->umulti && lib_attach_multi(m, lib, path, off, fl) == 0)
 		missing = tried;
-	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s, in %llu ms)", shown,
+	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s, in %llu ms, %llu of them attaching)",
+		 lib->shown,
 		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" : "unknown library: bytes not counted",
 		 tried - missing, tried, missing ? ", the others absent" : "",
+		 (unsigned long long)((ioacct_mono_ns() - lib->pending_ns) / 1000000),
 		 (unsigned long long)((ioacct_mono_ns() - t0) / 1000000));
 }
 
@@ -417,6 +355,9 @@ static void lib_free(struct mpilib *lib)
 	for (size_t k = 0; k < lib->nlinks && lib->mfd[0] < 0; k++)
 		bpf_link__destroy(lib->links[k]);
 	free(lib->slots);
+	if (lib->fd >= 0)
+		close(lib->fd);
+	free(lib->shown);
 }
 
 static void *detacher_main(void *arg)
@@ -600,20 +541,17 @@ static int lib_handle(uint32_t tgid, const char *path)
 }
 
 /*
- * A library a watched task opens, looked at without opening it: only a
- * regular file of root's that only root may write, on a file system of
- * files, is taken (the daemon acts with root's rights on a name a user
- * gave). A handle (O_PATH, see lib_handle()) with its stat, or -errno
- * with why not in why (NULL: nothing worth saying).
+ * A library a watched task opens, looked at through a handle (O_PATH),
+ * without opening it: only a regular file of root's that only root may
+ * write, on a file system of files, is taken (the daemon acts with its
+ * rights on a name a user gave). 0 with its stat, or -EPERM with why not
+ * in why.
  */
-static int lib_look(uint32_t tgid, const char *path, struct stat *sb, const char **why)
+static int lib_check(int fd, struct stat *sb, const char **why)
 {
 	struct statfs sfs;
-	int fd = lib_handle(tgid, path);
 
 	*why = NULL;
-	if (fd < 0)
-		return fd;
 	if (fstat(fd, sb) || fstatfs(fd, &sfs)) {
 		*why = "cannot stat it";
 	} else if (!S_ISREG(sb->st_mode)) {
@@ -628,10 +566,234 @@ static int lib_look(uint32_t tgid, const char *path, struct stat *sb, const char
 	} else if (sb->st_size < ELF_MIN_SIZE) {
 		*why = "too small to be a library";
 	} else {
-		return fd;
+		return 0;
 	}
-	close(fd);
 	return -EPERM;
+}
+
+/* The same of path as the task tgid sees it: a handle (O_PATH, lib_handle()) or -errno. */
+static int lib_look(uint32_t tgid, const char *path, struct stat *sb, const char **why)
+{
+	int fd = lib_handle(tgid, path), ret;
+
+	*why = NULL;
+	if (fd < 0)
+		return fd;
+	ret = lib_check(fd, sb, why);
+	if (!ret)
+		return fd;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A pending library's ELF to the worker (elfw.c): where its functions are.
+ * Not ready, or not reading: it waits, and is asked for when the worker is
+ * ready (elf_ready) or the next round (elf_expire).
+ */
+static void elf_ask(struct ioacct_mpiprobes *m, struct mpilib *lib)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_W_ELF };
+	char fdpath[32];
+	int fd, ret;
+
+	/* The handle's file, checked (lib_check()), opened to be read: the worker cannot open. */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", lib->fd);
+	fd = open(fdpath, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		log_warn("MPI-IO: %s: cannot open it for the ELF worker: %s", lib->shown,
+			 strerror(errno));
+		return;
+	}
+	ioacct_strlcpy(req.u.worker.text, lib->shown, sizeof(req.u.worker.text));
+	ret = ioacct_worker_send(m->elf, &req, &fd, 1, &lib->seq);
+	close(fd);
+	if (ret)
+		lib->seq = 0;
+	if (ret && ret != -ENOTCONN && ret != -EAGAIN)
+		log_warn("MPI-IO: %s: cannot ask the ELF worker: %s", lib->shown, strerror(-ret));
+}
+
+static struct mpilib *lib_pending(struct ioacct_mpiprobes *m, uint32_t seq)
+{
+	for (size_t i = 0; i < m->nlibs; i++)
+		if (m->libs[i].fd >= 0 && m->libs[i].seq == seq)
+			return &m->libs[i];
+	return NULL;
+}
+
+/* What the ELF worker said of this very file before (same inode, size and ctime), or NULL. */
+static const struct elfseen *elf_seen(const struct ioacct_mpiprobes *m, const struct stat *sb)
+{
+	for (size_t i = 0; i < m->nseen && i < ELF_CACHE; i++) {
+		const struct elfseen *e = &m->seen[i];
+
+		if (e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
+		    e->ctime.tv_sec == sb->st_ctim.tv_sec && e->ctime.tv_nsec == sb->st_ctim.tv_nsec)
+			return e;
+	}
+	return NULL;
+}
+
+/* Keeps what the worker said of the library's file, over the oldest kept. */
+static void elf_keep(struct ioacct_mpiprobes *m, const struct mpilib *lib,
+		     enum ioacct_mpi_flavour fl, const uint64_t *off)
+{
+	struct elfseen *e = &m->seen[m->nseen++ % ELF_CACHE];
+	struct stat sb;
+
+	if (fstat(lib->fd, &sb))
+		return;
+	*e = (struct elfseen){ .dev = sb.st_dev, .ino = sb.st_ino, .size = sb.st_size,
+			       .ctime = sb.st_ctim, .fl = fl };
+	memcpy(e->off, off, sizeof(e->off));
+}
+
+/* Attached, by offset, to the file checked; pending no more. */
+static void lib_attached(struct ioacct_mpiprobes *m, struct mpilib *lib,
+			 enum ioacct_mpi_flavour fl, const uint64_t *off)
+{
+	lib_attach(m, lib, fl, off);
+	close(lib->fd);
+	lib->fd = -1;
+	lib->seq = 0;
+}
+
+/* The ELF worker's answer: attach, by offset, to the file checked. */
+static void elf_reply(void *ctx, const struct ioacct_reply *rep)
+{
+	struct ioacct_mpiprobes *m = ctx;
+	struct mpilib *lib = lib_pending(m, rep->seq);
+	uint32_t fl = rep->w.code;
+
+	if (!lib)
+		return; /* given up meanwhile */
+	if (rep->status) {
+		log_warn("MPI-IO: %s not attached: its ELF: %s", lib->shown, rep->error);
+		close(lib->fd);
+		lib->fd = -1;
+		lib->seq = 0;
+		return;
+	}
+	if (fl > IOACCT_MPI_MPICH)
+		fl = IOACCT_MPI_UNKNOWN; /* the worker is not to be trusted with an index */
+	elf_keep(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
+	if (!lib->warm) {
+		lib_attached(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
+		return;
+	}
+	/* Parsed ahead (elf_prewarm): kept, nothing attached until a job loads it. */
+	lib_free(lib);
+	*lib = m->libs[--m->nlibs];
+}
+
+/*
+ * The host's libraries of mpi_libraries' names, in the usual directories,
+ * parsed once at start and their answers kept (ELF_CACHE): a job that
+ * loads one is attached at its open, as before there was a worker. The
+ * same rule as a job's library: a regular file of root's that only root
+ * may write; each file once (links to it are the same inode).
+ */
+static void elf_prewarm(struct ioacct_mpiprobes *m, char prefix[][IOACCT_LIBNAME_MAX], int n)
+{
+	static const char *const dirs[] = {
+		"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/lib/x86_64-linux-gnu",
+		"/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+	};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char path[PATH_MAX];
+			struct mpilib *lib;
+			struct stat sb;
+			const char *why;
+			bool match = false, known = false;
+			int fd;
+
+			for (int k = 0; k < n && !match; k++)
+				match = !strncmp(de->d_name, prefix[k], strlen(prefix[k]));
+			if (!match)
+				continue;
+			/* A handle, as for a job's library: nothing opened before lib_check(). */
+			fd = openat(dirfd(d), de->d_name, O_PATH | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (lib_check(fd, &sb, &why)) {
+				close(fd);
+				continue;
+			}
+			for (size_t k = 0; k < m->nlibs; k++)
+				known |= m->libs[k].dev == sb.st_dev && m->libs[k].ino == sb.st_ino;
+			snprintf(path, sizeof(path), "%s/%s", dirs[i], de->d_name);
+			if (known || !(lib = realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)))) {
+				close(fd);
+				continue;
+			}
+			m->libs = lib;
+			lib = &m->libs[m->nlibs++];
+			*lib = (struct mpilib){ .dev = sb.st_dev, .ino = sb.st_ino, .mfd = { -1, -1 },
+						.fd = fd, .warm = true, .shown = strdup(path),
+						.pending_ns = ioacct_mono_ns() };
+			log_debug("MPI-IO: %s to be parsed ahead", path);
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
+/* The worker is (again) ready: the libraries still pending are asked for. */
+static void elf_ready(void *ctx)
+{
+	struct ioacct_mpiprobes *m = ctx;
+
+	for (size_t i = 0; i < m->nlibs; i++)
+		if (m->libs[i].fd >= 0)
+			elf_ask(m, &m->libs[i]);
+}
+
+/* The worker died: what it was asked will not be answered; asked again when it is back. */
+static void elf_down(void *ctx)
+{
+	struct ioacct_mpiprobes *m = ctx;
+
+	for (size_t i = 0; i < m->nlibs; i++)
+		m->libs[i].seq = 0;
+}
+
+static const struct ioacct_worker_ops elf_ops = {
+	.reply = elf_reply, .ready = elf_ready, .down = elf_down,
+};
+
+/*
+ * Pending libraries not asked for yet (the worker was busy) are asked for;
+ * those waiting for ELF_WAIT_NS are given up: the next open of the file
+ * tries again.
+ */
+static void elf_expire(struct ioacct_mpiprobes *m)
+{
+	uint64_t now = ioacct_mono_ns();
+
+	for (size_t i = 0; i < m->nlibs;) {
+		struct mpilib *lib = &m->libs[i];
+
+		if (lib->fd < 0) {
+			i++;
+			continue;
+		}
+		if (now - lib->pending_ns < ELF_WAIT_NS) {
+			if (!lib->seq)
+				elf_ask(m, lib);
+			i++;
+			continue;
+		}
+		log_warn("MPI-IO: %s not attached: the ELF worker did not answer in %llu s",
+			 lib->shown, (unsigned long long)(ELF_WAIT_NS / NSEC_PER_SEC));
+		lib_free(lib);
+		m->libs[i] = m->libs[--m->nlibs];
+	}
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -639,6 +801,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	const struct ioacct_mpi_event *e = data;
 	struct ioacct_mpiprobes *m = ctx;
 	char path[IOACCT_MPI_PATH_MAX + 1], shown[IOACCT_MPI_PATH_MAX + 64], fdpath[32];
+	const struct elfseen *seen;
 	struct mpilib *lib = NULL;
 	const char *why;
 	struct stat sb;
@@ -669,26 +832,40 @@ static int on_event(void *ctx, void *data, size_t size)
 		}
 		return 0;
 	}
-	/* What was checked is what is parsed and attached: the handle's file, by /proc/self/fd. */
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 	for (size_t i = 0; i < m->nlibs && !lib; i++)
 		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino)
 			lib = &m->libs[i];
+	if (lib && lib->warm) {
+		/* Parsed ahead, not answered yet: attached when it is. */
+		lib->warm = false;
+		lib->pending_ns = ioacct_mono_ns();
+	}
 	if (!lib) {
-		lib = realloc(m->libs, (m->nlibs + 1) * sizeof(*lib));
-		if (!lib)
+		char *name = strdup(shown);
+
+		lib = name ? realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)) : NULL;
+		if (!lib) {
+			free(name);
 			goto out;
+		}
 		m->libs = lib;
 		lib = &m->libs[m->nlibs++];
-		memset(lib, 0, sizeof(*lib));
-		lib->dev = sb.st_dev;
-		lib->ino = sb.st_ino;
+		*lib = (struct mpilib){ .dev = sb.st_dev, .ino = sb.st_ino, .mfd = { -1, -1 },
+					.shown = name, .pending_ns = ioacct_mono_ns() };
 		lib_wait_detached(m, sb.st_dev, sb.st_ino);
-		lib_attach(m, lib, fdpath, shown);
+		/* Kept until attached: the uprobes name this file, the one checked. */
+		lib->fd = fd;
+		fd = -1;
+		seen = elf_seen(m, &sb);
+		if (seen)
+			lib_attached(m, lib, seen->fl, seen->off);
+		else
+			elf_ask(m, lib);
 	}
 	lib_use(lib, e->slot);
 out:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }
 
@@ -781,6 +958,7 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 	static const char *const shared[] = { "watch", "slots", "state" };
 	int ret = -ENOMEM, n = ioacct_libnames_parse(libs, prefix, IOACCT_LIBNAMES_MAX);
 	const char *what = "open";
+	char why[512] = "";
 
 	_Static_assert(IOACCT_LIBNAME_MAX == IOACCT_MPI_PREFIX_MAX &&
 		       IOACCT_LIBNAMES_MAX == IOACCT_MPI_PREFIXES, "the object's library prefixes");
@@ -828,7 +1006,15 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 	}
 	if (!ret)
 		ret = ring_buffer__add(m->rb, bpf_map__fd(m->skel->maps.spans), on_span, m);
+	/* The libraries' ELF is parsed by an unprivileged process (issue 37). */
 	if (!ret) {
+		m->elf = ioacct_worker_new("elf", NULL, 0, &elf_ops, m);
+		ret = m->elf ? ioacct_worker_start(m->elf, 0, why, sizeof(why)) : -errno;
+		what = "start the ELF worker of";
+	}
+	if (!ret) {
+		/* Asked for as soon as it is ready (elf_ready). */
+		elf_prewarm(m, prefix, n);
 		/* Detached now if nothing is watched. */
 		m->probes = p;
 		ioacct_probes_on_publish(p, watch_sync, m);
@@ -836,7 +1022,7 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 	}
 fail:
 	snprintf(err, errlen, "cannot %s the MPI-IO probes: %s", what,
-		 n <= 0 ? "mpi_libraries names no library" : strerror(-ret));
+		 n <= 0 ? "mpi_libraries names no library" : why[0] ? why : strerror(-ret));
 	ioacct_mpiprobes_close(m);
 	errno = n <= 0 ? EINVAL : -ret;
 	return NULL;
@@ -858,6 +1044,7 @@ void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m)
 	}
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->cond);
+	ioacct_worker_free(m->elf);
 	ring_buffer__free(m->rb);
 	for (size_t i = 0; i < m->nlibs; i++)
 		lib_free(&m->libs[i]);
@@ -875,6 +1062,7 @@ int ioacct_mpiprobes_fd(const struct ioacct_mpiprobes *m)
 void ioacct_mpiprobes_poll(struct ioacct_mpiprobes *m)
 {
 	ring_buffer__consume(m->rb);
+	elf_expire(m);
 	libs_reap(m);
 }
 

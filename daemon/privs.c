@@ -397,19 +397,17 @@ static int set_caps(const struct ioacct_privs *p, const cap_value_t *eff, size_t
 	return ret;
 }
 
-/* Everything outside the kept set leaves the bounding set (needs CAP_SETPCAP: still root). */
-static int drop_bound(const struct ioacct_privs *p, const cap_value_t *keep, size_t n)
+/*
+ * The bounding set emptied (needs CAP_SETPCAP: still root). It only bounds
+ * what an execve() may gain, and the daemon executes nothing but its
+ * workers (worker.h), which must gain nothing: the kept capabilities stay
+ * permitted and effective without it.
+ */
+static int drop_bound(void)
 {
-	for (cap_value_t cap = 0; CAP_IS_SUPPORTED(cap); cap++) {
-		bool kept = false;
-
-		for (size_t i = 0; i < n; i++)
-			kept = kept || keep[i] == cap;
-		for (size_t i = 0; p->setid && i < ARRAY_SIZE(setid_caps); i++)
-			kept = kept || setid_caps[i] == cap;
-		if (!kept && cap_drop_bound(cap))
+	for (cap_value_t cap = 0; CAP_IS_SUPPORTED(cap); cap++)
+		if (cap_drop_bound(cap))
 			return -errno;
-	}
 	return 0;
 }
 
@@ -441,9 +439,9 @@ int ioacct_privs_drop(const struct ioacct_privs *p, char *err, size_t errlen)
 	if (old_kernel)
 		log_warn("this kernel has no CAP_BPF and CAP_PERFMON (before 5.8): ioacctd keeps "
 			 "CAP_SYS_ADMIN instead");
-	ret = drop_bound(p, keep, n);
+	ret = drop_bound();
 	if (ret)
-		return ioacct_seterr(err, errlen, ret, "cannot shrink the bounding set: %s",
+		return ioacct_seterr(err, errlen, ret, "cannot empty the bounding set: %s",
 				     strerror(-ret));
 	/* The capabilities survive the uid's change; no root uid ever grants them back. */
 	if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS | SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0L,

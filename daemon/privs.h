@@ -47,7 +47,8 @@ int ioacct_privs_take_over(const struct ioacct_privs *p, const struct ioacct_con
 /*
  * Becomes the account, for good: its uid, gid and only group; the kept
  * capabilities effective (CAP_SETUID and CAP_SETGID permitted only), every
- * other one gone from every set and from the bounding set; no ambient
+ * other one gone from every set; the bounding set empty (what its workers,
+ * the one program it executes, may gain: nothing); no ambient
  * capabilities, SECBIT_NOROOT locked, no_new_privs. Before any thread is
  * started. 0 or -errno with `err` (the daemon must not go on then).
  */

@@ -8,13 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "duration.h"
 #include "log.h"
-#include "pgstore.h"
+#include "pgremote.h"
 #include "retain.h"
 #include "store.h"
 #include "util.h"
@@ -30,9 +28,9 @@ struct ioacct_retainer {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;                    /* under lock */
-	int stop_fd;                  /* readable once stopping: PostgreSQL's waits give up */
 	/* The thread's own: */
 	struct ioacct_store *store;
+	struct ioacct_pgremote *pg;   /* cluster_retention's worker, else NULL */
 	const char *what;             /* "purge", "downsample": for the progress lines */
 	uint64_t t0_ms, logged_ms;
 };
@@ -123,67 +121,45 @@ static void run_downsample(struct ioacct_retainer *r)
 	ioacct_retain_result_free(&res);
 }
 
-/*
- * The cluster store's purge as it goes: a line per month purged whole and
- * per month's partitions dropped, the rest's batches every PROGRESS_LOG_MS.
- */
-static int cluster_progress(const struct ioacct_pgstore_purge_progress *p, void *arg)
+/* A cluster round's call that failed; the runs done only when some were (a dead worker says none). */
+static void stopped(struct ioacct_retainer *r, const char *what,
+		    const struct ioacct_pgstore_purge_counts *c)
 {
-	struct ioacct_retainer *r = arg;
-	uint64_t now = ioacct_mono_ms();
+	char done[64] = "";
 
-	switch (p->step) {
-	case IOACCT_PG_PURGE_MONTH:
-		log_info("retention: cluster store: month %s purged whole: %llu runs (%llu node parts,"
-			 " %llu series rows) in %llu ms", p->month, (unsigned long long)p->counts.runs,
-			 (unsigned long long)p->counts.parts, (unsigned long long)p->counts.series,
-			 (unsigned long long)p->ms);
-		break;
-	case IOACCT_PG_PURGE_DROPPED:
-		log_info("retention: cluster store: month %s: partitions dropped in %llu ms",
-			 p->month, (unsigned long long)p->ms);
-		break;
-	default:
-		if (now - r->logged_ms < PROGRESS_LOG_MS)
-			break;
-		log_info("retention: cluster store: purge in progress: %llu runs (%llu node parts,"
-			 " %llu series rows) row by row so far (%llu s)",
-			 (unsigned long long)p->counts.runs, (unsigned long long)p->counts.parts,
-			 (unsigned long long)p->counts.series, (unsigned long long)(p->ms / 1000));
-		r->logged_ms = now;
-	}
-	return wait_ms(r, 0);
+	if (c->runs)
+		snprintf(done, sizeof(done), " after %llu runs", (unsigned long long)c->runs);
+	log_err("retention: cluster store: %s stopped%s: %s (the rest at the next round)", what, done,
+		ioacct_pgremote_errmsg(r->pg));
 }
 
 /*
  * cluster_retention: the same cutoffs on the cluster store, whole runs
- * (pgstore.h), with a connection of its own for the round.
+ * (pgstore.h), through the retention's own worker (pgremote.h: no process
+ * with privileges speaks to PostgreSQL), connected for the round. The
+ * worker logs the purge as it goes; a stop ends its call at once
+ * (ioacct_workers_cancel()); a worker that dies is said (worker.c) and the
+ * round done again at the next.
  */
 static void run_cluster(struct ioacct_retainer *r)
 {
 	struct ioacct_pgstore_purge_counts c;
 	const struct ioacct_config *cfg = r->cfg;
 	int64_t now = ioacct_wall_ns() / (int64_t)NSEC_PER_SEC;
-	struct ioacct_pgstore_opts o;
-	struct ioacct_pgstore *pg;
+	bool downsample = cfg->downsample_after_s != 0;
 	uint64_t t0 = ioacct_mono_ms();
-	char err[1024];
 	int ret;
 
-	ioacct_pgstore_opts_config(&o, cfg, r->stop_fd);
-	pg = ioacct_pgstore_open(cfg->cluster_db, &o, err, sizeof(err));
-	if (!pg) {
-		log_warn("retention: %s; the cluster store's purge waits for the next round", err);
+	if (ioacct_pgremote_connect(r->pg)) {
+		log_warn("retention: %s; the cluster store's purge waits for the next round",
+			 ioacct_pgremote_errmsg(r->pg));
 		return;
 	}
 	if (cfg->purge_after_s) {
-		memset(&c, 0, sizeof(c));
-		r->logged_ms = t0;
-		ret = ioacct_pgstore_purge(pg, ioacct_pgstore_purge_cutoff(now, cfg->purge_after_s),
-					   false, cluster_progress, r, &c);
+		ret = ioacct_pgremote_purge(r->pg, ioacct_pgstore_purge_cutoff(now, cfg->purge_after_s),
+					    !downsample, &c);
 		if (ret)
-			log_err("retention: cluster store: purge stopped after %llu runs: %s",
-				(unsigned long long)c.runs, ioacct_pgstore_errmsg(pg));
+			stopped(r, "purge", &c);
 		else if (c.runs)
 			log_info("retention: cluster store: purged %llu runs (%llu node parts,"
 				 " %llu series rows; %llu months whole, partitions dropped) in %llu ms",
@@ -191,20 +167,18 @@ static void run_cluster(struct ioacct_retainer *r)
 				 (unsigned long long)c.series, (unsigned long long)c.months,
 				 (unsigned long long)(ioacct_mono_ms() - t0));
 	}
-	if (cfg->downsample_after_s && !wait_ms(r, 0)) {
-		memset(&c, 0, sizeof(c));
+	/* Not on a connection (or a worker) lost: the next round connects again. */
+	if (downsample && ioacct_pgremote_connected(r->pg) && !wait_ms(r, 0)) {
 		t0 = ioacct_mono_ms();
-		ret = ioacct_pgstore_downsample(pg, now - (int64_t)cfg->downsample_after_s,
-						cfg->downsample_width_s * NSEC_PER_SEC, false, &c);
+		ret = ioacct_pgremote_downsample(r->pg, now - (int64_t)cfg->downsample_after_s,
+						 cfg->downsample_width_s * NSEC_PER_SEC, true, &c);
 		if (ret)
-			log_err("retention: cluster store: downsample stopped after %llu runs: %s",
-				(unsigned long long)c.runs, ioacct_pgstore_errmsg(pg));
+			stopped(r, "downsample", &c);
 		else if (c.runs)
 			log_info("retention: cluster store: downsampled %llu runs (%llu node parts) in %llu ms",
 				 (unsigned long long)c.runs, (unsigned long long)c.parts,
 				 (unsigned long long)(ioacct_mono_ms() - t0));
 	}
-	ioacct_pgstore_close(pg);
 }
 
 static void *retain_main(void *arg)
@@ -237,21 +211,22 @@ int ioacct_retainer_start(const struct ioacct_config *cfg, struct ioacct_retaine
 	if (!r)
 		return -ENOMEM;
 	r->cfg = cfg;
-	r->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (r->stop_fd < 0) {
-		ret = -errno;
-		log_err("retention: cannot start: %s; nothing is purged", strerror(errno));
-		free(r);
-		return ret;
-	}
 	/* Its own connection: SQLite connections are not to be shared between threads. */
 	r->store = ioacct_store_open(cfg->db_path, IOACCT_STORE_RDWR, err, sizeof(err));
 	if (!r->store) {
 		ret = -errno;
 		log_err("retention: cannot open the store: %s; nothing is purged", err);
-		close(r->stop_fd);
-		free(r);
-		return ret;
+		goto fail;
+	}
+	/* Started here, from main (it forks: worker.h), called by the thread. */
+	if (cfg->cluster_retention && cfg->cluster_db[0]) {
+		r->pg = ioacct_pgremote_new(cfg, 0);
+		if (!r->pg) {
+			ret = -errno;
+			log_err("retention: cannot start the cluster store's worker: %s; nothing is purged",
+				strerror(errno));
+			goto fail;
+		}
 	}
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -261,12 +236,10 @@ int ioacct_retainer_start(const struct ioacct_config *cfg, struct ioacct_retaine
 	ret = pthread_create(&r->thread, NULL, retain_main, r);
 	if (ret) {
 		log_err("retention: cannot start its thread: %s; nothing is purged", strerror(ret));
-		ioacct_store_close(r->store);
-		close(r->stop_fd);
+		ret = -ret;
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
-		free(r);
-		return -ret;
+		goto fail;
 	}
 	log_info("retention: purge_after %s, downsample_after %s (to %s bins), every %s",
 		 cfg->purge_after_s ? ioacct_duration_format(cfg->purge_after_s, p, sizeof(p)) : "off",
@@ -276,6 +249,11 @@ int ioacct_retainer_start(const struct ioacct_config *cfg, struct ioacct_retaine
 		 ioacct_duration_format(cfg->retention_interval_s, i, sizeof(i)));
 	*out = r;
 	return 0;
+fail:
+	ioacct_pgremote_free(r->pg);
+	ioacct_store_close(r->store);
+	free(r);
+	return ret;
 }
 
 void ioacct_retainer_stop(struct ioacct_retainer *r)
@@ -286,11 +264,13 @@ void ioacct_retainer_stop(struct ioacct_retainer *r)
 	r->stop = true;
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	/* A purge's statement in flight is given up: rolled back, done again at the next start. */
-	eventfd_write(r->stop_fd, 1);
+	/*
+	 * A cluster purge's call in progress has ended (ioacct_workers_cancel(),
+	 * before): its statement in flight rolled back, done again at the next start.
+	 */
 	pthread_join(r->thread, NULL);
+	ioacct_pgremote_free(r->pg);
 	ioacct_store_close(r->store);
-	close(r->stop_fd);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

@@ -37,6 +37,8 @@
 #include "server.h"
 #include "store.h"
 #include "util.h"
+#include "wmain.h"
+#include "worker.h"
 
 struct daemon_opts {
 	bool foreground;
@@ -82,6 +84,30 @@ static void on_sigbus_say_why(void)
 	sa.sa_handler = on_sigbus;
 	sa.sa_flags = SA_RESETHAND;
 	sigaction(SIGBUS, &sa, NULL);
+}
+
+/* The unprivileged workers' machinery (worker.h), before any is started. 0 or -errno (said). */
+static int workers_init(const struct ioacct_config *cfg)
+{
+	int ret = ioacct_workers_init(cfg);
+
+	if (ret)
+		log_err("workers: %s", strerror(-ret));
+	return ret;
+}
+
+/* SIGTERM and SIGINT stop the daemon, SIGPIPE is an error where it happens, SIGBUS is said. */
+static void signals_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	on_sigbus_say_why();
 }
 
 static void usage(FILE *out)
@@ -308,6 +334,10 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 		return -errno;
 	}
 	ioacct_server_set_undelivered(srv, on_undelivered, reg);
+	/* The unprivileged workers' messages (worker.h) wake the loop too. */
+	if (ioacct_server_wake_fd(srv, ioacct_workers_fd()))
+		log_warn("workers: cannot wait for their messages: %s; they are read once a second",
+			 strerror(errno));
 	if (ioacct_registry_mpi_fd(reg) >= 0 && ioacct_server_wake_fd(srv, ioacct_registry_mpi_fd(reg)))
 		log_warn("MPI-IO: cannot wait for MPI libraries' opens: %s; they are looked at "
 			 "once a second", strerror(errno));
@@ -323,6 +353,8 @@ static int serve(const struct ioacct_config *cfg, int lfd, struct ioacct_registr
 		if (ret)
 			break;
 		ioacct_registry_trace_poll(reg);
+		/* Their answers (the ELF worker's first: an MPI library's uprobes), their restarts. */
+		ioacct_workers_tick();
 		/* Before the library's MPI_Init can return: its uprobes are attached now. */
 		ioacct_registry_mpi_poll(reg);
 		/* A request may have finished a job: the exporter looks now. */
@@ -442,7 +474,7 @@ static struct ioacct_probes *probes_start(const struct ioacct_config *cfg)
 }
 
 /* The threads beside the event loop, each with its own connection to the store. */
-static void workers_start(const struct ioacct_config *cfg, struct ioacct_export **ex,
+static void threads_start(const struct ioacct_config *cfg, struct ioacct_export **ex,
 			  struct ioacct_retainer **retainer)
 {
 	/* Without the cluster store jobs are still counted and kept: the outbox waits. */
@@ -451,7 +483,7 @@ static void workers_start(const struct ioacct_config *cfg, struct ioacct_export 
 	ioacct_retainer_start(cfg, retainer);
 }
 
-static void workers_stop(struct ioacct_export *ex, struct ioacct_retainer *retainer)
+static void threads_stop(struct ioacct_export *ex, struct ioacct_retainer *retainer)
 {
 	ioacct_retainer_stop(retainer);
 	ioacct_export_stop(ex);
@@ -515,11 +547,13 @@ int main(int argc, char **argv)
 	struct ioacct_retainer *retainer = NULL;
 	struct ioacct_metrics *metrics = NULL;
 	struct ioacct_privs *privs = NULL;
-	struct sigaction sa;
 	char err[1024];
 	int pidfd = -1, lfd = -1, ret;
 	uint32_t njobs = 0, ncg = 0;
 
+	/* ioacctd started by itself as one of its unprivileged workers (worker.h). */
+	if (argc > 1 && !strcmp(argv[1], IOACCT_WORKER_ARG))
+		return ioacct_worker_main(argc, argv);
 	ret = setup(argc, argv, &o, &cfg);
 	if (ret != IOACCT_CLI_GO)
 		return ret;
@@ -537,15 +571,8 @@ int main(int argc, char **argv)
 		ioacct_log_set_sink(ioacct_log_sink_syslog, NULL);
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	on_sigbus_say_why();
-
-	if (pidfile_open(cfg.pid_file, &pidfd))
+	signals_init();
+	if (pidfile_open(cfg.pid_file, &pidfd) || workers_init(&cfg))
 		goto out;
 	/* Before the probes: a taken address must fail before anything is loaded. */
 	if (cfg.metrics_listen[0] && !(metrics = ioacct_metrics_start(&cfg, err, sizeof(err)))) {
@@ -577,14 +604,16 @@ int main(int argc, char **argv)
 		goto out;
 	log_info("ioacctd %s serving %s, store %s, node %s", PACKAGE_VERSION, cfg.socket_path,
 		 cfg.db_path, cfg.node);
-	workers_start(&cfg, &ex, &retainer);
+	threads_start(&cfg, &ex, &retainer);
 
 	ret = serve(&cfg, lfd, reg, ex, metrics) ? EXIT_RUNTIME : 0;
 	log_info("stopping on signal %d", (int)stop_signal);
 	ioacct_registry_drain(reg, false);
 	ioacct_registry_counts(reg, &njobs, &ncg);
 out:
-	workers_stop(ex, retainer);
+	/* No thread waits on a worker from now: each call in progress ends. */
+	ioacct_workers_cancel();
+	threads_stop(ex, retainer);
 	if (lfd >= 0) {
 		close(lfd);
 		unlink(cfg.socket_path);
@@ -596,6 +625,7 @@ out:
 	/* With no job running nothing needs the programs: detach them. */
 	ioacct_probes_close(probes, reg && njobs == 0);
 	ioacct_store_close(store);
+	ioacct_workers_fini();
 	if (pidfd >= 0) {
 		unlink(cfg.pid_file);
 		close(pidfd);

@@ -64,7 +64,7 @@ static const struct key keys[] = {
 	{ "db", KEY_PATH, FIELD(db_path), 0, 0 },
 	{ "pidfile", KEY_PATH, FIELD(pid_file), 0, 0 },
 	{ "bpf_pin_dir", KEY_PATH, FIELD(pin_dir), 0, 0 },
-	/* The account ioacctd switches to once its probes are loaded (daemon/privs.c). */
+	/* The account ioacctd and its workers run as once its probes are loaded (daemon/privs.c). */
 	{ "user", KEY_NAME, FIELD(user), 0, 0 },
 	{ "probe_mode", KEY_PROBE_MODE, FIELD(probe_mode), 0, 0 },
 	{ "detach_when_idle", KEY_DETACH, FIELD(detach_when_idle), 0, 0 },

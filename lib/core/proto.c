@@ -15,16 +15,11 @@
 #include "util.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #define ATTR_HDR_LEN 4
 /* A message is depth 1, a snapshot row depth 2; bounds the decoder's recursion. */
@@ -76,6 +71,7 @@ enum attr_kind {
 	KIND_STRING,
 	KIND_HIST,   /* IOACCT_NR_SIZE_BINS u64 */
 	KIND_ERRCLS, /* IOACCT_NR_ERR_CLASSES u64 */
+	KIND_U64S,   /* u64 words, exactly as many as the field holds */
 	KIND_NESTED, /* a list of attributes */
 };
 
@@ -228,6 +224,81 @@ static const struct field job_fields[] = {
 	JOBREQ(run_start, IOACCT_ATTR_RUN_START, 0),
 };
 
+/* ioacctd and its workers (proto.h, struct ioacct_req_worker): each message's fields. */
+#define WRK(member, attr, flags) FIELD(struct ioacct_req_worker, member, attr, flags)
+static const struct field w_init_fields[] = {
+	WRK(text, IOACCT_ATTR_DETAIL, F_REQUIRED),
+};
+
+static const struct field w_log_fields[] = {
+	WRK(code, IOACCT_ATTR_CODE, F_REQUIRED),
+	WRK(text, IOACCT_ATTR_DETAIL, 0),
+};
+
+/* w_page, w_post: the bytes of the memfd beside them. */
+static const struct field w_page_fields[] = {
+	WRK(size, IOACCT_ATTR_BYTES, F_REQUIRED),
+};
+
+static const struct field w_post_fields[] = {
+	WRK(size, IOACCT_ATTR_BYTES, F_REQUIRED),
+};
+
+static const struct field w_elf_fields[] = {
+	WRK(text, IOACCT_ATTR_DETAIL, 0),
+};
+
+static const struct field w_pg_connect_fields[] = {
+	WRK(code, IOACCT_ATTR_CODE, 0),
+};
+
+static const struct field w_pg_put_fields[] = {
+	WRK(keys, IOACCT_ATTR_JOB_IDS, F_REQUIRED),
+};
+
+static const struct field w_pg_offer_fields[] = {
+	WRK(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	WRK(cluster, IOACCT_ATTR_CLUSTER, 0),
+	WRK(node, IOACCT_ATTR_NODE, 0),
+	WRK(restart, IOACCT_ATTR_RESTART, 0),
+	WRK(start_ns, IOACCT_ATTR_START_NS, 0),
+	WRK(uid, IOACCT_ATTR_UID, 0),
+	WRK(gid, IOACCT_ATTR_GID, 0),
+	WRK(report.path, IOACCT_ATTR_REPORT_PATH, 0),
+	WRK(report.formats, IOACCT_ATTR_REPORT_FORMATS, 0),
+	WRK(report.nodes, IOACCT_ATTR_REPORT_NODES, 0),
+	WRK(report.copy_dir, IOACCT_ATTR_REPORT_COPY_DIR, 0),
+};
+
+static const struct field w_pg_claim_fields[] = {
+	WRK(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	WRK(cluster, IOACCT_ATTR_CLUSTER, 0),
+	WRK(node, IOACCT_ATTR_NODE, 0),
+	WRK(restart, IOACCT_ATTR_RESTART, 0),
+	WRK(start_ns, IOACCT_ATTR_START_NS, 0),
+	WRK(code, IOACCT_ATTR_CODE, 0),
+};
+
+static const struct field w_pg_written_fields[] = {
+	WRK(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	WRK(cluster, IOACCT_ATTR_CLUSTER, 0),
+	WRK(restart, IOACCT_ATTR_RESTART, 0),
+	WRK(start_ns, IOACCT_ATTR_START_NS, 0),
+	WRK(node, IOACCT_ATTR_NODE, 0),
+	WRK(missing, IOACCT_ATTR_MISSING_NODES, 0),
+};
+
+static const struct field w_pg_purge_fields[] = {
+	WRK(cutoff, IOACCT_ATTR_CUTOFF, F_REQUIRED),
+	WRK(code, IOACCT_ATTR_CODE, 0),
+};
+
+static const struct field w_pg_downsample_fields[] = {
+	WRK(cutoff, IOACCT_ATTR_CUTOFF, F_REQUIRED),
+	WRK(bin_width_ns, IOACCT_ATTR_BIN_WIDTH_NS, F_REQUIRED),
+	WRK(code, IOACCT_ATTR_CODE, 0),
+};
+
 #define REP(member, attr, flags) FIELD(struct ioacct_reply, member, attr, flags)
 static const struct field reply_fields[] = {
 	REP(status, IOACCT_ATTR_STATUS, F_REQUIRED),
@@ -263,6 +334,21 @@ static const struct field reply_fields[] = {
 	REP(more, IOACCT_ATTR_MORE, 0),
 	REP(report_merged, IOACCT_ATTR_REPORT_MERGED, 0),
 	REP(watches, IOACCT_ATTR_WATCH, F_REPEAT),
+	/* A worker's reply: the code, an ELF file's offsets, a claimed merged report. */
+	REP(w.code, IOACCT_ATTR_CODE, 0),
+	REP(w.retry_after_ms, IOACCT_ATTR_RETRY_AFTER, 0),
+	REP(w.offsets, IOACCT_ATTR_OFFSETS, 0),
+	REP(w.report.path, IOACCT_ATTR_REPORT_PATH, 0),
+	REP(w.report.formats, IOACCT_ATTR_REPORT_FORMATS, 0),
+	REP(w.report.nodes, IOACCT_ATTR_REPORT_NODES, 0),
+	REP(w.report.copy_dir, IOACCT_ATTR_REPORT_COPY_DIR, 0),
+	REP(w.uid, IOACCT_ATTR_UID, 0),
+	REP(w.gid, IOACCT_ATTR_GID, 0),
+	REP(w.missing, IOACCT_ATTR_MISSING_NODES, 0),
+	REP(w.purged.runs, IOACCT_ATTR_PURGED_RUNS, 0),
+	REP(w.purged.parts, IOACCT_ATTR_PURGED_PARTS, 0),
+	REP(w.purged.series, IOACCT_ATTR_PURGED_SERIES, 0),
+	REP(w.purged.months, IOACCT_ATTR_PURGED_MONTHS, 0),
 };
 
 #define ROW(member, attr, flags) FIELD(struct ioacct_snap_row, member, attr, flags)
@@ -321,6 +407,8 @@ static const struct field qstep_fields[] = {
 	QSTEP(step.end_ns, IOACCT_ATTR_END_NS, 0),
 	QSTEP(step.state, IOACCT_ATTR_STATE, 0),
 	QSTEP(step.exit_code, IOACCT_ATTR_EXIT_CODE, 0),
+	/* Left empty for clients; an outbox job's pages to the cluster store's worker carry it. */
+	QSTEP(step.cgroup, IOACCT_ATTR_CGROUP, 0),
 };
 
 #define QMOUNT(member, attr, flags) FIELD(struct ioacct_qmount_row, member, attr, flags)
@@ -582,6 +670,7 @@ static size_t kind_len(enum attr_kind kind)
 	case KIND_ERRCLS:
 		return 8 * IOACCT_NR_ERR_CLASSES;
 	case KIND_STRING:
+	case KIND_U64S:
 	case KIND_NESTED:
 		break;
 	}
@@ -668,8 +757,7 @@ void ioacct_buf_reset(struct ioacct_buf *b)
 	b->len = 0;
 }
 
-/* Makes room for `extra` more bytes after len. */
-static int buf_reserve(struct ioacct_buf *b, size_t extra)
+int ioacct_buf_reserve(struct ioacct_buf *b, size_t extra)
 {
 	size_t cap = b->cap ? b->cap : 256;
 	uint8_t *data;
@@ -700,7 +788,7 @@ static int attr_begin(struct ioacct_buf *b, uint16_t type, size_t len)
 
 	if (len > UINT16_MAX)
 		return -EMSGSIZE;
-	ret = buf_reserve(b, ATTR_HDR_LEN);
+	ret = ioacct_buf_reserve(b, ATTR_HDR_LEN);
 	if (ret)
 		return ret;
 	put_le16(b->data + b->len, type);
@@ -716,7 +804,7 @@ static int attr_put(struct ioacct_buf *b, uint16_t type, const void *val, size_t
 	ret = attr_begin(b, type, len);
 	if (ret)
 		return ret;
-	ret = buf_reserve(b, pad4(len));
+	ret = ioacct_buf_reserve(b, pad4(len));
 	if (ret)
 		return ret;
 	memcpy(b->data + b->len, val, len);
@@ -766,6 +854,23 @@ static int encode_rows(struct ioacct_buf *b, uint16_t attr, const struct ioacct_
 	return 0;
 }
 
+/* The field's u64 words, little-endian in place; sent unless all are zero (and not required). */
+static int encode_u64s(struct ioacct_buf *b, const struct field *f, const uint8_t *src)
+{
+	int ret;
+
+	if (is_zero(src, f->size) && !(f->flags & F_REQUIRED))
+		return 0;
+	ret = attr_begin(b, f->attr, f->size);
+	if (!ret)
+		ret = ioacct_buf_reserve(b, pad4(f->size));
+	if (ret)
+		return ret;
+	words_le(b->data + b->len, src, f->size, 8);
+	b->len += f->size; /* a multiple of 8: no padding */
+	return 0;
+}
+
 static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8_t *base,
 			const struct ioacct_reply *rep)
 {
@@ -793,6 +898,8 @@ static int encode_field(struct ioacct_buf *b, const struct field *f, const uint8
 	}
 	if (kind == KIND_NESTED)
 		return rep ? encode_rows(b, f->attr, rep) : -EINVAL;
+	if (kind == KIND_U64S)
+		return encode_u64s(b, f, src);
 	n = strnlen((const char *)src, f->size);
 	if (n == f->size)
 		return -EINVAL; /* not terminated: the decoder could not store it */
@@ -819,7 +926,7 @@ static int msg_begin(struct ioacct_buf *b, uint16_t type, uint32_t seq)
 {
 	int ret;
 
-	ret = buf_reserve(b, IOACCT_PROTO_HDR_LEN);
+	ret = ioacct_buf_reserve(b, IOACCT_PROTO_HDR_LEN);
 	if (ret)
 		return ret;
 	put_le32(b->data + b->len, IOACCT_PROTO_MAGIC);
@@ -873,6 +980,12 @@ static int encode_request(struct ioacct_buf *out, const struct ioacct_request *r
 int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_request *req)
 {
 	return encode_request(out, req, req->seq);
+}
+
+int ioacct_proto_encode_request_seq(struct ioacct_buf *out, const struct ioacct_request *req,
+				    uint32_t seq)
+{
+	return encode_request(out, req, seq);
 }
 
 int ioacct_proto_encode_reply(struct ioacct_buf *out, const struct ioacct_reply *rep)
@@ -940,6 +1053,9 @@ static int attr_check(const struct attr *a, unsigned int depth, const char *ctx,
 	if (kind_len(kind) && a->len != kind_len(kind))
 		return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) has length %u, expected %zu",
 			    ctx, a->type, attr_name(a->type), a->len, kind_len(kind));
+	if (kind == KIND_U64S && a->len % 8)
+		return fail(err, errlen, -EPROTO, "%s: attribute %u (%s) has length %u, not whole u64 words",
+			    ctx, a->type, attr_name(a->type), a->len);
 	if (kind == KIND_STRING && (nul = memchr(a->val, 0, a->len)))
 		return fail(err, errlen, -EINVAL, "%s: attribute %u (%s) has a NUL byte at offset %zu",
 			    ctx, a->type, attr_name(a->type), (size_t)(nul - a->val));
@@ -1001,6 +1117,13 @@ static int decode_attr(const struct list *l, const struct field *f, const struct
 	}
 	if (kind == KIND_NESTED)
 		return decode_row(l, a, err, errlen);
+	if (kind == KIND_U64S) {
+		if (a->len != f->size)
+			return fail(err, errlen, -EINVAL, "%s: attribute %u (%s) has length %u, expected %zu",
+				    l->ctx, a->type, attr_name(a->type), a->len, f->size);
+		words_le(dst, a->val, a->len, 8);
+		return 0;
+	}
 	if (a->len >= f->size)
 		return fail(err, errlen, -EINVAL, "%s: attribute %u (%s) has length %u, more than %zu",
 			    l->ctx, a->type, attr_name(a->type), a->len, f->size - 1);
@@ -1300,201 +1423,3 @@ size_t ioacct_proto_series_row_size(void)
 	return list_bound(qtotal_fields, ARRAY_SIZE(qtotal_fields));
 }
 
-/* ---- transport ---- */
-
-static int wait_fd(int fd, short events, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = fd, .events = events };
-	int n;
-
-	do
-		n = poll(&pfd, 1, timeout_ms);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n == 0 ? -ETIMEDOUT : 0;
-}
-
-/* Reads exactly n bytes; *done says how many arrived, for error messages. */
-static int read_full(int fd, uint8_t *p, size_t n, int timeout_ms, size_t *done)
-{
-	ssize_t r;
-	int ret;
-
-	*done = 0;
-	while (*done < n) {
-		ret = wait_fd(fd, POLLIN, timeout_ms);
-		if (ret)
-			return ret;
-		r = read(fd, p + *done, n - *done);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -ECONNRESET;
-		*done += (size_t)r;
-	}
-	return 0;
-}
-
-static int recv_fail(int ret, size_t done, size_t want, const char *what, int timeout_ms,
-		     char *err, size_t errlen)
-{
-	if (ret == -ECONNRESET)
-		return fail(err, errlen, ret, "connection closed after %zu of %zu bytes of the %s",
-			    done, want, what);
-	if (ret == -ETIMEDOUT)
-		return fail(err, errlen, ret, "nothing received for %d ms, after %zu of %zu bytes of the %s",
-			    timeout_ms, done, want, what);
-	return fail(err, errlen, ret, "cannot read the %s: %s", what, strerror(-ret));
-}
-
-int ioacct_proto_recv(int fd, struct ioacct_buf *in, int timeout_ms, char *err, size_t errlen)
-{
-	size_t total, done;
-	int ret;
-
-	ioacct_buf_reset(in);
-	ret = buf_reserve(in, IOACCT_PROTO_HDR_LEN);
-	if (ret)
-		return fail(err, errlen, ret, "no memory for a message");
-	ret = read_full(fd, in->data, IOACCT_PROTO_HDR_LEN, timeout_ms, &done);
-	if (ret)
-		return recv_fail(ret, done, IOACCT_PROTO_HDR_LEN, "header", timeout_ms, err, errlen);
-	in->len = IOACCT_PROTO_HDR_LEN;
-	ret = ioacct_proto_header_check(in->data, &total, err, errlen);
-	if (ret)
-		return ret;
-	ret = buf_reserve(in, total - IOACCT_PROTO_HDR_LEN);
-	if (ret)
-		return fail(err, errlen, ret, "no memory for a message of %zu bytes", total);
-	ret = read_full(fd, in->data + IOACCT_PROTO_HDR_LEN, total - IOACCT_PROTO_HDR_LEN,
-			timeout_ms, &done);
-	if (ret)
-		return recv_fail(ret, IOACCT_PROTO_HDR_LEN + done, total, "message", timeout_ms, err,
-				 errlen);
-	in->len = total;
-	return 0;
-}
-
-int ioacct_proto_send(int fd, const struct ioacct_buf *b, int timeout_ms)
-{
-	bool is_socket = true;
-	size_t done = 0;
-	ssize_t n;
-	int ret;
-
-	while (done < b->len) {
-		/* MSG_NOSIGNAL: a client gone away is an error to report, not a SIGPIPE. */
-		if (is_socket)
-			n = send(fd, b->data + done, b->len - done, MSG_NOSIGNAL);
-		else
-			n = write(fd, b->data + done, b->len - done);
-		if (n >= 0) {
-			done += (size_t)n;
-			continue;
-		}
-		if (errno == ENOTSOCK && is_socket) {
-			is_socket = false;
-			continue;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		ret = wait_fd(fd, POLLOUT, timeout_ms);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * A blocking connect() to a Unix socket waits while the daemon's backlog is
- * full; the send timeout bounds that wait too.
- */
-static int set_send_timeout(int fd, int timeout_ms)
-{
-	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = timeout_ms % 1000 * 1000 };
-
-	if (timeout_ms <= 0)
-		return 0;
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
-		return -errno;
-	return 0;
-}
-
-int ioacct_client_call(const char *socket_path, const struct ioacct_request *req,
-		       struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen)
-{
-	static uint32_t last_seq;
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct ioacct_buf buf = { 0 };
-	size_t path_len = strlen(socket_path);
-	char why[512];
-	uint32_t seq;
-	int fd = -1;
-	int ret;
-
-	memset(rep, 0, sizeof(*rep));
-	if (path_len >= sizeof(addr.sun_path)) {
-		ret = fail(err, errlen, -ENAMETOOLONG,
-			   "cannot connect to %s: the path is longer than %zu bytes", socket_path,
-			   sizeof(addr.sun_path) - 1);
-		goto out;
-	}
-	memcpy(addr.sun_path, socket_path, path_len + 1);
-
-	/* req->seq is ignored: a counter tells this call's reply from a stale one. */
-	seq = __atomic_add_fetch(&last_seq, 1, __ATOMIC_RELAXED);
-	ret = encode_request(&buf, req, seq);
-	if (ret) {
-		fail(err, errlen, ret, "cannot encode a %s request: %s", ioacct_msg_type_name(req->type),
-		     strerror(-ret));
-		goto out;
-	}
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		ret = -errno;
-		fail(err, errlen, ret, "cannot create a socket: %s", strerror(-ret));
-		goto out;
-	}
-	ret = set_send_timeout(fd, timeout_ms);
-	if (ret) {
-		fail(err, errlen, ret, "cannot set a timeout on a socket: %s", strerror(-ret));
-		goto out;
-	}
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		ret = errno == EAGAIN ? -ETIMEDOUT : -errno;
-		fail(err, errlen, ret, "cannot connect to %s: %s", socket_path, strerror(-ret));
-		goto out;
-	}
-	ret = ioacct_proto_send(fd, &buf, timeout_ms);
-	if (ret) {
-		fail(err, errlen, ret, "cannot send to ioacctd on %s: %s", socket_path, strerror(-ret));
-		goto out;
-	}
-	ret = ioacct_proto_recv(fd, &buf, timeout_ms, why, sizeof(why));
-	if (ret) {
-		fail(err, errlen, ret, "no reply from ioacctd on %s: %s", socket_path, why);
-		goto out;
-	}
-	ret = ioacct_proto_decode_reply(buf.data, buf.len, rep, why, sizeof(why));
-	if (ret) {
-		fail(err, errlen, ret, "bad reply from ioacctd on %s: %s", socket_path, why);
-		goto out;
-	}
-	if (rep->seq != seq) {
-		ioacct_reply_free(rep);
-		ret = fail(err, errlen, -EPROTO,
-			   "bad reply from ioacctd on %s: sequence number %u, expected %u",
-			   socket_path, rep->seq, seq);
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	ioacct_buf_free(&buf);
-	return ret;
-}

@@ -61,7 +61,25 @@
 	 * read the counters (rates are differences over that clock), more = 1          \
 	 * when jobs were left out to stay under IOACCT_PROTO_MAX_MSG.                  \
 	 */                                                                             \
-	X(LIVE, 90, live, u.query)
+	X(LIVE, 90, live, u.query)                                                      \
+	/*                                                                              \
+	 * ioacctd and its unprivileged workers (issue 37, daemon/worker.h), on         \
+	 * the socketpair of each, never on ioacctd's socket (refused there):           \
+	 * struct ioacct_req_worker says what each carries. w_log and w_page            \
+	 * are one way (no reply); the others are answered with a reply.                \
+	 */                                                                             \
+	X(W_INIT, 200, w_init, u.worker)                                                \
+	X(W_LOG, 201, w_log, u.worker)                                                  \
+	X(W_PAGE, 202, w_page, u.worker)                                                \
+	X(W_POST, 203, w_post, u.worker)                                                \
+	X(W_ELF, 204, w_elf, u.worker)                                                  \
+	X(W_PG_CONNECT, 205, w_pg_connect, u.worker)                                    \
+	X(W_PG_PUT, 206, w_pg_put, u.worker)                                            \
+	X(W_PG_OFFER, 207, w_pg_offer, u.worker)                                        \
+	X(W_PG_CLAIM, 208, w_pg_claim, u.worker)                                        \
+	X(W_PG_WRITTEN, 209, w_pg_written, u.worker)                                    \
+	X(W_PG_PURGE, 210, w_pg_purge, u.worker)                                        \
+	X(W_PG_DOWNSAMPLE, 211, w_pg_downsample, u.worker)
 
 enum ioacct_msg_type {
 #define X(NAME, number, name, body) IOACCT_MSG_##NAME = number,
@@ -80,6 +98,8 @@ struct ioacct_buf {
 
 void ioacct_buf_free(struct ioacct_buf *b);
 void ioacct_buf_reset(struct ioacct_buf *b); /* len = 0, keeps memory */
+/* Makes room for `extra` more bytes after len. 0 or -ENOMEM. */
+int ioacct_buf_reserve(struct ioacct_buf *b, size_t extra);
 
 /* register: a cgroup becomes watched as (job, step). */
 struct ioacct_req_register {
@@ -246,6 +266,73 @@ struct ioacct_req_job {
 	char after_path[IOACCT_FILE_PATH_MAX];
 };
 
+/*
+ * The messages between ioacctd and a worker (W_*), one body for them all;
+ * the file descriptors a message carries go beside it (SCM_RIGHTS), in the
+ * order given here. A worker's requests to ioacctd are QUERY and JOB
+ * (the cluster store's worker reads an outbox job's pages), served as for
+ * a client; ioacctd asks a worker QUERY and JOB too (pages of the cluster
+ * store).
+ *
+ *   w_init        core -> worker, fds: the configuration (a sealed memfd of
+ *                 struct ioacct_config: the worker is the same executable),
+ *                 then the worker's own (metrics: the listening socket, then
+ *                 the TLS certificate and key and the metrics_auth_file
+ *                 when the configuration names them). text: the worker's
+ *                 name. Reply: ready, or why not.
+ *   w_log         worker -> core: a line of its log; code: its level.
+ *   w_page        core -> worker, fd: a sealed memfd of `size` bytes, the
+ *                 /metrics page to serve from now.
+ *   w_post        core -> worker, fd: a sealed memfd of `size` bytes, an OTLP
+ *                 request to POST to otlp_url. Reply: code, the HTTP status,
+ *                 and retry_after, the answer's Retry-After in ms (-1: none).
+ *   w_elf         core -> worker, fd: an MPI library (read-only), text: its
+ *                 name for messages. Reply: code, the flavour
+ *                 (IOACCT_MPI_*), offsets: each function's file offset.
+ *   w_pg_connect  core -> worker: connect when not connected; code: 0 for
+ *                 the exporter's connection (which migrates), else the
+ *                 statement timeout in ms of a query connection.
+ *   w_pg_put      core -> worker: write the jobs of keys to the cluster
+ *                 store, reading each from ioacctd (JOB by job_key).
+ *   w_pg_offer    core -> worker: offer the merged report `report` of the
+ *                 run this node's part (cluster, job_id, node, start_ns;
+ *                 restart, uid, gid) is in.
+ *   w_pg_claim    core -> worker: claim it, by the same part (code 1: skip
+ *                 locked). Reply: the
+ *                 spec, uid and gid to write it as, job_key of the whole
+ *                 job (ioacctd reads it with JOB), missing_nodes and code
+ *                 (seconds it waited for them).
+ *   w_pg_written  core -> worker: mark it written by the part's `node` (the
+ *                 part as w_pg_claim's) without `missing`.
+ *   w_pg_purge    core -> worker: purge the runs ended before `cutoff`
+ *                 (cluster_retention; its progress as log lines); code 1:
+ *                 close the connection after it (the round's last). Reply,
+ *                 even when it failed midway: what it did (w.purged).
+ *   w_pg_downsample core -> worker: re-bin the series of the runs ended
+ *                 before `cutoff` to bin_width_ns; code and reply as
+ *                 w_pg_purge's.
+ * A pg reply's status is -ENOTCONN when the worker's connection is down
+ * after the call (the error says why).
+ */
+#define IOACCT_WORKER_TEXT_MAX 1024
+struct ioacct_req_worker {
+	uint32_t code;
+	char text[IOACCT_WORKER_TEXT_MAX];
+	uint64_t size;
+	char keys[4096];
+	uint64_t job_id;
+	char cluster[IOACCT_SHORT_MAX];
+	uint32_t restart;
+	int64_t start_ns;
+	uint32_t uid;
+	uint32_t gid;
+	struct ioacct_report_spec report;
+	char node[IOACCT_NAME_MAX];
+	char missing[IOACCT_WORKER_TEXT_MAX];
+	int64_t cutoff;
+	uint64_t bin_width_ns;
+};
+
 struct ioacct_request {
 	uint16_t type;
 	uint32_t seq;
@@ -255,6 +342,7 @@ struct ioacct_request {
 		struct ioacct_req_query query;
 		struct ioacct_req_select select;
 		struct ioacct_req_job job;
+		struct ioacct_req_worker worker;
 	} u;
 };
 
@@ -312,6 +400,9 @@ struct ioacct_qmpiio_row {
 	int64_t job_key;
 	struct ioacct_mpiio m;
 };
+
+/* The most function offsets a w_elf reply carries (ioacct_mpi_abi.h's functions fit). */
+#define IOACCT_PROTO_OFFSETS_MAX 64
 
 /* ioacct_qpeak of query.h: step UINT32_MAX, mount IOACCT_MNT_ANY for all of them. */
 struct ioacct_qpeak_row {
@@ -388,6 +479,20 @@ struct ioacct_reply {
 	/* snapshot: the running steps' watched cgroups; owned and freed likewise */
 	struct ioacct_watch_row *watches;
 	size_t nwatches;
+	/* A worker's reply (struct ioacct_req_worker says which carries what). */
+	struct {
+		uint32_t code;
+		int64_t retry_after_ms;
+		uint64_t offsets[IOACCT_PROTO_OFFSETS_MAX];
+		struct ioacct_report_spec report;
+		uint32_t uid;
+		uint32_t gid;
+		char missing[IOACCT_WORKER_TEXT_MAX];
+		/* w_pg_purge, w_pg_downsample: struct ioacct_pgstore_purge_counts' */
+		struct {
+			uint64_t runs, parts, series, months;
+		} purged;
+	} w;
 };
 
 void ioacct_reply_free(struct ioacct_reply *r);
@@ -397,6 +502,9 @@ void ioacct_reply_error(struct ioacct_reply *r, int status, const char *fmt, ...
 
 /* Encoding: appends one whole message (header included) to `out`. 0 or -errno. */
 int ioacct_proto_encode_request(struct ioacct_buf *out, const struct ioacct_request *req);
+/* The same with sequence number seq instead of req->seq. */
+int ioacct_proto_encode_request_seq(struct ioacct_buf *out, const struct ioacct_request *req,
+				    uint32_t seq);
 int ioacct_proto_encode_reply(struct ioacct_buf *out, const struct ioacct_reply *rep);
 
 /*
@@ -431,6 +539,20 @@ int ioacct_proto_send(int fd, const struct ioacct_buf *b, int timeout_ms);
  */
 int ioacct_client_call(const char *socket_path, const struct ioacct_request *req,
 		       struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen);
+
+/*
+ * How a client reaches a server of the protocol, for the code that pages
+ * through its replies (job_fetch.h, query_fetch.h): ioacctd's socket, or
+ * the channel between ioacctd and one of its workers (issue 37). call: one
+ * request (its seq is the caller's business), its reply (0: the caller
+ * frees it), or -errno with err saying why in one line.
+ */
+struct ioacct_caller {
+	int (*call)(void *ctx, struct ioacct_request *req, struct ioacct_reply *rep, char *err,
+		    size_t errlen);
+	void *ctx;
+	const char *name;            /* what replies come from: "ioacctd on PATH" */
+};
 
 const char *ioacct_msg_type_name(uint16_t type);
 /*

@@ -15,7 +15,8 @@
  *   name    what error messages call it: "attribute 7 (cgroup)"
  *   kind    its value: U32, I32, U64, I64 (little-endian), STRING (no NUL),
  *           HIST (IOACCT_NR_SIZE_BINS u64), ERRCLS (IOACCT_NR_ERR_CLASSES
- *           u64), NESTED (a list of attributes: one row of a reply's list)
+ *           u64), U64S (u64 words, exactly as many as its field holds),
+ *           NESTED (a list of attributes: one row of a reply's list)
  *
  * No includes, no types: proto.c's private list, included there only.
  */
@@ -189,10 +190,27 @@
 	X(ACCESS2_COUNT, 162, access2_count, U64)                                       \
 	X(ACCESS3_COUNT, 163, access3_count, U64)                                       \
 	X(ACCESS4_COUNT, 164, access4_count, U64)                                       \
-	/* A run's name beside job id and restart (issue 36): */        \
+	/* A run's name beside job id and restart (issue 36): */                        \
 	/* a job row's; a job request's with restart, its later pages naming */        \
-	/* the run they continue exactly. 166..169 free. */                             \
+	/* the run they continue exactly. 166..174 free. */                             \
 	X(RUN_START, 165, run_start, I64)                                               \
+	/* ioacctd and its unprivileged workers (issue 37, daemon/worker.h): */         \
+	/* a message's one number, whose meaning the message says (proto.h, */          \
+	/* struct ioacct_req_worker); an ELF file's function offsets; the nodes */      \
+	/* a merged report was written without; a collector's Retry-After in */        \
+	/* ms (-1: none). The cluster store's retention through its worker: */          \
+	/* the cutoff (seconds since the epoch) and what a purge or a */                 \
+	/* downsample did (runs, node parts, series rows, months whole). */              \
+	/* 184 free. */                                                                  \
+	X(CODE, 175, code, U32)                                                         \
+	X(OFFSETS, 176, offsets, U64S)                                                  \
+	X(MISSING_NODES, 177, missing_nodes, STRING)                                    \
+	X(RETRY_AFTER, 178, retry_after, I64)                                           \
+	X(CUTOFF, 179, cutoff, I64)                                                     \
+	X(PURGED_RUNS, 180, purged_runs, U64)                                           \
+	X(PURGED_PARTS, 181, purged_parts, U64)                                         \
+	X(PURGED_SERIES, 182, purged_series, U64)                                       \
+	X(PURGED_MONTHS, 183, purged_months, U64)                                       \
 	/* Issue 38: the job's command line (Darshan's exe), */                          \
 	/* on register and in a job row. */                                              \
 	X(CMDLINE, 185, cmdline, STRING)                                                 \

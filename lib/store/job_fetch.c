@@ -207,6 +207,28 @@ static int file_ptr_cmp(const void *a, const void *b)
 }
 
 /*
+ * Where a page of n records in key order, at most limit, ends without
+ * splitting a run of records of the same key: a job loaded whole from the
+ * cluster store has one per node that counted the same file (a shared file
+ * system's, by the same rank), and the next page's cursor is a key. Before
+ * the run; after it when it fills the page (a run is as long as the nodes).
+ */
+static size_t files_cut(const struct ioacct_file *const *pick, size_t n, size_t limit)
+{
+	size_t r = limit;
+
+	if (n <= limit || file_key_cmp(pick[limit - 1], pick[limit]))
+		return limit;
+	while (r > 0 && !file_key_cmp(pick[r - 1], pick[r]))
+		r--;
+	if (r > 0)
+		return r;
+	for (r = limit; r < n && !file_key_cmp(pick[r - 1], pick[r]); r++)
+		;
+	return r;
+}
+
+/*
  * A page of the per-file records of a job loaded whole: those after the
  * cursor, in key order. None (files_read 0) when the job's were not read,
  * as a cluster store part written before schema 9.
@@ -229,7 +251,7 @@ static void serve_files_jd(const struct ioacct_jobdata *jd, const struct ioacct_
 		if (!req->after || file_key_cmp(&after, &jd->files[i]) < 0)
 			pick[n++] = &jd->files[i];
 	qsort(pick, n, sizeof(*pick), file_ptr_cmp);
-	reply_files(rep, jd->job.key, pick, n, files_limit(&jd->job));
+	reply_files(rep, jd->job.key, pick, n, files_cut(pick, n, files_limit(&jd->job)));
 	free(pick);
 }
 
@@ -604,9 +626,10 @@ static int file_store_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Appends a page of file records, each after the one before; 1 when the
- * reply has none because the daemon did not read them (it predates them,
- * or its store keeps none).
+ * Appends a page of file records, each after the one before, or of the
+ * same key within a page (the nodes' records of one file, files_cut()); 1
+ * when the reply has none because the daemon did not read them (it
+ * predates them, or its store keeps none).
  */
 static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
 		      bool first)
@@ -629,9 +652,10 @@ static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd,
 	}
 	for (size_t i = 0; i < rep->nqfiles; i++) {
 		const struct ioacct_file *f = &rep->qfiles[i].f;
+		int order = jd->nfiles ? file_key_cmp(&jd->files[jd->nfiles - 1], f) : -1;
 
-		if (rep->qfiles[i].job_key != jd->job.key ||
-		    (jd->nfiles && file_key_cmp(&jd->files[jd->nfiles - 1], f) >= 0))
+		/* A page moves on: its first record is after the last one of the page before. */
+		if (rep->qfiles[i].job_key != jd->job.key || order > 0 || (order == 0 && i == 0))
 			return -EPROTO;
 		jd->files[jd->nfiles++] = *f;
 	}
@@ -684,12 +708,11 @@ struct page_kind {
 };
 
 /* Every page of one kind; 1 when the daemon did not read them (not read, not none). */
-static int fetch_pages(const char *socket_path, struct ioacct_request *req, int timeout_ms,
+static int fetch_pages(const struct ioacct_caller *c, struct ioacct_request *req,
 		       struct ioacct_jobdata *jd, const struct page_kind *k, char *err,
 		       size_t errlen)
 {
 	struct ioacct_reply rep;
-	char why[1024];
 	size_t cap = 0;
 	bool first = true;
 	uint32_t more;
@@ -697,11 +720,9 @@ static int fetch_pages(const char *socket_path, struct ioacct_request *req, int 
 
 	do {
 		k->next(&req->u.job, jd);
-		ret = ioacct_client_call(socket_path, req, &rep, timeout_ms, why, sizeof(why));
-		if (ret) {
-			ioacct_source_unreachable(socket_path, ret, why, err, errlen);
+		ret = c->call(c->ctx, req, &rep, err, errlen);
+		if (ret)
 			return ret;
-		}
 		if (rep.status) {
 			ret = job_err(err, errlen, rep.status, "%s", rep.error);
 			ioacct_reply_free(&rep);
@@ -715,8 +736,8 @@ static int fetch_pages(const char *socket_path, struct ioacct_request *req, int 
 		if (ret == 1)
 			return 1;
 		if (ret)
-			return job_err(err, errlen, ret, "bad reply from ioacctd on %s: %s",
-				       socket_path, ret == -EPROTO ? k->bad : strerror(-ret));
+			return job_err(err, errlen, ret, "bad reply from %s: %s", c->name,
+				       ret == -EPROTO ? k->bad : strerror(-ret));
 		first = false;
 	} while (more);
 	return 0;
@@ -727,13 +748,13 @@ static int fetch_pages(const char *socket_path, struct ioacct_request *req, int 
  * order at the end. A daemon without them leaves jd->files_loaded false:
  * not read, which the reports tell from none.
  */
-static int fetch_files(const char *socket_path, struct ioacct_request *req, int timeout_ms,
+static int fetch_files(const struct ioacct_caller *c, struct ioacct_request *req,
 		       struct ioacct_jobdata *jd, char *err, size_t errlen)
 {
 	static const struct page_kind files = {
 		files_next, take_files, "file records of another job, out of order or not read",
 	};
-	int ret = fetch_pages(socket_path, req, timeout_ms, jd, &files, err, errlen);
+	int ret = fetch_pages(c, req, jd, &files, err, errlen);
 
 	if (ret)
 		return ret == 1 ? 0 : ret;
@@ -805,13 +826,13 @@ static void mpiio_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
  * The job's MPI-IO records, page by page after its files. A daemon without
  * them leaves jd->mpiio_loaded false: not read, which reports tell from none.
  */
-static int fetch_mpiio(const char *socket_path, struct ioacct_request *req, int timeout_ms,
+static int fetch_mpiio(const struct ioacct_caller *c, struct ioacct_request *req,
 		       struct ioacct_jobdata *jd, char *err, size_t errlen)
 {
 	static const struct page_kind mpiio = {
 		mpiio_next, take_mpiio, "MPI-IO records of another job, out of order or not read",
 	};
-	int ret = fetch_pages(socket_path, req, timeout_ms, jd, &mpiio, err, errlen);
+	int ret = fetch_pages(c, req, jd, &mpiio, err, errlen);
 
 	if (ret)
 		return ret == 1 ? 0 : ret;
@@ -822,35 +843,25 @@ static int fetch_mpiio(const char *socket_path, struct ioacct_request *req, int 
 /* How long a client waits for the daemon to read a job from the cluster store. */
 #define LOAD_WAIT_MS 120000
 
-static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t job_id,
-			int64_t job_key, int timeout_ms, bool local, uint32_t run,
-			struct ioacct_jobdata **out, char *err, size_t errlen)
+/* The pages of the job the first request req names. */
+static int fetch_req(const struct ioacct_caller *c, struct ioacct_request *req,
+		     struct ioacct_jobdata **out, char *err, size_t errlen)
 {
-	struct ioacct_request req = { .type = IOACCT_MSG_JOB };
-	struct ioacct_req_job *r = &req.u.job;
+	struct ioacct_req_job *r = &req->u.job;
 	struct ioacct_jobdata *jd = NULL;
 	struct ioacct_reply rep;
-	char why[1024];
 	size_t cap = 0;
 	bool first = true;
 	unsigned int delay_ms = 10, waited_ms = 0;
 	int ret;
 
-	r->job_id = job_id;
-	r->job_key = job_key;
-	r->local = local;
-	r->run = run;
-	if (cluster && ioacct_strlcpy(r->cluster, cluster, sizeof(r->cluster)))
-		return job_err(err, errlen, -ENAMETOOLONG, "cluster name too long: %s", cluster);
 	jd = calloc(1, sizeof(*jd));
 	if (!jd)
 		return job_err(err, errlen, -ENOMEM, "out of memory");
 	for (;;) {
-		ret = ioacct_client_call(socket_path, &req, &rep, timeout_ms, why, sizeof(why));
-		if (ret) {
-			ioacct_source_unreachable(socket_path, ret, why, err, errlen);
+		ret = c->call(c->ctx, req, &rep, err, errlen);
+		if (ret)
 			goto out;
-		}
 		/* A big job from the cluster store: the daemon reads it meanwhile. */
 		if (rep.status == -EINPROGRESS && waited_ms < LOAD_WAIT_MS) {
 			ioacct_reply_free(&rep);
@@ -873,7 +884,7 @@ static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t j
 		if (!ret && rep.more && !rep.nqseries)
 			ret = -EPROTO;
 		if (ret) {
-			job_err(err, errlen, ret, "bad reply from ioacctd on %s: %s", socket_path,
+			job_err(err, errlen, ret, "bad reply from %s: %s", c->name,
 				ret == -EPROTO ? "rows of another job, out of order or out of range" :
 						 strerror(-ret));
 			ioacct_reply_free(&rep);
@@ -893,9 +904,9 @@ static int fetch_daemon(const char *socket_path, const char *cluster, uint64_t j
 		r->after_bin = jd->series[jd->nseries - 1].bin;
 		ioacct_reply_free(&rep);
 	}
-	ret = fetch_files(socket_path, &req, timeout_ms, jd, err, errlen);
+	ret = fetch_files(c, req, jd, err, errlen);
 	if (!ret)
-		ret = fetch_mpiio(socket_path, &req, timeout_ms, jd, err, errlen);
+		ret = fetch_mpiio(c, req, jd, err, errlen);
 out:
 	if (ret) {
 		ioacct_jobdata_free(jd);
@@ -905,12 +916,71 @@ out:
 	return 0;
 }
 
+int ioacct_job_fetch_via(const struct ioacct_caller *c, const char *cluster, uint64_t job_id,
+			 int64_t job_key, uint32_t run, bool local, struct ioacct_jobdata **out,
+			 char *err, size_t errlen)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_JOB };
+
+	req.u.job.job_id = job_id;
+	req.u.job.job_key = job_key;
+	req.u.job.local = local;
+	req.u.job.run = run;
+	if (cluster && ioacct_strlcpy(req.u.job.cluster, cluster, sizeof(req.u.job.cluster)))
+		return job_err(err, errlen, -ENAMETOOLONG, "cluster name too long: %s", cluster);
+	return fetch_req(c, &req, out, err, errlen);
+}
+
+int ioacct_job_fetch_run_via(const struct ioacct_caller *c, const char *cluster, uint64_t job_id,
+			     uint32_t restart, int64_t run_start, struct ioacct_jobdata **out,
+			     char *err, size_t errlen)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_JOB };
+
+	req.u.job.job_id = job_id;
+	req.u.job.restart = restart;
+	req.u.job.run_start = run_start;
+	if (ioacct_strlcpy(req.u.job.cluster, cluster ? cluster : "", sizeof(req.u.job.cluster)))
+		return job_err(err, errlen, -ENAMETOOLONG, "cluster name too long: %s", cluster);
+	return fetch_req(c, &req, out, err, errlen);
+}
+
+/* ioacctd's socket as a caller: a call that fails says how to do without the daemon. */
+struct socket_caller {
+	struct ioacct_caller c;
+	const char *path;
+	int timeout_ms;
+	char name[PATH_MAX + 16];
+};
+
+static int socket_call(void *ctx, struct ioacct_request *req, struct ioacct_reply *rep,
+		       char *err, size_t errlen)
+{
+	const struct socket_caller *s = ctx;
+	char why[1024];
+	int ret = ioacct_client_call(s->path, req, rep, s->timeout_ms, why, sizeof(why));
+
+	if (ret)
+		ioacct_source_unreachable(s->path, ret, why, err, errlen);
+	return ret;
+}
+
+static void socket_caller(struct socket_caller *s, const char *path, int timeout_ms)
+{
+	s->path = path;
+	s->timeout_ms = timeout_ms;
+	snprintf(s->name, sizeof(s->name), "ioacctd on %s", path);
+	s->c = (struct ioacct_caller){ .call = socket_call, .ctx = s, .name = s->name };
+}
+
 int ioacct_job_fetch_daemon(const char *socket_path, const char *cluster, uint64_t job_id,
 			    int64_t job_key, int timeout_ms, struct ioacct_jobdata **out, char *err,
 			    size_t errlen)
 {
-	return fetch_daemon(socket_path, cluster, job_id, job_key, timeout_ms, false, 0, out, err,
-			    errlen);
+	struct socket_caller s;
+
+	socket_caller(&s, socket_path, timeout_ms);
+	return ioacct_job_fetch_via(&s.c, cluster, job_id, job_key, 0, false, out, err, errlen);
 }
 
 /* ---- a store file ---- */
@@ -959,10 +1029,13 @@ out:
 int ioacct_source_load_job(const struct ioacct_source *src, const char *cluster, uint64_t job_id,
 			   int64_t job_key, struct ioacct_jobdata **out, char *err, size_t errlen)
 {
+	struct socket_caller s;
+
 	*out = NULL;
 	if (src->db_path)
 		return load_store(src->db_path, cluster, job_id, job_key, src->run, out, err,
 				  errlen);
-	return fetch_daemon(src->socket_path, cluster, job_id, job_key, src->timeout_ms,
-			    src->local, src->run, out, err, errlen);
+	socket_caller(&s, src->socket_path, src->timeout_ms);
+	return ioacct_job_fetch_via(&s.c, cluster, job_id, job_key, src->run, src->local, out, err,
+				    errlen);
 }

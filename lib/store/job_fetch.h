@@ -52,6 +52,23 @@ int ioacct_job_fetch_daemon(const char *socket_path, const char *cluster, uint64
 			    size_t errlen);
 
 /*
+ * The same through any server of the protocol (proto.h's caller: ioacctd's
+ * socket, or a channel between ioacctd and a worker, issue 37), of run
+ * `run`, this node's part alone when `local`: its JOB pages, as the
+ * daemon's clients ask for them.
+ */
+int ioacct_job_fetch_via(const struct ioacct_caller *c, const char *cluster, uint64_t job_id,
+			 int64_t job_key, uint32_t run, bool local, struct ioacct_jobdata **out,
+			 char *err, size_t errlen);
+/*
+ * The same of the run (cluster, job_id, restart, run_start) exactly, as a
+ * job row names it (a run of the same id stored meanwhile is another).
+ */
+int ioacct_job_fetch_run_via(const struct ioacct_caller *c, const char *cluster, uint64_t job_id,
+			     uint32_t restart, int64_t run_start, struct ioacct_jobdata **out,
+			     char *err, size_t errlen);
+
+/*
  * The message for a call that did not reach the daemon (ret and why from
  * ioacct_client_call): "cannot reach ioacctd at PATH: REASON (is it
  * running? or use --db FILE as root)".

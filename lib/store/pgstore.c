@@ -38,6 +38,12 @@ void ioacct_pgstore_close(struct ioacct_pgstore *pg)
 {
 }
 
+int ioacct_pgstore_conninfo_files(const char *conninfo, int (*add)(void *ctx, const char *path),
+				  void *ctx)
+{
+	return 0;
+}
+
 const char *ioacct_pgstore_errmsg(const struct ioacct_pgstore *pg)
 {
 	return "built without libpq";
@@ -120,9 +126,12 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 #else /* HAVE_LIBPQ */
 
 #include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pgstore_db.h"
 #include "text.h"
@@ -1201,6 +1210,49 @@ const char *ioacct_pgstore_errmsg(const struct ioacct_pgstore *pg)
 bool ioacct_pgstore_connected(const struct ioacct_pgstore *pg)
 {
 	return pg && pg->conn && !pg->cut[0] && PQstatus(pg->conn) == CONNECTION_OK;
+}
+
+/* $HOME's, then the account's: the files of libpq's in a home. */
+static int home_files(const char *home, int (*add)(void *ctx, const char *path), void *ctx)
+{
+	static const char *const names[] = { ".pgpass", ".pg_service.conf", ".postgresql" };
+	char path[PATH_MAX];
+	int ret = 0;
+
+	for (size_t i = 0; home && home[0] && i < ARRAY_SIZE(names) && !ret; i++)
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", home, names[i]) < sizeof(path))
+			ret = add(ctx, path);
+	return ret;
+}
+
+int ioacct_pgstore_conninfo_files(const char *conninfo, int (*add)(void *ctx, const char *path),
+				  void *ctx)
+{
+	static const char *const options[] = {
+		"passfile", "sslcert", "sslkey", "sslrootcert", "sslcrl", "sslcrldir",
+	};
+	static const char *const vars[] = {
+		"PGPASSFILE", "PGSERVICEFILE", "PGSYSCONFDIR", "PGSSLCERT", "PGSSLKEY",
+		"PGSSLROOTCERT", "PGSSLCRL", "PGSSLCRLDIR",
+	};
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+	struct passwd *pw = getpwuid(geteuid());
+	int ret = 0;
+
+	if (!opts)
+		return -EINVAL;
+	for (PQconninfoOption *o = opts; o->keyword && !ret; o++)
+		for (size_t i = 0; i < ARRAY_SIZE(options) && !ret; i++)
+			if (o->val && !strcmp(o->keyword, options[i]))
+				ret = add(ctx, o->val);
+	PQconninfoFree(opts);
+	for (size_t i = 0; i < ARRAY_SIZE(vars) && !ret; i++)
+		ret = getenv(vars[i]) ? add(ctx, getenv(vars[i])) : 0;
+	if (!ret)
+		ret = home_files(getenv("HOME"), add, ctx);
+	if (!ret && pw)
+		ret = home_files(pw->pw_dir, add, ctx);
+	return ret;
 }
 
 #endif /* HAVE_LIBPQ */

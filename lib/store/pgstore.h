@@ -71,6 +71,19 @@ struct ioacct_pgstore;
 bool ioacct_pgstore_available(void);
 
 /*
+ * The files libpq may read, by name, to connect with conninfo (the rules
+ * of what the worker holding the connection may open, daemon/sandbox.h):
+ * its file options (passfile, sslcert, sslkey, sslrootcert, sslcrl,
+ * sslcrldir), the PG* variables naming files or their directory, and the
+ * account's ~/.pgpass, ~/.pg_service.conf and ~/.postgresql, for $HOME and
+ * the account's home both (libpq takes the first it has). Each given to
+ * add(ctx, path); 0, or the first nonzero add returned; -EINVAL when
+ * conninfo does not parse. Without libpq: none, 0.
+ */
+int ioacct_pgstore_conninfo_files(const char *conninfo, int (*add)(void *ctx, const char *path),
+				  void *ctx);
+
+/*
  * Every wait for the server has a deadline (pgstore_wait.c): the connect
  * within connect_ms; a statement's server silent for statement_ms (its
  * statement_timeout) plus IOACCT_PGSTORE_GRACE_MS is given up, the

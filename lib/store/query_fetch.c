@@ -407,8 +407,8 @@ static int reply_job(const struct ioacct_reply *rep, const struct ioacct_job *jo
 	return 0;
 }
 
-static int reply_jobs(const struct ioacct_reply *rep, bool want_peaks, ioacct_query_fetch_fn fn,
-		      void *arg, char *err, size_t errlen)
+static int reply_jobs(const struct ioacct_reply *rep, const char *from, bool want_peaks,
+		      ioacct_query_fetch_fn fn, void *arg, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < rep->njobs; i++) {
 		struct ioacct_jobdata *jd;
@@ -418,7 +418,7 @@ static int reply_jobs(const struct ioacct_reply *rep, bool want_peaks, ioacct_qu
 
 		ret = reply_job(rep, &rep->jobs[i], &jd, &peaks, &npeaks);
 		if (ret)
-			return fetch_err(err, errlen, ret, "bad reply from ioacctd: %s",
+			return fetch_err(err, errlen, ret, "bad reply from %s: %s", from,
 					 ret == -EPROTO ? "an operation out of range" : strerror(-ret));
 		ret = fn(jd, want_peaks ? peaks : NULL, want_peaks ? npeaks : 0, arg);
 		free(peaks);
@@ -429,9 +429,33 @@ static int reply_jobs(const struct ioacct_reply *rep, bool want_peaks, ioacct_qu
 	return 0;
 }
 
+/* ioacctd's socket as a caller: its failures said as they are. */
+struct socket_caller {
+	const char *path;
+	int timeout_ms;
+};
+
+static int socket_call(void *ctx, struct ioacct_request *req, struct ioacct_reply *rep,
+		       char *err, size_t errlen)
+{
+	const struct socket_caller *s = ctx;
+
+	return ioacct_client_call(s->path, req, rep, s->timeout_ms, err, errlen);
+}
+
 int ioacct_query_fetch_daemon(const char *socket_path, const struct ioacct_store_filter *f,
 			      bool peaks, int timeout_ms, ioacct_query_fetch_fn fn, void *arg,
 			      char *err, size_t errlen)
+{
+	struct socket_caller s = { socket_path, timeout_ms };
+	struct ioacct_caller c = { .call = socket_call, .ctx = &s, .name = "ioacctd" };
+
+	return ioacct_query_fetch_via(&c, f, peaks, fn, arg, err, errlen);
+}
+
+int ioacct_query_fetch_via(const struct ioacct_caller *c, const struct ioacct_store_filter *f,
+			   bool peaks, ioacct_query_fetch_fn fn, void *arg, char *err,
+			   size_t errlen)
 {
 	struct ioacct_request req;
 	struct ioacct_reply rep;
@@ -472,19 +496,20 @@ int ioacct_query_fetch_daemon(const char *socket_path, const struct ioacct_store
 		fill_ids(&req.u.select, f->job_ids + done, f->njob_ids - done, &taken);
 		req.u.select.after_key = f->after_key;
 		do {
-			ret = ioacct_client_call(socket_path, &req, &rep, timeout_ms, err, errlen);
+			ret = c->call(c->ctx, &req, &rep, err, errlen);
 			if (ret)
 				return ret;
 			if (rep.status) {
-				ret = fetch_err(err, errlen, rep.status, "ioacctd: %s", rep.error);
+				ret = fetch_err(err, errlen, rep.status, "%s: %s", c->name, rep.error);
 				ioacct_reply_free(&rep);
 				return ret;
 			}
-			ret = reply_jobs(&rep, peaks, fn, arg, err, errlen);
+			ret = reply_jobs(&rep, c->name, peaks, fn, arg, err, errlen);
 			/* Each page must move on, or a confused daemon would keep us here. */
 			if (!ret && rep.more && (rep.njobs == 0 || rep.job_key <= req.u.select.after_key))
 				ret = fetch_err(err, errlen, -EPROTO,
-						"bad reply from ioacctd: more to come, but no new job");
+						"bad reply from %s: more to come, but no new job",
+						c->name);
 			req.u.select.after_key = rep.job_key;
 			if (ret || !rep.more) {
 				ioacct_reply_free(&rep);

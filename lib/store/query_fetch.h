@@ -52,6 +52,13 @@ int ioacct_query_fetch_store(struct ioacct_store *st, const struct ioacct_store_
 int ioacct_query_fetch_daemon(const char *socket_path, const struct ioacct_store_filter *f,
 			      bool peaks, int timeout_ms, ioacct_query_fetch_fn fn, void *arg,
 			      char *err, size_t errlen);
+/*
+ * The same through any server of the protocol (proto.h's caller; ioacctd
+ * asks its cluster store's worker so, issue 37).
+ */
+int ioacct_query_fetch_via(const struct ioacct_caller *c, const struct ioacct_store_filter *f,
+			   bool peaks, ioacct_query_fetch_fn fn, void *arg, char *err,
+			   size_t errlen);
 
 /*
  * The daemon's side: one page of the jobs a peer asked for, into rep (status

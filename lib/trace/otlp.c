@@ -342,6 +342,8 @@ struct ioacct_otlp {
 	char node[256];
 	size_t budget;
 	int timeout_ms;
+	ioacct_otlp_post_fn post;   /* NULL: this process POSTs (http, ioacct_http_post) */
+	void *post_ctx;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;        /* the sender: a batch is ready, or closing */
@@ -419,8 +421,10 @@ static void send_batch(struct ioacct_otlp *o, struct ioacct_pb *spans, uint64_t 
 		snprintf(err, sizeof(err), "out of memory");
 	}
 	while (!req.oom) {
-		status = ioacct_http_post(o->http, req.p, req.len, o->timeout_ms, &after, err,
-					  sizeof(err));
+		status = o->post ? o->post(o->post_ctx, req.p, req.len, o->timeout_ms, &after, err,
+					   sizeof(err)) :
+				   ioacct_http_post(o->http, req.p, req.len, o->timeout_ms, &after, err,
+						    sizeof(err));
 		tries++;
 		if (!retryable(status) || tries == OTLP_TRIES)
 			break;
@@ -562,9 +566,11 @@ static void *sender(void *arg)
 	return NULL;
 }
 
-int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const char *ca_file,
-		     const struct ioacct_otlp_ids *ids, const char *node, size_t queue_bytes,
-		     int timeout_ms, char *err, size_t errlen)
+/* ioacct_otlp_open() (post NULL: libcurl here, with ca_file) and ioacct_otlp_open_with(). */
+static int otlp_start(struct ioacct_otlp **out, const char *url, const char *ca_file,
+		      const struct ioacct_otlp_ids *ids, const char *node, size_t queue_bytes,
+		      int timeout_ms, ioacct_otlp_post_fn post, void *post_ctx, char *err,
+		      size_t errlen)
 {
 	struct ioacct_otlp *o = calloc(1, sizeof(*o));
 	int ret;
@@ -579,8 +585,9 @@ int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const char *ca_f
 		free(o);
 		return ret;
 	}
-	o->http = ioacct_http_new(&o->url, "application/x-protobuf", ca_file, err, errlen);
-	if (!o->http) {
+	o->http = post ? NULL : ioacct_http_new(&o->url, "application/x-protobuf", ca_file, err,
+						  errlen);
+	if (!post && !o->http) {
 		ret = -errno;
 		free(o);
 		return ret;
@@ -589,6 +596,8 @@ int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const char *ca_f
 	snprintf(o->node, sizeof(o->node), "%s", node);
 	o->budget = queue_bytes;
 	o->timeout_ms = timeout_ms;
+	o->post = post;
+	o->post_ctx = post_ctx;
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_cond_init(&o->wake, NULL);
 	pthread_cond_init(&o->idle, NULL);
@@ -601,6 +610,23 @@ int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const char *ca_f
 	}
 	*out = o;
 	return 0;
+}
+
+int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const char *ca_file,
+		     const struct ioacct_otlp_ids *ids, const char *node, size_t queue_bytes,
+		     int timeout_ms, char *err, size_t errlen)
+{
+	return otlp_start(out, url, ca_file, ids, node, queue_bytes, timeout_ms, NULL, NULL, err,
+			  errlen);
+}
+
+int ioacct_otlp_open_with(struct ioacct_otlp **out, const char *url,
+			  const struct ioacct_otlp_ids *ids, const char *node, size_t queue_bytes,
+			  int timeout_ms, ioacct_otlp_post_fn post, void *post_ctx, char *err,
+			  size_t errlen)
+{
+	return otlp_start(out, url, NULL, ids, node, queue_bytes, timeout_ms, post, post_ctx, err,
+			  errlen);
 }
 
 /*

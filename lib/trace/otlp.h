@@ -110,6 +110,24 @@ struct ioacct_otlp;
 int ioacct_otlp_open(struct ioacct_otlp **out, const char *url, const char *ca_file,
 		     const struct ioacct_otlp_ids *ids, const char *node, size_t queue_bytes,
 		     int timeout_ms, char *err, size_t errlen);
+/*
+ * What POSTs an encoded request (ExportTraceServiceRequest) to the
+ * collector: the HTTP status (*retry_after_ms the answer's Retry-After, -1
+ * when none), or -errno with what failed in err, as ioacct_http_post().
+ * ioacctd's goes through its unprivileged OTLP worker (daemon/otlpsend.c);
+ * ctx is the caller's.
+ */
+typedef int (*ioacct_otlp_post_fn)(void *ctx, const void *body, size_t len, int timeout_ms,
+				   int64_t *retry_after_ms, char *err, size_t errlen);
+/*
+ * ioacct_otlp_open(), each batch POSTed by post (what a retry waits for
+ * still decided here), which holds the connection and its CA certificates
+ * (ca_file is not used).
+ */
+int ioacct_otlp_open_with(struct ioacct_otlp **out, const char *url,
+			  const struct ioacct_otlp_ids *ids, const char *node, size_t queue_bytes,
+			  int timeout_ms, ioacct_otlp_post_fn post, void *post_ctx, char *err,
+			  size_t errlen);
 /* Queues call r as a span; never waits on the collector (a full queue drops it). */
 void ioacct_otlp_add(struct ioacct_otlp *o, const struct ioacct_trace_rec *r);
 /* The same, the span's parent (0: the root) and its job attributes given. */

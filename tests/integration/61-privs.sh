@@ -6,8 +6,8 @@
 #     (ioacct.conf's user), never uid 0, with exactly the kept capabilities
 #     (CAP_SETUID and CAP_SETGID permitted only, with cluster_db), none of
 #     the forbidden ones, at most 8, nothing inheritable or ambient, the
-#     bounding set as small, no_new_privs; a job is exact, while it runs
-#     too (the probes attached and pinned as the account);
+#     bounding set empty, no_new_privs (its workers: none at all); a job is
+#     exact, while it runs too (the probes attached and pinned as the account);
 #  2. a restart with a job running: the pins it made as its account are
 #     taken again, the job exact across both daemons;
 #  3. an upgrade: the state of a daemon that ran as root (user = root: as
@@ -87,7 +87,12 @@ forbidden = {21: "SYS_ADMIN", 16: "SYS_MODULE", 17: "SYS_RAWIO", 12: "NET_ADMIN"
 with open("/proc/sys/kernel/cap_last_cap") as f:
     if int(f.read()) < 39:
         del forbidden[21]  # the kernel has no CAP_BPF: the one way to load BPF
-bad, ntasks = [], 0
+bad, ntasks, workers = [], 0, {}
+for pid in pids:
+    try:
+        workers[pid] = open(f"/proc/{pid}/cmdline").read().split("\0")[1:2] == ["--worker"]
+    except OSError:
+        pass
 for pid in sorted(pids):
     for st in glob.glob(f"/proc/{pid}/task/*/status"):
         try:
@@ -97,10 +102,15 @@ for pid in sorted(pids):
         s = {k: v.split() for k, v in s.items()}
         who = f"{st.split('/')[2]}/{st.split('/')[4]} {s['Name'][0]}"
         ntasks += 1
-        if set(s["Uid"]) != {uid} or set(s["Gid"]) != {gid} or s.get("Groups", []) != [gid]:
+        # Its unprivileged workers (63-privnet.sh): the account, no capability at all.
+        worker = workers.get(pid, False)
+        groups = s.get("Groups", [])
+        if set(s["Uid"]) != {uid} or set(s["Gid"]) != {gid} or \
+           groups not in ([gid], [] if worker else [gid]):
             bad.append(f"{who}: Uid {s['Uid']} Gid {s['Gid']} Groups {s.get('Groups')}")
         caps = {k: int(s[k][0], 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
-        want = {"CapInh": 0, "CapPrm": prm, "CapEff": eff, "CapBnd": prm, "CapAmb": 0}
+        want = {"CapInh": 0, "CapPrm": 0 if worker else prm, "CapEff": 0 if worker else eff,
+                "CapBnd": 0, "CapAmb": 0}
         for k, v in caps.items():
             if v != want[k]:
                 bad.append(f"{who}: {k} {v:016x}, not {want[k]:016x}")

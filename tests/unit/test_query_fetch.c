@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -861,6 +862,76 @@ static void test_job_fetch_files(void **state)
 	ioacct_jobdata_free(want);
 }
 
+/* A server of JOB pages from one job held whole, through the wire's encoder and decoder. */
+static int held_call(void *ctx, struct ioacct_request *req, struct ioacct_reply *rep, char *err,
+		     size_t errlen)
+{
+	struct ioacct_reply page = { 0 };
+	struct ioacct_buf b = { 0 };
+	int ret;
+
+	ioacct_job_serve_page_jd(ctx, &req->u.job, &page);
+	page.seq = req->seq;
+	ret = ioacct_proto_encode_reply(&b, &page);
+	if (!ret)
+		ret = ioacct_proto_decode_reply(b.data, b.len, rep, err, errlen);
+	ioacct_buf_free(&b);
+	ioacct_reply_free(&page);
+	return ret;
+}
+
+static int by_ino_bytes(const void *pa, const void *pb)
+{
+	const struct ioacct_file *a = pa, *b = pb;
+
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return a->bytes_read < b->bytes_read ? -1 : a->bytes_read > b->bytes_read;
+}
+
+/*
+ * A job of the cluster store held whole has one record per node of a file
+ * the nodes share, under the same key (a shared file system's file, rank
+ * unknown): its pages carry every one, none split from its twin across a
+ * page's end (the next page's cursor is a key).
+ */
+static void test_job_fetch_same_keys(void **state)
+{
+	struct ioacct_jobdata *jd = calloc(1, sizeof(*jd)), *got = NULL;
+	struct ioacct_caller c = { .call = held_call, .ctx = jd, .name = "a held job" };
+	/* One alone, then twins: a page's end (IOACCT_JOB_PAGE_FILES) falls between two. */
+	size_t n = 1 + 2 * (IOACCT_JOB_PAGE_FILES + 300), k = 0;
+	char err[1024] = "";
+
+	(void)state;
+	assert_non_null(jd);
+	jd->job.key = 42;
+	jd->job.job_id = 4242;
+	strcpy(jd->job.cluster, "hpc");
+	jd->files = calloc(n, sizeof(*jd->files));
+	assert_non_null(jd->files);
+	for (uint64_t ino = 0; k < n; ino++)
+		for (int node = 0; node < (ino ? 2 : 1); node++) {
+			struct ioacct_file *f = &jd->files[k++];
+
+			*f = (struct ioacct_file){ .rank = -1, .mnt_id = 21, .dev = 8U << 20,
+						   .ino = ino, .reads = 1,
+						   .bytes_read = ino * 10 + (uint64_t)node };
+			snprintf(f->path, sizeof(f->path), "/shared/f%" PRIu64, ino);
+		}
+	jd->nfiles = n;
+	jd->files_loaded = true;
+	jd->mpiio_loaded = true;
+	assert_int_equal(ioacct_job_fetch_via(&c, "hpc", 4242, 0, 0, false, &got, err, sizeof(err)),
+			 0);
+	assert_true(got->files_loaded);
+	assert_int_equal(got->nfiles, n);
+	qsort(got->files, got->nfiles, sizeof(*got->files), by_ino_bytes);
+	assert_memory_equal(got->files, jd->files, n * sizeof(*jd->files));
+	ioacct_jobdata_free(got);
+	ioacct_jobdata_free(jd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -871,6 +942,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fetch_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_fetch_files, setup, teardown),
+		cmocka_unit_test(test_job_fetch_same_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
