@@ -243,12 +243,19 @@ int ioacct_sandbox_landlock(unsigned int groups, const struct ioacct_sb_files *f
 	size_t size = sizeof(rs.handled_access_fs);
 	int abi, fd, ret = 0;
 
+	/*
+	 * Asking the version needs no privilege: EPERM is a system call filter
+	 * of the service's (systemd's SystemCallFilter= without landlock_*),
+	 * said as a missing Landlock is, not a reason to stop serving.
+	 */
 	abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 0) {
-		if (errno != ENOSYS && errno != EOPNOTSUPP)
+		if (errno != ENOSYS && errno != EOPNOTSUPP && errno != EPERM)
 			return ioacct_seterr(err, errlen, -errno, "landlock: %s", strerror(errno));
 		ioacct_seterr(err, errlen, 0, "Landlock is %s: the worker may read whatever its account may",
-			      errno == ENOSYS ? "not in this kernel" : "not enabled in this kernel (lsm=)");
+			      errno == ENOSYS	  ? "not in this kernel" :
+			      errno == EOPNOTSUPP ? "not enabled in this kernel (lsm=)" :
+						    "refused by a system call filter (the unit's SystemCallFilter=?)");
 		return 1;
 	}
 	rs.handled_access_fs = ll_fs_rights(abi);

@@ -276,4 +276,9 @@ check_procs "$DAEMON_PID" 1 "in the unit's sandbox"
 got=$(json_get "$T/c.json" 'sum(m["write_bytes"] for m in j["mounts"])')
 [ "$got" = 3145728 ] || fail "in the unit's sandbox: 3145728 bytes written, the report says $got"
 stop_daemon
-ok "ioacctd in its unit's sandbox (bounding set, seccomp, no_new_privs): a job of 3 MiB exact"
+# Its workers confine themselves with Landlock inside the unit's filter too (landlock_* allowed).
+LANDLOCK=$(python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(444, None, 0, 1))')
+if [ "$LANDLOCK" -ge 1 ] && grep -q "Landlock is" "$T/ioacctd.log"; then
+	fail "in the unit's sandbox: $(grep -m1 "Landlock is" "$T/ioacctd.log")"
+fi
+ok "ioacctd in its unit's sandbox (bounding set, seccomp, no_new_privs, workers' Landlock): a job of 3 MiB exact"
