@@ -668,6 +668,8 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 
 	if (!lib)
 		return; /* given up meanwhile */
+	if (lib->warm)
+		log_debug("MPI-IO: %s: parsed ahead%s", lib->shown, rep->status ? ", not a library" : "");
 	if (rep->status) {
 		log_warn("MPI-IO: %s not attached: its ELF: %s", lib->shown, rep->error);
 		close(lib->fd);
