@@ -441,6 +441,7 @@ void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 	free(jd->series);
 	free(jd->files);
 	free(jd->mpiio);
+	free(jd->h5);
 	free(jd->nodes);
 	free(jd);
 }
