@@ -1214,6 +1214,13 @@ int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct i
 		x->kind = v.kind == IOACCT_H5_DATASET ? IOACCT_H5REC_DATASET : IOACCT_H5REC_FILE;
 		x->pid = k.tgid;
 		x->rank = rank_of(m, slot, k.tgid);
+		/* Anonymous datasets never linked share a name: one record of the name, as stored. */
+		for (size_t i = 0; i + 1 < cnt; i++)
+			if (a[i].pid == x->pid && a[i].kind == x->kind && !strcmp(a[i].name, x->name)) {
+				ioacct_h5rec_add(&a[i], x);
+				cnt--;
+				break;
+			}
 	}
 	*out = a;
 	*n = cnt;

@@ -286,6 +286,11 @@ struct ioacct_h5rec {
 };
 #undef IOACCT_H5_FIELD
 
+/* Adds src's HDF5 counters to dst's: sums, the larger selection, a known datatype size. */
+void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src);
+/* The stores' order of HDF5 records: step, rank, pid, kind, name (bytes, as SQLite's blobs). */
+int ioacct_h5rec_key_cmp(const struct ioacct_h5rec *a, const struct ioacct_h5rec *b);
+
 /* The mount's "other files" record (files past max_files). */
 static inline bool ioacct_file_is_other(const struct ioacct_file *f)
 {

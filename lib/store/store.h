@@ -285,6 +285,13 @@ int ioacct_store_job_mpiio_page(struct ioacct_store *st, int64_t job_key,
 				const struct ioacct_mpiio *after, size_t limit,
 				struct ioacct_mpiio **out, size_t *n);
 /*
+ * The same of its HDF5 records (issue 39), in (step, rank, pid, kind, name)
+ * order; -EOPNOTSUPP from a store older than schema 21.
+ */
+int ioacct_store_job_h5_page(struct ioacct_store *st, int64_t job_key,
+			     const struct ioacct_h5rec *after, size_t limit, struct ioacct_h5rec **out,
+			     size_t *n);
+/*
  * private_data: the database and its -wal and -shm files become readable by
  * their owner (ioacctd's account) and root alone (0600), or by everyone
  * again (0644). For the daemon, at start.

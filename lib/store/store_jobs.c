@@ -795,11 +795,9 @@ static int load_children(struct ioacct_store *st, struct ioacct_jobdata *jd, boo
 	}
 	/* HDF5 records since schema 21 (issue 39). */
 	if (st->version >= 21) {
-		err = load_rows(st, ST_LOAD_H5, &key, sizeof(*jd->h5), row_h5, &rows, &jd->nh5,
-				"HDF5 records");
+		err = ioacct_store_job_h5_page(st, key, NULL, 0, &jd->h5, &jd->nh5);
 		if (err)
 			return err;
-		jd->h5 = rows;
 		jd->h5_loaded = true;
 	}
 	if (!series)
@@ -947,6 +945,37 @@ int ioacct_store_job_mpiio_page(struct ioacct_store *st, int64_t job_key,
 	}
 	err = load_rows(st, ST_LOAD_MPIIO_PAGE, &job_key, sizeof(**out), row_mpiio, &rows, n,
 			"MPI-IO records");
+	if (!err)
+		*out = rows;
+	return err;
+}
+
+int ioacct_store_job_h5_page(struct ioacct_store *st, int64_t job_key,
+			     const struct ioacct_h5rec *after, size_t limit, struct ioacct_h5rec **out,
+			     size_t *n)
+{
+	sqlite3_stmt *s = NULL;
+	void *rows;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (st->version < 21)
+		return store_error(st, -EOPNOTSUPP, "read HDF5 records: store of schema %d has none",
+				   st->version);
+	/* load_rows binds ?1 on the same prepared statement and resets it. */
+	err = store_stmt_get(st, ST_LOAD_H5, &s);
+	if (err)
+		return err;
+	if ((after && (bind_i64(s, 2, after->step_id) || bind_i64(s, 3, after->rank) ||
+		       bind_i64(s, 4, after->pid) || bind_i64(s, 5, after->kind) ||
+		       BIND_BUF(s, 6, after->name))) ||
+	    bind_i64(s, 7, !limit || limit > INT64_MAX ? -1 : (int64_t)limit)) {
+		err = store_sql_error(st, sqlite3_errcode(st->db), "read HDF5 records");
+		stmt_done(s);
+		return err;
+	}
+	err = load_rows(st, ST_LOAD_H5, &job_key, sizeof(**out), row_h5, &rows, n, "HDF5 records");
 	if (!err)
 		*out = rows;
 	return err;

@@ -56,6 +56,33 @@ POSIX=$(sqlite3 "$T/ioacct.db" "SELECT sum(bytes_written) FROM files f JOIN jobs
 [ "${POSIX:-0}" -ge $((8000 + 262144)) ] || fail "POSIX bytes written to c.h5: ${POSIX:-none}"
 ok "POSIX: $POSIX B written to c.h5 for the datasets' 270,144 B"
 
+# The JSON report (iorun's, through ioacctd's socket: the JOB reply's pages of
+# HDF5 records) and the text report (ioreport from the store) say the same.
+IOREPORT=$abs_top_builddir/tools/ioreport
+/usr/bin/python3 - "$T/c.json" "$D/c.h5" "$POSIX" <<'PY' || fail "the JSON report's HDF5 part is not exact"
+import json, sys
+j = json.load(open(sys.argv[1]))
+f, posix = sys.argv[2], int(sys.argv[3])
+h = j["hdf5"]
+got = {(r["module"], r["name"]): (r["opens"], r["reads"], r["writes"], r["bytes_read"],
+                                  r["bytes_written"], r["flushes"]) for r in h["records"]}
+want = {("H5F", f): (1, 0, 0, 0, 0, 1), ("H5D", f + ":/a"): (1, 0, 1, 0, 8000, 0),
+        ("H5D", f + ":/b"): (1, 1, 4, 262144, 262144, 0)}
+assert h["nrecords"] == 3 and got == want, (h["nrecords"], got)
+assert all(r["bytes_read_exact"] and r["bytes_written_exact"] for r in h["records"])
+[x] = h["files"]
+assert (x["name"], x["dataset_records"], x["bytes_read"], x["bytes_written"], x["posix_records"],
+        x["posix_bytes_written"]) == (f, 2, 262144, 270144, True, posix), x
+PY
+ok "the JSON report: the 3 records, the file's 270,144 B asked for beside its $POSIX POSIX bytes"
+"$IOREPORT" --db "$T/ioacct.db" -o "$T/c.txt" "$JOB" || fail "ioreport (text) failed"
+grep -q "^## HDF5: 1 files, 3 records" "$T/c.txt" || fail "no HDF5 section: $(cat "$T/c.txt")"
+grep -q "^ *262144 *270144 *[0-9-]* *$POSIX $D/c.h5\$" "$T/c.txt" ||
+	fail "the text report's HDF5 file line: $(grep -A3 "^## HDF5" "$T/c.txt")"
+grep -q "^ *-\?[0-9]* H5D *1 *0 *1 *4 *262144 *262144 *1 .* $D/c.h5:/b\$" "$T/c.txt" ||
+	fail "the text report's record of b: $(grep -A8 "^## HDF5" "$T/c.txt")"
+ok "the text report's HDF5 section"
+
 # Its step over, the library's uprobes go.
 for _ in $(seq 1 1200); do
 	grep -q "MPI-IO: detached from the library" "$T/ioacctd.log" && break
