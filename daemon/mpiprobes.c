@@ -720,6 +720,8 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 
 	if (!lib)
 		return; /* given up meanwhile */
+	if (lib->warm)
+		log_debug("MPI-IO: %s: parsed ahead%s", lib->shown, rep->status ? ", not a library" : "");
 	if (rep->status) {
 		log_warn("MPI-IO: %s not attached: its ELF: %s", lib->shown, rep->error);
 		close(lib->fd);
@@ -767,7 +769,8 @@ static void elf_prewarm(struct ioacct_mpiprobes *m, char prefix[][IOACCT_LIBNAME
 
 			for (int k = 0; k < n && !match; k++)
 				match = !strncmp(de->d_name, prefix[k], strlen(prefix[k]));
-			if (!match)
+			/* What ld.so loads: not libhdf5*'s archives (.a) and settings. */
+			if (!match || !strstr(de->d_name, ".so"))
 				continue;
 			/* A handle, as for a job's library: nothing opened before lib_check(). */
 			fd = openat(dirfd(d), de->d_name, O_PATH | O_CLOEXEC);

@@ -83,6 +83,12 @@ for _ in $(seq 1 200); do [ -e "$T/opens.ready" ] && break; sleep 0.05; done
 [ -e "$T/opens.ready" ] || fail "the inotify watcher did not start"
 
 start_daemon
+# The libraries it parses ahead at start are root's (their handles reopened for the ELF
+# worker): parsed before strace looks, so that an open it sees is one of the links'.
+ahead() { grep -c "^ioacctd: debug: MPI-IO: .*$1" "$T/ioacctd.log"; }
+for _ in $(seq 1 1200); do [ "$(ahead ": parsed ahead")" -ge "$(ahead " to be parsed ahead")" ] && break; sleep 0.05; done
+[ "$(ahead ": parsed ahead")" -ge "$(ahead " to be parsed ahead")" ] ||
+	fail "the libraries to be parsed ahead were not in 60 s: $(grep "parsed ahead" "$T/ioacctd.log")"
 strace -f -e trace=open,openat,openat2 -o "$T/strace.out" -p "$DAEMON_PID" 2> "$T/strace.err" &
 STRACE=$!
 for _ in $(seq 1 400); do
