@@ -82,6 +82,21 @@ grep -q "^ *262144 *270144 *[0-9-]* *$POSIX $D/c.h5\$" "$T/c.txt" ||
 grep -q "^ *-\?[0-9]* H5D *1 *0 *1 *4 *262144 *262144 *1 .* $D/c.h5:/b\$" "$T/c.txt" ||
 	fail "the text report's record of b: $(grep -A8 "^## HDF5" "$T/c.txt")"
 ok "the text report's HDF5 section"
+"$IOREPORT" --db "$T/ioacct.db" --format html -o "$T/c.html" "$JOB" || fail "ioreport (HTML) failed"
+/usr/bin/python3 - "$T/c.html" "$D/c.h5" <<'PY' || fail "the HTML report's HDF5 section"
+import re, sys
+h, f = open(sys.argv[1]).read(), sys.argv[2]
+sec = h[h.index('<section id="hdf5">'):]
+sec = sec[:sec.index("</section>")]
+rows = re.findall(r"<tr><td[^>]*>([^<]*)</td>((?:<td[^>]*>[^<]*</td>)*)</tr>", sec)
+cells = {name: re.findall(r">([^<]*)</td>", rest) for name, rest in rows}
+assert cells[f][:3] == ["2", "262,144", "270,144"] or cells[f][:3] == ["2", "262144", "270144"], cells[f]
+b = cells[f + ":/b"]
+assert [c.replace(",", "") for c in b[:6]] == ["1", "1", "4", "262144", "262144", "1"], b
+names = [n for n, _ in rows]
+assert names.index(f + ":/b") < names.index(f + ":/a"), names  # most bytes first
+PY
+ok "the HTML report's HDF5 section: the file, then b before a"
 
 # Its step over, the library's uprobes go.
 for _ in $(seq 1 1200); do
