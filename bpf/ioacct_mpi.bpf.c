@@ -21,6 +21,7 @@
 
 #include "ioacct_abi.h"
 #include "ioacct_mpi_abi.h"
+#include "ioacct_h5_abi.h"
 #include "ioacct_bpf_common.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -578,3 +579,6 @@ int ioacct_mpi_lib_open(struct trace_event_raw_sys_enter *ctx)
 		count_in(&libmiss, slot);
 	return 0;
 }
+
+/* HDF5 (issue 39): its programs, on the libraries the same watch finds. */
+#include "ioacct_h5.bpf.h"

@@ -95,6 +95,7 @@ enum ioacct_mpi_flavour {
 	IOACCT_MPI_UNKNOWN = 0,
 	IOACCT_MPI_OPENMPI,
 	IOACCT_MPI_MPICH,
+	IOACCT_MPI_HDF5, /* not MPI: an HDF5 library, its functions IOACCT_H5_FUNCS (issue 39) */
 };
 
 /* OpenMPI 4.x (libmpi.so.40): opal_datatype_t.size, and a communicator's group size. */
@@ -174,7 +175,7 @@ struct ioacct_mpi_span {
 	__u32 tgid, pid, slot;
 };
 
-#define IOACCT_MPI_PREFIXES 4
+#define IOACCT_MPI_PREFIXES 8 /* mpi_libraries' and hdf5_libraries' */
 #define IOACCT_MPI_PREFIX_MAX 16
 
 #endif /* IOACCT_MPI_ABI_H */

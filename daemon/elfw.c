@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The ELF worker (worker.h; issue 37): an MPI library a job's task opened,
+ * The ELF worker (worker.h; issue 37): an MPI or HDF5 library a job's task opened,
  * checked by the core (mpiprobes.c: a regular file of root's that only root
  * may write) and handed over as a descriptor, is parsed here with libelf:
- * which library it is, and where each MPI-IO function is in the file for
+ * which library it is, and where each MPI-IO (or HDF5) function is in the file for
  * its uprobes. The parse runs without privileges and under a filter that
  * lets it do nothing but read the descriptor and answer; the core attaches
  * the uprobes by offset to the file it checked.
@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ioacct_h5_abi.h"
 #include "ioacct_mpi_abi.h"
 #include "sandbox.h"
 #include "util.h"
@@ -27,6 +28,13 @@ static const char *const funcs[] = {
 #undef MPI_FUNC
 };
 _Static_assert(ARRAY_SIZE(funcs) <= IOACCT_PROTO_OFFSETS_MAX, "a w_elf reply holds every offset");
+
+static const char *const h5funcs[] = {
+#define H5_FUNC(sym, kind) #sym,
+	IOACCT_H5_FUNCS(H5_FUNC)
+#undef H5_FUNC
+};
+_Static_assert(ARRAY_SIZE(h5funcs) <= IOACCT_PROTO_OFFSETS_MAX, "a w_elf reply holds every offset");
 
 /* A symbol's value in an ELF file's dynamic symbol table; 0 when absent. */
 static GElf_Sym elf_sym(Elf *elf, const char *name)
@@ -91,7 +99,8 @@ static uint64_t elf_func_offset(Elf *elf, const char *name)
  * first calls. OpenMPI's datatype layout is checked on the file itself:
  * its predefined MPI_INT and MPI_DOUBLE must have sizes 4 and 8 where the
  * probes will read a datatype's size; a build of another layout counts
- * calls with bytes unknown rather than wrong bytes.
+ * calls with bytes unknown rather than wrong bytes. An HDF5 library (it
+ * defines H5Dwrite; issue 39) has the offsets of IOACCT_H5_FUNCS instead.
  */
 static enum ioacct_mpi_flavour lib_flavour(int fd, uint64_t *off)
 {
@@ -109,8 +118,12 @@ static enum ioacct_mpi_flavour lib_flavour(int fd, uint64_t *off)
 		fl = IOACCT_MPI_OPENMPI;
 	else if (elf_sym(elf, "MPII_Version_ABI").st_value) /* MPICH's, and its derivatives' */
 		fl = IOACCT_MPI_MPICH;
-	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++)
+	else if (elf_func_offset(elf, "H5Dwrite")) /* HDF5's (issue 39); not its wrappers' */
+		fl = IOACCT_MPI_HDF5;
+	for (size_t i = 0; fl != IOACCT_MPI_HDF5 && i < ARRAY_SIZE(funcs); i++)
 		off[i] = elf_func_offset(elf, funcs[i]);
+	for (size_t i = 0; fl == IOACCT_MPI_HDF5 && i < ARRAY_SIZE(h5funcs); i++)
+		off[i] = elf_func_offset(elf, h5funcs[i]);
 	elf_end(elf);
 	return fl;
 }

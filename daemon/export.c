@@ -310,7 +310,8 @@ static int next_batch(struct ioacct_export *ex, struct part *p, size_t *n)
 		/* Records (schema 9) weigh as the samples of the same memory: ~8 a file. */
 		samples += q->jd->nseries + q->jd->ntotals +
 			   (q->jd->nfiles * sizeof(*q->jd->files) +
-			    q->jd->nmpiio * sizeof(*q->jd->mpiio)) / sizeof(*q->jd->series);
+			    q->jd->nmpiio * sizeof(*q->jd->mpiio) + q->jd->nh5 * sizeof(*q->jd->h5)) /
+			   sizeof(*q->jd->series);
 		(*n)++;
 	}
 	if (*n)

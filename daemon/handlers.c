@@ -696,8 +696,8 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 	}
 	/* A first page, not a later one nor one of files, gets the job read anew. */
 	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run, req->restart,
-				 req->run_start, !req->after && !req->files && !req->mpiio, &jd, err,
-				 sizeof(err));
+				 req->run_start, !req->after && !req->files && !req->mpiio && !req->hdf5,
+				 &jd, err, sizeof(err));
 	if (ret == -EINPROGRESS) {
 		ioacct_reply_error(rep, ret, "job %" PRIu64 " is being read from the cluster store: ask again",
 				   req->job_id);
@@ -718,7 +718,7 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		ioacct_reply_error(rep, -EAGAIN,
 			  "job %" PRIu64 " changed in the cluster store while it was read: ask again",
 			  jd->job.job_id);
-	else if ((req->files || req->mpiio) && own_part(jd, cfg))
+	else if ((req->files || req->mpiio || req->hdf5) && own_part(jd, cfg))
 		ioacct_job_serve_files_own(store, jd, req, rep);
 	else
 		ioacct_job_serve_page_jd(jd, req, rep);

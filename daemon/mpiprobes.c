@@ -37,6 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "ioacct_h5_abi.h"
 #include "ioacct_mpi_abi.h"
 #include "ioacct_mpi.skel.h"
 #include "log.h"
@@ -52,6 +53,18 @@ static const struct mpi_func {
 #undef MPI_FUNC
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
+
+/* HDF5's functions (issue 39), in the same libraries' table as the MPI ones. */
+static const struct h5_func {
+	const char *name;
+	unsigned int kind;
+} h5funcs[] = {
+#define H5_FUNC(sym, kind) { #sym, kind },
+	IOACCT_H5_FUNCS(H5_FUNC)
+#undef H5_FUNC
+};
+#define NH5FUNCS (sizeof(h5funcs) / sizeof(h5funcs[0]))
+_Static_assert(NH5FUNCS <= NFUNCS, "a library's links and offsets are NFUNCS long");
 
 /*
  * A library file with uprobes, and the slots whose tasks loaded it (its
@@ -83,7 +96,7 @@ struct mpilib {
  * it (and each uprobe then patches every process mapping it: seconds on a
  * loaded machine, while MPI_File_open goes uncounted).
  */
-#define ELF_CACHE 8
+#define ELF_CACHE 32 /* libhdf5* names a score of the host's libraries */
 
 struct mpirank {
 	uint32_t slot, tgid;
@@ -184,41 +197,78 @@ static bool umulti_supported(void)
 	return link == -EBADF;
 }
 
-/* The functions of the library at off[] (0: absent) in two uprobe_multi links; how many are probed. */
-static size_t lib_attach_multi(struct ioacct_mpiprobes *m, struct mpilib *lib, const char *path,
-			       const uint64_t *off, enum ioacct_mpi_flavour fl)
-{
-	uint64_t offs[NFUNCS], cookies[NFUNCS];
-	uint32_t n = 0;
+/*
+ * A library's probes: the functions it has (off[] not 0) of its family's
+ * table (MPI-IO's, or HDF5's: issue 39), each with its cookie, and whether
+ * its return is probed too (every one but H5T_path_find's).
+ */
+struct probeset {
+	struct bpf_program *enter, *ret;
+	uint64_t offs[NFUNCS], cookies[NFUNCS], roffs[NFUNCS], rcookies[NFUNCS];
+	uint32_t n, nret;
+	size_t tried, missing;
+};
 
+static void probeset_add(struct probeset *ps, uint64_t off, uint64_t cookie, bool ret)
+{
+	ps->tried++;
+	if (!off) {
+		ps->missing++;
+		return;
+	}
+	ps->offs[ps->n] = off;
+	ps->cookies[ps->n++] = cookie;
+	if (ret) {
+		ps->roffs[ps->nret] = off;
+		ps->rcookies[ps->nret++] = cookie;
+	}
+}
+
+static void probeset_make(const struct ioacct_mpiprobes *m, struct probeset *ps,
+			  enum ioacct_mpi_flavour fl, const uint64_t *off)
+{
+	memset(ps, 0, sizeof(*ps));
+	if (fl == IOACCT_MPI_HDF5) {
+		ps->enter = m->skel->progs.ioacct_h5_enter;
+		ps->ret = m->skel->progs.ioacct_h5_return;
+		for (size_t i = 0; i < NH5FUNCS; i++)
+			probeset_add(ps, off[i], IOACCT_H5_COOKIE(i, h5funcs[i].kind),
+				     h5funcs[i].kind != IOACCT_H5_K_TPATH);
+		return;
+	}
+	ps->enter = m->skel->progs.ioacct_mpi_enter;
+	ps->ret = m->skel->progs.ioacct_mpi_return;
 	for (size_t i = 0; i < NFUNCS; i++) {
 		const struct mpi_func *f = &funcs[i];
 
-		if (!off[i] || ((f->kind == IOACCT_MPI_K_TYPE || f->kind == IOACCT_MPI_K_TYPE_FREE) &&
-				fl != IOACCT_MPI_MPICH))
+		/* Datatype constructors: only MPICH's derived types need their sizes noted. */
+		if ((f->kind == IOACCT_MPI_K_TYPE || f->kind == IOACCT_MPI_K_TYPE_FREE) &&
+		    fl != IOACCT_MPI_MPICH)
 			continue;
-		offs[n] = off[i];
-		cookies[n++] = IOACCT_MPI_COOKIE(i, f->kind, f->cls, f->at, fl);
+		probeset_add(ps, off[i], IOACCT_MPI_COOKIE(i, f->kind, f->cls, f->at, fl), true);
 	}
-	if (!n)
-		return 0;
-	/* The returns first, as below. */
-	lib->mfd[0] = umulti_link(bpf_program__fd(m->skel->progs.ioacct_mpi_return), path, offs,
-				  NULL, n, true);
-	if (lib->mfd[0] >= 0)
-		lib->mfd[1] = umulti_link(bpf_program__fd(m->skel->progs.ioacct_mpi_enter), path,
-					  offs, cookies, n, false);
-	if (lib->mfd[0] < 0 || lib->mfd[1] < 0) {
-		int err = lib->mfd[0] < 0 ? lib->mfd[0] : lib->mfd[1];
+}
 
-		if (lib->mfd[0] >= 0)
-			close(lib->mfd[0]);
-		lib->mfd[0] = lib->mfd[1] = -1;
-		log_warn("MPI-IO: cannot attach to %s: %s", path, strerror(-err));
+/* The probes in two uprobe_multi links (returns, entries); 0 or -errno. */
+static int lib_attach_multi(struct mpilib *lib, const char *path, const struct probeset *ps)
+{
+	int err;
+
+	/* The returns first, as below. */
+	lib->mfd[0] = umulti_link(bpf_program__fd(ps->ret), path, ps->roffs, ps->rcookies, ps->nret,
+				  true);
+	if (lib->mfd[0] >= 0)
+		lib->mfd[1] = umulti_link(bpf_program__fd(ps->enter), path, ps->offs, ps->cookies,
+					  ps->n, false);
+	if (lib->mfd[0] >= 0 && lib->mfd[1] >= 0) {
+		lib->nlinks = ps->n + ps->nret;
 		return 0;
 	}
-	lib->nlinks = 2 * n;
-	return n;
+	err = lib->mfd[0] < 0 ? lib->mfd[0] : lib->mfd[1];
+	if (lib->mfd[0] >= 0)
+		close(lib->mfd[0]);
+	lib->mfd[0] = lib->mfd[1] = -1;
+	return err;
 }
 
 /*
@@ -229,50 +279,52 @@ static size_t lib_attach_multi(struct ioacct_mpiprobes *m, struct mpilib *lib, c
 static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, enum ioacct_mpi_flavour fl,
 		       const uint64_t *off)
 {
+	const char *what = fl == IOACCT_MPI_HDF5 ? "HDF5" : "MPI-IO";
 	uint64_t t0 = ioacct_mono_ns();
-	size_t missing = 0, tried = 0;
+	struct probeset ps;
+	size_t failed = 0;
 	char path[32];
+	int err = 0;
 
 	/* What is checked is what is attached: the open file itself. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", lib->fd);
-
 	lib->mfd[0] = lib->mfd[1] = -1;
-	for (size_t i = 0; i < NFUNCS; i++) {
-		const struct mpi_func *f = &funcs[i];
-		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = true);
-		struct bpf_link *ret, *ent;
+	probeset_make(m, &ps, fl, off);
+	if (!ps.n) {
+		log_info("%s: %s has none of its functions: nothing attached", what, lib->shown);
+		return;
+	}
+	if (m->umulti)
+		err = lib_attach_multi(lib, path, &ps);
+	for (uint32_t i = 0, r = 0; !m->umulti && i < ps.n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = true, .bpf_cookie = ps.cookies[i]);
+		struct bpf_link *ret = NULL, *ent;
 
-		/* Datatype constructors: only MPICH's derived types need their sizes noted. */
-		if ((f->kind == IOACCT_MPI_K_TYPE || f->kind == IOACCT_MPI_K_TYPE_FREE) &&
-		    fl != IOACCT_MPI_MPICH)
-			continue;
-		tried++;
-		if (m->umulti) {
-			missing += !off[i];
-			continue;
-		}
-		ret = !off[i] ? NULL : bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_return,
-								       -1, path, off[i], &o);
-		if (!ret) {
-			missing++;
-			continue;
+		if (r < ps.nret && ps.roffs[r] == ps.offs[i]) {
+			ret = bpf_program__attach_uprobe_opts(ps.ret, -1, path, ps.offs[i], &o);
+			r++;
+			if (!ret) {
+				failed++;
+				continue;
+			}
+			lib->links[lib->nlinks++] = ret;
 		}
 		o.retprobe = false;
-		o.bpf_cookie = IOACCT_MPI_COOKIE(i, f->kind, f->cls, f->at, fl);
-		ent = bpf_program__attach_uprobe_opts(m->skel->progs.ioacct_mpi_enter, -1, path, off[i],
-						      &o);
-		lib->links[lib->nlinks++] = ret;
+		ent = bpf_program__attach_uprobe_opts(ps.enter, -1, path, ps.offs[i], &o);
 		if (ent)
 			lib->links[lib->nlinks++] = ent;
 		else
-			missing++;
+			failed++;
 	}
-	if (m->umulti && lib_attach_multi(m, lib, path, off, fl) == 0)
-		missing = tried;
-	log_info("MPI-IO: attached to %s (%s; %zu of %zu functions%s, in %llu ms, %llu of them attaching)",
-		 lib->shown,
-		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" : "unknown library: bytes not counted",
-		 tried - missing, tried, missing ? ", the others absent" : "",
+	if (err) {
+		log_warn("%s: cannot attach to %s: %s", what, lib->shown, strerror(-err));
+		failed = ps.n;
+	}
+	log_info("%s: attached to %s (%s; %zu of %zu functions%s, in %llu ms, %llu of them attaching)",
+		 what, lib->shown,
+		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" :
+		 fl == IOACCT_MPI_HDF5 ? "HDF5" : "unknown library: bytes not counted",
+		 ps.n - failed, ps.tried, ps.missing ? ", the others absent" : "",
 		 (unsigned long long)((ioacct_mono_ns() - lib->pending_ns) / 1000000),
 		 (unsigned long long)((ioacct_mono_ns() - t0) / 1000000));
 }
@@ -677,7 +729,7 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 		lib->seq = 0;
 		return;
 	}
-	if (fl > IOACCT_MPI_MPICH)
+	if (fl > IOACCT_MPI_HDF5)
 		fl = IOACCT_MPI_UNKNOWN; /* the worker is not to be trusted with an index */
 	elf_keep(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
 	if (!lib->warm) {
@@ -717,7 +769,8 @@ static void elf_prewarm(struct ioacct_mpiprobes *m, char prefix[][IOACCT_LIBNAME
 
 			for (int k = 0; k < n && !match; k++)
 				match = !strncmp(de->d_name, prefix[k], strlen(prefix[k]));
-			if (!match)
+			/* What ld.so loads: not libhdf5*'s archives (.a) and settings. */
+			if (!match || !strstr(de->d_name, ".so"))
 				continue;
 			/* A handle, as for a job's library: nothing opened before lib_check(). */
 			fd = openat(dirfd(d), de->d_name, O_PATH | O_CLOEXEC);
@@ -953,17 +1006,21 @@ static void watch_sync(void *ctx, uint32_t nwatched)
 }
 
 struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const char *libs,
-					       uint32_t v1_ssid, char *err, size_t errlen)
+					       const char *h5libs, uint32_t v1_ssid, char *err,
+					       size_t errlen)
 {
-	char prefix[IOACCT_LIBNAMES_MAX][IOACCT_LIBNAME_MAX] = { { 0 } };
+	char prefix[2 * IOACCT_LIBNAMES_MAX][IOACCT_LIBNAME_MAX] = { { 0 } };
 	struct ioacct_mpiprobes *m = calloc(1, sizeof(*m));
 	static const char *const shared[] = { "watch", "slots", "state" };
-	int ret = -ENOMEM, n = ioacct_libnames_parse(libs, prefix, IOACCT_LIBNAMES_MAX);
+	int ret = -ENOMEM, n = ioacct_libnames_parse(libs, prefix, IOACCT_LIBNAMES_MAX), nh5;
 	const char *what = "open";
 	char why[512] = "";
 
 	_Static_assert(IOACCT_LIBNAME_MAX == IOACCT_MPI_PREFIX_MAX &&
-		       IOACCT_LIBNAMES_MAX == IOACCT_MPI_PREFIXES, "the object's library prefixes");
+		       2 * IOACCT_LIBNAMES_MAX == IOACCT_MPI_PREFIXES, "the object's library prefixes");
+	/* One watch for both families: the ELF worker tells an HDF5 library by its symbols. */
+	nh5 = n < 0 ? -1 : ioacct_libnames_parse(h5libs, prefix + n, IOACCT_LIBNAMES_MAX);
+	n = nh5 < 0 ? -1 : n + nh5;
 	if (m) {
 		pthread_mutex_init(&m->lock, NULL);
 		pthread_cond_init(&m->cond, NULL);
@@ -977,6 +1034,10 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 		bpf_program__set_expected_attach_type(m->skel->progs.ioacct_mpi_enter,
 						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(m->skel->progs.ioacct_mpi_return,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(m->skel->progs.ioacct_h5_enter,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(m->skel->progs.ioacct_h5_return,
 						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
 	} else {
 		log_warn("MPI-IO: this kernel has no uprobe_multi links (Linux 6.6): its uprobes go "
@@ -1024,7 +1085,8 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 	}
 fail:
 	snprintf(err, errlen, "cannot %s the MPI-IO probes: %s", what,
-		 n <= 0 ? "mpi_libraries names no library" : why[0] ? why : strerror(-ret));
+		 n <= 0 ? "mpi_libraries and hdf5_libraries name no library" :
+		 why[0] ? why : strerror(-ret));
 	ioacct_mpiprobes_close(m);
 	errno = n <= 0 ? EINVAL : -ret;
 	return NULL;
@@ -1123,6 +1185,51 @@ int ioacct_mpiprobes_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioac
 	return 0;
 }
 
+int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_h5rec **out,
+			     size_t *n)
+{
+	int fd = bpf_map__fd(m->skel->maps.h5recs);
+	struct ioacct_h5_key k, next, *prev = NULL;
+	struct ioacct_h5rec *a = NULL, *x;
+	struct ioacct_h5_val v;
+	size_t cnt = 0;
+
+	_Static_assert(IOACCT_H5_NR_SIZE_BINS == IOACCT_NR_SIZE_BINS, "size bins");
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (k.slot != slot || bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		x = realloc(a, (cnt + 1) * sizeof(*a));
+		if (!x) {
+			free(a);
+			return -ENOMEM;
+		}
+		a = x;
+		x = &a[cnt++];
+		memset(x, 0, sizeof(*x));
+#define H5_COPY(name) x->name = v.name;
+		IOACCT_H5_COUNTERS(H5_COPY)
+#undef H5_COPY
+		memcpy(x->size_read, v.size_read, sizeof(x->size_read));
+		memcpy(x->size_written, v.size_written, sizeof(x->size_written));
+		snprintf(x->name, sizeof(x->name), "%.*s", (int)sizeof(v.name), v.name);
+		x->kind = v.kind == IOACCT_H5_DATASET ? IOACCT_H5REC_DATASET : IOACCT_H5REC_FILE;
+		x->pid = k.tgid;
+		x->rank = rank_of(m, slot, k.tgid);
+		/* Anonymous datasets never linked share a name: one record of the name, as stored. */
+		for (size_t i = 0; i + 1 < cnt; i++)
+			if (a[i].pid == x->pid && a[i].kind == x->kind && !strcmp(a[i].name, x->name)) {
+				ioacct_h5rec_add(&a[i], x);
+				cnt--;
+				break;
+			}
+	}
+	*out = a;
+	*n = cnt;
+	return 0;
+}
+
 /* Deletes the keys of map fd for which `mine` says yes; keys of size ksize. */
 static void map_delete_if(int fd, size_t ksize, bool (*mine)(const void *k, const void *ctx),
 			  const void *ctx)
@@ -1139,15 +1246,16 @@ static void map_delete_if(int fd, size_t ksize, bool (*mine)(const void *k, cons
 	}
 }
 
-/* A key of records or dtsizes (both start with the slot) of the slot *ctx. */
+/* A key of records, dtsizes or h5recs (all start with the slot) of the slot *ctx. */
 static bool record_of(const void *k, const void *ctx)
 {
 	_Static_assert(offsetof(struct ioacct_mpi_key, slot) == 0 &&
-		       offsetof(struct ioacct_mpi_dt_key, slot) == 0, "keys start with the slot");
+		       offsetof(struct ioacct_mpi_dt_key, slot) == 0 &&
+		       offsetof(struct ioacct_h5_key, slot) == 0, "keys start with the slot");
 	return ((const struct ioacct_mpi_key *)k)->slot == *(const uint32_t *)ctx;
 }
 
-/* An open handle of a process of the slot (fhs key: fh, tgid). */
+/* An open handle of a process of the slot (fhs key: fh, tgid; h5ids': hid, tgid). */
 static bool handle_of(const void *k, const void *ctx)
 {
 	const struct ioacct_mpiprobes *m = ctx;
@@ -1161,21 +1269,27 @@ static bool handle_of(const void *k, const void *ctx)
 }
 
 /*
- * Calls of the slot still pending: a thread in a call when its step ended
- * (or its library's uprobes went) would otherwise count its next calls as
+ * Calls of the slot still pending (map fd: MPI-IO's or HDF5's, whose values
+ * have their slot at slot_off): a thread in a call when its step ended (or
+ * its library's uprobes went) would otherwise count its next calls as
  * nested in that one, never.
  */
-static void pend_forget(struct ioacct_mpiprobes *m, uint32_t slot)
+static void pend_forget(int fd, size_t slot_off, uint32_t slot)
 {
-	int fd = bpf_map__fd(m->skel->maps.pend);
+	union {
+		struct ioacct_mpi_pending mpi;
+		struct ioacct_h5_pending h5;
+	} v;
 	uint64_t k, next, *prev = NULL;
-	struct ioacct_mpi_pending v;
+	uint32_t vslot;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		k = next;
 		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &v) == 0 && v.slot == slot &&
-		    bpf_map_delete_elem(fd, &k) == 0)
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		memcpy(&vslot, (const char *)&v + slot_off, sizeof(vslot));
+		if (vslot == slot && bpf_map_delete_elem(fd, &k) == 0)
 			prev = NULL; /* from the start again: the walk stays whole */
 	}
 }
@@ -1198,16 +1312,22 @@ uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
 		      &slot);
 	map_delete_if(bpf_map__fd(m->skel->maps.dtsizes), sizeof(struct ioacct_mpi_dt_key),
 		      record_of, &slot);
+	map_delete_if(bpf_map__fd(m->skel->maps.h5recs), sizeof(struct ioacct_h5_key), record_of,
+		      &slot);
 	/* The slot's processes, marked, lose the handles they left open; then they go. */
 	for (size_t i = 0; i < m->nranks; i++)
 		if (m->ranks[i].slot == slot)
 			m->ranks[i].slot = UINT32_MAX;
 	map_delete_if(bpf_map__fd(m->skel->maps.fhs), 16, handle_of, m);
+	_Static_assert(offsetof(struct ioacct_h5_id_key, tgid) == 8 &&
+		       sizeof(struct ioacct_h5_id_key) == 16, "h5ids' keys are as fhs' (handle_of)");
+	map_delete_if(bpf_map__fd(m->skel->maps.h5ids), 16, handle_of, m);
 	for (size_t i = 0; i < m->nranks; i++)
 		if (m->ranks[i].slot != UINT32_MAX)
 			m->ranks[w++] = m->ranks[i];
 	m->nranks = w;
-	pend_forget(m, slot);
+	pend_forget(bpf_map__fd(m->skel->maps.pend), offsetof(struct ioacct_mpi_pending, slot), slot);
+	pend_forget(bpf_map__fd(m->skel->maps.h5pend), offsetof(struct ioacct_h5_pending, slot), slot);
 	ioacct_mpiprobes_spans(m, slot, false);
 	libs_release(m, slot);
 	libs_reap(m);

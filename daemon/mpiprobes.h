@@ -23,11 +23,13 @@ struct ioacct_mpiprobes;
  * Loads the library watch (a tracepoint on openat) and attaches it once, to
  * see that the kernel takes it; from then on it is attached only while p
  * watches a cgroup (ioacct_probes_on_publish), so an idle node runs none of
- * it. libs is mpi_libraries of ioacct.conf. NULL with errno and `err` on
+ * it. libs is mpi_libraries of ioacct.conf, h5libs hdf5_libraries (the same
+ * watch, the same ELF worker and uprobes: issue 39). NULL with errno and `err` on
  * failure. Closed before p.
  */
 struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const char *libs,
-					       uint32_t v1_ssid, char *err, size_t errlen);
+					       const char *h5libs, uint32_t v1_ssid, char *err,
+					       size_t errlen);
 void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m);
 
 /* An fd that is readable when there are library opens to handle (epoll). */
@@ -71,9 +73,12 @@ int ioacct_mpiprobes_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioac
  * full (the daemon behind): the libraries they loaded may have no uprobes.
  */
 uint64_t ioacct_mpiprobes_missed(const struct ioacct_mpiprobes *m, uint32_t slot);
+/* Every HDF5 record of slot (issue 39) into *out (malloc'd), step_id left 0. */
+int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_h5rec **out,
+			     size_t *n);
 /*
- * Deletes slot's records, ranks, lost count and missed library opens: its
- * step is stored. Returns the calls lost.
+ * Deletes slot's records (MPI-IO and HDF5), ranks, lost count and missed
+ * library opens: its step is stored. Returns the calls lost.
  */
 uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot);
 

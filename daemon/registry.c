@@ -861,6 +861,8 @@ struct step_end {
 	size_t nfiles;
 	struct ioacct_mpiio *mpi; /* its MPI-IO counters (issue 27) */
 	size_t nmpi;
+	struct ioacct_h5rec *h5;  /* its HDF5 counters (issue 39) */
+	size_t nh5;
 };
 
 /* The step's per-file records, in the finish's transaction. */
@@ -883,6 +885,10 @@ static int files_store(struct ioacct_registry *r, const struct step_end *x)
 	for (size_t i = 0; i < x->nmpi && !ret; i++) {
 		x->mpi[i].step_id = x->s->step_id;
 		ret = ioacct_store_mpiio_put(r->store, x->s->job->job.key, &x->mpi[i]);
+	}
+	for (size_t i = 0; i < x->nh5 && !ret; i++) {
+		x->h5[i].step_id = x->s->step_id;
+		ret = ioacct_store_h5_put(r->store, x->s->job->job.key, &x->h5[i]);
 	}
 	return ret;
 }
@@ -960,6 +966,8 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 	if (!ret && r->mpi) {
 		x.lib_missed = ioacct_mpiprobes_missed(r->mpi, s->slot);
 		ret = ioacct_mpiprobes_read(r->mpi, s->slot, &x.mpi, &x.nmpi);
+		if (!ret)
+			ret = ioacct_mpiprobes_h5_read(r->mpi, s->slot, &x.h5, &x.nh5);
 	}
 	if (ret)
 		goto out;
@@ -995,6 +1003,7 @@ out:
 	free(e);
 	free(x.files);
 	free(x.mpi);
+	free(x.h5);
 	if (ret)
 		log_err("job %s/%llu step %u: cannot store its data: %s; kept in the kernel",
 			j->job.cluster, (unsigned long long)j->job.job_id, s->step_id,

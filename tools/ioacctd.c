@@ -413,8 +413,9 @@ static struct ioacct_store *store_open_checked(const char *path)
 }
 
 /*
- * MPI-IO accounting, unless mpi_libraries = none; a kernel or library that
- * cannot take it leaves the rest of the daemon as it was (NULL, said).
+ * MPI-IO and HDF5 accounting, unless both mpi_libraries and hdf5_libraries
+ * are none; a kernel or library that cannot take it leaves the rest of the
+ * daemon as it was (NULL, said).
  */
 static struct ioacct_mpiprobes *mpi_start(const struct ioacct_config *cfg,
 					  struct ioacct_probes *probes)
@@ -423,16 +424,18 @@ static struct ioacct_mpiprobes *mpi_start(const struct ioacct_config *cfg,
 	char err[512];
 	uint32_t ssid = 0;
 
-	if (!strcmp(cfg->mpi_libraries, "none"))
+	if (!strcmp(cfg->mpi_libraries, "none") && !strcmp(cfg->hdf5_libraries, "none"))
 		return NULL;
 	ioacct_cgroup_v1_ssid(cfg->cgroup_v1_hierarchy, &ssid);
-	m = ioacct_mpiprobes_open(probes, cfg->mpi_libraries, ssid, err, sizeof(err));
+	m = ioacct_mpiprobes_open(probes, cfg->mpi_libraries, cfg->hdf5_libraries, ssid, err,
+				  sizeof(err));
 	if (m)
 		ioacct_mpiprobes_set_detach_after(m, cfg->mpi_detach_after_s * 1000000000ULL);
 	if (!m)
-		log_warn("%s: MPI-IO calls are not counted", err);
+		log_warn("%s: MPI-IO and HDF5 calls are not counted", err);
 	else
-		log_info("MPI-IO: watching for %s", cfg->mpi_libraries);
+		log_info("MPI-IO: watching for %s; HDF5: for %s", cfg->mpi_libraries,
+			 cfg->hdf5_libraries);
 	return m;
 }
 

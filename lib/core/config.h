@@ -84,6 +84,7 @@ struct ioacct_config {
 	uint32_t views;                  /* views = all: bit i for ioacct_view_names[i] (IOACCT_VIEWS_ALL) */
 	char mpi_libraries[128];         /* mpi_libraries = libmpi.so*,libmpich.so* (none: no MPI-IO counters) */
 	uint64_t mpi_detach_after_s;     /* mpi_detach_after = 10min: a library unused this long loses its uprobes */
+	char hdf5_libraries[128];        /* hdf5_libraries = libhdf5* (none: no HDF5 counters; issue 39) */
 	char metrics_listen[64];         /* metrics_listen = (empty: off) ADDR:PORT of /metrics */
 	uint64_t metrics_linger_ms;      /* metrics_linger = 60: seconds a finished job stays in /metrics */
 	char metrics_tls_cert[PATH_MAX]; /* metrics_tls_cert = (empty: plain HTTP) PEM certificate chain */
@@ -94,7 +95,7 @@ struct ioacct_config {
 };
 
 /*
- * mpi_libraries: "none" (0) or up to max names, each a literal start of a
+ * mpi_libraries, hdf5_libraries: "none" (0) or up to max names, each a literal start of a
  * library's file name with an optional '*' at its end; the literal parts
  * into prefix (NULL: only checked). The count, or -EINVAL.
  */

@@ -431,6 +431,33 @@ int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio
 	return strcmp(a->path, b->path);
 }
 
+void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src)
+{
+	uint64_t npoints = dst->npoints_max > src->npoints_max ? dst->npoints_max : src->npoints_max;
+	uint64_t dtsize = dst->datatype_size ? dst->datatype_size : src->datatype_size;
+
+#define H5_ADD(name) dst->name += src->name;
+	IOACCT_H5_COUNTERS(H5_ADD)
+#undef H5_ADD
+	dst->npoints_max = npoints;
+	dst->datatype_size = dtsize;
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
+		dst->size_read[b] += src->size_read[b];
+		dst->size_written[b] += src->size_written[b];
+	}
+}
+
+int ioacct_h5rec_key_cmp(const struct ioacct_h5rec *a, const struct ioacct_h5rec *b)
+{
+	int64_t x[] = { a->step_id, a->rank, a->pid, a->kind };
+	int64_t y[] = { b->step_id, b->rank, b->pid, b->kind };
+
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
 void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 {
 	if (!jd)
@@ -441,6 +468,7 @@ void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 	free(jd->series);
 	free(jd->files);
 	free(jd->mpiio);
+	free(jd->h5);
 	free(jd->nodes);
 	free(jd);
 }

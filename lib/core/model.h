@@ -258,6 +258,39 @@ void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src);
 /* The stores' order of MPI-IO records: step, rank, pid, path (bytes, as SQLite's blobs). */
 int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio *b);
 
+/*
+ * The HDF5 counters (issue 39) of the process on one rank of a job step on
+ * one node for one HDF5 file (kind IOACCT_H5REC_FILE, Darshan's H5F
+ * module) or dataset (IOACCT_H5REC_DATASET, H5D), named as Darshan names
+ * them ("FILE", "FILE:/DATASET"; an anonymous dataset never linked
+ * "FILE:(anonymous)"): calls that succeeded; bytes = the selection's
+ * elements x the dataset's datatype size, as Darshan counts them;
+ * unsized_* calls' sizes could not be read (not in bytes_*).
+ */
+#define IOACCT_H5_COUNTERS(X)                                                       \
+	X(opens) X(flushes) X(reads) X(writes) X(bytes_read) X(bytes_written)        \
+	X(unsized_reads) X(unsized_writes) X(rw_switches) X(npoints_max)             \
+	X(datatype_size) X(read_ns) X(write_ns) X(meta_ns)
+#define IOACCT_H5REC_FILE 0
+#define IOACCT_H5REC_DATASET 1
+#define IOACCT_H5_FIELD(name) uint64_t name;
+struct ioacct_h5rec {
+	uint32_t step_id;
+	int32_t rank;           /* MPI rank from the process's environment; -1 unknown */
+	uint32_t pid;
+	uint32_t kind;          /* IOACCT_H5REC_FILE or IOACCT_H5REC_DATASET */
+	char name[IOACCT_FILE_PATH_MAX];
+	IOACCT_H5_COUNTERS(IOACCT_H5_FIELD)
+	uint64_t size_read[IOACCT_NR_SIZE_BINS];
+	uint64_t size_written[IOACCT_NR_SIZE_BINS];
+};
+#undef IOACCT_H5_FIELD
+
+/* Adds src's HDF5 counters to dst's: sums, the larger selection, a known datatype size. */
+void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src);
+/* The stores' order of HDF5 records: step, rank, pid, kind, name (bytes, as SQLite's blobs). */
+int ioacct_h5rec_key_cmp(const struct ioacct_h5rec *a, const struct ioacct_h5rec *b);
+
 /* The mount's "other files" record (files past max_files). */
 static inline bool ioacct_file_is_other(const struct ioacct_file *f)
 {
@@ -288,6 +321,11 @@ struct ioacct_jobdata {
 	size_t nmpiio;
 	/* Not stored: they were read (a store of schema 10 or later); false as for files_loaded. */
 	bool mpiio_loaded;
+	/* HDF5 records (issue 39), in (step, rank, pid, kind, name) order. */
+	struct ioacct_h5rec *h5;
+	size_t nh5;
+	/* Not stored: they were read (a store of schema 21 or later). */
+	bool h5_loaded;
 	/* Not stored: the job's CLOCK_MONOTONIC time base, when the caller knows it (iorun). */
 	uint64_t start_mono_ns;
 	/* Not stored: a job of several nodes from the cluster store, by node name; else none. */

@@ -218,6 +218,8 @@ static const struct field job_fields[] = {
 	JOBREQ(after_ino, IOACCT_ATTR_FILE_INO, 0),
 	JOBREQ(after_gen, IOACCT_ATTR_FILE_GEN, 0),
 	JOBREQ(mpiio, IOACCT_ATTR_MPIIO, 0),
+	JOBREQ(hdf5, IOACCT_ATTR_HDF5, 0),
+	JOBREQ(after_kind, IOACCT_ATTR_H5_KIND, 0),
 	JOBREQ(after_pid, IOACCT_ATTR_PID, 0),
 	JOBREQ(after_path, IOACCT_ATTR_FILE_PATH, 0),
 	JOBREQ(restart, IOACCT_ATTR_RESTART, 0),
@@ -331,6 +333,8 @@ static const struct field reply_fields[] = {
 	REP(qfiles, IOACCT_ATTR_QFILE, F_REPEAT),
 	REP(mpiio_read, IOACCT_ATTR_MPIIO, 0),
 	REP(qmpiio, IOACCT_ATTR_QMPIIO, F_REPEAT),
+	REP(hdf5_read, IOACCT_ATTR_HDF5, 0),
+	REP(qh5, IOACCT_ATTR_QHDF5, F_REPEAT),
 	REP(more, IOACCT_ATTR_MORE, 0),
 	REP(report_merged, IOACCT_ATTR_REPORT_MERGED, 0),
 	REP(watches, IOACCT_ATTR_WATCH, F_REPEAT),
@@ -521,6 +525,33 @@ static const struct field qmpiio_fields[] = {
 	QMPI(m.size_written, IOACCT_ATTR_SIZE_WRITTEN, 0),
 };
 
+/* An HDF5 record: every field of struct ioacct_h5rec. */
+#define QH5(member, attr, flags) FIELD(struct ioacct_qh5_row, member, attr, flags)
+static const struct field qh5_fields[] = {
+	QH5(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
+	QH5(h.step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	QH5(h.rank, IOACCT_ATTR_TASK_RANK, F_REQUIRED),
+	QH5(h.pid, IOACCT_ATTR_PID, 0),
+	QH5(h.kind, IOACCT_ATTR_H5_KIND, F_REQUIRED),
+	QH5(h.name, IOACCT_ATTR_FILE_PATH, 0),
+	QH5(h.opens, IOACCT_ATTR_OPENS, 0),
+	QH5(h.flushes, IOACCT_ATTR_FLUSHES, 0),
+	QH5(h.reads, IOACCT_ATTR_READS, 0),
+	QH5(h.writes, IOACCT_ATTR_WRITES, 0),
+	QH5(h.bytes_read, IOACCT_ATTR_READ_BYTES, 0),
+	QH5(h.bytes_written, IOACCT_ATTR_WRITE_BYTES, 0),
+	QH5(h.unsized_reads, IOACCT_ATTR_UNSIZED_READS, 0),
+	QH5(h.unsized_writes, IOACCT_ATTR_UNSIZED_WRITES, 0),
+	QH5(h.rw_switches, IOACCT_ATTR_RW_SWITCHES, 0),
+	QH5(h.npoints_max, IOACCT_ATTR_NPOINTS_MAX, 0),
+	QH5(h.datatype_size, IOACCT_ATTR_DATATYPE_SIZE, 0),
+	QH5(h.read_ns, IOACCT_ATTR_READ_NS, 0),
+	QH5(h.write_ns, IOACCT_ATTR_WRITE_NS, 0),
+	QH5(h.meta_ns, IOACCT_ATTR_META_NS, 0),
+	QH5(h.size_read, IOACCT_ATTR_SIZE_READ, 0),
+	QH5(h.size_written, IOACCT_ATTR_SIZE_WRITTEN, 0),
+};
+
 #define QPEAK(member, attr, flags) FIELD(struct ioacct_qpeak_row, member, attr, flags)
 static const struct field qpeak_fields[] = {
 	QPEAK(job_key, IOACCT_ATTR_JOB_KEY, F_REQUIRED),
@@ -570,6 +601,8 @@ static const struct nested nested[] = {
 	       IOACCT_PROTO_MAX_QROWS),
 	NESTED(IOACCT_ATTR_QMPIIO, "MPI-IO record", qmpiio_fields, struct ioacct_qmpiio_row, qmpiio,
 	       nqmpiio, IOACCT_PROTO_MAX_QROWS),
+	NESTED(IOACCT_ATTR_QHDF5, "HDF5 record", qh5_fields, struct ioacct_qh5_row, qh5, nqh5,
+	       IOACCT_PROTO_MAX_QROWS),
 };
 
 static const struct nested *nested_find(uint16_t attr)
@@ -1416,6 +1449,12 @@ size_t ioacct_proto_mpiio_row_size(void)
 {
 	return list_bound(qmpiio_fields, ARRAY_SIZE(qmpiio_fields)) +
 	       sizeof(((struct ioacct_mpiio *)0)->path);
+}
+
+size_t ioacct_proto_h5_row_size(void)
+{
+	return list_bound(qh5_fields, ARRAY_SIZE(qh5_fields)) +
+	       sizeof(((struct ioacct_h5rec *)0)->name);
 }
 
 size_t ioacct_proto_series_row_size(void)

@@ -264,6 +264,14 @@ struct ioacct_req_job {
 	uint32_t mpiio;
 	int32_t after_pid;
 	char after_path[IOACCT_FILE_PATH_MAX];
+	/*
+	 * 1: a page of the job's HDF5 records (issue 39) instead, in (step,
+	 * rank, pid, kind, name) order, after the cursor when `after` is set
+	 * (after_step, after_rank, after_pid, after_kind, after_path). A daemon
+	 * that predates them ignores it, as `mpiio`.
+	 */
+	uint32_t hdf5;
+	uint32_t after_kind;
 };
 
 /*
@@ -401,6 +409,12 @@ struct ioacct_qmpiio_row {
 	struct ioacct_mpiio m;
 };
 
+/* An HDF5 record (issue 39), in a job reply's page of them. */
+struct ioacct_qh5_row {
+	int64_t job_key;
+	struct ioacct_h5rec h;
+};
+
 /* The most function offsets a w_elf reply carries (ioacct_mpi_abi.h's functions fit). */
 #define IOACCT_PROTO_OFFSETS_MAX 64
 
@@ -473,6 +487,10 @@ struct ioacct_reply {
 	uint32_t mpiio_read;
 	struct ioacct_qmpiio_row *qmpiio;
 	size_t nqmpiio;
+	/* job, a page of HDF5 records (request `hdf5`): as files_read and qfiles */
+	uint32_t hdf5_read;
+	struct ioacct_qh5_row *qh5;
+	size_t nqh5;
 	uint32_t more;
 	/* finish job: 1 when the daemon writes the job's merged report (the epilog writes none) */
 	uint32_t report_merged;
@@ -570,6 +588,8 @@ size_t ioacct_proto_series_row_size(void);
 size_t ioacct_proto_file_row_size(void);
 /* The same for an MPI-IO record. */
 size_t ioacct_proto_mpiio_row_size(void);
+/* The most bytes one HDF5 record takes in a reply. */
+size_t ioacct_proto_h5_row_size(void);
 /* Bound on the bytes of one node part row. */
 size_t ioacct_proto_node_row_size(void);
 

@@ -215,6 +215,18 @@
 	/* on register and in a job row. */                                              \
 	X(CMDLINE, 185, cmdline, STRING)                                                 \
 	/* Issue 39: library opens the MPI-IO library watch missed, in a job row. */    \
-	X(LIB_OPENS_MISSED, 210, lib_opens_missed, U64)
+	X(LIB_OPENS_MISSED, 210, lib_opens_missed, U64)                                 \
+	/* Issue 39: a job reply's HDF5 records; `hdf5` asks for a page of them */       \
+	/* and says they were read; a row reuses step_id, task_rank, pid, */             \
+	/* file_path (its name), opens, reads, writes, read_bytes, write_bytes, */      \
+	/* unsized_reads, unsized_writes, rw_switches, read_ns, write_ns, meta_ns, */    \
+	/* size_read, size_written; a request's cursor: step_id, task_rank, pid, */     \
+	/* h5_kind, file_path. */                                                        \
+	X(HDF5, 211, hdf5, U32)                                                         \
+	X(QHDF5, 212, hdf5_record, NESTED)                                              \
+	X(H5_KIND, 213, h5_kind, U32)                                                   \
+	X(FLUSHES, 214, flushes, U64)                                                   \
+	X(NPOINTS_MAX, 215, npoints_max, U64)                                           \
+	X(DATATYPE_SIZE, 216, datatype_size, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

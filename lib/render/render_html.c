@@ -7,8 +7,8 @@
  * operations per second over time (#iops-N), access sizes (#sizes-chart,
  * #sizes-table), operation counts (#ops-chart, #ops-table), time split
  * (#time-chart, #time-table), steps (#steps-table), the time series
- * (#series-table), the Darshan-named counters (#counters) and MPI-IO (#mpiio,
- * render_html_mpiio.c).
+ * (#series-table), the Darshan-named counters (#counters), MPI-IO (#mpiio,
+ * render_html_mpiio.c) and HDF5 (#hdf5, render_html_hdf5.c).
  *
  * Plots are downsampled to at most PLOT_POINTS steps per line (a long job
  * with 1 s bins has 86400): each point is the mean rate over its group of
@@ -1446,6 +1446,7 @@ int ioacct_render_html(FILE *f, const struct ioacct_report *r)
 	if (ret)
 		return ret;
 	r_html_mpiio_section(f, r);
+	r_html_hdf5_section(f, r);
 	nodes_section(f, r);
 	series_section(f, r);
 	counters_section(f, r);

@@ -58,6 +58,8 @@ void r_th_row(FILE *f, const char *const *cols, size_t n, size_t nleft);
 struct ioacct_report;
 /* The MPI-IO section (render_html_mpiio.c); nothing when the job has no MPI-IO records. */
 void r_html_mpiio_section(FILE *f, const struct ioacct_report *r);
+/* The HDF5 section (render_html_hdf5.c; issue 39); nothing when the job has no HDF5 records. */
+void r_html_hdf5_section(FILE *f, const struct ioacct_report *r);
 
 /*
  * The cells of a report's per-mount tables, in report order: each mount with

@@ -495,6 +495,68 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 	jw_close(w, '}');
 }
 
+/*
+ * The HDF5 part (issue 39): per file, what its datasets asked for beside its
+ * POSIX bytes; every record (Darshan's H5F and H5D), named as Darshan names
+ * them; null when not read.
+ */
+static void hdf5(struct jw *w, const struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	char name[24];
+
+	if (!jd->h5_loaded) {
+		jw_raw(w, "hdf5", "null");
+		return;
+	}
+	jw_key(w, "hdf5");
+	jw_open(w, '{', false);
+	jw_u64(w, "nrecords", jd->nh5);
+	jw_key(w, "files");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < r->nh5_files; i++) {
+		const struct ioacct_report_h5_file *x = &r->h5_files[i];
+
+		jw_sep(w);
+		jw_open(w, '{', false);
+		jw_str(w, "name", x->name);
+		jw_u64(w, "dataset_records", x->ndatasets);
+		jw_u64(w, "bytes_read", x->bytes_read);
+		jw_u64(w, "bytes_written", x->bytes_written);
+		jw_raw(w, "bytes_read_exact", x->unsized_reads ? "false" : "true");
+		jw_raw(w, "bytes_written_exact", x->unsized_writes ? "false" : "true");
+		jw_raw(w, "posix_records", x->posix_found ? "true" : "false");
+		jw_u64(w, "posix_bytes_read", x->posix_read);
+		jw_u64(w, "posix_bytes_written", x->posix_written);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_key(w, "records");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < jd->nh5; i++) {
+		const struct ioacct_h5rec *h = &jd->h5[i];
+
+		jw_sep(w);
+		jw_open(w, '{', false);
+		jw_str(w, "module", h->kind == IOACCT_H5REC_DATASET ? "H5D" : "H5F");
+		jw_str(w, "step", ioacct_step_name(h->step_id, name, sizeof(name)));
+		jw_u64(w, "step_id", h->step_id);
+		jw_i64(w, "rank", h->rank);
+		jw_u64(w, "pid", h->pid);
+		jw_str(w, "name", h->name);
+#define H5_JSON(field) jw_u64(w, #field, h->field);
+		IOACCT_H5_COUNTERS(H5_JSON)
+#undef H5_JSON
+		jw_raw(w, "bytes_read_exact", h->unsized_reads ? "false" : "true");
+		jw_raw(w, "bytes_written_exact", h->unsized_writes ? "false" : "true");
+		size_bins(w, "read_sizes", h->size_read);
+		size_bins(w, "write_sizes", h->size_written);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
 /* The MPI-IO counters (issue 27) of a record or a sum; bytes_* leave out unsized calls'. */
 static void mpiio_counters(struct jw *w, const struct ioacct_mpiio *m)
 {
@@ -732,6 +794,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 	missing_nodes(&w, r);
 	files(&w, r);
 	mpiio(&w, r);
+	hdf5(&w, r);
 	series(&w, r);
 	advice(&w, r);
 	jw_close(&w, '}');

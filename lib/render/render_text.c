@@ -648,6 +648,60 @@ static void mpiio_table(FILE *f, const struct ioacct_report *r)
 	}
 }
 
+/* The HDF5 section (issue 39): per file beside its POSIX bytes, then every record. */
+static void hdf5_table(FILE *f, const struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	char br[32], bw[32], a[32], b[32], c[32], pr[32], pw[32], rank[16];
+
+	if (!jd->h5_loaded || !jd->nh5)
+		return;
+	fprintf(f, "\n## HDF5: %zu files, %zu records (Darshan's H5F per file, H5D per dataset; per "
+		   "process)\n", r->nh5_files, jd->nh5);
+	fprintf(f, "(per file: the bytes its datasets' reads and writes asked for, beside the "
+		   "POSIX bytes of the file: chunking, compression and metadata; \">=\": calls "
+		   "whose size the probes could not read)\n");
+	fprintf(f, "%14s %14s %14s %14s %s\n", "H5D_READ", "H5D_WRITTEN", "POSIX_READ",
+		"POSIX_WRITTEN", "FILE");
+	for (size_t i = 0; i < r->nh5_files; i++) {
+		const struct ioacct_report_h5_file *x = &r->h5_files[i];
+
+		if (x->posix_found) {
+			snprintf(pr, sizeof(pr), "%" PRIu64, x->posix_read);
+			snprintf(pw, sizeof(pw), "%" PRIu64, x->posix_written);
+		} else {
+			snprintf(pr, sizeof(pr), "-");
+			snprintf(pw, sizeof(pw), "-");
+		}
+		fprintf(f, "%14s %14s %14s %14s ",
+			mpiio_bytes(x->bytes_read, x->unsized_reads, br, sizeof(br)),
+			mpiio_bytes(x->bytes_written, x->unsized_writes, bw, sizeof(bw)), pr, pw);
+		r_text(f, x->name);
+		fputc('\n', f);
+	}
+	if (jd->nh5 > MPIIO_RANK_ROWS) {
+		fprintf(f, "(%zu records: in the JSON report)\n", jd->nh5);
+		return;
+	}
+	fprintf(f, "%5s %3s %5s %7s %7s %7s %14s %14s %8s %10s %10s %10s %s\n", "RANK", "MOD",
+		"OPENS", "FLUSHES", "READS", "WRITES", "BYTES_READ", "BYTES_WRITTEN", "SWITCHES",
+		"READ_S", "WRITE_S", "META_S", "NAME");
+	for (size_t i = 0; i < jd->nh5; i++) {
+		const struct ioacct_h5rec *h = &jd->h5[i];
+
+		snprintf(rank, sizeof(rank), "%" PRId32, h->rank);
+		fprintf(f, "%5s %3s %5" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %14s %14s %8"
+			PRIu64 " %10s %10s %10s ", rank, h->kind == IOACCT_H5REC_DATASET ? "H5D" : "H5F",
+			h->opens, h->flushes, h->reads, h->writes,
+			mpiio_bytes(h->bytes_read, h->unsized_reads, br, sizeof(br)),
+			mpiio_bytes(h->bytes_written, h->unsized_writes, bw, sizeof(bw)),
+			h->rw_switches, r_secs(h->read_ns, 6, a, sizeof(a)),
+			r_secs(h->write_ns, 6, b, sizeof(b)), r_secs(h->meta_ns, 6, c, sizeof(c)));
+		r_text(f, h->name);
+		fputc('\n', f);
+	}
+}
+
 /* A job of several nodes from the cluster store: each node's own totals. */
 static void nodes_table(FILE *f, const struct ioacct_report *r)
 {
@@ -826,6 +880,7 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r)
 	steps_table(f, r);
 	files_table(f, r, &w);
 	mpiio_table(f, r);
+	hdf5_table(f, r);
 	nodes_table(f, r);
 	series_table(f, r, &w);
 	advice(f, r);

@@ -1334,6 +1334,8 @@ struct ioacct_report *ioacct_report_create(const struct ioacct_jobdata *jd,
 		ret = ioacct_report_files_collect(r, only_mount);
 	if (!ret)
 		ret = ioacct_report_mpiio_collect(r);
+	if (!ret)
+		ret = ioacct_report_h5_collect(r);
 	if (!ret) {
 		bool unmeasured = ioacct_probe_mmap_unmeasured(jd->job.probe_mode) != NULL;
 
@@ -1365,5 +1367,6 @@ void ioacct_report_destroy(struct ioacct_report *r)
 	free(r->advice);
 	ioacct_report_files_free(r);
 	ioacct_report_mpiio_free(r);
+	free(r->h5_files);
 	free(r);
 }

@@ -155,6 +155,20 @@ struct ioacct_report_mpiio_file {
 	uint64_t posix_written;
 };
 
+/*
+ * One HDF5 file's layer (issue 39): what its datasets' calls asked for
+ * (their records summed, every rank) beside the POSIX bytes of the same
+ * file: chunking, compression and metadata make the two differ.
+ */
+struct ioacct_report_h5_file {
+	const char *name;                 /* the file's H5F record's name (jd->h5) */
+	uint32_t ndatasets;               /* dataset records (per step and process) */
+	uint64_t bytes_read, bytes_written;       /* the datasets' */
+	uint64_t unsized_reads, unsized_writes;
+	bool posix_found;                 /* the job has POSIX records of the file */
+	uint64_t posix_read, posix_written;
+};
+
 struct ioacct_report {
 	const struct ioacct_jobdata *jd;  /* not owned */
 	struct ioacct_advice_limits limits;
@@ -181,6 +195,9 @@ struct ioacct_report {
 	struct ioacct_report_mpiio_file *mpiio_files;
 	size_t nmpiio_files;
 	struct ioacct_report_mpiio_file mpiio_all;
+	/* HDF5 (issue 39): the records are jd->h5; per file, by name, in jd->h5's order. */
+	struct ioacct_report_h5_file *h5_files;
+	size_t nh5_files;
 	bool files_mmap;                  /* the files' mmap_bytes were measured (exact hooks) */
 	bool files_miss;                  /* their cache_miss_bytes were (the cache view) */
 };

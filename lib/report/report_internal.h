@@ -66,5 +66,7 @@ void ioacct_report_files_free(struct ioacct_report *r);
 /* The MPI-IO part (mpiio.c), after the per-file one. 0 or -ENOMEM. */
 int ioacct_report_mpiio_collect(struct ioacct_report *r);
 void ioacct_report_mpiio_free(struct ioacct_report *r);
+/* The HDF5 part (hdf5.c), after the per-file one. 0 or -ENOMEM. */
+int ioacct_report_h5_collect(struct ioacct_report *r);
 
 #endif /* IOACCT_REPORT_INTERNAL_H */

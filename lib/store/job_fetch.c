@@ -377,6 +377,97 @@ static void serve_mpiio_jd(const struct ioacct_jobdata *jd, const struct ioacct_
 	rep->mpiio_read = 1;
 }
 
+/* The HDF5 rows a page has room for beside its job row: at least one. */
+static size_t h5_limit(const struct ioacct_job *job)
+{
+	size_t bytes = ioacct_proto_query_job_size(job, 0, NULL, 0, 0, 0);
+	size_t limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_h5_row_size();
+
+	if (limit > IOACCT_JOB_PAGE_FILES)
+		limit = IOACCT_JOB_PAGE_FILES;
+	return limit ? limit : 1;
+}
+
+/* Rows [0, n) of h as the reply's page of HDF5 records of job key; -ENOMEM said. */
+static void reply_h5(struct ioacct_reply *rep, int64_t key, const struct ioacct_h5rec *h, size_t n)
+{
+	rep->qh5 = calloc(n ? n : 1, sizeof(*rep->qh5));
+	if (!rep->qh5) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rep->qh5[i].job_key = key;
+		rep->qh5[i].h = h[i];
+	}
+	rep->nqh5 = n;
+	rep->hdf5_read = 1;
+}
+
+/* The request's cursor of HDF5 records. */
+static void h5_after(const struct ioacct_req_job *req, struct ioacct_h5rec *after)
+{
+	memset(after, 0, sizeof(*after));
+	after->step_id = req->after_step;
+	after->rank = req->after_rank;
+	after->pid = (uint32_t)req->after_pid;
+	after->kind = req->after_kind;
+	ioacct_strlcpy(after->name, req->after_path, sizeof(after->name));
+}
+
+/*
+ * A page of the HDF5 records (issue 39) of store key `key` after the
+ * request's cursor, sent as those of `job`; none (hdf5_read 0) from a
+ * store older than them.
+ */
+static void serve_h5(struct ioacct_store *st, int64_t key, const struct ioacct_job *job,
+		     const struct ioacct_req_job *req, struct ioacct_reply *rep)
+{
+	struct ioacct_h5rec *after = malloc(sizeof(*after)), *h = NULL;
+	size_t n = 0, limit = h5_limit(job);
+	int ret = after ? 0 : -ENOMEM;
+
+	if (after) {
+		h5_after(req, after);
+		ret = ioacct_store_job_h5_page(st, key, req->after ? after : NULL, limit + 1, &h, &n);
+	}
+	free(after);
+	if (ret == -EOPNOTSUPP)
+		return;
+	if (ret) {
+		serve_error(rep, ret, "job: %s", ret == -ENOMEM ? "out of memory" :
+			    ioacct_store_errmsg(st));
+		return;
+	}
+	rep->more = n > limit;
+	reply_h5(rep, job->key, h, rep->more ? limit : n);
+	free(h);
+}
+
+/* The same from a job loaded whole: those after the cursor, in key order; none when not read. */
+static void serve_h5_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
+			struct ioacct_reply *rep)
+{
+	struct ioacct_h5rec *after;
+	size_t first = 0, n, limit = h5_limit(&jd->job);
+
+	if (!jd->h5_loaded)
+		return;
+	after = malloc(sizeof(*after));
+	if (!after) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	h5_after(req, after);
+	if (req->after)
+		while (first < jd->nh5 && ioacct_h5rec_key_cmp(after, &jd->h5[first]) >= 0)
+			first++;
+	free(after);
+	n = jd->nh5 - first;
+	rep->more = n > limit;
+	reply_h5(rep, jd->job.key, jd->h5 + first, rep->more ? limit : n);
+}
+
 void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_jobdata *jd,
 				const struct ioacct_req_job *req, struct ioacct_reply *rep)
 {
@@ -394,7 +485,9 @@ void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_job
 		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
 		return;
 	}
-	if (req->mpiio)
+	if (req->hdf5)
+		serve_h5(st, own.key, &jd->job, req, rep);
+	else if (req->mpiio)
 		serve_mpiio(st, own.key, &jd->job, req, rep);
 	else
 		serve_files(st, own.key, &jd->job, req, rep);
@@ -411,6 +504,10 @@ void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioac
 
 	if (reply_job(rep, &jd->job))
 		return;
+	if (req->hdf5) {
+		serve_h5_jd(jd, req, rep);
+		return;
+	}
 	if (req->mpiio) {
 		serve_mpiio_jd(jd, req, rep);
 		return;
@@ -485,6 +582,10 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
 	}
 	if (reply_job(rep, &job))
 		return;
+	if (req->hdf5) {
+		serve_h5(st, job.key, &job, req, rep);
+		return;
+	}
 	if (req->mpiio) {
 		serve_mpiio(st, job.key, &job, req, rep);
 		return;
@@ -683,6 +784,7 @@ static void files_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	same_run(r, jd);
 	r->files = 1;
 	r->mpiio = 0;
+	r->hdf5 = 0;
 	r->after = last != NULL;
 	r->after_step = last ? last->step_id : 0;
 	r->after_rank = last ? last->rank : 0;
@@ -808,6 +910,7 @@ static void mpiio_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	same_run(r, jd);
 	r->files = 0;
 	r->mpiio = 1;
+	r->hdf5 = 0;
 	r->after = last != NULL;
 	r->after_step = last ? last->step_id : 0;
 	r->after_rank = last ? last->rank : 0;
@@ -837,6 +940,80 @@ static int fetch_mpiio(const struct ioacct_caller *c, struct ioacct_request *req
 	if (ret)
 		return ret == 1 ? 0 : ret;
 	jd->mpiio_loaded = true;
+	return 0;
+}
+
+/*
+ * Appends a page of HDF5 records, each after the one before; 1 when the
+ * daemon did not read them (it predates them, or its store keeps none).
+ */
+static int take_h5(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
+		   bool first)
+{
+	struct ioacct_h5rec *p;
+	size_t ncap = *cap ? *cap : 16;
+
+	if (!rep->hdf5_read)
+		return first && !rep->nqh5 ? 1 : -EPROTO;
+	if (rep->more && !rep->nqh5)
+		return -EPROTO;
+	if (jd->nh5 + rep->nqh5 > *cap) {
+		while (ncap < jd->nh5 + rep->nqh5)
+			ncap *= 2;
+		p = reallocarray(jd->h5, ncap, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		jd->h5 = p;
+		*cap = ncap;
+	}
+	for (size_t i = 0; i < rep->nqh5; i++) {
+		const struct ioacct_h5rec *h = &rep->qh5[i].h;
+
+		if (rep->qh5[i].job_key != jd->job.key || h->kind > IOACCT_H5REC_DATASET ||
+		    (jd->nh5 && ioacct_h5rec_key_cmp(&jd->h5[jd->nh5 - 1], h) >= 0))
+			return -EPROTO;
+		jd->h5[jd->nh5++] = *h;
+	}
+	return 0;
+}
+
+/* The request for the page of HDF5 records after the last one received. */
+static void h5_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
+{
+	const struct ioacct_h5rec *last = jd->nh5 ? &jd->h5[jd->nh5 - 1] : NULL;
+
+	memset(r->after_path, 0, sizeof(r->after_path));
+	same_run(r, jd);
+	r->files = 0;
+	r->mpiio = 0;
+	r->hdf5 = 1;
+	r->after = last != NULL;
+	r->after_step = last ? last->step_id : 0;
+	r->after_rank = last ? last->rank : 0;
+	r->after_pid = last ? (int32_t)last->pid : 0;
+	r->after_kind = last ? last->kind : 0;
+	if (last)
+		ioacct_strlcpy(r->after_path, last->name, sizeof(r->after_path));
+	r->after_mnt = 0;
+	r->after_dev = 0;
+	r->after_ino = 0;
+	r->after_gen = 0;
+	r->after_op = 0;
+	r->after_bin = 0;
+}
+
+/* The job's HDF5 records, page by page after its MPI-IO records; not read: h5_loaded false. */
+static int fetch_h5(const struct ioacct_caller *c, struct ioacct_request *req,
+		    struct ioacct_jobdata *jd, char *err, size_t errlen)
+{
+	static const struct page_kind h5 = {
+		h5_next, take_h5, "HDF5 records of another job, out of order or not read",
+	};
+	int ret = fetch_pages(c, req, jd, &h5, err, errlen);
+
+	if (ret)
+		return ret == 1 ? 0 : ret;
+	jd->h5_loaded = true;
 	return 0;
 }
 
@@ -907,6 +1084,8 @@ static int fetch_req(const struct ioacct_caller *c, struct ioacct_request *req,
 	ret = fetch_files(c, req, jd, err, errlen);
 	if (!ret)
 		ret = fetch_mpiio(c, req, jd, err, errlen);
+	if (!ret)
+		ret = fetch_h5(c, req, jd, err, errlen);
 out:
 	if (ret) {
 		ioacct_jobdata_free(jd);

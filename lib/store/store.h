@@ -23,6 +23,9 @@
  *            mmap views' bytes, mmap_bytes and cache_miss_bytes (schema 13); its seeks (schema 14);
  *            gen, the inode's life, in the key, rw_switches and access1..4(_count),
  *            Darshan's most common access sizes (schema 15; issues 36, 38)
+ *   hdf5_records  (job_key, step_id, pid, kind, name) -> the rank and Darshan's H5F
+ *            (kind 0, a file) or H5D (kind 1, "FILE:/DATASET") counters of
+ *            one process (schema 21; issue 39)
  * Retention (schema 9, retain.h): jobs.orig_bin_width_ns, the width a
  * downsampled job's series were recorded at (NULL: never downsampled).
  */
@@ -36,7 +39,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 20
+#define IOACCT_STORE_SCHEMA_VERSION 21
 
 struct ioacct_store;
 
@@ -102,6 +105,8 @@ int ioacct_store_mount_put(struct ioacct_store *st, int64_t job_key, const struc
 int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_file *f);
 /* A process's MPI-IO counters of a file (schema 10), replacing those of the same step, pid and path. */
 int ioacct_store_mpiio_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_mpiio *m);
+/* One process's HDF5 record of a job step (schema 21; issue 39). */
+int ioacct_store_h5_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_h5rec *h);
 /*
  * Insert or REPLACE the counters of one bin. Replace, not add: the daemon
  * drains a closed bin once, and re-draining after a crash must be idempotent.
@@ -279,6 +284,13 @@ int ioacct_store_job_files_page(struct ioacct_store *st, int64_t job_key,
 int ioacct_store_job_mpiio_page(struct ioacct_store *st, int64_t job_key,
 				const struct ioacct_mpiio *after, size_t limit,
 				struct ioacct_mpiio **out, size_t *n);
+/*
+ * The same of its HDF5 records (issue 39), in (step, rank, pid, kind, name)
+ * order; -EOPNOTSUPP from a store older than schema 21.
+ */
+int ioacct_store_job_h5_page(struct ioacct_store *st, int64_t job_key,
+			     const struct ioacct_h5rec *after, size_t limit, struct ioacct_h5rec **out,
+			     size_t *n);
 /*
  * private_data: the database and its -wal and -shm files become readable by
  * their owner (ioacctd's account) and root alone (0600), or by everyone

@@ -48,6 +48,9 @@
 #define MPIIO_COL(name) #name ", "
 #define MPIIO_COLS IOACCT_MPIIO_COUNTERS(MPIIO_COL) "size_read, size_written"
 #define MPIIO_NR_COLS 21
+/* The counter columns of hdf5_records, in IOACCT_H5_COUNTERS order (store_jobs.c). */
+#define H5_COLS IOACCT_H5_COUNTERS(MPIIO_COL) "size_read, size_written"
+#define H5_NR_COLS 16
 
 /* Sums of IOACCT_STORE_COUNTER_COLS over rows, modulo 2^64 like the counters (store.c). */
 #define COUNTER_SUMS                                                                 \
@@ -113,6 +116,8 @@ enum stmt_id {
 	ST_LOAD_MPIIO_PAGE,
 	ST_SPEC_DONE,
 	ST_MPIIO_PUT,
+	ST_H5_PUT,
+	ST_LOAD_H5,
 	ST_COUNT,
 };
 

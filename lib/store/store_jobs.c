@@ -494,6 +494,33 @@ int ioacct_store_mpiio_put(struct ioacct_store *st, int64_t job_key, const struc
 			      job_key, m->step_id);
 }
 
+int ioacct_store_h5_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_h5rec *h)
+{
+#define H5_VAL(name) h->name,
+	const uint64_t u[] = { IOACCT_H5_COUNTERS(H5_VAL) };
+#undef H5_VAL
+	char rb[256], wb[256];
+	sqlite3_stmt *s = NULL;
+	int err, bound, i = 1;
+
+	_Static_assert(ARRAY_SIZE(u) + 2 == H5_NR_COLS, "H5_COLS");
+	err = store_stmt_get(st, ST_H5_PUT, &s);
+	if (err)
+		return err;
+	file_bins(h->size_read, rb, sizeof(rb));
+	file_bins(h->size_written, wb, sizeof(wb));
+	bound = bind_i64(s, i++, job_key) || bind_u64(s, i++, h->step_id) ||
+		bind_i64(s, i++, h->rank) || bind_u64(s, i++, h->pid) || bind_u64(s, i++, h->kind) ||
+		BIND_BUF(s, i++, h->name);
+	for (size_t k = 0; k < ARRAY_SIZE(u) && !bound; k++)
+		bound = bind_u64(s, i++, u[k]);
+	if (!bound)
+		bound = sqlite3_bind_text(s, i++, rb, -1, SQLITE_TRANSIENT) ||
+			sqlite3_bind_text(s, i++, wb, -1, SQLITE_TRANSIENT);
+	return store_stmt_run(st, s, bound, "store the HDF5 counters of job %" PRId64 " step %" PRIu32,
+			      job_key, h->step_id);
+}
+
 /* ---- loading rows ---- */
 
 /* Fills one array element from a row; -EIO when the row cannot be valid. */
@@ -590,6 +617,29 @@ static int row_mpiio(sqlite3_stmt *s, void *elem)
 		*u[k] = col_u64(s, c++);
 	if (file_bins_parse((const char *)sqlite3_column_text(s, c), m->size_read) ||
 	    file_bins_parse((const char *)sqlite3_column_text(s, c + 1), m->size_written))
+		return -EIO;
+	return 0;
+}
+
+static int row_h5(sqlite3_stmt *s, void *elem)
+{
+	struct ioacct_h5rec *h = elem;
+#define H5_PTR(name) &h->name,
+	uint64_t *u[] = { IOACCT_H5_COUNTERS(H5_PTR) };
+#undef H5_PTR
+	int c = 5;
+
+	h->step_id = (uint32_t)col_u64(s, 0);
+	h->rank = (int32_t)sqlite3_column_int64(s, 1);
+	h->pid = (uint32_t)col_u64(s, 2);
+	h->kind = (uint32_t)col_u64(s, 3);
+	if (h->kind > IOACCT_H5REC_DATASET)
+		return -EIO;
+	col_str(s, 4, h->name, sizeof(h->name));
+	for (size_t k = 0; k < ARRAY_SIZE(u); k++)
+		*u[k] = col_u64(s, c++);
+	if (file_bins_parse((const char *)sqlite3_column_text(s, c), h->size_read) ||
+	    file_bins_parse((const char *)sqlite3_column_text(s, c + 1), h->size_written))
 		return -EIO;
 	return 0;
 }
@@ -743,6 +793,13 @@ static int load_children(struct ioacct_store *st, struct ioacct_jobdata *jd, boo
 			return err;
 		jd->mpiio_loaded = true;
 	}
+	/* HDF5 records since schema 21 (issue 39). */
+	if (st->version >= 21) {
+		err = ioacct_store_job_h5_page(st, key, NULL, 0, &jd->h5, &jd->nh5);
+		if (err)
+			return err;
+		jd->h5_loaded = true;
+	}
 	if (!series)
 		return 0;
 	err = load_rows(st, ST_LOAD_SERIES, &key, sizeof(*jd->series), row_sample, &rows,
@@ -888,6 +945,37 @@ int ioacct_store_job_mpiio_page(struct ioacct_store *st, int64_t job_key,
 	}
 	err = load_rows(st, ST_LOAD_MPIIO_PAGE, &job_key, sizeof(**out), row_mpiio, &rows, n,
 			"MPI-IO records");
+	if (!err)
+		*out = rows;
+	return err;
+}
+
+int ioacct_store_job_h5_page(struct ioacct_store *st, int64_t job_key,
+			     const struct ioacct_h5rec *after, size_t limit, struct ioacct_h5rec **out,
+			     size_t *n)
+{
+	sqlite3_stmt *s = NULL;
+	void *rows;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (st->version < 21)
+		return store_error(st, -EOPNOTSUPP, "read HDF5 records: store of schema %d has none",
+				   st->version);
+	/* load_rows binds ?1 on the same prepared statement and resets it. */
+	err = store_stmt_get(st, ST_LOAD_H5, &s);
+	if (err)
+		return err;
+	if ((after && (bind_i64(s, 2, after->step_id) || bind_i64(s, 3, after->rank) ||
+		       bind_i64(s, 4, after->pid) || bind_i64(s, 5, after->kind) ||
+		       BIND_BUF(s, 6, after->name))) ||
+	    bind_i64(s, 7, !limit || limit > INT64_MAX ? -1 : (int64_t)limit)) {
+		err = store_sql_error(st, sqlite3_errcode(st->db), "read HDF5 records");
+		stmt_done(s);
+		return err;
+	}
+	err = load_rows(st, ST_LOAD_H5, &job_key, sizeof(**out), row_h5, &rows, n, "HDF5 records");
 	if (!err)
 		*out = rows;
 	return err;

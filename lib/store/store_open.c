@@ -185,6 +185,24 @@
  */
 #define MIGRATION_LIB_MISSED "ALTER TABLE jobs ADD COLUMN lib_opens_missed INTEGER NOT NULL DEFAULT 0;"
 
+/*
+ * 21 (issue 39): the HDF5 counters, one row per job, step, process and
+ * record: kind 0 a file (Darshan's H5F), 1 a dataset (H5D, named
+ * "FILE:/DATASET"), with the process's MPI rank. Jobs stored before have
+ * none (their reports say so: not read, rather than none).
+ */
+#define MIGRATION_HDF5                                                                  \
+	"CREATE TABLE hdf5_records ("                                                   \
+	" job_key INTEGER NOT NULL REFERENCES jobs(key) ON DELETE CASCADE,"             \
+	" step_id INTEGER NOT NULL,"                                                    \
+	" rank INTEGER NOT NULL,"                                                       \
+	" pid INTEGER NOT NULL,"                                                        \
+	" kind INTEGER NOT NULL,"                                                       \
+	" name TEXT NOT NULL,"                                                          \
+	IOACCT_H5_COUNTERS(MPIIO_COUNTER_COL)                                           \
+	" size_read TEXT NOT NULL, size_written TEXT NOT NULL,"                         \
+	" PRIMARY KEY (job_key, step_id, pid, kind, name));"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -313,6 +331,7 @@ static const char *const migrations[] = {
 	"",
 	"",
 	MIGRATION_LIB_MISSED,
+	MIGRATION_HDF5,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -332,6 +351,7 @@ static const struct {
 	{ "report_specs", 6 },
 	{ "files", 8 },
 	{ "mpiio_files", 10 },
+	{ "hdf5_records", 21 },
 };
 
 /*

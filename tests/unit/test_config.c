@@ -411,7 +411,7 @@ static void test_whitespace(void **state)
 		   "node_name, node, cluster_db, cluster_db_connect_timeout, cluster_db_statement_timeout, "
 		   "cluster_db_idle_timeout, merge_timeout, purge_after, downsample_after, downsample_width, "
 		   "retention_interval, cluster_retention, log_level, private_data, views, mpi_libraries, "
-		   "mpi_detach_after, page_cache_views, "
+		   "mpi_detach_after, hdf5_libraries, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, metrics_priority, "
 		   "advice_small_requests_share, "

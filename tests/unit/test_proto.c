@@ -409,6 +409,12 @@ static void test_wire_numbers(void **state)
 		{ 165, "run_start", 8 },
 		{ 185, "cmdline", 0 },
 		{ 210, "lib_opens_missed", 8 },
+		{ 211, "hdf5", 4 },
+		{ 212, "hdf5_record", SIZE_MAX },
+		{ 213, "h5_kind", 4 },
+		{ 214, "flushes", 8 },
+		{ 215, "npoints_max", 8 },
+		{ 216, "datatype_size", 8 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;

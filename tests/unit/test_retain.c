@@ -298,6 +298,7 @@ static int64_t raw_int(const char *path, const char *sql)
 
 static const char *const job_tables[] = {
 	"steps", "mounts", "series", "totals", "watches", "export_queue", "report_specs", "files", "mpiio_files",
+	"hdf5_records",
 };
 
 /* The rows of job `key` in every table keyed by job, and (all) in the schema's list of them. */

@@ -3,7 +3,8 @@
  * Unit tests of the store's per-file records (issue 26, schema 8): a round
  * trip of every field, the largest values included, and the migration of
  * a schema 6 database with a job in it, which keeps the job and gains an
- * empty files table; and of a job's command line (issue 38, schema 15).
+ * empty files table; of a job's command line (issue 38, schema 15); of the
+ * HDF5 records (issue 39, schema 21).
  * Apart from test_store.c, which is long enough.
  */
 #include <errno.h>
@@ -393,6 +394,94 @@ static void test_lib_missed_migrate_from_v19(void **state)
 	ioacct_store_close(st);
 }
 
+/*
+ * Schema 20 to 21 (issue 39): HDF5 records. A job stored before keeps its
+ * MPI-IO rows and has none (read, not "not read"); records stored now come
+ * back whole, in (step, rank, pid, kind, name) order, page by page.
+ */
+static void test_h5_migrate_from_v20(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_h5rec h[3], *page = NULL;
+	struct ioacct_store *st;
+	size_t n = 0;
+	sqlite3 *db;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 20, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		" dropped_bytes, cmdline) VALUES (5, 'hpc', 91, 'n1', 'slurm', 1000, 1000, 'bob',"
+		" 'old', '/w', 100, 500, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0, './a');"
+		"INSERT INTO mpiio_files VALUES (5, 0, 3, 77, '/w/f', 1, 0, 0, 2, 0, 0, 0, 0, 0, 0,"
+		" 0, 0, 0, 4096, 0, 0, 0, 9, 0, '0,0,0,0,0,0,0,0,0,0', '0,0,2,0,0,0,0,0,0,0');",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_true(jd->h5_loaded);
+	assert_int_equal(jd->nh5, 0);
+	assert_int_equal(jd->nmpiio, 1);
+	assert_int_equal(jd->mpiio[0].bytes_written, 4096);
+	ioacct_jobdata_free(jd);
+
+	memset(h, 0, sizeof(h));
+	for (int i = 0; i < 3; i++) {
+		h[i].rank = 3;
+		h[i].pid = 77;
+	}
+	h[0].kind = IOACCT_H5REC_FILE;
+	snprintf(h[0].name, sizeof(h[0].name), "/w/f.h5");
+	h[0].opens = 1;
+	h[0].flushes = 2;
+	h[1].kind = IOACCT_H5REC_DATASET;
+	snprintf(h[1].name, sizeof(h[1].name), "/w/f.h5:/a");
+	h[1].writes = 1;
+	h[1].bytes_written = UINT64_MAX;
+	h[1].datatype_size = 8;
+	h[1].npoints_max = 1000;
+	h[1].size_written[2] = 1;
+	h[2] = h[1];
+	snprintf(h[2].name, sizeof(h[2].name), "/w/f.h5:/b");
+	h[2].unsized_reads = 5;
+	h[2].rw_switches = 1;
+	h[2].meta_ns = 123456789;
+	/* Stored out of order: read back in key order. */
+	assert_int_equal(ioacct_store_h5_put(st, 5, &h[2]), 0);
+	assert_int_equal(ioacct_store_h5_put(st, 5, &h[0]), 0);
+	assert_int_equal(ioacct_store_h5_put(st, 5, &h[1]), 0);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nh5, 3);
+	for (int i = 0; i < 3; i++) {
+		const struct ioacct_h5rec *g = &jd->h5[i];
+
+		assert_int_equal(g->step_id, h[i].step_id);
+		assert_int_equal(g->rank, h[i].rank);
+		assert_int_equal(g->pid, h[i].pid);
+		assert_int_equal(g->kind, h[i].kind);
+		assert_string_equal(g->name, h[i].name);
+#define H5_EQ(name) assert_true(g->name == h[i].name);
+		IOACCT_H5_COUNTERS(H5_EQ)
+#undef H5_EQ
+		assert_memory_equal(g->size_read, h[i].size_read, sizeof(g->size_read));
+		assert_memory_equal(g->size_written, h[i].size_written, sizeof(g->size_written));
+	}
+	ioacct_jobdata_free(jd);
+	/* Pages: after the file's record, one at a time. */
+	assert_int_equal(ioacct_store_job_h5_page(st, 5, &h[0], 1, &page, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(page[0].name, "/w/f.h5:/a");
+	free(page);
+	assert_int_equal(ioacct_store_job_h5_page(st, 5, &h[2], 0, &page, &n), 0);
+	assert_int_equal(n, 0);
+	free(page);
+	ioacct_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +491,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cmdline_migrate_from_v14, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_files_migrate_from_v15, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lib_missed_migrate_from_v19, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_h5_migrate_from_v20, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

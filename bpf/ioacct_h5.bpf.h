@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * HDF5 through uprobes (issue 39), part of ioacct_mpi.bpf.c (included at its
+ * end: its task_slot(), slot_of(), count_in(), size_bin() and fnv1a()). The
+ * daemon attaches these two programs to the HDF5 libraries the same library
+ * watch finds, by offset, with each function's kind in the cookie
+ * (ioacct_h5_abi.h): counters per (slot, process, file) and per (slot,
+ * process, dataset) as Darshan's H5F and H5D modules keep them, records
+ * named as Darshan names them ("FILE", "FILE:/DATASET").
+ *
+ * An id (hid_t) is what the application holds: h5ids says what each of a
+ * process's ids stands for, from the calls that made it. The size of a
+ * read or write is not in its arguments (ids of a dataspace and a
+ * datatype): it is read from the library's own functions that the call
+ * makes (IOACCT_H5_K_NPOINTS and the two after it), while that call of the
+ * thread is pending; where they did not say, the call is counted unsized.
+ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ioacct_h5_key);
+	__type(value, struct ioacct_h5_val);
+} h5recs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ioacct_h5_id_key);
+	__type(value, struct ioacct_h5_id);
+} h5ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct ioacct_h5_pending);
+} h5pend SEC(".maps");
+
+/* Where a record and an id are built before they go into their maps. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ioacct_h5_val);
+} h5valbuf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ioacct_h5_id);
+} h5idbuf SEC(".maps");
+
+/*
+ * Where a name is built: twice a name's room, so that a string of up to a
+ * name's length read at any offset below a name's length stays inside (the
+ * verifier bounds the two apart); the first IOACCT_H5_NAME_MAX bytes are
+ * the name.
+ */
+struct h5_namebuf {
+	char s[2 * IOACCT_H5_NAME_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct h5_namebuf);
+} h5names SEC(".maps");
+
+#define H5_NAME_MASK (IOACCT_H5_NAME_MAX - 1)
+#define H5_BUF_MASK (2 * IOACCT_H5_NAME_MAX - 1)
+
+/* Appends the string at src (the task's memory when user) to buf at off; the new length. */
+static __always_inline __u32 h5_cat(struct h5_namebuf *buf, __u32 off, const void *src, bool user)
+{
+	long n;
+
+	if (off >= IOACCT_H5_NAME_MAX - 1)
+		return off;
+	/* The mask, kept (the compiler would drop it after the test): what the verifier bounds by. */
+	asm volatile("" : "+r"(off));
+	off &= H5_NAME_MASK;
+	n = user ? bpf_probe_read_user_str(buf->s + off, IOACCT_H5_NAME_MAX, src) :
+		   bpf_probe_read_kernel_str(buf->s + off, IOACCT_H5_NAME_MAX, src);
+	return n > 0 ? off + (__u32)n - 1 : off;
+}
+
+/* Puts c at off (what followed is cut off); the new length. */
+static __always_inline __u32 h5_chr(struct h5_namebuf *buf, __u32 off, char c)
+{
+	if (off >= IOACCT_H5_NAME_MAX - 1)
+		return off;
+	asm volatile("" : "+r"(off));
+	buf->s[off & H5_BUF_MASK] = c;
+	buf->s[(off + 1) & H5_BUF_MASK] = '\0';
+	return off + 1;
+}
+
+/* The name built in buf, into name (cut to its room). */
+static __always_inline void h5_name_put(char *name, const struct h5_namebuf *buf)
+{
+	bpf_probe_read_kernel(name, IOACCT_H5_NAME_MAX, buf->s);
+	name[IOACCT_H5_NAME_MAX - 1] = '\0';
+}
+
+/*
+ * The name of an object called uname (the task's string) at loc, into
+ * out: "FILE:/uname" under a file, "FILE:/group/uname" under a group,
+ * "FILE:uname" for an absolute uname. Its file's key too. -1 when loc is
+ * an id these probes did not see made (opened before they were attached).
+ */
+static __noinline int h5_name(struct ioacct_h5_id *out, __u32 tgid, __s64 loc, __u64 uname)
+{
+	struct ioacct_h5_id_key lk = { .hid = loc, .tgid = tgid };
+	struct ioacct_h5_id *l = bpf_map_lookup_elem(&h5ids, &lk);
+	__u32 zero = 0, off;
+	struct h5_namebuf *buf = bpf_map_lookup_elem(&h5names, &zero);
+	char first = 0;
+
+	if (!l || !buf)
+		return -1;
+	bpf_probe_read_user(&first, 1, (void *)uname);
+	out->file = l->file;
+	out->flen = l->flen;
+	off = h5_cat(buf, 0, l->name, false);
+	if (l->kind == IOACCT_H5_FILE || first == '/') {
+		/* Under the file's root, or absolute: from the file's name on. */
+		off = h5_chr(buf, l->flen, ':');
+		if (first != '/')
+			off = h5_chr(buf, off, '/');
+	} else if (off > 0 && buf->s[(off - 1) & H5_BUF_MASK] != '/') {
+		off = h5_chr(buf, off, '/');
+	}
+	h5_cat(buf, off, (void *)uname, true);
+	h5_name_put(out->name, buf);
+	return 0;
+}
+
+/*
+ * The slot's record of key (made, named name, if new; one of an earlier
+ * job in a reused slot is dropped), or NULL when the map is full.
+ */
+static __always_inline struct ioacct_h5_val *h5_rec(__u32 slot, __u32 tgid, __u64 key, __u32 kind,
+						     const char *name)
+{
+	struct ioacct_h5_key k = { .slot = slot, .tgid = tgid, .name = key };
+	struct ioacct_slot *sl = slot_of(slot);
+	struct ioacct_h5_val *v;
+	__u32 zero = 0;
+
+	if (!sl)
+		return NULL;
+	v = bpf_map_lookup_elem(&h5recs, &k);
+	if (v && v->start == sl->start_ns)
+		return v;
+	if (v)
+		bpf_map_delete_elem(&h5recs, &k);
+	v = bpf_map_lookup_elem(&h5valbuf, &zero);
+	if (!v)
+		return NULL;
+	__builtin_memset(v, 0, sizeof(*v));
+	v->start = sl->start_ns;
+	v->kind = kind;
+	bpf_probe_read_kernel_str(v->name, sizeof(v->name), name);
+	if (bpf_map_update_elem(&h5recs, &k, v, BPF_NOEXIST) && !bpf_map_lookup_elem(&h5recs, &k)) {
+		count_in(&lost, slot);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&h5recs, &k);
+}
+
+/* What the id stands for; NULL when these probes did not see it made. */
+static __always_inline struct ioacct_h5_id *h5_id(__u32 tgid, __s64 hid)
+{
+	struct ioacct_h5_id_key k = { .hid = hid, .tgid = tgid };
+
+	return bpf_map_lookup_elem(&h5ids, &k);
+}
+
+static __always_inline void h5_id_put(__u32 slot, __u32 tgid, __s64 hid, const struct ioacct_h5_id *v)
+{
+	struct ioacct_h5_id_key k = { .hid = hid, .tgid = tgid };
+
+	if (bpf_map_update_elem(&h5ids, &k, v, BPF_ANY))
+		count_in(&lost, slot);
+}
+
+/* The record an id's calls go to: its own (a dataset), or its file's. */
+static __always_inline struct ioacct_h5_val *h5_rec_of(__u32 slot, __u32 tgid, __u64 key)
+{
+	struct ioacct_h5_key k = { .slot = slot, .tgid = tgid, .name = key };
+
+	return bpf_map_lookup_elem(&h5recs, &k);
+}
+
+/* H5Fcreate or H5Fopen returned the file's id. */
+static __noinline int h5_fopen(const struct ioacct_h5_pending *p, __u32 tgid, __s64 hid, __u64 dt)
+{
+	struct ioacct_h5_id *id;
+	struct ioacct_h5_val *v;
+	__u32 zero = 0;
+	long n;
+
+	id = bpf_map_lookup_elem(&h5idbuf, &zero);
+	if (!id)
+		return 0;
+	__builtin_memset(id, 0, sizeof(*id));
+	n = bpf_probe_read_user_str(id->name, sizeof(id->name), (void *)p->a[0]);
+	if (n <= 1)
+		return 0;
+	id->kind = IOACCT_H5_FILE;
+	id->flen = (__u32)n - 1;
+	id->rec = id->file = fnv1a(id->name);
+	v = h5_rec(p->slot, tgid, id->rec, IOACCT_H5_FILE, id->name);
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(&v->opens, 1);
+	__sync_fetch_and_add(&v->meta_ns, dt);
+	h5_id_put(p->slot, tgid, hid, id);
+	return 0;
+}
+
+/*
+ * H5Gcreate2, H5Gopen2, H5Dcreate1/2, H5Dopen1/2 or H5Dcreate_anon returned
+ * the object's id: a group is noted by its name; a dataset counts an open
+ * in its record, an anonymous one in a record of its own until H5Olink
+ * names it.
+ */
+static __noinline int h5_oopen(const struct ioacct_h5_pending *p, __u32 kind, __u32 tgid, __s64 hid,
+			       __u64 dt)
+{
+	struct ioacct_h5_id *id;
+	struct ioacct_h5_val *v;
+	__u32 zero = 0;
+
+	id = bpf_map_lookup_elem(&h5idbuf, &zero);
+	if (!id)
+		return 0;
+	__builtin_memset(id, 0, sizeof(*id));
+	if (kind == IOACCT_H5_K_DANON) {
+		struct ioacct_h5_id *l = h5_id(tgid, (__s64)p->a[0]);
+
+		if (!l)
+			return 0;
+		struct h5_namebuf *buf = bpf_map_lookup_elem(&h5names, &zero);
+
+		if (!buf)
+			return 0;
+		id->file = l->file;
+		id->flen = l->flen;
+		h5_cat(buf, 0, l->name, false);
+		/* Darshan has no name for it (nor a record): said anonymous, by its id until linked. */
+		h5_cat(buf, h5_chr(buf, l->flen, ':'), "(anonymous)", false);
+		h5_name_put(id->name, buf);
+		id->anon = 1;
+		id->rec = fnv1a(id->name) ^ (__u64)hid;
+	} else {
+		if (h5_name(id, tgid, (__s64)p->a[0], p->a[1]))
+			return 0;
+		id->rec = fnv1a(id->name);
+	}
+	if (kind == IOACCT_H5_K_GOPEN) {
+		id->kind = IOACCT_H5_GROUP;
+		id->rec = 0;
+		h5_id_put(p->slot, tgid, hid, id);
+		return 0;
+	}
+	id->kind = IOACCT_H5_DATASET;
+	v = h5_rec(p->slot, tgid, id->rec, IOACCT_H5_DATASET, id->name);
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(&v->opens, 1);
+	__sync_fetch_and_add(&v->meta_ns, dt);
+	h5_id_put(p->slot, tgid, hid, id);
+	return 0;
+}
+
+/*
+ * H5Olink(object, loc, name) linked an anonymous dataset: its record takes
+ * its name from now on (added to a record of that name, if one exists).
+ */
+static __noinline int h5_olink(const struct ioacct_h5_pending *p, __u32 tgid)
+{
+	struct ioacct_h5_id *id = h5_id(tgid, (__s64)p->a[0]), *nid;
+	struct ioacct_h5_val *old, *v;
+	__u32 zero = 0;
+	__u64 *src, *dst;
+
+	if (!id || id->kind != IOACCT_H5_DATASET || !id->anon)
+		return 0;
+	nid = bpf_map_lookup_elem(&h5idbuf, &zero);
+	if (!nid)
+		return 0;
+	__builtin_memset(nid, 0, sizeof(*nid));
+	if (h5_name(nid, tgid, (__s64)p->a[1], p->a[2]))
+		return 0;
+	nid->kind = IOACCT_H5_DATASET;
+	nid->rec = fnv1a(nid->name);
+	old = h5_rec_of(p->slot, tgid, id->rec);
+	v = h5_rec(p->slot, tgid, nid->rec, IOACCT_H5_DATASET, nid->name);
+	if (old && v && old != v) {
+		/* The sums, opens to the size bins; the largest selection and the type's size. */
+		src = &old->opens;
+		dst = &v->opens;
+		for (__u32 i = 0; i < (offsetof(struct ioacct_h5_val, name) -
+				       offsetof(struct ioacct_h5_val, opens)) / 8; i++) {
+			if (i == (offsetof(struct ioacct_h5_val, npoints_max) -
+				  offsetof(struct ioacct_h5_val, opens)) / 8) {
+				if (src[i] > dst[i])
+					dst[i] = src[i];
+			} else if (i == (offsetof(struct ioacct_h5_val, datatype_size) -
+					 offsetof(struct ioacct_h5_val, opens)) / 8) {
+				if (src[i])
+					dst[i] = src[i];
+			} else {
+				__sync_fetch_and_add(&dst[i], src[i]);
+			}
+		}
+		if (old->last)
+			v->last = old->last;
+		struct ioacct_h5_key ok = { .slot = p->slot, .tgid = tgid, .name = id->rec };
+
+		bpf_map_delete_elem(&h5recs, &ok);
+	}
+	if (v)
+		h5_id_put(p->slot, tgid, (__s64)p->a[0], nid);
+	return 0;
+}
+
+/* H5Dread or H5Dwrite succeeded: counted in the dataset's record. */
+static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tgid, __u64 dt)
+{
+	struct ioacct_h5_id *id = h5_id(tgid, (__s64)p->a[0]);
+	struct ioacct_h5_val *v;
+	__u32 want = IOACCT_H5_HAVE_NPOINTS | IOACCT_H5_HAVE_TSIZE, b;
+	__u64 bytes;
+
+	if (!id || id->kind != IOACCT_H5_DATASET)
+		return 0; /* opened before the probes were attached: not counted */
+	v = h5_rec_of(p->slot, tgid, id->rec);
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(rd ? &v->reads : &v->writes, 1);
+	__sync_fetch_and_add(rd ? &v->read_ns : &v->write_ns, dt);
+	if (v->last && v->last != (rd ? 1 : 2))
+		__sync_fetch_and_add(&v->rw_switches, 1);
+	v->last = rd ? 1 : 2;
+	if ((p->have & want) != want) {
+		__sync_fetch_and_add(rd ? &v->unsized_reads : &v->unsized_writes, 1);
+		return 0;
+	}
+	v->datatype_size = p->tsize;
+	if (p->npoints > v->npoints_max)
+		v->npoints_max = p->npoints;
+	bytes = p->npoints * p->tsize;
+	__sync_fetch_and_add(rd ? &v->bytes_read : &v->bytes_written, bytes);
+	b = size_bin(bytes);
+	if (b < IOACCT_H5_NR_SIZE_BINS)
+		__sync_fetch_and_add(rd ? &v->size_read[b] : &v->size_written[b], 1);
+	return 0;
+}
+
+/* H5Fflush, H5Fclose, H5Dflush, H5Dclose, H5Gclose: the file's or dataset's record, the id. */
+static __noinline int h5_meta(const struct ioacct_h5_pending *p, __u32 kind, __u32 tgid, __u64 dt)
+{
+	struct ioacct_h5_id *id = h5_id(tgid, (__s64)p->a[0]);
+	struct ioacct_h5_id_key k = { .hid = (__s64)p->a[0], .tgid = tgid };
+	struct ioacct_h5_val *v;
+
+	if (!id)
+		return 0;
+	/* H5Fflush takes any object of the file. */
+	v = h5_rec_of(p->slot, tgid, kind == IOACCT_H5_K_FFLUSH ? id->file : id->rec);
+	if (v && (kind != IOACCT_H5_K_CLOSE || id->kind == IOACCT_H5_DATASET)) {
+		if (kind == IOACCT_H5_K_FFLUSH || kind == IOACCT_H5_K_DFLUSH)
+			__sync_fetch_and_add(&v->flushes, 1);
+		__sync_fetch_and_add(&v->meta_ns, dt);
+	}
+	if (kind == IOACCT_H5_K_FCLOSE || kind == IOACCT_H5_K_CLOSE)
+		bpf_map_delete_elem(&h5ids, &k);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ioacct_h5_enter)
+{
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
+	struct ioacct_h5_pending *p = bpf_map_lookup_elem(&h5pend, &id);
+	struct ioacct_h5_pending n = {};
+	__u32 kind = (cookie >> 8) & 0xff, io;
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx);
+
+	/* Both read here: the context may not be read at an offset chosen by a branch. */
+	asm volatile("" : "+r"(a0), "+r"(a1));
+	if (kind >= IOACCT_H5_K_NPOINTS) {
+		/* The library's own functions: only inside a read or write of the thread's. */
+		if (!p || p->depth)
+			return 0;
+		io = (p->cookie >> 8) & 0xff;
+		if (io != IOACCT_H5_K_DREAD && io != IOACCT_H5_K_DWRITE)
+			return 0;
+		if (kind == IOACCT_H5_K_TPATH && !(p->have & IOACCT_H5_HAVE_DTYPE)) {
+			p->dtype = io == IOACCT_H5_K_DWRITE ? a1 : a0;
+			p->have |= IOACCT_H5_HAVE_DTYPE;
+		} else if (kind == IOACCT_H5_K_TSIZE && (p->have & IOACCT_H5_HAVE_DTYPE) &&
+			   !(p->have & IOACCT_H5_HAVE_TSIZE) && a0 == p->dtype) {
+			p->inner = kind;
+		}
+		return 0;
+	}
+	if (p) {
+		p->depth++;
+		return 0;
+	}
+	n.slot = task_slot();
+	if (n.slot == IOACCT_SLOT_NONE)
+		return 0;
+	n.cookie = cookie;
+	n.a[0] = a0;
+	n.a[1] = a1;
+	n.a[2] = PT_REGS_PARM3(ctx);
+	n.a[3] = PT_REGS_PARM4(ctx);
+	n.a[4] = PT_REGS_PARM5(ctx);
+	n.ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&h5pend, &id, &n, BPF_NOEXIST))
+		count_in(&lost, n.slot);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ioacct_h5_return)
+{
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
+	struct ioacct_h5_pending *p = bpf_map_lookup_elem(&h5pend, &id);
+	__u32 kind = (cookie >> 8) & 0xff, tgid = id >> 32;
+	__s64 rc = (__s64)PT_REGS_RC(ctx);
+	__u64 dt;
+
+	if (!p)
+		return 0;
+	if (kind >= IOACCT_H5_K_NPOINTS) {
+		if (p->depth)
+			return 0;
+		/* The first selection's size in the call: its memory's, equal to its file's. */
+		if (kind == IOACCT_H5_K_NPOINTS && !(p->have & IOACCT_H5_HAVE_NPOINTS) && rc >= 0) {
+			__u32 io = (p->cookie >> 8) & 0xff;
+
+			if (io == IOACCT_H5_K_DREAD || io == IOACCT_H5_K_DWRITE) {
+				p->npoints = (__u64)rc;
+				p->have |= IOACCT_H5_HAVE_NPOINTS;
+			}
+		} else if (kind == IOACCT_H5_K_TSIZE && p->inner == kind) {
+			p->inner = 0;
+			if (rc > 0) {
+				p->tsize = (__u64)rc;
+				p->have |= IOACCT_H5_HAVE_TSIZE;
+			}
+		}
+		return 0;
+	}
+	if (p->depth) {
+		p->depth--;
+		return 0;
+	}
+	dt = bpf_ktime_get_ns() - p->ts;
+	kind = (p->cookie >> 8) & 0xff;
+	/* As Darshan, failed calls are not counted: hid_t results are 64 bits, herr_t 32. */
+	switch (kind) {
+	case IOACCT_H5_K_FOPEN:
+		if (rc >= 0)
+			h5_fopen(p, tgid, rc, dt);
+		break;
+	case IOACCT_H5_K_GOPEN:
+	case IOACCT_H5_K_DOPEN:
+	case IOACCT_H5_K_DANON:
+		if (rc >= 0)
+			h5_oopen(p, kind, tgid, rc, dt);
+		break;
+	case IOACCT_H5_K_OLINK:
+		if ((__s32)rc >= 0)
+			h5_olink(p, tgid);
+		break;
+	case IOACCT_H5_K_DREAD:
+	case IOACCT_H5_K_DWRITE:
+		if ((__s32)rc >= 0)
+			h5_rw(p, kind == IOACCT_H5_K_DREAD, tgid, dt);
+		break;
+	default:
+		if ((__s32)rc >= 0)
+			h5_meta(p, kind, tgid, dt);
+	}
+	bpf_map_delete_elem(&h5pend, &id);
+	return 0;
+}

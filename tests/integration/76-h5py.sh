@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# HDF5 through uprobes (issue 39), from Python: h5py_prog.py under Debian's
+# python3-h5py 3.7 in a monitored job (iorun). f['x'] = 5,000 float32 is
+# made by h5py with H5Dcreate_anon, written, then linked by H5Olink (Darshan
+# 3.5 has no record of it): its 20,000 bytes are in the record named
+# FILE:/x. Dataset 'y' (100 x 100 int64) written in 10 slices of 10 rows
+# and read whole: the H5Dwrite calls h5py really makes, 80,000 bytes each
+# way. Exact in the store. h5py 3.7 with Debian's HDF5 1.10.8 makes one
+# H5Dwrite per slice, 10 of 8,000 bytes (counted apart with bpftrace's
+# uprobes on H5Dwrite and H5Dread: 11 writes with x's, 1 read), not the 100
+# the issue's text says.
+. "$(dirname "$0")/lib.sh"
+require_root_bpf
+command -v sqlite3 >/dev/null || skip "sqlite3 is needed to read the store"
+PY=/usr/bin/python3
+"$PY" -c 'import h5py, numpy' 2>/dev/null || skip "h5py not installed (Debian: python3-h5py)"
+EXTRA_CONF="${EXTRA_CONF:-}
+mpi_detach_after = 1s"
+setup
+start_daemon
+require_mpi_uprobes
+
+D=$(realpath "$T")/h5
+mkdir -p "$D"
+"$IORUN" --json -o "$T/p.json" -- "$PY" "$(dirname "$0")/h5py_prog.py" "$D/p.h5" > "$T/p.out" 2>&1 ||
+	{ cat "$T/p.out"; fail "iorun h5py_prog.py failed"; }
+JOB=$(json_get "$T/p.json" 'j["job_id"]')
+grep -q "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 20 of 20 functions" "$T/ioacctd.log" ||
+	fail "h5py's libhdf5_serial not attached: $(grep "HDF5:" "$T/ioacctd.log")"
+! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
+ok "h5py's libhdf5_serial attached by the library watch"
+
+COLS="kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
+COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written"
+sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
+	ON j.key = h.job_key WHERE j.job_id = $JOB ORDER BY kind, h.name" > "$T/got"
+Z=0,0,0,0,0,0,0,0,0,0
+cat > "$T/want" <<WANT
+0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z
+1 $D/p.h5:/x 1 0 1 0 20000 0 0 0 4 $Z 0,0,0,1,0,0,0,0,0,0
+1 $D/p.h5:/y 1 1 10 80000 80000 0 0 1 8 0,0,0,1,0,0,0,0,0,0 0,0,10,0,0,0,0,0,0,0
+WANT
+diff "$T/want" "$T/got" || fail "the HDF5 records of h5py are not exact (want, then got)"
+ok "x (H5Dcreate_anon, then linked): 1 write of 20,000 B; y: 10 writes and 1 read, 80,000 B each way"

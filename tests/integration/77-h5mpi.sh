@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Parallel HDF5 through uprobes (issue 39): h5pmpi.c, built with Debian's
+# h5pcc (libhdf5_openmpi), 4 OpenMPI ranks in a monitored job (iorun), each
+# writing its 1,024 doubles of one dataset in one collective H5Dwrite and
+# reading them back. The same watch finds libhdf5_openmpi and libmpi; every
+# rank's H5F and H5D records are exact, and the MPI-IO calls HDF5 made are
+# counted beside them (the two layers' calls are pending apart).
+# Not yet checked: H5F_USE_MPIIO and H5D_USE_MPIIO_COLLECTIVE (not counted).
+. "$(dirname "$0")/lib.sh"
+require_root_bpf
+command -v sqlite3 >/dev/null || skip "sqlite3 is needed to read the store"
+command -v h5pcc >/dev/null || skip "h5pcc not found (Debian: libhdf5-openmpi-dev)"
+OMPIRUN=$(command -v mpirun.openmpi || command -v mpirun) || skip "mpirun not found (Debian: openmpi-bin)"
+"$OMPIRUN" --version 2>&1 | grep -q "open-mpi.org" || skip "$OMPIRUN is not OpenMPI's"
+EXTRA_CONF="${EXTRA_CONF:-}
+mpi_detach_after = 1s"
+setup
+start_daemon
+require_mpi_uprobes
+# OpenMPI's session directory, this test's own (as 37-mpiio.sh).
+export OMPI_MCA_orte_tmpdir_base=$T/ompi
+mkdir -p "$OMPI_MCA_orte_tmpdir_base"
+mount -t tmpfs -o size=64m ioacct-ompi "$OMPI_MCA_orte_tmpdir_base" ||
+	fail "cannot mount a tmpfs for OpenMPI's session directory"
+
+D=$(realpath "$T")/h5
+mkdir -p "$D"
+h5pcc -shlib -o "$T/h5pmpi" "$(dirname "$0")/h5pmpi.c" || fail "h5pcc failed"
+ldd "$T/h5pmpi" | grep -q "libhdf5_openmpi.so" || skip "h5pmpi is not linked to libhdf5_openmpi.so"
+"$IORUN" --json -o "$T/p.json" -- "$OMPIRUN" --allow-run-as-root --oversubscribe -np 4 \
+	"$T/h5pmpi" "$D/p.h5" > "$T/p.out" 2>&1 || { cat "$T/p.out"; fail "iorun mpirun h5pmpi failed"; }
+JOB=$(json_get "$T/p.json" 'j["job_id"]')
+[ "$(grep -c "HDF5: attached to .*/libhdf5_openmpi.so.*(HDF5; 20 of 20 functions" "$T/ioacctd.log")" = 1 ] ||
+	fail "libhdf5_openmpi not attached once: $(grep "HDF5:" "$T/ioacctd.log")"
+grep -q "MPI-IO: attached to .*/libmpi.so.*(OpenMPI;" "$T/ioacctd.log" ||
+	fail "libmpi not attached: $(grep "MPI-IO:" "$T/ioacctd.log")"
+! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
+ok "libhdf5_openmpi and libmpi attached once each, for the 4 ranks"
+
+COLS="rank, kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
+COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written"
+sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
+	ON j.key = h.job_key WHERE j.job_id = $JOB ORDER BY rank, kind, h.name" > "$T/got"
+Z=0,0,0,0,0,0,0,0,0,0
+B=0,0,1,0,0,0,0,0,0,0
+: > "$T/want"
+for r in 0 1 2 3; do
+	echo "$r 0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z" >> "$T/want"
+	echo "$r 1 $D/p.h5:/p 1 1 1 8192 8192 0 0 1 8 $B $B" >> "$T/want"
+done
+diff "$T/want" "$T/got" || fail "the ranks' HDF5 records are not exact (want, then got)"
+ok "every rank: 1 collective write and 1 read of its 8,192 B, under its rank"
+
+# The MPI-IO calls HDF5 made for them, counted too, on the same file.
+MPIW=$(sqlite3 "$T/ioacct.db" "SELECT count(DISTINCT rank) || ' ' || sum(bytes_written >= 8192)
+	FROM mpiio_files m JOIN jobs j ON j.key = m.job_key WHERE j.job_id = $JOB
+	AND m.path = '$D/p.h5'")
+[ "$MPIW" = "4 4" ] || fail "MPI-IO records of p.h5 (ranks, ranks writing >= 8,192 B): $MPIW"
+ok "the MPI-IO layer under it: every rank wrote its 8,192 B or more through MPI-IO"
