@@ -47,11 +47,27 @@ SOURCES=("$SRC/lib/darshan/darshan.c" "$SRC/lib/darshan/darshan_read.c" "$SRC/li
 	"$SRC/lib/render/render_json.c" "$SRC/lib/render/render_html.c" "$SRC/lib/render/render_html_mpiio.c")
 LIBS=(${ZLIB_LIBS:--lz} -lm)
 
-echo "+ building tests/fuzz/fuzz_darshan with $CLANG -fsanitize=fuzzer,address,undefined"
-"$CLANG" "${CFLAGS[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-o "$OUT/fuzz_darshan" "$SRC/tests/fuzz/fuzz_darshan.c" "${SOURCES[@]}" "${LIBS[@]}" ||
+# lib/'s sources are compiled once, two compilers at a time, instrumented for
+# the fuzzer (fuzzer-no-link) and the sanitizers: fuzz_darshan links them with
+# libFuzzer, mkseed without it (the sanitizers' runtime has the coverage
+# hooks), so the seeds are written under AddressSanitizer and UBSan too.
+# shellcheck disable=SC2054 # one flag, its list comma-separated
+SAN=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+OBJ=$WORK/obj
+mkdir -p "$OBJ"
+dup=$(printf '%s\n' "${SOURCES[@]##*/}" | sort | uniq -d)
+[ -z "$dup" ] || { echo "FAIL: two sources named $dup: their objects would collide in $OBJ"; exit 1; }
+echo "+ compiling ${#SOURCES[@]} sources with $CLANG -fsanitize=fuzzer-no-link,address,undefined"
+printf '%s\0' "${SOURCES[@]}" |
+	(cd "$OBJ" && xargs -0 -n 6 -P 2 "$CLANG" "${CFLAGS[@]}" -fsanitize=fuzzer-no-link "${SAN[@]}" -c) ||
+	{ echo "FAIL: cannot compile the fuzz target's sources"; exit 1; }
+OBJS=("$OBJ"/*.o)
+[ ${#OBJS[@]} -eq ${#SOURCES[@]} ] || { echo "FAIL: ${#OBJS[@]} objects for ${#SOURCES[@]} sources"; exit 1; }
+echo "+ linking tests/fuzz/fuzz_darshan (-fsanitize=fuzzer) and tests/fuzz/mkseed"
+"$CLANG" "${CFLAGS[@]}" -fsanitize=fuzzer "${SAN[@]}" -o "$OUT/fuzz_darshan" \
+	"$SRC/tests/fuzz/fuzz_darshan.c" "${OBJS[@]}" "${LIBS[@]}" ||
 	{ echo "FAIL: cannot build the fuzz target"; exit 1; }
-"$CLANG" "${CFLAGS[@]}" -o "$OUT/mkseed" "$SRC/tests/fuzz/mkseed.c" "${SOURCES[@]}" "${LIBS[@]}" ||
+"$CLANG" "${CFLAGS[@]}" "${SAN[@]}" -o "$OUT/mkseed" "$SRC/tests/fuzz/mkseed.c" "${OBJS[@]}" "${LIBS[@]}" ||
 	{ echo "FAIL: cannot build mkseed"; exit 1; }
 
 CORPUS=$WORK/corpus
