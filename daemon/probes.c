@@ -48,6 +48,31 @@ static uint32_t files_room(const struct ioacct_probes_opts *opts)
 /* ---- which object --------------------------------------------------------------- */
 
 /*
+ * The kernel's BTF, parsed once while the probes open and freed when they
+ * have (kernel_btf_release): the checks below each parsed it again, and a
+ * parse of /sys/kernel/btf/vmlinux (5.5 MB on 6.18) takes ~0.2 s here and
+ * seconds in the kernel matrix's QEMU (TCG). NULL when the kernel has none.
+ */
+static struct btf *vmlinux_btf;
+static bool vmlinux_btf_tried;
+
+static const struct btf *kernel_btf(void)
+{
+	if (!vmlinux_btf_tried) {
+		vmlinux_btf = btf__load_vmlinux_btf();
+		vmlinux_btf_tried = true;
+	}
+	return vmlinux_btf;
+}
+
+static void kernel_btf_release(void)
+{
+	btf__free(vmlinux_btf);
+	vmlinux_btf = NULL;
+	vmlinux_btf_tried = false;
+}
+
+/*
  * Whether to load the object that reads kernel memory by plain loads
  * (bpf/ioacct_bpf_common.h, KREAD): where the kernel's BTF has the kfunc
  * bpf_rdonly_cast, unless IOACCT_BPF_COMPAT=1 asks for the other (to compare
@@ -59,10 +84,9 @@ static bool direct_reads(void)
 
 	if (direct < 0) {
 		const char *force = getenv("IOACCT_BPF_COMPAT");
-		struct btf *vmlinux = btf__load_vmlinux_btf();
+		const struct btf *vmlinux = kernel_btf();
 
 		direct = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) >= 0;
-		btf__free(vmlinux);
 		if (force && !strcmp(force, "1"))
 			direct = 0;
 	}
@@ -77,7 +101,7 @@ static bool direct_reads(void)
  */
 static bool unique_mount_ids(bool legacy)
 {
-	struct btf *vmlinux = legacy ? NULL : btf__load_vmlinux_btf();
+	const struct btf *vmlinux = legacy ? NULL : kernel_btf();
 	const struct btf_type *t;
 	bool found = false;
 	int id;
@@ -87,7 +111,6 @@ static bool unique_mount_ids(bool legacy)
 	for (int i = 0; t && i < btf_vlen(t) && !found; i++)
 		found = !strcmp(btf__name_by_offset(vmlinux, btf_members(t)[i].name_off),
 				"mnt_id_unique");
-	btf__free(vmlinux);
 	return found;
 }
 
@@ -598,7 +621,7 @@ static void views_note(struct ioacct_probes *p)
  */
 static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const struct btf *vmlinux = kernel_btf();
 	struct bpf_program *prog;
 	char missing[512] = "";
 	size_t on = 0, off = 0;
@@ -631,7 +654,6 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 		on += use;
 	}
 	select_views(p, vmlinux, mode);
-	btf__free(vmlinux);
 	if (missing[0]) {
 		size_t l = strlen(p->reason);
 
@@ -1117,6 +1139,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 		if (!ret)
 			ret = load_object(p, opts, err, errlen);
 	}
+	kernel_btf_release();
 	if (!ret)
 		ret = p->reused ? resume_state(p, err, errlen) : fresh_state(p, err, errlen);
 	if (ret)
@@ -1133,6 +1156,7 @@ struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, 
 	}
 	return p;
 fail:
+	kernel_btf_release();
 	if (p->skel && !p->reused)
 		unpin_all(p);
 	ioacct_probes_close(p, false);
