@@ -668,12 +668,16 @@ void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag)
  */
 /*
  * A job from the cluster store that is one node's part alone (its mount ids
- * kept), this node's: its per-file records are in this node's store, as the
- * cluster store keeps none for a part written before its schema 9.
+ * kept), this node's, whose records req asks for the cluster store does not
+ * keep: they are in this node's store (per-file and MPI-IO records of a
+ * part written before the cluster store's schema 9, HDF5 records before 18).
  */
-static bool own_part(const struct ioacct_jobdata *jd, const struct ioacct_config *cfg)
+static bool own_part(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
+		     const struct ioacct_config *cfg)
 {
-	return !jd->files_loaded && !jd->nnodes && strcmp(jd->job.node, cfg->node) == 0;
+	bool kept = req->hdf5 ? jd->h5_loaded : jd->files_loaded;
+
+	return !kept && !jd->nnodes && strcmp(jd->job.node, cfg->node) == 0;
 }
 
 static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *req, uid_t peer,
@@ -718,7 +722,7 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		ioacct_reply_error(rep, -EAGAIN,
 			  "job %" PRIu64 " changed in the cluster store while it was read: ask again",
 			  jd->job.job_id);
-	else if ((req->files || req->mpiio || req->hdf5) && own_part(jd, cfg))
+	else if ((req->files || req->mpiio || req->hdf5) && own_part(jd, req, cfg))
 		ioacct_job_serve_files_own(store, jd, req, rep);
 	else
 		ioacct_job_serve_page_jd(jd, req, rep);

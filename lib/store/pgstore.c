@@ -257,6 +257,67 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 #define MIGRATION_LIB_MISSED                                                            \
 	"ALTER TABLE jobs ADD COLUMN lib_opens_missed numeric(20,0) NOT NULL DEFAULT 0;"
 
+#define PG_H5_NUMERIC(name) " " #name " numeric(20,0) NOT NULL,"
+/*
+ * 18 (issue 39; SQLite schema 21): the HDF5 records of a part, as the
+ * node's SQLite hdf5_records has them: per step, rank, process, kind (0 a
+ * file, Darshan's H5F; 1 a dataset, H5D) and name ("FILE:/DATASET"; text
+ * with U+FFFD, the exact bytes in name_raw when they are not UTF-8),
+ * partitioned as files and mpiio_files, one partition a block (the blocks
+ * there are get theirs now), gone with their part (ioacct_job_gone, held
+ * parts moved by pgstore_purge.c). jobs.h5_kept: the part's HDF5 records
+ * are here; false for the parts written before (their reports say "not
+ * read", not none), true by default for those written from now on (the
+ * exporter sets it false for a part whose records it did not have).
+ */
+#define MIGRATION_HDF5                                                                  \
+	"CREATE TABLE hdf5_records ("                                                   \
+	" job bigint NOT NULL,"                                                         \
+	" step_id bigint NOT NULL,"                                                     \
+	" rank integer NOT NULL,"                                                       \
+	" pid bigint NOT NULL,"                                                         \
+	" kind smallint NOT NULL,"                                                      \
+	" name text NOT NULL,"                                                          \
+	" name_raw bytea,"                                                              \
+	IOACCT_H5_COUNTERS(PG_H5_NUMERIC)                                               \
+	" size_read numeric(20,0)[] NOT NULL,"                                          \
+	" size_written numeric(20,0)[] NOT NULL) PARTITION BY RANGE (job);"             \
+	"CREATE INDEX hdf5_records_job ON hdf5_records (job, step_id, rank, pid);"      \
+	"ALTER TABLE jobs ADD COLUMN h5_kept boolean NOT NULL DEFAULT false;"           \
+	"ALTER TABLE jobs ALTER COLUMN h5_kept SET DEFAULT true;"                       \
+	"CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void"         \
+	" LANGUAGE plpgsql AS $$"                                                       \
+	"DECLARE t text; n text; BEGIN"                                                 \
+	" FOREACH t IN ARRAY ARRAY['series', 'totals', 'files', 'mpiio_files', 'steps'," \
+	"  'mounts', 'hdf5_records'] LOOP"                                              \
+	"  n := t || '_' || ioacct_block_name(b);"                                      \
+	"  CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;"                      \
+	"  PERFORM pg_advisory_xact_lock(" PG_BLOCK_LOCK ", b);"                         \
+	"  BEGIN"                                                                       \
+	"   EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I"              \
+	" FOR VALUES FROM (%s) TO (%s)',"                                               \
+	"    n, t, b::bigint << 33, (b + 1)::bigint << 33);"                            \
+	"  EXCEPTION WHEN duplicate_table OR invalid_object_definition THEN NULL;"      \
+	"  END;"                                                                        \
+	"  IF t = 'series' THEN"                                                        \
+	"   EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 128)', n);"        \
+	"  END IF;"                                                                     \
+	" END LOOP;"                                                                    \
+	"END$$;"                                                                        \
+	"CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN" \
+	" IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN" \
+	"  DELETE FROM series WHERE job = OLD.id;"                                      \
+	"  DELETE FROM totals WHERE job = OLD.id;"                                      \
+	"  DELETE FROM files WHERE job = OLD.id;"                                       \
+	"  DELETE FROM mpiio_files WHERE job = OLD.id;"                                 \
+	"  DELETE FROM steps WHERE job = OLD.id;"                                       \
+	"  DELETE FROM mounts WHERE job = OLD.id;"                                      \
+	"  DELETE FROM hdf5_records WHERE job = OLD.id;"                                \
+	" END IF;"                                                                      \
+	" RETURN NULL;"                                                                 \
+	"END$$;"                                                                        \
+	"SELECT ioacct_block_parts(b) FROM (SELECT 1023 AS b UNION"                     \
+	" SELECT (id >> 33)::integer FROM jobs) x;"
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
 	"CREATE TABLE jobs ("
@@ -693,6 +754,7 @@ static const char *const migrations[] = {
 	"SELECT 1",
 	"SELECT 1",
 	MIGRATION_LIB_MISSED,
+	MIGRATION_HDF5,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

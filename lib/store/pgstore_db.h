@@ -36,7 +36,8 @@
 #define PG_STMTS(X)                                                                         \
 	X(blocks_missing) X(block_parts) X(place) X(files_not_kept) X(report_offer)         \
 	X(report_claim) X(report_claim_skip) X(report_written) X(run_unmerged) X(run_lock)  \
-	X(merged_forget) X(merged_insert) X(make_parts) X(make_mounts) X(make_series)
+	X(merged_forget) X(merged_insert) X(make_parts) X(make_mounts) X(make_series)       \
+	X(h5_not_kept)
 #define PG_STMT_ENUM(name) PG_STMT_##name,
 enum pg_stmt { PG_STMTS(PG_STMT_ENUM) PG_NR_STMTS };
 
@@ -117,12 +118,13 @@ struct ioacct_pgstore {
  * writes (pgstore_export.c): a node making a month's partitions and another
  * writing its rows wait for each other, never in a cycle.
  */
-#define PG_BLOCK_TABLES "series", "totals", "files", "mpiio_files", "steps", "mounts"
+#define PG_BLOCK_TABLES                                                                     \
+	"series", "totals", "files", "mpiio_files", "steps", "mounts", "hdf5_records"
 #define PG_BLOCK_LOCK_SQL                                                                   \
 	"LOCK TABLE ONLY series, ONLY totals, ONLY files, ONLY mpiio_files, ONLY steps,"     \
-	" ONLY mounts IN ROW EXCLUSIVE MODE"
+	" ONLY mounts, ONLY hdf5_records IN ROW EXCLUSIVE MODE"
 
-/* ---- per-file and MPI-IO records (pgstore_files.c, schema 9) ---- */
+/* ---- per-file, MPI-IO (pgstore_files.c, schema 9) and HDF5 records (schema 18) ---- */
 
 /* The columns of files and mpiio_files after job, in COPY order (held_move copies them too). */
 #define PG_FILE_COLS                                                                        \
@@ -136,6 +138,10 @@ struct ioacct_pgstore {
 #define PG_MPIIO_COL(name) " " #name ","
 #define PG_MPIIO_COLS                                                                       \
 	"step_id, rank, pid, path, path_raw," IOACCT_MPIIO_COUNTERS(PG_MPIIO_COL)           \
+	" size_read, size_written"
+/* The columns of hdf5_records after job, in COPY order (schema 18). */
+#define PG_H5_COLS                                                                          \
+	"step_id, rank, pid, kind, name, name_raw," IOACCT_H5_COUNTERS(PG_MPIIO_COL)        \
 	" size_read, size_written"
 
 /* ---- errors ---- */
@@ -324,13 +330,14 @@ void pg_counters_add(struct ioacct_counters *c, const PGresult *res, int row, in
 int pg_sample_add(struct ioacct_sample **a, size_t *n, size_t *cap, bool with_bin,
 		  const struct ioacct_sample *s, const PGresult *res, int row, int first);
 
-/* ---- the per-file and MPI-IO records (pgstore_files.c, schema 9) ---- */
+/* ---- the per-file, MPI-IO (pgstore_files.c, schema 9) and HDF5 records (18) ---- */
 
 /*
- * The per-file and MPI-IO records of n parts jds[i], whose rows of jobs have
- * ids ids[i], in the caller's transaction: one COPY per table for them all.
- * A part without them read (files_loaded, mpiio_loaded) is marked so
- * (jobs.files_kept false). b is the caller's scratch buffer. 0 or -errno.
+ * The per-file, MPI-IO and HDF5 records of n parts jds[i], whose rows of
+ * jobs have ids ids[i], in the caller's transaction: one COPY per table for
+ * them all. A part without them read is marked so (files_loaded,
+ * mpiio_loaded: jobs.files_kept false; h5_loaded: jobs.h5_kept false). b is
+ * the caller's scratch buffer. 0 or -errno.
  */
 int pg_records_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
 		   char (*ids)[24], size_t n, struct buf *b);
@@ -338,7 +345,8 @@ int pg_records_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const
  * The records of the members m[0..n) of a whole job into jd (its mounts
  * merged, jd->job its start), as each node's SQLite has them: their mount
  * ids the whole job's, times from the whole job's start. files_loaded
- * and mpiio_loaded only when every part has them (jobs.files_kept).
+ * and mpiio_loaded only when every part has them (jobs.files_kept),
+ * h5_loaded only when every part has its HDF5 records (jobs.h5_kept).
  * 0 or -errno.
  */
 int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,

@@ -195,7 +195,7 @@ static int staging_table(struct ioacct_pgstore *pg)
 	"SELECT b FROM (SELECT DISTINCT ioacct_block(e) AS b FROM unnest($1::bigint[]) e) x"  \
 	" WHERE NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = x.b)"                     \
 	" AND EXISTS (SELECT 1 FROM unnest(ARRAY['series', 'totals', 'files', 'mpiio_files',"  \
-	" 'steps', 'mounts']) t"                                                              \
+	" 'steps', 'mounts', 'hdf5_records']) t"                                                              \
 	" WHERE to_regclass(quote_ident(t || '_' || ioacct_block_name(x.b))) IS NULL) ORDER BY b"
 
 /*

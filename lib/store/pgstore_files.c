@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The cluster store on PostgreSQL, per-file and MPI-IO records (schema 9;
- * see pgstore.h, pgstore_db.h): written with their parts, one COPY per
- * table for a batch; read with a whole job, each node's as its SQLite has
- * them (files: lib/store/store_jobs.c, ST_LOAD_FILES order; MPI-IO:
- * ST_LOAD_MPIIO_PAGE order).
+ * The cluster store on PostgreSQL, per-file and MPI-IO records (schema 9)
+ * and HDF5 records (schema 18; see pgstore.h, pgstore_db.h): written with
+ * their parts, one COPY per table for a batch; read with a whole job, each
+ * node's as its SQLite has them (files: lib/store/store_jobs.c,
+ * ST_LOAD_FILES order; MPI-IO: ST_LOAD_MPIIO_PAGE order; HDF5: ST_LOAD_H5).
  */
 #include "pgstore.h"
 
@@ -93,63 +93,107 @@ static void buf_mpiio(struct buf *b, const char *id, const struct ioacct_mpiio *
 	buf_bins(b, m->size_written, '\n');
 }
 
-/* One COPY of the parts' files (mpiio false) or MPI-IO records; none when they have none. */
+#define H5_VALUE(name) h->name,
+
+static void buf_h5(struct buf *b, const char *id, const struct ioacct_h5rec *h)
+{
+	const uint64_t u[] = { IOACCT_H5_COUNTERS(H5_VALUE) };
+
+	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId32 "\t%" PRIu32 "\t%" PRIu32 "\t", id, h->step_id,
+		   h->rank, h->pid, h->kind);
+	buf_path(b, h->name, sizeof(h->name));
+	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
+		pg_buf_add(b, "%" PRIu64 "\t", u[i]);
+	buf_bins(b, h->size_read, '\t');
+	buf_bins(b, h->size_written, '\n');
+}
+
+/* The tables of a part's records, one COPY each. */
+enum rec_table { REC_FILES, REC_MPIIO, REC_H5 };
+
+static const struct {
+	const char *copy, *what;
+} rec_tables[] = {
+	[REC_FILES] = { "COPY files (job, " PG_FILE_COLS ") FROM STDIN", "store the files" },
+	[REC_MPIIO] = { "COPY mpiio_files (job, " PG_MPIIO_COLS ") FROM STDIN",
+			"store the MPI-IO records" },
+	[REC_H5] = { "COPY hdf5_records (job, " PG_H5_COLS ") FROM STDIN",
+		     "store the HDF5 records" },
+};
+
+static size_t rec_count(const struct ioacct_jobdata *jd, enum rec_table t)
+{
+	return t == REC_FILES ? jd->nfiles : t == REC_MPIIO ? jd->nmpiio : jd->nh5;
+}
+
+/* One COPY of the parts' records of table t; none when they have none. */
 static int copy_records(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
-			char (*ids)[24], size_t n, bool mpiio, struct buf *b)
+			char (*ids)[24], size_t n, enum rec_table t, struct buf *b)
 {
 	size_t i, total = 0;
 	int err;
 
 	for (i = 0; i < n; i++)
-		total += mpiio ? jds[i]->nmpiio : jds[i]->nfiles;
+		total += rec_count(jds[i], t);
 	if (!total)
 		return 0;
-	err = pg_copy_begin(pg, mpiio ? "COPY mpiio_files (job, " PG_MPIIO_COLS ") FROM STDIN" :
-					"COPY files (job, " PG_FILE_COLS ") FROM STDIN");
+	err = pg_copy_begin(pg, rec_tables[t].copy);
 	for (i = 0; i < n && !err; i++) {
-		size_t cnt = mpiio ? jds[i]->nmpiio : jds[i]->nfiles;
-
-		for (size_t k = 0; k < cnt && !err; k++) {
-			if (mpiio)
+		for (size_t k = 0; k < rec_count(jds[i], t) && !err; k++) {
+			if (t == REC_FILES)
+				buf_file(b, ids[i], &jds[i]->files[k]);
+			else if (t == REC_MPIIO)
 				buf_mpiio(b, ids[i], &jds[i]->mpiio[k]);
 			else
-				buf_file(b, ids[i], &jds[i]->files[k]);
+				buf_h5(b, ids[i], &jds[i]->h5[k]);
 			err = pg_copy_flush(pg, b, false);
 		}
 	}
-	return pg_copy_end(pg, b, err, mpiio ? "store the MPI-IO records" : "store the files");
+	return pg_copy_end(pg, b, err, rec_tables[t].what);
+}
+
+/* The parts ids in list ("{1,2}") marked by the prepared statement stmt (sql). */
+static int mark_not_kept(struct ioacct_pgstore *pg, struct buf *list, enum pg_stmt stmt,
+			 const char *sql)
+{
+	const char *params[1];
+	PGresult *res;
+	int err = 0;
+
+	pg_buf_add(list, "}");
+	if (list->failed)
+		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
+	params[0] = list->p;
+	res = pg_exec_prepared(pg, stmt, sql, 1, params);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		err = pg_conn_error(pg, res, "mark jobs without their records");
+	PQclear(res);
+	return err;
 }
 
 int pg_records_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
 		   char (*ids)[24], size_t n, struct buf *b)
 {
-	struct buf none = { 0 };
-	int err = copy_records(pg, jds, ids, n, false, b);
+	struct buf none = { 0 }, none_h5 = { 0 };
+	int err = 0;
 
-	if (!err)
-		err = copy_records(pg, jds, ids, n, true, b);
+	for (enum rec_table t = REC_FILES; t <= REC_H5 && !err; t++)
+		err = copy_records(pg, jds, ids, n, t, b);
 	/* A part whose records were not read (never from ioacctd's own store): not kept. */
-	for (size_t i = 0; !err && i < n; i++)
+	for (size_t i = 0; !err && i < n; i++) {
 		if (!jds[i]->files_loaded || !jds[i]->mpiio_loaded)
 			pg_buf_add(&none, "%s%s", none.len ? "," : "{", ids[i]);
-	if (!err && none.len) {
-		const char *params[1];
-		PGresult *res;
-
-		pg_buf_add(&none, "}");
-		if (none.failed) {
-			err = pg_error(pg, -ENOMEM, "cluster store: out of memory");
-		} else {
-			params[0] = none.p;
-			res = pg_exec_prepared(pg, PG_STMT_files_not_kept,
-					       "UPDATE jobs SET files_kept = false"
-					       " WHERE id = ANY($1::bigint[])", 1, params);
-			if (PQresultStatus(res) != PGRES_COMMAND_OK)
-				err = pg_conn_error(pg, res, "mark jobs without their files");
-			PQclear(res);
-		}
+		if (!jds[i]->h5_loaded)
+			pg_buf_add(&none_h5, "%s%s", none_h5.len ? "," : "{", ids[i]);
 	}
+	if (!err && none.len)
+		err = mark_not_kept(pg, &none, PG_STMT_files_not_kept,
+				    "UPDATE jobs SET files_kept = false WHERE id = ANY($1::bigint[])");
+	if (!err && none_h5.len)
+		err = mark_not_kept(pg, &none_h5, PG_STMT_h5_not_kept,
+				    "UPDATE jobs SET h5_kept = false WHERE id = ANY($1::bigint[])");
 	free(none.p);
+	free(none_h5.p);
 	return err;
 }
 
@@ -270,6 +314,26 @@ static void mpiio_from_row(const PGresult *res, int r, struct ioacct_mpiio *x)
 	val_bins(res, r, col, x->size_written);
 }
 
+#define H5_PTR(name) &h->name,
+
+static void h5_from_row(const PGresult *res, int r, struct ioacct_h5rec *h)
+{
+	uint64_t *u[] = { IOACCT_H5_COUNTERS(H5_PTR) };
+	int col = 1;
+
+	memset(h, 0, sizeof(*h));
+	h->step_id = (uint32_t)val_u64(res, r, col++);
+	h->rank = (int32_t)val_i64(res, r, col++);
+	h->pid = (uint32_t)val_u64(res, r, col++);
+	h->kind = (uint32_t)val_u64(res, r, col++);
+	val_path(res, r, col, h->name, sizeof(h->name));
+	col += 2;
+	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
+		*u[i] = val_u64(res, r, col++);
+	val_bins(res, r, col++, h->size_read);
+	val_bins(res, r, col, h->size_written);
+}
+
 /* SQLite's order of a job's files (ST_LOAD_FILES): bytes moved, largest first, then the key. */
 static int file_cmp(const void *pa, const void *pb)
 {
@@ -289,6 +353,12 @@ static int file_cmp(const void *pa, const void *pb)
 static int mpiio_cmp(const void *a, const void *b)
 {
 	return ioacct_mpiio_key_cmp(a, b);
+}
+
+/* SQLite's order of the HDF5 records (ST_LOAD_H5). */
+static int h5_cmp(const void *a, const void *b)
+{
+	return ioacct_h5rec_key_cmp(a, b);
 }
 
 static PGresult *query_ids(struct ioacct_pgstore *pg, const char *sql, const char *ids,
@@ -313,6 +383,35 @@ static const struct member *member_of(const struct member *m, size_t n, int64_t 
 		if (m[i].id == id)
 			return &m[i];
 	return NULL;
+}
+
+/* The HDF5 records of the parts ids ("{1,2}") into jd, unless a part has none kept (schema 18). */
+static int h5_get(struct ioacct_pgstore *pg, const char *ids, struct ioacct_jobdata *jd)
+{
+	PGresult *res;
+	int err;
+
+	res = query_ids(pg, "SELECT count(*) FROM jobs WHERE id = ANY($1::bigint[])"
+			" AND NOT h5_kept", ids, "select the jobs' HDF5 records", &err);
+	if (!res || val_u64(res, 0, 0))
+		goto out; /* a part written before schema 18: not read */
+	PQclear(res);
+	res = query_ids(pg, "SELECT job, " PG_H5_COLS " FROM hdf5_records"
+			" WHERE job = ANY($1::bigint[])", ids, "select HDF5 records", &err);
+	if (!res)
+		goto out;
+	jd->h5 = calloc(PQntuples(res) ? (size_t)PQntuples(res) : 1, sizeof(*jd->h5));
+	if (!jd->h5) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int r = 0; r < PQntuples(res); r++)
+		h5_from_row(res, r, &jd->h5[jd->nh5++]);
+	qsort(jd->h5, jd->nh5, sizeof(*jd->h5), h5_cmp);
+	jd->h5_loaded = true;
+out:
+	PQclear(res);
+	return err;
 }
 
 int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
@@ -370,6 +469,9 @@ int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 	jd->mpiio_loaded = true;
 out:
 	PQclear(res);
+	/* Kept or not apart from the files: a part of schema 9 to 17 has files, no HDF5. */
+	if (!err)
+		err = h5_get(pg, ids.p, jd);
 	free(ids.p);
 	return err;
 }

@@ -480,6 +480,7 @@ out:
 	free(jd.series);
 	free(jd.files);
 	free(jd.mpiio);
+	free(jd.h5);
 	free(jd.nodes);
 	return ret;
 }

@@ -247,7 +247,7 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 /*
  * The block's parts whose run stays (a node's part of it not ended, or after
  * the cutoff; its report waiting: rare, at a month's edge) moved to the
- * running block: new ids, their series, totals, files, MPI-IO, steps and mounts rows moved
+ * running block: new ids, their series, totals, files, MPI-IO, steps, mounts and HDF5 rows moved
  * there (copied, the old ones deleted: schema 10 has no foreign key to
  * follow, and the block's partitions then hold only rows that go, counted
  * whole). The month then goes whole.
@@ -276,20 +276,24 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 		   " FROM files x JOIN n ON x.job = n.old RETURNING 1),"
 		   " mp AS (INSERT INTO mpiio_files (job, " PG_MPIIO_COLS ") SELECT n.new, "
 		   PG_MPIIO_COLS " FROM mpiio_files x JOIN n ON x.job = n.old RETURNING 1),"
+		   " h5 AS (INSERT INTO hdf5_records (job, " PG_H5_COLS ") SELECT n.new, "
+		   PG_H5_COLS " FROM hdf5_records x JOIN n ON x.job = n.old RETURNING 1),"
 		   " u AS (UPDATE jobs j SET id = n.new FROM n WHERE j.id = n.old RETURNING 1),"
 		   " ds AS (DELETE FROM series x USING n WHERE x.job = n.old RETURNING 1),"
 		   " dt AS (DELETE FROM totals x USING n WHERE x.job = n.old RETURNING 1),"
 		   " dst AS (DELETE FROM steps x USING n WHERE x.job = n.old RETURNING 1),"
 		   " dmt AS (DELETE FROM mounts x USING n WHERE x.job = n.old RETURNING 1),"
 		   " df AS (DELETE FROM files x USING n WHERE x.job = n.old RETURNING 1),"
-		   " dm AS (DELETE FROM mpiio_files x USING n WHERE x.job = n.old RETURNING 1)"
+		   " dm AS (DELETE FROM mpiio_files x USING n WHERE x.job = n.old RETURNING 1),"
+		   " dh AS (DELETE FROM hdf5_records x USING n WHERE x.job = n.old RETURNING 1)"
 		   " SELECT (SELECT count(*) FROM u) FROM (SELECT count(*) FROM s) a,"
 		   " (SELECT count(*) FROM t) c, (SELECT count(*) FROM st) d,"
 		   " (SELECT count(*) FROM mt) e, (SELECT count(*) FROM ds) f,"
 		   " (SELECT count(*) FROM dt) g, (SELECT count(*) FROM dst) h,"
 		   " (SELECT count(*) FROM dmt) i, (SELECT count(*) FROM fi) j,"
 		   " (SELECT count(*) FROM mp) k, (SELECT count(*) FROM df) l,"
-		   " (SELECT count(*) FROM dm) o", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
+		   " (SELECT count(*) FROM dm) o, (SELECT count(*) FROM h5) p,"
+		   " (SELECT count(*) FROM dh) q", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
 	if (b.failed)
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	res = pg_run_params(pg, b.p, 3, params);

@@ -143,12 +143,47 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
+# pg_back_to_schema17: puts a cluster store of schema $PG_SCHEMA back to schema 17 with its
+# data, as schema 17 stored it: no HDF5 records (schema 18: hdf5_records and jobs.h5_kept
+# gone), the functions ioacct_block_parts and ioacct_job_gone of schema 10, every later
+# version forgotten.
+pg_back_to_schema17() {
+	pg "BEGIN;
+	    CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void LANGUAGE plpgsql AS \$\$
+	    DECLARE t text; n text; BEGIN
+	     FOREACH t IN ARRAY ARRAY['series', 'totals', 'files', 'mpiio_files', 'steps', 'mounts'] LOOP
+	      n := t || '_' || ioacct_block_name(b);
+	      CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;
+	      PERFORM pg_advisory_xact_lock(730804912, b);
+	      BEGIN
+	       EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)',
+		n, t, b::bigint << 33, (b + 1)::bigint << 33);
+	      EXCEPTION WHEN duplicate_table OR invalid_object_definition THEN NULL;
+	      END;
+	      IF t = 'series' THEN
+	       EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 128)', n);
+	      END IF;
+	     END LOOP;
+	    END\$\$;
+	    CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
+	     IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN
+	      DELETE FROM series WHERE job = OLD.id; DELETE FROM totals WHERE job = OLD.id;
+	      DELETE FROM files WHERE job = OLD.id; DELETE FROM mpiio_files WHERE job = OLD.id;
+	      DELETE FROM steps WHERE job = OLD.id; DELETE FROM mounts WHERE job = OLD.id;
+	     END IF; RETURN NULL; END\$\$;
+	    DROP TABLE hdf5_records;
+	    ALTER TABLE jobs DROP COLUMN h5_kept;
+	    DELETE FROM ioacct_schema WHERE version > 17;
+	    COMMIT" > /dev/null
+}
+
 # pg_back_to_schema11: puts a cluster store of schema $PG_SCHEMA back to schema 11 with its
 # data, as schema 11 stored it: no run_start (schema 13), cmdline (schema 14) nor
 # lib_opens_missed (schema 17) in jobs,
 # job_reports (the last run's row of a job id kept), files' lives and counters (schema 12) and the merged series (dropped: made again at the next whole read), the
 # trigger of schema 8, every later version forgotten.
 pg_back_to_schema11() {
+	pg_back_to_schema17 || return 1
 	pg "BEGIN;
 	    DROP TABLE merged_series; DROP TABLE merged_jobs;
 	    CREATE TABLE merged_jobs (cluster text NOT NULL, job_id bigint NOT NULL,
