@@ -14,7 +14,8 @@
 #  3. Job 7802, exported at schema 18: its report read from the cluster store
 #     (ioreport through ioacctd, the node's SQLite emptied of its HDF5 records)
 #     has the HDF5 part and text section of the node store's (ioreport --db), and
-#     a and b exact.
+#     a and b exact. Its part copied in SQL as its run's part on a node n2: the merged
+#     report has both parts' records.
 #  4. A purge of the cluster store (ioacct_pgstore_purge through pgpurge) takes
 #     both jobs' HDF5 rows with them.
 . "$(dirname "$0")/lib.sh"
@@ -137,6 +138,44 @@ grep -q "^## HDF5: 1 files, 3 records" "$T/pg-7802.txt" ||
 cmp -s <(section "$T/db-7802.txt") <(section "$T/pg-7802.txt") ||
 	{ diff <(section "$T/db-7802.txt") <(section "$T/pg-7802.txt"); fail "job 7802: the text's HDF5 sections differ"; }
 ok "job 7802's report from the cluster store: the node store's HDF5 part (JSON) and section (text), exact"
+
+# ---- 3b. a job of two nodes: its merged report has both parts' records ----------------
+# Job 7802's part copied in SQL as its run's part on node n2, every row of it (the same
+# run_start: one run), its HDF5 records too, another process's there (the records' key,
+# as the MPI-IO records', has no node: two nodes' processes of one rank and pid would be
+# one key, which the JOB reply's pages refuse).
+pg "BEGIN;
+    CREATE TEMP TABLE m AS SELECT id AS old, 0::bigint AS new FROM jobs WHERE job_id = 7802;
+    WITH n AS (INSERT INTO jobs SELECT (jsonb_populate_record(j, jsonb_build_object('node', 'n2',
+	'start_ns', j.start_ns + 1000000, 'end_ns', j.end_ns + 1000000))).* FROM jobs j
+	WHERE job_id = 7802 RETURNING id)
+    UPDATE m SET new = (SELECT id FROM n);
+    DO \$\$DECLARE t text; BEGIN
+     FOREACH t IN ARRAY ARRAY['steps', 'mounts', 'totals', 'series', 'files', 'mpiio_files',
+      'hdf5_records'] LOOP
+      EXECUTE format('INSERT INTO %I SELECT (jsonb_populate_record(x,
+	jsonb_build_object(''job'', m.new))).* FROM %I x, m WHERE x.job = m.old', t, t);
+     END LOOP;
+    END\$\$;
+    UPDATE hdf5_records SET pid = pid + 1 WHERE job = (SELECT new FROM m);
+    COMMIT" > /dev/null || fail "cannot copy job 7802's part to node n2"
+[ "$(pg "SELECT count(*) FROM hdf5_records h JOIN jobs j ON j.id = h.job WHERE j.job_id = 7802")" = 6 ] ||
+	fail "job 7802's two parts have not 6 HDF5 records"
+"$IOREPORT" --format json -o "$T/pg2-7802.json" 7802 || fail "ioreport 7802 (two nodes) failed"
+/usr/bin/python3 - "$T/pg2-7802.json" "$D/7802.h5" <<'PY' || fail "the merged report's HDF5 part"
+import json, sys
+j = json.load(open(sys.argv[1]))
+f = sys.argv[2]
+assert len(j["nodes"]) == 2, j["nodes"]
+h = j["hdf5"]
+assert h["nrecords"] == 6, h["nrecords"]
+b = [r for r in h["records"] if r["name"] == f + ":/b"]
+assert len(b) == 2 and all((r["reads"], r["writes"], r["bytes_read"], r["bytes_written"])
+                           == (1, 4, 262144, 262144) for r in b), b
+[x] = h["files"]
+assert (x["name"], x["bytes_read"], x["bytes_written"]) == (f, 2 * 262144, 2 * 270144), x
+PY
+ok "job 7802 of two nodes: its merged report has both parts' 6 HDF5 records, b's exact on each"
 
 # ---- 4. purged with their jobs --------------------------------------------------------
 # The cutoff past both jobs' ends: their runs go (this month's partitions stay).
