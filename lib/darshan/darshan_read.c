@@ -684,6 +684,45 @@ static void floats_add_close_open(const uint64_t *w, double *f)
 		f[i + 2] = as_double(w[i]);
 }
 
+/* An H5F or H5D record (after id and rank), converted to the newest version as darshan-util does. */
+static void convert_h5(enum ioacct_darshan_kind kind, uint32_t ver, const uint64_t *w,
+		       struct ioacct_darshan_record *r)
+{
+	if (kind == IOACCT_DARSHAN_H5D) {
+		/* Version 2 added the file's record id after the rank; 0 in version 1's. */
+		if (ver == 2)
+			r->file_id = *w++;
+		for (size_t i = 0; i < 94; i++)
+			r->counters[i] = (int64_t)w[i];
+		for (size_t i = 0; i < 17; i++)
+			r->fcounters[i] = as_double(w[94 + i]);
+		return;
+	}
+	/*
+	 * Version 3 added FLUSHES and USE_MPIIO after OPENS and F_META_TIME
+	 * last, version 2 F_CLOSE_START and F_OPEN_END between version 1's
+	 * two timestamps: all -1, unknown, as darshan-util sets them.
+	 */
+	r->counters[0] = (int64_t)w[0];
+	if (ver == 3) {
+		r->counters[1] = (int64_t)w[1];
+		r->counters[2] = (int64_t)w[2];
+		for (size_t i = 0; i < 5; i++)
+			r->fcounters[i] = as_double(w[3 + i]);
+		return;
+	}
+	r->counters[1] = r->counters[2] = -1;
+	r->fcounters[4] = -1;
+	if (ver == 2) {
+		for (size_t i = 0; i < 4; i++)
+			r->fcounters[i] = as_double(w[1 + i]);
+		return;
+	}
+	r->fcounters[0] = as_double(w[1]);
+	r->fcounters[1] = r->fcounters[2] = -1;
+	r->fcounters[3] = as_double(w[2]);
+}
+
 /*
  * One record, converted to the newest version the way darshan-util does.
  * Returns false for a record it drops (POSIX 1 records with stdio counters).
@@ -766,38 +805,8 @@ static bool convert_record(enum ioacct_darshan_kind kind, uint32_t ver, const ui
 			r->fcounters[i] = as_double(w[13 + i]);
 		return true;
 	case IOACCT_DARSHAN_H5F:
-		/*
-		 * Version 3 added FLUSHES and USE_MPIIO after OPENS and F_META_TIME
-		 * last, version 2 F_CLOSE_START and F_OPEN_END between version 1's
-		 * two timestamps: all -1, unknown, as darshan-util sets them.
-		 */
-		r->counters[0] = (int64_t)w[0];
-		if (ver == 3) {
-			r->counters[1] = (int64_t)w[1];
-			r->counters[2] = (int64_t)w[2];
-			for (size_t i = 0; i < 5; i++)
-				r->fcounters[i] = as_double(w[3 + i]);
-			return true;
-		}
-		r->counters[1] = r->counters[2] = -1;
-		r->fcounters[4] = -1;
-		if (ver == 2) {
-			for (size_t i = 0; i < 4; i++)
-				r->fcounters[i] = as_double(w[1 + i]);
-			return true;
-		}
-		r->fcounters[0] = as_double(w[1]);
-		r->fcounters[1] = r->fcounters[2] = -1;
-		r->fcounters[3] = as_double(w[2]);
-		return true;
 	case IOACCT_DARSHAN_H5D:
-		/* Version 2 added the file's record id after the rank; 0 in version 1's. */
-		if (ver == 2)
-			r->file_id = *w++;
-		for (size_t i = 0; i < 94; i++)
-			r->counters[i] = (int64_t)w[i];
-		for (size_t i = 0; i < 17; i++)
-			r->fcounters[i] = as_double(w[94 + i]);
+		convert_h5(kind, ver, w, r);
 		return true;
 	default:
 		return false;
