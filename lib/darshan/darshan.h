@@ -327,7 +327,8 @@ int ioacct_darshan_mpiio_records(const struct ioacct_report *r, const bool *keep
  * (ioacct_darshan_mpiio_name), or IOACCT_DARSHAN_H5D, one per dataset and
  * rank, named "FILE:/DATASET" with the file's path as the H5F record has it
  * and that record's id as file_id; the records of one name and rank added
- * up; files on mounts keep[] leaves out skipped. -1 where ioacct counts
+ * up (rank 0 when no record of the kind names a rank, as the POSIX records);
+ * files on mounts keep[] leaves out skipped. -1 where ioacct counts
  * nothing, and for the bytes of a rank with unsized calls. 0 or -ENOMEM;
  * *n 0 for a job without HDF5 records of that kind.
  */

@@ -3,7 +3,7 @@
  * A job's HDF5 records (issue 39) as Darshan H5F records (module 3, record
  * version 3) and H5D records (module 4, version 2): one per file or dataset
  * and rank, the records of one name and rank (several steps or processes)
- * added up. A file is named by its path as the MPI-IO record of the same
+ * added up; rank 0 in a job whose records name no rank, as its POSIX records. A file is named by its path as the MPI-IO record of the same
  * file is (relative ones under the job's working directory), a dataset
  * "FILE:/DATASET" with that path, and its file's record id in the H5D
  * record's file id, as Darshan 3.5's runtime writes them.
@@ -169,6 +169,7 @@ int ioacct_darshan_h5_records(const struct ioacct_report *r, const bool *keep,
 	struct ioacct_darshan_frec *fr = calloc(jd->nh5 ? jd->nh5 : 1, sizeof(*fr));
 	struct ioacct_h5rec acc;
 	size_t ne = 0, k = 0;
+	bool ranked = false;
 	int ret = 0;
 
 	*out = NULL;
@@ -193,8 +194,17 @@ int ioacct_darshan_h5_records(const struct ioacct_report *r, const bool *keep,
 		goto out;
 	if (ne)
 		qsort(e, ne, sizeof(*e), hentry_cmp);
+	for (size_t i = 0; i < ne; i++)
+		ranked |= e[i].h->rank >= 0;
 	for (size_t i = 0, j; i < ne; i = j) {
 		acc = *e[i].h;
+		/*
+		 * A job whose records name no rank: its processes' own, rank 0, as
+		 * the POSIX records (and Darshan's non-MPI runtime); -1 would be a
+		 * record shared by every rank of an MPI job.
+		 */
+		if (!ranked)
+			acc.rank = 0;
 		for (j = i + 1; j < ne && !hentry_cmp(&e[i], &e[j]); j++)
 			ioacct_h5rec_add(&acc, e[j].h);
 		fr[k].name = e[i].name;

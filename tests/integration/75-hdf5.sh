@@ -119,6 +119,8 @@ f, d, name = recs(sys.argv[1]), recs(sys.argv[2]), sys.argv[3]
 assert list(f) == [name], list(f)
 c = f[name]["c"]
 assert (c["H5F_OPENS"], c["H5F_FLUSHES"], c["H5F_USE_MPIIO"]) == (1, 1, -1), c
+# A serial program's records: rank 0, as Darshan's non-MPI runtime and our POSIX records.
+assert f[name]["rank"] == 0, f[name]
 assert sorted(d) == [name + ":/a", name + ":/b"], list(d)
 want = {"a": dict(H5D_OPENS=1, H5D_READS=0, H5D_WRITES=1, H5D_BYTES_READ=0,
                   H5D_BYTES_WRITTEN=8000, H5D_RW_SWITCHES=0, H5D_DATATYPE_SIZE=8,

@@ -279,6 +279,32 @@ static void test_filtered(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+/* A job whose records name no rank (a serial program): rank 0, as its POSIX records. */
+static void test_unranked(void **state)
+{
+	struct jb b;
+	struct ioacct_report *r;
+	struct ioacct_darshan_log *log;
+
+	(void)state;
+	jb_init(&b, SEC, 10 * SEC);
+	jb_mount(&b, M_SCRATCH, "/scratch", "lustre");
+	jb_step(&b, 0, 0, 10 * SEC);
+	jb_add(&b, 0, M_SCRATCH, IOACCT_OP_WRITE, 0, 2, 0, 8000, 2000);
+	h5(&b, 0, -1, IOACCT_H5REC_FILE, "/scratch/s.h5")->opens = 1;
+	h5(&b, 0, -1, IOACCT_H5REC_DATASET, "/scratch/s.h5:/a")->writes = 1;
+	r = ioacct_report_create(b.jd, NULL, NULL);
+	assert_non_null(r);
+	log = ioacct_darshan_from_report(r, false);
+	assert_non_null(log);
+	assert_int_equal(log->recs[IOACCT_DARSHAN_H5F][0].rank, 0);
+	assert_int_equal(log->recs[IOACCT_DARSHAN_H5D][0].rank, 0);
+	assert_int_equal(D(&log->recs[IOACCT_DARSHAN_H5D][0], "H5D_FASTEST_RANK"), 0);
+	ioacct_darshan_free(log);
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
 /* ---- older record versions, as Darshan 3.1 to 3.4 wrote them ---- */
 
 struct raw {
@@ -398,6 +424,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_filtered),
+		cmocka_unit_test(test_unranked),
 		cmocka_unit_test(test_old_versions),
 	};
 
