@@ -9,10 +9,10 @@
  * region, each module's record version), then zlib-compressed regions: the
  * job (uid, start and end, nprocs, job id, 1024 bytes of key=value metadata,
  * the command line and the mount table), the name table (record id -> path)
- * and one region per module. Records of the POSIX, MPI-IO and STDIO modules
- * are read, older record versions converted to the newest one the way
- * darshan-util converts them; HEATMAP and DXT_POSIX (trace) records are
- * read as they are; other modules (HDF5, Lustre, DXT_MPIIO, ...) are listed
+ * and one region per module. Records of the POSIX, MPI-IO, STDIO, H5F and
+ * H5D modules are read, older record versions converted to the newest one
+ * the way darshan-util converts them; HEATMAP and DXT_POSIX (trace) records
+ * are read as they are; other modules (Lustre, DXT_MPIIO, ...) are listed
  * but not read. docs/darshan.md has the details.
  *
  * A bad log (truncated, corrupt, not a Darshan log, lengths past the end of
@@ -79,30 +79,34 @@ enum ioacct_darshan_kind {
 	IOACCT_DARSHAN_POSIX = 0,
 	IOACCT_DARSHAN_MPIIO = 1,
 	IOACCT_DARSHAN_STDIO = 2,
-	IOACCT_DARSHAN_NKINDS = 3,
+	IOACCT_DARSHAN_H5F = 3,           /* HDF5 files */
+	IOACCT_DARSHAN_H5D = 4,           /* HDF5 datasets */
+	IOACCT_DARSHAN_NKINDS = 5,
 };
 
-/* The most counters of any module read (POSIX: 69 integers, 17 floats). */
-#define IOACCT_DARSHAN_MAX_COUNTERS 69
+/* The most counters of any module read (H5D: 94 integers; POSIX: 17 floats). */
+#define IOACCT_DARSHAN_MAX_COUNTERS 94
 #define IOACCT_DARSHAN_MAX_FCOUNTERS 17
 
 /* A module's counters, in the order of its newest record version. */
 struct ioacct_darshan_modinfo {
-	const char *name;                 /* as darshan-parser prints it: "POSIX", "MPI-IO", "STDIO" */
+	const char *name;                 /* as darshan-parser prints it: "POSIX", "MPI-IO", "H5D" */
 	enum ioacct_darshan_mod_id mod_id;
 	uint32_t version;                 /* newest record version */
 	size_t ncounters;
 	size_t nfcounters;
 	const char *const *counters;      /* "POSIX_OPENS", ... */
 	const char *const *fcounters;     /* "POSIX_F_OPEN_START_TIMESTAMP", ... */
+	bool file_id;                     /* H5D: the record's file id follows id and rank */
 };
 
 /* The indices of the POSIX counters ioacct measures: darshan_counters.h (lib/core). */
 
-/* A POSIX, MPI-IO or STDIO record; counters past the module's own count are 0. */
+/* A POSIX, MPI-IO, STDIO, H5F or H5D record; counters past the module's own count are 0. */
 struct ioacct_darshan_record {
 	uint64_t id;                      /* Darshan's hash of the path */
 	int64_t rank;                     /* -1: shared by every rank, counters aggregated */
+	uint64_t file_id;                 /* H5D: its file's record id (0 before H5D version 2) */
 	int64_t counters[IOACCT_DARSHAN_MAX_COUNTERS];
 	double fcounters[IOACCT_DARSHAN_MAX_FCOUNTERS];
 };
@@ -239,7 +243,8 @@ const struct ioacct_darshan_mount *ioacct_darshan_mount_of(const struct ioacct_d
 							   const char *path);
 
 /*
- * The totals of a module as `darshan-parser --total` prints them: every
+ * The totals of a module as `darshan-parser --total` prints them (POSIX,
+ * MPI-IO and STDIO: it prints none of H5F and H5D, nor does this): every
  * record aggregated with darshan-util's rules (sums, maxima, earliest
  * non-zero start, latest end, the four most common access sizes and
  * strides, the fastest and slowest rank of shared files). Returns the
@@ -316,6 +321,30 @@ void ioacct_darshan_frecs_free(struct ioacct_darshan_frec *fr, size_t n);
  */
 int ioacct_darshan_mpiio_records(const struct ioacct_report *r, const bool *keep,
 				 struct ioacct_darshan_frec **out, size_t *n);
+/*
+ * The job's HDF5 records (issue 39) as H5F and H5D records (darshan_hdf5.c):
+ * `kind` IOACCT_DARSHAN_H5F, one per file and rank, named by the file's path
+ * (ioacct_darshan_mpiio_name), or IOACCT_DARSHAN_H5D, one per dataset and
+ * rank, named "FILE:/DATASET" with the file's path as the H5F record has it
+ * and that record's id as file_id; the records of one name and rank added
+ * up (rank 0 when no record of the kind names a rank, as the POSIX records);
+ * files on mounts keep[] leaves out skipped. -1 where ioacct counts
+ * nothing, and for the bytes of a rank with unsized calls. 0 or -ENOMEM;
+ * *n 0 for a job without HDF5 records of that kind.
+ */
+int ioacct_darshan_h5_records(const struct ioacct_report *r, const bool *keep,
+			      enum ioacct_darshan_kind kind, struct ioacct_darshan_frec **out,
+			      size_t *n);
+/* One H5F or H5D record of counters h (rank h->rank, ids given). */
+void ioacct_darshan_h5_record(const struct ioacct_h5rec *h, uint64_t id, uint64_t file_id,
+			      struct ioacct_darshan_record *r);
+/* The metadata line that says how the H5F and H5D records are made. */
+#define IOACCT_DARSHAN_H5_META                                                          \
+	"ioacct_hdf5=uprobes; -1: not measured; H5D_BYTES_* -1: calls of a selection of " \
+	"unknown size, in no H5D_SIZE_*_AGG bin"
+/* Whether the file at `name` lies on a mount keep[] (per report mount) leaves out: its deepest. */
+bool ioacct_darshan_mount_skipped(const struct ioacct_report *r, const bool *keep,
+				  const char *name);
 /* One MPIIO record of counters m (rank m->rank, id given). */
 void ioacct_darshan_mpiio_record(const struct ioacct_mpiio *m, uint64_t id,
 				 struct ioacct_darshan_record *r);

@@ -123,8 +123,8 @@ static int mentry_cmp(const void *a, const void *b)
 	return x->m->rank < y->m->rank ? -1 : x->m->rank > y->m->rank;
 }
 
-/* Whether the file at `name` is on a mount the log leaves out (keep[] false): its deepest. */
-static bool skipped(const struct ioacct_report *r, const bool *keep, const char *name)
+bool ioacct_darshan_mount_skipped(const struct ioacct_report *r, const bool *keep,
+				  const char *name)
 {
 	size_t best = 0, at = r->nmounts;
 
@@ -164,7 +164,7 @@ int ioacct_darshan_mpiio_records(const struct ioacct_report *r, const bool *keep
 			ret = -ENOMEM;
 			goto out;
 		}
-		if (skipped(r, keep, name)) {
+		if (ioacct_darshan_mount_skipped(r, keep, name)) {
 			free(name);
 			continue;
 		}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The Darshan log reader (see darshan.h): header, job region, name table,
- * POSIX / MPI-IO / STDIO / HEATMAP / DXT_POSIX records, each region bounded
+ * POSIX / MPI-IO / STDIO / H5F / H5D / HEATMAP / DXT_POSIX records, each region bounded
  * and inflated within the log's memory budget. Layouts and conversions
  * follow darshan-log-format.h and darshan-util's per-module readers;
  * docs/darshan.md lists them.
@@ -644,7 +644,7 @@ out:
 	return ret;
 }
 
-/* ---- POSIX, MPI-IO, STDIO records ---- */
+/* ---- POSIX, MPI-IO, STDIO, H5F, H5D records ---- */
 
 /* On-disk size of a record of `kind` in version `ver`; 0 for a version not known. */
 static size_t record_size(enum ioacct_darshan_kind kind, uint32_t ver)
@@ -652,6 +652,8 @@ static size_t record_size(enum ioacct_darshan_kind kind, uint32_t ver)
 	static const size_t posix[] = { 0, 680, 648, 664, 704 };
 	static const size_t mpiio[] = { 0, 544, 544, 560 };
 	static const size_t stdio_[] = { 0, 240, 248 };
+	static const size_t h5f[] = { 0, 40, 56, 80 };
+	static const size_t h5d[] = { 0, 904, 912 };
 
 	switch (kind) {
 	case IOACCT_DARSHAN_POSIX:
@@ -660,6 +662,10 @@ static size_t record_size(enum ioacct_darshan_kind kind, uint32_t ver)
 		return ver < ARRAY_SIZE(mpiio) ? mpiio[ver] : 0;
 	case IOACCT_DARSHAN_STDIO:
 		return ver < ARRAY_SIZE(stdio_) ? stdio_[ver] : 0;
+	case IOACCT_DARSHAN_H5F:
+		return ver < ARRAY_SIZE(h5f) ? h5f[ver] : 0;
+	case IOACCT_DARSHAN_H5D:
+		return ver < ARRAY_SIZE(h5d) ? h5d[ver] : 0;
 	default:
 		return 0;
 	}
@@ -676,6 +682,45 @@ static void floats_add_close_open(const uint64_t *w, double *f)
 	f[3] = f[4] = -1;
 	for (size_t i = 3; i < 15; i++)
 		f[i + 2] = as_double(w[i]);
+}
+
+/* An H5F or H5D record (after id and rank), converted to the newest version as darshan-util does. */
+static void convert_h5(enum ioacct_darshan_kind kind, uint32_t ver, const uint64_t *w,
+		       struct ioacct_darshan_record *r)
+{
+	if (kind == IOACCT_DARSHAN_H5D) {
+		/* Version 2 added the file's record id after the rank; 0 in version 1's. */
+		if (ver == 2)
+			r->file_id = *w++;
+		for (size_t i = 0; i < 94; i++)
+			r->counters[i] = (int64_t)w[i];
+		for (size_t i = 0; i < 17; i++)
+			r->fcounters[i] = as_double(w[94 + i]);
+		return;
+	}
+	/*
+	 * Version 3 added FLUSHES and USE_MPIIO after OPENS and F_META_TIME
+	 * last, version 2 F_CLOSE_START and F_OPEN_END between version 1's
+	 * two timestamps: all -1, unknown, as darshan-util sets them.
+	 */
+	r->counters[0] = (int64_t)w[0];
+	if (ver == 3) {
+		r->counters[1] = (int64_t)w[1];
+		r->counters[2] = (int64_t)w[2];
+		for (size_t i = 0; i < 5; i++)
+			r->fcounters[i] = as_double(w[3 + i]);
+		return;
+	}
+	r->counters[1] = r->counters[2] = -1;
+	r->fcounters[4] = -1;
+	if (ver == 2) {
+		for (size_t i = 0; i < 4; i++)
+			r->fcounters[i] = as_double(w[1 + i]);
+		return;
+	}
+	r->fcounters[0] = as_double(w[1]);
+	r->fcounters[1] = r->fcounters[2] = -1;
+	r->fcounters[3] = as_double(w[2]);
 }
 
 /*
@@ -759,6 +804,10 @@ static bool convert_record(enum ioacct_darshan_kind kind, uint32_t ver, const ui
 		for (size_t i = 0; i < 15; i++)
 			r->fcounters[i] = as_double(w[13 + i]);
 		return true;
+	case IOACCT_DARSHAN_H5F:
+	case IOACCT_DARSHAN_H5D:
+		convert_h5(kind, ver, w, r);
+		return true;
 	default:
 		return false;
 	}
@@ -771,7 +820,8 @@ static int read_records(struct pctx *c, enum ioacct_darshan_kind kind, const cha
 {
 	const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kind);
 	size_t rsz = record_size(kind, r->version), n, count;
-	uint64_t w[IOACCT_DARSHAN_MAX_COUNTERS + IOACCT_DARSHAN_MAX_FCOUNTERS + 2];
+	/* id, rank, an H5D record's file id, the counters. */
+	uint64_t w[3 + IOACCT_DARSHAN_MAX_COUNTERS + IOACCT_DARSHAN_MAX_FCOUNTERS];
 	unsigned char *buf;
 	int why = 0, ret;
 

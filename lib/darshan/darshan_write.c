@@ -165,6 +165,8 @@ static void put_record(struct obuf *o, const struct ioacct_darshan_modinfo *mi,
 {
 	put64(o, r->id);
 	put64(o, (uint64_t)r->rank);
+	if (mi->file_id)
+		put64(o, r->file_id);
 	for (size_t k = 0; k < mi->ncounters; k++)
 		put64(o, (uint64_t)r->counters[k]);
 	for (size_t k = 0; k < mi->nfcounters; k++)
@@ -412,7 +414,8 @@ int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_
 			 size_t errlen)
 {
 	static const enum ioacct_darshan_kind kinds[] = {
-		IOACCT_DARSHAN_POSIX, IOACCT_DARSHAN_MPIIO, IOACCT_DARSHAN_STDIO,
+		IOACCT_DARSHAN_POSIX, IOACCT_DARSHAN_MPIIO, IOACCT_DARSHAN_H5F, IOACCT_DARSHAN_H5D,
+		IOACCT_DARSHAN_STDIO,
 	};
 	struct obuf file = { 0 }, raw = { 0 };
 	unsigned char header[HEADER_SIZE] = { 0 };
@@ -441,7 +444,10 @@ int ioacct_darshan_write(const struct ioacct_darshan_log *log, void **buf, size_
 	set64(header + 32, off);
 	set64(header + 40, rlen);
 
-	/* Module regions in module-id order: POSIX 1, MPI-IO 2, STDIO 9, DXT_POSIX 10, HEATMAP 15. */
+	/*
+	 * Module regions in module-id order: POSIX 1, MPI-IO 2, H5F 3, H5D 4,
+	 * STDIO 9, DXT_POSIX 10, HEATMAP 15.
+	 */
 	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
 		const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(kinds[k]);
 
@@ -767,38 +773,56 @@ out:
 }
 
 /*
- * The job's MPI-IO records as MPIIO records (ioacct_darshan_mpiio_records),
- * named; the metadata says what -1 means in them.
+ * Records of `kind` (fr, n of them: MPI-IO's or HDF5's) as the log's,
+ * named; the metadata line `meta` says what -1 means in them.
  */
-static int fill_mpiio(struct ioacct_darshan_log *log, const struct ioacct_report *r,
-		      const bool *keep)
+static int fill_module(struct ioacct_darshan_log *log, enum ioacct_darshan_kind kind,
+		       const struct ioacct_darshan_frec *fr, size_t n, const char *meta)
 {
-	struct ioacct_darshan_frec *fr;
 	struct ioacct_darshan_record *recs;
-	size_t n, mlen;
-	int ret = ioacct_darshan_mpiio_records(r, keep, &fr, &n);
+	size_t mlen;
+	int ret = 0;
 
-	if (ret || !n)
-		return ret;
+	if (!n)
+		return 0;
 	recs = calloc(n, sizeof(*recs));
-	if (!recs) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	free(log->recs[IOACCT_DARSHAN_MPIIO]);
-	log->recs[IOACCT_DARSHAN_MPIIO] = recs;
+	if (!recs)
+		return -ENOMEM;
+	free(log->recs[kind]);
+	log->recs[kind] = recs;
 	for (size_t i = 0; i < n && !ret; i++) {
 		recs[i] = fr[i].rec;
 		ret = insert_name(log, fr[i].rec.id, fr[i].name);
 		if (fr[i].rec.rank >= log->nprocs)
 			log->nprocs = fr[i].rec.rank + 1;
 	}
-	log->nrecs[IOACCT_DARSHAN_MPIIO] = ret ? 0 : n;
+	log->nrecs[kind] = ret ? 0 : n;
 	mlen = strnlen(log->metadata, sizeof(log->metadata));
-	snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen, "%s\n",
-		 IOACCT_DARSHAN_MPIIO_META);
-out:
+	if (!strstr(log->metadata, meta))
+		snprintf(log->metadata + mlen, sizeof(log->metadata) - mlen, "%s\n", meta);
+	return ret;
+}
+
+/* The job's MPI-IO records (ioacct_darshan_mpiio_records) and HDF5 records (_h5_records). */
+static int fill_layers(struct ioacct_darshan_log *log, const struct ioacct_report *r,
+		       const bool *keep)
+{
+	static const enum ioacct_darshan_kind h5[] = { IOACCT_DARSHAN_H5F, IOACCT_DARSHAN_H5D };
+	struct ioacct_darshan_frec *fr;
+	size_t n;
+	int ret = ioacct_darshan_mpiio_records(r, keep, &fr, &n);
+
+	if (ret)
+		return ret;
+	ret = fill_module(log, IOACCT_DARSHAN_MPIIO, fr, n, IOACCT_DARSHAN_MPIIO_META);
 	ioacct_darshan_frecs_free(fr, n);
+	for (size_t k = 0; k < ARRAY_SIZE(h5) && !ret; k++) {
+		ret = ioacct_darshan_h5_records(r, keep, h5[k], &fr, &n);
+		if (ret)
+			break;
+		ret = fill_module(log, h5[k], fr, n, IOACCT_DARSHAN_H5_META);
+		ioacct_darshan_frecs_free(fr, n);
+	}
 	return ret;
 }
 
@@ -838,7 +862,7 @@ static int fill_from_report(struct ioacct_darshan_log *log, const struct ioacct_
 
 	ret = fill_files(log, r, keep, darshan_filter, &nfiles);
 	if (!ret)
-		ret = fill_mpiio(log, r, keep);
+		ret = fill_layers(log, r, keep);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < r->nmounts; i++) {

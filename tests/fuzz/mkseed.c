@@ -2,17 +2,38 @@
 /*
  * Writes seed logs for the fuzzer into a directory: what the sample logs
  * lack, format 3.41 with HEATMAP records, written by ioacct itself (one
- * zlib log with DXT_POSIX trace records and per-file POSIX records, and one
- * job of many bins and mounts).
+ * zlib log with DXT_POSIX trace records, per-file POSIX records and H5F and
+ * H5D records, and one job of many bins and mounts).
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "darshan.h"
 #include "filebuild.h"
 #include "jobbuild.h"
 #include "report.h"
+
+/* An HDF5 record of rank 0 (issue 39): the H5F and H5D modules' reading code gets a seed. */
+static void h5rec(struct jb *b, uint32_t kind, const char *name, uint64_t writes, uint64_t bytes)
+{
+	struct ioacct_jobdata *jd = b->jd;
+	struct ioacct_h5rec *h;
+
+	jd->h5 = jb_grow(jd->h5, jd->nh5 + 1, sizeof(*jd->h5));
+	h = &jd->h5[jd->nh5++];
+	memset(h, 0, sizeof(*h));
+	jd->h5_loaded = true;
+	h->kind = kind;
+	h->opens = 1;
+	h->writes = writes;
+	h->bytes_written = bytes;
+	h->datatype_size = 8;
+	h->size_written[ioacct_size_bin(bytes)] = writes;
+	h->write_ns = 1000;
+	ioacct_strlcpy(h->name, name, sizeof(h->name));
+}
 
 static int write_job(struct jb *b, const char *dir, const char *name, bool dxt)
 {
@@ -63,6 +84,9 @@ int main(int argc, char **argv)
 		   2 * (int64_t)JB_SEC, 3 * (int64_t)JB_SEC);
 	jb_file_rw(jb_file(&b, 0, -1, 2, 0, 0, ""), true, 4, 4096, 50, 20 * (int64_t)JB_SEC,
 		   21 * (int64_t)JB_SEC);
+	h5rec(&b, IOACCT_H5REC_FILE, "/scratch/t.h5", 0, 0);
+	h5rec(&b, IOACCT_H5REC_DATASET, "/scratch/t.h5:/a", 1, 8000);
+	h5rec(&b, IOACCT_H5REC_DATASET, "/scratch/t.h5:/g/b", 4, 262144);
 	ret = write_job(&b, argv[1], "ioacct-341.darshan", true);
 
 	jb_init(&b, JB_SEC / 10, 100 * JB_SEC);

@@ -7,7 +7,9 @@
 # libraries' watch, parsed by the same ELF worker and probed once; the
 # store's hdf5_records hold Darshan's H5F and H5D counters of the file and
 # of each dataset, exact (bytes = the selection's elements x the dataset's
-# datatype size, as Darshan counts them), named as Darshan names them.
+# datatype size, as Darshan counts them), named as Darshan names them; the
+# job's Darshan log (ioreport --format darshan) holds them as H5F and H5D
+# records, read back by our reader (dxtdump --h5f / --h5d).
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 command -v sqlite3 >/dev/null || skip "sqlite3 is needed to read the store"
@@ -97,6 +99,44 @@ names = [n for n, _ in rows]
 assert names.index(f + ":/b") < names.index(f + ":/a"), names  # most bytes first
 PY
 ok "the HTML report's HDF5 section: the file, then b before a"
+
+# The Darshan log: H5F and H5D modules (format 3.41, H5F record version 3, H5D
+# version 2), as our reader reads them back: the counters the store holds, -1
+# for those not measured, each dataset's record pointing at its file's.
+DXTDUMP=$abs_top_builddir/tests/integration/dxtdump
+[ -x "$DXTDUMP" ] || fail "$DXTDUMP not built (make -C tests/integration dxtdump)"
+"$IOREPORT" --db "$T/ioacct.db" --format darshan -o "$T/c.darshan" "$JOB" ||
+	fail "ioreport --format darshan failed"
+"$DXTDUMP" --h5f "$T/c.darshan" > "$T/h5f.dump" || fail "our reader: dxtdump --h5f failed"
+"$DXTDUMP" --h5d "$T/c.darshan" > "$T/h5d.dump" || fail "our reader: dxtdump --h5d failed"
+/usr/bin/python3 - "$T/h5f.dump" "$T/h5d.dump" "$D/c.h5" <<'PY' || fail "the Darshan log's H5F/H5D records"
+import json, sys
+def recs(path):
+    lines = [json.loads(l) for l in open(path)]
+    assert "ioacct_hdf5=uprobes" in lines[0]["metadata"], lines[0]
+    return {r["name"]: r for r in lines[1:]}
+f, d, name = recs(sys.argv[1]), recs(sys.argv[2]), sys.argv[3]
+assert list(f) == [name], list(f)
+c = f[name]["c"]
+assert (c["H5F_OPENS"], c["H5F_FLUSHES"], c["H5F_USE_MPIIO"]) == (1, 1, -1), c
+# A serial program's records: rank 0, as Darshan's non-MPI runtime and our POSIX records.
+assert f[name]["rank"] == 0, f[name]
+assert sorted(d) == [name + ":/a", name + ":/b"], list(d)
+want = {"a": dict(H5D_OPENS=1, H5D_READS=0, H5D_WRITES=1, H5D_BYTES_READ=0,
+                  H5D_BYTES_WRITTEN=8000, H5D_RW_SWITCHES=0, H5D_DATATYPE_SIZE=8,
+                  H5D_SIZE_WRITE_AGG_1K_10K=1, H5D_REGULAR_HYPERSLAB_SELECTS=-1),
+        "b": dict(H5D_OPENS=1, H5D_READS=1, H5D_WRITES=4, H5D_BYTES_READ=262144,
+                  H5D_BYTES_WRITTEN=262144, H5D_RW_SWITCHES=1, H5D_DATATYPE_SIZE=4,
+                  H5D_SIZE_WRITE_AGG_10K_100K=4, H5D_SIZE_READ_AGG_100K_1M=1,
+                  H5D_CHUNK_SIZE_D1=-1)}
+for ds, w in want.items():
+    r = d[name + ":/" + ds]
+    got = {k: r["c"][k] for k in w}
+    assert got == w, (ds, got)
+    assert r["file"] == name and r["rank"] == f[name]["rank"], r
+    assert r["f"]["H5D_F_WRITE_TIME"] > 0 and r["f"]["H5D_F_OPEN_START_TIMESTAMP"] == -1, r["f"]
+PY
+ok "the Darshan log: H5F c.h5 (1 open, 1 flush); H5D a (1 write, 8,000 B), b (4 writes, 1 read, 262,144 B each way)"
 
 # Its step over, the library's uprobes go.
 for _ in $(seq 1 1200); do

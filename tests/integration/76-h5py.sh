@@ -43,3 +43,20 @@ cat > "$T/want" <<WANT
 WANT
 diff "$T/want" "$T/got" || fail "the HDF5 records of h5py are not exact (want, then got)"
 ok "x (H5Dcreate_anon, then linked): 1 write of 20,000 B; y: 10 writes and 1 read, 80,000 B each way"
+
+# The job's Darshan log, read back by our reader: x under its linked name.
+DXTDUMP=$abs_top_builddir/tests/integration/dxtdump
+[ -x "$DXTDUMP" ] || fail "$DXTDUMP not built (make -C tests/integration dxtdump)"
+"$abs_top_builddir/tools/ioreport" --db "$T/ioacct.db" --format darshan -o "$T/p.darshan" "$JOB" ||
+	fail "ioreport --format darshan failed"
+"$DXTDUMP" --h5d "$T/p.darshan" > "$T/h5d.dump" || fail "our reader: dxtdump --h5d failed"
+"$PY" - "$T/h5d.dump" "$D/p.h5" <<'PYX' || fail "the Darshan log's H5D records of h5py's datasets"
+import json, sys
+name = sys.argv[2]
+d = {r["name"]: r["c"] for r in map(json.loads, list(open(sys.argv[1]))[1:])}
+assert sorted(d) == [name + ":/x", name + ":/y"], list(d)
+got = {k: (c["H5D_WRITES"], c["H5D_BYTES_WRITTEN"], c["H5D_READS"], c["H5D_BYTES_READ"])
+       for k, c in d.items()}
+assert got == {name + ":/x": (1, 20000, 0, 0), name + ":/y": (10, 80000, 1, 80000)}, got
+PYX
+ok "the Darshan log: H5D x (20,000 B written) and y (10 writes, 80,000 B each way)"

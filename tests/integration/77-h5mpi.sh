@@ -58,3 +58,32 @@ MPIW=$(sqlite3 "$T/ioacct.db" "SELECT count(DISTINCT rank) || ' ' || sum(bytes_w
 	AND m.path = '$D/p.h5'")
 [ "$MPIW" = "4 4" ] || fail "MPI-IO records of p.h5 (ranks, ranks writing >= 8,192 B): $MPIW"
 ok "the MPI-IO layer under it: every rank wrote its 8,192 B or more through MPI-IO"
+
+# The job's Darshan log, read back by our reader: per rank, an H5F record of
+# the file (the record id of its MPIIO records: one name, one id) and an H5D
+# record of p, exact.
+DXTDUMP=$abs_top_builddir/tests/integration/dxtdump
+[ -x "$DXTDUMP" ] || fail "$DXTDUMP not built (make -C tests/integration dxtdump)"
+"$abs_top_builddir/tools/ioreport" --db "$T/ioacct.db" --format darshan -o "$T/p.darshan" "$JOB" ||
+	fail "ioreport --format darshan failed"
+for m in h5f h5d mpiio; do
+	"$DXTDUMP" --$m "$T/p.darshan" > "$T/$m.dump" || fail "our reader: dxtdump --$m failed"
+done
+/usr/bin/python3 - "$T" "$D/p.h5" <<'PY' || fail "the Darshan log's per-rank H5F/H5D records"
+import json, sys
+t, name = sys.argv[1], sys.argv[2]
+def recs(m):
+    return [json.loads(l) for l in open("%s/%s.dump" % (t, m))][1:]
+f = {r["rank"]: r for r in recs("h5f") if r["name"] == name}
+d = {r["rank"]: r for r in recs("h5d") if r["name"] == name + ":/p"}
+m = {r["rank"] for r in recs("mpiio") if r["name"] == name}
+assert sorted(f) == sorted(d) == [0, 1, 2, 3] and m == set(f), (sorted(f), sorted(d), m)
+for r in range(4):
+    assert f[r]["c"]["H5F_OPENS"] == 1, f[r]
+    c = d[r]["c"]
+    got = (c["H5D_OPENS"], c["H5D_READS"], c["H5D_WRITES"], c["H5D_BYTES_READ"],
+           c["H5D_BYTES_WRITTEN"], c["H5D_DATATYPE_SIZE"], c["H5D_SIZE_WRITE_AGG_1K_10K"])
+    assert got == (1, 1, 1, 8192, 8192, 8, 1), (r, got)
+    assert d[r]["file"] == name, d[r]
+PY
+ok "the Darshan log: every rank's H5F and H5D records of p.h5, exact, beside its MPIIO record"

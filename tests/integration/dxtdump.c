@@ -14,6 +14,8 @@
  * ioacct's own records (darshan.h: a mount's rest, "other files") follow
  * the POSIX ones with "own": true; the others have "own": false.
  * dxtdump --mpiio LOG: the same of its MPIIO records (issue 27).
+ * dxtdump --h5f LOG, --h5d LOG: the same of its H5F and H5D records (issue
+ * 39); an H5D record's object has "file": the name of its file's record id.
  * dxtdump --job LOG: the job record as Darshan's tools read it (issue 38),
  * one JSON object: {"exe", "uid", "jobid", "nprocs", "start_time_sec",
  * "start_time_nsec", "end_time_sec", "end_time_nsec", "run_time" (as
@@ -54,8 +56,15 @@ static void records_dump(const struct ioacct_darshan_log *log, enum ioacct_darsh
 
 		printf("{\"name\": ");
 		ioacct_json_string(stdout, name ? name : "");
-		printf(", \"own\": %s, \"rank\": %lld, \"c\": {", i < n ? "false" : "true",
-		       (long long)r->rank);
+		printf(", \"own\": %s, \"rank\": %lld, ", i < n ? "false" : "true", (long long)r->rank);
+		if (mi->file_id) {
+			const char *file = ioacct_darshan_name_of(log, r->file_id);
+
+			printf("\"file\": ");
+			ioacct_json_string(stdout, file ? file : "");
+			printf(", ");
+		}
+		printf("\"c\": {");
 		for (size_t k = 0; k < mi->ncounters; k++)
 			printf("%s\"%s\": %lld", k ? ", " : "", mi->counters[k], (long long)r->counters[k]);
 		printf("}, \"f\": {");
@@ -135,13 +144,16 @@ int main(int argc, char **argv)
 	bool mpiio = argc == 3 && !strcmp(argv[1], "--mpiio");
 	bool job = argc == 3 && !strcmp(argv[1], "--job");
 	bool heatmap = argc == 3 && !strcmp(argv[1], "--heatmap");
+	bool h5f = argc == 3 && !strcmp(argv[1], "--h5f");
+	bool h5d = argc == 3 && !strcmp(argv[1], "--h5d");
 	struct ioacct_darshan_log *log;
 	int64_t reads = 0, writes = 0;
 	char err[1024];
 	size_t mlen;
 
-	if (argc != 2 && !posix && !mpiio && !job && !heatmap) {
-		fprintf(stderr, "usage: dxtdump [--posix | --mpiio | --job | --heatmap] LOG\n");
+	if (argc != 2 && !posix && !mpiio && !job && !heatmap && !h5f && !h5d) {
+		fprintf(stderr, "usage: dxtdump [--posix | --mpiio | --h5f | --h5d | --job | "
+			"--heatmap] LOG\n");
 		return 2;
 	}
 	log = ioacct_darshan_read(argv[argc - 1], err, sizeof(err));
@@ -149,13 +161,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dxtdump: %s\n", err);
 		return 1;
 	}
-	if (posix || mpiio || job || heatmap) {
+	if (posix || mpiio || job || heatmap || h5f || h5d) {
 		if (job)
 			job_dump(log);
 		else if (heatmap)
 			heatmap_dump(log);
 		else
-			records_dump(log, posix ? IOACCT_DARSHAN_POSIX : IOACCT_DARSHAN_MPIIO);
+			records_dump(log, posix ? IOACCT_DARSHAN_POSIX :
+					  mpiio ? IOACCT_DARSHAN_MPIIO :
+					  h5f ? IOACCT_DARSHAN_H5F : IOACCT_DARSHAN_H5D);
 		ioacct_darshan_free(log);
 		return 0;
 	}

@@ -8,8 +8,9 @@
  *                      total_<COUNTER> line of POSIX, MPI-IO and STDIO,
  *                      compared as text, floats as %f prints them;
  *   <name>.parser.txt  (darshan-parser, when present): every record line of
- *                      POSIX, MPI-IO, STDIO and HEATMAP, file name, mount
- *                      point and file-system type included.
+ *                      POSIX, MPI-IO, H5F, H5D (with its H5D_FILE_REC_ID),
+ *                      STDIO and HEATMAP, file name, mount point and
+ *                      file-system type included.
  * The logs are never copied into the project. Exit 77 when the folder is
  * not there.
  */
@@ -268,8 +269,8 @@ static void check_totals(const char *name)
 		}
 	}
 	assert_int_equal(mi, log->nmounts);
-	/* Every counter of every module with records, none left out. */
-	for (int k = 0; k < IOACCT_DARSHAN_NKINDS; k++) {
+	/* Every counter of every module with records, none left out (no totals of H5F, H5D). */
+	for (int k = 0; k <= IOACCT_DARSHAN_STDIO; k++) {
 		const struct ioacct_darshan_modinfo *m = ioacct_darshan_modinfo((enum ioacct_darshan_kind)k);
 
 		if (log->nrecs[k])
@@ -307,8 +308,15 @@ static void parser_mount_of(const struct ioacct_darshan_log *log, const size_t *
 static void record_lines(const struct ioacct_darshan_log *log, const size_t *order,
 			 struct lines *out)
 {
-	for (int k = 0; k < IOACCT_DARSHAN_NKINDS; k++) {
-		const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo((enum ioacct_darshan_kind)k);
+	/* darshan-parser's order: by module id. */
+	static const enum ioacct_darshan_kind kinds[] = {
+		IOACCT_DARSHAN_POSIX, IOACCT_DARSHAN_MPIIO, IOACCT_DARSHAN_H5F, IOACCT_DARSHAN_H5D,
+		IOACCT_DARSHAN_STDIO,
+	};
+
+	for (size_t ki = 0; ki < sizeof(kinds) / sizeof(kinds[0]); ki++) {
+		enum ioacct_darshan_kind k = kinds[ki];
+		const struct ioacct_darshan_modinfo *mi = ioacct_darshan_modinfo(k);
 
 		for (size_t i = 0; i < log->nrecs[k]; i++) {
 			const struct ioacct_darshan_record *r = &log->recs[k][i];
@@ -329,6 +337,10 @@ static void record_lines(const struct ioacct_darshan_log *log, const size_t *ord
 			for (size_t c = 0; c < mi->nfcounters; c++)
 				lines_add(out, "%s\t%" PRId64 "\t%" PRIu64 "\t%s\t%f\t%s\t%s\t%s", mi->name,
 					  r->rank, r->id, mi->fcounters[c], r->fcounters[c], name, mnt, fs);
+			if (mi->file_id)
+				lines_add(out, "%s\t%" PRId64 "\t%" PRIu64 "\tH5D_FILE_REC_ID\t%" PRIu64
+					  "\t%s\t%s\t%s", mi->name, r->rank, r->id, r->file_id, name, mnt,
+					  fs);
 		}
 	}
 	for (size_t i = 0; i < log->nheatmaps; i++) {
@@ -351,7 +363,7 @@ static void record_lines(const struct ioacct_darshan_log *log, const size_t *ord
 static bool read_module_line(const char *s)
 {
 	return starts(s, "POSIX\t") || starts(s, "MPI-IO\t") || starts(s, "STDIO\t") ||
-	       starts(s, "HEATMAP\t");
+	       starts(s, "H5F\t") || starts(s, "H5D\t") || starts(s, "HEATMAP\t");
 }
 
 static bool check_records(const char *name)

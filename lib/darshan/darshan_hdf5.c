@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A job's HDF5 records (issue 39) as Darshan H5F records (module 3, record
+ * version 3) and H5D records (module 4, version 2): one per file or dataset
+ * and rank, the records of one name and rank (several steps or processes)
+ * added up; rank 0 in a job whose records name no rank, as its POSIX records. A file is named by its path as the MPI-IO record of the same
+ * file is (relative ones under the job's working directory), a dataset
+ * "FILE:/DATASET" with that path, and its file's record id in the H5D
+ * record's file id, as Darshan 3.5's runtime writes them.
+ *
+ * What the probes do not measure is -1, as darshan-util sets the counters
+ * an older record version lacks: H5F_USE_MPIIO, the selection kinds, the
+ * dataspace, the chunking, H5D_USE_MPIIO_COLLECTIVE, H5D_USE_DEPRECATED,
+ * the slowest calls' sizes and times, and the timestamps. The bytes of a
+ * rank that made calls whose selection size the probes could not read
+ * (unsized) are -1 too; those calls are in no size bin. The common
+ * accesses are none (0), as in the MPIIO records.
+ */
+#include "darshan.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* H5F counters of record version 3, H5D of version 2 (darshan.c's names). */
+enum { F_OPENS, F_FLUSHES, F_USE_MPIIO, F_NCOUNTERS };
+enum { FF_META_TIME = 4, FF_NCOUNTERS };
+enum {
+	D_OPENS, D_READS, D_WRITES, D_FLUSHES, D_BYTES_READ, D_BYTES_WRITTEN, D_RW_SWITCHES,
+	D_SIZE_READ_AGG_0_100 = 12,
+	D_SIZE_WRITE_AGG_0_100 = D_SIZE_READ_AGG_0_100 + IOACCT_NR_SIZE_BINS,
+	D_ACCESS1_ACCESS = D_SIZE_WRITE_AGG_0_100 + IOACCT_NR_SIZE_BINS,
+	D_DATASPACE_NDIMS = D_ACCESS1_ACCESS + 4 * 11 + 4,
+	D_DATASPACE_NPOINTS, D_DATATYPE_SIZE,
+	D_FASTEST_RANK = D_DATATYPE_SIZE + 1 + 5 + 2,
+	D_FASTEST_RANK_BYTES, D_SLOWEST_RANK, D_SLOWEST_RANK_BYTES, D_NCOUNTERS
+};
+enum {
+	DF_READ_TIME = 8, DF_WRITE_TIME, DF_META_TIME, DF_MAX_READ_TIME, DF_MAX_WRITE_TIME,
+	DF_FASTEST_RANK_TIME, DF_SLOWEST_RANK_TIME, DF_VARIANCE_RANK_TIME, DF_VARIANCE_RANK_BYTES,
+	DF_NCOUNTERS
+};
+_Static_assert(F_NCOUNTERS == 3 && FF_NCOUNTERS == 5, "darshan.c's H5F tables");
+_Static_assert(D_NCOUNTERS == 94 && DF_NCOUNTERS == 17, "darshan.c's H5D tables");
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static void h5f_record(const struct ioacct_h5rec *h, struct ioacct_darshan_record *r)
+{
+	r->counters[F_OPENS] = (int64_t)h->opens;
+	r->counters[F_FLUSHES] = (int64_t)h->flushes;
+	r->fcounters[FF_META_TIME] = secs(h->meta_ns);
+}
+
+static void h5d_record(const struct ioacct_h5rec *h, struct ioacct_darshan_record *r)
+{
+	int64_t *c = r->counters;
+	double *f = r->fcounters;
+	bool unsized = h->unsized_reads || h->unsized_writes;
+
+	c[D_OPENS] = (int64_t)h->opens;
+	c[D_READS] = (int64_t)h->reads;
+	c[D_WRITES] = (int64_t)h->writes;
+	c[D_FLUSHES] = (int64_t)h->flushes;
+	/* An unsized call moved bytes nobody counted: the sum is not known. */
+	c[D_BYTES_READ] = h->unsized_reads ? -1 : (int64_t)h->bytes_read;
+	c[D_BYTES_WRITTEN] = h->unsized_writes ? -1 : (int64_t)h->bytes_written;
+	c[D_RW_SWITCHES] = (int64_t)h->rw_switches;
+	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
+		c[D_SIZE_READ_AGG_0_100 + b] = (int64_t)h->size_read[b];
+		c[D_SIZE_WRITE_AGG_0_100 + b] = (int64_t)h->size_written[b];
+	}
+	for (int i = D_ACCESS1_ACCESS; i < D_DATASPACE_NDIMS; i++)
+		c[i] = 0;
+	/* 0: no read or write said it (a dataset only opened, or unsized calls). */
+	c[D_DATATYPE_SIZE] = h->datatype_size ? (int64_t)h->datatype_size : -1;
+	f[DF_READ_TIME] = secs(h->read_ns);
+	f[DF_WRITE_TIME] = secs(h->write_ns);
+	f[DF_META_TIME] = secs(h->meta_ns);
+	/* A record of one rank is its own fastest and slowest, as Darshan's runtime sets them. */
+	c[D_FASTEST_RANK] = c[D_SLOWEST_RANK] = h->rank >= 0 ? h->rank : 0;
+	c[D_FASTEST_RANK_BYTES] = c[D_SLOWEST_RANK_BYTES] =
+		unsized ? -1 : (int64_t)(h->bytes_read + h->bytes_written);
+	f[DF_FASTEST_RANK_TIME] = f[DF_SLOWEST_RANK_TIME] =
+		f[DF_READ_TIME] + f[DF_WRITE_TIME] + f[DF_META_TIME];
+	f[DF_VARIANCE_RANK_TIME] = f[DF_VARIANCE_RANK_BYTES] = 0;
+}
+
+void ioacct_darshan_h5_record(const struct ioacct_h5rec *h, uint64_t id, uint64_t file_id,
+			      struct ioacct_darshan_record *r)
+{
+	bool dataset = h->kind == IOACCT_H5REC_DATASET;
+	const struct ioacct_darshan_modinfo *mi =
+		ioacct_darshan_modinfo(dataset ? IOACCT_DARSHAN_H5D : IOACCT_DARSHAN_H5F);
+
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	r->rank = h->rank;
+	r->file_id = dataset ? file_id : 0;
+	for (size_t i = 0; i < mi->ncounters; i++)
+		r->counters[i] = -1;
+	for (size_t i = 0; i < mi->nfcounters; i++)
+		r->fcounters[i] = -1;
+	if (dataset)
+		h5d_record(h, r);
+	else
+		h5f_record(h, r);
+}
+
+/*
+ * Where the file's part of a dataset's name ("FILE:/path" or, never
+ * linked, "FILE:(anonymous)") ends: its last ":/" or ":(" before the
+ * dataset's path, which starts with the first such mark.
+ */
+static size_t file_part(const char *name)
+{
+	for (const char *p = name; (p = strchr(p, ':')); p++)
+		if (p[1] == '/' || p[1] == '(')
+			return (size_t)(p - name);
+	return strlen(name);
+}
+
+struct hentry {
+	char *name;                       /* the record's name */
+	char *file;                       /* its file's path */
+	const struct ioacct_h5rec *h;
+};
+
+static int hentry_cmp(const void *a, const void *b)
+{
+	const struct hentry *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return x->h->rank < y->h->rank ? -1 : x->h->rank > y->h->rank;
+}
+
+/* e's name and file from h's name: the file's path made whole as the MPI-IO records' are. */
+static int hentry_set(struct hentry *e, const struct ioacct_h5rec *h, const char *workdir)
+{
+	size_t fl = h->kind == IOACCT_H5REC_DATASET ? file_part(h->name) : strlen(h->name);
+	char *file = strndup(h->name, fl);
+
+	e->h = h;
+	e->file = file ? ioacct_darshan_mpiio_name(file, workdir) : NULL;
+	free(file);
+	if (!e->file)
+		return -ENOMEM;
+	if (asprintf(&e->name, "%s%s", e->file, h->name + fl) < 0) {
+		e->name = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int ioacct_darshan_h5_records(const struct ioacct_report *r, const bool *keep,
+			      enum ioacct_darshan_kind kind, struct ioacct_darshan_frec **out,
+			      size_t *n)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	uint32_t want = kind == IOACCT_DARSHAN_H5D ? IOACCT_H5REC_DATASET : IOACCT_H5REC_FILE;
+	struct hentry *e = calloc(jd->nh5 ? jd->nh5 : 1, sizeof(*e));
+	struct ioacct_darshan_frec *fr = calloc(jd->nh5 ? jd->nh5 : 1, sizeof(*fr));
+	struct ioacct_h5rec acc;
+	size_t ne = 0, k = 0;
+	bool ranked = false;
+	int ret = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!e || !fr) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < jd->nh5 && !ret; i++) {
+		if (jd->h5[i].kind != want)
+			continue;
+		ret = hentry_set(&e[ne], &jd->h5[i], jd->job.workdir);
+		if (ret || ioacct_darshan_mount_skipped(r, keep, e[ne].file)) {
+			free(e[ne].name);
+			free(e[ne].file);
+			e[ne].name = e[ne].file = NULL;
+			continue;
+		}
+		ne++;
+	}
+	if (ret)
+		goto out;
+	if (ne)
+		qsort(e, ne, sizeof(*e), hentry_cmp);
+	for (size_t i = 0; i < ne; i++)
+		ranked |= e[i].h->rank >= 0;
+	for (size_t i = 0, j; i < ne; i = j) {
+		acc = *e[i].h;
+		/*
+		 * A job whose records name no rank: its processes' own, rank 0, as
+		 * the POSIX records (and Darshan's non-MPI runtime); -1 would be a
+		 * record shared by every rank of an MPI job.
+		 */
+		if (!ranked)
+			acc.rank = 0;
+		for (j = i + 1; j < ne && !hentry_cmp(&e[i], &e[j]); j++)
+			ioacct_h5rec_add(&acc, e[j].h);
+		fr[k].name = e[i].name;
+		e[i].name = NULL;
+		ioacct_darshan_h5_record(&acc, ioacct_darshan_hash(fr[k].name, strlen(fr[k].name), 0),
+					 ioacct_darshan_hash(e[i].file, strlen(e[i].file), 0),
+					 &fr[k].rec);
+		k++;
+	}
+out:
+	for (size_t i = 0; e && i < ne; i++) {
+		free(e[i].name);
+		free(e[i].file);
+	}
+	free(e);
+	if (ret || !k) {
+		ioacct_darshan_frecs_free(fr, k);
+		return ret;
+	}
+	*out = fr;
+	*n = k;
+	return 0;
+}
