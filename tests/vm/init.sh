@@ -129,6 +129,9 @@ done
 grep -qw '^freezer' /proc/cgroups || missing="$missing cgroup-v1:freezer"
 [ -r /sys/kernel/btf/vmlinux ] || missing="$missing btf"
 echo "INFO kernel=$KVER cpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo) missing=${missing:-none}"
+# Where a VM's time goes (issue 35): the boot (modules and disks included) here,
+# then a line per mode (run_mode).
+echo "INFO kernel=$KVER booted=$(now)s"
 if [ -n "$setup_fail" ]; then
 	for mode in $MODES; do
 		for cg in v2 v1; do result "$mode" "$cg" "fail reason=VM setup failed:$setup_fail"; done
@@ -170,7 +173,7 @@ write_expect() { # FILE MODE
 
 # run_work MODE CGROUP: one exactness run under the running daemon.
 run_work() {
-	mode=$1 cg=$2 W=$R/$2
+	mode=$1 cg=$2 W=$R/$2 tw0=$(now)
 	mkdir -p "$W"
 	for m in $A $B; do
 		mkdir -p "$m"
@@ -214,7 +217,9 @@ run_work() {
 	kill $noise
 	wait $noise 2>/dev/null
 	rc=$(cat "$W/rc")
+	tw1=$(now)
 	write_expect "$W/expect" "$mode"
+	tw2=$(now)
 	if [ "$rc" != 0 ]; then
 		result "$mode" "$cg" "fail reason=iorun exited with $rc: $(tail -n 3 "$W/iorun.err" | oneline)"
 		show_log "iorun stderr, mode $mode, cgroup $cg" "$W/iorun.err" 10
@@ -231,7 +236,9 @@ run_work() {
 		show_log "check, mode $mode, cgroup $cg" "$W/check" 30
 		mode_failed=1
 	fi
+	tw3=$(now)
 	for m in $A $B; do umount "$m"; done
+	echo "INFO kernel=$KVER mode=$mode cgroup=$cg took=$(elapsed "$tw0")s (before iorun $(awk -v a="$tw0" -v b="$t0" 'BEGIN { printf "%.1f", b - a }')s, iorun ${took}s, expectation $(awk -v a="$tw1" -v b="$tw2" 'BEGIN { printf "%.1f", b - a }')s, check $(awk -v a="$tw2" -v b="$tw3" 'BEGIN { printf "%.1f", b - a }')s)"
 }
 
 # ---- The views (issue 14) ----
@@ -446,7 +453,7 @@ run_mmap_fs() {
 
 # run_mode MODE: a daemon forced to MODE, the v2 run, the v1 run.
 run_mode() {
-	mode=$1 R=/run/ioacct-$1 mode_failed=0
+	mode=$1 R=/run/ioacct-$1 mode_failed=0 tmode=$(now)
 	mkdir -p "$R"
 	# ioacctd's state directory, its account's (the packages give it /var/lib/ioacct).
 	chown 998:998 "$R"
@@ -515,13 +522,15 @@ CONF
 		result "$mode" v1 "fail reason=cannot mount the cgroup v1 freezer hierarchy"
 		mode_failed=1
 	fi
+	twork=$(now)
 	case " $VIEW_MODES " in *" $mode "*) run_views "$mode" ;; esac
+	tviews=$(elapsed "$twork")
 
 	t0=$(now)
 	kill -TERM $dpid
 	wait $dpid
 	drc=$?
-	echo "INFO kernel=$KVER mode=$mode stopped=$(elapsed "$t0")s exit=$drc"
+	echo "INFO kernel=$KVER mode=$mode stopped=$(elapsed "$t0")s exit=$drc took=$(elapsed "$tmode")s (views and file systems: ${tviews}s)"
 	[ $drc = 0 ] || echo "VM: ioacctd (mode $mode) exited with status $drc when stopped"
 	# The daemon's own account of a mode that failed.
 	if [ $drc != 0 ] || [ $mode_failed = 1 ]; then
