@@ -147,11 +147,13 @@ compare_stores() {
 # data, as schema 17 stored it: no HDF5 records (schema 18: hdf5_records and jobs.h5_kept
 # gone), the functions ioacct_block_parts and ioacct_job_gone of schema 10, every later
 # version forgotten.
-pg_back_to_schema17() {
-	pg "BEGIN;
-	    CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void LANGUAGE plpgsql AS \$\$
+# block_parts_sql TABLES: ioacct_block_parts() as an older schema had it, making
+# the monthly partitions of TABLES (a SQL list of quoted names).
+block_parts_sql() {
+	cat <<SQL
+CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void LANGUAGE plpgsql AS \$\$
 	    DECLARE t text; n text; BEGIN
-	     FOREACH t IN ARRAY ARRAY['series', 'totals', 'files', 'mpiio_files', 'steps', 'mounts'] LOOP
+	     FOREACH t IN ARRAY ARRAY[$1] LOOP
 	      n := t || '_' || ioacct_block_name(b);
 	      CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;
 	      PERFORM pg_advisory_xact_lock(730804912, b);
@@ -165,6 +167,12 @@ pg_back_to_schema17() {
 	      END IF;
 	     END LOOP;
 	    END\$\$;
+SQL
+}
+
+pg_back_to_schema17() {
+	pg "BEGIN;
+	    $(block_parts_sql "'series', 'totals', 'files', 'mpiio_files', 'steps', 'mounts'")
 	    CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
 	     IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN
 	      DELETE FROM series WHERE job = OLD.id; DELETE FROM totals WHERE job = OLD.id;
@@ -248,22 +256,7 @@ pg_back_to_schema8() {
 	      END IF; RETURN NULL; END\$\$;
 	    DROP TRIGGER jobs_gone ON jobs;
 	    CREATE TRIGGER jobs_gone AFTER DELETE ON jobs FOR EACH ROW EXECUTE FUNCTION ioacct_job_gone();
-	    CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void LANGUAGE plpgsql AS \$\$
-	    DECLARE t text; n text; BEGIN
-	     FOREACH t IN ARRAY ARRAY['series', 'totals'] LOOP
-	      n := t || '_' || ioacct_block_name(b);
-	      CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;
-	      PERFORM pg_advisory_xact_lock(730804912, b);
-	      BEGIN
-	       EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)',
-		n, t, b::bigint << 33, (b + 1)::bigint << 33);
-	      EXCEPTION WHEN duplicate_table OR invalid_object_definition THEN NULL;
-	      END;
-	      IF t = 'series' THEN
-	       EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 128)', n);
-	      END IF;
-	     END LOOP;
-	    END\$\$;
+	    $(block_parts_sql "'series', 'totals'")
 	    DELETE FROM ioacct_schema WHERE version > 8;
 	    COMMIT" > /dev/null
 }
