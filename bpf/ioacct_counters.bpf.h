@@ -62,18 +62,23 @@ static __noinline struct ioacct_stat_val *stat_get(struct ioacct_stat_key *key, 
  * Adds one finished operation to its (slot, mount, bin, op) counters; `where`
  * carries slot, mount and op, the bin is computed here.
  */
-static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end, __u64 dur, long ret)
+__noinline int account(const struct ioacct_stat_key *where, __u64 t_end, __u64 dur, long ret)
 {
-	struct ioacct_stat_key key = *where;
-	__u32 op = key.op;
+	struct ioacct_stat_key key;
 	struct ioacct_stat_val *v;
 	__u64 bytes = 0;
+	__u32 op;
+
+	if (!where)
+		return 0;
+	key = *where;
+	op = key.op;
 
 	if (ret > 0 && (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE))
 		bytes = ret;
 	v = stat_get(&key, t_end, bytes);
 	if (!v)
-		return;
+		return 0;
 	v->calls++;
 	v->ns += dur;
 	if (ret < 0) {
@@ -81,7 +86,7 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 
 		if (c < IOACCT_NR_ERR_CLASSES)
 			v->errors[c]++;
-		return;
+		return 0;
 	}
 	if (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE) {
 		__u32 b = size_bin(ret);
@@ -94,6 +99,7 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 		if (ret < IOACCT_NR_HINTS)
 			v->size[ret]++;
 	}
+	return 0;
 }
 
 /*
