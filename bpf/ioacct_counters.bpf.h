@@ -108,15 +108,19 @@ __noinline int account(const struct ioacct_stat_key *where, __u64 t_end, __u64 d
  * must have the start it had then and, unless the daemon's iterator flushes
  * (a finishing step clears its slot before reading it), still be active.
  */
-static __noinline void acc_flush(struct task_ent *t, bool iter)
+__noinline int acc_flush(struct task_ent *t, bool iter)
 {
-	struct ioacct_stat_key key = t->acc_key;
+	struct ioacct_stat_key key;
 	struct ioacct_stat_val *v;
 	struct ioacct_slot *s;
-	__u32 slot = key.slot;
+	__u32 slot;
 
+	if (!t)
+		return 0;
+	key = t->acc_key;
+	slot = key.slot;
 	if (!t->acc.calls)
-		return;
+		return 0;
 	s = bpf_map_lookup_elem(&slots, &slot);
 	if (s && s->start_ns == t->acc_start && (iter || s->active)) {
 		v = stat_entry(&key, t->acc.calls, t->acc.bytes);
@@ -129,6 +133,7 @@ static __noinline void acc_flush(struct task_ent *t, bool iter)
 		}
 	}
 	__builtin_memset(&t->acc, 0, sizeof(t->acc));
+	return 0;
 }
 
 /* note_mount() for a new accumulator of t's, unless t noted that mount last or before. */
