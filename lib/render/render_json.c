@@ -496,6 +496,16 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 }
 
 /*
+ * A record's node, in a job of several nodes (its part's; a pid is one
+ * node's number): none else, as before.
+ */
+static void record_node(struct jw *w, const struct ioacct_jobdata *jd, uint32_t part)
+{
+	if (part < jd->nnodes)
+		jw_str(w, "node", jd->nodes[part].node);
+}
+
+/*
  * The HDF5 part (issue 39): per file, what its datasets asked for beside its
  * POSIX bytes; every record (Darshan's H5F and H5D), named as Darshan names
  * them; null when not read.
@@ -542,6 +552,7 @@ static void hdf5(struct jw *w, const struct ioacct_report *r)
 		jw_str(w, "step", ioacct_step_name(h->step_id, name, sizeof(name)));
 		jw_u64(w, "step_id", h->step_id);
 		jw_i64(w, "rank", h->rank);
+		record_node(w, jd, h->part);
 		jw_u64(w, "pid", h->pid);
 		jw_str(w, "name", h->name);
 #define H5_JSON(field) jw_u64(w, #field, h->field);
@@ -625,6 +636,7 @@ static void mpiio(struct jw *w, const struct ioacct_report *r)
 		jw_str(w, "step", ioacct_step_name(m->step_id, name, sizeof(name)));
 		jw_u64(w, "step_id", m->step_id);
 		jw_i64(w, "rank", m->rank);
+		record_node(w, jd, m->part);
 		jw_u64(w, "pid", m->pid);
 		jw_str(w, "path", m->path);
 		mpiio_counters(w, m);

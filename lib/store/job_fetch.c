@@ -310,6 +310,7 @@ static void serve_mpiio(struct ioacct_store *st, int64_t key, const struct ioacc
 {
 	struct ioacct_mpiio after = {
 		.step_id = req->after_step, .rank = req->after_rank, .pid = (uint32_t)req->after_pid,
+		.part = req->after_part,
 	};
 	struct ioacct_mpiio *m = NULL;
 	size_t n = 0, limit = mpiio_limit(job);
@@ -350,6 +351,7 @@ static void serve_mpiio_jd(const struct ioacct_jobdata *jd, const struct ioacct_
 {
 	struct ioacct_mpiio after = {
 		.step_id = req->after_step, .rank = req->after_rank, .pid = (uint32_t)req->after_pid,
+		.part = req->after_part,
 	};
 	size_t first = 0, n, limit = mpiio_limit(&jd->job);
 
@@ -412,6 +414,7 @@ static void h5_after(const struct ioacct_req_job *req, struct ioacct_h5rec *afte
 	after->rank = req->after_rank;
 	after->pid = (uint32_t)req->after_pid;
 	after->kind = req->after_kind;
+	after->part = req->after_part;
 	ioacct_strlcpy(after->name, req->after_path, sizeof(after->name));
 }
 
@@ -867,6 +870,12 @@ static int fetch_files(const struct ioacct_caller *c, struct ioacct_request *req
 	return 0;
 }
 
+/* A record's node part names one of the job's nodes (none: a job of one node, part 0). */
+static bool part_known(const struct ioacct_jobdata *jd, uint32_t part)
+{
+	return part < (jd->nnodes ? jd->nnodes : 1);
+}
+
 /*
  * Appends a page of MPI-IO records, each after the one before; 1 when the
  * daemon did not read them (it predates them, or its store keeps none).
@@ -893,7 +902,7 @@ static int take_mpiio(const struct ioacct_reply *rep, struct ioacct_jobdata *jd,
 	for (size_t i = 0; i < rep->nqmpiio; i++) {
 		const struct ioacct_mpiio *m = &rep->qmpiio[i].m;
 
-		if (rep->qmpiio[i].job_key != jd->job.key ||
+		if (rep->qmpiio[i].job_key != jd->job.key || !part_known(jd, m->part) ||
 		    (jd->nmpiio && ioacct_mpiio_key_cmp(&jd->mpiio[jd->nmpiio - 1], m) >= 0))
 			return -EPROTO;
 		jd->mpiio[jd->nmpiio++] = *m;
@@ -915,6 +924,7 @@ static void mpiio_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	r->after_step = last ? last->step_id : 0;
 	r->after_rank = last ? last->rank : 0;
 	r->after_pid = last ? (int32_t)last->pid : 0;
+	r->after_part = last ? last->part : 0;
 	if (last)
 		ioacct_strlcpy(r->after_path, last->path, sizeof(r->after_path));
 	r->after_mnt = 0;
@@ -970,6 +980,7 @@ static int take_h5(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, si
 		const struct ioacct_h5rec *h = &rep->qh5[i].h;
 
 		if (rep->qh5[i].job_key != jd->job.key || h->kind > IOACCT_H5REC_DATASET ||
+		    !part_known(jd, h->part) ||
 		    (jd->nh5 && ioacct_h5rec_key_cmp(&jd->h5[jd->nh5 - 1], h) >= 0))
 			return -EPROTO;
 		jd->h5[jd->nh5++] = *h;
@@ -992,6 +1003,7 @@ static void h5_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
 	r->after_rank = last ? last->rank : 0;
 	r->after_pid = last ? (int32_t)last->pid : 0;
 	r->after_kind = last ? last->kind : 0;
+	r->after_part = last ? last->part : 0;
 	if (last)
 		ioacct_strlcpy(r->after_path, last->name, sizeof(r->after_path));
 	r->after_mnt = 0;
