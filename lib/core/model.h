@@ -192,6 +192,11 @@ struct ioacct_file {
 	 */
 	uint32_t gen;
 	char path[IOACCT_FILE_PATH_MAX]; /* absolute, as resolved at open; "" unknown */
+	/*
+	 * Not stored: the node part, as struct ioacct_mpiio's (two nodes' ranks
+	 * -1 on one shared file: the same mount path, dev, ino and gen).
+	 */
+	uint32_t part;
 	uint64_t opens, reads, writes, stats, fsyncs;
 	uint64_t bytes_read, bytes_written;
 	uint64_t read_ns, write_ns, meta_ns;

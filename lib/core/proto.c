@@ -458,6 +458,7 @@ static const struct field qfile_fields[] = {
 	QFILE(f.dev, IOACCT_ATTR_FILE_DEV, 0),
 	QFILE(f.ino, IOACCT_ATTR_FILE_INO, 0),
 	QFILE(f.gen, IOACCT_ATTR_FILE_GEN, 0),
+	QFILE(f.part, IOACCT_ATTR_NODE_PART_INDEX, 0),
 	QFILE(f.path, IOACCT_ATTR_FILE_PATH, 0),
 	QFILE(f.opens, IOACCT_ATTR_OPENS, 0),
 	QFILE(f.reads, IOACCT_ATTR_READS, 0),

@@ -149,8 +149,8 @@
 	/* A file's page-cache and mmap views' bytes. */                                \
 	X(MMAP_BYTES, 114, mmap_bytes, U64)                                             \
 	X(CACHE_MISS_BYTES, 115, cache_miss_bytes, U64)                                 \
-	/* A job of several nodes: an MPI-IO or HDF5 record's node part (model.h: */    \
-	/* an index of the job's node_part rows), and a request's cursor's. */         \
+	/* A job of several nodes: a file, MPI-IO or HDF5 record's node part */        \
+	/* (model.h: an index of the job's node_part rows), and a cursor's. */          \
 	X(NODE_PART_INDEX, 116, node_part_index, U32)                                   \
 	/* 117..119 free. A job reply's MPI-IO records (issue 27): */                  \
 	/* `mpiio` asks for a page of them and says they were read; */                  \

@@ -336,14 +336,14 @@ static void h5_from_row(const PGresult *res, int r, uint32_t part, struct ioacct
 	val_bins(res, r, col, h->size_written);
 }
 
-/* SQLite's order of a job's files (ST_LOAD_FILES): bytes moved, largest first, then the key. */
+/* SQLite's order of a job's files (ST_LOAD_FILES): bytes moved, largest first, the key, the part. */
 static int file_cmp(const void *pa, const void *pb)
 {
 	const struct ioacct_file *a = pa, *b = pb;
 	int64_t x[] = { -(int64_t)(a->bytes_read + a->bytes_written), a->step_id, a->rank,
-			(int64_t)a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
+			(int64_t)a->mnt_id, a->dev, (int64_t)a->ino, a->gen, a->part };
 	int64_t y[] = { -(int64_t)(b->bytes_read + b->bytes_written), b->step_id, b->rank,
-			(int64_t)b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
+			(int64_t)b->mnt_id, b->dev, (int64_t)b->ino, b->gen, b->part };
 
 	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
 		if (x[i] != y[i])
@@ -472,11 +472,13 @@ int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 	}
 	for (int r = 0; r < PQntuples(res); r++) {
 		const struct member *p = member_of(m, n, val_i64(res, r, 0));
+		struct ioacct_file *f = &jd->files[jd->nfiles];
 
 		if (!p)
 			continue;
-		file_from_row(res, r, p, p->job.start_ns - jd->job.start_ns,
-			      &jd->files[jd->nfiles++]);
+		file_from_row(res, r, p, p->job.start_ns - jd->job.start_ns, f);
+		f->part = part_of(m, n, jd, p->id);
+		jd->nfiles++;
 	}
 	qsort(jd->files, jd->nfiles, sizeof(*jd->files), file_cmp);
 	PQclear(res);

@@ -19,7 +19,7 @@
 #     numbers), with 600 more MPI-IO and HDF5 records of one rank and pid on each
 #     node (one more on the first: a twin split by a page's end): the merged report
 #     has both parts' records, each exact and with its node, across the JOB reply's
-#     pages of 1,024.
+#     pages of 1,024; and both parts' file records, one key on both nodes.
 #  4. A purge of the cluster store (ioacct_pgstore_purge through pgpurge) takes
 #     both jobs' HDF5 rows with them.
 . "$(dirname "$0")/lib.sh"
@@ -211,9 +211,18 @@ mine(h["records"], "name", "/shared/h", ".h5:/d")
 m = j["mpiio"]
 assert m["nrecords"] == 1201 == len(m["records"]), m["nrecords"]
 mine(m["records"], "path", "/shared/m", "")
+# The file records, copied: one key (step, rank, mount, dev, inode, life) on both nodes.
+files = {}
+for x in j["files"]:
+    k = (x["step_id"], x["rank"], x["mnt_id"], x["dev"], x["ino"], x["gen"])
+    assert (k, x["node"]) not in files, ("twice", x)
+    files[(k, x["node"])] = (x["path"], x["opens"], x["bytes_read"], x["bytes_written"])
+one = {k: v for (k, n), v in files.items() if n == first}
+assert one and one == {k: v for (k, n), v in files.items() if n == "n2"}, files
+assert any(v[0] == f for v in one.values()), one
 PY
 ok "job 7802 of two nodes: its merged report has both parts' records, of the same rank and pid:" \
-	"1,207 HDF5 (b's exact on each) and 1,201 MPI-IO, each once, exact, with its node"
+	"1,207 HDF5 (b's exact on each), 1,201 MPI-IO and every file's, each once, exact, with its node"
 
 # ---- 4. purged with their jobs --------------------------------------------------------
 # The cutoff past both jobs' ends: their runs go (this month's partitions stay).

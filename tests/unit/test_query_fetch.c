@@ -942,9 +942,9 @@ static void test_job_fetch_same_keys(void **state)
 
 /*
  * A job of two nodes held whole: on each node a process of the same rank
- * (-1, a serial program's) and pid wrote the same files through MPI-IO and
- * HDF5: one record per node under every key but the node part (the first
- * file the second node's alone). Every page is taken, the twins apart, a
+ * (-1, a serial program's) and pid wrote the same shared files, through
+ * POSIX, MPI-IO and HDF5: one record per node under every key but the node
+ * part (the first file the second node's alone). Every page is taken, the twins apart, a
  * page's end between two; a record of a part the job has not is refused.
  */
 static void test_job_fetch_node_parts(void **state)
@@ -957,9 +957,10 @@ static void test_job_fetch_node_parts(void **state)
 
 	(void)state;
 	jd->nodes = calloc(2, sizeof(*jd->nodes));
+	jd->files = calloc(n, sizeof(*jd->files));
 	jd->mpiio = calloc(n, sizeof(*jd->mpiio));
 	jd->h5 = calloc(n, sizeof(*jd->h5));
-	assert_true(jd->nodes && jd->mpiio && jd->h5);
+	assert_true(jd->nodes && jd->files && jd->mpiio && jd->h5);
 	strcpy(jd->nodes[0].node, "n1");
 	strcpy(jd->nodes[1].node, "n2");
 	jd->nnodes = 2;
@@ -968,7 +969,13 @@ static void test_job_fetch_node_parts(void **state)
 		struct ioacct_h5rec *h = &jd->h5[k];
 
 		uint32_t part = (uint32_t)(k + 1) % 2;
+		struct ioacct_file *f = &jd->files[k];
 
+		/* Bytes fewer and fewer: the store's order of the files is the key's too. */
+		*f = (struct ioacct_file){ .rank = -1, .mnt_id = 21, .dev = 8U << 20,
+					   .ino = (k + 1) / 2, .part = part, .reads = 1,
+					   .bytes_read = n - k };
+		snprintf(f->path, sizeof(f->path), "/shared/f%05zu", (k + 1) / 2);
 		*m = (struct ioacct_mpiio){ .rank = -1, .pid = 4242, .part = part,
 					    .indep_writes = 1, .bytes_written = k };
 		snprintf(m->path, sizeof(m->path), "/shared/f%05zu", (k + 1) / 2);
@@ -977,12 +984,14 @@ static void test_job_fetch_node_parts(void **state)
 					    .bytes_written = k };
 		snprintf(h->name, sizeof(h->name), "/shared/f%05zu.h5:/d", (k + 1) / 2);
 	}
-	jd->nmpiio = jd->nh5 = n;
+	jd->nfiles = jd->nmpiio = jd->nh5 = n;
 	jd->files_loaded = jd->mpiio_loaded = jd->h5_loaded = true;
 	assert_int_equal(ioacct_job_fetch_via(&c, "hpc", 4242, 0, 0, false, &got, err, sizeof(err)),
 			 0);
 	assert_int_equal(got->nnodes, 2);
-	assert_true(got->mpiio_loaded && got->h5_loaded);
+	assert_true(got->files_loaded && got->mpiio_loaded && got->h5_loaded);
+	assert_int_equal(got->nfiles, n);
+	assert_memory_equal(got->files, jd->files, n * sizeof(*jd->files));
 	assert_int_equal(got->nmpiio, n);
 	assert_int_equal(got->nh5, n);
 	assert_memory_equal(got->mpiio, jd->mpiio, n * sizeof(*jd->mpiio));
