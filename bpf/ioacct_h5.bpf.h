@@ -197,6 +197,32 @@ static __always_inline struct ioacct_h5_val *h5_rec_of(__u32 slot, __u32 tgid, _
 	return bpf_map_lookup_elem(&h5recs, &k);
 }
 
+/* A call from ts to end widens a span of calls (first start, last end; 0 none). */
+static __always_inline void h5_span(__u64 *start, __u64 *end, __u64 ts, __u64 e)
+{
+	if (ts && (!*start || ts < *start))
+		*start = ts;
+	if (e > *end)
+		*end = e;
+}
+
+/* The times of old (an anonymous dataset's record) into v's. */
+static __always_inline void h5_times_add(struct ioacct_h5_val *v, const struct ioacct_h5_val *old)
+{
+	h5_span(&v->open_start, &v->open_end, old->open_start, old->open_end);
+	h5_span(&v->read_start, &v->read_end, old->read_start, old->read_end);
+	h5_span(&v->write_start, &v->write_end, old->write_start, old->write_end);
+	h5_span(&v->close_start, &v->close_end, old->close_start, old->close_end);
+	if (old->max_read_ns > v->max_read_ns) {
+		v->max_read_ns = old->max_read_ns;
+		v->max_read_size = old->max_read_size;
+	}
+	if (old->max_write_ns > v->max_write_ns) {
+		v->max_write_ns = old->max_write_ns;
+		v->max_write_size = old->max_write_size;
+	}
+}
+
 /* H5Fcreate or H5Fopen returned the file's id. */
 static __noinline int h5_fopen(const struct ioacct_h5_pending *p, __u32 tgid, __s64 hid, __u64 dt)
 {
@@ -220,6 +246,7 @@ static __noinline int h5_fopen(const struct ioacct_h5_pending *p, __u32 tgid, __
 		return 0;
 	__sync_fetch_and_add(&v->opens, 1);
 	__sync_fetch_and_add(&v->meta_ns, dt);
+	h5_span(&v->open_start, &v->open_end, p->ts, p->ts + dt);
 	h5_id_put(p->slot, tgid, hid, id);
 	return 0;
 }
@@ -275,6 +302,7 @@ static __noinline int h5_oopen(const struct ioacct_h5_pending *p, __u32 kind, __
 		return 0;
 	__sync_fetch_and_add(&v->opens, 1);
 	__sync_fetch_and_add(&v->meta_ns, dt);
+	h5_span(&v->open_start, &v->open_end, p->ts, p->ts + dt);
 	h5_id_put(p->slot, tgid, hid, id);
 	return 0;
 }
@@ -322,6 +350,7 @@ static __noinline int h5_olink(const struct ioacct_h5_pending *p, __u32 tgid)
 		}
 		if (old->last)
 			v->last = old->last;
+		h5_times_add(v, old);
 		struct ioacct_h5_key ok = { .slot = p->slot, .tgid = tgid, .name = id->rec };
 
 		bpf_map_delete_elem(&h5recs, &ok);
@@ -337,7 +366,8 @@ static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tg
 	struct ioacct_h5_id *id = h5_id(tgid, (__s64)p->a[0]);
 	struct ioacct_h5_val *v;
 	__u32 want = IOACCT_H5_HAVE_NPOINTS | IOACCT_H5_HAVE_TSIZE, b;
-	__u64 bytes;
+	bool sized = (p->have & want) == want;
+	__u64 bytes = sized ? p->npoints * p->tsize : 0;
 
 	if (!id || id->kind != IOACCT_H5_DATASET)
 		return 0; /* opened before the probes were attached: not counted */
@@ -349,14 +379,27 @@ static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tg
 	if (v->last && v->last != (rd ? 1 : 2))
 		__sync_fetch_and_add(&v->rw_switches, 1);
 	v->last = rd ? 1 : 2;
-	if ((p->have & want) != want) {
+	/* As Darshan: the first of the slowest calls, its bytes. */
+	if (rd) {
+		h5_span(&v->read_start, &v->read_end, p->ts, p->ts + dt);
+		if (dt > v->max_read_ns) {
+			v->max_read_ns = dt;
+			v->max_read_size = bytes;
+		}
+	} else {
+		h5_span(&v->write_start, &v->write_end, p->ts, p->ts + dt);
+		if (dt > v->max_write_ns) {
+			v->max_write_ns = dt;
+			v->max_write_size = bytes;
+		}
+	}
+	if (!sized) {
 		__sync_fetch_and_add(rd ? &v->unsized_reads : &v->unsized_writes, 1);
 		return 0;
 	}
 	v->datatype_size = p->tsize;
 	if (p->npoints > v->npoints_max)
 		v->npoints_max = p->npoints;
-	bytes = p->npoints * p->tsize;
 	__sync_fetch_and_add(rd ? &v->bytes_read : &v->bytes_written, bytes);
 	b = size_bin(bytes);
 	if (b < IOACCT_H5_NR_SIZE_BINS)
@@ -378,6 +421,8 @@ static __noinline int h5_meta(const struct ioacct_h5_pending *p, __u32 kind, __u
 	if (v && (kind != IOACCT_H5_K_CLOSE || id->kind == IOACCT_H5_DATASET)) {
 		if (kind == IOACCT_H5_K_FFLUSH || kind == IOACCT_H5_K_DFLUSH)
 			__sync_fetch_and_add(&v->flushes, 1);
+		else if (kind == IOACCT_H5_K_FCLOSE || kind == IOACCT_H5_K_CLOSE)
+			h5_span(&v->close_start, &v->close_end, p->ts, p->ts + dt);
 		__sync_fetch_and_add(&v->meta_ns, dt);
 	}
 	if (kind == IOACCT_H5_K_FCLOSE || kind == IOACCT_H5_K_CLOSE)

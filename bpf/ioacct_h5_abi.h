@@ -90,6 +90,15 @@ struct ioacct_h5_val {
 	__u64 size_read[IOACCT_H5_NR_SIZE_BINS];
 	__u64 size_written[IOACCT_H5_NR_SIZE_BINS];
 	char name[IOACCT_H5_NAME_MAX];
+	/*
+	 * Kernel times (bpf_ktime_get_ns), 0 none, after the sums (H5Olink's
+	 * merge adds those by index): the first start and last end of the
+	 * opens, reads, writes and closes; the slowest read's and write's
+	 * time and bytes (0 unsized).
+	 */
+	__u64 open_start, open_end, read_start, read_end;
+	__u64 write_start, write_end, close_start, close_end;
+	__u64 max_read_ns, max_read_size, max_write_ns, max_write_size;
 };
 
 /*

@@ -44,6 +44,27 @@ WANT
 diff "$T/want" "$T/got" || fail "the HDF5 records of h5py are not exact (want, then got)"
 ok "x (H5Dcreate_anon, then linked): 1 write of 20,000 B; y: 10 writes and 1 read, 80,000 B each way"
 
+# The times (ns from the job's start): x's, moved from its anonymous record when linked,
+# before y's; y's 10 writes before its read; each dataset's slowest calls' sizes exact.
+"$PY" - "$T/p.json" "$D/p.h5" <<'PYX' || fail "the HDF5 times of h5py's datasets"
+import json, sys
+f = sys.argv[2]
+r = {x["name"]: x for x in json.load(open(sys.argv[1]))["hdf5"]["records"]}
+F, x, y = r[f], r[f + ":/x"], r[f + ":/y"]
+order = [F["open_start_ns"], F["open_end_ns"], x["open_start_ns"], x["open_end_ns"],
+         x["write_start_ns"], x["write_end_ns"], y["open_start_ns"], y["open_end_ns"],
+         y["write_start_ns"], y["write_end_ns"], y["read_start_ns"], y["read_end_ns"]]
+assert 0 < order[0] and order == sorted(order), order
+assert (x["max_write_size"], x["max_write_ns"], x["max_read_size"], x["max_read_ns"]) == \
+    (20000, x["write_ns"], 0, 0), x
+assert (y["max_write_size"], y["max_read_size"], y["max_read_ns"]) == (8000, 80000, y["read_ns"]), y
+assert 10 * y["max_write_ns"] >= y["write_ns"] > y["max_write_ns"] > 0, y
+# No H5Fclose or H5Dclose reached the probes (h5py 3.7 lets its ids go through
+# H5Idec_ref): no close time, 0 as Darshan has it for a call it did not see.
+assert [z[k] for z in (F, x, y) for k in ("close_start_ns", "close_end_ns")] == [0] * 6, (F, x, y)
+PYX
+ok "h5py's times: F opened, x created and written, y created, written, read, in that order, no close; slowest calls 20,000, 8,000 and 80,000 B"
+
 # The job's Darshan log, read back by our reader: x under its linked name.
 DXTDUMP=$abs_top_builddir/tests/integration/dxtdump
 [ -x "$DXTDUMP" ] || fail "$DXTDUMP not built (make -C tests/integration dxtdump)"

@@ -52,6 +52,23 @@ done
 diff "$T/want" "$T/got" || fail "the ranks' HDF5 records are not exact (want, then got)"
 ok "every rank: 1 collective write and 1 read of its 8,192 B, under its rank"
 
+# Every rank's times (ns from the job's start), in h5pmpi's order: H5Fcreate, H5Dcreate2,
+# the write, the read, H5Dclose, H5Fclose; its slowest calls, its one write and read.
+sqlite3 -separator ' ' "$T/ioacct.db" "SELECT f.rank, 0 < f.open_start_ns
+	AND f.open_start_ns <= f.open_end_ns AND f.open_end_ns <= d.open_start_ns
+	AND d.open_start_ns <= d.open_end_ns AND d.open_end_ns <= d.write_start_ns
+	AND d.write_start_ns <= d.write_end_ns AND d.write_end_ns <= d.read_start_ns
+	AND d.read_start_ns <= d.read_end_ns AND d.read_end_ns <= d.close_start_ns
+	AND d.close_start_ns <= d.close_end_ns AND d.close_end_ns <= f.close_start_ns
+	AND f.close_start_ns <= f.close_end_ns, d.max_write_size, d.max_read_size,
+	d.max_write_ns = d.write_ns AND d.max_read_ns = d.read_ns AND d.read_ns > 0
+	FROM hdf5_records f JOIN hdf5_records d ON d.job_key = f.job_key AND d.pid = f.pid
+	AND d.kind = 1 AND f.kind = 0 JOIN jobs j ON j.key = f.job_key WHERE j.job_id = $JOB
+	ORDER BY f.rank" > "$T/got-times"
+printf '%s 1 8192 8192 1\n' 0 1 2 3 > "$T/want-times"
+diff "$T/want-times" "$T/got-times" || fail "the ranks' HDF5 times (order; slowest sizes; want, then got)"
+ok "every rank's HDF5 times in h5pmpi's order, its slowest write and read of 8,192 B"
+
 # The MPI-IO calls HDF5 made for them, counted too, on the same file.
 MPIW=$(sqlite3 "$T/ioacct.db" "SELECT count(DISTINCT rank) || ' ' || sum(bytes_written >= 8192)
 	FROM mpiio_files m JOIN jobs j ON j.key = m.job_key WHERE j.job_id = $JOB
@@ -84,6 +101,12 @@ for r in range(4):
     got = (c["H5D_OPENS"], c["H5D_READS"], c["H5D_WRITES"], c["H5D_BYTES_READ"],
            c["H5D_BYTES_WRITTEN"], c["H5D_DATATYPE_SIZE"], c["H5D_SIZE_WRITE_AGG_1K_10K"])
     assert got == (1, 1, 1, 8192, 8192, 8, 1), (r, got)
+    assert (c["H5D_MAX_WRITE_TIME_SIZE"], c["H5D_MAX_READ_TIME_SIZE"]) == (8192, 8192), (r, c)
+    t = d[r]["f"]
+    assert 0 < f[r]["f"]["H5F_F_OPEN_START_TIMESTAMP"] <= t["H5D_F_OPEN_START_TIMESTAMP"] <= \
+        t["H5D_F_WRITE_START_TIMESTAMP"] <= t["H5D_F_READ_END_TIMESTAMP"] <= \
+        t["H5D_F_CLOSE_END_TIMESTAMP"] <= f[r]["f"]["H5F_F_CLOSE_START_TIMESTAMP"], (r, t, f[r])
+    assert t["H5D_F_MAX_WRITE_TIME"] == t["H5D_F_WRITE_TIME"] > 0, (r, t)
     assert d[r]["file"] == name, d[r]
 PY
 ok "the Darshan log: every rank's H5F and H5D records of p.h5, exact, beside its MPIIO record"
