@@ -221,6 +221,33 @@ static __always_inline void h5_times_add(struct ioacct_h5_val *v, const struct i
 		v->max_write_ns = old->max_write_ns;
 		v->max_write_size = old->max_write_size;
 	}
+	if (old->ndims && !v->ndims) {
+		v->ndims = old->ndims;
+		v->npoints = old->npoints;
+	}
+}
+
+/*
+ * H5S_get_simple_extent_dims returned rank rc, having written the dims
+ * at the pending call's inner_arg: the dataspace's rank and elements (their
+ * product), as H5Sget_simple_extent_ndims/_npoints would say. A rank of 0
+ * (scalar or null: no dims to tell them apart) or a dims not read: not known.
+ */
+static __noinline int h5_dims(struct ioacct_h5_pending *p, __s64 rc)
+{
+	__u64 n = 1, d;
+
+	if (rc <= 0 || rc > IOACCT_H5_MAX_RANK)
+		return 0;
+	for (__u32 i = 0; i < IOACCT_H5_MAX_RANK && i < rc; i++) {
+		if (bpf_probe_read_user(&d, sizeof(d), (void *)(p->inner_arg + 8 * i)))
+			return 0;
+		n *= d;
+	}
+	p->ndims = (__u64)rc;
+	p->npoints = n;
+	p->have |= IOACCT_H5_HAVE_DIMS;
+	return 0;
 }
 
 /* H5Fcreate or H5Fopen returned the file's id. */
@@ -300,6 +327,10 @@ static __noinline int h5_oopen(const struct ioacct_h5_pending *p, __u32 kind, __
 	v = h5_rec(p->slot, tgid, id->rec, IOACCT_H5_DATASET, id->name);
 	if (!v)
 		return 0;
+	if (p->have & IOACCT_H5_HAVE_DIMS) {
+		v->ndims = p->ndims;
+		v->npoints = p->npoints;
+	}
 	__sync_fetch_and_add(&v->opens, 1);
 	__sync_fetch_and_add(&v->meta_ns, dt);
 	h5_span(&v->open_start, &v->open_end, p->ts, p->ts + dt);
@@ -446,6 +477,15 @@ int BPF_KPROBE(ioacct_h5_enter)
 		if (!p || p->depth)
 			return 0;
 		io = (p->cookie >> 8) & 0xff;
+		if (kind == IOACCT_H5_K_EXTDIMS) {
+			/* A dataset's create or open: the first call with dims to write. */
+			if ((io == IOACCT_H5_K_DOPEN || io == IOACCT_H5_K_DANON) && a1 &&
+			    !(p->have & IOACCT_H5_HAVE_DIMS) && !p->inner) {
+				p->inner = kind;
+				p->inner_arg = a1;
+			}
+			return 0;
+		}
 		if (io != IOACCT_H5_K_DREAD && io != IOACCT_H5_K_DWRITE)
 			return 0;
 		if (kind == IOACCT_H5_K_TPATH && !(p->have & IOACCT_H5_HAVE_DTYPE)) {
@@ -504,6 +544,9 @@ int BPF_KRETPROBE(ioacct_h5_return)
 				p->tsize = (__u64)rc;
 				p->have |= IOACCT_H5_HAVE_TSIZE;
 			}
+		} else if (kind == IOACCT_H5_K_EXTDIMS && p->inner == kind) {
+			p->inner = 0;
+			h5_dims(p, (__s32)rc);
 		}
 		return 0;
 	}

@@ -34,7 +34,15 @@ enum ioacct_h5_kind {
 	IOACCT_H5_K_NPOINTS,
 	IOACCT_H5_K_TPATH,
 	IOACCT_H5_K_TSIZE,
+	/*
+	 * H5S_get_simple_extent_dims(space, dims, maxdims) -> rank, as a
+	 * dataset's create or open runs it on the dataset's dataspace: its
+	 * first call there with dims is Darshan's H5D_DATASPACE_NDIMS, the
+	 * product of the dims it wrote H5D_DATASPACE_NPOINTS.
+	 */
+	IOACCT_H5_K_EXTDIMS,
 };
+#define IOACCT_H5_MAX_RANK 32 /* H5S_MAX_RANK */
 
 /*
  * IOACCT_H5_FUNCS(X): X(symbol, kind), the entry points of the HDF5 1.10
@@ -61,7 +69,8 @@ enum ioacct_h5_kind {
 	X(H5Dclose, IOACCT_H5_K_CLOSE)                       \
 	X(H5S_get_select_npoints, IOACCT_H5_K_NPOINTS)       \
 	X(H5T_path_find, IOACCT_H5_K_TPATH)                  \
-	X(H5T_get_size, IOACCT_H5_K_TSIZE)
+	X(H5T_get_size, IOACCT_H5_K_TSIZE)                   \
+	X(H5S_get_simple_extent_dims, IOACCT_H5_K_EXTDIMS)
 
 /* cookie = func index | kind << 8 */
 #define IOACCT_H5_COOKIE(fn, kind) ((__u64)(fn) | (__u64)(kind) << 8)
@@ -99,6 +108,8 @@ struct ioacct_h5_val {
 	__u64 open_start, open_end, read_start, read_end;
 	__u64 write_start, write_end, close_start, close_end;
 	__u64 max_read_ns, max_read_size, max_write_ns, max_write_size;
+	/* A dataset's dataspace at its last create or open: rank (0 not known) and elements. */
+	__u64 ndims, npoints;
 };
 
 /*
@@ -136,9 +147,11 @@ struct ioacct_h5_pending {
 	__u64 npoints;  /* the call's selection, H5_HAVE_NPOINTS */
 	__u64 dtype;    /* the dataset's datatype (H5T_t *), H5_HAVE_DTYPE */
 	__u64 tsize;    /* its size, H5_HAVE_TSIZE */
+	__u64 ndims;    /* a create's or open's dataspace rank, H5_HAVE_DIMS (npoints: its elements) */
 };
 #define IOACCT_H5_HAVE_NPOINTS 1
 #define IOACCT_H5_HAVE_DTYPE 2
 #define IOACCT_H5_HAVE_TSIZE 4
+#define IOACCT_H5_HAVE_DIMS 8
 
 #endif /* IOACCT_H5_ABI_H */

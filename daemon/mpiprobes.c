@@ -1191,7 +1191,8 @@ static uint64_t h5_time(uint64_t t, uint64_t start)
 	return !t ? 0 : t > start ? t - start : 1;
 }
 
-static void h5_times_from_val(struct ioacct_h5rec *x, const struct ioacct_h5_val *v)
+/* What follows the sums in v: times, the slowest calls, the dataspace. */
+static void h5_rest_from_val(struct ioacct_h5rec *x, const struct ioacct_h5_val *v)
 {
 	x->open_start_ns = h5_time(v->open_start, v->start);
 	x->open_end_ns = h5_time(v->open_end, v->start);
@@ -1205,6 +1206,8 @@ static void h5_times_from_val(struct ioacct_h5rec *x, const struct ioacct_h5_val
 	x->max_read_size = v->max_read_size;
 	x->max_write_ns = v->max_write_ns;
 	x->max_write_size = v->max_write_size;
+	x->dataspace_ndims = v->ndims;
+	x->dataspace_npoints = v->npoints;
 }
 
 int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_h5rec **out,
@@ -1233,7 +1236,7 @@ int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct i
 #define H5_COPY(name) x->name = v.name;
 		IOACCT_H5_COUNTS(H5_COPY)
 #undef H5_COPY
-		h5_times_from_val(x, &v);
+		h5_rest_from_val(x, &v);
 		memcpy(x->size_read, v.size_read, sizeof(x->size_read));
 		memcpy(x->size_written, v.size_written, sizeof(x->size_written));
 		snprintf(x->name, sizeof(x->name), "%.*s", (int)sizeof(v.name), v.name);

@@ -462,6 +462,10 @@ void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src)
 		dst->max_write_ns = src->max_write_ns;
 		dst->max_write_size = src->max_write_size;
 	}
+	if (src->dataspace_ndims) {
+		dst->dataspace_ndims = src->dataspace_ndims;
+		dst->dataspace_npoints = src->dataspace_npoints;
+	}
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
 		dst->size_read[b] += src->size_read[b];
 		dst->size_written[b] += src->size_written[b];

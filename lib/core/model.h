@@ -267,7 +267,7 @@ int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio
  * elements x the dataset's datatype size, as Darshan counts them;
  * unsized_* calls' sizes could not be read (not in bytes_*).
  */
-#define IOACCT_H5_COUNTERS(X) IOACCT_H5_COUNTS(X) IOACCT_H5_TIMES(X)
+#define IOACCT_H5_COUNTERS(X) IOACCT_H5_COUNTS(X) IOACCT_H5_TIMES(X) IOACCT_H5_SHAPE(X)
 /* The counters of SQLite schema 21 (PostgreSQL 18): sums but npoints_max and datatype_size. */
 #define IOACCT_H5_COUNTS(X)                                                         \
 	X(opens) X(flushes) X(reads) X(writes) X(bytes_read) X(bytes_written)        \
@@ -284,6 +284,12 @@ int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio
 	X(open_start_ns) X(open_end_ns) X(read_start_ns) X(read_end_ns)              \
 	X(write_start_ns) X(write_end_ns) X(close_start_ns) X(close_end_ns)          \
 	X(max_read_ns) X(max_read_size) X(max_write_ns) X(max_write_size)
+/*
+ * Schema 22 too: a dataset's dataspace at its last create or open, Darshan's
+ * H5D_DATASPACE_NDIMS and _NPOINTS; ndims 0 not known (a scalar or null
+ * dataspace, or an older record).
+ */
+#define IOACCT_H5_SHAPE(X) X(dataspace_ndims) X(dataspace_npoints)
 #define IOACCT_H5REC_FILE 0
 #define IOACCT_H5REC_DATASET 1
 #define IOACCT_H5_FIELD(name) uint64_t name;
@@ -301,7 +307,8 @@ struct ioacct_h5rec {
 
 /*
  * Adds src's HDF5 counters to dst's: sums, the larger selection, a known
- * datatype size, the earlier starts and later ends, the slower call.
+ * datatype size, the earlier starts and later ends, the slower call, src's
+ * dataspace when known.
  */
 void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src);
 /* The stores' order of HDF5 records: step, rank, pid, kind, name (bytes, as SQLite's blobs). */

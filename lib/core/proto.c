@@ -562,6 +562,8 @@ static const struct field qh5_fields[] = {
 	QH5(h.max_read_size, IOACCT_ATTR_H5_MAX_READ_SIZE, 0),
 	QH5(h.max_write_ns, IOACCT_ATTR_H5_MAX_WRITE_NS, 0),
 	QH5(h.max_write_size, IOACCT_ATTR_H5_MAX_WRITE_SIZE, 0),
+	QH5(h.dataspace_ndims, IOACCT_ATTR_H5_DATASPACE_NDIMS, 0),
+	QH5(h.dataspace_npoints, IOACCT_ATTR_H5_DATASPACE_NPOINTS, 0),
 };
 
 #define QPEAK(member, attr, flags) FIELD(struct ioacct_qpeak_row, member, attr, flags)

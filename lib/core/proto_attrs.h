@@ -228,8 +228,8 @@
 	X(FLUSHES, 214, flushes, U64)                                                   \
 	X(NPOINTS_MAX, 215, npoints_max, U64)                                           \
 	X(DATATYPE_SIZE, 216, datatype_size, U64)                                       \
-	/* Issue 39: an HDF5 record's timestamps (ns from the job's start, 0 none) */   \
-	/* and slowest calls; 230 on, clear of other branches' numbers. */              \
+	/* Issue 39: an HDF5 record's timestamps (ns from the job's start, 0 none), */  \
+	/* slowest calls, dataspace; 230 on, clear of other branches' numbers. */       \
 	X(H5_OPEN_START_NS, 230, h5_open_start_ns, U64)                                 \
 	X(H5_OPEN_END_NS, 231, h5_open_end_ns, U64)                                     \
 	X(H5_READ_START_NS, 232, h5_read_start_ns, U64)                                 \
@@ -241,6 +241,8 @@
 	X(H5_MAX_READ_NS, 238, h5_max_read_ns, U64)                                     \
 	X(H5_MAX_READ_SIZE, 239, h5_max_read_size, U64)                                 \
 	X(H5_MAX_WRITE_NS, 240, h5_max_write_ns, U64)                                   \
-	X(H5_MAX_WRITE_SIZE, 241, h5_max_write_size, U64)
+	X(H5_MAX_WRITE_SIZE, 241, h5_max_write_size, U64)                               \
+	X(H5_DATASPACE_NDIMS, 242, h5_dataspace_ndims, U64)                             \
+	X(H5_DATASPACE_NPOINTS, 243, h5_dataspace_npoints, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

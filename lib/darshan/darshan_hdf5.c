@@ -10,9 +10,10 @@
  *
  * Timestamps are seconds from the job's start, 0 for none (Darshan's 0);
  * the slowest read's (write's) size is -1 when a read (write) of the
- * record was unsized. What the probes do not measure is -1, as
+ * record was unsized; the dataspace -1 when not known (a scalar or null
+ * one has no dims to say which). What the probes do not measure is -1, as
  * darshan-util sets the counters an older record version lacks:
- * H5F_USE_MPIIO, the selection kinds, the dataspace, the chunking,
+ * H5F_USE_MPIIO, the selection kinds, the chunking,
  * H5D_USE_MPIIO_COLLECTIVE, H5D_USE_DEPRECATED. The bytes of a rank that
  * made calls whose selection size the probes could not read (unsized) are
  * -1 too; those calls are in no size bin. The common accesses are none
@@ -108,6 +109,9 @@ static void h5d_record(const struct ioacct_h5rec *h, struct ioacct_darshan_recor
 	}
 	for (int i = D_ACCESS1_ACCESS; i < D_DATASPACE_NDIMS; i++)
 		c[i] = 0;
+	/* Rank 0: not known (no create or open seen, or a scalar or null dataspace). */
+	c[D_DATASPACE_NDIMS] = h->dataspace_ndims ? (int64_t)h->dataspace_ndims : -1;
+	c[D_DATASPACE_NPOINTS] = h->dataspace_ndims ? (int64_t)h->dataspace_npoints : -1;
 	/* 0: no read or write said it (a dataset only opened, or unsized calls). */
 	c[D_DATATYPE_SIZE] = h->datatype_size ? (int64_t)h->datatype_size : -1;
 	f[DF_READ_TIME] = secs(h->read_ns);

@@ -320,11 +320,12 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 	" SELECT (id >> 33)::integer FROM jobs) x;"
 /*
  * 19 (issue 39; SQLite schema 22): the HDF5 records' timestamps and
- * slowest calls (IOACCT_H5_TIMES), 0 (none) in the parts written before.
+ * slowest calls (IOACCT_H5_TIMES) and dataspaces (IOACCT_H5_SHAPE), 0
+ * (none, not known) in the parts written before.
  */
 #define PG_H5_TIME_COL(name)                                                            \
 	"ALTER TABLE hdf5_records ADD COLUMN " #name " numeric(20,0) NOT NULL DEFAULT 0;"
-#define MIGRATION_H5_TIMES IOACCT_H5_TIMES(PG_H5_TIME_COL)
+#define MIGRATION_H5_TIMES IOACCT_H5_TIMES(PG_H5_TIME_COL) IOACCT_H5_SHAPE(PG_H5_TIME_COL)
 
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */

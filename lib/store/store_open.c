@@ -205,11 +205,13 @@
 
 /*
  * 22 (issue 39): the HDF5 records' timestamps and slowest calls
- * (IOACCT_H5_TIMES); 0, none, in the rows stored before (their reports and
- * Darshan logs say 0, as Darshan for a call it did not see).
+ * (IOACCT_H5_TIMES) and datasets' dataspaces (IOACCT_H5_SHAPE); 0, none or
+ * not known, in the rows stored before (their reports and Darshan logs say
+ * 0 for the times, as Darshan for a call it did not see; -1 for the
+ * dataspace).
  */
 #define H5_TIME_COL(name) "ALTER TABLE hdf5_records ADD COLUMN " #name " INTEGER NOT NULL DEFAULT 0;"
-#define MIGRATION_H5_TIMES IOACCT_H5_TIMES(H5_TIME_COL)
+#define MIGRATION_H5_TIMES IOACCT_H5_TIMES(H5_TIME_COL) IOACCT_H5_SHAPE(H5_TIME_COL)
 
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */

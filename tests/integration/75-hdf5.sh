@@ -32,25 +32,26 @@ ldd "$T/h5prog" | grep -q "libhdf5_serial.so" || skip "h5prog is not linked to l
 "$IORUN" --json -o "$T/c.json" -- "$T/h5prog" "$D/c.h5" > "$T/c.out" 2>&1 ||
 	{ cat "$T/c.out"; fail "iorun h5prog failed"; }
 JOB=$(json_get "$T/c.json" 'j["job_id"]')
-[ "$(grep -c "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 20 of 20 functions" "$T/ioacctd.log")" = 1 ] ||
+[ "$(grep -c "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 21 of 21 functions" "$T/ioacctd.log")" = 1 ] ||
 	fail "libhdf5_serial not attached once with its 20 functions: $(grep "HDF5:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
 ok "libhdf5_serial attached once, by the MPI libraries' watch"
 
 COLS="kind, h.name, opens, flushes, reads, writes, bytes_read, bytes_written, unsized_reads,"
-COLS+=" unsized_writes, rw_switches, npoints_max, datatype_size, size_read, size_written"
+COLS+=" unsized_writes, rw_switches, npoints_max, datatype_size, size_read, size_written,"
+COLS+=" dataspace_ndims, dataspace_npoints"
 sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
 	ON j.key = h.job_key WHERE j.job_id = $JOB ORDER BY kind, h.name" > "$T/got"
 Z=0,0,0,0,0,0,0,0,0,0
 cat > "$T/want" <<WANT
-0 $D/c.h5 1 1 0 0 0 0 0 0 0 0 0 $Z $Z
-1 $D/c.h5:/a 1 0 0 1 0 8000 0 0 0 1000 8 $Z 0,0,1,0,0,0,0,0,0,0
-1 $D/c.h5:/b 1 0 1 4 262144 262144 0 0 1 65536 4 0,0,0,0,1,0,0,0,0,0 0,0,0,4,0,0,0,0,0,0
+0 $D/c.h5 1 1 0 0 0 0 0 0 0 0 0 $Z $Z 0 0
+1 $D/c.h5:/a 1 0 0 1 0 8000 0 0 0 1000 8 $Z 0,0,1,0,0,0,0,0,0,0 1 1000
+1 $D/c.h5:/b 1 0 1 4 262144 262144 0 0 1 65536 4 0,0,0,0,1,0,0,0,0,0 0,0,0,4,0,0,0,0,0,0 2 65536
 WANT
 diff "$T/want" "$T/got" || fail "the HDF5 records are not exact (want, then got)"
 [ "$(sqlite3 "$T/ioacct.db" "SELECT count(DISTINCT pid) FROM hdf5_records h JOIN jobs j
 	ON j.key = h.job_key WHERE j.job_id = $JOB")" = 1 ] || fail "not one process"
-ok "H5F: 1 open, 1 flush; H5D a: 1 write of 8,000 B; b: 4 writes of 65,536 B, 1 read of 262,144 B, 1 switch"
+ok "H5F: 1 open, 1 flush; H5D a (1 x 1,000): 1 write of 8,000 B; b (256 x 256): 4 writes of 65,536 B, 1 read of 262,144 B, 1 switch"
 
 # The same file's POSIX bytes, beside: the library wrote at least what the datasets hold.
 POSIX=$(sqlite3 "$T/ioacct.db" "SELECT sum(bytes_written) FROM files f JOIN jobs j
@@ -155,11 +156,12 @@ assert f[name]["rank"] == 0, f[name]
 assert sorted(d) == [name + ":/a", name + ":/b"], list(d)
 want = {"a": dict(H5D_OPENS=1, H5D_READS=0, H5D_WRITES=1, H5D_BYTES_READ=0,
                   H5D_BYTES_WRITTEN=8000, H5D_RW_SWITCHES=0, H5D_DATATYPE_SIZE=8,
-                  H5D_SIZE_WRITE_AGG_1K_10K=1, H5D_REGULAR_HYPERSLAB_SELECTS=-1),
+                  H5D_SIZE_WRITE_AGG_1K_10K=1, H5D_REGULAR_HYPERSLAB_SELECTS=-1,
+                  H5D_DATASPACE_NDIMS=1, H5D_DATASPACE_NPOINTS=1000),
         "b": dict(H5D_OPENS=1, H5D_READS=1, H5D_WRITES=4, H5D_BYTES_READ=262144,
                   H5D_BYTES_WRITTEN=262144, H5D_RW_SWITCHES=1, H5D_DATATYPE_SIZE=4,
                   H5D_SIZE_WRITE_AGG_10K_100K=4, H5D_SIZE_READ_AGG_100K_1M=1,
-                  H5D_CHUNK_SIZE_D1=-1)}
+                  H5D_CHUNK_SIZE_D1=-1, H5D_DATASPACE_NDIMS=2, H5D_DATASPACE_NPOINTS=65536)}
 for ds, w in want.items():
     r = d[name + ":/" + ds]
     got = {k: r["c"][k] for k in w}

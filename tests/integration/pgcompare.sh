@@ -144,7 +144,7 @@ compare_stores() {
 }
 
 # pg_back_to_schema18: puts a cluster store of schema $PG_SCHEMA back to schema 18 with its
-# data, as schema 18 stored it: HDF5 records without their times (schema 19), every later
+# data, as schema 18 stored it: HDF5 records without their times and dataspaces (schema 19), every later
 # version forgotten.
 pg_back_to_schema18() {
 	pg "BEGIN;
@@ -152,7 +152,7 @@ pg_back_to_schema18() {
 	      DROP COLUMN read_start_ns, DROP COLUMN read_end_ns, DROP COLUMN write_start_ns,
 	      DROP COLUMN write_end_ns, DROP COLUMN close_start_ns, DROP COLUMN close_end_ns,
 	      DROP COLUMN max_read_ns, DROP COLUMN max_read_size, DROP COLUMN max_write_ns,
-	      DROP COLUMN max_write_size;
+	      DROP COLUMN max_write_size, DROP COLUMN dataspace_ndims, DROP COLUMN dataspace_npoints;
 	    DELETE FROM ioacct_schema WHERE version > 18;
 	    COMMIT" > /dev/null
 }

@@ -82,6 +82,8 @@ static struct jb job(void)
 	h->npoints_max = 1000;
 	h->size_written[ioacct_size_bin(8000)] = 1;
 	h->write_ns = 1000000;
+	h->dataspace_ndims = 1;
+	h->dataspace_npoints = 1000;
 	/* b: two writes in each step's process, the read in the second. */
 	for (uint32_t s = 0; s < 2; s++) {
 		h = h5(&b, s, 0, IOACCT_H5REC_DATASET, "/scratch/t.h5:/b");
@@ -96,6 +98,9 @@ static struct jb job(void)
 		/* The slower is step 0's: its size, not step 1's. */
 		h->max_write_ns = 2000000 - 1000000 * s;
 		h->max_write_size = 65536 + s;
+		/* Step 1's open said nothing of its dataspace (rank 0): step 0's stands. */
+		h->dataspace_ndims = s ? 0 : 2;
+		h->dataspace_npoints = s ? 0 : 65536;
 		if (s) {
 			h->reads = 1;
 			h->bytes_read = 262144;
@@ -232,7 +237,8 @@ static void test_round_trip(void **state)
 	assert_int_equal(D(x, "H5D_BYTES_READ"), 0);
 	assert_int_equal(D(x, "H5D_SIZE_WRITE_AGG_1K_10K"), 1);
 	assert_int_equal(D(x, "H5D_DATATYPE_SIZE"), 8);
-	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), -1);
+	assert_int_equal(D(x, "H5D_DATASPACE_NDIMS"), 1);
+	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), 1000);
 	assert_int_equal(D(x, "H5D_REGULAR_HYPERSLAB_SELECTS"), -1);
 	assert_int_equal(D(x, "H5D_CHUNK_SIZE_D1"), -1);
 	assert_int_equal(D(x, "H5D_USE_MPIIO_COLLECTIVE"), -1);
@@ -265,6 +271,8 @@ static void test_round_trip(void **state)
 	assert_int_equal(D(x, "H5D_MAX_WRITE_TIME_SIZE"), 65536);
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_MAX_READ_TIME") == 0.0005);
 	assert_int_equal(D(x, "H5D_MAX_READ_TIME_SIZE"), 262144);
+	assert_int_equal(D(x, "H5D_DATASPACE_NDIMS"), 2);
+	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), 65536);
 
 	/* Unsized: its bytes not known, -1, never the part that was sized. */
 	x = find(back, IOACCT_DARSHAN_H5D, "/scratch/t.h5:/c", 1);
@@ -272,6 +280,9 @@ static void test_round_trip(void **state)
 	assert_int_equal(D(x, "H5D_BYTES_WRITTEN"), -1);
 	assert_int_equal(D(x, "H5D_FASTEST_RANK_BYTES"), -1);
 	assert_int_equal(D(x, "H5D_DATATYPE_SIZE"), -1);
+	/* No create or open seen: its dataspace not known. */
+	assert_int_equal(D(x, "H5D_DATASPACE_NDIMS"), -1);
+	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), -1);
 	/* The slowest write's size: not known when a write was unsized; its time is. */
 	assert_int_equal(D(x, "H5D_MAX_WRITE_TIME_SIZE"), -1);
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_MAX_WRITE_TIME") == 0.000007);

@@ -456,6 +456,7 @@ static void test_wire_numbers(void **state)
 		{ 216, "datatype_size", 8 },
 		{ 230, "h5_open_start_ns", 8 },
 		{ 241, "h5_max_write_size", 8 },
+		{ 243, "h5_dataspace_npoints", 8 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;

@@ -490,9 +490,10 @@ static void test_h5_migrate_from_v20(void **state)
 }
 
 /*
- * Schema 21 to 22 (issue 39): the HDF5 records' timestamps and slowest
- * calls. A row stored before keeps its counters and reads 0 (none) for
- * them; a row stored now has them back, the largest values too.
+ * Schema 21 to 22 (issue 39): the HDF5 records' timestamps, slowest
+ * calls and dataspaces. A row stored before keeps its counters and reads
+ * 0 (none, not known) for them; a row stored now has them back, the
+ * largest values too.
  */
 static void test_h5_times_migrate_from_v21(void **state)
 {
@@ -516,6 +517,7 @@ static void test_h5_times_migrate_from_v21(void **state)
 	assert_int_equal(jd->h5[0].size_written[2], 1);
 #define H5_NONE(name) assert_int_equal(jd->h5[0].name, 0);
 	IOACCT_H5_TIMES(H5_NONE)
+	IOACCT_H5_SHAPE(H5_NONE)
 #undef H5_NONE
 	h = jd->h5[0];
 	ioacct_jobdata_free(jd);
@@ -529,6 +531,8 @@ static void test_h5_times_migrate_from_v21(void **state)
 	h.max_write_ns = 2500;
 	h.max_write_size = 8000;
 	h.max_read_ns = UINT64_MAX - 1;
+	h.dataspace_ndims = 32;
+	h.dataspace_npoints = 1ULL << 62;
 	assert_int_equal(ioacct_store_h5_put(st, 5, &h), 0);
 	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
 	assert_int_equal(jd->nh5, 1);
