@@ -221,6 +221,8 @@ static __always_inline void h5_times_add(struct ioacct_h5_val *v, const struct i
 		v->max_write_ns = old->max_write_ns;
 		v->max_write_size = old->max_write_size;
 	}
+	if (old->collective)
+		v->collective = 1;
 	if (old->ndims && !v->ndims) {
 		v->ndims = old->ndims;
 		v->npoints = old->npoints;
@@ -274,6 +276,8 @@ static __noinline int h5_fopen(const struct ioacct_h5_pending *p, __u32 tgid, __
 	__sync_fetch_and_add(&v->opens, 1);
 	__sync_fetch_and_add(&v->meta_ns, dt);
 	h5_span(&v->open_start, &v->open_end, p->ts, p->ts + dt);
+	/* As Darshan: the last open's driver. */
+	v->mpiio = (p->have & IOACCT_H5_HAVE_MPIO) ? 1 : 0;
 	h5_id_put(p->slot, tgid, hid, id);
 	return 0;
 }
@@ -410,6 +414,8 @@ static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tg
 	if (v->last && v->last != (rd ? 1 : 2))
 		__sync_fetch_and_add(&v->rw_switches, 1);
 	v->last = rd ? 1 : 2;
+	if (p->have & IOACCT_H5_HAVE_MPIO)
+		v->collective = 1;
 	/* As Darshan: the first of the slowest calls, its bytes. */
 	if (rd) {
 		h5_span(&v->read_start, &v->read_end, p->ts, p->ts + dt);
@@ -486,8 +492,23 @@ int BPF_KPROBE(ioacct_h5_enter)
 			}
 			return 0;
 		}
+		if (kind == IOACCT_H5_K_HASFEAT) {
+			/* A file's create or open: the first question of HAS_MPI. */
+			if (io == IOACCT_H5_K_FOPEN && a1 == IOACCT_H5_FEAT_HAS_MPI &&
+			    !(p->have & IOACCT_H5_HAVE_FEAT) && !p->inner)
+				p->inner = kind;
+			return 0;
+		}
 		if (io != IOACCT_H5_K_DREAD && io != IOACCT_H5_K_DWRITE)
 			return 0;
+		if (kind == IOACCT_H5_K_XFERMODE) {
+			/* Its first call in the read or write: the mode it writes at a0. */
+			if (a0 && !p->inner && !(p->have & IOACCT_H5_HAVE_FEAT)) {
+				p->inner = kind;
+				p->inner_arg = a0;
+			}
+			return 0;
+		}
 		if (kind == IOACCT_H5_K_TPATH && !(p->have & IOACCT_H5_HAVE_DTYPE)) {
 			p->dtype = io == IOACCT_H5_K_DWRITE ? a1 : a0;
 			p->have |= IOACCT_H5_HAVE_DTYPE;
@@ -547,6 +568,20 @@ int BPF_KRETPROBE(ioacct_h5_return)
 		} else if (kind == IOACCT_H5_K_EXTDIMS && p->inner == kind) {
 			p->inner = 0;
 			h5_dims(p, (__s32)rc);
+		} else if (kind == IOACCT_H5_K_HASFEAT && p->inner == kind) {
+			/* An hbool_t: only the low byte is set (setne %al). */
+			p->inner = 0;
+			p->have |= IOACCT_H5_HAVE_FEAT | ((__u8)rc ? IOACCT_H5_HAVE_MPIO : 0);
+		} else if (kind == IOACCT_H5_K_XFERMODE && p->inner == kind) {
+			__u32 mode = 0;
+
+			p->inner = 0;
+			if ((__s32)rc >= 0 &&
+			    !bpf_probe_read_user(&mode, sizeof(mode), (void *)p->inner_arg)) {
+				p->have |= IOACCT_H5_HAVE_FEAT;
+				if (mode == IOACCT_H5_MPIO_COLLECTIVE)
+					p->have |= IOACCT_H5_HAVE_MPIO;
+			}
 		}
 		return 0;
 	}

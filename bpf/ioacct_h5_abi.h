@@ -41,7 +41,20 @@ enum ioacct_h5_kind {
 	 * product of the dims it wrote H5D_DATASPACE_NPOINTS.
 	 */
 	IOACCT_H5_K_EXTDIMS,
+	/*
+	 * H5F_has_feature(file, flag) -> hbool_t: its first answer for
+	 * H5FD_FEAT_HAS_MPI in a file's create or open says the file's driver
+	 * is MPI-IO (Darshan's H5F_USE_MPIIO: the fapl's driver is mpio).
+	 */
+	IOACCT_H5_K_HASFEAT,
+	/*
+	 * H5CX_get_io_xfer_mode(&mode), parallel builds only: what a read or
+	 * write's transfer property list asks (H5D_USE_MPIIO_COLLECTIVE).
+	 */
+	IOACCT_H5_K_XFERMODE,
 };
+#define IOACCT_H5_FEAT_HAS_MPI 0x100 /* H5FD_FEAT_HAS_MPI, 1.10 to 1.14 */
+#define IOACCT_H5_MPIO_COLLECTIVE 1  /* H5FD_MPIO_COLLECTIVE */
 #define IOACCT_H5_MAX_RANK 32 /* H5S_MAX_RANK */
 
 /*
@@ -70,7 +83,9 @@ enum ioacct_h5_kind {
 	X(H5S_get_select_npoints, IOACCT_H5_K_NPOINTS)       \
 	X(H5T_path_find, IOACCT_H5_K_TPATH)                  \
 	X(H5T_get_size, IOACCT_H5_K_TSIZE)                   \
-	X(H5S_get_simple_extent_dims, IOACCT_H5_K_EXTDIMS)
+	X(H5S_get_simple_extent_dims, IOACCT_H5_K_EXTDIMS)   \
+	X(H5F_has_feature, IOACCT_H5_K_HASFEAT)              \
+	X(H5CX_get_io_xfer_mode, IOACCT_H5_K_XFERMODE)
 
 /* cookie = func index | kind << 8 */
 #define IOACCT_H5_COOKIE(fn, kind) ((__u64)(fn) | (__u64)(kind) << 8)
@@ -110,6 +125,8 @@ struct ioacct_h5_val {
 	__u64 max_read_ns, max_read_size, max_write_ns, max_write_size;
 	/* A dataset's dataspace at its last create or open: rank (0 not known) and elements. */
 	__u64 ndims, npoints;
+	/* 1: a file opened with the MPI-IO driver; a dataset read or written collectively. */
+	__u64 mpiio, collective;
 };
 
 /*
@@ -153,5 +170,7 @@ struct ioacct_h5_pending {
 #define IOACCT_H5_HAVE_DTYPE 2
 #define IOACCT_H5_HAVE_TSIZE 4
 #define IOACCT_H5_HAVE_DIMS 8
+#define IOACCT_H5_HAVE_FEAT 16 /* an open's HAS_MPI, a read's or write's mode answered */
+#define IOACCT_H5_HAVE_MPIO 32 /* its answer: the driver is MPI-IO, the call collective */
 
 #endif /* IOACCT_H5_ABI_H */

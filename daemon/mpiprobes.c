@@ -1191,7 +1191,7 @@ static uint64_t h5_time(uint64_t t, uint64_t start)
 	return !t ? 0 : t > start ? t - start : 1;
 }
 
-/* What follows the sums in v: times, the slowest calls, the dataspace. */
+/* What follows the sums in v: times, the slowest calls, the dataspace, the MPI-IO flags. */
 static void h5_rest_from_val(struct ioacct_h5rec *x, const struct ioacct_h5_val *v)
 {
 	x->open_start_ns = h5_time(v->open_start, v->start);
@@ -1208,6 +1208,8 @@ static void h5_rest_from_val(struct ioacct_h5rec *x, const struct ioacct_h5_val 
 	x->max_write_size = v->max_write_size;
 	x->dataspace_ndims = v->ndims;
 	x->dataspace_npoints = v->npoints;
+	x->use_mpiio = v->mpiio;
+	x->use_mpiio_collective = v->collective;
 }
 
 int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_h5rec **out,

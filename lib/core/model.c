@@ -466,6 +466,8 @@ void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src)
 		dst->dataspace_ndims = src->dataspace_ndims;
 		dst->dataspace_npoints = src->dataspace_npoints;
 	}
+	dst->use_mpiio |= src->use_mpiio;
+	dst->use_mpiio_collective |= src->use_mpiio_collective;
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
 		dst->size_read[b] += src->size_read[b];
 		dst->size_written[b] += src->size_written[b];

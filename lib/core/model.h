@@ -287,9 +287,11 @@ int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio
 /*
  * Schema 22 too: a dataset's dataspace at its last create or open, Darshan's
  * H5D_DATASPACE_NDIMS and _NPOINTS; ndims 0 not known (a scalar or null
- * dataspace, or an older record).
+ * dataspace, or an older record). 1 (else 0): a file's last open was with
+ * the MPI-IO driver (H5F_USE_MPIIO); a dataset was read or written
+ * collectively (H5D_USE_MPIIO_COLLECTIVE).
  */
-#define IOACCT_H5_SHAPE(X) X(dataspace_ndims) X(dataspace_npoints)
+#define IOACCT_H5_SHAPE(X) X(dataspace_ndims) X(dataspace_npoints) X(use_mpiio) X(use_mpiio_collective)
 #define IOACCT_H5REC_FILE 0
 #define IOACCT_H5REC_DATASET 1
 #define IOACCT_H5_FIELD(name) uint64_t name;

@@ -564,6 +564,8 @@ static const struct field qh5_fields[] = {
 	QH5(h.max_write_size, IOACCT_ATTR_H5_MAX_WRITE_SIZE, 0),
 	QH5(h.dataspace_ndims, IOACCT_ATTR_H5_DATASPACE_NDIMS, 0),
 	QH5(h.dataspace_npoints, IOACCT_ATTR_H5_DATASPACE_NPOINTS, 0),
+	QH5(h.use_mpiio, IOACCT_ATTR_H5_USE_MPIIO, 0),
+	QH5(h.use_mpiio_collective, IOACCT_ATTR_H5_USE_MPIIO_COLLECTIVE, 0),
 };
 
 #define QPEAK(member, attr, flags) FIELD(struct ioacct_qpeak_row, member, attr, flags)

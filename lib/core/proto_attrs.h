@@ -229,7 +229,7 @@
 	X(NPOINTS_MAX, 215, npoints_max, U64)                                           \
 	X(DATATYPE_SIZE, 216, datatype_size, U64)                                       \
 	/* Issue 39: an HDF5 record's timestamps (ns from the job's start, 0 none), */  \
-	/* slowest calls, dataspace; 230 on, clear of other branches' numbers. */       \
+	/* slowest calls, dataspace, MPI-IO flags; 230 on, clear of other branches'. */ \
 	X(H5_OPEN_START_NS, 230, h5_open_start_ns, U64)                                 \
 	X(H5_OPEN_END_NS, 231, h5_open_end_ns, U64)                                     \
 	X(H5_READ_START_NS, 232, h5_read_start_ns, U64)                                 \
@@ -243,6 +243,8 @@
 	X(H5_MAX_WRITE_NS, 240, h5_max_write_ns, U64)                                   \
 	X(H5_MAX_WRITE_SIZE, 241, h5_max_write_size, U64)                               \
 	X(H5_DATASPACE_NDIMS, 242, h5_dataspace_ndims, U64)                             \
-	X(H5_DATASPACE_NPOINTS, 243, h5_dataspace_npoints, U64)
+	X(H5_DATASPACE_NPOINTS, 243, h5_dataspace_npoints, U64)                         \
+	X(H5_USE_MPIIO, 244, h5_use_mpiio, U64)                                         \
+	X(H5_USE_MPIIO_COLLECTIVE, 245, h5_use_mpiio_collective, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

@@ -12,9 +12,8 @@
  * the slowest read's (write's) size is -1 when a read (write) of the
  * record was unsized; the dataspace -1 when not known (a scalar or null
  * one has no dims to say which). What the probes do not measure is -1, as
- * darshan-util sets the counters an older record version lacks:
- * H5F_USE_MPIIO, the selection kinds, the chunking,
- * H5D_USE_MPIIO_COLLECTIVE, H5D_USE_DEPRECATED. The bytes of a rank that
+ * darshan-util sets the counters an older record version lacks: the
+ * selection kinds, the chunking, H5D_USE_DEPRECATED. The bytes of a rank that
  * made calls whose selection size the probes could not read (unsized) are
  * -1 too; those calls are in no size bin. The common accesses are none
  * (0), as in the MPIIO records.
@@ -40,7 +39,8 @@ enum {
 	D_ACCESS1_ACCESS = D_SIZE_WRITE_AGG_0_100 + IOACCT_NR_SIZE_BINS,
 	D_DATASPACE_NDIMS = D_ACCESS1_ACCESS + 4 * 11 + 4,
 	D_DATASPACE_NPOINTS, D_DATATYPE_SIZE,
-	D_FASTEST_RANK = D_DATATYPE_SIZE + 1 + 5 + 2,
+	D_USE_MPIIO_COLLECTIVE = D_DATATYPE_SIZE + 1 + 5,
+	D_FASTEST_RANK = D_USE_MPIIO_COLLECTIVE + 2,
 	D_FASTEST_RANK_BYTES, D_SLOWEST_RANK, D_SLOWEST_RANK_BYTES, D_NCOUNTERS
 };
 enum {
@@ -63,6 +63,7 @@ static void h5f_record(const struct ioacct_h5rec *h, struct ioacct_darshan_recor
 
 	r->counters[F_OPENS] = (int64_t)h->opens;
 	r->counters[F_FLUSHES] = (int64_t)h->flushes;
+	r->counters[F_USE_MPIIO] = (int64_t)h->use_mpiio;
 	f[FF_OPEN_START] = secs(h->open_start_ns);
 	f[FF_OPEN_END] = secs(h->open_end_ns);
 	f[FF_CLOSE_START] = secs(h->close_start_ns);
@@ -109,6 +110,7 @@ static void h5d_record(const struct ioacct_h5rec *h, struct ioacct_darshan_recor
 	}
 	for (int i = D_ACCESS1_ACCESS; i < D_DATASPACE_NDIMS; i++)
 		c[i] = 0;
+	c[D_USE_MPIIO_COLLECTIVE] = (int64_t)h->use_mpiio_collective;
 	/* Rank 0: not known (no create or open seen, or a scalar or null dataspace). */
 	c[D_DATASPACE_NDIMS] = h->dataspace_ndims ? (int64_t)h->dataspace_ndims : -1;
 	c[D_DATASPACE_NPOINTS] = h->dataspace_ndims ? (int64_t)h->dataspace_npoints : -1;

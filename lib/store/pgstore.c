@@ -320,7 +320,7 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 	" SELECT (id >> 33)::integer FROM jobs) x;"
 /*
  * 19 (issue 39; SQLite schema 22): the HDF5 records' timestamps and
- * slowest calls (IOACCT_H5_TIMES) and dataspaces (IOACCT_H5_SHAPE), 0
+ * slowest calls (IOACCT_H5_TIMES), dataspaces and MPI-IO flags (IOACCT_H5_SHAPE), 0
  * (none, not known) in the parts written before.
  */
 #define PG_H5_TIME_COL(name)                                                            \

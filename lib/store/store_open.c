@@ -205,7 +205,8 @@
 
 /*
  * 22 (issue 39): the HDF5 records' timestamps and slowest calls
- * (IOACCT_H5_TIMES) and datasets' dataspaces (IOACCT_H5_SHAPE); 0, none or
+ * (IOACCT_H5_TIMES), datasets' dataspaces and the MPI-IO flags
+ * (IOACCT_H5_SHAPE); 0, none or
  * not known, in the rows stored before (their reports and Darshan logs say
  * 0 for the times, as Darshan for a call it did not see; -1 for the
  * dataspace).

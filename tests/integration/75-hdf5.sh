@@ -32,21 +32,21 @@ ldd "$T/h5prog" | grep -q "libhdf5_serial.so" || skip "h5prog is not linked to l
 "$IORUN" --json -o "$T/c.json" -- "$T/h5prog" "$D/c.h5" > "$T/c.out" 2>&1 ||
 	{ cat "$T/c.out"; fail "iorun h5prog failed"; }
 JOB=$(json_get "$T/c.json" 'j["job_id"]')
-[ "$(grep -c "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 21 of 21 functions" "$T/ioacctd.log")" = 1 ] ||
+[ "$(grep -c "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 22 of 23 functions" "$T/ioacctd.log")" = 1 ] ||
 	fail "libhdf5_serial not attached once with its 20 functions: $(grep "HDF5:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
 ok "libhdf5_serial attached once, by the MPI libraries' watch"
 
 COLS="kind, h.name, opens, flushes, reads, writes, bytes_read, bytes_written, unsized_reads,"
 COLS+=" unsized_writes, rw_switches, npoints_max, datatype_size, size_read, size_written,"
-COLS+=" dataspace_ndims, dataspace_npoints"
+COLS+=" dataspace_ndims, dataspace_npoints, use_mpiio, use_mpiio_collective"
 sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
 	ON j.key = h.job_key WHERE j.job_id = $JOB ORDER BY kind, h.name" > "$T/got"
 Z=0,0,0,0,0,0,0,0,0,0
 cat > "$T/want" <<WANT
-0 $D/c.h5 1 1 0 0 0 0 0 0 0 0 0 $Z $Z 0 0
-1 $D/c.h5:/a 1 0 0 1 0 8000 0 0 0 1000 8 $Z 0,0,1,0,0,0,0,0,0,0 1 1000
-1 $D/c.h5:/b 1 0 1 4 262144 262144 0 0 1 65536 4 0,0,0,0,1,0,0,0,0,0 0,0,0,4,0,0,0,0,0,0 2 65536
+0 $D/c.h5 1 1 0 0 0 0 0 0 0 0 0 $Z $Z 0 0 0 0
+1 $D/c.h5:/a 1 0 0 1 0 8000 0 0 0 1000 8 $Z 0,0,1,0,0,0,0,0,0,0 1 1000 0 0
+1 $D/c.h5:/b 1 0 1 4 262144 262144 0 0 1 65536 4 0,0,0,0,1,0,0,0,0,0 0,0,0,4,0,0,0,0,0,0 2 65536 0 0
 WANT
 diff "$T/want" "$T/got" || fail "the HDF5 records are not exact (want, then got)"
 [ "$(sqlite3 "$T/ioacct.db" "SELECT count(DISTINCT pid) FROM hdf5_records h JOIN jobs j
@@ -149,7 +149,7 @@ def same_times(r, x, mod, kinds):
             assert abs(got - x["%s_%s_ns" % (k, e.lower())] / 1e9) < 1e-9, (mod, k, e, got, x)
 assert list(f) == [name], list(f)
 c = f[name]["c"]
-assert (c["H5F_OPENS"], c["H5F_FLUSHES"], c["H5F_USE_MPIIO"]) == (1, 1, -1), c
+assert (c["H5F_OPENS"], c["H5F_FLUSHES"], c["H5F_USE_MPIIO"]) == (1, 1, 0), c
 same_times(f[name], js[name], "H5F", ("open", "close"))
 # A serial program's records: rank 0, as Darshan's non-MPI runtime and our POSIX records.
 assert f[name]["rank"] == 0, f[name]
@@ -161,7 +161,8 @@ want = {"a": dict(H5D_OPENS=1, H5D_READS=0, H5D_WRITES=1, H5D_BYTES_READ=0,
         "b": dict(H5D_OPENS=1, H5D_READS=1, H5D_WRITES=4, H5D_BYTES_READ=262144,
                   H5D_BYTES_WRITTEN=262144, H5D_RW_SWITCHES=1, H5D_DATATYPE_SIZE=4,
                   H5D_SIZE_WRITE_AGG_10K_100K=4, H5D_SIZE_READ_AGG_100K_1M=1,
-                  H5D_CHUNK_SIZE_D1=-1, H5D_DATASPACE_NDIMS=2, H5D_DATASPACE_NPOINTS=65536)}
+                  H5D_CHUNK_SIZE_D1=-1, H5D_DATASPACE_NDIMS=2, H5D_DATASPACE_NPOINTS=65536,
+                  H5D_USE_MPIIO_COLLECTIVE=0)}
 for ds, w in want.items():
     r = d[name + ":/" + ds]
     got = {k: r["c"][k] for k in w}

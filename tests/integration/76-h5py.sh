@@ -26,21 +26,21 @@ mkdir -p "$D"
 "$IORUN" --json -o "$T/p.json" -- "$PY" "$(dirname "$0")/h5py_prog.py" "$D/p.h5" > "$T/p.out" 2>&1 ||
 	{ cat "$T/p.out"; fail "iorun h5py_prog.py failed"; }
 JOB=$(json_get "$T/p.json" 'j["job_id"]')
-grep -q "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 21 of 21 functions" "$T/ioacctd.log" ||
+grep -q "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 22 of 23 functions" "$T/ioacctd.log" ||
 	fail "h5py's libhdf5_serial not attached: $(grep "HDF5:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
 ok "h5py's libhdf5_serial attached by the library watch"
 
 COLS="kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
 COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written, dataspace_ndims,"
-COLS+=" dataspace_npoints"
+COLS+=" dataspace_npoints, use_mpiio, use_mpiio_collective"
 sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
 	ON j.key = h.job_key WHERE j.job_id = $JOB ORDER BY kind, h.name" > "$T/got"
 Z=0,0,0,0,0,0,0,0,0,0
 cat > "$T/want" <<WANT
-0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z 0 0
-1 $D/p.h5:/x 1 0 1 0 20000 0 0 0 4 $Z 0,0,0,1,0,0,0,0,0,0 1 5000
-1 $D/p.h5:/y 1 1 10 80000 80000 0 0 1 8 0,0,0,1,0,0,0,0,0,0 0,0,10,0,0,0,0,0,0,0 2 10000
+0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z 0 0 0 0
+1 $D/p.h5:/x 1 0 1 0 20000 0 0 0 4 $Z 0,0,0,1,0,0,0,0,0,0 1 5000 0 0
+1 $D/p.h5:/y 1 1 10 80000 80000 0 0 1 8 0,0,0,1,0,0,0,0,0,0 0,0,10,0,0,0,0,0,0,0 2 10000 0 0
 WANT
 diff "$T/want" "$T/got" || fail "the HDF5 records of h5py are not exact (want, then got)"
 ok "x (H5Dcreate_anon, then linked; 5,000): 1 write of 20,000 B; y (100 x 100): 10 writes and 1 read, 80,000 B each way"

@@ -52,7 +52,8 @@ COLS+=" h.bytes_read, h.bytes_written, h.unsized_reads, h.unsized_writes, h.rw_s
 COLS+=" h.npoints_max, h.datatype_size, h.read_ns, h.write_ns, h.meta_ns, h.open_start_ns,"
 COLS+=" h.open_end_ns, h.read_start_ns, h.read_end_ns, h.write_start_ns, h.write_end_ns,"
 COLS+=" h.close_start_ns, h.close_end_ns, h.max_read_ns, h.max_read_size, h.max_write_ns,"
-COLS+=" h.max_write_size, h.dataspace_ndims, h.dataspace_npoints"
+COLS+=" h.max_write_size, h.dataspace_ndims, h.dataspace_npoints, h.use_mpiio,"
+COLS+=" h.use_mpiio_collective"
 # sqlite_h5 JOB, pg_h5 JOB: the job's HDF5 records, every column, one line each, sorted.
 sqlite_h5() {
 	sqlite3 -separator '|' "$DB" "SELECT $COLS, h.size_read, h.size_written FROM hdf5_records h
@@ -115,7 +116,8 @@ check_exact 7801
 [ "$(pg "SELECT count(*) FILTER (WHERE open_start_ns = 0 AND open_end_ns = 0 AND read_start_ns = 0
 	AND read_end_ns = 0 AND write_start_ns = 0 AND write_end_ns = 0 AND close_start_ns = 0
 	AND close_end_ns = 0 AND max_read_ns = 0 AND max_read_size = 0 AND max_write_ns = 0
-	AND max_write_size = 0 AND dataspace_ndims = 0 AND dataspace_npoints = 0)
+	AND max_write_size = 0 AND dataspace_ndims = 0 AND dataspace_npoints = 0 AND use_mpiio = 0
+	AND use_mpiio_collective = 0)
 	FROM hdf5_records h JOIN jobs j ON j.id = h.job
 	WHERE j.job_id = 7801")" = 3 ] || fail "job 7801's rows of schema 18 do not read 0 (none) for the times"
 ok "schema 18 migrated to $PG_SCHEMA: job 7801's 3 HDF5 rows kept, exact, their times 0 (none)"

@@ -152,7 +152,8 @@ pg_back_to_schema18() {
 	      DROP COLUMN read_start_ns, DROP COLUMN read_end_ns, DROP COLUMN write_start_ns,
 	      DROP COLUMN write_end_ns, DROP COLUMN close_start_ns, DROP COLUMN close_end_ns,
 	      DROP COLUMN max_read_ns, DROP COLUMN max_read_size, DROP COLUMN max_write_ns,
-	      DROP COLUMN max_write_size, DROP COLUMN dataspace_ndims, DROP COLUMN dataspace_npoints;
+	      DROP COLUMN max_write_size, DROP COLUMN dataspace_ndims, DROP COLUMN dataspace_npoints,
+	      DROP COLUMN use_mpiio, DROP COLUMN use_mpiio_collective;
 	    DELETE FROM ioacct_schema WHERE version > 18;
 	    COMMIT" > /dev/null
 }

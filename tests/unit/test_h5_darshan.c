@@ -72,6 +72,7 @@ static struct jb job(void)
 	h->close_end_ns = 4001000000;
 	h = h5(&b, 1, 0, IOACCT_H5REC_FILE, "/scratch/t.h5");
 	h->opens = 1;
+	h->use_mpiio = 1;
 	h->open_start_ns = 6000000000;
 	h->open_end_ns = 6000500000;
 	h = h5(&b, 0, 0, IOACCT_H5REC_DATASET, "/scratch/t.h5:/a");
@@ -101,6 +102,7 @@ static struct jb job(void)
 		/* Step 1's open said nothing of its dataspace (rank 0): step 0's stands. */
 		h->dataspace_ndims = s ? 0 : 2;
 		h->dataspace_npoints = s ? 0 : 65536;
+		h->use_mpiio_collective = !s;
 		if (s) {
 			h->reads = 1;
 			h->bytes_read = 262144;
@@ -217,7 +219,7 @@ static void test_round_trip(void **state)
 	x = find(back, IOACCT_DARSHAN_H5F, "/scratch/t.h5", 0);
 	assert_int_equal(F(x, "H5F_OPENS"), 2);
 	assert_int_equal(F(x, "H5F_FLUSHES"), 1);
-	assert_int_equal(F(x, "H5F_USE_MPIIO"), -1);
+	assert_int_equal(F(x, "H5F_USE_MPIIO"), 1); /* step 1's open */
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5F, "H5F_F_META_TIME") == 0.00025);
 	/* Timestamps: the first start, the last end, from the job's start. */
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5F, "H5F_F_OPEN_START_TIMESTAMP") == 1.5);
@@ -227,6 +229,7 @@ static void test_round_trip(void **state)
 	/* A relative name under the job's directory, as the MPI-IO records have it. */
 	x = find(back, IOACCT_DARSHAN_H5F, "/scratch/run/out/r.h5", 1);
 	assert_int_equal(F(x, "H5F_OPENS"), 1);
+	assert_int_equal(F(x, "H5F_USE_MPIIO"), 0);
 
 	x = find(back, IOACCT_DARSHAN_H5D, "/scratch/t.h5:/a", 0);
 	assert_true(x->file_id == hash("/scratch/t.h5"));
@@ -241,7 +244,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), 1000);
 	assert_int_equal(D(x, "H5D_REGULAR_HYPERSLAB_SELECTS"), -1);
 	assert_int_equal(D(x, "H5D_CHUNK_SIZE_D1"), -1);
-	assert_int_equal(D(x, "H5D_USE_MPIIO_COLLECTIVE"), -1);
+	assert_int_equal(D(x, "H5D_USE_MPIIO_COLLECTIVE"), 0);
 	assert_int_equal(D(x, "H5D_ACCESS1_ACCESS"), 0);
 	assert_int_equal(D(x, "H5D_FASTEST_RANK_BYTES"), 8000);
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_WRITE_TIME") == 0.001);
@@ -273,6 +276,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(D(x, "H5D_MAX_READ_TIME_SIZE"), 262144);
 	assert_int_equal(D(x, "H5D_DATASPACE_NDIMS"), 2);
 	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), 65536);
+	assert_int_equal(D(x, "H5D_USE_MPIIO_COLLECTIVE"), 1); /* step 0's calls */
 
 	/* Unsized: its bytes not known, -1, never the part that was sized. */
 	x = find(back, IOACCT_DARSHAN_H5D, "/scratch/t.h5:/c", 1);

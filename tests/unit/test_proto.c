@@ -457,6 +457,7 @@ static void test_wire_numbers(void **state)
 		{ 230, "h5_open_start_ns", 8 },
 		{ 241, "h5_max_write_size", 8 },
 		{ 243, "h5_dataspace_npoints", 8 },
+		{ 245, "h5_use_mpiio_collective", 8 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;

@@ -533,6 +533,8 @@ static void test_h5_times_migrate_from_v21(void **state)
 	h.max_read_ns = UINT64_MAX - 1;
 	h.dataspace_ndims = 32;
 	h.dataspace_npoints = 1ULL << 62;
+	h.use_mpiio = 1;
+	h.use_mpiio_collective = 1;
 	assert_int_equal(ioacct_store_h5_put(st, 5, &h), 0);
 	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
 	assert_int_equal(jd->nh5, 1);
