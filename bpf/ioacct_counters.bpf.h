@@ -62,18 +62,23 @@ static __noinline struct ioacct_stat_val *stat_get(struct ioacct_stat_key *key, 
  * Adds one finished operation to its (slot, mount, bin, op) counters; `where`
  * carries slot, mount and op, the bin is computed here.
  */
-static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end, __u64 dur, long ret)
+__noinline int account(const struct ioacct_stat_key *where, __u64 t_end, __u64 dur, long ret)
 {
-	struct ioacct_stat_key key = *where;
-	__u32 op = key.op;
+	struct ioacct_stat_key key;
 	struct ioacct_stat_val *v;
 	__u64 bytes = 0;
+	__u32 op;
+
+	if (!where)
+		return 0;
+	key = *where;
+	op = key.op;
 
 	if (ret > 0 && (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE))
 		bytes = ret;
 	v = stat_get(&key, t_end, bytes);
 	if (!v)
-		return;
+		return 0;
 	v->calls++;
 	v->ns += dur;
 	if (ret < 0) {
@@ -81,7 +86,7 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 
 		if (c < IOACCT_NR_ERR_CLASSES)
 			v->errors[c]++;
-		return;
+		return 0;
 	}
 	if (op == IOACCT_OP_READ || op == IOACCT_OP_WRITE) {
 		__u32 b = size_bin(ret);
@@ -94,6 +99,7 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
 		if (ret < IOACCT_NR_HINTS)
 			v->size[ret]++;
 	}
+	return 0;
 }
 
 /*
@@ -102,15 +108,19 @@ static __noinline void account(const struct ioacct_stat_key *where, __u64 t_end,
  * must have the start it had then and, unless the daemon's iterator flushes
  * (a finishing step clears its slot before reading it), still be active.
  */
-static __noinline void acc_flush(struct task_ent *t, bool iter)
+__noinline int acc_flush(struct task_ent *t, bool iter)
 {
-	struct ioacct_stat_key key = t->acc_key;
+	struct ioacct_stat_key key;
 	struct ioacct_stat_val *v;
 	struct ioacct_slot *s;
-	__u32 slot = key.slot;
+	__u32 slot;
 
+	if (!t)
+		return 0;
+	key = t->acc_key;
+	slot = key.slot;
 	if (!t->acc.calls)
-		return;
+		return 0;
 	s = bpf_map_lookup_elem(&slots, &slot);
 	if (s && s->start_ns == t->acc_start && (iter || s->active)) {
 		v = stat_entry(&key, t->acc.calls, t->acc.bytes);
@@ -123,6 +133,7 @@ static __noinline void acc_flush(struct task_ent *t, bool iter)
 		}
 	}
 	__builtin_memset(&t->acc, 0, sizeof(t->acc));
+	return 0;
 }
 
 /* note_mount() for a new accumulator of t's, unless t noted that mount last or before. */

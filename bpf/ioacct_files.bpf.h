@@ -262,23 +262,23 @@ static __noinline struct ioacct_file_val *file_rec(struct ioacct_file_key *key,
  * life). A map lookup only in those two cases, and only when a file is
  * loaded, never per call.
  */
-static __noinline void file_life(__u32 slot, struct file_id *id)
+__noinline int file_life(__u32 slot, struct file_id *id)
 {
 	struct ioacct_flive_key lk = { .slot = slot };
 	struct ioacct_flive_val *lv;
 
 	if (!id)
-		return;
+		return 0;
 	if (!(id->flags & IOACCT_FILE_NOGEN) && id->igen) {
 		id->gen = id->igen;
-		return;
+		return 0;
 	}
 	id->gen = 0;
 	lk.dev = id->dev;
 	lk.ino = id->ino;
 	lv = bpf_map_lookup_elem(&flive, &lk);
 	if (!lv)
-		return;
+		return 0;
 	if (id->flags & IOACCT_FILE_NOGEN) {
 		id->flags = 0;
 		id->igen = lv->igen;
@@ -286,6 +286,7 @@ static __noinline void file_life(__u32 slot, struct file_id *id)
 	} else if (!lv->igen) {
 		id->gen = lv->gen;
 	}
+	return 0;
 }
 
 /*
@@ -293,13 +294,13 @@ static __noinline void file_life(__u32 slot, struct file_id *id)
  * life of its inode (the next birth), so that it does not count in the
  * record of the unlinked file whose inode number it got.
  */
-static __noinline void file_birth(__u32 slot, struct file_id *id)
+__noinline int file_birth(__u32 slot, struct file_id *id)
 {
 	struct ioacct_flive_key lk = { .slot = slot };
 	struct ioacct_flive_val nv = {}, *lv;
 
 	if (!id || id->igen)
-		return;
+		return 0;
 	lk.dev = id->dev;
 	lk.ino = id->ino;
 	lv = bpf_map_lookup_elem(&flive, &lk);
@@ -308,6 +309,7 @@ static __noinline void file_birth(__u32 slot, struct file_id *id)
 		nv.gen = 1;
 	bpf_map_update_elem(&flive, &lk, &nv, BPF_ANY);
 	id->gen = nv.gen;
+	return 0;
 }
 
 static __always_inline struct file_id task_file_id(const struct task_ent *t)
@@ -356,14 +358,17 @@ static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct 
  * a request's, or a call's while the daemon's iterator holds the task's
  * accumulators.
  */
-static __noinline void file_meta(struct ioacct_file_key *key, const struct file_id *id, __u32 op,
+__noinline int file_meta(struct ioacct_file_key *key, const struct file_id *id, __u32 op,
 				 __u64 dur)
 {
-	struct ioacct_file_val *v = file_rec(key, id);
+	struct ioacct_file_val *v;
 
+	if (!key || !id)
+		return 0;
+	v = file_rec(key, id);
 	if (!v) {
 		count_drop(key->slot, 1, 0);
-		return;
+		return 0;
 	}
 	if (op == IOACCT_OP_OPEN)
 		__sync_fetch_and_add(&v->opens, 1);
@@ -374,6 +379,7 @@ static __noinline void file_meta(struct ioacct_file_key *key, const struct file_
 	else if (op == IOACCT_OP_SEEK)
 		__sync_fetch_and_add(&v->seeks, 1);
 	__sync_fetch_and_add(&v->meta_ns, dur);
+	return 0;
 }
 
 /* *p = max(*p, x), against other CPUs' flushes of the same record. */
@@ -466,15 +472,19 @@ __noinline int ioacct_file_sizes_spill(struct file_acc *fa)
  * last accesses stay: the run goes on). Only into the job it was counted
  * for, as acc_flush().
  */
-static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
+__noinline int file_acc_flush(struct file_acc *fa, bool iter)
 {
-	struct ioacct_file_key key = fa->key;
+	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
-	__u64 metas = fa->opens + fa->stats + fa->fsyncs + fa->seeks;
+	__u64 metas;
 
+	if (!fa)
+		return 0;
+	key = fa->key;
+	metas = fa->opens + fa->stats + fa->fsyncs + fa->seeks;
 	if (!fa->ok || !(fa->reads | fa->writes | metas))
-		return;
+		return 0;
 	/* The key's slot, no copy: a frame of a read's and of sys_exit's deepest chains (see aio_reap_one()). */
 	s = bpf_map_lookup_elem(&slots, &key.slot);
 	/*
@@ -539,6 +549,7 @@ static __noinline void file_acc_flush(struct file_acc *fa, bool iter)
 	fa->first_read = fa->last_read = fa->first_write = fa->last_write = 0;
 	__builtin_memset(fa->size_read, 0, sizeof(fa->size_read));
 	__builtin_memset(fa->size_written, 0, sizeof(fa->size_written));
+	return 0;
 }
 
 /* fa loaded with record v: where its last accesses are, whether it is named. */
@@ -637,18 +648,19 @@ static __always_inline struct file_acc *file_acc_find(struct task_ent *t, __u64 
  * at hand: once, by the first call with a dentry (an inherited descriptor's
  * first read, an open after a stat by path made the record).
  */
-static __noinline void file_acc_name(struct file_acc *fa, __u64 dentry, __u64 vfsmnt)
+static __noinline int file_acc_name(struct file_acc *fa, __u64 dentry, __u64 vfsmnt)
 {
 	struct ioacct_file_key key;
 	struct ioacct_file_val *v;
 
 	if (!fa || !dentry)
-		return;
+		return 0;
 	key = fa->key;
 	v = bpf_map_lookup_elem(&files, &key);
 	if (v)
 		file_name(&key, v, dentry, vfsmnt);
 	fa->named = 1;
+	return 0;
 }
 
 /* One access of z - 1 bytes in fa's access sizes; a fifth size sends the four to the record. */
@@ -763,21 +775,21 @@ struct file_rw {
  * iterator holds the task's accumulators (acc_add() returned 1), a run of
  * one call; an io_uring or AIO request's, whose task is not at hand.
  */
-static __noinline void file_direct(__s32 rank, struct file_id *id, const struct file_rw *a)
+__noinline int file_direct(__s32 rank, struct file_id *id, const struct file_rw *a)
 {
-	__u32 slot = a->slot;
 	struct ioacct_file_val *v;
 	struct ioacct_slot *s;
 	struct file_acc *fa;
-	__u32 zero = 0;
+	__u32 zero = 0, slot;
 
 	if (!id || !a)
-		return;
+		return 0;
+	slot = a->slot;
 	file_life(slot, id);
 	fa = bpf_map_lookup_elem(&fascratch, &zero);
 	s = bpf_map_lookup_elem(&slots, &slot);
 	if (!fa || !s)
-		return;
+		return 0;
 	__builtin_memset(fa, 0, sizeof(*fa));
 	/*
 	 * The key in the scratch, not on the stack: with it there, this frame
@@ -788,12 +800,13 @@ static __noinline void file_direct(__s32 rank, struct file_id *id, const struct 
 	v = file_rec(&fa->key, id);
 	if (!v) {
 		count_drop(slot, 1, a->ret);
-		return;
+		return 0;
 	}
 	fa->start = s->start_ns;
 	file_acc_from(fa, v);
 	file_acc_add(fa, a->rd, a->off, a->ret, a->t_end, a->dur, size_bin(a->ret));
 	file_acc_flush(fa, false);
+	return 0;
 }
 
 /*
@@ -1088,7 +1101,7 @@ static __always_inline void acc_release(struct task_ent *t)
  * given); an empty path (AT_EMPTY_PATH: glibc's fstat) is dirfd's file.
  * Once per record, never per call: the record's named flag is taken first.
  */
-static __noinline void file_name_stat(struct task_ent *t, struct file_acc *fa)
+__noinline int file_name_stat(struct task_ent *t, struct file_acc *fa)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ioacct_file_key key;
@@ -1101,16 +1114,16 @@ static __noinline void file_name_stat(struct task_ent *t, struct file_acc *fa)
 	char c = 0;
 
 	if (!t || !fa)
-		return;
+		return 0;
 	fa->named = 1;
 	up = t->s_upath;
 	key = fa->key;
 	v = bpf_map_lookup_elem(&files, &key);
 	s = bpf_map_lookup_elem(&notescratch, &zero);
 	if (!v || !s || !up || v->named || (!key.ino && !key.dev))
-		return;
+		return 0;
 	if (__sync_val_compare_and_swap(&v->named, 0, 1) != 0)
-		return;
+		return 0;
 	s->n.vfsmnt = 0;
 	s->n.uniq = 0;
 	s->n.mntns = 0;
@@ -1126,7 +1139,7 @@ static __noinline void file_name_stat(struct task_ent *t, struct file_acc *fa)
 			m = (__u64)KREAD(struct file, (__u64)f, f_path.mnt);
 		}
 		if (!d || !m)
-			return;
+			return 0;
 		s->d = d;
 		s->parent = m - bpf_core_field_offset(struct mount, mnt);
 		note_path_from(s);
@@ -1141,7 +1154,7 @@ static __noinline void file_name_stat(struct task_ent *t, struct file_acc *fa)
 	n = bpf_probe_read_user_str(&s->buf[off & (IOACCT_NOTE_PATH_MAX - 1)], IOACCT_NOTE_PATH_MAX,
 				    (void *)up);
 	if (n <= 0)
-		return;
+		return 0;
 	len = off + (__u32)n - 1;
 	if (n == IOACCT_NOTE_PATH_MAX)
 		s->complete = 0;
@@ -1155,6 +1168,7 @@ static __noinline void file_name_stat(struct task_ent *t, struct file_acc *fa)
 	s->n.flags = s->complete ? IOACCT_NOTE_PATH_COMPLETE : 0;
 out:
 	bpf_map_update_elem(&fpaths, &key, &s->n, BPF_ANY);
+	return 0;
 }
 
 /*
@@ -1170,11 +1184,11 @@ out:
  * the task's accumulators of the inode are let go, a file of another life
  * having its inode number. A map lookup per such open, none per call.
  */
-static __noinline void file_open_nogen(struct task_ent *t, __u32 slot, struct file_id *id,
+__noinline int file_open_nogen(struct task_ent *t, __u32 slot, struct file_id *id,
 				       bool created)
 {
 	if (!t || !id)
-		return;
+		return 0;
 	for (int i = 0; i < FILE_ACCS; i++) {
 		struct file_acc *fa = &t->fa[i];
 
@@ -1185,6 +1199,7 @@ static __noinline void file_open_nogen(struct task_ent *t, __u32 slot, struct fi
 	}
 	if (created)
 		file_birth(slot, id);
+	return 0;
 }
 
 /*
@@ -1279,18 +1294,19 @@ struct file_page {
 };
 
 /* id's dentry and mount, when inode is the current task's executable's. */
-static __noinline void file_exe_id(__u64 inode, struct file_id *id)
+static __noinline int file_exe_id(__u64 inode, struct file_id *id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 exe;
 
 	if (!id || !task->mm)
-		return;
+		return 0;
 	exe = (__u64)BPF_CORE_READ(task, mm, exe_file);
 	if (!exe || (__u64)KREAD(struct file, exe, f_inode) != inode)
-		return;
+		return 0;
 	id->dentry = (__u64)KREAD(struct file, exe, f_path.dentry);
 	id->vfsmnt = (__u64)KREAD(struct file, exe, f_path.mnt);
+	return 0;
 }
 
 /*

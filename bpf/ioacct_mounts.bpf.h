@@ -381,7 +381,7 @@ static __always_inline void note_path(struct note_scratch *s, struct mount *m)
  * note last (acc_note), never per call; the mount is the task's last file's,
  * when it is that one. 1 when noted (or already), 0 when not.
  */
-static __noinline int note_mount(const struct ioacct_stat_key *key)
+__noinline int note_mount(const struct ioacct_stat_key *key)
 {
 	struct ioacct_mnt_note *old;
 	struct note_scratch *s;
@@ -391,6 +391,8 @@ static __noinline int note_mount(const struct ioacct_stat_key *key)
 	__u32 zero = 0;
 	bool uniq;
 
+	if (!key)
+		return 0;
 	t = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!t || t->c_mnt != key->mnt_id || !t->c_vfsmnt)
 		return 0;

@@ -133,4 +133,13 @@ enum ioacct_op {
 	X(io_getevents, io_getevents, READ, AIO_REAP)                                       \
 	X(io_pgetevents, io_pgetevents, READ, AIO_REAP)
 
+/*
+ * Every IOACCT_SK_ kind a row of IOACCT_SYSCALLS has: the kprobe and
+ * syscall-tp backends have one exit program per kind (ioacct_kr_KIND,
+ * ioacct_tx_KIND), attached to the exit of each syscall of that kind.
+ */
+#define IOACCT_SYS_KINDS(X)                                                                 \
+	X(FD_DATA) X(FD) X(PATH) X(AT) X(OPEN_PATH) X(OPEN_AT) X(UNLINKAT) X(FD_PAIR)       \
+	X(FD_PAIR_OUT) X(AIO_SUBMIT) X(AIO_REAP) X(FADVISE) X(MADVISE)
+
 #endif /* IOACCT_OPS_H */

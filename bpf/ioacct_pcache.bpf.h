@@ -77,17 +77,22 @@ static __noinline __u64 inode_mnt(struct task_ent *t, __u64 inode)
 }
 
 /* Adds calls and bytes to where's (slot, mount, op) in the current bin; hist: a size-histogram index or -1. */
-static __noinline void view_add(const struct ioacct_stat_key *where, __u64 calls, __u64 bytes, int hist)
+__noinline int view_add(const struct ioacct_stat_key *where, __u64 calls, __u64 bytes, int hist)
 {
-	struct ioacct_stat_key key = *where;
-	struct ioacct_stat_val *v = stat_get(&key, bpf_ktime_get_ns(), bytes);
+	struct ioacct_stat_key key;
+	struct ioacct_stat_val *v;
 
+	if (!where)
+		return 0;
+	key = *where;
+	v = stat_get(&key, bpf_ktime_get_ns(), bytes);
 	if (!v)
-		return;
+		return 0;
 	v->calls += calls;
 	v->bytes += bytes;
 	if (hist >= 0 && hist < IOACCT_NR_SIZE_BINS)
 		v->size[hist]++;
+	return 0;
 }
 
 #define VIEW_ADD(s_, m_, o_, calls, bytes, hist)                                             \

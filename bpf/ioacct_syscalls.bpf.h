@@ -400,11 +400,6 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 		return on_enter(a0, a1, a2, a3, a4, IOACCT_OP_##op,                          \
 				IOACCT_SK_##kind | SYS_FLAGS(name), false);                  \
 	}                                                                                    \
-	SEC("kretsyscall/" #name)                                                            \
-	int BPF_KRETPROBE(ioacct_kr_##name, long ret)                                        \
-	{                                                                                    \
-		return on_exit(ret, IOACCT_SK_##kind);                                       \
-	}
 
 /*
  * The syscall-tp backend: the per-syscall tracepoints (syscalls:sys_enter_X,
@@ -421,16 +416,36 @@ int BPF_PROG(ioacct_sys_exit, struct pt_regs *regs, long ret)
 		return on_enter((long)ctx->args[0], (long)ctx->args[1], (long)ctx->args[2],  \
 				(long)ctx->args[3], (long)ctx->args[4], IOACCT_OP_##op,      \
 				IOACCT_SK_##kind | SYS_FLAGS(name), false);                  \
-	}                                                                                    \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                           \
-	int ioacct_tx_##name(struct trace_event_raw_sys_exit *ctx)                           \
-	{                                                                                    \
-		return on_exit(ctx->ret, IOACCT_SK_##kind);                                  \
 	}
 
 IOACCT_SYSCALLS(FENTRY_PAIR)
 IOACCT_SYSCALLS(KPROBE_PAIR)
 IOACCT_SYSCALLS(SYSCALL_TP_PAIR)
+
+/*
+ * The kprobe and syscall-tp backends' exits: one program per kind
+ * (IOACCT_SYS_KINDS), which the daemon attaches to the exit of every syscall
+ * of that kind it loaded an entry for (daemon/probes.c, attach_exits). The
+ * exits of one kind are the same code whatever the syscall, and a kretprobe
+ * or a tracepoint program can be attached many times: the verifier sees 13
+ * programs instead of 39 (most of a start's time under emulation, issue 35).
+ * fexit programs cannot be shared: each is verified against its function.
+ */
+#define KPROBE_KIND_EXIT(kind)                                                               \
+	SEC("kretsyscall")                                                                   \
+	int BPF_KRETPROBE(ioacct_kr_##kind, long ret)                                        \
+	{                                                                                    \
+		return on_exit(ret, IOACCT_SK_##kind);                                       \
+	}
+#define SYSCALL_TP_KIND_EXIT(kind)                                                           \
+	SEC("tracepoint")                                                                    \
+	int ioacct_tx_##kind(struct trace_event_raw_sys_exit *ctx)                           \
+	{                                                                                    \
+		return on_exit(ctx->ret, IOACCT_SK_##kind);                                  \
+	}
+
+IOACCT_SYS_KINDS(KPROBE_KIND_EXIT)
+IOACCT_SYS_KINDS(SYSCALL_TP_KIND_EXIT)
 
 /*
  * Tiny programs the daemon loads and attaches, alone, to find out which

@@ -272,16 +272,17 @@ static __noinline __u64 uring_range_add(struct task_struct *task, struct io_kioc
  * A read or write request of the file is over: its range goes with the last
  * one of its kind pending, the entry with the last of both.
  */
-static __noinline void uring_range_put(__u32 slot, __u64 inode, bool write)
+__noinline int uring_range_put(__u32 slot, __u64 inode, bool write)
 {
 	struct uring_range_key k = { .slot = slot, .inode = inode };
 	struct uring_range *r = bpf_map_lookup_elem(&uring_ranges, &k);
 
 	if (!r)
-		return;
+		return 0;
 	if (__sync_fetch_and_add(write ? &r->wpending : &r->pending, -1) <= 1 &&
 	    !(write ? r->pending : r->wpending))
 		bpf_map_delete_elem(&uring_ranges, &k);
+	return 0;
 }
 
 /*
@@ -383,19 +384,20 @@ static __noinline bool uring_opened(long fd, __u64 *mnt)
  * completed: its file's record. A read or write at the file position
  * (offset -1) was at f_pos less what it moved.
  */
-static __noinline void uring_file_done(struct uring_req *r, __u64 f, __u64 mnt, long res, __u64 now)
+static __noinline int uring_file_done(struct uring_req *r, __u64 f, __u64 mnt, long res, __u64 now)
 {
 	__u64 inode;
 
 	if (!r || !f || res < 0 || file_id_of(f, &r->f.id))
-		return;
+		return 0;
 	inode = (__u64)KREAD(struct file, f, f_inode);
 	if ((KREAD(struct inode, inode, i_mode) & S_IFMT) != S_IFREG)
-		return;
+		return 0;
 	r->f.mnt = mnt;
 	if (r->f.off < 0)
 		r->f.off = (__s64)KREAD(struct file, f, f_pos) - res;
 	ioacct_file_req(&r->f, res, now, now > r->t0 ? now - r->t0 : 0);
+	return 0;
 }
 
 /*

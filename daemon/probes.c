@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@
 #include <bpf/libbpf.h>
 
 #include "ioacct.skel.h"
+#include "ioacct_abi.h"
+#include "ioacct_ops.h"
 #include "config.h"
 #include "log.h"
 #include "sysnr.h"
@@ -252,6 +255,45 @@ static void prog_target(struct bpf_program *prog, char *fn, size_t len)
 		snprintf(fn, len, "%s", strrchr(sec, '/') + 1); /* sys_enter_read */
 	else
 		snprintf(fn, len, "%s", slash + 1);
+}
+
+/*
+ * The kprobe and syscall-tp backends' exits: one program per syscall kind
+ * (ioacct_kr_KIND, ioacct_tx_KIND: IOACCT_SYS_KINDS), attached to the exit
+ * of every syscall of that kind whose entry program is loaded.
+ */
+struct sys_row {
+	const char *name; /* the kernel's: newstat, sendfile64 */
+	unsigned int kind;
+};
+
+#define SYS_ROW(name, uname, op, kind) { #name, IOACCT_SK_##kind },
+static const struct sys_row sys_rows[] = { IOACCT_SYSCALLS(SYS_ROW) };
+#undef SYS_ROW
+#define KIND_ROW(kind) { #kind, IOACCT_SK_##kind },
+static const struct sys_row exit_kinds[] = { IOACCT_SYS_KINDS(KIND_ROW) };
+#undef KIND_ROW
+
+/* The kind of a per-kind exit program (ioacct_kr_FD_DATA), 0 for any other program. */
+static unsigned int exit_prog_kind(const char *name)
+{
+	if (strncmp(name, "ioacct_kr_", 10) && strncmp(name, "ioacct_tx_", 10))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(exit_kinds); i++)
+		if (!strcmp(name + 10, exit_kinds[i].name))
+			return exit_kinds[i].kind;
+	return 0;
+}
+
+/* The entry program of syscall row r in the backend of exit program `exit`, if loaded. */
+static bool entry_loaded(const struct ioacct_probes *p, const char *exit, const struct sys_row *r)
+{
+	struct bpf_program *prog;
+	char name[64];
+
+	snprintf(name, sizeof(name), "ioacct_%s_%s", exit[8] == 'r' ? "ks" : "te", r->name);
+	prog = bpf_object__find_program_by_name(p->skel->obj, name);
+	return prog && bpf_program__autoload(prog);
 }
 
 /*
@@ -614,6 +656,27 @@ static void views_note(struct ioacct_probes *p)
 		 p->files_off ? " " IOACCT_PROBE_FILES_OFF : "", p->views[0] ? p->views : "none");
 }
 
+/* Loads the per-kind exits of the mode whose kind has a syscall with its entry loaded. */
+static size_t select_exits(struct ioacct_probes *p, enum ioacct_probe_mode mode)
+{
+	struct bpf_program *prog;
+	size_t on = 0;
+
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		const char *name = bpf_program__name(prog);
+		unsigned int kind = exit_prog_kind(name);
+		bool use = false;
+
+		if (!kind)
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(sys_rows) && prog_of_mode(name, mode); i++)
+			use |= sys_rows[i].kind == kind && entry_loaded(p, name, &sys_rows[i]);
+		bpf_program__set_autoload(prog, use);
+		on += use;
+	}
+	return on;
+}
+
 /*
  * Turns on the programs of a backend whose kernel function exists (a
  * syscall may be missing on an architecture or a kernel), off all others.
@@ -631,7 +694,7 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 		bool use = prog_of_mode(name, mode);
 		char fn[128];
 
-		if (view_prog(name))
+		if (view_prog(name) || exit_prog_kind(name))
 			continue;
 		if (use && strncmp(name, "ioacct_acc_", 11) &&
 		    (vmlinux || mode == IOACCT_PROBE_SYSCALL_TP) &&
@@ -653,6 +716,7 @@ static size_t select_progs(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 		bpf_program__set_autoload(prog, use);
 		on += use;
 	}
+	on += select_exits(p, mode);
 	select_views(p, vmlinux, mode);
 	if (missing[0]) {
 		size_t l = strlen(p->reason);
@@ -782,6 +846,74 @@ int probes_publish_state(struct ioacct_probes *p)
 	return 0;
 }
 
+/* Keeps a link for the detach; with a name, pins it as link_NAME too. */
+static int keep_link(struct ioacct_probes *p, struct bpf_link *link, const char *name, char *err,
+		     size_t errlen)
+{
+	char path[PATH_MAX], pin[160];
+	int ret;
+
+	if (p->nlinks == p->caplinks) {
+		size_t ncap = p->caplinks ? p->caplinks * 2 : 16;
+		struct bpf_link **nl = realloc(p->links, ncap * sizeof(*nl));
+
+		if (!nl) {
+			bpf_link__destroy(link);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		p->links = nl;
+		p->caplinks = ncap;
+	}
+	p->links[p->nlinks++] = link;
+	if (!name)
+		return 0;
+	snprintf(pin, sizeof(pin), "link_%s", name);
+	pin_path(p, pin, path, sizeof(path));
+	ret = bpf_link__pin(link, path);
+	if (ret)
+		snprintf(err, errlen, "cannot pin link at %s: %s", path, strerror(-ret));
+	return ret;
+}
+
+/*
+ * Attaches a per-kind exit program to the exit of each syscall of its kind
+ * whose entry is loaded: a kretprobe on its function, or its sys_exit_
+ * tracepoint. With pin, pins each link as link_PROG_SYSCALL.
+ */
+static int attach_exits(struct ioacct_probes *p, struct bpf_program *prog, bool pin, char *err,
+			size_t errlen)
+{
+	LIBBPF_OPTS(bpf_ksyscall_opts, kopts, .retprobe = true);
+	const char *pname = bpf_program__name(prog);
+	unsigned int kind = exit_prog_kind(pname);
+	bool kprobe = pname[8] == 'r';
+	int ret;
+
+	for (size_t i = 0; i < ARRAY_SIZE(sys_rows); i++) {
+		const struct sys_row *r = &sys_rows[i];
+		struct bpf_link *link;
+		char name[128];
+
+		if (r->kind != kind || !entry_loaded(p, pname, r))
+			continue;
+		snprintf(name, sizeof(name), "sys_exit_%s", r->name);
+		link = kprobe ? bpf_program__attach_ksyscall(prog, r->name, &kopts) :
+				bpf_program__attach_tracepoint(prog, "syscalls", name);
+		if (!link) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot attach %s to %s's exit: %s", pname, r->name,
+				 strerror(-ret));
+			return ret;
+		}
+		snprintf(name, sizeof(name), "%s_%s", pname, r->name);
+		ret = keep_link(p, link, pin ? name : NULL, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* Attaches every program selected for loading; with pin, pins each link. */
 static int attach_all(struct ioacct_probes *p, bool pin, char *err, size_t errlen)
 {
@@ -796,11 +928,16 @@ static int attach_all(struct ioacct_probes *p, bool pin, char *err, size_t errle
 		return ret;
 	}
 	bpf_object__for_each_program(prog, p->skel->obj) {
-		char path[PATH_MAX], name[128];
 		struct bpf_link *link;
 
 		if (!bpf_program__autoload(prog) || prog == p->skel->progs.ioacct_acc_iter)
 			continue;
+		if (exit_prog_kind(bpf_program__name(prog))) {
+			ret = attach_exits(p, prog, pin, err, errlen);
+			if (ret)
+				return ret;
+			continue;
+		}
 		link = bpf_program__attach(prog);
 		if (!link && view_prog(bpf_program__name(prog))) {
 			/* A view is extra: the kernel refusing one costs only that view. */
@@ -815,28 +952,9 @@ static int attach_all(struct ioacct_probes *p, bool pin, char *err, size_t errle
 			snprintf(err, errlen, "cannot attach %s: %s", bpf_program__name(prog), strerror(-ret));
 			return ret;
 		}
-		if (p->nlinks == p->caplinks) {
-			size_t ncap = p->caplinks ? p->caplinks * 2 : 16;
-			struct bpf_link **nl = realloc(p->links, ncap * sizeof(*nl));
-
-			if (!nl) {
-				bpf_link__destroy(link);
-				snprintf(err, errlen, "out of memory");
-				return -ENOMEM;
-			}
-			p->links = nl;
-			p->caplinks = ncap;
-		}
-		p->links[p->nlinks++] = link;
-		if (!pin)
-			continue;
-		snprintf(name, sizeof(name), "link_%s", bpf_program__name(prog));
-		pin_path(p, name, path, sizeof(path));
-		ret = bpf_link__pin(link, path);
-		if (ret) {
-			snprintf(err, errlen, "cannot pin link at %s: %s", path, strerror(-ret));
+		ret = keep_link(p, link, pin ? bpf_program__name(prog) : NULL, err, errlen);
+		if (ret)
 			return ret;
-		}
 	}
 	return 0;
 }
@@ -977,9 +1095,12 @@ static int open_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 		snprintf(p->reason, sizeof(p->reason),
 			 "reused the maps an earlier ioacctd left in %s", p->dir);
 	} else {
+		uint64_t t0 = ioacct_mono_ms();
+
 		unpin_all(p); /* leftovers of an interrupted start */
 		ioacct_mkdir_p(p->dir, 0700, false);
 		ret = choose_backend(p, opts->mode, err, errlen);
+		p->ms_choose += ioacct_mono_ms() - t0;
 		if (ret)
 			return ret;
 		bpf_map__set_max_entries(p->skel->maps.watch, opts->max_cgroups);
@@ -1016,6 +1137,7 @@ static int load_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 		       size_t errlen)
 {
 	enum ioacct_probe_mode mode = IOACCT_PROBE_TRACEPOINT;
+	uint64_t t0;
 	int ret;
 
 	for (size_t i = 0; i < ARRAY_SIZE(backends); i++)
@@ -1032,11 +1154,14 @@ static int load_object(struct ioacct_probes *p, const struct ioacct_probes_opts 
 	p->detach_idle = opts->detach_when_idle == IOACCT_DETACH_YES ||
 			 (opts->detach_when_idle == IOACCT_DETACH_AUTO &&
 			  (mode == IOACCT_PROBE_TRACEPOINT || mode == IOACCT_PROBE_SYSCALL_TP));
-	if (select_progs(p, mode) == 0) {
+	p->nprogs = (uint32_t)select_progs(p, mode);
+	if (p->nprogs == 0) {
 		snprintf(err, errlen, "no %s program can attach on this kernel", p->mode);
 		return -EOPNOTSUPP;
 	}
+	t0 = ioacct_mono_ms();
 	ret = ioacct_bpf__load(p->skel);
+	p->ms_load += ioacct_mono_ms() - t0;
 	if (ret) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s", strerror(-ret));
 		return ret;
@@ -1087,6 +1212,7 @@ static int resume_state(struct ioacct_probes *p, char *err, size_t errlen)
 /* A fresh start: the first state, the pins, and one attach. */
 static int fresh_state(struct ioacct_probes *p, char *err, size_t errlen)
 {
+	uint64_t t0;
 	int ret;
 
 	p->st.gen = 1;
@@ -1099,7 +1225,10 @@ static int fresh_state(struct ioacct_probes *p, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	/* Attached once now, so that a kernel refusing them is told at start. */
-	return attach_all(p, true, err, errlen);
+	t0 = ioacct_mono_ms();
+	ret = attach_all(p, true, err, errlen);
+	p->ms_attach += ioacct_mono_ms() - t0;
+	return ret;
 }
 
 struct ioacct_probes *ioacct_probes_open(const struct ioacct_probes_opts *opts, char *err,
@@ -1201,6 +1330,12 @@ int ioacct_probes_attach(struct ioacct_probes *p, char *err, size_t errlen)
 	if (ret)
 		ioacct_probes_detach(p);
 	return ret;
+}
+
+void ioacct_probes_start_cost(const struct ioacct_probes *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "backend chosen in %" PRIu64 " ms, %u programs loaded in %" PRIu64
+		 " ms, attached in %" PRIu64 " ms", p->ms_choose, p->nprogs, p->ms_load, p->ms_attach);
 }
 
 const char *ioacct_probes_mode(const struct ioacct_probes *p)

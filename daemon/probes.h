@@ -56,6 +56,8 @@ int ioacct_probes_attach(struct ioacct_probes *p, char *err, size_t errlen);
 bool ioacct_probes_attached(const struct ioacct_probes *p);
 
 /* "tracepoint", "fentry" or "kprobe". */
+/* What the start cost: "backend chosen in A ms, N programs loaded in B ms, attached in C ms". */
+void ioacct_probes_start_cost(const struct ioacct_probes *p, char *buf, size_t len);
 const char *ioacct_probes_mode(const struct ioacct_probes *p);
 /*
  * How the programs read kernel memory: "direct" (loads through

@@ -40,6 +40,9 @@ struct ioacct_probes {
 	bool unique_ids;               /* mounts keyed by mnt_id_unique (ioacct_abi.h) */
 	void (*on_publish)(void *ctx, uint32_t nwatched); /* ioacct_probes_on_publish() */
 	void *on_publish_ctx;
+	/* What the start cost, in ms of CLOCK_MONOTONIC (ioacct_probes_start_cost()). */
+	uint64_t ms_choose, ms_load, ms_attach;
+	uint32_t nprogs;               /* programs loaded */
 };
 
 /* Writes p->st into the state map, where the programs read it (probes.c). 0 or -errno. */

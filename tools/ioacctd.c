@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -423,10 +424,12 @@ static struct ioacct_mpiprobes *mpi_start(const struct ioacct_config *cfg,
 	struct ioacct_mpiprobes *m;
 	char err[512];
 	uint32_t ssid = 0;
+	uint64_t t0;
 
 	if (!strcmp(cfg->mpi_libraries, "none") && !strcmp(cfg->hdf5_libraries, "none"))
 		return NULL;
 	ioacct_cgroup_v1_ssid(cfg->cgroup_v1_hierarchy, &ssid);
+	t0 = ioacct_mono_ms();
 	m = ioacct_mpiprobes_open(probes, cfg->mpi_libraries, cfg->hdf5_libraries, ssid, err,
 				  sizeof(err));
 	if (m)
@@ -434,8 +437,8 @@ static struct ioacct_mpiprobes *mpi_start(const struct ioacct_config *cfg,
 	if (!m)
 		log_warn("%s: MPI-IO and HDF5 calls are not counted", err);
 	else
-		log_info("MPI-IO: watching for %s; HDF5: for %s", cfg->mpi_libraries,
-			 cfg->hdf5_libraries);
+		log_info("MPI-IO: watching for %s; HDF5: for %s (its probes loaded in %" PRIu64 " ms)",
+			 cfg->mpi_libraries, cfg->hdf5_libraries, ioacct_mono_ms() - t0);
 	return m;
 }
 
@@ -466,12 +469,17 @@ static struct ioacct_probes *probes_start(const struct ioacct_config *cfg)
 		return NULL;
 	}
 	log_info("probe mode %s: %s", ioacct_probes_mode(probes), ioacct_probes_reason(probes));
+	ioacct_probes_start_cost(probes, err, sizeof(err));
+	log_info("probes: %s", err);
 	if (!ioacct_probes_fmode_created(probes)) {
+		uint64_t t0 = ioacct_mono_ms();
+
 		dir_of(cfg->db_path, dbdir, sizeof(dbdir));
 		if (ioacct_probes_calibrate(probes, dbdir, err, sizeof(err)))
 			log_warn("%s", err);
 		else
-			log_debug("FMODE_CREATED is 0x%x", ioacct_probes_fmode_created(probes));
+			log_info("FMODE_CREATED is 0x%x (measured in %" PRIu64 " ms)",
+				 ioacct_probes_fmode_created(probes), ioacct_mono_ms() - t0);
 	}
 	return probes;
 }

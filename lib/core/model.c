@@ -420,15 +420,26 @@ void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src)
 	}
 }
 
+/*
+ * The node part last: the order before it stays the order a client older
+ * than it checks, and a job of one node (part 0 alone) is as before.
+ */
+static int part_cmp(uint32_t a, uint32_t b)
+{
+	return a == b ? 0 : a < b ? -1 : 1;
+}
+
 int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio *b)
 {
 	int64_t x[] = { a->step_id, a->rank, a->pid };
 	int64_t y[] = { b->step_id, b->rank, b->pid };
+	int c;
 
 	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
 		if (x[i] != y[i])
 			return x[i] < y[i] ? -1 : 1;
-	return strcmp(a->path, b->path);
+	c = strcmp(a->path, b->path);
+	return c ? c : part_cmp(a->part, b->part);
 }
 
 /* A span of calls (first start, last end; 0 none) widened by another's. */
@@ -478,11 +489,13 @@ int ioacct_h5rec_key_cmp(const struct ioacct_h5rec *a, const struct ioacct_h5rec
 {
 	int64_t x[] = { a->step_id, a->rank, a->pid, a->kind };
 	int64_t y[] = { b->step_id, b->rank, b->pid, b->kind };
+	int c;
 
 	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
 		if (x[i] != y[i])
 			return x[i] < y[i] ? -1 : 1;
-	return strcmp(a->name, b->name);
+	c = strcmp(a->name, b->name);
+	return c ? c : part_cmp(a->part, b->part);
 }
 
 void ioacct_jobdata_free(struct ioacct_jobdata *jd)

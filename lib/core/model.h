@@ -192,6 +192,11 @@ struct ioacct_file {
 	 */
 	uint32_t gen;
 	char path[IOACCT_FILE_PATH_MAX]; /* absolute, as resolved at open; "" unknown */
+	/*
+	 * Not stored: the node part, as struct ioacct_mpiio's (two nodes' ranks
+	 * -1 on one shared file: the same mount path, dev, ino and gen).
+	 */
+	uint32_t part;
 	uint64_t opens, reads, writes, stats, fsyncs;
 	uint64_t bytes_read, bytes_written;
 	uint64_t read_ns, write_ns, meta_ns;
@@ -245,6 +250,12 @@ void ioacct_file_add(struct ioacct_file *dst, const struct ioacct_file *src);
 struct ioacct_mpiio {
 	uint32_t step_id;
 	int32_t rank;           /* MPI rank from the process's environment; -1 unknown */
+	/*
+	 * Not stored: a job of several nodes from the cluster store, the node
+	 * part it is of, as an index of the job's nodes (by name); else 0. A
+	 * pid is one node's number: two nodes' records may share all else.
+	 */
+	uint32_t part;
 	uint32_t pid;
 	char path[IOACCT_FILE_PATH_MAX];
 	IOACCT_MPIIO_COUNTERS(IOACCT_MPIIO_FIELD)
@@ -255,7 +266,10 @@ struct ioacct_mpiio {
 
 /* Adds src's MPI-IO counters and size bins to dst's. */
 void ioacct_mpiio_add(struct ioacct_mpiio *dst, const struct ioacct_mpiio *src);
-/* The stores' order of MPI-IO records: step, rank, pid, path (bytes, as SQLite's blobs). */
+/*
+ * The stores' order of MPI-IO records: step, rank, pid, path (bytes, as
+ * SQLite's blobs), node part (a node's store has part 0 alone).
+ */
 int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio *b);
 
 /*
@@ -298,6 +312,7 @@ int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio
 struct ioacct_h5rec {
 	uint32_t step_id;
 	int32_t rank;           /* MPI rank from the process's environment; -1 unknown */
+	uint32_t part;          /* the node part, as struct ioacct_mpiio's */
 	uint32_t pid;
 	uint32_t kind;          /* IOACCT_H5REC_FILE or IOACCT_H5REC_DATASET */
 	char name[IOACCT_FILE_PATH_MAX];
@@ -313,7 +328,7 @@ struct ioacct_h5rec {
  * dataspace when known.
  */
 void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src);
-/* The stores' order of HDF5 records: step, rank, pid, kind, name (bytes, as SQLite's blobs). */
+/* The stores' order of HDF5 records: step, rank, pid, kind, name, node part (as MPI-IO's). */
 int ioacct_h5rec_key_cmp(const struct ioacct_h5rec *a, const struct ioacct_h5rec *b);
 
 /* The mount's "other files" record (files past max_files). */
@@ -341,12 +356,12 @@ struct ioacct_jobdata {
 	 * 9, or from an ioacctd older than their pages.
 	 */
 	bool files_loaded;
-	/* MPI-IO records (issue 27), in (step, rank, pid, path) order. */
+	/* MPI-IO records (issue 27), in (step, rank, pid, path, part) order. */
 	struct ioacct_mpiio *mpiio;
 	size_t nmpiio;
 	/* Not stored: they were read (a store of schema 10 or later); false as for files_loaded. */
 	bool mpiio_loaded;
-	/* HDF5 records (issue 39), in (step, rank, pid, kind, name) order. */
+	/* HDF5 records (issue 39), in (step, rank, pid, kind, name, part) order. */
 	struct ioacct_h5rec *h5;
 	size_t nh5;
 	/* Not stored: they were read (a store of schema 21 or later). */

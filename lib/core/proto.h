@@ -244,9 +244,9 @@ struct ioacct_req_job {
 	int64_t run_start;
 	/*
 	 * 1: a page of the job's per-file records instead of its series, in
-	 * (step, rank, mount, dev, ino, gen) order, after the file named by the
-	 * cursor when `after` is set (after_step, after_rank, after_mnt,
-	 * after_dev, after_ino, after_gen). A daemon that predates them ignores
+	 * (step, rank, mount, dev, ino, gen, part) order, after the file named
+	 * by the cursor when `after` is set (after_step, after_rank, after_mnt,
+	 * after_dev, after_ino, after_gen, after_part). A daemon that predates them ignores
 	 * it and its reply lacks `files`: the client has them as not read.
 	 */
 	uint32_t files;
@@ -256,22 +256,31 @@ struct ioacct_req_job {
 	uint32_t after_gen;
 	/*
 	 * 1: a page of the job's MPI-IO records (issue 27) instead, in (step,
-	 * rank, pid, path) order, after the cursor when `after` is set
-	 * (after_step, after_rank, after_pid, after_path). A daemon that
-	 * predates them ignores it and sends series: the client sees no
-	 * `mpiio` in the reply and has them as not read.
+	 * rank, pid, path, part) order, after the cursor when `after` is set
+	 * (after_step, after_rank, after_pid, after_path, after_part). A
+	 * daemon that predates them ignores it and sends series: the client
+	 * sees no `mpiio` in the reply and has them as not read.
 	 */
 	uint32_t mpiio;
 	int32_t after_pid;
 	char after_path[IOACCT_FILE_PATH_MAX];
 	/*
 	 * 1: a page of the job's HDF5 records (issue 39) instead, in (step,
-	 * rank, pid, kind, name) order, after the cursor when `after` is set
-	 * (after_step, after_rank, after_pid, after_kind, after_path). A daemon
-	 * that predates them ignores it, as `mpiio`.
+	 * rank, pid, kind, name, part) order, after the cursor when `after` is
+	 * set (after_step, after_rank, after_pid, after_kind, after_path,
+	 * after_part). A daemon that predates them ignores it, as `mpiio`.
 	 */
 	uint32_t hdf5;
 	uint32_t after_kind;
+	/*
+	 * The three cursors' node part (model.h's `part`): a job of several
+	 * nodes, whose processes on two nodes may have the same rank and pid
+	 * (and files the same mount path, dev and inode). Last in each order,
+	 * so that a peer that predates it keeps its own order: a daemon
+	 * ignores it (a node's store has part 0 alone); a client sends none
+	 * (0), and its pages are the same as before.
+	 */
+	uint32_t after_part;
 };
 
 /*

@@ -149,11 +149,14 @@
 	/* A file's page-cache and mmap views' bytes. */                                \
 	X(MMAP_BYTES, 114, mmap_bytes, U64)                                             \
 	X(CACHE_MISS_BYTES, 115, cache_miss_bytes, U64)                                 \
-	/* 116..119 free. A job reply's MPI-IO records (issue 27): */                  \
+	/* A job of several nodes: a file, MPI-IO or HDF5 record's node part */        \
+	/* (model.h: an index of the job's node_part rows), and a cursor's. */          \
+	X(NODE_PART_INDEX, 116, node_part_index, U32)                                   \
+	/* 117..119 free. A job reply's MPI-IO records (issue 27): */                  \
 	/* `mpiio` asks for a page of them and says they were read; */                  \
 	/* a row reuses step_id, task_rank, pid, file_path, read_bytes, */              \
 	/* write_bytes, read_ns, write_ns, meta_ns, size_read, size_written; */         \
-	/* a request's cursor: step_id, task_rank, pid, file_path. */                   \
+	/* a request's cursor: step_id, task_rank, pid, file_path, node_part_index. */  \
 	X(MPIIO, 120, mpiio, U32)                                                       \
 	X(QMPIIO, 121, mpiio_file, NESTED)                                              \
 	X(INDEP_OPENS, 122, indep_opens, U64)                                           \
@@ -221,7 +224,7 @@
 	/* file_path (its name), opens, reads, writes, read_bytes, write_bytes, */      \
 	/* unsized_reads, unsized_writes, rw_switches, read_ns, write_ns, meta_ns, */    \
 	/* size_read, size_written; a request's cursor: step_id, task_rank, pid, */     \
-	/* h5_kind, file_path. */                                                        \
+	/* h5_kind, file_path, node_part_index. */                                       \
 	X(HDF5, 211, hdf5, U32)                                                         \
 	X(QHDF5, 212, hdf5_record, NESTED)                                              \
 	X(H5_KIND, 213, h5_kind, U32)                                                   \

@@ -435,6 +435,16 @@ static void access_sizes(struct jw *w, const struct ioacct_file *f)
 	jw_close(w, ']');
 }
 
+/*
+ * A record's node, in a job of several nodes (its part's: two nodes' records
+ * may share all else, pids being a node's numbers): none else, as before.
+ */
+static void record_node(struct jw *w, const struct ioacct_jobdata *jd, uint32_t part)
+{
+	if (part < jd->nnodes)
+		jw_str(w, "node", jd->nodes[part].node);
+}
+
 /* One per-file record (issue 26), every counter of struct ioacct_file. */
 static void file_record(struct jw *w, const struct ioacct_report *r, const struct ioacct_file *f)
 {
@@ -447,6 +457,7 @@ static void file_record(struct jw *w, const struct ioacct_report *r, const struc
 	jw_str(w, "step", ioacct_step_name(f->step_id, name, sizeof(name)));
 	jw_u64(w, "step_id", f->step_id);
 	jw_i64(w, "rank", f->rank);
+	record_node(w, r->jd, f->part);
 	jw_str(w, "mount", m ? m->path : NULL);
 	jw_u64(w, "mnt_id", f->mnt_id);
 	jw_u64(w, "dev", f->dev);
@@ -542,6 +553,7 @@ static void hdf5(struct jw *w, const struct ioacct_report *r)
 		jw_str(w, "step", ioacct_step_name(h->step_id, name, sizeof(name)));
 		jw_u64(w, "step_id", h->step_id);
 		jw_i64(w, "rank", h->rank);
+		record_node(w, jd, h->part);
 		jw_u64(w, "pid", h->pid);
 		jw_str(w, "name", h->name);
 #define H5_JSON(field) jw_u64(w, #field, h->field);
@@ -625,6 +637,7 @@ static void mpiio(struct jw *w, const struct ioacct_report *r)
 		jw_str(w, "step", ioacct_step_name(m->step_id, name, sizeof(name)));
 		jw_u64(w, "step_id", m->step_id);
 		jw_i64(w, "rank", m->rank);
+		record_node(w, jd, m->part);
 		jw_u64(w, "pid", m->pid);
 		jw_str(w, "path", m->path);
 		mpiio_counters(w, m);

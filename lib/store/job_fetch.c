@@ -148,16 +148,27 @@ static size_t series_limit(size_t bytes)
 	return limit ? limit : 1;
 }
 
-/* Key order of the per-file records, the daemon's pages' (ST_LOAD_FILES_PAGE), as SQLite's. */
-static int file_key_cmp(const struct ioacct_file *a, const struct ioacct_file *b)
+/*
+ * Key order of the per-file records, the daemon's pages' (ST_LOAD_FILES_PAGE),
+ * as SQLite's, with the node part last (a job of several nodes'; 0 else);
+ * without it (`node` false), the key a peer older than the part knows.
+ */
+static int file_key_cmp_by(const struct ioacct_file *a, const struct ioacct_file *b, bool node)
 {
-	int64_t x[] = { a->step_id, a->rank, (int64_t)a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
-	int64_t y[] = { b->step_id, b->rank, (int64_t)b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
+	int64_t x[] = { a->step_id, a->rank, (int64_t)a->mnt_id, a->dev, (int64_t)a->ino, a->gen,
+			node ? a->part : 0 };
+	int64_t y[] = { b->step_id, b->rank, (int64_t)b->mnt_id, b->dev, (int64_t)b->ino, b->gen,
+			node ? b->part : 0 };
 
 	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
 		if (x[i] != y[i])
 			return x[i] < y[i] ? -1 : 1;
 	return 0;
+}
+
+static int file_key_cmp(const struct ioacct_file *a, const struct ioacct_file *b)
+{
+	return file_key_cmp_by(a, b, true);
 }
 
 /* The page cursor of a request for files: the last file the client has. */
@@ -166,6 +177,7 @@ static struct ioacct_file files_after(const struct ioacct_req_job *req)
 	return (struct ioacct_file){
 		.step_id = req->after_step, .rank = req->after_rank, .mnt_id = req->after_mnt,
 		.dev = req->after_dev, .ino = req->after_ino, .gen = req->after_gen,
+		.part = req->after_part,
 	};
 }
 
@@ -208,22 +220,23 @@ static int file_ptr_cmp(const void *a, const void *b)
 
 /*
  * Where a page of n records in key order, at most limit, ends without
- * splitting a run of records of the same key: a job loaded whole from the
- * cluster store has one per node that counted the same file (a shared file
- * system's, by the same rank), and the next page's cursor is a key. Before
- * the run; after it when it fills the page (a run is as long as the nodes).
+ * splitting a run of records of the same key but their node part: a job
+ * loaded whole from the cluster store has one per node that counted the
+ * same file (a shared file system's, by the same rank), and the next page's
+ * cursor of a client older than the part is the key without it. Before the
+ * run; after it when it fills the page (a run is as long as the nodes).
  */
 static size_t files_cut(const struct ioacct_file *const *pick, size_t n, size_t limit)
 {
 	size_t r = limit;
 
-	if (n <= limit || file_key_cmp(pick[limit - 1], pick[limit]))
+	if (n <= limit || file_key_cmp_by(pick[limit - 1], pick[limit], false))
 		return limit;
-	while (r > 0 && !file_key_cmp(pick[r - 1], pick[r]))
+	while (r > 0 && !file_key_cmp_by(pick[r - 1], pick[r], false))
 		r--;
 	if (r > 0)
 		return r;
-	for (r = limit; r < n && !file_key_cmp(pick[r - 1], pick[r]); r++)
+	for (r = limit; r < n && !file_key_cmp_by(pick[r - 1], pick[r], false); r++)
 		;
 	return r;
 }
@@ -310,6 +323,7 @@ static void serve_mpiio(struct ioacct_store *st, int64_t key, const struct ioacc
 {
 	struct ioacct_mpiio after = {
 		.step_id = req->after_step, .rank = req->after_rank, .pid = (uint32_t)req->after_pid,
+		.part = req->after_part,
 	};
 	struct ioacct_mpiio *m = NULL;
 	size_t n = 0, limit = mpiio_limit(job);
@@ -350,6 +364,7 @@ static void serve_mpiio_jd(const struct ioacct_jobdata *jd, const struct ioacct_
 {
 	struct ioacct_mpiio after = {
 		.step_id = req->after_step, .rank = req->after_rank, .pid = (uint32_t)req->after_pid,
+		.part = req->after_part,
 	};
 	size_t first = 0, n, limit = mpiio_limit(&jd->job);
 
@@ -412,6 +427,7 @@ static void h5_after(const struct ioacct_req_job *req, struct ioacct_h5rec *afte
 	after->rank = req->after_rank;
 	after->pid = (uint32_t)req->after_pid;
 	after->kind = req->after_kind;
+	after->part = req->after_part;
 	ioacct_strlcpy(after->name, req->after_path, sizeof(after->name));
 }
 
@@ -726,11 +742,18 @@ static int file_store_cmp(const void *pa, const void *pb)
 	return file_key_cmp(a, b);
 }
 
+/* A record's node part names one of the job's nodes (none: a job of one node, part 0). */
+static bool part_known(const struct ioacct_jobdata *jd, uint32_t part)
+{
+	return part < (jd->nnodes ? jd->nnodes : 1);
+}
+
 /*
  * Appends a page of file records, each after the one before, or of the
- * same key within a page (the nodes' records of one file, files_cut()); 1
- * when the reply has none because the daemon did not read them (it
- * predates them, or its store keeps none).
+ * same key within a page (the nodes' records of one file from a daemon
+ * older than their node part, files_cut()); 1 when the reply has none
+ * because the daemon did not read them (it predates them, or its store
+ * keeps none).
  */
 static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
 		      bool first)
@@ -756,7 +779,8 @@ static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd,
 		int order = jd->nfiles ? file_key_cmp(&jd->files[jd->nfiles - 1], f) : -1;
 
 		/* A page moves on: its first record is after the last one of the page before. */
-		if (rep->qfiles[i].job_key != jd->job.key || order > 0 || (order == 0 && i == 0))
+		if (rep->qfiles[i].job_key != jd->job.key || !part_known(jd, f->part) || order > 0 ||
+		    (order == 0 && i == 0))
 			return -EPROTO;
 		jd->files[jd->nfiles++] = *f;
 	}
@@ -792,6 +816,7 @@ static void files_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	r->after_dev = last ? last->dev : 0;
 	r->after_ino = last ? last->ino : 0;
 	r->after_gen = last ? last->gen : 0;
+	r->after_part = last ? last->part : 0;
 	r->after_op = 0;
 	r->after_bin = 0;
 }
@@ -893,7 +918,7 @@ static int take_mpiio(const struct ioacct_reply *rep, struct ioacct_jobdata *jd,
 	for (size_t i = 0; i < rep->nqmpiio; i++) {
 		const struct ioacct_mpiio *m = &rep->qmpiio[i].m;
 
-		if (rep->qmpiio[i].job_key != jd->job.key ||
+		if (rep->qmpiio[i].job_key != jd->job.key || !part_known(jd, m->part) ||
 		    (jd->nmpiio && ioacct_mpiio_key_cmp(&jd->mpiio[jd->nmpiio - 1], m) >= 0))
 			return -EPROTO;
 		jd->mpiio[jd->nmpiio++] = *m;
@@ -915,6 +940,7 @@ static void mpiio_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 	r->after_step = last ? last->step_id : 0;
 	r->after_rank = last ? last->rank : 0;
 	r->after_pid = last ? (int32_t)last->pid : 0;
+	r->after_part = last ? last->part : 0;
 	if (last)
 		ioacct_strlcpy(r->after_path, last->path, sizeof(r->after_path));
 	r->after_mnt = 0;
@@ -970,6 +996,7 @@ static int take_h5(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, si
 		const struct ioacct_h5rec *h = &rep->qh5[i].h;
 
 		if (rep->qh5[i].job_key != jd->job.key || h->kind > IOACCT_H5REC_DATASET ||
+		    !part_known(jd, h->part) ||
 		    (jd->nh5 && ioacct_h5rec_key_cmp(&jd->h5[jd->nh5 - 1], h) >= 0))
 			return -EPROTO;
 		jd->h5[jd->nh5++] = *h;
@@ -992,6 +1019,7 @@ static void h5_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
 	r->after_rank = last ? last->rank : 0;
 	r->after_pid = last ? (int32_t)last->pid : 0;
 	r->after_kind = last ? last->kind : 0;
+	r->after_part = last ? last->part : 0;
 	if (last)
 		ioacct_strlcpy(r->after_path, last->name, sizeof(r->after_path));
 	r->after_mnt = 0;

@@ -297,12 +297,13 @@ static void file_from_row(const PGresult *res, int r, const struct member *m, in
 
 #define MPIIO_PTR(name) &x->name,
 
-static void mpiio_from_row(const PGresult *res, int r, struct ioacct_mpiio *x)
+static void mpiio_from_row(const PGresult *res, int r, uint32_t part, struct ioacct_mpiio *x)
 {
 	uint64_t *u[] = { IOACCT_MPIIO_COUNTERS(MPIIO_PTR) };
 	int col = 1;
 
 	memset(x, 0, sizeof(*x));
+	x->part = part;
 	x->step_id = (uint32_t)val_u64(res, r, col++);
 	x->rank = (int32_t)val_i64(res, r, col++);
 	x->pid = (uint32_t)val_u64(res, r, col++);
@@ -316,12 +317,13 @@ static void mpiio_from_row(const PGresult *res, int r, struct ioacct_mpiio *x)
 
 #define H5_PTR(name) &h->name,
 
-static void h5_from_row(const PGresult *res, int r, struct ioacct_h5rec *h)
+static void h5_from_row(const PGresult *res, int r, uint32_t part, struct ioacct_h5rec *h)
 {
 	uint64_t *u[] = { IOACCT_H5_COUNTERS(H5_PTR) };
 	int col = 1;
 
 	memset(h, 0, sizeof(*h));
+	h->part = part;
 	h->step_id = (uint32_t)val_u64(res, r, col++);
 	h->rank = (int32_t)val_i64(res, r, col++);
 	h->pid = (uint32_t)val_u64(res, r, col++);
@@ -334,14 +336,14 @@ static void h5_from_row(const PGresult *res, int r, struct ioacct_h5rec *h)
 	val_bins(res, r, col, h->size_written);
 }
 
-/* SQLite's order of a job's files (ST_LOAD_FILES): bytes moved, largest first, then the key. */
+/* SQLite's order of a job's files (ST_LOAD_FILES): bytes moved, largest first, the key, the part. */
 static int file_cmp(const void *pa, const void *pb)
 {
 	const struct ioacct_file *a = pa, *b = pb;
 	int64_t x[] = { -(int64_t)(a->bytes_read + a->bytes_written), a->step_id, a->rank,
-			(int64_t)a->mnt_id, a->dev, (int64_t)a->ino, a->gen };
+			(int64_t)a->mnt_id, a->dev, (int64_t)a->ino, a->gen, a->part };
 	int64_t y[] = { -(int64_t)(b->bytes_read + b->bytes_written), b->step_id, b->rank,
-			(int64_t)b->mnt_id, b->dev, (int64_t)b->ino, b->gen };
+			(int64_t)b->mnt_id, b->dev, (int64_t)b->ino, b->gen, b->part };
 
 	for (size_t i = 0; i < ARRAY_SIZE(x); i++)
 		if (x[i] != y[i])
@@ -385,8 +387,33 @@ static const struct member *member_of(const struct member *m, size_t n, int64_t 
 	return NULL;
 }
 
-/* The HDF5 records of the parts ids ("{1,2}") into jd, unless a part has none kept (schema 18). */
-static int h5_get(struct ioacct_pgstore *pg, const char *ids, struct ioacct_jobdata *jd)
+/*
+ * The node part of the rows of part id of members m[0..n): its node's index
+ * in jd->nodes, a job of several nodes' (by name; two parts of one name,
+ * by their order in m); else 0.
+ */
+static uint32_t part_of(const struct member *m, size_t n, const struct ioacct_jobdata *jd,
+			int64_t id)
+{
+	const struct member *p = member_of(m, n, id);
+	size_t same = 0;
+
+	if (!p)
+		return 0;
+	for (const struct member *q = m; q < p; q++)
+		same += !strcmp(q->job.node, p->job.node);
+	for (size_t i = 0; i + same < jd->nnodes; i++)
+		if (!strcmp(jd->nodes[i].node, p->job.node))
+			return (uint32_t)(i + same);
+	return 0;
+}
+
+/*
+ * The HDF5 records of the parts ids ("{1,2}"), members m[0..n), into jd,
+ * unless a part has none kept (schema 18).
+ */
+static int h5_get(struct ioacct_pgstore *pg, const struct member *m, size_t n, const char *ids,
+		  struct ioacct_jobdata *jd)
 {
 	PGresult *res;
 	int err;
@@ -406,7 +433,7 @@ static int h5_get(struct ioacct_pgstore *pg, const char *ids, struct ioacct_jobd
 		goto out;
 	}
 	for (int r = 0; r < PQntuples(res); r++)
-		h5_from_row(res, r, &jd->h5[jd->nh5++]);
+		h5_from_row(res, r, part_of(m, n, jd, val_i64(res, r, 0)), &jd->h5[jd->nh5++]);
 	qsort(jd->h5, jd->nh5, sizeof(*jd->h5), h5_cmp);
 	jd->h5_loaded = true;
 out:
@@ -445,11 +472,13 @@ int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 	}
 	for (int r = 0; r < PQntuples(res); r++) {
 		const struct member *p = member_of(m, n, val_i64(res, r, 0));
+		struct ioacct_file *f = &jd->files[jd->nfiles];
 
 		if (!p)
 			continue;
-		file_from_row(res, r, p, p->job.start_ns - jd->job.start_ns,
-			      &jd->files[jd->nfiles++]);
+		file_from_row(res, r, p, p->job.start_ns - jd->job.start_ns, f);
+		f->part = part_of(m, n, jd, p->id);
+		jd->nfiles++;
 	}
 	qsort(jd->files, jd->nfiles, sizeof(*jd->files), file_cmp);
 	PQclear(res);
@@ -463,7 +492,8 @@ int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 		goto out;
 	}
 	for (int r = 0; r < PQntuples(res); r++)
-		mpiio_from_row(res, r, &jd->mpiio[jd->nmpiio++]);
+		mpiio_from_row(res, r, part_of(m, n, jd, val_i64(res, r, 0)),
+			       &jd->mpiio[jd->nmpiio++]);
 	qsort(jd->mpiio, jd->nmpiio, sizeof(*jd->mpiio), mpiio_cmp);
 	jd->files_loaded = true;
 	jd->mpiio_loaded = true;
@@ -471,7 +501,7 @@ out:
 	PQclear(res);
 	/* Kept or not apart from the files: a part of schema 9 to 17 has files, no HDF5. */
 	if (!err)
-		err = h5_get(pg, ids.p, jd);
+		err = h5_get(pg, m, n, ids.p, jd);
 	free(ids.p);
 	return err;
 }

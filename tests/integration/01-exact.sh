@@ -67,11 +67,37 @@ else
 	reads=probe-read
 fi
 views() { "$IOPOKE" "$T/ioacctd.sock" status | sed -n 's/.* views=\([a-z,-]*\).*/\1/p' | head -n 1; }
+# The kernel matrix checks its summaries slimmed (tests/vm/slim.awk): check.awk's
+# verdict and every line it prints must be those of the whole summary, when it
+# passes and when it finds a difference (busybox awk, as in the VM, when here).
+slim_equiv() { # SUMMARY
+	local awk=awk vm=$(dirname "$0")/../vm e keep
+	busybox awk 'BEGIN { exit 0 }' 2>/dev/null && awk="busybox awk"
+	python3 "$(dirname "$0")/slim_equiv.py" "$1" "$T/right.expect" "$T/wrong.expect" ||
+		fail "slim_equiv.py failed on $1"
+	for e in right wrong; do
+		keep=$(sed -n 's/^file:[^ ]* //p' "$T/$e.expect" | tr ' ' '\n' | sed 's/[<>]*=.*//' | tr '\n' '|')
+		$awk -v keep="$keep" -f "$vm/slim.awk" "$1" > "$T/slim.json" || fail "slim.awk failed"
+		[ "$(wc -c < "$T/slim.json")" -lt "$(wc -c < "$1")" ] || fail "slim.awk left the summary whole"
+		$awk -f "$vm/check.awk" "$1" "$T/$e.expect" > "$T/$e.whole" 2>&1
+		echo "exit $?" >> "$T/$e.whole"
+		$awk -f "$vm/check.awk" "$T/slim.json" "$T/$e.expect" > "$T/$e.slim" 2>&1
+		echo "exit $?" >> "$T/$e.slim"
+		cmp -s "$T/$e.whole" "$T/$e.slim" ||
+			fail "check.awk ($e expectations): the slimmed summary's verdict differs: $(diff "$T/$e.whole" "$T/$e.slim" | head -n 6)"
+	done
+	grep -q '^OK ' "$T/right.whole" || fail "check.awk did not pass the right expectations: $(head -n 4 "$T/right.whole")"
+	[ "$(grep -c '^MISMATCH' "$T/wrong.whole")" = 2 ] ||
+		fail "check.awk did not find the two wrong counts: $(head -n 4 "$T/wrong.whole")"
+	ok "the kernel matrix's slimmed summary: check.awk says the same ($awk)"
+}
+
 start_daemon
 "$IOPOKE" "$T/ioacctd.sock" status | grep -q "kernel reads: $reads;" ||
 	fail "status does not say kernel reads: $reads"
 views_direct=$(views)
 exact_runs tracepoint
+slim_equiv "$T/out-v2.json"
 stop_daemon
 IOACCT_BPF_COMPAT=1 start_daemon
 "$IOPOKE" "$T/ioacctd.sock" status | grep -q "kernel reads: probe-read;" ||

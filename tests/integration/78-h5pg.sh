@@ -16,8 +16,12 @@
 #  3. Job 7802, exported at schema 19: its report read from the cluster store
 #     (ioreport through ioacctd, the node's SQLite emptied of its HDF5 records)
 #     has the HDF5 part and text section of the node store's (ioreport --db), and
-#     a and b exact. Its part copied in SQL as its run's part on a node n2: the merged
-#     report has both parts' records.
+#     a and b exact. Its part copied in SQL as its run's part on a node n2, its
+#     process's records there of the same step, rank and pid (pids are a node's
+#     numbers), with 600 more MPI-IO and HDF5 records of one rank and pid on each
+#     node (one more on the first: a twin split by a page's end): the merged report
+#     has both parts' records, each exact and with its node, across the JOB reply's
+#     pages of 1,024; and both parts' file records, one key on both nodes.
 #  4. A purge of the cluster store (ioacct_pgstore_purge through pgpurge) takes
 #     both jobs' HDF5 rows with them.
 . "$(dirname "$0")/lib.sh"
@@ -166,9 +170,8 @@ ok "job 7802's report from the cluster store: the node store's HDF5 part (JSON) 
 
 # ---- 3b. a job of two nodes: its merged report has both parts' records ----------------
 # Job 7802's part copied in SQL as its run's part on node n2, every row of it (the same
-# run_start: one run), its HDF5 records too, another process's there (the records' key,
-# as the MPI-IO records', has no node: two nodes' processes of one rank and pid would be
-# one key, which the JOB reply's pages refuse).
+# run_start: one run), its HDF5 records too, of the same step, rank and pid: a pid is a
+# node's number, the two processes' records differ by their node alone.
 pg "BEGIN;
     CREATE TEMP TABLE m AS SELECT id AS old, 0::bigint AS new FROM jobs WHERE job_id = 7802;
     WITH n AS (INSERT INTO jobs SELECT (jsonb_populate_record(j, jsonb_build_object('node', 'n2',
@@ -182,25 +185,69 @@ pg "BEGIN;
 	jsonb_build_object(''job'', m.new))).* FROM %I x, m WHERE x.job = m.old', t, t);
      END LOOP;
     END\$\$;
-    UPDATE hdf5_records SET pid = pid + 1 WHERE job = (SELECT new FROM m);
     COMMIT" > /dev/null || fail "cannot copy job 7802's part to node n2"
-[ "$(pg "SELECT count(*) FROM hdf5_records h JOIN jobs j ON j.id = h.job WHERE j.job_id = 7802")" = 6 ] ||
-	fail "job 7802's two parts have not 6 HDF5 records"
+# On each node, rank -1 (a serial program's) and pid 4242 wrote 600 files through MPI-IO
+# (/shared/mNNN) and HDF5 (dataset d of /shared/hNNN.h5), bytes_written 10 x NNN (+1 on
+# n2); the first node one more of each, /shared/a and a.h5:/d, which puts the pages'
+# end (1,024) between the two nodes' records of one file.
+Z="'{0,0,0,0,0,0,0,0,0,0}'"
+pg "INSERT INTO mpiio_files SELECT j.id, 0, -1, 4242, '/shared/m' || lpad(i::text, 3, '0'), NULL,
+	0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10 * i + (j.node = 'n2')::int, 0, 0, 0, 0, 0, $Z, $Z
+	FROM jobs j, generate_series(0, 599) i WHERE j.job_id = 7802;
+    INSERT INTO hdf5_records SELECT j.id, 0, -1, 4242, 1, '/shared/h' || lpad(i::text, 3, '0')
+	|| '.h5:/d', NULL, 0, 0, 0, 1, 0, 10 * i + (j.node = 'n2')::int, 0, 0, 0, 0, 0, 0, 0, 0,
+	$Z, $Z FROM jobs j, generate_series(0, 599) i WHERE j.job_id = 7802;
+    INSERT INTO mpiio_files SELECT id, 0, -1, 4242, '/shared/a', NULL, 0, 0, 0, 1, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, $Z, $Z FROM jobs WHERE job_id = 7802 AND node <> 'n2';
+    INSERT INTO hdf5_records SELECT id, 0, -1, 4242, 1, '/shared/a.h5:/d', NULL, 0, 0, 0, 1, 0,
+	7, 0, 0, 0, 0, 0, 0, 0, 0, $Z, $Z FROM jobs WHERE job_id = 7802 AND node <> 'n2'" > /dev/null ||
+	fail "cannot add job 7802's records of rank -1 and pid 4242"
+[ "$(pg "SELECT count(*) FROM hdf5_records h JOIN jobs j ON j.id = h.job WHERE j.job_id = 7802")" = 1207 ] ||
+	fail "job 7802's two parts have not 1,207 HDF5 records"
 "$IOREPORT" --format json -o "$T/pg2-7802.json" 7802 || fail "ioreport 7802 (two nodes) failed"
 /usr/bin/python3 - "$T/pg2-7802.json" "$D/7802.h5" <<'PY' || fail "the merged report's HDF5 part"
 import json, sys
 j = json.load(open(sys.argv[1]))
 f = sys.argv[2]
-assert len(j["nodes"]) == 2, j["nodes"]
+nodes = sorted(n["node"] for n in j["nodes"])
+assert len(nodes) == 2 and "n2" in nodes, nodes
+first = [n for n in nodes if n != "n2"][0]
 h = j["hdf5"]
-assert h["nrecords"] == 6, h["nrecords"]
+assert h["nrecords"] == 1207 == len(h["records"]), h["nrecords"]
 b = [r for r in h["records"] if r["name"] == f + ":/b"]
-assert len(b) == 2 and all((r["reads"], r["writes"], r["bytes_read"], r["bytes_written"])
-                           == (1, 4, 262144, 262144) for r in b), b
-[x] = h["files"]
-assert (x["name"], x["bytes_read"], x["bytes_written"]) == (f, 2 * 262144, 2 * 270144), x
+assert sorted(r["node"] for r in b) == nodes and len({r["pid"] for r in b}) == 1, b
+assert all((r["reads"], r["writes"], r["bytes_read"], r["bytes_written"])
+           == (1, 4, 262144, 262144) for r in b), b
+[x] = [x for x in h["files"] if x["name"] == f]
+assert (x["bytes_read"], x["bytes_written"]) == (2 * 262144, 2 * 270144), x
+# rank -1, pid 4242: every file's record once per node, its own bytes.
+def mine(records, key, prefix, suffix):
+    got = {}
+    for r in records:
+        if r[key].startswith("/shared/"):
+            assert (r["step_id"], r["rank"], r["pid"]) == (0, -1, 4242), r
+            assert (r[key], r["node"]) not in got, ("twice", r)
+            got[(r[key], r["node"])] = r["bytes_written"]
+    want = {(prefix + "%03d" % i + suffix, n): 10 * i + (n == "n2") for i in range(600)
+            for n in nodes}
+    want[("/shared/a" + suffix, first)] = 7
+    assert got == want, sorted(set(got.items()) ^ set(want.items()))[:6]
+mine(h["records"], "name", "/shared/h", ".h5:/d")
+m = j["mpiio"]
+assert m["nrecords"] == 1201 == len(m["records"]), m["nrecords"]
+mine(m["records"], "path", "/shared/m", "")
+# The file records, copied: one key (step, rank, mount, dev, inode, life) on both nodes.
+files = {}
+for x in j["files"]:
+    k = (x["step_id"], x["rank"], x["mnt_id"], x["dev"], x["ino"], x["gen"])
+    assert (k, x["node"]) not in files, ("twice", x)
+    files[(k, x["node"])] = (x["path"], x["opens"], x["bytes_read"], x["bytes_written"])
+one = {k: v for (k, n), v in files.items() if n == first}
+assert one and one == {k: v for (k, n), v in files.items() if n == "n2"}, files
+assert any(v[0] == f for v in one.values()), one
 PY
-ok "job 7802 of two nodes: its merged report has both parts' 6 HDF5 records, b's exact on each"
+ok "job 7802 of two nodes: its merged report has both parts' records, of the same rank and pid:" \
+	"1,207 HDF5 (b's exact on each), 1,201 MPI-IO and every file's, each once, exact, with its node"
 
 # ---- 4. purged with their jobs --------------------------------------------------------
 # The cutoff past both jobs' ends: their runs go (this month's partitions stay).

@@ -286,6 +286,62 @@ static void test_bin_shift(void **state)
 	assert_int_equal(skew, 0);
 }
 
+/*
+ * The MPI-IO and HDF5 records' key: (step, rank, pid, path[, kind, name]),
+ * then the node part. Two nodes' processes of the same rank and pid (a
+ * serial program's rank -1, pids from the same numbers) on the same file
+ * are two keys, one per part; every other field orders before the part, so
+ * that a job of one node (part 0) and an older client keep their order.
+ */
+static void test_record_keys(void **state)
+{
+	static struct ioacct_mpiio ma, mb;
+	static struct ioacct_h5rec ha, hb;
+
+	(void)state;
+	ma = (struct ioacct_mpiio){ .step_id = 0, .rank = -1, .pid = 4242 };
+	strcpy(ma.path, "/scratch/x");
+	mb = ma;
+	assert_int_equal(ioacct_mpiio_key_cmp(&ma, &mb), 0);
+	mb.part = 1;
+	assert_int_equal(ioacct_mpiio_key_cmp(&ma, &mb), -1);
+	assert_int_equal(ioacct_mpiio_key_cmp(&mb, &ma), 1);
+	ma.part = UINT32_MAX;
+	assert_int_equal(ioacct_mpiio_key_cmp(&ma, &mb), 1);
+	/* The part last: a smaller pid, path, rank or step of a later part is before. */
+	mb.pid = 4241;
+	assert_int_equal(ioacct_mpiio_key_cmp(&ma, &mb), 1);
+	mb.pid = 4243;
+	assert_int_equal(ioacct_mpiio_key_cmp(&ma, &mb), -1);
+	mb = ma;
+	mb.part = UINT32_MAX - 1;
+	strcpy(mb.path, "/scratch/y");
+	assert_int_equal(ioacct_mpiio_key_cmp(&ma, &mb), -1);
+	mb.path[0] = '\0';
+	mb.rank = 0;
+	assert_int_equal(ioacct_mpiio_key_cmp(&ma, &mb), -1);
+
+	ha = (struct ioacct_h5rec){ .step_id = 1, .rank = -1, .pid = 4242,
+				    .kind = IOACCT_H5REC_DATASET };
+	strcpy(ha.name, "/scratch/x.h5:/a");
+	hb = ha;
+	assert_int_equal(ioacct_h5rec_key_cmp(&ha, &hb), 0);
+	hb.part = 1;
+	assert_int_equal(ioacct_h5rec_key_cmp(&ha, &hb), -1);
+	assert_int_equal(ioacct_h5rec_key_cmp(&hb, &ha), 1);
+	/* Kind and name before the part. */
+	ha.part = 2;
+	hb.kind = IOACCT_H5REC_FILE;
+	assert_int_equal(ioacct_h5rec_key_cmp(&ha, &hb), 1);
+	hb.kind = IOACCT_H5REC_DATASET;
+	strcpy(hb.name, "/scratch/x.h5:/b");
+	assert_int_equal(ioacct_h5rec_key_cmp(&ha, &hb), -1);
+	hb = ha;
+	hb.pid = 0;
+	hb.part = 0;
+	assert_int_equal(ioacct_h5rec_key_cmp(&ha, &hb), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_mkdir_p),
 		cmocka_unit_test(test_jobdata_free_null),
 		cmocka_unit_test(test_bin_shift),
+		cmocka_unit_test(test_record_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -560,6 +560,7 @@ static void fill_file(struct ioacct_qfile_row *row, size_t i)
 	f->mnt_id = 21 + (uint32_t)i;
 	f->dev = i == 3 ? 0 : (259U << 20) | (uint32_t)i; /* 3: the mount's "other files" */
 	f->ino = i == 3 ? 0 : i == 2 ? UINT64_MAX : 1000 + i;
+	f->part = i == 2 ? UINT32_MAX : (uint32_t)i;
 	for (size_t k = 0; k < ARRAY_SIZE(u); k++)
 		*u[k] = i == 2 ? UINT64_MAX - k : 1000 * (i + 1) + k;
 	f->max_byte_read = i == 1 ? -1 : INT64_MAX - (int64_t)i;
@@ -659,6 +660,7 @@ static void test_job_files_roundtrip(void **state)
 	rq.u.job.after_mnt = UINT32_MAX;
 	rq.u.job.after_dev = UINT32_MAX;
 	rq.u.job.after_ino = UINT64_MAX;
+	rq.u.job.after_part = UINT32_MAX;
 	roundtrip_request(&rq, &rq_out);
 	assert_memory_equal(&rq_out.u.job, &rq.u.job, sizeof(rq.u.job));
 }
@@ -788,6 +790,7 @@ static void test_job_mpiio_roundtrip(void **state)
 		m->step_id = i == 0 ? IOACCT_STEP_BATCH : (uint32_t)i;
 		m->rank = i == 1 ? -1 : (int32_t)i;
 		m->pid = i == 2 ? UINT32_MAX : 4000 + (uint32_t)i;
+		m->part = i == 2 ? UINT32_MAX : (uint32_t)i;
 		for (size_t k = 0; k < IOACCT_NR_SIZE_BINS; k++) {
 			m->size_read[k] = i * 100 + k;
 			m->size_written[k] = k == 9 ? UINT64_MAX : i + k;
@@ -842,11 +845,13 @@ static void test_job_mpiio_roundtrip(void **state)
 	rq.u.job.after_step = IOACCT_STEP_BATCH;
 	rq.u.job.after_rank = -1;
 	rq.u.job.after_pid = INT32_MAX;
+	rq.u.job.after_part = UINT32_MAX;
 	memset(rq.u.job.after_path, 'p', sizeof(rq.u.job.after_path) - 1);
 	roundtrip_request(&rq, &rq_out);
 	assert_int_equal(rq_out.u.job.mpiio, 1);
 	assert_int_equal(rq_out.u.job.after_rank, -1);
 	assert_int_equal(rq_out.u.job.after_pid, INT32_MAX);
+	assert_int_equal(rq_out.u.job.after_part, UINT32_MAX);
 	assert_int_equal(rq_out.u.job.after_step, IOACCT_STEP_BATCH);
 	assert_string_equal(rq_out.u.job.after_path, rq.u.job.after_path);
 }

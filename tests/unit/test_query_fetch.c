@@ -880,6 +880,18 @@ static int held_call(void *ctx, struct ioacct_request *req, struct ioacct_reply 
 	return ret;
 }
 
+/* An empty job 42 (job id 4242 on hpc) to hold whole: its records the caller's. */
+static struct ioacct_jobdata *held_job(void)
+{
+	struct ioacct_jobdata *jd = calloc(1, sizeof(*jd));
+
+	assert_non_null(jd);
+	jd->job.key = 42;
+	jd->job.job_id = 4242;
+	strcpy(jd->job.cluster, "hpc");
+	return jd;
+}
+
 static int by_ino_bytes(const void *pa, const void *pb)
 {
 	const struct ioacct_file *a = pa, *b = pb;
@@ -897,17 +909,13 @@ static int by_ino_bytes(const void *pa, const void *pb)
  */
 static void test_job_fetch_same_keys(void **state)
 {
-	struct ioacct_jobdata *jd = calloc(1, sizeof(*jd)), *got = NULL;
+	struct ioacct_jobdata *jd = held_job(), *got = NULL;
 	struct ioacct_caller c = { .call = held_call, .ctx = jd, .name = "a held job" };
 	/* One alone, then twins: a page's end (IOACCT_JOB_PAGE_FILES) falls between two. */
 	size_t n = 1 + 2 * (IOACCT_JOB_PAGE_FILES + 300), k = 0;
 	char err[1024] = "";
 
 	(void)state;
-	assert_non_null(jd);
-	jd->job.key = 42;
-	jd->job.job_id = 4242;
-	strcpy(jd->job.cluster, "hpc");
 	jd->files = calloc(n, sizeof(*jd->files));
 	assert_non_null(jd->files);
 	for (uint64_t ino = 0; k < n; ino++)
@@ -932,6 +940,74 @@ static void test_job_fetch_same_keys(void **state)
 	ioacct_jobdata_free(jd);
 }
 
+/*
+ * A job of two nodes held whole: on each node a process of the same rank
+ * (-1, a serial program's) and pid wrote the same shared files, through
+ * POSIX, MPI-IO and HDF5: one record per node under every key but the node
+ * part (the first file the second node's alone). Every page is taken, the twins apart, a
+ * page's end between two; a record of a part the job has not is refused.
+ */
+static void test_job_fetch_node_parts(void **state)
+{
+	struct ioacct_jobdata *jd = held_job(), *got = NULL;
+	struct ioacct_caller c = { .call = held_call, .ctx = jd, .name = "a held job" };
+	/* One alone, then twins: a page's end (IOACCT_JOB_PAGE_FILES) falls between two. */
+	size_t n = 1 + 2 * (IOACCT_JOB_PAGE_FILES + 300);
+	char err[1024] = "";
+
+	(void)state;
+	jd->nodes = calloc(2, sizeof(*jd->nodes));
+	jd->files = calloc(n, sizeof(*jd->files));
+	jd->mpiio = calloc(n, sizeof(*jd->mpiio));
+	jd->h5 = calloc(n, sizeof(*jd->h5));
+	assert_true(jd->nodes && jd->files && jd->mpiio && jd->h5);
+	strcpy(jd->nodes[0].node, "n1");
+	strcpy(jd->nodes[1].node, "n2");
+	jd->nnodes = 2;
+	for (size_t k = 0; k < n; k++) {
+		struct ioacct_mpiio *m = &jd->mpiio[k];
+		struct ioacct_h5rec *h = &jd->h5[k];
+
+		uint32_t part = (uint32_t)(k + 1) % 2;
+		struct ioacct_file *f = &jd->files[k];
+
+		/* Bytes fewer and fewer: the store's order of the files is the key's too. */
+		*f = (struct ioacct_file){ .rank = -1, .mnt_id = 21, .dev = 8U << 20,
+					   .ino = (k + 1) / 2, .part = part, .reads = 1,
+					   .bytes_read = n - k };
+		snprintf(f->path, sizeof(f->path), "/shared/f%05zu", (k + 1) / 2);
+		*m = (struct ioacct_mpiio){ .rank = -1, .pid = 4242, .part = part,
+					    .indep_writes = 1, .bytes_written = k };
+		snprintf(m->path, sizeof(m->path), "/shared/f%05zu", (k + 1) / 2);
+		*h = (struct ioacct_h5rec){ .rank = -1, .pid = 4242, .part = part,
+					    .kind = IOACCT_H5REC_DATASET, .writes = 1,
+					    .bytes_written = k };
+		snprintf(h->name, sizeof(h->name), "/shared/f%05zu.h5:/d", (k + 1) / 2);
+	}
+	jd->nfiles = jd->nmpiio = jd->nh5 = n;
+	jd->files_loaded = jd->mpiio_loaded = jd->h5_loaded = true;
+	assert_int_equal(ioacct_job_fetch_via(&c, "hpc", 4242, 0, 0, false, &got, err, sizeof(err)),
+			 0);
+	assert_int_equal(got->nnodes, 2);
+	assert_true(got->files_loaded && got->mpiio_loaded && got->h5_loaded);
+	assert_int_equal(got->nfiles, n);
+	assert_memory_equal(got->files, jd->files, n * sizeof(*jd->files));
+	assert_int_equal(got->nmpiio, n);
+	assert_int_equal(got->nh5, n);
+	assert_memory_equal(got->mpiio, jd->mpiio, n * sizeof(*jd->mpiio));
+	assert_memory_equal(got->h5, jd->h5, n * sizeof(*jd->h5));
+	ioacct_jobdata_free(got);
+
+	/* A part past the job's nodes: refused, not taken for another node's. */
+	jd->h5[n - 1].part = 2;
+	got = NULL;
+	assert_int_equal(ioacct_job_fetch_via(&c, "hpc", 4242, 0, 0, false, &got, err, sizeof(err)),
+			 -EPROTO);
+	assert_null(got);
+	assert_non_null(strstr(err, "HDF5 records of another job"));
+	ioacct_jobdata_free(jd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -943,6 +1019,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_job_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_fetch_files, setup, teardown),
 		cmocka_unit_test(test_job_fetch_same_keys),
+		cmocka_unit_test(test_job_fetch_node_parts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

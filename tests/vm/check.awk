@@ -109,6 +109,12 @@ function pvalue(path,   c, k, i, tok) {
 				return
 			if (tok != ",")
 				fatal("',' expected at offset " (jbase + pos - 1))
+			# A comma before the end: a section slim.awk left out was last.
+			skipws()
+			if (ch() == (c == "{" ? "}" : "]")) {
+				pos++
+				return
+			}
 		}
 	}
 	if (c == "\"") {

@@ -45,6 +45,7 @@ FS_DISKS='' FS_MODES=''
 
 KVER=$(uname -r)
 CHECK=/usr/share/ioacct-vm/check.awk
+SLIM=/usr/share/ioacct-vm/slim.awk
 A=/mnt/a
 B=/mnt/b
 U=/mnt/u # a fresh tmpfs: io_uring
@@ -53,6 +54,12 @@ E=/mnt/e # the ext4 disk (a snapshot: writes are lost at power-off): the page ca
 FREEZER=/run/cgroup-v1/freezer
 
 say() { echo "VM: $*"; }
+# check_summary SUMMARY EXPECT: check.awk's verdict on the summary slimmed to what it
+# reads (slim.awk: a third of the parse under TCG).
+check_summary() {
+	awk -v keep="$(sed -n 's/^file:[^ ]* //p' "$2" | tr ' ' '\n' | sed 's/[<>]*=.*//' | tr '\n' '|')" \
+		-f $SLIM "$1" > "$1.slim" && awk -f $CHECK "$1.slim" "$2"
+}
 result() { echo "RESULT kernel=$KVER mode=$1 cgroup=$2 $3"; }
 now() { read -r up _ < /proc/uptime; echo "$up"; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -229,7 +236,7 @@ run_work() {
 		result "$mode" "$cg" "fail reason=no report: $(tail -n 3 "$W/iorun.err" | oneline)"
 		show_log "iorun stderr, mode $mode, cgroup $cg" "$W/iorun.err" 10
 		mode_failed=1
-	elif awk -f $CHECK "$W/out.json" "$W/expect" > "$W/check" 2>&1; then
+	elif check_summary "$W/out.json" "$W/expect" > "$W/check" 2>&1; then
 		result "$mode" "$cg" "pass chosen=$(sed -n 's/^OK probe_mode=\([^ ]*\).*/\1/p' "$W/check") time=$took $(sed -n 's/^OK probe_mode=[^ ]* //p' "$W/check")"
 	else
 		result "$mode" "$cg" "fail reason=counters differ: $(head -n 4 "$W/check" | sed 's/^MISMATCH: //' | oneline)"
@@ -262,7 +269,7 @@ vjob() {
 		vbad="$vbad $vname: iorun exited with $(cat "$VW/$vname.rc"): $(tail -n 2 "$VW/$vname.err" | oneline);"
 		return
 	fi
-	awk -f $CHECK "$VW/$vname.json" "$VW/$vname.expect" > "$VW/$vname.check" 2>&1 ||
+	check_summary "$VW/$vname.json" "$VW/$vname.expect" > "$VW/$vname.check" 2>&1 ||
 		vbad="$vbad $vname: $(grep '^MISMATCH' "$VW/$vname.check" | head -n 4 | sed 's/^MISMATCH: //' | oneline);"
 	vseen="$vseen $vname:$(sed -n 's/^SEEN //p' "$VW/$vname.check")"
 }
@@ -507,6 +514,10 @@ CONF
 	fi
 	echo "INFO kernel=$KVER mode=$mode started=$(elapsed "$t0")s $(sed -n 's/^ioacctd: probe mode /probe_mode=/p' "$R/ioacctd.log" | head -n 1)"
 	sed -n 's/^ioacctd: warning: /INFO kernel='"$KVER"' mode='"$mode"' ioacctd warning: /p' "$R/ioacctd.log" | head -n 5
+	# What its start cost (the verifier under TCG, mostly).
+	sed -n -e 's/^ioacctd: \(probes: .*\)/INFO kernel='"$KVER"' mode='"$mode"' \1/p' \
+		-e 's/^ioacctd: MPI-IO: .*(\(its probes loaded in .*\))$/INFO kernel='"$KVER"' mode='"$mode"' MPI-IO and HDF5 probes: \1/p' \
+		-e 's/^ioacctd: \(FMODE_CREATED .*\)/INFO kernel='"$KVER"' mode='"$mode"' \1/p' "$R/ioacctd.log"
 	# Why the verifier refused a program (a view: the daemon starts without
 	# them): the end of its log, which ioacctd keeps (lib/core/log.c).
 	grep -aB12 'END PROG LOAD LOG' "$R/ioacctd.log" | head -n 40 | cut -c1-300 |
