@@ -197,6 +197,61 @@ static __always_inline struct ioacct_h5_val *h5_rec_of(__u32 slot, __u32 tgid, _
 	return bpf_map_lookup_elem(&h5recs, &k);
 }
 
+/* A call from ts to end widens a span of calls (first start, last end; 0 none). */
+static __always_inline void h5_span(__u64 *start, __u64 *end, __u64 ts, __u64 e)
+{
+	if (ts && (!*start || ts < *start))
+		*start = ts;
+	if (e > *end)
+		*end = e;
+}
+
+/* The times of old (an anonymous dataset's record) into v's. */
+static __always_inline void h5_times_add(struct ioacct_h5_val *v, const struct ioacct_h5_val *old)
+{
+	h5_span(&v->open_start, &v->open_end, old->open_start, old->open_end);
+	h5_span(&v->read_start, &v->read_end, old->read_start, old->read_end);
+	h5_span(&v->write_start, &v->write_end, old->write_start, old->write_end);
+	h5_span(&v->close_start, &v->close_end, old->close_start, old->close_end);
+	if (old->max_read_ns > v->max_read_ns) {
+		v->max_read_ns = old->max_read_ns;
+		v->max_read_size = old->max_read_size;
+	}
+	if (old->max_write_ns > v->max_write_ns) {
+		v->max_write_ns = old->max_write_ns;
+		v->max_write_size = old->max_write_size;
+	}
+	if (old->collective)
+		v->collective = 1;
+	if (old->ndims && !v->ndims) {
+		v->ndims = old->ndims;
+		v->npoints = old->npoints;
+	}
+}
+
+/*
+ * H5S_get_simple_extent_dims returned rank rc, having written the dims
+ * at the pending call's inner_arg: the dataspace's rank and elements (their
+ * product), as H5Sget_simple_extent_ndims/_npoints would say. A rank of 0
+ * (scalar or null: no dims to tell them apart) or a dims not read: not known.
+ */
+static __noinline int h5_dims(struct ioacct_h5_pending *p, __s64 rc)
+{
+	__u64 n = 1, d;
+
+	if (rc <= 0 || rc > IOACCT_H5_MAX_RANK)
+		return 0;
+	for (__u32 i = 0; i < IOACCT_H5_MAX_RANK && i < rc; i++) {
+		if (bpf_probe_read_user(&d, sizeof(d), (void *)(p->inner_arg + 8 * i)))
+			return 0;
+		n *= d;
+	}
+	p->ndims = (__u64)rc;
+	p->npoints = n;
+	p->have |= IOACCT_H5_HAVE_DIMS;
+	return 0;
+}
+
 /* H5Fcreate or H5Fopen returned the file's id. */
 static __noinline int h5_fopen(const struct ioacct_h5_pending *p, __u32 tgid, __s64 hid, __u64 dt)
 {
@@ -220,6 +275,9 @@ static __noinline int h5_fopen(const struct ioacct_h5_pending *p, __u32 tgid, __
 		return 0;
 	__sync_fetch_and_add(&v->opens, 1);
 	__sync_fetch_and_add(&v->meta_ns, dt);
+	h5_span(&v->open_start, &v->open_end, p->ts, p->ts + dt);
+	/* As Darshan: the last open's driver. */
+	v->mpiio = (p->have & IOACCT_H5_HAVE_MPIO) ? 1 : 0;
 	h5_id_put(p->slot, tgid, hid, id);
 	return 0;
 }
@@ -273,8 +331,13 @@ static __noinline int h5_oopen(const struct ioacct_h5_pending *p, __u32 kind, __
 	v = h5_rec(p->slot, tgid, id->rec, IOACCT_H5_DATASET, id->name);
 	if (!v)
 		return 0;
+	if (p->have & IOACCT_H5_HAVE_DIMS) {
+		v->ndims = p->ndims;
+		v->npoints = p->npoints;
+	}
 	__sync_fetch_and_add(&v->opens, 1);
 	__sync_fetch_and_add(&v->meta_ns, dt);
+	h5_span(&v->open_start, &v->open_end, p->ts, p->ts + dt);
 	h5_id_put(p->slot, tgid, hid, id);
 	return 0;
 }
@@ -322,6 +385,7 @@ static __noinline int h5_olink(const struct ioacct_h5_pending *p, __u32 tgid)
 		}
 		if (old->last)
 			v->last = old->last;
+		h5_times_add(v, old);
 		struct ioacct_h5_key ok = { .slot = p->slot, .tgid = tgid, .name = id->rec };
 
 		bpf_map_delete_elem(&h5recs, &ok);
@@ -337,7 +401,8 @@ static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tg
 	struct ioacct_h5_id *id = h5_id(tgid, (__s64)p->a[0]);
 	struct ioacct_h5_val *v;
 	__u32 want = IOACCT_H5_HAVE_NPOINTS | IOACCT_H5_HAVE_TSIZE, b;
-	__u64 bytes;
+	bool sized = (p->have & want) == want;
+	__u64 bytes = sized ? p->npoints * p->tsize : 0;
 
 	if (!id || id->kind != IOACCT_H5_DATASET)
 		return 0; /* opened before the probes were attached: not counted */
@@ -349,14 +414,29 @@ static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tg
 	if (v->last && v->last != (rd ? 1 : 2))
 		__sync_fetch_and_add(&v->rw_switches, 1);
 	v->last = rd ? 1 : 2;
-	if ((p->have & want) != want) {
+	if (p->have & IOACCT_H5_HAVE_MPIO)
+		v->collective = 1;
+	/* As Darshan: the first of the slowest calls, its bytes. */
+	if (rd) {
+		h5_span(&v->read_start, &v->read_end, p->ts, p->ts + dt);
+		if (dt > v->max_read_ns) {
+			v->max_read_ns = dt;
+			v->max_read_size = bytes;
+		}
+	} else {
+		h5_span(&v->write_start, &v->write_end, p->ts, p->ts + dt);
+		if (dt > v->max_write_ns) {
+			v->max_write_ns = dt;
+			v->max_write_size = bytes;
+		}
+	}
+	if (!sized) {
 		__sync_fetch_and_add(rd ? &v->unsized_reads : &v->unsized_writes, 1);
 		return 0;
 	}
 	v->datatype_size = p->tsize;
 	if (p->npoints > v->npoints_max)
 		v->npoints_max = p->npoints;
-	bytes = p->npoints * p->tsize;
 	__sync_fetch_and_add(rd ? &v->bytes_read : &v->bytes_written, bytes);
 	b = size_bin(bytes);
 	if (b < IOACCT_H5_NR_SIZE_BINS)
@@ -378,6 +458,8 @@ static __noinline int h5_meta(const struct ioacct_h5_pending *p, __u32 kind, __u
 	if (v && (kind != IOACCT_H5_K_CLOSE || id->kind == IOACCT_H5_DATASET)) {
 		if (kind == IOACCT_H5_K_FFLUSH || kind == IOACCT_H5_K_DFLUSH)
 			__sync_fetch_and_add(&v->flushes, 1);
+		else if (kind == IOACCT_H5_K_FCLOSE || kind == IOACCT_H5_K_CLOSE)
+			h5_span(&v->close_start, &v->close_end, p->ts, p->ts + dt);
 		__sync_fetch_and_add(&v->meta_ns, dt);
 	}
 	if (kind == IOACCT_H5_K_FCLOSE || kind == IOACCT_H5_K_CLOSE)
@@ -401,8 +483,32 @@ int BPF_KPROBE(ioacct_h5_enter)
 		if (!p || p->depth)
 			return 0;
 		io = (p->cookie >> 8) & 0xff;
+		if (kind == IOACCT_H5_K_EXTDIMS) {
+			/* A dataset's create or open: the first call with dims to write. */
+			if ((io == IOACCT_H5_K_DOPEN || io == IOACCT_H5_K_DANON) && a1 &&
+			    !(p->have & IOACCT_H5_HAVE_DIMS) && !p->inner) {
+				p->inner = kind;
+				p->inner_arg = a1;
+			}
+			return 0;
+		}
+		if (kind == IOACCT_H5_K_HASFEAT) {
+			/* A file's create or open: the first question of HAS_MPI. */
+			if (io == IOACCT_H5_K_FOPEN && a1 == IOACCT_H5_FEAT_HAS_MPI &&
+			    !(p->have & IOACCT_H5_HAVE_FEAT) && !p->inner)
+				p->inner = kind;
+			return 0;
+		}
 		if (io != IOACCT_H5_K_DREAD && io != IOACCT_H5_K_DWRITE)
 			return 0;
+		if (kind == IOACCT_H5_K_XFERMODE) {
+			/* Its first call in the read or write: the mode it writes at a0. */
+			if (a0 && !p->inner && !(p->have & IOACCT_H5_HAVE_FEAT)) {
+				p->inner = kind;
+				p->inner_arg = a0;
+			}
+			return 0;
+		}
 		if (kind == IOACCT_H5_K_TPATH && !(p->have & IOACCT_H5_HAVE_DTYPE)) {
 			p->dtype = io == IOACCT_H5_K_DWRITE ? a1 : a0;
 			p->have |= IOACCT_H5_HAVE_DTYPE;
@@ -458,6 +564,23 @@ int BPF_KRETPROBE(ioacct_h5_return)
 			if (rc > 0) {
 				p->tsize = (__u64)rc;
 				p->have |= IOACCT_H5_HAVE_TSIZE;
+			}
+		} else if (kind == IOACCT_H5_K_EXTDIMS && p->inner == kind) {
+			p->inner = 0;
+			h5_dims(p, (__s32)rc);
+		} else if (kind == IOACCT_H5_K_HASFEAT && p->inner == kind) {
+			/* An hbool_t: only the low byte is set (setne %al). */
+			p->inner = 0;
+			p->have |= IOACCT_H5_HAVE_FEAT | ((__u8)rc ? IOACCT_H5_HAVE_MPIO : 0);
+		} else if (kind == IOACCT_H5_K_XFERMODE && p->inner == kind) {
+			__u32 mode = 0;
+
+			p->inner = 0;
+			if ((__s32)rc >= 0 &&
+			    !bpf_probe_read_user(&mode, sizeof(mode), (void *)p->inner_arg)) {
+				p->have |= IOACCT_H5_HAVE_FEAT;
+				if (mode == IOACCT_H5_MPIO_COLLECTIVE)
+					p->have |= IOACCT_H5_HAVE_MPIO;
 			}
 		}
 		return 0;

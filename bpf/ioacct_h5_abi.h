@@ -34,7 +34,28 @@ enum ioacct_h5_kind {
 	IOACCT_H5_K_NPOINTS,
 	IOACCT_H5_K_TPATH,
 	IOACCT_H5_K_TSIZE,
+	/*
+	 * H5S_get_simple_extent_dims(space, dims, maxdims) -> rank, as a
+	 * dataset's create or open runs it on the dataset's dataspace: its
+	 * first call there with dims is Darshan's H5D_DATASPACE_NDIMS, the
+	 * product of the dims it wrote H5D_DATASPACE_NPOINTS.
+	 */
+	IOACCT_H5_K_EXTDIMS,
+	/*
+	 * H5F_has_feature(file, flag) -> hbool_t: its first answer for
+	 * H5FD_FEAT_HAS_MPI in a file's create or open says the file's driver
+	 * is MPI-IO (Darshan's H5F_USE_MPIIO: the fapl's driver is mpio).
+	 */
+	IOACCT_H5_K_HASFEAT,
+	/*
+	 * H5CX_get_io_xfer_mode(&mode), parallel builds only: what a read or
+	 * write's transfer property list asks (H5D_USE_MPIIO_COLLECTIVE).
+	 */
+	IOACCT_H5_K_XFERMODE,
 };
+#define IOACCT_H5_FEAT_HAS_MPI 0x100 /* H5FD_FEAT_HAS_MPI, 1.10 to 1.14 */
+#define IOACCT_H5_MPIO_COLLECTIVE 1  /* H5FD_MPIO_COLLECTIVE */
+#define IOACCT_H5_MAX_RANK 32 /* H5S_MAX_RANK */
 
 /*
  * IOACCT_H5_FUNCS(X): X(symbol, kind), the entry points of the HDF5 1.10
@@ -61,7 +82,10 @@ enum ioacct_h5_kind {
 	X(H5Dclose, IOACCT_H5_K_CLOSE)                       \
 	X(H5S_get_select_npoints, IOACCT_H5_K_NPOINTS)       \
 	X(H5T_path_find, IOACCT_H5_K_TPATH)                  \
-	X(H5T_get_size, IOACCT_H5_K_TSIZE)
+	X(H5T_get_size, IOACCT_H5_K_TSIZE)                   \
+	X(H5S_get_simple_extent_dims, IOACCT_H5_K_EXTDIMS)   \
+	X(H5F_has_feature, IOACCT_H5_K_HASFEAT)              \
+	X(H5CX_get_io_xfer_mode, IOACCT_H5_K_XFERMODE)
 
 /* cookie = func index | kind << 8 */
 #define IOACCT_H5_COOKIE(fn, kind) ((__u64)(fn) | (__u64)(kind) << 8)
@@ -90,6 +114,19 @@ struct ioacct_h5_val {
 	__u64 size_read[IOACCT_H5_NR_SIZE_BINS];
 	__u64 size_written[IOACCT_H5_NR_SIZE_BINS];
 	char name[IOACCT_H5_NAME_MAX];
+	/*
+	 * Kernel times (bpf_ktime_get_ns), 0 none, after the sums (H5Olink's
+	 * merge adds those by index): the first start and last end of the
+	 * opens, reads, writes and closes; the slowest read's and write's
+	 * time and bytes (0 unsized).
+	 */
+	__u64 open_start, open_end, read_start, read_end;
+	__u64 write_start, write_end, close_start, close_end;
+	__u64 max_read_ns, max_read_size, max_write_ns, max_write_size;
+	/* A dataset's dataspace at its last create or open: rank (0 not known) and elements. */
+	__u64 ndims, npoints;
+	/* 1: a file opened with the MPI-IO driver; a dataset read or written collectively. */
+	__u64 mpiio, collective;
 };
 
 /*
@@ -127,9 +164,13 @@ struct ioacct_h5_pending {
 	__u64 npoints;  /* the call's selection, H5_HAVE_NPOINTS */
 	__u64 dtype;    /* the dataset's datatype (H5T_t *), H5_HAVE_DTYPE */
 	__u64 tsize;    /* its size, H5_HAVE_TSIZE */
+	__u64 ndims;    /* a create's or open's dataspace rank, H5_HAVE_DIMS (npoints: its elements) */
 };
 #define IOACCT_H5_HAVE_NPOINTS 1
 #define IOACCT_H5_HAVE_DTYPE 2
 #define IOACCT_H5_HAVE_TSIZE 4
+#define IOACCT_H5_HAVE_DIMS 8
+#define IOACCT_H5_HAVE_FEAT 16 /* an open's HAS_MPI, a read's or write's mode answered */
+#define IOACCT_H5_HAVE_MPIO 32 /* its answer: the driver is MPI-IO, the call collective */
 
 #endif /* IOACCT_H5_ABI_H */

@@ -1185,6 +1185,33 @@ int ioacct_mpiprobes_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioac
 	return 0;
 }
 
+/* A kernel time as the job's (from its start, v's slot's), at least 1: 0 is none. */
+static uint64_t h5_time(uint64_t t, uint64_t start)
+{
+	return !t ? 0 : t > start ? t - start : 1;
+}
+
+/* What follows the sums in v: times, the slowest calls, the dataspace, the MPI-IO flags. */
+static void h5_rest_from_val(struct ioacct_h5rec *x, const struct ioacct_h5_val *v)
+{
+	x->open_start_ns = h5_time(v->open_start, v->start);
+	x->open_end_ns = h5_time(v->open_end, v->start);
+	x->read_start_ns = h5_time(v->read_start, v->start);
+	x->read_end_ns = h5_time(v->read_end, v->start);
+	x->write_start_ns = h5_time(v->write_start, v->start);
+	x->write_end_ns = h5_time(v->write_end, v->start);
+	x->close_start_ns = h5_time(v->close_start, v->start);
+	x->close_end_ns = h5_time(v->close_end, v->start);
+	x->max_read_ns = v->max_read_ns;
+	x->max_read_size = v->max_read_size;
+	x->max_write_ns = v->max_write_ns;
+	x->max_write_size = v->max_write_size;
+	x->dataspace_ndims = v->ndims;
+	x->dataspace_npoints = v->npoints;
+	x->use_mpiio = v->mpiio;
+	x->use_mpiio_collective = v->collective;
+}
+
 int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_h5rec **out,
 			     size_t *n)
 {
@@ -1209,8 +1236,9 @@ int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct i
 		x = &a[cnt++];
 		memset(x, 0, sizeof(*x));
 #define H5_COPY(name) x->name = v.name;
-		IOACCT_H5_COUNTERS(H5_COPY)
+		IOACCT_H5_COUNTS(H5_COPY)
 #undef H5_COPY
+		h5_rest_from_val(x, &v);
 		memcpy(x->size_read, v.size_read, sizeof(x->size_read));
 		memcpy(x->size_written, v.size_written, sizeof(x->size_written));
 		snprintf(x->name, sizeof(x->name), "%.*s", (int)sizeof(v.name), v.name);

@@ -442,16 +442,43 @@ int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio
 	return c ? c : part_cmp(a->part, b->part);
 }
 
+/* A span of calls (first start, last end; 0 none) widened by another's. */
+static void h5_span(uint64_t *start, uint64_t *end, uint64_t s, uint64_t e)
+{
+	if (s && (!*start || s < *start))
+		*start = s;
+	if (e > *end)
+		*end = e;
+}
+
 void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src)
 {
 	uint64_t npoints = dst->npoints_max > src->npoints_max ? dst->npoints_max : src->npoints_max;
 	uint64_t dtsize = dst->datatype_size ? dst->datatype_size : src->datatype_size;
 
 #define H5_ADD(name) dst->name += src->name;
-	IOACCT_H5_COUNTERS(H5_ADD)
+	IOACCT_H5_COUNTS(H5_ADD)
 #undef H5_ADD
 	dst->npoints_max = npoints;
 	dst->datatype_size = dtsize;
+	h5_span(&dst->open_start_ns, &dst->open_end_ns, src->open_start_ns, src->open_end_ns);
+	h5_span(&dst->read_start_ns, &dst->read_end_ns, src->read_start_ns, src->read_end_ns);
+	h5_span(&dst->write_start_ns, &dst->write_end_ns, src->write_start_ns, src->write_end_ns);
+	h5_span(&dst->close_start_ns, &dst->close_end_ns, src->close_start_ns, src->close_end_ns);
+	if (src->max_read_ns > dst->max_read_ns) {
+		dst->max_read_ns = src->max_read_ns;
+		dst->max_read_size = src->max_read_size;
+	}
+	if (src->max_write_ns > dst->max_write_ns) {
+		dst->max_write_ns = src->max_write_ns;
+		dst->max_write_size = src->max_write_size;
+	}
+	if (src->dataspace_ndims) {
+		dst->dataspace_ndims = src->dataspace_ndims;
+		dst->dataspace_npoints = src->dataspace_npoints;
+	}
+	dst->use_mpiio |= src->use_mpiio;
+	dst->use_mpiio_collective |= src->use_mpiio_collective;
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
 		dst->size_read[b] += src->size_read[b];
 		dst->size_written[b] += src->size_written[b];

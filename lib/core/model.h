@@ -281,10 +281,31 @@ int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio
  * elements x the dataset's datatype size, as Darshan counts them;
  * unsized_* calls' sizes could not be read (not in bytes_*).
  */
-#define IOACCT_H5_COUNTERS(X)                                                       \
+#define IOACCT_H5_COUNTERS(X) IOACCT_H5_COUNTS(X) IOACCT_H5_TIMES(X) IOACCT_H5_SHAPE(X)
+/* The counters of SQLite schema 21 (PostgreSQL 18): sums but npoints_max and datatype_size. */
+#define IOACCT_H5_COUNTS(X)                                                         \
 	X(opens) X(flushes) X(reads) X(writes) X(bytes_read) X(bytes_written)        \
 	X(unsized_reads) X(unsized_writes) X(rw_switches) X(npoints_max)             \
 	X(datatype_size) X(read_ns) X(write_ns) X(meta_ns)
+/*
+ * Schema 22 (PostgreSQL 19): Darshan's timestamps, in ns from the job's
+ * start, 0 none (as Darshan's 0): the first call's start (*_start_ns) and
+ * the last's end (*_end_ns) of the opens (H5Fcreate/H5Fopen, H5Dcreate/
+ * H5Dopen), reads, writes and closes (H5Fclose, H5Dclose); the slowest
+ * read's and write's time and bytes (0 when unsized).
+ */
+#define IOACCT_H5_TIMES(X)                                                          \
+	X(open_start_ns) X(open_end_ns) X(read_start_ns) X(read_end_ns)              \
+	X(write_start_ns) X(write_end_ns) X(close_start_ns) X(close_end_ns)          \
+	X(max_read_ns) X(max_read_size) X(max_write_ns) X(max_write_size)
+/*
+ * Schema 22 too: a dataset's dataspace at its last create or open, Darshan's
+ * H5D_DATASPACE_NDIMS and _NPOINTS; ndims 0 not known (a scalar or null
+ * dataspace, or an older record). 1 (else 0): a file's last open was with
+ * the MPI-IO driver (H5F_USE_MPIIO); a dataset was read or written
+ * collectively (H5D_USE_MPIIO_COLLECTIVE).
+ */
+#define IOACCT_H5_SHAPE(X) X(dataspace_ndims) X(dataspace_npoints) X(use_mpiio) X(use_mpiio_collective)
 #define IOACCT_H5REC_FILE 0
 #define IOACCT_H5REC_DATASET 1
 #define IOACCT_H5_FIELD(name) uint64_t name;
@@ -301,7 +322,11 @@ struct ioacct_h5rec {
 };
 #undef IOACCT_H5_FIELD
 
-/* Adds src's HDF5 counters to dst's: sums, the larger selection, a known datatype size. */
+/*
+ * Adds src's HDF5 counters to dst's: sums, the larger selection, a known
+ * datatype size, the earlier starts and later ends, the slower call, src's
+ * dataspace when known.
+ */
 void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src);
 /* The stores' order of HDF5 records: step, rank, pid, kind, name, node part (as MPI-IO's). */
 int ioacct_h5rec_key_cmp(const struct ioacct_h5rec *a, const struct ioacct_h5rec *b);

@@ -554,6 +554,22 @@ static const struct field qh5_fields[] = {
 	QH5(h.meta_ns, IOACCT_ATTR_META_NS, 0),
 	QH5(h.size_read, IOACCT_ATTR_SIZE_READ, 0),
 	QH5(h.size_written, IOACCT_ATTR_SIZE_WRITTEN, 0),
+	QH5(h.open_start_ns, IOACCT_ATTR_H5_OPEN_START_NS, 0),
+	QH5(h.open_end_ns, IOACCT_ATTR_H5_OPEN_END_NS, 0),
+	QH5(h.read_start_ns, IOACCT_ATTR_H5_READ_START_NS, 0),
+	QH5(h.read_end_ns, IOACCT_ATTR_H5_READ_END_NS, 0),
+	QH5(h.write_start_ns, IOACCT_ATTR_H5_WRITE_START_NS, 0),
+	QH5(h.write_end_ns, IOACCT_ATTR_H5_WRITE_END_NS, 0),
+	QH5(h.close_start_ns, IOACCT_ATTR_H5_CLOSE_START_NS, 0),
+	QH5(h.close_end_ns, IOACCT_ATTR_H5_CLOSE_END_NS, 0),
+	QH5(h.max_read_ns, IOACCT_ATTR_H5_MAX_READ_NS, 0),
+	QH5(h.max_read_size, IOACCT_ATTR_H5_MAX_READ_SIZE, 0),
+	QH5(h.max_write_ns, IOACCT_ATTR_H5_MAX_WRITE_NS, 0),
+	QH5(h.max_write_size, IOACCT_ATTR_H5_MAX_WRITE_SIZE, 0),
+	QH5(h.dataspace_ndims, IOACCT_ATTR_H5_DATASPACE_NDIMS, 0),
+	QH5(h.dataspace_npoints, IOACCT_ATTR_H5_DATASPACE_NPOINTS, 0),
+	QH5(h.use_mpiio, IOACCT_ATTR_H5_USE_MPIIO, 0),
+	QH5(h.use_mpiio_collective, IOACCT_ATTR_H5_USE_MPIIO_COLLECTIVE, 0),
 };
 
 #define QPEAK(member, attr, flags) FIELD(struct ioacct_qpeak_row, member, attr, flags)

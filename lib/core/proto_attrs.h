@@ -230,6 +230,24 @@
 	X(H5_KIND, 213, h5_kind, U32)                                                   \
 	X(FLUSHES, 214, flushes, U64)                                                   \
 	X(NPOINTS_MAX, 215, npoints_max, U64)                                           \
-	X(DATATYPE_SIZE, 216, datatype_size, U64)
+	X(DATATYPE_SIZE, 216, datatype_size, U64)                                       \
+	/* Issue 39: an HDF5 record's timestamps (ns from the job's start, 0 none), */  \
+	/* slowest calls, dataspace, MPI-IO flags; 230 on, clear of other branches'. */ \
+	X(H5_OPEN_START_NS, 230, h5_open_start_ns, U64)                                 \
+	X(H5_OPEN_END_NS, 231, h5_open_end_ns, U64)                                     \
+	X(H5_READ_START_NS, 232, h5_read_start_ns, U64)                                 \
+	X(H5_READ_END_NS, 233, h5_read_end_ns, U64)                                     \
+	X(H5_WRITE_START_NS, 234, h5_write_start_ns, U64)                               \
+	X(H5_WRITE_END_NS, 235, h5_write_end_ns, U64)                                   \
+	X(H5_CLOSE_START_NS, 236, h5_close_start_ns, U64)                               \
+	X(H5_CLOSE_END_NS, 237, h5_close_end_ns, U64)                                   \
+	X(H5_MAX_READ_NS, 238, h5_max_read_ns, U64)                                     \
+	X(H5_MAX_READ_SIZE, 239, h5_max_read_size, U64)                                 \
+	X(H5_MAX_WRITE_NS, 240, h5_max_write_ns, U64)                                   \
+	X(H5_MAX_WRITE_SIZE, 241, h5_max_write_size, U64)                               \
+	X(H5_DATASPACE_NDIMS, 242, h5_dataspace_ndims, U64)                             \
+	X(H5_DATASPACE_NPOINTS, 243, h5_dataspace_npoints, U64)                         \
+	X(H5_USE_MPIIO, 244, h5_use_mpiio, U64)                                         \
+	X(H5_USE_MPIIO_COLLECTIVE, 245, h5_use_mpiio_collective, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

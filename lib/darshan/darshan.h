@@ -341,7 +341,7 @@ void ioacct_darshan_h5_record(const struct ioacct_h5rec *h, uint64_t id, uint64_
 /* The metadata line that says how the H5F and H5D records are made. */
 #define IOACCT_DARSHAN_H5_META                                                          \
 	"ioacct_hdf5=uprobes; -1: not measured; H5D_BYTES_* -1: calls of a selection of " \
-	"unknown size, in no H5D_SIZE_*_AGG bin"
+	"unknown size, in no H5D_SIZE_*_AGG bin; H5D_MAX_*_TIME_SIZE -1: such a call"
 /* Whether the file at `name` lies on a mount keep[] (per report mount) leaves out: its deepest. */
 bool ioacct_darshan_mount_skipped(const struct ioacct_report *r, const bool *keep,
 				  const char *name);

@@ -8,13 +8,15 @@
  * "FILE:/DATASET" with that path, and its file's record id in the H5D
  * record's file id, as Darshan 3.5's runtime writes them.
  *
- * What the probes do not measure is -1, as darshan-util sets the counters
- * an older record version lacks: H5F_USE_MPIIO, the selection kinds, the
- * dataspace, the chunking, H5D_USE_MPIIO_COLLECTIVE, H5D_USE_DEPRECATED,
- * the slowest calls' sizes and times, and the timestamps. The bytes of a
- * rank that made calls whose selection size the probes could not read
- * (unsized) are -1 too; those calls are in no size bin. The common
- * accesses are none (0), as in the MPIIO records.
+ * Timestamps are seconds from the job's start, 0 for none (Darshan's 0);
+ * the slowest read's (write's) size is -1 when a read (write) of the
+ * record was unsized; the dataspace -1 when not known (a scalar or null
+ * one has no dims to say which). What the probes do not measure is -1, as
+ * darshan-util sets the counters an older record version lacks: the
+ * selection kinds, the chunking, H5D_USE_DEPRECATED. The bytes of a rank that
+ * made calls whose selection size the probes could not read (unsized) are
+ * -1 too; those calls are in no size bin. The common accesses are none
+ * (0), as in the MPIIO records.
  */
 #include "darshan.h"
 #include "util.h"
@@ -26,19 +28,24 @@
 
 /* H5F counters of record version 3, H5D of version 2 (darshan.c's names). */
 enum { F_OPENS, F_FLUSHES, F_USE_MPIIO, F_NCOUNTERS };
-enum { FF_META_TIME = 4, FF_NCOUNTERS };
+enum {
+	FF_OPEN_START, FF_CLOSE_START, FF_OPEN_END, FF_CLOSE_END, FF_META_TIME, FF_NCOUNTERS
+};
 enum {
 	D_OPENS, D_READS, D_WRITES, D_FLUSHES, D_BYTES_READ, D_BYTES_WRITTEN, D_RW_SWITCHES,
-	D_SIZE_READ_AGG_0_100 = 12,
+	D_MAX_READ_TIME_SIZE = 10, D_MAX_WRITE_TIME_SIZE,
+	D_SIZE_READ_AGG_0_100,
 	D_SIZE_WRITE_AGG_0_100 = D_SIZE_READ_AGG_0_100 + IOACCT_NR_SIZE_BINS,
 	D_ACCESS1_ACCESS = D_SIZE_WRITE_AGG_0_100 + IOACCT_NR_SIZE_BINS,
 	D_DATASPACE_NDIMS = D_ACCESS1_ACCESS + 4 * 11 + 4,
 	D_DATASPACE_NPOINTS, D_DATATYPE_SIZE,
-	D_FASTEST_RANK = D_DATATYPE_SIZE + 1 + 5 + 2,
+	D_USE_MPIIO_COLLECTIVE = D_DATATYPE_SIZE + 1 + 5,
+	D_FASTEST_RANK = D_USE_MPIIO_COLLECTIVE + 2,
 	D_FASTEST_RANK_BYTES, D_SLOWEST_RANK, D_SLOWEST_RANK_BYTES, D_NCOUNTERS
 };
 enum {
-	DF_READ_TIME = 8, DF_WRITE_TIME, DF_META_TIME, DF_MAX_READ_TIME, DF_MAX_WRITE_TIME,
+	DF_OPEN_START, DF_READ_START, DF_WRITE_START, DF_CLOSE_START,
+	DF_OPEN_END, DF_READ_END, DF_WRITE_END, DF_CLOSE_END, DF_READ_TIME, DF_WRITE_TIME, DF_META_TIME, DF_MAX_READ_TIME, DF_MAX_WRITE_TIME,
 	DF_FASTEST_RANK_TIME, DF_SLOWEST_RANK_TIME, DF_VARIANCE_RANK_TIME, DF_VARIANCE_RANK_BYTES,
 	DF_NCOUNTERS
 };
@@ -52,9 +59,35 @@ static double secs(uint64_t ns)
 
 static void h5f_record(const struct ioacct_h5rec *h, struct ioacct_darshan_record *r)
 {
+	double *f = r->fcounters;
+
 	r->counters[F_OPENS] = (int64_t)h->opens;
 	r->counters[F_FLUSHES] = (int64_t)h->flushes;
-	r->fcounters[FF_META_TIME] = secs(h->meta_ns);
+	r->counters[F_USE_MPIIO] = (int64_t)h->use_mpiio;
+	f[FF_OPEN_START] = secs(h->open_start_ns);
+	f[FF_OPEN_END] = secs(h->open_end_ns);
+	f[FF_CLOSE_START] = secs(h->close_start_ns);
+	f[FF_CLOSE_END] = secs(h->close_end_ns);
+	f[FF_META_TIME] = secs(h->meta_ns);
+}
+
+/* H5D's timestamps and slowest calls (their sizes unknown, -1, when a call was unsized). */
+static void h5d_times(const struct ioacct_h5rec *h, struct ioacct_darshan_record *r)
+{
+	double *f = r->fcounters;
+
+	f[DF_OPEN_START] = secs(h->open_start_ns);
+	f[DF_OPEN_END] = secs(h->open_end_ns);
+	f[DF_READ_START] = secs(h->read_start_ns);
+	f[DF_READ_END] = secs(h->read_end_ns);
+	f[DF_WRITE_START] = secs(h->write_start_ns);
+	f[DF_WRITE_END] = secs(h->write_end_ns);
+	f[DF_CLOSE_START] = secs(h->close_start_ns);
+	f[DF_CLOSE_END] = secs(h->close_end_ns);
+	f[DF_MAX_READ_TIME] = secs(h->max_read_ns);
+	f[DF_MAX_WRITE_TIME] = secs(h->max_write_ns);
+	r->counters[D_MAX_READ_TIME_SIZE] = h->unsized_reads ? -1 : (int64_t)h->max_read_size;
+	r->counters[D_MAX_WRITE_TIME_SIZE] = h->unsized_writes ? -1 : (int64_t)h->max_write_size;
 }
 
 static void h5d_record(const struct ioacct_h5rec *h, struct ioacct_darshan_record *r)
@@ -77,11 +110,16 @@ static void h5d_record(const struct ioacct_h5rec *h, struct ioacct_darshan_recor
 	}
 	for (int i = D_ACCESS1_ACCESS; i < D_DATASPACE_NDIMS; i++)
 		c[i] = 0;
+	c[D_USE_MPIIO_COLLECTIVE] = (int64_t)h->use_mpiio_collective;
+	/* Rank 0: not known (no create or open seen, or a scalar or null dataspace). */
+	c[D_DATASPACE_NDIMS] = h->dataspace_ndims ? (int64_t)h->dataspace_ndims : -1;
+	c[D_DATASPACE_NPOINTS] = h->dataspace_ndims ? (int64_t)h->dataspace_npoints : -1;
 	/* 0: no read or write said it (a dataset only opened, or unsized calls). */
 	c[D_DATATYPE_SIZE] = h->datatype_size ? (int64_t)h->datatype_size : -1;
 	f[DF_READ_TIME] = secs(h->read_ns);
 	f[DF_WRITE_TIME] = secs(h->write_ns);
 	f[DF_META_TIME] = secs(h->meta_ns);
+	h5d_times(h, r);
 	/* A record of one rank is its own fastest and slowest, as Darshan's runtime sets them. */
 	c[D_FASTEST_RANK] = c[D_SLOWEST_RANK] = h->rank >= 0 ? h->rank : 0;
 	c[D_FASTEST_RANK_BYTES] = c[D_SLOWEST_RANK_BYTES] =

@@ -279,7 +279,7 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 	" kind smallint NOT NULL,"                                                      \
 	" name text NOT NULL,"                                                          \
 	" name_raw bytea,"                                                              \
-	IOACCT_H5_COUNTERS(PG_H5_NUMERIC)                                               \
+	IOACCT_H5_COUNTS(PG_H5_NUMERIC)                                                 \
 	" size_read numeric(20,0)[] NOT NULL,"                                          \
 	" size_written numeric(20,0)[] NOT NULL) PARTITION BY RANGE (job);"             \
 	"CREATE INDEX hdf5_records_job ON hdf5_records (job, step_id, rank, pid);"      \
@@ -318,6 +318,15 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 	"END$$;"                                                                        \
 	"SELECT ioacct_block_parts(b) FROM (SELECT 1023 AS b UNION"                     \
 	" SELECT (id >> 33)::integer FROM jobs) x;"
+/*
+ * 19 (issue 39; SQLite schema 22): the HDF5 records' timestamps and
+ * slowest calls (IOACCT_H5_TIMES), dataspaces and MPI-IO flags (IOACCT_H5_SHAPE), 0
+ * (none, not known) in the parts written before.
+ */
+#define PG_H5_TIME_COL(name)                                                            \
+	"ALTER TABLE hdf5_records ADD COLUMN " #name " numeric(20,0) NOT NULL DEFAULT 0;"
+#define MIGRATION_H5_TIMES IOACCT_H5_TIMES(PG_H5_TIME_COL) IOACCT_H5_SHAPE(PG_H5_TIME_COL)
+
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
 	"CREATE TABLE jobs ("
@@ -755,6 +764,7 @@ static const char *const migrations[] = {
 	"SELECT 1",
 	MIGRATION_LIB_MISSED,
 	MIGRATION_HDF5,
+	MIGRATION_H5_TIMES,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

@@ -35,8 +35,8 @@
  *           files and mpiio_files are partitioned as series and totals;
  *           jobs.files_kept says a part's are there (false: written before)
  *   hdf5_records  (job, step_id, rank, pid, kind, name) -> name_raw and Darshan's H5F
- *           (kind 0) or H5D (kind 1) counters of a process (schema 18), partitioned
- *           as files; jobs.h5_kept says a part's are there (false: written before)
+ *           (kind 0) or H5D (kind 1) counters of a process (schema 18; timestamps
+ *           and slowest calls 19), partitioned as files; jobs.h5_kept says a part's are there (false: written before)
  *   job_reports  (cluster, job_id, restart, run_start) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
@@ -66,7 +66,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 18
+#define IOACCT_PGSTORE_SCHEMA_VERSION 19
 
 struct ioacct_pgstore;
 

@@ -25,7 +25,8 @@
  *            Darshan's most common access sizes (schema 15; issues 36, 38)
  *   hdf5_records  (job_key, step_id, pid, kind, name) -> the rank and Darshan's H5F
  *            (kind 0, a file) or H5D (kind 1, "FILE:/DATASET") counters of
- *            one process (schema 21; issue 39)
+ *            one process (schema 21; issue 39); their timestamps and slowest
+ *            calls (schema 22)
  * Retention (schema 9, retain.h): jobs.orig_bin_width_ns, the width a
  * downsampled job's series were recorded at (NULL: never downsampled).
  */
@@ -39,7 +40,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 21
+#define IOACCT_STORE_SCHEMA_VERSION 22
 
 struct ioacct_store;
 

@@ -50,7 +50,7 @@
 #define MPIIO_NR_COLS 21
 /* The counter columns of hdf5_records, in IOACCT_H5_COUNTERS order (store_jobs.c). */
 #define H5_COLS IOACCT_H5_COUNTERS(MPIIO_COL) "size_read, size_written"
-#define H5_NR_COLS 16
+#define H5_NR_COLS 32
 
 /* Sums of IOACCT_STORE_COUNTER_COLS over rows, modulo 2^64 like the counters (store.c). */
 #define COUNTER_SUMS                                                                 \

@@ -199,9 +199,20 @@
 	" pid INTEGER NOT NULL,"                                                        \
 	" kind INTEGER NOT NULL,"                                                       \
 	" name TEXT NOT NULL,"                                                          \
-	IOACCT_H5_COUNTERS(MPIIO_COUNTER_COL)                                           \
+	IOACCT_H5_COUNTS(MPIIO_COUNTER_COL)                                             \
 	" size_read TEXT NOT NULL, size_written TEXT NOT NULL,"                         \
 	" PRIMARY KEY (job_key, step_id, pid, kind, name));"
+
+/*
+ * 22 (issue 39): the HDF5 records' timestamps and slowest calls
+ * (IOACCT_H5_TIMES), datasets' dataspaces and the MPI-IO flags
+ * (IOACCT_H5_SHAPE); 0, none or
+ * not known, in the rows stored before (their reports and Darshan logs say
+ * 0 for the times, as Darshan for a call it did not see; -1 for the
+ * dataspace).
+ */
+#define H5_TIME_COL(name) "ALTER TABLE hdf5_records ADD COLUMN " #name " INTEGER NOT NULL DEFAULT 0;"
+#define MIGRATION_H5_TIMES IOACCT_H5_TIMES(H5_TIME_COL) IOACCT_H5_SHAPE(H5_TIME_COL)
 
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
@@ -332,6 +343,7 @@ static const char *const migrations[] = {
 	"",
 	MIGRATION_LIB_MISSED,
 	MIGRATION_HDF5,
+	MIGRATION_H5_TIMES,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,

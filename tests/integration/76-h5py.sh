@@ -26,23 +26,45 @@ mkdir -p "$D"
 "$IORUN" --json -o "$T/p.json" -- "$PY" "$(dirname "$0")/h5py_prog.py" "$D/p.h5" > "$T/p.out" 2>&1 ||
 	{ cat "$T/p.out"; fail "iorun h5py_prog.py failed"; }
 JOB=$(json_get "$T/p.json" 'j["job_id"]')
-grep -q "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 20 of 20 functions" "$T/ioacctd.log" ||
+grep -q "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 22 of 23 functions" "$T/ioacctd.log" ||
 	fail "h5py's libhdf5_serial not attached: $(grep "HDF5:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
 ok "h5py's libhdf5_serial attached by the library watch"
 
 COLS="kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
-COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written"
+COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written, dataspace_ndims,"
+COLS+=" dataspace_npoints, use_mpiio, use_mpiio_collective"
 sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
 	ON j.key = h.job_key WHERE j.job_id = $JOB ORDER BY kind, h.name" > "$T/got"
 Z=0,0,0,0,0,0,0,0,0,0
 cat > "$T/want" <<WANT
-0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z
-1 $D/p.h5:/x 1 0 1 0 20000 0 0 0 4 $Z 0,0,0,1,0,0,0,0,0,0
-1 $D/p.h5:/y 1 1 10 80000 80000 0 0 1 8 0,0,0,1,0,0,0,0,0,0 0,0,10,0,0,0,0,0,0,0
+0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z 0 0 0 0
+1 $D/p.h5:/x 1 0 1 0 20000 0 0 0 4 $Z 0,0,0,1,0,0,0,0,0,0 1 5000 0 0
+1 $D/p.h5:/y 1 1 10 80000 80000 0 0 1 8 0,0,0,1,0,0,0,0,0,0 0,0,10,0,0,0,0,0,0,0 2 10000 0 0
 WANT
 diff "$T/want" "$T/got" || fail "the HDF5 records of h5py are not exact (want, then got)"
-ok "x (H5Dcreate_anon, then linked): 1 write of 20,000 B; y: 10 writes and 1 read, 80,000 B each way"
+ok "x (H5Dcreate_anon, then linked; 5,000): 1 write of 20,000 B; y (100 x 100): 10 writes and 1 read, 80,000 B each way"
+
+# The times (ns from the job's start): x's, moved from its anonymous record when linked,
+# before y's; y's 10 writes before its read; each dataset's slowest calls' sizes exact.
+"$PY" - "$T/p.json" "$D/p.h5" <<'PYX' || fail "the HDF5 times of h5py's datasets"
+import json, sys
+f = sys.argv[2]
+r = {x["name"]: x for x in json.load(open(sys.argv[1]))["hdf5"]["records"]}
+F, x, y = r[f], r[f + ":/x"], r[f + ":/y"]
+order = [F["open_start_ns"], F["open_end_ns"], x["open_start_ns"], x["open_end_ns"],
+         x["write_start_ns"], x["write_end_ns"], y["open_start_ns"], y["open_end_ns"],
+         y["write_start_ns"], y["write_end_ns"], y["read_start_ns"], y["read_end_ns"]]
+assert 0 < order[0] and order == sorted(order), order
+assert (x["max_write_size"], x["max_write_ns"], x["max_read_size"], x["max_read_ns"]) == \
+    (20000, x["write_ns"], 0, 0), x
+assert (y["max_write_size"], y["max_read_size"], y["max_read_ns"]) == (8000, 80000, y["read_ns"]), y
+assert 10 * y["max_write_ns"] >= y["write_ns"] > y["max_write_ns"] > 0, y
+# No H5Fclose or H5Dclose reached the probes (h5py 3.7 lets its ids go through
+# H5Idec_ref): no close time, 0 as Darshan has it for a call it did not see.
+assert [z[k] for z in (F, x, y) for k in ("close_start_ns", "close_end_ns")] == [0] * 6, (F, x, y)
+PYX
+ok "h5py's times: F opened, x created and written, y created, written, read, in that order, no close; slowest calls 20,000, 8,000 and 80,000 B"
 
 # The job's Darshan log, read back by our reader: x under its linked name.
 DXTDUMP=$abs_top_builddir/tests/integration/dxtdump

@@ -6,7 +6,8 @@
 # reading them back. The same watch finds libhdf5_openmpi and libmpi; every
 # rank's H5F and H5D records are exact, and the MPI-IO calls HDF5 made are
 # counted beside them (the two layers' calls are pending apart).
-# Not yet checked: H5F_USE_MPIIO and H5D_USE_MPIIO_COLLECTIVE (not counted).
+# H5F_USE_MPIIO (the fapl's MPI-IO driver) and H5D_USE_MPIIO_COLLECTIVE (the
+# collective write; the read is independent) are 1 on every rank.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 command -v sqlite3 >/dev/null || skip "sqlite3 is needed to read the store"
@@ -31,7 +32,7 @@ ldd "$T/h5pmpi" | grep -q "libhdf5_openmpi.so" || skip "h5pmpi is not linked to 
 "$IORUN" --json -o "$T/p.json" -- "$OMPIRUN" --allow-run-as-root --oversubscribe -np 4 \
 	"$T/h5pmpi" "$D/p.h5" > "$T/p.out" 2>&1 || { cat "$T/p.out"; fail "iorun mpirun h5pmpi failed"; }
 JOB=$(json_get "$T/p.json" 'j["job_id"]')
-[ "$(grep -c "HDF5: attached to .*/libhdf5_openmpi.so.*(HDF5; 20 of 20 functions" "$T/ioacctd.log")" = 1 ] ||
+[ "$(grep -c "HDF5: attached to .*/libhdf5_openmpi.so.*(HDF5; 23 of 23 functions" "$T/ioacctd.log")" = 1 ] ||
 	fail "libhdf5_openmpi not attached once: $(grep "HDF5:" "$T/ioacctd.log")"
 grep -q "MPI-IO: attached to .*/libmpi.so.*(OpenMPI;" "$T/ioacctd.log" ||
 	fail "libmpi not attached: $(grep "MPI-IO:" "$T/ioacctd.log")"
@@ -39,18 +40,36 @@ grep -q "MPI-IO: attached to .*/libmpi.so.*(OpenMPI;" "$T/ioacctd.log" ||
 ok "libhdf5_openmpi and libmpi attached once each, for the 4 ranks"
 
 COLS="rank, kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
-COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written"
+COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written, dataspace_ndims,"
+COLS+=" dataspace_npoints, use_mpiio, use_mpiio_collective"
 sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
 	ON j.key = h.job_key WHERE j.job_id = $JOB ORDER BY rank, kind, h.name" > "$T/got"
 Z=0,0,0,0,0,0,0,0,0,0
 B=0,0,1,0,0,0,0,0,0,0
 : > "$T/want"
 for r in 0 1 2 3; do
-	echo "$r 0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z" >> "$T/want"
-	echo "$r 1 $D/p.h5:/p 1 1 1 8192 8192 0 0 1 8 $B $B" >> "$T/want"
+	echo "$r 0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z 0 0 1 0" >> "$T/want"
+	echo "$r 1 $D/p.h5:/p 1 1 1 8192 8192 0 0 1 8 $B $B 1 4096 0 1" >> "$T/want"
 done
 diff "$T/want" "$T/got" || fail "the ranks' HDF5 records are not exact (want, then got)"
-ok "every rank: 1 collective write and 1 read of its 8,192 B, under its rank"
+ok "every rank: 1 collective write and 1 read of its 8,192 B of p (4,096 doubles), under its rank; the file opened with MPI-IO, p used collectively"
+
+# Every rank's times (ns from the job's start), in h5pmpi's order: H5Fcreate, H5Dcreate2,
+# the write, the read, H5Dclose, H5Fclose; its slowest calls, its one write and read.
+sqlite3 -separator ' ' "$T/ioacct.db" "SELECT f.rank, 0 < f.open_start_ns
+	AND f.open_start_ns <= f.open_end_ns AND f.open_end_ns <= d.open_start_ns
+	AND d.open_start_ns <= d.open_end_ns AND d.open_end_ns <= d.write_start_ns
+	AND d.write_start_ns <= d.write_end_ns AND d.write_end_ns <= d.read_start_ns
+	AND d.read_start_ns <= d.read_end_ns AND d.read_end_ns <= d.close_start_ns
+	AND d.close_start_ns <= d.close_end_ns AND d.close_end_ns <= f.close_start_ns
+	AND f.close_start_ns <= f.close_end_ns, d.max_write_size, d.max_read_size,
+	d.max_write_ns = d.write_ns AND d.max_read_ns = d.read_ns AND d.read_ns > 0
+	FROM hdf5_records f JOIN hdf5_records d ON d.job_key = f.job_key AND d.pid = f.pid
+	AND d.kind = 1 AND f.kind = 0 JOIN jobs j ON j.key = f.job_key WHERE j.job_id = $JOB
+	ORDER BY f.rank" > "$T/got-times"
+printf '%s 1 8192 8192 1\n' 0 1 2 3 > "$T/want-times"
+diff "$T/want-times" "$T/got-times" || fail "the ranks' HDF5 times (order; slowest sizes; want, then got)"
+ok "every rank's HDF5 times in h5pmpi's order, its slowest write and read of 8,192 B"
 
 # The MPI-IO calls HDF5 made for them, counted too, on the same file.
 MPIW=$(sqlite3 "$T/ioacct.db" "SELECT count(DISTINCT rank) || ' ' || sum(bytes_written >= 8192)
@@ -84,6 +103,13 @@ for r in range(4):
     got = (c["H5D_OPENS"], c["H5D_READS"], c["H5D_WRITES"], c["H5D_BYTES_READ"],
            c["H5D_BYTES_WRITTEN"], c["H5D_DATATYPE_SIZE"], c["H5D_SIZE_WRITE_AGG_1K_10K"])
     assert got == (1, 1, 1, 8192, 8192, 8, 1), (r, got)
+    assert (c["H5D_MAX_WRITE_TIME_SIZE"], c["H5D_MAX_READ_TIME_SIZE"]) == (8192, 8192), (r, c)
+    assert (f[r]["c"]["H5F_USE_MPIIO"], c["H5D_USE_MPIIO_COLLECTIVE"]) == (1, 1), (r, f[r], c)
+    t = d[r]["f"]
+    assert 0 < f[r]["f"]["H5F_F_OPEN_START_TIMESTAMP"] <= t["H5D_F_OPEN_START_TIMESTAMP"] <= \
+        t["H5D_F_WRITE_START_TIMESTAMP"] <= t["H5D_F_READ_END_TIMESTAMP"] <= \
+        t["H5D_F_CLOSE_END_TIMESTAMP"] <= f[r]["f"]["H5F_F_CLOSE_START_TIMESTAMP"], (r, t, f[r])
+    assert t["H5D_F_MAX_WRITE_TIME"] == t["H5D_F_WRITE_TIME"] > 0, (r, t)
     assert d[r]["file"] == name, d[r]
 PY
 ok "the Darshan log: every rank's H5F and H5D records of p.h5, exact, beside its MPIIO record"

@@ -1,17 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# HDF5 records in the cluster store (issue 39; PostgreSQL schema 18): one real
+# HDF5 records in the cluster store (issue 39; PostgreSQL schemas 18, 19): one real
 # ioacctd exports to a private PostgreSQL (scripts/pg.sh) the jobs of 75-hdf5's
 # C program h5prog.c (serial libhdf5: dataset "a" of 1,000 doubles in one
 # H5Dwrite, "b" of 256 x 256 ints in 4 hyperslabs of 64 rows, read back whole).
 #  1. Job 7801: PostgreSQL's hdf5_records are the node's SQLite rows, every
 #     column, in the partition of the job's month; a: 1 write of 8,000 B; b: 4
 #     writes and 1 read of 262,144 B each way.
+#  1b. The store put back to schema 18 (no times): migrated to 19, 7801's rows
+#     kept, exact, their times 0 (none).
 #  2. The store put back to schema 17 with its data (no hdf5_records, no
-#     jobs.h5_kept): the daemon's next connection migrates it to 18; 7801, written
+#     jobs.h5_kept): the daemon's next connection migrates it to 18 and 19; 7801, written
 #     before, has none kept there (h5_kept false) and its report, read through
 #     the cluster store, takes them from this node's store, exact.
-#  3. Job 7802, exported at schema 18: its report read from the cluster store
+#  3. Job 7802, exported at schema 19: its report read from the cluster store
 #     (ioreport through ioacctd, the node's SQLite emptied of its HDF5 records)
 #     has the HDF5 part and text section of the node store's (ioreport --db), and
 #     a and b exact. Its part copied in SQL as its run's part on a node n2, its
@@ -51,7 +53,11 @@ h5job() {
 }
 COLS="h.step_id, h.rank, h.pid, h.kind, h.name, h.opens, h.flushes, h.reads, h.writes,"
 COLS+=" h.bytes_read, h.bytes_written, h.unsized_reads, h.unsized_writes, h.rw_switches,"
-COLS+=" h.npoints_max, h.datatype_size, h.read_ns, h.write_ns, h.meta_ns"
+COLS+=" h.npoints_max, h.datatype_size, h.read_ns, h.write_ns, h.meta_ns, h.open_start_ns,"
+COLS+=" h.open_end_ns, h.read_start_ns, h.read_end_ns, h.write_start_ns, h.write_end_ns,"
+COLS+=" h.close_start_ns, h.close_end_ns, h.max_read_ns, h.max_read_size, h.max_write_ns,"
+COLS+=" h.max_write_size, h.dataspace_ndims, h.dataspace_npoints, h.use_mpiio,"
+COLS+=" h.use_mpiio_collective"
 # sqlite_h5 JOB, pg_h5 JOB: the job's HDF5 records, every column, one line each, sorted.
 sqlite_h5() {
 	sqlite3 -separator '|' "$DB" "SELECT $COLS, h.size_read, h.size_written FROM hdf5_records h
@@ -100,6 +106,25 @@ month=$(pg "SELECT ioacct_block_name((id >> 33)::integer) FROM jobs WHERE job_id
 [ "$(pg "SELECT h5_kept FROM jobs WHERE job_id = 7801")" = t ] || fail "job 7801: h5_kept is not true"
 ok "PostgreSQL holds job 7801's 3 HDF5 records as SQLite does, in hdf5_records_$month;" \
 	"a: 1 write of 8,000 B; b: 4 writes, 1 read, 262,144 B each way"
+
+# ---- 1b. schema 18's store migrated to 19: its rows kept, without times -------------
+# The store put back to schema 18 (hdf5_records without the times), 7801's rows in it.
+stop_daemon
+pg_back_to_schema18 || fail "cannot put PostgreSQL back to schema 18"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 18 ] || fail "the store is not at schema 18"
+start_daemon
+"$IOREPORT" --format json -o "$T/m18-7801.json" 7801 || fail "ioreport 7801 (after schema 18) failed"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] ||
+	fail "PostgreSQL was not migrated from 18 to $PG_SCHEMA"
+check_exact 7801
+[ "$(pg "SELECT count(*) FILTER (WHERE open_start_ns = 0 AND open_end_ns = 0 AND read_start_ns = 0
+	AND read_end_ns = 0 AND write_start_ns = 0 AND write_end_ns = 0 AND close_start_ns = 0
+	AND close_end_ns = 0 AND max_read_ns = 0 AND max_read_size = 0 AND max_write_ns = 0
+	AND max_write_size = 0 AND dataspace_ndims = 0 AND dataspace_npoints = 0 AND use_mpiio = 0
+	AND use_mpiio_collective = 0)
+	FROM hdf5_records h JOIN jobs j ON j.id = h.job
+	WHERE j.job_id = 7801")" = 3 ] || fail "job 7801's rows of schema 18 do not read 0 (none) for the times"
+ok "schema 18 migrated to $PG_SCHEMA: job 7801's 3 HDF5 rows kept, exact, their times 0 (none)"
 
 # ---- 2. schema 17's store migrated, its part read from the node ----------------------
 stop_daemon

@@ -143,6 +143,21 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
+# pg_back_to_schema18: puts a cluster store of schema $PG_SCHEMA back to schema 18 with its
+# data, as schema 18 stored it: HDF5 records without their times and dataspaces (schema 19), every later
+# version forgotten.
+pg_back_to_schema18() {
+	pg "BEGIN;
+	    ALTER TABLE hdf5_records DROP COLUMN open_start_ns, DROP COLUMN open_end_ns,
+	      DROP COLUMN read_start_ns, DROP COLUMN read_end_ns, DROP COLUMN write_start_ns,
+	      DROP COLUMN write_end_ns, DROP COLUMN close_start_ns, DROP COLUMN close_end_ns,
+	      DROP COLUMN max_read_ns, DROP COLUMN max_read_size, DROP COLUMN max_write_ns,
+	      DROP COLUMN max_write_size, DROP COLUMN dataspace_ndims, DROP COLUMN dataspace_npoints,
+	      DROP COLUMN use_mpiio, DROP COLUMN use_mpiio_collective;
+	    DELETE FROM ioacct_schema WHERE version > 18;
+	    COMMIT" > /dev/null
+}
+
 # pg_back_to_schema17: puts a cluster store of schema $PG_SCHEMA back to schema 17 with its
 # data, as schema 17 stored it: no HDF5 records (schema 18: hdf5_records and jobs.h5_kept
 # gone), the functions ioacct_block_parts and ioacct_job_gone of schema 10, every later

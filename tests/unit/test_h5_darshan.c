@@ -66,8 +66,15 @@ static struct jb job(void)
 	h->opens = 1;
 	h->flushes = 1;
 	h->meta_ns = 250000;
+	h->open_start_ns = 1500000000;
+	h->open_end_ns = 1500500000;
+	h->close_start_ns = 4000000000;
+	h->close_end_ns = 4001000000;
 	h = h5(&b, 1, 0, IOACCT_H5REC_FILE, "/scratch/t.h5");
 	h->opens = 1;
+	h->use_mpiio = 1;
+	h->open_start_ns = 6000000000;
+	h->open_end_ns = 6000500000;
 	h = h5(&b, 0, 0, IOACCT_H5REC_DATASET, "/scratch/t.h5:/a");
 	h->opens = 1;
 	h->writes = 1;
@@ -76,6 +83,8 @@ static struct jb job(void)
 	h->npoints_max = 1000;
 	h->size_written[ioacct_size_bin(8000)] = 1;
 	h->write_ns = 1000000;
+	h->dataspace_ndims = 1;
+	h->dataspace_npoints = 1000;
 	/* b: two writes in each step's process, the read in the second. */
 	for (uint32_t s = 0; s < 2; s++) {
 		h = h5(&b, s, 0, IOACCT_H5REC_DATASET, "/scratch/t.h5:/b");
@@ -85,18 +94,33 @@ static struct jb job(void)
 		h->size_written[ioacct_size_bin(65536)] = 2;
 		h->datatype_size = 4;
 		h->write_ns = 3000000;
+		h->write_start_ns = (2 + 5 * s) * SEC;
+		h->write_end_ns = h->write_start_ns + SEC / 2;
+		/* The slower is step 0's: its size, not step 1's. */
+		h->max_write_ns = 2000000 - 1000000 * s;
+		h->max_write_size = 65536 + s;
+		/* Step 1's open said nothing of its dataspace (rank 0): step 0's stands. */
+		h->dataspace_ndims = s ? 0 : 2;
+		h->dataspace_npoints = s ? 0 : 65536;
+		h->use_mpiio_collective = !s;
 		if (s) {
 			h->reads = 1;
 			h->bytes_read = 262144;
 			h->size_read[ioacct_size_bin(262144)] = 1;
 			h->rw_switches = 1;
 			h->read_ns = 500000;
+			h->read_start_ns = 8 * SEC;
+			h->read_end_ns = 8 * SEC + 500000;
+			h->max_read_ns = 500000;
+			h->max_read_size = 262144;
 		}
 	}
 	h = h5(&b, 0, 1, IOACCT_H5REC_DATASET, "/scratch/t.h5:/c");
 	h->writes = 2;
 	h->unsized_writes = 1;
 	h->bytes_written = 40;
+	h->max_write_ns = 7000;
+	h->max_write_size = 40;
 	h->size_written[ioacct_size_bin(40)] = 1;
 	h = h5(&b, 0, 1, IOACCT_H5REC_FILE, "out/r.h5");
 	h->opens = 1;
@@ -195,12 +219,17 @@ static void test_round_trip(void **state)
 	x = find(back, IOACCT_DARSHAN_H5F, "/scratch/t.h5", 0);
 	assert_int_equal(F(x, "H5F_OPENS"), 2);
 	assert_int_equal(F(x, "H5F_FLUSHES"), 1);
-	assert_int_equal(F(x, "H5F_USE_MPIIO"), -1);
+	assert_int_equal(F(x, "H5F_USE_MPIIO"), 1); /* step 1's open */
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5F, "H5F_F_META_TIME") == 0.00025);
-	assert_true(fcounter(x, IOACCT_DARSHAN_H5F, "H5F_F_OPEN_START_TIMESTAMP") == -1);
+	/* Timestamps: the first start, the last end, from the job's start. */
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5F, "H5F_F_OPEN_START_TIMESTAMP") == 1.5);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5F, "H5F_F_OPEN_END_TIMESTAMP") == 6.0005);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5F, "H5F_F_CLOSE_START_TIMESTAMP") == 4);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5F, "H5F_F_CLOSE_END_TIMESTAMP") == 4.001);
 	/* A relative name under the job's directory, as the MPI-IO records have it. */
 	x = find(back, IOACCT_DARSHAN_H5F, "/scratch/run/out/r.h5", 1);
 	assert_int_equal(F(x, "H5F_OPENS"), 1);
+	assert_int_equal(F(x, "H5F_USE_MPIIO"), 0);
 
 	x = find(back, IOACCT_DARSHAN_H5D, "/scratch/t.h5:/a", 0);
 	assert_true(x->file_id == hash("/scratch/t.h5"));
@@ -211,14 +240,18 @@ static void test_round_trip(void **state)
 	assert_int_equal(D(x, "H5D_BYTES_READ"), 0);
 	assert_int_equal(D(x, "H5D_SIZE_WRITE_AGG_1K_10K"), 1);
 	assert_int_equal(D(x, "H5D_DATATYPE_SIZE"), 8);
-	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), -1);
+	assert_int_equal(D(x, "H5D_DATASPACE_NDIMS"), 1);
+	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), 1000);
 	assert_int_equal(D(x, "H5D_REGULAR_HYPERSLAB_SELECTS"), -1);
 	assert_int_equal(D(x, "H5D_CHUNK_SIZE_D1"), -1);
-	assert_int_equal(D(x, "H5D_USE_MPIIO_COLLECTIVE"), -1);
+	assert_int_equal(D(x, "H5D_USE_MPIIO_COLLECTIVE"), 0);
 	assert_int_equal(D(x, "H5D_ACCESS1_ACCESS"), 0);
 	assert_int_equal(D(x, "H5D_FASTEST_RANK_BYTES"), 8000);
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_WRITE_TIME") == 0.001);
-	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_MAX_WRITE_TIME") == -1);
+	/* Times none measured: 0, as Darshan's for a record without such calls. */
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_MAX_WRITE_TIME") == 0);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_OPEN_START_TIMESTAMP") == 0);
+	assert_int_equal(D(x, "H5D_MAX_READ_TIME_SIZE"), 0);
 
 	x = find(back, IOACCT_DARSHAN_H5D, "/scratch/t.h5:/b", 0);
 	assert_true(x->file_id == hash("/scratch/t.h5"));
@@ -233,6 +266,17 @@ static void test_round_trip(void **state)
 	assert_int_equal(D(x, "H5D_DATATYPE_SIZE"), 4);
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_READ_TIME") == 0.0005);
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_WRITE_TIME") == 0.006);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_WRITE_START_TIMESTAMP") == 2);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_WRITE_END_TIMESTAMP") == 7.5);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_READ_START_TIMESTAMP") == 8);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_READ_END_TIMESTAMP") == 8.0005);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_MAX_WRITE_TIME") == 0.002);
+	assert_int_equal(D(x, "H5D_MAX_WRITE_TIME_SIZE"), 65536);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_MAX_READ_TIME") == 0.0005);
+	assert_int_equal(D(x, "H5D_MAX_READ_TIME_SIZE"), 262144);
+	assert_int_equal(D(x, "H5D_DATASPACE_NDIMS"), 2);
+	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), 65536);
+	assert_int_equal(D(x, "H5D_USE_MPIIO_COLLECTIVE"), 1); /* step 0's calls */
 
 	/* Unsized: its bytes not known, -1, never the part that was sized. */
 	x = find(back, IOACCT_DARSHAN_H5D, "/scratch/t.h5:/c", 1);
@@ -240,6 +284,12 @@ static void test_round_trip(void **state)
 	assert_int_equal(D(x, "H5D_BYTES_WRITTEN"), -1);
 	assert_int_equal(D(x, "H5D_FASTEST_RANK_BYTES"), -1);
 	assert_int_equal(D(x, "H5D_DATATYPE_SIZE"), -1);
+	/* No create or open seen: its dataspace not known. */
+	assert_int_equal(D(x, "H5D_DATASPACE_NDIMS"), -1);
+	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), -1);
+	/* The slowest write's size: not known when a write was unsized; its time is. */
+	assert_int_equal(D(x, "H5D_MAX_WRITE_TIME_SIZE"), -1);
+	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_MAX_WRITE_TIME") == 0.000007);
 
 	x = find(back, IOACCT_DARSHAN_H5D, "/scratch/run/out/r.h5:(anonymous)", 1);
 	assert_true(x->file_id == hash("/scratch/run/out/r.h5"));

@@ -219,6 +219,45 @@ static void test_restart_roundtrip(void **state)
 	ioacct_reply_free(&rout);
 }
 
+/* A page of HDF5 records (issue 39): every field of each, its times (schema 22) too. */
+static void test_h5_rows_roundtrip(void **state)
+{
+	static struct ioacct_qh5_row rows[3];
+	static struct ioacct_reply rin, rout;
+	static struct ioacct_job job = { .key = 4, .job_id = 88 };
+	uint64_t v = 1;
+
+	(void)state;
+	memset(&rin, 0, sizeof(rin));
+	for (int i = 0; i < 3; i++) {
+		struct ioacct_h5rec *h = &rows[i].h;
+
+		rows[i].job_key = 4;
+		h->step_id = 1;
+		h->rank = i;
+		h->pid = 100 + i;
+		h->kind = i ? IOACCT_H5REC_DATASET : IOACCT_H5REC_FILE;
+		snprintf(h->name, sizeof(h->name), i ? "/w/f.h5:/d%d" : "/w/f.h5", i);
+#define H5_FILL(name) h->name = (v << (v % 40)) + v, v++;
+		IOACCT_H5_COUNTERS(H5_FILL)
+#undef H5_FILL
+		h->max_write_size = UINT64_MAX;
+		h->size_read[9] = v++;
+		h->size_written[0] = v++;
+	}
+	rin.jobs = &job;
+	rin.njobs = 1;
+	rin.hdf5_read = 1;
+	rin.qh5 = rows;
+	rin.nqh5 = 3;
+	roundtrip_reply(&rin, &rout);
+	assert_int_equal(rout.hdf5_read, 1);
+	assert_int_equal(rout.nqh5, 3);
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(&rout.qh5[i], &rows[i], sizeof(rows[i]));
+	ioacct_reply_free(&rout);
+}
+
 static void test_status_snapshot_roundtrip(void **state)
 {
 	struct ioacct_request in, out;
@@ -415,6 +454,10 @@ static void test_wire_numbers(void **state)
 		{ 214, "flushes", 8 },
 		{ 215, "npoints_max", 8 },
 		{ 216, "datatype_size", 8 },
+		{ 230, "h5_open_start_ns", 8 },
+		{ 241, "h5_max_write_size", 8 },
+		{ 243, "h5_dataspace_npoints", 8 },
+		{ 245, "h5_use_mpiio_collective", 8 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;
@@ -1409,6 +1452,7 @@ int main(void)
 		cmocka_unit_test(test_finish_step_roundtrip),
 		cmocka_unit_test(test_finish_job_roundtrip),
 		cmocka_unit_test(test_finish_job_report_roundtrip),
+		cmocka_unit_test(test_h5_rows_roundtrip),
 		cmocka_unit_test(test_status_snapshot_roundtrip),
 		cmocka_unit_test(test_reply_roundtrip),
 		cmocka_unit_test(test_required_only),

@@ -4,7 +4,7 @@
  * trip of every field, the largest values included, and the migration of
  * a schema 6 database with a job in it, which keeps the job and gains an
  * empty files table; of a job's command line (issue 38, schema 15); of the
- * HDF5 records (issue 39, schema 21).
+ * HDF5 records (issue 39, schema 21) and their times (schema 22).
  * Apart from test_store.c, which is long enough.
  */
 #include <errno.h>
@@ -394,6 +394,23 @@ static void test_lib_missed_migrate_from_v19(void **state)
 	ioacct_store_close(st);
 }
 
+/* A database of schema `version` with job key 5 of job 91 stored before, and what sql adds. */
+static void old_job(struct fixture *f, int version, const char *sql)
+{
+	sqlite3 *db;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, version, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		" dropped_bytes, cmdline) VALUES (5, 'hpc', 91, 'n1', 'slurm', 1000, 1000, 'bob',"
+		" 'old', '/w', 100, 500, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0, './a');",
+		NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
 /*
  * Schema 20 to 21 (issue 39): HDF5 records. A job stored before keeps its
  * MPI-IO rows and has none (read, not "not read"); records stored now come
@@ -406,19 +423,9 @@ static void test_h5_migrate_from_v20(void **state)
 	struct ioacct_h5rec h[3], *page = NULL;
 	struct ioacct_store *st;
 	size_t n = 0;
-	sqlite3 *db;
 
-	assert_int_equal(ioacct_store_create_at_version(f->path, 20, f->err, sizeof(f->err)), 0);
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db,
-		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
-		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
-		" dropped_bytes, cmdline) VALUES (5, 'hpc', 91, 'n1', 'slurm', 1000, 1000, 'bob',"
-		" 'old', '/w', 100, 500, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0, './a');"
-		"INSERT INTO mpiio_files VALUES (5, 0, 3, 77, '/w/f', 1, 0, 0, 2, 0, 0, 0, 0, 0, 0,"
-		" 0, 0, 0, 4096, 0, 0, 0, 9, 0, '0,0,0,0,0,0,0,0,0,0', '0,0,2,0,0,0,0,0,0,0');",
-		NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	old_job(f, 20, "INSERT INTO mpiio_files VALUES (5, 0, 3, 77, '/w/f', 1, 0, 0, 2, 0, 0, 0,"
+		" 0, 0, 0, 0, 0, 0, 4096, 0, 0, 0, 9, 0, '0,0,0,0,0,0,0,0,0,0', '0,0,2,0,0,0,0,0,0,0');");
 
 	st = open_rw(f);
 	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
@@ -482,6 +489,62 @@ static void test_h5_migrate_from_v20(void **state)
 	ioacct_store_close(st);
 }
 
+/*
+ * Schema 21 to 22 (issue 39): the HDF5 records' timestamps, slowest
+ * calls and dataspaces. A row stored before keeps its counters and reads
+ * 0 (none, not known) for them; a row stored now has them back, the
+ * largest values too.
+ */
+static void test_h5_times_migrate_from_v21(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_h5rec h;
+	struct ioacct_store *st;
+
+	old_job(f, 21, "INSERT INTO hdf5_records VALUES (5, 0, 3, 77, 1, '/w/f.h5:/a', 1, 0, 0, 1,"
+		" 0, 8000, 0, 0, 0, 1000, 8, 0, 2500, 100, '0,0,0,0,0,0,0,0,0,0',"
+		" '0,0,1,0,0,0,0,0,0,0');");
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nh5, 1);
+	assert_string_equal(jd->h5[0].name, "/w/f.h5:/a");
+	assert_int_equal(jd->h5[0].writes, 1);
+	assert_int_equal(jd->h5[0].bytes_written, 8000);
+	assert_int_equal(jd->h5[0].write_ns, 2500);
+	assert_int_equal(jd->h5[0].size_written[2], 1);
+#define H5_NONE(name) assert_int_equal(jd->h5[0].name, 0);
+	IOACCT_H5_TIMES(H5_NONE)
+	IOACCT_H5_SHAPE(H5_NONE)
+#undef H5_NONE
+	h = jd->h5[0];
+	ioacct_jobdata_free(jd);
+
+	h.open_start_ns = 1;
+	h.open_end_ns = 2;
+	h.write_start_ns = 3;
+	h.write_end_ns = UINT64_MAX;
+	h.close_start_ns = 5;
+	h.close_end_ns = 6;
+	h.max_write_ns = 2500;
+	h.max_write_size = 8000;
+	h.max_read_ns = UINT64_MAX - 1;
+	h.dataspace_ndims = 32;
+	h.dataspace_npoints = 1ULL << 62;
+	h.use_mpiio = 1;
+	h.use_mpiio_collective = 1;
+	assert_int_equal(ioacct_store_h5_put(st, 5, &h), 0);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nh5, 1);
+#define H5_EQ(name) assert_true(jd->h5[0].name == h.name);
+	IOACCT_H5_COUNTERS(H5_EQ)
+#undef H5_EQ
+	ioacct_jobdata_free(jd);
+	ioacct_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -492,6 +555,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_files_migrate_from_v15, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lib_missed_migrate_from_v19, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_h5_migrate_from_v20, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_h5_times_migrate_from_v21, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
