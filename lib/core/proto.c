@@ -246,8 +246,10 @@ static const struct field w_post_fields[] = {
 	WRK(size, IOACCT_ATTR_BYTES, F_REQUIRED),
 };
 
+/* w_elf: code 1 for a program's executable (HDF5 linked into it), 0 for a library. */
 static const struct field w_elf_fields[] = {
 	WRK(text, IOACCT_ATTR_DETAIL, 0),
+	WRK(code, IOACCT_ATTR_CODE, 0),
 };
 
 static const struct field w_pg_connect_fields[] = {
