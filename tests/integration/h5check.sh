@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced by the tests of h5prog.c (issue 39), after lib.sh: the program's
 # HDF5 records exact, whichever way HDF5 came to it (75-hdf5.sh: linked to
-# libhdf5_serial.so).
+# libhdf5_serial.so; 79-h5static.sh: libhdf5.a linked into it by h5cc).
 
 # h5prog_check JOB JSON FILE: job JOB ran `h5prog FILE` once, JSON is its
 # iorun --json report. Its HDF5 records, in the store (hdf5_records), the

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# HDF5 linked into the executable (issue 39): h5prog.c built with Debian's
+# h5cc, which links libhdf5.a into the program (no libhdf5*.so is loaded,
+# so the library watch sees nothing). A watched task's exec reaches the
+# daemon (the sched_process_exec tracepoint, attached while a cgroup is
+# watched), the ELF worker finds HDF5's functions in the program's .symtab
+# and the daemon probes them in the program's file: the same records as
+# 75-hdf5.sh, exact. The first run of a program not seen before races its
+# attach (its first calls may go uncounted): it is what makes the daemon
+# parse it; the next runs are counted whole. A program without HDF5 is
+# parsed once, however often it runs: 1,000 execs of /bin/true cost one
+# parse, and the loop is not slowed beyond it.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/h5check.sh"
+require_root_bpf
+command -v sqlite3 >/dev/null || skip "sqlite3 is needed to read the store"
+command -v h5cc >/dev/null || skip "h5cc not installed (Debian: libhdf5-dev)"
+h5cc -show | grep -q 'libhdf5\.a' ||
+	skip "h5cc does not link libhdf5.a (h5cc -show: $(h5cc -show))"
+setup
+start_daemon
+require_mpi_uprobes
+
+D=$(realpath "$T")/h5
+mkdir -p "$D"
+h5cc -o "$T/h5prog" "$(dirname "$0")/h5prog.c" || fail "cannot build h5prog.c with h5cc"
+! ldd "$T/h5prog" | grep -q "libhdf5" || fail "h5cc's h5prog loads a shared libhdf5: $(ldd "$T/h5prog")"
+ok "h5prog built with h5cc: libhdf5.a linked in"
+
+# attached: the log lines that say h5prog's own functions are probed.
+attached() { grep -c "HDF5: attached to $T/h5prog (HDF5; 17 of 20 functions, the others absent" "$T/ioacctd.log"; }
+
+# The first run: its exec makes the daemon parse the program and attach.
+"$IORUN" -- "$T/h5prog" "$D/first.h5" > "$T/first.out" 2>&1 ||
+	{ cat "$T/first.out"; fail "iorun h5prog (first) failed"; }
+for _ in $(seq 1 600); do
+	[ "$(attached)" = 1 ] && break
+	sleep 0.05
+done
+[ "$(attached)" = 1 ] || fail "h5prog not attached once: $(grep "HDF5:" "$T/ioacctd.log")"
+ok "h5prog's own HDF5 functions probed, found by its exec (17 of 20: h5cc links only those it calls)"
+
+# The next: counted as the shared library's (75-hdf5.sh), without another parse or attach.
+"$IORUN" --json -o "$T/c.json" -- "$T/h5prog" "$D/c.h5" > "$T/c.out" 2>&1 ||
+	{ cat "$T/c.out"; fail "iorun h5prog failed"; }
+JOB=$(json_get "$T/c.json" 'j["job_id"]')
+! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
+h5prog_check "$JOB" "$T/c.json" "$D/c.h5"
+[ "$(attached)" = 1 ] || fail "h5prog attached again: $(grep "HDF5:" "$T/ioacctd.log")"
+ok "attached once for both runs"
+
+# A program without HDF5 run 1,000 times in a watched job: parsed once (then
+# its execs stop in the kernel, exeseen), and the loop not slowed beyond
+# that parse. The daemon's and the ELF worker's CPU time are said.
+loop='for i in $(seq 1 1000); do /bin/true; done'
+# cpu PID: the CPU time of its threads, in µs.
+cpu() { cat "/proc/$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%d\n", s / 1000 }'; }
+ELF=$(pgrep -P "$DAEMON_PID" -x ioacctd-elf | head -1)
+[ -n "$ELF" ] || fail "no ELF worker (ioacctd-elf)"
+t0=$(date +%s%N)
+bash -c "$loop"
+t1=$(date +%s%N)
+c0=$(cpu "$DAEMON_PID") e0=$(cpu "$ELF")
+"$IORUN" -- bash -c "$loop" > "$T/true.out" 2>&1 || { cat "$T/true.out"; fail "iorun of the loop failed"; }
+t2=$(date +%s%N)
+c1=$(cpu "$DAEMON_PID") e1=$(cpu "$ELF")
+TRUE=$(realpath /bin/true)
+n=$(grep -c "HDF5: $TRUE not probed: no HDF5 in it" "$T/ioacctd.log")
+[ "$n" = 1 ] || fail "$TRUE parsed $n times, not once: $(grep "HDF5: $TRUE" "$T/ioacctd.log")"
+ok "1,000 execs of $TRUE: parsed once (the job's CPU: the daemon $((c1 - c0)) µs, the ELF worker $((e1 - e0)) µs)"
+bare=$(((t1 - t0) / 1000000)) watched=$(((t2 - t1) / 1000000))
+# The watched run also starts and ends a job (iorun, its registration and report).
+[ "$watched" -le $((2 * bare + 1000)) ] ||
+	fail "1,000 execs took $watched ms watched, $bare ms not watched"
+ok "1,000 execs: $bare ms not watched, $watched ms watched (iorun's job included)"
