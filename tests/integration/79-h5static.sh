@@ -10,7 +10,8 @@
 # attach (its first calls may go uncounted): it is what makes the daemon
 # parse it; the next runs are counted whole. A program without HDF5 is
 # parsed once, however often it runs: 1,000 execs of /bin/true cost one
-# parse, and the loop is not slowed beyond it.
+# parse, and the loop is not slowed beyond it. A program its job's user may
+# not read (mode 711) is not looked into.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/h5check.sh"
 require_root_bpf
@@ -49,6 +50,23 @@ JOB=$(json_get "$T/c.json" 'j["job_id"]')
 h5prog_check "$JOB" "$T/c.json" "$D/c.h5"
 [ "$(attached)" = 1 ] || fail "h5prog attached again: $(grep "HDF5:" "$T/ioacctd.log")"
 ok "attached once for both runs"
+
+# A program its job's user may execute but not read (--x) is not looked into: the
+# daemon, which may read any file, hands the ELF worker only what the job could read.
+U=ioacct-test
+if command -v runuser > /dev/null && { id "$U" > /dev/null 2>&1 || useradd -M -s /bin/sh "$U"; }; then
+	install -m 711 "$T/h5prog" "$T/h5exec"
+	install -d -m 777 "$T/u"
+	"$IORUN" --json -o "$T/u.json" -- runuser -u "$U" -- "$T/h5exec" "$T/u/u.h5" > "$T/u.out" 2>&1 ||
+		{ cat "$T/u.out"; fail "iorun of h5exec as $U failed"; }
+	grep -q "HDF5: $T/h5exec not probed: not readable by the job's user" "$T/ioacctd.log" ||
+		fail "h5exec (--x) not refused: $(grep "HDF5: .*h5exec" "$T/ioacctd.log")"
+	! grep -q "HDF5: attached to $T/h5exec" "$T/ioacctd.log" || fail "h5exec (--x) attached"
+	[ "$(json_get "$T/u.json" 'len(j["hdf5"]["records"])')" = 0 ] || fail "h5exec's HDF5 counted"
+	ok "a program its user may not read (mode 711) is neither parsed nor probed"
+else
+	echo "(no user $U: the refusal of a program its user may not read is not checked)"
+fi
 
 # A program without HDF5 run 1,000 times in a watched job: parsed once (then
 # its execs stop in the kernel, exeseen), and the loop not slowed beyond
