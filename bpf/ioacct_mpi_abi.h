@@ -151,7 +151,7 @@ struct ioacct_mpi_pending {
 
 /* An executable's file (exeseen's key, an exec event's). */
 struct ioacct_exe_key {
-	__u64 dev; /* as stat(2)'s st_dev: the kernel's new_encode_dev() form */
+	__u64 dev; /* its super block's, in stat(2)'s form (new_encode_dev()); not always st_dev (btrfs) */
 	__u64 ino;
 };
 

@@ -88,6 +88,7 @@ struct mpilib {
 	char *shown;            /* pending: its path, for the log */
 	bool exe;               /* a program's executable (HDF5 linked in), not a library */
 	uint32_t slot, tgid;    /* pending: the task that loaded (or executed) it first */
+	struct ioacct_exe_key key; /* a program's: its exec event's (exeseen's key) */
 };
 
 /* A library the ELF worker has not answered for in this long is given up (its next open tries again). */
@@ -122,7 +123,7 @@ struct ioacct_mpiprobes {
 	struct ioacct_probes *probes;
 	struct bpf_link *watch; /* the library watch's link, while a cgroup is watched */
 	struct bpf_link *execw; /* the exec watch's (HDF5 in executables), the same; NULL: none */
-	bool h5;                /* hdf5_libraries is not none: executables are looked at too */
+	bool h5;                /* programs are looked at too (hdf5_libraries, exec watch taken) */
 	struct ring_buffer *rb;
 	struct mpilib *libs;
 	size_t nlibs;
@@ -543,17 +544,19 @@ void ioacct_mpiprobes_set_detach_after(struct ioacct_mpiprobes *m, uint64_t ns)
 }
 
 /*
- * The program's file of sb, without HDF5 or refused (why, said in the
- * log): its execs send nothing until the file changes (exeseen).
+ * The program's file (k as the exec program names it, sb its stat),
+ * without HDF5 or refused (why, said in the log): its execs send nothing
+ * until the file changes (exeseen). The key is the program's own, not
+ * stat's: btrfs gives a subvolume's files another st_dev than their
+ * super block's, overlayfs may too.
  */
-static void exe_none(struct ioacct_mpiprobes *m, const struct stat *sb, const char *shown,
-		     const char *why)
+static void exe_none(struct ioacct_mpiprobes *m, const struct ioacct_exe_key *k,
+		     const struct stat *sb, const char *shown, const char *why)
 {
-	struct ioacct_exe_key k = { .dev = sb->st_dev, .ino = sb->st_ino };
 	struct ioacct_exe_val v = { .ctime_sec = sb->st_ctim.tv_sec,
 				    .ctime_nsec = (uint32_t)sb->st_ctim.tv_nsec };
 
-	bpf_map_update_elem(bpf_map__fd(m->skel->maps.exeseen), &k, &v, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(m->skel->maps.exeseen), k, &v, BPF_ANY);
 	log_debug("HDF5: %s not probed: %s", shown, why);
 }
 
@@ -646,7 +649,8 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 
 		/* A program without HDF5: its next execs send nothing (exeseen). */
 		if (!fstat(lib->fd, &sb))
-			exe_none(m, &sb, lib->shown, rep->status ? rep->error : "no HDF5 in it");
+			exe_none(m, &lib->key, &sb, lib->shown,
+				 rep->status ? rep->error : "no HDF5 in it");
 		lib_free(lib);
 		*lib = m->libs[--m->nlibs];
 		return;
@@ -819,7 +823,7 @@ static void lib_found(struct ioacct_mpiprobes *m, int fd, const struct stat *sb,
 		lib = &m->libs[m->nlibs++];
 		*lib = (struct mpilib){ .dev = sb->st_dev, .ino = sb->st_ino, .mfd = { -1, -1 },
 					.shown = name, .pending_ns = ioacct_mono_ns(), .exe = exe,
-					.slot = e->slot, .tgid = e->tgid };
+					.slot = e->slot, .tgid = e->tgid, .key = e->exe };
 		lib_wait_detached(m, sb->st_dev, sb->st_ino);
 		/* Kept until attached: the uprobes name this file, the one checked. */
 		lib->fd = fd;
@@ -845,29 +849,26 @@ static void lib_found(struct ioacct_mpiprobes *m, int fd, const struct stat *sb,
 static void on_exec(struct ioacct_mpiprobes *m, const struct ioacct_mpi_event *e)
 {
 	char shown[PATH_MAX];
-	struct ioacct_exe_key k;
 	struct ioacct_exe_val v;
 	const char *why;
 	struct stat sb;
 	int fd = ioacct_jobfile_exe(e->tgid, &sb, &why, shown, sizeof(shown));
 
 	if (why)
-		exe_none(m, &sb, shown, why);
+		exe_none(m, &e->exe, &sb, shown, why);
 	if (fd < 0)
 		return;
-	k = (struct ioacct_exe_key){ .dev = sb.st_dev, .ino = sb.st_ino };
-	if (!bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.exeseen), &k, &v) &&
+	if (!bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.exeseen), &e->exe, &v) &&
 	    v.ctime_sec == sb.st_ctim.tv_sec && v.ctime_nsec == (uint32_t)sb.st_ctim.tv_nsec) {
-		close(fd); /* an exec of before its answer: found without HDF5 since */
-		return;
-	}
-	if (sb.st_dev != e->exe.dev || sb.st_ino != e->exe.ino) {
-		/* It executed another program since, whose own event follows. */
-		log_debug("HDF5: %s is not the program task %u executed: not looked at", shown,
-			  e->tgid);
+		/* Its exec came before the answer that it has no HDF5 (79-h5static.sh counts these). */
+		log_debug("HDF5: %s: an exec of before its answer", shown);
 		close(fd);
 		return;
 	}
+	/*
+	 * A task that executed another program since is looked at in that
+	 * one: a program it executed all the same, whose own event follows.
+	 */
 	lib_found(m, fd, &sb, shown, e);
 }
 
@@ -1063,9 +1064,12 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 		ret = m->watch ? 0 : -errno;
 	}
 	if (!ret && m->h5) {
-		what = "attach the exec watch of";
+		/* Without it, only HDF5 linked into programs goes uncounted: said, not fatal. */
 		m->execw = bpf_program__attach(m->skel->progs.ioacct_mpi_exec);
-		ret = m->execw ? 0 : -errno;
+		if (!m->execw)
+			log_warn("HDF5: cannot attach the exec watch (sched_process_exec): %s; HDF5 "
+				 "linked into programs is not probed", strerror(errno));
+		m->h5 = m->execw != NULL;
 	}
 	if (!ret) {
 		what = "make the ring buffer of";
