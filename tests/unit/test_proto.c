@@ -5,6 +5,7 @@
  * The query, live and job messages and their rows: test_proto_query.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,6 +97,22 @@ static void test_finish_step_roundtrip(void **state)
 	assert_string_equal(out.u.fin.cluster, "hpc");
 	assert_string_equal(out.u.fin.state, "CANCELLED");
 	assert_int_equal(out.u.fin.exit_code, -9);
+}
+
+/* probe_exe (issue 39): the step whose task executes the program; its file goes beside it. */
+static void test_probe_exe_roundtrip(void **state)
+{
+	struct ioacct_request in = { .type = IOACCT_MSG_PROBE_EXE, .seq = 4 }, out;
+
+	(void)state;
+	in.u.probe.job_id = 1ULL << 40;
+	in.u.probe.step_id = 0xfffffffbU;
+	ioacct_strlcpy(in.u.probe.cluster, "hpc", sizeof(in.u.probe.cluster));
+	roundtrip_request(&in, &out);
+	assert_true(out.u.probe.job_id == 1ULL << 40);
+	assert_int_equal(out.u.probe.step_id, 0xfffffffbU);
+	assert_string_equal(out.u.probe.cluster, "hpc");
+	assert_string_equal(ioacct_msg_type_name(IOACCT_MSG_PROBE_EXE), "probe_exe");
 }
 
 static void test_finish_job_roundtrip(void **state)
@@ -430,6 +448,7 @@ static void test_wire_numbers(void **state)
 	assert_int_equal(IOACCT_MSG_SNAPSHOT, 5);
 	assert_int_equal(IOACCT_MSG_QUERY, 6);
 	assert_int_equal(IOACCT_MSG_JOB, 7);
+	assert_int_equal(IOACCT_MSG_PROBE_EXE, 8);
 	assert_int_equal(IOACCT_MSG_LIVE, 90);
 	assert_int_equal(IOACCT_MSG_REPLY, 0x100);
 	assert_string_equal(ioacct_msg_type_name(IOACCT_MSG_FINISH_STEP), "finish_step");
@@ -1230,6 +1249,7 @@ enum server_mode {
 	SERVE_BAD_SEQ,  /* a reply to some other request */
 	SERVE_HANG_UP,  /* read the request, close */
 	SERVE_SILENT,   /* never accept */
+	SERVE_FD,       /* as ECHO, the inode of the descriptor that came with it in detail */
 };
 
 struct server {
@@ -1240,7 +1260,61 @@ struct server {
 	pthread_t thread;
 	struct ioacct_request req; /* as received */
 	int ret;
+	int rfd; /* SERVE_FD: the descriptor received, or -1 */
 };
+
+/* The message's first byte with the descriptor beside it, as ioacctd reads it; then the rest. */
+static int recv_with_fd(struct server *srv, int fd, struct ioacct_buf *b)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	uint8_t first;
+	struct iovec iov = { .iov_base = &first, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	struct ioacct_buf rest = { 0 };
+	size_t len;
+	char err[256];
+	int ret;
+
+	srv->rfd = -1;
+	if (recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) != 1)
+		return -EPROTO;
+	c = CMSG_FIRSTHDR(&mh);
+	if (c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&srv->rfd, CMSG_DATA(c), sizeof(int));
+	/* The rest is the message less its first byte: read it whole, then put the byte back. */
+	ret = ioacct_buf_reserve(&rest, IOACCT_PROTO_HDR_LEN);
+	if (ret)
+		return ret;
+	rest.data[0] = first;
+	rest.len = 1;
+	while (rest.len < IOACCT_PROTO_HDR_LEN) {
+		ssize_t n = read(fd, rest.data + rest.len, IOACCT_PROTO_HDR_LEN - rest.len);
+
+		if (n <= 0)
+			goto bad;
+		rest.len += (size_t)n;
+	}
+	if (ioacct_proto_header_check(rest.data, &len, err, sizeof(err)) ||
+	    ioacct_buf_reserve(&rest, len - rest.len))
+		goto bad;
+	while (rest.len < len) {
+		ssize_t n = read(fd, rest.data + rest.len, len - rest.len);
+
+		if (n <= 0)
+			goto bad;
+		rest.len += (size_t)n;
+	}
+	*b = rest;
+	return 0;
+bad:
+	ioacct_buf_free(&rest);
+	return -EPROTO;
+}
 
 static int serve_one(struct server *srv, int fd)
 {
@@ -1249,7 +1323,10 @@ static int serve_one(struct server *srv, int fd)
 	char err[256];
 	int ret;
 
-	ret = ioacct_proto_recv(fd, &b, 5000, err, sizeof(err));
+	if (srv->mode == SERVE_FD)
+		ret = recv_with_fd(srv, fd, &b);
+	else
+		ret = ioacct_proto_recv(fd, &b, 5000, err, sizeof(err));
 	if (ret)
 		goto out;
 	ret = ioacct_proto_decode_request(b.data, b.len, &srv->req, err, sizeof(err));
@@ -1260,6 +1337,14 @@ static int serve_one(struct server *srv, int fd)
 	rep.job_id = srv->req.u.reg.job_id;
 	rep.slot = 3;
 	ioacct_strlcpy(rep.detail, srv->req.u.reg.cgroup, sizeof(rep.detail));
+	if (srv->mode == SERVE_FD) {
+		struct stat sb;
+
+		if (srv->rfd >= 0 && !fstat(srv->rfd, &sb))
+			snprintf(rep.detail, sizeof(rep.detail), "ino %llu", (unsigned long long)sb.st_ino);
+		if (srv->rfd >= 0)
+			close(srv->rfd);
+	}
 	if (srv->mode == SERVE_ERROR) {
 		rep.status = -EPERM;
 		snprintf(rep.error, sizeof(rep.error), "uid %u may not register", srv->req.u.reg.uid);
@@ -1356,6 +1441,36 @@ static void test_client_call(void **state)
 	ioacct_reply_free(&rep);
 }
 
+/* probe_exe's file goes beside the request (SCM_RIGHTS), with its first byte. */
+static void test_client_call_fd(void **state)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_PROBE_EXE };
+	struct ioacct_reply rep;
+	struct server srv;
+	char err[512] = "", want[64];
+	struct stat sb;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	snprintf(want, sizeof(want), "ino %llu", (unsigned long long)sb.st_ino);
+	req.u.probe.job_id = 77;
+	req.u.probe.step_id = 2;
+	server_start(&srv, SERVE_FD);
+	if (ioacct_client_call_fd(srv.path, &req, fd, &rep, 5000, err, sizeof(err)))
+		fail_msg("client_call_fd: %s", err);
+	server_stop(&srv);
+	close(fd);
+	assert_int_equal(srv.ret, 0);
+	assert_int_equal(rep.status, 0);
+	assert_true(srv.req.u.probe.job_id == 77);
+	assert_int_equal(srv.req.u.probe.step_id, 2);
+	assert_string_equal(rep.detail, want);
+	assert_int_equal(rep.seq, srv.req.seq);
+	ioacct_reply_free(&rep);
+}
+
 static void test_client_call_errors(void **state)
 {
 	struct ioacct_request req;
@@ -1408,6 +1523,7 @@ int main(void)
 		cmocka_unit_test(test_register_longest_strings),
 		cmocka_unit_test(test_finish_step_roundtrip),
 		cmocka_unit_test(test_finish_job_roundtrip),
+		cmocka_unit_test(test_probe_exe_roundtrip),
 		cmocka_unit_test(test_finish_job_report_roundtrip),
 		cmocka_unit_test(test_status_snapshot_roundtrip),
 		cmocka_unit_test(test_reply_roundtrip),
@@ -1432,6 +1548,7 @@ int main(void)
 		cmocka_unit_test(test_recv_errors),
 		cmocka_unit_test(test_send_closed_peer),
 		cmocka_unit_test(test_client_call),
+		cmocka_unit_test(test_client_call_fd),
 		cmocka_unit_test(test_client_call_errors),
 	};
 
