@@ -155,13 +155,32 @@ static int exe_readable(uint32_t tgid, const struct stat *sb)
 	return -EACCES;
 }
 
+/*
+ * A program's file, of the handle or descriptor fd: a regular file on a
+ * file system of files that no user's process serves, no smaller than an
+ * ELF header. 0 with its stat; -EPERM with why; -errno.
+ */
+static int exe_check(int fd, struct stat *sb, const char **why)
+{
+	struct statfs sfs;
+
+	if (fstat(fd, sb) || fstatfs(fd, &sfs))
+		return -errno;
+	if (!S_ISREG(sb->st_mode))
+		*why = "not a regular file";
+	else if (kernel_fs((long)sfs.f_type) || sfs.f_type == FUSE_SUPER_MAGIC)
+		*why = "on a kernel's or a user's file system (proc, FUSE, ...)";
+	else if (sb->st_size < ELF_MIN_SIZE)
+		*why = "too small to be a program";
+	return *why ? -EPERM : 0;
+}
+
 /* See jobfile.h. */
 int ioacct_jobfile_exe(uint32_t tgid, struct stat *sb, const char **why, char *shown, size_t len)
 {
 	char link[32];
-	struct statfs sfs;
 	ssize_t n;
-	int fd, ret = -EPERM;
+	int fd, ret;
 
 	*why = NULL;
 	snprintf(link, sizeof(link), "/proc/%u/exe", tgid);
@@ -173,18 +192,27 @@ int ioacct_jobfile_exe(uint32_t tgid, struct stat *sb, const char **why, char *s
 	fd = open(link, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, sb) || fstatfs(fd, &sfs))
-		ret = -errno;
-	else if (!S_ISREG(sb->st_mode))
-		*why = "not a regular file";
-	else if (kernel_fs((long)sfs.f_type) || sfs.f_type == FUSE_SUPER_MAGIC)
-		*why = "on a kernel's or a user's file system (proc, FUSE, ...)";
-	else if (sb->st_size < ELF_MIN_SIZE)
-		*why = "too small to be a program";
-	else if ((ret = exe_readable(tgid, sb)) == -EACCES)
+	ret = exe_check(fd, sb, why);
+	if (!ret && (ret = exe_readable(tgid, sb)) == -EACCES)
 		*why = "not readable by the job's user";
-	if (!ret && !*why)
+	if (!ret)
 		return fd;
 	close(fd);
 	return *why ? -EPERM : ret;
+}
+
+/* See jobfile.h: the user opened it, with the user's rights; the rest as a task's program. */
+int ioacct_jobfile_exe_fd(int fd, struct stat *sb, const char **why)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	*why = NULL;
+	if (fl < 0)
+		return -errno;
+	/* A path handle proves no right to read: any user may make one of a file of 0711. */
+	if ((fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY) {
+		*why = "not opened to be read";
+		return -EPERM;
+	}
+	return exe_check(fd, sb, why);
 }

@@ -41,4 +41,13 @@ int ioacct_jobfile_lib(uint32_t tgid, const char *path, struct stat *sb, const c
  */
 int ioacct_jobfile_exe(uint32_t tgid, struct stat *sb, const char **why, char *shown, size_t len);
 
+/*
+ * A program a job's task is about to execute, as its user opened it and
+ * sent it (probe_exe: iorun, the SPANK plugin): opened to be read (not a
+ * path handle: that proves no right to read), then the same checks as
+ * ioacct_jobfile_exe() but the mode's, which the open itself passed with
+ * the user's rights. 0 with its stat; -EPERM with why; -errno.
+ */
+int ioacct_jobfile_exe_fd(int fd, struct stat *sb, const char **why);
+
 #endif /* IOACCT_JOBFILE_H */

@@ -108,6 +108,25 @@ struct mpirank {
 };
 
 /*
+ * A client waiting for the uprobes of the program its task is about to
+ * execute (probe_exe): answered when the file is attached, found without
+ * HDF5, or given up; its client gives up first (iorun, the SPANK plugin
+ * wait 2 s) and is then forgotten (ioacct_mpiprobes_cancel).
+ */
+struct exewait {
+	void *tag;
+	uint32_t seq;
+	dev_t dev;
+	ino_t ino;
+	bool done;
+	int status;
+	const char *why;
+};
+
+/* Programs waited for at once; beyond, -EBUSY and the job runs (its exec is still seen). */
+#define EXE_WAITS_MAX 64
+
+/*
  * Libraries no watched step loads any more, whose uprobes go in a thread of
  * their own: the kernel waits for an RCU grace period per uprobe it removes
  * (78 probes took 8.5 to 9.3 s on a loaded machine here), which inside a
@@ -154,6 +173,8 @@ struct ioacct_mpiprobes {
 		uint64_t off[NFUNCS];
 	} seen[ELF_CACHE];
 	size_t nseen;
+	struct exewait waits[EXE_WAITS_MAX];
+	size_t nwaits;
 };
 
 /*
@@ -375,6 +396,9 @@ static int32_t env_rank(uint32_t tgid)
 static void rank_note(struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid)
 {
 	struct mpirank *r;
+
+	if (!tgid)
+		return; /* a program probed before its exec (probe_exe): its exec notes it */
 
 	for (size_t i = 0; i < m->nranks; i++)
 		if (m->ranks[i].slot == slot && m->ranks[i].tgid == tgid)
@@ -625,11 +649,25 @@ static void elf_keep(struct ioacct_mpiprobes *m, const struct mpilib *lib,
 	memcpy(e->off, off, sizeof(e->off));
 }
 
+/* The clients waiting for the file (dev, ino) have their answer (probe_exe). */
+static void waits_done(struct ioacct_mpiprobes *m, dev_t dev, ino_t ino, int status,
+		       const char *why)
+{
+	for (size_t i = 0; i < m->nwaits; i++) {
+		struct exewait *w = &m->waits[i];
+
+		if (!w->done && w->dev == dev && w->ino == ino)
+			*w = (struct exewait){ .tag = w->tag, .seq = w->seq, .dev = dev, .ino = ino,
+					       .done = true, .status = status, .why = why };
+	}
+}
+
 /* Attached, by offset, to the file checked; pending no more. */
 static void lib_attached(struct ioacct_mpiprobes *m, struct mpilib *lib,
 			 enum ioacct_mpi_flavour fl, const uint64_t *off)
 {
 	lib_attach(m, lib, fl, off);
+	waits_done(m, lib->dev, lib->ino, 0, NULL);
 	close(lib->fd);
 	lib->fd = -1;
 	lib->seq = 0;
@@ -651,6 +689,7 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 		if (!fstat(lib->fd, &sb))
 			exe_none(m, &lib->key, &sb, lib->shown,
 				 rep->status ? rep->error : "no HDF5 in it");
+		waits_done(m, lib->dev, lib->ino, 0, NULL);
 		lib_free(lib);
 		*lib = m->libs[--m->nlibs];
 		return;
@@ -783,6 +822,7 @@ static void elf_expire(struct ioacct_mpiprobes *m)
 		}
 		log_warn("MPI-IO: %s not attached: the ELF worker did not answer in %llu s",
 			 lib->shown, (unsigned long long)(ELF_WAIT_NS / NSEC_PER_SEC));
+		waits_done(m, lib->dev, lib->ino, -ETIMEDOUT, "the ELF worker did not answer");
 		lib_free(lib);
 		m->libs[i] = m->libs[--m->nlibs];
 	}
@@ -870,6 +910,73 @@ static void on_exec(struct ioacct_mpiprobes *m, const struct ioacct_mpi_event *e
 	 * one: a program it executed all the same, whose own event follows.
 	 */
 	lib_found(m, fd, &sb, shown, e);
+}
+
+/* See mpiprobes.h. The key is stat's, which the exec's may not be (btrfs): then parsed once more. */
+int ioacct_mpiprobes_probe_exe(struct ioacct_mpiprobes *m, int fd, uint32_t slot, void *tag,
+			       uint32_t seq, const char **why)
+{
+	struct ioacct_mpi_event e = { .slot = slot, .kind = IOACCT_MPI_EV_EXEC };
+	char link[32], shown[PATH_MAX];
+	struct ioacct_exe_val v;
+	struct stat sb = { 0 };
+	ssize_t n;
+	int ret = ioacct_jobfile_exe_fd(fd, &sb, why);
+
+	if (!ret && m->nwaits == EXE_WAITS_MAX) {
+		*why = "too many programs wait for their probes";
+		ret = -EBUSY;
+	}
+	e.exe = (struct ioacct_exe_key){ .dev = sb.st_dev, .ino = sb.st_ino };
+	if (ret || !m->h5 ||
+	    (!bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.exeseen), &e.exe, &v) &&
+	     v.ctime_sec == sb.st_ctim.tv_sec && v.ctime_nsec == (uint32_t)sb.st_ctim.tv_nsec)) {
+		close(fd);
+		return ret;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, shown, sizeof(shown) - 1);
+	shown[n > 0 ? n : 0] = '\0';
+	for (char *c = shown; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?'; /* it goes to the log */
+	lib_found(m, fd, &sb, shown, &e);
+	for (size_t i = 0; i < m->nlibs; i++) {
+		if (m->libs[i].dev != sb.st_dev || m->libs[i].ino != sb.st_ino)
+			continue;
+		if (m->libs[i].fd < 0)
+			return 0; /* attached */
+		m->waits[m->nwaits++] = (struct exewait){ .tag = tag, .seq = seq, .dev = sb.st_dev,
+							  .ino = sb.st_ino };
+		return 1;
+	}
+	*why = "out of memory";
+	return -ENOMEM;
+}
+
+bool ioacct_mpiprobes_answer(struct ioacct_mpiprobes *m, void **tag, uint32_t *seq, int *status,
+			     const char **why)
+{
+	for (size_t i = 0; i < m->nwaits; i++) {
+		if (!m->waits[i].done)
+			continue;
+		*tag = m->waits[i].tag;
+		*seq = m->waits[i].seq;
+		*status = m->waits[i].status;
+		*why = m->waits[i].why;
+		m->waits[i] = m->waits[--m->nwaits];
+		return true;
+	}
+	return false;
+}
+
+void ioacct_mpiprobes_cancel(struct ioacct_mpiprobes *m, void *tag)
+{
+	for (size_t i = 0; i < m->nwaits;)
+		if (m->waits[i].tag == tag)
+			m->waits[i] = m->waits[--m->nwaits];
+		else
+			i++;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
