@@ -6,9 +6,8 @@
 # daemon (the sched_process_exec tracepoint, attached while a cgroup is
 # watched), the ELF worker finds HDF5's functions in the program's .symtab
 # and the daemon probes them in the program's file: the same records as
-# 75-hdf5.sh, exact. The first run of a program not seen before races its
-# attach (its first calls may go uncounted): it is what makes the daemon
-# parse it; the next runs are counted whole. A program without HDF5 is
+# 75-hdf5.sh, exact, from the first run of a program never seen: iorun
+# sends its file before it runs (probe_exe) and waits for the uprobes. A program without HDF5 is
 # parsed once, however often it runs: 1,000 execs of /bin/true cost one
 # parse, and the loop is not slowed beyond it. A program its job's user may
 # not read (mode 711) is not looked into.
@@ -32,17 +31,19 @@ ok "h5prog built with h5cc: libhdf5.a linked in"
 # attached: the log lines that say h5prog's own functions are probed.
 attached() { grep -c "HDF5: attached to $T/h5prog (HDF5; 17 of 20 functions, the others absent" "$T/ioacctd.log"; }
 
-# The first run: its exec makes the daemon parse the program and attach.
-"$IORUN" -- "$T/h5prog" "$D/first.h5" > "$T/first.out" 2>&1 ||
+# The first run of a program never seen (a fresh daemon, a file just built):
+# iorun sends its file to the daemon before it runs (probe_exe), which answers
+# once the uprobes are on: its first run is counted whole, as 75-hdf5.sh's.
+"$IORUN" --json -o "$T/first.json" -- "$T/h5prog" "$D/first.h5" > "$T/first.out" 2>&1 ||
 	{ cat "$T/first.out"; fail "iorun h5prog (first) failed"; }
-for _ in $(seq 1 600); do
-	[ "$(attached)" = 1 ] && break
-	sleep 0.05
-done
+! grep -q "not probed before it runs" "$T/first.out" || fail "h5prog not probed: $(cat "$T/first.out")"
 [ "$(attached)" = 1 ] || fail "h5prog not attached once: $(grep "HDF5:" "$T/ioacctd.log")"
-ok "h5prog's own HDF5 functions probed, found by its exec (17 of 20: h5cc links only those it calls)"
+grep -q "uid 0: probe_exe" "$T/ioacctd.log" || fail "no probe_exe request in the log"
+h5prog_check "$(json_get "$T/first.json" 'j["job_id"]')" "$T/first.json" "$D/first.h5"
+ok "h5prog's first run counted exactly: probed before it ran (17 of 20: h5cc links only those it calls)"
+echo "($(grep -o "HDF5: attached to $T/h5prog .*" "$T/ioacctd.log"))"
 
-# The next: counted as the shared library's (75-hdf5.sh), without another parse or attach.
+# The next: without another parse or attach.
 "$IORUN" --json -o "$T/c.json" -- "$T/h5prog" "$D/c.h5" > "$T/c.out" 2>&1 ||
 	{ cat "$T/c.out"; fail "iorun h5prog failed"; }
 JOB=$(json_get "$T/c.json" 'j["job_id"]')
