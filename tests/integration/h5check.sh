@@ -3,15 +3,10 @@
 # HDF5 records exact, whichever way HDF5 came to it (75-hdf5.sh: linked to
 # libhdf5_serial.so; 79-h5static.sh: libhdf5.a linked into it by h5cc).
 
-# h5prog_check JOB JSON FILE: job JOB ran `h5prog FILE` once, JSON is its
-# iorun --json report. Its HDF5 records, in the store (hdf5_records), the
-# JSON, text and HTML reports and its Darshan log (read back by our reader),
-# are Darshan's H5F and H5D counters of the file and of each dataset, exact
-# (bytes = the selection's elements x the dataset's datatype size, as
-# Darshan counts them), named as Darshan names them.
-h5prog_check() {
-	local job=$1 json=$2 h5f=$3 tag COLS Z POSIX IOREPORT DXTDUMP
-	tag=h5check.$job
+# h5prog_store_check JOB FILE: the store's part of h5prog_check (a job not run by
+# iorun: Slurm's), its HDF5 records and the file's POSIX bytes; POSIX set to those.
+h5prog_store_check() {
+	local job=$1 h5f=$2 tag=h5check.$1 COLS Z
 	COLS="kind, h.name, opens, flushes, reads, writes, bytes_read, bytes_written, unsized_reads,"
 	COLS+=" unsized_writes, rw_switches, npoints_max, datatype_size, size_read, size_written"
 	sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
@@ -32,6 +27,18 @@ WANT
 		ON j.key = f.job_key WHERE j.job_id = $job AND f.path = '$h5f'")
 	[ "${POSIX:-0}" -ge $((8000 + 262144)) ] || fail "POSIX bytes written to $h5f: ${POSIX:-none}"
 	ok "POSIX: $POSIX B written to ${h5f##*/} for the datasets' 270,144 B"
+}
+
+# h5prog_check JOB JSON FILE: job JOB ran `h5prog FILE` once, JSON is its
+# iorun --json report. Its HDF5 records, in the store (hdf5_records), the
+# JSON, text and HTML reports and its Darshan log (read back by our reader),
+# are Darshan's H5F and H5D counters of the file and of each dataset, exact
+# (bytes = the selection's elements x the dataset's datatype size, as
+# Darshan counts them), named as Darshan names them.
+h5prog_check() {
+	local job=$1 json=$2 h5f=$3 tag POSIX IOREPORT DXTDUMP
+	tag=h5check.$job
+	h5prog_store_check "$job" "$h5f"
 
 	# The JSON report (iorun's, through ioacctd's socket: the JOB reply's pages of
 	# HDF5 records) and the text report (ioreport from the store) say the same.
