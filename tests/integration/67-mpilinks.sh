@@ -10,7 +10,8 @@
 # and opens none: the writer still waits, inotify sees no open of the FIFO,
 # the node or the directory, and every open(2) of ioacctd's (strace) naming
 # one of the links is a path handle (O_PATH) and no handle is reopened (but
-# those of the programs the job executes, from /proc/PID/exe: issue 39).
+# those of the programs the job executes, from /proc/PID/exe or sent by the
+# job's client, opened with its rights, beside a probe_exe request: issue 39).
 # 37-mpiio.sh checks that real OpenMPI and MPICH libraries are still attached.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
@@ -90,7 +91,7 @@ ahead() { grep -c "^ioacctd: debug: MPI-IO: .*$1" "$T/ioacctd.log"; }
 for _ in $(seq 1 1200); do [ "$(ahead ": parsed ahead")" -ge "$(ahead " to be parsed ahead")" ] && break; sleep 0.05; done
 [ "$(ahead ": parsed ahead")" -ge "$(ahead " to be parsed ahead")" ] ||
 	fail "the libraries to be parsed ahead were not in 60 s: $(grep "parsed ahead" "$T/ioacctd.log")"
-strace -f -e trace=open,openat,openat2 -o "$T/strace.out" -p "$DAEMON_PID" 2> "$T/strace.err" &
+strace -f -e trace=open,openat,openat2,recvmsg -o "$T/strace.out" -p "$DAEMON_PID" 2> "$T/strace.err" &
 STRACE=$!
 for _ in $(seq 1 400); do
 	grep -q "Process $DAEMON_PID attached" "$T/strace.err" 2>/dev/null && break
@@ -142,7 +143,8 @@ for l in named:
     assert "O_PATH" in l, "not a path handle: " + l
     assert "openat2(" not in l or "RESOLVE_IN_ROOT" in l, "not resolved in the task's root: " + l
 # The programs the job executes are looked into (HDF5 linked into them): their handles,
-# from /proc/PID/exe, are reopened for the ELF worker; no other handle is.
+# from /proc/PID/exe, or the descriptors a client sent (probe_exe: iorun's, opened with
+# its own rights), are reopened for the ELF worker; no other handle is.
 exe, bad, progs = {}, [], 0
 for l in lines:
     m = re.search(r'"/proc/self/fd/(\d+)"', l)
@@ -150,7 +152,9 @@ for l in lines:
         progs += 1
     elif m or root in l or sysf in l or '"/dev/zero"' in l:
         bad.append(l)
-    r = re.search(r"\) = (\d+)$", l)
+    for fds in re.findall(r"SCM_RIGHTS, cmsg_data=\[([\d, ]+)\]", l):
+        exe.update((fd.strip(), True) for fd in fds.split(","))
+    r = re.search(r"\) = (\d+)$", l) if "recvmsg(" not in l else None
     if r:
         exe[r.group(1)] = bool(re.search(r'"/proc/\d+/exe", .*O_PATH', l))
 assert not bad, "opened: %s" % bad
