@@ -689,7 +689,8 @@ int ioacct_registry_probe_exe(struct ioacct_registry *r, const struct ioacct_req
 	return ret;
 }
 
-bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, struct ioacct_reply *rep)
+bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, uint16_t *type,
+			    struct ioacct_reply *rep)
 {
 	struct ioacct_clusterq *q = ioacct_registry_readers(r)->clusterq;
 	struct ioacct_mpiprobes *m = ioacct_registry_mpi(r);
@@ -697,10 +698,12 @@ bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, struct ioacct
 	uint32_t seq;
 	int status;
 
+	*type = IOACCT_MSG_QUERY;
 	if (q && ioacct_clusterq_take(q, tag, rep))
 		return true;
 	if (!m || !ioacct_mpiprobes_answer(m, tag, &seq, &status, &why))
 		return false;
+	*type = IOACCT_MSG_PROBE_EXE;
 	memset(rep, 0, sizeof(*rep));
 	rep->seq = seq;
 	if (status)

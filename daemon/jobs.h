@@ -103,8 +103,12 @@ int ioacct_registry_probe_exe(struct ioacct_registry *r, const struct ioacct_req
  * answers at each round, the ELF worker's replies being read between rounds.
  */
 int ioacct_registry_answers_fd(struct ioacct_registry *r);
-/* One ready answer: true with its client's tag and the reply (the caller frees it). */
-bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, struct ioacct_reply *rep);
+/*
+ * One ready answer: true with its client's tag, the type of the request it
+ * answers (QUERY, PROBE_EXE) and the reply (the caller frees it).
+ */
+bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, uint16_t *type,
+			    struct ioacct_reply *rep);
 /* The client `tag` went away: its queued request and answer are dropped. */
 void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag);
 

@@ -459,7 +459,7 @@ static void answers_take(struct ioacct_server *s)
 	struct ioacct_reply rep;
 	void *tag;
 
-	while (ioacct_registry_answer(s->reg, &tag, &rep)) {
+	while (ioacct_registry_answer(s->reg, &tag, &req.type, &rep)) {
 		struct client *c = tag;
 
 		req.seq = rep.seq;
