@@ -85,8 +85,12 @@ int ioacct_exeprobe(const char *socket_path, const char *cmd, const char *path,
 	ioacct_strlcpy(req.u.probe.cluster, cluster ? cluster : "", sizeof(req.u.probe.cluster));
 	ret = ioacct_client_call_fd(socket_path, &req, fd, &rep, timeout_ms, err, errlen);
 	close(fd);
-	/* No daemon: the step is not monitored, which is said elsewhere (iorun, task_init's rank 0). */
-	if (ret == -ENOENT || ret == -ECONNREFUSED)
+	/*
+	 * No daemon: the step is not monitored, which is said elsewhere (iorun,
+	 * task_init's rank 0). -EPROTO: a daemon before the request, which
+	 * answers it as a bad message (sequence number 0).
+	 */
+	if (ret == -ENOENT || ret == -ECONNREFUSED || ret == -EPROTO)
 		return 0;
 	if (ret)
 		return ret;

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "exeprobe.h"
 #include "proto.h"
 #include "protobuild.h"
 
@@ -195,6 +196,7 @@ struct server {
 	struct ioacct_request req; /* as received */
 	int ret;
 	int rfd; /* SERVE_FD: the descriptor received, or -1 */
+	ino_t rino; /* SERVE_FD: its inode */
 };
 
 /* The message's first byte with the descriptor beside it, as ioacctd reads it; then the rest. */
@@ -274,8 +276,10 @@ static int serve_one(struct server *srv, int fd)
 	if (srv->mode == SERVE_FD) {
 		struct stat sb;
 
-		if (srv->rfd >= 0 && !fstat(srv->rfd, &sb))
+		if (srv->rfd >= 0 && !fstat(srv->rfd, &sb)) {
 			snprintf(rep.detail, sizeof(rep.detail), "ino %llu", (unsigned long long)sb.st_ino);
+			srv->rino = sb.st_ino;
+		}
 		if (srv->rfd >= 0)
 			close(srv->rfd);
 	}
@@ -405,6 +409,51 @@ static void test_client_call_fd(void **state)
 	ioacct_reply_free(&rep);
 }
 
+/*
+ * A job's program before it runs (exeprobe.h): found as execvp() finds it
+ * and sent; silent where the job is not monitored or the daemon predates
+ * the request; an error or no answer in time is the caller's one line.
+ */
+static void test_exeprobe(void **state)
+{
+	struct server srv;
+	struct stat sb;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(stat("/bin/sh", &sb), 0);
+	/* PATH's first directory with it: an empty element is the working directory. */
+	server_start(&srv, SERVE_FD);
+	if (ioacct_exeprobe(srv.path, "sh", "/nonexistent::/bin:/usr/bin", "hpc", 7, 1, 5000, err,
+			    sizeof(err)))
+		fail_msg("exeprobe: %s", err);
+	server_stop(&srv);
+	assert_true(srv.rino == sb.st_ino);
+	assert_int_equal(srv.req.type, IOACCT_MSG_PROBE_EXE);
+	assert_true(srv.req.u.probe.job_id == 7);
+	assert_int_equal(srv.req.u.probe.step_id, 1);
+	assert_string_equal(srv.req.u.probe.cluster, "hpc");
+
+	server_start(&srv, SERVE_ERROR);
+	assert_int_equal(ioacct_exeprobe(srv.path, "/bin/sh", NULL, "", 7, 1, 5000, err, sizeof(err)),
+			 -EPERM);
+	server_stop(&srv);
+	assert_err_contains(err, "may not");
+	/* No answer in time: the caller's line says so. */
+	server_start(&srv, SERVE_SILENT);
+	assert_int_equal(ioacct_exeprobe(srv.path, "/bin/sh", NULL, "", 7, 1, 100, err, sizeof(err)),
+			 -ETIMEDOUT);
+	assert_err_contains(err, "no reply from ioacctd on ");
+	server_stop(&srv);
+	/* No daemon; a daemon before the request (a reply to another seq); no such program. */
+	assert_int_equal(ioacct_exeprobe(srv.path, "/bin/sh", NULL, "", 7, 1, 100, err, sizeof(err)), 0);
+	server_start(&srv, SERVE_BAD_SEQ);
+	assert_int_equal(ioacct_exeprobe(srv.path, "/bin/sh", NULL, "", 7, 1, 5000, err, sizeof(err)), 0);
+	server_stop(&srv);
+	assert_int_equal(ioacct_exeprobe(srv.path, "no-such-program", "/nonexistent", "", 7, 1, 100, err,
+					 sizeof(err)), 0);
+}
+
 static void test_client_call_errors(void **state)
 {
 	struct ioacct_request req;
@@ -460,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_client_call),
 		cmocka_unit_test(test_client_call_fd),
 		cmocka_unit_test(test_client_call_errors),
+		cmocka_unit_test(test_exeprobe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
