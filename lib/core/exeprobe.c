@@ -16,6 +16,9 @@
 #include "proto.h"
 #include "util.h"
 
+/* The wait before asking again, when the daemon had no room for the request. */
+#define RETRY_MS 10
+
 /*
  * The file at name, if execvp() would execute it: a regular file the
  * caller may execute, opened to be read. O_NONBLOCK: a FIFO put there
@@ -70,6 +73,33 @@ static int find_program(const char *cmd, const char *path)
 	}
 }
 
+/*
+ * The call, again while time is left when the daemon closed the connection
+ * unread (a uid holds at most 32 of them: a node's tasks of one step ask at
+ * once; the first's answer is the others' at once) or too many wait.
+ */
+static int call_retried(const char *socket_path, const struct ioacct_request *req, int fd,
+			struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen)
+{
+	uint64_t end = ioacct_mono_ms() + (uint64_t)timeout_ms, now;
+	int ret;
+
+	for (;;) {
+		ret = ioacct_client_call_fd(socket_path, req, fd, rep, timeout_ms, err, errlen);
+		if (ret == 0 && rep->status != -EBUSY)
+			return 0;
+		if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
+			return ret;
+		now = ioacct_mono_ms();
+		if (now + RETRY_MS >= end)
+			return ret;
+		if (ret == 0)
+			ioacct_reply_free(rep);
+		usleep(RETRY_MS * 1000);
+		timeout_ms = (int)(end - now - RETRY_MS);
+	}
+}
+
 int ioacct_exeprobe(const char *socket_path, const char *cmd, const char *path,
 		    const char *cluster, uint64_t job_id, uint32_t step_id, int timeout_ms,
 		    char *err, size_t errlen)
@@ -83,7 +113,7 @@ int ioacct_exeprobe(const char *socket_path, const char *cmd, const char *path,
 	req.u.probe.job_id = job_id;
 	req.u.probe.step_id = step_id;
 	ioacct_strlcpy(req.u.probe.cluster, cluster ? cluster : "", sizeof(req.u.probe.cluster));
-	ret = ioacct_client_call_fd(socket_path, &req, fd, &rep, timeout_ms, err, errlen);
+	ret = call_retried(socket_path, &req, fd, &rep, timeout_ms, err, errlen);
 	close(fd);
 	/*
 	 * No daemon: the step is not monitored, which is said elsewhere (iorun,

@@ -185,6 +185,7 @@ enum server_mode {
 	SERVE_HANG_UP,  /* read the request, close */
 	SERVE_SILENT,   /* never accept */
 	SERVE_FD,       /* as ECHO, the inode of the descriptor that came with it in detail */
+	SERVE_FD_LATER, /* close the first connection unread (no room), then as SERVE_FD */
 };
 
 struct server {
@@ -309,6 +310,11 @@ static void *server_main(void *arg)
 		return NULL;
 	}
 	fd = accept(srv->fd, NULL, NULL);
+	if (fd >= 0 && srv->mode == SERVE_FD_LATER) {
+		close(fd);
+		srv->mode = SERVE_FD;
+		fd = poll(&pfd, 1, 5000) == 1 ? accept(srv->fd, NULL, NULL) : -1;
+	}
 	if (fd < 0) {
 		srv->ret = -errno;
 		return NULL;
@@ -433,6 +439,13 @@ static void test_exeprobe(void **state)
 	assert_true(srv.req.u.probe.job_id == 7);
 	assert_int_equal(srv.req.u.probe.step_id, 1);
 	assert_string_equal(srv.req.u.probe.cluster, "hpc");
+
+	/* The daemon had no room (a uid's 32 connections): asked again. */
+	server_start(&srv, SERVE_FD_LATER);
+	if (ioacct_exeprobe(srv.path, "/bin/sh", NULL, "", 7, 1, 5000, err, sizeof(err)))
+		fail_msg("exeprobe, asked again: %s", err);
+	server_stop(&srv);
+	assert_true(srv.rino == sb.st_ino);
 
 	server_start(&srv, SERVE_ERROR);
 	assert_int_equal(ioacct_exeprobe(srv.path, "/bin/sh", NULL, "", 7, 1, 5000, err, sizeof(err)),
