@@ -575,6 +575,7 @@ int ioacct_mpi_lib_open(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->slot = slot;
+	e->kind = IOACCT_MPI_EV_LIB;
 	if (bpf_ringbuf_output(&events, e, sizeof(*e), 0))
 		count_in(&libmiss, slot);
 	return 0;
@@ -582,3 +583,5 @@ int ioacct_mpi_lib_open(struct trace_event_raw_sys_enter *ctx)
 
 /* HDF5 (issue 39): its programs, on the libraries the same watch finds. */
 #include "ioacct_h5.bpf.h"
+/* And on the executables of watched tasks that have HDF5 linked in. */
+#include "ioacct_exe.bpf.h"

@@ -149,15 +149,45 @@ struct ioacct_mpi_pending {
 	__u32 depth; /* MPI-IO calls made inside this one: counted as this one */
 };
 
+/* An executable's file (exeseen's key, an exec event's). */
+struct ioacct_exe_key {
+	__u64 dev; /* its super block's, in stat(2)'s form (new_encode_dev()); not always st_dev (btrfs) */
+	__u64 ino;
+};
+
 /*
  * events: a watched task opened a file whose name starts with one of the
  * daemon's library prefixes (ld.so loading an MPI library): the daemon
- * attaches to it and reads the task's rank.
+ * attaches to it and reads the task's rank. Or it executed a program
+ * (kind EV_EXEC).
  */
 struct ioacct_mpi_event {
 	__u32 tgid;
 	__u32 slot;
-	char path[IOACCT_MPI_PATH_MAX];
+	__u32 kind; /* IOACCT_MPI_EV_* */
+	__u32 pad;
+	struct ioacct_exe_key exe; /* EV_EXEC: the file the task now runs */
+	char path[IOACCT_MPI_PATH_MAX]; /* EV_LIB: the path it opened */
+};
+
+/*
+ * Event kinds: a library opened (above), or a program executed by a
+ * watched task (issue 39: HDF5 linked into the executable), whose file the
+ * daemon looks at through /proc/PID/exe.
+ */
+#define IOACCT_MPI_EV_LIB 0
+#define IOACCT_MPI_EV_EXEC 1
+
+/*
+ * exeseen: executables the daemon found without HDF5 (or refused), as of
+ * their change time: their next execs send no event, so that a job's
+ * thousands of small programs cost one parse each file, not one each exec.
+ * A file changed since (rebuilt in place, chmod) is looked at again.
+ */
+struct ioacct_exe_val {
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 pad;
 };
 
 /*

@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clusterq.h"
 #include "job_fetch.h"
 #include "jobload.h"
 #include "log.h"
+#include "mpiprobes.h"
 #include "pgstore.h"
 #include "procfs.h"
 #include "query_fetch.h"
@@ -643,11 +645,70 @@ int ioacct_registry_answers_fd(struct ioacct_registry *r)
 	return ioacct_clusterq_fd(rd->clusterq);
 }
 
-bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, struct ioacct_reply *rep)
+/* The running step's slot, or -ENOENT. */
+static int64_t step_slot(const struct djob *j, uint32_t step_id)
+{
+	for (size_t i = 0; j && i < ioacct_registry_job_nsteps(j); i++) {
+		uint32_t slot;
+
+		if (ioacct_registry_job_step(j, i, &slot) == step_id)
+			return slot;
+	}
+	return -ENOENT;
+}
+
+int ioacct_registry_probe_exe(struct ioacct_registry *r, const struct ioacct_request *req,
+			      uid_t peer_uid, int fd, void *tag, struct ioacct_reply *rep)
+{
+	const struct ioacct_req_probe *p = &req->u.probe;
+	struct ioacct_mpiprobes *m = ioacct_registry_mpi(r);
+	struct djob *j = ioacct_registry_job_find(r, ioacct_registry_cluster(r, p->cluster), p->job_id);
+	int64_t slot = step_slot(j, p->step_id);
+	const char *why = NULL;
+	int ret = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->seq = req->seq;
+	if (fd < 0)
+		ioacct_reply_error(rep, (ret = -EINVAL), "probe_exe: no program's file came with it");
+	else if (slot < 0)
+		ioacct_reply_error(rep, (ret = -ENOENT), "probe_exe: job %llu step %u is not running here",
+				   (unsigned long long)p->job_id, p->step_id);
+	else if (peer_uid != 0 && ioacct_registry_job_info(j)->uid != (uint32_t)peer_uid)
+		ioacct_reply_error(rep, (ret = -EPERM), "probe_exe: job %llu is not yours (uid %u)",
+				   (unsigned long long)p->job_id, (unsigned int)peer_uid);
+	if (ret || !m) {
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	ret = ioacct_mpiprobes_probe_exe(m, fd, (uint32_t)slot, tag, req->seq, &why);
+	if (ret < 0)
+		ioacct_reply_error(rep, ret, "probe_exe: the program not probed: %s",
+				   why ? why : strerror(-ret));
+	return ret;
+}
+
+bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, uint16_t *type,
+			    struct ioacct_reply *rep)
 {
 	struct ioacct_clusterq *q = ioacct_registry_readers(r)->clusterq;
+	struct ioacct_mpiprobes *m = ioacct_registry_mpi(r);
+	const char *why;
+	uint32_t seq;
+	int status;
 
-	return q && ioacct_clusterq_take(q, tag, rep);
+	*type = IOACCT_MSG_QUERY;
+	if (q && ioacct_clusterq_take(q, tag, rep))
+		return true;
+	if (!m || !ioacct_mpiprobes_answer(m, tag, &seq, &status, &why))
+		return false;
+	*type = IOACCT_MSG_PROBE_EXE;
+	memset(rep, 0, sizeof(*rep));
+	rep->seq = seq;
+	if (status)
+		ioacct_reply_error(rep, status, "probe_exe: the program not probed: %s", why);
+	return true;
 }
 
 void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag)
@@ -656,6 +717,8 @@ void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag)
 
 	if (q)
 		ioacct_clusterq_cancel(q, tag);
+	if (ioacct_registry_mpi(r))
+		ioacct_mpiprobes_cancel(ioacct_registry_mpi(r), tag);
 }
 
 /*

@@ -73,6 +73,7 @@ bool ioacct_registry_tracing(const struct ioacct_registry *r);
 struct ioacct_mpiprobes;
 void ioacct_registry_set_mpi(struct ioacct_registry *r, struct ioacct_mpiprobes *m);
 int ioacct_registry_mpi_fd(const struct ioacct_registry *r);
+struct ioacct_mpiprobes *ioacct_registry_mpi(const struct ioacct_registry *r);
 void ioacct_registry_mpi_poll(struct ioacct_registry *r);
 /* Number of running jobs and watched cgroups. */
 void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uint32_t *cgroups);
@@ -88,10 +89,26 @@ void ioacct_registry_counts(const struct ioacct_registry *r, uint32_t *jobs, uin
  */
 int ioacct_registry_defer(struct ioacct_registry *r, const struct ioacct_request *req,
 			  uid_t peer_uid, void *tag, struct ioacct_reply *rep);
-/* An fd readable when answers are ready (starts their thread); -1 without a cluster store. */
+/*
+ * probe_exe (issue 39): the program fd (taken) that a task of the request's
+ * step is about to execute, probed for HDF5 before it runs. Only the job's
+ * user or root. 1 when the client `tag` waits for ioacct_registry_answer();
+ * 0 or -errno with rep filled: answered now.
+ */
+int ioacct_registry_probe_exe(struct ioacct_registry *r, const struct ioacct_request *req,
+			      uid_t peer_uid, int fd, void *tag, struct ioacct_reply *rep);
+/*
+ * An fd readable when answers are ready (starts their thread); -1 without a
+ * cluster store. probe_exe's answers do not wake it: the server takes the
+ * answers at each round, the ELF worker's replies being read between rounds.
+ */
 int ioacct_registry_answers_fd(struct ioacct_registry *r);
-/* One ready answer: true with its client's tag and the reply (the caller frees it). */
-bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, struct ioacct_reply *rep);
+/*
+ * One ready answer: true with its client's tag, the type of the request it
+ * answers (QUERY, PROBE_EXE) and the reply (the caller frees it).
+ */
+bool ioacct_registry_answer(struct ioacct_registry *r, void **tag, uint16_t *type,
+			    struct ioacct_reply *rep);
 /* The client `tag` went away: its queued request and answer are dropped. */
 void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag);
 

@@ -40,6 +40,7 @@
 #include "ioacct_h5_abi.h"
 #include "ioacct_mpi_abi.h"
 #include "ioacct_mpi.skel.h"
+#include "jobfile.h"
 #include "log.h"
 #include "util.h"
 #include "worker.h"
@@ -85,6 +86,9 @@ struct mpilib {
 	uint32_t seq;           /* pending: its w_elf request; 0: not sent yet */
 	uint64_t pending_ns;    /* pending since (CLOCK_MONOTONIC) */
 	char *shown;            /* pending: its path, for the log */
+	bool exe;               /* a program's executable (HDF5 linked in), not a library */
+	uint32_t slot, tgid;    /* pending: the task that loaded (or executed) it first */
+	struct ioacct_exe_key key; /* a program's: its exec event's (exeseen's key) */
 };
 
 /* A library the ELF worker has not answered for in this long is given up (its next open tries again). */
@@ -104,6 +108,25 @@ struct mpirank {
 };
 
 /*
+ * A client waiting for the uprobes of the program its task is about to
+ * execute (probe_exe): answered when the file is attached, found without
+ * HDF5, or given up; its client gives up first (iorun, the SPANK plugin
+ * wait 2 s) and is then forgotten (ioacct_mpiprobes_cancel).
+ */
+struct exewait {
+	void *tag;
+	uint32_t seq;
+	dev_t dev;
+	ino_t ino;
+	bool done;
+	int status;
+	const char *why;
+};
+
+/* Programs waited for at once; beyond, -EBUSY and the job runs (its exec is still seen). */
+#define EXE_WAITS_MAX 64
+
+/*
  * Libraries no watched step loads any more, whose uprobes go in a thread of
  * their own: the kernel waits for an RCU grace period per uprobe it removes
  * (78 probes took 8.5 to 9.3 s on a loaded machine here), which inside a
@@ -118,6 +141,8 @@ struct ioacct_mpiprobes {
 	struct ioacct_mpi_bpf *skel;
 	struct ioacct_probes *probes;
 	struct bpf_link *watch; /* the library watch's link, while a cgroup is watched */
+	struct bpf_link *execw; /* the exec watch's (HDF5 in executables), the same; NULL: none */
+	bool h5;                /* programs are looked at too (hdf5_libraries, exec watch taken) */
 	struct ring_buffer *rb;
 	struct mpilib *libs;
 	size_t nlibs;
@@ -144,9 +169,12 @@ struct ioacct_mpiprobes {
 		off_t size;
 		struct timespec ctime;
 		enum ioacct_mpi_flavour fl;
+		bool exe; /* parsed as a program's (HDF5 only), not a library's */
 		uint64_t off[NFUNCS];
 	} seen[ELF_CACHE];
 	size_t nseen;
+	struct exewait waits[EXE_WAITS_MAX];
+	size_t nwaits;
 };
 
 /*
@@ -369,6 +397,9 @@ static void rank_note(struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid)
 {
 	struct mpirank *r;
 
+	if (!tgid)
+		return; /* a program probed before its exec (probe_exe): its exec notes it */
+
 	for (size_t i = 0; i < m->nranks; i++)
 		if (m->ranks[i].slot == slot && m->ranks[i].tgid == tgid)
 			return;
@@ -537,105 +568,20 @@ void ioacct_mpiprobes_set_detach_after(struct ioacct_mpiprobes *m, uint64_t ns)
 }
 
 /*
- * File systems whose "regular files" are the kernel's interfaces: opening
- * or reading one may act (reading /proc/kmsg takes the kernel's messages
- * from whoever else reads them; a sysfs or debugfs file may drive a
- * device). No MPI library lives there.
+ * The program's file (k as the exec program names it, sb its stat),
+ * without HDF5 or refused (why, said in the log): its execs send nothing
+ * until the file changes (exeseen). The key is the program's own, not
+ * stat's: btrfs gives a subvolume's files another st_dev than their
+ * super block's, overlayfs may too.
  */
-static bool kernel_fs(long type)
+static void exe_none(struct ioacct_mpiprobes *m, const struct ioacct_exe_key *k,
+		     const struct stat *sb, const char *shown, const char *why)
 {
-	switch (type) {
-	case PROC_SUPER_MAGIC: case SYSFS_MAGIC: case DEBUGFS_MAGIC: case TRACEFS_MAGIC:
-	case SECURITYFS_MAGIC: case SELINUX_MAGIC: case SMACK_MAGIC: case CGROUP_SUPER_MAGIC:
-	case CGROUP2_SUPER_MAGIC: case BPF_FS_MAGIC: case EFIVARFS_MAGIC: case PSTOREFS_MAGIC:
-	case DEVPTS_SUPER_MAGIC: case NSFS_MAGIC: case BINFMTFS_MAGIC: case HUGETLBFS_MAGIC:
-		return true;
-	}
-	return false;
-}
+	struct ioacct_exe_val v = { .ctime_sec = sb->st_ctim.tv_sec,
+				    .ctime_nsec = (uint32_t)sb->st_ctim.tv_nsec };
 
-/* The smallest a shared object can be: its ELF header. */
-#define ELF_MIN_SIZE 64
-
-/*
- * path as the task sees it (a container's library is its own), resolved
- * under its root, as a path handle (O_PATH: opens nothing, a FIFO's writer
- * is not released, no device's open acts). A fd, or -errno.
- */
-static int lib_handle(uint32_t tgid, const char *path)
-{
-	char root[32];
-	int rootfd, fd = -ENOSYS;
-
-	snprintf(root, sizeof(root), "/proc/%u/root", tgid);
-	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return -errno;
-#ifdef RESOLVE_IN_ROOT
-	{
-		/* Its absolute links resolved in its root too; no /proc magic link followed. */
-		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-
-		fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-		if (fd < 0)
-			fd = -errno;
-	}
-#endif
-	/* Before 5.6: an absolute link goes to the daemon's root; the checks hold all the same. */
-	if (fd == -ENOSYS) {
-		fd = openat(rootfd, path + strspn(path, "/"), O_PATH | O_CLOEXEC);
-		if (fd < 0)
-			fd = -errno;
-	}
-	close(rootfd);
-	return fd;
-}
-
-/*
- * A library a watched task opens, looked at through a handle (O_PATH),
- * without opening it: only a regular file of root's that only root may
- * write, on a file system of files, is taken (the daemon acts with its
- * rights on a name a user gave). 0 with its stat, or -EPERM with why not
- * in why.
- */
-static int lib_check(int fd, struct stat *sb, const char **why)
-{
-	struct statfs sfs;
-
-	*why = NULL;
-	if (fstat(fd, sb) || fstatfs(fd, &sfs)) {
-		*why = "cannot stat it";
-	} else if (!S_ISREG(sb->st_mode)) {
-		*why = S_ISFIFO(sb->st_mode) ? "a FIFO" :
-		       S_ISCHR(sb->st_mode) || S_ISBLK(sb->st_mode) ? "a device" :
-		       S_ISDIR(sb->st_mode) ? "a directory" : S_ISSOCK(sb->st_mode) ? "a socket" :
-									    "not a regular file";
-	} else if (sb->st_uid != 0 || (sb->st_mode & 022)) {
-		*why = "not a regular file of root's that only root may write";
-	} else if (kernel_fs((long)sfs.f_type)) {
-		*why = "a kernel interface (proc, sysfs, ...), not a file";
-	} else if (sb->st_size < ELF_MIN_SIZE) {
-		*why = "too small to be a library";
-	} else {
-		return 0;
-	}
-	return -EPERM;
-}
-
-/* The same of path as the task tgid sees it: a handle (O_PATH, lib_handle()) or -errno. */
-static int lib_look(uint32_t tgid, const char *path, struct stat *sb, const char **why)
-{
-	int fd = lib_handle(tgid, path), ret;
-
-	*why = NULL;
-	if (fd < 0)
-		return fd;
-	ret = lib_check(fd, sb, why);
-	if (!ret)
-		return fd;
-	close(fd);
-	return ret;
+	bpf_map_update_elem(bpf_map__fd(m->skel->maps.exeseen), k, &v, BPF_ANY);
+	log_debug("HDF5: %s not probed: %s", shown, why);
 }
 
 /*
@@ -649,7 +595,7 @@ static void elf_ask(struct ioacct_mpiprobes *m, struct mpilib *lib)
 	char fdpath[32];
 	int fd, ret;
 
-	/* The handle's file, checked (lib_check()), opened to be read: the worker cannot open. */
+	/* The handle's file, checked (jobfile.h), opened to be read: the worker cannot open. */
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", lib->fd);
 	fd = open(fdpath, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
@@ -658,6 +604,7 @@ static void elf_ask(struct ioacct_mpiprobes *m, struct mpilib *lib)
 		return;
 	}
 	ioacct_strlcpy(req.u.worker.text, lib->shown, sizeof(req.u.worker.text));
+	req.u.worker.code = lib->exe;
 	ret = ioacct_worker_send(m->elf, &req, &fd, 1, &lib->seq);
 	close(fd);
 	if (ret)
@@ -675,12 +622,13 @@ static struct mpilib *lib_pending(struct ioacct_mpiprobes *m, uint32_t seq)
 }
 
 /* What the ELF worker said of this very file before (same inode, size and ctime), or NULL. */
-static const struct elfseen *elf_seen(const struct ioacct_mpiprobes *m, const struct stat *sb)
+static const struct elfseen *elf_seen(const struct ioacct_mpiprobes *m, const struct stat *sb,
+				      bool exe)
 {
 	for (size_t i = 0; i < m->nseen && i < ELF_CACHE; i++) {
 		const struct elfseen *e = &m->seen[i];
 
-		if (e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
+		if (e->exe == exe && e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
 		    e->ctime.tv_sec == sb->st_ctim.tv_sec && e->ctime.tv_nsec == sb->st_ctim.tv_nsec)
 			return e;
 	}
@@ -697,8 +645,21 @@ static void elf_keep(struct ioacct_mpiprobes *m, const struct mpilib *lib,
 	if (fstat(lib->fd, &sb))
 		return;
 	*e = (struct elfseen){ .dev = sb.st_dev, .ino = sb.st_ino, .size = sb.st_size,
-			       .ctime = sb.st_ctim, .fl = fl };
+			       .ctime = sb.st_ctim, .fl = fl, .exe = lib->exe };
 	memcpy(e->off, off, sizeof(e->off));
+}
+
+/* The clients waiting for the file (dev, ino) have their answer (probe_exe). */
+static void waits_done(struct ioacct_mpiprobes *m, dev_t dev, ino_t ino, int status,
+		       const char *why)
+{
+	for (size_t i = 0; i < m->nwaits; i++) {
+		struct exewait *w = &m->waits[i];
+
+		if (!w->done && w->dev == dev && w->ino == ino)
+			*w = (struct exewait){ .tag = w->tag, .seq = w->seq, .dev = dev, .ino = ino,
+					       .done = true, .status = status, .why = why };
+	}
 }
 
 /* Attached, by offset, to the file checked; pending no more. */
@@ -706,6 +667,7 @@ static void lib_attached(struct ioacct_mpiprobes *m, struct mpilib *lib,
 			 enum ioacct_mpi_flavour fl, const uint64_t *off)
 {
 	lib_attach(m, lib, fl, off);
+	waits_done(m, lib->dev, lib->ino, 0, NULL);
 	close(lib->fd);
 	lib->fd = -1;
 	lib->seq = 0;
@@ -720,6 +682,20 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 
 	if (!lib)
 		return; /* given up meanwhile */
+	if (lib->exe && (rep->status || fl != IOACCT_MPI_HDF5)) {
+		struct stat sb;
+
+		/* A program without HDF5: its next execs send nothing (exeseen). */
+		if (!fstat(lib->fd, &sb))
+			exe_none(m, &lib->key, &sb, lib->shown,
+				 rep->status ? rep->error : "no HDF5 in it");
+		waits_done(m, lib->dev, lib->ino, 0, NULL);
+		lib_free(lib);
+		*lib = m->libs[--m->nlibs];
+		return;
+	}
+	if (lib->exe)
+		rank_note(m, lib->slot, lib->tgid);
 	if (lib->warm)
 		log_debug("MPI-IO: %s: parsed ahead%s", lib->shown, rep->status ? ", not a library" : "");
 	if (rep->status) {
@@ -772,11 +748,11 @@ static void elf_prewarm(struct ioacct_mpiprobes *m, char prefix[][IOACCT_LIBNAME
 			/* What ld.so loads: not libhdf5*'s archives (.a) and settings. */
 			if (!match || !strstr(de->d_name, ".so"))
 				continue;
-			/* A handle, as for a job's library: nothing opened before lib_check(). */
+			/* A handle, as for a job's library: nothing opened before it is checked. */
 			fd = openat(dirfd(d), de->d_name, O_PATH | O_CLOEXEC);
 			if (fd < 0)
 				continue;
-			if (lib_check(fd, &sb, &why)) {
+			if (ioacct_jobfile_lib_check(fd, &sb, &why)) {
 				close(fd);
 				continue;
 			}
@@ -846,9 +822,161 @@ static void elf_expire(struct ioacct_mpiprobes *m)
 		}
 		log_warn("MPI-IO: %s not attached: the ELF worker did not answer in %llu s",
 			 lib->shown, (unsigned long long)(ELF_WAIT_NS / NSEC_PER_SEC));
+		waits_done(m, lib->dev, lib->ino, -ETIMEDOUT, "the ELF worker did not answer");
 		lib_free(lib);
 		m->libs[i] = m->libs[--m->nlibs];
 	}
+}
+
+/*
+ * The file of fd (checked, stat sb), which the task of e loaded or
+ * executed: the job's use of it noted; a file not seen before attached
+ * from what the worker said of it before, or asked for. Takes fd.
+ */
+static void lib_found(struct ioacct_mpiprobes *m, int fd, const struct stat *sb,
+		      const char *shown, const struct ioacct_mpi_event *e)
+{
+	bool exe = e->kind == IOACCT_MPI_EV_EXEC;
+	const struct elfseen *seen;
+	struct mpilib *lib = NULL;
+
+	for (size_t i = 0; i < m->nlibs && !lib; i++)
+		if (m->libs[i].dev == sb->st_dev && m->libs[i].ino == sb->st_ino)
+			lib = &m->libs[i];
+	if (lib && lib->warm) {
+		/* Parsed ahead, not answered yet: attached when it is. */
+		lib->warm = false;
+		lib->pending_ns = ioacct_mono_ns();
+	}
+	if (lib && exe)
+		rank_note(m, e->slot, e->tgid);
+	if (!lib) {
+		char *name = strdup(shown);
+
+		lib = name ? realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)) : NULL;
+		if (!lib) {
+			free(name);
+			close(fd);
+			return;
+		}
+		m->libs = lib;
+		lib = &m->libs[m->nlibs++];
+		*lib = (struct mpilib){ .dev = sb->st_dev, .ino = sb->st_ino, .mfd = { -1, -1 },
+					.shown = name, .pending_ns = ioacct_mono_ns(), .exe = exe,
+					.slot = e->slot, .tgid = e->tgid, .key = e->exe };
+		lib_wait_detached(m, sb->st_dev, sb->st_ino);
+		/* Kept until attached: the uprobes name this file, the one checked. */
+		lib->fd = fd;
+		fd = -1;
+		seen = elf_seen(m, sb, exe);
+		if (seen && exe)
+			rank_note(m, e->slot, e->tgid);
+		if (seen)
+			lib_attached(m, lib, seen->fl, seen->off);
+		else
+			elf_ask(m, lib);
+	}
+	lib_use(lib, e->slot);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * A watched task executed a program (HDF5 linked into it: issue 39),
+ * looked at through /proc/PID/exe. A task gone meanwhile leaves nothing to
+ * look at: its program's next exec tries again.
+ */
+static void on_exec(struct ioacct_mpiprobes *m, const struct ioacct_mpi_event *e)
+{
+	char shown[PATH_MAX];
+	struct ioacct_exe_val v;
+	const char *why;
+	struct stat sb;
+	int fd = ioacct_jobfile_exe(e->tgid, &sb, &why, shown, sizeof(shown));
+
+	if (why)
+		exe_none(m, &e->exe, &sb, shown, why);
+	if (fd < 0)
+		return;
+	if (!bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.exeseen), &e->exe, &v) &&
+	    v.ctime_sec == sb.st_ctim.tv_sec && v.ctime_nsec == (uint32_t)sb.st_ctim.tv_nsec) {
+		/* Its exec came before the answer that it has no HDF5 (79-h5static.sh counts these). */
+		log_debug("HDF5: %s: an exec of before its answer", shown);
+		close(fd);
+		return;
+	}
+	/*
+	 * A task that executed another program since is looked at in that
+	 * one: a program it executed all the same, whose own event follows.
+	 */
+	lib_found(m, fd, &sb, shown, e);
+}
+
+/* See mpiprobes.h. The key is stat's, which the exec's may not be (btrfs): then parsed once more. */
+int ioacct_mpiprobes_probe_exe(struct ioacct_mpiprobes *m, int fd, uint32_t slot, void *tag,
+			       uint32_t seq, const char **why)
+{
+	struct ioacct_mpi_event e = { .slot = slot, .kind = IOACCT_MPI_EV_EXEC };
+	char link[32], shown[PATH_MAX];
+	struct ioacct_exe_val v;
+	struct stat sb = { 0 };
+	ssize_t n;
+	int ret = ioacct_jobfile_exe_fd(fd, &sb, why);
+
+	if (!ret && m->nwaits == EXE_WAITS_MAX) {
+		*why = "too many programs wait for their probes";
+		ret = -EBUSY;
+	}
+	e.exe = (struct ioacct_exe_key){ .dev = sb.st_dev, .ino = sb.st_ino };
+	if (ret || !m->h5 ||
+	    (!bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.exeseen), &e.exe, &v) &&
+	     v.ctime_sec == sb.st_ctim.tv_sec && v.ctime_nsec == (uint32_t)sb.st_ctim.tv_nsec)) {
+		close(fd);
+		return ret;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, shown, sizeof(shown) - 1);
+	shown[n > 0 ? n : 0] = '\0';
+	for (char *c = shown; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?'; /* it goes to the log */
+	lib_found(m, fd, &sb, shown, &e);
+	for (size_t i = 0; i < m->nlibs; i++) {
+		if (m->libs[i].dev != sb.st_dev || m->libs[i].ino != sb.st_ino)
+			continue;
+		if (m->libs[i].fd < 0)
+			return 0; /* attached */
+		m->waits[m->nwaits++] = (struct exewait){ .tag = tag, .seq = seq, .dev = sb.st_dev,
+							  .ino = sb.st_ino };
+		return 1;
+	}
+	*why = "out of memory";
+	return -ENOMEM;
+}
+
+bool ioacct_mpiprobes_answer(struct ioacct_mpiprobes *m, void **tag, uint32_t *seq, int *status,
+			     const char **why)
+{
+	for (size_t i = 0; i < m->nwaits; i++) {
+		if (!m->waits[i].done)
+			continue;
+		*tag = m->waits[i].tag;
+		*seq = m->waits[i].seq;
+		*status = m->waits[i].status;
+		*why = m->waits[i].why;
+		m->waits[i] = m->waits[--m->nwaits];
+		return true;
+	}
+	return false;
+}
+
+void ioacct_mpiprobes_cancel(struct ioacct_mpiprobes *m, void *tag)
+{
+	for (size_t i = 0; i < m->nwaits;)
+		if (m->waits[i].tag == tag)
+			m->waits[i] = m->waits[--m->nwaits];
+		else
+			i++;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -856,12 +984,14 @@ static int on_event(void *ctx, void *data, size_t size)
 	const struct ioacct_mpi_event *e = data;
 	struct ioacct_mpiprobes *m = ctx;
 	char path[IOACCT_MPI_PATH_MAX + 1], shown[IOACCT_MPI_PATH_MAX + 64], fdpath[32];
-	const struct elfseen *seen;
-	struct mpilib *lib = NULL;
 	const char *why;
 	struct stat sb;
 	int fd;
 
+	if (size >= offsetof(struct ioacct_mpi_event, path) && e->kind == IOACCT_MPI_EV_EXEC) {
+		on_exec(m, e);
+		return 0;
+	}
 	if (size < sizeof(*e) || e->path[0] != '/')
 		return 0;
 	rank_note(m, e->slot, e->tgid);
@@ -870,7 +1000,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	for (char *c = shown; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?'; /* it goes to the log */
-	fd = lib_look(e->tgid, path, &sb, &why);
+	fd = ioacct_jobfile_lib(e->tgid, path, &sb, &why);
 	if (fd < 0) {
 		/*
 		 * ld.so tries a path per search directory: most opens name no
@@ -887,40 +1017,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		}
 		return 0;
 	}
-	for (size_t i = 0; i < m->nlibs && !lib; i++)
-		if (m->libs[i].dev == sb.st_dev && m->libs[i].ino == sb.st_ino)
-			lib = &m->libs[i];
-	if (lib && lib->warm) {
-		/* Parsed ahead, not answered yet: attached when it is. */
-		lib->warm = false;
-		lib->pending_ns = ioacct_mono_ns();
-	}
-	if (!lib) {
-		char *name = strdup(shown);
-
-		lib = name ? realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)) : NULL;
-		if (!lib) {
-			free(name);
-			goto out;
-		}
-		m->libs = lib;
-		lib = &m->libs[m->nlibs++];
-		*lib = (struct mpilib){ .dev = sb.st_dev, .ino = sb.st_ino, .mfd = { -1, -1 },
-					.shown = name, .pending_ns = ioacct_mono_ns() };
-		lib_wait_detached(m, sb.st_dev, sb.st_ino);
-		/* Kept until attached: the uprobes name this file, the one checked. */
-		lib->fd = fd;
-		fd = -1;
-		seen = elf_seen(m, &sb);
-		if (seen)
-			lib_attached(m, lib, seen->fl, seen->off);
-		else
-			elf_ask(m, lib);
-	}
-	lib_use(lib, e->slot);
-out:
-	if (fd >= 0)
-		close(fd);
+	lib_found(m, fd, &sb, shown, e);
 	return 0;
 }
 
@@ -991,6 +1088,16 @@ static void watch_sync(void *ctx, uint32_t nwatched)
 {
 	struct ioacct_mpiprobes *m = ctx;
 
+	/* The exec watch (HDF5 in executables) likewise: a task's exec costs nothing while idle. */
+	if (nwatched && !m->execw && m->h5) {
+		m->execw = bpf_program__attach(m->skel->progs.ioacct_mpi_exec);
+		if (!m->execw)
+			log_warn("HDF5: cannot attach the exec watch: %s; HDF5 linked into the programs "
+				 "of the steps registered now is not probed", strerror(errno));
+	} else if (!nwatched && m->execw) {
+		bpf_link__destroy(m->execw);
+		m->execw = NULL;
+	}
 	if (nwatched && !m->watch) {
 		m->watch = bpf_program__attach(m->skel->progs.ioacct_mpi_lib_open);
 		if (m->watch)
@@ -1022,6 +1129,7 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 	nh5 = n < 0 ? -1 : ioacct_libnames_parse(h5libs, prefix + n, IOACCT_LIBNAMES_MAX);
 	n = nh5 < 0 ? -1 : n + nh5;
 	if (m) {
+		m->h5 = nh5 > 0;
 		pthread_mutex_init(&m->lock, NULL);
 		pthread_cond_init(&m->cond, NULL);
 	}
@@ -1062,6 +1170,14 @@ struct ioacct_mpiprobes *ioacct_mpiprobes_open(struct ioacct_probes *p, const ch
 		m->watch = bpf_program__attach(m->skel->progs.ioacct_mpi_lib_open);
 		ret = m->watch ? 0 : -errno;
 	}
+	if (!ret && m->h5) {
+		/* Without it, only HDF5 linked into programs goes uncounted: said, not fatal. */
+		m->execw = bpf_program__attach(m->skel->progs.ioacct_mpi_exec);
+		if (!m->execw)
+			log_warn("HDF5: cannot attach the exec watch (sched_process_exec): %s; HDF5 "
+				 "linked into programs is not probed", strerror(errno));
+		m->h5 = m->execw != NULL;
+	}
 	if (!ret) {
 		what = "make the ring buffer of";
 		m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.events), on_event, m, NULL);
@@ -1099,6 +1215,7 @@ void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m)
 	if (m->probes)
 		ioacct_probes_on_publish(m->probes, NULL, NULL);
 	bpf_link__destroy(m->watch);
+	bpf_link__destroy(m->execw);
 	if (m->detacher_on) {
 		pthread_mutex_lock(&m->lock);
 		m->stopping = true;

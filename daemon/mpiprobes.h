@@ -42,6 +42,21 @@ int ioacct_mpiprobes_fd(const struct ioacct_mpiprobes *m);
 void ioacct_mpiprobes_poll(struct ioacct_mpiprobes *m);
 /* mpi_detach_after of ioacct.conf; 0 (the default here): as soon as their last step ends. */
 void ioacct_mpiprobes_set_detach_after(struct ioacct_mpiprobes *m, uint64_t ns);
+/*
+ * probe_exe (issue 39): the program a task of slot is about to execute,
+ * fd as its user opened it (taken), probed now so that its first run is
+ * counted. 0: answered now (its HDF5 probed already, none in it as of its
+ * change time, or programs not looked at); 1: the client tag (its request
+ * seq) waits for ioacct_mpiprobes_answer(); -errno with why (refused, or
+ * too many wait).
+ */
+int ioacct_mpiprobes_probe_exe(struct ioacct_mpiprobes *m, int fd, uint32_t slot, void *tag,
+			       uint32_t seq, const char **why);
+/* One waiting client answered: its tag and seq, the status (0 or -errno) and why. */
+bool ioacct_mpiprobes_answer(struct ioacct_mpiprobes *m, void **tag, uint32_t *seq, int *status,
+			     const char **why);
+/* The client tag went away: forgotten. */
+void ioacct_mpiprobes_cancel(struct ioacct_mpiprobes *m, void *tag);
 /* How many library files have uprobes (for tests and status). */
 size_t ioacct_mpiprobes_nlibs(const struct ioacct_mpiprobes *m);
 

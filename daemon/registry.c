@@ -778,6 +778,11 @@ void ioacct_registry_set_mpi(struct ioacct_registry *r, struct ioacct_mpiprobes 
 		ioacct_mpiprobes_set_span_cb(m, mpi_span, r);
 }
 
+struct ioacct_mpiprobes *ioacct_registry_mpi(const struct ioacct_registry *r)
+{
+	return r->mpi;
+}
+
 int ioacct_registry_mpi_fd(const struct ioacct_registry *r)
 {
 	return r->mpi ? ioacct_mpiprobes_fd(r->mpi) : -1;

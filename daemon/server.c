@@ -52,6 +52,7 @@ struct client {
 	struct ioacct_buf in;
 	struct ioacct_buf out;
 	size_t out_off;
+	int rfd;   /* a descriptor that came with the request (probe_exe's program), or -1 */
 	/* Root's request and reply, kept for the undelivered hook until the reply is taken. */
 	struct ioacct_request *req;
 	struct ioacct_reply *rep;
@@ -212,6 +213,8 @@ static void peer_put(struct ioacct_server *s, struct peer *p)
 
 static void client_free(struct client *c)
 {
+	if (c->rfd >= 0)
+		close(c->rfd);
 	ioacct_buf_free(&c->in);
 	ioacct_buf_free(&c->out);
 	if (c->rep)
@@ -434,12 +437,17 @@ static void client_handle(struct ioacct_server *s, struct client *c)
 		client_close(s, c, false);
 		return;
 	}
-	ret = ioacct_registry_defer(s->reg, &req, c->uid, c, &rep);
+	if (req.type == IOACCT_MSG_PROBE_EXE) {
+		ret = ioacct_registry_probe_exe(s->reg, &req, c->uid, c->rfd, c, &rep);
+		c->rfd = -1;
+	} else {
+		ret = ioacct_registry_defer(s->reg, &req, c->uid, c, &rep);
+	}
 	if (ret == 1) {
 		client_park(s, c);
 		return;
 	}
-	if (ret == 0)
+	if (ret == 0 && req.type != IOACCT_MSG_PROBE_EXE)
 		ioacct_registry_handle(s->reg, &req, c->uid, &rep);
 	client_answer(s, c, &req, &rep);
 }
@@ -451,12 +459,43 @@ static void answers_take(struct ioacct_server *s)
 	struct ioacct_reply rep;
 	void *tag;
 
-	while (ioacct_registry_answer(s->reg, &tag, &rep)) {
+	while (ioacct_registry_answer(s->reg, &tag, &req.type, &rep)) {
 		struct client *c = tag;
 
 		req.seq = rep.seq;
 		client_answer(s, c, &req, &rep);
 	}
+}
+
+/*
+ * One read of the client's request; a descriptor that comes with it is
+ * kept (the first: one request carries at most one), others closed.
+ */
+static ssize_t client_recv(struct client *c, size_t want)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+	} ctl;
+	struct iovec iov = { .iov_base = c->in.data + c->in.len, .iov_len = want - c->in.len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+
+	for (struct cmsghdr *h = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; h; h = CMSG_NXTHDR(&mh, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(fd));
+			if (c->rfd < 0)
+				c->rfd = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
 }
 
 /* Reads what the client sent; once a whole request is there, serves it. */
@@ -498,7 +537,7 @@ static void client_read(struct ioacct_server *s, struct client *c)
 			c->in.data = nd;
 			c->in.cap = want;
 		}
-		n = read(c->fd, c->in.data + c->in.len, want - c->in.len);
+		n = client_recv(c, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -628,6 +667,7 @@ static void accept_clients(struct ioacct_server *s)
 			continue;
 		}
 		c->fd = fd;
+		c->rfd = -1;
 		c->uid = cred.uid;
 		c->state = CLIENT_READING;
 		c->deadline_ms = now_ms() + IOACCT_SERVER_REQUEST_MS;
@@ -768,7 +808,12 @@ int ioacct_server_run(struct ioacct_server *s, int timeout_ms)
 {
 	struct epoll_event ev[EVENT_BATCH];
 	uint64_t until = now_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
-	int n = epoll_wait(s->epfd, ev, EVENT_BATCH, next_timeout(s, timeout_ms));
+	int n;
+
+	/* Answers made between rounds (probe_exe's, by the ELF worker's reply): sent before waiting. */
+	answers_take(s);
+	free_dead(s);
+	n = epoll_wait(s->epfd, ev, EVENT_BATCH, next_timeout(s, timeout_ms));
 
 	if (n < 0 && errno != EINTR) {
 		log_err("epoll_wait: %s", strerror(errno));

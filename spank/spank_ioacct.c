@@ -28,6 +28,7 @@
 
 #include "args.h"
 #include "config.h"
+#include "exeprobe.h"
 #include "job_fetch.h"
 #include "log.h"
 #include "proto.h"
@@ -414,6 +415,33 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 }
 
 /*
+ * The task's program probed before it runs (issue 39: HDF5 linked into it
+ * counted from its first call), by every task, as the job's user: found
+ * in the job's PATH as execvp() would, opened with the user's rights. At
+ * most IOACCT_EXEPROBE_TIMEOUT_MS, then it runs all the same; a step not
+ * monitored (its registration failed) is answered at once and says nothing.
+ */
+static void task_probe(spank_t sp, uint32_t job)
+{
+	char err[512], line[LINE_MAX_BYTES], name[PATH_MAX], path[4096], cluster[IOACCT_SHORT_MAX];
+	uint32_t step = 0;
+	char **argv = NULL;
+	int argc = 0;
+
+	if (spank_get_item(sp, S_JOB_STEPID, &step) || spank_get_item(sp, S_JOB_ARGV, &argc, &argv) ||
+	    argc < 1 || !argv || !argv[0])
+		return;
+	env_or(sp, "SLURM_CLUSTER_NAME", cluster, sizeof(cluster), "");
+	if (spank_getenv(sp, "PATH", path, sizeof(path)) != ESPANK_SUCCESS)
+		path[0] = '\0';
+	if (ioacct_exeprobe(socket_path(), argv[0], path[0] ? path : NULL, cluster, job, step,
+			    IOACCT_EXEPROBE_TIMEOUT_MS, err, sizeof(err)))
+		fprintf(stderr, "ioacct: %s not probed before it runs (HDF5 calls it makes at once "
+			"may go uncounted): %s\n", ioacct_text_clean(name, sizeof(name), argv[0]),
+			one_line(err, line));
+}
+
+/*
  * In the task, as the job's user, just before exec: its standard error is
  * the job's. The parent's registration result is not shared with this
  * process, so ask the daemon whether the job is watched.
@@ -428,10 +456,10 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 	(void)ac;
 	(void)av;
-	if (spank_context() != S_CTX_REMOTE || !monitored)
+	if (spank_context() != S_CTX_REMOTE || !monitored || spank_get_item(sp, S_JOB_ID, &job))
 		return 0;
-	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) || rank != 0 ||
-	    spank_get_item(sp, S_JOB_ID, &job))
+	task_probe(sp, job);
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) || rank != 0)
 		return 0;
 	req.u.query.job_id = job;
 	env_or(sp, "SLURM_CLUSTER_NAME", req.u.query.cluster, sizeof(req.u.query.cluster), "");

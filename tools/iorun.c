@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "config.h"
 #include "darshan.h"
+#include "exeprobe.h"
 #include "ioacct_ops.h"
 #include "job_fetch.h"
 #include "log.h"
@@ -447,6 +448,22 @@ static void register_command(const struct ioacct_config *cfg, const struct iorun
 	ioacct_reply_free(&rep);
 }
 
+/*
+ * The command's program probed before it runs (issue 39: HDF5 linked into
+ * it counted from its first call), as iorun's user, who is the command's:
+ * at most IOACCT_EXEPROBE_TIMEOUT_MS, then it runs all the same.
+ */
+static void probe_command(const struct ioacct_config *cfg, const struct iorun_opts *o,
+			  const struct iorun_job *j)
+{
+	char err[512], name[PATH_MAX];
+
+	if (ioacct_exeprobe(cfg->socket_path, o->argv[0], NULL, "iorun", j->job_id, 0,
+			    IOACCT_EXEPROBE_TIMEOUT_MS, err, sizeof(err)))
+		fprintf(stderr, "iorun: %s not probed before it runs (HDF5 calls it makes at once "
+			"may go uncounted): %s\n", ioacct_text_clean(name, sizeof(name), o->argv[0]), err);
+}
+
 /* The command's wait status; -1 when waitpid itself failed. */
 static int wait_command(pid_t pid, int *status)
 {
@@ -586,6 +603,8 @@ int main(int argc, char **argv)
 	register_command(&cfg, o, pid, &j);
 	if (!j.monitored)
 		fprintf(stderr, "ioacct: I/O monitoring unavailable: %s\n", j.err);
+	if (j.monitored)
+		probe_command(&cfg, o, &j);
 	if (o->trace)
 		trace_start(&cfg, o, &j, &t);
 	ioacct_cli_release(&cli, go);

@@ -171,6 +171,13 @@ static const struct field finish_job_fields[] = {
 	FIN(restart, IOACCT_ATTR_RESTART, 0),
 };
 
+#define PROBE(member, attr, flags) FIELD(struct ioacct_req_probe, member, attr, flags)
+static const struct field probe_exe_fields[] = {
+	PROBE(job_id, IOACCT_ATTR_JOB_ID, F_REQUIRED),
+	PROBE(step_id, IOACCT_ATTR_STEP_ID, F_REQUIRED),
+	PROBE(cluster, IOACCT_ATTR_CLUSTER, 0),
+};
+
 #define QUERY(member, attr, flags) FIELD(struct ioacct_req_query, member, attr, flags)
 static const struct field status_fields[] = {
 	QUERY(cluster, IOACCT_ATTR_CLUSTER, 0),
@@ -247,8 +254,10 @@ static const struct field w_post_fields[] = {
 	WRK(size, IOACCT_ATTR_BYTES, F_REQUIRED),
 };
 
+/* w_elf: code 1 for a program's executable (HDF5 linked into it), 0 for a library. */
 static const struct field w_elf_fields[] = {
 	WRK(text, IOACCT_ATTR_DETAIL, 0),
+	WRK(code, IOACCT_ATTR_CODE, 0),
 };
 
 static const struct field w_pg_connect_fields[] = {

@@ -52,6 +52,14 @@
 	X(QUERY, 6, query, u.select)                                                    \
 	X(JOB, 7, job, u.job)                                                           \
 	/*                                                                              \
+	 * probe_exe: the program a job's task is about to execute (iorun, the          \
+	 * SPANK plugin, as the job's user), its file opened O_RDONLY beside the        \
+	 * message (SCM_RIGHTS): answered once HDF5's uprobes are on it, or at          \
+	 * once when it has none or has them already (issue 39: its first run           \
+	 * counted). A daemon before it answers -EPROTO: the client goes on.            \
+	 */                                                                             \
+	X(PROBE_EXE, 8, probe_exe, u.probe)                                             \
+	/*                                                                              \
 	 * live: every running job the caller may see, with its totals so far          \
 	 * (store + kernel, summed over steps: step_id UINT32_MAX) in the query         \
 	 * reply's lists, for ioacct top. Request: u.query, cluster only ("" =          \
@@ -283,6 +291,13 @@ struct ioacct_req_job {
 	uint32_t after_part;
 };
 
+/* probe_exe: the job's step whose task executes the program (its fd beside the message). */
+struct ioacct_req_probe {
+	uint64_t job_id;
+	uint32_t step_id;
+	char cluster[IOACCT_SHORT_MAX];
+};
+
 /*
  * The messages between ioacctd and a worker (W_*), one body for them all;
  * the file descriptors a message carries go beside it (SCM_RIGHTS), in the
@@ -359,6 +374,7 @@ struct ioacct_request {
 		struct ioacct_req_query query;
 		struct ioacct_req_select select;
 		struct ioacct_req_job job;
+		struct ioacct_req_probe probe;
 		struct ioacct_req_worker worker;
 	} u;
 };
@@ -566,6 +582,9 @@ int ioacct_proto_send(int fd, const struct ioacct_buf *b, int timeout_ms);
  */
 int ioacct_client_call(const char *socket_path, const struct ioacct_request *req,
 		       struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen);
+/* The same with the descriptor pass_fd beside the request (SCM_RIGHTS; -1: none). */
+int ioacct_client_call_fd(const char *socket_path, const struct ioacct_request *req, int pass_fd,
+			  struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen);
 
 /*
  * How a client reaches a server of the protocol, for the code that pages

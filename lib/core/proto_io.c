@@ -145,8 +145,45 @@ static int set_send_timeout(int fd, int timeout_ms)
 	return 0;
 }
 
+/*
+ * The message's first byte with pass_fd beside it (SCM_RIGHTS), then the
+ * rest: the daemon reads the descriptor with the bytes it came with.
+ */
+static int send_with_fd(int fd, const struct ioacct_buf *b, int pass_fd, int timeout_ms)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = b->data, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	struct ioacct_buf rest = { .data = b->data + 1, .len = b->len - 1 };
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	do
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	return ioacct_proto_send(fd, &rest, timeout_ms);
+}
+
 int ioacct_client_call(const char *socket_path, const struct ioacct_request *req,
 		       struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen)
+{
+	return ioacct_client_call_fd(socket_path, req, -1, rep, timeout_ms, err, errlen);
+}
+
+int ioacct_client_call_fd(const char *socket_path, const struct ioacct_request *req, int pass_fd,
+			  struct ioacct_reply *rep, int timeout_ms, char *err, size_t errlen)
 {
 	static uint32_t last_seq;
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
@@ -191,7 +228,8 @@ int ioacct_client_call(const char *socket_path, const struct ioacct_request *req
 		fail(err, errlen, ret, "cannot connect to %s: %s", socket_path, strerror(-ret));
 		goto out;
 	}
-	ret = ioacct_proto_send(fd, &buf, timeout_ms);
+	ret = pass_fd >= 0 ? send_with_fd(fd, &buf, pass_fd, timeout_ms) :
+			     ioacct_proto_send(fd, &buf, timeout_ms);
 	if (ret) {
 		fail(err, errlen, ret, "cannot send to ioacctd on %s: %s", socket_path, strerror(-ret));
 		goto out;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the protocol tests share (test_proto.c, test_proto_query.c): the
+ * What the protocol tests share (test_proto.c, test_proto_query.c, test_proto_io.c): the
  * attribute numbers written out again, a raw message builder to write what
  * the encoder never would, well-formed messages and their round trips.
  * Tests only: a failed allocation or call fails the test (cmocka).
