@@ -358,17 +358,14 @@ static __always_inline struct ioacct_file_key file_key(__s32 rank, const struct 
  * a request's, or a call's while the daemon's iterator holds the task's
  * accumulators.
  */
-__noinline int file_meta(struct ioacct_file_key *key, const struct file_id *id, __u32 op,
+static __noinline void file_meta(struct ioacct_file_key *key, const struct file_id *id, __u32 op,
 				 __u64 dur)
 {
-	struct ioacct_file_val *v;
+	struct ioacct_file_val *v = file_rec(key, id);
 
-	if (!key || !id)
-		return 0;
-	v = file_rec(key, id);
 	if (!v) {
 		count_drop(key->slot, 1, 0);
-		return 0;
+		return;
 	}
 	if (op == IOACCT_OP_OPEN)
 		__sync_fetch_and_add(&v->opens, 1);
@@ -379,7 +376,6 @@ __noinline int file_meta(struct ioacct_file_key *key, const struct file_id *id, 
 	else if (op == IOACCT_OP_SEEK)
 		__sync_fetch_and_add(&v->seeks, 1);
 	__sync_fetch_and_add(&v->meta_ns, dur);
-	return 0;
 }
 
 /* *p = max(*p, x), against other CPUs' flushes of the same record. */

@@ -396,11 +396,17 @@ __noinline int note_mount(const struct ioacct_stat_key *key)
 	t = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!t || t->c_mnt != key->mnt_id || !t->c_vfsmnt)
 		return 0;
-	sl = bpf_map_lookup_elem(&slots, &key->slot);
-	if (!sl)
-		return 0;
 	s = bpf_map_lookup_elem(&notescratch, &zero);
 	if (!s)
+		return 0;
+	/*
+	 * The slot's number through the scratch: 6.1's verifier takes no
+	 * pointer into a global function's argument (PTR_TO_MEM) as a map key,
+	 * and this frame has no stack to spare for a copy.
+	 */
+	s->nk.slot = key->slot;
+	sl = bpf_map_lookup_elem(&slots, &s->nk.slot);
+	if (!sl)
 		return 0;
 	/*
 	 * Each value goes to the scratch as soon as it is read, the note's key
