@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/magic.h>
 #if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
@@ -82,6 +83,8 @@ struct mpilib {
 	uint64_t idle_since_ns; /* no slot uses it since (CLOCK_MONOTONIC); 0: in use */
 	int fd;                 /* pending: the file's handle (O_PATH, checked); -1 once attached */
 	bool warm;              /* pending for the answer only (elf_prewarm): no job loads it yet */
+	bool ahead;             /* parsed ahead (elf_prewarm): attached at registrations once answered */
+	bool at_register;       /* attached at a step's registration */
 	uint32_t seq;           /* pending: its w_elf request; 0: not sent yet */
 	uint64_t pending_ns;    /* pending since (CLOCK_MONOTONIC) */
 	char *shown;            /* pending: its path, for the log */
@@ -147,6 +150,13 @@ struct ioacct_mpiprobes {
 		uint64_t off[NFUNCS];
 	} seen[ELF_CACHE];
 	size_t nseen;
+	/* The libraries parsed ahead that have functions to probe: attached at registrations. */
+	struct ahead {
+		char *path;
+		struct elfseen e;
+	} *ahead;
+	size_t nahead;
+	bool ahead_off;         /* uprobes cannot be made after start (perf's, without root) */
 };
 
 /*
@@ -320,8 +330,8 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, enum ioac
 		log_warn("%s: cannot attach to %s: %s", what, lib->shown, strerror(-err));
 		failed = ps.n;
 	}
-	log_info("%s: attached to %s (%s; %zu of %zu functions%s, in %llu ms, %llu of them attaching)",
-		 what, lib->shown,
+	log_info("%s: attached to %s%s (%s; %zu of %zu functions%s, in %llu ms, %llu of them attaching)",
+		 what, lib->shown, lib->at_register ? " at a step's registration" : "",
 		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" :
 		 fl == IOACCT_MPI_HDF5 ? "HDF5" : "unknown library: bytes not counted",
 		 ps.n - failed, ps.tried, ps.missing ? ", the others absent" : "",
@@ -399,6 +409,24 @@ static void lib_use(struct mpilib *lib, uint32_t slot)
 	lib->slots[lib->nslots++] = slot;
 }
 
+/* A library of m's from now, pending with its handle fd (checked); NULL when out of memory. */
+static struct mpilib *lib_new(struct ioacct_mpiprobes *m, const struct stat *sb, const char *shown,
+			      int fd)
+{
+	char *name = strdup(shown);
+	struct mpilib *lib = name ? realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)) : NULL;
+
+	if (!lib) {
+		free(name);
+		return NULL;
+	}
+	m->libs = lib;
+	lib = &m->libs[m->nlibs++];
+	*lib = (struct mpilib){ .dev = sb->st_dev, .ino = sb->st_ino, .mfd = { -1, -1 }, .fd = fd,
+				.shown = name, .pending_ns = ioacct_mono_ns() };
+	return lib;
+}
+
 static void lib_free(struct mpilib *lib)
 {
 	for (size_t k = 0; k < 2; k++)
@@ -420,6 +448,7 @@ static void *detacher_main(void *arg)
 	for (;;) {
 		struct detaching *d = m->queue;
 		uint64_t t0;
+		char *name;
 
 		if (!d) {
 			if (m->stopping)
@@ -431,11 +460,14 @@ static void *detacher_main(void *arg)
 		m->busy = &d->lib;
 		pthread_mutex_unlock(&m->lock);
 		t0 = ioacct_mono_ns();
+		name = d->lib.shown;
+		d->lib.shown = NULL;
 		lib_free(&d->lib);
-		log_info("MPI-IO: detached from the library of dev %llu ino %llu: no watched step "
-			 "loads it (%zu probes in %llu ms)", (unsigned long long)d->lib.dev,
-			 (unsigned long long)d->lib.ino, d->lib.nlinks,
+		log_info("MPI-IO: detached from the library %s (dev %llu ino %llu): no watched step "
+			 "loads it (%zu probes in %llu ms)", name ? name : "?",
+			 (unsigned long long)d->lib.dev, (unsigned long long)d->lib.ino, d->lib.nlinks,
 			 (unsigned long long)((ioacct_mono_ns() - t0) / 1000000));
+		free(name);
 		pthread_mutex_lock(&m->lock);
 		m->busy = NULL;
 		free(d);
@@ -454,9 +486,10 @@ static void lib_detach(struct ioacct_mpiprobes *m, struct mpilib *lib)
 		m->detacher_on = !pthread_create(&m->detacher, NULL, detacher_main, m);
 	if (!d || !m->detacher_on) {
 		free(d);
+		log_info("MPI-IO: detached from the library %s (dev %llu ino %llu): no watched "
+			 "step loads it", lib->shown ? lib->shown : "?", (unsigned long long)lib->dev,
+			 (unsigned long long)lib->ino);
 		lib_free(lib);
-		log_info("MPI-IO: detached from the library of dev %llu ino %llu: no watched "
-			 "step loads it", (unsigned long long)lib->dev, (unsigned long long)lib->ino);
 		return;
 	}
 	d->lib = *lib;
@@ -488,6 +521,33 @@ static void lib_wait_detached(struct ioacct_mpiprobes *m, dev_t dev, ino_t ino)
 			pthread_cond_wait(&m->cond, &m->lock);
 	} while (pending);
 	pthread_mutex_unlock(&m->lock);
+}
+
+/* (dev, ino) back from the detacher's queue, its uprobes in place, as m's last library: 1. */
+static int lib_reclaim(struct ioacct_mpiprobes *m, dev_t dev, ino_t ino)
+{
+	struct detaching **p, *d = NULL;
+	struct mpilib *libs;
+	int ret = 0; /* -EBUSY: the detacher removes them now; 0: it has none of it */
+
+	/* Room first: a library taken from the queue must not be lost. */
+	if (!m->detacher_on || !(libs = realloc(m->libs, (m->nlibs + 1) * sizeof(*libs))))
+		return 0;
+	m->libs = libs;
+	pthread_mutex_lock(&m->lock);
+	if (m->busy && m->busy->dev == dev && m->busy->ino == ino)
+		ret = -EBUSY;
+	for (p = &m->queue; !ret && *p && !d; p = &(*p)->next)
+		if ((*p)->lib.dev == dev && (*p)->lib.ino == ino) {
+			d = *p;
+			*p = d->next;
+		}
+	pthread_mutex_unlock(&m->lock);
+	if (!d)
+		return ret;
+	m->libs[m->nlibs++] = d->lib;
+	free(d);
+	return 1;
 }
 
 /* The slot's step is over: libraries no running step has loaded are idle from now. */
@@ -674,31 +734,61 @@ static struct mpilib *lib_pending(struct ioacct_mpiprobes *m, uint32_t seq)
 	return NULL;
 }
 
-/* What the ELF worker said of this very file before (same inode, size and ctime), or NULL. */
+/* Whether what the ELF worker said is of this very file (same inode, size and ctime). */
+static bool seen_same(const struct elfseen *e, const struct stat *sb)
+{
+	return e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
+	       e->ctime.tv_sec == sb->st_ctim.tv_sec && e->ctime.tv_nsec == sb->st_ctim.tv_nsec;
+}
+
+/* What the ELF worker said of this very file before, or NULL. */
 static const struct elfseen *elf_seen(const struct ioacct_mpiprobes *m, const struct stat *sb)
 {
-	for (size_t i = 0; i < m->nseen && i < ELF_CACHE; i++) {
-		const struct elfseen *e = &m->seen[i];
-
-		if (e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
-		    e->ctime.tv_sec == sb->st_ctim.tv_sec && e->ctime.tv_nsec == sb->st_ctim.tv_nsec)
-			return e;
-	}
+	for (size_t i = 0; i < m->nseen && i < ELF_CACHE; i++)
+		if (seen_same(&m->seen[i], sb))
+			return &m->seen[i];
 	return NULL;
 }
 
-/* Keeps what the worker said of the library's file, over the oldest kept. */
-static void elf_keep(struct ioacct_mpiprobes *m, const struct mpilib *lib,
-		     enum ioacct_mpi_flavour fl, const uint64_t *off)
+/* Keeps what the worker said of the library's file, over the oldest kept; NULL: not kept. */
+static const struct elfseen *elf_keep(struct ioacct_mpiprobes *m, const struct mpilib *lib,
+				      enum ioacct_mpi_flavour fl, const uint64_t *off)
 {
 	struct elfseen *e = &m->seen[m->nseen++ % ELF_CACHE];
 	struct stat sb;
 
 	if (fstat(lib->fd, &sb))
-		return;
+		return NULL;
 	*e = (struct elfseen){ .dev = sb.st_dev, .ino = sb.st_ino, .size = sb.st_size,
 			       .ctime = sb.st_ctim, .fl = fl };
 	memcpy(e->off, off, sizeof(e->off));
+	return e;
+}
+
+/* Whether lib is the last library parsed ahead that the worker had to answer. */
+static bool ahead_done(const struct ioacct_mpiprobes *m, const struct mpilib *lib)
+{
+	for (size_t i = 0; i < m->nlibs; i++)
+		if (&m->libs[i] != lib && m->libs[i].ahead && m->libs[i].fd >= 0)
+			return false;
+	return true;
+}
+
+/* A library parsed ahead with functions to probe (not a wrapper), attached at registrations. */
+static void ahead_keep(struct ioacct_mpiprobes *m, const char *path, const struct elfseen *e)
+{
+	struct ahead *a;
+	size_t k = 0;
+
+	while (k < NFUNCS && !e->off[k])
+		k++;
+	if (k == NFUNCS || !(a = realloc(m->ahead, (m->nahead + 1) * sizeof(*a))))
+		return;
+	m->ahead = a;
+	a[m->nahead].e = *e;
+	a[m->nahead].path = strdup(path);
+	if (a[m->nahead].path)
+		m->nahead++;
 }
 
 /* Attached, by offset, to the file checked; pending no more. */
@@ -716,12 +806,15 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 {
 	struct ioacct_mpiprobes *m = ctx;
 	struct mpilib *lib = lib_pending(m, rep->seq);
+	const struct elfseen *e;
 	uint32_t fl = rep->w.code;
 
 	if (!lib)
 		return; /* given up meanwhile */
 	if (lib->warm)
 		log_debug("MPI-IO: %s: parsed ahead%s", lib->shown, rep->status ? ", not a library" : "");
+	if (lib->ahead && ahead_done(m, lib))
+		log_info("MPI-IO: every library parsed ahead is parsed: attached at registrations");
 	if (rep->status) {
 		log_warn("MPI-IO: %s not attached: its ELF: %s", lib->shown, rep->error);
 		close(lib->fd);
@@ -731,12 +824,14 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 	}
 	if (fl > IOACCT_MPI_HDF5)
 		fl = IOACCT_MPI_UNKNOWN; /* the worker is not to be trusted with an index */
-	elf_keep(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
+	e = elf_keep(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
+	if (lib->ahead && e)
+		ahead_keep(m, lib->shown, e);
 	if (!lib->warm) {
 		lib_attached(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
 		return;
 	}
-	/* Parsed ahead (elf_prewarm): kept, nothing attached until a job loads it. */
+	/* Parsed ahead (elf_prewarm): kept, nothing attached until a step is registered. */
 	lib_free(lib);
 	*lib = m->libs[--m->nlibs];
 }
@@ -783,15 +878,11 @@ static void elf_prewarm(struct ioacct_mpiprobes *m, char prefix[][IOACCT_LIBNAME
 			for (size_t k = 0; k < m->nlibs; k++)
 				known |= m->libs[k].dev == sb.st_dev && m->libs[k].ino == sb.st_ino;
 			snprintf(path, sizeof(path), "%s/%s", dirs[i], de->d_name);
-			if (known || !(lib = realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)))) {
+			if (known || !(lib = lib_new(m, &sb, path, fd))) {
 				close(fd);
 				continue;
 			}
-			m->libs = lib;
-			lib = &m->libs[m->nlibs++];
-			*lib = (struct mpilib){ .dev = sb.st_dev, .ino = sb.st_ino, .mfd = { -1, -1 },
-						.fd = fd, .warm = true, .shown = strdup(path),
-						.pending_ns = ioacct_mono_ns() };
+			lib->warm = lib->ahead = true;
 			log_debug("MPI-IO: %s to be parsed ahead", path);
 		}
 		if (d)
@@ -851,6 +942,82 @@ static void elf_expire(struct ioacct_mpiprobes *m)
 	}
 }
 
+/*
+ * A library parsed ahead, for slot's step: in place, taken back from the detacher, or
+ * attached now if its file is the one parsed (else at its open, as any other).
+ */
+static void ahead_attach(struct ioacct_mpiprobes *m, const struct ahead *a, uint32_t slot)
+{
+	struct mpilib *lib = NULL;
+	const char *why;
+	struct stat sb;
+	int fd, ret;
+
+	for (size_t i = 0; i < m->nlibs && !lib; i++)
+		if (m->libs[i].dev == a->e.dev && m->libs[i].ino == a->e.ino)
+			lib = &m->libs[i];
+	ret = lib ? 0 : lib_reclaim(m, a->e.dev, a->e.ino);
+	if (ret > 0)
+		lib = &m->libs[m->nlibs - 1];
+	if (lib || ret) {
+		if (lib)
+			lib_use(lib, slot);
+		else
+			log_debug("MPI-IO: %s still being detached: attached at its open", a->path);
+		return;
+	}
+	fd = open(a->path, O_PATH | O_CLOEXEC);
+	if (fd >= 0 && (lib_check(fd, &sb, &why) || !seen_same(&a->e, &sb) ||
+			!(lib = lib_new(m, &sb, a->path, fd)))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		log_debug("MPI-IO: %s not attached at a registration: changed since parsed ahead",
+			  a->path);
+		return;
+	}
+	lib->at_register = true;
+	lib_attached(m, lib, a->e.fl, a->e.off);
+	lib_use(lib, slot);
+}
+
+/*
+ * Whether uprobes can be made now: uprobe_multi links (6.6) need CAP_BPF and
+ * CAP_PERFMON, which ioacctd keeps; perf_event ones CAP_SYS_ADMIN, which it
+ * keeps as root only (privs.c).
+ */
+static bool uprobes_allowed(const struct ioacct_mpiprobes *m)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+
+	return m->umulti || (!syscall(SYS_capget, &hdr, caps) &&
+			     (caps[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32))));
+}
+
+void ioacct_mpiprobes_attach_ahead(struct ioacct_mpiprobes *m, uint32_t slot)
+{
+	if (m->ahead_off)
+		return;
+	if (!uprobes_allowed(m)) {
+		log_info("MPI-IO: the libraries parsed ahead are not attached at registrations: "
+			 "this kernel's uprobes need CAP_SYS_ADMIN, which ioacctd keeps only with "
+			 "user = root (ioacctd(8), PRIVILEGES)");
+		m->ahead_off = true;
+		return;
+	}
+	for (size_t i = 0; i < m->nahead; i++)
+		ahead_attach(m, &m->ahead[i], slot);
+	/* Still parsed ahead (the daemon just started): attached when answered, as at an open. */
+	for (size_t i = 0; i < m->nlibs; i++)
+		if (m->libs[i].warm && m->libs[i].fd >= 0) {
+			m->libs[i].warm = false;
+			m->libs[i].pending_ns = ioacct_mono_ns();
+			lib_use(&m->libs[i], slot);
+		}
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct ioacct_mpi_event *e = data;
@@ -896,21 +1063,12 @@ static int on_event(void *ctx, void *data, size_t size)
 		lib->pending_ns = ioacct_mono_ns();
 	}
 	if (!lib) {
-		char *name = strdup(shown);
-
-		lib = name ? realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)) : NULL;
-		if (!lib) {
-			free(name);
-			goto out;
-		}
-		m->libs = lib;
-		lib = &m->libs[m->nlibs++];
-		*lib = (struct mpilib){ .dev = sb.st_dev, .ino = sb.st_ino, .mfd = { -1, -1 },
-					.shown = name, .pending_ns = ioacct_mono_ns() };
-		lib_wait_detached(m, sb.st_dev, sb.st_ino);
 		/* Kept until attached: the uprobes name this file, the one checked. */
-		lib->fd = fd;
+		lib = lib_new(m, &sb, shown, fd);
+		if (!lib)
+			goto out;
 		fd = -1;
+		lib_wait_detached(m, sb.st_dev, sb.st_ino);
 		seen = elf_seen(m, &sb);
 		if (seen)
 			lib_attached(m, lib, seen->fl, seen->off);
@@ -1114,6 +1272,9 @@ void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m)
 		lib_free(&m->libs[i]);
 	ioacct_mpi_bpf__destroy(m->skel);
 	free(m->libs);
+	for (size_t i = 0; i < m->nahead; i++)
+		free(m->ahead[i].path);
+	free(m->ahead);
 	free(m->ranks);
 	free(m);
 }

@@ -104,6 +104,17 @@ require_mpi_uprobes() {
 	mpi_uprobes_here || skip "this kernel ($(uname -r)) has no uprobe_multi links (6.6): ioacctd, running as $IOACCT_USER, probes no MPI library loaded after its start"
 }
 
+# wait_parsed_ahead: after start_daemon, until ioacctd has parsed the host's MPI
+# and HDF5 libraries (at start, ahead), which it attaches at each step's
+# registration from then on: a job started before would race its library's open.
+wait_parsed_ahead() {
+	for _ in $(seq 1 2400); do
+		grep -q "MPI-IO: every library parsed ahead is parsed" "$T/ioacctd.log" && return 0
+		sleep 0.05
+	done
+	fail "the libraries parsed ahead were not in 120 s: $(grep "MPI-IO" "$T/ioacctd.log" | tail -5)"
+}
+
 stop_daemon() {
 	[ -n "${DAEMON_PID:-}" ] || return 0
 	kill -TERM "$DAEMON_PID" 2>/dev/null
