@@ -145,5 +145,6 @@ assert not bad, "opened: %s" % bad
 print("  %d opens of the links by ioacctd, all O_PATH" % len(named))
 PY
 ok "ioacctd's opens of the links are path handles (O_PATH), none reopened"
-grep -q "MPI-IO: attached" "$T/ioacctd.log" && fail "uprobes were attached to a link's target"
-ok "nothing attached"
+# (The host's libraries parsed ahead are attached at the job's registration: not those.)
+grep -q "MPI-IO: attached to .*/links/" "$T/ioacctd.log" && fail "uprobes were attached to a link's target"
+ok "nothing attached to the links' targets"
