@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/magic.h>
 #if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
@@ -41,6 +42,7 @@
 #include "ioacct_mpi_abi.h"
 #include "ioacct_mpi.skel.h"
 #include "jobfile.h"
+#include "mpiprobes_internal.h"
 #include "log.h"
 #include "util.h"
 #include "worker.h"
@@ -53,7 +55,7 @@ static const struct mpi_func {
 	IOACCT_MPI_FUNCS(MPI_FUNC)
 #undef MPI_FUNC
 };
-#define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
+_Static_assert(sizeof(funcs) / sizeof(funcs[0]) == NFUNCS, "MPI_NFUNCS counts IOACCT_MPI_FUNCS");
 
 /* HDF5's functions (issue 39), in the same libraries' table as the MPI ones. */
 static const struct h5_func {
@@ -67,115 +69,6 @@ static const struct h5_func {
 #define NH5FUNCS (sizeof(h5funcs) / sizeof(h5funcs[0]))
 _Static_assert(NH5FUNCS <= NFUNCS, "a library's links and offsets are NFUNCS long");
 
-/*
- * A library file with uprobes, and the slots whose tasks loaded it (its
- * users). Until the ELF worker has said where its functions are, it is
- * pending: its descriptor (checked, the one the uprobes will name) kept.
- */
-struct mpilib {
-	dev_t dev;
-	ino_t ino;
-	struct bpf_link *links[2 * NFUNCS];
-	size_t nlinks;
-	int mfd[2];             /* the uprobe_multi links of returns and entries, or -1 */
-	uint32_t *slots;
-	size_t nslots;
-	uint64_t idle_since_ns; /* no slot uses it since (CLOCK_MONOTONIC); 0: in use */
-	int fd;                 /* pending: the file's handle (O_PATH, checked); -1 once attached */
-	bool warm;              /* pending for the answer only (elf_prewarm): no job loads it yet */
-	uint32_t seq;           /* pending: its w_elf request; 0: not sent yet */
-	uint64_t pending_ns;    /* pending since (CLOCK_MONOTONIC) */
-	char *shown;            /* pending: its path, for the log */
-	bool exe;               /* a program's executable (HDF5 linked in), not a library */
-	uint32_t slot, tgid;    /* pending: the task that loaded (or executed) it first */
-	struct ioacct_exe_key key; /* a program's: its exec event's (exeseen's key) */
-};
-
-/* A library the ELF worker has not answered for in this long is given up (its next open tries again). */
-#define ELF_WAIT_NS (30 * NSEC_PER_SEC)
-/*
- * The answers kept, by file: a library attached again (the next job, after
- * mpi_detach_after) is attached at its open, as before there was a worker,
- * rather than after a round trip, which gives the job's ranks time to map
- * it (and each uprobe then patches every process mapping it: seconds on a
- * loaded machine, while MPI_File_open goes uncounted).
- */
-#define ELF_CACHE 32 /* libhdf5* names a score of the host's libraries */
-
-struct mpirank {
-	uint32_t slot, tgid;
-	int32_t rank;
-};
-
-/*
- * A client waiting for the uprobes of the program its task is about to
- * execute (probe_exe): answered when the file is attached, found without
- * HDF5, or given up; its client gives up first (iorun, the SPANK plugin
- * wait 2 s) and is then forgotten (ioacct_mpiprobes_cancel).
- */
-struct exewait {
-	void *tag;
-	uint32_t seq;
-	dev_t dev;
-	ino_t ino;
-	bool done;
-	int status;
-	const char *why;
-};
-
-/* Programs waited for at once; beyond, -EBUSY and the job runs (its exec is still seen). */
-#define EXE_WAITS_MAX 64
-
-/*
- * Libraries no watched step loads any more, whose uprobes go in a thread of
- * their own: the kernel waits for an RCU grace period per uprobe it removes
- * (78 probes took 8.5 to 9.3 s on a loaded machine here), which inside a
- * FINISH request made the job's client time out.
- */
-struct detaching {
-	struct mpilib lib;
-	struct detaching *next;
-};
-
-struct ioacct_mpiprobes {
-	struct ioacct_mpi_bpf *skel;
-	struct ioacct_probes *probes;
-	struct bpf_link *watch; /* the library watch's link, while a cgroup is watched */
-	struct bpf_link *execw; /* the exec watch's (HDF5 in executables), the same; NULL: none */
-	bool h5;                /* programs are looked at too (hdf5_libraries, exec watch taken) */
-	struct ring_buffer *rb;
-	struct mpilib *libs;
-	size_t nlibs;
-	struct mpirank *ranks;
-	size_t nranks, capranks;
-	/* The detacher: a queue, and the library it is detaching now. */
-	pthread_t detacher;
-	bool detacher_on, stopping;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct detaching *queue;
-	const struct mpilib *busy;
-	uint64_t detach_after_ns;
-	/* Calls of slots with spans go to span_cb. */
-	void (*span_cb)(void *ctx, const struct ioacct_mpi_call *c);
-	void *span_ctx;
-	bool umulti;            /* the kernel makes uprobe_multi links */
-	/* The unprivileged process that parses the libraries' ELF (elfw.c). */
-	struct ioacct_worker *elf;
-	/* What it said of the last files (ELF_CACHE), reused while the file is the same. */
-	struct elfseen {
-		dev_t dev;
-		ino_t ino;
-		off_t size;
-		struct timespec ctime;
-		enum ioacct_mpi_flavour fl;
-		bool exe; /* parsed as a program's (HDF5 only), not a library's */
-		uint64_t off[NFUNCS];
-	} seen[ELF_CACHE];
-	size_t nseen;
-	struct exewait waits[EXE_WAITS_MAX];
-	size_t nwaits;
-};
 
 /*
  * uprobe_multi links, which libbpf 1.1 (Debian 12) cannot make: the
@@ -348,8 +241,8 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, enum ioac
 		log_warn("%s: cannot attach to %s: %s", what, lib->shown, strerror(-err));
 		failed = ps.n;
 	}
-	log_info("%s: attached to %s (%s; %zu of %zu functions%s, in %llu ms, %llu of them attaching)",
-		 what, lib->shown,
+	log_info("%s: attached to %s%s (%s; %zu of %zu functions%s, in %llu ms, %llu of them attaching)",
+		 what, lib->shown, lib->at_register ? " at a step's registration" : "",
 		 fl == IOACCT_MPI_OPENMPI ? "OpenMPI" : fl == IOACCT_MPI_MPICH ? "MPICH" :
 		 fl == IOACCT_MPI_HDF5 ? "HDF5" : "unknown library: bytes not counted",
 		 ps.n - failed, ps.tried, ps.missing ? ", the others absent" : "",
@@ -415,6 +308,14 @@ static void rank_note(struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid)
 	m->ranks[m->nranks++] = (struct mpirank){ slot, tgid, env_rank(tgid) };
 }
 
+int32_t mpiprobes_rank_of(const struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid)
+{
+	for (size_t i = 0; i < m->nranks; i++)
+		if (m->ranks[i].slot == slot && m->ranks[i].tgid == tgid)
+			return m->ranks[i].rank;
+	return -1;
+}
+
 static void lib_use(struct mpilib *lib, uint32_t slot)
 {
 	uint32_t *s;
@@ -428,6 +329,24 @@ static void lib_use(struct mpilib *lib, uint32_t slot)
 		return; /* then it stays attached until the daemon stops */
 	lib->slots = s;
 	lib->slots[lib->nslots++] = slot;
+}
+
+/* A library of m's from now, pending with its handle fd (checked); NULL when out of memory. */
+static struct mpilib *lib_new(struct ioacct_mpiprobes *m, const struct stat *sb, const char *shown,
+			      int fd)
+{
+	char *name = strdup(shown);
+	struct mpilib *lib = name ? realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)) : NULL;
+
+	if (!lib) {
+		free(name);
+		return NULL;
+	}
+	m->libs = lib;
+	lib = &m->libs[m->nlibs++];
+	*lib = (struct mpilib){ .dev = sb->st_dev, .ino = sb->st_ino, .mfd = { -1, -1 }, .fd = fd,
+				.shown = name, .pending_ns = ioacct_mono_ns() };
+	return lib;
 }
 
 static void lib_free(struct mpilib *lib)
@@ -451,6 +370,7 @@ static void *detacher_main(void *arg)
 	for (;;) {
 		struct detaching *d = m->queue;
 		uint64_t t0;
+		char *name;
 
 		if (!d) {
 			if (m->stopping)
@@ -462,11 +382,14 @@ static void *detacher_main(void *arg)
 		m->busy = &d->lib;
 		pthread_mutex_unlock(&m->lock);
 		t0 = ioacct_mono_ns();
+		name = d->lib.shown;
+		d->lib.shown = NULL;
 		lib_free(&d->lib);
-		log_info("MPI-IO: detached from the library of dev %llu ino %llu: no watched step "
-			 "loads it (%zu probes in %llu ms)", (unsigned long long)d->lib.dev,
-			 (unsigned long long)d->lib.ino, d->lib.nlinks,
+		log_info("MPI-IO: detached from the library %s (dev %llu ino %llu): no watched step "
+			 "loads it (%zu probes in %llu ms)", name ? name : "?",
+			 (unsigned long long)d->lib.dev, (unsigned long long)d->lib.ino, d->lib.nlinks,
 			 (unsigned long long)((ioacct_mono_ns() - t0) / 1000000));
+		free(name);
 		pthread_mutex_lock(&m->lock);
 		m->busy = NULL;
 		free(d);
@@ -485,9 +408,10 @@ static void lib_detach(struct ioacct_mpiprobes *m, struct mpilib *lib)
 		m->detacher_on = !pthread_create(&m->detacher, NULL, detacher_main, m);
 	if (!d || !m->detacher_on) {
 		free(d);
+		log_info("MPI-IO: detached from the library %s (dev %llu ino %llu): no watched "
+			 "step loads it", lib->shown ? lib->shown : "?", (unsigned long long)lib->dev,
+			 (unsigned long long)lib->ino);
 		lib_free(lib);
-		log_info("MPI-IO: detached from the library of dev %llu ino %llu: no watched "
-			 "step loads it", (unsigned long long)lib->dev, (unsigned long long)lib->ino);
 		return;
 	}
 	d->lib = *lib;
@@ -521,8 +445,35 @@ static void lib_wait_detached(struct ioacct_mpiprobes *m, dev_t dev, ino_t ino)
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* (dev, ino) back from the detacher's queue, its uprobes in place, as m's last library: 1. */
+static int lib_reclaim(struct ioacct_mpiprobes *m, dev_t dev, ino_t ino)
+{
+	struct detaching **p, *d = NULL;
+	struct mpilib *libs;
+	int ret = 0; /* -EBUSY: the detacher removes them now; 0: it has none of it */
+
+	/* Room first: a library taken from the queue must not be lost. */
+	if (!m->detacher_on || !(libs = realloc(m->libs, (m->nlibs + 1) * sizeof(*libs))))
+		return 0;
+	m->libs = libs;
+	pthread_mutex_lock(&m->lock);
+	if (m->busy && m->busy->dev == dev && m->busy->ino == ino)
+		ret = -EBUSY;
+	for (p = &m->queue; !ret && *p && !d; p = &(*p)->next)
+		if ((*p)->lib.dev == dev && (*p)->lib.ino == ino) {
+			d = *p;
+			*p = d->next;
+		}
+	pthread_mutex_unlock(&m->lock);
+	if (!d)
+		return ret;
+	m->libs[m->nlibs++] = d->lib;
+	free(d);
+	return 1;
+}
+
 /* The slot's step is over: libraries no running step has loaded are idle from now. */
-static void libs_release(struct ioacct_mpiprobes *m, uint32_t slot)
+void mpiprobes_libs_release(struct ioacct_mpiprobes *m, uint32_t slot)
 {
 	for (size_t i = 0; i < m->nlibs; i++) {
 		struct mpilib *lib = &m->libs[i];
@@ -545,7 +496,7 @@ static void libs_release(struct ioacct_mpiprobes *m, uint32_t slot)
  * are not watched stop paying for them; a job that starts before finds them
  * in place (an attach races the job's first calls).
  */
-static void libs_reap(struct ioacct_mpiprobes *m)
+void mpiprobes_libs_reap(struct ioacct_mpiprobes *m)
 {
 	uint64_t now = ioacct_mono_ns();
 
@@ -621,32 +572,62 @@ static struct mpilib *lib_pending(struct ioacct_mpiprobes *m, uint32_t seq)
 	return NULL;
 }
 
-/* What the ELF worker said of this very file before (same inode, size and ctime), or NULL. */
+/* Whether what the ELF worker said is of this very file (same inode, size and ctime). */
+static bool seen_same(const struct elfseen *e, const struct stat *sb)
+{
+	return e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
+	       e->ctime.tv_sec == sb->st_ctim.tv_sec && e->ctime.tv_nsec == sb->st_ctim.tv_nsec;
+}
+
+/* What the ELF worker said of this very file before, as a program (exe) or a library, or NULL. */
 static const struct elfseen *elf_seen(const struct ioacct_mpiprobes *m, const struct stat *sb,
 				      bool exe)
 {
-	for (size_t i = 0; i < m->nseen && i < ELF_CACHE; i++) {
-		const struct elfseen *e = &m->seen[i];
-
-		if (e->exe == exe && e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
-		    e->ctime.tv_sec == sb->st_ctim.tv_sec && e->ctime.tv_nsec == sb->st_ctim.tv_nsec)
-			return e;
-	}
+	for (size_t i = 0; i < m->nseen && i < ELF_CACHE; i++)
+		if (m->seen[i].exe == exe && seen_same(&m->seen[i], sb))
+			return &m->seen[i];
 	return NULL;
 }
 
-/* Keeps what the worker said of the library's file, over the oldest kept. */
-static void elf_keep(struct ioacct_mpiprobes *m, const struct mpilib *lib,
-		     enum ioacct_mpi_flavour fl, const uint64_t *off)
+/* Keeps what the worker said of the library's file, over the oldest kept; NULL: not kept. */
+static const struct elfseen *elf_keep(struct ioacct_mpiprobes *m, const struct mpilib *lib,
+				      enum ioacct_mpi_flavour fl, const uint64_t *off)
 {
 	struct elfseen *e = &m->seen[m->nseen++ % ELF_CACHE];
 	struct stat sb;
 
 	if (fstat(lib->fd, &sb))
-		return;
+		return NULL;
 	*e = (struct elfseen){ .dev = sb.st_dev, .ino = sb.st_ino, .size = sb.st_size,
 			       .ctime = sb.st_ctim, .fl = fl, .exe = lib->exe };
 	memcpy(e->off, off, sizeof(e->off));
+	return e;
+}
+
+/* Whether lib is the last library parsed ahead that the worker had to answer. */
+static bool ahead_done(const struct ioacct_mpiprobes *m, const struct mpilib *lib)
+{
+	for (size_t i = 0; i < m->nlibs; i++)
+		if (&m->libs[i] != lib && m->libs[i].ahead && m->libs[i].fd >= 0)
+			return false;
+	return true;
+}
+
+/* A library parsed ahead with functions to probe (not a wrapper), attached at registrations. */
+static void ahead_keep(struct ioacct_mpiprobes *m, const char *path, const struct elfseen *e)
+{
+	struct ahead *a;
+	size_t k = 0;
+
+	while (k < NFUNCS && !e->off[k])
+		k++;
+	if (k == NFUNCS || !(a = realloc(m->ahead, (m->nahead + 1) * sizeof(*a))))
+		return;
+	m->ahead = a;
+	a[m->nahead].e = *e;
+	a[m->nahead].path = strdup(path);
+	if (a[m->nahead].path)
+		m->nahead++;
 }
 
 /* The clients waiting for the file (dev, ino) have their answer (probe_exe). */
@@ -678,6 +659,7 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 {
 	struct ioacct_mpiprobes *m = ctx;
 	struct mpilib *lib = lib_pending(m, rep->seq);
+	const struct elfseen *e;
 	uint32_t fl = rep->w.code;
 
 	if (!lib)
@@ -698,6 +680,8 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 		rank_note(m, lib->slot, lib->tgid);
 	if (lib->warm)
 		log_debug("MPI-IO: %s: parsed ahead%s", lib->shown, rep->status ? ", not a library" : "");
+	if (lib->ahead && ahead_done(m, lib))
+		log_info("MPI-IO: every library parsed ahead is parsed: attached at registrations");
 	if (rep->status) {
 		log_warn("MPI-IO: %s not attached: its ELF: %s", lib->shown, rep->error);
 		close(lib->fd);
@@ -707,12 +691,14 @@ static void elf_reply(void *ctx, const struct ioacct_reply *rep)
 	}
 	if (fl > IOACCT_MPI_HDF5)
 		fl = IOACCT_MPI_UNKNOWN; /* the worker is not to be trusted with an index */
-	elf_keep(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
+	e = elf_keep(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
+	if (lib->ahead && e)
+		ahead_keep(m, lib->shown, e);
 	if (!lib->warm) {
 		lib_attached(m, lib, (enum ioacct_mpi_flavour)fl, rep->w.offsets);
 		return;
 	}
-	/* Parsed ahead (elf_prewarm): kept, nothing attached until a job loads it. */
+	/* Parsed ahead (elf_prewarm): kept, nothing attached until a step is registered. */
 	lib_free(lib);
 	*lib = m->libs[--m->nlibs];
 }
@@ -759,15 +745,11 @@ static void elf_prewarm(struct ioacct_mpiprobes *m, char prefix[][IOACCT_LIBNAME
 			for (size_t k = 0; k < m->nlibs; k++)
 				known |= m->libs[k].dev == sb.st_dev && m->libs[k].ino == sb.st_ino;
 			snprintf(path, sizeof(path), "%s/%s", dirs[i], de->d_name);
-			if (known || !(lib = realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)))) {
+			if (known || !(lib = lib_new(m, &sb, path, fd))) {
 				close(fd);
 				continue;
 			}
-			m->libs = lib;
-			lib = &m->libs[m->nlibs++];
-			*lib = (struct mpilib){ .dev = sb.st_dev, .ino = sb.st_ino, .mfd = { -1, -1 },
-						.fd = fd, .warm = true, .shown = strdup(path),
-						.pending_ns = ioacct_mono_ns() };
+			lib->warm = lib->ahead = true;
 			log_debug("MPI-IO: %s to be parsed ahead", path);
 		}
 		if (d)
@@ -851,23 +833,18 @@ static void lib_found(struct ioacct_mpiprobes *m, int fd, const struct stat *sb,
 	if (lib && exe)
 		rank_note(m, e->slot, e->tgid);
 	if (!lib) {
-		char *name = strdup(shown);
-
-		lib = name ? realloc(m->libs, (m->nlibs + 1) * sizeof(*lib)) : NULL;
+		/* Kept until attached: the uprobes name this file, the one checked. */
+		lib = lib_new(m, sb, shown, fd);
 		if (!lib) {
-			free(name);
 			close(fd);
 			return;
 		}
-		m->libs = lib;
-		lib = &m->libs[m->nlibs++];
-		*lib = (struct mpilib){ .dev = sb->st_dev, .ino = sb->st_ino, .mfd = { -1, -1 },
-					.shown = name, .pending_ns = ioacct_mono_ns(), .exe = exe,
-					.slot = e->slot, .tgid = e->tgid, .key = e->exe };
-		lib_wait_detached(m, sb->st_dev, sb->st_ino);
-		/* Kept until attached: the uprobes name this file, the one checked. */
-		lib->fd = fd;
 		fd = -1;
+		lib->exe = exe;
+		lib->slot = e->slot;
+		lib->tgid = e->tgid;
+		lib->key = e->exe;
+		lib_wait_detached(m, sb->st_dev, sb->st_ino);
 		seen = elf_seen(m, sb, exe);
 		if (seen && exe)
 			rank_note(m, e->slot, e->tgid);
@@ -979,6 +956,82 @@ void ioacct_mpiprobes_cancel(struct ioacct_mpiprobes *m, void *tag)
 			i++;
 }
 
+/*
+ * A library parsed ahead, for slot's step: in place, taken back from the detacher, or
+ * attached now if its file is the one parsed (else at its open, as any other).
+ */
+static void ahead_attach(struct ioacct_mpiprobes *m, const struct ahead *a, uint32_t slot)
+{
+	struct mpilib *lib = NULL;
+	const char *why;
+	struct stat sb;
+	int fd, ret;
+
+	for (size_t i = 0; i < m->nlibs && !lib; i++)
+		if (m->libs[i].dev == a->e.dev && m->libs[i].ino == a->e.ino)
+			lib = &m->libs[i];
+	ret = lib ? 0 : lib_reclaim(m, a->e.dev, a->e.ino);
+	if (ret > 0)
+		lib = &m->libs[m->nlibs - 1];
+	if (lib || ret) {
+		if (lib)
+			lib_use(lib, slot);
+		else
+			log_debug("MPI-IO: %s still being detached: attached at its open", a->path);
+		return;
+	}
+	fd = open(a->path, O_PATH | O_CLOEXEC);
+	if (fd >= 0 && (ioacct_jobfile_lib_check(fd, &sb, &why) || !seen_same(&a->e, &sb) ||
+			!(lib = lib_new(m, &sb, a->path, fd)))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		log_debug("MPI-IO: %s not attached at a registration: changed since parsed ahead",
+			  a->path);
+		return;
+	}
+	lib->at_register = true;
+	lib_attached(m, lib, a->e.fl, a->e.off);
+	lib_use(lib, slot);
+}
+
+/*
+ * Whether uprobes can be made now: uprobe_multi links (6.6) need CAP_BPF and
+ * CAP_PERFMON, which ioacctd keeps; perf_event ones CAP_SYS_ADMIN, which it
+ * keeps as root only (privs.c).
+ */
+static bool uprobes_allowed(const struct ioacct_mpiprobes *m)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+
+	return m->umulti || (!syscall(SYS_capget, &hdr, caps) &&
+			     (caps[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32))));
+}
+
+void ioacct_mpiprobes_attach_ahead(struct ioacct_mpiprobes *m, uint32_t slot)
+{
+	if (m->ahead_off)
+		return;
+	if (!uprobes_allowed(m)) {
+		log_info("MPI-IO: the libraries parsed ahead are not attached at registrations: "
+			 "this kernel's uprobes need CAP_SYS_ADMIN, which ioacctd keeps only with "
+			 "user = root (ioacctd(8), PRIVILEGES)");
+		m->ahead_off = true;
+		return;
+	}
+	for (size_t i = 0; i < m->nahead; i++)
+		ahead_attach(m, &m->ahead[i], slot);
+	/* Still parsed ahead (the daemon just started): attached when answered, as at an open. */
+	for (size_t i = 0; i < m->nlibs; i++)
+		if (m->libs[i].warm && m->libs[i].fd >= 0) {
+			m->libs[i].warm = false;
+			m->libs[i].pending_ns = ioacct_mono_ns();
+			lib_use(&m->libs[i], slot);
+		}
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct ioacct_mpi_event *e = data;
@@ -1021,8 +1074,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int32_t rank_of(const struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid);
-
 /* Collective: the function's class says so, or its name (the nonblocking _all ones). */
 static bool func_collective(const struct mpi_func *f)
 {
@@ -1044,7 +1095,7 @@ static int on_span(void *ctx, void *data, size_t size)
 	c = (struct ioacct_mpi_call){
 		.func = funcs[fn].name, .path = "", .start_ns = e->start_ns, .end_ns = e->end_ns,
 		.offset = e->offset, .bytes = e->bytes, .result = e->ret, .slot = e->slot,
-		.tgid = e->tgid, .pid = e->pid, .rank = rank_of(m, e->slot, e->tgid),
+		.tgid = e->tgid, .pid = e->pid, .rank = mpiprobes_rank_of(m, e->slot, e->tgid),
 		.collective = func_collective(&funcs[fn]),
 	};
 	k.slot = e->slot;
@@ -1231,6 +1282,9 @@ void ioacct_mpiprobes_close(struct ioacct_mpiprobes *m)
 		lib_free(&m->libs[i]);
 	ioacct_mpi_bpf__destroy(m->skel);
 	free(m->libs);
+	for (size_t i = 0; i < m->nahead; i++)
+		free(m->ahead[i].path);
+	free(m->ahead);
 	free(m->ranks);
 	free(m);
 }
@@ -1244,240 +1298,10 @@ void ioacct_mpiprobes_poll(struct ioacct_mpiprobes *m)
 {
 	ring_buffer__consume(m->rb);
 	elf_expire(m);
-	libs_reap(m);
+	mpiprobes_libs_reap(m);
 }
 
 size_t ioacct_mpiprobes_nlibs(const struct ioacct_mpiprobes *m)
 {
 	return m->nlibs;
-}
-
-static int32_t rank_of(const struct ioacct_mpiprobes *m, uint32_t slot, uint32_t tgid)
-{
-	for (size_t i = 0; i < m->nranks; i++)
-		if (m->ranks[i].slot == slot && m->ranks[i].tgid == tgid)
-			return m->ranks[i].rank;
-	return -1;
-}
-
-static void mpiio_from_val(struct ioacct_mpiio *o, const struct ioacct_mpi_val *v)
-{
-#define MPIIO_COPY(name) o->name = v->name;
-	IOACCT_MPIIO_COUNTERS(MPIIO_COPY)
-#undef MPIIO_COPY
-	_Static_assert(IOACCT_MPI_NR_SIZE_BINS == IOACCT_NR_SIZE_BINS, "size bins");
-	memcpy(o->size_read, v->size_read, sizeof(o->size_read));
-	memcpy(o->size_written, v->size_written, sizeof(o->size_written));
-	snprintf(o->path, sizeof(o->path), "%.*s", (int)sizeof(v->path), v->path);
-}
-
-int ioacct_mpiprobes_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_mpiio **out,
-			  size_t *n)
-{
-	int fd = bpf_map__fd(m->skel->maps.records);
-	struct ioacct_mpi_key k, next, *prev = NULL;
-	struct ioacct_mpiio *a = NULL, *x;
-	struct ioacct_mpi_val v;
-	size_t cnt = 0;
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		k = next;
-		prev = &k;
-		if (k.slot != slot || bpf_map_lookup_elem(fd, &k, &v))
-			continue;
-		x = realloc(a, (cnt + 1) * sizeof(*a));
-		if (!x) {
-			free(a);
-			return -ENOMEM;
-		}
-		a = x;
-		memset(&a[cnt], 0, sizeof(a[cnt]));
-		mpiio_from_val(&a[cnt], &v);
-		a[cnt].pid = k.tgid;
-		a[cnt].rank = rank_of(m, slot, k.tgid);
-		cnt++;
-	}
-	*out = a;
-	*n = cnt;
-	return 0;
-}
-
-/* A kernel time as the job's (from its start, v's slot's), at least 1: 0 is none. */
-static uint64_t h5_time(uint64_t t, uint64_t start)
-{
-	return !t ? 0 : t > start ? t - start : 1;
-}
-
-/* What follows the sums in v: times, the slowest calls, the dataspace, the MPI-IO flags. */
-static void h5_rest_from_val(struct ioacct_h5rec *x, const struct ioacct_h5_val *v)
-{
-	x->open_start_ns = h5_time(v->open_start, v->start);
-	x->open_end_ns = h5_time(v->open_end, v->start);
-	x->read_start_ns = h5_time(v->read_start, v->start);
-	x->read_end_ns = h5_time(v->read_end, v->start);
-	x->write_start_ns = h5_time(v->write_start, v->start);
-	x->write_end_ns = h5_time(v->write_end, v->start);
-	x->close_start_ns = h5_time(v->close_start, v->start);
-	x->close_end_ns = h5_time(v->close_end, v->start);
-	x->max_read_ns = v->max_read_ns;
-	x->max_read_size = v->max_read_size;
-	x->max_write_ns = v->max_write_ns;
-	x->max_write_size = v->max_write_size;
-	x->dataspace_ndims = v->ndims;
-	x->dataspace_npoints = v->npoints;
-	x->use_mpiio = v->mpiio;
-	x->use_mpiio_collective = v->collective;
-}
-
-int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_h5rec **out,
-			     size_t *n)
-{
-	int fd = bpf_map__fd(m->skel->maps.h5recs);
-	struct ioacct_h5_key k, next, *prev = NULL;
-	struct ioacct_h5rec *a = NULL, *x;
-	struct ioacct_h5_val v;
-	size_t cnt = 0;
-
-	_Static_assert(IOACCT_H5_NR_SIZE_BINS == IOACCT_NR_SIZE_BINS, "size bins");
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		k = next;
-		prev = &k;
-		if (k.slot != slot || bpf_map_lookup_elem(fd, &k, &v))
-			continue;
-		x = realloc(a, (cnt + 1) * sizeof(*a));
-		if (!x) {
-			free(a);
-			return -ENOMEM;
-		}
-		a = x;
-		x = &a[cnt++];
-		memset(x, 0, sizeof(*x));
-#define H5_COPY(name) x->name = v.name;
-		IOACCT_H5_COUNTS(H5_COPY)
-#undef H5_COPY
-		h5_rest_from_val(x, &v);
-		memcpy(x->size_read, v.size_read, sizeof(x->size_read));
-		memcpy(x->size_written, v.size_written, sizeof(x->size_written));
-		snprintf(x->name, sizeof(x->name), "%.*s", (int)sizeof(v.name), v.name);
-		x->kind = v.kind == IOACCT_H5_DATASET ? IOACCT_H5REC_DATASET : IOACCT_H5REC_FILE;
-		x->pid = k.tgid;
-		x->rank = rank_of(m, slot, k.tgid);
-		/* Anonymous datasets never linked share a name: one record of the name, as stored. */
-		for (size_t i = 0; i + 1 < cnt; i++)
-			if (a[i].pid == x->pid && a[i].kind == x->kind && !strcmp(a[i].name, x->name)) {
-				ioacct_h5rec_add(&a[i], x);
-				cnt--;
-				break;
-			}
-	}
-	*out = a;
-	*n = cnt;
-	return 0;
-}
-
-/* Deletes the keys of map fd for which `mine` says yes; keys of size ksize. */
-static void map_delete_if(int fd, size_t ksize, bool (*mine)(const void *k, const void *ctx),
-			  const void *ctx)
-{
-	char k[64], next[64];
-	bool first = true;
-
-	while (bpf_map_get_next_key(fd, first ? NULL : k, next) == 0) {
-		memcpy(k, next, ksize);
-		first = false;
-		/* Deleted keys are looked up again from the start: the walk stays whole. */
-		if (mine(k, ctx) && bpf_map_delete_elem(fd, k) == 0)
-			first = true;
-	}
-}
-
-/* A key of records, dtsizes or h5recs (all start with the slot) of the slot *ctx. */
-static bool record_of(const void *k, const void *ctx)
-{
-	_Static_assert(offsetof(struct ioacct_mpi_key, slot) == 0 &&
-		       offsetof(struct ioacct_mpi_dt_key, slot) == 0 &&
-		       offsetof(struct ioacct_h5_key, slot) == 0, "keys start with the slot");
-	return ((const struct ioacct_mpi_key *)k)->slot == *(const uint32_t *)ctx;
-}
-
-/* An open handle of a process of the slot (fhs key: fh, tgid; h5ids': hid, tgid). */
-static bool handle_of(const void *k, const void *ctx)
-{
-	const struct ioacct_mpiprobes *m = ctx;
-	uint32_t tgid;
-
-	memcpy(&tgid, (const char *)k + 8, sizeof(tgid));
-	for (size_t i = 0; i < m->nranks; i++)
-		if (m->ranks[i].tgid == tgid && m->ranks[i].slot == UINT32_MAX)
-			return true;
-	return false;
-}
-
-/*
- * Calls of the slot still pending (map fd: MPI-IO's or HDF5's, whose values
- * have their slot at slot_off): a thread in a call when its step ended (or
- * its library's uprobes went) would otherwise count its next calls as
- * nested in that one, never.
- */
-static void pend_forget(int fd, size_t slot_off, uint32_t slot)
-{
-	union {
-		struct ioacct_mpi_pending mpi;
-		struct ioacct_h5_pending h5;
-	} v;
-	uint64_t k, next, *prev = NULL;
-	uint32_t vslot;
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		k = next;
-		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &v))
-			continue;
-		memcpy(&vslot, (const char *)&v + slot_off, sizeof(vslot));
-		if (vslot == slot && bpf_map_delete_elem(fd, &k) == 0)
-			prev = NULL; /* from the start again: the walk stays whole */
-	}
-}
-
-uint64_t ioacct_mpiprobes_missed(const struct ioacct_mpiprobes *m, uint32_t slot)
-{
-	uint64_t n = 0;
-
-	bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.libmiss), &slot, &n);
-	return n;
-}
-
-uint64_t ioacct_mpiprobes_forget(struct ioacct_mpiprobes *m, uint32_t slot)
-{
-	int lfd = bpf_map__fd(m->skel->maps.lost);
-	uint64_t lost = 0, zero = 0;
-	size_t w = 0;
-
-	map_delete_if(bpf_map__fd(m->skel->maps.records), sizeof(struct ioacct_mpi_key), record_of,
-		      &slot);
-	map_delete_if(bpf_map__fd(m->skel->maps.dtsizes), sizeof(struct ioacct_mpi_dt_key),
-		      record_of, &slot);
-	map_delete_if(bpf_map__fd(m->skel->maps.h5recs), sizeof(struct ioacct_h5_key), record_of,
-		      &slot);
-	/* The slot's processes, marked, lose the handles they left open; then they go. */
-	for (size_t i = 0; i < m->nranks; i++)
-		if (m->ranks[i].slot == slot)
-			m->ranks[i].slot = UINT32_MAX;
-	map_delete_if(bpf_map__fd(m->skel->maps.fhs), 16, handle_of, m);
-	_Static_assert(offsetof(struct ioacct_h5_id_key, tgid) == 8 &&
-		       sizeof(struct ioacct_h5_id_key) == 16, "h5ids' keys are as fhs' (handle_of)");
-	map_delete_if(bpf_map__fd(m->skel->maps.h5ids), 16, handle_of, m);
-	for (size_t i = 0; i < m->nranks; i++)
-		if (m->ranks[i].slot != UINT32_MAX)
-			m->ranks[w++] = m->ranks[i];
-	m->nranks = w;
-	pend_forget(bpf_map__fd(m->skel->maps.pend), offsetof(struct ioacct_mpi_pending, slot), slot);
-	pend_forget(bpf_map__fd(m->skel->maps.h5pend), offsetof(struct ioacct_h5_pending, slot), slot);
-	ioacct_mpiprobes_spans(m, slot, false);
-	libs_release(m, slot);
-	libs_reap(m);
-	bpf_map_lookup_elem(lfd, &slot, &lost);
-	bpf_map_update_elem(lfd, &slot, &zero, BPF_ANY);
-	bpf_map_update_elem(bpf_map__fd(m->skel->maps.libmiss), &slot, &zero, BPF_ANY);
-	return lost;
 }

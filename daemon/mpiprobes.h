@@ -40,6 +40,14 @@ int ioacct_mpiprobes_fd(const struct ioacct_mpiprobes *m);
  * to the detacher.
  */
 void ioacct_mpiprobes_poll(struct ioacct_mpiprobes *m);
+/*
+ * slot's step is registered, its program not started yet: the libraries
+ * parsed ahead at start (the system's directories) are attached now, so
+ * that its first calls into them are counted (a serial HDF5 program makes
+ * them before its library's open could reach the daemon), and used by slot
+ * as if its tasks had opened them. Those attached already cost nothing.
+ */
+void ioacct_mpiprobes_attach_ahead(struct ioacct_mpiprobes *m, uint32_t slot);
 /* mpi_detach_after of ioacct.conf; 0 (the default here): as soon as their last step ends. */
 void ioacct_mpiprobes_set_detach_after(struct ioacct_mpiprobes *m, uint64_t ns);
 /*

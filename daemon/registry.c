@@ -837,6 +837,9 @@ void ioacct_registry_register(struct ioacct_registry *r, const struct ioacct_req
 		return;
 	}
 	ioacct_crash_point("register-after-commit");
+	/* Before the answer: the step's program runs only then, its libraries probed. */
+	if (r->mpi)
+		ioacct_mpiprobes_attach_ahead(r->mpi, u.step->slot);
 	u.step->pid = req->pid;
 	u.step->empty_since_ns = 0;
 	u.job->idle_since_ns = 0;

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # MPI-IO through uprobes (issue 27), exact: first a job that loads no MPI
-# library (no uprobe attached), then 4 OpenMPI ranks under mpirun inside a
+# library (only the libraries parsed ahead attached, at its registration),
+# then 4 OpenMPI ranks under mpirun inside a
 # monitored job (iorun), each doing independent, collective, nonblocking
 # and split writes and reads of MPI_BYTE, MPI_INT and a derived datatype,
 # a sync, a set_view, on a file opened on MPI_COMM_WORLD, then 3 writes to
 # its own file opened on MPI_COMM_SELF (mpiio.c). Every rank's counters of
 # every file are exact in the store's mpiio_files, the library was attached
-# once for the 4 ranks, and the POSIX records of the same files are there.
+# once for the 4 ranks, at the job's registration, and the POSIX records of the same files are there.
 # Then the same program built with MPICH, where installed: exact too, its
 # derived datatype's size noted when MPI_Type_vector made it.
 . "$(dirname "$0")/lib.sh"
@@ -26,6 +27,7 @@ mpi_detach_after = 1s"
 setup
 start_daemon
 require_mpi_uprobes
+wait_parsed_ahead
 # OpenMPI's session directory (/tmp/ompi.HOST.UID) is shared by every
 # mpirun of a user: two at once (make -j2 check) race on it. This test's own,
 # on a file system of its own: its files, made and deleted in the job, would
@@ -39,10 +41,13 @@ mount -t tmpfs -o size=64m ioacct-ompi "$OMPI_MCA_orte_tmpdir_base" ||
 D=$(realpath "$T")/mpi
 mkdir -p "$D"
 
-# No MPI, no uprobe: a job of plain I/O attaches nothing.
+# A job of plain I/O: the libraries parsed ahead are attached at its
+# registration (its program has not run: the daemon cannot know it loads
+# none); none at an open.
 "$IORUN" -- "$IOWORK" write "$D/plain" 4096 4 > /dev/null 2>&1 || fail "iorun (plain) failed"
-! grep -q "MPI-IO: attached" "$T/ioacctd.log" || fail "a job without MPI got uprobes"
-ok "a job that loads no MPI library pays no uprobe"
+! grep "MPI-IO: attached" "$T/ioacctd.log" | grep -v "at a step's registration" ||
+	fail "a job without MPI got uprobes at an open"
+ok "a job that loads no MPI library: only the libraries parsed ahead, at its registration"
 
 # A library so named that is not the administrator's (a user's copy, or
 # root's but writable by others) is neither parsed nor probed.
@@ -62,38 +67,43 @@ T="$T" "$IORUN" -- bash -c 'exec 3< "$1" 4< "$2"
 	for _ in $(seq 1 300); do [ "$(refusals)" = 2 ] && exit 0; sleep 0.1; done
 	exit 1' _ "$D/libmpi.so.users" "$D/libmpi.so.open" > /dev/null 2>&1 ||
 	fail "the refusals were not logged: $(grep "MPI-IO" "$T/ioacctd.log")"
-! grep -q "MPI-IO: attached" "$T/ioacctd.log" || fail "a user's library got uprobes"
+! grep -q "MPI-IO: attached to .*/libmpi.so.\(users\|open\)" "$T/ioacctd.log" ||
+	fail "a user's library got uprobes"
 ok "a library of a user's, or writable by others, is neither parsed nor probed"
 
 COLS="rank, path, indep_opens, coll_opens, indep_reads, indep_writes, coll_reads, coll_writes,"
 COLS+=" split_reads, split_writes, nb_reads, nb_writes, syncs, views, bytes_read,"
 COLS+=" bytes_written, unsized_reads, unsized_writes, size_read, size_written"
 
-NDETACHED=0
 # mpi_job NAME LIB FLAVOUR CC RUN [RUN OPTIONS]: mpiio.c built with CC, 4 ranks
-# under RUN in a job, which attaches LIB once; its rows in $T/got.
+# under RUN in a job, which attaches LIB once, at its registration; its rows in $T/got.
 mpi_job() {
-	local name=$1 lib=$2 flavour=$3 cc=$4 run=$5
+	local name=$1 lib=$2 flavour=$3 cc=$4 run=$5 from
 	shift 5
+	# The libraries of the jobs before detached first (mpi_detach_after): this one's
+	# registration attaches them again.
+	wait_libraries_detached
+	from=$(($(wc -l < "$T/ioacctd.log") + 1))
+	# since: the log's lines since the job began.
+	since() { tail -n +"$from" "$T/ioacctd.log"; }
 	rm -rf "$D" && mkdir -p "$D"
 	"$cc" -Wall -o "$T/mpiio-$name" "$(dirname "$0")/mpiio.c" || fail "$cc failed"
 	"$IORUN" --json -o "$T/$name.json" -- "$run" "$@" -np 4 "$T/mpiio-$name" "$D" \
 		> "$T/$name.out" 2>&1 || { cat "$T/$name.out"; fail "iorun $run failed"; }
 	JOB=$(json_get "$T/$name.json" 'j["job_id"]')
-	[ "$(grep -c "MPI-IO: attached to .*/$lib.*($flavour;" "$T/ioacctd.log")" = 1 ] ||
-		fail "$lib not attached exactly once: $(grep MPI-IO "$T/ioacctd.log")"
+	[ "$(since | grep -c "MPI-IO: attached to .*/$lib.* at a step's registration ($flavour;")" = 1 ] ||
+		fail "$lib not attached exactly once, at the registration: $(since | grep MPI-IO)"
 	! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "$name: MPI-IO calls lost"
 	ok "$name: $lib attached once, for the 4 ranks, no call lost"
 	# Its step over, no watched step loads it: its uprobes go, in a thread of
 	# their own (the kernel takes seconds to remove them: not in the job's
 	# FINISH, whose client gives up after 10 s).
-	NDETACHED=$((NDETACHED + 1))
-	detached() { grep -c "MPI-IO: detached from the library" "$T/ioacctd.log"; }
+	detached() { since | grep -c "MPI-IO: detached from the library .*/$lib"; }
 	for _ in $(seq 1 1200); do
-		[ "$(detached)" -ge $NDETACHED ] && break
+		[ "$(detached)" -ge 1 ] && break
 		sleep 0.1
 	done
-	[ "$(detached)" = $NDETACHED ] || fail "$name: $lib not detached once after the job"
+	[ "$(detached)" = 1 ] || fail "$name: $lib not detached once after the job"
 	if command -v bpftool > /dev/null; then
 		! bpftool perf list | grep "^pid $DAEMON_PID .*uprobe" ||
 			fail "$name: ioacctd still has uprobes after the job"
@@ -149,7 +159,7 @@ stop_daemon
 sed -i 's/^mpi_detach_after = .*/mpi_detach_after = 1hour/' "$CONF"
 : > "$T/ioacctd.log"
 start_daemon
-NDETACHED=-1
+wait_parsed_ahead
 for run in 1 2; do
 	rm -rf "$D" && mkdir -p "$D"
 	"$IORUN" --json -o "$T/keep$run.json" -- "$OMPIRUN" --allow-run-as-root --oversubscribe -np 4 \
@@ -161,6 +171,7 @@ for run in 1 2; do
 	want "2175 2175 0 0 2,1,1,0,0,0,0,0,0,0 2,1,1,0,0,0,0,0,0,0"
 	diff "$T/want" "$T/got" || fail "kept uprobes, run $run: MPI-IO counters differ"
 done
-[ "$(grep -c "MPI-IO: attached to" "$T/ioacctd.log")" = 1 ] || fail "the library was attached again"
+[ "$(grep -c "MPI-IO: attached to .*/libmpi\.so.*(OpenMPI;" "$T/ioacctd.log")" = 1 ] ||
+	fail "the library was attached again"
 ! grep -q "MPI-IO: detached" "$T/ioacctd.log" || fail "the library was detached within the hour"
 ok "mpi_detach_after = 1hour: two jobs, one attach, both exact"

@@ -161,5 +161,6 @@ assert not bad, "opened: %s" % bad
 print("  %d opens of the links by ioacctd, all O_PATH; %d programs' files looked into" % (len(named), progs))
 PY
 ok "ioacctd's opens of the links are path handles (O_PATH), none reopened (only the programs' own files)"
-grep -q "MPI-IO: attached" "$T/ioacctd.log" && fail "uprobes were attached to a link's target"
-ok "nothing attached"
+# (The host's libraries parsed ahead are attached at the job's registration: not those.)
+grep -q "MPI-IO: attached to .*/links/" "$T/ioacctd.log" && fail "uprobes were attached to a link's target"
+ok "nothing attached to the links' targets"

@@ -7,10 +7,11 @@
 # program ids the daemon holds (/proc/PID/fdinfo): other tests' daemons run
 # beside it. The task iterator is left out: it runs only when the daemon
 # reads it, never on an event. Then two jobs at once, each opening the
-# OpenMPI library: the watch is attached while either runs and the library
-# is probed; the first ends and the second, still watched, has its open of
-# the library seen (attached again after the first's uprobes went); after
-# the second ends, nothing of it is attached again.
+# OpenMPI library: the watch is attached while either runs, and the
+# libraries parsed ahead (OpenMPI's among them) are probed at the first's
+# registration; the first ends and the second, still watched, keeps them;
+# after the second ends each is detached once, and nothing of it is
+# attached again.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 command -v bpftool > /dev/null || skip "bpftool is needed to list attached programs (Debian: bpftool)"
@@ -32,6 +33,7 @@ cleanup() {
 trap cleanup EXIT
 start_daemon
 require_mpi_uprobes
+wait_parsed_ahead
 
 # attached: one line per program of this daemon's that is attached now, "KIND TYPE NAME".
 attached() {
@@ -70,7 +72,8 @@ until_attached() {
 	done
 	fail "$1: attached now: $(paste -sd, "$T/attached")"
 }
-opened() { grep -c "MPI-IO: attached to .*libmpi" "$T/ioacctd.log"; }
+opened() { grep -c "MPI-IO: attached to .*libmpi.* at a step's registration" "$T/ioacctd.log"; }
+nattached() { grep -c ": attached to " "$T/ioacctd.log"; }
 until_log() {
 	for _ in $(seq 1 600); do [ "$($2)" -ge "$3" ] && return 0; sleep 0.1; done
 	fail "$1: $(grep MPI-IO "$T/ioacctd.log" | tail -5)"
@@ -92,37 +95,45 @@ until_attached "idle after start: programs attached" . not
 ok "idle: none of ioacctd's programs attached"
 
 # Job A opens the library at once and waits; job B waits to be told to open it.
-"$IORUN" -o /dev/null -- bash -c 'exec 3< "$1"; until [ -e "$2" ]; do sleep 0.05; done' _ \
+"$IORUN" --job-id 7201 -o /dev/null -- bash -c 'exec 3< "$1"; until [ -e "$2" ]; do sleep 0.05; done' _ \
 	"$LIB" "$T/go.a" > "$T/a.out" 2>&1 &
 A=$!
-until_log "job A's library open not seen" opened 1
+until_log "job A's registration: the MPI libraries parsed ahead not attached" opened 1
 until_attached "job A runs: the library watch not attached" "ioacct_mpi_lib_"
 grep -q "^link .*ioacct_mpi_ret" "$T/attached" || grep -q "^perf .*ioacct_mpi_ret" "$T/attached" ||
 	fail "job A: the library's uprobes not attached: $(paste -sd, "$T/attached")"
-ok "job A: the library watch attached, the library probed"
-"$IORUN" -o /dev/null -- bash -c 'touch "$3"; until [ -e "$1" ]; do sleep 0.05; done
+ok "job A: the library watch attached, the library probed at its registration"
+NATT=$(nattached)
+"$IORUN" --job-id 7202 -o /dev/null -- bash -c 'touch "$3"; until [ -e "$1" ]; do sleep 0.05; done
 	exec 3< "$4"; until [ -e "$2" ]; do sleep 0.05; done' _ \
 	"$T/open.b" "$T/go.b" "$T/b.started" "$LIB" > "$T/b.out" 2>&1 &
 B=$!
 for _ in $(seq 1 600); do [ -e "$T/b.started" ] && break; sleep 0.1; done
 [ -e "$T/b.started" ] || fail "job B did not start: $(cat "$T/b.out")"
 
-# A ends while B runs: the watch stays; the library's uprobes go with A's step.
+# A ends while B runs: the watch and the libraries' uprobes stay, B's registration holds them.
 touch "$T/go.a"
 wait "$A" || fail "job A failed: $(cat "$T/a.out")"
 A=
-detached() { grep -c "MPI-IO: detached from the library" "$T/ioacctd.log"; }
-until_log "job A's library not detached" detached 1
 attached > "$T/attached"
 grep -q "ioacct_mpi_lib_" "$T/attached" ||
 	fail "job B still runs, the library watch is gone: $(paste -sd, "$T/attached")"
+grep -q "ioacct_mpi_ret" "$T/attached" ||
+	fail "job B still runs, the library's uprobes are gone: $(paste -sd, "$T/attached")"
 touch "$T/open.b"
-until_log "job B's library open not seen after job A ended" opened 2
-ok "job A ended, job B still watched: its open of the library seen, the library probed again"
+ok "job A ended, job B still watched: the watch and the library's uprobes stay"
 
 touch "$T/go.b"
 wait "$B" || fail "job B failed: $(cat "$T/b.out")"
 B=
-until_log "job B's library not detached" detached 2
+detached() { grep -c "MPI-IO: detached from the library" "$T/ioacctd.log"; }
+until_log "job B's libraries not detached" detached "$NATT"
+[ "$(nattached)" = "$NATT" ] && [ "$(detached)" = "$NATT" ] ||
+	fail "$NATT libraries attached at A's registration; now $(nattached) attached, $(detached) detached"
+# All of them after B's step ended (none with A's: B held them).
+FIN=$(grep -n "job [^ ]*/7202 step [0-9]* finished" "$T/ioacctd.log" | head -1 | cut -d: -f1)
+DET=$(grep -n "MPI-IO: detached from the library" "$T/ioacctd.log" | head -1 | cut -d: -f1)
+[ -n "$FIN" ] && [ "$DET" -gt "$FIN" ] || fail "a library detached before job B ended (line $DET, B's end ${FIN:-none})"
+ok "each of the $NATT libraries detached once, after job B ended"
 until_attached "idle after the jobs: programs attached" . not
 ok "idle after the jobs: none of ioacctd's programs attached"

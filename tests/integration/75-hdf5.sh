@@ -9,7 +9,10 @@
 # of each dataset, exact (bytes = the selection's elements x the dataset's
 # datatype size, as Darshan counts them), named as Darshan names them; the
 # job's Darshan log (ioreport --format darshan) holds them as H5F and H5D
-# records, read back by our reader (dxtdump --h5f / --h5d).
+# records, read back by our reader (dxtdump --h5f / --h5d). The library,
+# parsed ahead at the daemon's start, is attached at the job's registration,
+# before ioacctd answers it: h5prog's first calls are counted whatever the
+# load (before, only once ld.so's open of it had reached the daemon).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/h5check.sh"
 require_root_bpf
@@ -22,6 +25,7 @@ mpi_detach_after = 1s"
 setup
 start_daemon
 require_mpi_uprobes
+wait_parsed_ahead
 
 D=$(realpath "$T")/h5
 mkdir -p "$D"
@@ -36,7 +40,15 @@ JOB=$(json_get "$T/c.json" 'j["job_id"]')
 [ "$(grep -c "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 22 of 23 functions" "$T/ioacctd.log")" = 1 ] ||
 	fail "libhdf5_serial not attached once with its 22 functions: $(grep "HDF5:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
-ok "libhdf5_serial attached once, by the MPI libraries' watch"
+ok "libhdf5_serial attached once"
+# At the registration, before the daemon's answer (its "watching" line, then the
+# answer): iorun runs h5prog only then.
+ATT=$(grep -n "HDF5: attached to .*/libhdf5_serial.so.* at a step's registration (HDF5; 20 of 20" \
+	"$T/ioacctd.log" | head -1 | cut -d: -f1)
+REG=$(grep -n "job [^ ]*/$JOB step [0-9]*: watching" "$T/ioacctd.log" | head -1 | cut -d: -f1)
+[ -n "$ATT" ] && [ -n "$REG" ] && [ "$ATT" -lt "$REG" ] ||
+	fail "libhdf5_serial not attached at the registration (line ${ATT:-none}, job's ${REG:-none}): $(grep -e "HDF5:" -e "watching" "$T/ioacctd.log")"
+ok "attached at the job's registration, before the answer that lets h5prog run"
 
 h5prog_check "$JOB" "$T/c.json" "$D/c.h5"
 

@@ -20,6 +20,7 @@ mpi_detach_after = 1s"
 setup
 start_daemon
 require_mpi_uprobes
+wait_parsed_ahead
 
 D=$(realpath "$T")/h5
 mkdir -p "$D"

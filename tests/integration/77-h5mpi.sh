@@ -19,6 +19,7 @@ mpi_detach_after = 1s"
 setup
 start_daemon
 require_mpi_uprobes
+wait_parsed_ahead
 # OpenMPI's session directory, this test's own (as 37-mpiio.sh).
 export OMPI_MCA_orte_tmpdir_base=$T/ompi
 mkdir -p "$OMPI_MCA_orte_tmpdir_base"

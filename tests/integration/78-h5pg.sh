@@ -39,6 +39,7 @@ CC=${CC:-cc}
 pg_test_setup
 start_daemon
 require_mpi_uprobes
+wait_parsed_ahead
 D=$(realpath "$D")
 # shellcheck disable=SC2046 # pkg-config's flags are words
 "$CC" -Wall -o "$T/h5prog" "$(dirname "$0")/h5prog.c" $(pkg-config --cflags --libs hdf5-serial) ||

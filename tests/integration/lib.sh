@@ -104,6 +104,29 @@ require_mpi_uprobes() {
 	mpi_uprobes_here || skip "this kernel ($(uname -r)) has no uprobe_multi links (6.6): ioacctd, running as $IOACCT_USER, probes no MPI library loaded after its start"
 }
 
+# wait_parsed_ahead: after start_daemon, until ioacctd has parsed the host's MPI
+# and HDF5 libraries (at start, ahead), which it attaches at each step's
+# registration from then on: a job started before would race its library's open.
+wait_parsed_ahead() {
+	for _ in $(seq 1 2400); do
+		grep -q "MPI-IO: every library parsed ahead is parsed" "$T/ioacctd.log" && return 0
+		sleep 0.05
+	done
+	fail "the libraries parsed ahead were not in 120 s: $(grep "MPI-IO" "$T/ioacctd.log" | tail -5)"
+}
+
+# wait_libraries_detached: until every library attached so far is detached
+# (mpi_detach_after after its last step): the next step's registration attaches
+# the libraries parsed ahead again.
+wait_libraries_detached() {
+	for _ in $(seq 1 1200); do
+		[ "$(grep -c ": attached to " "$T/ioacctd.log")" = \
+			"$(grep -c "MPI-IO: detached from the library" "$T/ioacctd.log")" ] && return 0
+		sleep 0.1
+	done
+	fail "libraries still attached after 120 s: $(grep -e "attached to" -e "detached from" "$T/ioacctd.log")"
+}
+
 stop_daemon() {
 	[ -n "${DAEMON_PID:-}" ] || return 0
 	kill -TERM "$DAEMON_PID" 2>/dev/null
