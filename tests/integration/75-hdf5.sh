@@ -43,7 +43,7 @@ JOB=$(json_get "$T/c.json" 'j["job_id"]')
 ok "libhdf5_serial attached once"
 # At the registration, before the daemon's answer (its "watching" line, then the
 # answer): iorun runs h5prog only then.
-ATT=$(grep -n "HDF5: attached to .*/libhdf5_serial.so.* at a step's registration (HDF5; 20 of 20" \
+ATT=$(grep -n "HDF5: attached to .*/libhdf5_serial.so.* at a step's registration (HDF5; 22 of 23" \
 	"$T/ioacctd.log" | head -1 | cut -d: -f1)
 REG=$(grep -n "job [^ ]*/$JOB step [0-9]*: watching" "$T/ioacctd.log" | head -1 | cut -d: -f1)
 [ -n "$ATT" ] && [ -n "$REG" ] && [ "$ATT" -lt "$REG" ] ||
