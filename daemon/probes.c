@@ -285,13 +285,19 @@ static unsigned int exit_prog_kind(const char *name)
 	return 0;
 }
 
+/* Whether a per-kind exit program is the kprobe backend's (ioacct_kr_), else syscall-tp's. */
+static bool exit_prog_kprobe(const char *name)
+{
+	return !strncmp(name, "ioacct_kr_", 10);
+}
+
 /* The entry program of syscall row r in the backend of exit program `exit`, if loaded. */
 static bool entry_loaded(const struct ioacct_probes *p, const char *exit, const struct sys_row *r)
 {
 	struct bpf_program *prog;
 	char name[64];
 
-	snprintf(name, sizeof(name), "ioacct_%s_%s", exit[8] == 'r' ? "ks" : "te", r->name);
+	snprintf(name, sizeof(name), "ioacct_%s_%s", exit_prog_kprobe(exit) ? "ks" : "te", r->name);
 	prog = bpf_object__find_program_by_name(p->skel->obj, name);
 	return prog && bpf_program__autoload(prog);
 }
@@ -669,8 +675,9 @@ static size_t select_exits(struct ioacct_probes *p, enum ioacct_probe_mode mode)
 
 		if (!kind)
 			continue;
-		for (size_t i = 0; i < ARRAY_SIZE(sys_rows) && prog_of_mode(name, mode); i++)
-			use |= sys_rows[i].kind == kind && entry_loaded(p, name, &sys_rows[i]);
+		if (prog_of_mode(name, mode))
+			for (size_t i = 0; i < ARRAY_SIZE(sys_rows); i++)
+				use |= sys_rows[i].kind == kind && entry_loaded(p, name, &sys_rows[i]);
 		bpf_program__set_autoload(prog, use);
 		on += use;
 	}
@@ -887,7 +894,7 @@ static int attach_exits(struct ioacct_probes *p, struct bpf_program *prog, bool 
 	LIBBPF_OPTS(bpf_ksyscall_opts, kopts, .retprobe = true);
 	const char *pname = bpf_program__name(prog);
 	unsigned int kind = exit_prog_kind(pname);
-	bool kprobe = pname[8] == 'r';
+	bool kprobe = exit_prog_kprobe(pname);
 	int ret;
 
 	for (size_t i = 0; i < ARRAY_SIZE(sys_rows); i++) {
