@@ -50,38 +50,11 @@ for ko in /lib/modules/"$KVER"/*.ko; do
 done
 echo "INFO kernel=$KVER cpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo)"
 
-# ---- NFS over loopback ----
-nfs_setup() {
-	grep -qw nfsd /proc/filesystems || { say "no nfsd file system (module not loaded)"; return 1; }
-	mkdir -p /srv/nfs /proc/fs/nfsd /mnt/nfs
-	mount -t tmpfs -o size=600m nfsexport /srv/nfs || return 1
-	mount -t nfsd nfsd /proc/fs/nfsd || return 1
-	# A short grace period: the server has no client records to recover.
-	echo 10 > /proc/fs/nfsd/nfsv4leasetime
-	echo 10 > /proc/fs/nfsd/nfsv4gracetime
-	echo "-3 +4 +4.1 +4.2" > /proc/fs/nfsd/versions || return 1
-	# What mountd would answer: 127.0.0.1 is in "localdomain", which may use
-	# /srv/nfs (fsid 0, the NFSv4 root) read-write, no root squash, async,
-	# no subtree check, insecure ports: flags 0x2412.
-	exp=2147483647
-	printf '%s\n' "nfsd 127.0.0.1 $exp localdomain" > /proc/net/rpc/auth.unix.ip/channel || return 1
-	printf '%s\n' "localdomain 1 \\x00000000 $exp /srv/nfs" > /proc/net/rpc/nfsd.fh/channel || return 1
-	printf '%s\n' "localdomain /srv/nfs $exp 9234 0 0 0" > /proc/net/rpc/nfsd.export/channel || return 1
-	echo 4 > /proc/fs/nfsd/threads || return 1
-	mount -t nfs4 -o vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 127.0.0.1:/ /mnt/nfs || return 1
-	# Past the grace period, creating files works.
-	t=0
-	until echo x > /mnt/nfs/.probe 2>/dev/null; do
-		t=$((t + 1))
-		[ $t -lt 60 ] || return 1
-		sleep 1
-	done
-	rm -f /mnt/nfs/.probe
-	say "NFS: $(grep ' /mnt/nfs ' /proc/mounts)"
-}
+# ---- NFS over loopback (nfs_setup, nfs_ready) ----
+. /usr/share/ioacct-vm/nfs.sh
 NFS=ok
 if case " $FSLIST " in *" nfs "*) true ;; *) false ;; esac; then
-	nfs_setup || { NFS=fail; say "NFS over loopback could not be set up"; }
+	{ nfs_setup /mnt/nfs 600m && nfs_ready /mnt/nfs; } || { NFS=fail; say "NFS over loopback could not be set up"; }
 	echo "INFO kernel=$KVER nfs=$NFS"
 	dmesg | grep -i -E 'nfsd|nfs:|rpc' | tail -n 5 | sed 's/^/VM: dmesg: /'
 fi

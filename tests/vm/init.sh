@@ -23,6 +23,10 @@
 #   VRESULT kernel=K mode=M view=V pass|fail|off <what was seen>
 # In the modes of $FS_MODES, exact mmap reads on the ext4 disk and on the
 # disks of $FS_DISKS (xfs, btrfs), one line per file system (view=mmap-FS).
+# In the modes of $NFS_MODES, with an NFSv4.2 mount over loopback ($NFS, kernel
+# nfsd in this VM, set up at boot: tests/vm/nfs.sh), each check of
+# tests/vm/nfs/*.sh, one line each:
+#   NRESULT kernel=K mode=M check=NAME pass|fail|skip <detail>
 # and "DONE kernel=K", then powers the VM off. Settings: /etc/vmtest.conf.
 PATH=/usr/bin:/bin:/usr/sbin:/sbin
 export PATH
@@ -39,7 +43,7 @@ MODES="auto fentry kprobe tracepoint syscall-tp"
 # VM in CPU seconds and ends a VM that hangs.
 NW=100 NR=50 NPW=10000 NCREATE=100 NMKDIR=10 NMISS=5 NEXIST=3 NPAIR=10 NSEEK=7 WRONG=0 START_TIMEOUT=1800
 VIEW_MODES="fentry kprobe tracepoint"
-FS_DISKS='' FS_MODES=''
+FS_DISKS='' FS_MODES='' NFS_MODES=''
 # shellcheck disable=SC1091 # written by mkinitramfs
 . /etc/vmtest.conf
 
@@ -51,6 +55,7 @@ B=/mnt/b
 U=/mnt/u # a fresh tmpfs: io_uring
 U2=/mnt/u2 # another: io_uring's requests by relative paths
 E=/mnt/e # the ext4 disk (a snapshot: writes are lost at power-off): the page cache, AIO
+NFS=/mnt/nfs # NFSv4.2 over loopback, in the modes of NFS_MODES
 FREEZER=/run/cgroup-v1/freezer
 
 say() { echo "VM: $*"; }
@@ -126,6 +131,14 @@ if [ "${DISK:-0}" = 1 ]; then
 			say "cannot mount the $fs disk $dev on $(fs_dir "$fs")"
 		fi
 	done
+fi
+
+# NFS over loopback, set up now: its grace period passes while the first
+# modes run (nfs_ready waits for it in run_nfs).
+NFS_SETUP=none
+if [ -n "$NFS_MODES" ]; then
+	. /usr/share/ioacct-vm/nfs.sh
+	if nfs_setup $NFS 256m; then NFS_SETUP=ok; else NFS_SETUP=fail; say "NFS over loopback could not be set up"; fi
 fi
 
 # What the test needs from the kernel, reported once.
@@ -458,6 +471,30 @@ run_mmap_fs() {
 	rm -f /tmp/mm-big /tmp/mm-small
 }
 
+# ---- NFS (the checks of tests/vm/nfs/*.sh) ----
+nresult() { echo "NRESULT kernel=$KVER mode=$mode check=$1 $2"; }
+
+# run_nfs MODE: under the running daemon, each NFS check in a subshell of its
+# own (it sees this file's functions and $R, $NFS, $mode; it prints its
+# NRESULT line with nresult NAME "pass|fail|skip ...").
+run_nfs() {
+	for c in /usr/share/ioacct-vm/nfs/*.sh; do
+		[ -e "$c" ] || continue
+		name=$(basename "$c" .sh)
+		if [ $NFS_SETUP != ok ]; then
+			nresult "$name" "fail reason=NFS over loopback could not be set up"
+			continue
+		fi
+		if ! nfs_ready $NFS; then
+			nresult "$name" "fail reason=NFS over loopback: no file can be made on $NFS after 60 s"
+			continue
+		fi
+		tc=$(now)
+		(. "$c")
+		echo "INFO kernel=$KVER mode=$1 nfs check $name took=$(elapsed "$tc")s"
+	done
+}
+
 # run_mode MODE: a daemon forced to MODE, the v2 run, the v1 run.
 run_mode() {
 	mode=$1 R=/run/ioacct-$1 mode_failed=0 tmode=$(now)
@@ -535,13 +572,14 @@ CONF
 	fi
 	twork=$(now)
 	case " $VIEW_MODES " in *" $mode "*) run_views "$mode" ;; esac
+	case " $NFS_MODES " in *" $mode "*) run_nfs "$mode" ;; esac
 	tviews=$(elapsed "$twork")
 
 	t0=$(now)
 	kill -TERM $dpid
 	wait $dpid
 	drc=$?
-	echo "INFO kernel=$KVER mode=$mode stopped=$(elapsed "$t0")s exit=$drc took=$(elapsed "$tmode")s (views and file systems: ${tviews}s)"
+	echo "INFO kernel=$KVER mode=$mode stopped=$(elapsed "$t0")s exit=$drc took=$(elapsed "$tmode")s (views, file systems and NFS: ${tviews}s)"
 	[ $drc = 0 ] || echo "VM: ioacctd (mode $mode) exited with status $drc when stopped"
 	# The daemon's own account of a mode that failed.
 	if [ $drc != 0 ] || [ $mode_failed = 1 ]; then
