@@ -23,9 +23,10 @@
 #   VRESULT kernel=K mode=M view=V pass|fail|off <what was seen>
 # In the modes of $FS_MODES, exact mmap reads on the ext4 disk and on the
 # disks of $FS_DISKS (xfs, btrfs), one line per file system (view=mmap-FS).
-# In the modes of $NFS_MODES, with an NFSv4.2 mount over loopback ($NFS, kernel
-# nfsd in this VM, set up at boot: tests/vm/nfs.sh), each check of
-# tests/vm/nfs/*.sh, one line each:
+# With an NFSv4.2 mount over loopback ($NFS, kernel nfsd in this VM, set up at
+# boot: tests/vm/nfs.sh) when NFS_MODES is not empty, each check of
+# tests/vm/nfs/*.sh in the modes of its "# nfs-modes:" line, else in those of
+# $NFS_MODES, one line each:
 #   NRESULT kernel=K mode=M check=NAME pass|fail|skip <detail>
 # and "DONE kernel=K", then powers the VM off. Settings: /etc/vmtest.conf.
 PATH=/usr/bin:/bin:/usr/sbin:/sbin
@@ -474,12 +475,20 @@ run_mmap_fs() {
 # ---- NFS (the checks of tests/vm/nfs/*.sh) ----
 nresult() { echo "NRESULT kernel=$KVER mode=$mode check=$1 $2"; }
 
-# run_nfs MODE: under the running daemon, each NFS check in a subshell of its
-# own (it sees this file's functions and $R, $NFS, $mode; it prints its
-# NRESULT line with nresult NAME "pass|fail|skip ...").
+# nfs_check_modes CHECK: the modes a check runs in: those of its "# nfs-modes:"
+# line, else NFS_MODES (tests/vm/run-matrix reads the same line).
+nfs_check_modes() {
+	m=$(sed -n 's/^# nfs-modes: *//p' "$1" | head -n 1)
+	echo "${m:-$NFS_MODES}"
+}
+
+# run_nfs MODE: under the running daemon, each NFS check of this mode in a
+# subshell of its own (it sees this file's functions and $R, $NFS, $mode; it
+# prints its NRESULT line with nresult NAME "pass|fail|skip ...").
 run_nfs() {
 	for c in /usr/share/ioacct-vm/nfs/*.sh; do
 		[ -e "$c" ] || continue
+		case " $(nfs_check_modes "$c") " in *" $1 "*) ;; *) continue ;; esac
 		name=$(basename "$c" .sh)
 		if [ $NFS_SETUP != ok ]; then
 			nresult "$name" "fail reason=NFS over loopback could not be set up"
@@ -572,7 +581,7 @@ CONF
 	fi
 	twork=$(now)
 	case " $VIEW_MODES " in *" $mode "*) run_views "$mode" ;; esac
-	case " $NFS_MODES " in *" $mode "*) run_nfs "$mode" ;; esac
+	[ -n "$NFS_MODES" ] && run_nfs "$mode"
 	tviews=$(elapsed "$twork")
 
 	t0=$(now)
