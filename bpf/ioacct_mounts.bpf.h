@@ -195,6 +195,7 @@ static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char
 {
 	struct ioacct_mp_key *key;
 	__u32 zero = 0;
+	long n;
 
 	key = bpf_map_lookup_elem(&mpscratch, &zero);
 	if (!key)
@@ -204,8 +205,18 @@ static __noinline __s64 path_mnt(struct task_struct *task, int dirfd, const char
 	 * has not touched yet (fresh .rodata after exec) reads as an error here,
 	 * and is readable at sys_exit, the kernel having copied it meanwhile.
 	 */
-	if (bpf_probe_read_user_str(key->path, sizeof(key->path), upath) <= 0)
+	n = bpf_probe_read_user_str(key->path, sizeof(key->path), upath);
+	if (n < 0)
 		return -1;
+	/*
+	 * The empty path (glibc's fstat: newfstatat(fd, "", AT_EMPTY_PATH)) reads
+	 * as 1, its NUL, where the kernel's strncpy_from_user_nofault() counts
+	 * the NUL (the 6.18 host), but as 0 before (Debian's 6.1 and 6.12), with
+	 * no NUL written. Taken for a failed read there, each such stat went to
+	 * mount key 0, "mnt:0" of type unknown (issue 40).
+	 */
+	if (n == 0)
+		key->path[0] = '\0';
 	return key_mnt(task, dirfd, key);
 }
 

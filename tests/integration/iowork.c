@@ -21,6 +21,14 @@
  *   rmdir  DIR N             DIR/d0 ..
  *   rename DIR N             DIR/f<i> -> DIR/g<i>
  *   stat   PATH N            N stat()s
+ *   stats  DIR N             stat() DIR/f0 .. DIR/f<N-1> (glibc: newfstatat(AT_FDCWD, ...))
+ *   statx  DIR N             statx(AT_FDCWD, DIR/f<i>, ...) of each
+ *   fstatat DIR N            open DIR (O_DIRECTORY), fstatat(dirfd, "f<i>") of each, close:
+ *                            one open and N stats
+ *   fstat  DIR N             open DIR/f<i>, newfstatat(fd, "", AT_EMPTY_PATH) (glibc 2.33's
+ *                            fstat) and statx(fd, "", AT_EMPTY_PATH), close: N opens, 2N stats
+ *   list   DIR N             open DIR (O_DIRECTORY), getdents64 to its end, close: one open;
+ *                            it must hold exactly N entries besides . and ..
  *   fsync  PATH N            N fsync()s on PATH opened for writing
  *   seek   PATH N            N lseek()s on PATH (opened for writing, created) to 0 in turn
  *                            SEEK_SET, SEEK_CUR (ftell's), SEEK_END, then one lseek() to
@@ -73,6 +81,7 @@
  */
 #define _GNU_SOURCE /* splice, copy_file_range */
 #include <aio.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -83,6 +92,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -324,6 +334,93 @@ static int op_names(const char *op, const char *dir, unsigned long n)
 				return fail("open of missing", p);
 			}
 		}
+	}
+	return 0;
+}
+
+/* stat(), statx() or fstatat() of each of dir/f0 .. dir/f<n-1>, by path (issue 40). */
+static int op_stat_names(const char *op, const char *dir, unsigned long n)
+{
+	int dfd = -1, ret = 0;
+	char p[4096];
+
+	if (!strcmp(op, "fstatat") && (dfd = open(dir, O_RDONLY | O_DIRECTORY)) < 0)
+		return fail("open", dir);
+	for (unsigned long i = 0; i < n && !ret; i++) {
+		struct statx stx;
+		struct stat st;
+
+		if (dfd >= 0) {
+			snprintf(p, sizeof(p), "f%lu", i);
+			ret = fstatat(dfd, p, &st, 0);
+		} else {
+			snprintf(p, sizeof(p), "%s/f%lu", dir, i);
+			ret = !strcmp(op, "statx") ? statx(AT_FDCWD, p, 0, STATX_BASIC_STATS, &stx) :
+						     stat(p, &st);
+		}
+		if (ret)
+			ret = fail(op, p);
+	}
+	if (dfd >= 0 && close(dfd) && !ret)
+		ret = fail("close", dir);
+	return ret;
+}
+
+/*
+ * Each of dir/f0 .. dir/f<n-1> opened and stat'ed by its fd with the empty
+ * path, as glibc 2.33 to 2.38 make fstat() (issue 40), then by statx().
+ */
+static int op_fstat_empty(const char *dir, unsigned long n)
+{
+	char p[4096];
+
+	for (unsigned long i = 0; i < n; i++) {
+		struct statx stx;
+		struct stat st;
+		int fd;
+
+		snprintf(p, sizeof(p), "%s/f%lu", dir, i);
+		fd = open(p, O_RDONLY);
+		if (fd < 0)
+			return fail("open", p);
+		if (syscall(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH) ||
+		    statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx)) {
+			close(fd);
+			return fail("fstat", p);
+		}
+		if (close(fd))
+			return fail("close", p);
+	}
+	return 0;
+}
+
+/* One open of dir, its entries read to the end with getdents64: n of them besides . and .. */
+static int op_list(const char *dir, unsigned long n)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	unsigned long seen = 0;
+	char ents[8192] __attribute__((aligned(8)));
+	long got;
+
+	if (fd < 0)
+		return fail("open", dir);
+	while ((got = syscall(SYS_getdents64, fd, ents, sizeof(ents))) > 0) {
+		for (long off = 0; off < got;) {
+			const struct dirent64 *d = (const struct dirent64 *)(ents + off);
+
+			seen += strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+			off += d->d_reclen;
+		}
+	}
+	if (got < 0) {
+		close(fd);
+		return fail("getdents64", dir);
+	}
+	if (close(fd))
+		return fail("close", dir);
+	if (seen != n) {
+		dprintf(2, "iowork: list %s: %lu entries, not %lu\n", dir, seen, n);
+		return -1;
 	}
 	return 0;
 }
@@ -605,7 +702,8 @@ static int nargs(const char *op)
 		{ "cd", 1 }, { "nostat", 2 }, { "denied", 2 }, { "rofs", 2 }, { "exists", 2 },
 		{ "full", 3 }, { "sendfile", 4 }, { "splice", 4 }, { "copy", 4 }, { "rcopy", 4 },
 		{ "xcopy", 4 }, { "pread", 4 }, { "copyrw", 4 }, { "mmapread", 1 }, { "fadvise", 2 }, { "madvise", 2 }, { "evict", 1 },
-		{ "life", 2 }, { "lives", 2 }, { "paio", 2 },
+		{ "life", 2 }, { "lives", 2 }, { "paio", 2 }, { "stats", 2 }, { "statx", 2 },
+		{ "fstatat", 2 }, { "fstat", 2 }, { "list", 2 },
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -676,6 +774,12 @@ int main(int argc, char **argv)
 			ret = op_lives(a[0], num(a[1]));
 		else if (!strcmp(op, "paio"))
 			ret = op_paio(a[0], num(a[1]));
+		else if (!strcmp(op, "stats") || !strcmp(op, "statx") || !strcmp(op, "fstatat"))
+			ret = op_stat_names(op, a[0], num(a[1]));
+		else if (!strcmp(op, "fstat"))
+			ret = op_fstat_empty(a[0], num(a[1]));
+		else if (!strcmp(op, "list"))
+			ret = op_list(a[0], num(a[1]));
 		else if (!strcmp(op, "cd"))
 			ret = chdir(a[0]) ? fail("chdir", a[0]) : 0;
 		else
