@@ -7,7 +7,9 @@
 # of the empty path, AT_EMPTY_PATH), lists the directory, then busybox's stat
 # stats each file by path (lstat) and fstats its standard output: every call on
 # the NFS mount counted there, named /mnt/nfs (nfs4), exactly; no mount unnamed
-# (mnt:N) or of an unknown type in the report.
+# (mnt:N) or of an unknown type in the report. In the default NFS modes
+# (fentry, tracepoint): the fix is in path_mnt(), which every backend shares;
+# kprobe and syscall-tp passed it too when it landed (IOACCT_VM_NFS_MODES).
 W=$R/nfs-stat
 D=$NFS/stat
 mkdir -p "$W"
