@@ -162,6 +162,38 @@ static void test_perfetto(void **state)
 	free(buf);
 }
 
+/* An RPC: a "b" and "e" pair of one id on its submitter's process (iotrace --rpc). */
+static void test_perfetto_rpc(void **state)
+{
+	static const struct ioacct_trace_rpc c = {
+		.name = "COMMIT", .xid = 9, .call = 7, .has_file = true, .fileid = 5, .count = 0,
+		.bytes_sent = 128, .bytes_recv = 140,
+	};
+	static const struct ioacct_trace_rec r = {
+		.op = IOACCT_TRACE_NO_OP, .pid = 42, .tid = 42, .comm = "dd", .mount = "",
+		.path = "", .offset = 0, .ret = 0, .start_ns = 2000500, .dur_ns = 1000250, .rpc = &c,
+	};
+	struct ioacct_perfetto p = { 0 };
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	ioacct_perfetto_begin(f);
+	ioacct_perfetto_event(f, &p, &r);
+	ioacct_perfetto_event(f, &p, &r);
+	ioacct_perfetto_end(f, &p);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(buf, "\"args\":{\"name\":\"dd\"}},\n"
+		"{\"ph\":\"b\",\"cat\":\"rpc\",\"name\":\"COMMIT\",\"id\":1,\"ts\":2000.500,"
+		"\"pid\":42,\"tid\":42,\"args\":{\"xid\":9,\"call\":\"fsync\",\"fileid\":5,"
+		"\"offset\":0,\"count\":0,\"bytes_sent\":128,\"bytes_recv\":140,\"status\":0}},\n"
+		"{\"ph\":\"e\",\"cat\":\"rpc\",\"name\":\"COMMIT\",\"id\":1,\"ts\":3000.750,"
+		"\"pid\":42,\"tid\":42},\n"
+		"{\"ph\":\"b\",\"cat\":\"rpc\",\"name\":\"COMMIT\",\"id\":2,"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_root_span),
 		cmocka_unit_test(test_attr_name),
 		cmocka_unit_test(test_perfetto),
+		cmocka_unit_test(test_perfetto_rpc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
