@@ -344,8 +344,7 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 		ioacct_trace_assert_add(&t->o->asserts[i], r);
 	if (!ioacct_trace_filter_match(&t->o->filter, r))
 		return;
-	/* --otlp: the calls' spans; RPCs have none yet. */
-	if (t->otlp && !r->rpc)
+	if (t->otlp)
 		ioacct_otlp_add(t->otlp, r);
 	if (t->pout && t->pout != stdout)
 		ioacct_perfetto_event(t->pout, &t->pf, r);
