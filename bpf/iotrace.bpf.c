@@ -5,9 +5,10 @@
  * runs, apart from the daemon's object: nothing is pinned, and when iotrace
  * exits the programs are gone.
  *
- * Backend "tracepoint": tp_btf sys_enter/sys_exit. sys_enter first asks
- * whether the task is in the traced cgroup (or below it; a cgroup2 cgroup,
- * or one of the v1 hierarchy the daemon attributes by, as ioacct.bpf.c): every other task
+ * Backend "tracepoint": tp_btf sys_enter/sys_exit. sys_enter first looks
+ * the syscall up in its table (one load), then asks whether the task is in
+ * the traced cgroup (or below it; a cgroup2 cgroup, or one of the v1
+ * hierarchy the daemon attributes by, as ioacct.bpf.c): every other task
  * of the node stops there, at a few loads. A traced task's I/O call is
  * stashed in task-local storage; sys_exit turns it into an event. An event
  * that finds the ring buffer full is counted in `lost`, never silently
@@ -161,12 +162,15 @@ int BPF_PROG(iotrace_sys_enter, struct pt_regs *regs, long id)
 	long a0, a1, a2;
 	__u16 e;
 
-	if (!traced(task))
-		return 0;
+	/*
+	 * The table first, while id is still in its register: after traced()'s
+	 * loop it lives on the stack, and 6.1's verifier loses a spilled
+	 * scalar's bounds (its test and the index were three loads of it).
+	 */
 	if (id < 0 || id >= IOACCT_NR_SYSCALLS)
 		return 0;
 	e = sysmap[id];
-	if (!e || compat_syscall(task))
+	if (!e || !traced(task) || compat_syscall(task))
 		return 0;
 	op = (e & IOACCT_SYS_OP_MASK) - 1;
 	kind = (e >> IOACCT_SYS_KIND_SHIFT) & IOTRACE_SYS_KIND_MASK;
@@ -186,8 +190,6 @@ int BPF_PROG(iotrace_sys_enter, struct pt_regs *regs, long id)
 		/* preadv2/pwritev2 with offset -1, and plain read/write: the file position. */
 		if (offset < 0)
 			offset = BPF_CORE_READ(f, f_pos);
-		if (rpc_on && op == IOACCT_OP_WRITE)
-			note_writer(task, f, fd, mnt);
 		break;
 	case IOACCT_SK_FD:
 		fd = (int)a0;
@@ -246,6 +248,9 @@ int BPF_PROG(iotrace_sys_exit, struct pt_regs *regs, long ret)
 	p = bpf_task_storage_get(&pend, task, 0, 0);
 	if (!p || !p->op)
 		return 0;
+	/* Here, not at sys_enter: one more live value there spills the syscall number on 6.1. */
+	if (rpc_on && p->op == IOACCT_OP_WRITE + 1 && ret > 0)
+		note_writer(task, fd_file(task, p->fd), p->fd, p->mnt);
 	now = bpf_ktime_get_ns();
 	if ((ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK) ||
 	    (!emit_calls && p->kind != IOACCT_SK_OPEN_PATH && p->kind != IOACCT_SK_OPEN_AT &&

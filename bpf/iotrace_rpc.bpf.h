@@ -19,7 +19,7 @@
  * sends when the last WRITE of a writeback completes (nfs_writepages'
  * nfs_io_completion_commit), which races the fsync's own and wins about as
  * often. `writers` keeps, per inode, the last traced task that wrote to it
- * (sys_enter, with --rpc only); nfs_initiate_* in another task then puts an
+ * (sys_exit of a write that wrote, with --rpc only); nfs_initiate_* in another task then puts an
  * entry for the rpc_task in `rpcs` before its rpc_task_begin, which keeps it.
  *
  * The entry is not deleted there nor at rpc_task_end (which fires before
@@ -117,13 +117,17 @@ struct {
 	__type(value, struct file_writer);
 } writers SEC(".maps");
 
-/* A traced write to file f (sys_enter, iotrace --rpc). */
+/* A traced write to file f that wrote something (sys_exit, iotrace --rpc). */
 static __always_inline void note_writer(struct task_struct *task, struct file *f, __s32 fd,
 					__u32 mnt)
 {
 	struct inode *inode = BPF_CORE_READ(f, f_inode);
 	__u64 key = (__u64)inode;
-	struct file_writer w = {
+	struct file_writer w;
+
+	if (!inode)
+		return;
+	w = (struct file_writer){
 		.ino = BPF_CORE_READ(inode, i_ino),
 		.pid = task->tgid,
 		.tid = task->pid,
