@@ -41,7 +41,7 @@ const volatile __u32 target_v1 = 0;    /* 1: a v1 cgroup, of subsystem v1_ssid's
 const volatile __u32 v1_ssid = 0;
 /* 0: iotrace --rpc=only: of the calls, only opens and closes (user space's paths of fds) */
 const volatile __u32 emit_calls = 1;
-const volatile __u32 rpc_on = 0;       /* iotrace --rpc: the writers of files noted (iotrace_rpc.bpf.h) */
+const volatile __u32 rpc_on = 0;       /* iotrace --rpc: files' writers noted (iotrace_rpc.bpf.h) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -58,7 +58,7 @@ struct iotrace_event {
 /* iotrace_rpc_event.flags */
 #define IOTRACE_RPC_FILE 1u /* nfs_initiate_read/write/commit gave fileid, offset, count */
 #define IOTRACE_RPC_DATA 2u /* a READ's or WRITE's: count is the data it moves */
-/* Sent by another task (the flusher, rpciod) for a file the traced task wrote: pid to comm are the writer's. */
+/* Sent by another task (flusher, rpciod) for a file a traced task wrote: pid to comm are the writer's. */
 #define IOTRACE_RPC_WRITEBACK 4u
 
 /*
