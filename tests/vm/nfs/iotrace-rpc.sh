@@ -4,10 +4,11 @@
 # count(rpc=COMMIT)>=1 holds (exit 0), count(rpc=COMMIT)==0 fails (exit 1);
 # one line per RPC: its WRITE and COMMIT lines are as many as mountstats'
 # deltas over the run; the WRITEs name the file (its inode number) and sum
-# to what dd wrote. The second run, --rpc=only in the default format, prints
-# RPC lines alone, the WRITEs and COMMIT on the mount (of the fsync's fd or
-# the file's writer; no path: busybox dd writes to the fd 1 it dup2'd the
-# file to); its first WRITE and its COMMIT go to the console.
+# to what dd wrote; --perfetto has a slice for each. The second run,
+# --rpc=only in the default format, prints RPC lines alone, the WRITEs and
+# COMMIT on the mount (of the fsync's fd or the file's writer; no path:
+# busybox dd writes to the fd 1 it dup2'd the file to); its first WRITE and
+# its COMMIT go to the console.
 W=$R/nfs-iotrace-rpc
 mkdir -p "$W"
 rm -f $NFS/rt
@@ -30,7 +31,7 @@ traced_dd() {
 }
 
 w0=$(rpc_calls WRITE) c0=$(rpc_calls COMMIT)
-traced_dd holds --rpc --assert 'count(rpc=COMMIT)>=1' -p '%c %C %i %s %o'
+traced_dd holds --rpc --assert 'count(rpc=COMMIT)>=1' -p '%c %C %i %s %o' --perfetto "$W/holds.json"
 w1=$(rpc_calls WRITE) c1=$(rpc_calls COMMIT)
 ino=$(stat -c %i $NFS/rt 2>/dev/null)
 traced_dd fails --rpc=only --assert 'count(rpc=COMMIT)==0'
@@ -43,6 +44,9 @@ nw=$(awk '$1 == "WRITE"' "$W/holds.out" | wc -l)
 nc=$(awk '$1 == "COMMIT"' "$W/holds.out" | wc -l)
 wbytes=$(awk '$1 == "WRITE" { s += $4 } END { print s + 0 }' "$W/holds.out")
 wfiles=$(awk '$1 == "WRITE" { print $3 }' "$W/holds.out" | sort -u | oneline)
+# --perfetto: each RPC an async slice, a "b" and an "e" event.
+pb=$(grep -c '^{"ph":"b","cat":"rpc","name":"WRITE"' "$W/holds.json")
+pe=$(grep -c '^{"ph":"e","cat":"rpc","name":"WRITE"' "$W/holds.json")
 if [ -z "$w0" ] || [ -z "$c0" ]; then
 	nresult iotrace-rpc "fail reason=no WRITE or COMMIT line for $NFS in /proc/self/mountstats"
 elif [ "$(cat "$W/holds.rc")" != 0 ]; then
@@ -56,6 +60,8 @@ elif grep -v ' xid=0x' "$W/fails.out" | grep -q .; then
 	nresult iotrace-rpc "fail reason=--rpc=only printed lines of calls: $(grep -v ' xid=0x' "$W/fails.out" | head -n 3 | oneline)"
 elif awk -v m="$NFS" '($2 == "WRITE" || $2 == "COMMIT") && $5 != m' "$W/fails.out" | grep -q .; then
 	nresult iotrace-rpc "fail reason=--rpc=only: WRITE or COMMIT lines not on $NFS: $(awk -v m="$NFS" '($2 == "WRITE" || $2 == "COMMIT") && $5 != m' "$W/fails.out" | head -n 2 | oneline)"
+elif [ "$pb" != "$nw" ] || [ "$pe" != "$nw" ] || [ "$(tail -n 1 "$W/holds.json")" != ']}' ]; then
+	nresult iotrace-rpc "fail reason=--perfetto: $pb WRITE slices begun, $pe ended, for $nw lines; its end: $(tail -n 1 "$W/holds.json" | cut -c1-80)"
 elif [ "$wfiles" != "$ino" ] || [ "$wbytes" != 4194304 ]; then
 	nresult iotrace-rpc "fail reason=WRITE lines name file ids '$wfiles' (the file is $ino) and sum to $wbytes bytes, not 4194304"
 else
