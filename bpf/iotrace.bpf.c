@@ -5,14 +5,18 @@
  * runs, apart from the daemon's object: nothing is pinned, and when iotrace
  * exits the programs are gone.
  *
- * Backend "tracepoint": tp_btf sys_enter/sys_exit. sys_enter first asks
- * whether the task is in the traced cgroup (or below it; a cgroup2 cgroup,
- * or one of the v1 hierarchy the daemon attributes by, as ioacct.bpf.c): every other task
+ * Backend "tracepoint": tp_btf sys_enter/sys_exit. sys_enter first looks
+ * the syscall up in its table (one load), then asks whether the task is in
+ * the traced cgroup (or below it; a cgroup2 cgroup, or one of the v1
+ * hierarchy the daemon attributes by, as ioacct.bpf.c): every other task
  * of the node stops there, at a few loads. A traced task's I/O call is
  * stashed in task-local storage; sys_exit turns it into an event. An event
  * that finds the ring buffer full is counted in `lost`, never silently
  * dropped. The syscalls and what each one is: IOACCT_SYSCALLS in
  * ioacct_ops.h, the counters' list, plus close (iotrace_abi.h).
+ *
+ * iotrace --rpc adds the programs of iotrace_rpc.bpf.h (one event per RPC of
+ * a traced task), loaded only then: they need the sunrpc module's BTF.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -35,6 +39,9 @@ const volatile __u64 target_cgid = 0;  /* kernfs id of the traced cgroup */
 const volatile __u32 target_level = 0; /* its depth: the hierarchy's root is 0 */
 const volatile __u32 target_v1 = 0;    /* 1: a v1 cgroup, of subsystem v1_ssid's hierarchy */
 const volatile __u32 v1_ssid = 0;
+/* 0: iotrace --rpc=only: of the calls, only opens and closes (user space's paths of fds) */
+const volatile __u32 emit_calls = 1;
+const volatile __u32 rpc_on = 0;       /* iotrace --rpc: files' writers noted (iotrace_rpc.bpf.h) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -60,6 +67,12 @@ struct pending {
 	__u32 kind;
 	__u32 mnt;
 	__u32 cgroup; /* the task's own cgroup: its kernfs id's low half (the directory's inode) */
+	/* What nfs_initiate_* said of the rpc_task it names, until that task's rpc_task_begin. */
+	__u64 nfs_task;
+	__u64 nfs_fileid;
+	__s64 nfs_offset;
+	__u32 nfs_count;
+	__u32 nfs_flags;
 };
 
 struct {
@@ -113,6 +126,29 @@ static __always_inline int file_mnt_type(struct file *f, __u32 *mnt, __u32 *type
 	return 0;
 }
 
+/*
+ * Waking iotrace for every event would cost the traced job a wakeup per
+ * call: wake it when a quarter of the buffer is used, it polls every 100 ms
+ * for the rest.
+ */
+static __always_inline void submit(void *ev)
+{
+	bpf_ringbuf_submit(ev, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+			       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4 ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void count_lost(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+
+	if (n)
+		(*n)++;
+}
+
+#include "iotrace_rpc.bpf.h"
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(iotrace_sys_enter, struct pt_regs *regs, long id)
 {
@@ -126,12 +162,15 @@ int BPF_PROG(iotrace_sys_enter, struct pt_regs *regs, long id)
 	long a0, a1, a2;
 	__u16 e;
 
-	if (!traced(task))
-		return 0;
+	/*
+	 * The table first, while id is still in its register: after traced()'s
+	 * loop it lives on the stack, and 6.1's verifier loses a spilled
+	 * scalar's bounds (its test and the index were three loads of it).
+	 */
 	if (id < 0 || id >= IOACCT_NR_SYSCALLS)
 		return 0;
 	e = sysmap[id];
-	if (!e || compat_syscall(task))
+	if (!e || !traced(task) || compat_syscall(task))
 		return 0;
 	op = (e & IOACCT_SYS_OP_MASK) - 1;
 	kind = (e >> IOACCT_SYS_KIND_SHIFT) & IOTRACE_SYS_KIND_MASK;
@@ -198,9 +237,9 @@ int BPF_PROG(iotrace_sys_exit, struct pt_regs *regs, long ret)
 	struct task_struct *task;
 	struct iotrace_event *ev;
 	struct pending *p;
-	__u32 zero = 0, type = 0;
+	__u32 type = 0;
 	long id = exit_syscall_nr(regs);
-	__u64 now, *n;
+	__u64 now;
 
 	if (id < 0 || id >= IOACCT_NR_SYSCALLS || !sysmap[id])
 		return 0;
@@ -209,19 +248,23 @@ int BPF_PROG(iotrace_sys_exit, struct pt_regs *regs, long ret)
 	p = bpf_task_storage_get(&pend, task, 0, 0);
 	if (!p || !p->op)
 		return 0;
+	/* Here, not at sys_enter: one more live value there spills the syscall number on 6.1. */
+	if (rpc_on && p->op == IOACCT_OP_WRITE + 1 && ret > 0)
+		note_writer(task, fd_file(task, p->fd), p->fd, p->mnt);
 	now = bpf_ktime_get_ns();
-	if (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK) {
+	if ((ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK) ||
+	    (!emit_calls && p->kind != IOACCT_SK_OPEN_PATH && p->kind != IOACCT_SK_OPEN_AT &&
+	     p->op != IOTRACE_OP_CLOSE + 1)) {
 		p->op = 0;
 		return 0;
 	}
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		p->op = 0;
-		n = bpf_map_lookup_elem(&lost, &zero);
-		if (n)
-			(*n)++;
+		count_lost();
 		return 0;
 	}
+	ev->type = IOTRACE_EV_CALL;
 	ev->start_ns = p->ts;
 	ev->dur_ns = now - p->ts;
 	ev->ret = ret;
@@ -253,13 +296,6 @@ int BPF_PROG(iotrace_sys_exit, struct pt_regs *regs, long ret)
 		file_mnt_type(fd_file(task, ret), &ev->mnt_id, &type);
 	}
 	p->op = 0;
-	/*
-	 * Waking iotrace for every event would cost the traced job a wakeup
-	 * per call: wake it when a quarter of the buffer is used, it polls
-	 * every 100 ms for the rest.
-	 */
-	bpf_ringbuf_submit(ev, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
-			       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4 ?
-			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	submit(ev);
 	return 0;
 }

@@ -568,8 +568,8 @@ int ioacct_jobtraces_register(struct ioacct_jobtraces *t, int64_t key, const cha
 		return -ENOTCONN;
 	}
 	add_task(j, req, cgroup);
-	ret = ioacct_tracer_open(&j->tracer, "ioacctd", &tg, IOACCT_JOBTRACE_BUFFER, start_mono_ns,
-				 on_event, j, terr, sizeof(terr));
+	ret = ioacct_tracer_open(&j->tracer, "ioacctd", &tg, 0, IOACCT_JOBTRACE_BUFFER,
+				 start_mono_ns, on_event, j, terr, sizeof(terr));
 	if (ret) {
 		j->nsteps = 0; /* no step nor job span for a job that had no tracer */
 		jobtrace_free(j);

@@ -515,7 +515,7 @@ static void trace_start(const struct ioacct_config *cfg, const struct iorun_opts
 	if (!getcwd(t->cwd, sizeof(t->cwd)))
 		t->cwd[0] = '\0';
 	t->max = o->trace_max ? o->trace_max : TRACE_MAX_EVENTS_DEFAULT;
-	ret = ioacct_tracer_open(&t->tracer, "iorun", &tg, IOACCT_TRACER_BUFFER_DEFAULT,
+	ret = ioacct_tracer_open(&t->tracer, "iorun", &tg, 0, IOACCT_TRACER_BUFFER_DEFAULT,
 				 j->start_mono_ns, on_trace_event, t, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "iorun: --trace: not tracing: %s\n", err);

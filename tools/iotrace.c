@@ -14,6 +14,7 @@
  * the local ioacctd says which cgroups the job's running steps are watched
  * through (its snapshot reply); the programs trace the step's cgroup2 cgroup,
  * or its v1 one (a Slurm cgroup/v1 job), until it is empty or gone.
+ * `--rpc`: the RPCs those tasks submit too (NFS), one line each.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +45,8 @@
 
 struct opts {
 	const char *format;
+	bool format_given;          /* -p FORMAT: RPCs' lines too; else theirs is their own */
+	unsigned int rpc;           /* --rpc, --rpc=only: IOACCT_TRACER_RPC[_ONLY] */
 	bool json;
 	bool lines_asked;           /* -p or --json given */
 	const char *perfetto;       /* --perfetto FILE ("-": standard output) */
@@ -86,8 +89,12 @@ static void usage(FILE *out)
 		"  -p, --format FORMAT    line format (default \"%s\"):\n"
 		"                         %%c op, %%p pid, %%t tid, %%n comm, %%m mount, %%f path,\n"
 		"                         %%o offset, %%s size, %%r result or errno, %%T start (s.us),\n"
-		"                         %%D duration (us), %%%%; width and - as in printf (%%-8c)\n"
+		"                         %%D duration (us), %%e end, %%%%; width and - as in printf\n"
+		"                         (%%-8c); RPCs: %%c procedure, %%r status, %%x xid, %%i file id,\n"
+		"                         %%b bytes sent, %%B received, %%C call, %%Q queue, %%a rtt (us)\n"
 		"      --json             one JSON object per line instead\n"
+		"      --rpc[=only]       the RPCs (NFS) the traced tasks submit too, one line each,\n"
+		"                         when mountstats counts them (only: without the calls)\n"
 		"      --perfetto FILE    a Chrome trace-event JSON document (ui.perfetto.dev)\n"
 		"                         in FILE (- or -p perfetto: standard output)\n"
 		"      --otlp URL         OpenTelemetry spans (OTLP/HTTP protobuf) to\n"
@@ -102,6 +109,7 @@ static void usage(FILE *out)
 		"                         if -p or --json is given\n"
 		"      --filter EXPR      print only matching calls: FIELD OP VALUE[|VALUE...][,...]\n"
 		"                         fields op pid tid comm mount path size offset errno result dur,\n"
+		"                         RPCs' rpc call sent recv status fileid (rpc=GETATTR),\n"
 		"                         OP = != < <= > >= ~ !~ (e.g. op=write,size>=1M,path~*.h5)\n"
 		"      --assert EXPR      count(FILTER) CMP N or bytes(FILTER) CMP N over every call;\n"
 		"                         exit 1 if one does not hold (e.g. 'count(op=open)<=100')\n"
@@ -123,7 +131,7 @@ static void usage(FILE *out)
 
 enum {
 	OPT_JSON = 256, OPT_FILTER, OPT_ASSERT, OPT_PID, OPT_BUFSZ, OPT_JOB, OPT_STEP, OPT_PERFETTO,
-	OPT_OTLP, OPT_OTLP_QUEUE, OPT_OTLP_TIMEOUT, OPT_OTLP_CA,
+	OPT_OTLP, OPT_OTLP_QUEUE, OPT_OTLP_TIMEOUT, OPT_OTLP_CA, OPT_RPC,
 };
 
 static const struct option options[] = {
@@ -141,6 +149,7 @@ static const struct option options[] = {
 	{ "otlp-queue", required_argument, NULL, OPT_OTLP_QUEUE },
 	{ "otlp-timeout", required_argument, NULL, OPT_OTLP_TIMEOUT },
 	{ "otlp-ca", required_argument, NULL, OPT_OTLP_CA },
+	{ "rpc", optional_argument, NULL, OPT_RPC },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -247,7 +256,13 @@ static int option(struct ioacct_cli *cli, int key, const char *arg)
 		if (ioacct_trace_format_check(arg, err, sizeof(err)))
 			return ioacct_cli_bad(cli, "-p: %s", err);
 		o->format = arg;
+		o->format_given = true;
 		o->lines_asked = true;
+		break;
+	case OPT_RPC:
+		if (arg && strcmp(arg, "only"))
+			return ioacct_cli_bad(cli, "--rpc: '%s': give --rpc or --rpc=only", arg);
+		o->rpc = IOACCT_TRACER_RPC | (arg ? IOACCT_TRACER_RPC_ONLY : 0);
 		break;
 	case OPT_JSON:
 		o->json = true;
@@ -339,7 +354,8 @@ static void on_event(void *ctx, const struct ioacct_trace_rec *r)
 		else if (t->o->json)
 			ioacct_trace_json_print(stdout, r);
 		else
-			ioacct_trace_format_print(stdout, t->o->format, r);
+			ioacct_trace_format_print(stdout, r->rpc && !t->o->format_given ?
+						  IOACCT_TRACE_DEFAULT_RPC_FORMAT : t->o->format, r);
 		/* A reader gone (| head): keep tracing for the assertions, the command keeps running. */
 		if (ferror(stdout)) {
 			t->out_err = errno ? errno : EIO;
@@ -745,6 +761,11 @@ int main(int argc, char **argv)
 			o->argv[0] ? " and creates a cgroup" : "");
 		return EXIT_OWN;
 	}
+	/* Before the command is forked: --rpc where nothing speaks RPC is a usage error of this node. */
+	if (o->rpc && ioacct_tracer_rpc_check(&(bool){ false }, err, sizeof(err))) {
+		fprintf(stderr, "iotrace: --rpc: %s\n", err);
+		return EXIT_OWN;
+	}
 	if (find_target(o, &cfg, &g))
 		goto out;
 	install_signals();
@@ -752,7 +773,7 @@ int main(int argc, char **argv)
 	t0 = ioacct_mono_ns();
 	if (outputs_open(&t, &cfg, real_ns()))
 		goto out;
-	if (ioacct_tracer_open(&tr, "iotrace", &g.tg, o->buffer_size, t0, on_event, &t, err,
+	if (ioacct_tracer_open(&tr, "iotrace", &g.tg, o->rpc, o->buffer_size, t0, on_event, &t, err,
 			       sizeof(err))) {
 		fprintf(stderr, "iotrace: %s\n", err);
 		goto out;

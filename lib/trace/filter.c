@@ -7,7 +7,8 @@
  *   OP     := = != < <= > >= ~ !~    (~: shell glob, for comm, mount, path)
  *   ASSERT := count(FILTER) CMP N | bytes(FILTER) CMP N
  *
- * Sizes take K, M, G, T (powers of 1024), durations ns, us, ms, s.
+ * Sizes take K, M, G, T (powers of 1024), durations ns, us, ms, s; a
+ * status an errno's name for its negative (status=EIO is status=-5).
  */
 #include "tracefmt.h"
 
@@ -22,7 +23,7 @@
 #include "iotrace_abi.h"
 #include "util.h"
 
-enum value_kind { V_NUM, V_SIZE, V_DUR, V_STR, V_OP, V_ERRNO };
+enum value_kind { V_NUM, V_SIZE, V_DUR, V_STR, V_OP, V_ERRNO, V_STATUS };
 
 static const struct {
 	const char *name;
@@ -35,7 +36,14 @@ static const struct {
 	{ "size", IOACCT_TF_SIZE, V_SIZE },   { "offset", IOACCT_TF_OFFSET, V_SIZE },
 	{ "errno", IOACCT_TF_ERRNO, V_ERRNO }, { "result", IOACCT_TF_RESULT, V_NUM },
 	{ "dur", IOACCT_TF_DUR, V_DUR },
+	/* An RPC's (iotrace --rpc). */
+	{ "rpc", IOACCT_TF_RPC, V_STR },      { "call", IOACCT_TF_CALL, V_OP },
+	{ "sent", IOACCT_TF_SENT, V_SIZE },   { "recv", IOACCT_TF_RECV, V_SIZE },
+	{ "status", IOACCT_TF_STATUS, V_STATUS }, { "fileid", IOACCT_TF_FILEID, V_NUM },
 };
+
+#define FIELD_NAMES "op, pid, tid, comm, mount, path, size, offset, errno, result, dur; RPCs: " \
+	"rpc, call, sent, recv, status, fileid"
 
 /* Longest first, so that "<=" is not read as "<". */
 static const struct {
@@ -156,6 +164,14 @@ static int parse_value(struct ioacct_trace_term *t, enum value_kind kind, const 
 					     term, v);
 		}
 		break;
+	case V_STATUS:
+		if (ioacct_trace_errno_parse(v, &e) == 0)
+			t->num[i] = -e;
+		else if (parse_num(v, V_NUM, &t->num[i]))
+			return ioacct_seterr(err, errlen, -EINVAL,
+					     "%s: '%s' is not a status (a number, or an errno's name "
+					     "such as EIO for its negative)", term, v);
+		break;
 	case V_STR:
 		t->str[i] = strdup(v);
 		if (!t->str[i])
@@ -191,8 +207,7 @@ static int parse_term(char *text, struct ioacct_trace_term *t, char *err, size_t
 			break;
 	if (i == ARRAY_SIZE(fields))
 		return ioacct_seterr(err, errlen, -EINVAL,
-				     "%s: unknown field '%.*s' (op, pid, tid, comm, mount, path, size, "
-				     "offset, errno, result, dur)", term, (int)nlen, text);
+				     "%s: unknown field '%.*s' (" FIELD_NAMES ")", term, (int)nlen, text);
 	t->field = fields[i].field;
 	kind = fields[i].kind;
 	rest = match_cmp(text + nlen, &t->cmp);
@@ -202,7 +217,7 @@ static int parse_term(char *text, struct ioacct_trace_term *t, char *err, size_t
 				     fields[i].name);
 	if ((t->cmp == IOACCT_TC_GLOB || t->cmp == IOACCT_TC_NOGLOB) && kind != V_STR)
 		return ioacct_seterr(err, errlen, -EINVAL,
-				     "%s: '~' matches strings (comm, mount, path), not %s", term,
+				     "%s: '~' matches strings (comm, mount, path, rpc), not %s", term,
 				     fields[i].name);
 	if (t->cmp != IOACCT_TC_EQ && t->cmp != IOACCT_TC_NE && t->cmp != IOACCT_TC_GLOB &&
 	    t->cmp != IOACCT_TC_NOGLOB && (kind == V_STR || kind == V_OP || kind == V_ERRNO))
@@ -276,49 +291,85 @@ static bool cmp_num(enum ioacct_trace_cmp c, int64_t a, int64_t b)
 	}
 }
 
+/*
+ * The record's value of a field: a number in *n or a string in *s; false
+ * when the record has none (an RPC's op, a call's rpc, an unknown offset).
+ */
+static bool rpc_value(enum ioacct_trace_field f, const struct ioacct_trace_rpc *rpc, int64_t *n,
+		      const char **s)
+{
+	switch (f) {
+	case IOACCT_TF_RPC:
+		*s = rpc->name;
+		return true;
+	case IOACCT_TF_CALL:
+		*n = rpc->call;
+		return rpc->call != IOACCT_TRACE_NO_OP;
+	case IOACCT_TF_SENT:
+		*n = (int64_t)rpc->bytes_sent;
+		return true;
+	case IOACCT_TF_RECV:
+		*n = (int64_t)rpc->bytes_recv;
+		return true;
+	case IOACCT_TF_FILEID:
+		*n = (int64_t)rpc->fileid;
+		return rpc->has_file;
+	default:
+		return false;
+	}
+}
+
+static bool field_value(enum ioacct_trace_field f, const struct ioacct_trace_rec *r, int64_t *n,
+			const char **s)
+{
+	switch (f) {
+	case IOACCT_TF_OP:
+		*n = r->op;
+		return !r->rpc;
+	case IOACCT_TF_PID:
+		*n = r->pid;
+		return true;
+	case IOACCT_TF_TID:
+		*n = r->tid;
+		return true;
+	case IOACCT_TF_COMM:
+		*s = r->comm;
+		return true;
+	case IOACCT_TF_MOUNT:
+		*s = r->mount;
+		return true;
+	case IOACCT_TF_PATH:
+		*s = r->path;
+		return true;
+	case IOACCT_TF_SIZE:
+		*n = (int64_t)r->size;
+		return true;
+	case IOACCT_TF_OFFSET:
+		*n = r->offset;
+		return r->offset >= 0;
+	case IOACCT_TF_ERRNO:
+		*n = r->ret < 0 ? -r->ret : 0;
+		return true;
+	case IOACCT_TF_RESULT:
+	case IOACCT_TF_STATUS:
+		*n = r->ret;
+		return f == IOACCT_TF_RESULT || r->rpc;
+	case IOACCT_TF_DUR:
+		*n = (int64_t)r->dur_ns;
+		return true;
+	default:
+		return r->rpc && rpc_value(f, r->rpc, n, s);
+	}
+}
+
 static bool term_match(const struct ioacct_trace_term *t, const struct ioacct_trace_rec *r)
 {
 	bool negated = t->cmp == IOACCT_TC_NE || t->cmp == IOACCT_TC_NOGLOB;
 	const char *s = NULL;
 	int64_t n = 0;
 
-	switch (t->field) {
-	case IOACCT_TF_OP:
-		n = r->op;
-		break;
-	case IOACCT_TF_PID:
-		n = r->pid;
-		break;
-	case IOACCT_TF_TID:
-		n = r->tid;
-		break;
-	case IOACCT_TF_COMM:
-		s = r->comm;
-		break;
-	case IOACCT_TF_MOUNT:
-		s = r->mount;
-		break;
-	case IOACCT_TF_PATH:
-		s = r->path;
-		break;
-	case IOACCT_TF_SIZE:
-		n = (int64_t)r->size;
-		break;
-	case IOACCT_TF_OFFSET:
-		n = r->offset;
-		break;
-	case IOACCT_TF_ERRNO:
-		n = r->ret < 0 ? -r->ret : 0;
-		break;
-	case IOACCT_TF_RESULT:
-		n = r->ret;
-		break;
-	case IOACCT_TF_DUR:
-		n = (int64_t)r->dur_ns;
-		break;
-	}
-	/* An offset that is not known matches no comparison (but every !=). */
-	if (t->field == IOACCT_TF_OFFSET && n < 0)
+	/* A field the record lacks matches no comparison (but every != and !~). */
+	if (!field_value(t->field, r, &n, &s))
 		return negated;
 	for (size_t i = 0; i < t->nvals; i++) {
 		bool hit;

@@ -82,7 +82,7 @@ int ioacct_trace_errno_parse(const char *name, int *e)
 	return -EINVAL;
 }
 
-static const char directives[] = "cptnmfosrTD";
+static const char directives[] = "cptnmfosrTDexibBCQa";
 
 int ioacct_trace_format_check(const char *fmt, char *err, size_t errlen)
 {
@@ -105,7 +105,9 @@ int ioacct_trace_format_check(const char *fmt, char *err, size_t errlen)
 			return ioacct_seterr(err, errlen, -EINVAL,
 					     "'%.*s' at column %d: unknown directive (%%c op, %%p pid, "
 					     "%%t tid, %%n comm, %%m mount, %%f path, %%o offset, %%s size, "
-					     "%%r result, %%T start, %%D duration, %%%%)",
+					     "%%r result, %%T start, %%D duration, %%e end; RPCs: %%x xid, "
+					     "%%i file id, %%b bytes sent, %%B received, %%C call, %%Q queue, "
+					     "%%a rtt; %%%%)",
 					     (int)(p - start) + (*p ? 1 : 0), start, (int)(start - fmt) + 1);
 	}
 	return 0;
@@ -127,14 +129,61 @@ static void result_str(const struct ioacct_trace_rec *r, char *buf, size_t len)
 		snprintf(buf, len, "E%" PRId64, -r->ret);
 }
 
+static void print_us(char *buf, size_t len, uint64_t ns)
+{
+	snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+}
+
+static void print_s(char *buf, size_t len, uint64_t ns)
+{
+	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000, ns % 1000000000 / 1000);
+}
+
+/* An RPC's own directives; "-" for a call's. */
+static void rpc_directive_str(char d, const struct ioacct_trace_rpc *rpc, char *buf, size_t len)
+{
+	const char *s;
+
+	if (!rpc || (d == 'i' && !rpc->has_file)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	switch (d) {
+	case 'x':
+		snprintf(buf, len, "0x%08" PRIx32, rpc->xid);
+		break;
+	case 'i':
+		snprintf(buf, len, "%" PRIu64, rpc->fileid);
+		break;
+	case 'b':
+		snprintf(buf, len, "%" PRIu64, rpc->bytes_sent);
+		break;
+	case 'B':
+		snprintf(buf, len, "%" PRIu64, rpc->bytes_recv);
+		break;
+	case 'C':
+		s = rpc->writeback ? "writeback" : ioacct_trace_op_name(rpc->call);
+		snprintf(buf, len, "%s", s ? s : "-");
+		break;
+	case 'Q':
+		print_us(buf, len, rpc->queue_ns);
+		break;
+	case 'a':
+		print_us(buf, len, rpc->rtt_ns);
+		break;
+	default:
+		buf[0] = '\0';
+	}
+}
+
 static void directive_str(char d, const struct ioacct_trace_rec *r, char *buf, size_t len)
 {
 	const char *s;
 
 	switch (d) {
 	case 'c':
-		s = ioacct_trace_op_name(r->op);
-		snprintf(buf, len, "%s", s ? s : "?");
+		s = r->rpc ? r->rpc->name : ioacct_trace_op_name(r->op);
+		snprintf(buf, len, "%s", s && s[0] ? s : "?");
 		break;
 	case 'p':
 		snprintf(buf, len, "%" PRIu32, r->pid);
@@ -164,14 +213,16 @@ static void directive_str(char d, const struct ioacct_trace_rec *r, char *buf, s
 		result_str(r, buf, len);
 		break;
 	case 'T':
-		snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, r->start_ns / 1000000000,
-			 r->start_ns % 1000000000 / 1000);
+		print_s(buf, len, r->start_ns);
+		break;
+	case 'e':
+		print_s(buf, len, r->start_ns + r->dur_ns);
 		break;
 	case 'D':
-		snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, r->dur_ns / 1000, r->dur_ns % 1000);
+		print_us(buf, len, r->dur_ns);
 		break;
 	default:
-		buf[0] = '\0';
+		rpc_directive_str(d, r->rpc, buf, len);
 	}
 }
 
@@ -206,13 +257,41 @@ void ioacct_trace_format_print(FILE *out, const char *fmt, const struct ioacct_t
 	fputc('\n', out);
 }
 
+/* An RPC's own members, before the submitter's. */
+static void json_rpc_head(FILE *out, const struct ioacct_trace_rpc *rpc)
+{
+	const char *call = ioacct_trace_op_name(rpc->call);
+
+	fputs("{\"rpc\":", out);
+	ioacct_json_string(out, rpc->name);
+	fprintf(out, ",\"program\":%" PRIu32 ",\"version\":%" PRIu32 ",\"proc\":%" PRIu32
+		",\"xid\":%" PRIu32 ",\"call\":", rpc->prog, rpc->vers, rpc->proc, rpc->xid);
+	if (call)
+		ioacct_json_string(out, call);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"writeback\":%s", rpc->writeback ? "true" : "false");
+	if (rpc->has_file)
+		fprintf(out, ",\"fileid\":%" PRIu64 ",\"count\":%" PRIu64, rpc->fileid, rpc->count);
+	else
+		fputs(",\"fileid\":null,\"count\":null", out);
+	fprintf(out, ",\"bytes_sent\":%" PRIu64 ",\"bytes_recv\":%" PRIu64 ",\"queue_ns\":%" PRIu64
+		",\"rtt_ns\":%" PRIu64 ",\"execute_ns\":%" PRIu64 ",\"retrans\":%" PRIu32,
+		rpc->bytes_sent, rpc->bytes_recv, rpc->queue_ns, rpc->rtt_ns, rpc->execute_ns,
+		rpc->retrans);
+}
+
 void ioacct_trace_json_print(FILE *out, const struct ioacct_trace_rec *r)
 {
 	const char *op = ioacct_trace_op_name(r->op);
 	char res[32];
 
-	fputs("{\"op\":", out);
-	ioacct_json_string(out, op ? op : "?");
+	if (r->rpc) {
+		json_rpc_head(out, r->rpc);
+	} else {
+		fputs("{\"op\":", out);
+		ioacct_json_string(out, op ? op : "?");
+	}
 	fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"comm\":", r->pid, r->tid);
 	ioacct_json_string(out, r->comm);
 	if (r->mnt_id)
@@ -233,7 +312,8 @@ void ioacct_trace_json_print(FILE *out, const struct ioacct_trace_rec *r)
 		fputs(",\"offset\":null", out);
 	else
 		fprintf(out, ",\"offset\":%" PRId64, r->offset);
-	fprintf(out, ",\"size\":%" PRIu64 ",\"result\":%" PRId64 ",\"errno\":", r->size, r->ret);
+	fprintf(out, ",\"size\":%" PRIu64 ",\"%s\":%" PRId64 ",\"errno\":", r->size,
+		r->rpc ? "status" : "result", r->ret);
 	if (r->ret < 0) {
 		result_str(r, res, sizeof(res));
 		ioacct_json_string(out, res);

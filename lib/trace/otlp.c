@@ -248,15 +248,38 @@ static void job_attrs(struct ioacct_pb *s, const struct ioacct_otlp_ids *ids, in
  * ioacct_otlp_span with s as the scratch buffer (reused: one allocation for
  * many spans); c: its parent, step and rank in a job's trace, or NULL.
  */
+/*
+ * An RPC's own attributes (iotrace --rpc): OpenTelemetry's ONC RPC
+ * conventions (rpc.system onc_rpc, rpc.onc_rpc.*), then ioacct's.
+ */
+static void rpc_attrs(struct ioacct_pb *s, const struct ioacct_trace_rpc *rpc)
+{
+	const char *call = rpc->writeback ? "writeback" : ioacct_trace_op_name(rpc->call);
+
+	ioacct_pb_attr_str(s, SPAN_ATTRS, "rpc.system", "onc_rpc");
+	ioacct_pb_attr_str(s, SPAN_ATTRS, "rpc.onc_rpc.procedure_name", rpc->name);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "rpc.onc_rpc.version", rpc->vers);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.rpc.program", rpc->prog);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.rpc.xid", rpc->xid);
+	if (call)
+		ioacct_pb_attr_str(s, SPAN_ATTRS, "ioacct.rpc.call", call);
+	if (rpc->has_file)
+		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.rpc.fileid", (int64_t)rpc->fileid);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.rpc.bytes_sent", (int64_t)rpc->bytes_sent);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.rpc.bytes_recv", (int64_t)rpc->bytes_recv);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.rpc.queue_ns", (int64_t)rpc->queue_ns);
+	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.rpc.rtt_ns", (int64_t)rpc->rtt_ns);
+}
+
 static void span_encode(struct ioacct_pb *b, struct ioacct_pb *s,
 			const struct ioacct_otlp_ids *ids, uint64_t n,
 			const struct ioacct_trace_rec *r, const struct ioacct_otlp_call *c)
 {
-	const char *op = ioacct_trace_op_name(r->op);
+	const char *op = r->rpc ? r->rpc->name : ioacct_trace_op_name(r->op);
 	uint64_t start = ids->real0_ns + r->start_ns;
 
 	span_head(s, ids, ids->span_seed + n, c && c->parent ? c->parent : ids->root_id,
-		  op ? op : "?", start, start + r->dur_ns);
+		  op && op[0] ? op : "?", start, start + r->dur_ns);
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "process.pid", r->pid);
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "thread.id", r->tid);
 	ioacct_pb_attr_name(s, SPAN_ATTRS, "process.command", r->comm, NULL);
@@ -269,6 +292,8 @@ static void span_encode(struct ioacct_pb *b, struct ioacct_pb *s,
 		ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.offset", r->offset);
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.bytes", (int64_t)r->size);
 	ioacct_pb_attr_int(s, SPAN_ATTRS, "ioacct.result", r->ret);
+	if (r->rpc)
+		rpc_attrs(s, r->rpc);
 	if (r->ret < 0) {
 		const char *e = ioacct_trace_errno_name((int)-r->ret);
 		char buf[32];

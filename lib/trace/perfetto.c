@@ -4,6 +4,8 @@
  * ui.perfetto.dev and chrome://tracing open, as DFTracer writes them), one
  * "X" (complete) event per call, written as the calls come, with "M"
  * (metadata) events naming each process and thread the first time it shows.
+ * An RPC (iotrace --rpc) is an async slice, a "b" and an "e" event of one
+ * id, on its submitter's process: RPCs overlap each other and the calls.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -65,6 +67,34 @@ static void meta(FILE *out, struct ioacct_perfetto *p, const char *what, uint32_
 	fputs("}}", out);
 }
 
+static void rpc_event(FILE *out, struct ioacct_perfetto *p, const struct ioacct_trace_rec *r)
+{
+	const struct ioacct_trace_rpc *rpc = r->rpc;
+	uint64_t id = ++p->rpcs, end = r->start_ns + r->dur_ns;
+	const char *call = ioacct_trace_op_name(rpc->call);
+
+	sep(out, p);
+	fputs("{\"ph\":\"b\",\"cat\":\"rpc\",\"name\":", out);
+	ioacct_json_string(out, rpc->name);
+	fprintf(out, ",\"id\":%" PRIu64 ",\"ts\":%" PRIu64 ".%03" PRIu64 ",\"pid\":%" PRIu32
+		",\"tid\":%" PRIu32 ",\"args\":{\"xid\":%" PRIu32 ",\"call\":", id,
+		r->start_ns / 1000, r->start_ns % 1000, r->pid, r->tid, rpc->xid);
+	if (call)
+		ioacct_json_string(out, call);
+	else
+		fputs("null", out);
+	if (rpc->has_file)
+		fprintf(out, ",\"fileid\":%" PRIu64 ",\"offset\":%" PRId64 ",\"count\":%" PRIu64,
+			rpc->fileid, r->offset, rpc->count);
+	fprintf(out, ",\"bytes_sent\":%" PRIu64 ",\"bytes_recv\":%" PRIu64 ",\"status\":%" PRId64
+		"}}", rpc->bytes_sent, rpc->bytes_recv, r->ret);
+	sep(out, p);
+	fputs("{\"ph\":\"e\",\"cat\":\"rpc\",\"name\":", out);
+	ioacct_json_string(out, rpc->name);
+	fprintf(out, ",\"id\":%" PRIu64 ",\"ts\":%" PRIu64 ".%03" PRIu64 ",\"pid\":%" PRIu32
+		",\"tid\":%" PRIu32 "}", id, end / 1000, end % 1000, r->pid, r->tid);
+}
+
 void ioacct_perfetto_event(FILE *out, struct ioacct_perfetto *p, const struct ioacct_trace_rec *r)
 {
 	const char *op = ioacct_trace_op_name(r->op);
@@ -74,6 +104,10 @@ void ioacct_perfetto_event(FILE *out, struct ioacct_perfetto *p, const struct io
 		meta(out, p, "process_name", r->pid, r->pid, r->comm);
 	if (!seen(p, 2ULL << 32 | r->tid))
 		meta(out, p, "thread_name", r->pid, r->tid, r->comm);
+	if (r->rpc) {
+		rpc_event(out, p, r);
+		return;
+	}
 	sep(out, p);
 	fputs("{\"ph\":\"X\",\"cat\":\"posix\",\"name\":", out);
 	ioacct_json_string(out, op ? op : "?");

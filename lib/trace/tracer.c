@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "iotrace.skel.h"
@@ -46,6 +47,7 @@ struct ioacct_tracer {
 	size_t nmounts;
 	struct fd_ent *fds[FD_BUCKETS];
 	uint32_t unknown_mnt;  /* last mount id no table had: not looked for again and again */
+	bool calls;            /* calls handed over: not with IOACCT_TRACER_RPC_ONLY */
 	uint64_t t0;
 	uint64_t events;
 };
@@ -123,6 +125,76 @@ static const char *mount_name(struct ioacct_tracer *t, uint32_t *idp, uint32_t p
 	return "";
 }
 
+/* The path of the call: its own, or that of the open that made its fd. */
+static void event_path(struct ioacct_tracer *t, const char *raw, uint32_t pid, int32_t fd,
+		       bool is_open, char *path)
+{
+	struct fd_ent **fe;
+
+	memcpy(path, raw, IOTRACE_PATH_MAX);
+	path[IOTRACE_PATH_MAX] = '\0';
+	if (!path[0] && fd >= 0 && !is_open) {
+		fe = fd_slot(t, pid, fd);
+		if (*fe)
+			ioacct_strlcpy(path, (*fe)->path, IOTRACE_PATH_MAX + 1);
+	}
+}
+
+/* What a call's record and an RPC's share: who made it, and the mount of its path or fd. */
+static void rec_origin(struct ioacct_tracer *t, struct ioacct_trace_rec *r, uint32_t pid,
+		       uint32_t tid, uint32_t uid, uint32_t cgroup, uint32_t mnt_id, const char *comm,
+		       const char *path)
+{
+	r->pid = pid;
+	r->tid = tid;
+	r->uid = uid;
+	r->cgroup = cgroup;
+	r->comm = comm;
+	r->path = path;
+	r->mnt_id = mnt_id;
+	r->mount = mount_name(t, &r->mnt_id, pid, path);
+}
+
+static int on_rpc(struct ioacct_tracer *t, const struct iotrace_rpc_event *ev)
+{
+	struct ioacct_trace_rec r = { 0 };
+	struct ioacct_trace_rpc rpc = { 0 };
+	char comm[IOTRACE_COMM_LEN + 1], name[IOTRACE_RPC_NAME_MAX + 1], path[IOTRACE_PATH_MAX + 1];
+
+	memcpy(comm, ev->comm, IOTRACE_COMM_LEN);
+	comm[IOTRACE_COMM_LEN] = '\0';
+	memcpy(name, ev->name, IOTRACE_RPC_NAME_MAX);
+	name[IOTRACE_RPC_NAME_MAX] = '\0';
+	event_path(t, ev->path, ev->pid, ev->fd, false, path);
+	rpc.name = name;
+	rpc.prog = ev->prog;
+	rpc.vers = ev->vers;
+	rpc.proc = ev->proc;
+	rpc.xid = ev->xid;
+	rpc.call = ev->op ? ev->op - 1 : IOACCT_TRACE_NO_OP;
+	rpc.has_file = ev->flags & IOTRACE_RPC_FILE;
+	rpc.writeback = ev->flags & IOTRACE_RPC_WRITEBACK;
+	rpc.fileid = ev->fileid;
+	rpc.count = rpc.has_file ? ev->count : 0;
+	rpc.bytes_sent = ev->bytes_sent;
+	rpc.bytes_recv = ev->bytes_recv;
+	rpc.queue_ns = ev->queue_ns;
+	rpc.rtt_ns = ev->rtt_ns;
+	rpc.execute_ns = ev->execute_ns;
+	rpc.retrans = ev->ntrans > 1 ? ev->ntrans - 1 : 0;
+	r.op = IOACCT_TRACE_NO_OP;
+	rec_origin(t, &r, ev->pid, ev->tid, ev->uid, ev->cgroup, ev->mnt_id, comm, path);
+	r.offset = rpc.has_file ? ev->offset : -1;
+	r.size = ev->flags & IOTRACE_RPC_DATA ? ev->count : 0;
+	r.ret = ev->status;
+	r.start_ns = ev->submit_ns > t->t0 ? ev->submit_ns - t->t0 : 0;
+	r.dur_ns = ev->done_ns > ev->submit_ns ? ev->done_ns - ev->submit_ns : 0;
+	r.rpc = &rpc;
+	t->events++;
+	t->fn(t->ctx, &r);
+	return 0;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct ioacct_tracer *t = ctx;
@@ -130,37 +202,27 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct ioacct_trace_rec r = { 0 };
 	char comm[IOTRACE_COMM_LEN + 1], path[IOTRACE_PATH_MAX + 1];
 	bool is_open = ev->op == IOACCT_OP_OPEN;
-	struct fd_ent **fe;
 
-	if (len < sizeof(*ev))
+	if (len >= sizeof(struct iotrace_rpc_event) && ev->type == IOTRACE_EV_RPC)
+		return on_rpc(t, data);
+	if (len < sizeof(*ev) || ev->type != IOTRACE_EV_CALL)
 		return 0;
 	memcpy(comm, ev->comm, IOTRACE_COMM_LEN);
 	comm[IOTRACE_COMM_LEN] = '\0';
-	memcpy(path, ev->path, IOTRACE_PATH_MAX);
-	path[IOTRACE_PATH_MAX] = '\0';
-	if (!path[0] && ev->fd >= 0 && !is_open) {
-		fe = fd_slot(t, ev->pid, ev->fd);
-		if (*fe)
-			ioacct_strlcpy(path, (*fe)->path, sizeof(path));
-	}
+	event_path(t, ev->path, ev->pid, ev->fd, is_open, path);
 	r.op = ev->op;
-	r.pid = ev->pid;
-	r.tid = ev->tid;
-	r.uid = ev->uid;
-	r.cgroup = ev->cgroup;
-	r.comm = comm;
-	r.path = path;
-	r.mnt_id = ev->mnt_id;
-	r.mount = mount_name(t, &r.mnt_id, ev->pid, path);
+	rec_origin(t, &r, ev->pid, ev->tid, ev->uid, ev->cgroup, ev->mnt_id, comm, path);
 	r.offset = ev->offset;
 	r.ret = ev->ret;
 	r.size = (ev->op == IOACCT_OP_READ || ev->op == IOACCT_OP_WRITE) && ev->ret > 0 ?
 		 (uint64_t)ev->ret : 0;
 	r.start_ns = ev->start_ns > t->t0 ? ev->start_ns - t->t0 : 0;
 	r.dur_ns = ev->dur_ns;
-	t->events++;
-	t->fn(t->ctx, &r);
-
+	/* --rpc=only: the opens and closes come for the paths of fds alone. */
+	if (t->calls) {
+		t->events++;
+		t->fn(t->ctx, &r);
+	}
 	if (is_open && ev->ret >= 0 && path[0])
 		fd_set_path(t, ev->pid, (int32_t)ev->ret, path);
 	else if (ev->op == IOTRACE_OP_CLOSE && ev->fd >= 0)
@@ -193,6 +255,78 @@ static void fill_sysmap(struct iotrace_bpf *skel)
 	sysmap_set(skel, SYS_close, "close", IOTRACE_OP_CLOSE, IOACCT_SK_FD);
 }
 
+/* ---- iotrace --rpc: sunrpc's and nfs's tracepoints ----------------------------------- */
+
+/* Whether tracepoint `tp` has BTF (tp_btf programs need it): vmlinux's, or module `module`'s. */
+static bool tp_has_btf(const struct btf *vmlinux, const char *module, const char *tp)
+{
+	char name[128];
+	struct btf *m;
+	bool found;
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	if (btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0)
+		return true;
+	m = btf__load_module_btf(module, (struct btf *)vmlinux);
+	if (!m)
+		return false;
+	found = btf__find_by_name_kind(m, name, BTF_KIND_TYPEDEF) > 0;
+	btf__free(m);
+	return found;
+}
+
+int ioacct_tracer_rpc_check(bool *nfs, char *err, size_t errlen)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int ret = 0;
+
+	*nfs = false;
+	if (!vmlinux)
+		return ioacct_seterr(err, errlen, -ENOENT, "the kernel has no BTF "
+				     "(/sys/kernel/btf/vmlinux): RPCs cannot be traced");
+	if (!tp_has_btf(vmlinux, "sunrpc", "rpc_task_begin") ||
+	    !tp_has_btf(vmlinux, "sunrpc", "rpc_stats_latency")) {
+		if (access("/sys/module/sunrpc", F_OK))
+			ret = ioacct_seterr(err, errlen, -ENOENT, "the sunrpc module is not loaded "
+					    "(nothing is mounted over NFS): no RPC to trace");
+		else
+			ret = ioacct_seterr(err, errlen, -ENOENT, "sunrpc has no BTF for its "
+					    "tracepoints rpc_task_begin and rpc_stats_latency "
+					    "(/sys/kernel/btf/sunrpc): RPCs cannot be traced");
+	} else {
+		*nfs = tp_has_btf(vmlinux, "nfs", "nfs_initiate_read") &&
+		       tp_has_btf(vmlinux, "nfs", "nfs_initiate_write") &&
+		       tp_has_btf(vmlinux, "nfs", "nfs_initiate_commit");
+	}
+	btf__free(vmlinux);
+	return ret;
+}
+
+/* Loads the RPC programs with IOACCT_TRACER_RPC, and the NFS ones where nfs is loaded. */
+static int setup_rpc(struct iotrace_bpf *skel, unsigned int flags, char *err, size_t errlen)
+{
+	bool rpc = flags & IOACCT_TRACER_RPC, nfs = false;
+	int ret;
+
+	if (rpc) {
+		ret = ioacct_tracer_rpc_check(&nfs, err, errlen);
+		if (ret)
+			return ret;
+	}
+	bpf_program__set_autoload(skel->progs.iotrace_rpc_begin, rpc);
+	bpf_program__set_autoload(skel->progs.iotrace_rpc_counted, rpc);
+	bpf_program__set_autoload(skel->progs.iotrace_nfs_read, nfs);
+	bpf_program__set_autoload(skel->progs.iotrace_nfs_write, nfs);
+	bpf_program__set_autoload(skel->progs.iotrace_nfs_commit, nfs);
+	skel->rodata->emit_calls = !(rpc && (flags & IOACCT_TRACER_RPC_ONLY));
+	skel->rodata->rpc_on = rpc;
+	if (rpc)
+		return 0;
+	/* Without --rpc these maps are never used: one entry each, not megabytes. */
+	ret = bpf_map__set_max_entries(skel->maps.rpcs, 1);
+	return ret ? ret : bpf_map__set_max_entries(skel->maps.writers, 1);
+}
+
 /* libbpf's warnings, after the name of the program that loads the tracer. */
 static const char *libbpf_ident = "iotrace";
 
@@ -205,7 +339,7 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 }
 
 int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident,
-		       const struct ioacct_tracer_target *tg, unsigned long buffer_size,
+		       const struct ioacct_tracer_target *tg, unsigned int flags, unsigned long buffer_size,
 		       uint64_t t0_ns, ioacct_tracer_fn fn, void *ctx, char *err, size_t errlen)
 {
 	libbpf_print_fn_t old_print;
@@ -219,6 +353,7 @@ int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident,
 		return ioacct_seterr(err, errlen, -ENOMEM, "out of memory");
 	t->fn = fn;
 	t->ctx = ctx;
+	t->calls = !((flags & IOACCT_TRACER_RPC) && (flags & IOACCT_TRACER_RPC_ONLY));
 	/* Mount names of the calls; without the table they are looked up per process. */
 	if (ioacct_mountinfo_read(getpid(), &t->mounts, &t->nmounts, merr, sizeof(merr)))
 		t->nmounts = 0;
@@ -236,6 +371,9 @@ int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident,
 	t->skel->rodata->target_level = tg->level;
 	t->skel->rodata->target_v1 = tg->v1;
 	t->skel->rodata->v1_ssid = tg->v1_ssid;
+	ret = setup_rpc(t->skel, flags, err, errlen);
+	if (ret)
+		goto fail;
 	ret = bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)buffer_size);
 	if (!ret)
 		ret = iotrace_bpf__load(t->skel);
@@ -247,8 +385,9 @@ int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident,
 	}
 	ret = iotrace_bpf__attach(t->skel);
 	if (ret) {
-		ret = ioacct_seterr(err, errlen, ret, "cannot attach to the sys_enter/sys_exit "
-				    "tracepoints: %s", strerror(-ret));
+		ret = ioacct_seterr(err, errlen, ret, "cannot attach to the sys_enter/sys_exit%s "
+				    "tracepoints: %s", flags & IOACCT_TRACER_RPC ? " and sunrpc" : "",
+				    strerror(-ret));
 		goto fail;
 	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);

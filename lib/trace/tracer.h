@@ -22,7 +22,10 @@
 
 struct ioacct_tracer;
 
-/* Called for every event, in the order the ring buffer gives them (completion order). */
+/*
+ * Called for every event, in the order the ring buffer gives them
+ * (completion order: an RPC when mountstats counted it).
+ */
 typedef void (*ioacct_tracer_fn)(void *ctx, const struct ioacct_trace_rec *r);
 
 /* What the BPF side traces: one cgroup and everything below it. */
@@ -42,15 +45,28 @@ struct ioacct_tracer_target {
 int ioacct_tracer_target(const char *dir, const char *v1_controller, struct ioacct_tracer_target *t,
 			 char *err, size_t errlen);
 
+/* ioacct_tracer_open's flags. */
+#define IOACCT_TRACER_RPC 1u      /* the traced tasks' RPCs too (iotrace --rpc): sunrpc must be there */
+#define IOACCT_TRACER_RPC_ONLY 2u /* with IOACCT_TRACER_RPC: the RPCs alone, no call records */
+
+/*
+ * Whether RPCs can be traced: sunrpc's tracepoints (rpc_task_begin,
+ * rpc_stats_latency) in the kernel's BTF, its own or its modules'; *nfs
+ * says whether the NFS client's (nfs_initiate_*, the file ids) are too.
+ * 0, or -errno with what is missing, in one sentence, in err.
+ */
+int ioacct_tracer_rpc_check(bool *nfs, char *err, size_t errlen);
+
 /*
  * Loads and attaches the tracer for target `tg` with a ring buffer of
- * `buffer_size` bytes (a power of 2, a page or more). Event times are
+ * `buffer_size` bytes (a power of 2, a page or more), IOACCT_TRACER_*
+ * `flags`. Event times are
  * counted from `t0_ns` (CLOCK_MONOTONIC; 0: from when the tracer is
  * attached). libbpf's warnings go to stderr after "`ident`: libbpf: ".
  * 0, or -errno with what failed in err.
  */
 int ioacct_tracer_open(struct ioacct_tracer **out, const char *ident,
-		       const struct ioacct_tracer_target *tg, unsigned long buffer_size,
+		       const struct ioacct_tracer_target *tg, unsigned int flags, unsigned long buffer_size,
 		       uint64_t t0_ns, ioacct_tracer_fn fn, void *ctx, char *err, size_t errlen);
 /* The ring buffer's epoll fd: readable when events wait (ioacctd's event loop). */
 int ioacct_tracer_fd(const struct ioacct_tracer *t);

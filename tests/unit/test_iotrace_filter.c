@@ -25,19 +25,50 @@ static const struct ioacct_trace_rec recs[] = {
 	  .offset = -1, .ret = 0, .dur_ns = 300 },
 };
 
-/* Which of recs[] the filter matches, as a string of 0 and 1. */
-static void expect(const char *text, const char *want)
+/* iotrace --rpc: a WRITE of an fsync, a failed GETATTR outside any call, then a call. */
+static const struct ioacct_trace_rpc write_rpc = {
+	.name = "WRITE", .prog = 100003, .vers = 4, .proc = 4, .xid = 0x1234, .call = 7,
+	.has_file = true, .fileid = 131073, .count = 1048576, .bytes_sent = 1048812,
+	.bytes_recv = 200,
+};
+static const struct ioacct_trace_rpc getattr_rpc = {
+	.name = "GETATTR", .prog = 100003, .vers = 4, .proc = 17, .xid = 0x1235,
+	.call = IOACCT_TRACE_NO_OP, .bytes_sent = 240, .bytes_recv = 0,
+};
+static const struct ioacct_trace_rec rpc_recs[] = {
+	{ .op = IOACCT_TRACE_NO_OP, .pid = 20, .tid = 20, .comm = "dd", .mount = "/mnt/nfs",
+	  .path = "/mnt/nfs/f", .offset = 4096, .size = 1048576, .ret = 0, .dur_ns = 3000000,
+	  .rpc = &write_rpc },
+	{ .op = IOACCT_TRACE_NO_OP, .pid = 20, .tid = 20, .comm = "dd", .mount = "", .path = "",
+	  .offset = -1, .ret = -5, .dur_ns = 200000, .rpc = &getattr_rpc },
+	{ .op = 7, .pid = 20, .tid = 20, .comm = "dd", .mount = "/mnt/nfs", .path = "/mnt/nfs/f",
+	  .offset = -1, .ret = 0, .dur_ns = 4000000 },
+};
+
+/* Which of rs[] the filter matches, as a string of 0 and 1. */
+static void expect_in(const struct ioacct_trace_rec *rs, size_t n, const char *text,
+		      const char *want)
 {
 	struct ioacct_trace_filter f = { 0 };
 	char err[512], got[16] = "";
 
 	if (ioacct_trace_filter_parse(text, &f, err, sizeof(err)))
 		fail_msg("%s: %s", text, err);
-	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
-		got[i] = ioacct_trace_filter_match(&f, &recs[i]) ? '1' : '0';
+	for (size_t i = 0; i < n; i++)
+		got[i] = ioacct_trace_filter_match(&f, &rs[i]) ? '1' : '0';
 	if (strcmp(got, want))
 		fail_msg("%s: matched %s, want %s", text, got, want);
 	ioacct_trace_filter_free(&f);
+}
+
+static void expect(const char *text, const char *want)
+{
+	expect_in(recs, sizeof(recs) / sizeof(recs[0]), text, want);
+}
+
+static void expect_rpc(const char *text, const char *want)
+{
+	expect_in(rpc_recs, sizeof(rpc_recs) / sizeof(rpc_recs[0]), text, want);
 }
 
 static void expect_error(const char *text, const char *want)
@@ -84,6 +115,40 @@ static void test_fields(void **state)
 	expect("dur>2s", "00000");
 }
 
+/* A field a record lacks (op of an RPC, rpc of a call) matches nothing but != and !~. */
+static void test_rpc_fields(void **state)
+{
+	expect_rpc("rpc=WRITE", "100");
+	expect_rpc("rpc=WRITE|GETATTR", "110");
+	expect_rpc("rpc~*", "110");
+	expect_rpc("rpc!=WRITE", "011");
+	expect_rpc("rpc!~*", "001");
+	expect_rpc("op=fsync", "001");
+	expect_rpc("op!=fsync", "110");
+	expect_rpc("call=fsync", "100");
+	expect_rpc("call!=fsync", "011");
+	expect_rpc("sent>1M", "100");
+	expect_rpc("recv=0", "010");
+	expect_rpc("status=0", "100");
+	expect_rpc("status=EIO", "010");
+	expect_rpc("status=-5", "010");
+	expect_rpc("status<0", "010");
+	expect_rpc("status!=0", "011");
+	expect_rpc("errno=EIO", "010");
+	expect_rpc("result=0", "101");
+	expect_rpc("fileid=131073", "100");
+	expect_rpc("fileid!=131073", "011");
+	expect_rpc("size=1M", "100");
+	expect_rpc("offset=4K", "100");
+	expect_rpc("path=/mnt/nfs/f", "101");
+	expect_rpc("rpc=WRITE,mount=/mnt/nfs,dur>=1ms", "100");
+	expect_error("status=ENOPE", "status=ENOPE: 'ENOPE' is not a status");
+	expect_error("call=wrte", "call=wrte: unknown operation 'wrte'");
+	expect_error("rpc<WRITE", "rpc<WRITE: rpc compares with = != ~ !~");
+	expect_error("xid=1", "unknown field 'xid' (op, pid, tid, comm, mount, path, size, offset, "
+		     "errno, result, dur; RPCs: rpc, call, sent, recv, status, fileid)");
+}
+
 static void test_terms_add_up(void **state)
 {
 	struct ioacct_trace_filter f = { 0 };
@@ -119,16 +184,22 @@ static void test_errors(void **state)
 	expect_error("size~1", "size~1: '~' matches strings");
 }
 
-static struct ioacct_trace_assert run(const char *text)
+static struct ioacct_trace_assert run_in(const struct ioacct_trace_rec *rs, size_t n,
+				       const char *text)
 {
 	struct ioacct_trace_assert a;
 	char err[512];
 
 	if (ioacct_trace_assert_parse(text, &a, err, sizeof(err)))
 		fail_msg("%s: %s", text, err);
-	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
-		ioacct_trace_assert_add(&a, &recs[i]);
+	for (size_t i = 0; i < n; i++)
+		ioacct_trace_assert_add(&a, &rs[i]);
 	return a;
+}
+
+static struct ioacct_trace_assert run(const char *text)
+{
+	return run_in(recs, sizeof(recs) / sizeof(recs[0]), text);
 }
 
 static void test_asserts(void **state)
@@ -162,6 +233,35 @@ static void test_asserts(void **state)
 	}
 }
 
+/* iotrace --rpc --assert: RPCs count as records; bytes() sums a READ's or WRITE's data. */
+static void test_rpc_asserts(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t seen;
+		bool holds;
+	} cases[] = {
+		{ "count(rpc=COMMIT)>=1", 0, false },
+		{ "count(rpc=COMMIT)==0", 0, true },
+		{ "count(rpc=WRITE)>=1", 1, true },
+		{ "count(rpc~*)==2", 2, true },
+		{ "count(op=fsync)==1", 1, true },
+		{ "count()==3", 3, true },
+		{ "bytes(rpc=WRITE)==1M", 1048576, true },
+		{ "count(rpc=GETATTR,status<0)<=0", 1, false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ioacct_trace_assert a = run_in(rpc_recs, sizeof(rpc_recs) / sizeof(rpc_recs[0]),
+						      cases[i].text);
+
+		if (a.seen != cases[i].seen || ioacct_trace_assert_holds(&a) != cases[i].holds)
+			fail_msg("%s: seen %llu, holds %d", cases[i].text, (unsigned long long)a.seen,
+				 ioacct_trace_assert_holds(&a));
+		ioacct_trace_assert_free(&a);
+	}
+}
+
 static void test_assert_errors(void **state)
 {
 	static const char *const cases[][2] = {
@@ -188,9 +288,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_rpc_fields),
 		cmocka_unit_test(test_terms_add_up),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_asserts),
+		cmocka_unit_test(test_rpc_asserts),
 		cmocka_unit_test(test_assert_errors),
 	};
 

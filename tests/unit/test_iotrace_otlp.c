@@ -162,6 +162,97 @@ static void test_perfetto(void **state)
 	free(buf);
 }
 
+/* Whether the encoded bytes hold KeyValue { key, AnyValue { string_value value } }. */
+static bool has_str_attr(const struct ioacct_pb *b, const char *key, const char *value)
+{
+	struct ioacct_pb want = { 0 };
+	bool found;
+
+	ioacct_pb_attr_str(&want, 9, key, value);
+	found = memmem(b->p, b->len, want.p, want.len) != NULL;
+	ioacct_pb_free(&want);
+	return found;
+}
+
+static bool has_int_attr(const struct ioacct_pb *b, const char *key, int64_t value)
+{
+	struct ioacct_pb want = { 0 };
+	bool found;
+
+	ioacct_pb_attr_int(&want, 9, key, value);
+	found = memmem(b->p, b->len, want.p, want.len) != NULL;
+	ioacct_pb_free(&want);
+	return found;
+}
+
+/* An RPC's span (iotrace --rpc --otlp): named for its procedure, ONC RPC's attributes and ioacct's. */
+static void test_rpc_span(void **state)
+{
+	static const struct ioacct_trace_rpc c = {
+		.name = "COMMIT", .prog = 100003, .vers = 4, .xid = 9, .call = 7, .writeback = true,
+		.has_file = true, .fileid = 5, .bytes_sent = 128, .bytes_recv = 140, .rtt_ns = 700,
+	};
+	static const struct ioacct_trace_rec r = {
+		.op = IOACCT_TRACE_NO_OP, .pid = 42, .tid = 42, .comm = "dd", .mount = "/mnt/nfs",
+		.path = "/mnt/nfs/f", .offset = 0, .ret = -5, .start_ns = 2000, .dur_ns = 1000,
+		.rpc = &c,
+	};
+	struct ioacct_otlp_ids ids = { .root_id = 1, .span_seed = 1 };
+	struct ioacct_pb b = { 0 }, name = { 0 };
+
+	(void)state;
+	ioacct_otlp_span(&b, &ids, 1, &r);
+	ioacct_pb_string(&name, 5, "COMMIT");
+	assert_non_null(memmem(b.p, b.len, name.p, name.len));
+	assert_true(has_str_attr(&b, "rpc.system", "onc_rpc"));
+	assert_true(has_str_attr(&b, "rpc.onc_rpc.procedure_name", "COMMIT"));
+	assert_true(has_int_attr(&b, "rpc.onc_rpc.version", 4));
+	assert_true(has_int_attr(&b, "ioacct.rpc.program", 100003));
+	assert_true(has_int_attr(&b, "ioacct.rpc.xid", 9));
+	assert_true(has_str_attr(&b, "ioacct.rpc.call", "writeback"));
+	assert_true(has_int_attr(&b, "ioacct.rpc.fileid", 5));
+	assert_true(has_int_attr(&b, "ioacct.rpc.bytes_sent", 128));
+	assert_true(has_int_attr(&b, "ioacct.rpc.bytes_recv", 140));
+	assert_true(has_int_attr(&b, "ioacct.rpc.rtt_ns", 700));
+	assert_true(has_int_attr(&b, "ioacct.result", -5));
+	assert_true(has_str_attr(&b, "error.type", "EIO"));
+	assert_true(has_str_attr(&b, "file.path", "/mnt/nfs/f"));
+	ioacct_pb_free(&b);
+	ioacct_pb_free(&name);
+}
+
+/* An RPC: a "b" and "e" pair of one id on its submitter's process (iotrace --rpc). */
+static void test_perfetto_rpc(void **state)
+{
+	static const struct ioacct_trace_rpc c = {
+		.name = "COMMIT", .xid = 9, .call = 7, .has_file = true, .fileid = 5, .count = 0,
+		.bytes_sent = 128, .bytes_recv = 140,
+	};
+	static const struct ioacct_trace_rec r = {
+		.op = IOACCT_TRACE_NO_OP, .pid = 42, .tid = 42, .comm = "dd", .mount = "",
+		.path = "", .offset = 0, .ret = 0, .start_ns = 2000500, .dur_ns = 1000250, .rpc = &c,
+	};
+	struct ioacct_perfetto p = { 0 };
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	ioacct_perfetto_begin(f);
+	ioacct_perfetto_event(f, &p, &r);
+	ioacct_perfetto_event(f, &p, &r);
+	ioacct_perfetto_end(f, &p);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(buf, "\"args\":{\"name\":\"dd\"}},\n"
+		"{\"ph\":\"b\",\"cat\":\"rpc\",\"name\":\"COMMIT\",\"id\":1,\"ts\":2000.500,"
+		"\"pid\":42,\"tid\":42,\"args\":{\"xid\":9,\"call\":\"fsync\",\"fileid\":5,"
+		"\"offset\":0,\"count\":0,\"bytes_sent\":128,\"bytes_recv\":140,\"status\":0}},\n"
+		"{\"ph\":\"e\",\"cat\":\"rpc\",\"name\":\"COMMIT\",\"id\":1,\"ts\":3000.750,"
+		"\"pid\":42,\"tid\":42},\n"
+		"{\"ph\":\"b\",\"cat\":\"rpc\",\"name\":\"COMMIT\",\"id\":2,"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +261,8 @@ int main(void)
 		cmocka_unit_test(test_root_span),
 		cmocka_unit_test(test_attr_name),
 		cmocka_unit_test(test_perfetto),
+		cmocka_unit_test(test_perfetto_rpc),
+		cmocka_unit_test(test_rpc_span),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
