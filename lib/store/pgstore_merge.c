@@ -62,14 +62,6 @@ static int child_range(const struct children *c, int64_t id, int *count)
 	return lo;
 }
 
-static uint64_t mnt_map(const struct member *m, uint64_t mnt_id)
-{
-	for (size_t i = 0; i < m->nmnt; i++)
-		if (m->mnt_from[i] == mnt_id)
-			return m->mnt_to[i];
-	return mnt_id;
-}
-
 /* A node's totals, summed over its steps and mounts. */
 static void node_part_add(struct ioacct_node_part *p, uint32_t op, const PGresult *res, int row,
 			  int first)
@@ -359,7 +351,7 @@ static int merge_totals(const struct member *m, size_t n, const struct children 
 		for (int r = first; r < first + cnt; r++) {
 			struct ioacct_sample s = {
 				.step_id = (uint32_t)val_u64(res, r, 1),
-				.mnt_id = mnt_map(&m[i], val_u64(res, r, 2)),
+				.mnt_id = pg_mnt_of(&m[i], val_u64(res, r, 2)),
 				.op = (uint32_t)val_u64(res, r, 3),
 			};
 
@@ -418,7 +410,7 @@ static int merge_series(struct ioacct_pgstore *pg, const struct member *m, size_
 		for (int r = first; !ret && r < first + cnt; r++) {
 			struct ioacct_sample s = {
 				.step_id = (uint32_t)val_u64(res, r, 1),
-				.mnt_id = mnt_map(&m[0], val_u64(res, r, 2)),
+				.mnt_id = pg_mnt_of(&m[0], val_u64(res, r, 2)),
 				.op = (uint32_t)val_u64(res, r, 3),
 				.bin = (uint32_t)val_u64(res, r, 4),
 			};
@@ -462,6 +454,8 @@ int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		series_merge(&jd);
 		/* A job loaded whole has its records too (schema 9). */
 		ret = pg_records_get(pg, m, n, &jd);
+		if (!ret)
+			ret = pg_rpc_get(pg, m, n, &jd);
 		if (ret)
 			goto out;
 	} else {
@@ -481,6 +475,7 @@ out:
 	free(jd.files);
 	free(jd.mpiio);
 	free(jd.h5);
+	free(jd.rpc);
 	free(jd.nodes);
 	return ret;
 }

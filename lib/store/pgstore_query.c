@@ -342,8 +342,9 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 	c->files = malloc((jd->nfiles ? jd->nfiles : 1) * sizeof(*c->files));
 	c->mpiio = malloc((jd->nmpiio ? jd->nmpiio : 1) * sizeof(*c->mpiio));
 	c->h5 = malloc((jd->nh5 ? jd->nh5 : 1) * sizeof(*c->h5));
+	c->rpc = malloc((jd->nrpc ? jd->nrpc : 1) * sizeof(*c->rpc));
 	if (!c->steps || !c->mounts || !c->totals || !c->series || !c->nodes || !c->files ||
-	    !c->mpiio || !c->h5) {
+	    !c->mpiio || !c->h5 || !c->rpc) {
 		ioacct_jobdata_free(c);
 		return -ENOMEM;
 	}
@@ -355,6 +356,7 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 	memcpy(c->files, jd->files, jd->nfiles * sizeof(*c->files));
 	memcpy(c->mpiio, jd->mpiio, jd->nmpiio * sizeof(*c->mpiio));
 	memcpy(c->h5, jd->h5, jd->nh5 * sizeof(*c->h5));
+	memcpy(c->rpc, jd->rpc, jd->nrpc * sizeof(*c->rpc));
 	ioacct_jobdata_free(*out);
 	*out = c;
 	return 0;
