@@ -1288,6 +1288,7 @@ static int advise(struct ioacct_report *r)
 		rule_readahead_waste(&ctx, m);
 		rule_random_mmap(&ctx, m);
 		rule_reread(&ctx, m);
+		ioacct_report_rpc_advise(&ctx, m);
 	}
 	rule_rw_intensive(&ctx);
 	rule_local_data(&ctx);

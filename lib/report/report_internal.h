@@ -73,5 +73,7 @@ bool ioacct_report_rpc_used(const struct ioacct_jobdata *jd, uint64_t mnt_id);
 /* The RPC part (rpc.c): each report mount's procedures. 0 or -ENOMEM. */
 int ioacct_report_rpc_collect(struct ioacct_report *r);
 void ioacct_report_rpc_free(struct ioacct_report *r);
+/* The rules on a mount's RPCs (rpc.c): attribute-cache, small-rpc-writes. */
+void ioacct_report_rpc_advise(struct advice_ctx *ctx, const struct ioacct_report_mount *m);
 
 #endif /* IOACCT_REPORT_INTERNAL_H */

@@ -3,7 +3,8 @@
  * The report's RPC part (issue 40): per mount, each procedure's RPCs summed
  * over steps and bins, the job's own apart from those no job sent during it
  * (IOACCT_RPC_UNATTRIBUTED: a flusher's writeback nobody is known for, the
- * state manager's DELEGRETURN), most calls first.
+ * state manager's DELEGRETURN), most calls first; and the advice rules on
+ * them (attribute-cache, small-rpc-writes).
  */
 #include "report_internal.h"
 
@@ -110,4 +111,82 @@ void ioacct_report_rpc_free(struct ioacct_report *r)
 		r->mounts[i].rpc = r->mounts[i].rpc_unattr = NULL;
 		r->mounts[i].nrpc = r->mounts[i].nrpc_unattr = 0;
 	}
+}
+
+/* ---- advice ---- */
+
+/* The job's calls and bytes sent of the procedures named `name` on m (any program). */
+static uint64_t proc_calls(const struct ioacct_report_mount *m, const char *name, uint64_t *sent)
+{
+	uint64_t calls = 0;
+
+	if (sent)
+		*sent = 0;
+	for (size_t k = 0; k < m->nrpc; k++) {
+		if (strncmp(m->rpc[k].sum.name, name, sizeof(m->rpc[k].sum.name)))
+			continue;
+		calls += m->rpc[k].sum.calls;
+		if (sent)
+			*sent += m->rpc[k].sum.bytes_sent;
+	}
+	return calls;
+}
+
+/* The job's stats cost at least as many LOOKUPs and GETATTRs: the client asked the server. */
+static void rule_attr_cache(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	uint64_t stats = m->op[IOACCT_OP_STAT].calls;
+	uint64_t lookups = proc_calls(m, "LOOKUP", NULL), getattrs = proc_calls(m, "GETATTR", NULL);
+	struct ioacct_advice *a;
+
+	if (!stats || lookups + getattrs < stats || lookups + getattrs < l->rpc_attr_min)
+		return;
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_WARN, "attribute-cache", m, -1);
+	if (!a)
+		return;
+	ioacct_advice_say(a->message, sizeof(a->message),
+	    "This job's %" PRIu64 " stats on %s cost %" PRIu64 " LOOKUP/GETATTR RPCs: the "
+	    "attribute cache expired", stats, m->path, lookups + getattrs);
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
+	    "Stat each file once and keep what it returns, or list the directory once (its "
+	    "READDIR brings the attributes) instead of stat-ing its files one by one; for files "
+	    "no other node changes meanwhile, a longer attribute cache (the mount options "
+	    "actimeo, acregmin, acdirmin) saves the round trips.");
+	VAL_U(a, "stats", stats);
+	VAL_U(a, "lookups", lookups);
+	VAL_U(a, "getattrs", getattrs);
+	THR_U(a, "advice_rpc_attr_min", l->rpc_attr_min);
+}
+
+/* Many WRITE RPCs of few bytes: each a round trip to the server. */
+static void rule_small_rpc_writes(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	const struct ioacct_advice_limits *l = &ctx->r->limits;
+	uint64_t sent, writes = proc_calls(m, "WRITE", &sent);
+	struct ioacct_advice *a;
+
+	if (!writes || writes < l->rpc_writes_min ||
+	    (unsigned __int128)sent >= (unsigned __int128)writes * l->rpc_small_write)
+		return;
+	a = ioacct_advice_new(ctx, IOACCT_ADVICE_WARN, "small-rpc-writes", m, IOACCT_DIR_WRITE);
+	if (!a)
+		return;
+	ioacct_advice_say(a->message, sizeof(a->message),
+	    "%s: small writes to the server: %" PRIu64 " WRITEs of %" PRIu64 " bytes on average",
+	    m->path, writes, sent / writes);
+	ioacct_advice_say(a->suggestion, sizeof(a->suggestion),
+	    "Write in larger blocks and sync less often: each WRITE is a round trip to the "
+	    "server, and a file opened with O_SYNC or O_DSYNC, an fsync after each write or "
+	    "many small files closed at once send each write as it comes.");
+	VAL_U(a, "writes", writes);
+	VAL_U(a, "bytes_sent", sent);
+	THR_U(a, "advice_rpc_writes_min", l->rpc_writes_min);
+	THR_U(a, "advice_rpc_small_write", l->rpc_small_write);
+}
+
+void ioacct_report_rpc_advise(struct advice_ctx *ctx, const struct ioacct_report_mount *m)
+{
+	rule_attr_cache(ctx, m);
+	rule_small_rpc_writes(ctx, m);
 }

@@ -11,7 +11,8 @@
  *   - the renderers, exact: the text's "Server calls" and its unattributed
  *     line, the JSON's `rpc`, `rpc_unattributed` and `rpc_series`, the HTML
  *     section; null when the rows were not read; nothing new for a job
- *     without any.
+ *     without any;
+ *   - the advice rules attribute-cache and small-rpc-writes, at their edges.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -313,6 +314,117 @@ static void test_none(void **state)
 	ioacct_jobdata_free(b.jd);
 }
 
+static const struct ioacct_advice *find_rule(const struct ioacct_report *r, const char *rule)
+{
+	for (size_t i = 0; i < r->nadvice; i++)
+		if (!strcmp(r->advice[i].rule, rule))
+			return &r->advice[i];
+	return NULL;
+}
+
+/* The job's WRITE rows on /nfs: `calls` in all, `sent` bytes sent. */
+static void set_writes(struct ioacct_jobdata *jd, uint64_t calls, uint64_t sent)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < jd->nrpc; i++) {
+		struct ioacct_rpc *x = &jd->rpc[i];
+
+		if (x->mnt_id != M_NFS || x->flags || strcmp(x->name, "WRITE"))
+			continue;
+		x->calls = first ? calls : 0;
+		x->bytes_sent = first ? sent : 0;
+		first = false;
+	}
+}
+
+static void test_advice(void **state)
+{
+	struct jb b = job();
+	struct ioacct_advice_limits l;
+	struct ioacct_report *r = ioacct_report_create(b.jd, NULL, NULL);
+	const struct ioacct_advice *a;
+	char *t;
+
+	(void)state;
+	/* 100 stats on /nfs, 101 LOOKUPs and no GETATTR. */
+	a = find_rule(r, "attribute-cache");
+	assert_non_null(a);
+	assert_int_equal(a->level, IOACCT_ADVICE_WARN);
+	assert_string_equal(a->mount->path, "/nfs");
+	assert_int_equal(a->dir, -1);
+	assert_string_equal(a->message, "This job's 100 stats on /nfs cost 101 LOOKUP/GETATTR RPCs: "
+					"the attribute cache expired");
+	assert_int_equal(a->nvalues, 3);
+	assert_string_equal(a->values[0].name, "stats");
+	assert_int_equal(a->values[0].u, 100);
+	assert_int_equal(a->values[1].u, 101);
+	assert_int_equal(a->values[2].u, 0);
+	assert_string_equal(a->thresholds[0].name, "advice_rpc_attr_min");
+	assert_int_equal(a->thresholds[0].u, 20);
+	/* 132 WRITEs of 63,756 bytes on average: not small. */
+	assert_null(find_rule(r, "small-rpc-writes"));
+	t = render(r, ioacct_render_text);
+	has(t, "\nWARN attribute-cache: This job's 100 stats on /nfs cost 101 LOOKUP/GETATTR RPCs: "
+	       "the attribute cache\n                      expired\n");
+	free(t);
+	ioacct_report_destroy(r);
+
+	/* 132 WRITEs of 200 bytes: small. */
+	set_writes(b.jd, 132, 26400);
+	r = ioacct_report_create(b.jd, NULL, NULL);
+	a = find_rule(r, "small-rpc-writes");
+	assert_non_null(a);
+	assert_int_equal(a->level, IOACCT_ADVICE_WARN);
+	assert_int_equal(a->dir, IOACCT_DIR_WRITE);
+	assert_string_equal(a->message, "/nfs: small writes to the server: 132 WRITEs of 200 bytes "
+					"on average");
+	assert_int_equal(a->values[0].u, 132);
+	assert_int_equal(a->values[1].u, 26400);
+	assert_int_equal(a->thresholds[0].u, 20);
+	assert_int_equal(a->thresholds[1].u, 4096);
+	t = render(r, ioacct_render_json);
+	has(t, "\"rule\": \"small-rpc-writes\",\n      \"mount\": \"/nfs\",\n"
+	       "      \"direction\": \"write\",\n");
+	has(t, "\"values\": {\"writes\": 132, \"bytes_sent\": 26400},\n      \"thresholds\": "
+	       "{\"advice_rpc_writes_min\": 20, \"advice_rpc_small_write\": 4096}");
+	free(t);
+	ioacct_report_destroy(r);
+
+	/* The edges: 4096 bytes on average, 19 WRITEs, 102 stats: none. */
+	set_writes(b.jd, 20, 20 * 4096);
+	r = ioacct_report_create(b.jd, NULL, NULL);
+	assert_null(find_rule(r, "small-rpc-writes"));
+	ioacct_report_destroy(r);
+	set_writes(b.jd, 20, 20 * 4096 - 1);
+	r = ioacct_report_create(b.jd, NULL, NULL);
+	assert_non_null(find_rule(r, "small-rpc-writes"));
+	ioacct_report_destroy(r);
+	set_writes(b.jd, 19, 19);
+	r = ioacct_report_create(b.jd, NULL, NULL);
+	assert_null(find_rule(r, "small-rpc-writes"));
+	ioacct_report_destroy(r);
+	for (size_t i = 0; i < b.jd->ntotals; i++)
+		if (b.jd->totals[i].mnt_id == M_NFS && b.jd->totals[i].op == IOACCT_OP_STAT)
+			b.jd->totals[i].c.calls = 102;
+	r = ioacct_report_create(b.jd, NULL, NULL);
+	assert_null(find_rule(r, "attribute-cache"));
+	ioacct_report_destroy(r);
+
+	/* The thresholds are the configuration's. */
+	for (size_t i = 0; i < b.jd->ntotals; i++)
+		if (b.jd->totals[i].mnt_id == M_NFS && b.jd->totals[i].op == IOACCT_OP_STAT)
+			b.jd->totals[i].c.calls = 100;
+	ioacct_advice_limits_defaults(&l);
+	l.rpc_attr_min = 102;
+	l.rpc_writes_min = 10;
+	r = ioacct_report_create(b.jd, &l, NULL);
+	assert_null(find_rule(r, "attribute-cache"));
+	assert_non_null(find_rule(r, "small-rpc-writes"));
+	ioacct_report_destroy(r);
+	ioacct_jobdata_free(b.jd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_none),
+		cmocka_unit_test(test_advice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
