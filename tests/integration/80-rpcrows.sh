@@ -6,11 +6,14 @@
 # 124 WRITEs no job sent), then read back by ioreport through the daemon's
 # socket and from the store file: the JSON's rpc, rpc_unattributed and
 # rpc_series and the text's "Server calls" equal the rows exactly, and the
-# two ways agree byte for byte.
+# two ways agree byte for byte; so do ioacct's RPCCalls, RPCBytesSent and
+# RPCBytesRecv (the job's own RPCs, through the QUERY reply).
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 IOREPORT=$abs_top_builddir/tools/ioreport
+IOACCT=$abs_top_builddir/tools/ioacct
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
+[ -x "$IOACCT" ] || fail "$IOACCT not built"
 command -v sqlite3 >/dev/null || skip "sqlite3 is needed to write the rows into the store"
 setup
 start_daemon
@@ -60,3 +63,11 @@ grep -q "^WRITE                     100003    4    3126250     3126250000      3
 grep -q '^on this mount, 124 RPCs during the job were sent by no job: 124 WRITE$' "$T/report.txt" ||
 	fail "the text's unattributed line is wrong"
 ok "the text's Server calls and the RPCs no job sent"
+
+F=JobID,RPCCalls,RPCBytesSent,RPCBytesRecv
+"$IOACCT" -M iorun -j $JOB -X -P -o $F > "$T/q-daemon" || fail "ioacct through ioacctd failed"
+"$IOACCT" --db "$T/ioacct.db" -M iorun -j $JOB -X -P -o $F > "$T/q-db" || fail "ioacct --db failed"
+cat "$T/q-daemon"
+[ "$(tail -1 "$T/q-daemon")" = "$JOB|3126250|3126250000|312625000" ] || fail "ioacct's RPC fields are wrong"
+cmp -s "$T/q-daemon" "$T/q-db" || { diff "$T/q-db" "$T/q-daemon"; fail "ioacct through ioacctd and --db disagree"; }
+ok "ioacct's RPCCalls, RPCBytesSent, RPCBytesRecv: the job's own 3,126,250 RPCs, through ioacctd as in the store"

@@ -165,6 +165,11 @@ static struct ioacct_jobdata *jd_copy(const struct ioacct_jobdata *jd)
 	memcpy(c->steps, jd->steps, jd->nsteps * sizeof(*c->steps));
 	memcpy(c->mounts, jd->mounts, jd->nmounts * sizeof(*c->mounts));
 	memcpy(c->totals, jd->totals, jd->ntotals * sizeof(*c->totals));
+	c->rpc = calloc(jd->nrpc + 1, sizeof(*c->rpc));
+	assert_non_null(c->rpc);
+	memcpy(c->rpc, jd->rpc, jd->nrpc * sizeof(*c->rpc));
+	c->nrpc = jd->nrpc;
+	c->rpc_loaded = jd->rpc_loaded;
 	return c;
 }
 
@@ -971,6 +976,114 @@ static void test_job_fetch_rpc(void **state)
 	free(r);
 }
 
+/* The value of field f in row r, as ioacct prints it (exact numbers). */
+static const char *value(const struct ioacct_qrow *r, enum ioacct_qfield f, char *buf, size_t len)
+{
+	if (ioacct_query_value(r, f, 0, T0, buf, len))
+		snprintf(buf, len, "(blank)");
+	return buf;
+}
+
+/* RPCCalls, RPCBytesSent and RPCBytesRecv of the job and of its step 0, "C S R|C S R". */
+static void rpc_fields(const struct ioacct_jobdata *jd, char *out, size_t len)
+{
+	struct ioacct_qrow_opts o = { 0 };
+	struct ioacct_qrow *rows = NULL;
+	char a[32], b[32], c[32];
+	size_t n = 0, used = 0;
+
+	assert_int_equal(ioacct_query_rows(jd, NULL, 0, &o, &rows, &n), 0);
+	out[0] = '\0';
+	for (size_t i = 0; i < n && i < 2; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s %s %s", i ? "|" : "",
+					 value(&rows[i], IOACCT_QF_RPCCALLS, a, sizeof(a)),
+					 value(&rows[i], IOACCT_QF_RPCBYTESSENT, b, sizeof(b)),
+					 value(&rows[i], IOACCT_QF_RPCBYTESRECV, c, sizeof(c)));
+	free(rows);
+}
+
+/*
+ * ioacct's RPCCalls, RPCBytesSent, RPCBytesRecv (issue 40): the job's own
+ * RPCs (the unattributed ones left out) of the job and of a step, from the
+ * store and through a QUERY reply (the rows summed over their bins), equal
+ * and exact; a job without any says 0; one not read, blank.
+ */
+static void test_query_rpc_fields(void **state)
+{
+	struct fixture *f = *state;
+	size_t n = 300;
+	struct ioacct_rpc *r = calloc(n, sizeof(*r));
+	struct ioacct_store_filter flt = { 0 };
+	uint64_t ids[2] = { 41, 42 }, all[3] = { 0 }, step0[3] = { 0 }, merged = 0;
+	struct ioacct_reply rep;
+	struct server srv;
+	struct got *g[2];
+	char want[2][256], got[256], err[512] = "";
+
+	assert_non_null(r);
+	make_rpc_rows(r, n);
+	/* Row 0's key again in a later bin: one row of it through the daemon. */
+	r[n - 1] = r[0];
+	r[n - 1].bin = 9999;
+	r[n - 1].calls = 1000;
+	add_rpc_job(f->st, 41, r, n);
+	add_job(f->st, 42, false);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v[3] = { r[i].calls, r[i].bytes_sent, r[i].bytes_recv };
+
+		for (int k = 0; k < 3 && !r[i].flags; k++) {
+			all[k] += v[k];
+			step0[k] += r[i].step_id == 0 ? v[k] : 0;
+		}
+	}
+	/* 296 of the 300 rows are the job's own: 4 (rows 236 to 239) no job sent. */
+	assert_int_equal(all[0], 45150 - (237 + 238 + 239 + 240) - 300 + 1000);
+	snprintf(want[0], sizeof(want[0]), "%" PRIu64 " %" PRIu64 " %" PRIu64 "|%" PRIu64 " %" PRIu64
+		 " %" PRIu64, all[0], all[1], all[2], step0[0], step0[1], step0[2]);
+	snprintf(want[1], sizeof(want[1]), "0 0 0|0 0 0");
+
+	flt.job_ids = ids;
+	flt.njob_ids = 2;
+	g[0] = got_new();
+	assert_int_equal(ioacct_query_fetch_store(f->st, &flt, false, collect, g[0], err,
+						  sizeof(err)), 0);
+	server_start(&srv, f, 0, true);
+	g[1] = got_new();
+	assert_int_equal(ioacct_query_fetch_daemon(f->sock, &flt, false, 5000, collect, g[1], err,
+						   sizeof(err)), 0);
+	server_stop(&srv);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(g[k]->n, 2);
+		for (int j = 0; j < 2; j++) {
+			assert_true(g[k]->jobs[j].jd->rpc_loaded);
+			rpc_fields(g[k]->jobs[j].jd, got, sizeof(got));
+			assert_string_equal(got, want[j]);
+		}
+	}
+	/* Through the daemon, one row per key of the job's own: the bins summed. */
+	assert_int_equal(g[1]->jobs[0].jd->nrpc, 295);
+	for (size_t i = 0; i < g[1]->jobs[0].jd->nrpc; i++)
+		if (ioacct_rpc_key_cmp(&g[1]->jobs[0].jd->rpc[i], &r[0]) == 0)
+			merged += g[1]->jobs[0].jd->rpc[i].calls;
+	assert_int_equal(merged, 1 + 1000);
+	for (size_t i = 0; i < g[1]->jobs[0].jd->nrpc; i++)
+		assert_int_equal(g[1]->jobs[0].jd->rpc[i].bin, 0);
+	/* Not read: blank, not 0. */
+	g[1]->jobs[0].jd->rpc_loaded = false;
+	rpc_fields(g[1]->jobs[0].jd, got, sizeof(got));
+	assert_string_equal(got, "(blank) (blank) (blank)|(blank) (blank) (blank)");
+	got_free(g[0]);
+	got_free(g[1]);
+
+	/* The page says it carries them. */
+	serve(f, "41", "", 0, false, 0, &rep);
+	assert_int_equal(rep.status, 0);
+	assert_int_equal(rep.rpc_read, 1);
+	assert_int_equal(rep.nqrpc, 295);
+	ioacct_reply_free(&rep);
+	free(r);
+}
+
 /* A server of JOB pages from one job held whole, through the wire's encoder and decoder. */
 static int held_call(void *ctx, struct ioacct_request *req, struct ioacct_reply *rep, char *err,
 		     size_t errlen)
@@ -1175,6 +1288,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_job_fetch_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_fetch_rpc, setup, teardown),
 		cmocka_unit_test(test_job_fetch_rpc_held),
+		cmocka_unit_test_setup_teardown(test_query_rpc_fields, setup, teardown),
 		cmocka_unit_test(test_job_fetch_same_keys),
 		cmocka_unit_test(test_job_fetch_node_parts),
 	};
