@@ -114,9 +114,28 @@ static bool same_but_bin(const struct ioacct_rpc *a, const struct ioacct_rpc *b)
 }
 
 /*
+ * How many rows the job's own RPC rows make summed over their bins: a job
+ * of a day in 1 s bins has 86,400 a procedure, its totals one. jd->rpc is in
+ * key order, the bin last: a key's rows are together.
+ */
+static size_t rpc_total_rows(const struct ioacct_jobdata *jd)
+{
+	const struct ioacct_rpc *last = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < jd->nrpc; i++) {
+		if (jd->rpc[i].flags & IOACCT_RPC_UNATTRIBUTED)
+			continue;
+		if (!last || !same_but_bin(last, &jd->rpc[i]))
+			n++;
+		last = &jd->rpc[i];
+	}
+	return n;
+}
+
+/*
  * The job's own RPC rows summed over the bins (bin 0), what ioacct's fields
- * need of them, appended to rep->qrpc, which has room (issue 40). jd->rpc is
- * in key order, the bin last: a key's rows are together.
+ * need of them, appended to rep->qrpc, which has room (issue 40).
  */
 static void page_rpc(struct ioacct_reply *rep, const struct ioacct_jobdata *jd)
 {
@@ -155,7 +174,7 @@ static int grow(void **array, size_t *cap, size_t n, size_t more, size_t size)
 }
 
 static int page_add(struct page *pg, const struct ioacct_jobdata *jd,
-		    const struct ioacct_qpeak *peaks, size_t npeaks)
+		    const struct ioacct_qpeak *peaks, size_t npeaks, size_t nrpc)
 {
 	struct ioacct_reply *rep = pg->rep;
 	void *p;
@@ -181,7 +200,7 @@ static int page_add(struct page *pg, const struct ioacct_jobdata *jd,
 		return -ENOMEM;
 	rep->qpeaks = p;
 	p = rep->qrpc;
-	if (grow(&p, &pg->cap_rpc, rep->nqrpc, jd->nrpc, sizeof(*rep->qrpc)))
+	if (grow(&p, &pg->cap_rpc, rep->nqrpc, nrpc, sizeof(*rep->qrpc)))
 		return -ENOMEM;
 	rep->qrpc = p;
 
@@ -224,7 +243,7 @@ static int page_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *
 		    size_t npeaks, void *arg)
 {
 	struct page *pg = arg;
-	size_t size;
+	size_t size, nrpc = rpc_total_rows(jd);
 	int ret;
 
 	/* Long jobs' series can take a while to read: leave the rest to the next page. */
@@ -232,20 +251,20 @@ static int page_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *
 		return PAGE_FULL;
 	size = ioacct_proto_query_job_size(&jd->job, jd->nsteps, jd->mounts, jd->nmounts,
 					   jd->ntotals, npeaks) +
-	       jd->nrpc * ioacct_proto_rpc_row_size();
+	       nrpc * ioacct_proto_rpc_row_size();
 	if (pg->rep->njobs && (pg->bytes + size > IOACCT_QUERY_PAGE_BYTES ||
 			       pg->rep->nqsteps + jd->nsteps > IOACCT_QUERY_PAGE_ROWS ||
 			       pg->rep->nqmounts + jd->nmounts > IOACCT_QUERY_PAGE_ROWS ||
-			       pg->rep->nqrpc + jd->nrpc > IOACCT_QUERY_PAGE_ROWS)) {
+			       pg->rep->nqrpc + nrpc > IOACCT_QUERY_PAGE_ROWS)) {
 		ret = PAGE_FULL;
 	} else if (size > IOACCT_PROTO_MAX_MSG - 4096 || jd->nsteps > IOACCT_PROTO_MAX_QROWS ||
-		   jd->nmounts > IOACCT_PROTO_MAX_QROWS || jd->nrpc > IOACCT_PROTO_MAX_QROWS) {
+		   jd->nmounts > IOACCT_PROTO_MAX_QROWS || nrpc > IOACCT_PROTO_MAX_QROWS) {
 		snprintf(pg->err, sizeof(pg->err),
 			 "job %" PRIu64 " of cluster %s is too large for a reply of ioacctd (%zu steps, %zu totals); root can list it",
 			 jd->job.job_id, jd->job.cluster, jd->nsteps, jd->ntotals);
 		ret = -EMSGSIZE;
 	} else {
-		ret = page_add(pg, jd, peaks, npeaks);
+		ret = page_add(pg, jd, peaks, npeaks, nrpc);
 		if (ret)
 			snprintf(pg->err, sizeof(pg->err), "out of memory");
 		pg->bytes += size;

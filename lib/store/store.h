@@ -263,7 +263,10 @@ typedef int (*ioacct_store_job_fn)(struct ioacct_store *st, const struct ioacct_
  */
 int ioacct_store_jobs_select(struct ioacct_store *st, const struct ioacct_store_filter *f,
 			     ioacct_store_job_fn fn, void *arg);
-/* ioacct_store_job_load() without the series: what a listing needs. */
+/*
+ * ioacct_store_job_load() without the series: what a listing needs; its RPC
+ * rows summed over their bins (bin 0).
+ */
 int ioacct_store_job_load_totals(struct ioacct_store *st, int64_t job_key,
 				 struct ioacct_jobdata **out);
 /* A job's series alone, ordered by step, mount, op, bin; *out malloc'd (NULL when none). */

@@ -55,6 +55,9 @@
 /* The counter columns of rpc, in IOACCT_RPC_COUNTERS order (store_jobs.c). */
 #define RPC_COLS IOACCT_RPC_COUNTERS(MPIIO_COL) "name"
 #define RPC_KEY_COLS "step_id, mnt_id, prog, vers, proc, flags, bin"
+#define RPC_SUM(name) "ioacct_u64sum(" #name "), "
+/* RPC_COLS summed over a key's bins (store.c, store_retain.c). */
+#define RPC_SUMS IOACCT_RPC_COUNTERS(RPC_SUM) "max(name)"
 
 /* Sums of IOACCT_STORE_COUNTER_COLS over rows, modulo 2^64 like the counters (store.c). */
 #define COUNTER_SUMS                                                                 \
@@ -124,6 +127,7 @@ enum stmt_id {
 	ST_LOAD_H5,
 	ST_RPC_PUT,
 	ST_LOAD_RPC,
+	ST_LOAD_RPC_TOTALS,
 	ST_COUNT,
 };
 

@@ -842,13 +842,19 @@ static int load_children(struct ioacct_store *st, struct ioacct_jobdata *jd, boo
 			return err;
 		jd->h5_loaded = true;
 	}
-	/* RPC rows since schema 23 (issue 40). */
-	if (st->version >= 23) {
+	/* RPC rows since schema 23 (issue 40); a listing's summed over their bins. */
+	if (st->version >= 23 && series) {
 		err = ioacct_store_job_rpc_page(st, key, NULL, 0, &jd->rpc, &jd->nrpc);
 		if (err)
 			return err;
-		jd->rpc_loaded = true;
+	} else if (st->version >= 23) {
+		err = load_rows(st, ST_LOAD_RPC_TOTALS, &key, sizeof(*jd->rpc), row_rpc, &rows,
+				&jd->nrpc, "RPC rows");
+		if (err)
+			return err;
+		jd->rpc = rows;
 	}
+	jd->rpc_loaded = st->version >= 23;
 	if (!series)
 		return 0;
 	err = load_rows(st, ST_LOAD_SERIES, &key, sizeof(*jd->series), row_sample, &rows,

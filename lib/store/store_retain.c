@@ -379,7 +379,6 @@ int ioacct_store_purge(struct ioacct_store *st, int64_t cutoff_ns, bool keep_une
  * A job's RPC rows (issue 40) summed into the same wider bins; rows of RPCs
  * sent by no job are in bin 0, which stays 0. *rows: the rows read.
  */
-#define RPC_SUM(name) "ioacct_u64sum(" #name "), "
 static int rebin_rpc(struct ioacct_store *st, int64_t key, uint64_t factor, int64_t *rows)
 {
 	int err;
@@ -388,7 +387,7 @@ static int rebin_rpc(struct ioacct_store *st, int64_t key, uint64_t factor, int6
 	if (!err)
 		err = exec2(st,
 			    "INSERT INTO temp.ioacct_rpc_rebin SELECT step_id, mnt_id, prog, vers, proc,"
-			    " flags, bin / ?2, " IOACCT_RPC_COUNTERS(RPC_SUM) "max(name) FROM rpc"
+			    " flags, bin / ?2, " RPC_SUMS " FROM rpc"
 			    " WHERE job_key = ?1 GROUP BY step_id, mnt_id, prog, vers, proc, flags,"
 			    " bin / ?2",
 			    key, (int64_t)factor, NULL);
@@ -401,7 +400,6 @@ static int rebin_rpc(struct ioacct_store *st, int64_t key, uint64_t factor, int6
 			    key, 0, NULL);
 	return err;
 }
-#undef RPC_SUM
 
 /* A job's series summed into bins `factor` times wider, in place. */
 static int rebin_job(struct ioacct_store *st, int64_t key, uint64_t width, uint64_t factor,

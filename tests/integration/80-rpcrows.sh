@@ -24,7 +24,7 @@ JOB=8040
 ! grep -q 'Server calls' "$T/iorun.txt" || fail "a job without RPC rows has a Server calls section"
 KEY=$(sqlite3 "$T/ioacct.db" "SELECT key FROM jobs WHERE job_id = $JOB")
 MNT=$(sqlite3 "$T/ioacct.db" "SELECT mnt_id FROM totals WHERE job_key = $KEY AND op = 1")
-[ -n "$KEY" ] && [ -n "$MNT" ] || fail "job $JOB or its write mount not in the store"
+{ [ -n "$KEY" ] && [ -n "$MNT" ]; } || fail "job $JOB or its write mount not in the store"
 MPATH=$(sqlite3 "$T/ioacct.db" "SELECT path FROM mounts WHERE job_key = $KEY AND mnt_id = $MNT")
 
 # Bin i: i + 1 calls of 1,000 bytes sent each, 100 received; rtt 10 us a call.

@@ -665,10 +665,19 @@ static void test_rpc_roundtrip(void **state)
 	assert_int_equal(jd->rpc[2].calls, UINT64_MAX - 7);
 	assert_true(jd->rpc[2].retrans == UINT64_MAX);
 	ioacct_jobdata_free(jd);
-	/* The listing's load has them too. */
+	/* The listing's load has them summed over their bins: WRITE's bins 0 and 7 one row. */
 	assert_int_equal(ioacct_store_job_load_totals(st, key, &jd), 0);
-	assert_int_equal(jd->nrpc, 5);
-	assert_rpc_equal(&jd->rpc[4], &r[4]);
+	assert_true(jd->rpc_loaded);
+	assert_int_equal(jd->nrpc, 4);
+	assert_rpc_equal(&jd->rpc[0], &r[0]);
+	again = r[1];
+	ioacct_rpc_add(&again, &r[2]);
+	assert_rpc_equal(&jd->rpc[1], &again);
+	assert_int_equal(jd->rpc[1].calls, 20 + 1 + UINT64_MAX - 7);
+	assert_rpc_equal(&jd->rpc[2], &r[3]);
+	again = r[4];
+	again.bin = 0;
+	assert_rpc_equal(&jd->rpc[3], &again);
 	ioacct_jobdata_free(jd);
 
 	/* Pages: two after the first, then what is left, then none. */
