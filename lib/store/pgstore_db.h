@@ -286,12 +286,14 @@ static inline void val_str(const PGresult *res, int row, int col, char *dst, siz
 /*
  * The whole job of members m[0..n) (one page's rows of one job, from
  * pgstore_query.c) with its children from the page's results: its jobdata,
- * and its peaks when asked, handed to fn; fn's result, or -errno.
+ * and its peaks when asked, handed to fn; fn's result, or -errno. rpc (of
+ * PG_RPC_TOTALS_SQL; NULL: not selected): a listing's RPC totals.
  */
 int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		  const struct children *steps, const struct children *mounts,
-		  const struct children *totals, const struct children *series, bool peaks,
-		  bool keep_series, ioacct_pgstore_job_fn fn, void *arg);
+		  const struct children *totals, const struct children *series,
+		  const struct children *rpc, bool peaks, bool keep_series,
+		  ioacct_pgstore_job_fn fn, void *arg);
 
 /* ---- the merged series of a job of several nodes (pgstore_merged.c, schema 7) ---- */
 
@@ -403,5 +405,25 @@ int pg_rpc_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jd
  */
 int pg_rpc_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 	       struct ioacct_jobdata *jd);
+/* A row of PG_RPC_COLS after job (column 0); its mount and bin as the part has them. */
+void pg_rpc_from_row(const PGresult *res, int r, struct ioacct_rpc *x);
+/* jd->rpc sorted, the rows of one key (two nodes' of one mount path and bin) summed. */
+void pg_rpc_merge(struct ioacct_jobdata *jd);
+/*
+ * A page's RPC totals for ioacct's listings (issue 40): every part of the
+ * page once, its own rows summed over their bins (bin 0) in PG_RPC_COLS
+ * order, then jobs.rpc_kept; a part without rows, one row of NULLs. $1: the
+ * parts' ids.
+ */
+#define PG_RPC_R_COL(name) ", r." #name
+#define PG_RPC_SUM_AS(name) ", sum(" #name ") AS " #name
+#define PG_RPC_TOTALS_SQL                                                                   \
+	"SELECT j.id, r.step_id, r.mnt_id, r.prog, r.vers, r.proc, r.flags, 0, r.name,"      \
+	" r.name_raw" IOACCT_RPC_COUNTERS(PG_RPC_R_COL) ", j.rpc_kept FROM jobs j"           \
+	" LEFT JOIN (SELECT job, step_id, mnt_id, prog, vers, proc, flags, max(name) AS name," \
+	" (array_agg(name_raw))[1] AS name_raw" IOACCT_RPC_COUNTERS(PG_RPC_SUM_AS)           \
+	" FROM rpc WHERE job = ANY($1::bigint[]) AND flags & 1 = 0"                          \
+	" GROUP BY job, step_id, mnt_id, prog, vers, proc, flags) r ON r.job = j.id"         \
+	" WHERE j.id = ANY($1::bigint[]) ORDER BY j.id"
 
 #endif /* IOACCT_PGSTORE_DB_H */

@@ -72,8 +72,7 @@ int pg_rpc_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jd
 
 #define RPC_PTR(name) &x->name,
 
-/* A row of PG_RPC_COLS after job; its mount and bin as the part has them. */
-static void rpc_from_row(const PGresult *res, int r, struct ioacct_rpc *x)
+void pg_rpc_from_row(const PGresult *res, int r, struct ioacct_rpc *x)
 {
 	uint64_t *u[] = { IOACCT_RPC_COUNTERS(RPC_PTR) };
 	char name[IOACCT_RPC_NAME_MAX + 1];
@@ -109,8 +108,7 @@ static uint32_t shift_of(const struct member *p, const struct ioacct_jobdata *jd
 	return ioacct_bin_shift(p->job.start_ns, jd->job.start_ns, jd->job.bin_width_ns, &skew);
 }
 
-/* jd->rpc sorted, the rows of one key (two nodes' of one mount path and bin) summed. */
-static void rpc_merge(struct ioacct_jobdata *jd)
+void pg_rpc_merge(struct ioacct_jobdata *jd)
 {
 	size_t o = 0;
 
@@ -155,7 +153,7 @@ int pg_rpc_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 
 		if (!p)
 			continue;
-		rpc_from_row(res, r, x);
+		pg_rpc_from_row(res, r, x);
 		x->mnt_id = pg_mnt_of(p, x->mnt_id);
 		shift = x->flags & IOACCT_RPC_UNATTRIBUTED ? 0 : shift_of(p, jd);
 		/* As the series: a bin that would pass UINT32_MAX stays where it is. */
@@ -164,7 +162,7 @@ int pg_rpc_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 		jd->nrpc++;
 	}
 	PQclear(res);
-	rpc_merge(jd);
+	pg_rpc_merge(jd);
 	jd->rpc_loaded = true;
 	return 0;
 }

@@ -12,10 +12,12 @@
 #     report, read through the cluster store, takes them from this node's store.
 #  3. Job 8102, exported at schema 20, its rows gone from SQLite: its report read from the
 #     cluster store has the node store's rpc, rpc_unattributed and rpc_series (JSON) and
-#     Server calls (text), exact.
+#     Server calls (text), exact; ioacct's RPC fields from the cluster store too (8101's,
+#     not kept there, blank).
 #  4. Its part copied in SQL as its run's part on a node n2 that started 2 s (2 bins)
 #     later, with other mount ids (mounts matched by path): the merged report sums both
-#     parts' rows per procedure, n2's bins 2 later, the unattributed in bin 0.
+#     parts' rows per procedure, n2's bins 2 later, the unattributed in bin 0; so does
+#     ioacct's listing.
 #  5. A downsample to 2 s bins re-bins each part's rows exactly (bin 0 keeps the
 #     unattributed); a purge takes the rows with their jobs.
 . "$(dirname "$0")/lib.sh"
@@ -24,6 +26,7 @@
 require_root_bpf
 require_pg
 IOREPORT=$abs_top_builddir/tools/ioreport
+IOACCT=$abs_top_builddir/tools/ioacct
 PGPURGE=$abs_top_builddir/tests/integration/pgpurge
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 [ -x "$PGPURGE" ] || fail "$PGPURGE not built (make -C tests/integration pgpurge)"
@@ -147,7 +150,14 @@ section() { sed -n '/^## Server calls/,/^$/p' "$1"; }
 grep -q "^## Server calls: " "$T/pg-8102.txt" || fail "no Server calls in the cluster store's text report"
 cmp -s <(section "$T/db-8102.txt") <(section "$T/pg-8102.txt") ||
 	{ diff <(section "$T/db-8102.txt") <(section "$T/pg-8102.txt"); fail "job 8102: the text's Server calls differ"; }
-ok "job 8102's report from the cluster store: the node store's RPC part (JSON) and Server calls (text), exact"
+# ioacct's listing from the cluster store: the job's own RPCs (124 no job sent left out).
+F=JobID,RPCCalls,RPCBytesSent,RPCBytesRecv
+[ "$("$IOACCT" -j 8102 -X -n -P -o $F)" = "8102|13|6507|1208" ] ||
+	fail "ioacct's RPC fields of 8102 from the cluster store: $("$IOACCT" -j 8102 -X -n -P -o $F)"
+[ "$("$IOACCT" -j 8101 -X -n -P -o $F)" = "8101|||" ] ||
+	fail "ioacct's RPC fields of 8101 (not kept) are not blank: $("$IOACCT" -j 8101 -X -n -P -o $F)"
+ok "job 8102's report from the cluster store: the node store's RPC part (JSON) and Server calls (text)," \
+	"exact; ioacct's RPCCalls, RPCBytesSent, RPCBytesRecv 13, 6507, 1208 (8101's blank: not kept)"
 
 # ---- 4. a job of two nodes: both parts' rows on one time axis -------------------------
 # Job 8102's part copied in SQL as its run's part on node n2, started 2 s (2 bins) later,
@@ -182,8 +192,10 @@ want = {("WRITE", 0): 1, ("WRITE", 1): 2, ("WRITE", 2): 3 + 1, ("WRITE", 3): 2, 
         ("LOOKUP", 0): 5, ("LOOKUP", 2): 5, ("WR\ufffd", 1): 2, ("WR\ufffd", 3): 2}
 assert got == want, got
 PY
+[ "$("$IOACCT" -j 8102 -X -n -P -o $F)" = "8102|26|13014|2416" ] ||
+	fail "ioacct's RPC fields of 8102 of two nodes: $("$IOACCT" -j 8102 -X -n -P -o $F)"
 ok "job 8102 of two nodes: both parts' RPC rows summed per procedure, n2's two bins later," \
-	"the RPCs no job sent in bin 0 (248)"
+	"the RPCs no job sent in bin 0 (248); in ioacct's listing too"
 
 # ---- 5. downsampled, then purged with their jobs --------------------------------------
 CUT=$(($(date +%s) + 2))
