@@ -162,12 +162,17 @@ static struct ioacct_jobdata *jd_copy(const struct ioacct_jobdata *jd)
 	c->mounts = calloc(jd->nmounts + 1, sizeof(*c->mounts));
 	c->totals = calloc(jd->ntotals + 1, sizeof(*c->totals));
 	assert_true(c->steps && c->mounts && c->totals);
-	memcpy(c->steps, jd->steps, jd->nsteps * sizeof(*c->steps));
-	memcpy(c->mounts, jd->mounts, jd->nmounts * sizeof(*c->mounts));
-	memcpy(c->totals, jd->totals, jd->ntotals * sizeof(*c->totals));
+	/* A store's job without mounts (or totals, RPC rows) has NULL there: no memcpy from it. */
+	if (jd->nsteps)
+		memcpy(c->steps, jd->steps, jd->nsteps * sizeof(*c->steps));
+	if (jd->nmounts)
+		memcpy(c->mounts, jd->mounts, jd->nmounts * sizeof(*c->mounts));
+	if (jd->ntotals)
+		memcpy(c->totals, jd->totals, jd->ntotals * sizeof(*c->totals));
 	c->rpc = calloc(jd->nrpc + 1, sizeof(*c->rpc));
 	assert_non_null(c->rpc);
-	memcpy(c->rpc, jd->rpc, jd->nrpc * sizeof(*c->rpc));
+	if (jd->nrpc)
+		memcpy(c->rpc, jd->rpc, jd->nrpc * sizeof(*c->rpc));
 	c->nrpc = jd->nrpc;
 	c->rpc_loaded = jd->rpc_loaded;
 	return c;
