@@ -36,5 +36,8 @@ void ioacct_advice_limits_defaults(struct ioacct_advice_limits *lim)
 		.file_reads_min = 1000,
 		.file_random_share = 50,
 		.file_random_min_mib = 256,
+		.rpc_attr_min = 20,
+		.rpc_writes_min = 20,
+		.rpc_small_write = 4096,
 	};
 }

@@ -43,6 +43,10 @@ struct ioacct_advice_limits {
 	uint32_t file_reads_min;   /* advice_file_reads_min = 1000 (reads of one file) */
 	uint32_t file_random_share; /* advice_file_random_share = 50 (% of reads sequential) */
 	uint32_t file_random_min_mib; /* advice_file_random_size = 256 (MiB: a large file) */
+	/* The RPC layer (issue 40): rules on a mount's server calls. */
+	uint32_t rpc_attr_min;     /* advice_rpc_attr_min = 20 (LOOKUP + GETATTR RPCs) */
+	uint32_t rpc_writes_min;   /* advice_rpc_writes_min = 20 (WRITE RPCs) */
+	uint32_t rpc_small_write;  /* advice_rpc_small_write = 4096 (bytes sent per WRITE, mean) */
 };
 
 /* Fills every threshold with its default (the values in the comments above). */

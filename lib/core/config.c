@@ -158,6 +158,9 @@ static const struct key keys[] = {
 	{ "advice_file_reads_min", KEY_UINT32, FIELD(advice.file_reads_min), 0, UINT32_MAX },
 	{ "advice_file_random_share", KEY_UINT32, FIELD(advice.file_random_share), 0, 100 },
 	{ "advice_file_random_size", KEY_UINT32, FIELD(advice.file_random_min_mib), 0, UINT32_MAX },
+	{ "advice_rpc_attr_min", KEY_UINT32, FIELD(advice.rpc_attr_min), 0, UINT32_MAX },
+	{ "advice_rpc_writes_min", KEY_UINT32, FIELD(advice.rpc_writes_min), 0, UINT32_MAX },
+	{ "advice_rpc_small_write", KEY_UINT32, FIELD(advice.rpc_small_write), 0, 1073741824 },
 };
 
 #define NKEYS ARRAY_SIZE(keys)

@@ -257,6 +257,44 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 #define MIGRATION_LIB_MISSED                                                            \
 	"ALTER TABLE jobs ADD COLUMN lib_opens_missed numeric(20,0) NOT NULL DEFAULT 0;"
 
+/*
+ * ioacct_block_parts(), which makes a month's partitions of the partitioned
+ * tables (those of migration 10 and MORE, a SQL list starting with a
+ * comma), and ioacct_job_gone(), which deletes a part's rows from them
+ * (DELETES, PG_GONE of each of MORE's), then every block's partitions: made
+ * again by each migration that adds a partitioned table (18, 20).
+ */
+#define PG_GONE(t) "  DELETE FROM " t " WHERE job = OLD.id;"
+#define PG_BLOCK_FUNCTIONS(MORE, DELETES)                                               \
+	"CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void"         \
+	" LANGUAGE plpgsql AS $$"                                                       \
+	"DECLARE t text; n text; BEGIN"                                                 \
+	" FOREACH t IN ARRAY ARRAY['series', 'totals', 'files', 'mpiio_files', 'steps'," \
+	"  'mounts'" MORE "] LOOP"                                                      \
+	"  n := t || '_' || ioacct_block_name(b);"                                      \
+	"  CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;"                      \
+	"  PERFORM pg_advisory_xact_lock(" PG_BLOCK_LOCK ", b);"                         \
+	"  BEGIN"                                                                       \
+	"   EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I"              \
+	" FOR VALUES FROM (%s) TO (%s)',"                                               \
+	"    n, t, b::bigint << 33, (b + 1)::bigint << 33);"                            \
+	"  EXCEPTION WHEN duplicate_table OR invalid_object_definition THEN NULL;"      \
+	"  END;"                                                                        \
+	"  IF t = 'series' THEN"                                                        \
+	"   EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 128)', n);"        \
+	"  END IF;"                                                                     \
+	" END LOOP;"                                                                    \
+	"END$$;"                                                                        \
+	"CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN" \
+	" IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN" \
+	PG_GONE("series") PG_GONE("totals") PG_GONE("files") PG_GONE("mpiio_files")     \
+	PG_GONE("steps") PG_GONE("mounts") DELETES                                      \
+	" END IF;"                                                                      \
+	" RETURN NULL;"                                                                 \
+	"END$$;"                                                                        \
+	"SELECT ioacct_block_parts(b) FROM (SELECT 1023 AS b UNION"                     \
+	" SELECT (id >> 33)::integer FROM jobs) x;"
+
 #define PG_H5_NUMERIC(name) " " #name " numeric(20,0) NOT NULL,"
 /*
  * 18 (issue 39; SQLite schema 21): the HDF5 records of a part, as the
@@ -285,39 +323,7 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 	"CREATE INDEX hdf5_records_job ON hdf5_records (job, step_id, rank, pid);"      \
 	"ALTER TABLE jobs ADD COLUMN h5_kept boolean NOT NULL DEFAULT false;"           \
 	"ALTER TABLE jobs ALTER COLUMN h5_kept SET DEFAULT true;"                       \
-	"CREATE OR REPLACE FUNCTION ioacct_block_parts(b integer) RETURNS void"         \
-	" LANGUAGE plpgsql AS $$"                                                       \
-	"DECLARE t text; n text; BEGIN"                                                 \
-	" FOREACH t IN ARRAY ARRAY['series', 'totals', 'files', 'mpiio_files', 'steps'," \
-	"  'mounts', 'hdf5_records'] LOOP"                                              \
-	"  n := t || '_' || ioacct_block_name(b);"                                      \
-	"  CONTINUE WHEN to_regclass(quote_ident(n)) IS NOT NULL;"                      \
-	"  PERFORM pg_advisory_xact_lock(" PG_BLOCK_LOCK ", b);"                         \
-	"  BEGIN"                                                                       \
-	"   EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I"              \
-	" FOR VALUES FROM (%s) TO (%s)',"                                               \
-	"    n, t, b::bigint << 33, (b + 1)::bigint << 33);"                            \
-	"  EXCEPTION WHEN duplicate_table OR invalid_object_definition THEN NULL;"      \
-	"  END;"                                                                        \
-	"  IF t = 'series' THEN"                                                        \
-	"   EXECUTE format('ALTER TABLE %I SET (toast_tuple_target = 128)', n);"        \
-	"  END IF;"                                                                     \
-	" END LOOP;"                                                                    \
-	"END$$;"                                                                        \
-	"CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN" \
-	" IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN" \
-	"  DELETE FROM series WHERE job = OLD.id;"                                      \
-	"  DELETE FROM totals WHERE job = OLD.id;"                                      \
-	"  DELETE FROM files WHERE job = OLD.id;"                                       \
-	"  DELETE FROM mpiio_files WHERE job = OLD.id;"                                 \
-	"  DELETE FROM steps WHERE job = OLD.id;"                                       \
-	"  DELETE FROM mounts WHERE job = OLD.id;"                                      \
-	"  DELETE FROM hdf5_records WHERE job = OLD.id;"                                \
-	" END IF;"                                                                      \
-	" RETURN NULL;"                                                                 \
-	"END$$;"                                                                        \
-	"SELECT ioacct_block_parts(b) FROM (SELECT 1023 AS b UNION"                     \
-	" SELECT (id >> 33)::integer FROM jobs) x;"
+	PG_BLOCK_FUNCTIONS(", 'hdf5_records'", PG_GONE("hdf5_records"))
 /*
  * 19 (issue 39; SQLite schema 22): the HDF5 records' timestamps and
  * slowest calls (IOACCT_H5_TIMES), dataspaces and MPI-IO flags (IOACCT_H5_SHAPE), 0
@@ -326,6 +332,36 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 #define PG_H5_TIME_COL(name)                                                            \
 	"ALTER TABLE hdf5_records ADD COLUMN " #name " numeric(20,0) NOT NULL DEFAULT 0;"
 #define MIGRATION_H5_TIMES IOACCT_H5_TIMES(PG_H5_TIME_COL) IOACCT_H5_SHAPE(PG_H5_TIME_COL)
+
+/*
+ * 20 (issue 40; SQLite schema 23): a part's RPC rows, as the node's SQLite
+ * rpc has them: per step, mount, RPC program, version, procedure (its
+ * mountstats index), flags (1: sent by no job during the part) and bin, the
+ * procedure's name (text with U+FFFD, its exact bytes in name_raw when they
+ * are not UTF-8) and mountstats' counters; partitioned as files, one
+ * partition a block (the blocks there are get theirs now), gone with their
+ * part (ioacct_job_gone; held parts moved by pgstore_purge.c). Indexed, not
+ * unique (a downsample deletes and inserts a part's rows in one statement).
+ * jobs.rpc_kept: the part's RPC rows are here; false for the parts written
+ * before (their reports say "not read", not none).
+ */
+#define MIGRATION_RPC                                                                   \
+	"CREATE TABLE rpc ("                                                            \
+	" job bigint NOT NULL,"                                                         \
+	" step_id bigint NOT NULL,"                                                     \
+	" mnt_id bigint NOT NULL,"                                                      \
+	" prog bigint NOT NULL,"                                                        \
+	" vers bigint NOT NULL,"                                                        \
+	" proc bigint NOT NULL,"                                                        \
+	" flags bigint NOT NULL,"                                                       \
+	" bin bigint NOT NULL,"                                                         \
+	" name text NOT NULL,"                                                          \
+	IOACCT_RPC_COUNTERS(PG_H5_NUMERIC)                                              \
+	" name_raw bytea) PARTITION BY RANGE (job);"                                    \
+	"CREATE INDEX rpc_job ON rpc (job, step_id, mnt_id);"                           \
+	"ALTER TABLE jobs ADD COLUMN rpc_kept boolean NOT NULL DEFAULT false;"          \
+	"ALTER TABLE jobs ALTER COLUMN rpc_kept SET DEFAULT true;"                      \
+	PG_BLOCK_FUNCTIONS(", 'hdf5_records', 'rpc'", PG_GONE("hdf5_records") PG_GONE("rpc"))
 
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
@@ -765,6 +801,7 @@ static const char *const migrations[] = {
 	MIGRATION_LIB_MISSED,
 	MIGRATION_HDF5,
 	MIGRATION_H5_TIMES,
+	MIGRATION_RPC,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

@@ -37,6 +37,10 @@
  *   hdf5_records  (job, step_id, rank, pid, kind, name) -> name_raw and Darshan's H5F
  *           (kind 0) or H5D (kind 1) counters of a process (schema 18; timestamps
  *           and slowest calls 19), partitioned as files; jobs.h5_kept says a part's are there (false: written before)
+ *   rpc     (job, step_id, mnt_id, prog, vers, proc, flags, bin) -> the procedure's
+ *           name and mountstats' counters of a part's RPCs (schema 20; issue 40; flags 1:
+ *           sent by no job during the part), partitioned as files; jobs.rpc_kept says a
+ *           part's are there (false: written before)
  *   job_reports  (cluster, job_id, restart, run_start) -> the merged report of a run of several
  *           nodes: expected nodes, path, formats, owner, deadline, and
  *           who wrote it when, without which nodes (schema 3)
@@ -66,7 +70,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 19
+#define IOACCT_PGSTORE_SCHEMA_VERSION 20
 
 struct ioacct_pgstore;
 

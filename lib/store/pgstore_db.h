@@ -10,6 +10,7 @@
  *   pgstore_merged.c  a job of several nodes' series merged once, read again
  *   pgstore_rows.c    rows in and out: COPY text, compact series rows, samples from results
  *   pgstore_files.c   per-file and MPI-IO records in and out (schema 9)
+ *   pgstore_rpc.c     RPC rows in and out (schema 20), a job's nodes' on one time axis
  *   pgstore_wait.c    the deadlines: every wait for the server, in poll()
  * Every function that fails leaves its message in pg->errmsg and returns -errno.
  */
@@ -37,7 +38,7 @@
 	X(blocks_missing) X(block_parts) X(place) X(files_not_kept) X(report_offer)         \
 	X(report_claim) X(report_claim_skip) X(report_written) X(run_unmerged) X(run_lock)  \
 	X(merged_forget) X(merged_insert) X(make_parts) X(make_mounts) X(make_series)       \
-	X(h5_not_kept)
+	X(h5_not_kept) X(rpc_not_kept)
 #define PG_STMT_ENUM(name) PG_STMT_##name,
 enum pg_stmt { PG_STMTS(PG_STMT_ENUM) PG_NR_STMTS };
 
@@ -119,10 +120,10 @@ struct ioacct_pgstore {
  * writing its rows wait for each other, never in a cycle.
  */
 #define PG_BLOCK_TABLES                                                                     \
-	"series", "totals", "files", "mpiio_files", "steps", "mounts", "hdf5_records"
+	"series", "totals", "files", "mpiio_files", "steps", "mounts", "hdf5_records", "rpc"
 #define PG_BLOCK_LOCK_SQL                                                                   \
 	"LOCK TABLE ONLY series, ONLY totals, ONLY files, ONLY mpiio_files, ONLY steps,"     \
-	" ONLY mounts, ONLY hdf5_records IN ROW EXCLUSIVE MODE"
+	" ONLY mounts, ONLY hdf5_records, ONLY rpc IN ROW EXCLUSIVE MODE"
 
 /* ---- per-file, MPI-IO (pgstore_files.c, schema 9) and HDF5 records (schema 18) ---- */
 
@@ -143,6 +144,12 @@ struct ioacct_pgstore {
 #define PG_H5_COLS                                                                          \
 	"step_id, rank, pid, kind, name, name_raw," IOACCT_H5_COUNTERS(PG_MPIIO_COL)        \
 	" size_read, size_written"
+
+/* The columns of rpc after job, in COPY order (schema 20; issue 40). */
+#define PG_RPC_COL(name) ", " #name
+#define PG_RPC_COLS                                                                         \
+	"step_id, mnt_id, prog, vers, proc, flags, bin, name, name_raw"                     \
+	IOACCT_RPC_COUNTERS(PG_RPC_COL)
 
 /* ---- errors ---- */
 
@@ -279,12 +286,14 @@ static inline void val_str(const PGresult *res, int row, int col, char *dst, siz
 /*
  * The whole job of members m[0..n) (one page's rows of one job, from
  * pgstore_query.c) with its children from the page's results: its jobdata,
- * and its peaks when asked, handed to fn; fn's result, or -errno.
+ * and its peaks when asked, handed to fn; fn's result, or -errno. rpc (of
+ * PG_RPC_TOTALS_SQL; NULL: not selected): a listing's RPC totals.
  */
 int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		  const struct children *steps, const struct children *mounts,
-		  const struct children *totals, const struct children *series, bool peaks,
-		  bool keep_series, ioacct_pgstore_job_fn fn, void *arg);
+		  const struct children *totals, const struct children *series,
+		  const struct children *rpc, bool peaks, bool keep_series,
+		  ioacct_pgstore_job_fn fn, void *arg);
 
 /* ---- the merged series of a job of several nodes (pgstore_merged.c, schema 7) ---- */
 
@@ -351,5 +360,70 @@ int pg_records_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const
  */
 int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 		   struct ioacct_jobdata *jd);
+/*
+ * COPY text of a name or path (at most max bytes) and its exact bytes, each
+ * then a tab: its text with U+FFFD, then the bytes when not UTF-8, else NULL.
+ */
+void pg_buf_path(struct buf *b, const char *path, size_t max);
+/* The parts in list ("{1,2", closed here) marked by the prepared statement stmt (sql). */
+int pg_mark_not_kept(struct ioacct_pgstore *pg, struct buf *list, enum pg_stmt stmt,
+		     const char *sql);
+/* A name or path: its exact bytes when kept (bytea column col + 1), else its text (col). */
+void pg_val_path(const PGresult *res, int row, int col, char *dst, size_t len);
+/* A member's mount id as the whole job's (merge_mounts' map). */
+uint64_t pg_mnt_of(const struct member *m, uint64_t mnt_id);
+/* The parts ids of members m[0..n) as a bigint[] literal ("{1,2}") in ids; -ENOMEM. */
+int pg_member_ids(const struct member *m, size_t n, struct buf *ids);
+/*
+ * The rows of sql ($1 the parts ids) when every part has them kept (kept:
+ * a boolean column of jobs, false for the parts written before their
+ * schema); else NULL with *err 0 (not read), or NULL with *err on failure.
+ */
+PGresult *pg_kept_rows(struct ioacct_pgstore *pg, const char *kept, const char *sql,
+		       const char *ids, const char *what, int *err);
+/* The member of part id, NULL when none (rows come by job). */
+const struct member *pg_member_of(const struct member *m, size_t n, int64_t id);
+/* The rows of sql with $1 the parts ids ("{1,2}"); NULL with *err (said) when it failed. */
+PGresult *pg_query_ids(struct ioacct_pgstore *pg, const char *sql, const char *ids,
+		       const char *what, int *err);
+
+/* ---- RPC rows (pgstore_rpc.c, schema 20; issue 40) ---- */
+
+/*
+ * The RPC rows of n parts jds[i] (rows of jobs ids[i]), in the caller's
+ * transaction: one COPY for them all; a part without them read is marked
+ * so (jobs.rpc_kept false). 0 or -errno.
+ */
+int pg_rpc_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const *jds,
+	       char (*ids)[24], size_t n, struct buf *b);
+/*
+ * The RPC rows of the members m[0..n) of a whole job into jd (its mounts
+ * merged, jd->job its start and width), after pg_records_get(): each node's mount ids the whole job's, its bins shifted
+ * onto the earliest node's as the series are, the rows of one key summed,
+ * in the stores' order; rpc_loaded only when every part has them
+ * (jobs.rpc_kept). 0 or -errno.
+ */
+int pg_rpc_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
+	       struct ioacct_jobdata *jd);
+/* A row of PG_RPC_COLS after job (column 0); its mount and bin as the part has them. */
+void pg_rpc_from_row(const PGresult *res, int r, struct ioacct_rpc *x);
+/* jd->rpc sorted, the rows of one key (two nodes' of one mount path and bin) summed. */
+void pg_rpc_merge(struct ioacct_jobdata *jd);
+/*
+ * A page's RPC totals for ioacct's listings (issue 40): every part of the
+ * page once, its own rows summed over their bins (bin 0) in PG_RPC_COLS
+ * order, then jobs.rpc_kept; a part without rows, one row of NULLs. $1: the
+ * parts' ids.
+ */
+#define PG_RPC_R_COL(name) ", r." #name
+#define PG_RPC_SUM_AS(name) ", sum(" #name ") AS " #name
+#define PG_RPC_TOTALS_SQL                                                                   \
+	"SELECT j.id, r.step_id, r.mnt_id, r.prog, r.vers, r.proc, r.flags, 0, r.name,"      \
+	" r.name_raw" IOACCT_RPC_COUNTERS(PG_RPC_R_COL) ", j.rpc_kept FROM jobs j"           \
+	" LEFT JOIN (SELECT job, step_id, mnt_id, prog, vers, proc, flags, max(name) AS name," \
+	" (array_agg(name_raw))[1] AS name_raw" IOACCT_RPC_COUNTERS(PG_RPC_SUM_AS)           \
+	" FROM rpc WHERE job = ANY($1::bigint[]) AND flags & 1 = 0"                          \
+	" GROUP BY job, step_id, mnt_id, prog, vers, proc, flags) r ON r.job = j.id"         \
+	" WHERE j.id = ANY($1::bigint[]) ORDER BY j.id"
 
 #endif /* IOACCT_PGSTORE_DB_H */

@@ -195,7 +195,7 @@ static int staging_table(struct ioacct_pgstore *pg)
 	"SELECT b FROM (SELECT DISTINCT ioacct_block(e) AS b FROM unnest($1::bigint[]) e) x"  \
 	" WHERE NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = x.b)"                     \
 	" AND EXISTS (SELECT 1 FROM unnest(ARRAY['series', 'totals', 'files', 'mpiio_files',"  \
-	" 'steps', 'mounts', 'hdf5_records']) t"                                                              \
+	" 'steps', 'mounts', 'hdf5_records', 'rpc']) t"                                                       \
 	" WHERE to_regclass(quote_ident(t || '_' || ioacct_block_name(x.b))) IS NULL) ORDER BY b"
 
 /*
@@ -374,6 +374,8 @@ static int put_batch(struct ioacct_pgstore *pg, const struct batch *bt, struct b
 		err = put_series(pg, bt, b);
 	if (!err)
 		err = pg_records_put(pg, bt->jds, bt->ids, bt->n, b);
+	if (!err)
+		err = pg_rpc_put(pg, bt->jds, bt->ids, bt->n, b);
 	if (!err)
 		err = pg_merged_complete(pg);
 	if (!err)

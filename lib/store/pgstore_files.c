@@ -20,8 +20,7 @@
 
 /* ---- writing ---- */
 
-/* COPY text of a path: its text with U+FFFD, then its exact bytes when not UTF-8, else NULL. */
-static void buf_path(struct buf *b, const char *path, size_t max)
+void pg_buf_path(struct buf *b, const char *path, size_t max)
 {
 	bool nomem = false;
 	char *raw;
@@ -61,7 +60,7 @@ static void buf_file(struct buf *b, const char *id, const struct ioacct_file *f)
 
 	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId32 "\t%" PRIu64 "\t%" PRIu32 "\t%" PRIu64 "\t",
 		   id, f->step_id, f->rank, f->mnt_id, f->dev, f->ino);
-	buf_path(b, f->path, sizeof(f->path));
+	pg_buf_path(b, f->path, sizeof(f->path));
 	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
 		pg_buf_add(b, "%" PRIu64 "\t", u[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
@@ -86,7 +85,7 @@ static void buf_mpiio(struct buf *b, const char *id, const struct ioacct_mpiio *
 
 	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId32 "\t%" PRIu32 "\t", id, m->step_id, m->rank,
 		   m->pid);
-	buf_path(b, m->path, sizeof(m->path));
+	pg_buf_path(b, m->path, sizeof(m->path));
 	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
 		pg_buf_add(b, "%" PRIu64 "\t", u[i]);
 	buf_bins(b, m->size_read, '\t');
@@ -101,7 +100,7 @@ static void buf_h5(struct buf *b, const char *id, const struct ioacct_h5rec *h)
 
 	pg_buf_add(b, "%s\t%" PRIu32 "\t%" PRId32 "\t%" PRIu32 "\t%" PRIu32 "\t", id, h->step_id,
 		   h->rank, h->pid, h->kind);
-	buf_path(b, h->name, sizeof(h->name));
+	pg_buf_path(b, h->name, sizeof(h->name));
 	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
 		pg_buf_add(b, "%" PRIu64 "\t", u[i]);
 	buf_bins(b, h->size_read, '\t');
@@ -152,8 +151,7 @@ static int copy_records(struct ioacct_pgstore *pg, const struct ioacct_jobdata *
 	return pg_copy_end(pg, b, err, rec_tables[t].what);
 }
 
-/* The parts ids in list ("{1,2}") marked by the prepared statement stmt (sql). */
-static int mark_not_kept(struct ioacct_pgstore *pg, struct buf *list, enum pg_stmt stmt,
+int pg_mark_not_kept(struct ioacct_pgstore *pg, struct buf *list, enum pg_stmt stmt,
 			 const char *sql)
 {
 	const char *params[1];
@@ -187,10 +185,10 @@ int pg_records_put(struct ioacct_pgstore *pg, const struct ioacct_jobdata *const
 			pg_buf_add(&none_h5, "%s%s", none_h5.len ? "," : "{", ids[i]);
 	}
 	if (!err && none.len)
-		err = mark_not_kept(pg, &none, PG_STMT_files_not_kept,
+		err = pg_mark_not_kept(pg, &none, PG_STMT_files_not_kept,
 				    "UPDATE jobs SET files_kept = false WHERE id = ANY($1::bigint[])");
 	if (!err && none_h5.len)
-		err = mark_not_kept(pg, &none_h5, PG_STMT_h5_not_kept,
+		err = pg_mark_not_kept(pg, &none_h5, PG_STMT_h5_not_kept,
 				    "UPDATE jobs SET h5_kept = false WHERE id = ANY($1::bigint[])");
 	free(none.p);
 	free(none_h5.p);
@@ -215,8 +213,7 @@ static bool bytea_str(const char *s, char *dst, size_t len)
 	return true;
 }
 
-/* A path: the exact bytes when kept (column col + 1), else the text (col). */
-static void val_path(const PGresult *res, int row, int col, char *dst, size_t len)
+void pg_val_path(const PGresult *res, int row, int col, char *dst, size_t len)
 {
 	if (PQgetisnull(res, row, col + 1) || !bytea_str(PQgetvalue(res, row, col + 1), dst, len))
 		val_str(res, row, col, dst, len);
@@ -238,7 +235,7 @@ static void val_bins(const PGresult *res, int row, int col, uint64_t *v)
 	}
 }
 
-static uint64_t mnt_of(const struct member *m, uint64_t mnt_id)
+uint64_t pg_mnt_of(const struct member *m, uint64_t mnt_id)
 {
 	for (size_t i = 0; i < m->nmnt; i++)
 		if (m->mnt_from[i] == mnt_id)
@@ -270,10 +267,10 @@ static void file_from_row(const PGresult *res, int r, const struct member *m, in
 	memset(f, 0, sizeof(*f));
 	f->step_id = (uint32_t)val_u64(res, r, col++);
 	f->rank = (int32_t)val_i64(res, r, col++);
-	f->mnt_id = mnt_of(m, val_u64(res, r, col++));
+	f->mnt_id = pg_mnt_of(m, val_u64(res, r, col++));
 	f->dev = (uint32_t)val_u64(res, r, col++);
 	f->ino = val_u64(res, r, col++);
-	val_path(res, r, col, f->path, sizeof(f->path));
+	pg_val_path(res, r, col, f->path, sizeof(f->path));
 	col += 2;
 	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
 		*u[i] = val_u64(res, r, col++);
@@ -307,7 +304,7 @@ static void mpiio_from_row(const PGresult *res, int r, uint32_t part, struct ioa
 	x->step_id = (uint32_t)val_u64(res, r, col++);
 	x->rank = (int32_t)val_i64(res, r, col++);
 	x->pid = (uint32_t)val_u64(res, r, col++);
-	val_path(res, r, col, x->path, sizeof(x->path));
+	pg_val_path(res, r, col, x->path, sizeof(x->path));
 	col += 2;
 	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
 		*u[i] = val_u64(res, r, col++);
@@ -328,7 +325,7 @@ static void h5_from_row(const PGresult *res, int r, uint32_t part, struct ioacct
 	h->rank = (int32_t)val_i64(res, r, col++);
 	h->pid = (uint32_t)val_u64(res, r, col++);
 	h->kind = (uint32_t)val_u64(res, r, col++);
-	val_path(res, r, col, h->name, sizeof(h->name));
+	pg_val_path(res, r, col, h->name, sizeof(h->name));
 	col += 2;
 	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
 		*u[i] = val_u64(res, r, col++);
@@ -363,8 +360,8 @@ static int h5_cmp(const void *a, const void *b)
 	return ioacct_h5rec_key_cmp(a, b);
 }
 
-static PGresult *query_ids(struct ioacct_pgstore *pg, const char *sql, const char *ids,
-			   const char *what, int *err)
+PGresult *pg_query_ids(struct ioacct_pgstore *pg, const char *sql, const char *ids,
+			const char *what, int *err)
 {
 	const char *params[1] = { ids };
 	PGresult *res = pg_run_params(pg, sql, 1, params);
@@ -378,8 +375,33 @@ static PGresult *query_ids(struct ioacct_pgstore *pg, const char *sql, const cha
 	return res;
 }
 
-/* The member of part id (rows come by job). */
-static const struct member *member_of(const struct member *m, size_t n, int64_t id)
+int pg_member_ids(const struct member *m, size_t n, struct buf *ids)
+{
+	pg_buf_add(ids, "{");
+	for (size_t i = 0; i < n; i++)
+		pg_buf_add(ids, "%s%" PRId64, i ? "," : "", m[i].id);
+	pg_buf_add(ids, "}");
+	return ids->failed ? -ENOMEM : 0;
+}
+
+PGresult *pg_kept_rows(struct ioacct_pgstore *pg, const char *kept, const char *sql,
+			const char *ids, const char *what, int *err)
+{
+	char count[160];
+	PGresult *res;
+	bool all;
+
+	snprintf(count, sizeof(count),
+		 "SELECT count(*) FROM jobs WHERE id = ANY($1::bigint[]) AND NOT %s", kept);
+	res = pg_query_ids(pg, count, ids, what, err);
+	if (!res)
+		return NULL;
+	all = val_u64(res, 0, 0) == 0;
+	PQclear(res);
+	return all ? pg_query_ids(pg, sql, ids, what, err) : NULL;
+}
+
+const struct member *pg_member_of(const struct member *m, size_t n, int64_t id)
 {
 	for (size_t i = 0; i < n; i++)
 		if (m[i].id == id)
@@ -395,7 +417,7 @@ static const struct member *member_of(const struct member *m, size_t n, int64_t 
 static uint32_t part_of(const struct member *m, size_t n, const struct ioacct_jobdata *jd,
 			int64_t id)
 {
-	const struct member *p = member_of(m, n, id);
+	const struct member *p = pg_member_of(m, n, id);
 	size_t same = 0;
 
 	if (!p)
@@ -418,15 +440,11 @@ static int h5_get(struct ioacct_pgstore *pg, const struct member *m, size_t n, c
 	PGresult *res;
 	int err;
 
-	res = query_ids(pg, "SELECT count(*) FROM jobs WHERE id = ANY($1::bigint[])"
-			" AND NOT h5_kept", ids, "select the jobs' HDF5 records", &err);
-	if (!res || val_u64(res, 0, 0))
-		goto out; /* a part written before schema 18: not read */
-	PQclear(res);
-	res = query_ids(pg, "SELECT job, " PG_H5_COLS " FROM hdf5_records"
-			" WHERE job = ANY($1::bigint[])", ids, "select HDF5 records", &err);
+	/* None for a part written before schema 18: not read. */
+	res = pg_kept_rows(pg, "h5_kept", "SELECT job, " PG_H5_COLS " FROM hdf5_records"
+			   " WHERE job = ANY($1::bigint[])", ids, "select HDF5 records", &err);
 	if (!res)
-		goto out;
+		return err;
 	jd->h5 = calloc(PQntuples(res) ? (size_t)PQntuples(res) : 1, sizeof(*jd->h5));
 	if (!jd->h5) {
 		err = -ENOMEM;
@@ -448,21 +466,13 @@ int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 	PGresult *res = NULL;
 	int err = 0;
 
-	pg_buf_add(&ids, "{");
-	for (size_t i = 0; i < n; i++)
-		pg_buf_add(&ids, "%s%" PRId64, i ? "," : "", m[i].id);
-	pg_buf_add(&ids, "}");
-	if (ids.failed) {
+	if (pg_member_ids(m, n, &ids)) {
 		err = -ENOMEM;
 		goto out;
 	}
-	res = query_ids(pg, "SELECT count(*) FROM jobs WHERE id = ANY($1::bigint[])"
-			" AND NOT files_kept", ids.p, "select the jobs' files", &err);
-	if (!res || val_u64(res, 0, 0))
-		goto out; /* a part written before schema 9: not read */
-	PQclear(res);
-	res = query_ids(pg, "SELECT job, " PG_FILE_COLS " FROM files"
-			" WHERE job = ANY($1::bigint[])", ids.p, "select files", &err);
+	/* None for a part written before schema 9: not read. */
+	res = pg_kept_rows(pg, "files_kept", "SELECT job, " PG_FILE_COLS " FROM files"
+			   " WHERE job = ANY($1::bigint[])", ids.p, "select files", &err);
 	if (!res)
 		goto out;
 	jd->files = calloc(PQntuples(res) ? (size_t)PQntuples(res) : 1, sizeof(*jd->files));
@@ -471,7 +481,7 @@ int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 		goto out;
 	}
 	for (int r = 0; r < PQntuples(res); r++) {
-		const struct member *p = member_of(m, n, val_i64(res, r, 0));
+		const struct member *p = pg_member_of(m, n, val_i64(res, r, 0));
 		struct ioacct_file *f = &jd->files[jd->nfiles];
 
 		if (!p)
@@ -482,7 +492,7 @@ int pg_records_get(struct ioacct_pgstore *pg, const struct member *m, size_t n,
 	}
 	qsort(jd->files, jd->nfiles, sizeof(*jd->files), file_cmp);
 	PQclear(res);
-	res = query_ids(pg, "SELECT job, " PG_MPIIO_COLS " FROM mpiio_files"
+	res = pg_query_ids(pg, "SELECT job, " PG_MPIIO_COLS " FROM mpiio_files"
 			" WHERE job = ANY($1::bigint[])", ids.p, "select MPI-IO records", &err);
 	if (!res)
 		goto out;

@@ -62,14 +62,6 @@ static int child_range(const struct children *c, int64_t id, int *count)
 	return lo;
 }
 
-static uint64_t mnt_map(const struct member *m, uint64_t mnt_id)
-{
-	for (size_t i = 0; i < m->nmnt; i++)
-		if (m->mnt_from[i] == mnt_id)
-			return m->mnt_to[i];
-	return mnt_id;
-}
-
 /* A node's totals, summed over its steps and mounts. */
 static void node_part_add(struct ioacct_node_part *p, uint32_t op, const PGresult *res, int row,
 			  int first)
@@ -359,7 +351,7 @@ static int merge_totals(const struct member *m, size_t n, const struct children 
 		for (int r = first; r < first + cnt; r++) {
 			struct ioacct_sample s = {
 				.step_id = (uint32_t)val_u64(res, r, 1),
-				.mnt_id = mnt_map(&m[i], val_u64(res, r, 2)),
+				.mnt_id = pg_mnt_of(&m[i], val_u64(res, r, 2)),
 				.op = (uint32_t)val_u64(res, r, 3),
 			};
 
@@ -418,7 +410,7 @@ static int merge_series(struct ioacct_pgstore *pg, const struct member *m, size_
 		for (int r = first; !ret && r < first + cnt; r++) {
 			struct ioacct_sample s = {
 				.step_id = (uint32_t)val_u64(res, r, 1),
-				.mnt_id = mnt_map(&m[0], val_u64(res, r, 2)),
+				.mnt_id = pg_mnt_of(&m[0], val_u64(res, r, 2)),
 				.op = (uint32_t)val_u64(res, r, 3),
 				.bin = (uint32_t)val_u64(res, r, 4),
 			};
@@ -431,10 +423,50 @@ static int merge_series(struct ioacct_pgstore *pg, const struct member *m, size_
 	return ret;
 }
 
+/*
+ * A listing's RPC totals of the job (rows of PG_RPC_TOTALS_SQL): each
+ * member's mount ids the whole job's, the rows of one key summed; read only
+ * when every part has them kept.
+ */
+static int merge_rpc_totals(const struct member *m, size_t n, const struct children *rpc,
+			    struct ioacct_jobdata *jd)
+{
+	const PGresult *res = rpc->res;
+	int last = PQnfields(res) - 1;
+	size_t rows = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int cnt, first = child_range(rpc, m[i].id, &cnt);
+
+		for (int r = first; r < first + cnt; r++)
+			if (strcmp(PQgetvalue(res, r, last), "t"))
+				return 0; /* a part written before schema 20: not read */
+		rows += (size_t)cnt;
+	}
+	jd->rpc = calloc(rows ? rows : 1, sizeof(*jd->rpc));
+	if (!jd->rpc)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int cnt, first = child_range(rpc, m[i].id, &cnt);
+
+		for (int r = first; r < first + cnt; r++) {
+			if (PQgetisnull(res, r, 1))
+				continue; /* a part without any */
+			pg_rpc_from_row(res, r, &jd->rpc[jd->nrpc]);
+			jd->rpc[jd->nrpc].mnt_id = pg_mnt_of(&m[i], jd->rpc[jd->nrpc].mnt_id);
+			jd->nrpc++;
+		}
+	}
+	pg_rpc_merge(jd);
+	jd->rpc_loaded = true;
+	return 0;
+}
+
 int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		  const struct children *steps, const struct children *mounts,
-		  const struct children *totals, const struct children *series, bool peaks,
-		  bool keep_series, ioacct_pgstore_job_fn fn, void *arg)
+		  const struct children *totals, const struct children *series,
+		  const struct children *rpc, bool peaks, bool keep_series,
+		  ioacct_pgstore_job_fn fn, void *arg)
 {
 	struct ioacct_jobdata jd = { 0 };
 	struct ioacct_qpeak *pk = NULL;
@@ -450,6 +482,8 @@ int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		ret = merge_steps(m, n, steps, &jd);
 	if (!ret)
 		ret = merge_totals(m, n, totals, &jd);
+	if (!ret && rpc)
+		ret = merge_rpc_totals(m, n, rpc, &jd);
 	if (!ret && (peaks || keep_series)) {
 		ret = merge_series(pg, m, n, series, &jd);
 		/* Aligned, bins of the same number on different nodes add up (query.h). */
@@ -462,6 +496,8 @@ int pg_group_emit(struct ioacct_pgstore *pg, struct member *m, size_t n,
 		series_merge(&jd);
 		/* A job loaded whole has its records too (schema 9). */
 		ret = pg_records_get(pg, m, n, &jd);
+		if (!ret)
+			ret = pg_rpc_get(pg, m, n, &jd);
 		if (ret)
 			goto out;
 	} else {
@@ -481,6 +517,7 @@ out:
 	free(jd.files);
 	free(jd.mpiio);
 	free(jd.h5);
+	free(jd.rpc);
 	free(jd.nodes);
 	return ret;
 }

@@ -247,7 +247,7 @@ static int block_drop(struct ioacct_pgstore *pg, int b)
 /*
  * The block's parts whose run stays (a node's part of it not ended, or after
  * the cutoff; its report waiting: rare, at a month's edge) moved to the
- * running block: new ids, their series, totals, files, MPI-IO, steps, mounts and HDF5 rows moved
+ * running block: new ids, their series, totals, files, MPI-IO, steps, mounts, HDF5 and RPC rows moved
  * there (copied, the old ones deleted: schema 10 has no foreign key to
  * follow, and the block's partitions then hold only rows that go, counted
  * whole). The month then goes whole.
@@ -278,6 +278,8 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 		   PG_MPIIO_COLS " FROM mpiio_files x JOIN n ON x.job = n.old RETURNING 1),"
 		   " h5 AS (INSERT INTO hdf5_records (job, " PG_H5_COLS ") SELECT n.new, "
 		   PG_H5_COLS " FROM hdf5_records x JOIN n ON x.job = n.old RETURNING 1),"
+		   " rp AS (INSERT INTO rpc (job, " PG_RPC_COLS ") SELECT n.new, " PG_RPC_COLS
+		   " FROM rpc x JOIN n ON x.job = n.old RETURNING 1),"
 		   " u AS (UPDATE jobs j SET id = n.new FROM n WHERE j.id = n.old RETURNING 1),"
 		   " ds AS (DELETE FROM series x USING n WHERE x.job = n.old RETURNING 1),"
 		   " dt AS (DELETE FROM totals x USING n WHERE x.job = n.old RETURNING 1),"
@@ -285,7 +287,8 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 		   " dmt AS (DELETE FROM mounts x USING n WHERE x.job = n.old RETURNING 1),"
 		   " df AS (DELETE FROM files x USING n WHERE x.job = n.old RETURNING 1),"
 		   " dm AS (DELETE FROM mpiio_files x USING n WHERE x.job = n.old RETURNING 1),"
-		   " dh AS (DELETE FROM hdf5_records x USING n WHERE x.job = n.old RETURNING 1)"
+		   " dh AS (DELETE FROM hdf5_records x USING n WHERE x.job = n.old RETURNING 1),"
+		   " dr AS (DELETE FROM rpc x USING n WHERE x.job = n.old RETURNING 1)"
 		   " SELECT (SELECT count(*) FROM u) FROM (SELECT count(*) FROM s) a,"
 		   " (SELECT count(*) FROM t) c, (SELECT count(*) FROM st) d,"
 		   " (SELECT count(*) FROM mt) e, (SELECT count(*) FROM ds) f,"
@@ -293,7 +296,8 @@ static int held_move(struct ioacct_pgstore *pg, const char *const *params)
 		   " (SELECT count(*) FROM dmt) i, (SELECT count(*) FROM fi) j,"
 		   " (SELECT count(*) FROM mp) k, (SELECT count(*) FROM df) l,"
 		   " (SELECT count(*) FROM dm) o, (SELECT count(*) FROM h5) p,"
-		   " (SELECT count(*) FROM dh) q", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
+		   " (SELECT count(*) FROM dh) q, (SELECT count(*) FROM rp) v,"
+		   " (SELECT count(*) FROM dr) w", PG_BLOCK_RUNNING, PG_BLOCK_SHIFT);
 	if (b.failed)
 		return pg_error(pg, -ENOMEM, "cluster store: out of memory");
 	res = pg_run_params(pg, b.p, 3, params);
@@ -614,10 +618,29 @@ int ioacct_pgstore_purge(struct ioacct_pgstore *pg, int64_t cutoff_unix, bool dr
 	return err;
 }
 
+/* The parts of a batch a downsample re-bins: narrower, a divisor of the new width ($2). */
+#define REBINNED(p) p ".bin_width_ns < $2::bigint AND $2::bigint %% " p ".bin_width_ns = 0"
+
+/*
+ * Their RPC rows (issue 40) on the same bins, the rows of a new bin summed
+ * (bin 0, the RPCs no job sent, stays 0): deleted and inserted again in the
+ * statement (rpc has no unique key: both see the rows before it).
+ */
+#define RPC_SUM(name) ", sum(x." #name ")"
+#define RPC_REBIN                                                                          \
+	" rv AS (SELECT x.job, x.step_id, x.mnt_id, x.prog, x.vers, x.proc, x.flags,"        \
+	" x.bin / ($2::bigint / p.bin_width_ns), max(x.name), (array_agg(x.name_raw))[1]"    \
+	IOACCT_RPC_COUNTERS(RPC_SUM) " FROM rpc x JOIN p ON p.id = x.job AND " REBINNED("p") \
+	" GROUP BY 1, 2, 3, 4, 5, 6, 7, 8),"                                                 \
+	" rd AS (DELETE FROM rpc x USING p WHERE x.job = p.id AND " REBINNED("p")            \
+	" RETURNING 1),"                                                                     \
+	" ri AS (INSERT INTO rpc (job, " PG_RPC_COLS ") SELECT * FROM rv RETURNING 1),"
+
 /*
  * The re-binning of a batch ($2: the new width): each series' bins
  * divided by the width's factor, the samples of a new bin summed, the
- * arrays made again; the parts' width set; the runs' merged series forgotten.
+ * arrays made again; the parts' RPC rows too; the parts' width set; the
+ * runs' merged series forgotten.
  */
 static int downsample_sql(char *sql, size_t len, bool dry_run)
 {
@@ -666,14 +689,15 @@ static int downsample_sql(char *sql, size_t len, bool dry_run)
 		c += l;
 	}
 	pg_buf_add(&b, " FROM a WHERE s.job = a.job AND s.step_id = a.step_id"
-		   " AND s.mnt_id = a.mnt_id AND s.op = a.op RETURNING 1),"
+		   " AND s.mnt_id = a.mnt_id AND s.op = a.op RETURNING 1)," RPC_REBIN
 		   " w AS (UPDATE jobs j SET bin_width_ns = $2::bigint FROM p WHERE j.id = p.id"
 		   " AND p.bin_width_ns < $2::bigint AND $2::bigint %% p.bin_width_ns = 0 RETURNING 1),"
 		   " m AS (DELETE FROM merged_jobs x USING r WHERE x.cluster = r.cluster"
 		   " AND x.job_id = r.job_id AND x.restart = r.restart"
 		   " AND x.run_start = r.run_start RETURNING 1)"
 		   " SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM w),"
-		   " (SELECT count(*) FROM up) FROM (SELECT count(*) FROM m) z");
+		   " (SELECT count(*) FROM up) FROM (SELECT count(*) FROM m) z,"
+		   " (SELECT count(*) FROM rd) y, (SELECT count(*) FROM ri) x");
 	if (b.failed) {
 		free(b.p);
 		return -ENOMEM;

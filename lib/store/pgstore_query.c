@@ -202,16 +202,17 @@ static int page_sql(struct ioacct_pgstore *pg, const struct ioacct_store_filter 
 
 /* The children of a page's members, one result per table. */
 struct page {
-	struct children steps, mounts, totals, series;
+	struct children steps, mounts, totals, series, rpc;
 };
 
 /*
  * The children of the page's members m[0..nm) (`ids`, their ids as an
  * array): steps, mounts, totals, and with_series their series, raw only
- * for jobs of one node: PostgreSQL sums the others' (series_summed).
+ * for jobs of one node: PostgreSQL sums the others' (series_summed); with
+ * rpc_totals, a listing's, their RPC rows summed over their bins (issue 40).
  */
 static int page_children(struct ioacct_pgstore *pg, const struct member *m, size_t nm,
-			 const char *ids, bool with_series, struct page *pc)
+			 const char *ids, bool with_series, bool rpc_totals, struct page *pc)
 {
 	struct buf ids1 = { 0 };
 	int ret;
@@ -227,6 +228,8 @@ static int page_children(struct ioacct_pgstore *pg, const struct member *m, size
 		ret = child_query(pg, "SELECT job, step_id, mnt_id, op, " IOACCT_STORE_COUNTER_COLS
 				  " FROM totals WHERE job = ANY($1::bigint[]) ORDER BY job", ids,
 				  &pc->totals, "select totals");
+	if (!ret && rpc_totals)
+		ret = child_query(pg, PG_RPC_TOTALS_SQL, ids, &pc->rpc, "select RPC totals");
 	pg_buf_add(&ids1, "{");
 	for (size_t i = 0, k = 0; i < nm; i++)
 		if ((i == 0 || m[i - 1].key != m[i].key) && (i + 1 == nm || m[i + 1].key != m[i].key))
@@ -286,14 +289,14 @@ static int select_jobs(struct ioacct_pgstore *pg, const struct ioacct_store_filt
 	}
 	if (!nm)
 		goto out;
-	ret = page_children(pg, m, nm, ids.p, peaks || keep_series, &pc);
+	ret = page_children(pg, m, nm, ids.p, peaks || keep_series, !keep_series, &pc);
 	for (size_t i = 0; !ret && i < nm;) {
 		size_t j = i + 1;
 
 		while (j < nm && m[j].key == m[i].key)
 			j++;
 		ret = pg_group_emit(pg, m + i, j - i, &pc.steps, &pc.mounts, &pc.totals, &pc.series,
-				    peaks, keep_series, fn, arg);
+				    keep_series ? NULL : &pc.rpc, peaks, keep_series, fn, arg);
 		i = j;
 	}
 out:
@@ -307,6 +310,7 @@ out:
 	children_free(&pc.mounts);
 	children_free(&pc.totals);
 	children_free(&pc.series);
+	children_free(&pc.rpc);
 	free(b.p);
 	free(ids.p);
 	return ret;
@@ -342,8 +346,9 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 	c->files = malloc((jd->nfiles ? jd->nfiles : 1) * sizeof(*c->files));
 	c->mpiio = malloc((jd->nmpiio ? jd->nmpiio : 1) * sizeof(*c->mpiio));
 	c->h5 = malloc((jd->nh5 ? jd->nh5 : 1) * sizeof(*c->h5));
+	c->rpc = malloc((jd->nrpc ? jd->nrpc : 1) * sizeof(*c->rpc));
 	if (!c->steps || !c->mounts || !c->totals || !c->series || !c->nodes || !c->files ||
-	    !c->mpiio || !c->h5) {
+	    !c->mpiio || !c->h5 || !c->rpc) {
 		ioacct_jobdata_free(c);
 		return -ENOMEM;
 	}
@@ -355,6 +360,7 @@ static int keep_newest(const struct ioacct_jobdata *jd, const struct ioacct_qpea
 	memcpy(c->files, jd->files, jd->nfiles * sizeof(*c->files));
 	memcpy(c->mpiio, jd->mpiio, jd->nmpiio * sizeof(*c->mpiio));
 	memcpy(c->h5, jd->h5, jd->nh5 * sizeof(*c->h5));
+	memcpy(c->rpc, jd->rpc, jd->nrpc * sizeof(*c->rpc));
 	ioacct_jobdata_free(*out);
 	*out = c;
 	return 0;

@@ -91,6 +91,11 @@ static const struct ioacct_qfield_info fields[IOACCT_QF_COUNT] = {
 	  "of the misses, bytes brought in outside the range a read or fault asked for"),
 	F(HITRATIO, "HitRatio", 8, REAL, 0,
 	  "page-cache hit ratio: 1 - CacheMissBytes / (ReadBytes + MmapReadBytes)"),
+	F(RPCCALLS, "RPCCalls", 9, INT, 0,
+	  "RPCs the job sent to file servers (NFS), as mountstats counts them; blank: not read"),
+	F(RPCBYTESSENT, "RPCBytesSent", 12, INT, BYTES,
+	  "bytes the job's RPCs sent, their headers included"),
+	F(RPCBYTESRECV, "RPCBytesRecv", 12, INT, BYTES, "bytes of their replies received"),
 };
 
 #undef F
@@ -807,6 +812,17 @@ static int row_add(struct rows *rs, const struct ioacct_jobdata *jd, const struc
 	}
 	if (skip_idle && idle)
 		return 0;
+	row->rpc_read = jd->rpc_loaded;
+	for (size_t i = 0; i < jd->nrpc; i++) {
+		const struct ioacct_rpc *x = &jd->rpc[i];
+
+		if ((x->flags & IOACCT_RPC_UNATTRIBUTED) || (step && x->step_id != sid) ||
+		    (mnt && x->mnt_id != mid))
+			continue;
+		row->rpc_calls += x->calls;
+		row->rpc_bytes_sent += x->bytes_sent;
+		row->rpc_bytes_recv += x->bytes_recv;
+	}
 	if (with_peaks) {
 		pk = peak_find(peaks, npeaks, sid, mid);
 		row->has_peak = true;
@@ -1161,6 +1177,12 @@ bool ioacct_query_value(const struct ioacct_qrow *r, enum ioacct_qfield f, unsig
 	}
 	case IOACCT_QF_HITRATIO:
 		return put_hit_ratio(buf, len, r);
+	case IOACCT_QF_RPCCALLS:
+		return r->rpc_read ? put(buf, len, false, "%" PRIu64, r->rpc_calls) : true;
+	case IOACCT_QF_RPCBYTESSENT:
+		return r->rpc_read ? put_u64_bytes(buf, len, r->rpc_bytes_sent, units) : true;
+	case IOACCT_QF_RPCBYTESRECV:
+		return r->rpc_read ? put_u64_bytes(buf, len, r->rpc_bytes_recv, units) : true;
 	case IOACCT_QF_BINWIDTH:
 		return put(buf, len, false, "%g", (double)j->bin_width_ns / 1e9);
 	default:

@@ -72,6 +72,10 @@ enum ioacct_qfield {
 	IOACCT_QF_CACHEMISSBYTES,
 	IOACCT_QF_READAHEADBYTES,
 	IOACCT_QF_HITRATIO,
+	/* The RPCs the job sent to file servers (issue 40). */
+	IOACCT_QF_RPCCALLS,
+	IOACCT_QF_RPCBYTESSENT,
+	IOACCT_QF_RPCBYTESRECV,
 	IOACCT_QF_COUNT
 };
 
@@ -190,6 +194,9 @@ struct ioacct_qrow {
 	bool has_peak;
 	uint64_t peak_read;
 	uint64_t peak_write;
+	/* The job's own RPCs of the row's step and mount (issue 40); none read: blank. */
+	bool rpc_read;
+	uint64_t rpc_calls, rpc_bytes_sent, rpc_bytes_recv;
 };
 
 struct ioacct_qrow_opts {

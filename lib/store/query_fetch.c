@@ -99,9 +99,61 @@ struct page {
 	bool peaks;
 	size_t bytes;
 	uint64_t deadline_ns;   /* CLOCK_MONOTONIC */
-	size_t cap_jobs, cap_steps, cap_mounts, cap_totals, cap_peaks;
+	size_t cap_jobs, cap_steps, cap_mounts, cap_totals, cap_peaks, cap_rpc;
+	bool rpc_missing;       /* a job of the page has no RPC rows read: the page sends none */
 	char err[512];
 };
+
+/* Row a, the key of b but its bin: their RPCs in one row of totals. */
+static bool same_but_bin(const struct ioacct_rpc *a, const struct ioacct_rpc *b)
+{
+	struct ioacct_rpc x = *b;
+
+	x.bin = a->bin;
+	return ioacct_rpc_key_cmp(a, &x) == 0;
+}
+
+/*
+ * How many rows the job's own RPC rows make summed over their bins: a job
+ * of a day in 1 s bins has 86,400 a procedure, its totals one. jd->rpc is in
+ * key order, the bin last: a key's rows are together.
+ */
+static size_t rpc_total_rows(const struct ioacct_jobdata *jd)
+{
+	const struct ioacct_rpc *last = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < jd->nrpc; i++) {
+		if (jd->rpc[i].flags & IOACCT_RPC_UNATTRIBUTED)
+			continue;
+		if (!last || !same_but_bin(last, &jd->rpc[i]))
+			n++;
+		last = &jd->rpc[i];
+	}
+	return n;
+}
+
+/*
+ * The job's own RPC rows summed over the bins (bin 0), what ioacct's fields
+ * need of them, appended to rep->qrpc, which has room (issue 40).
+ */
+static void page_rpc(struct ioacct_reply *rep, const struct ioacct_jobdata *jd)
+{
+	struct ioacct_qrpc_row *last = NULL;
+
+	for (size_t i = 0; i < jd->nrpc; i++) {
+		if (jd->rpc[i].flags & IOACCT_RPC_UNATTRIBUTED)
+			continue;
+		if (last && same_but_bin(&last->r, &jd->rpc[i])) {
+			ioacct_rpc_add(&last->r, &jd->rpc[i]);
+			continue;
+		}
+		last = &rep->qrpc[rep->nqrpc++];
+		last->job_key = jd->job.key;
+		last->r = jd->rpc[i];
+		last->r.bin = 0;
+	}
+}
 
 /* Makes room for `more` elements after *n in *array of capacity *cap. */
 static int grow(void **array, size_t *cap, size_t n, size_t more, size_t size)
@@ -122,7 +174,7 @@ static int grow(void **array, size_t *cap, size_t n, size_t more, size_t size)
 }
 
 static int page_add(struct page *pg, const struct ioacct_jobdata *jd,
-		    const struct ioacct_qpeak *peaks, size_t npeaks)
+		    const struct ioacct_qpeak *peaks, size_t npeaks, size_t nrpc)
 {
 	struct ioacct_reply *rep = pg->rep;
 	void *p;
@@ -147,6 +199,10 @@ static int page_add(struct page *pg, const struct ioacct_jobdata *jd,
 	if (grow(&p, &pg->cap_peaks, rep->nqpeaks, npeaks, sizeof(*rep->qpeaks)))
 		return -ENOMEM;
 	rep->qpeaks = p;
+	p = rep->qrpc;
+	if (grow(&p, &pg->cap_rpc, rep->nqrpc, nrpc, sizeof(*rep->qrpc)))
+		return -ENOMEM;
+	rep->qrpc = p;
 
 	rep->jobs[rep->njobs++] = jd->job;
 	for (size_t i = 0; i < jd->nsteps; i++) {
@@ -173,6 +229,8 @@ static int page_add(struct page *pg, const struct ioacct_jobdata *jd,
 			.read_bytes = peaks[i].read_bytes,
 			.write_bytes = peaks[i].write_bytes,
 		};
+	page_rpc(rep, jd);
+	pg->rpc_missing |= !jd->rpc_loaded;
 	rep->job_key = jd->job.key;
 	return 0;
 }
@@ -185,26 +243,28 @@ static int page_job(const struct ioacct_jobdata *jd, const struct ioacct_qpeak *
 		    size_t npeaks, void *arg)
 {
 	struct page *pg = arg;
-	size_t size;
+	size_t size, nrpc = rpc_total_rows(jd);
 	int ret;
 
 	/* Long jobs' series can take a while to read: leave the rest to the next page. */
 	if (pg->rep->njobs && ioacct_mono_ns() > pg->deadline_ns)
 		return PAGE_FULL;
 	size = ioacct_proto_query_job_size(&jd->job, jd->nsteps, jd->mounts, jd->nmounts,
-					   jd->ntotals, npeaks);
+					   jd->ntotals, npeaks) +
+	       nrpc * ioacct_proto_rpc_row_size();
 	if (pg->rep->njobs && (pg->bytes + size > IOACCT_QUERY_PAGE_BYTES ||
 			       pg->rep->nqsteps + jd->nsteps > IOACCT_QUERY_PAGE_ROWS ||
-			       pg->rep->nqmounts + jd->nmounts > IOACCT_QUERY_PAGE_ROWS)) {
+			       pg->rep->nqmounts + jd->nmounts > IOACCT_QUERY_PAGE_ROWS ||
+			       pg->rep->nqrpc + nrpc > IOACCT_QUERY_PAGE_ROWS)) {
 		ret = PAGE_FULL;
 	} else if (size > IOACCT_PROTO_MAX_MSG - 4096 || jd->nsteps > IOACCT_PROTO_MAX_QROWS ||
-		   jd->nmounts > IOACCT_PROTO_MAX_QROWS) {
+		   jd->nmounts > IOACCT_PROTO_MAX_QROWS || nrpc > IOACCT_PROTO_MAX_QROWS) {
 		snprintf(pg->err, sizeof(pg->err),
 			 "job %" PRIu64 " of cluster %s is too large for a reply of ioacctd (%zu steps, %zu totals); root can list it",
 			 jd->job.job_id, jd->job.cluster, jd->nsteps, jd->ntotals);
 		ret = -EMSGSIZE;
 	} else {
-		ret = page_add(pg, jd, peaks, npeaks);
+		ret = page_add(pg, jd, peaks, npeaks, nrpc);
 		if (ret)
 			snprintf(pg->err, sizeof(pg->err), "out of memory");
 		pg->bytes += size;
@@ -305,6 +365,10 @@ void ioacct_query_serve_page_from(ioacct_query_select_fn select, void *src,
 		goto out;
 	}
 	rep->more = ret == PAGE_FULL || rep->njobs == IOACCT_QUERY_PAGE_JOBS;
+	/* The RPC totals (issue 40) of every job of the page, or of none: not read, not none. */
+	rep->rpc_read = rep->njobs && !pg.rpc_missing;
+	if (!rep->rpc_read)
+		rep->nqrpc = 0;
 out:
 	free(ids);
 	free(uids64);
@@ -351,7 +415,7 @@ static int reply_job(const struct ioacct_reply *rep, const struct ioacct_job *jo
 		     struct ioacct_jobdata **out, struct ioacct_qpeak **peaks, size_t *npeaks)
 {
 	struct ioacct_jobdata *jd = calloc(1, sizeof(*jd));
-	size_t ns = 0, nm = 0, nt = 0, np = 0;
+	size_t ns = 0, nm = 0, nt = 0, np = 0, nr = 0;
 
 	*peaks = NULL;
 	if (!jd)
@@ -366,11 +430,14 @@ static int reply_job(const struct ioacct_reply *rep, const struct ioacct_job *jo
 		nt += rep->qtotals[i].job_key == job->key;
 	for (size_t i = 0; i < rep->nqpeaks; i++)
 		np += rep->qpeaks[i].job_key == job->key;
+	for (size_t i = 0; i < rep->nqrpc; i++)
+		nr += rep->qrpc[i].job_key == job->key;
+	jd->rpc = calloc(nr ? nr : 1, sizeof(*jd->rpc));
 	jd->steps = calloc(ns ? ns : 1, sizeof(*jd->steps));
 	jd->mounts = calloc(nm ? nm : 1, sizeof(*jd->mounts));
 	jd->totals = calloc(nt ? nt : 1, sizeof(*jd->totals));
 	*peaks = calloc(np ? np : 1, sizeof(**peaks));
-	if (!jd->steps || !jd->mounts || !jd->totals || !*peaks) {
+	if (!jd->steps || !jd->mounts || !jd->totals || !*peaks || !jd->rpc) {
 		ioacct_jobdata_free(jd);
 		free(*peaks);
 		*peaks = NULL;
@@ -394,6 +461,11 @@ static int reply_job(const struct ioacct_reply *rep, const struct ioacct_job *jo
 		}
 		jd->totals[jd->ntotals++] = rep->qtotals[i].s;
 	}
+	/* The job's RPC rows summed over its bins (bin 0): what ioacct's fields read. */
+	for (size_t i = 0; i < rep->nqrpc; i++)
+		if (rep->qrpc[i].job_key == job->key)
+			jd->rpc[jd->nrpc++] = rep->qrpc[i].r;
+	jd->rpc_loaded = rep->rpc_read != 0;
 	*npeaks = 0;
 	for (size_t i = 0; i < rep->nqpeaks; i++)
 		if (rep->qpeaks[i].job_key == job->key)

@@ -86,8 +86,8 @@ pg "BEGIN;
     -- Only two of the counters: the others read NULL, as a column newer than a row.
     INSERT INTO series (job, step_id, mnt_id, op, bins, bytes, calls) SELECT m.new, 0, 7, 1, '{0,5}',
 	'{18446744073709551614,1}', '{1,18446744073709551613}' FROM m WHERE m.old = 0;
-    -- Parts as exported before schema 9: without their per-file, MPI-IO and HDF5 records.
-    UPDATE jobs SET files_kept = false, h5_kept = false;
+    -- Parts as exported before schema 9: without their per-file, MPI-IO, HDF5 and RPC records.
+    UPDATE jobs SET files_kept = false, h5_kept = false, rpc_kept = false;
     COMMIT" > /dev/null || fail "cannot make job 501 one of two nodes and job 503"
 
 # answers DIR: every answer about jobs 501, 502 and 503, one file each.
@@ -161,7 +161,7 @@ for t in files mpiio_files; do
 	[ "$(pg "SELECT to_regclass('${t}_2020_01') IS NOT NULL")" = t ] ||
 		fail "no partition ${t}_2020_01 for job 503's month"
 done
-[ "$(pg "SELECT count(*) FROM jobs WHERE files_kept OR h5_kept")" = 0 ] ||
+[ "$(pg "SELECT count(*) FROM jobs WHERE files_kept OR h5_kept OR rpc_kept")" = 0 ] ||
 	fail "parts exported before schema 9 are marked as having their records"
 [ "$(pg "SELECT relkind FROM pg_class WHERE relname = 'series'")" = p ] || fail "series is not partitioned"
 [ "$(pg "SELECT count(*) FROM series_2020_01 s JOIN jobs j ON j.id = s.job WHERE j.job_id = 503")" = 1 ] ||

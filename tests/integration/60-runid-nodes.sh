@@ -193,8 +193,9 @@ answers() {
 	done
 }
 # Schema 11 keeps no command line (schema 14), nor a file's life and common access sizes
-# (schema 12), nor HDF5 records (schema 18): the answers before are without them.
-pg "UPDATE jobs SET cmdline = '', h5_kept = false; UPDATE files SET gen = 0, rw_switches = 0, access1 = 0,
+# (schema 12), nor HDF5 records (schema 18), nor RPC rows (schema 20): the answers before
+# are without them.
+pg "UPDATE jobs SET cmdline = '', h5_kept = false, rpc_kept = false; UPDATE files SET gen = 0, rw_switches = 0, access1 = 0,
     access2 = 0, access3 = 0, access4 = 0, access1_count = 0, access2_count = 0,
     access3_count = 0, access4_count = 0" > /dev/null
 answers "$T/before"

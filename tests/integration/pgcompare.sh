@@ -143,10 +143,30 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
+# pg_back_to_schema19: puts a cluster store of schema $PG_SCHEMA back to schema 19 with its
+# data, as schema 19 stored it: no RPC rows (schema 20: rpc and jobs.rpc_kept gone), the
+# functions ioacct_block_parts and ioacct_job_gone of schema 18, every later version forgotten.
+pg_back_to_schema19() {
+	pg "BEGIN;
+	    $(block_parts_sql "'series', 'totals', 'files', 'mpiio_files', 'steps', 'mounts', 'hdf5_records'")
+	    CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
+	     IF NOT EXISTS (SELECT 1 FROM purging p WHERE p.block = (OLD.id >> 33)::integer) THEN
+	      DELETE FROM series WHERE job = OLD.id; DELETE FROM totals WHERE job = OLD.id;
+	      DELETE FROM files WHERE job = OLD.id; DELETE FROM mpiio_files WHERE job = OLD.id;
+	      DELETE FROM steps WHERE job = OLD.id; DELETE FROM mounts WHERE job = OLD.id;
+	      DELETE FROM hdf5_records WHERE job = OLD.id;
+	     END IF; RETURN NULL; END\$\$;
+	    DROP TABLE rpc;
+	    ALTER TABLE jobs DROP COLUMN rpc_kept;
+	    DELETE FROM ioacct_schema WHERE version > 19;
+	    COMMIT" > /dev/null
+}
+
 # pg_back_to_schema18: puts a cluster store of schema $PG_SCHEMA back to schema 18 with its
 # data, as schema 18 stored it: HDF5 records without their times and dataspaces (schema 19), every later
 # version forgotten.
 pg_back_to_schema18() {
+	pg_back_to_schema19 || return 1
 	pg "BEGIN;
 	    ALTER TABLE hdf5_records DROP COLUMN open_start_ns, DROP COLUMN open_end_ns,
 	      DROP COLUMN read_start_ns, DROP COLUMN read_end_ns, DROP COLUMN write_start_ns,
@@ -186,6 +206,7 @@ SQL
 }
 
 pg_back_to_schema17() {
+	pg_back_to_schema19 || return 1
 	pg "BEGIN;
 	    $(block_parts_sql "'series', 'totals', 'files', 'mpiio_files', 'steps', 'mounts'")
 	    CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN

@@ -424,7 +424,8 @@ static void test_whitespace(void **state)
 		   "advice_pcache_min, advice_hit_ratio, advice_readahead_waste, "
 		   "advice_mmap_faults_min, advice_file_writes_min, advice_file_small_write, "
 		   "advice_file_reread, advice_file_reread_min, advice_file_reads_min, "
-		   "advice_file_random_share, advice_file_random_size)");
+		   "advice_file_random_share, advice_file_random_size, advice_rpc_attr_min, "
+		   "advice_rpc_writes_min, advice_rpc_small_write)");
 }
 
 static void test_syntax_errors(void **state)
@@ -541,7 +542,8 @@ static void test_unknown_key(void **state)
 		"advice_hit_ratio", "advice_readahead_waste", "advice_mmap_faults_min",
 		"advice_file_writes_min", "advice_file_small_write", "advice_file_reread",
 		"advice_file_reread_min", "advice_file_reads_min", "advice_file_random_share",
-		"advice_file_random_size",
+		"advice_file_random_size", "advice_rpc_attr_min", "advice_rpc_writes_min",
+		"advice_rpc_small_write",
 	};
 	char path[PATH_MAX], err[2048], want[PATH_MAX + 64];
 	struct ioacct_config cfg;

@@ -1041,6 +1041,7 @@ static void test_keys_documented(void **state)
 		"advice_readahead_waste", "advice_mmap_faults_min", "advice_file_writes_min",
 		"advice_file_small_write", "advice_file_reread", "advice_file_reread_min",
 		"advice_file_reads_min", "advice_file_random_share", "advice_file_random_size",
+		"advice_rpc_attr_min", "advice_rpc_writes_min", "advice_rpc_small_write",
 	};
 	static const char *const files[] = { "/../../etc/ioacct.conf", "/../../docs/man/ioacct.conf.5" };
 	struct ioacct_config cfg;
