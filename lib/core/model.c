@@ -498,6 +498,24 @@ int ioacct_h5rec_key_cmp(const struct ioacct_h5rec *a, const struct ioacct_h5rec
 	return c ? c : part_cmp(a->part, b->part);
 }
 
+void ioacct_rpc_add(struct ioacct_rpc *dst, const struct ioacct_rpc *src)
+{
+#define RPC_ADD(name) dst->name += src->name;
+	IOACCT_RPC_COUNTERS(RPC_ADD)
+#undef RPC_ADD
+}
+
+int ioacct_rpc_key_cmp(const struct ioacct_rpc *a, const struct ioacct_rpc *b)
+{
+	uint64_t x[] = { a->step_id, a->mnt_id, a->prog, a->vers, a->proc, a->flags, a->bin };
+	uint64_t y[] = { b->step_id, b->mnt_id, b->prog, b->vers, b->proc, b->flags, b->bin };
+
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
 void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 {
 	if (!jd)
@@ -509,6 +527,7 @@ void ioacct_jobdata_free(struct ioacct_jobdata *jd)
 	free(jd->files);
 	free(jd->mpiio);
 	free(jd->h5);
+	free(jd->rpc);
 	free(jd->nodes);
 	free(jd);
 }

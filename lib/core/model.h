@@ -331,6 +331,40 @@ void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src);
 /* The stores' order of HDF5 records: step, rank, pid, kind, name, node part (as MPI-IO's). */
 int ioacct_h5rec_key_cmp(const struct ioacct_h5rec *a, const struct ioacct_h5rec *b);
 
+/*
+ * The RPC layer per job (issue 40): what /proc/self/mountstats counts per
+ * procedure, per job step, time bin, mount, RPC program, version and
+ * procedure (its p_statidx, mountstats' order), counted where the kernel
+ * counts it (sunrpc:rpc_stats_latency). calls, bytes_sent, bytes_recv as
+ * mountstats' ops, bytes sent and received; queue_ns, rtt_ns, execute_ns
+ * summed over the calls; errors (tk_status < 0); retrans, transmissions
+ * beyond the first.
+ */
+#define IOACCT_RPC_NAME_MAX 32
+/* mountstats' per-procedure counters (issue 40) */
+#define IOACCT_RPC_COUNTERS(X) \
+	X(calls) X(bytes_sent) X(bytes_recv) X(queue_ns) X(rtt_ns) X(execute_ns) X(errors) X(retrans)
+/* flags: RPCs on the mount during the job that no job submitted */
+#define IOACCT_RPC_UNATTRIBUTED 1u
+#define IOACCT_RPC_FIELD(name) uint64_t name;
+struct ioacct_rpc {
+	uint32_t step_id;
+	uint32_t bin;        /* time bin as ioacct_sample's; 0 for IOACCT_RPC_UNATTRIBUTED rows */
+	uint64_t mnt_id;     /* the mount's key, as ioacct_sample.mnt_id */
+	uint32_t prog;       /* RPC program number: 100003 NFS */
+	uint32_t vers;       /* its version: 3, 4 */
+	uint32_t proc;       /* p_statidx */
+	uint32_t flags;      /* IOACCT_RPC_* */
+	char name[IOACCT_RPC_NAME_MAX]; /* p_name, "WRITE" */
+	IOACCT_RPC_COUNTERS(IOACCT_RPC_FIELD)
+};
+#undef IOACCT_RPC_FIELD
+
+/* Adds src's counters to dst's (the key and name stay dst's). */
+void ioacct_rpc_add(struct ioacct_rpc *dst, const struct ioacct_rpc *src);
+/* The stores' order of RPC rows: step, mount, program, version, procedure, flags, bin. */
+int ioacct_rpc_key_cmp(const struct ioacct_rpc *a, const struct ioacct_rpc *b);
+
 /* The mount's "other files" record (files past max_files). */
 static inline bool ioacct_file_is_other(const struct ioacct_file *f)
 {
@@ -366,6 +400,15 @@ struct ioacct_jobdata {
 	size_t nh5;
 	/* Not stored: they were read (a store of schema 21 or later). */
 	bool h5_loaded;
+	/*
+	 * RPC rows (issue 40), in (step, mnt_id, prog, vers, proc, flags, bin)
+	 * order: the job's own (flags 0) and, per mount, those no job sent
+	 * during it (IOACCT_RPC_UNATTRIBUTED, bin 0).
+	 */
+	struct ioacct_rpc *rpc;
+	size_t nrpc;
+	/* Not stored: they were read (a store of schema 23 or later). */
+	bool rpc_loaded;
 	/* Not stored: the job's CLOCK_MONOTONIC time base, when the caller knows it (iorun). */
 	uint64_t start_mono_ns;
 	/* Not stored: a job of several nodes from the cluster store, by node name; else none. */

@@ -151,6 +151,13 @@ static const char *const stmt_sql[ST_COUNT] = {
 		       " WHERE job_key = ?1 AND (?2 IS NULL OR"
 		       " (step_id, rank, pid, kind, name) > (?2, ?3, ?4, ?5, ?6))"
 		       " ORDER BY step_id, rank, pid, kind, name LIMIT ?7",
+	[ST_RPC_PUT] = "REPLACE INTO rpc (job_key, " RPC_KEY_COLS ", " RPC_COLS ")"
+		       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+		       " ?16, ?17)",
+	/* RPC rows by key, in pages (every one: no cursor, no limit). */
+	[ST_LOAD_RPC] = "SELECT " RPC_KEY_COLS ", " RPC_COLS " FROM rpc WHERE job_key = ?1"
+			" AND (?2 IS NULL OR (" RPC_KEY_COLS ") > (?2, ?3, ?4, ?5, ?6, ?7, ?8))"
+			" ORDER BY " RPC_KEY_COLS " LIMIT ?9",
 };
 
 /* ---- errors ---- */

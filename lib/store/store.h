@@ -27,6 +27,9 @@
  *            (kind 0, a file) or H5D (kind 1, "FILE:/DATASET") counters of
  *            one process (schema 21; issue 39); their timestamps and slowest
  *            calls (schema 22)
+ *   rpc      (job_key, step_id, mnt_id, prog, vers, proc, flags, bin) -> the
+ *            procedure's name and mountstats' counters of its RPCs (schema
+ *            23; issue 40); flags 1: sent by no job during this one (bin 0)
  * Retention (schema 9, retain.h): jobs.orig_bin_width_ns, the width a
  * downsampled job's series were recorded at (NULL: never downsampled).
  */
@@ -40,7 +43,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 22
+#define IOACCT_STORE_SCHEMA_VERSION 23
 
 struct ioacct_store;
 
@@ -108,6 +111,12 @@ int ioacct_store_file_put(struct ioacct_store *st, int64_t job_key, const struct
 int ioacct_store_mpiio_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_mpiio *m);
 /* One process's HDF5 record of a job step (schema 21; issue 39). */
 int ioacct_store_h5_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_h5rec *h);
+/*
+ * Insert or REPLACE one RPC row (schema 23; issue 40): idempotent as
+ * series_put, the daemon drains a closed bin once and may drain it again
+ * after a crash.
+ */
+int ioacct_store_rpc_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_rpc *r);
 /*
  * Insert or REPLACE the counters of one bin. Replace, not add: the daemon
  * drains a closed bin once, and re-draining after a crash must be idempotent.
@@ -292,6 +301,13 @@ int ioacct_store_job_mpiio_page(struct ioacct_store *st, int64_t job_key,
 int ioacct_store_job_h5_page(struct ioacct_store *st, int64_t job_key,
 			     const struct ioacct_h5rec *after, size_t limit, struct ioacct_h5rec **out,
 			     size_t *n);
+/*
+ * The same of its RPC rows (issue 40), in (step, mnt_id, prog, vers, proc,
+ * flags, bin) order; -EOPNOTSUPP from a store older than schema 23.
+ */
+int ioacct_store_job_rpc_page(struct ioacct_store *st, int64_t job_key,
+			      const struct ioacct_rpc *after, size_t limit, struct ioacct_rpc **out,
+			      size_t *n);
 /*
  * private_data: the database and its -wal and -shm files become readable by
  * their owner (ioacctd's account) and root alone (0600), or by everyone

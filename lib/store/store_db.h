@@ -5,7 +5,8 @@
  *   store.c         statements, errors, units of work: what every part uses
  *   store_open.c    open, migrate, close; a store removed under the daemon put back,
  *                   checked before each of the daemon's explicit transactions
- *   store_jobs.c    jobs, their steps, mounts, series, files and watches, written and loaded
+ *   store_jobs.c    jobs, their steps, mounts, series, files, MPI-IO, HDF5 and RPC
+ *                   rows and watches, written and loaded
  *   store_select.c  ioacct's job queries (filters, time windows)
  *   store_outbox.c  the outbox of the cluster store and the merged reports' specs
  *
@@ -51,6 +52,9 @@
 /* The counter columns of hdf5_records, in IOACCT_H5_COUNTERS order (store_jobs.c). */
 #define H5_COLS IOACCT_H5_COUNTERS(MPIIO_COL) "size_read, size_written"
 #define H5_NR_COLS 32
+/* The counter columns of rpc, in IOACCT_RPC_COUNTERS order (store_jobs.c). */
+#define RPC_COLS IOACCT_RPC_COUNTERS(MPIIO_COL) "name"
+#define RPC_KEY_COLS "step_id, mnt_id, prog, vers, proc, flags, bin"
 
 /* Sums of IOACCT_STORE_COUNTER_COLS over rows, modulo 2^64 like the counters (store.c). */
 #define COUNTER_SUMS                                                                 \
@@ -118,6 +122,8 @@ enum stmt_id {
 	ST_MPIIO_PUT,
 	ST_H5_PUT,
 	ST_LOAD_H5,
+	ST_RPC_PUT,
+	ST_LOAD_RPC,
 	ST_COUNT,
 };
 

@@ -521,6 +521,27 @@ int ioacct_store_h5_put(struct ioacct_store *st, int64_t job_key, const struct i
 			      job_key, h->step_id);
 }
 
+int ioacct_store_rpc_put(struct ioacct_store *st, int64_t job_key, const struct ioacct_rpc *r)
+{
+#define RPC_VAL(name) r->name,
+	const uint64_t u[] = { r->step_id, r->mnt_id, r->prog, r->vers, r->proc, r->flags, r->bin,
+			       IOACCT_RPC_COUNTERS(RPC_VAL) };
+#undef RPC_VAL
+	sqlite3_stmt *s = NULL;
+	int err, bound, i = 1;
+
+	err = store_stmt_get(st, ST_RPC_PUT, &s);
+	if (err)
+		return err;
+	bound = bind_i64(s, i++, job_key);
+	for (size_t k = 0; k < ARRAY_SIZE(u) && !bound; k++)
+		bound = bind_u64(s, i++, u[k]);
+	if (!bound)
+		bound = BIND_BUF(s, i++, r->name);
+	return store_stmt_run(st, s, bound, "store the RPC counters of job %" PRId64 " step %" PRIu32,
+			      job_key, r->step_id);
+}
+
 /* ---- loading rows ---- */
 
 /* Fills one array element from a row; -EIO when the row cannot be valid. */
@@ -641,6 +662,27 @@ static int row_h5(sqlite3_stmt *s, void *elem)
 	if (file_bins_parse((const char *)sqlite3_column_text(s, c), h->size_read) ||
 	    file_bins_parse((const char *)sqlite3_column_text(s, c + 1), h->size_written))
 		return -EIO;
+	return 0;
+}
+
+static int row_rpc(sqlite3_stmt *s, void *elem)
+{
+	struct ioacct_rpc *r = elem;
+#define RPC_PTR(name) &r->name,
+	uint64_t *u[] = { IOACCT_RPC_COUNTERS(RPC_PTR) };
+#undef RPC_PTR
+	int c = 7;
+
+	r->step_id = (uint32_t)col_u64(s, 0);
+	r->mnt_id = col_u64(s, 1);
+	r->prog = (uint32_t)col_u64(s, 2);
+	r->vers = (uint32_t)col_u64(s, 3);
+	r->proc = (uint32_t)col_u64(s, 4);
+	r->flags = (uint32_t)col_u64(s, 5);
+	r->bin = (uint32_t)col_u64(s, 6);
+	for (size_t k = 0; k < ARRAY_SIZE(u); k++)
+		*u[k] = col_u64(s, c++);
+	col_str(s, c, r->name, sizeof(r->name));
 	return 0;
 }
 
@@ -799,6 +841,13 @@ static int load_children(struct ioacct_store *st, struct ioacct_jobdata *jd, boo
 		if (err)
 			return err;
 		jd->h5_loaded = true;
+	}
+	/* RPC rows since schema 23 (issue 40). */
+	if (st->version >= 23) {
+		err = ioacct_store_job_rpc_page(st, key, NULL, 0, &jd->rpc, &jd->nrpc);
+		if (err)
+			return err;
+		jd->rpc_loaded = true;
 	}
 	if (!series)
 		return 0;
@@ -976,6 +1025,41 @@ int ioacct_store_job_h5_page(struct ioacct_store *st, int64_t job_key,
 		return err;
 	}
 	err = load_rows(st, ST_LOAD_H5, &job_key, sizeof(**out), row_h5, &rows, n, "HDF5 records");
+	if (!err)
+		*out = rows;
+	return err;
+}
+
+int ioacct_store_job_rpc_page(struct ioacct_store *st, int64_t job_key,
+			      const struct ioacct_rpc *after, size_t limit, struct ioacct_rpc **out,
+			      size_t *n)
+{
+	sqlite3_stmt *s = NULL;
+	void *rows;
+	int err, bound = 0, i = 2;
+
+	*out = NULL;
+	*n = 0;
+	if (st->version < 23)
+		return store_error(st, -EOPNOTSUPP, "read RPC rows: store of schema %d has none",
+				   st->version);
+	/* load_rows binds ?1 on the same prepared statement and resets it. */
+	err = store_stmt_get(st, ST_LOAD_RPC, &s);
+	if (err)
+		return err;
+	if (after) {
+		const uint64_t k[] = { after->step_id, after->mnt_id, after->prog, after->vers,
+				       after->proc,    after->flags,  after->bin };
+
+		for (size_t j = 0; j < ARRAY_SIZE(k) && !bound; j++)
+			bound = bind_u64(s, i++, k[j]);
+	}
+	if (bound || bind_i64(s, 9, !limit || limit > INT64_MAX ? -1 : (int64_t)limit)) {
+		err = store_sql_error(st, sqlite3_errcode(st->db), "read RPC rows");
+		stmt_done(s);
+		return err;
+	}
+	err = load_rows(st, ST_LOAD_RPC, &job_key, sizeof(**out), row_rpc, &rows, n, "RPC rows");
 	if (!err)
 		*out = rows;
 	return err;

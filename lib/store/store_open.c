@@ -214,6 +214,22 @@
 #define H5_TIME_COL(name) "ALTER TABLE hdf5_records ADD COLUMN " #name " INTEGER NOT NULL DEFAULT 0;"
 #define MIGRATION_H5_TIMES IOACCT_H5_TIMES(H5_TIME_COL) IOACCT_H5_SHAPE(H5_TIME_COL)
 
+/*
+ * 23 (issue 40): the RPC layer per job, one row per job, step, mount, RPC
+ * program, version, procedure (its index in mountstats), flags (1: sent by
+ * no job during this one) and time bin, with the procedure's name and
+ * mountstats' counters. Jobs stored before have none.
+ */
+#define MIGRATION_RPC                                                                   \
+	"CREATE TABLE rpc ("                                                            \
+	" job_key INTEGER NOT NULL REFERENCES jobs(key) ON DELETE CASCADE,"             \
+	" step_id INTEGER NOT NULL, mnt_id INTEGER NOT NULL, prog INTEGER NOT NULL,"    \
+	" vers INTEGER NOT NULL, proc INTEGER NOT NULL, flags INTEGER NOT NULL,"        \
+	" bin INTEGER NOT NULL,"                                                        \
+	IOACCT_RPC_COUNTERS(MPIIO_COUNTER_COL)                                          \
+	" name TEXT NOT NULL,"                                                          \
+	" PRIMARY KEY (job_key, step_id, mnt_id, prog, vers, proc, flags, bin)) WITHOUT ROWID;"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their data. */
 	"CREATE TABLE jobs ("
@@ -344,6 +360,7 @@ static const char *const migrations[] = {
 	MIGRATION_LIB_MISSED,
 	MIGRATION_HDF5,
 	MIGRATION_H5_TIMES,
+	MIGRATION_RPC,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,
@@ -364,6 +381,7 @@ static const struct {
 	{ "files", 8 },
 	{ "mpiio_files", 10 },
 	{ "hdf5_records", 21 },
+	{ "rpc", 23 },
 };
 
 /*

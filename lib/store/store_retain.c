@@ -375,11 +375,39 @@ int ioacct_store_purge(struct ioacct_store *st, int64_t cutoff_ns, bool keep_une
 
 /* ---- downsample ---- */
 
+/*
+ * A job's RPC rows (issue 40) summed into the same wider bins; rows of RPCs
+ * sent by no job are in bin 0, which stays 0. *rows: the rows read.
+ */
+#define RPC_SUM(name) "ioacct_u64sum(" #name "), "
+static int rebin_rpc(struct ioacct_store *st, int64_t key, uint64_t factor, int64_t *rows)
+{
+	int err;
+
+	err = exec2(st, "DELETE FROM temp.ioacct_rpc_rebin WHERE ?1 = ?1", 0, 0, NULL);
+	if (!err)
+		err = exec2(st,
+			    "INSERT INTO temp.ioacct_rpc_rebin SELECT step_id, mnt_id, prog, vers, proc,"
+			    " flags, bin / ?2, " IOACCT_RPC_COUNTERS(RPC_SUM) "max(name) FROM rpc"
+			    " WHERE job_key = ?1 GROUP BY step_id, mnt_id, prog, vers, proc, flags,"
+			    " bin / ?2",
+			    key, (int64_t)factor, NULL);
+	if (!err)
+		err = exec2(st, "DELETE FROM rpc WHERE job_key = ?1", key, 0, rows);
+	if (!err)
+		err = exec2(st,
+			    "INSERT INTO rpc (job_key, " RPC_KEY_COLS ", " RPC_COLS ")"
+			    " SELECT ?1, * FROM temp.ioacct_rpc_rebin WHERE ?2 = ?2",
+			    key, 0, NULL);
+	return err;
+}
+#undef RPC_SUM
+
 /* A job's series summed into bins `factor` times wider, in place. */
 static int rebin_job(struct ioacct_store *st, int64_t key, uint64_t width, uint64_t factor,
 		     struct ioacct_retain_result *res, int64_t *touched)
 {
-	int64_t before = 0, after = 0;
+	int64_t before = 0, after = 0, rpc = 0;
 	int err;
 
 	err = exec2(st, "DELETE FROM temp.ioacct_rebin WHERE ?1 = ?1", 0, 0, NULL);
@@ -398,6 +426,8 @@ static int rebin_job(struct ioacct_store *st, int64_t key, uint64_t width, uint6
 			    " WHERE ?2 = ?2",
 			    key, 0, &after);
 	if (!err)
+		err = rebin_rpc(st, key, factor, &rpc);
+	if (!err)
 		err = exec2(st,
 			    "UPDATE jobs SET orig_bin_width_ns = coalesce(orig_bin_width_ns,"
 			    " bin_width_ns), bin_width_ns = ?2 WHERE key = ?1",
@@ -406,7 +436,7 @@ static int rebin_job(struct ioacct_store *st, int64_t key, uint64_t width, uint6
 		return err;
 	res->jobs++;
 	res->rows += (uint64_t)(before - after);
-	*touched += before;
+	*touched += before + rpc;
 	return 0;
 }
 
@@ -463,6 +493,11 @@ int ioacct_store_downsample(struct ioacct_store *st, int64_t cutoff_ns, uint64_t
 		    "CREATE TEMP TABLE IF NOT EXISTS ioacct_rebin (step_id, mnt_id, op, bin, "
 		    IOACCT_STORE_COUNTER_COLS ")",
 		    0, 0, NULL);
+	if (!err)
+		err = exec2(st,
+			    "CREATE TEMP TABLE IF NOT EXISTS ioacct_rpc_rebin (" RPC_KEY_COLS ", "
+			    RPC_COLS ")",
+			    0, 0, NULL);
 	while (!err && n) {
 		err = downsample_batch(st, cutoff_ns, width_ns, keep_unexported, res, &n);
 		if (!err && n && progress && progress(res, arg))

@@ -175,7 +175,36 @@ static void test_config_keys(void **state)
 
 /* ---- a store with jobs of different ages ---- */
 
-/* A finished (end_ns != 0) or running job with two steps, two mounts, series, a file. */
+/*
+ * Its RPC rows (issue 40): step 0's WRITEs on mount 20 in every bin, bin b
+ * b + 1 calls of 1000 bytes, and 124 WRITEs no job sent during it.
+ */
+static void make_rpc(struct ioacct_store *st, int64_t key)
+{
+	struct ioacct_rpc r;
+
+	memset(&r, 0, sizeof(r));
+	r.mnt_id = 20;
+	r.prog = 100003;
+	r.vers = 4;
+	r.proc = 38;
+	ioacct_strlcpy(r.name, "WRITE", sizeof(r.name));
+	for (uint32_t b = 0; b < NBINS; b++) {
+		r.bin = b;
+		r.calls = b + 1;
+		r.bytes_sent = 1000ULL * (b + 1);
+		r.rtt_ns = b == 0 ? UINT64_MAX - 2 : 10;
+		assert_int_equal(ioacct_store_rpc_put(st, key, &r), 0);
+	}
+	r.bin = 0;
+	r.flags = IOACCT_RPC_UNATTRIBUTED;
+	r.calls = 124;
+	r.bytes_sent = 124000;
+	r.rtt_ns = 0;
+	assert_int_equal(ioacct_store_rpc_put(st, key, &r), 0);
+}
+
+/* A finished (end_ns != 0) or running job with two steps, two mounts, series, a file, RPCs. */
 static int64_t make_job(struct ioacct_store *st, uint64_t job_id, uint32_t uid, int64_t end_ns,
 			uint64_t width)
 {
@@ -241,6 +270,7 @@ static int64_t make_job(struct ioacct_store *st, uint64_t job_id, uint32_t uid, 
 	ioacct_strlcpy(fl.path, "/m20/f", sizeof(fl.path));
 	fl.bytes_written = 4096;
 	assert_int_equal(ioacct_store_file_put(st, j.key, &fl), 0);
+	make_rpc(st, j.key);
 	if (end_ns)
 		assert_int_equal(ioacct_store_job_finish(st, j.key, end_ns, "COMPLETED", 0), 0);
 	return j.key;
@@ -298,7 +328,7 @@ static int64_t raw_int(const char *path, const char *sql)
 
 static const char *const job_tables[] = {
 	"steps", "mounts", "series", "totals", "watches", "export_queue", "report_specs", "files", "mpiio_files",
-	"hdf5_records",
+	"hdf5_records", "rpc",
 };
 
 /* The rows of job `key` in every table keyed by job, and (all) in the schema's list of them. */
@@ -567,6 +597,28 @@ static void test_downsample(void **state)
 	assert_int_equal(a->series[0].c.bytes, 4096ULL * 78 + 12 * 20);
 	assert_same_totals(b_old, a);
 	assert_series_sum_to_totals(a);
+	/*
+	 * Its RPC rows on the same bins: bins 0..11 of 5 s in bin 0 (78 calls,
+	 * rtt (2^64 - 3) + 11 x 10 wrapped as the counters), 12..23 in bin 1
+	 * (222 calls); the unattributed row stays in bin 0.
+	 */
+	assert_int_equal(a->nrpc, 3);
+	assert_int_equal(a->rpc[0].bin, 0);
+	assert_int_equal(a->rpc[0].flags, 0);
+	assert_int_equal(a->rpc[0].calls, 78);
+	assert_int_equal(a->rpc[0].bytes_sent, 78000);
+	assert_int_equal(a->rpc[0].rtt_ns, 107);
+	assert_string_equal(a->rpc[0].name, "WRITE");
+	assert_int_equal(a->rpc[1].bin, 1);
+	assert_int_equal(a->rpc[1].calls, 222);
+	assert_int_equal(a->rpc[1].bytes_sent, 222000);
+	assert_int_equal(a->rpc[1].rtt_ns, 120);
+	assert_int_equal(a->rpc[2].bin, 0);
+	assert_int_equal(a->rpc[2].flags, IOACCT_RPC_UNATTRIBUTED);
+	assert_int_equal(a->rpc[2].calls, 124);
+	assert_int_equal(a->rpc[2].proc, 38);
+	assert_int_equal(a->rpc[2].prog, 100003);
+	assert_int_equal(a->rpc[2].vers, 4);
 	/* A report of it renders, on the new bins, to the job's end. */
 	r = ioacct_report_create(a, NULL, NULL);
 	assert_non_null(r);
@@ -591,6 +643,7 @@ static void test_downsample(void **state)
 		assert_int_equal(a->job.bin_width_ns, W5);
 		assert_int_equal(a->job.orig_bin_width_ns, 0);
 		assert_int_equal(a->nseries, 8 * NBINS);
+		assert_int_equal(a->nrpc, NBINS + 1);
 		ioacct_jobdata_free(a);
 	}
 	a = load(st, fresh);

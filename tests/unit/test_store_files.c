@@ -4,7 +4,10 @@
  * trip of every field, the largest values included, and the migration of
  * a schema 6 database with a job in it, which keeps the job and gains an
  * empty files table; of a job's command line (issue 38, schema 15); of the
- * HDF5 records (issue 39, schema 21) and their times (schema 22).
+ * HDF5 records (issue 39, schema 21) and their times (schema 22); of the
+ * RPC layer's rows (issue 40, schema 23): ioacct_rpc_add and the key order,
+ * a round trip of every field stored out of order, replaced when put again,
+ * page by page, and schema 22 migrated with a job in it.
  * Apart from test_store.c, which is long enough.
  */
 #include <errno.h>
@@ -545,6 +548,217 @@ static void test_h5_times_migrate_from_v21(void **state)
 	ioacct_store_close(st);
 }
 
+/* A row of NFSv4 procedure `proc` named `name`, every counter its own value from base. */
+static void make_rpc(struct ioacct_rpc *r, uint32_t step, uint64_t mnt, uint32_t proc,
+		     const char *name, uint32_t bin, uint64_t base)
+{
+	memset(r, 0, sizeof(*r));
+	r->step_id = step;
+	r->mnt_id = mnt;
+	r->prog = 100003;
+	r->vers = 4;
+	r->proc = proc;
+	r->bin = bin;
+	ioacct_strlcpy(r->name, name, sizeof(r->name));
+	r->calls = base + 1;
+	r->bytes_sent = base + 2;
+	r->bytes_recv = base + 3;
+	r->queue_ns = base + 4;
+	r->rtt_ns = base + 5;
+	r->execute_ns = base + 6;
+	r->errors = base + 7;
+	r->retrans = base + 8;
+}
+
+static void assert_rpc_equal(const struct ioacct_rpc *g, const struct ioacct_rpc *w)
+{
+	assert_int_equal(g->step_id, w->step_id);
+	assert_true(g->mnt_id == w->mnt_id);
+	assert_int_equal(g->prog, w->prog);
+	assert_int_equal(g->vers, w->vers);
+	assert_int_equal(g->proc, w->proc);
+	assert_int_equal(g->flags, w->flags);
+	assert_int_equal(g->bin, w->bin);
+	assert_string_equal(g->name, w->name);
+#define RPC_EQ(name) assert_true(g->name == w->name);
+	IOACCT_RPC_COUNTERS(RPC_EQ)
+#undef RPC_EQ
+}
+
+static void test_rpc_model(void **state)
+{
+	struct ioacct_rpc a, b;
+
+	(void)state;
+	make_rpc(&a, 0, 27, 38, "WRITE", 3, 0);
+	make_rpc(&b, 0, 27, 38, "WRITE", 4, 100);
+	b.rtt_ns = UINT64_MAX;
+	ioacct_rpc_add(&a, &b);
+	/* Sums modulo 2^64, the key and the name dst's. */
+	assert_int_equal(a.calls, 102);
+	assert_int_equal(a.bytes_sent, 104);
+	assert_int_equal(a.bytes_recv, 106);
+	assert_int_equal(a.queue_ns, 108);
+	assert_true(a.rtt_ns == 4);
+	assert_int_equal(a.execute_ns, 112);
+	assert_int_equal(a.errors, 114);
+	assert_int_equal(a.retrans, 116);
+	assert_int_equal(a.bin, 3);
+	assert_string_equal(a.name, "WRITE");
+
+	/* Step, mount, program, version, procedure, flags, bin; the name and counters never. */
+	make_rpc(&a, 1, 27, 38, "WRITE", 9, 0);
+	make_rpc(&b, 1, 27, 38, "OTHER", 9, 5);
+	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), 0);
+	b.bin = 10;
+	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), -1);
+	b.flags = IOACCT_RPC_UNATTRIBUTED;
+	b.bin = 0;
+	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), -1);
+	b.proc = 37;
+	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), 1);
+	b.vers = 3;
+	b.proc = 99;
+	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), 1);
+	b.prog = 100005;
+	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), -1);
+	/* Mount keys compare unsigned: 2^63 and above after the others. */
+	b.mnt_id = 1ULL << 63;
+	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), -1);
+	assert_int_equal(ioacct_rpc_key_cmp(&b, &a), 1);
+	b.step_id = 0;
+	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), 1);
+	/* A NULL-tolerant free of a job with rows. */
+	ioacct_jobdata_free(NULL);
+}
+
+static void test_rpc_roundtrip(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_store *st = open_rw(f);
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_rpc r[5], again, *page = NULL;
+	size_t n = 0;
+	int64_t key = new_job(st, 40);
+
+	/* In key order: step 0 before step 1, GETATTR (9) before WRITE (38), bins, unattributed last. */
+	make_rpc(&r[0], 0, 27, 9, "GETATTR", 0, 10);
+	make_rpc(&r[1], 0, 27, 38, "WRITE", 0, 20);
+	make_rpc(&r[2], 0, 27, 38, "WRITE", 7, UINT64_MAX - 8);
+	make_rpc(&r[3], 0, 27, 38, "WRITE", 0, 30);
+	r[3].flags = IOACCT_RPC_UNATTRIBUTED;
+	make_rpc(&r[4], 1, 28, 38, "A_NAME_OF_THIRTY_ONE_CHARACTERS", 2, 40);
+	r[4].vers = 3;
+	for (int i = 4; i >= 0; i--)
+		assert_int_equal(ioacct_store_rpc_put(st, key, &r[i]), 0);
+	/* Put again (a drain after a crash): replaced, not added. */
+	assert_int_equal(ioacct_store_rpc_put(st, key, &r[1]), 0);
+	/* Another job's rows stay its own. */
+	make_rpc(&again, 0, 27, 38, "WRITE", 0, 1000);
+	assert_int_equal(ioacct_store_rpc_put(st, new_job(st, 41), &again), 0);
+
+	assert_int_equal(ioacct_store_job_load(st, key, &jd), 0);
+	assert_true(jd->rpc_loaded);
+	assert_int_equal(jd->nrpc, 5);
+	for (int i = 0; i < 5; i++)
+		assert_rpc_equal(&jd->rpc[i], &r[i]);
+	assert_int_equal(jd->rpc[2].calls, UINT64_MAX - 7);
+	assert_true(jd->rpc[2].retrans == UINT64_MAX);
+	ioacct_jobdata_free(jd);
+	/* The listing's load has them too. */
+	assert_int_equal(ioacct_store_job_load_totals(st, key, &jd), 0);
+	assert_int_equal(jd->nrpc, 5);
+	assert_rpc_equal(&jd->rpc[4], &r[4]);
+	ioacct_jobdata_free(jd);
+
+	/* Pages: two after the first, then what is left, then none. */
+	assert_int_equal(ioacct_store_job_rpc_page(st, key, &r[0], 2, &page, &n), 0);
+	assert_int_equal(n, 2);
+	assert_rpc_equal(&page[0], &r[1]);
+	assert_rpc_equal(&page[1], &r[2]);
+	free(page);
+	assert_int_equal(ioacct_store_job_rpc_page(st, key, &r[2], 0, &page, &n), 0);
+	assert_int_equal(n, 2);
+	assert_rpc_equal(&page[0], &r[3]);
+	assert_rpc_equal(&page[1], &r[4]);
+	free(page);
+	assert_int_equal(ioacct_store_job_rpc_page(st, key, &r[4], 0, &page, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(page);
+	assert_int_equal(ioacct_store_job_rpc_page(st, key, NULL, 1, &page, &n), 0);
+	assert_int_equal(n, 1);
+	assert_rpc_equal(&page[0], &r[0]);
+	free(page);
+
+	/* A row of a job that is not there is refused. */
+	assert_int_equal(ioacct_store_rpc_put(st, key + 100, &r[0]), -ENOENT);
+	/* Deleted with its job. */
+	assert_int_equal(ioacct_store_job_delete(st, key), 0);
+	assert_int_equal(ioacct_store_job_rpc_page(st, key, NULL, 0, &page, &n), 0);
+	assert_int_equal(n, 0);
+	ioacct_store_close(st);
+}
+
+/*
+ * Schema 22 to 23 (issue 40): a job stored before keeps its series and HDF5
+ * records and has no RPC rows (read, not "not read"); rows stored now come
+ * back.
+ */
+static void test_rpc_migrate_from_v22(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_store *st;
+	struct ioacct_rpc r;
+	sqlite3 *db;
+
+	assert_int_equal(ioacct_store_create_at_version(f->path, 22, f->err, sizeof(f->err)), 0);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO jobs (key, cluster, job_id, node, source, uid, gid, user, name, workdir,"
+		" start_ns, end_ns, state, exit_code, probe_mode, bin_width_ns, dropped_events,"
+		" dropped_bytes, cmdline) VALUES (5, 'hpc', 91, 'n1', 'slurm', 1000, 1000, 'bob',"
+		" 'old', '/w', 100, 500, 'COMPLETED', 0, 'tracepoint', 5000000000, 0, 0, './a');"
+		"INSERT INTO mounts VALUES (5, 27, '/nfs', 'nfs4', 'srv:/export');"
+		"INSERT INTO series (job_key, step_id, mnt_id, op, bin, bytes, calls, errors, ns,"
+		" s0, s1, s2, s3, s4, s5, s6, s7, s8, s9) VALUES"
+		" (5, 0, 27, 1, 2, 8388608, 128, 0, 9000, 0, 0, 0, 0, 0, 0, 128, 0, 0, 0);"
+		"INSERT INTO totals (job_key, step_id, mnt_id, op, bytes, calls, errors, ns,"
+		" s0, s1, s2, s3, s4, s5, s6, s7, s8, s9) VALUES"
+		" (5, 0, 27, 1, 8388608, 128, 0, 9000, 0, 0, 0, 0, 0, 0, 128, 0, 0, 0);"
+		"INSERT INTO hdf5_records (job_key, step_id, rank, pid, kind, name, opens, flushes,"
+		" reads, writes, bytes_read, bytes_written, unsized_reads, unsized_writes, rw_switches,"
+		" npoints_max, datatype_size, read_ns, write_ns, meta_ns, size_read, size_written,"
+		" write_end_ns) VALUES (5, 0, 3, 77, 0, '/nfs/f.h5', 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,"
+		" 0, 0, 9, '0,0,0,0,0,0,0,0,0,0', '0,0,0,0,0,0,0,0,0,0', 4242);",
+		NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	/* A reader refuses it until ioacctd migrated it. */
+	assert_null(ioacct_store_open(f->path, IOACCT_STORE_RDONLY, f->err, sizeof(f->err)));
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), 23);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_true(jd->rpc_loaded);
+	assert_int_equal(jd->nrpc, 0);
+	assert_int_equal(jd->nseries, 1);
+	assert_int_equal(jd->series[0].c.bytes, 8388608);
+	assert_int_equal(jd->totals[0].c.calls, 128);
+	assert_int_equal(jd->nh5, 1);
+	assert_int_equal(jd->h5[0].write_end_ns, 4242);
+	assert_int_equal(jd->h5[0].meta_ns, 9);
+	ioacct_jobdata_free(jd);
+
+	make_rpc(&r, 0, 27, 38, "WRITE", 2, 131);
+	assert_int_equal(ioacct_store_rpc_put(st, 5, &r), 0);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nrpc, 1);
+	assert_rpc_equal(&jd->rpc[0], &r);
+	assert_int_equal(jd->rpc[0].calls, 132);
+	ioacct_jobdata_free(jd);
+	ioacct_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -556,6 +770,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lib_missed_migrate_from_v19, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_h5_migrate_from_v20, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_h5_times_migrate_from_v21, setup, teardown),
+		cmocka_unit_test(test_rpc_model),
+		cmocka_unit_test_setup_teardown(test_rpc_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rpc_migrate_from_v22, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
