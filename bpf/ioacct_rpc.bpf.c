@@ -137,22 +137,6 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
-/* The slot of the current task, as the MPI-IO object finds it (no per-CPU cache: RPCs are rare). */
-static __always_inline __u32 task_slot(struct task_struct *task, struct ioacct_state *st)
-{
-	__u32 slot = IOACCT_SLOT_NONE;
-
-	if (st->nwatch_v2)
-		slot = cgroup_watched(BPF_CORE_READ(task, cgroups, dfl_cgrp), IOACCT_HIER_V2);
-	if (slot == IOACCT_SLOT_NONE && st->nwatch_v1) {
-		struct cgroup *cg = task_v1_cgroup(task, v1_ssid);
-
-		if (cg)
-			slot = cgroup_watched(cg, IOACCT_HIER_V1);
-	}
-	return slot >= IOACCT_SLOT_CALIB ? IOACCT_SLOT_NONE : slot;
-}
-
 /*
  * Whether the vfsmount's super block is an NFS mount whose RPCs go through
  * clnt (its server's client, or that client's nfs_client's). Without the
@@ -223,7 +207,7 @@ int BPF_PROG(ioacct_rpc_begin, struct rpc_task___io *rt)
 	st = bpf_map_lookup_elem(&state, &zero);
 	if (!st || !st->nactive)
 		return 0;
-	o.slot = task_slot(task, st);
+	o.slot = task_watched_slot(task, st, v1_ssid);
 	if (o.slot == IOACCT_SLOT_NONE)
 		return 0;
 	s = bpf_map_lookup_elem(&slots, &o.slot);
