@@ -733,12 +733,13 @@ void ioacct_registry_forget_client(struct ioacct_registry *r, void *tag)
  * A job from the cluster store that is one node's part alone (its mount ids
  * kept), this node's, whose records req asks for the cluster store does not
  * keep: they are in this node's store (per-file and MPI-IO records of a
- * part written before the cluster store's schema 9, HDF5 records before 18).
+ * part written before the cluster store's schema 9, HDF5 records before 18,
+ * RPC rows before 20).
  */
 static bool own_part(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
 		     const struct ioacct_config *cfg)
 {
-	bool kept = req->hdf5 ? jd->h5_loaded : jd->files_loaded;
+	bool kept = req->rpc ? jd->rpc_loaded : req->hdf5 ? jd->h5_loaded : jd->files_loaded;
 
 	return !kept && !jd->nnodes && strcmp(jd->job.node, cfg->node) == 0;
 }
@@ -763,7 +764,8 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 	}
 	/* A first page, not a later one nor one of files, gets the job read anew. */
 	ret = ioacct_jobload_get(rd->jobload, req->cluster, req->job_id, req->run, req->restart,
-				 req->run_start, !req->after && !req->files && !req->mpiio && !req->hdf5,
+				 req->run_start, !req->after && !req->files && !req->mpiio && !req->hdf5 &&
+					 !req->rpc,
 				 &jd, err, sizeof(err));
 	if (ret == -EINPROGRESS) {
 		ioacct_reply_error(rep, ret, "job %" PRIu64 " is being read from the cluster store: ask again",
@@ -785,7 +787,7 @@ static void handle_job(struct ioacct_registry *r, const struct ioacct_req_job *r
 		ioacct_reply_error(rep, -EAGAIN,
 			  "job %" PRIu64 " changed in the cluster store while it was read: ask again",
 			  jd->job.job_id);
-	else if ((req->files || req->mpiio || req->hdf5) && own_part(jd, req, cfg))
+	else if ((req->files || req->mpiio || req->hdf5 || req->rpc) && own_part(jd, req, cfg))
 		ioacct_job_serve_files_own(store, jd, req, rep);
 	else
 		ioacct_job_serve_page_jd(jd, req, rep);

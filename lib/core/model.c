@@ -506,10 +506,11 @@ void ioacct_rpc_add(struct ioacct_rpc *dst, const struct ioacct_rpc *src)
 #undef RPC_ADD
 }
 
+/* The mount key as SQLite orders it (the int64 of the same bits), as the files' order does. */
 int ioacct_rpc_key_cmp(const struct ioacct_rpc *a, const struct ioacct_rpc *b)
 {
-	uint64_t x[] = { a->step_id, a->mnt_id, a->prog, a->vers, a->proc, a->flags, a->bin };
-	uint64_t y[] = { b->step_id, b->mnt_id, b->prog, b->vers, b->proc, b->flags, b->bin };
+	int64_t x[] = { a->step_id, (int64_t)a->mnt_id, a->prog, a->vers, a->proc, a->flags, a->bin };
+	int64_t y[] = { b->step_id, (int64_t)b->mnt_id, b->prog, b->vers, b->proc, b->flags, b->bin };
 
 	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
 		if (x[i] != y[i])

@@ -362,7 +362,11 @@ struct ioacct_rpc {
 
 /* Adds src's counters to dst's (the key and name stay dst's). */
 void ioacct_rpc_add(struct ioacct_rpc *dst, const struct ioacct_rpc *src);
-/* The stores' order of RPC rows: step, mount, program, version, procedure, flags, bin. */
+/*
+ * The stores' order of RPC rows: step, mount, program, version, procedure,
+ * flags, bin; the mount key as SQLite's int64 of the same bits (a key of
+ * 2^63 and above first, as in the per-file records' order).
+ */
 int ioacct_rpc_key_cmp(const struct ioacct_rpc *a, const struct ioacct_rpc *b);
 
 /* The mount's "other files" record (files past max_files). */

@@ -281,6 +281,18 @@ struct ioacct_req_job {
 	uint32_t hdf5;
 	uint32_t after_kind;
 	/*
+	 * 1: a page of the job's RPC rows (issue 40) instead, in (step, mount,
+	 * prog, vers, proc, flags, bin) order, after the cursor when `after` is
+	 * set (after_step, after_mnt, after_prog, after_vers, after_proc,
+	 * after_flags, after_bin). A daemon that predates them ignores it, as
+	 * `mpiio`.
+	 */
+	uint32_t rpc;
+	uint32_t after_prog;
+	uint32_t after_vers;
+	uint32_t after_proc;
+	uint32_t after_flags;
+	/*
 	 * The three cursors' node part (model.h's `part`): a job of several
 	 * nodes, whose processes on two nodes may have the same rank and pid
 	 * (and files the same mount path, dev and inode). Last in each order,
@@ -440,6 +452,12 @@ struct ioacct_qh5_row {
 	struct ioacct_h5rec h;
 };
 
+/* An RPC row (issue 40), in a job reply's page of them. */
+struct ioacct_qrpc_row {
+	int64_t job_key;
+	struct ioacct_rpc r;
+};
+
 /* The most function offsets a w_elf reply carries (ioacct_mpi_abi.h's functions fit). */
 #define IOACCT_PROTO_OFFSETS_MAX 64
 
@@ -516,6 +534,10 @@ struct ioacct_reply {
 	uint32_t hdf5_read;
 	struct ioacct_qh5_row *qh5;
 	size_t nqh5;
+	/* job, a page of RPC rows (request `rpc`): as files_read and qfiles */
+	uint32_t rpc_read;
+	struct ioacct_qrpc_row *qrpc;
+	size_t nqrpc;
 	uint32_t more;
 	/* finish job: 1 when the daemon writes the job's merged report (the epilog writes none) */
 	uint32_t report_merged;
@@ -618,6 +640,8 @@ size_t ioacct_proto_file_row_size(void);
 size_t ioacct_proto_mpiio_row_size(void);
 /* The most bytes one HDF5 record takes in a reply. */
 size_t ioacct_proto_h5_row_size(void);
+/* The most bytes one RPC row takes in a reply, its name included. */
+size_t ioacct_proto_rpc_row_size(void);
 /* Bound on the bytes of one node part row. */
 size_t ioacct_proto_node_row_size(void);
 

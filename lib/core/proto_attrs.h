@@ -248,6 +248,23 @@
 	X(H5_DATASPACE_NDIMS, 242, h5_dataspace_ndims, U64)                             \
 	X(H5_DATASPACE_NPOINTS, 243, h5_dataspace_npoints, U64)                         \
 	X(H5_USE_MPIIO, 244, h5_use_mpiio, U64)                                         \
-	X(H5_USE_MPIIO_COLLECTIVE, 245, h5_use_mpiio_collective, U64)
+	X(H5_USE_MPIIO_COLLECTIVE, 245, h5_use_mpiio_collective, U64)                 \
+	/* 246..249 free. Issue 40: a job reply's RPC rows; `rpc` asks for a */         \
+	/* page of them and says they were read; a row reuses step_id, mnt_key */      \
+	/* (mnt_id), bin, calls and errors; a request's cursor: step_id, */             \
+	/* mnt_key, rpc_prog, rpc_vers, rpc_proc, rpc_flags, bin. */                    \
+	X(RPC, 250, rpc, U32)                                                           \
+	X(QRPC, 251, rpc_row, NESTED)                                                   \
+	X(RPC_PROG, 252, rpc_prog, U32)                                                 \
+	X(RPC_VERS, 253, rpc_vers, U32)                                                 \
+	X(RPC_PROC, 254, rpc_proc, U32)                                                 \
+	X(RPC_FLAGS, 255, rpc_flags, U32)                                               \
+	X(RPC_NAME, 256, rpc_name, STRING)                                              \
+	X(BYTES_SENT, 257, bytes_sent, U64)                                             \
+	X(BYTES_RECV, 258, bytes_recv, U64)                                             \
+	X(QUEUE_NS, 259, queue_ns, U64)                                                 \
+	X(RTT_NS, 260, rtt_ns, U64)                                                     \
+	X(EXECUTE_NS, 261, execute_ns, U64)                                             \
+	X(RETRANS, 262, retrans, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

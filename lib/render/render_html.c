@@ -1440,6 +1440,7 @@ int ioacct_render_html(FILE *f, const struct ioacct_report *r)
 		return ret;
 	sizes_section(f, r);
 	ops_section(f, r);
+	r_html_rpc_section(f, r);
 	time_section(f, r);
 	steps_section(f, r);
 	ret = files_section(f, r);

@@ -60,6 +60,15 @@ struct ioacct_report;
 void r_html_mpiio_section(FILE *f, const struct ioacct_report *r);
 /* The HDF5 section (render_html_hdf5.c; issue 39); nothing when the job has no HDF5 records. */
 void r_html_hdf5_section(FILE *f, const struct ioacct_report *r);
+/* The "Server calls" section (render_html_rpc.c; issue 40); nothing when no mount has RPC rows. */
+void r_html_rpc_section(FILE *f, const struct ioacct_report *r);
+/*
+ * A mount's RPCs no job sent during the job (issue 40), as one sentence:
+ * "on this mount, 125 RPCs during the job were sent by no job: 124 WRITE, 1
+ * DELEGRETURN", the procedures' names through `put` (r_text or r_html).
+ */
+void r_rpc_unattributed(FILE *f, const struct ioacct_report_mount *m,
+			void (*put)(FILE *f, const char *s));
 
 /*
  * The cells of a report's per-mount tables, in report order: each mount with

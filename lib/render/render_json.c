@@ -682,6 +682,67 @@ static void files(struct jw *w, const struct ioacct_report *r)
 	jw_close(w, ']');
 }
 
+/*
+ * A mount's RPCs (issue 40) per procedure, keyed by its name: mountstats'
+ * counters (sums over the calls), its program and version; null when the
+ * job's RPC rows were not read (a store or daemon older than them).
+ */
+static void rpc_procs(struct jw *w, const char *key, const struct ioacct_report_rpc *p, size_t n,
+		      bool loaded)
+{
+	if (!loaded) {
+		jw_raw(w, key, "null");
+		return;
+	}
+	jw_key(w, key);
+	jw_open(w, '{', false);
+	for (size_t i = 0; i < n; i++) {
+		const struct ioacct_rpc *s = &p[i].sum;
+
+		jw_key(w, p[i].key);
+		jw_open(w, '{', true);
+#define RPC_JSON(name) jw_u64(w, #name, s->name);
+		IOACCT_RPC_COUNTERS(RPC_JSON)
+#undef RPC_JSON
+		jw_u64(w, "program", s->prog);
+		jw_u64(w, "version", s->vers);
+		jw_close(w, '}');
+	}
+	jw_close(w, '}');
+}
+
+/* The job's own RPC rows (issue 40) of the report's mounts, per step, procedure and bin. */
+static void rpc_series(struct jw *w, const struct ioacct_report *r)
+{
+	const struct ioacct_jobdata *jd = r->jd;
+	char name[24];
+
+	if (!jd->rpc_loaded) {
+		jw_raw(w, "rpc_series", "null");
+		return;
+	}
+	jw_key(w, "rpc_series");
+	jw_open(w, '[', false);
+	for (size_t i = 0; i < jd->nrpc; i++) {
+		const struct ioacct_rpc *x = &jd->rpc[i];
+		const struct ioacct_report_mount *m = ioacct_report_file_mount(r, x->mnt_id);
+
+		if (!m || (x->flags & IOACCT_RPC_UNATTRIBUTED))
+			continue;
+		jw_sep(w);
+		jw_open(w, '{', true);
+		jw_str(w, "step", ioacct_step_name(x->step_id, name, sizeof(name)));
+		jw_str(w, "mount", m->path);
+		jw_str(w, "proc", x->name);
+		jw_u64(w, "bin", x->bin);
+		jw_u64(w, "calls", x->calls);
+		jw_u64(w, "bytes_sent", x->bytes_sent);
+		jw_u64(w, "bytes_recv", x->bytes_recv);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
 enum col { COL_BIN, COL_RB, COL_WB, COL_RC, COL_WC, COL_META };
 
 static void series_col(struct jw *w, const char *key, const struct ioacct_report_mount *m,
@@ -799,6 +860,8 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 		jw_str(&w, "source", m->source);
 		jw_str(&w, "kind", ioacct_fs_kind_name(m->kind));
 		mount_body(&w, m, true, cache, mmap);
+		rpc_procs(&w, "rpc", m->rpc, m->nrpc, r->jd->rpc_loaded);
+		rpc_procs(&w, "rpc_unattributed", m->rpc_unattr, m->nrpc_unattr, r->jd->rpc_loaded);
 		jw_close(&w, '}');
 	}
 	jw_close(&w, ']');
@@ -809,6 +872,7 @@ int ioacct_render_json(FILE *f, const struct ioacct_report *r)
 	mpiio(&w, r);
 	hdf5(&w, r);
 	series(&w, r);
+	rpc_series(&w, r);
 	advice(&w, r);
 	jw_close(&w, '}');
 	putc_unlocked('\n', f);

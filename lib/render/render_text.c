@@ -702,6 +702,50 @@ static void hdf5_table(FILE *f, const struct ioacct_report *r)
 	}
 }
 
+/*
+ * "Server calls" (issue 40), per mount with RPC rows: the job's own per
+ * procedure (most calls first; times are means per call), then the RPCs on
+ * the mount during the job that no job sent.
+ */
+static void rpc_tables(FILE *f, const struct ioacct_report *r)
+{
+	char q[32], t[32], e[32];
+
+	for (size_t i = 0; i < r->nmounts; i++) {
+		const struct ioacct_report_mount *m = &r->mounts[i];
+
+		if (!m->nrpc && !m->nrpc_unattr)
+			continue;
+		fputs("\n## Server calls: ", f);
+		r_text(f, m->path);
+		fputs(" (", f);
+		r_text(f, m->fstype);
+		fputs("), the RPCs the job sent, per procedure (QUEUE_S, RTT_S, EXECUTE_S: mean per "
+		      "call)\n", f);
+		fprintf(f, "%-24s %7s %4s %10s %14s %14s %10s %10s %10s %8s %8s\n", "PROCEDURE",
+			"PROG", "VERS", "CALLS", "BYTES_SENT", "BYTES_RECV", "QUEUE_S", "RTT_S",
+			"EXECUTE_S", "ERRORS", "RETRANS");
+		for (size_t k = 0; k < m->nrpc; k++) {
+			const struct ioacct_rpc *s = &m->rpc[k].sum;
+
+			r_text_pad(f, 24, m->rpc[k].key);
+			fprintf(f, " %7" PRIu32 " %4" PRIu32 " %10" PRIu64 " %14" PRIu64 " %14" PRIu64
+				" %10s %10s %10s %8" PRIu64 " %8" PRIu64 "\n", s->prog, s->vers, s->calls,
+				s->bytes_sent, s->bytes_recv,
+				r_secs(ioacct_rpc_mean(s->queue_ns, s->calls), 6, q, sizeof(q)),
+				r_secs(ioacct_rpc_mean(s->rtt_ns, s->calls), 6, t, sizeof(t)),
+				r_secs(ioacct_rpc_mean(s->execute_ns, s->calls), 6, e, sizeof(e)),
+				s->errors, s->retrans);
+		}
+		if (!m->nrpc)
+			fputs("(none: the job sent no RPC on this mount)\n", f);
+		if (m->nrpc_unattr) {
+			r_rpc_unattributed(f, m, r_text);
+			fputc('\n', f);
+		}
+	}
+}
+
 /* A job of several nodes from the cluster store: each node's own totals. */
 static void nodes_table(FILE *f, const struct ioacct_report *r)
 {
@@ -875,6 +919,7 @@ int ioacct_render_text(FILE *f, const struct ioacct_report *r)
 	time_split(f, r, &w);
 	ops_table(f, r, &w);
 	errors_table(f, r, &w);
+	rpc_tables(f, r);
 	sizes_table(f, r, &w);
 	pcache_table(f, r, &w);
 	steps_table(f, r);

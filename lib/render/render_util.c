@@ -163,3 +163,15 @@ void r_th_row(FILE *f, const char *const *cols, size_t n, size_t nleft)
 		fprintf(f, "<th%s>%s</th>", i < nleft ? "" : " class=\"n\"", cols[i]);
 	fputs("</tr></thead>", f);
 }
+
+void r_rpc_unattributed(FILE *f, const struct ioacct_report_mount *m,
+			void (*put)(FILE *f, const char *s))
+{
+	fprintf(f, "on this mount, %" PRIu64 " RPC%s during the job %s sent by no job: ",
+		m->rpc_unattr_calls, m->rpc_unattr_calls == 1 ? "" : "s",
+		m->rpc_unattr_calls == 1 ? "was" : "were");
+	for (size_t i = 0; i < m->nrpc_unattr; i++) {
+		fprintf(f, "%s%" PRIu64 " ", i ? ", " : "", m->rpc_unattr[i].sum.calls);
+		put(f, m->rpc_unattr[i].key);
+	}
+}

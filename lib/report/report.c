@@ -381,11 +381,21 @@ static void mount_add(struct ioacct_report_mount *m, const struct ioacct_sample 
 		m->meta_calls += t->c.calls;
 }
 
+/* A mount the data names that the job's table lacks: "mnt:ID", type unknown. */
+static void unknown_mount(struct ioacct_report_mount *m, uint64_t mnt_id)
+{
+	m->mnt_id = mnt_id;
+	snprintf(m->idname, sizeof(m->idname), "mnt:%" PRIu64, mnt_id);
+	m->path = m->idname;
+	m->fstype = "unknown";
+	m->source = "";
+}
+
 /* Every mount of the table, plus any the data names that the table lacks. */
 static int collect_mounts(struct ioacct_report *r, const char *only_mount)
 {
 	const struct ioacct_jobdata *jd = r->jd;
-	size_t cap = jd->nmounts + jd->ntotals + 1;
+	size_t cap = jd->nmounts + jd->ntotals + jd->nrpc + 1;
 
 	r->mounts = calloc(cap, sizeof(*r->mounts));
 	if (!r->mounts)
@@ -406,21 +416,21 @@ static int collect_mounts(struct ioacct_report *r, const char *only_mount)
 			continue;
 		if (!m) {
 			m = &r->mounts[r->nmounts++];
-			m->mnt_id = t->mnt_id;
-			snprintf(m->idname, sizeof(m->idname), "mnt:%" PRIu64, t->mnt_id);
-			m->path = m->idname;
-			m->fstype = "unknown";
-			m->source = "";
+			unknown_mount(m, t->mnt_id);
 		}
 		mount_add(m, t);
 		mount_add(&r->all, t);
 	}
-	/* Keep mounts with calls, in mount-id order. */
+	/* A mount the job's RPCs went through is one it used, system calls or not (issue 40). */
+	for (size_t i = 0; i < jd->nrpc; i++)
+		if (!find_mount(r, jd->rpc[i].mnt_id) && ioacct_report_rpc_used(jd, jd->rpc[i].mnt_id))
+			unknown_mount(&r->mounts[r->nmounts++], jd->rpc[i].mnt_id);
+	/* Keep mounts with calls or RPCs, in mount-id order. */
 	{
 		size_t k = 0;
 
 		for (size_t i = 0; i < r->nmounts; i++) {
-			if (r->mounts[i].calls == 0)
+			if (r->mounts[i].calls == 0 && !ioacct_report_rpc_used(jd, r->mounts[i].mnt_id))
 				continue;
 			if (only_mount && strcmp(r->mounts[i].path, only_mount) != 0)
 				continue;
@@ -1336,6 +1346,8 @@ struct ioacct_report *ioacct_report_create(const struct ioacct_jobdata *jd,
 		ret = ioacct_report_mpiio_collect(r);
 	if (!ret)
 		ret = ioacct_report_h5_collect(r);
+	if (!ret)
+		ret = ioacct_report_rpc_collect(r);
 	if (!ret) {
 		bool unmeasured = ioacct_probe_mmap_unmeasured(jd->job.probe_mode) != NULL;
 
@@ -1361,6 +1373,7 @@ void ioacct_report_destroy(struct ioacct_report *r)
 		return;
 	for (size_t i = 0; i < r->nmounts; i++)
 		free(r->mounts[i].bins);
+	ioacct_report_rpc_free(r);
 	free(r->all.bins);
 	free(r->mounts);
 	free(r->steps);

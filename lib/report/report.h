@@ -76,6 +76,17 @@ enum ioacct_fs_kind {
 	IOACCT_FS_UNKNOWN,
 };
 
+/*
+ * One RPC procedure on a mount (issue 40): its rows summed over steps and
+ * bins (sum's step_id and bin 0). key names it in the JSON: the procedure's
+ * name, or "NAME@PROGvVERS" when another program or version on the mount has
+ * a procedure of the same name.
+ */
+struct ioacct_report_rpc {
+	struct ioacct_rpc sum;
+	char key[IOACCT_RPC_NAME_MAX + 32];
+};
+
 struct ioacct_report_mount {
 	uint64_t mnt_id;
 	const char *path;
@@ -93,6 +104,16 @@ struct ioacct_report_mount {
 	struct ioacct_report_dir dir[IOACCT_DIR_COUNT];
 	struct ioacct_report_bin *bins;   /* bins with any call, in bin order */
 	size_t nbins;
+	/*
+	 * Its RPCs (issue 40) per procedure, most calls first (then the
+	 * stores' order): the job's own, and those no job sent during it
+	 * (IOACCT_RPC_UNATTRIBUTED) with their calls summed.
+	 */
+	struct ioacct_report_rpc *rpc;
+	size_t nrpc;
+	struct ioacct_report_rpc *rpc_unattr;
+	size_t nrpc_unattr;
+	uint64_t rpc_unattr_calls;
 };
 
 struct ioacct_report_step {
@@ -198,6 +219,8 @@ struct ioacct_report {
 	/* HDF5 (issue 39): the records are jd->h5; per file, by name, in jd->h5's order. */
 	struct ioacct_report_h5_file *h5_files;
 	size_t nh5_files;
+	/* RPC rows (issue 40): the records are jd->rpc; a mount with any has its own. */
+	bool has_rpc;                     /* some mount of the report has RPC rows */
 	bool files_mmap;                  /* the files' mmap_bytes were measured (exact hooks) */
 	bool files_miss;                  /* their cache_miss_bytes were (the cache view) */
 };
@@ -228,6 +251,11 @@ const char *ioacct_hint_name(unsigned int hint);
 /* The report's mount of a per-file record; NULL when the report has no calls there. */
 const struct ioacct_report_mount *ioacct_report_file_mount(const struct ioacct_report *r,
 							   uint64_t mnt_id);
+/* The mean of a sum over n calls, 0 for none. */
+static inline uint64_t ioacct_rpc_mean(uint64_t sum, uint64_t calls)
+{
+	return calls ? sum / calls : 0;
+}
 /* A record's calls: opens, reads, writes, stats, fsyncs and seeks. */
 uint64_t ioacct_file_calls(const struct ioacct_file *f);
 /* MPI-IO bytes (read + written) over the POSIX bytes of the same file; -1 when there are none. */

@@ -68,5 +68,10 @@ int ioacct_report_mpiio_collect(struct ioacct_report *r);
 void ioacct_report_mpiio_free(struct ioacct_report *r);
 /* The HDF5 part (hdf5.c), after the per-file one. 0 or -ENOMEM. */
 int ioacct_report_h5_collect(struct ioacct_report *r);
+/* Whether the job's own RPCs (issue 40) went through the mount: it is kept in the report. */
+bool ioacct_report_rpc_used(const struct ioacct_jobdata *jd, uint64_t mnt_id);
+/* The RPC part (rpc.c): each report mount's procedures. 0 or -ENOMEM. */
+int ioacct_report_rpc_collect(struct ioacct_report *r);
+void ioacct_report_rpc_free(struct ioacct_report *r);
 
 #endif /* IOACCT_REPORT_INTERNAL_H */

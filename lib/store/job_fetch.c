@@ -302,15 +302,20 @@ static void serve_files(struct ioacct_store *st, int64_t key, const struct ioacc
 	free(files);
 }
 
-/* The MPI-IO rows a page has room for beside its job row: at least one. */
-static size_t mpiio_limit(const struct ioacct_job *job)
+/* The rows of row_size bytes a page has room for beside its job row: at least one. */
+static size_t rows_limit(const struct ioacct_job *job, size_t row_size)
 {
 	size_t bytes = ioacct_proto_query_job_size(job, 0, NULL, 0, 0, 0);
-	size_t limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_mpiio_row_size();
+	size_t limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / row_size;
 
 	if (limit > IOACCT_JOB_PAGE_FILES)
 		limit = IOACCT_JOB_PAGE_FILES;
 	return limit ? limit : 1;
+}
+
+static size_t mpiio_limit(const struct ioacct_job *job)
+{
+	return rows_limit(job, ioacct_proto_mpiio_row_size());
 }
 
 /*
@@ -392,15 +397,9 @@ static void serve_mpiio_jd(const struct ioacct_jobdata *jd, const struct ioacct_
 	rep->mpiio_read = 1;
 }
 
-/* The HDF5 rows a page has room for beside its job row: at least one. */
 static size_t h5_limit(const struct ioacct_job *job)
 {
-	size_t bytes = ioacct_proto_query_job_size(job, 0, NULL, 0, 0, 0);
-	size_t limit = (IOACCT_QUERY_PAGE_BYTES - bytes) / ioacct_proto_h5_row_size();
-
-	if (limit > IOACCT_JOB_PAGE_FILES)
-		limit = IOACCT_JOB_PAGE_FILES;
-	return limit ? limit : 1;
+	return rows_limit(job, ioacct_proto_h5_row_size());
 }
 
 /* Rows [0, n) of h as the reply's page of HDF5 records of job key; -ENOMEM said. */
@@ -484,6 +483,73 @@ static void serve_h5_jd(const struct ioacct_jobdata *jd, const struct ioacct_req
 	reply_h5(rep, jd->job.key, jd->h5 + first, rep->more ? limit : n);
 }
 
+/* Rows [0, n) of r as the reply's page of RPC rows of job key; -ENOMEM said. */
+static void reply_rpc(struct ioacct_reply *rep, int64_t key, const struct ioacct_rpc *r, size_t n)
+{
+	rep->qrpc = calloc(n ? n : 1, sizeof(*rep->qrpc));
+	if (!rep->qrpc) {
+		serve_error(rep, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rep->qrpc[i].job_key = key;
+		rep->qrpc[i].r = r[i];
+	}
+	rep->nqrpc = n;
+	rep->rpc_read = 1;
+}
+
+/* The request's cursor of RPC rows. */
+static struct ioacct_rpc rpc_after(const struct ioacct_req_job *req)
+{
+	return (struct ioacct_rpc){
+		.step_id = req->after_step, .mnt_id = req->after_mnt, .prog = req->after_prog,
+		.vers = req->after_vers, .proc = req->after_proc, .flags = req->after_flags,
+		.bin = req->after_bin,
+	};
+}
+
+/*
+ * A page of the RPC rows (issue 40) of store key `key` after the request's
+ * cursor, sent as those of `job`; none (rpc_read 0) from a store older
+ * than them.
+ */
+static void serve_rpc(struct ioacct_store *st, int64_t key, const struct ioacct_job *job,
+		      const struct ioacct_req_job *req, struct ioacct_reply *rep)
+{
+	struct ioacct_rpc after = rpc_after(req), *r = NULL;
+	size_t n = 0, limit = rows_limit(job, ioacct_proto_rpc_row_size());
+	int ret;
+
+	ret = ioacct_store_job_rpc_page(st, key, req->after ? &after : NULL, limit + 1, &r, &n);
+	if (ret == -EOPNOTSUPP)
+		return;
+	if (ret) {
+		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
+		return;
+	}
+	rep->more = n > limit;
+	reply_rpc(rep, job->key, r, rep->more ? limit : n);
+	free(r);
+}
+
+/* The same from a job loaded whole: those after the cursor, in key order; none when not read. */
+static void serve_rpc_jd(const struct ioacct_jobdata *jd, const struct ioacct_req_job *req,
+			 struct ioacct_reply *rep)
+{
+	struct ioacct_rpc after = rpc_after(req);
+	size_t first = 0, n, limit = rows_limit(&jd->job, ioacct_proto_rpc_row_size());
+
+	if (!jd->rpc_loaded)
+		return;
+	if (req->after)
+		while (first < jd->nrpc && ioacct_rpc_key_cmp(&after, &jd->rpc[first]) >= 0)
+			first++;
+	n = jd->nrpc - first;
+	rep->more = n > limit;
+	reply_rpc(rep, jd->job.key, jd->rpc + first, rep->more ? limit : n);
+}
+
 void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_jobdata *jd,
 				const struct ioacct_req_job *req, struct ioacct_reply *rep)
 {
@@ -501,7 +567,9 @@ void ioacct_job_serve_files_own(struct ioacct_store *st, const struct ioacct_job
 		serve_error(rep, ret, "job: %s", ioacct_store_errmsg(st));
 		return;
 	}
-	if (req->hdf5)
+	if (req->rpc)
+		serve_rpc(st, own.key, &jd->job, req, rep);
+	else if (req->hdf5)
 		serve_h5(st, own.key, &jd->job, req, rep);
 	else if (req->mpiio)
 		serve_mpiio(st, own.key, &jd->job, req, rep);
@@ -520,6 +588,10 @@ void ioacct_job_serve_page_jd(const struct ioacct_jobdata *jd, const struct ioac
 
 	if (reply_job(rep, &jd->job))
 		return;
+	if (req->rpc) {
+		serve_rpc_jd(jd, req, rep);
+		return;
+	}
 	if (req->hdf5) {
 		serve_h5_jd(jd, req, rep);
 		return;
@@ -598,6 +670,10 @@ void ioacct_job_serve_page(struct ioacct_store *st, const struct ioacct_req_job 
 	}
 	if (reply_job(rep, &job))
 		return;
+	if (req->rpc) {
+		serve_rpc(st, job.key, &job, req, rep);
+		return;
+	}
 	if (req->hdf5) {
 		serve_h5(st, job.key, &job, req, rep);
 		return;
@@ -749,6 +825,35 @@ static bool part_known(const struct ioacct_jobdata *jd, uint32_t part)
 }
 
 /*
+ * Whether a page of n rows of one kind may be taken (`read`: the daemon
+ * read them), and room for them after the `have` rows of *rows (*cap
+ * elements of `size` bytes): 1 when the daemon did not read them (only a
+ * first page without rows may say so); -EPROTO for a page that says there
+ * is more but brings none (a confused daemon would keep us asking).
+ */
+static int page_room(const struct ioacct_reply *rep, uint32_t read, size_t n, bool first,
+		     void **rows, size_t have, size_t *cap, size_t size)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *p;
+
+	if (!read)
+		return first && !n ? 1 : -EPROTO;
+	if (rep->more && !n)
+		return -EPROTO;
+	if (have + n <= *cap)
+		return 0;
+	while (ncap < have + n)
+		ncap *= 2;
+	p = reallocarray(*rows, ncap, size);
+	if (!p)
+		return -ENOMEM;
+	*rows = p;
+	*cap = ncap;
+	return 0;
+}
+
+/*
  * Appends a page of file records, each after the one before, or of the
  * same key within a page (the nodes' records of one file from a daemon
  * older than their node part, files_cut()); 1 when the reply has none
@@ -758,22 +863,13 @@ static bool part_known(const struct ioacct_jobdata *jd, uint32_t part)
 static int take_files(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
 		      bool first)
 {
-	struct ioacct_file *p;
-	size_t ncap = *cap ? *cap : 64;
+	void *rows = jd->files;
+	int ret = page_room(rep, rep->files_read, rep->nqfiles, first, &rows, jd->nfiles, cap,
+			    sizeof(*jd->files));
 
-	if (!rep->files_read)
-		return first && !rep->nqfiles ? 1 : -EPROTO;
-	if (rep->more && !rep->nqfiles)
-		return -EPROTO;
-	if (jd->nfiles + rep->nqfiles > *cap) {
-		while (ncap < jd->nfiles + rep->nqfiles)
-			ncap *= 2;
-		p = reallocarray(jd->files, ncap, sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		jd->files = p;
-		*cap = ncap;
-	}
+	jd->files = rows;
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < rep->nqfiles; i++) {
 		const struct ioacct_file *f = &rep->qfiles[i].f;
 		int order = jd->nfiles ? file_key_cmp(&jd->files[jd->nfiles - 1], f) : -1;
@@ -800,25 +896,40 @@ static void same_run(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
 	ioacct_strlcpy(r->cluster, jd->job.cluster, sizeof(r->cluster));
 }
 
+/*
+ * A later page's request of one kind of rows: the run of the first page,
+ * no kind and no cursor yet (the kind's next() sets its own).
+ */
+static void page_req(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
+{
+	same_run(r, jd);
+	r->files = r->mpiio = r->hdf5 = r->rpc = 0;
+	r->after = 0;
+	r->after_step = r->after_op = r->after_bin = r->after_dev = r->after_gen = 0;
+	r->after_kind = r->after_part = r->after_prog = r->after_vers = r->after_proc = 0;
+	r->after_flags = 0;
+	r->after_rank = r->after_pid = 0;
+	r->after_mnt = r->after_ino = 0;
+	memset(r->after_path, 0, sizeof(r->after_path));
+}
+
 /* The request for the page of files after the last one received (none: the first). */
 static void files_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
 {
 	const struct ioacct_file *last = jd->nfiles ? &jd->files[jd->nfiles - 1] : NULL;
 
-	same_run(r, jd);
+	page_req(r, jd);
 	r->files = 1;
-	r->mpiio = 0;
-	r->hdf5 = 0;
-	r->after = last != NULL;
-	r->after_step = last ? last->step_id : 0;
-	r->after_rank = last ? last->rank : 0;
-	r->after_mnt = last ? last->mnt_id : 0;
-	r->after_dev = last ? last->dev : 0;
-	r->after_ino = last ? last->ino : 0;
-	r->after_gen = last ? last->gen : 0;
-	r->after_part = last ? last->part : 0;
-	r->after_op = 0;
-	r->after_bin = 0;
+	if (!last)
+		return;
+	r->after = 1;
+	r->after_step = last->step_id;
+	r->after_rank = last->rank;
+	r->after_mnt = last->mnt_id;
+	r->after_dev = last->dev;
+	r->after_ino = last->ino;
+	r->after_gen = last->gen;
+	r->after_part = last->part;
 }
 
 /*
@@ -899,22 +1010,13 @@ static int fetch_files(const struct ioacct_caller *c, struct ioacct_request *req
 static int take_mpiio(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
 		      bool first)
 {
-	struct ioacct_mpiio *p;
-	size_t ncap = *cap ? *cap : 16;
+	void *rows = jd->mpiio;
+	int ret = page_room(rep, rep->mpiio_read, rep->nqmpiio, first, &rows, jd->nmpiio, cap,
+			    sizeof(*jd->mpiio));
 
-	if (!rep->mpiio_read)
-		return first && !rep->nqmpiio ? 1 : -EPROTO;
-	if (rep->more && !rep->nqmpiio)
-		return -EPROTO;
-	if (jd->nmpiio + rep->nqmpiio > *cap) {
-		while (ncap < jd->nmpiio + rep->nqmpiio)
-			ncap *= 2;
-		p = reallocarray(jd->mpiio, ncap, sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		jd->mpiio = p;
-		*cap = ncap;
-	}
+	jd->mpiio = rows;
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < rep->nqmpiio; i++) {
 		const struct ioacct_mpiio *m = &rep->qmpiio[i].m;
 
@@ -931,24 +1033,16 @@ static void mpiio_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd
 {
 	const struct ioacct_mpiio *last = jd->nmpiio ? &jd->mpiio[jd->nmpiio - 1] : NULL;
 
-	memset(r->after_path, 0, sizeof(r->after_path));
-	same_run(r, jd);
-	r->files = 0;
+	page_req(r, jd);
 	r->mpiio = 1;
-	r->hdf5 = 0;
-	r->after = last != NULL;
-	r->after_step = last ? last->step_id : 0;
-	r->after_rank = last ? last->rank : 0;
-	r->after_pid = last ? (int32_t)last->pid : 0;
-	r->after_part = last ? last->part : 0;
-	if (last)
-		ioacct_strlcpy(r->after_path, last->path, sizeof(r->after_path));
-	r->after_mnt = 0;
-	r->after_dev = 0;
-	r->after_ino = 0;
-	r->after_gen = 0;
-	r->after_op = 0;
-	r->after_bin = 0;
+	if (!last)
+		return;
+	r->after = 1;
+	r->after_step = last->step_id;
+	r->after_rank = last->rank;
+	r->after_pid = (int32_t)last->pid;
+	r->after_part = last->part;
+	ioacct_strlcpy(r->after_path, last->path, sizeof(r->after_path));
 }
 
 /*
@@ -976,22 +1070,13 @@ static int fetch_mpiio(const struct ioacct_caller *c, struct ioacct_request *req
 static int take_h5(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
 		   bool first)
 {
-	struct ioacct_h5rec *p;
-	size_t ncap = *cap ? *cap : 16;
+	void *rows = jd->h5;
+	int ret = page_room(rep, rep->hdf5_read, rep->nqh5, first, &rows, jd->nh5, cap,
+			    sizeof(*jd->h5));
 
-	if (!rep->hdf5_read)
-		return first && !rep->nqh5 ? 1 : -EPROTO;
-	if (rep->more && !rep->nqh5)
-		return -EPROTO;
-	if (jd->nh5 + rep->nqh5 > *cap) {
-		while (ncap < jd->nh5 + rep->nqh5)
-			ncap *= 2;
-		p = reallocarray(jd->h5, ncap, sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		jd->h5 = p;
-		*cap = ncap;
-	}
+	jd->h5 = rows;
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < rep->nqh5; i++) {
 		const struct ioacct_h5rec *h = &rep->qh5[i].h;
 
@@ -1009,25 +1094,17 @@ static void h5_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
 {
 	const struct ioacct_h5rec *last = jd->nh5 ? &jd->h5[jd->nh5 - 1] : NULL;
 
-	memset(r->after_path, 0, sizeof(r->after_path));
-	same_run(r, jd);
-	r->files = 0;
-	r->mpiio = 0;
+	page_req(r, jd);
 	r->hdf5 = 1;
-	r->after = last != NULL;
-	r->after_step = last ? last->step_id : 0;
-	r->after_rank = last ? last->rank : 0;
-	r->after_pid = last ? (int32_t)last->pid : 0;
-	r->after_kind = last ? last->kind : 0;
-	r->after_part = last ? last->part : 0;
-	if (last)
-		ioacct_strlcpy(r->after_path, last->name, sizeof(r->after_path));
-	r->after_mnt = 0;
-	r->after_dev = 0;
-	r->after_ino = 0;
-	r->after_gen = 0;
-	r->after_op = 0;
-	r->after_bin = 0;
+	if (!last)
+		return;
+	r->after = 1;
+	r->after_step = last->step_id;
+	r->after_rank = last->rank;
+	r->after_pid = (int32_t)last->pid;
+	r->after_kind = last->kind;
+	r->after_part = last->part;
+	ioacct_strlcpy(r->after_path, last->name, sizeof(r->after_path));
 }
 
 /* The job's HDF5 records, page by page after its MPI-IO records; not read: h5_loaded false. */
@@ -1042,6 +1119,65 @@ static int fetch_h5(const struct ioacct_caller *c, struct ioacct_request *req,
 	if (ret)
 		return ret == 1 ? 0 : ret;
 	jd->h5_loaded = true;
+	return 0;
+}
+
+/*
+ * Appends a page of RPC rows, each after the one before; 1 when the daemon
+ * did not read them (it predates them, or its store keeps none).
+ */
+static int take_rpc(const struct ioacct_reply *rep, struct ioacct_jobdata *jd, size_t *cap,
+		    bool first)
+{
+	void *rows = jd->rpc;
+	int ret = page_room(rep, rep->rpc_read, rep->nqrpc, first, &rows, jd->nrpc, cap,
+			    sizeof(*jd->rpc));
+
+	jd->rpc = rows;
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < rep->nqrpc; i++) {
+		const struct ioacct_rpc *r = &rep->qrpc[i].r;
+
+		if (rep->qrpc[i].job_key != jd->job.key ||
+		    (jd->nrpc && ioacct_rpc_key_cmp(&jd->rpc[jd->nrpc - 1], r) >= 0))
+			return -EPROTO;
+		jd->rpc[jd->nrpc++] = *r;
+	}
+	return 0;
+}
+
+/* The request for the page of RPC rows after the last one received. */
+static void rpc_next(struct ioacct_req_job *r, const struct ioacct_jobdata *jd)
+{
+	const struct ioacct_rpc *last = jd->nrpc ? &jd->rpc[jd->nrpc - 1] : NULL;
+
+	page_req(r, jd);
+	r->rpc = 1;
+	if (!last)
+		return;
+	r->after = 1;
+	r->after_step = last->step_id;
+	r->after_mnt = last->mnt_id;
+	r->after_prog = last->prog;
+	r->after_vers = last->vers;
+	r->after_proc = last->proc;
+	r->after_flags = last->flags;
+	r->after_bin = last->bin;
+}
+
+/* The job's RPC rows (issue 40), page by page after its HDF5 records; not read: rpc_loaded false. */
+static int fetch_rpc(const struct ioacct_caller *c, struct ioacct_request *req,
+		     struct ioacct_jobdata *jd, char *err, size_t errlen)
+{
+	static const struct page_kind rpc = {
+		rpc_next, take_rpc, "RPC rows of another job, out of order or not read",
+	};
+	int ret = fetch_pages(c, req, jd, &rpc, err, errlen);
+
+	if (ret)
+		return ret == 1 ? 0 : ret;
+	jd->rpc_loaded = true;
 	return 0;
 }
 
@@ -1114,6 +1250,8 @@ static int fetch_req(const struct ioacct_caller *c, struct ioacct_request *req,
 		ret = fetch_mpiio(c, req, jd, err, errlen);
 	if (!ret)
 		ret = fetch_h5(c, req, jd, err, errlen);
+	if (!ret)
+		ret = fetch_rpc(c, req, jd, err, errlen);
 out:
 	if (ret) {
 		ioacct_jobdata_free(jd);

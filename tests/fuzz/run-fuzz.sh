@@ -40,7 +40,7 @@ CFLAGS=(-g -O1 -include "$abs_top_builddir/ioacct-config.h" -I"$SRC/lib/core" -I
 # What the reader, the writer and the renderers need of lib/, and no more (no SQLite, no libbpf).
 SOURCES=("$SRC/lib/darshan/darshan.c" "$SRC/lib/darshan/darshan_read.c" "$SRC/lib/darshan/darshan_write.c" "$SRC/lib/darshan/darshan_files.c"
 	"$SRC/lib/report/report.c" "$SRC/lib/report/advice.c" "$SRC/lib/report/files.c" "$SRC/lib/report/mpiio.c"
-	"$SRC/lib/report/hdf5.c" "$SRC/lib/render/render_html_hdf5.c"
+	"$SRC/lib/report/hdf5.c" "$SRC/lib/report/rpc.c" "$SRC/lib/render/render_html_hdf5.c" "$SRC/lib/render/render_html_rpc.c"
 	"$SRC/lib/darshan/darshan_mpiio.c" "$SRC/lib/darshan/darshan_hdf5.c" "$SRC/lib/darshan/darshan_heatmap.c"
 	"$SRC/lib/core/advice_limits.c" "$SRC/lib/core/model.c"
 	"$SRC/lib/core/util.c" "$SRC/lib/core/json.c" "$SRC/lib/core/text.c" "$SRC/lib/core/log.c" "$SRC/lib/render/render_darshan.c"

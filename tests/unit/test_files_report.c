@@ -22,6 +22,7 @@
 #include "jobbuild.h"
 #include "model.h"
 #include "render.h"
+#include "rendercheck.h"
 #include "report.h"
 
 #define SEC JB_SEC
@@ -295,24 +296,6 @@ static void test_rule_names_worst(void **state)
 	assert_int_equal(a->values[2].u, 3);
 	ioacct_report_destroy(r);
 	ioacct_jobdata_free(b.jd);
-}
-
-static char *render(const struct ioacct_report *r, int (*fn)(FILE *, const struct ioacct_report *))
-{
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *mf = open_memstream(&buf, &n);
-
-	assert_non_null(mf);
-	assert_int_equal(fn(mf, r), 0);
-	assert_int_equal(fclose(mf), 0);
-	return buf;
-}
-
-static void has(const char *text, const char *want)
-{
-	if (!strstr(text, want))
-		fail_msg("missing: %s", want);
 }
 
 static void test_text(void **state)

@@ -26,6 +26,7 @@
 #include "jobbuild.h"
 #include "model.h"
 #include "render.h"
+#include "rendercheck.h"
 #include "report.h"
 
 #define SEC JB_SEC
@@ -89,24 +90,6 @@ static struct jb job(void)
 	m->bytes_written = 100;
 	m->size_written[ioacct_size_bin(100)] = 1;
 	return b;
-}
-
-static char *render(const struct ioacct_report *r, int (*fn)(FILE *, const struct ioacct_report *))
-{
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *mf = open_memstream(&buf, &n);
-
-	assert_non_null(mf);
-	assert_int_equal(fn(mf, r), 0);
-	assert_int_equal(fclose(mf), 0);
-	return buf;
-}
-
-static void has(const char *text, const char *want)
-{
-	if (!strstr(text, want))
-		fail_msg("missing: %s", want);
 }
 
 static void test_model(void **state)

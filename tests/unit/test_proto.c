@@ -277,6 +277,74 @@ static void test_h5_rows_roundtrip(void **state)
 	ioacct_reply_free(&rout);
 }
 
+/*
+ * A page of RPC rows (issue 40): every field of each, a mount key past 32
+ * bits, an unattributed row; and a request's cursor of them.
+ */
+static void test_rpc_rows_roundtrip(void **state)
+{
+	static struct ioacct_qrpc_row rows[3];
+	static struct ioacct_reply rin, rout;
+	static struct ioacct_job job = { .key = 4, .job_id = 88 };
+	struct ioacct_request in, out;
+	uint64_t v = 1;
+
+	(void)state;
+	memset(&rin, 0, sizeof(rin));
+	for (int i = 0; i < 3; i++) {
+		struct ioacct_rpc *r = &rows[i].r;
+
+		rows[i].job_key = 4;
+		r->step_id = i ? IOACCT_STEP_BATCH : 0;
+		r->bin = i == 2 ? 0 : 1000 + (uint32_t)i;
+		r->mnt_id = i ? (1ULL << 40) + 3 : 27;
+		r->prog = 100003;
+		r->vers = 3 + (uint32_t)i % 2;
+		r->proc = 38 + (uint32_t)i;
+		r->flags = i == 2 ? IOACCT_RPC_UNATTRIBUTED : 0;
+		snprintf(r->name, sizeof(r->name), i ? "DELEGRETURN_%031d" : "WRITE", i);
+#define RPC_FILL(name) r->name = (v << (v % 50)) + v, v++;
+		IOACCT_RPC_COUNTERS(RPC_FILL)
+#undef RPC_FILL
+	}
+	rows[1].r.execute_ns = UINT64_MAX;
+	assert_int_equal(strlen(rows[1].r.name), IOACCT_RPC_NAME_MAX - 1);
+	rin.jobs = &job;
+	rin.njobs = 1;
+	rin.rpc_read = 1;
+	rin.qrpc = rows;
+	rin.nqrpc = 3;
+	roundtrip_reply(&rin, &rout);
+	assert_int_equal(rout.rpc_read, 1);
+	assert_int_equal(rout.nqrpc, 3);
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(&rout.qrpc[i], &rows[i], sizeof(rows[i]));
+	assert_string_equal(rout.qrpc[0].r.name, "WRITE");
+	ioacct_reply_free(&rout);
+
+	memset(&in, 0, sizeof(in));
+	in.type = IOACCT_MSG_JOB;
+	in.u.job.job_key = 4;
+	in.u.job.rpc = 1;
+	in.u.job.after = 1;
+	in.u.job.after_step = IOACCT_STEP_BATCH;
+	in.u.job.after_mnt = (1ULL << 40) + 3;
+	in.u.job.after_prog = 100003;
+	in.u.job.after_vers = 4;
+	in.u.job.after_proc = 39;
+	in.u.job.after_flags = IOACCT_RPC_UNATTRIBUTED;
+	in.u.job.after_bin = 1001;
+	roundtrip_request(&in, &out);
+	assert_int_equal(out.u.job.rpc, 1);
+	assert_int_equal(out.u.job.after_step, IOACCT_STEP_BATCH);
+	assert_true(out.u.job.after_mnt == (1ULL << 40) + 3);
+	assert_int_equal(out.u.job.after_prog, 100003);
+	assert_int_equal(out.u.job.after_vers, 4);
+	assert_int_equal(out.u.job.after_proc, 39);
+	assert_int_equal(out.u.job.after_flags, IOACCT_RPC_UNATTRIBUTED);
+	assert_int_equal(out.u.job.after_bin, 1001);
+}
+
 static void test_status_snapshot_roundtrip(void **state)
 {
 	struct ioacct_request in, out;
@@ -477,6 +545,19 @@ static void test_wire_numbers(void **state)
 		{ 241, "h5_max_write_size", 8 },
 		{ 243, "h5_dataspace_npoints", 8 },
 		{ 245, "h5_use_mpiio_collective", 8 },
+		{ 250, "rpc", 4 },
+		{ 251, "rpc_row", SIZE_MAX },
+		{ 252, "rpc_prog", 4 },
+		{ 253, "rpc_vers", 4 },
+		{ 254, "rpc_proc", 4 },
+		{ 255, "rpc_flags", 4 },
+		{ 256, "rpc_name", 0 },
+		{ 257, "bytes_sent", 8 },
+		{ 258, "bytes_recv", 8 },
+		{ 259, "queue_ns", 8 },
+		{ 260, "rtt_ns", 8 },
+		{ 261, "execute_ns", 8 },
+		{ 262, "retrans", 8 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;
@@ -1146,6 +1227,7 @@ int main(void)
 		cmocka_unit_test(test_probe_exe_roundtrip),
 		cmocka_unit_test(test_finish_job_report_roundtrip),
 		cmocka_unit_test(test_h5_rows_roundtrip),
+		cmocka_unit_test(test_rpc_rows_roundtrip),
 		cmocka_unit_test(test_status_snapshot_roundtrip),
 		cmocka_unit_test(test_reply_roundtrip),
 		cmocka_unit_test(test_required_only),

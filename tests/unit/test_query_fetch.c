@@ -467,6 +467,7 @@ struct server {
 	pthread_t thread;
 	int requests;
 	bool before_files;            /* answers as an ioacctd older than the file pages */
+	bool before_rpc;              /* answers as an ioacctd older than the RPC pages */
 };
 
 static void *server_main(void *arg)
@@ -490,6 +491,8 @@ static void *server_main(void *arg)
 			/* An older daemon ignores the attribute it does not know. */
 			if (__atomic_load_n(&srv->before_files, __ATOMIC_SEQ_CST))
 				req.u.job.files = 0;
+			if (__atomic_load_n(&srv->before_rpc, __ATOMIC_SEQ_CST))
+				req.u.job.rpc = 0;
 			if (req.type == IOACCT_MSG_JOB)
 				ioacct_job_serve_page(srv->f->st, &req.u.job, srv->peer,
 						      srv->private_data, &rep);
@@ -862,6 +865,112 @@ static void test_job_fetch_files(void **state)
 	ioacct_jobdata_free(want);
 }
 
+/*
+ * A job of `n` RPC rows (issue 40), more than a page holds: two steps,
+ * mounts 21 and 2^63 + 5 (a key past int64), NFSv3 and v4 procedures,
+ * their bins and a row of RPCs no job sent, every counter its own value.
+ */
+static void make_rpc_rows(struct ioacct_rpc *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		r[i] = (struct ioacct_rpc){
+			.step_id = i < n / 2 ? 0 : IOACCT_STEP_BATCH, .mnt_id = i % 4 < 2 ? 21 : (1ULL << 63) + 5,
+			.prog = 100003, .vers = i % 2 ? 4 : 3, .proc = (uint32_t)(i / 4) % 60,
+			.flags = (i / 4) % 60 == 59 ? IOACCT_RPC_UNATTRIBUTED : 0, .bin = (uint32_t)i,
+			.calls = i + 1, .bytes_sent = 4096 * i, .bytes_recv = 7 * i, .queue_ns = 11 * i,
+			.rtt_ns = 13 * i, .execute_ns = UINT64_MAX - i, .errors = i % 3, .retrans = i % 5,
+		};
+		snprintf(r[i].name, sizeof(r[i].name), "PROC_%zu_OF_A_LONG_NAME_0123456", i % 60);
+	}
+}
+
+static int64_t add_rpc_job(struct ioacct_store *st, uint64_t job_id, const struct ioacct_rpc *r,
+			   size_t n)
+{
+	struct ioacct_job j = { .job_id = job_id, .start_ns = T0, .uid = ALICE };
+	struct ioacct_step step = { .step_id = 0, .start_ns = T0, .state = "COMPLETED" };
+
+	strcpy(j.cluster, "hpc");
+	strcpy(j.state, "COMPLETED");
+	j.bin_width_ns = NS;
+	assert_int_equal(ioacct_store_begin(st), 0);
+	assert_int_equal(ioacct_store_job_insert(st, &j), 0);
+	assert_int_equal(ioacct_store_step_put(st, j.key, &step), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ioacct_store_rpc_put(st, j.key, &r[i]), 0);
+	assert_int_equal(ioacct_store_commit(st), 0);
+	return j.key;
+}
+
+static int rpc_cmp(const void *a, const void *b)
+{
+	return ioacct_rpc_key_cmp(a, b);
+}
+
+/* A job's RPC rows through the daemon, in pages, equal to the store's; an older daemon's none. */
+static void test_job_fetch_rpc(void **state)
+{
+	struct fixture *f = *state;
+	size_t n = 2 * IOACCT_JOB_PAGE_FILES + 33;
+	struct ioacct_rpc *r = calloc(n, sizeof(*r));
+	struct ioacct_jobdata *want, *got;
+	struct ioacct_reply rep = { 0 };
+	struct ioacct_req_job req = { 0 };
+	struct server srv;
+	int64_t key;
+	char err[1024] = "";
+
+	assert_non_null(r);
+	make_rpc_rows(r, n);
+	key = add_rpc_job(f->st, 40, r, n);
+	assert_int_equal(ioacct_store_job_load(f->st, key, &want), 0);
+	assert_int_equal(want->nrpc, n);
+	/* The store's order is the model's, the mount key past int64 first. */
+	qsort(r, n, sizeof(*r), rpc_cmp);
+	assert_memory_equal(want->rpc, r, n * sizeof(*r));
+	assert_true(want->rpc[0].mnt_id == (1ULL << 63) + 5);
+
+	/* One page: its bound of rows, under the message limit, nothing else in it. */
+	req.job_key = key;
+	req.rpc = 1;
+	ioacct_job_serve_page(f->st, &req, 0, true, &rep);
+	assert_int_equal(rep.status, 0);
+	assert_int_equal(rep.rpc_read, 1);
+	assert_int_equal(rep.more, 1);
+	assert_int_equal(rep.nqrpc, IOACCT_JOB_PAGE_FILES);
+	assert_true(rep.nqrpc * ioacct_proto_rpc_row_size() <= IOACCT_QUERY_PAGE_BYTES);
+	assert_int_equal(rep.nqsteps + rep.nqseries + rep.nqfiles, 0);
+	ioacct_reply_free(&rep);
+
+	server_start(&srv, f, 0, true);
+	__atomic_store_n(&srv.requests, 0, __ATOMIC_SEQ_CST);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, "hpc", 40, 0, 5000, &got, err,
+						 sizeof(err)), 0);
+	/* The first page, one each of files, MPI-IO, HDF5, then three of RPC rows. */
+	assert_int_equal(__atomic_load_n(&srv.requests, __ATOMIC_SEQ_CST), 7);
+	assert_true(got->rpc_loaded);
+	assert_int_equal(got->nrpc, n);
+	assert_memory_equal(got->rpc, want->rpc, n * sizeof(*got->rpc));
+	assert_int_equal(got->rpc[n - 1].step_id, IOACCT_STEP_BATCH);
+	assert_int_equal(got->rpc[n - 1].mnt_id, 21);
+	ioacct_jobdata_free(got);
+	server_stop(&srv);
+
+	/* A daemon older than them: the job whole, its RPC rows not read, not none. */
+	server_start(&srv, f, 0, true);
+	__atomic_store_n(&srv.before_rpc, true, __ATOMIC_SEQ_CST);
+	assert_int_equal(ioacct_job_fetch_daemon(f->sock, "hpc", 40, 0, 5000, &got, err,
+						 sizeof(err)), 0);
+	assert_false(got->rpc_loaded);
+	assert_null(got->rpc);
+	assert_int_equal(got->nrpc, 0);
+	assert_int_equal(got->nsteps, 1);
+	ioacct_jobdata_free(got);
+	server_stop(&srv);
+	ioacct_jobdata_free(want);
+	free(r);
+}
+
 /* A server of JOB pages from one job held whole, through the wire's encoder and decoder. */
 static int held_call(void *ctx, struct ioacct_request *req, struct ioacct_reply *rep, char *err,
 		     size_t errlen)
@@ -1008,6 +1117,52 @@ static void test_job_fetch_node_parts(void **state)
 	ioacct_jobdata_free(jd);
 }
 
+/*
+ * A job held whole (the cluster store's) with RPC rows past a page: every
+ * page taken, in order; rows out of order refused; rows not read stay so.
+ */
+static void test_job_fetch_rpc_held(void **state)
+{
+	struct ioacct_jobdata *jd = held_job(), *got = NULL;
+	struct ioacct_caller c = { .call = held_call, .ctx = jd, .name = "a held job" };
+	size_t n = IOACCT_JOB_PAGE_FILES + 5;
+	char err[1024] = "";
+
+	(void)state;
+	jd->rpc = calloc(n, sizeof(*jd->rpc));
+	assert_non_null(jd->rpc);
+	make_rpc_rows(jd->rpc, n);
+	qsort(jd->rpc, n, sizeof(*jd->rpc), rpc_cmp);
+	jd->nrpc = n;
+	assert_int_equal(ioacct_job_fetch_via(&c, "hpc", 4242, 0, 0, false, &got, err, sizeof(err)),
+			 0);
+	/* Not read: the held job's files, MPI-IO and HDF5 records. */
+	assert_false(got->rpc_loaded);
+	assert_int_equal(got->nrpc, 0);
+	ioacct_jobdata_free(got);
+	jd->rpc_loaded = true;
+	assert_int_equal(ioacct_job_fetch_via(&c, "hpc", 4242, 0, 0, false, &got, err, sizeof(err)),
+			 0);
+	assert_true(got->rpc_loaded);
+	assert_int_equal(got->nrpc, n);
+	assert_memory_equal(got->rpc, jd->rpc, n * sizeof(*jd->rpc));
+	ioacct_jobdata_free(got);
+
+	/* The last two rows swapped: the second page goes back, refused. */
+	got = NULL;
+	jd->rpc[n - 2].bin = jd->rpc[n - 1].bin + 1;
+	jd->rpc[n - 2].mnt_id = jd->rpc[n - 1].mnt_id;
+	jd->rpc[n - 2].step_id = jd->rpc[n - 1].step_id;
+	jd->rpc[n - 2].proc = jd->rpc[n - 1].proc;
+	jd->rpc[n - 2].vers = jd->rpc[n - 1].vers;
+	jd->rpc[n - 2].flags = jd->rpc[n - 1].flags;
+	assert_int_equal(ioacct_job_fetch_via(&c, "hpc", 4242, 0, 0, false, &got, err, sizeof(err)),
+			 -EPROTO);
+	assert_null(got);
+	assert_non_null(strstr(err, "RPC rows of another job"));
+	ioacct_jobdata_free(jd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1018,6 +1173,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fetch_daemon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_fetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_fetch_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_fetch_rpc, setup, teardown),
+		cmocka_unit_test(test_job_fetch_rpc_held),
 		cmocka_unit_test(test_job_fetch_same_keys),
 		cmocka_unit_test(test_job_fetch_node_parts),
 	};

@@ -622,10 +622,10 @@ static void test_rpc_model(void **state)
 	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), 1);
 	b.prog = 100005;
 	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), -1);
-	/* Mount keys compare unsigned: 2^63 and above after the others. */
+	/* Mount keys compare as SQLite's int64 of the same bits: 2^63 and above first. */
 	b.mnt_id = 1ULL << 63;
-	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), -1);
-	assert_int_equal(ioacct_rpc_key_cmp(&b, &a), 1);
+	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), 1);
+	assert_int_equal(ioacct_rpc_key_cmp(&b, &a), -1);
 	b.step_id = 0;
 	assert_int_equal(ioacct_rpc_key_cmp(&a, &b), 1);
 	/* A NULL-tolerant free of a job with rows. */
