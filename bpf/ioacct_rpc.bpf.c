@@ -12,7 +12,11 @@
  * Who an RPC belongs to is decided at rpc_task_begin, in the submitting
  * task (sync and async alike), and carried by the rpc_task's address to
  * rpc_stats_latency, which fires where the kernel adds the RPC to
- * mountstats (rpc_count_iostats_metrics()), usually in an rpciod worker.
+ * mountstats (rpc_count_iostats_metrics()), usually in an rpciod worker,
+ * and forgotten there. Not at rpc_task_end: rpc_exit_task() traces it
+ * before it counts the task. A task never counted (it failed before a
+ * request) leaves its entry to the LRU, or to the next rpc_task_begin at
+ * its address.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -31,6 +35,7 @@ const volatile __u32 v1_ssid = 0;
 /* The main object's maps, reused by fd: declared as it declares them. */
 #include "ioacct_watch.bpf.h"
 #include "ioacct_task_head.bpf.h"
+#include "ioacct_mntkey.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -70,6 +75,7 @@ struct rpc_task___io {
 	struct rpc_clnt___io *tk_client;
 	struct rpc_rqst___io *tk_rqstp;
 	struct rpc_message___io tk_msg;
+	void *tk_calldata;
 	int tk_status;
 } __attribute__((preserve_access_index));
 
@@ -80,6 +86,19 @@ struct nfs_client___io {
 struct nfs_server___io {
 	struct nfs_client___io *nfs_client;
 	struct rpc_clnt___io *client;
+} __attribute__((preserve_access_index));
+
+struct nfs_pgio_header___io {
+	struct inode *inode;
+} __attribute__((preserve_access_index));
+
+struct nfs_commit_data___io {
+	struct inode *inode;
+} __attribute__((preserve_access_index));
+
+/* An NFSv4 CLOSE's calldata (the nfsv4 module's). */
+struct nfs4_closedata___io {
+	struct inode *inode;
 } __attribute__((preserve_access_index));
 
 #define NFS_SUPER_MAGIC 0x6969
@@ -129,6 +148,33 @@ struct {
 	__type(value, struct rpc_owner);
 } owners SEC(".maps");
 
+/*
+ * RPCs another thread sends for a job's file. inodes notes an NFS inode's
+ * job: its dirtier when its pages first make it dirty
+ * (writeback_dirty_inode_enqueue, in the dirtying task), its reader when a
+ * watched task reads it (nfs_initiate_read). Background writeback (the
+ * flusher writes what a job dirtied): nfs_initiate_write and _commit, in
+ * whichever thread writes it back, put the inode's job in wbnext for the
+ * thread's next rpc_task_begin, which follows at once (nfs_initiate_pgio,
+ * nfs_initiate_commit -> rpc_run_task). A CLOSE a kworker sends when the
+ * file's last reference goes with a read's or write's completion (after the
+ * job's close returned): its inode's job. These programs are loaded only
+ * when the nfs module is (daemon/rpcprobes.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct rpc_owner);
+} inodes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct rpc_owner);
+} wbnext SEC(".maps");
+
 /* lost[slot]: RPCs of the slot that found rpcstats full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -157,41 +203,114 @@ static __always_inline bool mount_on_clnt(__u64 vfsmnt, __u64 clnt)
 		       (__u64)BPF_CORE_READ(srv, nfs_client, cl_rpcclient) == clnt);
 }
 
+/* Notes that slot's tasks use clnt for the mount of key mnt, with the client's parents. */
+static __noinline void clnt_learn(__u64 clnt, __u32 slot, __u64 mnt)
+{
+	struct ioacct_rpc_ckey ck = { .clnt = clnt, .slot = slot };
+	struct ioacct_rpc_cval cv = { .mnt_id = mnt }, *known = bpf_map_lookup_elem(&clntmnt, &ck);
+	struct rpc_clnt___io *c = (struct rpc_clnt___io *)clnt;
+
+	if (known && known->mnt_id == mnt)
+		return;
+	for (int i = 0; i < IOACCT_RPC_ANCESTORS; i++) {
+		struct rpc_clnt___io *p = BPF_CORE_READ(c, cl_parent);
+
+		if (!p || p == c)
+			break;
+		cv.anc[i] = (__u64)p;
+		c = p;
+	}
+	bpf_map_update_elem(&clntmnt, &ck, &cv, BPF_ANY);
+}
+
 /*
- * The mount of an RPC the current task submits: the mount of its pending
- * system call when that call is on a file of this client's mount (a write's
- * flush, a read, an fsync), and that is learnt for {clnt, slot}; else what
- * was learnt last (a path's lookups: the call's mount is not known at its
- * entry, and a path may cross into another mount); else 0 (the daemon
- * looks at clntmnt again when it drains).
+ * The mount of an RPC the current task submits, on this client's NFS
+ * mount: its pending system call's when that is on its last file (a write's
+ * flush, a read, an fsync); else the mount its path walk is on (a lookup,
+ * an open's OPEN: the call's mount is known only at its exit); each learnt
+ * for {clnt, slot}. Else the mount learnt (a stat's GETATTR after its
+ * walk), else its last file's, else 0 (the daemon looks at clntmnt again
+ * when it drains).
  */
 static __always_inline __u64 rpc_mount(struct task_struct *task, struct ioacct_state *st,
 				       struct rpc_clnt___io *clnt, __u32 slot)
 {
 	struct ioacct_rpc_ckey ck = { .clnt = (__u64)clnt, .slot = slot };
-	struct ioacct_rpc_cval cv = {}, *known;
-	struct task_ent_head *t;
-	struct rpc_clnt___io *c = clnt;
+	struct ioacct_rpc_cval *known = bpf_map_lookup_elem(&clntmnt, &ck);
+	struct task_ent_head *t = bpf_task_storage_get(&tasks, task, 0, 0);
 
-	t = bpf_task_storage_get(&tasks, task, 0, 0);
-	known = bpf_map_lookup_elem(&clntmnt, &ck);
-	if (t && t->op && t->pslot == slot && t->epoch == (__u16)st->epoch && t->mnt &&
+	struct vfsmount *walk;
+	__u64 mnt;
+
+	if (t && t->c_mnt && t->op && t->pslot == slot && t->epoch == (__u16)st->epoch &&
 	    t->mnt == t->c_mnt && mount_on_clnt(t->c_vfsmnt, (__u64)clnt)) {
-		if (known && known->mnt_id == t->mnt)
-			return t->mnt;
-		cv.mnt_id = t->mnt;
-		for (int i = 0; i < IOACCT_RPC_ANCESTORS; i++) {
-			struct rpc_clnt___io *p = BPF_CORE_READ(c, cl_parent);
-
-			if (!p || p == c)
-				break;
-			cv.anc[i] = (__u64)p;
-			c = p;
-		}
-		bpf_map_update_elem(&clntmnt, &ck, &cv, BPF_ANY);
-		return cv.mnt_id;
+		clnt_learn((__u64)clnt, slot, t->c_mnt);
+		return t->c_mnt;
+	}
+	/* In a path walk (a lookup, an open's OPEN): the mount it is on. */
+	walk = BPF_CORE_READ(task, nameidata, path.mnt);
+	if (walk && mount_on_clnt((__u64)walk, (__u64)clnt) && (mnt = mount_key(walk))) {
+		clnt_learn((__u64)clnt, slot, mnt);
+		return mnt;
+	}
+	if (!known && t && t->c_mnt && mount_on_clnt(t->c_vfsmnt, (__u64)clnt)) {
+		clnt_learn((__u64)clnt, slot, t->c_mnt);
+		return t->c_mnt;
 	}
 	return known ? known->mnt_id : 0;
+}
+
+/* An NFSv4 CLOSE's inode, else 0. */
+static __always_inline __u64 close_inode(struct rpc_task___io *rt)
+{
+	const struct rpc_procinfo___io *pi = BPF_CORE_READ(rt, tk_msg.rpc_proc);
+	struct nfs4_closedata___io *cd;
+	char name[8] = {};
+
+	if (!bpf_core_type_exists(struct nfs4_closedata___io) || !pi ||
+	    BPF_CORE_READ(rt, tk_client, cl_vers) != 4 ||
+	    bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(pi, p_name)) != 6 ||
+	    name[0] != 'C' || name[1] != 'L' || name[2] != 'O' || name[3] != 'S' || name[4] != 'E')
+		return 0;
+	cd = BPF_CORE_READ(rt, tk_calldata);
+	return cd ? (__u64)BPF_CORE_READ(cd, inode) : 0;
+}
+
+/*
+ * An RPC a thread of no watched job submits: the writeback of a job's pages
+ * when nfs_initiate_write or _commit said so just before in this thread, or
+ * the CLOSE of a job's file.
+ */
+static __noinline int wb_begin(__u64 key, __u64 task)
+{
+	struct rpc_task___io *rt = (struct rpc_task___io *)task;
+	struct rpc_clnt___io *clnt = BPF_CORE_READ(rt, tk_client);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct rpc_owner *w = bpf_map_lookup_elem(&wbnext, &tid), o;
+	__u64 inode;
+
+	if (w) {
+		o = *w;
+		bpf_map_delete_elem(&wbnext, &tid);
+	} else if ((inode = close_inode(rt)) && (w = bpf_map_lookup_elem(&inodes, &inode))) {
+		o = *w;
+	} else {
+		/* An rpc_task where one that was never counted lay: not its owner. */
+		bpf_map_delete_elem(&owners, &key);
+		return 0;
+	}
+	if (o.slot == IOACCT_SLOT_NONE) {
+		bpf_map_delete_elem(&owners, &key);
+		return 0;
+	}
+	if (!o.mnt_id) {
+		struct ioacct_rpc_ckey ck = { .clnt = (__u64)clnt, .slot = o.slot };
+		struct ioacct_rpc_cval *cv = bpf_map_lookup_elem(&clntmnt, &ck);
+
+		o.mnt_id = cv ? cv->mnt_id : 0;
+	}
+	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
+	return 0;
 }
 
 SEC("raw_tp/rpc_task_begin")
@@ -209,7 +328,7 @@ int BPF_PROG(ioacct_rpc_begin, struct rpc_task___io *rt)
 		return 0;
 	o.slot = task_watched_slot(task, st, v1_ssid);
 	if (o.slot == IOACCT_SLOT_NONE)
-		return 0;
+		return wb_begin(key, (__u64)rt);
 	s = bpf_map_lookup_elem(&slots, &o.slot);
 	if (!s || !s->active)
 		return 0;
@@ -324,6 +443,7 @@ int BPF_PROG(ioacct_rpc_count, struct rpc_task___io *rt, __s64 backlog, __s64 rt
 			if (n)
 				__sync_fetch_and_add(n, 1);
 		}
+		bpf_map_delete_elem(&owners, &key);
 		return 0;
 	}
 	/* Submitted by no job, or by one finished since: the mount's own. */
@@ -334,11 +454,96 @@ int BPF_PROG(ioacct_rpc_count, struct rpc_task___io *rt, __s64 backlog, __s64 rt
 	return 0;
 }
 
-SEC("raw_tp/rpc_task_end")
-int BPF_PROG(ioacct_rpc_end, struct rpc_task___io *rt)
-{
-	__u64 key = (__u64)rt;
 
-	bpf_map_delete_elem(&owners, &key);
+/* A watched task's write makes an NFS inode dirty: the job it belongs to, for its writeback. */
+SEC("raw_tp/writeback_dirty_inode_enqueue")
+int BPF_PROG(ioacct_rpc_dirty, struct inode *inode)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rpc_owner o = {};
+	struct task_ent_head *t;
+	struct ioacct_slot *s;
+	struct ioacct_state *st;
+	__u64 key = (__u64)inode;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&state, &zero);
+	if (!st || !st->nactive || BPF_CORE_READ(inode, i_sb, s_magic) != NFS_SUPER_MAGIC)
+		return 0;
+	o.slot = task_watched_slot(task, st, v1_ssid);
+	s = o.slot == IOACCT_SLOT_NONE ? NULL : bpf_map_lookup_elem(&slots, &o.slot);
+	if (!s || !s->active)
+		return 0;
+	o.start_ns = s->start_ns;
+	/* The mount of the write that dirties it: the task's last file is this inode. */
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (t && t->c_inode == key && t->c_mnt) {
+		struct nfs_server___io *srv = BPF_CORE_READ(inode, i_sb, s_fs_info);
+
+		o.mnt_id = t->c_mnt;
+		/* Its client's mount for this slot: the job's other RPCs on it (its OPEN, its close's). */
+		if (bpf_core_type_exists(struct nfs_server___io) && srv)
+			clnt_learn((__u64)BPF_CORE_READ(srv, client), o.slot, o.mnt_id);
+	}
+	bpf_map_update_elem(&inodes, &key, &o, BPF_ANY);
+	return 0;
+}
+
+/* The thread's next RPC writes back inode: its dirtier's, if a job's. */
+static __always_inline int wb_next(struct inode *inode)
+{
+	struct rpc_owner n = { .slot = IOACCT_SLOT_NONE }, *o;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	struct ioacct_state *st = bpf_map_lookup_elem(&state, &zero);
+	__u64 key = (__u64)inode;
+
+	if (!st || !st->nactive)
+		return 0;
+	o = bpf_map_lookup_elem(&inodes, &key);
+	if (o)
+		n = *o;
+	bpf_map_update_elem(&wbnext, &tid, &n, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tp/nfs_initiate_write")
+int BPF_PROG(ioacct_rpc_wb_write, struct nfs_pgio_header___io *hdr)
+{
+	return wb_next(BPF_CORE_READ(hdr, inode));
+}
+
+SEC("raw_tp/nfs_initiate_commit")
+int BPF_PROG(ioacct_rpc_wb_commit, struct nfs_commit_data___io *data)
+{
+	return wb_next(BPF_CORE_READ(data, inode));
+}
+
+/* A watched task reads an NFS file: its job, for the file's CLOSE should a kworker send it. */
+SEC("raw_tp/nfs_initiate_read")
+int BPF_PROG(ioacct_rpc_rd, struct nfs_pgio_header___io *hdr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 key = (__u64)BPF_CORE_READ(hdr, inode);
+	struct rpc_owner o = {}, *was;
+	struct task_ent_head *t;
+	struct ioacct_slot *s;
+	struct ioacct_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&state, &zero);
+	if (!st || !st->nactive)
+		return 0;
+	o.slot = task_watched_slot(task, st, v1_ssid);
+	s = o.slot == IOACCT_SLOT_NONE ? NULL : bpf_map_lookup_elem(&slots, &o.slot);
+	if (!s || !s->active)
+		return 0;
+	o.start_ns = s->start_ns;
+	was = bpf_map_lookup_elem(&inodes, &key);
+	if (was && was->slot == o.slot && was->start_ns == o.start_ns)
+		return 0;
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (t && t->c_inode == key)
+		o.mnt_id = t->c_mnt;
+	bpf_map_update_elem(&inodes, &key, &o, BPF_ANY);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include "ioacct_rpc_abi.h"
 #include "ioacct_rpc.skel.h"
 #include "log.h"
+#include "mntid.h"
 #include "rpcprobes.h"
 #include "util.h"
 
@@ -42,7 +43,8 @@ struct ioacct_rpcprobes {
 	struct ioacct_probes *p;
 	uint32_t v1_ssid;
 	struct ioacct_rpc_bpf *skel;
-	struct bpf_link *links[3];
+	struct bpf_link *links[2];
+	struct bpf_link *wb[4];  /* background writeback's, a job's files' (the nfs module's tracepoints) */
 	bool failed;           /* loading failed: not tried again (said once) */
 	bool said_absent;
 	char mode[40];
@@ -80,9 +82,13 @@ struct ioacct_rpcprobes *ioacct_rpcprobes_create(struct ioacct_probes *p, uint32
 
 static void unload(struct ioacct_rpcprobes *rp)
 {
-	for (size_t i = 0; i < sizeof(rp->links) / sizeof(rp->links[0]); i++) {
-		bpf_link__destroy(rp->links[i]);
-		rp->links[i] = NULL;
+	for (size_t i = 0; i < 4; i++) {
+		if (i < 2) {
+			bpf_link__destroy(rp->links[i]);
+			rp->links[i] = NULL;
+		}
+		bpf_link__destroy(rp->wb[i]);
+		rp->wb[i] = NULL;
 	}
 	ioacct_rpc_bpf__destroy(rp->skel);
 	rp->skel = NULL;
@@ -110,6 +116,8 @@ static int open_shared(struct ioacct_rpcprobes *rp, const char **what)
 	if (!rp->skel)
 		return -errno;
 	rp->skel->rodata->v1_ssid = rp->v1_ssid;
+	/* Mount keys as the main object makes them (mntid.h). */
+	rp->skel->rodata->mnt_ids_legacy = ioacct_mnt_ids_legacy();
 	ret = bpf_map__set_max_entries(rp->skel->maps.lost, rp->nslots);
 	*what = "share the main object's maps with";
 	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]) && !ret; i++) {
@@ -121,14 +129,49 @@ static int open_shared(struct ioacct_rpcprobes *rp, const char **what)
 	return ret;
 }
 
+/*
+ * The writeback's programs (the flusher's WRITEs and COMMITs to the job
+ * that dirtied the pages): optional, said when they cannot be attached.
+ */
+static const char *wb_attach(struct ioacct_rpcprobes *rp, bool nfs)
+{
+	struct bpf_program *progs[4] = { rp->skel->progs.ioacct_rpc_dirty,
+					  rp->skel->progs.ioacct_rpc_wb_write,
+					  rp->skel->progs.ioacct_rpc_wb_commit,
+					  rp->skel->progs.ioacct_rpc_rd };
+
+	if (!nfs)
+		return "no nfs module at the load";
+	for (size_t i = 0; i < 4; i++) {
+		rp->wb[i] = bpf_program__attach(progs[i]);
+		if (!rp->wb[i]) {
+			for (size_t j = 0; j < i; j++) {
+				bpf_link__destroy(rp->wb[j]);
+				rp->wb[j] = NULL;
+			}
+			return strerror(errno);
+		}
+	}
+	return NULL;
+}
+
 static int load_attach(struct ioacct_rpcprobes *rp, const char **what, const char **reason)
 {
-	struct bpf_program *progs[3];
+	bool nfs = access("/sys/module/nfs", F_OK) == 0;
+	struct bpf_program *progs[2];
 	uint64_t t0 = ioacct_mono_ms(), t1;
+	const char *nowb;
 	int ret;
 
 	*reason = "load-failed";
 	ret = open_shared(rp, what);
+	if (!ret && !nfs) {
+		/* Their types are the nfs module's: not loadable without it. */
+		bpf_program__set_autoload(rp->skel->progs.ioacct_rpc_dirty, false);
+		bpf_program__set_autoload(rp->skel->progs.ioacct_rpc_wb_write, false);
+		bpf_program__set_autoload(rp->skel->progs.ioacct_rpc_wb_commit, false);
+		bpf_program__set_autoload(rp->skel->progs.ioacct_rpc_rd, false);
+	}
 	if (!ret) {
 		*what = "load";
 		ret = ioacct_rpc_bpf__load(rp->skel);
@@ -138,17 +181,21 @@ static int load_attach(struct ioacct_rpcprobes *rp, const char **what, const cha
 	t1 = ioacct_mono_ms();
 	progs[0] = rp->skel->progs.ioacct_rpc_begin;
 	progs[1] = rp->skel->progs.ioacct_rpc_count;
-	progs[2] = rp->skel->progs.ioacct_rpc_end;
 	*what = "attach";
 	*reason = "no-tracepoint";
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 2; i++) {
 		rp->links[i] = bpf_program__attach(progs[i]);
 		if (!rp->links[i])
 			return -errno;
 	}
-	log_info("RPC: sunrpc's tracepoints attached: the RPCs of jobs are counted (3 programs "
-		 "loaded in %" PRIu64 " ms, attached in %" PRIu64 " ms)",
+	nowb = wb_attach(rp, nfs);
+	log_info("RPC: sunrpc's tracepoints attached: the RPCs of jobs are counted (%d programs "
+		 "loaded in %" PRIu64 " ms, attached in %" PRIu64 " ms)", nfs ? 6 : 2,
 		 t1 - t0, ioacct_mono_ms() - t1);
+	if (nowb)
+		log_info("RPC: the flushers' writeback of the jobs' pages is not attributed to them "
+			 "(%s): those WRITEs and COMMITs are unattributed, and so are the CLOSEs a "
+			 "kworker sends for them", nowb);
 	return 0;
 }
 
