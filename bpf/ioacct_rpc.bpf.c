@@ -238,7 +238,6 @@ static __always_inline __u64 rpc_mount(struct task_struct *task, struct ioacct_s
 	struct ioacct_rpc_ckey ck = { .clnt = (__u64)clnt, .slot = slot };
 	struct ioacct_rpc_cval *known = bpf_map_lookup_elem(&clntmnt, &ck);
 	struct task_ent_head *t = bpf_task_storage_get(&tasks, task, 0, 0);
-
 	struct vfsmount *walk;
 	__u64 mnt;
 
@@ -258,6 +257,30 @@ static __always_inline __u64 rpc_mount(struct task_struct *task, struct ioacct_s
 		return t->c_mnt;
 	}
 	return known ? known->mnt_id : 0;
+}
+
+/*
+ * The current task's job: the slot of its watched cgroup while the slot is
+ * active, and the slot's job start. 0: none (nothing watched: *stp NULL).
+ */
+static __always_inline int task_owner(struct task_struct *task, struct rpc_owner *o,
+				      struct ioacct_state **stp)
+{
+	struct ioacct_state *st;
+	struct ioacct_slot *s;
+	__u32 zero = 0;
+
+	*stp = st = bpf_map_lookup_elem(&state, &zero);
+	if (!st || !st->nactive) {
+		*stp = NULL;
+		return 0;
+	}
+	o->slot = task_watched_slot(task, st, v1_ssid);
+	s = o->slot == IOACCT_SLOT_NONE ? NULL : bpf_map_lookup_elem(&slots, &o->slot);
+	if (!s || !s->active)
+		return 0;
+	o->start_ns = s->start_ns;
+	return 1;
 }
 
 /* An NFSv4 CLOSE's inode, else 0. */
@@ -318,21 +341,12 @@ int BPF_PROG(ioacct_rpc_begin, struct rpc_task___io *rt)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct rpc_owner o = {};
-	struct ioacct_slot *s;
 	struct ioacct_state *st;
-	__u32 zero = 0;
 	__u64 key = (__u64)rt;
 
-	st = bpf_map_lookup_elem(&state, &zero);
-	if (!st || !st->nactive)
-		return 0;
-	o.slot = task_watched_slot(task, st, v1_ssid);
-	if (o.slot == IOACCT_SLOT_NONE)
-		return wb_begin(key, (__u64)rt);
-	s = bpf_map_lookup_elem(&slots, &o.slot);
-	if (!s || !s->active)
-		return 0;
-	o.start_ns = s->start_ns;
+	if (!task_owner(task, &o, &st))
+		/* A thread of no job (or of a step finishing): a job's writeback or CLOSE? */
+		return st ? wb_begin(key, (__u64)rt) : 0;
 	o.mnt_id = rpc_mount(task, st, BPF_CORE_READ(rt, tk_client), o.slot);
 	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
 	return 0;
@@ -462,19 +476,11 @@ int BPF_PROG(ioacct_rpc_dirty, struct inode *inode)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct rpc_owner o = {};
 	struct task_ent_head *t;
-	struct ioacct_slot *s;
 	struct ioacct_state *st;
 	__u64 key = (__u64)inode;
-	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&state, &zero);
-	if (!st || !st->nactive || BPF_CORE_READ(inode, i_sb, s_magic) != NFS_SUPER_MAGIC)
+	if (BPF_CORE_READ(inode, i_sb, s_magic) != NFS_SUPER_MAGIC || !task_owner(task, &o, &st))
 		return 0;
-	o.slot = task_watched_slot(task, st, v1_ssid);
-	s = o.slot == IOACCT_SLOT_NONE ? NULL : bpf_map_lookup_elem(&slots, &o.slot);
-	if (!s || !s->active)
-		return 0;
-	o.start_ns = s->start_ns;
 	/* The mount of the write that dirties it: the task's last file is this inode. */
 	t = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (t && t->c_inode == key && t->c_mnt) {
@@ -526,18 +532,10 @@ int BPF_PROG(ioacct_rpc_rd, struct nfs_pgio_header___io *hdr)
 	__u64 key = (__u64)BPF_CORE_READ(hdr, inode);
 	struct rpc_owner o = {}, *was;
 	struct task_ent_head *t;
-	struct ioacct_slot *s;
 	struct ioacct_state *st;
-	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&state, &zero);
-	if (!st || !st->nactive)
+	if (!task_owner(task, &o, &st))
 		return 0;
-	o.slot = task_watched_slot(task, st, v1_ssid);
-	s = o.slot == IOACCT_SLOT_NONE ? NULL : bpf_map_lookup_elem(&slots, &o.slot);
-	if (!s || !s->active)
-		return 0;
-	o.start_ns = s->start_ns;
 	was = bpf_map_lookup_elem(&inodes, &key);
 	if (was && was->slot == o.slot && was->start_ns == o.start_ns)
 		return 0;

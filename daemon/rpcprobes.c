@@ -242,11 +242,6 @@ void ioacct_rpcprobes_job_mode(const struct ioacct_rpcprobes *rp, const char *mo
 			 rp->mode, v ? v : "");
 }
 
-bool ioacct_rpcprobes_loaded(const struct ioacct_rpcprobes *rp)
-{
-	return rp && rp->skel;
-}
-
 /* A per-CPU value summed over the CPUs. */
 static int percpu_sum(int fd, const void *key, struct ioacct_rpc_val *buf, int ncpus,
 		      struct ioacct_rpc_val *out)

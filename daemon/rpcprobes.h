@@ -44,7 +44,6 @@ const char *ioacct_rpcprobes_mode(const struct ioacct_rpcprobes *rp);
  */
 void ioacct_rpcprobes_job_mode(const struct ioacct_rpcprobes *rp, const char *mode, char *buf,
 			       size_t len);
-bool ioacct_rpcprobes_loaded(const struct ioacct_rpcprobes *rp);
 
 /*
  * A step starts in slot: the unattributed counters are read now, so that
