@@ -13,10 +13,12 @@
  * task (sync and async alike), and carried by the rpc_task's address to
  * rpc_stats_latency, which fires where the kernel adds the RPC to
  * mountstats (rpc_count_iostats_metrics()), usually in an rpciod worker,
- * and forgotten there. Not at rpc_task_end: rpc_exit_task() traces it
- * before it counts the task. A task never counted (it failed before a
- * request) leaves its entry to the LRU, or to the next rpc_task_begin at
- * its address.
+ * once per round: a call restarted by its rpc_call_done (a short write,
+ * NFS4ERR_DELAY) is counted again without a new rpc_task_begin, as
+ * mountstats counts it. So the entry is never deleted there, nor at
+ * rpc_task_end (rpc_exit_task() traces it before it counts the task): the
+ * next rpc_task_begin at the same address replaces or deletes it, and the
+ * LRU bounds what freed tasks leave.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -457,7 +459,6 @@ int BPF_PROG(ioacct_rpc_count, struct rpc_task___io *rt, __s64 backlog, __s64 rt
 			if (n)
 				__sync_fetch_and_add(n, 1);
 		}
-		bpf_map_delete_elem(&owners, &key);
 		return 0;
 	}
 	/* Submitted by no job, or by one finished since: the mount's own. */
