@@ -297,12 +297,52 @@ static int ucounts_read(struct ioacct_rpcprobes *rp, struct ucount **out, size_t
 	return ret;
 }
 
+/*
+ * Deletes the entries of the map fd whose key (ksize bytes, at most 64)
+ * holds slot as the __u32 at slot_off. Collected first: deleting while
+ * walking a hash restarts the walk.
+ */
+static void slot_sweep(int fd, size_t ksize, size_t slot_off, uint32_t slot)
+{
+	unsigned char k[64], prev[64], *del = NULL;
+	size_t ndel = 0, cap = 0;
+	bool first = true;
+
+	while (ksize <= sizeof(k) && bpf_map_get_next_key(fd, first ? NULL : prev, k) == 0) {
+		uint32_t s;
+
+		first = false;
+		memcpy(prev, k, ksize);
+		memcpy(&s, k + slot_off, sizeof(s));
+		if (s != slot)
+			continue;
+		if (ndel == cap) {
+			unsigned char *g = realloc(del, (cap = cap ? 2 * cap : 16) * ksize);
+
+			if (!g)
+				break;
+			del = g;
+		}
+		memcpy(del + ndel++ * ksize, k, ksize);
+	}
+	for (size_t i = 0; i < ndel; i++)
+		bpf_map_delete_elem(fd, del + i * ksize);
+	free(del);
+}
+
 void ioacct_rpcprobes_step_begin(struct ioacct_rpcprobes *rp, uint32_t slot)
 {
 	struct baseline *b;
 
 	if (!rp || !rp->skel || slot >= rp->nslots)
 		return;
+	/*
+	 * An RPC of the slot's last step counted while it finished (it saw the
+	 * slot active just before) may have come after the finish read: not
+	 * this step's.
+	 */
+	slot_sweep(bpf_map__fd(rp->skel->maps.rpcstats), sizeof(struct ioacct_rpc_key),
+		   offsetof(struct ioacct_rpc_key, slot), slot);
 	b = &rp->base[slot];
 	free(b->c);
 	b->c = NULL;
@@ -532,35 +572,15 @@ int ioacct_rpcprobes_unattributed(struct ioacct_rpcprobes *rp, uint32_t slot,
 void ioacct_rpcprobes_forget(struct ioacct_rpcprobes *rp, uint32_t slot, const char *cluster,
 			     uint64_t job_id, uint32_t step_id)
 {
-	struct ioacct_rpc_ckey k, prev, *del = NULL;
-	size_t ndel = 0, cap = 0;
 	uint64_t lost = 0, zero = 0;
-	bool first = true;
 	int fd;
 
 	if (!rp || !rp->skel || slot >= rp->nslots)
 		return;
 	free(rp->base[slot].c);
 	rp->base[slot] = (struct baseline){ 0 };
-	fd = bpf_map__fd(rp->skel->maps.clntmnt);
-	/* Deleting while walking a hash restarts the walk: collect first. */
-	while (bpf_map_get_next_key(fd, first ? NULL : &prev, &k) == 0) {
-		first = false;
-		prev = k;
-		if (k.slot != slot)
-			continue;
-		if (ndel == cap) {
-			struct ioacct_rpc_ckey *g = realloc(del, (cap = cap ? 2 * cap : 16) * sizeof(*del));
-
-			if (!g)
-				break;
-			del = g;
-		}
-		del[ndel++] = k;
-	}
-	for (size_t i = 0; i < ndel; i++)
-		bpf_map_delete_elem(fd, &del[i]);
-	free(del);
+	slot_sweep(bpf_map__fd(rp->skel->maps.clntmnt), sizeof(struct ioacct_rpc_ckey),
+		   offsetof(struct ioacct_rpc_ckey, slot), slot);
 	fd = bpf_map__fd(rp->skel->maps.lost);
 	if (!bpf_map_lookup_elem(fd, &slot, &lost) && lost) {
 		bpf_map_update_elem(fd, &slot, &zero, BPF_ANY);
