@@ -44,6 +44,7 @@ const volatile __u32 v1_ssid = 0;
 const volatile __u32 file_records = 1;
 
 #include "ioacct_watch.bpf.h"
+#include "ioacct_task_head.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -236,6 +237,17 @@ struct {
 	__type(key, int);
 	__type(value, struct task_ent);
 } tasks SEC(".maps");
+
+/* The RPC object reads a task's pending call through this map (ioacct_task_head.bpf.h). */
+#define TASK_HEAD_SAME(f) \
+	_Static_assert(__builtin_offsetof(struct task_ent, f) == __builtin_offsetof(struct task_ent_head, f) && \
+		       sizeof(((struct task_ent *)0)->f) == sizeof(((struct task_ent_head *)0)->f), #f)
+TASK_HEAD_SAME(mnt);
+TASK_HEAD_SAME(op);
+TASK_HEAD_SAME(pslot);
+TASK_HEAD_SAME(epoch);
+TASK_HEAD_SAME(c_vfsmnt);
+TASK_HEAD_SAME(c_mnt);
 
 /* Scratch space for a path lookup key: too large for the BPF stack. */
 struct {

@@ -138,21 +138,12 @@ struct {
  */
 static __noinline __u32 task_slot(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 zero = 0, slot = IOACCT_SLOT_NONE;
+	__u32 zero = 0;
 	struct ioacct_state *st = bpf_map_lookup_elem(&state, &zero);
 
 	if (!st || !st->nactive)
 		return IOACCT_SLOT_NONE;
-	if (st->nwatch_v2)
-		slot = cgroup_watched(BPF_CORE_READ(task, cgroups, dfl_cgrp), IOACCT_HIER_V2);
-	if (slot == IOACCT_SLOT_NONE && st->nwatch_v1) {
-		struct cgroup *cg = task_v1_cgroup(task, v1_ssid);
-
-		if (cg)
-			slot = cgroup_watched(cg, IOACCT_HIER_V1);
-	}
-	return slot >= IOACCT_SLOT_CALIB ? IOACCT_SLOT_NONE : slot;
+	return task_watched_slot(bpf_get_current_task_btf(), st, v1_ssid);
 }
 
 static __always_inline void count_in(void *map, __u32 slot)

@@ -54,4 +54,26 @@ static __always_inline __u32 cgroup_watched(struct cgroup *cg, __u32 hier)
 	return IOACCT_SLOT_NONE;
 }
 
+/*
+ * The slot of a task's nearest watched cgroup (v2, then v1 through the
+ * subsystem ssid), as the main object's current_slot() finds it without
+ * its per-CPU cache: for the objects whose events are rare next to system
+ * calls (MPI-IO calls, RPCs). IOACCT_SLOT_NONE if none (or calibration).
+ */
+static __always_inline __u32 task_watched_slot(struct task_struct *task,
+					       const struct ioacct_state *st, __u32 ssid)
+{
+	__u32 slot = IOACCT_SLOT_NONE;
+
+	if (st->nwatch_v2)
+		slot = cgroup_watched(BPF_CORE_READ(task, cgroups, dfl_cgrp), IOACCT_HIER_V2);
+	if (slot == IOACCT_SLOT_NONE && st->nwatch_v1) {
+		struct cgroup *cg = task_v1_cgroup(task, ssid);
+
+		if (cg)
+			slot = cgroup_watched(cg, IOACCT_HIER_V1);
+	}
+	return slot >= IOACCT_SLOT_CALIB ? IOACCT_SLOT_NONE : slot;
+}
+
 #endif /* IOACCT_WATCH_BPF_H */

@@ -72,6 +72,9 @@ bool ioacct_registry_tracing(const struct ioacct_registry *r);
  */
 struct ioacct_mpiprobes;
 void ioacct_registry_set_mpi(struct ioacct_registry *r, struct ioacct_mpiprobes *m);
+/* The RPC probes (rpcprobes.h, issue 40): the registry owns them (NULL: none). */
+struct ioacct_rpcprobes;
+void ioacct_registry_set_rpc(struct ioacct_registry *r, struct ioacct_rpcprobes *rp);
 int ioacct_registry_mpi_fd(const struct ioacct_registry *r);
 struct ioacct_mpiprobes *ioacct_registry_mpi(const struct ioacct_registry *r);
 void ioacct_registry_mpi_poll(struct ioacct_registry *r);

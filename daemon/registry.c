@@ -24,6 +24,7 @@
 #include "mpiprobes.h"
 #include "mntns.h"
 #include "procfs.h"
+#include "rpcprobes.h"
 #include "util.h"
 
 /* ---- registry bookkeeping ------------------------------------------------------ */
@@ -87,6 +88,7 @@ void ioacct_registry_destroy(struct ioacct_registry *r)
 	ioacct_mntns_destroy(r->mntns);
 	ioacct_jobtraces_destroy(r->traces);
 	ioacct_mpiprobes_close(r->mpi);
+	ioacct_rpcprobes_destroy(r->rpc);
 	ioacct_clusterq_free(r->readers.clusterq);
 	ioacct_jobload_free(r->readers.jobload);
 	free(r);
@@ -360,8 +362,9 @@ static bool want_entry(uint32_t slot, uint32_t bin, void *arg)
 	return (uint64_t)bin + 2 <= cur;
 }
 
-/* Writes entries into the store, inside the caller's transaction. */
-static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_entry *e, size_t n)
+/* Writes entries and RPC rows (issue 40) into the store, inside the caller's transaction. */
+static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_entry *e, size_t n,
+			 struct ioacct_rpc_batch *rb)
 {
 	ioacct_mntns_pass(r->mntns);
 	for (size_t i = 0; i < n; i++) {
@@ -375,19 +378,30 @@ static int store_entries(struct ioacct_registry *r, const struct ioacct_probe_en
 		if (ret)
 			return ret;
 	}
+	for (size_t i = 0; i < rb->n; i++) {
+		struct dstep *s = r->slots[rb->slots[i]];
+		int ret;
+
+		rb->rows[i].step_id = s->step_id;
+		ret = ioacct_jobmounts_store(r, s->job, s->slot, rb->rows[i].mnt_id);
+		if (!ret)
+			ret = ioacct_store_rpc_put(r->store, s->job->job.key, &rb->rows[i]);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
 /*
- * The one way counters leave the kernel: stored with whatever `more` adds,
- * in one transaction, and deleted from the kernel only once committed. A
+ * The one way counters leave the kernel: stored with the RPC rows read with
+ * them (rb, issue 40) and whatever `more` adds, in one transaction, and deleted from the kernel only once committed. A
  * crash in between leaves them in both; storing them again replaces the
  * same rows (ioacct_store_series_put), so nothing is counted twice.
  * `what` names the crash points: <what>-before-commit, <what>-after-commit.
  */
 static int store_then_forget(struct ioacct_registry *r, const struct ioacct_probe_entry *e,
-			     size_t n, int (*more)(struct ioacct_registry *r, void *arg), void *arg,
-			     const char *what)
+			     size_t n, struct ioacct_rpc_batch *rb,
+			     int (*more)(struct ioacct_registry *r, void *arg), void *arg, const char *what)
 {
 	char point[64];
 	int ret;
@@ -395,7 +409,7 @@ static int store_then_forget(struct ioacct_registry *r, const struct ioacct_prob
 	ret = tx_begin(r);
 	if (ret)
 		return ret;
-	ret = store_entries(r, e, n);
+	ret = store_entries(r, e, n, rb);
 	if (!ret && more)
 		ret = more(r, arg);
 	if (ret) {
@@ -410,6 +424,8 @@ static int store_then_forget(struct ioacct_registry *r, const struct ioacct_prob
 	snprintf(point, sizeof(point), "%s-after-commit", what);
 	ioacct_crash_point(point);
 	ret = n ? ioacct_probes_delete(r->probes, e, n) : 0;
+	if (!ret)
+		ret = ioacct_rpcprobes_delete(r->rpc, rb);
 	if (ret)
 		/* Stored: what stays in the kernel is stored again, over itself, next time. */
 		log_warn("%s: %zu entries stored but not deleted from the kernel: %s", what, n,
@@ -420,20 +436,24 @@ static int store_then_forget(struct ioacct_registry *r, const struct ioacct_prob
 static int drain(struct ioacct_registry *r, bool all, int32_t only_slot)
 {
 	struct drain_ctx c = { .r = r, .now = ioacct_mono_ns(), .all = all, .only_slot = only_slot };
+	struct ioacct_rpc_batch rb = { 0 };
 	struct ioacct_probe_entry *e = NULL;
 	size_t n = 0;
 	int ret;
 
 	ret = ioacct_probes_read(r->probes, want_entry, &c, &e, &n);
-	if (ret || n == 0)
+	if (!ret)
+		ret = ioacct_rpcprobes_read(r->rpc, want_entry, &c, &rb);
+	if (ret || (n == 0 && rb.n == 0))
 		goto out;
-	ret = store_then_forget(r, e, n, NULL, NULL, "drain");
+	ret = store_then_forget(r, e, n, &rb, NULL, NULL, "drain");
 out:
 	/* -EAGAIN: the store is being put back, and said so once. */
 	if (ret && ret != -EAGAIN)
 		log_warn("drain: %s; the counters stay in the kernel and are tried again",
 			 ret == -EBUSY || ret == -EIO ? ioacct_store_errmsg(r->store) : strerror(-ret));
 	free(e);
+	ioacct_rpc_batch_free(&rb);
 	return ret;
 }
 
@@ -540,7 +560,8 @@ static struct djob *job_new(struct ioacct_registry *r, const struct ioacct_req_r
 	j->start_mono_ns = ioacct_mono_ns();
 	j->job.start_ns = ioacct_wall_ns();
 	snprintf(j->job.state, sizeof(j->job.state), "RUNNING");
-	ioacct_strlcpy(j->job.probe_mode, ioacct_probes_job_mode(r->probes), sizeof(j->job.probe_mode));
+	ioacct_rpcprobes_job_mode(r->rpc, ioacct_probes_job_mode(r->probes), j->job.probe_mode,
+				  sizeof(j->job.probe_mode));
 	j->job.bin_width_ns = req->bin_width_ns ? req->bin_width_ns : r->cfg->bin_width_ns;
 	ret = ioacct_store_job_insert(r->store, &j->job);
 	if (ret) {
@@ -778,6 +799,11 @@ void ioacct_registry_set_mpi(struct ioacct_registry *r, struct ioacct_mpiprobes 
 		ioacct_mpiprobes_set_span_cb(m, mpi_span, r);
 }
 
+void ioacct_registry_set_rpc(struct ioacct_registry *r, struct ioacct_rpcprobes *rp)
+{
+	r->rpc = rp;
+}
+
 struct ioacct_mpiprobes *ioacct_registry_mpi(const struct ioacct_registry *r)
 {
 	return r->mpi;
@@ -814,6 +840,8 @@ void ioacct_registry_register(struct ioacct_registry *r, const struct ioacct_req
 	struct reg_undo u = { .cgroup_id = cgroup_id, .hier = hier };
 	int ret;
 
+	/* The sunrpc module may have come since (an NFS mount): its probes, before the job's mode. */
+	ioacct_rpcprobes_try(r->rpc);
 	ret = tx_begin(r);
 	if (ret) {
 		ioacct_reply_error(rep, ret, "store: %s", ioacct_store_errmsg(r->store));
@@ -840,6 +868,8 @@ void ioacct_registry_register(struct ioacct_registry *r, const struct ioacct_req
 	/* Before the answer: the step's program runs only then, its libraries probed. */
 	if (r->mpi)
 		ioacct_mpiprobes_attach_ahead(r->mpi, u.step->slot);
+	if (u.new_step)
+		ioacct_rpcprobes_step_begin(r->rpc, u.step->slot);
 	u.step->pid = req->pid;
 	u.step->empty_since_ns = 0;
 	u.job->idle_since_ns = 0;
@@ -948,6 +978,7 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 {
 	struct djob *j = s->job;
 	struct step_end x = { .s = s, .state = state[0] ? state : "COMPLETED", .exit_code = exit_code };
+	struct ioacct_rpc_batch rb = { 0 };
 	struct ioacct_probe_entry *e = NULL;
 	uint64_t lost;
 	size_t n = 0;
@@ -964,6 +995,11 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 	if (ret)
 		goto out;
 	ret = ioacct_probes_files_read(r->probes, s->slot, &x.files, &x.nfiles);
+	/* Its RPCs, and what its mounts got from no job meanwhile (issue 40). */
+	if (!ret)
+		ret = ioacct_rpcprobes_read(r->rpc, want_entry, &c, &rb);
+	if (!ret)
+		ret = ioacct_rpcprobes_unattributed(r->rpc, s->slot, &rb);
 	/*
 	 * Library opens the step's tasks made before its watch went, not read
 	 * yet: read now, so that what they attach is released with the step
@@ -980,7 +1016,7 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 	if (ret)
 		goto out;
 	ioacct_probes_dropped(r->probes, s->slot, &x.dropped_events, &x.dropped_bytes, false);
-	ret = store_then_forget(r, e, n, step_end_store, &x, "finish");
+	ret = store_then_forget(r, e, n, &rb, step_end_store, &x, "finish");
 	if (ret)
 		goto out;
 	ioacct_probes_dropped(r->probes, s->slot, &x.dropped_events, &x.dropped_bytes, true);
@@ -990,6 +1026,7 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 		log_warn("finish: per-file records stored but not deleted from the kernel: %s",
 			 strerror(-ret));
 	ret = 0;
+	ioacct_rpcprobes_forget(r->rpc, s->slot, j->job.cluster, j->job.job_id, s->step_id);
 	lost = r->mpi ? ioacct_mpiprobes_forget(r->mpi, s->slot) : 0;
 	if (lost)
 		log_warn("job %s/%llu step %u: %llu MPI-IO calls not counted (probe maps full)",
@@ -1009,6 +1046,7 @@ int ioacct_registry_step_finish(struct ioacct_registry *r, struct dstep *s, cons
 		j->idle_since_ns = ioacct_mono_ns();
 out:
 	free(e);
+	ioacct_rpc_batch_free(&rb);
 	free(x.files);
 	free(x.mpi);
 	free(x.h5);

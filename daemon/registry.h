@@ -91,6 +91,7 @@ struct ioacct_registry {
 	struct ioacct_cluster_readers readers; /* the handlers', freed with the registry */
 	struct ioacct_jobtraces *traces; /* sbatch --io-monitor=trace (jobtrace.h) */
 	struct ioacct_mpiprobes *mpi; /* MPI-IO counters (mpiprobes.h); NULL: off */
+	struct ioacct_rpcprobes *rpc; /* RPCs per job (rpcprobes.h, issue 40); NULL: off */
 };
 
 /*

@@ -29,6 +29,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "mpiprobes.h"
+#include "rpcprobes.h"
 #include "privs.h"
 #include "probes.h"
 #include "procfs.h"
@@ -442,6 +443,23 @@ static struct ioacct_mpiprobes *mpi_start(const struct ioacct_config *cfg,
 	return m;
 }
 
+/*
+ * The RPCs per job (issue 40): loaded now if the kernel has sunrpc, else at
+ * the first registration after it is loaded; never fatal.
+ */
+static struct ioacct_rpcprobes *rpc_start(const struct ioacct_config *cfg,
+					  struct ioacct_probes *probes)
+{
+	struct ioacct_rpcprobes *rp;
+	uint32_t ssid = 0;
+
+	ioacct_cgroup_v1_ssid(cfg->cgroup_v1_hierarchy, &ssid);
+	rp = ioacct_rpcprobes_create(probes, ssid);
+	if (!rp)
+		log_warn("RPC probes: out of memory: the jobs' RPCs are not counted");
+	return rp;
+}
+
 /* The probes, loaded or found pinned, FMODE_CREATED measured if need be; NULL when they fail (said). */
 static struct ioacct_probes *probes_start(const struct ioacct_config *cfg)
 {
@@ -607,6 +625,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	ioacct_registry_set_mpi(reg, mpi_start(&cfg, probes));
+	ioacct_registry_set_rpc(reg, rpc_start(&cfg, probes));
 	if (ioacct_registry_restore(reg))
 		goto out;
 	if (socket_open(cfg.socket_path, &lfd))

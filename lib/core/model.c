@@ -243,8 +243,9 @@ bool ioacct_probe_has_view(const char *probe_mode, const char *view)
 	const char *v = ioacct_probe_views(probe_mode);
 	size_t n = strlen(view);
 
-	for (; v && *v; v += strcspn(v, ",") + (v[strcspn(v, ",")] == ',')) {
-		if (!strncmp(v, view, n) && (v[n] == ',' || v[n] == '\0'))
+	/* The list ends at the string's end or at a space: a later word (rpc=, issue 40) is not a view. */
+	for (; v && *v && *v != ' '; v += strcspn(v, ", ") + (v[strcspn(v, ", ")] == ',')) {
+		if (!strncmp(v, view, n) && (v[n] == ',' || v[n] == ' ' || v[n] == '\0'))
 			return true;
 	}
 	return false;

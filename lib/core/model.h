@@ -57,7 +57,7 @@ struct ioacct_job {
 	int64_t end_ns;                   /* 0 while running */
 	char state[32];                   /* RUNNING, COMPLETED, FAILED, CANCELLED, ... */
 	int32_t exit_code;
-	char probe_mode[64];
+	char probe_mode[128];
 	uint64_t bin_width_ns;
 	uint64_t dropped_events;
 	uint64_t dropped_bytes;

@@ -481,7 +481,7 @@ struct ioacct_reply {
 	uint64_t start_mono_ns;     /* the time base of the job's bins */
 	int64_t start_ns;           /* wall clock */
 	uint64_t bin_width_ns;
-	char probe_mode[64];
+	char probe_mode[128];
 	/* register with trace_max: why the job is not traced ("" when it is) */
 	char trace_error[256];
 	/* register with spans: why the job sends none ("" when it does) */

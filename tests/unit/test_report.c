@@ -825,6 +825,12 @@ static void test_hit_ratio(void **state)
 	assert_false(ioacct_probe_has_view("tracepoint views=none", "cache"));
 	assert_false(ioacct_probe_has_view("tracepoint views=cachex", "cache"));
 	assert_false(ioacct_probe_has_view("tracepoint", "cache"));
+	/* The RPC word (issue 40) is written before the views; a word after them is no view. */
+	assert_true(ioacct_probe_has_view("fentry files=off rpc=sunrpc views=cache,uring", "uring"));
+	assert_true(ioacct_probe_files_off("fentry files=off rpc=sunrpc views=cache,uring"));
+	assert_true(ioacct_probe_has_view("fentry views=cache,uring rpc=sunrpc", "uring"));
+	assert_false(ioacct_probe_has_view("fentry views=cache,uring rpc=sunrpc", "rpc=sunrpc"));
+	assert_false(ioacct_probe_has_view("fentry views=cache rpc=off:no-sunrpc", "no-sunrpc"));
 	assert_null(ioacct_probe_views("tracepoint"));
 	/* mmap bytes measured (issue 29): with "mmap", or by a job older than the views. */
 	assert_null(ioacct_probe_mmap_unmeasured("fentry views=cache,mmap,readahead"));

@@ -563,6 +563,7 @@ CONF
 	# What its start cost (the verifier under TCG, mostly).
 	sed -n -e 's/^ioacctd: \(probes: .*\)/INFO kernel='"$KVER"' mode='"$mode"' \1/p' \
 		-e 's/^ioacctd: MPI-IO: .*(\(its probes loaded in .*\))$/INFO kernel='"$KVER"' mode='"$mode"' MPI-IO and HDF5 probes: \1/p' \
+		-e 's/^ioacctd: RPC: sunrpc.s tracepoints attached: .*(\(.*\))$/INFO kernel='"$KVER"' mode='"$mode"' RPC probes: \1/p' \
 		-e 's/^ioacctd: \(FMODE_CREATED .*\)/INFO kernel='"$KVER"' mode='"$mode"' \1/p' "$R/ioacctd.log"
 	# Why the verifier refused a program (a view: the daemon starts without
 	# them): the end of its log, which ioacctd keeps (lib/core/log.c).

@@ -10,6 +10,9 @@
 #   nfs_ready DIR        waits (60 s at most) until a file can be made on DIR:
 #                        NFSv4's grace period (10 s here) must end first, so
 #                        set up early and wait late
+#   rpc_ms, rpc_job, rpc_compare, own
+#                        the RPC checks' readers of mountstats and of a job's
+#                        RPCs (tests/vm/nfs/rpc*.sh, issue 40), below
 
 nfs_setup() {
 	grep -qw nfsd /proc/filesystems || { say "no nfsd file system (module not loaded)"; return 1; }
@@ -41,4 +44,127 @@ nfs_ready() {
 	done
 	rm -f "$1/.probe"
 	say "NFS: $(grep " $1 " /proc/mounts)"
+}
+
+# rpc_ms OUT: the NFS mount's per-procedure "NAME ops bytes_sent bytes_recv" of mountstats.
+rpc_ms() {
+	awk -v m="$NFS" '$1 == "device" { on = $5 == m; ops = 0; next }
+		on && /per-op statistics/ { ops = 1; next }
+		on && ops && NF >= 9 && $1 ~ /:$/ { sub(/:$/, "", $1); print $1, $2, $5, $6 }' \
+		/proc/self/mountstats > "$1"
+}
+
+# rpc_job JSON OUT: the NFS mount's "KIND NAME calls bytes_sent bytes_recv" of a
+# job's summary, KIND rpc (its own) or rpc_unattributed. A JSON reader by
+# lines (the summary's strings never span one), for busybox awk.
+rpc_job() {
+	awk -v m="$NFS" '
+	function emit(val,   i, p) {
+		p = key[1]
+		for (i = 2; i <= d; i++)
+			p = p "." key[i]
+		v[p] = val
+	}
+	{
+		line = $0; n = length(line); p = 1
+		while (p <= n) {
+			c = substr(line, p, 1)
+			if (c == "{" || c == "[") {
+				d++; arr[d] = c == "["; key[d] = arr[d] ? 0 : ""; want[d] = 1; p++
+			} else if (c == "}" || c == "]") {
+				d--; p++
+			} else if (c == ",") {
+				if (arr[d]) key[d]++; else want[d] = 1
+				p++
+			} else if (c == "\"") {
+				s = ""; p++
+				while (p <= n && (c = substr(line, p, 1)) != "\"") {
+					if (c == "\\") { s = s substr(line, p, 2); p += 2; continue }
+					s = s c; p++
+				}
+				p++
+				if (!arr[d] && want[d]) { key[d] = s; want[d] = 0 } else emit(s)
+			} else if (index(" \t\r:", c)) {
+				p++
+			} else {
+				s = ""
+				while (p <= n && !index(" \t\r,}]", c = substr(line, p, 1))) { s = s c; p++ }
+				emit(s)
+			}
+		}
+	}
+	END {
+		for (k in v)
+			if (k ~ /^mounts\.[0-9]+\.mount$/ && v[k] == m) { split(k, a, "."); i = a[2] }
+		if (i == "") {
+			exit 1 # (braced: busybox awk takes no statement after exit alone under an if)
+		}
+		for (k in v) {
+			if (split(k, a, ".") != 5 || a[1] != "mounts" || a[2] != i || a[5] != "calls")
+				continue
+			if (a[3] != "rpc" && a[3] != "rpc_unattributed")
+				continue
+			b = "mounts." i "." a[3] "." a[4] "."
+			print a[3], a[4], v[k], v[b "bytes_sent"] + 0, v[b "bytes_recv"] + 0
+		}
+	}' "$1" > "$2"
+}
+
+# rpc_compare BEFORE AFTER OWN JOBS...: every procedure's change in mountstats
+# is the jobs' RPCs (each file of rpc_job) on the mount; procedures of OWN
+# (a space-separated list) are never unattributed. Prints MISMATCH lines,
+# then "OK NAME=calls,..." of the procedures that changed.
+rpc_compare() {
+	b=$1 a=$2 own=$3
+	shift 3
+	awk -v own=" $own " '
+	FILENAME == ARGV[1] { o0[$1] = $2; s0[$1] = $3; r0[$1] = $4; next }
+	FILENAME == ARGV[2] { o1[$1] = $2; s1[$1] = $3; r1[$1] = $4; names[$1] = 1; next }
+	{
+		c[$2] += $3; s[$2] += $4; r[$2] += $5; names[$2] = 1
+		if ($1 == "rpc_unattributed" && index(own, " " $2 " "))
+			print "MISMATCH: " $2 ": " $3 " unattributed (" FILENAME ")"
+	}
+	END {
+		for (p in names) {
+			dc = o1[p] - o0[p]; ds = s1[p] - s0[p]; dr = r1[p] - r0[p]
+			if (dc != c[p] + 0 || ds != s[p] + 0 || dr != r[p] + 0)
+				print "MISMATCH: " p ": mountstats " dc " calls " ds " sent " dr \
+					" received, the jobs " c[p] + 0 " " s[p] + 0 " " r[p] + 0
+			else if (dc)
+				ok = ok (ok ? "," : "") p "=" dc
+		}
+		print "OK " ok
+	}' "$b" "$a" "$@"
+}
+
+# own JOB NAME: the calls of procedure NAME the job sent itself.
+own() { awk -v p="$2" '$1 == "rpc" && $2 == p { n += $3 } END { print n + 0 }' "$1"; }
+
+# rpc_trace on|off: sunrpc's rpc_task_begin and rpc_request events into the
+# trace buffer (emptied at on), for rpc_submitters; nothing without them.
+rpc_trace() {
+	tr=/sys/kernel/tracing
+	[ -d $tr/events/sunrpc/rpc_task_begin ] || return 0
+	[ "$1" = on ] && echo > $tr/trace
+	for e in rpc_task_begin rpc_request; do
+		echo $([ "$1" = on ] && echo 1 || echo 0) > $tr/events/sunrpc/$e/enable
+	done
+}
+
+# rpc_submitters "PROC...": who submitted those procedures' RPCs in the trace
+# (rpc_task_begin runs in the submitter): "PROC@comm-pid=N ...".
+rpc_submitters() {
+	awk -v want=" $1 " '
+	{ id = ""; if (match($0, /task:[0-9a-f]+@[0-9a-f]+/)) id = substr($0, RSTART, RLENGTH) }
+	/ rpc_task_begin: / { who[id] = $1 }
+	/ rpc_request: / {
+		n = split($0, f, " ")
+		for (i = 2; i <= n; i++)
+			if (f[i] ~ /^\(a?sync\)$/)
+				p = f[i - 1]
+		if (index(want, " " p " "))
+			c[p "@" who[id]]++
+	}
+	END { for (k in c) printf "%s=%d ", k, c[k] }' /sys/kernel/tracing/trace 2> /dev/null
 }
