@@ -260,6 +260,17 @@ const char *ioacct_probe_mmap_unmeasured(const char *probe_mode)
 	return "the mmap view was off: views = in ioacct.conf, or the kernel refused it";
 }
 
+const char *ioacct_probe_rpc(const char *probe_mode, char *buf, size_t len)
+{
+	const char *w = strncmp(probe_mode, "rpc=", 4) ? strstr(probe_mode, " rpc=") : probe_mode - 1;
+
+	if (!w || !len)
+		return NULL;
+	w += 5;
+	snprintf(buf, len, "%.*s", (int)strcspn(w, " "), w);
+	return buf;
+}
+
 const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.*s", (int)strcspn(probe_mode, " "), probe_mode);

@@ -507,6 +507,12 @@ bool ioacct_probe_has_view(const char *probe_mode, const char *view);
  * functions that map the pages; no mmap at all: the view was off.
  */
 const char *ioacct_probe_mmap_unmeasured(const char *probe_mode);
+/*
+ * The RPC probes' word of a job's probe mode (issue 40), its value into buf:
+ * "sunrpc" (attached for the job) or "off:REASON" ("off:no-sunrpc"); NULL
+ * for a job stored before the RPC layer (no "rpc=" word).
+ */
+const char *ioacct_probe_rpc(const char *probe_mode, char *buf, size_t len);
 /* Its backend part, "tracepoint", into buf. */
 const char *ioacct_probe_backend(const char *probe_mode, char *buf, size_t len);
 /*

@@ -311,6 +311,11 @@ static void job(struct jw *w, const struct ioacct_report *r)
 			jw_str(w, "views", v);
 		else
 			jw_raw(w, "views", "null");
+		/* The RPC probes (issue 40): "sunrpc", "off:no-sunrpc"; null for a job stored before. */
+		if (ioacct_probe_rpc(j->probe_mode, mode, sizeof(mode)))
+			jw_str(w, "rpc_probes", mode);
+		else
+			jw_raw(w, "rpc_probes", "null");
 		if (ioacct_probe_mmap_unmeasured(j->probe_mode)) {
 			char note[160];
 

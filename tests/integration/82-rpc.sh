@@ -41,6 +41,10 @@ for id in 8201 8202; do
 	esac
 done
 ok "both jobs' probe mode says $want ($(mode_of 8201))"
+# The JSON report says it apart from the backend (rpc_probes).
+[ "$(json_get "$T/out-8201.json" 'j["rpc_probes"]')" = "${want#rpc=}" ] ||
+	fail "JSON rpc_probes is '$(json_get "$T/out-8201.json" 'j.get("rpc_probes")')', not '${want#rpc=}'"
+ok "JSON rpc_probes: ${want#rpc=}"
 [ "$(grep -c "$said" "$T/ioacctd.log")" = 1 ] ||
 	fail "the daemon did not say once '$said': $(grep 'RPC' "$T/ioacctd.log")"
 ok "said once in the log: $said"

@@ -832,6 +832,16 @@ static void test_hit_ratio(void **state)
 	assert_false(ioacct_probe_has_view("fentry views=cache,uring rpc=sunrpc", "rpc=sunrpc"));
 	assert_false(ioacct_probe_has_view("fentry views=cache rpc=off:no-sunrpc", "no-sunrpc"));
 	assert_null(ioacct_probe_views("tracepoint"));
+	{
+		char b[32];
+
+		assert_string_equal(ioacct_probe_rpc("fentry rpc=sunrpc views=cache", b, sizeof(b)), "sunrpc");
+		assert_string_equal(ioacct_probe_rpc("fentry views=cache rpc=off:no-sunrpc", b, sizeof(b)),
+				    "off:no-sunrpc");
+		assert_string_equal(ioacct_probe_rpc("rpc=off:load-failed", b, sizeof(b)), "off:load-failed");
+		assert_null(ioacct_probe_rpc("tracepoint views=cache,mmap", b, sizeof(b)));
+		assert_null(ioacct_probe_rpc("tracepoint xrpc=sunrpc", b, sizeof(b)));
+	}
 	/* mmap bytes measured (issue 29): with "mmap", or by a job older than the views. */
 	assert_null(ioacct_probe_mmap_unmeasured("fentry views=cache,mmap,readahead"));
 	assert_null(ioacct_probe_mmap_unmeasured("tracepoint"));
