@@ -8,6 +8,11 @@
 # counted beside them (the two layers' calls are pending apart).
 # H5F_USE_MPIIO (the fapl's MPI-IO driver) and H5D_USE_MPIIO_COLLECTIVE (the
 # collective write; the read is independent) are 1 on every rank.
+# H5PMPI_LINK=static (77-h5mpi-static.sh): h5pmpi built by h5pcc's default,
+# libhdf5_openmpi.a linked into the program (libmpi stays shared): mpirun's
+# 4 ranks run the program's own HDF5 functions, probed on the program's file
+# when the first rank's exec is seen (no rank is the job's own program: the
+# exec path, not probe_exe), the same records exact.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 command -v sqlite3 >/dev/null || skip "sqlite3 is needed to read the store"
@@ -28,17 +33,27 @@ mount -t tmpfs -o size=64m ioacct-ompi "$OMPI_MCA_orte_tmpdir_base" ||
 
 D=$(realpath "$T")/h5
 mkdir -p "$D"
-h5pcc -shlib -o "$T/h5pmpi" "$(dirname "$0")/h5pmpi.c" || fail "h5pcc failed"
-ldd "$T/h5pmpi" | grep -q "libhdf5_openmpi.so" || skip "h5pmpi is not linked to libhdf5_openmpi.so"
+LINK=${H5PMPI_LINK:-shared}
+if [ "$LINK" = static ]; then
+	h5pcc -show | grep -q 'openmpi/libhdf5\.a' ||
+		skip "h5pcc does not link openmpi/libhdf5.a (h5pcc -show: $(h5pcc -show))"
+	h5pcc -o "$T/h5pmpi" "$(dirname "$0")/h5pmpi.c" || fail "h5pcc failed"
+	! ldd "$T/h5pmpi" | grep -q "libhdf5" || fail "h5pcc's h5pmpi loads a shared libhdf5: $(ldd "$T/h5pmpi")"
+	H5WHERE="$T/h5pmpi"
+else
+	h5pcc -shlib -o "$T/h5pmpi" "$(dirname "$0")/h5pmpi.c" || fail "h5pcc failed"
+	ldd "$T/h5pmpi" | grep -q "libhdf5_openmpi.so" || skip "h5pmpi is not linked to libhdf5_openmpi.so"
+	H5WHERE=".*/libhdf5_openmpi.so.*"
+fi
 "$IORUN" --json -o "$T/p.json" -- "$OMPIRUN" --allow-run-as-root --oversubscribe -np 4 \
 	"$T/h5pmpi" "$D/p.h5" > "$T/p.out" 2>&1 || { cat "$T/p.out"; fail "iorun mpirun h5pmpi failed"; }
 JOB=$(json_get "$T/p.json" 'j["job_id"]')
-[ "$(grep -c "HDF5: attached to .*/libhdf5_openmpi.so.*(HDF5; 23 of 23 functions" "$T/ioacctd.log")" = 1 ] ||
-	fail "libhdf5_openmpi not attached once: $(grep "HDF5:" "$T/ioacctd.log")"
+[ "$(grep -c "HDF5: attached to $H5WHERE (HDF5; [0-9]* of 23 functions" "$T/ioacctd.log")" = 1 ] ||
+	fail "HDF5 ($LINK) not attached once: $(grep "HDF5:" "$T/ioacctd.log")"
 grep -q "MPI-IO: attached to .*/libmpi.so.*(OpenMPI;" "$T/ioacctd.log" ||
 	fail "libmpi not attached: $(grep "MPI-IO:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
-ok "libhdf5_openmpi and libmpi attached once each, for the 4 ranks"
+ok "HDF5 ($LINK: $(grep -o "HDF5: attached to $H5WHERE (HDF5; [0-9]* of 23" "$T/ioacctd.log" | sed 's/.*(//')) and libmpi attached once each, for the 4 ranks"
 
 COLS="rank, kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
 COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written, dataspace_ndims,"
