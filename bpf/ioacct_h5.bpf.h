@@ -227,6 +227,11 @@ static __always_inline void h5_times_add(struct ioacct_h5_val *v, const struct i
 		v->ndims = old->ndims;
 		v->npoints = old->npoints;
 	}
+	if (old->chunk_known && !v->chunk_known) {
+		v->chunk_known = 1;
+		for (__u32 i = 0; i < IOACCT_H5_CHUNK_DIMS; i++)
+			v->chunk[i] = old->chunk[i];
+	}
 }
 
 /*
@@ -249,6 +254,81 @@ static __noinline int h5_dims(struct ioacct_h5_pending *p, __s64 rc)
 	p->ndims = (__u64)rc;
 	p->npoints = n;
 	p->have |= IOACCT_H5_HAVE_DIMS;
+	return 0;
+}
+
+/*
+ * H5D__chunk_set_info(dset) runs in a chunked dataset's create or open:
+ * its chunk dims, where the cookie's layout (read from the library's code)
+ * says, as H5Pget_chunk(dcpl, 5, dims) gives them to Darshan: the first 5
+ * of the rank's, D1 the last of those. Unread: not known.
+ */
+static __noinline int h5_chunk(struct ioacct_h5_pending *p, __u64 dset, __u64 c)
+{
+	__u64 shared = 0;
+	__u32 rank = 0, d, n;
+
+	if (bpf_probe_read_user(&shared, sizeof(shared), (void *)(dset + IOACCT_H5_SHARED_OFF(c))) ||
+	    bpf_probe_read_user(&rank, sizeof(rank), (void *)(shared + IOACCT_H5_RANK_OFF(c))) ||
+	    rank == 0 || rank > IOACCT_H5_MAX_RANK)
+		return 0;
+	n = rank < IOACCT_H5_CHUNK_DIMS ? rank : IOACCT_H5_CHUNK_DIMS;
+	for (__u32 i = 0; i < IOACCT_H5_CHUNK_DIMS; i++) {
+		if (i >= n)
+			break;
+		if (bpf_probe_read_user(&d, sizeof(d),
+					(void *)(shared + IOACCT_H5_DIMS_OFF(c) + 4 * (n - 1 - i))))
+			return 0;
+		p->chunk[i] = d;
+	}
+	p->have |= IOACCT_H5_HAVE_CHUNK;
+	return 0;
+}
+
+/*
+ * A read's or write's file selection, as Darshan counts it
+ * (H5Sget_select_type of the file space; a hyperslab regular when
+ * H5Sis_regular_hyperslab says so): none for H5S_ALL (a[3] 0), the
+ * dataspace's selection class's kind read where the cookie that gave its
+ * H5S_t says (the library's own loads), a hyperslab's regularity from its
+ * diminfo_valid at the call's return, after the call, as Darshan asks.
+ * 1.10's H5Sis_regular_hyperslab rebuilds a diminfo still "not yet"
+ * (H5S_DIMINFO_VALID_NO) to answer; a read or write of elements
+ * rebuilds it first (its selection iterator's init), so that state is left
+ * only where the call did not: not known then, as an unreadable kind.
+ */
+static __noinline int h5_select(struct ioacct_h5_val *v, const struct ioacct_h5_pending *p)
+{
+	__u64 c = p->selc, cls = 0, hs = 0;
+	__u32 type = 0, dv = 0;
+
+	if (!p->a[3])
+		return 0;
+	if (!(p->have & IOACCT_H5_HAVE_FSPACE) || !(c & IOACCT_H5_LAYOUT_OK) ||
+	    bpf_probe_read_user(&cls, sizeof(cls), (void *)(p->fspace + IOACCT_H5_SEL_OFF(c))) ||
+	    bpf_probe_read_user(&type, sizeof(type), (void *)(cls + IOACCT_H5_TYPE_OFF(c)))) {
+		__sync_fetch_and_add(&v->sel_unknown, 1);
+		return 0;
+	}
+	if (type == IOACCT_H5_SEL_POINTS) {
+		__sync_fetch_and_add(&v->sel_points, 1);
+		return 0;
+	}
+	if (type != IOACCT_H5_SEL_HYPERSLABS) {
+		/* H5S_SEL_NONE, H5S_SEL_ALL: none of the three, as Darshan; else not known. */
+		if (type > 3)
+			__sync_fetch_and_add(&v->sel_unknown, 1);
+		return 0;
+	}
+	if (bpf_probe_read_user(&hs, sizeof(hs), (void *)(p->fspace + IOACCT_H5_HSLAB_OFF(c))) ||
+	    bpf_probe_read_user(&dv, sizeof(dv), (void *)(hs + IOACCT_H5_DV_OFF(c))))
+		dv = IOACCT_H5_DIMINFO_NO;
+	if (dv == IOACCT_H5_DIMINFO_YES)
+		__sync_fetch_and_add(&v->sel_regular, 1);
+	else if (dv == IOACCT_H5_DIMINFO_IMPOSSIBLE)
+		__sync_fetch_and_add(&v->sel_irregular, 1);
+	else
+		__sync_fetch_and_add(&v->sel_unknown, 1);
 	return 0;
 }
 
@@ -335,6 +415,10 @@ static __noinline int h5_oopen(const struct ioacct_h5_pending *p, __u32 kind, __
 		v->ndims = p->ndims;
 		v->npoints = p->npoints;
 	}
+	/* A library whose chunk probe reads right: without its call, not chunked. */
+	v->chunk_known = (p->cookie & IOACCT_H5_CHUNK_OK) ? 1 : 0;
+	for (__u32 i = 0; i < IOACCT_H5_CHUNK_DIMS; i++)
+		v->chunk[i] = (p->have & IOACCT_H5_HAVE_CHUNK) ? p->chunk[i] : 0;
 	__sync_fetch_and_add(&v->opens, 1);
 	__sync_fetch_and_add(&v->meta_ns, dt);
 	h5_span(&v->open_start, &v->open_end, p->ts, p->ts + dt);
@@ -416,6 +500,7 @@ static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tg
 	v->last = rd ? 1 : 2;
 	if (p->have & IOACCT_H5_HAVE_MPIO)
 		v->collective = 1;
+	h5_select(v, p);
 	/* As Darshan: the first of the slowest calls, its bytes. */
 	if (rd) {
 		h5_span(&v->read_start, &v->read_end, p->ts, p->ts + dt);
@@ -499,8 +584,28 @@ int BPF_KPROBE(ioacct_h5_enter)
 				p->inner = kind;
 			return 0;
 		}
+		if (kind == IOACCT_H5_K_CHUNK) {
+			/* A chunked dataset's create or open: its first call. */
+			if ((io == IOACCT_H5_K_DOPEN || io == IOACCT_H5_K_DANON) &&
+			    (cookie & IOACCT_H5_LAYOUT_OK) && !(p->have & IOACCT_H5_HAVE_CHUNK))
+				h5_chunk(p, a0, cookie);
+			return 0;
+		}
 		if (io != IOACCT_H5_K_DREAD && io != IOACCT_H5_K_DWRITE)
 			return 0;
+		if (kind == IOACCT_H5_K_NPOINTS) {
+			/*
+			 * H5D__read and H5D__write (1.10) ask the memory
+			 * selection's size, then the file's: the second call's
+			 * dataspace is the file's (the dataset's own for H5S_ALL).
+			 */
+			if ((p->have & IOACCT_H5_HAVE_NPOINTS) && !(p->have & IOACCT_H5_HAVE_FSPACE)) {
+				p->fspace = a0;
+				p->selc = cookie;
+				p->have |= IOACCT_H5_HAVE_FSPACE;
+			}
+			return 0;
+		}
 		if (kind == IOACCT_H5_K_XFERMODE) {
 			/* Its first call in the read or write: the mode it writes at a0. */
 			if (a0 && !p->inner && !(p->have & IOACCT_H5_HAVE_FEAT)) {

@@ -52,6 +52,13 @@ enum ioacct_h5_kind {
 	 * write's transfer property list asks (H5D_USE_MPIIO_COLLECTIVE).
 	 */
 	IOACCT_H5_K_XFERMODE,
+	/*
+	 * H5D__chunk_set_info(dset): a chunked dataset's create or open runs
+	 * it (1.10's layout init) with the dataset, whose chunk dims it reads
+	 * (Darshan's H5D_CHUNK_SIZE_*, what H5Pget_chunk of its dcpl says).
+	 * Entry only.
+	 */
+	IOACCT_H5_K_CHUNK,
 };
 #define IOACCT_H5_FEAT_HAS_MPI 0x100 /* H5FD_FEAT_HAS_MPI, 1.10 to 1.14 */
 #define IOACCT_H5_MPIO_COLLECTIVE 1  /* H5FD_MPIO_COLLECTIVE */
@@ -85,10 +92,57 @@ enum ioacct_h5_kind {
 	X(H5T_get_size, IOACCT_H5_K_TSIZE)                   \
 	X(H5S_get_simple_extent_dims, IOACCT_H5_K_EXTDIMS)   \
 	X(H5F_has_feature, IOACCT_H5_K_HASFEAT)              \
-	X(H5CX_get_io_xfer_mode, IOACCT_H5_K_XFERMODE)
+	X(H5CX_get_io_xfer_mode, IOACCT_H5_K_XFERMODE)      \
+	X(H5D__chunk_set_info, IOACCT_H5_K_CHUNK)
+#define IOACCT_H5_ONE_(sym, kind) +1
+#define IOACCT_H5_NFUNCS (0 IOACCT_H5_FUNCS(IOACCT_H5_ONE_))
 
-/* cookie = func index | kind << 8 */
+/*
+ * cookie = func index | kind << 8 | what the daemon read in the library's
+ * own code (the ELF worker, by exact instruction patterns; issue 39) << 16:
+ * - H5S_get_select_npoints's: where a dataspace (H5S_t) keeps its
+ *   selection's class (select.type, H5S_get_select_type's load), the
+ *   class's kind in it, and a hyperslab selection's sel_info.hslab and its
+ *   diminfo_valid (H5Sis_regular_hyperslab's loads), with
+ *   IOACCT_H5_LAYOUT_OK;
+ * - H5D__chunk_set_info's: where a dataset (H5D_t) has its shared part,
+ *   and that its rank (ndims) and its layout's chunk dims (uint32_t each),
+ *   with IOACCT_H5_LAYOUT_OK;
+ * - the dataset creates' and opens': IOACCT_H5_CHUNK_OK when the library's
+ *   H5D__chunk_set_info is probed with a layout read: a create or open
+ *   that does not run it is of a dataset not chunked.
+ * The ELF worker's answer carries the two layouts after the functions'
+ * offsets (IOACCT_H5_SEL_LAYOUT, IOACCT_H5_CHUNK_LAYOUT), 0 when its
+ * patterns were not found: the selections' kinds or the chunk sizes are
+ * then said not known, never guessed.
+ */
 #define IOACCT_H5_COOKIE(fn, kind) ((__u64)(fn) | (__u64)(kind) << 8)
+#define IOACCT_H5_LAYOUT_OK (1ULL << 63)
+#define IOACCT_H5_CHUNK_OK (1ULL << 62)
+#define IOACCT_H5_SEL_LAYOUT IOACCT_H5_NFUNCS
+#define IOACCT_H5_CHUNK_LAYOUT (IOACCT_H5_NFUNCS + 1)
+/* H5S_get_select_npoints's layout: 12, 8, 12 and 8 bits from bit 16. */
+#define IOACCT_H5_SEL_WORD(sel, type, hslab, dv)                                       \
+	(IOACCT_H5_LAYOUT_OK | (__u64)(sel) << 16 | (__u64)(type) << 28 |             \
+	 (__u64)(hslab) << 36 | (__u64)(dv) << 48)
+#define IOACCT_H5_SEL_OFF(c) (((c) >> 16) & 0xfff)
+#define IOACCT_H5_TYPE_OFF(c) (((c) >> 28) & 0xff)
+#define IOACCT_H5_HSLAB_OFF(c) (((c) >> 36) & 0xfff)
+#define IOACCT_H5_DV_OFF(c) (((c) >> 48) & 0xff)
+/* H5D__chunk_set_info's layout: 8, 16 and 16 bits from bit 16. */
+#define IOACCT_H5_CHUNK_WORD(shared, rank, dims)                                       \
+	(IOACCT_H5_LAYOUT_OK | (__u64)(shared) << 16 | (__u64)(rank) << 24 |          \
+	 (__u64)(dims) << 40)
+#define IOACCT_H5_SHARED_OFF(c) (((c) >> 16) & 0xff)
+#define IOACCT_H5_RANK_OFF(c) (((c) >> 24) & 0xffff)
+#define IOACCT_H5_DIMS_OFF(c) (((c) >> 40) & 0xffff)
+/* What those fields hold in 1.10 (H5S_sel_type, H5S_diminfo_valid_t), checked in the same code. */
+#define IOACCT_H5_SEL_POINTS 1
+#define IOACCT_H5_SEL_HYPERSLABS 2
+#define IOACCT_H5_DIMINFO_IMPOSSIBLE 0
+#define IOACCT_H5_DIMINFO_NO 1
+#define IOACCT_H5_DIMINFO_YES 2
+#define IOACCT_H5_CHUNK_DIMS 5 /* Darshan's H5D_CHUNK_SIZE_D1..D5 */
 
 /* Record kinds: Darshan's H5F (a file) and H5D (a dataset of a file). */
 #define IOACCT_H5_FILE 0
@@ -113,6 +167,12 @@ struct ioacct_h5_val {
 	__u64 read_ns, write_ns, meta_ns;
 	__u64 size_read[IOACCT_H5_NR_SIZE_BINS];
 	__u64 size_written[IOACCT_H5_NR_SIZE_BINS];
+	/*
+	 * Reads and writes by their file selection's kind, as Darshan counts
+	 * them (none for H5S_ALL); sel_unknown: those whose kind, or a
+	 * hyperslab's regularity, could not be read.
+	 */
+	__u64 sel_regular, sel_irregular, sel_points, sel_unknown;
 	char name[IOACCT_H5_NAME_MAX];
 	/*
 	 * Kernel times (bpf_ktime_get_ns), 0 none, after the sums (H5Olink's
@@ -127,6 +187,11 @@ struct ioacct_h5_val {
 	__u64 ndims, npoints;
 	/* 1: a file opened with the MPI-IO driver; a dataset read or written collectively. */
 	__u64 mpiio, collective;
+	/*
+	 * A dataset's chunk dims at its last create or open, Darshan's order
+	 * (D1 its last dimension's), 0s not chunked; chunk_known 0: not known.
+	 */
+	__u64 chunk_known, chunk[IOACCT_H5_CHUNK_DIMS];
 };
 
 /*
@@ -165,6 +230,9 @@ struct ioacct_h5_pending {
 	__u64 dtype;    /* the dataset's datatype (H5T_t *), H5_HAVE_DTYPE */
 	__u64 tsize;    /* its size, H5_HAVE_TSIZE */
 	__u64 ndims;    /* a create's or open's dataspace rank, H5_HAVE_DIMS (npoints: its elements) */
+	__u64 fspace;   /* a read's or write's file dataspace (H5S_t *), H5_HAVE_FSPACE */
+	__u64 selc;     /* the cookie that said it (its layout) */
+	__u64 chunk[IOACCT_H5_CHUNK_DIMS]; /* a create's or open's chunk dims, H5_HAVE_CHUNK */
 };
 #define IOACCT_H5_HAVE_NPOINTS 1
 #define IOACCT_H5_HAVE_DTYPE 2
@@ -172,5 +240,7 @@ struct ioacct_h5_pending {
 #define IOACCT_H5_HAVE_DIMS 8
 #define IOACCT_H5_HAVE_FEAT 16 /* an open's HAS_MPI, a read's or write's mode answered */
 #define IOACCT_H5_HAVE_MPIO 32 /* its answer: the driver is MPI-IO, the call collective */
+#define IOACCT_H5_HAVE_FSPACE 64
+#define IOACCT_H5_HAVE_CHUNK 128
 
 #endif /* IOACCT_H5_ABI_H */

@@ -36,7 +36,9 @@ static const char *const h5funcs[] = {
 	IOACCT_H5_FUNCS(H5_FUNC)
 #undef H5_FUNC
 };
-_Static_assert(ARRAY_SIZE(h5funcs) <= IOACCT_PROTO_OFFSETS_MAX, "a w_elf reply holds every offset");
+_Static_assert(ARRAY_SIZE(h5funcs) + 2 <= IOACCT_PROTO_OFFSETS_MAX,
+	       "a w_elf reply holds every offset and the two layouts");
+_Static_assert(IOACCT_H5_CHUNK_LAYOUT == ARRAY_SIZE(h5funcs) + 1, "the layouts follow the offsets");
 
 /* A symbol's value in the ELF file's table of type (SHT_DYNSYM, SHT_SYMTAB); 0 when absent. */
 static GElf_Sym elf_sym_in(Elf *elf, const char *name, GElf_Word type)
@@ -105,6 +107,172 @@ static uint64_t elf_func_offset(Elf *elf, const char *name, bool all)
 }
 
 /*
+ * HDF5's own layouts (issue 39), read from its code as the MPI-IO layout
+ * is checked on the file: where a dataspace keeps its selection's kind
+ * and a hyperslab's regularity, where a dataset keeps its rank and chunk
+ * dims. Each is the operand of an exact instruction sequence of 1.10's
+ * functions (Debian's shared builds, and libhdf5.a as h5cc links it); a
+ * library without them (another version, another compiler) has its
+ * selections' kinds and chunk sizes said not known, never guessed.
+ */
+#define H5_CODE_MAX 512
+
+/* The first n bytes (at most H5_CODE_MAX) of the function name; how many read, 0 none. */
+static size_t h5_code(Elf *elf, int fd, const char *name, uint8_t *buf, size_t n, uint64_t *at)
+{
+	uint64_t off = elf_func_offset(elf, name, true);
+	ssize_t got;
+
+	if (!off)
+		return 0;
+	got = pread(fd, buf, n, (off_t)off);
+	*at = off;
+	return got > 0 ? (size_t)got : 0;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* mov disp32(%reg),%rax (not %rsp's SIB form) at c: its displacement, or -1. */
+static int64_t load_d32(const uint8_t *c)
+{
+	return c[0] == 0x48 && c[1] == 0x8b && (c[2] & 0xf8) == 0x80 && (c[2] & 7) != 4 ?
+		       (int64_t)le32(c + 3) : -1;
+}
+
+/*
+ * mov (%rax),%eax or mov d8(%rax),%eax at c: the offset (*len its length),
+ * or -1.
+ */
+static int load_eax(const uint8_t *c, size_t *len)
+{
+	if (c[0] == 0x8b && c[1] == 0x00)
+		return *len = 2, 0;
+	if (c[0] == 0x8b && c[1] == 0x40)
+		return *len = 3, c[2];
+	return -1;
+}
+
+/*
+ * diminfo_valid's load, as 1.10's H5S__hyper_is_regular has it (inlined
+ * in H5Sis_regular_hyperslab of the shared builds): load hslab from the
+ * space, diminfo_valid from it; cmp $1 (H5S_DIMINFO_VALID_NO), je to a
+ * call (H5S__hyper_rebuild) followed by the same load again; cmp $2
+ * (H5S_DIMINFO_VALID_YES). The hslab offset << 8 | diminfo_valid's; 0 none.
+ */
+static uint64_t h5_diminfo(const uint8_t *c, size_t n)
+{
+	for (size_t i = 0; i + 32 <= n; i++) {
+		int64_t hs = load_d32(c + i), dv;
+		size_t l, j, t, k;
+
+		if (hs <= 0 || hs > 0xfff || (dv = load_eax(c + i + 7, &l)) < 0)
+			continue;
+		j = i + 7 + l;
+		if (memcmp(c + j, "\x83\xf8\x01", 3))
+			continue;
+		if (c[j + 3] == 0x74) /* je rel8 */
+			t = j + 5 + (size_t)(int8_t)c[j + 4], k = j + 5;
+		else if (c[j + 3] == 0x0f && c[j + 4] == 0x84) /* je rel32 */
+			t = j + 9 + (size_t)(int32_t)le32(c + j + 5), k = j + 9;
+		else
+			continue;
+		if (memcmp(c + k, "\x83\xf8\x02", 3) || t >= n || t + 48 > n)
+			continue;
+		/* The "not yet" branch: a call within 16 bytes, then the load again within 16. */
+		for (size_t a = t; a < t + 16; a++) {
+			if (c[a] != 0xe8)
+				continue;
+			for (size_t b = a + 5; b < a + 21; b++)
+				if (load_d32(c + b) == hs && load_eax(c + b + 7, &l) == dv)
+					return (uint64_t)hs << 8 | (uint64_t)dv;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The selection's layout (IOACCT_H5_SEL_WORD), or 0: H5S_get_select_type
+ * is "mov SEL(%rdi),%rax; mov TYPE(%rax),%eax; ret"; H5Sis_regular_hyperslab
+ * loads the same and compares it with 2 (H5S_SEL_HYPERSLABS), and has (or
+ * calls, as H5S__hyper_is_regular in libhdf5.a) the diminfo_valid load.
+ */
+static uint64_t h5_sel_layout(Elf *elf, int fd)
+{
+	uint8_t c[H5_CODE_MAX], r[H5_CODE_MAX];
+	size_t n = h5_code(elf, fd, "H5S_get_select_type", c, 64, &(uint64_t){ 0 }), nr, l;
+	int sel = -1, type = -1;
+	bool hyper = false;
+	uint64_t di = 0;
+
+	for (size_t i = 0; i + 8 <= n && sel < 0; i++)
+		if (c[i] == 0x48 && c[i + 1] == 0x8b && c[i + 2] == 0x47 &&
+		    (type = load_eax(c + i + 4, &l)) >= 0 && i + 4 + l < n && c[i + 4 + l] == 0xc3)
+			sel = c[i + 3];
+	nr = sel > 0 ? h5_code(elf, fd, "H5Sis_regular_hyperslab", r, sizeof(r), &(uint64_t){ 0 }) : 0;
+	for (size_t i = 0; i + 8 <= nr && !hyper; i++)
+		/* mov SEL(%rax),%rax; cmpl $2,TYPE(%rax) */
+		hyper = !memcmp(r + i, "\x48\x8b\x40", 3) && r[i + 3] == sel &&
+			(type == 0 ? !memcmp(r + i + 4, "\x83\x38\x02", 3) :
+				     r[i + 4] == 0x83 && r[i + 5] == 0x78 && r[i + 6] == type && r[i + 7] == 2);
+	if (hyper && !(di = h5_diminfo(r, nr)) &&
+	    (nr = h5_code(elf, fd, "H5S__hyper_is_regular", r, 128, &(uint64_t){ 0 })))
+		di = h5_diminfo(r, nr);
+	return di ? IOACCT_H5_SEL_WORD(sel, type, di >> 8, di & 0xff) : 0;
+}
+
+/*
+ * The chunk layout (IOACCT_H5_CHUNK_WORD), or 0: H5D__chunk_set_info(dset)
+ * is "mov %rdi,%rbx; ...; mov SHARED(%rbx),%rdi; mov RANK(%rdi),%esi;
+ * (two lea); add $CHUNK,%rdi; call real", and that callee, the
+ * H5D__chunk_set_info_real(&layout.u.chunk, ndims, ...) of 1.10, reads
+ * each dim as "mov DIM(%rbx,%rcx,4),%edi" after "mov %rdi,%rbx".
+ */
+static uint64_t h5_chunk_layout(Elf *elf, int fd)
+{
+	uint8_t c[128], r[128];
+	uint64_t at = 0;
+	size_t n = h5_code(elf, fd, "H5D__chunk_set_info", c, sizeof(c), &at), nr;
+
+	for (size_t i = 0; i + 40 <= n; i++) {
+		uint32_t shared, rank, chunk;
+		uint64_t t;
+
+		if (memcmp(c + i, "\x48\x8b\x7b", 3) || memcmp(c + i + 4, "\x8b\xb7", 2) ||
+		    !memmem(c, i, "\x48\x89\xfb", 3))
+			continue;
+		shared = c[i + 3];
+		rank = le32(c + i + 6);
+		for (size_t j = i + 10; j + 12 <= n && j < i + 40; j++) {
+			if (memcmp(c + j, "\x48\x81\xc7", 3) || c[j + 7] != 0xe8)
+				continue;
+			chunk = le32(c + j + 3);
+			t = at + j + 12 + (uint64_t)(int64_t)(int32_t)le32(c + j + 8);
+			nr = pread(fd, r, sizeof(r), (off_t)t) == (ssize_t)sizeof(r) ? sizeof(r) : 0;
+			for (size_t k = 0; k + 4 <= nr; k++) {
+				const uint8_t *mv = memmem(r, k, "\x48\x89\xfb", 3);
+
+				if (mv && !memcmp(r + k, "\x8b\x7c\x8b", 3) && rank <= 0xffff &&
+				    chunk + r[k + 3] <= 0xffff)
+					return IOACCT_H5_CHUNK_WORD(shared, rank, chunk + r[k + 3]);
+			}
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* After the functions' offsets: the layouts their probes read with. */
+static void h5_layouts(Elf *elf, int fd, uint64_t *off)
+{
+	off[IOACCT_H5_SEL_LAYOUT] = h5_sel_layout(elf, fd);
+	off[IOACCT_H5_CHUNK_LAYOUT] = h5_chunk_layout(elf, fd);
+}
+
+/*
  * Which library this is, by its symbols, and where each function is in it
  * (off[i], 0 when absent), found once: libbpf, given a function's name,
  * reads the whole file's symbols again for each probe, which made an
@@ -131,6 +299,8 @@ static enum ioacct_mpi_flavour lib_flavour(int fd, uint64_t *off, bool exe)
 		fl = elf_func_offset(elf, "H5Dwrite", true) ? IOACCT_MPI_HDF5 : IOACCT_MPI_UNKNOWN;
 		for (size_t i = 0; fl == IOACCT_MPI_HDF5 && i < ARRAY_SIZE(h5funcs); i++)
 			off[i] = elf_func_offset(elf, h5funcs[i], true);
+		if (fl == IOACCT_MPI_HDF5)
+			h5_layouts(elf, fd, off);
 		elf_end(elf);
 		return fl;
 	}
@@ -147,6 +317,8 @@ static enum ioacct_mpi_flavour lib_flavour(int fd, uint64_t *off, bool exe)
 		off[i] = elf_func_offset(elf, funcs[i], false);
 	for (size_t i = 0; fl == IOACCT_MPI_HDF5 && i < ARRAY_SIZE(h5funcs); i++)
 		off[i] = elf_func_offset(elf, h5funcs[i], false);
+	if (fl == IOACCT_MPI_HDF5)
+		h5_layouts(elf, fd, off);
 	elf_end(elf);
 	return fl;
 }

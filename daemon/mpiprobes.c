@@ -67,7 +67,8 @@ static const struct h5_func {
 #undef H5_FUNC
 };
 #define NH5FUNCS (sizeof(h5funcs) / sizeof(h5funcs[0]))
-_Static_assert(NH5FUNCS <= NFUNCS, "a library's links and offsets are NFUNCS long");
+_Static_assert(NH5FUNCS + 2 <= NFUNCS, "a library's links and offsets (and HDF5's two layouts) are NFUNCS long");
+_Static_assert(NH5FUNCS == IOACCT_H5_NFUNCS, "IOACCT_H5_NFUNCS counts IOACCT_H5_FUNCS");
 
 
 /*
@@ -145,6 +146,34 @@ static void probeset_add(struct probeset *ps, uint64_t off, uint64_t cookie, boo
 	}
 }
 
+/*
+ * An HDF5 function's cookie, with the layouts the ELF worker read in the
+ * library's code (off[IOACCT_H5_SEL_LAYOUT], [IOACCT_H5_CHUNK_LAYOUT]; 0
+ * not found): the selection's for H5S_get_select_npoints, the chunk's for
+ * H5D__chunk_set_info, and for the creates and opens whether a call
+ * without H5D__chunk_set_info is of a dataset not chunked.
+ */
+static uint64_t h5_cookie(size_t i, const uint64_t *off)
+{
+	uint64_t c = IOACCT_H5_COOKIE(i, h5funcs[i].kind), chunk = off[IOACCT_H5_CHUNK_LAYOUT];
+	bool chunk_ok = false;
+
+	for (size_t k = 0; k < NH5FUNCS; k++)
+		if (h5funcs[k].kind == IOACCT_H5_K_CHUNK && off[k] && (chunk & IOACCT_H5_LAYOUT_OK))
+			chunk_ok = true;
+	switch (h5funcs[i].kind) {
+	case IOACCT_H5_K_NPOINTS:
+		return c | off[IOACCT_H5_SEL_LAYOUT];
+	case IOACCT_H5_K_CHUNK:
+		return c | chunk;
+	case IOACCT_H5_K_DOPEN:
+	case IOACCT_H5_K_DANON:
+		return chunk_ok ? c | IOACCT_H5_CHUNK_OK : c;
+	default:
+		return c;
+	}
+}
+
 static void probeset_make(const struct ioacct_mpiprobes *m, struct probeset *ps,
 			  enum ioacct_mpi_flavour fl, const uint64_t *off)
 {
@@ -153,8 +182,8 @@ static void probeset_make(const struct ioacct_mpiprobes *m, struct probeset *ps,
 		ps->enter = m->skel->progs.ioacct_h5_enter;
 		ps->ret = m->skel->progs.ioacct_h5_return;
 		for (size_t i = 0; i < NH5FUNCS; i++)
-			probeset_add(ps, off[i], IOACCT_H5_COOKIE(i, h5funcs[i].kind),
-				     h5funcs[i].kind != IOACCT_H5_K_TPATH);
+			probeset_add(ps, off[i], h5_cookie(i, off),
+				     h5funcs[i].kind != IOACCT_H5_K_TPATH && h5funcs[i].kind != IOACCT_H5_K_CHUNK);
 		return;
 	}
 	ps->enter = m->skel->progs.ioacct_mpi_enter;
@@ -248,6 +277,10 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, enum ioac
 		 ps.n - failed, ps.tried, ps.missing ? ", the others absent" : "",
 		 (unsigned long long)((ioacct_mono_ns() - lib->pending_ns) / 1000000),
 		 (unsigned long long)((ioacct_mono_ns() - t0) / 1000000));
+	if (fl == IOACCT_MPI_HDF5)
+		log_info("HDF5: %s: selection kinds %s, chunk sizes %s", lib->shown,
+			 off[IOACCT_H5_SEL_LAYOUT] ? "read" : "not known (not 1.10's code)",
+			 off[IOACCT_H5_CHUNK_LAYOUT] ? "read" : "not known (not 1.10's code)");
 }
 
 /* The MPI rank a launcher gave the process, from its environment; -1 unknown. */

@@ -67,7 +67,10 @@ static uint64_t h5_time(uint64_t t, uint64_t start)
 	return !t ? 0 : t > start ? t - start : 1;
 }
 
-/* What follows the sums in v: times, the slowest calls, the dataspace, the MPI-IO flags. */
+/*
+ * What follows the sums in v: times, the slowest calls, the dataspace, the
+ * MPI-IO flags, the selections' kinds, the chunk dims.
+ */
 static void h5_rest_from_val(struct ioacct_h5rec *x, const struct ioacct_h5_val *v)
 {
 	x->open_start_ns = h5_time(v->open_start, v->start);
@@ -86,6 +89,16 @@ static void h5_rest_from_val(struct ioacct_h5rec *x, const struct ioacct_h5_val 
 	x->dataspace_npoints = v->npoints;
 	x->use_mpiio = v->mpiio;
 	x->use_mpiio_collective = v->collective;
+	x->regular_hyperslab_selects = v->sel_regular;
+	x->irregular_hyperslab_selects = v->sel_irregular;
+	x->point_selects = v->sel_points;
+	x->unknown_selects = v->sel_unknown;
+	x->chunk_known = v->chunk_known;
+	x->chunk_size_d1 = v->chunk[0];
+	x->chunk_size_d2 = v->chunk[1];
+	x->chunk_size_d3 = v->chunk[2];
+	x->chunk_size_d4 = v->chunk[3];
+	x->chunk_size_d5 = v->chunk[4];
 }
 
 int ioacct_mpiprobes_h5_read(struct ioacct_mpiprobes *m, uint32_t slot, struct ioacct_h5rec **out,

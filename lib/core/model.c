@@ -491,6 +491,18 @@ void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src)
 	}
 	dst->use_mpiio |= src->use_mpiio;
 	dst->use_mpiio_collective |= src->use_mpiio_collective;
+	dst->regular_hyperslab_selects += src->regular_hyperslab_selects;
+	dst->irregular_hyperslab_selects += src->irregular_hyperslab_selects;
+	dst->point_selects += src->point_selects;
+	dst->unknown_selects += src->unknown_selects;
+	if (src->chunk_known) {
+		dst->chunk_known = 1;
+		dst->chunk_size_d1 = src->chunk_size_d1;
+		dst->chunk_size_d2 = src->chunk_size_d2;
+		dst->chunk_size_d3 = src->chunk_size_d3;
+		dst->chunk_size_d4 = src->chunk_size_d4;
+		dst->chunk_size_d5 = src->chunk_size_d5;
+	}
 	for (unsigned int b = 0; b < IOACCT_NR_SIZE_BINS; b++) {
 		dst->size_read[b] += src->size_read[b];
 		dst->size_written[b] += src->size_written[b];

@@ -281,7 +281,8 @@ int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio
  * elements x the dataset's datatype size, as Darshan counts them;
  * unsized_* calls' sizes could not be read (not in bytes_*).
  */
-#define IOACCT_H5_COUNTERS(X) IOACCT_H5_COUNTS(X) IOACCT_H5_TIMES(X) IOACCT_H5_SHAPE(X)
+#define IOACCT_H5_COUNTERS(X)                                                       \
+	IOACCT_H5_COUNTS(X) IOACCT_H5_TIMES(X) IOACCT_H5_SHAPE(X) IOACCT_H5_SELECT(X)
 /* The counters of SQLite schema 21 (PostgreSQL 18): sums but npoints_max and datatype_size. */
 #define IOACCT_H5_COUNTS(X)                                                         \
 	X(opens) X(flushes) X(reads) X(writes) X(bytes_read) X(bytes_written)        \
@@ -306,6 +307,20 @@ int ioacct_mpiio_key_cmp(const struct ioacct_mpiio *a, const struct ioacct_mpiio
  * collectively (H5D_USE_MPIIO_COLLECTIVE).
  */
 #define IOACCT_H5_SHAPE(X) X(dataspace_ndims) X(dataspace_npoints) X(use_mpiio) X(use_mpiio_collective)
+/*
+ * Schema 24 (PostgreSQL 21): a dataset's reads and writes by their file
+ * selection's kind, as Darshan counts them (H5D_REGULAR_HYPERSLAB_SELECTS,
+ * _IRREGULAR_, H5D_POINT_SELECTS; none for H5S_ALL), and those whose kind
+ * (or a hyperslab's regularity) could not be read (unknown_selects: the
+ * three are then not known; every call of a record stored before); its
+ * chunk dims at its last create or open (Darshan's H5D_CHUNK_SIZE_D1..D5,
+ * D1 its last dimension's; 0s not chunked) when chunk_known is 1, else not
+ * known.
+ */
+#define IOACCT_H5_SELECT(X)                                                         \
+	X(regular_hyperslab_selects) X(irregular_hyperslab_selects) X(point_selects) \
+	X(unknown_selects) X(chunk_known) X(chunk_size_d1) X(chunk_size_d2)          \
+	X(chunk_size_d3) X(chunk_size_d4) X(chunk_size_d5)
 #define IOACCT_H5REC_FILE 0
 #define IOACCT_H5REC_DATASET 1
 #define IOACCT_H5_FIELD(name) uint64_t name;
@@ -325,7 +340,7 @@ struct ioacct_h5rec {
 /*
  * Adds src's HDF5 counters to dst's: sums, the larger selection, a known
  * datatype size, the earlier starts and later ends, the slower call, src's
- * dataspace when known.
+ * dataspace and chunk dims when known.
  */
 void ioacct_h5rec_add(struct ioacct_h5rec *dst, const struct ioacct_h5rec *src);
 /* The stores' order of HDF5 records: step, rank, pid, kind, name, node part (as MPI-IO's). */

@@ -265,6 +265,18 @@
 	X(QUEUE_NS, 259, queue_ns, U64)                                                 \
 	X(RTT_NS, 260, rtt_ns, U64)                                                     \
 	X(EXECUTE_NS, 261, execute_ns, U64)                                             \
-	X(RETRANS, 262, retrans, U64)
+	X(RETRANS, 262, retrans, U64)                                                   \
+	/* Issue 39: an HDF5 record's reads and writes by selection kind, its */         \
+	/* chunk dims (IOACCT_H5_SELECT). */                                             \
+	X(H5_REGULAR_HYPERSLAB_SELECTS, 263, h5_regular_hyperslab_selects, U64)         \
+	X(H5_IRREGULAR_HYPERSLAB_SELECTS, 264, h5_irregular_hyperslab_selects, U64)     \
+	X(H5_POINT_SELECTS, 265, h5_point_selects, U64)                                 \
+	X(H5_UNKNOWN_SELECTS, 266, h5_unknown_selects, U64)                             \
+	X(H5_CHUNK_KNOWN, 267, h5_chunk_known, U64)                                     \
+	X(H5_CHUNK_SIZE_D1, 268, h5_chunk_size_d1, U64)                                 \
+	X(H5_CHUNK_SIZE_D2, 269, h5_chunk_size_d2, U64)                                 \
+	X(H5_CHUNK_SIZE_D3, 270, h5_chunk_size_d3, U64)                                 \
+	X(H5_CHUNK_SIZE_D4, 271, h5_chunk_size_d4, U64)                                 \
+	X(H5_CHUNK_SIZE_D5, 272, h5_chunk_size_d5, U64)
 
 #endif /* IOACCT_PROTO_ATTRS_H */

@@ -131,6 +131,16 @@ static const struct field qh5_fields[] = {
 	QH5(h.dataspace_npoints, IOACCT_ATTR_H5_DATASPACE_NPOINTS, 0),
 	QH5(h.use_mpiio, IOACCT_ATTR_H5_USE_MPIIO, 0),
 	QH5(h.use_mpiio_collective, IOACCT_ATTR_H5_USE_MPIIO_COLLECTIVE, 0),
+	QH5(h.regular_hyperslab_selects, IOACCT_ATTR_H5_REGULAR_HYPERSLAB_SELECTS, 0),
+	QH5(h.irregular_hyperslab_selects, IOACCT_ATTR_H5_IRREGULAR_HYPERSLAB_SELECTS, 0),
+	QH5(h.point_selects, IOACCT_ATTR_H5_POINT_SELECTS, 0),
+	QH5(h.unknown_selects, IOACCT_ATTR_H5_UNKNOWN_SELECTS, 0),
+	QH5(h.chunk_known, IOACCT_ATTR_H5_CHUNK_KNOWN, 0),
+	QH5(h.chunk_size_d1, IOACCT_ATTR_H5_CHUNK_SIZE_D1, 0),
+	QH5(h.chunk_size_d2, IOACCT_ATTR_H5_CHUNK_SIZE_D2, 0),
+	QH5(h.chunk_size_d3, IOACCT_ATTR_H5_CHUNK_SIZE_D3, 0),
+	QH5(h.chunk_size_d4, IOACCT_ATTR_H5_CHUNK_SIZE_D4, 0),
+	QH5(h.chunk_size_d5, IOACCT_ATTR_H5_CHUNK_SIZE_D5, 0),
 };
 
 /* An RPC row (issue 40): every field of struct ioacct_rpc. */

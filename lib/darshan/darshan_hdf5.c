@@ -12,8 +12,10 @@
  * the slowest read's (write's) size is -1 when a read (write) of the
  * record was unsized; the dataspace -1 when not known (a scalar or null
  * one has no dims to say which). What the probes do not measure is -1, as
- * darshan-util sets the counters an older record version lacks: the
- * selection kinds, the chunking, H5D_USE_DEPRECATED. The bytes of a rank that
+ * darshan-util sets the counters an older record version lacks:
+ * H5D_USE_DEPRECATED; so are the three selection kinds of a record with a
+ * call whose kind could not be read (unknown_selects), and the chunk sizes
+ * of a dataset whose chunking is not known. The bytes of a rank that
  * made calls whose selection size the probes could not read (unsized) are
  * -1 too; those calls are in no size bin. The common accesses are none
  * (0), as in the MPIIO records.
@@ -33,13 +35,14 @@ enum {
 };
 enum {
 	D_OPENS, D_READS, D_WRITES, D_FLUSHES, D_BYTES_READ, D_BYTES_WRITTEN, D_RW_SWITCHES,
-	D_MAX_READ_TIME_SIZE = 10, D_MAX_WRITE_TIME_SIZE,
+	D_REGULAR_HYPERSLAB_SELECTS, D_IRREGULAR_HYPERSLAB_SELECTS, D_POINT_SELECTS,
+	D_MAX_READ_TIME_SIZE, D_MAX_WRITE_TIME_SIZE,
 	D_SIZE_READ_AGG_0_100,
 	D_SIZE_WRITE_AGG_0_100 = D_SIZE_READ_AGG_0_100 + IOACCT_NR_SIZE_BINS,
 	D_ACCESS1_ACCESS = D_SIZE_WRITE_AGG_0_100 + IOACCT_NR_SIZE_BINS,
 	D_DATASPACE_NDIMS = D_ACCESS1_ACCESS + 4 * 11 + 4,
-	D_DATASPACE_NPOINTS, D_DATATYPE_SIZE,
-	D_USE_MPIIO_COLLECTIVE = D_DATATYPE_SIZE + 1 + 5,
+	D_DATASPACE_NPOINTS, D_DATATYPE_SIZE, D_CHUNK_SIZE_D1,
+	D_USE_MPIIO_COLLECTIVE = D_CHUNK_SIZE_D1 + 5,
 	D_FASTEST_RANK = D_USE_MPIIO_COLLECTIVE + 2,
 	D_FASTEST_RANK_BYTES, D_SLOWEST_RANK, D_SLOWEST_RANK_BYTES, D_NCOUNTERS
 };
@@ -51,6 +54,7 @@ enum {
 };
 _Static_assert(F_NCOUNTERS == 3 && FF_NCOUNTERS == 5, "darshan.c's H5F tables");
 _Static_assert(D_NCOUNTERS == 94 && DF_NCOUNTERS == 17, "darshan.c's H5D tables");
+_Static_assert(D_MAX_READ_TIME_SIZE == 10, "darshan.c's H5D tables");
 
 static double secs(uint64_t ns)
 {
@@ -90,6 +94,21 @@ static void h5d_times(const struct ioacct_h5rec *h, struct ioacct_darshan_record
 	r->counters[D_MAX_WRITE_TIME_SIZE] = h->unsized_writes ? -1 : (int64_t)h->max_write_size;
 }
 
+/* The selections' kinds (not known when a call's was not read) and the chunk sizes (when known). */
+static void h5d_layout(const struct ioacct_h5rec *h, int64_t *c)
+{
+	const uint64_t chunk[] = { h->chunk_size_d1, h->chunk_size_d2, h->chunk_size_d3,
+				   h->chunk_size_d4, h->chunk_size_d5 };
+
+	if (!h->unknown_selects) {
+		c[D_REGULAR_HYPERSLAB_SELECTS] = (int64_t)h->regular_hyperslab_selects;
+		c[D_IRREGULAR_HYPERSLAB_SELECTS] = (int64_t)h->irregular_hyperslab_selects;
+		c[D_POINT_SELECTS] = (int64_t)h->point_selects;
+	}
+	for (size_t i = 0; h->chunk_known && i < ARRAY_SIZE(chunk); i++)
+		c[D_CHUNK_SIZE_D1 + i] = (int64_t)chunk[i];
+}
+
 static void h5d_record(const struct ioacct_h5rec *h, struct ioacct_darshan_record *r)
 {
 	int64_t *c = r->counters;
@@ -111,6 +130,7 @@ static void h5d_record(const struct ioacct_h5rec *h, struct ioacct_darshan_recor
 	for (int i = D_ACCESS1_ACCESS; i < D_DATASPACE_NDIMS; i++)
 		c[i] = 0;
 	c[D_USE_MPIIO_COLLECTIVE] = (int64_t)h->use_mpiio_collective;
+	h5d_layout(h, c);
 	/* Rank 0: not known (no create or open seen, or a scalar or null dataspace). */
 	c[D_DATASPACE_NDIMS] = h->dataspace_ndims ? (int64_t)h->dataspace_ndims : -1;
 	c[D_DATASPACE_NPOINTS] = h->dataspace_ndims ? (int64_t)h->dataspace_npoints : -1;

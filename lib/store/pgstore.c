@@ -363,6 +363,15 @@ void ioacct_pgstore_report_abort(struct ioacct_pgstore *pg)
 	"ALTER TABLE jobs ALTER COLUMN rpc_kept SET DEFAULT true;"                      \
 	PG_BLOCK_FUNCTIONS(", 'hdf5_records', 'rpc'", PG_GONE("hdf5_records") PG_GONE("rpc"))
 
+/*
+ * 21 (issue 39; SQLite schema 24): a dataset's reads and writes by their
+ * file selection's kind and its chunk dims (IOACCT_H5_SELECT); the parts
+ * written before had every call's kind and their chunking not known.
+ */
+#define MIGRATION_H5_SELECT                                                             \
+	IOACCT_H5_SELECT(PG_H5_TIME_COL)                                                \
+	"UPDATE hdf5_records SET unknown_selects = reads + writes;"
+
 static const char *const migrations[] = {
 	/* 1: jobs and their rows, indexes for sacct-like queries. */
 	"CREATE TABLE jobs ("
@@ -802,6 +811,7 @@ static const char *const migrations[] = {
 	MIGRATION_HDF5,
 	MIGRATION_H5_TIMES,
 	MIGRATION_RPC,
+	MIGRATION_H5_SELECT,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_PGSTORE_SCHEMA_VERSION,

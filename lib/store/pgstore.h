@@ -36,7 +36,7 @@
  *           jobs.files_kept says a part's are there (false: written before)
  *   hdf5_records  (job, step_id, rank, pid, kind, name) -> name_raw and Darshan's H5F
  *           (kind 0) or H5D (kind 1) counters of a process (schema 18; timestamps
- *           and slowest calls 19), partitioned as files; jobs.h5_kept says a part's are there (false: written before)
+ *           and slowest calls 19; selection kinds and chunk dims 21), partitioned as files; jobs.h5_kept says a part's are there (false: written before)
  *   rpc     (job, step_id, mnt_id, prog, vers, proc, flags, bin) -> the procedure's
  *           name and mountstats' counters of a part's RPCs (schema 20; issue 40; flags 1:
  *           sent by no job during the part), partitioned as files; jobs.rpc_kept says a
@@ -70,7 +70,7 @@
 #include "query.h"
 #include "store.h"
 
-#define IOACCT_PGSTORE_SCHEMA_VERSION 20
+#define IOACCT_PGSTORE_SCHEMA_VERSION 21
 
 struct ioacct_pgstore;
 

@@ -140,7 +140,7 @@ struct ioacct_pgstore {
 #define PG_MPIIO_COLS                                                                       \
 	"step_id, rank, pid, path, path_raw," IOACCT_MPIIO_COUNTERS(PG_MPIIO_COL)           \
 	" size_read, size_written"
-/* The columns of hdf5_records after job, in COPY order (schema 19). */
+/* The columns of hdf5_records after job, in COPY order (schema 21). */
 #define PG_H5_COLS                                                                          \
 	"step_id, rank, pid, kind, name, name_raw," IOACCT_H5_COUNTERS(PG_MPIIO_COL)        \
 	" size_read, size_written"

@@ -145,7 +145,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_H5_PUT] = "REPLACE INTO hdf5_records (job_key, step_id, rank, pid, kind, name, " H5_COLS ")"
 		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 		      " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31,"
-		      " ?32, ?33, ?34, ?35, ?36, ?37, ?38)",
+		      " ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47,"
+		      " ?48)",
 	/* HDF5 records by key, in pages (every one: no cursor, no limit). */
 	[ST_LOAD_H5] = "SELECT step_id, rank, pid, kind, name, " H5_COLS " FROM hdf5_records"
 		       " WHERE job_key = ?1 AND (?2 IS NULL OR"

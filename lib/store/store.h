@@ -26,7 +26,7 @@
  *   hdf5_records  (job_key, step_id, pid, kind, name) -> the rank and Darshan's H5F
  *            (kind 0, a file) or H5D (kind 1, "FILE:/DATASET") counters of
  *            one process (schema 21; issue 39); their timestamps and slowest
- *            calls (schema 22)
+ *            calls (schema 22); selection kinds and chunk dims (schema 24)
  *   rpc      (job_key, step_id, mnt_id, prog, vers, proc, flags, bin) -> the
  *            procedure's name and mountstats' counters of its RPCs (schema
  *            23; issue 40); flags 1: sent by no job during this one (bin 0)
@@ -43,7 +43,7 @@
 
 #include "model.h"
 
-#define IOACCT_STORE_SCHEMA_VERSION 23
+#define IOACCT_STORE_SCHEMA_VERSION 24
 
 struct ioacct_store;
 

@@ -51,7 +51,7 @@
 #define MPIIO_NR_COLS 21
 /* The counter columns of hdf5_records, in IOACCT_H5_COUNTERS order (store_jobs.c). */
 #define H5_COLS IOACCT_H5_COUNTERS(MPIIO_COL) "size_read, size_written"
-#define H5_NR_COLS 32
+#define H5_NR_COLS 42
 /* The counter columns of rpc, in IOACCT_RPC_COUNTERS order (store_jobs.c). */
 #define RPC_COLS IOACCT_RPC_COUNTERS(MPIIO_COL) "name"
 #define RPC_KEY_COLS "step_id, mnt_id, prog, vers, proc, flags, bin"

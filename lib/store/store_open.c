@@ -215,6 +215,16 @@
 #define MIGRATION_H5_TIMES IOACCT_H5_TIMES(H5_TIME_COL) IOACCT_H5_SHAPE(H5_TIME_COL)
 
 /*
+ * 24 (issue 39): a dataset's reads and writes by their file selection's
+ * kind and its chunk dims (IOACCT_H5_SELECT); the rows stored before had
+ * every call's kind not known (unknown_selects: their reads and writes)
+ * and their chunking not known (chunk_known 0).
+ */
+#define MIGRATION_H5_SELECT                                                             \
+	IOACCT_H5_SELECT(H5_TIME_COL)                                                   \
+	"UPDATE hdf5_records SET unknown_selects = reads + writes;"
+
+/*
  * 23 (issue 40): the RPC layer per job, one row per job, step, mount, RPC
  * program, version, procedure (its index in mountstats), flags (1: sent by
  * no job during this one) and time bin, with the procedure's name and
@@ -361,6 +371,7 @@ static const char *const migrations[] = {
 	MIGRATION_HDF5,
 	MIGRATION_H5_TIMES,
 	MIGRATION_RPC,
+	MIGRATION_H5_SELECT,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == IOACCT_STORE_SCHEMA_VERSION,

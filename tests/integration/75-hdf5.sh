@@ -12,7 +12,10 @@
 # records, read back by our reader (dxtdump --h5f / --h5d). The library,
 # parsed ahead at the daemon's start, is attached at the job's registration,
 # before ioacctd answers it: h5prog's first calls are counted whatever the
-# load (before, only once ld.so's open of it had reached the daemon).
+# load (before, only once ld.so's open of it had reached the daemon). Then
+# h5sel.c: the reads' and writes' file selection kinds (regular and
+# irregular hyperslabs, points, H5S_ALL) and a chunked dataset's chunk
+# sizes at its create and open, in the store, the JSON and the Darshan log.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/h5check.sh"
 require_root_bpf
@@ -37,13 +40,13 @@ ldd "$T/h5prog" | grep -q "libhdf5_serial.so" || skip "h5prog is not linked to l
 "$IORUN" --json -o "$T/c.json" -- "$T/h5prog" "$D/c.h5" > "$T/c.out" 2>&1 ||
 	{ cat "$T/c.out"; fail "iorun h5prog failed"; }
 JOB=$(json_get "$T/c.json" 'j["job_id"]')
-[ "$(grep -c "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 22 of 23 functions" "$T/ioacctd.log")" = 1 ] ||
+[ "$(grep -c "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 23 of 24 functions" "$T/ioacctd.log")" = 1 ] ||
 	fail "libhdf5_serial not attached once with its 22 functions: $(grep "HDF5:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
 ok "libhdf5_serial attached once"
 # At the registration, before the daemon's answer (its "watching" line, then the
 # answer): iorun runs h5prog only then.
-ATT=$(grep -n "HDF5: attached to .*/libhdf5_serial.so.* at a step's registration (HDF5; 22 of 23" \
+ATT=$(grep -n "HDF5: attached to .*/libhdf5_serial.so.* at a step's registration (HDF5; 23 of 24" \
 	"$T/ioacctd.log" | head -1 | cut -d: -f1)
 REG=$(grep -n "job [^ ]*/$JOB step [0-9]*: watching" "$T/ioacctd.log" | head -1 | cut -d: -f1)
 [ -n "$ATT" ] && [ -n "$REG" ] && [ "$ATT" -lt "$REG" ] ||
@@ -51,6 +54,55 @@ REG=$(grep -n "job [^ ]*/$JOB step [0-9]*: watching" "$T/ioacctd.log" | head -1 
 ok "attached at the job's registration, before the answer that lets h5prog run"
 
 h5prog_check "$JOB" "$T/c.json" "$D/c.h5"
+
+# The selections' kinds and the chunk sizes, as Darshan counts them (h5sel.c): the
+# library's layouts read from its code at the parse, then each read's and write's
+# file selection at its return and a chunked dataset's dims at its create and open.
+grep -q "HDF5: .*libhdf5_serial.so.*: selection kinds read, chunk sizes read" "$T/ioacctd.log" ||
+	fail "libhdf5_serial's layouts not read: $(grep "HDF5: .*selection kinds" "$T/ioacctd.log")"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+"$CC" -Wall -o "$T/h5sel" "$(dirname "$0")/h5sel.c" $(pkg-config --cflags --libs hdf5-serial) ||
+	fail "cannot build h5sel.c against libhdf5_serial"
+"$IORUN" --json -o "$T/s.json" -- "$T/h5sel" "$D/s.h5" > "$T/s.out" 2>&1 ||
+	{ cat "$T/s.out"; fail "iorun h5sel failed"; }
+SJOB=$(json_get "$T/s.json" 'j["job_id"]')
+SCOLS="kind, h.name, opens, reads, writes, bytes_read, bytes_written, regular_hyperslab_selects,"
+SCOLS+=" irregular_hyperslab_selects, point_selects, unknown_selects, chunk_known, chunk_size_d1,"
+SCOLS+=" chunk_size_d2, chunk_size_d3, chunk_size_d4, chunk_size_d5"
+sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $SCOLS FROM hdf5_records h JOIN jobs j
+	ON j.key = h.job_key WHERE j.job_id = $SJOB ORDER BY kind, h.name" > "$T/sel.got"
+S=$D/s.h5
+cat > "$T/sel.want" <<WANT
+0 $S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+1 $S:/c 2 1 1 4000 40000 1 0 0 0 1 20 10 0 0 0
+1 $S:/s 1 2 5 40012 52212 2 1 2 0 1 0 0 0 0 0
+WANT
+diff "$T/sel.want" "$T/sel.got" || fail "h5sel's selection kinds and chunk sizes are not exact (want, then got)"
+ok "s: 2 regular hyperslabs (one of two row blocks OR'ed), 1 irregular, 2 point selections, none for H5S_ALL; c: chunks 20 x 10 (D1, D2) at its create and open"
+/usr/bin/python3 - "$T/s.json" "$S" <<'PY' || fail "the JSON report's selection kinds and chunk sizes"
+import json, sys
+j, f = json.load(open(sys.argv[1])), sys.argv[2]
+r = {x["name"]: x for x in j["hdf5"]["records"]}
+keys = ("regular_hyperslab_selects", "irregular_hyperslab_selects", "point_selects",
+        "unknown_selects", "chunk_known", "chunk_size_d1", "chunk_size_d2", "chunk_size_d3")
+got = {n[len(f) + 2:]: tuple(r[n][k] for k in keys) for n in r if n != f}
+assert got == {"s": (2, 1, 2, 0, 1, 0, 0, 0), "c": (1, 0, 0, 0, 1, 20, 10, 0)}, got
+PY
+ok "the JSON report says the same"
+"$abs_top_builddir/tools/ioreport" --db "$T/ioacct.db" --format darshan -o "$T/s.darshan" "$SJOB" ||
+	fail "ioreport --format darshan failed"
+"$abs_top_builddir/tests/integration/dxtdump" --h5d "$T/s.darshan" > "$T/s.h5d" ||
+	fail "our reader: dxtdump --h5d failed"
+/usr/bin/python3 - "$T/s.h5d" "$S" <<'PY' || fail "the Darshan log's selection kinds and chunk sizes"
+import json, sys
+d = {r["name"]: r["c"] for r in map(json.loads, list(open(sys.argv[1]))[1:])}
+f = sys.argv[2]
+keys = ["H5D_REGULAR_HYPERSLAB_SELECTS", "H5D_IRREGULAR_HYPERSLAB_SELECTS", "H5D_POINT_SELECTS"]
+keys += ["H5D_CHUNK_SIZE_D%d" % i for i in range(1, 6)]
+got = {n: [d[n][k] for k in keys] for n in d}
+assert got == {f + ":/s": [2, 1, 2, 0, 0, 0, 0, 0], f + ":/c": [1, 0, 0, 20, 10, 0, 0, 0]}, got
+PY
+ok "the Darshan log, read back by our reader: the same selection kinds and chunk sizes"
 
 # Its step over, the library's uprobes go.
 for _ in $(seq 1 1200); do

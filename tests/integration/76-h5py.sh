@@ -29,25 +29,29 @@ mkdir -p "$D"
 "$IORUN" --json -o "$T/p.json" -- "$PY" "$(dirname "$0")/h5py_prog.py" "$D/p.h5" > "$T/p.out" 2>&1 ||
 	{ cat "$T/p.out"; fail "iorun h5py_prog.py failed"; }
 JOB=$(json_get "$T/p.json" 'j["job_id"]')
-grep -q "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 22 of 23 functions" "$T/ioacctd.log" ||
+grep -q "HDF5: attached to .*/libhdf5_serial.so.*(HDF5; 23 of 24 functions" "$T/ioacctd.log" ||
 	fail "h5py's libhdf5_serial not attached: $(grep "HDF5:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
 ok "h5py's libhdf5_serial attached by the library watch"
 
 COLS="kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
 COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written, dataspace_ndims,"
-COLS+=" dataspace_npoints, use_mpiio, use_mpiio_collective"
+COLS+=" dataspace_npoints, use_mpiio, use_mpiio_collective, regular_hyperslab_selects,"
+COLS+=" irregular_hyperslab_selects, point_selects, unknown_selects, chunk_known, chunk_size_d1"
 sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
 	ON j.key = h.job_key WHERE j.job_id = $JOB ORDER BY kind, h.name" > "$T/got"
 Z=0,0,0,0,0,0,0,0,0,0
 cat > "$T/want" <<WANT
-0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z 0 0 0 0
-1 $D/p.h5:/x 1 0 1 0 20000 0 0 0 4 $Z 0,0,0,1,0,0,0,0,0,0 1 5000 0 0
-1 $D/p.h5:/y 1 1 100 80000 80000 0 0 1 8 0,0,0,1,0,0,0,0,0,0 0,100,0,0,0,0,0,0,0,0 2 10000 0 0
-1 $D/p.h5:/z 1 1 10 80000 80000 0 0 1 8 0,0,0,1,0,0,0,0,0,0 0,0,10,0,0,0,0,0,0,0 2 10000 0 0
+0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z 0 0 0 0 0 0 0 0 0 0
+1 $D/p.h5:/x 1 0 1 0 20000 0 0 0 4 $Z 0,0,0,1,0,0,0,0,0,0 1 5000 0 0 0 0 0 0 1 0
+1 $D/p.h5:/y 1 1 100 80000 80000 0 0 1 8 0,0,0,1,0,0,0,0,0,0 0,100,0,0,0,0,0,0,0,0 2 10000 0 0 100 0 0 0 1 0
+1 $D/p.h5:/z 1 1 10 80000 80000 0 0 1 8 0,0,0,1,0,0,0,0,0,0 0,0,10,0,0,0,0,0,0,0 2 10000 0 0 10 0 0 0 1 0
 WANT
 diff "$T/want" "$T/got" || fail "the HDF5 records of h5py are not exact (want, then got)"
-ok "x (H5Dcreate_anon, then linked; 5,000): 1 write of 20,000 B; y (100 x 100, broadcast rows): 100 writes and 1 read, z (whole slices): 10 writes and 1 read, 80,000 B each way"
+# Selections as Darshan counts them: x written through H5S_ALL, none; each of y's 100
+# rows and z's 10 slices a regular hyperslab; their whole reads (h5py selects all), none;
+# none chunked.
+ok "x (H5Dcreate_anon, then linked; 5,000): 1 write of 20,000 B; y (100 x 100, broadcast rows): 100 writes (100 regular hyperslabs) and 1 read, z (whole slices): 10 writes (10 regular) and 1 read (all, no kind), 80,000 B each way"
 
 # The times (ns from the job's start): x's, moved from its anonymous record when linked,
 # before y's, y's before z's; each one's writes before its read; the slowest calls' sizes exact.

@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# HDF5 records in the cluster store (issue 39; PostgreSQL schemas 18, 19): one real
+# HDF5 records in the cluster store (issue 39; PostgreSQL schemas 18, 19, 21): one real
 # ioacctd exports to a private PostgreSQL (scripts/pg.sh) the jobs of 75-hdf5's
 # C program h5prog.c (serial libhdf5: dataset "a" of 1,000 doubles in one
 # H5Dwrite, "b" of 256 x 256 ints in 4 hyperslabs of 64 rows, read back whole).
 #  1. Job 7801: PostgreSQL's hdf5_records are the node's SQLite rows, every
 #     column, in the partition of the job's month; a: 1 write of 8,000 B; b: 4
 #     writes and 1 read of 262,144 B each way.
+#  1a. The store put back to schema 20 (no selection kinds): migrated to 21,
+#     7801's rows kept, exact, every call's kind and the chunking not known.
 #  1b. The store put back to schema 18 (no times): migrated to 19, 7801's rows
 #     kept, exact, their times 0 (none).
 #  2. The store put back to schema 17 with its data (no hdf5_records, no
@@ -58,7 +60,9 @@ COLS+=" h.npoints_max, h.datatype_size, h.read_ns, h.write_ns, h.meta_ns, h.open
 COLS+=" h.open_end_ns, h.read_start_ns, h.read_end_ns, h.write_start_ns, h.write_end_ns,"
 COLS+=" h.close_start_ns, h.close_end_ns, h.max_read_ns, h.max_read_size, h.max_write_ns,"
 COLS+=" h.max_write_size, h.dataspace_ndims, h.dataspace_npoints, h.use_mpiio,"
-COLS+=" h.use_mpiio_collective"
+COLS+=" h.use_mpiio_collective, h.regular_hyperslab_selects, h.irregular_hyperslab_selects,"
+COLS+=" h.point_selects, h.unknown_selects, h.chunk_known, h.chunk_size_d1, h.chunk_size_d2,"
+COLS+=" h.chunk_size_d3, h.chunk_size_d4, h.chunk_size_d5"
 # sqlite_h5 JOB, pg_h5 JOB: the job's HDF5 records, every column, one line each, sorted.
 sqlite_h5() {
 	sqlite3 -separator '|' "$DB" "SELECT $COLS, h.size_read, h.size_written FROM hdf5_records h
@@ -107,6 +111,27 @@ month=$(pg "SELECT ioacct_block_name((id >> 33)::integer) FROM jobs WHERE job_id
 [ "$(pg "SELECT h5_kept FROM jobs WHERE job_id = 7801")" = t ] || fail "job 7801: h5_kept is not true"
 ok "PostgreSQL holds job 7801's 3 HDF5 records as SQLite does, in hdf5_records_$month;" \
 	"a: 1 write of 8,000 B; b: 4 writes, 1 read, 262,144 B each way"
+
+# ---- 1a. schema 20's store migrated to 21: its rows kept, their kinds not known -------
+# b's 4 hyperslabs regular in schema 21's rows (their chunking known: none); back to 20,
+# every read and write's kind not known after the migration, and the chunking.
+[ "$(pg "SELECT string_agg(regular_hyperslab_selects || ' ' || unknown_selects || ' ' || chunk_known,
+	',' ORDER BY h.name) FROM hdf5_records h JOIN jobs j ON j.id = h.job
+	WHERE j.job_id = 7801 AND kind = 1")" = "0 0 1,4 0 1" ] || fail "job 7801: b's 4 regular hyperslabs"
+stop_daemon
+pg_back_to_schema20 || fail "cannot put PostgreSQL back to schema 20"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 20 ] || fail "the store is not at schema 20"
+start_daemon
+"$IOREPORT" --format json -o "$T/m20-7801.json" 7801 || fail "ioreport 7801 (after schema 20) failed"
+[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] ||
+	fail "PostgreSQL was not migrated from 20 to $PG_SCHEMA"
+check_exact 7801
+[ "$(pg "SELECT string_agg(kind || ' ' || regular_hyperslab_selects || ' ' || irregular_hyperslab_selects
+	|| ' ' || point_selects || ' ' || unknown_selects || ' ' || chunk_known || ' ' || chunk_size_d1,
+	',' ORDER BY kind, h.name) FROM hdf5_records h JOIN jobs j ON j.id = h.job
+	WHERE j.job_id = 7801")" = "0 0 0 0 0 0 0,1 0 0 0 1 0 0,1 0 0 0 5 0 0" ] ||
+	fail "job 7801's rows of schema 20 do not say their selections' kinds and chunking not known"
+ok "schema 20 migrated to $PG_SCHEMA: job 7801's 3 HDF5 rows kept, exact, a's 1 and b's 5 calls' kinds not known"
 
 # ---- 1b. schema 18's store migrated to 19: its rows kept, without times -------------
 # The store put back to schema 18 (hdf5_records without the times), 7801's rows in it.

@@ -9,19 +9,21 @@ h5prog_store_check() {
 	local job=$1 h5f=$2 tag=h5check.$1 COLS Z
 	COLS="kind, h.name, opens, flushes, reads, writes, bytes_read, bytes_written, unsized_reads,"
 	COLS+=" unsized_writes, rw_switches, npoints_max, datatype_size, size_read, size_written,"
-	COLS+=" dataspace_ndims, dataspace_npoints, use_mpiio, use_mpiio_collective"
+	COLS+=" dataspace_ndims, dataspace_npoints, use_mpiio, use_mpiio_collective,"
+	COLS+=" regular_hyperslab_selects, irregular_hyperslab_selects, point_selects, unknown_selects,"
+	COLS+=" chunk_known, chunk_size_d1"
 	sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
 		ON j.key = h.job_key WHERE j.job_id = $job ORDER BY kind, h.name" > "$T/$tag.got"
 	Z=0,0,0,0,0,0,0,0,0,0
 	cat > "$T/$tag.want" <<WANT
-0 $h5f 1 1 0 0 0 0 0 0 0 0 0 $Z $Z 0 0 0 0
-1 $h5f:/a 1 0 0 1 0 8000 0 0 0 1000 8 $Z 0,0,1,0,0,0,0,0,0,0 1 1000 0 0
-1 $h5f:/b 1 0 1 4 262144 262144 0 0 1 65536 4 0,0,0,0,1,0,0,0,0,0 0,0,0,4,0,0,0,0,0,0 2 65536 0 0
+0 $h5f 1 1 0 0 0 0 0 0 0 0 0 $Z $Z 0 0 0 0 0 0 0 0 0 0
+1 $h5f:/a 1 0 0 1 0 8000 0 0 0 1000 8 $Z 0,0,1,0,0,0,0,0,0,0 1 1000 0 0 0 0 0 0 1 0
+1 $h5f:/b 1 0 1 4 262144 262144 0 0 1 65536 4 0,0,0,0,1,0,0,0,0,0 0,0,0,4,0,0,0,0,0,0 2 65536 0 0 4 0 0 0 1 0
 WANT
 	diff "$T/$tag.want" "$T/$tag.got" || fail "the HDF5 records are not exact (want, then got)"
 	[ "$(sqlite3 "$T/ioacct.db" "SELECT count(DISTINCT pid) FROM hdf5_records h JOIN jobs j
 		ON j.key = h.job_key WHERE j.job_id = $job")" = 1 ] || fail "not one process"
-	ok "H5F: 1 open, 1 flush; H5D a: 1 write of 8,000 B; b: 4 writes of 65,536 B, 1 read of 262,144 B, 1 switch"
+	ok "H5F: 1 open, 1 flush; H5D a: 1 write of 8,000 B; b: 4 writes of 65,536 B (4 regular hyperslabs), 1 read of 262,144 B, 1 switch"
 
 	# The same file's POSIX bytes, beside: the library wrote at least what the datasets hold.
 	POSIX=$(sqlite3 "$T/ioacct.db" "SELECT sum(bytes_written) FROM files f JOIN jobs j
@@ -138,12 +140,14 @@ assert f[name]["rank"] == 0, f[name]
 assert sorted(d) == [name + ":/a", name + ":/b"], list(d)
 want = {"a": dict(H5D_OPENS=1, H5D_READS=0, H5D_WRITES=1, H5D_BYTES_READ=0,
                   H5D_BYTES_WRITTEN=8000, H5D_RW_SWITCHES=0, H5D_DATATYPE_SIZE=8,
-                  H5D_SIZE_WRITE_AGG_1K_10K=1, H5D_REGULAR_HYPERSLAB_SELECTS=-1,
+                  H5D_SIZE_WRITE_AGG_1K_10K=1, H5D_REGULAR_HYPERSLAB_SELECTS=0,
+                  H5D_POINT_SELECTS=0, H5D_CHUNK_SIZE_D1=0,
                   H5D_DATASPACE_NDIMS=1, H5D_DATASPACE_NPOINTS=1000),
         "b": dict(H5D_OPENS=1, H5D_READS=1, H5D_WRITES=4, H5D_BYTES_READ=262144,
                   H5D_BYTES_WRITTEN=262144, H5D_RW_SWITCHES=1, H5D_DATATYPE_SIZE=4,
                   H5D_SIZE_WRITE_AGG_10K_100K=4, H5D_SIZE_READ_AGG_100K_1M=1,
-                  H5D_CHUNK_SIZE_D1=-1, H5D_DATASPACE_NDIMS=2, H5D_DATASPACE_NPOINTS=65536,
+                  H5D_REGULAR_HYPERSLAB_SELECTS=4, H5D_IRREGULAR_HYPERSLAB_SELECTS=0,
+                  H5D_CHUNK_SIZE_D1=0, H5D_DATASPACE_NDIMS=2, H5D_DATASPACE_NPOINTS=65536,
                   H5D_USE_MPIIO_COLLECTIVE=0)}
 for ds, w in want.items():
     r = d[name + ":/" + ds]

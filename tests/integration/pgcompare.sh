@@ -143,10 +143,25 @@ compare_stores() {
 	ok "$label: PostgreSQL${node:+ (node $node)} holds exactly $db: $(wc -l < "$T/sqlite-jobs") jobs, $(wc -l < "$T/sqlite-series") series rows"
 }
 
+# pg_back_to_schema20: puts a cluster store of schema $PG_SCHEMA back to schema 20 with its
+# data, as schema 20 stored it: HDF5 records without their selection kinds and chunk sizes
+# (schema 21), every later version forgotten.
+pg_back_to_schema20() {
+	pg "BEGIN;
+	    ALTER TABLE hdf5_records DROP COLUMN regular_hyperslab_selects,
+	      DROP COLUMN irregular_hyperslab_selects, DROP COLUMN point_selects,
+	      DROP COLUMN unknown_selects, DROP COLUMN chunk_known, DROP COLUMN chunk_size_d1,
+	      DROP COLUMN chunk_size_d2, DROP COLUMN chunk_size_d3, DROP COLUMN chunk_size_d4,
+	      DROP COLUMN chunk_size_d5;
+	    DELETE FROM ioacct_schema WHERE version > 20;
+	    COMMIT" > /dev/null
+}
+
 # pg_back_to_schema19: puts a cluster store of schema $PG_SCHEMA back to schema 19 with its
 # data, as schema 19 stored it: no RPC rows (schema 20: rpc and jobs.rpc_kept gone), the
 # functions ioacct_block_parts and ioacct_job_gone of schema 18, every later version forgotten.
 pg_back_to_schema19() {
+	pg_back_to_schema20 || return 1
 	pg "BEGIN;
 	    $(block_parts_sql "'series', 'totals', 'files', 'mpiio_files', 'steps', 'mounts', 'hdf5_records'")
 	    CREATE OR REPLACE FUNCTION ioacct_job_gone() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN

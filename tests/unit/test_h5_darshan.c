@@ -85,6 +85,8 @@ static struct jb job(void)
 	h->write_ns = 1000000;
 	h->dataspace_ndims = 1;
 	h->dataspace_npoints = 1000;
+	/* As stored before schema 24: its write's selection kind not known, nor its chunking. */
+	h->unknown_selects = 1;
 	/* b: two writes in each step's process, the read in the second. */
 	for (uint32_t s = 0; s < 2; s++) {
 		h = h5(&b, s, 0, IOACCT_H5REC_DATASET, "/scratch/t.h5:/b");
@@ -103,6 +105,13 @@ static struct jb job(void)
 		h->dataspace_ndims = s ? 0 : 2;
 		h->dataspace_npoints = s ? 0 : 65536;
 		h->use_mpiio_collective = !s;
+		/* Step 0's: 2 regular hyperslabs, chunks of 10 x 20; step 1's: 1 irregular, 1 of points. */
+		h->regular_hyperslab_selects = s ? 0 : 2;
+		h->irregular_hyperslab_selects = s;
+		h->point_selects = s;
+		h->chunk_known = !s;
+		h->chunk_size_d1 = s ? 0 : 20;
+		h->chunk_size_d2 = s ? 0 : 10;
 		if (s) {
 			h->reads = 1;
 			h->bytes_read = 262144;
@@ -122,6 +131,8 @@ static struct jb job(void)
 	h->max_write_ns = 7000;
 	h->max_write_size = 40;
 	h->size_written[ioacct_size_bin(40)] = 1;
+	h->regular_hyperslab_selects = 1;
+	h->unknown_selects = 1;
 	h = h5(&b, 0, 1, IOACCT_H5REC_FILE, "out/r.h5");
 	h->opens = 1;
 	h = h5(&b, 0, 1, IOACCT_H5REC_DATASET, "out/r.h5:(anonymous)");
@@ -277,6 +288,14 @@ static void test_round_trip(void **state)
 	assert_int_equal(D(x, "H5D_DATASPACE_NDIMS"), 2);
 	assert_int_equal(D(x, "H5D_DATASPACE_NPOINTS"), 65536);
 	assert_int_equal(D(x, "H5D_USE_MPIIO_COLLECTIVE"), 1); /* step 0's calls */
+	/* Both steps' selections summed; the chunk sizes of the open that knew them. */
+	assert_int_equal(D(x, "H5D_REGULAR_HYPERSLAB_SELECTS"), 2);
+	assert_int_equal(D(x, "H5D_IRREGULAR_HYPERSLAB_SELECTS"), 1);
+	assert_int_equal(D(x, "H5D_POINT_SELECTS"), 1);
+	assert_int_equal(D(x, "H5D_CHUNK_SIZE_D1"), 20);
+	assert_int_equal(D(x, "H5D_CHUNK_SIZE_D2"), 10);
+	assert_int_equal(D(x, "H5D_CHUNK_SIZE_D3"), 0);
+	assert_int_equal(D(x, "H5D_CHUNK_SIZE_D5"), 0);
 
 	/* Unsized: its bytes not known, -1, never the part that was sized. */
 	x = find(back, IOACCT_DARSHAN_H5D, "/scratch/t.h5:/c", 1);
@@ -290,6 +309,11 @@ static void test_round_trip(void **state)
 	/* The slowest write's size: not known when a write was unsized; its time is. */
 	assert_int_equal(D(x, "H5D_MAX_WRITE_TIME_SIZE"), -1);
 	assert_true(fcounter(x, IOACCT_DARSHAN_H5D, "H5D_F_MAX_WRITE_TIME") == 0.000007);
+	/* A write whose selection's kind was not read: the three kinds not known, never 1, 0, 0. */
+	assert_int_equal(D(x, "H5D_REGULAR_HYPERSLAB_SELECTS"), -1);
+	assert_int_equal(D(x, "H5D_IRREGULAR_HYPERSLAB_SELECTS"), -1);
+	assert_int_equal(D(x, "H5D_POINT_SELECTS"), -1);
+	assert_int_equal(D(x, "H5D_CHUNK_SIZE_D1"), -1);
 
 	x = find(back, IOACCT_DARSHAN_H5D, "/scratch/run/out/r.h5:(anonymous)", 1);
 	assert_true(x->file_id == hash("/scratch/run/out/r.h5"));

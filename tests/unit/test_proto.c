@@ -558,6 +558,10 @@ static void test_wire_numbers(void **state)
 		{ 260, "rtt_ns", 8 },
 		{ 261, "execute_ns", 8 },
 		{ 262, "retrans", 8 },
+		{ 263, "h5_regular_hyperslab_selects", 8 },
+		{ 266, "h5_unknown_selects", 8 },
+		{ 267, "h5_chunk_known", 8 },
+		{ 272, "h5_chunk_size_d5", 8 },
 	};
 	struct ioacct_request req;
 	struct ioacct_reply rep;

@@ -548,6 +548,63 @@ static void test_h5_times_migrate_from_v21(void **state)
 	ioacct_store_close(st);
 }
 
+/*
+ * Schema 23 to 24 (issue 39): the selections' kinds and chunk sizes
+ * (IOACCT_H5_SELECT). A row stored before keeps its counters, has every
+ * read and write's kind not known (unknown_selects 2 + 3) and its chunking
+ * not known; a row stored now has them back, the largest values too.
+ */
+static void test_h5_select_migrate_from_v23(void **state)
+{
+	struct fixture *f = *state;
+	struct ioacct_jobdata *jd = NULL;
+	struct ioacct_h5rec h;
+	struct ioacct_store *st;
+
+	old_job(f, 23, "INSERT INTO hdf5_records (job_key, step_id, rank, pid, kind, name, opens,"
+		" flushes, reads, writes, bytes_read, bytes_written, unsized_reads, unsized_writes,"
+		" rw_switches, npoints_max, datatype_size, read_ns, write_ns, meta_ns, size_read,"
+		" size_written, dataspace_ndims, dataspace_npoints) VALUES (5, 0, 3, 77, 1,"
+		" '/w/f.h5:/a', 1, 0, 2, 3, 16, 24, 0, 0, 1, 1, 8, 10, 20, 30,"
+		" '0,0,0,0,0,0,0,0,0,0', '0,0,0,0,0,0,0,0,0,0', 2, 100);");
+
+	st = open_rw(f);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nh5, 1);
+	assert_int_equal(jd->h5[0].reads, 2);
+	assert_int_equal(jd->h5[0].writes, 3);
+	assert_int_equal(jd->h5[0].bytes_written, 24);
+	assert_int_equal(jd->h5[0].dataspace_npoints, 100);
+	assert_int_equal(jd->h5[0].unknown_selects, 5);
+	assert_int_equal(jd->h5[0].regular_hyperslab_selects, 0);
+	assert_int_equal(jd->h5[0].irregular_hyperslab_selects, 0);
+	assert_int_equal(jd->h5[0].point_selects, 0);
+	assert_int_equal(jd->h5[0].chunk_known, 0);
+	assert_int_equal(jd->h5[0].chunk_size_d1, 0);
+	h = jd->h5[0];
+	ioacct_jobdata_free(jd);
+
+	h.regular_hyperslab_selects = UINT64_MAX;
+	h.irregular_hyperslab_selects = 7;
+	h.point_selects = 1ULL << 62;
+	h.unknown_selects = 0;
+	h.chunk_known = 1;
+	h.chunk_size_d1 = 20;
+	h.chunk_size_d2 = 10;
+	h.chunk_size_d3 = UINT32_MAX;
+	h.chunk_size_d4 = 1;
+	h.chunk_size_d5 = 2;
+	assert_int_equal(ioacct_store_h5_put(st, 5, &h), 0);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nh5, 1);
+#define H5_EQ(name) assert_true(jd->h5[0].name == h.name);
+	IOACCT_H5_COUNTERS(H5_EQ)
+#undef H5_EQ
+	ioacct_jobdata_free(jd);
+	ioacct_store_close(st);
+}
+
 /* A row of NFSv4 procedure `proc` named `name`, every counter its own value from base. */
 static void make_rpc(struct ioacct_rpc *r, uint32_t step, uint64_t mnt, uint32_t proc,
 		     const char *name, uint32_t bin, uint64_t base)
@@ -746,7 +803,7 @@ static void test_rpc_migrate_from_v22(void **state)
 	assert_null(ioacct_store_open(f->path, IOACCT_STORE_RDONLY, f->err, sizeof(f->err)));
 
 	st = open_rw(f);
-	assert_int_equal(ioacct_store_schema_version(st), 23);
+	assert_int_equal(ioacct_store_schema_version(st), IOACCT_STORE_SCHEMA_VERSION);
 	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
 	assert_true(jd->rpc_loaded);
 	assert_int_equal(jd->nrpc, 0);
@@ -782,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_rpc_model),
 		cmocka_unit_test_setup_teardown(test_rpc_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rpc_migrate_from_v22, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_h5_select_migrate_from_v23, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
