@@ -313,7 +313,7 @@ static void handle_snapshot(struct ioacct_registry *r, const struct ioacct_req_q
 		e = NULL;
 		n = 0;
 	}
-	ret = ioacct_registry_snapshot(r, job->key, j, e, n, NULL, rep);
+	ret = ioacct_registry_snapshot(r, job->key, j, e, n, NULL, rep, NULL);
 	free(e);
 	if (ret == -ENOMEM) {
 		ioacct_reply_error(rep, -ENOMEM, "out of memory");

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "probes.h"
 #include "proto.h"
+#include "rpcprobes.h"
 #include "store.h"
 
 struct ioacct_registry;
@@ -193,14 +194,42 @@ void ioacct_registry_job_finish(struct ioacct_registry *r, struct djob *j, const
 int ioacct_registry_kernel_read(struct ioacct_registry *r, struct ioacct_probe_entry **e,
 				size_t *n);
 /*
+ * The kernel's RPC rows of every watched step, open bins included, and the
+ * unattributed rows of every running step as its finish would store them
+ * (issue 40): for ioacct_registry_snapshot()'s rpc, read once for many
+ * jobs. An empty batch when the RPC probes are not loaded.
+ */
+int ioacct_registry_rpc_kernel_read(struct ioacct_registry *r, struct ioacct_rpc_batch *b);
+
+/* A job's RPC row so far: its counters summed over the bins, its mount named. */
+struct ioacct_rpc_snap_row {
+	struct ioacct_rpc r;          /* bin 0 */
+	struct ioacct_mount mount;
+};
+/*
+ * A job's RPCs so far (/metrics): kernel, set by the caller, is
+ * ioacct_registry_rpc_kernel_read()'s batch (NULL: the store's alone);
+ * rows, one per (step, mount key, program, version, procedure, flags),
+ * are filled by ioacct_registry_snapshot() and freed by
+ * ioacct_rpc_snap_free().
+ */
+struct ioacct_rpc_snap {
+	const struct ioacct_rpc_batch *kernel;
+	struct ioacct_rpc_snap_row *rows;
+	size_t n;
+};
+void ioacct_rpc_snap_free(struct ioacct_rpc_snap *s);
+
+/*
  * A job's counts so far, added to rep's rows (one per step, mount and op) and
  * dropped counters: the store's totals plus, when j is the running job, its
  * entries among the n kernel entries e. With j NULL (a finished job) the
- * store's alone. *job, when not NULL, gets the job as stored. 0, -ENOMEM, or
- * the store's error.
+ * store's alone. *job, when not NULL, gets the job as stored. rpc, when not
+ * NULL, gets the job's RPC rows the same way (struct ioacct_rpc_snap). 0,
+ * -ENOMEM, or the store's error. (snapshot.c)
  */
 int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, const struct djob *j,
 			     const struct ioacct_probe_entry *e, size_t n, struct ioacct_job *job,
-			     struct ioacct_reply *rep);
+			     struct ioacct_reply *rep, struct ioacct_rpc_snap *rpc);
 
 #endif /* IOACCT_JOBS_H */

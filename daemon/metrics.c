@@ -127,6 +127,17 @@ enum fam {
 	F_ERROR_CLASS,
 	F_SECONDS,
 	F_SIZE,
+	F_RPC_CALLS,        /* issue 40: the job's own RPCs, per procedure, ... */
+	F_RPC_SENT,
+	F_RPC_RECV,
+	F_RPC_QUEUE,
+	F_RPC_RTT,
+	F_RPC_EXEC,
+	F_RPC_ERRORS,
+	F_RPC_RETRANS,      /* ... to here, in IOACCT_RPC_COUNTERS' order */
+	F_RPC_UNATTR,       /* the RPCs on the step's mounts that no job sent: calls, */
+	F_RPC_UNATTR_SENT,  /* bytes sent, */
+	F_RPC_UNATTR_RECV,  /* bytes received */
 	F_DROPPED_EVENTS,
 	F_DROPPED_BYTES,
 	F_START,
@@ -152,6 +163,29 @@ static const struct {
 			"Time spent in calls of the operation by the job step on the mount." },
 	[F_SIZE] = { "ioacct_request_size_bytes", "histogram",
 		     "Sizes of the read and write requests (Darshan's access-size bins)." },
+	[F_RPC_CALLS] = { "ioacct_rpc_calls_total", "counter",
+			  "RPCs of the procedure the job step sent to the mount's server." },
+	[F_RPC_SENT] = { "ioacct_rpc_sent_bytes_total", "counter",
+			 "Bytes those RPCs sent, as mountstats counts them (headers included)." },
+	[F_RPC_RECV] = { "ioacct_rpc_received_bytes_total", "counter",
+			 "Bytes their replies brought, as mountstats counts them." },
+	[F_RPC_QUEUE] = { "ioacct_rpc_queue_seconds_total", "counter",
+			  "Time those RPCs waited to be sent (mountstats' backlog)." },
+	[F_RPC_RTT] = { "ioacct_rpc_rtt_seconds_total", "counter",
+			"Time from sending those RPCs to their replies." },
+	[F_RPC_EXEC] = { "ioacct_rpc_execute_seconds_total", "counter",
+			 "Time from submitting those RPCs to their end." },
+	[F_RPC_ERRORS] = { "ioacct_rpc_errors_total", "counter",
+			   "Those RPCs that ended in an error." },
+	[F_RPC_RETRANS] = { "ioacct_rpc_retransmissions_total", "counter",
+			    "Retransmissions of those RPCs." },
+	[F_RPC_UNATTR] = { "ioacct_rpc_unattributed_calls_total", "counter",
+			   "RPCs of the procedure on the step's mount during the step that no job "
+			   "sent (writeback nobody is known for, the NFSv4 state manager's)." },
+	[F_RPC_UNATTR_SENT] = { "ioacct_rpc_unattributed_sent_bytes_total", "counter",
+				"Bytes those RPCs that no job sent sent." },
+	[F_RPC_UNATTR_RECV] = { "ioacct_rpc_unattributed_received_bytes_total", "counter",
+				"Bytes the replies to those RPCs that no job sent brought." },
 	[F_DROPPED_EVENTS] = { "ioacct_dropped_events_total", "counter",
 			       "Events of the job not counted because a kernel map was full." },
 	[F_DROPPED_BYTES] = { "ioacct_dropped_bytes_total", "counter",
@@ -204,15 +238,21 @@ static void job_labels(struct sbuf *b, const struct ioacct_job *job)
 	sb_label(b, "user", job->user[0] ? job->user : "?", true);
 }
 
-static void row_labels(struct sbuf *b, const struct ioacct_job *job,
-		       const struct ioacct_snap_row *row)
+static void mount_labels(struct sbuf *b, const struct ioacct_job *job, uint32_t step_id,
+			 const struct ioacct_mount *m)
 {
 	char step[32];
 
 	job_labels(b, job);
-	sb_label(b, "step", ioacct_step_name(row->step_id, step, sizeof(step)), true);
-	sb_label(b, "mount", row->mount.path, true);
-	sb_label(b, "fstype", row->mount.fstype[0] ? row->mount.fstype : "?", true);
+	sb_label(b, "step", ioacct_step_name(step_id, step, sizeof(step)), true);
+	sb_label(b, "mount", m->path, true);
+	sb_label(b, "fstype", m->fstype[0] ? m->fstype : "?", true);
+}
+
+static void row_labels(struct sbuf *b, const struct ioacct_job *job,
+		       const struct ioacct_snap_row *row)
+{
+	mount_labels(b, job, row->step_id, &row->mount);
 }
 
 static void row_sample(struct sbuf *b, const char *name, const struct ioacct_job *job,
@@ -328,9 +368,111 @@ static void label_fix(char *s, size_t len)
 	memcpy(s, tmp, o + 1);
 }
 
+/* ---- RPCs (issue 40) ---- */
+
+/* A family per counter, in IOACCT_RPC_COUNTERS' order. */
+#define RPC_ONE(f) +1
+_Static_assert(F_RPC_RETRANS - F_RPC_CALLS + 1 == 0 IOACCT_RPC_COUNTERS(RPC_ONE),
+	       "one family per RPC counter");
+#undef RPC_ONE
+
+static void rpc_sample(struct sbuf *b, enum fam f, const struct ioacct_job *job,
+		       const struct ioacct_rpc_snap_row *row)
+{
+	char num[16];
+
+	sb_printf(b, "%s", fams[f].name);
+	mount_labels(b, job, row->r.step_id, &row->mount);
+	sb_label(b, "procedure", row->r.name, true);
+	snprintf(num, sizeof(num), "%u", row->r.prog);
+	sb_label(b, "program", num, true);
+	snprintf(num, sizeof(num), "%u", row->r.vers);
+	sb_label(b, "version", num, true);
+	sb_printf(b, "} ");
+}
+
+/* One (step, mount, procedure) of a job's RPCs: a line in each RPC family; none without calls. */
+static void render_rpc_row(struct mjob *mj, const struct ioacct_job *job,
+			   const struct ioacct_rpc_snap_row *row)
+{
+#define RPC_VALUE(f) row->r.f,
+	const uint64_t v[] = { IOACCT_RPC_COUNTERS(RPC_VALUE) };
+#undef RPC_VALUE
+
+	if (!row->r.calls)
+		return;
+	if (row->r.flags & IOACCT_RPC_UNATTRIBUTED) {
+		for (int f = F_RPC_UNATTR; f <= F_RPC_UNATTR_RECV; f++) {
+			rpc_sample(&mj->f[f], f, job, row);
+			sb_printf(&mj->f[f], "%llu\n", (unsigned long long)v[f - F_RPC_UNATTR]);
+		}
+		return;
+	}
+	for (int f = F_RPC_CALLS; f <= F_RPC_RETRANS; f++) {
+		struct sbuf *b = &mj->f[f];
+
+		rpc_sample(b, f, job, row);
+		if (f == F_RPC_QUEUE || f == F_RPC_RTT || f == F_RPC_EXEC)
+			sb_seconds(b, v[f - F_RPC_CALLS]);
+		else
+			sb_printf(b, "%llu", (unsigned long long)v[f - F_RPC_CALLS]);
+		sb_printf(b, "\n");
+	}
+}
+
+/* RPC rows whose labels are equal sort together, as row_cmp()'s. */
+static int rpc_cmp(const void *a, const void *b)
+{
+	const struct ioacct_rpc_snap_row *x = *(const struct ioacct_rpc_snap_row *const *)a;
+	const struct ioacct_rpc_snap_row *y = *(const struct ioacct_rpc_snap_row *const *)b;
+	int d;
+
+	if (x->r.step_id != y->r.step_id)
+		return x->r.step_id < y->r.step_id ? -1 : 1;
+	if ((d = strcmp(x->mount.path, y->mount.path)) ||
+	    (d = strcmp(x->mount.fstype, y->mount.fstype)) || (d = strcmp(x->r.name, y->r.name)))
+		return d;
+	if (x->r.prog != y->r.prog)
+		return x->r.prog < y->r.prog ? -1 : 1;
+	if (x->r.vers != y->r.vers)
+		return x->r.vers < y->r.vers ? -1 : 1;
+	if (x->r.flags != y->r.flags)
+		return x->r.flags < y->r.flags ? -1 : 1;
+	return 0;
+}
+
+/* A job's RPC rows (this page's own copy), those of equal labels summed. -ENOMEM. */
+static int render_rpc(struct mjob *mj, const struct ioacct_job *job, struct ioacct_rpc_snap *rpc)
+{
+	struct ioacct_rpc_snap_row **rows;
+
+	if (!rpc->n)
+		return 0;
+	rows = calloc(rpc->n, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < rpc->n; i++) {
+		rows[i] = &rpc->rows[i];
+		label_fix(rows[i]->mount.path, sizeof(rows[i]->mount.path));
+		label_fix(rows[i]->mount.fstype, sizeof(rows[i]->mount.fstype));
+	}
+	qsort(rows, rpc->n, sizeof(*rows), rpc_cmp);
+	for (size_t i = 0; i < rpc->n;) {
+		struct ioacct_rpc_snap_row merged = *rows[i];
+		size_t k = i + 1;
+
+		for (; k < rpc->n && rpc_cmp(&rows[i], &rows[k]) == 0; k++)
+			ioacct_rpc_add(&merged.r, &rows[k]->r);
+		render_rpc_row(mj, job, &merged);
+		i = k;
+	}
+	free(rows);
+	return 0;
+}
+
 /* Renders a job's snapshot into mj, replacing what it had. -ENOMEM. */
 static int render_job(struct mjob *mj, const struct ioacct_job *job, struct ioacct_reply *rep,
-		      bool running)
+		      struct ioacct_rpc_snap *rpc, bool running)
 {
 	struct ioacct_snap_row **rows = NULL;
 	int ret = 0;
@@ -361,6 +503,8 @@ static int render_job(struct mjob *mj, const struct ioacct_job *job, struct ioac
 		i = k;
 	}
 	free(rows);
+	if (render_rpc(mj, job, rpc))
+		return -ENOMEM;
 	sb_printf(&mj->f[F_DROPPED_EVENTS], "%s", fams[F_DROPPED_EVENTS].name);
 	job_labels(&mj->f[F_DROPPED_EVENTS], job);
 	sb_printf(&mj->f[F_DROPPED_EVENTS], "} %llu\n", (unsigned long long)rep->dropped_events);
@@ -475,11 +619,14 @@ static void self_metrics(struct ioacct_metrics *m, struct ioacct_registry *r, st
 	}
 }
 
-/* Builds the whole page; -ENOMEM, or the error that kept the counts from being read. */
-static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbuf *out)
+/*
+ * The running jobs' counts: the kernel's counters (and RPC rows) read once
+ * for all of them. -ENOMEM, or the error that kept the counts from being read.
+ */
+static int running_jobs(struct ioacct_metrics *m, struct ioacct_registry *r)
 {
+	struct ioacct_rpc_batch rb = { 0 };
 	struct ioacct_probe_entry *e = NULL;
-	uint64_t now_ms = ioacct_mono_ns() / 1000000;
 	size_t n = 0;
 	int ret;
 
@@ -488,16 +635,17 @@ static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbu
 	 * serve the previous page rather than a wrong one.
 	 */
 	ret = ioacct_registry_kernel_read(r, &e, &n);
+	if (!ret)
+		ret = ioacct_registry_rpc_kernel_read(r, &rb);
 	if (ret) {
 		log_warn("metrics: cannot read the kernel's counters: %s; /metrics keeps its "
 			 "previous page", strerror(-ret));
 		free(e);
 		return ret;
 	}
-	for (struct mjob *mj = m->jobs; mj; mj = mj->next)
-		mj->seen = false;
 	for (struct djob *j = ioacct_registry_jobs(r); j; j = ioacct_registry_job_next(j)) {
 		int64_t key = ioacct_registry_job_info(j)->key;
+		struct ioacct_rpc_snap rpc = { .kernel = &rb };
 		struct ioacct_reply rep = { 0 };
 		struct ioacct_job job;
 		struct mjob *mj = mjob_get(m, key);
@@ -507,31 +655,39 @@ static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbu
 			break;
 		}
 		mj->seen = true;
-		ret = ioacct_registry_snapshot(r, key, j, e, n, &job, &rep);
+		ret = ioacct_registry_snapshot(r, key, j, e, n, &job, &rep, &rpc);
 		if (ret == 0)
-			ret = render_job(mj, &job, &rep, true);
+			ret = render_job(mj, &job, &rep, &rpc, true);
 		ioacct_reply_free(&rep);
+		ioacct_rpc_snap_free(&rpc);
 		if (ret)
 			break;
 	}
 	free(e);
-	if (ret) {
+	ioacct_rpc_batch_free(&rb);
+	if (ret)
 		log_warn("metrics: cannot build /metrics: %s; it keeps its previous page",
 			 ret == -ENOMEM ? "out of memory" : ioacct_store_errmsg(ioacct_registry_store(r)));
-		return ret;
-	}
-	/* Jobs that left the registry since: their final counts, once, from the store. */
+	return ret;
+}
+
+/* Jobs that left the registry since: their final counts, once, from the store. */
+static void gone_jobs(struct ioacct_metrics *m, struct ioacct_registry *r, uint64_t now_ms)
+{
 	for (struct mjob **pp = &m->jobs; *pp;) {
 		struct mjob *mj = *pp;
 
 		if (!mj->seen && mj->running) {
+			struct ioacct_rpc_snap rpc = { 0 };
 			struct ioacct_reply rep = { 0 };
 			struct ioacct_job job;
+			int ret;
 
-			ret = ioacct_registry_snapshot(r, mj->key, NULL, NULL, 0, &job, &rep);
+			ret = ioacct_registry_snapshot(r, mj->key, NULL, NULL, 0, &job, &rep, &rpc);
 			if (ret == 0)
-				ret = render_job(mj, &job, &rep, false);
+				ret = render_job(mj, &job, &rep, &rpc, false);
 			ioacct_reply_free(&rep);
+			ioacct_rpc_snap_free(&rpc);
 			mj->gone_ms = now_ms;
 			if (ret) {
 				/* Undone registrations are deleted from the store: nothing to show. */
@@ -550,6 +706,20 @@ static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbu
 		}
 		pp = &mj->next;
 	}
+}
+
+/* Builds the whole page; -ENOMEM, or the error that kept the counts from being read. */
+static int build(struct ioacct_metrics *m, struct ioacct_registry *r, struct sbuf *out)
+{
+	uint64_t now_ms = ioacct_mono_ns() / 1000000;
+	int ret;
+
+	for (struct mjob *mj = m->jobs; mj; mj = mj->next)
+		mj->seen = false;
+	ret = running_jobs(m, r);
+	if (ret)
+		return ret;
+	gone_jobs(m, r, now_ms);
 	self_metrics(m, r, out);
 	for (int f = 0; f < NFAM; f++) {
 		sb_printf(out, "# HELP %s %s\n# TYPE %s %s\n", fams[f].name, fams[f].help,

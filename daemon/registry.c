@@ -1107,48 +1107,7 @@ void ioacct_registry_job_finish(struct ioacct_registry *r, struct djob *j, const
 	}
 }
 
-/* ---- counts so far ----------------------------------------------------------------------- */
-
-static int rows_add(struct ioacct_reply *rep, size_t *cap, uint32_t step_id, uint32_t op,
-		    const struct ioacct_mount *m, const struct ioacct_counters *c)
-{
-	for (size_t i = 0; i < rep->nrows; i++) {
-		struct ioacct_snap_row *row = &rep->rows[i];
-
-		if (row->step_id == step_id && row->op == op && row->mount.mnt_id == m->mnt_id) {
-			ioacct_counters_add(&row->c, c);
-			return 0;
-		}
-	}
-	if (rep->nrows == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 32;
-		struct ioacct_snap_row *nr = realloc(rep->rows, ncap * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		rep->rows = nr;
-		*cap = ncap;
-	}
-	memset(&rep->rows[rep->nrows], 0, sizeof(rep->rows[0]));
-	rep->rows[rep->nrows].step_id = step_id;
-	rep->rows[rep->nrows].op = op;
-	rep->rows[rep->nrows].mount = *m;
-	rep->rows[rep->nrows].c = *c;
-	rep->nrows++;
-	return 0;
-}
-
-static const struct ioacct_mount *jd_mount(const struct ioacct_jobdata *jd, uint64_t mnt_id,
-					   struct ioacct_mount *tmp)
-{
-	for (size_t i = 0; i < jd->nmounts; i++)
-		if (jd->mounts[i].mnt_id == mnt_id)
-			return &jd->mounts[i];
-	memset(tmp, 0, sizeof(*tmp));
-	tmp->mnt_id = mnt_id;
-	snprintf(tmp->path, sizeof(tmp->path), "mnt:%" PRIu64, mnt_id);
-	return tmp;
-}
+/* ---- counts so far (the snapshot itself: snapshot.c) --------------------------------------- */
 
 int ioacct_registry_kernel_read(struct ioacct_registry *r, struct ioacct_probe_entry **e,
 				size_t *n)
@@ -1160,54 +1119,17 @@ int ioacct_registry_kernel_read(struct ioacct_registry *r, struct ioacct_probe_e
 	return ioacct_probes_read(r->probes, want_entry, &c, e, n);
 }
 
-int ioacct_registry_snapshot(struct ioacct_registry *r, int64_t job_key, const struct djob *j,
-			     const struct ioacct_probe_entry *e, size_t n, struct ioacct_job *job,
-			     struct ioacct_reply *rep)
+int ioacct_registry_rpc_kernel_read(struct ioacct_registry *r, struct ioacct_rpc_batch *b)
 {
-	struct ioacct_jobdata *jd = NULL;
-	struct ioacct_mount tmp;
-	size_t cap = rep->nrows;
-	int ret;
+	struct drain_ctx c = { .r = r, .all = true, .only_slot = -1 };
 
-	/* Totals alone: a running job's are summed in SQL, its series are not needed. */
-	ret = ioacct_store_job_load_totals(r->store, job_key, &jd);
+	int ret = ioacct_rpcprobes_read(r->rpc, want_entry, &c, b);
+
+	if (!ret)
+		ret = ioacct_rpcprobes_unattributed_all(r->rpc, b);
 	if (ret)
-		return ret;
-	for (size_t i = 0; i < jd->ntotals; i++) {
-		const struct ioacct_sample *t = &jd->totals[i];
-
-		if (rows_add(rep, &cap, t->step_id, t->op, jd_mount(jd, t->mnt_id, &tmp), &t->c))
-			goto nomem;
-	}
-	for (size_t i = 0; j && i < n; i++) {
-		struct dstep *s = e[i].slot < r->nslots ? r->slots[e[i].slot] : NULL;
-		const struct ioacct_mount *m;
-
-		if (!s || s->job != j)
-			continue;
-		m = ioacct_registry_job_mount(j, e[i].mnt_id);
-		if (!m)
-			m = jd_mount(jd, e[i].mnt_id, &tmp);
-		if (rows_add(rep, &cap, s->step_id, e[i].op, m, &e[i].c))
-			goto nomem;
-	}
-	for (size_t i = 0; j && i < j->nsteps; i++) {
-		uint64_t ev, by;
-
-		if (ioacct_probes_dropped(r->probes, j->steps[i]->slot, &ev, &by, false) == 0) {
-			rep->dropped_events += ev;
-			rep->dropped_bytes += by;
-		}
-	}
-	rep->dropped_events += jd->job.dropped_events;
-	rep->dropped_bytes += jd->job.dropped_bytes;
-	if (job)
-		*job = jd->job;
-	ioacct_jobdata_free(jd);
-	return 0;
-nomem:
-	ioacct_jobdata_free(jd);
-	return -ENOMEM;
+		ioacct_rpc_batch_free(b);
+	return ret;
 }
 
 /* ---- a registration whose client went away ------------------------------------------------ */

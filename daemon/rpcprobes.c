@@ -483,12 +483,14 @@ void ioacct_rpc_batch_free(struct ioacct_rpc_batch *b)
 /* A (mount, client) of a step: the client's unattributed RPCs are in the mount's mountstats. */
 struct mntclnt {
 	uint64_t mnt_id, clnt;
+	uint32_t slot;
 };
 
-static int mntclnt_add(struct mntclnt **mc, size_t *n, size_t *cap, uint64_t mnt, uint64_t clnt)
+static int mntclnt_add(struct mntclnt **mc, size_t *n, size_t *cap, uint32_t slot, uint64_t mnt,
+		       uint64_t clnt)
 {
 	for (size_t i = 0; i < *n; i++)
-		if ((*mc)[i].mnt_id == mnt && (*mc)[i].clnt == clnt)
+		if ((*mc)[i].slot == slot && (*mc)[i].mnt_id == mnt && (*mc)[i].clnt == clnt)
 			return 0;
 	if (*n == *cap) {
 		struct mntclnt *g = realloc(*mc, (*cap = *cap ? 2 * *cap : 16) * sizeof(**mc));
@@ -497,12 +499,15 @@ static int mntclnt_add(struct mntclnt **mc, size_t *n, size_t *cap, uint64_t mnt
 			return -ENOMEM;
 		*mc = g;
 	}
-	(*mc)[(*n)++] = (struct mntclnt){ mnt, clnt };
+	(*mc)[(*n)++] = (struct mntclnt){ mnt, clnt, slot };
 	return 0;
 }
 
-/* The slot's mounts and, for each, the clients (and their parents) its RPCs went through. */
-static int slot_clients(struct ioacct_rpcprobes *rp, uint32_t slot, struct mntclnt **mc, size_t *n)
+/*
+ * The mounts of slot (-1: of every slot with a baseline) and, for each, the
+ * clients (and their parents) its RPCs went through.
+ */
+static int slot_clients(struct ioacct_rpcprobes *rp, int64_t slot, struct mntclnt **mc, size_t *n)
 {
 	int fd = bpf_map__fd(rp->skel->maps.clntmnt);
 	struct ioacct_rpc_ckey k, prev;
@@ -516,11 +521,12 @@ static int slot_clients(struct ioacct_rpcprobes *rp, uint32_t slot, struct mntcl
 	while (!ret && bpf_map_get_next_key(fd, first ? NULL : &prev, &k) == 0) {
 		first = false;
 		prev = k;
-		if (k.slot != slot || bpf_map_lookup_elem(fd, &k, &cv) || !cv.mnt_id)
+		if ((slot >= 0 && k.slot != slot) || k.slot >= rp->nslots || !rp->base[k.slot].taken ||
+		    bpf_map_lookup_elem(fd, &k, &cv) || !cv.mnt_id)
 			continue;
-		ret = mntclnt_add(mc, n, &cap, cv.mnt_id, k.clnt);
+		ret = mntclnt_add(mc, n, &cap, k.slot, cv.mnt_id, k.clnt);
 		for (int i = 0; i < IOACCT_RPC_ANCESTORS && !ret && cv.anc[i]; i++)
-			ret = mntclnt_add(mc, n, &cap, cv.mnt_id, cv.anc[i]);
+			ret = mntclnt_add(mc, n, &cap, k.slot, cv.mnt_id, cv.anc[i]);
 	}
 	return ret;
 }
@@ -533,24 +539,20 @@ static const struct ioacct_rpc_val *base_of(const struct baseline *b, const stru
 	return NULL;
 }
 
-int ioacct_rpcprobes_unattributed(struct ioacct_rpcprobes *rp, uint32_t slot,
-				  struct ioacct_rpc_batch *b)
+/* unattributed() of one slot, or of every slot with a baseline (-1): one read of the maps. */
+static int unattributed(struct ioacct_rpcprobes *rp, int64_t slot, struct ioacct_rpc_batch *b)
 {
-	const struct baseline *base;
 	struct ucount *now = NULL;
 	struct mntclnt *mc = NULL;
 	size_t nnow = 0, nmc = 0, cap = b->n;
 	int ret;
 
-	if (!rp || !rp->skel || slot >= rp->nslots || !rp->base[slot].taken)
-		return 0;
-	base = &rp->base[slot];
 	ret = slot_clients(rp, slot, &mc, &nmc);
 	if (!ret && nmc)
 		ret = ucounts_read(rp, &now, &nnow);
 	for (size_t i = 0; i < nmc && !ret; i++)
 		for (size_t j = 0; j < nnow && !ret; j++) {
-			const struct ioacct_rpc_val *was = base_of(base, &now[j].k);
+			const struct ioacct_rpc_val *was = base_of(&rp->base[mc[i].slot], &now[j].k);
 			struct ioacct_rpc r = { .mnt_id = mc[i].mnt_id, .prog = now[j].k.prog,
 						.vers = now[j].k.vers, .proc = now[j].k.proc,
 						.flags = IOACCT_RPC_UNATTRIBUTED };
@@ -562,11 +564,26 @@ int ioacct_rpcprobes_unattributed(struct ioacct_rpcprobes *rp, uint32_t slot,
 			IOACCT_RPC_COUNTERS(RPC_DELTA)
 #undef RPC_DELTA
 			proc_name(rp, &r);
-			ret = batch_add(b, &cap, slot, &r);
+			ret = batch_add(b, &cap, mc[i].slot, &r);
 		}
 	free(now);
 	free(mc);
 	return ret;
+}
+
+int ioacct_rpcprobes_unattributed(struct ioacct_rpcprobes *rp, uint32_t slot,
+				  struct ioacct_rpc_batch *b)
+{
+	if (!rp || !rp->skel || slot >= rp->nslots || !rp->base[slot].taken)
+		return 0;
+	return unattributed(rp, slot, b);
+}
+
+int ioacct_rpcprobes_unattributed_all(struct ioacct_rpcprobes *rp, struct ioacct_rpc_batch *b)
+{
+	if (!rp || !rp->skel)
+		return 0;
+	return unattributed(rp, -1, b);
 }
 
 void ioacct_rpcprobes_forget(struct ioacct_rpcprobes *rp, uint32_t slot, const char *cluster,

@@ -82,6 +82,12 @@ void ioacct_rpc_batch_free(struct ioacct_rpc_batch *b);
 int ioacct_rpcprobes_unattributed(struct ioacct_rpcprobes *rp, uint32_t slot,
 				  struct ioacct_rpc_batch *b);
 /*
+ * The same for every running step (a step with a baseline) at once, as
+ * they would be stored if each finished now: /metrics' live rows, with one
+ * read of the maps whatever the number of steps.
+ */
+int ioacct_rpcprobes_unattributed_all(struct ioacct_rpcprobes *rp, struct ioacct_rpc_batch *b);
+/*
  * Forgets slot (its step, job_id/step_id of cluster, is stored): its mounts'
  * clients, its baseline, its count of RPCs lost (a warning when some were).
  */

@@ -7,7 +7,10 @@
 # socket and from the store file: the JSON's rpc, rpc_unattributed and
 # rpc_series and the text's "Server calls" equal the rows exactly, and the
 # two ways agree byte for byte; so do ioacct's RPCCalls, RPCBytesSent and
-# RPCBytesRecv (the job's own RPCs, through the QUERY reply).
+# RPCBytesRecv (the job's own RPCs, through the QUERY reply). Then /metrics:
+# rows written for a running job are on the page, live, exactly (summed over
+# bins, seconds from ns, no series for a procedure without calls), and the
+# same once it finished (it lingers).
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 IOREPORT=$abs_top_builddir/tools/ioreport
@@ -15,6 +18,9 @@ IOACCT=$abs_top_builddir/tools/ioacct
 [ -x "$IOREPORT" ] || fail "$IOREPORT not built"
 [ -x "$IOACCT" ] || fail "$IOACCT not built"
 command -v sqlite3 >/dev/null || skip "sqlite3 is needed to write the rows into the store"
+MPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+EXTRA_CONF="metrics_listen = 127.0.0.1:$MPORT
+metrics_linger = 300"
 setup
 start_daemon
 
@@ -71,3 +77,54 @@ cat "$T/q-daemon"
 [ "$(tail -1 "$T/q-daemon")" = "$JOB|3126250|3126250000|312625000" ] || fail "ioacct's RPC fields are wrong"
 cmp -s "$T/q-daemon" "$T/q-db" || { diff "$T/q-db" "$T/q-daemon"; fail "ioacct through ioacctd and --db disagree"; }
 ok "ioacct's RPCCalls, RPCBytesSent, RPCBytesRecv: the job's own 3,126,250 RPCs, through ioacctd as in the store"
+
+# /metrics: a running job's rows in the store (the kernel has none here).
+JOB2=8041
+"$IORUN" --job-id $JOB2 --bin-width 1 -- sh -c "'$IOWORK' write '$T/g' 4096 1 && while [ ! -e '$T/go' ]; do sleep 0.05; done" \
+	> /dev/null 2> "$T/err-$JOB2" &
+IPID=$!
+KEY2=''
+for _ in $(seq 1 200); do
+	KEY2=$(sqlite3 -cmd ".timeout 20000" "$T/ioacct.db" "SELECT job_key FROM mounts WHERE mnt_id = $MNT AND
+		job_key = (SELECT key FROM jobs WHERE job_id = $JOB2)")
+	[ -n "$KEY2" ] && break
+	sleep 0.05
+done
+[ -n "$KEY2" ] || { touch "$T/go"; fail "job $JOB2's mount not stored in 10 s"; }
+# WRITE in bins 0..2: 6 calls; a GETATTR without calls (no series); 3 WRITEs no job sent.
+sqlite3 -cmd ".timeout 20000" "$T/ioacct.db" "INSERT INTO rpc (job_key, step_id, mnt_id, prog,
+	vers, proc, flags, bin, calls, bytes_sent, bytes_recv, queue_ns, rtt_ns, execute_ns, errors,
+	retrans, name) VALUES ($KEY2, 0, $MNT, 100003, 4, 38, 0, 0, 1, 1000, 100, 5, 1500000000, 7, 0, 0, 'WRITE'),
+	($KEY2, 0, $MNT, 100003, 4, 38, 0, 1, 2, 2000, 200, 5, 1000000000, 7, 1, 0, 'WRITE'),
+	($KEY2, 0, $MNT, 100003, 4, 38, 0, 2, 3, 3000, 300, 5, 2, 7, 0, 4, 'WRITE'),
+	($KEY2, 0, $MNT, 100003, 4, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 'GETATTR'),
+	($KEY2, 0, $MNT, 100003, 4, 38, 1, 0, 3, 300, 30, 0, 0, 0, 0, 0, 'WRITE')" ||
+	{ touch "$T/go"; fail "cannot write job $JOB2's rows"; }
+page() {
+	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+		"http://127.0.0.1:$MPORT/metrics" 2>/dev/null
+}
+scrape() { page | grep "^ioacct_rpc_.*job_id=\"$JOB2\"" | sort > "$T/$1"; }
+FSTYPE=$(sqlite3 "$T/ioacct.db" "SELECT fstype FROM mounts WHERE job_key = $KEY2 AND mnt_id = $MNT")
+L="cluster=\"iorun\",job_id=\"$JOB2\",user=\"$(id -un)\",step=\"0\",mount=\"$MPATH\",fstype=\"$FSTYPE\",procedure=\"WRITE\",program=\"100003\",version=\"4\""
+for f in calls:6 sent_bytes:6000 received_bytes:600 queue_seconds:0.000000015 \
+	rtt_seconds:2.500000002 execute_seconds:0.000000021 errors:1 retransmissions:4 \
+	unattributed_calls:3 unattributed_sent_bytes:300 unattributed_received_bytes:30; do
+	echo "ioacct_rpc_${f%%:*}_total{$L} ${f#*:}"
+done | sort > "$T/want"
+for _ in $(seq 1 100); do
+	scrape live
+	cmp -s "$T/live" "$T/want" && break
+	sleep 0.1
+done
+touch "$T/go"
+wait $IPID || fail "iorun $JOB2 failed: $(cat "$T/err-$JOB2")"
+cmp -s "$T/live" "$T/want" || { diff "$T/want" "$T/live"; fail "/metrics: the running job's RPC series are not its rows"; }
+ok "/metrics: a running job's RPC rows, summed over bins, exact; none for a procedure without calls"
+for _ in $(seq 1 100); do
+	page | grep -q "^ioacct_job_running{.*job_id=\"$JOB2\".*} 0$" && break
+	sleep 0.1
+done
+scrape gone
+cmp -s "$T/gone" "$T/want" || { diff "$T/want" "$T/gone"; fail "/metrics: the finished job's RPC series changed"; }
+ok "/metrics: the same once the job finished (lingering)"

@@ -3,11 +3,16 @@
 # The RPCs per job (issue 40), what this host can show of them: the job's
 # probe mode says whether they were counted (rpc=sunrpc) or why not
 # (rpc=off:no-sunrpc without the module), the daemon says it once, and a
-# kernel without sunrpc changes nothing else (the job's bytes exact). The
+# kernel without sunrpc changes nothing else (the job's bytes exact), nor
+# does /metrics: the jobs' series, and no RPC series without RPCs. The
 # counting itself is checked against mountstats over a real NFS mount in
-# the kernel matrix (tests/vm/nfs/rpc.sh): NFS cannot be mounted here.
+# the kernel matrix (tests/vm/nfs/rpc.sh, nfs/metrics.sh for /metrics): NFS
+# cannot be mounted here.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
+MPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+EXTRA_CONF="metrics_listen = 127.0.0.1:$MPORT
+metrics_linger = 300"
 setup
 
 D=$T/root-fs
@@ -48,3 +53,31 @@ ok "JSON rpc_probes: ${want#rpc=}"
 [ "$(grep -c "$said" "$T/ioacctd.log")" = 1 ] ||
 	fail "the daemon did not say once '$said': $(grep 'RPC' "$T/ioacctd.log")"
 ok "said once in the log: $said"
+
+# /metrics, scraped while a job runs (a job shorter than a drain interval
+# may never be seen running): its bytes, and no RPC series.
+scrape() {
+	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+		"http://127.0.0.1:$MPORT/metrics" > "$T/page" 2>/dev/null
+}
+written() { # the job 8203's bytes written on $D's mount, on the page
+	awk -v id="job_id=\"8203\"" -v m="mount=\"$(mount_of "$D")\"" \
+		'index($0, "ioacct_write_bytes_total{") == 1 && index($0, id) && index($0, m) { n += $NF }
+		END { print n + 0 }' "$T/page"
+}
+"$IORUN" --job-id 8203 -- sh -c "'$IOWORK' write '$D/g' 4096 3 && while [ ! -e '$T/go' ]; do sleep 0.05; done" \
+	> /dev/null 2> "$T/err-8203" &
+IPID=$!
+for _ in $(seq 1 100); do
+	scrape && [ "$(written)" = 12288 ] && break
+	sleep 0.1
+done
+touch "$T/go"
+wait $IPID || fail "iorun 8203 failed: $(cat "$T/err-8203")"
+[ "$(written)" = 12288 ] ||
+	fail "/metrics: job 8203 wrote $(written) bytes on $(mount_of "$D"), not 12288: $(grep '^ioacct_write_bytes_total{' "$T/page" | head -n 4)"
+grep -q '^# TYPE ioacct_rpc_calls_total counter$' "$T/page" || fail "/metrics: no ioacct_rpc_calls_total family"
+if grep -q '^ioacct_rpc_' "$T/page"; then
+	fail "/metrics: RPC series without RPCs: $(grep '^ioacct_rpc_' "$T/page" | head -n 3)"
+fi
+ok "/metrics: the running job's 12288 bytes, no RPC series"

@@ -531,6 +531,9 @@ CONF
 	# seen to oops; tests/integration/10-idle tests that detaching on the host.
 	# So does syscall-tp: the per-syscall tracepoints patch the same site.
 	case $mode in tracepoint | syscall-tp) echo "detach_when_idle = no" >> "$R/ioacct.conf" ;; esac
+	# /metrics for the NFS checks (nfs/metrics.sh), when ioacctd has it (libmicrohttpd).
+	[ -n "$NFS_MODES" ] && grep -q libmicrohttpd /usr/bin/ioacctd &&
+		echo "metrics_listen = 127.0.0.1:9464" >> "$R/ioacct.conf"
 
 	t0=$(now)
 	ioacctd -f -c "$R/ioacct.conf" --probe-mode "$mode" > "$R/ioacctd.log" 2>&1 &
