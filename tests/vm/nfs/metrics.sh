@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# nfs-modes: tracepoint
 # NFS check (sourced by init.sh's run_nfs in a subshell): the RPCs per job in
 # /metrics (issue 40), live, against /proc/self/mountstats, which nothing
-# else changes here. A job with 1 s bins writes 1 MiB with conv=fsync and
+# else changes here. One mode: the page and the RPC object do not depend on
+# the syscall backend. A job with 1 s bins writes 1 MiB with conv=fsync and
 # reads it back cold, then waits on a FIFO (no system call ends meanwhile):
 # 1. scraped while it runs, its RPC series on the NFS mount (its own and
 #    those no job sent) are mountstats' change since the job began, per
