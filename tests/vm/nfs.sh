@@ -1,12 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # NFS over loopback in a test VM (busybox sh; sourced by init.sh and
-# bench-init.sh, which define say()): an NFSv4.2 server (kernel nfsd, no
-# rpcbind, no mountd: the export cache is filled by hand through
-# /proc/net/rpc) exporting a tmpfs, mounted over TCP to 127.0.0.1. Needs the
-# modules nfsd and nfsv4 (mkinitramfs -m "nfsd nfsv4").
+# bench-init.sh, which define say()): an NFSv4.2 server (kernel nfsd)
+# exporting a tmpfs, mounted over TCP to 127.0.0.1, and where the initramfs
+# has rpcbind, rpc.mountd and exportfs (mkinitramfs -n) and a third argument
+# asks for it, the same export mounted with NFSv3 too. Without those
+# daemons the export cache is filled by hand through /proc/net/rpc (NFSv4
+# needs no rpcbind nor mountd); with them mountd fills it, as on a server,
+# and answers the v3 client's MOUNT call. Needs the modules nfsd and nfsv4
+# (mkinitramfs -m "nfsd nfsv4"), and nfsv3 for the v3 mount.
 #
-#   nfs_setup DIR SIZE   the server up and its export mounted on DIR (SIZE: the
-#                        exported tmpfs's size, "600m"); 1 when it cannot be
+#   nfs_setup DIR SIZE [DIR3]
+#                        the server up and its export mounted on DIR (SIZE: the
+#                        exported tmpfs's size, "600m"), and with DIR3 and the
+#                        daemons, with vers=3 on DIR3 (NFS3_SETUP: ok, absent
+#                        or fail); 1 when the v4.2 mount cannot be made
 #   nfs_ready DIR        waits (60 s at most) until a file can be made on DIR:
 #                        NFSv4's grace period (10 s here) must end first, so
 #                        set up early and wait late
@@ -14,6 +21,7 @@
 #                        the RPC checks' readers of mountstats and of a job's
 #                        RPCs (tests/vm/nfs/rpc*.sh, issue 40), below
 
+NFS3_SETUP=absent
 nfs_setup() {
 	grep -qw nfsd /proc/filesystems || { say "no nfsd file system (module not loaded)"; return 1; }
 	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
@@ -23,16 +31,85 @@ nfs_setup() {
 	# A short grace period: the server has no client records to recover.
 	echo 10 > /proc/fs/nfsd/nfsv4leasetime
 	echo 10 > /proc/fs/nfsd/nfsv4gracetime
+	if [ -n "${3:-}" ] && command -v rpcbind > /dev/null && command -v rpc.mountd > /dev/null &&
+		command -v exportfs > /dev/null && command -v rpcinfo > /dev/null; then
+		nfs3_serve || { NFS3_SETUP=fail; nfs_export_by_hand || return 1; }
+	else
+		[ -z "${3:-}" ] || say "NFSv3: no rpcbind, rpc.mountd, exportfs or rpcinfo in the initramfs (mkinitramfs -n)"
+		nfs_export_by_hand || return 1
+	fi
+	echo 4 > /proc/fs/nfsd/threads || { nfs_why "nfsd's threads did not start"; return 1; }
+	# mountd answers the export cache's upcalls: started once nfsd runs.
+	if [ $NFS3_SETUP = serving ]; then
+		rpc.mountd -F -d auth -d call > /run/rpc.mountd.log 2>&1 &
+		nfs3_wait_mountd || { NFS3_SETUP=fail; nfs_why "NFSv3: rpc.mountd did not register"; }
+	fi
+	mount -t nfs4 -o vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 127.0.0.1:/ "$1" ||
+		{ nfs_why "the NFSv4.2 mount on $1 failed"; return 1; }
+	if [ $NFS3_SETUP = serving ]; then
+		mkdir -p "$3"
+		# nolock: no lockd nor statd on the client's side (no locks are taken).
+		if mount -t nfs -o vers=3,proto=tcp,nolock,addr=127.0.0.1,mountaddr=127.0.0.1 127.0.0.1:/srv/nfs "$3"; then
+			NFS3_SETUP=ok
+		else
+			NFS3_SETUP=fail
+			nfs_why "NFSv3: the mount on $3 failed"
+		fi
+	fi
+	return 0
+}
+
+# nfs_why WHAT: says what failed, with the kernel's and the daemons' last words.
+nfs_why() {
+	say "$1; dmesg: $(dmesg | tail -n 4 | tr '\n' '|')"
+	for l in /run/rpcbind.log /run/exportfs.log /run/rpc.mountd.log; do
+		[ -s $l ] && say "$l: $(tail -n 4 $l | tr '\n' '|')"
+	done
+	return 0
+}
+
+# What mountd would answer, written into the export cache: 127.0.0.1 is in
+# "localdomain", which may use /srv/nfs (fsid 0, the NFSv4 root) read-write,
+# no root squash, async, no subtree check, insecure ports: flags 0x2412.
+nfs_export_by_hand() {
 	echo "-3 +4 +4.1 +4.2" > /proc/fs/nfsd/versions || return 1
-	# What mountd would answer: 127.0.0.1 is in "localdomain", which may use
-	# /srv/nfs (fsid 0, the NFSv4 root) read-write, no root squash, async,
-	# no subtree check, insecure ports: flags 0x2412.
 	exp=2147483647
 	printf '%s\n' "nfsd 127.0.0.1 $exp localdomain" > /proc/net/rpc/auth.unix.ip/channel || return 1
 	printf '%s\n' "localdomain 1 \\x00000000 $exp /srv/nfs" > /proc/net/rpc/nfsd.fh/channel || return 1
 	printf '%s\n' "localdomain /srv/nfs $exp 9234 0 0 0" > /proc/net/rpc/nfsd.export/channel || return 1
-	echo 4 > /proc/fs/nfsd/threads || return 1
-	mount -t nfs4 -o vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 127.0.0.1:/ "$1" || return 1
+}
+
+# nfs3_serve: rpcbind up (nfsd registers NFSv3 and lockd with it when its
+# threads start, and fails to without it), NFSv3 on, the export in
+# /etc/exports with the same options as by hand, in mountd's etab.
+# NFS3_SETUP=serving when done.
+nfs3_serve() {
+	mkdir -p /run/rpcbind /var/lib/nfs
+	chown _rpc /run/rpcbind
+	: > /var/lib/nfs/etab
+	: > /var/lib/nfs/rmtab
+	rpcbind -f > /run/rpcbind.log 2>&1 &
+	t=0
+	# Its socket, then its TCP port 111 listening (0x6F, state 0A).
+	until [ -S /run/rpcbind.sock ] && grep -q ':006F 00000000:0000 0A' /proc/net/tcp; do
+		t=$((t + 1))
+		[ $t -lt 100 ] || { nfs_why "NFSv3: rpcbind did not start"; return 1; }
+		usleep 100000
+	done
+	echo "+3 +4 +4.1 +4.2" > /proc/fs/nfsd/versions || return 1
+	echo "/srv/nfs 127.0.0.1(rw,fsid=0,insecure,no_root_squash,async,no_subtree_check,no_wdelay)" > /etc/exports
+	exportfs -r > /run/exportfs.log 2>&1 || { nfs_why "NFSv3: exportfs -r failed"; return 1; }
+	NFS3_SETUP=serving
+}
+
+# nfs3_wait_mountd: until mountd answers MOUNT v3 over TCP, found through rpcbind (10 s at most).
+nfs3_wait_mountd() {
+	t=0
+	until rpcinfo -T tcp 127.0.0.1 100005 3 > /dev/null 2>&1; do
+		t=$((t + 1))
+		[ $t -lt 100 ] || return 1
+		usleep 100000
+	done
 }
 
 nfs_ready() {
