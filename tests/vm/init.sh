@@ -143,7 +143,7 @@ if [ -n "$NFS_MODES" ]; then
 	. /usr/share/ioacct-vm/nfs.sh
 	tn=$(now)
 	if nfs_setup $NFS 256m $NFS3; then NFS_SETUP=ok; else NFS_SETUP=fail; say "NFS over loopback could not be set up"; fi
-	echo "INFO kernel=$KVER nfs setup took=$(elapsed "$tn")s nfsv3=$NFS3_SETUP"
+	echo "INFO kernel=$KVER nfs setup took=$(elapsed "$tn")s nfsv3=$NFS3_SETUP${NFS3_COST:+ (of which v3 ${NFS3_COST})}"
 fi
 
 # What the test needs from the kernel, reported once.

@@ -13,7 +13,8 @@
 #                        the server up and its export mounted on DIR (SIZE: the
 #                        exported tmpfs's size, "600m"), and with DIR3 and the
 #                        daemons, with vers=3 on DIR3 (NFS3_SETUP: ok, absent
-#                        or fail); 1 when the v4.2 mount cannot be made
+#                        or fail; NFS3_COST: the seconds that took); 1 when the
+#                        v4.2 mount cannot be made
 #   nfs_ready DIR        waits (60 s at most) until a file can be made on DIR:
 #                        NFSv4's grace period (10 s here) must end first, so
 #                        set up early and wait late
@@ -33,7 +34,9 @@ nfs_setup() {
 	echo 10 > /proc/fs/nfsd/nfsv4gracetime
 	if [ -n "${3:-}" ] && command -v rpcbind > /dev/null && command -v rpc.mountd > /dev/null &&
 		command -v exportfs > /dev/null && command -v rpcinfo > /dev/null; then
+		nfs3_t0=$(nfs_uptime)
 		nfs3_serve || { NFS3_SETUP=fail; nfs_export_by_hand || return 1; }
+		nfs3_t1=$(nfs_uptime)
 	else
 		[ -z "${3:-}" ] || say "NFSv3: no rpcbind, rpc.mountd, exportfs or rpcinfo in the initramfs (mkinitramfs -n)"
 		nfs_export_by_hand || return 1
@@ -41,12 +44,15 @@ nfs_setup() {
 	echo 4 > /proc/fs/nfsd/threads || { nfs_why "nfsd's threads did not start"; return 1; }
 	# mountd answers the export cache's upcalls: started once nfsd runs.
 	if [ $NFS3_SETUP = serving ]; then
+		nfs3_t2=$(nfs_uptime) # then mountd's seconds
 		rpc.mountd -F -d auth -d call > /run/rpc.mountd.log 2>&1 &
 		nfs3_wait_mountd || { NFS3_SETUP=fail; nfs_why "NFSv3: rpc.mountd did not register"; }
+		nfs3_t2=$(awk -v a="$nfs3_t2" -v b="$(nfs_uptime)" 'BEGIN { print b - a }')
 	fi
 	mount -t nfs4 -o vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 127.0.0.1:/ "$1" ||
 		{ nfs_why "the NFSv4.2 mount on $1 failed"; return 1; }
 	if [ $NFS3_SETUP = serving ]; then
+		nfs3_t3=$(nfs_uptime)
 		mkdir -p "$3"
 		# nolock: no lockd nor statd on the client's side (no locks are taken).
 		if mount -t nfs -o vers=3,proto=tcp,nolock,addr=127.0.0.1,mountaddr=127.0.0.1 127.0.0.1:/srv/nfs "$3"; then
@@ -55,9 +61,14 @@ nfs_setup() {
 			NFS3_SETUP=fail
 			nfs_why "NFSv3: the mount on $3 failed"
 		fi
+		# What v3 added: its daemons' start and its mount.
+		NFS3_COST=$(awk -v a="$nfs3_t0" -v b="$nfs3_t1" -v m="$nfs3_t2" -v d="$nfs3_t3" -v e="$(nfs_uptime)" \
+			'BEGIN { printf "%.1fs", b - a + m + e - d }')
 	fi
 	return 0
 }
+
+nfs_uptime() { read -r up _ < /proc/uptime; echo "$up"; }
 
 # nfs_why WHAT: says what failed, with the kernel's and the daemons' last words.
 nfs_why() {
