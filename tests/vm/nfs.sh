@@ -18,7 +18,8 @@
 #   nfs_ready DIR        waits (60 s at most) until a file can be made on DIR:
 #                        NFSv4's grace period (10 s here) must end first, so
 #                        set up early and wait late
-#   rpc_ms, rpc_job, rpc_compare, own
+#   nfs_mounts           a job's mounts, their types and stats
+#   rpc_issue_job, rpc_ms, rpc_job, rpc_compare, own
 #                        the RPC checks' readers of mountstats and of a job's
 #                        RPCs (tests/vm/nfs/rpc*.sh, issue 40), below
 
@@ -134,6 +135,38 @@ nfs_ready() {
 	say "NFS: $(grep " $1 " /proc/mounts)"
 }
 
+# rpc_issue_job DIR W: the issue's job under iorun on DIR, a directory on
+# the mount $NFS that nothing else uses: writes 8 MiB with conv=fsync, drops
+# the caches and reads it back cold, makes a directory of 100 small files,
+# stats them cold and lists them. Its summary in W/one.json, its status in
+# W/rc, its errors in W/err, mountstats before and after in W/ms0 and W/ms1.
+rpc_issue_job() {
+	sync
+	rpc_ms "$2/ms0"
+	{
+		iorun -c "$R/ioacct.conf" --cgroup-mode v2 --json -o "$2/one.json" -- sh -c "
+			dd if=/dev/zero of=$1/big bs=1M count=8 conv=fsync 2> /dev/null &&
+			echo 3 > /proc/sys/vm/drop_caches && cat $1/big > /dev/null &&
+			mkdir $1/d && i=0 &&
+			while [ \$i -lt 100 ]; do echo x > $1/d/f\$i; i=\$((i + 1)); done &&
+			echo 3 > /proc/sys/vm/drop_caches && i=0 &&
+			while [ \$i -lt 100 ]; do stat $1/d/f\$i > /dev/null; i=\$((i + 1)); done &&
+			ls $1/d > /dev/null" > /dev/null 2> "$2/err"
+		echo $? > "$2/rc"
+	} | cat
+	rpc_ms "$2/ms1"
+}
+
+# nfs_mounts JSON: a summary's mounts, "path type stats=N" each (the per-file
+# records after them left out).
+nfs_mounts() {
+	awk '/"files": *\[/ { exit }
+	     /"mount": *"/ { sub(/.*"mount": *"/, ""); sub(/".*/, ""); p = $0 }
+	     p != "" && /"fs_type": *"/ { sub(/.*"fs_type": *"/, ""); sub(/".*/, ""); t = $0 }
+	     p != "" && /"stats": *[0-9]/ { sub(/.*"stats": */, ""); sub(/[^0-9].*/, "");
+		print p " " t " stats=" $0; p = "" }' "$1"
+}
+
 # rpc_ms OUT: the NFS mount's per-procedure "NAME ops bytes_sent bytes_recv" of mountstats.
 rpc_ms() {
 	awk -v m="$NFS" '$1 == "device" { on = $5 == m; ops = 0; next }
@@ -142,9 +175,10 @@ rpc_ms() {
 		/proc/self/mountstats > "$1"
 }
 
-# rpc_job JSON OUT: the NFS mount's "KIND NAME calls bytes_sent bytes_recv" of a
-# job's summary, KIND rpc (its own) or rpc_unattributed. A JSON reader by
-# lines (the summary's strings never span one), for busybox awk.
+# rpc_job JSON OUT: the NFS mount's "KIND NAME calls bytes_sent bytes_recv
+# program version" of a job's summary, KIND rpc (its own) or
+# rpc_unattributed. A JSON reader by lines (the summary's strings never span
+# one), for busybox awk.
 rpc_job() {
 	awk -v m="$NFS" '
 	function emit(val,   i, p) {
@@ -193,7 +227,7 @@ rpc_job() {
 			if (a[3] != "rpc" && a[3] != "rpc_unattributed")
 				continue
 			b = "mounts." i "." a[3] "." a[4] "."
-			print a[3], a[4], v[k], v[b "bytes_sent"] + 0, v[b "bytes_recv"] + 0
+			print a[3], a[4], v[k], v[b "bytes_sent"] + 0, v[b "bytes_recv"] + 0, v[b "program"] + 0, v[b "version"] + 0
 		}
 	}' "$1" > "$2"
 }
