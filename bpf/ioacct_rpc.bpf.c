@@ -88,6 +88,7 @@ struct nfs_client___io {
 struct nfs_server___io {
 	struct nfs_client___io *nfs_client;
 	struct rpc_clnt___io *client;
+	struct rpc_clnt___io *client_acl; /* NFSv3's NFSACL (CONFIG_NFS_V3_ACL) */
 } __attribute__((preserve_access_index));
 
 struct nfs_pgio_header___io {
@@ -187,8 +188,9 @@ struct {
 
 /*
  * Whether the vfsmount's super block is an NFS mount whose RPCs go through
- * clnt (its server's client, or that client's nfs_client's). Without the
- * nfs module's types (not loaded when this object was), nothing is.
+ * clnt (its server's client, or that client's nfs_client's, or NFSv3's
+ * NFSACL client: a create's GETACL). Without the nfs module's types (not
+ * loaded when this object was), nothing is.
  */
 static __always_inline bool mount_on_clnt(__u64 vfsmnt, __u64 clnt)
 {
@@ -202,7 +204,9 @@ static __always_inline bool mount_on_clnt(__u64 vfsmnt, __u64 clnt)
 		return false;
 	srv = BPF_CORE_READ(sb, s_fs_info);
 	return srv && ((__u64)BPF_CORE_READ(srv, client) == clnt ||
-		       (__u64)BPF_CORE_READ(srv, nfs_client, cl_rpcclient) == clnt);
+		       (__u64)BPF_CORE_READ(srv, nfs_client, cl_rpcclient) == clnt ||
+		       (bpf_core_field_exists(srv->client_acl) &&
+			(__u64)BPF_CORE_READ(srv, client_acl) == clnt));
 }
 
 /* Notes that slot's tasks use clnt for the mount of key mnt, with the client's parents. */

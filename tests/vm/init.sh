@@ -24,7 +24,8 @@
 # In the modes of $FS_MODES, exact mmap reads on the ext4 disk and on the
 # disks of $FS_DISKS (xfs, btrfs), one line per file system (view=mmap-FS).
 # With an NFSv4.2 mount over loopback ($NFS, kernel nfsd in this VM, set up at
-# boot: tests/vm/nfs.sh) when NFS_MODES is not empty, each check of
+# boot: tests/vm/nfs.sh; and the same export with NFSv3 on $NFS3 where the
+# initramfs has rpcbind and rpc.mountd) when NFS_MODES is not empty, each check of
 # tests/vm/nfs/*.sh in the modes of its "# nfs-modes:" line, else in those of
 # $NFS_MODES, one line each:
 #   NRESULT kernel=K mode=M check=NAME pass|fail|skip <detail>
@@ -57,6 +58,7 @@ U=/mnt/u # a fresh tmpfs: io_uring
 U2=/mnt/u2 # another: io_uring's requests by relative paths
 E=/mnt/e # the ext4 disk (a snapshot: writes are lost at power-off): the page cache, AIO
 NFS=/mnt/nfs # NFSv4.2 over loopback, in the modes of NFS_MODES
+NFS3=/mnt/nfs3 # the same export with NFSv3, where the initramfs has its daemons (NFS3_SETUP)
 FREEZER=/run/cgroup-v1/freezer
 
 say() { echo "VM: $*"; }
@@ -139,7 +141,9 @@ fi
 NFS_SETUP=none
 if [ -n "$NFS_MODES" ]; then
 	. /usr/share/ioacct-vm/nfs.sh
-	if nfs_setup $NFS 256m; then NFS_SETUP=ok; else NFS_SETUP=fail; say "NFS over loopback could not be set up"; fi
+	tn=$(now)
+	if nfs_setup $NFS 256m $NFS3; then NFS_SETUP=ok; else NFS_SETUP=fail; say "NFS over loopback could not be set up"; fi
+	echo "INFO kernel=$KVER nfs setup took=$(elapsed "$tn")s nfsv3=$NFS3_SETUP${NFS3_COST:+ (of which v3 ${NFS3_COST})}"
 fi
 
 # What the test needs from the kernel, reported once.

@@ -1,19 +1,29 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # NFS over loopback in a test VM (busybox sh; sourced by init.sh and
-# bench-init.sh, which define say()): an NFSv4.2 server (kernel nfsd, no
-# rpcbind, no mountd: the export cache is filled by hand through
-# /proc/net/rpc) exporting a tmpfs, mounted over TCP to 127.0.0.1. Needs the
-# modules nfsd and nfsv4 (mkinitramfs -m "nfsd nfsv4").
+# bench-init.sh, which define say()): an NFSv4.2 server (kernel nfsd)
+# exporting a tmpfs, mounted over TCP to 127.0.0.1, and where the initramfs
+# has rpcbind, rpc.mountd and exportfs (mkinitramfs -n) and a third argument
+# asks for it, the same export mounted with NFSv3 too. Without those
+# daemons the export cache is filled by hand through /proc/net/rpc (NFSv4
+# needs no rpcbind nor mountd); with them mountd fills it, as on a server,
+# and answers the v3 client's MOUNT call. Needs the modules nfsd and nfsv4
+# (mkinitramfs -m "nfsd nfsv4"), and nfsv3 for the v3 mount.
 #
-#   nfs_setup DIR SIZE   the server up and its export mounted on DIR (SIZE: the
-#                        exported tmpfs's size, "600m"); 1 when it cannot be
+#   nfs_setup DIR SIZE [DIR3]
+#                        the server up and its export mounted on DIR (SIZE: the
+#                        exported tmpfs's size, "600m"), and with DIR3 and the
+#                        daemons, with vers=3 on DIR3 (NFS3_SETUP: ok, absent
+#                        or fail; NFS3_COST: the seconds that took); 1 when the
+#                        v4.2 mount cannot be made
 #   nfs_ready DIR        waits (60 s at most) until a file can be made on DIR:
 #                        NFSv4's grace period (10 s here) must end first, so
 #                        set up early and wait late
-#   rpc_ms, rpc_job, rpc_compare, own
+#   nfs_mounts           a job's mounts, their types and stats
+#   rpc_issue_job, rpc_ms, rpc_job, rpc_compare, own
 #                        the RPC checks' readers of mountstats and of a job's
 #                        RPCs (tests/vm/nfs/rpc*.sh, issue 40), below
 
+NFS3_SETUP=absent
 nfs_setup() {
 	grep -qw nfsd /proc/filesystems || { say "no nfsd file system (module not loaded)"; return 1; }
 	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
@@ -23,16 +33,95 @@ nfs_setup() {
 	# A short grace period: the server has no client records to recover.
 	echo 10 > /proc/fs/nfsd/nfsv4leasetime
 	echo 10 > /proc/fs/nfsd/nfsv4gracetime
+	if [ -n "${3:-}" ] && command -v rpcbind > /dev/null && command -v rpc.mountd > /dev/null &&
+		command -v exportfs > /dev/null && command -v rpcinfo > /dev/null; then
+		nfs3_t0=$(nfs_uptime)
+		nfs3_serve || { NFS3_SETUP=fail; nfs_export_by_hand || return 1; }
+		nfs3_t1=$(nfs_uptime)
+	else
+		[ -z "${3:-}" ] || say "NFSv3: no rpcbind, rpc.mountd, exportfs or rpcinfo in the initramfs (mkinitramfs -n)"
+		nfs_export_by_hand || return 1
+	fi
+	echo 4 > /proc/fs/nfsd/threads || { nfs_why "nfsd's threads did not start"; return 1; }
+	# mountd answers the export cache's upcalls: started once nfsd runs.
+	if [ $NFS3_SETUP = serving ]; then
+		nfs3_t2=$(nfs_uptime) # then mountd's seconds
+		rpc.mountd -F -d auth -d call > /run/rpc.mountd.log 2>&1 &
+		nfs3_wait_mountd || { NFS3_SETUP=fail; nfs_why "NFSv3: rpc.mountd did not register"; }
+		nfs3_t2=$(awk -v a="$nfs3_t2" -v b="$(nfs_uptime)" 'BEGIN { print b - a }')
+	fi
+	mount -t nfs4 -o vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 127.0.0.1:/ "$1" ||
+		{ nfs_why "the NFSv4.2 mount on $1 failed"; return 1; }
+	if [ $NFS3_SETUP = serving ]; then
+		nfs3_t3=$(nfs_uptime)
+		mkdir -p "$3"
+		# nolock: no lockd nor statd on the client's side (no locks are taken).
+		if mount -t nfs -o vers=3,proto=tcp,nolock,addr=127.0.0.1,mountaddr=127.0.0.1 127.0.0.1:/srv/nfs "$3"; then
+			NFS3_SETUP=ok
+		else
+			NFS3_SETUP=fail
+			nfs_why "NFSv3: the mount on $3 failed"
+		fi
+		# What v3 added: its daemons' start and its mount.
+		NFS3_COST=$(awk -v a="$nfs3_t0" -v b="$nfs3_t1" -v m="$nfs3_t2" -v d="$nfs3_t3" -v e="$(nfs_uptime)" \
+			'BEGIN { printf "%.1fs", b - a + m + e - d }')
+	fi
+	return 0
+}
+
+nfs_uptime() { read -r up _ < /proc/uptime; echo "$up"; }
+
+# nfs_why WHAT: says what failed, with the kernel's and the daemons' last words.
+nfs_why() {
+	say "$1; dmesg: $(dmesg | tail -n 4 | tr '\n' '|')"
+	for l in /run/rpcbind.log /run/exportfs.log /run/rpc.mountd.log; do
+		[ -s $l ] && say "$l: $(tail -n 4 $l | tr '\n' '|')"
+	done
+	return 0
+}
+
+# What mountd would answer, written into the export cache: 127.0.0.1 is in
+# "localdomain", which may use /srv/nfs (fsid 0, the NFSv4 root) read-write,
+# no root squash, async, no subtree check, insecure ports: flags 0x2412.
+nfs_export_by_hand() {
 	echo "-3 +4 +4.1 +4.2" > /proc/fs/nfsd/versions || return 1
-	# What mountd would answer: 127.0.0.1 is in "localdomain", which may use
-	# /srv/nfs (fsid 0, the NFSv4 root) read-write, no root squash, async,
-	# no subtree check, insecure ports: flags 0x2412.
 	exp=2147483647
 	printf '%s\n' "nfsd 127.0.0.1 $exp localdomain" > /proc/net/rpc/auth.unix.ip/channel || return 1
 	printf '%s\n' "localdomain 1 \\x00000000 $exp /srv/nfs" > /proc/net/rpc/nfsd.fh/channel || return 1
 	printf '%s\n' "localdomain /srv/nfs $exp 9234 0 0 0" > /proc/net/rpc/nfsd.export/channel || return 1
-	echo 4 > /proc/fs/nfsd/threads || return 1
-	mount -t nfs4 -o vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 127.0.0.1:/ "$1" || return 1
+}
+
+# nfs3_serve: rpcbind up (nfsd registers NFSv3 and lockd with it when its
+# threads start, and fails to without it), NFSv3 on, the export in
+# /etc/exports with the same options as by hand, in mountd's etab.
+# NFS3_SETUP=serving when done.
+nfs3_serve() {
+	mkdir -p /run/rpcbind /var/lib/nfs
+	chown _rpc /run/rpcbind
+	: > /var/lib/nfs/etab
+	: > /var/lib/nfs/rmtab
+	rpcbind -f > /run/rpcbind.log 2>&1 &
+	t=0
+	# Its socket, then its TCP port 111 listening (0x6F, state 0A).
+	until [ -S /run/rpcbind.sock ] && grep -q ':006F 00000000:0000 0A' /proc/net/tcp; do
+		t=$((t + 1))
+		[ $t -lt 100 ] || { nfs_why "NFSv3: rpcbind did not start"; return 1; }
+		usleep 100000
+	done
+	echo "+3 +4 +4.1 +4.2" > /proc/fs/nfsd/versions || return 1
+	echo "/srv/nfs 127.0.0.1(rw,fsid=0,insecure,no_root_squash,async,no_subtree_check,no_wdelay)" > /etc/exports
+	exportfs -r > /run/exportfs.log 2>&1 || { nfs_why "NFSv3: exportfs -r failed"; return 1; }
+	NFS3_SETUP=serving
+}
+
+# nfs3_wait_mountd: until mountd answers MOUNT v3 over TCP, found through rpcbind (10 s at most).
+nfs3_wait_mountd() {
+	t=0
+	until rpcinfo -T tcp 127.0.0.1 100005 3 > /dev/null 2>&1; do
+		t=$((t + 1))
+		[ $t -lt 100 ] || return 1
+		usleep 100000
+	done
 }
 
 nfs_ready() {
@@ -46,6 +135,38 @@ nfs_ready() {
 	say "NFS: $(grep " $1 " /proc/mounts)"
 }
 
+# rpc_issue_job DIR W: the issue's job under iorun on DIR, a directory on
+# the mount $NFS that nothing else uses: writes 8 MiB with conv=fsync, drops
+# the caches and reads it back cold, makes a directory of 100 small files,
+# stats them cold and lists them. Its summary in W/one.json, its status in
+# W/rc, its errors in W/err, mountstats before and after in W/ms0 and W/ms1.
+rpc_issue_job() {
+	sync
+	rpc_ms "$2/ms0"
+	{
+		iorun -c "$R/ioacct.conf" --cgroup-mode v2 --json -o "$2/one.json" -- sh -c "
+			dd if=/dev/zero of=$1/big bs=1M count=8 conv=fsync 2> /dev/null &&
+			echo 3 > /proc/sys/vm/drop_caches && cat $1/big > /dev/null &&
+			mkdir $1/d && i=0 &&
+			while [ \$i -lt 100 ]; do echo x > $1/d/f\$i; i=\$((i + 1)); done &&
+			echo 3 > /proc/sys/vm/drop_caches && i=0 &&
+			while [ \$i -lt 100 ]; do stat $1/d/f\$i > /dev/null; i=\$((i + 1)); done &&
+			ls $1/d > /dev/null" > /dev/null 2> "$2/err"
+		echo $? > "$2/rc"
+	} | cat
+	rpc_ms "$2/ms1"
+}
+
+# nfs_mounts JSON: a summary's mounts, "path type stats=N" each (the per-file
+# records after them left out).
+nfs_mounts() {
+	awk '/"files": *\[/ { exit }
+	     /"mount": *"/ { sub(/.*"mount": *"/, ""); sub(/".*/, ""); p = $0 }
+	     p != "" && /"fs_type": *"/ { sub(/.*"fs_type": *"/, ""); sub(/".*/, ""); t = $0 }
+	     p != "" && /"stats": *[0-9]/ { sub(/.*"stats": */, ""); sub(/[^0-9].*/, "");
+		print p " " t " stats=" $0; p = "" }' "$1"
+}
+
 # rpc_ms OUT: the NFS mount's per-procedure "NAME ops bytes_sent bytes_recv" of mountstats.
 rpc_ms() {
 	awk -v m="$NFS" '$1 == "device" { on = $5 == m; ops = 0; next }
@@ -54,9 +175,10 @@ rpc_ms() {
 		/proc/self/mountstats > "$1"
 }
 
-# rpc_job JSON OUT: the NFS mount's "KIND NAME calls bytes_sent bytes_recv" of a
-# job's summary, KIND rpc (its own) or rpc_unattributed. A JSON reader by
-# lines (the summary's strings never span one), for busybox awk.
+# rpc_job JSON OUT: the NFS mount's "KIND NAME calls bytes_sent bytes_recv
+# program version" of a job's summary, KIND rpc (its own) or
+# rpc_unattributed. A JSON reader by lines (the summary's strings never span
+# one), for busybox awk.
 rpc_job() {
 	awk -v m="$NFS" '
 	function emit(val,   i, p) {
@@ -105,7 +227,7 @@ rpc_job() {
 			if (a[3] != "rpc" && a[3] != "rpc_unattributed")
 				continue
 			b = "mounts." i "." a[3] "." a[4] "."
-			print a[3], a[4], v[k], v[b "bytes_sent"] + 0, v[b "bytes_recv"] + 0
+			print a[3], a[4], v[k], v[b "bytes_sent"] + 0, v[b "bytes_recv"] + 0, v[b "program"] + 0, v[b "version"] + 0
 		}
 	}' "$1" > "$2"
 }

@@ -14,7 +14,6 @@ W=$R/nfs-rpc
 mkdir -p "$W"
 rm -rf $NFS/rpc
 mkdir -p $NFS/rpc
-sync
 
 rpc_fail() {
 	echo "INFO rpc daemon: $(grep 'RPC' "$R/ioacctd.log" | oneline)"
@@ -23,20 +22,8 @@ rpc_fail() {
 }
 
 # 1. The issue's job.
-rpc_ms "$W/ms0"
 rpc_trace on
-{
-	iorun -c "$R/ioacct.conf" --cgroup-mode v2 --json -o "$W/one.json" -- sh -c "
-		dd if=/dev/zero of=$NFS/rpc/big bs=1M count=8 conv=fsync 2> /dev/null &&
-		echo 3 > /proc/sys/vm/drop_caches && cat $NFS/rpc/big > /dev/null &&
-		mkdir $NFS/rpc/d && i=0 &&
-		while [ \$i -lt 100 ]; do echo x > $NFS/rpc/d/f\$i; i=\$((i + 1)); done &&
-		echo 3 > /proc/sys/vm/drop_caches && i=0 &&
-		while [ \$i -lt 100 ]; do stat $NFS/rpc/d/f\$i > /dev/null; i=\$((i + 1)); done &&
-		ls $NFS/rpc/d > /dev/null" > /dev/null 2> "$W/err"
-	echo $? > "$W/rc"
-} | cat
-rpc_ms "$W/ms1"
+rpc_issue_job $NFS/rpc "$W"
 rpc_trace off
 [ "$(cat "$W/rc")" = 0 ] || rpc_fail "iorun exited with $(cat "$W/rc"): $(tail -n 2 "$W/err" | oneline)"
 grep -q "RPC: sunrpc's tracepoints attached" "$R/ioacctd.log" ||

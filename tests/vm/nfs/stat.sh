@@ -31,22 +31,14 @@ $NFS opens=202 creates=100 stats=600
 @ _others_allowed=1
 EXP
 rm -rf "$D"
-# The report's mounts, "path type stats=N" each (the per-file records after them left out).
-mounts() {
-	awk '/"files": *\[/ { exit }
-	     /"mount": *"/ { sub(/.*"mount": *"/, ""); sub(/".*/, ""); p = $0 }
-	     p != "" && /"fs_type": *"/ { sub(/.*"fs_type": *"/, ""); sub(/".*/, ""); t = $0 }
-	     p != "" && /"stats": *[0-9]/ { sub(/.*"stats": */, ""); sub(/[^0-9].*/, "");
-		print p " " t " stats=" $0; p = "" }' "$1"
-}
 if [ "$(cat "$W/rc")" != 0 ]; then
 	nresult stat "fail reason=iorun exited with $(cat "$W/rc"): $(tail -n 2 "$W/err" | oneline)"
 elif grep -q '"mount": *"mnt:\|"fs_type": *"unknown"' "$W/out.json"; then
-	nresult stat "fail reason=a mount unnamed: $(mounts "$W/out.json" | oneline)"
+	nresult stat "fail reason=a mount unnamed: $(nfs_mounts "$W/out.json" | oneline)"
 elif ! check_summary "$W/out.json" "$W/expect" > "$W/check" 2>&1; then
-	nresult stat "fail reason=$(grep '^MISMATCH' "$W/check" | head -n 4 | sed 's/^MISMATCH: //' | oneline); mounts: $(mounts "$W/out.json" | oneline)"
+	nresult stat "fail reason=$(grep '^MISMATCH' "$W/check" | head -n 4 | sed 's/^MISMATCH: //' | oneline); mounts: $(nfs_mounts "$W/out.json" | oneline)"
 elif ! grep -q '"fs_type": *"nfs4"' "$W/out.json"; then
-	nresult stat "fail reason=the mount is not named nfs4: $(mounts "$W/out.json" | oneline)"
+	nresult stat "fail reason=the mount is not named nfs4: $(nfs_mounts "$W/out.json" | oneline)"
 else
 	nresult stat "pass $(sed -n 's/^OK probe_mode=[^ ]* //p' "$W/check")"
 fi
