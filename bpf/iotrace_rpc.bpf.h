@@ -19,7 +19,8 @@
  * sends when the last WRITE of a writeback completes (nfs_writepages'
  * nfs_io_completion_commit), which races the fsync's own and wins about as
  * often. `writers` keeps, per inode, the last traced task that wrote to it
- * (sys_exit of a write that wrote, with --rpc only); nfs_initiate_* in another task then puts an
+ * (when its write makes the inode dirty, and at the sys_exit of a write that
+ * wrote, with --rpc only); nfs_initiate_* in another task then puts an
  * entry for the rpc_task in `rpcs` before its rpc_task_begin, which keeps it.
  *
  * The entry is not deleted there nor at rpc_task_end (which fires before
@@ -117,11 +118,10 @@ struct {
 	__type(value, struct file_writer);
 } writers SEC(".maps");
 
-/* A traced write to file f that wrote something (sys_exit, iotrace --rpc). */
-static __always_inline void note_writer(struct task_struct *task, struct file *f, __s32 fd,
-					__u32 mnt)
+/* A traced write to inode (its call's fd and mount) that wrote or dirtied it. */
+static __always_inline void note_inode_writer(struct task_struct *task, struct inode *inode,
+					      __s32 fd, __u32 mnt)
 {
-	struct inode *inode = BPF_CORE_READ(f, f_inode);
 	__u64 key = (__u64)inode;
 	struct file_writer w;
 
@@ -139,6 +139,13 @@ static __always_inline void note_writer(struct task_struct *task, struct file *f
 
 	bpf_get_current_comm(w.comm, sizeof(w.comm));
 	bpf_map_update_elem(&writers, &key, &w, BPF_ANY);
+}
+
+/* A traced write to file f that wrote something (sys_exit, iotrace --rpc). */
+static __always_inline void note_writer(struct task_struct *task, struct file *f, __s32 fd,
+					__u32 mnt)
+{
+	note_inode_writer(task, BPF_CORE_READ(f, f_inode), fd, mnt);
 }
 
 /* Where rpc_task_begin builds an entry: too big for the stack. */
@@ -210,6 +217,26 @@ static __always_inline void nfs_initiate(const void *rt, struct inode *inode, __
 	p->nfs_offset = (__s64)offset;
 	p->nfs_count = count;
 	p->nfs_flags = flags;
+}
+
+/*
+ * A traced write makes an inode dirty (writeback_dirty_inode_enqueue runs in the
+ * writing task, inside its call): its writer noted at once. The note at the
+ * call's sys_exit alone came too late when the flusher began writing the pages
+ * back while the call still ran (a loaded VM: 2 of a dd's 33 WRITEs untraced).
+ */
+SEC("tp_btf/writeback_dirty_inode_enqueue")
+int BPF_PROG(iotrace_rpc_dirty, struct inode *inode)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pending *p;
+
+	if (!traced(task))
+		return 0;
+	p = bpf_task_storage_get(&pend, task, 0, 0);
+	if (p && p->op == IOACCT_OP_WRITE + 1)
+		note_inode_writer(task, inode, p->fd, p->mnt);
+	return 0;
 }
 
 SEC("tp_btf/nfs_initiate_read")

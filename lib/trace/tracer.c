@@ -318,6 +318,7 @@ static int setup_rpc(struct iotrace_bpf *skel, unsigned int flags, char *err, si
 	bpf_program__set_autoload(skel->progs.iotrace_nfs_read, nfs);
 	bpf_program__set_autoload(skel->progs.iotrace_nfs_write, nfs);
 	bpf_program__set_autoload(skel->progs.iotrace_nfs_commit, nfs);
+	bpf_program__set_autoload(skel->progs.iotrace_rpc_dirty, nfs);
 	skel->rodata->emit_calls = !(rpc && (flags & IOACCT_TRACER_RPC_ONLY));
 	skel->rodata->rpc_on = rpc;
 	if (rpc)
