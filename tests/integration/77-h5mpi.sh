@@ -13,10 +13,21 @@
 # 4 ranks run the program's own HDF5 functions, probed on the program's file
 # when the first rank's exec is seen (no rank is the job's own program: the
 # exec path, not probe_exe), the same records exact.
+# H5PMPI_LINK=prefix (77-h5mpi-prefix.sh): built with the h5pcc of a parallel
+# HDF5 under IOACCT_HDF5_MPI_PREFIX (opt-in), linked to its libhdf5.so: not
+# parsed ahead, attached at its first open, before the ranks' first HDF5
+# calls after MPI_Init, as the static build's.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 command -v sqlite3 >/dev/null || skip "sqlite3 is needed to read the store"
-command -v h5pcc >/dev/null || skip "h5pcc not found (Debian: libhdf5-openmpi-dev)"
+LINK=${H5PMPI_LINK:-shared}
+H5PCC=h5pcc
+if [ "$LINK" = prefix ]; then
+	H5PCC=${IOACCT_HDF5_MPI_PREFIX:-}/bin/h5pcc
+	[ -n "${IOACCT_HDF5_MPI_PREFIX:-}" ] || skip "opt-in: IOACCT_HDF5_MPI_PREFIX=DIR names a parallel HDF5 built with OpenMPI's mpicc, e.g. 1.14.6: CC=mpicc configure --prefix=DIR --enable-parallel --enable-shared --disable-fortran --disable-cxx --disable-tests; make install"
+	[ -x "$H5PCC" ] || skip "IOACCT_HDF5_MPI_PREFIX=$IOACCT_HDF5_MPI_PREFIX has no bin/h5pcc (a parallel HDF5)"
+fi
+command -v "$H5PCC" >/dev/null || skip "h5pcc not found (Debian: libhdf5-openmpi-dev)"
 OMPIRUN=$(command -v mpirun.openmpi || command -v mpirun) || skip "mpirun not found (Debian: openmpi-bin)"
 "$OMPIRUN" --version 2>&1 | grep -q "open-mpi.org" || skip "$OMPIRUN is not OpenMPI's"
 EXTRA_CONF="${EXTRA_CONF:-}
@@ -33,8 +44,12 @@ mount -t tmpfs -o size=64m ioacct-ompi "$OMPI_MCA_orte_tmpdir_base" ||
 
 D=$(realpath "$T")/h5
 mkdir -p "$D"
-LINK=${H5PMPI_LINK:-shared}
-if [ "$LINK" = static ]; then
+if [ "$LINK" = prefix ]; then
+	"$H5PCC" -shlib -o "$T/h5pmpi" "$(dirname "$0")/h5pmpi.c" || fail "$H5PCC failed"
+	ldd "$T/h5pmpi" | grep -q "$IOACCT_HDF5_MPI_PREFIX/lib/libhdf5.so" ||
+		fail "h5pmpi is not linked to $IOACCT_HDF5_MPI_PREFIX/lib/libhdf5.so: $(ldd "$T/h5pmpi")"
+	H5WHERE=".*$IOACCT_HDF5_MPI_PREFIX/lib/libhdf5.so.*"
+elif [ "$LINK" = static ]; then
 	h5pcc -show | grep -q 'openmpi/libhdf5\.a' ||
 		skip "h5pcc does not link openmpi/libhdf5.a (h5pcc -show: $(h5pcc -show))"
 	h5pcc -o "$T/h5pmpi" "$(dirname "$0")/h5pmpi.c" || fail "h5pcc failed"
@@ -53,7 +68,7 @@ JOB=$(json_get "$T/p.json" 'j["job_id"]')
 grep -q "MPI-IO: attached to .*/libmpi.so.*(OpenMPI;" "$T/ioacctd.log" ||
 	fail "libmpi not attached: $(grep "MPI-IO:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
-ok "HDF5 ($LINK: $(grep -o "HDF5: attached to $H5WHERE (HDF5; [0-9]* of 23" "$T/ioacctd.log" | sed 's/.*(//')) and libmpi attached once each, for the 4 ranks"
+ok "HDF5 ($LINK: $(grep -o "HDF5: attached to $H5WHERE (HDF5; [0-9]* of 24" "$T/ioacctd.log" | sed 's/.*(//')) and libmpi attached once each, for the 4 ranks"
 
 COLS="rank, kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
 COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written, dataspace_ndims,"
