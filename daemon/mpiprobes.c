@@ -1006,12 +1006,18 @@ static void ahead_attach(struct ioacct_mpiprobes *m, const struct ahead *a, uint
 	ret = lib ? 0 : lib_reclaim(m, a->e.dev, a->e.ino);
 	if (ret > 0)
 		lib = &m->libs[m->nlibs - 1];
-	if (lib || ret) {
-		if (lib)
-			lib_use(lib, slot);
-		else
-			log_debug("MPI-IO: %s still being detached: attached at its open", a->path);
+	if (lib) {
+		lib_use(lib, slot);
 		return;
+	}
+	if (ret == -EBUSY) {
+		/*
+		 * Its uprobes are being removed right now: gone first, then attached
+		 * again below, before the answer. Left to its open, the step's first
+		 * calls raced the attach (75-hdf5's second job lost all its records).
+		 */
+		log_debug("MPI-IO: %s being detached: waited for, then attached again", a->path);
+		lib_wait_detached(m, a->e.dev, a->e.ino);
 	}
 	fd = open(a->path, O_PATH | O_CLOEXEC);
 	if (fd >= 0 && (ioacct_jobfile_lib_check(fd, &sb, &why) || !seen_same(&a->e, &sb) ||

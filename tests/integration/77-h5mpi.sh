@@ -78,10 +78,19 @@ sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN job
 	ON j.key = h.job_key WHERE j.job_id = $JOB ORDER BY rank, kind, h.name" > "$T/got"
 Z=0,0,0,0,0,0,0,0,0,0
 B=0,0,1,0,0,0,0,0,0,0
+# Selections: the write's and the read's regular hyperslabs, p unchunked; on an
+# upstream 1.14 (prefix) the layouts are not 1.10's (the daemon says so): both
+# calls' kinds unknown, chunking not known, nothing guessed.
+SEL="2 0 0 0 1 0"
+if [ "$LINK" = prefix ]; then
+	grep -q "HDF5: .*libhdf5.so.*: selection kinds not known (not 1.10's code), chunk sizes not known" \
+		"$T/ioacctd.log" || fail "no 'not known' line for the prefix's layouts: $(grep "HDF5:" "$T/ioacctd.log")"
+	SEL="0 0 0 2 0 0"
+fi
 : > "$T/want"
 for r in 0 1 2 3; do
 	echo "$r 0 $D/p.h5 1 0 0 0 0 0 0 0 0 $Z $Z 0 0 1 0 0 0 0 0 0 0" >> "$T/want"
-	echo "$r 1 $D/p.h5:/p 1 1 1 8192 8192 0 0 1 8 $B $B 1 4096 0 1 2 0 0 0 1 0" >> "$T/want"
+	echo "$r 1 $D/p.h5:/p 1 1 1 8192 8192 0 0 1 8 $B $B 1 4096 0 1 $SEL" >> "$T/want"
 done
 diff "$T/want" "$T/got" || fail "the ranks' HDF5 records are not exact (want, then got)"
 ok "every rank: 1 collective write and 1 read of its 8,192 B of p (4,096 doubles), under its rank; the file opened with MPI-IO, p used collectively; both calls through a regular hyperslab, p not chunked"
