@@ -45,7 +45,7 @@ struct ioacct_rpcprobes {
 	struct ioacct_rpc_bpf *skel;
 	struct bpf_link *links[2];
 	struct bpf_link *wb[4];  /* background writeback's, a job's files' (the nfs module's tracepoints) */
-	bool failed;           /* loading failed: not tried again (said once) */
+	bool failed;           /* loading failed, or rpc_probes = no: not tried again (said once) */
 	bool said_absent;
 	char mode[40];
 	int ncpus;
@@ -59,7 +59,8 @@ static bool sunrpc_present(void)
 	return access("/sys/module/sunrpc", F_OK) == 0;
 }
 
-struct ioacct_rpcprobes *ioacct_rpcprobes_create(struct ioacct_probes *p, uint32_t v1_ssid)
+struct ioacct_rpcprobes *ioacct_rpcprobes_create(struct ioacct_probes *p, uint32_t v1_ssid,
+						 bool enabled)
 {
 	struct ioacct_rpcprobes *rp = calloc(1, sizeof(*rp));
 
@@ -74,6 +75,13 @@ struct ioacct_rpcprobes *ioacct_rpcprobes_create(struct ioacct_probes *p, uint32
 		free(rp->base);
 		free(rp);
 		return NULL;
+	}
+	if (!enabled) {
+		/* Never loaded: ioacct_rpcprobes_try() returns at once. */
+		snprintf(rp->mode, sizeof(rp->mode), "rpc=off:config");
+		rp->failed = true;
+		log_info("RPC: rpc_probes = no: the jobs' RPCs are not counted");
+		return rp;
 	}
 	snprintf(rp->mode, sizeof(rp->mode), "rpc=off:no-sunrpc");
 	ioacct_rpcprobes_try(rp);

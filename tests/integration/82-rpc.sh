@@ -6,6 +6,8 @@
 # kernel without sunrpc changes nothing else (the job's bytes exact). The
 # counting itself is checked against mountstats over a real NFS mount in
 # the kernel matrix (tests/vm/nfs/rpc.sh): NFS cannot be mounted here.
+# With rpc_probes = no (ioacct.conf) a restarted daemon never loads them
+# and its jobs say rpc=off:config, whether the kernel has sunrpc or not.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 setup
@@ -48,3 +50,21 @@ ok "JSON rpc_probes: ${want#rpc=}"
 [ "$(grep -c "$said" "$T/ioacctd.log")" = 1 ] ||
 	fail "the daemon did not say once '$said': $(grep 'RPC' "$T/ioacctd.log")"
 ok "said once in the log: $said"
+
+# rpc_probes = no: never loaded, said once, the job's mode says why.
+stop_daemon
+echo "rpc_probes = no" >> "$CONF"
+start_daemon
+"$IORUN" --job-id 8203 --json -o "$T/out-8203.json" -- "$IOWORK" write "$D/f" 4096 3 > /dev/null ||
+	fail "iorun 8203 failed"
+case " $(mode_of 8203) " in
+*" rpc=off:config "*) ;;
+*) fail "job 8203 (rpc_probes = no): probe mode '$(mode_of 8203)' has no 'rpc=off:config'" ;;
+esac
+[ "$(json_get "$T/out-8203.json" 'j["rpc_probes"]')" = off:config ] ||
+	fail "JSON rpc_probes is '$(json_get "$T/out-8203.json" 'j.get("rpc_probes")')', not 'off:config'"
+[ "$(grep -c "RPC: rpc_probes = no: the jobs' RPCs are not counted" "$T/ioacctd.log")" = 1 ] ||
+	fail "the daemon did not say once that rpc_probes = no: $(grep 'RPC' "$T/ioacctd.log")"
+[ "$(grep -c "$said" "$T/ioacctd.log")" = 1 ] ||
+	fail "with rpc_probes = no the daemon tried the probes: $(grep 'RPC' "$T/ioacctd.log")"
+ok "rpc_probes = no: rpc=off:config, JSON off:config, said once, nothing loaded"
