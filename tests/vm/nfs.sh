@@ -10,9 +10,12 @@
 #   nfs_ready DIR        waits (60 s at most) until a file can be made on DIR:
 #                        NFSv4's grace period (10 s here) must end first, so
 #                        set up early and wait late
-#   rpc_ms, rpc_job, rpc_compare, own
+#   nfs_teardown DIR     the reverse of nfs_setup: DIR unmounted, the server
+#                        stopped, its file systems unmounted (the modules stay)
+#   rpc_ms, rpc_job, rpc_compare, own, rpc_issue_job
 #                        the RPC checks' readers of mountstats and of a job's
-#                        RPCs (tests/vm/nfs/rpc*.sh, issue 40), below
+#                        RPCs, and the issue's job checked with them
+#                        (tests/vm/nfs/rpc*.sh, issue 40), below
 
 nfs_setup() {
 	grep -qw nfsd /proc/filesystems || { say "no nfsd file system (module not loaded)"; return 1; }
@@ -33,6 +36,12 @@ nfs_setup() {
 	printf '%s\n' "localdomain /srv/nfs $exp 9234 0 0 0" > /proc/net/rpc/nfsd.export/channel || return 1
 	echo 4 > /proc/fs/nfsd/threads || return 1
 	mount -t nfs4 -o vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 127.0.0.1:/ "$1" || return 1
+}
+
+nfs_teardown() {
+	umount "$1" || return 1
+	echo 0 > /proc/fs/nfsd/threads
+	umount /proc/fs/nfsd && umount /srv/nfs
 }
 
 nfs_ready() {
@@ -167,4 +176,51 @@ rpc_submitters() {
 			c[p "@" who[id]]++
 	}
 	END { for (k in c) printf "%s=%d ", k, c[k] }' /sys/kernel/tracing/trace 2> /dev/null
+}
+
+# rpc_issue_job DIR W NAME: issue 40's job under iorun (needs $R, $NFS and
+# init.sh's oneline): writes 8 MiB with conv=fsync into DIR (empty, on $NFS),
+# drops the caches and reads it back cold, makes 100 small files in DIR/d,
+# stats them cold and lists them. For every procedure whose count changed over
+# the job, its calls, bytes sent and received on the mount (the JSON's rpc
+# object) plus those no job sent (rpc_unattributed) are mountstats' change;
+# the procedures the job causes are its own, none unattributed, and it has
+# WRITEs, OPENs, CLOSEs and LOOKUPs. Files W/NAME.*. Returns 0 with rpc_ok
+# the procedures that changed ("WRITE=164,..."), else 1 with rpc_why.
+rpc_issue_job() {
+	rj_w=$2/$3
+	rpc_ms "$rj_w.ms0"
+	rpc_trace on
+	{
+		iorun -c "$R/ioacct.conf" --cgroup-mode v2 --json -o "$rj_w.json" -- sh -c "
+			dd if=/dev/zero of=$1/big bs=1M count=8 conv=fsync 2> /dev/null &&
+			echo 3 > /proc/sys/vm/drop_caches && cat $1/big > /dev/null &&
+			mkdir $1/d && i=0 &&
+			while [ \$i -lt 100 ]; do echo x > $1/d/f\$i; i=\$((i + 1)); done &&
+			echo 3 > /proc/sys/vm/drop_caches && i=0 &&
+			while [ \$i -lt 100 ]; do stat $1/d/f\$i > /dev/null; i=\$((i + 1)); done &&
+			ls $1/d > /dev/null" > /dev/null 2> "$rj_w.err"
+		echo $? > "$rj_w.rc"
+	} | cat
+	rpc_ms "$rj_w.ms1"
+	rpc_trace off
+	if [ "$(cat "$rj_w.rc")" != 0 ]; then
+		rpc_why="iorun exited with $(cat "$rj_w.rc"): $(tail -n 2 "$rj_w.err" | oneline)"
+		return 1
+	fi
+	echo "INFO $3 mountstats over the job: $(rpc_compare "$rj_w.ms0" "$rj_w.ms1" "" /dev/null |
+		sed -n 's/^MISMATCH: \([^:]*\): mountstats \([0-9]*\) calls.*/\1=\2/p' | tr '\n' ' ')"
+	rpc_job "$rj_w.json" "$rj_w.rpc" || { rpc_why="no mount $NFS in the summary"; return 1; }
+	rpc_compare "$rj_w.ms0" "$rj_w.ms1" "WRITE READ READ_PLUS COMMIT OPEN CLOSE LOOKUP ACCESS GETATTR READDIR CREATE" \
+		"$rj_w.rpc" > "$rj_w.cmp"
+	if grep -q '^MISMATCH' "$rj_w.cmp"; then
+		echo "INFO $3 job: $(oneline < "$rj_w.rpc")"
+		echo "INFO $3 submitters: $(rpc_submitters "$(awk '$1 == "rpc_unattributed" { print $2 }' "$rj_w.rpc" | tr '\n' ' ')")"
+		rpc_why=$(grep '^MISMATCH' "$rj_w.cmp" | head -n 4 | sed 's/^MISMATCH: //' | oneline)
+		return 1
+	fi
+	for rj_p in WRITE OPEN CLOSE LOOKUP; do
+		[ "$(own "$rj_w.rpc" $rj_p)" -gt 0 ] || { rpc_why="no $rj_p of its own: $(oneline < "$rj_w.rpc")"; return 1; }
+	done
+	rpc_ok=$(sed -n 's/^OK //p' "$rj_w.cmp")
 }
