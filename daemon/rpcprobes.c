@@ -18,6 +18,7 @@
 #include "ioacct_rpc.skel.h"
 #include "log.h"
 #include "mntid.h"
+#include "rpcbtf.h"
 #include "rpcprobes.h"
 #include "util.h"
 
@@ -45,7 +46,7 @@ struct ioacct_rpcprobes {
 	struct ioacct_rpc_bpf *skel;
 	struct bpf_link *links[2];
 	struct bpf_link *wb[4];  /* background writeback's, a job's files' (the nfs module's tracepoints) */
-	bool failed;           /* loading failed: not tried again (said once) */
+	bool failed;           /* loading failed, or rpc_probes = no: not tried again (said once) */
 	bool said_absent;
 	char mode[40];
 	int ncpus;
@@ -59,7 +60,8 @@ static bool sunrpc_present(void)
 	return access("/sys/module/sunrpc", F_OK) == 0;
 }
 
-struct ioacct_rpcprobes *ioacct_rpcprobes_create(struct ioacct_probes *p, uint32_t v1_ssid)
+struct ioacct_rpcprobes *ioacct_rpcprobes_create(struct ioacct_probes *p, uint32_t v1_ssid,
+						 bool enabled)
 {
 	struct ioacct_rpcprobes *rp = calloc(1, sizeof(*rp));
 
@@ -74,6 +76,13 @@ struct ioacct_rpcprobes *ioacct_rpcprobes_create(struct ioacct_probes *p, uint32
 		free(rp->base);
 		free(rp);
 		return NULL;
+	}
+	if (!enabled) {
+		/* Never loaded: ioacct_rpcprobes_try() returns at once. */
+		snprintf(rp->mode, sizeof(rp->mode), "rpc=off:config");
+		rp->failed = true;
+		log_info("RPC: rpc_probes = no: the jobs' RPCs are not counted");
+		return rp;
 	}
 	snprintf(rp->mode, sizeof(rp->mode), "rpc=off:no-sunrpc");
 	ioacct_rpcprobes_try(rp);
@@ -105,14 +114,18 @@ void ioacct_rpcprobes_destroy(struct ioacct_rpcprobes *rp)
 	free(rp);
 }
 
-/* Opens the object with the main object's maps and this daemon's sizes. */
-static int open_shared(struct ioacct_rpcprobes *rp, const char **what)
+/*
+ * Opens the object with the main object's maps and this daemon's sizes,
+ * its types relocated against btf (NULL: the kernel's, modules' included).
+ */
+static int open_shared(struct ioacct_rpcprobes *rp, const char *btf, const char **what)
 {
 	static const char *const shared[] = { "state", "watch", "slots", "tasks" };
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf);
 	int ret;
 
 	*what = "open";
-	rp->skel = ioacct_rpc_bpf__open();
+	rp->skel = ioacct_rpc_bpf__open_opts(&opts);
 	if (!rp->skel)
 		return -errno;
 	rp->skel->rodata->v1_ssid = rp->v1_ssid;
@@ -155,16 +168,36 @@ static const char *wb_attach(struct ioacct_rpcprobes *rp, bool nfs)
 	return NULL;
 }
 
+/*
+ * The modules' types for a daemon that may no longer read them through
+ * bpf() (after its start, as its account: rpcbtf.h). 0 without: path empty.
+ */
+static int module_types(char *path, size_t len, int *fd, const char **what)
+{
+	static const char *const modules[] = { "sunrpc", "nfs", "nfsv4", NULL };
+
+	path[0] = '\0';
+	*fd = -1;
+	if (ioacct_rpcbtf_bpf_readable())
+		return 0;
+	*what = "read the modules' types (/sys/kernel/btf) for";
+	*fd = ioacct_rpcbtf_merge(modules, path, len);
+	return *fd < 0 ? *fd : 0;
+}
+
 static int load_attach(struct ioacct_rpcprobes *rp, const char **what, const char **reason)
 {
 	bool nfs = access("/sys/module/nfs", F_OK) == 0;
 	struct bpf_program *progs[2];
 	uint64_t t0 = ioacct_mono_ms(), t1;
 	const char *nowb;
-	int ret;
+	char btf[64];
+	int ret, btf_fd;
 
 	*reason = "load-failed";
-	ret = open_shared(rp, what);
+	ret = module_types(btf, sizeof(btf), &btf_fd, what);
+	if (!ret)
+		ret = open_shared(rp, btf[0] ? btf : NULL, what);
 	if (!ret && !nfs) {
 		/* Their types are the nfs module's: not loadable without it. */
 		bpf_program__set_autoload(rp->skel->progs.ioacct_rpc_dirty, false);
@@ -176,6 +209,8 @@ static int load_attach(struct ioacct_rpcprobes *rp, const char **what, const cha
 		*what = "load";
 		ret = ioacct_rpc_bpf__load(rp->skel);
 	}
+	if (btf_fd >= 0)
+		close(btf_fd);
 	if (ret)
 		return ret;
 	t1 = ioacct_mono_ms();
@@ -190,8 +225,9 @@ static int load_attach(struct ioacct_rpcprobes *rp, const char **what, const cha
 	}
 	nowb = wb_attach(rp, nfs);
 	log_info("RPC: sunrpc's tracepoints attached: the RPCs of jobs are counted (%d programs "
-		 "loaded in %" PRIu64 " ms, attached in %" PRIu64 " ms)", nfs ? 6 : 2,
-		 t1 - t0, ioacct_mono_ms() - t1);
+		 "loaded in %" PRIu64 " ms%s, attached in %" PRIu64 " ms)", nfs ? 6 : 2,
+		 t1 - t0, btf[0] ? " against the types of /sys/kernel/btf" : "",
+		 ioacct_mono_ms() - t1);
 	if (nowb)
 		log_info("RPC: the flushers' writeback of the jobs' pages is not attributed to them "
 			 "(%s): those WRITEs and COMMITs are unattributed, and so are the CLOSEs a "

@@ -23,9 +23,11 @@ struct ioacct_rpcprobes;
 
 /*
  * Tries to load and attach now (ioacct_rpcprobes_try()); NULL only when
- * out of memory. p must outlive it.
+ * out of memory. p must outlive it. Not enabled (rpc_probes = no): never
+ * loaded, the jobs' probe mode says "rpc=off:config".
  */
-struct ioacct_rpcprobes *ioacct_rpcprobes_create(struct ioacct_probes *p, uint32_t v1_ssid);
+struct ioacct_rpcprobes *ioacct_rpcprobes_create(struct ioacct_probes *p, uint32_t v1_ssid,
+						 bool enabled);
 void ioacct_rpcprobes_destroy(struct ioacct_rpcprobes *rp);
 
 /*
@@ -34,7 +36,7 @@ void ioacct_rpcprobes_destroy(struct ioacct_rpcprobes *rp);
  * Says in the log once when it attaches, and why it cannot.
  */
 void ioacct_rpcprobes_try(struct ioacct_rpcprobes *rp); /* rp may be NULL */
-/* The job's probe mode word: "rpc=sunrpc", "rpc=off:no-sunrpc", "rpc=off:load-failed"... */
+/* The job's probe mode word: "rpc=sunrpc", "rpc=off:no-sunrpc", "rpc=off:config"... */
 const char *ioacct_rpcprobes_mode(const struct ioacct_rpcprobes *rp);
 /*
  * A job's probe mode: the backend's mode (ioacct_probes_job_mode()) with

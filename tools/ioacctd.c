@@ -445,7 +445,8 @@ static struct ioacct_mpiprobes *mpi_start(const struct ioacct_config *cfg,
 
 /*
  * The RPCs per job (issue 40): loaded now if the kernel has sunrpc, else at
- * the first registration after it is loaded; never fatal.
+ * the first registration after it is loaded (none with rpc_probes = no);
+ * never fatal.
  */
 static struct ioacct_rpcprobes *rpc_start(const struct ioacct_config *cfg,
 					  struct ioacct_probes *probes)
@@ -454,7 +455,7 @@ static struct ioacct_rpcprobes *rpc_start(const struct ioacct_config *cfg,
 	uint32_t ssid = 0;
 
 	ioacct_cgroup_v1_ssid(cfg->cgroup_v1_hierarchy, &ssid);
-	rp = ioacct_rpcprobes_create(probes, ssid);
+	rp = ioacct_rpcprobes_create(probes, ssid, cfg->rpc_probes);
 	if (!rp)
 		log_warn("RPC probes: out of memory: the jobs' RPCs are not counted");
 	return rp;

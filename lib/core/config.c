@@ -119,6 +119,8 @@ static const struct key keys[] = {
 	{ "mpi_detach_after", KEY_DURATION_S, FIELD(mpi_detach_after_s), 1, 7 * 86400 },
 	/* The HDF5 libraries whose dataset calls are counted (issue 39), by the same watch. */
 	{ "hdf5_libraries", KEY_LIBNAMES, FIELD(hdf5_libraries), 0, 0 },
+	/* The RPCs per job (issue 40, daemon/rpcprobes.c) counted at all. */
+	{ "rpc_probes", KEY_BOOL, FIELD(rpc_probes), 0, 0 },
 	/* The first spelling of views = all / none, still read. */
 	{ "page_cache_views", KEY_VIEWS_BOOL, FIELD(views), 0, 0 },
 	{ "metrics_listen", KEY_LISTEN, FIELD(metrics_listen), 0, 0 },
@@ -414,6 +416,7 @@ void ioacct_config_defaults(struct ioacct_config *cfg)
 	ioacct_strlcpy(cfg->mpi_libraries, "libmpi.so*,libmpich.so*", sizeof(cfg->mpi_libraries));
 	cfg->mpi_detach_after_s = 600;
 	ioacct_strlcpy(cfg->hdf5_libraries, "libhdf5*", sizeof(cfg->hdf5_libraries));
+	cfg->rpc_probes = true;
 	cfg->otlp_queue_kib = 4096;
 	cfg->max_spans = 1000000;
 	cfg->metrics_linger_ms = 60000;

@@ -85,6 +85,7 @@ struct ioacct_config {
 	char mpi_libraries[128];         /* mpi_libraries = libmpi.so*,libmpich.so* (none: no MPI-IO counters) */
 	uint64_t mpi_detach_after_s;     /* mpi_detach_after = 10min: a library unused this long loses its uprobes */
 	char hdf5_libraries[128];        /* hdf5_libraries = libhdf5* (none: no HDF5 counters; issue 39) */
+	bool rpc_probes;                 /* rpc_probes = yes: the RPCs per job counted (issue 40; no: rpc=off:config) */
 	char metrics_listen[64];         /* metrics_listen = (empty: off) ADDR:PORT of /metrics */
 	uint64_t metrics_linger_ms;      /* metrics_linger = 60: seconds a finished job stays in /metrics */
 	char metrics_tls_cert[PATH_MAX]; /* metrics_tls_cert = (empty: plain HTTP) PEM certificate chain */

@@ -3,7 +3,7 @@
  * iobench: the cost of one I/O call, for tests/bench/sidebyside, vm-bench and
  * event-cost.
  *
- *   iobench pwrite|write|pread|rw FILE SIZE COUNT
+ *   iobench pwrite|write|pread|rw|pwsync FILE SIZE COUNT
  *   iobench meta DIR SIZE COUNT
  *
  * Prints the mean nanoseconds per call (meta: per file) of the timed part.
@@ -17,6 +17,9 @@
  *   rw             as pread, but the calls alternate pwrite and pread (each
  *                  call another operation than the last: the per-task
  *                  accumulator's worst case)
+ *   pwsync         as pwrite, each write followed by an fsync (a "call" is
+ *                  both), after only 20 untimed ones: on NFS each makes a
+ *                  WRITE and a COMMIT (vm-bench's RPC cost, issue 40)
  *   meta           for each of 100 + COUNT files in DIR: open(O_CREAT) and
  *                  write SIZE bytes (none when SIZE is 0), close, stat,
  *                  open read-only, close, unlink
@@ -30,9 +33,10 @@
 #include <unistd.h>
 
 #define WARMUP_CALLS 1000
+#define WARMUP_SYNCS 20
 #define WARMUP_FILES 100
 
-enum mode { M_PWRITE, M_WRITE, M_PREAD, M_RW, M_META };
+enum mode { M_PWRITE, M_WRITE, M_PREAD, M_RW, M_META, M_PWSYNC };
 
 static double now_ns(void)
 {
@@ -57,6 +61,11 @@ static int one_call(enum mode m, int fd, char *buf, size_t size, long i)
 		break;
 	case M_RW:
 		n = i & 1 ? pread(fd, buf, size, 0) : pwrite(fd, buf, size, 0);
+		break;
+	case M_PWSYNC:
+		n = pwrite(fd, buf, size, 0);
+		if (n == (ssize_t)size && fsync(fd))
+			n = -1;
 		break;
 	default:
 		n = pread(fd, buf, size, 0);
@@ -112,7 +121,7 @@ static int run_meta(const char *dir, size_t size, long count)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "pwrite", "write", "pread", "rw", "meta" };
+	static const char *const names[] = { "pwrite", "write", "pread", "rw", "meta", "pwsync" };
 	enum mode m = M_PWRITE;
 	size_t size;
 	long count;
@@ -120,11 +129,11 @@ int main(int argc, char **argv)
 	char *buf;
 	double t0;
 
-	for (k = 0; argc == 5 && k < 5; k++)
+	for (k = 0; argc == 5 && k < 6; k++)
 		if (strcmp(argv[1], names[k]) == 0)
 			break;
-	if (argc != 5 || k == 5) {
-		fprintf(stderr, "usage: iobench pwrite|write|pread|rw FILE SIZE COUNT\n"
+	if (argc != 5 || k == 6) {
+		fprintf(stderr, "usage: iobench pwrite|write|pread|rw|pwsync FILE SIZE COUNT\n"
 				"       iobench meta DIR SIZE COUNT\n");
 		return 2;
 	}
@@ -148,7 +157,7 @@ int main(int argc, char **argv)
 		perror("iobench: pwrite");
 		return 1;
 	}
-	for (long i = 0; i < WARMUP_CALLS; i++)
+	for (long i = 0; i < (m == M_PWSYNC ? WARMUP_SYNCS : WARMUP_CALLS); i++)
 		if (one_call(m, fd, buf, size, i))
 			return 1;
 	t0 = now_ns();

@@ -8,6 +8,8 @@
 # counting itself is checked against mountstats over a real NFS mount in
 # the kernel matrix (tests/vm/nfs/rpc.sh, nfs/metrics.sh for /metrics): NFS
 # cannot be mounted here.
+# With rpc_probes = no (ioacct.conf) a restarted daemon never loads them
+# and its jobs say rpc=off:config, whether the kernel has sunrpc or not.
 . "$(dirname "$0")/lib.sh"
 require_root_bpf
 MPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -81,3 +83,21 @@ if grep -q '^ioacct_rpc_' "$T/page"; then
 	fail "/metrics: RPC series without RPCs: $(grep '^ioacct_rpc_' "$T/page" | head -n 3)"
 fi
 ok "/metrics: the running job's 12288 bytes, no RPC series"
+
+# rpc_probes = no: never loaded, said once, the job's mode says why.
+stop_daemon
+echo "rpc_probes = no" >> "$CONF"
+start_daemon
+"$IORUN" --job-id 8204 --json -o "$T/out-8204.json" -- "$IOWORK" write "$D/f" 4096 3 > /dev/null ||
+	fail "iorun 8204 failed"
+case " $(mode_of 8204) " in
+*" rpc=off:config "*) ;;
+*) fail "job 8204 (rpc_probes = no): probe mode '$(mode_of 8204)' has no 'rpc=off:config'" ;;
+esac
+[ "$(json_get "$T/out-8204.json" 'j["rpc_probes"]')" = off:config ] ||
+	fail "JSON rpc_probes is '$(json_get "$T/out-8204.json" 'j.get("rpc_probes")')', not 'off:config'"
+[ "$(grep -c "RPC: rpc_probes = no: the jobs' RPCs are not counted" "$T/ioacctd.log")" = 1 ] ||
+	fail "the daemon did not say once that rpc_probes = no: $(grep 'RPC' "$T/ioacctd.log")"
+[ "$(grep -c "$said" "$T/ioacctd.log")" = 1 ] ||
+	fail "with rpc_probes = no the daemon tried the probes: $(grep 'RPC' "$T/ioacctd.log")"
+ok "rpc_probes = no: rpc=off:config, JSON off:config, said once, nothing loaded"

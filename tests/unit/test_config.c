@@ -135,6 +135,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.log_level, IOACCT_LOG_INFO);
 	assert_false(cfg.private_data);
 	assert_true(cfg.file_records);
+	assert_true(cfg.rpc_probes);
 	assert_int_equal(cfg.detach_when_idle, IOACCT_DETACH_AUTO);
 	assert_string_equal(cfg.metrics_listen, "");
 	assert_int_equal(cfg.metrics_linger_ms, 60000);
@@ -210,6 +211,7 @@ static void test_every_key(void **state)
 		      "log_level = debug\n"
 		      "private_data = yes\n"
 		      "file_records = no\n"
+		      "rpc_probes = no\n"
 		      "metrics_listen = 127.0.0.1:9464\n"
 		      "metrics_linger = 2.5\n"
 		      "metrics_tls_cert = /etc/ioacct/cert.pem\n"
@@ -243,6 +245,7 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.log_level, IOACCT_LOG_DEBUG);
 	assert_true(cfg.private_data);
 	assert_false(cfg.file_records);
+	assert_false(cfg.rpc_probes);
 	assert_string_equal(cfg.metrics_listen, "127.0.0.1:9464");
 	assert_int_equal(cfg.metrics_linger_ms, 2500);
 	assert_string_equal(cfg.metrics_tls_cert, "/etc/ioacct/cert.pem");
@@ -411,7 +414,7 @@ static void test_whitespace(void **state)
 		   "node_name, node, cluster_db, cluster_db_connect_timeout, cluster_db_statement_timeout, "
 		   "cluster_db_idle_timeout, merge_timeout, purge_after, downsample_after, downsample_width, "
 		   "retention_interval, cluster_retention, log_level, private_data, views, mpi_libraries, "
-		   "mpi_detach_after, hdf5_libraries, page_cache_views, "
+		   "mpi_detach_after, hdf5_libraries, rpc_probes, page_cache_views, "
 		   "metrics_listen, metrics_linger, "
 		   "metrics_tls_cert, metrics_tls_key, metrics_auth_file, metrics_priority, "
 		   "advice_small_requests_share, "
@@ -530,7 +533,7 @@ static void test_unknown_key(void **state)
 		"drain_interval", "reap_grace", "query_page_time", "max_jobs", "max_cgroups", "max_entries", "max_mountpoints",
 		"file_records", "cgroup_v1_hierarchy", "cgroup_mode", "cgroup_parent", "cluster", "node",
 		"purge_after", "downsample_after", "downsample_width", "retention_interval", "cluster_retention",
-		"log_level", "private_data", "views", "mpi_libraries", "page_cache_views", "metrics_listen", "metrics_linger",
+		"log_level", "private_data", "views", "mpi_libraries", "rpc_probes", "page_cache_views", "metrics_listen", "metrics_linger",
 		"metrics_tls_cert", "metrics_tls_key", "metrics_auth_file",
 		"advice_small_requests_share", "advice_small_requests_min",
 		"advice_rw_intensive_share", "advice_meta_time_share", "advice_meta_time_min",

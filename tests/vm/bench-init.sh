@@ -12,7 +12,9 @@
 #     tests/bench/event-cost measures it (bpfstat around iobench);
 #   - the overhead sweep of tests/bench/overhead on each file system of
 #     $FSLIST (nfs, tmpfs), fio's and iorun's JSON printed between
-#     "FILE-BEGIN name" and "FILE-END" lines for the host to read.
+#     "FILE-BEGIN name" and "FILE-END" lines for the host to read;
+#   - RPCCOST and RPCSTAT lines: what the RPC probes (issue 40) cost a
+#     watched 4 KiB write on NFS, $RPC_ROUNDS rounds (rpc_cost below).
 # Then "DONE kernel=K" and power off.
 PATH=/usr/bin:/bin:/usr/sbin:/sbin
 export PATH
@@ -23,6 +25,7 @@ exec </dev/console >/dev/console 2>&1
 
 MODES="fentry kprobe tracepoint" ROUNDS=3 NCALLS=20000
 FSLIST="nfs tmpfs" SIZES="4k 1m 16m" REPS=4 RUNTIME_MS=1500 FILESIZE=128m
+RPC_ROUNDS=0 RPC_MODE=fentry RPC_WRITES=20000 RPC_SYNCS=300
 # shellcheck disable=SC1091 # written by tests/bench/vm-bench
 . /etc/vmbench.conf
 
@@ -73,8 +76,8 @@ cgroup_parent = ioacct-bench
 cgroup_mode = v2
 CONF
 DPID='' HOLD=''
-daemon_on() { # [MODE] -> 0 when it answers
-	ioacctd -f -c $R/ioacct.conf ${1:+--probe-mode "$1"} > $R/ioacctd.log 2>&1 &
+daemon_on() { # [MODE [CONF]] -> 0 when it answers
+	ioacctd -f -c "${2:-$R/ioacct.conf}" ${1:+--probe-mode "$1"} > $R/ioacctd.log 2>&1 &
 	DPID=$!
 	t=0
 	until iopoke $R/ioacctd.sock status 2>/dev/null | grep -q '^status=0'; do
@@ -146,6 +149,58 @@ event_cost() {
 	rm -f $f
 }
 [ -n "$MODES" ] && [ "$ROUNDS" -gt 0 ] && event_cost
+
+# ---- the RPC probes' cost (issue 40) ----
+# rpc_cost: RPC_ROUNDS rounds, each a daemon in RPC_MODE with the RPC probes
+# (rpc_probes = yes: "on") and one without (no: "off"), in alternating order,
+# each running two watched jobs on NFS: RPC_WRITES buffered 4 KiB pwrites
+# ("buffered": no RPC but a flush's) and RPC_SYNCS 4 KiB pwrites each
+# followed by an fsync ("fsync": a WRITE and a COMMIT each). Prints
+#   RPCCOST round on|off buffered|fsync ns_per_call rpc_probes_of_the_job
+# then one run of each with bpf_stats on, a line per RPC program that ran:
+#   RPCSTAT buffered|fsync calls program run_cnt run_time_ns
+# and the watched write's own time in that run (RPCSTAT ... calls - - ns).
+rpc_job() { # ON|OFF ROUND WORKLOAD
+	case $3 in
+	buffered) set -- "$1" "$2" "$3" pwrite "$RPC_WRITES" ;;
+	fsync) set -- "$1" "$2" "$3" pwsync "$RPC_SYNCS" ;;
+	esac
+	ns=$(iorun -c $R/ioacct.conf --json -o /tmp/rpcjob.json -- iobench "$4" /mnt/nfs/rpccost 4096 "$5") || ns=failed
+	echo "RPCCOST $2 $1 $3 $ns $(sed -n 's/.*"rpc_probes": *"\([^"]*\)".*/\1/p' /tmp/rpcjob.json | head -n 1)"
+}
+rpc_cost() {
+	[ $NFS = ok ] || { say "no NFS: no RPC cost"; return; }
+	cp $R/ioacct.conf $R/rpc-on.conf
+	{ cat $R/ioacct.conf; echo "rpc_probes = no"; } > $R/rpc-off.conf
+	r=1
+	while [ $r -le "$RPC_ROUNDS" ]; do
+		order="on off"
+		[ $((r % 2)) = 0 ] && order="off on"
+		for v in $order; do
+			daemon_on "$RPC_MODE" $R/rpc-$v.conf || { say "ioacctd did not start"; cat $R/ioacctd.log; return; }
+			for w in buffered fsync; do rpc_job $v $r $w; done
+			daemon_off
+		done
+		say "RPC cost: round $r/$RPC_ROUNDS done"
+		r=$((r + 1))
+	done
+	daemon_on "$RPC_MODE" $R/rpc-on.conf || { say "ioacctd did not start"; return; }
+	grep 'RPC: ' $R/ioacctd.log | sed 's/^/INFO /'
+	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+	for w in buffered fsync; do
+		calls=$((RPC_WRITES + 1000))
+		[ $w = fsync ] && calls=$((RPC_SYNCS + 20))
+		snap /tmp/r0 $DPID
+		out=$(rpc_job on stats $w)
+		snap /tmp/r1 $DPID
+		delta /tmp/r0 /tmp/r1 $w $calls - | awk '$5 ~ /^ioacct_rpc/ { print "RPCSTAT", $2, $3, $5, $6, $7 }'
+		echo "RPCSTAT $w $calls - - $(echo "$out" | awk '{ print $5 }')"
+	done
+	echo 0 > /proc/sys/kernel/bpf_stats_enabled
+	daemon_off
+	rm -f /mnt/nfs/rpccost
+}
+[ "$RPC_ROUNDS" -gt 0 ] && rpc_cost
 
 # ---- the overhead sweep ----
 emit() { # NAME FILE

@@ -27,7 +27,8 @@
 # boot: tests/vm/nfs.sh; and the same export with NFSv3 on $NFS3 where the
 # initramfs has rpcbind and rpc.mountd) when NFS_MODES is not empty, each check of
 # tests/vm/nfs/*.sh in the modes of its "# nfs-modes:" line, else in those of
-# $NFS_MODES, one line each:
+# $NFS_MODES (with "# nfs-daemon: own", the mode's daemon stopped around it:
+# run_nfs), one line each:
 #   NRESULT kernel=K mode=M check=NAME pass|fail|skip <detail>
 # and "DONE kernel=K", then powers the VM off. Settings: /etc/vmtest.conf.
 PATH=/usr/bin:/bin:/usr/sbin:/sbin
@@ -57,7 +58,7 @@ B=/mnt/b
 U=/mnt/u # a fresh tmpfs: io_uring
 U2=/mnt/u2 # another: io_uring's requests by relative paths
 E=/mnt/e # the ext4 disk (a snapshot: writes are lost at power-off): the page cache, AIO
-NFS=/mnt/nfs # NFSv4.2 over loopback, in the modes of NFS_MODES
+NFS=/mnt/nfs NFS_SIZE=256m # NFSv4.2 over loopback (its export's size), in the modes of NFS_MODES
 NFS3=/mnt/nfs3 # the same export with NFSv3, where the initramfs has its daemons (NFS3_SETUP)
 FREEZER=/run/cgroup-v1/freezer
 
@@ -142,7 +143,7 @@ NFS_SETUP=none
 if [ -n "$NFS_MODES" ]; then
 	. /usr/share/ioacct-vm/nfs.sh
 	tn=$(now)
-	if nfs_setup $NFS 256m $NFS3; then NFS_SETUP=ok; else NFS_SETUP=fail; say "NFS over loopback could not be set up"; fi
+	if nfs_setup $NFS $NFS_SIZE $NFS3; then NFS_SETUP=ok; else NFS_SETUP=fail; say "NFS over loopback could not be set up"; fi
 	echo "INFO kernel=$KVER nfs setup took=$(elapsed "$tn")s nfsv3=$NFS3_SETUP${NFS3_COST:+ (of which v3 ${NFS3_COST})}"
 fi
 
@@ -492,7 +493,11 @@ nfs_check_modes() {
 # run_nfs MODE: under the running daemon, each NFS check of this mode in a
 # subshell of its own (it sees this file's functions and $R, $NFS, $mode; it
 # prints its NRESULT line with nresult NAME "pass|fail|skip ...").
+# A check with a "# nfs-daemon: own" line runs with the mode's daemon
+# stopped (it starts its own with daemon_start and stops it, and leaves
+# NFS mounted on $NFS), which starts again after it.
 run_nfs() {
+	nodaemon=''
 	for c in /usr/share/ioacct-vm/nfs/*.sh; do
 		[ -e "$c" ] || continue
 		case " $(nfs_check_modes "$c") " in *" $1 "*) ;; *) continue ;; esac
@@ -501,14 +506,65 @@ run_nfs() {
 			nresult "$name" "fail reason=NFS over loopback could not be set up"
 			continue
 		fi
+		if [ -n "$nodaemon" ]; then
+			nresult "$name" "fail reason=$nodaemon"
+			continue
+		fi
 		if ! nfs_ready $NFS; then
 			nresult "$name" "fail reason=NFS over loopback: no file can be made on $NFS after 60 s"
 			continue
 		fi
+		own=$(sed -n 's/^# nfs-daemon: *//p' "$c" | head -n 1)
 		tc=$(now)
+		if [ "$own" = own ]; then
+			daemon_stop
+			[ $drc = 0 ] || echo "VM: ioacctd (mode $1) exited with status $drc when stopped for check $name"
+		fi
 		(. "$c")
+		if [ "$own" = own ] && ! daemon_start "$R/ioacctd.log"; then
+			nodaemon="ioacctd did not start again after check $name: $why"
+			echo "VM: $nodaemon"
+		fi
 		echo "INFO kernel=$KVER mode=$1 nfs check $name took=$(elapsed "$tc")s"
 	done
+}
+
+# daemon_start LOG: ioacctd forced to $mode with $R/ioacct.conf, its output
+# added to LOG; 0 once it answers (dpid), else 1 with why and verdict
+# (unavailable: this kernel does not allow the mode; fail) and no daemon.
+daemon_start() {
+	ds0=$(now)
+	ioacctd -f -c "$R/ioacct.conf" --probe-mode "$mode" >> "$1" 2>&1 &
+	dpid=$!
+	while [ "$(awk -v a="$ds0" -v b="$(now)" 'BEGIN { print (b - a < '"$START_TIMEOUT"') }')" = 1 ]; do
+		iopoke "$R/ioacctd.sock" status 2>/dev/null | grep -q '^status=0' && return 0
+		kill -0 $dpid 2>/dev/null || break
+		usleep 100000
+	done
+	if kill -0 $dpid 2>/dev/null; then
+		why="ioacctd not answering after ${START_TIMEOUT} s"
+		kill -TERM $dpid
+	else
+		why=$(sed -n 's/^ioacctd: error: //p' "$1" | tail -n 1)
+		[ -n "$why" ] || why="ioacctd exited at start: $(tail -n 1 "$1")"
+	fi
+	wait $dpid 2>/dev/null
+	dpid=''
+	case $why in
+	*"is not available on this kernel"* | "no probe backend works"*) verdict=unavailable ;;
+	*) verdict=fail ;;
+	esac
+	return 1
+}
+
+# daemon_stop: stops daemon_start's daemon; drc: its exit status (1 when none ran).
+daemon_stop() {
+	drc=1
+	[ -n "$dpid" ] || return 0
+	kill -TERM $dpid
+	wait $dpid
+	drc=$?
+	dpid=''
 }
 
 # run_mode MODE: a daemon forced to MODE, the v2 run, the v1 run.
@@ -540,30 +596,8 @@ CONF
 		echo "metrics_listen = 127.0.0.1:9464" >> "$R/ioacct.conf"
 
 	t0=$(now)
-	ioacctd -f -c "$R/ioacct.conf" --probe-mode "$mode" > "$R/ioacctd.log" 2>&1 &
-	dpid=$!
-	ready=0
-	while [ "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print (b - a < '"$START_TIMEOUT"') }')" = 1 ]; do
-		if iopoke "$R/ioacctd.sock" status 2>/dev/null | grep -q '^status=0'; then
-			ready=1
-			break
-		fi
-		kill -0 $dpid 2>/dev/null || break
-		usleep 100000
-	done
-	if [ $ready = 0 ]; then
-		if kill -0 $dpid 2>/dev/null; then
-			why="ioacctd not answering after ${START_TIMEOUT} s"
-			kill -TERM $dpid
-		else
-			why=$(sed -n 's/^ioacctd: error: //p' "$R/ioacctd.log" | tail -n 1)
-			[ -n "$why" ] || why="ioacctd exited at start: $(tail -n 1 "$R/ioacctd.log")"
-		fi
-		wait $dpid 2>/dev/null
-		case $why in
-		*"is not available on this kernel"* | "no probe backend works"*) verdict=unavailable ;;
-		*) verdict=fail ;;
-		esac
+	: > "$R/ioacctd.log"
+	if ! daemon_start "$R/ioacctd.log"; then
 		for cg in v2 v1; do result "$mode" "$cg" "$verdict reason=$(echo "$why" | oneline)"; done
 		[ $verdict = fail ] && show_log "ioacctd, mode $mode" "$R/ioacctd.log"
 		return
@@ -601,9 +635,7 @@ CONF
 	tviews=$(elapsed "$twork")
 
 	t0=$(now)
-	kill -TERM $dpid
-	wait $dpid
-	drc=$?
+	daemon_stop
 	echo "INFO kernel=$KVER mode=$mode stopped=$(elapsed "$t0")s exit=$drc took=$(elapsed "$tmode")s (views, file systems and NFS: ${tviews}s)"
 	[ $drc = 0 ] || echo "VM: ioacctd (mode $mode) exited with status $drc when stopped"
 	# The daemon's own account of a mode that failed.

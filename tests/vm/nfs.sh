@@ -19,9 +19,16 @@
 #                        NFSv4's grace period (10 s here) must end first, so
 #                        set up early and wait late
 #   nfs_mounts           a job's mounts, their types and stats
-#   rpc_issue_job, rpc_ms, rpc_job, rpc_compare, own
+#   nfs_teardown DIR [DIR3]
+#                        nfs_setup undone but for the exported tmpfs: DIR
+#                        (and DIR3) unmounted, the server stopped (rpcbind
+#                        and rpc.mountd too), /proc/fs/nfsd
+#                        unmounted; the export cache may hold /srv/nfs until
+#                        nfsd's module goes (seen on 6.1)
+#   rpc_ms, rpc_job, rpc_compare, own, rpc_issue_run, rpc_issue_job
 #                        the RPC checks' readers of mountstats and of a job's
-#                        RPCs (tests/vm/nfs/rpc*.sh, issue 40), below
+#                        RPCs, and the issue's job checked with them
+#                        (tests/vm/nfs/rpc*.sh, issue 40), below
 
 NFS3_SETUP=absent
 nfs_setup() {
@@ -47,6 +54,7 @@ nfs_setup() {
 	if [ $NFS3_SETUP = serving ]; then
 		nfs3_t2=$(nfs_uptime) # then mountd's seconds
 		rpc.mountd -F -d auth -d call > /run/rpc.mountd.log 2>&1 &
+		NFS3_PIDS="$NFS3_PIDS $!"
 		nfs3_wait_mountd || { NFS3_SETUP=fail; nfs_why "NFSv3: rpc.mountd did not register"; }
 		nfs3_t2=$(awk -v a="$nfs3_t2" -v b="$(nfs_uptime)" 'BEGIN { print b - a }')
 	fi
@@ -101,6 +109,7 @@ nfs3_serve() {
 	: > /var/lib/nfs/etab
 	: > /var/lib/nfs/rmtab
 	rpcbind -f > /run/rpcbind.log 2>&1 &
+	NFS3_PIDS=$!
 	t=0
 	# Its socket, then its TCP port 111 listening (0x6F, state 0A).
 	until [ -S /run/rpcbind.sock ] && grep -q ':006F 00000000:0000 0A' /proc/net/tcp; do
@@ -124,6 +133,22 @@ nfs3_wait_mountd() {
 	done
 }
 
+nfs_teardown() {
+	if [ -n "${2:-}" ] && grep -q " $2 " /proc/mounts; then umount "$2" || return 1; fi
+	umount "$1" || return 1
+	echo 0 > /proc/fs/nfsd/threads
+	# mountd holds sunrpc's cache channels open (the module could not go); both
+	# daemons end, nfs_setup with DIR3 starts them again.
+	for p in ${NFS3_PIDS:-}; do kill "$p" 2> /dev/null; done
+	for p in ${NFS3_PIDS:-}; do
+		t=0
+		while [ -e /proc/"$p" ] && [ $t -lt 100 ]; do t=$((t + 1)); usleep 100000; done
+	done
+	NFS3_PIDS=''
+	rm -f /run/rpcbind.sock
+	umount /proc/fs/nfsd
+}
+
 nfs_ready() {
 	t=0
 	until echo x > "$1/.probe" 2>/dev/null; do
@@ -135,26 +160,29 @@ nfs_ready() {
 	say "NFS: $(grep " $1 " /proc/mounts)"
 }
 
-# rpc_issue_job DIR W: the issue's job under iorun on DIR, a directory on
-# the mount $NFS that nothing else uses: writes 8 MiB with conv=fsync, drops
-# the caches and reads it back cold, makes a directory of 100 small files,
-# stats them cold and lists them. Its summary in W/one.json, its status in
-# W/rc, its errors in W/err, mountstats before and after in W/ms0 and W/ms1.
-rpc_issue_job() {
+# rpc_issue_run DIR P: the issue's job under iorun on DIR, a directory on the
+# mount $NFS that nothing else uses: writes 8 MiB with conv=fsync, drops the
+# caches and reads it back cold, makes a directory of 100 small files, stats
+# them cold and lists them. Its summary in P.json, its status in P.rc, its
+# errors in P.err, mountstats before and after in P.ms0 and P.ms1; sunrpc's
+# events traced meanwhile (rpc_trace, for rpc_submitters).
+rpc_issue_run() {
 	sync
-	rpc_ms "$2/ms0"
+	rpc_ms "$2.ms0"
+	rpc_trace on
 	{
-		iorun -c "$R/ioacct.conf" --cgroup-mode v2 --json -o "$2/one.json" -- sh -c "
+		iorun -c "$R/ioacct.conf" --cgroup-mode v2 --json -o "$2.json" -- sh -c "
 			dd if=/dev/zero of=$1/big bs=1M count=8 conv=fsync 2> /dev/null &&
 			echo 3 > /proc/sys/vm/drop_caches && cat $1/big > /dev/null &&
 			mkdir $1/d && i=0 &&
 			while [ \$i -lt 100 ]; do echo x > $1/d/f\$i; i=\$((i + 1)); done &&
 			echo 3 > /proc/sys/vm/drop_caches && i=0 &&
 			while [ \$i -lt 100 ]; do stat $1/d/f\$i > /dev/null; i=\$((i + 1)); done &&
-			ls $1/d > /dev/null" > /dev/null 2> "$2/err"
-		echo $? > "$2/rc"
+			ls $1/d > /dev/null" > /dev/null 2> "$2.err"
+		echo $? > "$2.rc"
 	} | cat
-	rpc_ms "$2/ms1"
+	rpc_ms "$2.ms1"
+	rpc_trace off
 }
 
 # nfs_mounts JSON: a summary's mounts, "path type stats=N" each (the per-file
@@ -299,4 +327,37 @@ rpc_submitters() {
 			c[p "@" who[id]]++
 	}
 	END { for (k in c) printf "%s=%d ", k, c[k] }' /sys/kernel/tracing/trace 2> /dev/null
+}
+
+# rpc_issue_job DIR W NAME: issue 40's job (rpc_issue_run, W/NAME) under iorun (needs $R, $NFS and
+# init.sh's oneline): writes 8 MiB with conv=fsync into DIR (empty, on $NFS),
+# drops the caches and reads it back cold, makes 100 small files in DIR/d,
+# stats them cold and lists them. For every procedure whose count changed over
+# the job, its calls, bytes sent and received on the mount (the JSON's rpc
+# object) plus those no job sent (rpc_unattributed) are mountstats' change;
+# the procedures the job causes are its own, none unattributed, and it has
+# WRITEs, OPENs, CLOSEs and LOOKUPs. Files W/NAME.*. Returns 0 with rpc_ok
+# the procedures that changed ("WRITE=164,..."), else 1 with rpc_why.
+rpc_issue_job() {
+	rj_w=$2/$3
+	rpc_issue_run "$1" "$rj_w"
+	if [ "$(cat "$rj_w.rc")" != 0 ]; then
+		rpc_why="iorun exited with $(cat "$rj_w.rc"): $(tail -n 2 "$rj_w.err" | oneline)"
+		return 1
+	fi
+	echo "INFO $3 mountstats over the job: $(rpc_compare "$rj_w.ms0" "$rj_w.ms1" "" /dev/null |
+		sed -n 's/^MISMATCH: \([^:]*\): mountstats \([0-9]*\) calls.*/\1=\2/p' | tr '\n' ' ')"
+	rpc_job "$rj_w.json" "$rj_w.rpc" || { rpc_why="no mount $NFS in the summary"; return 1; }
+	rpc_compare "$rj_w.ms0" "$rj_w.ms1" "WRITE READ READ_PLUS COMMIT OPEN CLOSE LOOKUP ACCESS GETATTR READDIR CREATE" \
+		"$rj_w.rpc" > "$rj_w.cmp"
+	if grep -q '^MISMATCH' "$rj_w.cmp"; then
+		echo "INFO $3 job: $(oneline < "$rj_w.rpc")"
+		echo "INFO $3 submitters: $(rpc_submitters "$(awk '$1 == "rpc_unattributed" { print $2 }' "$rj_w.rpc" | tr '\n' ' ')")"
+		rpc_why=$(grep '^MISMATCH' "$rj_w.cmp" | head -n 4 | sed 's/^MISMATCH: //' | oneline)
+		return 1
+	fi
+	for rj_p in WRITE OPEN CLOSE LOOKUP; do
+		[ "$(own "$rj_w.rpc" $rj_p)" -gt 0 ] || { rpc_why="no $rj_p of its own: $(oneline < "$rj_w.rpc")"; return 1; }
+	done
+	rpc_ok=$(sed -n 's/^OK //p' "$rj_w.cmp")
 }

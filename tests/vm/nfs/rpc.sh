@@ -6,7 +6,8 @@
 #    them: for every procedure whose count changed over the job, its calls,
 #    bytes sent and received on the NFS mount (the JSON's rpc object) plus
 #    those no job sent (rpc_unattributed) are the change; the procedures
-#    the job itself causes are its own, none unattributed.
+#    the job itself causes are its own, none unattributed (nfs.sh's
+#    rpc_issue_job, which rpcload.sh runs too).
 # 2. Two jobs at once (one writes, one stats, the second inside the first's
 #    life): each has its own procedures, and the first's unattributed RPCs
 #    (its life holds the second's) with both jobs' own make mountstats'.
@@ -22,26 +23,12 @@ rpc_fail() {
 }
 
 # 1. The issue's job.
-rpc_trace on
-rpc_issue_job $NFS/rpc "$W"
-rpc_trace off
-[ "$(cat "$W/rc")" = 0 ] || rpc_fail "iorun exited with $(cat "$W/rc"): $(tail -n 2 "$W/err" | oneline)"
+rpc_issue_job $NFS/rpc "$W" one
+ok=$?
 grep -q "RPC: sunrpc's tracepoints attached" "$R/ioacctd.log" ||
 	rpc_fail "the RPC probes are not attached"
-echo "INFO rpc mountstats over the job: $(rpc_compare "$W/ms0" "$W/ms1" "" /dev/null |
-	sed -n 's/^MISMATCH: \([^:]*\): mountstats \([0-9]*\) calls.*/\1=\2/p' | tr '\n' ' ')"
-rpc_job "$W/one.json" "$W/one.rpc" || rpc_fail "no mount $NFS in the summary"
-OWN="WRITE READ READ_PLUS COMMIT OPEN CLOSE LOOKUP ACCESS GETATTR READDIR CREATE"
-rpc_compare "$W/ms0" "$W/ms1" "$OWN" "$W/one.rpc" > "$W/cmp1"
-if grep -q '^MISMATCH' "$W/cmp1"; then
-	echo "INFO rpc job: $(oneline < "$W/one.rpc")"
-	echo "INFO rpc submitters: $(rpc_submitters "$(awk '$1 == "rpc_unattributed" { print $2 }' "$W/one.rpc" | tr '\n' ' ')")"
-	rpc_fail "one job: $(grep '^MISMATCH' "$W/cmp1" | head -n 4 | sed 's/^MISMATCH: //' | oneline)"
-fi
-for p in WRITE OPEN CLOSE LOOKUP; do
-	[ "$(own "$W/one.rpc" $p)" -gt 0 ] || rpc_fail "one job: no $p of its own: $(oneline < "$W/one.rpc")"
-done
-one=$(sed -n 's/^OK //p' "$W/cmp1")
+[ $ok = 0 ] || rpc_fail "one job: $rpc_why"
+one=$rpc_ok
 
 # 2. Two jobs at once: the writer lives until the statter has finished.
 rm -f "$W/go" "$W/done"

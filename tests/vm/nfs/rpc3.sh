@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # NFS check (sourced by init.sh's run_nfs in a subshell): the RPCs per job
 # (issue 40) over NFSv3, on $NFS3 (the export of $NFS mounted with vers=3,
-# beside it: tests/vm/nfs.sh). The issue's job (rpc_issue_job, as rpc.sh runs
+# beside it: tests/vm/nfs.sh). The issue's job (rpc_issue_run, as rpc.sh runs
 # it on the v4.2 mount): for every procedure whose count changed in
 # mountstats over the job, its calls, bytes sent and received on the mount
 # (the JSON's rpc object) plus those no job sent are the change; the v3
@@ -30,10 +30,10 @@ esac
 NFS=$NFS3
 rm -rf $NFS/rpc3
 mkdir -p $NFS/rpc3
-rpc_issue_job $NFS/rpc3 "$W"
-[ "$(cat "$W/rc")" = 0 ] || rpc3_fail "iorun exited with $(cat "$W/rc"): $(tail -n 2 "$W/err" | oneline)"
+rpc_issue_run $NFS/rpc3 "$W/one"
+[ "$(cat "$W/one.rc")" = 0 ] || rpc3_fail "iorun exited with $(cat "$W/one.rc"): $(tail -n 2 "$W/one.err" | oneline)"
 grep -q "RPC: sunrpc's tracepoints attached" "$R/ioacctd.log" || rpc3_fail "the RPC probes are not attached"
-echo "INFO rpc3 mountstats over the job: $(rpc_compare "$W/ms0" "$W/ms1" "" /dev/null |
+echo "INFO rpc3 mountstats over the job: $(rpc_compare "$W/one.ms0" "$W/one.ms1" "" /dev/null |
 	sed -n 's/^MISMATCH: \([^:]*\): mountstats \([0-9]*\) calls.*/\1=\2/p' | tr '\n' ' ')"
 rpc_job "$W/one.json" "$W/one.rpc" || rpc3_fail "no mount $NFS in the summary"
 # NFSACL's GETACL (program 100227: a create's or mkdir's posix_acl_create()
@@ -42,7 +42,7 @@ rpc_job "$W/one.json" "$W/one.rpc" || rpc3_fail "no mount $NFS in the summary"
 awk '$6 == 100227' "$W/one.rpc" > "$W/acl.rpc"
 awk '$6 != 100227' "$W/one.rpc" > "$W/nfs.rpc"
 OWN="WRITE READ COMMIT LOOKUP ACCESS GETATTR SETATTR CREATE MKDIR READDIR READDIRPLUS"
-rpc_compare "$W/ms0" "$W/ms1" "$OWN" "$W/nfs.rpc" > "$W/cmp"
+rpc_compare "$W/one.ms0" "$W/one.ms1" "$OWN" "$W/nfs.rpc" > "$W/cmp"
 if grep -q '^MISMATCH' "$W/cmp"; then
 	echo "INFO rpc3 job: $(oneline < "$W/one.rpc")"
 	rpc3_fail "$(grep '^MISMATCH' "$W/cmp" | head -n 4 | sed 's/^MISMATCH: //' | oneline)"
