@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# nfs-modes: tracepoint
+# (One mode: iotrace loads its own object, whatever the daemon's backend.)
 # NFS check (sourced by init.sh's run_nfs in a subshell): iotrace --rpc on a
 # dd with conv=fsync alone on the mount. Issue 40's acceptance: the assertion
 # count(rpc=COMMIT)>=1 holds (exit 0), count(rpc=COMMIT)==0 fails (exit 1);

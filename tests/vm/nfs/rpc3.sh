@@ -1,4 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# nfs-modes: tracepoint
+# (One mode: v3 is keyed and named by the RPC object, which no backend changes;
+# stat.sh checks the stats on NFS in each mode.)
 # NFS check (sourced by init.sh's run_nfs in a subshell): the RPCs per job
 # (issue 40) over NFSv3, on $NFS3 (the export of $NFS mounted with vers=3,
 # beside it: tests/vm/nfs.sh). The issue's job (rpc_issue_run, as rpc.sh runs
