@@ -492,6 +492,20 @@ static void test_h5_migrate_from_v20(void **state)
 	ioacct_store_close(st);
 }
 
+/* Job 5's one HDF5 record h stored, then loaded back with every counter equal. */
+static void h5_round_trip(struct ioacct_store *st, const struct ioacct_h5rec *h)
+{
+	struct ioacct_jobdata *jd = NULL;
+
+	assert_int_equal(ioacct_store_h5_put(st, 5, h), 0);
+	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
+	assert_int_equal(jd->nh5, 1);
+#define H5_EQ(name) assert_true(jd->h5[0].name == h->name);
+	IOACCT_H5_COUNTERS(H5_EQ)
+#undef H5_EQ
+	ioacct_jobdata_free(jd);
+}
+
 /*
  * Schema 21 to 22 (issue 39): the HDF5 records' timestamps, slowest
  * calls and dataspaces. A row stored before keeps its counters and reads
@@ -538,13 +552,7 @@ static void test_h5_times_migrate_from_v21(void **state)
 	h.dataspace_npoints = 1ULL << 62;
 	h.use_mpiio = 1;
 	h.use_mpiio_collective = 1;
-	assert_int_equal(ioacct_store_h5_put(st, 5, &h), 0);
-	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
-	assert_int_equal(jd->nh5, 1);
-#define H5_EQ(name) assert_true(jd->h5[0].name == h.name);
-	IOACCT_H5_COUNTERS(H5_EQ)
-#undef H5_EQ
-	ioacct_jobdata_free(jd);
+	h5_round_trip(st, &h);
 	ioacct_store_close(st);
 }
 
@@ -595,13 +603,7 @@ static void test_h5_select_migrate_from_v23(void **state)
 	h.chunk_size_d3 = UINT32_MAX;
 	h.chunk_size_d4 = 1;
 	h.chunk_size_d5 = 2;
-	assert_int_equal(ioacct_store_h5_put(st, 5, &h), 0);
-	assert_int_equal(ioacct_store_job_load(st, 5, &jd), 0);
-	assert_int_equal(jd->nh5, 1);
-#define H5_EQ(name) assert_true(jd->h5[0].name == h.name);
-	IOACCT_H5_COUNTERS(H5_EQ)
-#undef H5_EQ
-	ioacct_jobdata_free(jd);
+	h5_round_trip(st, &h);
 	ioacct_store_close(st);
 }
 
