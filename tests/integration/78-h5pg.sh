@@ -80,6 +80,19 @@ check_exact() {
 	printf '%s\n' "$D/$1.h5:/a|0|1|0|8000|0" "$D/$1.h5:/b|1|4|262144|262144|0" > "$T/want-$1"
 	diff "$T/want-$1" "$T/got-$1" || fail "job $1: PostgreSQL's H5D records of a and b (want, then got)"
 }
+# migrated_from N: the daemon stopped, PostgreSQL put back to schema N
+# (pg_back_to_schemaN) with job 7801's rows in it, the daemon started again, a
+# report of 7801 (in $T/mN-7801.json) migrating it to $PG_SCHEMA, its H5D rows exact.
+migrated_from() {
+	stop_daemon
+	"pg_back_to_schema$1" || fail "cannot put PostgreSQL back to schema $1"
+	[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$1" ] || fail "the store is not at schema $1"
+	start_daemon
+	"$IOREPORT" --format json -o "$T/m$1-7801.json" 7801 || fail "ioreport 7801 (after schema $1) failed"
+	[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] ||
+		fail "PostgreSQL was not migrated from $1 to $PG_SCHEMA"
+	check_exact 7801
+}
 # check_json JSON H5FILE: the report's HDF5 records of H5FILE's file and datasets a and b, exact.
 check_json() {
 	/usr/bin/python3 - "$1" "$2" <<'PY' || fail "$1: the HDF5 part of the report is not exact"
@@ -118,14 +131,7 @@ ok "PostgreSQL holds job 7801's 3 HDF5 records as SQLite does, in hdf5_records_$
 [ "$(pg "SELECT string_agg(regular_hyperslab_selects || ' ' || unknown_selects || ' ' || chunk_known,
 	',' ORDER BY h.name) FROM hdf5_records h JOIN jobs j ON j.id = h.job
 	WHERE j.job_id = 7801 AND kind = 1")" = "0 0 1,4 0 1" ] || fail "job 7801: b's 4 regular hyperslabs"
-stop_daemon
-pg_back_to_schema20 || fail "cannot put PostgreSQL back to schema 20"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 20 ] || fail "the store is not at schema 20"
-start_daemon
-"$IOREPORT" --format json -o "$T/m20-7801.json" 7801 || fail "ioreport 7801 (after schema 20) failed"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] ||
-	fail "PostgreSQL was not migrated from 20 to $PG_SCHEMA"
-check_exact 7801
+migrated_from 20
 [ "$(pg "SELECT string_agg(kind || ' ' || regular_hyperslab_selects || ' ' || irregular_hyperslab_selects
 	|| ' ' || point_selects || ' ' || unknown_selects || ' ' || chunk_known || ' ' || chunk_size_d1,
 	',' ORDER BY kind, h.name) FROM hdf5_records h JOIN jobs j ON j.id = h.job
@@ -135,14 +141,7 @@ ok "schema 20 migrated to $PG_SCHEMA: job 7801's 3 HDF5 rows kept, exact, a's 1 
 
 # ---- 1b. schema 18's store migrated to 19: its rows kept, without times -------------
 # The store put back to schema 18 (hdf5_records without the times), 7801's rows in it.
-stop_daemon
-pg_back_to_schema18 || fail "cannot put PostgreSQL back to schema 18"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = 18 ] || fail "the store is not at schema 18"
-start_daemon
-"$IOREPORT" --format json -o "$T/m18-7801.json" 7801 || fail "ioreport 7801 (after schema 18) failed"
-[ "$(pg 'SELECT max(version) FROM ioacct_schema')" = "$PG_SCHEMA" ] ||
-	fail "PostgreSQL was not migrated from 18 to $PG_SCHEMA"
-check_exact 7801
+migrated_from 18
 [ "$(pg "SELECT count(*) FILTER (WHERE open_start_ns = 0 AND open_end_ns = 0 AND read_start_ns = 0
 	AND read_end_ns = 0 AND write_start_ns = 0 AND write_end_ns = 0 AND close_start_ns = 0
 	AND close_end_ns = 0 AND max_read_ns = 0 AND max_read_size = 0 AND max_write_ns = 0
