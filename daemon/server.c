@@ -239,6 +239,14 @@ static void client_close(struct ioacct_server *s, struct client *c, bool deliver
 	if (c->state == CLIENT_PARKED)
 		ioacct_registry_forget_client(s->reg, c);
 	list_remove(list_of(s, c), c);
+	/*
+	 * Out of the epoll set before the close: a close drops the registration
+	 * only with the socket's last descriptor, and a child forked meanwhile
+	 * (the trace spooler, daemon/jobtrace.c) may hold a copy. Its events
+	 * would then come with this client's memory, freed at the end of the
+	 * round and soon another client's (a client closed without its reply).
+	 */
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
 	if (p) {

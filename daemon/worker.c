@@ -324,6 +324,19 @@ static int send_init(struct ioacct_worker *w, int cfgfd)
 	return ret;
 }
 
+/*
+ * Closes the daemon's end of the channel, out of the epoll set first: a
+ * close drops the registration only with the socket's last descriptor,
+ * and a child forked meanwhile (the trace spooler) may hold a copy, whose
+ * events would come with a worker freed by then.
+ */
+static void chan_close(struct ioacct_worker *w)
+{
+	if (w->ops && w->ch.fd >= 0)
+		epoll_ctl(set.epfd, EPOLL_CTL_DEL, w->ch.fd, NULL);
+	ioacct_wchan_close(&w->ch);
+}
+
 /* Forks and executes it, and sends its w_init. 0 or -errno with err. */
 static int spawn(struct ioacct_worker *w, char *err, size_t errlen)
 {
@@ -369,7 +382,7 @@ static int spawn(struct ioacct_worker *w, char *err, size_t errlen)
 		ret = send_init(w, cfgfd);
 	if (ret) {
 		ioacct_seterr(err, errlen, ret, "cannot talk to it: %s", strerror(-ret));
-		ioacct_wchan_close(&w->ch);
+		chan_close(w);
 		kill(pid, SIGKILL);
 		goto out;
 	}
@@ -390,7 +403,7 @@ static void lost(struct ioacct_worker *w)
 
 	if (w->ch.fd < 0)
 		return;
-	ioacct_wchan_close(&w->ch);
+	chan_close(w);
 	w->ready = false;
 	if (w->ops && w->ops->down && was_ready)
 		w->ops->down(w->ctx);
@@ -662,7 +675,7 @@ void ioacct_worker_free(struct ioacct_worker *w)
 	pthread_mutex_unlock(&set.lock);
 	pthread_mutex_lock(&w->lock);
 	/* Its end of the channel closes: a worker reading it ends. */
-	ioacct_wchan_close(&w->ch);
+	chan_close(w);
 	deadline = now_ms() + IOACCT_WORKER_STOP_MS;
 	while (w->pid && waitpid(w->pid, &status, WNOHANG) == 0) {
 		if (now_ms() >= deadline) {
