@@ -63,12 +63,12 @@ fi
 "$IORUN" --json -o "$T/p.json" -- "$OMPIRUN" --allow-run-as-root --oversubscribe -np 4 \
 	"$T/h5pmpi" "$D/p.h5" > "$T/p.out" 2>&1 || { cat "$T/p.out"; fail "iorun mpirun h5pmpi failed"; }
 JOB=$(json_get "$T/p.json" 'j["job_id"]')
-[ "$(grep -c "HDF5: attached to $H5WHERE (HDF5; [0-9]* of 24 functions" "$T/ioacctd.log")" = 1 ] ||
+[ "$(grep -c "HDF5: attached to $H5WHERE (HDF5; [0-9]* of [0-9]* functions" "$T/ioacctd.log")" = 1 ] ||
 	fail "HDF5 ($LINK) not attached once: $(grep "HDF5:" "$T/ioacctd.log")"
 grep -q "MPI-IO: attached to .*/libmpi.so.*(OpenMPI;" "$T/ioacctd.log" ||
 	fail "libmpi not attached: $(grep "MPI-IO:" "$T/ioacctd.log")"
 ! grep -q "MPI-IO calls not counted" "$T/ioacctd.log" || fail "calls lost"
-ok "HDF5 ($LINK: $(grep -o "HDF5: attached to $H5WHERE (HDF5; [0-9]* of 24" "$T/ioacctd.log" | sed 's/.*(//')) and libmpi attached once each, for the 4 ranks"
+ok "HDF5 ($LINK: $(grep -o "HDF5: attached to $H5WHERE (HDF5; [0-9]* of [0-9]*" "$T/ioacctd.log" | sed 's/.*(//')) and libmpi attached once each, for the 4 ranks"
 
 COLS="rank, kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
 COLS+=" unsized_writes, rw_switches, datatype_size, size_read, size_written, dataspace_ndims,"
