@@ -272,6 +272,27 @@ static int lib_attach_multi(struct mpilib *lib, const char *path, const struct p
 }
 
 /*
+ * What an HDF5 library's probes read with (its layouts, or not known), and
+ * the functions it has that are not probed there (h5_wanted()): the log's
+ * line that tests and h5-cost read.
+ */
+static void h5_said(const struct mpilib *lib, const uint64_t *off)
+{
+	char skipped[512] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < NH5FUNCS; i++)
+		if (off[i] && !h5_wanted(i, off) && len < sizeof(skipped))
+			len += (size_t)snprintf(skipped + len, sizeof(skipped) - len, " %s", h5funcs[i].name);
+	log_info("HDF5: %s: selection kinds %s, chunk sizes %s; sizes %s; not probed:%s", lib->shown,
+		 off[IOACCT_H5_SEL_LAYOUT] ? "read" : "not known (not 1.10's code)",
+		 off[IOACCT_H5_CHUNK_LAYOUT] ? "read" : "not known (not 1.10's code)",
+		 h5_dio(off) ? "read at H5D__read and H5D__write" :
+			       "from H5S_get_select_npoints, H5T_path_find, H5T_get_size (not 1.10's code)",
+		 len ? skipped : " none");
+}
+
+/*
  * Attaches every function the library has (older ones lack some of the
  * MPI-3 forms). The return probe first: an entry whose return is not seen
  * would leave its thread's call pending.
@@ -328,15 +349,7 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, enum ioac
 		 (unsigned long long)((ioacct_mono_ns() - lib->pending_ns) / 1000000),
 		 (unsigned long long)((ioacct_mono_ns() - t0) / 1000000));
 	if (fl == IOACCT_MPI_HDF5)
-		log_info("HDF5: %s: selection kinds %s, chunk sizes %s; sizes %s; H5F_has_feature %s",
-			 lib->shown, off[IOACCT_H5_SEL_LAYOUT] ? "read" : "not known (not 1.10's code)",
-			 off[IOACCT_H5_CHUNK_LAYOUT] ? "read" : "not known (not 1.10's code)",
-			 h5_dio(off) ? "read at H5D__read and H5D__write (H5S_get_select_npoints, "
-				       "H5T_path_find, H5T_get_size not probed)" :
-				       "from H5S_get_select_npoints, H5T_path_find, H5T_get_size "
-				       "(not 1.10's code)",
-			 (off[IOACCT_H5_LIB_FLAGS] & IOACCT_H5_LIB_MPIO) ?
-				 "probed (an MPI-IO driver)" : "not probed (no MPI-IO driver)");
+		h5_said(lib, off);
 }
 
 /* The MPI rank a launcher gave the process, from its environment; -1 unknown. */

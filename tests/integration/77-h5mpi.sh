@@ -82,6 +82,12 @@ B=0,0,1,0,0,0,0,0,0,0
 # upstream 1.14 (prefix) the layouts are not 1.10's (the daemon says so): both
 # calls' kinds unknown, chunking not known, nothing guessed.
 SEL="2 0 0 0 1 0"
+# 1.10.8's sizes read at H5D__read's and H5D__write's entries (the shared and the static
+# library alike); H5F_has_feature probed: the MPI-IO driver is in.
+NOT="H5S_get_select_npoints H5T_path_find H5T_get_size"
+[ "$LINK" = prefix ] ||
+	grep -q "HDF5: $H5WHERE: selection kinds read, chunk sizes read; sizes read at H5D__read and H5D__write; not probed: $NOT$" \
+		"$T/ioacctd.log" || fail "HDF5 ($LINK): sizes not read at H5D__read and H5D__write: $(grep "HDF5:" "$T/ioacctd.log")"
 if [ "$LINK" = prefix ]; then
 	grep -q "HDF5: .*libhdf5.so.*: selection kinds not known (not 1.10's code), chunk sizes not known" \
 		"$T/ioacctd.log" || fail "no 'not known' line for the prefix's layouts: $(grep "HDF5:" "$T/ioacctd.log")"
