@@ -11,9 +11,12 @@
  * An id (hid_t) is what the application holds: h5ids says what each of a
  * process's ids stands for, from the calls that made it. The size of a
  * read or write is not in its arguments (ids of a dataspace and a
- * datatype): it is read from the library's own functions that the call
- * makes (IOACCT_H5_K_NPOINTS and the two after it), while that call of the
- * thread is pending; where they did not say, the call is counted unsized.
+ * datatype): it is read, while that call of the thread is pending, at the
+ * entry of the library's own H5D__read or H5D__write from its structures
+ * (1.10's layouts, IOACCT_H5_K_DIO), or from the library's own functions
+ * that the call makes (IOACCT_H5_K_NPOINTS and the two after it) on a
+ * library whose code did not match; where they did not say, the call is
+ * counted unsized.
  */
 
 struct {
@@ -282,6 +285,44 @@ static __noinline int h5_chunk(struct ioacct_h5_pending *p, __u64 dset, __u64 c)
 		p->chunk[i] = d;
 	}
 	p->have |= IOACCT_H5_HAVE_CHUNK;
+	return 0;
+}
+
+/*
+ * H5D__read or H5D__write(dset, mem type, ms, fs, buf) of 1.10 began, in
+ * the pending H5Dread or H5Dwrite (whose cookie has the selection's
+ * layout): what the three functions that it calls next would say, read
+ * where the cookie's layout says (the library's own loads). As that code
+ * does, a NULL file space is the dataset's own, a NULL memory space the
+ * file's: the elements are the memory selection's (H5S_get_select_npoints
+ * of it, which HDF5 requires equal to the file's), the datatype the
+ * dataset's (H5T_path_find's dst of a write, src of a read), its size
+ * H5T_get_size's. What could not be read leaves the call unsized.
+ */
+static __noinline int h5_dio(struct ioacct_h5_pending *p, __u64 dset, __u64 ms, __u64 fs, __u64 c)
+{
+	__u64 shared = 0, n = 0, type = 0, tsh = 0, size = 0;
+
+	if (bpf_probe_read_user(&shared, sizeof(shared), (void *)(dset + IOACCT_H5_DIO_SHARED(c))) ||
+	    (!fs && bpf_probe_read_user(&fs, sizeof(fs), (void *)(shared + IOACCT_H5_DIO_SPACE(c)))) ||
+	    !fs)
+		return 0;
+	if (!ms)
+		ms = fs;
+	p->fspace = fs;
+	p->selc = p->cookie;
+	p->have |= IOACCT_H5_HAVE_FSPACE;
+	if (bpf_probe_read_user(&n, sizeof(n), (void *)(ms + IOACCT_H5_DIO_NELEM(c))))
+		return 0;
+	p->npoints = n;
+	p->have |= IOACCT_H5_HAVE_NPOINTS;
+	if (bpf_probe_read_user(&type, sizeof(type), (void *)(shared + IOACCT_H5_DIO_TYPE(c))) ||
+	    bpf_probe_read_user(&tsh, sizeof(tsh), (void *)(type + IOACCT_H5_DIO_TSHARED(c))) ||
+	    bpf_probe_read_user(&size, sizeof(size), (void *)(tsh + IOACCT_H5_DIO_TSIZE(c))) || !size)
+		return 0;
+	p->dtype = type;
+	p->tsize = size;
+	p->have |= IOACCT_H5_HAVE_DTYPE | IOACCT_H5_HAVE_TSIZE;
 	return 0;
 }
 
@@ -593,6 +634,12 @@ int BPF_KPROBE(ioacct_h5_enter)
 		}
 		if (io != IOACCT_H5_K_DREAD && io != IOACCT_H5_K_DWRITE)
 			return 0;
+		if (kind == IOACCT_H5_K_DIO) {
+			/* Its first call in the read or write (only one is). */
+			if ((cookie & IOACCT_H5_LAYOUT_OK) && !(p->have & IOACCT_H5_HAVE_NPOINTS))
+				h5_dio(p, a0, PT_REGS_PARM3(ctx), PT_REGS_PARM4(ctx), cookie);
+			return 0;
+		}
 		if (kind == IOACCT_H5_K_NPOINTS) {
 			/*
 			 * H5D__read and H5D__write (1.10) ask the memory

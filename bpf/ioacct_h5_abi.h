@@ -59,6 +59,16 @@ enum ioacct_h5_kind {
 	 * Entry only.
 	 */
 	IOACCT_H5_K_CHUNK,
+	/*
+	 * H5D__read and H5D__write(dset, mem type, mem space, file space,
+	 * buf), 1.10's, which H5Dread and H5Dwrite call with their spaces
+	 * validated (NULL for H5S_ALL): at their entry the call's elements,
+	 * its dataset's datatype size and its file space are read from the
+	 * library's own structures, where their code says
+	 * (IOACCT_H5_DIO_WORD), instead of from the three functions above
+	 * (each a single-stepped trap a call). Entry only.
+	 */
+	IOACCT_H5_K_DIO,
 };
 #define IOACCT_H5_FEAT_HAS_MPI 0x100 /* H5FD_FEAT_HAS_MPI, 1.10 to 1.14 */
 #define IOACCT_H5_MPIO_COLLECTIVE 1  /* H5FD_MPIO_COLLECTIVE */
@@ -67,7 +77,9 @@ enum ioacct_h5_kind {
 /*
  * IOACCT_H5_FUNCS(X): X(symbol, kind), the entry points of the HDF5 1.10
  * to 1.14 libraries probed; a library lacking some is probed where it has
- * them.
+ * them. Not all of them on every library: IOACCT_H5_K_NPOINTS and the two
+ * after it where IOACCT_H5_K_DIO's layout was not read, and those two
+ * only where it was; H5F_has_feature only with IOACCT_H5_LIB_MPIO.
  */
 #define IOACCT_H5_FUNCS(X)                                   \
 	X(H5Fcreate, IOACCT_H5_K_FOPEN)                      \
@@ -92,8 +104,10 @@ enum ioacct_h5_kind {
 	X(H5T_get_size, IOACCT_H5_K_TSIZE)                   \
 	X(H5S_get_simple_extent_dims, IOACCT_H5_K_EXTDIMS)   \
 	X(H5F_has_feature, IOACCT_H5_K_HASFEAT)              \
-	X(H5CX_get_io_xfer_mode, IOACCT_H5_K_XFERMODE)      \
-	X(H5D__chunk_set_info, IOACCT_H5_K_CHUNK)
+	X(H5CX_get_io_xfer_mode, IOACCT_H5_K_XFERMODE)       \
+	X(H5D__chunk_set_info, IOACCT_H5_K_CHUNK)            \
+	X(H5D__read, IOACCT_H5_K_DIO)                        \
+	X(H5D__write, IOACCT_H5_K_DIO)
 #define IOACCT_H5_ONE_(sym, kind) +1
 #define IOACCT_H5_NFUNCS (0 IOACCT_H5_FUNCS(IOACCT_H5_ONE_))
 
@@ -110,17 +124,35 @@ enum ioacct_h5_kind {
  *   with IOACCT_H5_LAYOUT_OK;
  * - the dataset creates' and opens': IOACCT_H5_CHUNK_OK when the library's
  *   H5D__chunk_set_info is probed with a layout read: a create or open
- *   that does not run it is of a dataset not chunked.
- * The ELF worker's answer carries the two layouts after the functions'
- * offsets (IOACCT_H5_SEL_LAYOUT, IOACCT_H5_CHUNK_LAYOUT), 0 when its
- * patterns were not found: the selections' kinds or the chunk sizes are
- * then said not known, never guessed.
+ *   that does not run it is of a dataset not chunked;
+ * - H5D__read's and H5D__write's: where a dataset (H5D_t) has its shared
+ *   part, and that its dataspace and datatype (H5D_typeof's loads, and
+ *   their own for a NULL file space), where a dataspace keeps its
+ *   selection's elements (H5S_get_select_npoints's load) and a datatype
+ *   its size (H5T_get_size's loads), with IOACCT_H5_LAYOUT_OK; H5Dread's
+ *   and H5Dwrite's carry the selection's layout for them.
+ * The ELF worker's answer carries the layouts after the functions'
+ * offsets (IOACCT_H5_SEL_LAYOUT, IOACCT_H5_CHUNK_LAYOUT,
+ * IOACCT_H5_DIO_LAYOUT), 0 when its patterns were not found: the
+ * selections' kinds or the chunk sizes are then said not known, never
+ * guessed, and without the last the sizes are read from the three
+ * functions that say them (IOACCT_H5_K_NPOINTS and the two after it), as
+ * on any library whose code is not 1.10's. Then IOACCT_H5_LIB_FLAGS.
  */
 #define IOACCT_H5_COOKIE(fn, kind) ((__u64)(fn) | (__u64)(kind) << 8)
 #define IOACCT_H5_LAYOUT_OK (1ULL << 63)
 #define IOACCT_H5_CHUNK_OK (1ULL << 62)
 #define IOACCT_H5_SEL_LAYOUT IOACCT_H5_NFUNCS
 #define IOACCT_H5_CHUNK_LAYOUT (IOACCT_H5_NFUNCS + 1)
+#define IOACCT_H5_DIO_LAYOUT (IOACCT_H5_NFUNCS + 2)
+#define IOACCT_H5_LIB_FLAGS (IOACCT_H5_NFUNCS + 3)
+#define IOACCT_H5_NWORDS 4 /* the words after the offsets */
+/*
+ * The library has the MPI-IO driver (H5FD_mpio_init or H5Pset_fapl_mpio):
+ * only then is H5F_has_feature probed, a serial library's answer being
+ * always no (H5F_USE_MPIIO 0 without asking).
+ */
+#define IOACCT_H5_LIB_MPIO 1
 /* H5S_get_select_npoints's layout: 12, 8, 12 and 8 bits from bit 16. */
 #define IOACCT_H5_SEL_WORD(sel, type, hslab, dv)                                       \
 	(IOACCT_H5_LAYOUT_OK | (__u64)(sel) << 16 | (__u64)(type) << 28 |             \
@@ -136,6 +168,19 @@ enum ioacct_h5_kind {
 #define IOACCT_H5_SHARED_OFF(c) (((c) >> 16) & 0xff)
 #define IOACCT_H5_RANK_OFF(c) (((c) >> 24) & 0xffff)
 #define IOACCT_H5_DIMS_OFF(c) (((c) >> 40) & 0xffff)
+/* H5D__read's and H5D__write's layout: six offsets of 8-byte fields, in 8s, 7 bits each from bit 16. */
+#define IOACCT_H5_DIO_WORD(shared, space, type, nelem, tshared, tsize)                           \
+	(IOACCT_H5_LAYOUT_OK | (__u64)((shared) / 8) << 16 | (__u64)((space) / 8) << 23 |      \
+	 (__u64)((type) / 8) << 30 | (__u64)((nelem) / 8) << 37 | (__u64)((tshared) / 8) << 44 | \
+	 (__u64)((tsize) / 8) << 51)
+#define IOACCT_H5_DIO_MAX (0x7f * 8) /* the largest offset it holds */
+#define IOACCT_H5_DIO_OFF_(c, bit) ((((c) >> (bit)) & 0x7f) * 8)
+#define IOACCT_H5_DIO_SHARED(c) IOACCT_H5_DIO_OFF_(c, 16)  /* H5D_t: its shared part */
+#define IOACCT_H5_DIO_SPACE(c) IOACCT_H5_DIO_OFF_(c, 23)   /* that: the dataset's H5S_t */
+#define IOACCT_H5_DIO_TYPE(c) IOACCT_H5_DIO_OFF_(c, 30)    /* that: the dataset's H5T_t */
+#define IOACCT_H5_DIO_NELEM(c) IOACCT_H5_DIO_OFF_(c, 37)   /* H5S_t: select.num_elem */
+#define IOACCT_H5_DIO_TSHARED(c) IOACCT_H5_DIO_OFF_(c, 44) /* H5T_t: its shared part */
+#define IOACCT_H5_DIO_TSIZE(c) IOACCT_H5_DIO_OFF_(c, 51)   /* that: the type's size */
 /* What those fields hold in 1.10 (H5S_sel_type, H5S_diminfo_valid_t), checked in the same code. */
 #define IOACCT_H5_SEL_POINTS 1
 #define IOACCT_H5_SEL_HYPERSLABS 2

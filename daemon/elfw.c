@@ -36,9 +36,10 @@ static const char *const h5funcs[] = {
 	IOACCT_H5_FUNCS(H5_FUNC)
 #undef H5_FUNC
 };
-_Static_assert(ARRAY_SIZE(h5funcs) + 2 <= IOACCT_PROTO_OFFSETS_MAX,
-	       "a w_elf reply holds every offset and the two layouts");
-_Static_assert(IOACCT_H5_CHUNK_LAYOUT == ARRAY_SIZE(h5funcs) + 1, "the layouts follow the offsets");
+_Static_assert(ARRAY_SIZE(h5funcs) + IOACCT_H5_NWORDS <= IOACCT_PROTO_OFFSETS_MAX,
+	       "a w_elf reply holds every offset and the words after them");
+_Static_assert(IOACCT_H5_LIB_FLAGS == ARRAY_SIZE(h5funcs) + IOACCT_H5_NWORDS - 1,
+	       "the words follow the offsets");
 
 /* A symbol's value in the ELF file's table of type (SHT_DYNSYM, SHT_SYMTAB); 0 when absent. */
 static GElf_Sym elf_sym_in(Elf *elf, const char *name, GElf_Word type)
@@ -265,11 +266,149 @@ static uint64_t h5_chunk_layout(Elf *elf, int fd)
 	return 0;
 }
 
-/* After the functions' offsets: the layouts their probes read with. */
-static void h5_layouts(Elf *elf, int fd, uint64_t *off)
+/*
+ * mov d8(%base),%dst or mov d32(%base),%dst (64 bits; %rsp's and %r12's
+ * SIB form too, no index) at c, n bytes readable: its length, 0 if not one.
+ */
+static size_t load_r64(const uint8_t *c, size_t n, int *base, int *dst, int64_t *disp)
 {
+	unsigned int mod = n >= 3 ? c[2] >> 6 : 3;
+	size_t sib = n >= 3 && (c[2] & 7) == 4;
+
+	/* REX.W (R and B only), 8b, modrm not a register, not %rip-relative. */
+	if (n < 3 + sib || (c[0] & 0xfa) != 0x48 || c[1] != 0x8b || mod == 3 ||
+	    (mod == 0 && (c[2] & 7) == 5) || (sib && c[3] != 0x24))
+		return 0;
+	*base = (c[2] & 7) | (c[0] & 1) << 3;
+	*dst = (c[2] >> 3 & 7) | (c[0] & 4) << 1;
+	if (mod == 0)
+		return *disp = 0, 3 + sib;
+	if (mod == 1 && n >= 4 + sib)
+		return *disp = (int8_t)c[3 + sib], 4 + sib;
+	if (mod == 2 && n >= 7 + sib)
+		return *disp = (int32_t)le32(c + 3 + sib), 7 + sib;
+	return 0;
+}
+
+/* mov %src,%dst (64 bits, either opcode) at c: its length (3), 0 if not one. */
+static size_t mov_r64(const uint8_t *c, int *src, int *dst)
+{
+	int reg = (c[2] >> 3 & 7) | (c[0] & 4) << 1, rm = (c[2] & 7) | (c[0] & 1) << 3;
+
+	if ((c[0] & 0xfa) != 0x48 || (c[1] != 0x89 && c[1] != 0x8b) || c[2] >> 6 != 3)
+		return 0;
+	*src = c[1] == 0x89 ? reg : rm;
+	*dst = c[1] == 0x89 ? rm : reg;
+	return 3;
+}
+
+#define X86_RAX 0
+#define X86_RCX 1
+#define X86_RSP 4
+#define X86_RDI 7
+
+/*
+ * The offsets a leaf that loads a field of its argument, or a field of
+ * that field, and returns it reads: "mov A(%rdi),%rax; [mov B(%rax),%rax;]
+ * ret" (H5S_get_select_npoints, H5D_typeof, H5T_get_size), each a
+ * multiple of 8 that an IOACCT_H5_DIO_WORD holds; b is NULL for one load.
+ * 0, or -1 when the code is not that.
+ */
+static int h5_leaf(Elf *elf, int fd, const char *name, int64_t *a, int64_t *b)
+{
+	uint8_t c[32];
+	size_t n = h5_code(elf, fd, name, c, sizeof(c), &(uint64_t){ 0 }), l, l2 = 0;
+	int base, dst, base2 = X86_RAX, dst2 = X86_RAX;
+
+	if (!(l = load_r64(c, n, &base, &dst, a)) || base != X86_RDI || dst != X86_RAX ||
+	    (b && !(l2 = load_r64(c + l, n - l, &base2, &dst2, b))) || base2 != X86_RAX ||
+	    dst2 != X86_RAX || l + l2 >= n || c[l + l2] != 0xc3)
+		return -1;
+	for (int i = 0; i < (b ? 2 : 1); i++) {
+		int64_t v = i ? *b : *a;
+
+		if (v < 0 || v > IOACCT_H5_DIO_MAX || v % 8)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Where H5D__read or H5D__write (dset, mem type, mem space, file space,
+ * buf) finds the dataset's own dataspace for a NULL file space (H5S_ALL),
+ * 1.10's "if (!file_space) file_space = dset->shared->space": it keeps
+ * %rdi and %rcx in two registers (D, F) in its prologue, then "test F,F;
+ * je L" and at L "mov SHARED(D),%rax; mov SPACE(%rax),F" (Debian's shared
+ * builds and libhdf5.a alike). SPACE, or -1 when its code is not that.
+ */
+static int64_t h5_space(Elf *elf, int fd, const char *name, int64_t shared)
+{
+	uint8_t c[H5_CODE_MAX], t[16];
+	uint64_t at = 0, to;
+	size_t n = h5_code(elf, fd, name, c, sizeof(c), &at), l;
+	int d = -1, f = -1, src, dst, base, r;
+	int64_t sh, sp;
+
+	/* The prologue's first copies of each: its pushes and copies are in its first 64 bytes. */
+	for (size_t i = 0; i + 3 <= n && i < 64 && (d < 0 || f < 0); i++) {
+		if (!mov_r64(c + i, &src, &dst) || dst == X86_RSP)
+			continue;
+		if (src == X86_RDI && d < 0)
+			d = dst;
+		else if (src == X86_RCX && f < 0)
+			f = dst;
+	}
+	for (size_t i = 0; f >= 0 && d >= 0 && i + 9 <= n; i++) {
+		/* test %F,%F: REX.W with R and B alike, 85, modrm 11 F F. */
+		if (c[i] != (0x48 | (f >> 3) << 2 | f >> 3) || c[i + 1] != 0x85 ||
+		    c[i + 2] != (0xc0 | (f & 7) << 3 | (f & 7)))
+			continue;
+		if (c[i + 3] == 0x74)
+			to = i + 5 + (uint64_t)(int64_t)(int8_t)c[i + 4];
+		else if (c[i + 3] == 0x0f && c[i + 4] == 0x84)
+			to = i + 9 + (uint64_t)(int64_t)(int32_t)le32(c + i + 5);
+		else
+			continue;
+		if (pread(fd, t, sizeof(t), (off_t)(at + to)) != (ssize_t)sizeof(t) ||
+		    !(l = load_r64(t, sizeof(t), &base, &r, &sh)) || base != d || r != X86_RAX ||
+		    sh != shared || !load_r64(t + l, sizeof(t) - l, &base, &r, &sp) ||
+		    base != X86_RAX || r != f || sp < 0 || sp > IOACCT_H5_DIO_MAX || sp % 8)
+			return -1;
+		return sp;
+	}
+	return -1;
+}
+
+/*
+ * The reads' and writes' layout (IOACCT_H5_DIO_WORD), or 0: a dataset's
+ * shared part and datatype as H5D_typeof loads them, its dataspace as
+ * H5D__read and H5D__write load it (both the same), a selection's
+ * elements as H5S_get_select_npoints loads them, a datatype's size as
+ * H5T_get_size does, and both H5D__read and H5D__write there to probe.
+ */
+static uint64_t h5_dio_layout(Elf *elf, int fd)
+{
+	int64_t shared, type, nelem, tshared, tsize, rspace, wspace;
+
+	if (h5_leaf(elf, fd, "H5D_typeof", &shared, &type) ||
+	    h5_leaf(elf, fd, "H5T_get_size", &tshared, &tsize) ||
+	    h5_leaf(elf, fd, "H5S_get_select_npoints", &nelem, NULL) ||
+	    (rspace = h5_space(elf, fd, "H5D__read", shared)) < 0 ||
+	    (wspace = h5_space(elf, fd, "H5D__write", shared)) != rspace)
+		return 0;
+	return IOACCT_H5_DIO_WORD(shared, rspace, type, nelem, tshared, tsize);
+}
+
+/* After the functions' offsets: the layouts their probes read with, and the library's flags. */
+static void h5_layouts(Elf *elf, int fd, uint64_t *off, bool exe)
+{
+	bool mpio = elf_func_offset(elf, "H5FD_mpio_init", exe) ||
+		    elf_func_offset(elf, "H5Pset_fapl_mpio", exe);
+
 	off[IOACCT_H5_SEL_LAYOUT] = h5_sel_layout(elf, fd);
 	off[IOACCT_H5_CHUNK_LAYOUT] = h5_chunk_layout(elf, fd);
+	off[IOACCT_H5_DIO_LAYOUT] = h5_dio_layout(elf, fd);
+	off[IOACCT_H5_LIB_FLAGS] = mpio ? IOACCT_H5_LIB_MPIO : 0;
 }
 
 /*
@@ -300,7 +439,7 @@ static enum ioacct_mpi_flavour lib_flavour(int fd, uint64_t *off, bool exe)
 		for (size_t i = 0; fl == IOACCT_MPI_HDF5 && i < ARRAY_SIZE(h5funcs); i++)
 			off[i] = elf_func_offset(elf, h5funcs[i], true);
 		if (fl == IOACCT_MPI_HDF5)
-			h5_layouts(elf, fd, off);
+			h5_layouts(elf, fd, off, true);
 		elf_end(elf);
 		return fl;
 	}
@@ -318,7 +457,7 @@ static enum ioacct_mpi_flavour lib_flavour(int fd, uint64_t *off, bool exe)
 	for (size_t i = 0; fl == IOACCT_MPI_HDF5 && i < ARRAY_SIZE(h5funcs); i++)
 		off[i] = elf_func_offset(elf, h5funcs[i], false);
 	if (fl == IOACCT_MPI_HDF5)
-		h5_layouts(elf, fd, off);
+		h5_layouts(elf, fd, off, false);
 	elf_end(elf);
 	return fl;
 }

@@ -67,7 +67,8 @@ static const struct h5_func {
 #undef H5_FUNC
 };
 #define NH5FUNCS (sizeof(h5funcs) / sizeof(h5funcs[0]))
-_Static_assert(NH5FUNCS + 2 <= NFUNCS, "a library's links and offsets (and HDF5's two layouts) are NFUNCS long");
+_Static_assert(NH5FUNCS <= NFUNCS, "a library's links are NFUNCS long");
+_Static_assert(NOFFS <= IOACCT_PROTO_OFFSETS_MAX, "a w_elf reply holds what elfseen keeps");
 _Static_assert(NH5FUNCS == IOACCT_H5_NFUNCS, "IOACCT_H5_NFUNCS counts IOACCT_H5_FUNCS");
 
 
@@ -122,7 +123,8 @@ static bool umulti_supported(void)
 /*
  * A library's probes: the functions it has (off[] not 0) of its family's
  * table (MPI-IO's, or HDF5's: issue 39), each with its cookie, and whether
- * its return is probed too (every one but H5T_path_find's).
+ * its return is probed too (not H5T_path_find's, H5D__chunk_set_info's,
+ * H5D__read's nor H5D__write's).
  */
 struct probeset {
 	struct bpf_program *enter, *ret;
@@ -147,11 +149,52 @@ static void probeset_add(struct probeset *ps, uint64_t off, uint64_t cookie, boo
 }
 
 /*
+ * Whether the library's reads and writes have their sizes read at
+ * H5D__read's and H5D__write's entries (1.10's layouts read, both there):
+ * then the three functions that would say them are not probed. Each
+ * begins with a mov, which x86 uprobes single-step (a second trap a hit:
+ * tens of us on a virtual machine), and they ran 5 times an H5Dwrite.
+ */
+static bool h5_dio(const uint64_t *off)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < NH5FUNCS; k++)
+		n += h5funcs[k].kind == IOACCT_H5_K_DIO && off[k];
+	return n == 2 && (off[IOACCT_H5_DIO_LAYOUT] & IOACCT_H5_LAYOUT_OK);
+}
+
+/*
+ * Whether function i is probed on the library: H5D__read and H5D__write,
+ * or the three functions they call that say the sizes (h5_dio());
+ * H5F_has_feature only in a library with the MPI-IO driver, where its
+ * answer may be yes (it begins with a mov too, and runs in every read
+ * and write of an MPI build).
+ */
+static bool h5_wanted(size_t i, const uint64_t *off)
+{
+	switch (h5funcs[i].kind) {
+	case IOACCT_H5_K_NPOINTS:
+	case IOACCT_H5_K_TPATH:
+	case IOACCT_H5_K_TSIZE:
+		return !h5_dio(off);
+	case IOACCT_H5_K_DIO:
+		return h5_dio(off);
+	case IOACCT_H5_K_HASFEAT:
+		return off[IOACCT_H5_LIB_FLAGS] & IOACCT_H5_LIB_MPIO;
+	default:
+		return true;
+	}
+}
+
+/*
  * An HDF5 function's cookie, with the layouts the ELF worker read in the
- * library's code (off[IOACCT_H5_SEL_LAYOUT], [IOACCT_H5_CHUNK_LAYOUT]; 0
- * not found): the selection's for H5S_get_select_npoints, the chunk's for
- * H5D__chunk_set_info, and for the creates and opens whether a call
- * without H5D__chunk_set_info is of a dataset not chunked.
+ * library's code (off[IOACCT_H5_SEL_LAYOUT] and the words after it; 0 not
+ * found): the selection's for H5S_get_select_npoints and for H5Dread and
+ * H5Dwrite (whose cookie H5D__read's and H5D__write's probe reads), the
+ * chunk's for H5D__chunk_set_info, the reads' and writes' for H5D__read
+ * and H5D__write, and for the creates and opens whether a call without
+ * H5D__chunk_set_info is of a dataset not chunked.
  */
 static uint64_t h5_cookie(size_t i, const uint64_t *off)
 {
@@ -163,7 +206,11 @@ static uint64_t h5_cookie(size_t i, const uint64_t *off)
 			chunk_ok = true;
 	switch (h5funcs[i].kind) {
 	case IOACCT_H5_K_NPOINTS:
+	case IOACCT_H5_K_DREAD:
+	case IOACCT_H5_K_DWRITE:
 		return c | off[IOACCT_H5_SEL_LAYOUT];
+	case IOACCT_H5_K_DIO:
+		return c | off[IOACCT_H5_DIO_LAYOUT];
 	case IOACCT_H5_K_CHUNK:
 		return c | chunk;
 	case IOACCT_H5_K_DOPEN:
@@ -182,8 +229,11 @@ static void probeset_make(const struct ioacct_mpiprobes *m, struct probeset *ps,
 		ps->enter = m->skel->progs.ioacct_h5_enter;
 		ps->ret = m->skel->progs.ioacct_h5_return;
 		for (size_t i = 0; i < NH5FUNCS; i++)
-			probeset_add(ps, off[i], h5_cookie(i, off),
-				     h5funcs[i].kind != IOACCT_H5_K_TPATH && h5funcs[i].kind != IOACCT_H5_K_CHUNK);
+			if (h5_wanted(i, off))
+				probeset_add(ps, off[i], h5_cookie(i, off),
+					     h5funcs[i].kind != IOACCT_H5_K_TPATH &&
+						     h5funcs[i].kind != IOACCT_H5_K_CHUNK &&
+						     h5funcs[i].kind != IOACCT_H5_K_DIO);
 		return;
 	}
 	ps->enter = m->skel->progs.ioacct_mpi_enter;
@@ -219,6 +269,27 @@ static int lib_attach_multi(struct mpilib *lib, const char *path, const struct p
 		close(lib->mfd[0]);
 	lib->mfd[0] = lib->mfd[1] = -1;
 	return err;
+}
+
+/*
+ * What an HDF5 library's probes read with (its layouts, or not known), and
+ * the functions it has that are not probed there (h5_wanted()): the log's
+ * line that tests and h5-cost read.
+ */
+static void h5_said(const struct mpilib *lib, const uint64_t *off)
+{
+	char skipped[512] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < NH5FUNCS; i++)
+		if (off[i] && !h5_wanted(i, off) && len < sizeof(skipped))
+			len += (size_t)snprintf(skipped + len, sizeof(skipped) - len, " %s", h5funcs[i].name);
+	log_info("HDF5: %s: selection kinds %s, chunk sizes %s; sizes %s; not probed:%s", lib->shown,
+		 off[IOACCT_H5_SEL_LAYOUT] ? "read" : "not known (not 1.10's code)",
+		 off[IOACCT_H5_CHUNK_LAYOUT] ? "read" : "not known (not 1.10's code)",
+		 h5_dio(off) ? "read at H5D__read and H5D__write" :
+			       "from H5S_get_select_npoints, H5T_path_find, H5T_get_size (not 1.10's code)",
+		 len ? skipped : " none");
 }
 
 /*
@@ -278,9 +349,7 @@ static void lib_attach(struct ioacct_mpiprobes *m, struct mpilib *lib, enum ioac
 		 (unsigned long long)((ioacct_mono_ns() - lib->pending_ns) / 1000000),
 		 (unsigned long long)((ioacct_mono_ns() - t0) / 1000000));
 	if (fl == IOACCT_MPI_HDF5)
-		log_info("HDF5: %s: selection kinds %s, chunk sizes %s", lib->shown,
-			 off[IOACCT_H5_SEL_LAYOUT] ? "read" : "not known (not 1.10's code)",
-			 off[IOACCT_H5_CHUNK_LAYOUT] ? "read" : "not known (not 1.10's code)");
+		h5_said(lib, off);
 }
 
 /* The MPI rank a launcher gave the process, from its environment; -1 unknown. */

@@ -24,6 +24,9 @@
 /* The MPI-IO functions (IOACCT_MPI_FUNCS): a library's links and offsets are this long. */
 #define MPI_FUNC_ONE_(sym, kind, cls, at) +1
 #define NFUNCS (0 IOACCT_MPI_FUNCS(MPI_FUNC_ONE_))
+/* What the ELF worker says of a file: its offsets, and for HDF5 the words after them. */
+#define NOFFS_H5_ (IOACCT_H5_NFUNCS + IOACCT_H5_NWORDS)
+#define NOFFS (NFUNCS > NOFFS_H5_ ? NFUNCS : NOFFS_H5_)
 
 /*
  * A library file with uprobes, and the slots whose tasks loaded it (its
@@ -130,7 +133,7 @@ struct ioacct_mpiprobes {
 		struct timespec ctime;
 		enum ioacct_mpi_flavour fl;
 		bool exe; /* parsed as a program's (HDF5 only), not a library's */
-		uint64_t off[NFUNCS];
+		uint64_t off[NOFFS];
 	} seen[ELF_CACHE];
 	size_t nseen;
 	struct exewait waits[EXE_WAITS_MAX];

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the ELF worker's reading of HDF5 libraries (daemon/elfw.c,
+ * issue 39) on the real files of this machine: Debian's 1.10.8 serial and
+ * OpenMPI builds have the layouts their reads and writes are sized with
+ * (H5D__read and H5D__write probed, not the three mov-first functions: a
+ * test that fails when that cheap path would silently fall back), and
+ * which of them has the MPI-IO driver (H5F_has_feature probed only there);
+ * an upstream 1.14 (IOACCT_HDF5_PREFIX, opt-in) has none of 1.10's
+ * layouts: the fallback. A library absent here is skipped, and said.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libelf.h>
+#include <linux/types.h>
+
+#include "ioacct_h5_abi.h"
+#include "ioacct_mpi_abi.h"
+#include "proto.h"
+#include "wside.h"
+
+#define DEBIAN_SERIAL "/usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103"
+#define DEBIAN_OPENMPI "/usr/lib/x86_64-linux-gnu/libhdf5_openmpi.so.103"
+
+/* What 1.10.8's code says (objdump): H5D_typeof, H5D__write's NULL file space, H5S_get_select_npoints, H5T_get_size. */
+#define DEBIAN_DIO IOACCT_H5_DIO_WORD(0x30, 0x20, 0x18, 0x160, 0x28, 0x10)
+
+/* The worker's answer for the file at path (parsed as a library); 0, or -1 with the test skipped. */
+static int parse(const char *path, struct ioacct_reply *rep)
+{
+	struct ioacct_request req = { .type = IOACCT_MSG_W_ELF };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		print_message("%s: %s: skipped\n", path, strerror(errno));
+		return -1;
+	}
+	memset(rep, 0, sizeof(*rep));
+	assert_int_equal(elf_version(EV_CURRENT), EV_CURRENT);
+	assert_int_equal(ioacct_worker_elf.serve(NULL, &req, &fd, 1, rep), 0);
+	close(fd);
+	assert_int_equal(rep->status, 0);
+	assert_int_equal(rep->w.code, IOACCT_MPI_HDF5);
+	return 0;
+}
+
+static size_t func(const char *name)
+{
+	static const char *const names[] = {
+#define H5_FUNC(sym, kind) #sym,
+		IOACCT_H5_FUNCS(H5_FUNC)
+#undef H5_FUNC
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(names[i], name))
+			return i;
+	fail_msg("%s is not in IOACCT_H5_FUNCS", name);
+	return 0;
+}
+
+/* Debian's serial 1.10.8: the layouts read, no MPI-IO driver. */
+static void test_debian_serial(void **state)
+{
+	struct ioacct_reply rep;
+
+	(void)state;
+	if (parse(DEBIAN_SERIAL, &rep))
+		skip();
+	assert_true(rep.w.offsets[func("H5D__read")]);
+	assert_true(rep.w.offsets[func("H5D__write")]);
+	assert_int_equal(rep.w.offsets[IOACCT_H5_DIO_LAYOUT], DEBIAN_DIO);
+	assert_int_equal(IOACCT_H5_DIO_NELEM(rep.w.offsets[IOACCT_H5_DIO_LAYOUT]), 0x160);
+	assert_int_equal(IOACCT_H5_DIO_SPACE(rep.w.offsets[IOACCT_H5_DIO_LAYOUT]), 0x20);
+	assert_int_equal(rep.w.offsets[IOACCT_H5_LIB_FLAGS], 0);
+	/* The layouts read before, unchanged. */
+	assert_int_equal(rep.w.offsets[IOACCT_H5_SEL_LAYOUT], IOACCT_H5_SEL_WORD(0x50, 0, 0x168, 0));
+	assert_int_equal(rep.w.offsets[IOACCT_H5_CHUNK_LAYOUT] & IOACCT_H5_LAYOUT_OK,
+			 IOACCT_H5_LAYOUT_OK);
+}
+
+/* Debian's OpenMPI 1.10.8: the same layouts, and the MPI-IO driver. */
+static void test_debian_openmpi(void **state)
+{
+	struct ioacct_reply rep;
+
+	(void)state;
+	if (parse(DEBIAN_OPENMPI, &rep))
+		skip();
+	assert_int_equal(rep.w.offsets[IOACCT_H5_DIO_LAYOUT], DEBIAN_DIO);
+	assert_int_equal(rep.w.offsets[IOACCT_H5_LIB_FLAGS], IOACCT_H5_LIB_MPIO);
+	assert_true(rep.w.offsets[func("H5F_has_feature")]);
+}
+
+/* An upstream 1.14 (opt-in): its reads' and writes' code is not 1.10's, the sizes from the functions. */
+static void test_upstream_114(void **state)
+{
+	const char *prefix = getenv("IOACCT_HDF5_PREFIX");
+	struct ioacct_reply rep;
+	char path[4096];
+
+	(void)state;
+	if (!prefix || !*prefix) {
+		print_message("opt-in: IOACCT_HDF5_PREFIX names an HDF5 1.14 install: skipped\n");
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/lib/libhdf5.so", prefix);
+	if (parse(path, &rep))
+		skip();
+	assert_int_equal(rep.w.offsets[IOACCT_H5_DIO_LAYOUT], 0);
+	assert_true(rep.w.offsets[func("H5S_get_select_npoints")]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_debian_serial),
+		cmocka_unit_test(test_debian_openmpi),
+		cmocka_unit_test(test_upstream_114),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
