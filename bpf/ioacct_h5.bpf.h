@@ -327,6 +327,28 @@ static __noinline int h5_dio(struct ioacct_h5_pending *p, __u64 dset, __u64 ms, 
 }
 
 /*
+ * H5F_open of 1.10 returned f (not NULL), the file its H5Fcreate or
+ * H5Fopen registers: its driver's feature flags, read where the cookie's
+ * layout says (H5F_has_feature's loads, f->shared->lf->feature_flags), say
+ * whether it is MPI-IO, as H5F_has_feature(f, H5FD_FEAT_HAS_MPI) would. A
+ * nested H5F_open would return before the API call's own: the last return
+ * is the file's. Not read: not known, left as H5F_has_feature unasked.
+ */
+static __noinline int h5_feat(struct ioacct_h5_pending *p, __u64 f, __u64 c)
+{
+	__u64 shared = 0, lf = 0;
+	__u32 flags = 0;
+
+	if (bpf_probe_read_user(&shared, sizeof(shared), (void *)(f + IOACCT_H5_FEAT_SHARED(c))) ||
+	    bpf_probe_read_user(&lf, sizeof(lf), (void *)(shared + IOACCT_H5_FEAT_LF(c))) ||
+	    bpf_probe_read_user(&flags, sizeof(flags), (void *)(lf + IOACCT_H5_FEAT_FLAGS(c))))
+		return 0;
+	p->have = (p->have & ~IOACCT_H5_HAVE_MPIO) | IOACCT_H5_HAVE_FEAT |
+		  ((flags & IOACCT_H5_FEAT_HAS_MPI) ? IOACCT_H5_HAVE_MPIO : 0);
+	return 0;
+}
+
+/*
  * A read's or write's file selection, as Darshan counts it
  * (H5Sget_select_type of the file space; a hyperslab regular when
  * H5Sis_regular_hyperslab says so): none for H5S_ALL (a[3] 0), the
@@ -720,6 +742,11 @@ int BPF_KRETPROBE(ioacct_h5_return)
 		} else if (kind == IOACCT_H5_K_EXTDIMS && p->inner == kind) {
 			p->inner = 0;
 			h5_dims(p, (__s32)rc);
+		} else if (kind == IOACCT_H5_K_FNEW) {
+			/* A file's create or open: the file H5F_open made or found. */
+			if (((p->cookie >> 8) & 0xff) == IOACCT_H5_K_FOPEN && rc &&
+			    (cookie & IOACCT_H5_LAYOUT_OK))
+				h5_feat(p, (__u64)rc, cookie);
 		} else if (kind == IOACCT_H5_K_HASFEAT && p->inner == kind) {
 			/* An hbool_t: only the low byte is set (setne %al). */
 			p->inner = 0;

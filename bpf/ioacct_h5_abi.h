@@ -69,6 +69,16 @@ enum ioacct_h5_kind {
 	 * (each a single-stepped trap a call). Entry only.
 	 */
 	IOACCT_H5_K_DIO,
+	/*
+	 * H5F_open(name, flags, fcpl, fapl) -> H5F_t *, 1.10's, which
+	 * H5Fcreate and H5Fopen call once and register what it returns: at
+	 * its return in a file's create or open, the file's driver's feature
+	 * flags are read where H5F_has_feature's code reads them
+	 * (IOACCT_H5_FEAT_WORD), instead of probing H5F_has_feature, which
+	 * begins with a mov (a single-stepped trap) and runs in every read and
+	 * write of an MPI build.
+	 */
+	IOACCT_H5_K_FNEW,
 };
 #define IOACCT_H5_FEAT_HAS_MPI 0x100 /* H5FD_FEAT_HAS_MPI, 1.10 to 1.14 */
 #define IOACCT_H5_MPIO_COLLECTIVE 1  /* H5FD_MPIO_COLLECTIVE */
@@ -79,7 +89,9 @@ enum ioacct_h5_kind {
  * to 1.14 libraries probed; a library lacking some is probed where it has
  * them. Not all of them on every library: IOACCT_H5_K_NPOINTS and the two
  * after it where IOACCT_H5_K_DIO's layout was not read, and those two
- * only where it was; H5F_has_feature only with IOACCT_H5_LIB_MPIO.
+ * only where it was; H5F_has_feature only with IOACCT_H5_LIB_MPIO, and
+ * there only where IOACCT_H5_K_FNEW's layout was not read (H5F_open where
+ * it was).
  */
 #define IOACCT_H5_FUNCS(X)                                   \
 	X(H5Fcreate, IOACCT_H5_K_FOPEN)                      \
@@ -107,7 +119,8 @@ enum ioacct_h5_kind {
 	X(H5CX_get_io_xfer_mode, IOACCT_H5_K_XFERMODE)       \
 	X(H5D__chunk_set_info, IOACCT_H5_K_CHUNK)            \
 	X(H5D__read, IOACCT_H5_K_DIO)                        \
-	X(H5D__write, IOACCT_H5_K_DIO)
+	X(H5D__write, IOACCT_H5_K_DIO)                       \
+	X(H5F_open, IOACCT_H5_K_FNEW)
 #define IOACCT_H5_ONE_(sym, kind) +1
 #define IOACCT_H5_NFUNCS (0 IOACCT_H5_FUNCS(IOACCT_H5_ONE_))
 
@@ -130,14 +143,20 @@ enum ioacct_h5_kind {
  *   their own for a NULL file space), where a dataspace keeps its
  *   selection's elements (H5S_get_select_npoints's load) and a datatype
  *   its size (H5T_get_size's loads), with IOACCT_H5_LAYOUT_OK; H5Dread's
- *   and H5Dwrite's carry the selection's layout for them.
+ *   and H5Dwrite's carry the selection's layout for them;
+ * - H5F_open's: where a file (H5F_t) has its shared part, that its driver
+ *   (H5FD_t, lf) and that its feature flags (H5F_has_feature's loads),
+ *   with IOACCT_H5_LAYOUT_OK, where H5Fcreate and H5Fopen test and
+ *   register H5F_open's 64-bit result (1.10's).
  * The ELF worker's answer carries the layouts after the functions'
  * offsets (IOACCT_H5_SEL_LAYOUT, IOACCT_H5_CHUNK_LAYOUT,
- * IOACCT_H5_DIO_LAYOUT), 0 when its patterns were not found: the
+ * IOACCT_H5_DIO_LAYOUT, IOACCT_H5_FEAT_LAYOUT), 0 when its patterns were
+ * not found: the
  * selections' kinds or the chunk sizes are then said not known, never
  * guessed, and without the last the sizes are read from the three
  * functions that say them (IOACCT_H5_K_NPOINTS and the two after it), as
- * on any library whose code is not 1.10's. Then IOACCT_H5_LIB_FLAGS.
+ * on any library whose code is not 1.10's, and without the fourth
+ * H5F_has_feature says the driver. Then IOACCT_H5_LIB_FLAGS.
  */
 #define IOACCT_H5_COOKIE(fn, kind) ((__u64)(fn) | (__u64)(kind) << 8)
 #define IOACCT_H5_LAYOUT_OK (1ULL << 63)
@@ -145,8 +164,9 @@ enum ioacct_h5_kind {
 #define IOACCT_H5_SEL_LAYOUT IOACCT_H5_NFUNCS
 #define IOACCT_H5_CHUNK_LAYOUT (IOACCT_H5_NFUNCS + 1)
 #define IOACCT_H5_DIO_LAYOUT (IOACCT_H5_NFUNCS + 2)
-#define IOACCT_H5_LIB_FLAGS (IOACCT_H5_NFUNCS + 3)
-#define IOACCT_H5_NWORDS 4 /* the words after the offsets */
+#define IOACCT_H5_FEAT_LAYOUT (IOACCT_H5_NFUNCS + 3)
+#define IOACCT_H5_LIB_FLAGS (IOACCT_H5_NFUNCS + 4)
+#define IOACCT_H5_NWORDS 5 /* the words after the offsets */
 /*
  * The library has the MPI-IO driver (H5FD_mpio_init or H5Pset_fapl_mpio):
  * only then is H5F_has_feature probed, a serial library's answer being
@@ -181,6 +201,14 @@ enum ioacct_h5_kind {
 #define IOACCT_H5_DIO_NELEM(c) IOACCT_H5_DIO_OFF_(c, 37)   /* H5S_t: select.num_elem */
 #define IOACCT_H5_DIO_TSHARED(c) IOACCT_H5_DIO_OFF_(c, 44) /* H5T_t: its shared part */
 #define IOACCT_H5_DIO_TSIZE(c) IOACCT_H5_DIO_OFF_(c, 51)   /* that: the type's size */
+/* H5F_open's layout: three offsets, 12 bits each from bit 16; the flags a 32-bit field. */
+#define IOACCT_H5_FEAT_WORD(shared, lf, flags)                                         \
+	(IOACCT_H5_LAYOUT_OK | (__u64)(shared) << 16 | (__u64)(lf) << 28 |            \
+	 (__u64)(flags) << 40)
+#define IOACCT_H5_FEAT_MAX 0xfff /* the largest offset it holds */
+#define IOACCT_H5_FEAT_SHARED(c) (((c) >> 16) & 0xfff) /* H5F_t: its shared part */
+#define IOACCT_H5_FEAT_LF(c) (((c) >> 28) & 0xfff)     /* that: the driver's H5FD_t */
+#define IOACCT_H5_FEAT_FLAGS(c) (((c) >> 40) & 0xfff)  /* that: its feature_flags */
 /* What those fields hold in 1.10 (H5S_sel_type, H5S_diminfo_valid_t), checked in the same code. */
 #define IOACCT_H5_SEL_POINTS 1
 #define IOACCT_H5_SEL_HYPERSLABS 2

@@ -72,19 +72,83 @@ static GElf_Sym elf_sym(Elf *elf, const char *name)
 	return elf_sym_in(elf, name, SHT_DYNSYM);
 }
 
-/* The 8 bytes at virtual address addr of the file, from its section's contents. */
-static int elf_u64_at(Elf *elf, int fd, uint64_t addr, uint64_t *v)
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The n bytes at virtual address addr of the file, from its section's contents. */
+static int elf_read_at(Elf *elf, int fd, uint64_t addr, void *v, size_t n)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
-		    addr + 8 > sh.sh_addr + sh.sh_size)
+		    addr + n > sh.sh_addr + sh.sh_size)
 			continue;
-		return pread(fd, v, 8, (off_t)(sh.sh_offset + addr - sh.sh_addr)) == 8 ? 0 : -EIO;
+		return pread(fd, v, n, (off_t)(sh.sh_offset + addr - sh.sh_addr)) == (ssize_t)n ? 0 : -EIO;
 	}
 	return -ENOENT;
+}
+
+static int elf_u64_at(Elf *elf, int fd, uint64_t addr, uint64_t *v)
+{
+	return elf_read_at(elf, fd, addr, v, 8);
+}
+
+/* Whether a dynamic relocation of the GOT slot at addr names the symbol name. */
+static bool elf_slot_is(Elf *elf, uint64_t addr, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh, symsh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Scn *syms;
+		Elf_Data *d, *sd;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    !(syms = elf_getscn(elf, sh.sh_link)) || !gelf_getshdr(syms, &symsh) ||
+		    !(d = elf_getdata(scn, NULL)) || !(sd = elf_getdata(syms, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getrela(d, (int)i, &r) || r.r_offset != addr ||
+			    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			n = elf_strptr(elf, symsh.sh_link, sym.st_name);
+			return n && !strcmp(n, name);
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether a call to addr calls the function name: its own address (a
+ * program's), or its PLT entry, "[endbr64;] [bnd] jmp *SLOT(%rip)" with
+ * SLOT relocated to it.
+ */
+static bool elf_calls(Elf *elf, int fd, uint64_t addr, const char *name)
+{
+	GElf_Sym sym = elf_sym(elf, name);
+	uint8_t c[16];
+	size_t i = 0;
+
+	if (!sym.st_value)
+		sym = elf_sym_in(elf, name, SHT_SYMTAB);
+	if (sym.st_value && addr == sym.st_value)
+		return GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+	if (elf_read_at(elf, fd, addr, c, sizeof(c)))
+		return false;
+	if (!memcmp(c, "\xf3\x0f\x1e\xfa", 4))
+		i = 4;
+	if (c[i] == 0xf2)
+		i++;
+	return c[i] == 0xff && c[i + 1] == 0x25 &&
+	       elf_slot_is(elf, addr + i + 6 + (uint64_t)(int64_t)(int32_t)le32(c + i + 2), name);
 }
 
 /*
@@ -129,11 +193,6 @@ static size_t h5_code(Elf *elf, int fd, const char *name, uint8_t *buf, size_t n
 	got = pread(fd, buf, n, (off_t)off);
 	*at = off;
 	return got > 0 ? (size_t)got : 0;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* mov disp32(%reg),%rax (not %rsp's SIB form) at c: its displacement, or -1. */
@@ -399,6 +458,68 @@ static uint64_t h5_dio_layout(Elf *elf, int fd)
 	return IOACCT_H5_DIO_WORD(shared, rspace, type, nelem, tshared, tsize);
 }
 
+/*
+ * Whether caller (H5Fcreate, H5Fopen) calls H5F_open and tests its result
+ * as a pointer, "call H5F_open; [mov %rax,%R;] test %rax,%rax", as 1.10's
+ * do before they register it: H5F_open's return is then the file the call
+ * returns. 1.14's H5F_open returns an herr_t and its H5Fcreate and
+ * H5Fopen call it through the VOL layer, not there.
+ */
+static bool h5_opens(Elf *elf, int fd, const char *caller)
+{
+	uint8_t c[H5_CODE_MAX];
+	uint64_t at = 0;
+	size_t n = h5_code(elf, fd, caller, c, sizeof(c), &at);
+	GElf_Sym sym = elf_sym(elf, caller);
+	int src, dst;
+
+	if (!sym.st_value)
+		sym = elf_sym_in(elf, caller, SHT_SYMTAB);
+	for (size_t i = 0; sym.st_value && i + 11 <= n; i++) {
+		size_t j = i + 5;
+
+		if (c[i] != 0xe8 ||
+		    !elf_calls(elf, fd, sym.st_value + j + (uint64_t)(int64_t)(int32_t)le32(c + i + 1),
+			       "H5F_open"))
+			continue;
+		if (mov_r64(c + j, &src, &dst) && src == X86_RAX)
+			j += 3;
+		return j + 3 <= n && !memcmp(c + j, "\x48\x85\xc0", 3);
+	}
+	return false;
+}
+
+/*
+ * H5F_open's layout (IOACCT_H5_FEAT_WORD), or 0: H5F_has_feature(f, flag)
+ * is "mov SHARED(%rdi),%rax; mov LF(%rax),%rax; test %esi,FLAGS(%rax);
+ * setne %al; ret" (f->shared->lf->feature_flags & flag: 0x18, 0, 0x20 in
+ * Debian's 1.10.8), and H5Fcreate and H5Fopen return the file H5F_open
+ * returns (h5_opens()).
+ */
+static uint64_t h5_feat_layout(Elf *elf, int fd)
+{
+	uint8_t c[32] = { 0 };
+	size_t n = h5_code(elf, fd, "H5F_has_feature", c, sizeof(c), &(uint64_t){ 0 }), l, l2 = 0, t;
+	int base, dst, base2 = -1, dst2 = -1;
+	int64_t shared, lf, flags;
+
+	if (!(l = load_r64(c, n, &base, &dst, &shared)) || base != X86_RDI || dst != X86_RAX ||
+	    !(l2 = load_r64(c + l, n - l, &base2, &dst2, &lf)) || base2 != X86_RAX || dst2 != X86_RAX)
+		return 0;
+	/* test %esi,FLAGS(%rax): 85, modrm reg %esi, rm %rax, no displacement, d8 or d32. */
+	t = l + l2;
+	if (t + 2 > n || c[t] != 0x85 || (c[t + 1] & 0x3f) != 0x30 || c[t + 1] >> 6 == 3)
+		return 0;
+	flags = c[t + 1] >> 6 == 0 ? 0 : c[t + 1] >> 6 == 1 ? (int8_t)c[t + 2] : (int32_t)le32(c + t + 2);
+	t += 2 + (c[t + 1] >> 6 == 0 ? 0 : c[t + 1] >> 6 == 1 ? 1 : 4);
+	if (t + 4 > n || memcmp(c + t, "\x0f\x95\xc0\xc3", 4))
+		return 0;
+	if (shared < 0 || shared > IOACCT_H5_FEAT_MAX || lf < 0 || lf > IOACCT_H5_FEAT_MAX || flags < 0 ||
+	    flags > IOACCT_H5_FEAT_MAX || !h5_opens(elf, fd, "H5Fcreate") || !h5_opens(elf, fd, "H5Fopen"))
+		return 0;
+	return IOACCT_H5_FEAT_WORD(shared, lf, flags);
+}
+
 /* After the functions' offsets: the layouts their probes read with, and the library's flags. */
 static void h5_layouts(Elf *elf, int fd, uint64_t *off, bool exe)
 {
@@ -408,6 +529,7 @@ static void h5_layouts(Elf *elf, int fd, uint64_t *off, bool exe)
 	off[IOACCT_H5_SEL_LAYOUT] = h5_sel_layout(elf, fd);
 	off[IOACCT_H5_CHUNK_LAYOUT] = h5_chunk_layout(elf, fd);
 	off[IOACCT_H5_DIO_LAYOUT] = h5_dio_layout(elf, fd);
+	off[IOACCT_H5_FEAT_LAYOUT] = h5_feat_layout(elf, fd);
 	off[IOACCT_H5_LIB_FLAGS] = mpio ? IOACCT_H5_LIB_MPIO : 0;
 }
 

@@ -166,13 +166,17 @@ static bool h5_dio(const uint64_t *off)
 
 /*
  * Whether function i is probed on the library: H5D__read and H5D__write,
- * or the three functions they call that say the sizes (h5_dio());
- * H5F_has_feature only in a library with the MPI-IO driver, where its
- * answer may be yes (it begins with a mov too, and runs in every read
- * and write of an MPI build).
+ * or the three functions they call that say the sizes (h5_dio()); in a
+ * library with the MPI-IO driver only, where the answer may be yes,
+ * H5F_open's return where its layout was read (1.10's code), else
+ * H5F_has_feature, which begins with a mov too and runs in every read and
+ * write of an MPI build.
  */
 static bool h5_wanted(size_t i, const uint64_t *off)
 {
+	bool mpio = off[IOACCT_H5_LIB_FLAGS] & IOACCT_H5_LIB_MPIO,
+	     feat = off[IOACCT_H5_FEAT_LAYOUT] & IOACCT_H5_LAYOUT_OK;
+
 	switch (h5funcs[i].kind) {
 	case IOACCT_H5_K_NPOINTS:
 	case IOACCT_H5_K_TPATH:
@@ -181,7 +185,9 @@ static bool h5_wanted(size_t i, const uint64_t *off)
 	case IOACCT_H5_K_DIO:
 		return h5_dio(off);
 	case IOACCT_H5_K_HASFEAT:
-		return off[IOACCT_H5_LIB_FLAGS] & IOACCT_H5_LIB_MPIO;
+		return mpio && !feat;
+	case IOACCT_H5_K_FNEW:
+		return mpio && feat;
 	default:
 		return true;
 	}
@@ -193,7 +199,8 @@ static bool h5_wanted(size_t i, const uint64_t *off)
  * found): the selection's for H5S_get_select_npoints and for H5Dread and
  * H5Dwrite (whose cookie H5D__read's and H5D__write's probe reads), the
  * chunk's for H5D__chunk_set_info, the reads' and writes' for H5D__read
- * and H5D__write, and for the creates and opens whether a call without
+ * and H5D__write, the driver's feature flags' for H5F_open, and for the
+ * creates and opens whether a call without
  * H5D__chunk_set_info is of a dataset not chunked.
  */
 static uint64_t h5_cookie(size_t i, const uint64_t *off)
@@ -211,6 +218,8 @@ static uint64_t h5_cookie(size_t i, const uint64_t *off)
 		return c | off[IOACCT_H5_SEL_LAYOUT];
 	case IOACCT_H5_K_DIO:
 		return c | off[IOACCT_H5_DIO_LAYOUT];
+	case IOACCT_H5_K_FNEW:
+		return c | off[IOACCT_H5_FEAT_LAYOUT];
 	case IOACCT_H5_K_CHUNK:
 		return c | chunk;
 	case IOACCT_H5_K_DOPEN:

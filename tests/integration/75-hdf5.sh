@@ -33,13 +33,13 @@ if [ -n "${H5_PREFIX_TEST:-}" ]; then
 	H5_LIB=$H5_PREFIX/lib/libhdf5.so
 	H5_NAME=${H5_LIB##*/}
 	# A serial build lacks H5CX_get_io_xfer_mode, as Debian's; its code is not 1.10's: its
-	# sizes from the three functions (not H5D__read, H5D__write), no H5F_has_feature
-	# (no MPI-IO driver): 22 of 23.
+	# sizes from the three functions (not H5D__read, H5D__write), neither H5F_has_feature
+	# nor H5F_open (no MPI-IO driver): 22 of 23.
 	! nm -D "$H5_LIB" | grep -q " H5CX_get_io_xfer_mode$" ||
 		skip "$H5_LIB is a parallel HDF5: h5prog is serial"
 	H5_FUNCS="22 of 23"
 	H5_SIZES="sizes from H5S_get_select_npoints, H5T_path_find, H5T_get_size (not 1.10's code)"
-	H5_NOT=" H5F_has_feature H5D__read H5D__write"
+	H5_NOT=" H5F_has_feature H5D__read H5D__write H5F_open"
 	# Kept attached between the two runs below (and not waited for to detach).
 	H5_DETACH=10min
 else
@@ -49,10 +49,11 @@ else
 	H5_NAME=libhdf5_serial.so
 	# 1.10.8's sizes read at H5D__read's and H5D__write's entries: the three mov-first
 	# functions that say them not probed, nor H5F_has_feature (no MPI-IO driver), each a
-	# single-stepped trap a call; H5CX_get_io_xfer_mode absent (serial): 21 of 22.
+	# single-stepped trap a call, nor H5F_open (that driver's flag asked in MPI builds only);
+	# H5CX_get_io_xfer_mode absent (serial): 21 of 22.
 	H5_FUNCS="21 of 22"
 	H5_SIZES="sizes read at H5D__read and H5D__write"
-	H5_NOT=" H5S_get_select_npoints H5T_path_find H5T_get_size H5F_has_feature"
+	H5_NOT=" H5S_get_select_npoints H5T_path_find H5T_get_size H5F_has_feature H5F_open"
 	# Uprobes removed a second after their last step ends.
 	H5_DETACH=1s
 fi

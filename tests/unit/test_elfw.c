@@ -5,8 +5,9 @@
  * OpenMPI builds have the layouts their reads and writes are sized with
  * (H5D__read and H5D__write probed, not the three mov-first functions: a
  * test that fails when that cheap path would silently fall back), and
- * which of them has the MPI-IO driver (H5F_has_feature probed only there);
- * an upstream 1.14 (IOACCT_HDF5_PREFIX, opt-in) has none of 1.10's
+ * which of them has the MPI-IO driver, asked at H5F_open's return there
+ * (f->shared->lf->feature_flags, H5F_has_feature's loads, not that
+ * mov-first function); an upstream 1.14 (IOACCT_HDF5_PREFIX, opt-in) has none of 1.10's
  * layouts: the fallback. A library absent here is skipped, and said.
  */
 #include <errno.h>
@@ -34,6 +35,8 @@
 
 /* What 1.10.8's code says (objdump): H5D_typeof, H5D__write's NULL file space, H5S_get_select_npoints, H5T_get_size. */
 #define DEBIAN_DIO IOACCT_H5_DIO_WORD(0x30, 0x20, 0x18, 0x160, 0x28, 0x10)
+/* H5F_has_feature's loads in both (objdump): mov 0x18(%rdi),%rax; mov (%rax),%rax; test %esi,0x20(%rax). */
+#define DEBIAN_FEAT IOACCT_H5_FEAT_WORD(0x18, 0, 0x20)
 
 /* The worker's answer for the file at path (parsed as a library); 0, or -1 with the test skipped. */
 static int parse(const char *path, struct ioacct_reply *rep)
@@ -83,13 +86,15 @@ static void test_debian_serial(void **state)
 	assert_int_equal(IOACCT_H5_DIO_NELEM(rep.w.offsets[IOACCT_H5_DIO_LAYOUT]), 0x160);
 	assert_int_equal(IOACCT_H5_DIO_SPACE(rep.w.offsets[IOACCT_H5_DIO_LAYOUT]), 0x20);
 	assert_int_equal(rep.w.offsets[IOACCT_H5_LIB_FLAGS], 0);
+	/* Read, not used: no MPI-IO driver, neither H5F_open nor H5F_has_feature probed. */
+	assert_int_equal(rep.w.offsets[IOACCT_H5_FEAT_LAYOUT], DEBIAN_FEAT);
 	/* The layouts read before, unchanged. */
 	assert_int_equal(rep.w.offsets[IOACCT_H5_SEL_LAYOUT], IOACCT_H5_SEL_WORD(0x50, 0, 0x168, 0));
 	assert_int_equal(rep.w.offsets[IOACCT_H5_CHUNK_LAYOUT] & IOACCT_H5_LAYOUT_OK,
 			 IOACCT_H5_LAYOUT_OK);
 }
 
-/* Debian's OpenMPI 1.10.8: the same layouts, and the MPI-IO driver. */
+/* Debian's OpenMPI 1.10.8: the same layouts, and the MPI-IO driver, asked at H5F_open's return. */
 static void test_debian_openmpi(void **state)
 {
 	struct ioacct_reply rep;
@@ -100,6 +105,11 @@ static void test_debian_openmpi(void **state)
 	assert_int_equal(rep.w.offsets[IOACCT_H5_DIO_LAYOUT], DEBIAN_DIO);
 	assert_int_equal(rep.w.offsets[IOACCT_H5_LIB_FLAGS], IOACCT_H5_LIB_MPIO);
 	assert_true(rep.w.offsets[func("H5F_has_feature")]);
+	assert_true(rep.w.offsets[func("H5F_open")]);
+	assert_int_equal(rep.w.offsets[IOACCT_H5_FEAT_LAYOUT], DEBIAN_FEAT);
+	assert_int_equal(IOACCT_H5_FEAT_SHARED(rep.w.offsets[IOACCT_H5_FEAT_LAYOUT]), 0x18);
+	assert_int_equal(IOACCT_H5_FEAT_LF(rep.w.offsets[IOACCT_H5_FEAT_LAYOUT]), 0);
+	assert_int_equal(IOACCT_H5_FEAT_FLAGS(rep.w.offsets[IOACCT_H5_FEAT_LAYOUT]), 0x20);
 }
 
 /* An upstream 1.14 (opt-in): its reads' and writes' code is not 1.10's, the sizes from the functions. */
@@ -119,6 +129,13 @@ static void test_upstream_114(void **state)
 		skip();
 	assert_int_equal(rep.w.offsets[IOACCT_H5_DIO_LAYOUT], 0);
 	assert_true(rep.w.offsets[func("H5S_get_select_npoints")]);
+	/*
+	 * Its H5F_has_feature is 1.10's code (0x10, 0, 0x20), but its H5F_open
+	 * returns an herr_t and its H5Fcreate and H5Fopen do not call it: not
+	 * read, H5F_has_feature probed (MPI builds).
+	 */
+	assert_true(rep.w.offsets[func("H5F_open")]);
+	assert_int_equal(rep.w.offsets[IOACCT_H5_FEAT_LAYOUT], 0);
 }
 
 int main(void)
