@@ -176,8 +176,9 @@ static uint64_t elf_func_offset(Elf *elf, const char *name, bool all)
  * is checked on the file: where a dataspace keeps its selection's kind
  * and a hyperslab's regularity, where a dataset keeps its rank and chunk
  * dims. Each is the operand of an exact instruction sequence of 1.10's
- * functions (Debian's shared builds, and libhdf5.a as h5cc links it); a
- * library without them (another version, another compiler) has its
+ * functions (Debian's shared builds, and libhdf5.a as h5cc links it) or
+ * of 1.14.6's (its shared builds, the same offsets); a library without
+ * them (another version, another compiler) has its
  * selections' kinds and chunk sizes said not known, never guessed.
  */
 #define H5_CODE_MAX 512
@@ -216,11 +217,25 @@ static int load_eax(const uint8_t *c, size_t *len)
 }
 
 /*
- * diminfo_valid's load, as 1.10's H5S__hyper_is_regular has it (inlined
- * in H5Sis_regular_hyperslab of the shared builds): load hslab from the
+ * An instruction that touches neither %rax nor memory, which 1.14.6's gcc
+ * puts between the loads and compares below: mov $imm32,%r32 (not %eax:
+ * b8) or pop %r64 (not %rax: 58). Its length at c, 0 if not one.
+ */
+static size_t h5_filler(const uint8_t *c)
+{
+	if (c[0] > 0xb8 && c[0] <= 0xbf)
+		return 5;
+	return c[0] > 0x58 && c[0] <= 0x5f ? 1 : 0;
+}
+
+/*
+ * diminfo_valid's load, as H5S__hyper_is_regular has it (inlined in
+ * H5Sis_regular_hyperslab of the shared builds): load hslab from the
  * space, diminfo_valid from it; cmp $1 (H5S_DIMINFO_VALID_NO), je to a
  * call (H5S__hyper_rebuild) followed by the same load again; cmp $2
- * (H5S_DIMINFO_VALID_YES). The hslab offset << 8 | diminfo_valid's; 0 none.
+ * (H5S_DIMINFO_VALID_YES). 1.14.6 has a filler (h5_filler()) after the
+ * je and inside the load again. The hslab offset << 8 | diminfo_valid's;
+ * 0 none.
  */
 static uint64_t h5_diminfo(const uint8_t *c, size_t n)
 {
@@ -239,14 +254,16 @@ static uint64_t h5_diminfo(const uint8_t *c, size_t n)
 			t = j + 9 + (size_t)(int32_t)le32(c + j + 5), k = j + 9;
 		else
 			continue;
-		if (memcmp(c + k, "\x83\xf8\x02", 3) || t >= n || t + 48 > n)
+		k += h5_filler(c + k);
+		if (k + 3 > n || memcmp(c + k, "\x83\xf8\x02", 3) || t >= n || t + 48 > n)
 			continue;
 		/* The "not yet" branch: a call within 16 bytes, then the load again within 16. */
 		for (size_t a = t; a < t + 16; a++) {
 			if (c[a] != 0xe8)
 				continue;
 			for (size_t b = a + 5; b < a + 21; b++)
-				if (load_d32(c + b) == hs && load_eax(c + b + 7, &l) == dv)
+				if (load_d32(c + b) == hs &&
+				    load_eax(c + b + 7 + h5_filler(c + b + 7), &l) == dv)
 					return (uint64_t)hs << 8 | (uint64_t)dv;
 			break;
 		}
@@ -285,6 +302,29 @@ static uint64_t h5_sel_layout(Elf *elf, int fd)
 }
 
 /*
+ * "mov SHARED(%rbx),%rdi" at c + i after "mov %rdi,%rbx" (1.10), or "mov
+ * SHARED(%rdi),%rdi" after nothing but pushes and that mov (1.14.6): the
+ * dataset's shared part loaded from the first argument.
+ */
+static bool h5_dset_shared(const uint8_t *c, size_t i)
+{
+	if (!memcmp(c + i, "\x48\x8b\x7b", 3))
+		return memmem(c, i, "\x48\x89\xfb", 3) != NULL;
+	if (memcmp(c + i, "\x48\x8b\x7f", 3))
+		return false;
+	for (size_t k = 0; k < i;)
+		if (c[k] >= 0x50 && c[k] <= 0x57)
+			k++;
+		else if (c[k] == 0x41 && c[k + 1] >= 0x50 && c[k + 1] <= 0x57)
+			k += 2;
+		else if (!memcmp(c + k, "\x48\x89\xfb", 3))
+			k += 3;
+		else
+			return false;
+	return true;
+}
+
+/*
  * The chunk layout (IOACCT_H5_CHUNK_WORD), or 0: H5D__chunk_set_info(dset)
  * is "mov %rdi,%rbx; ...; mov SHARED(%rbx),%rdi; mov RANK(%rdi),%esi;
  * (two lea); add $CHUNK,%rdi; call real", and that callee, the
@@ -301,8 +341,7 @@ static uint64_t h5_chunk_layout(Elf *elf, int fd)
 		uint32_t shared, rank, chunk;
 		uint64_t t;
 
-		if (memcmp(c + i, "\x48\x8b\x7b", 3) || memcmp(c + i + 4, "\x8b\xb7", 2) ||
-		    !memmem(c, i, "\x48\x89\xfb", 3))
+		if (!h5_dset_shared(c, i) || memcmp(c + i + 4, "\x8b\xb7", 2))
 			continue;
 		shared = c[i + 3];
 		rank = le32(c + i + 6);

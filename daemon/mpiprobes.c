@@ -294,8 +294,8 @@ static void h5_said(const struct mpilib *lib, const uint64_t *off)
 		if (off[i] && !h5_wanted(i, off) && len < sizeof(skipped))
 			len += (size_t)snprintf(skipped + len, sizeof(skipped) - len, " %s", h5funcs[i].name);
 	log_info("HDF5: %s: selection kinds %s, chunk sizes %s; sizes %s; not probed:%s", lib->shown,
-		 off[IOACCT_H5_SEL_LAYOUT] ? "read" : "not known (not 1.10's code)",
-		 off[IOACCT_H5_CHUNK_LAYOUT] ? "read" : "not known (not 1.10's code)",
+		 off[IOACCT_H5_SEL_LAYOUT] ? "read" : "not known (code not recognised)",
+		 off[IOACCT_H5_CHUNK_LAYOUT] ? "read" : "not known (code not recognised)",
 		 h5_dio(off) ? "read at H5D__read and H5D__write" :
 			       "from H5S_get_select_npoints, H5T_path_find, H5T_get_size (not 1.10's code)",
 		 len ? skipped : " none");

@@ -15,11 +15,8 @@ h5prog_store_check() {
 	sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $COLS FROM hdf5_records h JOIN jobs j
 		ON j.key = h.job_key WHERE j.job_id = $job ORDER BY kind, h.name" > "$T/$tag.got"
 	Z=0,0,0,0,0,0,0,0,0,0
-	# a written through H5S_ALL (no kind), b's 4 regular hyperslabs, neither chunked;
-	# H5_LAYOUTS=unknown (an HDF5 whose layouts are not 1.10's: 75-hdf5-prefix.sh):
-	# b's 4 kinds unknown, chunking not known.
+	# a written through H5S_ALL (no kind), b's 4 regular hyperslabs, neither chunked.
 	local sa="0 0 0 0 1 0" sb="4 0 0 0 1 0"
-	[ "${H5_LAYOUTS:-known}" = known ] || sa="0 0 0 0 0 0" sb="0 0 0 4 0 0"
 	cat > "$T/$tag.want" <<WANT
 0 $h5f 1 1 0 0 0 0 0 0 0 0 0 $Z $Z 0 0 0 0 0 0 0 0 0 0
 1 $h5f:/a 1 0 0 1 0 8000 0 0 0 1000 8 $Z 0,0,1,0,0,0,0,0,0,0 1 1000 0 0 $sa
@@ -123,7 +120,7 @@ PY
 	"$DXTDUMP" --h5f "$T/$tag.darshan" > "$T/$tag.h5f" || fail "our reader: dxtdump --h5f failed"
 	"$DXTDUMP" --h5d "$T/$tag.darshan" > "$T/$tag.h5d" || fail "our reader: dxtdump --h5d failed"
 	/usr/bin/python3 - "$T/$tag.h5f" "$T/$tag.h5d" "$h5f" "$json" <<'PY' || fail "the Darshan log's H5F/H5D records"
-import json, os, sys
+import json, sys
 def recs(path):
     lines = [json.loads(l) for l in open(path)]
     assert "ioacct_hdf5=uprobes" in lines[0]["metadata"], lines[0]
@@ -154,12 +151,6 @@ want = {"a": dict(H5D_OPENS=1, H5D_READS=0, H5D_WRITES=1, H5D_BYTES_READ=0,
                   H5D_REGULAR_HYPERSLAB_SELECTS=4, H5D_IRREGULAR_HYPERSLAB_SELECTS=0,
                   H5D_CHUNK_SIZE_D1=0, H5D_DATASPACE_NDIMS=2, H5D_DATASPACE_NPOINTS=65536,
                   H5D_USE_MPIIO_COLLECTIVE=0)}
-if os.environ.get("H5_LAYOUTS", "known") != "known":
-    # Not 1.10's layouts: the kinds and chunk sizes not known (the store's check says how).
-    for w in want.values():
-        for k in ("H5D_REGULAR_HYPERSLAB_SELECTS", "H5D_IRREGULAR_HYPERSLAB_SELECTS",
-                  "H5D_POINT_SELECTS", "H5D_CHUNK_SIZE_D1"):
-            w.pop(k, None)
 for ds, w in want.items():
     r = d[name + ":/" + ds]
     got = {k: r["c"][k] for k in w}

@@ -7,8 +7,9 @@
  * test that fails when that cheap path would silently fall back), and
  * which of them has the MPI-IO driver, asked at H5F_open's return there
  * (f->shared->lf->feature_flags, H5F_has_feature's loads, not that
- * mov-first function); an upstream 1.14 (IOACCT_HDF5_PREFIX, opt-in) has none of 1.10's
- * layouts: the fallback. A library absent here is skipped, and said.
+ * mov-first function); an upstream 1.14 (IOACCT_HDF5_PREFIX, opt-in) has not 1.10's
+ * reads' and writes' layouts (the fallback) but its selection and chunk layouts, read
+ * from its code. A library absent here is skipped, and said.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,7 +113,10 @@ static void test_debian_openmpi(void **state)
 	assert_int_equal(IOACCT_H5_FEAT_FLAGS(rep.w.offsets[IOACCT_H5_FEAT_LAYOUT]), 0x20);
 }
 
-/* An upstream 1.14 (opt-in): its reads' and writes' code is not 1.10's, the sizes from the functions. */
+/*
+ * An upstream 1.14 (opt-in): its reads' and writes' code is not 1.10's, the sizes
+ * from the functions; its selection kinds and chunk sizes read.
+ */
 static void test_upstream_114(void **state)
 {
 	const char *prefix = getenv("IOACCT_HDF5_PREFIX");
@@ -136,6 +140,17 @@ static void test_upstream_114(void **state)
 	 */
 	assert_true(rep.w.offsets[func("H5F_open")]);
 	assert_int_equal(rep.w.offsets[IOACCT_H5_FEAT_LAYOUT], 0);
+	/*
+	 * Its selection and chunk layouts are read from its code (objdump of
+	 * 1.14.6: H5S_get_select_type "mov 0x50(%rdi),%rax; mov (%rax),%eax",
+	 * H5Sis_regular_hyperslab's inlined "mov 0x168(%rbx),%rax; mov
+	 * (%rax),%eax; cmp $1", H5D__chunk_set_info "mov 0x30(%rdi),%rdi; mov
+	 * 0x9cc(%rdi),%esi; ...; add $0x108,%rdi" and its callee's "mov
+	 * 0xc(%rbx,%rcx,4),%edi"): 1.10.8's offsets.
+	 */
+	assert_int_equal(rep.w.offsets[IOACCT_H5_SEL_LAYOUT], IOACCT_H5_SEL_WORD(0x50, 0, 0x168, 0));
+	assert_int_equal(rep.w.offsets[IOACCT_H5_CHUNK_LAYOUT],
+			 IOACCT_H5_CHUNK_WORD(0x30, 0x9cc, 0x108 + 0xc));
 }
 
 int main(void)
