@@ -542,13 +542,23 @@ static __noinline int h5_olink(const struct ioacct_h5_pending *p, __u32 tgid)
 	return 0;
 }
 
-/* H5Dread or H5Dwrite succeeded: counted in the dataset's record. */
-static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tgid, __u64 dt)
+/* How h5_rw() counts a call (BPF functions take 5 arguments). */
+#define H5_RW_READ 1   /* a read, else a write */
+#define H5_RW_MULTI 2  /* a dataset of an H5Dread_multi or H5Dwrite_multi */
+#define H5_RW_FSPACE 4 /* that dataset's file space not H5S_ALL */
+
+/*
+ * H5Dread or H5Dwrite succeeded: counted in dataset hid's record. A
+ * dataset of an H5Dread_multi or H5Dwrite_multi (H5_RW_MULTI) is counted
+ * unsized, its selection's kind none for H5S_ALL, else not known.
+ */
+static __noinline int h5_rw(const struct ioacct_h5_pending *p, __u32 how, __u32 tgid, __u64 dt,
+			    __s64 hid)
 {
-	struct ioacct_h5_id *id = h5_id(tgid, (__s64)p->a[0]);
+	struct ioacct_h5_id *id = h5_id(tgid, hid);
 	struct ioacct_h5_val *v;
 	__u32 want = IOACCT_H5_HAVE_NPOINTS | IOACCT_H5_HAVE_TSIZE, b;
-	bool sized = (p->have & want) == want;
+	bool rd = how & H5_RW_READ, sized = !(how & H5_RW_MULTI) && (p->have & want) == want;
 	__u64 bytes = sized ? p->npoints * p->tsize : 0;
 
 	if (!id || id->kind != IOACCT_H5_DATASET)
@@ -563,7 +573,10 @@ static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tg
 	v->last = rd ? 1 : 2;
 	if (p->have & IOACCT_H5_HAVE_MPIO)
 		v->collective = 1;
-	h5_select(v, p);
+	if (!(how & H5_RW_MULTI))
+		h5_select(v, p);
+	else if (how & H5_RW_FSPACE)
+		__sync_fetch_and_add(&v->sel_unknown, 1);
 	/* As Darshan: the first of the slowest calls, its bytes. */
 	if (rd) {
 		h5_span(&v->read_start, &v->read_end, p->ts, p->ts + dt);
@@ -589,6 +602,25 @@ static __noinline int h5_rw(const struct ioacct_h5_pending *p, bool rd, __u32 tg
 	b = size_bin(bytes);
 	if (b < IOACCT_H5_NR_SIZE_BINS)
 		__sync_fetch_and_add(rd ? &v->size_read[b] : &v->size_written[b], 1);
+	return 0;
+}
+
+/*
+ * H5Dread_multi or H5Dwrite_multi(count, dset ids, ..., file space ids,
+ * ...) succeeded: each of its first IOACCT_H5_MULTI_MAX datasets counted
+ * as one read or write of it, the call's time each (as Darshan times a
+ * record's calls), unsized.
+ */
+static __noinline int h5_multi(const struct ioacct_h5_pending *p, bool rd, __u32 tgid, __u64 dt)
+{
+	__s64 hid = 0, fs = 0;
+
+	for (__u32 i = 0; i < IOACCT_H5_MULTI_MAX && i < p->a[0]; i++) {
+		if (bpf_probe_read_user(&hid, sizeof(hid), (void *)(p->a[1] + 8 * i)) ||
+		    bpf_probe_read_user(&fs, sizeof(fs), (void *)(p->a[4] + 8 * i)))
+			return 0;
+		h5_rw(p, (rd ? H5_RW_READ : 0) | H5_RW_MULTI | (fs ? H5_RW_FSPACE : 0), tgid, dt, hid);
+	}
 	return 0;
 }
 
@@ -789,7 +821,12 @@ int BPF_KRETPROBE(ioacct_h5_return)
 	case IOACCT_H5_K_DREAD:
 	case IOACCT_H5_K_DWRITE:
 		if ((__s32)rc >= 0)
-			h5_rw(p, kind == IOACCT_H5_K_DREAD, tgid, dt);
+			h5_rw(p, kind == IOACCT_H5_K_DREAD ? H5_RW_READ : 0, tgid, dt, (__s64)p->a[0]);
+		break;
+	case IOACCT_H5_K_DREADM:
+	case IOACCT_H5_K_DWRITEM:
+		if ((__s32)rc >= 0)
+			h5_multi(p, kind == IOACCT_H5_K_DREADM, tgid, dt);
 		break;
 	default:
 		if ((__s32)rc >= 0)

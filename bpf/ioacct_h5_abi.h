@@ -24,6 +24,15 @@ enum ioacct_h5_kind {
 	IOACCT_H5_K_DFLUSH,    /* H5Dflush(dset) */
 	IOACCT_H5_K_CLOSE,     /* H5Dclose, H5Gclose: the id forgotten */
 	/*
+	 * H5Dread_multi and H5Dwrite_multi (1.14): (count, dset ids[], mem
+	 * type ids[], mem space ids[], file space ids[], dxpl, bufs[]); each
+	 * dataset of the call counted as one read or write of it, unsized
+	 * (the size probes are not asked in them), its first
+	 * IOACCT_H5_MULTI_MAX datasets.
+	 */
+	IOACCT_H5_K_DREADM,
+	IOACCT_H5_K_DWRITEM,
+	/*
 	 * The library's own functions that an H5Dread or H5Dwrite calls, whose
 	 * results are the call's size: how many elements its selection has
 	 * (H5S_get_select_npoints, its first result in the call), which
@@ -83,6 +92,7 @@ enum ioacct_h5_kind {
 #define IOACCT_H5_FEAT_HAS_MPI 0x100 /* H5FD_FEAT_HAS_MPI, 1.10 to 1.14 */
 #define IOACCT_H5_MPIO_COLLECTIVE 1  /* H5FD_MPIO_COLLECTIVE */
 #define IOACCT_H5_MAX_RANK 32 /* H5S_MAX_RANK */
+#define IOACCT_H5_MULTI_MAX 16 /* datasets of an H5Dread_multi or H5Dwrite_multi counted */
 
 /*
  * IOACCT_H5_FUNCS(X): X(symbol, kind), the entry points of the HDF5 1.10
@@ -91,7 +101,7 @@ enum ioacct_h5_kind {
  * after it where IOACCT_H5_K_DIO's layout was not read, and those two
  * only where it was; H5F_has_feature only with IOACCT_H5_LIB_MPIO, and
  * there only where IOACCT_H5_K_FNEW's layout was not read (H5F_open where
- * it was).
+ * it was); H5Dread_multi and H5Dwrite_multi (1.14) only where they are.
  */
 #define IOACCT_H5_FUNCS(X)                                   \
 	X(H5Fcreate, IOACCT_H5_K_FOPEN)                      \
@@ -109,6 +119,8 @@ enum ioacct_h5_kind {
 	X(H5Olink, IOACCT_H5_K_OLINK)                        \
 	X(H5Dread, IOACCT_H5_K_DREAD)                        \
 	X(H5Dwrite, IOACCT_H5_K_DWRITE)                      \
+	X(H5Dread_multi, IOACCT_H5_K_DREADM)                 \
+	X(H5Dwrite_multi, IOACCT_H5_K_DWRITEM)               \
 	X(H5Dflush, IOACCT_H5_K_DFLUSH)                      \
 	X(H5Dclose, IOACCT_H5_K_CLOSE)                       \
 	X(H5S_get_select_npoints, IOACCT_H5_K_NPOINTS)       \

@@ -188,6 +188,10 @@ static bool h5_wanted(size_t i, const uint64_t *off)
 		return mpio && !feat;
 	case IOACCT_H5_K_FNEW:
 		return mpio && feat;
+	case IOACCT_H5_K_DREADM:
+	case IOACCT_H5_K_DWRITEM:
+		/* 1.14's: not asked of a library without them (1.10's counts unchanged). */
+		return off[i] != 0;
 	default:
 		return true;
 	}

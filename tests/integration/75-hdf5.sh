@@ -34,10 +34,12 @@ if [ -n "${H5_PREFIX_TEST:-}" ]; then
 	H5_NAME=${H5_LIB##*/}
 	# A serial build lacks H5CX_get_io_xfer_mode, as Debian's; its code is not 1.10's: its
 	# sizes from the three functions (not H5D__read, H5D__write), neither H5F_has_feature
-	# nor H5F_open (no MPI-IO driver): 22 of 23.
+	# nor H5F_open (no MPI-IO driver): 22 of 23, and 1.14's H5Dread_multi and
+	# H5Dwrite_multi where it has them (24 of 25).
 	! nm -D "$H5_LIB" | grep -q " H5CX_get_io_xfer_mode$" ||
 		skip "$H5_LIB is a parallel HDF5: h5prog is serial"
-	H5_FUNCS="22 of 23"
+	H5_MULTI=$(nm -D "$H5_LIB" | grep -c " T H5D\(read\|write\)_multi$")
+	H5_FUNCS="$((22 + H5_MULTI)) of $((23 + H5_MULTI))"
 	H5_SIZES="sizes from H5S_get_select_npoints, H5T_path_find, H5T_get_size (not 1.10's code)"
 	H5_NOT=" H5F_has_feature H5D__read H5D__write H5F_open"
 	# Kept attached between the two runs below (and not waited for to detach).
@@ -112,24 +114,30 @@ h5prog_check "$JOB" "$T/c.json" "$D/c.h5"
 # 1.14.6's too (its code's own sequences, the same offsets as 1.10.8's).
 grep -q "HDF5: .*$H5_NAME.*: selection kinds read, chunk sizes read" "$T/ioacctd.log" ||
 	fail "$H5_NAME's layouts not read: $(grep "HDF5: .*selection kinds" "$T/ioacctd.log")"
-# shellcheck disable=SC2086 # the flags are words
-"$CC" -Wall -o "$T/h5sel" "$(dirname "$0")/h5sel.c" $H5_FLAGS ||
-	fail "cannot build h5sel.c against $H5_NAME"
-"$IORUN" --json -o "$T/s.json" -- "$T/h5sel" "$D/s.h5" > "$T/s.out" 2>&1 ||
-	{ cat "$T/s.out"; fail "iorun h5sel failed"; }
-SJOB=$(json_get "$T/s.json" 'j["job_id"]')
+# h5_run PROG TAG COLS: PROG.c built against the library, run under iorun on
+# $D/TAG.h5 (its JSON report $T/TAG.json), its job's HDF5 records' COLS into
+# $T/TAG.got; RJOB its job.
+h5_run() {
+	# shellcheck disable=SC2086 # the flags are words
+	"$CC" -Wall -o "$T/$1" "$(dirname "$0")/$1.c" $H5_FLAGS || fail "cannot build $1.c against $H5_NAME"
+	"$IORUN" --json -o "$T/$2.json" -- "$T/$1" "$D/$2.h5" > "$T/$2.out" 2>&1 ||
+		{ cat "$T/$2.out"; fail "iorun $1 failed"; }
+	RJOB=$(json_get "$T/$2.json" 'j["job_id"]')
+	sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $3 FROM hdf5_records h JOIN jobs j
+		ON j.key = h.job_key WHERE j.job_id = $RJOB ORDER BY kind, h.name" > "$T/$2.got"
+}
 SCOLS="kind, h.name, opens, reads, writes, bytes_read, bytes_written, regular_hyperslab_selects,"
 SCOLS+=" irregular_hyperslab_selects, point_selects, unknown_selects, chunk_known, chunk_size_d1,"
 SCOLS+=" chunk_size_d2, chunk_size_d3, chunk_size_d4, chunk_size_d5"
-sqlite3 -separator ' ' "$T/ioacct.db" "SELECT $SCOLS FROM hdf5_records h JOIN jobs j
-	ON j.key = h.job_key WHERE j.job_id = $SJOB ORDER BY kind, h.name" > "$T/sel.got"
+h5_run h5sel s "$SCOLS"
+SJOB=$RJOB
 S=$D/s.h5
 cat > "$T/sel.want" <<WANT
 0 $S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0
 1 $S:/c 2 1 1 4000 40000 1 0 0 0 1 20 10 0 0 0
 1 $S:/s 1 2 5 40012 52212 2 1 2 0 1 0 0 0 0 0
 WANT
-diff "$T/sel.want" "$T/sel.got" || fail "h5sel's selection kinds and chunk sizes are not exact (want, then got)"
+diff "$T/sel.want" "$T/s.got" || fail "h5sel's selection kinds and chunk sizes are not exact (want, then got)"
 ok "s: 2 regular hyperslabs (one of two row blocks OR'ed), 1 irregular, 2 point selections, none for H5S_ALL; c: chunks 20 x 10 (D1, D2) at its create and open"
 /usr/bin/python3 - "$T/s.json" "$S" <<'PY' || fail "the JSON report's selection kinds and chunk sizes"
 import json, sys
@@ -156,8 +164,29 @@ assert got == {f + ":/s": [2, 1, 2, 0, 0, 0, 0, 0], f + ":/c": [1, 0, 0, 20, 10,
 PY
 ok "the Darshan log, read back by our reader: the same selection kinds and chunk sizes"
 
-# Its step over, the library's uprobes go (a prefix's are kept: H5_DETACH).
-[ -z "${H5_PREFIX:-}" ] || exit 0
+if [ -n "${H5_PREFIX:-}" ]; then
+	# 1.14's multi-dataset calls (h5multi.c): each dataset of an H5Dwrite_multi or
+	# H5Dread_multi counted as one write or read of it, unsized (its size probes
+	# not asked there), a selection's kind not known unless H5S_ALL. Darshan 3.5 (to
+	# its main of 2026) wraps neither: it counts none of them.
+	[ "$H5_MULTI" = 2 ] || { ok "no H5Dwrite_multi in $H5_NAME: the multi-dataset calls not checked"; exit 0; }
+	MCOLS="kind, h.name, opens, reads, writes, bytes_read, bytes_written, unsized_reads,"
+	MCOLS+=" unsized_writes, rw_switches, regular_hyperslab_selects, irregular_hyperslab_selects,"
+	MCOLS+=" point_selects, unknown_selects"
+	h5_run h5multi m "$MCOLS"
+	M=$D/m.h5
+	cat > "$T/multi.want" <<WANT
+0 $M 1 0 0 0 0 0 0 0 0 0 0 0
+1 $M:/x 1 1 1 0 0 1 1 1 0 0 0 0
+1 $M:/y 1 1 2 0 2000 1 1 2 0 0 0 1
+WANT
+	diff "$T/multi.want" "$T/m.got" ||
+		fail "h5multi's records are not exact (want, then got)"
+	ok "H5Dwrite_multi and H5Dread_multi: x and y 1 write and 1 read each, unsized (y's hyperslab: kind not known); y's H5Dwrite 2,000 B"
+	# Its step over, a prefix's uprobes are kept (H5_DETACH): not waited for.
+	exit 0
+fi
+# Its step over, the library's uprobes go.
 for _ in $(seq 1 1200); do
 	grep -q "MPI-IO: detached from the library" "$T/ioacctd.log" && break
 	sleep 0.1
