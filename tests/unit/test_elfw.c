@@ -7,9 +7,10 @@
  * test that fails when that cheap path would silently fall back), and
  * which of them has the MPI-IO driver, asked at H5F_open's return there
  * (f->shared->lf->feature_flags, H5F_has_feature's loads, not that
- * mov-first function); an upstream 1.14 (IOACCT_HDF5_PREFIX, opt-in) has not 1.10's
- * reads' and writes' layouts (the fallback) but its selection and chunk layouts, read
- * from its code. A library absent here is skipped, and said.
+ * mov-first function); an upstream 1.14 (IOACCT_HDF5_PREFIX, IOACCT_HDF5_MPI_PREFIX,
+ * opt-in) has not 1.10's reads' and writes' layouts (the fallback) but its selection and
+ * chunk layouts, read from its code, and its multi-dataset calls. A library absent here
+ * is skipped, and said.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -93,6 +94,9 @@ static void test_debian_serial(void **state)
 	assert_int_equal(rep.w.offsets[IOACCT_H5_SEL_LAYOUT], IOACCT_H5_SEL_WORD(0x50, 0, 0x168, 0));
 	assert_int_equal(rep.w.offsets[IOACCT_H5_CHUNK_LAYOUT] & IOACCT_H5_LAYOUT_OK,
 			 IOACCT_H5_LAYOUT_OK);
+	/* 1.14's multi-dataset calls: not in 1.10. */
+	assert_int_equal(rep.w.offsets[func("H5Dwrite_multi")], 0);
+	assert_int_equal(rep.w.offsets[func("H5Dread_multi")], 0);
 }
 
 /* Debian's OpenMPI 1.10.8: the same layouts, and the MPI-IO driver, asked at H5F_open's return. */
@@ -114,23 +118,25 @@ static void test_debian_openmpi(void **state)
 }
 
 /*
- * An upstream 1.14 (opt-in): its reads' and writes' code is not 1.10's, the sizes
- * from the functions; its selection kinds and chunk sizes read.
+ * An upstream 1.14 under the prefix the environment variable var names
+ * (opt-in), with the MPI-IO driver or not: its reads' and writes' code is
+ * not 1.10's, the sizes from the functions; its selection kinds and chunk
+ * sizes read; its multi-dataset calls there.
  */
-static void test_upstream_114(void **state)
+static void upstream_114(const char *var, uint64_t flags)
 {
-	const char *prefix = getenv("IOACCT_HDF5_PREFIX");
+	const char *prefix = getenv(var);
 	struct ioacct_reply rep;
 	char path[4096];
 
-	(void)state;
 	if (!prefix || !*prefix) {
-		print_message("opt-in: IOACCT_HDF5_PREFIX names an HDF5 1.14 install: skipped\n");
+		print_message("opt-in: %s names an HDF5 1.14 install: skipped\n", var);
 		skip();
 	}
 	snprintf(path, sizeof(path), "%s/lib/libhdf5.so", prefix);
 	if (parse(path, &rep))
 		skip();
+	assert_int_equal(rep.w.offsets[IOACCT_H5_LIB_FLAGS], flags);
 	assert_int_equal(rep.w.offsets[IOACCT_H5_DIO_LAYOUT], 0);
 	assert_true(rep.w.offsets[func("H5S_get_select_npoints")]);
 	/*
@@ -142,15 +148,29 @@ static void test_upstream_114(void **state)
 	assert_int_equal(rep.w.offsets[IOACCT_H5_FEAT_LAYOUT], 0);
 	/*
 	 * Its selection and chunk layouts are read from its code (objdump of
-	 * 1.14.6: H5S_get_select_type "mov 0x50(%rdi),%rax; mov (%rax),%eax",
-	 * H5Sis_regular_hyperslab's inlined "mov 0x168(%rbx),%rax; mov
-	 * (%rax),%eax; cmp $1", H5D__chunk_set_info "mov 0x30(%rdi),%rdi; mov
-	 * 0x9cc(%rdi),%esi; ...; add $0x108,%rdi" and its callee's "mov
-	 * 0xc(%rbx,%rcx,4),%edi"): 1.10.8's offsets.
+	 * 1.14.6, serial and OpenMPI: H5S_get_select_type "mov 0x50(%rdi),%rax;
+	 * mov (%rax),%eax", H5Sis_regular_hyperslab's inlined "mov
+	 * 0x168(%rbx),%rax; mov (%rax),%eax; cmp $1", H5D__chunk_set_info "mov
+	 * 0x30(%rdi),%rdi; mov 0x9cc(%rdi),%esi; ...; add $0x108,%rdi" and its
+	 * callee's "mov 0xc(%rbx,%rcx,4),%edi"): 1.10.8's offsets.
 	 */
 	assert_int_equal(rep.w.offsets[IOACCT_H5_SEL_LAYOUT], IOACCT_H5_SEL_WORD(0x50, 0, 0x168, 0));
 	assert_int_equal(rep.w.offsets[IOACCT_H5_CHUNK_LAYOUT],
 			 IOACCT_H5_CHUNK_WORD(0x30, 0x9cc, 0x108 + 0xc));
+	assert_true(rep.w.offsets[func("H5Dwrite_multi")]);
+	assert_true(rep.w.offsets[func("H5Dread_multi")]);
+}
+
+static void test_upstream_114(void **state)
+{
+	(void)state;
+	upstream_114("IOACCT_HDF5_PREFIX", 0);
+}
+
+static void test_upstream_114_mpi(void **state)
+{
+	(void)state;
+	upstream_114("IOACCT_HDF5_MPI_PREFIX", IOACCT_H5_LIB_MPIO);
 }
 
 int main(void)
@@ -159,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_debian_serial),
 		cmocka_unit_test(test_debian_openmpi),
 		cmocka_unit_test(test_upstream_114),
+		cmocka_unit_test(test_upstream_114_mpi),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
